@@ -1,0 +1,50 @@
+# wirestream: `make test` bootstraps everything from a fresh clone; see README.md.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+PY_DIRS := codegen runtime generated tests bench
+
+.PHONY: venv generate check-generated lint typecheck pytest test bench demo clean
+
+# The venv is (re)built whenever pyproject.toml changes.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+# idl/**/*.yaml -> generated/** (deterministic, black-formatted)
+generate: venv
+	$(BIN)/python -m codegen generate --idl idl --out generated
+
+# Regenerate into a temporary folder and diff: fails on any difference.
+check-generated: venv
+	@tmp=$$(mktemp -d); \
+	$(BIN)/python -m codegen generate --idl idl --out $$tmp/generated --package generated >/dev/null && \
+	diff -ru --exclude=__pycache__ --exclude=py.typed generated $$tmp/generated; \
+	rc=$$?; rm -rf $$tmp; \
+	if [ $$rc -ne 0 ]; then echo "generated/ is stale: run 'make generate' and commit it" >&2; exit 1; fi; \
+	echo "generated/ is fresh"
+
+lint: venv
+	$(BIN)/black --check --quiet $(PY_DIRS)
+
+typecheck: venv
+	$(BIN)/mypy --strict codegen runtime generated
+
+pytest: venv
+	$(BIN)/pytest -q
+
+test: venv check-generated lint typecheck pytest
+
+bench: venv
+	$(BIN)/python -m bench.codec
+
+demo: generate
+	$(BIN)/python -m runtime.demo
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .hypothesis

@@ -1,0 +1,950 @@
+"""Validate an IDL file and build the typed model (``codegen.model``).
+
+Every check raises ``IdlError`` naming the file, the line and the key path, so that a
+user editing YAML is told exactly what to fix.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, NoReturn
+
+from codegen.errors import IdlError
+from codegen.loader import Mapping, Sequence, load_yaml
+from codegen.model import (
+    INT_TYPES,
+    WORD_TYPES,
+    ArrayField,
+    Bit,
+    BytesField,
+    ContextValue,
+    Element,
+    Enum,
+    Expr,
+    Frame,
+    Framing,
+    IntField,
+    IntType,
+    Item,
+    Protocol,
+    RefField,
+    Struct,
+    Union_,
+    Unknown,
+    Word,
+)
+
+LOWER = re.compile(r"^[a-z][a-z0-9_]*$")
+PASCAL = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+UPPER = re.compile(r"^[A-Z][A-Z0-9_]*$")
+RESERVED_NAMES = {"self", "to_bytes", "to_msgpack"}
+PYTHON_KEYWORDS = {
+    "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del",
+    "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in",
+    "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield", "match", "case", "type",
+}  # fmt: skip
+PREFIX_NAMES = ", ".join(INT_TYPES)
+_TOKEN = re.compile(r"\s*(?:(\d+|0x[0-9a-fA-F]+)|(ctx\.[a-z][a-z0-9_]*|[a-z][a-z0-9_]*)|([*+-]))")
+
+
+class _Builder:
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.context: dict[str, ContextValue] = {}
+        self.enums: dict[str, Enum] = {}
+        self.struct_nodes: dict[str, tuple[Mapping, str]] = {}
+        self.structs: dict[str, Struct] = {}
+        self.unions: dict[str, Union_] = {}
+        self.union_nodes: dict[str, tuple[Mapping, str]] = {}
+        self.building: list[str] = []
+        self.self_delimiting = False
+
+    # --- error helpers ------------------------------------------------------------
+
+    def fail(self, line: int, key: str, message: str) -> NoReturn:
+        raise IdlError(self.source, line, key, message)
+
+    def line_of(self, node: Any, key: Any = None) -> int:
+        if isinstance(node, Mapping):
+            if key is not None and key in node.key_lines:
+                return node.key_lines[key]
+            return node.line
+        if isinstance(node, Sequence):
+            if isinstance(key, int) and key < len(node.item_lines):
+                return node.item_lines[key]
+            return node.line
+        return 0
+
+    def mapping(self, node: Any, path: str, line: int) -> Mapping:
+        if not isinstance(node, Mapping):
+            self.fail(line, path, f"expected a mapping, got {type(node).__name__}")
+        return node
+
+    def sequence(self, node: Any, path: str, line: int) -> Sequence:
+        if type(node) is list:  # a default supplied by the builder, not read from YAML
+            seq = Sequence(node)
+            seq.line, seq.item_lines = line, [line] * len(node)
+            return seq
+        if not isinstance(node, Sequence):
+            self.fail(line, path, f"expected a list, got {type(node).__name__}")
+        return node
+
+    def keys(self, node: Mapping, path: str, allowed: set[str], required: set[str]) -> None:
+        for key in node:
+            if key not in allowed:
+                names = ", ".join(sorted(allowed))
+                self.fail(self.line_of(node, key), f"{path}.{key}".lstrip("."),
+                          f"unknown key '{key}' (expected one of: {names})")  # fmt: skip
+        for key in sorted(required):
+            if key not in node:
+                self.fail(node.line, f"{path}.{key}".lstrip("."), "missing required key")
+
+    def name(self, value: Any, pattern: re.Pattern[str], style: str, line: int, path: str) -> str:
+        if not isinstance(value, str) or not pattern.match(value):
+            self.fail(line, path, f"'{value}' is not a {style} name")
+        if style == "lower_snake" and value in PYTHON_KEYWORDS:
+            self.fail(line, path, f"'{value}' is a Python keyword")
+        return value
+
+    def integer(self, value: Any, line: int, path: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.fail(line, path, f"expected an integer, got {value!r}")
+        return value
+
+    def text(self, node: Mapping, key: str, path: str) -> str:
+        value = node.get(key, "")
+        if not isinstance(value, str):
+            self.fail(self.line_of(node, key), f"{path}.{key}", "expected a string")
+        return value.strip()
+
+    def int_type(
+        self, value: Any, line: int, path: str, allowed: tuple[str, ...] | None = None
+    ) -> IntType:
+        names = allowed or tuple(INT_TYPES)
+        if value not in names:
+            self.fail(
+                line, path, f"unknown integer type '{value}' (expected one of {', '.join(names)})"
+            )
+        return INT_TYPES[value]
+
+    # --- top level ---------------------------------------------------------------
+
+    def build(self, root: Any) -> Protocol:
+        top = self.mapping(root, "<top>", 1)
+        self.keys(top, "", {"wirestream", "protocol", "version", "title", "spec", "doc", "framing",
+                            "encodings", "context", "enums", "structs", "unions", "header",
+                            "unknown", "frames"},
+                  {"wirestream", "protocol", "version", "title", "framing", "header", "unknown",
+                   "frames"})  # fmt: skip
+        if top["wirestream"] != 1:
+            self.fail(
+                self.line_of(top, "wirestream"), "wirestream", "IDL language version must be 1"
+            )
+        protocol = self.name(
+            top["protocol"], LOWER, "lower_snake", self.line_of(top, "protocol"), "protocol"
+        )
+        version = self.name(
+            top["version"], LOWER, "lower_snake", self.line_of(top, "version"), "version"
+        )
+        framing = self.framing(top["framing"], self.line_of(top, "framing"))
+        encodings = self.encodings(top.get("encodings", ["binary"]), self.line_of(top, "encodings"))
+        for name, node in self.entries(top, "context"):
+            self.context_value(name, node)
+        for name, node in self.entries(top, "enums"):
+            self.enum(name, node)
+        for name, node in self.entries(top, "structs"):
+            self.name(
+                name, PASCAL, "PascalCase", self.line_of(top["structs"], name), f"structs.{name}"
+            )
+            self.struct_nodes[name] = (node, f"structs.{name}")
+        for name, node in self.entries(top, "unions"):
+            self.name(
+                name, PASCAL, "PascalCase", self.line_of(top["unions"], name), f"unions.{name}"
+            )
+            if name in self.struct_nodes:
+                self.fail(
+                    self.line_of(top["unions"], name), f"unions.{name}", "a struct has this name"
+                )
+            self.union_nodes[name] = (node, f"unions.{name}")
+        for name in self.struct_nodes:
+            self.resolve_struct(name, self.struct_nodes[name][0].line)
+        for name in self.union_nodes:
+            self.resolve_union(name, self.union_nodes[name][0].line)
+        header_node = self.mapping(top["header"], "header", self.line_of(top, "header"))
+        self.keys(
+            header_node, "header", {"fields", "discriminator", "flags"}, {"fields", "discriminator"}
+        )
+        common_flags = self.flag_masks(
+            header_node.get("flags", Mapping()), "header.flags", header_node
+        )
+        header = self.items(header_node["fields"], "header.fields", self.line_of(header_node, "fields"),
+                            flags=common_flags, in_frame=False, scope_prefix=[])  # fmt: skip
+        flag_width = self.flag_width(header, "header.fields")
+        for name, mask in common_flags.items():
+            self.check_mask(
+                mask, flag_width, self.line_of(header_node["flags"], name), f"header.flags.{name}"
+            )
+        discriminator = self.discriminator(header_node, header)
+        unknown = self.unknown(
+            top["unknown"], self.line_of(top, "unknown"), common_flags, flag_width
+        )
+        frames = self.frames(top, header, discriminator, common_flags, flag_width)
+        if unknown.policy == "ignore_if_flag" and flag_width == 0:
+            self.fail(
+                self.line_of(top, "unknown"),
+                "unknown.policy",
+                "ignore_if_flag needs a header flags word",
+            )
+        return Protocol(
+            source=self.source,
+            protocol=protocol,
+            version=version,
+            title=self.text(top, "title", ""),
+            spec=self.text(top, "spec", ""),
+            doc=self.text(top, "doc", ""),
+            framing=framing,
+            encodings=encodings,
+            context=list(self.context.values()),
+            enums=list(self.enums.values()),
+            structs=[self.structs[name] for name in self.struct_order()],
+            unions=list(self.unions.values()),
+            header=header,
+            discriminator=discriminator,
+            common_flags=common_flags,
+            unknown=unknown,
+            frames=frames,
+        )
+
+    def entries(self, top: Mapping, key: str) -> list[tuple[str, Any]]:
+        if key not in top:
+            return []
+        node = self.mapping(top[key], key, self.line_of(top, key))
+        return [(str(name), value) for name, value in node.items()]
+
+    def framing(self, node: Any, line: int) -> Framing:
+        node = self.mapping(node, "framing", line)
+        self.keys(
+            node,
+            "framing",
+            {"length_prefix", "self_delimiting", "max_frame_size"},
+            {"max_frame_size"},
+        )
+        size = self.integer(
+            node["max_frame_size"], self.line_of(node, "max_frame_size"), "framing.max_frame_size"
+        )
+        if size <= 0:
+            self.fail(
+                self.line_of(node, "max_frame_size"), "framing.max_frame_size", "must be positive"
+            )
+        if ("length_prefix" in node) == ("self_delimiting" in node):
+            self.fail(node.line, "framing", "give exactly one of length_prefix or self_delimiting")
+        if "self_delimiting" in node:
+            if node["self_delimiting"] is not True:
+                self.fail(
+                    self.line_of(node, "self_delimiting"), "framing.self_delimiting", "must be true"
+                )
+            self.self_delimiting = True
+            return Framing(None, size)
+        prefix = self.int_type(node["length_prefix"], self.line_of(node, "length_prefix"),
+                               "framing.length_prefix", ("u24", "u32"))  # fmt: skip
+        if size > prefix.max:
+            self.fail(self.line_of(node, "max_frame_size"), "framing.max_frame_size",
+                      f"exceeds what a {prefix.name} prefix can declare")  # fmt: skip
+        return Framing(prefix, size)
+
+    def encodings(self, node: Any, line: int) -> list[str]:
+        node = self.sequence(node, "encodings", line)
+        for index, value in enumerate(node):
+            if value not in ("binary", "msgpack"):
+                self.fail(
+                    self.line_of(node, index),
+                    f"encodings[{index}]",
+                    f"unknown encoding '{value}' (binary, msgpack)",
+                )
+        if "binary" not in node:
+            self.fail(line, "encodings", "binary is always an encoding")
+        return list(dict.fromkeys(node))
+
+    def context_value(self, name: str, node: Any) -> None:
+        path = f"context.{name}"
+        node = self.mapping(node, path, 0)
+        self.name(name, LOWER, "lower_snake", node.line, path)
+        self.keys(node, path, {"keyed_by", "default", "doc"}, set())
+        keyed_by = node.get("keyed_by")
+        if keyed_by is not None:
+            self.name(
+                keyed_by, LOWER, "lower_snake", self.line_of(node, "keyed_by"), f"{path}.keyed_by"
+            )
+        default = self.integer(
+            node.get("default", 0), self.line_of(node, "default"), f"{path}.default"
+        )
+        self.context[name] = ContextValue(name, keyed_by, default, self.text(node, "doc", path))
+
+    def enum(self, name: str, node: Any) -> None:
+        path = f"enums.{name}"
+        node = self.mapping(node, path, 0)
+        self.name(name, PASCAL, "PascalCase", node.line, path)
+        self.keys(node, path, {"type", "open", "doc", "values"}, {"type", "values"})
+        itype = self.int_type(node["type"], self.line_of(node, "type"), f"{path}.type")
+        is_open = node.get("open", False)
+        if not isinstance(is_open, bool):
+            self.fail(self.line_of(node, "open"), f"{path}.open", "expected true or false")
+        values_node = self.mapping(node["values"], f"{path}.values", self.line_of(node, "values"))
+        if not values_node:
+            self.fail(values_node.line, f"{path}.values", "an enum needs at least one value")
+        values: dict[str, int] = {}
+        seen: dict[int, str] = {}
+        for member, value in values_node.items():
+            line = self.line_of(values_node, member)
+            self.name(member, UPPER, "UPPER_SNAKE", line, f"{path}.values.{member}")
+            value = self.integer(value, line, f"{path}.values.{member}")
+            if not itype.min <= value <= itype.max:
+                self.fail(line, f"{path}.values.{member}", f"{value} does not fit {itype.name}")
+            if value in seen:
+                self.fail(line, f"{path}.values.{member}", f"value {value} is also {seen[value]}")
+            seen[value] = member
+            values[member] = value
+        self.enums[name] = Enum(name, itype, is_open, values, self.text(node, "doc", path))
+
+    # --- structs and unions ---------------------------------------------------------
+
+    def resolve_struct(self, name: str, line: int) -> Struct:
+        if name in self.structs:
+            return self.structs[name]
+        if name in self.building:
+            cycle = " -> ".join(self.building + [name])
+            self.fail(line, f"structs.{name}", f"structs contain themselves: {cycle}")
+        node, path = self.struct_nodes[name]
+        node = self.mapping(node, path, line)
+        self.keys(node, path, {"fields", "doc"}, {"fields"})
+        self.building.append(name)
+        items = self.items(node["fields"], f"{path}.fields", self.line_of(node, "fields"),
+                           flags={}, in_frame=False, scope_prefix=[])  # fmt: skip
+        self.building.pop()
+        struct = Struct(name, items, self.text(node, "doc", path))
+        self.structs[name] = struct
+        return struct
+
+    def resolve_union(self, name: str, line: int) -> Union_:
+        if name in self.unions:
+            return self.unions[name]
+        node, path = self.union_nodes[name]
+        node = self.mapping(node, path, line)
+        self.keys(node, path, {"peek", "mask", "variants", "doc"}, {"peek", "mask", "variants"})
+        peek = self.int_type(node["peek"], self.line_of(node, "peek"), f"{path}.peek", WORD_TYPES)
+        mask = self.integer(node["mask"], self.line_of(node, "mask"), f"{path}.mask")
+        if not 0 < mask <= peek.max:
+            self.fail(
+                self.line_of(node, "mask"), f"{path}.mask", f"must be a non-zero {peek.name} mask"
+            )
+        variants_node = self.mapping(
+            node["variants"], f"{path}.variants", self.line_of(node, "variants")
+        )
+        variants: dict[int, Struct] = {}
+        for tag, target in variants_node.items():
+            vline = self.line_of(variants_node, tag)
+            tag = self.integer(tag, vline, f"{path}.variants")
+            if tag & ~mask:
+                self.fail(
+                    vline,
+                    f"{path}.variants.{tag}",
+                    f"tag {tag:#x} has bits outside the mask {mask:#x}",
+                )
+            if target not in self.struct_nodes:
+                self.fail(
+                    vline, f"{path}.variants.{tag}", f"'{target}' is not a struct of this file"
+                )
+            variants[tag] = self.resolve_struct(target, vline)
+        if not variants:
+            self.fail(variants_node.line, f"{path}.variants", "a union needs at least one variant")
+        union = Union_(name, peek, mask, variants, self.text(node, "doc", path))
+        self.unions[name] = union
+        return union
+
+    def struct_order(self) -> list[str]:
+        order: list[str] = []
+
+        def visit(struct: Struct) -> None:
+            if struct.name in order:
+                return
+            for item in struct.items:
+                for target in self.referenced_structs(item):
+                    visit(target)
+            order.append(struct.name)
+
+        for struct in self.structs.values():
+            visit(struct)
+        return order
+
+    def referenced_structs(self, item: Item) -> list[Struct]:
+        node = item.node
+        element = node.element if isinstance(node, ArrayField) else node
+        if isinstance(element, RefField):
+            target = element.target
+            return list(target.variants.values()) if isinstance(target, Union_) else [target]
+        return []
+
+    # --- fields ------------------------------------------------------------------------
+
+    def items(self, node: Any, path: str, line: int, *, flags: dict[str, int], in_frame: bool,
+              scope_prefix: list[Item]) -> list[Item]:  # fmt: skip
+        seq = self.sequence(node, path, line)
+        items: list[Item] = []
+        names: dict[str, int] = {}
+        scope: dict[str, IntField] = {}
+        for item in scope_prefix:
+            for value in self.values_of(item):
+                scope[value.name] = value
+                names[value.name] = 0
+        flag_runs = sum(1 for item in scope_prefix for _ in self.flag_bits(item))
+        for index, entry in enumerate(seq):
+            ipath = f"{path}[{index}]"
+            iline = self.line_of(seq, index)
+            entry = self.mapping(entry, ipath, iline)
+            if "word" in entry:
+                item = Item(self.word(entry, ipath), None, iline)
+                flag_runs += len(self.flag_bits(item))
+                if flag_runs > 1:
+                    self.fail(iline, ipath, "only one run of flag bits per frame (header included)")
+            else:
+                item = self.field(entry, ipath, flags, scope, in_frame)
+            for field_name in self.named(item):
+                if field_name in names:
+                    self.fail(
+                        self.line_of(entry, "name") or iline,
+                        ipath,
+                        f"duplicate field name '{field_name}'",
+                    )
+                names[field_name] = iline
+            for value in self.values_of(item):
+                scope[value.name] = value
+            items.append(item)
+        rest = [i for i, item in enumerate(items) if self.is_rest(item)]
+        if rest and (rest[-1] != len(items) - 1 or len(rest) > 1):
+            bad = rest[0] if rest[0] != len(items) - 1 else rest[-1]
+            self.fail(
+                items[bad].line,
+                f"{path}[{bad}]",
+                "a field that runs to the end of the frame must be the last one",
+            )
+        self.mark_derived(items, path, scope_prefix)
+        return items
+
+    def is_rest(self, item: Item) -> bool:
+        node = item.node
+        return (isinstance(node, BytesField) and node.rest) or (
+            isinstance(node, ArrayField) and node.count_rest
+        )
+
+    def named(self, item: Item) -> list[str]:
+        node = item.node
+        if isinstance(node, Word):
+            return [bit.value.name for bit in node.bits if bit.value is not None]
+        return [node.name]
+
+    def values_of(self, item: Item) -> list[IntField]:
+        node = item.node
+        if isinstance(node, Word):
+            return [bit.value for bit in node.bits if bit.value is not None]
+        if isinstance(node, IntField) and item.condition is None:
+            return [node]
+        return []
+
+    def flag_bits(self, item: Item) -> list[Bit]:
+        node = item.node
+        return [bit for bit in node.bits if bit.kind == "flags"] if isinstance(node, Word) else []
+
+    def flag_width(self, items: list[Item], path: str) -> int:
+        widths = [bit.width for item in items for bit in self.flag_bits(item)]
+        return widths[0] if widths else 0
+
+    def word(self, node: Mapping, path: str) -> Word:
+        self.keys(node, path, {"word", "bits"}, {"word", "bits"})
+        wtype = self.int_type(node["word"], self.line_of(node, "word"), f"{path}.word", WORD_TYPES)
+        bits_node = self.sequence(node["bits"], f"{path}.bits", self.line_of(node, "bits"))
+        bits: list[Bit] = []
+        total = 0
+        for index, entry in enumerate(bits_node):
+            bpath = f"{path}.bits[{index}]"
+            bline = self.line_of(bits_node, index)
+            entry = self.mapping(entry, bpath, bline)
+            if "reserved" in entry or "flags" in entry:
+                kind = "reserved" if "reserved" in entry else "flags"
+                self.keys(entry, bpath, {kind}, {kind})
+                width = self.integer(entry[kind], bline, f"{bpath}.{kind}")
+                bit = Bit(kind, width)
+            else:
+                self.keys(entry, bpath, {"name", "width", "min", "max", "enum", "const", "default", "doc"},
+                          {"name", "width"})  # fmt: skip
+                width = self.integer(entry["width"], self.line_of(entry, "width"), f"{bpath}.width")
+                bit_type = IntType(f"{wtype.name}:{width}", max(width, 1), False, None)
+                value = self.int_field(entry, bpath, bit_type)
+                bit = Bit("value", width, value)
+            if width <= 0:
+                self.fail(bline, bpath, "a bit run needs a positive width")
+            total += width
+            bits.append(bit)
+        if total != wtype.bits:
+            self.fail(self.line_of(node, "bits"), f"{path}.bits",
+                      f"bit widths add up to {total}, but a {wtype.name} word has {wtype.bits}")  # fmt: skip
+        return Word(wtype, bits)
+
+    def int_field(self, node: Mapping, path: str, itype: IntType) -> IntField:
+        name = self.name(
+            node["name"], LOWER, "lower_snake", self.line_of(node, "name"), f"{path}.name"
+        )
+        if name in RESERVED_NAMES:
+            self.fail(
+                self.line_of(node, "name"),
+                f"{path}.name",
+                f"'{name}' is reserved for generated code",
+            )
+        result = IntField(name, itype, doc=self.text(node, "doc", path))
+        for key in ("min", "max", "const", "default"):
+            if key in node:
+                value = self.integer(node[key], self.line_of(node, key), f"{path}.{key}")
+                if not itype.min <= value <= itype.max:
+                    self.fail(
+                        self.line_of(node, key),
+                        f"{path}.{key}",
+                        f"{value} does not fit {itype.name}",
+                    )
+                setattr(result, key, value)
+        if result.min is not None and result.max is not None and result.min > result.max:
+            self.fail(self.line_of(node, "min"), f"{path}.min", "min is greater than max")
+        if "enum" in node:
+            enum_name = node["enum"]
+            if enum_name not in self.enums:
+                self.fail(self.line_of(node, "enum"), f"{path}.enum", f"unknown enum '{enum_name}'")
+            result.enum = self.enums[enum_name]
+            for member, value in result.enum.values.items():
+                if not itype.min <= value <= itype.max:
+                    self.fail(self.line_of(node, "enum"), f"{path}.enum",
+                              f"{enum_name}.{member} = {value} does not fit {itype.name}")  # fmt: skip
+        if result.const is not None and (
+            result.min is not None or result.max is not None or result.enum
+        ):
+            self.fail(
+                self.line_of(node, "const"),
+                f"{path}.const",
+                "a const field takes no min, max or enum",
+            )
+        return result
+
+    def field(self, node: Mapping, path: str, flags: dict[str, int], scope: dict[str, IntField],
+              in_frame: bool) -> Item:  # fmt: skip
+        allowed = {"name", "type", "doc", "min", "max", "enum", "const", "default", "length", "nullable",
+                   "size", "of", "count", "byte_length", "if"}  # fmt: skip
+        self.keys(node, path, allowed, {"name", "type"})
+        condition = None
+        if "if" in node:
+            condition = node["if"]
+            if not in_frame:
+                self.fail(
+                    self.line_of(node, "if"), f"{path}.if", "only frame fields can depend on a flag"
+                )
+            if condition not in flags:
+                self.fail(self.line_of(node, "if"), f"{path}.if", f"unknown flag '{condition}'")
+        value = self.value(node, path, scope, top=True)
+        return Item(value, condition, node.line)
+
+    def value(self, node: Mapping, path: str, scope: dict[str, IntField], top: bool) -> Any:
+        type_name = node["type"]
+        tline = self.line_of(node, "type")
+        kind_keys = {
+            "int": {"min", "max", "enum", "const", "default"},
+            "bytes": {"length", "nullable", "size"},
+            "array": {"of", "count", "byte_length"},
+            "ref": set(),
+        }
+        if type_name in INT_TYPES:
+            kind = "int"
+        elif type_name in ("bytes", "string"):
+            kind = "bytes"
+        elif type_name == "array":
+            kind = "array"
+        elif isinstance(type_name, str) and (
+            type_name in self.struct_nodes or type_name in self.union_nodes
+        ):
+            kind = "ref"
+        else:
+            self.fail(tline, f"{path}.type",
+                      f"unknown type '{type_name}' (expected an integer type, bytes, string, array, "
+                      "or a struct/union of this file)")  # fmt: skip
+        for other, keys in kind_keys.items():
+            if other != kind:
+                for key in keys - kind_keys[kind]:
+                    if key in node:
+                        self.fail(
+                            self.line_of(node, key),
+                            f"{path}.{key}",
+                            f"'{key}' does not apply to type {type_name}",
+                        )
+        name = node.get("name", "item")
+        if top:
+            self.name(name, LOWER, "lower_snake", self.line_of(node, "name"), f"{path}.name")
+            if name in RESERVED_NAMES:
+                self.fail(
+                    self.line_of(node, "name"),
+                    f"{path}.name",
+                    f"'{name}' is reserved for generated code",
+                )
+        doc = self.text(node, "doc", path)
+        if kind == "int":
+            shadow = Mapping(node)
+            shadow.line, shadow.key_lines = node.line, node.key_lines
+            shadow["name"] = name
+            return self.int_field(shadow, path, INT_TYPES[type_name])
+        if kind == "ref":
+            if type_name in self.struct_nodes:
+                return RefField(name, self.resolve_struct(type_name, tline), doc)
+            return RefField(name, self.resolve_union(type_name, tline), doc)
+        if kind == "bytes":
+            return self.bytes_field(node, path, name, type_name == "string", scope, doc)
+        return self.array_field(node, path, name, scope, doc)
+
+    def bytes_field(self, node: Mapping, path: str, name: str, is_string: bool, scope: dict[str, IntField],
+                    doc: str) -> BytesField:  # fmt: skip
+        length: IntType | None = None
+        rest = False
+        if "length" not in node and "size" not in node:
+            self.fail(
+                node.line,
+                path,
+                "bytes and string need `length` (a prefix type or rest) and/or `size`",
+            )
+        if "length" in node:
+            lline = self.line_of(node, "length")
+            if node["length"] == "rest":
+                rest = True
+                if self.self_delimiting:
+                    self.fail(
+                        lline,
+                        f"{path}.length",
+                        "`rest` needs length_prefix framing (frames here delimit themselves)",
+                    )
+            elif node["length"] in INT_TYPES:
+                length = INT_TYPES[node["length"]]
+            else:
+                self.fail(
+                    lline,
+                    f"{path}.length",
+                    f"unknown length type '{node['length']}' (expected one of {PREFIX_NAMES}, rest)",
+                )
+        nullable = node.get("nullable", False)
+        if nullable is not False:
+            if nullable is not True:
+                self.fail(
+                    self.line_of(node, "nullable"), f"{path}.nullable", "expected true or false"
+                )
+            if length is None or not length.signed:
+                self.fail(
+                    self.line_of(node, "nullable"),
+                    f"{path}.nullable",
+                    "nullable needs a signed length prefix (-1 = null)",
+                )
+        size = None
+        if "size" in node:
+            if rest:
+                self.fail(
+                    self.line_of(node, "size"),
+                    f"{path}.size",
+                    "`size` and `length: rest` exclude each other",
+                )
+            size = self.expr(node["size"], self.line_of(node, "size"), f"{path}.size", scope)
+        return BytesField(name, is_string, length, rest, nullable, size, doc)
+
+    def array_field(
+        self, node: Mapping, path: str, name: str, scope: dict[str, IntField], doc: str
+    ) -> ArrayField:
+        if "of" not in node:
+            self.fail(node.line, f"{path}.of", "an array needs `of`")
+        of = node["of"]
+        oline = self.line_of(node, "of")
+        if isinstance(of, str):
+            shadow = Mapping({"type": of})
+            shadow.line, shadow.key_lines = oline, {"type": oline}
+            of = shadow
+        of = self.mapping(of, f"{path}.of", oline)
+        self.keys(
+            of,
+            f"{path}.of",
+            {"type", "length", "nullable", "size", "min", "max", "enum", "doc"},
+            {"type"},
+        )
+        if of["type"] == "array":
+            self.fail(
+                oline,
+                f"{path}.of.type",
+                "arrays of arrays are not supported; wrap the inner array in a struct",
+            )
+        element: Element = self.value(of, f"{path}.of", scope, top=False)
+        if isinstance(element, BytesField) and element.rest:
+            self.fail(oline, f"{path}.of.length", "an element cannot run to the end of the frame")
+        result = ArrayField(name, element, doc=doc)
+        has_count, has_bytes = "count" in node, "byte_length" in node
+        if has_count == has_bytes:
+            self.fail(node.line, path, "an array needs exactly one of `count` or `byte_length`")
+        key = "count" if has_count else "byte_length"
+        value = node[key]
+        kline = self.line_of(node, key)
+        if value in INT_TYPES:
+            setattr(result, f"{key}_prefix", INT_TYPES[value])
+        elif value == "rest" and key == "count":
+            if self.self_delimiting:
+                self.fail(
+                    kline,
+                    f"{path}.count",
+                    "`rest` needs length_prefix framing (frames here delimit themselves)",
+                )
+            result.count_rest = True
+        else:
+            setattr(result, f"{key}_expr", self.expr(value, kline, f"{path}.{key}", scope))
+        return result
+
+    def expr(self, value: Any, line: int, path: str, scope: dict[str, IntField]) -> Expr:
+        if isinstance(value, int) and not isinstance(value, bool):
+            if value < 0:
+                self.fail(line, path, "a size cannot be negative")
+            return Expr(str(value), (str(value),))
+        if not isinstance(value, str):
+            self.fail(line, path, f"expected an integer or an expression, got {value!r}")
+        tokens: list[str] = []
+        pos = 0
+        text = value.strip()
+        while pos < len(text):
+            match = _TOKEN.match(text, pos)
+            if not match:
+                self.fail(line, path, f"cannot read the expression '{value}' at '{text[pos:]}'")
+            token = match.group(1) or match.group(2) or match.group(3)
+            expect_operand = len(tokens) % 2 == 0
+            if expect_operand == bool(match.group(3)):
+                self.fail(line, path, f"misplaced '{token}' in expression '{value}'")
+            if match.group(1):
+                token = str(int(token, 0))
+            elif match.group(2):
+                if token.startswith("ctx."):
+                    cname = token[4:]
+                    if cname not in self.context:
+                        self.fail(line, path, f"unknown context value '{cname}'")
+                    keyed_by = self.context[cname].keyed_by
+                    if keyed_by is not None and keyed_by not in scope:
+                        self.fail(
+                            line,
+                            path,
+                            f"ctx.{cname} is keyed by '{keyed_by}', which is not an earlier field here",
+                        )
+                elif token not in scope:
+                    self.fail(line, path, f"'{token}' is not an earlier integer field here")
+            tokens.append(token)
+            pos = match.end()
+        if not tokens or len(tokens) % 2 == 0:
+            self.fail(line, path, f"incomplete expression '{value}'")
+        return Expr(text, tuple(tokens))
+
+    def mark_derived(self, items: list[Item], path: str, prefix: list[Item]) -> None:
+        """A field named alone by a later size/count/byte_length is computed on encode."""
+        values = {v.name: v for item in prefix + items for v in self.values_of(item)}
+        users: dict[str, str] = {}
+        for item in items:
+            node = item.node
+            if isinstance(node, Word):
+                continue
+            exprs: list[Expr] = []
+            if isinstance(node, BytesField) and node.size is not None:
+                exprs.append(node.size)
+            if isinstance(node, ArrayField):
+                exprs += [e for e in (node.count_expr, node.byte_length_expr) if e is not None]
+                if isinstance(node.element, BytesField) and node.element.size is not None:
+                    exprs.append(node.element.size)
+            for expr in exprs:
+                single = expr.single_name
+                if (
+                    single is None
+                    or single not in values
+                    or (
+                        isinstance(node, ArrayField) and expr is getattr(node.element, "size", None)
+                    )
+                ):
+                    continue
+                target = values[single]
+                if any(target is v for p in prefix for v in self.values_of(p)):
+                    continue  # header values stay attributes
+                if single in users:
+                    self.fail(
+                        item.line, path, f"'{single}' already gives the size of '{users[single]}'"
+                    )
+                if item.condition is not None:
+                    self.fail(
+                        item.line,
+                        path,
+                        f"'{node.name}' depends on a flag, so it cannot size itself by '{single}'",
+                    )
+                if target.const is not None:
+                    self.fail(
+                        item.line, path, f"'{single}' is const, so it cannot be a computed length"
+                    )
+                users[single] = node.name
+                target.doc = (
+                    target.doc
+                    or f"derived: the {'length' if not isinstance(node, ArrayField) else 'size'} of {node.name}"
+                )
+                target.derived_from = node.name
+
+    # --- header, frames ------------------------------------------------------------------
+
+    def flag_masks(self, node: Any, path: str, parent: Mapping) -> dict[str, int]:
+        node = self.mapping(node, path, parent.line)
+        masks: dict[str, int] = {}
+        for name, mask in node.items():
+            line = self.line_of(node, name)
+            self.name(name, LOWER, "lower_snake", line, f"{path}.{name}")
+            masks[name] = self.integer(mask, line, f"{path}.{name}")
+        return masks
+
+    def check_mask(self, mask: int, width: int, line: int, path: str) -> None:
+        if width == 0:
+            self.fail(line, path, "there is no flags run in the header to hold this flag")
+        if mask <= 0 or mask >= 1 << width or mask & (mask - 1):
+            self.fail(line, path, f"{mask:#x} is not a single bit of the {width}-bit flags")
+
+    def discriminator(self, header_node: Mapping, header: list[Item]) -> list[str]:
+        value = header_node["discriminator"]
+        line = self.line_of(header_node, "discriminator")
+        names = list(value) if isinstance(value, list) else [value]
+        scope = {v.name: v for item in header for v in self.values_of(item)}
+        for name in names:
+            if name not in scope:
+                self.fail(line, "header.discriminator", f"'{name}' is not an integer header field")
+        if len(set(names)) != len(names):
+            self.fail(line, "header.discriminator", "a field is named twice")
+        return [str(name) for name in names]
+
+    def unknown(self, node: Any, line: int, flags: dict[str, int], flag_width: int) -> Unknown:
+        node = self.mapping(node, "unknown", line)
+        self.keys(node, "unknown", {"policy", "flag", "length"}, {"policy"})
+        policy = node["policy"]
+        pline = self.line_of(node, "policy")
+        if policy == "error":
+            self.keys(node, "unknown", {"policy"}, set())
+            return Unknown("error")
+        if policy == "ignore_if_flag":
+            self.keys(node, "unknown", {"policy", "flag"}, {"flag"})
+            if node["flag"] not in flags:
+                self.fail(
+                    self.line_of(node, "flag"),
+                    "unknown.flag",
+                    f"'{node['flag']}' is not a header flag",
+                )
+            return Unknown("ignore_if_flag", flag=node["flag"])
+        if policy == "skip_length":
+            self.keys(node, "unknown", {"policy", "length"}, {"length"})
+            length = self.int_type(node["length"], self.line_of(node, "length"), "unknown.length")
+            return Unknown("skip_length", length=length)
+        self.fail(
+            pline,
+            "unknown.policy",
+            f"unknown policy '{policy}' (error, ignore_if_flag, skip_length)",
+        )
+
+    def frames(self, top: Mapping, header: list[Item], discriminator: list[str], common: dict[str, int],
+               flag_width: int) -> list[Frame]:  # fmt: skip
+        node = self.mapping(top["frames"], "frames", self.line_of(top, "frames"))
+        if not node:
+            self.fail(node.line, "frames", "a protocol needs at least one frame")
+        scope = {v.name: v for item in header for v in self.values_of(item)}
+        disc_types = [scope[name].type for name in discriminator]
+        frames: list[Frame] = []
+        codes: dict[tuple[int, ...], list[tuple[str, str, int]]] = {}
+        for name, fnode in node.items():
+            path = f"frames.{name}"
+            fline = self.line_of(node, name)
+            self.name(name, PASCAL, "PascalCase", fline, path)
+            if name in self.struct_nodes or name in self.union_nodes or name == "UnknownFrame":
+                self.fail(fline, path, f"'{name}' is already a struct/union/generated name")
+            fnode = self.mapping(fnode, path, fline)
+            self.keys(fnode, path, {"code", "also_codes", "sender", "doc", "spec", "flags", "set_flags", "fields"},
+                      {"code", "fields"})  # fmt: skip
+            code = self.code(fnode["code"], self.line_of(fnode, "code"), f"{path}.code", disc_types)
+            also = []
+            if "also_codes" in fnode:
+                aseq = self.sequence(
+                    fnode["also_codes"], f"{path}.also_codes", self.line_of(fnode, "also_codes")
+                )
+                also = [
+                    self.code(c, self.line_of(aseq, i), f"{path}.also_codes[{i}]", disc_types)
+                    for i, c in enumerate(aseq)
+                ]
+            sender = fnode.get("sender", "any")
+            if sender not in ("client", "server", "any"):
+                self.fail(
+                    self.line_of(fnode, "sender"),
+                    f"{path}.sender",
+                    f"'{sender}' is not client, server or any",
+                )
+            own = self.flag_masks(fnode.get("flags", Mapping()), f"{path}.flags", fnode)
+            for fname, mask in own.items():
+                fl = self.line_of(fnode["flags"], fname)
+                if fname in common:
+                    self.fail(fl, f"{path}.flags.{fname}", "already a header flag")
+                self.check_mask(mask, flag_width, fl, f"{path}.flags.{fname}")
+                if mask & sum(common.values()) or mask & sum(
+                    m for n, m in own.items() if n != fname
+                ):
+                    self.fail(fl, f"{path}.flags.{fname}", f"{mask:#x} overlaps another flag")
+            flags = {**common, **own}
+            set_flags = fnode.get("set_flags", [])
+            for i, flag in enumerate(
+                self.sequence(set_flags, f"{path}.set_flags", self.line_of(fnode, "set_flags"))
+            ):
+                if flag not in flags:
+                    self.fail(
+                        self.line_of(set_flags, i),
+                        f"{path}.set_flags[{i}]",
+                        f"unknown flag '{flag}'",
+                    )
+            items = self.items(fnode["fields"], f"{path}.fields", self.line_of(fnode, "fields"),
+                               flags=flags, in_frame=True, scope_prefix=header)  # fmt: skip
+            extra_flags = self.flag_width(items, path)
+            if extra_flags:
+                self.fail(
+                    self.line_of(fnode, "fields"),
+                    f"{path}.fields",
+                    "flag bits belong to the header",
+                )
+            frame = Frame(name, code, also, sender, own, list(set_flags), items,
+                          self.text(fnode, "doc", path), self.text(fnode, "spec", path))  # fmt: skip
+            for c in [code, *also]:
+                for other, other_sender, other_line in codes.get(c, []):
+                    if sender == "any" or other_sender == "any" or sender == other_sender:
+                        self.fail(self.line_of(fnode, "code"), f"{path}.code",
+                                  f"code {list(c) if len(c) > 1 else c[0]} is also {other} (line {other_line}); "
+                                  "frames may share a code only with different senders")  # fmt: skip
+                codes.setdefault(c, []).append((name, sender, fline))
+            frames.append(frame)
+        return frames
+
+    def code(self, value: Any, line: int, path: str, types: list[IntType]) -> tuple[int, ...]:
+        values = list(value) if isinstance(value, list) else [value]
+        if len(values) != len(types):
+            self.fail(
+                line,
+                path,
+                f"expected {len(types)} value(s) for the discriminator, got {len(values)}",
+            )
+        result = []
+        for v, itype in zip(values, types):
+            v = self.integer(v, line, path)
+            if not itype.min <= v <= itype.max:
+                self.fail(line, path, f"{v} does not fit the discriminator ({itype.name})")
+            result.append(v)
+        return tuple(result)
+
+
+def load_protocol(path: Path, display: str | None = None) -> Protocol:
+    """Read, validate and model one IDL file."""
+    source = display or str(path)
+    root = load_yaml(path.read_text(encoding="utf-8"), source)
+    return _Builder(source).build(root)

@@ -1,0 +1,129 @@
+"""``python -m codegen``: generate, check freshness, validate.
+
+python -m codegen generate [--idl idl] [--out generated] [--package generated]
+python -m codegen check    [--idl idl] [--out generated]
+python -m codegen validate FILE...
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+import tempfile
+from pathlib import Path
+
+from codegen.build import load_protocol
+from codegen.errors import IdlError
+from codegen.model import Protocol
+from codegen.render import render_package_init, render_protocol
+
+
+def idl_files(idl_dir: Path) -> list[Path]:
+    return sorted(p for p in idl_dir.rglob("*.yaml") if p.is_file())
+
+
+def display_path(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def generate_tree(idl_dir: Path, package: str = "generated") -> dict[str, str]:
+    """Every generated file for the IDL tree: relative path -> text."""
+    files: dict[str, str] = {}
+    protocols: dict[str, list[Protocol]] = {}
+    for path in idl_files(idl_dir):
+        proto = load_protocol(path, display_path(path))
+        expected = (path.parent.name, path.stem)
+        if (proto.protocol, proto.version) != expected:
+            raise IdlError(proto.source, 1, "protocol/version",
+                           f"the file must be idl/{proto.protocol}/{proto.version}.yaml "
+                           f"to declare protocol {proto.protocol!r}, version {proto.version!r}")  # fmt: skip
+        files.update(render_protocol(proto, package))
+        protocols.setdefault(proto.protocol, []).append(proto)
+    for name, versions in sorted(protocols.items()):
+        members = [(p.version, f"{p.title} (from {p.source})") for p in versions]
+        files[f"{name}/__init__.py"] = render_package_init(f"Generated codecs of {name}.", members)
+    members = [
+        (name, ", ".join(p.version for p in versions))
+        for name, versions in sorted(protocols.items())
+    ]
+    files["__init__.py"] = render_package_init("Generated protocol codecs (see idl/).", members)
+    return files
+
+
+def write_tree(files: dict[str, str], out: Path) -> None:
+    for rel, text in files.items():
+        target = out / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not target.exists() or target.read_text(encoding="utf-8") != text:
+            target.write_text(text, encoding="utf-8")
+    # Remove generated modules whose IDL is gone, so the tree mirrors idl/ exactly.
+    for path in sorted(out.rglob("*.py")):
+        if path.relative_to(out).as_posix() not in files:
+            path.unlink()
+
+
+def check_tree(files: dict[str, str], out: Path) -> list[str]:
+    problems: list[str] = []
+    for rel, text in sorted(files.items()):
+        target = out / rel
+        if not target.exists():
+            problems.append(f"missing: {out / rel}")
+            continue
+        current = target.read_text(encoding="utf-8")
+        if current != text:
+            diff = difflib.unified_diff(
+                current.splitlines(), text.splitlines(), str(target), "regenerated", lineterm=""
+            )
+            problems.append("\n".join(list(diff)[:40]))
+    for path in sorted(out.rglob("*.py")):
+        if path.relative_to(out).as_posix() not in files:
+            problems.append(f"not generated from any IDL: {path}")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m codegen", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    sub = parser.add_subparsers(dest="command", required=True)
+    gen = sub.add_parser("generate", help="idl/**/*.yaml -> generated/**")
+    chk = sub.add_parser("check", help="fail if generated/ is not what the IDL generates")
+    for p in (gen, chk):
+        p.add_argument("--idl", type=Path, default=Path("idl"))
+        p.add_argument("--out", type=Path, default=Path("generated"))
+        p.add_argument(
+            "--package", default=None, help="import name of --out (default: its folder name)"
+        )
+    val = sub.add_parser("validate", help="validate IDL files")
+    val.add_argument("files", nargs="+", type=Path)
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "validate":
+            for path in args.files:
+                load_protocol(path, display_path(path))
+                print(f"{display_path(path)}: ok")
+            return 0
+        package = args.package or args.out.resolve().name
+        files = generate_tree(args.idl, package)
+        if args.command == "generate":
+            write_tree(files, args.out)
+            print(f"generated {len(files)} files into {args.out}")
+            return 0
+        problems = check_tree(files, args.out)
+        if problems:
+            print("generated/ is stale; run `make generate`:", file=sys.stderr)
+            for problem in problems:
+                print(problem, file=sys.stderr)
+            return 1
+        print(f"{args.out} is fresh ({len(files)} files)")
+        return 0
+    except IdlError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,225 @@
+"""The typed model between the YAML and the templates (as in betterproto).
+
+``codegen.build`` turns a validated IDL file into these plain dataclasses; the Python
+target reads only them. Nothing here knows about YAML or jinja2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+
+@dataclass(frozen=True)
+class IntType:
+    """An integer wire type: fixed-size big-endian, LEB128 varint or VarU64."""
+
+    name: str
+    bits: int  # value bits (64 for the variable-length ones)
+    signed: bool
+    size: int | None  # bytes on the wire; None when variable
+
+    @property
+    def min(self) -> int:
+        return -(1 << (self.bits - 1)) if self.signed else 0
+
+    @property
+    def max(self) -> int:
+        return (1 << (self.bits - 1)) - 1 if self.signed else (1 << self.bits) - 1
+
+
+INT_TYPES: dict[str, IntType] = {
+    name: IntType(name, bits, signed, bits // 8)
+    for name, bits, signed in [
+        ("u8", 8, False),
+        ("u16", 16, False),
+        ("u24", 24, False),
+        ("u32", 32, False),
+        ("u64", 64, False),
+        ("i8", 8, True),
+        ("i16", 16, True),
+        ("i32", 32, True),
+        ("i64", 64, True),
+    ]
+}
+INT_TYPES["varint"] = IntType("varint", 64, False, None)
+INT_TYPES["varu64"] = IntType("varu64", 64, False, None)
+WORD_TYPES = ("u8", "u16", "u32", "u64")
+
+
+@dataclass(frozen=True)
+class Expr:
+    """A size/count expression: literals, earlier field names and ``ctx.NAME``.
+
+    ``tokens`` alternate operands and operators: ("count", "*", "ctx.element_size").
+    """
+
+    text: str
+    tokens: tuple[str, ...]
+
+    @property
+    def names(self) -> list[str]:
+        return [t for t in self.tokens[::2] if t[0].isalpha() and not t.startswith("ctx.")]
+
+    @property
+    def context_names(self) -> list[str]:
+        return [t[4:] for t in self.tokens[::2] if t.startswith("ctx.")]
+
+    @property
+    def single_name(self) -> str | None:
+        """The field name when the expression is exactly one field reference."""
+        if len(self.tokens) == 1 and self.names:
+            return self.tokens[0]
+        return None
+
+
+@dataclass
+class Enum:
+    name: str
+    type: IntType
+    open: bool
+    values: dict[str, int]
+    doc: str
+
+
+@dataclass
+class IntField:
+    name: str
+    type: IntType
+    min: int | None = None
+    max: int | None = None
+    enum: Enum | None = None
+    const: int | None = None
+    default: int | None = None
+    doc: str = ""
+    derived_from: str | None = None  # set when a later field's size/count names this one
+
+
+@dataclass
+class BytesField:
+    name: str
+    is_string: bool
+    length: IntType | None  # prefix type
+    rest: bool  # runs to the end of the frame
+    nullable: bool
+    size: Expr | None  # exact size (with `length`: used when > 0)
+    doc: str = ""
+
+
+@dataclass
+class RefField:
+    """A struct or union value."""
+
+    name: str
+    target: Struct | Union_
+    doc: str = ""
+
+
+@dataclass
+class ArrayField:
+    name: str
+    element: Element
+    count_prefix: IntType | None = None
+    count_expr: Expr | None = None
+    count_rest: bool = False
+    byte_length_prefix: IntType | None = None
+    byte_length_expr: Expr | None = None
+    doc: str = ""
+
+
+Element = Union[IntField, BytesField, RefField]
+
+
+@dataclass
+class Bit:
+    """One run of bits in a word: a value, reserved bits, or the flag bits."""
+
+    kind: str  # "value" | "reserved" | "flags"
+    width: int
+    value: IntField | None = None  # for kind == "value" (type = the word's type)
+
+
+@dataclass
+class Word:
+    type: IntType
+    bits: list[Bit]
+
+
+@dataclass
+class Item:
+    """A field or word at one position of a frame/struct/header, with its condition."""
+
+    node: IntField | BytesField | RefField | ArrayField | Word
+    condition: str | None = None  # flag name
+    line: int = 0
+
+
+@dataclass
+class Struct:
+    name: str
+    items: list[Item]
+    doc: str = ""
+
+
+@dataclass
+class Union_:
+    name: str
+    peek: IntType
+    mask: int
+    variants: dict[int, Struct]
+    doc: str = ""
+
+
+@dataclass
+class ContextValue:
+    name: str
+    keyed_by: str | None
+    default: int
+    doc: str = ""
+
+
+@dataclass
+class Frame:
+    name: str
+    code: tuple[int, ...]
+    also_codes: list[tuple[int, ...]]
+    sender: str  # client | server | any
+    flags: dict[str, int]
+    set_flags: list[str]
+    items: list[Item]
+    doc: str = ""
+    spec: str = ""
+
+
+@dataclass
+class Unknown:
+    policy: str  # error | ignore_if_flag | skip_length
+    flag: str | None = None
+    length: IntType | None = None
+
+
+@dataclass
+class Framing:
+    length_prefix: IntType | None
+    max_frame_size: int
+
+
+@dataclass
+class Protocol:
+    source: str  # path of the IDL file, as given to the generator
+    protocol: str
+    version: str
+    title: str
+    spec: str
+    doc: str
+    framing: Framing
+    encodings: list[str]
+    context: list[ContextValue]
+    enums: list[Enum]
+    structs: list[Struct]  # in dependency order
+    unions: list[Union_]
+    header: list[Item]
+    discriminator: list[str]
+    common_flags: dict[str, int]
+    unknown: Unknown
+    frames: list[Frame] = field(default_factory=list)

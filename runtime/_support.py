@@ -1,0 +1,370 @@
+"""The small support module that generated codecs import (and nothing else but stdlib).
+
+It holds what every generated codec shares: variable-length integers (LEB128 varint,
+VarU64), the two stream decoders (length-prefixed and self-delimiting framing) and the
+MessagePack boundary. Keeping them here, once, keeps generated modules readable.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Generic, TypeVar
+
+import msgpack
+
+from runtime.errors import (
+    DecodeError,
+    EncodeError,
+    FrameTooLarge,
+    InvalidString,
+    InvalidValue,
+    MalformedMsgpack,
+    NonCanonical,
+    ProtocolError,
+    TrailingBytes,
+    Truncated,
+)
+
+F = TypeVar("F")
+C = TypeVar("C")
+
+U64_MAX = 0xFFFFFFFFFFFFFFFF
+
+# --- unsigned LEB128 (protobuf varint) ------------------------------------------
+
+
+def read_varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
+    """Read an unsigned LEB128 varint at ``pos``; returns (value, next position).
+
+    Protobuf varints carry at most 64 bits, so at most 10 bytes are read: a longer
+    run of continuation bits is an error, never a loop sized by the peer.
+    """
+    if pos >= end:
+        raise Truncated("varint: input ends", needed=pos + 1)
+    byte = data[pos]
+    if byte < 0x80:
+        return byte, pos + 1
+    result = byte & 0x7F
+    shift = 7
+    pos += 1
+    while True:
+        if pos >= end:
+            raise Truncated("varint: input ends inside a varint", needed=pos + 1)
+        byte = data[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            if result > U64_MAX:
+                raise InvalidValue("varint: value exceeds 64 bits")
+            return result, pos
+        shift += 7
+        if shift >= 70:
+            raise InvalidValue("varint: longer than 10 bytes")
+
+
+def write_varint(value: int) -> bytes:
+    """Encode ``value`` (0 <= value < 2**64) as an unsigned LEB128 varint."""
+    if value < 0x80:
+        if value < 0:
+            raise EncodeError(f"varint: negative value {value}")
+        return bytes((value,))
+    if value > U64_MAX:
+        raise EncodeError(f"varint: value {value} exceeds 64 bits")
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+# --- VarU64 (https://github.com/AljoschaMeyer/varu64) ---------------------------
+# A first byte below 248 is the value; 248 + k - 1 announces k (1..8) further bytes
+# holding the value big-endian. Only the shortest encoding is valid.
+
+_VARU64_MIN = (0, 248, 1 << 8, 1 << 16, 1 << 24, 1 << 32, 1 << 40, 1 << 48, 1 << 56)
+
+
+def read_varu64(data: bytes, pos: int, end: int) -> tuple[int, int]:
+    """Read a VarU64 at ``pos``; rejects non-canonical encodings."""
+    if pos >= end:
+        raise Truncated("VarU64: input ends", needed=pos + 1)
+    first = data[pos]
+    if first < 248:
+        return first, pos + 1
+    size = first - 247
+    stop = pos + 1 + size
+    if stop > end:
+        raise Truncated("VarU64: input ends inside a VarU64", needed=stop)
+    value = int.from_bytes(data[pos + 1 : stop], "big")
+    if value < _VARU64_MIN[size]:
+        raise NonCanonical(
+            f"VarU64: {value} encoded in {size + 1} bytes; the shortest form is required"
+        )
+    return value, stop
+
+
+def write_varu64(value: int) -> bytes:
+    """Encode ``value`` (0 <= value < 2**64) as a canonical VarU64."""
+    if 0 <= value < 248:
+        return bytes((value,))
+    if value < 0 or value > U64_MAX:
+        raise EncodeError(f"VarU64: value {value} out of range")
+    size = (value.bit_length() + 7) // 8
+    return bytes((247 + size,)) + value.to_bytes(size, "big")
+
+
+# --- stream decoders ----------------------------------------------------------------
+
+DecodeAt = Callable[[bytes, int, int, "C | None", "str | None"], "tuple[F, int]"]
+
+
+class LengthPrefixedDecoder(Generic[F, C]):
+    """Splits a byte stream into frames behind an unsigned big-endian length prefix.
+
+    The prefix does not count itself (RSocket over TCP: 24 bits; RabbitMQ stream:
+    32 bits). A declared length above ``max_frame_size`` fails before anything of the
+    frame is buffered. A malformed frame is consumed (its length is known), so the
+    caller may report it and go on feeding.
+    """
+
+    def __init__(
+        self,
+        decode_at: Callable[[bytes, int, int, C | None, str | None], tuple[F, int]],
+        prefix_size: int,
+        max_frame_size: int,
+        ctx: C | None,
+        sender: str | None,
+    ) -> None:
+        self._decode_at = decode_at
+        self._prefix_size = prefix_size
+        self.max_frame_size = max_frame_size
+        self.ctx = ctx
+        self.sender = sender
+        self._buffer = bytearray()
+        self._broken: ProtocolError | None = None
+
+    @property
+    def buffered(self) -> int:
+        """Bytes held for a frame that has not fully arrived yet."""
+        return len(self._buffer)
+
+    def feed(self, data: bytes | bytearray | memoryview) -> list[F]:
+        """Add bytes from the stream; return every frame they complete, in order."""
+        if self._broken is not None:
+            raise self._broken
+        buffer = self._buffer
+        buffer += data
+        frames: list[F] = []
+        size = len(buffer)
+        prefix = self._prefix_size
+        if size < prefix:
+            return frames
+        view = bytes(buffer)
+        pos = 0
+        try:
+            while size - pos >= prefix:
+                length = int.from_bytes(view[pos : pos + prefix], "big")
+                if length > self.max_frame_size:
+                    error = FrameTooLarge(
+                        f"frame declares {length} bytes; the limit is {self.max_frame_size}"
+                    )
+                    self._broken = error
+                    raise error
+                start = pos + prefix
+                stop = start + length
+                if stop > size:
+                    break
+                pos = stop
+                frame, used = self._decode_at(view, start, stop, self.ctx, self.sender)
+                if used != stop:
+                    raise TrailingBytes(f"{stop - used} bytes after the end of a frame")
+                frames.append(frame)
+        except DecodeError as error:
+            del buffer[:pos]
+            error.frames = list(frames)
+            raise
+        del buffer[:pos]
+        return frames
+
+
+class SelfDelimitingDecoder(Generic[F, C]):
+    """Splits a byte stream of self-delimiting frames (Reactive Streams, BPMUX).
+
+    A frame is decoded from the buffer start; when the input ends inside it the
+    decoder waits for at least the bytes the truncated field declared, and fails once
+    a frame needs more than ``max_frame_size`` bytes. Any other error leaves the
+    stream out of sync, so the decoder stays broken and re-raises it.
+    """
+
+    def __init__(
+        self,
+        decode_at: Callable[[bytes, int, int, C | None, str | None], tuple[F, int]],
+        max_frame_size: int,
+        ctx: C | None,
+        sender: str | None,
+    ) -> None:
+        self._decode_at = decode_at
+        self.max_frame_size = max_frame_size
+        self.ctx = ctx
+        self.sender = sender
+        self._buffer = bytearray()
+        self._needed = 0
+        self._broken: ProtocolError | None = None
+
+    @property
+    def buffered(self) -> int:
+        """Bytes held for a frame that has not fully arrived yet."""
+        return len(self._buffer)
+
+    def feed(self, data: bytes | bytearray | memoryview) -> list[F]:
+        """Add bytes from the stream; return every frame they complete, in order."""
+        if self._broken is not None:
+            raise self._broken
+        buffer = self._buffer
+        buffer += data
+        frames: list[F] = []
+        size = len(buffer)
+        if size < self._needed:
+            return frames
+        view = bytes(buffer)
+        pos = 0
+        limit = self.max_frame_size
+        try:
+            while pos < size:
+                try:
+                    frame, stop = self._decode_at(view, pos, size, self.ctx, self.sender)
+                except Truncated as short:
+                    if short.needed - pos > limit or size - pos > limit:
+                        raise FrameTooLarge(
+                            f"a frame needs more than the limit of {limit} bytes"
+                        ) from None
+                    self._needed = max(short.needed - pos, size - pos + 1)
+                    break
+                if stop - pos > limit:
+                    raise FrameTooLarge(
+                        f"a frame of {stop - pos} bytes exceeds the limit of {limit}"
+                    )
+                frames.append(frame)
+                pos = stop
+            else:
+                self._needed = 0
+        except DecodeError as error:
+            self._broken = error
+            error.frames = list(frames)
+            raise
+        del buffer[:pos]
+        return frames
+
+
+# --- MessagePack boundary -----------------------------------------------------------
+
+
+def msgpack_pack(obj: object) -> bytes:
+    """Pack a frame's MessagePack array (bytes as bin, str as str)."""
+    packed: bytes = msgpack.packb(obj, use_bin_type=True)
+    return packed
+
+
+def msgpack_unpack(data: bytes) -> object:
+    """Unpack exactly one MessagePack object; every failure is a DecodeError."""
+    try:
+        return msgpack.unpackb(data, raw=False, use_list=True, strict_map_key=True)
+    except msgpack.ExtraData as error:
+        raise TrailingBytes("bytes after one MessagePack object") from error
+    except msgpack.OutOfData as error:
+        raise Truncated("MessagePack object is incomplete") from error
+    except (ValueError, TypeError, msgpack.UnpackException) as error:
+        raise MalformedMsgpack(f"not MessagePack: {error}") from error
+
+
+class MsgpackDecoder(Generic[F, C]):
+    """Splits a byte stream of MessagePack-encoded frames."""
+
+    def __init__(
+        self,
+        from_object: Callable[[object, C | None], F],
+        max_frame_size: int,
+        ctx: C | None,
+    ) -> None:
+        self._from_object = from_object
+        self.max_frame_size = max_frame_size
+        self.ctx = ctx
+        self._unpacker = msgpack.Unpacker(
+            raw=False,
+            use_list=True,
+            strict_map_key=True,
+            max_buffer_size=max_frame_size,
+        )
+        self._broken: ProtocolError | None = None
+
+    def feed(self, data: bytes | bytearray | memoryview) -> list[F]:
+        """Add bytes from the stream; return every frame they complete, in order."""
+        if self._broken is not None:
+            raise self._broken
+        frames: list[F] = []
+        view = memoryview(data)
+        step = max(1, self.max_frame_size // 2)
+        try:
+            for start in range(0, len(view), step):
+                try:
+                    self._unpacker.feed(view[start : start + step])
+                except msgpack.BufferFull:
+                    raise FrameTooLarge(
+                        f"a MessagePack frame exceeds the limit of {self.max_frame_size}"
+                    ) from None
+                try:
+                    for obj in self._unpacker:
+                        frames.append(self._from_object(obj, self.ctx))
+                except DecodeError:
+                    raise
+                except (ValueError, TypeError, msgpack.UnpackException) as error:
+                    raise MalformedMsgpack(f"not MessagePack: {error}") from error
+        except DecodeError as error:
+            self._broken = error
+            error.frames = list(frames)
+            raise
+        return frames
+
+
+def utf8(data: bytes, what: str) -> str:
+    """Decode a UTF-8 string field, naming the field when it is not UTF-8."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InvalidString(f"{what}: not UTF-8 ({error.reason})") from None
+
+
+# --- checks of values read from MessagePack -------------------------------------------
+
+
+def mp_int(value: object, low: int, high: int, what: str) -> int:
+    """An integer within [low, high] (bool is not an integer here)."""
+    if type(value) is not int:
+        raise MalformedMsgpack(f"{what}: expected an integer, got {type(value).__name__}")
+    if not low <= value <= high:
+        raise InvalidValue(f"{what}: {value} is outside {low}..{high}")
+    return value
+
+
+def mp_bool(value: object, what: str) -> bool:
+    if type(value) is not bool:
+        raise MalformedMsgpack(f"{what}: expected a boolean, got {type(value).__name__}")
+    return value
+
+
+def mp_bytes(value: object, what: str) -> bytes:
+    if type(value) is not bytes:
+        raise MalformedMsgpack(f"{what}: expected bin, got {type(value).__name__}")
+    return value
+
+
+def mp_str(value: object, what: str) -> str:
+    if type(value) is not str:
+        raise MalformedMsgpack(f"{what}: expected str, got {type(value).__name__}")
+    return value
+
+
+def mp_list(value: object, what: str) -> list[object]:
+    if type(value) is not list:
+        raise MalformedMsgpack(f"{what}: expected an array, got {type(value).__name__}")
+    return value

@@ -1,0 +1,97 @@
+"""The one exception tree of wirestream.
+
+Every error that bytes from a peer, a bad local call or a broken protocol rule can
+cause is a ``ProtocolError``. As in h11, ``LocalProtocolError`` means *we* broke a rule
+(or were asked to encode something unencodable) and ``RemoteProtocolError`` means the
+peer did (malformed bytes, illegal sequences).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ProtocolError",
+    "LocalProtocolError",
+    "RemoteProtocolError",
+    "EncodeError",
+    "DecodeError",
+    "Truncated",
+    "TrailingBytes",
+    "FrameTooLarge",
+    "UnknownFrameType",
+    "AmbiguousFrameType",
+    "InvalidValue",
+    "InvalidString",
+    "NonCanonical",
+    "MalformedMsgpack",
+]
+
+
+class ProtocolError(Exception):
+    """Base of every wirestream protocol error."""
+
+
+class LocalProtocolError(ProtocolError):
+    """We broke a protocol rule, or asked for something the protocol cannot carry."""
+
+
+class RemoteProtocolError(ProtocolError):
+    """The peer broke a protocol rule: malformed bytes or an illegal sequence."""
+
+
+class EncodeError(LocalProtocolError, ValueError):
+    """A frame cannot be encoded: a value is out of range, too long, or inconsistent."""
+
+
+class DecodeError(RemoteProtocolError):
+    """Bytes that are not a valid frame.
+
+    ``frames`` holds the frames a stream decoder had decoded in the same ``feed`` call
+    before the bad one, so that nothing already received is lost.
+    """
+
+    def __init__(self, message: str, *, frames: list[object] | None = None) -> None:
+        super().__init__(message)
+        self.frames: list[object] = [] if frames is None else frames
+
+
+class Truncated(DecodeError):
+    """The input ends before the frame (or a field of it) does.
+
+    ``needed`` is the offset the input would have to reach, when known (0 otherwise).
+    """
+
+    def __init__(self, message: str, *, needed: int = 0) -> None:
+        super().__init__(message)
+        self.needed = needed
+
+
+class TrailingBytes(DecodeError):
+    """Bytes remain after exactly one frame was decoded."""
+
+
+class FrameTooLarge(DecodeError):
+    """A declared length exceeds the configured maximum frame size."""
+
+
+class UnknownFrameType(DecodeError):
+    """A frame type code that this protocol version does not define (and may not skip)."""
+
+
+class AmbiguousFrameType(DecodeError):
+    """A code shared by frames of both senders, decoded without saying who sent it."""
+
+
+class InvalidValue(DecodeError):
+    """A field holds a value the protocol forbids (constraint, enum, const, length)."""
+
+
+class InvalidString(InvalidValue):
+    """A string field is not valid UTF-8."""
+
+
+class NonCanonical(InvalidValue):
+    """A variable-length integer is not in its one valid (shortest) encoding."""
+
+
+class MalformedMsgpack(DecodeError):
+    """Bytes that are not the MessagePack form of a frame."""
