@@ -1075,7 +1075,10 @@ class PythonTarget:
         if frame.spec:
             doc += ["", f"Spec: {frame.spec}"]
         doc += ["", f"Code: {code!r}; sent by: {frame.sender}."]
-        class_lines = [f"FRAME_TYPE: ClassVar[FrameType] = FrameType.{upper_snake(frame.name)}"]
+        class_lines = [
+            f"FRAME_TYPE: ClassVar[FrameType] = FrameType.{upper_snake(frame.name)}",
+            f'SENDER: ClassVar[str] = "{frame.sender}"',
+        ]
         methods = self.common_methods(frame.name, attrs)
         methods.append(self.to_bytes_method(frame))
         if "msgpack" in self.proto.encodings:
@@ -1527,6 +1530,12 @@ class PythonTarget:
             out(f"{self.d_var(name)} = draw(st.booleans())")
         self.st_items(out, frame.items, assigned)
         args = ", ".join(self.d_var(a.name) for a in self.frame_attrs(frame))
+        if not any("draw(" in line for line in out.lines):
+            return PyFunction([
+                f"def {lower_snake(frame.name)}() -> st.SearchStrategy[tuple[{frame.name}, Context]]:",
+                f'    """A {frame.name} frame (it has no fields to draw)."""',
+                f"    return st.builds(lambda: ({frame.name}(), Context()))",
+            ])  # fmt: skip
         out(f"return {frame.name}({args}), ctx")
         return PyFunction([
             "@st.composite",
@@ -1539,8 +1548,13 @@ class PythonTarget:
         out = self.lines()
         out("ctx = Context()")
         self.st_items(out, struct.items, set())
-        out(f"del ctx")
+        out("del ctx")
         args = ", ".join(self.d_var(a.name) for a in self.item_attrs(struct.items))
+        if not any("draw(" in line for line in out.lines):
+            return PyFunction([
+                f"def {lower_snake(struct.name)}_struct() -> st.SearchStrategy[{struct.name}]:",
+                f"    return st.builds({struct.name})",
+            ])  # fmt: skip
         out(f"return {struct.name}({args})")
         return PyFunction([
             "@st.composite",

@@ -1,0 +1,80 @@
+"""What tests know about the protocol versions: one entry per IDL file."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+IDL = ROOT / "idl"
+VECTORS = Path(__file__).resolve().parent / "vectors"
+
+
+@dataclass(frozen=True)
+class Version:
+    protocol: str
+    version: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.protocol}.{self.version}"
+
+    @property
+    def idl(self) -> Path:
+        return IDL / self.protocol / f"{self.version}.yaml"
+
+    def codec(self) -> ModuleType:
+        return importlib.import_module(f"generated.{self.protocol}.{self.version}")
+
+    def strategies(self) -> ModuleType:
+        return importlib.import_module(f"generated.{self.protocol}.{self.version}.strategies")
+
+    def vectors(self, suffix: str = "") -> list[dict[str, Any]]:
+        path = VECTORS / f"{self.protocol}_{self.version}{suffix}.yaml"
+        if not path.exists():
+            return []
+        return yaml.safe_load(path.read_text(encoding="utf-8")) or []
+
+
+VERSIONS = [Version(p.parent.name, p.stem) for p in sorted(IDL.glob("*/*.yaml"))]
+
+
+def plain(value: Any) -> Any:
+    """A frame as the plain data the vector files use (bytes as {hex: ...})."""
+    if isinstance(value, (bytes, bytearray)):
+        return {"hex": bytes(value).hex()}
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, (list, tuple)):
+        return [plain(item) for item in value]
+    names = getattr(type(value), "__match_args__", None)
+    if names is not None:
+        return {name: plain(getattr(value, name)) for name in names}
+    raise TypeError(f"cannot make {value!r} plain")
+
+
+def build(codec: ModuleType, cls_name: str, fields: dict[str, Any]) -> Any:
+    """The inverse of `plain` for a frame (used to encode expected frames)."""
+    cls = getattr(codec, cls_name)
+    return cls(**{name: unplain(codec, cls, name, value) for name, value in fields.items()})
+
+
+def unplain(codec: ModuleType, cls: type, name: str, value: Any) -> Any:
+    if isinstance(value, dict) and set(value) == {"hex"}:
+        return bytes.fromhex(value["hex"])
+    if isinstance(value, list):
+        return [unplain(codec, cls, name, item) for item in value]
+    return value
+
+
+def context(codec: ModuleType, spec: dict[str, Any] | None) -> Any:
+    if not spec:
+        return None
+    return codec.Context(**spec)
