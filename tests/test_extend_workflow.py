@@ -37,7 +37,16 @@ def test_a_frame_added_to_the_yaml_is_generated_and_round_trips(tmp_path: Path) 
 
     out = tmp_path / "wsext"
     subprocess.run(
-        [sys.executable, "-m", "codegen", "generate", "--idl", str(tmp_path / "idl"), "--out", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "codegen",
+            "generate",
+            "--idl",
+            str(tmp_path / "idl"),
+            "--out",
+            str(out),
+        ],
         cwd=ROOT,
         check=True,
         capture_output=True,
