@@ -456,6 +456,20 @@ class PythonTarget:
         node = item.node
         return isinstance(node, Word) or (isinstance(node, IntField) and node.type.size is not None)
 
+    def runs(self, items: list[Item]) -> list[tuple[list[IntField | Word], Item | None]]:
+        """Items in order, consecutive fixed-size units merged: one struct.Struct each."""
+        result: list[tuple[list[IntField | Word], Item | None]] = []
+        for item in items:
+            node = item.node
+            if self.fixed_unit(item) and isinstance(node, (IntField, Word)):
+                if result and result[-1][0]:
+                    result[-1][0].append(node)
+                else:
+                    result.append(([node], None))
+            else:
+                result.append(([], item))
+        return result
+
     def unit_format(self, node: IntField | Word) -> str:
         name = node.type.name
         return "BH" if name == "u24" else STRUCT_CODES[name]
@@ -466,17 +480,11 @@ class PythonTarget:
         return size
 
     def decode_items(self, out: Lines, items: list[Item], owner: str, end: str = "end") -> None:
-        index = 0
-        while index < len(items):
-            if self.fixed_unit(items[index]):
-                run = []
-                while index < len(items) and self.fixed_unit(items[index]):
-                    run.append(items[index].node)
-                    index += 1
-                self.decode_fixed_run(out, run, owner, end)  # type: ignore[arg-type]
+        for run, item in self.runs(items):
+            if run:
+                self.decode_fixed_run(out, run, owner, end)
                 continue
-            item = items[index]
-            index += 1
+            assert item is not None
             node = item.node
             assert not isinstance(node, Word)  # words are fixed units
             if item.condition is not None:
@@ -785,17 +793,11 @@ class PythonTarget:
     def encode_items(
         self, out: Lines, items: list[Item], owner: str, scope_values: dict[str, str]
     ) -> None:
-        index = 0
-        while index < len(items):
-            if self.fixed_unit(items[index]):
-                run = []
-                while index < len(items) and self.fixed_unit(items[index]):
-                    run.append(items[index].node)
-                    index += 1
-                self.encode_fixed_run(out, run, owner, scope_values)  # type: ignore[arg-type]
+        for run, item in self.runs(items):
+            if run:
+                self.encode_fixed_run(out, run, owner, scope_values)
                 continue
-            item = items[index]
-            index += 1
+            assert item is not None
             node = item.node
             assert not isinstance(node, Word)
             value = scope_values.get(node.name, f"self.{node.name}")

@@ -45,7 +45,8 @@ def test_golden_vector_encodes_to_its_bytes(version: Any, vector: dict[str, Any]
     codec = version.codec()
     ctx = context(codec, vector.get("ctx"))
     frame = codec.decode(bytes.fromhex(vector["hex"]), ctx, vector.get("sender"))
-    assert codec.encode(frame, ctx).hex() == vector["hex"]
+    # A frame received under one of its also_codes re-encodes with its primary code.
+    assert codec.encode(frame, ctx).hex() == vector.get("encode_hex", vector["hex"])
 
 
 @pytest.mark.parametrize(("version", "vector"), [p for p in VALID if "msgpack_hex" in p.values[1]])
