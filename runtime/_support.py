@@ -118,7 +118,30 @@ def write_varu64(value: int) -> bytes:
 DecodeAt = Callable[[bytes, int, int, "C | None", "str | None"], "tuple[F, int]"]
 
 
-class LengthPrefixedDecoder(Generic[F, C]):
+class _FrameSplitter(Generic[F, C]):
+    """What both stream decoders hold: the codec's decode_at, limits and the buffer."""
+
+    def __init__(
+        self,
+        decode_at: Callable[[bytes, int, int, C | None, str | None], tuple[F, int]],
+        max_frame_size: int,
+        ctx: C | None,
+        sender: str | None,
+    ) -> None:
+        self._decode_at = decode_at
+        self.max_frame_size = max_frame_size
+        self.ctx = ctx
+        self.sender = sender
+        self._buffer = bytearray()
+        self._broken: ProtocolError | None = None
+
+    @property
+    def buffered(self) -> int:
+        """Bytes held for a frame that has not fully arrived yet."""
+        return len(self._buffer)
+
+
+class LengthPrefixedDecoder(_FrameSplitter[F, C]):
     """Splits a byte stream into frames behind an unsigned big-endian length prefix.
 
     The prefix does not count itself (RSocket over TCP: 24 bits; RabbitMQ stream:
@@ -135,18 +158,8 @@ class LengthPrefixedDecoder(Generic[F, C]):
         ctx: C | None,
         sender: str | None,
     ) -> None:
-        self._decode_at = decode_at
+        super().__init__(decode_at, max_frame_size, ctx, sender)
         self._prefix_size = prefix_size
-        self.max_frame_size = max_frame_size
-        self.ctx = ctx
-        self.sender = sender
-        self._buffer = bytearray()
-        self._broken: ProtocolError | None = None
-
-    @property
-    def buffered(self) -> int:
-        """Bytes held for a frame that has not fully arrived yet."""
-        return len(self._buffer)
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[F]:
         """Add bytes from the stream; return every frame they complete, in order."""
@@ -187,7 +200,7 @@ class LengthPrefixedDecoder(Generic[F, C]):
         return frames
 
 
-class SelfDelimitingDecoder(Generic[F, C]):
+class SelfDelimitingDecoder(_FrameSplitter[F, C]):
     """Splits a byte stream of self-delimiting frames (Reactive Streams, BPMUX).
 
     A frame is decoded from the buffer start; when the input ends inside it the
@@ -203,18 +216,8 @@ class SelfDelimitingDecoder(Generic[F, C]):
         ctx: C | None,
         sender: str | None,
     ) -> None:
-        self._decode_at = decode_at
-        self.max_frame_size = max_frame_size
-        self.ctx = ctx
-        self.sender = sender
-        self._buffer = bytearray()
+        super().__init__(decode_at, max_frame_size, ctx, sender)
         self._needed = 0
-        self._broken: ProtocolError | None = None
-
-    @property
-    def buffered(self) -> int:
-        """Bytes held for a frame that has not fully arrived yet."""
-        return len(self._buffer)
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[F]:
         """Add bytes from the stream; return every frame they complete, in order."""
