@@ -116,38 +116,38 @@ _S_qh = struct.Struct(">qh")
 class FrameType(Enum):
     """The frame type codes of this protocol version."""
 
-    PUBLISH = (0, 1)
-    PUBLISH_CONFIRM = (1, 1)
-    SUBSCRIBE_REQUEST = (2, 1)
-    SUBSCRIBE_RESPONSE = (2, 1)
-    DELIVER = (3, 1)
-    CREDIT_REQUEST = (4, 1)
-    CREDIT_RESPONSE = (4, 1)
-    UNSUBSCRIBE_REQUEST = (5, 1)
-    UNSUBSCRIBE_RESPONSE = (5, 1)
-    PUBLISH_ERROR = (6, 1)
-    METADATA_UPDATE = (7, 1)
-    METADATA_REQUEST = (8, 1)
-    METADATA_RESPONSE = (8, 1)
-    SASL_HANDSHAKE_REQUEST = (9, 1)
-    SASL_HANDSHAKE_RESPONSE = (9, 1)
-    SASL_AUTHENTICATE_REQUEST = (0xA, 1)
-    SASL_AUTHENTICATE_RESPONSE = (0xA, 1)
-    TUNE = (0xB, 1)
-    OPEN_REQUEST = (0xC, 1)
-    OPEN_RESPONSE = (0xC, 1)
-    CLOSE_REQUEST = (0xD, 1)
-    CLOSE_RESPONSE = (0xD, 1)
-    HEARTBEAT = (0xE, 1)
-    PEER_PROPERTIES_REQUEST = (0xF, 1)
-    PEER_PROPERTIES_RESPONSE = (0xF, 1)
-    COMMIT_OFFSET = (0x10, 1)
-    QUERY_OFFSET_REQUEST = (0x11, 1)
-    QUERY_OFFSET_RESPONSE = (0x11, 1)
-    CREATE_REQUEST = (0x3E6, 1)
-    CREATE_RESPONSE = (0x3E6, 1)
-    DELETE_REQUEST = (0x3E7, 1)
-    DELETE_RESPONSE = (0x3E7, 1)
+    PUBLISH = (0, 0)
+    PUBLISH_CONFIRM = (1, 0)
+    SUBSCRIBE_REQUEST = (2, 0)
+    SUBSCRIBE_RESPONSE = (2, 0)
+    DELIVER = (3, 0)
+    CREDIT_REQUEST = (4, 0)
+    CREDIT_RESPONSE = (4, 0)
+    UNSUBSCRIBE_REQUEST = (5, 0)
+    UNSUBSCRIBE_RESPONSE = (5, 0)
+    PUBLISH_ERROR = (6, 0)
+    METADATA_UPDATE = (7, 0)
+    METADATA_REQUEST = (8, 0)
+    METADATA_RESPONSE = (8, 0)
+    SASL_HANDSHAKE_REQUEST = (9, 0)
+    SASL_HANDSHAKE_RESPONSE = (9, 0)
+    SASL_AUTHENTICATE_REQUEST = (0xA, 0)
+    SASL_AUTHENTICATE_RESPONSE = (0xA, 0)
+    TUNE = (0xB, 0)
+    OPEN_REQUEST = (0xC, 0)
+    OPEN_RESPONSE = (0xC, 0)
+    CLOSE_REQUEST = (0xD, 0)
+    CLOSE_RESPONSE = (0xD, 0)
+    HEARTBEAT = (0xE, 0)
+    PEER_PROPERTIES_REQUEST = (0xF, 0)
+    PEER_PROPERTIES_RESPONSE = (0xF, 0)
+    COMMIT_OFFSET = (0x10, 0)
+    QUERY_OFFSET_REQUEST = (0x11, 0)
+    QUERY_OFFSET_RESPONSE = (0x11, 0)
+    CREATE_REQUEST = (0x3E6, 0)
+    CREATE_RESPONSE = (0x3E6, 0)
+    DELETE_REQUEST = (0x3E7, 0)
+    DELETE_RESPONSE = (0x3E7, 0)
 
 
 class OffsetType(IntEnum):
@@ -870,7 +870,7 @@ class Publish:
 
     Spec: PROTOCOL.adoc (2020-10), Publish: 'Publish => Key Version Stream PublishedMessages'
 
-    Code: [0, 1]; sent by: client.
+    Code: [0, 0]; sent by: client.
 
     Attributes:
         stream: str | None
@@ -925,7 +925,7 @@ class Publish:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0, 1))
+        out.append(_S_HH.pack(0, 0))
         if self.stream is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"Publish.stream: {-1!r} is outside -32768..0x7fff")
@@ -956,7 +956,7 @@ class PublishConfirm:
 
     Spec: PROTOCOL.adoc (2020-10), PublishConfirm: 'PublishConfirm => Key Version PublishingIds'
 
-    Code: [1, 1]; sent by: server.
+    Code: [1, 0]; sent by: server.
 
     Attributes:
         publisher_id: int
@@ -999,7 +999,7 @@ class PublishConfirm:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(1, 1))
+        out.append(_S_HH.pack(1, 0))
         _int1 = self.publisher_id
         if not 0 <= _int1 <= 0xFF:
             raise EncodeError(f"PublishConfirm.publisher_id: {_int1!r} is outside 0..0xff")
@@ -1023,7 +1023,7 @@ class SubscribeRequest:
 
     Spec: PROTOCOL.adoc (2020-10), Subscribe: 'Subscribe => Key Version CorrelationId SubscriptionId Stream OffsetSpecification Credit'
 
-    Code: [2, 1]; sent by: client.
+    Code: [2, 0]; sent by: client.
 
     Attributes:
         correlation_id: int
@@ -1096,7 +1096,7 @@ class SubscribeRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(2, 1))
+        out.append(_S_HH.pack(2, 0))
         _int1 = self.correlation_id
         if not -2147483648 <= _int1 <= 0x7FFFFFFF:
             raise EncodeError(
@@ -1130,7 +1130,7 @@ class SubscribeResponse:
 
     Spec: PROTOCOL.adoc (2020-10), Frame Structure: 'Response => Key Version CorrelationId ResponseCode'
 
-    Code: [2, 1]; sent by: server.
+    Code: [2, 0]; sent by: server.
 
     Attributes:
         correlation_id: int
@@ -1173,7 +1173,7 @@ class SubscribeResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(2, 1))
+        out.append(_S_HH.pack(2, 0))
         _int1 = self.correlation_id
         if not -2147483648 <= _int1 <= 0x7FFFFFFF:
             raise EncodeError(
@@ -1193,7 +1193,7 @@ class Deliver:
 
     Spec: PROTOCOL.adoc (2020-10), Deliver: 'Deliver => Key Version SubscriptionId OsirisChunk'
 
-    Code: [3, 1]; sent by: server.
+    Code: [3, 0]; sent by: server.
 
     Attributes:
         subscription_id: int
@@ -1236,7 +1236,7 @@ class Deliver:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(3, 1))
+        out.append(_S_HH.pack(3, 0))
         _int1 = self.subscription_id
         if not 0 <= _int1 <= 0xFF:
             raise EncodeError(f"Deliver.subscription_id: {_int1!r} is outside 0..0xff")
@@ -1250,7 +1250,7 @@ class CreditRequest:
 
     Spec: PROTOCOL.adoc (2020-10), Credit: 'Credit => Key Version SubscriptionId Credit'
 
-    Code: [4, 1]; sent by: client.
+    Code: [4, 0]; sent by: client.
 
     Attributes:
         subscription_id: int
@@ -1293,7 +1293,7 @@ class CreditRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(4, 1))
+        out.append(_S_HH.pack(4, 0))
         _int1 = self.subscription_id
         if not 0 <= _int1 <= 0xFF:
             raise EncodeError(f"CreditRequest.subscription_id: {_int1!r} is outside 0..0xff")
@@ -1309,7 +1309,7 @@ class CreditResponse:
 
     Spec: PROTOCOL.adoc (2020-10), Credit: 'CreditResponse => Key Version ResponseCode SubscriptionId'
 
-    Code: [4, 1]; sent by: server.
+    Code: [4, 0]; sent by: server.
 
     Attributes:
         response_code: int
@@ -1352,7 +1352,7 @@ class CreditResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(4, 1))
+        out.append(_S_HH.pack(4, 0))
         _int1 = self.response_code
         if not -32768 <= _int1 <= 0x7FFF:
             raise EncodeError(f"CreditResponse.response_code: {_int1!r} is outside -32768..0x7fff")
@@ -1368,7 +1368,7 @@ class UnsubscribeRequest:
 
     Spec: PROTOCOL.adoc (2020-10), Unsubscribe: 'Unsubscribe => Key Version CorrelationId SubscriptionId'
 
-    Code: [5, 1]; sent by: client.
+    Code: [5, 0]; sent by: client.
 
     Attributes:
         correlation_id: int
@@ -1411,7 +1411,7 @@ class UnsubscribeRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(5, 1))
+        out.append(_S_HH.pack(5, 0))
         _int1 = self.correlation_id
         if not -2147483648 <= _int1 <= 0x7FFFFFFF:
             raise EncodeError(
@@ -1429,7 +1429,7 @@ class UnsubscribeResponse:
 
     Spec: PROTOCOL.adoc (2020-10), Frame Structure: 'Response => Key Version CorrelationId ResponseCode'
 
-    Code: [5, 1]; sent by: server.
+    Code: [5, 0]; sent by: server.
 
     Attributes:
         correlation_id: int
@@ -1472,7 +1472,7 @@ class UnsubscribeResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(5, 1))
+        out.append(_S_HH.pack(5, 0))
         _int1 = self.correlation_id
         if not -2147483648 <= _int1 <= 0x7FFFFFFF:
             raise EncodeError(
@@ -1492,7 +1492,7 @@ class PublishError:
 
     Spec: PROTOCOL.adoc (2020-10), PublishError: 'PublishError => Key Version [PublishingError]'
 
-    Code: [6, 1]; sent by: server.
+    Code: [6, 0]; sent by: server.
 
     Attributes:
         publisher_id: int
@@ -1537,7 +1537,7 @@ class PublishError:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(6, 1))
+        out.append(_S_HH.pack(6, 0))
         _int1 = self.publisher_id
         if not 0 <= _int1 <= 0xFF:
             raise EncodeError(f"PublishError.publisher_id: {_int1!r} is outside 0..0xff")
@@ -1557,7 +1557,7 @@ class MetadataUpdate:
 
     Spec: PROTOCOL.adoc (2020-10), MetadataUpdate: 'MetadataUpdate => Key Version MetadataInfo'
 
-    Code: [7, 1]; sent by: server.
+    Code: [7, 0]; sent by: server.
 
     Attributes:
         code: int
@@ -1600,7 +1600,7 @@ class MetadataUpdate:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(7, 1))
+        out.append(_S_HH.pack(7, 0))
         _int1 = self.code
         if not -32768 <= _int1 <= 0x7FFF:
             raise EncodeError(f"MetadataUpdate.code: {_int1!r} is outside -32768..0x7fff")
@@ -1624,7 +1624,7 @@ class MetadataRequest:
 
     Spec: PROTOCOL.adoc (2020-10), Metadata: 'MetadataQuery => Key Version CorrelationId [Stream]'
 
-    Code: [8, 1]; sent by: client.
+    Code: [8, 0]; sent by: client.
 
     Attributes:
         correlation_id: int
@@ -1667,7 +1667,7 @@ class MetadataRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(8, 1))
+        out.append(_S_HH.pack(8, 0))
         _int1 = self.correlation_id
         if not -2147483648 <= _int1 <= 0x7FFFFFFF:
             raise EncodeError(
@@ -1701,7 +1701,7 @@ class MetadataResponse:
 
     Spec: PROTOCOL.adoc (2020-10), Metadata: 'MetadataResponse => Key Version CorrelationId [Broker] [StreamMetadata]'
 
-    Code: [8, 1]; sent by: server.
+    Code: [8, 0]; sent by: server.
 
     Attributes:
         correlation_id: int
@@ -1756,7 +1756,7 @@ class MetadataResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(8, 1))
+        out.append(_S_HH.pack(8, 0))
         _int1 = self.correlation_id
         if not -2147483648 <= _int1 <= 0x7FFFFFFF:
             raise EncodeError(
@@ -1785,7 +1785,7 @@ class SaslHandshakeRequest:
 
     Spec: PROTOCOL.adoc (2020-10), SaslHandshake: 'SaslHandshakeRequest => Key Version CorrelationId Mechanism'
 
-    Code: [9, 1]; sent by: client.
+    Code: [9, 0]; sent by: client.
 
     Attributes:
         correlation_id: int
@@ -1813,7 +1813,7 @@ class SaslHandshakeRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(9, 1))
+        out.append(_S_HH.pack(9, 0))
         _int1 = self.correlation_id
         if not -2147483648 <= _int1 <= 0x7FFFFFFF:
             raise EncodeError(
@@ -1828,7 +1828,7 @@ class SaslHandshakeResponse:
 
     Spec: PROTOCOL.adoc (2020-10), SaslHandshake: 'SaslHandshakeResponse => Key Version CorrelationId ResponseCode [Mechanism]'
 
-    Code: [9, 1]; sent by: server.
+    Code: [9, 0]; sent by: server.
 
     Attributes:
         correlation_id: int
@@ -1883,7 +1883,7 @@ class SaslHandshakeResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(9, 1))
+        out.append(_S_HH.pack(9, 0))
         _int1 = self.correlation_id
         if not -2147483648 <= _int1 <= 0x7FFFFFFF:
             raise EncodeError(
@@ -1924,7 +1924,7 @@ class SaslAuthenticateRequest:
 
     Spec: PROTOCOL.adoc (2020-10), SaslAuthenticate: 'SaslAuthenticateRequest => Key Version CorrelationId Mechanism SaslOpaqueData'
 
-    Code: [10, 1]; sent by: client.
+    Code: [10, 0]; sent by: client.
 
     Attributes:
         correlation_id: int
@@ -1979,7 +1979,7 @@ class SaslAuthenticateRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0xA, 1))
+        out.append(_S_HH.pack(0xA, 0))
         _int1 = self.correlation_id
         if not -2147483648 <= _int1 <= 0x7FFFFFFF:
             raise EncodeError(
@@ -2024,7 +2024,7 @@ class SaslAuthenticateResponse:
 
     Spec: PROTOCOL.adoc (2020-10), SaslAuthenticate: 'SaslAuthenticateResponse => Key Version CorrelationId ResponseCode SaslOpaqueData'
 
-    Code: [10, 1]; sent by: server.
+    Code: [10, 0]; sent by: server.
 
     Attributes:
         correlation_id: int
@@ -2076,7 +2076,7 @@ class SaslAuthenticateResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0xA, 1))
+        out.append(_S_HH.pack(0xA, 0))
         _int1 = self.correlation_id
         if not -2147483648 <= _int1 <= 0x7FFFFFFF:
             raise EncodeError(
@@ -2111,7 +2111,7 @@ class Tune:
 
     Spec: PROTOCOL.adoc (2020-10), Tune: 'TuneRequest => Key Version FrameMax Heartbeat' / 'TuneResponse => TuneRequest'
 
-    Code: [11, 1]; sent by: any.
+    Code: [11, 0]; sent by: any.
 
     Attributes:
         frame_max: int
@@ -2154,7 +2154,7 @@ class Tune:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0xB, 1))
+        out.append(_S_HH.pack(0xB, 0))
         _int1 = self.frame_max
         if not -2147483648 <= _int1 <= 0x7FFFFFFF:
             raise EncodeError(f"Tune.frame_max: {_int1!r} is outside -2147483648..0x7fffffff")
@@ -2170,7 +2170,7 @@ class OpenRequest:
 
     Spec: PROTOCOL.adoc (2020-10), Open: 'OpenRequest => Key Version CorrelationId VirtualHost'
 
-    Code: [12, 1]; sent by: client.
+    Code: [12, 0]; sent by: client.
 
     Attributes:
         correlation_id: int
@@ -2213,7 +2213,7 @@ class OpenRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0xC, 1))
+        out.append(_S_HH.pack(0xC, 0))
         _int1 = self.correlation_id
         if not -2147483648 <= _int1 <= 0x7FFFFFFF:
             raise EncodeError(
@@ -2239,7 +2239,7 @@ class OpenResponse:
 
     Spec: PROTOCOL.adoc (2020-10), Open: 'OpenResponse => Key Version CorrelationId ResponseCode'
 
-    Code: [12, 1]; sent by: server.
+    Code: [12, 0]; sent by: server.
 
     Attributes:
         correlation_id: int
@@ -2282,7 +2282,7 @@ class OpenResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0xC, 1))
+        out.append(_S_HH.pack(0xC, 0))
         _int1 = self.correlation_id
         if not -2147483648 <= _int1 <= 0x7FFFFFFF:
             raise EncodeError(
@@ -2300,7 +2300,7 @@ class CloseRequest:
 
     Spec: PROTOCOL.adoc (2020-10), Close: 'CloseRequest => Key Version CorrelationId ClosingCode ClosingReason'
 
-    Code: [13, 1]; sent by: client.
+    Code: [13, 0]; sent by: client.
 
     Attributes:
         correlation_id: int
@@ -2352,7 +2352,7 @@ class CloseRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0xD, 1))
+        out.append(_S_HH.pack(0xD, 0))
         _int1 = self.correlation_id
         if not -2147483648 <= _int1 <= 0x7FFFFFFF:
             raise EncodeError(
@@ -2383,7 +2383,7 @@ class CloseResponse:
 
     Spec: PROTOCOL.adoc (2020-10), Close: 'CloseResponse => Key Version CorrelationId ResponseCode'
 
-    Code: [13, 1]; sent by: server.
+    Code: [13, 0]; sent by: server.
 
     Attributes:
         correlation_id: int
@@ -2426,7 +2426,7 @@ class CloseResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0xD, 1))
+        out.append(_S_HH.pack(0xD, 0))
         _int1 = self.correlation_id
         if not -2147483648 <= _int1 <= 0x7FFFFFFF:
             raise EncodeError(
@@ -2444,7 +2444,7 @@ class Heartbeat:
 
     Spec: PROTOCOL.adoc (2020-10), Heartbeat: 'Heartbeat => Key Version'
 
-    Code: [14, 1]; sent by: any.
+    Code: [14, 0]; sent by: any.
     """
 
     __slots__ = ()
@@ -2467,7 +2467,7 @@ class Heartbeat:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0xE, 1))
+        out.append(_S_HH.pack(0xE, 0))
         return b"".join(out)
 
 
@@ -2476,7 +2476,7 @@ class PeerPropertiesRequest:
 
     Spec: PROTOCOL.adoc (2020-10), PeerProperties: 'PeerPropertiesRequest => Key Version PeerProperties'
 
-    Code: [15, 1]; sent by: client.
+    Code: [15, 0]; sent by: client.
 
     Attributes:
         correlation_id: int
@@ -2521,7 +2521,7 @@ class PeerPropertiesRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0xF, 1))
+        out.append(_S_HH.pack(0xF, 0))
         _int1 = self.correlation_id
         if not -2147483648 <= _int1 <= 0x7FFFFFFF:
             raise EncodeError(
@@ -2543,7 +2543,7 @@ class PeerPropertiesResponse:
 
     Spec: PROTOCOL.adoc (2020-10), PeerProperties: 'SaslAuthenticateResponse => Key Version CorrelationId ResponseCode PeerProperties' (sic, key 15)
 
-    Code: [15, 1]; sent by: server.
+    Code: [15, 0]; sent by: server.
 
     Attributes:
         correlation_id: int
@@ -2598,7 +2598,7 @@ class PeerPropertiesResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0xF, 1))
+        out.append(_S_HH.pack(0xF, 0))
         _int1 = self.correlation_id
         if not -2147483648 <= _int1 <= 0x7FFFFFFF:
             raise EncodeError(
@@ -2625,7 +2625,7 @@ class CommitOffset:
 
     Spec: PROTOCOL.adoc (2020-10), CommitOffset: 'CommitOffset => Key Version Reference Stream Offset'
 
-    Code: [16, 1]; sent by: client.
+    Code: [16, 0]; sent by: client.
 
     Attributes:
         correlation_id: int
@@ -2688,7 +2688,7 @@ class CommitOffset:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x10, 1))
+        out.append(_S_HH.pack(0x10, 0))
         _int1 = self.correlation_id
         if not -2147483648 <= _int1 <= 0x7FFFFFFF:
             raise EncodeError(
@@ -2731,7 +2731,7 @@ class QueryOffsetRequest:
 
     Spec: PROTOCOL.adoc (2020-10), QueryOffset: 'QueryOffsetRequest => Key Version CorrelationId Reference Stream'
 
-    Code: [17, 1]; sent by: client.
+    Code: [17, 0]; sent by: client.
 
     Attributes:
         correlation_id: int
@@ -2783,7 +2783,7 @@ class QueryOffsetRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x11, 1))
+        out.append(_S_HH.pack(0x11, 0))
         _int1 = self.correlation_id
         if not -2147483648 <= _int1 <= 0x7FFFFFFF:
             raise EncodeError(
@@ -2822,7 +2822,7 @@ class QueryOffsetResponse:
 
     Spec: PROTOCOL.adoc (2020-10), QueryOffset: 'QueryOffsetResponse => Key Version CorrelationId Reference Stream'
 
-    Code: [17, 1]; sent by: server.
+    Code: [17, 0]; sent by: server.
 
     Attributes:
         correlation_id: int
@@ -2872,7 +2872,7 @@ class QueryOffsetResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x11, 1))
+        out.append(_S_HH.pack(0x11, 0))
         _int1 = self.correlation_id
         if not -2147483648 <= _int1 <= 0x7FFFFFFF:
             raise EncodeError(
@@ -2897,7 +2897,7 @@ class CreateRequest:
 
     Spec: PROTOCOL.adoc (2020-10), Create: 'Create => Key Version CorrelationId Stream Arguments'
 
-    Code: [998, 1]; sent by: client.
+    Code: [998, 0]; sent by: client.
 
     Attributes:
         correlation_id: int
@@ -2952,7 +2952,7 @@ class CreateRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x3E6, 1))
+        out.append(_S_HH.pack(0x3E6, 0))
         _int1 = self.correlation_id
         if not -2147483648 <= _int1 <= 0x7FFFFFFF:
             raise EncodeError(
@@ -2985,7 +2985,7 @@ class CreateResponse:
 
     Spec: PROTOCOL.adoc (2020-10), Frame Structure: 'Response => Key Version CorrelationId ResponseCode'
 
-    Code: [998, 1]; sent by: server.
+    Code: [998, 0]; sent by: server.
 
     Attributes:
         correlation_id: int
@@ -3028,7 +3028,7 @@ class CreateResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x3E6, 1))
+        out.append(_S_HH.pack(0x3E6, 0))
         _int1 = self.correlation_id
         if not -2147483648 <= _int1 <= 0x7FFFFFFF:
             raise EncodeError(
@@ -3046,7 +3046,7 @@ class DeleteRequest:
 
     Spec: PROTOCOL.adoc (2020-10), Delete: 'Delete => Key Version CorrelationId Stream'
 
-    Code: [999, 1]; sent by: client.
+    Code: [999, 0]; sent by: client.
 
     Attributes:
         correlation_id: int
@@ -3089,7 +3089,7 @@ class DeleteRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x3E7, 1))
+        out.append(_S_HH.pack(0x3E7, 0))
         _int1 = self.correlation_id
         if not -2147483648 <= _int1 <= 0x7FFFFFFF:
             raise EncodeError(
@@ -3115,7 +3115,7 @@ class DeleteResponse:
 
     Spec: PROTOCOL.adoc (2020-10), Frame Structure: 'Response => Key Version CorrelationId ResponseCode'
 
-    Code: [999, 1]; sent by: server.
+    Code: [999, 0]; sent by: server.
 
     Attributes:
         correlation_id: int
@@ -3158,7 +3158,7 @@ class DeleteResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x3E7, 1))
+        out.append(_S_HH.pack(0x3E7, 0))
         _int1 = self.correlation_id
         if not -2147483648 <= _int1 <= 0x7FFFFFFF:
             raise EncodeError(
@@ -4389,65 +4389,65 @@ def decode_at(
 
 _Decoder = Callable[[bytes, int, int, Context | None], tuple[Frame, int]]
 _DECODERS: dict[object, _Decoder] = {
-    (0, 1): _decode_publish,
-    (1, 1): _decode_publish_confirm,
-    (2, 1): _ambiguous,
-    (3, 1): _decode_deliver,
-    (4, 1): _ambiguous,
-    (5, 1): _ambiguous,
-    (6, 1): _decode_publish_error,
-    (7, 1): _decode_metadata_update,
-    (8, 1): _ambiguous,
-    (9, 1): _ambiguous,
-    (0xA, 1): _ambiguous,
-    (0xB, 1): _decode_tune,
-    (0xC, 1): _ambiguous,
-    (0xD, 1): _ambiguous,
-    (0xE, 1): _decode_heartbeat,
-    (0xF, 1): _ambiguous,
-    (0x10, 1): _decode_commit_offset,
-    (0x11, 1): _ambiguous,
-    (0x3E6, 1): _ambiguous,
-    (0x3E7, 1): _ambiguous,
+    (0, 0): _decode_publish,
+    (1, 0): _decode_publish_confirm,
+    (2, 0): _ambiguous,
+    (3, 0): _decode_deliver,
+    (4, 0): _ambiguous,
+    (5, 0): _ambiguous,
+    (6, 0): _decode_publish_error,
+    (7, 0): _decode_metadata_update,
+    (8, 0): _ambiguous,
+    (9, 0): _ambiguous,
+    (0xA, 0): _ambiguous,
+    (0xB, 0): _decode_tune,
+    (0xC, 0): _ambiguous,
+    (0xD, 0): _ambiguous,
+    (0xE, 0): _decode_heartbeat,
+    (0xF, 0): _ambiguous,
+    (0x10, 0): _decode_commit_offset,
+    (0x11, 0): _ambiguous,
+    (0x3E6, 0): _ambiguous,
+    (0x3E7, 0): _ambiguous,
 }
 _DECODERS_FROM: dict[str, dict[object, _Decoder]] = {
     "client": {
-        (0, 1): _decode_publish,
-        (2, 1): _decode_subscribe_request,
-        (4, 1): _decode_credit_request,
-        (5, 1): _decode_unsubscribe_request,
-        (8, 1): _decode_metadata_request,
-        (9, 1): _decode_sasl_handshake_request,
-        (0xA, 1): _decode_sasl_authenticate_request,
-        (0xB, 1): _decode_tune,
-        (0xC, 1): _decode_open_request,
-        (0xD, 1): _decode_close_request,
-        (0xE, 1): _decode_heartbeat,
-        (0xF, 1): _decode_peer_properties_request,
-        (0x10, 1): _decode_commit_offset,
-        (0x11, 1): _decode_query_offset_request,
-        (0x3E6, 1): _decode_create_request,
-        (0x3E7, 1): _decode_delete_request,
+        (0, 0): _decode_publish,
+        (2, 0): _decode_subscribe_request,
+        (4, 0): _decode_credit_request,
+        (5, 0): _decode_unsubscribe_request,
+        (8, 0): _decode_metadata_request,
+        (9, 0): _decode_sasl_handshake_request,
+        (0xA, 0): _decode_sasl_authenticate_request,
+        (0xB, 0): _decode_tune,
+        (0xC, 0): _decode_open_request,
+        (0xD, 0): _decode_close_request,
+        (0xE, 0): _decode_heartbeat,
+        (0xF, 0): _decode_peer_properties_request,
+        (0x10, 0): _decode_commit_offset,
+        (0x11, 0): _decode_query_offset_request,
+        (0x3E6, 0): _decode_create_request,
+        (0x3E7, 0): _decode_delete_request,
     },
     "server": {
-        (1, 1): _decode_publish_confirm,
-        (2, 1): _decode_subscribe_response,
-        (3, 1): _decode_deliver,
-        (4, 1): _decode_credit_response,
-        (5, 1): _decode_unsubscribe_response,
-        (6, 1): _decode_publish_error,
-        (7, 1): _decode_metadata_update,
-        (8, 1): _decode_metadata_response,
-        (9, 1): _decode_sasl_handshake_response,
-        (0xA, 1): _decode_sasl_authenticate_response,
-        (0xB, 1): _decode_tune,
-        (0xC, 1): _decode_open_response,
-        (0xD, 1): _decode_close_response,
-        (0xE, 1): _decode_heartbeat,
-        (0xF, 1): _decode_peer_properties_response,
-        (0x11, 1): _decode_query_offset_response,
-        (0x3E6, 1): _decode_create_response,
-        (0x3E7, 1): _decode_delete_response,
+        (1, 0): _decode_publish_confirm,
+        (2, 0): _decode_subscribe_response,
+        (3, 0): _decode_deliver,
+        (4, 0): _decode_credit_response,
+        (5, 0): _decode_unsubscribe_response,
+        (6, 0): _decode_publish_error,
+        (7, 0): _decode_metadata_update,
+        (8, 0): _decode_metadata_response,
+        (9, 0): _decode_sasl_handshake_response,
+        (0xA, 0): _decode_sasl_authenticate_response,
+        (0xB, 0): _decode_tune,
+        (0xC, 0): _decode_open_response,
+        (0xD, 0): _decode_close_response,
+        (0xE, 0): _decode_heartbeat,
+        (0xF, 0): _decode_peer_properties_response,
+        (0x11, 0): _decode_query_offset_response,
+        (0x3E6, 0): _decode_create_response,
+        (0x3E7, 0): _decode_delete_response,
     },
 }
 
