@@ -107,7 +107,6 @@ class PyModule:
     aliases: list[str]
     functions: list[PyFunction]
     tables: list[str]
-    api: list[str]
     exports: list[str]
     strategies: list[PyFunction]
     strategy_exports: list[str]
@@ -286,9 +285,6 @@ class PythonTarget:
                     )
                     attrs.append(PyAttr(node.name, target.name, "None", node.doc,
                                         f"{default_cls}() if {node.name} is None else {node.name}"))  # fmt: skip
-                    attrs[-1].annotation = target.name
-                    attrs[-1].default = "None"
-                    attrs[-1].doc = node.doc
                 continue
             if isinstance(node, ArrayField):
                 elem = self.element_annotation(node.element)
@@ -332,10 +328,6 @@ class PythonTarget:
         return attrs + self.item_attrs(frame.items)
 
     # --- classes -----------------------------------------------------------------------------
-
-    def data_class(self, name: str, doc: list[str], attrs: list[PyAttr], methods: list[list[str]],
-                   class_lines: list[str]) -> PyClass:  # fmt: skip
-        return PyClass(name, doc, attrs, class_lines, methods)
 
     def common_methods(self, name: str, attrs: list[PyAttr]) -> list[list[str]]:
         params = ", ".join(f"{a.name}: {self.param_annotation(a)} = {a.default}" for a in attrs)
@@ -390,7 +382,7 @@ class PythonTarget:
     def d_var(self, name: str) -> str:
         return f"v_{name}"
 
-    def expr_code(self, expr: Expr, scope: str, end: str = "end") -> str:
+    def expr_code(self, expr: Expr, scope: str) -> str:
         """Python for an expression: decode scope reads locals, encode scope reads self."""
         out = []
         for index, token in enumerate(expr.tokens):
@@ -636,9 +628,7 @@ class PythonTarget:
         if node.nullable:
             out.dedent()
 
-    def min_size(
-        self, node: Element | ArrayField | Word | Struct | Union_, seen: tuple[str, ...] = ()
-    ) -> int:
+    def min_size(self, node: Element | ArrayField | Word | Struct | Union_) -> int:
         """The fewest bytes a value can take: bounds counts the peer declares."""
         if isinstance(node, Word):
             return self.unit_size(node)
@@ -661,10 +651,10 @@ class PythonTarget:
                     return prefix.size or 1
             return 0
         if isinstance(node, RefField):
-            return self.min_size(node.target, seen)
+            return self.min_size(node.target)
         if isinstance(node, Union_):
-            return min(self.min_size(v, seen) for v in node.variants.values())
-        return sum(self.min_size(item.node, seen) for item in node.items if item.condition is None)
+            return min(self.min_size(v) for v in node.variants.values())
+        return sum(self.min_size(item.node) for item in node.items if item.condition is None)
 
     def decode_array(self, out: Lines, node: ArrayField, var: str, owner: str, end: str) -> None:
         what = self.where(owner, node.name)
@@ -1283,7 +1273,7 @@ class PythonTarget:
         head = f"def _decode_{union.name}(data: bytes, pos: int, end: int, ctx: Context | None) -> tuple[{union.name}, int]:"
         return PyFunction([head, *out.lines])
 
-    def key_expr(self, scope: str = "decode") -> str:
+    def key_expr(self) -> str:
         names = [self.d_var(n) for n in self.proto.discriminator]
         return names[0] if len(names) == 1 else "(" + ", ".join(names) + ")"
 
@@ -1681,7 +1671,6 @@ class PythonTarget:
             aliases=aliases + ["Frame = " + " | ".join(frame_names)],
             functions=functions + api,
             tables=tables,
-            api=[],
             exports=sorted(set(exports)),
             strategies=strategies,
             strategy_exports=strategy_exports,
