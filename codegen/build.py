@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from codegen.errors import IdlError
+from codegen.build_machines import MachineBuilder
 from codegen.loader import Mapping, Sequence, load_yaml
 from codegen.model import (
     INT_TYPES,
@@ -135,7 +136,7 @@ class _Builder:
         top = self.mapping(root, "<top>", 1)
         self.keys(top, "", {"wirestream", "protocol", "version", "title", "spec", "doc", "framing",
                             "encodings", "context", "enums", "structs", "unions", "header",
-                            "unknown", "frames"},
+                            "unknown", "frames", "machines"},
                   {"wirestream", "protocol", "version", "title", "framing", "header", "unknown",
                    "frames"})  # fmt: skip
         if top["wirestream"] != 1:
@@ -191,6 +192,7 @@ class _Builder:
             top["unknown"], self.line_of(top, "unknown"), common_flags, flag_width
         )
         frames = self.frames(top, header, discriminator, common_flags, flag_width)
+        machines = MachineBuilder(self, frames, header, common_flags).build(top)
         if unknown.policy == "ignore_if_flag" and flag_width == 0:
             self.fail(
                 self.line_of(top, "unknown"),
@@ -215,6 +217,7 @@ class _Builder:
             common_flags=common_flags,
             unknown=unknown,
             frames=frames,
+            machines=machines,
         )
 
     def entries(self, top: Mapping, key: str) -> list[tuple[str, Any]]:

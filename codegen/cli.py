@@ -54,6 +54,11 @@ def generate_tree(idl_dir: Path, package: str = "generated") -> dict[str, str]:
     return files
 
 
+def generated_files(out: Path) -> list[Path]:
+    """What the generator owns under ``out``: Python modules and the Markdown docs."""
+    return sorted([*out.rglob("*.py"), *out.rglob("*.md")])
+
+
 def write_tree(files: dict[str, str], out: Path) -> None:
     for rel, text in files.items():
         target = out / rel
@@ -61,7 +66,7 @@ def write_tree(files: dict[str, str], out: Path) -> None:
         if not target.exists() or target.read_text(encoding="utf-8") != text:
             target.write_text(text, encoding="utf-8")
     # Remove generated modules whose IDL is gone, so the tree mirrors idl/ exactly.
-    for path in sorted(out.rglob("*.py")):
+    for path in generated_files(out):
         if path.relative_to(out).as_posix() not in files:
             path.unlink()
 
@@ -79,7 +84,7 @@ def check_tree(files: dict[str, str], out: Path) -> list[str]:
                 current.splitlines(), text.splitlines(), str(target), "regenerated", lineterm=""
             )
             problems.append("\n".join(list(diff)[:40]))
-    for path in sorted(out.rglob("*.py")):
+    for path in generated_files(out):
         if path.relative_to(out).as_posix() not in files:
             problems.append(f"not generated from any IDL: {path}")
     return problems

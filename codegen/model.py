@@ -223,3 +223,51 @@ class Protocol:
     common_flags: dict[str, int]
     unknown: Unknown
     frames: list[Frame] = field(default_factory=list)
+    machines: list[Machine] = field(default_factory=list)
+
+
+# --- state machines ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Condition:
+    """``name`` (a flag or an integer field of the frame or header) must be in ``values``.
+
+    Flags test as booleans (values {True} or {False}); integer fields as one or more
+    allowed values (enum members already resolved to their numbers).
+    """
+
+    name: str
+    is_flag: bool
+    values: tuple[int, ...]
+    text: str  # as written in the IDL, for docs ("complete", "!follows", "error_code in (...)")
+
+
+@dataclass
+class Transition:
+    """One row of a machine's table: (role, from-state, send|receive, frame) -> outcome."""
+
+    role: str
+    source: str
+    direction: str  # "send" | "receive"
+    frame: str  # a frame name, or "*" for any frame that no other row of the state matches
+    conditions: list[Condition]
+    outcome: str  # "to" | "ignore" | "error"
+    target: str | None  # for "to"
+    message: str  # for "error": why it is illegal; otherwise the row's note
+    spec: str
+    line: int
+
+
+@dataclass
+class Machine:
+    name: str  # lower_snake, unique per protocol version
+    doc: str
+    spec: str
+    scope: str  # "connection" | "stream" | "element" ... (what one instance tracks)
+    roles: list[str]
+    states: dict[str, str]  # name -> doc, in declaration order
+    initial: dict[str, str]  # role -> state
+    terminal: list[str]
+    transitions: list[Transition]
+    line: int

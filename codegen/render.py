@@ -7,6 +7,7 @@ from pathlib import Path
 import black
 import jinja2
 
+from codegen.machines_target import MachinesTarget
 from codegen.model import Protocol
 from codegen.python_target import PythonTarget
 
@@ -40,10 +41,15 @@ def render_protocol(proto: Protocol, package: str = "generated") -> dict[str, st
         msgpack="msgpack" in proto.encodings,
     )
     strategies = _ENV.get_template("strategies.py.j2").render(m=module, package=package)
+    machines = MachinesTarget(proto).plan()
+    machines_py = _ENV.get_template("machines.py.j2").render(m=machines)
+    docs = _ENV.get_template("protocol.md.j2").render(m=machines, package=package)
     base = f"{proto.protocol}/{proto.version}"
     return {
         f"{base}/__init__.py": format_python(codec),
         f"{base}/strategies.py": format_python(strategies),
+        f"{base}/machines.py": format_python(machines_py),
+        f"{base}/PROTOCOL.md": docs,
     }
 
 

@@ -23,6 +23,13 @@ __all__ = [
     "InvalidString",
     "NonCanonical",
     "MalformedMsgpack",
+    "IllegalSend",
+    "UnexpectedFrame",
+    "FlowControlError",
+    "DemandExceeded",
+    "InvalidGrant",
+    "PeerExceededDemand",
+    "PeerInvalidGrant",
 ]
 
 
@@ -95,3 +102,55 @@ class NonCanonical(InvalidValue):
 
 class MalformedMsgpack(DecodeError):
     """Bytes that are not the MessagePack form of a frame."""
+
+
+# --- state machines (runtime.machine) -------------------------------------------------
+
+
+class IllegalSend(LocalProtocolError):
+    """Sending this frame now breaks the protocol's state machine (we are at fault).
+
+    ``machine``, ``role`` and ``state`` name where the table has no row for it; ``spec``
+    cites the rule when the IDL row that refuses it gives one.
+    """
+
+    def __init__(self, message: str, *, machine: str = "", role: str = "", state: str = "",
+                 frame: str = "", spec: str = "") -> None:  # fmt: skip
+        super().__init__(message)
+        self.machine, self.role, self.state, self.frame, self.spec = (
+            machine, role, state, frame, spec
+        )  # fmt: skip
+
+
+class UnexpectedFrame(RemoteProtocolError):
+    """The peer sent a frame its state does not allow (and the spec does not say ignore)."""
+
+    def __init__(self, message: str, *, machine: str = "", role: str = "", state: str = "",
+                 frame: str = "", spec: str = "") -> None:  # fmt: skip
+        super().__init__(message)
+        self.machine, self.role, self.state, self.frame, self.spec = (
+            machine, role, state, frame, spec
+        )  # fmt: skip
+
+
+# --- flow control (runtime.flow) ------------------------------------------------------
+
+
+class FlowControlError(ProtocolError):
+    """Base of the demand/credit errors (both sides)."""
+
+
+class DemandExceeded(FlowControlError, LocalProtocolError):
+    """We tried to send more items (or bytes) than the peer granted."""
+
+
+class InvalidGrant(FlowControlError, LocalProtocolError, ValueError):
+    """We tried to grant a non-positive or out-of-range amount (RS 3.9, RSocket request-n)."""
+
+
+class PeerExceededDemand(FlowControlError, RemoteProtocolError):
+    """The peer sent more items (or bytes) than we granted."""
+
+
+class PeerInvalidGrant(FlowControlError, RemoteProtocolError):
+    """The peer granted a non-positive or out-of-range amount."""

@@ -1,0 +1,124 @@
+"""Flow control (runtime.flow): the laws every engine relies on, as properties.
+
+- a sender never has more in flight than granted, for any interleaving of grants and
+  sends (outbound: we refuse to overrun; inbound: the peer's overrun is an error);
+- non-positive grants are refused (RS 3.9; RSocket request-n "Only positive values");
+- windows saturate at their cap and never overflow (RS 3.17 for 2^63-1; RSocket 2^31-1
+  is not an "unbounded" magic value);
+- a limitRate-style replenisher never has more than its batch outstanding.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from runtime.errors import (
+    DemandExceeded,
+    InvalidGrant,
+    LocalProtocolError,
+    PeerExceededDemand,
+    PeerInvalidGrant,
+    RemoteProtocolError,
+)
+from runtime.flow import LONG_MAX, RSOCKET_MAX_N, VARU64_MAX, Replenisher, Window
+
+CAPS = st.sampled_from([RSOCKET_MAX_N, LONG_MAX, VARU64_MAX, 0xFFFF, 10])
+OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("grant"), st.integers(1, 1 << 64)),
+        st.tuples(st.just("send"), st.integers(0, 1 << 64)),
+    ),
+    max_size=60,
+)
+
+
+@given(cap=CAPS, ops=OPS)
+def test_sender_never_has_more_in_flight_than_granted(cap: int, ops: list[tuple[str, int]]) -> None:
+    window = Window.outbound_window(cap=cap)
+    for op, amount in ops:
+        if op == "grant":
+            if amount > cap:
+                with pytest.raises(PeerInvalidGrant):
+                    window.grant(amount)
+                continue
+            window.grant(amount)
+        elif window.can_consume(amount):
+            window.consume(amount)
+        else:
+            before = window.available
+            with pytest.raises(DemandExceeded):
+                window.consume(amount)
+            assert window.available == before  # a refused send changes nothing
+        assert 0 <= window.available <= cap
+        assert window.consumed <= window.granted
+
+
+@given(cap=CAPS, ops=OPS)
+def test_peer_overrun_is_a_remote_error_and_nothing_is_counted(
+    cap: int, ops: list[tuple[str, int]]
+) -> None:
+    window = Window.inbound_window(cap=cap)
+    for op, amount in ops:
+        if op == "grant":
+            window.grant(min(amount, cap))
+        else:
+            try:
+                window.consume(amount)
+            except PeerExceededDemand as error:
+                assert isinstance(error, RemoteProtocolError)
+        assert window.consumed <= window.granted
+
+
+@given(amount=st.integers(max_value=0))
+def test_rs_3_9_non_positive_request_is_refused(amount: int) -> None:
+    with pytest.raises(InvalidGrant) as ours:
+        Window.inbound_window(cap=LONG_MAX).grant(amount)
+    assert isinstance(ours.value, LocalProtocolError)
+    with pytest.raises(PeerInvalidGrant):
+        Window.outbound_window(cap=LONG_MAX).grant(amount)
+
+
+@given(grants=st.lists(st.integers(1, LONG_MAX), min_size=1, max_size=20))
+def test_rs_3_17_demand_saturates_at_long_max_and_is_then_unbounded(grants: list[int]) -> None:
+    window = Window.outbound_window(cap=LONG_MAX, unbounded_at_cap=True)
+    for amount in grants:
+        window.grant(amount)
+    assert window.available == min(LONG_MAX, sum(grants))
+    if sum(grants) >= LONG_MAX:
+        assert window.unbounded
+        window.consume(10**6)
+        assert window.unbounded and window.available == LONG_MAX
+
+
+def test_rsocket_request_n_saturates_at_2_31_minus_1_without_a_magic_value() -> None:
+    window = Window.outbound_window(cap=RSOCKET_MAX_N)
+    window.grant(RSOCKET_MAX_N)
+    window.grant(5)
+    assert window.available == RSOCKET_MAX_N and not window.unbounded
+    window.consume(1)
+    assert window.available == RSOCKET_MAX_N - 1
+
+
+@given(
+    batch=st.integers(1, 64),
+    low_tide=st.integers(1, 64),
+    deliveries=st.lists(st.integers(1, 8), max_size=100),
+)
+def test_replenisher_keeps_outstanding_demand_within_the_batch(
+    batch: int, low_tide: int, deliveries: list[int]
+) -> None:
+    low_tide = min(low_tide, batch)
+    replenisher = Replenisher(batch, low_tide)
+    window = Window.inbound_window(cap=LONG_MAX, initial=batch)
+    buffered = 0
+    for count in deliveries:
+        arrived = window.take_up_to(count)  # the peer sends what it may
+        buffered += arrived
+        delivered, buffered = buffered, 0  # the application takes them all
+        grant = replenisher.delivered(delivered) if delivered else 0
+        if grant:
+            window.grant(grant)
+        # granted-but-unsent plus buffered never exceeds one batch
+        assert window.available + buffered <= batch

@@ -1,0 +1,110 @@
+"""The state-machine driver (runtime.machine) on a generated table, and the
+edit-the-YAML workflow for machines: changing a transition changes behaviour."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from generated.rsocket.v1_0 import Error, ErrorCode, Keepalive, Lease, RequestStream, Setup
+from generated.rsocket.v1_0.machines import ConnectionMachine, ConnectionState
+from runtime.errors import IllegalSend, LocalProtocolError, RemoteProtocolError, UnexpectedFrame
+from runtime.machine import IGNORE
+from tests.protocols import IDL, ROOT
+
+
+def test_guards_choose_the_row_setup_with_and_without_lease() -> None:
+    plain, leased = ConnectionMachine("client"), ConnectionMachine("client")
+    assert plain.send(Setup(lease=False)) is ConnectionState.ESTABLISHED
+    assert leased.send(Setup(lease=True)) is ConnectionState.AWAITING_LEASE
+
+
+def test_an_error_row_raises_illegal_send_with_its_message_and_spec() -> None:
+    machine = ConnectionMachine("client")
+    machine.send(Setup(lease=True))
+    with pytest.raises(IllegalSend) as caught:
+        machine.send(RequestStream(stream_id=1, initial_request_n=1))
+    error = caught.value
+    assert isinstance(error, LocalProtocolError)
+    assert "LEASE" in str(error) and "state=awaiting_lease" in str(error)
+    assert "MUST wait for the server-side Responder" in error.spec
+    assert (error.machine, error.role, error.state, error.frame) == (
+        "connection", "client", "awaiting_lease", "RequestStream"
+    )  # fmt: skip
+    assert machine.state is ConnectionState.AWAITING_LEASE  # a refused event changes nothing
+
+
+def test_a_wildcard_row_refuses_any_first_frame_but_setup_on_the_server() -> None:
+    server = ConnectionMachine("server")
+    with pytest.raises(UnexpectedFrame) as caught:
+        server.receive(Keepalive(respond=True))
+    assert isinstance(caught.value, RemoteProtocolError)
+    assert "INVALID_SETUP" in str(caught.value)
+
+
+def test_a_condition_on_a_header_field_setup_on_stream_1_is_invalid() -> None:
+    with pytest.raises(UnexpectedFrame):
+        ConnectionMachine("server").receive(Setup(stream_id=1))
+
+
+def test_ignore_rows_return_ignore_and_keep_the_state() -> None:
+    server = ConnectionMachine("server")
+    server.receive(Setup())
+    assert server.receive(Setup()) is IGNORE
+    assert server.state is ConnectionState.ESTABLISHED
+
+
+def test_terminal_state_and_enum_conditions() -> None:
+    client = ConnectionMachine("client")
+    client.send(Setup(lease=True))
+    assert client.receive(Error(error_code=ErrorCode.REJECTED_SETUP)) is ConnectionState.CLOSED
+    assert client.terminated
+    with pytest.raises(IllegalSend):
+        client.send(Keepalive())
+
+
+def test_allows_send_does_not_change_state() -> None:
+    client = ConnectionMachine("client")
+    assert client.allows_send(Setup()) and not client.allows_send(Lease())
+    assert client.state is ConnectionState.NEW
+
+
+def test_unknown_role_is_a_value_error() -> None:
+    with pytest.raises(ValueError):
+        ConnectionMachine("responder")  # type: ignore[arg-type]
+
+
+def test_changing_a_transition_in_the_yaml_changes_behaviour(tmp_path: Path) -> None:
+    """Make SETUP with L go straight to established, regenerate, and the generated
+    machine lets the client send a request without waiting for LEASE."""
+    idl = tmp_path / "idl" / "rsocket"
+    idl.mkdir(parents=True)
+    spec = yaml.safe_load((IDL / "rsocket" / "v1_0.yaml").read_text(encoding="utf-8"))
+    rows = spec["machines"]["connection"]["transitions"]
+    for row in rows:
+        if row.get("send") == "Setup" and row.get("when") == {"lease": True}:
+            row["to"] = "established"
+    (idl / "v1_0.yaml").write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    out = tmp_path / "wsmach"
+    subprocess.run(
+        [sys.executable, "-m", "codegen", "generate", "--idl", str(tmp_path / "idl"),
+         "--out", str(out)],
+        cwd=ROOT, check=True, capture_output=True,
+    )  # fmt: skip
+    sys.path.insert(0, str(tmp_path))
+    try:
+        codec = importlib.import_module("wsmach.rsocket.v1_0")
+        machines = importlib.import_module("wsmach.rsocket.v1_0.machines")
+    finally:
+        sys.path.remove(str(tmp_path))
+    edited = machines.ConnectionMachine("client")
+    edited.send(codec.Setup(lease=True))
+    assert edited.state.value == "established"
+    edited.send(codec.RequestStream(stream_id=1, initial_request_n=1))  # now allowed
+    docs = (out / "rsocket" / "v1_0" / "PROTOCOL.md").read_text(encoding="utf-8")
+    assert "new --> established: send Setup [!lease]<br/>send Setup [lease]" in docs
