@@ -30,11 +30,15 @@ def display_path(path: Path) -> str:
         return path.as_posix()
 
 
-def generate_tree(idl_dir: Path, package: str = "generated") -> dict[str, str]:
-    """Every generated file for the IDL tree: relative path -> text."""
+def generate_tree(
+    idl_dir: Path, package: str = "generated", only: str | None = None
+) -> dict[str, str]:
+    """Every generated file for the IDL tree (or for one protocol): relative path -> text."""
     files: dict[str, str] = {}
     protocols: dict[str, list[Protocol]] = {}
     for path in idl_files(idl_dir):
+        if only is not None and path.parent.name != only:
+            continue
         proto = load_protocol(path, display_path(path))
         expected = (path.parent.name, path.stem)
         if (proto.protocol, proto.version) != expected:
@@ -43,6 +47,8 @@ def generate_tree(idl_dir: Path, package: str = "generated") -> dict[str, str]:
                            f"to declare protocol {proto.protocol!r}, version {proto.version!r}")  # fmt: skip
         files.update(render_protocol(proto, package))
         protocols.setdefault(proto.protocol, []).append(proto)
+    if only is not None:
+        return files  # the package __init__ files list every protocol: left as they are
     for name, versions in sorted(protocols.items()):
         members = [(p.version, f"{p.title} (from {p.source})") for p in versions]
         files[f"{name}/__init__.py"] = render_package_init(f"Generated codecs of {name}.", members)
@@ -59,15 +65,16 @@ def generated_files(out: Path) -> list[Path]:
     return sorted([*out.rglob("*.py"), *out.rglob("*.md")])
 
 
-def write_tree(files: dict[str, str], out: Path) -> None:
+def write_tree(files: dict[str, str], out: Path, only: str | None = None) -> None:
     for rel, text in files.items():
         target = out / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         if not target.exists() or target.read_text(encoding="utf-8") != text:
             target.write_text(text, encoding="utf-8")
     # Remove generated modules whose IDL is gone, so the tree mirrors idl/ exactly.
-    for path in generated_files(out):
-        if path.relative_to(out).as_posix() not in files:
+    for path in generated_files(out if only is None else out / only):
+        rel = path.relative_to(out).as_posix()
+        if rel not in files and rel != f"{only}/__init__.py":
             path.unlink()
 
 
@@ -95,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     sub = parser.add_subparsers(dest="command", required=True)
     gen = sub.add_parser("generate", help="idl/**/*.yaml -> generated/**")
+    gen.add_argument("--only", default=None, metavar="PROTOCOL",
+                     help="regenerate one protocol (idl/PROTOCOL/*.yaml) and touch nothing else")  # fmt: skip
     chk = sub.add_parser("check", help="fail if generated/ is not what the IDL generates")
     for p in (gen, chk):
         p.add_argument("--idl", type=Path, default=Path("idl"))
@@ -112,9 +121,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{display_path(path)}: ok")
             return 0
         package = args.package or args.out.resolve().name
-        files = generate_tree(args.idl, package)
+        only = getattr(args, "only", None)
+        files = generate_tree(args.idl, package, only)
         if args.command == "generate":
-            write_tree(files, args.out)
+            write_tree(files, args.out, only)
             print(f"generated {len(files)} files into {args.out}")
             return 0
         problems = check_tree(files, args.out)
