@@ -107,12 +107,9 @@ class MalformedMsgpack(DecodeError):
 # --- state machines (runtime.machine) -------------------------------------------------
 
 
-class IllegalSend(LocalProtocolError):
-    """Sending this frame now breaks the protocol's state machine (we are at fault).
-
-    ``machine``, ``role`` and ``state`` name where the table has no row for it; ``spec``
-    cites the rule when the IDL row that refuses it gives one.
-    """
+class _MachineRefusal:
+    """Where a state machine refused an event: ``machine``, ``role``, ``state``, ``frame``
+    and, when the IDL row that refuses it cites one, ``spec``."""
 
     def __init__(self, message: str, *, machine: str = "", role: str = "", state: str = "",
                  frame: str = "", spec: str = "") -> None:  # fmt: skip
@@ -122,15 +119,12 @@ class IllegalSend(LocalProtocolError):
         )  # fmt: skip
 
 
-class UnexpectedFrame(RemoteProtocolError):
+class IllegalSend(_MachineRefusal, LocalProtocolError):
+    """Sending this frame now breaks the protocol's state machine (we are at fault)."""
+
+
+class UnexpectedFrame(_MachineRefusal, RemoteProtocolError):
     """The peer sent a frame its state does not allow (and the spec does not say ignore)."""
-
-    def __init__(self, message: str, *, machine: str = "", role: str = "", state: str = "",
-                 frame: str = "", spec: str = "") -> None:  # fmt: skip
-        super().__init__(message)
-        self.machine, self.role, self.state, self.frame, self.spec = (
-            machine, role, state, frame, spec
-        )  # fmt: skip
 
 
 # --- flow control (runtime.flow) ------------------------------------------------------

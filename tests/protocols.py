@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -78,3 +80,14 @@ def context(codec: ModuleType, spec: dict[str, Any] | None) -> Any:
     if not spec:
         return None
     return codec.Context(**spec)
+
+
+def generate_into(tmp_path: Path, spec: dict[str, Any], package: str) -> None:
+    """Write ``spec`` as ``idl/<protocol>/<version>.yaml`` under ``tmp_path``, generate
+    it into the package ``package`` there, and make that importable (the edit workflow)."""
+    idl = tmp_path / "idl" / spec["protocol"]
+    idl.mkdir(parents=True)
+    (idl / f"{spec['version']}.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    command = [sys.executable, "-m", "codegen", "generate", "--idl", str(tmp_path / "idl"),
+               "--out", str(tmp_path / package)]  # fmt: skip
+    subprocess.run(command, cwd=ROOT, check=True, capture_output=True)

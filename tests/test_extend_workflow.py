@@ -5,7 +5,6 @@ YAML, generates, imports the new package and round-trips the new frame.
 from __future__ import annotations
 
 import importlib
-import subprocess
 import sys
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 import yaml
 
 from runtime.errors import UnknownFrameType
-from tests.protocols import IDL, ROOT
+from tests.protocols import IDL, generate_into
 
 NEW_FRAME = {
     "code": 0x20,
@@ -29,28 +28,9 @@ NEW_FRAME = {
 
 
 def test_a_frame_added_to_the_yaml_is_generated_and_round_trips(tmp_path: Path) -> None:
-    idl = tmp_path / "idl" / "rsocket"
-    idl.mkdir(parents=True)
     spec = yaml.safe_load((IDL / "rsocket" / "v1_0.yaml").read_text(encoding="utf-8"))
     spec["frames"]["Sequenced"] = NEW_FRAME
-    (idl / "v1_0.yaml").write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
-
-    out = tmp_path / "wsext"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "codegen",
-            "generate",
-            "--idl",
-            str(tmp_path / "idl"),
-            "--out",
-            str(out),
-        ],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-    )
+    generate_into(tmp_path, spec, "wsext")
     sys.path.insert(0, str(tmp_path))
     try:
         codec = importlib.import_module("wsext.rsocket.v1_0")

@@ -4,7 +4,6 @@ edit-the-YAML workflow for machines: changing a transition changes behaviour."""
 from __future__ import annotations
 
 import importlib
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from generated.rsocket.v1_0 import Error, ErrorCode, Keepalive, Lease, RequestSt
 from generated.rsocket.v1_0.machines import ConnectionMachine, ConnectionState
 from runtime.errors import IllegalSend, LocalProtocolError, RemoteProtocolError, UnexpectedFrame
 from runtime.machine import IGNORE
-from tests.protocols import IDL, ROOT
+from tests.protocols import IDL, generate_into
 
 
 def test_guards_choose_the_row_setup_with_and_without_lease() -> None:
@@ -82,20 +81,11 @@ def test_unknown_role_is_a_value_error() -> None:
 def test_changing_a_transition_in_the_yaml_changes_behaviour(tmp_path: Path) -> None:
     """Make SETUP with L go straight to established, regenerate, and the generated
     machine lets the client send a request without waiting for LEASE."""
-    idl = tmp_path / "idl" / "rsocket"
-    idl.mkdir(parents=True)
     spec = yaml.safe_load((IDL / "rsocket" / "v1_0.yaml").read_text(encoding="utf-8"))
-    rows = spec["machines"]["connection"]["transitions"]
-    for row in rows:
+    for row in spec["machines"]["connection"]["transitions"]:
         if row.get("send") == "Setup" and row.get("when") == {"lease": True}:
             row["to"] = "established"
-    (idl / "v1_0.yaml").write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
-    out = tmp_path / "wsmach"
-    subprocess.run(
-        [sys.executable, "-m", "codegen", "generate", "--idl", str(tmp_path / "idl"),
-         "--out", str(out)],
-        cwd=ROOT, check=True, capture_output=True,
-    )  # fmt: skip
+    generate_into(tmp_path, spec, "wsmach")
     sys.path.insert(0, str(tmp_path))
     try:
         codec = importlib.import_module("wsmach.rsocket.v1_0")
@@ -106,5 +96,5 @@ def test_changing_a_transition_in_the_yaml_changes_behaviour(tmp_path: Path) -> 
     edited.send(codec.Setup(lease=True))
     assert edited.state.value == "established"
     edited.send(codec.RequestStream(stream_id=1, initial_request_n=1))  # now allowed
-    docs = (out / "rsocket" / "v1_0" / "PROTOCOL.md").read_text(encoding="utf-8")
+    docs = (tmp_path / "wsmach" / "rsocket" / "v1_0" / "PROTOCOL.md").read_text(encoding="utf-8")
     assert "new --> established: send Setup [!lease]<br/>send Setup [lease]" in docs
