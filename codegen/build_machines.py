@@ -253,14 +253,19 @@ class MachineBuilder:
                 text = name if value else f"!{name}"
                 result.append(Condition(name, True, (int(value),), text))
             elif name in fields:
+                negated = isinstance(value, Mapping)
+                if negated:
+                    self.b.keys(value, cond_key, {"not"}, {"not"})
+                    value = value["not"]
                 values = value if isinstance(value, list) else [value]
                 numbers = tuple(self.field_value(v, fields[name], cond_line, cond_key)
                                 for v in values)  # fmt: skip
                 shown = [str(v) for v in values]
-                text = (
-                    f"{name}={shown[0]}" if len(shown) == 1 else f"{name} in {{{', '.join(shown)}}}"
-                )
-                result.append(Condition(name, False, numbers, text))
+                if len(shown) == 1:
+                    text = f"{name}{'!=' if negated else '='}{shown[0]}"
+                else:
+                    text = f"{name} {'not in' if negated else 'in'} {{{', '.join(shown)}}}"
+                result.append(Condition(name, False, numbers, text, negated))
             else:
                 known = ", ".join(sorted({*flags, *fields}))
                 self.b.fail(cond_line, cond_key,
@@ -318,5 +323,16 @@ class MachineBuilder:
 
 
 def _exclusive(a: list[Condition], b: list[Condition]) -> bool:
+    """Whether no frame can satisfy both condition lists."""
     b_by_name = {c.name: c for c in b}
-    return any(c.name in b_by_name and not set(c.values) & set(b_by_name[c.name].values) for c in a)
+    return any(c.name in b_by_name and _disjoint(c, b_by_name[c.name]) for c in a)
+
+
+def _disjoint(c: Condition, d: Condition) -> bool:
+    if c.negated and d.negated:
+        return False  # both exclude finitely many values: some value satisfies both
+    if c.negated:
+        c, d = d, c
+    if d.negated:  # c allows only its values; d forbids some of them
+        return set(c.values) <= set(d.values)
+    return not set(c.values) & set(d.values)

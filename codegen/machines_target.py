@@ -196,9 +196,11 @@ class MachinesTarget:
                 f"frame.{condition.name}" if condition.values[0] else f"not frame.{condition.name}"
             )
         if len(condition.values) == 1:
-            return f"frame.{condition.name} == {condition.values[0]}"
+            operator = "!=" if condition.negated else "=="
+            return f"frame.{condition.name} {operator} {condition.values[0]}"
         values = ", ".join(str(v) for v in condition.values)
-        return f"frame.{condition.name} in ({values})"
+        operator = "not in" if condition.negated else "in"
+        return f"frame.{condition.name} {operator} ({values})"
 
     def presence_field(self, items: list[Item], flag: str) -> str | None:
         """The field a presence flag guards (its attribute is None when the flag is clear)."""

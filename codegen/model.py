@@ -241,6 +241,7 @@ class Condition:
     is_flag: bool
     values: tuple[int, ...]
     text: str  # as written in the IDL, for docs ("complete", "!follows", "error_code in (...)")
+    negated: bool = False  # `{not: ...}`: the field must NOT hold any of ``values``
 
 
 @dataclass

@@ -98,3 +98,55 @@ def test_changing_a_transition_in_the_yaml_changes_behaviour(tmp_path: Path) -> 
     edited.send(codec.RequestStream(stream_id=1, initial_request_n=1))  # now allowed
     docs = (tmp_path / "wsmach" / "rsocket" / "v1_0" / "PROTOCOL.md").read_text(encoding="utf-8")
     assert "new --> established: send Setup [!lease]<br/>send Setup [lease]" in docs
+
+
+TOY = {
+    "wirestream": 1,
+    "protocol": "toy",
+    "version": "v1",
+    "title": "Toy",
+    "framing": {"length_prefix": "u24", "max_frame_size": 1024},
+    "header": {
+        "fields": [{"word": "u16", "bits": [{"name": "frame_type", "width": 8}, {"flags": 8}]}],
+        "discriminator": "frame_type",
+    },
+    "unknown": {"policy": "error"},
+    "frames": {
+        "Hello": {"code": 1, "fields": [{"name": "version", "type": "u8"}]},
+        "Bye": {"code": 2, "flags": {"now": 1}, "fields": []},
+    },
+    "machines": {
+        "session": {
+            "roles": ["peer"],
+            "states": {"new": "nothing yet", "open": "greeted", "closed": "done"},
+            "initial": "new",
+            "terminal": ["closed"],
+            "transitions": [
+                {"from": "new", "receive": "Hello", "when": {"version": 0}, "to": "open"},
+                {"from": "new", "receive": "Hello", "when": {"version": {"not": 0}},
+                 "error": "unsupported version"},
+                {"from": "open", "receive": "Bye", "when": {"now": True}, "to": "closed"},
+                {"from": "open", "receive": "*", "ignore": True},
+            ],
+        }
+    },
+}  # fmt: skip
+
+
+def test_negated_and_flag_conditions_and_the_wildcard_fallback(tmp_path: Path) -> None:
+    """`{not: 0}` rows, flag rows, and a `*` row catching a frame whose guards all fail."""
+    generate_into(tmp_path, TOY, "wstoy")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        codec = importlib.import_module("wstoy.toy.v1")
+        machines = importlib.import_module("wstoy.toy.v1.machines")
+    finally:
+        sys.path.remove(str(tmp_path))
+    refused = machines.SessionMachine("peer")
+    with pytest.raises(UnexpectedFrame, match="unsupported version"):
+        refused.receive(codec.Hello(version=2))
+    session = machines.SessionMachine("peer")
+    assert session.receive(codec.Hello(version=0)).value == "open"
+    assert session.receive(codec.Bye(now=False)) is IGNORE  # guard fails -> the `*` row
+    assert session.receive(codec.Bye(now=True)).value == "closed"
+    assert hasattr(machines, "SessionPeerHandler")
