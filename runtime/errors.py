@@ -107,7 +107,7 @@ class MalformedMsgpack(DecodeError):
 # --- state machines (runtime.machine) -------------------------------------------------
 
 
-class _MachineRefusal:
+class _MachineRefusal(ProtocolError):
     """Where a state machine refused an event: ``machine``, ``role``, ``state``, ``frame``
     and, when the IDL row that refuses it cites one, ``spec``."""
 

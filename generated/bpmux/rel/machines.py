@@ -14,6 +14,1006 @@ from __future__ import annotations
 import enum
 from typing import ClassVar, Literal
 
-from runtime.machine import IGNORE, Illegal, StateMachine, Table
+from runtime.machine import ANY, IGNORE, Illegal, StateMachine, Table
+from . import (
+    Close,
+    Message,
+    Messages,
+    Request,
+    Requests,
+    RequestCancel,
+    Response,
+    ResponseError,
+    CreateStream,
+    CreateSink,
+    GreedySink,
+    CreateDuplex,
+    GreedyDuplex,
+    InnerCredit,
+    InnerCancel,
+    InnerItem,
+    InnerItems,
+    InnerEnd,
+    InnerError,
+)
 
-__all__ = []
+__all__ = [
+    "ConnectionState",
+    "ConnectionMachine",
+    "ConnectionPeerHandler",
+    "RequestState",
+    "RequestMachine",
+    "RequestRequesterHandler",
+    "RequestResponderHandler",
+    "FlowState",
+    "FlowMachine",
+    "FlowItemSenderHandler",
+    "FlowItemReceiverHandler",
+]
+
+
+class ConnectionState(enum.Enum):
+    """States of the ``connection`` machine."""
+
+    OPEN = "open"
+    """Neither side has sent Close."""
+    LOCAL_CLOSED = "local_closed"
+    """We sent Close; we open nothing more, the peer still may."""
+    REMOTE_CLOSED = "remote_closed"
+    """The peer sent Close; it opens nothing more, we still may."""
+    BOTH_CLOSED = "both_closed"
+    """Both sides sent Close; only replies, credit and inner packets remain."""
+
+
+class ConnectionMachine(StateMachine[ConnectionState]):
+    """The connection: which top-level packets may open new things. Close announces that the sender opens nothing more (Message, Messages, Request, Requests and every Create*/Greedy* packet); replies, credit, cancellations and inner packets go on in every state. Credit is the engine's (runtime.flow.Window, per packet class).
+
+    Spec: seed 002, Top Level Packets: Close, MainCredit, Minimum, CancelAll
+
+    One instance per connection; roles: peer.
+    """
+
+    __slots__ = ()
+    NAME: ClassVar[str] = "connection"
+    ROLES: ClassVar[tuple[str, ...]] = ("peer",)
+    INITIAL: ClassVar[dict[str, ConnectionState]] = {
+        "peer": ConnectionState.OPEN,
+    }
+    TERMINAL: ClassVar[frozenset[ConnectionState]] = frozenset({})
+    SEND: ClassVar[dict[str, Table[ConnectionState]]] = {
+        "peer": {
+            (ConnectionState.OPEN, Message): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, Messages): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, Request): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, Requests): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, CreateStream): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, CreateSink): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, GreedySink): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, CreateDuplex): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, GreedyDuplex): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, Close): ((None, ConnectionState.LOCAL_CLOSED),),
+            (ConnectionState.LOCAL_CLOSED, Message): (
+                (
+                    None,
+                    Illegal(
+                        "we sent Close: no more messages, requests or new streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+                    ),
+                ),
+            ),
+            (ConnectionState.BOTH_CLOSED, Message): (
+                (
+                    None,
+                    Illegal(
+                        "we sent Close: no more messages, requests or new streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+                    ),
+                ),
+            ),
+            (ConnectionState.LOCAL_CLOSED, Messages): (
+                (
+                    None,
+                    Illegal(
+                        "we sent Close: no more messages, requests or new streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+                    ),
+                ),
+            ),
+            (ConnectionState.BOTH_CLOSED, Messages): (
+                (
+                    None,
+                    Illegal(
+                        "we sent Close: no more messages, requests or new streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+                    ),
+                ),
+            ),
+            (ConnectionState.LOCAL_CLOSED, Request): (
+                (
+                    None,
+                    Illegal(
+                        "we sent Close: no more messages, requests or new streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+                    ),
+                ),
+            ),
+            (ConnectionState.BOTH_CLOSED, Request): (
+                (
+                    None,
+                    Illegal(
+                        "we sent Close: no more messages, requests or new streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+                    ),
+                ),
+            ),
+            (ConnectionState.LOCAL_CLOSED, Requests): (
+                (
+                    None,
+                    Illegal(
+                        "we sent Close: no more messages, requests or new streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+                    ),
+                ),
+            ),
+            (ConnectionState.BOTH_CLOSED, Requests): (
+                (
+                    None,
+                    Illegal(
+                        "we sent Close: no more messages, requests or new streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+                    ),
+                ),
+            ),
+            (ConnectionState.LOCAL_CLOSED, CreateStream): (
+                (
+                    None,
+                    Illegal(
+                        "we sent Close: no more messages, requests or new streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+                    ),
+                ),
+            ),
+            (ConnectionState.BOTH_CLOSED, CreateStream): (
+                (
+                    None,
+                    Illegal(
+                        "we sent Close: no more messages, requests or new streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+                    ),
+                ),
+            ),
+            (ConnectionState.LOCAL_CLOSED, CreateSink): (
+                (
+                    None,
+                    Illegal(
+                        "we sent Close: no more messages, requests or new streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+                    ),
+                ),
+            ),
+            (ConnectionState.BOTH_CLOSED, CreateSink): (
+                (
+                    None,
+                    Illegal(
+                        "we sent Close: no more messages, requests or new streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+                    ),
+                ),
+            ),
+            (ConnectionState.LOCAL_CLOSED, GreedySink): (
+                (
+                    None,
+                    Illegal(
+                        "we sent Close: no more messages, requests or new streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+                    ),
+                ),
+            ),
+            (ConnectionState.BOTH_CLOSED, GreedySink): (
+                (
+                    None,
+                    Illegal(
+                        "we sent Close: no more messages, requests or new streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+                    ),
+                ),
+            ),
+            (ConnectionState.LOCAL_CLOSED, CreateDuplex): (
+                (
+                    None,
+                    Illegal(
+                        "we sent Close: no more messages, requests or new streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+                    ),
+                ),
+            ),
+            (ConnectionState.BOTH_CLOSED, CreateDuplex): (
+                (
+                    None,
+                    Illegal(
+                        "we sent Close: no more messages, requests or new streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+                    ),
+                ),
+            ),
+            (ConnectionState.LOCAL_CLOSED, GreedyDuplex): (
+                (
+                    None,
+                    Illegal(
+                        "we sent Close: no more messages, requests or new streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+                    ),
+                ),
+            ),
+            (ConnectionState.BOTH_CLOSED, GreedyDuplex): (
+                (
+                    None,
+                    Illegal(
+                        "we sent Close: no more messages, requests or new streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+                    ),
+                ),
+            ),
+            (ConnectionState.REMOTE_CLOSED, Message): ((None, ConnectionState.REMOTE_CLOSED),),
+            (ConnectionState.REMOTE_CLOSED, Messages): ((None, ConnectionState.REMOTE_CLOSED),),
+            (ConnectionState.REMOTE_CLOSED, Request): ((None, ConnectionState.REMOTE_CLOSED),),
+            (ConnectionState.REMOTE_CLOSED, Requests): ((None, ConnectionState.REMOTE_CLOSED),),
+            (ConnectionState.REMOTE_CLOSED, CreateStream): ((None, ConnectionState.REMOTE_CLOSED),),
+            (ConnectionState.REMOTE_CLOSED, CreateSink): ((None, ConnectionState.REMOTE_CLOSED),),
+            (ConnectionState.REMOTE_CLOSED, GreedySink): ((None, ConnectionState.REMOTE_CLOSED),),
+            (ConnectionState.REMOTE_CLOSED, CreateDuplex): ((None, ConnectionState.REMOTE_CLOSED),),
+            (ConnectionState.REMOTE_CLOSED, GreedyDuplex): ((None, ConnectionState.REMOTE_CLOSED),),
+            (ConnectionState.REMOTE_CLOSED, Close): ((None, ConnectionState.BOTH_CLOSED),),
+            (ConnectionState.LOCAL_CLOSED, Close): ((None, Illegal("Close was sent already", "")),),
+            (ConnectionState.BOTH_CLOSED, Close): ((None, Illegal("Close was sent already", "")),),
+            (ConnectionState.OPEN, ANY): ((None, ConnectionState.OPEN),),
+            (ConnectionState.LOCAL_CLOSED, ANY): ((None, ConnectionState.LOCAL_CLOSED),),
+            (ConnectionState.REMOTE_CLOSED, ANY): ((None, ConnectionState.REMOTE_CLOSED),),
+            (ConnectionState.BOTH_CLOSED, ANY): ((None, ConnectionState.BOTH_CLOSED),),
+        },
+    }
+    RECEIVE: ClassVar[dict[str, Table[ConnectionState]]] = {
+        "peer": {
+            (ConnectionState.OPEN, Message): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, Messages): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, Request): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, Requests): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, CreateStream): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, CreateSink): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, GreedySink): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, CreateDuplex): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, GreedyDuplex): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, Close): ((None, ConnectionState.REMOTE_CLOSED),),
+            (ConnectionState.REMOTE_CLOSED, Message): (
+                (
+                    None,
+                    Illegal(
+                        "the peer sent Close: it may not send messages, requests or open streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+                    ),
+                ),
+            ),
+            (ConnectionState.BOTH_CLOSED, Message): (
+                (
+                    None,
+                    Illegal(
+                        "the peer sent Close: it may not send messages, requests or open streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+                    ),
+                ),
+            ),
+            (ConnectionState.REMOTE_CLOSED, Messages): (
+                (
+                    None,
+                    Illegal(
+                        "the peer sent Close: it may not send messages, requests or open streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+                    ),
+                ),
+            ),
+            (ConnectionState.BOTH_CLOSED, Messages): (
+                (
+                    None,
+                    Illegal(
+                        "the peer sent Close: it may not send messages, requests or open streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+                    ),
+                ),
+            ),
+            (ConnectionState.REMOTE_CLOSED, Request): (
+                (
+                    None,
+                    Illegal(
+                        "the peer sent Close: it may not send messages, requests or open streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+                    ),
+                ),
+            ),
+            (ConnectionState.BOTH_CLOSED, Request): (
+                (
+                    None,
+                    Illegal(
+                        "the peer sent Close: it may not send messages, requests or open streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+                    ),
+                ),
+            ),
+            (ConnectionState.REMOTE_CLOSED, Requests): (
+                (
+                    None,
+                    Illegal(
+                        "the peer sent Close: it may not send messages, requests or open streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+                    ),
+                ),
+            ),
+            (ConnectionState.BOTH_CLOSED, Requests): (
+                (
+                    None,
+                    Illegal(
+                        "the peer sent Close: it may not send messages, requests or open streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+                    ),
+                ),
+            ),
+            (ConnectionState.REMOTE_CLOSED, CreateStream): (
+                (
+                    None,
+                    Illegal(
+                        "the peer sent Close: it may not send messages, requests or open streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+                    ),
+                ),
+            ),
+            (ConnectionState.BOTH_CLOSED, CreateStream): (
+                (
+                    None,
+                    Illegal(
+                        "the peer sent Close: it may not send messages, requests or open streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+                    ),
+                ),
+            ),
+            (ConnectionState.REMOTE_CLOSED, CreateSink): (
+                (
+                    None,
+                    Illegal(
+                        "the peer sent Close: it may not send messages, requests or open streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+                    ),
+                ),
+            ),
+            (ConnectionState.BOTH_CLOSED, CreateSink): (
+                (
+                    None,
+                    Illegal(
+                        "the peer sent Close: it may not send messages, requests or open streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+                    ),
+                ),
+            ),
+            (ConnectionState.REMOTE_CLOSED, GreedySink): (
+                (
+                    None,
+                    Illegal(
+                        "the peer sent Close: it may not send messages, requests or open streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+                    ),
+                ),
+            ),
+            (ConnectionState.BOTH_CLOSED, GreedySink): (
+                (
+                    None,
+                    Illegal(
+                        "the peer sent Close: it may not send messages, requests or open streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+                    ),
+                ),
+            ),
+            (ConnectionState.REMOTE_CLOSED, CreateDuplex): (
+                (
+                    None,
+                    Illegal(
+                        "the peer sent Close: it may not send messages, requests or open streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+                    ),
+                ),
+            ),
+            (ConnectionState.BOTH_CLOSED, CreateDuplex): (
+                (
+                    None,
+                    Illegal(
+                        "the peer sent Close: it may not send messages, requests or open streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+                    ),
+                ),
+            ),
+            (ConnectionState.REMOTE_CLOSED, GreedyDuplex): (
+                (
+                    None,
+                    Illegal(
+                        "the peer sent Close: it may not send messages, requests or open streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+                    ),
+                ),
+            ),
+            (ConnectionState.BOTH_CLOSED, GreedyDuplex): (
+                (
+                    None,
+                    Illegal(
+                        "the peer sent Close: it may not send messages, requests or open streams",
+                        "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+                    ),
+                ),
+            ),
+            (ConnectionState.LOCAL_CLOSED, Message): ((None, ConnectionState.LOCAL_CLOSED),),
+            (ConnectionState.LOCAL_CLOSED, Messages): ((None, ConnectionState.LOCAL_CLOSED),),
+            (ConnectionState.LOCAL_CLOSED, Request): ((None, ConnectionState.LOCAL_CLOSED),),
+            (ConnectionState.LOCAL_CLOSED, Requests): ((None, ConnectionState.LOCAL_CLOSED),),
+            (ConnectionState.LOCAL_CLOSED, CreateStream): ((None, ConnectionState.LOCAL_CLOSED),),
+            (ConnectionState.LOCAL_CLOSED, CreateSink): ((None, ConnectionState.LOCAL_CLOSED),),
+            (ConnectionState.LOCAL_CLOSED, GreedySink): ((None, ConnectionState.LOCAL_CLOSED),),
+            (ConnectionState.LOCAL_CLOSED, CreateDuplex): ((None, ConnectionState.LOCAL_CLOSED),),
+            (ConnectionState.LOCAL_CLOSED, GreedyDuplex): ((None, ConnectionState.LOCAL_CLOSED),),
+            (ConnectionState.LOCAL_CLOSED, Close): ((None, ConnectionState.BOTH_CLOSED),),
+            (ConnectionState.REMOTE_CLOSED, Close): ((None, IGNORE),),
+            (ConnectionState.BOTH_CLOSED, Close): ((None, IGNORE),),
+            (ConnectionState.OPEN, ANY): ((None, ConnectionState.OPEN),),
+            (ConnectionState.LOCAL_CLOSED, ANY): ((None, ConnectionState.LOCAL_CLOSED),),
+            (ConnectionState.REMOTE_CLOSED, ANY): ((None, ConnectionState.REMOTE_CLOSED),),
+            (ConnectionState.BOTH_CLOSED, ANY): ((None, ConnectionState.BOTH_CLOSED),),
+        },
+    }
+
+    def __init__(
+        self,
+        role: Literal["peer",],
+        state: ConnectionState | None = None,
+    ) -> None:
+        super().__init__(role, state)
+
+
+class ConnectionPeerHandler:
+    """Handler stubs for the peer of ``connection``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_close(self, frame: Close) -> None:
+        """No more Message, Request, CreateStream, CreateSink or CreateDuplex packets will follow (the seed's "OpenStream, OpenSink, OpenDuplex" are the Create* packets)."""
+
+    def on_message(self, frame: Message) -> None:
+        """A one-shot unidirectional message."""
+
+    def on_messages(self, frame: Messages) -> None:
+        """Several messages in one packet, same as as many Message packets."""
+
+    def on_request(self, frame: Request) -> None:
+        """A request expecting exactly one Response or ResponseError with the same req_id."""
+
+    def on_requests(self, frame: Requests) -> None:
+        """Several requests in one packet, with consecutive ids initial_req_id, initial_req_id + 1, ..."""
+
+    def on_create_stream(self, frame: CreateStream) -> None:
+        """Open a stream from the peer (the peer sends items) under inner_id, granting it initial inner credit."""
+
+    def on_create_sink(self, frame: CreateSink) -> None:
+        """Open a sink to the peer (the sender sends items, once the peer grants inner credit)."""
+
+    def on_greedy_sink(self, frame: GreedySink) -> None:
+        """OUR LAYOUT (the seed only has TODO items for it): CreateSink plus items sent right away, paid with top-level credit instead of waiting for inner credit."""
+
+    def on_create_duplex(self, frame: CreateDuplex) -> None:
+        """Open a duplex (sink + stream) with the peer, granting initial inner credit for the stream half."""
+
+    def on_greedy_duplex(self, frame: GreedyDuplex) -> None:
+        """OUR LAYOUT (the seed only has TODO items for it): CreateDuplex plus items sent right away down its sink half, paid with top-level credit."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, Close):
+            self.on_close(frame)
+        elif isinstance(frame, Message):
+            self.on_message(frame)
+        elif isinstance(frame, Messages):
+            self.on_messages(frame)
+        elif isinstance(frame, Request):
+            self.on_request(frame)
+        elif isinstance(frame, Requests):
+            self.on_requests(frame)
+        elif isinstance(frame, CreateStream):
+            self.on_create_stream(frame)
+        elif isinstance(frame, CreateSink):
+            self.on_create_sink(frame)
+        elif isinstance(frame, GreedySink):
+            self.on_greedy_sink(frame)
+        elif isinstance(frame, CreateDuplex):
+            self.on_create_duplex(frame)
+        elif isinstance(frame, GreedyDuplex):
+            self.on_greedy_duplex(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class RequestState(enum.Enum):
+    """States of the ``request`` machine."""
+
+    IDLE = "idle"
+    """The id has not been used yet."""
+    PENDING = "pending"
+    """The request was sent and is not answered nor cancelled."""
+    CLOSED = "closed"
+    """Answered, or cancelled by the requester (the id is spent)."""
+
+
+class RequestMachine(StateMachine[RequestState]):
+    """One request/response exchange. The requester sends Request (alone or in a Requests batch, one instance per id) and gets exactly one Response or ResponseError, unless it cancels first; the responder answers once. Spent ids (below the highest id seen and not pending) are run through `closed`: a late answer after RequestCancel is dropped, a reused id is refused.
+
+    Spec: seed 002, Top Level Packets: Request, Requests, RequestCancel, Response, ResponseError
+
+    One instance per request; roles: requester, responder.
+    """
+
+    __slots__ = ()
+    NAME: ClassVar[str] = "request"
+    ROLES: ClassVar[tuple[str, ...]] = (
+        "requester",
+        "responder",
+    )
+    INITIAL: ClassVar[dict[str, RequestState]] = {
+        "requester": RequestState.IDLE,
+        "responder": RequestState.IDLE,
+    }
+    TERMINAL: ClassVar[frozenset[RequestState]] = frozenset(
+        {
+            RequestState.CLOSED,
+        }
+    )
+    SEND: ClassVar[dict[str, Table[RequestState]]] = {
+        "requester": {
+            (RequestState.IDLE, Request): ((None, RequestState.PENDING),),
+            (RequestState.PENDING, RequestCancel): ((None, RequestState.CLOSED),),
+            (RequestState.PENDING, Request): (
+                (
+                    None,
+                    Illegal(
+                        "req_id already used (ids are never reused)",
+                        "seed 002 L43: requests are identified by id; DECISION: ids increase, never reused",
+                    ),
+                ),
+            ),
+            (RequestState.CLOSED, Request): (
+                (
+                    None,
+                    Illegal(
+                        "req_id already used (ids are never reused)",
+                        "seed 002 L43: requests are identified by id; DECISION: ids increase, never reused",
+                    ),
+                ),
+            ),
+            (RequestState.IDLE, RequestCancel): (
+                (
+                    None,
+                    Illegal(
+                        "no pending request with this id (never sent, answered or cancelled)", ""
+                    ),
+                ),
+            ),
+            (RequestState.CLOSED, RequestCancel): (
+                (
+                    None,
+                    Illegal(
+                        "no pending request with this id (never sent, answered or cancelled)", ""
+                    ),
+                ),
+            ),
+        },
+        "responder": {
+            (RequestState.PENDING, Response): ((None, RequestState.CLOSED),),
+            (RequestState.PENDING, ResponseError): ((None, RequestState.CLOSED),),
+            (RequestState.IDLE, Response): (
+                (
+                    None,
+                    Illegal(
+                        "no such request",
+                        "seed 002 L47: 'Send the response to a previously received request'",
+                    ),
+                ),
+            ),
+            (RequestState.IDLE, ResponseError): (
+                (
+                    None,
+                    Illegal(
+                        "no such request",
+                        "seed 002 L47: 'Send the response to a previously received request'",
+                    ),
+                ),
+            ),
+            (RequestState.CLOSED, Response): (
+                (
+                    None,
+                    Illegal(
+                        "the request was answered already or cancelled by the requester",
+                        "seed 002 L41: 'receive a single response'",
+                    ),
+                ),
+            ),
+            (RequestState.CLOSED, ResponseError): (
+                (
+                    None,
+                    Illegal(
+                        "the request was answered already or cancelled by the requester",
+                        "seed 002 L41: 'receive a single response'",
+                    ),
+                ),
+            ),
+        },
+    }
+    RECEIVE: ClassVar[dict[str, Table[RequestState]]] = {
+        "requester": {
+            (RequestState.PENDING, Response): ((None, RequestState.CLOSED),),
+            (RequestState.PENDING, ResponseError): ((None, RequestState.CLOSED),),
+            (RequestState.CLOSED, Response): ((None, IGNORE),),
+            (RequestState.CLOSED, ResponseError): ((None, IGNORE),),
+            (RequestState.IDLE, Response): (
+                (
+                    None,
+                    Illegal(
+                        "an answer to a request that was never sent",
+                        "seed 002 L47: 'Send the response to a previously received request'",
+                    ),
+                ),
+            ),
+            (RequestState.IDLE, ResponseError): (
+                (
+                    None,
+                    Illegal(
+                        "an answer to a request that was never sent",
+                        "seed 002 L47: 'Send the response to a previously received request'",
+                    ),
+                ),
+            ),
+        },
+        "responder": {
+            (RequestState.IDLE, Request): ((None, RequestState.PENDING),),
+            (RequestState.PENDING, RequestCancel): ((None, RequestState.CLOSED),),
+            (RequestState.CLOSED, RequestCancel): ((None, IGNORE),),
+            (RequestState.IDLE, RequestCancel): (
+                (None, Illegal("RequestCancel for a request that was never sent", "")),
+            ),
+            (RequestState.PENDING, Request): (
+                (
+                    None,
+                    Illegal(
+                        "req_id already used (a request id must be new)",
+                        "seed 002 L41/L43: a request is answered by its id; DECISION: ids increase, never reused",
+                    ),
+                ),
+            ),
+            (RequestState.CLOSED, Request): (
+                (
+                    None,
+                    Illegal(
+                        "req_id already used (a request id must be new)",
+                        "seed 002 L41/L43: a request is answered by its id; DECISION: ids increase, never reused",
+                    ),
+                ),
+            ),
+        },
+    }
+
+    def __init__(
+        self,
+        role: Literal[
+            "requester",
+            "responder",
+        ],
+        state: RequestState | None = None,
+    ) -> None:
+        super().__init__(role, state)
+
+
+class RequestRequesterHandler:
+    """Handler stubs for the requester of ``request``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_response(self, frame: Response) -> None:
+        """The response to a previously received request."""
+
+    def on_response_error(self, frame: ResponseError) -> None:
+        """An error answer to a previously received request."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, Response):
+            self.on_response(frame)
+        elif isinstance(frame, ResponseError):
+            self.on_response_error(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class RequestResponderHandler:
+    """Handler stubs for the responder of ``request``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_request(self, frame: Request) -> None:
+        """A request expecting exactly one Response or ResponseError with the same req_id."""
+
+    def on_request_cancel(self, frame: RequestCancel) -> None:
+        """The sender is no longer interested in the response to req_id."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, Request):
+            self.on_request(frame)
+        elif isinstance(frame, RequestCancel):
+            self.on_request_cancel(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class FlowState(enum.Enum):
+    """States of the ``flow`` machine."""
+
+    IDLE = "idle"
+    """The id has not been used for this direction yet."""
+    OPEN = "open"
+    """Items may flow (within inner credit)."""
+    CANCELLED = "cancelled"
+    """The item receiver sent InnerCancel; items still in flight are dropped."""
+    CLOSED = "closed"
+    """The item sender sent InnerEnd or InnerError (or the id is spent and forgotten)."""
+
+
+class FlowMachine(StateMachine[FlowState]):
+    """The items going one way under one inner id: a stream has the flow peer->creator, a sink creator->peer, a duplex both. The item_sender sends InnerItem(s) and ends with InnerEnd or InnerError; the item_receiver grants InnerCredit and may InnerCancel. The `idle` rows say which flows each Create*/Greedy* packet opens (the engine reads them). Inner credit is the engine's (one Window per flow).
+
+    Spec: seed 002, Top Level Packets: CreateStream, CreateSink, CreateDuplex; Inner Packets
+
+    One instance per inner_flow; roles: item_sender, item_receiver.
+    """
+
+    __slots__ = ()
+    NAME: ClassVar[str] = "flow"
+    ROLES: ClassVar[tuple[str, ...]] = (
+        "item_sender",
+        "item_receiver",
+    )
+    INITIAL: ClassVar[dict[str, FlowState]] = {
+        "item_sender": FlowState.IDLE,
+        "item_receiver": FlowState.IDLE,
+    }
+    TERMINAL: ClassVar[frozenset[FlowState]] = frozenset(
+        {
+            FlowState.CANCELLED,
+            FlowState.CLOSED,
+        }
+    )
+    SEND: ClassVar[dict[str, Table[FlowState]]] = {
+        "item_sender": {
+            (FlowState.IDLE, CreateSink): ((None, FlowState.OPEN),),
+            (FlowState.IDLE, GreedySink): ((None, FlowState.OPEN),),
+            (FlowState.IDLE, CreateDuplex): ((None, FlowState.OPEN),),
+            (FlowState.IDLE, GreedyDuplex): ((None, FlowState.OPEN),),
+            (FlowState.IDLE, ANY): ((None, Illegal("no such inner stream (never created)", "")),),
+            (FlowState.OPEN, InnerItem): ((None, FlowState.OPEN),),
+            (FlowState.OPEN, InnerItems): ((None, FlowState.OPEN),),
+            (FlowState.OPEN, InnerEnd): ((None, FlowState.CLOSED),),
+            (FlowState.OPEN, InnerError): ((None, FlowState.CLOSED),),
+            (FlowState.CANCELLED, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the receiver cancelled this stream (InnerCancel): send nothing more on it",
+                        "seed 002 L61: 'no longer interested in more items over a stream'; DECISION: no InnerEnd is owed after InnerCancel",
+                    ),
+                ),
+            ),
+            (FlowState.CLOSED, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "InnerEnd/InnerError was sent: nothing more on this stream",
+                        "seed 002 L67: 'Signal that no more items will be sent over a stream'",
+                    ),
+                ),
+            ),
+            (FlowState.OPEN, InnerCredit): (
+                (None, Illegal("only the item receiver grants credit or cancels", "")),
+            ),
+            (FlowState.OPEN, InnerCancel): (
+                (None, Illegal("only the item receiver grants credit or cancels", "")),
+            ),
+        },
+        "item_receiver": {
+            (FlowState.IDLE, CreateStream): ((None, FlowState.OPEN),),
+            (FlowState.IDLE, CreateDuplex): ((None, FlowState.OPEN),),
+            (FlowState.IDLE, GreedyDuplex): ((None, FlowState.OPEN),),
+            (FlowState.IDLE, ANY): ((None, Illegal("no such inner stream (never created)", "")),),
+            (FlowState.OPEN, InnerCredit): ((None, FlowState.OPEN),),
+            (FlowState.OPEN, InnerCancel): ((None, FlowState.CANCELLED),),
+            (FlowState.CANCELLED, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "this stream is over (cancelled or ended): nothing to grant or cancel", ""
+                    ),
+                ),
+            ),
+            (FlowState.CLOSED, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "this stream is over (cancelled or ended): nothing to grant or cancel", ""
+                    ),
+                ),
+            ),
+            (FlowState.OPEN, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the item receiver sends only InnerCredit or InnerCancel on this direction",
+                        "",
+                    ),
+                ),
+            ),
+        },
+    }
+    RECEIVE: ClassVar[dict[str, Table[FlowState]]] = {
+        "item_sender": {
+            (FlowState.IDLE, CreateStream): ((None, FlowState.OPEN),),
+            (FlowState.IDLE, CreateDuplex): ((None, FlowState.OPEN),),
+            (FlowState.IDLE, GreedyDuplex): ((None, FlowState.OPEN),),
+            (FlowState.IDLE, ANY): ((None, Illegal("no such inner stream (never created)", "")),),
+            (FlowState.OPEN, InnerCredit): ((None, FlowState.OPEN),),
+            (FlowState.OPEN, InnerCancel): ((None, FlowState.CANCELLED),),
+            (FlowState.CANCELLED, InnerCredit): ((None, IGNORE),),
+            (FlowState.CLOSED, InnerCredit): ((None, IGNORE),),
+            (FlowState.CANCELLED, InnerCancel): ((None, IGNORE),),
+            (FlowState.CLOSED, InnerCancel): ((None, IGNORE),),
+            (FlowState.OPEN, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the item sender's peer may only send InnerCredit or InnerCancel on this direction",
+                        "",
+                    ),
+                ),
+            ),
+            (FlowState.CANCELLED, ANY): (
+                (None, Illegal("inner id already used (ids are never reused)", "")),
+            ),
+            (FlowState.CLOSED, ANY): (
+                (None, Illegal("inner id already used (ids are never reused)", "")),
+            ),
+        },
+        "item_receiver": {
+            (FlowState.IDLE, CreateSink): ((None, FlowState.OPEN),),
+            (FlowState.IDLE, GreedySink): ((None, FlowState.OPEN),),
+            (FlowState.IDLE, CreateDuplex): ((None, FlowState.OPEN),),
+            (FlowState.IDLE, GreedyDuplex): ((None, FlowState.OPEN),),
+            (FlowState.IDLE, ANY): ((None, Illegal("no such inner stream (never created)", "")),),
+            (FlowState.OPEN, InnerItem): ((None, FlowState.OPEN),),
+            (FlowState.OPEN, InnerItems): ((None, FlowState.OPEN),),
+            (FlowState.OPEN, InnerEnd): ((None, FlowState.CLOSED),),
+            (FlowState.OPEN, InnerError): ((None, FlowState.CLOSED),),
+            (FlowState.CANCELLED, InnerItem): ((None, IGNORE),),
+            (FlowState.CANCELLED, InnerItems): ((None, IGNORE),),
+            (FlowState.CANCELLED, InnerEnd): ((None, IGNORE),),
+            (FlowState.CANCELLED, InnerError): ((None, IGNORE),),
+            (FlowState.CLOSED, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "no more items may follow InnerEnd/InnerError (or the inner id is reused)",
+                        "seed 002 L67: 'Signal that no more items will be sent over a stream'",
+                    ),
+                ),
+            ),
+            (FlowState.CANCELLED, ANY): (
+                (None, Illegal("inner id already used (ids are never reused)", "")),
+            ),
+            (FlowState.OPEN, ANY): (
+                (None, Illegal("only the item sender sends items, InnerEnd or InnerError", "")),
+            ),
+        },
+    }
+
+    def __init__(
+        self,
+        role: Literal[
+            "item_sender",
+            "item_receiver",
+        ],
+        state: FlowState | None = None,
+    ) -> None:
+        super().__init__(role, state)
+
+
+class FlowItemSenderHandler:
+    """Handler stubs for the item_sender of ``flow``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_create_stream(self, frame: CreateStream) -> None:
+        """Open a stream from the peer (the peer sends items) under inner_id, granting it initial inner credit."""
+
+    def on_create_duplex(self, frame: CreateDuplex) -> None:
+        """Open a duplex (sink + stream) with the peer, granting initial inner credit for the stream half."""
+
+    def on_greedy_duplex(self, frame: GreedyDuplex) -> None:
+        """OUR LAYOUT (the seed only has TODO items for it): CreateDuplex plus items sent right away down its sink half, paid with top-level credit."""
+
+    def on_inner_credit(self, frame: InnerCredit) -> None:
+        """Allow the peer to send `credit` more bytes of inner packets on inner_id."""
+
+    def on_inner_cancel(self, frame: InnerCancel) -> None:
+        """No more items wanted on inner_id."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, CreateStream):
+            self.on_create_stream(frame)
+        elif isinstance(frame, CreateDuplex):
+            self.on_create_duplex(frame)
+        elif isinstance(frame, GreedyDuplex):
+            self.on_greedy_duplex(frame)
+        elif isinstance(frame, InnerCredit):
+            self.on_inner_credit(frame)
+        elif isinstance(frame, InnerCancel):
+            self.on_inner_cancel(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class FlowItemReceiverHandler:
+    """Handler stubs for the item_receiver of ``flow``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_create_sink(self, frame: CreateSink) -> None:
+        """Open a sink to the peer (the sender sends items, once the peer grants inner credit)."""
+
+    def on_greedy_sink(self, frame: GreedySink) -> None:
+        """OUR LAYOUT (the seed only has TODO items for it): CreateSink plus items sent right away, paid with top-level credit instead of waiting for inner credit."""
+
+    def on_create_duplex(self, frame: CreateDuplex) -> None:
+        """Open a duplex (sink + stream) with the peer, granting initial inner credit for the stream half."""
+
+    def on_greedy_duplex(self, frame: GreedyDuplex) -> None:
+        """OUR LAYOUT (the seed only has TODO items for it): CreateDuplex plus items sent right away down its sink half, paid with top-level credit."""
+
+    def on_inner_item(self, frame: InnerItem) -> None:
+        """One item on inner_id (the seed names this field stream_id; it is the inner id)."""
+
+    def on_inner_items(self, frame: InnerItems) -> None:
+        """Several items on inner_id in one packet."""
+
+    def on_inner_end(self, frame: InnerEnd) -> None:
+        """No more items will be sent on inner_id (the seed names this field stream_id)."""
+
+    def on_inner_error(self, frame: InnerError) -> None:
+        """End inner_id with an error (InnerEnd with a payload; the seed names the field stream_id)."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, CreateSink):
+            self.on_create_sink(frame)
+        elif isinstance(frame, GreedySink):
+            self.on_greedy_sink(frame)
+        elif isinstance(frame, CreateDuplex):
+            self.on_create_duplex(frame)
+        elif isinstance(frame, GreedyDuplex):
+            self.on_greedy_duplex(frame)
+        elif isinstance(frame, InnerItem):
+            self.on_inner_item(frame)
+        elif isinstance(frame, InnerItems):
+            self.on_inner_items(frame)
+        elif isinstance(frame, InnerEnd):
+            self.on_inner_end(frame)
+        elif isinstance(frame, InnerError):
+            self.on_inner_error(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")

@@ -1,0 +1,71 @@
+"""BPMUX (bpmux/rel) sans-I/O engine: ``BpmuxConnection``, its events and errors.
+
+The packets are ``generated.bpmux.rel``; the state machines are the ``machines:``
+section of ``idl/bpmux/rel.yaml`` (generated into ``generated.bpmux.rel.machines``);
+credit is ``runtime.flow``.  See ``connection`` for the decisions taken where the seed
+(shared/seeds/002) is silent.
+"""
+
+from runtime.bpmux.connection import BpmuxConnection, Direction
+from runtime.bpmux.credit import CHARGE, Charge, OutboundCredit, charge_of
+from runtime.bpmux.errors import (
+    ConnectionClosedError,
+    CreditExceeded,
+    GreedyNotEnabled,
+    InvalidInnerId,
+)
+from runtime.bpmux.events import (
+    ConnectionDone,
+    ConnectionEnded,
+    Event,
+    InnerAborted,
+    InnerCancelled,
+    InnerCreditReceived,
+    InnerEnded,
+    InnerErrored,
+    InnerKind,
+    InnerOpened,
+    ItemReceived,
+    MainCreditReceived,
+    MessageReceived,
+    MinimumReceived,
+    PeerClosed,
+    RequestAborted,
+    RequestCancelled,
+    RequestReceived,
+    ResponseErrorReceived,
+    ResponseReceived,
+)
+
+__all__ = [
+    "BpmuxConnection",
+    "CHARGE",
+    "Charge",
+    "ConnectionClosedError",
+    "ConnectionDone",
+    "ConnectionEnded",
+    "CreditExceeded",
+    "Direction",
+    "Event",
+    "GreedyNotEnabled",
+    "InnerAborted",
+    "InnerCancelled",
+    "InnerCreditReceived",
+    "InnerEnded",
+    "InnerErrored",
+    "InnerKind",
+    "InnerOpened",
+    "InvalidInnerId",
+    "ItemReceived",
+    "MainCreditReceived",
+    "MessageReceived",
+    "MinimumReceived",
+    "OutboundCredit",
+    "PeerClosed",
+    "RequestAborted",
+    "RequestCancelled",
+    "RequestReceived",
+    "ResponseErrorReceived",
+    "ResponseReceived",
+    "charge_of",
+]
