@@ -345,7 +345,7 @@ class Subscribe:
 
 
 class Request:
-    """Add demand to the subscription identified by `subscriber`. Demand accumulates up to 2^63-1 (RS §3.17: then "effectively unbounded"; the engine saturates). request(0) is rejected by the codec (InvalidValue / EncodeError), see the top.
+    """Add demand to the subscription identified by `subscriber`. Demand accumulates up to 2^63-1 (RS §3.17: then "effectively unbounded"; the engine saturates). request(0) decodes (min 0) so that the publisher can answer it with OnError (RS §3.9), see the top.
 
     Spec: seeds 000/001, The Reactive Streams core protocol: '--> request(subscriber: Id, demand: Long)'
 
@@ -353,7 +353,7 @@ class Request:
 
     Attributes:
         subscriber: Subscriber Id.
-        demand: Additional demand, 1..2^63-1.
+        demand: Additional demand, 0..2^63-1 (0 is answered with OnError, RS §3.9).
     """
 
     __slots__ = (
@@ -370,7 +370,7 @@ class Request:
     subscriber: int
     demand: int
 
-    def __init__(self, subscriber: int = 0, demand: int = 1) -> None:
+    def __init__(self, subscriber: int = 0, demand: int = 0) -> None:
         self.subscriber = subscriber
         self.demand = demand
 
@@ -394,8 +394,8 @@ class Request:
         out: list[bytes] = []
         out.append(_support.write_varint(5))
         out.append(_support.write_varint(self.subscriber))
-        if not 1 <= self.demand <= 0x7FFFFFFFFFFFFFFF:
-            raise EncodeError(f"Request.demand: {self.demand!r} is outside 1..0x7fffffffffffffff")
+        if not 0 <= self.demand <= 0x7FFFFFFFFFFFFFFF:
+            raise EncodeError(f"Request.demand: {self.demand!r} is outside 0..0x7fffffffffffffff")
         out.append(_support.write_varint(self.demand))
         return b"".join(out)
 
@@ -971,8 +971,8 @@ def _decode_subscribe(
 def _decode_request(data: bytes, pos: int, end: int, ctx: Context | None) -> tuple[Request, int]:
     v_subscriber, pos = _support.read_varint(data, pos, end)
     v_demand, pos = _support.read_varint(data, pos, end)
-    if v_demand < 1 or v_demand > 0x7FFFFFFFFFFFFFFF:
-        raise InvalidValue(f"Request.demand: {v_demand} is outside 1..0x7fffffffffffffff")
+    if v_demand > 0x7FFFFFFFFFFFFFFF:
+        raise InvalidValue(f"Request.demand: {v_demand} is outside 0..0x7fffffffffffffff")
     frame = _new(Request)
     frame.subscriber = v_subscriber
     frame.demand = v_demand
@@ -1144,7 +1144,7 @@ def _mp_request(items: list[object], ctx: Context | None) -> Request:
     if len(items) != 3:
         raise MalformedMsgpack(f"Request: expected 3 values, got {len(items)}")
     v_subscriber = _support.mp_int(items[1], 0, 0xFFFFFFFFFFFFFFFF, "Request.subscriber")
-    v_demand = _support.mp_int(items[2], 1, 0x7FFFFFFFFFFFFFFF, "Request.demand")
+    v_demand = _support.mp_int(items[2], 0, 0x7FFFFFFFFFFFFFFF, "Request.demand")
     return Request(v_subscriber, v_demand)
 
 

@@ -14,6 +14,1086 @@ from __future__ import annotations
 import enum
 from typing import ClassVar, Literal
 
-from runtime.machine import IGNORE, Illegal, StateMachine, Table
+from runtime.machine import ANY, IGNORE, Illegal, StateMachine, Table
+from . import (
+    ClientHello,
+    ServerHello,
+    Goodbye,
+    Subscribe,
+    Request,
+    Cancel,
+    Subscribed,
+    OnNext,
+    OnComplete,
+    OnError,
+    OnNextPacked,
+    OnNextPart,
+    OnNextLastPart,
+)
 
-__all__ = []
+__all__ = [
+    "ConnectionState",
+    "ConnectionMachine",
+    "ConnectionClientHandler",
+    "ConnectionServerHandler",
+    "SubscriptionState",
+    "SubscriptionMachine",
+    "SubscriptionSubscriberHandler",
+    "SubscriptionPublisherHandler",
+    "SplitElementState",
+    "SplitElementMachine",
+    "SplitElementPublisherHandler",
+    "SplitElementSubscriberHandler",
+]
+
+
+def _guard_0(frame: ServerHello) -> bool:
+    """ServerHello [version=0]"""
+    return frame.version == 0
+
+
+def _guard_1(frame: ServerHello) -> bool:
+    """ServerHello [version!=0]"""
+    return frame.version != 0
+
+
+def _guard_2(frame: ClientHello) -> bool:
+    """ClientHello [version=0]"""
+    return frame.version == 0
+
+
+def _guard_3(frame: ClientHello) -> bool:
+    """ClientHello [version!=0]"""
+    return frame.version != 0
+
+
+def _guard_4(frame: Subscribed) -> bool:
+    """Subscribed [element_size=0]"""
+    return frame.element_size == 0
+
+
+def _guard_5(frame: Subscribed) -> bool:
+    """Subscribed [element_size!=0]"""
+    return frame.element_size != 0
+
+
+class ConnectionState(enum.Enum):
+    """States of the ``connection`` machine."""
+
+    START = "start"
+    """Nothing sent, nothing received."""
+    HELLO_SENT = "hello_sent"
+    """Our hello is out; the peer's hello has not arrived."""
+    HELLO_RECEIVED = "hello_received"
+    """The peer's hello arrived; ours is not out yet."""
+    OPEN = "open"
+    """Both hellos exchanged; subscriptions may flow both ways."""
+    REJECTING = "rejecting"
+    """The peer's hello has a version we do not support; we send Goodbye and close."""
+    GOODBYE_SENT = "goodbye_sent"
+    """We sent Goodbye and wait for the peer's (messages in flight are dropped)."""
+    GOODBYE_RECEIVED = "goodbye_received"
+    """The peer sent Goodbye; we answer with ours and close."""
+    CLOSED = "closed"
+    """Goodbyes exchanged; the transport may be closed."""
+
+
+class ConnectionMachine(StateMachine[ConnectionState]):
+    """The loose hello handshake (either side may send its hello first; the client may send more right after its ClientHello), the data phase, and the orderly close (Goodbye, then wait for the peer's Goodbye). An unsupported hello version leads to `rejecting` (Goodbye, then close without waiting); a second hello or data before the peer's hello are connection errors, answered the same way.
+
+    Spec: seeds 000/001, Protocol negotiation; Closing the connection
+
+    One instance per connection; roles: client, server.
+    """
+
+    __slots__ = ()
+    NAME: ClassVar[str] = "connection"
+    ROLES: ClassVar[tuple[str, ...]] = (
+        "client",
+        "server",
+    )
+    INITIAL: ClassVar[dict[str, ConnectionState]] = {
+        "client": ConnectionState.START,
+        "server": ConnectionState.START,
+    }
+    TERMINAL: ClassVar[frozenset[ConnectionState]] = frozenset(
+        {
+            ConnectionState.CLOSED,
+        }
+    )
+    SEND: ClassVar[dict[str, Table[ConnectionState]]] = {
+        "client": {
+            (ConnectionState.START, ClientHello): ((None, ConnectionState.HELLO_SENT),),
+            (ConnectionState.HELLO_SENT, Subscribe): ((None, ConnectionState.HELLO_SENT),),
+            (ConnectionState.HELLO_SENT, Request): ((None, ConnectionState.HELLO_SENT),),
+            (ConnectionState.HELLO_SENT, Cancel): ((None, ConnectionState.HELLO_SENT),),
+            (ConnectionState.HELLO_SENT, Subscribed): ((None, ConnectionState.HELLO_SENT),),
+            (ConnectionState.HELLO_SENT, OnNext): ((None, ConnectionState.HELLO_SENT),),
+            (ConnectionState.HELLO_SENT, OnComplete): ((None, ConnectionState.HELLO_SENT),),
+            (ConnectionState.HELLO_SENT, OnError): ((None, ConnectionState.HELLO_SENT),),
+            (ConnectionState.HELLO_SENT, OnNextPacked): ((None, ConnectionState.HELLO_SENT),),
+            (ConnectionState.HELLO_SENT, OnNextPart): ((None, ConnectionState.HELLO_SENT),),
+            (ConnectionState.HELLO_SENT, OnNextLastPart): ((None, ConnectionState.HELLO_SENT),),
+            (ConnectionState.HELLO_RECEIVED, ClientHello): ((None, ConnectionState.OPEN),),
+            (ConnectionState.START, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the client's first message is its ClientHello",
+                        "Protocol negotiation: '--> clientHello(...)' (the client only may send before the peer's hello, and only after its own)",
+                    ),
+                ),
+            ),
+            (ConnectionState.HELLO_RECEIVED, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the client's first message is its ClientHello",
+                        "Protocol negotiation: '--> clientHello(...)' (the client only may send before the peer's hello, and only after its own)",
+                    ),
+                ),
+            ),
+            (ConnectionState.HELLO_SENT, ANY): ((None, Illegal("ClientHello is sent once", "")),),
+            (ConnectionState.OPEN, Subscribe): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, Request): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, Cancel): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, Subscribed): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, OnNext): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, OnComplete): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, OnError): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, OnNextPacked): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, OnNextPart): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, OnNextLastPart): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, ANY): ((None, Illegal("a hello is sent once", "")),),
+            (ConnectionState.START, Goodbye): ((None, ConnectionState.GOODBYE_SENT),),
+            (ConnectionState.HELLO_SENT, Goodbye): ((None, ConnectionState.GOODBYE_SENT),),
+            (ConnectionState.HELLO_RECEIVED, Goodbye): ((None, ConnectionState.GOODBYE_SENT),),
+            (ConnectionState.OPEN, Goodbye): ((None, ConnectionState.GOODBYE_SENT),),
+            (ConnectionState.REJECTING, Goodbye): ((None, ConnectionState.CLOSED),),
+            (ConnectionState.GOODBYE_RECEIVED, Goodbye): ((None, ConnectionState.CLOSED),),
+            (ConnectionState.GOODBYE_SENT, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "no messages after Goodbye (or after an unsupported hello, only Goodbye)",
+                        "Closing the connection: 'Sending goodbye implicitly closes all open streams'",
+                    ),
+                ),
+            ),
+            (ConnectionState.GOODBYE_RECEIVED, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "no messages after Goodbye (or after an unsupported hello, only Goodbye)",
+                        "Closing the connection: 'Sending goodbye implicitly closes all open streams'",
+                    ),
+                ),
+            ),
+            (ConnectionState.REJECTING, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "no messages after Goodbye (or after an unsupported hello, only Goodbye)",
+                        "Closing the connection: 'Sending goodbye implicitly closes all open streams'",
+                    ),
+                ),
+            ),
+            (ConnectionState.CLOSED, ANY): ((None, Illegal("the connection is closed", "")),),
+        },
+        "server": {
+            (ConnectionState.START, ServerHello): ((None, ConnectionState.HELLO_SENT),),
+            (ConnectionState.HELLO_RECEIVED, ServerHello): ((None, ConnectionState.OPEN),),
+            (ConnectionState.START, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the server sends only its ServerHello (or Goodbye) before it has the client's hello",
+                        "",
+                    ),
+                ),
+            ),
+            (ConnectionState.HELLO_SENT, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the server sends only its ServerHello (or Goodbye) before it has the client's hello",
+                        "",
+                    ),
+                ),
+            ),
+            (ConnectionState.HELLO_RECEIVED, ANY): (
+                (None, Illegal("the server's first message is its ServerHello", "")),
+            ),
+            (ConnectionState.OPEN, Subscribe): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, Request): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, Cancel): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, Subscribed): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, OnNext): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, OnComplete): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, OnError): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, OnNextPacked): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, OnNextPart): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, OnNextLastPart): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, ANY): ((None, Illegal("a hello is sent once", "")),),
+            (ConnectionState.START, Goodbye): ((None, ConnectionState.GOODBYE_SENT),),
+            (ConnectionState.HELLO_SENT, Goodbye): ((None, ConnectionState.GOODBYE_SENT),),
+            (ConnectionState.HELLO_RECEIVED, Goodbye): ((None, ConnectionState.GOODBYE_SENT),),
+            (ConnectionState.OPEN, Goodbye): ((None, ConnectionState.GOODBYE_SENT),),
+            (ConnectionState.REJECTING, Goodbye): ((None, ConnectionState.CLOSED),),
+            (ConnectionState.GOODBYE_RECEIVED, Goodbye): ((None, ConnectionState.CLOSED),),
+            (ConnectionState.GOODBYE_SENT, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "no messages after Goodbye (or after an unsupported hello, only Goodbye)",
+                        "Closing the connection: 'Sending goodbye implicitly closes all open streams'",
+                    ),
+                ),
+            ),
+            (ConnectionState.GOODBYE_RECEIVED, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "no messages after Goodbye (or after an unsupported hello, only Goodbye)",
+                        "Closing the connection: 'Sending goodbye implicitly closes all open streams'",
+                    ),
+                ),
+            ),
+            (ConnectionState.REJECTING, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "no messages after Goodbye (or after an unsupported hello, only Goodbye)",
+                        "Closing the connection: 'Sending goodbye implicitly closes all open streams'",
+                    ),
+                ),
+            ),
+            (ConnectionState.CLOSED, ANY): ((None, Illegal("the connection is closed", "")),),
+        },
+    }
+    RECEIVE: ClassVar[dict[str, Table[ConnectionState]]] = {
+        "client": {
+            (ConnectionState.START, ServerHello): (
+                (_guard_0, ConnectionState.HELLO_RECEIVED),
+                (_guard_1, ConnectionState.REJECTING),
+            ),
+            (ConnectionState.HELLO_SENT, ServerHello): (
+                (_guard_0, ConnectionState.OPEN),
+                (_guard_1, ConnectionState.REJECTING),
+            ),
+            (ConnectionState.START, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the server's first message must be its ServerHello",
+                        "Protocol negotiation: '<-- serverHello(version: varint, extensions: Array[Id])'",
+                    ),
+                ),
+            ),
+            (ConnectionState.HELLO_SENT, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the server's first message must be its ServerHello",
+                        "Protocol negotiation: '<-- serverHello(version: varint, extensions: Array[Id])'",
+                    ),
+                ),
+            ),
+            (ConnectionState.HELLO_RECEIVED, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the server sends nothing but its hello before the client's hello (a second hello is an error too)",
+                        "Protocol negotiation: only the client 'can optimistically send more messages after the clientHello'",
+                    ),
+                ),
+            ),
+            (ConnectionState.OPEN, Subscribe): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, Request): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, Cancel): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, Subscribed): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, OnNext): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, OnComplete): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, OnError): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, OnNextPacked): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, OnNextPart): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, OnNextLastPart): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, ANY): ((None, Illegal("a second hello", "")),),
+            (ConnectionState.START, Goodbye): ((None, ConnectionState.GOODBYE_RECEIVED),),
+            (ConnectionState.HELLO_SENT, Goodbye): ((None, ConnectionState.GOODBYE_RECEIVED),),
+            (ConnectionState.HELLO_RECEIVED, Goodbye): ((None, ConnectionState.GOODBYE_RECEIVED),),
+            (ConnectionState.OPEN, Goodbye): ((None, ConnectionState.GOODBYE_RECEIVED),),
+            (ConnectionState.GOODBYE_SENT, Goodbye): ((None, ConnectionState.CLOSED),),
+            (ConnectionState.GOODBYE_SENT, ANY): ((None, IGNORE),),
+            (ConnectionState.REJECTING, ANY): ((None, IGNORE),),
+            (ConnectionState.GOODBYE_RECEIVED, ANY): ((None, IGNORE),),
+            (ConnectionState.CLOSED, ANY): ((None, IGNORE),),
+        },
+        "server": {
+            (ConnectionState.START, ClientHello): (
+                (_guard_2, ConnectionState.HELLO_RECEIVED),
+                (_guard_3, ConnectionState.REJECTING),
+            ),
+            (ConnectionState.HELLO_SENT, ClientHello): (
+                (_guard_2, ConnectionState.OPEN),
+                (_guard_3, ConnectionState.REJECTING),
+            ),
+            (ConnectionState.HELLO_RECEIVED, Subscribe): ((None, ConnectionState.HELLO_RECEIVED),),
+            (ConnectionState.HELLO_RECEIVED, Request): ((None, ConnectionState.HELLO_RECEIVED),),
+            (ConnectionState.HELLO_RECEIVED, Cancel): ((None, ConnectionState.HELLO_RECEIVED),),
+            (ConnectionState.HELLO_RECEIVED, Subscribed): ((None, ConnectionState.HELLO_RECEIVED),),
+            (ConnectionState.HELLO_RECEIVED, OnNext): ((None, ConnectionState.HELLO_RECEIVED),),
+            (ConnectionState.HELLO_RECEIVED, OnComplete): ((None, ConnectionState.HELLO_RECEIVED),),
+            (ConnectionState.HELLO_RECEIVED, OnError): ((None, ConnectionState.HELLO_RECEIVED),),
+            (ConnectionState.HELLO_RECEIVED, OnNextPacked): (
+                (None, ConnectionState.HELLO_RECEIVED),
+            ),
+            (ConnectionState.HELLO_RECEIVED, OnNextPart): ((None, ConnectionState.HELLO_RECEIVED),),
+            (ConnectionState.HELLO_RECEIVED, OnNextLastPart): (
+                (None, ConnectionState.HELLO_RECEIVED),
+            ),
+            (ConnectionState.START, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the client's first message must be its ClientHello, sent once",
+                        "Protocol negotiation: '--> clientHello(version: varint, extensions: Array[Id])'",
+                    ),
+                ),
+            ),
+            (ConnectionState.HELLO_SENT, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the client's first message must be its ClientHello, sent once",
+                        "Protocol negotiation: '--> clientHello(version: varint, extensions: Array[Id])'",
+                    ),
+                ),
+            ),
+            (ConnectionState.HELLO_RECEIVED, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the client's first message must be its ClientHello, sent once",
+                        "Protocol negotiation: '--> clientHello(version: varint, extensions: Array[Id])'",
+                    ),
+                ),
+            ),
+            (ConnectionState.OPEN, Subscribe): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, Request): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, Cancel): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, Subscribed): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, OnNext): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, OnComplete): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, OnError): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, OnNextPacked): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, OnNextPart): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, OnNextLastPart): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, ANY): ((None, Illegal("a second hello", "")),),
+            (ConnectionState.START, Goodbye): ((None, ConnectionState.GOODBYE_RECEIVED),),
+            (ConnectionState.HELLO_SENT, Goodbye): ((None, ConnectionState.GOODBYE_RECEIVED),),
+            (ConnectionState.HELLO_RECEIVED, Goodbye): ((None, ConnectionState.GOODBYE_RECEIVED),),
+            (ConnectionState.OPEN, Goodbye): ((None, ConnectionState.GOODBYE_RECEIVED),),
+            (ConnectionState.GOODBYE_SENT, Goodbye): ((None, ConnectionState.CLOSED),),
+            (ConnectionState.GOODBYE_SENT, ANY): ((None, IGNORE),),
+            (ConnectionState.REJECTING, ANY): ((None, IGNORE),),
+            (ConnectionState.GOODBYE_RECEIVED, ANY): ((None, IGNORE),),
+            (ConnectionState.CLOSED, ANY): ((None, IGNORE),),
+        },
+    }
+
+    def __init__(
+        self,
+        role: Literal[
+            "client",
+            "server",
+        ],
+        state: ConnectionState | None = None,
+    ) -> None:
+        super().__init__(role, state)
+
+
+class ConnectionClientHandler:
+    """Handler stubs for the client of ``connection``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_server_hello(self, frame: ServerHello) -> None:
+        """The server's hello: its version and supported extension Ids."""
+
+    def on_goodbye(self, frame: Goodbye) -> None:
+        """Orderly close: the sender closes all its open streams (as if by cancel or onError) and waits for the peer's Goodbye before closing the transport."""
+
+    def on_subscribe(self, frame: Subscribe) -> None:
+        """Subscribe to a named publisher under a subscriber-chosen Id, optionally with initial demand."""
+
+    def on_request(self, frame: Request) -> None:
+        """Add demand to the subscription identified by `subscriber`."""
+
+    def on_cancel(self, frame: Cancel) -> None:
+        """Cancel the subscription; afterwards the subscriber may reuse the Id."""
+
+    def on_subscribed(self, frame: Subscribed) -> None:
+        """The publisher accepted the subscription."""
+
+    def on_on_next(self, frame: OnNext) -> None:
+        """One stream element."""
+
+    def on_on_complete(self, frame: OnComplete) -> None:
+        """The stream completed; the subscriber Id is released."""
+
+    def on_on_error(self, frame: OnError) -> None:
+        """The stream failed; the subscriber Id is released."""
+
+    def on_on_next_packed(self, frame: OnNextPacked) -> None:
+        """Several fixed-size elements in one message: a varint count, then count * elementSize bytes."""
+
+    def on_on_next_part(self, frame: OnNextPart) -> None:
+        """A non-final part of a split element."""
+
+    def on_on_next_last_part(self, frame: OnNextLastPart) -> None:
+        """The final part of a split element; the subscriber's driver joins the parts and delivers one element."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, ServerHello):
+            self.on_server_hello(frame)
+        elif isinstance(frame, Goodbye):
+            self.on_goodbye(frame)
+        elif isinstance(frame, Subscribe):
+            self.on_subscribe(frame)
+        elif isinstance(frame, Request):
+            self.on_request(frame)
+        elif isinstance(frame, Cancel):
+            self.on_cancel(frame)
+        elif isinstance(frame, Subscribed):
+            self.on_subscribed(frame)
+        elif isinstance(frame, OnNext):
+            self.on_on_next(frame)
+        elif isinstance(frame, OnComplete):
+            self.on_on_complete(frame)
+        elif isinstance(frame, OnError):
+            self.on_on_error(frame)
+        elif isinstance(frame, OnNextPacked):
+            self.on_on_next_packed(frame)
+        elif isinstance(frame, OnNextPart):
+            self.on_on_next_part(frame)
+        elif isinstance(frame, OnNextLastPart):
+            self.on_on_next_last_part(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class ConnectionServerHandler:
+    """Handler stubs for the server of ``connection``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_client_hello(self, frame: ClientHello) -> None:
+        """First message of the client (the side that opened the connection): its protocol version (0) and the extension Ids it supports."""
+
+    def on_goodbye(self, frame: Goodbye) -> None:
+        """Orderly close: the sender closes all its open streams (as if by cancel or onError) and waits for the peer's Goodbye before closing the transport."""
+
+    def on_subscribe(self, frame: Subscribe) -> None:
+        """Subscribe to a named publisher under a subscriber-chosen Id, optionally with initial demand."""
+
+    def on_request(self, frame: Request) -> None:
+        """Add demand to the subscription identified by `subscriber`."""
+
+    def on_cancel(self, frame: Cancel) -> None:
+        """Cancel the subscription; afterwards the subscriber may reuse the Id."""
+
+    def on_subscribed(self, frame: Subscribed) -> None:
+        """The publisher accepted the subscription."""
+
+    def on_on_next(self, frame: OnNext) -> None:
+        """One stream element."""
+
+    def on_on_complete(self, frame: OnComplete) -> None:
+        """The stream completed; the subscriber Id is released."""
+
+    def on_on_error(self, frame: OnError) -> None:
+        """The stream failed; the subscriber Id is released."""
+
+    def on_on_next_packed(self, frame: OnNextPacked) -> None:
+        """Several fixed-size elements in one message: a varint count, then count * elementSize bytes."""
+
+    def on_on_next_part(self, frame: OnNextPart) -> None:
+        """A non-final part of a split element."""
+
+    def on_on_next_last_part(self, frame: OnNextLastPart) -> None:
+        """The final part of a split element; the subscriber's driver joins the parts and delivers one element."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, ClientHello):
+            self.on_client_hello(frame)
+        elif isinstance(frame, Goodbye):
+            self.on_goodbye(frame)
+        elif isinstance(frame, Subscribe):
+            self.on_subscribe(frame)
+        elif isinstance(frame, Request):
+            self.on_request(frame)
+        elif isinstance(frame, Cancel):
+            self.on_cancel(frame)
+        elif isinstance(frame, Subscribed):
+            self.on_subscribed(frame)
+        elif isinstance(frame, OnNext):
+            self.on_on_next(frame)
+        elif isinstance(frame, OnComplete):
+            self.on_on_complete(frame)
+        elif isinstance(frame, OnError):
+            self.on_on_error(frame)
+        elif isinstance(frame, OnNextPacked):
+            self.on_on_next_packed(frame)
+        elif isinstance(frame, OnNextPart):
+            self.on_on_next_part(frame)
+        elif isinstance(frame, OnNextLastPart):
+            self.on_on_next_last_part(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class SubscriptionState(enum.Enum):
+    """States of the ``subscription`` machine."""
+
+    IDLE = "idle"
+    """The Id is free (never used, completed, failed, or cancelled and acknowledged)."""
+    SUBSCRIBING = "subscribing"
+    """Subscribe sent/received, Subscribed not yet."""
+    ACTIVE = "active"
+    """Subscribed (elementSize 0) sent/received; variable-size elements may flow within demand."""
+    ACTIVE_FIXED = "active_fixed"
+    """Subscribed with elementSize > 0 sent/received; fixed-size elements, onNext or onNextPacked, within demand."""
+    CANCELLED_EARLY = "cancelled_early"
+    """Subscriber: Cancel sent before Subscribed arrived; the Id stays taken until it does."""
+    CANCELLED = "cancelled"
+    """Subscriber: Cancel sent after Subscribed; the publisher's messages still in flight are dropped. The Id may be reused."""
+    RESUBSCRIBING = "resubscribing"
+    """Subscriber: the Id was reused after `cancelled`; everything before the new Subscribed belongs to the old subscription."""
+    CANCEL_UNANSWERED = "cancel_unanswered"
+    """Publisher: Cancel received before our Subscribed; we still send exactly one Subscribed so that the subscriber can release the Id."""
+
+
+class SubscriptionMachine(StateMachine[SubscriptionState]):
+    """One subscription as seen by its subscriber or its publisher, keyed by the subscriber-chosen Id. Ids are per direction (Subscribe/Request/Cancel go to the publisher, the other messages to the subscriber), so each side keeps one table of subscriber instances and one of publisher instances. There is no terminal state: `idle` means the Id is free and the engine forgets the instance.
+
+    Spec: seeds 000/001, The Reactive Streams core protocol; Reactive Streams 1.0.3 rules §1, §2, §3
+
+    One instance per subscription; roles: subscriber, publisher.
+    """
+
+    __slots__ = ()
+    NAME: ClassVar[str] = "subscription"
+    ROLES: ClassVar[tuple[str, ...]] = (
+        "subscriber",
+        "publisher",
+    )
+    INITIAL: ClassVar[dict[str, SubscriptionState]] = {
+        "subscriber": SubscriptionState.IDLE,
+        "publisher": SubscriptionState.IDLE,
+    }
+    TERMINAL: ClassVar[frozenset[SubscriptionState]] = frozenset({})
+    SEND: ClassVar[dict[str, Table[SubscriptionState]]] = {
+        "subscriber": {
+            (SubscriptionState.IDLE, Subscribe): ((None, SubscriptionState.SUBSCRIBING),),
+            (SubscriptionState.CANCELLED, Subscribe): ((None, SubscriptionState.RESUBSCRIBING),),
+            (SubscriptionState.SUBSCRIBING, Subscribe): (
+                (
+                    None,
+                    Illegal(
+                        "the Id is in use by an open subscription",
+                        "Core protocol: 'The subscriber MAY reuse an Id ... after it has sent cancel or received onComplete or onError for that Id.'",
+                    ),
+                ),
+            ),
+            (SubscriptionState.ACTIVE, Subscribe): (
+                (
+                    None,
+                    Illegal(
+                        "the Id is in use by an open subscription",
+                        "Core protocol: 'The subscriber MAY reuse an Id ... after it has sent cancel or received onComplete or onError for that Id.'",
+                    ),
+                ),
+            ),
+            (SubscriptionState.ACTIVE_FIXED, Subscribe): (
+                (
+                    None,
+                    Illegal(
+                        "the Id is in use by an open subscription",
+                        "Core protocol: 'The subscriber MAY reuse an Id ... after it has sent cancel or received onComplete or onError for that Id.'",
+                    ),
+                ),
+            ),
+            (SubscriptionState.RESUBSCRIBING, Subscribe): (
+                (
+                    None,
+                    Illegal(
+                        "the Id is in use by an open subscription",
+                        "Core protocol: 'The subscriber MAY reuse an Id ... after it has sent cancel or received onComplete or onError for that Id.'",
+                    ),
+                ),
+            ),
+            (SubscriptionState.CANCELLED_EARLY, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the Id stays taken until the publisher's Subscribed for the cancelled subscription arrives",
+                        "Core protocol: 'If it does so, it MUST guarantee that the publisher will not receive messages meant for the previous subscription with that Id after it receives the second subscribe message.'",
+                    ),
+                ),
+            ),
+            (SubscriptionState.SUBSCRIBING, Request): ((None, SubscriptionState.SUBSCRIBING),),
+            (SubscriptionState.ACTIVE, Request): ((None, SubscriptionState.ACTIVE),),
+            (SubscriptionState.ACTIVE_FIXED, Request): ((None, SubscriptionState.ACTIVE_FIXED),),
+            (SubscriptionState.RESUBSCRIBING, Request): ((None, SubscriptionState.RESUBSCRIBING),),
+            (SubscriptionState.SUBSCRIBING, Cancel): ((None, SubscriptionState.CANCELLED_EARLY),),
+            (SubscriptionState.RESUBSCRIBING, Cancel): ((None, SubscriptionState.CANCELLED_EARLY),),
+            (SubscriptionState.ACTIVE, Cancel): ((None, SubscriptionState.CANCELLED),),
+            (SubscriptionState.ACTIVE_FIXED, Cancel): ((None, SubscriptionState.CANCELLED),),
+            (SubscriptionState.IDLE, Request): (
+                (
+                    None,
+                    Illegal(
+                        "the subscription is over (the engine makes request and cancel NOPs here)",
+                        "RS §3.6 'After the Subscription is cancelled, additional Subscription.request(long n) MUST be NOPs.'; RS §3.7 'After the Subscription is cancelled, additional Subscription.cancel() MUST be NOPs.'",
+                    ),
+                ),
+            ),
+            (SubscriptionState.CANCELLED, Request): (
+                (
+                    None,
+                    Illegal(
+                        "the subscription is over (the engine makes request and cancel NOPs here)",
+                        "RS §3.6 'After the Subscription is cancelled, additional Subscription.request(long n) MUST be NOPs.'; RS §3.7 'After the Subscription is cancelled, additional Subscription.cancel() MUST be NOPs.'",
+                    ),
+                ),
+            ),
+            (SubscriptionState.IDLE, Cancel): (
+                (
+                    None,
+                    Illegal(
+                        "the subscription is over (the engine makes request and cancel NOPs here)",
+                        "RS §3.6 'After the Subscription is cancelled, additional Subscription.request(long n) MUST be NOPs.'; RS §3.7 'After the Subscription is cancelled, additional Subscription.cancel() MUST be NOPs.'",
+                    ),
+                ),
+            ),
+            (SubscriptionState.CANCELLED, Cancel): (
+                (
+                    None,
+                    Illegal(
+                        "the subscription is over (the engine makes request and cancel NOPs here)",
+                        "RS §3.6 'After the Subscription is cancelled, additional Subscription.request(long n) MUST be NOPs.'; RS §3.7 'After the Subscription is cancelled, additional Subscription.cancel() MUST be NOPs.'",
+                    ),
+                ),
+            ),
+        },
+        "publisher": {
+            (SubscriptionState.SUBSCRIBING, Subscribed): (
+                (_guard_4, SubscriptionState.ACTIVE),
+                (_guard_5, SubscriptionState.ACTIVE_FIXED),
+            ),
+            (SubscriptionState.CANCEL_UNANSWERED, Subscribed): ((None, SubscriptionState.IDLE),),
+            (SubscriptionState.SUBSCRIBING, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "Subscribed must come first",
+                        "RS §1.9 'Publisher.subscribe MUST call onSubscribe on the provided Subscriber prior to any other signal to that Subscriber ... the only legal way to signal failure (or reject the Subscriber) is by calling onError (after calling onSubscribe).'",
+                    ),
+                ),
+            ),
+            (SubscriptionState.CANCEL_UNANSWERED, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "Subscribed must come first",
+                        "RS §1.9 'Publisher.subscribe MUST call onSubscribe on the provided Subscriber prior to any other signal to that Subscriber ... the only legal way to signal failure (or reject the Subscriber) is by calling onError (after calling onSubscribe).'",
+                    ),
+                ),
+            ),
+            (SubscriptionState.ACTIVE, OnNext): ((None, SubscriptionState.ACTIVE),),
+            (SubscriptionState.ACTIVE, OnNextPart): ((None, SubscriptionState.ACTIVE),),
+            (SubscriptionState.ACTIVE, OnNextLastPart): ((None, SubscriptionState.ACTIVE),),
+            (SubscriptionState.ACTIVE_FIXED, OnNext): ((None, SubscriptionState.ACTIVE_FIXED),),
+            (SubscriptionState.ACTIVE_FIXED, OnNextPacked): (
+                (None, SubscriptionState.ACTIVE_FIXED),
+            ),
+            (SubscriptionState.ACTIVE_FIXED, OnNextPart): ((None, SubscriptionState.ACTIVE_FIXED),),
+            (SubscriptionState.ACTIVE_FIXED, OnNextLastPart): (
+                (None, SubscriptionState.ACTIVE_FIXED),
+            ),
+            (SubscriptionState.ACTIVE, OnNextPacked): (
+                (
+                    None,
+                    Illegal(
+                        "onNextPacked needs a fixed-size stream (subscribed with elementSize > 0)",
+                        "Packed messaging: 'the publisher can optionally declare that all stream elements will have a fixed size by setting the subscribed.elementSize field to a value greater than zero ... The publisher can then send not just onNext messages but also onNextPacked messages'",
+                    ),
+                ),
+            ),
+            (SubscriptionState.ACTIVE, OnComplete): ((None, SubscriptionState.IDLE),),
+            (SubscriptionState.ACTIVE_FIXED, OnComplete): ((None, SubscriptionState.IDLE),),
+            (SubscriptionState.ACTIVE, OnError): ((None, SubscriptionState.IDLE),),
+            (SubscriptionState.ACTIVE_FIXED, OnError): ((None, SubscriptionState.IDLE),),
+            (SubscriptionState.ACTIVE, Subscribed): (
+                (
+                    None,
+                    Illegal(
+                        "Subscribed was sent already",
+                        "RS §2.12 'Subscriber.onSubscribe MUST be called at most once for a given Subscriber'",
+                    ),
+                ),
+            ),
+            (SubscriptionState.ACTIVE_FIXED, Subscribed): (
+                (
+                    None,
+                    Illegal(
+                        "Subscribed was sent already",
+                        "RS §2.12 'Subscriber.onSubscribe MUST be called at most once for a given Subscriber'",
+                    ),
+                ),
+            ),
+            (SubscriptionState.IDLE, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "no open subscription with this Id",
+                        "RS §1.7 'Once a terminal state has been signaled (onError, onComplete) it is REQUIRED that no further signals occur.'",
+                    ),
+                ),
+            ),
+        },
+    }
+    RECEIVE: ClassVar[dict[str, Table[SubscriptionState]]] = {
+        "subscriber": {
+            (SubscriptionState.SUBSCRIBING, Subscribed): (
+                (_guard_4, SubscriptionState.ACTIVE),
+                (_guard_5, SubscriptionState.ACTIVE_FIXED),
+            ),
+            (SubscriptionState.RESUBSCRIBING, Subscribed): (
+                (_guard_4, SubscriptionState.ACTIVE),
+                (_guard_5, SubscriptionState.ACTIVE_FIXED),
+            ),
+            (SubscriptionState.CANCELLED_EARLY, Subscribed): ((None, SubscriptionState.CANCELLED),),
+            (SubscriptionState.ACTIVE, Subscribed): (
+                (
+                    None,
+                    Illegal(
+                        "a second Subscribed for the same subscription",
+                        "RS §2.12 'Subscriber.onSubscribe MUST be called at most once for a given Subscriber'",
+                    ),
+                ),
+            ),
+            (SubscriptionState.ACTIVE_FIXED, Subscribed): (
+                (
+                    None,
+                    Illegal(
+                        "a second Subscribed for the same subscription",
+                        "RS §2.12 'Subscriber.onSubscribe MUST be called at most once for a given Subscriber'",
+                    ),
+                ),
+            ),
+            (SubscriptionState.CANCELLED, Subscribed): (
+                (
+                    None,
+                    Illegal(
+                        "a second Subscribed for the same subscription",
+                        "RS §2.12 'Subscriber.onSubscribe MUST be called at most once for a given Subscriber'",
+                    ),
+                ),
+            ),
+            (SubscriptionState.SUBSCRIBING, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a signal before Subscribed",
+                        "RS §1.9 'Publisher.subscribe MUST call onSubscribe on the provided Subscriber prior to any other signal to that Subscriber'",
+                    ),
+                ),
+            ),
+            (SubscriptionState.CANCELLED_EARLY, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a signal before Subscribed",
+                        "RS §1.9 'Publisher.subscribe MUST call onSubscribe on the provided Subscriber prior to any other signal to that Subscriber'",
+                    ),
+                ),
+            ),
+            (SubscriptionState.ACTIVE, OnNext): ((None, SubscriptionState.ACTIVE),),
+            (SubscriptionState.ACTIVE, OnNextPart): ((None, SubscriptionState.ACTIVE),),
+            (SubscriptionState.ACTIVE, OnNextLastPart): ((None, SubscriptionState.ACTIVE),),
+            (SubscriptionState.ACTIVE_FIXED, OnNext): ((None, SubscriptionState.ACTIVE_FIXED),),
+            (SubscriptionState.ACTIVE_FIXED, OnNextPacked): (
+                (None, SubscriptionState.ACTIVE_FIXED),
+            ),
+            (SubscriptionState.ACTIVE_FIXED, OnNextPart): ((None, SubscriptionState.ACTIVE_FIXED),),
+            (SubscriptionState.ACTIVE_FIXED, OnNextLastPart): (
+                (None, SubscriptionState.ACTIVE_FIXED),
+            ),
+            (SubscriptionState.ACTIVE, OnNextPacked): (
+                (
+                    None,
+                    Illegal(
+                        "onNextPacked on a variable-size stream (subscribed.elementSize was 0)",
+                        "Packed messaging: 'the publisher can optionally declare that all stream elements will have a fixed size by setting the subscribed.elementSize field to a value greater than zero ... The publisher can then send not just onNext messages but also onNextPacked messages'",
+                    ),
+                ),
+            ),
+            (SubscriptionState.ACTIVE, OnComplete): ((None, SubscriptionState.IDLE),),
+            (SubscriptionState.ACTIVE_FIXED, OnComplete): ((None, SubscriptionState.IDLE),),
+            (SubscriptionState.CANCELLED, OnComplete): ((None, SubscriptionState.IDLE),),
+            (SubscriptionState.ACTIVE, OnError): ((None, SubscriptionState.IDLE),),
+            (SubscriptionState.ACTIVE_FIXED, OnError): ((None, SubscriptionState.IDLE),),
+            (SubscriptionState.CANCELLED, OnError): ((None, SubscriptionState.IDLE),),
+            (SubscriptionState.CANCELLED, OnNext): ((None, IGNORE),),
+            (SubscriptionState.CANCELLED, OnNextPacked): ((None, IGNORE),),
+            (SubscriptionState.CANCELLED, OnNextPart): ((None, IGNORE),),
+            (SubscriptionState.CANCELLED, OnNextLastPart): ((None, IGNORE),),
+            (SubscriptionState.RESUBSCRIBING, OnNext): ((None, IGNORE),),
+            (SubscriptionState.RESUBSCRIBING, OnNextPacked): ((None, IGNORE),),
+            (SubscriptionState.RESUBSCRIBING, OnNextPart): ((None, IGNORE),),
+            (SubscriptionState.RESUBSCRIBING, OnNextLastPart): ((None, IGNORE),),
+            (SubscriptionState.RESUBSCRIBING, OnComplete): ((None, IGNORE),),
+            (SubscriptionState.RESUBSCRIBING, OnError): ((None, IGNORE),),
+            (SubscriptionState.IDLE, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a signal for a subscription that does not exist or has terminated",
+                        "RS §1.7 'Once a terminal state has been signaled (onError, onComplete) it is REQUIRED that no further signals occur.'",
+                    ),
+                ),
+            ),
+        },
+        "publisher": {
+            (SubscriptionState.IDLE, Subscribe): ((None, SubscriptionState.SUBSCRIBING),),
+            (SubscriptionState.SUBSCRIBING, Subscribe): (
+                (
+                    None,
+                    Illegal(
+                        "Subscribe for an Id that is still open",
+                        "Core protocol: 'The subscriber MAY reuse an Id in a subscribe message after it has sent cancel or received onComplete or onError for that Id.'",
+                    ),
+                ),
+            ),
+            (SubscriptionState.ACTIVE, Subscribe): (
+                (
+                    None,
+                    Illegal(
+                        "Subscribe for an Id that is still open",
+                        "Core protocol: 'The subscriber MAY reuse an Id in a subscribe message after it has sent cancel or received onComplete or onError for that Id.'",
+                    ),
+                ),
+            ),
+            (SubscriptionState.ACTIVE_FIXED, Subscribe): (
+                (
+                    None,
+                    Illegal(
+                        "Subscribe for an Id that is still open",
+                        "Core protocol: 'The subscriber MAY reuse an Id in a subscribe message after it has sent cancel or received onComplete or onError for that Id.'",
+                    ),
+                ),
+            ),
+            (SubscriptionState.CANCEL_UNANSWERED, Subscribe): (
+                (
+                    None,
+                    Illegal(
+                        "Subscribe for an Id that is still open",
+                        "Core protocol: 'The subscriber MAY reuse an Id in a subscribe message after it has sent cancel or received onComplete or onError for that Id.'",
+                    ),
+                ),
+            ),
+            (SubscriptionState.IDLE, Request): ((None, IGNORE),),
+            (SubscriptionState.IDLE, Cancel): ((None, IGNORE),),
+            (SubscriptionState.SUBSCRIBING, Request): ((None, SubscriptionState.SUBSCRIBING),),
+            (SubscriptionState.ACTIVE_FIXED, Request): ((None, SubscriptionState.ACTIVE_FIXED),),
+            (SubscriptionState.ACTIVE, Request): ((None, SubscriptionState.ACTIVE),),
+            (SubscriptionState.SUBSCRIBING, Cancel): ((None, SubscriptionState.CANCEL_UNANSWERED),),
+            (SubscriptionState.ACTIVE, Cancel): ((None, SubscriptionState.IDLE),),
+            (SubscriptionState.ACTIVE_FIXED, Cancel): ((None, SubscriptionState.IDLE),),
+            (SubscriptionState.CANCEL_UNANSWERED, Request): ((None, IGNORE),),
+            (SubscriptionState.CANCEL_UNANSWERED, Cancel): ((None, IGNORE),),
+        },
+    }
+
+    def __init__(
+        self,
+        role: Literal[
+            "subscriber",
+            "publisher",
+        ],
+        state: SubscriptionState | None = None,
+    ) -> None:
+        super().__init__(role, state)
+
+
+class SubscriptionSubscriberHandler:
+    """Handler stubs for the subscriber of ``subscription``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_subscribed(self, frame: Subscribed) -> None:
+        """The publisher accepted the subscription."""
+
+    def on_on_next(self, frame: OnNext) -> None:
+        """One stream element."""
+
+    def on_on_complete(self, frame: OnComplete) -> None:
+        """The stream completed; the subscriber Id is released."""
+
+    def on_on_error(self, frame: OnError) -> None:
+        """The stream failed; the subscriber Id is released."""
+
+    def on_on_next_packed(self, frame: OnNextPacked) -> None:
+        """Several fixed-size elements in one message: a varint count, then count * elementSize bytes."""
+
+    def on_on_next_part(self, frame: OnNextPart) -> None:
+        """A non-final part of a split element."""
+
+    def on_on_next_last_part(self, frame: OnNextLastPart) -> None:
+        """The final part of a split element; the subscriber's driver joins the parts and delivers one element."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, Subscribed):
+            self.on_subscribed(frame)
+        elif isinstance(frame, OnNext):
+            self.on_on_next(frame)
+        elif isinstance(frame, OnComplete):
+            self.on_on_complete(frame)
+        elif isinstance(frame, OnError):
+            self.on_on_error(frame)
+        elif isinstance(frame, OnNextPacked):
+            self.on_on_next_packed(frame)
+        elif isinstance(frame, OnNextPart):
+            self.on_on_next_part(frame)
+        elif isinstance(frame, OnNextLastPart):
+            self.on_on_next_last_part(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class SubscriptionPublisherHandler:
+    """Handler stubs for the publisher of ``subscription``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_subscribe(self, frame: Subscribe) -> None:
+        """Subscribe to a named publisher under a subscriber-chosen Id, optionally with initial demand."""
+
+    def on_request(self, frame: Request) -> None:
+        """Add demand to the subscription identified by `subscriber`."""
+
+    def on_cancel(self, frame: Cancel) -> None:
+        """Cancel the subscription; afterwards the subscriber may reuse the Id."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, Subscribe):
+            self.on_subscribe(frame)
+        elif isinstance(frame, Request):
+            self.on_request(frame)
+        elif isinstance(frame, Cancel):
+            self.on_cancel(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class SplitElementState(enum.Enum):
+    """States of the ``split_element`` machine."""
+
+    IDLE = "idle"
+    """No element with this Id is in progress (the element Id is free)."""
+    IN_PROGRESS = "in_progress"
+    """Parts arrived/sent; the last part has not."""
+
+
+class SplitElementMachine(StateMachine[SplitElementState]):
+    """One split element of one subscription, keyed by (subscriber Id, element Id): one or more OnNextPart, then one OnNextLastPart; the subscriber joins the parts in arrival order and delivers one element. The engine charges one unit of demand when an element starts and bounds the bytes it buffers.
+
+    Spec: seeds 000/001, Split messaging
+
+    One instance per element; roles: publisher, subscriber.
+    """
+
+    __slots__ = ()
+    NAME: ClassVar[str] = "split_element"
+    ROLES: ClassVar[tuple[str, ...]] = (
+        "publisher",
+        "subscriber",
+    )
+    INITIAL: ClassVar[dict[str, SplitElementState]] = {
+        "publisher": SplitElementState.IDLE,
+        "subscriber": SplitElementState.IDLE,
+    }
+    TERMINAL: ClassVar[frozenset[SplitElementState]] = frozenset({})
+    SEND: ClassVar[dict[str, Table[SplitElementState]]] = {
+        "publisher": {
+            (SplitElementState.IDLE, OnNextPart): ((None, SplitElementState.IN_PROGRESS),),
+            (SplitElementState.IN_PROGRESS, OnNextPart): ((None, SplitElementState.IN_PROGRESS),),
+            (SplitElementState.IN_PROGRESS, OnNextLastPart): ((None, SplitElementState.IDLE),),
+            (SplitElementState.IDLE, OnNextLastPart): (
+                (
+                    None,
+                    Illegal(
+                        "a split element starts with OnNextPart (a whole element is sent as OnNext)",
+                        "Split messaging: 'the publisher will send one or more onNextPart messages, followed by a single onNextLastPart'",
+                    ),
+                ),
+            ),
+        },
+        "subscriber": {},
+    }
+    RECEIVE: ClassVar[dict[str, Table[SplitElementState]]] = {
+        "publisher": {},
+        "subscriber": {
+            (SplitElementState.IDLE, OnNextPart): ((None, SplitElementState.IN_PROGRESS),),
+            (SplitElementState.IN_PROGRESS, OnNextPart): ((None, SplitElementState.IN_PROGRESS),),
+            (SplitElementState.IN_PROGRESS, OnNextLastPart): ((None, SplitElementState.IDLE),),
+            (SplitElementState.IDLE, OnNextLastPart): ((None, SplitElementState.IDLE),),
+        },
+    }
+
+    def __init__(
+        self,
+        role: Literal[
+            "publisher",
+            "subscriber",
+        ],
+        state: SplitElementState | None = None,
+    ) -> None:
+        super().__init__(role, state)
+
+
+class SplitElementPublisherHandler:
+    """Handler stubs for the publisher of ``split_element``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def handle(self, frame: object) -> None:
+        raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class SplitElementSubscriberHandler:
+    """Handler stubs for the subscriber of ``split_element``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_on_next_part(self, frame: OnNextPart) -> None:
+        """A non-final part of a split element."""
+
+    def on_on_next_last_part(self, frame: OnNextLastPart) -> None:
+        """The final part of a split element; the subscriber's driver joins the parts and delivers one element."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, OnNextPart):
+            self.on_on_next_part(frame)
+        elif isinstance(frame, OnNextLastPart):
+            self.on_on_next_last_part(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")

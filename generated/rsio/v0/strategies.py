@@ -71,7 +71,7 @@ def request(draw: st.DrawFn) -> tuple[Request, Context]:
     """A Request frame and the context it needs."""
     ctx = Context()
     v_subscriber = draw(st.integers(0, 0xFFFFFFFFFFFFFFFF))
-    v_demand = draw(st.integers(1, 0x7FFFFFFFFFFFFFFF))
+    v_demand = draw(st.integers(0, 0x7FFFFFFFFFFFFFFF))
     return Request(v_subscriber, v_demand), ctx
 
 

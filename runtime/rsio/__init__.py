@@ -1,0 +1,56 @@
+"""Sans-I/O engine of the Reactive Streams network protocol, version 0 (idl/rsio/v0.yaml).
+
+``RsioConnection`` speaks the protocol on one connection, as client or server, in the
+binary (LEB128) or MessagePack encoding; either side may subscribe to the other.  The
+behaviour is the generated machines of ``generated.rsio.v0.machines`` plus demand
+(``runtime.flow``), split reassembly and packing (``engine``).
+"""
+
+from runtime.rsio.engine import PROTOCOL_VERSION, RsioConfig, RsioConnection, events_of
+from runtime.rsio.errors import (
+    ElementSizeError,
+    IncompleteSplitElement,
+    PeerElementSizeError,
+    ReassemblyLimitExceeded,
+    TransportClosed,
+    UnsupportedVersion,
+)
+from runtime.rsio.events import (
+    ConnectionClosed,
+    DemandReceived,
+    ElementReceived,
+    Event,
+    GoodbyeReceived,
+    HelloReceived,
+    SubscribeReceived,
+    SubscriptionCancelled,
+    SubscriptionCompleted,
+    SubscriptionFailed,
+    SubscriptionStarted,
+)
+from runtime.rsio.framing import Encoding
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "RsioConfig",
+    "RsioConnection",
+    "events_of",
+    "Encoding",
+    "ElementSizeError",
+    "IncompleteSplitElement",
+    "PeerElementSizeError",
+    "ReassemblyLimitExceeded",
+    "TransportClosed",
+    "UnsupportedVersion",
+    "Event",
+    "HelloReceived",
+    "GoodbyeReceived",
+    "ConnectionClosed",
+    "SubscriptionStarted",
+    "ElementReceived",
+    "SubscriptionCompleted",
+    "SubscriptionFailed",
+    "SubscribeReceived",
+    "DemandReceived",
+    "SubscriptionCancelled",
+]

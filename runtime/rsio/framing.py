@@ -1,0 +1,81 @@
+"""Bytes <-> frames for the engine, in either encoding, with the per-stream context.
+
+The layout of onNext/onNextPacked depends on the elementSize that the publisher's
+``subscribed`` announced for that subscriber Id (seeds 000/001: "In fixed-size mode,
+the onNext.element field is not length-prefixed").  The generated stream decoders read
+``ctx`` for every frame but decode a whole ``feed`` at once, before the engine sees any
+of it; a ``subscribed`` followed by fixed-size elements in the same chunk would be
+decoded with the old size.  So the decoders here are the generated ones with a step
+added after each frame: the context follows the publisher's messages *in stream
+order*:
+
+- ``subscribed``: the Id's elementSize becomes the announced one;
+- ``onComplete`` / ``onError``: the Id is released, its size forgotten.
+
+After a ``cancel`` the size is kept: the publisher may still send elements for the
+cancelled subscription (RS §2.8) until it sees the cancel, and they must still decode.
+When the Id is reused, the new ``subscribed`` replaces it, and it is ordered after
+every stale message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal, Protocol
+
+import generated.rsio.v0 as rsio
+from runtime._support import MsgpackDecoder, SelfDelimitingDecoder
+
+__all__ = ["Encoding", "FrameDecoder", "make_decoder", "encode_frame", "track_context"]
+
+Encoding = Literal["binary", "msgpack"]
+
+
+class FrameDecoder(Protocol):
+    def feed(self, data: bytes | bytearray | memoryview) -> list[rsio.Frame]: ...
+
+
+def track_context(frame: rsio.Frame, ctx: rsio.Context) -> None:
+    """Update ``ctx`` after ``frame`` was decoded, before the next frame is (see above)."""
+    kind = type(frame)
+    if kind is rsio.Subscribed:
+        assert isinstance(frame, rsio.Subscribed)
+        if frame.element_size:
+            ctx.element_size[frame.subscriber] = frame.element_size
+        else:
+            ctx.element_size.pop(frame.subscriber, None)
+    elif kind is rsio.OnComplete or kind is rsio.OnError:
+        assert isinstance(frame, (rsio.OnComplete, rsio.OnError))
+        ctx.element_size.pop(frame.subscriber, None)
+
+
+def make_decoder(encoding: Encoding, ctx: rsio.Context, max_frame_size: int) -> FrameDecoder:
+    """A stream decoder for ``encoding`` that keeps ``ctx`` in step frame by frame."""
+    if encoding == "binary":
+
+        def decode_at(data: bytes, pos: int, end: int, context: rsio.Context | None,
+                      sender: str | None) -> tuple[rsio.Frame, int]:  # fmt: skip
+            frame, stop = rsio.decode_at(data, pos, end, context, sender)
+            track_context(frame, ctx)
+            return frame, stop
+
+        return SelfDelimitingDecoder(decode_at, max_frame_size, ctx, None)
+    if encoding == "msgpack":
+        # The generated MsgpackStreamDecoder is MsgpackDecoder(_from_msgpack, ...); we wrap
+        # the same per-object decoder.
+        from_object: Callable[[object, rsio.Context | None], rsio.Frame] = rsio._from_msgpack
+
+        def decode_object(obj: object, context: rsio.Context | None) -> rsio.Frame:
+            frame = from_object(obj, context)
+            track_context(frame, ctx)
+            return frame
+
+        return MsgpackDecoder(decode_object, max_frame_size, ctx)
+    raise ValueError(f"unknown encoding {encoding!r} (binary or msgpack)")
+
+
+def encode_frame(encoding: Encoding, frame: rsio.Frame, ctx: rsio.Context) -> bytes:
+    """The bytes of ``frame`` on the wire (``ctx``: the sizes of the streams we publish)."""
+    if encoding == "binary":
+        return rsio.encode(frame, ctx)
+    return rsio.encode_msgpack(frame)
