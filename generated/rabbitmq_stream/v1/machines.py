@@ -14,6 +14,1896 @@ from __future__ import annotations
 import enum
 from typing import ClassVar, Literal
 
-from runtime.machine import IGNORE, Illegal, StateMachine, Table
+from runtime.machine import ANY, IGNORE, Illegal, StateMachine, Table
+from . import (
+    DeclarePublisherRequest,
+    DeclarePublisherResponse,
+    Publish,
+    PublishV2,
+    PublishConfirm,
+    PublishError,
+    QueryPublisherSequenceRequest,
+    QueryPublisherSequenceResponse,
+    DeletePublisherRequest,
+    DeletePublisherResponse,
+    SubscribeRequest,
+    SubscribeResponse,
+    Deliver,
+    DeliverV2,
+    CreditRequest,
+    CreditResponse,
+    StoreOffset,
+    QueryOffsetRequest,
+    QueryOffsetResponse,
+    UnsubscribeRequest,
+    UnsubscribeResponse,
+    CreateRequest,
+    CreateResponse,
+    DeleteRequest,
+    DeleteResponse,
+    MetadataRequest,
+    MetadataResponse,
+    MetadataUpdate,
+    PeerPropertiesRequest,
+    PeerPropertiesResponse,
+    SaslHandshakeRequest,
+    SaslHandshakeResponse,
+    SaslAuthenticateRequest,
+    SaslAuthenticateResponse,
+    Tune,
+    OpenRequest,
+    OpenResponse,
+    CloseRequest,
+    CloseResponse,
+    Heartbeat,
+    RouteRequest,
+    RouteResponse,
+    PartitionsRequest,
+    PartitionsResponse,
+    ConsumerUpdateRequest,
+    ExchangeCommandVersionsRequest,
+    ExchangeCommandVersionsResponse,
+    StreamStatsRequest,
+    StreamStatsResponse,
+    CreateSuperStreamRequest,
+    CreateSuperStreamResponse,
+    DeleteSuperStreamRequest,
+    DeleteSuperStreamResponse,
+)
 
-__all__ = []
+__all__ = [
+    "ConnectionState",
+    "ConnectionMachine",
+    "ConnectionClientHandler",
+    "ConnectionServerHandler",
+    "PublisherState",
+    "PublisherMachine",
+    "PublisherClientHandler",
+    "PublisherServerHandler",
+    "SubscriptionState",
+    "SubscriptionMachine",
+    "SubscriptionClientHandler",
+    "SubscriptionServerHandler",
+]
+
+
+def _guard_0(frame: PeerPropertiesResponse) -> bool:
+    """PeerPropertiesResponse [response_code=OK]"""
+    return frame.response_code == 1
+
+
+def _guard_1(frame: PeerPropertiesResponse) -> bool:
+    """PeerPropertiesResponse [response_code in {STREAM_DOES_NOT_EXIST, SUBSCRIPTION_ID_ALREADY_EXISTS, SUBSCRIPTION_ID_DOES_NOT_EXIST, STREAM_ALREADY_EXISTS, STREAM_NOT_AVAILABLE, SASL_MECHANISM_NOT_SUPPORTED, AUTHENTICATION_FAILURE, SASL_ERROR, SASL_CHALLENGE, SASL_AUTHENTICATION_FAILURE_LOOPBACK, VIRTUAL_HOST_ACCESS_FAILURE, UNKNOWN_FRAME, FRAME_TOO_LARGE, INTERNAL_ERROR, ACCESS_REFUSED, PRECONDITION_FAILED, PUBLISHER_DOES_NOT_EXIST, NO_OFFSET}]"""
+    return frame.response_code in (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19)
+
+
+def _guard_2(frame: SaslHandshakeResponse) -> bool:
+    """SaslHandshakeResponse [response_code=OK]"""
+    return frame.response_code == 1
+
+
+def _guard_3(frame: SaslHandshakeResponse) -> bool:
+    """SaslHandshakeResponse [response_code in {STREAM_DOES_NOT_EXIST, SUBSCRIPTION_ID_ALREADY_EXISTS, SUBSCRIPTION_ID_DOES_NOT_EXIST, STREAM_ALREADY_EXISTS, STREAM_NOT_AVAILABLE, SASL_MECHANISM_NOT_SUPPORTED, AUTHENTICATION_FAILURE, SASL_ERROR, SASL_CHALLENGE, SASL_AUTHENTICATION_FAILURE_LOOPBACK, VIRTUAL_HOST_ACCESS_FAILURE, UNKNOWN_FRAME, FRAME_TOO_LARGE, INTERNAL_ERROR, ACCESS_REFUSED, PRECONDITION_FAILED, PUBLISHER_DOES_NOT_EXIST, NO_OFFSET}]"""
+    return frame.response_code in (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19)
+
+
+def _guard_4(frame: SaslAuthenticateResponse) -> bool:
+    """SaslAuthenticateResponse [response_code=OK]"""
+    return frame.response_code == 1
+
+
+def _guard_5(frame: SaslAuthenticateResponse) -> bool:
+    """SaslAuthenticateResponse [response_code=SASL_CHALLENGE]"""
+    return frame.response_code == 10
+
+
+def _guard_6(frame: SaslAuthenticateResponse) -> bool:
+    """SaslAuthenticateResponse [response_code in {STREAM_DOES_NOT_EXIST, SUBSCRIPTION_ID_ALREADY_EXISTS, SUBSCRIPTION_ID_DOES_NOT_EXIST, STREAM_ALREADY_EXISTS, STREAM_NOT_AVAILABLE, SASL_MECHANISM_NOT_SUPPORTED, AUTHENTICATION_FAILURE, SASL_ERROR, SASL_AUTHENTICATION_FAILURE_LOOPBACK, VIRTUAL_HOST_ACCESS_FAILURE, UNKNOWN_FRAME, FRAME_TOO_LARGE, INTERNAL_ERROR, ACCESS_REFUSED, PRECONDITION_FAILED, PUBLISHER_DOES_NOT_EXIST, NO_OFFSET}]"""
+    return frame.response_code in (2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15, 16, 17, 18, 19)
+
+
+def _guard_7(frame: OpenResponse) -> bool:
+    """OpenResponse [response_code=OK]"""
+    return frame.response_code == 1
+
+
+def _guard_8(frame: OpenResponse) -> bool:
+    """OpenResponse [response_code in {STREAM_DOES_NOT_EXIST, SUBSCRIPTION_ID_ALREADY_EXISTS, SUBSCRIPTION_ID_DOES_NOT_EXIST, STREAM_ALREADY_EXISTS, STREAM_NOT_AVAILABLE, SASL_MECHANISM_NOT_SUPPORTED, AUTHENTICATION_FAILURE, SASL_ERROR, SASL_CHALLENGE, SASL_AUTHENTICATION_FAILURE_LOOPBACK, VIRTUAL_HOST_ACCESS_FAILURE, UNKNOWN_FRAME, FRAME_TOO_LARGE, INTERNAL_ERROR, ACCESS_REFUSED, PRECONDITION_FAILED, PUBLISHER_DOES_NOT_EXIST, NO_OFFSET}]"""
+    return frame.response_code in (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19)
+
+
+def _guard_9(frame: DeclarePublisherResponse) -> bool:
+    """DeclarePublisherResponse [response_code=OK]"""
+    return frame.response_code == 1
+
+
+def _guard_10(frame: DeclarePublisherResponse) -> bool:
+    """DeclarePublisherResponse [response_code in {STREAM_DOES_NOT_EXIST, SUBSCRIPTION_ID_ALREADY_EXISTS, SUBSCRIPTION_ID_DOES_NOT_EXIST, STREAM_ALREADY_EXISTS, STREAM_NOT_AVAILABLE, SASL_MECHANISM_NOT_SUPPORTED, AUTHENTICATION_FAILURE, SASL_ERROR, SASL_CHALLENGE, SASL_AUTHENTICATION_FAILURE_LOOPBACK, VIRTUAL_HOST_ACCESS_FAILURE, UNKNOWN_FRAME, FRAME_TOO_LARGE, INTERNAL_ERROR, ACCESS_REFUSED, PRECONDITION_FAILED, PUBLISHER_DOES_NOT_EXIST, NO_OFFSET}]"""
+    return frame.response_code in (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19)
+
+
+def _guard_11(frame: DeletePublisherResponse) -> bool:
+    """DeletePublisherResponse [response_code in {OK, PUBLISHER_DOES_NOT_EXIST}]"""
+    return frame.response_code in (1, 18)
+
+
+def _guard_12(frame: DeletePublisherResponse) -> bool:
+    """DeletePublisherResponse [response_code in {STREAM_DOES_NOT_EXIST, SUBSCRIPTION_ID_ALREADY_EXISTS, SUBSCRIPTION_ID_DOES_NOT_EXIST, STREAM_ALREADY_EXISTS, STREAM_NOT_AVAILABLE, SASL_MECHANISM_NOT_SUPPORTED, AUTHENTICATION_FAILURE, SASL_ERROR, SASL_CHALLENGE, SASL_AUTHENTICATION_FAILURE_LOOPBACK, VIRTUAL_HOST_ACCESS_FAILURE, UNKNOWN_FRAME, FRAME_TOO_LARGE, INTERNAL_ERROR, ACCESS_REFUSED, PRECONDITION_FAILED, NO_OFFSET}]"""
+    return frame.response_code in (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 19)
+
+
+def _guard_13(frame: SubscribeResponse) -> bool:
+    """SubscribeResponse [response_code=OK]"""
+    return frame.response_code == 1
+
+
+def _guard_14(frame: SubscribeResponse) -> bool:
+    """SubscribeResponse [response_code in {STREAM_DOES_NOT_EXIST, SUBSCRIPTION_ID_ALREADY_EXISTS, SUBSCRIPTION_ID_DOES_NOT_EXIST, STREAM_ALREADY_EXISTS, STREAM_NOT_AVAILABLE, SASL_MECHANISM_NOT_SUPPORTED, AUTHENTICATION_FAILURE, SASL_ERROR, SASL_CHALLENGE, SASL_AUTHENTICATION_FAILURE_LOOPBACK, VIRTUAL_HOST_ACCESS_FAILURE, UNKNOWN_FRAME, FRAME_TOO_LARGE, INTERNAL_ERROR, ACCESS_REFUSED, PRECONDITION_FAILED, PUBLISHER_DOES_NOT_EXIST, NO_OFFSET}]"""
+    return frame.response_code in (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19)
+
+
+def _guard_15(frame: UnsubscribeResponse) -> bool:
+    """UnsubscribeResponse [response_code in {OK, SUBSCRIPTION_ID_DOES_NOT_EXIST}]"""
+    return frame.response_code in (1, 4)
+
+
+def _guard_16(frame: UnsubscribeResponse) -> bool:
+    """UnsubscribeResponse [response_code in {STREAM_DOES_NOT_EXIST, SUBSCRIPTION_ID_ALREADY_EXISTS, STREAM_ALREADY_EXISTS, STREAM_NOT_AVAILABLE, SASL_MECHANISM_NOT_SUPPORTED, AUTHENTICATION_FAILURE, SASL_ERROR, SASL_CHALLENGE, SASL_AUTHENTICATION_FAILURE_LOOPBACK, VIRTUAL_HOST_ACCESS_FAILURE, UNKNOWN_FRAME, FRAME_TOO_LARGE, INTERNAL_ERROR, ACCESS_REFUSED, PRECONDITION_FAILED, PUBLISHER_DOES_NOT_EXIST, NO_OFFSET}]"""
+    return frame.response_code in (2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19)
+
+
+class ConnectionState(enum.Enum):
+    """States of the ``connection`` machine."""
+
+    START = "start"
+    """The transport is connected; nothing was exchanged yet."""
+    PEER_PROPERTIES_SENT = "peer_properties_sent"
+    """PeerPropertiesRequest sent (client) / received (server), awaiting its response."""
+    PEER_PROPERTIES_DONE = "peer_properties_done"
+    """Peer properties exchanged."""
+    SASL_HANDSHAKE_SENT = "sasl_handshake_sent"
+    """SaslHandshakeRequest sent / received, awaiting the mechanisms."""
+    SASL_READY = "sasl_ready"
+    """The mechanisms are known; the client picks one and authenticates."""
+    SASL_AUTHENTICATING = "sasl_authenticating"
+    """SaslAuthenticateRequest sent / received, awaiting its response."""
+    SASL_CHALLENGED = "sasl_challenged"
+    """The server answered SASL_CHALLENGE; the client answers with the same mechanism."""
+    AWAITING_TUNE = "awaiting_tune"
+    """Authenticated; the server sends its Tune."""
+    TUNE_RECEIVED = "tune_received"
+    """The server's Tune is out; the client answers with the values it adopts."""
+    TUNED = "tuned"
+    """Tune settled; the client opens a virtual host."""
+    OPENING = "opening"
+    """OpenRequest sent / received, awaiting OpenResponse."""
+    OPEN = "open"
+    """The connection is open; every command may flow."""
+    CLOSE_SENT = "close_sent"
+    """This side sent CloseRequest and waits for CloseResponse."""
+    CLOSE_RECEIVED = "close_received"
+    """The peer sent CloseRequest; this side answers CloseResponse."""
+    CLOSED = "closed"
+    """The connection is over (closed, or failed during the handshake)."""
+
+
+class ConnectionMachine(StateMachine[ConnectionState]):
+    """The connection: the handshake in its fixed order (PeerProperties, SaslHandshake, SaslAuthenticate with possible challenges, the server's Tune, the client's Tune, Open), then the open connection (every command may flow; Heartbeat both ways), then Close from either side answered with CloseResponse. Responses are matched to their request by correlation id in the engine; this table decides what may be sent and received in each state.
+
+    Spec: PROTOCOL.adoc, Authentication; Commands (From / Expects response?); Close; Heartbeat
+
+    One instance per connection; roles: client, server.
+    """
+
+    __slots__ = ()
+    NAME: ClassVar[str] = "connection"
+    ROLES: ClassVar[tuple[str, ...]] = (
+        "client",
+        "server",
+    )
+    INITIAL: ClassVar[dict[str, ConnectionState]] = {
+        "client": ConnectionState.START,
+        "server": ConnectionState.START,
+    }
+    TERMINAL: ClassVar[frozenset[ConnectionState]] = frozenset(
+        {
+            ConnectionState.CLOSED,
+        }
+    )
+    SEND: ClassVar[dict[str, Table[ConnectionState]]] = {
+        "client": {
+            (ConnectionState.START, PeerPropertiesRequest): (
+                (None, ConnectionState.PEER_PROPERTIES_SENT),
+            ),
+            (ConnectionState.PEER_PROPERTIES_DONE, SaslHandshakeRequest): (
+                (None, ConnectionState.SASL_HANDSHAKE_SENT),
+            ),
+            (ConnectionState.SASL_READY, SaslAuthenticateRequest): (
+                (None, ConnectionState.SASL_AUTHENTICATING),
+            ),
+            (ConnectionState.SASL_CHALLENGED, SaslAuthenticateRequest): (
+                (None, ConnectionState.SASL_AUTHENTICATING),
+            ),
+            (ConnectionState.TUNE_RECEIVED, Tune): ((None, ConnectionState.TUNED),),
+            (ConnectionState.TUNED, OpenRequest): ((None, ConnectionState.OPENING),),
+            (ConnectionState.START, Heartbeat): (
+                (
+                    None,
+                    Illegal(
+                        "no Heartbeat before the connection is open",
+                        "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the broker closes the socket (invalid transition)",
+                    ),
+                ),
+            ),
+            (ConnectionState.PEER_PROPERTIES_SENT, Heartbeat): (
+                (
+                    None,
+                    Illegal(
+                        "no Heartbeat before the connection is open",
+                        "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the broker closes the socket (invalid transition)",
+                    ),
+                ),
+            ),
+            (ConnectionState.PEER_PROPERTIES_DONE, Heartbeat): (
+                (
+                    None,
+                    Illegal(
+                        "no Heartbeat before the connection is open",
+                        "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the broker closes the socket (invalid transition)",
+                    ),
+                ),
+            ),
+            (ConnectionState.SASL_HANDSHAKE_SENT, Heartbeat): (
+                (
+                    None,
+                    Illegal(
+                        "no Heartbeat before the connection is open",
+                        "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the broker closes the socket (invalid transition)",
+                    ),
+                ),
+            ),
+            (ConnectionState.SASL_READY, Heartbeat): (
+                (
+                    None,
+                    Illegal(
+                        "no Heartbeat before the connection is open",
+                        "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the broker closes the socket (invalid transition)",
+                    ),
+                ),
+            ),
+            (ConnectionState.SASL_AUTHENTICATING, Heartbeat): (
+                (
+                    None,
+                    Illegal(
+                        "no Heartbeat before the connection is open",
+                        "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the broker closes the socket (invalid transition)",
+                    ),
+                ),
+            ),
+            (ConnectionState.SASL_CHALLENGED, Heartbeat): (
+                (
+                    None,
+                    Illegal(
+                        "no Heartbeat before the connection is open",
+                        "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the broker closes the socket (invalid transition)",
+                    ),
+                ),
+            ),
+            (ConnectionState.AWAITING_TUNE, Heartbeat): (
+                (
+                    None,
+                    Illegal(
+                        "no Heartbeat before the connection is open",
+                        "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the broker closes the socket (invalid transition)",
+                    ),
+                ),
+            ),
+            (ConnectionState.TUNE_RECEIVED, Heartbeat): (
+                (
+                    None,
+                    Illegal(
+                        "no Heartbeat before the connection is open",
+                        "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the broker closes the socket (invalid transition)",
+                    ),
+                ),
+            ),
+            (ConnectionState.TUNED, Heartbeat): (
+                (
+                    None,
+                    Illegal(
+                        "no Heartbeat before the connection is open",
+                        "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the broker closes the socket (invalid transition)",
+                    ),
+                ),
+            ),
+            (ConnectionState.OPENING, Heartbeat): (
+                (
+                    None,
+                    Illegal(
+                        "no Heartbeat before the connection is open",
+                        "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the broker closes the socket (invalid transition)",
+                    ),
+                ),
+            ),
+            (ConnectionState.START, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, Open, in order)",
+                        "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
+                    ),
+                ),
+            ),
+            (ConnectionState.PEER_PROPERTIES_SENT, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, Open, in order)",
+                        "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
+                    ),
+                ),
+            ),
+            (ConnectionState.PEER_PROPERTIES_DONE, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, Open, in order)",
+                        "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
+                    ),
+                ),
+            ),
+            (ConnectionState.SASL_HANDSHAKE_SENT, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, Open, in order)",
+                        "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
+                    ),
+                ),
+            ),
+            (ConnectionState.SASL_READY, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, Open, in order)",
+                        "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
+                    ),
+                ),
+            ),
+            (ConnectionState.SASL_AUTHENTICATING, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, Open, in order)",
+                        "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
+                    ),
+                ),
+            ),
+            (ConnectionState.SASL_CHALLENGED, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, Open, in order)",
+                        "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
+                    ),
+                ),
+            ),
+            (ConnectionState.AWAITING_TUNE, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, Open, in order)",
+                        "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
+                    ),
+                ),
+            ),
+            (ConnectionState.TUNE_RECEIVED, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, Open, in order)",
+                        "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
+                    ),
+                ),
+            ),
+            (ConnectionState.TUNED, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, Open, in order)",
+                        "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
+                    ),
+                ),
+            ),
+            (ConnectionState.OPENING, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, Open, in order)",
+                        "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
+                    ),
+                ),
+            ),
+            (ConnectionState.OPEN, DeclarePublisherRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, Publish): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, PublishV2): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, QueryPublisherSequenceRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, DeletePublisherRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, SubscribeRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, CreditRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, StoreOffset): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, QueryOffsetRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, UnsubscribeRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, CreateRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, DeleteRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, MetadataRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, RouteRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, PartitionsRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, ExchangeCommandVersionsRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, StreamStatsRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, CreateSuperStreamRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, DeleteSuperStreamRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, PeerPropertiesRequest): (
+                (
+                    None,
+                    Illegal(
+                        "the handshake is over",
+                        "3.10.8: a handshake command on an open connection is an unknown frame (CloseRequest 13)",
+                    ),
+                ),
+            ),
+            (ConnectionState.OPEN, SaslHandshakeRequest): (
+                (
+                    None,
+                    Illegal(
+                        "the handshake is over",
+                        "3.10.8: a handshake command on an open connection is an unknown frame (CloseRequest 13)",
+                    ),
+                ),
+            ),
+            (ConnectionState.OPEN, SaslAuthenticateRequest): (
+                (
+                    None,
+                    Illegal(
+                        "the handshake is over",
+                        "3.10.8: a handshake command on an open connection is an unknown frame (CloseRequest 13)",
+                    ),
+                ),
+            ),
+            (ConnectionState.OPEN, Tune): (
+                (
+                    None,
+                    Illegal(
+                        "the handshake is over",
+                        "3.10.8: a handshake command on an open connection is an unknown frame (CloseRequest 13)",
+                    ),
+                ),
+            ),
+            (ConnectionState.OPEN, OpenRequest): (
+                (
+                    None,
+                    Illegal(
+                        "the handshake is over",
+                        "3.10.8: a handshake command on an open connection is an unknown frame (CloseRequest 13)",
+                    ),
+                ),
+            ),
+            (ConnectionState.OPEN, Heartbeat): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, CloseRequest): ((None, ConnectionState.CLOSE_SENT),),
+            (ConnectionState.OPEN, CloseResponse): (
+                (None, Illegal("no CloseRequest to answer", "")),
+            ),
+            (ConnectionState.CLOSE_SENT, Heartbeat): ((None, ConnectionState.CLOSE_SENT),),
+            (ConnectionState.CLOSE_SENT, ANY): (
+                (None, Illegal("the connection is closing (CloseRequest sent)", "")),
+            ),
+            (ConnectionState.CLOSE_RECEIVED, CloseResponse): ((None, ConnectionState.CLOSED),),
+            (ConnectionState.CLOSE_RECEIVED, ANY): (
+                (
+                    None,
+                    Illegal("the peer closed the connection: only CloseResponse may follow", ""),
+                ),
+            ),
+            (ConnectionState.CLOSED, ANY): ((None, Illegal("the connection is closed", "")),),
+        },
+        "server": {
+            (ConnectionState.PEER_PROPERTIES_SENT, PeerPropertiesResponse): (
+                (_guard_0, ConnectionState.PEER_PROPERTIES_DONE),
+                (_guard_1, ConnectionState.CLOSED),
+            ),
+            (ConnectionState.SASL_HANDSHAKE_SENT, SaslHandshakeResponse): (
+                (_guard_2, ConnectionState.SASL_READY),
+                (_guard_3, ConnectionState.CLOSED),
+            ),
+            (ConnectionState.SASL_AUTHENTICATING, SaslAuthenticateResponse): (
+                (_guard_4, ConnectionState.AWAITING_TUNE),
+                (_guard_5, ConnectionState.SASL_CHALLENGED),
+                (_guard_6, ConnectionState.CLOSED),
+            ),
+            (ConnectionState.AWAITING_TUNE, Tune): ((None, ConnectionState.TUNE_RECEIVED),),
+            (ConnectionState.OPENING, OpenResponse): (
+                (_guard_7, ConnectionState.OPEN),
+                (_guard_8, ConnectionState.CLOSED),
+            ),
+            (ConnectionState.START, ANY): (
+                (None, Illegal("the server only answers during the handshake", "")),
+            ),
+            (ConnectionState.PEER_PROPERTIES_SENT, ANY): (
+                (None, Illegal("the server only answers during the handshake", "")),
+            ),
+            (ConnectionState.PEER_PROPERTIES_DONE, ANY): (
+                (None, Illegal("the server only answers during the handshake", "")),
+            ),
+            (ConnectionState.SASL_HANDSHAKE_SENT, ANY): (
+                (None, Illegal("the server only answers during the handshake", "")),
+            ),
+            (ConnectionState.SASL_READY, ANY): (
+                (None, Illegal("the server only answers during the handshake", "")),
+            ),
+            (ConnectionState.SASL_AUTHENTICATING, ANY): (
+                (None, Illegal("the server only answers during the handshake", "")),
+            ),
+            (ConnectionState.SASL_CHALLENGED, ANY): (
+                (None, Illegal("the server only answers during the handshake", "")),
+            ),
+            (ConnectionState.AWAITING_TUNE, ANY): (
+                (None, Illegal("the server only answers during the handshake", "")),
+            ),
+            (ConnectionState.TUNE_RECEIVED, ANY): (
+                (None, Illegal("the server only answers during the handshake", "")),
+            ),
+            (ConnectionState.TUNED, ANY): (
+                (None, Illegal("the server only answers during the handshake", "")),
+            ),
+            (ConnectionState.OPENING, ANY): (
+                (None, Illegal("the server only answers during the handshake", "")),
+            ),
+            (ConnectionState.OPEN, DeclarePublisherResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, PublishConfirm): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, PublishError): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, QueryPublisherSequenceResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, DeletePublisherResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, SubscribeResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, Deliver): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, DeliverV2): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, CreditResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, QueryOffsetResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, UnsubscribeResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, CreateResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, DeleteResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, MetadataResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, MetadataUpdate): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, RouteResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, PartitionsResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, ExchangeCommandVersionsResponse): (
+                (None, ConnectionState.OPEN),
+            ),
+            (ConnectionState.OPEN, StreamStatsResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, CreateSuperStreamResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, DeleteSuperStreamResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, Heartbeat): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, CloseRequest): ((None, ConnectionState.CLOSE_SENT),),
+            (ConnectionState.OPEN, CloseResponse): (
+                (None, Illegal("no CloseRequest to answer", "")),
+            ),
+            (ConnectionState.CLOSE_SENT, Heartbeat): ((None, ConnectionState.CLOSE_SENT),),
+            (ConnectionState.CLOSE_SENT, ANY): (
+                (None, Illegal("the connection is closing (CloseRequest sent)", "")),
+            ),
+            (ConnectionState.CLOSE_RECEIVED, CloseResponse): ((None, ConnectionState.CLOSED),),
+            (ConnectionState.CLOSE_RECEIVED, ANY): (
+                (
+                    None,
+                    Illegal("the peer closed the connection: only CloseResponse may follow", ""),
+                ),
+            ),
+            (ConnectionState.CLOSED, ANY): ((None, Illegal("the connection is closed", "")),),
+        },
+    }
+    RECEIVE: ClassVar[dict[str, Table[ConnectionState]]] = {
+        "client": {
+            (ConnectionState.PEER_PROPERTIES_SENT, PeerPropertiesResponse): (
+                (_guard_0, ConnectionState.PEER_PROPERTIES_DONE),
+                (_guard_1, ConnectionState.CLOSED),
+            ),
+            (ConnectionState.SASL_HANDSHAKE_SENT, SaslHandshakeResponse): (
+                (_guard_2, ConnectionState.SASL_READY),
+                (_guard_3, ConnectionState.CLOSED),
+            ),
+            (ConnectionState.SASL_AUTHENTICATING, SaslAuthenticateResponse): (
+                (_guard_4, ConnectionState.AWAITING_TUNE),
+                (_guard_5, ConnectionState.SASL_CHALLENGED),
+                (_guard_6, ConnectionState.CLOSED),
+            ),
+            (ConnectionState.AWAITING_TUNE, Tune): ((None, ConnectionState.TUNE_RECEIVED),),
+            (ConnectionState.OPENING, OpenResponse): (
+                (_guard_7, ConnectionState.OPEN),
+                (_guard_8, ConnectionState.CLOSED),
+            ),
+            (ConnectionState.START, Heartbeat): ((None, IGNORE),),
+            (ConnectionState.PEER_PROPERTIES_SENT, Heartbeat): ((None, IGNORE),),
+            (ConnectionState.PEER_PROPERTIES_DONE, Heartbeat): ((None, IGNORE),),
+            (ConnectionState.SASL_HANDSHAKE_SENT, Heartbeat): ((None, IGNORE),),
+            (ConnectionState.SASL_READY, Heartbeat): ((None, IGNORE),),
+            (ConnectionState.SASL_AUTHENTICATING, Heartbeat): ((None, IGNORE),),
+            (ConnectionState.SASL_CHALLENGED, Heartbeat): ((None, IGNORE),),
+            (ConnectionState.AWAITING_TUNE, Heartbeat): ((None, IGNORE),),
+            (ConnectionState.TUNE_RECEIVED, Heartbeat): ((None, IGNORE),),
+            (ConnectionState.TUNED, Heartbeat): ((None, IGNORE),),
+            (ConnectionState.OPENING, Heartbeat): ((None, IGNORE),),
+            (ConnectionState.START, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the broker sent a frame out of the handshake order",
+                        "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open'",
+                    ),
+                ),
+            ),
+            (ConnectionState.PEER_PROPERTIES_SENT, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the broker sent a frame out of the handshake order",
+                        "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open'",
+                    ),
+                ),
+            ),
+            (ConnectionState.PEER_PROPERTIES_DONE, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the broker sent a frame out of the handshake order",
+                        "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open'",
+                    ),
+                ),
+            ),
+            (ConnectionState.SASL_HANDSHAKE_SENT, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the broker sent a frame out of the handshake order",
+                        "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open'",
+                    ),
+                ),
+            ),
+            (ConnectionState.SASL_READY, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the broker sent a frame out of the handshake order",
+                        "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open'",
+                    ),
+                ),
+            ),
+            (ConnectionState.SASL_AUTHENTICATING, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the broker sent a frame out of the handshake order",
+                        "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open'",
+                    ),
+                ),
+            ),
+            (ConnectionState.SASL_CHALLENGED, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the broker sent a frame out of the handshake order",
+                        "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open'",
+                    ),
+                ),
+            ),
+            (ConnectionState.AWAITING_TUNE, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the broker sent a frame out of the handshake order",
+                        "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open'",
+                    ),
+                ),
+            ),
+            (ConnectionState.TUNE_RECEIVED, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the broker sent a frame out of the handshake order",
+                        "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open'",
+                    ),
+                ),
+            ),
+            (ConnectionState.TUNED, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the broker sent a frame out of the handshake order",
+                        "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open'",
+                    ),
+                ),
+            ),
+            (ConnectionState.OPENING, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the broker sent a frame out of the handshake order",
+                        "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open'",
+                    ),
+                ),
+            ),
+            (ConnectionState.OPEN, DeclarePublisherResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, PublishConfirm): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, PublishError): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, QueryPublisherSequenceResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, DeletePublisherResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, SubscribeResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, Deliver): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, DeliverV2): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, CreditResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, QueryOffsetResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, UnsubscribeResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, CreateResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, DeleteResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, MetadataResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, MetadataUpdate): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, RouteResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, PartitionsResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, ExchangeCommandVersionsResponse): (
+                (None, ConnectionState.OPEN),
+            ),
+            (ConnectionState.OPEN, StreamStatsResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, CreateSuperStreamResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, DeleteSuperStreamResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, PeerPropertiesResponse): (
+                (None, Illegal("a handshake frame on an open connection", "")),
+            ),
+            (ConnectionState.OPEN, SaslHandshakeResponse): (
+                (None, Illegal("a handshake frame on an open connection", "")),
+            ),
+            (ConnectionState.OPEN, SaslAuthenticateResponse): (
+                (None, Illegal("a handshake frame on an open connection", "")),
+            ),
+            (ConnectionState.OPEN, Tune): (
+                (None, Illegal("a handshake frame on an open connection", "")),
+            ),
+            (ConnectionState.OPEN, OpenResponse): (
+                (None, Illegal("a handshake frame on an open connection", "")),
+            ),
+            (ConnectionState.OPEN, ConsumerUpdateRequest): (
+                (
+                    None,
+                    Illegal(
+                        "single active consumer (ConsumerUpdate) is not supported by this client",
+                        "",
+                    ),
+                ),
+            ),
+            (ConnectionState.OPEN, Heartbeat): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, CloseRequest): ((None, ConnectionState.CLOSE_RECEIVED),),
+            (ConnectionState.OPEN, CloseResponse): (
+                (None, Illegal("a CloseResponse without a CloseRequest", "")),
+            ),
+            (ConnectionState.CLOSE_SENT, CloseResponse): ((None, ConnectionState.CLOSED),),
+            (ConnectionState.CLOSE_SENT, CloseRequest): ((None, ConnectionState.CLOSE_RECEIVED),),
+            (ConnectionState.CLOSE_SENT, ANY): ((None, IGNORE),),
+            (ConnectionState.CLOSE_RECEIVED, ANY): ((None, IGNORE),),
+            (ConnectionState.CLOSED, ANY): ((None, IGNORE),),
+        },
+        "server": {
+            (ConnectionState.START, PeerPropertiesRequest): (
+                (None, ConnectionState.PEER_PROPERTIES_SENT),
+            ),
+            (ConnectionState.PEER_PROPERTIES_DONE, SaslHandshakeRequest): (
+                (None, ConnectionState.SASL_HANDSHAKE_SENT),
+            ),
+            (ConnectionState.SASL_READY, SaslAuthenticateRequest): (
+                (None, ConnectionState.SASL_AUTHENTICATING),
+            ),
+            (ConnectionState.SASL_CHALLENGED, SaslAuthenticateRequest): (
+                (None, ConnectionState.SASL_AUTHENTICATING),
+            ),
+            (ConnectionState.TUNE_RECEIVED, Tune): ((None, ConnectionState.TUNED),),
+            (ConnectionState.TUNED, OpenRequest): ((None, ConnectionState.OPENING),),
+            (ConnectionState.START, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the client broke the handshake order",
+                        "3.10.8: any other frame during the handshake is an invalid transition (the socket is closed)",
+                    ),
+                ),
+            ),
+            (ConnectionState.PEER_PROPERTIES_SENT, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the client broke the handshake order",
+                        "3.10.8: any other frame during the handshake is an invalid transition (the socket is closed)",
+                    ),
+                ),
+            ),
+            (ConnectionState.PEER_PROPERTIES_DONE, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the client broke the handshake order",
+                        "3.10.8: any other frame during the handshake is an invalid transition (the socket is closed)",
+                    ),
+                ),
+            ),
+            (ConnectionState.SASL_HANDSHAKE_SENT, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the client broke the handshake order",
+                        "3.10.8: any other frame during the handshake is an invalid transition (the socket is closed)",
+                    ),
+                ),
+            ),
+            (ConnectionState.SASL_READY, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the client broke the handshake order",
+                        "3.10.8: any other frame during the handshake is an invalid transition (the socket is closed)",
+                    ),
+                ),
+            ),
+            (ConnectionState.SASL_AUTHENTICATING, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the client broke the handshake order",
+                        "3.10.8: any other frame during the handshake is an invalid transition (the socket is closed)",
+                    ),
+                ),
+            ),
+            (ConnectionState.SASL_CHALLENGED, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the client broke the handshake order",
+                        "3.10.8: any other frame during the handshake is an invalid transition (the socket is closed)",
+                    ),
+                ),
+            ),
+            (ConnectionState.AWAITING_TUNE, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the client broke the handshake order",
+                        "3.10.8: any other frame during the handshake is an invalid transition (the socket is closed)",
+                    ),
+                ),
+            ),
+            (ConnectionState.TUNE_RECEIVED, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the client broke the handshake order",
+                        "3.10.8: any other frame during the handshake is an invalid transition (the socket is closed)",
+                    ),
+                ),
+            ),
+            (ConnectionState.TUNED, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the client broke the handshake order",
+                        "3.10.8: any other frame during the handshake is an invalid transition (the socket is closed)",
+                    ),
+                ),
+            ),
+            (ConnectionState.OPENING, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the client broke the handshake order",
+                        "3.10.8: any other frame during the handshake is an invalid transition (the socket is closed)",
+                    ),
+                ),
+            ),
+            (ConnectionState.OPEN, DeclarePublisherRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, Publish): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, PublishV2): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, QueryPublisherSequenceRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, DeletePublisherRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, SubscribeRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, CreditRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, StoreOffset): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, QueryOffsetRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, UnsubscribeRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, CreateRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, DeleteRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, MetadataRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, RouteRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, PartitionsRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, ExchangeCommandVersionsRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, StreamStatsRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, CreateSuperStreamRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, DeleteSuperStreamRequest): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, PeerPropertiesRequest): (
+                (
+                    None,
+                    Illegal(
+                        "the handshake is over",
+                        "3.10.8: a handshake command on an open connection is an unknown frame (CloseRequest 13)",
+                    ),
+                ),
+            ),
+            (ConnectionState.OPEN, SaslHandshakeRequest): (
+                (
+                    None,
+                    Illegal(
+                        "the handshake is over",
+                        "3.10.8: a handshake command on an open connection is an unknown frame (CloseRequest 13)",
+                    ),
+                ),
+            ),
+            (ConnectionState.OPEN, SaslAuthenticateRequest): (
+                (
+                    None,
+                    Illegal(
+                        "the handshake is over",
+                        "3.10.8: a handshake command on an open connection is an unknown frame (CloseRequest 13)",
+                    ),
+                ),
+            ),
+            (ConnectionState.OPEN, Tune): (
+                (
+                    None,
+                    Illegal(
+                        "the handshake is over",
+                        "3.10.8: a handshake command on an open connection is an unknown frame (CloseRequest 13)",
+                    ),
+                ),
+            ),
+            (ConnectionState.OPEN, OpenRequest): (
+                (
+                    None,
+                    Illegal(
+                        "the handshake is over",
+                        "3.10.8: a handshake command on an open connection is an unknown frame (CloseRequest 13)",
+                    ),
+                ),
+            ),
+            (ConnectionState.OPEN, Heartbeat): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, CloseRequest): ((None, ConnectionState.CLOSE_RECEIVED),),
+            (ConnectionState.OPEN, CloseResponse): (
+                (None, Illegal("a CloseResponse without a CloseRequest", "")),
+            ),
+            (ConnectionState.CLOSE_SENT, CloseResponse): ((None, ConnectionState.CLOSED),),
+            (ConnectionState.CLOSE_SENT, CloseRequest): ((None, ConnectionState.CLOSE_RECEIVED),),
+            (ConnectionState.CLOSE_SENT, ANY): ((None, IGNORE),),
+            (ConnectionState.CLOSE_RECEIVED, ANY): ((None, IGNORE),),
+            (ConnectionState.CLOSED, ANY): ((None, IGNORE),),
+        },
+    }
+
+    def __init__(
+        self,
+        role: Literal[
+            "client",
+            "server",
+        ],
+        state: ConnectionState | None = None,
+    ) -> None:
+        super().__init__(role, state)
+
+
+class ConnectionClientHandler:
+    """Handler stubs for the client of ``connection``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_declare_publisher_response(self, frame: DeclarePublisherResponse) -> None:
+        """Outcome of a DeclarePublisherRequest."""
+
+    def on_publish_confirm(self, frame: PublishConfirm) -> None:
+        """The listed publishing ids are stored."""
+
+    def on_publish_error(self, frame: PublishError) -> None:
+        """The listed publishing ids were not stored, with a code each."""
+
+    def on_query_publisher_sequence_response(self, frame: QueryPublisherSequenceResponse) -> None:
+        """The last stored publishing id (sequence) of that publisher reference."""
+
+    def on_delete_publisher_response(self, frame: DeletePublisherResponse) -> None:
+        """Outcome of a DeletePublisherRequest."""
+
+    def on_subscribe_response(self, frame: SubscribeResponse) -> None:
+        """Outcome of a SubscribeRequest."""
+
+    def on_deliver(self, frame: Deliver) -> None:
+        """One osiris chunk for a subscription (each costs one credit)."""
+
+    def on_deliver_v2(self, frame: DeliverV2) -> None:
+        """A chunk for a subscription, preceded by the id of the last committed chunk."""
+
+    def on_credit_response(self, frame: CreditResponse) -> None:
+        """Sent only when a CreditRequest fails (e.g."""
+
+    def on_query_offset_response(self, frame: QueryOffsetResponse) -> None:
+        """The stored offset (response code NO_OFFSET when there is none)."""
+
+    def on_unsubscribe_response(self, frame: UnsubscribeResponse) -> None:
+        """Outcome of an UnsubscribeRequest."""
+
+    def on_create_response(self, frame: CreateResponse) -> None:
+        """Outcome of a CreateRequest."""
+
+    def on_delete_response(self, frame: DeleteResponse) -> None:
+        """Outcome of a DeleteRequest."""
+
+    def on_metadata_response(self, frame: MetadataResponse) -> None:
+        """The brokers, then each stream's leader and replicas as broker references."""
+
+    def on_metadata_update(self, frame: MetadataUpdate) -> None:
+        """Something changed about a stream (e.g."""
+
+    def on_peer_properties_response(self, frame: PeerPropertiesResponse) -> None:
+        """The server's properties."""
+
+    def on_sasl_handshake_response(self, frame: SaslHandshakeResponse) -> None:
+        """The SASL mechanisms the server offers (e.g."""
+
+    def on_sasl_authenticate_response(self, frame: SaslAuthenticateResponse) -> None:
+        """Outcome of a SASL step."""
+
+    def on_tune(self, frame: Tune) -> None:
+        """The server proposes frame_max and heartbeat; the client answers with the same frame carrying the values it adopts (0 means no limit / no heartbeat)."""
+
+    def on_open_response(self, frame: OpenResponse) -> None:
+        """Outcome of the OpenRequest, with connection properties (advertised_host, advertised_port)."""
+
+    def on_close_request(self, frame: CloseRequest) -> None:
+        """Close the connection; either side may send it (the broker does on protocol errors)."""
+
+    def on_close_response(self, frame: CloseResponse) -> None:
+        """Acknowledges a CloseRequest."""
+
+    def on_heartbeat(self, frame: Heartbeat) -> None:
+        """Keeps the connection alive; either side, no body."""
+
+    def on_route_response(self, frame: RouteResponse) -> None:
+        """The partition streams for the routing key (empty when there is no route)."""
+
+    def on_partitions_response(self, frame: PartitionsResponse) -> None:
+        """The partition streams of the super stream, in order."""
+
+    def on_consumer_update_request(self, frame: ConsumerUpdateRequest) -> None:
+        """Single active consumer: tells a subscription whether it is now active; the client answers with the offset to resume from."""
+
+    def on_exchange_command_versions_response(self, frame: ExchangeCommandVersionsResponse) -> None:
+        """The commands (and version ranges) the server supports."""
+
+    def on_stream_stats_response(self, frame: StreamStatsResponse) -> None:
+        """The stream's statistics, as name/int64 pairs."""
+
+    def on_create_super_stream_response(self, frame: CreateSuperStreamResponse) -> None:
+        """Outcome of a CreateSuperStreamRequest."""
+
+    def on_delete_super_stream_response(self, frame: DeleteSuperStreamResponse) -> None:
+        """Outcome of a DeleteSuperStreamRequest."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, DeclarePublisherResponse):
+            self.on_declare_publisher_response(frame)
+        elif isinstance(frame, PublishConfirm):
+            self.on_publish_confirm(frame)
+        elif isinstance(frame, PublishError):
+            self.on_publish_error(frame)
+        elif isinstance(frame, QueryPublisherSequenceResponse):
+            self.on_query_publisher_sequence_response(frame)
+        elif isinstance(frame, DeletePublisherResponse):
+            self.on_delete_publisher_response(frame)
+        elif isinstance(frame, SubscribeResponse):
+            self.on_subscribe_response(frame)
+        elif isinstance(frame, Deliver):
+            self.on_deliver(frame)
+        elif isinstance(frame, DeliverV2):
+            self.on_deliver_v2(frame)
+        elif isinstance(frame, CreditResponse):
+            self.on_credit_response(frame)
+        elif isinstance(frame, QueryOffsetResponse):
+            self.on_query_offset_response(frame)
+        elif isinstance(frame, UnsubscribeResponse):
+            self.on_unsubscribe_response(frame)
+        elif isinstance(frame, CreateResponse):
+            self.on_create_response(frame)
+        elif isinstance(frame, DeleteResponse):
+            self.on_delete_response(frame)
+        elif isinstance(frame, MetadataResponse):
+            self.on_metadata_response(frame)
+        elif isinstance(frame, MetadataUpdate):
+            self.on_metadata_update(frame)
+        elif isinstance(frame, PeerPropertiesResponse):
+            self.on_peer_properties_response(frame)
+        elif isinstance(frame, SaslHandshakeResponse):
+            self.on_sasl_handshake_response(frame)
+        elif isinstance(frame, SaslAuthenticateResponse):
+            self.on_sasl_authenticate_response(frame)
+        elif isinstance(frame, Tune):
+            self.on_tune(frame)
+        elif isinstance(frame, OpenResponse):
+            self.on_open_response(frame)
+        elif isinstance(frame, CloseRequest):
+            self.on_close_request(frame)
+        elif isinstance(frame, CloseResponse):
+            self.on_close_response(frame)
+        elif isinstance(frame, Heartbeat):
+            self.on_heartbeat(frame)
+        elif isinstance(frame, RouteResponse):
+            self.on_route_response(frame)
+        elif isinstance(frame, PartitionsResponse):
+            self.on_partitions_response(frame)
+        elif isinstance(frame, ConsumerUpdateRequest):
+            self.on_consumer_update_request(frame)
+        elif isinstance(frame, ExchangeCommandVersionsResponse):
+            self.on_exchange_command_versions_response(frame)
+        elif isinstance(frame, StreamStatsResponse):
+            self.on_stream_stats_response(frame)
+        elif isinstance(frame, CreateSuperStreamResponse):
+            self.on_create_super_stream_response(frame)
+        elif isinstance(frame, DeleteSuperStreamResponse):
+            self.on_delete_super_stream_response(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class ConnectionServerHandler:
+    """Handler stubs for the server of ``connection``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_declare_publisher_request(self, frame: DeclarePublisherRequest) -> None:
+        """Declare a publisher id for a stream, with an optional reference for deduplication."""
+
+    def on_publish(self, frame: Publish) -> None:
+        """Publish messages (simple entries or sub-entry batches) with a declared publisher."""
+
+    def on_publish_v2(self, frame: PublishV2) -> None:
+        """Publish messages that carry a filter value (stream filtering)."""
+
+    def on_query_publisher_sequence_request(self, frame: QueryPublisherSequenceRequest) -> None:
+        """Ask for the last publishing id stored for a publisher reference on a stream."""
+
+    def on_delete_publisher_request(self, frame: DeletePublisherRequest) -> None:
+        """Delete a declared publisher."""
+
+    def on_subscribe_request(self, frame: SubscribeRequest) -> None:
+        """Start consuming a stream from an offset specification, with initial credit and properties."""
+
+    def on_credit_request(self, frame: CreditRequest) -> None:
+        """Give a subscription more credit (in chunks)."""
+
+    def on_store_offset(self, frame: StoreOffset) -> None:
+        """Store the offset a named consumer (reference) reached on a stream."""
+
+    def on_query_offset_request(self, frame: QueryOffsetRequest) -> None:
+        """Ask for the offset stored for a reference on a stream."""
+
+    def on_unsubscribe_request(self, frame: UnsubscribeRequest) -> None:
+        """Stop a subscription."""
+
+    def on_create_request(self, frame: CreateRequest) -> None:
+        """Create a stream with arguments (e.g."""
+
+    def on_delete_request(self, frame: DeleteRequest) -> None:
+        """Delete a stream."""
+
+    def on_metadata_request(self, frame: MetadataRequest) -> None:
+        """Ask where the leaders and replicas of some streams are."""
+
+    def on_peer_properties_request(self, frame: PeerPropertiesRequest) -> None:
+        """The client's properties (product, version, connection_name, ...); first frame of a connection."""
+
+    def on_sasl_handshake_request(self, frame: SaslHandshakeRequest) -> None:
+        """Ask which SASL mechanisms the server offers."""
+
+    def on_sasl_authenticate_request(self, frame: SaslAuthenticateRequest) -> None:
+        """Authenticate with the chosen mechanism (PLAIN: b'\0user\0password')."""
+
+    def on_tune(self, frame: Tune) -> None:
+        """The server proposes frame_max and heartbeat; the client answers with the same frame carrying the values it adopts (0 means no limit / no heartbeat)."""
+
+    def on_open_request(self, frame: OpenRequest) -> None:
+        """Pick the virtual host; last step of the connection handshake."""
+
+    def on_close_request(self, frame: CloseRequest) -> None:
+        """Close the connection; either side may send it (the broker does on protocol errors)."""
+
+    def on_close_response(self, frame: CloseResponse) -> None:
+        """Acknowledges a CloseRequest."""
+
+    def on_heartbeat(self, frame: Heartbeat) -> None:
+        """Keeps the connection alive; either side, no body."""
+
+    def on_route_request(self, frame: RouteRequest) -> None:
+        """Ask which partition streams of a super stream a routing key goes to."""
+
+    def on_partitions_request(self, frame: PartitionsRequest) -> None:
+        """Ask for the partition streams of a super stream."""
+
+    def on_exchange_command_versions_request(self, frame: ExchangeCommandVersionsRequest) -> None:
+        """The commands (and version ranges) the client supports."""
+
+    def on_stream_stats_request(self, frame: StreamStatsRequest) -> None:
+        """Ask for a stream's statistics (e.g."""
+
+    def on_create_super_stream_request(self, frame: CreateSuperStreamRequest) -> None:
+        """Create a super stream from its partitions and binding keys."""
+
+    def on_delete_super_stream_request(self, frame: DeleteSuperStreamRequest) -> None:
+        """Delete a super stream and its partitions."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, DeclarePublisherRequest):
+            self.on_declare_publisher_request(frame)
+        elif isinstance(frame, Publish):
+            self.on_publish(frame)
+        elif isinstance(frame, PublishV2):
+            self.on_publish_v2(frame)
+        elif isinstance(frame, QueryPublisherSequenceRequest):
+            self.on_query_publisher_sequence_request(frame)
+        elif isinstance(frame, DeletePublisherRequest):
+            self.on_delete_publisher_request(frame)
+        elif isinstance(frame, SubscribeRequest):
+            self.on_subscribe_request(frame)
+        elif isinstance(frame, CreditRequest):
+            self.on_credit_request(frame)
+        elif isinstance(frame, StoreOffset):
+            self.on_store_offset(frame)
+        elif isinstance(frame, QueryOffsetRequest):
+            self.on_query_offset_request(frame)
+        elif isinstance(frame, UnsubscribeRequest):
+            self.on_unsubscribe_request(frame)
+        elif isinstance(frame, CreateRequest):
+            self.on_create_request(frame)
+        elif isinstance(frame, DeleteRequest):
+            self.on_delete_request(frame)
+        elif isinstance(frame, MetadataRequest):
+            self.on_metadata_request(frame)
+        elif isinstance(frame, PeerPropertiesRequest):
+            self.on_peer_properties_request(frame)
+        elif isinstance(frame, SaslHandshakeRequest):
+            self.on_sasl_handshake_request(frame)
+        elif isinstance(frame, SaslAuthenticateRequest):
+            self.on_sasl_authenticate_request(frame)
+        elif isinstance(frame, Tune):
+            self.on_tune(frame)
+        elif isinstance(frame, OpenRequest):
+            self.on_open_request(frame)
+        elif isinstance(frame, CloseRequest):
+            self.on_close_request(frame)
+        elif isinstance(frame, CloseResponse):
+            self.on_close_response(frame)
+        elif isinstance(frame, Heartbeat):
+            self.on_heartbeat(frame)
+        elif isinstance(frame, RouteRequest):
+            self.on_route_request(frame)
+        elif isinstance(frame, PartitionsRequest):
+            self.on_partitions_request(frame)
+        elif isinstance(frame, ExchangeCommandVersionsRequest):
+            self.on_exchange_command_versions_request(frame)
+        elif isinstance(frame, StreamStatsRequest):
+            self.on_stream_stats_request(frame)
+        elif isinstance(frame, CreateSuperStreamRequest):
+            self.on_create_super_stream_request(frame)
+        elif isinstance(frame, DeleteSuperStreamRequest):
+            self.on_delete_super_stream_request(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class PublisherState(enum.Enum):
+    """States of the ``publisher`` machine."""
+
+    FREE = "free"
+    """The id is not declared (never, or no longer)."""
+    DECLARING = "declaring"
+    """DeclarePublisherRequest sent / received, awaiting its response."""
+    DECLARED = "declared"
+    """The publisher may publish."""
+    DELETING = "deleting"
+    """DeletePublisherRequest sent / received, awaiting its response."""
+
+
+class PublisherMachine(StateMachine[PublisherState]):
+    """One publisher id (0..255) of a connection: declared on a stream, publishing, receiving confirms and errors for its publishing ids, deleted. Declare and delete responses reach the instance through the engine's correlation table; a MetadataUpdate reaches every publisher declared on its stream.
+
+    Spec: PROTOCOL.adoc, DeclarePublisher; Publish; PublishConfirm; PublishError; DeletePublisher; MetadataUpdate
+
+    One instance per publisher; roles: client, server.
+    """
+
+    __slots__ = ()
+    NAME: ClassVar[str] = "publisher"
+    ROLES: ClassVar[tuple[str, ...]] = (
+        "client",
+        "server",
+    )
+    INITIAL: ClassVar[dict[str, PublisherState]] = {
+        "client": PublisherState.FREE,
+        "server": PublisherState.FREE,
+    }
+    TERMINAL: ClassVar[frozenset[PublisherState]] = frozenset({})
+    SEND: ClassVar[dict[str, Table[PublisherState]]] = {
+        "client": {
+            (PublisherState.FREE, DeclarePublisherRequest): ((None, PublisherState.DECLARING),),
+            (PublisherState.FREE, Publish): (
+                (
+                    None,
+                    Illegal(
+                        "the publisher is not declared",
+                        "3.10.8: Publish for an undeclared publisher id gets PublishError 18 (publisher does not exist) for every message",
+                    ),
+                ),
+            ),
+            (PublisherState.FREE, PublishV2): (
+                (
+                    None,
+                    Illegal(
+                        "the publisher is not declared",
+                        "3.10.8: Publish for an undeclared publisher id gets PublishError 18 (publisher does not exist) for every message",
+                    ),
+                ),
+            ),
+            (PublisherState.FREE, DeletePublisherRequest): (
+                (
+                    None,
+                    Illegal(
+                        "the publisher is not declared",
+                        "3.10.8: Publish for an undeclared publisher id gets PublishError 18 (publisher does not exist) for every message",
+                    ),
+                ),
+            ),
+            (PublisherState.DECLARING, Publish): (
+                (
+                    None,
+                    Illegal(
+                        "the publisher is not declared (yet, or any more)",
+                        "3.10.8: Publish for an undeclared publisher id gets PublishError 18 (publisher does not exist)",
+                    ),
+                ),
+            ),
+            (PublisherState.DELETING, Publish): (
+                (
+                    None,
+                    Illegal(
+                        "the publisher is not declared (yet, or any more)",
+                        "3.10.8: Publish for an undeclared publisher id gets PublishError 18 (publisher does not exist)",
+                    ),
+                ),
+            ),
+            (PublisherState.DECLARING, PublishV2): (
+                (
+                    None,
+                    Illegal(
+                        "the publisher is not declared (yet, or any more)",
+                        "3.10.8: Publish for an undeclared publisher id gets PublishError 18 (publisher does not exist)",
+                    ),
+                ),
+            ),
+            (PublisherState.DELETING, PublishV2): (
+                (
+                    None,
+                    Illegal(
+                        "the publisher is not declared (yet, or any more)",
+                        "3.10.8: Publish for an undeclared publisher id gets PublishError 18 (publisher does not exist)",
+                    ),
+                ),
+            ),
+            (PublisherState.DECLARING, DeclarePublisherRequest): (
+                (
+                    None,
+                    Illegal(
+                        "the publisher id is in use",
+                        "3.10.8: DeclarePublisher with an id in use gets 17 (precondition failed)",
+                    ),
+                ),
+            ),
+            (PublisherState.DECLARED, DeclarePublisherRequest): (
+                (
+                    None,
+                    Illegal(
+                        "the publisher id is in use",
+                        "3.10.8: DeclarePublisher with an id in use gets 17 (precondition failed)",
+                    ),
+                ),
+            ),
+            (PublisherState.DELETING, DeclarePublisherRequest): (
+                (
+                    None,
+                    Illegal(
+                        "the publisher id is in use",
+                        "3.10.8: DeclarePublisher with an id in use gets 17 (precondition failed)",
+                    ),
+                ),
+            ),
+            (PublisherState.DECLARING, DeletePublisherRequest): (
+                (None, Illegal("the publisher is not declared (yet, or any more)", "")),
+            ),
+            (PublisherState.DELETING, DeletePublisherRequest): (
+                (None, Illegal("the publisher is not declared (yet, or any more)", "")),
+            ),
+            (PublisherState.DECLARED, Publish): ((None, PublisherState.DECLARED),),
+            (PublisherState.DECLARED, PublishV2): ((None, PublisherState.DECLARED),),
+            (PublisherState.DECLARED, DeletePublisherRequest): ((None, PublisherState.DELETING),),
+        },
+        "server": {
+            (PublisherState.FREE, PublishError): ((None, PublisherState.FREE),),
+            (PublisherState.DECLARING, DeclarePublisherResponse): (
+                (_guard_9, PublisherState.DECLARED),
+                (_guard_10, PublisherState.FREE),
+            ),
+            (PublisherState.DECLARED, PublishConfirm): ((None, PublisherState.DECLARED),),
+            (PublisherState.DECLARED, PublishError): ((None, PublisherState.DECLARED),),
+            (PublisherState.DECLARED, MetadataUpdate): ((None, PublisherState.FREE),),
+            (PublisherState.DELETING, DeletePublisherResponse): ((None, PublisherState.FREE),),
+        },
+    }
+    RECEIVE: ClassVar[dict[str, Table[PublisherState]]] = {
+        "client": {
+            (PublisherState.FREE, PublishConfirm): ((None, IGNORE),),
+            (PublisherState.FREE, PublishError): ((None, IGNORE),),
+            (PublisherState.DECLARING, DeclarePublisherResponse): (
+                (_guard_9, PublisherState.DECLARED),
+                (_guard_10, PublisherState.FREE),
+            ),
+            (PublisherState.DECLARING, PublishConfirm): ((None, IGNORE),),
+            (PublisherState.DECLARING, PublishError): ((None, IGNORE),),
+            (PublisherState.DECLARING, MetadataUpdate): ((None, IGNORE),),
+            (PublisherState.DELETING, MetadataUpdate): ((None, IGNORE),),
+            (PublisherState.DECLARED, PublishConfirm): ((None, PublisherState.DECLARED),),
+            (PublisherState.DECLARED, PublishError): ((None, PublisherState.DECLARED),),
+            (PublisherState.DELETING, PublishConfirm): ((None, PublisherState.DELETING),),
+            (PublisherState.DELETING, PublishError): ((None, PublisherState.DELETING),),
+            (PublisherState.DECLARED, MetadataUpdate): ((None, PublisherState.FREE),),
+            (PublisherState.DELETING, DeletePublisherResponse): (
+                (_guard_11, PublisherState.FREE),
+                (_guard_12, PublisherState.DECLARED),
+            ),
+        },
+        "server": {
+            (PublisherState.FREE, DeclarePublisherRequest): ((None, PublisherState.DECLARING),),
+            (PublisherState.FREE, Publish): ((None, IGNORE),),
+            (PublisherState.FREE, PublishV2): ((None, IGNORE),),
+            (PublisherState.DECLARING, DeclarePublisherRequest): (
+                (
+                    None,
+                    Illegal(
+                        "the publisher id is in use",
+                        "3.10.8: DeclarePublisher with an id in use gets 17 (precondition failed)",
+                    ),
+                ),
+            ),
+            (PublisherState.DECLARED, DeclarePublisherRequest): (
+                (
+                    None,
+                    Illegal(
+                        "the publisher id is in use",
+                        "3.10.8: DeclarePublisher with an id in use gets 17 (precondition failed)",
+                    ),
+                ),
+            ),
+            (PublisherState.DELETING, DeclarePublisherRequest): (
+                (
+                    None,
+                    Illegal(
+                        "the publisher id is in use",
+                        "3.10.8: DeclarePublisher with an id in use gets 17 (precondition failed)",
+                    ),
+                ),
+            ),
+            (PublisherState.DECLARED, Publish): ((None, PublisherState.DECLARED),),
+            (PublisherState.DECLARED, PublishV2): ((None, PublisherState.DECLARED),),
+            (PublisherState.DECLARED, DeletePublisherRequest): ((None, PublisherState.DELETING),),
+        },
+    }
+
+    def __init__(
+        self,
+        role: Literal[
+            "client",
+            "server",
+        ],
+        state: PublisherState | None = None,
+    ) -> None:
+        super().__init__(role, state)
+
+
+class PublisherClientHandler:
+    """Handler stubs for the client of ``publisher``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_declare_publisher_response(self, frame: DeclarePublisherResponse) -> None:
+        """Outcome of a DeclarePublisherRequest."""
+
+    def on_publish_confirm(self, frame: PublishConfirm) -> None:
+        """The listed publishing ids are stored."""
+
+    def on_publish_error(self, frame: PublishError) -> None:
+        """The listed publishing ids were not stored, with a code each."""
+
+    def on_delete_publisher_response(self, frame: DeletePublisherResponse) -> None:
+        """Outcome of a DeletePublisherRequest."""
+
+    def on_metadata_update(self, frame: MetadataUpdate) -> None:
+        """Something changed about a stream (e.g."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, DeclarePublisherResponse):
+            self.on_declare_publisher_response(frame)
+        elif isinstance(frame, PublishConfirm):
+            self.on_publish_confirm(frame)
+        elif isinstance(frame, PublishError):
+            self.on_publish_error(frame)
+        elif isinstance(frame, DeletePublisherResponse):
+            self.on_delete_publisher_response(frame)
+        elif isinstance(frame, MetadataUpdate):
+            self.on_metadata_update(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class PublisherServerHandler:
+    """Handler stubs for the server of ``publisher``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_declare_publisher_request(self, frame: DeclarePublisherRequest) -> None:
+        """Declare a publisher id for a stream, with an optional reference for deduplication."""
+
+    def on_publish(self, frame: Publish) -> None:
+        """Publish messages (simple entries or sub-entry batches) with a declared publisher."""
+
+    def on_publish_v2(self, frame: PublishV2) -> None:
+        """Publish messages that carry a filter value (stream filtering)."""
+
+    def on_delete_publisher_request(self, frame: DeletePublisherRequest) -> None:
+        """Delete a declared publisher."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, DeclarePublisherRequest):
+            self.on_declare_publisher_request(frame)
+        elif isinstance(frame, Publish):
+            self.on_publish(frame)
+        elif isinstance(frame, PublishV2):
+            self.on_publish_v2(frame)
+        elif isinstance(frame, DeletePublisherRequest):
+            self.on_delete_publisher_request(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class SubscriptionState(enum.Enum):
+    """States of the ``subscription`` machine."""
+
+    FREE = "free"
+    """The id is not subscribed (never, or no longer)."""
+    SUBSCRIBING = "subscribing"
+    """SubscribeRequest sent / received, awaiting its response."""
+    ACTIVE = "active"
+    """Chunks flow while there is credit."""
+    UNSUBSCRIBING = "unsubscribing"
+    """UnsubscribeRequest sent / received, awaiting its response."""
+
+
+class SubscriptionMachine(StateMachine[SubscriptionState]):
+    """One subscription id (0..255) of a connection: subscribed to a stream with an offset specification and initial credit, receiving chunks (each costs one credit, counted by the engine with runtime.flow.Window), given more credit, unsubscribed. Subscribe/Unsubscribe responses reach it through the correlation table; Deliver, Credit and CreditResponse carry its id; a MetadataUpdate reaches every subscription of its stream.
+
+    Spec: PROTOCOL.adoc, Subscribe; Deliver; Credit; Unsubscribe; MetadataUpdate
+
+    One instance per subscription; roles: client, server.
+    """
+
+    __slots__ = ()
+    NAME: ClassVar[str] = "subscription"
+    ROLES: ClassVar[tuple[str, ...]] = (
+        "client",
+        "server",
+    )
+    INITIAL: ClassVar[dict[str, SubscriptionState]] = {
+        "client": SubscriptionState.FREE,
+        "server": SubscriptionState.FREE,
+    }
+    TERMINAL: ClassVar[frozenset[SubscriptionState]] = frozenset({})
+    SEND: ClassVar[dict[str, Table[SubscriptionState]]] = {
+        "client": {
+            (SubscriptionState.FREE, SubscribeRequest): ((None, SubscriptionState.SUBSCRIBING),),
+            (SubscriptionState.FREE, CreditRequest): (
+                (
+                    None,
+                    Illegal(
+                        "there is no such subscription",
+                        "Credit: 'NB: the server sent a response only in case of problem, e.g. crediting an unknown subscription.'",
+                    ),
+                ),
+            ),
+            (SubscriptionState.FREE, UnsubscribeRequest): (
+                (
+                    None,
+                    Illegal(
+                        "there is no such subscription",
+                        "Credit: 'NB: the server sent a response only in case of problem, e.g. crediting an unknown subscription.'",
+                    ),
+                ),
+            ),
+            (SubscriptionState.SUBSCRIBING, SubscribeRequest): (
+                (
+                    None,
+                    Illegal(
+                        "the subscription id is in use",
+                        "3.10.8: Subscribe with an id in use gets 3 (subscription id already exists)",
+                    ),
+                ),
+            ),
+            (SubscriptionState.ACTIVE, SubscribeRequest): (
+                (
+                    None,
+                    Illegal(
+                        "the subscription id is in use",
+                        "3.10.8: Subscribe with an id in use gets 3 (subscription id already exists)",
+                    ),
+                ),
+            ),
+            (SubscriptionState.UNSUBSCRIBING, SubscribeRequest): (
+                (
+                    None,
+                    Illegal(
+                        "the subscription id is in use",
+                        "3.10.8: Subscribe with an id in use gets 3 (subscription id already exists)",
+                    ),
+                ),
+            ),
+            (SubscriptionState.SUBSCRIBING, CreditRequest): (
+                (None, Illegal("the subscription is not active", "")),
+            ),
+            (SubscriptionState.UNSUBSCRIBING, CreditRequest): (
+                (None, Illegal("the subscription is not active", "")),
+            ),
+            (SubscriptionState.SUBSCRIBING, UnsubscribeRequest): (
+                (None, Illegal("the subscription is not active", "")),
+            ),
+            (SubscriptionState.UNSUBSCRIBING, UnsubscribeRequest): (
+                (None, Illegal("the subscription is not active", "")),
+            ),
+            (SubscriptionState.ACTIVE, CreditRequest): ((None, SubscriptionState.ACTIVE),),
+            (SubscriptionState.ACTIVE, UnsubscribeRequest): (
+                (None, SubscriptionState.UNSUBSCRIBING),
+            ),
+        },
+        "server": {
+            (SubscriptionState.FREE, CreditResponse): ((None, SubscriptionState.FREE),),
+            (SubscriptionState.SUBSCRIBING, CreditResponse): ((None, SubscriptionState.FREE),),
+            (SubscriptionState.UNSUBSCRIBING, CreditResponse): ((None, SubscriptionState.FREE),),
+            (SubscriptionState.SUBSCRIBING, SubscribeResponse): (
+                (_guard_13, SubscriptionState.ACTIVE),
+                (_guard_14, SubscriptionState.FREE),
+            ),
+            (SubscriptionState.FREE, Deliver): (
+                (None, Illegal("chunks go to active subscriptions only", "")),
+            ),
+            (SubscriptionState.SUBSCRIBING, Deliver): (
+                (None, Illegal("chunks go to active subscriptions only", "")),
+            ),
+            (SubscriptionState.UNSUBSCRIBING, Deliver): (
+                (None, Illegal("chunks go to active subscriptions only", "")),
+            ),
+            (SubscriptionState.FREE, DeliverV2): (
+                (None, Illegal("chunks go to active subscriptions only", "")),
+            ),
+            (SubscriptionState.SUBSCRIBING, DeliverV2): (
+                (None, Illegal("chunks go to active subscriptions only", "")),
+            ),
+            (SubscriptionState.UNSUBSCRIBING, DeliverV2): (
+                (None, Illegal("chunks go to active subscriptions only", "")),
+            ),
+            (SubscriptionState.ACTIVE, Deliver): ((None, SubscriptionState.ACTIVE),),
+            (SubscriptionState.ACTIVE, DeliverV2): ((None, SubscriptionState.ACTIVE),),
+            (SubscriptionState.ACTIVE, MetadataUpdate): ((None, SubscriptionState.FREE),),
+            (SubscriptionState.UNSUBSCRIBING, UnsubscribeResponse): (
+                (None, SubscriptionState.FREE),
+            ),
+        },
+    }
+    RECEIVE: ClassVar[dict[str, Table[SubscriptionState]]] = {
+        "client": {
+            (SubscriptionState.FREE, Deliver): (
+                (
+                    None,
+                    Illegal(
+                        "a chunk for a subscription that is not active",
+                        "3.10.8: SubscribeResponse OK is written before the first chunk, and nothing after UnsubscribeResponse",
+                    ),
+                ),
+            ),
+            (SubscriptionState.SUBSCRIBING, Deliver): (
+                (
+                    None,
+                    Illegal(
+                        "a chunk for a subscription that is not active",
+                        "3.10.8: SubscribeResponse OK is written before the first chunk, and nothing after UnsubscribeResponse",
+                    ),
+                ),
+            ),
+            (SubscriptionState.FREE, DeliverV2): (
+                (
+                    None,
+                    Illegal(
+                        "a chunk for a subscription that is not active",
+                        "3.10.8: SubscribeResponse OK is written before the first chunk, and nothing after UnsubscribeResponse",
+                    ),
+                ),
+            ),
+            (SubscriptionState.SUBSCRIBING, DeliverV2): (
+                (
+                    None,
+                    Illegal(
+                        "a chunk for a subscription that is not active",
+                        "3.10.8: SubscribeResponse OK is written before the first chunk, and nothing after UnsubscribeResponse",
+                    ),
+                ),
+            ),
+            (SubscriptionState.FREE, CreditResponse): ((None, IGNORE),),
+            (SubscriptionState.SUBSCRIBING, CreditResponse): ((None, IGNORE),),
+            (SubscriptionState.UNSUBSCRIBING, CreditResponse): ((None, IGNORE),),
+            (SubscriptionState.SUBSCRIBING, SubscribeResponse): (
+                (_guard_13, SubscriptionState.ACTIVE),
+                (_guard_14, SubscriptionState.FREE),
+            ),
+            (SubscriptionState.SUBSCRIBING, MetadataUpdate): ((None, IGNORE),),
+            (SubscriptionState.UNSUBSCRIBING, MetadataUpdate): ((None, IGNORE),),
+            (SubscriptionState.ACTIVE, Deliver): ((None, SubscriptionState.ACTIVE),),
+            (SubscriptionState.ACTIVE, DeliverV2): ((None, SubscriptionState.ACTIVE),),
+            (SubscriptionState.ACTIVE, CreditResponse): ((None, SubscriptionState.FREE),),
+            (SubscriptionState.ACTIVE, MetadataUpdate): ((None, SubscriptionState.FREE),),
+            (SubscriptionState.UNSUBSCRIBING, Deliver): ((None, SubscriptionState.UNSUBSCRIBING),),
+            (SubscriptionState.UNSUBSCRIBING, DeliverV2): (
+                (None, SubscriptionState.UNSUBSCRIBING),
+            ),
+            (SubscriptionState.UNSUBSCRIBING, UnsubscribeResponse): (
+                (_guard_15, SubscriptionState.FREE),
+                (_guard_16, SubscriptionState.ACTIVE),
+            ),
+        },
+        "server": {
+            (SubscriptionState.FREE, SubscribeRequest): ((None, SubscriptionState.SUBSCRIBING),),
+            (SubscriptionState.FREE, CreditRequest): ((None, IGNORE),),
+            (SubscriptionState.SUBSCRIBING, CreditRequest): ((None, IGNORE),),
+            (SubscriptionState.UNSUBSCRIBING, CreditRequest): ((None, IGNORE),),
+            (SubscriptionState.SUBSCRIBING, SubscribeRequest): (
+                (
+                    None,
+                    Illegal(
+                        "the subscription id is in use",
+                        "3.10.8: Subscribe with an id in use gets 3 (subscription id already exists)",
+                    ),
+                ),
+            ),
+            (SubscriptionState.ACTIVE, SubscribeRequest): (
+                (
+                    None,
+                    Illegal(
+                        "the subscription id is in use",
+                        "3.10.8: Subscribe with an id in use gets 3 (subscription id already exists)",
+                    ),
+                ),
+            ),
+            (SubscriptionState.UNSUBSCRIBING, SubscribeRequest): (
+                (
+                    None,
+                    Illegal(
+                        "the subscription id is in use",
+                        "3.10.8: Subscribe with an id in use gets 3 (subscription id already exists)",
+                    ),
+                ),
+            ),
+            (SubscriptionState.ACTIVE, CreditRequest): ((None, SubscriptionState.ACTIVE),),
+            (SubscriptionState.ACTIVE, UnsubscribeRequest): (
+                (None, SubscriptionState.UNSUBSCRIBING),
+            ),
+        },
+    }
+
+    def __init__(
+        self,
+        role: Literal[
+            "client",
+            "server",
+        ],
+        state: SubscriptionState | None = None,
+    ) -> None:
+        super().__init__(role, state)
+
+
+class SubscriptionClientHandler:
+    """Handler stubs for the client of ``subscription``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_subscribe_response(self, frame: SubscribeResponse) -> None:
+        """Outcome of a SubscribeRequest."""
+
+    def on_deliver(self, frame: Deliver) -> None:
+        """One osiris chunk for a subscription (each costs one credit)."""
+
+    def on_deliver_v2(self, frame: DeliverV2) -> None:
+        """A chunk for a subscription, preceded by the id of the last committed chunk."""
+
+    def on_credit_response(self, frame: CreditResponse) -> None:
+        """Sent only when a CreditRequest fails (e.g."""
+
+    def on_unsubscribe_response(self, frame: UnsubscribeResponse) -> None:
+        """Outcome of an UnsubscribeRequest."""
+
+    def on_metadata_update(self, frame: MetadataUpdate) -> None:
+        """Something changed about a stream (e.g."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, SubscribeResponse):
+            self.on_subscribe_response(frame)
+        elif isinstance(frame, Deliver):
+            self.on_deliver(frame)
+        elif isinstance(frame, DeliverV2):
+            self.on_deliver_v2(frame)
+        elif isinstance(frame, CreditResponse):
+            self.on_credit_response(frame)
+        elif isinstance(frame, UnsubscribeResponse):
+            self.on_unsubscribe_response(frame)
+        elif isinstance(frame, MetadataUpdate):
+            self.on_metadata_update(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class SubscriptionServerHandler:
+    """Handler stubs for the server of ``subscription``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_subscribe_request(self, frame: SubscribeRequest) -> None:
+        """Start consuming a stream from an offset specification, with initial credit and properties."""
+
+    def on_credit_request(self, frame: CreditRequest) -> None:
+        """Give a subscription more credit (in chunks)."""
+
+    def on_unsubscribe_request(self, frame: UnsubscribeRequest) -> None:
+        """Stop a subscription."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, SubscribeRequest):
+            self.on_subscribe_request(frame)
+        elif isinstance(frame, CreditRequest):
+            self.on_credit_request(frame)
+        elif isinstance(frame, UnsubscribeRequest):
+            self.on_unsubscribe_request(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")

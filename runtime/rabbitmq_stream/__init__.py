@@ -1,0 +1,53 @@
+"""Sans-I/O client engine of the RabbitMQ stream protocol (PROTOCOL.adoc, "v1").
+
+``ClientConnection`` turns bytes from a broker into events and commands into bytes,
+driving the generated machines of ``idl/rabbitmq_stream/v1.yaml`` (connection,
+publisher, subscription) for every frame. See ``connection`` for the decisions taken
+where the protocol text is silent.
+"""
+
+from generated.rabbitmq_stream.v1 import (
+    CompressionType,
+    OffsetSpecFirst,
+    OffsetSpecLast,
+    OffsetSpecNext,
+    OffsetSpecOffset,
+    OffsetSpecTimestamp,
+    ResponseCode,
+)
+from runtime.rabbitmq_stream.chunk import chunk_records, entries_crc, sub_entry_batch
+from runtime.rabbitmq_stream.connection import (
+    DEFAULT_FRAME_MAX,
+    DEFAULT_HEARTBEAT,
+    DEFAULT_MAX_IN_FLIGHT,
+    MAX_OUTSTANDING_CREDIT,
+    ClientConnection,
+    negotiate,
+)
+from runtime.rabbitmq_stream.credit import CreditOnConsumption
+from runtime.rabbitmq_stream.errors import *  # noqa: F401,F403 - re-exported below
+from runtime.rabbitmq_stream.errors import __all__ as _errors_all
+from runtime.rabbitmq_stream.events import *  # noqa: F401,F403 - re-exported below
+from runtime.rabbitmq_stream.events import __all__ as _events_all
+
+__all__ = [
+    "ClientConnection",
+    "CreditOnConsumption",
+    "negotiate",
+    "chunk_records",
+    "entries_crc",
+    "sub_entry_batch",
+    "DEFAULT_FRAME_MAX",
+    "DEFAULT_HEARTBEAT",
+    "DEFAULT_MAX_IN_FLIGHT",
+    "MAX_OUTSTANDING_CREDIT",
+    "CompressionType",
+    "OffsetSpecFirst",
+    "OffsetSpecLast",
+    "OffsetSpecNext",
+    "OffsetSpecOffset",
+    "OffsetSpecTimestamp",
+    "ResponseCode",
+    *_errors_all,
+    *_events_all,
+]

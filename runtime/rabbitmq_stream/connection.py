@@ -1,0 +1,1094 @@
+"""The sans-I/O RabbitMQ stream client: bytes in, events out, bytes to send.
+
+``ClientConnection`` speaks PROTOCOL.adoc as RabbitMQ 3.10.8 does ("v1"). It never
+touches a socket or a clock: ``receive_data(data)`` returns events,
+``data_to_send()`` drains what to write, ``handle_timer(now)``/``get_timer()`` drive
+heartbeats with the caller's time. Every frame sent or received passes through the
+generated state machines (``generated.rabbitmq_stream.v1.machines``): the
+``connection`` machine for all of them, plus the ``publisher`` machine of a publisher
+id and the ``subscription`` machine of a subscription id for the frames about them.
+The tables decide what is legal; this module adds what tables cannot hold:
+
+- correlation: request/response pairs are matched by correlation id in a table of
+  outstanding requests; a response with an unknown id, or of another command than
+  its request, is a connection-level violation (``UnknownCorrelationId``,
+  ``MismatchedResponse``).
+- negotiation: 'Tune: the server sends a Tune frame to suggest some settings (max
+  frame size, heartbeat). The client answers with a Tune frame with the settings he
+  agrees on' -- the minimum of the two, 0 meaning "no limit" on either side.
+- flow control, with ``runtime.flow.Window`` only: per publisher, the unconfirmed
+  publishing ids (a bounded window: publishing beyond it raises ``DemandExceeded``);
+  per subscription, the chunk credit ('Credit => uint16 // the number of chunks that
+  can be sent'; a Deliver beyond the credit is ``PeerExceededDemand``, because 3.10.8
+  never sends a chunk without credit: ``send_chunks`` stops at 0).
+- chunks: CRC check, decompression and record offsets (``runtime.rabbitmq_stream.chunk``).
+
+Connection-level violations by the broker queue a CloseRequest (code 13 "unknown
+frame", 14 for a frame too large: what 3.10.8 itself answers), move the connection to
+closed, and raise from ``receive_data``; the events produced before the violation are
+on the exception's ``events`` attribute.
+"""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from generated.rabbitmq_stream.v1 import (
+    ChunkType,
+    CloseRequest,
+    CloseResponse,
+    CompressionType,
+    CreateRequest,
+    CreateResponse,
+    CreditRequest,
+    CreditResponse,
+    DeclarePublisherRequest,
+    DeclarePublisherResponse,
+    DeletePublisherRequest,
+    DeletePublisherResponse,
+    DeleteRequest,
+    DeleteResponse,
+    Deliver,
+    DeliverV2,
+    Frame,
+    Heartbeat,
+    MetadataRequest,
+    MetadataResponse,
+    MetadataUpdate,
+    OffsetSpecification,
+    OffsetSpecNext,
+    OffsetSpecOffset,
+    OpenRequest,
+    OpenResponse,
+    PartitionsRequest,
+    PartitionsResponse,
+    PeerPropertiesRequest,
+    PeerPropertiesResponse,
+    Property,
+    Publish,
+    PublishConfirm,
+    PublishedMessage,
+    PublishError,
+    QueryOffsetRequest,
+    QueryOffsetResponse,
+    QueryPublisherSequenceRequest,
+    QueryPublisherSequenceResponse,
+    ResponseCode,
+    RouteRequest,
+    RouteResponse,
+    SaslAuthenticateRequest,
+    SaslAuthenticateResponse,
+    SaslHandshakeRequest,
+    SaslHandshakeResponse,
+    SimpleEntry,
+    StoreOffset,
+    StreamDecoder,
+    SubscribeRequest,
+    SubscribeResponse,
+    Tune,
+    UnsubscribeRequest,
+    UnsubscribeResponse,
+    frame_bytes,
+)
+from generated.rabbitmq_stream.v1.machines import (
+    ConnectionMachine,
+    ConnectionState,
+    PublisherMachine,
+    PublisherState,
+    SubscriptionMachine,
+    SubscriptionState,
+)
+from runtime.errors import (
+    DecodeError,
+    FrameTooLarge,
+    InvalidGrant,
+    LocalProtocolError,
+    RemoteProtocolError,
+    Truncated,
+)
+from runtime.flow import Window
+from runtime.machine import IGNORE, StateMachine
+from runtime.rabbitmq_stream.chunk import DEFAULT_MAX_BATCH_SIZE, chunk_records, sub_entry_batch
+from runtime.rabbitmq_stream.credit import CreditOnConsumption
+from runtime.rabbitmq_stream.errors import (
+    ChunkError,
+    MechanismNotOffered,
+    MessageTooLarge,
+    MismatchedResponse,
+    PublishingIdNotIncreasing,
+    ResponseError,
+    UnknownCorrelationId,
+)
+from runtime.rabbitmq_stream.events import (
+    ChunkDelivered,
+    ChunkFailed,
+    ChunkSkipped,
+    ConnectionClosed,
+    ConnectionFailed,
+    ConnectionOpened,
+    ConnectionTimedOut,
+    Event,
+    MessageReceived,
+    MetadataChanged,
+    MetadataReceived,
+    OffsetQueried,
+    PartitionsReceived,
+    PublishAbandoned,
+    PublishConfirmed,
+    PublisherClosed,
+    PublisherDeclared,
+    PublisherDeleted,
+    PublisherSequence,
+    PublishErrored,
+    RequestFailed,
+    RouteReceived,
+    SaslChallenge,
+    StreamCreated,
+    StreamDeleted,
+    Subscribed,
+    SubscriptionClosed,
+    Unsubscribed,
+)
+
+__all__ = [
+    "ClientConnection",
+    "negotiate",
+    "DEFAULT_FRAME_MAX",
+    "DEFAULT_HEARTBEAT",
+    "DEFAULT_MAX_IN_FLIGHT",
+    "MAX_OUTSTANDING_CREDIT",
+]
+
+CLIENT: Final = "client"
+DEFAULT_FRAME_MAX: Final = 1_048_576  # what 3.10.8 proposes (rabbitmq_stream.app: frame_max)
+DEFAULT_HEARTBEAT: Final = 60  # seconds; 3.10.8's proposal
+DEFAULT_MAX_IN_FLIGHT: Final = 10_000
+"""Unconfirmed messages per publisher. 3.10.8 stops reading a connection at 50,000
+unconfirmed messages (``initial_credits``) with no frame to say so; stay well below."""
+MAX_OUTSTANDING_CREDIT: Final = 0xFFFF
+"""Chunk credit granted but not yet used, per subscription (one Credit frame's uint16).
+The engine refuses a grant beyond it, so its count can never saturate below the
+broker's (which is unbounded)."""
+_MAX_CORRELATION_ID: Final = 0xFFFFFFFF
+_PUBLISH_OVERHEAD: Final = 4 + 2 + 2 + 1 + 4  # size, key, version, publisher id, count
+_SIMPLE_ENTRY_HEADER: Final = 4  # <<0:1, Size:31>>
+_BATCH_HEADER: Final = 1 + 2 + 4 + 4  # type/compression, records, uncompressed, size
+_OPENING_CAPTURE_LIMIT: Final = 65_536
+
+# Request -> the response that answers it (matched by correlation id).
+_RESPONSE_TO: Final[dict[type, type]] = {
+    PeerPropertiesRequest: PeerPropertiesResponse,
+    SaslHandshakeRequest: SaslHandshakeResponse,
+    SaslAuthenticateRequest: SaslAuthenticateResponse,
+    OpenRequest: OpenResponse,
+    CloseRequest: CloseResponse,
+    CreateRequest: CreateResponse,
+    DeleteRequest: DeleteResponse,
+    MetadataRequest: MetadataResponse,
+    DeclarePublisherRequest: DeclarePublisherResponse,
+    DeletePublisherRequest: DeletePublisherResponse,
+    QueryPublisherSequenceRequest: QueryPublisherSequenceResponse,
+    SubscribeRequest: SubscribeResponse,
+    UnsubscribeRequest: UnsubscribeResponse,
+    QueryOffsetRequest: QueryOffsetResponse,
+    RouteRequest: RouteResponse,
+    PartitionsRequest: PartitionsResponse,
+}
+
+
+def negotiate(server: int, client: int) -> int:
+    """One tuned value: the smaller of both, where 0 means "no limit" / "none"
+    ('FrameMax => uint32 // in bytes, 0 means no limit', 'Heartbeat => uint32 // in
+    seconds, 0 means no heartbeat')."""
+    if server == 0:
+        return client
+    if client == 0:
+        return server
+    return min(server, client)
+
+
+def _properties(values: Mapping[str, str | None]) -> list[Property]:
+    return [Property(key, value) for key, value in values.items()]
+
+
+def _as_dict(properties: Iterable[Property]) -> dict[str, str | None]:
+    return {prop.key or "": prop.value for prop in properties}
+
+
+@dataclass(slots=True)
+class _Publisher:
+    machine: PublisherMachine
+    stream: str
+    window: Window  # unconfirmed publishing ids: we send, confirms give back
+    next_publishing_id: int = 1
+    unconfirmed: set[int] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class _Subscription:
+    machine: SubscriptionMachine
+    stream: str
+    credit: Window  # chunks: the broker sends, we grant
+    min_offset: int  # records before it are dropped (OffsetSpecification type 4)
+    strategy: CreditOnConsumption | None
+    unconsumed: int = 0  # ChunkDelivered not yet acknowledged by chunk_consumed
+
+
+class ClientConnection:
+    """One client connection to a RabbitMQ stream broker (port 5552), without I/O.
+
+    Call ``initiate_connection()`` first, write ``data_to_send()`` to the socket, feed
+    what arrives to ``receive_data``; ``ConnectionOpened`` tells when commands may
+    follow. Command methods that expect a response return its correlation id; the
+    outcome comes back as an event carrying it.
+    """
+
+    def __init__(
+        self,
+        *,
+        username: str = "guest",
+        password: str = "guest",
+        mechanism: str = "PLAIN",
+        virtual_host: str = "/",
+        frame_max: int = DEFAULT_FRAME_MAX,
+        heartbeat: int = DEFAULT_HEARTBEAT,
+        client_properties: Mapping[str, str] | None = None,
+        max_frame_size: int = 16_777_216,
+        max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
+    ) -> None:
+        if mechanism not in ("PLAIN", "EXTERNAL"):
+            raise ValueError("mechanism must be PLAIN or EXTERNAL (or answer challenges)")
+        self._username = username
+        self._password = password
+        self._mechanism = mechanism
+        self._virtual_host = virtual_host
+        self._wanted_frame_max = frame_max
+        self._wanted_heartbeat = heartbeat
+        self._client_properties: dict[str, str | None] = {
+            "product": "wirestream",
+            "version": "0.1",
+            "platform": f"Python {platform.python_version()}",
+            "information": "https://github.com/rabbitmq/rabbitmq-server (stream protocol)",
+        }
+        self._client_properties.update(client_properties or {})
+        self._max_batch_size = max_batch_size
+        self._decoder = StreamDecoder(max_frame_size=max_frame_size, sender="server")
+        self._connection = ConnectionMachine(CLIENT)
+        self._out = bytearray()
+        self._pending: dict[int, Frame] = {}
+        self._next_correlation_id = 1
+        self._publishers: dict[int, _Publisher] = {}
+        self._subscriptions: dict[int, _Subscription] = {}
+        self.frame_max = 0  # negotiated (0 = no limit); valid once open
+        self.heartbeat = 0  # negotiated seconds; valid once open
+        self.server_properties: dict[str, str | None] = {}
+        self.ignored_frames = 0  # frames the tables say to drop (debug counter)
+        self.ignored_outcomes = 0  # confirms/errors for publishing ids not outstanding
+        self._opening_bytes = bytearray()  # see _open_failure_from_310
+        # heartbeat (see handle_timer)
+        self._next_check: float | None = None
+        self._sent_since_check = False
+        self._received_since_check = False
+        self._silent_checks = 0
+        self._handlers: dict[type, Callable[[Any, list[Event]], None]] = {
+            PeerPropertiesResponse: self._on_peer_properties,
+            SaslHandshakeResponse: self._on_sasl_handshake,
+            SaslAuthenticateResponse: self._on_sasl_authenticate,
+            Tune: self._on_tune,
+            OpenResponse: self._on_open,
+            CloseRequest: self._on_close_request,
+            CloseResponse: self._on_close_response,
+            Heartbeat: self._on_heartbeat,
+            CreateResponse: self._on_create,
+            DeleteResponse: self._on_delete,
+            MetadataResponse: self._on_metadata,
+            MetadataUpdate: self._on_metadata_update,
+            DeclarePublisherResponse: self._on_declare_publisher,
+            DeletePublisherResponse: self._on_delete_publisher,
+            PublishConfirm: self._on_publish_confirm,
+            PublishError: self._on_publish_error,
+            QueryPublisherSequenceResponse: self._on_query_publisher_sequence,
+            SubscribeResponse: self._on_subscribe,
+            UnsubscribeResponse: self._on_unsubscribe,
+            Deliver: self._on_deliver,
+            DeliverV2: self._on_deliver,
+            CreditResponse: self._on_credit_response,
+            QueryOffsetResponse: self._on_query_offset,
+            RouteResponse: self._on_route,
+            PartitionsResponse: self._on_partitions,
+        }
+
+    # --- state -----------------------------------------------------------------------
+
+    @property
+    def state(self) -> ConnectionState:
+        return self._connection.state
+
+    @property
+    def is_open(self) -> bool:
+        return self._connection.state is ConnectionState.OPEN
+
+    def publisher_state(self, publisher_id: int) -> PublisherState:
+        publisher = self._publishers.get(publisher_id)
+        return PublisherState.FREE if publisher is None else publisher.machine.state
+
+    def subscription_state(self, subscription_id: int) -> SubscriptionState:
+        subscription = self._subscriptions.get(subscription_id)
+        return SubscriptionState.FREE if subscription is None else subscription.machine.state
+
+    def unconfirmed(self, publisher_id: int) -> int:
+        """Publishing ids of the publisher still waiting for a confirm or an error."""
+        publisher = self._publishers.get(publisher_id)
+        return 0 if publisher is None else len(publisher.unconfirmed)
+
+    def publish_capacity(self, publisher_id: int) -> int:
+        """How many more messages the publisher may publish before confirms arrive."""
+        publisher = self._publishers.get(publisher_id)
+        return 0 if publisher is None else publisher.window.available
+
+    def credit_left(self, subscription_id: int) -> int:
+        """Chunks the broker may still send to the subscription."""
+        subscription = self._subscriptions.get(subscription_id)
+        return 0 if subscription is None else subscription.credit.available
+
+    @property
+    def outstanding_requests(self) -> dict[int, str]:
+        """Correlation id -> request frame name, for requests awaiting their response."""
+        return {cid: type(frame).__name__ for cid, frame in self._pending.items()}
+
+    # --- I/O surface -------------------------------------------------------------------
+
+    def data_to_send(self) -> bytes:
+        data = bytes(self._out)
+        self._out.clear()
+        return data
+
+    def receive_data(self, data: bytes) -> list[Event]:
+        """Feed bytes from the broker; ``b""`` means the transport closed (EOF)."""
+        events: list[Event] = []
+        if not data:
+            if self._connection.state is not ConnectionState.CLOSED:
+                self._terminate(events, ConnectionClosed(None, "transport closed", by_peer=True))
+            return events
+        if self._connection.state is ConnectionState.CLOSED:
+            self.ignored_frames += 1
+            return events
+        self._received_since_check = True
+        if self._connection.state is ConnectionState.OPENING:
+            self._opening_bytes += data[: _OPENING_CAPTURE_LIMIT - len(self._opening_bytes)]
+        try:
+            try:
+                frames = self._decoder.feed(data)
+            except DecodeError as error:
+                self._handle_frames(error.frames, events)
+                quirk = self._open_failure_from_310(error)
+                if quirk is None:
+                    raise
+                self._handle_frames([quirk], events)
+                return events
+            self._handle_frames(frames, events)
+        except RemoteProtocolError as error:
+            self._fail_connection(error, events)
+            error.events = events  # type: ignore[attr-defined]
+            raise
+        return events
+
+    def _handle_frames(self, frames: Iterable[object], events: list[Event]) -> None:
+        for frame in frames:
+            if self._connection.receive(frame) is IGNORE:
+                self.ignored_frames += 1
+                continue
+            self._handlers[type(frame)](frame, events)
+
+    # --- heartbeat -------------------------------------------------------------------------
+
+    def get_timer(self) -> float | None:
+        """When ``handle_timer`` wants to run next (``0.0``: as soon as possible, to start
+        the heartbeat schedule after the connection opened); None: no timer."""
+        if self._connection.state is not ConnectionState.OPEN or self.heartbeat == 0:
+            return None
+        return 0.0 if self._next_check is None else self._next_check
+
+    def handle_timer(self, now: float) -> list[Event]:
+        """Heartbeats, the way 3.10.8's rabbit_heartbeat does them: a check every half
+        interval; a Heartbeat goes out when nothing was sent during a whole check
+        period (so the broker hears from us at least once per interval); the broker is
+        dead when nothing arrived for 2 intervals (4 silent checks)."""
+        events: list[Event] = []
+        if self._connection.state is not ConnectionState.OPEN or self.heartbeat == 0:
+            return events
+        period = self.heartbeat / 2
+        if self._next_check is None:
+            self._start_heartbeat(now)
+            return events
+        if now < self._next_check:
+            return events
+        self._next_check = now + period
+        if not self._sent_since_check:
+            self._send(Heartbeat())
+        self._sent_since_check = False
+        if self._received_since_check:
+            self._silent_checks = 0
+        else:
+            self._silent_checks += 1
+        self._received_since_check = False
+        if self._silent_checks >= 4:
+            silence = self._silent_checks * period
+            self._terminate(events, ConnectionTimedOut(silence))
+        return events
+
+    def _start_heartbeat(self, now: float) -> None:
+        self._next_check = now + self.heartbeat / 2
+        self._sent_since_check = self._received_since_check = False
+        self._silent_checks = 0
+
+    # --- sending ---------------------------------------------------------------------------
+
+    def _send(self, frame: Frame, *machines: StateMachine[Any]) -> None:
+        """Pass ``frame`` through the connection machine and ``machines``, then queue it.
+
+        Nothing changes unless every machine allows it (the first refusal raises its
+        ``IllegalSend``), and a frame over the negotiated frame_max is refused first.
+        """
+        data = frame_bytes(frame)
+        if self.frame_max and len(data) > self.frame_max:
+            raise MessageTooLarge(
+                f"a {type(frame).__name__} of {len(data)} bytes exceeds frame_max {self.frame_max}"
+            )
+        everyone = (self._connection, *machines)
+        for machine in everyone:
+            if not machine.allows_send(frame):
+                machine.send(frame)  # raises the table's precise IllegalSend
+        for machine in everyone:
+            machine.send(frame)
+        self._out += data
+        self._sent_since_check = True
+
+    def _new_correlation_id(self) -> int:
+        while True:
+            cid = self._next_correlation_id
+            self._next_correlation_id = cid % _MAX_CORRELATION_ID + 1  # 1..2^32-1, wrapping
+            if cid not in self._pending:
+                return cid
+
+    def _request(self, build: Callable[[int], Frame], *machines: StateMachine[Any]) -> int:
+        cid = self._new_correlation_id()
+        frame = build(cid)
+        self._send(frame, *machines)
+        self._pending[cid] = frame
+        return cid
+
+    def _take_pending(self, response: Any) -> Any:
+        """The request ``response`` answers (removed from the table)."""
+        cid = response.correlation_id
+        request = self._pending.get(cid)
+        if request is None:
+            raise UnknownCorrelationId(
+                f"{type(response).__name__} with correlation id {cid} answers no outstanding request"
+            )
+        if _RESPONSE_TO[type(request)] is not type(response):
+            raise MismatchedResponse(
+                f"correlation id {cid} belongs to a {type(request).__name__}, "
+                f"not answered by a {type(response).__name__}"
+            )
+        del self._pending[cid]
+        return request
+
+    # --- handshake -------------------------------------------------------------------------
+
+    def initiate_connection(self) -> None:
+        """Queue the first frame: 'Once a client is connected to the server, it initiates
+        an authentication sequence' (PeerProperties)."""
+        props = _properties(self._client_properties)
+        self._request(lambda cid: PeerPropertiesRequest(cid, props))
+
+    def _on_peer_properties(self, frame: PeerPropertiesResponse, events: list[Event]) -> None:
+        self._take_pending(frame)
+        if self._handshake_failed("peer_properties", frame.response_code, events):
+            return
+        self.server_properties = _as_dict(frame.peer_properties)
+        self._request(SaslHandshakeRequest)
+
+    def _on_sasl_handshake(self, frame: SaslHandshakeResponse, events: list[Event]) -> None:
+        self._take_pending(frame)
+        if self._handshake_failed("sasl_handshake", frame.response_code, events):
+            return
+        # 'It can then pick one from the list the server returns.'
+        if self._mechanism not in frame.mechanisms:
+            error = MechanismNotOffered(
+                f"the broker offers {frame.mechanisms}, not {self._mechanism}"
+            )
+            # Nothing to send: 3.10.8 treats any frame but SaslAuthenticate here as an
+            # invalid transition and closes the socket; the transport is dropped.
+            self._terminate(events, ConnectionFailed("sasl_handshake", error))
+            return
+        if self._mechanism == "PLAIN":
+            response = b"\0" + self._username.encode() + b"\0" + self._password.encode()
+        else:  # EXTERNAL: the identity comes from the TLS client certificate
+            response = b""
+        self._authenticate(response)
+
+    def _authenticate(self, response: bytes) -> None:
+        mechanism = self._mechanism
+        self._request(lambda cid: SaslAuthenticateRequest(cid, mechanism, response))
+
+    def answer_sasl_challenge(self, response: bytes) -> None:
+        """Answer a ``SaslChallenge`` ('the client answers to the server's challenge(s),
+        using the SASL mechanism it picked')."""
+        self._authenticate(response)
+
+    def _on_sasl_authenticate(self, frame: SaslAuthenticateResponse, events: list[Event]) -> None:
+        self._take_pending(frame)
+        state = self._connection.state
+        if state is ConnectionState.SASL_CHALLENGED:
+            challenge = frame.sasl_opaque_data[0] if frame.sasl_opaque_data else b""
+            events.append(SaslChallenge(self._mechanism, challenge or b""))
+            return
+        self._handshake_failed("sasl_authenticate", frame.response_code, events)
+        # OK: 'The server will send a Tune frame once it is satisfied'.
+
+    def _on_tune(self, frame: Tune, events: list[Event]) -> None:
+        self.frame_max = negotiate(frame.frame_max, self._wanted_frame_max)
+        self.heartbeat = negotiate(frame.heartbeat, self._wanted_heartbeat)
+        self._send(Tune(self.frame_max, self.heartbeat))
+        vhost = self._virtual_host
+        self._request(lambda cid: OpenRequest(cid, vhost))
+
+    def _on_open(self, frame: OpenResponse, events: list[Event]) -> None:
+        self._take_pending(frame)
+        self._opening_bytes.clear()
+        if self._handshake_failed("open", frame.response_code, events):
+            return
+        events.append(
+            ConnectionOpened(
+                self.frame_max,
+                self.heartbeat,
+                dict(self.server_properties),
+                _as_dict(frame.connection_properties),
+            )
+        )
+
+    def _handshake_failed(self, step: str, code: int, events: list[Event]) -> bool:
+        """After the machine saw a handshake response: True when it failed (the table
+        moved to closed: 3.10.8 answers, then closes the socket)."""
+        if self._connection.state is not ConnectionState.CLOSED:
+            return False
+        self._terminate(events, ConnectionFailed(step, ResponseError.from_code(code)))
+        return True
+
+    def _open_failure_from_310(self, error: DecodeError) -> OpenResponse | None:
+        """3.10.8 answers a refused Open with <<Key, Version, Corr:32, Code:16>> and no
+        properties array (10 bytes), which the adoc layout cannot decode (Truncated).
+        While opening, read the code from the raw bytes and stand in the frame the
+        broker meant."""
+        if (
+            not isinstance(error, Truncated)
+            or self._connection.state is not ConnectionState.OPENING
+        ):
+            return None
+        raw, pos = bytes(self._opening_bytes), 0
+        while len(raw) - pos >= 4 + 10:
+            size = int.from_bytes(raw[pos : pos + 4], "big")
+            body = raw[pos + 4 : pos + 4 + size]
+            if size == 10 and body[:4] == b"\x80\x15\x00\x01":
+                cid = int.from_bytes(body[4:8], "big")
+                code = int.from_bytes(body[8:10], "big")
+                if code != ResponseCode.OK:
+                    return OpenResponse(cid, code, [])
+            pos += 4 + size
+        return None
+
+    # --- closing ---------------------------------------------------------------------------
+
+    def close(self, code: int = ResponseCode.OK, reason: str = "") -> int:
+        """Close the connection: CloseRequest, then ``ConnectionClosed`` on CloseResponse."""
+        return self._request(lambda cid: CloseRequest(cid, code, reason))
+
+    def _on_close_request(self, frame: CloseRequest, events: list[Event]) -> None:
+        # 'Close' From 'Client & Server', Expects response? 'Yes': answer with the
+        # broker's own correlation id (its id space, not ours).
+        self._send(CloseResponse(frame.correlation_id, ResponseCode.OK))
+        self._terminate(
+            events, ConnectionClosed(frame.closing_code, frame.closing_reason or "", by_peer=True)
+        )
+
+    def _on_close_response(self, frame: CloseResponse, events: list[Event]) -> None:
+        request = self._take_pending(frame)
+        self._terminate(
+            events, ConnectionClosed(request.closing_code, request.closing_reason or "", False)
+        )
+
+    def _fail_connection(self, error: RemoteProtocolError, events: list[Event]) -> None:
+        """The broker broke a connection-level rule: queue the CloseRequest 3.10.8 would
+        send in our place (13 unknown frame; 14 frame too large) and close."""
+        code = (
+            ResponseCode.FRAME_TOO_LARGE
+            if isinstance(error, FrameTooLarge)
+            else ResponseCode.UNKNOWN_FRAME
+        )
+        close = CloseRequest(self._new_correlation_id(), code, str(error)[:200])
+        if self._connection.allows_send(close):
+            self._send(close)
+        if self._connection.state is not ConnectionState.CLOSED:
+            self._terminate(events, ConnectionClosed(code, str(error), by_peer=False))
+
+    def _terminate(self, events: list[Event], final: Event) -> None:
+        """The connection is over: every outstanding thing fails, then ``final``."""
+        self._connection.state = ConnectionState.CLOSED  # not a frame: EOF, timeout, failure
+        for cid, request in self._pending.items():
+            if not isinstance(request, CloseRequest):
+                events.append(RequestFailed(cid, type(request).__name__, None))
+        self._pending.clear()
+        for publisher_id, publisher in self._publishers.items():
+            if publisher.unconfirmed:
+                ids = tuple(sorted(publisher.unconfirmed))
+                events.append(PublishAbandoned(publisher_id, ids, "connection closed"))
+        self._publishers.clear()
+        self._subscriptions.clear()
+        self._next_check = None
+        events.append(final)
+
+    def _on_heartbeat(self, frame: Heartbeat, events: list[Event]) -> None:
+        pass  # any bytes count as life (see handle_timer)
+
+    # --- streams ---------------------------------------------------------------------------
+
+    def create_stream(self, stream: str, arguments: Mapping[str, str] | None = None) -> int:
+        """Create: 'Create => Key Version CorrelationId Stream Arguments' (e.g.
+        max-length-bytes, max-age, stream-max-segment-size-bytes)."""
+        args = _properties(arguments or {})
+        return self._request(lambda cid: CreateRequest(cid, stream, args))
+
+    def delete_stream(self, stream: str) -> int:
+        return self._request(lambda cid: DeleteRequest(cid, stream))
+
+    def metadata(self, streams: Sequence[str]) -> int:
+        names: list[str | None] = list(streams)
+        return self._request(lambda cid: MetadataRequest(cid, names))
+
+    def route(self, routing_key: str, super_stream: str) -> int:
+        return self._request(lambda cid: RouteRequest(cid, routing_key, super_stream))
+
+    def partitions(self, super_stream: str) -> int:
+        return self._request(lambda cid: PartitionsRequest(cid, super_stream))
+
+    def _failed(self, cid: int, request: Frame, code: int, events: list[Event]) -> bool:
+        if code == ResponseCode.OK:
+            return False
+        events.append(RequestFailed(cid, type(request).__name__, ResponseError.from_code(code)))
+        return True
+
+    def _on_create(self, frame: CreateResponse, events: list[Event]) -> None:
+        request = self._take_pending(frame)
+        if not self._failed(frame.correlation_id, request, frame.response_code, events):
+            events.append(StreamCreated(frame.correlation_id, request.stream))
+
+    def _on_delete(self, frame: DeleteResponse, events: list[Event]) -> None:
+        request = self._take_pending(frame)
+        if not self._failed(frame.correlation_id, request, frame.response_code, events):
+            events.append(StreamDeleted(frame.correlation_id, request.stream))
+
+    def _on_metadata(self, frame: MetadataResponse, events: list[Event]) -> None:
+        self._take_pending(frame)
+        events.append(
+            MetadataReceived(
+                frame.correlation_id, tuple(frame.brokers), tuple(frame.stream_metadata)
+            )
+        )
+
+    def _on_route(self, frame: RouteResponse, events: list[Event]) -> None:
+        request = self._take_pending(frame)
+        if not self._failed(frame.correlation_id, request, frame.response_code, events):
+            events.append(
+                RouteReceived(frame.correlation_id, tuple(s or "" for s in frame.streams))
+            )
+
+    def _on_partitions(self, frame: PartitionsResponse, events: list[Event]) -> None:
+        request = self._take_pending(frame)
+        if not self._failed(frame.correlation_id, request, frame.response_code, events):
+            streams = tuple(s or "" for s in frame.streams)
+            events.append(PartitionsReceived(frame.correlation_id, streams))
+
+    def _on_metadata_update(self, frame: MetadataUpdate, events: list[Event]) -> None:
+        stream = frame.stream or ""
+        events.append(MetadataChanged(stream, frame.code))
+        # 3.10.8 has already removed this connection's publishers and subscriptions on
+        # the stream; each machine decides (declared/active -> free; pending ones wait
+        # for their response).
+        for publisher_id, publisher in list(self._publishers.items()):
+            if (
+                publisher.stream == stream
+                and publisher.machine.receive(frame) is PublisherState.FREE
+            ):
+                self._drop_publisher(publisher_id, "stream metadata changed", events)
+                events.append(PublisherClosed(publisher_id, stream, frame.code))
+        for subscription_id, subscription in list(self._subscriptions.items()):
+            machine = subscription.machine
+            if subscription.stream == stream and machine.receive(frame) is SubscriptionState.FREE:
+                del self._subscriptions[subscription_id]
+                events.append(SubscriptionClosed(subscription_id, frame.code))
+
+    # --- publishers ------------------------------------------------------------------------
+
+    def declare_publisher(
+        self,
+        publisher_id: int,
+        stream: str,
+        reference: str | None = None,
+        *,
+        max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
+        first_publishing_id: int = 1,
+    ) -> int:
+        """DeclarePublisher ('PublisherId => uint8', 'PublisherReference => string // max
+        256 characters'). ``max_in_flight`` bounds the unconfirmed messages."""
+        if reference is not None and len(reference) > 256:
+            raise ValueError("'PublisherReference => string // max 256 characters'")
+        publisher = self._publishers.get(publisher_id)
+        machine = PublisherMachine(CLIENT) if publisher is None else publisher.machine
+        cid = self._request(
+            lambda cid: DeclarePublisherRequest(cid, publisher_id, reference or "", stream), machine
+        )
+        if publisher is None:
+            window = Window.outbound_window(cap=max_in_flight, initial=max_in_flight)
+            self._publishers[publisher_id] = _Publisher(
+                machine, stream, window, next_publishing_id=first_publishing_id
+            )
+        return cid
+
+    def _on_declare_publisher(self, frame: DeclarePublisherResponse, events: list[Event]) -> None:
+        request = self._take_pending(frame)
+        publisher = self._publishers[request.publisher_id]
+        if publisher.machine.receive(frame) is PublisherState.DECLARED:
+            events.append(PublisherDeclared(frame.correlation_id, request.publisher_id))
+        else:
+            del self._publishers[request.publisher_id]
+            self._failed(frame.correlation_id, request, frame.response_code, events)
+
+    def publish(
+        self,
+        publisher_id: int,
+        messages: Sequence[bytes],
+        *,
+        publishing_ids: Sequence[int] | None = None,
+    ) -> list[int]:
+        """Publish messages as simple entries; returns their publishing ids.
+
+        Ids increase strictly per publisher (deduplication); by default they continue
+        from the last one. The messages go out in as few Publish frames as frame_max
+        allows. Refused as a whole when the publisher is not declared (``IllegalSend``)
+        or its window of unconfirmed messages is too small (``DemandExceeded``).
+        """
+        publisher = self._declared(publisher_id)
+        ids = self._publishing_ids(publisher, len(messages), publishing_ids)
+        entries = [PublishedMessage(pid, SimpleEntry(data)) for pid, data in zip(ids, messages)]
+        frames = self._publish_frames(publisher_id, entries)
+        publisher.window.consume(len(entries))  # DemandExceeded: nothing was sent
+        for frame in frames:
+            self._send(frame, publisher.machine)
+        publisher.unconfirmed.update(ids)
+        if ids:
+            publisher.next_publishing_id = ids[-1] + 1
+        return ids
+
+    def publish_batch(
+        self,
+        publisher_id: int,
+        messages: Sequence[bytes],
+        compression: CompressionType = CompressionType.GZIP,
+        *,
+        publishing_id: int | None = None,
+    ) -> int:
+        """Publish messages as one sub-entry batch (one publishing id, one confirm)."""
+        publisher = self._declared(publisher_id)
+        given = None if publishing_id is None else [publishing_id]
+        (pid,) = self._publishing_ids(publisher, 1, given)
+        entry = PublishedMessage(pid, sub_entry_batch(messages, compression))
+        (frame,) = self._publish_frames(publisher_id, [entry])
+        publisher.window.consume(1)
+        self._send(frame, publisher.machine)
+        publisher.unconfirmed.add(pid)
+        publisher.next_publishing_id = pid + 1
+        return pid
+
+    def _declared(self, publisher_id: int) -> _Publisher:
+        """The publisher, when its machine allows Publish now (else the table's error)."""
+        publisher = self._publishers.get(publisher_id)
+        machine = PublisherMachine(CLIENT) if publisher is None else publisher.machine
+        probe = Publish(publisher_id, [])
+        for m in (self._connection, machine):
+            if not m.allows_send(probe):
+                m.send(probe)  # raises IllegalSend
+        assert publisher is not None
+        return publisher
+
+    @staticmethod
+    def _publishing_ids(
+        publisher: _Publisher, count: int, given: Sequence[int] | None
+    ) -> list[int]:
+        if given is None:
+            return list(range(publisher.next_publishing_id, publisher.next_publishing_id + count))
+        ids = list(given)
+        if len(ids) != count:
+            raise ValueError("one publishing id per message")
+        previous = publisher.next_publishing_id - 1
+        for pid in ids:
+            if pid <= previous:
+                raise PublishingIdNotIncreasing(
+                    f"publishing id {pid} does not follow {previous} (ids must increase)"
+                )
+            previous = pid
+        return ids
+
+    def _publish_frames(self, publisher_id: int, entries: list[PublishedMessage]) -> list[Publish]:
+        """Split into Publish frames of at most frame_max bytes (RMQ: 'Frame too large')."""
+        limit = self.frame_max or None
+        frames: list[Publish] = []
+        batch: list[PublishedMessage] = []
+        size = _PUBLISH_OVERHEAD
+        for entry in entries:
+            header = _SIMPLE_ENTRY_HEADER if isinstance(entry.entry, SimpleEntry) else _BATCH_HEADER
+            entry_size = 8 + header + len(entry.entry.data)  # publishing id, entry
+            if limit is not None and _PUBLISH_OVERHEAD + entry_size > limit:
+                raise MessageTooLarge(
+                    f"a message of {entry_size} bytes (with its headers) does not fit "
+                    f"frame_max {limit}"
+                )
+            if limit is not None and batch and size + entry_size > limit:
+                frames.append(Publish(publisher_id, batch))
+                batch, size = [], _PUBLISH_OVERHEAD
+            batch.append(entry)
+            size += entry_size
+        if batch:
+            frames.append(Publish(publisher_id, batch))
+        return frames
+
+    def _on_publish_confirm(self, frame: PublishConfirm, events: list[Event]) -> None:
+        publisher = self._publishers.get(frame.publisher_id)
+        machine = PublisherMachine(CLIENT) if publisher is None else publisher.machine
+        if machine.receive(frame) is IGNORE or publisher is None:
+            self.ignored_frames += 1
+            self.ignored_outcomes += len(frame.publishing_ids)
+            return
+        confirmed = [pid for pid in frame.publishing_ids if pid in publisher.unconfirmed]
+        self.ignored_outcomes += len(frame.publishing_ids) - len(confirmed)
+        if confirmed:
+            publisher.unconfirmed.difference_update(confirmed)
+            publisher.window.grant(len(confirmed))
+            events.append(PublishConfirmed(frame.publisher_id, tuple(confirmed)))
+
+    def _on_publish_error(self, frame: PublishError, events: list[Event]) -> None:
+        publisher = self._publishers.get(frame.publisher_id)
+        machine = PublisherMachine(CLIENT) if publisher is None else publisher.machine
+        if machine.receive(frame) is IGNORE or publisher is None:
+            self.ignored_frames += 1
+            self.ignored_outcomes += len(frame.publishing_errors)
+            return
+        for item in frame.publishing_errors:
+            if item.publishing_id not in publisher.unconfirmed:
+                self.ignored_outcomes += 1
+                continue
+            publisher.unconfirmed.discard(item.publishing_id)
+            publisher.window.grant(1)
+            error = ResponseError.from_code(item.code)
+            events.append(PublishErrored(frame.publisher_id, item.publishing_id, error))
+
+    def query_publisher_sequence(self, reference: str, stream: str) -> int:
+        """The last publishing id stored for ``reference`` (0 when none)."""
+        return self._request(lambda cid: QueryPublisherSequenceRequest(cid, reference, stream))
+
+    def _on_query_publisher_sequence(
+        self, frame: QueryPublisherSequenceResponse, events: list[Event]
+    ) -> None:
+        request = self._take_pending(frame)
+        if not self._failed(frame.correlation_id, request, frame.response_code, events):
+            reference, stream = request.publisher_reference or "", request.stream or ""
+            events.append(
+                PublisherSequence(frame.correlation_id, reference, stream, frame.sequence)
+            )
+
+    def delete_publisher(self, publisher_id: int) -> int:
+        publisher = self._publishers.get(publisher_id)
+        machine = PublisherMachine(CLIENT) if publisher is None else publisher.machine
+        return self._request(lambda cid: DeletePublisherRequest(cid, publisher_id), machine)
+
+    def _on_delete_publisher(self, frame: DeletePublisherResponse, events: list[Event]) -> None:
+        request = self._take_pending(frame)
+        publisher_id = request.publisher_id
+        publisher = self._publishers[publisher_id]
+        if publisher.machine.receive(frame) is PublisherState.FREE:
+            # 3.10.8 drops the confirms of a deleted publisher: what is still
+            # unconfirmed will never be resolved.
+            self._drop_publisher(publisher_id, "publisher deleted", events)
+            events.append(PublisherDeleted(frame.correlation_id, publisher_id))
+        else:
+            self._failed(frame.correlation_id, request, frame.response_code, events)
+
+    def _drop_publisher(self, publisher_id: int, reason: str, events: list[Event]) -> None:
+        publisher = self._publishers.pop(publisher_id)
+        if publisher.unconfirmed:
+            ids = tuple(sorted(publisher.unconfirmed))
+            events.append(PublishAbandoned(publisher_id, ids, reason))
+
+    # --- subscriptions ---------------------------------------------------------------------
+
+    def subscribe(
+        self,
+        subscription_id: int,
+        stream: str,
+        offset: OffsetSpecification | None = None,
+        *,
+        credit: int | CreditOnConsumption = 10,
+        properties: Mapping[str, str] | None = None,
+    ) -> int:
+        """Subscribe ('OffsetSpecification => OffsetType Offset', 'Credit => uint16').
+
+        ``offset`` defaults to next. ``credit`` is the initial chunk credit, or a
+        ``CreditOnConsumption`` strategy: then call ``chunk_consumed`` after each
+        ``ChunkDelivered`` and the engine gives the credit back.
+        """
+        spec = OffsetSpecNext() if offset is None else offset
+        strategy = credit if isinstance(credit, CreditOnConsumption) else None
+        initial = credit.initial if isinstance(credit, CreditOnConsumption) else credit
+        if not 0 <= initial <= MAX_OUTSTANDING_CREDIT:
+            raise InvalidGrant(f"the initial credit must be 0..65535, got {initial}")
+        subscription = self._subscriptions.get(subscription_id)
+        machine = SubscriptionMachine(CLIENT) if subscription is None else subscription.machine
+        props = _properties(properties or {})
+        cid = self._request(
+            lambda cid: SubscribeRequest(cid, subscription_id, stream, spec, initial, props),
+            machine,
+        )
+        # The table allowed it, so the id was free: a new subscription.
+        window = Window.inbound_window(cap=MAX_OUTSTANDING_CREDIT, initial=initial)
+        min_offset = spec.offset if isinstance(spec, OffsetSpecOffset) else 0
+        self._subscriptions[subscription_id] = _Subscription(
+            machine, stream, window, min_offset, strategy
+        )
+        return cid
+
+    def _on_subscribe(self, frame: SubscribeResponse, events: list[Event]) -> None:
+        request = self._take_pending(frame)
+        subscription = self._subscriptions[request.subscription_id]
+        if subscription.machine.receive(frame) is SubscriptionState.ACTIVE:
+            events.append(Subscribed(frame.correlation_id, request.subscription_id))
+        else:
+            del self._subscriptions[request.subscription_id]
+            self._failed(frame.correlation_id, request, frame.response_code, events)
+
+    def credit(self, subscription_id: int, credit: int) -> None:
+        """Credit: 'Credit => uint16 // the number of chunks that can be sent'."""
+        subscription = self._subscriptions.get(subscription_id)
+        machine = SubscriptionMachine(CLIENT) if subscription is None else subscription.machine
+        frame = CreditRequest(subscription_id, credit)
+        if subscription is not None and not (
+            0 < credit <= MAX_OUTSTANDING_CREDIT - subscription.credit.available
+        ):
+            raise InvalidGrant(
+                f"credit {credit}: a grant is 1..65535 and the outstanding credit stays "
+                f"<= {MAX_OUTSTANDING_CREDIT} (now {subscription.credit.available})"
+            )
+        self._send(frame, machine)
+        assert subscription is not None
+        subscription.credit.grant(credit)
+
+    def chunk_consumed(self, subscription_id: int, chunks: int = 1) -> None:
+        """The application is done with ``chunks`` delivered chunks: with a
+        ``CreditOnConsumption`` strategy, give credit back."""
+        subscription = self._subscriptions.get(subscription_id)
+        if subscription is None or subscription.strategy is None:
+            raise LocalProtocolError(f"subscription {subscription_id} has no credit strategy")
+        if not 0 < chunks <= subscription.unconsumed:
+            raise LocalProtocolError(
+                f"{chunks} chunks consumed but {subscription.unconsumed} delivered and not consumed"
+            )
+        subscription.unconsumed -= chunks
+        self._replenish(subscription_id, subscription, chunks)
+
+    def _replenish(self, subscription_id: int, subscription: _Subscription, chunks: int) -> None:
+        if subscription.strategy is None:
+            return
+        grant = subscription.strategy.consumed(chunks)
+        if grant and subscription.machine.state is SubscriptionState.ACTIVE:
+            self.credit(subscription_id, grant)
+
+    def _on_deliver(self, frame: Deliver | DeliverV2, events: list[Event]) -> None:
+        subscription_id = frame.subscription_id
+        subscription = self._subscriptions.get(subscription_id)
+        machine = SubscriptionMachine(CLIENT) if subscription is None else subscription.machine
+        machine.receive(frame)  # UnexpectedFrame unless active / unsubscribing
+        assert subscription is not None
+        subscription.credit.consume(1)  # PeerExceededDemand: a chunk without credit
+        chunk = frame.chunk
+        chunk_id = chunk.chunk_first_offset
+        if chunk.chunk_type != ChunkType.USER:
+            events.append(ChunkSkipped(subscription_id, chunk_id, chunk.chunk_type))
+            self._replenish(subscription_id, subscription, 1)
+            return
+        try:
+            records = chunk_records(chunk, max_batch_size=self._max_batch_size)
+        except ChunkError as error:
+            events.append(ChunkFailed(subscription_id, chunk_id, error))
+            self._replenish(subscription_id, subscription, 1)
+            return
+        # Delivery is by whole chunk: with an offset specification, the first chunk
+        # can start before the asked offset; those records are dropped.
+        emitted = 0
+        skip = max(0, subscription.min_offset - chunk_id)
+        for index in range(skip, len(records)):
+            events.append(
+                MessageReceived(subscription_id, chunk_id + index, chunk.timestamp, records[index])
+            )
+            emitted += 1
+        committed = frame.committed_chunk_id if isinstance(frame, DeliverV2) else None
+        events.append(
+            ChunkDelivered(
+                subscription_id, chunk_id, len(records), emitted, chunk.timestamp, committed
+            )
+        )
+        if subscription.strategy is not None:
+            subscription.unconsumed += 1
+
+    def _on_credit_response(self, frame: CreditResponse, events: list[Event]) -> None:
+        # 'NB: the server sent a response only in case of problem, e.g. crediting an
+        # unknown subscription.' No correlation id: routed by subscription id.
+        subscription = self._subscriptions.get(frame.subscription_id)
+        machine = SubscriptionMachine(CLIENT) if subscription is None else subscription.machine
+        outcome = machine.receive(frame)
+        if outcome is IGNORE:
+            self.ignored_frames += 1
+        elif outcome is SubscriptionState.FREE and subscription is not None:
+            del self._subscriptions[frame.subscription_id]
+            events.append(SubscriptionClosed(frame.subscription_id, frame.response_code))
+
+    def unsubscribe(self, subscription_id: int) -> int:
+        subscription = self._subscriptions.get(subscription_id)
+        machine = SubscriptionMachine(CLIENT) if subscription is None else subscription.machine
+        return self._request(lambda cid: UnsubscribeRequest(cid, subscription_id), machine)
+
+    def _on_unsubscribe(self, frame: UnsubscribeResponse, events: list[Event]) -> None:
+        request = self._take_pending(frame)
+        subscription = self._subscriptions[request.subscription_id]
+        if subscription.machine.receive(frame) is SubscriptionState.FREE:
+            del self._subscriptions[request.subscription_id]
+            events.append(Unsubscribed(frame.correlation_id, request.subscription_id))
+        else:
+            self._failed(frame.correlation_id, request, frame.response_code, events)
+
+    # --- offsets ---------------------------------------------------------------------------
+
+    def store_offset(self, reference: str, stream: str, offset: int) -> None:
+        """StoreOffset (Expects response? 'No')."""
+        self._send(StoreOffset(reference, stream, offset))
+
+    def query_offset(self, reference: str, stream: str) -> int:
+        """QueryOffset; ``NoOffset`` (0x13) when nothing is stored for the reference."""
+        return self._request(lambda cid: QueryOffsetRequest(cid, reference, stream))
+
+    def _on_query_offset(self, frame: QueryOffsetResponse, events: list[Event]) -> None:
+        request = self._take_pending(frame)
+        if not self._failed(frame.correlation_id, request, frame.response_code, events):
+            reference, stream = request.reference or "", request.stream or ""
+            events.append(OffsetQueried(frame.correlation_id, reference, stream, frame.offset))

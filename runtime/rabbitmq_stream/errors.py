@@ -1,0 +1,200 @@
+"""Errors of the RabbitMQ stream client engine, as leaves of ``runtime.errors``.
+
+- ``ResponseError``: the broker answered a request with a response code other than
+  OK. One subclass per code a client reacts to differently (``StreamDoesNotExist``,
+  ``AuthenticationError``, ...); ``ResponseError.from_code`` picks it. It is a
+  ``RemoteProtocolError`` in the sense of "the failure comes from the peer": the engine
+  does not raise it, it hands it to the application in an event.
+- Connection-level violations by the broker (``UnknownCorrelationId``,
+  ``MismatchedResponse``) are raised from ``receive_data``.
+- Chunk problems (``ChunkCrcMismatch``, ``MalformedChunk``, ``UnsupportedCompression``)
+  concern one chunk of one subscription and travel in a ``ChunkFailed`` event.
+- Local misuse (``MessageTooLarge``, ``PublishingIdNotIncreasing``,
+  ``MechanismNotOffered``, ...) is raised from the command methods.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from generated.rabbitmq_stream.v1 import ResponseCode
+from runtime.errors import LocalProtocolError, ProtocolError, RemoteProtocolError
+
+__all__ = [
+    "ResponseError",
+    "StreamDoesNotExist",
+    "SubscriptionIdAlreadyExists",
+    "SubscriptionIdDoesNotExist",
+    "StreamAlreadyExists",
+    "StreamNotAvailable",
+    "AuthenticationError",
+    "VirtualHostAccessFailure",
+    "AccessRefused",
+    "PreconditionFailed",
+    "PublisherDoesNotExist",
+    "NoOffset",
+    "UnknownCorrelationId",
+    "MismatchedResponse",
+    "ChunkError",
+    "ChunkCrcMismatch",
+    "MalformedChunk",
+    "UnsupportedCompression",
+    "BatchTooLarge",
+    "MessageTooLarge",
+    "PublishingIdNotIncreasing",
+    "MechanismNotOffered",
+    "response_code_name",
+]
+
+
+def response_code_name(code: int) -> str:
+    """The name of a response code ('STREAM_DOES_NOT_EXIST'), or 'UNKNOWN_0x..'."""
+    try:
+        return ResponseCode(code).name
+    except ValueError:
+        return f"UNKNOWN_0x{code:04x}"
+
+
+class ResponseError(RemoteProtocolError):
+    """The broker refused a request: ``code`` (an int, ``ResponseCode`` when known) and
+    ``name`` ('Stream Protocol Response Codes' table of PROTOCOL.adoc)."""
+
+    CODES: ClassVar[tuple[int, ...]] = ()
+
+    def __init__(self, code: int, message: str = "") -> None:
+        self.code = code
+        self.name = response_code_name(code)
+        super().__init__(f"{self.name} (0x{code:02x}){': ' + message if message else ''}")
+
+    @staticmethod
+    def from_code(code: int, message: str = "") -> ResponseError:
+        """The most precise subclass for ``code`` (``ResponseError`` itself when none)."""
+        return _BY_CODE.get(code, ResponseError)(code, message)
+
+
+class StreamDoesNotExist(ResponseError):
+    CODES = (ResponseCode.STREAM_DOES_NOT_EXIST,)
+
+
+class SubscriptionIdAlreadyExists(ResponseError):
+    CODES = (ResponseCode.SUBSCRIPTION_ID_ALREADY_EXISTS,)
+
+
+class SubscriptionIdDoesNotExist(ResponseError):
+    CODES = (ResponseCode.SUBSCRIPTION_ID_DOES_NOT_EXIST,)
+
+
+class StreamAlreadyExists(ResponseError):
+    CODES = (ResponseCode.STREAM_ALREADY_EXISTS,)
+
+
+class StreamNotAvailable(ResponseError):
+    CODES = (ResponseCode.STREAM_NOT_AVAILABLE,)
+
+
+class AuthenticationError(ResponseError):
+    """SASL failed: mechanism not supported, bad credentials, SASL error, loopback only."""
+
+    CODES = (
+        ResponseCode.SASL_MECHANISM_NOT_SUPPORTED,
+        ResponseCode.AUTHENTICATION_FAILURE,
+        ResponseCode.SASL_ERROR,
+        ResponseCode.SASL_AUTHENTICATION_FAILURE_LOOPBACK,
+    )
+
+
+class VirtualHostAccessFailure(ResponseError):
+    CODES = (ResponseCode.VIRTUAL_HOST_ACCESS_FAILURE,)
+
+
+class AccessRefused(ResponseError):
+    CODES = (ResponseCode.ACCESS_REFUSED,)
+
+
+class PreconditionFailed(ResponseError):
+    CODES = (ResponseCode.PRECONDITION_FAILED,)
+
+
+class PublisherDoesNotExist(ResponseError):
+    CODES = (ResponseCode.PUBLISHER_DOES_NOT_EXIST,)
+
+
+class NoOffset(ResponseError):
+    """QueryOffset: no offset is stored for that reference (0x13, 3.10.8)."""
+
+    CODES = (ResponseCode.NO_OFFSET,)
+
+
+_BY_CODE: dict[int, type[ResponseError]] = {
+    int(code): cls
+    for cls in (
+        StreamDoesNotExist,
+        SubscriptionIdAlreadyExists,
+        SubscriptionIdDoesNotExist,
+        StreamAlreadyExists,
+        StreamNotAvailable,
+        AuthenticationError,
+        VirtualHostAccessFailure,
+        AccessRefused,
+        PreconditionFailed,
+        PublisherDoesNotExist,
+        NoOffset,
+    )
+    for code in cls.CODES
+}
+
+
+# --- connection-level violations (raised from receive_data) ----------------------------
+
+
+class UnknownCorrelationId(RemoteProtocolError):
+    """A response whose correlation id matches no outstanding request.
+
+    PROTOCOL.adoc: 'CorrelationId => uint32 // correlation id to correlate the
+    response'. The engine never gives up on a request by itself, so every response it
+    can legitimately receive has an outstanding entry: anything else is the broker's
+    mistake (decision: an error, not ignored).
+    """
+
+
+class MismatchedResponse(RemoteProtocolError):
+    """A response whose correlation id belongs to a request of another command."""
+
+
+# --- one chunk of one subscription (ChunkFailed event) --------------------------------
+
+
+class ChunkError(ProtocolError):
+    """A chunk that cannot be turned into messages."""
+
+
+class ChunkCrcMismatch(ChunkError, RemoteProtocolError):
+    """'ChunkCrc => int32': the CRC-32 of the entries is not the one in the header."""
+
+
+class MalformedChunk(ChunkError, RemoteProtocolError):
+    """Entries that contradict the chunk header or their own sizes."""
+
+
+class UnsupportedCompression(ChunkError):
+    """A sub-entry batch compressed with a codec this engine lacks (snappy, lz4, zstd)."""
+
+
+class BatchTooLarge(ChunkError):
+    """A sub-entry batch whose uncompressed size exceeds the engine's configured limit
+    (memory stays bounded: nothing is inflated beyond it)."""
+
+
+# --- local misuse (raised from command methods) ---------------------------------------
+
+
+class MessageTooLarge(LocalProtocolError, ValueError):
+    """A message that does not fit one frame of the negotiated frame_max."""
+
+
+class PublishingIdNotIncreasing(LocalProtocolError, ValueError):
+    """Publishing ids must increase strictly per publisher (deduplication)."""
+
+
+class MechanismNotOffered(LocalProtocolError):
+    """The broker does not offer the SASL mechanism the client was configured with."""
