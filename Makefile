@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PY_DIRS := codegen runtime generated tests bench
 
-.PHONY: venv generate check-generated lint typecheck pytest test bench demo clean
+.PHONY: venv generate check-generated lint typecheck pytest test bench demo clean broker broker-stop
 
 # The venv is (re)built whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -45,6 +45,13 @@ bench: venv
 
 demo: generate
 	$(BIN)/python -m runtime.demo
+
+# A private RabbitMQ node (stream plugin, loopback only) for the broker tests.
+broker:
+	tools/broker.sh start
+
+broker-stop:
+	tools/broker.sh stop
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .hypothesis
