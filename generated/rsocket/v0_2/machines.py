@@ -14,6 +14,1654 @@ from __future__ import annotations
 import enum
 from typing import ClassVar, Literal
 
-from runtime.machine import IGNORE, Illegal, StateMachine, Table
+from runtime.machine import ANY, IGNORE, Illegal, StateMachine, Table
+from . import (
+    Setup,
+    Lease,
+    Keepalive,
+    RequestResponse,
+    RequestFnf,
+    RequestStream,
+    RequestChannel,
+    RequestN,
+    Cancel,
+    Response,
+    Error,
+    MetadataPush,
+    Resume,
+    ResumeOk,
+)
 
-__all__ = []
+__all__ = [
+    "ConnectionState",
+    "ConnectionMachine",
+    "ConnectionClientHandler",
+    "ConnectionServerHandler",
+    "FragmentsState",
+    "FragmentsMachine",
+    "FragmentsSenderHandler",
+    "FragmentsReceiverHandler",
+    "RequestResponseState",
+    "RequestResponseMachine",
+    "RequestResponseRequesterHandler",
+    "RequestResponseResponderHandler",
+    "RequestFnfState",
+    "RequestFnfMachine",
+    "RequestFnfRequesterHandler",
+    "RequestFnfResponderHandler",
+    "RequestStreamState",
+    "RequestStreamMachine",
+    "RequestStreamRequesterHandler",
+    "RequestStreamResponderHandler",
+    "RequestChannelState",
+    "RequestChannelMachine",
+    "RequestChannelRequesterHandler",
+    "RequestChannelResponderHandler",
+]
+
+
+def _guard_0(frame: Setup) -> bool:
+    """Setup [stream_id=0, !lease]"""
+    return frame.stream_id == 0 and not frame.lease
+
+
+def _guard_1(frame: Setup) -> bool:
+    """Setup [stream_id=0, lease]"""
+    return frame.stream_id == 0 and frame.lease
+
+
+def _guard_2(frame: Resume) -> bool:
+    """Resume [stream_id=0]"""
+    return frame.stream_id == 0
+
+
+def _guard_3(frame: Keepalive) -> bool:
+    """Keepalive [stream_id=0]"""
+    return frame.stream_id == 0
+
+
+def _guard_4(frame: MetadataPush) -> bool:
+    """MetadataPush [stream_id=0]"""
+    return frame.stream_id == 0
+
+
+def _guard_5(frame: Lease) -> bool:
+    """Lease [stream_id=0]"""
+    return frame.stream_id == 0
+
+
+def _guard_6(frame: Error) -> bool:
+    """Error [stream_id=0, error_code in {CONNECTION_ERROR, CONNECTION_ERROR_NO_RETRY}]"""
+    return frame.stream_id == 0 and frame.error_code in (257, 258)
+
+
+def _guard_7(frame: Error) -> bool:
+    """Error [stream_id!=0]"""
+    return frame.stream_id != 0
+
+
+def _guard_8(frame: Error) -> bool:
+    """Error [stream_id=0]"""
+    return frame.stream_id == 0
+
+
+def _guard_9(frame: ResumeOk) -> bool:
+    """ResumeOk [stream_id=0]"""
+    return frame.stream_id == 0
+
+
+def _guard_10(frame: Error) -> bool:
+    """Error [stream_id=0, error_code in {INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP}]"""
+    return frame.stream_id == 0 and frame.error_code in (1, 2, 3)
+
+
+def _guard_11(frame: Error) -> bool:
+    """Error [stream_id=0, error_code in {INVALID_SETUP, CONNECTION_ERROR}]"""
+    return frame.stream_id == 0 and frame.error_code in (1, 257)
+
+
+def _guard_12(frame: RequestResponse) -> bool:
+    """RequestResponse [follows]"""
+    return frame.follows
+
+
+def _guard_13(frame: RequestResponse) -> bool:
+    """RequestResponse [!follows]"""
+    return not frame.follows
+
+
+def _guard_14(frame: RequestFnf) -> bool:
+    """RequestFnf [follows]"""
+    return frame.follows
+
+
+def _guard_15(frame: RequestFnf) -> bool:
+    """RequestFnf [!follows]"""
+    return not frame.follows
+
+
+def _guard_16(frame: RequestStream) -> bool:
+    """RequestStream [follows]"""
+    return frame.follows
+
+
+def _guard_17(frame: RequestStream) -> bool:
+    """RequestStream [!follows]"""
+    return not frame.follows
+
+
+def _guard_18(frame: RequestChannel) -> bool:
+    """RequestChannel [follows]"""
+    return frame.follows
+
+
+def _guard_19(frame: RequestChannel) -> bool:
+    """RequestChannel [!follows]"""
+    return not frame.follows
+
+
+def _guard_20(frame: Response) -> bool:
+    """Response [follows, !complete]"""
+    return frame.follows and not frame.complete
+
+
+def _guard_21(frame: Response) -> bool:
+    """Response [!follows]"""
+    return not frame.follows
+
+
+def _guard_22(frame: Response) -> bool:
+    """Response [follows, complete]"""
+    return frame.follows and frame.complete
+
+
+def _guard_23(frame: Error) -> bool:
+    """Error [error_code not in {RESERVED, INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP, CONNECTION_ERROR, CONNECTION_ERROR_NO_RETRY, RESERVED_FOR_EXTENSION}]"""
+    return frame.error_code not in (0, 1, 2, 3, 257, 258, 4294967295)
+
+
+def _guard_24(frame: Response) -> bool:
+    """Response [complete]"""
+    return frame.complete
+
+
+def _guard_25(frame: Response) -> bool:
+    """Response [!complete]"""
+    return not frame.complete
+
+
+def _guard_26(frame: Response) -> bool:
+    """Response [!complete, next]"""
+    return not frame.complete and frame.next
+
+
+def _guard_27(frame: Response) -> bool:
+    """Response [!complete, !next]"""
+    return not frame.complete and not frame.next
+
+
+def _guard_28(frame: RequestChannel) -> bool:
+    """RequestChannel [!complete]"""
+    return not frame.complete
+
+
+def _guard_29(frame: RequestChannel) -> bool:
+    """RequestChannel [complete]"""
+    return frame.complete
+
+
+class ConnectionState(enum.Enum):
+    """States of the ``connection`` machine."""
+
+    NEW = "new"
+    """Transport connected; the client has sent nothing / the server has received nothing."""
+    SETUP_SENT = "setup_sent"
+    """(client) SETUP without the L flag was sent; requests may flow, and the first response, LEASE or request from the server confirms the SETUP was accepted."""
+    AWAITING_LEASE = "awaiting_lease"
+    """SETUP with the L flag was sent (client) or accepted (server): this side's requester must wait for the peer's first LEASE before sending requests."""
+    ESTABLISHED = "established"
+    """SETUP accepted (or resumed); requests may flow both ways."""
+    RESUMING = "resuming"
+    """(client) RESUME was sent; waiting for RESUME_OK or ERROR."""
+    RESUME_RECEIVED = "resume_received"
+    """(server) RESUME was received; RESUME_OK or ERROR answers it."""
+    CLOSED = "closed"
+    """The connection is over (rejected, errored or closed)."""
+
+
+class ConnectionMachine(StateMachine[ConnectionState]):
+    """Connection establishment and the connection-level frames: SETUP (with and without LEASE), SETUP_ERROR, RESUME / RESUME_OK, KEEPALIVE, LEASE, METADATA_PUSH, connection ERROR, and which REQUEST_* frames may open streams when.
+
+    Spec: Seed 003, Connection Establishment; Resuming Operation; Handling the Unexpected
+
+    One instance per connection; roles: client, server.
+    """
+
+    __slots__ = ()
+    NAME: ClassVar[str] = "connection"
+    ROLES: ClassVar[tuple[str, ...]] = (
+        "client",
+        "server",
+    )
+    INITIAL: ClassVar[dict[str, ConnectionState]] = {
+        "client": ConnectionState.NEW,
+        "server": ConnectionState.NEW,
+    }
+    TERMINAL: ClassVar[frozenset[ConnectionState]] = frozenset(
+        {
+            ConnectionState.CLOSED,
+        }
+    )
+    SEND: ClassVar[dict[str, Table[ConnectionState]]] = {
+        "client": {
+            (ConnectionState.NEW, Setup): (
+                (_guard_0, ConnectionState.SETUP_SENT),
+                (_guard_1, ConnectionState.AWAITING_LEASE),
+            ),
+            (ConnectionState.NEW, Resume): ((_guard_2, ConnectionState.RESUMING),),
+            (ConnectionState.NEW, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the client MUST send SETUP (or RESUME) on stream 0 before any other frame",
+                        "Seed: 'Immediately upon successful connection, the client MUST send a SETUP frame with Stream ID of 0.'",
+                    ),
+                ),
+            ),
+            (ConnectionState.SETUP_SENT, RequestResponse): ((None, ConnectionState.SETUP_SENT),),
+            (ConnectionState.SETUP_SENT, RequestFnf): ((None, ConnectionState.SETUP_SENT),),
+            (ConnectionState.SETUP_SENT, RequestStream): ((None, ConnectionState.SETUP_SENT),),
+            (ConnectionState.SETUP_SENT, RequestChannel): ((None, ConnectionState.SETUP_SENT),),
+            (ConnectionState.SETUP_SENT, Keepalive): ((None, ConnectionState.SETUP_SENT),),
+            (ConnectionState.SETUP_SENT, MetadataPush): ((None, ConnectionState.SETUP_SENT),),
+            (ConnectionState.AWAITING_LEASE, RequestResponse): (
+                (
+                    None,
+                    Illegal(
+                        "requests must wait for the server's LEASE (SETUP had the L flag)",
+                        "Seed: 'MUST wait for the server-side Responder to send a LEASE frame before it can send Requests.'",
+                    ),
+                ),
+            ),
+            (ConnectionState.AWAITING_LEASE, RequestFnf): (
+                (
+                    None,
+                    Illegal(
+                        "requests must wait for the server's LEASE (SETUP had the L flag)",
+                        "Seed: 'MUST wait for the server-side Responder to send a LEASE frame before it can send Requests.'",
+                    ),
+                ),
+            ),
+            (ConnectionState.AWAITING_LEASE, RequestStream): (
+                (
+                    None,
+                    Illegal(
+                        "requests must wait for the server's LEASE (SETUP had the L flag)",
+                        "Seed: 'MUST wait for the server-side Responder to send a LEASE frame before it can send Requests.'",
+                    ),
+                ),
+            ),
+            (ConnectionState.AWAITING_LEASE, RequestChannel): (
+                (
+                    None,
+                    Illegal(
+                        "requests must wait for the server's LEASE (SETUP had the L flag)",
+                        "Seed: 'MUST wait for the server-side Responder to send a LEASE frame before it can send Requests.'",
+                    ),
+                ),
+            ),
+            (ConnectionState.RESUMING, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the client must NOT send any other frame until resumption succeeds",
+                        "Seed: 'The client must NOT send any other frame types until resumption succeeds.'",
+                    ),
+                ),
+            ),
+            (ConnectionState.ESTABLISHED, RequestResponse): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, RequestFnf): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, RequestStream): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, RequestChannel): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, Keepalive): ((_guard_3, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, MetadataPush): ((_guard_4, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, Lease): ((_guard_5, ConnectionState.ESTABLISHED),),
+            (ConnectionState.AWAITING_LEASE, Keepalive): (
+                (_guard_3, ConnectionState.AWAITING_LEASE),
+            ),
+            (ConnectionState.AWAITING_LEASE, MetadataPush): (
+                (_guard_4, ConnectionState.AWAITING_LEASE),
+            ),
+            (ConnectionState.AWAITING_LEASE, Lease): ((_guard_5, ConnectionState.AWAITING_LEASE),),
+            (ConnectionState.SETUP_SENT, Error): ((_guard_6, ConnectionState.CLOSED),),
+            (ConnectionState.AWAITING_LEASE, Error): ((_guard_6, ConnectionState.CLOSED),),
+            (ConnectionState.ESTABLISHED, Error): ((_guard_6, ConnectionState.CLOSED),),
+            (ConnectionState.CLOSED, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the connection is closed",
+                        "Seed: 'it is assumed that that connection will have no further frames sent'",
+                    ),
+                ),
+            ),
+        },
+        "server": {
+            (ConnectionState.NEW, Error): ((_guard_11, ConnectionState.CLOSED),),
+            (ConnectionState.NEW, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the server sends nothing before it has received SETUP or RESUME",
+                        "Seed: 'Until connection establishment is complete, a Responder MUST NOT emit any RESPONSE frames.'",
+                    ),
+                ),
+            ),
+            (ConnectionState.AWAITING_LEASE, Error): (
+                (_guard_10, ConnectionState.CLOSED),
+                (_guard_6, ConnectionState.CLOSED),
+            ),
+            (ConnectionState.ESTABLISHED, Error): (
+                (_guard_10, ConnectionState.CLOSED),
+                (_guard_6, ConnectionState.CLOSED),
+            ),
+            (ConnectionState.AWAITING_LEASE, RequestResponse): (
+                (
+                    None,
+                    Illegal(
+                        "requests must wait for the client's LEASE (SETUP had the L flag)",
+                        "Seed: 'the server-side Requester MUST wait for a LEASE frame from the client-side Responder before it can send a request.'",
+                    ),
+                ),
+            ),
+            (ConnectionState.AWAITING_LEASE, RequestFnf): (
+                (
+                    None,
+                    Illegal(
+                        "requests must wait for the client's LEASE (SETUP had the L flag)",
+                        "Seed: 'the server-side Requester MUST wait for a LEASE frame from the client-side Responder before it can send a request.'",
+                    ),
+                ),
+            ),
+            (ConnectionState.AWAITING_LEASE, RequestStream): (
+                (
+                    None,
+                    Illegal(
+                        "requests must wait for the client's LEASE (SETUP had the L flag)",
+                        "Seed: 'the server-side Requester MUST wait for a LEASE frame from the client-side Responder before it can send a request.'",
+                    ),
+                ),
+            ),
+            (ConnectionState.AWAITING_LEASE, RequestChannel): (
+                (
+                    None,
+                    Illegal(
+                        "requests must wait for the client's LEASE (SETUP had the L flag)",
+                        "Seed: 'the server-side Requester MUST wait for a LEASE frame from the client-side Responder before it can send a request.'",
+                    ),
+                ),
+            ),
+            (ConnectionState.RESUME_RECEIVED, ResumeOk): ((_guard_9, ConnectionState.ESTABLISHED),),
+            (ConnectionState.RESUME_RECEIVED, Error): ((_guard_6, ConnectionState.CLOSED),),
+            (ConnectionState.RESUME_RECEIVED, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the server answers RESUME with RESUME_OK or ERROR first",
+                        "Seed: 'if successfully identified, then the server MAY send a RESUME_OK' / 'If not identified, then the server MUST send an ERROR frame.'",
+                    ),
+                ),
+            ),
+            (ConnectionState.ESTABLISHED, RequestResponse): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, RequestFnf): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, RequestStream): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, RequestChannel): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, Keepalive): ((_guard_3, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, MetadataPush): ((_guard_4, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, Lease): ((_guard_5, ConnectionState.ESTABLISHED),),
+            (ConnectionState.AWAITING_LEASE, Keepalive): (
+                (_guard_3, ConnectionState.AWAITING_LEASE),
+            ),
+            (ConnectionState.AWAITING_LEASE, MetadataPush): (
+                (_guard_4, ConnectionState.AWAITING_LEASE),
+            ),
+            (ConnectionState.AWAITING_LEASE, Lease): ((_guard_5, ConnectionState.AWAITING_LEASE),),
+            (ConnectionState.SETUP_SENT, Error): ((_guard_6, ConnectionState.CLOSED),),
+            (ConnectionState.CLOSED, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the connection is closed",
+                        "Seed: 'it is assumed that that connection will have no further frames sent'",
+                    ),
+                ),
+            ),
+        },
+    }
+    RECEIVE: ClassVar[dict[str, Table[ConnectionState]]] = {
+        "client": {
+            (ConnectionState.NEW, ANY): ((None, IGNORE),),
+            (ConnectionState.SETUP_SENT, Lease): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.SETUP_SENT, Response): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.SETUP_SENT, RequestN): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.SETUP_SENT, Cancel): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.SETUP_SENT, RequestResponse): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.SETUP_SENT, RequestFnf): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.SETUP_SENT, RequestStream): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.SETUP_SENT, RequestChannel): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.SETUP_SENT, Error): (
+                (_guard_7, ConnectionState.ESTABLISHED),
+                (_guard_8, ConnectionState.CLOSED),
+            ),
+            (ConnectionState.AWAITING_LEASE, Error): ((_guard_8, ConnectionState.CLOSED),),
+            (ConnectionState.SETUP_SENT, Keepalive): ((None, ConnectionState.SETUP_SENT),),
+            (ConnectionState.SETUP_SENT, MetadataPush): ((None, ConnectionState.SETUP_SENT),),
+            (ConnectionState.SETUP_SENT, ANY): ((None, IGNORE),),
+            (ConnectionState.AWAITING_LEASE, Lease): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.RESUMING, ResumeOk): ((_guard_9, ConnectionState.ESTABLISHED),),
+            (ConnectionState.RESUMING, Error): ((_guard_8, ConnectionState.CLOSED),),
+            (ConnectionState.RESUMING, ANY): ((None, IGNORE),),
+            (ConnectionState.ESTABLISHED, Setup): ((None, IGNORE),),
+            (ConnectionState.ESTABLISHED, Error): (
+                (_guard_10, IGNORE),
+                (_guard_6, ConnectionState.CLOSED),
+            ),
+            (ConnectionState.ESTABLISHED, RequestResponse): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, RequestFnf): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, RequestStream): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, RequestChannel): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.AWAITING_LEASE, RequestResponse): (
+                (None, ConnectionState.AWAITING_LEASE),
+            ),
+            (ConnectionState.AWAITING_LEASE, RequestFnf): ((None, ConnectionState.AWAITING_LEASE),),
+            (ConnectionState.AWAITING_LEASE, RequestStream): (
+                (None, ConnectionState.AWAITING_LEASE),
+            ),
+            (ConnectionState.AWAITING_LEASE, RequestChannel): (
+                (None, ConnectionState.AWAITING_LEASE),
+            ),
+            (ConnectionState.ESTABLISHED, Keepalive): ((_guard_3, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, MetadataPush): ((_guard_4, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, Lease): ((_guard_5, ConnectionState.ESTABLISHED),),
+            (ConnectionState.AWAITING_LEASE, Keepalive): (
+                (_guard_3, ConnectionState.AWAITING_LEASE),
+            ),
+            (ConnectionState.AWAITING_LEASE, MetadataPush): (
+                (_guard_4, ConnectionState.AWAITING_LEASE),
+            ),
+            (ConnectionState.AWAITING_LEASE, ANY): ((None, IGNORE),),
+            (ConnectionState.ESTABLISHED, ANY): ((None, IGNORE),),
+            (ConnectionState.CLOSED, ANY): ((None, IGNORE),),
+        },
+        "server": {
+            (ConnectionState.NEW, Setup): (
+                (_guard_0, ConnectionState.ESTABLISHED),
+                (_guard_1, ConnectionState.AWAITING_LEASE),
+            ),
+            (ConnectionState.NEW, Resume): ((_guard_2, ConnectionState.RESUME_RECEIVED),),
+            (ConnectionState.NEW, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the first frame must be SETUP on stream 0 (answered with SETUP_ERROR INVALID_SETUP)",
+                        "Seed: 'Any other frame received that is NOT a SETUP frame or a SETUP frame with a non-0 Stream ID, MUST cause the server to send a SETUP_ERROR (with INVALID_SETUP) and close the connection.'",
+                    ),
+                ),
+            ),
+            (ConnectionState.AWAITING_LEASE, Lease): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.AWAITING_LEASE, Setup): ((None, IGNORE),),
+            (ConnectionState.ESTABLISHED, Setup): ((None, IGNORE),),
+            (ConnectionState.AWAITING_LEASE, Error): (
+                (_guard_10, IGNORE),
+                (_guard_6, ConnectionState.CLOSED),
+            ),
+            (ConnectionState.ESTABLISHED, Error): (
+                (_guard_10, IGNORE),
+                (_guard_6, ConnectionState.CLOSED),
+            ),
+            (ConnectionState.AWAITING_LEASE, Resume): (
+                (
+                    None,
+                    Illegal(
+                        "RESUME after SETUP (answered with ERROR[CONNECTION_ERROR])",
+                        "Seed: 'A Server that receives a RESUME frame after a SETUP frame, SHOULD send an ERROR.'",
+                    ),
+                ),
+            ),
+            (ConnectionState.ESTABLISHED, Resume): (
+                (
+                    None,
+                    Illegal(
+                        "RESUME after SETUP (answered with ERROR[CONNECTION_ERROR])",
+                        "Seed: 'A Server that receives a RESUME frame after a SETUP frame, SHOULD send an ERROR.'",
+                    ),
+                ),
+            ),
+            (ConnectionState.RESUME_RECEIVED, Resume): (
+                (
+                    None,
+                    Illegal(
+                        "RESUME after a previous RESUME (answered with ERROR[CONNECTION_ERROR])",
+                        "Seed: 'A Server that receives a RESUME frame after a previous RESUME frame, SHOULD send an ERROR.'",
+                    ),
+                ),
+            ),
+            (ConnectionState.RESUME_RECEIVED, ANY): ((None, IGNORE),),
+            (ConnectionState.ESTABLISHED, RequestResponse): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, RequestFnf): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, RequestStream): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, RequestChannel): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.AWAITING_LEASE, RequestResponse): (
+                (None, ConnectionState.AWAITING_LEASE),
+            ),
+            (ConnectionState.AWAITING_LEASE, RequestFnf): ((None, ConnectionState.AWAITING_LEASE),),
+            (ConnectionState.AWAITING_LEASE, RequestStream): (
+                (None, ConnectionState.AWAITING_LEASE),
+            ),
+            (ConnectionState.AWAITING_LEASE, RequestChannel): (
+                (None, ConnectionState.AWAITING_LEASE),
+            ),
+            (ConnectionState.ESTABLISHED, Keepalive): ((_guard_3, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, MetadataPush): ((_guard_4, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, Lease): ((_guard_5, ConnectionState.ESTABLISHED),),
+            (ConnectionState.AWAITING_LEASE, Keepalive): (
+                (_guard_3, ConnectionState.AWAITING_LEASE),
+            ),
+            (ConnectionState.AWAITING_LEASE, MetadataPush): (
+                (_guard_4, ConnectionState.AWAITING_LEASE),
+            ),
+            (ConnectionState.AWAITING_LEASE, ANY): ((None, IGNORE),),
+            (ConnectionState.ESTABLISHED, ANY): ((None, IGNORE),),
+            (ConnectionState.CLOSED, ANY): ((None, IGNORE),),
+        },
+    }
+
+    def __init__(
+        self,
+        role: Literal[
+            "client",
+            "server",
+        ],
+        state: ConnectionState | None = None,
+    ) -> None:
+        super().__init__(role, state)
+
+
+class ConnectionClientHandler:
+    """Handler stubs for the client of ``connection``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_setup(self, frame: Setup) -> None:
+        """Sent by the client to initiate protocol processing (stream id 0)."""
+
+    def on_lease(self, frame: Lease) -> None:
+        """Grants the peer's Requester the right to send requests for a period."""
+
+    def on_keepalive(self, frame: Keepalive) -> None:
+        """Connection keepalive; R asks the peer to echo it back with the same data."""
+
+    def on_request_response(self, frame: RequestResponse) -> None:
+        """Request a single response."""
+
+    def on_request_fnf(self, frame: RequestFnf) -> None:
+        """Fire-and-forget, a single one-way message."""
+
+    def on_request_stream(self, frame: RequestStream) -> None:
+        """Request a completable stream."""
+
+    def on_request_channel(self, frame: RequestChannel) -> None:
+        """Request a completable stream in both directions."""
+
+    def on_request_n(self, frame: RequestN) -> None:
+        """Request N more items (Reactive Streams credit)."""
+
+    def on_cancel(self, frame: Cancel) -> None:
+        """Cancel an outstanding request."""
+
+    def on_response(self, frame: Response) -> None:
+        """Response to a request (NEXT and/or COMPLETE)."""
+
+    def on_error(self, frame: Error) -> None:
+        """Error at connection (stream id 0) or stream level."""
+
+    def on_metadata_push(self, frame: MetadataPush) -> None:
+        """Asynchronous connection-level metadata (stream id 0)."""
+
+    def on_resume_ok(self, frame: ResumeOk) -> None:
+        """Sent in response to RESUME when resuming is possible."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, Setup):
+            self.on_setup(frame)
+        elif isinstance(frame, Lease):
+            self.on_lease(frame)
+        elif isinstance(frame, Keepalive):
+            self.on_keepalive(frame)
+        elif isinstance(frame, RequestResponse):
+            self.on_request_response(frame)
+        elif isinstance(frame, RequestFnf):
+            self.on_request_fnf(frame)
+        elif isinstance(frame, RequestStream):
+            self.on_request_stream(frame)
+        elif isinstance(frame, RequestChannel):
+            self.on_request_channel(frame)
+        elif isinstance(frame, RequestN):
+            self.on_request_n(frame)
+        elif isinstance(frame, Cancel):
+            self.on_cancel(frame)
+        elif isinstance(frame, Response):
+            self.on_response(frame)
+        elif isinstance(frame, Error):
+            self.on_error(frame)
+        elif isinstance(frame, MetadataPush):
+            self.on_metadata_push(frame)
+        elif isinstance(frame, ResumeOk):
+            self.on_resume_ok(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class ConnectionServerHandler:
+    """Handler stubs for the server of ``connection``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_setup(self, frame: Setup) -> None:
+        """Sent by the client to initiate protocol processing (stream id 0)."""
+
+    def on_lease(self, frame: Lease) -> None:
+        """Grants the peer's Requester the right to send requests for a period."""
+
+    def on_keepalive(self, frame: Keepalive) -> None:
+        """Connection keepalive; R asks the peer to echo it back with the same data."""
+
+    def on_request_response(self, frame: RequestResponse) -> None:
+        """Request a single response."""
+
+    def on_request_fnf(self, frame: RequestFnf) -> None:
+        """Fire-and-forget, a single one-way message."""
+
+    def on_request_stream(self, frame: RequestStream) -> None:
+        """Request a completable stream."""
+
+    def on_request_channel(self, frame: RequestChannel) -> None:
+        """Request a completable stream in both directions."""
+
+    def on_error(self, frame: Error) -> None:
+        """Error at connection (stream id 0) or stream level."""
+
+    def on_metadata_push(self, frame: MetadataPush) -> None:
+        """Asynchronous connection-level metadata (stream id 0)."""
+
+    def on_resume(self, frame: Resume) -> None:
+        """Replaces SETUP to resume a previous session (optional feature)."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, Setup):
+            self.on_setup(frame)
+        elif isinstance(frame, Lease):
+            self.on_lease(frame)
+        elif isinstance(frame, Keepalive):
+            self.on_keepalive(frame)
+        elif isinstance(frame, RequestResponse):
+            self.on_request_response(frame)
+        elif isinstance(frame, RequestFnf):
+            self.on_request_fnf(frame)
+        elif isinstance(frame, RequestStream):
+            self.on_request_stream(frame)
+        elif isinstance(frame, RequestChannel):
+            self.on_request_channel(frame)
+        elif isinstance(frame, Error):
+            self.on_error(frame)
+        elif isinstance(frame, MetadataPush):
+            self.on_metadata_push(frame)
+        elif isinstance(frame, Resume):
+            self.on_resume(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class FragmentsState(enum.Enum):
+    """States of the ``fragments`` machine."""
+
+    IDLE = "idle"
+    """Nothing sent/received yet on this direction of the stream (the REQUEST_* opens it)."""
+    WHOLE = "whole"
+    """Between messages."""
+    PARTIAL_REQUEST_RESPONSE = "partial_request_response"
+    """Fragments of a REQUEST_RESPONSE; more follow."""
+    PARTIAL_REQUEST_FNF = "partial_request_fnf"
+    """Fragments of a REQUEST_FNF; more follow."""
+    PARTIAL_REQUEST_STREAM = "partial_request_stream"
+    """Fragments of a REQUEST_STREAM; more follow."""
+    PARTIAL_REQUEST_CHANNEL = "partial_request_channel"
+    """Fragments of a REQUEST_CHANNEL message; more follow."""
+    PARTIAL_RESPONSE = "partial_response"
+    """Fragments of a RESPONSE; more follow."""
+
+
+class FragmentsMachine(StateMachine[FragmentsState]):
+    """F-flag sequences in one direction of one stream (M3): a continuation fragment has the frame type of the first; `receiver` reassembles, `sender` fragments.
+
+    Spec: Seed 003, Fragmentation And Reassembly
+
+    One instance per stream_direction; roles: sender, receiver.
+    """
+
+    __slots__ = ()
+    NAME: ClassVar[str] = "fragments"
+    ROLES: ClassVar[tuple[str, ...]] = (
+        "sender",
+        "receiver",
+    )
+    INITIAL: ClassVar[dict[str, FragmentsState]] = {
+        "sender": FragmentsState.IDLE,
+        "receiver": FragmentsState.IDLE,
+    }
+    TERMINAL: ClassVar[frozenset[FragmentsState]] = frozenset({})
+    SEND: ClassVar[dict[str, Table[FragmentsState]]] = {
+        "sender": {
+            (FragmentsState.IDLE, RequestResponse): (
+                (_guard_12, FragmentsState.PARTIAL_REQUEST_RESPONSE),
+                (_guard_13, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.PARTIAL_REQUEST_RESPONSE, RequestResponse): (
+                (_guard_12, FragmentsState.PARTIAL_REQUEST_RESPONSE),
+                (_guard_13, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.IDLE, RequestFnf): (
+                (_guard_14, FragmentsState.PARTIAL_REQUEST_FNF),
+                (_guard_15, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.PARTIAL_REQUEST_FNF, RequestFnf): (
+                (_guard_14, FragmentsState.PARTIAL_REQUEST_FNF),
+                (_guard_15, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.IDLE, RequestStream): (
+                (_guard_16, FragmentsState.PARTIAL_REQUEST_STREAM),
+                (_guard_17, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.PARTIAL_REQUEST_STREAM, RequestStream): (
+                (_guard_16, FragmentsState.PARTIAL_REQUEST_STREAM),
+                (_guard_17, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.IDLE, RequestChannel): (
+                (_guard_18, FragmentsState.PARTIAL_REQUEST_CHANNEL),
+                (_guard_19, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.WHOLE, RequestChannel): (
+                (_guard_18, FragmentsState.PARTIAL_REQUEST_CHANNEL),
+                (_guard_19, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.PARTIAL_REQUEST_CHANNEL, RequestChannel): (
+                (_guard_18, FragmentsState.PARTIAL_REQUEST_CHANNEL),
+                (_guard_19, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.WHOLE, Response): (
+                (_guard_20, FragmentsState.PARTIAL_RESPONSE),
+                (_guard_21, FragmentsState.WHOLE),
+                (
+                    _guard_22,
+                    Illegal(
+                        "C goes on the last fragment (a RESPONSE with F and C ends the message)",
+                        "Seed: 'A RESPONSE with both F and C flags set, implicitly ignores the F flag.'",
+                    ),
+                ),
+            ),
+            (FragmentsState.PARTIAL_RESPONSE, Response): (
+                (_guard_20, FragmentsState.PARTIAL_RESPONSE),
+                (_guard_21, FragmentsState.WHOLE),
+                (
+                    _guard_22,
+                    Illegal(
+                        "C goes on the last fragment (a RESPONSE with F and C ends the message)",
+                        "Seed: 'A RESPONSE with both F and C flags set, implicitly ignores the F flag.'",
+                    ),
+                ),
+            ),
+            (FragmentsState.IDLE, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a continuation fragment has the frame type of the first fragment (M3)",
+                        "Seed: 'the F flag indicates if more fragments follow the current frame (or not).'",
+                    ),
+                ),
+            ),
+            (FragmentsState.WHOLE, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a continuation fragment has the frame type of the first fragment (M3)",
+                        "Seed: 'the F flag indicates if more fragments follow the current frame (or not).'",
+                    ),
+                ),
+            ),
+            (FragmentsState.PARTIAL_REQUEST_RESPONSE, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a continuation fragment has the frame type of the first fragment (M3)",
+                        "Seed: 'the F flag indicates if more fragments follow the current frame (or not).'",
+                    ),
+                ),
+            ),
+            (FragmentsState.PARTIAL_REQUEST_FNF, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a continuation fragment has the frame type of the first fragment (M3)",
+                        "Seed: 'the F flag indicates if more fragments follow the current frame (or not).'",
+                    ),
+                ),
+            ),
+            (FragmentsState.PARTIAL_REQUEST_STREAM, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a continuation fragment has the frame type of the first fragment (M3)",
+                        "Seed: 'the F flag indicates if more fragments follow the current frame (or not).'",
+                    ),
+                ),
+            ),
+            (FragmentsState.PARTIAL_REQUEST_CHANNEL, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a continuation fragment has the frame type of the first fragment (M3)",
+                        "Seed: 'the F flag indicates if more fragments follow the current frame (or not).'",
+                    ),
+                ),
+            ),
+            (FragmentsState.PARTIAL_RESPONSE, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a continuation fragment has the frame type of the first fragment (M3)",
+                        "Seed: 'the F flag indicates if more fragments follow the current frame (or not).'",
+                    ),
+                ),
+            ),
+        },
+        "receiver": {},
+    }
+    RECEIVE: ClassVar[dict[str, Table[FragmentsState]]] = {
+        "sender": {},
+        "receiver": {
+            (FragmentsState.IDLE, RequestResponse): (
+                (_guard_12, FragmentsState.PARTIAL_REQUEST_RESPONSE),
+                (_guard_13, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.PARTIAL_REQUEST_RESPONSE, RequestResponse): (
+                (_guard_12, FragmentsState.PARTIAL_REQUEST_RESPONSE),
+                (_guard_13, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.IDLE, RequestFnf): (
+                (_guard_14, FragmentsState.PARTIAL_REQUEST_FNF),
+                (_guard_15, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.PARTIAL_REQUEST_FNF, RequestFnf): (
+                (_guard_14, FragmentsState.PARTIAL_REQUEST_FNF),
+                (_guard_15, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.IDLE, RequestStream): (
+                (_guard_16, FragmentsState.PARTIAL_REQUEST_STREAM),
+                (_guard_17, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.PARTIAL_REQUEST_STREAM, RequestStream): (
+                (_guard_16, FragmentsState.PARTIAL_REQUEST_STREAM),
+                (_guard_17, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.IDLE, RequestChannel): (
+                (_guard_18, FragmentsState.PARTIAL_REQUEST_CHANNEL),
+                (_guard_19, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.WHOLE, RequestChannel): (
+                (_guard_18, FragmentsState.PARTIAL_REQUEST_CHANNEL),
+                (_guard_19, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.PARTIAL_REQUEST_CHANNEL, RequestChannel): (
+                (_guard_18, FragmentsState.PARTIAL_REQUEST_CHANNEL),
+                (_guard_19, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.WHOLE, Response): (
+                (_guard_20, FragmentsState.PARTIAL_RESPONSE),
+                (_guard_21, FragmentsState.WHOLE),
+                (_guard_22, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.PARTIAL_RESPONSE, Response): (
+                (_guard_20, FragmentsState.PARTIAL_RESPONSE),
+                (_guard_21, FragmentsState.WHOLE),
+                (_guard_22, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.IDLE, ANY): ((None, IGNORE),),
+            (FragmentsState.WHOLE, ANY): ((None, IGNORE),),
+            (FragmentsState.PARTIAL_REQUEST_RESPONSE, ANY): ((None, IGNORE),),
+            (FragmentsState.PARTIAL_REQUEST_FNF, ANY): ((None, IGNORE),),
+            (FragmentsState.PARTIAL_REQUEST_STREAM, ANY): ((None, IGNORE),),
+            (FragmentsState.PARTIAL_REQUEST_CHANNEL, ANY): ((None, IGNORE),),
+            (FragmentsState.PARTIAL_RESPONSE, ANY): ((None, IGNORE),),
+        },
+    }
+
+    def __init__(
+        self,
+        role: Literal[
+            "sender",
+            "receiver",
+        ],
+        state: FragmentsState | None = None,
+    ) -> None:
+        super().__init__(role, state)
+
+
+class FragmentsSenderHandler:
+    """Handler stubs for the sender of ``fragments``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def handle(self, frame: object) -> None:
+        raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class FragmentsReceiverHandler:
+    """Handler stubs for the receiver of ``fragments``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_request_response(self, frame: RequestResponse) -> None:
+        """Request a single response."""
+
+    def on_request_fnf(self, frame: RequestFnf) -> None:
+        """Fire-and-forget, a single one-way message."""
+
+    def on_request_stream(self, frame: RequestStream) -> None:
+        """Request a completable stream."""
+
+    def on_request_channel(self, frame: RequestChannel) -> None:
+        """Request a completable stream in both directions."""
+
+    def on_response(self, frame: Response) -> None:
+        """Response to a request (NEXT and/or COMPLETE)."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, RequestResponse):
+            self.on_request_response(frame)
+        elif isinstance(frame, RequestFnf):
+            self.on_request_fnf(frame)
+        elif isinstance(frame, RequestStream):
+            self.on_request_stream(frame)
+        elif isinstance(frame, RequestChannel):
+            self.on_request_channel(frame)
+        elif isinstance(frame, Response):
+            self.on_response(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class RequestResponseState(enum.Enum):
+    """States of the ``request_response`` machine."""
+
+    IDLE = "idle"
+    """Not yet opened (a responder reassembling a fragmented request is here)."""
+    OPEN = "open"
+    """The request was sent/received; the response is due."""
+    CLOSED = "closed"
+    """Terminated."""
+
+
+class RequestResponseMachine(StateMachine[RequestResponseState]):
+    """One REQUEST_RESPONSE stream; messages are whole (fragments are `fragments`).
+
+    Spec: Seed 003, Stream Sequences and Lifetimes, Request Response
+
+    One instance per stream; roles: requester, responder.
+    """
+
+    __slots__ = ()
+    NAME: ClassVar[str] = "request_response"
+    ROLES: ClassVar[tuple[str, ...]] = (
+        "requester",
+        "responder",
+    )
+    INITIAL: ClassVar[dict[str, RequestResponseState]] = {
+        "requester": RequestResponseState.IDLE,
+        "responder": RequestResponseState.IDLE,
+    }
+    TERMINAL: ClassVar[frozenset[RequestResponseState]] = frozenset(
+        {
+            RequestResponseState.CLOSED,
+        }
+    )
+    SEND: ClassVar[dict[str, Table[RequestResponseState]]] = {
+        "requester": {
+            (RequestResponseState.IDLE, RequestResponse): ((None, RequestResponseState.OPEN),),
+            (RequestResponseState.OPEN, Cancel): ((None, RequestResponseState.CLOSED),),
+            (RequestResponseState.IDLE, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a request-response requester sends only its request, then maybe CANCEL", ""
+                    ),
+                ),
+            ),
+            (RequestResponseState.OPEN, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a request-response requester sends only its request, then maybe CANCEL", ""
+                    ),
+                ),
+            ),
+        },
+        "responder": {
+            (RequestResponseState.OPEN, Response): (
+                (_guard_24, RequestResponseState.CLOSED),
+                (
+                    _guard_25,
+                    Illegal(
+                        "the response to REQUEST_RESPONSE carries the C flag (it ends the stream)",
+                        "Seed: 'RS -> RQ: RESPONSE'",
+                    ),
+                ),
+            ),
+            (RequestResponseState.IDLE, Error): ((_guard_23, RequestResponseState.CLOSED),),
+            (RequestResponseState.OPEN, Error): ((_guard_23, RequestResponseState.CLOSED),),
+            (RequestResponseState.IDLE, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a request-response responder sends one RESPONSE (with C) or an ERROR with a stream error code",
+                        "Seed: 'APPLICATION_ERROR ... Stream ID MUST be non-0.'",
+                    ),
+                ),
+            ),
+            (RequestResponseState.OPEN, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a request-response responder sends one RESPONSE (with C) or an ERROR with a stream error code",
+                        "Seed: 'APPLICATION_ERROR ... Stream ID MUST be non-0.'",
+                    ),
+                ),
+            ),
+        },
+    }
+    RECEIVE: ClassVar[dict[str, Table[RequestResponseState]]] = {
+        "requester": {
+            (RequestResponseState.OPEN, Response): ((None, RequestResponseState.CLOSED),),
+            (RequestResponseState.OPEN, Error): ((_guard_23, RequestResponseState.CLOSED),),
+            (RequestResponseState.IDLE, ANY): ((None, IGNORE),),
+            (RequestResponseState.OPEN, ANY): ((None, IGNORE),),
+        },
+        "responder": {
+            (RequestResponseState.IDLE, RequestResponse): ((None, RequestResponseState.OPEN),),
+            (RequestResponseState.IDLE, Cancel): ((None, RequestResponseState.CLOSED),),
+            (RequestResponseState.OPEN, Cancel): ((None, RequestResponseState.CLOSED),),
+            (RequestResponseState.IDLE, ANY): ((None, IGNORE),),
+            (RequestResponseState.OPEN, ANY): ((None, IGNORE),),
+        },
+    }
+
+    def __init__(
+        self,
+        role: Literal[
+            "requester",
+            "responder",
+        ],
+        state: RequestResponseState | None = None,
+    ) -> None:
+        super().__init__(role, state)
+
+
+class RequestResponseRequesterHandler:
+    """Handler stubs for the requester of ``request_response``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_response(self, frame: Response) -> None:
+        """Response to a request (NEXT and/or COMPLETE)."""
+
+    def on_error(self, frame: Error) -> None:
+        """Error at connection (stream id 0) or stream level."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, Response):
+            self.on_response(frame)
+        elif isinstance(frame, Error):
+            self.on_error(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class RequestResponseResponderHandler:
+    """Handler stubs for the responder of ``request_response``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_request_response(self, frame: RequestResponse) -> None:
+        """Request a single response."""
+
+    def on_cancel(self, frame: Cancel) -> None:
+        """Cancel an outstanding request."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, RequestResponse):
+            self.on_request_response(frame)
+        elif isinstance(frame, Cancel):
+            self.on_cancel(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class RequestFnfState(enum.Enum):
+    """States of the ``request_fnf`` machine."""
+
+    IDLE = "idle"
+    """Not yet sent (a responder reassembling a fragmented request is here)."""
+    CLOSED = "closed"
+    """Terminated."""
+
+
+class RequestFnfMachine(StateMachine[RequestFnfState]):
+    """One REQUEST_FNF; it ends as soon as it is sent / received whole.
+
+    Spec: Seed 003, Stream Sequences and Lifetimes, Request Fire-n-Forget
+
+    One instance per stream; roles: requester, responder.
+    """
+
+    __slots__ = ()
+    NAME: ClassVar[str] = "request_fnf"
+    ROLES: ClassVar[tuple[str, ...]] = (
+        "requester",
+        "responder",
+    )
+    INITIAL: ClassVar[dict[str, RequestFnfState]] = {
+        "requester": RequestFnfState.IDLE,
+        "responder": RequestFnfState.IDLE,
+    }
+    TERMINAL: ClassVar[frozenset[RequestFnfState]] = frozenset(
+        {
+            RequestFnfState.CLOSED,
+        }
+    )
+    SEND: ClassVar[dict[str, Table[RequestFnfState]]] = {
+        "requester": {
+            (RequestFnfState.IDLE, RequestFnf): ((None, RequestFnfState.CLOSED),),
+            (RequestFnfState.IDLE, ANY): (
+                (None, Illegal("a fire-and-forget stream is one REQUEST_FNF", "")),
+            ),
+        },
+        "responder": {
+            (RequestFnfState.IDLE, ANY): (
+                (None, Illegal("nothing answers a fire-and-forget request", "")),
+            ),
+        },
+    }
+    RECEIVE: ClassVar[dict[str, Table[RequestFnfState]]] = {
+        "requester": {
+            (RequestFnfState.IDLE, ANY): ((None, IGNORE),),
+        },
+        "responder": {
+            (RequestFnfState.IDLE, RequestFnf): ((None, RequestFnfState.CLOSED),),
+            (RequestFnfState.IDLE, Cancel): ((None, RequestFnfState.CLOSED),),
+            (RequestFnfState.IDLE, ANY): ((None, IGNORE),),
+        },
+    }
+
+    def __init__(
+        self,
+        role: Literal[
+            "requester",
+            "responder",
+        ],
+        state: RequestFnfState | None = None,
+    ) -> None:
+        super().__init__(role, state)
+
+
+class RequestFnfRequesterHandler:
+    """Handler stubs for the requester of ``request_fnf``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def handle(self, frame: object) -> None:
+        raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class RequestFnfResponderHandler:
+    """Handler stubs for the responder of ``request_fnf``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_request_fnf(self, frame: RequestFnf) -> None:
+        """Fire-and-forget, a single one-way message."""
+
+    def on_cancel(self, frame: Cancel) -> None:
+        """Cancel an outstanding request."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, RequestFnf):
+            self.on_request_fnf(frame)
+        elif isinstance(frame, Cancel):
+            self.on_cancel(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class RequestStreamState(enum.Enum):
+    """States of the ``request_stream`` machine."""
+
+    IDLE = "idle"
+    """Not yet opened (a responder reassembling a fragmented request is here)."""
+    OPEN = "open"
+    """Items flow responder -> requester as REQUEST_N credit allows."""
+    CLOSED = "closed"
+    """Terminated."""
+
+
+class RequestStreamMachine(StateMachine[RequestStreamState]):
+    """One REQUEST_STREAM; request-n credit is engine logic (runtime.flow.Window).
+
+    Spec: Seed 003, Stream Sequences and Lifetimes, Request Stream
+
+    One instance per stream; roles: requester, responder.
+    """
+
+    __slots__ = ()
+    NAME: ClassVar[str] = "request_stream"
+    ROLES: ClassVar[tuple[str, ...]] = (
+        "requester",
+        "responder",
+    )
+    INITIAL: ClassVar[dict[str, RequestStreamState]] = {
+        "requester": RequestStreamState.IDLE,
+        "responder": RequestStreamState.IDLE,
+    }
+    TERMINAL: ClassVar[frozenset[RequestStreamState]] = frozenset(
+        {
+            RequestStreamState.CLOSED,
+        }
+    )
+    SEND: ClassVar[dict[str, Table[RequestStreamState]]] = {
+        "requester": {
+            (RequestStreamState.IDLE, RequestStream): ((None, RequestStreamState.OPEN),),
+            (RequestStreamState.OPEN, RequestN): ((None, RequestStreamState.OPEN),),
+            (RequestStreamState.OPEN, Cancel): ((None, RequestStreamState.CLOSED),),
+            (RequestStreamState.IDLE, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a request-stream requester sends only its request, REQUEST_N and CANCEL",
+                        "",
+                    ),
+                ),
+            ),
+            (RequestStreamState.OPEN, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a request-stream requester sends only its request, REQUEST_N and CANCEL",
+                        "",
+                    ),
+                ),
+            ),
+        },
+        "responder": {
+            (RequestStreamState.OPEN, Response): (
+                (_guard_24, RequestStreamState.CLOSED),
+                (_guard_26, RequestStreamState.OPEN),
+                (_guard_27, Illegal("a RESPONSE needs the N or the C flag (M6)", "")),
+            ),
+            (RequestStreamState.IDLE, Error): ((_guard_23, RequestStreamState.CLOSED),),
+            (RequestStreamState.OPEN, Error): ((_guard_23, RequestStreamState.CLOSED),),
+            (RequestStreamState.IDLE, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a request-stream responder sends RESPONSE and one terminal RESPONSE(C) or ERROR with a stream error code",
+                        "",
+                    ),
+                ),
+            ),
+            (RequestStreamState.OPEN, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a request-stream responder sends RESPONSE and one terminal RESPONSE(C) or ERROR with a stream error code",
+                        "",
+                    ),
+                ),
+            ),
+        },
+    }
+    RECEIVE: ClassVar[dict[str, Table[RequestStreamState]]] = {
+        "requester": {
+            (RequestStreamState.OPEN, Response): (
+                (_guard_24, RequestStreamState.CLOSED),
+                (_guard_26, RequestStreamState.OPEN),
+                (_guard_27, IGNORE),
+            ),
+            (RequestStreamState.OPEN, Error): ((_guard_23, RequestStreamState.CLOSED),),
+            (RequestStreamState.IDLE, ANY): ((None, IGNORE),),
+            (RequestStreamState.OPEN, ANY): ((None, IGNORE),),
+        },
+        "responder": {
+            (RequestStreamState.IDLE, RequestStream): ((None, RequestStreamState.OPEN),),
+            (RequestStreamState.OPEN, RequestN): ((None, RequestStreamState.OPEN),),
+            (RequestStreamState.IDLE, Cancel): ((None, RequestStreamState.CLOSED),),
+            (RequestStreamState.OPEN, Cancel): ((None, RequestStreamState.CLOSED),),
+            (RequestStreamState.IDLE, ANY): ((None, IGNORE),),
+            (RequestStreamState.OPEN, ANY): ((None, IGNORE),),
+        },
+    }
+
+    def __init__(
+        self,
+        role: Literal[
+            "requester",
+            "responder",
+        ],
+        state: RequestStreamState | None = None,
+    ) -> None:
+        super().__init__(role, state)
+
+
+class RequestStreamRequesterHandler:
+    """Handler stubs for the requester of ``request_stream``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_response(self, frame: Response) -> None:
+        """Response to a request (NEXT and/or COMPLETE)."""
+
+    def on_error(self, frame: Error) -> None:
+        """Error at connection (stream id 0) or stream level."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, Response):
+            self.on_response(frame)
+        elif isinstance(frame, Error):
+            self.on_error(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class RequestStreamResponderHandler:
+    """Handler stubs for the responder of ``request_stream``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_request_stream(self, frame: RequestStream) -> None:
+        """Request a completable stream."""
+
+    def on_request_n(self, frame: RequestN) -> None:
+        """Request N more items (Reactive Streams credit)."""
+
+    def on_cancel(self, frame: Cancel) -> None:
+        """Cancel an outstanding request."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, RequestStream):
+            self.on_request_stream(frame)
+        elif isinstance(frame, RequestN):
+            self.on_request_n(frame)
+        elif isinstance(frame, Cancel):
+            self.on_cancel(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class RequestChannelState(enum.Enum):
+    """States of the ``request_channel`` machine."""
+
+    IDLE = "idle"
+    """Not yet opened (a responder reassembling a fragmented request is here)."""
+    OPEN = "open"
+    """Both directions are open."""
+    HALF_CLOSED_LOCAL = "half_closed_local"
+    """(requester) it sent C; the responder may still send."""
+    HALF_CLOSED_REMOTE = "half_closed_remote"
+    """(responder) the requester sent C; the responder may still send."""
+    CLOSED = "closed"
+    """Terminated."""
+
+
+class RequestChannelMachine(StateMachine[RequestChannelState]):
+    """One REQUEST_CHANNEL (M7): the requester's messages are REQUEST_CHANNEL frames and its C ends only them (`half_closed_local` / `half_closed_remote`); the responder's COMPLETE or ERROR ends the whole channel.
+
+    Spec: Seed 003, Stream Sequences and Lifetimes, Request Channel
+
+    One instance per stream; roles: requester, responder.
+    """
+
+    __slots__ = ()
+    NAME: ClassVar[str] = "request_channel"
+    ROLES: ClassVar[tuple[str, ...]] = (
+        "requester",
+        "responder",
+    )
+    INITIAL: ClassVar[dict[str, RequestChannelState]] = {
+        "requester": RequestChannelState.IDLE,
+        "responder": RequestChannelState.IDLE,
+    }
+    TERMINAL: ClassVar[frozenset[RequestChannelState]] = frozenset(
+        {
+            RequestChannelState.CLOSED,
+        }
+    )
+    SEND: ClassVar[dict[str, Table[RequestChannelState]]] = {
+        "requester": {
+            (RequestChannelState.IDLE, RequestChannel): (
+                (_guard_28, RequestChannelState.OPEN),
+                (_guard_29, RequestChannelState.HALF_CLOSED_LOCAL),
+            ),
+            (RequestChannelState.OPEN, RequestChannel): (
+                (_guard_28, RequestChannelState.OPEN),
+                (_guard_29, RequestChannelState.HALF_CLOSED_LOCAL),
+            ),
+            (RequestChannelState.HALF_CLOSED_LOCAL, RequestChannel): (
+                (
+                    None,
+                    Illegal(
+                        "no REQUEST_CHANNEL after one with the C bit",
+                        "Seed: 'A Requester MUST NOT send any additional REQUEST_CHANNEL frames after sending a frame with the C bit set.'",
+                    ),
+                ),
+            ),
+            (RequestChannelState.OPEN, Cancel): ((None, RequestChannelState.CLOSED),),
+            (RequestChannelState.HALF_CLOSED_LOCAL, Cancel): ((None, RequestChannelState.CLOSED),),
+            (RequestChannelState.OPEN, RequestN): ((None, RequestChannelState.OPEN),),
+            (RequestChannelState.HALF_CLOSED_LOCAL, RequestN): (
+                (None, RequestChannelState.HALF_CLOSED_LOCAL),
+            ),
+            (RequestChannelState.IDLE, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a channel requester sends REQUEST_CHANNEL (until C), REQUEST_N and CANCEL",
+                        "",
+                    ),
+                ),
+            ),
+            (RequestChannelState.OPEN, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a channel requester sends REQUEST_CHANNEL (until C), REQUEST_N and CANCEL",
+                        "",
+                    ),
+                ),
+            ),
+            (RequestChannelState.HALF_CLOSED_LOCAL, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a channel requester sends REQUEST_CHANNEL (until C), REQUEST_N and CANCEL",
+                        "",
+                    ),
+                ),
+            ),
+        },
+        "responder": {
+            (RequestChannelState.OPEN, Response): (
+                (_guard_24, RequestChannelState.CLOSED),
+                (_guard_26, RequestChannelState.OPEN),
+                (_guard_27, Illegal("a RESPONSE needs the N or the C flag (M6)", "")),
+            ),
+            (RequestChannelState.HALF_CLOSED_REMOTE, Response): (
+                (_guard_24, RequestChannelState.CLOSED),
+                (_guard_26, RequestChannelState.HALF_CLOSED_REMOTE),
+                (_guard_27, Illegal("a RESPONSE needs the N or the C flag (M6)", "")),
+            ),
+            (RequestChannelState.OPEN, Error): ((_guard_23, RequestChannelState.CLOSED),),
+            (RequestChannelState.HALF_CLOSED_REMOTE, Error): (
+                (_guard_23, RequestChannelState.CLOSED),
+            ),
+            (RequestChannelState.IDLE, Error): ((_guard_23, RequestChannelState.CLOSED),),
+            (RequestChannelState.OPEN, RequestN): ((None, RequestChannelState.OPEN),),
+            (RequestChannelState.IDLE, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a channel responder sends RESPONSE, REQUEST_N (while the requester's side is open) and one terminal RESPONSE(C) or ERROR",
+                        "",
+                    ),
+                ),
+            ),
+            (RequestChannelState.OPEN, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a channel responder sends RESPONSE, REQUEST_N (while the requester's side is open) and one terminal RESPONSE(C) or ERROR",
+                        "",
+                    ),
+                ),
+            ),
+            (RequestChannelState.HALF_CLOSED_REMOTE, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a channel responder sends RESPONSE, REQUEST_N (while the requester's side is open) and one terminal RESPONSE(C) or ERROR",
+                        "",
+                    ),
+                ),
+            ),
+        },
+    }
+    RECEIVE: ClassVar[dict[str, Table[RequestChannelState]]] = {
+        "requester": {
+            (RequestChannelState.OPEN, Response): (
+                (_guard_24, RequestChannelState.CLOSED),
+                (_guard_26, RequestChannelState.OPEN),
+                (_guard_27, IGNORE),
+            ),
+            (RequestChannelState.HALF_CLOSED_LOCAL, Response): (
+                (_guard_24, RequestChannelState.CLOSED),
+                (_guard_26, RequestChannelState.HALF_CLOSED_LOCAL),
+                (_guard_27, IGNORE),
+            ),
+            (RequestChannelState.OPEN, Error): ((_guard_23, RequestChannelState.CLOSED),),
+            (RequestChannelState.HALF_CLOSED_LOCAL, Error): (
+                (_guard_23, RequestChannelState.CLOSED),
+            ),
+            (RequestChannelState.OPEN, RequestN): ((None, RequestChannelState.OPEN),),
+            (RequestChannelState.IDLE, ANY): ((None, IGNORE),),
+            (RequestChannelState.OPEN, ANY): ((None, IGNORE),),
+            (RequestChannelState.HALF_CLOSED_LOCAL, ANY): ((None, IGNORE),),
+        },
+        "responder": {
+            (RequestChannelState.IDLE, RequestChannel): (
+                (_guard_28, RequestChannelState.OPEN),
+                (_guard_29, RequestChannelState.HALF_CLOSED_REMOTE),
+            ),
+            (RequestChannelState.OPEN, RequestChannel): (
+                (_guard_28, RequestChannelState.OPEN),
+                (_guard_29, RequestChannelState.HALF_CLOSED_REMOTE),
+            ),
+            (RequestChannelState.IDLE, Cancel): ((None, RequestChannelState.CLOSED),),
+            (RequestChannelState.OPEN, Cancel): ((None, RequestChannelState.CLOSED),),
+            (RequestChannelState.HALF_CLOSED_REMOTE, Cancel): ((None, RequestChannelState.CLOSED),),
+            (RequestChannelState.OPEN, RequestN): ((None, RequestChannelState.OPEN),),
+            (RequestChannelState.HALF_CLOSED_REMOTE, RequestN): (
+                (None, RequestChannelState.HALF_CLOSED_REMOTE),
+            ),
+            (RequestChannelState.IDLE, ANY): ((None, IGNORE),),
+            (RequestChannelState.OPEN, ANY): ((None, IGNORE),),
+            (RequestChannelState.HALF_CLOSED_REMOTE, ANY): ((None, IGNORE),),
+        },
+    }
+
+    def __init__(
+        self,
+        role: Literal[
+            "requester",
+            "responder",
+        ],
+        state: RequestChannelState | None = None,
+    ) -> None:
+        super().__init__(role, state)
+
+
+class RequestChannelRequesterHandler:
+    """Handler stubs for the requester of ``request_channel``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_request_n(self, frame: RequestN) -> None:
+        """Request N more items (Reactive Streams credit)."""
+
+    def on_response(self, frame: Response) -> None:
+        """Response to a request (NEXT and/or COMPLETE)."""
+
+    def on_error(self, frame: Error) -> None:
+        """Error at connection (stream id 0) or stream level."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, RequestN):
+            self.on_request_n(frame)
+        elif isinstance(frame, Response):
+            self.on_response(frame)
+        elif isinstance(frame, Error):
+            self.on_error(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class RequestChannelResponderHandler:
+    """Handler stubs for the responder of ``request_channel``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_request_channel(self, frame: RequestChannel) -> None:
+        """Request a completable stream in both directions."""
+
+    def on_request_n(self, frame: RequestN) -> None:
+        """Request N more items (Reactive Streams credit)."""
+
+    def on_cancel(self, frame: Cancel) -> None:
+        """Cancel an outstanding request."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, RequestChannel):
+            self.on_request_channel(frame)
+        elif isinstance(frame, RequestN):
+            self.on_request_n(frame)
+        elif isinstance(frame, Cancel):
+            self.on_cancel(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")

@@ -23,6 +23,9 @@ from . import (
     RequestFnf,
     RequestStream,
     RequestChannel,
+    RequestN,
+    Cancel,
+    Payload,
     Error,
     MetadataPush,
     Resume,
@@ -34,47 +37,187 @@ __all__ = [
     "ConnectionMachine",
     "ConnectionClientHandler",
     "ConnectionServerHandler",
+    "FragmentsState",
+    "FragmentsMachine",
+    "FragmentsSenderHandler",
+    "FragmentsReceiverHandler",
+    "RequestResponseState",
+    "RequestResponseMachine",
+    "RequestResponseRequesterHandler",
+    "RequestResponseResponderHandler",
+    "RequestFnfState",
+    "RequestFnfMachine",
+    "RequestFnfRequesterHandler",
+    "RequestFnfResponderHandler",
+    "RequestStreamState",
+    "RequestStreamMachine",
+    "RequestStreamRequesterHandler",
+    "RequestStreamResponderHandler",
+    "RequestChannelState",
+    "RequestChannelMachine",
+    "RequestChannelRequesterHandler",
+    "RequestChannelResponderHandler",
 ]
 
 
 def _guard_0(frame: Setup) -> bool:
-    """Setup [!lease]"""
-    return not frame.lease
-
-
-def _guard_1(frame: Setup) -> bool:
-    """Setup [lease]"""
-    return frame.lease
-
-
-def _guard_2(frame: Error) -> bool:
-    """Error [error_code in {CONNECTION_ERROR, CONNECTION_CLOSE}]"""
-    return frame.error_code in (257, 258)
-
-
-def _guard_3(frame: Error) -> bool:
-    """Error [error_code in {INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP}]"""
-    return frame.error_code in (1, 2, 3)
-
-
-def _guard_4(frame: Error) -> bool:
-    """Error [error_code in {CONNECTION_ERROR, CONNECTION_CLOSE, REJECTED_RESUME}]"""
-    return frame.error_code in (257, 258, 4)
-
-
-def _guard_5(frame: Setup) -> bool:
     """Setup [stream_id=0, !lease]"""
     return frame.stream_id == 0 and not frame.lease
 
 
-def _guard_6(frame: Setup) -> bool:
+def _guard_1(frame: Setup) -> bool:
     """Setup [stream_id=0, lease]"""
     return frame.stream_id == 0 and frame.lease
 
 
-def _guard_7(frame: Resume) -> bool:
+def _guard_2(frame: Resume) -> bool:
     """Resume [stream_id=0]"""
     return frame.stream_id == 0
+
+
+def _guard_3(frame: Keepalive) -> bool:
+    """Keepalive [stream_id=0]"""
+    return frame.stream_id == 0
+
+
+def _guard_4(frame: MetadataPush) -> bool:
+    """MetadataPush [stream_id=0]"""
+    return frame.stream_id == 0
+
+
+def _guard_5(frame: Lease) -> bool:
+    """Lease [stream_id=0]"""
+    return frame.stream_id == 0
+
+
+def _guard_6(frame: Error) -> bool:
+    """Error [stream_id=0, error_code in {CONNECTION_ERROR, CONNECTION_CLOSE}]"""
+    return frame.stream_id == 0 and frame.error_code in (257, 258)
+
+
+def _guard_7(frame: Error) -> bool:
+    """Error [stream_id!=0]"""
+    return frame.stream_id != 0
+
+
+def _guard_8(frame: Error) -> bool:
+    """Error [stream_id=0]"""
+    return frame.stream_id == 0
+
+
+def _guard_9(frame: ResumeOk) -> bool:
+    """ResumeOk [stream_id=0]"""
+    return frame.stream_id == 0
+
+
+def _guard_10(frame: Error) -> bool:
+    """Error [stream_id=0, error_code in {INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP, REJECTED_RESUME}]"""
+    return frame.stream_id == 0 and frame.error_code in (1, 2, 3, 4)
+
+
+def _guard_11(frame: Error) -> bool:
+    """Error [stream_id=0, error_code in {INVALID_SETUP, CONNECTION_ERROR}]"""
+    return frame.stream_id == 0 and frame.error_code in (1, 257)
+
+
+def _guard_12(frame: Error) -> bool:
+    """Error [stream_id=0, error_code in {INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP}]"""
+    return frame.stream_id == 0 and frame.error_code in (1, 2, 3)
+
+
+def _guard_13(frame: Error) -> bool:
+    """Error [stream_id=0, error_code in {REJECTED_RESUME, CONNECTION_ERROR}]"""
+    return frame.stream_id == 0 and frame.error_code in (4, 257)
+
+
+def _guard_14(frame: RequestResponse) -> bool:
+    """RequestResponse [follows]"""
+    return frame.follows
+
+
+def _guard_15(frame: RequestFnf) -> bool:
+    """RequestFnf [follows]"""
+    return frame.follows
+
+
+def _guard_16(frame: RequestStream) -> bool:
+    """RequestStream [follows]"""
+    return frame.follows
+
+
+def _guard_17(frame: RequestChannel) -> bool:
+    """RequestChannel [follows]"""
+    return frame.follows
+
+
+def _guard_18(frame: RequestResponse) -> bool:
+    """RequestResponse [!follows]"""
+    return not frame.follows
+
+
+def _guard_19(frame: RequestFnf) -> bool:
+    """RequestFnf [!follows]"""
+    return not frame.follows
+
+
+def _guard_20(frame: RequestStream) -> bool:
+    """RequestStream [!follows]"""
+    return not frame.follows
+
+
+def _guard_21(frame: RequestChannel) -> bool:
+    """RequestChannel [!follows]"""
+    return not frame.follows
+
+
+def _guard_22(frame: Payload) -> bool:
+    """Payload [follows, !complete]"""
+    return frame.follows and not frame.complete
+
+
+def _guard_23(frame: Payload) -> bool:
+    """Payload [!follows]"""
+    return not frame.follows
+
+
+def _guard_24(frame: Payload) -> bool:
+    """Payload [follows, complete]"""
+    return frame.follows and frame.complete
+
+
+def _guard_25(frame: Error) -> bool:
+    """Error [error_code not in {RESERVED, INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP, REJECTED_RESUME, CONNECTION_ERROR, CONNECTION_CLOSE, RESERVED_FOR_EXTENSION}]"""
+    return frame.error_code not in (0, 1, 2, 3, 4, 257, 258, 4294967295)
+
+
+def _guard_26(frame: Payload) -> bool:
+    """Payload [complete]"""
+    return frame.complete
+
+
+def _guard_27(frame: Payload) -> bool:
+    """Payload [!complete]"""
+    return not frame.complete
+
+
+def _guard_28(frame: Payload) -> bool:
+    """Payload [!complete, next]"""
+    return not frame.complete and frame.next
+
+
+def _guard_29(frame: Payload) -> bool:
+    """Payload [!complete, !next]"""
+    return not frame.complete and not frame.next
+
+
+def _guard_30(frame: RequestChannel) -> bool:
+    """RequestChannel [!complete]"""
+    return not frame.complete
+
+
+def _guard_31(frame: RequestChannel) -> bool:
+    """RequestChannel [complete]"""
+    return frame.complete
 
 
 class ConnectionState(enum.Enum):
@@ -82,20 +225,22 @@ class ConnectionState(enum.Enum):
 
     NEW = "new"
     """Transport connected; the client has sent nothing / the server has received nothing."""
+    SETUP_SENT = "setup_sent"
+    """(client) SETUP without the L flag was sent; requests may flow, and the first response, LEASE or request from the server confirms the SETUP was accepted."""
     AWAITING_LEASE = "awaiting_lease"
-    """SETUP with the L flag was sent (client) or received (server): this side's requester must wait for the peer's first LEASE before sending requests."""
+    """SETUP with the L flag was sent (client) or accepted (server): this side's requester must wait for the peer's first LEASE before sending requests."""
     ESTABLISHED = "established"
-    """SETUP accepted (or resumed); requests may flow."""
+    """SETUP accepted (or resumed); requests may flow both ways."""
     RESUMING = "resuming"
-    """The client sent RESUME and waits for RESUME_OK or ERROR."""
+    """(client) RESUME was sent; waiting for RESUME_OK or ERROR."""
     RESUME_RECEIVED = "resume_received"
-    """The server received RESUME and answers RESUME_OK or ERROR."""
+    """(server) RESUME was received; RESUME_OK or ERROR[REJECTED_RESUME] answers it."""
     CLOSED = "closed"
     """The connection is over (rejected, errored or closed)."""
 
 
 class ConnectionMachine(StateMachine[ConnectionState]):
-    """Connection establishment and the connection-level frames: SETUP (with and without LEASE), SETUP rejection (ERROR on stream 0 with a setup error code), RESUME / RESUME_OK, KEEPALIVE, LEASE, METADATA_PUSH, connection ERROR.
+    """Connection establishment and the connection-level frames: SETUP (with and without LEASE), SETUP rejection (ERROR on stream 0 with a setup error code), RESUME / RESUME_OK, KEEPALIVE, LEASE, METADATA_PUSH, connection ERROR, and which REQUEST_* frames may open streams when.
 
     Spec: Protocol.md, Connection Establishment; Resuming Operation; Handling the Unexpected
 
@@ -120,23 +265,25 @@ class ConnectionMachine(StateMachine[ConnectionState]):
     SEND: ClassVar[dict[str, Table[ConnectionState]]] = {
         "client": {
             (ConnectionState.NEW, Setup): (
-                (_guard_0, ConnectionState.ESTABLISHED),
+                (_guard_0, ConnectionState.SETUP_SENT),
                 (_guard_1, ConnectionState.AWAITING_LEASE),
             ),
-            (ConnectionState.NEW, Resume): ((None, ConnectionState.RESUMING),),
+            (ConnectionState.NEW, Resume): ((_guard_2, ConnectionState.RESUMING),),
             (ConnectionState.NEW, ANY): (
                 (
                     None,
                     Illegal(
-                        "the client MUST send SETUP or RESUME before any other frame",
-                        "Connection Establishment: 'Immediately upon successful connection, the client MUST send either a SETUP or RESUME frame'",
+                        "the client MUST send SETUP or RESUME (on stream 0) before any other frame",
+                        "Connection Establishment: 'Immediately upon successful connection, the client MUST send either a SETUP or RESUME frame with Stream ID of 0.'",
                     ),
                 ),
             ),
-            (ConnectionState.ESTABLISHED, RequestResponse): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.ESTABLISHED, RequestFnf): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.ESTABLISHED, RequestStream): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.ESTABLISHED, RequestChannel): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.SETUP_SENT, RequestResponse): ((None, ConnectionState.SETUP_SENT),),
+            (ConnectionState.SETUP_SENT, RequestFnf): ((None, ConnectionState.SETUP_SENT),),
+            (ConnectionState.SETUP_SENT, RequestStream): ((None, ConnectionState.SETUP_SENT),),
+            (ConnectionState.SETUP_SENT, RequestChannel): ((None, ConnectionState.SETUP_SENT),),
+            (ConnectionState.SETUP_SENT, Keepalive): ((None, ConnectionState.SETUP_SENT),),
+            (ConnectionState.SETUP_SENT, MetadataPush): ((None, ConnectionState.SETUP_SENT),),
             (ConnectionState.AWAITING_LEASE, RequestResponse): (
                 (
                     None,
@@ -182,25 +329,51 @@ class ConnectionMachine(StateMachine[ConnectionState]):
                     ),
                 ),
             ),
-            (ConnectionState.AWAITING_LEASE, Keepalive): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.ESTABLISHED, Keepalive): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.AWAITING_LEASE, MetadataPush): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.ESTABLISHED, MetadataPush): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.AWAITING_LEASE, Lease): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.ESTABLISHED, Lease): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.AWAITING_LEASE, Error): ((_guard_2, ConnectionState.CLOSED),),
-            (ConnectionState.ESTABLISHED, Error): ((_guard_2, ConnectionState.CLOSED),),
-            (ConnectionState.CLOSED, ANY): ((None, Illegal("the connection is closed", "")),),
+            (ConnectionState.ESTABLISHED, RequestResponse): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, RequestFnf): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, RequestStream): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, RequestChannel): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, Keepalive): ((_guard_3, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, MetadataPush): ((_guard_4, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, Lease): ((_guard_5, ConnectionState.ESTABLISHED),),
+            (ConnectionState.AWAITING_LEASE, Keepalive): (
+                (_guard_3, ConnectionState.AWAITING_LEASE),
+            ),
+            (ConnectionState.AWAITING_LEASE, MetadataPush): (
+                (_guard_4, ConnectionState.AWAITING_LEASE),
+            ),
+            (ConnectionState.AWAITING_LEASE, Lease): ((_guard_5, ConnectionState.AWAITING_LEASE),),
+            (ConnectionState.AWAITING_LEASE, Error): ((_guard_6, ConnectionState.CLOSED),),
+            (ConnectionState.ESTABLISHED, Error): ((_guard_6, ConnectionState.CLOSED),),
+            (ConnectionState.SETUP_SENT, Error): ((_guard_6, ConnectionState.CLOSED),),
+            (ConnectionState.CLOSED, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the connection is closed",
+                        "Transport Protocol: 'it is assumed that that connection will have no further frames sent'",
+                    ),
+                ),
+            ),
         },
         "server": {
+            (ConnectionState.NEW, Error): ((_guard_11, ConnectionState.CLOSED),),
             (ConnectionState.NEW, ANY): (
                 (
                     None,
                     Illegal(
                         "the server sends nothing before it has received SETUP or RESUME",
-                        "Connection Establishment: 'Until connection establishment is complete, a Responder MUST NOT emit any RESPONSE frames.'",
+                        "Connection Establishment: 'Until connection establishment is complete, a Responder MUST NOT emit any PAYLOAD frames.'",
                     ),
                 ),
+            ),
+            (ConnectionState.AWAITING_LEASE, Error): (
+                (_guard_12, ConnectionState.CLOSED),
+                (_guard_6, ConnectionState.CLOSED),
+            ),
+            (ConnectionState.ESTABLISHED, Error): (
+                (_guard_12, ConnectionState.CLOSED),
+                (_guard_6, ConnectionState.CLOSED),
             ),
             (ConnectionState.AWAITING_LEASE, RequestResponse): (
                 (
@@ -238,88 +411,130 @@ class ConnectionMachine(StateMachine[ConnectionState]):
                     ),
                 ),
             ),
+            (ConnectionState.RESUME_RECEIVED, ResumeOk): ((_guard_9, ConnectionState.ESTABLISHED),),
+            (ConnectionState.RESUME_RECEIVED, Error): ((_guard_13, ConnectionState.CLOSED),),
+            (ConnectionState.RESUME_RECEIVED, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the server answers RESUME with RESUME_OK or ERROR[REJECTED_RESUME] first",
+                        "Resuming Operation, Server Side: 'the server MUST send a RESUME_OK' / 'MUST send an ERROR[REJECTED_RESUME] frame'",
+                    ),
+                ),
+            ),
             (ConnectionState.ESTABLISHED, RequestResponse): ((None, ConnectionState.ESTABLISHED),),
             (ConnectionState.ESTABLISHED, RequestFnf): ((None, ConnectionState.ESTABLISHED),),
             (ConnectionState.ESTABLISHED, RequestStream): ((None, ConnectionState.ESTABLISHED),),
             (ConnectionState.ESTABLISHED, RequestChannel): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.AWAITING_LEASE, Error): (
-                (_guard_3, ConnectionState.CLOSED),
-                (_guard_2, ConnectionState.CLOSED),
+            (ConnectionState.ESTABLISHED, Keepalive): ((_guard_3, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, MetadataPush): ((_guard_4, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, Lease): ((_guard_5, ConnectionState.ESTABLISHED),),
+            (ConnectionState.AWAITING_LEASE, Keepalive): (
+                (_guard_3, ConnectionState.AWAITING_LEASE),
             ),
-            (ConnectionState.ESTABLISHED, Error): (
-                (_guard_3, ConnectionState.CLOSED),
-                (_guard_2, ConnectionState.CLOSED),
+            (ConnectionState.AWAITING_LEASE, MetadataPush): (
+                (_guard_4, ConnectionState.AWAITING_LEASE),
             ),
-            (ConnectionState.RESUME_RECEIVED, ResumeOk): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.RESUME_RECEIVED, Error): ((None, ConnectionState.CLOSED),),
-            (ConnectionState.AWAITING_LEASE, Keepalive): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.ESTABLISHED, Keepalive): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.AWAITING_LEASE, MetadataPush): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.ESTABLISHED, MetadataPush): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.AWAITING_LEASE, Lease): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.ESTABLISHED, Lease): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.CLOSED, ANY): ((None, Illegal("the connection is closed", "")),),
+            (ConnectionState.AWAITING_LEASE, Lease): ((_guard_5, ConnectionState.AWAITING_LEASE),),
+            (ConnectionState.SETUP_SENT, Error): ((_guard_6, ConnectionState.CLOSED),),
+            (ConnectionState.CLOSED, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the connection is closed",
+                        "Transport Protocol: 'it is assumed that that connection will have no further frames sent'",
+                    ),
+                ),
+            ),
         },
     }
     RECEIVE: ClassVar[dict[str, Table[ConnectionState]]] = {
         "client": {
+            (ConnectionState.NEW, ANY): ((None, IGNORE),),
+            (ConnectionState.SETUP_SENT, Lease): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.SETUP_SENT, Payload): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.SETUP_SENT, RequestN): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.SETUP_SENT, Cancel): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.SETUP_SENT, RequestResponse): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.SETUP_SENT, RequestFnf): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.SETUP_SENT, RequestStream): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.SETUP_SENT, RequestChannel): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.SETUP_SENT, Error): (
+                (_guard_7, ConnectionState.ESTABLISHED),
+                (_guard_8, ConnectionState.CLOSED),
+            ),
+            (ConnectionState.AWAITING_LEASE, Error): ((_guard_8, ConnectionState.CLOSED),),
+            (ConnectionState.SETUP_SENT, Keepalive): ((None, ConnectionState.SETUP_SENT),),
+            (ConnectionState.SETUP_SENT, MetadataPush): ((None, ConnectionState.SETUP_SENT),),
+            (ConnectionState.SETUP_SENT, ANY): ((None, IGNORE),),
             (ConnectionState.AWAITING_LEASE, Lease): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.AWAITING_LEASE, Error): (
-                (_guard_3, ConnectionState.CLOSED),
-                (_guard_4, ConnectionState.CLOSED),
-            ),
-            (ConnectionState.ESTABLISHED, Error): (
-                (_guard_3, ConnectionState.CLOSED),
-                (_guard_4, ConnectionState.CLOSED),
-            ),
-            (ConnectionState.RESUMING, ResumeOk): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.RESUMING, Error): ((None, ConnectionState.CLOSED),),
+            (ConnectionState.RESUMING, ResumeOk): ((_guard_9, ConnectionState.ESTABLISHED),),
+            (ConnectionState.RESUMING, Error): ((_guard_8, ConnectionState.CLOSED),),
             (ConnectionState.RESUMING, ANY): ((None, IGNORE),),
-            (ConnectionState.AWAITING_LEASE, Keepalive): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.ESTABLISHED, Keepalive): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.AWAITING_LEASE, MetadataPush): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.ESTABLISHED, MetadataPush): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.ESTABLISHED, Lease): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, Setup): ((None, IGNORE),),
+            (ConnectionState.ESTABLISHED, Error): (
+                (_guard_10, IGNORE),
+                (_guard_6, ConnectionState.CLOSED),
+            ),
+            (ConnectionState.ESTABLISHED, RequestResponse): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, RequestFnf): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, RequestStream): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, RequestChannel): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.AWAITING_LEASE, RequestResponse): (
+                (None, ConnectionState.AWAITING_LEASE),
+            ),
+            (ConnectionState.AWAITING_LEASE, RequestFnf): ((None, ConnectionState.AWAITING_LEASE),),
+            (ConnectionState.AWAITING_LEASE, RequestStream): (
+                (None, ConnectionState.AWAITING_LEASE),
+            ),
+            (ConnectionState.AWAITING_LEASE, RequestChannel): (
+                (None, ConnectionState.AWAITING_LEASE),
+            ),
+            (ConnectionState.ESTABLISHED, Keepalive): ((_guard_3, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, MetadataPush): ((_guard_4, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, Lease): ((_guard_5, ConnectionState.ESTABLISHED),),
+            (ConnectionState.AWAITING_LEASE, Keepalive): (
+                (_guard_3, ConnectionState.AWAITING_LEASE),
+            ),
+            (ConnectionState.AWAITING_LEASE, MetadataPush): (
+                (_guard_4, ConnectionState.AWAITING_LEASE),
+            ),
             (ConnectionState.AWAITING_LEASE, ANY): ((None, IGNORE),),
             (ConnectionState.ESTABLISHED, ANY): ((None, IGNORE),),
             (ConnectionState.CLOSED, ANY): ((None, IGNORE),),
         },
         "server": {
             (ConnectionState.NEW, Setup): (
-                (_guard_5, ConnectionState.ESTABLISHED),
-                (_guard_6, ConnectionState.AWAITING_LEASE),
+                (_guard_0, ConnectionState.ESTABLISHED),
+                (_guard_1, ConnectionState.AWAITING_LEASE),
             ),
-            (ConnectionState.NEW, Resume): ((_guard_7, ConnectionState.RESUME_RECEIVED),),
+            (ConnectionState.NEW, Resume): ((_guard_2, ConnectionState.RESUME_RECEIVED),),
             (ConnectionState.NEW, ANY): (
                 (
                     None,
                     Illegal(
-                        "INVALID_SETUP: the first frame must be SETUP (or RESUME) on stream 0",
-                        "Connection Establishment: 'Any other frame received that is NOT a SETUP frame or a SETUP frame with a non-0 Stream ID, MUST cause the server to send a SETUP_ERROR (with INVALID_SETUP) and close the connection.'",
+                        "the first frame must be SETUP or RESUME on stream 0 (answered with ERROR[INVALID_SETUP])",
+                        "Connection Establishment: 'Any other frame received that is NOT a SETUP|RESUME frame or a SETUP|RESUME frame with a Stream ID > 0, MUST cause the server to send an ERROR[INVALID_SETUP] and close the connection.'",
                     ),
                 ),
             ),
             (ConnectionState.AWAITING_LEASE, Lease): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.AWAITING_LEASE, RequestResponse): (
-                (None, ConnectionState.ESTABLISHED),
-            ),
-            (ConnectionState.ESTABLISHED, RequestResponse): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.AWAITING_LEASE, RequestFnf): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.ESTABLISHED, RequestFnf): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.AWAITING_LEASE, RequestStream): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.ESTABLISHED, RequestStream): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.AWAITING_LEASE, RequestChannel): (
-                (None, ConnectionState.ESTABLISHED),
-            ),
-            (ConnectionState.ESTABLISHED, RequestChannel): ((None, ConnectionState.ESTABLISHED),),
             (ConnectionState.AWAITING_LEASE, Setup): ((None, IGNORE),),
             (ConnectionState.ESTABLISHED, Setup): ((None, IGNORE),),
+            (ConnectionState.AWAITING_LEASE, Error): (
+                (_guard_10, IGNORE),
+                (_guard_6, ConnectionState.CLOSED),
+            ),
+            (ConnectionState.ESTABLISHED, Error): (
+                (_guard_10, IGNORE),
+                (_guard_6, ConnectionState.CLOSED),
+            ),
             (ConnectionState.AWAITING_LEASE, Resume): (
                 (
                     None,
                     Illegal(
-                        "RESUME after SETUP",
-                        "Resuming Operation: 'A Server that receives a RESUME frame after a SETUP frame, SHOULD send an ERROR[REJECTED_RESUME].'",
+                        "RESUME after SETUP (answered with ERROR[CONNECTION_ERROR])",
+                        "Resuming Operation, Server Side: 'A Server that receives a RESUME frame after a SETUP frame, SHOULD send an ERROR[CONNECTION_ERROR].'",
                     ),
                 ),
             ),
@@ -327,8 +542,8 @@ class ConnectionMachine(StateMachine[ConnectionState]):
                 (
                     None,
                     Illegal(
-                        "RESUME after SETUP",
-                        "Resuming Operation: 'A Server that receives a RESUME frame after a SETUP frame, SHOULD send an ERROR[REJECTED_RESUME].'",
+                        "RESUME after SETUP (answered with ERROR[CONNECTION_ERROR])",
+                        "Resuming Operation, Server Side: 'A Server that receives a RESUME frame after a SETUP frame, SHOULD send an ERROR[CONNECTION_ERROR].'",
                     ),
                 ),
             ),
@@ -336,18 +551,35 @@ class ConnectionMachine(StateMachine[ConnectionState]):
                 (
                     None,
                     Illegal(
-                        "RESUME after a previous RESUME",
-                        "Resuming Operation: 'A Server that receives a RESUME frame after a previous RESUME frame, SHOULD send an ERROR[REJECTED_RESUME].'",
+                        "RESUME after a previous RESUME (answered with ERROR[CONNECTION_ERROR])",
+                        "Resuming Operation, Server Side: 'A Server that receives a RESUME frame after a previous RESUME frame, SHOULD send an ERROR[CONNECTION_ERROR].'",
                     ),
                 ),
             ),
-            (ConnectionState.AWAITING_LEASE, Error): ((_guard_2, ConnectionState.CLOSED),),
-            (ConnectionState.ESTABLISHED, Error): ((_guard_2, ConnectionState.CLOSED),),
-            (ConnectionState.AWAITING_LEASE, Keepalive): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.ESTABLISHED, Keepalive): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.AWAITING_LEASE, MetadataPush): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.ESTABLISHED, MetadataPush): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.ESTABLISHED, Lease): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.RESUME_RECEIVED, ANY): ((None, IGNORE),),
+            (ConnectionState.ESTABLISHED, RequestResponse): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, RequestFnf): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, RequestStream): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, RequestChannel): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.AWAITING_LEASE, RequestResponse): (
+                (None, ConnectionState.AWAITING_LEASE),
+            ),
+            (ConnectionState.AWAITING_LEASE, RequestFnf): ((None, ConnectionState.AWAITING_LEASE),),
+            (ConnectionState.AWAITING_LEASE, RequestStream): (
+                (None, ConnectionState.AWAITING_LEASE),
+            ),
+            (ConnectionState.AWAITING_LEASE, RequestChannel): (
+                (None, ConnectionState.AWAITING_LEASE),
+            ),
+            (ConnectionState.ESTABLISHED, Keepalive): ((_guard_3, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, MetadataPush): ((_guard_4, ConnectionState.ESTABLISHED),),
+            (ConnectionState.ESTABLISHED, Lease): ((_guard_5, ConnectionState.ESTABLISHED),),
+            (ConnectionState.AWAITING_LEASE, Keepalive): (
+                (_guard_3, ConnectionState.AWAITING_LEASE),
+            ),
+            (ConnectionState.AWAITING_LEASE, MetadataPush): (
+                (_guard_4, ConnectionState.AWAITING_LEASE),
+            ),
             (ConnectionState.AWAITING_LEASE, ANY): ((None, IGNORE),),
             (ConnectionState.ESTABLISHED, ANY): ((None, IGNORE),),
             (ConnectionState.CLOSED, ANY): ((None, IGNORE),),
@@ -371,11 +603,35 @@ class ConnectionClientHandler:
 
     __slots__ = ()
 
+    def on_setup(self, frame: Setup) -> None:
+        """Sent by the client to initiate protocol processing (stream id 0)."""
+
     def on_lease(self, frame: Lease) -> None:
         """Grants the peer's Requester the right to send requests for a period."""
 
     def on_keepalive(self, frame: Keepalive) -> None:
         """Connection keepalive; R asks the peer to echo it back with the same data."""
+
+    def on_request_response(self, frame: RequestResponse) -> None:
+        """Request a single response."""
+
+    def on_request_fnf(self, frame: RequestFnf) -> None:
+        """Fire-and-forget, a single one-way message."""
+
+    def on_request_stream(self, frame: RequestStream) -> None:
+        """Request a completable stream."""
+
+    def on_request_channel(self, frame: RequestChannel) -> None:
+        """Request a completable stream in both directions."""
+
+    def on_request_n(self, frame: RequestN) -> None:
+        """Request N more items (Reactive Streams credit)."""
+
+    def on_cancel(self, frame: Cancel) -> None:
+        """Cancel an outstanding request."""
+
+    def on_payload(self, frame: Payload) -> None:
+        """Payload on a stream (onNext and/or onComplete)."""
 
     def on_error(self, frame: Error) -> None:
         """Error at connection (stream id 0) or stream level."""
@@ -387,10 +643,26 @@ class ConnectionClientHandler:
         """Sent in response to RESUME when resuming is possible."""
 
     def handle(self, frame: object) -> None:
-        if isinstance(frame, Lease):
+        if isinstance(frame, Setup):
+            self.on_setup(frame)
+        elif isinstance(frame, Lease):
             self.on_lease(frame)
         elif isinstance(frame, Keepalive):
             self.on_keepalive(frame)
+        elif isinstance(frame, RequestResponse):
+            self.on_request_response(frame)
+        elif isinstance(frame, RequestFnf):
+            self.on_request_fnf(frame)
+        elif isinstance(frame, RequestStream):
+            self.on_request_stream(frame)
+        elif isinstance(frame, RequestChannel):
+            self.on_request_channel(frame)
+        elif isinstance(frame, RequestN):
+            self.on_request_n(frame)
+        elif isinstance(frame, Cancel):
+            self.on_cancel(frame)
+        elif isinstance(frame, Payload):
+            self.on_payload(frame)
         elif isinstance(frame, Error):
             self.on_error(frame)
         elif isinstance(frame, MetadataPush):
@@ -458,5 +730,1024 @@ class ConnectionServerHandler:
             self.on_metadata_push(frame)
         elif isinstance(frame, Resume):
             self.on_resume(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class FragmentsState(enum.Enum):
+    """States of the ``fragments`` machine."""
+
+    IDLE = "idle"
+    """Nothing sent/received yet on this direction of the stream (the REQUEST_* opens it)."""
+    WHOLE = "whole"
+    """Between messages."""
+    PARTIAL = "partial"
+    """Fragments of a message have been sent/received; more follow."""
+
+
+class FragmentsMachine(StateMachine[FragmentsState]):
+    """F-flag sequences in one direction of one stream (M3): the opening REQUEST_* may be followed by PAYLOAD fragments; a PAYLOAD message may be split into PAYLOAD fragments.  `receiver` reassembles, `sender` fragments.
+
+    Spec: Protocol.md, Fragmentation And Reassembly
+
+    One instance per stream_direction; roles: sender, receiver.
+    """
+
+    __slots__ = ()
+    NAME: ClassVar[str] = "fragments"
+    ROLES: ClassVar[tuple[str, ...]] = (
+        "sender",
+        "receiver",
+    )
+    INITIAL: ClassVar[dict[str, FragmentsState]] = {
+        "sender": FragmentsState.IDLE,
+        "receiver": FragmentsState.IDLE,
+    }
+    TERMINAL: ClassVar[frozenset[FragmentsState]] = frozenset({})
+    SEND: ClassVar[dict[str, Table[FragmentsState]]] = {
+        "sender": {
+            (FragmentsState.IDLE, RequestResponse): (
+                (_guard_14, FragmentsState.PARTIAL),
+                (_guard_18, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.IDLE, RequestFnf): (
+                (_guard_15, FragmentsState.PARTIAL),
+                (_guard_19, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.IDLE, RequestStream): (
+                (_guard_16, FragmentsState.PARTIAL),
+                (_guard_20, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.IDLE, RequestChannel): (
+                (_guard_17, FragmentsState.PARTIAL),
+                (_guard_21, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.WHOLE, Payload): (
+                (_guard_22, FragmentsState.PARTIAL),
+                (_guard_23, FragmentsState.WHOLE),
+                (
+                    _guard_24,
+                    Illegal(
+                        "C goes on the last fragment (a PAYLOAD with F and C ends the message)",
+                        "Handling the Unexpected: 'A PAYLOAD with both F and C flags set, implicitly ignores the F flag.'",
+                    ),
+                ),
+            ),
+            (FragmentsState.PARTIAL, Payload): (
+                (_guard_22, FragmentsState.PARTIAL),
+                (_guard_23, FragmentsState.WHOLE),
+                (
+                    _guard_24,
+                    Illegal(
+                        "C goes on the last fragment (a PAYLOAD with F and C ends the message)",
+                        "Handling the Unexpected: 'A PAYLOAD with both F and C flags set, implicitly ignores the F flag.'",
+                    ),
+                ),
+            ),
+            (FragmentsState.PARTIAL, RequestResponse): (
+                (
+                    None,
+                    Illegal(
+                        "a fragmented request continues with PAYLOAD frames",
+                        "Fragmentation And Reassembly, REQUEST Frames: 'followed by a sequence of PAYLOAD frames.'",
+                    ),
+                ),
+            ),
+            (FragmentsState.PARTIAL, RequestFnf): (
+                (
+                    None,
+                    Illegal(
+                        "a fragmented request continues with PAYLOAD frames",
+                        "Fragmentation And Reassembly, REQUEST Frames: 'followed by a sequence of PAYLOAD frames.'",
+                    ),
+                ),
+            ),
+            (FragmentsState.PARTIAL, RequestStream): (
+                (
+                    None,
+                    Illegal(
+                        "a fragmented request continues with PAYLOAD frames",
+                        "Fragmentation And Reassembly, REQUEST Frames: 'followed by a sequence of PAYLOAD frames.'",
+                    ),
+                ),
+            ),
+            (FragmentsState.PARTIAL, RequestChannel): (
+                (
+                    None,
+                    Illegal(
+                        "a fragmented request continues with PAYLOAD frames",
+                        "Fragmentation And Reassembly, REQUEST Frames: 'followed by a sequence of PAYLOAD frames.'",
+                    ),
+                ),
+            ),
+            (FragmentsState.WHOLE, RequestResponse): (
+                (
+                    None,
+                    Illegal(
+                        "a stream has one REQUEST_* frame",
+                        "REQUEST_CHANNEL Frame: 'A requester MUST send only one REQUEST_CHANNEL frame.'",
+                    ),
+                ),
+            ),
+            (FragmentsState.WHOLE, RequestFnf): (
+                (
+                    None,
+                    Illegal(
+                        "a stream has one REQUEST_* frame",
+                        "REQUEST_CHANNEL Frame: 'A requester MUST send only one REQUEST_CHANNEL frame.'",
+                    ),
+                ),
+            ),
+            (FragmentsState.WHOLE, RequestStream): (
+                (
+                    None,
+                    Illegal(
+                        "a stream has one REQUEST_* frame",
+                        "REQUEST_CHANNEL Frame: 'A requester MUST send only one REQUEST_CHANNEL frame.'",
+                    ),
+                ),
+            ),
+            (FragmentsState.WHOLE, RequestChannel): (
+                (
+                    None,
+                    Illegal(
+                        "a stream has one REQUEST_* frame",
+                        "REQUEST_CHANNEL Frame: 'A requester MUST send only one REQUEST_CHANNEL frame.'",
+                    ),
+                ),
+            ),
+        },
+        "receiver": {},
+    }
+    RECEIVE: ClassVar[dict[str, Table[FragmentsState]]] = {
+        "sender": {},
+        "receiver": {
+            (FragmentsState.IDLE, RequestResponse): (
+                (_guard_14, FragmentsState.PARTIAL),
+                (_guard_18, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.IDLE, RequestFnf): (
+                (_guard_15, FragmentsState.PARTIAL),
+                (_guard_19, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.IDLE, RequestStream): (
+                (_guard_16, FragmentsState.PARTIAL),
+                (_guard_20, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.IDLE, RequestChannel): (
+                (_guard_17, FragmentsState.PARTIAL),
+                (_guard_21, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.WHOLE, Payload): (
+                (_guard_22, FragmentsState.PARTIAL),
+                (_guard_23, FragmentsState.WHOLE),
+                (_guard_24, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.PARTIAL, Payload): (
+                (_guard_22, FragmentsState.PARTIAL),
+                (_guard_23, FragmentsState.WHOLE),
+                (_guard_24, FragmentsState.WHOLE),
+            ),
+            (FragmentsState.WHOLE, RequestResponse): ((None, IGNORE),),
+            (FragmentsState.PARTIAL, RequestResponse): ((None, IGNORE),),
+            (FragmentsState.WHOLE, RequestFnf): ((None, IGNORE),),
+            (FragmentsState.PARTIAL, RequestFnf): ((None, IGNORE),),
+            (FragmentsState.WHOLE, RequestStream): ((None, IGNORE),),
+            (FragmentsState.PARTIAL, RequestStream): ((None, IGNORE),),
+            (FragmentsState.WHOLE, RequestChannel): ((None, IGNORE),),
+            (FragmentsState.PARTIAL, RequestChannel): ((None, IGNORE),),
+            (FragmentsState.IDLE, ANY): ((None, IGNORE),),
+            (FragmentsState.WHOLE, ANY): ((None, IGNORE),),
+            (FragmentsState.PARTIAL, ANY): ((None, IGNORE),),
+        },
+    }
+
+    def __init__(
+        self,
+        role: Literal[
+            "sender",
+            "receiver",
+        ],
+        state: FragmentsState | None = None,
+    ) -> None:
+        super().__init__(role, state)
+
+
+class FragmentsSenderHandler:
+    """Handler stubs for the sender of ``fragments``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def handle(self, frame: object) -> None:
+        raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class FragmentsReceiverHandler:
+    """Handler stubs for the receiver of ``fragments``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_request_response(self, frame: RequestResponse) -> None:
+        """Request a single response."""
+
+    def on_request_fnf(self, frame: RequestFnf) -> None:
+        """Fire-and-forget, a single one-way message."""
+
+    def on_request_stream(self, frame: RequestStream) -> None:
+        """Request a completable stream."""
+
+    def on_request_channel(self, frame: RequestChannel) -> None:
+        """Request a completable stream in both directions."""
+
+    def on_payload(self, frame: Payload) -> None:
+        """Payload on a stream (onNext and/or onComplete)."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, RequestResponse):
+            self.on_request_response(frame)
+        elif isinstance(frame, RequestFnf):
+            self.on_request_fnf(frame)
+        elif isinstance(frame, RequestStream):
+            self.on_request_stream(frame)
+        elif isinstance(frame, RequestChannel):
+            self.on_request_channel(frame)
+        elif isinstance(frame, Payload):
+            self.on_payload(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class RequestResponseState(enum.Enum):
+    """States of the ``request_response`` machine."""
+
+    IDLE = "idle"
+    """Not yet opened (a responder reassembling a fragmented request is here)."""
+    OPEN = "open"
+    """The request was sent/received; the response is due."""
+    CLOSED = "closed"
+    """Terminated."""
+
+
+class RequestResponseMachine(StateMachine[RequestResponseState]):
+    """One REQUEST_RESPONSE stream; messages are whole (fragments are `fragments`).
+
+    Spec: Protocol.md, Stream Sequences and Lifetimes, Request Response
+
+    One instance per stream; roles: requester, responder.
+    """
+
+    __slots__ = ()
+    NAME: ClassVar[str] = "request_response"
+    ROLES: ClassVar[tuple[str, ...]] = (
+        "requester",
+        "responder",
+    )
+    INITIAL: ClassVar[dict[str, RequestResponseState]] = {
+        "requester": RequestResponseState.IDLE,
+        "responder": RequestResponseState.IDLE,
+    }
+    TERMINAL: ClassVar[frozenset[RequestResponseState]] = frozenset(
+        {
+            RequestResponseState.CLOSED,
+        }
+    )
+    SEND: ClassVar[dict[str, Table[RequestResponseState]]] = {
+        "requester": {
+            (RequestResponseState.IDLE, RequestResponse): ((None, RequestResponseState.OPEN),),
+            (RequestResponseState.OPEN, Cancel): ((None, RequestResponseState.CLOSED),),
+            (RequestResponseState.IDLE, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a request-response requester sends only its request, then maybe CANCEL",
+                        "Request Response: 'RQ -> RS: REQUEST_RESPONSE', 'RQ -> RS: CANCEL'",
+                    ),
+                ),
+            ),
+            (RequestResponseState.OPEN, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a request-response requester sends only its request, then maybe CANCEL",
+                        "Request Response: 'RQ -> RS: REQUEST_RESPONSE', 'RQ -> RS: CANCEL'",
+                    ),
+                ),
+            ),
+        },
+        "responder": {
+            (RequestResponseState.OPEN, Payload): (
+                (_guard_26, RequestResponseState.CLOSED),
+                (
+                    _guard_27,
+                    Illegal(
+                        "the response to REQUEST_RESPONSE carries the C flag (it ends the stream)",
+                        "Request Response: 'RS -> RQ: PAYLOAD with COMPLETE'",
+                    ),
+                ),
+            ),
+            (RequestResponseState.IDLE, Error): ((_guard_25, RequestResponseState.CLOSED),),
+            (RequestResponseState.OPEN, Error): ((_guard_25, RequestResponseState.CLOSED),),
+            (RequestResponseState.IDLE, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a request-response responder sends one PAYLOAD (with C) or an ERROR with a stream error code",
+                        "ERROR Frame: 'APPLICATION_ERROR ... Stream ID MUST be > 0.'",
+                    ),
+                ),
+            ),
+            (RequestResponseState.OPEN, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a request-response responder sends one PAYLOAD (with C) or an ERROR with a stream error code",
+                        "ERROR Frame: 'APPLICATION_ERROR ... Stream ID MUST be > 0.'",
+                    ),
+                ),
+            ),
+        },
+    }
+    RECEIVE: ClassVar[dict[str, Table[RequestResponseState]]] = {
+        "requester": {
+            (RequestResponseState.OPEN, Payload): ((None, RequestResponseState.CLOSED),),
+            (RequestResponseState.OPEN, Error): ((_guard_25, RequestResponseState.CLOSED),),
+            (RequestResponseState.IDLE, ANY): ((None, IGNORE),),
+            (RequestResponseState.OPEN, ANY): ((None, IGNORE),),
+        },
+        "responder": {
+            (RequestResponseState.IDLE, RequestResponse): ((None, RequestResponseState.OPEN),),
+            (RequestResponseState.IDLE, Cancel): ((None, RequestResponseState.CLOSED),),
+            (RequestResponseState.OPEN, Cancel): ((None, RequestResponseState.CLOSED),),
+            (RequestResponseState.IDLE, ANY): ((None, IGNORE),),
+            (RequestResponseState.OPEN, ANY): ((None, IGNORE),),
+        },
+    }
+
+    def __init__(
+        self,
+        role: Literal[
+            "requester",
+            "responder",
+        ],
+        state: RequestResponseState | None = None,
+    ) -> None:
+        super().__init__(role, state)
+
+
+class RequestResponseRequesterHandler:
+    """Handler stubs for the requester of ``request_response``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_payload(self, frame: Payload) -> None:
+        """Payload on a stream (onNext and/or onComplete)."""
+
+    def on_error(self, frame: Error) -> None:
+        """Error at connection (stream id 0) or stream level."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, Payload):
+            self.on_payload(frame)
+        elif isinstance(frame, Error):
+            self.on_error(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class RequestResponseResponderHandler:
+    """Handler stubs for the responder of ``request_response``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_request_response(self, frame: RequestResponse) -> None:
+        """Request a single response."""
+
+    def on_cancel(self, frame: Cancel) -> None:
+        """Cancel an outstanding request."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, RequestResponse):
+            self.on_request_response(frame)
+        elif isinstance(frame, Cancel):
+            self.on_cancel(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class RequestFnfState(enum.Enum):
+    """States of the ``request_fnf`` machine."""
+
+    IDLE = "idle"
+    """Not yet sent (a responder reassembling a fragmented request is here)."""
+    CLOSED = "closed"
+    """Terminated."""
+
+
+class RequestFnfMachine(StateMachine[RequestFnfState]):
+    """One REQUEST_FNF; it ends as soon as it is sent / received whole.
+
+    Spec: Protocol.md, Stream Sequences and Lifetimes, Request Fire-n-Forget
+
+    One instance per stream; roles: requester, responder.
+    """
+
+    __slots__ = ()
+    NAME: ClassVar[str] = "request_fnf"
+    ROLES: ClassVar[tuple[str, ...]] = (
+        "requester",
+        "responder",
+    )
+    INITIAL: ClassVar[dict[str, RequestFnfState]] = {
+        "requester": RequestFnfState.IDLE,
+        "responder": RequestFnfState.IDLE,
+    }
+    TERMINAL: ClassVar[frozenset[RequestFnfState]] = frozenset(
+        {
+            RequestFnfState.CLOSED,
+        }
+    )
+    SEND: ClassVar[dict[str, Table[RequestFnfState]]] = {
+        "requester": {
+            (RequestFnfState.IDLE, RequestFnf): ((None, RequestFnfState.CLOSED),),
+            (RequestFnfState.IDLE, ANY): (
+                (None, Illegal("a fire-and-forget stream is one REQUEST_FNF", "")),
+            ),
+        },
+        "responder": {
+            (RequestFnfState.IDLE, ANY): (
+                (None, Illegal("nothing answers a fire-and-forget request", "")),
+            ),
+        },
+    }
+    RECEIVE: ClassVar[dict[str, Table[RequestFnfState]]] = {
+        "requester": {
+            (RequestFnfState.IDLE, ANY): ((None, IGNORE),),
+        },
+        "responder": {
+            (RequestFnfState.IDLE, RequestFnf): ((None, RequestFnfState.CLOSED),),
+            (RequestFnfState.IDLE, Cancel): ((None, RequestFnfState.CLOSED),),
+            (RequestFnfState.IDLE, ANY): ((None, IGNORE),),
+        },
+    }
+
+    def __init__(
+        self,
+        role: Literal[
+            "requester",
+            "responder",
+        ],
+        state: RequestFnfState | None = None,
+    ) -> None:
+        super().__init__(role, state)
+
+
+class RequestFnfRequesterHandler:
+    """Handler stubs for the requester of ``request_fnf``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def handle(self, frame: object) -> None:
+        raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class RequestFnfResponderHandler:
+    """Handler stubs for the responder of ``request_fnf``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_request_fnf(self, frame: RequestFnf) -> None:
+        """Fire-and-forget, a single one-way message."""
+
+    def on_cancel(self, frame: Cancel) -> None:
+        """Cancel an outstanding request."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, RequestFnf):
+            self.on_request_fnf(frame)
+        elif isinstance(frame, Cancel):
+            self.on_cancel(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class RequestStreamState(enum.Enum):
+    """States of the ``request_stream`` machine."""
+
+    IDLE = "idle"
+    """Not yet opened (a responder reassembling a fragmented request is here)."""
+    OPEN = "open"
+    """Items flow responder -> requester as REQUEST_N credit allows."""
+    CLOSED = "closed"
+    """Terminated."""
+
+
+class RequestStreamMachine(StateMachine[RequestStreamState]):
+    """One REQUEST_STREAM; request-n credit is engine logic (runtime.flow.Window).
+
+    Spec: Protocol.md, Stream Sequences and Lifetimes, Request Stream
+
+    One instance per stream; roles: requester, responder.
+    """
+
+    __slots__ = ()
+    NAME: ClassVar[str] = "request_stream"
+    ROLES: ClassVar[tuple[str, ...]] = (
+        "requester",
+        "responder",
+    )
+    INITIAL: ClassVar[dict[str, RequestStreamState]] = {
+        "requester": RequestStreamState.IDLE,
+        "responder": RequestStreamState.IDLE,
+    }
+    TERMINAL: ClassVar[frozenset[RequestStreamState]] = frozenset(
+        {
+            RequestStreamState.CLOSED,
+        }
+    )
+    SEND: ClassVar[dict[str, Table[RequestStreamState]]] = {
+        "requester": {
+            (RequestStreamState.IDLE, RequestStream): ((None, RequestStreamState.OPEN),),
+            (RequestStreamState.OPEN, RequestN): ((None, RequestStreamState.OPEN),),
+            (RequestStreamState.OPEN, Cancel): ((None, RequestStreamState.CLOSED),),
+            (RequestStreamState.IDLE, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a request-stream requester sends only its request, REQUEST_N and CANCEL",
+                        "",
+                    ),
+                ),
+            ),
+            (RequestStreamState.OPEN, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a request-stream requester sends only its request, REQUEST_N and CANCEL",
+                        "",
+                    ),
+                ),
+            ),
+        },
+        "responder": {
+            (RequestStreamState.OPEN, Payload): (
+                (_guard_26, RequestStreamState.CLOSED),
+                (_guard_28, RequestStreamState.OPEN),
+                (
+                    _guard_29,
+                    Illegal(
+                        "a PAYLOAD needs the N or the C flag",
+                        "PAYLOAD Frame: 'A PAYLOAD MUST NOT have both (C)complete and (N)ext empty (false).'",
+                    ),
+                ),
+            ),
+            (RequestStreamState.IDLE, Error): ((_guard_25, RequestStreamState.CLOSED),),
+            (RequestStreamState.OPEN, Error): ((_guard_25, RequestStreamState.CLOSED),),
+            (RequestStreamState.IDLE, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a request-stream responder sends PAYLOAD and one terminal PAYLOAD(C) or ERROR with a stream error code",
+                        "",
+                    ),
+                ),
+            ),
+            (RequestStreamState.OPEN, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "a request-stream responder sends PAYLOAD and one terminal PAYLOAD(C) or ERROR with a stream error code",
+                        "",
+                    ),
+                ),
+            ),
+        },
+    }
+    RECEIVE: ClassVar[dict[str, Table[RequestStreamState]]] = {
+        "requester": {
+            (RequestStreamState.OPEN, Payload): (
+                (_guard_26, RequestStreamState.CLOSED),
+                (_guard_28, RequestStreamState.OPEN),
+                (_guard_29, IGNORE),
+            ),
+            (RequestStreamState.OPEN, Error): ((_guard_25, RequestStreamState.CLOSED),),
+            (RequestStreamState.IDLE, ANY): ((None, IGNORE),),
+            (RequestStreamState.OPEN, ANY): ((None, IGNORE),),
+        },
+        "responder": {
+            (RequestStreamState.IDLE, RequestStream): ((None, RequestStreamState.OPEN),),
+            (RequestStreamState.OPEN, RequestN): ((None, RequestStreamState.OPEN),),
+            (RequestStreamState.IDLE, Cancel): ((None, RequestStreamState.CLOSED),),
+            (RequestStreamState.OPEN, Cancel): ((None, RequestStreamState.CLOSED),),
+            (RequestStreamState.IDLE, ANY): ((None, IGNORE),),
+            (RequestStreamState.OPEN, ANY): ((None, IGNORE),),
+        },
+    }
+
+    def __init__(
+        self,
+        role: Literal[
+            "requester",
+            "responder",
+        ],
+        state: RequestStreamState | None = None,
+    ) -> None:
+        super().__init__(role, state)
+
+
+class RequestStreamRequesterHandler:
+    """Handler stubs for the requester of ``request_stream``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_payload(self, frame: Payload) -> None:
+        """Payload on a stream (onNext and/or onComplete)."""
+
+    def on_error(self, frame: Error) -> None:
+        """Error at connection (stream id 0) or stream level."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, Payload):
+            self.on_payload(frame)
+        elif isinstance(frame, Error):
+            self.on_error(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class RequestStreamResponderHandler:
+    """Handler stubs for the responder of ``request_stream``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_request_stream(self, frame: RequestStream) -> None:
+        """Request a completable stream."""
+
+    def on_request_n(self, frame: RequestN) -> None:
+        """Request N more items (Reactive Streams credit)."""
+
+    def on_cancel(self, frame: Cancel) -> None:
+        """Cancel an outstanding request."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, RequestStream):
+            self.on_request_stream(frame)
+        elif isinstance(frame, RequestN):
+            self.on_request_n(frame)
+        elif isinstance(frame, Cancel):
+            self.on_cancel(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class RequestChannelState(enum.Enum):
+    """States of the ``request_channel`` machine."""
+
+    IDLE = "idle"
+    """Not yet opened (a responder reassembling a fragmented request is here)."""
+    OPEN = "open"
+    """Both directions are open."""
+    HALF_CLOSED_LOCAL = "half_closed_local"
+    """This side sent COMPLETE; the peer may still send."""
+    HALF_CLOSED_REMOTE = "half_closed_remote"
+    """The peer sent COMPLETE; this side may still send."""
+    CLOSED = "closed"
+    """Terminated."""
+
+
+class RequestChannelMachine(StateMachine[RequestChannelState]):
+    """One REQUEST_CHANNEL: two half-directions (M11).  `half_closed_local` = this side sent COMPLETE; `half_closed_remote` = the peer did.
+
+    Spec: Protocol.md, Stream Sequences and Lifetimes, Request Channel
+
+    One instance per stream; roles: requester, responder.
+    """
+
+    __slots__ = ()
+    NAME: ClassVar[str] = "request_channel"
+    ROLES: ClassVar[tuple[str, ...]] = (
+        "requester",
+        "responder",
+    )
+    INITIAL: ClassVar[dict[str, RequestChannelState]] = {
+        "requester": RequestChannelState.IDLE,
+        "responder": RequestChannelState.IDLE,
+    }
+    TERMINAL: ClassVar[frozenset[RequestChannelState]] = frozenset(
+        {
+            RequestChannelState.CLOSED,
+        }
+    )
+    SEND: ClassVar[dict[str, Table[RequestChannelState]]] = {
+        "requester": {
+            (RequestChannelState.IDLE, RequestChannel): (
+                (_guard_30, RequestChannelState.OPEN),
+                (_guard_31, RequestChannelState.HALF_CLOSED_LOCAL),
+            ),
+            (RequestChannelState.OPEN, Payload): (
+                (_guard_28, RequestChannelState.OPEN),
+                (_guard_26, RequestChannelState.HALF_CLOSED_LOCAL),
+                (
+                    _guard_29,
+                    Illegal(
+                        "a PAYLOAD needs the N or the C flag",
+                        "PAYLOAD Frame: 'A PAYLOAD MUST NOT have both (C)complete and (N)ext empty (false).'",
+                    ),
+                ),
+            ),
+            (RequestChannelState.HALF_CLOSED_REMOTE, Payload): (
+                (_guard_28, RequestChannelState.HALF_CLOSED_REMOTE),
+                (_guard_26, RequestChannelState.CLOSED),
+                (
+                    _guard_29,
+                    Illegal(
+                        "a PAYLOAD needs the N or the C flag",
+                        "PAYLOAD Frame: 'A PAYLOAD MUST NOT have both (C)complete and (N)ext empty (false).'",
+                    ),
+                ),
+            ),
+            (RequestChannelState.HALF_CLOSED_LOCAL, Payload): (
+                (
+                    None,
+                    Illegal(
+                        "no PAYLOAD after this side's COMPLETE",
+                        "Request Channel: 'A Requester MUST NOT send any additional PAYLOAD frames after sending a frame with the C bit set.'",
+                    ),
+                ),
+            ),
+            (RequestChannelState.OPEN, RequestN): ((None, RequestChannelState.OPEN),),
+            (RequestChannelState.HALF_CLOSED_LOCAL, RequestN): (
+                (None, RequestChannelState.HALF_CLOSED_LOCAL),
+            ),
+            (RequestChannelState.OPEN, Error): ((_guard_25, RequestChannelState.CLOSED),),
+            (RequestChannelState.HALF_CLOSED_LOCAL, Error): (
+                (_guard_25, RequestChannelState.CLOSED),
+            ),
+            (RequestChannelState.HALF_CLOSED_REMOTE, Error): (
+                (_guard_25, RequestChannelState.CLOSED),
+            ),
+            (RequestChannelState.OPEN, Cancel): ((None, RequestChannelState.CLOSED),),
+            (RequestChannelState.HALF_CLOSED_LOCAL, Cancel): ((None, RequestChannelState.CLOSED),),
+            (RequestChannelState.HALF_CLOSED_REMOTE, Cancel): ((None, RequestChannelState.CLOSED),),
+            (RequestChannelState.IDLE, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "not allowed on a channel in this state (requester: one REQUEST_CHANNEL, then PAYLOAD/REQUEST_N/CANCEL/ERROR; responder: PAYLOAD/REQUEST_N/ERROR)",
+                        "REQUEST_CHANNEL Frame: 'A requester MUST send only one REQUEST_CHANNEL frame. Subsequent messages from requester to responder MUST be sent as PAYLOAD frames.'",
+                    ),
+                ),
+            ),
+            (RequestChannelState.OPEN, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "not allowed on a channel in this state (requester: one REQUEST_CHANNEL, then PAYLOAD/REQUEST_N/CANCEL/ERROR; responder: PAYLOAD/REQUEST_N/ERROR)",
+                        "REQUEST_CHANNEL Frame: 'A requester MUST send only one REQUEST_CHANNEL frame. Subsequent messages from requester to responder MUST be sent as PAYLOAD frames.'",
+                    ),
+                ),
+            ),
+            (RequestChannelState.HALF_CLOSED_LOCAL, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "not allowed on a channel in this state (requester: one REQUEST_CHANNEL, then PAYLOAD/REQUEST_N/CANCEL/ERROR; responder: PAYLOAD/REQUEST_N/ERROR)",
+                        "REQUEST_CHANNEL Frame: 'A requester MUST send only one REQUEST_CHANNEL frame. Subsequent messages from requester to responder MUST be sent as PAYLOAD frames.'",
+                    ),
+                ),
+            ),
+            (RequestChannelState.HALF_CLOSED_REMOTE, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "not allowed on a channel in this state (requester: one REQUEST_CHANNEL, then PAYLOAD/REQUEST_N/CANCEL/ERROR; responder: PAYLOAD/REQUEST_N/ERROR)",
+                        "REQUEST_CHANNEL Frame: 'A requester MUST send only one REQUEST_CHANNEL frame. Subsequent messages from requester to responder MUST be sent as PAYLOAD frames.'",
+                    ),
+                ),
+            ),
+        },
+        "responder": {
+            (RequestChannelState.OPEN, Payload): (
+                (_guard_28, RequestChannelState.OPEN),
+                (_guard_26, RequestChannelState.HALF_CLOSED_LOCAL),
+                (
+                    _guard_29,
+                    Illegal(
+                        "a PAYLOAD needs the N or the C flag",
+                        "PAYLOAD Frame: 'A PAYLOAD MUST NOT have both (C)complete and (N)ext empty (false).'",
+                    ),
+                ),
+            ),
+            (RequestChannelState.HALF_CLOSED_REMOTE, Payload): (
+                (_guard_28, RequestChannelState.HALF_CLOSED_REMOTE),
+                (_guard_26, RequestChannelState.CLOSED),
+                (
+                    _guard_29,
+                    Illegal(
+                        "a PAYLOAD needs the N or the C flag",
+                        "PAYLOAD Frame: 'A PAYLOAD MUST NOT have both (C)complete and (N)ext empty (false).'",
+                    ),
+                ),
+            ),
+            (RequestChannelState.HALF_CLOSED_LOCAL, Payload): (
+                (
+                    None,
+                    Illegal(
+                        "no PAYLOAD after this side's COMPLETE",
+                        "Request Channel: 'A Requester MUST NOT send any additional PAYLOAD frames after sending a frame with the C bit set.'",
+                    ),
+                ),
+            ),
+            (RequestChannelState.OPEN, RequestN): ((None, RequestChannelState.OPEN),),
+            (RequestChannelState.HALF_CLOSED_LOCAL, RequestN): (
+                (None, RequestChannelState.HALF_CLOSED_LOCAL),
+            ),
+            (RequestChannelState.OPEN, Error): ((_guard_25, RequestChannelState.CLOSED),),
+            (RequestChannelState.HALF_CLOSED_LOCAL, Error): (
+                (_guard_25, RequestChannelState.CLOSED),
+            ),
+            (RequestChannelState.HALF_CLOSED_REMOTE, Error): (
+                (_guard_25, RequestChannelState.CLOSED),
+            ),
+            (RequestChannelState.IDLE, Error): ((_guard_25, RequestChannelState.CLOSED),),
+            (RequestChannelState.IDLE, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "not allowed on a channel in this state (requester: one REQUEST_CHANNEL, then PAYLOAD/REQUEST_N/CANCEL/ERROR; responder: PAYLOAD/REQUEST_N/ERROR)",
+                        "REQUEST_CHANNEL Frame: 'A requester MUST send only one REQUEST_CHANNEL frame. Subsequent messages from requester to responder MUST be sent as PAYLOAD frames.'",
+                    ),
+                ),
+            ),
+            (RequestChannelState.OPEN, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "not allowed on a channel in this state (requester: one REQUEST_CHANNEL, then PAYLOAD/REQUEST_N/CANCEL/ERROR; responder: PAYLOAD/REQUEST_N/ERROR)",
+                        "REQUEST_CHANNEL Frame: 'A requester MUST send only one REQUEST_CHANNEL frame. Subsequent messages from requester to responder MUST be sent as PAYLOAD frames.'",
+                    ),
+                ),
+            ),
+            (RequestChannelState.HALF_CLOSED_LOCAL, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "not allowed on a channel in this state (requester: one REQUEST_CHANNEL, then PAYLOAD/REQUEST_N/CANCEL/ERROR; responder: PAYLOAD/REQUEST_N/ERROR)",
+                        "REQUEST_CHANNEL Frame: 'A requester MUST send only one REQUEST_CHANNEL frame. Subsequent messages from requester to responder MUST be sent as PAYLOAD frames.'",
+                    ),
+                ),
+            ),
+            (RequestChannelState.HALF_CLOSED_REMOTE, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "not allowed on a channel in this state (requester: one REQUEST_CHANNEL, then PAYLOAD/REQUEST_N/CANCEL/ERROR; responder: PAYLOAD/REQUEST_N/ERROR)",
+                        "REQUEST_CHANNEL Frame: 'A requester MUST send only one REQUEST_CHANNEL frame. Subsequent messages from requester to responder MUST be sent as PAYLOAD frames.'",
+                    ),
+                ),
+            ),
+        },
+    }
+    RECEIVE: ClassVar[dict[str, Table[RequestChannelState]]] = {
+        "requester": {
+            (RequestChannelState.OPEN, Payload): (
+                (_guard_28, RequestChannelState.OPEN),
+                (_guard_26, RequestChannelState.HALF_CLOSED_REMOTE),
+                (_guard_29, IGNORE),
+            ),
+            (RequestChannelState.HALF_CLOSED_LOCAL, Payload): (
+                (_guard_28, RequestChannelState.HALF_CLOSED_LOCAL),
+                (_guard_26, RequestChannelState.CLOSED),
+                (_guard_29, IGNORE),
+            ),
+            (RequestChannelState.OPEN, RequestN): ((None, RequestChannelState.OPEN),),
+            (RequestChannelState.HALF_CLOSED_REMOTE, RequestN): (
+                (None, RequestChannelState.HALF_CLOSED_REMOTE),
+            ),
+            (RequestChannelState.OPEN, Error): ((_guard_25, RequestChannelState.CLOSED),),
+            (RequestChannelState.HALF_CLOSED_LOCAL, Error): (
+                (_guard_25, RequestChannelState.CLOSED),
+            ),
+            (RequestChannelState.HALF_CLOSED_REMOTE, Error): (
+                (_guard_25, RequestChannelState.CLOSED),
+            ),
+            (RequestChannelState.IDLE, ANY): ((None, IGNORE),),
+            (RequestChannelState.OPEN, ANY): ((None, IGNORE),),
+            (RequestChannelState.HALF_CLOSED_LOCAL, ANY): ((None, IGNORE),),
+            (RequestChannelState.HALF_CLOSED_REMOTE, ANY): ((None, IGNORE),),
+        },
+        "responder": {
+            (RequestChannelState.IDLE, RequestChannel): (
+                (_guard_30, RequestChannelState.OPEN),
+                (_guard_31, RequestChannelState.HALF_CLOSED_REMOTE),
+            ),
+            (RequestChannelState.IDLE, Cancel): ((None, RequestChannelState.CLOSED),),
+            (RequestChannelState.OPEN, Payload): (
+                (_guard_28, RequestChannelState.OPEN),
+                (_guard_26, RequestChannelState.HALF_CLOSED_REMOTE),
+                (_guard_29, IGNORE),
+            ),
+            (RequestChannelState.HALF_CLOSED_LOCAL, Payload): (
+                (_guard_28, RequestChannelState.HALF_CLOSED_LOCAL),
+                (_guard_26, RequestChannelState.CLOSED),
+                (_guard_29, IGNORE),
+            ),
+            (RequestChannelState.OPEN, RequestN): ((None, RequestChannelState.OPEN),),
+            (RequestChannelState.HALF_CLOSED_REMOTE, RequestN): (
+                (None, RequestChannelState.HALF_CLOSED_REMOTE),
+            ),
+            (RequestChannelState.OPEN, Error): ((_guard_25, RequestChannelState.CLOSED),),
+            (RequestChannelState.HALF_CLOSED_LOCAL, Error): (
+                (_guard_25, RequestChannelState.CLOSED),
+            ),
+            (RequestChannelState.HALF_CLOSED_REMOTE, Error): (
+                (_guard_25, RequestChannelState.CLOSED),
+            ),
+            (RequestChannelState.OPEN, Cancel): ((None, RequestChannelState.CLOSED),),
+            (RequestChannelState.HALF_CLOSED_LOCAL, Cancel): ((None, RequestChannelState.CLOSED),),
+            (RequestChannelState.HALF_CLOSED_REMOTE, Cancel): ((None, RequestChannelState.CLOSED),),
+            (RequestChannelState.IDLE, ANY): ((None, IGNORE),),
+            (RequestChannelState.OPEN, ANY): ((None, IGNORE),),
+            (RequestChannelState.HALF_CLOSED_LOCAL, ANY): ((None, IGNORE),),
+            (RequestChannelState.HALF_CLOSED_REMOTE, ANY): ((None, IGNORE),),
+        },
+    }
+
+    def __init__(
+        self,
+        role: Literal[
+            "requester",
+            "responder",
+        ],
+        state: RequestChannelState | None = None,
+    ) -> None:
+        super().__init__(role, state)
+
+
+class RequestChannelRequesterHandler:
+    """Handler stubs for the requester of ``request_channel``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_request_n(self, frame: RequestN) -> None:
+        """Request N more items (Reactive Streams credit)."""
+
+    def on_payload(self, frame: Payload) -> None:
+        """Payload on a stream (onNext and/or onComplete)."""
+
+    def on_error(self, frame: Error) -> None:
+        """Error at connection (stream id 0) or stream level."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, RequestN):
+            self.on_request_n(frame)
+        elif isinstance(frame, Payload):
+            self.on_payload(frame)
+        elif isinstance(frame, Error):
+            self.on_error(frame)
+        else:
+            raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
+
+
+class RequestChannelResponderHandler:
+    """Handler stubs for the responder of ``request_channel``: one method per
+    frame it can receive.  Subclass and override; ``handle`` dispatches by frame class."""
+
+    __slots__ = ()
+
+    def on_request_channel(self, frame: RequestChannel) -> None:
+        """Request a completable stream in both directions."""
+
+    def on_request_n(self, frame: RequestN) -> None:
+        """Request N more items (Reactive Streams credit)."""
+
+    def on_cancel(self, frame: Cancel) -> None:
+        """Cancel an outstanding request."""
+
+    def on_payload(self, frame: Payload) -> None:
+        """Payload on a stream (onNext and/or onComplete)."""
+
+    def on_error(self, frame: Error) -> None:
+        """Error at connection (stream id 0) or stream level."""
+
+    def handle(self, frame: object) -> None:
+        if isinstance(frame, RequestChannel):
+            self.on_request_channel(frame)
+        elif isinstance(frame, RequestN):
+            self.on_request_n(frame)
+        elif isinstance(frame, Cancel):
+            self.on_cancel(frame)
+        elif isinstance(frame, Payload):
+            self.on_payload(frame)
+        elif isinstance(frame, Error):
+            self.on_error(frame)
         else:
             raise TypeError(f"{type(self).__name__} has no handler for {type(frame).__name__}")
