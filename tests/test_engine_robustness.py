@@ -14,7 +14,10 @@ from hypothesis import strategies as st
 
 from runtime.bpmux import BpmuxConnection
 from runtime.errors import ProtocolError
+from runtime.rabbitmq_stream import ClientConnection
 from runtime.rsio import RsioConnection
+from runtime.rsocket import RSocketConnection
+from tests.rabbitmq_stream_test_broker import TestBroker
 
 
 def _rsio(encoding: str) -> Callable[[], tuple[Any, bytes]]:
@@ -33,7 +36,28 @@ def _bpmux() -> tuple[Any, bytes]:
     return acceptor, opener.data_to_send()
 
 
+def _rsocket(version: str) -> Callable[[], tuple[Any, bytes]]:
+    def make() -> tuple[Any, bytes]:
+        server = RSocketConnection("server", version)
+        client = RSocketConnection("client", version)
+        client.connect()
+        client.request_stream(b"ticks", initial_n=4)
+        return server, client.data_to_send()
+
+    return make
+
+
+def _rabbitmq() -> tuple[Any, bytes]:
+    client, broker = ClientConnection(), TestBroker()
+    client.initiate_connection()
+    broker.receive_data(client.data_to_send())
+    return client, broker.data_to_send()
+
+
 ENGINES: dict[str, Callable[[], tuple[Any, bytes]]] = {
+    "rsocket-1.0": _rsocket("1.0"),
+    "rsocket-0.2": _rsocket("0.2"),
+    "rabbitmq_stream": _rabbitmq,
     "rsio-binary": _rsio("binary"),
     "rsio-msgpack": _rsio("msgpack"),
     "bpmux": _bpmux,
