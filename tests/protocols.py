@@ -82,12 +82,20 @@ def context(codec: ModuleType, spec: dict[str, Any] | None) -> Any:
     return codec.Context(**spec)
 
 
-def generate_into(tmp_path: Path, spec: dict[str, Any], package: str) -> None:
+def generate_into(tmp_path: Path, spec: dict[str, Any], package: str,
+                  *modules: str) -> list[ModuleType]:  # fmt: skip
     """Write ``spec`` as ``idl/<protocol>/<version>.yaml`` under ``tmp_path``, generate
-    it into the package ``package`` there, and make that importable (the edit workflow)."""
+    it into the package ``package`` there, and import ``package.<protocol>.<version>``
+    followed by each of ``modules`` in it (e.g. "machines"): the edit workflow."""
     idl = tmp_path / "idl" / spec["protocol"]
     idl.mkdir(parents=True)
     (idl / f"{spec['version']}.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     command = [sys.executable, "-m", "codegen", "generate", "--idl", str(tmp_path / "idl"),
                "--out", str(tmp_path / package)]  # fmt: skip
     subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
+    base = f"{package}.{spec['protocol']}.{spec['version']}"
+    sys.path.insert(0, str(tmp_path))
+    try:
+        return [importlib.import_module(m) for m in [base, *(f"{base}.{n}" for n in modules)]]
+    finally:
+        sys.path.remove(str(tmp_path))

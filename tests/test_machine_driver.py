@@ -3,8 +3,6 @@ edit-the-YAML workflow for machines: changing a transition changes behaviour."""
 
 from __future__ import annotations
 
-import importlib
-import sys
 from pathlib import Path
 
 import pytest
@@ -85,13 +83,7 @@ def test_changing_a_transition_in_the_yaml_changes_behaviour(tmp_path: Path) -> 
     for row in spec["machines"]["connection"]["transitions"]:
         if row.get("send") == "Setup" and row.get("when", {}).get("lease") is True:
             row["to"] = "established"
-    generate_into(tmp_path, spec, "wsmach")
-    sys.path.insert(0, str(tmp_path))
-    try:
-        codec = importlib.import_module("wsmach.rsocket.v1_0")
-        machines = importlib.import_module("wsmach.rsocket.v1_0.machines")
-    finally:
-        sys.path.remove(str(tmp_path))
+    codec, machines = generate_into(tmp_path, spec, "wsmach", "machines")
     edited = machines.ConnectionMachine("client")
     edited.send(codec.Setup(lease=True))
     assert edited.state.value == "established"
@@ -135,13 +127,7 @@ TOY = {
 
 def test_negated_and_flag_conditions_and_the_wildcard_fallback(tmp_path: Path) -> None:
     """`{not: 0}` rows, flag rows, and a `*` row catching a frame whose guards all fail."""
-    generate_into(tmp_path, TOY, "wstoy")
-    sys.path.insert(0, str(tmp_path))
-    try:
-        codec = importlib.import_module("wstoy.toy.v1")
-        machines = importlib.import_module("wstoy.toy.v1.machines")
-    finally:
-        sys.path.remove(str(tmp_path))
+    codec, machines = generate_into(tmp_path, TOY, "wstoy", "machines")
     refused = machines.SessionMachine("peer")
     with pytest.raises(UnexpectedFrame, match="unsupported version"):
         refused.receive(codec.Hello(version=2))
