@@ -134,6 +134,9 @@ class _FrameSplitter(Generic[F, C]):
         self.sender = sender
         self._buffer = bytearray()
         self._broken: ProtocolError | None = None
+        # Called with each frame as soon as it is decoded, before the next one is: for
+        # layouts that depend on earlier frames (rsio's elementSize in ``ctx``).
+        self.after_frame: Callable[[F], None] | None = None
 
     @property
     def buffered(self) -> int:
@@ -192,6 +195,8 @@ class LengthPrefixedDecoder(_FrameSplitter[F, C]):
                 if used != stop:
                     raise TrailingBytes(f"{stop - used} bytes after the end of a frame")
                 frames.append(frame)
+                if self.after_frame is not None:
+                    self.after_frame(frame)
         except DecodeError as error:
             del buffer[:pos]
             error.frames = list(frames)
@@ -248,6 +253,8 @@ class SelfDelimitingDecoder(_FrameSplitter[F, C]):
                         f"a frame of {stop - pos} bytes exceeds the limit of {limit}"
                     )
                 frames.append(frame)
+                if self.after_frame is not None:
+                    self.after_frame(frame)
                 pos = stop
             else:
                 self._needed = 0
@@ -299,6 +306,7 @@ class MsgpackDecoder(Generic[F, C]):
             max_buffer_size=max_frame_size,
         )
         self._broken: ProtocolError | None = None
+        self.after_frame: Callable[[F], None] | None = None  # as in _FrameSplitter
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[F]:
         """Add bytes from the stream; return every frame they complete, in order."""
@@ -317,7 +325,10 @@ class MsgpackDecoder(Generic[F, C]):
                     ) from None
                 try:
                     for obj in self._unpacker:
-                        frames.append(self._from_object(obj, self.ctx))
+                        frame = self._from_object(obj, self.ctx)
+                        frames.append(frame)
+                        if self.after_frame is not None:
+                            self.after_frame(frame)
                 except DecodeError:
                     raise
                 except (ValueError, TypeError, msgpack.UnpackException) as error:

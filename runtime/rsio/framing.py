@@ -5,8 +5,8 @@ The layout of onNext/onNextPacked depends on the elementSize that the publisher'
 the onNext.element field is not length-prefixed").  The generated stream decoders read
 ``ctx`` for every frame but decode a whole ``feed`` at once, before the engine sees any
 of it; a ``subscribed`` followed by fixed-size elements in the same chunk would be
-decoded with the old size.  So the decoders here are the generated ones with a step
-added after each frame: the context follows the publisher's messages *in stream
+decoded with the old size.  So the decoders here are the generated ones with their
+``after_frame`` hook set: the context follows the publisher's messages *in stream
 order*:
 
 - ``subscribed``: the Id's elementSize becomes the announced one;
@@ -20,11 +20,9 @@ every stale message.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Literal, Protocol
 
 import generated.rsio.v0 as rsio
-from runtime._support import MsgpackDecoder, SelfDelimitingDecoder
 
 __all__ = ["Encoding", "FrameDecoder", "make_decoder", "encode_frame", "track_context"]
 
@@ -51,27 +49,15 @@ def track_context(frame: rsio.Frame, ctx: rsio.Context) -> None:
 
 def make_decoder(encoding: Encoding, ctx: rsio.Context, max_frame_size: int) -> FrameDecoder:
     """A stream decoder for ``encoding`` that keeps ``ctx`` in step frame by frame."""
+    decoder: rsio.StreamDecoder | rsio.MsgpackStreamDecoder
     if encoding == "binary":
-
-        def decode_at(data: bytes, pos: int, end: int, context: rsio.Context | None,
-                      sender: str | None) -> tuple[rsio.Frame, int]:  # fmt: skip
-            frame, stop = rsio.decode_at(data, pos, end, context, sender)
-            track_context(frame, ctx)
-            return frame, stop
-
-        return SelfDelimitingDecoder(decode_at, max_frame_size, ctx, None)
-    if encoding == "msgpack":
-        # The generated MsgpackStreamDecoder is MsgpackDecoder(_from_msgpack, ...); we wrap
-        # the same per-object decoder.
-        from_object: Callable[[object, rsio.Context | None], rsio.Frame] = rsio._from_msgpack
-
-        def decode_object(obj: object, context: rsio.Context | None) -> rsio.Frame:
-            frame = from_object(obj, context)
-            track_context(frame, ctx)
-            return frame
-
-        return MsgpackDecoder(decode_object, max_frame_size, ctx)
-    raise ValueError(f"unknown encoding {encoding!r} (binary or msgpack)")
+        decoder = rsio.StreamDecoder(max_frame_size, ctx)
+    elif encoding == "msgpack":
+        decoder = rsio.MsgpackStreamDecoder(max_frame_size, ctx)
+    else:
+        raise ValueError(f"unknown encoding {encoding!r} (binary or msgpack)")
+    decoder.after_frame = lambda frame: track_context(frame, ctx)
+    return decoder
 
 
 def encode_frame(encoding: Encoding, frame: rsio.Frame, ctx: rsio.Context) -> bytes:
