@@ -134,9 +134,10 @@ class _FrameSplitter(Generic[F, C]):
         self.sender = sender
         self._buffer = bytearray()
         self._broken: ProtocolError | None = None
-        # Called with each frame as soon as it is decoded, before the next one is: for
-        # layouts that depend on earlier frames (rsio's elementSize in ``ctx``).
-        self.after_frame: Callable[[F], None] | None = None
+        # Called with each frame and its size on the wire (without a transport prefix)
+        # as soon as it is decoded, before the next one is: for layouts that depend on
+        # earlier frames (rsio's elementSize in ``ctx``) and byte credit (BPMUX).
+        self.after_frame: Callable[[F, int], None] | None = None
 
     @property
     def buffered(self) -> int:
@@ -196,7 +197,7 @@ class LengthPrefixedDecoder(_FrameSplitter[F, C]):
                     raise TrailingBytes(f"{stop - used} bytes after the end of a frame")
                 frames.append(frame)
                 if self.after_frame is not None:
-                    self.after_frame(frame)
+                    self.after_frame(frame, length)
         except DecodeError as error:
             del buffer[:pos]
             error.frames = list(frames)
@@ -254,7 +255,7 @@ class SelfDelimitingDecoder(_FrameSplitter[F, C]):
                     )
                 frames.append(frame)
                 if self.after_frame is not None:
-                    self.after_frame(frame)
+                    self.after_frame(frame, stop - pos)
                 pos = stop
             else:
                 self._needed = 0
@@ -306,7 +307,8 @@ class MsgpackDecoder(Generic[F, C]):
             max_buffer_size=max_frame_size,
         )
         self._broken: ProtocolError | None = None
-        self.after_frame: Callable[[F], None] | None = None  # as in _FrameSplitter
+        self.after_frame: Callable[[F, int], None] | None = None  # as in _FrameSplitter
+        self._consumed = 0  # bytes of the stream the unpacker has turned into objects
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[F]:
         """Add bytes from the stream; return every frame they complete, in order."""
@@ -327,8 +329,10 @@ class MsgpackDecoder(Generic[F, C]):
                     for obj in self._unpacker:
                         frame = self._from_object(obj, self.ctx)
                         frames.append(frame)
+                        consumed = self._unpacker.tell()
                         if self.after_frame is not None:
-                            self.after_frame(frame)
+                            self.after_frame(frame, consumed - self._consumed)
+                        self._consumed = consumed
                 except DecodeError:
                     raise
                 except (ValueError, TypeError, msgpack.UnpackException) as error:

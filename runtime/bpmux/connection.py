@@ -156,6 +156,11 @@ class BpmuxConnection:
         self.ended_memory = ended_memory
         self._initial_credit = initial_credit
         self._decoder = StreamDecoder(max_frame_size=max_packet_size)
+        # Sizes of the packets the decoder produced in this feed (credit counts bytes);
+        # ``_frame_size`` is the one being handled.
+        self._frame_sizes: list[int] = []
+        self._decoder.after_frame = lambda frame, size: self._frame_sizes.append(size)
+        self._frame_size = 0
         self._connection = ConnectionMachine("peer")
         self._send_top = OutboundCredit(Charge.TOP_LEVEL)
         self._recv_top = Window.inbound_window(cap=VARU64_MAX)
@@ -421,15 +426,16 @@ class BpmuxConnection:
             self._transport_closed = True
             self._abort_everything(events, None)
             return events
+        self._frame_sizes.clear()
         try:
             try:
                 frames = self._decoder.feed(data)
             except DecodeError as error:
-                for frame in error.frames:
-                    self._handle(frame, events)  # type: ignore[arg-type]
+                for frame, size in zip(error.frames, self._frame_sizes):
+                    self._handle(frame, size, events)  # type: ignore[arg-type]
                 raise
-            for frame in frames:
-                self._handle(frame, events)
+            for frame, size in zip(frames, self._frame_sizes):
+                self._handle(frame, size, events)
         except RemoteProtocolError as error:
             self._failure = error
             self._abort_everything(events, error)
@@ -439,13 +445,14 @@ class BpmuxConnection:
             events.append(ev.ConnectionDone())
         return events
 
-    def _handle(self, frame: Frame, events: list[ev.Event]) -> None:
+    def _handle(self, frame: Frame, size: int, events: list[ev.Event]) -> None:
         if isinstance(frame, UnknownFrame):
             # L19: "drop that many bytes after that VarU64, then continue the stream".
             self.unknown_packets_skipped += 1
             return
+        self._frame_size = size
         if charge_of(frame) is Charge.TOP_LEVEL:
-            self._charge_top(len(frame.to_bytes()))
+            self._charge_top(size)
         if self._connection.receive(frame) is IGNORE:
             return
         self._handlers[type(frame)](frame, events)
@@ -578,7 +585,7 @@ class BpmuxConnection:
         flow = self._flow(inner_id, Direction.INBOUND)
         if flow.machine.receive(frame) is IGNORE:
             return  # in flight after our InnerCancel
-        flow.recv.consume(len(frame.to_bytes()))  # L58; PeerExceededDemand: fatal (BP-30)
+        flow.recv.consume(self._frame_size)  # L58; PeerExceededDemand: fatal (BP-30)
         if isinstance(frame, InnerItem):
             events.append(ev.ItemReceived(inner_id, frame.payload))
         elif isinstance(frame, InnerItems):

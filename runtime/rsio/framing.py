@@ -56,7 +56,7 @@ def make_decoder(encoding: Encoding, ctx: rsio.Context, max_frame_size: int) -> 
         decoder = rsio.MsgpackStreamDecoder(max_frame_size, ctx)
     else:
         raise ValueError(f"unknown encoding {encoding!r} (binary or msgpack)")
-    decoder.after_frame = lambda frame: track_context(frame, ctx)
+    decoder.after_frame = lambda frame, size: track_context(frame, ctx)
     return decoder
 
 
