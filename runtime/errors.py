@@ -30,6 +30,9 @@ __all__ = [
     "InvalidGrant",
     "PeerExceededDemand",
     "PeerInvalidGrant",
+    "TransportError",
+    "ConnectionLost",
+    "TransportTimeout",
 ]
 
 
@@ -148,3 +151,25 @@ class PeerExceededDemand(FlowControlError, RemoteProtocolError):
 
 class PeerInvalidGrant(FlowControlError, RemoteProtocolError):
     """The peer granted a non-positive or out-of-range amount."""
+
+
+# --- transport -----------------------------------------------------------------------
+# The asyncio layer (runtime.aio) reports what happens to the byte stream underneath an
+# engine with these, on every stream that was open: the peer is gone, not wrong.
+
+
+class TransportError(ProtocolError):
+    """The transport under a connection failed or ended."""
+
+
+class ConnectionLost(TransportError, ConnectionError):
+    """The transport ended: EOF (``reason`` "eof"), reset, or closed by us while streams
+    were open.  Also a ``ConnectionError`` so code that catches that keeps working."""
+
+    def __init__(self, message: str = "connection lost", *, reason: str = "eof") -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class TransportTimeout(TransportError, TimeoutError):
+    """Connecting, or a peer's response, took longer than the configured timeout."""

@@ -1,0 +1,209 @@
+"""Runs one sans-I/O engine over one transport: the only loop a peer needs.
+
+The engine decides everything; the driver moves bytes and time (aioquic's
+``QuicConnectionProtocol`` shape):
+
+- a reader task: ``transport.read()`` -> ``engine.receive_data`` -> ``on_events(events)``
+  -> write what the engine queued, and wait (``drain``) while the peer is not reading, so
+  a peer that stops reading also stops being read;
+- writes coalesced per loop iteration: commands queue frames in the engine and call
+  ``wakeup()``; one ``call_soon`` writes everything queued (one syscall for many frames);
+- the engine's timer (``get_timer``/``handle_timer``) on the loop clock, re-armed after
+  every read and write;
+- the end, whatever caused it (EOF, reset, a peer's protocol violation, our close),
+  reported once through ``on_closed(error)``: the peer fails every open stream with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from runtime.aio.transport import Transport
+from runtime.errors import ConnectionLost, ProtocolError
+
+__all__ = ["Engine", "EngineDriver"]
+
+
+class Engine(Protocol):
+    """What the driver needs of an engine (every engine in runtime/ has these)."""
+
+    def receive_data(self, data: bytes) -> list[Any]: ...
+
+    def data_to_send(self) -> bytes: ...
+
+
+class EngineDriver:
+    """Feeds ``engine`` from ``transport`` and writes its output back (module docstring).
+
+    ``receive`` overrides how bytes reach the engine (e.g. with the loop time for
+    engines whose rules depend on it).  ``on_closed`` gets ``None`` after our own
+    ``close()``, else the error that ended the connection (``ConnectionLost`` for EOF or
+    reset, the engine's ``RemoteProtocolError`` for a peer violation).
+    """
+
+    def __init__(
+        self,
+        engine: Any,
+        transport: Transport,
+        on_events: Callable[[list[Any]], None],
+        on_closed: Callable[[BaseException | None], None],
+        *,
+        receive: Callable[[bytes], list[Any]] | None = None,
+    ) -> None:
+        self.engine = engine
+        self.transport = transport
+        self._on_events = on_events
+        self._on_closed = on_closed
+        self._receive = receive or engine.receive_data
+        self._loop = asyncio.get_running_loop()
+        self._timed = hasattr(engine, "get_timer")
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at: float | None = None
+        self._write_scheduled = False
+        self._reader: asyncio.Task[None] | None = None
+        self._closed = False
+        self.error: BaseException | None = None
+        """What ended the connection (None while open or after a clean ``close``)."""
+        self._done = asyncio.Event()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        self.wakeup()
+        self._reader = self._loop.create_task(self._read_loop(), name=f"read {self.transport}")
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def _read_loop(self) -> None:
+        transport = self.transport
+        error: BaseException | None = None
+        try:
+            while True:
+                try:
+                    data = await transport.read()
+                except ConnectionLost as lost:
+                    error = lost
+                    data = b""
+                try:
+                    events = self._receive(data)
+                except ProtocolError as violation:
+                    # The engine queued the closing frame it prescribes (ERROR ...).
+                    error = violation
+                    self._write_now()
+                    break
+                self._write_now()
+                if events:
+                    self._on_events(events)
+                if not data:
+                    if error is None:
+                        error = ConnectionLost(f"{transport.peer}: closed by peer")
+                    break
+                if transport.backed_up():
+                    await transport.drain()
+        except ConnectionLost as lost:
+            error = lost
+        except asyncio.CancelledError:
+            pass
+        finally:
+            self._finish(error)
+
+    def _finish(self, error: BaseException | None) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.error = error
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if error is not None and not isinstance(error, ConnectionLost):
+            self.transport.close()  # a peer violation: the ERROR is queued, then close
+        elif not self.transport.is_closing:
+            self.transport.close()
+        try:
+            self._on_closed(error)
+        finally:
+            self._done.set()
+
+    async def close(self) -> None:
+        """Write what is queued, close the transport and wait for the reader to end."""
+        if not self._closed:
+            self._write_now()
+            self.transport.close()
+            self._finish(None)
+        await self.wait_closed()
+
+    def abort(self, error: BaseException | None = None) -> None:
+        """Drop the transport now (nothing more is written)."""
+        self.transport.abort()
+        self._finish(error or ConnectionLost(f"{self.transport.peer}: aborted", reason="reset"))
+
+    async def wait_closed(self) -> None:
+        await self._done.wait()
+        reader = self._reader
+        if reader is not None and reader is not asyncio.current_task():
+            if not reader.done():
+                reader.cancel()
+            try:
+                await reader
+            except asyncio.CancelledError:
+                pass
+        await self.transport.wait_closed()
+
+    # ------------------------------------------------------------------ writing
+
+    def wakeup(self) -> None:
+        """The engine has output (or a new deadline): write it this loop iteration."""
+        if not self._write_scheduled and not self._closed:
+            self._write_scheduled = True
+            self._loop.call_soon(self._write_now)
+
+    def _write_now(self) -> None:
+        self._write_scheduled = False
+        data = self.engine.data_to_send()
+        if data and not self.transport.is_closing:
+            try:
+                self.transport.write(data)
+            except ConnectionLost as lost:
+                self.abort(lost)
+                return
+        if self._timed:
+            self._arm_timer()
+
+    def backed_up(self) -> bool:
+        """More than the high-water mark is waiting for the peer."""
+        return self.transport.backed_up()
+
+    async def flush(self) -> None:
+        """Write what the engine queued and wait while the peer is not reading
+        (``ConnectionLost`` if the connection ended)."""
+        self._write_now()
+        if self._closed:
+            raise self.error or ConnectionLost("connection closed", reason="closed")
+        await self.transport.drain()
+
+    # ------------------------------------------------------------------ time
+
+    def _arm_timer(self) -> None:
+        deadline = self.engine.get_timer()
+        if deadline == self._timer_at:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._timer_at = deadline
+        if deadline is not None and not self._closed:
+            self._timer = self._loop.call_at(deadline, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self._timer_at = None
+        if self._closed:
+            return
+        events = self.engine.handle_timer(self._loop.time())
+        self._write_now()
+        if events:
+            self._on_events(events)

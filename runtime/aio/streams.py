@@ -1,0 +1,251 @@
+"""The stream API: async iterators whose demand follows consumption, and publishers that
+never send more than the peer asked for.
+
+``InboundStream`` is what ``async for item in peer.request_stream(...)`` iterates.  Its
+demand is rsocket-java's ``limitRate(n)``: ``n`` up front (the opening frame usually
+carries it), then, each time 75% of a batch has been *consumed by the application*, that
+much again (``runtime.flow.Replenisher``).  The protocol engine enforces that the peer
+sends no more than granted, so the buffer here never holds more than ``limit_rate`` items:
+a slow consumer slows the producer instead of growing memory.
+
+Leaving early cancels the stream exactly once: ``break`` (the iterator is dropped;
+CPython finalises it at once), ``aclose()``, leaving ``async with``, or the consuming task
+being cancelled while it waits.
+
+``OutboundDemand`` + ``pump`` run a publisher (an async generator or any async iterable)
+under the peer's demand: the next item is pulled from the source only when the engine's
+window (the one flow-control implementation, ``runtime.flow.Window``) allows a send, and
+the source is closed (``aclose``) when the peer cancels.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
+from types import TracebackType
+from typing import Generic, TypeVar
+
+from runtime.flow import Replenisher
+
+__all__ = [
+    "InboundStream",
+    "InboundSink",
+    "OutboundDemand",
+    "StreamCancelled",
+    "pump",
+    "YIELD_EVERY",
+]
+
+T = TypeVar("T")
+
+YIELD_EVERY = 64
+"""A publisher with demand left yields to the loop after this many items, so writes
+coalesce and the reader runs."""
+
+
+class StreamCancelled(Exception):
+    """The peer cancelled the stream a publisher was feeding (not an error: the
+    publisher stops and its source is closed)."""
+
+
+class InboundSink(Generic[T]):
+    """The peer's end of an ``InboundStream``: ``push``, ``complete``, ``fail``.
+
+    The protocol peer keeps this, never the ``InboundStream`` itself, so that when the
+    application drops the iterator (``break``) it is finalised and cancels the stream.
+    """
+
+    __slots__ = ("items", "waiter", "finished", "error", "cancelled", "request", "cancel",
+                 "replenisher")  # fmt: skip
+
+    def __init__(self, request: Callable[[int], None], cancel: Callable[[], None],
+                 replenisher: Replenisher) -> None:  # fmt: skip
+        self.items: collections.deque[T] = collections.deque()
+        self.waiter: asyncio.Future[None] | None = None
+        self.finished = False  # the peer ended it (complete, error) or we cancelled
+        self.error: BaseException | None = None
+        self.cancelled = False
+        self.request = request
+        self.cancel = cancel
+        self.replenisher = replenisher
+
+    def push(self, item: T) -> None:
+        self.items.append(item)
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def complete(self) -> None:
+        self._finish(None)
+
+    def fail(self, error: BaseException) -> None:
+        self._finish(error)
+
+    def _finish(self, error: BaseException | None) -> None:
+        if self.finished:
+            return
+        self.finished = True
+        self.error = error
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def cancel_once(self) -> None:
+        if not self.finished:
+            self.finished = True
+            self.cancelled = True
+            self.items.clear()
+            self.cancel()
+
+
+class InboundStream(AsyncIterator[T], Generic[T]):
+    """Items pushed by a protocol peer, pulled by the application (module docstring).
+
+    ``request(n)`` asks the peer for ``n`` more; ``cancel()`` tells it to stop.
+    ``granted``: what the opening frame already requested (0: request ``limit_rate`` now).
+    The peer feeds it through ``sink``.
+    """
+
+    def __init__(
+        self,
+        request: Callable[[int], None],
+        cancel: Callable[[], None],
+        *,
+        limit_rate: int,
+        low_tide: int | None = None,
+        granted: int = 0,
+    ) -> None:
+        self.sink: InboundSink[T] = InboundSink(request, cancel, Replenisher(limit_rate, low_tide))
+        self.limit_rate = limit_rate
+        if granted < limit_rate:
+            request(limit_rate - granted)
+
+    @property
+    def finished(self) -> bool:
+        return self.sink.finished
+
+    @property
+    def buffered(self) -> int:
+        """Items received and not yet consumed (never more than ``limit_rate``)."""
+        return len(self.sink.items)
+
+    def __aiter__(self) -> InboundStream[T]:
+        return self
+
+    async def __anext__(self) -> T:
+        sink = self.sink
+        items = sink.items
+        while not items:
+            if sink.finished:
+                if sink.error is not None and not sink.cancelled:
+                    raise sink.error
+                raise StopAsyncIteration
+            sink.waiter = asyncio.get_running_loop().create_future()
+            try:
+                await sink.waiter
+            except asyncio.CancelledError:
+                sink.cancel_once()  # the consuming task was cancelled
+                raise
+            finally:
+                sink.waiter = None
+        item = items.popleft()
+        if not sink.finished:
+            more = sink.replenisher.delivered(1)
+            if more:
+                sink.request(more)
+        return item
+
+    async def aclose(self) -> None:
+        """Stop early: the peer gets a cancel (once), buffered items are dropped."""
+        self.sink.cancel_once()
+
+    def __del__(self) -> None:
+        # `break` out of `async for` drops the iterator; CPython finalises it right away.
+        sink = getattr(self, "sink", None)
+        if sink is not None and not sink.finished:
+            try:
+                sink.cancel_once()
+            except Exception:
+                pass  # the connection is gone already; nothing left to tell
+
+    async def __aenter__(self) -> InboundStream[T]:
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                        traceback: TracebackType | None) -> None:  # fmt: skip
+        self.sink.cancel_once()
+
+
+class OutboundDemand:
+    """Whether a publisher may send now: ``can_send`` asks the engine's window;
+    ``wakeup()`` (on a request-n from the peer) and ``cancel()``/``fail()`` wake a waiting
+    ``wait()``."""
+
+    __slots__ = ("_can_send", "_event", "_stopped")
+
+    def __init__(self, can_send: Callable[[], bool]) -> None:
+        self._can_send = can_send
+        self._event = asyncio.Event()
+        self._stopped: BaseException | None = None
+
+    def wakeup(self) -> None:
+        self._event.set()
+
+    def cancel(self) -> None:
+        self.fail(StreamCancelled())
+
+    def fail(self, error: BaseException) -> None:
+        if self._stopped is None:
+            self._stopped = error
+        self._event.set()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped is not None
+
+    async def wait(self) -> None:
+        """Return once one item may be sent; raise ``StreamCancelled`` (or the connection's
+        error) once the stream is over for the publisher."""
+        while True:
+            if self._stopped is not None:
+                raise self._stopped
+            if self._can_send():
+                return
+            self._event.clear()
+            await self._event.wait()
+
+
+async def pump(
+    source: AsyncIterable[T],
+    demand: OutboundDemand,
+    send: Callable[[T], None],
+    *,
+    backed_up: Callable[[], bool],
+    flush: Callable[[], Awaitable[None]],
+) -> None:
+    """Send ``source``'s items while demand allows; pull the next only when one may be
+    sent.  Returns when the source ends (the caller completes the stream); raises
+    ``StreamCancelled`` when the peer cancelled, or what the source raised.  The source
+    is always closed."""
+    iterator = aiter(source)
+    sent = 0
+    try:
+        while True:
+            await demand.wait()
+            try:
+                item = await anext(iterator)
+            except StopAsyncIteration:
+                return
+            if demand.stopped:  # cancelled while the source was producing
+                await demand.wait()
+            send(item)
+            sent += 1
+            if backed_up():
+                await flush()  # the peer is not reading: wait for it
+            elif sent % YIELD_EVERY == 0:
+                await asyncio.sleep(0)
+    finally:
+        close = getattr(iterator, "aclose", None)
+        if close is not None:
+            await close()
