@@ -8,6 +8,8 @@ peer did (malformed bytes, illegal sequences).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 __all__ = [
     "ProtocolError",
     "LocalProtocolError",
@@ -38,6 +40,10 @@ __all__ = [
 
 class ProtocolError(Exception):
     """Base of every wirestream protocol error."""
+
+    events: Sequence[object] = ()
+    """When an engine's ``receive_data`` raises: the events of the frames it handled
+    before the violation, which the caller still delivers ("nothing is lost")."""
 
 
 class LocalProtocolError(ProtocolError):

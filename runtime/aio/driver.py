@@ -64,6 +64,7 @@ class EngineDriver:
         self._write_scheduled = False
         self._reader: asyncio.Task[None] | None = None
         self._closed = False
+        self._eof_fed = False
         self.error: BaseException | None = None
         """What ended the connection (None while open or after a clean ``close``)."""
         self._done = asyncio.Event()
@@ -88,14 +89,22 @@ class EngineDriver:
                 except ConnectionLost as lost:
                     error = lost
                     data = b""
+                if self._closed:
+                    break  # closed or aborted by us meanwhile
                 try:
                     events = self._receive(data)
                 except ProtocolError as violation:
-                    # The engine queued the closing frame it prescribes (ERROR ...).
+                    # The engine queued the closing frame it prescribes (ERROR ...); what
+                    # came before the violation is still delivered.
                     error = violation
+                    self._eof_fed = True
                     self._write_now()
+                    if violation.events:
+                        self._on_events(list(violation.events))
                     break
                 self._write_now()
+                if not data:
+                    self._eof_fed = True
                 if events:
                     self._on_events(events)
                 if not data:
@@ -116,6 +125,15 @@ class EngineDriver:
             return
         self._closed = True
         self.error = error
+        if not self._eof_fed:
+            # The engine learns the transport is gone (it ends or parks its streams).
+            self._eof_fed = True
+            try:
+                events = self._receive(b"")
+            except ProtocolError:
+                events = []
+            if events:
+                self._on_events(events)
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -128,12 +146,23 @@ class EngineDriver:
         finally:
             self._done.set()
 
-    async def close(self) -> None:
-        """Write what is queued, close the transport and wait for the reader to end."""
+    def rebind(self, on_events: Callable[[list[Any]], None],
+               on_closed: Callable[[BaseException | None], None]) -> None:  # fmt: skip
+        """Deliver to another owner from now on (a resumed session adopting this
+        connection)."""
+        self._on_events = on_events
+        self._on_closed = on_closed
+
+    def shutdown(self, error: BaseException | None = None) -> None:
+        """Write what is queued, then close the transport (without waiting)."""
         if not self._closed:
             self._write_now()
             self.transport.close()
-            self._finish(None)
+            self._finish(error)
+
+    async def close(self) -> None:
+        """Write what is queued, close the transport and wait for the reader to end."""
+        self.shutdown()
         await self.wait_closed()
 
     def abort(self, error: BaseException | None = None) -> None:

@@ -566,6 +566,7 @@ class RSocketConnection:
                 for frame in frames:
                     self._handle_frame(frame, events)
             except RemoteProtocolError as error:
+                error.events = events
                 self._fail_connection(error)
             if failure is None:
                 return events
@@ -580,6 +581,7 @@ class RSocketConnection:
             # 1.0: a malformed frame (its I flag is not visible once the decoder failed)
             # or an unknown type with I clear: "MAY send an ERROR[CONNECTION_ERROR] frame
             # and close the underlying transport connection".
+            failure.events = events
             self._fail_connection(failure)
 
     def _fail_connection(self, error: ProtocolError) -> None:

@@ -6,7 +6,14 @@ request-n violations are the ``runtime.flow`` errors; these cover the rest.
 
 from __future__ import annotations
 
-from runtime.errors import LocalProtocolError, RemoteProtocolError
+from runtime.errors import (
+    DecodeError,
+    InvalidString,
+    LocalProtocolError,
+    RemoteProtocolError,
+    TrailingBytes,
+    Truncated,
+)
 
 __all__ = [
     "NoLease",
@@ -16,6 +23,11 @@ __all__ = [
     "ReassemblyLimitExceeded",
     "FragmentOrderViolated",
     "ResumePositionLost",
+    "MalformedMetadata",
+    "MetadataTruncated",
+    "MetadataTrailingBytes",
+    "InvalidMimeTypeName",
+    "InvalidMetadataText",
 ]
 
 
@@ -49,3 +61,64 @@ class FragmentOrderViolated(RemoteProtocolError):
 
 class ResumePositionLost(RemoteProtocolError):
     """RESUME_OK names a position this side no longer retains (or never sent)."""
+
+
+# --- metadata extensions (runtime.rsocket.metadata) -----------------------------------
+
+
+class MalformedMetadata(DecodeError):
+    """Metadata declared as one of the RSocket extensions (composite, routing,
+    authentication, per-stream data MIME types) whose bytes break that extension's
+    layout.  The frame that carried it was well formed; the leaves say what is wrong."""
+
+
+class MetadataTruncated(MalformedMetadata, Truncated):
+    """A length field (or the field itself) runs past the end of the metadata: a
+    composite entry's 24-bit Metadata Length or content, a MIME type name shorter than its
+    length byte, a routing tag, a simple-auth username."""
+
+
+class MetadataTrailingBytes(MalformedMetadata, TrailingBytes):
+    """Bytes follow a value that the extension defines as the whole payload (the one
+    MIME type of ``message/x.rsocket.mime-type.v0``)."""
+
+
+class InvalidMimeTypeName(MalformedMetadata, InvalidString):
+    """A MIME type or authentication type name is not US-ASCII, or is null terminated
+    ("This SHOULD be a US-ASCII string ... The string MUST NOT be null terminated")."""
+
+
+class InvalidMetadataText(MalformedMetadata, InvalidString):
+    """A routing tag, username, password or bearer token is not UTF-8, or is null
+    terminated ("UTF-8 encoded ... The string MUST NOT be null terminated")."""
+
+
+# --- what the asyncio peer (runtime.rsocket.peer) raises to applications ------------
+
+
+class StreamError(RemoteProtocolError):
+    """The peer ended a stream with ERROR ``error_code`` (APPLICATION_ERROR, REJECTED,
+    CANCELED, INVALID ...), or the engine ended it because the peer broke a stream rule.
+    ``str()`` is the peer's message."""
+
+    def __init__(self, error_code: int, message: str) -> None:
+        super().__init__(message)
+        self.error_code = error_code
+        self.message = message
+
+
+class ApplicationError(StreamError):
+    """ERROR[APPLICATION_ERROR]: the peer's handler failed.  Raise it in a handler to send
+    one with your message (any other exception is sent as one with ``str(exception)``)."""
+
+    def __init__(self, message: str, error_code: int = 0x201) -> None:
+        super().__init__(error_code, message)
+
+
+class SetupRejected(RemoteProtocolError):
+    """The server rejected our SETUP or RESUME (``error_code``: INVALID_SETUP,
+    UNSUPPORTED_SETUP, REJECTED_SETUP, REJECTED_RESUME)."""
+
+    def __init__(self, error_code: int, message: str) -> None:
+        super().__init__(message)
+        self.error_code = error_code

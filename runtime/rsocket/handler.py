@@ -1,0 +1,187 @@
+"""What an application implements to answer RSocket requests: ``RSocketHandler`` (one
+method per interaction model) and ``Router`` (handlers chosen by the routing extension).
+
+Handlers are plain async code.  A request-stream or channel handler returns an async
+iterable (an ``async def`` generator is the natural one); the peer pulls from it only
+as fast as the requester's REQUEST_N allows and closes it (``aclose``) on CANCEL.
+Raising ``ApplicationError("why")`` (or any exception) ends the stream with
+ERROR[APPLICATION_ERROR] carrying the message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from runtime.rsocket.errors import ApplicationError
+from runtime.rsocket.events import SetupInfo
+from runtime.rsocket.metadata import COMPOSITE_METADATA, ROUTING, decode_route, find_route
+
+__all__ = ["Payload", "RSocketHandler", "Router", "as_payload", "PayloadLike"]
+
+
+@dataclass(slots=True)
+class Payload:
+    """One RSocket message: data and optional metadata (None: the M flag is clear)."""
+
+    data: bytes = b""
+    metadata: bytes | None = None
+
+
+PayloadLike = Payload | bytes | str
+"""What handlers and publishers may produce: a Payload, or data alone (str as UTF-8)."""
+
+
+def as_payload(value: PayloadLike) -> Payload:
+    if isinstance(value, Payload):
+        return value
+    if isinstance(value, str):
+        return Payload(value.encode())
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return Payload(bytes(value))
+    raise TypeError(f"a handler produced {type(value).__name__}, not a Payload or bytes")
+
+
+class RSocketHandler:
+    """Override the models you serve; the others answer ERROR[APPLICATION_ERROR]
+    "... not supported" (fire-and-forget and metadata push are dropped).
+
+    ``setup`` is the connection's SETUP (data, metadata, MIME types), set before the
+    first request arrives.
+    """
+
+    setup: SetupInfo | None = None
+
+    async def request_response(self, payload: Payload) -> PayloadLike:
+        raise ApplicationError("request-response is not supported")
+
+    async def fire_and_forget(self, payload: Payload) -> None:
+        return None
+
+    def request_stream(self, payload: Payload) -> AsyncIterable[PayloadLike]:
+        raise ApplicationError("request-stream is not supported")
+
+    def request_channel(
+        self, payload: Payload, inbound: AsyncIterator[Payload]
+    ) -> AsyncIterable[PayloadLike]:
+        raise ApplicationError("request-channel is not supported")
+
+    async def metadata_push(self, metadata: bytes) -> None:
+        return None
+
+
+ResponseRoute = Callable[[Payload], Awaitable[PayloadLike]]
+StreamRoute = Callable[[Payload], AsyncIterable[PayloadLike]]
+ChannelRoute = Callable[[Payload, AsyncIterator[Payload]], AsyncIterable[PayloadLike]]
+FnfRoute = Callable[[Payload], Awaitable[None]]
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Router(RSocketHandler):
+    """Dispatch on the route of the routing extension (Extensions/Routing.md), carried
+    in composite metadata (``message/x.rsocket.composite-metadata.v0``, what rsocket-java
+    and rsocket-py send) or as the whole metadata (``message/x.rsocket.routing.v0``)::
+
+        router = Router()
+
+        @router.stream("ticks")
+        async def ticks(payload: Payload) -> AsyncIterator[bytes]:
+            for i in range(int(payload.data)):
+                yield str(i).encode()
+
+    A request whose route has no handler gets ERROR[APPLICATION_ERROR] "no route ...".
+    Requests without a route go to the ``default`` handler when given.
+    """
+
+    def __init__(self, default: RSocketHandler | None = None) -> None:
+        self._responses: dict[str, ResponseRoute] = {}
+        self._streams: dict[str, StreamRoute] = {}
+        self._channels: dict[str, ChannelRoute] = {}
+        self._fnfs: dict[str, FnfRoute] = {}
+        self.default = default
+
+    # --- registration ------------------------------------------------------------------
+
+    def response(self, route: str) -> Callable[[F], F]:
+        return self._register(self._responses, route)
+
+    def stream(self, route: str) -> Callable[[F], F]:
+        return self._register(self._streams, route)
+
+    def channel(self, route: str) -> Callable[[F], F]:
+        return self._register(self._channels, route)
+
+    def fire_and_forget_route(self, route: str) -> Callable[[F], F]:
+        return self._register(self._fnfs, route)
+
+    @staticmethod
+    def _register(table: dict[str, Any], route: str) -> Callable[[F], F]:
+        def decorate(function: F) -> F:
+            if route in table:
+                raise ValueError(f"route {route!r} is already registered")
+            table[route] = function
+            return function
+
+        return decorate
+
+    # --- dispatch ------------------------------------------------------------------------
+
+    def route_of(self, payload: Payload) -> str | None:
+        """The payload's route (first tag), by the SETUP's metadata MIME type."""
+        if payload.metadata is None:
+            return None
+        mime = self.setup.metadata_mime_type if self.setup is not None else COMPOSITE_METADATA
+        if mime == ROUTING:
+            tags = decode_route(payload.metadata)
+            return tags[0] if tags else None
+        return find_route(payload.metadata)
+
+    def _lookup(self, table: dict[str, Any], payload: Payload) -> Any:
+        route = self.route_of(payload)
+        if route is None:
+            return None
+        try:
+            return table[route]
+        except KeyError:
+            raise ApplicationError(f"no route {route!r}") from None
+
+    def _default(self) -> RSocketHandler:
+        if self.default is None:
+            raise ApplicationError("the request carries no route")
+        self.default.setup = self.setup
+        return self.default
+
+    async def request_response(self, payload: Payload) -> PayloadLike:
+        handler = self._lookup(self._responses, payload)
+        if handler is None:
+            return await self._default().request_response(payload)
+        result: PayloadLike = await handler(payload)
+        return result
+
+    async def fire_and_forget(self, payload: Payload) -> None:
+        handler = self._lookup(self._fnfs, payload)
+        if handler is None:
+            await self._default().fire_and_forget(payload)
+            return
+        await handler(payload)
+
+    def request_stream(self, payload: Payload) -> AsyncIterable[PayloadLike]:
+        handler = self._lookup(self._streams, payload)
+        if handler is None:
+            return self._default().request_stream(payload)
+        result: AsyncIterable[PayloadLike] = handler(payload)
+        return result
+
+    def request_channel(
+        self, payload: Payload, inbound: AsyncIterator[Payload]
+    ) -> AsyncIterable[PayloadLike]:
+        handler = self._lookup(self._channels, payload)
+        if handler is None:
+            return self._default().request_channel(payload, inbound)
+        result: AsyncIterable[PayloadLike] = handler(payload, inbound)
+        return result
+
+    async def metadata_push(self, metadata: bytes) -> None:
+        if self.default is not None:
+            await self.default.metadata_push(metadata)

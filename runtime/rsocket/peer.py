@@ -1,0 +1,913 @@
+"""RSocket over asyncio: ``connect`` (client), ``serve`` (server), and the ``RSocketPeer``
+both return.  Either side is requester and responder at once.
+
+The sans-I/O ``RSocketConnection`` keeps every protocol rule; this module maps its events
+to what applications await:
+
+- ``await peer.request_response(data)`` -> ``Payload``; ``await peer.fire_and_forget``;
+  ``await peer.metadata_push``;
+- ``async for p in peer.request_stream(data, limit_rate=256)``: REQUEST_N follows
+  consumption (``runtime.aio.InboundStream``), ``break`` sends CANCEL;
+- ``peer.request_channel(data, outbound=async_iterable)``: both directions under
+  request-n;
+- inbound requests run the ``RSocketHandler``'s methods as tasks; stream publishers are
+  pulled only while the requester's REQUEST_N allows (``runtime.aio.pump``).
+
+Resumption (Protocol.md "Resuming Operation"; rsocket-py has none): with
+``connect(..., resume=True)`` a lost transport does not end the streams.  The client
+dials again and sends RESUME; the server's ``serve(..., resume=True)`` keeps the session
+for ``resume_timeout`` seconds and answers RESUME_OK; both retransmit from the other's
+last received position, so no frame is lost or duplicated.  Publishers pause meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import ssl as ssl_module
+from collections.abc import AsyncIterable, Awaitable, Callable, Coroutine, Generator
+from types import TracebackType
+from typing import Any, Final
+
+from runtime.aio import (
+    EngineDriver,
+    InboundSink,
+    InboundStream,
+    Listener,
+    OutboundDemand,
+    StreamCancelled,
+    Transport,
+    listen,
+    open_transport,
+    pump,
+)
+from runtime.errors import ConnectionLost, LocalProtocolError, ProtocolError, TransportError
+from runtime.rsocket.connection import ResumableSession, RSocketConnection, SetupPolicy
+from runtime.rsocket.errors import ApplicationError, SetupRejected, StreamError
+from runtime.rsocket.events import (
+    ConnectionClosed,
+    ConnectionDead,
+    ConnectionEstablished,
+    ConnectionRejected,
+    ConnectionResumed,
+    ErrorReceived,
+    InteractionModel,
+    KeepaliveReceived,
+    LeaseReceived,
+    MetadataPushReceived,
+    PayloadReceived,
+    RequestNReceived,
+    RequestReceived,
+    StreamAborted,
+    StreamCanceled,
+    StreamCompleted,
+)
+from runtime.rsocket.handler import Payload, PayloadLike, RSocketHandler, as_payload
+
+__all__ = ["RSocketPeer", "RSocketServer", "connect", "serve", "DEFAULT_LIMIT_RATE"]
+
+DEFAULT_LIMIT_RATE: Final = 256
+"""Items requested up front, and the replenish batch (rsocket-java's limitRate default)."""
+
+WEBSOCKET_SCHEMES = frozenset({"ws", "wss"})
+FRAME_LENGTH_SIZE: Final = 3
+
+HandlerFactory = Callable[[], RSocketHandler]
+
+
+class _Call:
+    """What the peer tracks per stream id: a response future, an inbound sink, a
+    publisher's demand and task (whichever the interaction model has)."""
+
+    __slots__ = ("future", "sink", "demand", "task")
+
+    def __init__(
+        self,
+        future: asyncio.Future[Payload] | None = None,
+        sink: InboundSink[Payload] | None = None,
+        demand: OutboundDemand | None = None,
+    ) -> None:
+        self.future = future
+        self.sink = sink
+        self.demand = demand
+        self.task: asyncio.Task[None] | None = None
+
+    def fail(self, error: BaseException) -> None:
+        future = self.future
+        if future is not None and not future.done():
+            future.set_exception(error)
+        if self.sink is not None:
+            self.sink.fail(error)
+        if self.demand is not None:
+            self.demand.fail(error)
+        if self.task is not None and self.demand is None:
+            self.task.cancel()  # a request-response handler nobody waits for any more
+
+
+def _bytes(value: bytes | str) -> bytes:
+    return value.encode() if isinstance(value, str) else value
+
+
+class RSocketPeer:
+    """One RSocket connection (or resumable session) under asyncio; see the module
+    docstring.  Made by ``connect`` and ``serve``, not directly."""
+
+    def __init__(
+        self,
+        engine: RSocketConnection,
+        transport: Transport,
+        handler: RSocketHandler,
+        *,
+        limit_rate: int = DEFAULT_LIMIT_RATE,
+        reconnect: Callable[[], Awaitable[Transport]] | None = None,
+        resume_timeout: float = 30.0,
+        server: RSocketServer | None = None,
+    ) -> None:
+        self._loop = asyncio.get_running_loop()
+        self.handler = handler
+        self.limit_rate = limit_rate
+        self._calls: dict[int, _Call] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._reconnect = reconnect
+        self._resume_timeout = resume_timeout
+        self._server = server
+        self._connected = True  # False while a resumable session waits for a transport
+        self._reconnected = asyncio.Event()
+        self._reconnected.set()
+        self._reconnecting: asyncio.Task[None] | None = None
+        self._attempt: asyncio.Future[None] | None = None
+        self._expiry: asyncio.TimerHandle | None = None
+        self._closed_event: ConnectionClosed | None = None
+        self._error: BaseException | None = None
+        self._finished = asyncio.Event()
+        self._lease = asyncio.Event()
+        self._adopter: RSocketPeer | None = None
+        self.resumptions = 0
+        """How many times the session was resumed on a new transport."""
+        self.engine = engine
+        self.driver = self._attach(engine, transport)
+        self._dispatch: dict[type, Callable[[Any], None]] = {
+            RequestReceived: self._on_request,
+            StreamCompleted: self._on_completed,
+            ErrorReceived: self._on_error,
+            StreamCanceled: self._on_canceled,
+            RequestNReceived: self._on_request_n,
+            StreamAborted: self._on_aborted,
+            MetadataPushReceived: self._on_metadata_push,
+            LeaseReceived: self._on_lease,
+            KeepaliveReceived: self._ignore,
+            ConnectionEstablished: self._on_established,
+            ConnectionRejected: self._on_rejected,
+            ConnectionResumed: self._on_resumed,
+            ConnectionClosed: self._on_connection_closed,
+            ConnectionDead: self._on_dead,
+        }
+
+    def _attach(self, engine: RSocketConnection, transport: Transport) -> EngineDriver:
+        driver = EngineDriver(engine, transport, self._on_events, self._on_closed,
+                              receive=self._receiver(engine))  # fmt: skip
+        driver.rebind(functools.partial(self._driver_events, driver),
+                      functools.partial(self._driver_closed, driver))  # fmt: skip
+        self.engine = engine
+        self.driver = driver
+        driver.start()
+        return driver
+
+    def _receiver(self, engine: RSocketConnection) -> Callable[[bytes], list[Any]]:
+        loop = self._loop
+
+        def receive(data: bytes) -> list[Any]:
+            return engine.receive_data(data, loop.time())
+
+        return receive
+
+    # ================================================================== requester API
+
+    @property
+    def closed(self) -> bool:
+        return self._finished.is_set()
+
+    def _check_open(self) -> None:
+        if self._finished.is_set():
+            raise self._error or ConnectionLost("the connection is closed", reason="closed")
+
+    async def _ready(self) -> None:
+        self._check_open()
+        if not self._connected:
+            await self._reconnected.wait()
+            self._check_open()
+
+    async def request_response(self, data: bytes | str, metadata: bytes | None = None) -> Payload:
+        """Send a request, wait for its one response (``StreamError`` on ERROR)."""
+        await self._ready()
+        stream_id = self.engine.request_response(_bytes(data), metadata, now=self._loop.time())
+        future: asyncio.Future[Payload] = self._loop.create_future()
+        self._calls[stream_id] = _Call(future=future)
+        self.driver.wakeup()
+        try:
+            return await future
+        except asyncio.CancelledError:
+            self._cancel(stream_id)
+            raise
+
+    async def fire_and_forget(self, data: bytes | str, metadata: bytes | None = None) -> None:
+        await self._ready()
+        self.engine.fire_and_forget(_bytes(data), metadata, now=self._loop.time())
+        await self._flush()
+
+    async def metadata_push(self, metadata: bytes) -> None:
+        await self._ready()
+        self.engine.metadata_push(metadata)
+        await self._flush()
+
+    def request_stream(
+        self,
+        data: bytes | str,
+        metadata: bytes | None = None,
+        *,
+        limit_rate: int | None = None,
+        low_tide: int | None = None,
+    ) -> InboundStream[Payload]:
+        """Open a request-stream; iterate the result.  ``limit_rate`` items are requested
+        up front and replenished as the application consumes them."""
+        self._check_open()
+        rate = limit_rate or self.limit_rate
+        stream_id = self.engine.request_stream(_bytes(data), metadata, initial_n=rate,
+                                               now=self._loop.time())  # fmt: skip
+        stream: InboundStream[Payload] = InboundStream(
+            functools.partial(self._request_n, stream_id),
+            functools.partial(self._cancel, stream_id),
+            limit_rate=rate, low_tide=low_tide, granted=rate,
+        )  # fmt: skip
+        self._calls[stream_id] = _Call(sink=stream.sink)
+        self.driver.wakeup()
+        return stream
+
+    def request_channel(
+        self,
+        data: bytes | str,
+        metadata: bytes | None = None,
+        *,
+        outbound: AsyncIterable[PayloadLike] | None = None,
+        limit_rate: int | None = None,
+        low_tide: int | None = None,
+    ) -> InboundStream[Payload]:
+        """Open a channel whose first message is (data, metadata); ``outbound`` supplies
+        the rest of our side (pulled only as the responder requests; without it our side
+        completes at once).  Iterate the result for the responder's side."""
+        self._check_open()
+        rate = limit_rate or self.limit_rate
+        stream_id = self.engine.request_channel(_bytes(data), metadata, initial_n=rate,
+                                                complete=outbound is None,
+                                                now=self._loop.time())  # fmt: skip
+        stream: InboundStream[Payload] = InboundStream(
+            functools.partial(self._request_n, stream_id),
+            functools.partial(self._cancel, stream_id),
+            limit_rate=rate, low_tide=low_tide, granted=rate,
+        )  # fmt: skip
+        call = _Call(sink=stream.sink)
+        self._calls[stream_id] = call
+        if outbound is not None:
+            call.demand = OutboundDemand(functools.partial(self._can_send, stream_id))
+            call.task = self._spawn(self._publish(stream_id, call, lambda: outbound))
+        self.driver.wakeup()
+        return stream
+
+    async def wait_for_lease(self) -> None:
+        """(lease) Wait until the responder has granted a LEASE."""
+        await self._lease.wait()
+
+    def send_lease(self, ttl_ms: int, number_of_requests: int,
+                   metadata: bytes | None = None) -> None:  # fmt: skip
+        """(server with lease) Let the peer's requester send ``number_of_requests``
+        requests during ``ttl_ms``."""
+        self.engine.send_lease(ttl_ms, number_of_requests, metadata, now=self._loop.time())
+        self.driver.wakeup()
+
+    # --- stream commands from InboundStream / publishers -------------------------------
+
+    def _request_n(self, stream_id: int, n: int) -> None:
+        engine = self.engine
+        if stream_id in engine.open_streams:
+            engine.request(stream_id, n)
+            self.driver.wakeup()
+
+    def _cancel(self, stream_id: int) -> None:
+        call = self._calls.pop(stream_id, None)
+        engine = self.engine
+        if stream_id in engine.open_streams:
+            try:
+                engine.cancel(stream_id)
+            except LocalProtocolError:
+                # a channel responder cannot CANCEL: end our side with an error instead
+                engine.send_error(stream_id, engine.version.application_error, b"canceled")
+            self.driver.wakeup()
+        if call is not None and call.demand is not None:
+            call.demand.cancel()
+
+    def _can_send(self, stream_id: int) -> bool:
+        if not self._connected:
+            return False
+        stream = self.engine.open_streams.get(stream_id)
+        if stream is None:
+            return True  # the stream ended: the publisher learns it from its demand
+        outbound = stream.outbound
+        return outbound is not None and outbound.can_consume(1)
+
+    def _send_item(self, stream_id: int, item: PayloadLike) -> None:
+        payload = item if type(item) is Payload else as_payload(item)
+        self.engine.send_next(stream_id, payload.data, payload.metadata)
+        self.driver.wakeup()
+
+    def _backed_up(self) -> bool:
+        return self.driver.backed_up()
+
+    async def _flush(self) -> None:
+        try:
+            await self.driver.flush()
+        except ConnectionLost:
+            if self._finished.is_set() or self._reconnect is None and self._server is None:
+                raise
+            await self._reconnected.wait()  # a resumable session: continue once resumed
+            self._check_open()
+
+    async def _publish(self, stream_id: int, call: _Call,
+                       source: Callable[[], AsyncIterable[PayloadLike]]) -> None:  # fmt: skip
+        """Run a stream's publisher under the peer's demand, then complete it; an
+        exception becomes ERROR[APPLICATION_ERROR]."""
+        assert call.demand is not None
+        try:
+            await pump(source(), call.demand, functools.partial(self._send_item, stream_id),
+                       backed_up=self._backed_up, flush=self._flush)  # fmt: skip
+        except (StreamCancelled, TransportError):
+            return
+        except ProtocolError as error:
+            if isinstance(error, StreamError) and stream_id not in self.engine.open_streams:
+                return  # the peer ended the stream with ERROR
+            self._end_with_error(stream_id, error)
+            return
+        except Exception as error:
+            self._end_with_error(stream_id, error)
+            return
+        if stream_id in self.engine.open_streams:
+            self.engine.send_complete(stream_id)
+            self.driver.wakeup()
+
+    def _end_with_error(self, stream_id: int, error: BaseException) -> None:
+        engine = self.engine
+        if stream_id not in engine.open_streams:
+            return
+        code = getattr(error, "error_code", engine.version.application_error)
+        if not isinstance(error, ApplicationError):
+            code = engine.version.application_error
+        try:
+            engine.send_error(stream_id, code, str(error) or type(error).__name__)
+        except LocalProtocolError:
+            engine.send_error(stream_id, engine.version.application_error, str(error))
+        self.driver.wakeup()
+
+    # ================================================================== events
+
+    def _driver_events(self, driver: EngineDriver, events: list[Any]) -> None:
+        if driver is self.driver:
+            self._on_events(events)
+
+    def _driver_closed(self, driver: EngineDriver, error: BaseException | None) -> None:
+        if driver is self.driver:
+            self._on_closed(error)
+
+    def _on_events(self, events: list[Any]) -> None:
+        calls = self._calls
+        dispatch = self._dispatch
+        for index, event in enumerate(events):
+            if type(event) is PayloadReceived:  # the hot path, inline
+                call = calls.get(event.stream_id)
+                if call is None:
+                    continue
+                sink = call.sink
+                if sink is not None:
+                    sink.push(Payload(event.data, event.metadata))
+                elif call.future is not None:
+                    if not call.future.done():
+                        call.future.set_result(Payload(event.data, event.metadata))
+                    del calls[event.stream_id]
+                continue
+            dispatch[type(event)](event)
+            adopter = self._adopter
+            if adopter is not None:  # a RESUME handed this connection to its session
+                adopter._on_events(events[index + 1 :])
+                return
+
+    def _finish_if_over(self, stream_id: int) -> None:
+        if stream_id not in self.engine.open_streams:
+            call = self._calls.pop(stream_id, None)
+            if call is not None and call.demand is not None:
+                call.demand.cancel()  # the stream is over: a publisher still running stops
+
+    def _on_request(self, event: RequestReceived) -> None:
+        stream_id = event.stream_id
+        payload = Payload(event.data, event.metadata)
+        model = event.model
+        handler = self.handler
+        if model is InteractionModel.REQUEST_RESPONSE:
+            call = _Call()
+            self._calls[stream_id] = call
+            call.task = self._spawn(self._respond(stream_id, payload))
+        elif model is InteractionModel.FIRE_AND_FORGET:
+            self._spawn(self._run_quietly(handler.fire_and_forget(payload)))
+        elif model is InteractionModel.REQUEST_STREAM:
+            call = _Call(demand=OutboundDemand(functools.partial(self._can_send, stream_id)))
+            self._calls[stream_id] = call
+            call.task = self._spawn(
+                self._publish(stream_id, call, lambda: handler.request_stream(payload))
+            )
+        else:
+            inbound: InboundStream[Payload] = InboundStream(
+                functools.partial(self._request_n, stream_id),
+                functools.partial(self._cancel_inbound, stream_id),
+                limit_rate=self.limit_rate,
+                granted=self.limit_rate if event.complete else 0,
+            )
+            if event.complete:
+                inbound.sink.complete()
+            call = _Call(sink=inbound.sink,
+                         demand=OutboundDemand(functools.partial(self._can_send, stream_id)))  # fmt: skip
+            self._calls[stream_id] = call
+            call.task = self._spawn(
+                self._publish(stream_id, call, lambda: handler.request_channel(payload, inbound))
+            )
+            self.driver.wakeup()
+
+    def _cancel_inbound(self, stream_id: int) -> None:
+        """A channel responder stops reading the requester's side: nothing to send (the
+        responder has no CANCEL); items still arriving are dropped with the sink."""
+
+    async def _respond(self, stream_id: int, payload: Payload) -> None:
+        try:
+            result = await self.handler.request_response(payload)
+            answer = as_payload(result)
+        except asyncio.CancelledError:
+            return  # the requester canceled
+        except Exception as error:
+            self._end_with_error(stream_id, error)
+            return
+        finally:
+            self._calls.pop(stream_id, None)
+        if stream_id in self.engine.open_streams:
+            self.engine.send_next(stream_id, answer.data, answer.metadata, complete=True)
+            self.driver.wakeup()
+
+    async def _run_quietly(self, work: Awaitable[None]) -> None:
+        try:
+            await work
+        except Exception:
+            pass  # fire-and-forget / metadata push: nobody to tell ("no response")
+
+    def _on_completed(self, event: StreamCompleted) -> None:
+        call = self._calls.get(event.stream_id)
+        if call is not None:
+            if call.future is not None and not call.future.done():
+                call.future.set_result(Payload())  # completed without a value
+            if call.sink is not None:
+                call.sink.complete()
+        self._finish_if_over(event.stream_id)
+
+    def _on_error(self, event: ErrorReceived) -> None:
+        call = self._calls.pop(event.stream_id, None)
+        if call is None:
+            return
+        message = event.message.decode("utf-8", "replace")
+        if event.error_code == self.engine.version.application_error:
+            call.fail(ApplicationError(message))
+        else:
+            call.fail(StreamError(event.error_code, message))
+
+    def _on_canceled(self, event: StreamCanceled) -> None:
+        call = self._calls.get(event.stream_id)
+        if call is not None:
+            if call.demand is not None:
+                call.demand.cancel()
+            elif call.task is not None:
+                call.task.cancel()
+        self._finish_if_over(event.stream_id)
+
+    def _on_request_n(self, event: RequestNReceived) -> None:
+        call = self._calls.get(event.stream_id)
+        if call is not None and call.demand is not None:
+            call.demand.wakeup()
+
+    def _on_aborted(self, event: StreamAborted) -> None:
+        version = self.engine.version
+        if event.error_code in (version.connection_error, version.connection_close):
+            return  # the connection ended: on_closed fails the call with the real cause
+        call = self._calls.pop(event.stream_id, None)
+        if call is not None:
+            call.fail(StreamError(event.error_code, event.message))
+
+    def _on_metadata_push(self, event: MetadataPushReceived) -> None:
+        self._spawn(self._run_quietly(self.handler.metadata_push(event.metadata)))
+
+    def _on_lease(self, event: LeaseReceived) -> None:
+        self._lease.set()
+
+    def _ignore(self, event: Any) -> None:
+        pass
+
+    def _on_established(self, event: ConnectionEstablished) -> None:
+        self.handler.setup = event.setup
+        if self._server is not None:
+            self._server._established(self, event)
+
+    def _on_rejected(self, event: ConnectionRejected) -> None:
+        message = event.message.decode("utf-8", "replace")
+        error = SetupRejected(event.error_code, message)
+        self._connected = False
+        if self._attempt is not None and not self._attempt.done():
+            self._attempt.set_exception(error)
+        self._error = error
+        self._reconnect = None  # a rejected session does not come back
+        self.driver.shutdown(error)
+
+    def _on_resumed(self, event: ConnectionResumed) -> None:
+        if self._server is not None:
+            session = self._server._resuming.pop(self, None)
+            if session is not None and session is not self:
+                session._adopt(self)
+                self._adopter = session
+                return
+        self._resumed()
+
+    def _resumed(self) -> None:
+        self._connected = True
+        self.resumptions += 1
+        self._reconnected.set()
+        if self._attempt is not None and not self._attempt.done():
+            self._attempt.set_result(None)
+        for call in list(self._calls.values()):
+            if call.demand is not None:
+                call.demand.wakeup()
+
+    def _adopt(self, other: RSocketPeer) -> None:
+        """(server) A RESUME arrived on ``other``'s new connection for this session: take
+        its engine and transport, drop the old ones."""
+        old = self.driver
+        self.engine = other.engine
+        self.driver = other.driver
+        self.driver.rebind(functools.partial(self._driver_events, self.driver),
+                           functools.partial(self._driver_closed, self.driver))  # fmt: skip
+        if not old.closed:
+            old.abort()  # the old transport may not have noticed it is dead yet
+        if self._expiry is not None:
+            self._expiry.cancel()
+            self._expiry = None
+        self._closed_event = None
+        self._resumed()
+
+    def _on_connection_closed(self, event: ConnectionClosed) -> None:
+        self._closed_event = event
+        if not event.resumable and event.by_peer and event.error_code is not None:
+            message = event.message.decode("utf-8", "replace")
+            self._error = ConnectionLost(
+                f"the peer closed the connection: ERROR[0x{event.error_code:x}] {message}",
+                reason="closed",
+            )  # fmt: skip
+            self.driver.shutdown(self._error)
+
+    def _on_dead(self, event: ConnectionDead) -> None:
+        # SETUP, Max Lifetime: "Time ... that a client will allow a server to not respond
+        # to a KEEPALIVE before it is assumed to be dead."
+        self.driver.abort(
+            ConnectionLost(f"no KEEPALIVE for {event.silent_for:.1f} s: peer assumed dead",
+                           reason="keepalive")  # fmt: skip
+        )
+
+    # ================================================================== the end
+
+    def _on_closed(self, error: BaseException | None) -> None:
+        closed = self._closed_event
+        if closed is not None and closed.resumable and not self._finished.is_set():
+            if self._reconnect is not None:
+                self._park()
+                if self._attempt is not None and not self._attempt.done():
+                    self._attempt.set_exception(error or ConnectionLost("closed"))
+                elif self._reconnecting is None:
+                    self._reconnecting = self._spawn(self._resume_session())
+                return
+            if self._server is not None:
+                self._park()
+                self._expiry = self._loop.call_later(self._resume_timeout, self._expire)
+                return
+        self._end(self._error or error
+                  or ConnectionLost("the connection is closed", reason="closed"))  # fmt: skip
+
+    def _park(self) -> None:
+        self._connected = False
+        self._reconnected.clear()
+
+    def _expire(self) -> None:
+        self._expiry = None
+        self._end(ConnectionLost(f"not resumed within {self._resume_timeout} s",
+                                 reason="resume-timeout"))  # fmt: skip
+
+    def _end(self, error: BaseException) -> None:
+        if self._finished.is_set():
+            return
+        self._error = error
+        calls, self._calls = self._calls, {}
+        for call in calls.values():
+            call.fail(error)
+        for task in list(self._tasks):
+            if task is not asyncio.current_task() and not task.done():
+                task.cancel()
+        self._reconnected.set()  # wake waiters; they see the error
+        self._finished.set()
+        if self._server is not None:
+            self._server._forget(self)
+
+    async def _resume_session(self) -> None:
+        """(client) Dial again and RESUME until resumed, rejected, or out of time."""
+        assert self._reconnect is not None
+        deadline = self._loop.time() + self._resume_timeout
+        delay = 0.005
+        last: BaseException = ConnectionLost("not resumed")
+        try:
+            session: ResumableSession = self.engine.session()
+            while self._reconnect is not None and self._loop.time() < deadline:
+                try:
+                    transport = await self._reconnect()
+                except TransportError as error:
+                    last = error
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 1.0)
+                    continue
+                engine = RSocketConnection.resume(session, now=self._loop.time(),
+                                                  **self._engine_options)  # fmt: skip
+                self._closed_event = None
+                self._attempt = self._loop.create_future()
+                self._attach(engine, transport)
+                try:
+                    await self._attempt
+                    return
+                except SetupRejected as error:
+                    last = error
+                    break
+                except ProtocolError as error:
+                    last = error
+                finally:
+                    self._attempt = None
+            self._end(last)
+        except ProtocolError as error:
+            self._end(error)
+        finally:
+            self._reconnecting = None
+
+    _engine_options: dict[str, Any] = {}
+
+    # ================================================================== closing
+
+    def _spawn(self, work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        task: asyncio.Task[Any] = self._loop.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def close(self) -> None:
+        """End the connection (ERROR[CONNECTION_CLOSE]), fail what is still open with
+        ``ConnectionLost``, and wait until every task of this peer is done."""
+        if not self._finished.is_set():
+            self._reconnect = None
+            if not self.engine.closed and self._connected:
+                events = self.engine.close(self.engine.version.connection_close, b"bye")
+                self._on_events(events)
+            self._end(ConnectionLost("closed by us", reason="closed"))
+            self.driver.shutdown()
+        await self.wait_closed()
+
+    async def wait_closed(self) -> None:
+        await self._finished.wait()
+        await self.driver.wait_closed()
+        tasks = [t for t in self._tasks if t is not asyncio.current_task()]
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def __aenter__(self) -> RSocketPeer:
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                        traceback: TracebackType | None) -> None:  # fmt: skip
+        await self.close()
+
+
+# ====================================================================== client
+
+
+class _Connecting:
+    """``await connect(...)`` or ``async with connect(...) as peer``."""
+
+    def __init__(self, opening: Awaitable[RSocketPeer]) -> None:
+        self._opening = opening
+        self._peer: RSocketPeer | None = None
+
+    def __await__(self) -> Generator[Any, None, RSocketPeer]:
+        return self._opening.__await__()
+
+    async def __aenter__(self) -> RSocketPeer:
+        self._peer = await self._opening
+        return self._peer
+
+    async def __aexit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                        traceback: TracebackType | None) -> None:  # fmt: skip
+        if self._peer is not None:
+            await self._peer.close()
+
+
+def connect(
+    url: str,
+    handler: RSocketHandler | None = None,
+    *,
+    version: str = "1.0",
+    data_mime_type: str = "application/octet-stream",
+    metadata_mime_type: str = "message/x.rsocket.composite-metadata.v0",
+    setup_data: bytes = b"",
+    setup_metadata: bytes | None = None,
+    keepalive_interval: int = 20_000,
+    max_lifetime: int = 90_000,
+    lease: bool = False,
+    resume: bool | bytes = False,
+    resume_timeout: float = 30.0,
+    mtu: int | None = None,
+    limit_rate: int = DEFAULT_LIMIT_RATE,
+    ssl: ssl_module.SSLContext | None = None,
+    timeout: float | None = 10.0,
+) -> _Connecting:
+    """Connect to an RSocket server at ``url`` (tcp, tls, unix, ws, wss, memory) and send
+    SETUP.  ``handler`` answers the server's requests to us.  Times in milliseconds as
+    on the wire; ``resume=True`` (or a token) makes the session survive transport loss.
+    """
+    prefix = FRAME_LENGTH_SIZE if url.split(":", 1)[0].lower() in WEBSOCKET_SCHEMES else None
+
+    async def dial() -> Transport:
+        return await open_transport(url, ssl=ssl, message_prefix=prefix, timeout=timeout)
+
+    async def opening() -> RSocketPeer:
+        token = None
+        if resume:
+            token = resume if isinstance(resume, bytes) else os.urandom(16)
+        options: dict[str, Any] = {"mtu": mtu}
+        engine = RSocketConnection(
+            "client", version, keepalive_interval=keepalive_interval,
+            max_lifetime=max_lifetime, metadata_mime_type=metadata_mime_type,
+            data_mime_type=data_mime_type, setup_metadata=setup_metadata,
+            setup_data=setup_data, lease=lease, resume_token=token, **options,
+        )  # fmt: skip
+        transport = await dial()
+        engine.connect(asyncio.get_running_loop().time())
+        peer = RSocketPeer(engine, transport, handler or RSocketHandler(), limit_rate=limit_rate,
+                           reconnect=dial if token is not None else None,
+                           resume_timeout=resume_timeout)  # fmt: skip
+        peer._engine_options = options
+        peer.handler.setup = engine.setup
+        return peer
+
+    return _Connecting(opening())
+
+
+# ====================================================================== server
+
+
+class RSocketServer:
+    """Accepts RSocket connections on a listener; one ``RSocketPeer`` per connection
+    (per session with resumption).  ``async with await serve(...)`` closes it all."""
+
+    def __init__(
+        self,
+        handler: RSocketHandler | HandlerFactory,
+        *,
+        version: str,
+        setup_policy: SetupPolicy | None,
+        lease: tuple[int, int] | None,
+        resume: bool,
+        resume_timeout: float,
+        mtu: int | None,
+        limit_rate: int,
+    ) -> None:
+        self._handler = handler
+        self._version = version
+        self._setup_policy = setup_policy
+        self._lease = lease
+        self._resume = resume
+        self._resume_timeout = resume_timeout
+        self._mtu = mtu
+        self._limit_rate = limit_rate
+        self._peers: set[RSocketPeer] = set()
+        self._sessions: dict[bytes, RSocketPeer] = {}
+        self._resuming: dict[RSocketPeer, RSocketPeer] = {}
+        self._lease_tasks: set[asyncio.Task[None]] = set()
+        self.listener: Listener | None = None
+
+    @property
+    def url(self) -> str:
+        assert self.listener is not None
+        return self.listener.url
+
+    @property
+    def peers(self) -> frozenset[RSocketPeer]:
+        return frozenset(self._peers)
+
+    def _new_handler(self) -> RSocketHandler:
+        if isinstance(self._handler, RSocketHandler):
+            return self._handler
+        return self._handler()
+
+    async def _on_transport(self, transport: Transport) -> None:
+        box: list[RSocketPeer] = []
+        engine = RSocketConnection(
+            "server", self._version, setup_policy=self._setup_policy, mtu=self._mtu,
+            resume_lookup=functools.partial(self._lookup, box) if self._resume else None,
+        )  # fmt: skip
+        peer = RSocketPeer(engine, transport, self._new_handler(), limit_rate=self._limit_rate,
+                           resume_timeout=self._resume_timeout, server=self)  # fmt: skip
+        box.append(peer)
+        self._peers.add(peer)
+        driver = peer.driver
+        await driver.wait_closed()  # this transport's life, whichever session owns it
+
+    def _lookup(self, box: list[RSocketPeer], token: bytes) -> ResumableSession | None:
+        session = self._sessions.get(token)
+        if session is None or session.closed:
+            return None
+        self._resuming[box[0]] = session
+        return session.engine.session()
+
+    def _established(self, peer: RSocketPeer, event: ConnectionEstablished) -> None:
+        token = event.setup.resume_token
+        if token is not None:
+            self._sessions[token] = peer
+        if self._lease is not None and event.setup.lease:
+            task = asyncio.get_running_loop().create_task(self._grant_leases(peer))
+            self._lease_tasks.add(task)
+            task.add_done_callback(self._lease_tasks.discard)
+
+    async def _grant_leases(self, peer: RSocketPeer) -> None:
+        """Grant the configured lease, renewed at half its time-to-live."""
+        assert self._lease is not None
+        ttl, count = self._lease
+        while not peer.closed:
+            if peer._connected:
+                peer.send_lease(ttl, count)
+            await asyncio.sleep(ttl / 2000)
+
+    def _forget(self, peer: RSocketPeer) -> None:
+        self._peers.discard(peer)
+        for token, session in list(self._sessions.items()):
+            if session is peer:
+                del self._sessions[token]
+        self._resuming.pop(peer, None)
+
+    def close(self) -> None:
+        if self.listener is not None:
+            self.listener.close()
+
+    async def wait_closed(self) -> None:
+        for peer in list(self._peers):
+            await peer.close()
+        for task in list(self._lease_tasks):
+            task.cancel()
+        if self._lease_tasks:
+            await asyncio.gather(*self._lease_tasks, return_exceptions=True)
+        if self.listener is not None:
+            await self.listener.wait_closed()
+
+    async def __aenter__(self) -> RSocketServer:
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                        traceback: TracebackType | None) -> None:  # fmt: skip
+        self.close()
+        await self.wait_closed()
+
+
+async def serve(
+    url: str,
+    handler: RSocketHandler | HandlerFactory,
+    *,
+    version: str = "1.0",
+    setup_policy: SetupPolicy | None = None,
+    lease: tuple[int, int] | None = None,
+    resume: bool = False,
+    resume_timeout: float = 30.0,
+    mtu: int | None = None,
+    limit_rate: int = DEFAULT_LIMIT_RATE,
+    ssl: ssl_module.SSLContext | None = None,
+) -> RSocketServer:
+    """Serve RSocket on ``url`` (port 0 picks one: see ``.url``).  ``handler``: one
+    ``RSocketHandler`` for every connection, or a factory called per connection.
+    ``lease=(ttl_ms, requests)`` grants and renews leases to clients that ask for them;
+    ``resume`` keeps sessions of clients that negotiated resumption."""
+    server = RSocketServer(handler, version=version, setup_policy=setup_policy, lease=lease,
+                           resume=resume, resume_timeout=resume_timeout, mtu=mtu,
+                           limit_rate=limit_rate)  # fmt: skip
+    prefix = FRAME_LENGTH_SIZE if url.split(":", 1)[0].lower() in WEBSOCKET_SCHEMES else None
+    server.listener = await listen(url, server._on_transport, ssl=ssl, message_prefix=prefix)
+    return server
