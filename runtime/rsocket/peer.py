@@ -678,7 +678,10 @@ class RSocketPeer:
         if not self._finished.is_set():
             self._reconnect = None
             if not self.engine.closed and self._connected:
-                events = self.engine.close(self.engine.version.connection_close, b"bye")
+                try:
+                    events = self.engine.close(self.engine.version.connection_close, b"bye")
+                except LocalProtocolError:
+                    events = []  # e.g. a server that never saw SETUP may send nothing
                 self._on_events(events)
             self._end(ConnectionLost("closed by us", reason="closed"))
             self.driver.shutdown()
