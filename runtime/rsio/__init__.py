@@ -54,3 +54,17 @@ __all__ = [
     "DemandReceived",
     "SubscriptionCancelled",
 ]
+
+# The asyncio peer (runtime.rsio.aio): connect / serve, both roles on one connection.
+from runtime.rsio.aio import (  # noqa: E402
+    Publisher,
+    PublisherFactory,
+    RsioPeer,
+    RsioServer,
+    StreamError,
+    connect,
+    serve,
+)
+
+__all__ += ["connect", "serve", "RsioPeer", "RsioServer", "Publisher", "PublisherFactory",
+            "StreamError"]  # fmt: skip
