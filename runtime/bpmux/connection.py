@@ -439,6 +439,7 @@ class BpmuxConnection:
         except RemoteProtocolError as error:
             self._failure = error
             self._abort_everything(events, error)
+            error.events = events  # delivered by the caller before the error (nothing lost)
             raise
         if not self._done_reported and self.done:
             self._done_reported = True

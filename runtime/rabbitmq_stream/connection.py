@@ -392,7 +392,7 @@ class ClientConnection:
             self._handle_frames(frames, events)
         except RemoteProtocolError as error:
             self._fail_connection(error, events)
-            error.events = events  # type: ignore[attr-defined]
+            error.events = events
             raise
         return events
 

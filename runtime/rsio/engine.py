@@ -128,8 +128,9 @@ class RsioConfig:
 
 def events_of(error: BaseException) -> list[Event]:
     """The events ``receive_data`` produced before it raised ``error``."""
-    events: list[Event] = getattr(error, "rsio_events", [])
-    return events
+    if isinstance(error, ProtocolError):
+        return list(error.events)  # type: ignore[arg-type]
+    return []
 
 
 class _Subscription:
@@ -275,7 +276,7 @@ class RsioConnection:
                 self._receive_frame(frame, events)
         except RemoteProtocolError as error:
             self._fail_connection(error, events)
-            setattr(error, "rsio_events", events)
+            error.events = events
             raise
         return events
 

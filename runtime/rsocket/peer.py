@@ -30,6 +30,7 @@ from collections.abc import AsyncIterable, Awaitable, Callable, Coroutine, Gener
 from types import TracebackType
 from typing import Any, Final
 
+from runtime.aio.eager import start_eagerly
 from runtime.aio import (
     EngineDriver,
     InboundSink,
@@ -413,9 +414,9 @@ class RSocketPeer:
         if model is InteractionModel.REQUEST_RESPONSE:
             call = _Call()
             self._calls[stream_id] = call
-            call.task = self._spawn(self._respond(stream_id, payload))
+            call.task = self._spawn_eagerly(self._respond(stream_id, payload))
         elif model is InteractionModel.FIRE_AND_FORGET:
-            self._spawn(self._run_quietly(handler.fire_and_forget(payload)))
+            self._spawn_eagerly(self._run_quietly(handler.fire_and_forget(payload)))
         elif model is InteractionModel.REQUEST_STREAM:
             call = _Call(demand=OutboundDemand(functools.partial(self._can_send, stream_id)))
             self._calls[stream_id] = call
@@ -670,6 +671,14 @@ class RSocketPeer:
         task: asyncio.Task[Any] = self._loop.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
+
+    def _spawn_eagerly(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None] | None:
+        """Run a handler now; a task only if it waits (``runtime.aio.eager``)."""
+        task = start_eagerly(work, self._loop)
+        if task is not None:
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
         return task
 
     async def close(self) -> None:

@@ -64,6 +64,10 @@ class ConnectionState(enum.Enum):
     BOTH_CLOSED = "both_closed"
     """Both sides sent Close; only replies, credit and inner packets remain."""
 
+    # Members are singletons compared by identity: hash them by identity too (Enum's own
+    # __hash__ is a Python-level call, paid on every transition-table lookup).
+    __hash__ = object.__hash__
+
 
 class ConnectionMachine(StateMachine[ConnectionState]):
     """The connection: which top-level packets may open new things. Close announces that the sender opens nothing more (Message, Messages, Request, Requests and every Create*/Greedy* packet); replies, credit, cancellations and inner packets go on in every state. Credit is the engine's (runtime.flow.Window, per packet class).
@@ -544,6 +548,10 @@ class RequestState(enum.Enum):
     CLOSED = "closed"
     """Answered, or cancelled by the requester (the id is spent)."""
 
+    # Members are singletons compared by identity: hash them by identity too (Enum's own
+    # __hash__ is a Python-level call, paid on every transition-table lookup).
+    __hash__ = object.__hash__
+
 
 class RequestMachine(StateMachine[RequestState]):
     """One request/response exchange. The requester sends Request (alone or in a Requests batch, one instance per id) and gets exactly one Response or ResponseError, unless it cancels first; the responder answers once. Spent ids (below the highest id seen and not pending) are run through `closed`: a late answer after RequestCancel is dropped, a reused id is refused.
@@ -765,6 +773,10 @@ class FlowState(enum.Enum):
     """The item receiver sent InnerCancel; items still in flight are dropped."""
     CLOSED = "closed"
     """The item sender sent InnerEnd or InnerError (or the id is spent and forgotten)."""
+
+    # Members are singletons compared by identity: hash them by identity too (Enum's own
+    # __hash__ is a Python-level call, paid on every transition-table lookup).
+    __hash__ = object.__hash__
 
 
 class FlowMachine(StateMachine[FlowState]):

@@ -206,6 +206,10 @@ class ConnectionState(enum.Enum):
     CLOSED = "closed"
     """The connection is over (closed, or failed during the handshake)."""
 
+    # Members are singletons compared by identity: hash them by identity too (Enum's own
+    # __hash__ is a Python-level call, paid on every transition-table lookup).
+    __hash__ = object.__hash__
+
 
 class ConnectionMachine(StateMachine[ConnectionState]):
     """The connection: the handshake in its fixed order (PeerProperties, SaslHandshake, SaslAuthenticate with possible challenges, the server's Tune, the client's Tune, Open), then the open connection (every command may flow; Heartbeat both ways), then Close from either side answered with CloseResponse. Responses are matched to their request by correlation id in the engine; this table decides what may be sent and received in each state.
@@ -1329,6 +1333,10 @@ class PublisherState(enum.Enum):
     DELETING = "deleting"
     """DeletePublisherRequest sent / received, awaiting its response."""
 
+    # Members are singletons compared by identity: hash them by identity too (Enum's own
+    # __hash__ is a Python-level call, paid on every transition-table lookup).
+    __hash__ = object.__hash__
+
 
 class PublisherMachine(StateMachine[PublisherState]):
     """One publisher id (0..255) of a connection: declared on a stream, publishing, receiving confirms and errors for its publishing ids, deleted. Declare and delete responses reach the instance through the engine's correlation table; a MetadataUpdate reaches every publisher declared on its stream.
@@ -1612,6 +1620,10 @@ class SubscriptionState(enum.Enum):
     """Chunks flow while there is credit."""
     UNSUBSCRIBING = "unsubscribing"
     """UnsubscribeRequest sent / received, awaiting its response."""
+
+    # Members are singletons compared by identity: hash them by identity too (Enum's own
+    # __hash__ is a Python-level call, paid on every transition-table lookup).
+    __hash__ = object.__hash__
 
 
 class SubscriptionMachine(StateMachine[SubscriptionState]):

@@ -97,6 +97,10 @@ class ConnectionState(enum.Enum):
     CLOSED = "closed"
     """Goodbyes exchanged; the transport may be closed."""
 
+    # Members are singletons compared by identity: hash them by identity too (Enum's own
+    # __hash__ is a Python-level call, paid on every transition-table lookup).
+    __hash__ = object.__hash__
+
 
 class ConnectionMachine(StateMachine[ConnectionState]):
     """The loose hello handshake (either side may send its hello first; the client may send more right after its ClientHello), the data phase, and the orderly close (Goodbye, then wait for the peer's Goodbye). An unsupported hello version leads to `rejecting` (Goodbye, then close without waiting); a second hello or data before the peer's hello are connection errors, answered the same way.
@@ -575,6 +579,10 @@ class SubscriptionState(enum.Enum):
     CANCEL_UNANSWERED = "cancel_unanswered"
     """Publisher: Cancel received before our Subscribed; we still send exactly one Subscribed so that the subscriber can release the Id."""
 
+    # Members are singletons compared by identity: hash them by identity too (Enum's own
+    # __hash__ is a Python-level call, paid on every transition-table lookup).
+    __hash__ = object.__hash__
+
 
 class SubscriptionMachine(StateMachine[SubscriptionState]):
     """One subscription as seen by its subscriber or its publisher, keyed by the subscriber-chosen Id. Ids are per direction (Subscribe/Request/Cancel go to the publisher, the other messages to the subscriber), so each side keeps one table of subscriber instances and one of publisher instances. There is no terminal state: `idle` means the Id is free and the engine forgets the instance.
@@ -1009,6 +1017,10 @@ class SplitElementState(enum.Enum):
     """No element with this Id is in progress (the element Id is free)."""
     IN_PROGRESS = "in_progress"
     """Parts arrived/sent; the last part has not."""
+
+    # Members are singletons compared by identity: hash them by identity too (Enum's own
+    # __hash__ is a Python-level call, paid on every transition-table lookup).
+    __hash__ = object.__hash__
 
 
 class SplitElementMachine(StateMachine[SplitElementState]):

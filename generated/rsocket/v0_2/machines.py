@@ -228,6 +228,10 @@ class ConnectionState(enum.Enum):
     CLOSED = "closed"
     """The connection is over (rejected, errored or closed)."""
 
+    # Members are singletons compared by identity: hash them by identity too (Enum's own
+    # __hash__ is a Python-level call, paid on every transition-table lookup).
+    __hash__ = object.__hash__
+
 
 class ConnectionMachine(StateMachine[ConnectionState]):
     """Connection establishment and the connection-level frames: SETUP (with and without LEASE), SETUP_ERROR, RESUME / RESUME_OK, KEEPALIVE, LEASE, METADATA_PUSH, connection ERROR, and which REQUEST_* frames may open streams when.
@@ -742,6 +746,10 @@ class FragmentsState(enum.Enum):
     PARTIAL_RESPONSE = "partial_response"
     """Fragments of a RESPONSE; more follow."""
 
+    # Members are singletons compared by identity: hash them by identity too (Enum's own
+    # __hash__ is a Python-level call, paid on every transition-table lookup).
+    __hash__ = object.__hash__
+
 
 class FragmentsMachine(StateMachine[FragmentsState]):
     """F-flag sequences in one direction of one stream (M3): a continuation fragment has the frame type of the first; `receiver` reassembles, `sender` fragments.
@@ -1014,6 +1022,10 @@ class RequestResponseState(enum.Enum):
     CLOSED = "closed"
     """Terminated."""
 
+    # Members are singletons compared by identity: hash them by identity too (Enum's own
+    # __hash__ is a Python-level call, paid on every transition-table lookup).
+    __hash__ = object.__hash__
+
 
 class RequestResponseMachine(StateMachine[RequestResponseState]):
     """One REQUEST_RESPONSE stream; messages are whole (fragments are `fragments`).
@@ -1169,6 +1181,10 @@ class RequestFnfState(enum.Enum):
     CLOSED = "closed"
     """Terminated."""
 
+    # Members are singletons compared by identity: hash them by identity too (Enum's own
+    # __hash__ is a Python-level call, paid on every transition-table lookup).
+    __hash__ = object.__hash__
+
 
 class RequestFnfMachine(StateMachine[RequestFnfState]):
     """One REQUEST_FNF; it ends as soon as it is sent / received whole.
@@ -1268,6 +1284,10 @@ class RequestStreamState(enum.Enum):
     """Items flow responder -> requester as REQUEST_N credit allows."""
     CLOSED = "closed"
     """Terminated."""
+
+    # Members are singletons compared by identity: hash them by identity too (Enum's own
+    # __hash__ is a Python-level call, paid on every transition-table lookup).
+    __hash__ = object.__hash__
 
 
 class RequestStreamMachine(StateMachine[RequestStreamState]):
@@ -1437,6 +1457,10 @@ class RequestChannelState(enum.Enum):
     """(responder) the requester sent C; the responder may still send."""
     CLOSED = "closed"
     """Terminated."""
+
+    # Members are singletons compared by identity: hash them by identity too (Enum's own
+    # __hash__ is a Python-level call, paid on every transition-table lookup).
+    __hash__ = object.__hash__
 
 
 class RequestChannelMachine(StateMachine[RequestChannelState]):

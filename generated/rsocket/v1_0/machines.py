@@ -238,6 +238,10 @@ class ConnectionState(enum.Enum):
     CLOSED = "closed"
     """The connection is over (rejected, errored or closed)."""
 
+    # Members are singletons compared by identity: hash them by identity too (Enum's own
+    # __hash__ is a Python-level call, paid on every transition-table lookup).
+    __hash__ = object.__hash__
+
 
 class ConnectionMachine(StateMachine[ConnectionState]):
     """Connection establishment and the connection-level frames: SETUP (with and without LEASE), SETUP rejection (ERROR on stream 0 with a setup error code), RESUME / RESUME_OK, KEEPALIVE, LEASE, METADATA_PUSH, connection ERROR, and which REQUEST_* frames may open streams when.
@@ -744,6 +748,10 @@ class FragmentsState(enum.Enum):
     PARTIAL = "partial"
     """Fragments of a message have been sent/received; more follow."""
 
+    # Members are singletons compared by identity: hash them by identity too (Enum's own
+    # __hash__ is a Python-level call, paid on every transition-table lookup).
+    __hash__ = object.__hash__
+
 
 class FragmentsMachine(StateMachine[FragmentsState]):
     """F-flag sequences in one direction of one stream (M3): the opening REQUEST_* may be followed by PAYLOAD fragments; a PAYLOAD message may be split into PAYLOAD fragments.  `receiver` reassembles, `sender` fragments.
@@ -989,6 +997,10 @@ class RequestResponseState(enum.Enum):
     CLOSED = "closed"
     """Terminated."""
 
+    # Members are singletons compared by identity: hash them by identity too (Enum's own
+    # __hash__ is a Python-level call, paid on every transition-table lookup).
+    __hash__ = object.__hash__
+
 
 class RequestResponseMachine(StateMachine[RequestResponseState]):
     """One REQUEST_RESPONSE stream; messages are whole (fragments are `fragments`).
@@ -1146,6 +1158,10 @@ class RequestFnfState(enum.Enum):
     CLOSED = "closed"
     """Terminated."""
 
+    # Members are singletons compared by identity: hash them by identity too (Enum's own
+    # __hash__ is a Python-level call, paid on every transition-table lookup).
+    __hash__ = object.__hash__
+
 
 class RequestFnfMachine(StateMachine[RequestFnfState]):
     """One REQUEST_FNF; it ends as soon as it is sent / received whole.
@@ -1245,6 +1261,10 @@ class RequestStreamState(enum.Enum):
     """Items flow responder -> requester as REQUEST_N credit allows."""
     CLOSED = "closed"
     """Terminated."""
+
+    # Members are singletons compared by identity: hash them by identity too (Enum's own
+    # __hash__ is a Python-level call, paid on every transition-table lookup).
+    __hash__ = object.__hash__
 
 
 class RequestStreamMachine(StateMachine[RequestStreamState]):
@@ -1420,6 +1440,10 @@ class RequestChannelState(enum.Enum):
     """The peer sent COMPLETE; this side may still send."""
     CLOSED = "closed"
     """Terminated."""
+
+    # Members are singletons compared by identity: hash them by identity too (Enum's own
+    # __hash__ is a Python-level call, paid on every transition-table lookup).
+    __hash__ = object.__hash__
 
 
 class RequestChannelMachine(StateMachine[RequestChannelState]):
