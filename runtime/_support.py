@@ -164,6 +164,7 @@ class LengthPrefixedDecoder(_FrameSplitter[F, C]):
     ) -> None:
         super().__init__(decode_at, max_frame_size, ctx, sender)
         self._prefix_size = prefix_size
+        self._wanted = 0
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[F]:
         """Add bytes from the stream; return every frame they complete, in order."""
@@ -174,8 +175,11 @@ class LengthPrefixedDecoder(_FrameSplitter[F, C]):
         frames: list[F] = []
         size = len(buffer)
         prefix = self._prefix_size
-        if size < prefix:
+        if size < prefix or size < self._wanted:
+            # Still inside a frame whose length we know: no copy, no decode attempt (a
+            # big frame arriving in many pieces costs linear, not quadratic, time).
             return frames
+        self._wanted = 0
         view = bytes(buffer)
         pos = 0
         try:
@@ -190,6 +194,7 @@ class LengthPrefixedDecoder(_FrameSplitter[F, C]):
                 start = pos + prefix
                 stop = start + length
                 if stop > size:
+                    self._wanted = stop - pos  # what the buffer must hold once `pos` is cut
                     break
                 pos = stop
                 frame, used = self._decode_at(view, start, stop, self.ctx, self.sender)

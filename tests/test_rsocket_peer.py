@@ -408,3 +408,22 @@ async def _until(condition: object, timeout: float = 5.0) -> None:
     async with asyncio.timeout(timeout):
         while not condition():  # type: ignore[operator]
             await asyncio.sleep(0.005)
+
+
+def test_break_cancels_even_when_the_application_keeps_the_stream() -> None:
+    """Each ``async for`` has its own iterator: leaving it early sends CANCEL although
+    the stream object is still referenced; ``anext`` reads without that."""
+
+    async def main() -> None:
+        handler = Recorder()
+        async with await serve("tcp://127.0.0.1:0", handler) as server:
+            async with connect(server.url) as rs:
+                stream = rs.request_stream(b"", limit_rate=8)
+                assert (await anext(stream)).data == b"0"
+                async for _ in stream:
+                    break
+                await _until(lambda: handler.closed_streams == 1)
+                assert stream.finished
+                assert [p.data async for p in stream] == []  # cancelled: nothing more
+
+    run(main())

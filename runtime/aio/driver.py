@@ -190,6 +190,12 @@ class EngineDriver:
             self._write_scheduled = True
             self._loop.call_soon(self._write_now)
 
+    def write_now(self) -> None:
+        """Write what the engine queued at once, not at the end of this loop iteration
+        (a producer that queued a lot: ``backed_up()`` then counts it)."""
+        if not self._closed:
+            self._write_now()
+
     def _write_now(self) -> None:
         self._write_scheduled = False
         data = self.engine.data_to_send()

@@ -130,8 +130,11 @@ class InboundStream(AsyncIterator[T], Generic[T]):
         """Items received and not yet consumed (never more than ``limit_rate``)."""
         return len(self.sink.items)
 
-    def __aiter__(self) -> InboundStream[T]:
-        return self
+    def __aiter__(self) -> _Iteration[T]:
+        # Each `async for` gets its own iterator object, referenced only by the loop: a
+        # `break` drops it, and dropping it cancels, even when the application still holds
+        # the stream.  (Read part of a stream and keep the rest with `anext(stream)`.)
+        return _Iteration(self)
 
     async def __anext__(self) -> T:
         sink = self.sink
@@ -175,6 +178,29 @@ class InboundStream(AsyncIterator[T], Generic[T]):
     async def __aexit__(self, kind: type[BaseException] | None, value: BaseException | None,
                         traceback: TracebackType | None) -> None:  # fmt: skip
         self.sink.cancel_once()
+
+
+class _Iteration(AsyncIterator[T], Generic[T]):
+    """One ``async for`` over an ``InboundStream``: leaving the loop early cancels."""
+
+    __slots__ = ("sink", "stream")
+
+    def __init__(self, stream: InboundStream[T]) -> None:
+        self.stream = stream  # keeps the stream alive while the loop runs
+        self.sink = stream.sink
+
+    def __aiter__(self) -> _Iteration[T]:
+        return self
+
+    __anext__ = InboundStream.__anext__
+
+    def __del__(self) -> None:
+        sink = self.sink
+        if not sink.finished:
+            try:
+                sink.cancel_once()
+            except Exception:
+                pass  # the connection is gone already; nothing left to tell
 
 
 class OutboundDemand:

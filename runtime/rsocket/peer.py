@@ -71,6 +71,12 @@ __all__ = ["RSocketPeer", "RSocketServer", "connect", "serve", "DEFAULT_LIMIT_RA
 DEFAULT_LIMIT_RATE: Final = 256
 """Items requested up front, and the replenish batch (rsocket-java's limitRate default)."""
 
+WRITE_BATCH: Final = 64 * 1024
+"""Payload bytes publishers queue in the engine before they are written at once rather
+than at the end of the loop iteration: the transport's backpressure then sees them, so a
+peer that stops reading stops a publisher of big items after ~HIGH_WATER bytes, not after
+``YIELD_EVERY`` items."""
+
 WEBSOCKET_SCHEMES = frozenset({"ws", "wss"})
 FRAME_LENGTH_SIZE: Final = 3
 
@@ -129,6 +135,7 @@ class RSocketPeer:
         self.handler = handler
         self.limit_rate = limit_rate
         self._calls: dict[int, _Call] = {}
+        self._unwritten = 0  # payload bytes sent by publishers since the last forced write
         self._tasks: set[asyncio.Task[Any]] = set()
         self._reconnect = reconnect
         self._resume_timeout = resume_timeout
@@ -319,7 +326,13 @@ class RSocketPeer:
     def _send_item(self, stream_id: int, item: PayloadLike) -> None:
         payload = item if type(item) is Payload else as_payload(item)
         self.engine.send_next(stream_id, payload.data, payload.metadata)
-        self.driver.wakeup()
+        self._unwritten += len(payload.data)
+        if self._unwritten >= WRITE_BATCH:
+            # hand it to the transport now, so that backed_up() counts it
+            self._unwritten = 0
+            self.driver.write_now()
+        else:
+            self.driver.wakeup()
 
     def _backed_up(self) -> bool:
         return self.driver.backed_up()
@@ -351,9 +364,12 @@ class RSocketPeer:
         except Exception as error:
             self._end_with_error(stream_id, error)
             return
+        finally:
+            self._finish_if_over(stream_id)  # both sides ended: forget the stream
         if stream_id in self.engine.open_streams:
             self.engine.send_complete(stream_id)
             self.driver.wakeup()
+            self._finish_if_over(stream_id)
 
     def _end_with_error(self, stream_id: int, error: BaseException) -> None:
         engine = self.engine
@@ -749,6 +765,7 @@ def connect(
     resume: bool | bytes = False,
     resume_timeout: float = 30.0,
     mtu: int | None = None,
+    max_frame_size: int | None = None,
     limit_rate: int = DEFAULT_LIMIT_RATE,
     ssl: ssl_module.SSLContext | None = None,
     timeout: float | None = 10.0,
@@ -766,7 +783,7 @@ def connect(
         token = None
         if resume:
             token = resume if isinstance(resume, bytes) else os.urandom(16)
-        options: dict[str, Any] = {"mtu": mtu}
+        options: dict[str, Any] = {"mtu": mtu, "max_frame_size": max_frame_size}
         engine = RSocketConnection(
             "client", version, keepalive_interval=keepalive_interval,
             max_lifetime=max_lifetime, metadata_mime_type=metadata_mime_type,
@@ -802,6 +819,7 @@ class RSocketServer:
         resume: bool,
         resume_timeout: float,
         mtu: int | None,
+        max_frame_size: int | None = None,
         limit_rate: int,
     ) -> None:
         self._handler = handler
@@ -811,6 +829,7 @@ class RSocketServer:
         self._resume = resume
         self._resume_timeout = resume_timeout
         self._mtu = mtu
+        self._max_frame_size = max_frame_size
         self._limit_rate = limit_rate
         self._peers: set[RSocketPeer] = set()
         self._sessions: dict[bytes, RSocketPeer] = {}
@@ -836,6 +855,7 @@ class RSocketServer:
         box: list[RSocketPeer] = []
         engine = RSocketConnection(
             "server", self._version, setup_policy=self._setup_policy, mtu=self._mtu,
+            max_frame_size=self._max_frame_size,
             resume_lookup=functools.partial(self._lookup, box) if self._resume else None,
         )  # fmt: skip
         peer = RSocketPeer(engine, transport, self._new_handler(), limit_rate=self._limit_rate,
@@ -910,6 +930,7 @@ async def serve(
     resume: bool = False,
     resume_timeout: float = 30.0,
     mtu: int | None = None,
+    max_frame_size: int | None = None,
     limit_rate: int = DEFAULT_LIMIT_RATE,
     ssl: ssl_module.SSLContext | None = None,
 ) -> RSocketServer:
@@ -919,6 +940,7 @@ async def serve(
     ``resume`` keeps sessions of clients that negotiated resumption."""
     server = RSocketServer(handler, version=version, setup_policy=setup_policy, lease=lease,
                            resume=resume, resume_timeout=resume_timeout, mtu=mtu,
+                           max_frame_size=max_frame_size,
                            limit_rate=limit_rate)  # fmt: skip
     prefix = FRAME_LENGTH_SIZE if url.split(":", 1)[0].lower() in WEBSOCKET_SCHEMES else None
     server.listener = await listen(url, server._on_transport, ssl=ssl, message_prefix=prefix)
