@@ -69,3 +69,20 @@ __all__ = [
     "ResponseReceived",
     "charge_of",
 ]
+
+# The asyncio peer (runtime.bpmux.aio): connect / serve, every pattern, two-level credit.
+from runtime.bpmux.aio import (  # noqa: E402
+    ApplicationError,
+    BpmuxPeer,
+    BpmuxServer,
+    Duplex,
+    Handler,
+    ItemStream,
+    ItemWriter,
+    MessageStream,
+    connect,
+    serve,
+)
+
+__all__ += ["connect", "serve", "BpmuxPeer", "BpmuxServer", "Handler", "ApplicationError",
+            "ItemStream", "ItemWriter", "Duplex", "MessageStream"]  # fmt: skip
