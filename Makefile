@@ -42,6 +42,8 @@ test: venv check-generated lint typecheck pytest
 
 bench: venv
 	$(BIN)/python -m bench.codec
+	$(BIN)/python -m bench.rsocket_runtime
+	$(BIN)/python -m bench.rsio_stream
 
 demo: generate
 	$(BIN)/python -m runtime.demo

@@ -427,3 +427,23 @@ def test_break_cancels_even_when_the_application_keeps_the_stream() -> None:
                 assert [p.data async for p in stream] == []  # cancelled: nothing more
 
     run(main())
+
+
+def test_fire_and_forget_sent_just_before_close_is_still_handled() -> None:
+    """A request that fully arrived is processed even when the requester closes in the
+    same breath (its handler is not cancelled by the connection's end)."""
+
+    class Slow(Recorder):
+        async def fire_and_forget(self, payload: Payload) -> None:
+            await asyncio.sleep(0.01)  # suspends: runs as a task
+            await super().fire_and_forget(payload)
+
+    async def main() -> None:
+        handler = Slow()
+        async with await serve("tcp://127.0.0.1:0", handler) as server:
+            async with connect(server.url) as rs:
+                await rs.fire_and_forget(b"last words")
+            await asyncio.wait_for(handler.got_fnf.wait(), 5)
+        assert handler.fire_and_forgets == [Payload(b"last words")]
+
+    run(main())

@@ -137,6 +137,7 @@ class RSocketPeer:
         self._calls: dict[int, _Call] = {}
         self._unwritten = 0  # payload bytes sent by publishers since the last forced write
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._one_way: set[asyncio.Task[None]] = set()  # not cancelled by the end
         self._reconnect = reconnect
         self._resume_timeout = resume_timeout
         self._server = server
@@ -432,7 +433,7 @@ class RSocketPeer:
             self._calls[stream_id] = call
             call.task = self._spawn_eagerly(self._respond(stream_id, payload))
         elif model is InteractionModel.FIRE_AND_FORGET:
-            self._spawn_eagerly(self._run_quietly(handler.fire_and_forget(payload)))
+            self._spawn_one_way(handler.fire_and_forget(payload))
         elif model is InteractionModel.REQUEST_STREAM:
             call = _Call(demand=OutboundDemand(functools.partial(self._can_send, stream_id)))
             self._calls[stream_id] = call
@@ -523,7 +524,7 @@ class RSocketPeer:
             call.fail(StreamError(event.error_code, event.message))
 
     def _on_metadata_push(self, event: MetadataPushReceived) -> None:
-        self._spawn(self._run_quietly(self.handler.metadata_push(event.metadata)))
+        self._spawn_one_way(self.handler.metadata_push(event.metadata))
 
     def _on_lease(self, event: LeaseReceived) -> None:
         self._lease.set()
@@ -689,6 +690,15 @@ class RSocketPeer:
         task.add_done_callback(self._tasks.discard)
         return task
 
+    def _spawn_one_way(self, work: Coroutine[Any, Any, None]) -> None:
+        """Fire-and-forget / metadata push: the request has fully arrived, so its handler
+        runs to the end even if the connection closes meanwhile (a client that closes
+        right after sending must not lose it); ``wait_closed`` waits for it."""
+        task = start_eagerly(self._run_quietly(work), self._loop)
+        if task is not None:
+            self._one_way.add(task)
+            task.add_done_callback(self._one_way.discard)
+
     def _spawn_eagerly(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None] | None:
         """Run a handler now; a task only if it waits (``runtime.aio.eager``)."""
         task = start_eagerly(work, self._loop)
@@ -715,7 +725,7 @@ class RSocketPeer:
     async def wait_closed(self) -> None:
         await self._finished.wait()
         await self.driver.wait_closed()
-        tasks = [t for t in self._tasks if t is not asyncio.current_task()]
+        tasks = [t for t in (*self._tasks, *self._one_way) if t is not asyncio.current_task()]
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
 

@@ -1,0 +1,522 @@
+"""``wirestream``: poke protocol servers from a shell (like rsocket-py's ``rsocket-py``).
+
+One sub-command per protocol; only RSocket exists so far::
+
+    wirestream rsocket serve [--host H] [--port P] [--transport tcp|ws] [--version 1.0|0.2]
+                             [--resume] [--mtu N]
+    wirestream rsocket request URL DATA
+    wirestream rsocket fnf URL DATA
+    wirestream rsocket stream URL DATA [--limit-rate N] [--take K]
+    wirestream rsocket channel URL DATA [ITEM ...] [--stdin] [--limit-rate N] [--take K]
+    wirestream rsocket metadata-push URL METADATA
+
+``serve`` runs ``runtime.rsocket.demo_responder.EchoResponder``: request-response and
+channel echo, a request-stream whose data is N answers ``0`` .. ``N-1``,
+fire-and-forget payloads are printed.  It prints ``listening on URL`` (the real port
+when ``--port 0``) and serves until SIGINT or SIGTERM, then closes every connection and
+exits 0.
+
+The client commands talk to any RSocket server (``tcp://``, ``tls://``, ``unix://``,
+``ws://``, ``wss://`` URLs).  DATA ``-`` reads the data from stdin.  A channel's first
+payload is DATA; each further ITEM argument is one more payload of our side, then, with
+``--stdin``, each line of stdin (without its line ending) as it is read; our side
+completes after the last one.  Each received payload is one line on stdout
+(``--format``: ``text`` = UTF-8 when decodable, else ``0x`` + hex; ``hex``; ``raw`` =
+the bytes and a newline; ``json`` = one object per line with data and metadata).
+
+Exit codes: 0 done; 1 the interaction failed (the server answered ERROR or rejected the
+SETUP, the connection was lost, ``--timeout`` passed); 2 usage error or the server
+could not be reached; 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import sys
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Sequence
+from typing import Any, Final, TextIO, TypeVar
+
+from runtime.aio import InboundStream, parse_url
+from runtime.errors import ConnectionLost, ProtocolError, TransportError
+from runtime.rsocket.demo_responder import EchoResponder
+from runtime.rsocket.errors import SetupRejected, StreamError
+from runtime.rsocket.fragmentation import MIN_MTU
+from runtime.rsocket.handler import Payload
+from runtime.rsocket.metadata import COMPOSITE_METADATA, ROUTING, encode_route, route
+from runtime.rsocket.peer import DEFAULT_LIMIT_RATE, RSocketPeer, connect, serve
+from runtime.rsocket.versions import get_version
+
+__all__ = ["main", "amain", "build_parser", "PayloadWriter"]
+
+PROG: Final = "wirestream"
+RSOCKET_SCHEMES: Final = ("tcp", "tls", "unix", "ws", "wss")
+SERVE_TRANSPORTS: Final = ("tcp", "ws")
+VERSION_NAMES: Final = ("1.0", "0.2")
+FORMATS: Final = ("text", "hex", "raw", "json")
+ONE_WAY_LINGER: Final = 0.05
+"""Seconds to stay connected after a fire-and-forget or metadata push.  Nothing answers
+those; closing at once sends ERROR[CONNECTION_CLOSE] right behind the request, and a
+server that reads both in one go may end the connection before its handler ran
+(``runtime.rsocket.peer`` does: it cancels the handler's task before it starts)."""
+EXIT_OK: Final = 0
+EXIT_FAILED: Final = 1
+EXIT_USAGE: Final = 2  # argparse's own code; also "could not connect"
+EXIT_INTERRUPTED: Final = 130
+
+T = TypeVar("T")
+
+
+# ====================================================================== output
+
+
+def _text(value: bytes) -> str:
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return "0x" + value.hex()
+
+
+def _json_field(name: str, value: bytes | None) -> dict[str, str | None]:
+    if value is None:
+        return {name: None}
+    try:
+        return {name: value.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {f"{name}_hex": value.hex()}
+
+
+class PayloadWriter:
+    """Writes one line per payload to ``out`` in one of ``FORMATS``.
+
+    ``text``: data as UTF-8 when it decodes, else ``0x`` and hex; ``hex``: always hex;
+    ``raw``: the data bytes then a newline; ``json``: ``{"data": ..., "metadata": ...}``
+    (``data_hex``/``metadata_hex`` instead when not UTF-8; metadata ``null`` when
+    absent), metadata always included.  With ``show_metadata`` the text and hex lines
+    are ``data<TAB>metadata`` (nothing after the tab when there is no metadata).
+    """
+
+    def __init__(self, out: TextIO, format: str = "text", show_metadata: bool = False) -> None:
+        if format not in FORMATS:
+            raise ValueError(f"unknown format {format!r} (one of {', '.join(FORMATS)})")
+        self.out = out
+        self.format = format
+        self.show_metadata = show_metadata
+
+    def write(self, payload: Payload) -> None:
+        if self.format == "raw":
+            self.out.flush()
+            self.out.buffer.write(payload.data + b"\n")
+            self.out.buffer.flush()
+            return
+        if self.format == "json":
+            line = json.dumps(
+                _json_field("data", payload.data) | _json_field("metadata", payload.metadata)
+            )
+        else:
+            render = _text if self.format == "text" else bytes.hex
+            line = render(payload.data)
+            if self.show_metadata:
+                metadata = payload.metadata
+                line += "\t" + ("" if metadata is None else render(metadata))
+        self.out.write(line + "\n")
+        self.out.flush()
+
+
+def _error(message: str) -> None:
+    print(f"{PROG}: {message}", file=sys.stderr, flush=True)
+
+
+# ====================================================================== arguments
+
+
+def _url(value: str) -> str:
+    """An RSocket server URL (argparse type: a bad one is a usage error)."""
+    try:
+        endpoint = parse_url(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    if endpoint.scheme not in RSOCKET_SCHEMES:
+        raise argparse.ArgumentTypeError(
+            f"{value!r}: RSocket runs over {', '.join(RSOCKET_SCHEMES)} URLs"
+        )
+    return value
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r}: must be at least 1")
+    return number
+
+
+def _port(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a port number") from None
+    if not 0 <= number <= 65535:
+        raise argparse.ArgumentTypeError(f"{value!r}: a port is 0..65535 (0 picks a free one)")
+    return number
+
+
+def _mtu(value: str) -> int:
+    number = _positive(value)
+    if number < MIN_MTU:
+        raise argparse.ArgumentTypeError(f"{value!r}: the MTU must be at least {MIN_MTU}")
+    return number
+
+
+def _seconds(value: str) -> float | None:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"{value!r}: must not be negative")
+    return number or None  # 0: no limit
+
+
+def _bytes(value: str) -> bytes:
+    """A command-line string as bytes: UTF-8, undecodable argv bytes kept as they were."""
+    return value.encode("utf-8", "surrogateescape")
+
+
+def _add_connection_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("url", metavar="URL", type=_url,
+                        help="the server: tcp://host:port, tls://, unix:///path, ws://host:port/path, wss://")  # fmt: skip
+    parser.add_argument("--version", choices=VERSION_NAMES, default="1.0",
+                        help="protocol version of the SETUP (default 1.0; 0.2 = ReactiveSocket)")  # fmt: skip
+    parser.add_argument("--data-mime", default="application/octet-stream", metavar="MIME",
+                        help="SETUP data MIME type (default application/octet-stream)")  # fmt: skip
+    parser.add_argument("--metadata-mime", default=COMPOSITE_METADATA, metavar="MIME",
+                        help=f"SETUP metadata MIME type (default {COMPOSITE_METADATA})")  # fmt: skip
+    parser.add_argument("--timeout", type=_seconds, default=10.0, metavar="SECONDS",
+                        help="limit for connecting and for each response or stream item "
+                             "(default 10; 0 = none)")  # fmt: skip
+    parser.add_argument("--mtu", type=_mtu, metavar="BYTES",
+                        help="fragment frames larger than this")  # fmt: skip
+
+
+def _add_request_options(parser: argparse.ArgumentParser, *, streams: bool) -> None:
+    metadata = parser.add_mutually_exclusive_group()
+    metadata.add_argument("--metadata", metavar="TEXT",
+                          help="request metadata (UTF-8 text)")  # fmt: skip
+    metadata.add_argument("--route", action="append", metavar="TAG",
+                          help="routing extension tag (repeat for more tags): composite "
+                               "metadata, or routing metadata with --metadata-mime "
+                               f"{ROUTING}")  # fmt: skip
+    if streams:
+        parser.add_argument("--limit-rate", type=_positive, default=DEFAULT_LIMIT_RATE,
+                            metavar="N", help="request N items at a time "
+                                              f"(default {DEFAULT_LIMIT_RATE})")  # fmt: skip
+        parser.add_argument("--take", type=_positive, metavar="K",
+                            help="cancel after K items")  # fmt: skip
+    parser.add_argument("--format", choices=FORMATS, default="text",
+                        help="how each received payload is printed (default text)")  # fmt: skip
+    parser.add_argument("--show-metadata", action="store_true",
+                        help="print each payload's metadata after a tab")  # fmt: skip
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Poke reactive-streams protocol servers: serve a demo responder, or "
+        "send requests to any server and print what comes back.",
+    )
+    protocols = parser.add_subparsers(dest="protocol", metavar="PROTOCOL", required=True)
+
+    rsocket = protocols.add_parser(
+        "rsocket", help="RSocket 1.0 (and ReactiveSocket 0.2)",
+        description="RSocket client commands and a demo server.",
+    )  # fmt: skip
+    commands = rsocket.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    serve_ = commands.add_parser(
+        "serve", help="run the demo echo responder until SIGINT/SIGTERM",
+        description="Serve the demo responder: request-response and channel echo, a "
+        "request-stream of decimal N answers 0..N-1, fire-and-forget payloads are printed.",
+    )  # fmt: skip
+    serve_.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve_.add_argument("--port", type=_port, default=7878,
+                        help="port (default 7878; 0 picks a free one)")  # fmt: skip
+    serve_.add_argument("--transport", choices=SERVE_TRANSPORTS, default="tcp",
+                        help="tcp (length-prefixed frames) or ws (one frame per WebSocket "
+                             "message)")  # fmt: skip
+    serve_.add_argument("--version", choices=VERSION_NAMES, default="1.0",
+                        help="protocol version to accept (default 1.0)")  # fmt: skip
+    serve_.add_argument("--resume", action="store_true",
+                        help="keep the sessions of clients that negotiated resumption")  # fmt: skip
+    serve_.add_argument("--mtu", type=_mtu, metavar="BYTES",
+                        help="fragment frames larger than this")  # fmt: skip
+
+    request = commands.add_parser("request", help="request-response: print the one answer")
+    _add_connection_options(request)
+    request.add_argument("data", metavar="DATA", help="request data ('-': read stdin)")
+    _add_request_options(request, streams=False)
+
+    fnf = commands.add_parser("fnf", help="fire-and-forget: send, print nothing")
+    _add_connection_options(fnf)
+    fnf.add_argument("data", metavar="DATA", help="request data ('-': read stdin)")
+    _add_request_options(fnf, streams=False)
+
+    stream = commands.add_parser("stream", help="request-stream: print each item")
+    _add_connection_options(stream)
+    stream.add_argument("data", metavar="DATA", help="request data ('-': read stdin)")
+    _add_request_options(stream, streams=True)
+
+    channel = commands.add_parser(
+        "channel", help="request-channel: send DATA and ITEMs, print each item received",
+        description="Open a channel whose first payload is DATA; each ITEM (then, with "
+        "--stdin, each line of stdin) is one more payload; our side completes after the "
+        "last.  Prints what the server sends.",
+    )  # fmt: skip
+    _add_connection_options(channel)
+    channel.add_argument("data", metavar="DATA", help="the first payload's data")
+    channel.add_argument("items", metavar="ITEM", nargs="*", help="further payloads")
+    channel.add_argument("--stdin", action="store_true",
+                         help="after the ITEMs, send each line of stdin as it is read")  # fmt: skip
+    _add_request_options(channel, streams=True)
+
+    push = commands.add_parser("metadata-push", help="METADATA_PUSH: send, print nothing")
+    _add_connection_options(push)
+    push.add_argument("metadata", metavar="METADATA", help="the metadata (UTF-8 text)")
+    return parser
+
+
+# ====================================================================== serve
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    url = f"{args.transport}://{host}:{args.port}"
+
+    def show(payload: Payload) -> None:
+        print(f"fire-and-forget: {_text(payload.data)}", flush=True)
+
+    try:
+        server = await serve(url, EchoResponder(show), version=args.version,
+                             resume=args.resume, mtu=args.mtu)  # fmt: skip
+    except OSError as error:
+        _error(f"cannot listen on {url}: {error.strerror or error}")
+        return EXIT_FAILED
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    handled = []
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(signum, stop.set)
+        except (NotImplementedError, RuntimeError, ValueError):
+            continue  # not the main thread (or no signals here): stop by cancelling
+        handled.append(signum)
+    try:
+        print(f"listening on {server.url}", flush=True)
+        await stop.wait()
+    finally:
+        for signum in handled:
+            loop.remove_signal_handler(signum)
+        server.close()
+        await server.wait_closed()
+    return EXIT_OK
+
+
+# ====================================================================== client
+
+
+def _data(value: str) -> bytes:
+    return sys.stdin.buffer.read() if value == "-" else _bytes(value)
+
+
+def _metadata(args: argparse.Namespace) -> bytes | None:
+    if args.route:
+        if args.metadata_mime == ROUTING:
+            return encode_route(*args.route)
+        return route(*args.route)
+    return None if args.metadata is None else _bytes(args.metadata)
+
+
+async def _within(timeout: float | None, work: Awaitable[T]) -> T:
+    async with asyncio.timeout(timeout):
+        return await work
+
+
+async def _print_items(items: InboundStream[Payload], args: argparse.Namespace,
+                       writer: PayloadWriter) -> None:  # fmt: skip
+    taken = 0
+    try:
+        while args.take is None or taken < args.take:
+            try:
+                payload = await _within(args.timeout, anext(items))
+            except StopAsyncIteration:
+                return
+            writer.write(payload)
+            taken += 1
+    finally:
+        await items.aclose()  # --take, a timeout, a closed stdout: CANCEL (no-op when done)
+
+
+def _read_lines(source: TextIO) -> Iterator[bytes]:
+    """Lines of ``source`` without their line endings.  A real file descriptor is read
+    with ``os.read``, which holds no lock of ``sys.stdin``'s buffer: a daemon thread
+    blocked in it does not stop the interpreter from shutting down."""
+    try:
+        fd = source.fileno()
+    except (OSError, ValueError):  # io.UnsupportedOperation: an in-memory stream
+        for line in source.buffer:
+            yield line.rstrip(b"\r\n")
+        return
+    pending = b""
+    while chunk := os.read(fd, 65536):
+        *complete, pending = (pending + chunk).split(b"\n")
+        for line in complete:
+            yield line.rstrip(b"\r")
+    if pending:
+        yield pending.rstrip(b"\r")
+
+
+async def _stdin_lines() -> AsyncIterator[bytes]:
+    """Lines of stdin as they are read.  A daemon thread blocks on the read, so a server
+    that ends the channel first does not wait for the user's next line; the queue is
+    bounded, so stdin is read only as fast as the server takes the lines."""
+    loop = asyncio.get_running_loop()
+    lines: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=16)
+    source = sys.stdin
+
+    def put(line: bytes | None) -> None:
+        asyncio.run_coroutine_threadsafe(lines.put(line), loop).result()
+
+    def read() -> None:
+        try:
+            for line in _read_lines(source):
+                put(line)
+            put(None)
+        except (RuntimeError, OSError, ValueError):
+            return  # the loop is gone, or stdin is closed
+
+    threading.Thread(target=read, name="wirestream-stdin", daemon=True).start()
+    while (line := await lines.get()) is not None:
+        yield line
+
+
+async def _channel_items(args: argparse.Namespace) -> AsyncIterator[bytes]:
+    for item in args.items:
+        yield _bytes(item)
+    if args.stdin:
+        async for line in _stdin_lines():
+            yield line
+
+
+async def _run_command(peer: RSocketPeer, args: argparse.Namespace, writer: PayloadWriter) -> None:
+    command = args.command
+    if command == "metadata-push":
+        await _within(args.timeout, peer.metadata_push(_bytes(args.metadata)))
+        await asyncio.sleep(ONE_WAY_LINGER)
+        return
+    data = _data(args.data)
+    metadata = _metadata(args)
+    if command == "request":
+        writer.write(await _within(args.timeout, peer.request_response(data, metadata)))
+    elif command == "fnf":
+        await _within(args.timeout, peer.fire_and_forget(data, metadata))
+        await asyncio.sleep(ONE_WAY_LINGER)
+    elif command == "stream":
+        items = peer.request_stream(data, metadata, limit_rate=args.limit_rate)
+        await _print_items(items, args, writer)
+    else:
+        outbound = _channel_items(args) if args.items or args.stdin else None
+        items = peer.request_channel(data, metadata, outbound=outbound,
+                                     limit_rate=args.limit_rate)  # fmt: skip
+        await _print_items(items, args, writer)
+
+
+def _error_name(version: str, code: int) -> str:
+    try:
+        return str(get_version(version).codec.ErrorCode(code).name)
+    except ValueError:
+        return f"0x{code:x}"
+
+
+async def _client(args: argparse.Namespace) -> int:
+    writer = PayloadWriter(sys.stdout, getattr(args, "format", "text"),
+                           getattr(args, "show_metadata", False))  # fmt: skip
+    connected = False
+    try:
+        async with connect(args.url, version=args.version, data_mime_type=args.data_mime,
+                           metadata_mime_type=args.metadata_mime, mtu=args.mtu,
+                           timeout=args.timeout) as peer:  # fmt: skip
+            connected = True
+            await _run_command(peer, args, writer)
+    except BrokenPipeError:
+        return EXIT_OK  # `wirestream ... | head`: the reader has seen enough
+    except SetupRejected as error:
+        name = _error_name(args.version, error.error_code)
+        _error(f"the server rejected the connection: {name}: {error}")
+        return EXIT_FAILED
+    except StreamError as error:
+        _error(f"the server answered ERROR {_error_name(args.version, error.error_code)}: "
+               f"{error.message}")  # fmt: skip
+        return EXIT_FAILED
+    except TransportError as error:
+        if not connected:
+            _error(f"cannot connect: {error}")
+            return EXIT_USAGE
+        _error(f"connection lost: {error}")
+        return EXIT_FAILED
+    except TimeoutError:
+        _error(f"no answer within {args.timeout} s")
+        return EXIT_FAILED
+    except ProtocolError as error:  # the server broke the protocol
+        _error(f"protocol error: {error}")
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+# ====================================================================== entry points
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace | int:
+    try:
+        return build_parser().parse_args(argv)
+    except SystemExit as exit:  # --help, or a usage error argparse already printed
+        return exit.code if isinstance(exit.code, int) else EXIT_USAGE
+
+
+def _runner(args: argparse.Namespace) -> Callable[[argparse.Namespace], Coroutine[Any, Any, int]]:
+    return _serve if args.command == "serve" else _client
+
+
+async def amain(argv: Sequence[str] | None = None) -> int:
+    """``main`` inside an event loop that is already running (tests, notebooks)."""
+    args = _parse(argv)
+    if isinstance(args, int):
+        return args
+    return await _runner(args)(args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The ``wirestream`` console script: parse ``argv`` (default ``sys.argv[1:]``), run
+    the command in a new event loop, return the exit code."""
+    args = _parse(argv)
+    if isinstance(args, int):
+        return args
+    try:
+        code = asyncio.run(_runner(args)(args))
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Python's docs: point stdout at devnull so the flush at exit does not fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
