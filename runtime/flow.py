@@ -134,3 +134,9 @@ class Replenisher:
             grant, self._delivered = self._delivered, 0
             return grant
         return 0
+
+    def flush(self) -> int:
+        """Everything delivered and not yet granted back, now (e.g. once the application
+        holds nothing, so a large item cannot leave the window stuck below low tide)."""
+        grant, self._delivered = self._delivered, 0
+        return grant

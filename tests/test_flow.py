@@ -122,3 +122,11 @@ def test_replenisher_keeps_outstanding_demand_within_the_batch(
             window.grant(grant)
         # granted-but-unsent plus buffered never exceeds one batch
         assert window.available + buffered <= batch
+
+
+def test_replenisher_flush_returns_everything_delivered_and_not_yet_granted() -> None:
+    replenisher = Replenisher(100)  # grants back at 75 delivered
+    assert replenisher.delivered(30) == 0
+    assert replenisher.flush() == 30
+    assert replenisher.flush() == 0
+    assert replenisher.delivered(74) == 0  # the flushed 30 no longer count

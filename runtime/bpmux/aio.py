@@ -145,15 +145,6 @@ def _packet_size(payload: bytes, *varu64s: int) -> int:
     return size
 
 
-class _Regrant(Replenisher):
-    """Consumed bytes handed back as credit: ``runtime.flow.Replenisher``'s batches, and
-    ``flush()`` for everything pending once the application holds nothing."""
-
-    def flush(self) -> int:
-        grant, self._delivered = self._delivered, 0
-        return grant
-
-
 class _CreditGate:
     """Senders waiting for credit on one window, first come first served.
 
@@ -249,7 +240,7 @@ class _Inbound:
         self.finished = False  # the peer ended it (InnerEnd, InnerError), or it failed/cancelled
         self.error: BaseException | None = None
         self.cancelled = False
-        self.regrant = _Regrant(credit)
+        self.regrant = Replenisher(credit)
         self.mirror = 0  # what the engine still lets the peer send us (peer_inner_credit)
 
     def push(self, item: bytes, cost: int) -> None:
@@ -668,7 +659,7 @@ class BpmuxPeer:
         self._driver = EngineDriver(self.engine, transport, self._on_events, self._on_closed)
         # top level: sending waits here; receiving holds and hands back credit
         self._top_gate = _CreditGate()
-        self._top_regrant = _Regrant(credit)
+        self._top_regrant = Replenisher(credit)
         self._top_mirror = credit  # engine.peer_top_level_credit as of our last look
         self._top_held = 0
         self._top_unassigned = 0  # bytes of this receive call not yet given to an event

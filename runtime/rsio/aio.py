@@ -80,7 +80,7 @@ from runtime.errors import (
     TransportTimeout,
 )
 from runtime.rsio.engine import RsioConfig, RsioConnection, events_of
-from runtime.rsio.errors import ElementSizeError, TransportClosed
+from runtime.rsio.errors import ElementSizeError, StreamError, TransportClosed
 from runtime.rsio.events import (
     ConnectionClosed,
     DemandReceived,
@@ -117,15 +117,6 @@ DEFAULT_LIMIT_RATE: Final = 256
 DEFAULT_SPLIT_ABOVE: Final = 64 * 1024
 """Elements above this are split by default (a 16 MiB onNext would hold up every other
 stream of the connection for as long as it takes to send)."""
-
-
-class StreamError(RemoteProtocolError):
-    """The publisher ended the stream with onError (or refused the subscribe: onError
-    right after subscribed, RS §1.9).  ``str()`` is the publisher's message."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 @dataclass(frozen=True, slots=True)

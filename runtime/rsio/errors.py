@@ -16,6 +16,7 @@ __all__ = [
     "IncompleteSplitElement",
     "TransportClosed",
     "UnsupportedVersion",
+    "StreamError",
 ]
 
 
@@ -46,3 +47,12 @@ class TransportClosed(RemoteProtocolError):
 class UnsupportedVersion(RemoteProtocolError):
     """The peer's hello names a protocol version we do not speak; we sent goodbye and
     closed ("it MUST send a goodbye message ... and close the connection")."""
+
+
+class StreamError(RemoteProtocolError):
+    """The publisher ended the stream with onError (or refused the subscribe: onError
+    right after subscribed, RS §1.9).  ``str()`` is the publisher's message."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
