@@ -130,6 +130,7 @@ class RSocketPeer:
         reconnect: Callable[[], Awaitable[Transport]] | None = None,
         resume_timeout: float = 30.0,
         server: RSocketServer | None = None,
+        engine_options: dict[str, Any] | None = None,
     ) -> None:
         self._loop = asyncio.get_running_loop()
         self.handler = handler
@@ -139,6 +140,7 @@ class RSocketPeer:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._one_way: set[asyncio.Task[None]] = set()  # not cancelled by the end
         self._reconnect = reconnect
+        self._engine_options = engine_options or {}  # for the engine a resumption builds
         self._resume_timeout = resume_timeout
         self._server = server
         self._connected = True  # False while a resumable session waits for a transport
@@ -680,8 +682,6 @@ class RSocketPeer:
         finally:
             self._reconnecting = None
 
-    _engine_options: dict[str, Any] = {}
-
     # ================================================================== closing
 
     def _spawn(self, work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
@@ -804,8 +804,7 @@ def connect(
         engine.connect(asyncio.get_running_loop().time())
         peer = RSocketPeer(engine, transport, handler or RSocketHandler(), limit_rate=limit_rate,
                            reconnect=dial if token is not None else None,
-                           resume_timeout=resume_timeout)  # fmt: skip
-        peer._engine_options = options
+                           resume_timeout=resume_timeout, engine_options=options)  # fmt: skip
         peer.handler.setup = engine.setup
         return peer
 
