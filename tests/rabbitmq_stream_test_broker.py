@@ -82,6 +82,7 @@ from generated.rabbitmq_stream.v1.machines import (
     SubscriptionState,
 )
 from runtime.machine import IGNORE, StateMachine
+from runtime.rabbitmq_stream.chunk import encode_entries
 
 SERVER = "server"
 DELIVER_HEADER = 5  # key, version, subscription id (encode() has no size prefix)
@@ -95,7 +96,7 @@ def osiris_chunk(first_offset: int, entries: list[Entry], *, timestamp: int = 1_
     records = sum(1 if isinstance(e, SimpleEntry) else e.num_records for e in entries)
     chunk = OsirisChunk(chunk_type=chunk_type, num_entries=len(entries), num_records=records,
                         timestamp=timestamp, epoch=1, chunk_first_offset=first_offset,
-                        entries=entries)  # fmt: skip
+                        data=encode_entries(entries))  # fmt: skip
     body = encode(Deliver(0, chunk))[DELIVER_HEADER + OSIRIS_HEADER :]
     chunk.chunk_crc = zlib.crc32(body) if crc is None else crc
     return chunk

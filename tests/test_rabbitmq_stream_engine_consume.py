@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zlib
 from typing import Any
 
 import pytest
@@ -50,6 +51,7 @@ from runtime.rabbitmq_stream import (
     Unsubscribed,
     UnsupportedCompression,
     chunk_records,
+    decode_entries,
 )
 from tests.engine_pair import shuttle
 from tests.rabbitmq_stream_test_broker import TestBroker, osiris_chunk, sub_entry, with_stream
@@ -333,6 +335,45 @@ def test_malformed_chunk_is_precise_error(entries: list[Any], header: dict[str, 
         setattr(chunk, name, value)
     with pytest.raises(MalformedChunk):
         chunk_records(chunk)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [bytes.fromhex("00000014") + b"only ten b",  # a simple entry claims 20 bytes, 10 follow
+     bytes.fromhex("7fffffff") + b"x",  # 2 GiB claimed on a 5-byte chunk: no allocation
+     bytes.fromhex("800001000000050000ffff") + b"abc",  # a batch claims 65535 bytes
+     bytes.fromhex("0000"),  # ends inside an entry header
+     bytes.fromhex("80000100000005")],  # ends inside a sub-entry batch header
+)  # fmt: skip
+def test_entry_overrunning_data_length_is_malformed_chunk(data: bytes) -> None:
+    """'Message => EntryTypeAndSize' and 'DataLength => uint32' contradict: an entry's
+    size runs past the chunk data. A precise ``MalformedChunk`` (the chunk fails as a
+    ``ChunkFailed`` event), never an over-read or an allocation sized by the peer."""
+    chunk = osiris_chunk(0, [SimpleEntry(b"a")])
+    chunk.data = data
+    chunk.chunk_crc = zlib.crc32(data)
+    with pytest.raises(MalformedChunk):
+        chunk_records(chunk)
+    with pytest.raises(MalformedChunk):
+        decode_entries(data)
+
+
+@given(st.lists(st.one_of(
+    st.builds(SimpleEntry, st.binary(max_size=40)),
+    st.builds(lambda records: sub_entry(records), st.lists(st.binary(max_size=20), min_size=1,
+                                                          max_size=5)))))  # fmt: skip
+def test_entries_round_trip_through_chunk_data(entries: list[Any]) -> None:
+    """The chunk's data is the entries in osiris' layout: encoding then decoding gives
+    them back, and ``chunk_records`` yields every record in order."""
+    chunk = osiris_chunk(0, entries)
+    assert decode_entries(chunk.data) == entries
+    expected: list[bytes] = []
+    for entry in entries:
+        if isinstance(entry, SimpleEntry):
+            expected.append(entry.data)
+        else:
+            expected.extend(chunk_records(osiris_chunk(0, [entry])))
+    assert chunk_records(chunk) == expected
 
 
 def test_batch_over_limit_is_not_inflated() -> None:

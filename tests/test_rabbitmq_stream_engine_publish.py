@@ -14,10 +14,12 @@ from generated.rabbitmq_stream.v1 import (
     MetadataUpdate,
     Publish,
     PublishConfirm,
+    PublishedMessage,
     PublishError,
     PublishingError,
     ResponseCode,
     StoreOffset,
+    SimpleEntry,
     SubEntryBatch,
     frame_bytes,
 )
@@ -46,6 +48,7 @@ from runtime.rabbitmq_stream import (
     StreamDoesNotExist,
     SubscriptionClosed,
 )
+from runtime.rabbitmq_stream.chunk import decode_entries
 from tests.engine_pair import shuttle
 from tests.rabbitmq_stream_test_broker import TestBroker, open_pair, with_stream
 
@@ -118,7 +121,7 @@ def test_declare_publish_confirm_roundtrip() -> None:
     assert events == [PublishConfirmed(3, (1, 2, 3))]
     assert client.unconfirmed(3) == 0
     stored = broker.streams["s"].chunks[0]
-    assert [e.data for e in stored.entries] == [b"a", b"b", b"c"]
+    assert [e.data for e in decode_entries(stored.data)] == [b"a", b"b", b"c"]
 
 
 def test_publisher_reference_sent_and_over_256_refused() -> None:
@@ -273,7 +276,7 @@ def test_publish_batch_is_one_sub_entry_with_one_publishing_id() -> None:
     pid = client.publish_batch(0, [b"x", b"y", b"z"])
     events, _ = shuttle(client, broker)
     assert events == [PublishConfirmed(0, (pid,))]
-    (entry,) = broker.streams["s"].chunks[0].entries
+    (entry,) = decode_entries(broker.streams["s"].chunks[0].data)
     assert isinstance(entry, SubEntryBatch) and entry.num_records == 3
 
 
@@ -407,3 +410,48 @@ def test_unconfirmed_never_exceed_window(window: int, steps: list[tuple[str, int
             client.receive_data(frame_bytes(frame))
         assert client.unconfirmed(0) == len(outstanding) <= window
         assert client.publish_capacity(0) == window - len(outstanding)
+
+
+@given(
+    st.lists(st.binary(max_size=300), max_size=40),
+    st.sampled_from([0, 64, 200, 1000]),
+    st.integers(min_value=1, max_value=2**40),
+)
+def test_publish_bytes_equal_the_generated_encoding(
+    messages: list[bytes], frame_max: int, first_id: int
+) -> None:
+    """The engine writes Publish frames of simple entries directly (its hot path); the
+    bytes are exactly the generated codec's for the same frames, split at frame_max
+    ('Publish => Key Version PublisherId PublishedMessages')."""
+    client, _ = _declared(0, max_in_flight=100, first_publishing_id=first_id)
+    client.data_to_send()
+    client.frame_max = frame_max
+    fits = all(13 + 12 + len(m) <= (frame_max or 2**32) for m in messages)
+    if not fits:
+        with pytest.raises(MessageTooLarge):
+            client.publish(0, messages)
+        assert client.data_to_send() == b"" and client.unconfirmed(0) == 0
+        return
+    ids = client.publish(0, messages)
+    assert ids == list(range(first_id, first_id + len(messages)))
+    expected: list[bytes] = []
+    batch: list[PublishedMessage] = []
+    for pid, message in zip(ids, messages):
+        entry = PublishedMessage(pid, SimpleEntry(message))
+        if frame_max and batch and len(frame_bytes(Publish(0, [*batch, entry]))) > frame_max:
+            expected.append(frame_bytes(Publish(0, batch)))
+            batch = []
+        batch.append(entry)
+    if batch:
+        expected.append(frame_bytes(Publish(0, batch)))
+    assert client.data_to_send() == b"".join(expected)
+
+
+def test_publishing_id_beyond_uint64_refused() -> None:
+    """'PublishingId => uint64': an explicit id that does not fit is refused locally,
+    nothing sent."""
+    client, _ = _declared(0)
+    client.data_to_send()
+    with pytest.raises(PublishingIdNotIncreasing):
+        client.publish(0, [b"x"], publishing_ids=[2**64])
+    assert client.data_to_send() == b""

@@ -15,7 +15,13 @@ from generated.rabbitmq_stream.v1 import (
     OffsetSpecTimestamp,
     ResponseCode,
 )
-from runtime.rabbitmq_stream.chunk import chunk_records, entries_crc, sub_entry_batch
+from runtime.rabbitmq_stream.chunk import (
+    chunk_records,
+    decode_entries,
+    encode_entries,
+    entries_crc,
+    sub_entry_batch,
+)
 from runtime.rabbitmq_stream.connection import (
     DEFAULT_FRAME_MAX,
     DEFAULT_HEARTBEAT,
@@ -35,6 +41,8 @@ __all__ = [
     "CreditOnConsumption",
     "negotiate",
     "chunk_records",
+    "decode_entries",
+    "encode_entries",
     "entries_crc",
     "sub_entry_batch",
     "DEFAULT_FRAME_MAX",

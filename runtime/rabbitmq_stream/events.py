@@ -38,6 +38,7 @@ __all__ = [
     "Unsubscribed",
     "SubscriptionClosed",
     "MessageReceived",
+    "MessagesReceived",
     "ChunkDelivered",
     "ChunkFailed",
     "ChunkSkipped",
@@ -252,6 +253,19 @@ class MessageReceived(Event):
     offset: int
     timestamp: int  # the chunk's, milliseconds since the epoch
     message: bytes = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class MessagesReceived(Event):
+    """The messages of one delivered chunk at once, at offsets ``first_offset``,
+    ``first_offset + 1``... (records before an asked offset already dropped). Sent
+    instead of one ``MessageReceived`` per message when the engine is built with
+    ``message_events=False``: the asyncio consumer's path, one event per chunk."""
+
+    subscription_id: int
+    first_offset: int
+    timestamp: int  # the chunk's, milliseconds since the epoch
+    messages: list[bytes] = field(repr=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1091,7 +1091,7 @@ class OsirisChunk:
         chunk_crc: int
         trailer_length: int
         bloom_size: int
-        entries: list[Entry]
+        data: bytes
     """
 
     __slots__ = (
@@ -1104,7 +1104,7 @@ class OsirisChunk:
         "chunk_crc",
         "trailer_length",
         "bloom_size",
-        "entries",
+        "data",
     )
     __match_args__ = (
         "chunk_type",
@@ -1116,7 +1116,7 @@ class OsirisChunk:
         "chunk_crc",
         "trailer_length",
         "bloom_size",
-        "entries",
+        "data",
     )
     __hash__ = None  # type: ignore[assignment]
     chunk_type: int
@@ -1128,7 +1128,7 @@ class OsirisChunk:
     chunk_crc: int
     trailer_length: int
     bloom_size: int
-    entries: list[Entry]
+    data: bytes
 
     def __init__(
         self,
@@ -1141,7 +1141,7 @@ class OsirisChunk:
         chunk_crc: int = 0,
         trailer_length: int = 0,
         bloom_size: int = 0,
-        entries: list[Entry] | None = None,
+        data: bytes = b"",
     ) -> None:
         self.chunk_type = chunk_type
         self.num_entries = num_entries
@@ -1152,7 +1152,7 @@ class OsirisChunk:
         self.chunk_crc = chunk_crc
         self.trailer_length = trailer_length
         self.bloom_size = bloom_size
-        self.entries = [] if entries is None else entries
+        self.data = data
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
@@ -1168,7 +1168,7 @@ class OsirisChunk:
             self.chunk_crc,
             self.trailer_length,
             self.bloom_size,
-            self.entries,
+            self.data,
         ) == (
             other.chunk_type,
             other.num_entries,
@@ -1179,54 +1179,53 @@ class OsirisChunk:
             other.chunk_crc,
             other.trailer_length,
             other.bloom_size,
-            other.entries,
+            other.data,
         )
 
     def __repr__(self) -> str:
-        return f"OsirisChunk(chunk_type={self.chunk_type!r}, num_entries={self.num_entries!r}, num_records={self.num_records!r}, timestamp={self.timestamp!r}, epoch={self.epoch!r}, chunk_first_offset={self.chunk_first_offset!r}, chunk_crc={self.chunk_crc!r}, trailer_length={self.trailer_length!r}, bloom_size={self.bloom_size!r}, entries={self.entries!r})"
+        return f"OsirisChunk(chunk_type={self.chunk_type!r}, num_entries={self.num_entries!r}, num_records={self.num_records!r}, timestamp={self.timestamp!r}, epoch={self.epoch!r}, chunk_first_offset={self.chunk_first_offset!r}, chunk_crc={self.chunk_crc!r}, trailer_length={self.trailer_length!r}, bloom_size={self.bloom_size!r}, data={self.data!r})"
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
-        _parts1: list[bytes] = []
-        for _item2 in self.entries:
-            _item2._write(_parts1, ctx)
-        _joined3 = b"".join(_parts1)
-        _int4 = self.chunk_type
-        if not -128 <= _int4 <= 0x7F:
-            raise EncodeError(f"OsirisChunk.chunk_type: {_int4!r} is outside -128..0x7f")
-        _int5 = self.num_entries
-        if not 0 <= _int5 <= 0xFFFF:
-            raise EncodeError(f"OsirisChunk.num_entries: {_int5!r} is outside 0..0xffff")
-        _int6 = self.num_records
-        if not 0 <= _int6 <= 0xFFFFFFFF:
-            raise EncodeError(f"OsirisChunk.num_records: {_int6!r} is outside 0..0xffffffff")
-        _int7 = self.timestamp
-        if not -9223372036854775808 <= _int7 <= 0x7FFFFFFFFFFFFFFF:
+        _raw1 = self.data
+        _int2 = self.chunk_type
+        if not -128 <= _int2 <= 0x7F:
+            raise EncodeError(f"OsirisChunk.chunk_type: {_int2!r} is outside -128..0x7f")
+        _int3 = self.num_entries
+        if not 0 <= _int3 <= 0xFFFF:
+            raise EncodeError(f"OsirisChunk.num_entries: {_int3!r} is outside 0..0xffff")
+        _int4 = self.num_records
+        if not 0 <= _int4 <= 0xFFFFFFFF:
+            raise EncodeError(f"OsirisChunk.num_records: {_int4!r} is outside 0..0xffffffff")
+        _int5 = self.timestamp
+        if not -9223372036854775808 <= _int5 <= 0x7FFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"OsirisChunk.timestamp: {_int7!r} is outside -9223372036854775808..0x7fffffffffffffff"
+                f"OsirisChunk.timestamp: {_int5!r} is outside -9223372036854775808..0x7fffffffffffffff"
             )
-        _int8 = self.epoch
-        if not 0 <= _int8 <= 0xFFFFFFFFFFFFFFFF:
-            raise EncodeError(f"OsirisChunk.epoch: {_int8!r} is outside 0..0xffffffffffffffff")
-        _int9 = self.chunk_first_offset
-        if not 0 <= _int9 <= 0xFFFFFFFFFFFFFFFF:
+        _int6 = self.epoch
+        if not 0 <= _int6 <= 0xFFFFFFFFFFFFFFFF:
+            raise EncodeError(f"OsirisChunk.epoch: {_int6!r} is outside 0..0xffffffffffffffff")
+        _int7 = self.chunk_first_offset
+        if not 0 <= _int7 <= 0xFFFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"OsirisChunk.chunk_first_offset: {_int9!r} is outside 0..0xffffffffffffffff"
+                f"OsirisChunk.chunk_first_offset: {_int7!r} is outside 0..0xffffffffffffffff"
             )
-        _int10 = self.chunk_crc
+        _int8 = self.chunk_crc
+        if not 0 <= _int8 <= 0xFFFFFFFF:
+            raise EncodeError(f"OsirisChunk.chunk_crc: {_int8!r} is outside 0..0xffffffff")
+        _int9 = len(_raw1)
+        if not 0 <= _int9 <= 0xFFFFFFFF:
+            raise EncodeError(f"OsirisChunk.data_length: {_int9!r} is outside 0..0xffffffff")
+        _int10 = self.trailer_length
         if not 0 <= _int10 <= 0xFFFFFFFF:
-            raise EncodeError(f"OsirisChunk.chunk_crc: {_int10!r} is outside 0..0xffffffff")
-        _int11 = len(_joined3)
-        if not 0 <= _int11 <= 0xFFFFFFFF:
-            raise EncodeError(f"OsirisChunk.data_length: {_int11!r} is outside 0..0xffffffff")
-        _int12 = self.trailer_length
-        if not 0 <= _int12 <= 0xFFFFFFFF:
-            raise EncodeError(f"OsirisChunk.trailer_length: {_int12!r} is outside 0..0xffffffff")
-        _bits13 = self.bloom_size
-        if not 0 <= _bits13 <= 0xFF:
-            raise EncodeError(f"OsirisChunk.bloom_size: {_bits13!r} is outside 0..0xff")
+            raise EncodeError(f"OsirisChunk.trailer_length: {_int10!r} is outside 0..0xffffffff")
+        _bits11 = self.bloom_size
+        if not 0 <= _bits11 <= 0xFF:
+            raise EncodeError(f"OsirisChunk.bloom_size: {_bits11!r} is outside 0..0xff")
         out.append(
             _S_BbHIqQQIIII.pack(
                 (5 << 4) | 0,
+                _int2,
+                _int3,
                 _int4,
                 _int5,
                 _int6,
@@ -1234,12 +1233,10 @@ class OsirisChunk:
                 _int8,
                 _int9,
                 _int10,
-                _int11,
-                _int12,
-                (_bits13 << 24),
+                (_bits11 << 24),
             )
         )
-        out.append(_joined3)
+        out.append(_raw1)
 
 
 class DeclarePublisherRequest:
@@ -5698,24 +5695,15 @@ def _decode_OsirisChunk(
     if v_format_version != 0:
         raise InvalidValue(f"OsirisChunk.format_version: must be 0, got {v_format_version}")
     v_bloom_size = _w2 >> 24
-    v_entries = []
-    _length4 = v_data_length
-    if _length4 < 0:
-        raise InvalidValue(f"OsirisChunk.entries: negative byte length {_length4}")
-    if _length4 > end - pos:
+    _n3 = v_data_length
+    if _n3 < 0:
+        raise InvalidValue(f"OsirisChunk.data: negative length {_n3}")
+    if _n3 > end - pos:
         raise Truncated(
-            f"OsirisChunk.entries: {_length4} bytes declared, {end - pos} left",
-            needed=pos + _length4,
+            f"OsirisChunk.data: {_n3} bytes declared, {end - pos} left", needed=pos + _n3
         )
-    _stop5 = pos + _length4
-    try:
-        while pos < _stop5:
-            _item3, pos = _decode_Entry(data, pos, _stop5, ctx)
-            v_entries.append(_item3)
-    except Truncated:
-        raise InvalidValue(
-            "OsirisChunk.entries: an element overruns the sequence's byte length"
-        ) from None
+    v_data = data[pos : pos + _n3]
+    pos += _n3
     return (
         OsirisChunk(
             v_chunk_type,
@@ -5727,7 +5715,7 @@ def _decode_OsirisChunk(
             v_chunk_crc,
             v_trailer_length,
             v_bloom_size,
-            v_entries,
+            v_data,
         ),
         pos,
     )

@@ -211,9 +211,7 @@ def osiris_chunk_struct(draw: st.DrawFn) -> OsirisChunk:
     v_chunk_crc = draw(st.integers(0, 0xFFFFFFFF))
     v_trailer_length = draw(st.integers(0, 0xFFFFFFFF))
     v_bloom_size = draw(st.integers(0, 0xFF))
-    v_entries = draw(
-        st.lists(st.one_of(simple_entry_struct(), sub_entry_batch_struct()), max_size=3)
-    )
+    v_data = draw(st.binary(max_size=24))
     del ctx
     return OsirisChunk(
         v_chunk_type,
@@ -225,7 +223,7 @@ def osiris_chunk_struct(draw: st.DrawFn) -> OsirisChunk:
         v_chunk_crc,
         v_trailer_length,
         v_bloom_size,
-        v_entries,
+        v_data,
     )
 
 
