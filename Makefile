@@ -40,10 +40,12 @@ pytest: venv
 
 test: venv check-generated lint typecheck pytest
 
-bench: venv
+# The RabbitMQ figures need the broker: `broker` starts it (a no-op when it runs).
+bench: venv broker
 	$(BIN)/python -m bench.codec
 	$(BIN)/python -m bench.rsocket_runtime
 	$(BIN)/python -m bench.rsio_stream
+	$(BIN)/python -m bench.rabbitmq_runtime
 
 demo: generate
 	$(BIN)/python -m runtime.demo

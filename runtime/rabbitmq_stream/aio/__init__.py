@@ -1,0 +1,42 @@
+"""The RabbitMQ stream client over asyncio (``runtime.aio`` transports).
+
+    from runtime.rabbitmq_stream.aio import connect
+
+    async with await connect("rabbitmq-stream://guest:guest@127.0.0.1:5552/%2f") as client:
+        await client.create_stream("events", exist_ok=True)
+        producer = await client.producer("events", reference="app-1")
+        await producer.send_wait(b"hello")
+        async with await client.consumer("events", offset="first") as consumer:
+            async for message in consumer:
+                print(message.offset, message.body)
+                break
+
+``Client`` (connection, streams, offsets, recovery), ``Producer`` (publishing ids,
+confirms, deduplication), ``Consumer`` (offsets, credit, ``async for``).
+"""
+
+from runtime.rabbitmq_stream.aio.client import Client, Metadata, connect
+from runtime.rabbitmq_stream.aio.consumer import (
+    Consumer,
+    OffsetLike,
+    ReceivedMessage,
+    offset_specification,
+)
+from runtime.rabbitmq_stream.aio.producer import BatchConfirmation, Body, Producer
+from runtime.rabbitmq_stream.aio.uri import DEFAULT_URI, StreamUri, parse_stream_uri
+
+__all__ = [
+    "connect",
+    "Client",
+    "Metadata",
+    "Producer",
+    "BatchConfirmation",
+    "Body",
+    "Consumer",
+    "ReceivedMessage",
+    "OffsetLike",
+    "offset_specification",
+    "StreamUri",
+    "parse_stream_uri",
+    "DEFAULT_URI",
+]

@@ -1,0 +1,610 @@
+"""One connection to a RabbitMQ stream broker over asyncio, and its recovery.
+
+``Client`` runs the sans-I/O ``ClientConnection`` on a ``runtime.aio`` transport with
+the shared ``EngineDriver`` (reads, coalesced writes, the heartbeat timer). It turns
+the engine's correlated events into awaitable results, routes publisher and
+subscription events to their ``Producer`` / ``Consumer``, and, when the connection
+ends without our asking (EOF, reset, ``rabbitmqctl close_connection``, a broker gone
+silent past two heartbeat intervals), re-dials with backoff and lets every producer
+and consumer restore itself on the new connection (``Producer._recover``: declare,
+query the sequence, re-send what is unconfirmed; ``Consumer._recover``: subscribe
+after the last offset received). Requests in flight at the drop fail with
+``ConnectionLost``; nothing a producer or consumer holds is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl as ssl_module
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from generated.rabbitmq_stream.v1 import ResponseCode
+from runtime.aio import EngineDriver, open_transport
+from runtime.errors import ConnectionLost, ProtocolError, TransportTimeout
+from runtime.rabbitmq_stream.connection import (
+    DEFAULT_FRAME_MAX,
+    DEFAULT_HEARTBEAT,
+    DEFAULT_MAX_IN_FLIGHT,
+    ClientConnection,
+)
+from runtime.rabbitmq_stream.errors import (
+    AuthenticationError,
+    MechanismNotOffered,
+    NoOffset,
+    StreamAlreadyExists,
+    StreamDoesNotExist,
+    VirtualHostAccessFailure,
+)
+from runtime.rabbitmq_stream.events import (
+    ChunkDelivered,
+    ChunkFailed,
+    ChunkSkipped,
+    ConnectionClosed,
+    ConnectionFailed,
+    ConnectionOpened,
+    ConnectionTimedOut,
+    Event,
+    MessagesReceived,
+    MetadataReceived,
+    OffsetQueried,
+    PartitionsReceived,
+    PublishAbandoned,
+    PublishConfirmed,
+    PublisherClosed,
+    PublisherSequence,
+    PublishErrored,
+    RequestFailed,
+    RouteReceived,
+    SaslChallenge,
+    SubscriptionClosed,
+)
+from runtime.rabbitmq_stream.aio.uri import DEFAULT_URI, StreamUri, parse_stream_uri
+
+if TYPE_CHECKING:
+    from runtime.rabbitmq_stream.aio.consumer import Consumer, OffsetLike
+    from runtime.rabbitmq_stream.aio.producer import Producer
+
+__all__ = ["Client", "connect", "Metadata"]
+
+E = TypeVar("E", bound=Event)
+
+_MAX_IDS: Final = 256  # PublisherId / SubscriptionId are uint8
+_PERMANENT: Final = (AuthenticationError, VirtualHostAccessFailure, MechanismNotOffered)
+"""Failures a new attempt cannot fix: recovery stops on them."""
+
+Metadata = MetadataReceived
+"""``brokers`` and ``streams`` (each with its response code, leader and replicas)."""
+
+
+async def connect(
+    uri: str = DEFAULT_URI,
+    *,
+    ssl: ssl_module.SSLContext | None = None,
+    mechanism: str = "PLAIN",
+    connection_name: str | None = None,
+    heartbeat: int = DEFAULT_HEARTBEAT,
+    frame_max: int = DEFAULT_FRAME_MAX,
+    timeout: float = 10.0,
+    reconnect: bool = True,
+    recovery_timeout: float = 60.0,
+) -> Client:
+    """Open a connection (PeerProperties, SASL, Tune, Open) and return the ``Client``.
+
+    ``mechanism`` is PLAIN (user and password from the URI) or EXTERNAL (the identity of
+    the TLS client certificate in ``ssl``). ``heartbeat`` and ``frame_max`` are what we
+    propose; the connection runs on the minimum of both sides (0 = no limit/none).
+    ``reconnect``: restore the connection, producers and consumers when it drops,
+    trying for ``recovery_timeout`` seconds. A failed first connection raises at once
+    (``AuthenticationError`` for wrong credentials, ``ConnectionLost`` when nobody
+    listens, ``TransportTimeout``).
+    """
+    client = Client(
+        parse_stream_uri(uri),
+        ssl=ssl,
+        mechanism=mechanism,
+        connection_name=connection_name,
+        heartbeat=heartbeat,
+        frame_max=frame_max,
+        timeout=timeout,
+        reconnect=reconnect,
+        recovery_timeout=recovery_timeout,
+    )
+    await client._open()
+    return client
+
+
+class Client:
+    """A connection to one broker. Create it with ``connect``; use it as ``async with``."""
+
+    def __init__(
+        self,
+        uri: StreamUri,
+        *,
+        ssl: ssl_module.SSLContext | None,
+        mechanism: str,
+        connection_name: str | None,
+        heartbeat: int,
+        frame_max: int,
+        timeout: float,
+        reconnect: bool,
+        recovery_timeout: float,
+    ) -> None:
+        if uri.tls and ssl is None:
+            ssl = ssl_module.create_default_context()
+        self.uri = uri
+        self._ssl = ssl
+        self._mechanism = mechanism
+        self._properties = {"connection_name": connection_name} if connection_name else {}
+        self._heartbeat = heartbeat
+        self._frame_max = frame_max
+        self.timeout = timeout
+        self._reconnect = reconnect
+        self._recovery_timeout = recovery_timeout
+        self._loop = asyncio.get_running_loop()
+        self.engine: ClientConnection = ClientConnection()  # replaced by _open
+        self._driver: EngineDriver | None = None
+        self._waiting: dict[int, asyncio.Future[Event]] = {}
+        self._opened: asyncio.Future[ConnectionOpened] | None = None
+        self._closed_by_us: asyncio.Future[None] | None = None
+        self._ready = asyncio.Event()  # set while a connection is open
+        self._closing = False
+        self._ending: BaseException | None = None  # why the current connection ends
+        self.error: BaseException | None = None  # why the client gave up (final)
+        self._recovery: asyncio.Task[None] | None = None
+        self.producers: dict[int, Producer] = {}
+        self.consumers: dict[int, Consumer] = {}
+        self.connections = 0  # how many connections were opened (1 + recoveries)
+        self.server_properties: dict[str, str | None] = {}
+        self.connection_properties: dict[str, str | None] = {}
+        self._route: dict[type, Callable[[Any], None]] = {
+            ConnectionOpened: self._on_opened,
+            ConnectionFailed: self._on_failed,
+            SaslChallenge: self._on_challenge,
+            ConnectionClosed: self._on_connection_end,
+            ConnectionTimedOut: self._on_connection_end,
+            PublishConfirmed: self._to_producer,
+            PublishErrored: self._to_producer,
+            PublishAbandoned: self._to_producer,
+            PublisherClosed: self._to_producer,
+            MessagesReceived: self._to_consumer,
+            ChunkDelivered: self._to_consumer,
+            ChunkFailed: self._to_consumer,
+            ChunkSkipped: self._to_consumer,
+            SubscriptionClosed: self._to_consumer,
+        }
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def is_open(self) -> bool:
+        return self._ready.is_set()
+
+    @property
+    def will_recover(self) -> bool:
+        """The connection dropped and will be restored (recovery on, not given up)."""
+        return self._reconnect and not self._closing and self.error is None
+
+    @property
+    def closed(self) -> bool:
+        return self._closing or self.error is not None
+
+    @property
+    def frame_max(self) -> int:
+        """Negotiated (0: no limit)."""
+        return self.engine.frame_max
+
+    @property
+    def heartbeat(self) -> int:
+        """Negotiated seconds (0: none)."""
+        return self.engine.heartbeat
+
+    def _to_producer(self, event: Any) -> None:
+        producer = self.producers.get(event.publisher_id)
+        if producer is not None:
+            producer.on_event(event)
+
+    def _to_consumer(self, event: Any) -> None:
+        consumer = self.consumers.get(event.subscription_id)
+        if consumer is not None:
+            consumer.on_event(event)
+
+    # ------------------------------------------------------------------ opening
+
+    async def _open(self) -> None:
+        """Dial, run the handshake, and wait for ``ConnectionOpened``."""
+        transport = await open_transport(
+            self.uri.transport_url, ssl=self._ssl, timeout=self.timeout
+        )
+        engine = ClientConnection(
+            username=self.uri.username,
+            password=self.uri.password,
+            mechanism=self._mechanism,
+            virtual_host=self.uri.virtual_host,
+            frame_max=self._frame_max,
+            heartbeat=self._heartbeat,
+            client_properties=self._properties,
+            message_events=False,  # one MessagesReceived per chunk (consumer.py)
+        )
+        self.engine = engine
+        self._ending = None
+        self._opened = self._loop.create_future()
+        driver = EngineDriver(engine, transport, self._on_events, self._on_driver_closed)
+        self._driver = driver
+        engine.initiate_connection()
+        driver.start()
+        try:
+            async with asyncio.timeout(self.timeout):
+                opened = await self._opened
+        except TimeoutError:
+            driver.abort(TransportTimeout("the broker did not open the connection in time"))
+            await driver.wait_closed()
+            raise TransportTimeout(
+                f"{self.uri}: the connection did not open within {self.timeout} s"
+            ) from None
+        except BaseException:
+            driver.abort()
+            await driver.wait_closed()
+            raise
+        self.server_properties = opened.server_properties
+        self.connection_properties = opened.connection_properties
+        self.connections += 1
+        self._ready.set()
+
+    def _on_opened(self, event: ConnectionOpened) -> None:
+        if self._opened is not None and not self._opened.done():
+            self._opened.set_result(event)
+
+    def _on_failed(self, event: ConnectionFailed) -> None:
+        # The broker answered a handshake step with an error, then closes the socket.
+        if self._opened is not None and not self._opened.done():
+            self._opened.set_exception(event.error)
+
+    def _on_challenge(self, event: SaslChallenge) -> None:
+        error = MechanismNotOffered(
+            f"the broker sent a {event.mechanism} challenge; this client answers none"
+        )
+        if self._opened is not None and not self._opened.done():
+            self._opened.set_exception(error)
+
+    # ------------------------------------------------------------------ events
+
+    def _on_events(self, events: list[Any]) -> None:
+        route = self._route
+        waiting = self._waiting
+        for event in events:
+            handler = route.get(type(event))
+            if handler is not None:
+                handler(event)
+                continue
+            cid = getattr(event, "correlation_id", None)
+            future = waiting.pop(cid, None) if cid is not None else None
+            if future is None or future.done():
+                continue
+            if isinstance(event, RequestFailed):
+                future.set_exception(
+                    event.error
+                    or ConnectionLost(f"{event.command}: the connection ended", reason="closed")
+                )
+            else:
+                future.set_result(event)
+
+    def _on_connection_end(self, event: ConnectionClosed | ConnectionTimedOut) -> None:
+        """The engine is closed: by the broker (CloseRequest), by our CloseRequest's
+        answer, by heartbeat silence, or because the transport ended."""
+        if isinstance(event, ConnectionTimedOut):
+            self._ending = ConnectionLost(
+                f"{self.uri}: nothing heard from the broker for {event.silence:.1f} s",
+                reason="heartbeat",
+            )
+        elif event.by_peer and event.code is not None:
+            self._ending = ConnectionLost(
+                f"{self.uri}: the broker closed the connection "
+                f"(code {event.code}: {event.reason or 'no reason'})",
+                reason="closed by broker",
+            )
+        if self._closed_by_us is not None and not self._closed_by_us.done():
+            self._closed_by_us.set_result(None)
+        driver = self._driver
+        if driver is not None and not driver.closed:
+            # Write what the engine queued (the CloseResponse), then drop the transport.
+            self._loop.call_soon(driver.shutdown, self._ending)
+
+    def _on_driver_closed(self, error: BaseException | None) -> None:
+        self._ready.clear()
+        error = self._ending or error
+        lost = error or ConnectionLost(f"{self.uri}: connection closed", reason="closed")
+        for future in self._waiting.values():
+            if not future.done():
+                future.set_exception(lost)
+        self._waiting.clear()
+        if self._opened is not None and not self._opened.done():
+            self._opened.set_exception(lost)
+            return
+        if self._closing:
+            return
+        if self._reconnect and not isinstance(error, _PERMANENT):
+            for party in self._parties():
+                party._connection_lost(lost)
+            if self._recovery is None or self._recovery.done():
+                self._recovery = self._loop.create_task(self._recover(lost), name="stream recovery")
+            # else: the running recovery sees the drop and dials again
+        else:
+            self._give_up(lost)
+
+    def _parties(self) -> list[Producer | Consumer]:
+        return [*self.producers.values(), *self.consumers.values()]
+
+    def _give_up(self, error: BaseException) -> None:
+        self.error = error
+        for party in self._parties():
+            party._fail(error)
+
+    # ------------------------------------------------------------------ recovery
+
+    async def _recover(self, cause: BaseException) -> None:
+        """Re-dial with exponential backoff (50 ms doubling to 2 s) until a connection
+        opens or ``recovery_timeout`` passes, then restore producers and consumers."""
+        deadline = self._loop.time() + self._recovery_timeout
+        delay = 0.05
+        error: BaseException = cause
+        while not self._closing:
+            try:
+                await self._open()
+            except _PERMANENT as refused:
+                self._give_up(refused)
+                return
+            except (ProtocolError, OSError) as failure:
+                error = failure
+                if self._loop.time() + delay > deadline:
+                    self._give_up(error)
+                    return
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+                continue
+            try:
+                for party in self._parties():
+                    await party._recover()
+            except (ProtocolError, OSError):
+                pass  # dropped again while restoring
+            if self._ready.is_set():
+                return
+
+    # ------------------------------------------------------------------ requests
+
+    async def wait_ready(self) -> None:
+        """Wait until a connection is open (at once unless recovering); raises when the
+        client gave up or was closed."""
+        while not self._ready.is_set():
+            if self.error is not None:
+                raise self.error
+            if self._closing:
+                raise ConnectionLost(f"{self.uri}: the client is closed", reason="closed")
+            waiter = self._loop.create_task(self._ready.wait())
+            try:
+                async with asyncio.timeout(self._recovery_timeout + self.timeout):
+                    await waiter
+            except TimeoutError:
+                raise TransportTimeout(f"{self.uri}: not reconnected in time") from None
+            finally:
+                waiter.cancel()
+
+    def wakeup(self) -> None:
+        """The engine queued frames: write them this loop iteration."""
+        if self._driver is not None:
+            self._driver.wakeup()
+
+    def backed_up(self) -> bool:
+        return self._driver is not None and self._driver.backed_up()
+
+    async def flush(self) -> None:
+        """Write what is queued; wait while the broker is not reading."""
+        if self._driver is not None:
+            await self._driver.flush()
+
+    async def until_established(self, establish: Callable[[], Awaitable[None]]) -> None:
+        """Run ``establish`` (declare a publisher, subscribe) on the open connection;
+        when the connection drops meanwhile and recovery is on, wait for the next one
+        (recovery re-establishes every registered producer and consumer, so
+        ``establish`` must be a no-op once done on the current connection)."""
+        while True:
+            try:
+                await establish()
+                return
+            except ConnectionLost:
+                if not self._reconnect or self.closed:
+                    raise
+                await self.wait_ready()
+
+    async def request(self, issue: Callable[[ClientConnection], int], expect: type[E]) -> E:
+        """Queue a request on the open connection (``issue`` returns its correlation id)
+        and wait for its answer; the broker's error code raises its ``ResponseError``."""
+        await self.wait_ready()
+        cid = issue(self.engine)
+        future: asyncio.Future[Event] = self._loop.create_future()
+        self._waiting[cid] = future
+        self.wakeup()
+        try:
+            async with asyncio.timeout(self.timeout):
+                event = await future
+        except TimeoutError:
+            self._waiting.pop(cid, None)
+            raise TransportTimeout(f"{self.uri}: no answer within {self.timeout} s") from None
+        assert isinstance(event, expect), event
+        return event
+
+    # ------------------------------------------------------------------ commands
+
+    async def create_stream(
+        self, stream: str, arguments: Mapping[str, str | int] | None = None, *,
+        exist_ok: bool = False,
+    ) -> None:  # fmt: skip
+        """Create ``stream``; ``arguments`` as the broker reads them, e.g.
+        ``{"max-length-bytes": 10**9, "max-age": "24h", "stream-max-segment-size-bytes": ...}``."""
+        args = {key: str(value) for key, value in (arguments or {}).items()}
+        try:
+            await self.request(lambda e: e.create_stream(stream, args), Event)
+        except StreamAlreadyExists:
+            if not exist_ok:
+                raise
+
+    async def delete_stream(self, stream: str, *, missing_ok: bool = False) -> None:
+        try:
+            await self.request(lambda e: e.delete_stream(stream), Event)
+        except StreamDoesNotExist:
+            if not missing_ok:
+                raise
+
+    async def metadata(self, *streams: str) -> Metadata:
+        return await self.request(lambda e: e.metadata(streams), MetadataReceived)
+
+    async def stream_exists(self, stream: str) -> bool:
+        """True when the broker knows ``stream`` (Metadata answers a code per stream,
+        in no particular order)."""
+        for meta in (await self.metadata(stream)).streams:
+            if meta.stream == stream:
+                return meta.response_code == ResponseCode.OK
+        return False
+
+    async def route(self, routing_key: str, super_stream: str) -> tuple[str, ...]:
+        """The partitions of ``super_stream`` bound with ``routing_key``."""
+        event = await self.request(lambda e: e.route(routing_key, super_stream), RouteReceived)
+        return event.streams
+
+    async def partitions(self, super_stream: str) -> tuple[str, ...]:
+        return (
+            await self.request(lambda e: e.partitions(super_stream), PartitionsReceived)
+        ).streams
+
+    async def query_offset(self, reference: str, stream: str) -> int | None:
+        """The offset stored for ``reference`` on ``stream``; None when none is."""
+        try:
+            return (
+                await self.request(lambda e: e.query_offset(reference, stream), OffsetQueried)
+            ).offset
+        except NoOffset:
+            return None
+
+    def store_offset(self, reference: str, stream: str, offset: int) -> None:
+        """StoreOffset ('Expects response? No'); written this loop iteration. Dropped
+        while disconnected (the next store carries a newer offset anyway)."""
+        if self._ready.is_set():
+            self.engine.store_offset(reference, stream, offset)
+            self.wakeup()
+
+    async def query_publisher_sequence(self, reference: str, stream: str) -> int:
+        """The last publishing id the broker stored for ``reference`` (0 when none)."""
+        return (
+            await self.request(
+                lambda e: e.query_publisher_sequence(reference, stream), PublisherSequence
+            )
+        ).sequence
+
+    # ------------------------------------------------------------------ producers, consumers
+
+    def _free_id(self, taken: Mapping[int, object]) -> int:
+        for candidate in range(_MAX_IDS):
+            if candidate not in taken:
+                return candidate
+        raise ValueError(f"a connection has at most {_MAX_IDS} of them (the id is a uint8)")
+
+    async def producer(
+        self,
+        stream: str,
+        *,
+        reference: str | None = None,
+        max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
+        raw: bool = False,
+    ) -> Producer:
+        """Declare a publisher on ``stream``. With a ``reference`` the broker
+        deduplicates: publishing ids continue after the stored sequence and a message
+        re-sent after a reconnect is stored once. ``raw``: bodies go as they are, not
+        wrapped in an AMQP 1.0 message."""
+        from runtime.rabbitmq_stream.aio.producer import Producer
+
+        publisher_id = self._free_id(self.producers)
+        producer = Producer(self, publisher_id, stream, reference, max_in_flight, raw)
+        self.producers[publisher_id] = producer
+        try:
+            await self.until_established(producer._establish)
+        except BaseException:
+            del self.producers[publisher_id]
+            raise
+        return producer
+
+    async def consumer(
+        self,
+        stream: str,
+        offset: OffsetLike = "next",
+        *,
+        reference: str | None = None,
+        credit: int = 10,
+        max_buffered: int = 10_000,
+        raw: bool = False,
+    ) -> Consumer:
+        """Subscribe to ``stream`` from ``offset`` ("first", "last", "next", an offset,
+        a ``datetime`` or an ``OffsetSpec...``). ``credit`` chunks are in flight at
+        most; more are granted as chunks arrive while fewer than ``max_buffered``
+        messages wait for the application. ``reference`` names the consumer for
+        ``store_offset``."""
+        from runtime.rabbitmq_stream.aio.consumer import Consumer
+
+        subscription_id = self._free_id(self.consumers)
+        consumer = Consumer(
+            self, subscription_id, stream, offset, reference, credit, max_buffered, raw
+        )
+        self.consumers[subscription_id] = consumer
+        try:
+            await self.until_established(consumer._establish)
+        except BaseException:
+            del self.consumers[subscription_id]
+            raise
+        return consumer
+
+    # ------------------------------------------------------------------ closing
+
+    async def close(self) -> None:
+        """Close producers (waiting for their confirms) and consumers, then the
+        connection (CloseRequest, then the transport)."""
+        if self._closing:
+            await self._wait_driver()
+            return
+        if self._ready.is_set():
+            for producer in list(self.producers.values()):
+                try:
+                    await producer.close()
+                except ProtocolError:
+                    pass  # its failure was already handed to whoever awaited it
+        self._closing = True
+        if self._recovery is not None and not self._recovery.done():
+            self._recovery.cancel()
+            try:
+                await self._recovery
+            except asyncio.CancelledError:
+                pass
+        for party in self._parties():
+            party._fail(ConnectionLost(f"{self.uri}: the client is closed", reason="closed"))
+        driver = self._driver
+        if driver is not None and not driver.closed and self.engine.is_open:
+            self._closed_by_us = self._loop.create_future()
+            self.engine.close()
+            self.wakeup()
+            try:
+                async with asyncio.timeout(self.timeout):
+                    await self._closed_by_us
+            except (TimeoutError, ProtocolError):
+                pass
+        await self._wait_driver()
+
+    async def _wait_driver(self) -> None:
+        driver = self._driver
+        if driver is not None:
+            if not driver.closed:
+                await driver.close()
+            await driver.wait_closed()
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
