@@ -72,8 +72,10 @@ async def ours_publish(n: int = N_MESSAGES, size: int = BODY_SIZE, *, batch: int
                     confirmed = sum(c.confirmed for c in confirmations)
                 else:
                     futures = [await producer.send(body) for _ in range(n)]
-                    await asyncio.gather(*futures)
-                    confirmed = sum(1 for f in futures if f.result())
+                    confirmed = 0
+                    for future in futures:  # in order: most are done when reached
+                        await future
+                        confirmed += 1
             elapsed = time.perf_counter() - started
             if confirmed != n:
                 raise RuntimeError(f"{confirmed} confirms, expected {n}")
@@ -128,9 +130,9 @@ async def run_all(n: int = N_MESSAGES) -> dict[str, float]:
         "consume": best[labels[4]] / best[labels[3]],
     }
     for name, ratio in ratios.items():
-        target = TARGETS.get(name.split("_")[0])
-        verdict = f"(target >= {target}x: {'met' if ratio >= target else 'MISSED'})"
-        print(f"  ours / rstream {name:<14} {ratio:5.2f}x  {verdict if target else ''}")
+        target = TARGETS[name.split("_")[0]]
+        verdict = "met" if ratio >= target else "MISSED"
+        print(f"  ours / rstream {name:<14} {ratio:5.2f}x  (target >= {target}x: {verdict})")
     return ratios
 
 

@@ -394,6 +394,11 @@ class Client:
         if self._driver is not None:
             self._driver.wakeup()
 
+    def write_now(self) -> None:
+        """Write what the engine queued at once (not at the end of the loop turn)."""
+        if self._driver is not None:
+            self._driver.write_now()
+
     def backed_up(self) -> bool:
         return self._driver is not None and self._driver.backed_up()
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Generator, Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from generated.rabbitmq_stream.v1 import CompressionType
@@ -79,13 +78,16 @@ class BatchConfirmation:
         return self._done.__await__()
 
 
-@dataclass(slots=True)
-class _Held:
-    """A message waiting for its outcome: what to re-send, who waits."""
+_Held = tuple[
+    bytes, "asyncio.Future[int] | BatchConfirmation", "tuple[list[bytes], CompressionType] | None"
+]
+"""A message waiting for its outcome: the entry's bytes (b"" for a sub-entry batch),
+who waits, and the batch's messages and compression (None for a simple entry). A
+plain tuple: one is made per message on the hot path."""
 
-    data: bytes  # the entry's bytes (simple entry), or b"" for a sub-entry batch
-    waiter: asyncio.Future[int] | BatchConfirmation | None
-    batch: tuple[list[bytes], CompressionType] | None = None
+_HAND_OVER_AT = 512
+"""Messages queued before they go to the engine and the socket without waiting for
+the end of the loop turn: the broker starts on them while we encode the next ones."""
 
 
 class Producer:
@@ -115,6 +117,7 @@ class Producer:
         self._flush_scheduled = False
         self._declared = False  # on the current connection
         self._establishing = asyncio.Lock()
+        self._credit = 0  # sends allowed before the window is looked at again
         self._room = asyncio.Event()  # set when the window has room
         self._settled = asyncio.Event()  # set when nothing is held
         self._settled.set()
@@ -180,6 +183,7 @@ class Producer:
 
     def _connection_lost(self, error: BaseException) -> None:
         self._declared = False
+        self._credit = 0
         self._room.clear()
 
     def _fail(self, error: BaseException) -> None:
@@ -188,6 +192,7 @@ class Producer:
             self.error = error
         self._closed = True
         self._declared = False
+        self._credit = 0
         self.client.producers.pop(self.publisher_id, None)
         for publishing_id in list(self._held):
             self._resolve(publishing_id, error)
@@ -209,18 +214,27 @@ class Producer:
         return min(count, engine.publish_capacity(self.publisher_id) - len(self._queued))
 
     async def _wait_room(self) -> int:
+        """Wait until the window has room; how many messages fit (also the new
+        ``_credit``: sends count it down instead of asking the engine each time)."""
         while True:
             if self._closed:
                 raise self.error or LocalProtocolError("the producer is closed")
             room = self._room_for(self.max_in_flight)
             if room > 0:
+                self._credit = room
                 return room
             self._room.clear()
             if not self._declared:
                 await self.client.wait_ready()
             await self._room.wait()
 
-    def _hold(self, data: bytes, waiter: Any, publishing_id: int | None) -> int:
+    def _hold(
+        self,
+        data: bytes,
+        waiter: Any,
+        publishing_id: int | None,
+        batch: tuple[list[bytes], CompressionType] | None = None,
+    ) -> int:
         if publishing_id is None:
             publishing_id = self._next_id
         elif publishing_id < self._next_id:
@@ -229,7 +243,7 @@ class Producer:
                 "(ids must increase)"
             )
         self._next_id = publishing_id + 1
-        self._held[publishing_id] = _Held(data, waiter)
+        self._held[publishing_id] = (data, waiter, batch)
         self._queued.append(publishing_id)
         self._settled.clear()
         if not self._flush_scheduled:
@@ -249,12 +263,13 @@ class Producer:
             held = self._held.get(publishing_id)
             if held is None:
                 continue  # resolved meanwhile (failed producer)
-            if held.batch is None:
+            batch = held[2]
+            if batch is None:
                 simple.append(publishing_id)
                 continue
             self._publish_simple(simple)
             simple = []
-            messages, compression = held.batch
+            messages, compression = batch
             engine.publish_batch(
                 self.publisher_id, messages, compression, publishing_id=publishing_id
             )
@@ -265,13 +280,15 @@ class Producer:
         if ids:
             held = self._held
             self.client.engine.publish(
-                self.publisher_id, [held[pid].data for pid in ids], publishing_ids=ids
+                self.publisher_id, [held[pid][0] for pid in ids], publishing_ids=ids
             )
 
     async def _pace(self) -> None:
-        # A producer far ahead of the socket waits for it (transport backpressure).
+        """Hand what is queued to the engine and the socket now; a producer far ahead
+        of the socket waits for it (transport backpressure)."""
+        self._hand_over()
+        self.client.write_now()
         if self.client.backed_up():
-            self._hand_over()
             await self._drain()
 
     async def _drain(self) -> None:
@@ -287,11 +304,13 @@ class Producer:
         """Queue one message; returns a future resolved with its publishing id when the
         broker confirms it (or failing with the broker's error). Waits only while the
         window of unconfirmed messages is full or the connection is being restored."""
-        if not self._declared or self._room_for(1) <= 0:
+        if self._credit <= 0:
             await self._wait_room()
+        self._credit -= 1
         future: asyncio.Future[int] = self._loop.create_future()
         self._hold(self._encode(body), future, publishing_id)
-        await self._pace()
+        if len(self._queued) >= _HAND_OVER_AT:
+            await self._pace()
         return future
 
     async def send_wait(self, body: Body, *, publishing_id: int | None = None) -> int:
@@ -308,6 +327,7 @@ class Producer:
             room = await self._wait_room()
             for data in encoded[position : position + room]:
                 confirmation.publishing_ids.append(self._hold(data, confirmation, None))
+            self._credit = 0
             position += room
             await self._pace()
         return confirmation
@@ -324,11 +344,11 @@ class Producer:
         with its publishing id when confirmed."""
         kind = _COMPRESSION[compression] if isinstance(compression, str) else compression
         messages = [self._encode(body) for body in bodies]
-        if not self._declared or self._room_for(1) <= 0:
+        if self._credit <= 0:
             await self._wait_room()
+        self._credit -= 1
         future: asyncio.Future[int] = self._loop.create_future()
-        pid = self._hold(b"", future, publishing_id)
-        self._held[pid].batch = (messages, kind)
+        self._hold(b"", future, publishing_id, (messages, kind))
         await self._pace()
         return future
 
@@ -338,7 +358,7 @@ class Producer:
         held = self._held.pop(publishing_id, None)
         if held is None:
             return
-        waiter = held.waiter
+        waiter = held[1]
         if isinstance(waiter, BatchConfirmation):
             waiter._resolve(publishing_id, error)
         elif waiter is not None and not waiter.done():
