@@ -686,7 +686,10 @@ class ClientConnection:
     def _failed(self, cid: int, request: Frame, code: int, events: list[Event]) -> bool:
         if code == ResponseCode.OK:
             return False
-        events.append(RequestFailed(cid, type(request).__name__, ResponseError.from_code(code)))
+        about = getattr(request, "stream", None) or getattr(request, "super_stream", None)
+        detail = f"{type(request).__name__} for {about!r}" if about else type(request).__name__
+        error = ResponseError.from_code(code, detail)
+        events.append(RequestFailed(cid, type(request).__name__, error))
         return True
 
     def _on_create(self, frame: CreateResponse, events: list[Event]) -> None:

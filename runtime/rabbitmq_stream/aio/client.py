@@ -321,8 +321,8 @@ class Client:
         if self._opened is not None and not self._opened.done():
             self._opened.set_exception(lost)
             return
-        if self._closing:
-            return
+        if self._closing or self.connections == 0:
+            return  # closing, or connect() failed: it raises, there is nothing to restore
         if self._reconnect and not isinstance(error, _PERMANENT):
             for party in self._parties():
                 party._connection_lost(lost)

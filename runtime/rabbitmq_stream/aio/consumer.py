@@ -31,6 +31,7 @@ from generated.rabbitmq_stream.v1 import (
     OffsetSpecOffset,
     OffsetSpecTimestamp,
 )
+from generated.rabbitmq_stream.v1.machines import SubscriptionState
 from runtime.errors import ConnectionLost, LocalProtocolError
 from runtime.rabbitmq_stream.amqp import AmqpMessage, decode_body, decode_message
 from runtime.rabbitmq_stream.credit import CreditOnConsumption
@@ -215,7 +216,12 @@ class Consumer:
             self._fail(ResponseError.from_code(event.code))
 
     def _grant(self, chunks: int) -> None:
-        if self._active and self.client.is_open:
+        # The engine's state, not ``_active``: a chunk can arrive in the same read as
+        # the SubscribeResponse, before the subscribing coroutine has resumed.
+        engine = self.client.engine
+        if self.client.is_open and (
+            engine.subscription_state(self.subscription_id) is SubscriptionState.ACTIVE
+        ):
             self.client.engine.chunk_consumed(self.subscription_id, chunks)
             self.client.wakeup()
 

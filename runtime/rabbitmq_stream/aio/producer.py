@@ -113,7 +113,8 @@ class Producer:
         self._loop = asyncio.get_running_loop()
         self._held: dict[int, _Held] = {}  # publishing id -> message, in id order
         self._queued: list[int] = []  # ids held but not yet handed to the engine
-        self._next_id = 1
+        self._next_id = 1  # the next automatic id (after the broker's stored sequence)
+        self._last_id = 0  # the highest publishing id this producer used
         self._flush_scheduled = False
         self._declared = False  # on the current connection
         self._establishing = asyncio.Lock()
@@ -143,9 +144,7 @@ class Producer:
         sequence = 0
         if self.reference is not None:
             sequence = await client.query_publisher_sequence(self.reference, self.stream)
-        first = max(self._next_id, sequence + 1)
-        if self._held:
-            first = min(first, next(iter(self._held)))
+        first = next(iter(self._held)) if self._held else self._last_id + 1
         await client.request(
             lambda e: e.declare_publisher(
                 self.publisher_id,
@@ -236,13 +235,14 @@ class Producer:
         batch: tuple[list[bytes], CompressionType] | None = None,
     ) -> int:
         if publishing_id is None:
-            publishing_id = self._next_id
-        elif publishing_id < self._next_id:
+            publishing_id = max(self._next_id, self._last_id + 1)
+        elif publishing_id <= self._last_id:
             raise LocalProtocolError(
-                f"publishing id {publishing_id} does not follow {self._next_id - 1} "
+                f"publishing id {publishing_id} does not follow {self._last_id} "
                 "(ids must increase)"
             )
-        self._next_id = publishing_id + 1
+        self._last_id = publishing_id
+        self._next_id = max(self._next_id, publishing_id + 1)
         self._held[publishing_id] = (data, waiter, batch)
         self._queued.append(publishing_id)
         self._settled.clear()
@@ -383,7 +383,8 @@ class Producer:
     def _on_abandoned(self, event: PublishAbandoned) -> None:
         # The connection ended with these unconfirmed: they stay held and are re-sent
         # on the next connection (or fail with the producer if there is none).
-        if event.reason != "connection closed":
+        if event.reason not in ("connection closed", "stream metadata changed"):
+            # (the stream changed: PublisherClosed follows and fails them with its code)
             error = ConnectionLost(f"publisher {self.publisher_id}: {event.reason}")
             for publishing_id in event.publishing_ids:
                 self._resolve(publishing_id, error)
@@ -428,5 +429,6 @@ class Producer:
                     )
         finally:
             self._closed = True
+            self._credit = 0  # the next send looks at the window, and finds us closed
             self.error = self.error or LocalProtocolError("the producer is closed")
             self.client.producers.pop(self.publisher_id, None)
