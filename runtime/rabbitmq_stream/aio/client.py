@@ -148,6 +148,7 @@ class Client:
         self._opened: asyncio.Future[ConnectionOpened] | None = None
         self._closed_by_us: asyncio.Future[None] | None = None
         self._ready = asyncio.Event()  # set while a connection is open
+        self._gone = asyncio.Event()  # set once the client gave up or is closing
         self._closing = False
         self._ending: BaseException | None = None  # why the current connection ends
         self.error: BaseException | None = None  # why the client gave up (final)
@@ -280,19 +281,35 @@ class Client:
             cid = getattr(event, "correlation_id", None)
             future = waiting.pop(cid, None) if cid is not None else None
             if future is None or future.done():
+                if isinstance(event, RequestFailed) and event.command.startswith("Sasl"):
+                    self._dropped_during_sasl()
                 continue
             if isinstance(event, RequestFailed):
-                future.set_exception(
-                    event.error
-                    or ConnectionLost(f"{event.command}: the connection ended", reason="closed")
-                )
+                if event.error is None:
+                    # The connection ended (the engine's _terminate; ConnectionClosed /
+                    # ConnectionTimedOut or the transport's end follows): leave it to
+                    # _on_driver_closed, which fails it with why the connection ended.
+                    waiting[event.correlation_id] = future
+                    continue
+                future.set_exception(event.error)
             else:
                 future.set_result(event)
+
+    def _dropped_during_sasl(self) -> None:
+        # The broker hung up instead of answering SaslAuthenticate: say so (RabbitMQ
+        # 3.10.8 does it for EXTERNAL, a bug fixed upstream in rabbitmq-server#8488).
+        self._ending = ConnectionLost(
+            f"{self.uri}: the broker closed the connection during SASL {self._mechanism} "
+            "authentication instead of answering it",
+            reason="eof",
+        )
 
     def _on_connection_end(self, event: ConnectionClosed | ConnectionTimedOut) -> None:
         """The engine is closed: by the broker (CloseRequest), by our CloseRequest's
         answer, by heartbeat silence, or because the transport ended."""
-        if isinstance(event, ConnectionTimedOut):
+        if self._ending is not None:
+            pass  # already explained (a drop during SASL)
+        elif isinstance(event, ConnectionTimedOut):
             self._ending = ConnectionLost(
                 f"{self.uri}: nothing heard from the broker for {event.silence:.1f} s",
                 reason="heartbeat",
@@ -337,6 +354,7 @@ class Client:
 
     def _give_up(self, error: BaseException) -> None:
         self.error = error
+        self._gone.set()  # wakes wait_ready
         for party in self._parties():
             party._fail(error)
 
@@ -380,14 +398,19 @@ class Client:
                 raise self.error
             if self._closing:
                 raise ConnectionLost(f"{self.uri}: the client is closed", reason="closed")
-            waiter = self._loop.create_task(self._ready.wait())
+            ready = self._loop.create_task(self._ready.wait())
+            gone = self._loop.create_task(self._gone.wait())
             try:
-                async with asyncio.timeout(self._recovery_timeout + self.timeout):
-                    await waiter
-            except TimeoutError:
-                raise TransportTimeout(f"{self.uri}: not reconnected in time") from None
+                done, _ = await asyncio.wait(
+                    (ready, gone),
+                    timeout=self._recovery_timeout + self.timeout,
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
             finally:
-                waiter.cancel()
+                ready.cancel()
+                gone.cancel()
+            if not done:
+                raise TransportTimeout(f"{self.uri}: not reconnected in time")
 
     def wakeup(self) -> None:
         """The engine queued frames: write them this loop iteration."""
@@ -581,6 +604,7 @@ class Client:
                 except ProtocolError:
                     pass  # its failure was already handed to whoever awaited it
         self._closing = True
+        self._gone.set()  # wakes wait_ready
         if self._recovery is not None and not self._recovery.done():
             self._recovery.cancel()
             try:

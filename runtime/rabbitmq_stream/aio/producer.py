@@ -309,7 +309,11 @@ class Producer:
         self._credit -= 1
         future: asyncio.Future[int] = self._loop.create_future()
         self._hold(self._encode(body), future, publishing_id)
-        if len(self._queued) >= _HAND_OVER_AT:
+        queued = len(self._queued)
+        # The socket is looked at once per batch: at the first message queued since the
+        # last hand-over (every send, for a caller that yields between sends) and every
+        # _HAND_OVER_AT messages (a caller that does not).
+        if queued >= _HAND_OVER_AT or (queued == 1 and self.client.backed_up()):
             await self._pace()
         return future
 
