@@ -3,8 +3,23 @@
 #
 #   tools/broker.sh start   install Debian's rabbitmq-server when missing (needs root),
 #                           start a node from .broker/ (git-ignored), loopback only,
-#                           stream port 5552, AMQP 5672; wait until 5552 answers
-#   tools/broker.sh stop    stop that node and the Erlang port mapper it started
+#                           stream port 5552, stream over TLS 5551, AMQP 5672; wait until
+#                           5552 answers
+#   tools/broker.sh stop    stop that node, and the Erlang port mapper it started when no
+#                           other node is registered with it
+#
+# TLS (5551): `start` makes, once, a private CA, a server certificate for localhost /
+# 127.0.0.1 and a client certificate with CN `wirestream-client` in .broker/tls/
+# (openssl). The broker asks for a client certificate (verify_peer) without requiring
+# one, and offers SASL EXTERNAL to a client that presented one: the certificate's
+# common name is the user, so `start` also creates the user `wirestream-client` (no
+# password) with full permissions on `/`.
+#
+# Another node next to the main one (e.g. to try changes to this script): override the
+# folder, node name and ports, e.g.
+#   BROKER_DIR=.broker/dev-node BROKER_NODE=wsdev@localhost BROKER_STREAM_PORT=5562 \
+#   BROKER_TLS_PORT=5561 BROKER_AMQP_PORT=5682 BROKER_DIST_PORT=25682 tools/broker.sh start
+# (the same variables for `stop`).
 #
 # Why this shape (shared/notes/peers.md): the package's post-install cannot start a
 # service here (no init system); the start script drops privileges to `rabbitmq`, so
@@ -12,23 +27,125 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-B="$ROOT/.broker"
-PORT=5552
+B="${BROKER_DIR:-$ROOT/.broker}"
+case "$B" in /*) ;; *) B="$ROOT/$B" ;; esac
+NODE="${BROKER_NODE:-ws@localhost}"
+PORT="${BROKER_STREAM_PORT:-5552}"
+TLS_PORT="${BROKER_TLS_PORT:-5551}"
+AMQP_PORT="${BROKER_AMQP_PORT:-5672}"
+DIST_PORT="${BROKER_DIST_PORT:-25672}"
+TLS="$B/tls"
+CLIENT_USER=wirestream-client # the CN of the client certificate: the EXTERNAL identity
 
 env_file() {
   cat > "$B/env.sh" <<ENV
 export RABBITMQ_CONFIG_FILE=$B/rabbitmq RABBITMQ_ENABLED_PLUGINS_FILE=$B/enabled_plugins
-export RABBITMQ_MNESIA_BASE=$B/mnesia RABBITMQ_LOG_BASE=$B/log RABBITMQ_NODENAME=ws@localhost
-export RABBITMQ_FEATURE_FLAGS_FILE=$B/feature_flags ERL_EPMD_ADDRESS=127.0.0.1 RABBITMQ_DIST_PORT=25672
+export RABBITMQ_MNESIA_BASE=$B/mnesia RABBITMQ_LOG_BASE=$B/log RABBITMQ_NODENAME=$NODE
+export RABBITMQ_FEATURE_FLAGS_FILE=$B/feature_flags ERL_EPMD_ADDRESS=127.0.0.1 RABBITMQ_DIST_PORT=$DIST_PORT
 export RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
 export RABBITMQ_CTL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
 ENV
 }
 
-listening() { (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; }
+config_file() {
+  cat > "$B/rabbitmq.conf" <<CONF
+listeners.tcp.default = 127.0.0.1:$AMQP_PORT
+stream.listeners.tcp.1 = 127.0.0.1:$PORT
+stream.listeners.ssl.1 = 127.0.0.1:$TLS_PORT
+loopback_users = none
+ssl_options.cacertfile = $TLS/ca_certificate.pem
+ssl_options.certfile = $TLS/server_certificate.pem
+ssl_options.keyfile = $TLS/server_key.pem
+ssl_options.verify = verify_peer
+ssl_options.fail_if_no_peer_cert = false
+auth_mechanisms.1 = PLAIN
+auth_mechanisms.2 = AMQPLAIN
+auth_mechanisms.3 = EXTERNAL
+ssl_cert_login_from = common_name
+CONF
+  echo '[rabbitmq_stream,rabbitmq_auth_mechanism_ssl].' > "$B/enabled_plugins"
+}
+
+listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+own_folder() {
+  if id rabbitmq >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then chown -R rabbitmq:rabbitmq "$B"; fi
+}
+
+# A private CA, the server certificate (SAN localhost, 127.0.0.1) and the client
+# certificate (CN wirestream-client), each valid 10 years; made only when one is missing.
+tls_files() {
+  local name missing=0
+  for name in ca_certificate ca_key server_certificate server_key client_certificate client_key; do
+    [ -s "$TLS/$name.pem" ] || missing=1
+  done
+  if [ "$missing" = 0 ]; then return 0; fi
+  if ! command -v openssl >/dev/null; then echo "broker: openssl is missing" >&2; exit 1; fi
+  echo "broker: making a private CA, server and client certificates in $TLS"
+  mkdir -p "$TLS"
+  cat > "$TLS/openssl.cnf" <<'CNF'
+[req]
+distinguished_name = dn
+prompt = no
+[dn]
+[ca]
+basicConstraints = critical, CA:TRUE
+keyUsage = critical, keyCertSign, cRLSign
+subjectKeyIdentifier = hash
+[server]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment
+extendedKeyUsage = serverAuth
+subjectAltName = DNS:localhost, IP:127.0.0.1
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+[client]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment
+extendedKeyUsage = clientAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+CNF
+  (
+    cd "$TLS"
+    umask 077
+    openssl req -x509 -new -newkey rsa:2048 -nodes -days 3650 -config openssl.cnf \
+      -extensions ca -subj "/CN=wirestream test CA" \
+      -keyout ca_key.pem -out ca_certificate.pem 2>/dev/null
+    local leaf cn
+    for leaf in server client; do
+      if [ "$leaf" = server ]; then cn=localhost; else cn="$CLIENT_USER"; fi
+      openssl req -new -newkey rsa:2048 -nodes -config openssl.cnf -subj "/CN=$cn" \
+        -keyout "${leaf}_key.pem" -out "$leaf.csr" 2>/dev/null
+      openssl x509 -req -in "$leaf.csr" -CA ca_certificate.pem -CAkey ca_key.pem \
+        -CAcreateserial -CAserial ca_certificate.srl -days 3650 -sha256 \
+        -extfile openssl.cnf -extensions "$leaf" -out "${leaf}_certificate.pem" 2>/dev/null
+      rm -f "$leaf.csr"
+    done
+    chmod 644 ca_certificate.pem server_certificate.pem client_certificate.pem
+  )
+}
+
+# The user a client certificate logs in as with EXTERNAL: no password (PLAIN cannot
+# log in as it), full permissions on the default virtual host. Idempotent.
+client_user() {
+  # shellcheck disable=SC1091
+  . "$B/env.sh"
+  if ! rabbitmqctl list_users --silent 2>/dev/null | cut -f1 | grep -x "$CLIENT_USER" >/dev/null; then
+    rabbitmqctl add_user "$CLIENT_USER" "$(openssl rand -hex 24)" >/dev/null
+    rabbitmqctl clear_password "$CLIENT_USER" >/dev/null
+  fi
+  rabbitmqctl set_permissions -p / "$CLIENT_USER" ".*" ".*" ".*" >/dev/null
+}
 
 start() {
-  if listening; then echo "broker: already listening on 127.0.0.1:$PORT"; return 0; fi
+  if listening "$PORT"; then
+    echo "broker: already listening on 127.0.0.1:$PORT"
+    if listening "$TLS_PORT"; then
+      client_user || echo "broker: could not make sure the user $CLIENT_USER exists" >&2
+    fi
+    return 0
+  fi
   if ! command -v rabbitmq-server >/dev/null; then
     if [ "$(id -u)" != 0 ]; then echo "broker: rabbitmq-server is missing; install it as root" >&2; exit 1; fi
     echo "broker: installing rabbitmq-server (apt-get)"
@@ -36,15 +153,28 @@ start() {
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rabbitmq-server >/dev/null
   fi
   mkdir -p "$B/mnesia" "$B/log"
-  printf 'listeners.tcp.default = 127.0.0.1:5672\nstream.listeners.tcp.1 = 127.0.0.1:%s\nloopback_users = none\n' "$PORT" > "$B/rabbitmq.conf"
-  echo '[rabbitmq_stream].' > "$B/enabled_plugins"
+  tls_files
+  config_file
   env_file
-  if id rabbitmq >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then chown -R rabbitmq:rabbitmq "$B"; fi
+  own_folder
   # shellcheck disable=SC1091
   . "$B/env.sh"
   nohup rabbitmq-server > "$B/server.out" 2>&1 &
   for _ in $(seq 1 120); do
-    if listening; then echo "broker: ready on 127.0.0.1:$PORT"; return 0; fi
+    if listening "$PORT"; then
+      echo "broker: ready on 127.0.0.1:$PORT"
+      for _ in $(seq 1 30); do
+        if listening "$TLS_PORT"; then break; fi
+        sleep 1
+      done
+      if ! listening "$TLS_PORT"; then
+        echo "broker: no TLS listener on 127.0.0.1:$TLS_PORT; see $B/log" >&2
+        exit 1
+      fi
+      client_user
+      echo "broker: TLS on 127.0.0.1:$TLS_PORT (CA, client certificate of $CLIENT_USER in $TLS)"
+      return 0
+    fi
     sleep 1
   done
   echo "broker: did not start in 120 s; see $B/server.out and $B/log" >&2
@@ -52,13 +182,21 @@ start() {
   exit 1
 }
 
+# The names registered with the Erlang port mapper ("name ws at port 25672" lines).
+epmd_names() { epmd -names 2>/dev/null | sed -n 's/^name \([^ ]*\) at port .*/\1/p'; }
+
 stop() {
   if [ -f "$B/env.sh" ]; then
     # shellcheck disable=SC1091
     . "$B/env.sh"
     rabbitmqctl stop >/dev/null 2>&1 || true
   fi
-  epmd -kill >/dev/null 2>&1 || true
+  # The node leaves epmd as it exits; other nodes (and CLI tools) may share epmd.
+  for _ in $(seq 1 20); do
+    if ! epmd_names | grep -x "${NODE%@*}" >/dev/null; then break; fi
+    sleep 0.5
+  done
+  if [ -z "$(epmd_names)" ]; then epmd -kill >/dev/null 2>&1 || true; fi
   echo "broker: stopped"
 }
 
