@@ -68,7 +68,11 @@ class BatchConfirmation:
         else:
             self.errors[publishing_id] = error
         self._left -= 1
-        if self._left == 0 and not self._done.done():
+        if self._left == 0:
+            self._finish()
+
+    def _finish(self) -> None:
+        if not self._done.done():
             if self.errors:
                 self._done.set_exception(next(iter(self.errors.values())))
             else:
@@ -329,8 +333,15 @@ class Producer:
         position = 0
         while position < len(encoded):
             room = await self._wait_room()
-            for data in encoded[position : position + room]:
-                confirmation.publishing_ids.append(self._hold(data, confirmation, None))
+            chunk = encoded[position : position + room]
+            first = max(self._next_id, self._last_id + 1)
+            ids = range(first, first + len(chunk))
+            self._held.update(zip(ids, [(data, confirmation, None) for data in chunk]))
+            self._queued.extend(ids)
+            self._last_id = ids[-1]
+            self._next_id = max(self._next_id, self._last_id + 1)
+            self._settled.clear()
+            confirmation.publishing_ids.extend(ids)
             self._credit = 0
             position += room
             await self._pace()
@@ -376,8 +387,27 @@ class Producer:
             self._settled.set()
 
     def _on_confirmed(self, event: PublishConfirmed) -> None:
+        # _resolve(publishing_id, None) for each id, inlined: one PublishConfirm
+        # carries hundreds of ids and this runs for every message.
+        held = self._held
+        last = 0
         for publishing_id in event.publishing_ids:
-            self._resolve(publishing_id, None)
+            entry = held.pop(publishing_id, None)
+            if entry is None:
+                continue
+            waiter = entry[1]
+            if isinstance(waiter, BatchConfirmation):
+                waiter.confirmed += 1
+                waiter._left -= 1
+                if waiter._left == 0:
+                    waiter._finish()
+            elif not waiter.done():
+                waiter.set_result(publishing_id)
+            last = publishing_id
+        if last > self.last_confirmed:
+            self.last_confirmed = last
+        if not held:
+            self._settled.set()
         self._room.set()
 
     def _on_errored(self, event: PublishErrored) -> None:
