@@ -8,7 +8,6 @@ Start one with the commands in /work/shared/notes/peers.md (a private node under
 
 from __future__ import annotations
 
-import os
 import socket
 import time
 import uuid
@@ -41,22 +40,9 @@ from runtime.rabbitmq_stream import (
     VirtualHostAccessFailure,
 )
 
-HOST, PORT = "127.0.0.1", 5552
+from tests.rabbitmq_stream_client_support import HOST, PORT, require_broker
 
-
-def _broker_listening() -> bool:
-    try:
-        with socket.create_connection((HOST, PORT), timeout=1.0):
-            return True
-    except OSError:
-        return False
-
-
-if not _broker_listening():
-    reason = f"no RabbitMQ stream broker listens on {HOST}:{PORT}"
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason} (CI=true: the broker must run)", pytrace=False)
-    pytest.skip(reason, allow_module_level=True)
+require_broker()
 
 
 class Driver:

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import socket
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -60,28 +58,17 @@ from runtime.rabbitmq_stream.chunk import chunk_records
 from tests import rabbitmq_broker_ctl as ctl
 from tests.aio_support import run
 from tests.rabbitmq_stream_capture import FrameCapture
+from tests.rabbitmq_stream_client_support import require_broker
 
 HOST, PORT = "127.0.0.1", 5552
 
 logging.getLogger("rstream").setLevel(logging.CRITICAL)  # teardown noise at ERROR
 
 
-def _broker_listening() -> bool:
-    try:
-        with socket.create_connection((HOST, PORT), timeout=1.0):
-            return True
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="module")
 def broker() -> None:
-    """Skip (FAIL under CI=true) when no broker listens, as the engine broker tests do."""
-    if not _broker_listening():
-        reason = f"no RabbitMQ stream broker listens on {HOST}:{PORT}"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{reason} (CI=true: the broker must run)", pytrace=False)
-        pytest.skip(reason)
+    """Skip (FAIL under CI=true) when no broker listens, as the other broker tests do."""
+    require_broker()
 
 
 def _name(kind: str) -> str:

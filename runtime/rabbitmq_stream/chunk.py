@@ -92,14 +92,20 @@ def decode_entries(data: bytes) -> list[Entry]:
             pos = _entry_end(start, word, end)
             entries.append(SimpleEntry(data[start:pos]))
             continue
-        if end - pos < _BATCH_HEADER.size:
-            raise MalformedChunk("the chunk data ends inside a sub-entry batch header")
-        flags, num_records, uncompressed, size = _BATCH_HEADER.unpack_from(data, pos)
-        start = pos + _BATCH_HEADER.size
-        pos = _entry_end(start, size, end)
-        compression = _compression((flags >> 4) & 0x7)
-        entries.append(SubEntryBatch(compression, num_records, uncompressed, data[start:pos]))
+        batch, pos = _batch_at(data, pos, end)
+        entries.append(batch)
     return entries
+
+
+def _batch_at(data: bytes, pos: int, end: int) -> tuple[SubEntryBatch, int]:
+    """The sub-entry batch whose header starts at ``pos``, and where it ends."""
+    if end - pos < _BATCH_HEADER.size:
+        raise MalformedChunk("the chunk data ends inside a sub-entry batch header")
+    flags, num_records, uncompressed, size = _BATCH_HEADER.unpack_from(data, pos)
+    start = pos + _BATCH_HEADER.size
+    pos = _entry_end(start, size, end)
+    compression = _compression((flags >> 4) & 0x7)
+    return SubEntryBatch(compression, num_records, uncompressed, data[start:pos]), pos
 
 
 def _entry_end(start: int, size: int, end: int) -> int:
@@ -144,14 +150,7 @@ def chunk_records(
             raise MalformedChunk("the chunk data ends inside an entry header")
         (word,) = unpack(data, pos)
         if word & 0x80000000:  # a sub-entry batch: rare, the general path
-            if end - pos < _BATCH_HEADER.size:
-                raise MalformedChunk("the chunk data ends inside a sub-entry batch header")
-            flags, num_records, uncompressed, size = _BATCH_HEADER.unpack_from(data, pos)
-            start = pos + _BATCH_HEADER.size
-            pos = _entry_end(start, size, end)
-            batch = SubEntryBatch(
-                _compression((flags >> 4) & 0x7), num_records, uncompressed, data[start:pos]
-            )
+            batch, pos = _batch_at(data, pos, end)
             records.extend(_batch_records(batch, max_batch_size))
             continue
         pos += 4

@@ -466,14 +466,7 @@ class ClientConnection:
             raise MessageTooLarge(
                 f"a {type(frame).__name__} of {len(data)} bytes exceeds frame_max {self.frame_max}"
             )
-        everyone = (self._connection, *machines)
-        for machine in everyone:
-            if not machine.allows_send(frame):
-                machine.send(frame)  # raises the table's precise IllegalSend
-        for machine in everyone:
-            machine.send(frame)
-        self._out += data
-        self._sent_since_check = True
+        self._send_encoded(frame, data, *machines)
 
     def _new_correlation_id(self) -> int:
         while True:
@@ -841,8 +834,9 @@ class ClientConnection:
         return b"".join(frames)
 
     def _send_encoded(self, probe: Frame, data: bytes, *machines: StateMachine[Any]) -> None:
-        """Queue ``data``, frames of ``probe``'s type already encoded, after the machines
-        allowed ``probe`` (the same checks ``_send`` makes)."""
+        """Queue ``data``, frames of ``probe``'s type already encoded, once every
+        machine allowed ``probe`` (nothing changes otherwise: the first refusal raises
+        its ``IllegalSend``)."""
         everyone = (self._connection, *machines)
         for machine in everyone:
             if not machine.allows_send(probe):
