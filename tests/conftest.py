@@ -1,10 +1,16 @@
-"""Shared test set-up: hypothesis profiles (CI runs many more examples)."""
+"""Shared test set-up: hypothesis profiles (CI runs many more examples), the SparkSession."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 settings.register_profile("dev", max_examples=200, deadline=None)
 settings.register_profile(
@@ -14,3 +20,20 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+# One SparkSession for the whole test run (each start costs seconds): local[2] -- two
+# cores -- with up to 4 attempts per task ("local[2,4]"), so a failed task is retried as
+# on a cluster and the sink's retry idempotence is Spark's own retry, not a simulation.
+SPARK_MASTER = "local[2,4]"
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator["SparkSession"]:
+    from runtime.spark import session
+
+    spark_session = session(SPARK_MASTER, app_name="wirestream-tests")
+    try:
+        yield spark_session
+    finally:
+        spark_session.stop()
