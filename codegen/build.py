@@ -136,7 +136,7 @@ class _Builder:
         top = self.mapping(root, "<top>", 1)
         self.keys(top, "", {"wirestream", "protocol", "version", "title", "spec", "doc", "framing",
                             "encodings", "context", "enums", "structs", "unions", "header",
-                            "unknown", "frames", "machines"},
+                            "unknown", "frames", "machines", "frame_log"},
                   {"wirestream", "protocol", "version", "title", "framing", "header", "unknown",
                    "frames"})  # fmt: skip
         if top["wirestream"] != 1:
@@ -193,6 +193,7 @@ class _Builder:
         )
         frames = self.frames(top, header, discriminator, common_flags, flag_width)
         machines = MachineBuilder(self, frames, header, common_flags).build(top)
+        stream_id_field = self.frame_log(top, header, discriminator, frames)
         if unknown.policy == "ignore_if_flag" and flag_width == 0:
             self.fail(
                 self.line_of(top, "unknown"),
@@ -218,6 +219,7 @@ class _Builder:
             unknown=unknown,
             frames=frames,
             machines=machines,
+            stream_id_field=stream_id_field,
         )
 
     def entries(self, top: Mapping, key: str) -> list[tuple[str, Any]]:
@@ -918,7 +920,7 @@ class _Builder:
                     "flag bits belong to the header",
                 )
             frame = Frame(name, code, also, sender, own, list(set_flags), items,
-                          self.text(fnode, "doc", path), self.text(fnode, "spec", path))  # fmt: skip
+                          self.text(fnode, "doc", path), self.text(fnode, "spec", path), fline)  # fmt: skip
             for c in [code, *also]:
                 for other, other_sender, other_line in codes.get(c, []):
                     if sender == "any" or other_sender == "any" or sender == other_sender:
@@ -928,6 +930,61 @@ class _Builder:
                 codes.setdefault(c, []).append((name, sender, fline))
             frames.append(frame)
         return frames
+
+    def frame_log(
+        self, top: Mapping, header: list[Item], discriminator: list[str], frames: list[Frame]
+    ) -> str | None:
+        """The field that is a frame's stream id in the Spark frame log (``spark.py``).
+
+        Given as ``frame_log: {stream_id: NAME}`` (or ``null``: no stream ids); by
+        default the integer field named ``stream_id``, if the header or a frame has one.
+        """
+        where: dict[str, list[tuple[str, IntField | None]]] = {}  # name -> (owner, int or not)
+        for item in header:
+            for value in self.values_of(item):
+                if value.name not in discriminator:
+                    where.setdefault(value.name, []).append(("header", value))
+        for frame in frames:
+            for item in frame.items:
+                if isinstance(item.node, Word):
+                    for bit in item.node.bits:
+                        if bit.value is not None:
+                            where.setdefault(bit.value.name, []).append((frame.name, bit.value))
+                elif isinstance(item.node, IntField):
+                    where.setdefault(item.node.name, []).append((frame.name, item.node))
+                else:
+                    where.setdefault(item.node.name, []).append((frame.name, None))
+        if "frame_log" not in top:
+            found = where.get("stream_id", [])
+            plain = found and not any(self.not_a_stream_id(node) for _, node in found)
+            return "stream_id" if plain else None
+        node = self.mapping(top["frame_log"], "frame_log", self.line_of(top, "frame_log"))
+        self.keys(node, "frame_log", {"stream_id"}, {"stream_id"})
+        name, line = node["stream_id"], self.line_of(node, "stream_id")
+        if name is None:
+            return None
+        self.name(name, LOWER, "lower_snake", line, "frame_log.stream_id")
+        if name not in where:
+            self.fail(line, "frame_log.stream_id",
+                      f"'{name}' is not a field of the header or of any frame")  # fmt: skip
+        for owner, found_field in where[name]:
+            problem = self.not_a_stream_id(found_field)
+            if problem:
+                self.fail(line, "frame_log.stream_id",
+                          f"'{name}' of {owner} is {problem}; a stream id is an integer attribute")  # fmt: skip
+        return str(name)
+
+    def not_a_stream_id(self, value: IntField | None) -> str | None:
+        """Why a field cannot be a stream id (None: it can)."""
+        if value is None:
+            return "not an integer"
+        if value.enum is not None:
+            return f"an enum ({value.enum.name})"
+        if value.const is not None:
+            return "a const"
+        if value.derived_from is not None:
+            return f"derived (the size of {value.derived_from})"
+        return None
 
     def code(self, value: Any, line: int, path: str, types: list[IntType]) -> tuple[int, ...]:
         values = list(value) if isinstance(value, list) else [value]

@@ -189,6 +189,7 @@ class Frame:
     items: list[Item]
     doc: str = ""
     spec: str = ""
+    line: int = 0  # of the frame's name in the IDL, for errors found by a target
 
 
 @dataclass
@@ -224,6 +225,9 @@ class Protocol:
     unknown: Unknown
     frames: list[Frame] = field(default_factory=list)
     machines: list[Machine] = field(default_factory=list)
+    # The integer field (of the header or of frames) that names a frame's stream, as the
+    # Spark frame log's stream_id column reads it; None: this protocol has no stream ids.
+    stream_id_field: str | None = None
 
 
 # --- state machines ---------------------------------------------------------------

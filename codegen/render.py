@@ -10,6 +10,7 @@ import jinja2
 from codegen.machines_target import MachinesTarget
 from codegen.model import Protocol
 from codegen.python_target import PythonTarget
+from codegen.spark_target import SparkTarget
 
 LINE_LENGTH = 100  # keep in step with [tool.black] in pyproject.toml
 TEMPLATES = Path(__file__).parent / "templates"
@@ -49,8 +50,15 @@ def render_protocol(proto: Protocol, package: str = "generated") -> dict[str, st
         f"{base}/__init__.py": format_python(codec),
         f"{base}/strategies.py": format_python(strategies),
         f"{base}/machines.py": format_python(machines_py),
+        f"{base}/spark.py": render_spark(proto, package),
         f"{base}/PROTOCOL.md": docs,
     }
+
+
+def render_spark(proto: Protocol, package: str = "generated") -> str:
+    """``spark.py``: the Spark schemas and frame-log converter (imports pyspark)."""
+    module = SparkTarget(proto).plan()
+    return format_python(_ENV.get_template("spark.py.j2").render(m=module, package=package))
 
 
 def render_package_init(title: str, members: list[tuple[str, str]]) -> str:
