@@ -87,6 +87,7 @@ from runtime.aio.streams import YIELD_EVERY
 from runtime.bpmux import events as ev
 from runtime.bpmux.connection import BpmuxConnection
 from runtime.bpmux.errors import CreditExceeded
+from runtime.capture import CaptureWriter, tap, tap_accepted
 from runtime.errors import ConnectionLost, ProtocolError
 from runtime.flow import Replenisher
 
@@ -1231,12 +1232,15 @@ class _Opening(Generic[T]):
 
 
 def connect(url: str, handler: Handler | None = None, *, ssl: ssl_module.SSLContext | None = None,
-            timeout: float | None = 10.0, **options: Any) -> _Opening[BpmuxPeer]:  # fmt: skip
+            timeout: float | None = 10.0, capture: CaptureWriter | None = None,
+            **options: Any) -> _Opening[BpmuxPeer]:  # fmt: skip
     """Open a BPMUX connection to ``url`` (any ``runtime.aio`` scheme) as the initiator.
-    ``options``: ``BpmuxPeer``'s (credit, stream_credit, greedy, ...)."""
+    ``options``: ``BpmuxPeer``'s (credit, stream_credit, greedy, ...).  ``capture``
+    records every frame (``runtime.capture``)."""
 
     async def opener() -> BpmuxPeer:
         transport = await open_transport(url, ssl=ssl, timeout=timeout)
+        transport = tap(transport, capture, protocol="bpmux/rel", side="client")
         peer = BpmuxPeer(transport, initiator=True, handler=handler, **options)
         peer.start()
         return peer
@@ -1300,14 +1304,16 @@ class BpmuxServer:
 
 
 def serve(url: str, handler: Handler | HandlerFactory, *,
-          ssl: ssl_module.SSLContext | None = None,
+          ssl: ssl_module.SSLContext | None = None, capture: CaptureWriter | None = None,
           **options: Any) -> _Opening[BpmuxServer]:  # fmt: skip
     """Accept BPMUX connections on ``url``; each gets ``handler`` (or ``handler(peer)``
-    when it is a factory).  ``options``: ``BpmuxPeer``'s."""
+    when it is a factory).  ``options``: ``BpmuxPeer``'s.  ``capture`` records every
+    frame of every connection (``runtime.capture``)."""
 
     async def opener() -> BpmuxServer:
         server = BpmuxServer(handler, options)
-        server.listener = await listen(url, server._on_transport, ssl=ssl)
+        on_transport = tap_accepted(server._on_transport, capture, protocol="bpmux/rel")
+        server.listener = await listen(url, on_transport, ssl=ssl)
         return server
 
     return _Opening(opener)

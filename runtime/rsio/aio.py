@@ -72,6 +72,7 @@ from runtime.aio import (
     open_transport,
     pump,
 )
+from runtime.capture import CaptureWriter, tap, tap_accepted
 from runtime.errors import (
     ConnectionLost,
     LocalProtocolError,
@@ -533,6 +534,10 @@ class RsioPeer:
 # --- connecting ----------------------------------------------------------------------
 
 
+def _capture_protocol(encoding: Encoding) -> str:
+    return "rsio/0+msgpack" if encoding == "msgpack" else "rsio/0"
+
+
 def _config(config: RsioConfig | None, packed: bool, max_pack: int | None,
             split_above: int | None) -> RsioConfig:  # fmt: skip
     base = config if config is not None else RsioConfig()
@@ -552,16 +557,20 @@ async def connect(
     ssl: ssl_module.SSLContext | None = None,
     timeout: float | None = 10.0,
     goodbye_timeout: float = 5.0,
+    capture: CaptureWriter | None = None,
 ) -> RsioPeer:
     """Open ``url`` and exchange hellos; returns the peer (an async context manager).
 
     ``timeout`` bounds the connection and the hello exchange (``TransportTimeout``).  A
     server with another protocol version raises ``UnsupportedVersion``.  ``config`` holds
     the limits; ``packed``/``max_pack``/``split_above`` override its publishing fields.
+    ``capture`` records every frame (``runtime.capture``; protocol ``rsio/0``, or
+    ``rsio/0+msgpack`` for that encoding).
     """
     loop = asyncio.get_running_loop()
     deadline = None if timeout is None else loop.time() + timeout
     transport = await open_transport(url, ssl=ssl, timeout=timeout)
+    transport = tap(transport, capture, protocol=_capture_protocol(encoding), side="client")
     peer = RsioPeer(transport, "client", encoding=encoding, publishers=publishers,
                     config=_config(config, packed, max_pack, split_above),
                     goodbye_timeout=goodbye_timeout)  # fmt: skip
@@ -648,11 +657,13 @@ async def serve(
     config: RsioConfig | None = None,
     ssl: ssl_module.SSLContext | None = None,
     goodbye_timeout: float = 5.0,
+    capture: CaptureWriter | None = None,
 ) -> RsioServer:
     """Listen on ``url`` (port 0: any; ``server.url`` has the real one).  Every
     connection serves ``publishers``; ``on_peer(peer)``, if given, runs once the hellos
     are exchanged (to subscribe to the client's publishers); the connection stays open
-    after it returns, until the client leaves or the server closes."""
+    after it returns, until the client leaves or the server closes.  ``capture`` records
+    every frame of every connection (``runtime.capture``)."""
     settings = _config(config, packed, max_pack, split_above)
 
     def make_peer(transport: Transport) -> RsioPeer:
@@ -660,5 +671,6 @@ async def serve(
                         config=settings, goodbye_timeout=goodbye_timeout)  # fmt: skip
 
     server = RsioServer(on_peer, make_peer)
-    server._listener = await listen(url, server._serve, ssl=ssl)
+    on_transport = tap_accepted(server._serve, capture, protocol=_capture_protocol(encoding))
+    server._listener = await listen(url, on_transport, ssl=ssl)
     return server

@@ -31,6 +31,7 @@ from types import TracebackType
 from typing import Any, Final
 
 from runtime.aio.eager import start_eagerly
+from runtime.capture import CaptureWriter, tap, tap_accepted
 from runtime.aio import (
     EngineDriver,
     InboundSink,
@@ -779,15 +780,19 @@ def connect(
     limit_rate: int = DEFAULT_LIMIT_RATE,
     ssl: ssl_module.SSLContext | None = None,
     timeout: float | None = 10.0,
+    capture: CaptureWriter | None = None,
 ) -> _Connecting:
     """Connect to an RSocket server at ``url`` (tcp, tls, unix, ws, wss, memory) and send
     SETUP.  ``handler`` answers the server's requests to us.  Times in milliseconds as
     on the wire; ``resume=True`` (or a token) makes the session survive transport loss.
+    ``capture`` records every frame (``runtime.capture``; each transport, resumed ones
+    too, is a connection of its own there).
     """
     prefix = FRAME_LENGTH_SIZE if url.split(":", 1)[0].lower() in WEBSOCKET_SCHEMES else None
 
     async def dial() -> Transport:
-        return await open_transport(url, ssl=ssl, message_prefix=prefix, timeout=timeout)
+        transport = await open_transport(url, ssl=ssl, message_prefix=prefix, timeout=timeout)
+        return tap(transport, capture, protocol=f"rsocket/{version}", side="client")
 
     async def opening() -> RSocketPeer:
         token = None
@@ -942,15 +947,18 @@ async def serve(
     max_frame_size: int | None = None,
     limit_rate: int = DEFAULT_LIMIT_RATE,
     ssl: ssl_module.SSLContext | None = None,
+    capture: CaptureWriter | None = None,
 ) -> RSocketServer:
     """Serve RSocket on ``url`` (port 0 picks one: see ``.url``).  ``handler``: one
     ``RSocketHandler`` for every connection, or a factory called per connection.
     ``lease=(ttl_ms, requests)`` grants and renews leases to clients that ask for them;
-    ``resume`` keeps sessions of clients that negotiated resumption."""
+    ``resume`` keeps sessions of clients that negotiated resumption.  ``capture`` records
+    every frame of every connection (``runtime.capture``)."""
     server = RSocketServer(handler, version=version, setup_policy=setup_policy, lease=lease,
                            resume=resume, resume_timeout=resume_timeout, mtu=mtu,
                            max_frame_size=max_frame_size,
                            limit_rate=limit_rate)  # fmt: skip
     prefix = FRAME_LENGTH_SIZE if url.split(":", 1)[0].lower() in WEBSOCKET_SCHEMES else None
-    server.listener = await listen(url, server._on_transport, ssl=ssl, message_prefix=prefix)
+    on_transport = tap_accepted(server._on_transport, capture, protocol=f"rsocket/{version}")
+    server.listener = await listen(url, on_transport, ssl=ssl, message_prefix=prefix)
     return server

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from generated.rabbitmq_stream.v1 import ResponseCode
 from runtime.aio import EngineDriver, open_transport
+from runtime.capture import CaptureWriter, tap
 from runtime.errors import ConnectionLost, ProtocolError, TransportTimeout
 from runtime.rabbitmq_stream.connection import (
     DEFAULT_FRAME_MAX,
@@ -88,6 +89,7 @@ async def connect(
     timeout: float = 10.0,
     reconnect: bool = True,
     recovery_timeout: float = 60.0,
+    capture: CaptureWriter | None = None,
 ) -> Client:
     """Open a connection (PeerProperties, SASL, Tune, Open) and return the ``Client``.
 
@@ -97,7 +99,8 @@ async def connect(
     ``reconnect``: restore the connection, producers and consumers when it drops,
     trying for ``recovery_timeout`` seconds. A failed first connection raises at once
     (``AuthenticationError`` for wrong credentials, ``ConnectionLost`` when nobody
-    listens, ``TransportTimeout``).
+    listens, ``TransportTimeout``). ``capture`` records every frame (``runtime.capture``,
+    protocol ``rabbitmq_stream/1``; each recovered connection is a connection of its own).
     """
     client = Client(
         parse_stream_uri(uri),
@@ -109,6 +112,7 @@ async def connect(
         timeout=timeout,
         reconnect=reconnect,
         recovery_timeout=recovery_timeout,
+        capture=capture,
     )
     await client._open()
     return client
@@ -129,7 +133,9 @@ class Client:
         timeout: float,
         reconnect: bool,
         recovery_timeout: float,
+        capture: CaptureWriter | None = None,
     ) -> None:
+        self._capture = capture
         if uri.tls and ssl is None:
             ssl = ssl_module.create_default_context()
         self.uri = uri
@@ -217,6 +223,7 @@ class Client:
         transport = await open_transport(
             self.uri.transport_url, ssl=self._ssl, timeout=self.timeout
         )
+        transport = tap(transport, self._capture, protocol="rabbitmq_stream/1", side="client")
         engine = ClientConnection(
             username=self.uri.username,
             password=self.uri.password,

@@ -1,0 +1,66 @@
+"""Captures: every frame of a connection, recorded to append-only files, read back later.
+
+The file format is specified in ``runtime.capture.format`` (enough to write a reader in
+another language).  The pieces:
+
+- ``CaptureWriter`` (``writer``): appends records, rotates files by size, keeps N files;
+- ``tap`` / ``CapturedTransport`` (``tap``): records a ``runtime.aio`` transport's frames;
+  every peer's ``connect``/``serve`` takes ``capture=writer`` and taps its connections;
+- ``read_header``, ``iter_records``, ``plan_ranges`` (``reader``): the records of a file
+  or of a byte range of it (how the Spark source splits files into partitions);
+- ``get_protocol`` (``protocols``): which protocols a capture can hold and how their
+  frames are cut and decoded.
+
+>>> import asyncio
+>>> from runtime.capture import CaptureWriter, iter_records
+>>> from runtime.rsocket import connect
+>>> async def main(capture: CaptureWriter) -> None:
+...     async with connect("tcp://127.0.0.1:7878", capture=capture) as rs:
+...         await rs.request_response(b"ping")
+>>> with CaptureWriter("caps/demo.wscap", "rsocket/1.0") as capture:  # doctest: +SKIP
+...     asyncio.run(main(capture))
+>>> [r.direction for r in iter_records("caps/demo.000000.wscap")]  # doctest: +SKIP
+['out', 'out', 'in']
+"""
+
+from runtime.capture.format import (
+    FORMAT_VERSION,
+    MAX_FRAME_LENGTH,
+    CaptureError,
+    Direction,
+    FileHeader,
+    Side,
+)
+from runtime.capture.protocols import PROTOCOLS, CaptureProtocol, get_protocol
+from runtime.capture.reader import (
+    CaptureRecord,
+    iter_records,
+    plan_ranges,
+    read_header,
+    split_ranges,
+)
+from runtime.capture.tap import CapturedTransport, tap, tap_accepted
+from runtime.capture.writer import DEFAULT_MAX_FILE_BYTES, CaptureWriter, capture_files
+
+__all__ = [
+    "FORMAT_VERSION",
+    "MAX_FRAME_LENGTH",
+    "DEFAULT_MAX_FILE_BYTES",
+    "CaptureError",
+    "CaptureProtocol",
+    "CaptureRecord",
+    "CaptureWriter",
+    "CapturedTransport",
+    "Direction",
+    "FileHeader",
+    "PROTOCOLS",
+    "Side",
+    "capture_files",
+    "get_protocol",
+    "iter_records",
+    "plan_ranges",
+    "read_header",
+    "split_ranges",
+    "tap",
+    "tap_accepted",
+]

@@ -1,0 +1,419 @@
+"""The ``wirestream`` batch data source: capture files -> the decoded frame log.
+
+>>> frames = (spark.read.format("wirestream")
+...           .option("protocol", "rsocket/1.0")
+...           .load("caps/rsocket.*.wscap"))
+
+``path`` is a capture file, a folder (its files, hidden and ``_`` files skipped) or a glob.
+Each record becomes one row of the protocol version's generated ``FRAME_LOG_SCHEMA``
+(``generated/<protocol>/<version>/spark.py``): ``capture_time`` (microseconds; the
+capture's nanoseconds are truncated), ``connection_id``, ``direction`` (``in``/``out``,
+seen from the tapped side), ``protocol``, ``version``, ``frame_type``, ``stream_id``,
+``flags``, ``length`` (of the frame, without any transport prefix), then one struct
+column per frame type, set only in that frame type's rows.
+
+Options:
+
+``protocol``
+    ``rsocket/1.0``, ``rsocket/0.2``, ``rsio/0``, ``rsio/0+msgpack``, ``bpmux/rel``,
+    ``rabbitmq_stream/1``, ``rabbitmq_stream/draft`` (``runtime.capture.protocols``).
+    Optional: the file headers name it; when given, every file must hold it.
+``maxPartitionBytes``
+    about how many bytes of a file one partition reads (default 16 MiB).  Partitions
+    split files at record boundaries (``runtime.capture.format``: a range owns the
+    records that start in it).  Not Spark's 128 MiB file default, which suits JVM readers
+    going at hundreds of MB/s: decoding here is Python, about 2.5 us per frame on the
+    Arrow path, so a capture of small frames (~50 bytes a record) reads at ~20 MB/s per
+    core.  16 MiB is then about a second per task -- enough to amortise a task's start
+    (tens of ms) -- while a 100 MB capture still gives seven partitions to spread over
+    the cores.  Reactive Streams captures (``rsio``) are read one partition per file: a
+    fixed-size element decodes only with the ``subscribed`` that announced its size,
+    earlier in the connection.
+``mode``
+    ``FAILFAST`` (default): a frame that does not decode fails the task with an error
+    naming the file, the record's offset, the connection and the first bytes.
+    ``PERMISSIVE``: it becomes a row with ``frame_type`` ``MALFORMED``, its capture time,
+    connection, direction and length, and null ``stream_id``, ``flags`` and frame columns
+    (find its bytes with ``runtime.capture.iter_records``).  ``DROPMALFORMED``: it is
+    left out.  A corrupt capture *file* (bad CRC, ...) always fails: past it, records
+    cannot be trusted.
+``arrow``
+    ``true`` (default): each task yields Arrow record batches of up to 10,000 rows (the
+    fast path); ``false``: one Python tuple per row (the row path, for comparison).
+
+A connection id at or above 2**63 (not from ``CaptureWriter``, whose ids fit) shows as
+its two's complement in the ``long`` column.  The frame log has no column for the
+tapped side (client or server), so ``direction`` alone does not say who sent a frame;
+the records do (``runtime.capture.iter_records``: ``side``, ``sender``).
+"""
+
+from __future__ import annotations
+
+import datetime
+import glob
+import json
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from importlib import import_module
+from types import ModuleType
+from typing import Any, Final
+
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.types import StructType
+
+from runtime.capture import (
+    PROTOCOLS,
+    CaptureProtocol,
+    Direction,
+    Side,
+    get_protocol,
+    read_header,
+    split_ranges,
+)
+from runtime.capture.format import FLAG_OUT, FLAG_SERVER
+from runtime.capture.reader import RawRecord, scan_records
+from runtime.errors import DecodeError, ProtocolError
+from runtime.spark.errors import SparkOptionError
+from runtime.spark.options import Options
+
+__all__ = ["WirestreamCaptureSource", "CaptureReader", "CapturePartition", "MALFORMED"]
+
+SOURCE: Final = "wirestream"
+OPTIONS: Final = ("protocol", "maxPartitionBytes", "mode", "arrow")
+MODES: Final = ("FAILFAST", "PERMISSIVE", "DROPMALFORMED")
+DEFAULT_MAX_PARTITION_BYTES: Final = 16 * 1024 * 1024
+BATCH_ROWS: Final = 10_000
+"""Rows per Arrow record batch (Spark's own ``maxRecordsPerBatch`` default)."""
+MALFORMED: Final = "MALFORMED"
+"""``frame_type`` of a frame that did not decode, in PERMISSIVE mode."""
+
+_EPOCH: Final = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+_U64: Final = 1 << 64
+_I64_MAX: Final = (1 << 63) - 1
+
+
+def spark_module(protocol: CaptureProtocol) -> ModuleType:
+    """``generated.<protocol>.<version>.spark`` of a capture protocol."""
+    return import_module(f"{protocol.codec_module}.spark")
+
+
+def known_protocols() -> list[str]:
+    return list(PROTOCOLS)
+
+
+# --- planning (driver side) ----------------------------------------------------------
+
+
+def _paths(options: Options) -> list[str]:
+    """The ``path`` (or ``paths``) given to ``load``, as a list."""
+    raw = options.optional("paths")
+    if raw:
+        try:
+            paths = json.loads(raw)
+        except ValueError:
+            paths = [raw]
+        if isinstance(paths, list) and paths and all(isinstance(p, str) for p in paths):
+            return paths
+    path = options.optional("path")
+    if not path:
+        raise SparkOptionError(
+            f"{SOURCE}: no path: load(path) with a capture file, a folder or a glob"
+        )
+    return [path]
+
+
+def _visible(name: str) -> bool:
+    return not name.startswith((".", "_"))
+
+
+def resolve_files(patterns: Sequence[str]) -> list[str]:
+    """Every capture file ``patterns`` name, sorted, without repeats."""
+    found: dict[str, None] = {}
+    for pattern in patterns:
+        matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
+        if not any(os.path.exists(m) for m in matches):
+            what = "matches nothing" if glob.has_magic(pattern) else "does not exist"
+            raise SparkOptionError(f"{SOURCE}: path {pattern!r} {what}")
+        for match in matches:
+            if os.path.isdir(match):
+                for name in sorted(os.listdir(match)):
+                    full = os.path.join(match, name)
+                    if _visible(name) and os.path.isfile(full):
+                        found[full] = None
+            elif os.path.isfile(match):
+                found[match] = None
+    if not found:
+        raise SparkOptionError(f"{SOURCE}: path {', '.join(patterns)!r} holds no files")
+    return list(found)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What ``schema()`` checked, for ``reader()`` (plain data: it goes to executors)."""
+
+    protocol: str
+    files: tuple[tuple[str, int], ...]  # (path, size at planning)
+    max_partition_bytes: int
+    mode: str
+    arrow: bool
+
+
+def make_plan(given: Any) -> Plan:
+    """Check the options and the files' headers (``SparkOptionError`` naming what is wrong)."""
+    options = Options(SOURCE, dict(given), OPTIONS)
+    wanted = options.optional("protocol")
+    protocol: CaptureProtocol | None = None
+    if wanted is not None:
+        try:
+            protocol = get_protocol(wanted)
+        except ValueError:
+            raise SparkOptionError(
+                f"{SOURCE}: option protocol={wanted!r} is not a known protocol; "
+                f"accepted: {', '.join(known_protocols())}"
+            ) from None
+    max_bytes = options.count("maxPartitionBytes", DEFAULT_MAX_PARTITION_BYTES, minimum=1)
+    mode = options.choice("mode", MODES, "FAILFAST")
+    arrow = options.flag("arrow", True)
+    files = resolve_files(_paths(options))
+    planned: list[tuple[str, int]] = []
+    for path in files:
+        header = read_header(path)  # CaptureError (file and offset 0) if it is no capture
+        try:
+            held = get_protocol(header.protocol)
+        except ValueError:
+            raise SparkOptionError(
+                f"{SOURCE}: {path} holds protocol {header.protocol!r}, which this reader does "
+                f"not know; known: {', '.join(known_protocols())}"
+            ) from None
+        if protocol is None:
+            protocol = held
+        elif held is not protocol:
+            origin = "option protocol=" if wanted is not None else "the first file holds "
+            raise SparkOptionError(
+                f"{SOURCE}: {path} holds {held.name}, but {origin}{protocol.name!r}; read "
+                f"captures of different protocols separately"
+            )
+        planned.append((path, os.path.getsize(path)))
+    assert protocol is not None
+    return Plan(protocol.name, tuple(planned), max_bytes, mode, arrow)
+
+
+# --- the data source -----------------------------------------------------------------
+
+
+class WirestreamCaptureSource(DataSource):
+    """``spark.read.format("wirestream")`` (module docstring)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return SOURCE
+
+    def schema(self) -> StructType:
+        # Spark calls this at load(): checking everything here makes a bad option, a
+        # missing path or a protocol mismatch fail before the query starts.
+        plan = make_plan(self.options)
+        schema: StructType = spark_module(get_protocol(plan.protocol)).FRAME_LOG_SCHEMA
+        return schema
+
+    def reader(self, schema: StructType) -> CaptureReader:
+        plan = make_plan(self.options)
+        expected = spark_module(get_protocol(plan.protocol)).FRAME_LOG_SCHEMA
+        if [f.name for f in schema.fields] != [f.name for f in expected.fields]:
+            raise SparkOptionError(
+                f"{SOURCE}: the schema is the protocol's frame log ({plan.protocol}); "
+                "do not give one with .schema(...)"
+            )
+        return CaptureReader(plan, schema)
+
+
+@dataclass
+class CapturePartition(InputPartition):
+    """The records of ``path`` that start in ``[start, end)``."""
+
+    path: str
+    start: int
+    end: int
+
+
+class CaptureReader(DataSourceReader):
+    """Plans byte-range partitions and decodes them (on the executors)."""
+
+    def __init__(self, plan: Plan, schema: StructType) -> None:
+        self.plan = plan
+        self.schema = schema
+
+    def partitions(self) -> list[CapturePartition]:
+        protocol = get_protocol(self.plan.protocol)
+        pieces: list[CapturePartition] = []
+        for path, size in self.plan.files:
+            # One partition per file for contextual protocols (module docstring).
+            piece = size if protocol.contextual else self.plan.max_partition_bytes
+            for start, end in split_ranges(size, max(piece, 1)):
+                pieces.append(CapturePartition(path, start, end))
+        return pieces
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        assert isinstance(partition, CapturePartition)
+        rows = FrameLogRows(self.plan.protocol, self.plan.mode)
+        records = scan_records(partition.path, partition.start, partition.end)
+        if self.plan.arrow:
+            return rows.batches(records, self.schema, partition.path)
+        return rows.tuples(records, partition.path)
+
+
+# --- decoding (executor side) --------------------------------------------------------
+
+
+class FrameLogRows:
+    """Records (``scan_records`` tuples) -> frame-log rows of one protocol, as tuples or
+    Arrow batches.  Both loops are written out flat: they run once per frame, millions of
+    times, and every attribute lookup and call shows in the benchmark."""
+
+    def __init__(self, protocol_name: str, mode: str = "FAILFAST") -> None:
+        protocol = get_protocol(protocol_name)
+        spark = spark_module(protocol)
+        self.protocol = protocol
+        self.mode = mode
+        self.frame_row: Callable[[Any], Any] = spark.frame_row
+        self.names: tuple[str, str] = (spark.PROTOCOL, spark.VERSION)
+        self.frame_columns = len(spark.FRAME_COLUMNS)
+        self.decode = self._decoder()
+
+    def _decoder(self) -> Callable[[bytes, int, int], Any]:
+        """(frame bytes, connection id, record flags) -> the decoded frame."""
+        protocol = self.protocol
+        if not (protocol.contextual or protocol.needs_sender or protocol.encoding != "binary"):
+            plain: Callable[[bytes], Any] = protocol.codec().decode
+            return lambda frame, connection, flags: plain(frame)
+        records = protocol.record_decoder()
+
+        def decode(frame: bytes, connection: int, flags: int) -> Any:
+            direction: Direction = "out" if flags & FLAG_OUT else "in"
+            return records.decode(frame, connection, direction, _sender(flags))
+
+        return decode
+
+    def malformed(self, error: ProtocolError, path: str, record: RawRecord) -> None:
+        """A frame that did not decode: FAILFAST raises, the other modes go on."""
+        if self.mode == "FAILFAST":
+            offset, _, connection, flags, frame = record
+            direction = "out" if flags & FLAG_OUT else "in"
+            raise DecodeError(
+                f"{SOURCE}: {path}: offset {offset}: the {direction} frame of connection "
+                f"{connection:#x} ({len(frame)} bytes, first {frame[:16].hex()}) is not "
+                f"{self.protocol.name}: {error}"
+            ) from error
+
+    def tuples(self, records: Iterator[RawRecord], path: str) -> Iterator[tuple[Any, ...]]:
+        """The row path: one tuple per record."""
+        protocol, version = self.names
+        empty = (None,) * self.frame_columns
+        decode, frame_row = self.decode, self.frame_row
+        drop = self.mode == "DROPMALFORMED"
+        for record in records:
+            _, timestamp, connection, flags, frame = record
+            try:
+                decoded = decode(frame, connection, flags)
+            except ProtocolError as error:
+                self.malformed(error, path, record)
+                if drop:
+                    continue
+                decoded = None
+            when = _EPOCH + datetime.timedelta(microseconds=timestamp // 1000)
+            direction = "out" if flags & FLAG_OUT else "in"
+            common = (when, _signed(connection), direction, protocol, version)
+            if decoded is None:
+                yield (*common, MALFORMED, None, None, len(frame), *empty)
+                continue
+            frame_type, stream_id, frame_flags, column, values = frame_row(decoded)
+            frames = list(empty)
+            frames[column] = values
+            yield (*common, frame_type, stream_id, frame_flags, len(frame), *frames)
+
+    def batches(self, records: Iterator[RawRecord], schema: StructType, path: str) -> Iterator[Any]:
+        """The fast path: Arrow record batches of up to ``BATCH_ROWS`` rows, built column
+        by column (a Python list per column, one ``pa.array`` per column and batch)."""
+        import pyarrow as pa
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        arrow_schema = to_arrow_schema(schema, timezone="UTC")
+        types = [field.type for field in arrow_schema]
+        common, frame_types = types[:9], types[9:]
+        protocol, version = self.names
+        decode, frame_row = self.decode, self.frame_row
+        drop = self.mode == "DROPMALFORMED"
+        rows = BATCH_ROWS
+        while True:
+            micros: list[int] = []
+            connections: list[int] = []
+            directions: list[str] = []
+            kinds: list[str] = []
+            stream_ids: list[int | None] = []
+            all_flags: list[int | None] = []
+            lengths: list[int] = []
+            # a row sets one frame column: each is allocated ([None] * rows) when first set
+            frames: list[list[Any] | None] = [None] * self.frame_columns
+            n = 0
+            for record in records:
+                _, timestamp, connection, flags, frame = record
+                try:
+                    decoded = decode(frame, connection, flags)
+                except ProtocolError as error:
+                    self.malformed(error, path, record)
+                    if drop:
+                        continue
+                    kinds.append(MALFORMED)
+                    stream_ids.append(None)
+                    all_flags.append(None)
+                else:
+                    kind, stream_id, frame_flags, column, values = frame_row(decoded)
+                    kinds.append(kind)
+                    stream_ids.append(stream_id)
+                    all_flags.append(frame_flags)
+                    of_column = frames[column]
+                    if of_column is None:
+                        of_column = frames[column] = [None] * rows
+                    of_column[n] = values
+                micros.append(timestamp // 1000)
+                connections.append(connection if connection <= _I64_MAX else connection - _U64)
+                directions.append("out" if flags & FLAG_OUT else "in")
+                lengths.append(len(frame))
+                n += 1
+                if n == rows:
+                    break
+            if n == 0:
+                return
+            arrays = [
+                pa.array(micros, type=common[0]),
+                pa.array(connections, type=common[1]),
+                pa.array(directions, type=common[2]),
+                pa.array([protocol] * n, type=common[3]),
+                pa.array([version] * n, type=common[4]),
+                pa.array(kinds, type=common[5]),
+                pa.array(stream_ids, type=common[6]),
+                pa.array(all_flags, type=common[7]),
+                pa.array(lengths, type=common[8]),
+            ]
+            for values_of, kind_type in zip(frames, frame_types):
+                if values_of is None:
+                    arrays.append(pa.nulls(n, type=kind_type))
+                else:
+                    arrays.append(pa.array(values_of[:n] if n < rows else values_of,
+                                           type=kind_type))  # fmt: skip
+            yield pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
+            if n < rows:
+                return
+
+
+def _sender(flags: int) -> Side:
+    """Who sent a recorded frame (``runtime.capture.format``: direction and side)."""
+    server = bool(flags & FLAG_SERVER)
+    if flags & FLAG_OUT:
+        return "server" if server else "client"
+    return "client" if server else "server"
+
+
+def _signed(connection_id: int) -> int:
+    """A u64 connection id in a signed 64-bit column (two's complement above 2**63 - 1)."""
+    return connection_id - _U64 if connection_id > _I64_MAX else connection_id
