@@ -130,6 +130,37 @@ class InboundStream(AsyncIterator[T], Generic[T]):
         """Items received and not yet consumed (never more than ``limit_rate``)."""
         return len(self.sink.items)
 
+    # --- explicit demand, for a consumer whose pace is not its consumption (a Spark
+    # micro-batch source grants one batch's budget per batch).  What ``take_buffered``
+    # takes is never replenished; iterating still replenishes as usual.
+
+    def request(self, n: int) -> None:
+        """Ask the peer for ``n`` more now (nothing once the stream has ended)."""
+        if not self.sink.finished:
+            self.sink.request(n)
+
+    def take_buffered(self) -> list[T]:
+        """Every item received and not yet consumed, without granting anything back."""
+        items = list(self.sink.items)
+        self.sink.items.clear()
+        return items
+
+    async def wait_buffered(self) -> None:
+        """Return once an item is buffered or the stream has ended (``error`` says how)."""
+        sink = self.sink
+        if sink.items or sink.finished:
+            return
+        sink.waiter = asyncio.get_running_loop().create_future()
+        try:
+            await sink.waiter
+        finally:
+            sink.waiter = None
+
+    @property
+    def error(self) -> BaseException | None:
+        """Why the peer ended the stream (None: completed, cancelled by us, or open)."""
+        return None if self.sink.cancelled else self.sink.error
+
     def __aiter__(self) -> _Iteration[T]:
         # Each `async for` gets its own iterator object, referenced only by the loop: a
         # `break` drops it, and dropping it cancels, even when the application still holds

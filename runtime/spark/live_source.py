@@ -1,0 +1,518 @@
+"""Live push streams as Structured Streaming sources: demand per micro-batch.
+
+The ``rsocket`` and ``rsio`` sources read streams that a publisher pushes and cannot replay
+(an RSocket request-stream or channel, a Reactive Streams subscription).  This module is
+what they share: the driver-side subscription, the micro-batch bookkeeping and the
+executor-side decoding.
+
+Where the subscription lives
+    In the driver, in the query's long-lived Python process (the one PySpark runs the
+    stream reader in): one connection, opened at the first micro-batch, served by a
+    background thread running its own asyncio loop.  Spark's calls (``latestOffset``,
+    ``partitions``, ``commit``) hand work to that loop and wait for its answer.
+
+Backpressure: demand per micro-batch
+    A micro-batch's budget is ``maxRecordsPerTrigger`` (Spark's ``ReadMaxRows``).  When
+    Spark plans a micro-batch the driver tops the subscription's demand up to the budget:
+    it requests ``budget - (granted - planned)``, i.e. what the previous batch took, so
+    items granted but not yet in a batch never exceed one budget (the subscription opens
+    with the budget as its initial demand).  It then waits until a budget's worth has
+    arrived or ``maxWaitMs`` has passed (a slow publisher does not stall the trigger) and
+    plans what arrived.  No demand is granted while Spark runs a batch, so the publisher
+    can be at most one budget ahead of Spark: Spark's pace is the backpressure.  The
+    items travel to the executors inside the batch's partitions (plain bytes: this works
+    on a cluster); the executors decode the payloads (``runtime.spark.payload``).
+
+Delivery guarantee
+    - Within a running query every item the publisher sends is in exactly one micro-batch,
+      in the order it was sent; ``seq`` numbers the items without gaps, and continues
+      across restarts from the checkpoint.
+    - Across restarts, at most once.  The stream has no replay: items held in the driver
+      that were not part of a committed batch when the query stopped or crashed (the
+      batch being planned or run, at most a budget, and what was in flight) are lost.  A
+      restarted query opens a new subscription; what the publisher sends on it (a fresh
+      stream, a resumption) is the publisher's business.
+    - ``failOnDataLoss`` (default true, Kafka's name): when a restarted query must re-run
+      a batch that was planned but not committed before the stop, its items lived only
+      in the old driver, and the query fails with ``DataLossError`` naming the lost
+      ``seq`` range.  ``false`` logs it, runs that batch empty and goes on.
+
+Options every live source takes (``LIVE_OPTIONS``): ``maxRecordsPerTrigger`` (default
+1000), ``maxWaitMs`` (default 500), ``failOnDataLoss`` (default true),
+``connectTimeoutMs`` (default 10000).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import concurrent.futures
+import logging
+import threading
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows
+from pyspark.sql.types import StructType
+
+from runtime.aio import InboundStream
+from runtime.flow import RSOCKET_MAX_N
+from runtime.spark.errors import SparkOptionError
+from runtime.spark.options import Options
+from runtime.spark.payload import PayloadDecoder
+
+__all__ = [
+    "LIVE_OPTIONS",
+    "DataLossError",
+    "LiveSourceError",
+    "LiveRows",
+    "LiveStreamReader",
+    "Opened",
+    "Pacing",
+    "Subscription",
+    "check_columns",
+]
+
+_log = logging.getLogger(__name__)
+
+LIVE_OPTIONS: Final = ("maxRecordsPerTrigger", "maxWaitMs", "failOnDataLoss", "connectTimeoutMs")
+DEFAULT_MAX_RECORDS: Final = 1000
+DEFAULT_MAX_WAIT_MS: Final = 500
+DEFAULT_CONNECT_TIMEOUT_MS: Final = 10_000
+MAX_BUDGET: Final = RSOCKET_MAX_N
+"""A budget is granted as one request-n, and RSocket's is 31 bits (rsio's is 63)."""
+ROWS_PER_PARTITION: Final = 20_000
+"""A batch larger than this is split into several partitions (tasks) for decoding."""
+CALL_SLACK: Final = 30.0
+"""Seconds a driver call waits beyond its own deadlines before calling the loop stuck."""
+
+Arrival = tuple[int, bytes | None, bytes]
+"""One received item: (received_at in microseconds since the epoch, metadata, data)."""
+
+
+class LiveSourceError(Exception):
+    """A live source's subscription could not be opened, or ended with an error.  The
+    message names the source and its URI; ``__cause__`` is the wire error."""
+
+
+class DataLossError(Exception):
+    """A restarted query asked for items that only the previous run's driver held."""
+
+
+@dataclass(frozen=True, slots=True)
+class Pacing:
+    """The options shared by the live sources (module docstring), checked."""
+
+    max_records: int
+    max_wait: float  # seconds
+    fail_on_data_loss: bool
+    connect_timeout: float  # seconds
+
+    @classmethod
+    def from_options(cls, options: Options) -> Pacing:
+        max_records = options.count("maxRecordsPerTrigger", DEFAULT_MAX_RECORDS, minimum=1)
+        if max_records > MAX_BUDGET:
+            raise SparkOptionError(
+                f"{options.source}: option maxRecordsPerTrigger={max_records} is above "
+                f"{MAX_BUDGET} (one request-n grants a whole budget)"
+            )
+        max_wait_ms = options.count("maxWaitMs", DEFAULT_MAX_WAIT_MS, minimum=0)
+        connect_ms = options.count("connectTimeoutMs", DEFAULT_CONNECT_TIMEOUT_MS, minimum=1)
+        return cls(
+            max_records=max_records,
+            max_wait=max_wait_ms / 1000,
+            fail_on_data_loss=options.flag("failOnDataLoss", True),
+            connect_timeout=connect_ms / 1000,
+        )
+
+
+def check_columns(source: str, schema: StructType, expected: Sequence[str]) -> None:
+    """A schema given with ``.schema(...)`` must have the source's columns, in order."""
+    if list(schema.names) != list(expected):
+        raise SparkOptionError(
+            f"{source}: the schema must have the columns {', '.join(expected)} "
+            f"(got {', '.join(schema.names) or 'none'}); leave the schema out to get it"
+        )
+
+
+# ===================================================================== the subscription
+
+
+@dataclass(frozen=True, slots=True)
+class Opened:
+    """An open subscription: the stream of items, and how to close its connection."""
+
+    stream: InboundStream[Any]
+    close: Callable[[], Awaitable[None]]
+
+
+OpenStream = Callable[[int], Awaitable[Opened]]
+"""``open(initial_demand)``: connect and subscribe, granting ``initial_demand`` at once."""
+Split = Callable[[Any], tuple[bytes | None, bytes]]
+"""An item of the stream -> (metadata, data)."""
+
+
+class _ExplicitDemand:
+    """An ``InboundStream`` read with explicit demand: a Spark source's demand follows
+    micro-batches, not consumption (``InboundStream.request``/``take_buffered``)."""
+
+    __slots__ = ("stream",)
+
+    def __init__(self, stream: InboundStream[Any]) -> None:
+        self.stream = stream  # referenced: a dropped InboundStream cancels itself
+
+    def request(self, n: int) -> None:
+        self.stream.request(n)
+
+    def take(self) -> list[Any]:
+        return self.stream.take_buffered()
+
+    @property
+    def finished(self) -> bool:
+        return self.stream.finished and not self.stream.buffered
+
+    @property
+    def error(self) -> BaseException | None:
+        return self.stream.error
+
+    async def wait(self) -> None:
+        await self.stream.wait_buffered()
+
+
+class _Feed:
+    """The loop side of a ``Subscription``: the stream, the demand granted, what arrived."""
+
+    def __init__(self, describe: str, open_stream: OpenStream, split: Split) -> None:
+        self.describe = describe
+        self._open_stream = open_stream
+        self._split = split
+        self._opened: Opened | None = None
+        self._reader: _ExplicitDemand | None = None
+        self._drain_task: asyncio.Task[None] | None = None
+        self.arrived: collections.deque[Arrival] = collections.deque()
+        self.granted = 0  # demand granted over the subscription's life
+        self.planned = 0  # items handed to micro-batches
+        self.ended = False
+        self.error: BaseException | None = None
+        self._arrival = asyncio.Event()
+        self._said_complete = False
+
+    async def take(self, budget: int, max_wait: float) -> list[Arrival]:
+        """Top demand up to ``budget``, wait for it (``max_wait`` at most), hand over what
+        arrived (``budget`` items at most)."""
+        loop = asyncio.get_running_loop()
+        if self._reader is None:
+            await self._open(budget)
+        elif not self.ended:
+            # Granted but not yet planned: in flight, or arrived and waiting here.
+            want = budget - (self.granted - self.planned)
+            if want > 0:
+                self._reader.request(want)
+                self.granted += want
+        deadline = loop.time() + max_wait
+        while len(self.arrived) < budget and not self.ended:
+            self._arrival.clear()
+            try:
+                async with asyncio.timeout_at(deadline):
+                    await self._arrival.wait()
+            except TimeoutError:
+                break
+        count = min(budget, len(self.arrived))
+        rows = [self.arrived.popleft() for _ in range(count)]
+        self.planned += count
+        if not rows and self.ended:
+            if self.error is not None:
+                raise LiveSourceError(f"{self.describe}: {self.error}") from self.error
+            if not self._said_complete:
+                self._said_complete = True
+                _log.warning("%s: the publisher completed the stream; no more rows will come",
+                             self.describe)  # fmt: skip
+        return rows
+
+    async def _open(self, initial_demand: int) -> None:
+        try:
+            self._opened = await self._open_stream(initial_demand)
+        except Exception as error:
+            raise LiveSourceError(f"{self.describe}: cannot subscribe: {error}") from error
+        self._reader = _ExplicitDemand(self._opened.stream)
+        self.granted = initial_demand
+        self._drain_task = asyncio.get_running_loop().create_task(self._drain(self._reader))
+
+    async def _drain(self, reader: _ExplicitDemand) -> None:
+        """Move what arrives into ``arrived`` at once, stamped with its arrival time.  Only
+        granted demand can arrive, so this never holds more than a budget."""
+        split = self._split
+        try:
+            while True:
+                items = reader.take()
+                if items:
+                    now = time.time_ns() // 1000
+                    self.arrived.extend((now, *split(item)) for item in items)
+                    self._arrival.set()
+                if reader.finished:
+                    self.error = reader.error
+                    break
+                await reader.wait()
+        except Exception as error:  # a bug here must fail the query, not stall it
+            self.error = error
+        self.ended = True
+        self._arrival.set()
+
+    async def close(self) -> None:
+        """Cancel the subscription, close the connection."""
+        self.ended = True
+        if self._reader is not None:
+            await self._reader.stream.aclose()  # CANCEL (once)
+        if self._drain_task is not None:
+            self._drain_task.cancel()
+            await asyncio.gather(self._drain_task, return_exceptions=True)
+        if self._opened is not None:
+            try:
+                async with asyncio.timeout(5):
+                    await self._opened.close()
+            except Exception as error:  # closing a dead connection: nothing left to do
+                _log.info("%s: closing: %s", self.describe, error)
+
+
+class Subscription:
+    """A live stream's subscription, held by the driver: a background thread runs an
+    asyncio loop; ``take`` (called by Spark's thread) blocks until a batch is ready."""
+
+    def __init__(self, describe: str, open_stream: OpenStream, split: Split,
+                 connect_timeout: float) -> None:  # fmt: skip
+        self.describe = describe
+        self._connect_timeout = connect_timeout
+        self._loop = asyncio.new_event_loop()
+        self._feed = _Feed(describe, open_stream, split)
+        # A daemon: PySpark ends the reader's process without calling stop(), and the
+        # process must not wait for this thread to exit.
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True,
+                                        name=f"wirestream {describe}")  # fmt: skip
+        self._thread.start()
+
+    def take(self, budget: int, max_wait: float) -> list[Arrival]:
+        """The next batch's items (module docstring); raises ``LiveSourceError``."""
+        return self._call(self._feed.take(budget, max_wait),
+                          max_wait + self._connect_timeout)  # fmt: skip
+
+    def _call(self, work: Coroutine[Any, Any, list[Arrival]], seconds: float) -> list[Arrival]:
+        future = asyncio.run_coroutine_threadsafe(work, self._loop)
+        try:
+            return future.result(seconds + CALL_SLACK)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise LiveSourceError(f"{self.describe}: no answer from the subscription's "
+                                  f"loop within {seconds + CALL_SLACK:.0f} s") from None  # fmt: skip
+
+    def close(self) -> None:
+        if self._loop.is_closed():
+            return
+        if self._thread.is_alive():
+            future = asyncio.run_coroutine_threadsafe(self._feed.close(), self._loop)
+            try:
+                future.result(10)
+            except Exception as error:
+                _log.info("%s: closing: %s", self.describe, error)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
+        if not self._thread.is_alive():
+            self._loop.close()
+
+
+# ===================================================================== the stream reader
+
+
+class LiveRows(InputPartition):
+    """A slice of one micro-batch: its items as plain bytes (what executors decode)."""
+
+    def __init__(self, first_seq: int, received_at: list[int],
+                 metadata: list[bytes | None], payloads: list[bytes]) -> None:  # fmt: skip
+        super().__init__(first_seq)
+        self.first_seq = first_seq
+        self.received_at = received_at
+        self.metadata = metadata
+        self.payloads = payloads
+
+    def __repr__(self) -> str:  # the payloads would flood a log line
+        return f"LiveRows(seq {self.first_seq}..{self.end_seq - 1}, {len(self.payloads)} items)"
+
+    @property
+    def end_seq(self) -> int:
+        return self.first_seq + len(self.payloads)
+
+    def slice(self, start: int, end: int) -> LiveRows:
+        """The items with ``start <= seq < end`` (within this slice)."""
+        lo, hi = start - self.first_seq, end - self.first_seq
+        return LiveRows(start, self.received_at[lo:hi], self.metadata[lo:hi],
+                        self.payloads[lo:hi])  # fmt: skip
+
+
+def _seq(offset: Mapping[str, Any], source: str) -> int:
+    value = offset.get("seq") if isinstance(offset, Mapping) else None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise LiveSourceError(f"{source}: offset {offset!r} is not {{'seq': n}} "
+                              "(a checkpoint of another source?)")  # fmt: skip
+    return value
+
+
+class LiveStreamReader(DataSourceStreamReader):
+    """A live source's stream reader (module docstring).  Subclasses say how to open the
+    stream (``open_stream``) and what an item holds (``split``).
+
+    On the driver it holds the subscription and the planned, not yet committed batches;
+    on executors ``read`` decodes a partition.  What is pickled to executors is plain data
+    only: the options, the schema, the settings read from them (``__getstate__``).
+    """
+
+    def __init__(self, source: str, options: Mapping[str, str], known: Sequence[str],
+                 schema: StructType, describe: str) -> None:  # fmt: skip
+        self.source = source
+        self.options = dict(options)
+        self.known = tuple(known)
+        self.schema = schema
+        self.describe = describe
+        self.pacing = Pacing.from_options(Options(source, self.options, self.known))
+        self._reset()
+
+    def _reset(self) -> None:
+        self._subscription: Subscription | None = None
+        self._held: list[LiveRows] = []  # planned, not committed, in seq order
+        self._next_seq: int | None = None  # the end of the last planned batch
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        for name in ("_subscription", "_held", "_next_seq"):
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._reset()
+
+    # --- what a protocol provides --------------------------------------------------------
+
+    async def open_stream(self, initial_demand: int) -> Opened:
+        raise NotImplementedError
+
+    @staticmethod
+    def split(item: Any) -> tuple[bytes | None, bytes]:
+        raise NotImplementedError
+
+    # --- driver ----------------------------------------------------------------------------
+
+    def initialOffset(self) -> dict[str, Any]:
+        return {"seq": 0}
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        return ReadMaxRows(self.pacing.max_records)
+
+    def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
+        """Plan the next micro-batch: top demand up to the budget, wait, take what came.
+
+        The budget is the ``ReadMaxRows`` limit; any other limit (``ReadAllAvailable`` for
+        ``Trigger.Once``/``AvailableNow``) means ``maxRecordsPerTrigger`` too: a live
+        stream has no "all available", and demand must be finite.
+        """
+        seq = _seq(start, self.source)
+        if self._next_seq is None:
+            self._next_seq = seq  # a new run continues the checkpoint's numbering
+        elif seq < self._next_seq:
+            return {"seq": self._next_seq}  # planned earlier and still held
+        elif seq > self._next_seq:
+            raise LiveSourceError(f"{self.describe}: Spark asks for items after seq {seq}, "
+                                  f"but only {self._next_seq} were planned")  # fmt: skip
+        budget = self.pacing.max_records
+        if isinstance(limit, ReadMaxRows):
+            budget = limit.max_rows
+        budget = max(1, min(budget, MAX_BUDGET))
+        if self._subscription is None:
+            self._subscription = Subscription(self.describe, self.open_stream, self.split,
+                                              self.pacing.connect_timeout)  # fmt: skip
+        arrivals = self._subscription.take(budget, self.pacing.max_wait)
+        if arrivals:
+            received_at, metadata, payloads = (list(column) for column in zip(*arrivals))
+            self._held.append(LiveRows(self._next_seq, received_at, metadata, payloads))
+            self._next_seq += len(arrivals)
+        return {"seq": self._next_seq}
+
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:
+        first, last = _seq(start, self.source), _seq(end, self.source)
+        if first >= last:
+            return []
+        parts: list[InputPartition] = []
+        covered = 0
+        for rows in self._held:
+            lo, hi = max(first, rows.first_seq), min(last, rows.end_seq)
+            for piece in range(lo, hi, ROWS_PER_PARTITION):
+                parts.append(rows.slice(piece, min(hi, piece + ROWS_PER_PARTITION)))
+            covered += max(0, hi - lo)
+        if covered < last - first:
+            self._lost(first, last)
+        return parts
+
+    def _lost(self, first: int, last: int) -> None:
+        held = [(rows.first_seq, rows.end_seq) for rows in self._held]
+        missing: list[tuple[int, int]] = []
+        at = first
+        for lo, hi in held:
+            if hi <= at or lo >= last:
+                continue
+            if lo > at:
+                missing.append((at, lo))
+            at = max(at, hi)
+        if at < last:
+            missing.append((at, last))
+        ranges = ", ".join(f"{lo}..{hi - 1}" for lo, hi in missing)
+        count = sum(hi - lo for lo, hi in missing)
+        message = (
+            f"{self.describe}: items seq {ranges} ({count} items) are lost: they were held "
+            "by the driver of the query's previous run and never committed, and a live "
+            "stream cannot replay them (at-most-once across restarts)"
+        )
+        if self.pacing.fail_on_data_loss:
+            raise DataLossError(
+                f"{message}. Set the option failOnDataLoss to false to run without them."
+            )
+        _log.warning("%s; failOnDataLoss is false: going on without them", message)
+
+    def commit(self, end: dict[str, Any]) -> None:
+        done = _seq(end, self.source)
+        kept: list[LiveRows] = []
+        for rows in self._held:
+            if rows.end_seq <= done:
+                continue
+            kept.append(rows if rows.first_seq >= done else rows.slice(done, rows.end_seq))
+        self._held = kept
+
+    def stop(self) -> None:
+        if self._subscription is not None:
+            self._subscription.close()
+            self._subscription = None
+
+    # --- executors ---------------------------------------------------------------------
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        """Decode one partition's payloads into an Arrow batch of the schema's columns."""
+        assert isinstance(partition, LiveRows), type(partition)
+        schema = self.schema
+        decoder = PayloadDecoder(Options(self.source, self.options, self.known),
+                                 schema["payload"].dataType)  # fmt: skip
+        arrow_schema = to_arrow_schema(schema, timezone="UTC")
+        first = partition.first_seq
+        payloads = [
+            decoder(raw, where=f"seq {first + index}")
+            for index, raw in enumerate(partition.payloads)
+        ]
+        columns: dict[str, list[Any] | range] = {
+            "seq": range(first, partition.end_seq),
+            "received_at": partition.received_at,
+            "metadata": partition.metadata,
+            "payload": payloads,
+        }
+        arrays = [pa.array(columns[field.name], type=field.type) for field in arrow_schema]
+        yield pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
