@@ -47,8 +47,12 @@ bench: venv broker
 	$(BIN)/python -m bench.rsio_stream
 	$(BIN)/python -m bench.rabbitmq_runtime
 
+# The main job: ticker -> Spark Structured Streaming -> Parquet under out/demo/.
+# SOURCE=rsocket (default: in-process RSocket ticker, nothing to install) or rabbitmq.
+SOURCE ?= rsocket
 demo: generate
-	$(BIN)/python -m runtime.demo
+	$(if $(filter rabbitmq,$(SOURCE)),tools/broker.sh start)
+	$(BIN)/python -m runtime.demo --source $(SOURCE)
 
 # A private RabbitMQ node (stream plugin, loopback only) for the broker tests.
 broker:
