@@ -20,15 +20,14 @@ per-symbol event-time windows -> Parquet, with progress while it runs.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import shutil
 import sys
-import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from runtime.spark.background import BackgroundLoop
 from runtime.spark.ticker import MARKET_OPEN, TICK_SCHEMA, TickerResponder, ticks
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,25 +42,6 @@ class Clock:
 
     def say(self, text: str) -> None:
         print(f"[{time.monotonic() - self.start:5.1f}s] {text}", flush=True)
-
-
-class BackgroundLoop:
-    """An asyncio loop in a daemon thread, for the ticker beside Spark's blocking calls."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self._thread.start()
-
-    def run(self, coroutine: Coroutine[Any, Any, Any], timeout: float = 30.0) -> Any:
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
-
-    def submit(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
-
-    def stop(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(5)
 
 
 def rsocket_ticker(
@@ -140,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     shutil.rmtree(out, ignore_errors=True)
     print(f"wirestream demo: ticker -> {args.source} -> Spark Structured Streaming -> Parquet")
 
-    background = BackgroundLoop()
+    background = BackgroundLoop("demo ticker")
     if args.source == "rsocket":
         options, close_ticker = rsocket_ticker(background, args.ticks)
         clock.say(f"ticker serving {args.ticks:,} msgpack trades at {options['uri']} (RSocket)")
@@ -157,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     ok = watch(query, args.ticks, args.timeout, clock)
     query.stop()
     close_ticker()
-    background.stop()
+    background.close()
     if ok:
         summarise(spark, out / "windows", clock)
     spark.stop()

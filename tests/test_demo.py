@@ -11,7 +11,8 @@ from typing import Any
 import msgpack
 import pytest
 
-from runtime.demo import BackgroundLoop, Clock, rsocket_ticker, start_query, watch
+from runtime.demo import Clock, rsocket_ticker, start_query, watch
+from runtime.spark.background import BackgroundLoop
 from runtime.spark.ticker import SYMBOLS, ticks
 
 pytestmark = pytest.mark.spark
@@ -53,7 +54,7 @@ def test_ticks_are_deterministic_msgpack_trades_in_market_time() -> None:
 
 
 def test_demo_pipeline_writes_the_windows_computed_by_hand(spark: Any, tmp_path: Path) -> None:
-    background = BackgroundLoop()
+    background = BackgroundLoop("test ticker")
     options, close = rsocket_ticker(background, TICKS)
     try:
         query = start_query(spark, "rsocket", options, tmp_path, batch=5_000)
@@ -63,7 +64,7 @@ def test_demo_pipeline_writes_the_windows_computed_by_hand(spark: Any, tmp_path:
             query.stop()
     finally:
         close()
-        background.stop()
+        background.close()
     rows = spark.read.parquet(str(tmp_path / "windows")).collect()
     got = {
         (row.window_start.astimezone(datetime.timezone.utc), row.symbol): row.asDict()

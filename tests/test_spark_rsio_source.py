@@ -53,7 +53,7 @@ SCHEMA = StructType(
 
 @pytest.fixture
 def background() -> Iterator[BackgroundLoop]:
-    loop = BackgroundLoop()
+    loop = BackgroundLoop("test server loop")
     try:
         yield loop
     finally:

@@ -43,6 +43,7 @@ import generated.rsocket.v1_0 as wire
 from runtime.rsocket import Payload, RSocketHandler, Router, serve
 from runtime.rsocket.errors import ApplicationError
 from runtime.rsocket.metadata import ROUTING, find_route, route
+from runtime.spark.background import BackgroundLoop
 from runtime.spark.errors import SparkOptionError
 from runtime.spark.live_source import DataLossError, LiveRows, LiveSourceError
 from runtime.spark.payload import PayloadError
@@ -56,31 +57,9 @@ T = TypeVar("T")
 # ============================================================================ helpers
 
 
-class BackgroundLoop:
-    """An asyncio loop in a daemon thread: servers and proxies live here while the test
-    (or Spark) drives the source from other threads."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True,
-                                       name="test server loop")  # fmt: skip
-        self.thread.start()
-
-    def run(self, work: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
-        return asyncio.run_coroutine_threadsafe(work, self.loop).result(timeout)
-
-    def call(self, function: Callable[[], None]) -> None:
-        self.loop.call_soon_threadsafe(function)
-
-    def close(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
-        self.loop.close()
-
-
 @pytest.fixture
 def background() -> Iterator[BackgroundLoop]:
-    loop = BackgroundLoop()
+    loop = BackgroundLoop("test server loop")
     try:
         yield loop
     finally:

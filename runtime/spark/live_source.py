@@ -46,11 +46,9 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import concurrent.futures
 import logging
-import threading
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -61,8 +59,10 @@ from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows
 from pyspark.sql.types import StructType
 
 from runtime.aio import InboundStream
+from runtime.errors import TransportTimeout
 from runtime.flow import RSOCKET_MAX_N
-from runtime.spark.errors import SparkOptionError
+from runtime.spark.background import BackgroundLoop
+from runtime.spark.errors import DataLossError, SparkOptionError
 from runtime.spark.options import Options
 from runtime.spark.payload import PayloadDecoder
 
@@ -98,10 +98,6 @@ Arrival = tuple[int, bytes | None, bytes]
 class LiveSourceError(Exception):
     """A live source's subscription could not be opened, or ended with an error.  The
     message names the source and its URI; ``__cause__`` is the wire error."""
-
-
-class DataLossError(Exception):
-    """A restarted query asked for items that only the previous run's driver held."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,41 +283,26 @@ class Subscription:
                  connect_timeout: float) -> None:  # fmt: skip
         self.describe = describe
         self._connect_timeout = connect_timeout
-        self._loop = asyncio.new_event_loop()
         self._feed = _Feed(describe, open_stream, split)
-        # A daemon: PySpark ends the reader's process without calling stop(), and the
-        # process must not wait for this thread to exit.
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True,
-                                        name=f"wirestream {describe}")  # fmt: skip
-        self._thread.start()
+        self._background = BackgroundLoop(f"wirestream {describe}")
 
     def take(self, budget: int, max_wait: float) -> list[Arrival]:
         """The next batch's items (module docstring); raises ``LiveSourceError``."""
-        return self._call(self._feed.take(budget, max_wait),
-                          max_wait + self._connect_timeout)  # fmt: skip
-
-    def _call(self, work: Coroutine[Any, Any, list[Arrival]], seconds: float) -> list[Arrival]:
-        future = asyncio.run_coroutine_threadsafe(work, self._loop)
+        seconds = max_wait + self._connect_timeout + CALL_SLACK
         try:
-            return future.result(seconds + CALL_SLACK)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
+            return self._background.run(self._feed.take(budget, max_wait), seconds)
+        except TransportTimeout:
             raise LiveSourceError(f"{self.describe}: no answer from the subscription's "
-                                  f"loop within {seconds + CALL_SLACK:.0f} s") from None  # fmt: skip
+                                  f"loop within {seconds:.0f} s") from None  # fmt: skip
 
     def close(self) -> None:
-        if self._loop.is_closed():
+        if self._background.closed:
             return
-        if self._thread.is_alive():
-            future = asyncio.run_coroutine_threadsafe(self._feed.close(), self._loop)
-            try:
-                future.result(10)
-            except Exception as error:
-                _log.info("%s: closing: %s", self.describe, error)
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(10)
-        if not self._thread.is_alive():
-            self._loop.close()
+        try:
+            self._background.run(self._feed.close(), 10)
+        except Exception as error:
+            _log.info("%s: closing: %s", self.describe, error)
+        self._background.close()
 
 
 # ===================================================================== the stream reader

@@ -83,11 +83,10 @@ from runtime.rabbitmq_stream.connection import DEFAULT_MAX_IN_FLIGHT
 from runtime.rabbitmq_stream.errors import ResponseError
 from runtime.spark.errors import SparkOptionError
 from runtime.spark.options import Options
+from runtime.spark.background import CLOSE_TIMEOUT, BackgroundLoop
 from runtime.spark.rabbitmq_stream import (
-    CLOSE_TIMEOUT,
     MESSAGE_FORMATS,
     SOURCE,
-    BackgroundLoop,
     check_uri,
     in_context,
     open_client,

@@ -86,13 +86,13 @@ from pyspark.sql.types import StructType
 from runtime.errors import DecodeError, RemoteProtocolError
 from runtime.rabbitmq_stream.aio import Client, Consumer, ReceivedMessage
 from runtime.rabbitmq_stream.errors import ResponseError
-from runtime.spark.errors import SparkOptionError
+from runtime.spark.errors import DataLossError, SparkOptionError
 from runtime.spark.options import Options
 from runtime.spark.payload import PAYLOAD_OPTIONS, PayloadDecoder, PayloadError, payload_ddl
+from runtime.spark.background import BackgroundLoop
 from runtime.spark.rabbitmq_stream import (
     MESSAGE_FORMATS,
     SOURCE,
-    BackgroundLoop,
     StreamBounds,
     check_uri,
     in_context,
@@ -137,10 +137,6 @@ STALL_CHECK: Final = 10.0
 log = logging.getLogger(__name__)
 
 Start = Literal["first", "last", "next"] | int
-
-
-class DataLossError(RemoteProtocolError):
-    """Records a query had not read are no longer in the stream (retention removed them)."""
 
 
 @dataclass(frozen=True)

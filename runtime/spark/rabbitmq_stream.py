@@ -38,17 +38,15 @@ Spark's thread converts rows.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import threading
-from collections.abc import Coroutine, Mapping
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pyspark.sql.datasource import DataSource
 
 from runtime.errors import ConnectionLost, ProtocolError, TransportTimeout
 from runtime.rabbitmq_stream.aio import DEFAULT_URI, Client, Consumer, connect, parse_stream_uri
 from runtime.rabbitmq_stream.errors import ResponseError
+from runtime.spark.background import CLOSE_TIMEOUT, BackgroundLoop
 from runtime.spark.errors import SparkOptionError
 from runtime.spark.options import Options
 
@@ -65,7 +63,6 @@ __all__ = [
     "SOURCE",
     "MESSAGE_FORMATS",
     "RabbitMQStreamDataSource",
-    "BackgroundLoop",
     "open_client",
     "check_uri",
     "in_context",
@@ -75,10 +72,6 @@ __all__ = [
 
 SOURCE: Final = "rabbitmq_stream"
 MESSAGE_FORMATS: Final = ("amqp", "raw")
-CLOSE_TIMEOUT: Final = 30.0
-"""Seconds a close (producer flush, unsubscribe, CloseRequest) may take at the end of a task."""
-
-T = TypeVar("T")
 
 
 class RabbitMQStreamDataSource(DataSource):
@@ -121,51 +114,6 @@ class RabbitMQStreamDataSource(DataSource):
 
 
 # ---------------------------------------------------------------------- running the client
-
-
-class BackgroundLoop:
-    """An asyncio event loop on a daemon thread, for Spark's synchronous calls.
-
-    Spark reads a partition through a generator and writes one through a function, both on
-    a plain thread; the client lives on this loop instead, so it keeps reading the socket
-    (credit, confirms, heartbeats) while Spark's thread works on rows.  ``run`` waits for
-    one coroutine; ``close`` cancels whatever is left and stops the thread.
-    """
-
-    def __init__(self, name: str) -> None:
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, name=name, daemon=True)
-        self._thread.start()
-        self._closed = False
-
-    def run(self, coroutine: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
-        """The coroutine's result (or exception), run on the loop; ``TransportTimeout``
-        when it takes longer than ``timeout`` seconds (it is cancelled)."""
-        future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
-        try:
-            return future.result(timeout)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise TransportTimeout(f"{SOURCE}: no outcome within {timeout} s") from None
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-
-        async def cancel_the_rest() -> None:
-            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-
-        try:
-            self.run(cancel_the_rest(), CLOSE_TIMEOUT)
-        finally:
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            self._thread.join(CLOSE_TIMEOUT)
-            if not self._thread.is_alive():
-                self.loop.close()
 
 
 def check_uri(options: Options) -> str:
