@@ -1,0 +1,214 @@
+"""The data pipeline on Spark (issue 6): decoding captures at scale, and streaming ingest.
+
+Run: ``python -m bench.spark_pipeline [FRAMES]`` (part of ``make bench``; the RabbitMQ
+figure needs the broker of ``make broker`` and says so plainly when it is not there).
+
+Figures, all in one run on this machine:
+
+* capture decode: a capture of ``FRAMES`` (default 1,000,000) RSocket 1.0 frames -- a
+  request-stream's traffic: PAYLOAD frames with 16 B metadata and 100 B data, a
+  REQUEST_N every 64 -- read by the ``wirestream`` source into the full frame log and
+  forced through Spark's ``noop`` sink (every column materialised, nothing written).
+  Spark ``local[1]`` against ``local[2]`` (scaling; target >= 1.6x), the Arrow path
+  against the row path (``arrow=false``), and a plain Python loop over the generated
+  codec (``scan_records`` -> ``decode`` -> ``frame_row``, one core, no Spark) as the
+  floor.  Also an analysis query, ``groupBy("frame_type").count()``, whose scaling is
+  the same decode with less JVM work per row (the ``noop`` sink converts every column).  Best of ``REPEATS`` after one warm-up run (Python workers started).
+* streaming ingest (``local[2]``, ``noop`` sink, 50,000 rows a trigger): rows/s from
+  the embedded RSocket ticker (msgpack trades into a struct) and from a RabbitMQ stream
+  holding the same trades, from query start until every row is in.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from generated.rsocket.v1_0 import Payload, RequestN, decode, encode
+from generated.rsocket.v1_0.spark import frame_row
+from runtime.capture import CaptureWriter
+from runtime.capture.reader import scan_records
+
+FRAMES = 1_000_000
+REPEATS = 3
+INGEST_ROWS = 200_000
+TRIGGER_ROWS = 50_000
+TARGET_SCALING = 1.6
+BROKER = ("127.0.0.1", 5552)
+URI = "rabbitmq-stream://guest:guest@127.0.0.1:5552/%2f"
+
+
+def write_capture(path: Path, frames: int) -> int:
+    """A request-stream's traffic: what a tapped RSocket client records."""
+    metadata, data = bytes(range(16)), bytes(100)
+    requests = encode(RequestN(stream_id=1, request_n=64))
+    written = 0
+    with CaptureWriter(path, "rsocket/1.0", max_file_bytes=None) as capture:
+        connection = capture.new_connection_id()
+        while written < frames:
+            if written % 65 == 0:
+                capture.record(connection, "out", requests)
+            else:
+                payload = Payload(stream_id=1, next=True, metadata=metadata, data=data)
+                capture.record(connection, "in", encode(payload))
+            written += 1
+    return written
+
+
+def python_loop(path: Path) -> float:
+    """frames/s: the generated codec over the capture in a plain loop, one core."""
+    start = time.perf_counter()
+    n = 0
+    for _, _, _, _, frame in scan_records(path):
+        frame_row(decode(frame))
+        n += 1
+    return n / (time.perf_counter() - start)
+
+
+def best_of(run: Callable[[], None], repeats: int = REPEATS) -> float:
+    run()  # warm-up: Python workers started, classes loaded
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def spark_decode(master: str, path: Path, frames: int) -> dict[str, float]:
+    from runtime.spark import session
+
+    spark = session(master, app_name=f"bench-{master}")
+    try:
+
+        def read(arrow: bool) -> Callable[[], None]:
+            def run() -> None:
+                df = spark.read.format("wirestream").option("arrow", str(arrow).lower())
+                df.load(str(path)).write.format("noop").mode("overwrite").save()
+
+            return run
+
+        def count_types() -> None:
+            frame_log = spark.read.format("wirestream").load(str(path))
+            frame_log.groupBy("frame_type").count().collect()
+
+        result = {"arrow": frames / best_of(read(True)), "analysis": frames / best_of(count_types)}
+        if master == "local[2]":
+            result["rows"] = frames / best_of(read(False), repeats=1)
+        return result
+    finally:
+        spark.stop()
+
+
+def _broker_up() -> bool:
+    try:
+        socket.create_connection(BROKER, timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+def ingest(spark: Any, source: str, options: dict[str, str], rows: int) -> float:
+    """rows/s through a streaming query from start until ``rows`` are in."""
+    from runtime.spark.ticker import TICK_SCHEMA
+
+    reader = spark.readStream.format(source)
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    frame = (
+        reader.option("payloadFormat", "msgpack")
+        .option("payloadSchema", TICK_SCHEMA)
+        .option("maxRecordsPerTrigger", str(TRIGGER_ROWS))
+        .load()
+    )
+    start = time.perf_counter()
+    query = frame.writeStream.format("noop").trigger(processingTime="0 seconds").start()
+    try:
+        total = 0
+        seen = -1
+        while total < rows:
+            if query.exception() is not None:
+                raise RuntimeError(f"{source} ingest failed: {query.exception()}")
+            for progress in query.recentProgress:
+                if progress["batchId"] > seen:
+                    seen = progress["batchId"]
+                    total += progress["numInputRows"]
+            time.sleep(0.05)
+        return total / (time.perf_counter() - start)
+    finally:
+        query.stop()
+
+
+def streaming_ingest() -> dict[str, float | str]:
+    from runtime.demo import rabbitmq_ticker, rsocket_ticker
+    from runtime.spark.background import BackgroundLoop
+    from runtime.spark import session
+
+    results: dict[str, float | str] = {}
+    spark = session("local[2]", app_name="bench-ingest")
+    background = BackgroundLoop("bench ticker")
+    try:
+        options, close = rsocket_ticker(background, INGEST_ROWS)
+        try:
+            results["rsocket"] = ingest(spark, "rsocket", options, INGEST_ROWS)
+        finally:
+            close()
+        if _broker_up():
+            options, close = rabbitmq_ticker(background, INGEST_ROWS, URI, lambda _: None)
+            close()  # every trade published and confirmed before the query starts
+            results["rabbitmq"] = ingest(spark, "rabbitmq_stream", options, INGEST_ROWS)
+        else:
+            results["rabbitmq"] = "no broker on 127.0.0.1:5552 (make broker)"
+    finally:
+        background.close()
+        spark.stop()
+    return results
+
+
+def main(argv: list[str]) -> int:
+    frames = int(argv[1]) if len(argv) > 1 else FRAMES
+    folder = Path(tempfile.mkdtemp(prefix="wirestream-bench-"))
+    try:
+        path = folder / "rsocket.wscap"
+        start = time.perf_counter()
+        write_capture(path, frames)
+        files = sorted(folder.glob("rsocket*.wscap"))
+        size = sum(f.stat().st_size for f in files)
+        print(f"capture: {frames:,} RSocket frames, {size / 1e6:.0f} MB, written in "
+              f"{time.perf_counter() - start:.1f}s")  # fmt: skip
+        loop = python_loop(files[0])
+        print(f"  plain Python loop (decode + frame_row), one core: {loop:10,.0f} frames/s")
+        one = spark_decode("local[1]", folder, frames)
+        print(f"  Spark local[1], Arrow path:                       {one['arrow']:10,.0f} frames/s")
+        two = spark_decode("local[2]", folder, frames)
+        print(f"  Spark local[2], Arrow path:                       {two['arrow']:10,.0f} frames/s")
+        print(f"  Spark local[2], row path (arrow=false):           {two['rows']:10,.0f} frames/s")
+        scaling = two["arrow"] / one["arrow"]
+        verdict = "PASS" if scaling >= TARGET_SCALING else "MISS"
+        print(
+            f"  scaling local[2] / local[1]: {scaling:.2f}x (target >= {TARGET_SCALING}x) {verdict}"
+        )
+        print(f"  Spark local[1] / local[2], groupBy(frame_type).count(): {one['analysis']:,.0f} / "
+              f"{two['analysis']:,.0f} frames/s, scaling {two['analysis'] / one['analysis']:.2f}x")  # fmt: skip
+        print(f"  Arrow path / row path: {two['arrow'] / two['rows']:.2f}x; "
+              f"local[2] / plain loop: {two['arrow'] / loop:.2f}x")  # fmt: skip
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    ingest_rates = streaming_ingest()
+    print(
+        f"streaming ingest, local[2], {INGEST_ROWS:,} msgpack trades, {TRIGGER_ROWS:,} a trigger:"
+    )
+    for source, rate in ingest_rates.items():
+        shown = f"{rate:10,.0f} rows/s" if isinstance(rate, float) else rate
+        print(f"  {source:<9} {shown}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
