@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import pyarrow as pa
-from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows
 from pyspark.sql.types import StructType
@@ -64,9 +64,10 @@ from runtime.flow import RSOCKET_MAX_N
 from runtime.spark.background import BackgroundLoop
 from runtime.spark.errors import DataLossError, SparkOptionError
 from runtime.spark.options import Options
-from runtime.spark.payload import PayloadDecoder
+from runtime.spark.payload import PayloadDecoder, payload_ddl
 
 __all__ = [
+    "LiveDataSource",
     "LIVE_OPTIONS",
     "DataLossError",
     "LiveSourceError",
@@ -497,3 +498,41 @@ class LiveStreamReader(DataSourceStreamReader):
         }
         arrays = [pa.array(columns[field.name], type=field.type) for field in arrow_schema]
         yield pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
+
+
+class LiveDataSource(DataSource):
+    """A live source's ``DataSource``: options checked at ``load()`` (``schema``), the
+    schema's columns checked, then the stream reader.  Subclasses name the format
+    (``SOURCE``), the options they know, the envelope columns before ``payload``, how the
+    request options are checked (``check_request``) and its reader (``make_reader``)."""
+
+    SOURCE: str
+    OPTIONS: tuple[str, ...]
+    ENVELOPE: tuple[tuple[str, str], ...]  # (column, DDL type) before ``payload``
+
+    @classmethod
+    def name(cls) -> str:
+        return cls.SOURCE
+
+    @staticmethod
+    def check_request(options: Options) -> None:
+        raise NotImplementedError
+
+    def make_reader(self, options: Mapping[str, str], schema: StructType) -> LiveStreamReader:
+        raise NotImplementedError
+
+    def _options(self) -> Options:
+        return Options(self.SOURCE, dict(self.options), self.OPTIONS)
+
+    def schema(self) -> str:
+        options = self._options()  # every option is checked here, at load()
+        self.check_request(options)
+        Pacing.from_options(options)
+        envelope = ", ".join(f"{column} {ddl}" for column, ddl in self.ENVELOPE)
+        return f"{envelope}, payload {payload_ddl(options)}"
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        options = self._options()
+        check_columns(self.SOURCE, schema, [column for column, _ in self.ENVELOPE] + ["payload"])
+        PayloadDecoder(options, schema["payload"].dataType)  # refuses unsupported types now
+        return self.make_reader(dict(self.options), schema)

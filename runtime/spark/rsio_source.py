@@ -47,28 +47,25 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader
 from pyspark.sql.types import StructType
 
 from runtime import rsio
 from runtime.rsio import Encoding
 from runtime.spark.errors import SparkOptionError
 from runtime.spark.live_source import (
+    LiveDataSource,
     LIVE_OPTIONS,
     LiveStreamReader,
     Opened,
-    Pacing,
-    check_columns,
 )
 from runtime.spark.options import Options
-from runtime.spark.payload import PAYLOAD_OPTIONS, PayloadDecoder, payload_ddl
+from runtime.spark.payload import PAYLOAD_OPTIONS
 from runtime.spark.rsocket_source import check_uri
 
-__all__ = ["RsioDataSource", "RsioStreamReader", "RsioSubscription", "OPTIONS", "COLUMNS"]
+__all__ = ["RsioDataSource", "RsioStreamReader", "RsioSubscription", "OPTIONS"]
 
 SOURCE: Final = "rsio"
 OPTIONS: Final = ("uri", "publisher", "args", "encoding", *LIVE_OPTIONS, *PAYLOAD_OPTIONS)
-COLUMNS: Final = ("seq", "received_at", "payload")
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,24 +125,16 @@ class RsioStreamReader(LiveStreamReader):
         return None, item
 
 
-class RsioDataSource(DataSource):
+class RsioDataSource(LiveDataSource):
     """``spark.readStream.format("rsio")``: see the module docstring for the options."""
 
-    @classmethod
-    def name(cls) -> str:
-        return SOURCE
+    SOURCE = SOURCE
+    OPTIONS = OPTIONS
+    ENVELOPE = (("seq", "long"), ("received_at", "timestamp"))
 
-    def _options(self) -> Options:
-        return Options(SOURCE, dict(self.options), OPTIONS)
+    def make_reader(self, options: Mapping[str, str], schema: StructType) -> LiveStreamReader:
+        return RsioStreamReader(options, schema)
 
-    def schema(self) -> str:
-        options = self._options()  # every option is checked here, at load()
+    @staticmethod
+    def check_request(options: Options) -> None:
         RsioSubscription.from_options(options)
-        Pacing.from_options(options)
-        return f"seq long, received_at timestamp, payload {payload_ddl(options)}"
-
-    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        options = self._options()
-        check_columns(SOURCE, schema, COLUMNS)
-        PayloadDecoder(options, schema["payload"].dataType)  # refuses unsupported types now
-        return RsioStreamReader(dict(self.options), schema)

@@ -60,7 +60,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader
 from pyspark.sql.types import StructType
 
 from runtime.aio import parse_url
@@ -69,16 +68,15 @@ from runtime.rsocket import Payload, connect
 from runtime.rsocket.metadata import COMPOSITE_METADATA, ROUTING, encode_route, route
 from runtime.spark.errors import SparkOptionError
 from runtime.spark.live_source import (
+    LiveDataSource,
     LIVE_OPTIONS,
     LiveStreamReader,
     Opened,
-    Pacing,
-    check_columns,
 )
 from runtime.spark.options import Options
-from runtime.spark.payload import PAYLOAD_OPTIONS, PayloadDecoder, payload_ddl
+from runtime.spark.payload import PAYLOAD_OPTIONS
 
-__all__ = ["RSocketDataSource", "RSocketStreamReader", "RSocketRequest", "OPTIONS", "COLUMNS"]
+__all__ = ["RSocketDataSource", "RSocketStreamReader", "RSocketRequest", "OPTIONS"]
 
 SOURCE: Final = "rsocket"
 OPTIONS: Final = (
@@ -92,7 +90,6 @@ OPTIONS: Final = (
     *LIVE_OPTIONS,
     *PAYLOAD_OPTIONS,
 )
-COLUMNS: Final = ("seq", "received_at", "metadata", "payload")
 DEFAULT_DATA_MIME_TYPE: Final = "application/octet-stream"
 
 
@@ -213,24 +210,16 @@ class RSocketStreamReader(LiveStreamReader):
         return item.metadata, item.data
 
 
-class RSocketDataSource(DataSource):
+class RSocketDataSource(LiveDataSource):
     """``spark.readStream.format("rsocket")``: see the module docstring for the options."""
 
-    @classmethod
-    def name(cls) -> str:
-        return SOURCE
+    SOURCE = SOURCE
+    OPTIONS = OPTIONS
+    ENVELOPE = (("seq", "long"), ("received_at", "timestamp"), ("metadata", "binary"))
 
-    def _options(self) -> Options:
-        return Options(SOURCE, dict(self.options), OPTIONS)
+    def make_reader(self, options: Mapping[str, str], schema: StructType) -> LiveStreamReader:
+        return RSocketStreamReader(options, schema)
 
-    def schema(self) -> str:
-        options = self._options()  # every option is checked here, at load()
+    @staticmethod
+    def check_request(options: Options) -> None:
         RSocketRequest.from_options(options)
-        Pacing.from_options(options)
-        return f"seq long, received_at timestamp, metadata binary, payload {payload_ddl(options)}"
-
-    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        options = self._options()
-        check_columns(SOURCE, schema, COLUMNS)
-        PayloadDecoder(options, schema["payload"].dataType)  # refuses unsupported types now
-        return RSocketStreamReader(dict(self.options), schema)
