@@ -131,7 +131,9 @@ def main(argv: list[str] | None = None) -> int:
 
     from runtime.spark import session
 
-    spark = session(args.master, app_name="wirestream-demo")
+    # Errors only, no console progress bars: the demo prints its own progress per batch.
+    spark = session(args.master, app_name="wirestream-demo", log_level="ERROR",
+                    conf={"spark.ui.showConsoleProgress": "false"})  # fmt: skip
     clock.say(f"Spark {spark.version} {args.master} up")
     query = start_query(spark, source_format, options, out, args.batch)
     ok = watch(query, args.ticks, args.timeout, clock)
