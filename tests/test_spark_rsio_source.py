@@ -27,6 +27,7 @@ from runtime.spark.errors import SparkOptionError
 from runtime.spark.live_source import DataLossError, LiveSourceError
 from runtime.spark.rsio_source import RsioDataSource, RsioStreamReader
 from tests.test_spark_rsocket_source import (
+    assert_paced_by_budget,
     BackgroundLoop,
     GrantLog,
     Numbers,
@@ -241,15 +242,7 @@ def test_spark_query_gets_each_element_once_in_order_with_demand_per_micro_batch
         checkpoint=tmp_path / "checkpoint",
         numbers=server.numbers,
     )
-    rows = [row for batch in batches for row in batch.rows]
-    assert [row.seq for row in rows] == list(range(len(rows)))  # once each, in order
-    assert [row.payload.n for row in rows] == list(range(len(rows)))
-    sizes = [len(batch.rows) for batch in batches]
-    assert max(sizes) == budget and min(sizes) < budget, sizes  # both kinds happened
-    end = 0
-    for batch in batches:
-        end += len(batch.rows)
-        assert batch.emitted - end <= budget - len(batch.rows), (batch, end)
+    assert_paced_by_budget(batches, budget)
     server.log.assert_bounded_by(budget)
     assert server.log.grants[0][0] == budget  # subscribe's initialDemand
     assert server.numbers.subscriptions == 1

@@ -22,7 +22,7 @@ import logging
 import pickle
 import socket
 import threading
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -725,17 +725,7 @@ def test_spark_query_gets_each_item_once_in_order_with_demand_per_micro_batch(
         checkpoint=tmp_path / "checkpoint",
         numbers=server.numbers,
     )
-    rows = [row for batch in batches for row in batch.rows]
-    assert [row.seq for row in rows] == list(range(len(rows)))  # once each, in order
-    assert [row.payload.n for row in rows] == list(range(len(rows)))
-    sizes = [len(batch.rows) for batch in batches]
-    assert max(sizes) == budget and min(sizes) < budget, sizes  # both kinds happened
-    end = 0
-    for batch in batches:
-        end += len(batch.rows)
-        # While Spark ran this batch the publisher could not produce beyond its demand:
-        # at most what the batch left of the budget.
-        assert batch.emitted - end <= budget - len(batch.rows), (batch, end)
+    assert_paced_by_budget(batches, budget)
     server.log.assert_bounded_by(budget)
     assert server.log.grants[0][0] == budget  # REQUEST_STREAM carries the first budget
     assert server.numbers.subscriptions == 1 and server.log.grants  # one subscription
@@ -823,3 +813,18 @@ def test_spark_load_refuses_bad_options_with_the_message(spark: SparkSession) ->
         reader.load()
     with pytest.raises(AnalysisException, match="interaction='fire' is not one of"):
         reader.option("uri", "tcp://h:1").option("interaction", "fire").load()
+
+
+def assert_paced_by_budget(batches: Sequence[Any], budget: int) -> None:
+    """Each item once, in order, numbered from 0; full and short batches both happened;
+    and while Spark ran a batch the publisher could not produce beyond its demand: at
+    most what the batch left of the budget."""
+    rows = [row for batch in batches for row in batch.rows]
+    assert [row.seq for row in rows] == list(range(len(rows)))  # once each, in order
+    assert [row.payload.n for row in rows] == list(range(len(rows)))
+    sizes = [len(batch.rows) for batch in batches]
+    assert max(sizes) == budget and min(sizes) < budget, sizes  # both kinds happened
+    end = 0
+    for batch in batches:
+        end += len(batch.rows)
+        assert batch.emitted - end <= budget - len(batch.rows), (batch, end)
