@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-PY_DIRS := codegen runtime generated tests bench
+PY_DIRS := wirestream/__init__.py wirestream/__main__.py wirestream/apps codegen runtime generated tests bench
 
 .PHONY: venv generate check-generated lint typecheck pytest test bench demo clean broker broker-stop
 
@@ -18,12 +18,12 @@ venv: $(STAMP)
 
 # idl/**/*.yaml -> generated/** (deterministic, black-formatted)
 generate: venv
-	$(BIN)/python -m codegen generate --idl idl --out generated
+	$(BIN)/python -m wirestream.codegen generate --idl idl --out generated --package wirestream.generated
 
 # Regenerate into a temporary folder and diff: fails on any difference.
 check-generated: venv
 	@tmp=$$(mktemp -d); \
-	$(BIN)/python -m codegen generate --idl idl --out $$tmp/generated --package generated >/dev/null && \
+	$(BIN)/python -m wirestream.codegen generate --idl idl --out $$tmp/generated --package wirestream.generated >/dev/null && \
 	diff -ru --exclude=__pycache__ --exclude=py.typed generated $$tmp/generated; \
 	rc=$$?; rm -rf $$tmp; \
 	if [ $$rc -ne 0 ]; then echo "generated/ is stale: run 'make generate' and commit it" >&2; exit 1; fi; \
@@ -33,7 +33,7 @@ lint: venv
 	$(BIN)/black --check --quiet $(PY_DIRS)
 
 typecheck: venv
-	$(BIN)/mypy --strict codegen runtime generated
+	$(BIN)/mypy --strict -p wirestream
 
 pytest: venv
 	$(BIN)/pytest -q
@@ -53,7 +53,7 @@ bench: venv broker
 SOURCE ?= rsocket
 demo: generate
 	$(if $(filter rabbitmq,$(SOURCE)),tools/broker.sh start)
-	$(BIN)/python -m runtime.demo --source $(SOURCE)
+	$(BIN)/python -m wirestream.apps.demo --source $(SOURCE)
 
 # A private RabbitMQ node (stream plugin, loopback only) for the broker tests.
 broker:

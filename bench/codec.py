@@ -4,7 +4,7 @@ Run: ``python -m bench.codec`` (``make bench``). One run measures:
 
 1. RSocket 1.0 PAYLOAD frames (16 B metadata + 100 B data, 125 bytes without the TCP
    length prefix), decode and encode:
-   * ours: ``generated.rsocket.v1_0.decode(data)`` / ``encode(frame)``;
+   * ours: ``wirestream.generated.rsocket.v1_0.decode(data)`` / ``encode(frame)``;
    * rsocket-py 0.4.20: ``parse_or_ignore(data)`` / ``frame.serialize()``;
    * a hand-written ``struct`` floor: header unpack + metadata length + slices (no
      object); ``struct.pack`` + concatenation. Nothing in Python can be much faster.
@@ -34,8 +34,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import generated.rabbitmq_stream.v1 as rmq
-import generated.rsocket.v1_0 as rs
+import wirestream.generated.rabbitmq_stream.v1 as rmq
+import wirestream.generated.rsocket.v1_0 as rs
 
 REPEATS = 5
 N_SINGLE = 200_000

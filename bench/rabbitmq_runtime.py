@@ -32,7 +32,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 from bench.rstream_baseline import HOST, PORT, rstream_consume, rstream_publish
-from runtime.rabbitmq_stream.aio import Client, connect
+from wirestream.runtime.rabbitmq_stream.aio import Client, connect
 
 N_MESSAGES = 100_000
 BODY_SIZE = 100

@@ -1,8 +1,8 @@
 """Reactive Streams protocol stream throughput, packed messages on and off.
 
 Run: ``python -m bench.rsio_stream`` (``make bench``).  One measurement: our subscriber
-(``runtime.rsio.connect`` + ``peer.subscribe``) drains ``n`` elements of 100 bytes from
-our publisher (``runtime.rsio.serve``, an async generator declared fixed-size with
+(``wirestream.runtime.rsio.connect`` + ``peer.subscribe``) drains ``n`` elements of 100 bytes from
+our publisher (``wirestream.runtime.rsio.serve``, an async generator declared fixed-size with
 ``Publisher(element_size=100)``) over loopback TCP, binary encoding, ``limit_rate`` 1024.
 
 - packed off: one onNext per element (fixed-size: no length prefix);
@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import AsyncIterator
 
-from runtime.rsio import Publisher, connect, serve
+from wirestream.runtime.rsio import Publisher, connect, serve
 
 REPEATS = 3
 N = 200_000

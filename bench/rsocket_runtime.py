@@ -41,7 +41,7 @@ from bench.rsocket_py_baseline import (
     bench_py_request_stream,
     start_py_bench_server,
 )
-from runtime.rsocket import Payload, RSocketHandler, connect, serve
+from wirestream.runtime.rsocket import Payload, RSocketHandler, connect, serve
 
 STREAM_TARGET = 5.0
 RESPONSE_TARGET = 3.0

@@ -30,10 +30,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from generated.rsocket.v1_0 import Payload, RequestN, decode, encode
-from generated.rsocket.v1_0.spark import frame_row
-from runtime.capture import CaptureWriter
-from runtime.capture.reader import scan_records
+from wirestream.generated.rsocket.v1_0 import Payload, RequestN, decode, encode
+from wirestream.generated.rsocket.v1_0.spark import frame_row
+from wirestream.runtime.capture import CaptureWriter
+from wirestream.runtime.capture.reader import scan_records
 
 FRAMES = 1_000_000
 REPEATS = 3
@@ -82,7 +82,7 @@ def best_of(run: Callable[[], None], repeats: int = REPEATS) -> float:
 
 
 def spark_decode(master: str, path: Path, frames: int) -> dict[str, float]:
-    from runtime.spark import session
+    from wirestream.runtime.spark import session
 
     spark = session(master, app_name=f"bench-{master}")
     try:
@@ -116,7 +116,7 @@ def _broker_up() -> bool:
 
 def ingest(spark: Any, source: str, options: dict[str, str], rows: int) -> float:
     """rows/s through a streaming query from start until ``rows`` are in."""
-    from runtime.spark.ticker import TICK_SCHEMA
+    from wirestream.apps.ticker import TICK_SCHEMA
 
     reader = spark.readStream.format(source)
     for key, value in options.items():
@@ -146,9 +146,9 @@ def ingest(spark: Any, source: str, options: dict[str, str], rows: int) -> float
 
 
 def streaming_ingest() -> dict[str, float | str]:
-    from runtime.demo import rabbitmq_ticker, rsocket_ticker
-    from runtime.spark.background import BackgroundLoop
-    from runtime.spark import session
+    from wirestream.apps.demo import rabbitmq_ticker, rsocket_ticker
+    from wirestream.runtime.spark.background import BackgroundLoop
+    from wirestream.runtime.spark import session
 
     results: dict[str, float | str] = {}
     spark = session("local[2]", app_name="bench-ingest")

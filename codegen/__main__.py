@@ -1,3 +1,3 @@
-from codegen.cli import main
+from wirestream.codegen.cli import main
 
 raise SystemExit(main())

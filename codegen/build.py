@@ -1,4 +1,4 @@
-"""Validate an IDL file and build the typed model (``codegen.model``).
+"""Validate an IDL file and build the typed model (``wirestream.codegen.model``).
 
 Every check raises ``IdlError`` naming the file, the line and the key path, so that a
 user editing YAML is told exactly what to fix.
@@ -10,10 +10,10 @@ import re
 from pathlib import Path
 from typing import Any, NoReturn
 
-from codegen.errors import IdlError
-from codegen.build_machines import MachineBuilder
-from codegen.loader import Mapping, Sequence, load_yaml
-from codegen.model import (
+from wirestream.codegen.errors import IdlError
+from wirestream.codegen.build_machines import MachineBuilder
+from wirestream.codegen.loader import Mapping, Sequence, load_yaml
+from wirestream.codegen.model import (
     INT_TYPES,
     WORD_TYPES,
     ArrayField,

@@ -13,16 +13,26 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from codegen.loader import Mapping
-from codegen.model import Condition, Enum, Frame, IntField, Item, Machine, Transition, Word
+from wirestream.codegen.loader import Mapping
+from wirestream.codegen.model import (
+    Condition,
+    Enum,
+    Frame,
+    IntField,
+    Item,
+    Machine,
+    Transition,
+    Word,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from codegen.build import _Builder
+    from wirestream.codegen.build import _Builder
 
 LOWER = re.compile(r"^[a-z][a-z0-9_]*$")
 TRANSITION_KEYS = {"role", "from", "send", "receive", "when", "to", "ignore", "error", "spec",
                    "note"}  # fmt: skip
-MACHINE_KEYS = {"doc", "spec", "scope", "roles", "states", "initial", "terminal", "transitions"}
+MACHINE_KEYS = {"doc", "spec", "scope", "roles", "states", "initial", "terminal", "transitions",
+                "observes"}  # fmt: skip
 
 
 def _int_fields(items: list[Item]) -> dict[str, IntField]:
@@ -91,6 +101,7 @@ class MachineBuilder:
             transitions=transitions,
             line=line,
         )
+        machine.observes = self.observes(node, path, machine)
         self.check_terminal(machine, path)
         self.check_deterministic(machine, path)
         self.check_reachable(machine, node, path)
@@ -100,6 +111,26 @@ class MachineBuilder:
         scope = node.get("scope", "connection")
         self.b.name(scope, LOWER, "lower_snake", self.b.line_of(node, "scope"), f"{path}.scope")
         return str(scope)
+
+    def observes(self, node: Mapping, path: str, machine: Machine) -> list[str]:
+        """``observes: [Frame, ...]``: frames whose receive rows only move this machine
+        (another scope's machine handles them), so the dispatch gives them no handler."""
+        if "observes" not in node:
+            return []
+        key = f"{path}.observes"
+        items = self.b.sequence(node["observes"], key, self.b.line_of(node, "observes"))
+        received = {row.frame for row in machine.transitions if row.direction == "receive"}
+        observed: list[str] = []
+        for index, name in enumerate(items):
+            line = self.b.line_of(items, index)
+            if name not in self.frames:
+                self.b.fail(line, key, f"unknown frame {name!r}")
+            if name not in received:
+                self.b.fail(line, key, f"no receive row of this machine names {name}")
+            if name in observed:
+                self.b.fail(line, key, f"{name} is listed twice")
+            observed.append(str(name))
+        return observed
 
     def states(self, node: Mapping, path: str) -> dict[str, str]:
         states_node = self.b.mapping(node["states"], f"{path}.states",

@@ -1,8 +1,12 @@
-"""``python -m codegen``: generate, check freshness, validate.
+"""``python -m wirestream.codegen`` (and ``wirestream generate|check|validate``).
 
-python -m codegen generate [--idl idl] [--out generated] [--package generated]
-python -m codegen check    [--idl idl] [--out generated]
-python -m codegen validate FILE...
+python -m wirestream.codegen generate [--idl idl] [--out generated] [--package NAME]
+python -m wirestream.codegen check    [--idl idl] [--out generated] [--package NAME]
+python -m wirestream.codegen validate FILE...
+
+``--package`` is the import name of ``--out`` (default: its folder name); the code it
+writes imports only ``wirestream.runtime``, so it works in any project that installs
+wirestream.
 """
 
 from __future__ import annotations
@@ -12,11 +16,12 @@ import difflib
 import sys
 import tempfile
 from pathlib import Path
+from typing import Final
 
-from codegen.build import load_protocol
-from codegen.errors import IdlError
-from codegen.model import Protocol
-from codegen.render import render_package_init, render_protocol
+from wirestream.codegen.build import load_protocol
+from wirestream.codegen.errors import IdlError
+from wirestream.codegen.model import Protocol
+from wirestream.codegen.render import render_package_init, render_protocol
 
 
 def idl_files(idl_dir: Path) -> list[Path]:
@@ -31,7 +36,7 @@ def display_path(path: Path) -> str:
 
 
 def generate_tree(
-    idl_dir: Path, package: str = "generated", only: str | None = None
+    idl_dir: Path, package: str = "wirestream.generated", only: str | None = None
 ) -> dict[str, str]:
     """Every generated file for the IDL tree (or for one protocol): relative path -> text."""
     files: dict[str, str] = {}
@@ -97,14 +102,16 @@ def check_tree(files: dict[str, str], out: Path) -> list[str]:
     return problems
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m codegen", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    sub = parser.add_subparsers(dest="command", required=True)
-    gen = sub.add_parser("generate", help="idl/**/*.yaml -> generated/**")
+COMMANDS: Final = ("generate", "check", "validate")
+
+
+def add_commands(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """Add ``generate``, ``check`` and ``validate`` to a parser's sub-commands (this
+    module's own parser, and the ``wirestream`` command's)."""
+    gen = sub.add_parser("generate", help="IDL files -> typed code (idl/**/*.yaml -> generated/**)")
     gen.add_argument("--only", default=None, metavar="PROTOCOL",
                      help="regenerate one protocol (idl/PROTOCOL/*.yaml) and touch nothing else")  # fmt: skip
-    chk = sub.add_parser("check", help="fail if generated/ is not what the IDL generates")
+    chk = sub.add_parser("check", help="fail if --out is not what the IDL generates")
     for p in (gen, chk):
         p.add_argument("--idl", type=Path, default=Path("idl"))
         p.add_argument("--out", type=Path, default=Path("generated"))
@@ -113,9 +120,12 @@ def main(argv: list[str] | None = None) -> int:
         )
     val = sub.add_parser("validate", help="validate IDL files")
     val.add_argument("files", nargs="+", type=Path)
-    args = parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace, command: str) -> int:
+    """Run one of ``COMMANDS`` with its parsed arguments; the exit code."""
     try:
-        if args.command == "validate":
+        if command == "validate":
             for path in args.files:
                 load_protocol(path, display_path(path))
                 print(f"{display_path(path)}: ok")
@@ -123,13 +133,13 @@ def main(argv: list[str] | None = None) -> int:
         package = args.package or args.out.resolve().name
         only = getattr(args, "only", None)
         files = generate_tree(args.idl, package, only)
-        if args.command == "generate":
+        if command == "generate":
             write_tree(files, args.out, only)
             print(f"generated {len(files)} files into {args.out}")
             return 0
         problems = check_tree(files, args.out)
         if problems:
-            print("generated/ is stale; run `make generate`:", file=sys.stderr)
+            print(f"{args.out} is stale; run `make generate`:", file=sys.stderr)
             for problem in problems:
                 print(problem, file=sys.stderr)
             return 1
@@ -138,6 +148,14 @@ def main(argv: list[str] | None = None) -> int:
     except IdlError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m wirestream.codegen", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    add_commands(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return run(args, args.command)
 
 
 if __name__ == "__main__":

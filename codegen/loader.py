@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from codegen.errors import IdlError
+from wirestream.codegen.errors import IdlError
 
 
 class Mapping(dict[Any, Any]):

@@ -8,20 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from codegen.model import Condition, Frame, Item, Machine, Protocol, Transition
+from wirestream.codegen.build_machines import _int_fields
+from wirestream.codegen.model import Condition, Frame, Item, Machine, Protocol, Transition
 
 
 def pascal(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_"))
-
-
-def snake(name: str) -> str:
-    out = []
-    for index, char in enumerate(name):
-        if char.isupper() and index and not name[index - 1].isupper():
-            out.append("_")
-        out.append(char.lower())
-    return "".join(out)
 
 
 def one_line(text: str) -> str:
@@ -49,9 +41,8 @@ class PlannedKey:
 
 @dataclass
 class PlannedHandler:
-    class_name: str
     role: str
-    frames: list[tuple[str, str, str]]  # (method name, frame class, doc)
+    frames: list[tuple[str, str, str]]  # (frame class, engine method name, frame doc)
 
 
 @dataclass
@@ -98,11 +89,13 @@ class MachinesTarget:
         self.guards: dict[tuple[str, str], str] = {}  # (frame, expression) -> name
         self.guard_rows: list[tuple[str, str, str, str]] = []
         self.used_frames: set[str] = set()
+        self.used_enums: set[str] = set()
 
     def plan(self) -> MachinesPlan:
         machines = [self.machine(m) for m in self.proto.machines]
         frame_order = [f.name for f in self.proto.frames]
         imports = [name for name in frame_order if name in self.used_frames]
+        imports += sorted(self.used_enums)
         return MachinesPlan(
             source=self.proto.source,
             title=self.proto.title,
@@ -195,12 +188,25 @@ class MachinesTarget:
             return (
                 f"frame.{condition.name}" if condition.values[0] else f"not frame.{condition.name}"
             )
-        if len(condition.values) == 1:
+        spelled = [self.value(frame, condition.name, v) for v in condition.values]
+        if len(spelled) == 1:
             operator = "!=" if condition.negated else "=="
-            return f"frame.{condition.name} {operator} {condition.values[0]}"
-        values = ", ".join(str(v) for v in condition.values)
+            return f"frame.{condition.name} {operator} {spelled[0]}"
+        values = ", ".join(spelled)
         operator = "not in" if condition.negated else "in"
         return f"frame.{condition.name} {operator} ({values})"
+
+    def value(self, frame: Frame, name: str, value: int) -> str:
+        """An allowed value as the guard spells it: the enum member (``ErrorCode.X``) when
+        the field is typed with an enum that names the value, else the number."""
+        field = _int_fields([*self.proto.header, *frame.items]).get(name)
+        enum = field.enum if field is not None else None
+        if enum is not None:
+            for member, number in enum.values.items():
+                if number == value:
+                    self.used_enums.add(enum.name)
+                    return f"{enum.name}.{member}"
+        return str(value)
 
     def presence_field(self, items: list[Item], flag: str) -> str | None:
         """The field a presence flag guards (its attribute is None when the flag is clear)."""
@@ -212,14 +218,13 @@ class MachinesTarget:
     # --- handler stubs and docs -------------------------------------------------------
 
     def handler(self, machine: Machine, role: str) -> PlannedHandler:
-        received = {r.frame for r in machine.transitions
-                    if r.role == role and r.direction == "receive" and r.frame != "*"}  # fmt: skip
+        handled = set(machine.handled(role))
         frames = [
-            (f"on_{snake(f.name)}", f.name, first_sentence(f.doc))
+            (f.name, machine.handler_name(f.name), first_sentence(f.doc))
             for f in self.proto.frames
-            if f.name in received
+            if f.name in handled
         ]
-        return PlannedHandler(f"{pascal(machine.name)}{pascal(role)}Handler", role, frames)
+        return PlannedHandler(role, frames)
 
     def diagram(self, machine: Machine, role: str) -> list[str]:
         lines = ["stateDiagram-v2", f"    [*] --> {machine.initial[role]}"]

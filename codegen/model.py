@@ -1,6 +1,6 @@
 """The typed model between the YAML and the templates (as in betterproto).
 
-``codegen.build`` turns a validated IDL file into these plain dataclasses; the Python
+``wirestream.codegen.build`` turns a validated IDL file into these plain dataclasses; the Python
 target reads only them. Nothing here knows about YAML or jinja2.
 """
 
@@ -276,3 +276,32 @@ class Machine:
     terminal: list[str]
     transitions: list[Transition]
     line: int
+    # Frames whose rows only move this machine: their behaviour belongs to another scope's
+    # machine, so the generated dispatch gives them no handler of this machine's.
+    observes: list[str] = field(default_factory=list)
+
+    def handled(self, role: str) -> list[str]:
+        """The frames ``role`` handles through this machine: each frame with a receive
+        row that moves the machine (not ignore, not error), unless it is observed only."""
+        frames: list[str] = []
+        for row in self.transitions:
+            if (row.role == role and row.direction == "receive" and row.outcome == "to"
+                    and row.frame != "*" and row.frame not in self.observes
+                    and row.frame not in frames):  # fmt: skip
+                frames.append(row.frame)
+        return frames
+
+    def handler_name(self, frame: str) -> str:
+        """The engine method the generated dispatch calls for a received ``frame``:
+        ``on_<scope>_<frame in snake case>`` (machines of one scope share handlers)."""
+        return f"on_{self.scope}_{snake_case(frame)}"
+
+
+def snake_case(name: str) -> str:
+    """``RequestStream`` -> ``request_stream``."""
+    out = []
+    for index, char in enumerate(name):
+        if char.isupper() and index and not name[index - 1].isupper():
+            out.append("_")
+        out.append(char.lower())
+    return "".join(out)

@@ -17,7 +17,7 @@ import keyword
 import re
 from dataclasses import dataclass, field
 
-from codegen.model import (
+from wirestream.codegen.model import (
     ArrayField,
     BytesField,
     Element,

@@ -7,10 +7,10 @@ from pathlib import Path
 import black
 import jinja2
 
-from codegen.machines_target import MachinesTarget
-from codegen.model import Protocol
-from codegen.python_target import PythonTarget
-from codegen.spark_target import SparkTarget
+from wirestream.codegen.machines_target import MachinesTarget
+from wirestream.codegen.model import Protocol
+from wirestream.codegen.python_target import PythonTarget
+from wirestream.codegen.spark_target import SparkTarget
 
 LINE_LENGTH = 100  # keep in step with [tool.black] in pyproject.toml
 TEMPLATES = Path(__file__).parent / "templates"
@@ -30,7 +30,7 @@ def format_python(source: str) -> str:
     return black.format_str(source, mode=black.Mode(line_length=LINE_LENGTH))
 
 
-def render_protocol(proto: Protocol, package: str = "generated") -> dict[str, str]:
+def render_protocol(proto: Protocol, package: str = "wirestream.generated") -> dict[str, str]:
     """The files of ``<package>/<protocol>/<version>/``: relative path -> text."""
     module = PythonTarget(proto).plan()
     prefix = proto.framing.length_prefix
@@ -55,7 +55,7 @@ def render_protocol(proto: Protocol, package: str = "generated") -> dict[str, st
     }
 
 
-def render_spark(proto: Protocol, package: str = "generated") -> str:
+def render_spark(proto: Protocol, package: str = "wirestream.generated") -> str:
     """``spark.py``: the Spark schemas and frame-log converter (imports pyspark)."""
     module = SparkTarget(proto).plan()
     return format_python(_ENV.get_template("spark.py.j2").render(m=module, package=package))

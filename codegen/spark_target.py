@@ -18,8 +18,8 @@ import textwrap
 from dataclasses import dataclass
 from typing import NoReturn
 
-from codegen.errors import IdlError
-from codegen.model import (
+from wirestream.codegen.errors import IdlError
+from wirestream.codegen.model import (
     ArrayField,
     BytesField,
     Element,
@@ -33,7 +33,13 @@ from codegen.model import (
     Union_,
     Word,
 )
-from codegen.python_target import PythonTarget, doc_lines, literal, lower_snake, upper_snake
+from wirestream.codegen.python_target import (
+    PythonTarget,
+    doc_lines,
+    literal,
+    lower_snake,
+    upper_snake,
+)
 
 INT32 = (-(1 << 31), (1 << 31) - 1)
 INT64 = (-(1 << 63), (1 << 63) - 1)

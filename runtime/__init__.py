@@ -1,5 +1,5 @@
 """wirestream runtime: the error tree, codec support, and (later) engines and transports."""
 
-from runtime.errors import ProtocolError
+from wirestream.runtime.errors import ProtocolError
 
 __all__ = ["ProtocolError"]

@@ -11,7 +11,7 @@ from typing import Callable, Generic, TypeVar
 
 import msgpack
 
-from runtime.errors import (
+from wirestream.runtime.errors import (
     DecodeError,
     EncodeError,
     FrameTooLarge,

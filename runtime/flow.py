@@ -26,7 +26,12 @@ from __future__ import annotations
 
 from typing import Final
 
-from runtime.errors import DemandExceeded, InvalidGrant, PeerExceededDemand, PeerInvalidGrant
+from wirestream.runtime.errors import (
+    DemandExceeded,
+    InvalidGrant,
+    PeerExceededDemand,
+    PeerInvalidGrant,
+)
 
 __all__ = ["Window", "Replenisher", "LONG_MAX", "RSOCKET_MAX_N", "VARU64_MAX"]
 

@@ -18,13 +18,24 @@ illegally raises ``IllegalSend`` (ours is the fault), receiving illegally raises
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, ItemsView, Iterator, Mapping, ValuesView
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final, Generic, TypeVar, Union
+from typing import Any, ClassVar, Final, Generic, TypeVar, Union, cast
 
-from runtime.errors import IllegalSend, UnexpectedFrame
+from wirestream.runtime.errors import IllegalSend, UnexpectedFrame
 
-__all__ = ["ANY", "IGNORE", "Ignore", "Illegal", "StateMachine", "Table"]
+__all__ = [
+    "ANY",
+    "IGNORE",
+    "Dispatch",
+    "Ignore",
+    "Illegal",
+    "MachineRegistry",
+    "StateMachine",
+    "Table",
+    "check_all",
+    "send_all",
+]
 
 S = TypeVar("S", bound=enum.Enum)
 
@@ -71,11 +82,15 @@ class StateMachine(Generic[S]):
     """One instance of a machine (a connection, a stream, ...) as seen by one role."""
 
     NAME: ClassVar[str]
+    SCOPE: ClassVar[str]
+    """What one instance tracks (IDL ``scope:``): connection, stream, subscription ..."""
     ROLES: ClassVar[tuple[str, ...]]
     INITIAL: ClassVar[Mapping[str, Any]]
     TERMINAL: ClassVar[frozenset[Any]]
     SEND: ClassVar[Mapping[str, Table[Any]]]
     RECEIVE: ClassVar[Mapping[str, Table[Any]]]
+    HANDLERS: ClassVar[Mapping[str, Mapping[type, str]]]
+    """Per role: frame class -> the engine method a received frame goes to (``Dispatch``)."""
 
     __slots__ = ("role", "state", "_send", "_receive")
 
@@ -90,6 +105,14 @@ class StateMachine(Generic[S]):
     @property
     def terminated(self) -> bool:
         return self.state in self.TERMINAL
+
+    @property
+    def vacant(self) -> bool:
+        """Whether this instance holds nothing worth keeping: a terminal state, or, for
+        machines without one (an id that is reused), back in its initial state."""
+        if self.TERMINAL:
+            return self.state in self.TERMINAL
+        return self.state is self.INITIAL[self.role]
 
     def send(self, frame: object) -> S:
         """Check that we may send ``frame`` now and move on; returns the new state.
@@ -149,3 +172,169 @@ class StateMachine(Generic[S]):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} role={self.role} state={self.state.value}>"
+
+
+def check_all(frame: object, *machines: StateMachine[Any]) -> None:
+    """Raise ``IllegalSend`` unless every machine allows sending ``frame`` (nothing moves)."""
+    for machine in machines:
+        if not machine.allows_send(frame):
+            machine.send(frame)  # raises the machine's own IllegalSend, with its row
+
+
+def send_all(frame: object, *machines: StateMachine[Any]) -> None:
+    """Send ``frame`` through every machine, all or none: checked first, then applied."""
+    check_all(frame, *machines)
+    for machine in machines:
+        machine.send(frame)
+
+
+class Dispatch:
+    """A machine's received frames -> the engine's handler methods, from the generated
+    ``HANDLERS`` table of one role (h11's transition tables, one step further: the table
+    also says where the frame goes once the machine let it through).
+
+    Built once per engine: every method the table names must exist on ``engine``, so a
+    frame added to the IDL with a machine row but no handler fails at construction, not
+    silently at run time.  ``receive`` applies the frame to the machine first: a row that
+    says ignore returns False without calling anything, an error row (or no row) raises
+    ``UnexpectedFrame``; a frame the table lists goes to its handler with ``context``.
+    """
+
+    __slots__ = ("_handlers", "machine")
+
+    def __init__(self, machine: type[StateMachine[Any]], role: str, engine: object) -> None:
+        self.machine = machine
+        handlers: dict[type, Callable[..., None]] = {}
+        for frame, name in machine.HANDLERS[role].items():
+            handler = getattr(engine, name, None)
+            if not callable(handler):
+                raise TypeError(
+                    f"{type(engine).__name__} has no method {name}() for {frame.__name__}, "
+                    f"which the {role} of machine {machine.NAME!r} receives (IDL scope "
+                    f"{machine.SCOPE!r}); add it, or list the frame under the machine's "
+                    "'observes:' when another machine handles it"
+                )
+            handlers[frame] = handler
+        self._handlers = handlers
+
+    def handles(self, frame: type) -> bool:
+        """Whether a handler takes ``frame`` (a frame class) once the machine lets it in."""
+        return frame in self._handlers
+
+    def receive(self, machine: StateMachine[Any], frame: object, *context: object) -> bool:
+        """Apply ``frame`` to ``machine``, then call its handler with ``context``.
+
+        Returns False when a row says to ignore the frame (no handler runs), True when
+        the machine took it.  Raises ``UnexpectedFrame`` when the machine refuses it.
+        """
+        if machine.receive(frame) is IGNORE:
+            return False
+        handler = self._handlers.get(type(frame))
+        if handler is not None:
+            handler(frame, *context)
+        return True
+
+
+K = TypeVar("K")
+E = TypeVar("E")
+
+
+class MachineRegistry(Generic[K, E]):
+    """The live instances of one machine scope (streams, subscriptions, publishers ...),
+    keyed by their id: the one "create on first send or receive, look up, forget when
+    vacant" mechanism every engine uses.
+
+    An entry is the machine itself or an engine object holding it (``machine_of`` finds
+    it).  ``vacant`` entries (terminal, or back to the initial state for machines whose
+    ids are reused) are forgotten by ``settle``.  ``stand_in`` answers for an id with no
+    entry: a fresh machine in its initial state, or the state ``vacant_state`` picks
+    (e.g. CLOSED for an id below the highest one seen), so the tables decide what an
+    unknown id may do.
+    """
+
+    __slots__ = ("_entries", "_machine", "_role", "_machine_of", "_vacant_state")
+
+    def __init__(
+        self,
+        machine: type[StateMachine[Any]],
+        role: str,
+        *,
+        machine_of: Callable[[E], StateMachine[Any]] | None = None,
+        vacant_state: Callable[[K], Any] | None = None,
+    ) -> None:
+        self._entries: dict[K, E] = {}
+        self._machine = machine
+        self._role = role
+        self._machine_of = machine_of
+        self._vacant_state = vacant_state
+
+    # --- the mapping --------------------------------------------------------------
+
+    def get(self, key: K) -> E | None:
+        return self._entries.get(key)
+
+    def __getitem__(self, key: K) -> E:
+        return self._entries[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self._entries)
+
+    def items(self) -> ItemsView[K, E]:
+        return self._entries.items()
+
+    def values(self) -> ValuesView[E]:
+        return self._entries.values()
+
+    @property
+    def entries(self) -> dict[K, E]:
+        """The live entries (a view to share, e.g. with a resumable session)."""
+        return self._entries
+
+    # --- machines -------------------------------------------------------------------
+
+    def new_machine(self, key: K | None = None) -> StateMachine[Any]:
+        """A fresh machine for ``key``: the initial state, or ``vacant_state(key)``."""
+        state = None if key is None or self._vacant_state is None else self._vacant_state(key)
+        return self._machine(self._role, state)
+
+    def machine(self, key: K) -> StateMachine[Any]:
+        """The live machine of ``key``, else a detached stand-in (``new_machine``)."""
+        entry = self._entries.get(key)
+        return self.new_machine(key) if entry is None else self.machine_of(entry)
+
+    def machine_of(self, entry: E) -> StateMachine[Any]:
+        if self._machine_of is not None:
+            return self._machine_of(entry)
+        return cast(StateMachine[Any], entry)  # the entries are the machines themselves
+
+    def add(self, key: K, entry: E) -> E:
+        self._entries[key] = entry
+        return entry
+
+    def settle(self, key: K, entry: E | None = None) -> bool:
+        """Keep ``entry`` (default: the current one) under ``key`` while its machine holds
+        something, forget it once vacant; returns whether it is kept."""
+        if entry is None:
+            entry = self._entries.get(key)
+            if entry is None:
+                return False
+        if self.machine_of(entry).vacant:
+            self._entries.pop(key, None)
+            return False
+        self._entries[key] = entry
+        return True
+
+    def forget(self, key: K) -> E | None:
+        return self._entries.pop(key, None)
+
+    def clear(self) -> list[tuple[K, E]]:
+        """Forget every entry; returns them (to report their end)."""
+        entries = list(self._entries.items())
+        self._entries.clear()
+        return entries

@@ -30,7 +30,7 @@ SPARK_MASTER = "local[2,4]"
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator["SparkSession"]:
-    from runtime.spark import session
+    from wirestream.runtime.spark import session
 
     spark_session = session(SPARK_MASTER, app_name="wirestream-tests")
     try:

@@ -31,10 +31,12 @@ class Version:
         return IDL / self.protocol / f"{self.version}.yaml"
 
     def codec(self) -> ModuleType:
-        return importlib.import_module(f"generated.{self.protocol}.{self.version}")
+        return importlib.import_module(f"wirestream.generated.{self.protocol}.{self.version}")
 
     def strategies(self) -> ModuleType:
-        return importlib.import_module(f"generated.{self.protocol}.{self.version}.strategies")
+        return importlib.import_module(
+            f"wirestream.generated.{self.protocol}.{self.version}.strategies"
+        )
 
     def vectors(self, suffix: str = "") -> list[dict[str, Any]]:
         path = VECTORS / f"{self.protocol}_{self.version}{suffix}.yaml"
@@ -90,7 +92,7 @@ def generate_into(tmp_path: Path, spec: dict[str, Any], package: str,
     idl = tmp_path / "idl" / spec["protocol"]
     idl.mkdir(parents=True)
     (idl / f"{spec['version']}.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
-    command = [sys.executable, "-m", "codegen", "generate", "--idl", str(tmp_path / "idl"),
+    command = [sys.executable, "-m", "wirestream.codegen", "generate", "--idl", str(tmp_path / "idl"),
                "--out", str(tmp_path / package)]  # fmt: skip
     subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
     base = f"{package}.{spec['protocol']}.{spec['version']}"

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from generated.rabbitmq_stream.v1 import Frame, StreamDecoder
+from wirestream.generated.rabbitmq_stream.v1 import Frame, StreamDecoder
 
 __all__ = ["CaptureError", "FrameCapture", "ProxiedConnection"]
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from runtime.rabbitmq_stream.aio import Client, Consumer, ReceivedMessage
+from wirestream.runtime.rabbitmq_stream.aio import Client, Consumer, ReceivedMessage
 
 __all__ = [
     "HOST",

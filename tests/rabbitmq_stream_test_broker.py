@@ -1,7 +1,7 @@
 """A small sans-I/O RabbitMQ stream BROKER for the client engine's tests.
 
 It drives the *server* role of the same generated machines the client drives
-(``generated.rabbitmq_stream.v1.machines``), so the tables are exercised from both
+(``wirestream.generated.rabbitmq_stream.v1.machines``), so the tables are exercised from both
 sides, and behaves like RabbitMQ 3.10.8 where the tests need it: one chunk per Publish
 frame (real Osiris chunks built with the generated codec, CRC-32 over the entry
 bytes), chunks sent only while the subscription has credit, CreditResponse only on
@@ -16,7 +16,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from generated.rabbitmq_stream.v1 import (
+from wirestream.generated.rabbitmq_stream.v1 import (
     Broker,
     CloseRequest,
     CloseResponse,
@@ -74,15 +74,15 @@ from generated.rabbitmq_stream.v1 import (
     encode,
     frame_bytes,
 )
-from generated.rabbitmq_stream.v1.machines import (
+from wirestream.generated.rabbitmq_stream.v1.machines import (
     ConnectionMachine,
     PublisherMachine,
     PublisherState,
     SubscriptionMachine,
     SubscriptionState,
 )
-from runtime.machine import IGNORE, StateMachine
-from runtime.rabbitmq_stream.chunk import encode_entries
+from wirestream.runtime.machine import IGNORE, StateMachine
+from wirestream.runtime.rabbitmq_stream.chunk import encode_entries
 
 SERVER = "server"
 DELIVER_HEADER = 5  # key, version, subscription id (encode() has no size prefix)
@@ -465,7 +465,7 @@ def sub_entry(messages: list[bytes], compression: int = 1) -> SubEntryBatch:
 
 def open_pair(broker: TestBroker | None = None, **client_options: Any) -> tuple[Any, TestBroker]:
     """A client engine and a TestBroker that completed the handshake."""
-    from runtime.rabbitmq_stream import ClientConnection, ConnectionOpened
+    from wirestream.runtime.rabbitmq_stream import ClientConnection, ConnectionOpened
     from tests.engine_pair import shuttle
 
     client = ClientConnection(**client_options)

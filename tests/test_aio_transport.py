@@ -1,4 +1,4 @@
-"""runtime.aio transports: every scheme moves bytes both ways, ends with EOF or a typed
+"""wirestream.runtime.aio transports: every scheme moves bytes both ways, ends with EOF or a typed
 error, applies backpressure, and leaks no task or socket (``tests.aio_support.run``)."""
 
 from __future__ import annotations
@@ -12,8 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from runtime.aio import HIGH_WATER, Transport, listen, memory_pair, open_transport, parse_url
-from runtime.errors import ConnectionLost, ProtocolError, TransportTimeout
+from wirestream.runtime.aio import (
+    HIGH_WATER,
+    Transport,
+    listen,
+    memory_pair,
+    open_transport,
+    parse_url,
+)
+from wirestream.runtime.errors import ConnectionLost, ProtocolError, TransportTimeout
 from tests.aio_support import run
 
 

@@ -1,4 +1,4 @@
-"""runtime.bpmux.aio: two BPMUX peers over real TCP (one test each over memory:// and
+"""wirestream.runtime.bpmux.aio: two BPMUX peers over real TCP (one test each over memory:// and
 ws://): every communication pattern, two-level byte credit (a slow consumer stalls the
 sender at its credit, never more buffered than granted), cancel paths, Close and
 CancelAll, connection loss and garbage as typed errors, concurrency.  Every test runs
@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generated.bpmux.rel import MainCredit
-from runtime.aio import Listener, StreamCancelled, Transport, listen
-from runtime.bpmux.aio import (
+from wirestream.generated.bpmux.rel import MainCredit
+from wirestream.runtime.aio import Listener, StreamCancelled, Transport, listen
+from wirestream.runtime.bpmux.aio import (
     ApplicationError,
     BpmuxPeer,
     BpmuxServer,
@@ -27,7 +27,7 @@ from runtime.bpmux.aio import (
     connect,
     serve,
 )
-from runtime.errors import ConnectionLost, RemoteProtocolError
+from wirestream.runtime.errors import ConnectionLost, RemoteProtocolError
 from tests.aio_support import run
 
 TCP = "tcp://127.0.0.1:0"

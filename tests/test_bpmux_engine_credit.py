@@ -17,9 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generated.bpmux.rel import InnerItem, MainCredit, Message, Request
-from runtime.bpmux import BpmuxConnection, CreditExceeded, Direction
-from runtime.errors import PeerExceededDemand
+from wirestream.generated.bpmux.rel import InnerItem, MainCredit, Message, Request
+from wirestream.runtime.bpmux import BpmuxConnection, CreditExceeded, Direction
+from wirestream.runtime.errors import PeerExceededDemand
 
 Op = tuple[str, int]
 OPS = st.lists(

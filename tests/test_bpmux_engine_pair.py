@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from generated.bpmux.rel import (
+from wirestream.generated.bpmux.rel import (
     InnerItems,
     Message,
     Messages,
@@ -14,7 +14,7 @@ from generated.bpmux.rel import (
     Requests,
     StreamDecoder,
 )
-from runtime.bpmux import (
+from wirestream.runtime.bpmux import (
     BpmuxConnection,
     ConnectionDone,
     ConnectionEnded,
@@ -32,7 +32,7 @@ from runtime.bpmux import (
     ResponseErrorReceived,
     ResponseReceived,
 )
-from runtime.errors import IllegalSend
+from wirestream.runtime.errors import IllegalSend
 from tests.engine_pair import shuttle
 
 

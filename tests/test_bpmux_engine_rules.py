@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from generated.bpmux.rel import (
+from wirestream.generated.bpmux.rel import (
     CancelAll,
     Close,
     CreateDuplex,
@@ -36,8 +36,8 @@ from generated.bpmux.rel import (
     StreamDecoder,
     UnknownFrame,
 )
-from generated.bpmux.rel.machines import ConnectionMachine, ConnectionState
-from runtime.bpmux import (
+from wirestream.generated.bpmux.rel.machines import ConnectionMachine, ConnectionState
+from wirestream.runtime.bpmux import (
     BpmuxConnection,
     ConnectionDone,
     ConnectionClosedError,
@@ -63,7 +63,7 @@ from runtime.bpmux import (
     ResponseErrorReceived,
     ResponseReceived,
 )
-from runtime.errors import (
+from wirestream.runtime.errors import (
     DemandExceeded,
     FrameTooLarge,
     IllegalSend,
@@ -73,7 +73,7 @@ from runtime.errors import (
     RemoteProtocolError,
     UnexpectedFrame,
 )
-from runtime.machine import IGNORE
+from wirestream.runtime.machine import IGNORE
 
 OPENING: list[Frame] = [
     Message(b"m"),

@@ -1,7 +1,7 @@
-"""runtime.capture: the capture file format, the writer's rotation, reading byte ranges,
+"""wirestream.runtime.capture: the capture file format, the writer's rotation, reading byte ranges,
 and tapping real TCP connections of every protocol.
 
-The format's rules (``runtime.capture.format``) each have a test named after them; the
+The format's rules (``wirestream.runtime.capture.format``) each have a test named after them; the
 round trip and the split law are hypothesis properties.  The TCP tests put a plain
 recording proxy between the peers, so "what was sent" is what crossed the wire, not what
 the tap believes it saw.
@@ -23,14 +23,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import generated.bpmux.rel as bpmux_codec
-import generated.rabbitmq_stream.v1 as rabbitmq_codec
-import generated.rsio.v0 as rsio_codec
-import generated.rsocket.v1_0 as rsocket_codec
-from runtime import rsio
-from runtime.aio import memory_pair
-from runtime.bpmux import aio as bpmux
-from runtime.capture import (
+import wirestream.generated.bpmux.rel as bpmux_codec
+import wirestream.generated.rabbitmq_stream.v1 as rabbitmq_codec
+import wirestream.generated.rsio.v0 as rsio_codec
+import wirestream.generated.rsocket.v1_0 as rsocket_codec
+from wirestream.runtime import rsio
+from wirestream.runtime.aio import memory_pair
+from wirestream.runtime.bpmux import aio as bpmux
+from wirestream.runtime.capture import (
     MAX_FRAME_LENGTH,
     CaptureError,
     CaptureRecord,
@@ -43,12 +43,12 @@ from runtime.capture import (
     split_ranges,
     tap,
 )
-from runtime.capture import format as fmt
-from runtime.capture.protocols import FAILED_TAIL_BYTES, LengthPrefixDeframer
-from runtime.errors import DecodeError, EncodeError
-from runtime.rsocket import connect as rsocket_connect
-from runtime.rsocket import serve as rsocket_serve
-from runtime.rsocket.demo_responder import EchoResponder
+from wirestream.runtime.capture import format as fmt
+from wirestream.runtime.capture.protocols import FAILED_TAIL_BYTES, LengthPrefixDeframer
+from wirestream.runtime.errors import DecodeError, EncodeError
+from wirestream.runtime.rsocket import connect as rsocket_connect
+from wirestream.runtime.rsocket import serve as rsocket_serve
+from wirestream.apps.demo_responder import EchoResponder
 from tests.aio_support import run
 
 Row = tuple[int, int, str, str, bytes]  # timestamp, connection, direction, side, frame
@@ -259,7 +259,7 @@ def test_a_sync_marker_inside_frame_bytes_is_not_a_record_boundary(
 ) -> None:
     """Resync checks the header CRC of a candidate: markers (and header-shaped junk) in a
     frame's bytes never start a record."""
-    with mock.patch("runtime.capture.writer.new_sync_marker", lambda: MARKER):
+    with mock.patch("wirestream.runtime.capture.writer.new_sync_marker", lambda: MARKER):
         with tempfile.TemporaryDirectory() as folder:
             records = [(n, 7, "out", "client", frame) for n, frame in enumerate(frames)]
             path = write(Path(folder), records).files[0]
@@ -571,7 +571,7 @@ def test_rsio_tcp_exchange_is_captured_as_sent(tmp_path: Path, encoding: str) ->
             ctx = rsio_codec.Context()
             decoder: Any = (rsio_codec.MsgpackStreamDecoder(ctx=ctx) if encoding == "msgpack"
                             else rsio_codec.StreamDecoder(ctx=ctx))  # fmt: skip
-            from runtime.rsio.framing import track_context
+            from wirestream.runtime.rsio.framing import track_context
 
             decoder.after_frame = lambda frame, size: track_context(frame, ctx)
             return list(decoder.feed(data))
@@ -601,7 +601,7 @@ def test_bpmux_tcp_exchange_is_captured_as_sent(tmp_path: Path) -> None:
 
 
 def test_rabbitmq_stream_exchange_with_the_broker_is_captured_as_sent(tmp_path: Path) -> None:
-    from runtime.rabbitmq_stream.aio import connect as rabbitmq_connect
+    from wirestream.runtime.rabbitmq_stream.aio import connect as rabbitmq_connect
     from tests.rabbitmq_stream_client_support import PORT, fresh_stream, require_broker, uri
 
     require_broker()

@@ -1,4 +1,4 @@
-"""The ``wirestream`` console script (runtime/cli.py) and the demo responder it serves.
+"""The ``wirestream`` console script (wirestream/apps/cli.py) and the demo responder it serves.
 
 Client commands run in-process (``amain``, the same code as ``main`` inside the test's
 event loop) against a server started in the test; one test runs the installed console
@@ -23,11 +23,11 @@ from typing import Any
 
 import pytest
 
-from runtime.cli import PayloadWriter, amain, main
-from runtime.rsocket import Payload, RSocketHandler, RSocketServer, Router, serve
-from runtime.rsocket.demo_responder import EchoResponder, parse_count
-from runtime.rsocket.errors import ApplicationError
-from runtime.rsocket.metadata import ROUTING, route
+from wirestream.apps.cli import PayloadWriter, amain, main
+from wirestream.runtime.rsocket import Payload, RSocketHandler, RSocketServer, Router, serve
+from wirestream.apps.demo_responder import EchoResponder, parse_count
+from wirestream.runtime.rsocket.errors import ApplicationError
+from wirestream.runtime.rsocket.metadata import ROUTING, route
 from tests.aio_support import run
 
 Capture = pytest.CaptureFixture[str]

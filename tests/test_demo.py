@@ -11,9 +11,9 @@ from typing import Any
 import msgpack
 import pytest
 
-from runtime.demo import Clock, rsocket_ticker, start_query, watch
-from runtime.spark.background import BackgroundLoop
-from runtime.spark.ticker import SYMBOLS, ticks
+from wirestream.apps.demo import Clock, rsocket_ticker, start_query, watch
+from wirestream.runtime.spark.background import BackgroundLoop
+from wirestream.apps.ticker import SYMBOLS, ticks
 
 pytestmark = pytest.mark.spark
 

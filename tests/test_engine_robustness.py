@@ -12,11 +12,11 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runtime.bpmux import BpmuxConnection
-from runtime.errors import ProtocolError
-from runtime.rabbitmq_stream import ClientConnection
-from runtime.rsio import RsioConnection
-from runtime.rsocket import RSocketConnection
+from wirestream.runtime.bpmux import BpmuxConnection
+from wirestream.runtime.errors import ProtocolError
+from wirestream.runtime.rabbitmq_stream import ClientConnection
+from wirestream.runtime.rsio import RsioConnection
+from wirestream.runtime.rsocket import RSocketConnection
 from tests.rabbitmq_stream_test_broker import TestBroker
 
 

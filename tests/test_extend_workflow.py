@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from runtime.errors import UnknownFrameType
+from wirestream.runtime.errors import UnknownFrameType
 from tests.protocols import IDL, generate_into
 
 NEW_FRAME = {
@@ -38,7 +38,7 @@ def test_a_frame_added_to_the_yaml_is_generated_and_round_trips(tmp_path: Path) 
     assert hasattr(strategies, "sequenced")  # the new frame gets a strategy for free
 
     # The committed codec, generated before the edit, does not know the frame.
-    from generated.rsocket import v1_0
+    from wirestream.generated.rsocket import v1_0
 
     with pytest.raises(UnknownFrameType):
         v1_0.decode(data)

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runtime.errors import (
+from wirestream.runtime.errors import (
     DemandExceeded,
     InvalidGrant,
     LocalProtocolError,
@@ -22,7 +22,7 @@ from runtime.errors import (
     PeerInvalidGrant,
     RemoteProtocolError,
 )
-from runtime.flow import LONG_MAX, RSOCKET_MAX_N, VARU64_MAX, Replenisher, Window
+from wirestream.runtime.flow import LONG_MAX, RSOCKET_MAX_N, VARU64_MAX, Replenisher, Window
 
 CAPS = st.sampled_from([RSOCKET_MAX_N, LONG_MAX, VARU64_MAX, 0xFFFF, 10])
 OPS = st.lists(

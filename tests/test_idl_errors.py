@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from codegen import IdlError, load_protocol
+from wirestream.codegen import IdlError, load_protocol
 
 CASES = sorted((Path(__file__).parent / "idl_errors").glob("*.yaml"))
 

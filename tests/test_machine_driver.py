@@ -8,10 +8,22 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generated.rsocket.v1_0 import Error, ErrorCode, Keepalive, Lease, RequestStream, Setup
-from generated.rsocket.v1_0.machines import ConnectionMachine, ConnectionState
-from runtime.errors import IllegalSend, LocalProtocolError, RemoteProtocolError, UnexpectedFrame
-from runtime.machine import IGNORE
+from wirestream.generated.rsocket.v1_0 import (
+    Error,
+    ErrorCode,
+    Keepalive,
+    Lease,
+    RequestStream,
+    Setup,
+)
+from wirestream.generated.rsocket.v1_0.machines import ConnectionMachine, ConnectionState
+from wirestream.runtime.errors import (
+    IllegalSend,
+    LocalProtocolError,
+    RemoteProtocolError,
+    UnexpectedFrame,
+)
+from wirestream.runtime.machine import IGNORE
 from tests.protocols import IDL, generate_into
 
 
@@ -135,4 +147,8 @@ def test_negated_and_flag_conditions_and_the_wildcard_fallback(tmp_path: Path) -
     assert session.receive(codec.Hello(version=0)).value == "open"
     assert session.receive(codec.Bye(now=False)) is IGNORE  # guard fails -> the `*` row
     assert session.receive(codec.Bye(now=True)).value == "closed"
-    assert hasattr(machines, "SessionPeerHandler")
+    # the generated dispatch table: the frames whose rows move the machine, by engine method
+    assert machines.SessionMachine.HANDLERS == {
+        "peer": {codec.Hello: "on_connection_hello", codec.Bye: "on_connection_bye"}
+    }
+    assert machines.SessionMachine.SCOPE == "connection"

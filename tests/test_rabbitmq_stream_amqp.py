@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from runtime.errors import DecodeError, EncodeError
-from runtime.rabbitmq_stream.amqp import (
+from wirestream.runtime.errors import DecodeError, EncodeError
+from wirestream.runtime.rabbitmq_stream.amqp import (
     MAX_NESTING,
     AmqpDecodeError,
     AmqpEncodeError,

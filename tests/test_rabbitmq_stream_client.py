@@ -1,4 +1,4 @@
-"""The asyncio stream client (``runtime.rabbitmq_stream.aio``) against RabbitMQ 3.10.8.
+"""The asyncio stream client (``wirestream.runtime.rabbitmq_stream.aio``) against RabbitMQ 3.10.8.
 
 One test per behaviour, each through the public client API, for every command 3.10.8
 supports (PROTOCOL.adoc of rabbitmq-server v3.10.x, deps/rabbitmq_stream/docs):
@@ -38,7 +38,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from generated.rabbitmq_stream.v1 import (
+from wirestream.generated.rabbitmq_stream.v1 import (
     CloseRequest,
     CloseResponse,
     CompressionType,
@@ -74,9 +74,9 @@ from generated.rabbitmq_stream.v1 import (
     UnsubscribeResponse,
     frame_bytes,
 )
-from runtime.errors import LocalProtocolError
-from runtime.rabbitmq_stream.aio import Client, Producer, connect
-from runtime.rabbitmq_stream.amqp import (
+from wirestream.runtime.errors import LocalProtocolError
+from wirestream.runtime.rabbitmq_stream.aio import Client, Producer, connect
+from wirestream.runtime.rabbitmq_stream.amqp import (
     AmqpDecodeError,
     AmqpMessage,
     Properties,
@@ -84,7 +84,7 @@ from runtime.rabbitmq_stream.amqp import (
     encode_body,
     encode_message,
 )
-from runtime.rabbitmq_stream.errors import (
+from wirestream.runtime.rabbitmq_stream.errors import (
     AuthenticationError,
     PreconditionFailed,
     StreamAlreadyExists,

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from generated.rabbitmq_stream.v1 import ResponseCode
-from generated.rabbitmq_stream.v1.machines import ConnectionState
-from runtime.rabbitmq_stream import (
+from wirestream.generated.rabbitmq_stream.v1 import ResponseCode
+from wirestream.generated.rabbitmq_stream.v1.machines import ConnectionState
+from wirestream.runtime.rabbitmq_stream import (
     AuthenticationError,
     ChunkDelivered,
     ClientConnection,

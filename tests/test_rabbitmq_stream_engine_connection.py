@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from generated.rabbitmq_stream.v1 import (
+from wirestream.generated.rabbitmq_stream.v1 import (
     CloseRequest,
     CloseResponse,
     ConsumerUpdateRequest,
@@ -29,9 +29,9 @@ from generated.rabbitmq_stream.v1 import (
     Tune,
     frame_bytes,
 )
-from generated.rabbitmq_stream.v1.machines import ConnectionState
-from runtime.errors import FrameTooLarge, IllegalSend, UnexpectedFrame
-from runtime.rabbitmq_stream import (
+from wirestream.generated.rabbitmq_stream.v1.machines import ConnectionState
+from wirestream.runtime.errors import FrameTooLarge, IllegalSend, UnexpectedFrame
+from wirestream.runtime.rabbitmq_stream import (
     AuthenticationError,
     ClientConnection,
     ConnectionClosed,

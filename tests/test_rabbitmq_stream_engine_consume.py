@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generated.rabbitmq_stream.v1 import (
+from wirestream.generated.rabbitmq_stream.v1 import (
     CompressionType,
     CreditRequest,
     CreditResponse,
@@ -28,10 +28,15 @@ from generated.rabbitmq_stream.v1 import (
     UnsubscribeResponse,
     frame_bytes,
 )
-from generated.rabbitmq_stream.v1.machines import SubscriptionState
-from runtime.errors import IllegalSend, InvalidGrant, LocalProtocolError, PeerExceededDemand
-from runtime.errors import UnexpectedFrame
-from runtime.rabbitmq_stream import (
+from wirestream.generated.rabbitmq_stream.v1.machines import SubscriptionState
+from wirestream.runtime.errors import (
+    IllegalSend,
+    InvalidGrant,
+    LocalProtocolError,
+    PeerExceededDemand,
+)
+from wirestream.runtime.errors import UnexpectedFrame
+from wirestream.runtime.rabbitmq_stream import (
     BatchTooLarge,
     ChunkCrcMismatch,
     ChunkDelivered,

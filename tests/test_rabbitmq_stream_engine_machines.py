@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import pytest
 
-from generated.rabbitmq_stream.v1 import Heartbeat, Publish, frame_bytes
-from generated.rabbitmq_stream.v1.machines import (
+from wirestream.generated.rabbitmq_stream.v1 import Heartbeat, Publish, frame_bytes
+from wirestream.generated.rabbitmq_stream.v1.machines import (
     ConnectionMachine,
     ConnectionState,
     PublisherMachine,
     PublisherState,
 )
-from runtime.errors import IllegalSend
-from runtime.machine import IGNORE, Illegal
+from wirestream.runtime.errors import IllegalSend
+from wirestream.runtime.machine import IGNORE, Illegal
 from tests.engine_pair import shuttle
 from tests.rabbitmq_stream_test_broker import open_pair, with_stream
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generated.rabbitmq_stream.v1 import (
+from wirestream.generated.rabbitmq_stream.v1 import (
     DeclarePublisherRequest,
     DeletePublisherResponse,
     MetadataUpdate,
@@ -23,9 +23,9 @@ from generated.rabbitmq_stream.v1 import (
     SubEntryBatch,
     frame_bytes,
 )
-from generated.rabbitmq_stream.v1.machines import PublisherState, SubscriptionState
-from runtime.errors import DemandExceeded, IllegalSend
-from runtime.rabbitmq_stream import (
+from wirestream.generated.rabbitmq_stream.v1.machines import PublisherState, SubscriptionState
+from wirestream.runtime.errors import DemandExceeded, IllegalSend
+from wirestream.runtime.rabbitmq_stream import (
     ChunkDelivered,
     ClientConnection,
     MessageReceived,
@@ -48,7 +48,7 @@ from runtime.rabbitmq_stream import (
     StreamDoesNotExist,
     SubscriptionClosed,
 )
-from runtime.rabbitmq_stream.chunk import decode_entries
+from wirestream.runtime.rabbitmq_stream.chunk import decode_entries
 from tests.engine_pair import shuttle
 from tests.rabbitmq_stream_test_broker import TestBroker, open_pair, with_stream
 
@@ -172,7 +172,7 @@ def test_declare_refused_frees_the_id() -> None:
 def test_publish_beyond_window_refused_locally() -> None:
     """3.10.8 stops reading a connection at 50,000 unconfirmed messages with no frame
     to say so: the client bounds its unconfirmed messages per publisher (a
-    ``runtime.flow.Window``); a publish beyond it is refused whole, nothing is sent."""
+    ``wirestream.runtime.flow.Window``); a publish beyond it is refused whole, nothing is sent."""
     client, broker = _declared(max_in_flight=3)
     broker.confirm = False
     client.publish(0, [b"a", b"b"])

@@ -2,7 +2,7 @@
 
 The same commands run twice against RabbitMQ 3.10.8, each time through a recording
 proxy (``tests.rabbitmq_stream_capture.FrameCapture``): once with
-``runtime.rabbitmq_stream.aio`` and once with rstream (``load_balancer_mode=True`` so
+``wirestream.runtime.rabbitmq_stream.aio`` and once with rstream (``load_balancer_mode=True`` so
 that its leader connections go through the proxy too). Both runs use the same stream
 name (one after the other: create, ..., delete) and the same references, so each client
 frame is compared field by field through the generated frame classes' equality, after
@@ -61,7 +61,7 @@ from rstream import (
 )
 from rstream.exceptions import OffsetNotFound
 
-from generated.rabbitmq_stream.v1 import (
+from wirestream.generated.rabbitmq_stream.v1 import (
     CloseRequest,
     CloseResponse,
     CreateRequest,
@@ -96,7 +96,7 @@ from generated.rabbitmq_stream.v1 import (
     UnsubscribeRequest,
     frame_bytes,
 )
-from runtime.rabbitmq_stream.aio import connect
+from wirestream.runtime.rabbitmq_stream.aio import connect
 from tests.aio_support import run
 from tests.rabbitmq_stream_capture import FrameCapture
 from tests.rabbitmq_stream_client_support import HOST, URI, read, require_broker, unique, until, uri

@@ -23,9 +23,9 @@ from typing import Any, TypeVar
 
 import pytest
 
-from generated.rabbitmq_stream.v1 import CloseRequest
-from runtime.errors import ConnectionLost, TransportTimeout
-from runtime.rabbitmq_stream.aio import Client, Producer, connect
+from wirestream.generated.rabbitmq_stream.v1 import CloseRequest
+from wirestream.runtime.errors import ConnectionLost, TransportTimeout
+from wirestream.runtime.rabbitmq_stream.aio import Client, Producer, connect
 from tests import rabbitmq_broker_ctl as ctl
 from tests.aio_support import run
 from tests.rabbitmq_stream_capture import FrameCapture

@@ -34,9 +34,9 @@ from typing import Any
 
 import pytest
 
-from runtime.errors import ConnectionLost, ProtocolError
-from runtime.rabbitmq_stream.aio import Client, connect
-from runtime.rabbitmq_stream.errors import AuthenticationError, MechanismNotOffered
+from wirestream.runtime.errors import ConnectionLost, ProtocolError
+from wirestream.runtime.rabbitmq_stream.aio import Client, connect
+from wirestream.runtime.rabbitmq_stream.errors import AuthenticationError, MechanismNotOffered
 from tests.aio_support import run
 from tests.rabbitmq_tls import (
     CLIENT_USER,

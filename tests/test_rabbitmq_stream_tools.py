@@ -37,7 +37,7 @@ from rstream import (
 )
 from rstream.recovery import BackOffRecoveryStrategy
 
-from generated.rabbitmq_stream.v1 import (
+from wirestream.generated.rabbitmq_stream.v1 import (
     CloseRequest,
     CreditRequest,
     DeclarePublisherRequest,
@@ -53,8 +53,8 @@ from generated.rabbitmq_stream.v1 import (
     Tune,
     frame_bytes,
 )
-from runtime.errors import UnknownFrameType
-from runtime.rabbitmq_stream.chunk import chunk_records
+from wirestream.runtime.errors import UnknownFrameType
+from wirestream.runtime.rabbitmq_stream.chunk import chunk_records
 from tests import rabbitmq_broker_ctl as ctl
 from tests.aio_support import run
 from tests.rabbitmq_stream_capture import FrameCapture

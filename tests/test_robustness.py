@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runtime.errors import FrameTooLarge, ProtocolError, Truncated
+from wirestream.runtime.errors import FrameTooLarge, ProtocolError, Truncated
 from tests.protocols import VERSIONS
 
 EXAMPLES = 10_000 if os.environ.get("CI") or os.environ.get("HYPOTHESIS_PROFILE") == "ci" else 300
@@ -118,7 +118,7 @@ def _peak_allocation(action: Any) -> int:
 
 
 def test_16mb_metadata_length_in_20_bytes_fails_fast_rsocket() -> None:
-    from generated.rsocket import v1_0
+    from wirestream.generated.rsocket import v1_0
 
     # PAYLOAD, stream 1, M flag, metadata length 0xFFFFFF (16 MB) but 11 bytes follow.
     frame = bytes.fromhex("00000001 2920 ffffff") + b"x" * 11
@@ -132,7 +132,7 @@ def test_16mb_metadata_length_in_20_bytes_fails_fast_rsocket() -> None:
 
 
 def test_16mb_frame_length_is_refused_before_buffering_rsocket() -> None:
-    from generated.rsocket import v1_0
+    from wirestream.generated.rsocket import v1_0
 
     decoder = v1_0.StreamDecoder(max_frame_size=1024 * 1024)
     data = (HUGE - 1).to_bytes(3, "big") + bytes(17)
@@ -145,7 +145,7 @@ def test_16mb_frame_length_is_refused_before_buffering_rsocket() -> None:
 
 
 def test_16mb_size_prefix_is_refused_before_buffering_rabbitmq() -> None:
-    from generated.rabbitmq_stream import v1
+    from wirestream.generated.rabbitmq_stream import v1
 
     decoder = v1.StreamDecoder(max_frame_size=1024 * 1024)  # RabbitMQ's default frame_max
     data = HUGE.to_bytes(4, "big") + bytes(16)
@@ -158,7 +158,7 @@ def test_16mb_size_prefix_is_refused_before_buffering_rabbitmq() -> None:
 
 
 def test_16mb_array_count_in_20_bytes_fails_fast_rabbitmq() -> None:
-    from generated.rabbitmq_stream import v1
+    from wirestream.generated.rabbitmq_stream import v1
 
     # PublishConfirm (key 3, v1): publisher id, then an int32 count of 16M ids.
     frame = bytes.fromhex("0003 0001 07") + HUGE.to_bytes(4, "big") + bytes(11)
@@ -172,7 +172,7 @@ def test_16mb_array_count_in_20_bytes_fails_fast_rabbitmq() -> None:
 
 
 def test_16mb_varu64_length_fails_fast_in_a_self_delimiting_stream_bpmux() -> None:
-    from generated.bpmux import rel
+    from wirestream.generated.bpmux import rel
 
     # Message (type 4) declaring a 16 MB payload as VarU64 (0xFB + 4 bytes).
     decoder = rel.StreamDecoder(max_frame_size=1024 * 1024)
@@ -187,7 +187,7 @@ def test_16mb_varu64_length_fails_fast_in_a_self_delimiting_stream_bpmux() -> No
 
 def test_stream_decoder_keeps_frames_decoded_before_an_error() -> None:
     """Nothing is lost: frames before a malformed one reach the caller with the error."""
-    from generated.rsocket import v1_0
+    from wirestream.generated.rsocket import v1_0
 
     good = v1_0.frame_bytes(v1_0.RequestN(stream_id=1, request_n=5))
     bad = bytes.fromhex("000006 00000001 8000")  # unknown type 0x20, I flag clear

@@ -1,4 +1,4 @@
-"""runtime.rsio.aio: the asyncio peer of the Reactive Streams network protocol, peer to
+"""wirestream.runtime.rsio.aio: the asyncio peer of the Reactive Streams network protocol, peer to
 peer over real TCP (and WebSocket, memory), both encodings, with leak checks
 (``tests.aio_support.run``: no task or socket left behind).
 
@@ -17,19 +17,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import generated.rsio.v0 as wire
-import runtime.rsio.engine
-from runtime import rsio
-from runtime.aio import Transport, listen
-from runtime.errors import (
+import wirestream.generated.rsio.v0 as wire
+import wirestream.runtime.rsio.engine
+from wirestream.runtime import rsio
+from wirestream.runtime.aio import Transport, listen
+from wirestream.runtime.errors import (
     ConnectionLost,
     DecodeError,
     ProtocolError,
     RemoteProtocolError,
     TransportTimeout,
 )
-from runtime.rsio import Encoding, Publisher, RsioConfig, StreamError, UnsupportedVersion
-from runtime.rsio.framing import encode_frame
+from wirestream.runtime.rsio import Encoding, Publisher, RsioConfig, StreamError, UnsupportedVersion
+from wirestream.runtime.rsio.framing import encode_frame
 from tests.aio_support import run
 
 ENCODINGS = ["binary", "msgpack"]
@@ -80,7 +80,7 @@ def sent_frames(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
         names.append(type(frame).__name__)
         return encode(encoding, frame, ctx)
 
-    monkeypatch.setattr(runtime.rsio.engine, "encode_frame", spy)
+    monkeypatch.setattr(wirestream.runtime.rsio.engine, "encode_frame", spy)
     yield names
 
 

@@ -1,4 +1,4 @@
-"""runtime.rsio: the hello handshake, extensions, goodbye and transport EOF.
+"""wirestream.runtime.rsio: the hello handshake, extensions, goodbye and transport EOF.
 
 Seeds 000/001 ("Protocol negotiation", "Closing the connection") of the Reactive
 Streams network protocol draft; the rows of the `connection` machine in
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-import generated.rsio.v0 as rsio
-from runtime.errors import IllegalSend, UnexpectedFrame, UnknownFrameType
-from runtime.rsio import (
+import wirestream.generated.rsio.v0 as rsio
+from wirestream.runtime.errors import IllegalSend, UnexpectedFrame, UnknownFrameType
+from wirestream.runtime.rsio import (
     ConnectionClosed,
     GoodbyeReceived,
     HelloReceived,
@@ -23,7 +23,7 @@ from runtime.rsio import (
     UnsupportedVersion,
     events_of,
 )
-from generated.rsio.v0.machines import ConnectionState
+from wirestream.generated.rsio.v0.machines import ConnectionState
 from tests.engine_pair import shuttle
 
 ENCODINGS = ["binary", "msgpack"]

@@ -1,4 +1,4 @@
-"""runtime.rsio: packed (fixed-size) and split elements.
+"""wirestream.runtime.rsio: packed (fixed-size) and split elements.
 
 Seeds 000/001 "Packed messaging" and "Split messaging"; the `split_element` machine of
 idl/rsio/v0.yaml.
@@ -10,16 +10,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import generated.rsio.v0 as rsio
-from generated.rsio.v0.machines import ConnectionState, SubscriptionState
-from runtime.errors import (
+import wirestream.generated.rsio.v0 as rsio
+from wirestream.generated.rsio.v0.machines import ConnectionState, SubscriptionState
+from wirestream.runtime.errors import (
     DecodeError,
     DemandExceeded,
     IllegalSend,
     PeerExceededDemand,
     UnexpectedFrame,
 )
-from runtime.rsio import (
+from wirestream.runtime.rsio import (
     ElementReceived,
     IncompleteSplitElement,
     PeerElementSizeError,

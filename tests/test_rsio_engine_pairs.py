@@ -1,4 +1,4 @@
-"""runtime.rsio: two engines back to back, every interaction in both encodings and both
+"""wirestream.runtime.rsio: two engines back to back, every interaction in both encodings and both
 directions, and a property over demand.
 
 "The protocol is fully bidirectional; either party can act in the --> direction."
@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generated.rsio.v0.machines import ConnectionState, SubscriptionState
-from runtime.errors import DemandExceeded
-from runtime.rsio import (
+from wirestream.generated.rsio.v0.machines import ConnectionState, SubscriptionState
+from wirestream.runtime.errors import DemandExceeded
+from wirestream.runtime.rsio import (
     ConnectionClosed,
     DemandReceived,
     ElementReceived,

@@ -1,4 +1,4 @@
-"""runtime.rsio: the Reactive Streams core signalling, Ids and demand.
+"""wirestream.runtime.rsio: the Reactive Streams core signalling, Ids and demand.
 
 Seeds 000/001 "The Reactive Streams core protocol" and the Reactive Streams 1.0.3
 rules it adopts ("The semantics for ordering and asynchronous delivery are the same as
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-import generated.rsio.v0 as rsio
-from generated.rsio.v0.machines import ConnectionState, SubscriptionState
-from runtime.errors import (
+import wirestream.generated.rsio.v0 as rsio
+from wirestream.generated.rsio.v0.machines import ConnectionState, SubscriptionState
+from wirestream.runtime.errors import (
     DemandExceeded,
     IllegalSend,
     InvalidGrant,
@@ -21,8 +21,8 @@ from runtime.errors import (
     PeerInvalidGrant,
     UnexpectedFrame,
 )
-from runtime.flow import LONG_MAX
-from runtime.rsio import (
+from wirestream.runtime.flow import LONG_MAX
+from wirestream.runtime.rsio import (
     DemandReceived,
     ElementReceived,
     ElementSizeError,

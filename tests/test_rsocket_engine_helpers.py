@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime.rsocket import RSocketConnection, SetupInfo
-from runtime.rsocket.versions import Version, get_version
+from wirestream.runtime.rsocket import RSocketConnection, SetupInfo
+from wirestream.runtime.rsocket.versions import Version, get_version
 from tests.engine_pair import shuttle
 
 VERSIONS = ["1.0", "0.2"]

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runtime.errors import DemandExceeded, IllegalSend, InvalidGrant
-from runtime.flow import RSOCKET_MAX_N
-from runtime.rsocket import (
+from wirestream.runtime.errors import DemandExceeded, IllegalSend, InvalidGrant
+from wirestream.runtime.flow import RSOCKET_MAX_N
+from wirestream.runtime.rsocket import (
     ErrorReceived,
     InteractionModel,
     MetadataPushReceived,

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from runtime.rsocket import (
+from wirestream.runtime.rsocket import (
     ConnectionEstablished,
     Event,
     PayloadReceived,

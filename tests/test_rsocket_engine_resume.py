@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from runtime.errors import IllegalSend, UnexpectedFrame
-from runtime.rsocket import (
+from wirestream.runtime.errors import IllegalSend, UnexpectedFrame
+from wirestream.runtime.rsocket import (
     ConnectionClosed,
     ConnectionRejected,
     ConnectionResumed,
@@ -199,7 +199,7 @@ def test_resume_ok_with_unknown_position_ends_connection(version: str) -> None:
     """Resume Operation (client): if it cannot continue from the server's position it 'MAY
     send an ERROR frame indicating the end of the connection and MUST NOT attempt
     resumption again'."""
-    from runtime.rsocket import ResumePositionLost
+    from wirestream.runtime.rsocket import ResumePositionLost
 
     c, _, _ = resumable_pair(version)
     c.receive_data(b"")

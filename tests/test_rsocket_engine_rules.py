@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from runtime.errors import IllegalSend, RemoteProtocolError, UnexpectedFrame
-from runtime.rsocket import (
+from wirestream.runtime.errors import IllegalSend, RemoteProtocolError, UnexpectedFrame
+from wirestream.runtime.rsocket import (
     ConnectionClosed,
     ConnectionDead,
     ConnectionEstablished,
@@ -27,7 +27,7 @@ from runtime.rsocket import (
     StreamCompleted,
     StreamIdsExhausted,
 )
-from runtime.rsocket.streams import MAX_STREAM_ID
+from wirestream.runtime.rsocket.streams import MAX_STREAM_ID
 from tests.engine_pair import shuttle
 from tests.test_rsocket_engine_helpers import (
     VERSIONS,
@@ -444,7 +444,7 @@ def test_peer_exceeding_demand_is_a_stream_error(version: str) -> None:
 @versions
 def test_responder_never_sends_more_payloads_than_requested(version: str) -> None:
     """Reactive Streams Semantics: 'RS needs to wait for a new REQUEST_N at that point'."""
-    from runtime.errors import DemandExceeded
+    from wirestream.runtime.errors import DemandExceeded
 
     c, s, _, _ = pair(version)
     sid = c.request_stream(b"", initial_n=1)
@@ -475,7 +475,7 @@ def test_stalled_stream_is_not_timed_out_by_protocol(version: str) -> None:
 def test_channel_requester_waits_for_request_n_before_payload(version: str) -> None:
     """REQUEST_CHANNEL: 'A requester MUST not send PAYLOAD frames after the REQUEST_CHANNEL
     frame until the responder sends a REQUEST_N frame granting credits'."""
-    from runtime.errors import DemandExceeded
+    from wirestream.runtime.errors import DemandExceeded
 
     c, s, _, _ = pair(version)
     sid = c.request_channel(b"first")
@@ -903,9 +903,9 @@ def test_cancel_mid_fragment_sequence_discards_partial(version: str) -> None:
 def test_engine_follows_the_generated_tables(monkeypatch: pytest.MonkeyPatch) -> None:
     """The engine consults the generated machines: change a row (here: a request-stream
     requester ignores every PAYLOAD) and the engine's behaviour changes with it."""
-    from generated.rsocket.v1_0 import Payload
-    from generated.rsocket.v1_0.machines import RequestStreamMachine, RequestStreamState
-    from runtime.machine import IGNORE
+    from wirestream.generated.rsocket.v1_0 import Payload
+    from wirestream.generated.rsocket.v1_0.machines import RequestStreamMachine, RequestStreamState
+    from wirestream.runtime.machine import IGNORE
 
     table = dict(RequestStreamMachine.RECEIVE["requester"])
     table[(RequestStreamState.OPEN, Payload)] = ((None, IGNORE),)

@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from generated.rsocket import v1_0 as codec
-from runtime.aio import HIGH_WATER
-from runtime.errors import (
+from wirestream.generated.rsocket import v1_0 as codec
+from wirestream.runtime.aio import HIGH_WATER
+from wirestream.runtime.errors import (
     ConnectionLost,
     DecodeError,
     FrameTooLarge,
@@ -31,8 +31,8 @@ from runtime.errors import (
     Truncated,
     UnknownFrameType,
 )
-from runtime.flow import RSOCKET_MAX_N
-from runtime.rsocket import (
+from wirestream.runtime.flow import RSOCKET_MAX_N
+from wirestream.runtime.rsocket import (
     ApplicationError,
     Payload,
     PayloadLike,

@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 
-from runtime.errors import ConnectionLost
-from runtime.rsocket import (
+from wirestream.runtime.errors import ConnectionLost
+from wirestream.runtime.rsocket import (
     ApplicationError,
     NoLease,
     Payload,
@@ -38,7 +38,7 @@ from runtime.rsocket import (
     connect,
     serve,
 )
-from runtime.rsocket.metadata import encode_composite, route
+from wirestream.runtime.rsocket.metadata import encode_composite, route
 from tests.aio_support import run
 from tests.rsocket_py_peers import (
     APPLICATION_ERROR,

@@ -25,15 +25,21 @@ from rsocket.extensions.authentication import AuthenticationBearer, Authenticati
 from rsocket.extensions.composite_metadata import CompositeMetadata
 from rsocket.extensions.routing import RoutingMetadata
 
-from runtime.errors import DecodeError, EncodeError, InvalidString, RemoteProtocolError, Truncated
-from runtime.rsocket.errors import (
+from wirestream.runtime.errors import (
+    DecodeError,
+    EncodeError,
+    InvalidString,
+    RemoteProtocolError,
+    Truncated,
+)
+from wirestream.runtime.rsocket.errors import (
     InvalidMetadataText,
     InvalidMimeTypeName,
     MalformedMetadata,
     MetadataTrailingBytes,
     MetadataTruncated,
 )
-from runtime.rsocket.metadata import (
+from wirestream.runtime.rsocket.metadata import (
     ACCEPT_MIME_TYPES,
     APPLICATION_JSON,
     AUTHENTICATION,

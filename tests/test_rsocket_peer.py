@@ -14,8 +14,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from runtime.errors import ConnectionLost, LocalProtocolError
-from runtime.rsocket import (
+from wirestream.runtime.errors import ConnectionLost, LocalProtocolError
+from wirestream.runtime.rsocket import (
     ApplicationError,
     NoLease,
     Payload,
@@ -27,7 +27,7 @@ from runtime.rsocket import (
     connect,
     serve,
 )
-from runtime.rsocket.metadata import route
+from wirestream.runtime.rsocket.metadata import route
 from tests.aio_support import run
 
 

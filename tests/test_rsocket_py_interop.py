@@ -34,8 +34,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import generated.rsocket.v1_0 as ws
-from runtime.errors import DecodeError
+import wirestream.generated.rsocket.v1_0 as ws
+from wirestream.runtime.errors import DecodeError
 
 rf = pytest.importorskip("rsocket.frame")
 from rsocket.error_codes import ErrorCode as PeerErrorCode  # noqa: E402

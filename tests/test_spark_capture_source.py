@@ -1,4 +1,4 @@
-"""runtime.spark.capture_source: capture files read as a frame-log DataFrame.
+"""wirestream.runtime.spark.capture_source: capture files read as a frame-log DataFrame.
 
 A real RSocket exchange over TCP, captured on both sides through a recording proxy, read
 back by Spark and compared with what the generated codec decodes from the bytes that
@@ -18,12 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import generated.rsocket.v1_0 as rsocket_codec
-from generated.rsocket.v1_0.spark import FRAME_COLUMNS, FRAME_LOG_SCHEMA, frame_row
-from runtime.capture import CaptureWriter, capture_files, get_protocol, iter_records
-from runtime.rsocket import connect, serve
-from runtime.rsocket.demo_responder import EchoResponder
-from runtime.spark.capture_source import MALFORMED, spark_module
+import wirestream.generated.rsocket.v1_0 as rsocket_codec
+from wirestream.generated.rsocket.v1_0.spark import FRAME_COLUMNS, FRAME_LOG_SCHEMA, frame_row
+from wirestream.runtime.capture import CaptureWriter, capture_files, get_protocol, iter_records
+from wirestream.runtime.rsocket import connect, serve
+from wirestream.apps.demo_responder import EchoResponder
+from wirestream.runtime.spark.capture_source import MALFORMED, spark_module
 from tests.aio_support import run
 from tests.test_capture import RecordingProxy, port_of
 
@@ -316,7 +316,7 @@ def test_permissive_keeps_a_malformed_row_and_dropmalformed_drops_it(
 def test_rsio_captures_are_read_one_partition_per_file(spark: SparkSession, tmp_path: Path) -> None:
     """A fixed-size element decodes only with the Subscribed that announced its size, so
     a file is never split: the elements after it decode even with tiny partitions."""
-    import generated.rsio.v0 as rsio_codec
+    import wirestream.generated.rsio.v0 as rsio_codec
 
     frames: list[Any] = [
         rsio_codec.Subscribed(subscriber=3, element_size=2),

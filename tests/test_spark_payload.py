@@ -22,9 +22,14 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from runtime.spark.errors import SparkOptionError
-from runtime.spark.options import Options
-from runtime.spark.payload import PAYLOAD_OPTIONS, PayloadDecoder, PayloadError, payload_ddl
+from wirestream.runtime.spark.errors import SparkOptionError
+from wirestream.runtime.spark.options import Options
+from wirestream.runtime.spark.payload import (
+    PAYLOAD_OPTIONS,
+    PayloadDecoder,
+    PayloadError,
+    payload_ddl,
+)
 
 UTC = datetime.timezone.utc
 TICK = StructType(

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 import msgpack
 import pytest
 
-from runtime.rabbitmq_stream.aio import connect
-from runtime.spark.rabbitmq_sink import publishing_id
-from runtime.spark.rabbitmq_stream import probe_bounds
+from wirestream.runtime.rabbitmq_stream.aio import connect
+from wirestream.runtime.spark.rabbitmq_sink import publishing_id
+from wirestream.runtime.spark.rabbitmq_stream import probe_bounds
 from tests.aio_support import run
 from tests.rabbitmq_stream_client_support import URI, require_broker, unique
 

@@ -20,12 +20,12 @@ import msgpack
 import pytest
 from pyspark.sql.types import BinaryType, LongType, StructField, StructType, TimestampType
 
-import generated.rsio.v0 as wire
-from runtime import rsio
-from runtime.rsio.framing import make_decoder
-from runtime.spark.errors import SparkOptionError
-from runtime.spark.live_source import DataLossError, LiveSourceError
-from runtime.spark.rsio_source import RsioDataSource, RsioStreamReader
+import wirestream.generated.rsio.v0 as wire
+from wirestream.runtime import rsio
+from wirestream.runtime.rsio.framing import make_decoder
+from wirestream.runtime.spark.errors import SparkOptionError
+from wirestream.runtime.spark.live_source import DataLossError, LiveSourceError
+from wirestream.runtime.spark.rsio_source import RsioDataSource, RsioStreamReader
 from tests.test_spark_rsocket_source import (
     assert_paced_by_budget,
     BackgroundLoop,

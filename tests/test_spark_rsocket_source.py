@@ -39,15 +39,15 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-import generated.rsocket.v1_0 as wire
-from runtime.rsocket import Payload, RSocketHandler, Router, serve
-from runtime.rsocket.errors import ApplicationError
-from runtime.rsocket.metadata import ROUTING, find_route, route
-from runtime.spark.background import BackgroundLoop
-from runtime.spark.errors import SparkOptionError
-from runtime.spark.live_source import DataLossError, LiveRows, LiveSourceError
-from runtime.spark.payload import PayloadError
-from runtime.spark.rsocket_source import RSocketDataSource, RSocketStreamReader
+import wirestream.generated.rsocket.v1_0 as wire
+from wirestream.runtime.rsocket import Payload, RSocketHandler, Router, serve
+from wirestream.runtime.rsocket.errors import ApplicationError
+from wirestream.runtime.rsocket.metadata import ROUTING, find_route, route
+from wirestream.runtime.spark.background import BackgroundLoop
+from wirestream.runtime.spark.errors import SparkOptionError
+from wirestream.runtime.spark.live_source import DataLossError, LiveRows, LiveSourceError
+from wirestream.runtime.spark.payload import PayloadError
+from wirestream.runtime.spark.rsocket_source import RSocketDataSource, RSocketStreamReader
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Row, SparkSession

@@ -35,11 +35,11 @@ from pyspark.sql.types import (
     _make_type_verifier,
 )
 
-from codegen import IdlError, load_protocol
-from codegen.model import Word
-from codegen.python_target import lower_snake, upper_snake
-from codegen.render import render_spark
-from codegen.spark_target import SparkTarget
+from wirestream.codegen import IdlError, load_protocol
+from wirestream.codegen.model import Word
+from wirestream.codegen.python_target import lower_snake, upper_snake
+from wirestream.codegen.render import render_spark
+from wirestream.codegen.spark_target import SparkTarget
 from tests.protocols import IDL, ROOT, VERSIONS, Version, context, generate_into
 
 LONG_MAX = (1 << 63) - 1
@@ -66,7 +66,9 @@ STREAM_IDS = {
 
 
 def spark_module(version: Version) -> ModuleType:
-    return importlib.import_module(f"generated.{version.protocol}.{version.version}.spark")
+    return importlib.import_module(
+        f"wirestream.generated.{version.protocol}.{version.version}.spark"
+    )
 
 
 def frame_classes(codec: ModuleType) -> list[type]:
@@ -177,7 +179,7 @@ def test_spark_module_is_generated_deterministically_and_committed_fresh(version
 
 
 def test_codecs_import_neither_pyspark_nor_their_spark_module() -> None:
-    modules = [f"generated.{v.protocol}.{v.version}" for v in VERSIONS]
+    modules = [f"wirestream.generated.{v.protocol}.{v.version}" for v in VERSIONS]
     script = (
         "import importlib, sys\n"
         f"for name in {modules!r}:\n"
@@ -257,8 +259,8 @@ def test_flags_are_null_where_the_protocol_has_no_header_flags(version: Version)
 
 
 def test_unknown_frames_keep_code_flags_and_body() -> None:
-    from generated.rsocket.v1_0 import UnknownFrame, decode
-    from generated.rsocket.v1_0.spark import FRAME_COLUMNS, frame_row
+    from wirestream.generated.rsocket.v1_0 import UnknownFrame, decode
+    from wirestream.generated.rsocket.v1_0.spark import FRAME_COLUMNS, frame_row
 
     frame = decode(bytes.fromhex("00000007" "c205" "6869"))  # type 0x30, I set, flag bit 0x005
     assert isinstance(frame, UnknownFrame)
@@ -268,8 +270,8 @@ def test_unknown_frames_keep_code_flags_and_body() -> None:
 
 
 def test_frame_row_refuses_what_is_not_a_frame_of_the_version() -> None:
-    from generated.rsio.v0 import Cancel
-    from generated.rsocket.v1_0.spark import frame_row
+    from wirestream.generated.rsio.v0 import Cancel
+    from wirestream.generated.rsocket.v1_0.spark import frame_row
 
     with pytest.raises(TypeError, match="Cancel is not a frame of RSocket 1.0"):
         frame_row(Cancel(subscriber=1))  # type: ignore[arg-type]
@@ -280,8 +282,8 @@ def test_frame_row_refuses_what_is_not_a_frame_of_the_version() -> None:
 
 @pytest.mark.parametrize("credit", [0, LONG_MAX, LONG_MAX + 1, U64_MAX])
 def test_u64_values_are_exact_decimals_at_the_edges(credit: int) -> None:
-    from generated.bpmux.rel import MainCredit
-    from generated.bpmux.rel.spark import MAIN_CREDIT_SCHEMA, frame_row
+    from wirestream.generated.bpmux.rel import MainCredit
+    from wirestream.generated.bpmux.rel.spark import MAIN_CREDIT_SCHEMA, frame_row
 
     assert MAIN_CREDIT_SCHEMA["credit"].dataType == DecimalType(20, 0)
     values = frame_row(MainCredit(credit=credit))[4]
@@ -294,8 +296,8 @@ def test_u64_values_are_exact_decimals_at_the_edges(credit: int) -> None:
 def test_a_stream_id_above_long_is_null_in_the_column_and_exact_in_the_frame(
     inner_id: int,
 ) -> None:
-    from generated.bpmux.rel import InnerCancel
-    from generated.bpmux.rel.spark import frame_row
+    from wirestream.generated.bpmux.rel import InnerCancel
+    from wirestream.generated.bpmux.rel.spark import frame_row
 
     _, stream_id, _, _, values = frame_row(InnerCancel(inner_id=inner_id))
     assert stream_id == (inner_id if inner_id <= LONG_MAX else None)
@@ -303,8 +305,12 @@ def test_a_stream_id_above_long_is_null_in_the_column_and_exact_in_the_frame(
 
 
 def test_integers_take_the_narrowest_exact_spark_type() -> None:
-    from generated.rsocket.v1_0.spark import KEEPALIVE_SCHEMA, REQUEST_N_SCHEMA, SETUP_SCHEMA
-    from generated.rsio.v0.spark import REQUEST_SCHEMA
+    from wirestream.generated.rsocket.v1_0.spark import (
+        KEEPALIVE_SCHEMA,
+        REQUEST_N_SCHEMA,
+        SETUP_SCHEMA,
+    )
+    from wirestream.generated.rsio.v0.spark import REQUEST_SCHEMA
 
     assert SETUP_SCHEMA["major_version"].dataType == IntegerType()  # u16
     assert REQUEST_N_SCHEMA["request_n"].dataType == IntegerType()  # 31 bits of a u32 word
@@ -314,8 +320,8 @@ def test_integers_take_the_narrowest_exact_spark_type() -> None:
 
 
 def test_enum_fields_hold_member_names() -> None:
-    from generated.rsocket.v1_0 import Error, ErrorCode
-    from generated.rsocket.v1_0.spark import ERROR_SCHEMA, frame_row
+    from wirestream.generated.rsocket.v1_0 import Error, ErrorCode
+    from wirestream.generated.rsocket.v1_0.spark import ERROR_SCHEMA, frame_row
 
     assert ERROR_SCHEMA["error_code"].dataType == StringType()
     values = frame_row(Error(stream_id=1, error_code=ErrorCode.APPLICATION_ERROR, data=b"x"))[4]
@@ -323,8 +329,8 @@ def test_enum_fields_hold_member_names() -> None:
 
 
 def test_open_enum_values_it_does_not_list_are_their_decimal_number() -> None:
-    from generated.rsocket.v1_0 import Error
-    from generated.rsocket.v1_0.spark import frame_row
+    from wirestream.generated.rsocket.v1_0 import Error
+    from wirestream.generated.rsocket.v1_0.spark import frame_row
 
     assert frame_row(Error(stream_id=1, error_code=0x305))[4][2] == "773"
 
@@ -340,8 +346,12 @@ def test_closed_enum_fields_hold_member_names(tmp_path: Path) -> None:
 
 
 def test_a_union_is_a_struct_with_exactly_the_variant_s_field_set() -> None:
-    from generated.rabbitmq_stream.v1 import OffsetSpecNext, OffsetSpecOffset, SubscribeRequest
-    from generated.rabbitmq_stream.v1.spark import OFFSET_SPECIFICATION_SCHEMA, frame_row
+    from wirestream.generated.rabbitmq_stream.v1 import (
+        OffsetSpecNext,
+        OffsetSpecOffset,
+        SubscribeRequest,
+    )
+    from wirestream.generated.rabbitmq_stream.v1.spark import OFFSET_SPECIFICATION_SCHEMA, frame_row
 
     assert OFFSET_SPECIFICATION_SCHEMA.names == [
         "offset_spec_first", "offset_spec_last", "offset_spec_next", "offset_spec_offset",
@@ -354,8 +364,8 @@ def test_a_union_is_a_struct_with_exactly_the_variant_s_field_set() -> None:
 
 
 def test_a_frame_without_fields_has_one_present_field() -> None:
-    from generated.bpmux.rel import Close
-    from generated.bpmux.rel.spark import CLOSE_SCHEMA, frame_row
+    from wirestream.generated.bpmux.rel import Close
+    from wirestream.generated.bpmux.rel.spark import CLOSE_SCHEMA, frame_row
 
     assert [(f.name, f.dataType, f.nullable) for f in CLOSE_SCHEMA.fields] == [
         ("present", BooleanType(), False)

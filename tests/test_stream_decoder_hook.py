@@ -4,14 +4,14 @@ MessagePack decoders alike)."""
 
 from __future__ import annotations
 
-from generated.bpmux.rel import InnerItem, MainCredit
-from generated.bpmux.rel import StreamDecoder as BpmuxDecoder
-from generated.bpmux.rel import encode as bpmux_encode
-from generated.rsio.v0 import MsgpackStreamDecoder, Subscribe, encode_msgpack
-from generated.rsocket.v1_0 import Payload, RequestN
-from generated.rsocket.v1_0 import StreamDecoder as RSocketDecoder
-from generated.rsocket.v1_0 import encode as rsocket_encode
-from generated.rsocket.v1_0 import frame_bytes
+from wirestream.generated.bpmux.rel import InnerItem, MainCredit
+from wirestream.generated.bpmux.rel import StreamDecoder as BpmuxDecoder
+from wirestream.generated.bpmux.rel import encode as bpmux_encode
+from wirestream.generated.rsio.v0 import MsgpackStreamDecoder, Subscribe, encode_msgpack
+from wirestream.generated.rsocket.v1_0 import Payload, RequestN
+from wirestream.generated.rsocket.v1_0 import StreamDecoder as RSocketDecoder
+from wirestream.generated.rsocket.v1_0 import encode as rsocket_encode
+from wirestream.generated.rsocket.v1_0 import frame_bytes
 
 
 def test_length_prefixed_sizes_exclude_the_prefix() -> None:

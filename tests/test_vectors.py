@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from runtime import errors
+from wirestream.runtime import errors
 from tests.protocols import VERSIONS, context, plain
 
 VALID = [

@@ -1,20 +1,27 @@
 """The asyncio layer: transports, one driver loop, and the backpressured stream API.
 
 Everything protocol-specific stays in the sans-I/O engines; a protocol's asyncio peer
-(``runtime.rsocket.aio``, ``runtime.rsio.aio``, ``runtime.bpmux.aio``) is an
+(``wirestream.runtime.rsocket.aio``, ``wirestream.runtime.rsio.aio``, ``wirestream.runtime.bpmux.aio``) is an
 ``EngineDriver`` plus the mapping from engine events to futures and streams.
 """
 
-from runtime.aio.driver import Engine, EngineDriver
-from runtime.aio.endpoints import Endpoint, Listener, OnTransport, listen, open_transport, parse_url
-from runtime.aio.streams import (
+from wirestream.runtime.aio.driver import Engine, EngineDriver
+from wirestream.runtime.aio.endpoints import (
+    Endpoint,
+    Listener,
+    OnTransport,
+    listen,
+    open_transport,
+    parse_url,
+)
+from wirestream.runtime.aio.streams import (
     InboundSink,
     InboundStream,
     OutboundDemand,
     StreamCancelled,
     pump,
 )
-from runtime.aio.transport import (
+from wirestream.runtime.aio.transport import (
     HIGH_WATER,
     MemoryTransport,
     StreamTransport,

@@ -20,8 +20,8 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from runtime.aio.transport import Transport
-from runtime.errors import ConnectionLost, ProtocolError
+from wirestream.runtime.aio.transport import Transport
+from wirestream.runtime.errors import ConnectionLost, ProtocolError
 
 __all__ = ["Engine", "EngineDriver"]
 

@@ -16,14 +16,14 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit
 
-from runtime.aio.transport import (
+from wirestream.runtime.aio.transport import (
     MAX_MESSAGE_SIZE,
     StreamTransport,
     Transport,
     WebSocketTransport,
     memory_pair,
 )
-from runtime.errors import ConnectionLost, TransportTimeout
+from wirestream.runtime.errors import ConnectionLost, TransportTimeout
 
 __all__ = ["Endpoint", "parse_url", "open_transport", "listen", "Listener", "OnTransport"]
 

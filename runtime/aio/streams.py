@@ -4,7 +4,7 @@ never send more than the peer asked for.
 ``InboundStream`` is what ``async for item in peer.request_stream(...)`` iterates.  Its
 demand is rsocket-java's ``limitRate(n)``: ``n`` up front (the opening frame usually
 carries it), then, each time 75% of a batch has been *consumed by the application*, that
-much again (``runtime.flow.Replenisher``).  The protocol engine enforces that the peer
+much again (``wirestream.runtime.flow.Replenisher``).  The protocol engine enforces that the peer
 sends no more than granted, so the buffer here never holds more than ``limit_rate`` items:
 a slow consumer slows the producer instead of growing memory.
 
@@ -14,7 +14,7 @@ being cancelled while it waits.
 
 ``OutboundDemand`` + ``pump`` run a publisher (an async generator or any async iterable)
 under the peer's demand: the next item is pulled from the source only when the engine's
-window (the one flow-control implementation, ``runtime.flow.Window``) allows a send, and
+window (the one flow-control implementation, ``wirestream.runtime.flow.Window``) allows a send, and
 the source is closed (``aclose``) when the peer cancels.
 """
 
@@ -26,7 +26,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from types import TracebackType
 from typing import Generic, TypeVar
 
-from runtime.flow import Replenisher
+from wirestream.runtime.flow import Replenisher
 
 __all__ = [
     "InboundStream",

@@ -8,7 +8,7 @@ sans-I/O core, the asyncio adapter is thin):
   the high-water mark is queued, so a peer that stops reading stops its sender;
 - ``write_eof()`` half-closes, ``close()`` ends politely, ``abort()`` drops the connection.
 
-Failures of the byte stream raise ``runtime.errors.ConnectionLost`` (reset, broken pipe,
+Failures of the byte stream raise ``wirestream.runtime.errors.ConnectionLost`` (reset, broken pipe,
 writing after close); nothing else escapes from here.
 
 WebSocket carries messages, not a byte stream.  With ``message_prefix=3`` (RSocket: "When
@@ -24,7 +24,7 @@ import asyncio
 import collections
 from typing import Any, Final
 
-from runtime.errors import ConnectionLost
+from wirestream.runtime.errors import ConnectionLost
 
 __all__ = [
     "Transport",

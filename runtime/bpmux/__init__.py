@@ -1,20 +1,20 @@
 """BPMUX (bpmux/rel) sans-I/O engine: ``BpmuxConnection``, its events and errors.
 
-The packets are ``generated.bpmux.rel``; the state machines are the ``machines:``
-section of ``idl/bpmux/rel.yaml`` (generated into ``generated.bpmux.rel.machines``);
-credit is ``runtime.flow``.  See ``connection`` for the decisions taken where the seed
+The packets are ``wirestream.generated.bpmux.rel``; the state machines are the ``machines:``
+section of ``idl/bpmux/rel.yaml`` (generated into ``wirestream.generated.bpmux.rel.machines``);
+credit is ``wirestream.runtime.flow``.  See ``connection`` for the decisions taken where the seed
 (shared/seeds/002) is silent.
 """
 
-from runtime.bpmux.connection import BpmuxConnection, Direction
-from runtime.bpmux.credit import CHARGE, Charge, OutboundCredit, charge_of
-from runtime.bpmux.errors import (
+from wirestream.runtime.bpmux.connection import BpmuxConnection, Direction
+from wirestream.runtime.bpmux.credit import CHARGE, Charge, OutboundCredit, charge_of
+from wirestream.runtime.bpmux.errors import (
     ConnectionClosedError,
     CreditExceeded,
     GreedyNotEnabled,
     InvalidInnerId,
 )
-from runtime.bpmux.events import (
+from wirestream.runtime.bpmux.events import (
     ConnectionDone,
     ConnectionEnded,
     Event,
@@ -71,7 +71,7 @@ __all__ = [
 ]
 
 # The asyncio peer (runtime.bpmux.aio): connect / serve, every pattern, two-level credit.
-from runtime.bpmux.aio import (  # noqa: E402
+from wirestream.runtime.bpmux.aio import (  # noqa: E402
     ApplicationError,
     BpmuxPeer,
     BpmuxServer,

@@ -1,4 +1,4 @@
-"""The asyncio BPMUX peer: ``connect(url)`` and ``serve(url, handler)`` over ``runtime.aio``.
+"""The asyncio BPMUX peer: ``connect(url)`` and ``serve(url, handler)`` over ``wirestream.runtime.aio``.
 
 BPMUX is symmetric: both ends of a connection send messages, make requests and open
 streams (the peer sends us items), sinks (we send items) and duplexes (both), and both
@@ -22,7 +22,7 @@ signaled that it wants to receive data" (seed 002 L4), so memory follows consump
 - inner (one window per stream we receive on; L58): an ``ItemStream`` grants an item's
   bytes back when the application takes the item.
 
-Both use ``runtime.flow.Replenisher`` (grant in batches of 3/4 of the window), plus one
+Both use ``wirestream.runtime.flow.Replenisher`` (grant in batches of 3/4 of the window), plus one
 rule of ours: when the application holds nothing more, everything consumed is granted at
 once, so a packet larger than a quarter of the window cannot stall the sender forever.
 The buffer therefore never holds more bytes than were granted (``buffered_bytes <=
@@ -35,7 +35,7 @@ credit cannot pay for (``CreditExceeded``, changing nothing), so the gate retrie
 command when the peer grants more.  The engine is the only judge of what a packet costs.
 
 The end of the connection (EOF, reset, a peer's protocol violation, our ``close``)
-fails every open request and stream with the typed error from ``runtime.errors``:
+fails every open request and stream with the typed error from ``wirestream.runtime.errors``:
 ``ConnectionLost`` or the engine's ``RemoteProtocolError``.
 
 Serving::
@@ -81,15 +81,22 @@ from collections.abc import (
 from types import TracebackType
 from typing import Any, Generic, TypeVar, Union
 
-from runtime._support import write_varu64
-from runtime.aio import EngineDriver, Listener, StreamCancelled, Transport, listen, open_transport
-from runtime.aio.streams import YIELD_EVERY
-from runtime.bpmux import events as ev
-from runtime.bpmux.connection import BpmuxConnection
-from runtime.bpmux.errors import CreditExceeded
-from runtime.capture import CaptureWriter, tap, tap_accepted
-from runtime.errors import ConnectionLost, ProtocolError
-from runtime.flow import Replenisher
+from wirestream.runtime._support import write_varu64
+from wirestream.runtime.aio import (
+    EngineDriver,
+    Listener,
+    StreamCancelled,
+    Transport,
+    listen,
+    open_transport,
+)
+from wirestream.runtime.aio.streams import YIELD_EVERY
+from wirestream.runtime.bpmux import events as ev
+from wirestream.runtime.bpmux.connection import BpmuxConnection
+from wirestream.runtime.bpmux.errors import CreditExceeded
+from wirestream.runtime.capture import CaptureWriter, tap, tap_accepted
+from wirestream.runtime.errors import ConnectionLost, ProtocolError
+from wirestream.runtime.flow import Replenisher
 
 __all__ = [
     "ApplicationError",
@@ -632,7 +639,7 @@ class _Flow:
 
 
 class BpmuxPeer:
-    """One end of a BPMUX connection over a ``runtime.aio`` transport (module docstring).
+    """One end of a BPMUX connection over a ``wirestream.runtime.aio`` transport (module docstring).
 
     ``credit``: top-level bytes the peer may have in flight or held by us (buffered
     messages, requests being answered).  ``stream_credit``: the default inner window of
@@ -1234,9 +1241,9 @@ class _Opening(Generic[T]):
 def connect(url: str, handler: Handler | None = None, *, ssl: ssl_module.SSLContext | None = None,
             timeout: float | None = 10.0, capture: CaptureWriter | None = None,
             **options: Any) -> _Opening[BpmuxPeer]:  # fmt: skip
-    """Open a BPMUX connection to ``url`` (any ``runtime.aio`` scheme) as the initiator.
+    """Open a BPMUX connection to ``url`` (any ``wirestream.runtime.aio`` scheme) as the initiator.
     ``options``: ``BpmuxPeer``'s (credit, stream_credit, greedy, ...).  ``capture``
-    records every frame (``runtime.capture``)."""
+    records every frame (``wirestream.runtime.capture``)."""
 
     async def opener() -> BpmuxPeer:
         transport = await open_transport(url, ssl=ssl, timeout=timeout)
@@ -1308,7 +1315,7 @@ def serve(url: str, handler: Handler | HandlerFactory, *,
           **options: Any) -> _Opening[BpmuxServer]:  # fmt: skip
     """Accept BPMUX connections on ``url``; each gets ``handler`` (or ``handler(peer)``
     when it is a factory).  ``options``: ``BpmuxPeer``'s.  ``capture`` records every
-    frame of every connection (``runtime.capture``)."""
+    frame of every connection (``wirestream.runtime.capture``)."""
 
     async def opener() -> BpmuxServer:
         server = BpmuxServer(handler, options)

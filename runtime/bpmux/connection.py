@@ -4,7 +4,7 @@ Bytes in (``receive_data``), events out; commands queue packets, ``data_to_send`
 drains them.  No sockets, no clocks.  The behaviour is in the generated machines of
 ``idl/bpmux/rel.yaml`` (``connection``, ``request``, ``flow``): every packet sent or
 received goes through them.  This module adds what tables cannot hold: credit (one
-``runtime.flow.Window`` for top-level packets and one per flow, see ``credit``), id
+``wirestream.runtime.flow.Window`` for top-level packets and one per flow, see ``credit``), id
 allocation, batching, and turning packets into events.
 
 DECISIONS where seed 002 is silent (also written in the IDL):
@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Union
 
-from generated.bpmux.rel import (
+from wirestream.generated.bpmux.rel import (
     MAX_FRAME_SIZE,
     CancelAll,
     Close,
@@ -64,7 +64,7 @@ from generated.bpmux.rel import (
     StreamDecoder,
     UnknownFrame,
 )
-from generated.bpmux.rel.machines import (
+from wirestream.generated.bpmux.rel.machines import (
     ConnectionMachine,
     ConnectionState,
     FlowMachine,
@@ -72,12 +72,12 @@ from generated.bpmux.rel.machines import (
     RequestMachine,
     RequestState,
 )
-from runtime.bpmux import events as ev
-from runtime.bpmux.credit import Charge, OutboundCredit, charge_of
-from runtime.bpmux.errors import ConnectionClosedError, GreedyNotEnabled, InvalidInnerId
-from runtime.errors import DecodeError, ProtocolError, RemoteProtocolError
-from runtime.flow import VARU64_MAX, Replenisher, Window
-from runtime.machine import IGNORE
+from wirestream.runtime.bpmux import events as ev
+from wirestream.runtime.bpmux.credit import Charge, OutboundCredit, charge_of
+from wirestream.runtime.bpmux.errors import ConnectionClosedError, GreedyNotEnabled, InvalidInnerId
+from wirestream.runtime.errors import DecodeError, ProtocolError, RemoteProtocolError
+from wirestream.runtime.flow import VARU64_MAX, Replenisher, Window
+from wirestream.runtime.machine import IGNORE
 
 __all__ = ["BpmuxConnection", "Direction"]
 
@@ -136,7 +136,7 @@ class BpmuxConnection:
     ``initiator``: whether this side opened the transport (it creates odd inner ids).
     ``initial_credit``: top-level bytes granted to the peer at start; with
     ``auto_credit`` the engine grants them again as packets arrive (a
-    ``runtime.flow.Replenisher``), keeping at least the peer's Minimum when it can.
+    ``wirestream.runtime.flow.Replenisher``), keeping at least the peer's Minimum when it can.
     ``minimum``: a Minimum to announce.  ``batching``/``max_batch``: see the module doc.
     ``greedy``: allow items attached to open_sink/open_duplex.  ``max_packet_size``:
     the decoder's limit for one packet.  ``ended_memory``: how many ended inner ids are

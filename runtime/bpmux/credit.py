@@ -3,7 +3,7 @@
 Seed 002: "Unless indicated otherwise, sending a message consumes top-level credit (1
 credit per byte sent, including metadata)" (L17); inner packets: "These consume inner
 credit, not top-level credit" (L58); every packet marked "(does not consume credit)"
-costs nothing.  The arithmetic is ``runtime.flow.Window``'s (cap 2^64-1, the VarU64
+costs nothing.  The arithmetic is ``wirestream.runtime.flow.Window``'s (cap 2^64-1, the VarU64
 range; grants saturate there).
 
 DECISIONS (also in idl/bpmux/rel.yaml):
@@ -24,7 +24,7 @@ import enum
 from collections.abc import Mapping
 from typing import Final
 
-from generated.bpmux.rel import (
+from wirestream.generated.bpmux.rel import (
     CancelAll,
     Close,
     CreateDuplex,
@@ -48,8 +48,8 @@ from generated.bpmux.rel import (
     Response,
     ResponseError,
 )
-from runtime.bpmux.errors import CreditExceeded
-from runtime.flow import VARU64_MAX, Window
+from wirestream.runtime.bpmux.errors import CreditExceeded
+from wirestream.runtime.flow import VARU64_MAX, Window
 
 __all__ = ["Charge", "CHARGE", "charge_of", "OutboundCredit"]
 

@@ -1,13 +1,13 @@
-"""BPMUX-specific protocol errors, leaves of the ``runtime.errors`` tree.
+"""BPMUX-specific protocol errors, leaves of the ``wirestream.runtime.errors`` tree.
 
 The engine raises the shared classes where they fit (``IllegalSend`` and
 ``UnexpectedFrame`` from the generated machines, ``PeerExceededDemand`` from a
-``runtime.flow.Window``); these name the rules only BPMUX has.
+``wirestream.runtime.flow.Window``); these name the rules only BPMUX has.
 """
 
 from __future__ import annotations
 
-from runtime.errors import DemandExceeded, LocalProtocolError, RemoteProtocolError
+from wirestream.runtime.errors import DemandExceeded, LocalProtocolError, RemoteProtocolError
 
 __all__ = [
     "CreditExceeded",

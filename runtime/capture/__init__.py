@@ -1,10 +1,10 @@
 """Captures: every frame of a connection, recorded to append-only files, read back later.
 
-The file format is specified in ``runtime.capture.format`` (enough to write a reader in
+The file format is specified in ``wirestream.runtime.capture.format`` (enough to write a reader in
 another language).  The pieces:
 
 - ``CaptureWriter`` (``writer``): appends records, rotates files by size, keeps N files;
-- ``tap`` / ``CapturedTransport`` (``tap``): records a ``runtime.aio`` transport's frames;
+- ``tap`` / ``CapturedTransport`` (``tap``): records a ``wirestream.runtime.aio`` transport's frames;
   every peer's ``connect``/``serve`` takes ``capture=writer`` and taps its connections;
 - ``read_header``, ``iter_records``, ``plan_ranges`` (``reader``): the records of a file
   or of a byte range of it (how the Spark source splits files into partitions);
@@ -12,8 +12,8 @@ another language).  The pieces:
   frames are cut and decoded.
 
 >>> import asyncio
->>> from runtime.capture import CaptureWriter, iter_records
->>> from runtime.rsocket import connect
+>>> from wirestream.runtime.capture import CaptureWriter, iter_records
+>>> from wirestream.runtime.rsocket import connect
 >>> async def main(capture: CaptureWriter) -> None:
 ...     async with connect("tcp://127.0.0.1:7878", capture=capture) as rs:
 ...         await rs.request_response(b"ping")
@@ -23,7 +23,7 @@ another language).  The pieces:
 ['out', 'out', 'in']
 """
 
-from runtime.capture.format import (
+from wirestream.runtime.capture.format import (
     FORMAT_VERSION,
     MAX_FRAME_LENGTH,
     CaptureError,
@@ -31,16 +31,16 @@ from runtime.capture.format import (
     FileHeader,
     Side,
 )
-from runtime.capture.protocols import PROTOCOLS, CaptureProtocol, get_protocol
-from runtime.capture.reader import (
+from wirestream.runtime.capture.protocols import PROTOCOLS, CaptureProtocol, get_protocol
+from wirestream.runtime.capture.reader import (
     CaptureRecord,
     iter_records,
     plan_ranges,
     read_header,
     split_ranges,
 )
-from runtime.capture.tap import CapturedTransport, tap, tap_accepted
-from runtime.capture.writer import DEFAULT_MAX_FILE_BYTES, CaptureWriter, capture_files
+from wirestream.runtime.capture.tap import CapturedTransport, tap, tap_accepted
+from wirestream.runtime.capture.writer import DEFAULT_MAX_FILE_BYTES, CaptureWriter, capture_files
 
 __all__ = [
     "FORMAT_VERSION",

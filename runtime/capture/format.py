@@ -14,7 +14,7 @@ File header (written once, when the file is created)::
     8       2     format version: 1
     10      4     sync marker: 4 bytes the writer drew at random for this file
     14      1     n: length of the protocol name (1..255)
-    15      n     protocol name, ASCII, e.g. "rsocket/1.0" (``runtime.capture.protocols``)
+    15      n     protocol name, ASCII, e.g. "rsocket/1.0" (``wirestream.runtime.capture.protocols``)
     15+n    4     CRC-32 of bytes 0 .. 15+n (everything above)
 
 Records start at offset 19+n and follow each other with no gap.  A record::
@@ -64,7 +64,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from runtime.errors import DecodeError
+from wirestream.runtime.errors import DecodeError
 
 __all__ = [
     "MAGIC",

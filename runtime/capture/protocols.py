@@ -9,7 +9,7 @@ accepts the IDL's spelling (``rsocket/v1_0``).
 
 For each protocol this module knows how to cut a byte stream, as the tapped transport
 carries it, into frames (``deframer()``: engines always speak the length-prefixed form,
-see ``runtime.aio.transport``), and how to decode recorded frames again
+see ``wirestream.runtime.aio.transport``), and how to decode recorded frames again
 (``record_decoder()``), with what decoding needs besides the bytes: who sent the frame
 (RabbitMQ) and what earlier frames of the connection announced (Reactive Streams'
 fixed element sizes).
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Final, Protocol, cast
 
-from runtime.capture.format import MAX_FRAME_LENGTH, Direction
-from runtime.errors import DecodeError, FrameTooLarge
+from wirestream.runtime.capture.format import MAX_FRAME_LENGTH, Direction
+from wirestream.runtime.errors import DecodeError, FrameTooLarge
 
 __all__ = [
     "CaptureProtocol",
@@ -106,7 +106,7 @@ class DecodingDeframer:
     """Self-delimiting frames (Reactive Streams, BPMUX): where a frame ends is known only
     by decoding it, so this runs the protocol's own stream decoder and cuts the bytes at
     the sizes its ``after_frame`` hook reports, keeping whatever hook it already had
-    (rsio's context tracking, ``runtime.rsio.framing``)."""
+    (rsio's context tracking, ``wirestream.runtime.rsio.framing``)."""
 
     def __init__(self, decoder: _StreamDecoder) -> None:
         self.failed: DecodeError | None = None
@@ -161,7 +161,7 @@ class RecordDecoder:
         else:
             self._decode = codec.decode
         if protocol.contextual:
-            from runtime.rsio.framing import track_context
+            from wirestream.runtime.rsio.framing import track_context
 
             self._track = track_context
             self._new_context = codec.Context
@@ -188,7 +188,7 @@ class CaptureProtocol:
 
     name: str
     codec_module: str
-    """The generated codec package, e.g. ``generated.rsocket.v1_0``."""
+    """The generated codec package, e.g. ``wirestream.generated.rsocket.v1_0``."""
     length_prefix: int
     """Bytes of the transport's length prefix; 0: frames delimit themselves."""
     encoding: str = "binary"
@@ -205,9 +205,9 @@ class CaptureProtocol:
         """A fresh deframer for one direction of one connection."""
         if self.length_prefix:
             return LengthPrefixDeframer(self.length_prefix)
-        if self.codec_module == "generated.rsio.v0":
-            import generated.rsio.v0 as rsio
-            from runtime.rsio.framing import Encoding, make_decoder
+        if self.codec_module == "wirestream.generated.rsio.v0":
+            import wirestream.generated.rsio.v0 as rsio
+            from wirestream.runtime.rsio.framing import Encoding, make_decoder
 
             encoding: Encoding = "msgpack" if self.encoding == "msgpack" else "binary"
             # make_decoder's result is a generated stream decoder: it has after_frame
@@ -224,16 +224,23 @@ PROTOCOLS: Final[dict[str, CaptureProtocol]] = {
     p.name: p
     for p in (
         # RSocket over TCP: "Frame Length (24 bits)" prefix (Protocol.md, Framing)
-        CaptureProtocol("rsocket/1.0", "generated.rsocket.v1_0", 3),
-        CaptureProtocol("rsocket/0.2", "generated.rsocket.v0_2", 3),
+        CaptureProtocol("rsocket/1.0", "wirestream.generated.rsocket.v1_0", 3),
+        CaptureProtocol("rsocket/0.2", "wirestream.generated.rsocket.v0_2", 3),
         # seed 000, Message framing: "Messages are self-delimiting"
-        CaptureProtocol("rsio/0", "generated.rsio.v0", 0, contextual=True),
-        CaptureProtocol("rsio/0+msgpack", "generated.rsio.v0", 0, "msgpack", contextual=True),
-        CaptureProtocol("bpmux/rel", "generated.bpmux.rel", 0),
-        # PROTOCOL.adoc: "Size => uint32 (size without the 4 bytes of the size element)"
-        CaptureProtocol("rabbitmq_stream/1", "generated.rabbitmq_stream.v1", 4, needs_sender=True),
+        CaptureProtocol("rsio/0", "wirestream.generated.rsio.v0", 0, contextual=True),
         CaptureProtocol(
-            "rabbitmq_stream/draft", "generated.rabbitmq_stream.draft", 4, needs_sender=True
+            "rsio/0+msgpack", "wirestream.generated.rsio.v0", 0, "msgpack", contextual=True
+        ),
+        CaptureProtocol("bpmux/rel", "wirestream.generated.bpmux.rel", 0),
+        # PROTOCOL.adoc: "Size => uint32 (size without the 4 bytes of the size element)"
+        CaptureProtocol(
+            "rabbitmq_stream/1", "wirestream.generated.rabbitmq_stream.v1", 4, needs_sender=True
+        ),
+        CaptureProtocol(
+            "rabbitmq_stream/draft",
+            "wirestream.generated.rabbitmq_stream.draft",
+            4,
+            needs_sender=True,
         ),
     )
 }

@@ -1,7 +1,7 @@
 """Reading capture files: the header, the records of a byte range, and split planning.
 
 ``iter_records(path, start, end)`` yields the records whose first byte lies in
-``[start, end)`` (``runtime.capture.format`` says how a reader finds the first one and
+``[start, end)`` (``wirestream.runtime.capture.format`` says how a reader finds the first one and
 why every record is owned by exactly one range); ``plan_ranges`` cuts a file into such
 ranges of about N bytes, which is how the Spark source makes partitions.
 """
@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Iterator
 from typing import Final, NamedTuple
 
-from runtime.capture.format import (
+from wirestream.runtime.capture.format import (
     FLAG_OUT,
     FLAG_SERVER,
     FLAGS_RESERVED,

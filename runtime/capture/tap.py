@@ -2,9 +2,9 @@
 
 ``CapturedTransport`` sits between an engine's driver and the real transport.  Bytes
 pass through untouched; on the way, each direction goes through the protocol's deframer
-(``runtime.capture.protocols``) and every complete frame becomes one record of the
+(``wirestream.runtime.capture.protocols``) and every complete frame becomes one record of the
 connection's id.  It sees what the engine sees -- the length-prefixed byte stream, also
-over WebSocket (``runtime.aio.transport``) -- so a capture is the same whatever the
+over WebSocket (``wirestream.runtime.aio.transport``) -- so a capture is the same whatever the
 transport.
 
 Recording never breaks the connection: when a direction stops being a sequence of frames
@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from runtime.aio.endpoints import OnTransport
-from runtime.aio.transport import Transport
-from runtime.capture.format import Direction, Side
-from runtime.capture.protocols import get_protocol
-from runtime.capture.writer import CaptureWriter
+from wirestream.runtime.aio.endpoints import OnTransport
+from wirestream.runtime.aio.transport import Transport
+from wirestream.runtime.capture.format import Direction, Side
+from wirestream.runtime.capture.protocols import get_protocol
+from wirestream.runtime.capture.writer import CaptureWriter
 
 __all__ = ["CapturedTransport", "tap", "tap_accepted"]
 

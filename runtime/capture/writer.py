@@ -33,7 +33,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO, Final
 
-from runtime.capture.format import (
+from wirestream.runtime.capture.format import (
     MAX_FRAME_LENGTH,
     RECORD_HEADER_SIZE,
     Direction,
@@ -42,8 +42,8 @@ from runtime.capture.format import (
     encode_record,
     new_sync_marker,
 )
-from runtime.capture.protocols import CaptureProtocol, get_protocol
-from runtime.errors import EncodeError
+from wirestream.runtime.capture.protocols import CaptureProtocol, get_protocol
+from wirestream.runtime.errors import EncodeError
 
 __all__ = ["CaptureWriter", "DEFAULT_MAX_FILE_BYTES", "capture_files"]
 
@@ -75,7 +75,7 @@ def capture_files(path: str | os.PathLike[str]) -> list[Path]:
 class CaptureWriter:
     """Appends frames of one protocol to rotating capture files (module docstring).
 
-    ``protocol`` is a name from ``runtime.capture.protocols`` ("rsocket/1.0", ...); every
+    ``protocol`` is a name from ``wirestream.runtime.capture.protocols`` ("rsocket/1.0", ...); every
     file's header carries it.  ``max_file_bytes`` None: one file, never rotated.
     ``max_files`` None: keep every file.  ``clock`` gives nanoseconds since the epoch.
     """

@@ -6,7 +6,7 @@ publisher, subscription) for every frame. See ``connection`` for the decisions t
 where the protocol text is silent.
 """
 
-from generated.rabbitmq_stream.v1 import (
+from wirestream.generated.rabbitmq_stream.v1 import (
     CompressionType,
     OffsetSpecFirst,
     OffsetSpecLast,
@@ -15,14 +15,14 @@ from generated.rabbitmq_stream.v1 import (
     OffsetSpecTimestamp,
     ResponseCode,
 )
-from runtime.rabbitmq_stream.chunk import (
+from wirestream.runtime.rabbitmq_stream.chunk import (
     chunk_records,
     decode_entries,
     encode_entries,
     entries_crc,
     sub_entry_batch,
 )
-from runtime.rabbitmq_stream.connection import (
+from wirestream.runtime.rabbitmq_stream.connection import (
     DEFAULT_FRAME_MAX,
     DEFAULT_HEARTBEAT,
     DEFAULT_MAX_IN_FLIGHT,
@@ -30,11 +30,11 @@ from runtime.rabbitmq_stream.connection import (
     ClientConnection,
     negotiate,
 )
-from runtime.rabbitmq_stream.credit import CreditOnConsumption
-from runtime.rabbitmq_stream.errors import *  # noqa: F401,F403 - re-exported below
-from runtime.rabbitmq_stream.errors import __all__ as _errors_all
-from runtime.rabbitmq_stream.events import *  # noqa: F401,F403 - re-exported below
-from runtime.rabbitmq_stream.events import __all__ as _events_all
+from wirestream.runtime.rabbitmq_stream.credit import CreditOnConsumption
+from wirestream.runtime.rabbitmq_stream.errors import *  # noqa: F401,F403 - re-exported below
+from wirestream.runtime.rabbitmq_stream.errors import __all__ as _errors_all
+from wirestream.runtime.rabbitmq_stream.events import *  # noqa: F401,F403 - re-exported below
+from wirestream.runtime.rabbitmq_stream.events import __all__ as _events_all
 
 __all__ = [
     "ClientConnection",

@@ -30,9 +30,9 @@ Python mapping (decoding gives the left column; encoding also accepts the right 
     array                Array(element_type, items[, descriptor])
     described            Described(descriptor, value)
 
-Errors: malformed bytes raise ``AmqpDecodeError`` (a ``runtime.errors.DecodeError``)
+Errors: malformed bytes raise ``AmqpDecodeError`` (a ``wirestream.runtime.errors.DecodeError``)
 naming what is wrong and at which byte offset; values that cannot be encoded raise
-``AmqpEncodeError`` (a ``runtime.errors.EncodeError``). Nothing is allocated from a
+``AmqpEncodeError`` (a ``wirestream.runtime.errors.EncodeError``). Nothing is allocated from a
 length or count before the input has been checked to hold that many bytes.
 """
 
@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Literal, NoReturn, TypeAlias
 
-from runtime.errors import DecodeError, EncodeError
+from wirestream.runtime.errors import DecodeError, EncodeError
 
 __all__ = [
     "AmqpDecodeError",

@@ -26,14 +26,14 @@ import struct
 import zlib
 from collections.abc import Sequence
 
-from generated.rabbitmq_stream.v1 import (
+from wirestream.generated.rabbitmq_stream.v1 import (
     CompressionType,
     Entry,
     OsirisChunk,
     SimpleEntry,
     SubEntryBatch,
 )
-from runtime.rabbitmq_stream.errors import (
+from wirestream.runtime.rabbitmq_stream.errors import (
     BatchTooLarge,
     ChunkCrcMismatch,
     MalformedChunk,

@@ -4,7 +4,7 @@
 touches a socket or a clock: ``receive_data(data)`` returns events,
 ``data_to_send()`` drains what to write, ``handle_timer(now)``/``get_timer()`` drive
 heartbeats with the caller's time. Every frame sent or received passes through the
-generated state machines (``generated.rabbitmq_stream.v1.machines``): the
+generated state machines (``wirestream.generated.rabbitmq_stream.v1.machines``): the
 ``connection`` machine for all of them, plus the ``publisher`` machine of a publisher
 id and the ``subscription`` machine of a subscription id for the frames about them.
 The tables decide what is legal; this module adds what tables cannot hold:
@@ -16,12 +16,12 @@ The tables decide what is legal; this module adds what tables cannot hold:
 - negotiation: 'Tune: the server sends a Tune frame to suggest some settings (max
   frame size, heartbeat). The client answers with a Tune frame with the settings he
   agrees on' -- the minimum of the two, 0 meaning "no limit" on either side.
-- flow control, with ``runtime.flow.Window`` only: per publisher, the unconfirmed
+- flow control, with ``wirestream.runtime.flow.Window`` only: per publisher, the unconfirmed
   publishing ids (a bounded window: publishing beyond it raises ``DemandExceeded``);
   per subscription, the chunk credit ('Credit => uint16 // the number of chunks that
   can be sent'; a Deliver beyond the credit is ``PeerExceededDemand``, because 3.10.8
   never sends a chunk without credit: ``send_chunks`` stops at 0).
-- chunks: CRC check, decompression and record offsets (``runtime.rabbitmq_stream.chunk``).
+- chunks: CRC check, decompression and record offsets (``wirestream.runtime.rabbitmq_stream.chunk``).
 
 Connection-level violations by the broker queue a CloseRequest (code 13 "unknown
 frame", 14 for a frame too large: what 3.10.8 itself answers), move the connection to
@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from generated.rabbitmq_stream.v1 import (
+from wirestream.generated.rabbitmq_stream.v1 import (
     ChunkType,
     CloseRequest,
     CloseResponse,
@@ -94,7 +94,7 @@ from generated.rabbitmq_stream.v1 import (
     UnsubscribeResponse,
     frame_bytes,
 )
-from generated.rabbitmq_stream.v1.machines import (
+from wirestream.generated.rabbitmq_stream.v1.machines import (
     ConnectionMachine,
     ConnectionState,
     PublisherMachine,
@@ -102,7 +102,7 @@ from generated.rabbitmq_stream.v1.machines import (
     SubscriptionMachine,
     SubscriptionState,
 )
-from runtime.errors import (
+from wirestream.runtime.errors import (
     DecodeError,
     FrameTooLarge,
     InvalidGrant,
@@ -110,11 +110,15 @@ from runtime.errors import (
     RemoteProtocolError,
     Truncated,
 )
-from runtime.flow import Window
-from runtime.machine import IGNORE, StateMachine
-from runtime.rabbitmq_stream.chunk import DEFAULT_MAX_BATCH_SIZE, chunk_records, sub_entry_batch
-from runtime.rabbitmq_stream.credit import CreditOnConsumption
-from runtime.rabbitmq_stream.errors import (
+from wirestream.runtime.flow import Window
+from wirestream.runtime.machine import IGNORE, StateMachine
+from wirestream.runtime.rabbitmq_stream.chunk import (
+    DEFAULT_MAX_BATCH_SIZE,
+    chunk_records,
+    sub_entry_batch,
+)
+from wirestream.runtime.rabbitmq_stream.credit import CreditOnConsumption
+from wirestream.runtime.rabbitmq_stream.errors import (
     ChunkError,
     MechanismNotOffered,
     MessageTooLarge,
@@ -123,7 +127,7 @@ from runtime.rabbitmq_stream.errors import (
     ResponseError,
     UnknownCorrelationId,
 )
-from runtime.rabbitmq_stream.events import (
+from wirestream.runtime.rabbitmq_stream.events import (
     ChunkDelivered,
     ChunkFailed,
     ChunkSkipped,

@@ -4,12 +4,12 @@ PROTOCOL.adoc, Credit: 'Credit => uint16 // the number of chunks that can be sen
 The Java client subscribes with an initial credit and gives one credit back each time
 the application has *handled* a chunk, so the chunks granted but not yet handled never
 exceed the initial credit: memory stays bounded by the consumer's pace. The counting
-is ``runtime.flow.Replenisher`` (grant back every ``low_tide`` chunks consumed).
+is ``wirestream.runtime.flow.Replenisher`` (grant back every ``low_tide`` chunks consumed).
 """
 
 from __future__ import annotations
 
-from runtime.flow import Replenisher
+from wirestream.runtime.flow import Replenisher
 
 __all__ = ["CreditOnConsumption"]
 

@@ -1,4 +1,4 @@
-"""Errors of the RabbitMQ stream client engine, as leaves of ``runtime.errors``.
+"""Errors of the RabbitMQ stream client engine, as leaves of ``wirestream.runtime.errors``.
 
 - ``ResponseError``: the broker answered a request with a response code other than
   OK. One subclass per code a client reacts to differently (``StreamDoesNotExist``,
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from generated.rabbitmq_stream.v1 import ResponseCode
-from runtime.errors import LocalProtocolError, ProtocolError, RemoteProtocolError
+from wirestream.generated.rabbitmq_stream.v1 import ResponseCode
+from wirestream.runtime.errors import LocalProtocolError, ProtocolError, RemoteProtocolError
 
 __all__ = [
     "ResponseError",

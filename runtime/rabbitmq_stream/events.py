@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from generated.rabbitmq_stream.v1 import Broker, StreamMetadata
-from runtime.errors import ProtocolError
-from runtime.rabbitmq_stream.errors import ResponseError
+from wirestream.generated.rabbitmq_stream.v1 import Broker, StreamMetadata
+from wirestream.runtime.errors import ProtocolError
+from wirestream.runtime.rabbitmq_stream.errors import ResponseError
 
 __all__ = [
     "Event",

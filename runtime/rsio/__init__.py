@@ -2,12 +2,12 @@
 
 ``RsioConnection`` speaks the protocol on one connection, as client or server, in the
 binary (LEB128) or MessagePack encoding; either side may subscribe to the other.  The
-behaviour is the generated machines of ``generated.rsio.v0.machines`` plus demand
-(``runtime.flow``), split reassembly and packing (``engine``).
+behaviour is the generated machines of ``wirestream.generated.rsio.v0.machines`` plus demand
+(``wirestream.runtime.flow``), split reassembly and packing (``engine``).
 """
 
-from runtime.rsio.engine import PROTOCOL_VERSION, RsioConfig, RsioConnection, events_of
-from runtime.rsio.errors import (
+from wirestream.runtime.rsio.engine import PROTOCOL_VERSION, RsioConfig, RsioConnection, events_of
+from wirestream.runtime.rsio.errors import (
     ElementSizeError,
     IncompleteSplitElement,
     PeerElementSizeError,
@@ -15,7 +15,7 @@ from runtime.rsio.errors import (
     TransportClosed,
     UnsupportedVersion,
 )
-from runtime.rsio.events import (
+from wirestream.runtime.rsio.events import (
     ConnectionClosed,
     DemandReceived,
     ElementReceived,
@@ -28,7 +28,7 @@ from runtime.rsio.events import (
     SubscriptionFailed,
     SubscriptionStarted,
 )
-from runtime.rsio.framing import Encoding
+from wirestream.runtime.rsio.framing import Encoding
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -56,7 +56,7 @@ __all__ = [
 ]
 
 # The asyncio peer (runtime.rsio.aio): connect / serve, both roles on one connection.
-from runtime.rsio.aio import (  # noqa: E402
+from wirestream.runtime.rsio.aio import (  # noqa: E402
     Publisher,
     PublisherFactory,
     RsioPeer,

@@ -1,7 +1,7 @@
 """The asyncio peer of the Reactive Streams network protocol (seeds 000/001).
 
 One ``RsioPeer`` per connection: an ``RsioConnection`` engine run by
-``runtime.aio.EngineDriver``, plus the mapping from engine events to streams.  Both roles
+``wirestream.runtime.aio.EngineDriver``, plus the mapping from engine events to streams.  Both roles
 live on every connection ("The protocol is fully bidirectional; either party can act in
 the --> direction"): a peer subscribes to the other side's publishers *and* serves its
 own.
@@ -31,7 +31,7 @@ Publishing: ``publishers`` maps a name to ``factory(args) -> AsyncIterable[bytes
 ``Publisher`` that also declares a fixed element size).  The seed leaves the publisher
 string to the recipient; here it is ``name`` or ``name?args``, and ``args`` (``""`` when
 absent) goes to the factory.  Each subscription runs the factory's iterable under
-``runtime.aio.pump``: the next element is pulled only when the subscriber's demand (the
+``wirestream.runtime.aio.pump``: the next element is pulled only when the subscriber's demand (the
 engine's window) allows one more; the iterable is closed when the subscriber cancels or
 the connection ends; what it raises becomes onError.
 
@@ -60,7 +60,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Final, Literal
 
-from runtime.aio import (
+from wirestream.runtime.aio import (
     InboundSink,
     InboundStream,
     Listener,
@@ -72,17 +72,17 @@ from runtime.aio import (
     open_transport,
     pump,
 )
-from runtime.capture import CaptureWriter, tap, tap_accepted
-from runtime.errors import (
+from wirestream.runtime.capture import CaptureWriter, tap, tap_accepted
+from wirestream.runtime.errors import (
     ConnectionLost,
     LocalProtocolError,
     ProtocolError,
     RemoteProtocolError,
     TransportTimeout,
 )
-from runtime.rsio.engine import RsioConfig, RsioConnection, events_of
-from runtime.rsio.errors import ElementSizeError, StreamError, TransportClosed
-from runtime.rsio.events import (
+from wirestream.runtime.rsio.engine import RsioConfig, RsioConnection, events_of
+from wirestream.runtime.rsio.errors import ElementSizeError, StreamError, TransportClosed
+from wirestream.runtime.rsio.events import (
     ConnectionClosed,
     DemandReceived,
     ElementReceived,
@@ -95,7 +95,7 @@ from runtime.rsio.events import (
     SubscriptionFailed,
     SubscriptionStarted,
 )
-from runtime.rsio.framing import Encoding
+from wirestream.runtime.rsio.framing import Encoding
 
 __all__ = [
     "connect",
@@ -260,7 +260,7 @@ class RsioPeer:
                   low_tide: int | None = None) -> InboundStream[bytes]:  # fmt: skip
         """Subscribe to the peer's ``publisher`` (``publisher?args`` on the wire).  The
         subscribe message carries ``limit_rate`` as initialDemand; the rest follows
-        consumption (``runtime.aio.InboundStream``)."""
+        consumption (``wirestream.runtime.aio.InboundStream``)."""
         if limit_rate < 1:
             raise ValueError("limit_rate must be at least 1")
         if self._error is not None or self._ending is not None:
@@ -564,7 +564,7 @@ async def connect(
     ``timeout`` bounds the connection and the hello exchange (``TransportTimeout``).  A
     server with another protocol version raises ``UnsupportedVersion``.  ``config`` holds
     the limits; ``packed``/``max_pack``/``split_above`` override its publishing fields.
-    ``capture`` records every frame (``runtime.capture``; protocol ``rsio/0``, or
+    ``capture`` records every frame (``wirestream.runtime.capture``; protocol ``rsio/0``, or
     ``rsio/0+msgpack`` for that encoding).
     """
     loop = asyncio.get_running_loop()
@@ -663,7 +663,7 @@ async def serve(
     connection serves ``publishers``; ``on_peer(peer)``, if given, runs once the hellos
     are exchanged (to subscribe to the client's publishers); the connection stays open
     after it returns, until the client leaves or the server closes.  ``capture`` records
-    every frame of every connection (``runtime.capture``)."""
+    every frame of every connection (``wirestream.runtime.capture``)."""
     settings = _config(config, packed, max_pack, split_above)
 
     def make_peer(transport: Transport) -> RsioPeer:

@@ -7,10 +7,10 @@ Bytes in: ``receive_data(data) -> list[Event]`` (``b""`` = EOF).  Bytes out:
 ``data_to_send()``.  Commands queue messages and raise ``LocalProtocolError``s.
 
 Every message sent or received goes through the generated machines
-(``generated.rsio.v0.machines``): ``connection`` (one), ``subscription`` (one per Id
+(``wirestream.generated.rsio.v0.machines``): ``connection`` (one), ``subscription`` (one per Id
 and direction: a ``subscriber`` table for the subscriptions we opened, a ``publisher``
 table for those the peer opened) and ``split_element`` (one per unfinished split
-element).  Demand is ``runtime.flow.Window(cap=LONG_MAX, unbounded_at_cap=True)`` in
+element).  Demand is ``wirestream.runtime.flow.Window(cap=LONG_MAX, unbounded_at_cap=True)`` in
 both directions (RS §1.1, §3.9, §3.17).
 
 A hello with a version we do not speak is not a violation but the end of the
@@ -39,8 +39,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Union, cast
 
-import generated.rsio.v0 as rsio
-from generated.rsio.v0.machines import (
+import wirestream.generated.rsio.v0 as rsio
+from wirestream.generated.rsio.v0.machines import (
     ConnectionMachine,
     ConnectionState,
     SplitElementMachine,
@@ -48,16 +48,16 @@ from generated.rsio.v0.machines import (
     SubscriptionMachine,
     SubscriptionState,
 )
-from runtime.errors import (
+from wirestream.runtime.errors import (
     DecodeError,
     PeerExceededDemand,
     PeerInvalidGrant,
     ProtocolError,
     RemoteProtocolError,
 )
-from runtime.flow import LONG_MAX, Window
-from runtime.machine import Ignore, StateMachine
-from runtime.rsio.errors import (
+from wirestream.runtime.flow import LONG_MAX, Window
+from wirestream.runtime.machine import Ignore, StateMachine
+from wirestream.runtime.rsio.errors import (
     ElementSizeError,
     IncompleteSplitElement,
     PeerElementSizeError,
@@ -65,7 +65,7 @@ from runtime.rsio.errors import (
     TransportClosed,
     UnsupportedVersion,
 )
-from runtime.rsio.events import (
+from wirestream.runtime.rsio.events import (
     ConnectionClosed,
     DemandReceived,
     ElementReceived,
@@ -78,7 +78,7 @@ from runtime.rsio.events import (
     SubscriptionFailed,
     SubscriptionStarted,
 )
-from runtime.rsio.framing import Encoding, encode_frame, make_decoder
+from wirestream.runtime.rsio.framing import Encoding, encode_frame, make_decoder
 
 __all__ = ["RsioConfig", "RsioConnection", "PROTOCOL_VERSION", "events_of"]
 

@@ -1,13 +1,13 @@
 """Errors specific to the Reactive Streams network protocol (subclasses of runtime.errors).
 
-Demand errors are the shared ``runtime.errors`` flow-control classes
+Demand errors are the shared ``wirestream.runtime.errors`` flow-control classes
 (``DemandExceeded``, ``InvalidGrant``, ``PeerExceededDemand``, ``PeerInvalidGrant``);
 state errors are ``IllegalSend`` / ``UnexpectedFrame`` from the generated machines.
 """
 
 from __future__ import annotations
 
-from runtime.errors import LocalProtocolError, RemoteProtocolError
+from wirestream.runtime.errors import LocalProtocolError, RemoteProtocolError
 
 __all__ = [
     "ElementSizeError",

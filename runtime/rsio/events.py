@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Union
 
-from runtime.errors import ProtocolError
+from wirestream.runtime.errors import ProtocolError
 
 __all__ = [
     "HelloReceived",

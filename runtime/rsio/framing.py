@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Literal, Protocol
 
-import generated.rsio.v0 as rsio
+import wirestream.generated.rsio.v0 as rsio
 
 __all__ = ["Encoding", "FrameDecoder", "make_decoder", "encode_frame", "track_context"]
 

@@ -2,17 +2,17 @@
 
 ``RSocketConnection(role="client" | "server", version="1.0" | "0.2", ...)`` drives the
 generated codec and state machines of ``generated/rsocket/<version>``; see
-``runtime.rsocket.connection`` for the engine and ``runtime.rsocket.events`` for what it
+``wirestream.runtime.rsocket.connection`` for the engine and ``wirestream.runtime.rsocket.events`` for what it
 reports.
 """
 
-from runtime.rsocket.connection import (
+from wirestream.runtime.rsocket.connection import (
     ResumableSession,
     ResumeLookup,
     RSocketConnection,
     SetupPolicy,
 )
-from runtime.rsocket.errors import (
+from wirestream.runtime.rsocket.errors import (
     ApplicationError,
     SetupRejected,
     StreamError,
@@ -24,7 +24,7 @@ from runtime.rsocket.errors import (
     StreamIdsExhausted,
     UnknownStream,
 )
-from runtime.rsocket.events import (
+from wirestream.runtime.rsocket.events import (
     ConnectionClosed,
     ConnectionDead,
     ConnectionEstablished,
@@ -44,17 +44,29 @@ from runtime.rsocket.events import (
     StreamCanceled,
     StreamCompleted,
 )
-from runtime.rsocket.handler import Payload, PayloadLike, RSocketHandler, Router, as_payload
-from runtime.rsocket.peer import DEFAULT_LIMIT_RATE, RSocketPeer, RSocketServer, connect, serve
-from runtime.rsocket.versions import V0_2, V1_0, VERSIONS, Version
-from runtime.rsocket.errors import (
+from wirestream.runtime.rsocket.handler import (
+    Payload,
+    PayloadLike,
+    RSocketHandler,
+    Router,
+    as_payload,
+)
+from wirestream.runtime.rsocket.peer import (
+    DEFAULT_LIMIT_RATE,
+    RSocketPeer,
+    RSocketServer,
+    connect,
+    serve,
+)
+from wirestream.runtime.rsocket.versions import V0_2, V1_0, VERSIONS, Version
+from wirestream.runtime.rsocket.errors import (
     InvalidMetadataText,
     InvalidMimeTypeName,
     MalformedMetadata,
     MetadataTrailingBytes,
     MetadataTruncated,
 )
-from runtime.rsocket.metadata import (
+from wirestream.runtime.rsocket.metadata import (
     AUTHENTICATION,
     COMPOSITE_METADATA,
     ROUTING,

@@ -11,7 +11,7 @@ Every frame sent or received goes through the generated machines of the chosen v
 frames that open streams, and everything while the connection is being set up; the
 model's lifecycle machine for a stream's frames; ``fragments`` for F-flag sequences.
 Changing a row in the IDL changes what this engine accepts.  What the tables cannot say
-is here: request-n credit (``runtime.flow.Window``), lease budgets, keepalive, stream-id
+is here: request-n credit (``wirestream.runtime.flow.Window``), lease budgets, keepalive, stream-id
 allocation, fragmenting and reassembly, implied positions and resumption.
 
 Peer violations: a stream-level one ends the stream with the frame the stream's machine
@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from runtime.errors import (
+from wirestream.runtime.errors import (
     DecodeError,
     FrameTooLarge,
     PeerExceededDemand,
@@ -36,10 +36,15 @@ from runtime.errors import (
     RemoteProtocolError,
     UnknownFrameType,
 )
-from runtime.flow import RSOCKET_MAX_N, Window
-from runtime.machine import IGNORE, StateMachine
-from runtime.rsocket.errors import NoLease, ResumeNotAllowed, ResumePositionLost, UnknownStream
-from runtime.rsocket.events import (
+from wirestream.runtime.flow import RSOCKET_MAX_N, Window
+from wirestream.runtime.machine import IGNORE, StateMachine
+from wirestream.runtime.rsocket.errors import (
+    NoLease,
+    ResumeNotAllowed,
+    ResumePositionLost,
+    UnknownStream,
+)
+from wirestream.runtime.rsocket.events import (
     ConnectionClosed,
     ConnectionDead,
     ConnectionEstablished,
@@ -59,10 +64,10 @@ from runtime.rsocket.events import (
     StreamCanceled,
     StreamCompleted,
 )
-from runtime.rsocket.fragmentation import MIN_MTU, Reassembly, split
-from runtime.rsocket.resume import ResumeLog
-from runtime.rsocket.streams import Stream, StreamIds
-from runtime.rsocket.versions import Version, get_version
+from wirestream.runtime.rsocket.fragmentation import MIN_MTU, Reassembly, split
+from wirestream.runtime.rsocket.resume import ResumeLog
+from wirestream.runtime.rsocket.streams import Stream, StreamIds
+from wirestream.runtime.rsocket.versions import Version, get_version
 
 __all__ = ["RSocketConnection", "ResumableSession", "SetupPolicy", "ResumeLookup"]
 
@@ -96,7 +101,7 @@ ResumeLookup = Callable[[bytes], "ResumableSession | None"]
 
 
 class _Lease:
-    """One LEASE: a fresh request budget (``runtime.flow.Window``) and its expiry.
+    """One LEASE: a fresh request budget (``wirestream.runtime.flow.Window``) and its expiry.
     "The last received LEASE frame overrides all previous LEASE frame values"."""
 
     __slots__ = ("window", "expires_at")

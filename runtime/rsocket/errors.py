@@ -1,12 +1,12 @@
-"""RSocket-specific errors, leaves of the one tree in ``runtime.errors``.
+"""RSocket-specific errors, leaves of the one tree in ``wirestream.runtime.errors``.
 
-State-machine refusals are ``runtime.errors.IllegalSend`` / ``UnexpectedFrame`` and
-request-n violations are the ``runtime.flow`` errors; these cover the rest.
+State-machine refusals are ``wirestream.runtime.errors.IllegalSend`` / ``UnexpectedFrame`` and
+request-n violations are the ``wirestream.runtime.flow`` errors; these cover the rest.
 """
 
 from __future__ import annotations
 
-from runtime.errors import (
+from wirestream.runtime.errors import (
     DecodeError,
     InvalidString,
     LocalProtocolError,

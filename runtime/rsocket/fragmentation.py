@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from runtime.rsocket.errors import FragmentOrderViolated, ReassemblyLimitExceeded
+from wirestream.runtime.rsocket.errors import FragmentOrderViolated, ReassemblyLimitExceeded
 
 __all__ = ["MIN_MTU", "METADATA_LENGTH_SIZE", "split", "Reassembly"]
 

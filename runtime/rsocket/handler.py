@@ -14,9 +14,14 @@ from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from runtime.rsocket.errors import ApplicationError
-from runtime.rsocket.events import SetupInfo
-from runtime.rsocket.metadata import COMPOSITE_METADATA, ROUTING, decode_route, find_route
+from wirestream.runtime.rsocket.errors import ApplicationError
+from wirestream.runtime.rsocket.events import SetupInfo
+from wirestream.runtime.rsocket.metadata import (
+    COMPOSITE_METADATA,
+    ROUTING,
+    decode_route,
+    find_route,
+)
 
 __all__ = ["Payload", "RSocketHandler", "Router", "as_payload", "PayloadLike"]
 

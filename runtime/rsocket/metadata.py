@@ -20,9 +20,9 @@ A client that wants a server's router to find ``"orders.get"`` sends
     encode_composite([(ROUTING, encode_route("orders.get")),
                       (AUTHENTICATION, encode_bearer_auth(token))])
 
-Every decoder raises a ``runtime.rsocket.errors.MalformedMetadata`` leaf (a
-``runtime.errors.DecodeError``) on bad bytes, never ``IndexError`` or
-``UnicodeDecodeError``; every encoder raises ``runtime.errors.EncodeError`` on a value
+Every decoder raises a ``wirestream.runtime.rsocket.errors.MalformedMetadata`` leaf (a
+``wirestream.runtime.errors.DecodeError``) on bad bytes, never ``IndexError`` or
+``UnicodeDecodeError``; every encoder raises ``wirestream.runtime.errors.EncodeError`` on a value
 the extension cannot carry.
 
 Two points where the prose of the specs and every implementation (rsocket-java,
@@ -45,8 +45,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Union
 
-from runtime.errors import EncodeError
-from runtime.rsocket.errors import (
+from wirestream.runtime.errors import EncodeError
+from wirestream.runtime.rsocket.errors import (
     InvalidMetadataText,
     InvalidMimeTypeName,
     MetadataTrailingBytes,

@@ -7,11 +7,11 @@ to what applications await:
 - ``await peer.request_response(data)`` -> ``Payload``; ``await peer.fire_and_forget``;
   ``await peer.metadata_push``;
 - ``async for p in peer.request_stream(data, limit_rate=256)``: REQUEST_N follows
-  consumption (``runtime.aio.InboundStream``), ``break`` sends CANCEL;
+  consumption (``wirestream.runtime.aio.InboundStream``), ``break`` sends CANCEL;
 - ``peer.request_channel(data, outbound=async_iterable)``: both directions under
   request-n;
 - inbound requests run the ``RSocketHandler``'s methods as tasks; stream publishers are
-  pulled only while the requester's REQUEST_N allows (``runtime.aio.pump``).
+  pulled only while the requester's REQUEST_N allows (``wirestream.runtime.aio.pump``).
 
 Resumption (Protocol.md "Resuming Operation"; rsocket-py has none): with
 ``connect(..., resume=True)`` a lost transport does not end the streams.  The client
@@ -30,9 +30,9 @@ from collections.abc import AsyncIterable, Awaitable, Callable, Coroutine, Gener
 from types import TracebackType
 from typing import Any, Final
 
-from runtime.aio.eager import start_eagerly
-from runtime.capture import CaptureWriter, tap, tap_accepted
-from runtime.aio import (
+from wirestream.runtime.aio.eager import start_eagerly
+from wirestream.runtime.capture import CaptureWriter, tap, tap_accepted
+from wirestream.runtime.aio import (
     EngineDriver,
     InboundSink,
     InboundStream,
@@ -44,10 +44,15 @@ from runtime.aio import (
     open_transport,
     pump,
 )
-from runtime.errors import ConnectionLost, LocalProtocolError, ProtocolError, TransportError
-from runtime.rsocket.connection import ResumableSession, RSocketConnection, SetupPolicy
-from runtime.rsocket.errors import ApplicationError, SetupRejected, StreamError
-from runtime.rsocket.events import (
+from wirestream.runtime.errors import (
+    ConnectionLost,
+    LocalProtocolError,
+    ProtocolError,
+    TransportError,
+)
+from wirestream.runtime.rsocket.connection import ResumableSession, RSocketConnection, SetupPolicy
+from wirestream.runtime.rsocket.errors import ApplicationError, SetupRejected, StreamError
+from wirestream.runtime.rsocket.events import (
     ConnectionClosed,
     ConnectionDead,
     ConnectionEstablished,
@@ -65,7 +70,7 @@ from runtime.rsocket.events import (
     StreamCanceled,
     StreamCompleted,
 )
-from runtime.rsocket.handler import Payload, PayloadLike, RSocketHandler, as_payload
+from wirestream.runtime.rsocket.handler import Payload, PayloadLike, RSocketHandler, as_payload
 
 __all__ = ["RSocketPeer", "RSocketServer", "connect", "serve", "DEFAULT_LIMIT_RATE"]
 
@@ -701,7 +706,7 @@ class RSocketPeer:
             task.add_done_callback(self._one_way.discard)
 
     def _spawn_eagerly(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None] | None:
-        """Run a handler now; a task only if it waits (``runtime.aio.eager``)."""
+        """Run a handler now; a task only if it waits (``wirestream.runtime.aio.eager``)."""
         task = start_eagerly(work, self._loop)
         if task is not None:
             self._tasks.add(task)
@@ -785,7 +790,7 @@ def connect(
     """Connect to an RSocket server at ``url`` (tcp, tls, unix, ws, wss, memory) and send
     SETUP.  ``handler`` answers the server's requests to us.  Times in milliseconds as
     on the wire; ``resume=True`` (or a token) makes the session survive transport loss.
-    ``capture`` records every frame (``runtime.capture``; each transport, resumed ones
+    ``capture`` records every frame (``wirestream.runtime.capture``; each transport, resumed ones
     too, is a connection of its own there).
     """
     prefix = FRAME_LENGTH_SIZE if url.split(":", 1)[0].lower() in WEBSOCKET_SCHEMES else None
@@ -953,7 +958,7 @@ async def serve(
     ``RSocketHandler`` for every connection, or a factory called per connection.
     ``lease=(ttl_ms, requests)`` grants and renews leases to clients that ask for them;
     ``resume`` keeps sessions of clients that negotiated resumption.  ``capture`` records
-    every frame of every connection (``runtime.capture``)."""
+    every frame of every connection (``wirestream.runtime.capture``)."""
     server = RSocketServer(handler, version=version, setup_policy=setup_policy, lease=lease,
                            resume=resume, resume_timeout=resume_timeout, mtu=mtu,
                            max_frame_size=max_frame_size,

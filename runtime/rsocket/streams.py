@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Container
 from typing import Any, Final
 
-from runtime.flow import Window
-from runtime.machine import StateMachine
-from runtime.rsocket.errors import StreamIdsExhausted
-from runtime.rsocket.events import InteractionModel
-from runtime.rsocket.fragmentation import Reassembly
+from wirestream.runtime.flow import Window
+from wirestream.runtime.machine import StateMachine
+from wirestream.runtime.rsocket.errors import StreamIdsExhausted
+from wirestream.runtime.rsocket.events import InteractionModel
+from wirestream.runtime.rsocket.fragmentation import Reassembly
 
 __all__ = ["MAX_STREAM_ID", "Stream", "StreamIds"]
 

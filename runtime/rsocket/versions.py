@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Final
 
-import generated.rsocket.v0_2 as codec_v0_2
-import generated.rsocket.v0_2.machines as machines_v0_2
-import generated.rsocket.v1_0 as codec_v1_0
-import generated.rsocket.v1_0.machines as machines_v1_0
+import wirestream.generated.rsocket.v0_2 as codec_v0_2
+import wirestream.generated.rsocket.v0_2.machines as machines_v0_2
+import wirestream.generated.rsocket.v1_0 as codec_v1_0
+import wirestream.generated.rsocket.v1_0.machines as machines_v1_0
 
-from runtime.rsocket.events import InteractionModel, SetupInfo
+from wirestream.runtime.rsocket.events import InteractionModel, SetupInfo
 
 __all__ = ["Version", "VERSIONS", "V1_0", "V0_2", "get_version"]
 

@@ -1,6 +1,6 @@
 """wirestream on Spark: the data sources, and a SparkSession set up to run them.
 
->>> from runtime.spark import session
+>>> from wirestream.runtime.spark import session
 >>> spark = session("local[2]")          # registers every wirestream data source
 >>> frames = spark.read.format("wirestream").option("protocol", "rsocket/1.0").load("caps/")
 
@@ -35,10 +35,10 @@ if TYPE_CHECKING:
 __all__ = ["DATA_SOURCES", "register", "session"]
 
 DATA_SOURCES: tuple[tuple[str, str], ...] = (
-    ("runtime.spark.capture_source", "WirestreamCaptureSource"),
-    ("runtime.spark.rabbitmq_stream", "RabbitMQStreamDataSource"),
-    ("runtime.spark.rsocket_source", "RSocketDataSource"),
-    ("runtime.spark.rsio_source", "RsioDataSource"),
+    ("wirestream.runtime.spark.capture_source", "WirestreamCaptureSource"),
+    ("wirestream.runtime.spark.rabbitmq_stream", "RabbitMQStreamDataSource"),
+    ("wirestream.runtime.spark.rsocket_source", "RSocketDataSource"),
+    ("wirestream.runtime.spark.rsio_source", "RsioDataSource"),
 )
 """(module, class) of every data source ``register`` adds to a session."""
 

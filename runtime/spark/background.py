@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, Final, TypeVar
 
-from runtime.errors import TransportTimeout
+from wirestream.runtime.errors import TransportTimeout
 
 __all__ = ["BackgroundLoop", "CLOSE_TIMEOUT"]
 

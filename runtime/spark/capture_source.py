@@ -16,11 +16,11 @@ Options:
 
 ``protocol``
     ``rsocket/1.0``, ``rsocket/0.2``, ``rsio/0``, ``rsio/0+msgpack``, ``bpmux/rel``,
-    ``rabbitmq_stream/1``, ``rabbitmq_stream/draft`` (``runtime.capture.protocols``).
+    ``rabbitmq_stream/1``, ``rabbitmq_stream/draft`` (``wirestream.runtime.capture.protocols``).
     Optional: the file headers name it; when given, every file must hold it.
 ``maxPartitionBytes``
     about how many bytes of a file one partition reads (default 16 MiB).  Partitions
-    split files at record boundaries (``runtime.capture.format``: a range owns the
+    split files at record boundaries (``wirestream.runtime.capture.format``: a range owns the
     records that start in it).  Not Spark's 128 MiB file default, which suits JVM readers
     going at hundreds of MB/s: decoding here is Python, about 2.5 us per frame on the
     Arrow path, so a capture of small frames (~50 bytes a record) reads at ~20 MB/s per
@@ -34,7 +34,7 @@ Options:
     naming the file, the record's offset, the connection and the first bytes.
     ``PERMISSIVE``: it becomes a row with ``frame_type`` ``MALFORMED``, its capture time,
     connection, direction and length, and null ``stream_id``, ``flags`` and frame columns
-    (find its bytes with ``runtime.capture.iter_records``).  ``DROPMALFORMED``: it is
+    (find its bytes with ``wirestream.runtime.capture.iter_records``).  ``DROPMALFORMED``: it is
     left out.  A corrupt capture *file* (bad CRC, ...) always fails: past it, records
     cannot be trusted.
 ``arrow``
@@ -44,7 +44,7 @@ Options:
 A connection id at or above 2**63 (not from ``CaptureWriter``, whose ids fit) shows as
 its two's complement in the ``long`` column.  The frame log has no column for the
 tapped side (client or server), so ``direction`` alone does not say who sent a frame;
-the records do (``runtime.capture.iter_records``: ``side``, ``sender``).
+the records do (``wirestream.runtime.capture.iter_records``: ``side``, ``sender``).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ from typing import Any, Final
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
-from runtime.capture import (
+from wirestream.runtime.capture import (
     PROTOCOLS,
     CaptureProtocol,
     Direction,
@@ -71,11 +71,11 @@ from runtime.capture import (
     read_header,
     split_ranges,
 )
-from runtime.capture.format import FLAG_OUT, FLAG_SERVER
-from runtime.capture.reader import RawRecord, scan_records
-from runtime.errors import DecodeError, ProtocolError
-from runtime.spark.errors import SparkOptionError
-from runtime.spark.options import Options
+from wirestream.runtime.capture.format import FLAG_OUT, FLAG_SERVER
+from wirestream.runtime.capture.reader import RawRecord, scan_records
+from wirestream.runtime.errors import DecodeError, ProtocolError
+from wirestream.runtime.spark.errors import SparkOptionError
+from wirestream.runtime.spark.options import Options
 
 __all__ = ["WirestreamCaptureSource", "CaptureReader", "CapturePartition", "MALFORMED"]
 
@@ -407,7 +407,7 @@ class FrameLogRows:
 
 
 def _sender(flags: int) -> Side:
-    """Who sent a recorded frame (``runtime.capture.format``: direction and side)."""
+    """Who sent a recorded frame (``wirestream.runtime.capture.format``: direction and side)."""
     server = bool(flags & FLAG_SERVER)
     if flags & FLAG_OUT:
         return "server" if server else "client"

@@ -1,6 +1,6 @@
 """Errors of the Spark helpers that are not wire errors.
 
-Wire errors (a malformed frame, a broker's refusal) keep their ``runtime.errors`` types;
+Wire errors (a malformed frame, a broker's refusal) keep their ``wirestream.runtime.errors`` types;
 what is raised here is about how a source or sink was configured.  ``DataSource.schema()``
 validates options, and Spark calls it at ``load()``, so a bad option fails the query before
 it starts, with this message inside Spark's ``AnalysisException``.

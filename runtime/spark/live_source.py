@@ -21,7 +21,7 @@ Backpressure: demand per micro-batch
     plans what arrived.  No demand is granted while Spark runs a batch, so the publisher
     can be at most one budget ahead of Spark: Spark's pace is the backpressure.  The
     items travel to the executors inside the batch's partitions (plain bytes: this works
-    on a cluster); the executors decode the payloads (``runtime.spark.payload``).
+    on a cluster); the executors decode the payloads (``wirestream.runtime.spark.payload``).
 
 Delivery guarantee
     - Within a running query every item the publisher sends is in exactly one micro-batch,
@@ -58,13 +58,13 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows
 from pyspark.sql.types import StructType
 
-from runtime.aio import InboundStream
-from runtime.errors import TransportTimeout
-from runtime.flow import RSOCKET_MAX_N
-from runtime.spark.background import BackgroundLoop
-from runtime.spark.errors import DataLossError, SparkOptionError
-from runtime.spark.options import Options
-from runtime.spark.payload import PayloadDecoder, payload_ddl
+from wirestream.runtime.aio import InboundStream
+from wirestream.runtime.errors import TransportTimeout
+from wirestream.runtime.flow import RSOCKET_MAX_N
+from wirestream.runtime.spark.background import BackgroundLoop
+from wirestream.runtime.spark.errors import DataLossError, SparkOptionError
+from wirestream.runtime.spark.options import Options
+from wirestream.runtime.spark.payload import PayloadDecoder, payload_ddl
 
 __all__ = [
     "LiveDataSource",

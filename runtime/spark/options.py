@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from runtime.spark.errors import SparkOptionError
+from wirestream.runtime.spark.errors import SparkOptionError
 
 __all__ = ["Options"]
 

@@ -47,9 +47,9 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from runtime.errors import DecodeError
-from runtime.spark.errors import SparkOptionError
-from runtime.spark.options import Options
+from wirestream.runtime.errors import DecodeError
+from wirestream.runtime.spark.errors import SparkOptionError
+from wirestream.runtime.spark.options import Options
 
 __all__ = ["PAYLOAD_OPTIONS", "PayloadError", "PayloadDecoder", "payload_ddl"]
 

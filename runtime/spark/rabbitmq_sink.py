@@ -77,14 +77,14 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import BinaryType, StringType, StructType
 
-from runtime.errors import ProtocolError
-from runtime.rabbitmq_stream.aio import Client, Producer
-from runtime.rabbitmq_stream.connection import DEFAULT_MAX_IN_FLIGHT
-from runtime.rabbitmq_stream.errors import ResponseError
-from runtime.spark.errors import SparkOptionError
-from runtime.spark.options import Options
-from runtime.spark.background import CLOSE_TIMEOUT, BackgroundLoop
-from runtime.spark.rabbitmq_stream import (
+from wirestream.runtime.errors import ProtocolError
+from wirestream.runtime.rabbitmq_stream.aio import Client, Producer
+from wirestream.runtime.rabbitmq_stream.connection import DEFAULT_MAX_IN_FLIGHT
+from wirestream.runtime.rabbitmq_stream.errors import ResponseError
+from wirestream.runtime.spark.errors import SparkOptionError
+from wirestream.runtime.spark.options import Options
+from wirestream.runtime.spark.background import CLOSE_TIMEOUT, BackgroundLoop
+from wirestream.runtime.spark.rabbitmq_stream import (
     MESSAGE_FORMATS,
     SOURCE,
     check_uri,

@@ -6,7 +6,7 @@ Schema (``RabbitMQStreamDataSource.schema()``)::
 
 ``offset`` is the message's stream offset, ``timestamp`` its chunk's timestamp (when the
 broker stored the chunk, millisecond precision, UTC), ``stream`` the stream's name,
-``payload`` the message decoded as the payload options say (``runtime.spark.payload``:
+``payload`` the message decoded as the payload options say (``wirestream.runtime.spark.payload``:
 ``payloadFormat`` bytes | utf8 | json | msgpack, ``payloadSchema``, ``onBadPayload``).
 
 Options (besides ``uri``, ``stream``, ``messageFormat``: ``rabbitmq_stream``'s docstring)
@@ -83,14 +83,19 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from runtime.errors import DecodeError, RemoteProtocolError
-from runtime.rabbitmq_stream.aio import Client, Consumer, ReceivedMessage
-from runtime.rabbitmq_stream.errors import ResponseError
-from runtime.spark.errors import DataLossError, SparkOptionError
-from runtime.spark.options import Options
-from runtime.spark.payload import PAYLOAD_OPTIONS, PayloadDecoder, PayloadError, payload_ddl
-from runtime.spark.background import BackgroundLoop
-from runtime.spark.rabbitmq_stream import (
+from wirestream.runtime.errors import DecodeError, RemoteProtocolError
+from wirestream.runtime.rabbitmq_stream.aio import Client, Consumer, ReceivedMessage
+from wirestream.runtime.rabbitmq_stream.errors import ResponseError
+from wirestream.runtime.spark.errors import DataLossError, SparkOptionError
+from wirestream.runtime.spark.options import Options
+from wirestream.runtime.spark.payload import (
+    PAYLOAD_OPTIONS,
+    PayloadDecoder,
+    PayloadError,
+    payload_ddl,
+)
+from wirestream.runtime.spark.background import BackgroundLoop
+from wirestream.runtime.spark.rabbitmq_stream import (
     MESSAGE_FORMATS,
     SOURCE,
     StreamBounds,

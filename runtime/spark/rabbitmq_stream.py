@@ -43,12 +43,18 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pyspark.sql.datasource import DataSource
 
-from runtime.errors import ConnectionLost, ProtocolError, TransportTimeout
-from runtime.rabbitmq_stream.aio import DEFAULT_URI, Client, Consumer, connect, parse_stream_uri
-from runtime.rabbitmq_stream.errors import ResponseError
-from runtime.spark.background import CLOSE_TIMEOUT, BackgroundLoop
-from runtime.spark.errors import SparkOptionError
-from runtime.spark.options import Options
+from wirestream.runtime.errors import ConnectionLost, ProtocolError, TransportTimeout
+from wirestream.runtime.rabbitmq_stream.aio import (
+    DEFAULT_URI,
+    Client,
+    Consumer,
+    connect,
+    parse_stream_uri,
+)
+from wirestream.runtime.rabbitmq_stream.errors import ResponseError
+from wirestream.runtime.spark.background import CLOSE_TIMEOUT, BackgroundLoop
+from wirestream.runtime.spark.errors import SparkOptionError
+from wirestream.runtime.spark.options import Options
 
 if TYPE_CHECKING:
     from pyspark.sql.datasource import (
@@ -88,27 +94,27 @@ class RabbitMQStreamDataSource(DataSource):
         return SOURCE
 
     def schema(self) -> str:
-        from runtime.spark.rabbitmq_source import source_schema
+        from wirestream.runtime.spark.rabbitmq_source import source_schema
 
         return source_schema(self.options)
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        from runtime.spark.rabbitmq_source import RabbitMQStreamBatchReader
+        from wirestream.runtime.spark.rabbitmq_source import RabbitMQStreamBatchReader
 
         return RabbitMQStreamBatchReader(self.options, schema)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        from runtime.spark.rabbitmq_source import RabbitMQStreamReader
+        from wirestream.runtime.spark.rabbitmq_source import RabbitMQStreamReader
 
         return RabbitMQStreamReader(self.options, schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
-        from runtime.spark.rabbitmq_sink import RabbitMQStreamWriter
+        from wirestream.runtime.spark.rabbitmq_sink import RabbitMQStreamWriter
 
         return RabbitMQStreamWriter(self.options, schema, overwrite)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
-        from runtime.spark.rabbitmq_sink import RabbitMQStreamStreamWriter
+        from wirestream.runtime.spark.rabbitmq_sink import RabbitMQStreamStreamWriter
 
         return RabbitMQStreamStreamWriter(self.options, schema, overwrite)
 

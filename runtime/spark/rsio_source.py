@@ -13,7 +13,7 @@ pace.
 
 Columns: ``seq long`` (the element's number, from 0, continued across restarts),
 ``received_at timestamp`` (when the driver received it), ``payload`` (the element,
-decoded as ``payloadFormat`` says: ``runtime.spark.payload``).
+decoded as ``payloadFormat`` says: ``wirestream.runtime.spark.payload``).
 
 Options:
 
@@ -25,16 +25,16 @@ Options:
     The publisher's name, as the server's ``publishers`` map has it.
 ``args``
     Arguments for the publisher: the subscribe message names ``publisher?args`` (the
-    seeds leave the string to the recipient; ``runtime.rsio`` splits it at ``?``).
+    seeds leave the string to the recipient; ``wirestream.runtime.rsio`` splits it at ``?``).
 ``encoding``
     ``binary`` (default) or ``msgpack``: the protocol's two encodings, as the server
     speaks it.
 ``maxRecordsPerTrigger``, ``maxWaitMs``, ``failOnDataLoss``, ``connectTimeoutMs``
-    Pacing and restarts: ``runtime.spark.live_source``.
+    Pacing and restarts: ``wirestream.runtime.spark.live_source``.
 ``payloadFormat``, ``payloadSchema``, ``onBadPayload``
-    Decoding the elements: ``runtime.spark.payload``.
+    Decoding the elements: ``wirestream.runtime.spark.payload``.
 
-Delivery guarantee (``runtime.spark.live_source`` has the details): each element is in
+Delivery guarantee (``wirestream.runtime.spark.live_source`` has the details): each element is in
 exactly one micro-batch within a running query; across restarts at most once, since a
 subscription cannot be replayed: elements the driver held but Spark had not committed are
 lost, and a restarted query subscribes anew.  A lost connection fails the query with the
@@ -49,18 +49,18 @@ from typing import Any, Final
 
 from pyspark.sql.types import StructType
 
-from runtime import rsio
-from runtime.rsio import Encoding
-from runtime.spark.errors import SparkOptionError
-from runtime.spark.live_source import (
+from wirestream.runtime import rsio
+from wirestream.runtime.rsio import Encoding
+from wirestream.runtime.spark.errors import SparkOptionError
+from wirestream.runtime.spark.live_source import (
     LiveDataSource,
     LIVE_OPTIONS,
     LiveStreamReader,
     Opened,
 )
-from runtime.spark.options import Options
-from runtime.spark.payload import PAYLOAD_OPTIONS
-from runtime.spark.rsocket_source import check_uri
+from wirestream.runtime.spark.options import Options
+from wirestream.runtime.spark.payload import PAYLOAD_OPTIONS
+from wirestream.runtime.spark.rsocket_source import check_uri
 
 __all__ = ["RsioDataSource", "RsioStreamReader", "RsioSubscription", "OPTIONS"]
 
@@ -99,7 +99,7 @@ class RsioSubscription:
 
 
 class RsioStreamReader(LiveStreamReader):
-    """The driver holds one subscription (``runtime.spark.live_source``)."""
+    """The driver holds one subscription (``wirestream.runtime.spark.live_source``)."""
 
     def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
         checked = Options(SOURCE, options, OPTIONS)

@@ -15,7 +15,7 @@ publisher's pace.
 Columns: ``seq long`` (the item's number, from 0, continued across restarts),
 ``received_at timestamp`` (when the driver received it), ``metadata binary`` (the
 PAYLOAD's metadata, null without one), ``payload`` (the data, decoded as
-``payloadFormat`` says: ``runtime.spark.payload``).
+``payloadFormat`` says: ``wirestream.runtime.spark.payload``).
 
 Options:
 
@@ -33,18 +33,18 @@ Options:
     empty).
 ``route``
     A route for the routing extension: the request's metadata becomes composite metadata
-    with that routing tag (what ``runtime.rsocket.Router``, rsocket-java and rsocket-py
+    with that routing tag (what ``wirestream.runtime.rsocket.Router``, rsocket-java and rsocket-py
     route on), or the bare routing metadata when ``metadataMimeType`` is
     ``message/x.rsocket.routing.v0``.  Without it the request has no metadata.
 ``dataMimeType`` / ``metadataMimeType``
     The SETUP's MIME types (default ``application/octet-stream`` and
     ``message/x.rsocket.composite-metadata.v0``).
 ``maxRecordsPerTrigger``, ``maxWaitMs``, ``failOnDataLoss``, ``connectTimeoutMs``
-    Pacing and restarts: ``runtime.spark.live_source``.
+    Pacing and restarts: ``wirestream.runtime.spark.live_source``.
 ``payloadFormat``, ``payloadSchema``, ``onBadPayload``
-    Decoding the data: ``runtime.spark.payload``.
+    Decoding the data: ``wirestream.runtime.spark.payload``.
 
-Delivery guarantee (``runtime.spark.live_source`` has the details): each item is in
+Delivery guarantee (``wirestream.runtime.spark.live_source`` has the details): each item is in
 exactly one micro-batch within a running query; across restarts at most once, since a
 request-stream cannot be replayed: items the driver held but Spark had not committed are
 lost, and a restarted query sends a new request.  Connections are not resumed (RSocket
@@ -62,19 +62,19 @@ from typing import Any, Final
 
 from pyspark.sql.types import StructType
 
-from runtime.aio import parse_url
-from runtime.errors import EncodeError
-from runtime.rsocket import Payload, connect
-from runtime.rsocket.metadata import COMPOSITE_METADATA, ROUTING, encode_route, route
-from runtime.spark.errors import SparkOptionError
-from runtime.spark.live_source import (
+from wirestream.runtime.aio import parse_url
+from wirestream.runtime.errors import EncodeError
+from wirestream.runtime.rsocket import Payload, connect
+from wirestream.runtime.rsocket.metadata import COMPOSITE_METADATA, ROUTING, encode_route, route
+from wirestream.runtime.spark.errors import SparkOptionError
+from wirestream.runtime.spark.live_source import (
     LiveDataSource,
     LIVE_OPTIONS,
     LiveStreamReader,
     Opened,
 )
-from runtime.spark.options import Options
-from runtime.spark.payload import PAYLOAD_OPTIONS
+from wirestream.runtime.spark.options import Options
+from wirestream.runtime.spark.payload import PAYLOAD_OPTIONS
 
 __all__ = ["RSocketDataSource", "RSocketStreamReader", "RSocketRequest", "OPTIONS"]
 
@@ -176,7 +176,7 @@ def _route_metadata(options: Options, tag: str, mime_type: str) -> bytes:
 
 
 class RSocketStreamReader(LiveStreamReader):
-    """The driver holds one request-stream/channel (``runtime.spark.live_source``)."""
+    """The driver holds one request-stream/channel (``wirestream.runtime.spark.live_source``)."""
 
     def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
         checked = Options(SOURCE, options, OPTIONS)

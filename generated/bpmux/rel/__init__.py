@@ -17,8 +17,8 @@ import struct
 from enum import Enum, IntEnum
 from typing import Callable, ClassVar
 
-from runtime import _support
-from runtime.errors import (
+from wirestream.runtime import _support
+from wirestream.runtime.errors import (
     AmbiguousFrameType,
     EncodeError,
     InvalidValue,

@@ -3,7 +3,7 @@
 """Spark schemas and frame-log rows of BPMUX bpmux/rel (reliable ordered channel).
 
 Readers name it ``protocol="bpmux/rel"`` (PROTOCOL, VERSION).
-Only this module imports pyspark: the codec ``generated.bpmux.rel``
+Only this module imports pyspark: the codec ``wirestream.generated.bpmux.rel``
 imports neither pyspark nor this module, so the codecs work without Spark.
 
 - ``<NAME>_SCHEMA``: one ``StructType`` per frame, struct and union. A frame's fields are

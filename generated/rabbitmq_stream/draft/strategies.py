@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from generated.rabbitmq_stream.draft import *  # noqa: F403
+from wirestream.generated.rabbitmq_stream.draft import *  # noqa: F403
 
 __all__ = [
     "frames",

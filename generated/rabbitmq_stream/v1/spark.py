@@ -3,7 +3,7 @@
 """Spark schemas and frame-log rows of RabbitMQ Stream protocol (v1).
 
 Readers name it ``protocol="rabbitmq_stream/1"`` (PROTOCOL, VERSION).
-Only this module imports pyspark: the codec ``generated.rabbitmq_stream.v1``
+Only this module imports pyspark: the codec ``wirestream.generated.rabbitmq_stream.v1``
 imports neither pyspark nor this module, so the codecs work without Spark.
 
 - ``<NAME>_SCHEMA``: one ``StructType`` per frame, struct and union. A frame's fields are

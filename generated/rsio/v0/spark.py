@@ -3,7 +3,7 @@
 """Spark schemas and frame-log rows of Reactive Streams network protocol, version 0 (draft).
 
 Readers name it ``protocol="rsio/0"`` (PROTOCOL, VERSION).
-Only this module imports pyspark: the codec ``generated.rsio.v0``
+Only this module imports pyspark: the codec ``wirestream.generated.rsio.v0``
 imports neither pyspark nor this module, so the codecs work without Spark.
 
 - ``<NAME>_SCHEMA``: one ``StructType`` per frame, struct and union. A frame's fields are

@@ -3,7 +3,7 @@
 """Spark schemas and frame-log rows of ReactiveSocket 0.2.
 
 Readers name it ``protocol="rsocket/0.2"`` (PROTOCOL, VERSION).
-Only this module imports pyspark: the codec ``generated.rsocket.v0_2``
+Only this module imports pyspark: the codec ``wirestream.generated.rsocket.v0_2``
 imports neither pyspark nor this module, so the codecs work without Spark.
 
 - ``<NAME>_SCHEMA``: one ``StructType`` per frame, struct and union. A frame's fields are

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from generated.rsocket.v0_2 import *  # noqa: F403
+from wirestream.generated.rsocket.v0_2 import *  # noqa: F403
 
 __all__ = [
     "frames",

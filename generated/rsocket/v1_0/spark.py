@@ -3,7 +3,7 @@
 """Spark schemas and frame-log rows of RSocket 1.0.
 
 Readers name it ``protocol="rsocket/1.0"`` (PROTOCOL, VERSION).
-Only this module imports pyspark: the codec ``generated.rsocket.v1_0``
+Only this module imports pyspark: the codec ``wirestream.generated.rsocket.v1_0``
 imports neither pyspark nor this module, so the codecs work without Spark.
 
 - ``<NAME>_SCHEMA``: one ``StructType`` per frame, struct and union. A frame's fields are

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from generated.rsocket.v1_0 import *  # noqa: F403
+from wirestream.generated.rsocket.v1_0 import *  # noqa: F403
 
 __all__ = [
     "frames",

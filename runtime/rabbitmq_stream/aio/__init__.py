@@ -1,6 +1,6 @@
-"""The RabbitMQ stream client over asyncio (``runtime.aio`` transports).
+"""The RabbitMQ stream client over asyncio (``wirestream.runtime.aio`` transports).
 
-    from runtime.rabbitmq_stream.aio import connect
+    from wirestream.runtime.rabbitmq_stream.aio import connect
 
     async with await connect("rabbitmq-stream://guest:guest@127.0.0.1:5552/%2f") as client:
         await client.create_stream("events", exist_ok=True)
@@ -15,15 +15,15 @@
 confirms, deduplication), ``Consumer`` (offsets, credit, ``async for``).
 """
 
-from runtime.rabbitmq_stream.aio.client import Client, Metadata, connect
-from runtime.rabbitmq_stream.aio.consumer import (
+from wirestream.runtime.rabbitmq_stream.aio.client import Client, Metadata, connect
+from wirestream.runtime.rabbitmq_stream.aio.consumer import (
     Consumer,
     OffsetLike,
     ReceivedMessage,
     offset_specification,
 )
-from runtime.rabbitmq_stream.aio.producer import BatchConfirmation, Body, Producer
-from runtime.rabbitmq_stream.aio.uri import DEFAULT_URI, StreamUri, parse_stream_uri
+from wirestream.runtime.rabbitmq_stream.aio.producer import BatchConfirmation, Body, Producer
+from wirestream.runtime.rabbitmq_stream.aio.uri import DEFAULT_URI, StreamUri, parse_stream_uri
 
 __all__ = [
     "connect",

@@ -1,6 +1,6 @@
 """One connection to a RabbitMQ stream broker over asyncio, and its recovery.
 
-``Client`` runs the sans-I/O ``ClientConnection`` on a ``runtime.aio`` transport with
+``Client`` runs the sans-I/O ``ClientConnection`` on a ``wirestream.runtime.aio`` transport with
 the shared ``EngineDriver`` (reads, coalesced writes, the heartbeat timer). It turns
 the engine's correlated events into awaitable results, routes publisher and
 subscription events to their ``Producer`` / ``Consumer``, and, when the connection
@@ -19,17 +19,17 @@ import ssl as ssl_module
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from generated.rabbitmq_stream.v1 import ResponseCode
-from runtime.aio import EngineDriver, open_transport
-from runtime.capture import CaptureWriter, tap
-from runtime.errors import ConnectionLost, ProtocolError, TransportTimeout
-from runtime.rabbitmq_stream.connection import (
+from wirestream.generated.rabbitmq_stream.v1 import ResponseCode
+from wirestream.runtime.aio import EngineDriver, open_transport
+from wirestream.runtime.capture import CaptureWriter, tap
+from wirestream.runtime.errors import ConnectionLost, ProtocolError, TransportTimeout
+from wirestream.runtime.rabbitmq_stream.connection import (
     DEFAULT_FRAME_MAX,
     DEFAULT_HEARTBEAT,
     DEFAULT_MAX_IN_FLIGHT,
     ClientConnection,
 )
-from runtime.rabbitmq_stream.errors import (
+from wirestream.runtime.rabbitmq_stream.errors import (
     AuthenticationError,
     MechanismNotOffered,
     NoOffset,
@@ -37,7 +37,7 @@ from runtime.rabbitmq_stream.errors import (
     StreamDoesNotExist,
     VirtualHostAccessFailure,
 )
-from runtime.rabbitmq_stream.events import (
+from wirestream.runtime.rabbitmq_stream.events import (
     ChunkDelivered,
     ChunkFailed,
     ChunkSkipped,
@@ -60,11 +60,11 @@ from runtime.rabbitmq_stream.events import (
     SaslChallenge,
     SubscriptionClosed,
 )
-from runtime.rabbitmq_stream.aio.uri import DEFAULT_URI, StreamUri, parse_stream_uri
+from wirestream.runtime.rabbitmq_stream.aio.uri import DEFAULT_URI, StreamUri, parse_stream_uri
 
 if TYPE_CHECKING:
-    from runtime.rabbitmq_stream.aio.consumer import Consumer, OffsetLike
-    from runtime.rabbitmq_stream.aio.producer import Producer
+    from wirestream.runtime.rabbitmq_stream.aio.consumer import Consumer, OffsetLike
+    from wirestream.runtime.rabbitmq_stream.aio.producer import Producer
 
 __all__ = ["Client", "connect", "Metadata"]
 
@@ -99,7 +99,7 @@ async def connect(
     ``reconnect``: restore the connection, producers and consumers when it drops,
     trying for ``recovery_timeout`` seconds. A failed first connection raises at once
     (``AuthenticationError`` for wrong credentials, ``ConnectionLost`` when nobody
-    listens, ``TransportTimeout``). ``capture`` records every frame (``runtime.capture``,
+    listens, ``TransportTimeout``). ``capture`` records every frame (``wirestream.runtime.capture``,
     protocol ``rabbitmq_stream/1``; each recovered connection is a connection of its own).
     """
     client = Client(
@@ -555,7 +555,7 @@ class Client:
         deduplicates: publishing ids continue after the stored sequence and a message
         re-sent after a reconnect is stored once. ``raw``: bodies go as they are, not
         wrapped in an AMQP 1.0 message."""
-        from runtime.rabbitmq_stream.aio.producer import Producer
+        from wirestream.runtime.rabbitmq_stream.aio.producer import Producer
 
         publisher_id = self._free_id(self.producers)
         producer = Producer(self, publisher_id, stream, reference, max_in_flight, raw)
@@ -582,7 +582,7 @@ class Client:
         most; more are granted as chunks arrive while fewer than ``max_buffered``
         messages wait for the application. ``reference`` names the consumer for
         ``store_offset``."""
-        from runtime.rabbitmq_stream.aio.consumer import Consumer
+        from wirestream.runtime.rabbitmq_stream.aio.consumer import Consumer
 
         subscription_id = self._free_id(self.consumers)
         consumer = Consumer(

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from generated.rabbitmq_stream.v1 import (
+from wirestream.generated.rabbitmq_stream.v1 import (
     OffsetSpecFirst,
     OffsetSpecification,
     OffsetSpecLast,
@@ -31,12 +31,12 @@ from generated.rabbitmq_stream.v1 import (
     OffsetSpecOffset,
     OffsetSpecTimestamp,
 )
-from generated.rabbitmq_stream.v1.machines import SubscriptionState
-from runtime.errors import ConnectionLost, LocalProtocolError
-from runtime.rabbitmq_stream.amqp import AmqpMessage, decode_body, decode_message
-from runtime.rabbitmq_stream.credit import CreditOnConsumption
-from runtime.rabbitmq_stream.errors import ResponseError
-from runtime.rabbitmq_stream.events import (
+from wirestream.generated.rabbitmq_stream.v1.machines import SubscriptionState
+from wirestream.runtime.errors import ConnectionLost, LocalProtocolError
+from wirestream.runtime.rabbitmq_stream.amqp import AmqpMessage, decode_body, decode_message
+from wirestream.runtime.rabbitmq_stream.credit import CreditOnConsumption
+from wirestream.runtime.rabbitmq_stream.errors import ResponseError
+from wirestream.runtime.rabbitmq_stream.events import (
     ChunkDelivered,
     ChunkFailed,
     MessagesReceived,
@@ -46,7 +46,7 @@ from runtime.rabbitmq_stream.events import (
 )
 
 if TYPE_CHECKING:
-    from runtime.rabbitmq_stream.aio.client import Client
+    from wirestream.runtime.rabbitmq_stream.aio.client import Client
 
 __all__ = ["Consumer", "ReceivedMessage", "OffsetLike", "offset_specification"]
 

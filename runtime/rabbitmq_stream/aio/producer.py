@@ -21,11 +21,11 @@ import asyncio
 from collections.abc import Generator, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from generated.rabbitmq_stream.v1 import CompressionType
-from runtime.errors import ConnectionLost, LocalProtocolError
-from runtime.rabbitmq_stream.amqp import AmqpMessage, encode_body, encode_message
-from runtime.rabbitmq_stream.errors import ResponseError
-from runtime.rabbitmq_stream.events import (
+from wirestream.generated.rabbitmq_stream.v1 import CompressionType
+from wirestream.runtime.errors import ConnectionLost, LocalProtocolError
+from wirestream.runtime.rabbitmq_stream.amqp import AmqpMessage, encode_body, encode_message
+from wirestream.runtime.rabbitmq_stream.errors import ResponseError
+from wirestream.runtime.rabbitmq_stream.events import (
     PublishAbandoned,
     PublishConfirmed,
     PublisherClosed,
@@ -35,7 +35,7 @@ from runtime.rabbitmq_stream.events import (
 )
 
 if TYPE_CHECKING:
-    from runtime.rabbitmq_stream.aio.client import Client
+    from wirestream.runtime.rabbitmq_stream.aio.client import Client
 
 __all__ = ["Producer", "BatchConfirmation", "Body"]
 

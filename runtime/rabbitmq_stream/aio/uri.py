@@ -29,7 +29,7 @@ class StreamUri:
 
     @property
     def transport_url(self) -> str:
-        """The ``runtime.aio`` endpoint (``tcp://`` or ``tls://``)."""
+        """The ``wirestream.runtime.aio`` endpoint (``tcp://`` or ``tls://``)."""
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"{'tls' if self.tls else 'tcp'}://{host}:{self.port}"
 

@@ -22,8 +22,8 @@ from collections.abc import AsyncIterator, Iterator
 
 import msgpack
 
-from runtime.rsocket.errors import ApplicationError
-from runtime.rsocket.handler import Payload, RSocketHandler
+from wirestream.runtime.rsocket.errors import ApplicationError
+from wirestream.runtime.rsocket.handler import Payload, RSocketHandler
 
 __all__ = ["MARKET_OPEN", "SYMBOLS", "TICK_SCHEMA", "ticks", "TickerResponder"]
 

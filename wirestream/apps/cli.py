@@ -1,6 +1,12 @@
 """``wirestream``: poke protocol servers from a shell (like rsocket-py's ``rsocket-py``).
 
-One sub-command per protocol; only RSocket exists so far::
+The generator's commands (``wirestream.codegen.cli``)::
+
+    wirestream generate [--idl idl] [--out generated] [--package NAME] [--only PROTOCOL]
+    wirestream check    [--idl idl] [--out generated] [--package NAME]
+    wirestream validate FILE...
+
+and one sub-command per protocol; only RSocket exists so far::
 
     wirestream rsocket serve [--host H] [--port P] [--transport tcp|ws] [--version 1.0|0.2]
                              [--resume] [--mtu N]
@@ -10,7 +16,7 @@ One sub-command per protocol; only RSocket exists so far::
     wirestream rsocket channel URL DATA [ITEM ...] [--stdin] [--limit-rate N] [--take K]
     wirestream rsocket metadata-push URL METADATA
 
-``serve`` runs ``runtime.rsocket.demo_responder.EchoResponder``: request-response and
+``serve`` runs ``wirestream.apps.demo_responder.EchoResponder``: request-response and
 channel echo, a request-stream whose data is N answers ``0`` .. ``N-1``,
 fire-and-forget payloads are printed.  It prints ``listening on URL`` (the real port
 when ``--port 0``) and serves until SIGINT or SIGTERM, then closes every connection and
@@ -41,15 +47,16 @@ import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Sequence
 from typing import Any, Final, TextIO, TypeVar
 
-from runtime.aio import InboundStream, parse_url
-from runtime.errors import ConnectionLost, ProtocolError, TransportError
-from runtime.rsocket.demo_responder import EchoResponder
-from runtime.rsocket.errors import SetupRejected, StreamError
-from runtime.rsocket.fragmentation import MIN_MTU
-from runtime.rsocket.handler import Payload
-from runtime.rsocket.metadata import COMPOSITE_METADATA, ROUTING, encode_route, route
-from runtime.rsocket.peer import DEFAULT_LIMIT_RATE, RSocketPeer, connect, serve
-from runtime.rsocket.versions import get_version
+from wirestream.codegen import cli as codegen_cli
+from wirestream.runtime.aio import InboundStream, parse_url
+from wirestream.runtime.errors import ConnectionLost, ProtocolError, TransportError
+from wirestream.apps.demo_responder import EchoResponder
+from wirestream.runtime.rsocket.errors import SetupRejected, StreamError
+from wirestream.runtime.rsocket.fragmentation import MIN_MTU
+from wirestream.runtime.rsocket.handler import Payload
+from wirestream.runtime.rsocket.metadata import COMPOSITE_METADATA, ROUTING, encode_route, route
+from wirestream.runtime.rsocket.peer import DEFAULT_LIMIT_RATE, RSocketPeer, connect, serve
+from wirestream.runtime.rsocket.versions import get_version
 
 __all__ = ["main", "amain", "build_parser", "PayloadWriter"]
 
@@ -62,7 +69,7 @@ ONE_WAY_LINGER: Final = 0.05
 """Seconds to stay connected after a fire-and-forget or metadata push.  Nothing answers
 those; closing at once sends ERROR[CONNECTION_CLOSE] right behind the request, and a
 server that reads both in one go may end the connection before its handler ran
-(``runtime.rsocket.peer`` does: it cancels the handler's task before it starts)."""
+(``wirestream.runtime.rsocket.peer`` does: it cancels the handler's task before it starts)."""
 EXIT_OK: Final = 0
 EXIT_FAILED: Final = 1
 EXIT_USAGE: Final = 2  # argparse's own code; also "could not connect"
@@ -231,7 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Poke reactive-streams protocol servers: serve a demo responder, or "
         "send requests to any server and print what comes back.",
     )
-    protocols = parser.add_subparsers(dest="protocol", metavar="PROTOCOL", required=True)
+    protocols = parser.add_subparsers(dest="protocol", metavar="COMMAND", required=True)
+    codegen_cli.add_commands(protocols)  # wirestream generate|check|validate
 
     rsocket = protocols.add_parser(
         "rsocket", help="RSocket 1.0 (and ReactiveSocket 0.2)",
@@ -506,6 +514,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     if isinstance(args, int):
         return args
+    if args.protocol in codegen_cli.COMMANDS:
+        return codegen_cli.run(args, args.protocol)
     try:
         code = asyncio.run(_runner(args)(args))
     except KeyboardInterrupt:

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 
-from runtime.rsocket.errors import ApplicationError
-from runtime.rsocket.handler import Payload, RSocketHandler
+from wirestream.runtime.rsocket.errors import ApplicationError
+from wirestream.runtime.rsocket.handler import Payload, RSocketHandler
 
 __all__ = ["EchoResponder", "parse_count"]
 

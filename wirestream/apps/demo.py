@@ -5,7 +5,7 @@ per-symbol event-time windows -> Parquet, with progress while it runs.
     make demo SOURCE=rabbitmq   # the ticker publishes to a RabbitMQ stream on the
                                 # project's broker (`make demo` starts it)
 
-1. The ticker (``runtime.spark.ticker``) serves deterministic msgpack trades on an
+1. The ticker (``wirestream.apps.ticker``) serves deterministic msgpack trades on an
    RSocket request-stream at tcp://127.0.0.1:<free port>, in a background thread of this
    process; with SOURCE=rabbitmq it publishes them to the stream ``wirestream-demo-ticks``.
 2. A Structured Streaming query reads them through the wirestream ``rsocket`` (or
@@ -27,8 +27,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from runtime.spark.background import BackgroundLoop
-from runtime.spark.ticker import MARKET_OPEN, TICK_SCHEMA, TickerResponder, ticks
+from wirestream.runtime.spark.background import BackgroundLoop
+from wirestream.apps.ticker import MARKET_OPEN, TICK_SCHEMA, TickerResponder, ticks
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_STREAM = "wirestream-demo-ticks"
@@ -47,7 +47,7 @@ class Clock:
 def rsocket_ticker(
     background: BackgroundLoop, count: int
 ) -> tuple[dict[str, str], Callable[[], None]]:
-    from runtime.rsocket import serve
+    from wirestream.runtime.rsocket import serve
 
     responder = TickerResponder()
     server = background.run(serve("tcp://127.0.0.1:0", responder))
@@ -70,7 +70,7 @@ def rsocket_ticker(
 def rabbitmq_ticker(
     background: BackgroundLoop, count: int, uri: str, say: Callable[[str], None]
 ) -> tuple[dict[str, str], Callable[[], None]]:
-    from runtime.rabbitmq_stream.aio import connect
+    from wirestream.runtime.rabbitmq_stream.aio import connect
 
     async def prepare() -> Any:
         client = await connect(uri)
@@ -105,7 +105,7 @@ def rabbitmq_ticker(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m runtime.demo", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m wirestream.apps.demo", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("--source", choices=("rsocket", "rabbitmq"), default="rsocket")
     parser.add_argument("--ticks", type=int, default=150_000, help="trades to stream")
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         options, close_ticker = rabbitmq_ticker(background, args.ticks, args.uri, clock.say)
         source_format = "rabbitmq_stream"
 
-    from runtime.spark import session
+    from wirestream.runtime.spark import session
 
     # Errors only, no console progress bars: the demo prints its own progress per batch.
     spark = session(args.master, app_name="wirestream-demo", log_level="ERROR",
