@@ -10,8 +10,7 @@ terminal state.
 
 from __future__ import annotations
 
-import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from wirestream.codegen.loader import Mapping
 from wirestream.codegen.model import (
@@ -24,11 +23,8 @@ from wirestream.codegen.model import (
     Transition,
     Word,
 )
+from wirestream.codegen.reader import LOWER, NodeReader
 
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    from wirestream.codegen.build import _Builder
-
-LOWER = re.compile(r"^[a-z][a-z0-9_]*$")
 TRANSITION_KEYS = {"role", "from", "send", "receive", "when", "to", "ignore", "error", "spec",
                    "note"}  # fmt: skip
 MACHINE_KEYS = {"doc", "spec", "scope", "roles", "states", "initial", "terminal", "transitions",
@@ -50,7 +46,7 @@ def _int_fields(items: list[Item]) -> dict[str, IntField]:
 
 
 class MachineBuilder:
-    def __init__(self, builder: _Builder, frames: list[Frame], header: list[Item],
+    def __init__(self, builder: NodeReader, frames: list[Frame], header: list[Item],
                  common_flags: dict[str, int]) -> None:  # fmt: skip
         self.b = builder
         self.frames = {frame.name: frame for frame in frames}
