@@ -84,7 +84,7 @@ from wirestream.runtime.rabbitmq_stream.errors import ResponseError
 from wirestream.runtime.spark.errors import SparkOptionError
 from wirestream.runtime.spark.options import Options
 from wirestream.runtime.spark.background import CLOSE_TIMEOUT, BackgroundLoop
-from wirestream.runtime.spark.rabbitmq_stream import (
+from wirestream.runtime.spark.rabbitmq_broker import (
     MESSAGE_FORMATS,
     SOURCE,
     check_uri,

@@ -95,7 +95,7 @@ from wirestream.runtime.spark.payload import (
     payload_ddl,
 )
 from wirestream.runtime.spark.background import BackgroundLoop
-from wirestream.runtime.spark.rabbitmq_stream import (
+from wirestream.runtime.spark.rabbitmq_broker import (
     MESSAGE_FORMATS,
     SOURCE,
     StreamBounds,
