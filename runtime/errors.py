@@ -3,7 +3,10 @@
 Every error that bytes from a peer, a bad local call or a broken protocol rule can
 cause is a ``ProtocolError``. As in h11, ``LocalProtocolError`` means *we* broke a rule
 (or were asked to encode something unencodable) and ``RemoteProtocolError`` means the
-peer did (malformed bytes, illegal sequences).
+peer did (malformed bytes, illegal sequences).  One stream of a connection can also end
+early without a broken rule: ``StreamCancelled`` (by either side) and ``StreamError`` (the
+peer ended it with an error); every protocol raises these same classes, so one ``except``
+covers them all.
 """
 
 from __future__ import annotations
@@ -32,6 +35,9 @@ __all__ = [
     "InvalidGrant",
     "PeerExceededDemand",
     "PeerInvalidGrant",
+    "StreamCancelled",
+    "StreamError",
+    "ReassemblyLimitExceeded",
     "TransportError",
     "ConnectionLost",
     "TransportTimeout",
@@ -157,6 +163,38 @@ class PeerExceededDemand(FlowControlError, RemoteProtocolError):
 
 class PeerInvalidGrant(FlowControlError, RemoteProtocolError):
     """The peer granted a non-positive or out-of-range amount."""
+
+
+# --- streams -------------------------------------------------------------------------
+# One stream of a connection ended before this side was done with it; the connection
+# goes on.  The protocol packages re-export these (``rsocket.errors``, ``rsio.errors``)
+# or subclass them where their errors carry more (RSocket's ERROR code).
+
+
+class StreamCancelled(ProtocolError):
+    """The stream was cancelled: the peer cancelled the stream a publisher was feeding
+    (RSocket CANCEL, Reactive Streams cancel, BPMUX InnerCancel) or we cancelled what we
+    were waiting for (BPMUX CancelAll).  No rule is broken, so it is neither Local nor
+    Remote: a publisher stops and its source is closed.  It is not
+    ``asyncio.CancelledError``: no task is cancelled by it."""
+
+
+class StreamError(RemoteProtocolError):
+    """The peer ended a stream with an error (RSocket ERROR; Reactive Streams onError,
+    also a refused subscribe: onError right after subscribed, RS §1.9), or the engine
+    ended it because the peer broke a stream rule.
+    ``str()`` and ``message`` are the peer's message."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ReassemblyLimitExceeded(RemoteProtocolError):
+    """A message the peer sent in parts grew beyond the configured limit: RSocket
+    fragments beyond ``max_reassembly_size``; a Reactive Streams split element beyond
+    ``max_element_size`` (or all unfinished split elements beyond
+    ``max_reassembly_bytes``)."""
 
 
 # --- transport -----------------------------------------------------------------------

@@ -26,6 +26,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from types import TracebackType
 from typing import Generic, TypeVar
 
+from wirestream.runtime.errors import StreamCancelled
 from wirestream.runtime.flow import Replenisher
 
 __all__ = [
@@ -42,11 +43,6 @@ T = TypeVar("T")
 YIELD_EVERY = 64
 """A publisher with demand left yields to the loop after this many items, so writes
 coalesce and the reader runs."""
-
-
-class StreamCancelled(Exception):
-    """The peer cancelled the stream a publisher was feeding (not an error: the
-    publisher stops and its source is closed)."""
 
 
 class InboundSink(Generic[T]):

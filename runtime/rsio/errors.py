@@ -2,12 +2,19 @@
 
 Demand errors are the shared ``wirestream.runtime.errors`` flow-control classes
 (``DemandExceeded``, ``InvalidGrant``, ``PeerExceededDemand``, ``PeerInvalidGrant``);
-state errors are ``IllegalSend`` / ``UnexpectedFrame`` from the generated machines.
+state errors are ``IllegalSend`` / ``UnexpectedFrame`` from the generated machines;
+``StreamError`` (onError, a refused subscribe) and ``ReassemblyLimitExceeded`` are the
+shared classes too, re-exported here.
 """
 
 from __future__ import annotations
 
-from wirestream.runtime.errors import LocalProtocolError, RemoteProtocolError
+from wirestream.runtime.errors import (
+    LocalProtocolError,
+    ReassemblyLimitExceeded,
+    RemoteProtocolError,
+    StreamError,
+)
 
 __all__ = [
     "ElementSizeError",
@@ -31,11 +38,6 @@ class PeerElementSizeError(RemoteProtocolError):
     elementSize."""
 
 
-class ReassemblyLimitExceeded(RemoteProtocolError):
-    """A split element grew beyond the configured ``max_element_size`` (or all
-    unfinished split elements beyond ``max_reassembly_bytes``)."""
-
-
 class IncompleteSplitElement(RemoteProtocolError):
     """onComplete arrived while a split element of the stream still lacked its last part."""
 
@@ -47,12 +49,3 @@ class TransportClosed(RemoteProtocolError):
 class UnsupportedVersion(RemoteProtocolError):
     """The peer's hello names a protocol version we do not speak; we sent goodbye and
     closed ("it MUST send a goodbye message ... and close the connection")."""
-
-
-class StreamError(RemoteProtocolError):
-    """The publisher ended the stream with onError (or refused the subscribe: onError
-    right after subscribed, RS §1.9).  ``str()`` is the publisher's message."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message

@@ -1,15 +1,18 @@
 """RSocket-specific errors, leaves of the one tree in ``wirestream.runtime.errors``.
 
 State-machine refusals are ``wirestream.runtime.errors.IllegalSend`` / ``UnexpectedFrame`` and
-request-n violations are the ``wirestream.runtime.flow`` errors; these cover the rest.
+request-n violations are the ``wirestream.runtime.flow`` errors; ``ReassemblyLimitExceeded``
+is the shared class, re-exported here; these cover the rest.
 """
 
 from __future__ import annotations
 
+from wirestream.runtime import errors
 from wirestream.runtime.errors import (
     DecodeError,
     InvalidString,
     LocalProtocolError,
+    ReassemblyLimitExceeded,
     RemoteProtocolError,
     TrailingBytes,
     Truncated,
@@ -48,10 +51,6 @@ class UnknownStream(LocalProtocolError, KeyError):
 class ResumeNotAllowed(LocalProtocolError):
     """The session cannot be resumed: resumption was not negotiated, or the server said
     never to retry (1.0 REJECTED_RESUME, 0.2 CONNECTION_ERROR_NO_RETRY)."""
-
-
-class ReassemblyLimitExceeded(RemoteProtocolError):
-    """A fragmented message grew beyond the engine's ``max_reassembly_size``."""
 
 
 class FragmentOrderViolated(RemoteProtocolError):
@@ -96,15 +95,15 @@ class InvalidMetadataText(MalformedMetadata, InvalidString):
 # --- what the asyncio peer (runtime.rsocket.peer) raises to applications ------------
 
 
-class StreamError(RemoteProtocolError):
+class StreamError(errors.StreamError):
     """The peer ended a stream with ERROR ``error_code`` (APPLICATION_ERROR, REJECTED,
     CANCELED, INVALID ...), or the engine ended it because the peer broke a stream rule.
-    ``str()`` is the peer's message."""
+    ``str()`` is the peer's message.  The shared ``wirestream.runtime.errors.StreamError``
+    with RSocket's error code."""
 
     def __init__(self, error_code: int, message: str) -> None:
         super().__init__(message)
         self.error_code = error_code
-        self.message = message
 
 
 class ApplicationError(StreamError):
