@@ -23,7 +23,7 @@ from wirestream.generated.rabbitmq_stream.v1 import ResponseCode
 from wirestream.runtime.aio import EngineDriver, open_transport
 from wirestream.runtime.capture import CaptureWriter, tap
 from wirestream.runtime.errors import ConnectionLost, ProtocolError, TransportTimeout
-from wirestream.runtime.rabbitmq_stream.connection import (
+from wirestream.runtime.rabbitmq_stream.engine import (
     DEFAULT_FRAME_MAX,
     DEFAULT_HEARTBEAT,
     DEFAULT_MAX_IN_FLIGHT,
