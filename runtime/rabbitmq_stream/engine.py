@@ -281,8 +281,8 @@ class ClientConnection:
     outcome comes back as an event carrying it.
     """
 
-    # The generated machines this engine runs (class attributes, so that an engine can
-    # be built on tables regenerated from an edited IDL: tests/test_rabbitmq_stream_engine_dispatch.py).
+    # The generated machines this engine runs: class attributes, so that an engine can
+    # run on tables regenerated from an edited IDL (test_rabbitmq_stream_engine_dispatch).
     connection_machine: ClassVar[type[StateMachine[Any]]] = ConnectionMachine
     publisher_machine: ClassVar[type[StateMachine[Any]]] = PublisherMachine
     subscription_machine: ClassVar[type[StateMachine[Any]]] = SubscriptionMachine
