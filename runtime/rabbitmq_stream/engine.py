@@ -278,7 +278,8 @@ class ClientConnection:
     Call ``initiate_connection()`` first, write ``data_to_send()`` to the socket, feed
     what arrives to ``receive_data``; ``ConnectionOpened`` tells when commands may
     follow. Command methods that expect a response return its correlation id; the
-    outcome comes back as an event carrying it.
+    outcome comes back as an event carrying it (``close`` returns the events of what
+    it ends, as every engine's does; ``close_correlation_id`` is its request's id).
     """
 
     # The generated machines this engine runs: class attributes, so that an engine can
