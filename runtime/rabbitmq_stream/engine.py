@@ -876,7 +876,10 @@ class ClientConnection:
         ids = self._publishing_ids(publisher, len(messages), publishing_ids)
         data = self._encode_publish(publisher_id, ids, messages)  # MessageTooLarge
         publisher.window.consume(len(ids))  # DemandExceeded: nothing was sent
-        self._send_encoded(probe, data, publisher.machine)
+        # _declared checked both machines and nothing moved since: apply, then queue.
+        self._connection.send(probe)
+        publisher.machine.send(probe)
+        self._queue(data)
         publisher.unconfirmed.update(ids)
         if ids:
             publisher.next_publishing_id = ids[-1] + 1
@@ -925,6 +928,10 @@ class ClientConnection:
         connection machine and every one of ``machines`` allowed ``probe`` (nothing
         changes otherwise: the first refusal raises its ``IllegalSend``)."""
         send_all(probe, self._connection, *machines)
+        self._queue(data)
+
+    def _queue(self, data: bytes) -> None:
+        """Queue encoded frames the machines have let out."""
         self._out += data
         self._sent_since_check = True
 
@@ -998,12 +1005,13 @@ class ClientConnection:
 
     def _to_publisher(self, frame: PublishConfirm | PublishError, events: list[Event]) -> None:
         """A frame carrying its publisher id: through that id's machine (a free one for an
-        unknown id) to ``on_publisher_<frame>``."""
-        publisher_id = frame.publisher_id
-        publishers = self._publishers
-        if not self._publisher_dispatch.receive(
-            publishers.machine(publisher_id), frame, publishers.get(publisher_id), events
-        ):
+        unknown id) to ``on_publisher_<frame>``. (One lookup for the usual case, a live
+        id: this runs per confirm.)"""
+        publisher = self._publishers.get(frame.publisher_id)
+        machine = (
+            self._publishers.machine(frame.publisher_id) if publisher is None else publisher.machine
+        )
+        if not self._publisher_dispatch.receive(machine, frame, publisher, events):
             # Outcomes for a publisher that is gone, or of an earlier one with its id.
             self.ignored_frames += 1
             self.ignored_outcomes += len(
@@ -1190,13 +1198,15 @@ class ClientConnection:
         self, frame: Deliver | DeliverV2 | CreditResponse, events: list[Event]
     ) -> None:
         """A frame carrying its subscription id: through that id's machine (a free one
-        for an unknown id) to ``on_subscription_<frame>``."""
-        subscription_id = frame.subscription_id
-        subscriptions = self._subscriptions
-        if not self._subscription_dispatch.receive(
-            subscriptions.machine(subscription_id), frame, subscriptions.get(subscription_id),
-            events,
-        ):  # fmt: skip
+        for an unknown id) to ``on_subscription_<frame>``. (One lookup for the usual
+        case, a live id: this runs per chunk.)"""
+        subscription = self._subscriptions.get(frame.subscription_id)
+        machine = (
+            self._subscriptions.machine(frame.subscription_id)
+            if subscription is None
+            else subscription.machine
+        )
+        if not self._subscription_dispatch.receive(machine, frame, subscription, events):
             self.ignored_frames += 1
 
     on_connection_deliver = _to_subscription
