@@ -270,11 +270,32 @@ def test_close_request_answered_with_close_response() -> None:
     """Commands: 'Close' From 'Client & Server', Expects response? 'Yes';
     'CloseResponse => Key Version CorrelationId ResponseCode'."""
     client, broker = open_pair()
-    cid = client.close(ResponseCode.OK, "done")
+    assert not client.closed
+    assert client.close(ResponseCode.OK, "done") == []
+    assert client.closed and client.state is ConnectionState.CLOSE_SENT
+    cid = client.close_correlation_id
     events, _ = shuttle(client, broker)
     assert events == [ConnectionClosed(ResponseCode.OK, "done", by_peer=False)]
     assert broker.frames[-1] == CloseRequest(cid, ResponseCode.OK, "done")
-    assert client.state is ConnectionState.CLOSED
+    assert client.state is ConnectionState.CLOSED and client.closed
+
+
+def test_close_ends_what_its_request_leaves_unanswered() -> None:
+    """After our CloseRequest the broker's frames are dropped (close_sent rows) but its
+    CloseResponse: ``close()`` fails outstanding requests and abandons unconfirmed
+    messages at once (the engine contract: close returns what it ended); the
+    CloseResponse still ends the connection."""
+    client, broker = with_stream()
+    client.declare_publisher(0, "s")
+    shuttle(client, broker)
+    client.publish(0, [b"a", b"b"])
+    cid = client.create_stream("t")
+    events = client.close()
+    assert events == [RequestFailed(cid, "CreateRequest", None),
+                      PublishAbandoned(0, (1, 2), "connection closed")]  # fmt: skip
+    assert client.outstanding_requests == {client.close_correlation_id: "CloseRequest"}
+    events, _ = shuttle(client, broker)
+    assert events == [ConnectionClosed(ResponseCode.OK, "", by_peer=False)]
 
 
 def test_server_close_answered_with_its_correlation_id() -> None:

@@ -2,7 +2,7 @@
 
 ``ClientConnection`` turns bytes from a broker into events and commands into bytes,
 driving the generated machines of ``idl/rabbitmq_stream/v1.yaml`` (connection,
-publisher, subscription) for every frame. See ``connection`` for the decisions taken
+publisher, subscription) for every frame. See ``engine`` for the decisions taken
 where the protocol text is silent.
 """
 
@@ -22,7 +22,7 @@ from wirestream.runtime.rabbitmq_stream.chunk import (
     entries_crc,
     sub_entry_batch,
 )
-from wirestream.runtime.rabbitmq_stream.connection import (
+from wirestream.runtime.rabbitmq_stream.engine import (
     DEFAULT_FRAME_MAX,
     DEFAULT_HEARTBEAT,
     DEFAULT_MAX_IN_FLIGHT,

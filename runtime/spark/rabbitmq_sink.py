@@ -79,7 +79,7 @@ from pyspark.sql.types import BinaryType, StringType, StructType
 
 from wirestream.runtime.errors import ProtocolError
 from wirestream.runtime.rabbitmq_stream.aio import Client, Producer
-from wirestream.runtime.rabbitmq_stream.connection import DEFAULT_MAX_IN_FLIGHT
+from wirestream.runtime.rabbitmq_stream.engine import DEFAULT_MAX_IN_FLIGHT
 from wirestream.runtime.rabbitmq_stream.errors import ResponseError
 from wirestream.runtime.spark.errors import SparkOptionError
 from wirestream.runtime.spark.options import Options

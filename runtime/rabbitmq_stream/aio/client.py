@@ -17,13 +17,13 @@ from __future__ import annotations
 import asyncio
 import ssl as ssl_module
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import Any, Final, TypeVar
 
 from wirestream.generated.rabbitmq_stream.v1 import ResponseCode
 from wirestream.runtime.aio import EngineDriver, open_transport
 from wirestream.runtime.capture import CaptureWriter, tap
 from wirestream.runtime.errors import ConnectionLost, ProtocolError, TransportTimeout
-from wirestream.runtime.rabbitmq_stream.connection import (
+from wirestream.runtime.rabbitmq_stream.engine import (
     DEFAULT_FRAME_MAX,
     DEFAULT_HEARTBEAT,
     DEFAULT_MAX_IN_FLIGHT,
@@ -60,11 +60,9 @@ from wirestream.runtime.rabbitmq_stream.events import (
     SaslChallenge,
     SubscriptionClosed,
 )
+from wirestream.runtime.rabbitmq_stream.aio.consumer import Consumer, OffsetLike
+from wirestream.runtime.rabbitmq_stream.aio.producer import Producer
 from wirestream.runtime.rabbitmq_stream.aio.uri import DEFAULT_URI, StreamUri, parse_stream_uri
-
-if TYPE_CHECKING:
-    from wirestream.runtime.rabbitmq_stream.aio.consumer import Consumer, OffsetLike
-    from wirestream.runtime.rabbitmq_stream.aio.producer import Producer
 
 __all__ = ["Client", "connect", "Metadata"]
 
@@ -356,6 +354,14 @@ class Client:
         else:
             self._give_up(lost)
 
+    def detach_producer(self, publisher_id: int) -> None:
+        """The producer is over (closed or failed): its id is free again."""
+        self.producers.pop(publisher_id, None)
+
+    def detach_consumer(self, subscription_id: int) -> None:
+        """The consumer is over (closed or failed): its id is free again."""
+        self.consumers.pop(subscription_id, None)
+
     def _parties(self) -> list[Producer | Consumer]:
         return [*self.producers.values(), *self.consumers.values()]
 
@@ -555,8 +561,6 @@ class Client:
         deduplicates: publishing ids continue after the stored sequence and a message
         re-sent after a reconnect is stored once. ``raw``: bodies go as they are, not
         wrapped in an AMQP 1.0 message."""
-        from wirestream.runtime.rabbitmq_stream.aio.producer import Producer
-
         publisher_id = self._free_id(self.producers)
         producer = Producer(self, publisher_id, stream, reference, max_in_flight, raw)
         self.producers[publisher_id] = producer
@@ -582,8 +586,6 @@ class Client:
         most; more are granted as chunks arrive while fewer than ``max_buffered``
         messages wait for the application. ``reference`` names the consumer for
         ``store_offset``."""
-        from wirestream.runtime.rabbitmq_stream.aio.consumer import Consumer
-
         subscription_id = self._free_id(self.consumers)
         consumer = Consumer(
             self, subscription_id, stream, offset, reference, credit, max_buffered, raw
@@ -623,7 +625,9 @@ class Client:
         driver = self._driver
         if driver is not None and not driver.closed and self.engine.is_open:
             self._closed_by_us = self._loop.create_future()
-            self.engine.close()
+            # What the CloseRequest leaves unanswered ends now; ConnectionClosed
+            # (_on_connection_end) follows with the broker's CloseResponse.
+            self._on_events(self.engine.close())
             self.wakeup()
             try:
                 async with asyncio.timeout(self.timeout):

@@ -21,7 +21,7 @@ import asyncio
 from collections import deque
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from wirestream.generated.rabbitmq_stream.v1 import (
     OffsetSpecFirst,
@@ -33,6 +33,7 @@ from wirestream.generated.rabbitmq_stream.v1 import (
 )
 from wirestream.generated.rabbitmq_stream.v1.machines import SubscriptionState
 from wirestream.runtime.errors import ConnectionLost, LocalProtocolError
+from wirestream.runtime.rabbitmq_stream.aio.link import Link
 from wirestream.runtime.rabbitmq_stream.amqp import AmqpMessage, decode_body, decode_message
 from wirestream.runtime.rabbitmq_stream.credit import CreditOnConsumption
 from wirestream.runtime.rabbitmq_stream.errors import ResponseError
@@ -44,9 +45,6 @@ from wirestream.runtime.rabbitmq_stream.events import (
     SubscriptionClosed,
     Unsubscribed,
 )
-
-if TYPE_CHECKING:
-    from wirestream.runtime.rabbitmq_stream.aio.client import Client
 
 __all__ = ["Consumer", "ReceivedMessage", "OffsetLike", "offset_specification"]
 
@@ -109,7 +107,7 @@ class Consumer:
 
     def __init__(
         self,
-        client: Client,
+        client: Link,
         subscription_id: int,
         stream: str,
         offset: OffsetLike,
@@ -189,7 +187,7 @@ class Consumer:
         if self.error is None and not self._closed:
             self.error = error
         self._active = False
-        self.client.consumers.pop(self.subscription_id, None)
+        self.client.detach_consumer(self.subscription_id)
         self._wake.set()
 
     # ------------------------------------------------------------------ events
@@ -284,7 +282,7 @@ class Consumer:
         except (ResponseError, ConnectionLost):
             pass  # gone already: nothing left to undo
         finally:
-            self.client.consumers.pop(self.subscription_id, None)
+            self.client.detach_consumer(self.subscription_id)
             self._chunks.clear()
             self._buffered = self._read = 0
 

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Generator, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from wirestream.generated.rabbitmq_stream.v1 import CompressionType
 from wirestream.runtime.errors import ConnectionLost, LocalProtocolError
+from wirestream.runtime.rabbitmq_stream.aio.link import Link
 from wirestream.runtime.rabbitmq_stream.amqp import AmqpMessage, encode_body, encode_message
 from wirestream.runtime.rabbitmq_stream.errors import ResponseError
 from wirestream.runtime.rabbitmq_stream.events import (
@@ -33,9 +34,6 @@ from wirestream.runtime.rabbitmq_stream.events import (
     PublisherDeleted,
     PublishErrored,
 )
-
-if TYPE_CHECKING:
-    from wirestream.runtime.rabbitmq_stream.aio.client import Client
 
 __all__ = ["Producer", "BatchConfirmation", "Body"]
 
@@ -101,7 +99,7 @@ class Producer:
 
     def __init__(
         self,
-        client: Client,
+        client: Link,
         publisher_id: int,
         stream: str,
         reference: str | None,
@@ -196,7 +194,7 @@ class Producer:
         self._closed = True
         self._declared = False
         self._credit = 0
-        self.client.producers.pop(self.publisher_id, None)
+        self.client.detach_producer(self.publisher_id)
         for publishing_id in list(self._held):
             self._resolve(publishing_id, error)
         self._queued.clear()
@@ -465,4 +463,4 @@ class Producer:
             self._closed = True
             self._credit = 0  # the next send looks at the window, and finds us closed
             self.error = self.error or LocalProtocolError("the producer is closed")
-            self.client.producers.pop(self.publisher_id, None)
+            self.client.detach_producer(self.publisher_id)

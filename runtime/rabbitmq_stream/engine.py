@@ -1,18 +1,24 @@
 """The sans-I/O RabbitMQ stream client: bytes in, events out, bytes to send.
 
-``ClientConnection`` speaks PROTOCOL.adoc as RabbitMQ 3.10.8 does ("v1"). It never
-touches a socket or a clock: ``receive_data(data)`` returns events,
-``data_to_send()`` drains what to write, ``handle_timer(now)``/``get_timer()`` drive
-heartbeats with the caller's time. Every frame sent or received passes through the
-generated state machines (``wirestream.generated.rabbitmq_stream.v1.machines``): the
-``connection`` machine for all of them, plus the ``publisher`` machine of a publisher
-id and the ``subscription`` machine of a subscription id for the frames about them.
-The tables decide what is legal; this module adds what tables cannot hold:
+``ClientConnection`` speaks PROTOCOL.adoc as RabbitMQ 3.10.8 does ("v1") and keeps the
+engine contract of ``wirestream.runtime.engine``: it never touches a socket or a clock
+(``receive_data(data)`` returns events, ``data_to_send()`` drains what to write,
+``handle_timer(now)``/``get_timer()`` drive heartbeats with the caller's time).
+
+Every frame passes through the generated state machines
+(``wirestream.generated.rabbitmq_stream.v1.machines``), and the tables' ``HANDLERS``
+say where it goes next (``wirestream.runtime.machine.Dispatch``): a received frame
+goes through the ``connection`` machine to ``on_connection_<frame>``; a frame about a
+publisher or a subscription then goes, by its id, through that id's ``publisher`` or
+``subscription`` machine (``MachineRegistry``) to ``on_publisher_<frame>`` /
+``on_subscription_<frame>``. A row that says ignore never reaches a handler; an error
+row (or no row) is the broker's violation. This module adds what tables cannot hold:
 
 - correlation: request/response pairs are matched by correlation id in a table of
   outstanding requests; a response with an unknown id, or of another command than
   its request, is a connection-level violation (``UnknownCorrelationId``,
-  ``MismatchedResponse``).
+  ``MismatchedResponse``). The request names the publisher or subscription a
+  DeclarePublisher/DeletePublisher/Subscribe/Unsubscribe response is about.
 - negotiation: 'Tune: the server sends a Tune frame to suggest some settings (max
   frame size, heartbeat). The client answers with a Tune frame with the settings he
   agrees on' -- the minimum of the two, 0 meaning "no limit" on either side.
@@ -25,8 +31,8 @@ The tables decide what is legal; this module adds what tables cannot hold:
 
 Connection-level violations by the broker queue a CloseRequest (code 13 "unknown
 frame", 14 for a frame too large: what 3.10.8 itself answers), move the connection to
-closed, and raise from ``receive_data``; the events produced before the violation are
-on the exception's ``events`` attribute.
+closed, and raise ``RemoteProtocolError`` from ``receive_data``; the events produced
+before the violation are on the exception's ``events`` attribute.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ import platform
 import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from wirestream.generated.rabbitmq_stream.v1 import (
     ChunkType,
@@ -111,7 +117,13 @@ from wirestream.runtime.errors import (
     Truncated,
 )
 from wirestream.runtime.flow import Window
-from wirestream.runtime.machine import IGNORE, StateMachine
+from wirestream.runtime.machine import (
+    Dispatch,
+    MachineRegistry,
+    StateMachine,
+    check_all,
+    send_all,
+)
 from wirestream.runtime.rabbitmq_stream.chunk import (
     DEFAULT_MAX_BATCH_SIZE,
     chunk_records,
@@ -187,6 +199,9 @@ _ENTRY_HEAD: Final = struct.Struct(">QI")  # 'PublishingId => uint64', <<0:1, Si
 _SIMPLE_ENTRY_HEADER: Final = 4  # <<0:1, Size:31>>
 _BATCH_HEADER: Final = 1 + 2 + 4 + 4  # type/compression, records, uncompressed, size
 _OPENING_CAPTURE_LIMIT: Final = 65_536
+_CLOSING: Final = frozenset(
+    {ConnectionState.CLOSE_SENT, ConnectionState.CLOSE_RECEIVED, ConnectionState.CLOSED}
+)
 
 # Request -> the response that answers it (matched by correlation id).
 _RESPONSE_TO: Final[dict[type, type]] = {
@@ -230,7 +245,8 @@ def _as_dict(properties: Iterable[Property]) -> dict[str, str | None]:
 
 @dataclass(slots=True)
 class _Publisher:
-    machine: PublisherMachine
+    publisher_id: int
+    machine: StateMachine[PublisherState]
     stream: str
     window: Window  # unconfirmed publishing ids: we send, confirms give back
     next_publishing_id: int = 1
@@ -239,12 +255,21 @@ class _Publisher:
 
 @dataclass(slots=True)
 class _Subscription:
-    machine: SubscriptionMachine
+    subscription_id: int
+    machine: StateMachine[SubscriptionState]
     stream: str
     credit: Window  # chunks: the broker sends, we grant
     min_offset: int  # records before it are dropped (OffsetSpecification type 4)
     strategy: CreditOnConsumption | None
     unconsumed: int = 0  # ChunkDelivered not yet acknowledged by chunk_consumed
+
+
+def _publisher_machine(publisher: _Publisher) -> StateMachine[Any]:
+    return publisher.machine
+
+
+def _subscription_machine(subscription: _Subscription) -> StateMachine[Any]:
+    return subscription.machine
 
 
 class ClientConnection:
@@ -253,8 +278,15 @@ class ClientConnection:
     Call ``initiate_connection()`` first, write ``data_to_send()`` to the socket, feed
     what arrives to ``receive_data``; ``ConnectionOpened`` tells when commands may
     follow. Command methods that expect a response return its correlation id; the
-    outcome comes back as an event carrying it.
+    outcome comes back as an event carrying it (``close`` returns the events of what
+    it ends, as every engine's does; ``close_correlation_id`` is its request's id).
     """
+
+    # The generated machines this engine runs: class attributes, so that an engine can
+    # run on tables regenerated from an edited IDL (test_rabbitmq_stream_engine_dispatch).
+    connection_machine: ClassVar[type[StateMachine[Any]]] = ConnectionMachine
+    publisher_machine: ClassVar[type[StateMachine[Any]]] = PublisherMachine
+    subscription_machine: ClassVar[type[StateMachine[Any]]] = SubscriptionMachine
 
     def __init__(
         self,
@@ -288,12 +320,25 @@ class ClientConnection:
         self._max_batch_size = max_batch_size
         self._message_events = message_events  # False: one MessagesReceived per chunk
         self._decoder = StreamDecoder(max_frame_size=max_frame_size, sender="server")
-        self._connection = ConnectionMachine(CLIENT)
+        self._connection: StateMachine[ConnectionState] = self.connection_machine(CLIENT)
+        # The generated dispatch, bound once: frame class -> handler method, per scope.
+        self._dispatch = Dispatch(self.connection_machine, CLIENT, self)
+        self._publisher_dispatch = Dispatch(self.publisher_machine, CLIENT, self)
+        self._subscription_dispatch = Dispatch(self.subscription_machine, CLIENT, self)
+        # Publisher and subscription ids (uint8) are reused: an id whose machine is back
+        # to free is forgotten, and an unknown id answers with a free machine.
+        self._publishers: MachineRegistry[int, _Publisher] = MachineRegistry(
+            self.publisher_machine, CLIENT, machine_of=_publisher_machine
+        )
+        self._subscriptions: MachineRegistry[int, _Subscription] = MachineRegistry(
+            self.subscription_machine, CLIENT, machine_of=_subscription_machine
+        )
         self._out = bytearray()
         self._pending: dict[int, Frame] = {}
         self._next_correlation_id = 1
-        self._publishers: dict[int, _Publisher] = {}
-        self._subscriptions: dict[int, _Subscription] = {}
+        self.close_correlation_id: int | None = None
+        """The correlation id of our CloseRequest (``close``): its CloseResponse ends the
+        connection with ``ConnectionClosed(by_peer=False)``."""
         self.frame_max = 0  # negotiated (0 = no limit); valid once open
         self.heartbeat = 0  # negotiated seconds; valid once open
         self.server_properties: dict[str, str | None] = {}
@@ -305,33 +350,6 @@ class ClientConnection:
         self._sent_since_check = False
         self._received_since_check = False
         self._silent_checks = 0
-        self._handlers: dict[type, Callable[[Any, list[Event]], None]] = {
-            PeerPropertiesResponse: self._on_peer_properties,
-            SaslHandshakeResponse: self._on_sasl_handshake,
-            SaslAuthenticateResponse: self._on_sasl_authenticate,
-            Tune: self._on_tune,
-            OpenResponse: self._on_open,
-            CloseRequest: self._on_close_request,
-            CloseResponse: self._on_close_response,
-            Heartbeat: self._on_heartbeat,
-            CreateResponse: self._on_create,
-            DeleteResponse: self._on_delete,
-            MetadataResponse: self._on_metadata,
-            MetadataUpdate: self._on_metadata_update,
-            DeclarePublisherResponse: self._on_declare_publisher,
-            DeletePublisherResponse: self._on_delete_publisher,
-            PublishConfirm: self._on_publish_confirm,
-            PublishError: self._on_publish_error,
-            QueryPublisherSequenceResponse: self._on_query_publisher_sequence,
-            SubscribeResponse: self._on_subscribe,
-            UnsubscribeResponse: self._on_unsubscribe,
-            Deliver: self._on_deliver,
-            DeliverV2: self._on_deliver,
-            CreditResponse: self._on_credit_response,
-            QueryOffsetResponse: self._on_query_offset,
-            RouteResponse: self._on_route,
-            PartitionsResponse: self._on_partitions,
-        }
 
     # --- state -----------------------------------------------------------------------
 
@@ -343,13 +361,19 @@ class ClientConnection:
     def is_open(self) -> bool:
         return self._connection.state is ConnectionState.OPEN
 
+    @property
+    def closed(self) -> bool:
+        """No command may follow: the connection is over, or our CloseRequest is out
+        (``close``; its CloseResponse, still read, then reports ``ConnectionClosed``)."""
+        return self._connection.state in _CLOSING
+
     def publisher_state(self, publisher_id: int) -> PublisherState:
-        publisher = self._publishers.get(publisher_id)
-        return PublisherState.FREE if publisher is None else publisher.machine.state
+        state: PublisherState = self._publishers.machine(publisher_id).state
+        return state
 
     def subscription_state(self, subscription_id: int) -> SubscriptionState:
-        subscription = self._subscriptions.get(subscription_id)
-        return SubscriptionState.FREE if subscription is None else subscription.machine.state
+        state: SubscriptionState = self._subscriptions.machine(subscription_id).state
+        return state
 
     def unconfirmed(self, publisher_id: int) -> int:
         """Publishing ids of the publisher still waiting for a confirm or an error."""
@@ -378,8 +402,11 @@ class ClientConnection:
         self._out.clear()
         return data
 
-    def receive_data(self, data: bytes) -> list[Event]:
-        """Feed bytes from the broker; ``b""`` means the transport closed (EOF)."""
+    def receive_data(self, data: bytes, now: float | None = None) -> list[Event]:
+        """Feed bytes from the broker; ``b""`` means the transport closed (EOF).
+
+        ``now`` is accepted for the engine contract and not needed: liveness is "any
+        bytes since the last heartbeat check" (``handle_timer`` keeps the clock)."""
         events: list[Event] = []
         if not data:
             if self._connection.state is not ConnectionState.CLOSED:
@@ -409,11 +436,13 @@ class ClientConnection:
         return events
 
     def _handle_frames(self, frames: Iterable[object], events: list[Event]) -> None:
+        """Each frame through the connection machine, then to ``on_connection_<frame>``
+        (the generated dispatch); ignore rows are counted, error rows raise."""
+        receive = self._dispatch.receive
+        connection = self._connection
         for frame in frames:
-            if self._connection.receive(frame) is IGNORE:
+            if not receive(connection, frame, events):
                 self.ignored_frames += 1
-                continue
-            self._handlers[type(frame)](frame, events)
 
     # --- heartbeat -------------------------------------------------------------------------
 
@@ -510,14 +539,18 @@ class ClientConnection:
         props = _properties(self._client_properties)
         self._request(lambda cid: PeerPropertiesRequest(cid, props))
 
-    def _on_peer_properties(self, frame: PeerPropertiesResponse, events: list[Event]) -> None:
+    def on_connection_peer_properties_response(
+        self, frame: PeerPropertiesResponse, events: list[Event]
+    ) -> None:
         self._take_pending(frame)
         if self._handshake_failed("peer_properties", frame.response_code, events):
             return
         self.server_properties = _as_dict(frame.peer_properties)
         self._request(SaslHandshakeRequest)
 
-    def _on_sasl_handshake(self, frame: SaslHandshakeResponse, events: list[Event]) -> None:
+    def on_connection_sasl_handshake_response(
+        self, frame: SaslHandshakeResponse, events: list[Event]
+    ) -> None:
         self._take_pending(frame)
         if self._handshake_failed("sasl_handshake", frame.response_code, events):
             return
@@ -545,7 +578,9 @@ class ClientConnection:
         using the SASL mechanism it picked')."""
         self._authenticate(response)
 
-    def _on_sasl_authenticate(self, frame: SaslAuthenticateResponse, events: list[Event]) -> None:
+    def on_connection_sasl_authenticate_response(
+        self, frame: SaslAuthenticateResponse, events: list[Event]
+    ) -> None:
         self._take_pending(frame)
         state = self._connection.state
         if state is ConnectionState.SASL_CHALLENGED:
@@ -555,14 +590,14 @@ class ClientConnection:
         self._handshake_failed("sasl_authenticate", frame.response_code, events)
         # OK: 'The server will send a Tune frame once it is satisfied'.
 
-    def _on_tune(self, frame: Tune, events: list[Event]) -> None:
+    def on_connection_tune(self, frame: Tune, events: list[Event]) -> None:
         self.frame_max = negotiate(frame.frame_max, self._wanted_frame_max)
         self.heartbeat = negotiate(frame.heartbeat, self._wanted_heartbeat)
         self._send(Tune(self.frame_max, self.heartbeat))
         vhost = self._virtual_host
         self._request(lambda cid: OpenRequest(cid, vhost))
 
-    def _on_open(self, frame: OpenResponse, events: list[Event]) -> None:
+    def on_connection_open_response(self, frame: OpenResponse, events: list[Event]) -> None:
         self._take_pending(frame)
         self._opening_bytes.clear()
         if self._handshake_failed("open", frame.response_code, events):
@@ -608,11 +643,24 @@ class ClientConnection:
 
     # --- closing ---------------------------------------------------------------------------
 
-    def close(self, code: int = ResponseCode.OK, reason: str = "") -> int:
-        """Close the connection: CloseRequest, then ``ConnectionClosed`` on CloseResponse."""
-        return self._request(lambda cid: CloseRequest(cid, code, reason))
+    def close(self, code: int = ResponseCode.OK, reason: str = "") -> list[Event]:
+        """Close the connection: queue CloseRequest ('Close' From 'Client & Server',
+        Expects response? 'Yes'; its correlation id is ``close_correlation_id``) and end
+        what it leaves unanswered; ``ConnectionClosed`` follows from ``receive_data``
+        when the CloseResponse arrives.
 
-    def _on_close_request(self, frame: CloseRequest, events: list[Event]) -> None:
+        Returns the events of what ends now: the table ignores every frame but the
+        CloseResponse (or a crossing CloseRequest) from here on, so outstanding requests
+        fail (``RequestFailed`` without an error) and unconfirmed messages are abandoned
+        (``PublishAbandoned``); subscriptions end silently, as with any end of the
+        connection. Raises ``IllegalSend`` where the table allows no CloseRequest
+        (during the handshake, or once closed)."""
+        self.close_correlation_id = self._request(lambda cid: CloseRequest(cid, code, reason))
+        events: list[Event] = []
+        self._end_everything(events)
+        return events
+
+    def on_connection_close_request(self, frame: CloseRequest, events: list[Event]) -> None:
         # 'Close' From 'Client & Server', Expects response? 'Yes': answer with the
         # broker's own correlation id (its id space, not ours).
         self._send(CloseResponse(frame.correlation_id, ResponseCode.OK))
@@ -620,7 +668,7 @@ class ClientConnection:
             events, ConnectionClosed(frame.closing_code, frame.closing_reason or "", by_peer=True)
         )
 
-    def _on_close_response(self, frame: CloseResponse, events: list[Event]) -> None:
+    def on_connection_close_response(self, frame: CloseResponse, events: list[Event]) -> None:
         request = self._take_pending(frame)
         self._terminate(
             events, ConnectionClosed(request.closing_code, request.closing_reason or "", False)
@@ -643,20 +691,24 @@ class ClientConnection:
     def _terminate(self, events: list[Event], final: Event) -> None:
         """The connection is over: every outstanding thing fails, then ``final``."""
         self._connection.state = ConnectionState.CLOSED  # not a frame: EOF, timeout, failure
-        for cid, request in self._pending.items():
-            if not isinstance(request, CloseRequest):
-                events.append(RequestFailed(cid, type(request).__name__, None))
-        self._pending.clear()
-        for publisher_id, publisher in self._publishers.items():
-            if publisher.unconfirmed:
-                ids = tuple(sorted(publisher.unconfirmed))
-                events.append(PublishAbandoned(publisher_id, ids, "connection closed"))
-        self._publishers.clear()
-        self._subscriptions.clear()
+        self._end_everything(events)
+        self._pending.clear()  # our CloseRequest too, when it crossed the broker's
         self._next_check = None
         events.append(final)
 
-    def _on_heartbeat(self, frame: Heartbeat, events: list[Event]) -> None:
+    def _end_everything(self, events: list[Event]) -> None:
+        """Fail every outstanding request but our CloseRequest (its response ends the
+        connection), abandon what publishers have unconfirmed, forget every publisher
+        and subscription."""
+        for cid, request in list(self._pending.items()):
+            if not isinstance(request, CloseRequest):
+                del self._pending[cid]
+                events.append(RequestFailed(cid, type(request).__name__, None))
+        for _, publisher in self._publishers.clear():
+            self._abandon(publisher, "connection closed", events)
+        self._subscriptions.clear()
+
+    def on_connection_heartbeat(self, frame: Heartbeat, events: list[Event]) -> None:
         pass  # any bytes count as life (see handle_timer)
 
     # --- streams ---------------------------------------------------------------------------
@@ -689,17 +741,17 @@ class ClientConnection:
         events.append(RequestFailed(cid, type(request).__name__, error))
         return True
 
-    def _on_create(self, frame: CreateResponse, events: list[Event]) -> None:
+    def on_connection_create_response(self, frame: CreateResponse, events: list[Event]) -> None:
         request = self._take_pending(frame)
         if not self._failed(frame.correlation_id, request, frame.response_code, events):
             events.append(StreamCreated(frame.correlation_id, request.stream))
 
-    def _on_delete(self, frame: DeleteResponse, events: list[Event]) -> None:
+    def on_connection_delete_response(self, frame: DeleteResponse, events: list[Event]) -> None:
         request = self._take_pending(frame)
         if not self._failed(frame.correlation_id, request, frame.response_code, events):
             events.append(StreamDeleted(frame.correlation_id, request.stream))
 
-    def _on_metadata(self, frame: MetadataResponse, events: list[Event]) -> None:
+    def on_connection_metadata_response(self, frame: MetadataResponse, events: list[Event]) -> None:
         self._take_pending(frame)
         events.append(
             MetadataReceived(
@@ -707,37 +759,46 @@ class ClientConnection:
             )
         )
 
-    def _on_route(self, frame: RouteResponse, events: list[Event]) -> None:
+    def on_connection_route_response(self, frame: RouteResponse, events: list[Event]) -> None:
         request = self._take_pending(frame)
         if not self._failed(frame.correlation_id, request, frame.response_code, events):
             events.append(
                 RouteReceived(frame.correlation_id, tuple(s or "" for s in frame.streams))
             )
 
-    def _on_partitions(self, frame: PartitionsResponse, events: list[Event]) -> None:
+    def on_connection_partitions_response(
+        self, frame: PartitionsResponse, events: list[Event]
+    ) -> None:
         request = self._take_pending(frame)
         if not self._failed(frame.correlation_id, request, frame.response_code, events):
             streams = tuple(s or "" for s in frame.streams)
             events.append(PartitionsReceived(frame.correlation_id, streams))
 
-    def _on_metadata_update(self, frame: MetadataUpdate, events: list[Event]) -> None:
+    def on_connection_metadata_update(self, frame: MetadataUpdate, events: list[Event]) -> None:
         stream = frame.stream or ""
         events.append(MetadataChanged(stream, frame.code))
-        # 3.10.8 has already removed this connection's publishers and subscriptions on
-        # the stream; each machine decides (declared/active -> free; pending ones wait
-        # for their response).
-        for publisher_id, publisher in list(self._publishers.items()):
-            if (
-                publisher.stream == stream
-                and publisher.machine.receive(frame) is PublisherState.FREE
-            ):
-                self._drop_publisher(publisher_id, "stream metadata changed", events)
-                events.append(PublisherClosed(publisher_id, stream, frame.code))
-        for subscription_id, subscription in list(self._subscriptions.items()):
-            machine = subscription.machine
-            if subscription.stream == stream and machine.receive(frame) is SubscriptionState.FREE:
-                del self._subscriptions[subscription_id]
-                events.append(SubscriptionClosed(subscription_id, frame.code))
+        # 'Stream => string // the stream implied': 3.10.8 has already removed this
+        # connection's publishers and subscriptions on the stream; each one's machine
+        # decides (declared/active -> on_publisher/on_subscription_metadata_update;
+        # pending ones ignore it and wait for their response).
+        to_publisher = self._publisher_dispatch.receive
+        for publisher in [p for p in self._publishers.values() if p.stream == stream]:
+            to_publisher(publisher.machine, frame, publisher, events)
+        to_subscription = self._subscription_dispatch.receive
+        for subscription in [s for s in self._subscriptions.values() if s.stream == stream]:
+            to_subscription(subscription.machine, frame, subscription, events)
+
+    def _answers_nothing_we_ask(self, frame: Any, events: list[Event]) -> None:
+        """Responses to commands this client never sends (3.11+ ExchangeCommandVersions,
+        StreamStats, super stream creation and deletion): the table lets them through
+        while open, so they answer no request of ours (``UnknownCorrelationId``), or a
+        request of another command (``MismatchedResponse``)."""
+        self._take_pending(frame)
+
+    on_connection_exchange_command_versions_response = _answers_nothing_we_ask
+    on_connection_stream_stats_response = _answers_nothing_we_ask
+    on_connection_create_super_stream_response = _answers_nothing_we_ask
+    on_connection_delete_super_stream_response = _answers_nothing_we_ask
 
     # --- publishers ------------------------------------------------------------------------
 
@@ -754,25 +815,46 @@ class ClientConnection:
         256 characters'). ``max_in_flight`` bounds the unconfirmed messages."""
         if reference is not None and len(reference) > 256:
             raise ValueError("'PublisherReference => string // max 256 characters'")
-        publisher = self._publishers.get(publisher_id)
-        machine = PublisherMachine(CLIENT) if publisher is None else publisher.machine
+        machine = self._publishers.machine(publisher_id)
         cid = self._request(
             lambda cid: DeclarePublisherRequest(cid, publisher_id, reference or "", stream), machine
         )
-        if publisher is None:
-            window = Window.outbound_window(cap=max_in_flight, initial=max_in_flight)
-            self._publishers[publisher_id] = _Publisher(
-                machine, stream, window, next_publishing_id=first_publishing_id
-            )
+        # The table allowed it, so the id was free: a new publisher.
+        window = Window.outbound_window(cap=max_in_flight, initial=max_in_flight)
+        self._publishers.add(
+            publisher_id,
+            _Publisher(publisher_id, machine, stream, window, first_publishing_id),
+        )
         return cid
 
-    def _on_declare_publisher(self, frame: DeclarePublisherResponse, events: list[Event]) -> None:
+    def _response_to_publisher(
+        self, frame: DeclarePublisherResponse | DeletePublisherResponse, events: list[Event]
+    ) -> None:
+        """A response about a publisher: its request (matched by correlation id) names
+        the publisher, whose machine takes the response. The request made the entry
+        (declare) or found it (delete), and only its response or the connection's end
+        forgets it."""
         request = self._take_pending(frame)
         publisher = self._publishers[request.publisher_id]
-        if publisher.machine.receive(frame) is PublisherState.DECLARED:
-            events.append(PublisherDeclared(frame.correlation_id, request.publisher_id))
-        else:
-            del self._publishers[request.publisher_id]
+        if not self._publisher_dispatch.receive(
+            publisher.machine, frame, request, publisher, events
+        ):
+            self.ignored_frames += 1
+
+    on_connection_declare_publisher_response = _response_to_publisher
+    on_connection_delete_publisher_response = _response_to_publisher
+
+    def on_publisher_declare_publisher_response(
+        self,
+        frame: DeclarePublisherResponse,
+        request: DeclarePublisherRequest,
+        publisher: _Publisher,
+        events: list[Event],
+    ) -> None:
+        if publisher.machine.state is PublisherState.DECLARED:
+            events.append(PublisherDeclared(frame.correlation_id, publisher.publisher_id))
+        else:  # refused: the id is free again
+            self._publishers.settle(publisher.publisher_id)
             self._failed(frame.correlation_id, request, frame.response_code, events)
 
     def publish(
@@ -789,11 +871,15 @@ class ClientConnection:
         allows. Refused as a whole when the publisher is not declared (``IllegalSend``)
         or its window of unconfirmed messages is too small (``DemandExceeded``).
         """
-        publisher = self._declared(publisher_id)
+        probe = Publish(publisher_id, [])
+        publisher = self._declared(publisher_id, probe)
         ids = self._publishing_ids(publisher, len(messages), publishing_ids)
         data = self._encode_publish(publisher_id, ids, messages)  # MessageTooLarge
         publisher.window.consume(len(ids))  # DemandExceeded: nothing was sent
-        self._send_encoded(Publish(publisher_id, []), data, publisher.machine)
+        # _declared checked both machines and nothing moved since: apply, then queue.
+        self._connection.send(probe)
+        publisher.machine.send(probe)
+        self._queue(data)
         publisher.unconfirmed.update(ids)
         if ids:
             publisher.next_publishing_id = ids[-1] + 1
@@ -838,15 +924,14 @@ class ClientConnection:
         return b"".join(frames)
 
     def _send_encoded(self, probe: Frame, data: bytes, *machines: StateMachine[Any]) -> None:
-        """Queue ``data``, frames of ``probe``'s type already encoded, once every
-        machine allowed ``probe`` (nothing changes otherwise: the first refusal raises
-        its ``IllegalSend``)."""
-        everyone = (self._connection, *machines)
-        for machine in everyone:
-            if not machine.allows_send(probe):
-                machine.send(probe)  # raises the table's precise IllegalSend
-        for machine in everyone:
-            machine.send(probe)
+        """Queue ``data``, frames of ``probe``'s type already encoded, once the
+        connection machine and every one of ``machines`` allowed ``probe`` (nothing
+        changes otherwise: the first refusal raises its ``IllegalSend``)."""
+        send_all(probe, self._connection, *machines)
+        self._queue(data)
+
+    def _queue(self, data: bytes) -> None:
+        """Queue encoded frames the machines have let out."""
         self._out += data
         self._sent_since_check = True
 
@@ -859,7 +944,7 @@ class ClientConnection:
         publishing_id: int | None = None,
     ) -> int:
         """Publish messages as one sub-entry batch (one publishing id, one confirm)."""
-        publisher = self._declared(publisher_id)
+        publisher = self._declared(publisher_id, Publish(publisher_id, []))
         given = None if publishing_id is None else [publishing_id]
         (pid,) = self._publishing_ids(publisher, 1, given)
         entry = PublishedMessage(pid, sub_entry_batch(messages, compression))
@@ -870,16 +955,12 @@ class ClientConnection:
         publisher.next_publishing_id = pid + 1
         return pid
 
-    def _declared(self, publisher_id: int) -> _Publisher:
-        """The publisher, when its machine allows Publish now (else the table's error)."""
-        publisher = self._publishers.get(publisher_id)
-        machine = PublisherMachine(CLIENT) if publisher is None else publisher.machine
-        probe = Publish(publisher_id, [])
-        for m in (self._connection, machine):
-            if not m.allows_send(probe):
-                m.send(probe)  # raises IllegalSend
-        assert publisher is not None
-        return publisher
+    def _declared(self, publisher_id: int, probe: Publish) -> _Publisher:
+        """The publisher, when the machines allow ``probe`` (a Publish of it) now; else
+        the table's ``IllegalSend`` (an unknown id answers with a free machine: "the
+        publisher is not declared"). Nothing moves: the send comes once encoded."""
+        check_all(probe, self._connection, self._publishers.machine(publisher_id))
+        return self._publishers[publisher_id]
 
     @staticmethod
     def _publishing_ids(
@@ -922,27 +1003,40 @@ class ClientConnection:
             frames.append(Publish(publisher_id, batch))
         return frames
 
-    def _on_publish_confirm(self, frame: PublishConfirm, events: list[Event]) -> None:
+    def _to_publisher(self, frame: PublishConfirm | PublishError, events: list[Event]) -> None:
+        """A frame carrying its publisher id: through that id's machine (a free one for an
+        unknown id) to ``on_publisher_<frame>``. (One lookup for the usual case, a live
+        id: this runs per confirm.)"""
         publisher = self._publishers.get(frame.publisher_id)
-        machine = PublisherMachine(CLIENT) if publisher is None else publisher.machine
-        if machine.receive(frame) is IGNORE or publisher is None:
+        machine = (
+            self._publishers.machine(frame.publisher_id) if publisher is None else publisher.machine
+        )
+        if not self._publisher_dispatch.receive(machine, frame, publisher, events):
+            # Outcomes for a publisher that is gone, or of an earlier one with its id.
             self.ignored_frames += 1
-            self.ignored_outcomes += len(frame.publishing_ids)
-            return
-        confirmed = [pid for pid in frame.publishing_ids if pid in publisher.unconfirmed]
+            self.ignored_outcomes += len(
+                frame.publishing_ids
+                if isinstance(frame, PublishConfirm)
+                else frame.publishing_errors
+            )
+
+    on_connection_publish_confirm = _to_publisher
+    on_connection_publish_error = _to_publisher
+
+    def on_publisher_publish_confirm(
+        self, frame: PublishConfirm, publisher: _Publisher, events: list[Event]
+    ) -> None:
+        unconfirmed = publisher.unconfirmed
+        confirmed = [pid for pid in frame.publishing_ids if pid in unconfirmed]
         self.ignored_outcomes += len(frame.publishing_ids) - len(confirmed)
         if confirmed:
-            publisher.unconfirmed.difference_update(confirmed)
+            unconfirmed.difference_update(confirmed)
             publisher.window.grant(len(confirmed))
             events.append(PublishConfirmed(frame.publisher_id, tuple(confirmed)))
 
-    def _on_publish_error(self, frame: PublishError, events: list[Event]) -> None:
-        publisher = self._publishers.get(frame.publisher_id)
-        machine = PublisherMachine(CLIENT) if publisher is None else publisher.machine
-        if machine.receive(frame) is IGNORE or publisher is None:
-            self.ignored_frames += 1
-            self.ignored_outcomes += len(frame.publishing_errors)
-            return
+    def on_publisher_publish_error(
+        self, frame: PublishError, publisher: _Publisher, events: list[Event]
+    ) -> None:
         for item in frame.publishing_errors:
             if item.publishing_id not in publisher.unconfirmed:
                 self.ignored_outcomes += 1
@@ -956,7 +1050,7 @@ class ClientConnection:
         """The last publishing id stored for ``reference`` (0 when none)."""
         return self._request(lambda cid: QueryPublisherSequenceRequest(cid, reference, stream))
 
-    def _on_query_publisher_sequence(
+    def on_connection_query_publisher_sequence_response(
         self, frame: QueryPublisherSequenceResponse, events: list[Event]
     ) -> None:
         request = self._take_pending(frame)
@@ -967,27 +1061,36 @@ class ClientConnection:
             )
 
     def delete_publisher(self, publisher_id: int) -> int:
-        publisher = self._publishers.get(publisher_id)
-        machine = PublisherMachine(CLIENT) if publisher is None else publisher.machine
+        machine = self._publishers.machine(publisher_id)
         return self._request(lambda cid: DeletePublisherRequest(cid, publisher_id), machine)
 
-    def _on_delete_publisher(self, frame: DeletePublisherResponse, events: list[Event]) -> None:
-        request = self._take_pending(frame)
-        publisher_id = request.publisher_id
-        publisher = self._publishers[publisher_id]
-        if publisher.machine.receive(frame) is PublisherState.FREE:
+    def on_publisher_delete_publisher_response(
+        self,
+        frame: DeletePublisherResponse,
+        request: DeletePublisherRequest,
+        publisher: _Publisher,
+        events: list[Event],
+    ) -> None:
+        if not self._publishers.settle(publisher.publisher_id):  # free: deleted
             # 3.10.8 drops the confirms of a deleted publisher: what is still
             # unconfirmed will never be resolved.
-            self._drop_publisher(publisher_id, "publisher deleted", events)
-            events.append(PublisherDeleted(frame.correlation_id, publisher_id))
-        else:
+            self._abandon(publisher, "publisher deleted", events)
+            events.append(PublisherDeleted(frame.correlation_id, publisher.publisher_id))
+        else:  # the delete failed: the publisher is still declared
             self._failed(frame.correlation_id, request, frame.response_code, events)
 
-    def _drop_publisher(self, publisher_id: int, reason: str, events: list[Event]) -> None:
-        publisher = self._publishers.pop(publisher_id)
+    def on_publisher_metadata_update(
+        self, frame: MetadataUpdate, publisher: _Publisher, events: list[Event]
+    ) -> None:
+        if not self._publishers.settle(publisher.publisher_id):  # free: gone with its stream
+            self._abandon(publisher, "stream metadata changed", events)
+            events.append(PublisherClosed(publisher.publisher_id, publisher.stream, frame.code))
+
+    @staticmethod
+    def _abandon(publisher: _Publisher, reason: str, events: list[Event]) -> None:
         if publisher.unconfirmed:
             ids = tuple(sorted(publisher.unconfirmed))
-            events.append(PublishAbandoned(publisher_id, ids, reason))
+            events.append(PublishAbandoned(publisher.publisher_id, ids, reason))
 
     # --- subscriptions ---------------------------------------------------------------------
 
@@ -1011,8 +1114,7 @@ class ClientConnection:
         initial = credit.initial if isinstance(credit, CreditOnConsumption) else credit
         if not 0 <= initial <= MAX_OUTSTANDING_CREDIT:
             raise InvalidGrant(f"the initial credit must be 0..65535, got {initial}")
-        subscription = self._subscriptions.get(subscription_id)
-        machine = SubscriptionMachine(CLIENT) if subscription is None else subscription.machine
+        machine = self._subscriptions.machine(subscription_id)
         props = _properties(properties or {})
         cid = self._request(
             lambda cid: SubscribeRequest(cid, subscription_id, stream, spec, initial, props),
@@ -1021,24 +1123,45 @@ class ClientConnection:
         # The table allowed it, so the id was free: a new subscription.
         window = Window.inbound_window(cap=MAX_OUTSTANDING_CREDIT, initial=initial)
         min_offset = spec.offset if isinstance(spec, OffsetSpecOffset) else 0
-        self._subscriptions[subscription_id] = _Subscription(
-            machine, stream, window, min_offset, strategy
+        self._subscriptions.add(
+            subscription_id,
+            _Subscription(subscription_id, machine, stream, window, min_offset, strategy),
         )
         return cid
 
-    def _on_subscribe(self, frame: SubscribeResponse, events: list[Event]) -> None:
+    def _response_to_subscription(
+        self, frame: SubscribeResponse | UnsubscribeResponse, events: list[Event]
+    ) -> None:
+        """A response about a subscription: its request (matched by correlation id) names
+        the subscription, whose machine takes the response (the request made or found
+        the entry; only its response or the connection's end forgets it)."""
         request = self._take_pending(frame)
         subscription = self._subscriptions[request.subscription_id]
-        if subscription.machine.receive(frame) is SubscriptionState.ACTIVE:
-            events.append(Subscribed(frame.correlation_id, request.subscription_id))
-        else:
-            del self._subscriptions[request.subscription_id]
+        if not self._subscription_dispatch.receive(
+            subscription.machine, frame, request, subscription, events
+        ):
+            self.ignored_frames += 1
+
+    on_connection_subscribe_response = _response_to_subscription
+    on_connection_unsubscribe_response = _response_to_subscription
+
+    def on_subscription_subscribe_response(
+        self,
+        frame: SubscribeResponse,
+        request: SubscribeRequest,
+        subscription: _Subscription,
+        events: list[Event],
+    ) -> None:
+        if subscription.machine.state is SubscriptionState.ACTIVE:
+            events.append(Subscribed(frame.correlation_id, subscription.subscription_id))
+        else:  # refused: the id is free again
+            self._subscriptions.settle(subscription.subscription_id)
             self._failed(frame.correlation_id, request, frame.response_code, events)
 
     def credit(self, subscription_id: int, credit: int) -> None:
         """Credit: 'Credit => uint16 // the number of chunks that can be sent'."""
         subscription = self._subscriptions.get(subscription_id)
-        machine = SubscriptionMachine(CLIENT) if subscription is None else subscription.machine
+        machine = self._subscriptions.machine(subscription_id)
         frame = CreditRequest(subscription_id, credit)
         if subscription is not None and not (
             0 < credit <= MAX_OUTSTANDING_CREDIT - subscription.credit.available
@@ -1071,12 +1194,30 @@ class ClientConnection:
         if grant and subscription.machine.state is SubscriptionState.ACTIVE:
             self.credit(subscription_id, grant)
 
-    def _on_deliver(self, frame: Deliver | DeliverV2, events: list[Event]) -> None:
+    def _to_subscription(
+        self, frame: Deliver | DeliverV2 | CreditResponse, events: list[Event]
+    ) -> None:
+        """A frame carrying its subscription id: through that id's machine (a free one
+        for an unknown id) to ``on_subscription_<frame>``. (One lookup for the usual
+        case, a live id: this runs per chunk.)"""
+        subscription = self._subscriptions.get(frame.subscription_id)
+        machine = (
+            self._subscriptions.machine(frame.subscription_id)
+            if subscription is None
+            else subscription.machine
+        )
+        if not self._subscription_dispatch.receive(machine, frame, subscription, events):
+            self.ignored_frames += 1
+
+    on_connection_deliver = _to_subscription
+    on_connection_deliver_v2 = _to_subscription
+    on_connection_credit_response = _to_subscription
+
+    def on_subscription_deliver(
+        self, frame: Deliver | DeliverV2, subscription: _Subscription, events: list[Event]
+    ) -> None:
+        # Active or unsubscribing (the table refuses a chunk for any other state).
         subscription_id = frame.subscription_id
-        subscription = self._subscriptions.get(subscription_id)
-        machine = SubscriptionMachine(CLIENT) if subscription is None else subscription.machine
-        machine.receive(frame)  # UnexpectedFrame unless active / unsubscribing
-        assert subscription is not None
         subscription.credit.consume(1)  # PeerExceededDemand: a chunk without credit
         chunk = frame.chunk
         chunk_id = chunk.chunk_first_offset
@@ -1116,31 +1257,38 @@ class ClientConnection:
         if subscription.strategy is not None:
             subscription.unconsumed += 1
 
-    def _on_credit_response(self, frame: CreditResponse, events: list[Event]) -> None:
+    on_subscription_deliver_v2 = on_subscription_deliver
+
+    def on_subscription_credit_response(
+        self, frame: CreditResponse, subscription: _Subscription, events: list[Event]
+    ) -> None:
         # 'NB: the server sent a response only in case of problem, e.g. crediting an
-        # unknown subscription.' No correlation id: routed by subscription id.
-        subscription = self._subscriptions.get(frame.subscription_id)
-        machine = SubscriptionMachine(CLIENT) if subscription is None else subscription.machine
-        outcome = machine.receive(frame)
-        if outcome is IGNORE:
-            self.ignored_frames += 1
-        elif outcome is SubscriptionState.FREE and subscription is not None:
-            del self._subscriptions[frame.subscription_id]
-            events.append(SubscriptionClosed(frame.subscription_id, frame.response_code))
+        # unknown subscription.' No correlation id: routed by subscription id. Active ->
+        # free: the broker no longer knows the subscription.
+        if not self._subscriptions.settle(subscription.subscription_id):
+            events.append(SubscriptionClosed(subscription.subscription_id, frame.response_code))
 
     def unsubscribe(self, subscription_id: int) -> int:
-        subscription = self._subscriptions.get(subscription_id)
-        machine = SubscriptionMachine(CLIENT) if subscription is None else subscription.machine
+        machine = self._subscriptions.machine(subscription_id)
         return self._request(lambda cid: UnsubscribeRequest(cid, subscription_id), machine)
 
-    def _on_unsubscribe(self, frame: UnsubscribeResponse, events: list[Event]) -> None:
-        request = self._take_pending(frame)
-        subscription = self._subscriptions[request.subscription_id]
-        if subscription.machine.receive(frame) is SubscriptionState.FREE:
-            del self._subscriptions[request.subscription_id]
-            events.append(Unsubscribed(frame.correlation_id, request.subscription_id))
-        else:
+    def on_subscription_unsubscribe_response(
+        self,
+        frame: UnsubscribeResponse,
+        request: UnsubscribeRequest,
+        subscription: _Subscription,
+        events: list[Event],
+    ) -> None:
+        if not self._subscriptions.settle(subscription.subscription_id):  # free
+            events.append(Unsubscribed(frame.correlation_id, subscription.subscription_id))
+        else:  # the unsubscribe failed: the subscription goes on
             self._failed(frame.correlation_id, request, frame.response_code, events)
+
+    def on_subscription_metadata_update(
+        self, frame: MetadataUpdate, subscription: _Subscription, events: list[Event]
+    ) -> None:
+        if not self._subscriptions.settle(subscription.subscription_id):  # gone with its stream
+            events.append(SubscriptionClosed(subscription.subscription_id, frame.code))
 
     # --- offsets ---------------------------------------------------------------------------
 
@@ -1152,7 +1300,9 @@ class ClientConnection:
         """QueryOffset; ``NoOffset`` (0x13) when nothing is stored for the reference."""
         return self._request(lambda cid: QueryOffsetRequest(cid, reference, stream))
 
-    def _on_query_offset(self, frame: QueryOffsetResponse, events: list[Event]) -> None:
+    def on_connection_query_offset_response(
+        self, frame: QueryOffsetResponse, events: list[Event]
+    ) -> None:
         request = self._take_pending(frame)
         if not self._failed(frame.correlation_id, request, frame.response_code, events):
             reference, stream = request.reference or "", request.stream or ""
