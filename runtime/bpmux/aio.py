@@ -92,7 +92,7 @@ from wirestream.runtime.aio import (
 )
 from wirestream.runtime.aio.streams import YIELD_EVERY
 from wirestream.runtime.bpmux import events as ev
-from wirestream.runtime.bpmux.connection import BpmuxConnection
+from wirestream.runtime.bpmux.engine import BpmuxConnection
 from wirestream.runtime.bpmux.errors import CreditExceeded
 from wirestream.runtime.capture import CaptureWriter, tap, tap_accepted
 from wirestream.runtime.errors import ConnectionLost, ProtocolError
