@@ -872,7 +872,7 @@ class BpmuxPeer:
     def _send_close(self) -> None:
         if not self._close_sent and not self._closed:
             self._close_sent = True
-            self.engine.close()
+            self.engine.send_close()
             self._queued()
 
     async def _sent(self) -> None:
