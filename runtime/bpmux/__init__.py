@@ -6,7 +6,8 @@ credit is ``wirestream.runtime.flow``.  See ``engine`` for the decisions taken w
 (shared/seeds/002) is silent.
 """
 
-from wirestream.runtime.bpmux.engine import BpmuxConnection, Direction
+from wirestream.runtime.bpmux.engine import BpmuxConnection
+from wirestream.runtime.bpmux.flows import Direction
 from wirestream.runtime.bpmux.credit import CHARGE, Charge, OutboundCredit, charge_of
 from wirestream.runtime.bpmux.errors import (
     ConnectionClosedError,

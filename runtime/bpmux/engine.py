@@ -18,7 +18,8 @@ generated dispatch (``HANDLERS``, ``wirestream.runtime.machine.Dispatch``):
 A row that says ignore drops the packet before any handler runs; an error row (or no
 row) raises ``UnexpectedFrame``.  This module adds what tables cannot hold: credit (one
 ``wirestream.runtime.flow.Window`` for top-level packets and one per flow, see ``credit``),
-id allocation, batching, and turning packets into events.
+req_id allocation, batching, and turning packets into events; the inner streams' ids,
+per-direction registries and ended ids are ``flows``.
 
 Credit order (the protocol's own decision, also in the IDL): a top-level packet is
 charged to the top-level credit *before* the ``connection`` machine sees it (its bytes
@@ -52,11 +53,9 @@ DECISIONS where seed 002 is silent (also written in the IDL):
 
 from __future__ import annotations
 
-import enum
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final, Literal, Union
+from typing import Any, ClassVar, Final, Union
 
 from wirestream.generated.bpmux.rel import (
     MAX_FRAME_SIZE,
@@ -90,13 +89,13 @@ from wirestream.generated.bpmux.rel.machines import (
     ConnectionMachine,
     ConnectionState,
     FlowMachine,
-    FlowState,
     RequestMachine,
     RequestState,
 )
 from wirestream.runtime.bpmux import events as ev
 from wirestream.runtime.bpmux.credit import CHARGE, Charge, OutboundCredit
 from wirestream.runtime.bpmux.errors import ConnectionClosedError, GreedyNotEnabled, InvalidInnerId
+from wirestream.runtime.bpmux.flows import CreatePacket, Direction, Flow, InnerFlows
 from wirestream.runtime.errors import DecodeError, ProtocolError, RemoteProtocolError
 from wirestream.runtime.flow import VARU64_MAX, Replenisher, Window
 from wirestream.runtime.machine import (
@@ -107,11 +106,9 @@ from wirestream.runtime.machine import (
     send_all,
 )
 
-__all__ = ["BpmuxConnection", "Direction"]
+__all__ = ["BpmuxConnection"]
 
-CreatePacket = Union[CreateStream, CreateSink, GreedySink, CreateDuplex, GreedyDuplex]
 SenderPacket = Union[InnerItem, InnerItems, InnerEnd, InnerError]
-FlowRole = Literal["item_sender", "item_receiver"]
 _Route = Callable[[Any, list[ev.Event]], None]
 _TOP_LEVEL: Final = frozenset(kind for kind, charge in CHARGE.items() if charge is Charge.TOP_LEVEL)
 _KIND: Final = {
@@ -121,34 +118,6 @@ _KIND: Final = {
     CreateDuplex: ev.InnerKind.DUPLEX,
     GreedyDuplex: ev.InnerKind.DUPLEX,
 }
-
-
-class Direction(enum.Enum):
-    """Which way a flow's items go, seen from this engine."""
-
-    OUTBOUND = "item_sender"  # we send the items (our role in the `flow` machine)
-    INBOUND = "item_receiver"  # the peer sends them
-
-    @property
-    def role(self) -> FlowRole:
-        return "item_sender" if self is Direction.OUTBOUND else "item_receiver"
-
-
-class _Flow:
-    """One direction of items under one inner id: its machine and its credit."""
-
-    __slots__ = ("machine", "send", "recv")
-
-    def __init__(self, machine: StateMachine[Any]) -> None:
-        self.machine = machine
-        # Outbound flows use ``send`` (what the peer lets us send), inbound ones ``recv``
-        # (what we let the peer send); both start at 0 (CreateStream/CreateDuplex grant).
-        self.send = OutboundCredit(Charge.INNER)
-        self.recv = Window.inbound_window(cap=VARU64_MAX)
-
-
-def _machine_of(flow: _Flow) -> StateMachine[Any]:
-    return flow.machine
 
 
 @dataclass(slots=True)
@@ -210,8 +179,6 @@ class BpmuxConnection:
         self._both_closed: ConnectionState = type(connection.INITIAL["peer"])("both_closed")
         self._request_idle: RequestState = request.INITIAL["requester"]
         self._request_closed: RequestState = type(self._request_idle)("closed")
-        self._flow_idle: FlowState = flow.INITIAL["item_sender"]
-        self._flow_closed: FlowState = type(self._flow_idle)("closed")
         self._connection = connection("peer")
         self._send_top = OutboundCredit(Charge.TOP_LEVEL)
         self._recv_top = Window.inbound_window(cap=VARU64_MAX)
@@ -232,21 +199,10 @@ class BpmuxConnection:
         self._incoming: MachineRegistry[int, StateMachine[Any]] = MachineRegistry(
             request, "responder", vacant_state=self._spent_request(outgoing=False)
         )
-        # Inner streams: one registry per direction of items (an id has one or both),
-        # kept until every direction of the id has ended; then the final states are
-        # remembered (bounded) to tell late packets from reused ids.
-        self._outbound: MachineRegistry[int, _Flow] = MachineRegistry(
-            flow, "item_sender", machine_of=_machine_of,
-            vacant_state=self._spent_flow(Direction.OUTBOUND),
-        )  # fmt: skip
-        self._inbound: MachineRegistry[int, _Flow] = MachineRegistry(
-            flow, "item_receiver", machine_of=_machine_of,
-            vacant_state=self._spent_flow(Direction.INBOUND),
-        )  # fmt: skip
-        self._ended_flows: OrderedDict[int, dict[Direction, FlowState]] = OrderedDict()
-        self._parity = 1 if initiator else 0
-        self._next_inner_id = self._parity
-        self._peer_next_inner_id = 1 - self._parity
+        # Inner streams (``flows``): ids, a registry per direction of items, ended ids.
+        self._flows = InnerFlows(flow, initiator=initiator, ended_memory=ended_memory)
+        self._outbound = self._flows.outbound  # flows we send items on
+        self._inbound = self._flows.inbound  # flows the peer sends items on
         self._failure: ProtocolError | None = None
         self._closed = False  # EOF, a failure or close()
         self._transport_closed = False
@@ -342,7 +298,7 @@ class BpmuxConnection:
         return sorted(self._outgoing), sorted(self._incoming)
 
     def open_inner_ids(self) -> list[int]:
-        return sorted(set(self._outbound) | set(self._inbound))
+        return self._flows.open_ids()
 
     def get_timer(self) -> float | None:
         """BPMUX has no timers (the engine shape has the method for every protocol)."""
@@ -415,12 +371,12 @@ class BpmuxConnection:
     def open_stream(self, payload: bytes = b"", credit: int = 0) -> int:
         """CreateStream (L51): the peer will send us items; ``credit`` is its initial
         inner credit (bytes).  Returns the inner id."""
-        return self._create(CreateStream(self._next_inner_id, credit, payload))
+        return self._create(CreateStream(self._flows.next_id, credit, payload))
 
     def open_sink(self, payload: bytes = b"", items: Sequence[bytes] | None = None) -> int:
         """CreateSink (L53): we will send items once the peer grants inner credit.  With
         ``items`` (needs ``greedy=True``): GreedySink, the items paid with top-level credit."""
-        inner_id = self._next_inner_id
+        inner_id = self._flows.next_id
         if items is None:
             return self._create(CreateSink(inner_id, payload))
         return self._create(GreedySink(inner_id, payload, list(items)))
@@ -429,7 +385,7 @@ class BpmuxConnection:
                     items: Sequence[bytes] | None = None) -> int:  # fmt: skip
         """CreateDuplex (L55): both directions; ``credit`` for the peer's items.  With
         ``items`` (needs ``greedy=True``): GreedyDuplex."""
-        inner_id = self._next_inner_id
+        inner_id = self._flows.next_id
         if items is None:
             return self._create(CreateDuplex(inner_id, credit, payload))
         return self._create(GreedyDuplex(inner_id, credit, payload, list(items)))
@@ -451,7 +407,7 @@ class BpmuxConnection:
     def grant_inner(self, inner_id: int, credit: int) -> None:
         """InnerCredit (L59): let the peer send ``credit`` more bytes on ``inner_id``."""
         self._check_usable()
-        flow = self._flow(self._inbound, inner_id)
+        flow = self._flows.flow(self._inbound, inner_id)
         frame = InnerCredit(inner_id, credit)
         check_all(frame, self._connection, flow.machine)
         flow.recv.grant(credit)  # InvalidGrant for 0 or more than 2^64-1
@@ -460,9 +416,9 @@ class BpmuxConnection:
     def cancel_inner(self, inner_id: int) -> None:
         """InnerCancel (L61): we want no more items on ``inner_id``."""
         self._check_usable()
-        flow = self._flow(self._inbound, inner_id)
+        flow = self._flows.flow(self._inbound, inner_id)
         self._queue_free(InnerCancel(inner_id), self._connection, flow.machine)
-        self._settle_flow(inner_id)
+        self._flows.settle(inner_id)
 
     def cancel_all(self) -> None:
         """CancelAll (L35): RequestCancel for each of our pending requests and
@@ -477,7 +433,7 @@ class BpmuxConnection:
             cancel = InnerCancel(inner_id)
             if flow.machine.allows_send(cancel):
                 flow.machine.send(cancel)
-                self._settle_flow(inner_id)
+                self._flows.settle(inner_id)
         self._queue.append(_Queued(frame, frame.to_bytes(), None))
 
     def data_to_send(self) -> bytes:
@@ -595,12 +551,12 @@ class BpmuxConnection:
     def _receive_on_outbound(self, frame: InnerCredit | InnerCancel,
                              events: list[ev.Event]) -> None:  # fmt: skip
         """InnerCredit/InnerCancel for the items we send on ``inner_id``."""
-        flow = self._flow(self._outbound, frame.inner_id)
+        flow = self._flows.flow(self._outbound, frame.inner_id)
         self._credit_and_cancel.receive(flow.machine, frame, flow, events)
 
     def _receive_on_inbound(self, frame: SenderPacket, events: list[ev.Event]) -> None:
         """Items or their end on ``inner_id``, from the peer."""
-        flow = self._flow(self._inbound, frame.inner_id)
+        flow = self._flows.flow(self._inbound, frame.inner_id)
         self._items.receive(flow.machine, frame, flow, events)
 
     # --- connection handlers (the `connection` machine let the packet in) -------------
@@ -641,7 +597,7 @@ class BpmuxConnection:
 
     def on_connection_create(self, frame: CreatePacket, events: list[ev.Event]) -> None:
         inner_id = frame.inner_id
-        if inner_id % 2 == self._parity:
+        if self._flows.ours(inner_id):
             raise InvalidInnerId(
                 f"the peer created inner id {inner_id}, of our parity (DECISION: the "
                 f"{'initiator' if self.initiator else 'acceptor'} creates "
@@ -650,8 +606,8 @@ class BpmuxConnection:
         credit = (
             frame.credit if isinstance(frame, (CreateStream, CreateDuplex, GreedyDuplex)) else 0
         )
-        opened = self._open_flows(frame, credit, sending=False)
-        self._peer_next_inner_id = max(self._peer_next_inner_id, inner_id + 1)
+        opened = self._flows.open(frame, credit, sending=False)
+        self._flows.peer_created(inner_id)
         greedy = isinstance(frame, (GreedySink, GreedyDuplex))
         events.append(
             ev.InnerOpened(inner_id, _KIND[type(frame)], frame.payload,
@@ -688,12 +644,12 @@ class BpmuxConnection:
 
     # --- flow handlers (the `flow` instance of the inner id and direction let it in) --
 
-    def on_inner_flow_inner_credit(self, frame: InnerCredit, flow: _Flow,
+    def on_inner_flow_inner_credit(self, frame: InnerCredit, flow: Flow,
                                    events: list[ev.Event]) -> None:  # fmt: skip
         flow.send.grant(frame.credit)
         events.append(ev.InnerCreditReceived(frame.inner_id, frame.credit))
 
-    def on_inner_flow_inner_cancel(self, frame: InnerCancel, flow: _Flow,
+    def on_inner_flow_inner_cancel(self, frame: InnerCancel, flow: Flow,
                                    events: list[ev.Event]) -> None:  # fmt: skip
         inner_id = frame.inner_id
         # The peer wants nothing more: drop what we queued for it (BP-24).
@@ -704,33 +660,33 @@ class BpmuxConnection:
             else:
                 kept.append(entry)
         self._queue = kept
-        self._settle_flow(inner_id)
+        self._flows.settle(inner_id)
         events.append(ev.InnerCancelled(inner_id))
 
     # Items are charged once the machine took them (L58; PeerExceededDemand: fatal, BP-30).
 
-    def on_inner_flow_inner_item(self, frame: InnerItem, flow: _Flow,
+    def on_inner_flow_inner_item(self, frame: InnerItem, flow: Flow,
                                  events: list[ev.Event]) -> None:  # fmt: skip
         flow.recv.consume(self._frame_size)
         events.append(ev.ItemReceived(frame.inner_id, frame.payload))
 
-    def on_inner_flow_inner_items(self, frame: InnerItems, flow: _Flow,
+    def on_inner_flow_inner_items(self, frame: InnerItems, flow: Flow,
                                   events: list[ev.Event]) -> None:  # fmt: skip
         flow.recv.consume(self._frame_size)
         inner_id = frame.inner_id
         events.extend(ev.ItemReceived(inner_id, item) for item in frame.payloads)
 
-    def on_inner_flow_inner_end(self, frame: InnerEnd, flow: _Flow,
+    def on_inner_flow_inner_end(self, frame: InnerEnd, flow: Flow,
                                 events: list[ev.Event]) -> None:  # fmt: skip
         flow.recv.consume(self._frame_size)
         events.append(ev.InnerEnded(frame.inner_id))
-        self._settle_flow(frame.inner_id)
+        self._flows.settle(frame.inner_id)
 
-    def on_inner_flow_inner_error(self, frame: InnerError, flow: _Flow,
+    def on_inner_flow_inner_error(self, frame: InnerError, flow: Flow,
                                   events: list[ev.Event]) -> None:  # fmt: skip
         flow.recv.consume(self._frame_size)
         events.append(ev.InnerErrored(frame.inner_id, frame.payload))
-        self._settle_flow(frame.inner_id)
+        self._flows.settle(frame.inner_id)
 
     # ------------------------------------------------------------------ internals --
 
@@ -771,7 +727,7 @@ class BpmuxConnection:
     def _queue_inner(self, frame: SenderPacket, keep: int) -> None:
         self._check_usable()
         inner_id = frame.inner_id
-        flow = self._flow(self._outbound, inner_id)
+        flow = self._flows.flow(self._outbound, inner_id)
         data = frame.to_bytes()
         check_all(frame, self._connection, flow.machine)
         flow.send.reserve(len(data), keep)  # CreditExceeded
@@ -779,7 +735,7 @@ class BpmuxConnection:
         flow.machine.send(frame)
         self._queue.append(_Queued(frame, data, flow.send, inner_id))
         if flow.machine.vacant:
-            self._settle_flow(inner_id)
+            self._flows.settle(inner_id)
 
     def _answer(self, frame: Response | ResponseError) -> None:
         self._check_usable()
@@ -804,45 +760,14 @@ class BpmuxConnection:
             frame.credit if isinstance(frame, (CreateStream, CreateDuplex, GreedyDuplex)) else 0
         )
         try:
-            self._open_flows(frame, credit, sending=True)
+            self._flows.open(frame, credit, sending=True)
         except ProtocolError:
             self._send_top.release(len(data))
             raise
         self._connection.send(frame)
         self._queue.append(_Queued(frame, data, self._send_top))
-        self._next_inner_id += 2
+        self._flows.next_id += 2
         return frame.inner_id
-
-    def _open_flows(self, frame: CreatePacket, credit: int, *, sending: bool) -> list[Direction]:
-        """Open the flows ``frame`` creates: those whose role has an ``idle`` row for it
-        in the `flow` machine (so the IDL decides).  The creator's receiving flow gets
-        ``credit``.  Raises (and opens nothing) when a machine refuses.  The flows only
-        observe Create* (IDL ``observes``): their rows move them, this is the handler."""
-        inner_id = frame.inner_id
-        table = self.FLOW_MACHINE.SEND if sending else self.FLOW_MACHINE.RECEIVE
-        flows: dict[Direction, _Flow] = {}
-        for direction in Direction:
-            if (self._flow_idle, type(frame)) not in table[direction.role]:
-                continue
-            creator_receives = (direction is Direction.INBOUND) == sending
-            flow = self._creation_flow(inner_id, direction)
-            if creator_receives and credit:
-                if direction is Direction.INBOUND:
-                    flow.recv.grant(credit)
-                else:
-                    flow.send.grant(credit)
-            flows[direction] = flow
-        for flow in flows.values():
-            if sending:
-                flow.machine.send(frame)
-            else:
-                flow.machine.receive(frame)
-        for direction, flow in flows.items():
-            self._registry(direction).add(inner_id, flow)
-        return list(flows)
-
-    def _registry(self, direction: Direction) -> MachineRegistry[int, _Flow]:
-        return self._outbound if direction is Direction.OUTBOUND else self._inbound
 
     def _spent_request(self, *, outgoing: bool) -> Callable[[int], RequestState]:
         """The state of a req_id with no live request: ids increase (DECISION), so one
@@ -853,67 +778,6 @@ class BpmuxConnection:
             return self._request_idle if req_id >= high else self._request_closed
 
         return state
-
-    def _spent_flow(self, direction: Direction) -> Callable[[int], FlowState]:
-        """The state of an inner id with no live flow in ``direction``: how it ended
-        (remembered), `idle` (never created, or the id is open without this direction),
-        or `closed` (below the creator's highest id, forgotten)."""
-
-        def state(inner_id: int) -> FlowState:
-            ended = self._ended_flows.get(inner_id)
-            if ended is not None:
-                return ended.get(direction, self._flow_idle)
-            if inner_id in self._outbound or inner_id in self._inbound:
-                return self._flow_idle
-            return self._flow_idle if inner_id >= self._high_inner_id(inner_id) else (
-                self._flow_closed)  # fmt: skip
-
-        return state
-
-    def _high_inner_id(self, inner_id: int) -> int:
-        ours = inner_id % 2 == self._parity
-        return self._next_inner_id if ours else self._peer_next_inner_id
-
-    def _flow(self, registry: MachineRegistry[int, _Flow], inner_id: int) -> _Flow:
-        """The live flow, or a detached stand-in in the state the id is in."""
-        flow = registry.get(inner_id)
-        return _Flow(registry.new_machine(inner_id)) if flow is None else flow
-
-    def _creation_flow(self, inner_id: int, direction: Direction) -> _Flow:
-        """For a Create* packet the whole id is used: a direction the id does not have
-        is `closed` once the id was created (open or ended), not `idle`."""
-        registry = self._registry(direction)
-        live = registry.get(inner_id)
-        if live is not None:
-            return live
-        ended = self._ended_flows.get(inner_id)
-        if ended is not None:
-            state = ended.get(direction, self._flow_closed)
-        elif inner_id in self._outbound or inner_id in self._inbound:
-            state = self._flow_closed
-        elif inner_id >= self._high_inner_id(inner_id):
-            state = self._flow_idle
-        else:
-            state = self._flow_closed
-        return _Flow(self.FLOW_MACHINE(direction.role, state))
-
-    def _settle_flow(self, inner_id: int) -> None:
-        """Forget ``inner_id`` once every direction it has ended; remember how (bounded)."""
-        outbound, inbound = self._outbound.get(inner_id), self._inbound.get(inner_id)
-        if outbound is None and inbound is None:
-            return
-        if (outbound is not None and not outbound.machine.vacant) or (
-                inbound is not None and not inbound.machine.vacant):  # fmt: skip
-            return
-        ended: dict[Direction, FlowState] = {}
-        if self._outbound.forget(inner_id) is not None:
-            ended[Direction.OUTBOUND] = outbound.machine.state  # type: ignore[union-attr]
-        if self._inbound.forget(inner_id) is not None:
-            ended[Direction.INBOUND] = inbound.machine.state  # type: ignore[union-attr]
-        if self.ended_memory:
-            self._ended_flows[inner_id] = ended
-            while len(self._ended_flows) > self.ended_memory:
-                self._ended_flows.popitem(last=False)
 
     def _batch_end(self, queue: list[_Queued], start: int) -> int:
         """End of the run of packets from ``start`` that can share one batch packet."""
@@ -945,9 +809,7 @@ class BpmuxConnection:
             events.append(ev.RequestAborted(req_id, outgoing=True))
         for req_id, _ in sorted(self._incoming.clear()):
             events.append(ev.RequestAborted(req_id, outgoing=False))
-        inner_ids = {inner_id for inner_id, _ in self._outbound.clear()}
-        inner_ids.update(inner_id for inner_id, _ in self._inbound.clear())
-        for inner_id in sorted(inner_ids):
+        for inner_id in self._flows.clear():
             events.append(ev.InnerAborted(inner_id))
         if not keep_queue:
             self._queue.clear()
