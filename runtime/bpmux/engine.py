@@ -55,7 +55,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Union
 
 from wirestream.generated.bpmux.rel import (
     MAX_FRAME_SIZE,
@@ -105,6 +105,9 @@ from wirestream.runtime.machine import (
     check_all,
     send_all,
 )
+
+if TYPE_CHECKING:
+    from wirestream.runtime.engine import Engine
 
 __all__ = ["BpmuxConnection"]
 
@@ -815,6 +818,12 @@ class BpmuxConnection:
             self._queue.clear()
         self._closed = True
         events.append(ev.ConnectionEnded(clean, None if error is None else str(error)))
+
+
+if TYPE_CHECKING:
+
+    def _keeps_the_engine_contract(engine: BpmuxConnection) -> Engine[ev.Event]:
+        return engine  # mypy checks BpmuxConnection against wirestream.runtime.engine.Engine
 
 
 def _settle(requests: MachineRegistry[int, StateMachine[Any]], req_id: int,
