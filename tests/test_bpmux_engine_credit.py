@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wirestream.generated.bpmux.rel import InnerItem, MainCredit, Message, Request
-from wirestream.runtime.bpmux import BpmuxConnection, CreditExceeded, Direction
+from wirestream.runtime.bpmux import BpmuxConnection, CreditExceeded
 from wirestream.runtime.errors import PeerExceededDemand
 
 Op = tuple[str, int]
@@ -83,8 +83,8 @@ class Link:
         assert a_top.window.granted <= b_top.granted  # a never believes in ungranted credit
         assert a_top.window.consumed <= b_top.granted  # written <= granted (L4, L17)
         if self.stream in self.a.open_inner_ids():
-            a_in = self.a._flows[self.stream][Direction.OUTBOUND].send
-            b_in = self.b._flows[self.stream][Direction.INBOUND].recv
+            a_in = self.a._outbound[self.stream].send
+            b_in = self.b._inbound[self.stream].recv
             assert a_in.window.consumed + a_in.reserved <= a_in.window.granted
             assert a_in.window.consumed <= b_in.granted  # L58
 

@@ -279,13 +279,13 @@ def test_greedy_sink_and_duplex() -> None:
 def test_close_both_sides_then_done() -> None:
     a, b = pair()
     req_id = a.send_request(b"q")
-    a.close()
+    a.send_close()
     events_a, events_b = shuttle(a, b)
     assert only(events_b, PeerClosed) == [PeerClosed()]
     with pytest.raises(IllegalSend):
         a.send_message(b"after close")
     b.send_message(b"b may still send")  # a's Close binds only a
-    b.close()
+    b.send_close()
     events_a, _ = shuttle(a, b)
     assert only(events_a, MessageReceived, PeerClosed) == [
         MessageReceived(b"b may still send"), PeerClosed()]  # fmt: skip

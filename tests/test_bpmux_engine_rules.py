@@ -172,8 +172,8 @@ def test_top_level_packet_beyond_credit_is_protocol_error() -> None:
     with pytest.raises(PeerExceededDemand) as caught:
         feed(conn, Message(b"12345"), Message(b"67890"))
     assert isinstance(caught.value, RemoteProtocolError)
-    assert MessageReceived(b"12345") in conn.events_before_error
-    assert conn.events_before_error[-1] == ConnectionEnded(False, str(caught.value))
+    assert MessageReceived(b"12345") in caught.value.events
+    assert caught.value.events[-1] == ConnectionEnded(False, str(caught.value))
 
 
 def test_unknown_packet_skipped_and_stream_continues() -> None:
@@ -261,9 +261,9 @@ def test_top_level_packet_before_any_main_credit_is_protocol_error() -> None:
 
 def test_no_opening_packets_after_close_sent() -> None:
     """L31: "Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex
-    packets will be sent" -- the engine refuses them after close()."""
+    packets will be sent" -- the engine refuses them after send_close()."""
     conn = engine()
-    conn.close()
+    conn.send_close()
     assert conn.state is ConnectionState.LOCAL_CLOSED
     for command in (lambda: conn.send_message(b"m"), lambda: conn.send_request(b"q"),
                     lambda: conn.open_stream(b"s", 1), lambda: conn.open_sink(b"s"),
@@ -272,7 +272,7 @@ def test_no_opening_packets_after_close_sent() -> None:
             command()
         assert "L31" in caught.value.spec
     with pytest.raises(IllegalSend):
-        conn.close()
+        conn.send_close()
     assert sent(conn) == [Close()]
     assert conn.top_level_credit == 1000  # nothing reserved by the refused commands
 
@@ -300,7 +300,7 @@ def test_replies_and_inner_traffic_continue_after_close() -> None:
     conn = engine()
     stream = conn.open_stream(b"s", credit=100)
     feed(conn, Request(0, b"q"), CreateStream(0, 100, b"t"))
-    conn.close()
+    conn.send_close()
     feed(conn, Close())
     assert conn.state is ConnectionState.BOTH_CLOSED
     conn.respond(0, b"a")
@@ -674,9 +674,9 @@ def test_inner_item_beyond_inner_credit_is_protocol_error() -> None:
     conn = engine()
     stream = conn.open_stream(b"", credit=5)
     feed(conn, InnerItem(stream, b"ab"))  # 1 + 1 + 1 + 2 = 5
-    with pytest.raises(PeerExceededDemand):
+    with pytest.raises(PeerExceededDemand) as caught:
         feed(conn, InnerItem(stream, b""))
-    assert InnerAborted(stream) in conn.events_before_error
+    assert InnerAborted(stream) in caught.value.events
 
 
 def test_inner_items_batch_delivers_each_item() -> None:
@@ -774,13 +774,13 @@ def test_protocol_error_closes_transport() -> None:
 
 def test_decode_error_handles_packets_before_it() -> None:
     """Nothing is lost: packets decoded before a malformed one are handled (their events
-    are in events_before_error) before the DecodeError is raised."""
+    are on the error's events) before the DecodeError is raised."""
     conn = engine()
     bad = bytes([4, 0xF8, 0x05]) + bytes(5)  # Message whose length is non-canonical
-    with pytest.raises(NonCanonical):
+    with pytest.raises(NonCanonical) as caught:
         conn.receive_data(Message(b"ok").to_bytes() + bad)
-    assert conn.events_before_error[0] == MessageReceived(b"ok")
-    assert isinstance(conn.events_before_error[-1], ConnectionEnded)
+    assert caught.value.events[0] == MessageReceived(b"ok")
+    assert isinstance(caught.value.events[-1], ConnectionEnded)
 
 
 def test_packet_larger_than_limit_is_frame_too_large() -> None:
@@ -795,7 +795,7 @@ def test_connection_done_after_both_close_and_drain() -> None:
     """BP-31 (DECISION): both Closes sent and nothing open -> ConnectionDone."""
     conn = engine()
     req_id = conn.send_request(b"q")
-    conn.close()
+    conn.send_close()
     assert not any(type(e).__name__ == "ConnectionDone" for e in feed(conn, Close()))
     assert not conn.done
     events = feed(conn, Response(req_id, b"a"))
@@ -815,6 +815,48 @@ def test_eof_fails_open_requests_and_flows() -> None:
     with pytest.raises(ConnectionClosedError):
         conn.send_message(b"x")
     assert conn.receive_data(b"more") == []
+
+
+def test_close_sends_close_and_cancel_all_and_ends_what_is_open() -> None:
+    """The engine contract's close(): Close (L31) and CancelAll (L35: we want nothing
+    more), every open request and inner stream ends with its event, ``closed`` is True;
+    what was queued before is still written, commands are refused, bytes ignored."""
+    conn = engine()
+    assert not conn.closed
+    req_id = conn.send_request(b"q")
+    stream = conn.open_stream(b"", credit=5)
+    feed(conn, Request(0, b"x"), CreateSink(0, b""))
+    assert conn.close() == [
+        RequestAborted(req_id, outgoing=True), RequestAborted(0, outgoing=False),
+        InnerAborted(0), InnerAborted(stream), ConnectionEnded(False)]  # fmt: skip
+    assert conn.closed and conn.close() == []
+    assert sent(conn)[-3:] == [CreateStream(stream, 5, b""), Close(), CancelAll()]
+    with pytest.raises(ConnectionClosedError):
+        conn.send_message(b"x")
+    assert conn.receive_data(Message(b"late").to_bytes(), now=1.0) == []
+
+
+def test_close_after_both_closes_and_nothing_open_is_clean() -> None:
+    """close() when Close was sent already and the connection is done: no packet is
+    owed (no second Close, nothing to cancel), the end is clean."""
+    conn = engine()
+    conn.send_close()
+    feed(conn, Close())
+    sent(conn)
+    assert conn.close() == [ConnectionEnded(True)]
+    assert conn.data_to_send() == b""
+
+
+def test_closed_after_eof_and_after_a_violation() -> None:
+    """``closed`` (the engine contract) is True once the transport ended or the peer
+    broke a rule; the violation's error carries the events before it."""
+    eof = engine()
+    eof.receive_data(b"")
+    assert eof.closed
+    failed = engine()
+    with pytest.raises(UnexpectedFrame) as caught:
+        feed(failed, Message(b"before"), Response(7, b"?"))
+    assert failed.closed and caught.value.events[0] == MessageReceived(b"before")
 
 
 def test_engine_follows_the_generated_table(monkeypatch: pytest.MonkeyPatch) -> None:

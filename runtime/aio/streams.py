@@ -8,6 +8,11 @@ much again (``wirestream.runtime.flow.Replenisher``).  The protocol engine enfor
 sends no more than granted, so the buffer here never holds more than ``limit_rate`` items:
 a slow consumer slows the producer instead of growing memory.
 
+Demand may be counted in other units than items (``costed=True``, BPMUX's inner credit
+in bytes): each item is pushed with its cost and that much is requested back once the
+application takes it, batched the same way, and all at once when nothing is buffered
+(an item larger than a batch must not stall the peer).
+
 Leaving early cancels the stream exactly once: ``break`` (the iterator is dropped;
 CPython finalises it at once), ``aclose()``, leaving ``async with``, or the consuming task
 being cancelled while it waits.
@@ -53,10 +58,10 @@ class InboundSink(Generic[T]):
     """
 
     __slots__ = ("items", "waiter", "finished", "error", "cancelled", "request", "cancel",
-                 "replenisher")  # fmt: skip
+                 "replenisher", "costs", "buffered_cost")  # fmt: skip
 
     def __init__(self, request: Callable[[int], None], cancel: Callable[[], None],
-                 replenisher: Replenisher) -> None:  # fmt: skip
+                 replenisher: Replenisher, *, costed: bool = False) -> None:  # fmt: skip
         self.items: collections.deque[T] = collections.deque()
         self.waiter: asyncio.Future[None] | None = None
         self.finished = False  # the peer ended it (complete, error) or we cancelled
@@ -65,12 +70,33 @@ class InboundSink(Generic[T]):
         self.request = request
         self.cancel = cancel
         self.replenisher = replenisher
+        # costed: what each buffered item holds of the demand (None: one unit each).
+        self.costs: collections.deque[int] | None = collections.deque() if costed else None
+        self.buffered_cost = 0
 
     def push(self, item: T) -> None:
         self.items.append(item)
         waiter = self.waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
+
+    def push_costed(self, item: T, cost: int) -> None:
+        """``push`` for a costed sink: ``item`` holds ``cost`` units until taken."""
+        assert self.costs is not None, "push_costed needs InboundStream(costed=True)"
+        self.costs.append(cost)
+        self.buffered_cost += cost
+        self.push(item)
+
+    def release(self, consumed: int) -> None:
+        """``consumed`` units are no longer held: request them back (batched by the
+        replenisher; everything once nothing is buffered)."""
+        if self.finished:
+            return
+        more = self.replenisher.delivered(consumed) if consumed else 0
+        if not self.items:
+            more += self.replenisher.flush()
+        if more:
+            self.request(more)
 
     def complete(self) -> None:
         self._finish(None)
@@ -91,8 +117,17 @@ class InboundSink(Generic[T]):
         if not self.finished:
             self.finished = True
             self.cancelled = True
-            self.items.clear()
+            self._drop_buffered()
             self.cancel()
+            waiter = self.waiter  # a consumer waiting elsewhere ends (StopAsyncIteration)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
+
+    def _drop_buffered(self) -> None:
+        self.items.clear()
+        if self.costs is not None:
+            self.costs.clear()
+            self.buffered_cost = 0
 
 
 class InboundStream(AsyncIterator[T], Generic[T]):
@@ -100,7 +135,8 @@ class InboundStream(AsyncIterator[T], Generic[T]):
 
     ``request(n)`` asks the peer for ``n`` more; ``cancel()`` tells it to stop.
     ``granted``: what the opening frame already requested (0: request ``limit_rate`` now).
-    The peer feeds it through ``sink``.
+    ``costed``: ``limit_rate`` counts units the peer gives each item (``sink.push_costed``),
+    not items.  The peer feeds it through ``sink``.
     """
 
     def __init__(
@@ -111,8 +147,10 @@ class InboundStream(AsyncIterator[T], Generic[T]):
         limit_rate: int,
         low_tide: int | None = None,
         granted: int = 0,
+        costed: bool = False,
     ) -> None:
-        self.sink: InboundSink[T] = InboundSink(request, cancel, Replenisher(limit_rate, low_tide))
+        replenisher = Replenisher(limit_rate, low_tide)
+        self.sink: InboundSink[T] = InboundSink(request, cancel, replenisher, costed=costed)
         self.limit_rate = limit_rate
         if granted < limit_rate:
             request(limit_rate - granted)
@@ -138,7 +176,7 @@ class InboundStream(AsyncIterator[T], Generic[T]):
     def take_buffered(self) -> list[T]:
         """Every item received and not yet consumed, without granting anything back."""
         items = list(self.sink.items)
-        self.sink.items.clear()
+        self.sink._drop_buffered()
         return items
 
     async def wait_buffered(self) -> None:
@@ -180,7 +218,12 @@ class InboundStream(AsyncIterator[T], Generic[T]):
             finally:
                 sink.waiter = None
         item = items.popleft()
-        if not sink.finished:
+        costs = sink.costs
+        if costs is not None:
+            cost = costs.popleft()
+            sink.buffered_cost -= cost
+            sink.release(cost)
+        elif not sink.finished:
             more = sink.replenisher.delivered(1)
             if more:
                 sink.request(more)

@@ -2,11 +2,12 @@
 
 The packets are ``wirestream.generated.bpmux.rel``; the state machines are the ``machines:``
 section of ``idl/bpmux/rel.yaml`` (generated into ``wirestream.generated.bpmux.rel.machines``);
-credit is ``wirestream.runtime.flow``.  See ``connection`` for the decisions taken where the seed
+credit is ``wirestream.runtime.flow``.  See ``engine`` for the decisions taken where the seed
 (shared/seeds/002) is silent.
 """
 
-from wirestream.runtime.bpmux.connection import BpmuxConnection, Direction
+from wirestream.runtime.bpmux.engine import BpmuxConnection
+from wirestream.runtime.bpmux.flows import Direction
 from wirestream.runtime.bpmux.credit import CHARGE, Charge, OutboundCredit, charge_of
 from wirestream.runtime.bpmux.errors import (
     ConnectionClosedError,

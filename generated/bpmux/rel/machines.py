@@ -17,7 +17,10 @@ from typing import ClassVar, Literal
 
 from wirestream.runtime.machine import ANY, IGNORE, Illegal, StateMachine, Table
 from . import (
+    MainCredit,
     Close,
+    Minimum,
+    CancelAll,
     Message,
     Messages,
     Request,
@@ -459,6 +462,18 @@ class ConnectionMachine(StateMachine[ConnectionState]):
             (ConnectionState.LOCAL_CLOSED, Close): ((None, ConnectionState.BOTH_CLOSED),),
             (ConnectionState.REMOTE_CLOSED, Close): ((None, IGNORE),),
             (ConnectionState.BOTH_CLOSED, Close): ((None, IGNORE),),
+            (ConnectionState.OPEN, MainCredit): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, Minimum): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, CancelAll): ((None, ConnectionState.OPEN),),
+            (ConnectionState.LOCAL_CLOSED, MainCredit): ((None, ConnectionState.LOCAL_CLOSED),),
+            (ConnectionState.LOCAL_CLOSED, Minimum): ((None, ConnectionState.LOCAL_CLOSED),),
+            (ConnectionState.LOCAL_CLOSED, CancelAll): ((None, ConnectionState.LOCAL_CLOSED),),
+            (ConnectionState.REMOTE_CLOSED, MainCredit): ((None, ConnectionState.REMOTE_CLOSED),),
+            (ConnectionState.REMOTE_CLOSED, Minimum): ((None, ConnectionState.REMOTE_CLOSED),),
+            (ConnectionState.REMOTE_CLOSED, CancelAll): ((None, ConnectionState.REMOTE_CLOSED),),
+            (ConnectionState.BOTH_CLOSED, MainCredit): ((None, ConnectionState.BOTH_CLOSED),),
+            (ConnectionState.BOTH_CLOSED, Minimum): ((None, ConnectionState.BOTH_CLOSED),),
+            (ConnectionState.BOTH_CLOSED, CancelAll): ((None, ConnectionState.BOTH_CLOSED),),
             (ConnectionState.OPEN, ANY): ((None, ConnectionState.OPEN),),
             (ConnectionState.LOCAL_CLOSED, ANY): ((None, ConnectionState.LOCAL_CLOSED),),
             (ConnectionState.REMOTE_CLOSED, ANY): ((None, ConnectionState.REMOTE_CLOSED),),
@@ -470,10 +485,12 @@ class ConnectionMachine(StateMachine[ConnectionState]):
     # never get there.
     HANDLERS: ClassVar[dict[str, dict[type, str]]] = {
         "peer": {
+            MainCredit: "on_connection_main_credit",
             Close: "on_connection_close",
+            Minimum: "on_connection_minimum",
+            CancelAll: "on_connection_cancel_all",
             Message: "on_connection_message",
             Messages: "on_connection_messages",
-            Request: "on_connection_request",
             Requests: "on_connection_requests",
             CreateStream: "on_connection_create_stream",
             CreateSink: "on_connection_create_sink",
@@ -863,17 +880,10 @@ class FlowMachine(StateMachine[FlowState]):
     # never get there.
     HANDLERS: ClassVar[dict[str, dict[type, str]]] = {
         "item_sender": {
-            CreateStream: "on_inner_flow_create_stream",
-            CreateDuplex: "on_inner_flow_create_duplex",
-            GreedyDuplex: "on_inner_flow_greedy_duplex",
             InnerCredit: "on_inner_flow_inner_credit",
             InnerCancel: "on_inner_flow_inner_cancel",
         },
         "item_receiver": {
-            CreateSink: "on_inner_flow_create_sink",
-            GreedySink: "on_inner_flow_greedy_sink",
-            CreateDuplex: "on_inner_flow_create_duplex",
-            GreedyDuplex: "on_inner_flow_greedy_duplex",
             InnerItem: "on_inner_flow_inner_item",
             InnerItems: "on_inner_flow_inner_items",
             InnerEnd: "on_inner_flow_inner_end",

@@ -3,9 +3,29 @@
 Bytes in (``receive_data``), events out; commands queue packets, ``data_to_send``
 drains them.  No sockets, no clocks.  The behaviour is in the generated machines of
 ``idl/bpmux/rel.yaml`` (``connection``, ``request``, ``flow``): every packet sent or
-received goes through them.  This module adds what tables cannot hold: credit (one
-``wirestream.runtime.flow.Window`` for top-level packets and one per flow, see ``credit``), id
-allocation, batching, and turning packets into events.
+received goes through them, and a received packet reaches its handler only through the
+generated dispatch (``HANDLERS``, ``wirestream.runtime.machine.Dispatch``):
+
+- every packet goes through the ``connection`` machine first; its handlers
+  (``on_connection_<packet>``) take MainCredit, Minimum, CancelAll, Close, Message(s),
+  the Requests batch and the Create*/Greedy* packets (which open the flows: the ``flow``
+  machine only observes them);
+- Request, RequestCancel, Response and ResponseError then go to the ``request``
+  instance of their (direction, req_id) (``on_request_<packet>``), inner packets to the
+  ``flow`` instance of their (inner_id, direction) (``on_inner_flow_<packet>``).  Which
+  direction is read from the tables too: the role whose receive table names the packet.
+
+A row that says ignore drops the packet before any handler runs; an error row (or no
+row) raises ``UnexpectedFrame``.  This module adds what tables cannot hold: credit (one
+``wirestream.runtime.flow.Window`` for top-level packets and one per flow, see ``credit``),
+req_id allocation, batching, and turning packets into events; the inner streams' ids,
+per-direction registries and ended ids are ``flows``.
+
+Credit order (the protocol's own decision, also in the IDL): a top-level packet is
+charged to the top-level credit *before* the ``connection`` machine sees it (its bytes
+arrived, whatever the machine then says); an inner packet is charged to its flow's
+credit *after* the ``flow`` machine accepted it (items crossing our InnerCancel are
+dropped uncharged, L61).
 
 DECISIONS where seed 002 is silent (also written in the IDL):
 
@@ -16,9 +36,12 @@ DECISIONS where seed 002 is silent (also written in the IDL):
   increasing.  Ids are never reused.
 - Any peer violation (a machine's error row, top-level or inner credit exceeded, a
   malformed packet) fails the whole connection: BPMUX has no error packet ("TODO:
-  close top-level with error", L21), so nothing is sent; ``receive_data`` raises and the
-  transport should be closed.  ``events_before_error`` keeps the events of the packets
-  handled before, and the abort events of everything that was open.
+  close top-level with error", L21), so nothing is sent; ``receive_data`` raises the
+  ``RemoteProtocolError`` (its ``events``: those of the packets handled before, and the
+  abort events of everything that was open) and the transport should be closed.
+- Close is a half-close (L31: no more Message, Request, Open*): ``send_close``.  Our
+  end of the connection is ``close()``: Close (unless sent) and CancelAll (what we
+  still wait for), then everything open ends with its abort event.
 - Batching: consecutive queued Message packets become Messages, Requests with
   consecutive ids Requests, InnerItems of one stream InnerItems -- when the batch is
   not larger than the packets it replaces.
@@ -30,11 +53,9 @@ DECISIONS where seed 002 is silent (also written in the IDL):
 
 from __future__ import annotations
 
-import enum
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Union
 
 from wirestream.generated.bpmux.rel import (
     MAX_FRAME_SIZE,
@@ -68,24 +89,31 @@ from wirestream.generated.bpmux.rel.machines import (
     ConnectionMachine,
     ConnectionState,
     FlowMachine,
-    FlowState,
     RequestMachine,
     RequestState,
 )
 from wirestream.runtime.bpmux import events as ev
-from wirestream.runtime.bpmux.credit import Charge, OutboundCredit, charge_of
+from wirestream.runtime.bpmux.credit import CHARGE, Charge, OutboundCredit
 from wirestream.runtime.bpmux.errors import ConnectionClosedError, GreedyNotEnabled, InvalidInnerId
+from wirestream.runtime.bpmux.flows import CreatePacket, Direction, Flow, InnerFlows
 from wirestream.runtime.errors import DecodeError, ProtocolError, RemoteProtocolError
 from wirestream.runtime.flow import VARU64_MAX, Replenisher, Window
-from wirestream.runtime.machine import IGNORE
+from wirestream.runtime.machine import (
+    Dispatch,
+    MachineRegistry,
+    StateMachine,
+    check_all,
+    send_all,
+)
 
-__all__ = ["BpmuxConnection", "Direction"]
+if TYPE_CHECKING:
+    from wirestream.runtime.engine import Engine
 
-CreatePacket = Union[CreateStream, CreateSink, GreedySink, CreateDuplex, GreedyDuplex]
+__all__ = ["BpmuxConnection"]
+
 SenderPacket = Union[InnerItem, InnerItems, InnerEnd, InnerError]
-FlowRole = Literal["item_sender", "item_receiver"]
-RequestRole = Literal["requester", "responder"]
-_Machine = Union[ConnectionMachine, RequestMachine, FlowMachine]
+_Route = Callable[[Any, list[ev.Event]], None]
+_TOP_LEVEL: Final = frozenset(kind for kind, charge in CHARGE.items() if charge is Charge.TOP_LEVEL)
 _KIND: Final = {
     CreateStream: ev.InnerKind.STREAM,
     CreateSink: ev.InnerKind.SINK,
@@ -93,30 +121,6 @@ _KIND: Final = {
     CreateDuplex: ev.InnerKind.DUPLEX,
     GreedyDuplex: ev.InnerKind.DUPLEX,
 }
-
-
-class Direction(enum.Enum):
-    """Which way a flow's items go, seen from this engine."""
-
-    OUTBOUND = "item_sender"  # we send the items (our role in the `flow` machine)
-    INBOUND = "item_receiver"  # the peer sends them
-
-    @property
-    def role(self) -> FlowRole:
-        return "item_sender" if self is Direction.OUTBOUND else "item_receiver"
-
-
-class _Flow:
-    """One direction of items under one inner id: its machine and its credit."""
-
-    __slots__ = ("machine", "send", "recv")
-
-    def __init__(self, direction: Direction, state: FlowState) -> None:
-        self.machine = FlowMachine(direction.role, state)
-        # Outbound flows use ``send`` (what the peer lets us send), inbound ones ``recv``
-        # (what we let the peer send); both start at 0 (CreateStream/CreateDuplex grant).
-        self.send = OutboundCredit(Charge.INNER)
-        self.recv = Window.inbound_window(cap=VARU64_MAX)
 
 
 @dataclass(slots=True)
@@ -128,6 +132,12 @@ class _Queued:
     data: bytes
     credit: OutboundCredit | None
     inner_id: int | None = None
+
+
+def _received_by(machine: type[StateMachine[Any]], role: str) -> list[type]:
+    """The packet classes ``role``'s receive table names, whatever the rows say: the
+    instances of that role are where such a packet goes."""
+    return list(dict.fromkeys(f for _, f in machine.RECEIVE[role] if isinstance(f, type)))
 
 
 class BpmuxConnection:
@@ -142,6 +152,12 @@ class BpmuxConnection:
     the decoder's limit for one packet.  ``ended_memory``: how many ended inner ids are
     remembered to tell late packets (dropped) from reused ids (refused).
     """
+
+    # The generated tables the engine runs.  A subclass may run an edited copy of them
+    # (same packets, other rows): tests/test_bpmux_engine_dispatch.py.
+    CONNECTION_MACHINE: ClassVar[type[StateMachine[Any]]] = ConnectionMachine
+    REQUEST_MACHINE: ClassVar[type[StateMachine[Any]]] = RequestMachine
+    FLOW_MACHINE: ClassVar[type[StateMachine[Any]]] = FlowMachine
 
     def __init__(self, *, initiator: bool, initial_credit: int = 1 << 16,
                  auto_credit: bool = True, minimum: int | None = None, batching: bool = True,
@@ -161,7 +177,12 @@ class BpmuxConnection:
         self._frame_sizes: list[int] = []
         self._decoder.after_frame = lambda frame, size: self._frame_sizes.append(size)
         self._frame_size = 0
-        self._connection = ConnectionMachine("peer")
+        connection, request, flow = self.CONNECTION_MACHINE, self.REQUEST_MACHINE, self.FLOW_MACHINE
+        # The states the engine names itself (ids it never saw, the end), by IDL name.
+        self._both_closed: ConnectionState = type(connection.INITIAL["peer"])("both_closed")
+        self._request_idle: RequestState = request.INITIAL["requester"]
+        self._request_closed: RequestState = type(self._request_idle)("closed")
+        self._connection = connection("peer")
         self._send_top = OutboundCredit(Charge.TOP_LEVEL)
         self._recv_top = Window.inbound_window(cap=VARU64_MAX)
         self._replenisher = (
@@ -170,52 +191,66 @@ class BpmuxConnection:
         self._peer_minimum = 0
         self._minimum_to_send = minimum
         self._queue: list[_Queued] = []
-        # Requests, per direction: ours (requester) and the peer's (responder).
-        self._outgoing: dict[int, RequestMachine] = {}
-        self._incoming: dict[int, RequestMachine] = {}
+        # Requests, per direction: ours (requester) and the peer's (responder).  An id
+        # with no entry is idle, or spent (`closed`) below the highest id used (DECISION:
+        # ids increase).
         self._next_req_id = 0
         self._peer_next_req_id = 0  # ids below this one the peer has used
-        # Inner streams: live ids -> their flows; ended ids -> final states (bounded).
-        self._flows: dict[int, dict[Direction, _Flow]] = {}
-        self._ended: OrderedDict[int, dict[Direction, FlowState]] = OrderedDict()
-        self._parity = 1 if initiator else 0
-        self._next_inner_id = self._parity
-        self._peer_next_inner_id = 1 - self._parity
+        self._outgoing: MachineRegistry[int, StateMachine[Any]] = MachineRegistry(
+            request, "requester", vacant_state=self._spent_request(outgoing=True)
+        )
+        self._incoming: MachineRegistry[int, StateMachine[Any]] = MachineRegistry(
+            request, "responder", vacant_state=self._spent_request(outgoing=False)
+        )
+        # Inner streams (``flows``): ids, a registry per direction of items, ended ids.
+        self._flows = InnerFlows(flow, initiator=initiator, ended_memory=ended_memory)
+        self._outbound = self._flows.outbound  # flows we send items on
+        self._inbound = self._flows.inbound  # flows the peer sends items on
         self._failure: ProtocolError | None = None
+        self._closed = False  # EOF, a failure or close()
         self._transport_closed = False
         self._done_reported = False
-        self.events_before_error: list[ev.Event] = []
         self.unknown_packets_skipped = 0
-        self._handlers: dict[type, Callable[[Any, list[ev.Event]], None]] = {
-            MainCredit: self._on_main_credit,
-            Close: self._on_close,
-            Minimum: self._on_minimum,
-            CancelAll: self._on_cancel_all,
-            Message: self._on_message,
-            Messages: self._on_messages,
-            Request: self._on_request,
-            Requests: self._on_requests,
-            RequestCancel: self._on_request_cancel,
-            Response: self._on_response,
-            ResponseError: self._on_response,
-            CreateStream: self._on_create,
-            CreateSink: self._on_create,
-            GreedySink: self._on_create,
-            CreateDuplex: self._on_create,
-            GreedyDuplex: self._on_create,
-            InnerCredit: self._on_inner_credit,
-            InnerCancel: self._on_inner_cancel,
-            InnerItem: self._on_sender_packet,
-            InnerItems: self._on_sender_packet,
-            InnerEnd: self._on_sender_packet,
-            InnerError: self._on_sender_packet,
-        }
+        # The generated dispatch: built once, so a handler missing for a packet the
+        # tables let through fails here, not when the packet comes.
+        self._dispatch = Dispatch(connection, "peer", self)
+        self._answers = Dispatch(request, "requester", self)  # to our requests
+        self._asks = Dispatch(request, "responder", self)  # the peer's requests
+        self._credit_and_cancel = Dispatch(flow, "item_sender", self)  # flows we send on
+        self._items = Dispatch(flow, "item_receiver", self)  # flows we receive on
+        self._routes = self._routes_by_scope()
         # BP-29 (DECISION): announce our initial top-level credit first.
         if initial_credit > 0:
             self._grant_top(initial_credit)
         self._try_send_minimum()
 
+    def _routes_by_scope(self) -> dict[type, _Route]:
+        """Packet class -> where it goes after the ``connection`` machine: the instance
+        of the role whose receive table names it (the IDL's scopes and roles, not a list
+        of ours).  Packets a ``connection`` handler takes stay there."""
+        routes: dict[type, _Route] = {}
+        scopes: list[tuple[type[StateMachine[Any]], str, _Route]] = [
+            (self.REQUEST_MACHINE, "requester", self._receive_answer),
+            (self.REQUEST_MACHINE, "responder", self._receive_ask),
+            (self.FLOW_MACHINE, "item_sender", self._receive_on_outbound),
+            (self.FLOW_MACHINE, "item_receiver", self._receive_on_inbound),
+        ]
+        for machine, role, route in scopes:
+            for frame in _received_by(machine, role):
+                if self._dispatch.handles(frame):
+                    continue
+                if frame in routes:
+                    raise TypeError(f"{frame.__name__} is received by two roles of "
+                                    f"{machine.NAME!r}: which instance takes it?")  # fmt: skip
+                routes[frame] = route
+        return routes
+
     # ------------------------------------------------------------------ queries --
+
+    @property
+    def closed(self) -> bool:
+        """The engine ended: EOF (``receive_data(b"")``), a failure or ``close()``."""
+        return self._closed
 
     @property
     def top_level_credit(self) -> int:
@@ -233,12 +268,12 @@ class BpmuxConnection:
 
     def inner_credit(self, inner_id: int) -> int:
         """Inner bytes we may still send on ``inner_id`` (0 when we do not send on it)."""
-        flow = self._flows.get(inner_id, {}).get(Direction.OUTBOUND)
+        flow = self._outbound.get(inner_id)
         return 0 if flow is None else flow.send.available
 
     def peer_inner_credit(self, inner_id: int) -> int:
         """Inner bytes the peer may still send us on ``inner_id``."""
-        flow = self._flows.get(inner_id, {}).get(Direction.INBOUND)
+        flow = self._inbound.get(inner_id)
         return 0 if flow is None else flow.recv.available
 
     def item_cost(self, inner_id: int, payload: bytes) -> int:
@@ -247,16 +282,18 @@ class BpmuxConnection:
 
     @property
     def state(self) -> ConnectionState:
-        return self._connection.state
+        state: ConnectionState = self._connection.state
+        return state
 
     @property
     def done(self) -> bool:
         """Both sides sent Close and nothing is open (BP-31)."""
         return (
-            self._connection.state is ConnectionState.BOTH_CLOSED
+            self._connection.state is self._both_closed
             and not self._outgoing
             and not self._incoming
-            and not self._flows
+            and not self._outbound
+            and not self._inbound
         )
 
     def open_requests(self) -> tuple[list[int], list[int]]:
@@ -264,7 +301,7 @@ class BpmuxConnection:
         return sorted(self._outgoing), sorted(self._incoming)
 
     def open_inner_ids(self) -> list[int]:
-        return sorted(self._flows)
+        return self._flows.open_ids()
 
     def get_timer(self) -> float | None:
         """BPMUX has no timers (the engine shape has the method for every protocol)."""
@@ -280,32 +317,51 @@ class BpmuxConnection:
         self._check_usable()
         self._grant_top(credit)
 
-    def close(self) -> None:
-        """Close: we open nothing more (L31)."""
+    def send_close(self) -> None:
+        """Close: we open nothing more (L31); what is open goes on (a half-close)."""
         self._check_usable()
-        self._queue_free(Close(), [self._connection])
+        self._queue_free(Close(), self._connection)
+
+    def close(self) -> list[ev.Event]:
+        """Our end of the connection (the engine contract): Close unless sent (L31),
+        CancelAll when we still wait for something (L35), then every request and inner
+        stream still open ends (``RequestAborted``, ``InnerAborted``, then
+        ``ConnectionEnded``): the returned events.  ``data_to_send`` still writes what
+        was queued; commands are refused and received bytes ignored from now on."""
+        events: list[ev.Event] = []
+        if self._closed:
+            return events
+        close = Close()
+        if self._connection.allows_send(close):
+            self._queue_free(close, self._connection)
+        waiting = self._outgoing or any(not f.machine.vacant for f in self._inbound.values())
+        if waiting:
+            cancel = CancelAll()
+            self._queue_free(cancel, self._connection)
+        self._end(events, None, keep_queue=True)
+        return events
 
     def send_message(self, payload: bytes) -> None:
         """Message (L37); consecutive messages may leave as one Messages (L39)."""
         self._check_usable()
-        self._queue_top(Message(payload), [self._connection])
+        self._queue_top(Message(payload), self._connection)
 
     def send_request(self, payload: bytes) -> int:
         """Request (L41) under the next req_id, which is returned."""
         self._check_usable()
         req_id = self._next_req_id
-        machine = RequestMachine("requester", RequestState.IDLE)
-        self._queue_top(Request(req_id, payload), [self._connection, machine])
+        machine = self._outgoing.new_machine(req_id)
+        self._queue_top(Request(req_id, payload), self._connection, machine)
         self._next_req_id += 1
-        self._outgoing[req_id] = machine
+        self._outgoing.add(req_id, machine)
         return req_id
 
     def cancel_request(self, req_id: int) -> None:
         """RequestCancel (L45): we no longer want the answer."""
         self._check_usable()
-        machine = self._request_machine(self._outgoing, req_id, "requester")
-        self._queue_free(RequestCancel(req_id), [self._connection, machine])
-        self._settle_request(self._outgoing, req_id, machine)
+        machine = self._outgoing.machine(req_id)
+        self._queue_free(RequestCancel(req_id), self._connection, machine)
+        self._outgoing.settle(req_id, machine)
 
     def respond(self, req_id: int, payload: bytes) -> None:
         """Response (L47) to the peer's request ``req_id``."""
@@ -318,12 +374,12 @@ class BpmuxConnection:
     def open_stream(self, payload: bytes = b"", credit: int = 0) -> int:
         """CreateStream (L51): the peer will send us items; ``credit`` is its initial
         inner credit (bytes).  Returns the inner id."""
-        return self._create(CreateStream(self._next_inner_id, credit, payload))
+        return self._create(CreateStream(self._flows.next_id, credit, payload))
 
     def open_sink(self, payload: bytes = b"", items: Sequence[bytes] | None = None) -> int:
         """CreateSink (L53): we will send items once the peer grants inner credit.  With
         ``items`` (needs ``greedy=True``): GreedySink, the items paid with top-level credit."""
-        inner_id = self._next_inner_id
+        inner_id = self._flows.next_id
         if items is None:
             return self._create(CreateSink(inner_id, payload))
         return self._create(GreedySink(inner_id, payload, list(items)))
@@ -332,7 +388,7 @@ class BpmuxConnection:
                     items: Sequence[bytes] | None = None) -> int:  # fmt: skip
         """CreateDuplex (L55): both directions; ``credit`` for the peer's items.  With
         ``items`` (needs ``greedy=True``): GreedyDuplex."""
-        inner_id = self._next_inner_id
+        inner_id = self._flows.next_id
         if items is None:
             return self._create(CreateDuplex(inner_id, credit, payload))
         return self._create(GreedyDuplex(inner_id, credit, payload, list(items)))
@@ -354,18 +410,18 @@ class BpmuxConnection:
     def grant_inner(self, inner_id: int, credit: int) -> None:
         """InnerCredit (L59): let the peer send ``credit`` more bytes on ``inner_id``."""
         self._check_usable()
-        flow = self._flow(inner_id, Direction.INBOUND)
+        flow = self._flows.flow(self._inbound, inner_id)
         frame = InnerCredit(inner_id, credit)
-        _check_all(frame, [self._connection, flow.machine])
+        check_all(frame, self._connection, flow.machine)
         flow.recv.grant(credit)  # InvalidGrant for 0 or more than 2^64-1
-        self._queue_free(frame, [self._connection, flow.machine])
+        self._queue_free(frame, self._connection, flow.machine)
 
     def cancel_inner(self, inner_id: int) -> None:
         """InnerCancel (L61): we want no more items on ``inner_id``."""
         self._check_usable()
-        flow = self._flow(inner_id, Direction.INBOUND)
-        self._queue_free(InnerCancel(inner_id), [self._connection, flow.machine])
-        self._settle_flow(inner_id, Direction.INBOUND, flow)
+        flow = self._flows.flow(self._inbound, inner_id)
+        self._queue_free(InnerCancel(inner_id), self._connection, flow.machine)
+        self._flows.settle(inner_id)
 
     def cancel_all(self) -> None:
         """CancelAll (L35): RequestCancel for each of our pending requests and
@@ -375,12 +431,12 @@ class BpmuxConnection:
         self._connection.send(frame)
         for req_id, machine in list(self._outgoing.items()):
             machine.send(RequestCancel(req_id))
-            self._settle_request(self._outgoing, req_id, machine)
-        for inner_id, flows in list(self._flows.items()):
-            flow = flows.get(Direction.INBOUND)
-            if flow is not None and flow.machine.allows_send(InnerCancel(inner_id)):
-                flow.machine.send(InnerCancel(inner_id))
-                self._settle_flow(inner_id, Direction.INBOUND, flow)
+            self._outgoing.settle(req_id, machine)
+        for inner_id, flow in list(self._inbound.items()):
+            cancel = InnerCancel(inner_id)
+            if flow.machine.allows_send(cancel):
+                flow.machine.send(cancel)
+                self._flows.settle(inner_id)
         self._queue.append(_Queued(frame, frame.to_bytes(), None))
 
     def data_to_send(self) -> bytes:
@@ -412,19 +468,19 @@ class BpmuxConnection:
 
     # -------------------------------------------------------------------- receive --
 
-    def receive_data(self, data: bytes) -> list[ev.Event]:
+    def receive_data(self, data: bytes, now: float | None = None) -> list[ev.Event]:
         """Feed bytes from the peer (``b""`` = the transport closed); returns events.
+        ``now`` is accepted for the engine contract (BPMUX has no timers).
 
         Raises a ``RemoteProtocolError`` when the peer broke a rule; the connection is
-        then failed (see the module doc) and ``events_before_error`` holds the events.
+        then failed (see the module doc) and the error's ``events`` hold the events.
         """
         events: list[ev.Event] = []
-        if self._failure is not None or self._transport_closed:
+        if self._closed:
             return events
-        self.events_before_error = events
         if not data:
             self._transport_closed = True
-            self._abort_everything(events, None)
+            self._end(events, None)
             return events
         self._frame_sizes.clear()
         try:
@@ -438,7 +494,7 @@ class BpmuxConnection:
                 self._handle(frame, size, events)
         except RemoteProtocolError as error:
             self._failure = error
-            self._abort_everything(events, error)
+            self._end(events, error)
             error.events = events  # delivered by the caller before the error (nothing lost)
             raise
         if not self._done_reported and self.done:
@@ -452,11 +508,13 @@ class BpmuxConnection:
             self.unknown_packets_skipped += 1
             return
         self._frame_size = size
-        if charge_of(frame) is Charge.TOP_LEVEL:
-            self._charge_top(size)
-        if self._connection.receive(frame) is IGNORE:
-            return
-        self._handlers[type(frame)](frame, events)
+        kind = type(frame)
+        if kind in _TOP_LEVEL:
+            self._charge_top(size)  # before the machine: see the module doc
+        if self._dispatch.receive(self._connection, frame, events):
+            route = self._routes.get(kind)
+            if route is not None:
+                route(frame, events)
 
     def _charge_top(self, size: int) -> None:
         self._recv_top.consume(size)  # PeerExceededDemand: fatal (BP-30)
@@ -473,68 +531,76 @@ class BpmuxConnection:
         if grant:
             self._grant_top(grant)
 
-    def _on_main_credit(self, frame: MainCredit, events: list[ev.Event]) -> None:
+    # --- to the instance of the packet's scope (after the `connection` machine) -------
+
+    def _receive_answer(self, frame: Response | ResponseError, events: list[ev.Event]) -> None:
+        """An answer to our request ``req_id`` (the `request` machine as requester)."""
+        outgoing, req_id = self._outgoing, frame.req_id
+        machine = outgoing.get(req_id)
+        if machine is None:
+            machine = outgoing.new_machine(req_id)
+        self._answers.receive(machine, frame, events)
+        _settle(outgoing, req_id, machine)
+
+    def _receive_ask(self, frame: Request | RequestCancel, events: list[ev.Event]) -> None:
+        """The peer's request ``req_id`` (the `request` machine as responder)."""
+        incoming, req_id = self._incoming, frame.req_id
+        machine = incoming.get(req_id)
+        if machine is None:
+            machine = incoming.new_machine(req_id)
+        self._asks.receive(machine, frame, events)
+        _settle(incoming, req_id, machine)
+
+    def _receive_on_outbound(self, frame: InnerCredit | InnerCancel,
+                             events: list[ev.Event]) -> None:  # fmt: skip
+        """InnerCredit/InnerCancel for the items we send on ``inner_id``."""
+        flow = self._flows.flow(self._outbound, frame.inner_id)
+        self._credit_and_cancel.receive(flow.machine, frame, flow, events)
+
+    def _receive_on_inbound(self, frame: SenderPacket, events: list[ev.Event]) -> None:
+        """Items or their end on ``inner_id``, from the peer."""
+        flow = self._flows.flow(self._inbound, frame.inner_id)
+        self._items.receive(flow.machine, frame, flow, events)
+
+    # --- connection handlers (the `connection` machine let the packet in) -------------
+
+    def on_connection_main_credit(self, frame: MainCredit, events: list[ev.Event]) -> None:
         self._send_top.grant(frame.credit)
         events.append(ev.MainCreditReceived(frame.credit))
         self._try_send_minimum()
 
-    def _on_close(self, frame: Close, events: list[ev.Event]) -> None:
+    def on_connection_close(self, frame: Close, events: list[ev.Event]) -> None:
         events.append(ev.PeerClosed())
 
-    def _on_minimum(self, frame: Minimum, events: list[ev.Event]) -> None:
+    def on_connection_minimum(self, frame: Minimum, events: list[ev.Event]) -> None:
         self._peer_minimum = frame.min_credit
         events.append(ev.MinimumReceived(frame.min_credit))
         if self._replenisher is not None:
             self._top_up(0)
 
-    def _on_cancel_all(self, frame: CancelAll, events: list[ev.Event]) -> None:
+    def on_connection_cancel_all(self, frame: CancelAll, events: list[ev.Event]) -> None:
         # L35 "The same as sending RequestCancel and InnerCancel messages for all
         # requests, streams and duplexes": each goes through its machine.
         for req_id in sorted(self._incoming):
-            self._on_request_cancel(RequestCancel(req_id), events)
-        for inner_id in sorted(self._flows):
-            if Direction.OUTBOUND in self._flows.get(inner_id, {}):
-                self._on_inner_cancel(InnerCancel(inner_id), events)
+            self._receive_ask(RequestCancel(req_id), events)
+        for inner_id in sorted(self._outbound):
+            self._receive_on_outbound(InnerCancel(inner_id), events)
 
-    def _on_message(self, frame: Message, events: list[ev.Event]) -> None:
+    def on_connection_message(self, frame: Message, events: list[ev.Event]) -> None:
         events.append(ev.MessageReceived(frame.payload))
 
-    def _on_messages(self, frame: Messages, events: list[ev.Event]) -> None:
+    def on_connection_messages(self, frame: Messages, events: list[ev.Event]) -> None:
         events.extend(ev.MessageReceived(payload) for payload in frame.payloads)
 
-    def _on_request(self, frame: Request, events: list[ev.Event]) -> None:
-        machine = self._request_machine(self._incoming, frame.req_id, "responder")
-        machine.receive(frame)
-        self._peer_next_req_id = max(self._peer_next_req_id, frame.req_id + 1)
-        self._settle_request(self._incoming, frame.req_id, machine)
-        events.append(ev.RequestReceived(frame.req_id, frame.payload))
-
-    def _on_requests(self, frame: Requests, events: list[ev.Event]) -> None:
+    def on_connection_requests(self, frame: Requests, events: list[ev.Event]) -> None:
         # L43: "The reqests are assigned consecutive ids, starting from `initial_req_id`."
+        # Each one goes to its own `request` instance, as a Request would.
         for offset, payload in enumerate(frame.payloads):
-            self._on_request(Request(frame.initial_req_id + offset, payload), events)
+            self._receive_ask(Request(frame.initial_req_id + offset, payload), events)
 
-    def _on_request_cancel(self, frame: RequestCancel, events: list[ev.Event]) -> None:
-        machine = self._request_machine(self._incoming, frame.req_id, "responder")
-        outcome = machine.receive(frame)
-        self._settle_request(self._incoming, frame.req_id, machine)
-        if outcome is not IGNORE:
-            events.append(ev.RequestCancelled(frame.req_id))
-
-    def _on_response(self, frame: Response | ResponseError, events: list[ev.Event]) -> None:
-        machine = self._request_machine(self._outgoing, frame.req_id, "requester")
-        outcome = machine.receive(frame)
-        self._settle_request(self._outgoing, frame.req_id, machine)
-        if outcome is IGNORE:
-            return
-        if isinstance(frame, Response):
-            events.append(ev.ResponseReceived(frame.req_id, frame.payload))
-        else:
-            events.append(ev.ResponseErrorReceived(frame.req_id, frame.payload))
-
-    def _on_create(self, frame: CreatePacket, events: list[ev.Event]) -> None:
+    def on_connection_create(self, frame: CreatePacket, events: list[ev.Event]) -> None:
         inner_id = frame.inner_id
-        if inner_id % 2 == self._parity:
+        if self._flows.ours(inner_id):
             raise InvalidInnerId(
                 f"the peer created inner id {inner_id}, of our parity (DECISION: the "
                 f"{'initiator' if self.initiator else 'acceptor'} creates "
@@ -543,8 +609,8 @@ class BpmuxConnection:
         credit = (
             frame.credit if isinstance(frame, (CreateStream, CreateDuplex, GreedyDuplex)) else 0
         )
-        opened = self._open_flows(frame, credit, sending=False)
-        self._peer_next_inner_id = max(self._peer_next_inner_id, inner_id + 1)
+        opened = self._flows.open(frame, credit, sending=False)
+        self._flows.peer_created(inner_id)
         greedy = isinstance(frame, (GreedySink, GreedyDuplex))
         events.append(
             ev.InnerOpened(inner_id, _KIND[type(frame)], frame.payload,
@@ -558,18 +624,37 @@ class BpmuxConnection:
             # all accepted -- there is no "accepted" reply packet (TODO L26).
             events.extend(ev.ItemReceived(inner_id, item) for item in frame.items)
 
-    def _on_inner_credit(self, frame: InnerCredit, events: list[ev.Event]) -> None:
-        flow = self._flow(frame.inner_id, Direction.OUTBOUND)
-        if flow.machine.receive(frame) is IGNORE:
-            return
+    on_connection_create_stream = on_connection_create
+    on_connection_create_sink = on_connection_create
+    on_connection_greedy_sink = on_connection_create
+    on_connection_create_duplex = on_connection_create
+    on_connection_greedy_duplex = on_connection_create
+
+    # --- request handlers (the `request` instance of the req_id let the packet in) ----
+
+    def on_request_request(self, frame: Request, events: list[ev.Event]) -> None:
+        self._peer_next_req_id = max(self._peer_next_req_id, frame.req_id + 1)
+        events.append(ev.RequestReceived(frame.req_id, frame.payload))
+
+    def on_request_request_cancel(self, frame: RequestCancel, events: list[ev.Event]) -> None:
+        events.append(ev.RequestCancelled(frame.req_id))
+
+    def on_request_response(self, frame: Response, events: list[ev.Event]) -> None:
+        events.append(ev.ResponseReceived(frame.req_id, frame.payload))
+
+    def on_request_response_error(self, frame: ResponseError, events: list[ev.Event]) -> None:
+        events.append(ev.ResponseErrorReceived(frame.req_id, frame.payload))
+
+    # --- flow handlers (the `flow` instance of the inner id and direction let it in) --
+
+    def on_inner_flow_inner_credit(self, frame: InnerCredit, flow: Flow,
+                                   events: list[ev.Event]) -> None:  # fmt: skip
         flow.send.grant(frame.credit)
         events.append(ev.InnerCreditReceived(frame.inner_id, frame.credit))
 
-    def _on_inner_cancel(self, frame: InnerCancel, events: list[ev.Event]) -> None:
+    def on_inner_flow_inner_cancel(self, frame: InnerCancel, flow: Flow,
+                                   events: list[ev.Event]) -> None:  # fmt: skip
         inner_id = frame.inner_id
-        flow = self._flow(inner_id, Direction.OUTBOUND)
-        if flow.machine.receive(frame) is IGNORE:
-            return
         # The peer wants nothing more: drop what we queued for it (BP-24).
         kept = []
         for entry in self._queue:
@@ -578,24 +663,33 @@ class BpmuxConnection:
             else:
                 kept.append(entry)
         self._queue = kept
-        self._settle_flow(inner_id, Direction.OUTBOUND, flow)
+        self._flows.settle(inner_id)
         events.append(ev.InnerCancelled(inner_id))
 
-    def _on_sender_packet(self, frame: SenderPacket, events: list[ev.Event]) -> None:
+    # Items are charged once the machine took them (L58; PeerExceededDemand: fatal, BP-30).
+
+    def on_inner_flow_inner_item(self, frame: InnerItem, flow: Flow,
+                                 events: list[ev.Event]) -> None:  # fmt: skip
+        flow.recv.consume(self._frame_size)
+        events.append(ev.ItemReceived(frame.inner_id, frame.payload))
+
+    def on_inner_flow_inner_items(self, frame: InnerItems, flow: Flow,
+                                  events: list[ev.Event]) -> None:  # fmt: skip
+        flow.recv.consume(self._frame_size)
         inner_id = frame.inner_id
-        flow = self._flow(inner_id, Direction.INBOUND)
-        if flow.machine.receive(frame) is IGNORE:
-            return  # in flight after our InnerCancel
-        flow.recv.consume(self._frame_size)  # L58; PeerExceededDemand: fatal (BP-30)
-        if isinstance(frame, InnerItem):
-            events.append(ev.ItemReceived(inner_id, frame.payload))
-        elif isinstance(frame, InnerItems):
-            events.extend(ev.ItemReceived(inner_id, item) for item in frame.payloads)
-        elif isinstance(frame, InnerEnd):
-            events.append(ev.InnerEnded(inner_id))
-        else:
-            events.append(ev.InnerErrored(inner_id, frame.payload))
-        self._settle_flow(inner_id, Direction.INBOUND, flow)
+        events.extend(ev.ItemReceived(inner_id, item) for item in frame.payloads)
+
+    def on_inner_flow_inner_end(self, frame: InnerEnd, flow: Flow,
+                                events: list[ev.Event]) -> None:  # fmt: skip
+        flow.recv.consume(self._frame_size)
+        events.append(ev.InnerEnded(frame.inner_id))
+        self._flows.settle(frame.inner_id)
+
+    def on_inner_flow_inner_error(self, frame: InnerError, flow: Flow,
+                                  events: list[ev.Event]) -> None:  # fmt: skip
+        flow.recv.consume(self._frame_size)
+        events.append(ev.InnerErrored(frame.inner_id, frame.payload))
+        self._flows.settle(frame.inner_id)
 
     # ------------------------------------------------------------------ internals --
 
@@ -604,12 +698,14 @@ class BpmuxConnection:
             raise ConnectionClosedError(f"the connection failed: {self._failure}")
         if self._transport_closed:
             raise ConnectionClosedError("the transport is closed")
+        if self._closed:
+            raise ConnectionClosedError("the connection was closed (close())")
 
     def _grant_top(self, credit: int) -> None:
         frame = MainCredit(credit)
-        _check_all(frame, [self._connection])
+        check_all(frame, self._connection)
         self._recv_top.grant(credit)  # InvalidGrant for 0 or more than 2^64-1
-        self._queue_free(frame, [self._connection])
+        self._queue_free(frame, self._connection)
 
     def _try_send_minimum(self) -> None:
         if self._minimum_to_send is None or self._failure is not None:
@@ -617,35 +713,41 @@ class BpmuxConnection:
         frame = Minimum(self._minimum_to_send)
         if self._send_top.fits(len(frame.to_bytes())):  # L33: costs top-level credit
             self._minimum_to_send = None
-            self._queue_top(frame, [self._connection])
+            self._queue_top(frame, self._connection)
 
-    def _queue_free(self, frame: Frame, machines: Iterable[_Machine]) -> None:
-        _send_all(frame, machines)
+    def _queue_free(self, frame: Frame, *machines: StateMachine[Any]) -> None:
+        send_all(frame, *machines)
         self._queue.append(_Queued(frame, frame.to_bytes(), None))
 
-    def _queue_top(self, frame: Frame, machines: Sequence[_Machine]) -> None:
+    def _queue_top(self, frame: Frame, *machines: StateMachine[Any]) -> None:
         data = frame.to_bytes()
-        _check_all(frame, machines)
+        check_all(frame, *machines)
         self._send_top.reserve(len(data))  # CreditExceeded
-        _send_all(frame, machines)
+        for machine in machines:
+            machine.send(frame)  # checked above
         self._queue.append(_Queued(frame, data, self._send_top))
 
     def _queue_inner(self, frame: SenderPacket, keep: int) -> None:
         self._check_usable()
-        flow = self._flow(frame.inner_id, Direction.OUTBOUND)
-        machines: list[_Machine] = [self._connection, flow.machine]
+        inner_id = frame.inner_id
+        flow = self._flows.flow(self._outbound, inner_id)
         data = frame.to_bytes()
-        _check_all(frame, machines)
+        check_all(frame, self._connection, flow.machine)
         flow.send.reserve(len(data), keep)  # CreditExceeded
-        _send_all(frame, machines)
-        self._queue.append(_Queued(frame, data, flow.send, frame.inner_id))
-        self._settle_flow(frame.inner_id, Direction.OUTBOUND, flow)
+        self._connection.send(frame)  # checked above
+        flow.machine.send(frame)
+        self._queue.append(_Queued(frame, data, flow.send, inner_id))
+        if flow.machine.vacant:
+            self._flows.settle(inner_id)
 
     def _answer(self, frame: Response | ResponseError) -> None:
         self._check_usable()
-        machine = self._request_machine(self._incoming, frame.req_id, "responder")
-        self._queue_free(frame, [self._connection, machine])
-        self._settle_request(self._incoming, frame.req_id, machine)
+        incoming, req_id = self._incoming, frame.req_id
+        machine = incoming.get(req_id)
+        if machine is None:
+            machine = incoming.new_machine(req_id)
+        self._queue_free(frame, self._connection, machine)
+        _settle(incoming, req_id, machine)
 
     def _create(self, frame: CreatePacket) -> int:
         self._check_usable()
@@ -655,92 +757,30 @@ class BpmuxConnection:
                 " are not in the seed's packet list, the peer must know codes 13/15"
             )
         data = frame.to_bytes()
-        _check_all(frame, [self._connection])
+        check_all(frame, self._connection)
         self._send_top.reserve(len(data))
         credit = (
             frame.credit if isinstance(frame, (CreateStream, CreateDuplex, GreedyDuplex)) else 0
         )
         try:
-            self._open_flows(frame, credit, sending=True)
+            self._flows.open(frame, credit, sending=True)
         except ProtocolError:
             self._send_top.release(len(data))
             raise
         self._connection.send(frame)
         self._queue.append(_Queued(frame, data, self._send_top))
-        self._next_inner_id += 2
+        self._flows.next_id += 2
         return frame.inner_id
 
-    def _open_flows(self, frame: CreatePacket, credit: int, *, sending: bool) -> list[Direction]:
-        """Open the flows ``frame`` creates: those whose role has an ``idle`` row for it
-        in the `flow` machine (so the IDL decides).  The creator's receiving flow gets
-        ``credit``.  Raises (and opens nothing) when a machine refuses."""
-        inner_id = frame.inner_id
-        table = FlowMachine.SEND if sending else FlowMachine.RECEIVE
-        flows: dict[Direction, _Flow] = {}
-        for direction in Direction:
-            if (FlowState.IDLE, type(frame)) not in table[direction.role]:
-                continue
-            creator_receives = (direction is Direction.INBOUND) == sending
-            flow = self._flow(inner_id, direction, creating=True)
-            if creator_receives and credit:
-                if direction is Direction.INBOUND:
-                    flow.recv.grant(credit)
-                else:
-                    flow.send.grant(credit)
-            flows[direction] = flow
-        for flow in flows.values():
-            if sending:
-                flow.machine.send(frame)
-            else:
-                flow.machine.receive(frame)
-        if flows:
-            self._flows[inner_id] = flows
-        return list(flows)
+    def _spent_request(self, *, outgoing: bool) -> Callable[[int], RequestState]:
+        """The state of a req_id with no live request: ids increase (DECISION), so one
+        below the highest seen is spent (`closed`), any other is unused (`idle`)."""
 
-    def _request_machine(self, table: dict[int, RequestMachine], req_id: int,
-                         role: RequestRole) -> RequestMachine:  # fmt: skip
-        machine = table.get(req_id)
-        if machine is not None:
-            return machine
-        # Ids increase (DECISION): below the highest one seen, an id is spent.
-        high = self._next_req_id if role == "requester" else self._peer_next_req_id
-        return RequestMachine(role, RequestState.IDLE if req_id >= high else RequestState.CLOSED)
+        def state(req_id: int) -> RequestState:
+            high = self._next_req_id if outgoing else self._peer_next_req_id
+            return self._request_idle if req_id >= high else self._request_closed
 
-    @staticmethod
-    def _settle_request(table: dict[int, RequestMachine], req_id: int,
-                        machine: RequestMachine) -> None:  # fmt: skip
-        if machine.terminated:
-            table.pop(req_id, None)
-        elif machine.state is not RequestState.IDLE:
-            table[req_id] = machine
-
-    def _flow(self, inner_id: int, direction: Direction, *, creating: bool = False) -> _Flow:
-        """The live flow, or a stand-in whose machine is in the state the id is in:
-        idle (never created), or how it ended (remembered, else `closed`).  A direction
-        an existing id does not have is `idle` (no such flow), except for a Create*
-        packet, for which the whole id is used (`closed`)."""
-        unused = FlowState.CLOSED if creating else FlowState.IDLE
-        live = self._flows.get(inner_id)
-        if live is not None:
-            flow = live.get(direction)
-            return flow if flow is not None else _Flow(direction, unused)
-        ended = self._ended.get(inner_id)
-        if ended is not None:
-            return _Flow(direction, ended.get(direction, unused))
-        ours = inner_id % 2 == self._parity
-        high = self._next_inner_id if ours else self._peer_next_inner_id
-        return _Flow(direction, FlowState.IDLE if inner_id >= high else FlowState.CLOSED)
-
-    def _settle_flow(self, inner_id: int, direction: Direction, flow: _Flow) -> None:
-        flows = self._flows.get(inner_id)
-        if flows is None or flows.get(direction) is not flow:
-            return
-        if all(f.machine.terminated for f in flows.values()):
-            del self._flows[inner_id]
-            if self.ended_memory:
-                self._ended[inner_id] = {d: f.machine.state for d, f in flows.items()}
-                while len(self._ended) > self.ended_memory:
-                    self._ended.popitem(last=False)
+        return state
 
     def _batch_end(self, queue: list[_Queued], start: int) -> int:
         """End of the run of packets from ``start`` that can share one batch packet."""
@@ -763,34 +803,37 @@ class BpmuxConnection:
             stop += 1
         return stop
 
-    def _abort_everything(self, events: list[ev.Event], error: ProtocolError | None) -> None:
-        """EOF or failure: every open request and inner stream ends with an event."""
+    def _end(self, events: list[ev.Event], error: ProtocolError | None, *,
+             keep_queue: bool = False) -> None:  # fmt: skip
+        """EOF, failure or close(): every open request and inner stream ends with an
+        event, then the connection (``ConnectionEnded``)."""
         clean = error is None and self.done
-        for req_id in sorted(self._outgoing):
+        for req_id, _ in sorted(self._outgoing.clear()):
             events.append(ev.RequestAborted(req_id, outgoing=True))
-        for req_id in sorted(self._incoming):
+        for req_id, _ in sorted(self._incoming.clear()):
             events.append(ev.RequestAborted(req_id, outgoing=False))
-        for inner_id in sorted(self._flows):
+        for inner_id in self._flows.clear():
             events.append(ev.InnerAborted(inner_id))
-        self._outgoing.clear()
-        self._incoming.clear()
-        self._flows.clear()
-        self._queue.clear()
+        if not keep_queue:
+            self._queue.clear()
+        self._closed = True
         events.append(ev.ConnectionEnded(clean, None if error is None else str(error)))
 
 
-def _check_all(frame: Frame, machines: Iterable[_Machine]) -> None:
-    """Raise the machines' ``IllegalSend`` before anything changes."""
-    for machine in machines:
-        if not machine.allows_send(frame):
-            machine.send(frame)  # raises with the row's message and spec
+if TYPE_CHECKING:
+
+    def _keeps_the_engine_contract(engine: BpmuxConnection) -> Engine[ev.Event]:
+        return engine  # mypy checks BpmuxConnection against wirestream.runtime.engine.Engine
 
 
-def _send_all(frame: Frame, machines: Iterable[_Machine]) -> None:
-    machines = list(machines)
-    _check_all(frame, machines)
-    for machine in machines:
-        machine.send(frame)
+def _settle(requests: MachineRegistry[int, StateMachine[Any]], req_id: int,
+            machine: StateMachine[Any]) -> None:  # fmt: skip
+    """``MachineRegistry.settle`` for registries whose entries are the machines, without
+    its ``machine_of`` indirection (one request costs a few of these)."""
+    if machine.vacant:
+        requests.forget(req_id)
+    else:
+        requests.add(req_id, machine)
 
 
 def _batch(run: list[_Queued]) -> Frame:
