@@ -13,16 +13,13 @@ serialization; this file does (see the comments at the top).
 
 from __future__ import annotations
 
-import struct
-from enum import Enum, IntEnum
+from enum import IntEnum
 from typing import Callable, ClassVar
 
 from wirestream.runtime import _support
 from wirestream.runtime.errors import (
-    AmbiguousFrameType,
     EncodeError,
     InvalidValue,
-    LocalProtocolError,
     MalformedMsgpack,
     TrailingBytes,
     Truncated,
@@ -85,7 +82,12 @@ class Context:
     """Values negotiated on a connection that frame layouts depend on.
 
     Attributes:
-        element_size: elementSize announced by the publisher's `subscribed` for this subscriber Id (0 = variable size). Seeds 000/001: "The field subscribed.elementSize, if nonzero, indicates the fixed size of the elements that will be published in this stream. In fixed-size mode, the onNext.element field is not length-prefixed." The engine sets it on sending/receiving Subscribed and resets it when the Id is released (cancel, onComplete, onError, goodbye), since "After a subscription is closed, its Id can be reused".
+        element_size: elementSize announced by the publisher's `subscribed` for this subscriber Id
+            (0 = variable size). Seeds 000/001: "The field subscribed.elementSize, if nonzero,
+            indicates the fixed size of the elements that will be published in this stream. In
+            fixed-size mode, the onNext.element field is not length-prefixed." The engine sets it on
+            sending/receiving Subscribed and resets it when the Id is released (cancel, onComplete,
+            onError, goodbye), since "After a subscription is closed, its Id can be reused".
     """
 
     __slots__ = ("element_size",)
@@ -107,9 +109,13 @@ class Context:
 
 
 class ClientHello:
-    """First message of the client (the side that opened the connection): its protocol version (0) and the extension Ids it supports. The client may send more messages right after it without waiting for ServerHello ("loose" handshake). A side that receives a version it does not support MUST send Goodbye and close.
+    """First message of the client (the side that opened the connection): its protocol version (0)
+    and the extension Ids it supports. The client may send more messages right after it without
+    waiting for ServerHello ("loose" handshake). A side that receives a version it does not support
+    MUST send Goodbye and close.
 
-    Spec: seeds 000/001, Protocol negotiation: '--> clientHello(version: varint, extensions: Array[Id])' (seed 000; seed 001: 'extensions: List[Id]')
+    Spec: seeds 000/001, Protocol negotiation: '--> clientHello(version: varint, extensions:
+        Array[Id])' (seed 000; seed 001: 'extensions: List[Id]')
 
     Code: 1; sent by: client.
 
@@ -167,9 +173,12 @@ class ClientHello:
 
 
 class ServerHello:
-    """The server's hello: its version and supported extension Ids. It need not wait for ClientHello; a server speaking several versions must wait for ClientHello and answer with the client's version.
+    """The server's hello: its version and supported extension Ids. It need not wait for
+    ClientHello; a server speaking several versions must wait for ClientHello and answer with the
+    client's version.
 
-    Spec: seeds 000/001, Protocol negotiation: '<-- serverHello(version: varint, extensions: Array[Id])' (seed 000; seed 001: 'extensions: List[Id]')
+    Spec: seeds 000/001, Protocol negotiation: '<-- serverHello(version: varint, extensions:
+        Array[Id])' (seed 000; seed 001: 'extensions: List[Id]')
 
     Code: 2; sent by: server.
 
@@ -227,9 +236,12 @@ class ServerHello:
 
 
 class Goodbye:
-    """Orderly close: the sender closes all its open streams (as if by cancel or onError) and waits for the peer's Goodbye before closing the transport. Also the mandatory answer to a hello with an unsupported version.
+    """Orderly close: the sender closes all its open streams (as if by cancel or onError) and waits
+    for the peer's Goodbye before closing the transport. Also the mandatory answer to a hello with
+    an unsupported version.
 
-    Spec: seeds 000/001, Closing the connection: '--> goodbye(reason: String)' / '<-- goodbye(reason: String)'
+    Spec: seeds 000/001, Closing the connection: '--> goodbye(reason: String)' / '<--
+        goodbye(reason: String)'
 
     Code: 3; sent by: any.
 
@@ -272,14 +284,18 @@ class Goodbye:
 
 
 class Subscribe:
-    """Subscribe to a named publisher under a subscriber-chosen Id, optionally with initial demand. Either peer may subscribe ("The protocol is fully bidirectional"). The Id may be reused after cancel/onComplete/onError.
+    """Subscribe to a named publisher under a subscriber-chosen Id, optionally with initial demand.
+    Either peer may subscribe ("The protocol is fully bidirectional"). The Id may be reused after
+    cancel/onComplete/onError.
 
-    Spec: seeds 000/001, The Reactive Streams core protocol: '--> subscribe(publisher: String, subscriber: Id, initialDemand: Long = 0)'
+    Spec: seeds 000/001, The Reactive Streams core protocol: '--> subscribe(publisher: String,
+        subscriber: Id, initialDemand: Long = 0)'
 
     Code: 4; sent by: any.
 
     Attributes:
-        publisher: Publisher name; 'The publisher String needs to be parsed by the recipient; it is not described by this specification.'
+        publisher: Publisher name; 'The publisher String needs to be parsed by the recipient; it is
+            not described by this specification.'
         subscriber: Subscriber Id, 'generated by the subscriber and sent in the subscribe message'.
         initial_demand: Demand granted together with the subscription (may be 0).
     """
@@ -321,7 +337,10 @@ class Subscribe:
         )
 
     def __repr__(self) -> str:
-        return f"Subscribe(publisher={self.publisher!r}, subscriber={self.subscriber!r}, initial_demand={self.initial_demand!r})"
+        return (
+            f"Subscribe(publisher={self.publisher!r}, subscriber={self.subscriber!r}, "
+            f"initial_demand={self.initial_demand!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -334,7 +353,8 @@ class Subscribe:
         out.append(_support.write_varint(self.subscriber))
         if not 0 <= self.initial_demand <= 0x7FFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"Subscribe.initial_demand: {self.initial_demand!r} is outside 0..0x7fffffffffffffff"
+                f"Subscribe.initial_demand: {self.initial_demand!r} is outside "
+                "0..0x7fffffffffffffff"
             )
         out.append(_support.write_varint(self.initial_demand))
         return b"".join(out)
@@ -345,9 +365,12 @@ class Subscribe:
 
 
 class Request:
-    """Add demand to the subscription identified by `subscriber`. Demand accumulates up to 2^63-1 (RS §3.17: then "effectively unbounded"; the engine saturates). request(0) decodes (min 0) so that the publisher can answer it with OnError (RS §3.9), see the top.
+    """Add demand to the subscription identified by `subscriber`. Demand accumulates up to 2^63-1
+    (RS §3.17: then "effectively unbounded"; the engine saturates). request(0) decodes (min 0) so
+    that the publisher can answer it with OnError (RS §3.9), see the top.
 
-    Spec: seeds 000/001, The Reactive Streams core protocol: '--> request(subscriber: Id, demand: Long)'
+    Spec: seeds 000/001, The Reactive Streams core protocol: '--> request(subscriber: Id, demand:
+        Long)'
 
     Code: 5; sent by: any.
 
@@ -447,9 +470,12 @@ class Cancel:
 
 
 class Subscribed:
-    """The publisher accepted the subscription. A nonzero element_size switches the stream to fixed-size mode: OnNext elements lose their length prefix and OnNextPacked may be used. The engine stores it as ctx.element_size[subscriber].
+    """The publisher accepted the subscription. A nonzero element_size switches the stream to
+    fixed-size mode: OnNext elements lose their length prefix and OnNextPacked may be used. The
+    engine stores it as ctx.element_size[subscriber].
 
-    Spec: seeds 000/001, The Reactive Streams core protocol: '<-- subscribed(subscriber: Id, elementSize: varint = 0) // For elementSize != 0, see the next section'
+    Spec: seeds 000/001, The Reactive Streams core protocol: '<-- subscribed(subscriber: Id,
+        elementSize: varint = 0) // For elementSize != 0, see the next section'
 
     Code: 7; sent by: any.
 
@@ -505,9 +531,11 @@ class Subscribed:
 
 
 class OnNext:
-    """One stream element. Length-prefixed (varint) when ctx.element_size for this subscriber is 0; exactly ctx.element_size bytes, with no prefix, in fixed-size mode.
+    """One stream element. Length-prefixed (varint) when ctx.element_size for this subscriber is 0;
+    exactly ctx.element_size bytes, with no prefix, in fixed-size mode.
 
-    Spec: seeds 000/001: '<-- onNext(subscriber: Id, element: bytes)'; 'In fixed-size mode, the onNext.element field is not length-prefixed.'
+    Spec: seeds 000/001: '<-- onNext(subscriber: Id, element: bytes)'; 'In fixed-size mode, the
+        onNext.element field is not length-prefixed.'
 
     Code: 8; sent by: any.
 
@@ -616,7 +644,8 @@ class OnComplete:
 class OnError:
     """The stream failed; the subscriber Id is released.
 
-    Spec: seeds 000/001, The Reactive Streams core protocol: '<-- onError(subscriber: Id, error: String)'
+    Spec: seeds 000/001, The Reactive Streams core protocol: '<-- onError(subscriber: Id, error:
+        String)'
 
     Code: 10; sent by: any.
 
@@ -675,9 +704,13 @@ class OnError:
 
 
 class OnNextPacked:
-    """Several fixed-size elements in one message: a varint count, then count * elementSize bytes. Only valid on a stream whose Subscribed announced element_size > 0. On a variable-size stream (ctx.element_size 0) the generated decoder rejects it (InvalidValue: an array element of size 0); the engine treats that as a protocol error.
+    """Several fixed-size elements in one message: a varint count, then count * elementSize bytes.
+    Only valid on a stream whose Subscribed announced element_size > 0. On a variable-size stream
+    (ctx.element_size 0) the generated decoder rejects it (InvalidValue: an array element of size
+    0); the engine treats that as a protocol error.
 
-    Spec: seeds 000/001, Packed messaging: '<-- onNextPacked(subscriber: Id, count: varint, messages: count * elementSize bytes)'
+    Spec: seeds 000/001, Packed messaging: '<-- onNextPacked(subscriber: Id, count: varint,
+        messages: count * elementSize bytes)'
 
     Code: 11; sent by: any.
 
@@ -729,7 +762,8 @@ class OnNextPacked:
         for _item1 in self.elements:
             if len(_item1) != _size2:
                 raise EncodeError(
-                    f"OnNextPacked.elements: an element has {len(_item1)} bytes, the layout needs {_size2}"
+                    f"OnNextPacked.elements: an element has {len(_item1)} bytes, the layout "
+                    f"needs {_size2}"
                 )
             out.append(_item1)
         return b"".join(out)
@@ -740,7 +774,9 @@ class OnNextPacked:
 
 
 class OnNextPart:
-    """A non-final part of a split element. Parts with the same element_id in the same stream are joined in arrival order; OnNextLastPart ends the element. Publishers MAY split; subscribers MUST support it. The data is always length-prefixed, even in fixed-size mode.
+    """A non-final part of a split element. Parts with the same element_id in the same stream are
+    joined in arrival order; OnNextLastPart ends the element. Publishers MAY split; subscribers MUST
+    support it. The data is always length-prefixed, even in fixed-size mode.
 
     Spec: seeds 000/001, Split messaging: '<-- onNextPart(subscriber: Id, element: Id, data: bytes)'
 
@@ -789,7 +825,10 @@ class OnNextPart:
         )
 
     def __repr__(self) -> str:
-        return f"OnNextPart(subscriber={self.subscriber!r}, element_id={self.element_id!r}, data={self.data!r})"
+        return (
+            f"OnNextPart(subscriber={self.subscriber!r}, element_id={self.element_id!r}, "
+            f"data={self.data!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -809,9 +848,11 @@ class OnNextPart:
 
 
 class OnNextLastPart:
-    """The final part of a split element; the subscriber's driver joins the parts and delivers one element.
+    """The final part of a split element; the subscriber's driver joins the parts and delivers one
+    element.
 
-    Spec: seeds 000/001, Split messaging: '<-- onNextLastPart(subscriber: Id, element: Id, data: bytes)'
+    Spec: seeds 000/001, Split messaging: '<-- onNextLastPart(subscriber: Id, element: Id, data:
+        bytes)'
 
     Code: 13; sent by: any.
 
@@ -858,7 +899,10 @@ class OnNextLastPart:
         )
 
     def __repr__(self) -> str:
-        return f"OnNextLastPart(subscriber={self.subscriber!r}, element_id={self.element_id!r}, data={self.data!r})"
+        return (
+            f"OnNextLastPart(subscriber={self.subscriber!r}, element_id={self.element_id!r}, "
+            f"data={self.data!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
