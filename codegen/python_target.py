@@ -1282,6 +1282,13 @@ class PythonTarget:
             literal(code[0]) if len(code) == 1 else "(" + ", ".join(literal(c) for c in code) + ")"
         )
 
+    def table_key(self, code: tuple[int, ...], frame: Frame) -> str:
+        """A decoder table's key for ``frame`` under ``code``: its ``FrameType`` member's
+        value when ``code`` is the frame's own code, else (``also_codes``) the code."""
+        if code == frame.code:
+            return f"FrameType.{upper_snake(frame.name)}.value"
+        return self.code_key(code)
+
     def decode_at_function(self, tables: list[str]) -> PyFunction:
         out = self.lines()
         self.scope = "decode"
@@ -1618,15 +1625,20 @@ class PythonTarget:
         table_any = []
         table_from: dict[str, list[str]] = {"client": [], "server": []}
         for code, frames in codes.items():
-            key = self.code_key(code)
             if len(frames) == 1:
+                key = self.table_key(code, frames[0])
                 table_any.append(f"{key}: _decode_{lower_snake(frames[0].name)},")
             else:
-                table_any.append(f"{key}: _ambiguous,")
+                table_any.append(f"{self.code_key(code)}: _ambiguous,")
             for sender in ("client", "server"):
                 match = [f for f in frames if f.sender in (sender, "any")]
                 if match:
+                    key = self.table_key(code, match[0])
                     table_from[sender].append(f"{key}: _decode_{lower_snake(match[0].name)},")
+        tables.append(
+            "# Keyed by the codes' plain values: the code read from the wire finds its entry"
+        )
+        tables.append("# without a comparison against an enum member.")
         tables.append("_DECODERS: dict[object, _Decoder] = {")
         tables += ["    " + line for line in table_any]
         tables.append("}")
@@ -1648,7 +1660,7 @@ class PythonTarget:
             for frame in proto.frames:
                 functions.append(self.msgpack_decoder(frame))
                 msgpack_table.append(
-                    f"    {self.code_key(frame.code)}: _mp_{lower_snake(frame.name)},"
+                    f"    {self.table_key(frame.code, frame)}: _mp_{lower_snake(frame.name)},"
                 )
             msgpack_table.append("}")
             tables += msgpack_table

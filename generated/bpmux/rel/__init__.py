@@ -1825,29 +1825,31 @@ def decode_at(
 
 
 _Decoder = Callable[[bytes, int, int, Context | None], tuple[Frame, int]]
+# Keyed by the codes' plain values: the code read from the wire finds its entry
+# without a comparison against an enum member.
 _DECODERS: dict[object, _Decoder] = {
-    0: _decode_main_credit,
-    1: _decode_close,
-    2: _decode_minimum,
-    3: _decode_cancel_all,
-    4: _decode_message,
-    5: _decode_messages,
-    6: _decode_request,
-    7: _decode_requests,
-    8: _decode_request_cancel,
-    9: _decode_response,
-    0xA: _decode_response_error,
-    0xB: _decode_create_stream,
-    0xC: _decode_create_sink,
-    0xD: _decode_greedy_sink,
-    0xE: _decode_create_duplex,
-    0xF: _decode_greedy_duplex,
-    0x10: _decode_inner_credit,
-    0x11: _decode_inner_cancel,
-    0x12: _decode_inner_item,
-    0x13: _decode_inner_items,
-    0x14: _decode_inner_end,
-    0x15: _decode_inner_error,
+    FrameType.MAIN_CREDIT.value: _decode_main_credit,
+    FrameType.CLOSE.value: _decode_close,
+    FrameType.MINIMUM.value: _decode_minimum,
+    FrameType.CANCEL_ALL.value: _decode_cancel_all,
+    FrameType.MESSAGE.value: _decode_message,
+    FrameType.MESSAGES.value: _decode_messages,
+    FrameType.REQUEST.value: _decode_request,
+    FrameType.REQUESTS.value: _decode_requests,
+    FrameType.REQUEST_CANCEL.value: _decode_request_cancel,
+    FrameType.RESPONSE.value: _decode_response,
+    FrameType.RESPONSE_ERROR.value: _decode_response_error,
+    FrameType.CREATE_STREAM.value: _decode_create_stream,
+    FrameType.CREATE_SINK.value: _decode_create_sink,
+    FrameType.GREEDY_SINK.value: _decode_greedy_sink,
+    FrameType.CREATE_DUPLEX.value: _decode_create_duplex,
+    FrameType.GREEDY_DUPLEX.value: _decode_greedy_duplex,
+    FrameType.INNER_CREDIT.value: _decode_inner_credit,
+    FrameType.INNER_CANCEL.value: _decode_inner_cancel,
+    FrameType.INNER_ITEM.value: _decode_inner_item,
+    FrameType.INNER_ITEMS.value: _decode_inner_items,
+    FrameType.INNER_END.value: _decode_inner_end,
+    FrameType.INNER_ERROR.value: _decode_inner_error,
 }
 
 

@@ -1280,35 +1280,37 @@ def decode_at(
 
 
 _Decoder = Callable[[bytes, int, int, Context | None], tuple[Frame, int]]
+# Keyed by the codes' plain values: the code read from the wire finds its entry
+# without a comparison against an enum member.
 _DECODERS: dict[object, _Decoder] = {
-    1: _decode_client_hello,
-    2: _decode_server_hello,
-    3: _decode_goodbye,
-    4: _decode_subscribe,
-    5: _decode_request,
-    6: _decode_cancel,
-    7: _decode_subscribed,
-    8: _decode_on_next,
-    9: _decode_on_complete,
-    0xA: _decode_on_error,
-    0xB: _decode_on_next_packed,
-    0xC: _decode_on_next_part,
-    0xD: _decode_on_next_last_part,
+    FrameType.CLIENT_HELLO.value: _decode_client_hello,
+    FrameType.SERVER_HELLO.value: _decode_server_hello,
+    FrameType.GOODBYE.value: _decode_goodbye,
+    FrameType.SUBSCRIBE.value: _decode_subscribe,
+    FrameType.REQUEST.value: _decode_request,
+    FrameType.CANCEL.value: _decode_cancel,
+    FrameType.SUBSCRIBED.value: _decode_subscribed,
+    FrameType.ON_NEXT.value: _decode_on_next,
+    FrameType.ON_COMPLETE.value: _decode_on_complete,
+    FrameType.ON_ERROR.value: _decode_on_error,
+    FrameType.ON_NEXT_PACKED.value: _decode_on_next_packed,
+    FrameType.ON_NEXT_PART.value: _decode_on_next_part,
+    FrameType.ON_NEXT_LAST_PART.value: _decode_on_next_last_part,
 }
 _MSGPACK_DECODERS: dict[object, Callable[[list[object], Context | None], Frame]] = {
-    1: _mp_client_hello,
-    2: _mp_server_hello,
-    3: _mp_goodbye,
-    4: _mp_subscribe,
-    5: _mp_request,
-    6: _mp_cancel,
-    7: _mp_subscribed,
-    8: _mp_on_next,
-    9: _mp_on_complete,
-    0xA: _mp_on_error,
-    0xB: _mp_on_next_packed,
-    0xC: _mp_on_next_part,
-    0xD: _mp_on_next_last_part,
+    FrameType.CLIENT_HELLO.value: _mp_client_hello,
+    FrameType.SERVER_HELLO.value: _mp_server_hello,
+    FrameType.GOODBYE.value: _mp_goodbye,
+    FrameType.SUBSCRIBE.value: _mp_subscribe,
+    FrameType.REQUEST.value: _mp_request,
+    FrameType.CANCEL.value: _mp_cancel,
+    FrameType.SUBSCRIBED.value: _mp_subscribed,
+    FrameType.ON_NEXT.value: _mp_on_next,
+    FrameType.ON_COMPLETE.value: _mp_on_complete,
+    FrameType.ON_ERROR.value: _mp_on_error,
+    FrameType.ON_NEXT_PACKED.value: _mp_on_next_packed,
+    FrameType.ON_NEXT_PART.value: _mp_on_next_part,
+    FrameType.ON_NEXT_LAST_PART.value: _mp_on_next_last_part,
 }
 
 

@@ -2429,22 +2429,24 @@ def decode_at(
 
 
 _Decoder = Callable[[bytes, int, int, Context | None, int, int], tuple[Frame, int]]
+# Keyed by the codes' plain values: the code read from the wire finds its entry
+# without a comparison against an enum member.
 _DECODERS: dict[object, _Decoder] = {
-    1: _decode_setup,
-    2: _decode_lease,
-    3: _decode_keepalive,
-    4: _decode_request_response,
-    5: _decode_request_fnf,
-    6: _decode_request_stream,
-    7: _decode_request_channel,
-    8: _decode_request_n,
-    9: _decode_cancel,
-    0xA: _decode_response,
-    0xB: _decode_error,
-    0xC: _decode_metadata_push,
-    0xD: _decode_resume,
-    0xE: _decode_resume_ok,
-    0xFF: _decode_ext,
+    FrameType.SETUP.value: _decode_setup,
+    FrameType.LEASE.value: _decode_lease,
+    FrameType.KEEPALIVE.value: _decode_keepalive,
+    FrameType.REQUEST_RESPONSE.value: _decode_request_response,
+    FrameType.REQUEST_FNF.value: _decode_request_fnf,
+    FrameType.REQUEST_STREAM.value: _decode_request_stream,
+    FrameType.REQUEST_CHANNEL.value: _decode_request_channel,
+    FrameType.REQUEST_N.value: _decode_request_n,
+    FrameType.CANCEL.value: _decode_cancel,
+    FrameType.RESPONSE.value: _decode_response,
+    FrameType.ERROR.value: _decode_error,
+    FrameType.METADATA_PUSH.value: _decode_metadata_push,
+    FrameType.RESUME.value: _decode_resume,
+    FrameType.RESUME_OK.value: _decode_resume_ok,
+    FrameType.EXT.value: _decode_ext,
 }
 
 
