@@ -33,6 +33,7 @@ from wirestream.codegen.model import (
     Union_,
     Word,
 )
+from wirestream.codegen.tidy import LINE_LENGTH
 
 STRUCT_CODES = {
     "u8": "B",
@@ -137,6 +138,13 @@ def doc_lines(text: str) -> list[str]:
         line.rstrip().replace('"""', "'''").replace("\\", "\\\\")
         for line in text.strip().splitlines()
     ]
+
+
+def entry(key: str, value: str, indent: int) -> str:
+    """A dict entry; its value in parentheses when the line would be too long, since black
+    splits a long entry only there."""
+    line = f"{key}: {value},"
+    return line if indent + len(line) <= LINE_LENGTH else f"{key}: ({value}),"
 
 
 INT_LITERAL = re.compile(r"-?(0x[0-9a-fA-F]+|[0-9]+)")
@@ -1627,14 +1635,15 @@ class PythonTarget:
         for code, frames in codes.items():
             if len(frames) == 1:
                 key = self.table_key(code, frames[0])
-                table_any.append(f"{key}: _decode_{lower_snake(frames[0].name)},")
+                table_any.append(entry(key, f"_decode_{lower_snake(frames[0].name)}", 4))
             else:
                 table_any.append(f"{self.code_key(code)}: _ambiguous,")
             for sender in ("client", "server"):
                 match = [f for f in frames if f.sender in (sender, "any")]
                 if match:
                     key = self.table_key(code, match[0])
-                    table_from[sender].append(f"{key}: _decode_{lower_snake(match[0].name)},")
+                    decoder = f"_decode_{lower_snake(match[0].name)}"
+                    table_from[sender].append(entry(key, decoder, 8))
         tables.append(
             "# Keyed by the codes' plain values: the code read from the wire finds its entry"
         )
@@ -1659,9 +1668,8 @@ class PythonTarget:
             ]
             for frame in proto.frames:
                 functions.append(self.msgpack_decoder(frame))
-                msgpack_table.append(
-                    f"    {self.table_key(frame.code, frame)}: _mp_{lower_snake(frame.name)},"
-                )
+                key = self.table_key(frame.code, frame)
+                msgpack_table.append("    " + entry(key, f"_mp_{lower_snake(frame.name)}", 4))
             msgpack_table.append("}")
             tables += msgpack_table
             exports += ["encode_msgpack", "decode_msgpack", "MsgpackStreamDecoder"]

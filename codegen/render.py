@@ -11,9 +11,8 @@ from wirestream.codegen.machines_target import MachinesTarget
 from wirestream.codegen.model import Protocol
 from wirestream.codegen.python_target import PythonTarget
 from wirestream.codegen.spark_target import SparkTarget
-from wirestream.codegen.tidy import drop_unused_imports, fit_long_lines
+from wirestream.codegen.tidy import LINE_LENGTH, drop_unused_imports, fit_long_lines
 
-LINE_LENGTH = 100  # keep in step with [tool.black] in pyproject.toml
 TEMPLATES = Path(__file__).parent / "templates"
 
 _ENV = jinja2.Environment(

@@ -16,7 +16,9 @@ import re
 import textwrap
 from collections.abc import Callable
 
-__all__ = ["drop_unused_imports", "fit_long_lines"]
+__all__ = ["LINE_LENGTH", "drop_unused_imports", "fit_long_lines"]
+
+LINE_LENGTH = 100  # keep in step with [tool.black] in pyproject.toml
 
 
 # --- imports -----------------------------------------------------------------------

@@ -7645,7 +7645,9 @@ _DECODERS_FROM: dict[str, dict[object, _Decoder]] = {
         FrameType.ROUTE_REQUEST.value: _decode_route_request,
         FrameType.PARTITIONS_REQUEST.value: _decode_partitions_request,
         FrameType.CONSUMER_UPDATE_RESPONSE.value: _decode_consumer_update_response,
-        FrameType.EXCHANGE_COMMAND_VERSIONS_REQUEST.value: _decode_exchange_command_versions_request,
+        FrameType.EXCHANGE_COMMAND_VERSIONS_REQUEST.value: (
+            _decode_exchange_command_versions_request
+        ),
         FrameType.STREAM_STATS_REQUEST.value: _decode_stream_stats_request,
         FrameType.CREATE_SUPER_STREAM_REQUEST.value: _decode_create_super_stream_request,
         FrameType.DELETE_SUPER_STREAM_REQUEST.value: _decode_delete_super_stream_request,
@@ -7654,7 +7656,9 @@ _DECODERS_FROM: dict[str, dict[object, _Decoder]] = {
         FrameType.DECLARE_PUBLISHER_RESPONSE.value: _decode_declare_publisher_response,
         FrameType.PUBLISH_CONFIRM.value: _decode_publish_confirm,
         FrameType.PUBLISH_ERROR.value: _decode_publish_error,
-        FrameType.QUERY_PUBLISHER_SEQUENCE_RESPONSE.value: _decode_query_publisher_sequence_response,
+        FrameType.QUERY_PUBLISHER_SEQUENCE_RESPONSE.value: (
+            _decode_query_publisher_sequence_response
+        ),
         FrameType.DELETE_PUBLISHER_RESPONSE.value: _decode_delete_publisher_response,
         FrameType.SUBSCRIBE_RESPONSE.value: _decode_subscribe_response,
         FrameType.DELIVER.value: _decode_deliver,
@@ -7680,7 +7684,9 @@ _DECODERS_FROM: dict[str, dict[object, _Decoder]] = {
         (0x19, 1): _decode_partitions_response,
         FrameType.PARTITIONS_RESPONSE.value: _decode_partitions_response,
         FrameType.CONSUMER_UPDATE_REQUEST.value: _decode_consumer_update_request,
-        FrameType.EXCHANGE_COMMAND_VERSIONS_RESPONSE.value: _decode_exchange_command_versions_response,
+        FrameType.EXCHANGE_COMMAND_VERSIONS_RESPONSE.value: (
+            _decode_exchange_command_versions_response
+        ),
         FrameType.STREAM_STATS_RESPONSE.value: _decode_stream_stats_response,
         FrameType.CREATE_SUPER_STREAM_RESPONSE.value: _decode_create_super_stream_response,
         FrameType.DELETE_SUPER_STREAM_RESPONSE.value: _decode_delete_super_stream_response,
