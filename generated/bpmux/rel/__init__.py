@@ -30,6 +30,7 @@ __all__ = [
     "CreateDuplex",
     "CreateSink",
     "CreateStream",
+    "ENCODINGS",
     "Frame",
     "FrameType",
     "GreedyDuplex",
@@ -40,11 +41,14 @@ __all__ = [
     "InnerError",
     "InnerItem",
     "InnerItems",
+    "LENGTH_PREFIX_SIZE",
     "MAX_FRAME_SIZE",
     "MainCredit",
     "Message",
     "Messages",
     "Minimum",
+    "NEEDS_CONTEXT",
+    "NEEDS_SENDER",
     "Request",
     "RequestCancel",
     "Requests",
@@ -60,6 +64,19 @@ __all__ = [
 
 MAX_FRAME_SIZE = 16777216
 """Default limit of a frame's size in bytes (transport prefix excluded)."""
+
+LENGTH_PREFIX_SIZE = 0
+"""Bytes of the big-endian length prefix before each frame on a byte stream
+(``frame_bytes``, ``StreamDecoder``); 0: frames delimit themselves."""
+
+ENCODINGS = ("binary",)
+"""The encodings of a frame (``binary``: ``encode``, ``decode``, ``StreamDecoder``)."""
+
+NEEDS_SENDER = False
+"""Every code means one frame, whoever sends it: decoding needs no ``sender``."""
+
+NEEDS_CONTEXT = False
+"""Frames decode without a ``Context``: each frame's bytes are enough."""
 
 
 class FrameType(IntEnum):

@@ -43,14 +43,18 @@ __all__ = [
     "DeleteRequest",
     "DeleteResponse",
     "Deliver",
+    "ENCODINGS",
     "Entry",
     "Frame",
     "FrameType",
     "Heartbeat",
+    "LENGTH_PREFIX_SIZE",
     "MAX_FRAME_SIZE",
     "MetadataRequest",
     "MetadataResponse",
     "MetadataUpdate",
+    "NEEDS_CONTEXT",
+    "NEEDS_SENDER",
     "OffsetSpecFirst",
     "OffsetSpecLast",
     "OffsetSpecNext",
@@ -92,6 +96,20 @@ __all__ = [
 
 MAX_FRAME_SIZE = 16777216
 """Default limit of a frame's size in bytes (transport prefix excluded)."""
+
+LENGTH_PREFIX_SIZE = 4
+"""Bytes of the big-endian length prefix before each frame on a byte stream
+(``frame_bytes``, ``StreamDecoder``); 0: frames delimit themselves."""
+
+ENCODINGS = ("binary",)
+"""The encodings of a frame (``binary``: ``encode``, ``decode``, ``StreamDecoder``)."""
+
+NEEDS_SENDER = True
+"""Some codes mean a different frame from each side: decoding needs ``sender``
+("client" or "server")."""
+
+NEEDS_CONTEXT = False
+"""Frames decode without a ``Context``: each frame's bytes are enough."""
 
 _S_BHI = struct.Struct(">BHI")
 _S_BHIQQiI = struct.Struct(">BHIQQiI")

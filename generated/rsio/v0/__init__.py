@@ -32,11 +32,15 @@ __all__ = [
     "Cancel",
     "ClientHello",
     "Context",
+    "ENCODINGS",
     "Frame",
     "FrameType",
     "Goodbye",
+    "LENGTH_PREFIX_SIZE",
     "MAX_FRAME_SIZE",
     "MsgpackStreamDecoder",
+    "NEEDS_CONTEXT",
+    "NEEDS_SENDER",
     "OnComplete",
     "OnError",
     "OnNext",
@@ -54,10 +58,26 @@ __all__ = [
     "encode",
     "encode_msgpack",
     "frame_bytes",
+    "track_context",
 ]
 
 MAX_FRAME_SIZE = 16777216
 """Default limit of a frame's size in bytes (transport prefix excluded)."""
+
+LENGTH_PREFIX_SIZE = 0
+"""Bytes of the big-endian length prefix before each frame on a byte stream
+(``frame_bytes``, ``StreamDecoder``); 0: frames delimit themselves."""
+
+ENCODINGS = ("binary", "msgpack")
+"""The encodings of a frame (``binary``: ``encode``, ``decode``, ``StreamDecoder``; ``msgpack``:
+``encode_msgpack``, ``decode_msgpack``, ``MsgpackStreamDecoder``)."""
+
+NEEDS_SENDER = False
+"""Every code means one frame, whoever sends it: decoding needs no ``sender``."""
+
+NEEDS_CONTEXT = True
+"""Frame layouts depend on a ``Context`` that earlier frames set: decode a
+direction's frames in order with one context, kept in step by ``track_context``."""
 
 
 class FrameType(IntEnum):
@@ -1277,6 +1297,25 @@ def decode_at(
             f"Reactive Streams network protocol, version 0 (draft): unknown frame type {key!r}"
         )
     return decoder(data, pos, end, ctx)
+
+
+def track_context(frame: Frame, ctx: Context) -> None:
+    """Keep ``ctx`` in step with the frames of one direction: call it with each frame
+    in stream order, after it is decoded (or encoded) and before the next one is.
+
+    - ``element_size`` (per subscriber): set by Subscribed.element_size; back to 0 after OnComplete,
+      OnError.
+    """
+    kind = type(frame)
+    if kind is Subscribed:
+        assert isinstance(frame, Subscribed)
+        if frame.element_size != 0:
+            ctx.element_size[frame.subscriber] = frame.element_size
+        else:
+            ctx.element_size.pop(frame.subscriber, None)
+    elif kind is OnComplete or kind is OnError:
+        assert isinstance(frame, (OnComplete, OnError))
+        ctx.element_size.pop(frame.subscriber, None)
 
 
 _Decoder = Callable[[bytes, int, int, Context | None], tuple[Frame, int]]

@@ -29,15 +29,19 @@ _new = object.__new__
 __all__ = [
     "Cancel",
     "Context",
+    "ENCODINGS",
     "Error",
     "ErrorCode",
     "Ext",
     "Frame",
     "FrameType",
     "Keepalive",
+    "LENGTH_PREFIX_SIZE",
     "Lease",
     "MAX_FRAME_SIZE",
     "MetadataPush",
+    "NEEDS_CONTEXT",
+    "NEEDS_SENDER",
     "RequestChannel",
     "RequestFnf",
     "RequestN",
@@ -57,6 +61,19 @@ __all__ = [
 
 MAX_FRAME_SIZE = 16777215
 """Default limit of a frame's size in bytes (transport prefix excluded)."""
+
+LENGTH_PREFIX_SIZE = 3
+"""Bytes of the big-endian length prefix before each frame on a byte stream
+(``frame_bytes``, ``StreamDecoder``); 0: frames delimit themselves."""
+
+ENCODINGS = ("binary",)
+"""The encodings of a frame (``binary``: ``encode``, ``decode``, ``StreamDecoder``)."""
+
+NEEDS_SENDER = False
+"""Every code means one frame, whoever sends it: decoding needs no ``sender``."""
+
+NEEDS_CONTEXT = False
+"""Frames decode without a ``Context``: each frame's bytes are enough."""
 
 _S_BH = struct.Struct(">BH")
 _S_HHII = struct.Struct(">HHII")
