@@ -116,13 +116,17 @@ else:
 
 
 def _shipped_modules() -> list[str]:
-    """Every generated and runtime module but ``strategies`` (the Spark ones too when
-    pyspark is installed: they need the spark extra, never hypothesis)."""
+    """Every module of the package but ``strategies``: generated, runtime, codegen and apps
+    (the Spark ones too when pyspark is installed: they need the spark extra, never
+    hypothesis)."""
     spark = importlib.util.find_spec("pyspark") is not None
+    folders = [GENERATED, ROOT / "runtime", ROOT / "codegen", ROOT / "wirestream" / "apps"]
     names = []
-    for path in sorted([*GENERATED.rglob("*.py"), *(ROOT / "runtime").rglob("*.py")]):
+    for path in sorted(path for folder in folders for path in folder.rglob("*.py")):
         parts = path.relative_to(ROOT).with_suffix("").parts
-        if parts[-1] == "strategies" or ("spark" in parts and not spark):
+        if parts[0] == "wirestream":
+            parts = parts[1:]
+        if parts[-1] in ("strategies", "__main__") or ("spark" in parts and not spark):
             continue
         if parts[-1] == "__init__":
             parts = parts[:-1]
@@ -134,6 +138,7 @@ def test_codecs_machines_and_runtime_import_without_hypothesis() -> None:
     modules = _shipped_modules()
     assert "wirestream.generated.rsocket.v1_0.machines" in modules
     assert "wirestream.runtime.capture.protocols" in modules
+    assert "wirestream.apps.cli" in modules
     result = subprocess.run(
         [sys.executable, "-c", _BLOCK_HYPOTHESIS, *modules],
         cwd=ROOT,
