@@ -14,6 +14,7 @@ import importlib.util
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -153,3 +154,33 @@ def test_strategies_say_they_need_the_extra() -> None:
     for path in GENERATED.rglob("strategies.py"):
         doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
         assert "wirestream[strategies]" in doc, _rel(path)
+
+
+def test_fitting_long_lines_keeps_every_value_and_fits_them() -> None:
+    """``codegen.tidy`` splits long literals (plain, f-strings with fields and escaped
+    braces) and wraps long docstrings: the module still computes the same strings."""
+    from wirestream.codegen.render import format_python
+
+    words = " ".join(f"word{n}" for n in range(40))
+    source = (
+        f'"""{words}"""\n\n'
+        "import struct\n"
+        "from typing import Any, Callable\n\n"
+        f'PLAIN = "{words}"\n'
+        f"def f(x: Any) -> str:\n"
+        f'    """{words}\n\n    - {words}\n    """\n'
+        f'    return f"{{{{literal}}}} {words} {{x!r}} {{len(str(x)) + 1}} {words} \\n end"\n\n'
+        f'TABLE = {{"key": ("{words}", f"{words} {{PLAIN[:3]}}")}}\n'
+    )
+    fitted = format_python(source)
+    assert all(len(line) <= LINE_LENGTH for line in fitted.splitlines()), fitted
+    assert "import struct" not in fitted and "Callable" not in fitted
+
+    def run(text: str) -> tuple[object, ...]:
+        scope: dict[str, Any] = {}
+        exec(compile(text, "m", "exec"), scope)
+        doc = " ".join(str(scope["__doc__"]).split())
+        fdoc = " ".join(str(scope["f"].__doc__).split())
+        return doc, scope["PLAIN"], fdoc, scope["f"](12), scope["TABLE"]
+
+    assert run(fitted) == run(source)
