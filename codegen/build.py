@@ -10,8 +10,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from wirestream.codegen.build_machines import MachineBuilder
-from wirestream.codegen.loader import Mapping, load_yaml
+from wirestream.codegen.build_machines import MachineBuilder, _int_fields
+from wirestream.codegen.loader import Mapping, Sequence, load_yaml
 from wirestream.codegen.model import (
     INT_TYPES,
     WORD_TYPES,
@@ -45,6 +45,7 @@ class _Builder(NodeReader):
     def __init__(self, source: str) -> None:
         super().__init__(source)
         self.context: dict[str, ContextValue] = {}
+        self.context_nodes: dict[str, Mapping] = {}
         self.enums: dict[str, Enum] = {}
         self.struct_nodes: dict[str, tuple[Mapping, str]] = {}
         self.structs: dict[str, Struct] = {}
@@ -125,6 +126,7 @@ class _Builder(NodeReader):
             top["unknown"], self.line_of(top, "unknown"), common_flags, flag_width
         )
         frames = self.frames(top, header, discriminator, common_flags, flag_width)
+        self.context_tracking(header, frames)
         machines = MachineBuilder(self, frames, header, common_flags).build(top)
         stream_id_field = self.frame_log(top, header, discriminator, frames)
         if unknown.policy == "ignore_if_flag" and flag_width == 0:
@@ -209,7 +211,7 @@ class _Builder(NodeReader):
         path = f"context.{name}"
         node = self.mapping(node, path, 0)
         self.name(name, LOWER, "lower_snake", node.line, path)
-        self.keys(node, path, {"keyed_by", "default", "doc"}, set())
+        self.keys(node, path, {"keyed_by", "default", "doc", "set_by", "cleared_by"}, set())
         keyed_by = node.get("keyed_by")
         if keyed_by is not None:
             self.name(
@@ -219,6 +221,46 @@ class _Builder(NodeReader):
             node.get("default", 0), self.line_of(node, "default"), f"{path}.default"
         )
         self.context[name] = ContextValue(name, keyed_by, default, self.text(node, "doc", path))
+        self.context_nodes[name] = node
+
+    def context_tracking(self, header: list[Item], frames: list[Frame]) -> None:
+        """Resolve each context value's ``set_by`` (``Frame.field``) and ``cleared_by``
+        (``Frame``) lists, now that the frames are known."""
+        by_name = {frame.name: frame for frame in frames}
+        for name, node in self.context_nodes.items():
+            value = self.context[name]
+            for key in ("set_by", "cleared_by"):
+                if key not in node:
+                    continue
+                path = f"context.{name}.{key}"
+                entries = self.sequence(node[key], path, self.line_of(node, key))
+                for index, entry in enumerate(entries):
+                    line = self.line_of(entries, index)
+                    text = entry if isinstance(entry, str) else ""
+                    frame_name, _, field_name = text.partition(".")
+                    if key == "set_by" and not field_name:
+                        self.fail(line, path, f"expected Frame.field, got {entry!r}")
+                    if key == "cleared_by" and field_name:
+                        self.fail(line, path, f"expected a frame name, got {entry!r}")
+                    frame = by_name.get(frame_name)
+                    if frame is None:
+                        self.fail(line, path, f"unknown frame '{frame_name}'")
+                    fields = {
+                        f.name: f
+                        for f in _int_fields([*header, *frame.items]).values()
+                        if f.const is None and f.derived_from is None
+                    }
+                    wanted = [field_name] if field_name else []
+                    if value.keyed_by is not None:
+                        wanted.append(value.keyed_by)
+                    for wanted_name in wanted:
+                        if wanted_name not in fields:
+                            self.fail(line, path,
+                                      f"{frame_name} has no integer field '{wanted_name}'")  # fmt: skip
+                    if field_name:
+                        value.set_by.append((frame_name, field_name))
+                    else:
+                        value.cleared_by.append(frame_name)
 
     def enum(self, name: str, node: Any) -> None:
         path = f"enums.{name}"

@@ -176,6 +176,12 @@ class ContextValue:
     keyed_by: str | None
     default: int
     doc: str = ""
+    # How the frames of one direction keep the value in step (the generated
+    # ``track_context``): after a frame of ``set_by`` (frame, field) the value (for the
+    # frame's ``keyed_by`` field) is that field; after a frame of ``cleared_by`` it is the
+    # default again.
+    set_by: list[tuple[str, str]] = field(default_factory=list)
+    cleared_by: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -33,6 +33,7 @@ from wirestream.codegen.model import (
     Union_,
     Word,
 )
+from wirestream.codegen.tidy import LINE_LENGTH
 
 STRUCT_CODES = {
     "u8": "B",
@@ -112,6 +113,9 @@ class PyModule:
     strategy_exports: list[str]
     protocol: str
     version: str
+    # framing facts as module constants, (name, value, doc lines): what a reader of
+    # recorded bytes (runtime.capture) needs to know besides the codec's functions
+    facts: list[tuple[str, str, list[str]]] = field(default_factory=list)
 
 
 class Lines:
@@ -137,6 +141,13 @@ def doc_lines(text: str) -> list[str]:
         line.rstrip().replace('"""', "'''").replace("\\", "\\\\")
         for line in text.strip().splitlines()
     ]
+
+
+def entry(key: str, value: str, indent: int) -> str:
+    """A dict entry; its value in parentheses when the line would be too long, since black
+    splits a long entry only there."""
+    line = f"{key}: {value},"
+    return line if indent + len(line) <= LINE_LENGTH else f"{key}: ({value}),"
 
 
 INT_LITERAL = re.compile(r"-?(0x[0-9a-fA-F]+|[0-9]+)")
@@ -1282,6 +1293,13 @@ class PythonTarget:
             literal(code[0]) if len(code) == 1 else "(" + ", ".join(literal(c) for c in code) + ")"
         )
 
+    def table_key(self, code: tuple[int, ...], frame: Frame) -> str:
+        """A decoder table's key for ``frame`` under ``code``: its ``FrameType`` member's
+        value when ``code`` is the frame's own code, else (``also_codes``) the code."""
+        if code == frame.code:
+            return f"FrameType.{upper_snake(frame.name)}.value"
+        return self.code_key(code)
+
     def decode_at_function(self, tables: list[str]) -> PyFunction:
         out = self.lines()
         self.scope = "decode"
@@ -1554,6 +1572,73 @@ class PythonTarget:
             *out.lines,
         ])  # fmt: skip
 
+    # --- context tracking --------------------------------------------------------------------
+
+    def context_tracker(self) -> PyFunction | None:
+        """``track_context(frame, ctx)``: the context values' ``set_by`` and ``cleared_by``
+        rules, one branch per group of frames that do the same; None without context."""
+        if not self.proto.context:
+            return None
+        actions: dict[str, list[str]] = {}
+        for value in self.proto.context:
+            target = f"ctx.{value.name}"
+            default = literal(value.default)
+            for frame_name, field_name in value.set_by:
+                source = f"frame.{field_name}"
+                if value.keyed_by is None:
+                    steps = [f"{target} = {source}"]
+                else:
+                    key = f"frame.{value.keyed_by}"
+                    steps = [
+                        f"if {source} != {default}:",
+                        f"    {target}[{key}] = {source}",
+                        "else:",
+                        f"    {target}.pop({key}, None)",
+                    ]
+                actions.setdefault(frame_name, []).extend(steps)
+            for frame_name in value.cleared_by:
+                if value.keyed_by is None:
+                    line = f"{target} = {default}"
+                else:
+                    line = f"{target}.pop(frame.{value.keyed_by}, None)"
+                actions.setdefault(frame_name, []).append(line)
+        groups: dict[tuple[str, ...], list[str]] = {}
+        for frame in self.proto.frames:  # in the IDL's order
+            if frame.name in actions:
+                groups.setdefault(tuple(actions[frame.name]), []).append(frame.name)
+        rules = []
+        for value in self.proto.context:
+            per = f" (per {value.keyed_by})" if value.keyed_by else ""
+            parts = (
+                [f"set by {', '.join(f'{f}.{n}' for f, n in value.set_by)}"] if value.set_by else []
+            )
+            if value.cleared_by:
+                parts.append(
+                    f"back to {literal(value.default)} after {', '.join(value.cleared_by)}"
+                )
+            rules.append(f"    - ``{value.name}``{per}: {'; '.join(parts) or 'set by the caller'}.")
+        lines = [
+            "def track_context(frame: Frame, ctx: Context) -> None:",
+            '    """Keep ``ctx`` in step with the frames of one direction: call it with each frame',
+            "    in stream order, after it is decoded (or encoded) and before the next one is.",
+            "",
+            *rules,
+            '    """',
+        ]
+        if not groups:
+            lines.append("    del frame, ctx  # no frame sets a context value: the caller does")
+            return PyFunction(lines)
+        lines.append("    kind = type(frame)")
+        keyword = "if"
+        for body, frames in groups.items():
+            test = " or ".join(f"kind is {name}" for name in frames)
+            kinds = frames[0] if len(frames) == 1 else "(" + ", ".join(frames) + ")"
+            lines.append(f"    {keyword} {test}:")
+            lines.append(f"        assert isinstance(frame, {kinds})")
+            lines += ["        " + line for line in body]
+            keyword = "elif"
+        return PyFunction(lines)
+
     # --- assembly -------------------------------------------------------------------------------
 
     def enum(self, enum: Enum) -> PyEnum:
@@ -1618,15 +1703,21 @@ class PythonTarget:
         table_any = []
         table_from: dict[str, list[str]] = {"client": [], "server": []}
         for code, frames in codes.items():
-            key = self.code_key(code)
             if len(frames) == 1:
-                table_any.append(f"{key}: _decode_{lower_snake(frames[0].name)},")
+                key = self.table_key(code, frames[0])
+                table_any.append(entry(key, f"_decode_{lower_snake(frames[0].name)}", 4))
             else:
-                table_any.append(f"{key}: _ambiguous,")
+                table_any.append(f"{self.code_key(code)}: _ambiguous,")
             for sender in ("client", "server"):
                 match = [f for f in frames if f.sender in (sender, "any")]
                 if match:
-                    table_from[sender].append(f"{key}: _decode_{lower_snake(match[0].name)},")
+                    key = self.table_key(code, match[0])
+                    decoder = f"_decode_{lower_snake(match[0].name)}"
+                    table_from[sender].append(entry(key, decoder, 8))
+        tables.append(
+            "# Keyed by the codes' plain values: the code read from the wire finds its entry"
+        )
+        tables.append("# without a comparison against an enum member.")
         tables.append("_DECODERS: dict[object, _Decoder] = {")
         tables += ["    " + line for line in table_any]
         tables.append("}")
@@ -1638,18 +1729,23 @@ class PythonTarget:
                 tables.append("    },")
             tables.append("}")
         api = [self.decode_at_function(tables)]
+        tracker = self.context_tracker()
+        if tracker is not None:
+            api.append(tracker)
         exports = ["Context", "FrameType", "Frame", *[e.name for e in proto.enums], *[s.name for s in proto.structs],
                    *[u.name for u in proto.unions], *frame_names, "decode", "decode_at", "encode", "frame_bytes",
-                   "StreamDecoder", "MAX_FRAME_SIZE"]  # fmt: skip
+                   "StreamDecoder", "MAX_FRAME_SIZE", "LENGTH_PREFIX_SIZE", "ENCODINGS",
+                   "NEEDS_SENDER", "NEEDS_CONTEXT"]  # fmt: skip
+        if tracker is not None:
+            exports.append("track_context")
         if "msgpack" in proto.encodings:
             msgpack_table = [
                 "_MSGPACK_DECODERS: dict[object, Callable[[list[object], Context | None], Frame]] = {"
             ]
             for frame in proto.frames:
                 functions.append(self.msgpack_decoder(frame))
-                msgpack_table.append(
-                    f"    {self.code_key(frame.code)}: _mp_{lower_snake(frame.name)},"
-                )
+                key = self.table_key(frame.code, frame)
+                msgpack_table.append("    " + entry(key, f"_mp_{lower_snake(frame.name)}", 4))
             msgpack_table.append("}")
             tables += msgpack_table
             exports += ["encode_msgpack", "decode_msgpack", "MsgpackStreamDecoder"]
@@ -1676,4 +1772,37 @@ class PythonTarget:
             strategy_exports=strategy_exports,
             protocol=proto.protocol,
             version=proto.version,
+            facts=self.facts(),
         )
+
+    def facts(self) -> list[tuple[str, str, list[str]]]:
+        prefix = self.proto.framing.length_prefix
+        size = prefix.size if prefix is not None else 0
+        encodings = tuple(self.proto.encodings)
+        functions = ["``binary``: ``encode``, ``decode``, ``StreamDecoder``"]
+        if "msgpack" in encodings:
+            functions.append(
+                "``msgpack``: ``encode_msgpack``, ``decode_msgpack``, ``MsgpackStreamDecoder``"
+            )
+        if self.sender_tables:
+            sender = [
+                "Some codes mean a different frame from each side: decoding needs ``sender``",
+                '("client" or "server").',
+            ]
+        else:
+            sender = ["Every code means one frame, whoever sends it: decoding needs no ``sender``."]
+        if self.proto.context:
+            context = [
+                "Frame layouts depend on a ``Context`` that earlier frames set: decode a",
+                "direction's frames in order with one context, kept in step by ``track_context``.",
+            ]
+        else:
+            context = ["Frames decode without a ``Context``: each frame's bytes are enough."]
+        return [
+            ("LENGTH_PREFIX_SIZE", str(size), [
+                "Bytes of the big-endian length prefix before each frame on a byte stream",
+                "(``frame_bytes``, ``StreamDecoder``); 0: frames delimit themselves."]),
+            ("ENCODINGS", repr(encodings), ["The encodings of a frame (" + "; ".join(functions) + ")."]),
+            ("NEEDS_SENDER", str(self.sender_tables), sender),
+            ("NEEDS_CONTEXT", str(bool(self.proto.context)), context),
+        ]  # fmt: skip

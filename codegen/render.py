@@ -11,8 +11,8 @@ from wirestream.codegen.machines_target import MachinesTarget
 from wirestream.codegen.model import Protocol
 from wirestream.codegen.python_target import PythonTarget
 from wirestream.codegen.spark_target import SparkTarget
+from wirestream.codegen.tidy import LINE_LENGTH, drop_unused_imports, fit_long_lines
 
-LINE_LENGTH = 100  # keep in step with [tool.black] in pyproject.toml
 TEMPLATES = Path(__file__).parent / "templates"
 
 _ENV = jinja2.Environment(
@@ -25,9 +25,14 @@ _ENV = jinja2.Environment(
 )
 
 
-def format_python(source: str) -> str:
-    """Black-format generated source (the same mode as `make lint`)."""
+def _black(source: str) -> str:
     return black.format_str(source, mode=black.Mode(line_length=LINE_LENGTH))
+
+
+def format_python(source: str) -> str:
+    """Generated source as committed: the imports it uses, black-formatted (the mode of
+    `make lint`), long strings and docstring lines fitted to the line length."""
+    return fit_long_lines(_black(drop_unused_imports(source)), LINE_LENGTH, _black)
 
 
 def render_protocol(proto: Protocol, package: str = "wirestream.generated") -> dict[str, str]:

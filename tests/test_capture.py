@@ -32,6 +32,7 @@ from wirestream.runtime.aio import memory_pair
 from wirestream.runtime.bpmux import aio as bpmux
 from wirestream.runtime.capture import (
     MAX_FRAME_LENGTH,
+    PROTOCOLS,
     CaptureError,
     CaptureRecord,
     CaptureWriter,
@@ -156,9 +157,51 @@ def test_a_writer_refuses_a_frame_above_the_maximum(tmp_path: Path) -> None:
             writer.record(1, "out", bytes(MAX_FRAME_LENGTH + 1))
 
 
+KNOWN = ["rsocket/1.0", "rsocket/0.2", "rsio/0", "rsio/0+msgpack", "bpmux/rel",
+         "rabbitmq_stream/1", "rabbitmq_stream/draft"]  # fmt: skip
+
+
 def test_unknown_protocol_names_the_known_ones(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match=r"unknown capture protocol 'smtp/1'; known: rsocket/1.0"):
+    with pytest.raises(ValueError, match=r"unknown capture protocol 'smtp/1'; known: ") as caught:
         CaptureWriter(tmp_path / "c.wscap", "smtp/1")
+    listed = str(caught.value).partition("known: ")[2].split(", ")
+    assert sorted(listed) == sorted(KNOWN)
+
+
+def test_the_protocols_are_the_generated_packages_in_each_of_their_encodings() -> None:
+    assert sorted(PROTOCOLS) == sorted(KNOWN)
+    assert all(PROTOCOLS[name] is get_protocol(name) for name in KNOWN)
+    with pytest.raises(ValueError, match="unknown capture protocol 'rsocket/1.0\\+msgpack'"):
+        get_protocol("rsocket/1.0+msgpack")  # RSocket has one encoding
+    with pytest.raises(ValueError, match="unknown capture protocol"):
+        get_protocol("rsocket/1.0+binary")  # the first encoding has no suffix
+
+
+@pytest.mark.parametrize("name", KNOWN)
+def test_framing_facts_are_the_codecs_own(name: str) -> None:
+    """The capture reads each protocol's framing from its generated codec's constants
+    (idl/<protocol>/<version>.yaml: framing, encodings, context, frame senders)."""
+    protocol = get_protocol(name)
+    codec = protocol.codec()
+    assert protocol.codec_module == codec.__name__
+    assert protocol.encoding in codec.ENCODINGS
+    binary = protocol.encoding == "binary"
+    assert protocol.length_prefix == (codec.LENGTH_PREFIX_SIZE if binary else 0)
+    assert protocol.needs_sender is codec.NEEDS_SENDER
+    assert protocol.contextual is codec.NEEDS_CONTEXT
+
+
+def test_the_framing_facts_say_what_the_specs_say() -> None:
+    # RSocket over TCP: "Frame Length (24 bits)" (Protocol.md, Framing); RabbitMQ:
+    # "Size => uint32"; rsio and BPMUX frames delimit themselves.
+    assert {name: get_protocol(name).length_prefix for name in KNOWN} == {
+        "rsocket/1.0": 3, "rsocket/0.2": 3, "rsio/0": 0, "rsio/0+msgpack": 0, "bpmux/rel": 0,
+        "rabbitmq_stream/1": 4, "rabbitmq_stream/draft": 4,
+    }  # fmt: skip
+    assert {name for name in KNOWN if get_protocol(name).contextual} == {"rsio/0", "rsio/0+msgpack"}
+    assert {name for name in KNOWN if get_protocol(name).needs_sender} == {
+        "rabbitmq_stream/1", "rabbitmq_stream/draft"
+    }  # fmt: skip
 
 
 def test_protocol_names_accept_the_idl_spelling() -> None:
@@ -571,9 +614,7 @@ def test_rsio_tcp_exchange_is_captured_as_sent(tmp_path: Path, encoding: str) ->
             ctx = rsio_codec.Context()
             decoder: Any = (rsio_codec.MsgpackStreamDecoder(ctx=ctx) if encoding == "msgpack"
                             else rsio_codec.StreamDecoder(ctx=ctx))  # fmt: skip
-            from wirestream.runtime.rsio.framing import track_context
-
-            decoder.after_frame = lambda frame, size: track_context(frame, ctx)
+            decoder.after_frame = lambda frame, size: rsio_codec.track_context(frame, ctx)
             return list(decoder.feed(data))
 
         check_capture(name, tmp_path, proxy, decode)

@@ -3,25 +3,33 @@
 A capture file's header names its protocol.  The name is ``<protocol>/<version>`` with the
 IDL's protocol and version, the version's leading ``v`` dropped and ``_`` read as ``.``:
 ``rsocket/1.0``, ``rsocket/0.2``, ``rsio/0``, ``bpmux/rel``, ``rabbitmq_stream/1``,
-``rabbitmq_stream/draft``.  Reactive Streams frames have two encodings on the wire, so the
-MessagePack one is a protocol of its own: ``rsio/0+msgpack``.  ``get_protocol`` also
-accepts the IDL's spelling (``rsocket/v1_0``).
+``rabbitmq_stream/draft``.  A protocol with a second encoding on the wire (Reactive
+Streams' MessagePack) has a protocol per encoding: ``rsio/0+msgpack``.  ``get_protocol``
+also accepts the IDL's spelling (``rsocket/v1_0``).
 
-For each protocol this module knows how to cut a byte stream, as the tapped transport
-carries it, into frames (``deframer()``: engines always speak the length-prefixed form,
-see ``wirestream.runtime.aio.transport``), and how to decode recorded frames again
-(``record_decoder()``), with what decoding needs besides the bytes: who sent the frame
-(RabbitMQ) and what earlier frames of the connection announced (Reactive Streams'
-fixed element sizes).
+The protocols are the generated packages (``wirestream.generated.<protocol>.<version>``),
+and what a capture needs to know about each comes from its codec's module constants, so
+a protocol added to the IDL can be captured with no change here:
+
+- ``LENGTH_PREFIX_SIZE``: how ``deframer()`` cuts a byte stream, as the tapped transport
+  carries it, into frames (engines always speak the length-prefixed form, see
+  ``wirestream.runtime.aio.transport``): by the prefix, or, with 0, by decoding the
+  self-delimiting frames with the codec's own stream decoder;
+- ``ENCODINGS``: the protocol's names (one per encoding);
+- ``NEEDS_SENDER``: decoding a recorded frame needs who sent it (RabbitMQ);
+- ``NEEDS_CONTEXT``: decoding needs what earlier frames of the connection announced
+  (Reactive Streams' fixed element sizes), which ``track_context`` follows.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
-from collections.abc import Callable
+import pkgutil
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Final, Protocol, cast
+from typing import Any, Final, Protocol
 
 from wirestream.runtime.capture.format import MAX_FRAME_LENGTH, Direction
 from wirestream.runtime.errors import DecodeError, FrameTooLarge
@@ -106,7 +114,7 @@ class DecodingDeframer:
     """Self-delimiting frames (Reactive Streams, BPMUX): where a frame ends is known only
     by decoding it, so this runs the protocol's own stream decoder and cuts the bytes at
     the sizes its ``after_frame`` hook reports, keeping whatever hook it already had
-    (rsio's context tracking, ``wirestream.runtime.rsio.framing``)."""
+    (the context tracking of ``CaptureProtocol.deframer``)."""
 
     def __init__(self, decoder: _StreamDecoder) -> None:
         self.failed: DecodeError | None = None
@@ -161,13 +169,16 @@ class RecordDecoder:
         else:
             self._decode = codec.decode
         if protocol.contextual:
-            from wirestream.runtime.rsio.framing import track_context
-
-            self._track = track_context
+            self._track = codec.track_context
             self._new_context = codec.Context
 
-    def decode(self, frame: bytes, connection_id: int = 0, direction: Direction = "in",
-               sender: str | None = None) -> Any:  # fmt: skip
+    def decode(
+        self,
+        frame: bytes,
+        connection_id: int = 0,
+        direction: Direction = "in",
+        sender: str | None = None,
+    ) -> Any:
         """The frame object of ``frame`` (a ``DecodeError`` if it is not one)."""
         if self._track is None:
             if self._needs_sender:
@@ -184,7 +195,7 @@ class RecordDecoder:
 
 @dataclass(frozen=True, slots=True)
 class CaptureProtocol:
-    """One protocol (and encoding) a capture can hold."""
+    """One protocol (and encoding) a capture can hold; ``get_protocol`` makes them."""
 
     name: str
     codec_module: str
@@ -198,6 +209,17 @@ class CaptureProtocol:
     needs_sender: bool = False
     """Some frame codes mean different frames from each side: decoding needs the sender."""
 
+    @classmethod
+    def of(cls, name: str, codec_module: str, encoding: str) -> CaptureProtocol:
+        """The protocol ``name``: ``codec_module``'s frames in ``encoding``, as its module
+        constants describe them."""
+        codec = importlib.import_module(codec_module)
+        if encoding not in codec.ENCODINGS:
+            raise ValueError(f"{codec_module} has no {encoding} encoding")
+        # MessagePack values delimit themselves: a stream of them has no length prefix
+        prefix: int = codec.LENGTH_PREFIX_SIZE if encoding == "binary" else 0
+        return cls(name, codec_module, prefix, encoding, codec.NEEDS_CONTEXT, codec.NEEDS_SENDER)
+
     def codec(self) -> ModuleType:
         return importlib.import_module(self.codec_module)
 
@@ -205,45 +227,23 @@ class CaptureProtocol:
         """A fresh deframer for one direction of one connection."""
         if self.length_prefix:
             return LengthPrefixDeframer(self.length_prefix)
-        if self.codec_module == "wirestream.generated.rsio.v0":
-            import wirestream.generated.rsio.v0 as rsio
-            from wirestream.runtime.rsio.framing import Encoding, make_decoder
-
-            encoding: Encoding = "msgpack" if self.encoding == "msgpack" else "binary"
-            # make_decoder's result is a generated stream decoder: it has after_frame
-            made = make_decoder(encoding, rsio.Context(), MAX_FRAME_LENGTH)
-            return DecodingDeframer(cast(_StreamDecoder, made))
-        decoder: _StreamDecoder = self.codec().StreamDecoder(max_frame_size=MAX_FRAME_LENGTH)
+        codec = self.codec()
+        stream = codec.MsgpackStreamDecoder if self.encoding == "msgpack" else codec.StreamDecoder
+        if not self.contextual:
+            return DecodingDeframer(stream(max_frame_size=MAX_FRAME_LENGTH))
+        # Frames of one direction decode with the context its earlier frames set, in stream
+        # order: a feed decodes a whole chunk before anyone else sees its frames.
+        ctx = codec.Context()
+        track = codec.track_context
+        decoder: _StreamDecoder = stream(max_frame_size=MAX_FRAME_LENGTH, ctx=ctx)
+        decoder.after_frame = lambda frame, size: track(frame, ctx)
         return DecodingDeframer(decoder)
 
     def record_decoder(self) -> RecordDecoder:
         return RecordDecoder(self)
 
 
-PROTOCOLS: Final[dict[str, CaptureProtocol]] = {
-    p.name: p
-    for p in (
-        # RSocket over TCP: "Frame Length (24 bits)" prefix (Protocol.md, Framing)
-        CaptureProtocol("rsocket/1.0", "wirestream.generated.rsocket.v1_0", 3),
-        CaptureProtocol("rsocket/0.2", "wirestream.generated.rsocket.v0_2", 3),
-        # seed 000, Message framing: "Messages are self-delimiting"
-        CaptureProtocol("rsio/0", "wirestream.generated.rsio.v0", 0, contextual=True),
-        CaptureProtocol(
-            "rsio/0+msgpack", "wirestream.generated.rsio.v0", 0, "msgpack", contextual=True
-        ),
-        CaptureProtocol("bpmux/rel", "wirestream.generated.bpmux.rel", 0),
-        # PROTOCOL.adoc: "Size => uint32 (size without the 4 bytes of the size element)"
-        CaptureProtocol(
-            "rabbitmq_stream/1", "wirestream.generated.rabbitmq_stream.v1", 4, needs_sender=True
-        ),
-        CaptureProtocol(
-            "rabbitmq_stream/draft",
-            "wirestream.generated.rabbitmq_stream.draft",
-            4,
-            needs_sender=True,
-        ),
-    )
-}
+_GENERATED: Final = "wirestream.generated"
 
 
 def canonical_name(name: str) -> str:
@@ -258,9 +258,72 @@ def canonical_name(name: str) -> str:
     return f"{family}/{version.replace('_', '.')}{encoding}"
 
 
+@functools.cache
+def _codec_modules() -> dict[str, str]:
+    """Every generated codec package by its capture name (without encoding), found by
+    listing the generated folders: no codec is imported."""
+    root = importlib.import_module(_GENERATED)
+    found: dict[str, str] = {}
+    for family in pkgutil.iter_modules(root.__path__):
+        if not family.ispkg:
+            continue
+        package = importlib.import_module(f"{_GENERATED}.{family.name}")  # a docstring only
+        for version in pkgutil.iter_modules(package.__path__):
+            if version.ispkg:
+                module = f"{_GENERATED}.{family.name}.{version.name}"
+                found[canonical_name(f"{family.name}/{version.name}")] = module
+    return found
+
+
+@functools.cache
+def _protocol(name: str) -> CaptureProtocol | None:
+    """The one ``CaptureProtocol`` called ``name`` (canonical): the same object each time,
+    so that a tap can tell by identity that a connection speaks its capture's protocol."""
+    base, _, encoding = name.partition("+")
+    module = _codec_modules().get(base)
+    if module is None or encoding == "binary":
+        return None
+    try:
+        return CaptureProtocol.of(name, module, encoding or "binary")
+    except ValueError:
+        return None  # the codec has no such encoding
+
+
+@functools.cache
+def _all_protocols() -> dict[str, CaptureProtocol]:
+    table: dict[str, CaptureProtocol] = {}
+    for base, module in _codec_modules().items():
+        for encoding in importlib.import_module(module).ENCODINGS:
+            protocol = _protocol(base if encoding == "binary" else f"{base}+{encoding}")
+            assert protocol is not None
+            table[protocol.name] = protocol
+    return table
+
+
+class _Protocols(Mapping[str, CaptureProtocol]):
+    """Every protocol a capture can hold, by name.  Listing them imports every codec (a
+    tenth of a second), which a process that captures one protocol need not pay: the
+    table is read on first use, and ``get_protocol`` never needs it."""
+
+    def __getitem__(self, name: str) -> CaptureProtocol:
+        return _all_protocols()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_all_protocols())
+
+    def __len__(self) -> int:
+        return len(_all_protocols())
+
+    def __repr__(self) -> str:
+        return f"PROTOCOLS({', '.join(self)})"
+
+
+PROTOCOLS: Final[Mapping[str, CaptureProtocol]] = _Protocols()
+
+
 def get_protocol(name: str) -> CaptureProtocol:
     """The protocol called ``name``; a ``ValueError`` lists the known ones."""
-    protocol = PROTOCOLS.get(canonical_name(name))
+    protocol = _protocol(canonical_name(name))
     if protocol is None:
         raise ValueError(f"unknown capture protocol {name!r}; known: {', '.join(PROTOCOLS)}")
     return protocol

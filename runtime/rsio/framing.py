@@ -7,7 +7,8 @@ the onNext.element field is not length-prefixed").  The generated stream decoder
 of it; a ``subscribed`` followed by fixed-size elements in the same chunk would be
 decoded with the old size.  So the decoders here are the generated ones with their
 ``after_frame`` hook set: the context follows the publisher's messages *in stream
-order*:
+order* (``track_context``, generated from the ``set_by``/``cleared_by`` rules of
+``idl/rsio/v0.yaml``'s ``context``):
 
 - ``subscribed``: the Id's elementSize becomes the announced one;
 - ``onComplete`` / ``onError``: the Id is released, its size forgotten.
@@ -23,6 +24,7 @@ from __future__ import annotations
 from typing import Literal, Protocol
 
 import wirestream.generated.rsio.v0 as rsio
+from wirestream.generated.rsio.v0 import track_context
 
 __all__ = ["Encoding", "FrameDecoder", "make_decoder", "encode_frame", "track_context"]
 
@@ -31,20 +33,6 @@ Encoding = Literal["binary", "msgpack"]
 
 class FrameDecoder(Protocol):
     def feed(self, data: bytes | bytearray | memoryview) -> list[rsio.Frame]: ...
-
-
-def track_context(frame: rsio.Frame, ctx: rsio.Context) -> None:
-    """Update ``ctx`` after ``frame`` was decoded, before the next frame is (see above)."""
-    kind = type(frame)
-    if kind is rsio.Subscribed:
-        assert isinstance(frame, rsio.Subscribed)
-        if frame.element_size:
-            ctx.element_size[frame.subscriber] = frame.element_size
-        else:
-            ctx.element_size.pop(frame.subscriber, None)
-    elif kind is rsio.OnComplete or kind is rsio.OnError:
-        assert isinstance(frame, (rsio.OnComplete, rsio.OnError))
-        ctx.element_size.pop(frame.subscriber, None)
 
 
 def make_decoder(encoding: Encoding, ctx: rsio.Context, max_frame_size: int) -> FrameDecoder:

@@ -2,7 +2,9 @@
 # Edit the IDL and run `make generate`.
 """BPMUX bpmux/rel (reliable ordered channel): frames, codec and stream decoder.
 
-Spec: shared/seeds/002_faf2c3df31445caf.txt (Aljoscha Meyer's bpmux notes); codes: https://github.com/AljoschaMeyer/bpmux-codec-rs (src/lib.rs); VarU64: https://github.com/AljoschaMeyer/varu64
+Spec: shared/seeds/002_faf2c3df31445caf.txt (Aljoscha Meyer's bpmux notes); codes:
+    https://github.com/AljoschaMeyer/bpmux-codec-rs (src/lib.rs); VarU64:
+    https://github.com/AljoschaMeyer/varu64
 
 Multiplexes one-shot messages, request/response exchanges, sinks, streams and
 duplexes over one reliable ordered channel, with credit-based back-pressure (counted
@@ -13,21 +15,11 @@ type byte followed by VarU64 integers and VarU64-length-prefixed payloads.
 
 from __future__ import annotations
 
-import struct
-from enum import Enum, IntEnum
+from enum import IntEnum
 from typing import Callable, ClassVar
 
 from wirestream.runtime import _support
-from wirestream.runtime.errors import (
-    AmbiguousFrameType,
-    EncodeError,
-    InvalidValue,
-    LocalProtocolError,
-    MalformedMsgpack,
-    TrailingBytes,
-    Truncated,
-    UnknownFrameType,
-)
+from wirestream.runtime.errors import EncodeError, InvalidValue, TrailingBytes, Truncated
 
 _new = object.__new__
 
@@ -38,6 +30,7 @@ __all__ = [
     "CreateDuplex",
     "CreateSink",
     "CreateStream",
+    "ENCODINGS",
     "Frame",
     "FrameType",
     "GreedyDuplex",
@@ -48,11 +41,14 @@ __all__ = [
     "InnerError",
     "InnerItem",
     "InnerItems",
+    "LENGTH_PREFIX_SIZE",
     "MAX_FRAME_SIZE",
     "MainCredit",
     "Message",
     "Messages",
     "Minimum",
+    "NEEDS_CONTEXT",
+    "NEEDS_SENDER",
     "Request",
     "RequestCancel",
     "Requests",
@@ -68,6 +64,19 @@ __all__ = [
 
 MAX_FRAME_SIZE = 16777216
 """Default limit of a frame's size in bytes (transport prefix excluded)."""
+
+LENGTH_PREFIX_SIZE = 0
+"""Bytes of the big-endian length prefix before each frame on a byte stream
+(``frame_bytes``, ``StreamDecoder``); 0: frames delimit themselves."""
+
+ENCODINGS = ("binary",)
+"""The encodings of a frame (``binary``: ``encode``, ``decode``, ``StreamDecoder``)."""
+
+NEEDS_SENDER = False
+"""Every code means one frame, whoever sends it: decoding needs no ``sender``."""
+
+NEEDS_CONTEXT = False
+"""Frames decode without a ``Context``: each frame's bytes are enough."""
 
 
 class FrameType(IntEnum):
@@ -117,9 +126,11 @@ class Context:
 
 
 class MainCredit:
-    """Allow the peer to send `credit` more bytes of top-level packets. Credit: consumes none ("does not consume credit").
+    """Allow the peer to send `credit` more bytes of top-level packets. Credit: consumes none ("does
+    not consume credit").
 
-    Spec: seed 002, Top Level Packets: '/// Allow the peer to send `credit` more bytes of top-level packets (does not consume credit)' 'MainCredit | credit: VarU64'
+    Spec: seed 002, Top Level Packets: '/// Allow the peer to send `credit` more bytes of top-level
+        packets (does not consume credit)' 'MainCredit | credit: VarU64'
 
     Code: 0; sent by: any.
 
@@ -155,9 +166,12 @@ class MainCredit:
 
 
 class Close:
-    """No more Message, Request, CreateStream, CreateSink or CreateDuplex packets will follow (the seed's "OpenStream, OpenSink, OpenDuplex" are the Create* packets). Credit: consumes none ("does not consume credit").
+    """No more Message, Request, CreateStream, CreateSink or CreateDuplex packets will follow (the
+    seed's "OpenStream, OpenSink, OpenDuplex" are the Create* packets). Credit: consumes none ("does
+    not consume credit").
 
-    Spec: seed 002, Top Level Packets: '/// Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent (does not consume credit)' 'Close'
+    Spec: seed 002, Top Level Packets: '/// Indicate that no more Message, Request, OpenStream,
+        OpenSink, OpenDuplex packets will be sent (does not consume credit)' 'Close'
 
     Code: 1; sent by: any.
     """
@@ -187,9 +201,12 @@ class Close:
 
 
 class Minimum:
-    """The lowest top-level credit at which the sender can still fully function. Credit: consumes top-level credit (the seed states no exemption for this packet, so the default rule "Unless indicated otherwise, sending a message consumes top-level credit" applies).
+    """The lowest top-level credit at which the sender can still fully function. Credit: consumes
+    top-level credit (the seed states no exemption for this packet, so the default rule "Unless
+    indicated otherwise, sending a message consumes top-level credit" applies).
 
-    Spec: seed 002, Top Level Packets: '/// Indicate the lowest credit at which you can still fully function.' 'Minimum | min_credit: VarU64'
+    Spec: seed 002, Top Level Packets: '/// Indicate the lowest credit at which you can still fully
+        function.' 'Minimum | min_credit: VarU64'
 
     Code: 2; sent by: any.
 
@@ -225,9 +242,11 @@ class Minimum:
 
 
 class CancelAll:
-    """Same as RequestCancel and InnerCancel for every open request, stream and duplex. Credit: consumes none ("does not consume credit").
+    """Same as RequestCancel and InnerCancel for every open request, stream and duplex. Credit:
+    consumes none ("does not consume credit").
 
-    Spec: seed 002, Top Level Packets: '/// The same as sending RequestCancel and InnerCancel messages for all requests, streams and duplexes (does not consume credit)' 'CancelAll'
+    Spec: seed 002, Top Level Packets: '/// The same as sending RequestCancel and InnerCancel
+        messages for all requests, streams and duplexes (does not consume credit)' 'CancelAll'
 
     Code: 3; sent by: any.
     """
@@ -257,9 +276,11 @@ class CancelAll:
 
 
 class Message:
-    """A one-shot unidirectional message. Credit: consumes top-level credit (default rule: the whole packet's bytes).
+    """A one-shot unidirectional message. Credit: consumes top-level credit (default rule: the whole
+    packet's bytes).
 
-    Spec: seed 002, Top Level Packets: '/// Send a message to the peer (one-shot, unidirectional)' 'Message | length: VarU64 | payload: [u8; length]'
+    Spec: seed 002, Top Level Packets: '/// Send a message to the peer (one-shot, unidirectional)'
+        'Message | length: VarU64 | payload: [u8; length]'
 
     Code: 4; sent by: any.
 
@@ -298,9 +319,12 @@ class Message:
 
 
 class Messages:
-    """Several messages in one packet, same as as many Message packets. Credit: consumes top-level credit (default rule).
+    """Several messages in one packet, same as as many Message packets. Credit: consumes top-level
+    credit (default rule).
 
-    Spec: seed 002, Top Level Packets: '/// The same as sending multiple messages. `total_length` is the remaining length of the packet (including the bytes for the length VarU64s)' 'Messages | total_length: VarU64 | (length: VarU64 | payload: [u8; length])*'
+    Spec: seed 002, Top Level Packets: '/// The same as sending multiple messages. `total_length` is
+        the remaining length of the packet (including the bytes for the length VarU64s)' 'Messages |
+        total_length: VarU64 | (length: VarU64 | payload: [u8; length])*'
 
     Code: 5; sent by: any.
 
@@ -344,9 +368,11 @@ class Messages:
 
 
 class Request:
-    """A request expecting exactly one Response or ResponseError with the same req_id. Credit: consumes top-level credit (default rule).
+    """A request expecting exactly one Response or ResponseError with the same req_id. Credit:
+    consumes top-level credit (default rule).
 
-    Spec: seed 002, Top Level Packets: '/// Send a request to the peer (one-shot, receive a single response)' 'Request | req_id: VarU64 | length: VarU64 | payload: [u8; length]'
+    Spec: seed 002, Top Level Packets: '/// Send a request to the peer (one-shot, receive a single
+        response)' 'Request | req_id: VarU64 | length: VarU64 | payload: [u8; length]'
 
     Code: 6; sent by: any.
 
@@ -401,9 +427,13 @@ class Request:
 
 
 class Requests:
-    """Several requests in one packet, with consecutive ids initial_req_id, initial_req_id + 1, ... Credit: consumes top-level credit (default rule).
+    """Several requests in one packet, with consecutive ids initial_req_id, initial_req_id + 1, ...
+    Credit: consumes top-level credit (default rule).
 
-    Spec: seed 002, Top Level Packets: '/// The same as sending multiple requests. The reqests are assigned consecutive ids, starting from `initial_req_id`. `total_length` is the remaining length of the packet (including the bytes for the length VarU64s)' 'Requests | initial_req_id: VarU64 | total_length: VarU64 | (length: VarU64 | payload: [u8; length])*'
+    Spec: seed 002, Top Level Packets: '/// The same as sending multiple requests. The reqests are
+        assigned consecutive ids, starting from `initial_req_id`. `total_length` is the remaining
+        length of the packet (including the bytes for the length VarU64s)' 'Requests |
+        initial_req_id: VarU64 | total_length: VarU64 | (length: VarU64 | payload: [u8; length])*'
 
     Code: 7; sent by: any.
 
@@ -463,9 +493,12 @@ class Requests:
 
 
 class RequestCancel:
-    """The sender is no longer interested in the response to req_id. Credit: consumes none ("does not consume credit").
+    """The sender is no longer interested in the response to req_id. Credit: consumes none ("does
+    not consume credit").
 
-    Spec: seed 002, Top Level Packets: '/// Indicate that you are no longer interested in the response to a request of a certain id (does not consume credit)' 'RequestCancel | req_id: VarU64'
+    Spec: seed 002, Top Level Packets: '/// Indicate that you are no longer interested in the
+        response to a request of a certain id (does not consume credit)' 'RequestCancel | req_id:
+        VarU64'
 
     Code: 8; sent by: any.
 
@@ -501,9 +534,11 @@ class RequestCancel:
 
 
 class Response:
-    """The response to a previously received request. Credit: consumes none ("does not consume credit").
+    """The response to a previously received request. Credit: consumes none ("does not consume
+    credit").
 
-    Spec: seed 002, Top Level Packets: '/// Send the response to a previously received request (does not consume credit)' 'Response | req_id: VarU64 | length: VarU64 | payload: [u8; length]'
+    Spec: seed 002, Top Level Packets: '/// Send the response to a previously received request (does
+        not consume credit)' 'Response | req_id: VarU64 | length: VarU64 | payload: [u8; length]'
 
     Code: 9; sent by: any.
 
@@ -558,9 +593,12 @@ class Response:
 
 
 class ResponseError:
-    """An error answer to a previously received request. Credit: consumes none ("does not consume credit").
+    """An error answer to a previously received request. Credit: consumes none ("does not consume
+    credit").
 
-    Spec: seed 002, Top Level Packets: '/// Answer a previously received request with an error (does not consume credit)' 'ResponseError | req_id: VarU64 | length: VarU64 | payload: [u8; length]'
+    Spec: seed 002, Top Level Packets: '/// Answer a previously received request with an error (does
+        not consume credit)' 'ResponseError | req_id: VarU64 | length: VarU64 | payload: [u8;
+        length]'
 
     Code: 10; sent by: any.
 
@@ -615,9 +653,11 @@ class ResponseError:
 
 
 class CreateStream:
-    """Open a stream from the peer (the peer sends items) under inner_id, granting it initial inner credit. Credit: consumes top-level credit (default rule).
+    """Open a stream from the peer (the peer sends items) under inner_id, granting it initial inner
+    credit. Credit: consumes top-level credit (default rule).
 
-    Spec: seed 002, Top Level Packets: '/// Create a stream from the peer, with initial credit' 'CreateStream | inner_id: VarU64 | credit: VarU64 | length: VarU64 | payload: [u8; length]'
+    Spec: seed 002, Top Level Packets: '/// Create a stream from the peer, with initial credit'
+        'CreateStream | inner_id: VarU64 | credit: VarU64 | length: VarU64 | payload: [u8; length]'
 
     Code: 11; sent by: any.
 
@@ -664,7 +704,10 @@ class CreateStream:
         )
 
     def __repr__(self) -> str:
-        return f"CreateStream(inner_id={self.inner_id!r}, credit={self.credit!r}, payload={self.payload!r})"
+        return (
+            f"CreateStream(inner_id={self.inner_id!r}, credit={self.credit!r}, "
+            f"payload={self.payload!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -680,9 +723,12 @@ class CreateStream:
 
 
 class CreateSink:
-    """Open a sink to the peer (the sender sends items, once the peer grants inner credit). Credit: consumes top-level credit (default rule). The TODO "include min-credit in CreateSink and CreateDuplex" is not applied: seed layout.
+    """Open a sink to the peer (the sender sends items, once the peer grants inner credit). Credit:
+    consumes top-level credit (default rule). The TODO "include min-credit in CreateSink and
+    CreateDuplex" is not applied: seed layout.
 
-    Spec: seed 002, Top Level Packets: '/// Create a sink to the peer' 'CreateSink | inner_id: VarU64 | length: VarU64 | payload: [u8; length]'
+    Spec: seed 002, Top Level Packets: '/// Create a sink to the peer' 'CreateSink | inner_id:
+        VarU64 | length: VarU64 | payload: [u8; length]'
 
     Code: 12; sent by: any.
 
@@ -737,9 +783,16 @@ class CreateSink:
 
 
 class GreedySink:
-    """OUR LAYOUT (the seed only has TODO items for it): CreateSink plus items sent right away, paid with top-level credit instead of waiting for inner credit. The items are in the batch form of Messages (total_length, then length-prefixed items). The seed's "peer replies how many of these items it accepted" reply has no code and is not modelled. Credit: consumes top-level credit (the whole packet, items included).
+    """OUR LAYOUT (the seed only has TODO items for it): CreateSink plus items sent right away, paid
+    with top-level credit instead of waiting for inner credit. The items are in the batch form of
+    Messages (total_length, then length-prefixed items). The seed's "peer replies how many of these
+    items it accepted" reply has no code and is not modelled. Credit: consumes top-level credit (the
+    whole packet, items included).
 
-    Spec: seed 002, TODO: '- add greedy sending versions of CreateSink and CreateDuplex' '- consume top-level credit to attach any number of items to directly send' '- peer replies how many of these items it accepted (the dropped ones should be resent using inner credit)'; code 13 = GREEDY_SINK in bpmux-codec-rs
+    Spec: seed 002, TODO: '- add greedy sending versions of CreateSink and CreateDuplex' '- consume
+        top-level credit to attach any number of items to directly send' '- peer replies how many of
+        these items it accepted (the dropped ones should be resent using inner credit)'; code 13 =
+        GREEDY_SINK in bpmux-codec-rs
 
     Code: 13; sent by: any.
 
@@ -788,7 +841,10 @@ class GreedySink:
         )
 
     def __repr__(self) -> str:
-        return f"GreedySink(inner_id={self.inner_id!r}, payload={self.payload!r}, items={self.items!r})"
+        return (
+            f"GreedySink(inner_id={self.inner_id!r}, payload={self.payload!r}, "
+            f"items={self.items!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -812,9 +868,12 @@ class GreedySink:
 
 
 class CreateDuplex:
-    """Open a duplex (sink + stream) with the peer, granting initial inner credit for the stream half. Credit: consumes top-level credit (default rule).
+    """Open a duplex (sink + stream) with the peer, granting initial inner credit for the stream
+    half. Credit: consumes top-level credit (default rule).
 
-    Spec: seed 002, Top Level Packets: '/// Create a duplex with the peer, with initial credit for the stream half' 'CreateDuplex | inner_id: VarU64 | credit: VarU64 | length: VarU64 | payload: [u8; length]'
+    Spec: seed 002, Top Level Packets: '/// Create a duplex with the peer, with initial credit for
+        the stream half' 'CreateDuplex | inner_id: VarU64 | credit: VarU64 | length: VarU64 |
+        payload: [u8; length]'
 
     Code: 14; sent by: any.
 
@@ -861,7 +920,10 @@ class CreateDuplex:
         )
 
     def __repr__(self) -> str:
-        return f"CreateDuplex(inner_id={self.inner_id!r}, credit={self.credit!r}, payload={self.payload!r})"
+        return (
+            f"CreateDuplex(inner_id={self.inner_id!r}, credit={self.credit!r}, "
+            f"payload={self.payload!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -877,9 +939,13 @@ class CreateDuplex:
 
 
 class GreedyDuplex:
-    """OUR LAYOUT (the seed only has TODO items for it): CreateDuplex plus items sent right away down its sink half, paid with top-level credit. Items in the batch form of Messages. Credit: consumes top-level credit (the whole packet, items included).
+    """OUR LAYOUT (the seed only has TODO items for it): CreateDuplex plus items sent right away
+    down its sink half, paid with top-level credit. Items in the batch form of Messages. Credit:
+    consumes top-level credit (the whole packet, items included).
 
-    Spec: seed 002, TODO: '- add greedy sending versions of CreateSink and CreateDuplex' '- consume top-level credit to attach any number of items to directly send'; code 15 = GREEDY_DUPLEX in bpmux-codec-rs
+    Spec: seed 002, TODO: '- add greedy sending versions of CreateSink and CreateDuplex' '- consume
+        top-level credit to attach any number of items to directly send'; code 15 = GREEDY_DUPLEX in
+        bpmux-codec-rs
 
     Code: 15; sent by: any.
 
@@ -939,7 +1005,10 @@ class GreedyDuplex:
         )
 
     def __repr__(self) -> str:
-        return f"GreedyDuplex(inner_id={self.inner_id!r}, credit={self.credit!r}, payload={self.payload!r}, items={self.items!r})"
+        return (
+            f"GreedyDuplex(inner_id={self.inner_id!r}, credit={self.credit!r}, "
+            f"payload={self.payload!r}, items={self.items!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -964,9 +1033,11 @@ class GreedyDuplex:
 
 
 class InnerCredit:
-    """Allow the peer to send `credit` more bytes of inner packets on inner_id. Credit: consumes none ("does not consume credit").
+    """Allow the peer to send `credit` more bytes of inner packets on inner_id. Credit: consumes
+    none ("does not consume credit").
 
-    Spec: seed 002, Inner Packets: '/// Allow the peer to send `credit` more bytes of stream-level packets (does not consume credit)' 'InnerCredit | inner_id: VarU64 | credit: VarU64'
+    Spec: seed 002, Inner Packets: '/// Allow the peer to send `credit` more bytes of stream-level
+        packets (does not consume credit)' 'InnerCredit | inner_id: VarU64 | credit: VarU64'
 
     Code: 16; sent by: any.
 
@@ -1020,7 +1091,8 @@ class InnerCredit:
 class InnerCancel:
     """No more items wanted on inner_id. Credit: consumes none ("does not consume credit").
 
-    Spec: seed 002, Inner Packets: '/// Indicate that you are no longer interested in more items over a stream (does not consume credit)' 'InnerCancel | inner_id: VarU64'
+    Spec: seed 002, Inner Packets: '/// Indicate that you are no longer interested in more items
+        over a stream (does not consume credit)' 'InnerCancel | inner_id: VarU64'
 
     Code: 17; sent by: any.
 
@@ -1056,9 +1128,11 @@ class InnerCancel:
 
 
 class InnerItem:
-    """One item on inner_id (the seed names this field stream_id; it is the inner id). Credit: consumes inner credit.
+    """One item on inner_id (the seed names this field stream_id; it is the inner id). Credit:
+    consumes inner credit.
 
-    Spec: seed 002, Inner Packets: '/// Send an item over a stream' 'InnerItem | stream_id: VarU64 | length: VarU64 | payload: [u8; length]'
+    Spec: seed 002, Inner Packets: '/// Send an item over a stream' 'InnerItem | stream_id: VarU64 |
+        length: VarU64 | payload: [u8; length]'
 
     Code: 18; sent by: any.
 
@@ -1115,7 +1189,9 @@ class InnerItem:
 class InnerItems:
     """Several items on inner_id in one packet. Credit: consumes inner credit.
 
-    Spec: seed 002, Inner Packets: '/// Send multiple items over a stream. `total_length` is the remaining length of the packet (including the bytes for the length VarU64s)' 'InnerItems | inner_id: VarU64 | total_length: VarU64 | (length: VarU64 | payload: [u8; length])*'
+    Spec: seed 002, Inner Packets: '/// Send multiple items over a stream. `total_length` is the
+        remaining length of the packet (including the bytes for the length VarU64s)' 'InnerItems |
+        inner_id: VarU64 | total_length: VarU64 | (length: VarU64 | payload: [u8; length])*'
 
     Code: 19; sent by: any.
 
@@ -1175,9 +1251,11 @@ class InnerItems:
 
 
 class InnerEnd:
-    """No more items will be sent on inner_id (the seed names this field stream_id). Credit: consumes inner credit (the section rule; the seed states no exemption).
+    """No more items will be sent on inner_id (the seed names this field stream_id). Credit:
+    consumes inner credit (the section rule; the seed states no exemption).
 
-    Spec: seed 002, Inner Packets: '/// Signal that no more items will be sent over a stream' 'InnerEnd | stream_id: VarU64'
+    Spec: seed 002, Inner Packets: '/// Signal that no more items will be sent over a stream'
+        'InnerEnd | stream_id: VarU64'
 
     Code: 20; sent by: any.
 
@@ -1213,9 +1291,11 @@ class InnerEnd:
 
 
 class InnerError:
-    """End inner_id with an error (InnerEnd with a payload; the seed names the field stream_id). Credit: consumes inner credit.
+    """End inner_id with an error (InnerEnd with a payload; the seed names the field stream_id).
+    Credit: consumes inner credit.
 
-    Spec: seed 002, Inner Packets: '/// Signal an error over a stream (same as InnerEnd, but with a payload)' 'InnerError | stream_id: VarU64 | length: VarU64 | payload: [u8; length]'
+    Spec: seed 002, Inner Packets: '/// Signal an error over a stream (same as InnerEnd, but with a
+        payload)' 'InnerError | stream_id: VarU64 | length: VarU64 | payload: [u8; length]'
 
     Code: 21; sent by: any.
 
@@ -1762,29 +1842,31 @@ def decode_at(
 
 
 _Decoder = Callable[[bytes, int, int, Context | None], tuple[Frame, int]]
+# Keyed by the codes' plain values: the code read from the wire finds its entry
+# without a comparison against an enum member.
 _DECODERS: dict[object, _Decoder] = {
-    0: _decode_main_credit,
-    1: _decode_close,
-    2: _decode_minimum,
-    3: _decode_cancel_all,
-    4: _decode_message,
-    5: _decode_messages,
-    6: _decode_request,
-    7: _decode_requests,
-    8: _decode_request_cancel,
-    9: _decode_response,
-    0xA: _decode_response_error,
-    0xB: _decode_create_stream,
-    0xC: _decode_create_sink,
-    0xD: _decode_greedy_sink,
-    0xE: _decode_create_duplex,
-    0xF: _decode_greedy_duplex,
-    0x10: _decode_inner_credit,
-    0x11: _decode_inner_cancel,
-    0x12: _decode_inner_item,
-    0x13: _decode_inner_items,
-    0x14: _decode_inner_end,
-    0x15: _decode_inner_error,
+    FrameType.MAIN_CREDIT.value: _decode_main_credit,
+    FrameType.CLOSE.value: _decode_close,
+    FrameType.MINIMUM.value: _decode_minimum,
+    FrameType.CANCEL_ALL.value: _decode_cancel_all,
+    FrameType.MESSAGE.value: _decode_message,
+    FrameType.MESSAGES.value: _decode_messages,
+    FrameType.REQUEST.value: _decode_request,
+    FrameType.REQUESTS.value: _decode_requests,
+    FrameType.REQUEST_CANCEL.value: _decode_request_cancel,
+    FrameType.RESPONSE.value: _decode_response,
+    FrameType.RESPONSE_ERROR.value: _decode_response_error,
+    FrameType.CREATE_STREAM.value: _decode_create_stream,
+    FrameType.CREATE_SINK.value: _decode_create_sink,
+    FrameType.GREEDY_SINK.value: _decode_greedy_sink,
+    FrameType.CREATE_DUPLEX.value: _decode_create_duplex,
+    FrameType.GREEDY_DUPLEX.value: _decode_greedy_duplex,
+    FrameType.INNER_CREDIT.value: _decode_inner_credit,
+    FrameType.INNER_CANCEL.value: _decode_inner_cancel,
+    FrameType.INNER_ITEM.value: _decode_inner_item,
+    FrameType.INNER_ITEMS.value: _decode_inner_items,
+    FrameType.INNER_END.value: _decode_inner_end,
+    FrameType.INNER_ERROR.value: _decode_inner_error,
 }
 
 

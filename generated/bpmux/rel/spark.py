@@ -130,42 +130,50 @@ MAIN_CREDIT_SCHEMA: Final = StructType(
         StructField("credit", DecimalType(20, 0), False),
     ]
 )
-"""MainCredit: Allow the peer to send `credit` more bytes of top-level packets. Credit: consumes none ("does not consume credit")."""
+"""MainCredit: Allow the peer to send `credit` more bytes of top-level packets. Credit: consumes
+none ("does not consume credit")."""
 
 CLOSE_SCHEMA: Final = StructType(
     [
         StructField("present", BooleanType(), False),
     ]
 )
-"""Close: No more Message, Request, CreateStream, CreateSink or CreateDuplex packets will follow (the seed's "OpenStream, OpenSink, OpenDuplex" are the Create* packets). Credit: consumes none ("does not consume credit")."""
+"""Close: No more Message, Request, CreateStream, CreateSink or CreateDuplex packets will follow
+(the seed's "OpenStream, OpenSink, OpenDuplex" are the Create* packets). Credit: consumes none
+("does not consume credit")."""
 
 MINIMUM_SCHEMA: Final = StructType(
     [
         StructField("min_credit", DecimalType(20, 0), False),
     ]
 )
-"""Minimum: The lowest top-level credit at which the sender can still fully function. Credit: consumes top-level credit (the seed states no exemption for this packet, so the default rule "Unless indicated otherwise, sending a message consumes top-level credit" applies)."""
+"""Minimum: The lowest top-level credit at which the sender can still fully function. Credit:
+consumes top-level credit (the seed states no exemption for this packet, so the default rule "Unless
+indicated otherwise, sending a message consumes top-level credit" applies)."""
 
 CANCEL_ALL_SCHEMA: Final = StructType(
     [
         StructField("present", BooleanType(), False),
     ]
 )
-"""CancelAll: Same as RequestCancel and InnerCancel for every open request, stream and duplex. Credit: consumes none ("does not consume credit")."""
+"""CancelAll: Same as RequestCancel and InnerCancel for every open request, stream and duplex.
+Credit: consumes none ("does not consume credit")."""
 
 MESSAGE_SCHEMA: Final = StructType(
     [
         StructField("payload", BinaryType(), False),
     ]
 )
-"""Message: A one-shot unidirectional message. Credit: consumes top-level credit (default rule: the whole packet's bytes)."""
+"""Message: A one-shot unidirectional message. Credit: consumes top-level credit (default rule: the
+whole packet's bytes)."""
 
 MESSAGES_SCHEMA: Final = StructType(
     [
         StructField("payloads", ArrayType(BinaryType(), False), False),
     ]
 )
-"""Messages: Several messages in one packet, same as as many Message packets. Credit: consumes top-level credit (default rule)."""
+"""Messages: Several messages in one packet, same as as many Message packets. Credit: consumes
+top-level credit (default rule)."""
 
 REQUEST_SCHEMA: Final = StructType(
     [
@@ -173,7 +181,8 @@ REQUEST_SCHEMA: Final = StructType(
         StructField("payload", BinaryType(), False),
     ]
 )
-"""Request: A request expecting exactly one Response or ResponseError with the same req_id. Credit: consumes top-level credit (default rule)."""
+"""Request: A request expecting exactly one Response or ResponseError with the same req_id. Credit:
+consumes top-level credit (default rule)."""
 
 REQUESTS_SCHEMA: Final = StructType(
     [
@@ -181,14 +190,16 @@ REQUESTS_SCHEMA: Final = StructType(
         StructField("payloads", ArrayType(BinaryType(), False), False),
     ]
 )
-"""Requests: Several requests in one packet, with consecutive ids initial_req_id, initial_req_id + 1, ... Credit: consumes top-level credit (default rule)."""
+"""Requests: Several requests in one packet, with consecutive ids initial_req_id, initial_req_id +
+1, ... Credit: consumes top-level credit (default rule)."""
 
 REQUEST_CANCEL_SCHEMA: Final = StructType(
     [
         StructField("req_id", DecimalType(20, 0), False),
     ]
 )
-"""RequestCancel: The sender is no longer interested in the response to req_id. Credit: consumes none ("does not consume credit")."""
+"""RequestCancel: The sender is no longer interested in the response to req_id. Credit: consumes
+none ("does not consume credit")."""
 
 RESPONSE_SCHEMA: Final = StructType(
     [
@@ -196,7 +207,8 @@ RESPONSE_SCHEMA: Final = StructType(
         StructField("payload", BinaryType(), False),
     ]
 )
-"""Response: The response to a previously received request. Credit: consumes none ("does not consume credit")."""
+"""Response: The response to a previously received request. Credit: consumes none ("does not consume
+credit")."""
 
 RESPONSE_ERROR_SCHEMA: Final = StructType(
     [
@@ -204,7 +216,8 @@ RESPONSE_ERROR_SCHEMA: Final = StructType(
         StructField("payload", BinaryType(), False),
     ]
 )
-"""ResponseError: An error answer to a previously received request. Credit: consumes none ("does not consume credit")."""
+"""ResponseError: An error answer to a previously received request. Credit: consumes none ("does not
+consume credit")."""
 
 CREATE_STREAM_SCHEMA: Final = StructType(
     [
@@ -213,7 +226,8 @@ CREATE_STREAM_SCHEMA: Final = StructType(
         StructField("payload", BinaryType(), False),
     ]
 )
-"""CreateStream: Open a stream from the peer (the peer sends items) under inner_id, granting it initial inner credit. Credit: consumes top-level credit (default rule)."""
+"""CreateStream: Open a stream from the peer (the peer sends items) under inner_id, granting it
+initial inner credit. Credit: consumes top-level credit (default rule)."""
 
 CREATE_SINK_SCHEMA: Final = StructType(
     [
@@ -221,7 +235,9 @@ CREATE_SINK_SCHEMA: Final = StructType(
         StructField("payload", BinaryType(), False),
     ]
 )
-"""CreateSink: Open a sink to the peer (the sender sends items, once the peer grants inner credit). Credit: consumes top-level credit (default rule). The TODO "include min-credit in CreateSink and CreateDuplex" is not applied: seed layout."""
+"""CreateSink: Open a sink to the peer (the sender sends items, once the peer grants inner credit).
+Credit: consumes top-level credit (default rule). The TODO "include min-credit in CreateSink and
+CreateDuplex" is not applied: seed layout."""
 
 GREEDY_SINK_SCHEMA: Final = StructType(
     [
@@ -230,7 +246,11 @@ GREEDY_SINK_SCHEMA: Final = StructType(
         StructField("items", ArrayType(BinaryType(), False), False),
     ]
 )
-"""GreedySink: OUR LAYOUT (the seed only has TODO items for it): CreateSink plus items sent right away, paid with top-level credit instead of waiting for inner credit. The items are in the batch form of Messages (total_length, then length-prefixed items). The seed's "peer replies how many of these items it accepted" reply has no code and is not modelled. Credit: consumes top-level credit (the whole packet, items included)."""
+"""GreedySink: OUR LAYOUT (the seed only has TODO items for it): CreateSink plus items sent right
+away, paid with top-level credit instead of waiting for inner credit. The items are in the batch
+form of Messages (total_length, then length-prefixed items). The seed's "peer replies how many of
+these items it accepted" reply has no code and is not modelled. Credit: consumes top-level credit
+(the whole packet, items included)."""
 
 CREATE_DUPLEX_SCHEMA: Final = StructType(
     [
@@ -239,7 +259,8 @@ CREATE_DUPLEX_SCHEMA: Final = StructType(
         StructField("payload", BinaryType(), False),
     ]
 )
-"""CreateDuplex: Open a duplex (sink + stream) with the peer, granting initial inner credit for the stream half. Credit: consumes top-level credit (default rule)."""
+"""CreateDuplex: Open a duplex (sink + stream) with the peer, granting initial inner credit for the
+stream half. Credit: consumes top-level credit (default rule)."""
 
 GREEDY_DUPLEX_SCHEMA: Final = StructType(
     [
@@ -249,7 +270,9 @@ GREEDY_DUPLEX_SCHEMA: Final = StructType(
         StructField("items", ArrayType(BinaryType(), False), False),
     ]
 )
-"""GreedyDuplex: OUR LAYOUT (the seed only has TODO items for it): CreateDuplex plus items sent right away down its sink half, paid with top-level credit. Items in the batch form of Messages. Credit: consumes top-level credit (the whole packet, items included)."""
+"""GreedyDuplex: OUR LAYOUT (the seed only has TODO items for it): CreateDuplex plus items sent
+right away down its sink half, paid with top-level credit. Items in the batch form of Messages.
+Credit: consumes top-level credit (the whole packet, items included)."""
 
 INNER_CREDIT_SCHEMA: Final = StructType(
     [
@@ -257,14 +280,16 @@ INNER_CREDIT_SCHEMA: Final = StructType(
         StructField("credit", DecimalType(20, 0), False),
     ]
 )
-"""InnerCredit: Allow the peer to send `credit` more bytes of inner packets on inner_id. Credit: consumes none ("does not consume credit")."""
+"""InnerCredit: Allow the peer to send `credit` more bytes of inner packets on inner_id. Credit:
+consumes none ("does not consume credit")."""
 
 INNER_CANCEL_SCHEMA: Final = StructType(
     [
         StructField("inner_id", DecimalType(20, 0), False),
     ]
 )
-"""InnerCancel: No more items wanted on inner_id. Credit: consumes none ("does not consume credit")."""
+"""InnerCancel: No more items wanted on inner_id. Credit: consumes none ("does not consume
+credit")."""
 
 INNER_ITEM_SCHEMA: Final = StructType(
     [
@@ -272,7 +297,8 @@ INNER_ITEM_SCHEMA: Final = StructType(
         StructField("payload", BinaryType(), False),
     ]
 )
-"""InnerItem: One item on inner_id (the seed names this field stream_id; it is the inner id). Credit: consumes inner credit."""
+"""InnerItem: One item on inner_id (the seed names this field stream_id; it is the inner id).
+Credit: consumes inner credit."""
 
 INNER_ITEMS_SCHEMA: Final = StructType(
     [
@@ -287,7 +313,8 @@ INNER_END_SCHEMA: Final = StructType(
         StructField("inner_id", DecimalType(20, 0), False),
     ]
 )
-"""InnerEnd: No more items will be sent on inner_id (the seed names this field stream_id). Credit: consumes inner credit (the section rule; the seed states no exemption)."""
+"""InnerEnd: No more items will be sent on inner_id (the seed names this field stream_id). Credit:
+consumes inner credit (the section rule; the seed states no exemption)."""
 
 INNER_ERROR_SCHEMA: Final = StructType(
     [
@@ -295,7 +322,8 @@ INNER_ERROR_SCHEMA: Final = StructType(
         StructField("payload", BinaryType(), False),
     ]
 )
-"""InnerError: End inner_id with an error (InnerEnd with a payload; the seed names the field stream_id). Credit: consumes inner credit."""
+"""InnerError: End inner_id with an error (InnerEnd with a payload; the seed names the field
+stream_id). Credit: consumes inner credit."""
 
 UNKNOWN_FRAME_SCHEMA: Final = StructType(
     [

@@ -2,7 +2,8 @@
 # Edit the IDL and run `make generate`.
 """RabbitMQ Stream protocol (2020 draft): frames, codec and stream decoder.
 
-Spec: https://github.com/rabbitmq/rabbitmq-server/blob/213c8f5f65/deps/rabbitmq_stream/docs/PROTOCOL.adoc
+Spec:
+https://github.com/rabbitmq/rabbitmq-server/blob/213c8f5f65/deps/rabbitmq_stream/docs/PROTOCOL.adoc
 
 The RabbitMQ Stream protocol as drafted in October 2020 (seed 004): keys 0..17,
 998 (create) and 999 (delete); responses reuse the request's key. Kept for
@@ -21,7 +22,6 @@ from wirestream.runtime.errors import (
     EncodeError,
     InvalidValue,
     LocalProtocolError,
-    MalformedMsgpack,
     TrailingBytes,
     Truncated,
     UnknownFrameType,
@@ -43,14 +43,18 @@ __all__ = [
     "DeleteRequest",
     "DeleteResponse",
     "Deliver",
+    "ENCODINGS",
     "Entry",
     "Frame",
     "FrameType",
     "Heartbeat",
+    "LENGTH_PREFIX_SIZE",
     "MAX_FRAME_SIZE",
     "MetadataRequest",
     "MetadataResponse",
     "MetadataUpdate",
+    "NEEDS_CONTEXT",
+    "NEEDS_SENDER",
     "OffsetSpecFirst",
     "OffsetSpecLast",
     "OffsetSpecNext",
@@ -92,6 +96,20 @@ __all__ = [
 
 MAX_FRAME_SIZE = 16777216
 """Default limit of a frame's size in bytes (transport prefix excluded)."""
+
+LENGTH_PREFIX_SIZE = 4
+"""Bytes of the big-endian length prefix before each frame on a byte stream
+(``frame_bytes``, ``StreamDecoder``); 0: frames delimit themselves."""
+
+ENCODINGS = ("binary",)
+"""The encodings of a frame (``binary``: ``encode``, ``decode``, ``StreamDecoder``)."""
+
+NEEDS_SENDER = True
+"""Some codes mean a different frame from each side: decoding needs ``sender``
+("client" or "server")."""
+
+NEEDS_CONTEXT = False
+"""Frames decode without a ``Context``: each frame's bytes are enough."""
 
 _S_BHI = struct.Struct(">BHI")
 _S_BHIQQiI = struct.Struct(">BHIQQiI")
@@ -151,7 +169,8 @@ class FrameType(Enum):
 
 
 class OffsetType(IntEnum):
-    """'OffsetType => int16 // 0 (first), 1 (last), 2 (next), 3 (offset), 4 (timestamp)'. Selects the variant of OffsetSpecification."""
+    """'OffsetType => int16 // 0 (first), 1 (last), 2 (next), 3 (offset), 4 (timestamp)'. Selects
+    the variant of OffsetSpecification."""
 
     FIRST = 0
     LAST = 1
@@ -161,7 +180,9 @@ class OffsetType(IntEnum):
 
 
 class CompressionType(IntEnum):
-    """Compression of a sub-entry batch (3 bits). The draft defers to osiris for the entry layout; the values are those of osiris and of every later client (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd)."""
+    """Compression of a sub-entry batch (3 bits). The draft defers to osiris for the entry layout;
+    the values are those of osiris and of every later client (0 none, 1 gzip, 2 snappy, 3 lz4, 4
+    zstd)."""
 
     NONE = 0
     GZIP = 1
@@ -190,7 +211,8 @@ class Context:
 
 
 class Property:
-    """A key/value pair of strings: 'PeerProperty => Key Value' (PeerProperties) and 'Argument => Key Value' (Create); 'Key => string', 'Value => string'.
+    """A key/value pair of strings: 'PeerProperty => Key Value' (PeerProperties) and 'Argument =>
+    Key Value' (Create); 'Key => string', 'Value => string'.
 
     Attributes:
         key: str | None
@@ -296,7 +318,8 @@ class PublishedMessage:
         _int1 = self.publishing_id
         if not -9223372036854775808 <= _int1 <= 0x7FFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"PublishedMessage.publishing_id: {_int1!r} is outside -9223372036854775808..0x7fffffffffffffff"
+                f"PublishedMessage.publishing_id: {_int1!r} is outside "
+                "-9223372036854775808..0x7fffffffffffffff"
             )
         out.append(_S_q.pack(_int1))
         if self.message is None:
@@ -359,7 +382,8 @@ class PublishingError:
         _int1 = self.publishing_id
         if not -9223372036854775808 <= _int1 <= 0x7FFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"PublishingError.publishing_id: {_int1!r} is outside -9223372036854775808..0x7fffffffffffffff"
+                f"PublishingError.publishing_id: {_int1!r} is outside "
+                "-9223372036854775808..0x7fffffffffffffff"
             )
         _int2 = self.code
         if not -32768 <= _int2 <= 0x7FFF:
@@ -492,7 +516,11 @@ class StreamMetadata:
         )
 
     def __repr__(self) -> str:
-        return f"StreamMetadata(stream={self.stream!r}, response_code={self.response_code!r}, leader_reference={self.leader_reference!r}, replicas_references={self.replicas_references!r})"
+        return (
+            f"StreamMetadata(stream={self.stream!r}, response_code={self.response_code!r}, "
+            f"leader_reference={self.leader_reference!r}, "
+            f"replicas_references={self.replicas_references!r})"
+        )
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
         if self.stream is None:
@@ -517,7 +545,8 @@ class StreamMetadata:
         out.append(_S_hh.pack(_int3, _int4))
         if not 0 <= len(self.replicas_references) <= 0x7FFFFFFF:
             raise EncodeError(
-                f"StreamMetadata.replicas_references count: {len(self.replicas_references)!r} is outside 0..0x7fffffff"
+                f"StreamMetadata.replicas_references count: {len(self.replicas_references)!r} is "
+                "outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.replicas_references)))
         for _item5 in self.replicas_references:
@@ -655,7 +684,8 @@ class OffsetSpecTimestamp:
         _int1 = self.timestamp
         if not -9223372036854775808 <= _int1 <= 0x7FFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"OffsetSpecTimestamp.timestamp: {_int1!r} is outside -9223372036854775808..0x7fffffffffffffff"
+                f"OffsetSpecTimestamp.timestamp: {_int1!r} is outside "
+                "-9223372036854775808..0x7fffffffffffffff"
             )
         out.append(_S_hq.pack(4, _int1))
 
@@ -742,7 +772,10 @@ class SubEntryBatch:
         )
 
     def __repr__(self) -> str:
-        return f"SubEntryBatch(compression={self.compression!r}, num_records={self.num_records!r}, data={self.data!r})"
+        return (
+            f"SubEntryBatch(compression={self.compression!r}, num_records={self.num_records!r}, "
+            f"data={self.data!r})"
+        )
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
         _raw1 = self.data
@@ -832,7 +865,11 @@ class OsirisChunk:
         )
 
     def __repr__(self) -> str:
-        return f"OsirisChunk(num_entries={self.num_entries!r}, num_records={self.num_records!r}, epoch={self.epoch!r}, chunk_first_offset={self.chunk_first_offset!r}, chunk_crc={self.chunk_crc!r}, entries={self.entries!r})"
+        return (
+            f"OsirisChunk(num_entries={self.num_entries!r}, num_records={self.num_records!r}, "
+            f"epoch={self.epoch!r}, chunk_first_offset={self.chunk_first_offset!r}, "
+            f"chunk_crc={self.chunk_crc!r}, entries={self.entries!r})"
+        )
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
         _parts1: list[bytes] = []
@@ -920,7 +957,10 @@ class Publish:
         )
 
     def __repr__(self) -> str:
-        return f"Publish(stream={self.stream!r}, publisher_id={self.publisher_id!r}, published_messages={self.published_messages!r})"
+        return (
+            f"Publish(stream={self.stream!r}, publisher_id={self.publisher_id!r}, "
+            f"published_messages={self.published_messages!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -943,7 +983,8 @@ class Publish:
         out.append(bytes((_int3,)))
         if not 0 <= len(self.published_messages) <= 0x7FFFFFFF:
             raise EncodeError(
-                f"Publish.published_messages count: {len(self.published_messages)!r} is outside 0..0x7fffffff"
+                f"Publish.published_messages count: {len(self.published_messages)!r} is outside "
+                "0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.published_messages)))
         for _item4 in self.published_messages:
@@ -994,7 +1035,10 @@ class PublishConfirm:
         )
 
     def __repr__(self) -> str:
-        return f"PublishConfirm(publisher_id={self.publisher_id!r}, publishing_ids={self.publishing_ids!r})"
+        return (
+            f"PublishConfirm(publisher_id={self.publisher_id!r}, "
+            f"publishing_ids={self.publishing_ids!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1006,13 +1050,15 @@ class PublishConfirm:
         out.append(bytes((_int1,)))
         if not 0 <= len(self.publishing_ids) <= 0x7FFFFFFF:
             raise EncodeError(
-                f"PublishConfirm.publishing_ids count: {len(self.publishing_ids)!r} is outside 0..0x7fffffff"
+                f"PublishConfirm.publishing_ids count: {len(self.publishing_ids)!r} is outside "
+                "0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.publishing_ids)))
         for _item2 in self.publishing_ids:
             if not -9223372036854775808 <= _item2 <= 0x7FFFFFFFFFFFFFFF:
                 raise EncodeError(
-                    f"PublishConfirm.publishing_ids: {_item2!r} is outside -9223372036854775808..0x7fffffffffffffff"
+                    f"PublishConfirm.publishing_ids: {_item2!r} is outside "
+                    "-9223372036854775808..0x7fffffffffffffff"
                 )
             out.append(_S_q.pack(_item2))
         return b"".join(out)
@@ -1021,7 +1067,8 @@ class PublishConfirm:
 class SubscribeRequest:
     """Start consuming a stream from an offset specification, with initial credit.
 
-    Spec: PROTOCOL.adoc (2020-10), Subscribe: 'Subscribe => Key Version CorrelationId SubscriptionId Stream OffsetSpecification Credit'
+    Spec: PROTOCOL.adoc (2020-10), Subscribe: 'Subscribe => Key Version CorrelationId SubscriptionId
+        Stream OffsetSpecification Credit'
 
     Code: [2, 0]; sent by: client.
 
@@ -1091,7 +1138,11 @@ class SubscribeRequest:
         )
 
     def __repr__(self) -> str:
-        return f"SubscribeRequest(correlation_id={self.correlation_id!r}, subscription_id={self.subscription_id!r}, stream={self.stream!r}, offset_specification={self.offset_specification!r}, credit={self.credit!r})"
+        return (
+            f"SubscribeRequest(correlation_id={self.correlation_id!r}, "
+            f"subscription_id={self.subscription_id!r}, stream={self.stream!r}, "
+            f"offset_specification={self.offset_specification!r}, credit={self.credit!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1128,7 +1179,8 @@ class SubscribeRequest:
 class SubscribeResponse:
     """Outcome of a SubscribeRequest.
 
-    Spec: PROTOCOL.adoc (2020-10), Frame Structure: 'Response => Key Version CorrelationId ResponseCode'
+    Spec: PROTOCOL.adoc (2020-10), Frame Structure: 'Response => Key Version CorrelationId
+        ResponseCode'
 
     Code: [2, 0]; sent by: server.
 
@@ -1168,7 +1220,10 @@ class SubscribeResponse:
         )
 
     def __repr__(self) -> str:
-        return f"SubscribeResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r})"
+        return (
+            f"SubscribeResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1307,7 +1362,8 @@ class CreditRequest:
 class CreditResponse:
     """Sent only when a CreditRequest fails (e.g. unknown subscription).
 
-    Spec: PROTOCOL.adoc (2020-10), Credit: 'CreditResponse => Key Version ResponseCode SubscriptionId'
+    Spec: PROTOCOL.adoc (2020-10), Credit: 'CreditResponse => Key Version ResponseCode
+        SubscriptionId'
 
     Code: [4, 0]; sent by: server.
 
@@ -1347,7 +1403,10 @@ class CreditResponse:
         )
 
     def __repr__(self) -> str:
-        return f"CreditResponse(response_code={self.response_code!r}, subscription_id={self.subscription_id!r})"
+        return (
+            f"CreditResponse(response_code={self.response_code!r}, "
+            f"subscription_id={self.subscription_id!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1366,7 +1425,8 @@ class CreditResponse:
 class UnsubscribeRequest:
     """Stop a subscription.
 
-    Spec: PROTOCOL.adoc (2020-10), Unsubscribe: 'Unsubscribe => Key Version CorrelationId SubscriptionId'
+    Spec: PROTOCOL.adoc (2020-10), Unsubscribe: 'Unsubscribe => Key Version CorrelationId
+        SubscriptionId'
 
     Code: [5, 0]; sent by: client.
 
@@ -1406,7 +1466,10 @@ class UnsubscribeRequest:
         )
 
     def __repr__(self) -> str:
-        return f"UnsubscribeRequest(correlation_id={self.correlation_id!r}, subscription_id={self.subscription_id!r})"
+        return (
+            f"UnsubscribeRequest(correlation_id={self.correlation_id!r}, "
+            f"subscription_id={self.subscription_id!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1427,7 +1490,8 @@ class UnsubscribeRequest:
 class UnsubscribeResponse:
     """Outcome of an UnsubscribeRequest.
 
-    Spec: PROTOCOL.adoc (2020-10), Frame Structure: 'Response => Key Version CorrelationId ResponseCode'
+    Spec: PROTOCOL.adoc (2020-10), Frame Structure: 'Response => Key Version CorrelationId
+        ResponseCode'
 
     Code: [5, 0]; sent by: server.
 
@@ -1467,7 +1531,10 @@ class UnsubscribeResponse:
         )
 
     def __repr__(self) -> str:
-        return f"UnsubscribeResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r})"
+        return (
+            f"UnsubscribeResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1532,7 +1599,10 @@ class PublishError:
         )
 
     def __repr__(self) -> str:
-        return f"PublishError(publisher_id={self.publisher_id!r}, publishing_errors={self.publishing_errors!r})"
+        return (
+            f"PublishError(publisher_id={self.publisher_id!r}, "
+            f"publishing_errors={self.publishing_errors!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1544,7 +1614,8 @@ class PublishError:
         out.append(bytes((_int1,)))
         if not 0 <= len(self.publishing_errors) <= 0x7FFFFFFF:
             raise EncodeError(
-                f"PublishError.publishing_errors count: {len(self.publishing_errors)!r} is outside 0..0x7fffffff"
+                f"PublishError.publishing_errors count: {len(self.publishing_errors)!r} is "
+                "outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.publishing_errors)))
         for _item2 in self.publishing_errors:
@@ -1699,7 +1770,8 @@ class MetadataRequest:
 class MetadataResponse:
     """Brokers, then per-stream leader and replicas (as broker references).
 
-    Spec: PROTOCOL.adoc (2020-10), Metadata: 'MetadataResponse => Key Version CorrelationId [Broker] [StreamMetadata]'
+    Spec: PROTOCOL.adoc (2020-10), Metadata: 'MetadataResponse => Key Version CorrelationId [Broker]
+        [StreamMetadata]'
 
     Code: [8, 0]; sent by: server.
 
@@ -1751,7 +1823,10 @@ class MetadataResponse:
         )
 
     def __repr__(self) -> str:
-        return f"MetadataResponse(correlation_id={self.correlation_id!r}, brokers={self.brokers!r}, stream_metadata={self.stream_metadata!r})"
+        return (
+            f"MetadataResponse(correlation_id={self.correlation_id!r}, brokers={self.brokers!r}, "
+            f"stream_metadata={self.stream_metadata!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1772,7 +1847,8 @@ class MetadataResponse:
             _item2._write(out, ctx)
         if not 0 <= len(self.stream_metadata) <= 0x7FFFFFFF:
             raise EncodeError(
-                f"MetadataResponse.stream_metadata count: {len(self.stream_metadata)!r} is outside 0..0x7fffffff"
+                f"MetadataResponse.stream_metadata count: {len(self.stream_metadata)!r} is "
+                "outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.stream_metadata)))
         for _item3 in self.stream_metadata:
@@ -1783,7 +1859,8 @@ class MetadataResponse:
 class SaslHandshakeRequest:
     """Ask which SASL mechanisms the server supports.
 
-    Spec: PROTOCOL.adoc (2020-10), SaslHandshake: 'SaslHandshakeRequest => Key Version CorrelationId Mechanism'
+    Spec: PROTOCOL.adoc (2020-10), SaslHandshake: 'SaslHandshakeRequest => Key Version CorrelationId
+        Mechanism'
 
     Code: [9, 0]; sent by: client.
 
@@ -1826,7 +1903,8 @@ class SaslHandshakeRequest:
 class SaslHandshakeResponse:
     """The SASL mechanisms the server offers.
 
-    Spec: PROTOCOL.adoc (2020-10), SaslHandshake: 'SaslHandshakeResponse => Key Version CorrelationId ResponseCode [Mechanism]'
+    Spec: PROTOCOL.adoc (2020-10), SaslHandshake: 'SaslHandshakeResponse => Key Version
+        CorrelationId ResponseCode [Mechanism]'
 
     Code: [9, 0]; sent by: server.
 
@@ -1878,7 +1956,10 @@ class SaslHandshakeResponse:
         )
 
     def __repr__(self) -> str:
-        return f"SaslHandshakeResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r}, mechanisms={self.mechanisms!r})"
+        return (
+            f"SaslHandshakeResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r}, mechanisms={self.mechanisms!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1887,7 +1968,8 @@ class SaslHandshakeResponse:
         _int1 = self.correlation_id
         if not -2147483648 <= _int1 <= 0x7FFFFFFF:
             raise EncodeError(
-                f"SaslHandshakeResponse.correlation_id: {_int1!r} is outside -2147483648..0x7fffffff"
+                f"SaslHandshakeResponse.correlation_id: {_int1!r} is outside "
+                "-2147483648..0x7fffffff"
             )
         _int2 = self.response_code
         if not -32768 <= _int2 <= 0x7FFF:
@@ -1897,7 +1979,8 @@ class SaslHandshakeResponse:
         out.append(_S_ih.pack(_int1, _int2))
         if not 0 <= len(self.mechanisms) <= 0x7FFFFFFF:
             raise EncodeError(
-                f"SaslHandshakeResponse.mechanisms count: {len(self.mechanisms)!r} is outside 0..0x7fffffff"
+                f"SaslHandshakeResponse.mechanisms count: {len(self.mechanisms)!r} is outside "
+                "0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.mechanisms)))
         for _item3 in self.mechanisms:
@@ -1922,7 +2005,8 @@ class SaslHandshakeResponse:
 class SaslAuthenticateRequest:
     """Answer the server's challenge with the chosen mechanism.
 
-    Spec: PROTOCOL.adoc (2020-10), SaslAuthenticate: 'SaslAuthenticateRequest => Key Version CorrelationId Mechanism SaslOpaqueData'
+    Spec: PROTOCOL.adoc (2020-10), SaslAuthenticate: 'SaslAuthenticateRequest => Key Version
+        CorrelationId Mechanism SaslOpaqueData'
 
     Code: [10, 0]; sent by: client.
 
@@ -1974,7 +2058,10 @@ class SaslAuthenticateRequest:
         )
 
     def __repr__(self) -> str:
-        return f"SaslAuthenticateRequest(correlation_id={self.correlation_id!r}, mechanism={self.mechanism!r}, sasl_opaque_data={self.sasl_opaque_data!r})"
+        return (
+            f"SaslAuthenticateRequest(correlation_id={self.correlation_id!r}, "
+            f"mechanism={self.mechanism!r}, sasl_opaque_data={self.sasl_opaque_data!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1983,7 +2070,8 @@ class SaslAuthenticateRequest:
         _int1 = self.correlation_id
         if not -2147483648 <= _int1 <= 0x7FFFFFFF:
             raise EncodeError(
-                f"SaslAuthenticateRequest.correlation_id: {_int1!r} is outside -2147483648..0x7fffffff"
+                f"SaslAuthenticateRequest.correlation_id: {_int1!r} is outside "
+                "-2147483648..0x7fffffff"
             )
         out.append(_S_i.pack(_int1))
         if self.mechanism is None:
@@ -2004,7 +2092,8 @@ class SaslAuthenticateRequest:
         if self.sasl_opaque_data is None:
             if not -2147483648 <= -1 <= 0x7FFFFFFF:
                 raise EncodeError(
-                    f"SaslAuthenticateRequest.sasl_opaque_data: {-1!r} is outside -2147483648..0x7fffffff"
+                    f"SaslAuthenticateRequest.sasl_opaque_data: {-1!r} is outside "
+                    "-2147483648..0x7fffffff"
                 )
             out.append(_S_i.pack(-1))
         else:
@@ -2012,7 +2101,8 @@ class SaslAuthenticateRequest:
             _n5 = len(_raw4)
             if not 0 <= _n5 <= 0x7FFFFFFF:
                 raise EncodeError(
-                    f"SaslAuthenticateRequest.sasl_opaque_data length: {_n5!r} is outside 0..0x7fffffff"
+                    f"SaslAuthenticateRequest.sasl_opaque_data length: {_n5!r} is outside "
+                    "0..0x7fffffff"
                 )
             out.append(_S_i.pack(_n5))
             out.append(_raw4)
@@ -2022,7 +2112,8 @@ class SaslAuthenticateRequest:
 class SaslAuthenticateResponse:
     """Outcome of a SASL step; carries the next challenge, if any.
 
-    Spec: PROTOCOL.adoc (2020-10), SaslAuthenticate: 'SaslAuthenticateResponse => Key Version CorrelationId ResponseCode SaslOpaqueData'
+    Spec: PROTOCOL.adoc (2020-10), SaslAuthenticate: 'SaslAuthenticateResponse => Key Version
+        CorrelationId ResponseCode SaslOpaqueData'
 
     Code: [10, 0]; sent by: server.
 
@@ -2071,7 +2162,10 @@ class SaslAuthenticateResponse:
         )
 
     def __repr__(self) -> str:
-        return f"SaslAuthenticateResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r}, sasl_opaque_data={self.sasl_opaque_data!r})"
+        return (
+            f"SaslAuthenticateResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r}, sasl_opaque_data={self.sasl_opaque_data!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2080,7 +2174,8 @@ class SaslAuthenticateResponse:
         _int1 = self.correlation_id
         if not -2147483648 <= _int1 <= 0x7FFFFFFF:
             raise EncodeError(
-                f"SaslAuthenticateResponse.correlation_id: {_int1!r} is outside -2147483648..0x7fffffff"
+                f"SaslAuthenticateResponse.correlation_id: {_int1!r} is outside "
+                "-2147483648..0x7fffffff"
             )
         _int2 = self.response_code
         if not -32768 <= _int2 <= 0x7FFF:
@@ -2091,7 +2186,8 @@ class SaslAuthenticateResponse:
         if self.sasl_opaque_data is None:
             if not -2147483648 <= -1 <= 0x7FFFFFFF:
                 raise EncodeError(
-                    f"SaslAuthenticateResponse.sasl_opaque_data: {-1!r} is outside -2147483648..0x7fffffff"
+                    f"SaslAuthenticateResponse.sasl_opaque_data: {-1!r} is outside "
+                    "-2147483648..0x7fffffff"
                 )
             out.append(_S_i.pack(-1))
         else:
@@ -2099,7 +2195,8 @@ class SaslAuthenticateResponse:
             _n4 = len(_raw3)
             if not 0 <= _n4 <= 0x7FFFFFFF:
                 raise EncodeError(
-                    f"SaslAuthenticateResponse.sasl_opaque_data length: {_n4!r} is outside 0..0x7fffffff"
+                    f"SaslAuthenticateResponse.sasl_opaque_data length: {_n4!r} is outside "
+                    "0..0x7fffffff"
                 )
             out.append(_S_i.pack(_n4))
             out.append(_raw3)
@@ -2107,9 +2204,11 @@ class SaslAuthenticateResponse:
 
 
 class Tune:
-    """Server proposes frame max and heartbeat; the client answers with the same frame carrying the values it agrees on.
+    """Server proposes frame max and heartbeat; the client answers with the same frame carrying the
+    values it agrees on.
 
-    Spec: PROTOCOL.adoc (2020-10), Tune: 'TuneRequest => Key Version FrameMax Heartbeat' / 'TuneResponse => TuneRequest'
+    Spec: PROTOCOL.adoc (2020-10), Tune: 'TuneRequest => Key Version FrameMax Heartbeat' /
+        'TuneResponse => TuneRequest'
 
     Code: [11, 0]; sent by: any.
 
@@ -2208,7 +2307,10 @@ class OpenRequest:
         )
 
     def __repr__(self) -> str:
-        return f"OpenRequest(correlation_id={self.correlation_id!r}, virtual_host={self.virtual_host!r})"
+        return (
+            f"OpenRequest(correlation_id={self.correlation_id!r}, "
+            f"virtual_host={self.virtual_host!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2277,7 +2379,10 @@ class OpenResponse:
         )
 
     def __repr__(self) -> str:
-        return f"OpenResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r})"
+        return (
+            f"OpenResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2298,7 +2403,8 @@ class OpenResponse:
 class CloseRequest:
     """Close the connection, with a code and a reason.
 
-    Spec: PROTOCOL.adoc (2020-10), Close: 'CloseRequest => Key Version CorrelationId ClosingCode ClosingReason'
+    Spec: PROTOCOL.adoc (2020-10), Close: 'CloseRequest => Key Version CorrelationId ClosingCode
+        ClosingReason'
 
     Code: [13, 0]; sent by: client.
 
@@ -2347,7 +2453,10 @@ class CloseRequest:
         )
 
     def __repr__(self) -> str:
-        return f"CloseRequest(correlation_id={self.correlation_id!r}, closing_code={self.closing_code!r}, closing_reason={self.closing_reason!r})"
+        return (
+            f"CloseRequest(correlation_id={self.correlation_id!r}, "
+            f"closing_code={self.closing_code!r}, closing_reason={self.closing_reason!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2421,7 +2530,10 @@ class CloseResponse:
         )
 
     def __repr__(self) -> str:
-        return f"CloseResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r})"
+        return (
+            f"CloseResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2474,7 +2586,8 @@ class Heartbeat:
 class PeerPropertiesRequest:
     """The client's properties (product, version, ...), first frame of a connection.
 
-    Spec: PROTOCOL.adoc (2020-10), PeerProperties: 'PeerPropertiesRequest => Key Version PeerProperties'
+    Spec: PROTOCOL.adoc (2020-10), PeerProperties: 'PeerPropertiesRequest => Key Version
+        PeerProperties'
 
     Code: [15, 0]; sent by: client.
 
@@ -2516,7 +2629,10 @@ class PeerPropertiesRequest:
         )
 
     def __repr__(self) -> str:
-        return f"PeerPropertiesRequest(correlation_id={self.correlation_id!r}, peer_properties={self.peer_properties!r})"
+        return (
+            f"PeerPropertiesRequest(correlation_id={self.correlation_id!r}, "
+            f"peer_properties={self.peer_properties!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2525,12 +2641,14 @@ class PeerPropertiesRequest:
         _int1 = self.correlation_id
         if not -2147483648 <= _int1 <= 0x7FFFFFFF:
             raise EncodeError(
-                f"PeerPropertiesRequest.correlation_id: {_int1!r} is outside -2147483648..0x7fffffff"
+                f"PeerPropertiesRequest.correlation_id: {_int1!r} is outside "
+                "-2147483648..0x7fffffff"
             )
         out.append(_S_i.pack(_int1))
         if not 0 <= len(self.peer_properties) <= 0x7FFFFFFF:
             raise EncodeError(
-                f"PeerPropertiesRequest.peer_properties count: {len(self.peer_properties)!r} is outside 0..0x7fffffff"
+                f"PeerPropertiesRequest.peer_properties count: {len(self.peer_properties)!r} is "
+                "outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.peer_properties)))
         for _item2 in self.peer_properties:
@@ -2541,7 +2659,8 @@ class PeerPropertiesRequest:
 class PeerPropertiesResponse:
     """The server's properties.
 
-    Spec: PROTOCOL.adoc (2020-10), PeerProperties: 'SaslAuthenticateResponse => Key Version CorrelationId ResponseCode PeerProperties' (sic, key 15)
+    Spec: PROTOCOL.adoc (2020-10), PeerProperties: 'SaslAuthenticateResponse => Key Version
+        CorrelationId ResponseCode PeerProperties' (sic, key 15)
 
     Code: [15, 0]; sent by: server.
 
@@ -2593,7 +2712,10 @@ class PeerPropertiesResponse:
         )
 
     def __repr__(self) -> str:
-        return f"PeerPropertiesResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r}, peer_properties={self.peer_properties!r})"
+        return (
+            f"PeerPropertiesResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r}, peer_properties={self.peer_properties!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2602,7 +2724,8 @@ class PeerPropertiesResponse:
         _int1 = self.correlation_id
         if not -2147483648 <= _int1 <= 0x7FFFFFFF:
             raise EncodeError(
-                f"PeerPropertiesResponse.correlation_id: {_int1!r} is outside -2147483648..0x7fffffff"
+                f"PeerPropertiesResponse.correlation_id: {_int1!r} is outside "
+                "-2147483648..0x7fffffff"
             )
         _int2 = self.response_code
         if not -32768 <= _int2 <= 0x7FFF:
@@ -2612,7 +2735,8 @@ class PeerPropertiesResponse:
         out.append(_S_ih.pack(_int1, _int2))
         if not 0 <= len(self.peer_properties) <= 0x7FFFFFFF:
             raise EncodeError(
-                f"PeerPropertiesResponse.peer_properties count: {len(self.peer_properties)!r} is outside 0..0x7fffffff"
+                f"PeerPropertiesResponse.peer_properties count: {len(self.peer_properties)!r} is "
+                "outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.peer_properties)))
         for _item3 in self.peer_properties:
@@ -2623,7 +2747,8 @@ class PeerPropertiesResponse:
 class CommitOffset:
     """Store the offset reached by a named consumer (reference) on a stream. No response.
 
-    Spec: PROTOCOL.adoc (2020-10), CommitOffset: 'CommitOffset => Key Version Reference Stream Offset'
+    Spec: PROTOCOL.adoc (2020-10), CommitOffset: 'CommitOffset => Key Version Reference Stream
+        Offset'
 
     Code: [16, 0]; sent by: client.
 
@@ -2683,7 +2808,10 @@ class CommitOffset:
         )
 
     def __repr__(self) -> str:
-        return f"CommitOffset(correlation_id={self.correlation_id!r}, reference={self.reference!r}, stream={self.stream!r}, offset={self.offset!r})"
+        return (
+            f"CommitOffset(correlation_id={self.correlation_id!r}, reference={self.reference!r}, "
+            f"stream={self.stream!r}, offset={self.offset!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2720,7 +2848,8 @@ class CommitOffset:
         _int6 = self.offset
         if not -9223372036854775808 <= _int6 <= 0x7FFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"CommitOffset.offset: {_int6!r} is outside -9223372036854775808..0x7fffffffffffffff"
+                f"CommitOffset.offset: {_int6!r} is outside "
+                "-9223372036854775808..0x7fffffffffffffff"
             )
         out.append(_S_q.pack(_int6))
         return b"".join(out)
@@ -2729,7 +2858,8 @@ class CommitOffset:
 class QueryOffsetRequest:
     """Ask for the offset committed by a named consumer on a stream.
 
-    Spec: PROTOCOL.adoc (2020-10), QueryOffset: 'QueryOffsetRequest => Key Version CorrelationId Reference Stream'
+    Spec: PROTOCOL.adoc (2020-10), QueryOffset: 'QueryOffsetRequest => Key Version CorrelationId
+        Reference Stream'
 
     Code: [17, 0]; sent by: client.
 
@@ -2778,7 +2908,10 @@ class QueryOffsetRequest:
         )
 
     def __repr__(self) -> str:
-        return f"QueryOffsetRequest(correlation_id={self.correlation_id!r}, reference={self.reference!r}, stream={self.stream!r})"
+        return (
+            f"QueryOffsetRequest(correlation_id={self.correlation_id!r}, "
+            f"reference={self.reference!r}, stream={self.stream!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2820,7 +2953,8 @@ class QueryOffsetRequest:
 class QueryOffsetResponse:
     """The committed offset.
 
-    Spec: PROTOCOL.adoc (2020-10), QueryOffset: 'QueryOffsetResponse => Key Version CorrelationId Reference Stream'
+    Spec: PROTOCOL.adoc (2020-10), QueryOffset: 'QueryOffsetResponse => Key Version CorrelationId
+        Reference Stream'
 
     Code: [17, 0]; sent by: server.
 
@@ -2867,7 +3001,10 @@ class QueryOffsetResponse:
         )
 
     def __repr__(self) -> str:
-        return f"QueryOffsetResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r}, offset={self.offset!r})"
+        return (
+            f"QueryOffsetResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r}, offset={self.offset!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2886,7 +3023,8 @@ class QueryOffsetResponse:
         _int3 = self.offset
         if not -9223372036854775808 <= _int3 <= 0x7FFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"QueryOffsetResponse.offset: {_int3!r} is outside -9223372036854775808..0x7fffffffffffffff"
+                f"QueryOffsetResponse.offset: {_int3!r} is outside "
+                "-9223372036854775808..0x7fffffffffffffff"
             )
         out.append(_S_ihq.pack(_int1, _int2, _int3))
         return b"".join(out)
@@ -2947,7 +3085,10 @@ class CreateRequest:
         )
 
     def __repr__(self) -> str:
-        return f"CreateRequest(correlation_id={self.correlation_id!r}, stream={self.stream!r}, arguments={self.arguments!r})"
+        return (
+            f"CreateRequest(correlation_id={self.correlation_id!r}, stream={self.stream!r}, "
+            f"arguments={self.arguments!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2983,7 +3124,8 @@ class CreateRequest:
 class CreateResponse:
     """Outcome of a CreateRequest.
 
-    Spec: PROTOCOL.adoc (2020-10), Frame Structure: 'Response => Key Version CorrelationId ResponseCode'
+    Spec: PROTOCOL.adoc (2020-10), Frame Structure: 'Response => Key Version CorrelationId
+        ResponseCode'
 
     Code: [998, 0]; sent by: server.
 
@@ -3023,7 +3165,10 @@ class CreateResponse:
         )
 
     def __repr__(self) -> str:
-        return f"CreateResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r})"
+        return (
+            f"CreateResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -3113,7 +3258,8 @@ class DeleteRequest:
 class DeleteResponse:
     """Outcome of a DeleteRequest.
 
-    Spec: PROTOCOL.adoc (2020-10), Frame Structure: 'Response => Key Version CorrelationId ResponseCode'
+    Spec: PROTOCOL.adoc (2020-10), Frame Structure: 'Response => Key Version CorrelationId
+        ResponseCode'
 
     Code: [999, 0]; sent by: server.
 
@@ -3153,7 +3299,10 @@ class DeleteResponse:
         )
 
     def __repr__(self) -> str:
-        return f"DeleteResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r})"
+        return (
+            f"DeleteResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -3339,7 +3488,8 @@ def _decode_StreamMetadata(
         raise InvalidValue(f"StreamMetadata.replicas_references: negative count {_count3}")
     if _count3 * 2 > end - pos:
         raise Truncated(
-            f"StreamMetadata.replicas_references: {_count3} elements declared, {end - pos} bytes left",
+            f"StreamMetadata.replicas_references: {_count3} elements declared, {end - pos} bytes "
+            "left",
             needed=pos + _count3 * 2,
         )
     for _ in range(_count3):
@@ -3850,7 +4000,8 @@ def _decode_metadata_response(
         raise InvalidValue(f"MetadataResponse.stream_metadata: negative count {_count4}")
     if _count4 * 10 > end - pos:
         raise Truncated(
-            f"MetadataResponse.stream_metadata: {_count4} elements declared, {end - pos} bytes left",
+            f"MetadataResponse.stream_metadata: {_count4} elements declared, {end - pos} bytes "
+            "left",
             needed=pos + _count4 * 10,
         )
     for _ in range(_count4):
@@ -3891,7 +4042,8 @@ def _decode_sasl_handshake_response(
         raise InvalidValue(f"SaslHandshakeResponse.mechanisms: negative count {_count2}")
     if _count2 * 2 > end - pos:
         raise Truncated(
-            f"SaslHandshakeResponse.mechanisms: {_count2} elements declared, {end - pos} bytes left",
+            f"SaslHandshakeResponse.mechanisms: {_count2} elements declared, {end - pos} bytes "
+            "left",
             needed=pos + _count2 * 2,
         )
     for _ in range(_count2):
@@ -3983,7 +4135,8 @@ def _decode_sasl_authenticate_response(
             raise InvalidValue(f"SaslAuthenticateResponse.sasl_opaque_data: negative length {_n1}")
         if _n1 > end - pos:
             raise Truncated(
-                f"SaslAuthenticateResponse.sasl_opaque_data: {_n1} bytes declared, {end - pos} left",
+                f"SaslAuthenticateResponse.sasl_opaque_data: {_n1} bytes declared, {end - pos} "
+                "left",
                 needed=pos + _n1,
             )
         v_sasl_opaque_data = data[pos : pos + _n1]
@@ -4114,7 +4267,8 @@ def _decode_peer_properties_request(
         raise InvalidValue(f"PeerPropertiesRequest.peer_properties: negative count {_count2}")
     if _count2 * 4 > end - pos:
         raise Truncated(
-            f"PeerPropertiesRequest.peer_properties: {_count2} elements declared, {end - pos} bytes left",
+            f"PeerPropertiesRequest.peer_properties: {_count2} elements declared, {end - pos} "
+            "bytes left",
             needed=pos + _count2 * 4,
         )
     for _ in range(_count2):
@@ -4142,7 +4296,8 @@ def _decode_peer_properties_response(
         raise InvalidValue(f"PeerPropertiesResponse.peer_properties: negative count {_count2}")
     if _count2 * 4 > end - pos:
         raise Truncated(
-            f"PeerPropertiesResponse.peer_properties: {_count2} elements declared, {end - pos} bytes left",
+            f"PeerPropertiesResponse.peer_properties: {_count2} elements declared, {end - pos} "
+            "bytes left",
             needed=pos + _count2 * 4,
         )
     for _ in range(_count2):
@@ -4388,66 +4543,68 @@ def decode_at(
 
 
 _Decoder = Callable[[bytes, int, int, Context | None], tuple[Frame, int]]
+# Keyed by the codes' plain values: the code read from the wire finds its entry
+# without a comparison against an enum member.
 _DECODERS: dict[object, _Decoder] = {
-    (0, 0): _decode_publish,
-    (1, 0): _decode_publish_confirm,
+    FrameType.PUBLISH.value: _decode_publish,
+    FrameType.PUBLISH_CONFIRM.value: _decode_publish_confirm,
     (2, 0): _ambiguous,
-    (3, 0): _decode_deliver,
+    FrameType.DELIVER.value: _decode_deliver,
     (4, 0): _ambiguous,
     (5, 0): _ambiguous,
-    (6, 0): _decode_publish_error,
-    (7, 0): _decode_metadata_update,
+    FrameType.PUBLISH_ERROR.value: _decode_publish_error,
+    FrameType.METADATA_UPDATE.value: _decode_metadata_update,
     (8, 0): _ambiguous,
     (9, 0): _ambiguous,
     (0xA, 0): _ambiguous,
-    (0xB, 0): _decode_tune,
+    FrameType.TUNE.value: _decode_tune,
     (0xC, 0): _ambiguous,
     (0xD, 0): _ambiguous,
-    (0xE, 0): _decode_heartbeat,
+    FrameType.HEARTBEAT.value: _decode_heartbeat,
     (0xF, 0): _ambiguous,
-    (0x10, 0): _decode_commit_offset,
+    FrameType.COMMIT_OFFSET.value: _decode_commit_offset,
     (0x11, 0): _ambiguous,
     (0x3E6, 0): _ambiguous,
     (0x3E7, 0): _ambiguous,
 }
 _DECODERS_FROM: dict[str, dict[object, _Decoder]] = {
     "client": {
-        (0, 0): _decode_publish,
-        (2, 0): _decode_subscribe_request,
-        (4, 0): _decode_credit_request,
-        (5, 0): _decode_unsubscribe_request,
-        (8, 0): _decode_metadata_request,
-        (9, 0): _decode_sasl_handshake_request,
-        (0xA, 0): _decode_sasl_authenticate_request,
-        (0xB, 0): _decode_tune,
-        (0xC, 0): _decode_open_request,
-        (0xD, 0): _decode_close_request,
-        (0xE, 0): _decode_heartbeat,
-        (0xF, 0): _decode_peer_properties_request,
-        (0x10, 0): _decode_commit_offset,
-        (0x11, 0): _decode_query_offset_request,
-        (0x3E6, 0): _decode_create_request,
-        (0x3E7, 0): _decode_delete_request,
+        FrameType.PUBLISH.value: _decode_publish,
+        FrameType.SUBSCRIBE_REQUEST.value: _decode_subscribe_request,
+        FrameType.CREDIT_REQUEST.value: _decode_credit_request,
+        FrameType.UNSUBSCRIBE_REQUEST.value: _decode_unsubscribe_request,
+        FrameType.METADATA_REQUEST.value: _decode_metadata_request,
+        FrameType.SASL_HANDSHAKE_REQUEST.value: _decode_sasl_handshake_request,
+        FrameType.SASL_AUTHENTICATE_REQUEST.value: _decode_sasl_authenticate_request,
+        FrameType.TUNE.value: _decode_tune,
+        FrameType.OPEN_REQUEST.value: _decode_open_request,
+        FrameType.CLOSE_REQUEST.value: _decode_close_request,
+        FrameType.HEARTBEAT.value: _decode_heartbeat,
+        FrameType.PEER_PROPERTIES_REQUEST.value: _decode_peer_properties_request,
+        FrameType.COMMIT_OFFSET.value: _decode_commit_offset,
+        FrameType.QUERY_OFFSET_REQUEST.value: _decode_query_offset_request,
+        FrameType.CREATE_REQUEST.value: _decode_create_request,
+        FrameType.DELETE_REQUEST.value: _decode_delete_request,
     },
     "server": {
-        (1, 0): _decode_publish_confirm,
-        (2, 0): _decode_subscribe_response,
-        (3, 0): _decode_deliver,
-        (4, 0): _decode_credit_response,
-        (5, 0): _decode_unsubscribe_response,
-        (6, 0): _decode_publish_error,
-        (7, 0): _decode_metadata_update,
-        (8, 0): _decode_metadata_response,
-        (9, 0): _decode_sasl_handshake_response,
-        (0xA, 0): _decode_sasl_authenticate_response,
-        (0xB, 0): _decode_tune,
-        (0xC, 0): _decode_open_response,
-        (0xD, 0): _decode_close_response,
-        (0xE, 0): _decode_heartbeat,
-        (0xF, 0): _decode_peer_properties_response,
-        (0x11, 0): _decode_query_offset_response,
-        (0x3E6, 0): _decode_create_response,
-        (0x3E7, 0): _decode_delete_response,
+        FrameType.PUBLISH_CONFIRM.value: _decode_publish_confirm,
+        FrameType.SUBSCRIBE_RESPONSE.value: _decode_subscribe_response,
+        FrameType.DELIVER.value: _decode_deliver,
+        FrameType.CREDIT_RESPONSE.value: _decode_credit_response,
+        FrameType.UNSUBSCRIBE_RESPONSE.value: _decode_unsubscribe_response,
+        FrameType.PUBLISH_ERROR.value: _decode_publish_error,
+        FrameType.METADATA_UPDATE.value: _decode_metadata_update,
+        FrameType.METADATA_RESPONSE.value: _decode_metadata_response,
+        FrameType.SASL_HANDSHAKE_RESPONSE.value: _decode_sasl_handshake_response,
+        FrameType.SASL_AUTHENTICATE_RESPONSE.value: _decode_sasl_authenticate_response,
+        FrameType.TUNE.value: _decode_tune,
+        FrameType.OPEN_RESPONSE.value: _decode_open_response,
+        FrameType.CLOSE_RESPONSE.value: _decode_close_response,
+        FrameType.HEARTBEAT.value: _decode_heartbeat,
+        FrameType.PEER_PROPERTIES_RESPONSE.value: _decode_peer_properties_response,
+        FrameType.QUERY_OFFSET_RESPONSE.value: _decode_query_offset_response,
+        FrameType.CREATE_RESPONSE.value: _decode_create_response,
+        FrameType.DELETE_RESPONSE.value: _decode_delete_response,
     },
 }
 

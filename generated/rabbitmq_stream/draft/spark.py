@@ -185,7 +185,8 @@ PROPERTY_SCHEMA: Final = StructType(
         StructField("value", StringType(), True),
     ]
 )
-"""Property: A key/value pair of strings: 'PeerProperty => Key Value' (PeerProperties) and 'Argument => Key Value' (Create); 'Key => string', 'Value => string'."""
+"""Property: A key/value pair of strings: 'PeerProperty => Key Value' (PeerProperties) and 'Argument
+=> Key Value' (Create); 'Key => string', 'Value => string'."""
 
 PUBLISHED_MESSAGE_SCHEMA: Final = StructType(
     [
@@ -220,7 +221,8 @@ STREAM_METADATA_SCHEMA: Final = StructType(
         StructField("replicas_references", ArrayType(IntegerType(), False), False),
     ]
 )
-"""StreamMetadata: 'StreamMetadata => StreamName LeaderReference ReplicasReferences' (plus ResponseCode)"""
+"""StreamMetadata: 'StreamMetadata => StreamName LeaderReference ReplicasReferences' (plus
+ResponseCode)"""
 
 OFFSET_SPEC_FIRST_SCHEMA: Final = StructType(
     [
@@ -453,7 +455,8 @@ TUNE_SCHEMA: Final = StructType(
         StructField("heartbeat", IntegerType(), False),
     ]
 )
-"""Tune: Server proposes frame max and heartbeat; the client answers with the same frame carrying the values it agrees on."""
+"""Tune: Server proposes frame max and heartbeat; the client answers with the same frame carrying
+the values it agrees on."""
 
 OPEN_REQUEST_SCHEMA: Final = StructType(
     [
@@ -501,7 +504,8 @@ PEER_PROPERTIES_REQUEST_SCHEMA: Final = StructType(
         StructField("peer_properties", ArrayType(PROPERTY_SCHEMA, False), False),
     ]
 )
-"""PeerPropertiesRequest: The client's properties (product, version, ...), first frame of a connection."""
+"""PeerPropertiesRequest: The client's properties (product, version, ...), first frame of a
+connection."""
 
 PEER_PROPERTIES_RESPONSE_SCHEMA: Final = StructType(
     [
@@ -520,7 +524,8 @@ COMMIT_OFFSET_SCHEMA: Final = StructType(
         StructField("offset", LongType(), False),
     ]
 )
-"""CommitOffset: Store the offset reached by a named consumer (reference) on a stream. No response."""
+"""CommitOffset: Store the offset reached by a named consumer (reference) on a stream. No
+response."""
 
 QUERY_OFFSET_REQUEST_SCHEMA: Final = StructType(
     [

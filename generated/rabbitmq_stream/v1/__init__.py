@@ -23,7 +23,6 @@ from wirestream.runtime.errors import (
     EncodeError,
     InvalidValue,
     LocalProtocolError,
-    MalformedMsgpack,
     TrailingBytes,
     Truncated,
     UnknownFrameType,
@@ -58,16 +57,20 @@ __all__ = [
     "DeleteSuperStreamResponse",
     "Deliver",
     "DeliverV2",
+    "ENCODINGS",
     "Entry",
     "ExchangeCommandVersionsRequest",
     "ExchangeCommandVersionsResponse",
     "Frame",
     "FrameType",
     "Heartbeat",
+    "LENGTH_PREFIX_SIZE",
     "MAX_FRAME_SIZE",
     "MetadataRequest",
     "MetadataResponse",
     "MetadataUpdate",
+    "NEEDS_CONTEXT",
+    "NEEDS_SENDER",
     "OffsetSpecFirst",
     "OffsetSpecLast",
     "OffsetSpecNext",
@@ -123,6 +126,20 @@ __all__ = [
 
 MAX_FRAME_SIZE = 16777216
 """Default limit of a frame's size in bytes (transport prefix excluded)."""
+
+LENGTH_PREFIX_SIZE = 4
+"""Bytes of the big-endian length prefix before each frame on a byte stream
+(``frame_bytes``, ``StreamDecoder``); 0: frames delimit themselves."""
+
+ENCODINGS = ("binary",)
+"""The encodings of a frame (``binary``: ``encode``, ``decode``, ``StreamDecoder``)."""
+
+NEEDS_SENDER = True
+"""Some codes mean a different frame from each side: decoding needs ``sender``
+("client" or "server")."""
+
+NEEDS_CONTEXT = False
+"""Frames decode without a ``Context``: each frame's bytes are enough."""
 
 _S_BH = struct.Struct(">BH")
 _S_BHII = struct.Struct(">BHII")
@@ -234,7 +251,9 @@ class ResponseCode(IntEnum):
 
 
 class OffsetType(IntEnum):
-    """'OffsetType => uint16 // 1 (first), 2 (last), 3 (next), 4 (offset), 5 (timestamp)'; 0 (none) exists only in ConsumerUpdateResponse ('OffsetType => uint16 // 0 (none), 1 (first), ...'). The wire value selects a variant of OffsetSpecification / ConsumerUpdateOffsetSpecification."""
+    """'OffsetType => uint16 // 1 (first), 2 (last), 3 (next), 4 (offset), 5 (timestamp)'; 0 (none)
+    exists only in ConsumerUpdateResponse ('OffsetType => uint16 // 0 (none), 1 (first), ...'). The
+    wire value selects a variant of OffsetSpecification / ConsumerUpdateOffsetSpecification."""
 
     NONE = 0
     FIRST = 1
@@ -285,7 +304,8 @@ class Context:
 
 
 class Property:
-    """A pair of strings: 'Property => Key Value' (Subscribe), 'PeerProperty => Key Value', 'ConnectionProperty => Key Value', 'Argument => Key Value'.
+    """A pair of strings: 'Property => Key Value' (Subscribe), 'PeerProperty => Key Value',
+    'ConnectionProperty => Key Value', 'Argument => Key Value'.
 
     Attributes:
         key: str | None
@@ -438,7 +458,10 @@ class SubEntryBatch:
         )
 
     def __repr__(self) -> str:
-        return f"SubEntryBatch(compression={self.compression!r}, num_records={self.num_records!r}, uncompressed_length={self.uncompressed_length!r}, data={self.data!r})"
+        return (
+            f"SubEntryBatch(compression={self.compression!r}, num_records={self.num_records!r}, "
+            f"uncompressed_length={self.uncompressed_length!r}, data={self.data!r})"
+        )
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
         _raw1 = self.data
@@ -555,7 +578,10 @@ class PublishedMessageV2:
         )
 
     def __repr__(self) -> str:
-        return f"PublishedMessageV2(publishing_id={self.publishing_id!r}, filter_value={self.filter_value!r}, message={self.message!r})"
+        return (
+            f"PublishedMessageV2(publishing_id={self.publishing_id!r}, "
+            f"filter_value={self.filter_value!r}, message={self.message!r})"
+        )
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
         _int1 = self.publishing_id
@@ -772,7 +798,11 @@ class StreamMetadata:
         )
 
     def __repr__(self) -> str:
-        return f"StreamMetadata(stream={self.stream!r}, response_code={self.response_code!r}, leader_reference={self.leader_reference!r}, replicas_references={self.replicas_references!r})"
+        return (
+            f"StreamMetadata(stream={self.stream!r}, response_code={self.response_code!r}, "
+            f"leader_reference={self.leader_reference!r}, "
+            f"replicas_references={self.replicas_references!r})"
+        )
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
         if self.stream is None:
@@ -795,7 +825,8 @@ class StreamMetadata:
         out.append(_S_HH.pack(_int3, _int4))
         if not 0 <= len(self.replicas_references) <= 0x7FFFFFFF:
             raise EncodeError(
-                f"StreamMetadata.replicas_references count: {len(self.replicas_references)!r} is outside 0..0x7fffffff"
+                f"StreamMetadata.replicas_references count: {len(self.replicas_references)!r} is "
+                "outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.replicas_references)))
         for _item5 in self.replicas_references:
@@ -850,7 +881,10 @@ class CommandVersion:
         )
 
     def __repr__(self) -> str:
-        return f"CommandVersion(key={self.key!r}, min_version={self.min_version!r}, max_version={self.max_version!r})"
+        return (
+            f"CommandVersion(key={self.key!r}, min_version={self.min_version!r}, "
+            f"max_version={self.max_version!r})"
+        )
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
         _int1 = self.key
@@ -1073,7 +1107,8 @@ class OffsetSpecTimestamp:
         _int1 = self.timestamp
         if not -9223372036854775808 <= _int1 <= 0x7FFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"OffsetSpecTimestamp.timestamp: {_int1!r} is outside -9223372036854775808..0x7fffffffffffffff"
+                f"OffsetSpecTimestamp.timestamp: {_int1!r} is outside "
+                "-9223372036854775808..0x7fffffffffffffff"
             )
         out.append(_S_Hq.pack(5, _int1))
 
@@ -1183,7 +1218,13 @@ class OsirisChunk:
         )
 
     def __repr__(self) -> str:
-        return f"OsirisChunk(chunk_type={self.chunk_type!r}, num_entries={self.num_entries!r}, num_records={self.num_records!r}, timestamp={self.timestamp!r}, epoch={self.epoch!r}, chunk_first_offset={self.chunk_first_offset!r}, chunk_crc={self.chunk_crc!r}, trailer_length={self.trailer_length!r}, bloom_size={self.bloom_size!r}, data={self.data!r})"
+        return (
+            f"OsirisChunk(chunk_type={self.chunk_type!r}, num_entries={self.num_entries!r}, "
+            f"num_records={self.num_records!r}, timestamp={self.timestamp!r}, "
+            f"epoch={self.epoch!r}, chunk_first_offset={self.chunk_first_offset!r}, "
+            f"chunk_crc={self.chunk_crc!r}, trailer_length={self.trailer_length!r}, "
+            f"bloom_size={self.bloom_size!r}, data={self.data!r})"
+        )
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
         _raw1 = self.data
@@ -1199,7 +1240,8 @@ class OsirisChunk:
         _int5 = self.timestamp
         if not -9223372036854775808 <= _int5 <= 0x7FFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"OsirisChunk.timestamp: {_int5!r} is outside -9223372036854775808..0x7fffffffffffffff"
+                f"OsirisChunk.timestamp: {_int5!r} is outside "
+                "-9223372036854775808..0x7fffffffffffffff"
             )
         _int6 = self.epoch
         if not 0 <= _int6 <= 0xFFFFFFFFFFFFFFFF:
@@ -1242,7 +1284,8 @@ class OsirisChunk:
 class DeclarePublisherRequest:
     """Declare a publisher id for a stream, with an optional reference for deduplication.
 
-    Spec: PROTOCOL.adoc, DeclarePublisher: 'DeclarePublisherRequest => Key Version CorrelationId PublisherId [PublisherReference] Stream'
+    Spec: PROTOCOL.adoc, DeclarePublisher: 'DeclarePublisherRequest => Key Version CorrelationId
+        PublisherId [PublisherReference] Stream'
 
     Code: [1, 1]; sent by: client.
 
@@ -1302,7 +1345,11 @@ class DeclarePublisherRequest:
         )
 
     def __repr__(self) -> str:
-        return f"DeclarePublisherRequest(correlation_id={self.correlation_id!r}, publisher_id={self.publisher_id!r}, publisher_reference={self.publisher_reference!r}, stream={self.stream!r})"
+        return (
+            f"DeclarePublisherRequest(correlation_id={self.correlation_id!r}, "
+            f"publisher_id={self.publisher_id!r}, "
+            f"publisher_reference={self.publisher_reference!r}, stream={self.stream!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1328,7 +1375,8 @@ class DeclarePublisherRequest:
             _n4 = len(_raw3)
             if not 0 <= _n4 <= 0x7FFF:
                 raise EncodeError(
-                    f"DeclarePublisherRequest.publisher_reference length: {_n4!r} is outside 0..0x7fff"
+                    f"DeclarePublisherRequest.publisher_reference length: {_n4!r} is outside "
+                    "0..0x7fff"
                 )
             out.append(_S_h.pack(_n4))
             out.append(_raw3)
@@ -1353,7 +1401,8 @@ class DeclarePublisherRequest:
 class DeclarePublisherResponse:
     """Outcome of a DeclarePublisherRequest.
 
-    Spec: PROTOCOL.adoc, DeclarePublisher: 'DeclarePublisherResponse => Key Version CorrelationId ResponseCode'
+    Spec: PROTOCOL.adoc, DeclarePublisher: 'DeclarePublisherResponse => Key Version CorrelationId
+        ResponseCode'
 
     Code: [32769, 1]; sent by: server.
 
@@ -1393,7 +1442,10 @@ class DeclarePublisherResponse:
         )
 
     def __repr__(self) -> str:
-        return f"DeclarePublisherResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r})"
+        return (
+            f"DeclarePublisherResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1458,7 +1510,10 @@ class Publish:
         )
 
     def __repr__(self) -> str:
-        return f"Publish(publisher_id={self.publisher_id!r}, published_messages={self.published_messages!r})"
+        return (
+            f"Publish(publisher_id={self.publisher_id!r}, "
+            f"published_messages={self.published_messages!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1470,7 +1525,8 @@ class Publish:
         out.append(bytes((_int1,)))
         if not 0 <= len(self.published_messages) <= 0x7FFFFFFF:
             raise EncodeError(
-                f"Publish.published_messages count: {len(self.published_messages)!r} is outside 0..0x7fffffff"
+                f"Publish.published_messages count: {len(self.published_messages)!r} is outside "
+                "0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.published_messages)))
         for _item2 in self.published_messages:
@@ -1481,7 +1537,8 @@ class Publish:
 class PublishV2:
     """Publish messages that carry a filter value (stream filtering).
 
-    Spec: PROTOCOL.adoc, Publish (version 2): 'PublishedMessage => PublishingId Message' with 'FilterValue => string'
+    Spec: PROTOCOL.adoc, Publish (version 2): 'PublishedMessage => PublishingId Message' with
+        'FilterValue => string'
 
     Code: [2, 2]; sent by: client.
 
@@ -1523,7 +1580,10 @@ class PublishV2:
         )
 
     def __repr__(self) -> str:
-        return f"PublishV2(publisher_id={self.publisher_id!r}, published_messages={self.published_messages!r})"
+        return (
+            f"PublishV2(publisher_id={self.publisher_id!r}, "
+            f"published_messages={self.published_messages!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1535,7 +1595,8 @@ class PublishV2:
         out.append(bytes((_int1,)))
         if not 0 <= len(self.published_messages) <= 0x7FFFFFFF:
             raise EncodeError(
-                f"PublishV2.published_messages count: {len(self.published_messages)!r} is outside 0..0x7fffffff"
+                f"PublishV2.published_messages count: {len(self.published_messages)!r} is "
+                "outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.published_messages)))
         for _item2 in self.published_messages:
@@ -1586,7 +1647,10 @@ class PublishConfirm:
         )
 
     def __repr__(self) -> str:
-        return f"PublishConfirm(publisher_id={self.publisher_id!r}, publishing_ids={self.publishing_ids!r})"
+        return (
+            f"PublishConfirm(publisher_id={self.publisher_id!r}, "
+            f"publishing_ids={self.publishing_ids!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1598,7 +1662,8 @@ class PublishConfirm:
         out.append(bytes((_int1,)))
         if not 0 <= len(self.publishing_ids) <= 0x7FFFFFFF:
             raise EncodeError(
-                f"PublishConfirm.publishing_ids count: {len(self.publishing_ids)!r} is outside 0..0x7fffffff"
+                f"PublishConfirm.publishing_ids count: {len(self.publishing_ids)!r} is outside "
+                "0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.publishing_ids)))
         for _item2 in self.publishing_ids:
@@ -1655,7 +1720,10 @@ class PublishError:
         )
 
     def __repr__(self) -> str:
-        return f"PublishError(publisher_id={self.publisher_id!r}, publishing_errors={self.publishing_errors!r})"
+        return (
+            f"PublishError(publisher_id={self.publisher_id!r}, "
+            f"publishing_errors={self.publishing_errors!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1667,7 +1735,8 @@ class PublishError:
         out.append(bytes((_int1,)))
         if not 0 <= len(self.publishing_errors) <= 0x7FFFFFFF:
             raise EncodeError(
-                f"PublishError.publishing_errors count: {len(self.publishing_errors)!r} is outside 0..0x7fffffff"
+                f"PublishError.publishing_errors count: {len(self.publishing_errors)!r} is "
+                "outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.publishing_errors)))
         for _item2 in self.publishing_errors:
@@ -1678,7 +1747,8 @@ class PublishError:
 class QueryPublisherSequenceRequest:
     """Ask for the last publishing id stored for a publisher reference on a stream.
 
-    Spec: PROTOCOL.adoc, QueryPublisherSequence: 'QueryPublisherRequest => Key Version CorrelationId PublisherReference Stream'
+    Spec: PROTOCOL.adoc, QueryPublisherSequence: 'QueryPublisherRequest => Key Version CorrelationId
+        PublisherReference Stream'
 
     Code: [5, 1]; sent by: client.
 
@@ -1730,7 +1800,10 @@ class QueryPublisherSequenceRequest:
         )
 
     def __repr__(self) -> str:
-        return f"QueryPublisherSequenceRequest(correlation_id={self.correlation_id!r}, publisher_reference={self.publisher_reference!r}, stream={self.stream!r})"
+        return (
+            f"QueryPublisherSequenceRequest(correlation_id={self.correlation_id!r}, "
+            f"publisher_reference={self.publisher_reference!r}, stream={self.stream!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1745,7 +1818,8 @@ class QueryPublisherSequenceRequest:
         if self.publisher_reference is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(
-                    f"QueryPublisherSequenceRequest.publisher_reference: {-1!r} is outside -32768..0x7fff"
+                    f"QueryPublisherSequenceRequest.publisher_reference: {-1!r} is outside "
+                    "-32768..0x7fff"
                 )
             out.append(_S_h.pack(-1))
         else:
@@ -1753,7 +1827,8 @@ class QueryPublisherSequenceRequest:
             _n3 = len(_raw2)
             if not 0 <= _n3 <= 0x7FFF:
                 raise EncodeError(
-                    f"QueryPublisherSequenceRequest.publisher_reference length: {_n3!r} is outside 0..0x7fff"
+                    f"QueryPublisherSequenceRequest.publisher_reference length: {_n3!r} is "
+                    "outside 0..0x7fff"
                 )
             out.append(_S_h.pack(_n3))
             out.append(_raw2)
@@ -1778,7 +1853,8 @@ class QueryPublisherSequenceRequest:
 class QueryPublisherSequenceResponse:
     """The last stored publishing id (sequence) of that publisher reference.
 
-    Spec: PROTOCOL.adoc, QueryPublisherSequence: 'QueryPublisherResponse => Key Version CorrelationId ResponseCode Sequence'
+    Spec: PROTOCOL.adoc, QueryPublisherSequence: 'QueryPublisherResponse => Key Version
+        CorrelationId ResponseCode Sequence'
 
     Code: [32773, 1]; sent by: server.
 
@@ -1825,7 +1901,10 @@ class QueryPublisherSequenceResponse:
         )
 
     def __repr__(self) -> str:
-        return f"QueryPublisherSequenceResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r}, sequence={self.sequence!r})"
+        return (
+            f"QueryPublisherSequenceResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r}, sequence={self.sequence!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1844,7 +1923,8 @@ class QueryPublisherSequenceResponse:
         _int3 = self.sequence
         if not 0 <= _int3 <= 0xFFFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"QueryPublisherSequenceResponse.sequence: {_int3!r} is outside 0..0xffffffffffffffff"
+                f"QueryPublisherSequenceResponse.sequence: {_int3!r} is outside "
+                "0..0xffffffffffffffff"
             )
         out.append(_S_IHQ.pack(_int1, _int2, _int3))
         return b"".join(out)
@@ -1853,7 +1933,8 @@ class QueryPublisherSequenceResponse:
 class DeletePublisherRequest:
     """Delete a declared publisher.
 
-    Spec: PROTOCOL.adoc, DeletePublisher: 'DeletePublisherRequest => Key Version CorrelationId PublisherId'
+    Spec: PROTOCOL.adoc, DeletePublisher: 'DeletePublisherRequest => Key Version CorrelationId
+        PublisherId'
 
     Code: [6, 1]; sent by: client.
 
@@ -1893,7 +1974,10 @@ class DeletePublisherRequest:
         )
 
     def __repr__(self) -> str:
-        return f"DeletePublisherRequest(correlation_id={self.correlation_id!r}, publisher_id={self.publisher_id!r})"
+        return (
+            f"DeletePublisherRequest(correlation_id={self.correlation_id!r}, "
+            f"publisher_id={self.publisher_id!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1914,7 +1998,8 @@ class DeletePublisherRequest:
 class DeletePublisherResponse:
     """Outcome of a DeletePublisherRequest.
 
-    Spec: PROTOCOL.adoc, DeletePublisher: 'DeletePublisherResponse => Key Version CorrelationId ResponseCode'
+    Spec: PROTOCOL.adoc, DeletePublisher: 'DeletePublisherResponse => Key Version CorrelationId
+        ResponseCode'
 
     Code: [32774, 1]; sent by: server.
 
@@ -1954,7 +2039,10 @@ class DeletePublisherResponse:
         )
 
     def __repr__(self) -> str:
-        return f"DeletePublisherResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r})"
+        return (
+            f"DeletePublisherResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1977,7 +2065,8 @@ class DeletePublisherResponse:
 class SubscribeRequest:
     """Start consuming a stream from an offset specification, with initial credit and properties.
 
-    Spec: PROTOCOL.adoc, Subscribe: 'Subscribe => Key Version CorrelationId SubscriptionId Stream OffsetSpecification Credit Properties'
+    Spec: PROTOCOL.adoc, Subscribe: 'Subscribe => Key Version CorrelationId SubscriptionId Stream
+        OffsetSpecification Credit Properties'
 
     Code: [7, 1]; sent by: client.
 
@@ -2055,7 +2144,12 @@ class SubscribeRequest:
         )
 
     def __repr__(self) -> str:
-        return f"SubscribeRequest(correlation_id={self.correlation_id!r}, subscription_id={self.subscription_id!r}, stream={self.stream!r}, offset_specification={self.offset_specification!r}, credit={self.credit!r}, properties={self.properties!r})"
+        return (
+            f"SubscribeRequest(correlation_id={self.correlation_id!r}, "
+            f"subscription_id={self.subscription_id!r}, stream={self.stream!r}, "
+            f"offset_specification={self.offset_specification!r}, credit={self.credit!r}, "
+            f"properties={self.properties!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2088,7 +2182,8 @@ class SubscribeRequest:
         out.append(_S_H.pack(_int5))
         if not 0 <= len(self.properties) <= 0x7FFFFFFF:
             raise EncodeError(
-                f"SubscribeRequest.properties count: {len(self.properties)!r} is outside 0..0x7fffffff"
+                f"SubscribeRequest.properties count: {len(self.properties)!r} is outside "
+                "0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.properties)))
         for _item6 in self.properties:
@@ -2099,7 +2194,8 @@ class SubscribeRequest:
 class SubscribeResponse:
     """Outcome of a SubscribeRequest.
 
-    Spec: PROTOCOL.adoc, Frame Structure: 'Response => Key Version CorrelationId ResponseCode' (Subscribe expects a response)
+    Spec: PROTOCOL.adoc, Frame Structure: 'Response => Key Version CorrelationId ResponseCode'
+        (Subscribe expects a response)
 
     Code: [32775, 1]; sent by: server.
 
@@ -2139,7 +2235,10 @@ class SubscribeResponse:
         )
 
     def __repr__(self) -> str:
-        return f"SubscribeResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r})"
+        return (
+            f"SubscribeResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2217,7 +2316,8 @@ class Deliver:
 class DeliverV2:
     """A chunk for a subscription, preceded by the id of the last committed chunk.
 
-    Spec: PROTOCOL.adoc, Deliver (version 2): 'Deliver => Key Version SubscriptionId CommittedOffset OsirisChunk'
+    Spec: PROTOCOL.adoc, Deliver (version 2): 'Deliver => Key Version SubscriptionId CommittedOffset
+        OsirisChunk'
 
     Code: [8, 2]; sent by: server.
 
@@ -2269,7 +2369,10 @@ class DeliverV2:
         )
 
     def __repr__(self) -> str:
-        return f"DeliverV2(subscription_id={self.subscription_id!r}, committed_chunk_id={self.committed_chunk_id!r}, chunk={self.chunk!r})"
+        return (
+            f"DeliverV2(subscription_id={self.subscription_id!r}, "
+            f"committed_chunk_id={self.committed_chunk_id!r}, chunk={self.chunk!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2390,7 +2493,10 @@ class CreditResponse:
         )
 
     def __repr__(self) -> str:
-        return f"CreditResponse(response_code={self.response_code!r}, subscription_id={self.subscription_id!r})"
+        return (
+            f"CreditResponse(response_code={self.response_code!r}, "
+            f"subscription_id={self.subscription_id!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2458,7 +2564,10 @@ class StoreOffset:
         )
 
     def __repr__(self) -> str:
-        return f"StoreOffset(reference={self.reference!r}, stream={self.stream!r}, offset={self.offset!r})"
+        return (
+            f"StoreOffset(reference={self.reference!r}, stream={self.stream!r}, "
+            f"offset={self.offset!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2496,7 +2605,8 @@ class StoreOffset:
 class QueryOffsetRequest:
     """Ask for the offset stored for a reference on a stream.
 
-    Spec: PROTOCOL.adoc, QueryOffset: 'QueryOffsetRequest => Key Version CorrelationId Reference Stream'
+    Spec: PROTOCOL.adoc, QueryOffset: 'QueryOffsetRequest => Key Version CorrelationId Reference
+        Stream'
 
     Code: [11, 1]; sent by: client.
 
@@ -2545,7 +2655,10 @@ class QueryOffsetRequest:
         )
 
     def __repr__(self) -> str:
-        return f"QueryOffsetRequest(correlation_id={self.correlation_id!r}, reference={self.reference!r}, stream={self.stream!r})"
+        return (
+            f"QueryOffsetRequest(correlation_id={self.correlation_id!r}, "
+            f"reference={self.reference!r}, stream={self.stream!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2587,7 +2700,8 @@ class QueryOffsetRequest:
 class QueryOffsetResponse:
     """The stored offset (response code NO_OFFSET when there is none).
 
-    Spec: PROTOCOL.adoc, QueryOffset: 'QueryOffsetResponse => Key Version CorrelationId ResponseCode Offset'
+    Spec: PROTOCOL.adoc, QueryOffset: 'QueryOffsetResponse => Key Version CorrelationId ResponseCode
+        Offset'
 
     Code: [32779, 1]; sent by: server.
 
@@ -2634,7 +2748,10 @@ class QueryOffsetResponse:
         )
 
     def __repr__(self) -> str:
-        return f"QueryOffsetResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r}, offset={self.offset!r})"
+        return (
+            f"QueryOffsetResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r}, offset={self.offset!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2700,7 +2817,10 @@ class UnsubscribeRequest:
         )
 
     def __repr__(self) -> str:
-        return f"UnsubscribeRequest(correlation_id={self.correlation_id!r}, subscription_id={self.subscription_id!r})"
+        return (
+            f"UnsubscribeRequest(correlation_id={self.correlation_id!r}, "
+            f"subscription_id={self.subscription_id!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2721,7 +2841,8 @@ class UnsubscribeRequest:
 class UnsubscribeResponse:
     """Outcome of an UnsubscribeRequest.
 
-    Spec: PROTOCOL.adoc, Unsubscribe: 'UnsubscribeResponse => Key Version CorrelationId ResponseCode'
+    Spec: PROTOCOL.adoc, Unsubscribe: 'UnsubscribeResponse => Key Version CorrelationId
+        ResponseCode'
 
     Code: [32780, 1]; sent by: server.
 
@@ -2761,7 +2882,10 @@ class UnsubscribeResponse:
         )
 
     def __repr__(self) -> str:
-        return f"UnsubscribeResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r})"
+        return (
+            f"UnsubscribeResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2834,7 +2958,10 @@ class CreateRequest:
         )
 
     def __repr__(self) -> str:
-        return f"CreateRequest(correlation_id={self.correlation_id!r}, stream={self.stream!r}, arguments={self.arguments!r})"
+        return (
+            f"CreateRequest(correlation_id={self.correlation_id!r}, stream={self.stream!r}, "
+            f"arguments={self.arguments!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2868,7 +2995,8 @@ class CreateRequest:
 class CreateResponse:
     """Outcome of a CreateRequest.
 
-    Spec: PROTOCOL.adoc, Frame Structure: 'Response => Key Version CorrelationId ResponseCode' (Create expects a response)
+    Spec: PROTOCOL.adoc, Frame Structure: 'Response => Key Version CorrelationId ResponseCode'
+        (Create expects a response)
 
     Code: [32781, 1]; sent by: server.
 
@@ -2908,7 +3036,10 @@ class CreateResponse:
         )
 
     def __repr__(self) -> str:
-        return f"CreateResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r})"
+        return (
+            f"CreateResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2994,7 +3125,8 @@ class DeleteRequest:
 class DeleteResponse:
     """Outcome of a DeleteRequest.
 
-    Spec: PROTOCOL.adoc, Frame Structure: 'Response => Key Version CorrelationId ResponseCode' (Delete expects a response)
+    Spec: PROTOCOL.adoc, Frame Structure: 'Response => Key Version CorrelationId ResponseCode'
+        (Delete expects a response)
 
     Code: [32782, 1]; sent by: server.
 
@@ -3034,7 +3166,10 @@ class DeleteResponse:
         )
 
     def __repr__(self) -> str:
-        return f"DeleteResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r})"
+        return (
+            f"DeleteResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -3128,7 +3263,8 @@ class MetadataRequest:
 class MetadataResponse:
     """The brokers, then each stream's leader and replicas as broker references.
 
-    Spec: PROTOCOL.adoc, Metadata: 'MetadataResponse => Key Version CorrelationId [Broker] [StreamMetadata]'
+    Spec: PROTOCOL.adoc, Metadata: 'MetadataResponse => Key Version CorrelationId [Broker]
+        [StreamMetadata]'
 
     Code: [32783, 1]; sent by: server.
 
@@ -3180,7 +3316,10 @@ class MetadataResponse:
         )
 
     def __repr__(self) -> str:
-        return f"MetadataResponse(correlation_id={self.correlation_id!r}, brokers={self.brokers!r}, stream_metadata={self.stream_metadata!r})"
+        return (
+            f"MetadataResponse(correlation_id={self.correlation_id!r}, brokers={self.brokers!r}, "
+            f"stream_metadata={self.stream_metadata!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -3201,7 +3340,8 @@ class MetadataResponse:
             _item2._write(out, ctx)
         if not 0 <= len(self.stream_metadata) <= 0x7FFFFFFF:
             raise EncodeError(
-                f"MetadataResponse.stream_metadata count: {len(self.stream_metadata)!r} is outside 0..0x7fffffff"
+                f"MetadataResponse.stream_metadata count: {len(self.stream_metadata)!r} is "
+                "outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.stream_metadata)))
         for _item3 in self.stream_metadata:
@@ -3277,7 +3417,8 @@ class MetadataUpdate:
 
 
 class PeerPropertiesRequest:
-    """The client's properties (product, version, connection_name, ...); first frame of a connection.
+    """The client's properties (product, version, connection_name, ...); first frame of a
+    connection.
 
     Spec: PROTOCOL.adoc, PeerProperties: 'PeerPropertiesRequest => Key Version PeerProperties'
 
@@ -3321,7 +3462,10 @@ class PeerPropertiesRequest:
         )
 
     def __repr__(self) -> str:
-        return f"PeerPropertiesRequest(correlation_id={self.correlation_id!r}, peer_properties={self.peer_properties!r})"
+        return (
+            f"PeerPropertiesRequest(correlation_id={self.correlation_id!r}, "
+            f"peer_properties={self.peer_properties!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -3335,7 +3479,8 @@ class PeerPropertiesRequest:
         out.append(_S_I.pack(_int1))
         if not 0 <= len(self.peer_properties) <= 0x7FFFFFFF:
             raise EncodeError(
-                f"PeerPropertiesRequest.peer_properties count: {len(self.peer_properties)!r} is outside 0..0x7fffffff"
+                f"PeerPropertiesRequest.peer_properties count: {len(self.peer_properties)!r} is "
+                "outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.peer_properties)))
         for _item2 in self.peer_properties:
@@ -3346,7 +3491,8 @@ class PeerPropertiesRequest:
 class PeerPropertiesResponse:
     """The server's properties.
 
-    Spec: PROTOCOL.adoc, PeerProperties: 'PeerPropertiesResponse => Key Version CorrelationId ResponseCode PeerProperties'
+    Spec: PROTOCOL.adoc, PeerProperties: 'PeerPropertiesResponse => Key Version CorrelationId
+        ResponseCode PeerProperties'
 
     Code: [32785, 1]; sent by: server.
 
@@ -3398,7 +3544,10 @@ class PeerPropertiesResponse:
         )
 
     def __repr__(self) -> str:
-        return f"PeerPropertiesResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r}, peer_properties={self.peer_properties!r})"
+        return (
+            f"PeerPropertiesResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r}, peer_properties={self.peer_properties!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -3417,7 +3566,8 @@ class PeerPropertiesResponse:
         out.append(_S_IH.pack(_int1, _int2))
         if not 0 <= len(self.peer_properties) <= 0x7FFFFFFF:
             raise EncodeError(
-                f"PeerPropertiesResponse.peer_properties count: {len(self.peer_properties)!r} is outside 0..0x7fffffff"
+                f"PeerPropertiesResponse.peer_properties count: {len(self.peer_properties)!r} is "
+                "outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.peer_properties)))
         for _item3 in self.peer_properties:
@@ -3428,7 +3578,8 @@ class PeerPropertiesResponse:
 class SaslHandshakeRequest:
     """Ask which SASL mechanisms the server offers.
 
-    Spec: PROTOCOL.adoc, SaslHandshake: 'SaslHandshakeRequest => Key Version CorrelationId Mechanism'
+    Spec: PROTOCOL.adoc, SaslHandshake: 'SaslHandshakeRequest => Key Version CorrelationId
+        Mechanism'
 
     Code: [18, 1]; sent by: client.
 
@@ -3471,7 +3622,8 @@ class SaslHandshakeRequest:
 class SaslHandshakeResponse:
     """The SASL mechanisms the server offers (e.g. PLAIN, AMQPLAIN).
 
-    Spec: PROTOCOL.adoc, SaslHandshake: 'SaslHandshakeResponse => Key Version CorrelationId ResponseCode [Mechanisms]'
+    Spec: PROTOCOL.adoc, SaslHandshake: 'SaslHandshakeResponse => Key Version CorrelationId
+        ResponseCode [Mechanisms]'
 
     Code: [32786, 1]; sent by: server.
 
@@ -3523,7 +3675,10 @@ class SaslHandshakeResponse:
         )
 
     def __repr__(self) -> str:
-        return f"SaslHandshakeResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r}, mechanisms={self.mechanisms!r})"
+        return (
+            f"SaslHandshakeResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r}, mechanisms={self.mechanisms!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -3542,7 +3697,8 @@ class SaslHandshakeResponse:
         out.append(_S_IH.pack(_int1, _int2))
         if not 0 <= len(self.mechanisms) <= 0x7FFFFFFF:
             raise EncodeError(
-                f"SaslHandshakeResponse.mechanisms count: {len(self.mechanisms)!r} is outside 0..0x7fffffff"
+                f"SaslHandshakeResponse.mechanisms count: {len(self.mechanisms)!r} is outside "
+                "0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.mechanisms)))
         for _item3 in self.mechanisms:
@@ -3567,7 +3723,8 @@ class SaslHandshakeResponse:
 class SaslAuthenticateRequest:
     """Authenticate with the chosen mechanism (PLAIN: b'\\0user\\0password').
 
-    Spec: PROTOCOL.adoc, SaslAuthenticate: 'SaslAuthenticateRequest => Key Version CorrelationId Mechanism SaslOpaqueData'
+    Spec: PROTOCOL.adoc, SaslAuthenticate: 'SaslAuthenticateRequest => Key Version CorrelationId
+        Mechanism SaslOpaqueData'
 
     Code: [19, 1]; sent by: client.
 
@@ -3619,7 +3776,10 @@ class SaslAuthenticateRequest:
         )
 
     def __repr__(self) -> str:
-        return f"SaslAuthenticateRequest(correlation_id={self.correlation_id!r}, mechanism={self.mechanism!r}, sasl_opaque_data={self.sasl_opaque_data!r})"
+        return (
+            f"SaslAuthenticateRequest(correlation_id={self.correlation_id!r}, "
+            f"mechanism={self.mechanism!r}, sasl_opaque_data={self.sasl_opaque_data!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -3649,7 +3809,8 @@ class SaslAuthenticateRequest:
         if self.sasl_opaque_data is None:
             if not -2147483648 <= -1 <= 0x7FFFFFFF:
                 raise EncodeError(
-                    f"SaslAuthenticateRequest.sasl_opaque_data: {-1!r} is outside -2147483648..0x7fffffff"
+                    f"SaslAuthenticateRequest.sasl_opaque_data: {-1!r} is outside "
+                    "-2147483648..0x7fffffff"
                 )
             out.append(_S_i.pack(-1))
         else:
@@ -3657,7 +3818,8 @@ class SaslAuthenticateRequest:
             _n5 = len(_raw4)
             if not 0 <= _n5 <= 0x7FFFFFFF:
                 raise EncodeError(
-                    f"SaslAuthenticateRequest.sasl_opaque_data length: {_n5!r} is outside 0..0x7fffffff"
+                    f"SaslAuthenticateRequest.sasl_opaque_data length: {_n5!r} is outside "
+                    "0..0x7fffffff"
                 )
             out.append(_S_i.pack(_n5))
             out.append(_raw4)
@@ -3665,9 +3827,11 @@ class SaslAuthenticateRequest:
 
 
 class SaslAuthenticateResponse:
-    """Outcome of a SASL step. sasl_opaque_data holds zero or one blob: brokers omit it unless they send a challenge.
+    """Outcome of a SASL step. sasl_opaque_data holds zero or one blob: brokers omit it unless they
+    send a challenge.
 
-    Spec: PROTOCOL.adoc, SaslAuthenticate: 'SaslAuthenticateResponse => Key Version CorrelationId ResponseCode SaslOpaqueData'
+    Spec: PROTOCOL.adoc, SaslAuthenticate: 'SaslAuthenticateResponse => Key Version CorrelationId
+        ResponseCode SaslOpaqueData'
 
     Code: [32787, 1]; sent by: server.
 
@@ -3719,7 +3883,10 @@ class SaslAuthenticateResponse:
         )
 
     def __repr__(self) -> str:
-        return f"SaslAuthenticateResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r}, sasl_opaque_data={self.sasl_opaque_data!r})"
+        return (
+            f"SaslAuthenticateResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r}, sasl_opaque_data={self.sasl_opaque_data!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -3740,7 +3907,8 @@ class SaslAuthenticateResponse:
             if _item3 is None:
                 if not -2147483648 <= -1 <= 0x7FFFFFFF:
                     raise EncodeError(
-                        f"SaslAuthenticateResponse.sasl_opaque_data: {-1!r} is outside -2147483648..0x7fffffff"
+                        f"SaslAuthenticateResponse.sasl_opaque_data: {-1!r} is outside "
+                        "-2147483648..0x7fffffff"
                     )
                 out.append(_S_i.pack(-1))
             else:
@@ -3748,7 +3916,8 @@ class SaslAuthenticateResponse:
                 _n5 = len(_raw4)
                 if not 0 <= _n5 <= 0x7FFFFFFF:
                     raise EncodeError(
-                        f"SaslAuthenticateResponse.sasl_opaque_data length: {_n5!r} is outside 0..0x7fffffff"
+                        f"SaslAuthenticateResponse.sasl_opaque_data length: {_n5!r} is outside "
+                        "0..0x7fffffff"
                     )
                 out.append(_S_i.pack(_n5))
                 out.append(_raw4)
@@ -3756,9 +3925,11 @@ class SaslAuthenticateResponse:
 
 
 class Tune:
-    """The server proposes frame_max and heartbeat; the client answers with the same frame carrying the values it adopts (0 means no limit / no heartbeat).
+    """The server proposes frame_max and heartbeat; the client answers with the same frame carrying
+    the values it adopts (0 means no limit / no heartbeat).
 
-    Spec: PROTOCOL.adoc, Tune: 'TuneRequest => Key Version FrameMax Heartbeat' / 'TuneResponse => TuneRequest'
+    Spec: PROTOCOL.adoc, Tune: 'TuneRequest => Key Version FrameMax Heartbeat' / 'TuneResponse =>
+        TuneRequest'
 
     Code: [20, 1]; sent by: any.
 
@@ -3857,7 +4028,10 @@ class OpenRequest:
         )
 
     def __repr__(self) -> str:
-        return f"OpenRequest(correlation_id={self.correlation_id!r}, virtual_host={self.virtual_host!r})"
+        return (
+            f"OpenRequest(correlation_id={self.correlation_id!r}, "
+            f"virtual_host={self.virtual_host!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -3884,7 +4058,8 @@ class OpenRequest:
 class OpenResponse:
     """Outcome of the OpenRequest, with connection properties (advertised_host, advertised_port).
 
-    Spec: PROTOCOL.adoc, Open: 'OpenResponse => Key Version CorrelationId ResponseCode ConnectionProperties'
+    Spec: PROTOCOL.adoc, Open: 'OpenResponse => Key Version CorrelationId ResponseCode
+        ConnectionProperties'
 
     Code: [32789, 1]; sent by: server.
 
@@ -3936,7 +4111,11 @@ class OpenResponse:
         )
 
     def __repr__(self) -> str:
-        return f"OpenResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r}, connection_properties={self.connection_properties!r})"
+        return (
+            f"OpenResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r}, "
+            f"connection_properties={self.connection_properties!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -3951,7 +4130,8 @@ class OpenResponse:
         out.append(_S_IH.pack(_int1, _int2))
         if not 0 <= len(self.connection_properties) <= 0x7FFFFFFF:
             raise EncodeError(
-                f"OpenResponse.connection_properties count: {len(self.connection_properties)!r} is outside 0..0x7fffffff"
+                f"OpenResponse.connection_properties count: {len(self.connection_properties)!r} "
+                "is outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.connection_properties)))
         for _item3 in self.connection_properties:
@@ -3962,7 +4142,8 @@ class OpenResponse:
 class CloseRequest:
     """Close the connection; either side may send it (the broker does on protocol errors).
 
-    Spec: PROTOCOL.adoc, Close: 'CloseRequest => Key Version CorrelationId ClosingCode ClosingReason'
+    Spec: PROTOCOL.adoc, Close: 'CloseRequest => Key Version CorrelationId ClosingCode
+        ClosingReason'
 
     Code: [22, 1]; sent by: any.
 
@@ -4011,7 +4192,10 @@ class CloseRequest:
         )
 
     def __repr__(self) -> str:
-        return f"CloseRequest(correlation_id={self.correlation_id!r}, closing_code={self.closing_code!r}, closing_reason={self.closing_reason!r})"
+        return (
+            f"CloseRequest(correlation_id={self.correlation_id!r}, "
+            f"closing_code={self.closing_code!r}, closing_reason={self.closing_reason!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -4083,7 +4267,10 @@ class CloseResponse:
         )
 
     def __repr__(self) -> str:
-        return f"CloseResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r})"
+        return (
+            f"CloseResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -4186,7 +4373,10 @@ class RouteRequest:
         )
 
     def __repr__(self) -> str:
-        return f"RouteRequest(correlation_id={self.correlation_id!r}, routing_key={self.routing_key!r}, super_stream={self.super_stream!r})"
+        return (
+            f"RouteRequest(correlation_id={self.correlation_id!r}, "
+            f"routing_key={self.routing_key!r}, super_stream={self.super_stream!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -4276,7 +4466,10 @@ class RouteResponse:
         )
 
     def __repr__(self) -> str:
-        return f"RouteResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r}, streams={self.streams!r})"
+        return (
+            f"RouteResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r}, streams={self.streams!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -4352,7 +4545,10 @@ class PartitionsRequest:
         )
 
     def __repr__(self) -> str:
-        return f"PartitionsRequest(correlation_id={self.correlation_id!r}, super_stream={self.super_stream!r})"
+        return (
+            f"PartitionsRequest(correlation_id={self.correlation_id!r}, "
+            f"super_stream={self.super_stream!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -4385,7 +4581,8 @@ class PartitionsRequest:
 class PartitionsResponse:
     """The partition streams of the super stream, in order.
 
-    Spec: PROTOCOL.adoc, Partitions: 'PartitionsResponse => Key Version CorrelationId ResponseCode [Stream]'
+    Spec: PROTOCOL.adoc, Partitions: 'PartitionsResponse => Key Version CorrelationId ResponseCode
+        [Stream]'
 
     Code: [32793, 1]; sent by: server.
 
@@ -4437,7 +4634,10 @@ class PartitionsResponse:
         )
 
     def __repr__(self) -> str:
-        return f"PartitionsResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r}, streams={self.streams!r})"
+        return (
+            f"PartitionsResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r}, streams={self.streams!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -4477,9 +4677,11 @@ class PartitionsResponse:
 
 
 class ConsumerUpdateRequest:
-    """Single active consumer: tells a subscription whether it is now active; the client answers with the offset to resume from.
+    """Single active consumer: tells a subscription whether it is now active; the client answers
+    with the offset to resume from.
 
-    Spec: PROTOCOL.adoc, ConsumerUpdate: 'ConsumerUpdateQuery => Key Version CorrelationId SubscriptionId Active'
+    Spec: PROTOCOL.adoc, ConsumerUpdate: 'ConsumerUpdateQuery => Key Version CorrelationId
+        SubscriptionId Active'
 
     Code: [26, 1]; sent by: server.
 
@@ -4526,7 +4728,10 @@ class ConsumerUpdateRequest:
         )
 
     def __repr__(self) -> str:
-        return f"ConsumerUpdateRequest(correlation_id={self.correlation_id!r}, subscription_id={self.subscription_id!r}, active={self.active!r})"
+        return (
+            f"ConsumerUpdateRequest(correlation_id={self.correlation_id!r}, "
+            f"subscription_id={self.subscription_id!r}, active={self.active!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -4552,7 +4757,8 @@ class ConsumerUpdateRequest:
 class ConsumerUpdateResponse:
     """The client's answer to a ConsumerUpdateRequest, with the offset to resume from.
 
-    Spec: PROTOCOL.adoc, ConsumerUpdate: 'ConsumerUpdateResponse => Key Version CorrelationId ResponseCode OffsetSpecification'
+    Spec: PROTOCOL.adoc, ConsumerUpdate: 'ConsumerUpdateResponse => Key Version CorrelationId
+        ResponseCode OffsetSpecification'
 
     Code: [32794, 1]; sent by: client.
 
@@ -4606,7 +4812,11 @@ class ConsumerUpdateResponse:
         )
 
     def __repr__(self) -> str:
-        return f"ConsumerUpdateResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r}, offset_specification={self.offset_specification!r})"
+        return (
+            f"ConsumerUpdateResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r}, "
+            f"offset_specification={self.offset_specification!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -4630,7 +4840,8 @@ class ConsumerUpdateResponse:
 class ExchangeCommandVersionsRequest:
     """The commands (and version ranges) the client supports.
 
-    Spec: PROTOCOL.adoc, ExchangeCommandVersions: 'CommandVersionsExchangeRequest => Key Version CorrelationId [Command]'
+    Spec: PROTOCOL.adoc, ExchangeCommandVersions: 'CommandVersionsExchangeRequest => Key Version
+        CorrelationId [Command]'
 
     Code: [27, 1]; sent by: client.
 
@@ -4672,7 +4883,10 @@ class ExchangeCommandVersionsRequest:
         )
 
     def __repr__(self) -> str:
-        return f"ExchangeCommandVersionsRequest(correlation_id={self.correlation_id!r}, commands={self.commands!r})"
+        return (
+            f"ExchangeCommandVersionsRequest(correlation_id={self.correlation_id!r}, "
+            f"commands={self.commands!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -4686,7 +4900,8 @@ class ExchangeCommandVersionsRequest:
         out.append(_S_I.pack(_int1))
         if not 0 <= len(self.commands) <= 0x7FFFFFFF:
             raise EncodeError(
-                f"ExchangeCommandVersionsRequest.commands count: {len(self.commands)!r} is outside 0..0x7fffffff"
+                f"ExchangeCommandVersionsRequest.commands count: {len(self.commands)!r} is "
+                "outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.commands)))
         for _item2 in self.commands:
@@ -4697,7 +4912,8 @@ class ExchangeCommandVersionsRequest:
 class ExchangeCommandVersionsResponse:
     """The commands (and version ranges) the server supports.
 
-    Spec: PROTOCOL.adoc, ExchangeCommandVersions: 'CommandVersionsExchangeResponse => Key Version CorrelationId ResponseCode [Command]'
+    Spec: PROTOCOL.adoc, ExchangeCommandVersions: 'CommandVersionsExchangeResponse => Key Version
+        CorrelationId ResponseCode [Command]'
 
     Code: [32795, 1]; sent by: server.
 
@@ -4749,7 +4965,10 @@ class ExchangeCommandVersionsResponse:
         )
 
     def __repr__(self) -> str:
-        return f"ExchangeCommandVersionsResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r}, commands={self.commands!r})"
+        return (
+            f"ExchangeCommandVersionsResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r}, commands={self.commands!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -4758,7 +4977,8 @@ class ExchangeCommandVersionsResponse:
         _int1 = self.correlation_id
         if not 0 <= _int1 <= 0xFFFFFFFF:
             raise EncodeError(
-                f"ExchangeCommandVersionsResponse.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"ExchangeCommandVersionsResponse.correlation_id: {_int1!r} is outside "
+                "0..0xffffffff"
             )
         _int2 = self.response_code
         if not 0 <= _int2 <= 0xFFFF:
@@ -4768,7 +4988,8 @@ class ExchangeCommandVersionsResponse:
         out.append(_S_IH.pack(_int1, _int2))
         if not 0 <= len(self.commands) <= 0x7FFFFFFF:
             raise EncodeError(
-                f"ExchangeCommandVersionsResponse.commands count: {len(self.commands)!r} is outside 0..0x7fffffff"
+                f"ExchangeCommandVersionsResponse.commands count: {len(self.commands)!r} is "
+                "outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.commands)))
         for _item3 in self.commands:
@@ -4848,7 +5069,8 @@ class StreamStatsRequest:
 class StreamStatsResponse:
     """The stream's statistics, as name/int64 pairs.
 
-    Spec: PROTOCOL.adoc, StreamStats: 'StreamStatsResponse => Key Version CorrelationId ResponseCode Stats'
+    Spec: PROTOCOL.adoc, StreamStats: 'StreamStatsResponse => Key Version CorrelationId ResponseCode
+        Stats'
 
     Code: [32796, 1]; sent by: server.
 
@@ -4897,7 +5119,10 @@ class StreamStatsResponse:
         )
 
     def __repr__(self) -> str:
-        return f"StreamStatsResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r}, stats={self.stats!r})"
+        return (
+            f"StreamStatsResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r}, stats={self.stats!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -4925,7 +5150,8 @@ class StreamStatsResponse:
 class CreateSuperStreamRequest:
     """Create a super stream from its partitions and binding keys.
 
-    Spec: PROTOCOL.adoc, CreateSuperStream: 'CreateSuperStream => Key Version CorrelationId Name [Partition] [BindingKey] Arguments'
+    Spec: PROTOCOL.adoc, CreateSuperStream: 'CreateSuperStream => Key Version CorrelationId Name
+        [Partition] [BindingKey] Arguments'
 
     Code: [29, 1]; sent by: client.
 
@@ -4993,7 +5219,11 @@ class CreateSuperStreamRequest:
         )
 
     def __repr__(self) -> str:
-        return f"CreateSuperStreamRequest(correlation_id={self.correlation_id!r}, name={self.name!r}, partitions={self.partitions!r}, binding_keys={self.binding_keys!r}, arguments={self.arguments!r})"
+        return (
+            f"CreateSuperStreamRequest(correlation_id={self.correlation_id!r}, "
+            f"name={self.name!r}, partitions={self.partitions!r}, "
+            f"binding_keys={self.binding_keys!r}, arguments={self.arguments!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -5022,7 +5252,8 @@ class CreateSuperStreamRequest:
             out.append(_raw2)
         if not 0 <= len(self.partitions) <= 0x7FFFFFFF:
             raise EncodeError(
-                f"CreateSuperStreamRequest.partitions count: {len(self.partitions)!r} is outside 0..0x7fffffff"
+                f"CreateSuperStreamRequest.partitions count: {len(self.partitions)!r} is outside "
+                "0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.partitions)))
         for _item4 in self.partitions:
@@ -5043,7 +5274,8 @@ class CreateSuperStreamRequest:
                 out.append(_raw5)
         if not 0 <= len(self.binding_keys) <= 0x7FFFFFFF:
             raise EncodeError(
-                f"CreateSuperStreamRequest.binding_keys count: {len(self.binding_keys)!r} is outside 0..0x7fffffff"
+                f"CreateSuperStreamRequest.binding_keys count: {len(self.binding_keys)!r} is "
+                "outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.binding_keys)))
         for _item7 in self.binding_keys:
@@ -5058,13 +5290,15 @@ class CreateSuperStreamRequest:
                 _n9 = len(_raw8)
                 if not 0 <= _n9 <= 0x7FFF:
                     raise EncodeError(
-                        f"CreateSuperStreamRequest.binding_keys length: {_n9!r} is outside 0..0x7fff"
+                        f"CreateSuperStreamRequest.binding_keys length: {_n9!r} is outside "
+                        "0..0x7fff"
                     )
                 out.append(_S_h.pack(_n9))
                 out.append(_raw8)
         if not 0 <= len(self.arguments) <= 0x7FFFFFFF:
             raise EncodeError(
-                f"CreateSuperStreamRequest.arguments count: {len(self.arguments)!r} is outside 0..0x7fffffff"
+                f"CreateSuperStreamRequest.arguments count: {len(self.arguments)!r} is outside "
+                "0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.arguments)))
         for _item10 in self.arguments:
@@ -5075,7 +5309,8 @@ class CreateSuperStreamRequest:
 class CreateSuperStreamResponse:
     """Outcome of a CreateSuperStreamRequest.
 
-    Spec: PROTOCOL.adoc, Frame Structure: 'Response => Key Version CorrelationId ResponseCode' (CreateSuperStream expects a response)
+    Spec: PROTOCOL.adoc, Frame Structure: 'Response => Key Version CorrelationId ResponseCode'
+        (CreateSuperStream expects a response)
 
     Code: [32797, 1]; sent by: server.
 
@@ -5115,7 +5350,10 @@ class CreateSuperStreamResponse:
         )
 
     def __repr__(self) -> str:
-        return f"CreateSuperStreamResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r})"
+        return (
+            f"CreateSuperStreamResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -5213,7 +5451,8 @@ class DeleteSuperStreamRequest:
 class DeleteSuperStreamResponse:
     """Outcome of a DeleteSuperStreamRequest.
 
-    Spec: PROTOCOL.adoc, Frame Structure: 'Response => Key Version CorrelationId ResponseCode' (DeleteSuperStream expects a response)
+    Spec: PROTOCOL.adoc, Frame Structure: 'Response => Key Version CorrelationId ResponseCode'
+        (DeleteSuperStream expects a response)
 
     Code: [32798, 1]; sent by: server.
 
@@ -5253,7 +5492,10 @@ class DeleteSuperStreamResponse:
         )
 
     def __repr__(self) -> str:
-        return f"DeleteSuperStreamResponse(correlation_id={self.correlation_id!r}, response_code={self.response_code!r})"
+        return (
+            f"DeleteSuperStreamResponse(correlation_id={self.correlation_id!r}, "
+            f"response_code={self.response_code!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -5550,7 +5792,8 @@ def _decode_StreamMetadata(
         raise InvalidValue(f"StreamMetadata.replicas_references: negative count {_count3}")
     if _count3 * 2 > end - pos:
         raise Truncated(
-            f"StreamMetadata.replicas_references: {_count3} elements declared, {end - pos} bytes left",
+            f"StreamMetadata.replicas_references: {_count3} elements declared, {end - pos} bytes "
+            "left",
             needed=pos + _count3 * 2,
         )
     for _ in range(_count3):
@@ -5792,7 +6035,8 @@ def _decode_declare_publisher_request(
             )
         if _n1 > end - pos:
             raise Truncated(
-                f"DeclarePublisherRequest.publisher_reference: {_n1} bytes declared, {end - pos} left",
+                f"DeclarePublisherRequest.publisher_reference: {_n1} bytes declared, {end - pos} "
+                "left",
                 needed=pos + _n1,
             )
         v_publisher_reference = _support.utf8(
@@ -5973,7 +6217,8 @@ def _decode_query_publisher_sequence_request(
             )
         if _n1 > end - pos:
             raise Truncated(
-                f"QueryPublisherSequenceRequest.publisher_reference: {_n1} bytes declared, {end - pos} left",
+                f"QueryPublisherSequenceRequest.publisher_reference: {_n1} bytes declared, "
+                f"{end - pos} left",
                 needed=pos + _n1,
             )
         v_publisher_reference = _support.utf8(
@@ -6465,7 +6710,8 @@ def _decode_metadata_response(
         raise InvalidValue(f"MetadataResponse.stream_metadata: negative count {_count4}")
     if _count4 * 10 > end - pos:
         raise Truncated(
-            f"MetadataResponse.stream_metadata: {_count4} elements declared, {end - pos} bytes left",
+            f"MetadataResponse.stream_metadata: {_count4} elements declared, {end - pos} bytes "
+            "left",
             needed=pos + _count4 * 10,
         )
     for _ in range(_count4):
@@ -6522,7 +6768,8 @@ def _decode_peer_properties_request(
         raise InvalidValue(f"PeerPropertiesRequest.peer_properties: negative count {_count2}")
     if _count2 * 4 > end - pos:
         raise Truncated(
-            f"PeerPropertiesRequest.peer_properties: {_count2} elements declared, {end - pos} bytes left",
+            f"PeerPropertiesRequest.peer_properties: {_count2} elements declared, {end - pos} "
+            "bytes left",
             needed=pos + _count2 * 4,
         )
     for _ in range(_count2):
@@ -6550,7 +6797,8 @@ def _decode_peer_properties_response(
         raise InvalidValue(f"PeerPropertiesResponse.peer_properties: negative count {_count2}")
     if _count2 * 4 > end - pos:
         raise Truncated(
-            f"PeerPropertiesResponse.peer_properties: {_count2} elements declared, {end - pos} bytes left",
+            f"PeerPropertiesResponse.peer_properties: {_count2} elements declared, {end - pos} "
+            "bytes left",
             needed=pos + _count2 * 4,
         )
     for _ in range(_count2):
@@ -6591,7 +6839,8 @@ def _decode_sasl_handshake_response(
         raise InvalidValue(f"SaslHandshakeResponse.mechanisms: negative count {_count2}")
     if _count2 * 2 > end - pos:
         raise Truncated(
-            f"SaslHandshakeResponse.mechanisms: {_count2} elements declared, {end - pos} bytes left",
+            f"SaslHandshakeResponse.mechanisms: {_count2} elements declared, {end - pos} bytes "
+            "left",
             needed=pos + _count2 * 2,
         )
     for _ in range(_count2):
@@ -6687,7 +6936,8 @@ def _decode_sasl_authenticate_response(
                 )
             if _n2 > end - pos:
                 raise Truncated(
-                    f"SaslAuthenticateResponse.sasl_opaque_data: {_n2} bytes declared, {end - pos} left",
+                    f"SaslAuthenticateResponse.sasl_opaque_data: {_n2} bytes declared, "
+                    f"{end - pos} left",
                     needed=pos + _n2,
                 )
             _item1 = data[pos : pos + _n2]
@@ -6756,7 +7006,8 @@ def _decode_open_response(
         raise InvalidValue(f"OpenResponse.connection_properties: negative count {_count2}")
     if _count2 * 4 > end - pos:
         raise Truncated(
-            f"OpenResponse.connection_properties: {_count2} elements declared, {end - pos} bytes left",
+            f"OpenResponse.connection_properties: {_count2} elements declared, {end - pos} bytes "
+            "left",
             needed=pos + _count2 * 4,
         )
     for _ in range(_count2):
@@ -7031,7 +7282,8 @@ def _decode_exchange_command_versions_request(
         raise InvalidValue(f"ExchangeCommandVersionsRequest.commands: negative count {_count2}")
     if _count2 * 6 > end - pos:
         raise Truncated(
-            f"ExchangeCommandVersionsRequest.commands: {_count2} elements declared, {end - pos} bytes left",
+            f"ExchangeCommandVersionsRequest.commands: {_count2} elements declared, {end - pos} "
+            "bytes left",
             needed=pos + _count2 * 6,
         )
     for _ in range(_count2):
@@ -7061,7 +7313,8 @@ def _decode_exchange_command_versions_response(
         raise InvalidValue(f"ExchangeCommandVersionsResponse.commands: negative count {_count2}")
     if _count2 * 6 > end - pos:
         raise Truncated(
-            f"ExchangeCommandVersionsResponse.commands: {_count2} elements declared, {end - pos} bytes left",
+            f"ExchangeCommandVersionsResponse.commands: {_count2} elements declared, {end - pos} "
+            "bytes left",
             needed=pos + _count2 * 6,
         )
     for _ in range(_count2):
@@ -7164,7 +7417,8 @@ def _decode_create_super_stream_request(
         raise InvalidValue(f"CreateSuperStreamRequest.partitions: negative count {_count3}")
     if _count3 * 2 > end - pos:
         raise Truncated(
-            f"CreateSuperStreamRequest.partitions: {_count3} elements declared, {end - pos} bytes left",
+            f"CreateSuperStreamRequest.partitions: {_count3} elements declared, {end - pos} "
+            "bytes left",
             needed=pos + _count3 * 2,
         )
     for _ in range(_count3):
@@ -7194,7 +7448,8 @@ def _decode_create_super_stream_request(
         raise InvalidValue(f"CreateSuperStreamRequest.binding_keys: negative count {_count6}")
     if _count6 * 2 > end - pos:
         raise Truncated(
-            f"CreateSuperStreamRequest.binding_keys: {_count6} elements declared, {end - pos} bytes left",
+            f"CreateSuperStreamRequest.binding_keys: {_count6} elements declared, {end - pos} "
+            "bytes left",
             needed=pos + _count6 * 2,
         )
     for _ in range(_count6):
@@ -7209,7 +7464,8 @@ def _decode_create_super_stream_request(
                 raise InvalidValue(f"CreateSuperStreamRequest.binding_keys: negative length {_n7}")
             if _n7 > end - pos:
                 raise Truncated(
-                    f"CreateSuperStreamRequest.binding_keys: {_n7} bytes declared, {end - pos} left",
+                    f"CreateSuperStreamRequest.binding_keys: {_n7} bytes declared, {end - pos} "
+                    "left",
                     needed=pos + _n7,
                 )
             _item5 = _support.utf8(data[pos : pos + _n7], "CreateSuperStreamRequest.binding_keys")
@@ -7224,7 +7480,8 @@ def _decode_create_super_stream_request(
         raise InvalidValue(f"CreateSuperStreamRequest.arguments: negative count {_count9}")
     if _count9 * 4 > end - pos:
         raise Truncated(
-            f"CreateSuperStreamRequest.arguments: {_count9} elements declared, {end - pos} bytes left",
+            f"CreateSuperStreamRequest.arguments: {_count9} elements declared, {end - pos} bytes "
+            "left",
             needed=pos + _count9 * 4,
         )
     for _ in range(_count9):
@@ -7320,129 +7577,137 @@ def decode_at(
 
 
 _Decoder = Callable[[bytes, int, int, Context | None], tuple[Frame, int]]
+# Keyed by the codes' plain values: the code read from the wire finds its entry
+# without a comparison against an enum member.
 _DECODERS: dict[object, _Decoder] = {
-    (1, 1): _decode_declare_publisher_request,
-    (0x8001, 1): _decode_declare_publisher_response,
-    (2, 1): _decode_publish,
-    (2, 2): _decode_publish_v2,
-    (3, 1): _decode_publish_confirm,
-    (4, 1): _decode_publish_error,
-    (5, 1): _decode_query_publisher_sequence_request,
-    (0x8005, 1): _decode_query_publisher_sequence_response,
-    (6, 1): _decode_delete_publisher_request,
-    (0x8006, 1): _decode_delete_publisher_response,
-    (7, 1): _decode_subscribe_request,
-    (0x8007, 1): _decode_subscribe_response,
-    (8, 1): _decode_deliver,
-    (8, 2): _decode_deliver_v2,
-    (9, 1): _decode_credit_request,
-    (0x8009, 1): _decode_credit_response,
-    (0xA, 1): _decode_store_offset,
-    (0xB, 1): _decode_query_offset_request,
-    (0x800B, 1): _decode_query_offset_response,
-    (0xC, 1): _decode_unsubscribe_request,
-    (0x800C, 1): _decode_unsubscribe_response,
-    (0xD, 1): _decode_create_request,
-    (0x800D, 1): _decode_create_response,
-    (0xE, 1): _decode_delete_request,
-    (0x800E, 1): _decode_delete_response,
-    (0xF, 1): _decode_metadata_request,
-    (0x800F, 1): _decode_metadata_response,
-    (0x10, 1): _decode_metadata_update,
-    (0x11, 1): _decode_peer_properties_request,
-    (0x8011, 1): _decode_peer_properties_response,
-    (0x12, 1): _decode_sasl_handshake_request,
-    (0x8012, 1): _decode_sasl_handshake_response,
-    (0x13, 1): _decode_sasl_authenticate_request,
-    (0x8013, 1): _decode_sasl_authenticate_response,
-    (0x14, 1): _decode_tune,
+    FrameType.DECLARE_PUBLISHER_REQUEST.value: _decode_declare_publisher_request,
+    FrameType.DECLARE_PUBLISHER_RESPONSE.value: _decode_declare_publisher_response,
+    FrameType.PUBLISH.value: _decode_publish,
+    FrameType.PUBLISH_V2.value: _decode_publish_v2,
+    FrameType.PUBLISH_CONFIRM.value: _decode_publish_confirm,
+    FrameType.PUBLISH_ERROR.value: _decode_publish_error,
+    FrameType.QUERY_PUBLISHER_SEQUENCE_REQUEST.value: _decode_query_publisher_sequence_request,
+    FrameType.QUERY_PUBLISHER_SEQUENCE_RESPONSE.value: _decode_query_publisher_sequence_response,
+    FrameType.DELETE_PUBLISHER_REQUEST.value: _decode_delete_publisher_request,
+    FrameType.DELETE_PUBLISHER_RESPONSE.value: _decode_delete_publisher_response,
+    FrameType.SUBSCRIBE_REQUEST.value: _decode_subscribe_request,
+    FrameType.SUBSCRIBE_RESPONSE.value: _decode_subscribe_response,
+    FrameType.DELIVER.value: _decode_deliver,
+    FrameType.DELIVER_V2.value: _decode_deliver_v2,
+    FrameType.CREDIT_REQUEST.value: _decode_credit_request,
+    FrameType.CREDIT_RESPONSE.value: _decode_credit_response,
+    FrameType.STORE_OFFSET.value: _decode_store_offset,
+    FrameType.QUERY_OFFSET_REQUEST.value: _decode_query_offset_request,
+    FrameType.QUERY_OFFSET_RESPONSE.value: _decode_query_offset_response,
+    FrameType.UNSUBSCRIBE_REQUEST.value: _decode_unsubscribe_request,
+    FrameType.UNSUBSCRIBE_RESPONSE.value: _decode_unsubscribe_response,
+    FrameType.CREATE_REQUEST.value: _decode_create_request,
+    FrameType.CREATE_RESPONSE.value: _decode_create_response,
+    FrameType.DELETE_REQUEST.value: _decode_delete_request,
+    FrameType.DELETE_RESPONSE.value: _decode_delete_response,
+    FrameType.METADATA_REQUEST.value: _decode_metadata_request,
+    FrameType.METADATA_RESPONSE.value: _decode_metadata_response,
+    FrameType.METADATA_UPDATE.value: _decode_metadata_update,
+    FrameType.PEER_PROPERTIES_REQUEST.value: _decode_peer_properties_request,
+    FrameType.PEER_PROPERTIES_RESPONSE.value: _decode_peer_properties_response,
+    FrameType.SASL_HANDSHAKE_REQUEST.value: _decode_sasl_handshake_request,
+    FrameType.SASL_HANDSHAKE_RESPONSE.value: _decode_sasl_handshake_response,
+    FrameType.SASL_AUTHENTICATE_REQUEST.value: _decode_sasl_authenticate_request,
+    FrameType.SASL_AUTHENTICATE_RESPONSE.value: _decode_sasl_authenticate_response,
+    FrameType.TUNE.value: _decode_tune,
     (0x8014, 1): _decode_tune,
-    (0x15, 1): _decode_open_request,
-    (0x8015, 1): _decode_open_response,
-    (0x16, 1): _decode_close_request,
-    (0x8016, 1): _decode_close_response,
-    (0x17, 1): _decode_heartbeat,
+    FrameType.OPEN_REQUEST.value: _decode_open_request,
+    FrameType.OPEN_RESPONSE.value: _decode_open_response,
+    FrameType.CLOSE_REQUEST.value: _decode_close_request,
+    FrameType.CLOSE_RESPONSE.value: _decode_close_response,
+    FrameType.HEARTBEAT.value: _decode_heartbeat,
     (0x18, 1): _ambiguous,
-    (0x8018, 1): _decode_route_response,
+    FrameType.ROUTE_RESPONSE.value: _decode_route_response,
     (0x19, 1): _ambiguous,
-    (0x8019, 1): _decode_partitions_response,
-    (0x1A, 1): _decode_consumer_update_request,
-    (0x801A, 1): _decode_consumer_update_response,
-    (0x1B, 1): _decode_exchange_command_versions_request,
-    (0x801B, 1): _decode_exchange_command_versions_response,
-    (0x1C, 1): _decode_stream_stats_request,
-    (0x801C, 1): _decode_stream_stats_response,
-    (0x1D, 1): _decode_create_super_stream_request,
-    (0x801D, 1): _decode_create_super_stream_response,
-    (0x1E, 1): _decode_delete_super_stream_request,
-    (0x801E, 1): _decode_delete_super_stream_response,
+    FrameType.PARTITIONS_RESPONSE.value: _decode_partitions_response,
+    FrameType.CONSUMER_UPDATE_REQUEST.value: _decode_consumer_update_request,
+    FrameType.CONSUMER_UPDATE_RESPONSE.value: _decode_consumer_update_response,
+    FrameType.EXCHANGE_COMMAND_VERSIONS_REQUEST.value: _decode_exchange_command_versions_request,
+    FrameType.EXCHANGE_COMMAND_VERSIONS_RESPONSE.value: _decode_exchange_command_versions_response,
+    FrameType.STREAM_STATS_REQUEST.value: _decode_stream_stats_request,
+    FrameType.STREAM_STATS_RESPONSE.value: _decode_stream_stats_response,
+    FrameType.CREATE_SUPER_STREAM_REQUEST.value: _decode_create_super_stream_request,
+    FrameType.CREATE_SUPER_STREAM_RESPONSE.value: _decode_create_super_stream_response,
+    FrameType.DELETE_SUPER_STREAM_REQUEST.value: _decode_delete_super_stream_request,
+    FrameType.DELETE_SUPER_STREAM_RESPONSE.value: _decode_delete_super_stream_response,
 }
 _DECODERS_FROM: dict[str, dict[object, _Decoder]] = {
     "client": {
-        (1, 1): _decode_declare_publisher_request,
-        (2, 1): _decode_publish,
-        (2, 2): _decode_publish_v2,
-        (5, 1): _decode_query_publisher_sequence_request,
-        (6, 1): _decode_delete_publisher_request,
-        (7, 1): _decode_subscribe_request,
-        (9, 1): _decode_credit_request,
-        (0xA, 1): _decode_store_offset,
-        (0xB, 1): _decode_query_offset_request,
-        (0xC, 1): _decode_unsubscribe_request,
-        (0xD, 1): _decode_create_request,
-        (0xE, 1): _decode_delete_request,
-        (0xF, 1): _decode_metadata_request,
-        (0x11, 1): _decode_peer_properties_request,
-        (0x12, 1): _decode_sasl_handshake_request,
-        (0x13, 1): _decode_sasl_authenticate_request,
-        (0x14, 1): _decode_tune,
+        FrameType.DECLARE_PUBLISHER_REQUEST.value: _decode_declare_publisher_request,
+        FrameType.PUBLISH.value: _decode_publish,
+        FrameType.PUBLISH_V2.value: _decode_publish_v2,
+        FrameType.QUERY_PUBLISHER_SEQUENCE_REQUEST.value: _decode_query_publisher_sequence_request,
+        FrameType.DELETE_PUBLISHER_REQUEST.value: _decode_delete_publisher_request,
+        FrameType.SUBSCRIBE_REQUEST.value: _decode_subscribe_request,
+        FrameType.CREDIT_REQUEST.value: _decode_credit_request,
+        FrameType.STORE_OFFSET.value: _decode_store_offset,
+        FrameType.QUERY_OFFSET_REQUEST.value: _decode_query_offset_request,
+        FrameType.UNSUBSCRIBE_REQUEST.value: _decode_unsubscribe_request,
+        FrameType.CREATE_REQUEST.value: _decode_create_request,
+        FrameType.DELETE_REQUEST.value: _decode_delete_request,
+        FrameType.METADATA_REQUEST.value: _decode_metadata_request,
+        FrameType.PEER_PROPERTIES_REQUEST.value: _decode_peer_properties_request,
+        FrameType.SASL_HANDSHAKE_REQUEST.value: _decode_sasl_handshake_request,
+        FrameType.SASL_AUTHENTICATE_REQUEST.value: _decode_sasl_authenticate_request,
+        FrameType.TUNE.value: _decode_tune,
         (0x8014, 1): _decode_tune,
-        (0x15, 1): _decode_open_request,
-        (0x16, 1): _decode_close_request,
-        (0x8016, 1): _decode_close_response,
-        (0x17, 1): _decode_heartbeat,
-        (0x18, 1): _decode_route_request,
-        (0x19, 1): _decode_partitions_request,
-        (0x801A, 1): _decode_consumer_update_response,
-        (0x1B, 1): _decode_exchange_command_versions_request,
-        (0x1C, 1): _decode_stream_stats_request,
-        (0x1D, 1): _decode_create_super_stream_request,
-        (0x1E, 1): _decode_delete_super_stream_request,
+        FrameType.OPEN_REQUEST.value: _decode_open_request,
+        FrameType.CLOSE_REQUEST.value: _decode_close_request,
+        FrameType.CLOSE_RESPONSE.value: _decode_close_response,
+        FrameType.HEARTBEAT.value: _decode_heartbeat,
+        FrameType.ROUTE_REQUEST.value: _decode_route_request,
+        FrameType.PARTITIONS_REQUEST.value: _decode_partitions_request,
+        FrameType.CONSUMER_UPDATE_RESPONSE.value: _decode_consumer_update_response,
+        FrameType.EXCHANGE_COMMAND_VERSIONS_REQUEST.value: (
+            _decode_exchange_command_versions_request
+        ),
+        FrameType.STREAM_STATS_REQUEST.value: _decode_stream_stats_request,
+        FrameType.CREATE_SUPER_STREAM_REQUEST.value: _decode_create_super_stream_request,
+        FrameType.DELETE_SUPER_STREAM_REQUEST.value: _decode_delete_super_stream_request,
     },
     "server": {
-        (0x8001, 1): _decode_declare_publisher_response,
-        (3, 1): _decode_publish_confirm,
-        (4, 1): _decode_publish_error,
-        (0x8005, 1): _decode_query_publisher_sequence_response,
-        (0x8006, 1): _decode_delete_publisher_response,
-        (0x8007, 1): _decode_subscribe_response,
-        (8, 1): _decode_deliver,
-        (8, 2): _decode_deliver_v2,
-        (0x8009, 1): _decode_credit_response,
-        (0x800B, 1): _decode_query_offset_response,
-        (0x800C, 1): _decode_unsubscribe_response,
-        (0x800D, 1): _decode_create_response,
-        (0x800E, 1): _decode_delete_response,
-        (0x800F, 1): _decode_metadata_response,
-        (0x10, 1): _decode_metadata_update,
-        (0x8011, 1): _decode_peer_properties_response,
-        (0x8012, 1): _decode_sasl_handshake_response,
-        (0x8013, 1): _decode_sasl_authenticate_response,
-        (0x14, 1): _decode_tune,
+        FrameType.DECLARE_PUBLISHER_RESPONSE.value: _decode_declare_publisher_response,
+        FrameType.PUBLISH_CONFIRM.value: _decode_publish_confirm,
+        FrameType.PUBLISH_ERROR.value: _decode_publish_error,
+        FrameType.QUERY_PUBLISHER_SEQUENCE_RESPONSE.value: (
+            _decode_query_publisher_sequence_response
+        ),
+        FrameType.DELETE_PUBLISHER_RESPONSE.value: _decode_delete_publisher_response,
+        FrameType.SUBSCRIBE_RESPONSE.value: _decode_subscribe_response,
+        FrameType.DELIVER.value: _decode_deliver,
+        FrameType.DELIVER_V2.value: _decode_deliver_v2,
+        FrameType.CREDIT_RESPONSE.value: _decode_credit_response,
+        FrameType.QUERY_OFFSET_RESPONSE.value: _decode_query_offset_response,
+        FrameType.UNSUBSCRIBE_RESPONSE.value: _decode_unsubscribe_response,
+        FrameType.CREATE_RESPONSE.value: _decode_create_response,
+        FrameType.DELETE_RESPONSE.value: _decode_delete_response,
+        FrameType.METADATA_RESPONSE.value: _decode_metadata_response,
+        FrameType.METADATA_UPDATE.value: _decode_metadata_update,
+        FrameType.PEER_PROPERTIES_RESPONSE.value: _decode_peer_properties_response,
+        FrameType.SASL_HANDSHAKE_RESPONSE.value: _decode_sasl_handshake_response,
+        FrameType.SASL_AUTHENTICATE_RESPONSE.value: _decode_sasl_authenticate_response,
+        FrameType.TUNE.value: _decode_tune,
         (0x8014, 1): _decode_tune,
-        (0x8015, 1): _decode_open_response,
-        (0x16, 1): _decode_close_request,
-        (0x8016, 1): _decode_close_response,
-        (0x17, 1): _decode_heartbeat,
+        FrameType.OPEN_RESPONSE.value: _decode_open_response,
+        FrameType.CLOSE_REQUEST.value: _decode_close_request,
+        FrameType.CLOSE_RESPONSE.value: _decode_close_response,
+        FrameType.HEARTBEAT.value: _decode_heartbeat,
         (0x18, 1): _decode_route_response,
-        (0x8018, 1): _decode_route_response,
+        FrameType.ROUTE_RESPONSE.value: _decode_route_response,
         (0x19, 1): _decode_partitions_response,
-        (0x8019, 1): _decode_partitions_response,
-        (0x1A, 1): _decode_consumer_update_request,
-        (0x801B, 1): _decode_exchange_command_versions_response,
-        (0x801C, 1): _decode_stream_stats_response,
-        (0x801D, 1): _decode_create_super_stream_response,
-        (0x801E, 1): _decode_delete_super_stream_response,
+        FrameType.PARTITIONS_RESPONSE.value: _decode_partitions_response,
+        FrameType.CONSUMER_UPDATE_REQUEST.value: _decode_consumer_update_request,
+        FrameType.EXCHANGE_COMMAND_VERSIONS_RESPONSE.value: (
+            _decode_exchange_command_versions_response
+        ),
+        FrameType.STREAM_STATS_RESPONSE.value: _decode_stream_stats_response,
+        FrameType.CREATE_SUPER_STREAM_RESPONSE.value: _decode_create_super_stream_response,
+        FrameType.DELETE_SUPER_STREAM_RESPONSE.value: _decode_delete_super_stream_response,
     },
 }
 

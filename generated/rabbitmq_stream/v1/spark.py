@@ -267,7 +267,8 @@ PROPERTY_SCHEMA: Final = StructType(
         StructField("value", StringType(), True),
     ]
 )
-"""Property: A pair of strings: 'Property => Key Value' (Subscribe), 'PeerProperty => Key Value', 'ConnectionProperty => Key Value', 'Argument => Key Value'."""
+"""Property: A pair of strings: 'Property => Key Value' (Subscribe), 'PeerProperty => Key Value',
+'ConnectionProperty => Key Value', 'Argument => Key Value'."""
 
 SIMPLE_ENTRY_SCHEMA: Final = StructType(
     [
@@ -395,7 +396,8 @@ OFFSET_SPEC_TIMESTAMP_SCHEMA: Final = StructType(
         StructField("timestamp", LongType(), False),
     ]
 )
-"""OffsetSpecTimestamp: A point in time, Erlang system time in milliseconds since the epoch (type 5)."""
+"""OffsetSpecTimestamp: A point in time, Erlang system time in milliseconds since the epoch (type
+5)."""
 
 OFFSET_SPECIFICATION_SCHEMA: Final = StructType(
     [
@@ -444,7 +446,8 @@ DECLARE_PUBLISHER_REQUEST_SCHEMA: Final = StructType(
         StructField("stream", StringType(), True),
     ]
 )
-"""DeclarePublisherRequest: Declare a publisher id for a stream, with an optional reference for deduplication."""
+"""DeclarePublisherRequest: Declare a publisher id for a stream, with an optional reference for
+deduplication."""
 
 DECLARE_PUBLISHER_RESPONSE_SCHEMA: Final = StructType(
     [
@@ -493,7 +496,8 @@ QUERY_PUBLISHER_SEQUENCE_REQUEST_SCHEMA: Final = StructType(
         StructField("stream", StringType(), True),
     ]
 )
-"""QueryPublisherSequenceRequest: Ask for the last publishing id stored for a publisher reference on a stream."""
+"""QueryPublisherSequenceRequest: Ask for the last publishing id stored for a publisher reference on
+a stream."""
 
 QUERY_PUBLISHER_SEQUENCE_RESPONSE_SCHEMA: Final = StructType(
     [
@@ -502,7 +506,8 @@ QUERY_PUBLISHER_SEQUENCE_RESPONSE_SCHEMA: Final = StructType(
         StructField("sequence", DecimalType(20, 0), False),
     ]
 )
-"""QueryPublisherSequenceResponse: The last stored publishing id (sequence) of that publisher reference."""
+"""QueryPublisherSequenceResponse: The last stored publishing id (sequence) of that publisher
+reference."""
 
 DELETE_PUBLISHER_REQUEST_SCHEMA: Final = StructType(
     [
@@ -530,7 +535,8 @@ SUBSCRIBE_REQUEST_SCHEMA: Final = StructType(
         StructField("properties", ArrayType(PROPERTY_SCHEMA, False), False),
     ]
 )
-"""SubscribeRequest: Start consuming a stream from an offset specification, with initial credit and properties."""
+"""SubscribeRequest: Start consuming a stream from an offset specification, with initial credit and
+properties."""
 
 SUBSCRIBE_RESPONSE_SCHEMA: Final = StructType(
     [
@@ -680,7 +686,8 @@ PEER_PROPERTIES_REQUEST_SCHEMA: Final = StructType(
         StructField("peer_properties", ArrayType(PROPERTY_SCHEMA, False), False),
     ]
 )
-"""PeerPropertiesRequest: The client's properties (product, version, connection_name, ...); first frame of a connection."""
+"""PeerPropertiesRequest: The client's properties (product, version, connection_name, ...); first
+frame of a connection."""
 
 PEER_PROPERTIES_RESPONSE_SCHEMA: Final = StructType(
     [
@@ -714,7 +721,8 @@ SASL_AUTHENTICATE_REQUEST_SCHEMA: Final = StructType(
         StructField("sasl_opaque_data", BinaryType(), True),
     ]
 )
-"""SaslAuthenticateRequest: Authenticate with the chosen mechanism (PLAIN: b'\\0user\\0password')."""
+"""SaslAuthenticateRequest: Authenticate with the chosen mechanism (PLAIN:
+b'\\0user\\0password')."""
 
 SASL_AUTHENTICATE_RESPONSE_SCHEMA: Final = StructType(
     [
@@ -723,7 +731,8 @@ SASL_AUTHENTICATE_RESPONSE_SCHEMA: Final = StructType(
         StructField("sasl_opaque_data", ArrayType(BinaryType(), True), False),
     ]
 )
-"""SaslAuthenticateResponse: Outcome of a SASL step. sasl_opaque_data holds zero or one blob: brokers omit it unless they send a challenge."""
+"""SaslAuthenticateResponse: Outcome of a SASL step. sasl_opaque_data holds zero or one blob:
+brokers omit it unless they send a challenge."""
 
 TUNE_SCHEMA: Final = StructType(
     [
@@ -731,7 +740,8 @@ TUNE_SCHEMA: Final = StructType(
         StructField("heartbeat", LongType(), False),
     ]
 )
-"""Tune: The server proposes frame_max and heartbeat; the client answers with the same frame carrying the values it adopts (0 means no limit / no heartbeat)."""
+"""Tune: The server proposes frame_max and heartbeat; the client answers with the same frame
+carrying the values it adopts (0 means no limit / no heartbeat)."""
 
 OPEN_REQUEST_SCHEMA: Final = StructType(
     [
@@ -748,7 +758,8 @@ OPEN_RESPONSE_SCHEMA: Final = StructType(
         StructField("connection_properties", ArrayType(PROPERTY_SCHEMA, False), False),
     ]
 )
-"""OpenResponse: Outcome of the OpenRequest, with connection properties (advertised_host, advertised_port)."""
+"""OpenResponse: Outcome of the OpenRequest, with connection properties (advertised_host,
+advertised_port)."""
 
 CLOSE_REQUEST_SCHEMA: Final = StructType(
     [
@@ -757,7 +768,8 @@ CLOSE_REQUEST_SCHEMA: Final = StructType(
         StructField("closing_reason", StringType(), True),
     ]
 )
-"""CloseRequest: Close the connection; either side may send it (the broker does on protocol errors)."""
+"""CloseRequest: Close the connection; either side may send it (the broker does on protocol
+errors)."""
 
 CLOSE_RESPONSE_SCHEMA: Final = StructType(
     [
@@ -816,7 +828,8 @@ CONSUMER_UPDATE_REQUEST_SCHEMA: Final = StructType(
         StructField("active", IntegerType(), False),
     ]
 )
-"""ConsumerUpdateRequest: Single active consumer: tells a subscription whether it is now active; the client answers with the offset to resume from."""
+"""ConsumerUpdateRequest: Single active consumer: tells a subscription whether it is now active; the
+client answers with the offset to resume from."""
 
 CONSUMER_UPDATE_RESPONSE_SCHEMA: Final = StructType(
     [
@@ -825,7 +838,8 @@ CONSUMER_UPDATE_RESPONSE_SCHEMA: Final = StructType(
         StructField("offset_specification", CONSUMER_UPDATE_OFFSET_SPECIFICATION_SCHEMA, False),
     ]
 )
-"""ConsumerUpdateResponse: The client's answer to a ConsumerUpdateRequest, with the offset to resume from."""
+"""ConsumerUpdateResponse: The client's answer to a ConsumerUpdateRequest, with the offset to resume
+from."""
 
 EXCHANGE_COMMAND_VERSIONS_REQUEST_SCHEMA: Final = StructType(
     [

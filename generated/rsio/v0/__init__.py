@@ -13,16 +13,13 @@ serialization; this file does (see the comments at the top).
 
 from __future__ import annotations
 
-import struct
-from enum import Enum, IntEnum
+from enum import IntEnum
 from typing import Callable, ClassVar
 
 from wirestream.runtime import _support
 from wirestream.runtime.errors import (
-    AmbiguousFrameType,
     EncodeError,
     InvalidValue,
-    LocalProtocolError,
     MalformedMsgpack,
     TrailingBytes,
     Truncated,
@@ -35,11 +32,15 @@ __all__ = [
     "Cancel",
     "ClientHello",
     "Context",
+    "ENCODINGS",
     "Frame",
     "FrameType",
     "Goodbye",
+    "LENGTH_PREFIX_SIZE",
     "MAX_FRAME_SIZE",
     "MsgpackStreamDecoder",
+    "NEEDS_CONTEXT",
+    "NEEDS_SENDER",
     "OnComplete",
     "OnError",
     "OnNext",
@@ -57,10 +58,26 @@ __all__ = [
     "encode",
     "encode_msgpack",
     "frame_bytes",
+    "track_context",
 ]
 
 MAX_FRAME_SIZE = 16777216
 """Default limit of a frame's size in bytes (transport prefix excluded)."""
+
+LENGTH_PREFIX_SIZE = 0
+"""Bytes of the big-endian length prefix before each frame on a byte stream
+(``frame_bytes``, ``StreamDecoder``); 0: frames delimit themselves."""
+
+ENCODINGS = ("binary", "msgpack")
+"""The encodings of a frame (``binary``: ``encode``, ``decode``, ``StreamDecoder``; ``msgpack``:
+``encode_msgpack``, ``decode_msgpack``, ``MsgpackStreamDecoder``)."""
+
+NEEDS_SENDER = False
+"""Every code means one frame, whoever sends it: decoding needs no ``sender``."""
+
+NEEDS_CONTEXT = True
+"""Frame layouts depend on a ``Context`` that earlier frames set: decode a
+direction's frames in order with one context, kept in step by ``track_context``."""
 
 
 class FrameType(IntEnum):
@@ -85,7 +102,12 @@ class Context:
     """Values negotiated on a connection that frame layouts depend on.
 
     Attributes:
-        element_size: elementSize announced by the publisher's `subscribed` for this subscriber Id (0 = variable size). Seeds 000/001: "The field subscribed.elementSize, if nonzero, indicates the fixed size of the elements that will be published in this stream. In fixed-size mode, the onNext.element field is not length-prefixed." The engine sets it on sending/receiving Subscribed and resets it when the Id is released (cancel, onComplete, onError, goodbye), since "After a subscription is closed, its Id can be reused".
+        element_size: elementSize announced by the publisher's `subscribed` for this subscriber Id
+            (0 = variable size). Seeds 000/001: "The field subscribed.elementSize, if nonzero,
+            indicates the fixed size of the elements that will be published in this stream. In
+            fixed-size mode, the onNext.element field is not length-prefixed." The engine sets it on
+            sending/receiving Subscribed and resets it when the Id is released (cancel, onComplete,
+            onError, goodbye), since "After a subscription is closed, its Id can be reused".
     """
 
     __slots__ = ("element_size",)
@@ -107,9 +129,13 @@ class Context:
 
 
 class ClientHello:
-    """First message of the client (the side that opened the connection): its protocol version (0) and the extension Ids it supports. The client may send more messages right after it without waiting for ServerHello ("loose" handshake). A side that receives a version it does not support MUST send Goodbye and close.
+    """First message of the client (the side that opened the connection): its protocol version (0)
+    and the extension Ids it supports. The client may send more messages right after it without
+    waiting for ServerHello ("loose" handshake). A side that receives a version it does not support
+    MUST send Goodbye and close.
 
-    Spec: seeds 000/001, Protocol negotiation: '--> clientHello(version: varint, extensions: Array[Id])' (seed 000; seed 001: 'extensions: List[Id]')
+    Spec: seeds 000/001, Protocol negotiation: '--> clientHello(version: varint, extensions:
+        Array[Id])' (seed 000; seed 001: 'extensions: List[Id]')
 
     Code: 1; sent by: client.
 
@@ -167,9 +193,12 @@ class ClientHello:
 
 
 class ServerHello:
-    """The server's hello: its version and supported extension Ids. It need not wait for ClientHello; a server speaking several versions must wait for ClientHello and answer with the client's version.
+    """The server's hello: its version and supported extension Ids. It need not wait for
+    ClientHello; a server speaking several versions must wait for ClientHello and answer with the
+    client's version.
 
-    Spec: seeds 000/001, Protocol negotiation: '<-- serverHello(version: varint, extensions: Array[Id])' (seed 000; seed 001: 'extensions: List[Id]')
+    Spec: seeds 000/001, Protocol negotiation: '<-- serverHello(version: varint, extensions:
+        Array[Id])' (seed 000; seed 001: 'extensions: List[Id]')
 
     Code: 2; sent by: server.
 
@@ -227,9 +256,12 @@ class ServerHello:
 
 
 class Goodbye:
-    """Orderly close: the sender closes all its open streams (as if by cancel or onError) and waits for the peer's Goodbye before closing the transport. Also the mandatory answer to a hello with an unsupported version.
+    """Orderly close: the sender closes all its open streams (as if by cancel or onError) and waits
+    for the peer's Goodbye before closing the transport. Also the mandatory answer to a hello with
+    an unsupported version.
 
-    Spec: seeds 000/001, Closing the connection: '--> goodbye(reason: String)' / '<-- goodbye(reason: String)'
+    Spec: seeds 000/001, Closing the connection: '--> goodbye(reason: String)' / '<--
+        goodbye(reason: String)'
 
     Code: 3; sent by: any.
 
@@ -272,14 +304,18 @@ class Goodbye:
 
 
 class Subscribe:
-    """Subscribe to a named publisher under a subscriber-chosen Id, optionally with initial demand. Either peer may subscribe ("The protocol is fully bidirectional"). The Id may be reused after cancel/onComplete/onError.
+    """Subscribe to a named publisher under a subscriber-chosen Id, optionally with initial demand.
+    Either peer may subscribe ("The protocol is fully bidirectional"). The Id may be reused after
+    cancel/onComplete/onError.
 
-    Spec: seeds 000/001, The Reactive Streams core protocol: '--> subscribe(publisher: String, subscriber: Id, initialDemand: Long = 0)'
+    Spec: seeds 000/001, The Reactive Streams core protocol: '--> subscribe(publisher: String,
+        subscriber: Id, initialDemand: Long = 0)'
 
     Code: 4; sent by: any.
 
     Attributes:
-        publisher: Publisher name; 'The publisher String needs to be parsed by the recipient; it is not described by this specification.'
+        publisher: Publisher name; 'The publisher String needs to be parsed by the recipient; it is
+            not described by this specification.'
         subscriber: Subscriber Id, 'generated by the subscriber and sent in the subscribe message'.
         initial_demand: Demand granted together with the subscription (may be 0).
     """
@@ -321,7 +357,10 @@ class Subscribe:
         )
 
     def __repr__(self) -> str:
-        return f"Subscribe(publisher={self.publisher!r}, subscriber={self.subscriber!r}, initial_demand={self.initial_demand!r})"
+        return (
+            f"Subscribe(publisher={self.publisher!r}, subscriber={self.subscriber!r}, "
+            f"initial_demand={self.initial_demand!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -334,7 +373,8 @@ class Subscribe:
         out.append(_support.write_varint(self.subscriber))
         if not 0 <= self.initial_demand <= 0x7FFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"Subscribe.initial_demand: {self.initial_demand!r} is outside 0..0x7fffffffffffffff"
+                f"Subscribe.initial_demand: {self.initial_demand!r} is outside "
+                "0..0x7fffffffffffffff"
             )
         out.append(_support.write_varint(self.initial_demand))
         return b"".join(out)
@@ -345,9 +385,12 @@ class Subscribe:
 
 
 class Request:
-    """Add demand to the subscription identified by `subscriber`. Demand accumulates up to 2^63-1 (RS §3.17: then "effectively unbounded"; the engine saturates). request(0) decodes (min 0) so that the publisher can answer it with OnError (RS §3.9), see the top.
+    """Add demand to the subscription identified by `subscriber`. Demand accumulates up to 2^63-1
+    (RS §3.17: then "effectively unbounded"; the engine saturates). request(0) decodes (min 0) so
+    that the publisher can answer it with OnError (RS §3.9), see the top.
 
-    Spec: seeds 000/001, The Reactive Streams core protocol: '--> request(subscriber: Id, demand: Long)'
+    Spec: seeds 000/001, The Reactive Streams core protocol: '--> request(subscriber: Id, demand:
+        Long)'
 
     Code: 5; sent by: any.
 
@@ -447,9 +490,12 @@ class Cancel:
 
 
 class Subscribed:
-    """The publisher accepted the subscription. A nonzero element_size switches the stream to fixed-size mode: OnNext elements lose their length prefix and OnNextPacked may be used. The engine stores it as ctx.element_size[subscriber].
+    """The publisher accepted the subscription. A nonzero element_size switches the stream to
+    fixed-size mode: OnNext elements lose their length prefix and OnNextPacked may be used. The
+    engine stores it as ctx.element_size[subscriber].
 
-    Spec: seeds 000/001, The Reactive Streams core protocol: '<-- subscribed(subscriber: Id, elementSize: varint = 0) // For elementSize != 0, see the next section'
+    Spec: seeds 000/001, The Reactive Streams core protocol: '<-- subscribed(subscriber: Id,
+        elementSize: varint = 0) // For elementSize != 0, see the next section'
 
     Code: 7; sent by: any.
 
@@ -505,9 +551,11 @@ class Subscribed:
 
 
 class OnNext:
-    """One stream element. Length-prefixed (varint) when ctx.element_size for this subscriber is 0; exactly ctx.element_size bytes, with no prefix, in fixed-size mode.
+    """One stream element. Length-prefixed (varint) when ctx.element_size for this subscriber is 0;
+    exactly ctx.element_size bytes, with no prefix, in fixed-size mode.
 
-    Spec: seeds 000/001: '<-- onNext(subscriber: Id, element: bytes)'; 'In fixed-size mode, the onNext.element field is not length-prefixed.'
+    Spec: seeds 000/001: '<-- onNext(subscriber: Id, element: bytes)'; 'In fixed-size mode, the
+        onNext.element field is not length-prefixed.'
 
     Code: 8; sent by: any.
 
@@ -616,7 +664,8 @@ class OnComplete:
 class OnError:
     """The stream failed; the subscriber Id is released.
 
-    Spec: seeds 000/001, The Reactive Streams core protocol: '<-- onError(subscriber: Id, error: String)'
+    Spec: seeds 000/001, The Reactive Streams core protocol: '<-- onError(subscriber: Id, error:
+        String)'
 
     Code: 10; sent by: any.
 
@@ -675,9 +724,13 @@ class OnError:
 
 
 class OnNextPacked:
-    """Several fixed-size elements in one message: a varint count, then count * elementSize bytes. Only valid on a stream whose Subscribed announced element_size > 0. On a variable-size stream (ctx.element_size 0) the generated decoder rejects it (InvalidValue: an array element of size 0); the engine treats that as a protocol error.
+    """Several fixed-size elements in one message: a varint count, then count * elementSize bytes.
+    Only valid on a stream whose Subscribed announced element_size > 0. On a variable-size stream
+    (ctx.element_size 0) the generated decoder rejects it (InvalidValue: an array element of size
+    0); the engine treats that as a protocol error.
 
-    Spec: seeds 000/001, Packed messaging: '<-- onNextPacked(subscriber: Id, count: varint, messages: count * elementSize bytes)'
+    Spec: seeds 000/001, Packed messaging: '<-- onNextPacked(subscriber: Id, count: varint,
+        messages: count * elementSize bytes)'
 
     Code: 11; sent by: any.
 
@@ -729,7 +782,8 @@ class OnNextPacked:
         for _item1 in self.elements:
             if len(_item1) != _size2:
                 raise EncodeError(
-                    f"OnNextPacked.elements: an element has {len(_item1)} bytes, the layout needs {_size2}"
+                    f"OnNextPacked.elements: an element has {len(_item1)} bytes, the layout "
+                    f"needs {_size2}"
                 )
             out.append(_item1)
         return b"".join(out)
@@ -740,7 +794,9 @@ class OnNextPacked:
 
 
 class OnNextPart:
-    """A non-final part of a split element. Parts with the same element_id in the same stream are joined in arrival order; OnNextLastPart ends the element. Publishers MAY split; subscribers MUST support it. The data is always length-prefixed, even in fixed-size mode.
+    """A non-final part of a split element. Parts with the same element_id in the same stream are
+    joined in arrival order; OnNextLastPart ends the element. Publishers MAY split; subscribers MUST
+    support it. The data is always length-prefixed, even in fixed-size mode.
 
     Spec: seeds 000/001, Split messaging: '<-- onNextPart(subscriber: Id, element: Id, data: bytes)'
 
@@ -789,7 +845,10 @@ class OnNextPart:
         )
 
     def __repr__(self) -> str:
-        return f"OnNextPart(subscriber={self.subscriber!r}, element_id={self.element_id!r}, data={self.data!r})"
+        return (
+            f"OnNextPart(subscriber={self.subscriber!r}, element_id={self.element_id!r}, "
+            f"data={self.data!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -809,9 +868,11 @@ class OnNextPart:
 
 
 class OnNextLastPart:
-    """The final part of a split element; the subscriber's driver joins the parts and delivers one element.
+    """The final part of a split element; the subscriber's driver joins the parts and delivers one
+    element.
 
-    Spec: seeds 000/001, Split messaging: '<-- onNextLastPart(subscriber: Id, element: Id, data: bytes)'
+    Spec: seeds 000/001, Split messaging: '<-- onNextLastPart(subscriber: Id, element: Id, data:
+        bytes)'
 
     Code: 13; sent by: any.
 
@@ -858,7 +919,10 @@ class OnNextLastPart:
         )
 
     def __repr__(self) -> str:
-        return f"OnNextLastPart(subscriber={self.subscriber!r}, element_id={self.element_id!r}, data={self.data!r})"
+        return (
+            f"OnNextLastPart(subscriber={self.subscriber!r}, element_id={self.element_id!r}, "
+            f"data={self.data!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1235,36 +1299,57 @@ def decode_at(
     return decoder(data, pos, end, ctx)
 
 
+def track_context(frame: Frame, ctx: Context) -> None:
+    """Keep ``ctx`` in step with the frames of one direction: call it with each frame
+    in stream order, after it is decoded (or encoded) and before the next one is.
+
+    - ``element_size`` (per subscriber): set by Subscribed.element_size; back to 0 after OnComplete,
+      OnError.
+    """
+    kind = type(frame)
+    if kind is Subscribed:
+        assert isinstance(frame, Subscribed)
+        if frame.element_size != 0:
+            ctx.element_size[frame.subscriber] = frame.element_size
+        else:
+            ctx.element_size.pop(frame.subscriber, None)
+    elif kind is OnComplete or kind is OnError:
+        assert isinstance(frame, (OnComplete, OnError))
+        ctx.element_size.pop(frame.subscriber, None)
+
+
 _Decoder = Callable[[bytes, int, int, Context | None], tuple[Frame, int]]
+# Keyed by the codes' plain values: the code read from the wire finds its entry
+# without a comparison against an enum member.
 _DECODERS: dict[object, _Decoder] = {
-    1: _decode_client_hello,
-    2: _decode_server_hello,
-    3: _decode_goodbye,
-    4: _decode_subscribe,
-    5: _decode_request,
-    6: _decode_cancel,
-    7: _decode_subscribed,
-    8: _decode_on_next,
-    9: _decode_on_complete,
-    0xA: _decode_on_error,
-    0xB: _decode_on_next_packed,
-    0xC: _decode_on_next_part,
-    0xD: _decode_on_next_last_part,
+    FrameType.CLIENT_HELLO.value: _decode_client_hello,
+    FrameType.SERVER_HELLO.value: _decode_server_hello,
+    FrameType.GOODBYE.value: _decode_goodbye,
+    FrameType.SUBSCRIBE.value: _decode_subscribe,
+    FrameType.REQUEST.value: _decode_request,
+    FrameType.CANCEL.value: _decode_cancel,
+    FrameType.SUBSCRIBED.value: _decode_subscribed,
+    FrameType.ON_NEXT.value: _decode_on_next,
+    FrameType.ON_COMPLETE.value: _decode_on_complete,
+    FrameType.ON_ERROR.value: _decode_on_error,
+    FrameType.ON_NEXT_PACKED.value: _decode_on_next_packed,
+    FrameType.ON_NEXT_PART.value: _decode_on_next_part,
+    FrameType.ON_NEXT_LAST_PART.value: _decode_on_next_last_part,
 }
 _MSGPACK_DECODERS: dict[object, Callable[[list[object], Context | None], Frame]] = {
-    1: _mp_client_hello,
-    2: _mp_server_hello,
-    3: _mp_goodbye,
-    4: _mp_subscribe,
-    5: _mp_request,
-    6: _mp_cancel,
-    7: _mp_subscribed,
-    8: _mp_on_next,
-    9: _mp_on_complete,
-    0xA: _mp_on_error,
-    0xB: _mp_on_next_packed,
-    0xC: _mp_on_next_part,
-    0xD: _mp_on_next_last_part,
+    FrameType.CLIENT_HELLO.value: _mp_client_hello,
+    FrameType.SERVER_HELLO.value: _mp_server_hello,
+    FrameType.GOODBYE.value: _mp_goodbye,
+    FrameType.SUBSCRIBE.value: _mp_subscribe,
+    FrameType.REQUEST.value: _mp_request,
+    FrameType.CANCEL.value: _mp_cancel,
+    FrameType.SUBSCRIBED.value: _mp_subscribed,
+    FrameType.ON_NEXT.value: _mp_on_next,
+    FrameType.ON_COMPLETE.value: _mp_on_complete,
+    FrameType.ON_ERROR.value: _mp_on_error,
+    FrameType.ON_NEXT_PACKED.value: _mp_on_next_packed,
+    FrameType.ON_NEXT_PART.value: _mp_on_next_part,
+    FrameType.ON_NEXT_LAST_PART.value: _mp_on_next_last_part,
 }
 
 

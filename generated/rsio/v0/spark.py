@@ -110,7 +110,10 @@ CLIENT_HELLO_SCHEMA: Final = StructType(
         StructField("extensions", ArrayType(DecimalType(20, 0), False), False),
     ]
 )
-"""ClientHello: First message of the client (the side that opened the connection): its protocol version (0) and the extension Ids it supports. The client may send more messages right after it without waiting for ServerHello ("loose" handshake). A side that receives a version it does not support MUST send Goodbye and close."""
+"""ClientHello: First message of the client (the side that opened the connection): its protocol
+version (0) and the extension Ids it supports. The client may send more messages right after it
+without waiting for ServerHello ("loose" handshake). A side that receives a version it does not
+support MUST send Goodbye and close."""
 
 SERVER_HELLO_SCHEMA: Final = StructType(
     [
@@ -118,14 +121,18 @@ SERVER_HELLO_SCHEMA: Final = StructType(
         StructField("extensions", ArrayType(DecimalType(20, 0), False), False),
     ]
 )
-"""ServerHello: The server's hello: its version and supported extension Ids. It need not wait for ClientHello; a server speaking several versions must wait for ClientHello and answer with the client's version."""
+"""ServerHello: The server's hello: its version and supported extension Ids. It need not wait for
+ClientHello; a server speaking several versions must wait for ClientHello and answer with the
+client's version."""
 
 GOODBYE_SCHEMA: Final = StructType(
     [
         StructField("reason", StringType(), False),
     ]
 )
-"""Goodbye: Orderly close: the sender closes all its open streams (as if by cancel or onError) and waits for the peer's Goodbye before closing the transport. Also the mandatory answer to a hello with an unsupported version."""
+"""Goodbye: Orderly close: the sender closes all its open streams (as if by cancel or onError) and
+waits for the peer's Goodbye before closing the transport. Also the mandatory answer to a hello with
+an unsupported version."""
 
 SUBSCRIBE_SCHEMA: Final = StructType(
     [
@@ -134,7 +141,9 @@ SUBSCRIBE_SCHEMA: Final = StructType(
         StructField("initial_demand", LongType(), False),
     ]
 )
-"""Subscribe: Subscribe to a named publisher under a subscriber-chosen Id, optionally with initial demand. Either peer may subscribe ("The protocol is fully bidirectional"). The Id may be reused after cancel/onComplete/onError."""
+"""Subscribe: Subscribe to a named publisher under a subscriber-chosen Id, optionally with initial
+demand. Either peer may subscribe ("The protocol is fully bidirectional"). The Id may be reused
+after cancel/onComplete/onError."""
 
 REQUEST_SCHEMA: Final = StructType(
     [
@@ -142,7 +151,9 @@ REQUEST_SCHEMA: Final = StructType(
         StructField("demand", LongType(), False),
     ]
 )
-"""Request: Add demand to the subscription identified by `subscriber`. Demand accumulates up to 2^63-1 (RS §3.17: then "effectively unbounded"; the engine saturates). request(0) decodes (min 0) so that the publisher can answer it with OnError (RS §3.9), see the top."""
+"""Request: Add demand to the subscription identified by `subscriber`. Demand accumulates up to
+2^63-1 (RS §3.17: then "effectively unbounded"; the engine saturates). request(0) decodes (min 0) so
+that the publisher can answer it with OnError (RS §3.9), see the top."""
 
 CANCEL_SCHEMA: Final = StructType(
     [
@@ -157,7 +168,9 @@ SUBSCRIBED_SCHEMA: Final = StructType(
         StructField("element_size", DecimalType(20, 0), False),
     ]
 )
-"""Subscribed: The publisher accepted the subscription. A nonzero element_size switches the stream to fixed-size mode: OnNext elements lose their length prefix and OnNextPacked may be used. The engine stores it as ctx.element_size[subscriber]."""
+"""Subscribed: The publisher accepted the subscription. A nonzero element_size switches the stream
+to fixed-size mode: OnNext elements lose their length prefix and OnNextPacked may be used. The
+engine stores it as ctx.element_size[subscriber]."""
 
 ON_NEXT_SCHEMA: Final = StructType(
     [
@@ -165,7 +178,8 @@ ON_NEXT_SCHEMA: Final = StructType(
         StructField("element", BinaryType(), False),
     ]
 )
-"""OnNext: One stream element. Length-prefixed (varint) when ctx.element_size for this subscriber is 0; exactly ctx.element_size bytes, with no prefix, in fixed-size mode."""
+"""OnNext: One stream element. Length-prefixed (varint) when ctx.element_size for this subscriber is
+0; exactly ctx.element_size bytes, with no prefix, in fixed-size mode."""
 
 ON_COMPLETE_SCHEMA: Final = StructType(
     [
@@ -188,7 +202,10 @@ ON_NEXT_PACKED_SCHEMA: Final = StructType(
         StructField("elements", ArrayType(BinaryType(), False), False),
     ]
 )
-"""OnNextPacked: Several fixed-size elements in one message: a varint count, then count * elementSize bytes. Only valid on a stream whose Subscribed announced element_size > 0. On a variable-size stream (ctx.element_size 0) the generated decoder rejects it (InvalidValue: an array element of size 0); the engine treats that as a protocol error."""
+"""OnNextPacked: Several fixed-size elements in one message: a varint count, then count *
+elementSize bytes. Only valid on a stream whose Subscribed announced element_size > 0. On a
+variable-size stream (ctx.element_size 0) the generated decoder rejects it (InvalidValue: an array
+element of size 0); the engine treats that as a protocol error."""
 
 ON_NEXT_PART_SCHEMA: Final = StructType(
     [
@@ -197,7 +214,9 @@ ON_NEXT_PART_SCHEMA: Final = StructType(
         StructField("data", BinaryType(), False),
     ]
 )
-"""OnNextPart: A non-final part of a split element. Parts with the same element_id in the same stream are joined in arrival order; OnNextLastPart ends the element. Publishers MAY split; subscribers MUST support it. The data is always length-prefixed, even in fixed-size mode."""
+"""OnNextPart: A non-final part of a split element. Parts with the same element_id in the same
+stream are joined in arrival order; OnNextLastPart ends the element. Publishers MAY split;
+subscribers MUST support it. The data is always length-prefixed, even in fixed-size mode."""
 
 ON_NEXT_LAST_PART_SCHEMA: Final = StructType(
     [
@@ -206,7 +225,8 @@ ON_NEXT_LAST_PART_SCHEMA: Final = StructType(
         StructField("data", BinaryType(), False),
     ]
 )
-"""OnNextLastPart: The final part of a split element; the subscriber's driver joins the parts and delivers one element."""
+"""OnNextLastPart: The final part of a split element; the subscriber's driver joins the parts and
+delivers one element."""
 
 FRAME_LOG_SCHEMA: Final = StructType(
     [
@@ -418,6 +438,7 @@ def frame_row(frame: Frame) -> FrameRow:
         row = _ROWS[type(frame)]
     except KeyError:
         raise TypeError(
-            f"{type(frame).__name__} is not a frame of Reactive Streams network protocol, version 0 (draft)"
+            f"{type(frame).__name__} is not a frame of Reactive Streams network protocol, "
+            "version 0 (draft)"
         ) from None
     return row(frame)

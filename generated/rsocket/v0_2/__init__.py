@@ -12,16 +12,13 @@ types and a full 32-bit stream id.
 from __future__ import annotations
 
 import struct
-from enum import Enum, IntEnum
+from enum import IntEnum
 from typing import Callable, ClassVar
 
 from wirestream.runtime import _support
 from wirestream.runtime.errors import (
-    AmbiguousFrameType,
     EncodeError,
     InvalidValue,
-    LocalProtocolError,
-    MalformedMsgpack,
     TrailingBytes,
     Truncated,
     UnknownFrameType,
@@ -32,15 +29,19 @@ _new = object.__new__
 __all__ = [
     "Cancel",
     "Context",
+    "ENCODINGS",
     "Error",
     "ErrorCode",
     "Ext",
     "Frame",
     "FrameType",
     "Keepalive",
+    "LENGTH_PREFIX_SIZE",
     "Lease",
     "MAX_FRAME_SIZE",
     "MetadataPush",
+    "NEEDS_CONTEXT",
+    "NEEDS_SENDER",
     "RequestChannel",
     "RequestFnf",
     "RequestN",
@@ -60,6 +61,19 @@ __all__ = [
 
 MAX_FRAME_SIZE = 16777215
 """Default limit of a frame's size in bytes (transport prefix excluded)."""
+
+LENGTH_PREFIX_SIZE = 3
+"""Bytes of the big-endian length prefix before each frame on a byte stream
+(``frame_bytes``, ``StreamDecoder``); 0: frames delimit themselves."""
+
+ENCODINGS = ("binary",)
+"""The encodings of a frame (``binary``: ``encode``, ``decode``, ``StreamDecoder``)."""
+
+NEEDS_SENDER = False
+"""Every code means one frame, whoever sends it: decoding needs no ``sender``."""
+
+NEEDS_CONTEXT = False
+"""Frames decode without a ``Context``: each frame's bytes are enough."""
 
 _S_BH = struct.Struct(">BH")
 _S_HHII = struct.Struct(">HHII")
@@ -261,7 +275,16 @@ class Setup:
         )
 
     def __repr__(self) -> str:
-        return f"Setup(stream_id={self.stream_id!r}, ignore={self.ignore!r}, lease={self.lease!r}, strict={self.strict!r}, resume={self.resume!r}, major_version={self.major_version!r}, minor_version={self.minor_version!r}, keepalive_interval={self.keepalive_interval!r}, max_lifetime={self.max_lifetime!r}, resume_token={self.resume_token!r}, metadata_mime_type={self.metadata_mime_type!r}, data_mime_type={self.data_mime_type!r}, metadata={self.metadata!r}, data={self.data!r})"
+        return (
+            f"Setup(stream_id={self.stream_id!r}, ignore={self.ignore!r}, lease={self.lease!r}, "
+            f"strict={self.strict!r}, resume={self.resume!r}, "
+            f"major_version={self.major_version!r}, minor_version={self.minor_version!r}, "
+            f"keepalive_interval={self.keepalive_interval!r}, "
+            f"max_lifetime={self.max_lifetime!r}, resume_token={self.resume_token!r}, "
+            f"metadata_mime_type={self.metadata_mime_type!r}, "
+            f"data_mime_type={self.data_mime_type!r}, metadata={self.metadata!r}, "
+            f"data={self.data!r})"
+        )
 
     @property
     def ignore(self) -> bool:
@@ -425,7 +448,10 @@ class Lease:
         )
 
     def __repr__(self) -> str:
-        return f"Lease(stream_id={self.stream_id!r}, ignore={self.ignore!r}, ttl={self.ttl!r}, number_of_requests={self.number_of_requests!r}, metadata={self.metadata!r})"
+        return (
+            f"Lease(stream_id={self.stream_id!r}, ignore={self.ignore!r}, ttl={self.ttl!r}, "
+            f"number_of_requests={self.number_of_requests!r}, metadata={self.metadata!r})"
+        )
 
     @property
     def ignore(self) -> bool:
@@ -530,7 +556,11 @@ class Keepalive:
         )
 
     def __repr__(self) -> str:
-        return f"Keepalive(stream_id={self.stream_id!r}, ignore={self.ignore!r}, respond={self.respond!r}, last_received_position={self.last_received_position!r}, data={self.data!r})"
+        return (
+            f"Keepalive(stream_id={self.stream_id!r}, ignore={self.ignore!r}, "
+            f"respond={self.respond!r}, last_received_position={self.last_received_position!r}, "
+            f"data={self.data!r})"
+        )
 
     @property
     def ignore(self) -> bool:
@@ -635,7 +665,10 @@ class RequestResponse:
         )
 
     def __repr__(self) -> str:
-        return f"RequestResponse(stream_id={self.stream_id!r}, ignore={self.ignore!r}, follows={self.follows!r}, metadata={self.metadata!r}, data={self.data!r})"
+        return (
+            f"RequestResponse(stream_id={self.stream_id!r}, ignore={self.ignore!r}, "
+            f"follows={self.follows!r}, metadata={self.metadata!r}, data={self.data!r})"
+        )
 
     @property
     def ignore(self) -> bool:
@@ -746,7 +779,10 @@ class RequestFnf:
         )
 
     def __repr__(self) -> str:
-        return f"RequestFnf(stream_id={self.stream_id!r}, ignore={self.ignore!r}, follows={self.follows!r}, metadata={self.metadata!r}, data={self.data!r})"
+        return (
+            f"RequestFnf(stream_id={self.stream_id!r}, ignore={self.ignore!r}, "
+            f"follows={self.follows!r}, metadata={self.metadata!r}, data={self.data!r})"
+        )
 
     @property
     def ignore(self) -> bool:
@@ -863,7 +899,11 @@ class RequestStream:
         )
 
     def __repr__(self) -> str:
-        return f"RequestStream(stream_id={self.stream_id!r}, ignore={self.ignore!r}, follows={self.follows!r}, initial_request_n={self.initial_request_n!r}, metadata={self.metadata!r}, data={self.data!r})"
+        return (
+            f"RequestStream(stream_id={self.stream_id!r}, ignore={self.ignore!r}, "
+            f"follows={self.follows!r}, initial_request_n={self.initial_request_n!r}, "
+            f"metadata={self.metadata!r}, data={self.data!r})"
+        )
 
     @property
     def ignore(self) -> bool:
@@ -915,7 +955,8 @@ class RequestStream:
 class RequestChannel:
     """Request a completable stream in both directions.
 
-    Spec: Seed 003, REQUEST_CHANNEL (0x07): '| Frame Type |0|M|F|C|N| |' and 'Initial Request N (only if N bit set)'
+    Spec: Seed 003, REQUEST_CHANNEL (0x07): '| Frame Type |0|M|F|C|N| |' and 'Initial Request N
+        (only if N bit set)'
 
     Code: 7; sent by: any.
 
@@ -989,7 +1030,12 @@ class RequestChannel:
         )
 
     def __repr__(self) -> str:
-        return f"RequestChannel(stream_id={self.stream_id!r}, ignore={self.ignore!r}, follows={self.follows!r}, complete={self.complete!r}, initial_request_n={self.initial_request_n!r}, metadata={self.metadata!r}, data={self.data!r})"
+        return (
+            f"RequestChannel(stream_id={self.stream_id!r}, ignore={self.ignore!r}, "
+            f"follows={self.follows!r}, complete={self.complete!r}, "
+            f"initial_request_n={self.initial_request_n!r}, metadata={self.metadata!r}, "
+            f"data={self.data!r})"
+        )
 
     @property
     def ignore(self) -> bool:
@@ -1100,7 +1146,10 @@ class RequestN:
         )
 
     def __repr__(self) -> str:
-        return f"RequestN(stream_id={self.stream_id!r}, ignore={self.ignore!r}, request_n={self.request_n!r})"
+        return (
+            f"RequestN(stream_id={self.stream_id!r}, ignore={self.ignore!r}, "
+            f"request_n={self.request_n!r})"
+        )
 
     @property
     def ignore(self) -> bool:
@@ -1178,7 +1227,10 @@ class Cancel:
         )
 
     def __repr__(self) -> str:
-        return f"Cancel(stream_id={self.stream_id!r}, ignore={self.ignore!r}, metadata={self.metadata!r})"
+        return (
+            f"Cancel(stream_id={self.stream_id!r}, ignore={self.ignore!r}, "
+            f"metadata={self.metadata!r})"
+        )
 
     @property
     def ignore(self) -> bool:
@@ -1287,7 +1339,11 @@ class Response:
         )
 
     def __repr__(self) -> str:
-        return f"Response(stream_id={self.stream_id!r}, ignore={self.ignore!r}, follows={self.follows!r}, next={self.next!r}, complete={self.complete!r}, metadata={self.metadata!r}, data={self.data!r})"
+        return (
+            f"Response(stream_id={self.stream_id!r}, ignore={self.ignore!r}, "
+            f"follows={self.follows!r}, next={self.next!r}, complete={self.complete!r}, "
+            f"metadata={self.metadata!r}, data={self.data!r})"
+        )
 
     @property
     def ignore(self) -> bool:
@@ -1419,7 +1475,10 @@ class Error:
         )
 
     def __repr__(self) -> str:
-        return f"Error(stream_id={self.stream_id!r}, ignore={self.ignore!r}, error_code={self.error_code!r}, metadata={self.metadata!r}, data={self.data!r})"
+        return (
+            f"Error(stream_id={self.stream_id!r}, ignore={self.ignore!r}, "
+            f"error_code={self.error_code!r}, metadata={self.metadata!r}, data={self.data!r})"
+        )
 
     @property
     def ignore(self) -> bool:
@@ -1507,7 +1566,10 @@ class MetadataPush:
         )
 
     def __repr__(self) -> str:
-        return f"MetadataPush(stream_id={self.stream_id!r}, ignore={self.ignore!r}, metadata={self.metadata!r})"
+        return (
+            f"MetadataPush(stream_id={self.stream_id!r}, ignore={self.ignore!r}, "
+            f"metadata={self.metadata!r})"
+        )
 
     @property
     def ignore(self) -> bool:
@@ -1538,7 +1600,8 @@ class MetadataPush:
 class Resume:
     """Replaces SETUP to resume a previous session (optional feature).
 
-    Spec: Seed 003, RESUME (0x0D): '| Resume Identification Token | Last Received Position (Client) |'
+    Spec: Seed 003, RESUME (0x0D): '| Resume Identification Token | Last Received Position (Client)
+        |'
 
     Code: 13; sent by: any.
 
@@ -1598,7 +1661,11 @@ class Resume:
         )
 
     def __repr__(self) -> str:
-        return f"Resume(stream_id={self.stream_id!r}, ignore={self.ignore!r}, resume_token={self.resume_token!r}, last_received_position={self.last_received_position!r})"
+        return (
+            f"Resume(stream_id={self.stream_id!r}, ignore={self.ignore!r}, "
+            f"resume_token={self.resume_token!r}, "
+            f"last_received_position={self.last_received_position!r})"
+        )
 
     @property
     def ignore(self) -> bool:
@@ -1685,7 +1752,10 @@ class ResumeOk:
         )
 
     def __repr__(self) -> str:
-        return f"ResumeOk(stream_id={self.stream_id!r}, ignore={self.ignore!r}, last_received_position={self.last_received_position!r})"
+        return (
+            f"ResumeOk(stream_id={self.stream_id!r}, ignore={self.ignore!r}, "
+            f"last_received_position={self.last_received_position!r})"
+        )
 
     @property
     def ignore(self) -> bool:
@@ -1716,7 +1786,8 @@ class ResumeOk:
 class Ext:
     """Extension frame; content depends on the extended type.
 
-    Spec: Seed 003, EXT (0xFF): '| Frame Type |I|M| Flags |', '| Extended Type |', 'Depends on Extended Type...'
+    Spec: Seed 003, EXT (0xFF): '| Frame Type |I|M| Flags |', '| Extended Type |', 'Depends on
+        Extended Type...'
 
     Code: 255; sent by: any.
 
@@ -1784,7 +1855,11 @@ class Ext:
         )
 
     def __repr__(self) -> str:
-        return f"Ext(stream_id={self.stream_id!r}, ignore={self.ignore!r}, extended_type={self.extended_type!r}, metadata={self.metadata!r}, data={self.data!r})"
+        return (
+            f"Ext(stream_id={self.stream_id!r}, ignore={self.ignore!r}, "
+            f"extended_type={self.extended_type!r}, metadata={self.metadata!r}, "
+            f"data={self.data!r})"
+        )
 
     @property
     def ignore(self) -> bool:
@@ -1876,7 +1951,10 @@ class UnknownFrame:
         )
 
     def __repr__(self) -> str:
-        return f"UnknownFrame(code={self.code!r}, stream_id={self.stream_id!r}, flags={self.flags!r}, body={self.body!r})"
+        return (
+            f"UnknownFrame(code={self.code!r}, stream_id={self.stream_id!r}, "
+            f"flags={self.flags!r}, body={self.body!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         out: list[bytes] = []
@@ -2368,22 +2446,24 @@ def decode_at(
 
 
 _Decoder = Callable[[bytes, int, int, Context | None, int, int], tuple[Frame, int]]
+# Keyed by the codes' plain values: the code read from the wire finds its entry
+# without a comparison against an enum member.
 _DECODERS: dict[object, _Decoder] = {
-    1: _decode_setup,
-    2: _decode_lease,
-    3: _decode_keepalive,
-    4: _decode_request_response,
-    5: _decode_request_fnf,
-    6: _decode_request_stream,
-    7: _decode_request_channel,
-    8: _decode_request_n,
-    9: _decode_cancel,
-    0xA: _decode_response,
-    0xB: _decode_error,
-    0xC: _decode_metadata_push,
-    0xD: _decode_resume,
-    0xE: _decode_resume_ok,
-    0xFF: _decode_ext,
+    FrameType.SETUP.value: _decode_setup,
+    FrameType.LEASE.value: _decode_lease,
+    FrameType.KEEPALIVE.value: _decode_keepalive,
+    FrameType.REQUEST_RESPONSE.value: _decode_request_response,
+    FrameType.REQUEST_FNF.value: _decode_request_fnf,
+    FrameType.REQUEST_STREAM.value: _decode_request_stream,
+    FrameType.REQUEST_CHANNEL.value: _decode_request_channel,
+    FrameType.REQUEST_N.value: _decode_request_n,
+    FrameType.CANCEL.value: _decode_cancel,
+    FrameType.RESPONSE.value: _decode_response,
+    FrameType.ERROR.value: _decode_error,
+    FrameType.METADATA_PUSH.value: _decode_metadata_push,
+    FrameType.RESUME.value: _decode_resume,
+    FrameType.RESUME_OK.value: _decode_resume_ok,
+    FrameType.EXT.value: _decode_ext,
 }
 
 

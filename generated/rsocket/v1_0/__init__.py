@@ -12,16 +12,13 @@ length-prefixed (u24) on byte-stream transports such as TCP.
 from __future__ import annotations
 
 import struct
-from enum import Enum, IntEnum
+from enum import IntEnum
 from typing import Callable, ClassVar
 
 from wirestream.runtime import _support
 from wirestream.runtime.errors import (
-    AmbiguousFrameType,
     EncodeError,
     InvalidValue,
-    LocalProtocolError,
-    MalformedMsgpack,
     TrailingBytes,
     Truncated,
     UnknownFrameType,
@@ -32,15 +29,19 @@ _new = object.__new__
 __all__ = [
     "Cancel",
     "Context",
+    "ENCODINGS",
     "Error",
     "ErrorCode",
     "Ext",
     "Frame",
     "FrameType",
     "Keepalive",
+    "LENGTH_PREFIX_SIZE",
     "Lease",
     "MAX_FRAME_SIZE",
     "MetadataPush",
+    "NEEDS_CONTEXT",
+    "NEEDS_SENDER",
     "Payload",
     "RequestChannel",
     "RequestFnf",
@@ -61,6 +62,19 @@ __all__ = [
 
 MAX_FRAME_SIZE = 16777215
 """Default limit of a frame's size in bytes (transport prefix excluded)."""
+
+LENGTH_PREFIX_SIZE = 3
+"""Bytes of the big-endian length prefix before each frame on a byte stream
+(``frame_bytes``, ``StreamDecoder``); 0: frames delimit themselves."""
+
+ENCODINGS = ("binary",)
+"""The encodings of a frame (``binary``: ``encode``, ``decode``, ``StreamDecoder``)."""
+
+NEEDS_SENDER = False
+"""Every code means one frame, whoever sends it: decoding needs no ``sender``."""
+
+NEEDS_CONTEXT = False
+"""Frames decode without a ``Context``: each frame's bytes are enough."""
 
 _S_BH = struct.Struct(">BH")
 _S_H = struct.Struct(">H")
@@ -309,7 +323,15 @@ class Setup:
         )
 
     def __repr__(self) -> str:
-        return f"Setup(stream_id={self.stream_id!r}, ignore={self.ignore!r}, lease={self.lease!r}, major_version={self.major_version!r}, minor_version={self.minor_version!r}, keepalive_interval={self.keepalive_interval!r}, max_lifetime={self.max_lifetime!r}, resume_token={self.resume_token!r}, metadata_mime_type={self.metadata_mime_type!r}, data_mime_type={self.data_mime_type!r}, metadata={self.metadata!r}, data={self.data!r})"
+        return (
+            f"Setup(stream_id={self.stream_id!r}, ignore={self.ignore!r}, lease={self.lease!r}, "
+            f"major_version={self.major_version!r}, minor_version={self.minor_version!r}, "
+            f"keepalive_interval={self.keepalive_interval!r}, "
+            f"max_lifetime={self.max_lifetime!r}, resume_token={self.resume_token!r}, "
+            f"metadata_mime_type={self.metadata_mime_type!r}, "
+            f"data_mime_type={self.data_mime_type!r}, metadata={self.metadata!r}, "
+            f"data={self.data!r})"
+        )
 
     @property
     def ignore(self) -> bool:
@@ -458,7 +480,10 @@ class Lease:
         )
 
     def __repr__(self) -> str:
-        return f"Lease(stream_id={self.stream_id!r}, ignore={self.ignore!r}, ttl={self.ttl!r}, number_of_requests={self.number_of_requests!r}, metadata={self.metadata!r})"
+        return (
+            f"Lease(stream_id={self.stream_id!r}, ignore={self.ignore!r}, ttl={self.ttl!r}, "
+            f"number_of_requests={self.number_of_requests!r}, metadata={self.metadata!r})"
+        )
 
     @property
     def ignore(self) -> bool:
@@ -559,7 +584,11 @@ class Keepalive:
         )
 
     def __repr__(self) -> str:
-        return f"Keepalive(stream_id={self.stream_id!r}, ignore={self.ignore!r}, respond={self.respond!r}, last_received_position={self.last_received_position!r}, data={self.data!r})"
+        return (
+            f"Keepalive(stream_id={self.stream_id!r}, ignore={self.ignore!r}, "
+            f"respond={self.respond!r}, last_received_position={self.last_received_position!r}, "
+            f"data={self.data!r})"
+        )
 
     @property
     def ignore(self) -> bool:
@@ -664,7 +693,10 @@ class RequestResponse:
         )
 
     def __repr__(self) -> str:
-        return f"RequestResponse(stream_id={self.stream_id!r}, ignore={self.ignore!r}, follows={self.follows!r}, metadata={self.metadata!r}, data={self.data!r})"
+        return (
+            f"RequestResponse(stream_id={self.stream_id!r}, ignore={self.ignore!r}, "
+            f"follows={self.follows!r}, metadata={self.metadata!r}, data={self.data!r})"
+        )
 
     @property
     def ignore(self) -> bool:
@@ -775,7 +807,10 @@ class RequestFnf:
         )
 
     def __repr__(self) -> str:
-        return f"RequestFnf(stream_id={self.stream_id!r}, ignore={self.ignore!r}, follows={self.follows!r}, metadata={self.metadata!r}, data={self.data!r})"
+        return (
+            f"RequestFnf(stream_id={self.stream_id!r}, ignore={self.ignore!r}, "
+            f"follows={self.follows!r}, metadata={self.metadata!r}, data={self.data!r})"
+        )
 
     @property
     def ignore(self) -> bool:
@@ -892,7 +927,11 @@ class RequestStream:
         )
 
     def __repr__(self) -> str:
-        return f"RequestStream(stream_id={self.stream_id!r}, ignore={self.ignore!r}, follows={self.follows!r}, initial_request_n={self.initial_request_n!r}, metadata={self.metadata!r}, data={self.data!r})"
+        return (
+            f"RequestStream(stream_id={self.stream_id!r}, ignore={self.ignore!r}, "
+            f"follows={self.follows!r}, initial_request_n={self.initial_request_n!r}, "
+            f"metadata={self.metadata!r}, data={self.data!r})"
+        )
 
     @property
     def ignore(self) -> bool:
@@ -1020,7 +1059,12 @@ class RequestChannel:
         )
 
     def __repr__(self) -> str:
-        return f"RequestChannel(stream_id={self.stream_id!r}, ignore={self.ignore!r}, follows={self.follows!r}, complete={self.complete!r}, initial_request_n={self.initial_request_n!r}, metadata={self.metadata!r}, data={self.data!r})"
+        return (
+            f"RequestChannel(stream_id={self.stream_id!r}, ignore={self.ignore!r}, "
+            f"follows={self.follows!r}, complete={self.complete!r}, "
+            f"initial_request_n={self.initial_request_n!r}, metadata={self.metadata!r}, "
+            f"data={self.data!r})"
+        )
 
     @property
     def ignore(self) -> bool:
@@ -1128,7 +1172,10 @@ class RequestN:
         )
 
     def __repr__(self) -> str:
-        return f"RequestN(stream_id={self.stream_id!r}, ignore={self.ignore!r}, request_n={self.request_n!r})"
+        return (
+            f"RequestN(stream_id={self.stream_id!r}, ignore={self.ignore!r}, "
+            f"request_n={self.request_n!r})"
+        )
 
     @property
     def ignore(self) -> bool:
@@ -1296,7 +1343,11 @@ class Payload:
         )
 
     def __repr__(self) -> str:
-        return f"Payload(stream_id={self.stream_id!r}, ignore={self.ignore!r}, follows={self.follows!r}, complete={self.complete!r}, next={self.next!r}, metadata={self.metadata!r}, data={self.data!r})"
+        return (
+            f"Payload(stream_id={self.stream_id!r}, ignore={self.ignore!r}, "
+            f"follows={self.follows!r}, complete={self.complete!r}, next={self.next!r}, "
+            f"metadata={self.metadata!r}, data={self.data!r})"
+        )
 
     @property
     def ignore(self) -> bool:
@@ -1416,7 +1467,10 @@ class Error:
         )
 
     def __repr__(self) -> str:
-        return f"Error(stream_id={self.stream_id!r}, ignore={self.ignore!r}, error_code={self.error_code!r}, data={self.data!r})"
+        return (
+            f"Error(stream_id={self.stream_id!r}, ignore={self.ignore!r}, "
+            f"error_code={self.error_code!r}, data={self.data!r})"
+        )
 
     @property
     def ignore(self) -> bool:
@@ -1494,7 +1548,10 @@ class MetadataPush:
         )
 
     def __repr__(self) -> str:
-        return f"MetadataPush(stream_id={self.stream_id!r}, ignore={self.ignore!r}, metadata={self.metadata!r})"
+        return (
+            f"MetadataPush(stream_id={self.stream_id!r}, ignore={self.ignore!r}, "
+            f"metadata={self.metadata!r})"
+        )
 
     @property
     def ignore(self) -> bool:
@@ -1605,7 +1662,13 @@ class Resume:
         )
 
     def __repr__(self) -> str:
-        return f"Resume(stream_id={self.stream_id!r}, ignore={self.ignore!r}, major_version={self.major_version!r}, minor_version={self.minor_version!r}, resume_token={self.resume_token!r}, last_received_server_position={self.last_received_server_position!r}, first_available_client_position={self.first_available_client_position!r})"
+        return (
+            f"Resume(stream_id={self.stream_id!r}, ignore={self.ignore!r}, "
+            f"major_version={self.major_version!r}, minor_version={self.minor_version!r}, "
+            f"resume_token={self.resume_token!r}, "
+            f"last_received_server_position={self.last_received_server_position!r}, "
+            f"first_available_client_position={self.first_available_client_position!r})"
+        )
 
     @property
     def ignore(self) -> bool:
@@ -1645,7 +1708,8 @@ class Resume:
         _bits7 = self.first_available_client_position
         if not 0 <= _bits7 <= 0x7FFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"Resume.first_available_client_position: {_bits7!r} is outside 0..0x7fffffffffffffff"
+                f"Resume.first_available_client_position: {_bits7!r} is outside "
+                "0..0x7fffffffffffffff"
             )
         out.append(_S_QQ.pack(_bits6, _bits7))
         return b"".join(out)
@@ -1703,7 +1767,10 @@ class ResumeOk:
         )
 
     def __repr__(self) -> str:
-        return f"ResumeOk(stream_id={self.stream_id!r}, ignore={self.ignore!r}, last_received_client_position={self.last_received_client_position!r})"
+        return (
+            f"ResumeOk(stream_id={self.stream_id!r}, ignore={self.ignore!r}, "
+            f"last_received_client_position={self.last_received_client_position!r})"
+        )
 
     @property
     def ignore(self) -> bool:
@@ -1725,7 +1792,8 @@ class ResumeOk:
         _bits2 = self.last_received_client_position
         if not 0 <= _bits2 <= 0x7FFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"ResumeOk.last_received_client_position: {_bits2!r} is outside 0..0x7fffffffffffffff"
+                f"ResumeOk.last_received_client_position: {_bits2!r} is outside "
+                "0..0x7fffffffffffffff"
             )
         out.append(_S_Q.pack(_bits2))
         return b"".join(out)
@@ -1802,7 +1870,11 @@ class Ext:
         )
 
     def __repr__(self) -> str:
-        return f"Ext(stream_id={self.stream_id!r}, ignore={self.ignore!r}, extended_type={self.extended_type!r}, metadata={self.metadata!r}, data={self.data!r})"
+        return (
+            f"Ext(stream_id={self.stream_id!r}, ignore={self.ignore!r}, "
+            f"extended_type={self.extended_type!r}, metadata={self.metadata!r}, "
+            f"data={self.data!r})"
+        )
 
     @property
     def ignore(self) -> bool:
@@ -1894,7 +1966,10 @@ class UnknownFrame:
         )
 
     def __repr__(self) -> str:
-        return f"UnknownFrame(code={self.code!r}, stream_id={self.stream_id!r}, flags={self.flags!r}, body={self.body!r})"
+        return (
+            f"UnknownFrame(code={self.code!r}, stream_id={self.stream_id!r}, "
+            f"flags={self.flags!r}, body={self.body!r})"
+        )
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         out: list[bytes] = []
@@ -2366,22 +2441,24 @@ def decode_at(
 
 
 _Decoder = Callable[[bytes, int, int, Context | None, int, int], tuple[Frame, int]]
+# Keyed by the codes' plain values: the code read from the wire finds its entry
+# without a comparison against an enum member.
 _DECODERS: dict[object, _Decoder] = {
-    1: _decode_setup,
-    2: _decode_lease,
-    3: _decode_keepalive,
-    4: _decode_request_response,
-    5: _decode_request_fnf,
-    6: _decode_request_stream,
-    7: _decode_request_channel,
-    8: _decode_request_n,
-    9: _decode_cancel,
-    0xA: _decode_payload,
-    0xB: _decode_error,
-    0xC: _decode_metadata_push,
-    0xD: _decode_resume,
-    0xE: _decode_resume_ok,
-    0x3F: _decode_ext,
+    FrameType.SETUP.value: _decode_setup,
+    FrameType.LEASE.value: _decode_lease,
+    FrameType.KEEPALIVE.value: _decode_keepalive,
+    FrameType.REQUEST_RESPONSE.value: _decode_request_response,
+    FrameType.REQUEST_FNF.value: _decode_request_fnf,
+    FrameType.REQUEST_STREAM.value: _decode_request_stream,
+    FrameType.REQUEST_CHANNEL.value: _decode_request_channel,
+    FrameType.REQUEST_N.value: _decode_request_n,
+    FrameType.CANCEL.value: _decode_cancel,
+    FrameType.PAYLOAD.value: _decode_payload,
+    FrameType.ERROR.value: _decode_error,
+    FrameType.METADATA_PUSH.value: _decode_metadata_push,
+    FrameType.RESUME.value: _decode_resume,
+    FrameType.RESUME_OK.value: _decode_resume_ok,
+    FrameType.EXT.value: _decode_ext,
 }
 
 
