@@ -26,7 +26,7 @@ How peer violations are answered (the seed prescribes nothing for them):
   at once (no wait for the peer's goodbye, as for an unsupported version), and
   ``receive_data`` raises the error.  The events produced
   before the error (frames decoded before it, the stream endings) are on the
-  exception: ``events_of(error)``;
+  exception's ``events``;
 - subscription level, the connection goes on: a publisher exceeding demand, a split
   element over the limits or of the wrong size -> we send cancel and report
   ``SubscriptionFailed`` (RS §2.13: a subscriber signals failure by cancelling);
@@ -80,7 +80,7 @@ from wirestream.runtime.rsio.events import (
 )
 from wirestream.runtime.rsio.framing import Encoding, encode_frame, make_decoder
 
-__all__ = ["RsioConfig", "RsioConnection", "PROTOCOL_VERSION", "events_of"]
+__all__ = ["RsioConfig", "RsioConnection", "PROTOCOL_VERSION"]
 
 PROTOCOL_VERSION = 0  # "The protocol version is currently version 0."
 
@@ -124,13 +124,6 @@ class RsioConfig:
             raise ValueError("max_pack must be at least 1")
         if self.max_part_size is not None and self.max_part_size < 1:
             raise ValueError("max_part_size must be at least 1 (or None: never split)")
-
-
-def events_of(error: BaseException) -> list[Event]:
-    """The events ``receive_data`` produced before it raised ``error``."""
-    if isinstance(error, ProtocolError):
-        return list(error.events)  # type: ignore[arg-type]
-    return []
 
 
 class _Subscription:
