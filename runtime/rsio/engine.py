@@ -223,10 +223,13 @@ class RsioConnection:
         self._subscriptions: MachineRegistry[int, _Subscription] = MachineRegistry(
             self.SUBSCRIPTION_MACHINE, "subscriber", machine_of=_machine_of
         )
-        self._subscription_entries = self._subscriptions.entries  # read per element
         self._publications: MachineRegistry[int, _Publication] = MachineRegistry(
             self.SUBSCRIPTION_MACHINE, "publisher", machine_of=_machine_of
         )
+        # Their dicts, read directly where it happens per element (a receive, a publisher's
+        # demand check): the registry's get() is one more Python call.
+        self._subscription_entries = self._subscriptions.entries
+        self._publication_entries = self._publications.entries
         # Received frames -> handler methods, from the generated HANDLERS (bound once).
         self._on_connection = Dispatch(self.CONNECTION_MACHINE, role, self)
         self._on_publication = Dispatch(self.SUBSCRIPTION_MACHINE, "publisher", self)
@@ -285,7 +288,7 @@ class RsioConnection:
 
     def available_demand(self, subscriber: int) -> int:
         """How many elements we may still publish to ``subscriber`` (LONG_MAX: unbounded)."""
-        entry = self._publications.get(subscriber)
+        entry = self._publication_entries.get(subscriber)
         if entry is None:
             return 0
         return LONG_MAX if entry.demand.unbounded else entry.demand.available
@@ -561,7 +564,7 @@ class RsioConnection:
     def _receive_for_subscription(self, frame: ToSubscriber, events: list[Event]) -> None:
         """subscribed, onNext*, onComplete, onError: to our subscription of that Id (an
         unknown Id meets a fresh ``idle`` machine, which refuses everything)."""
-        entry = self._subscription_entries.get(frame.subscriber)  # per element: no call
+        entry = self._subscription_entries.get(frame.subscriber)
         if entry is None:
             machine = self._subscriptions.new_machine(frame.subscriber)
             entry = self._new_subscription(frame.subscriber, machine, 0)
