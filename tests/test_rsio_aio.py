@@ -448,6 +448,35 @@ def test_garbage_bytes_fail_open_streams_with_a_protocol_error_and_we_say_goodby
     run(main())
 
 
+def test_the_events_before_a_violation_reach_the_peer_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine puts them on the error (``events``); the driver delivers them, and the
+    peer does not dispatch them a second time."""
+    delivered: list[rsio.Event] = []
+    dispatch = rsio.RsioPeer._dispatch
+
+    def spy(self: rsio.RsioPeer, events: list[rsio.Event]) -> None:
+        delivered.extend(events)
+        dispatch(self, events)
+
+    monkeypatch.setattr(rsio.RsioPeer, "_dispatch", spy)
+
+    async def main() -> None:
+        received: list[wire.Frame] = []
+        script = (wire.encode(wire.Subscribed(0, 0)) + wire.encode(wire.OnNext(0, b"a"))
+                  + b"\x7f\xff\xff\xff\xff")  # fmt: skip
+        async with await _raw_server(script, received) as listener:
+            async with await rsio.connect(listener.url) as peer:
+                with pytest.raises(ProtocolError):
+                    async for _ in peer.subscribe("x"):
+                        pass
+                await peer.wait_closed()
+
+    run(main())
+    assert delivered.count(rsio.ElementReceived(0, b"a")) == 1
+    closed = [e for e in delivered if isinstance(e, rsio.ConnectionClosed)]
+    assert len(closed) == 1 and isinstance(closed[0].cause, DecodeError)
+
+
 def test_a_server_hello_with_another_version_fails_connect_with_unsupported_version() -> None:
     """ "If either side receives a hello message with a version it doesn't support, it MUST
     send a goodbye message and close the connection." """

@@ -21,7 +21,6 @@ from wirestream.runtime.rsio import (
     SubscriptionFailed,
     TransportClosed,
     UnsupportedVersion,
-    events_of,
 )
 from wirestream.generated.rsio.v0.machines import ConnectionState
 from tests.engine_pair import shuttle
@@ -286,7 +285,7 @@ def test_decode_error_keeps_frames_decoded_before_it() -> None:
     data = rsio.encode(rsio.Subscribe("p", 4, 2)) + bytes([0])  # then reserved type 0
     with pytest.raises(UnknownFrameType) as caught:
         server.receive_data(data)
-    events = events_of(caught.value)
+    events = caught.value.events
     assert events[0] == SubscribeReceived(4, "p", 2)
     assert isinstance(events[1], SubscriptionCancelled) and events[1].subscriber == 4
     assert isinstance(events[-1], ConnectionClosed)

@@ -33,7 +33,6 @@ from wirestream.runtime.rsio import (
     SubscriptionCompleted,
     SubscriptionFailed,
     SubscriptionStarted,
-    events_of,
 )
 from tests.engine_pair import shuttle
 
@@ -132,8 +131,9 @@ def test_subscribe_with_open_id_is_protocol_error() -> None:
     server, sid = published()
     with pytest.raises(UnexpectedFrame) as caught:
         server.receive_data(rsio.encode(rsio.Subscribe("again", sid, 0)))
-    assert SubscriptionCancelled(sid, f"protocol error: {caught.value}", caught.value) in events_of(
-        caught.value
+    assert (
+        SubscriptionCancelled(sid, f"protocol error: {caught.value}", caught.value)
+        in caught.value.events
     )
     assert [type(f) for f in frames(server.data_to_send())] == [rsio.Goodbye]
 

@@ -6,7 +6,7 @@ behaviour is the generated machines of ``wirestream.generated.rsio.v0.machines``
 (``wirestream.runtime.flow``), split reassembly and packing (``engine``).
 """
 
-from wirestream.runtime.rsio.engine import PROTOCOL_VERSION, RsioConfig, RsioConnection, events_of
+from wirestream.runtime.rsio.engine import PROTOCOL_VERSION, RsioConfig, RsioConnection
 from wirestream.runtime.rsio.errors import (
     ElementSizeError,
     IncompleteSplitElement,
@@ -34,7 +34,6 @@ __all__ = [
     "PROTOCOL_VERSION",
     "RsioConfig",
     "RsioConnection",
-    "events_of",
     "Encoding",
     "ElementSizeError",
     "IncompleteSplitElement",

@@ -77,10 +77,9 @@ from wirestream.runtime.errors import (
     ConnectionLost,
     LocalProtocolError,
     ProtocolError,
-    RemoteProtocolError,
     TransportTimeout,
 )
-from wirestream.runtime.rsio.engine import RsioConfig, RsioConnection, events_of
+from wirestream.runtime.rsio.engine import RsioConfig, RsioConnection
 from wirestream.runtime.rsio.errors import ElementSizeError, StreamError, TransportClosed
 from wirestream.runtime.rsio.events import (
     ConnectionClosed,
@@ -171,8 +170,9 @@ class RsioPeer:
             name: _publisher(value) for name, value in (publishers or {}).items()
         }
         self.goodbye_timeout = goodbye_timeout
-        self._driver = EngineDriver(self.engine, transport, self._on_events, self._on_closed,
-                                    receive=self._receive)  # fmt: skip
+        # The driver delivers what the engine returns, and on a peer violation the events
+        # before it (the error's ``events``: "Nothing is lost"), then ``_on_closed``.
+        self._driver = EngineDriver(self.engine, transport, self._on_events, self._on_closed)
         self._loop = asyncio.get_running_loop()
         self._sinks: dict[int, InboundSink[bytes]] = {}
         self._publications: dict[int, _Publication] = {}
@@ -290,16 +290,6 @@ class RsioPeer:
         return stream
 
     # ------------------------------------------------------------------ engine events
-
-    def _receive(self, data: bytes) -> list[Event]:
-        try:
-            return self.engine.receive_data(data)
-        except RemoteProtocolError as violation:
-            # What was decoded before the bad bytes is not lost ("Nothing is lost"):
-            # elements first, then every stream ends with the violation (the driver
-            # only reports the exception).
-            self._dispatch(events_of(violation))
-            raise
 
     def _on_events(self, events: list[Event]) -> None:
         self._dispatch(events)

@@ -3,15 +3,30 @@
 One ``RsioConnection`` per transport connection, for the client (the side that opened
 it) or the server; after the hellos both are the same: either can subscribe to the
 other ("The protocol is fully bidirectional; either party can act in the --> direction").
-Bytes in: ``receive_data(data) -> list[Event]`` (``b""`` = EOF).  Bytes out:
-``data_to_send()``.  Commands queue messages and raise ``LocalProtocolError``s.
+It keeps the engine contract of ``wirestream.runtime.engine``: bytes in,
+``receive_data(data) -> list[Event]`` (``b""`` = EOF); bytes out, ``data_to_send()``;
+no timers (the protocol has none).  Commands queue messages and raise
+``LocalProtocolError``s.
 
 Every message sent or received goes through the generated machines
-(``wirestream.generated.rsio.v0.machines``): ``connection`` (one), ``subscription`` (one per Id
-and direction: a ``subscriber`` table for the subscriptions we opened, a ``publisher``
-table for those the peer opened) and ``split_element`` (one per unfinished split
-element).  Demand is ``wirestream.runtime.flow.Window(cap=LONG_MAX, unbounded_at_cap=True)`` in
-both directions (RS §1.1, §3.9, §3.17).
+(``wirestream.generated.rsio.v0.machines``), one instance per IDL ``scope:``:
+
+- ``connection`` (one): every message moves it (the phase: hellos, open, closing);
+  hellos and goodbye go to its handlers ``on_connection_<frame>``; the data messages it
+  only ``observes:`` (IDL) and passes on to their subscription;
+- ``subscription`` (one per Id and direction, ``MachineRegistry``): a ``subscriber``
+  table for the subscriptions we opened, a ``publisher`` table for those the peer opened
+  (the Id spaces are per direction: subscribe, request and cancel go to the publisher,
+  the rest to the subscriber); handlers ``on_subscription_<frame>``;
+- ``element`` (one per unfinished split element of a subscription): the subscription's
+  part handlers pick the instance, the ``split_element`` machine's handlers
+  ``on_element_<frame>`` join the parts.
+
+A scope's handler runs only when its machine let the frame in (``Dispatch``): a row
+that says ignore drops the frame (``ignored_messages``), an error row or no row is the
+peer's violation.  Sends pass through the same machines (``send_all``).  Demand is
+``wirestream.runtime.flow.Window(cap=LONG_MAX, unbounded_at_cap=True)`` in both
+directions (RS §1.1, §3.9, §3.17).
 
 A hello with a version we do not speak is not a violation but the end of the
 connection: the machine moves to ``rejecting``, we send goodbye, every stream ends, and
@@ -24,9 +39,8 @@ How peer violations are answered (the seed prescribes nothing for them):
   refuses, e.g. onNextPacked on a variable-size stream or a subscribe for an open Id):
   goodbye with the reason, every stream ends with an event, the connection is closed
   at once (no wait for the peer's goodbye, as for an unsupported version), and
-  ``receive_data`` raises the error.  The events produced
-  before the error (frames decoded before it, the stream endings) are on the
-  exception: ``events_of(error)``;
+  ``receive_data`` raises the error.  The events produced before the error (frames
+  decoded before it, the stream endings) are on the exception's ``events``;
 - subscription level, the connection goes on: a publisher exceeding demand, a split
   element over the limits or of the wrong size -> we send cancel and report
   ``SubscriptionFailed`` (RS §2.13: a subscriber signals failure by cancelling);
@@ -35,9 +49,10 @@ How peer violations are answered (the seed prescribes nothing for them):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Union, cast
+from operator import attrgetter
+from typing import Any, ClassVar, Literal, Union, cast, get_args
 
 import wirestream.generated.rsio.v0 as rsio
 from wirestream.generated.rsio.v0.machines import (
@@ -56,7 +71,7 @@ from wirestream.runtime.errors import (
     RemoteProtocolError,
 )
 from wirestream.runtime.flow import LONG_MAX, Window
-from wirestream.runtime.machine import Ignore, StateMachine
+from wirestream.runtime.machine import Dispatch, MachineRegistry, StateMachine, check_all, send_all
 from wirestream.runtime.rsio.errors import (
     ElementSizeError,
     IncompleteSplitElement,
@@ -80,7 +95,7 @@ from wirestream.runtime.rsio.events import (
 )
 from wirestream.runtime.rsio.framing import Encoding, encode_frame, make_decoder
 
-__all__ = ["RsioConfig", "RsioConnection", "PROTOCOL_VERSION", "events_of"]
+__all__ = ["RsioConfig", "RsioConnection", "PROTOCOL_VERSION"]
 
 PROTOCOL_VERSION = 0  # "The protocol version is currently version 0."
 
@@ -88,10 +103,17 @@ _S = SubscriptionState
 _ACTIVE_STATES = frozenset({_S.ACTIVE, _S.ACTIVE_FIXED})
 _OPEN_SUBSCRIBER_STATES = frozenset({_S.SUBSCRIBING, _S.ACTIVE, _S.ACTIVE_FIXED, _S.RESUBSCRIBING})
 _OPEN_PUBLISHER_STATES = frozenset({_S.SUBSCRIBING, _S.ACTIVE, _S.ACTIVE_FIXED})
-# Messages going to the publisher / to the subscriber: which Id space an Id is in.
+# Which Id space a message's ``subscriber`` is in: the seed's directions ("-->" goes to
+# the publisher; "the subscriber Id identifies the recipient in all messages going <--
+# this way").  The one routing decision the tables leave to the engine.
 ToPublisher = Union[rsio.Subscribe, rsio.Request, rsio.Cancel]
 ToSubscriber = Union[rsio.Subscribed, rsio.OnNext, rsio.OnNextPacked, rsio.OnNextPart,
                      rsio.OnNextLastPart, rsio.OnComplete, rsio.OnError]  # fmt: skip
+_TO_PUBLISHER: tuple[type, ...] = get_args(ToPublisher)
+_TO_SUBSCRIBER: tuple[type, ...] = get_args(ToSubscriber)
+Part = Union[rsio.OnNextPart, rsio.OnNextLastPart]
+
+_machine_of: Callable[[Any], StateMachine[Any]] = attrgetter("machine")
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,36 +148,32 @@ class RsioConfig:
             raise ValueError("max_part_size must be at least 1 (or None: never split)")
 
 
-def events_of(error: BaseException) -> list[Event]:
-    """The events ``receive_data`` produced before it raised ``error``."""
-    if isinstance(error, ProtocolError):
-        return list(error.events)  # type: ignore[arg-type]
-    return []
+class _Reassembly:
+    """An unfinished split element: its machine and the parts joined so far."""
+
+    __slots__ = ("machine", "data")
+
+    def __init__(self, machine: StateMachine[SplitElementState]) -> None:
+        self.machine = machine
+        self.data = bytearray()
 
 
 class _Subscription:
     """A subscription we opened (we are the subscriber)."""
 
-    __slots__ = ("subscriber", "machine", "demand", "element_size", "parts")
+    __slots__ = ("subscriber", "machine", "demand", "element_size", "parts", "cancelled")
 
-    def __init__(self, subscriber: int, machine: SubscriptionMachine, initial_demand: int) -> None:
+    def __init__(self, subscriber: int, machine: StateMachine[SubscriptionState],
+                 initial_demand: int,
+                 parts: MachineRegistry[int, _Reassembly]) -> None:  # fmt: skip
         self.subscriber = subscriber
         self.machine = machine
         # Inbound: we grant (request), the publisher's elements consume.
         self.demand = Window.inbound_window(cap=LONG_MAX, unbounded_at_cap=True,
                                             initial=initial_demand)  # fmt: skip
         self.element_size = 0
-        self.parts: dict[int, _Reassembly] = {}
-
-
-class _Reassembly:
-    """An unfinished split element: its machine and the parts joined so far."""
-
-    __slots__ = ("machine", "data")
-
-    def __init__(self) -> None:
-        self.machine = SplitElementMachine("subscriber")
-        self.data = bytearray()
+        self.parts = parts  # unfinished split elements, by element Id
+        self.cancelled = False  # we sent cancel: the application expects nothing more
 
 
 class _Publication:
@@ -163,7 +181,7 @@ class _Publication:
 
     __slots__ = ("subscriber", "machine", "demand", "element_size")
 
-    def __init__(self, subscriber: int, machine: SubscriptionMachine) -> None:
+    def __init__(self, subscriber: int, machine: StateMachine[SubscriptionState]) -> None:
         self.subscriber = subscriber
         self.machine = machine
         # Outbound: the subscriber grants, our elements consume.
@@ -173,6 +191,13 @@ class _Publication:
 
 class RsioConnection:
     """One end of a Reactive Streams network protocol connection (sans-I/O)."""
+
+    # The generated machines the engine runs, one per scope.  Class attributes so that a
+    # test can run the engine on tables generated from an edited IDL
+    # (tests/test_rsio_engine_dispatch.py); the frames and states stay those of v0.
+    CONNECTION_MACHINE: ClassVar[type[StateMachine[ConnectionState]]] = ConnectionMachine
+    SUBSCRIPTION_MACHINE: ClassVar[type[StateMachine[SubscriptionState]]] = SubscriptionMachine
+    SPLIT_ELEMENT_MACHINE: ClassVar[type[StateMachine[SplitElementState]]] = SplitElementMachine
 
     def __init__(
         self,
@@ -187,9 +212,34 @@ class RsioConnection:
         self.config = config if config is not None else RsioConfig()
         self.extensions = tuple(extensions)
         self.peer_extensions: tuple[int, ...] | None = None
-        self._connection = ConnectionMachine(role)
-        self._subscriptions: dict[int, _Subscription] = {}
-        self._publications: dict[int, _Publication] = {}
+        self._connection = self.CONNECTION_MACHINE(role)
+        # The subscription machines have no terminal state: an instance back in `idle`
+        # (completed, failed, cancelled and acknowledged) is vacant and forgotten, its Id
+        # free.  A subscription we cancelled stays (`cancelled`, `cancelled_early`): the
+        # publisher's messages still in flight (RS §2.8) must meet its table, which drops
+        # them, not a fresh one, which would call them a violation; and an Id cancelled
+        # before its Subscribed stays taken until that arrives (the reuse guarantee).
+        # ``subscribe`` reuses those Ids first, so they do not pile up.
+        self._subscriptions: MachineRegistry[int, _Subscription] = MachineRegistry(
+            self.SUBSCRIPTION_MACHINE, "subscriber", machine_of=_machine_of
+        )
+        self._publications: MachineRegistry[int, _Publication] = MachineRegistry(
+            self.SUBSCRIPTION_MACHINE, "publisher", machine_of=_machine_of
+        )
+        # Their dicts, read directly where it happens per element (a receive, a publisher's
+        # demand check): the registry's get() is one more Python call.
+        self._subscription_entries = self._subscriptions.entries
+        self._publication_entries = self._publications.entries
+        # Received frames -> handler methods, from the generated HANDLERS (bound once).
+        self._on_connection = Dispatch(self.CONNECTION_MACHINE, role, self)
+        self._on_publication = Dispatch(self.SUBSCRIPTION_MACHINE, "publisher", self)
+        self._on_subscription = Dispatch(self.SUBSCRIPTION_MACHINE, "subscriber", self)
+        self._on_element = Dispatch(self.SPLIT_ELEMENT_MACHINE, "subscriber", self)
+        # What the connection machine only observes goes on to the subscription of its Id.
+        self._to_scope: dict[type, Callable[[Any, list[Event]], None]] = {
+            **dict.fromkeys(_TO_PUBLISHER, self._receive_for_publication),
+            **dict.fromkeys(_TO_SUBSCRIBER, self._receive_for_subscription),
+        }
         # Two contexts because the Id spaces are per direction: the decoder's follows the
         # publishers we subscribed to, the encoder's the streams we publish.
         self._receive_ctx = rsio.Context()
@@ -223,13 +273,13 @@ class RsioConnection:
 
     def subscription_state(self, subscriber: int) -> SubscriptionState:
         """The state of our subscription ``subscriber`` (``idle``: no such subscription)."""
-        entry = self._subscriptions.get(subscriber)
-        return entry.machine.state if entry is not None else SubscriptionState.IDLE
+        machine: StateMachine[SubscriptionState] = self._subscriptions.machine(subscriber)
+        return machine.state
 
     def publication_state(self, subscriber: int) -> SubscriptionState:
         """The state of the peer's subscription ``subscriber`` to us."""
-        entry = self._publications.get(subscriber)
-        return entry.machine.state if entry is not None else SubscriptionState.IDLE
+        machine: StateMachine[SubscriptionState] = self._publications.machine(subscriber)
+        return machine.state
 
     @property
     def reassembly_bytes(self) -> int:
@@ -238,7 +288,7 @@ class RsioConnection:
 
     def available_demand(self, subscriber: int) -> int:
         """How many elements we may still publish to ``subscriber`` (LONG_MAX: unbounded)."""
-        entry = self._publications.get(subscriber)
+        entry = self._publication_entries.get(subscriber)
         if entry is None:
             return 0
         return LONG_MAX if entry.demand.unbounded else entry.demand.available
@@ -250,7 +300,7 @@ class RsioConnection:
             return 0
         return LONG_MAX if entry.demand.unbounded else entry.demand.available
 
-    # --- bytes ------------------------------------------------------------------------
+    # --- bytes and time (the engine contract) -----------------------------------------
 
     def data_to_send(self) -> bytes:
         """Drain the queued bytes."""
@@ -258,8 +308,9 @@ class RsioConnection:
         self._outbox.clear()
         return data
 
-    def receive_data(self, data: bytes) -> list[Event]:
-        """Feed bytes from the transport (``b""``: EOF); returns what happened."""
+    def receive_data(self, data: bytes, now: float | None = None) -> list[Event]:
+        """Feed bytes from the transport (``b""``: EOF); returns what happened.  ``now``
+        is unused: no rule of this protocol depends on time."""
         if self._transport_closed:
             return []
         if not data:
@@ -269,16 +320,22 @@ class RsioConnection:
             try:
                 frames = self._decoder.feed(data)
             except DecodeError as error:
-                for decoded in error.frames:  # "Nothing is lost"
-                    self._receive_frame(cast(rsio.Frame, decoded), events)
+                # "Nothing is lost": what was decoded before the bad bytes is handled.
+                self._receive_frames(cast(list[rsio.Frame], error.frames), events)
                 raise
-            for frame in frames:
-                self._receive_frame(frame, events)
+            self._receive_frames(frames, events)
         except RemoteProtocolError as error:
             self._fail_connection(error, events)
             error.events = events
             raise
         return events
+
+    def get_timer(self) -> float | None:
+        """No deadline: the seed has no keepalive nor timeout."""
+        return None
+
+    def handle_timer(self, now: float) -> list[Event]:
+        return []
 
     # --- connection commands ----------------------------------------------------------
 
@@ -290,7 +347,8 @@ class RsioConnection:
 
     def close(self, reason: str = "") -> list[Event]:
         """Send goodbye; it "implicitly closes all open streams", which the returned
-        events report.  The connection is closed when the peer's goodbye arrives."""
+        events report.  The connection is closed when the peer's goodbye arrives
+        ("send a goodbye message, wait for acknowledgement and then close")."""
         self._send(rsio.Goodbye(reason))
         events: list[Event] = []
         self._end_all_streams(f"goodbye sent: {reason}", None, events)
@@ -311,10 +369,11 @@ class RsioConnection:
         if not 0 <= initial_demand <= LONG_MAX:
             raise ValueError(f"initial_demand must be between 0 and {LONG_MAX}")
         old = self._subscriptions.get(subscriber)
-        machine = old.machine if old is not None else SubscriptionMachine("subscriber")
+        machine = self._subscriptions.machine(subscriber)  # a cancelled one's table goes on
         self._send(rsio.Subscribe(publisher, subscriber, initial_demand), machine)
         self._release_parts(old)
-        self._subscriptions[subscriber] = _Subscription(subscriber, machine, initial_demand)
+        entry = self._new_subscription(subscriber, machine, initial_demand)
+        self._subscriptions.settle(subscriber, entry)
         return subscriber
 
     def request(self, subscriber: int, n: int) -> None:
@@ -329,12 +388,14 @@ class RsioConnection:
         self._send(frame, entry.machine)
 
     def cancel(self, subscriber: int) -> None:
-        """Cancel the subscription (idempotent: RS §3.7)."""
+        """Cancel the subscription (idempotent: RS §3.7).  The entry stays (see
+        ``__init__``) until the publisher's last word or the Id's reuse."""
         entry = self._subscriptions.get(subscriber)
         frame = rsio.Cancel(subscriber)
         if entry is None or not entry.machine.allows_send(frame):
             return
         self._send(frame, entry.machine)
+        entry.cancelled = True
         self._release_parts(entry)
 
     # --- our publications (the peer subscribed) -------------------------------------
@@ -364,7 +425,7 @@ class RsioConnection:
         """Publish elements as onNextPacked messages (fixed-size streams only)."""
         entry = self._publication(subscriber)
         # The machine refuses onNextPacked unless subscribed announced elementSize > 0.
-        self._check_send(rsio.OnNextPacked(subscriber, []), entry.machine)
+        check_all(rsio.OnNextPacked(subscriber, []), self._connection, entry.machine)
         self._publish(entry, elements, pack=True)
 
     def offer(self, subscriber: int, elements: Sequence[bytes]) -> int:
@@ -380,33 +441,23 @@ class RsioConnection:
         """onComplete; the Id is released."""
         entry = self._publication(subscriber)
         self._send(rsio.OnComplete(subscriber), entry.machine)
-        self._forget_publication(entry)
+        self._settle_publication(entry)
 
     def error(self, subscriber: int, error: str) -> None:
         """onError; the Id is released."""
         entry = self._publication(subscriber)
         self._send(rsio.OnError(subscriber, error), entry.machine)
-        self._forget_publication(entry)
+        self._settle_publication(entry)
 
     # --- sending ----------------------------------------------------------------------
 
     def _send(self, frame: rsio.Frame, *machines: StateMachine[Any]) -> None:
-        """Check ``frame`` against the connection machine and ``machines`` and encode it
-        (a refusal raises ``IllegalSend``, an unencodable value ``EncodeError``; either
-        changes nothing), then apply it to the machines and queue it."""
-        self._check_send(frame, *machines)
+        """Encode ``frame`` (an unencodable value raises ``EncodeError``), move the
+        connection machine and ``machines`` all or none (a refusal raises the table's
+        ``IllegalSend``), then queue it: either error changes nothing."""
         data = encode_frame(self.encoding, frame, self._send_ctx)
-        self._connection.send(frame)
-        for machine in machines:
-            machine.send(frame)
+        send_all(frame, self._connection, *machines)
         self._outbox += data
-
-    def _check_send(self, frame: rsio.Frame, *machines: StateMachine[Any]) -> None:
-        """Raise the table's ``IllegalSend`` if the connection or ``machines`` refuse
-        ``frame``; change nothing."""
-        for machine in (self._connection, *machines):
-            if not machine.allows_send(frame):
-                machine.send(frame)  # raises
 
     def _hello(self) -> rsio.Frame:
         if self.role == "client":
@@ -416,14 +467,20 @@ class RsioConnection:
     def _publication(self, subscriber: int) -> _Publication:
         entry = self._publications.get(subscriber)
         if entry is None:  # not subscribed (or over): a fresh idle machine refuses it
-            entry = _Publication(subscriber, SubscriptionMachine("publisher"))
+            entry = _Publication(subscriber, self._publications.new_machine(subscriber))
         return entry
+
+    def _settle_publication(self, entry: _Publication) -> None:
+        """Keep the publication while its machine is open, else forget it and the
+        elementSize of its Id ("After a subscription is closed, its Id can be reused")."""
+        if not self._publications.settle(entry.subscriber, entry):
+            self._send_ctx.element_size.pop(entry.subscriber, None)
 
     def _publish(self, entry: _Publication, elements: Sequence[bytes], *, pack: bool) -> None:
         if not elements:
             return
         subscriber, size = entry.subscriber, entry.element_size
-        self._check_send(rsio.OnNext(subscriber, elements[0]), entry.machine)
+        check_all(rsio.OnNext(subscriber, elements[0]), self._connection, entry.machine)
         if not entry.demand.can_consume(len(elements)):
             entry.demand.consume(len(elements))  # raises DemandExceeded (RS §1.1)
         if size:
@@ -454,7 +511,7 @@ class RsioConnection:
     def _send_split(self, entry: _Publication, element: bytes, max_part: int) -> None:
         """onNextPart* then onNextLastPart.  We finish each element before the next, so
         element Id 0 is always free ("element is an Id assigned by the Publisher")."""
-        split = SplitElementMachine("publisher")
+        split = self.SPLIT_ELEMENT_MACHINE("publisher")
         last = len(element) - max_part
         for start in range(0, len(element), max_part):
             data = element[start : start + max_part]
@@ -465,10 +522,12 @@ class RsioConnection:
                 frame = rsio.OnNextPart(entry.subscriber, 0, data)
             self._send(frame, entry.machine, split)
 
-    def _forget_publication(self, entry: _Publication) -> None:
-        if entry.machine.state is SubscriptionState.IDLE:
-            self._publications.pop(entry.subscriber, None)
-            self._send_ctx.element_size.pop(entry.subscriber, None)
+    def _new_subscription(self, subscriber: int, machine: StateMachine[SubscriptionState],
+                          initial_demand: int) -> _Subscription:  # fmt: skip
+        parts: MachineRegistry[int, _Reassembly] = MachineRegistry(
+            self.SPLIT_ELEMENT_MACHINE, "subscriber", machine_of=_machine_of
+        )
+        return _Subscription(subscriber, machine, initial_demand, parts)
 
     def _pick_subscriber_id(self) -> int:
         cancelled = [sid for sid, entry in self._subscriptions.items()
@@ -480,20 +539,49 @@ class RsioConnection:
             subscriber += 1
         return subscriber
 
-    # --- receiving --------------------------------------------------------------------
+    # --- receiving: the scopes --------------------------------------------------------
 
-    def _receive_frame(self, frame: rsio.Frame, events: list[Event]) -> None:
-        if isinstance(self._connection.receive(frame), Ignore):
-            self.ignored_messages += 1  # e.g. in flight when we sent goodbye
-            return
-        if isinstance(frame, (rsio.ClientHello, rsio.ServerHello)):
-            self._on_hello(frame, events)
-        elif isinstance(frame, rsio.Goodbye):
-            self._on_goodbye(frame, events)
-        elif isinstance(frame, (rsio.Subscribe, rsio.Request, rsio.Cancel)):
-            self._on_subscriber_message(frame, events)
-        else:
-            self._on_publisher_message(frame, events)
+    def _receive_frames(self, frames: list[rsio.Frame], events: list[Event]) -> None:
+        """Connection scope first (every message moves the phase), then, for the data
+        messages the connection machine only observes, the subscription of their Id."""
+        connection, to_scope = self._connection, self._to_scope
+        on_connection = self._on_connection.receive  # bound once: this is the hot loop
+        for frame in frames:
+            if not on_connection(connection, frame, events):
+                self.ignored_messages += 1  # e.g. in flight when we sent goodbye
+                continue
+            receive = to_scope.get(type(frame))
+            if receive is not None:
+                receive(frame, events)
+
+    def _receive_for_publication(self, frame: ToPublisher, events: list[Event]) -> None:
+        """subscribe, request, cancel: to the peer's subscription of that Id (an unknown Id
+        meets a fresh ``idle`` machine: subscribe opens it, the rest is dropped)."""
+        entry = self._publication(frame.subscriber)
+        if not self._on_publication.receive(entry.machine, frame, entry, events):
+            self.ignored_messages += 1  # RS §3.6 / §3.7: crossed our onComplete/onError
+
+    def _receive_for_subscription(self, frame: ToSubscriber, events: list[Event]) -> None:
+        """subscribed, onNext*, onComplete, onError: to our subscription of that Id (an
+        unknown Id meets a fresh ``idle`` machine, which refuses everything)."""
+        entry = self._subscription_entries.get(frame.subscriber)
+        if entry is None:
+            machine = self._subscriptions.new_machine(frame.subscriber)
+            entry = self._new_subscription(frame.subscriber, machine, 0)
+        if not self._on_subscription.receive(entry.machine, frame, entry, events):
+            self.ignored_messages += 1  # RS §2.8: in flight after our cancel
+
+    def _receive_part(self, frame: Part, entry: _Subscription, events: list[Event]) -> None:
+        """A part, let in by the subscription: to the split element of its element Id."""
+        part = entry.parts.get(frame.element_id)
+        if part is None:
+            part = _Reassembly(entry.parts.new_machine(frame.element_id))
+        self._on_element.receive(part.machine, frame, entry, part, events)
+
+    on_subscription_on_next_part = _receive_part
+    on_subscription_on_next_last_part = _receive_part
+
+    # --- connection handlers ----------------------------------------------------------
 
     def _on_hello(self, frame: rsio.ClientHello | rsio.ServerHello, events: list[Event]) -> None:
         if self._connection.state is ConnectionState.REJECTING:
@@ -504,42 +592,45 @@ class RsioConnection:
         if self._connection.state is ConnectionState.HELLO_RECEIVED:
             self._send(self._hello())  # answer a hello that came first
 
-    def _on_goodbye(self, frame: rsio.Goodbye, events: list[Event]) -> None:
+    on_connection_client_hello = _on_hello
+    on_connection_server_hello = _on_hello
+
+    def on_connection_goodbye(self, frame: rsio.Goodbye, events: list[Event]) -> None:
         events.append(GoodbyeReceived(frame.reason))
         self._end_all_streams(f"goodbye received: {frame.reason}", None, events)
         if self._connection.state is ConnectionState.GOODBYE_RECEIVED:
             self._send(rsio.Goodbye(frame.reason))  # the acknowledgement
         events.append(ConnectionClosed(frame.reason))
 
-    # Messages to our publications: subscribe, request, cancel.
+    # --- publication handlers (the peer subscribed to us) ---------------------------
 
-    def _on_subscriber_message(self, frame: ToPublisher, events: list[Event]) -> None:
+    def on_subscription_subscribe(self, frame: rsio.Subscribe, entry: _Publication,
+                                  events: list[Event]) -> None:  # fmt: skip
         subscriber = frame.subscriber
-        entry = self._publication(subscriber)
-        if isinstance(entry.machine.receive(frame), Ignore):
-            self.ignored_messages += 1
+        self._publications.settle(subscriber, entry)  # subscribing: the Id is taken
+        if len(self._publications) > self.config.max_peer_subscriptions:
+            limit = self.config.max_peer_subscriptions
+            self.reject(subscriber, f"too many subscriptions (limit {limit})")
             return
-        if isinstance(frame, rsio.Subscribe):
-            self._publications[subscriber] = entry
-            if len(self._publications) > self.config.max_peer_subscriptions:
-                limit = self.config.max_peer_subscriptions
-                self.reject(subscriber, f"too many subscriptions (limit {limit})")
-                return
-            if frame.initial_demand:
-                entry.demand.grant(frame.initial_demand)
-            events.append(SubscribeReceived(subscriber, frame.publisher, frame.initial_demand))
-        elif isinstance(frame, rsio.Request):
-            try:
-                entry.demand.grant(frame.demand)
-            except PeerInvalidGrant as error:
-                self._answer_non_positive_request(entry, error, events)
-                return
-            events.append(DemandReceived(subscriber, frame.demand))
-        else:
-            if entry.machine.state is SubscriptionState.CANCEL_UNANSWERED:
-                self._send(rsio.Subscribed(subscriber, 0), entry.machine)
-            self._forget_publication(entry)
-            events.append(SubscriptionCancelled(subscriber, "cancelled by the subscriber"))
+        if frame.initial_demand:
+            entry.demand.grant(frame.initial_demand)
+        events.append(SubscribeReceived(subscriber, frame.publisher, frame.initial_demand))
+
+    def on_subscription_request(self, frame: rsio.Request, entry: _Publication,
+                                events: list[Event]) -> None:  # fmt: skip
+        try:
+            entry.demand.grant(frame.demand)
+        except PeerInvalidGrant as error:
+            self._answer_non_positive_request(entry, error, events)
+            return
+        events.append(DemandReceived(frame.subscriber, frame.demand))
+
+    def on_subscription_cancel(self, frame: rsio.Cancel, entry: _Publication,
+                               events: list[Event]) -> None:  # fmt: skip
+        if entry.machine.state is SubscriptionState.CANCEL_UNANSWERED:
+            self._send(rsio.Subscribed(frame.subscriber, 0), entry.machine)
+        self._settle_publication(entry)
+        events.append(SubscriptionCancelled(frame.subscriber, "cancelled by the subscriber"))
 
     def _answer_non_positive_request(self, entry: _Publication, error: PeerInvalidGrant,
                                      events: list[Event]) -> None:  # fmt: skip
@@ -554,39 +645,32 @@ class RsioConnection:
         self.error(entry.subscriber, reason)
         events.append(SubscriptionCancelled(entry.subscriber, reason, error))
 
-    # Messages to our subscriptions: subscribed, onNext*, onComplete, onError.
+    # --- subscription handlers (we subscribed) --------------------------------------
 
-    def _on_publisher_message(self, frame: ToSubscriber, events: list[Event]) -> None:
-        subscriber = frame.subscriber
-        entry = self._subscriptions.get(subscriber)
-        machine = entry.machine if entry is not None else SubscriptionMachine("subscriber")
-        before = machine.state
-        if isinstance(machine.receive(frame), Ignore):
-            self.ignored_messages += 1  # RS §2.8: in flight after our cancel
-            return
-        assert entry is not None  # the table refuses everything for an idle Id
-        if isinstance(frame, rsio.Subscribed):
-            entry.element_size = frame.element_size
-            if machine.state in _ACTIVE_STATES:
-                events.append(SubscriptionStarted(subscriber, frame.element_size))
-        elif isinstance(frame, rsio.OnNext):
-            if self._consume(entry, 1, events):
-                events.append(ElementReceived(subscriber, frame.element))
-        elif isinstance(frame, rsio.OnNextPacked):  # the machine checked elementSize > 0
-            if self._consume(entry, len(frame.elements), events):
-                events.extend(ElementReceived(subscriber, e) for e in frame.elements)
-        elif isinstance(frame, (rsio.OnNextPart, rsio.OnNextLastPart)):
-            self._on_part(entry, frame, events)
-        else:
-            self._on_terminal(entry, frame, before, events)
+    def on_subscription_subscribed(self, frame: rsio.Subscribed, entry: _Subscription,
+                                   events: list[Event]) -> None:  # fmt: skip
+        entry.element_size = frame.element_size
+        if entry.machine.state in _ACTIVE_STATES:  # not when it answers an early cancel
+            events.append(SubscriptionStarted(frame.subscriber, frame.element_size))
 
-    def _on_terminal(self, entry: _Subscription, frame: rsio.OnComplete | rsio.OnError,
-                     before: SubscriptionState,
+    def on_subscription_on_next(self, frame: rsio.OnNext, entry: _Subscription,
+                                events: list[Event]) -> None:  # fmt: skip
+        if self._consume(entry, 1, events):
+            events.append(ElementReceived(frame.subscriber, frame.element))
+
+    def on_subscription_on_next_packed(self, frame: rsio.OnNextPacked, entry: _Subscription,
+                                       events: list[Event]) -> None:  # fmt: skip
+        # The machine let it in only on a fixed-size stream (active_fixed).
+        if self._consume(entry, len(frame.elements), events):
+            subscriber = frame.subscriber
+            events.extend(ElementReceived(subscriber, e) for e in frame.elements)
+
+    def _on_terminal(self, frame: rsio.OnComplete | rsio.OnError, entry: _Subscription,
                      events: list[Event]) -> None:  # fmt: skip
         unfinished = bool(entry.parts)
         self._release_parts(entry)
-        del self._subscriptions[entry.subscriber]
-        if before is SubscriptionState.CANCELLED:
+        self._subscriptions.settle(entry.subscriber)  # idle: the Id is free
+        if entry.cancelled:
             return  # the application cancelled; it expects nothing more
         if isinstance(frame, rsio.OnError):
             events.append(SubscriptionFailed(entry.subscriber, frame.error))
@@ -595,6 +679,9 @@ class RsioConnection:
             events.append(SubscriptionFailed(entry.subscriber, str(error), error))
         else:
             events.append(SubscriptionCompleted(entry.subscriber))
+
+    on_subscription_on_complete = _on_terminal
+    on_subscription_on_error = _on_terminal
 
     def _consume(self, entry: _Subscription, count: int, events: list[Event]) -> bool:
         """Charge ``count`` elements to our demand; a publisher going over it broke RS §1.1:
@@ -606,16 +693,14 @@ class RsioConnection:
             return False
         return True
 
-    def _on_part(self, entry: _Subscription, frame: rsio.OnNextPart | rsio.OnNextLastPart,
-                 events: list[Event]) -> None:  # fmt: skip
+    # --- split element handlers -------------------------------------------------------
+
+    def _join_part(self, frame: Part, entry: _Subscription, part: _Reassembly,
+                   events: list[Event]) -> None:  # fmt: skip
         """Split messaging: "messages with the same element value, in the same stream, will
         be joined by the Subscriber"; one element costs one demand, charged when it
         starts (a publisher may only start an element it has demand for)."""
-        part = entry.parts.get(frame.element_id)
-        if part is None:
-            part = _Reassembly()
-        starting = part.machine.state is SplitElementState.IDLE
-        part.machine.receive(frame)
+        starting = frame.element_id not in entry.parts  # a new instance: the element starts
         if starting and not self._consume(entry, 1, events):
             return
         limits = self.config
@@ -630,13 +715,11 @@ class RsioConnection:
             )  # fmt: skip
             self._fail_subscription(entry, error, events)
             return
-        if part.machine.state is SplitElementState.IN_PROGRESS:
+        if entry.parts.settle(frame.element_id, part):  # in progress: keep joining
             part.data += frame.data
             self._reassembly_bytes += len(frame.data)
-            entry.parts[frame.element_id] = part
             return
-        entry.parts.pop(frame.element_id, None)
-        self._reassembly_bytes -= len(part.data)
+        self._reassembly_bytes -= len(part.data)  # the last part: the element is whole
         element = bytes(part.data) + frame.data
         if entry.element_size and len(element) != entry.element_size:
             mismatch = PeerElementSizeError(
@@ -647,6 +730,9 @@ class RsioConnection:
             return
         events.append(ElementReceived(entry.subscriber, element))
 
+    on_element_on_next_part = _join_part
+    on_element_on_next_last_part = _join_part
+
     def _fail_subscription(self, entry: _Subscription, error: ProtocolError,
                            events: list[Event]) -> None:  # fmt: skip
         """RS §2.13: "the only legal way for a Subscriber to signal failure is by
@@ -656,8 +742,7 @@ class RsioConnection:
 
     def _release_parts(self, entry: _Subscription | None) -> None:
         if entry is not None and entry.parts:
-            self._reassembly_bytes -= sum(len(p.data) for p in entry.parts.values())
-            entry.parts.clear()
+            self._reassembly_bytes -= sum(len(p.data) for _, p in entry.parts.clear())
 
     # --- ending -----------------------------------------------------------------------
 
@@ -665,15 +750,13 @@ class RsioConnection:
                          events: list[Event]) -> None:  # fmt: skip
         """Goodbye "implicitly closes all open streams, equivalently to receiving cancel or
         onError messages"; so does the end of the transport."""
-        for entry in self._subscriptions.values():
+        for _, entry in self._subscriptions.clear():
             if entry.machine.state in _OPEN_SUBSCRIBER_STATES:
                 events.append(SubscriptionFailed(entry.subscriber, reason, cause))
             self._release_parts(entry)
-        for publication in self._publications.values():
+        for _, publication in self._publications.clear():
             if publication.machine.state in _OPEN_PUBLISHER_STATES:
                 events.append(SubscriptionCancelled(publication.subscriber, reason, cause))
-        self._subscriptions.clear()
-        self._publications.clear()
         self._send_ctx.element_size.clear()
 
     def _reject_version(self, version: int, events: list[Event]) -> None:
