@@ -16,9 +16,11 @@ this contract over any transport:
   the frames handled before it are on the error's ``events``.  Only this: no engine
   reports a connection-ending violation as an event alone;
 - **our close**: ``close()`` queues the protocol's goodbye (when it has one), ends every
-  stream, subscription or request still open and returns the events that reports;
-  ``closed`` is then True.  Engines take optional arguments (an error code, a reason),
-  never required ones.
+  stream, subscription or request still open and returns the events that reports.
+  Engines take optional arguments (an error code, a reason), never required ones;
+- ``closed``: nothing more will be sent or delivered.  Where the protocol's goodbye is a
+  handshake (the Reactive Streams protocol waits for the peer's goodbye) it turns True
+  when the peer answered or the transport ended; otherwise at once.
 """
 
 from __future__ import annotations
