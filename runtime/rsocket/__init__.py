@@ -2,11 +2,11 @@
 
 ``RSocketConnection(role="client" | "server", version="1.0" | "0.2", ...)`` drives the
 generated codec and state machines of ``generated/rsocket/<version>``; see
-``wirestream.runtime.rsocket.connection`` for the engine and ``wirestream.runtime.rsocket.events`` for what it
-reports.
+``wirestream.runtime.rsocket.engine`` for the engine, ``wirestream.runtime.rsocket.events``
+for what it reports and ``wirestream.runtime.rsocket.aio`` for the asyncio peer.
 """
 
-from wirestream.runtime.rsocket.connection import (
+from wirestream.runtime.rsocket.engine import (
     ResumableSession,
     ResumeLookup,
     RSocketConnection,
@@ -51,7 +51,7 @@ from wirestream.runtime.rsocket.handler import (
     Router,
     as_payload,
 )
-from wirestream.runtime.rsocket.peer import (
+from wirestream.runtime.rsocket.aio import (
     DEFAULT_LIMIT_RATE,
     RSocketPeer,
     RSocketServer,

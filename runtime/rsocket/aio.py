@@ -50,7 +50,7 @@ from wirestream.runtime.errors import (
     ProtocolError,
     TransportError,
 )
-from wirestream.runtime.rsocket.connection import ResumableSession, RSocketConnection, SetupPolicy
+from wirestream.runtime.rsocket.engine import ResumableSession, RSocketConnection, SetupPolicy
 from wirestream.runtime.rsocket.errors import ApplicationError, SetupRejected, StreamError
 from wirestream.runtime.rsocket.events import (
     ConnectionClosed,
