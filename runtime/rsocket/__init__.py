@@ -6,12 +6,9 @@ generated codec and state machines of ``generated/rsocket/<version>``; see
 for what it reports and ``wirestream.runtime.rsocket.aio`` for the asyncio peer.
 """
 
-from wirestream.runtime.rsocket.engine import (
-    ResumableSession,
-    ResumeLookup,
-    RSocketConnection,
-    SetupPolicy,
-)
+from wirestream.runtime.rsocket.engine import RSocketConnection
+from wirestream.runtime.rsocket.options import ClientSetup, Limits, SetupPolicy
+from wirestream.runtime.rsocket.resume import ResumableSession, ResumeLookup
 from wirestream.runtime.rsocket.errors import (
     ApplicationError,
     SetupRejected,
@@ -102,6 +99,8 @@ __all__ = [
     "ApplicationError",
     "SetupRejected",
     "RSocketConnection",
+    "ClientSetup",
+    "Limits",
     "ResumableSession",
     "ResumeLookup",
     "SetupPolicy",
