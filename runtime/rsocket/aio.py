@@ -194,6 +194,9 @@ class RSocketPeer:
         return driver
 
     def _receiver(self, engine: RSocketConnection) -> Callable[[bytes], list[Any]]:
+        # The engine's clock is the caller's: a frame's arrival time starts a LEASE's TTL
+        # and resets the keepalive liveness deadline.  Until EngineDriver passes
+        # ``now=loop.time()`` to ``receive_data`` itself, this hook does.
         loop = self._loop
 
         def receive(data: bytes) -> list[Any]:

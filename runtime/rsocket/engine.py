@@ -34,7 +34,6 @@ Frames the spec says to ignore are dropped and counted in ``ignored_frames``.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -69,7 +68,7 @@ from wirestream.runtime.rsocket.events import (
     StreamCanceled,
     StreamCompleted,
 )
-from wirestream.runtime.rsocket.fragmentation import Reassembly, split
+from wirestream.runtime.rsocket.fragmentation import Reassembly, fragment
 from wirestream.runtime.rsocket.keepalive import KeepaliveTimer
 from wirestream.runtime.rsocket.lease import Leases
 from wirestream.runtime.rsocket.options import ClientSetup, Limits, SetupPolicy
@@ -86,7 +85,6 @@ __all__ = ["RSocketConnection"]
 
 Frame = Any  # a frame of the chosen version's generated codec
 
-HEADER_SIZE: Final = 6  # stream id + type/flags
 FIXED_PART_MAX: Final = 16  # header + the largest fixed request field, rounded up
 STREAM_ROLES: Final = ("requester", "responder")
 DEFAULT_LIMITS: Final = Limits()
@@ -448,37 +446,18 @@ class RSocketConnection:
         machine checks each fragment)."""
         metadata = frame.metadata
         body = len(frame.data) + (len(metadata) + 3 if metadata is not None else 0)
-        if body + FIXED_PART_MAX <= self._mtu:
+        if body + FIXED_PART_MAX <= self._mtu:  # the common case, without encoding it
             self._emit(frame)
             return
-        encoded_size = len(frame.to_bytes())
-        if encoded_size <= self._mtu:
+        pieces = fragment(frame, self.version, self._mtu)
+        if pieces is None:
             self._emit(frame)
             return
-        first_overhead = encoded_size - body
-        next_overhead = HEADER_SIZE if self.version.continuation_is_payload else first_overhead
-        pieces = split(metadata, frame.data, first_overhead, next_overhead, self._mtu)
         machine = stream.send_fragments
         if machine is None:
             initial = self._FS.IDLE if opening else self._FS.WHOLE
             machine = stream.send_fragments = self._fragments_machine("sender", initial)
-        complete = bool(getattr(frame, "complete", False))
-        is_request = type(frame) in self._request_models
-        last_index = len(pieces) - 1
-        for index, (piece_metadata, piece_data) in enumerate(pieces):
-            last = index == last_index
-            if index == 0 or not self.version.continuation_is_payload:
-                piece = copy.copy(frame)
-            else:
-                # 1.0: "followed by a sequence of PAYLOAD frames"; N on every fragment of
-                # a request (a PAYLOAD needs N or C), C only on the last (IDL M3).
-                piece = self._payload(stream_id=frame.stream_id,
-                                      next=True if is_request else frame.next)  # fmt: skip
-            piece.metadata = piece_metadata
-            piece.data = piece_data
-            piece.follows = not last
-            if hasattr(piece, "complete"):
-                piece.complete = complete and last
+        for piece in pieces:
             machine.send(piece)
             self._emit(piece)
 
@@ -859,13 +838,13 @@ class RSocketConnection:
         try:
             if outcome is not self._FS.WHOLE:  # more fragments follow
                 if pending is None:
-                    pending = stream.reassembly = (Reassembly(self.limits.max_reassembly_size),
-                                                   frame)  # fmt: skip
-                pending[0].add(frame.metadata, frame.data)
+                    pending = stream.reassembly = Reassembly(self.limits.max_reassembly_size,
+                                                             frame)  # fmt: skip
+                pending.add(frame.metadata, frame.data)
                 return None
             if pending is None:  # a single frame (F with C: "implicitly ignores the F flag")
                 return frame
-            pending[0].add(frame.metadata, frame.data)
+            pending.add(frame.metadata, frame.data)
         except RemoteProtocolError as error:
             stream.reassembly = None
             # A request still being reassembled is unknown to the application (IDL M13);
@@ -876,14 +855,7 @@ class RSocketConnection:
                 self._discarding.add(stream.stream_id, machine)
             return None
         stream.reassembly = None
-        whole = pending[1]
-        whole.metadata, whole.data = pending[0].result()
-        whole.follows = False
-        if hasattr(whole, "complete") and hasattr(frame, "complete"):
-            whole.complete = frame.complete  # C of the last fragment (IDL M3)
-        if hasattr(whole, "next") and hasattr(frame, "next"):
-            whole.next = whole.next or frame.next
-        return whole
+        return pending.whole(frame)
 
     def _discard_fragment(self, stream_id: int, machine: StateMachine[Any], frame: Frame) -> None:
         """Drop the remaining fragments of a message whose stream we aborted."""

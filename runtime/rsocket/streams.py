@@ -58,7 +58,7 @@ class Stream:
         # created only when a direction first sees a fragment.
         self.send_fragments: StateMachine[Any] | None = None
         self.receive_fragments: StateMachine[Any] | None = None
-        self.reassembly: tuple[Reassembly, Any] | None = None
+        self.reassembly: Reassembly | None = None
         # Whether the request that opens the stream went out (requester) or came in whole
         # and through the stream's machine (responder): until then the application does
         # not know the stream, and a 0.2 REQUEST_CHANNEL on it opens it rather than
