@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any
 
-from wirestream.runtime.rsocket import RSocketConnection, SetupInfo
+from wirestream.runtime.rsocket import ClientSetup, Limits, RSocketConnection, SetupInfo
 from wirestream.runtime.rsocket.versions import Version, get_version
 from tests.engine_pair import shuttle
 
@@ -50,6 +51,19 @@ def setup_frame(version: str, **overrides: Any) -> Any:
     return get_version(version).setup(SetupInfo(**info))
 
 
+LIMITS = frozenset(field.name for field in fields(Limits))
+HOOKS = ("setup_policy", "resume_lookup")
+
+
+def engine(role: str, version: str, **options: Any) -> RSocketConnection:
+    """An engine with its options as keywords: ``Limits`` fields, the server's hooks, and
+    (a client) ``ClientSetup`` fields."""
+    limits = {name: options.pop(name) for name in list(options) if name in LIMITS}
+    hooks = {name: options.pop(name) for name in HOOKS if name in options}
+    setup = ClientSetup(**options) if options else None
+    return RSocketConnection(role, version, setup=setup, limits=Limits(**limits), **hooks)
+
+
 def pair(version: str, now: float = 0.0, client: dict[str, Any] | None = None,
          server: dict[str, Any] | None = None, establish: bool = True) -> tuple[RSocketConnection, RSocketConnection,
                                                         list[Any], list[Any]]:  # fmt: skip
@@ -58,8 +72,8 @@ def pair(version: str, now: float = 0.0, client: dict[str, Any] | None = None,
     With ``establish`` one request-response round trip (stream 1) makes the client see
     that its SETUP was accepted; the events returned are those of the SETUP exchange.
     """
-    c = RSocketConnection("client", version, **(client or {}))
-    s = RSocketConnection("server", version, **(server or {}))
+    c = engine("client", version, **(client or {}))
+    s = engine("server", version, **(server or {}))
     c.connect(now)
     events_c, events_s = shuttle(c, s)
     if establish:
@@ -74,7 +88,7 @@ def pair(version: str, now: float = 0.0, client: dict[str, Any] | None = None,
 def server_after_setup(version: str, **options: Any) -> RSocketConnection:
     """A server engine that accepted a raw SETUP (its output drained)."""
     lease = options.pop("lease", False)
-    s = RSocketConnection("server", version, **options)
+    s = engine("server", version, **options)
     s.receive_data(wire(version, setup_frame(version, lease=lease)))
     s.data_to_send()
     return s

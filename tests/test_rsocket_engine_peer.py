@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 
 from wirestream.runtime.rsocket import (
+    ClientSetup,
+    Limits,
     ConnectionEstablished,
     Event,
     PayloadReceived,
@@ -81,9 +83,9 @@ async def _scenario() -> None:
     )
     port = tcp.sockets[0].getsockname()[1]
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    client = RSocketConnection("client", "1.0", keepalive_interval=30_000, max_lifetime=60_000,
-                               metadata_mime_type="text/plain", data_mime_type="text/plain",
-                               mtu=200)  # fmt: skip
+    setup = ClientSetup(keepalive_interval=30_000, max_lifetime=60_000,
+                        metadata_mime_type="text/plain", data_mime_type="text/plain")  # fmt: skip
+    client = RSocketConnection("client", "1.0", setup=setup, limits=Limits(mtu=200))
     try:
         client.connect()
         sid = client.request_response(b"hello", b"meta")

@@ -18,7 +18,16 @@ from wirestream.runtime.rsocket import (
     RSocketConnection,
 )
 from tests.engine_pair import shuttle
-from tests.test_rsocket_engine_helpers import VERSIONS, codec, decode_all, of_type, pair, v, wire
+from tests.test_rsocket_engine_helpers import (
+    VERSIONS,
+    codec,
+    decode_all,
+    engine,
+    of_type,
+    pair,
+    v,
+    wire,
+)
 
 pytestmark = pytest.mark.parametrize("version", VERSIONS)
 
@@ -103,7 +112,7 @@ def test_resume_continues_streams_and_retransmits(version: str) -> None:
     c2 = RSocketConnection.resume(c.session(), now=1.0)
     (resume,) = decode_all(version, c2.data_to_send())
     assert resume.resume_token == TOKEN
-    s2 = RSocketConnection("server", version, resume_lookup=sessions.get)
+    s2 = engine("server", version, resume_lookup=sessions.get)
     events_s = s2.receive_data(wire(version, resume))
     assert of_type(events_s, ConnectionResumed)[0].retransmitted == 2
     events_c, events_s2 = shuttle(c2, s2)
@@ -135,7 +144,7 @@ def test_resume_unknown_token_errors(version: str) -> None:
     c, s, _ = resumable_pair(version)
     c.receive_data(b"")
     c2 = RSocketConnection.resume(c.session())
-    s2 = RSocketConnection("server", version, resume_lookup=lambda token: None)
+    s2 = engine("server", version, resume_lookup=lambda token: None)
     events_c, events_s = shuttle(c2, s2)
     code = v(version).resume_rejected
     assert events_s == [ConnectionRejected(code, b"unknown resume token", by_peer=False)]
@@ -179,7 +188,7 @@ def test_resume_rejected_when_gap_in_retained_frames(version: str) -> None:
     c.receive_data(b"")
     s.receive_data(b"")
     c2 = RSocketConnection.resume(c.session())
-    s2 = RSocketConnection("server", version, resume_lookup=sessions.get)
+    s2 = engine("server", version, resume_lookup=sessions.get)
     events_c, _ = shuttle(c2, s2)
     assert of_type(events_c, ConnectionRejected)[0].error_code == v(version).resume_rejected
 

@@ -1,4 +1,4 @@
-"""Interop of our asyncio RSocket peer (runtime.rsocket.peer) with the real rsocket-py 0.4.20.
+"""Interop of our asyncio RSocket peer (runtime.rsocket.aio) with the real rsocket-py 0.4.20.
 
 Issue 4: "our client against an rsocket-py server and an rsocket-py client against our
 server, for every interaction model, with metadata, routing, fragmentation (payload >

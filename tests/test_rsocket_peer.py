@@ -1,4 +1,4 @@
-"""The asyncio RSocket peer (runtime.rsocket.peer): our client against our server over
+"""The asyncio RSocket peer (runtime.rsocket.aio): our client against our server over
 real transports, every interaction model, routing, errors, cancellation, demand that
 follows consumption, fragmentation, lease, setup rejection and resumption.
 

@@ -2,16 +2,13 @@
 
 ``RSocketConnection(role="client" | "server", version="1.0" | "0.2", ...)`` drives the
 generated codec and state machines of ``generated/rsocket/<version>``; see
-``wirestream.runtime.rsocket.connection`` for the engine and ``wirestream.runtime.rsocket.events`` for what it
-reports.
+``wirestream.runtime.rsocket.engine`` for the engine, ``wirestream.runtime.rsocket.events``
+for what it reports and ``wirestream.runtime.rsocket.aio`` for the asyncio peer.
 """
 
-from wirestream.runtime.rsocket.connection import (
-    ResumableSession,
-    ResumeLookup,
-    RSocketConnection,
-    SetupPolicy,
-)
+from wirestream.runtime.rsocket.engine import RSocketConnection
+from wirestream.runtime.rsocket.options import ClientSetup, Limits, SetupPolicy
+from wirestream.runtime.rsocket.resume import ResumableSession, ResumeLookup
 from wirestream.runtime.rsocket.errors import (
     ApplicationError,
     SetupRejected,
@@ -51,7 +48,7 @@ from wirestream.runtime.rsocket.handler import (
     Router,
     as_payload,
 )
-from wirestream.runtime.rsocket.peer import (
+from wirestream.runtime.rsocket.aio import (
     DEFAULT_LIMIT_RATE,
     RSocketPeer,
     RSocketServer,
@@ -102,6 +99,8 @@ __all__ = [
     "ApplicationError",
     "SetupRejected",
     "RSocketConnection",
+    "ClientSetup",
+    "Limits",
     "ResumableSession",
     "ResumeLookup",
     "SetupPolicy",

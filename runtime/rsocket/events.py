@@ -46,6 +46,10 @@ class InteractionModel(enum.Enum):
     REQUEST_STREAM = "request_stream"
     REQUEST_CHANNEL = "request_channel"
 
+    # Members are singletons: hash them by identity (Enum's own __hash__ is a Python-level
+    # call, paid on every lookup of a model's machine or dispatch).
+    __hash__ = object.__hash__
+
 
 @dataclass(frozen=True, slots=True)
 class SetupInfo:

@@ -2,21 +2,25 @@
 
 Protocol.md, Fragmentation And Reassembly: "the (F)ollows flag ... indicates if more
 fragments follow"; "When a PAYLOAD is fragmented, the Metadata MUST be transmitted
-completely before the Data."  Which frame type carries which piece, and the F-flag
-sequence rules, are the ``fragments`` machine's and the engine's; this module only
-cuts and joins bytes, with a bound on what a peer can make us buffer.
+completely before the Data."  The F-flag sequence rules are the ``fragments``
+machine's (the engine passes each fragment through it); this module cuts a message into
+the frames that carry it and joins them back, with a bound on what a peer can make us
+buffer.
 """
 
 from __future__ import annotations
 
-from typing import Final
+import copy
+from typing import Any, Final
 
 from wirestream.runtime.rsocket.errors import FragmentOrderViolated, ReassemblyLimitExceeded
+from wirestream.runtime.rsocket.versions import Version
 
-__all__ = ["MIN_MTU", "METADATA_LENGTH_SIZE", "split", "Reassembly"]
+__all__ = ["MIN_MTU", "METADATA_LENGTH_SIZE", "split", "fragment", "Reassembly"]
 
 METADATA_LENGTH_SIZE: Final = 3  # "Metadata Length: (24 bits)"
 MIN_MTU: Final = 64  # room for the largest fixed part (10 bytes) and useful content
+HEADER_SIZE: Final = 6  # stream id + type/flags: all a 1.0 continuation PAYLOAD adds
 
 Piece = tuple["bytes | None", bytes]
 
@@ -52,13 +56,49 @@ def split(metadata: bytes | None, data: bytes, first_overhead: int, next_overhea
         overhead = next_overhead
 
 
+def fragment(frame: Any, version: Version, mtu: int) -> list[Any] | None:
+    """The frames that carry ``frame`` (a request or a stream message) within ``mtu``
+    bytes each, F set on all but the last; None when it fits in one frame."""
+    metadata = frame.metadata
+    body = len(frame.data) + (len(metadata) + METADATA_LENGTH_SIZE if metadata is not None else 0)
+    encoded_size = len(frame.to_bytes())
+    if encoded_size <= mtu:
+        return None
+    first_overhead = encoded_size - body
+    continuation_is_payload = version.continuation_is_payload
+    next_overhead = HEADER_SIZE if continuation_is_payload else first_overhead
+    pieces = split(metadata, frame.data, first_overhead, next_overhead, mtu)
+    complete = bool(getattr(frame, "complete", False))
+    is_request = type(frame) in version.request_models
+    frames = []
+    last_index = len(pieces) - 1
+    for index, (piece_metadata, piece_data) in enumerate(pieces):
+        last = index == last_index
+        if index == 0 or not continuation_is_payload:
+            piece = copy.copy(frame)  # 0.2 (IDL M3): continuations have the first's type
+        else:
+            # 1.0: "followed by a sequence of PAYLOAD frames"; N on every fragment of a
+            # request (a PAYLOAD needs N or C), C only on the last (IDL M3).
+            piece = version.payload(stream_id=frame.stream_id,
+                                    next=True if is_request else frame.next)  # fmt: skip
+        piece.metadata = piece_metadata
+        piece.data = piece_data
+        piece.follows = not last
+        if hasattr(piece, "complete"):
+            piece.complete = complete and last
+        frames.append(piece)
+    return frames
+
+
 class Reassembly:
-    """The fragments of one message received so far, bounded by ``limit`` bytes."""
+    """The fragments of one message received so far, bounded by ``limit`` bytes;
+    ``first`` is the message's first frame (its type and fields make the whole one)."""
 
-    __slots__ = ("limit", "size", "_metadata", "_data", "_has_metadata")
+    __slots__ = ("limit", "first", "size", "_metadata", "_data", "_has_metadata")
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, first: Any) -> None:
         self.limit = limit
+        self.first = first
         self.size = 0
         self._metadata: list[bytes] = []
         self._data: list[bytes] = []
@@ -85,3 +125,15 @@ class Reassembly:
     def result(self) -> tuple[bytes | None, bytes]:
         metadata = b"".join(self._metadata) if self._has_metadata else None
         return metadata, b"".join(self._data)
+
+    def whole(self, last: Any) -> Any:
+        """The message, once ``last`` (already ``add``-ed) ended it: the first frame with
+        every fragment's metadata and data, and the flags of the sequence."""
+        whole = self.first
+        whole.metadata, whole.data = self.result()
+        whole.follows = False
+        if hasattr(whole, "complete") and hasattr(last, "complete"):
+            whole.complete = last.complete  # C of the last fragment (IDL M3)
+        if hasattr(whole, "next") and hasattr(last, "next"):
+            whole.next = whole.next or last.next
+        return whole

@@ -7,13 +7,24 @@ length of encoded frames without the frame length field after any fragmentation 
 applied."  (0.2 gives no unit; we use the same, IDL decision A5.)  KEEPALIVE carries the
 receiver's position, "used to update state for possible retransmission, such as trimming a
 retransmit buffer".
+
+Resuming Operation: what survives a lost transport (``ResumableSession``) and the
+server's answer to a RESUME (``answer_resume``).
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["ResumeLog"]
+from wirestream.runtime.machine import MachineRegistry
+from wirestream.runtime.rsocket.events import SetupInfo
+from wirestream.runtime.rsocket.streams import Stream, StreamIds
+from wirestream.runtime.rsocket.versions import Version
+
+__all__ = ["ResumeLog", "ResumableSession", "ResumeLookup", "answer_resume"]
 
 
 class ResumeLog:
@@ -69,3 +80,43 @@ class ResumeLog:
             return None
         self.trim(peer_position)
         return [wire for _, wire in self._frames]
+
+
+@dataclass(eq=False)
+class ResumableSession:
+    """What survives a transport loss when resumption was negotiated: streams, stream
+    ids, implied positions and the retransmit buffer.  The objects are shared with the
+    engine that produced it, so it always reflects that engine's latest state."""
+
+    version: Version
+    role: str
+    token: bytes
+    setup: SetupInfo
+    streams: MachineRegistry[int, Stream]
+    ids: StreamIds
+    log: ResumeLog
+
+
+ResumeLookup = Callable[[bytes], "ResumableSession | None"]
+"""Server hook: the session a RESUME's token names, or None (unknown token)."""
+
+
+def answer_resume(version: Version, lookup: ResumeLookup | None,
+                  frame: Any) -> tuple[ResumableSession, list[bytes], int] | str:  # fmt: skip
+    """(server) The session a RESUME frame continues, the frames to send it again and the
+    client's last received position; or why it cannot be resumed (ERROR's message)."""
+    client_last, client_first, same_version = version.resume_fields(frame)
+    if lookup is None:
+        return "resumption is not supported"
+    session = lookup(frame.resume_token)
+    if session is None:
+        return "unknown resume token"  # "If not identified, then the server MUST send an ERROR"
+    if not same_version or session.version is not version or session.role != "server":
+        return "a session resumes with the version it started with"
+    if client_first is not None and client_first > session.log.received_position:
+        # "has the client retained all frames past the server's last-retained position"
+        return "the client no longer has frames the server has not received"
+    replay = session.log.replay_from(client_last)
+    if replay is None:
+        return "the server no longer has frames past the client's position"
+    return session, replay, client_last

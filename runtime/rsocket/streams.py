@@ -14,12 +14,12 @@ from collections.abc import Container
 from typing import Any, Final
 
 from wirestream.runtime.flow import Window
-from wirestream.runtime.machine import StateMachine
+from wirestream.runtime.machine import Dispatch, StateMachine
 from wirestream.runtime.rsocket.errors import StreamIdsExhausted
 from wirestream.runtime.rsocket.events import InteractionModel
 from wirestream.runtime.rsocket.fragmentation import Reassembly
 
-__all__ = ["MAX_STREAM_ID", "Stream", "StreamIds"]
+__all__ = ["MAX_STREAM_ID", "Stream", "StreamIds", "machine_of"]
 
 MAX_STREAM_ID: Final = (1 << 31) - 1
 
@@ -32,19 +32,24 @@ class Stream:
         "model",
         "role",
         "machine",
+        "dispatch",
         "outbound",
         "inbound",
         "send_fragments",
         "receive_fragments",
         "reassembly",
+        "opened",
     )
 
     def __init__(self, stream_id: int, model: InteractionModel, role: str,
-                 machine: StateMachine[Any]) -> None:  # fmt: skip
+                 machine: StateMachine[Any], dispatch: Dispatch) -> None:  # fmt: skip
         self.stream_id = stream_id
         self.model = model
         self.role = role
         self.machine = machine
+        # The generated dispatch of the machine's class and role, bound to the engine
+        # that drives the stream (rebound when a resumed session is adopted).
+        self.dispatch = dispatch
         # Items we may still send (the peer's initial n + REQUEST_N) and items the peer
         # may still send us (what we granted); None where the model has no request-n.
         self.outbound: Window | None = None
@@ -53,7 +58,12 @@ class Stream:
         # created only when a direction first sees a fragment.
         self.send_fragments: StateMachine[Any] | None = None
         self.receive_fragments: StateMachine[Any] | None = None
-        self.reassembly: tuple[Reassembly, Any] | None = None
+        self.reassembly: Reassembly | None = None
+        # Whether the request that opens the stream went out (requester) or came in whole
+        # and through the stream's machine (responder): until then the application does
+        # not know the stream, and a 0.2 REQUEST_CHANNEL on it opens it rather than
+        # carrying a message.
+        self.opened = role == "requester"
 
     @property
     def is_channel_requester(self) -> bool:
@@ -61,6 +71,11 @@ class Stream:
 
     def __repr__(self) -> str:
         return f"<Stream {self.stream_id} {self.model.value} {self.role} {self.machine.state}>"
+
+
+def machine_of(stream: Stream) -> StateMachine[Any]:
+    """A stream's lifecycle machine (``MachineRegistry``'s ``machine_of``)."""
+    return stream.machine
 
 
 class StreamIds:

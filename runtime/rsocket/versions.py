@@ -18,7 +18,15 @@ import wirestream.generated.rsocket.v1_0.machines as machines_v1_0
 
 from wirestream.runtime.rsocket.events import InteractionModel, SetupInfo
 
-__all__ = ["Version", "VERSIONS", "V1_0", "V0_2", "get_version"]
+__all__ = [
+    "Version",
+    "VERSIONS",
+    "V1_0",
+    "V0_2",
+    "get_version",
+    "rsocket_1_0",
+    "reactivesocket_0_2",
+]
 
 Frame = Any  # a frame class instance of either generated codec
 
@@ -173,44 +181,56 @@ def _codes(codec: ModuleType) -> dict[str, int]:
     return {member.name: int(member) for member in codec.ErrorCode}
 
 
-_C1 = _codes(codec_v1_0)
-_C0 = _codes(codec_v0_2)
+def rsocket_1_0(codec: ModuleType, machines: ModuleType) -> Version:
+    """RSocket 1.0 over a generated codec and its machines (``V1_0``; a test may pass a
+    package generated from an edited IDL)."""
+    c = _codes(codec)
+    return Version(
+        name="1.0", codec=codec, machines=machines, major_version=1, minor_version=0,
+        payload=codec.Payload, continuation_is_payload=True,
+        channel_requester_messages_are_requests=False, lenient_decode=False,
+        resume_token_size=None,
+        setup_error_codes=frozenset({c["INVALID_SETUP"], c["UNSUPPORTED_SETUP"],
+                                     c["REJECTED_SETUP"]}),
+        connection_error=c["CONNECTION_ERROR"], connection_close=c["CONNECTION_CLOSE"],
+        resume_rejected=c["REJECTED_RESUME"], resume_no_retry=c["REJECTED_RESUME"],
+        resume_unsupported_setup=c["REJECTED_SETUP"], invalid_setup=c["INVALID_SETUP"],
+        unsupported_setup=c["UNSUPPORTED_SETUP"], rejected=c["REJECTED"],
+        invalid=c["INVALID"], application_error=c["APPLICATION_ERROR"],
+    )  # fmt: skip
 
-V1_0: Final = Version(
-    name="1.0", codec=codec_v1_0, machines=machines_v1_0, major_version=1, minor_version=0,
-    payload=codec_v1_0.Payload, continuation_is_payload=True,
-    channel_requester_messages_are_requests=False, lenient_decode=False,
-    resume_token_size=None,
-    setup_error_codes=frozenset({_C1["INVALID_SETUP"], _C1["UNSUPPORTED_SETUP"],
-                                 _C1["REJECTED_SETUP"]}),
-    connection_error=_C1["CONNECTION_ERROR"], connection_close=_C1["CONNECTION_CLOSE"],
-    resume_rejected=_C1["REJECTED_RESUME"], resume_no_retry=_C1["REJECTED_RESUME"],
-    resume_unsupported_setup=_C1["REJECTED_SETUP"], invalid_setup=_C1["INVALID_SETUP"],
-    unsupported_setup=_C1["UNSUPPORTED_SETUP"], rejected=_C1["REJECTED"],
-    invalid=_C1["INVALID"], application_error=_C1["APPLICATION_ERROR"],
-)  # fmt: skip
 
-V0_2: Final = Version(
-    name="0.2", codec=codec_v0_2, machines=machines_v0_2, major_version=0, minor_version=2,
-    payload=codec_v0_2.Response, continuation_is_payload=False,
-    channel_requester_messages_are_requests=True, lenient_decode=True,
-    resume_token_size=16,
-    setup_error_codes=frozenset({_C0["INVALID_SETUP"], _C0["UNSUPPORTED_SETUP"],
-                                 _C0["REJECTED_SETUP"]}),
-    connection_error=_C0["CONNECTION_ERROR"], connection_close=_C0["CONNECTION_ERROR_NO_RETRY"],
-    # Seed: "A Server implementation MAY use CONNECTION_ERROR or CONNECTION_ERROR_NO_RETRY
-    # as it sees fit for each error condition."
-    resume_rejected=_C0["CONNECTION_ERROR"], resume_no_retry=_C0["CONNECTION_ERROR_NO_RETRY"],
-    # Seed: "must reject the SETUP with an ERROR" (no code given; R02-14).
-    resume_unsupported_setup=_C0["UNSUPPORTED_SETUP"], invalid_setup=_C0["INVALID_SETUP"],
-    unsupported_setup=_C0["UNSUPPORTED_SETUP"], rejected=_C0["REJECTED"],
-    invalid=_C0["INVALID"], application_error=_C0["APPLICATION_ERROR"],
-)  # fmt: skip
+def reactivesocket_0_2(codec: ModuleType, machines: ModuleType) -> Version:
+    """ReactiveSocket 0.2 over a generated codec and its machines (``V0_2``)."""
+    c = _codes(codec)
+    return Version(
+        name="0.2", codec=codec, machines=machines, major_version=0, minor_version=2,
+        payload=codec.Response, continuation_is_payload=False,
+        channel_requester_messages_are_requests=True, lenient_decode=True,
+        resume_token_size=16,
+        setup_error_codes=frozenset({c["INVALID_SETUP"], c["UNSUPPORTED_SETUP"],
+                                     c["REJECTED_SETUP"]}),
+        connection_error=c["CONNECTION_ERROR"], connection_close=c["CONNECTION_ERROR_NO_RETRY"],
+        # Seed: "A Server implementation MAY use CONNECTION_ERROR or CONNECTION_ERROR_NO_RETRY
+        # as it sees fit for each error condition."
+        resume_rejected=c["CONNECTION_ERROR"], resume_no_retry=c["CONNECTION_ERROR_NO_RETRY"],
+        # Seed: "must reject the SETUP with an ERROR" (no code given; R02-14).
+        resume_unsupported_setup=c["UNSUPPORTED_SETUP"], invalid_setup=c["INVALID_SETUP"],
+        unsupported_setup=c["UNSUPPORTED_SETUP"], rejected=c["REJECTED"],
+        invalid=c["INVALID"], application_error=c["APPLICATION_ERROR"],
+    )  # fmt: skip
+
+
+V1_0: Final = rsocket_1_0(codec_v1_0, machines_v1_0)
+V0_2: Final = reactivesocket_0_2(codec_v0_2, machines_v0_2)
 
 VERSIONS: Final = {"1.0": V1_0, "0.2": V0_2}
 
 
-def get_version(name: str) -> Version:
+def get_version(name: str | Version) -> Version:
+    """The version named ``name`` ("1.0" or "0.2"); a ``Version`` is taken as it is."""
+    if isinstance(name, Version):
+        return name
     try:
         return VERSIONS[name]
     except KeyError:

@@ -55,7 +55,7 @@ from wirestream.runtime.rsocket.errors import SetupRejected, StreamError
 from wirestream.runtime.rsocket.fragmentation import MIN_MTU
 from wirestream.runtime.rsocket.handler import Payload
 from wirestream.runtime.rsocket.metadata import COMPOSITE_METADATA, ROUTING, encode_route, route
-from wirestream.runtime.rsocket.peer import DEFAULT_LIMIT_RATE, RSocketPeer, connect, serve
+from wirestream.runtime.rsocket.aio import DEFAULT_LIMIT_RATE, RSocketPeer, connect, serve
 from wirestream.runtime.rsocket.versions import get_version
 
 __all__ = ["main", "amain", "build_parser", "PayloadWriter"]
@@ -69,7 +69,7 @@ ONE_WAY_LINGER: Final = 0.05
 """Seconds to stay connected after a fire-and-forget or metadata push.  Nothing answers
 those; closing at once sends ERROR[CONNECTION_CLOSE] right behind the request, and a
 server that reads both in one go may end the connection before its handler ran
-(``wirestream.runtime.rsocket.peer`` does: it cancels the handler's task before it starts)."""
+(``wirestream.runtime.rsocket.aio`` does: it cancels the handler's task before it starts)."""
 EXIT_OK: Final = 0
 EXIT_FAILED: Final = 1
 EXIT_USAGE: Final = 2  # argparse's own code; also "could not connect"

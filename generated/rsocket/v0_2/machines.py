@@ -622,13 +622,6 @@ class ConnectionMachine(StateMachine[ConnectionState]):
         "client": {
             Lease: "on_connection_lease",
             Keepalive: "on_connection_keepalive",
-            RequestResponse: "on_connection_request_response",
-            RequestFnf: "on_connection_request_fnf",
-            RequestStream: "on_connection_request_stream",
-            RequestChannel: "on_connection_request_channel",
-            RequestN: "on_connection_request_n",
-            Cancel: "on_connection_cancel",
-            Response: "on_connection_response",
             Error: "on_connection_error",
             MetadataPush: "on_connection_metadata_push",
             ResumeOk: "on_connection_resume_ok",
@@ -637,10 +630,6 @@ class ConnectionMachine(StateMachine[ConnectionState]):
             Setup: "on_connection_setup",
             Lease: "on_connection_lease",
             Keepalive: "on_connection_keepalive",
-            RequestResponse: "on_connection_request_response",
-            RequestFnf: "on_connection_request_fnf",
-            RequestStream: "on_connection_request_stream",
-            RequestChannel: "on_connection_request_channel",
             Error: "on_connection_error",
             MetadataPush: "on_connection_metadata_push",
             Resume: "on_connection_resume",
@@ -900,13 +889,7 @@ class FragmentsMachine(StateMachine[FragmentsState]):
     # never get there.
     HANDLERS: ClassVar[dict[str, dict[type, str]]] = {
         "sender": {},
-        "receiver": {
-            RequestResponse: "on_stream_direction_request_response",
-            RequestFnf: "on_stream_direction_request_fnf",
-            RequestStream: "on_stream_direction_request_stream",
-            RequestChannel: "on_stream_direction_request_channel",
-            Response: "on_stream_direction_response",
-        },
+        "receiver": {},
     }
 
     def __init__(

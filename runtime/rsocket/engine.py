@@ -1,18 +1,29 @@
 """The sans-I/O RSocket engine: one connection, either role, either protocol version.
 
-Shape (as h2 / aioquic): ``receive_data(bytes) -> list[Event]``, command methods that
-queue frames (``request_stream(...) -> stream_id``, ``send_next``, ``request``,
-``cancel`` ...), ``data_to_send() -> bytes``, and time passed in: ``handle_timer(now)``,
-``get_timer()`` and an optional ``now=`` on the calls whose outcome depends on time
-(lease TTLs, keepalive deadlines).  No sockets, no clocks, no asyncio.
+Shape (as h2 / aioquic, and ``wirestream.runtime.engine``): ``receive_data(bytes, now)
+-> list[Event]``, command methods that queue frames (``request_stream(...) ->
+stream_id``, ``send_next``, ``request``, ``cancel`` ...), ``data_to_send() -> bytes``,
+and time passed in: ``handle_timer(now)``, ``get_timer()`` and an optional ``now=`` on
+the calls whose outcome depends on time (lease TTLs, keepalive deadlines).  No sockets,
+no clocks, no asyncio.
 
 Every frame sent or received goes through the generated machines of the chosen version
-(``generated/rsocket/<version>/machines.py``): ``connection`` for stream 0, the REQUEST_*
-frames that open streams, and everything while the connection is being set up; the
-model's lifecycle machine for a stream's frames; ``fragments`` for F-flag sequences.
-Changing a row in the IDL changes what this engine accepts.  What the tables cannot say
-is here: request-n credit (``wirestream.runtime.flow.Window``), lease budgets, keepalive, stream-id
-allocation, fragmenting and reassembly, implied positions and resumption.
+(``generated/rsocket/<version>/machines.py``), and a received frame reaches a handler of
+this engine only through the machine's generated dispatch table (``HANDLERS``, bound
+once per engine by ``wirestream.runtime.machine.Dispatch``):
+
+- stream 0: the ``connection`` machine, then ``on_connection_<frame>``;
+- a stream's frames: its interaction model's machine (scope ``stream``), then
+  ``on_stream_<frame>``.  The ``connection`` machine observes the REQUEST_* that open
+  streams and, while the SETUP is unconfirmed, every stream frame (IDL ``observes:``);
+- F-flag sequences: the ``fragments`` machine of the direction, which only observes;
+  the reassembled message then goes through the stream's machine like a whole one.
+
+Changing a row in the IDL changes what this engine accepts and what it handles.  What
+the tables cannot say is here and in the small modules beside it: request-n credit
+(``wirestream.runtime.flow.Window``), lease budgets (``lease``), keepalive timing
+(``keepalive``), stream-id allocation (``streams``), fragmenting and reassembly
+(``fragmentation``), implied positions and resumption (``resume``).
 
 Peer violations: a stream-level one ends the stream with the frame the stream's machine
 allows (ERROR, else CANCEL) and reports ``StreamAborted``; a connection-level one queues
@@ -23,9 +34,7 @@ Frames the spec says to ignore are dropped and counted in ``ignored_frames``.
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any, Final
 
 from wirestream.runtime.errors import (
@@ -37,13 +46,8 @@ from wirestream.runtime.errors import (
     UnknownFrameType,
 )
 from wirestream.runtime.flow import RSOCKET_MAX_N, Window
-from wirestream.runtime.machine import IGNORE, StateMachine
-from wirestream.runtime.rsocket.errors import (
-    NoLease,
-    ResumeNotAllowed,
-    ResumePositionLost,
-    UnknownStream,
-)
+from wirestream.runtime.machine import IGNORE, Dispatch, MachineRegistry, StateMachine
+from wirestream.runtime.rsocket.errors import ResumeNotAllowed, ResumePositionLost, UnknownStream
 from wirestream.runtime.rsocket.events import (
     ConnectionClosed,
     ConnectionDead,
@@ -64,104 +68,65 @@ from wirestream.runtime.rsocket.events import (
     StreamCanceled,
     StreamCompleted,
 )
-from wirestream.runtime.rsocket.fragmentation import MIN_MTU, Reassembly, split
-from wirestream.runtime.rsocket.resume import ResumeLog
-from wirestream.runtime.rsocket.streams import Stream, StreamIds
+from wirestream.runtime.rsocket.fragmentation import Reassembly, fragment
+from wirestream.runtime.rsocket.keepalive import KeepaliveTimer
+from wirestream.runtime.rsocket.lease import Leases
+from wirestream.runtime.rsocket.options import ClientSetup, Limits, SetupPolicy
+from wirestream.runtime.rsocket.resume import (
+    ResumableSession,
+    ResumeLog,
+    ResumeLookup,
+    answer_resume,
+)
+from wirestream.runtime.rsocket.streams import Stream, StreamIds, machine_of
 from wirestream.runtime.rsocket.versions import Version, get_version
 
-__all__ = ["RSocketConnection", "ResumableSession", "SetupPolicy", "ResumeLookup"]
+__all__ = ["RSocketConnection"]
 
 Frame = Any  # a frame of the chosen version's generated codec
 
-LEASE_CAP: Final = (1 << 32) - 1  # 0.2 counts are u32, 1.0 counts 31-bit
-HEADER_SIZE: Final = 6  # stream id + type/flags
 FIXED_PART_MAX: Final = 16  # header + the largest fixed request field, rounded up
-
-SetupPolicy = Callable[[SetupInfo], "tuple[int, str] | None"]
-"""Server hook: None accepts the SETUP, ``(error_code, message)`` rejects it."""
-
-
-@dataclass(eq=False)
-class ResumableSession:
-    """What survives a transport loss when resumption was negotiated: streams, stream
-    ids, implied positions and the retransmit buffer.  The objects are shared with the
-    engine that produced it, so it always reflects that engine's latest state."""
-
-    version: Version
-    role: str
-    token: bytes
-    setup: SetupInfo
-    streams: dict[int, Stream]
-    ids: StreamIds
-    log: ResumeLog
-
-
-ResumeLookup = Callable[[bytes], "ResumableSession | None"]
-"""Server hook: the session a RESUME's token names, or None (unknown token)."""
-
-
-class _Lease:
-    """One LEASE: a fresh request budget (``wirestream.runtime.flow.Window``) and its expiry.
-    "The last received LEASE frame overrides all previous LEASE frame values"."""
-
-    __slots__ = ("window", "expires_at")
-
-    def __init__(self, window: Window, expires_at: float) -> None:
-        self.window = window
-        self.expires_at = expires_at
-
-    def allows(self, now: float) -> bool:
-        # "When a LEASE expires due to time, the value of the Number of Requests that a
-        # Requester may make is implicitly 0."
-        return now < self.expires_at and self.window.can_consume(1)
+STREAM_ROLES: Final = ("requester", "responder")
+DEFAULT_LIMITS: Final = Limits()
 
 
 class RSocketConnection:
-    """One RSocket connection (``role`` "client" or "server"; ``version`` "1.0" or "0.2").
+    """One RSocket connection (``role`` "client" or "server"; ``version`` "1.0", "0.2"
+    or a ``Version``).
 
-    Client options describe its SETUP (times in milliseconds, as on the wire); server
-    options are the ``setup_policy`` and ``resume_lookup`` hooks.  ``mtu``: largest frame
-    we send (without the 3-byte length prefix); larger messages are fragmented.
-    ``max_reassembly_size`` bounds a fragmented message we receive, ``max_frame_size``
-    one frame, ``resume_buffer_size`` the retransmit buffer.
+    A client's ``setup`` is what its SETUP says (``ClientSetup``); a server's options are
+    the ``setup_policy`` and ``resume_lookup`` hooks; ``limits`` bound what either side
+    sends, accepts, reassembles and keeps for resumption (``Limits``).
+
+    The ``on_connection_*`` and ``on_stream_*`` methods are where the generated dispatch
+    delivers received frames (``HANDLERS`` of the version's machines); they are not
+    commands.
     """
 
     def __init__(
         self,
         role: str = "client",
-        version: str = "1.0",
+        version: str | Version = "1.0",
         *,
-        keepalive_interval: int = 20_000,
-        max_lifetime: int = 90_000,
-        metadata_mime_type: str = "application/octet-stream",
-        data_mime_type: str = "application/octet-stream",
-        setup_metadata: bytes | None = None,
-        setup_data: bytes = b"",
-        lease: bool = False,
-        resume_token: bytes | None = None,
-        strict: bool = False,
+        setup: ClientSetup | None = None,
+        limits: Limits | None = None,
         setup_policy: SetupPolicy | None = None,
         resume_lookup: ResumeLookup | None = None,
-        mtu: int | None = None,
-        max_frame_size: int | None = None,
-        max_reassembly_size: int = 16 * 1024 * 1024,
-        resume_buffer_size: int = 1024 * 1024,
-        reuse_stream_ids: bool = False,
     ) -> None:
         if role not in ("client", "server"):
             raise ValueError(f"role must be 'client' or 'server', not {role!r}")
+        if role == "server" and setup is not None:
+            raise ValueError("only a client sends SETUP: a server takes no setup=")
+        if role == "client" and (setup_policy is not None or resume_lookup is not None):
+            raise ValueError("setup_policy and resume_lookup are a server's hooks")
         v = get_version(version)
         self.version = v
         self.role = role
-        self._codec = v.codec
-        codec = v.codec
-        if mtu is not None and mtu < MIN_MTU:
-            raise ValueError(f"mtu must be at least {MIN_MTU}")
-        self._mtu: int = min(mtu or codec.MAX_FRAME_SIZE, codec.MAX_FRAME_SIZE)
-        self._decoder = codec.StreamDecoder(max_frame_size or codec.MAX_FRAME_SIZE)
+        self.limits = limits = limits or DEFAULT_LIMITS
+        self._codec = codec = v.codec
+        self._mtu: int = min(limits.mtu or codec.MAX_FRAME_SIZE, codec.MAX_FRAME_SIZE)
+        self._decoder = codec.StreamDecoder(limits.max_frame_size or codec.MAX_FRAME_SIZE)
         self._frame_bytes = codec.frame_bytes
-        self._max_reassembly_size = max_reassembly_size
-        self._resume_buffer_size = resume_buffer_size
         self._setup_policy = setup_policy
         self._resume_lookup = resume_lookup
 
@@ -172,54 +137,52 @@ class RSocketConnection:
         self._fragments_machine = machines.FragmentsMachine
         self._stream_machines = v.stream_machines
         # While `new` (server) or `setup_sent` (client) the connection machine sees every
-        # frame (IDL M1).
+        # frame (IDL M1); leaving `setup_sent` / `awaiting_lease` for `established`
+        # confirms the client's SETUP (M2).
         self._watch_all = frozenset({self._CS.NEW, self._CS.SETUP_SENT})
+        self._setup_phase = frozenset({self._CS.SETUP_SENT, self._CS.AWAITING_LEASE})
 
         self._request_models: dict[type, InteractionModel] = v.request_models
         self._payload: Any = v.payload
         self._fragmentable = frozenset({v.payload, *self._request_models})
         self._position_frames = v.position_frames
-        self._stream_handlers: dict[type, Callable[[Stream, Frame, list[Event]], None]] = {
-            v.payload: self._on_message,
-            codec.RequestChannel: self._on_message,  # 0.2 channel messages (IDL M4)
-            codec.Error: self._on_stream_error,
-            codec.Cancel: self._on_cancel,
-            codec.RequestN: self._on_request_n,
-        }
-        self._connection_handlers: dict[type, Callable[[Frame, Any, list[Event]], None]] = {
-            codec.Setup: self._on_setup,
-            codec.Resume: self._on_resume,
-            codec.ResumeOk: self._on_resume_ok,
-            codec.Keepalive: self._on_keepalive,
-            codec.Lease: self._on_lease,
-            codec.MetadataPush: self._on_metadata_push,
-            codec.Error: self._on_connection_error,
+        # The generated dispatch, bound once: stream 0 -> on_connection_<frame>; a
+        # stream's frames -> on_stream_<frame>, per stream role and model (each Stream
+        # carries its own: ``_new_stream``, ``_adopt``).
+        self._connection = Dispatch(machines.ConnectionMachine, role, self)
+        self._stream_dispatch: dict[str, dict[InteractionModel, Dispatch]] = {
+            stream_role: {model: Dispatch(cls, stream_role, self)
+                          for model, cls in self._stream_machines.items()}  # fmt: skip
+            for stream_role in STREAM_ROLES
         }
 
-        self._streams: dict[int, Stream] = {}
+        # Open streams, of four models: each Stream holds its model's machine (the
+        # registry never makes stand-ins: an unknown id has no machine until a REQUEST_*
+        # picks its model; other frames on it are ignored).
+        self._streams: MachineRegistry[int, Stream] = MachineRegistry(
+            StateMachine, "stream", machine_of=machine_of
+        )
+        # The registry's entries, for the per-frame and per-message lookups and removals
+        # (a dict's get/pop instead of a method call on the hot paths).
+        self._open_streams = self._streams.entries
         # Streams aborted while a fragmented message was arriving: its `fragments`
         # machine, until the last fragment has gone by.
-        self._discarding: dict[int, StateMachine[Any]] = {}
-        self._ids = StreamIds(1 if role == "client" else 2, reuse=reuse_stream_ids)
+        self._discarding: MachineRegistry[int, StateMachine[Any]] = MachineRegistry(
+            machines.FragmentsMachine, "receiver"
+        )
+        self._ids = StreamIds(1 if role == "client" else 2, reuse=limits.reuse_stream_ids)
         self._out_connection: list[bytes] = []  # stream 0 goes first (QoS, "Frames with
         self._out_streams: list[bytes] = []  # Stream ID 0 SHOULD have a higher priority")
         self._now = 0.0
 
         self._setup: SetupInfo | None = None
         if role == "client":
-            self._setup = SetupInfo(v.major_version, v.minor_version, keepalive_interval,
-                                    max_lifetime, metadata_mime_type, data_mime_type,
-                                    setup_metadata, setup_data, lease, resume_token,
-                                    strict)  # fmt: skip
-        self._lease_required = False
-        self._peer_lease: _Lease | None = None  # what our requester may send
-        self._our_lease: _Lease | None = None  # what the peer's requester may send
+            self._setup = (setup or ClientSetup()).info(v)
+        self._leases = Leases()
+        self._keepalive = KeepaliveTimer()
         self._log: ResumeLog | None = None
         self._resume_token: bytes | None = None
         self._resume_forbidden = False
-        self._next_keepalive: float | None = None
-        self._last_keepalive = 0.0
-        self._dead_reported = False
         self.ignored_frames = 0
         """Frames dropped because the spec says to ignore them (a debugging counter)."""
 
@@ -245,7 +208,7 @@ class RSocketConnection:
 
     @property
     def open_streams(self) -> Mapping[int, Stream]:
-        return self._streams
+        return self._streams.entries
 
     # ================================================================== output / time
 
@@ -262,46 +225,24 @@ class RSocketConnection:
         """When ``handle_timer`` should next be called (None: no deadline)."""
         if self._conn.terminated or self._setup is None:
             return None
-        deadlines = []
-        if self._next_keepalive is not None:
-            deadlines.append(self._next_keepalive)
-        lifetime = self._setup.max_lifetime
-        if lifetime and not self._dead_reported and self._lifetime_started:
-            deadlines.append(self._last_keepalive + lifetime / 1000)
-        return min(deadlines) if deadlines else None
-
-    @property
-    def _lifetime_started(self) -> bool:
-        return self._conn.state is not self._CS.NEW
+        return self._keepalive.deadline()
 
     def handle_timer(self, now: float) -> list[Event]:
-        """Send the client's periodic KEEPALIVE and report a silent peer.
-
-        KEEPALIVE Frame: "KEEPALIVE frames MUST be initiated by the client and sent
-        periodically with the (R)espond flag set."  SETUP Frame: "Max Lifetime: Time (in
-        milliseconds) that a client will allow a server to not respond to a KEEPALIVE
-        before it is assumed to be dead."
-        """
+        """Send the client's periodic KEEPALIVE and report a silent peer
+        (``wirestream.runtime.rsocket.keepalive``)."""
         self._now = now
         events: list[Event] = []
-        setup = self._setup
-        if self._conn.terminated or setup is None:
+        if self._conn.terminated or self._setup is None:
             return events
-        if self._next_keepalive is not None and now >= self._next_keepalive:
-            keepalive = self._codec.Keepalive(respond=True,
-                                              last_received_position=self._position())  # fmt: skip
-            if self._conn.allows_send(keepalive):
-                self._conn.send(keepalive)
-                self._emit(keepalive)
-            interval = setup.keepalive_interval / 1000
-            self._next_keepalive += interval
-            if self._next_keepalive <= now:
-                self._next_keepalive = now + interval
-        if setup.max_lifetime and not self._dead_reported and self._lifetime_started:
-            silent = now - self._last_keepalive
-            if silent >= setup.max_lifetime / 1000:
-                self._dead_reported = True
-                events.append(ConnectionDead(silent))
+        keepalive = self._keepalive
+        if keepalive.send_due(now):
+            frame = self._codec.Keepalive(respond=True, last_received_position=self._position())
+            if self._conn.allows_send(frame):
+                self._conn.send(frame)
+                self._emit(frame)
+        silent = keepalive.dead(now)
+        if silent is not None:
+            events.append(ConnectionDead(silent))
         return events
 
     def _position(self) -> int:
@@ -321,18 +262,10 @@ class RSocketConnection:
         self._conn.send(frame)
         self._emit(frame)
         if setup.resume_token is not None:
-            self._log = ResumeLog(self._resume_buffer_size)
+            self._log = ResumeLog(self.limits.resume_buffer_size)
             self._resume_token = setup.resume_token
-        self._lease_required = setup.lease
-        self._start_keepalive(now)
-
-    def _start_keepalive(self, now: float) -> None:
-        assert self._setup is not None
-        self._last_keepalive = now
-        self._dead_reported = False
-        interval = self._setup.keepalive_interval
-        if self.role == "client" and interval:
-            self._next_keepalive = now + interval / 1000
+        self._leases.restart(setup.lease)
+        self._keepalive.start(now, setup, sends=True)
 
     def send_keepalive(self, data: bytes = b"") -> None:
         """KEEPALIVE with R (the server "MAY" initiate one "upon application request")."""
@@ -358,8 +291,7 @@ class RSocketConnection:
                                   metadata=metadata)  # fmt: skip
         self._conn.send(frame)
         self._emit(frame)
-        budget = Window.inbound_window(cap=LEASE_CAP, initial=number_of_requests)
-        self._our_lease = _Lease(budget, self._now + ttl / 1000)
+        self._leases.sent(ttl, number_of_requests, self._now)
 
     def close(self, error_code: int | None = None, message: bytes = b"") -> list[Event]:
         """End the connection with ERROR on stream 0 (CONNECTION_ERROR by default)."""
@@ -410,22 +342,20 @@ class RSocketConnection:
         if now is not None:
             self._now = now
         self._conn.send(frame)  # IllegalSend before SETUP, while awaiting a LEASE, after close
-        lease = self._peer_lease
-        if self._lease_required and (lease is None or not lease.allows(self._now)):
-            raise NoLease(
-                "no valid LEASE: 'The Requester MUST NOT send more than Number of Requests"
-                " specified in the LEASE frame within the Time-To-Live value in the LEASE.'"
-            )
-        stream_id = self._ids.allocate(self._streams)
+        leases = self._leases
+        if leases.required:
+            leases.check_request(self._now)  # NoLease
+        streams = self._streams
+        stream_id = self._ids.allocate(streams.entries)
         frame.stream_id = stream_id
-        stream = Stream(stream_id, model, "requester", self._stream_machines[model]("requester"))
+        stream = self._new_stream(stream_id, model, "requester")
         state = stream.machine.send(frame)
-        if self._lease_required and lease is not None:
-            lease.window.consume(1)  # "a request counts against a single lease count"
+        if leases.required:
+            leases.spend_request()
         stream.inbound = inbound
         stream.outbound = outbound
         if state not in stream.machine.TERMINAL:
-            self._streams[stream_id] = stream
+            streams.add(stream_id, stream)
         self._transmit(stream, frame, opening=True)
         return stream_id
 
@@ -447,7 +377,7 @@ class RSocketConnection:
             outbound.consume(1)
         self._transmit(stream, frame)
         if state in stream.machine.TERMINAL:
-            self._forget(stream)
+            self._open_streams.pop(stream_id, None)
 
     def send_complete(self, stream_id: int) -> None:
         """Complete our side of the stream (PAYLOAD with only C)."""
@@ -457,7 +387,7 @@ class RSocketConnection:
         state = stream.machine.send(frame)
         self._transmit(stream, frame)
         if state in stream.machine.TERMINAL:
-            self._forget(stream)
+            self._open_streams.pop(stream_id, None)
 
     def send_error(self, stream_id: int, error_code: int, message: bytes | str = b"") -> None:
         """End the stream with ERROR (an application-range code; the machine refuses the
@@ -467,7 +397,7 @@ class RSocketConnection:
         frame = self.version.error(stream_id, error_code, data)
         stream.machine.send(frame)
         self._emit(frame)
-        self._forget(stream)
+        self._streams.forget(stream_id)
 
     def request(self, stream_id: int, n: int) -> None:
         """Grant the peer ``n`` more items (REQUEST_N); credits add up, capped at 2^31-1."""
@@ -486,16 +416,18 @@ class RSocketConnection:
         frame = self._codec.Cancel(stream_id=stream_id)
         stream.machine.send(frame)
         self._emit(frame)
-        self._forget(stream)
+        self._streams.forget(stream_id)
+
+    def _new_stream(self, stream_id: int, model: InteractionModel, role: str) -> Stream:
+        """A stream of ``model`` seen as ``role``: its machine and generated dispatch."""
+        return Stream(stream_id, model, role, self._stream_machines[model](role),
+                      self._stream_dispatch[role][model])  # fmt: skip
 
     def _get(self, stream_id: int) -> Stream:
-        try:
-            return self._streams[stream_id]
-        except KeyError:
-            raise UnknownStream(f"stream {stream_id} is not open") from None
-
-    def _forget(self, stream: Stream) -> None:
-        self._streams.pop(stream.stream_id, None)
+        stream = self._open_streams.get(stream_id)
+        if stream is None:
+            raise UnknownStream(f"stream {stream_id} is not open")
+        return stream
 
     # ================================================================== sending frames
 
@@ -514,44 +446,27 @@ class RSocketConnection:
         machine checks each fragment)."""
         metadata = frame.metadata
         body = len(frame.data) + (len(metadata) + 3 if metadata is not None else 0)
-        if body + FIXED_PART_MAX <= self._mtu:
+        if body + FIXED_PART_MAX <= self._mtu:  # the common case, without encoding it
             self._emit(frame)
             return
-        encoded_size = len(frame.to_bytes())
-        if encoded_size <= self._mtu:
+        pieces = fragment(frame, self.version, self._mtu)
+        if pieces is None:
             self._emit(frame)
             return
-        first_overhead = encoded_size - body
-        next_overhead = HEADER_SIZE if self.version.continuation_is_payload else first_overhead
-        pieces = split(metadata, frame.data, first_overhead, next_overhead, self._mtu)
         machine = stream.send_fragments
         if machine is None:
             initial = self._FS.IDLE if opening else self._FS.WHOLE
             machine = stream.send_fragments = self._fragments_machine("sender", initial)
-        complete = bool(getattr(frame, "complete", False))
-        is_request = type(frame) in self._request_models
-        last_index = len(pieces) - 1
-        for index, (piece_metadata, piece_data) in enumerate(pieces):
-            last = index == last_index
-            if index == 0 or not self.version.continuation_is_payload:
-                piece = copy.copy(frame)
-            else:
-                # 1.0: "followed by a sequence of PAYLOAD frames"; N on every fragment of
-                # a request (a PAYLOAD needs N or C), C only on the last (IDL M3).
-                piece = self._payload(stream_id=frame.stream_id,
-                                      next=True if is_request else frame.next)  # fmt: skip
-            piece.metadata = piece_metadata
-            piece.data = piece_data
-            piece.follows = not last
-            if hasattr(piece, "complete"):
-                piece.complete = complete and last
+        for piece in pieces:
             machine.send(piece)
             self._emit(piece)
 
     # ================================================================== receiving
 
     def receive_data(self, data: bytes, now: float | None = None) -> list[Event]:
-        """Feed bytes from the transport (b"" = EOF); the events they cause."""
+        """Feed bytes from the transport (b"" = EOF); the events they cause.  ``now``:
+        the caller's clock in seconds (lease TTLs and keepalive liveness count from it;
+        None keeps the last time given)."""
         if now is not None:
             self._now = now
         events: list[Event] = []
@@ -606,19 +521,20 @@ class RSocketConnection:
 
     def _handle_frame(self, frame: Frame, events: list[Event]) -> None:
         stream_id = frame.stream_id
-        kind = type(frame)
         if stream_id == 0:
             self._on_connection_frame(frame, events)
             return
+        kind = type(frame)
         log = self._log
         if log is not None and kind in self._position_frames:
             log.received(len(frame.to_bytes()))
         if self._conn.state in self._watch_all and kind not in self._request_models:
-            self._connection_receive(frame, events)
-        stream = self._streams.get(stream_id)
+            self._observe(frame, events)
+        stream = self._open_streams.get(stream_id)
         if stream is None:
-            if stream_id in self._discarding:
-                self._discard_fragment(stream_id, frame)
+            discarding = self._discarding.get(stream_id)
+            if discarding is not None:
+                self._discard_fragment(stream_id, discarding, frame)
                 return
             model = self._request_models.get(kind)
             if model is None:
@@ -626,50 +542,59 @@ class RSocketConnection:
                 # MUST be ignored" (and every other frame, "not accounted for").
                 self.ignored_frames += 1
                 return
-            self._on_new_request(frame, model, events)
+            self._on_new_stream(frame, model, events)
             return
         if kind in self._fragmentable and (frame.follows or stream.reassembly is not None):
             frame = self._receive_fragment(stream, frame, events)
             if frame is None:
                 return
-            machine = stream.machine
-            if (
-                type(frame) in self._request_models
-                and machine.state is machine.INITIAL[stream.role]
-            ):  # the last fragment of the request that opened the stream
-                self._deliver_request(stream, frame, events)
-                return
-        handler = self._stream_handlers.get(type(frame))
-        if handler is not None:
-            handler(stream, frame, events)
-        elif stream.machine.receive(frame) is IGNORE:  # e.g. a REQUEST_* on a live id
-            self.ignored_frames += 1
+        # The stream's machine, then its on_stream_<frame> handler (generated dispatch).
+        if not stream.dispatch.receive(stream.machine, frame, stream, events):
+            self._ignored_on(stream, frame)
 
-    def _connection_receive(self, frame: Frame, events: list[Event]) -> Any:
-        """Pass a frame through the connection machine; report establishment."""
+    def _stream_receive(self, stream: Stream, frame: Frame, events: list[Event]) -> None:
+        """A whole message through the stream's machine to its handler (as
+        ``_handle_frame`` does inline)."""
+        if not stream.dispatch.receive(stream.machine, frame, stream, events):
+            self._ignored_on(stream, frame)
+
+    def _ignored_on(self, stream: Stream, frame: Frame) -> None:
+        """A row of the stream's machine said to ignore ``frame`` (e.g. a REQUEST_* on a
+        live id)."""
+        self.ignored_frames += 1
+        if not stream.opened and type(frame) in self._request_models:
+            self._streams.forget(stream.stream_id)  # the request meant to open it is dropped
+
+    def _observe(self, frame: Frame, events: list[Event]) -> Any:
+        """Pass a stream frame through the connection machine, which only follows it (IDL
+        ``observes:``): establishment, and which REQUEST_* may open a stream now."""
         before = self._conn.state
         outcome = self._conn.receive(frame)
-        if outcome is IGNORE:
-            return outcome
-        established = self._CS.ESTABLISHED
-        if outcome is established and before in (self._CS.SETUP_SENT, self._CS.AWAITING_LEASE):
-            if self.role == "client":
-                assert self._setup is not None
-                events.append(ConnectionEstablished(self._setup))
+        if outcome is self._CS.ESTABLISHED and before in self._setup_phase:
+            self._confirm_setup(events, len(events))
         return outcome
 
-    # --- stream 0 ---------------------------------------------------------------
+    def _confirm_setup(self, events: list[Event], at: int) -> None:
+        """(client) M2: "A client assumes a SETUP is accepted if it receives a response to
+        a request, a LEASE frame, or if it sees a REQUEST type" (reported at ``at``,
+        before what the frame itself causes)."""
+        if self.role == "client":
+            assert self._setup is not None
+            events.insert(at, ConnectionEstablished(self._setup))
+
+    # --- stream 0: on_connection_<frame> ----------------------------------------------
 
     def _on_connection_frame(self, frame: Frame, events: list[Event]) -> None:
-        before = self._conn.state
-        if self._connection_receive(frame, events) is IGNORE:
+        conn = self._conn
+        before = conn.state
+        mark = len(events)
+        if not self._connection.receive(conn, frame, before, events):
             self.ignored_frames += 1
             return
-        handler = self._connection_handlers.get(type(frame))
-        if handler is not None:
-            handler(frame, before, events)
+        if before in self._setup_phase and conn.state is self._CS.ESTABLISHED:
+            self._confirm_setup(events, mark)
 
-    def _on_setup(self, frame: Frame, before: Any, events: list[Event]) -> None:
+    def on_connection_setup(self, frame: Frame, before: Any, events: list[Event]) -> None:
         """(server) Accept or reject the SETUP the machine let through."""
         v = self.version
         info = v.setup_info(frame)
@@ -693,18 +618,15 @@ class RSocketConnection:
             events.append(ConnectionRejected(code, message, by_peer=False))
             return
         self._setup = info
-        self._lease_required = info.lease
+        self._leases.restart(info.lease)
         if info.resume_token is not None:
-            self._log = ResumeLog(self._resume_buffer_size)
+            self._log = ResumeLog(self.limits.resume_buffer_size)
             self._resume_token = info.resume_token
-        self._start_keepalive(self._now)
+        self._keepalive.start(self._now, info, sends=False)
         events.append(ConnectionEstablished(info))
 
-    def _on_keepalive(self, frame: Frame, before: Any, events: list[Event]) -> None:
-        # "Reception of a KEEPALIVE by a server indicates to the server that the client is
-        # alive" (and the other way round).
-        self._last_keepalive = self._now
-        self._dead_reported = False
+    def on_connection_keepalive(self, frame: Frame, before: Any, events: list[Event]) -> None:
+        self._keepalive.heard(self._now)
         if self._log is not None and frame.last_received_position:
             self._log.trim(frame.last_received_position)
         if frame.respond:
@@ -718,17 +640,16 @@ class RSocketConnection:
                 self._emit(echo)
         events.append(KeepaliveReceived(frame.data, frame.respond, frame.last_received_position))
 
-    def _on_lease(self, frame: Frame, before: Any, events: list[Event]) -> None:
+    def on_connection_lease(self, frame: Frame, before: Any, events: list[Event]) -> None:
         # "The last received LEASE frame overrides all previous LEASE frame values."
         # Time-To-Live is measured from reception.
-        budget = Window.outbound_window(cap=LEASE_CAP, initial=frame.number_of_requests)
-        self._peer_lease = _Lease(budget, self._now + frame.ttl / 1000)
+        self._leases.received(frame.ttl, frame.number_of_requests, self._now)
         events.append(LeaseReceived(frame.ttl, frame.number_of_requests, frame.metadata))
 
-    def _on_metadata_push(self, frame: Frame, before: Any, events: list[Event]) -> None:
+    def on_connection_metadata_push(self, frame: Frame, before: Any, events: list[Event]) -> None:
         events.append(MetadataPushReceived(frame.metadata))
 
-    def _on_connection_error(self, frame: Frame, before: Any, events: list[Event]) -> None:
+    def on_connection_error(self, frame: Frame, before: Any, events: list[Event]) -> None:
         """ERROR on stream 0 that the machine says ends the connection."""
         v = self.version
         code, message = int(frame.error_code), frame.data
@@ -737,7 +658,7 @@ class RSocketConnection:
             # 1.0: "On receiving an ERROR[REJECTED_RESUME] frame, the client MUST NOT attempt
             # resumption again"; 0.2: CONNECTION_ERROR_NO_RETRY "May NOT be resumed".
             self._resume_forbidden = True
-        setup_phase = before in (self._CS.SETUP_SENT, self._CS.AWAITING_LEASE)
+        setup_phase = before in self._setup_phase
         if resuming or (self.role == "client" and setup_phase and code in v.setup_error_codes):
             events.append(ConnectionRejected(code, message, by_peer=True))
         else:
@@ -747,9 +668,8 @@ class RSocketConnection:
     def _terminate_streams(self, events: list[Event], code: int, why: str) -> None:
         # "This period of time is bound by ... the lifetime of the underlying transport
         # protocol connection".
-        for stream_id in list(self._streams):
+        for stream_id, _ in self._streams.clear():
             events.append(StreamAborted(stream_id, code, why))
-        self._streams.clear()
 
     def _on_eof(self, events: list[Event]) -> None:
         if self._conn.terminated:
@@ -765,7 +685,7 @@ class RSocketConnection:
             self._terminate_streams(events, self.version.connection_error, "transport closed")
         events.append(ConnectionClosed(None, b"", by_peer=True, resumable=resumable))
 
-    # --- resumption ------------------------------------------------------------------
+    # --- resumption (wirestream.runtime.rsocket.resume) -------------------------------
 
     def session(self) -> ResumableSession:
         """The resumable state of this connection (to resume it on a new transport)."""
@@ -777,26 +697,22 @@ class RSocketConnection:
                                 self._streams, self._ids, self._log)  # fmt: skip
 
     @classmethod
-    def resume(cls, session: ResumableSession, now: float = 0.0,
-               **options: Any) -> RSocketConnection:  # fmt: skip
+    def resume(cls, session: ResumableSession, now: float = 0.0, *,
+               limits: Limits | None = None) -> RSocketConnection:  # fmt: skip
         """(client) A new engine for a new transport that continues ``session`` by sending
         RESUME: "The RESUME Identification Token MUST be the token used in the original
         SETUP frame. The RESUME Last Received Position field MUST be the last successfully
         received implied position from the server." """
         if session.role != "client":
             raise ValueError("only a client resumes; a server is given sessions by its lookup")
-        setup = session.setup
-        engine = cls("client", session.version.name, keepalive_interval=setup.keepalive_interval,
-                     max_lifetime=setup.max_lifetime, metadata_mime_type=setup.metadata_mime_type,
-                     data_mime_type=setup.data_mime_type, lease=setup.lease,
-                     resume_token=session.token, **options)  # fmt: skip
+        engine = cls("client", session.version, limits=limits)
         engine._adopt(session)
         engine._now = now
         log = session.log
         frame = session.version.resume(session.token, log.received_position, log.first_available)
         engine._conn.send(frame)
         engine._emit(frame)
-        engine._start_keepalive(now)
+        engine._keepalive.start(now, session.setup, sends=True)
         return engine
 
     def _adopt(self, session: ResumableSession) -> None:
@@ -804,51 +720,38 @@ class RSocketConnection:
             raise ValueError("a session continues in the protocol version it started in")
         self._setup = session.setup
         self._streams = session.streams
+        self._open_streams = session.streams.entries
+        for stream in session.streams.values():  # handled by this engine from now on
+            stream.dispatch = self._stream_dispatch[stream.role][stream.model]
         self._ids = session.ids
         self._log = session.log
         self._resume_token = session.token
-        self._lease_required = session.setup.lease
         # "Leasing semantics are NOT assumed to carry over from previous connections when
         # resuming. LEASE semantics MUST be restarted upon a new connection by sending a
         # LEASE frame from the server."
-        self._peer_lease = self._our_lease = None
+        self._leases.restart(session.setup.lease)
 
-    def _on_resume(self, frame: Frame, before: Any, events: list[Event]) -> None:
+    def on_connection_resume(self, frame: Frame, before: Any, events: list[Event]) -> None:
         """(server) Answer RESUME with RESUME_OK (and retransmit) or ERROR."""
         v = self.version
-        client_last, client_first, same_version = v.resume_fields(frame)
-        session = None if self._resume_lookup is None else self._resume_lookup(frame.resume_token)
-        replay: list[bytes] | None = None
-        if self._resume_lookup is None:
-            reason = "resumption is not supported"
-        elif session is None:
-            reason = (
-                "unknown resume token"  # "If not identified, then the server MUST send an ERROR"
-            )
-        elif not same_version or session.version is not v or session.role != "server":
-            reason = "a session resumes with the version it started with"
-        elif client_first is not None and client_first > session.log.received_position:
-            # "has the client retained all frames past the server's last-retained position"
-            reason = "the client no longer has frames the server has not received"
-        else:
-            replay = session.log.replay_from(client_last)
-            reason = "the server no longer has frames past the client's position"
-        if session is None or replay is None:
-            message = reason.encode()
+        answer = answer_resume(v, self._resume_lookup, frame)
+        if isinstance(answer, str):
+            message = answer.encode()
             error = v.error(0, v.resume_rejected, message)
             self._conn.send(error)
             self._emit(error)
             events.append(ConnectionRejected(v.resume_rejected, message, by_peer=False))
             return
+        session, replay, client_last = answer
         self._adopt(session)
         ok = v.resume_ok(session.log.received_position)
         self._conn.send(ok)
         self._emit(ok)
         self._out_streams.extend(replay)
-        self._start_keepalive(self._now)
+        self._keepalive.start(self._now, session.setup, sends=False)
         events.append(ConnectionResumed(client_last, len(replay)))
 
-    def _on_resume_ok(self, frame: Frame, before: Any, events: list[Event]) -> None:
+    def on_connection_resume_ok(self, frame: Frame, before: Any, events: list[Event]) -> None:
         """(client) "MAY retransmit all ... frames starting at the RESUME_OK Last Received
         Position field value from the server"."""
         assert self._log is not None
@@ -862,44 +765,40 @@ class RSocketConnection:
         self._out_streams.extend(replay)
         events.append(ConnectionResumed(position, len(replay)))
 
-    # --- streams ---------------------------------------------------------------------
+    # --- streams: on_stream_<frame> ---------------------------------------------------
 
-    def _on_new_request(self, frame: Frame, model: InteractionModel, events: list[Event]) -> None:
-        if self._connection_receive(frame, events) is IGNORE:
+    def _on_new_stream(self, frame: Frame, model: InteractionModel, events: list[Event]) -> None:
+        """A REQUEST_* on an unknown id: the connection machine says whether a stream may
+        open now; the stream's machine then takes the (whole) request."""
+        if self._observe(frame, events) is IGNORE:
             self.ignored_frames += 1
             return
         if not self._ids.is_peer_id(frame.stream_id):
             # A request id of our own parity: no rule covers it; ignore (A15).
             self.ignored_frames += 1
             return
-        stream = Stream(frame.stream_id, model, "responder",
-                        self._stream_machines[model]("responder"))  # fmt: skip
-        self._streams[frame.stream_id] = stream
+        stream = self._new_stream(frame.stream_id, model, "responder")
+        self._streams.add(frame.stream_id, stream)
         if frame.follows:
             stream.receive_fragments = self._fragments_machine("receiver")
             whole = self._receive_fragment(stream, frame, events)
             if whole is None:
                 return
             frame = whole
-        self._deliver_request(stream, frame, events)
+        self._stream_receive(stream, frame, events)
 
-    def _deliver_request(self, stream: Stream, frame: Frame, events: list[Event]) -> None:
-        """A whole request: through the stream machine, the lease, then to the app."""
+    def _on_request(self, frame: Frame, stream: Stream, events: list[Event]) -> None:
+        """A whole request the stream's machine took: the lease, then the application."""
+        stream.opened = True
         machine = stream.machine
-        if machine.receive(frame) is IGNORE:
-            self.ignored_frames += 1
-            self._forget(stream)
-            return
-        if self._lease_required:
-            lease = self._our_lease
-            if lease is None or not lease.allows(self._now):
-                if machine.terminated:  # fire-and-forget: "MAY not be processed"
-                    self._forget(stream)
-                    return
-                self._abort_stream(stream, self.version.rejected, "request exceeds the LEASE",
-                                   events, notify=False)  # fmt: skip
+        leases = self._leases
+        if leases.required and not leases.admit(self._now):
+            if machine.terminated:  # fire-and-forget: "MAY not be processed"
+                self._streams.forget(stream.stream_id)
                 return
-            lease.window.consume(1)
+            self._abort_stream(stream, self.version.rejected, "request exceeds the LEASE",
+                               events, notify=False)  # fmt: skip
+            return
         model = stream.model
         n = 0
         if model is InteractionModel.REQUEST_STREAM:
@@ -912,7 +811,17 @@ class RSocketConnection:
         events.append(RequestReceived(stream.stream_id, model, frame.data, frame.metadata, n,
                                       bool(getattr(frame, "complete", False))))  # fmt: skip
         if machine.terminated:
-            self._forget(stream)
+            self._streams.forget(stream.stream_id)
+
+    on_stream_request_response = _on_request
+    on_stream_request_fnf = _on_request
+    on_stream_request_stream = _on_request
+
+    def on_stream_request_channel(self, frame: Frame, stream: Stream, events: list[Event]) -> None:
+        if stream.opened:  # 0.2 (IDL M4): a channel requester's later messages
+            self.on_stream_payload(frame, stream, events)
+        else:
+            self._on_request(frame, stream, events)
 
     def _receive_fragment(self, stream: Stream, frame: Frame, events: list[Event]) -> Frame | None:
         """Run a fragment through ``fragments``; the reassembled message once whole."""
@@ -920,6 +829,7 @@ class RSocketConnection:
         if machine is None:
             machine = stream.receive_fragments = self._fragments_machine("receiver",
                                                                          self._FS.WHOLE)  # fmt: skip
+        # The fragments machine only observes (IDL): its state says whether more follow.
         outcome = machine.receive(frame)
         if outcome is IGNORE:
             self.ignored_frames += 1
@@ -928,48 +838,35 @@ class RSocketConnection:
         try:
             if outcome is not self._FS.WHOLE:  # more fragments follow
                 if pending is None:
-                    pending = stream.reassembly = (Reassembly(self._max_reassembly_size), frame)
-                pending[0].add(frame.metadata, frame.data)
+                    pending = stream.reassembly = Reassembly(self.limits.max_reassembly_size,
+                                                             frame)  # fmt: skip
+                pending.add(frame.metadata, frame.data)
                 return None
             if pending is None:  # a single frame (F with C: "implicitly ignores the F flag")
                 return frame
-            pending[0].add(frame.metadata, frame.data)
+            pending.add(frame.metadata, frame.data)
         except RemoteProtocolError as error:
             stream.reassembly = None
             # A request still being reassembled is unknown to the application (IDL M13);
             # the rest of its fragments are dropped by `_discarding`.
-            opening = stream.role == "responder" and stream.machine.state is (
-                stream.machine.INITIAL["responder"]
-            )
             self._abort_stream(stream, self.version.invalid, str(error), events,
-                               notify=not opening)  # fmt: skip
+                               notify=stream.opened)  # fmt: skip
             if machine.state is not self._FS.WHOLE:
-                self._discarding[stream.stream_id] = machine
+                self._discarding.add(stream.stream_id, machine)
             return None
         stream.reassembly = None
-        whole = pending[1]
-        whole.metadata, whole.data = pending[0].result()
-        whole.follows = False
-        if hasattr(whole, "complete") and hasattr(frame, "complete"):
-            whole.complete = frame.complete  # C of the last fragment (IDL M3)
-        if hasattr(whole, "next") and hasattr(frame, "next"):
-            whole.next = whole.next or frame.next
-        return whole
+        return pending.whole(frame)
 
-    def _discard_fragment(self, stream_id: int, frame: Frame) -> None:
+    def _discard_fragment(self, stream_id: int, machine: StateMachine[Any], frame: Frame) -> None:
         """Drop the remaining fragments of a message whose stream we aborted."""
-        machine = self._discarding[stream_id]
         if type(frame) not in self._fragmentable or machine.receive(frame) is self._FS.WHOLE:
-            del self._discarding[stream_id]
+            self._discarding.forget(stream_id)
         self.ignored_frames += 1
 
-    def _on_message(self, stream: Stream, frame: Frame, events: list[Event]) -> None:
+    def on_stream_payload(self, frame: Frame, stream: Stream, events: list[Event]) -> None:
         """PAYLOAD (0.2 RESPONSE, or a 0.2 channel requester's REQUEST_CHANNEL)."""
         machine = stream.machine
-        if machine.receive(frame) is IGNORE:
-            self.ignored_frames += 1
-            return
-        terminated = machine.terminated
+        terminated = machine.state in machine.TERMINAL  # (``terminated``, without a call)
         # "If a PAYLOAD for a REQUEST_RESPONSE is received that does not have a COMPLETE
         # flag set, the implementation MUST assume it is set": the machine ended the stream.
         complete = frame.complete or terminated
@@ -991,26 +888,22 @@ class RSocketConnection:
         if complete:
             events.append(StreamCompleted(stream.stream_id))
         if terminated:
-            self._forget(stream)
+            self._open_streams.pop(stream.stream_id, None)
 
-    def _on_stream_error(self, stream: Stream, frame: Frame, events: list[Event]) -> None:
-        if stream.machine.receive(frame) is IGNORE:
-            self.ignored_frames += 1
-            return
+    on_stream_response = on_stream_payload  # 0.2 names PAYLOAD "RESPONSE"
+
+    def on_stream_error(self, frame: Frame, stream: Stream, events: list[Event]) -> None:
         events.append(ErrorReceived(stream.stream_id, int(frame.error_code), frame.data))
         if stream.machine.terminated:
-            self._forget(stream)
+            self._streams.forget(stream.stream_id)
 
-    def _on_cancel(self, stream: Stream, frame: Frame, events: list[Event]) -> None:
-        if stream.machine.receive(frame) is IGNORE:
-            self.ignored_frames += 1
-            return
+    def on_stream_cancel(self, frame: Frame, stream: Stream, events: list[Event]) -> None:
         events.append(StreamCanceled(stream.stream_id))
         if stream.machine.terminated:
-            self._forget(stream)
+            self._streams.forget(stream.stream_id)
 
-    def _on_request_n(self, stream: Stream, frame: Frame, events: list[Event]) -> None:
-        if stream.machine.receive(frame) is IGNORE or stream.outbound is None:
+    def on_stream_request_n(self, frame: Frame, stream: Stream, events: list[Event]) -> None:
+        if stream.outbound is None:
             self.ignored_frames += 1
             return
         # "Credits are cumulative" (saturating at 2^31-1: no "unbounded" value).
@@ -1030,6 +923,6 @@ class RSocketConnection:
             if stream.machine.allows_send(cancel):
                 stream.machine.send(cancel)
                 self._emit(cancel)
-        self._forget(stream)
+        self._streams.forget(stream.stream_id)
         if notify:
             events.append(StreamAborted(stream.stream_id, code, why))

@@ -50,7 +50,9 @@ from wirestream.runtime.errors import (
     ProtocolError,
     TransportError,
 )
-from wirestream.runtime.rsocket.connection import ResumableSession, RSocketConnection, SetupPolicy
+from wirestream.runtime.rsocket.engine import RSocketConnection
+from wirestream.runtime.rsocket.options import ClientSetup, Limits, SetupPolicy
+from wirestream.runtime.rsocket.resume import ResumableSession
 from wirestream.runtime.rsocket.errors import ApplicationError, SetupRejected, StreamError
 from wirestream.runtime.rsocket.events import (
     ConnectionClosed,
@@ -136,7 +138,7 @@ class RSocketPeer:
         reconnect: Callable[[], Awaitable[Transport]] | None = None,
         resume_timeout: float = 30.0,
         server: RSocketServer | None = None,
-        engine_options: dict[str, Any] | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self._loop = asyncio.get_running_loop()
         self.handler = handler
@@ -146,7 +148,7 @@ class RSocketPeer:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._one_way: set[asyncio.Task[None]] = set()  # not cancelled by the end
         self._reconnect = reconnect
-        self._engine_options = engine_options or {}  # for the engine a resumption builds
+        self._limits = limits  # for the engine a resumption builds
         self._resume_timeout = resume_timeout
         self._server = server
         self._connected = True  # False while a resumable session waits for a transport
@@ -192,6 +194,9 @@ class RSocketPeer:
         return driver
 
     def _receiver(self, engine: RSocketConnection) -> Callable[[bytes], list[Any]]:
+        # The engine's clock is the caller's: a frame's arrival time starts a LEASE's TTL
+        # and resets the keepalive liveness deadline.  Until EngineDriver passes
+        # ``now=loop.time()`` to ``receive_data`` itself, this hook does.
         loop = self._loop
 
         def receive(data: bytes) -> list[Any]:
@@ -668,7 +673,7 @@ class RSocketPeer:
                     delay = min(delay * 2, 1.0)
                     continue
                 engine = RSocketConnection.resume(session, now=self._loop.time(),
-                                                  **self._engine_options)  # fmt: skip
+                                                  limits=self._limits)  # fmt: skip
                 self._closed_event = None
                 self._attempt = self._loop.create_future()
                 self._attach(engine, transport)
@@ -803,18 +808,18 @@ def connect(
         token = None
         if resume:
             token = resume if isinstance(resume, bytes) else os.urandom(16)
-        options: dict[str, Any] = {"mtu": mtu, "max_frame_size": max_frame_size}
-        engine = RSocketConnection(
-            "client", version, keepalive_interval=keepalive_interval,
-            max_lifetime=max_lifetime, metadata_mime_type=metadata_mime_type,
-            data_mime_type=data_mime_type, setup_metadata=setup_metadata,
-            setup_data=setup_data, lease=lease, resume_token=token, **options,
+        limits = Limits(mtu=mtu, max_frame_size=max_frame_size)
+        setup = ClientSetup(
+            keepalive_interval=keepalive_interval, max_lifetime=max_lifetime,
+            metadata_mime_type=metadata_mime_type, data_mime_type=data_mime_type,
+            metadata=setup_metadata, data=setup_data, lease=lease, resume_token=token,
         )  # fmt: skip
+        engine = RSocketConnection("client", version, setup=setup, limits=limits)
         transport = await dial()
         engine.connect(asyncio.get_running_loop().time())
         peer = RSocketPeer(engine, transport, handler or RSocketHandler(), limit_rate=limit_rate,
                            reconnect=dial if token is not None else None,
-                           resume_timeout=resume_timeout, engine_options=options)  # fmt: skip
+                           resume_timeout=resume_timeout, limits=limits)  # fmt: skip
         peer.handler.setup = engine.setup
         return peer
 
@@ -847,8 +852,7 @@ class RSocketServer:
         self._lease = lease
         self._resume = resume
         self._resume_timeout = resume_timeout
-        self._mtu = mtu
-        self._max_frame_size = max_frame_size
+        self._limits = Limits(mtu=mtu, max_frame_size=max_frame_size)
         self._limit_rate = limit_rate
         self._peers: set[RSocketPeer] = set()
         self._sessions: dict[bytes, RSocketPeer] = {}
@@ -873,8 +877,7 @@ class RSocketServer:
     async def _on_transport(self, transport: Transport) -> None:
         box: list[RSocketPeer] = []
         engine = RSocketConnection(
-            "server", self._version, setup_policy=self._setup_policy, mtu=self._mtu,
-            max_frame_size=self._max_frame_size,
+            "server", self._version, limits=self._limits, setup_policy=self._setup_policy,
             resume_lookup=functools.partial(self._lookup, box) if self._resume else None,
         )  # fmt: skip
         peer = RSocketPeer(engine, transport, self._new_handler(), limit_rate=self._limit_rate,
