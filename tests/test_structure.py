@@ -12,6 +12,8 @@ import ast
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from wirestream.runtime import errors
 from wirestream.runtime.aio import StreamCancelled
 from wirestream.runtime.rsio import errors as rsio_errors
@@ -21,14 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = {"codegen": "wirestream.codegen", "runtime": "wirestream.runtime",
             "wirestream/apps": "wirestream.apps"}  # fmt: skip
 
-KNOWN_CIRCLES: set[frozenset[str]] = {
-    # The client opens producers and consumers, which hold their client: reported on
-    # issue 15, to go when runtime/rabbitmq_stream/aio is restructured.
-    frozenset(
-        "wirestream.runtime.rabbitmq_stream.aio." + name
-        for name in ("client", "consumer", "producer")
-    ),
-}
+KNOWN_CIRCLES: set[frozenset[str]] = set()
 
 
 def _modules() -> dict[str, Path]:
@@ -124,3 +119,27 @@ def test_stream_cancelled_is_a_protocol_error_not_a_task_cancellation() -> None:
     assert not issubclass(StreamCancelled, errors.LocalProtocolError)
     assert not issubclass(StreamCancelled, errors.RemoteProtocolError)
     assert not issubclass(StreamCancelled, asyncio.CancelledError)
+
+
+def test_the_library_does_not_import_the_applications() -> None:
+    """wirestream.apps (the command, the demo, the ticker) sits on the library: arrows
+    point from the applications to codegen and runtime, never back."""
+    modules = _modules()
+    wrong = {
+        (name, target)
+        for name, path in modules.items()
+        if not name.startswith("wirestream.apps")
+        for target in _imports(name, path, modules)
+        if target.startswith("wirestream.apps")
+    }
+    assert wrong == set()
+
+
+@pytest.mark.parametrize("protocol", ["rsocket", "rsio", "bpmux", "rabbitmq_stream"])
+def test_every_protocol_package_has_the_same_files(protocol: str) -> None:
+    """The sans-I/O engine, the asyncio peer, the events and the errors of a protocol
+    are in files of the same names in every protocol package."""
+    package = ROOT / "runtime" / protocol
+    for expected in ("engine.py", "events.py", "errors.py"):
+        assert (package / expected).is_file(), f"runtime/{protocol}/{expected}"
+    assert (package / "aio.py").is_file() or (package / "aio" / "__init__.py").is_file()
