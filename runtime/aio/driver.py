@@ -17,48 +17,40 @@ The engine decides everything; the driver moves bytes and time (aioquic's
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections.abc import Callable, Sequence
+from typing import Generic, TypeVar
 
 from wirestream.runtime.aio.transport import Transport
+from wirestream.runtime.engine import Engine
 from wirestream.runtime.errors import ConnectionLost, ProtocolError
 
 __all__ = ["Engine", "EngineDriver"]
 
-
-class Engine(Protocol):
-    """What the driver needs of an engine (every engine in runtime/ has these)."""
-
-    def receive_data(self, data: bytes) -> list[Any]: ...
-
-    def data_to_send(self) -> bytes: ...
+EventT = TypeVar("EventT")
 
 
-class EngineDriver:
+class EngineDriver(Generic[EventT]):
     """Feeds ``engine`` from ``transport`` and writes its output back (module docstring).
 
-    ``receive`` overrides how bytes reach the engine (e.g. with the loop time for
-    engines whose rules depend on it).  ``on_closed`` gets ``None`` after our own
-    ``close()``, else the error that ended the connection (``ConnectionLost`` for EOF or
-    reset, the engine's ``RemoteProtocolError`` for a peer violation).
+    Any engine that keeps the contract of ``wirestream.runtime.engine`` runs here: the
+    driver passes the loop's clock as ``now`` with every read and timer.  ``on_closed``
+    gets ``None`` after our own ``close()``, else the error that ended the connection
+    (``ConnectionLost`` for EOF or reset, the engine's ``RemoteProtocolError`` for a
+    peer violation).
     """
 
     def __init__(
         self,
-        engine: Any,
+        engine: Engine[EventT],
         transport: Transport,
-        on_events: Callable[[list[Any]], None],
+        on_events: Callable[[list[EventT]], None],
         on_closed: Callable[[BaseException | None], None],
-        *,
-        receive: Callable[[bytes], list[Any]] | None = None,
     ) -> None:
         self.engine = engine
         self.transport = transport
         self._on_events = on_events
         self._on_closed = on_closed
-        self._receive = receive or engine.receive_data
         self._loop = asyncio.get_running_loop()
-        self._timed = hasattr(engine, "get_timer")
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: float | None = None
         self._write_scheduled = False
@@ -100,7 +92,7 @@ class EngineDriver:
                     self._eof_fed = True
                     self._write_now()
                     if violation.events:
-                        self._on_events(list(violation.events))
+                        self._on_events(self._events_of(violation.events))
                     break
                 self._write_now()
                 if not data:
@@ -146,7 +138,16 @@ class EngineDriver:
         finally:
             self._done.set()
 
-    def rebind(self, on_events: Callable[[list[Any]], None],
+    def _receive(self, data: bytes) -> list[EventT]:
+        return self.engine.receive_data(data, self._loop.time())
+
+    @staticmethod
+    def _events_of(events: Sequence[object]) -> list[EventT]:
+        # ProtocolError.events is typed for every engine at once (Sequence[object]); the
+        # engine that raised it produced them, so they are its events.
+        return list(events)  # type: ignore[arg-type]
+
+    def rebind(self, on_events: Callable[[list[EventT]], None],
                on_closed: Callable[[BaseException | None], None]) -> None:  # fmt: skip
         """Deliver to another owner from now on (a resumed session adopting this
         connection)."""
@@ -205,8 +206,7 @@ class EngineDriver:
             except ConnectionLost as lost:
                 self.abort(lost)
                 return
-        if self._timed:
-            self._arm_timer()
+        self._arm_timer()
 
     def backed_up(self) -> bool:
         """More than the high-water mark is waiting for the peer."""

@@ -55,6 +55,7 @@ from wirestream.runtime.rsocket.options import ClientSetup, Limits, SetupPolicy
 from wirestream.runtime.rsocket.resume import ResumableSession
 from wirestream.runtime.rsocket.errors import ApplicationError, SetupRejected, StreamError
 from wirestream.runtime.rsocket.events import (
+    Event,
     ConnectionClosed,
     ConnectionDead,
     ConnectionEstablished,
@@ -183,26 +184,14 @@ class RSocketPeer:
             ConnectionDead: self._on_dead,
         }
 
-    def _attach(self, engine: RSocketConnection, transport: Transport) -> EngineDriver:
-        driver = EngineDriver(engine, transport, self._on_events, self._on_closed,
-                              receive=self._receiver(engine))  # fmt: skip
+    def _attach(self, engine: RSocketConnection, transport: Transport) -> EngineDriver[Event]:
+        driver = EngineDriver(engine, transport, self._on_events, self._on_closed)
         driver.rebind(functools.partial(self._driver_events, driver),
                       functools.partial(self._driver_closed, driver))  # fmt: skip
         self.engine = engine
         self.driver = driver
         driver.start()
         return driver
-
-    def _receiver(self, engine: RSocketConnection) -> Callable[[bytes], list[Any]]:
-        # The engine's clock is the caller's: a frame's arrival time starts a LEASE's TTL
-        # and resets the keepalive liveness deadline.  Until EngineDriver passes
-        # ``now=loop.time()`` to ``receive_data`` itself, this hook does.
-        loop = self._loop
-
-        def receive(data: bytes) -> list[Any]:
-            return engine.receive_data(data, loop.time())
-
-        return receive
 
     # ================================================================== requester API
 
@@ -400,11 +389,11 @@ class RSocketPeer:
 
     # ================================================================== events
 
-    def _driver_events(self, driver: EngineDriver, events: list[Any]) -> None:
+    def _driver_events(self, driver: EngineDriver[Event], events: list[Any]) -> None:
         if driver is self.driver:
             self._on_events(events)
 
-    def _driver_closed(self, driver: EngineDriver, error: BaseException | None) -> None:
+    def _driver_closed(self, driver: EngineDriver[Event], error: BaseException | None) -> None:
         if driver is self.driver:
             self._on_closed(error)
 

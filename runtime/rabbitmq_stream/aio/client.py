@@ -147,7 +147,7 @@ class Client:
         self._recovery_timeout = recovery_timeout
         self._loop = asyncio.get_running_loop()
         self.engine: ClientConnection = ClientConnection()  # replaced by _open
-        self._driver: EngineDriver | None = None
+        self._driver: EngineDriver[Event] | None = None
         self._waiting: dict[int, asyncio.Future[Event]] = {}
         self._opened: asyncio.Future[ConnectionOpened] | None = None
         self._closed_by_us: asyncio.Future[None] | None = None
