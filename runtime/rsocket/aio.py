@@ -56,6 +56,7 @@ from wirestream.runtime.rsocket.resume import ResumableSession
 from wirestream.runtime.rsocket.errors import ApplicationError, SetupRejected, StreamError
 from wirestream.runtime.rsocket.events import (
     Event,
+    FrameReceived,
     ConnectionClosed,
     ConnectionDead,
     ConnectionEstablished,
@@ -182,6 +183,7 @@ class RSocketPeer:
             ConnectionResumed: self._on_resumed,
             ConnectionClosed: self._on_connection_closed,
             ConnectionDead: self._on_dead,
+            FrameReceived: self._on_frame,
         }
 
     def _attach(self, engine: RSocketConnection, transport: Transport) -> EngineDriver[Event]:
@@ -230,6 +232,13 @@ class RSocketPeer:
     async def metadata_push(self, metadata: bytes) -> None:
         await self._ready()
         self.engine.metadata_push(metadata)
+        await self._flush()
+
+    async def send_frame(self, frame: object) -> None:
+        """Send any frame of the negotiated version's codec through its machine
+        (``RSocketConnection.send_frame``): frames an IDL extension adds."""
+        await self._ready()
+        self.engine.send_frame(frame)
         await self._flush()
 
     def request_stream(
@@ -527,6 +536,9 @@ class RSocketPeer:
 
     def _on_metadata_push(self, event: MetadataPushReceived) -> None:
         self._spawn_one_way(self.handler.metadata_push(event.metadata))
+
+    def _on_frame(self, event: FrameReceived) -> None:
+        self._spawn_one_way(self.handler.on_frame(event.frame))
 
     def _on_lease(self, event: LeaseReceived) -> None:
         self._lease.set()

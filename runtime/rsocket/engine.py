@@ -55,6 +55,7 @@ from wirestream.runtime.rsocket.events import (
     ConnectionRejected,
     ConnectionResumed,
     ErrorReceived,
+    FrameReceived,
     Event,
     InteractionModel,
     KeepaliveReceived,
@@ -277,6 +278,18 @@ class RSocketConnection:
     def metadata_push(self, metadata: bytes) -> None:
         frame = self._codec.MetadataPush(metadata=metadata)
         self._conn.send(frame)
+        self._emit(frame)
+
+    def send_frame(self, frame: Frame) -> None:
+        """Queue any frame of the version's codec through the machine of its scope: the
+        ``connection`` machine on stream 0, the stream's lifecycle machine otherwise
+        (``IllegalSend`` when the table forbids it, ``UnknownStream`` for a stream that
+        is not open).  The path for frames an IDL extension adds; the commands above
+        are the protocol's own and keep its bookkeeping (credit, leases, fragments)."""
+        if frame.stream_id == 0:
+            self._conn.send(frame)
+        else:
+            self._get(frame.stream_id).machine.send(frame)
         self._emit(frame)
 
     def send_lease(self, ttl: int, number_of_requests: int, metadata: bytes | None = None,
@@ -593,6 +606,14 @@ class RSocketConnection:
             return
         if before in self._setup_phase and conn.state is self._CS.ESTABLISHED:
             self._confirm_setup(events, mark)
+
+    @staticmethod
+    def report_frame(frame: Frame, events: list[Event]) -> None:
+        """Hand ``frame`` to the application as it came (``FrameReceived``; the asyncio
+        peer calls ``RSocketHandler.on_frame``): what the handler of a frame added to the
+        IDL does when the frame's behaviour is the application's
+        (``idl/README.md``, "Adding a frame with behaviour")."""
+        events.append(FrameReceived(frame))
 
     def on_connection_setup(self, frame: Frame, before: Any, events: list[Event]) -> None:
         """(server) Accept or reject the SETUP the machine let through."""

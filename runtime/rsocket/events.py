@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Union
 
 __all__ = [
+    "FrameReceived",
     "InteractionModel",
     "SetupInfo",
     "ConnectionEstablished",
@@ -206,6 +207,15 @@ class MetadataPushReceived:
 
 
 @dataclass(frozen=True, slots=True)
+class FrameReceived:
+    """A frame the protocol's own events do not cover, as decoded: what an engine
+    handler of a frame added to the IDL reports (``idl/README.md``, "Adding a frame with
+    behaviour").  The asyncio peer hands it to ``RSocketHandler.on_frame``."""
+
+    frame: object
+
+
+@dataclass(frozen=True, slots=True)
 class LeaseReceived:
     """The peer's responder lets our requester send ``number_of_requests`` requests
     during ``ttl`` milliseconds from now."""
@@ -240,4 +250,5 @@ Event = Union[
     MetadataPushReceived,
     LeaseReceived,
     KeepaliveReceived,
+    FrameReceived,
 ]

@@ -75,6 +75,12 @@ class RSocketHandler:
     async def metadata_push(self, metadata: bytes) -> None:
         return None
 
+    async def on_frame(self, frame: object) -> None:
+        """A frame an IDL extension added, reported by its engine handler as
+        ``FrameReceived`` (``idl/README.md``, "Adding a frame with behaviour"); runs to
+        its end like fire-and-forget.  The default does nothing."""
+        return None
+
 
 ResponseRoute = Callable[[Payload], Awaitable[PayloadLike]]
 StreamRoute = Callable[[Payload], AsyncIterable[PayloadLike]]
