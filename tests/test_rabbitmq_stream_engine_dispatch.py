@@ -117,9 +117,9 @@ def _engine_class(machines: ModuleType | None) -> type[ClientConnection]:
             super().on_publisher_publish_confirm(frame, *context)
 
     if machines is not None:
-        Recording.connection_machine = _on_committed_classes(machines.ConnectionMachine)
-        Recording.publisher_machine = _on_committed_classes(machines.PublisherMachine)
-        Recording.subscription_machine = _on_committed_classes(machines.SubscriptionMachine)
+        Recording.CONNECTION_MACHINE = _on_committed_classes(machines.ConnectionMachine)
+        Recording.PUBLISHER_MACHINE = _on_committed_classes(machines.PublisherMachine)
+        Recording.SUBSCRIPTION_MACHINE = _on_committed_classes(machines.SubscriptionMachine)
     return Recording
 
 

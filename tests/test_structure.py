@@ -16,6 +16,7 @@ import pytest
 
 from wirestream.runtime import errors
 from wirestream.runtime.aio import StreamCancelled
+from wirestream.runtime.bpmux import ApplicationError as BpmuxApplicationError
 from wirestream.runtime.rsio import errors as rsio_errors
 from wirestream.runtime.rsocket import errors as rsocket_errors
 
@@ -105,6 +106,9 @@ def test_one_stream_error_for_every_protocol() -> None:
     error = rsocket_errors.StreamError(0x201, "boom")
     assert (error.error_code, error.message, str(error)) == (0x201, "boom", "boom")
     assert rsio_errors.StreamError("gone").message == "gone"
+    # BPMUX's error answer (ResponseError / InnerError payload) is one too
+    assert issubclass(BpmuxApplicationError, errors.StreamError)
+    assert BpmuxApplicationError(b"no").message == "no"
 
 
 def test_one_reassembly_limit_error() -> None:

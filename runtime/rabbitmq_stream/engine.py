@@ -284,9 +284,9 @@ class ClientConnection:
 
     # The generated machines this engine runs: class attributes, so that an engine can
     # run on tables regenerated from an edited IDL (test_rabbitmq_stream_engine_dispatch).
-    connection_machine: ClassVar[type[StateMachine[Any]]] = ConnectionMachine
-    publisher_machine: ClassVar[type[StateMachine[Any]]] = PublisherMachine
-    subscription_machine: ClassVar[type[StateMachine[Any]]] = SubscriptionMachine
+    CONNECTION_MACHINE: ClassVar[type[StateMachine[Any]]] = ConnectionMachine
+    PUBLISHER_MACHINE: ClassVar[type[StateMachine[Any]]] = PublisherMachine
+    SUBSCRIPTION_MACHINE: ClassVar[type[StateMachine[Any]]] = SubscriptionMachine
 
     def __init__(
         self,
@@ -320,18 +320,18 @@ class ClientConnection:
         self._max_batch_size = max_batch_size
         self._message_events = message_events  # False: one MessagesReceived per chunk
         self._decoder = StreamDecoder(max_frame_size=max_frame_size, sender="server")
-        self._connection: StateMachine[ConnectionState] = self.connection_machine(CLIENT)
+        self._connection: StateMachine[ConnectionState] = self.CONNECTION_MACHINE(CLIENT)
         # The generated dispatch, bound once: frame class -> handler method, per scope.
-        self._dispatch = Dispatch(self.connection_machine, CLIENT, self)
-        self._publisher_dispatch = Dispatch(self.publisher_machine, CLIENT, self)
-        self._subscription_dispatch = Dispatch(self.subscription_machine, CLIENT, self)
+        self._dispatch = Dispatch(self.CONNECTION_MACHINE, CLIENT, self)
+        self._publisher_dispatch = Dispatch(self.PUBLISHER_MACHINE, CLIENT, self)
+        self._subscription_dispatch = Dispatch(self.SUBSCRIPTION_MACHINE, CLIENT, self)
         # Publisher and subscription ids (uint8) are reused: an id whose machine is back
         # to free is forgotten, and an unknown id answers with a free machine.
         self._publishers: MachineRegistry[int, _Publisher] = MachineRegistry(
-            self.publisher_machine, CLIENT, machine_of=_publisher_machine
+            self.PUBLISHER_MACHINE, CLIENT, machine_of=_publisher_machine
         )
         self._subscriptions: MachineRegistry[int, _Subscription] = MachineRegistry(
-            self.subscription_machine, CLIENT, machine_of=_subscription_machine
+            self.SUBSCRIPTION_MACHINE, CLIENT, machine_of=_subscription_machine
         )
         self._out = bytearray()
         self._pending: dict[int, Frame] = {}

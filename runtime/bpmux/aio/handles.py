@@ -15,6 +15,7 @@ from types import TracebackType
 from wirestream.runtime.aio import InboundStream, StreamCancelled
 from wirestream.runtime.bpmux.aio.gate import CreditGate
 from wirestream.runtime.bpmux.engine import BpmuxConnection
+from wirestream.runtime.errors import StreamError
 
 __all__ = [
     "ApplicationError",
@@ -26,10 +27,12 @@ __all__ = [
 ]
 
 
-class ApplicationError(Exception):
+class ApplicationError(StreamError):
     """An error answer: a ResponseError to a request (L49) or an InnerError ending a
     stream (L69), with its ``payload``.  Raise it in a handler to choose the payload;
-    any other exception is answered with ``"<type>: <message>"``."""
+    any other exception is answered with ``"<type>: <message>"``.  A ``StreamError``
+    like every protocol's (RSocket's ``ApplicationError`` too): ``message`` is the
+    payload as text."""
 
     def __init__(self, payload: bytes | str) -> None:
         self.payload = payload.encode() if isinstance(payload, str) else bytes(payload)

@@ -607,6 +607,17 @@ class BpmuxPeer:
             self._responders.pop(req_id, None)
             self._release_top(cost, held=True)
 
+    async def _fail_flow(self, writer: ItemWriter | None, error: Exception,
+                         inner_id: int) -> None:  # fmt: skip
+        """End our side of an inner stream whose handler failed with InnerError (L69)."""
+        if writer is not None and not self._closed:
+            try:
+                await writer.fail(error)
+            except (StreamCancelled, ProtocolError):
+                pass
+        else:
+            log.exception("inner stream %d handler failed", inner_id, exc_info=error)
+
     async def _serve_flow(self, event: ev.InnerOpened, flow: _Flow,
                           items: ItemStream | None) -> None:  # fmt: skip
         handler, data, writer = self.handler, event.payload, flow.writer
@@ -629,17 +640,13 @@ class BpmuxPeer:
                 await writer.end()
         except (StreamCancelled, asyncio.CancelledError):
             pass
+        except ApplicationError as error:  # an error answer (the handler's or the peer's)
+            await self._fail_flow(writer, error, event.inner_id)
         except ProtocolError as error:
             if not self._closed:
                 log.warning("inner stream %d: %s", event.inner_id, error)
         except Exception as error:
-            if writer is not None and not self._closed:
-                try:
-                    await writer.fail(error)
-                except (StreamCancelled, ProtocolError):
-                    pass
-            else:
-                log.exception("inner stream %d handler failed", event.inner_id)
+            await self._fail_flow(writer, error, event.inner_id)
         finally:
             if items is not None:
                 await items.aclose()  # the handler is done with the peer's items
