@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import importlib
 import subprocess
 import sys
@@ -11,6 +12,8 @@ from types import ModuleType
 from typing import Any
 
 import yaml
+
+from wirestream.runtime.machine import ANY, StateMachine
 
 ROOT = Path(__file__).resolve().parent.parent
 IDL = ROOT / "idl"
@@ -101,3 +104,34 @@ def generate_into(tmp_path: Path, spec: dict[str, Any], package: str,
         return [importlib.import_module(m) for m in [base, *(f"{base}.{n}" for n in modules)]]
     finally:
         sys.path.remove(str(tmp_path))
+
+
+def tables_over(
+    edited: type[StateMachine[Any]], committed: type[StateMachine[Any]], codec: ModuleType
+) -> type[StateMachine[Any]]:
+    """``committed`` with the tables of ``edited`` (a machine regenerated from an edited
+    IDL), keyed by ``codec``'s frame classes and ``committed``'s states: a regenerated
+    package has classes of its own under the same names, while an engine decodes into the
+    committed ones and compares the committed states.  Rows, guards and handler names
+    are the edited ones; only keys and target states are looked up by name and value."""
+    states = type(next(iter(committed.INITIAL.values())))
+
+    def state(value: Any) -> Any:
+        return states(value.value) if isinstance(value, enum.Enum) else value
+
+    def frame(cls: Any) -> Any:
+        return cls if cls is ANY else getattr(codec, cls.__name__)
+
+    def table(rows: Any) -> dict[Any, Any]:
+        return {
+            (state(s), frame(f)): tuple((guard, state(outcome)) for guard, outcome in row)
+            for (s, f), row in rows.items()
+        }
+
+    return type(committed.__name__, (committed,), {
+        "__slots__": (),
+        "SEND": {role: table(rows) for role, rows in edited.SEND.items()},
+        "RECEIVE": {role: table(rows) for role, rows in edited.RECEIVE.items()},
+        "HANDLERS": {role: {frame(f): name for f, name in handlers.items()}
+                     for role, handlers in edited.HANDLERS.items()},
+    })  # fmt: skip

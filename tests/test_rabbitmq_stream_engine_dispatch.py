@@ -13,7 +13,6 @@ frame the connection machine only ``observes`` reaches no handler of the engine'
 from __future__ import annotations
 
 import copy
-import enum
 from types import ModuleType
 from typing import Any
 
@@ -33,7 +32,7 @@ from wirestream.generated.rabbitmq_stream.v1.machines import (
     SubscriptionMachine,
 )
 from wirestream.runtime.errors import UnexpectedFrame
-from wirestream.runtime.machine import ANY, StateMachine
+from wirestream.runtime.machine import StateMachine
 from wirestream.runtime.rabbitmq_stream import (
     ClientConnection,
     ConnectionClosed,
@@ -42,7 +41,7 @@ from wirestream.runtime.rabbitmq_stream import (
     RouteReceived,
 )
 from tests.engine_pair import shuttle
-from tests.protocols import IDL, generate_into
+from tests.protocols import IDL, generate_into, tables_over
 from tests.rabbitmq_stream_test_broker import TestBroker
 
 COMMITTED = {"connection": ConnectionMachine, "publisher": PublisherMachine,
@@ -68,33 +67,8 @@ def _remove_receive_row(spec: dict[str, Any], machine: str, state: str, frame: s
     raise AssertionError(f"no client row receives {frame} in {machine}.{state}")
 
 
-def _on_committed_classes(regenerated: type[StateMachine[Any]]) -> type[StateMachine[Any]]:
-    """The regenerated machine's tables over the committed frame classes and states.
-
-    A regenerated package has classes of its own under the same names, while the engine
-    decodes into the committed ones: the rows are the regenerated ones, only their keys
-    and target states are looked up by name."""
-    committed = COMMITTED[regenerated.SCOPE]
-    states: dict[str, enum.Enum] = {s.value: s for s in type(committed.INITIAL["client"])}
-
-    def frame_class(cls: object) -> object:
-        return cls if cls is ANY else getattr(v1, cls.__name__)  # type: ignore[attr-defined]
-
-    def table(rows: Any) -> dict[tuple[Any, object], Any]:
-        return {
-            (states[state.value], frame_class(frame)): tuple(
-                (guard, states[to.value] if isinstance(to, enum.Enum) else to)
-                for guard, to in outcomes
-            )
-            for (state, frame), outcomes in rows.items()
-        }
-
-    return type(regenerated.__name__, (committed,), {
-        "SEND": {role: table(rows) for role, rows in regenerated.SEND.items()},
-        "RECEIVE": {role: table(rows) for role, rows in regenerated.RECEIVE.items()},
-        "HANDLERS": {role: {frame_class(frame): name for frame, name in handlers.items()}
-                     for role, handlers in regenerated.HANDLERS.items()},
-    })  # fmt: skip
+def _over_committed(regenerated: type[StateMachine[Any]]) -> type[StateMachine[Any]]:
+    return tables_over(regenerated, COMMITTED[regenerated.SCOPE], v1)
 
 
 def _engine_class(machines: ModuleType | None) -> type[ClientConnection]:
@@ -117,9 +91,9 @@ def _engine_class(machines: ModuleType | None) -> type[ClientConnection]:
             super().on_publisher_publish_confirm(frame, *context)
 
     if machines is not None:
-        Recording.CONNECTION_MACHINE = _on_committed_classes(machines.ConnectionMachine)
-        Recording.PUBLISHER_MACHINE = _on_committed_classes(machines.PublisherMachine)
-        Recording.SUBSCRIPTION_MACHINE = _on_committed_classes(machines.SubscriptionMachine)
+        Recording.CONNECTION_MACHINE = _over_committed(machines.ConnectionMachine)
+        Recording.PUBLISHER_MACHINE = _over_committed(machines.PublisherMachine)
+        Recording.SUBSCRIPTION_MACHINE = _over_committed(machines.SubscriptionMachine)
     return Recording
 
 

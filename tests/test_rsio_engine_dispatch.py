@@ -15,7 +15,6 @@ guards and the HANDLERS are the generated ones.
 
 from __future__ import annotations
 
-import enum
 import itertools
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -32,7 +31,6 @@ from wirestream.generated.rsio.v0.machines import (
     SubscriptionState,
 )
 from wirestream.runtime.errors import UnexpectedFrame
-from wirestream.runtime.machine import ANY, StateMachine
 from wirestream.runtime.rsio import (
     ConnectionClosed,
     DemandReceived,
@@ -43,7 +41,7 @@ from wirestream.runtime.rsio import (
     SubscribeReceived,
 )
 from tests.engine_pair import shuttle
-from tests.protocols import IDL, generate_into
+from tests.protocols import IDL, generate_into, tables_over
 
 # One receive row per scope, as written in idl/rsio/v0.yaml (matched on these keys).
 REMOVED: dict[str, list[dict[str, Any]]] = {
@@ -77,32 +75,6 @@ def _without_rows(spec: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
-def _on_v0(edited: type[StateMachine[Any]],
-           committed: type[StateMachine[Any]]) -> type[StateMachine[Any]]:  # fmt: skip
-    """``committed`` with the tables of ``edited``, keyed by v0's frame classes and states."""
-    states = type(next(iter(committed.INITIAL.values())))
-
-    def state(value: Any) -> Any:
-        return states(value.value) if isinstance(value, enum.Enum) else value
-
-    def frame(cls: Any) -> Any:
-        return cls if cls is ANY else getattr(rsio, cls.__name__)
-
-    def table(rows: Any) -> dict[Any, Any]:
-        return {
-            (state(s), frame(f)): tuple((guard, state(outcome)) for guard, outcome in row)
-            for (s, f), row in rows.items()
-        }
-
-    return type(committed.__name__, (committed,), {
-        "__slots__": (),
-        "SEND": {role: table(rows) for role, rows in edited.SEND.items()},
-        "RECEIVE": {role: table(rows) for role, rows in edited.RECEIVE.items()},
-        "HANDLERS": {role: {frame(f): name for f, name in handlers.items()}
-                     for role, handlers in edited.HANDLERS.items()},
-    })  # fmt: skip
-
-
 class Recording(RsioConnection):
     """Records every handler the dispatch calls (the instance attributes shadow the
     methods when ``Dispatch`` binds them at construction)."""
@@ -128,9 +100,9 @@ def edited(tmp_path_factory: pytest.TempPathFactory) -> type[Recording]:
     _, machines = generate_into(tmp, spec, f"wsrsio{next(_packages)}", "machines")
 
     class Edited(Recording):
-        CONNECTION_MACHINE = _on_v0(machines.ConnectionMachine, ConnectionMachine)
-        SUBSCRIPTION_MACHINE = _on_v0(machines.SubscriptionMachine, SubscriptionMachine)
-        SPLIT_ELEMENT_MACHINE = _on_v0(machines.SplitElementMachine, SplitElementMachine)
+        CONNECTION_MACHINE = tables_over(machines.ConnectionMachine, ConnectionMachine, rsio)
+        SUBSCRIPTION_MACHINE = tables_over(machines.SubscriptionMachine, SubscriptionMachine, rsio)
+        SPLIT_ELEMENT_MACHINE = tables_over(machines.SplitElementMachine, SplitElementMachine, rsio)
 
     return Edited
 
