@@ -16,15 +16,15 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-# idl/**/*.yaml -> generated/** (deterministic, black-formatted)
+# idl/**/*.yaml -> generated/** (Python, black-formatted) and generated/typescript/ (the npm package)
 generate: venv
-	$(BIN)/python -m wirestream.codegen generate --idl idl --out generated --package wirestream.generated
+	$(BIN)/python -m wirestream.codegen generate --idl idl --out generated --package wirestream.generated --target all
 
 # Regenerate into a temporary folder and diff: fails on any difference.
 check-generated: venv
 	@tmp=$$(mktemp -d); \
-	$(BIN)/python -m wirestream.codegen generate --idl idl --out $$tmp/generated --package wirestream.generated >/dev/null && \
-	diff -ru --exclude=__pycache__ --exclude=py.typed generated $$tmp/generated; \
+	$(BIN)/python -m wirestream.codegen generate --idl idl --out $$tmp/generated --package wirestream.generated --target all >/dev/null && \
+	diff -ru --exclude=__pycache__ --exclude=py.typed --exclude=dist --exclude=node_modules --exclude='*.tsbuildinfo' generated $$tmp/generated; \
 	rc=$$?; rm -rf $$tmp; \
 	if [ $$rc -ne 0 ]; then echo "generated/ is stale: run 'make generate' and commit it" >&2; exit 1; fi; \
 	echo "generated/ is fresh"

@@ -1,12 +1,14 @@
 """``python -m wirestream.codegen`` (and ``wirestream generate|check|validate``).
 
-python -m wirestream.codegen generate [--idl idl] [--out generated] [--package NAME]
-python -m wirestream.codegen check    [--idl idl] [--out generated] [--package NAME]
+python -m wirestream.codegen generate [--idl idl] [--out generated] [--package NAME] [--target T]
+python -m wirestream.codegen check    [--idl idl] [--out generated] [--package NAME] [--target T]
 python -m wirestream.codegen validate FILE...
 
 ``--package`` is the import name of ``--out`` (default: its folder name); the code it
 writes imports only ``wirestream.runtime``, so it works in any project that installs
-wirestream.
+wirestream. ``--target`` picks the languages: ``python`` (the default: modules under
+``--out``), ``typescript`` (the npm package ``@wirestream/generated`` under
+``--out/typescript``, importing ``@wirestream/runtime``) or ``all``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ from wirestream.codegen.build import load_protocol
 from wirestream.codegen.errors import IdlError
 from wirestream.codegen.model import Protocol
 from wirestream.codegen.render import render_package_init, render_protocol
+from wirestream.codegen.typescript_target import render_typescript
+
+TARGETS: Final = ("python", "typescript")
+TS_DIR: Final = "typescript"  # the npm package's folder under --out
 
 
 def idl_files(idl_dir: Path) -> list[Path]:
@@ -36,11 +42,25 @@ def display_path(path: Path) -> str:
 
 
 def generate_tree(
-    idl_dir: Path, package: str = "wirestream.generated", only: str | None = None
+    idl_dir: Path,
+    package: str = "wirestream.generated",
+    only: str | None = None,
+    targets: tuple[str, ...] = ("python",),
 ) -> dict[str, str]:
     """Every generated file for the IDL tree (or for one protocol): relative path -> text."""
+    protos = load_tree(idl_dir, only)
     files: dict[str, str] = {}
-    protocols: dict[str, list[Protocol]] = {}
+    if "typescript" in targets:
+        files.update({f"{TS_DIR}/{rel}": text for rel, text in render_typescript(protos).items()})
+    if "python" in targets:
+        files.update(python_tree(protos, package, only))
+    return files
+
+
+def load_tree(idl_dir: Path, only: str | None = None) -> list[Protocol]:
+    """The models of the IDL tree (or of one protocol), each file checked to sit at
+    ``idl/<protocol>/<version>.yaml``."""
+    protos: list[Protocol] = []
     for path in idl_files(idl_dir):
         if only is not None and path.parent.name != only:
             continue
@@ -50,6 +70,14 @@ def generate_tree(
             raise IdlError(proto.source, 1, "protocol/version",
                            f"the file must be idl/{proto.protocol}/{proto.version}.yaml "
                            f"to declare protocol {proto.protocol!r}, version {proto.version!r}")  # fmt: skip
+        protos.append(proto)
+    return protos
+
+
+def python_tree(protos: list[Protocol], package: str, only: str | None) -> dict[str, str]:
+    files: dict[str, str] = {}
+    protocols: dict[str, list[Protocol]] = {}
+    for proto in protos:
         files.update(render_protocol(proto, package))
         protocols.setdefault(proto.protocol, []).append(proto)
     if only is not None:
@@ -65,25 +93,49 @@ def generate_tree(
     return files
 
 
-def generated_files(out: Path) -> list[Path]:
-    """What the generator owns under ``out``: Python modules and the Markdown docs."""
-    return sorted([*out.rglob("*.py"), *out.rglob("*.md")])
+def generated_files(out: Path, targets: tuple[str, ...] = ("python",)) -> list[Path]:
+    """What the generator owns under ``out``: Python modules and the Markdown docs; the
+    npm package's sources and manifests (not its build output, ``dist/``)."""
+    owned: list[Path] = []
+    ts = out / TS_DIR
+    if "python" in targets:
+        owned += [p for p in [*out.rglob("*.py"), *out.rglob("*.md")] if ts not in p.parents]
+    if "typescript" in targets and ts.is_dir():
+        owned += [*(ts / "src").rglob("*.ts")]
+        owned += [ts / name for name in ("package.json", "tsconfig.json", "README.md")
+                  if (ts / name).exists()]  # fmt: skip
+    return sorted(owned)
 
 
-def write_tree(files: dict[str, str], out: Path, only: str | None = None) -> None:
+def write_tree(
+    files: dict[str, str],
+    out: Path,
+    only: str | None = None,
+    targets: tuple[str, ...] = ("python",),
+) -> None:
     for rel, text in files.items():
         target = out / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         if not target.exists() or target.read_text(encoding="utf-8") != text:
             target.write_text(text, encoding="utf-8")
     # Remove generated modules whose IDL is gone, so the tree mirrors idl/ exactly.
-    for path in generated_files(out if only is None else out / only):
+    if only is not None:
+        owned = [
+            p
+            for p in generated_files(out, targets)
+            if f"/{only}/" in f"/{p.relative_to(out).as_posix()}"
+        ]
+    else:
+        owned = generated_files(out, targets)
+    for path in owned:
         rel = path.relative_to(out).as_posix()
         if rel not in files and rel != f"{only}/__init__.py":
             path.unlink()
 
 
-def check_tree(files: dict[str, str], out: Path) -> list[str]:
+def check_tree(
+    files: dict[str, str], out: Path, targets: tuple[str, ...] = ("python",)
+) -> list[str]:
     problems: list[str] = []
     for rel, text in sorted(files.items()):
         target = out / rel
@@ -96,7 +148,7 @@ def check_tree(files: dict[str, str], out: Path) -> list[str]:
                 current.splitlines(), text.splitlines(), str(target), "regenerated", lineterm=""
             )
             problems.append("\n".join(list(diff)[:40]))
-    for path in generated_files(out):
+    for path in generated_files(out, targets):
         if path.relative_to(out).as_posix() not in files:
             problems.append(f"not generated from any IDL: {path}")
     return problems
@@ -118,6 +170,9 @@ def add_commands(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> 
         p.add_argument(
             "--package", default=None, help="import name of --out (default: its folder name)"
         )
+        p.add_argument("--target", choices=[*TARGETS, "all"], default="python",
+                       help="the language(s) to write (default: python; typescript goes to "
+                            "--out/typescript)")  # fmt: skip
     val = sub.add_parser("validate", help="validate IDL files")
     val.add_argument("files", nargs="+", type=Path)
 
@@ -132,12 +187,13 @@ def run(args: argparse.Namespace, command: str) -> int:
             return 0
         package = args.package or args.out.resolve().name
         only = getattr(args, "only", None)
-        files = generate_tree(args.idl, package, only)
+        targets = TARGETS if args.target == "all" else (args.target,)
+        files = generate_tree(args.idl, package, only, targets)
         if command == "generate":
-            write_tree(files, args.out, only)
+            write_tree(files, args.out, only, targets)
             print(f"generated {len(files)} files into {args.out}")
             return 0
-        problems = check_tree(files, args.out)
+        problems = check_tree(files, args.out, targets)
         if problems:
             print(f"{args.out} is stale; run `make generate`:", file=sys.stderr)
             for problem in problems:
