@@ -59,6 +59,50 @@ def view_set(itype: IntType) -> str:
     return "set" + _VIEW[itype.name]
 
 
+def read_at(itype: IntType, at: str) -> str:
+    """An expression reading a big-endian ``itype`` at ``at`` of ``data``: byte arithmetic
+    up to 32 bits (no DataView to make per frame), the reader's DataView for 64 bits."""
+
+    def b(i: int) -> str:
+        return f"data[{at}{f' + {i}' if i else ''}]!"
+
+    name = itype.name
+    if name == "u8":
+        return b(0)
+    if name == "i8":
+        return f"(({b(0)} << 24) >> 24)"
+    if name in ("u16", "i16"):
+        value = f"(({b(0)} << 8) | {b(1)})"
+        return value if name == "u16" else f"(({value} << 16) >> 16)"
+    if name == "u24":
+        return f"(({b(0)} << 16) | ({b(1)} << 8) | {b(2)})"
+    if name in ("u32", "i32"):
+        value = f"({b(0)} << 24) | ({b(1)} << 16) | ({b(2)} << 8) | {b(3)}"
+        return f"(({value}) >>> 0)" if name == "u32" else f"(({value}) | 0)"
+    return f"r.view.get{_VIEW[name]}({at})"
+
+
+def write_at(itype: IntType, at: str, value: str) -> str:
+    """Statements storing ``value`` as a big-endian ``itype`` at ``at`` of ``buf`` (a
+    Uint8Array store keeps the low 8 bits, so each byte is one shift)."""
+    size = itype.size
+    assert size is not None
+    if itype.bits > 32:
+        return f"w.view.set{_VIEW[itype.name]}({at}, {value});"
+    if size == 1:
+        return f"buf[{at}] = {value};"
+    if not value.replace("_", "").isalnum():
+        value = f"({value})"
+    stores = []
+    for i in range(size):
+        shift = 8 * (size - 1 - i)
+        where = f"{at} + {i}" if i else at
+        stores.append(
+            f"buf[{where}] = {value} >>> {shift};" if shift else f"buf[{where}] = {value};"
+        )
+    return "\n".join(stores)
+
+
 def enum_type(plan: IntPlan) -> str:
     return plan.enum if plan.enum is not None else ("bigint" if plan.big else "number")
 
@@ -199,6 +243,7 @@ def _env() -> jinja2.Environment:
     )
     env.globals.update({"zip": zip, "raise": _raise})
     env.filters.update(camel=camel, lit=lit, view_get=view_get, view_set=view_set,
+                       read_at=read_at, write_at=write_at,
                        attr_type=attr_type, attr_default=attr_default, element_type=element_type,
                        enum_type=enum_type, array_of=array_of, expr=expr, code_key=code_key, js=js_string,
                        doc=doc_comment)  # fmt: skip

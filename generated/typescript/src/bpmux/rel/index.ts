@@ -108,8 +108,8 @@ export class MainCredit {
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint8(at, 0);
+      const buf = w.buf;
+      buf[at] = 0;
       w.pos = at + 1;
     }
     if (this.credit < 0n || this.credit > 0xffffffffffffffffn) throw new EncodeError(`MainCredit.credit: ${this.credit} is outside 0..0xffffffffffffffff`);
@@ -149,8 +149,8 @@ export class Close {
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint8(at, 1);
+      const buf = w.buf;
+      buf[at] = 1;
       w.pos = at + 1;
     }
   }
@@ -193,8 +193,8 @@ export class Minimum {
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint8(at, 2);
+      const buf = w.buf;
+      buf[at] = 2;
       w.pos = at + 1;
     }
     if (this.minCredit < 0n || this.minCredit > 0xffffffffffffffffn) throw new EncodeError(`Minimum.min_credit: ${this.minCredit} is outside 0..0xffffffffffffffff`);
@@ -234,8 +234,8 @@ export class CancelAll {
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint8(at, 3);
+      const buf = w.buf;
+      buf[at] = 3;
       w.pos = at + 1;
     }
   }
@@ -278,8 +278,8 @@ export class Message {
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint8(at, 4);
+      const buf = w.buf;
+      buf[at] = 4;
       w.pos = at + 1;
     }
     {
@@ -328,8 +328,8 @@ export class Messages {
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint8(at, 5);
+      const buf = w.buf;
+      buf[at] = 5;
       w.pos = at + 1;
     }
     {
@@ -392,8 +392,8 @@ export class Request {
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint8(at, 6);
+      const buf = w.buf;
+      buf[at] = 6;
       w.pos = at + 1;
     }
     if (this.reqId < 0n || this.reqId > 0xffffffffffffffffn) throw new EncodeError(`Request.req_id: ${this.reqId} is outside 0..0xffffffffffffffff`);
@@ -448,8 +448,8 @@ export class Requests {
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint8(at, 7);
+      const buf = w.buf;
+      buf[at] = 7;
       w.pos = at + 1;
     }
     if (this.initialReqId < 0n || this.initialReqId > 0xffffffffffffffffn) throw new EncodeError(`Requests.initial_req_id: ${this.initialReqId} is outside 0..0xffffffffffffffff`);
@@ -510,8 +510,8 @@ export class RequestCancel {
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint8(at, 8);
+      const buf = w.buf;
+      buf[at] = 8;
       w.pos = at + 1;
     }
     if (this.reqId < 0n || this.reqId > 0xffffffffffffffffn) throw new EncodeError(`RequestCancel.req_id: ${this.reqId} is outside 0..0xffffffffffffffff`);
@@ -560,8 +560,8 @@ export class Response {
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint8(at, 9);
+      const buf = w.buf;
+      buf[at] = 9;
       w.pos = at + 1;
     }
     if (this.reqId < 0n || this.reqId > 0xffffffffffffffffn) throw new EncodeError(`Response.req_id: ${this.reqId} is outside 0..0xffffffffffffffff`);
@@ -616,8 +616,8 @@ export class ResponseError {
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint8(at, 0xa);
+      const buf = w.buf;
+      buf[at] = 0xa;
       w.pos = at + 1;
     }
     if (this.reqId < 0n || this.reqId > 0xffffffffffffffffn) throw new EncodeError(`ResponseError.req_id: ${this.reqId} is outside 0..0xffffffffffffffff`);
@@ -676,8 +676,8 @@ export class CreateStream {
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint8(at, 0xb);
+      const buf = w.buf;
+      buf[at] = 0xb;
       w.pos = at + 1;
     }
     if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`CreateStream.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
@@ -734,8 +734,8 @@ export class CreateSink {
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint8(at, 0xc);
+      const buf = w.buf;
+      buf[at] = 0xc;
       w.pos = at + 1;
     }
     if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`CreateSink.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
@@ -794,8 +794,8 @@ export class GreedySink {
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint8(at, 0xd);
+      const buf = w.buf;
+      buf[at] = 0xd;
       w.pos = at + 1;
     }
     if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`GreedySink.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
@@ -870,8 +870,8 @@ export class CreateDuplex {
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint8(at, 0xe);
+      const buf = w.buf;
+      buf[at] = 0xe;
       w.pos = at + 1;
     }
     if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`CreateDuplex.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
@@ -936,8 +936,8 @@ export class GreedyDuplex {
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint8(at, 0xf);
+      const buf = w.buf;
+      buf[at] = 0xf;
       w.pos = at + 1;
     }
     if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`GreedyDuplex.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
@@ -1010,8 +1010,8 @@ export class InnerCredit {
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint8(at, 0x10);
+      const buf = w.buf;
+      buf[at] = 0x10;
       w.pos = at + 1;
     }
     if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`InnerCredit.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
@@ -1058,8 +1058,8 @@ export class InnerCancel {
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint8(at, 0x11);
+      const buf = w.buf;
+      buf[at] = 0x11;
       w.pos = at + 1;
     }
     if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`InnerCancel.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
@@ -1108,8 +1108,8 @@ export class InnerItem {
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint8(at, 0x12);
+      const buf = w.buf;
+      buf[at] = 0x12;
       w.pos = at + 1;
     }
     if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`InnerItem.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
@@ -1164,8 +1164,8 @@ export class InnerItems {
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint8(at, 0x13);
+      const buf = w.buf;
+      buf[at] = 0x13;
       w.pos = at + 1;
     }
     if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`InnerItems.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
@@ -1226,8 +1226,8 @@ export class InnerEnd {
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint8(at, 0x14);
+      const buf = w.buf;
+      buf[at] = 0x14;
       w.pos = at + 1;
     }
     if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`InnerEnd.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
@@ -1276,8 +1276,8 @@ export class InnerError {
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint8(at, 0x15);
+      const buf = w.buf;
+      buf[at] = 0x15;
       w.pos = at + 1;
     }
     if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`InnerError.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
@@ -1316,10 +1316,10 @@ export class UnknownFrame {
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.code;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`UnknownFrame.packet_type: ${i0} is outside 0..0xff`);
-      wv.setUint8(at, i0);
+      buf[at] = i0;
       w.pos = at + 1;
     }
     if (this.body.length > 0xffffffffffffffff) throw new EncodeError(`UnknownFrame.body length: ${this.body.length} is outside 0..0xffffffffffffffff`);
@@ -1356,7 +1356,6 @@ export type Frame =
   ;
 function _decodeMainCredit(r: Reader, end: number, ctx: Context | undefined): MainCredit {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_credit: bigint;
   r.pos = pos;
@@ -1369,7 +1368,6 @@ function _decodeMainCredit(r: Reader, end: number, ctx: Context | undefined): Ma
 
 function _decodeClose(r: Reader, end: number, ctx: Context | undefined): Close {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   r.pos = pos;
   return new Close({  });
@@ -1377,7 +1375,6 @@ function _decodeClose(r: Reader, end: number, ctx: Context | undefined): Close {
 
 function _decodeMinimum(r: Reader, end: number, ctx: Context | undefined): Minimum {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_minCredit: bigint;
   r.pos = pos;
@@ -1390,7 +1387,6 @@ function _decodeMinimum(r: Reader, end: number, ctx: Context | undefined): Minim
 
 function _decodeCancelAll(r: Reader, end: number, ctx: Context | undefined): CancelAll {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   r.pos = pos;
   return new CancelAll({  });
@@ -1398,7 +1394,6 @@ function _decodeCancelAll(r: Reader, end: number, ctx: Context | undefined): Can
 
 function _decodeMessage(r: Reader, end: number, ctx: Context | undefined): Message {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_payload: Uint8Array;
   {
@@ -1421,7 +1416,6 @@ function _decodeMessage(r: Reader, end: number, ctx: Context | undefined): Messa
 
 function _decodeMessages(r: Reader, end: number, ctx: Context | undefined): Messages {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_payloads: Uint8Array[];
   {
@@ -1468,7 +1462,6 @@ function _decodeMessages(r: Reader, end: number, ctx: Context | undefined): Mess
 
 function _decodeRequest(r: Reader, end: number, ctx: Context | undefined): Request {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_reqId: bigint;
   r.pos = pos;
@@ -1496,7 +1489,6 @@ function _decodeRequest(r: Reader, end: number, ctx: Context | undefined): Reque
 
 function _decodeRequests(r: Reader, end: number, ctx: Context | undefined): Requests {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_initialReqId: bigint;
   r.pos = pos;
@@ -1548,7 +1540,6 @@ function _decodeRequests(r: Reader, end: number, ctx: Context | undefined): Requ
 
 function _decodeRequestCancel(r: Reader, end: number, ctx: Context | undefined): RequestCancel {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_reqId: bigint;
   r.pos = pos;
@@ -1561,7 +1552,6 @@ function _decodeRequestCancel(r: Reader, end: number, ctx: Context | undefined):
 
 function _decodeResponse(r: Reader, end: number, ctx: Context | undefined): Response {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_reqId: bigint;
   r.pos = pos;
@@ -1589,7 +1579,6 @@ function _decodeResponse(r: Reader, end: number, ctx: Context | undefined): Resp
 
 function _decodeResponseError(r: Reader, end: number, ctx: Context | undefined): ResponseError {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_reqId: bigint;
   r.pos = pos;
@@ -1617,7 +1606,6 @@ function _decodeResponseError(r: Reader, end: number, ctx: Context | undefined):
 
 function _decodeCreateStream(r: Reader, end: number, ctx: Context | undefined): CreateStream {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_innerId: bigint;
   r.pos = pos;
@@ -1650,7 +1638,6 @@ function _decodeCreateStream(r: Reader, end: number, ctx: Context | undefined): 
 
 function _decodeCreateSink(r: Reader, end: number, ctx: Context | undefined): CreateSink {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_innerId: bigint;
   r.pos = pos;
@@ -1678,7 +1665,6 @@ function _decodeCreateSink(r: Reader, end: number, ctx: Context | undefined): Cr
 
 function _decodeGreedySink(r: Reader, end: number, ctx: Context | undefined): GreedySink {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_innerId: bigint;
   r.pos = pos;
@@ -1745,7 +1731,6 @@ function _decodeGreedySink(r: Reader, end: number, ctx: Context | undefined): Gr
 
 function _decodeCreateDuplex(r: Reader, end: number, ctx: Context | undefined): CreateDuplex {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_innerId: bigint;
   r.pos = pos;
@@ -1778,7 +1763,6 @@ function _decodeCreateDuplex(r: Reader, end: number, ctx: Context | undefined): 
 
 function _decodeGreedyDuplex(r: Reader, end: number, ctx: Context | undefined): GreedyDuplex {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_innerId: bigint;
   r.pos = pos;
@@ -1850,7 +1834,6 @@ function _decodeGreedyDuplex(r: Reader, end: number, ctx: Context | undefined): 
 
 function _decodeInnerCredit(r: Reader, end: number, ctx: Context | undefined): InnerCredit {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_innerId: bigint;
   r.pos = pos;
@@ -1868,7 +1851,6 @@ function _decodeInnerCredit(r: Reader, end: number, ctx: Context | undefined): I
 
 function _decodeInnerCancel(r: Reader, end: number, ctx: Context | undefined): InnerCancel {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_innerId: bigint;
   r.pos = pos;
@@ -1881,7 +1863,6 @@ function _decodeInnerCancel(r: Reader, end: number, ctx: Context | undefined): I
 
 function _decodeInnerItem(r: Reader, end: number, ctx: Context | undefined): InnerItem {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_innerId: bigint;
   r.pos = pos;
@@ -1909,7 +1890,6 @@ function _decodeInnerItem(r: Reader, end: number, ctx: Context | undefined): Inn
 
 function _decodeInnerItems(r: Reader, end: number, ctx: Context | undefined): InnerItems {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_innerId: bigint;
   r.pos = pos;
@@ -1961,7 +1941,6 @@ function _decodeInnerItems(r: Reader, end: number, ctx: Context | undefined): In
 
 function _decodeInnerEnd(r: Reader, end: number, ctx: Context | undefined): InnerEnd {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_innerId: bigint;
   r.pos = pos;
@@ -1974,7 +1953,6 @@ function _decodeInnerEnd(r: Reader, end: number, ctx: Context | undefined): Inne
 
 function _decodeInnerError(r: Reader, end: number, ctx: Context | undefined): InnerError {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_innerId: bigint;
   r.pos = pos;
@@ -2002,7 +1980,6 @@ function _decodeInnerError(r: Reader, end: number, ctx: Context | undefined): In
 
 function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: string | undefined): Frame {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 1) throw new Truncated("header: input ends inside the frame", pos + 1);
   const v_packetType = data[pos]!;

@@ -162,10 +162,10 @@ export class PublishedMessage {
     {
       w.ensure(8);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.publishingId;
       if (i0 < -0x8000000000000000n || i0 > 0x7fffffffffffffffn) throw new EncodeError(`PublishedMessage.publishing_id: ${i0} is outside -0x8000000000000000..0x7fffffffffffffff`);
-      wv.setBigInt64(at, i0);
+      w.view.setBigInt64(at, i0);
       w.pos = at + 8;
     }
     {
@@ -202,13 +202,14 @@ export class PublishingError {
     {
       w.ensure(10);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.publishingId;
       if (i0 < -0x8000000000000000n || i0 > 0x7fffffffffffffffn) throw new EncodeError(`PublishingError.publishing_id: ${i0} is outside -0x8000000000000000..0x7fffffffffffffff`);
-      wv.setBigInt64(at, i0);
+      w.view.setBigInt64(at, i0);
       const i8 = this.code;
       if (!Number.isInteger(i8) || i8 < -0x8000 || i8 > 0x7fff) throw new EncodeError(`PublishingError.code: ${i8} is outside -0x8000..0x7fff`);
-      wv.setInt16(at + 8, i8);
+      buf[at + 8] = i8 >>> 8;
+      buf[at + 8 + 1] = i8;
       w.pos = at + 10;
     }
   }
@@ -238,10 +239,11 @@ export class Broker {
     {
       w.ensure(2);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.reference;
       if (!Number.isInteger(i0) || i0 < -0x8000 || i0 > 0x7fff) throw new EncodeError(`Broker.reference: ${i0} is outside -0x8000..0x7fff`);
-      wv.setInt16(at, i0);
+      buf[at] = i0 >>> 8;
+      buf[at + 1] = i0;
       w.pos = at + 2;
     }
     {
@@ -257,10 +259,13 @@ export class Broker {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.port;
       if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`Broker.port: ${i0} is outside -0x80000000..0x7fffffff`);
-      wv.setInt32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
   }
@@ -303,13 +308,15 @@ export class StreamMetadata {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.responseCode;
       if (!Number.isInteger(i0) || i0 < -0x8000 || i0 > 0x7fff) throw new EncodeError(`StreamMetadata.response_code: ${i0} is outside -0x8000..0x7fff`);
-      wv.setInt16(at, i0);
+      buf[at] = i0 >>> 8;
+      buf[at + 1] = i0;
       const i2 = this.leaderReference;
       if (!Number.isInteger(i2) || i2 < -0x8000 || i2 > 0x7fff) throw new EncodeError(`StreamMetadata.leader_reference: ${i2} is outside -0x8000..0x7fff`);
-      wv.setInt16(at + 2, i2);
+      buf[at + 2] = i2 >>> 8;
+      buf[at + 2 + 1] = i2;
       w.pos = at + 4;
     }
     {
@@ -338,8 +345,9 @@ export class OffsetSpecFirst {
     {
       w.ensure(2);
       const at = w.pos;
-      const wv = w.view;
-      wv.setInt16(at, 0);
+      const buf = w.buf;
+      buf[at] = 0 >>> 8;
+      buf[at + 1] = 0;
       w.pos = at + 2;
     }
   }
@@ -359,8 +367,9 @@ export class OffsetSpecLast {
     {
       w.ensure(2);
       const at = w.pos;
-      const wv = w.view;
-      wv.setInt16(at, 1);
+      const buf = w.buf;
+      buf[at] = 1 >>> 8;
+      buf[at + 1] = 1;
       w.pos = at + 2;
     }
   }
@@ -380,8 +389,9 @@ export class OffsetSpecNext {
     {
       w.ensure(2);
       const at = w.pos;
-      const wv = w.view;
-      wv.setInt16(at, 2);
+      const buf = w.buf;
+      buf[at] = 2 >>> 8;
+      buf[at + 1] = 2;
       w.pos = at + 2;
     }
   }
@@ -405,11 +415,12 @@ export class OffsetSpecOffset {
     {
       w.ensure(10);
       const at = w.pos;
-      const wv = w.view;
-      wv.setInt16(at, 3);
+      const buf = w.buf;
+      buf[at] = 3 >>> 8;
+      buf[at + 1] = 3;
       const i2 = this.offset;
       if (i2 < 0n || i2 > 0xffffffffffffffffn) throw new EncodeError(`OffsetSpecOffset.offset: ${i2} is outside 0..0xffffffffffffffff`);
-      wv.setBigUint64(at + 2, i2);
+      w.view.setBigUint64(at + 2, i2);
       w.pos = at + 10;
     }
   }
@@ -433,11 +444,12 @@ export class OffsetSpecTimestamp {
     {
       w.ensure(10);
       const at = w.pos;
-      const wv = w.view;
-      wv.setInt16(at, 4);
+      const buf = w.buf;
+      buf[at] = 4 >>> 8;
+      buf[at + 1] = 4;
       const i2 = this.timestamp;
       if (i2 < -0x8000000000000000n || i2 > 0x7fffffffffffffffn) throw new EncodeError(`OffsetSpecTimestamp.timestamp: ${i2} is outside -0x8000000000000000..0x7fffffffffffffff`);
-      wv.setBigInt64(at + 2, i2);
+      w.view.setBigInt64(at + 2, i2);
       w.pos = at + 10;
     }
   }
@@ -462,10 +474,13 @@ export class SimpleEntry {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const b0_0 = raw_data.length;
       if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`SimpleEntry.size: ${b0_0} is outside 0..0x7fffffff`);
-      wv.setUint32(at, (0 << 0x1f) | b0_0);
+      buf[at] = ((0 << 0x1f) | b0_0) >>> 24;
+      buf[at + 1] = ((0 << 0x1f) | b0_0) >>> 16;
+      buf[at + 2] = ((0 << 0x1f) | b0_0) >>> 8;
+      buf[at + 3] = ((0 << 0x1f) | b0_0);
       w.pos = at + 4;
     }
     {
@@ -500,16 +515,20 @@ export class SubEntryBatch {
     {
       w.ensure(7);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const b0_4 = this.compression;
       if (!Number.isInteger(b0_4) || b0_4 < 0 || b0_4 > 7) throw new EncodeError(`SubEntryBatch.compression: ${b0_4} is outside 0..7`);
-      wv.setUint8(at, (1 << 7) | (b0_4 << 4));
+      buf[at] = (1 << 7) | (b0_4 << 4);
       const i1 = this.numRecords;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) throw new EncodeError(`SubEntryBatch.num_records: ${i1} is outside 0..0xffff`);
-      wv.setUint16(at + 1, i1);
+      buf[at + 1] = i1 >>> 8;
+      buf[at + 1 + 1] = i1;
       const i3 = raw_data.length;
       if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xffffffff) throw new EncodeError(`SubEntryBatch.length: ${i3} is outside 0..0xffffffff`);
-      wv.setUint32(at + 3, i3);
+      buf[at + 3] = i3 >>> 24;
+      buf[at + 3 + 1] = i3 >>> 16;
+      buf[at + 3 + 2] = i3 >>> 8;
+      buf[at + 3 + 3] = i3;
       w.pos = at + 7;
     }
     {
@@ -560,26 +579,36 @@ export class OsirisChunk {
     {
       w.ensure(31);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint8(at, (5 << 4) | 0);
+      const buf = w.buf;
+      buf[at] = (5 << 4) | 0;
       const i1 = this.numEntries;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) throw new EncodeError(`OsirisChunk.num_entries: ${i1} is outside 0..0xffff`);
-      wv.setUint16(at + 1, i1);
+      buf[at + 1] = i1 >>> 8;
+      buf[at + 1 + 1] = i1;
       const i3 = this.numRecords;
       if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xffffffff) throw new EncodeError(`OsirisChunk.num_records: ${i3} is outside 0..0xffffffff`);
-      wv.setUint32(at + 3, i3);
+      buf[at + 3] = i3 >>> 24;
+      buf[at + 3 + 1] = i3 >>> 16;
+      buf[at + 3 + 2] = i3 >>> 8;
+      buf[at + 3 + 3] = i3;
       const i7 = this.epoch;
       if (i7 < 0n || i7 > 0xffffffffffffffffn) throw new EncodeError(`OsirisChunk.epoch: ${i7} is outside 0..0xffffffffffffffff`);
-      wv.setBigUint64(at + 7, i7);
+      w.view.setBigUint64(at + 7, i7);
       const i15 = this.chunkFirstOffset;
       if (i15 < 0n || i15 > 0xffffffffffffffffn) throw new EncodeError(`OsirisChunk.chunk_first_offset: ${i15} is outside 0..0xffffffffffffffff`);
-      wv.setBigUint64(at + 15, i15);
+      w.view.setBigUint64(at + 15, i15);
       const i23 = this.chunkCrc;
       if (!Number.isInteger(i23) || i23 < -0x80000000 || i23 > 0x7fffffff) throw new EncodeError(`OsirisChunk.chunk_crc: ${i23} is outside -0x80000000..0x7fffffff`);
-      wv.setInt32(at + 23, i23);
+      buf[at + 23] = i23 >>> 24;
+      buf[at + 23 + 1] = i23 >>> 16;
+      buf[at + 23 + 2] = i23 >>> 8;
+      buf[at + 23 + 3] = i23;
       const i27 = raw_entries.length;
       if (!Number.isInteger(i27) || i27 < 0 || i27 > 0xffffffff) throw new EncodeError(`OsirisChunk.data_length: ${i27} is outside 0..0xffffffff`);
-      wv.setUint32(at + 27, i27);
+      buf[at + 27] = i27 >>> 24;
+      buf[at + 27 + 1] = i27 >>> 16;
+      buf[at + 27 + 2] = i27 >>> 8;
+      buf[at + 27 + 3] = i27;
       w.pos = at + 31;
     }
     {
@@ -637,9 +666,11 @@ export class Publish {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 0 >>> 8;
+      buf[at + 1] = 0;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
@@ -655,10 +686,10 @@ export class Publish {
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.publisherId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`Publish.publisher_id: ${i0} is outside 0..0xff`);
-      wv.setUint8(at, i0);
+      buf[at] = i0;
       w.pos = at + 1;
     }
     {
@@ -711,18 +742,20 @@ export class PublishConfirm {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 1);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 1 >>> 8;
+      buf[at + 1] = 1;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.publisherId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`PublishConfirm.publisher_id: ${i0} is outside 0..0xff`);
-      wv.setUint8(at, i0);
+      buf[at] = i0;
       w.pos = at + 1;
     }
     {
@@ -785,21 +818,26 @@ export class SubscribeRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 2);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 2 >>> 8;
+      buf[at + 1] = 2;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(5);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SubscribeRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
-      wv.setInt32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.subscriptionId;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`SubscribeRequest.subscription_id: ${i4} is outside 0..0xff`);
-      wv.setUint8(at + 4, i4);
+      buf[at + 4] = i4;
       w.pos = at + 5;
     }
     {
@@ -816,10 +854,11 @@ export class SubscribeRequest {
     {
       w.ensure(2);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.credit;
       if (!Number.isInteger(i0) || i0 < -0x8000 || i0 > 0x7fff) throw new EncodeError(`SubscribeRequest.credit: ${i0} is outside -0x8000..0x7fff`);
-      wv.setInt16(at, i0);
+      buf[at] = i0 >>> 8;
+      buf[at + 1] = i0;
       w.pos = at + 2;
     }
   }
@@ -864,21 +903,27 @@ export class SubscribeResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 2);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 2 >>> 8;
+      buf[at + 1] = 2;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SubscribeResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
-      wv.setInt32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`SubscribeResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
-      wv.setInt16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
   }
@@ -923,18 +968,20 @@ export class Deliver {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 3);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 3 >>> 8;
+      buf[at + 1] = 3;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.subscriptionId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`Deliver.subscription_id: ${i0} is outside 0..0xff`);
-      wv.setUint8(at, i0);
+      buf[at] = i0;
       w.pos = at + 1;
     }
     this.chunk._write(w, ctx);
@@ -980,21 +1027,24 @@ export class CreditRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 4);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 4 >>> 8;
+      buf[at + 1] = 4;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(3);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.subscriptionId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`CreditRequest.subscription_id: ${i0} is outside 0..0xff`);
-      wv.setUint8(at, i0);
+      buf[at] = i0;
       const i1 = this.credit;
       if (!Number.isInteger(i1) || i1 < -0x8000 || i1 > 0x7fff) throw new EncodeError(`CreditRequest.credit: ${i1} is outside -0x8000..0x7fff`);
-      wv.setInt16(at + 1, i1);
+      buf[at + 1] = i1 >>> 8;
+      buf[at + 1 + 1] = i1;
       w.pos = at + 3;
     }
   }
@@ -1039,21 +1089,24 @@ export class CreditResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 4);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 4 >>> 8;
+      buf[at + 1] = 4;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(3);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.responseCode;
       if (!Number.isInteger(i0) || i0 < -0x8000 || i0 > 0x7fff) throw new EncodeError(`CreditResponse.response_code: ${i0} is outside -0x8000..0x7fff`);
-      wv.setInt16(at, i0);
+      buf[at] = i0 >>> 8;
+      buf[at + 1] = i0;
       const i2 = this.subscriptionId;
       if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xff) throw new EncodeError(`CreditResponse.subscription_id: ${i2} is outside 0..0xff`);
-      wv.setUint8(at + 2, i2);
+      buf[at + 2] = i2;
       w.pos = at + 3;
     }
   }
@@ -1098,21 +1151,26 @@ export class UnsubscribeRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 5);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 5 >>> 8;
+      buf[at + 1] = 5;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(5);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`UnsubscribeRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
-      wv.setInt32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.subscriptionId;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`UnsubscribeRequest.subscription_id: ${i4} is outside 0..0xff`);
-      wv.setUint8(at + 4, i4);
+      buf[at + 4] = i4;
       w.pos = at + 5;
     }
   }
@@ -1157,21 +1215,27 @@ export class UnsubscribeResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 5);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 5 >>> 8;
+      buf[at + 1] = 5;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`UnsubscribeResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
-      wv.setInt32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`UnsubscribeResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
-      wv.setInt16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
   }
@@ -1216,18 +1280,20 @@ export class PublishError {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 6);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 6 >>> 8;
+      buf[at + 1] = 6;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.publisherId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`PublishError.publisher_id: ${i0} is outside 0..0xff`);
-      wv.setUint8(at, i0);
+      buf[at] = i0;
       w.pos = at + 1;
     }
     {
@@ -1280,18 +1346,21 @@ export class MetadataUpdate {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 7);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 7 >>> 8;
+      buf[at + 1] = 7;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(2);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.code;
       if (!Number.isInteger(i0) || i0 < -0x8000 || i0 > 0x7fff) throw new EncodeError(`MetadataUpdate.code: ${i0} is outside -0x8000..0x7fff`);
-      wv.setInt16(at, i0);
+      buf[at] = i0 >>> 8;
+      buf[at + 1] = i0;
       w.pos = at + 2;
     }
     {
@@ -1346,18 +1415,23 @@ export class MetadataRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 8);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 8 >>> 8;
+      buf[at + 1] = 8;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`MetadataRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
-      wv.setInt32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
     {
@@ -1422,18 +1496,23 @@ export class MetadataResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 8);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 8 >>> 8;
+      buf[at + 1] = 8;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`MetadataResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
-      wv.setInt32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
     {
@@ -1491,18 +1570,23 @@ export class SaslHandshakeRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 9);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 9 >>> 8;
+      buf[at + 1] = 9;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SaslHandshakeRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
-      wv.setInt32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
   }
@@ -1550,21 +1634,27 @@ export class SaslHandshakeResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 9);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 9 >>> 8;
+      buf[at + 1] = 9;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SaslHandshakeResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
-      wv.setInt32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`SaslHandshakeResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
-      wv.setInt16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
     {
@@ -1629,18 +1719,23 @@ export class SaslAuthenticateRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0xa);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 0xa >>> 8;
+      buf[at + 1] = 0xa;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SaslAuthenticateRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
-      wv.setInt32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
     {
@@ -1708,21 +1803,27 @@ export class SaslAuthenticateResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0xa);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 0xa >>> 8;
+      buf[at + 1] = 0xa;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SaslAuthenticateResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
-      wv.setInt32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`SaslAuthenticateResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
-      wv.setInt16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
     {
@@ -1777,21 +1878,29 @@ export class Tune {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0xb);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 0xb >>> 8;
+      buf[at + 1] = 0xb;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(8);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.frameMax;
       if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`Tune.frame_max: ${i0} is outside -0x80000000..0x7fffffff`);
-      wv.setInt32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.heartbeat;
       if (!Number.isInteger(i4) || i4 < -0x80000000 || i4 > 0x7fffffff) throw new EncodeError(`Tune.heartbeat: ${i4} is outside -0x80000000..0x7fffffff`);
-      wv.setInt32(at + 4, i4);
+      buf[at + 4] = i4 >>> 24;
+      buf[at + 4 + 1] = i4 >>> 16;
+      buf[at + 4 + 2] = i4 >>> 8;
+      buf[at + 4 + 3] = i4;
       w.pos = at + 8;
     }
   }
@@ -1836,18 +1945,23 @@ export class OpenRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0xc);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 0xc >>> 8;
+      buf[at + 1] = 0xc;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`OpenRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
-      wv.setInt32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
     {
@@ -1902,21 +2016,27 @@ export class OpenResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0xc);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 0xc >>> 8;
+      buf[at + 1] = 0xc;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`OpenResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
-      wv.setInt32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`OpenResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
-      wv.setInt16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
   }
@@ -1964,21 +2084,27 @@ export class CloseRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0xd);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 0xd >>> 8;
+      buf[at + 1] = 0xd;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`CloseRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
-      wv.setInt32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.closingCode;
       if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`CloseRequest.closing_code: ${i4} is outside -0x8000..0x7fff`);
-      wv.setInt16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
     {
@@ -2033,21 +2159,27 @@ export class CloseResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0xd);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 0xd >>> 8;
+      buf[at + 1] = 0xd;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`CloseResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
-      wv.setInt32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`CloseResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
-      wv.setInt16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
   }
@@ -2085,9 +2217,11 @@ export class Heartbeat {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0xe);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 0xe >>> 8;
+      buf[at + 1] = 0xe;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
   }
@@ -2132,18 +2266,23 @@ export class PeerPropertiesRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0xf);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 0xf >>> 8;
+      buf[at + 1] = 0xf;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`PeerPropertiesRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
-      wv.setInt32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
     {
@@ -2199,21 +2338,27 @@ export class PeerPropertiesResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0xf);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 0xf >>> 8;
+      buf[at + 1] = 0xf;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`PeerPropertiesResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
-      wv.setInt32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`PeerPropertiesResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
-      wv.setInt16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
     {
@@ -2272,18 +2417,23 @@ export class CommitOffset {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x10);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 0x10 >>> 8;
+      buf[at + 1] = 0x10;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`CommitOffset.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
-      wv.setInt32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
     {
@@ -2309,10 +2459,10 @@ export class CommitOffset {
     {
       w.ensure(8);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.offset;
       if (i0 < -0x8000000000000000n || i0 > 0x7fffffffffffffffn) throw new EncodeError(`CommitOffset.offset: ${i0} is outside -0x8000000000000000..0x7fffffffffffffff`);
-      wv.setBigInt64(at, i0);
+      w.view.setBigInt64(at, i0);
       w.pos = at + 8;
     }
   }
@@ -2360,18 +2510,23 @@ export class QueryOffsetRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x11);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 0x11 >>> 8;
+      buf[at + 1] = 0x11;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`QueryOffsetRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
-      wv.setInt32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
     {
@@ -2439,24 +2594,30 @@ export class QueryOffsetResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x11);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 0x11 >>> 8;
+      buf[at + 1] = 0x11;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(14);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`QueryOffsetResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
-      wv.setInt32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`QueryOffsetResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
-      wv.setInt16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       const i6 = this.offset;
       if (i6 < -0x8000000000000000n || i6 > 0x7fffffffffffffffn) throw new EncodeError(`QueryOffsetResponse.offset: ${i6} is outside -0x8000000000000000..0x7fffffffffffffff`);
-      wv.setBigInt64(at + 6, i6);
+      w.view.setBigInt64(at + 6, i6);
       w.pos = at + 14;
     }
   }
@@ -2504,18 +2665,23 @@ export class CreateRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x3e6);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 0x3e6 >>> 8;
+      buf[at + 1] = 0x3e6;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`CreateRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
-      wv.setInt32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
     {
@@ -2578,21 +2744,27 @@ export class CreateResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x3e6);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 0x3e6 >>> 8;
+      buf[at + 1] = 0x3e6;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`CreateResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
-      wv.setInt32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`CreateResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
-      wv.setInt16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
   }
@@ -2637,18 +2809,23 @@ export class DeleteRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x3e7);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 0x3e7 >>> 8;
+      buf[at + 1] = 0x3e7;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`DeleteRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
-      wv.setInt32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
     {
@@ -2703,21 +2880,27 @@ export class DeleteResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x3e7);
-      wv.setUint16(at + 2, 0);
+      const buf = w.buf;
+      buf[at] = 0x3e7 >>> 8;
+      buf[at + 1] = 0x3e7;
+      buf[at + 2] = 0 >>> 8;
+      buf[at + 2 + 1] = 0;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`DeleteResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
-      wv.setInt32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`DeleteResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
-      wv.setInt16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
   }
@@ -2760,13 +2943,12 @@ export type Frame =
   ;
 function _decodeProperty(r: Reader, end: number, ctx: Context | undefined): Property {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_key: string | null;
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("Property.key: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_key = null;
@@ -2782,7 +2964,7 @@ function _decodeProperty(r: Reader, end: number, ctx: Context | undefined): Prop
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("Property.value: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_value = null;
@@ -2800,10 +2982,9 @@ function _decodeProperty(r: Reader, end: number, ctx: Context | undefined): Prop
 
 function _decodePublishedMessage(r: Reader, end: number, ctx: Context | undefined): PublishedMessage {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 8) throw new Truncated("PublishedMessage: input ends inside the frame", pos + 8);
-  const v_publishingId = view.getBigInt64(pos);
+  const v_publishingId = r.view.getBigInt64(pos);
 
   pos += 8;
 
@@ -2811,7 +2992,7 @@ function _decodePublishedMessage(r: Reader, end: number, ctx: Context | undefine
   {
     let n: number;
     if (end - pos < 4) throw new Truncated("PublishedMessage.message: input ends", pos + 4);
-    n = view.getInt32(pos);
+    n = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (n === -1) {
       v_message = null;
@@ -2829,12 +3010,11 @@ function _decodePublishedMessage(r: Reader, end: number, ctx: Context | undefine
 
 function _decodePublishingError(r: Reader, end: number, ctx: Context | undefined): PublishingError {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 10) throw new Truncated("PublishingError: input ends inside the frame", pos + 10);
-  const v_publishingId = view.getBigInt64(pos);
+  const v_publishingId = r.view.getBigInt64(pos);
 
-  const v_code = view.getInt16(pos + 8);
+  const v_code = ((((data[pos + 8]! << 8) | data[pos + 8 + 1]!) << 16) >> 16);
 
   pos += 10;
 
@@ -2844,10 +3024,9 @@ function _decodePublishingError(r: Reader, end: number, ctx: Context | undefined
 
 function _decodeBroker(r: Reader, end: number, ctx: Context | undefined): Broker {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 2) throw new Truncated("Broker: input ends inside the frame", pos + 2);
-  const v_reference = view.getInt16(pos);
+  const v_reference = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
 
   pos += 2;
 
@@ -2855,7 +3034,7 @@ function _decodeBroker(r: Reader, end: number, ctx: Context | undefined): Broker
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("Broker.host: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_host = null;
@@ -2868,7 +3047,7 @@ function _decodeBroker(r: Reader, end: number, ctx: Context | undefined): Broker
   }
 
   if (end - pos < 4) throw new Truncated("Broker: input ends inside the frame", pos + 4);
-  const v_port = view.getInt32(pos);
+  const v_port = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
   pos += 4;
 
@@ -2878,13 +3057,12 @@ function _decodeBroker(r: Reader, end: number, ctx: Context | undefined): Broker
 
 function _decodeStreamMetadata(r: Reader, end: number, ctx: Context | undefined): StreamMetadata {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_stream: string | null;
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("StreamMetadata.stream: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_stream = null;
@@ -2897,9 +3075,9 @@ function _decodeStreamMetadata(r: Reader, end: number, ctx: Context | undefined)
   }
 
   if (end - pos < 4) throw new Truncated("StreamMetadata: input ends inside the frame", pos + 4);
-  const v_responseCode = view.getInt16(pos);
+  const v_responseCode = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
 
-  const v_leaderReference = view.getInt16(pos + 2);
+  const v_leaderReference = ((((data[pos + 2]! << 8) | data[pos + 2 + 1]!) << 16) >> 16);
 
   pos += 4;
 
@@ -2908,14 +3086,14 @@ function _decodeStreamMetadata(r: Reader, end: number, ctx: Context | undefined)
     const items: number[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("StreamMetadata.replicas_references: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`StreamMetadata.replicas_references: negative count ${count}`);
     if (count * 2 > end - pos) throw new Truncated(`StreamMetadata.replicas_references: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
     for (let i = 0; i < count; i++) {
       let item: number;
       if (end - pos < 2) throw new Truncated("StreamMetadata.replicas_references: input ends", pos + 2);
-      item = view.getInt16(pos);
+      item = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
       pos += 2;
       items.push(item);
     }
@@ -2928,10 +3106,9 @@ function _decodeStreamMetadata(r: Reader, end: number, ctx: Context | undefined)
 
 function _decodeOffsetSpecFirst(r: Reader, end: number, ctx: Context | undefined): OffsetSpecFirst {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 2) throw new Truncated("OffsetSpecFirst: input ends inside the frame", pos + 2);
-  const v_offsetType = view.getInt16(pos);
+  const v_offsetType = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
   if (v_offsetType !== 0) throw new InvalidValue(`OffsetSpecFirst.offset_type: must be 0, got ${v_offsetType}`);
 
   pos += 2;
@@ -2942,10 +3119,9 @@ function _decodeOffsetSpecFirst(r: Reader, end: number, ctx: Context | undefined
 
 function _decodeOffsetSpecLast(r: Reader, end: number, ctx: Context | undefined): OffsetSpecLast {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 2) throw new Truncated("OffsetSpecLast: input ends inside the frame", pos + 2);
-  const v_offsetType = view.getInt16(pos);
+  const v_offsetType = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
   if (v_offsetType !== 1) throw new InvalidValue(`OffsetSpecLast.offset_type: must be 1, got ${v_offsetType}`);
 
   pos += 2;
@@ -2956,10 +3132,9 @@ function _decodeOffsetSpecLast(r: Reader, end: number, ctx: Context | undefined)
 
 function _decodeOffsetSpecNext(r: Reader, end: number, ctx: Context | undefined): OffsetSpecNext {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 2) throw new Truncated("OffsetSpecNext: input ends inside the frame", pos + 2);
-  const v_offsetType = view.getInt16(pos);
+  const v_offsetType = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
   if (v_offsetType !== 2) throw new InvalidValue(`OffsetSpecNext.offset_type: must be 2, got ${v_offsetType}`);
 
   pos += 2;
@@ -2970,13 +3145,12 @@ function _decodeOffsetSpecNext(r: Reader, end: number, ctx: Context | undefined)
 
 function _decodeOffsetSpecOffset(r: Reader, end: number, ctx: Context | undefined): OffsetSpecOffset {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 10) throw new Truncated("OffsetSpecOffset: input ends inside the frame", pos + 10);
-  const v_offsetType = view.getInt16(pos);
+  const v_offsetType = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
   if (v_offsetType !== 3) throw new InvalidValue(`OffsetSpecOffset.offset_type: must be 3, got ${v_offsetType}`);
 
-  const v_offset = view.getBigUint64(pos + 2);
+  const v_offset = r.view.getBigUint64(pos + 2);
 
   pos += 10;
 
@@ -2986,13 +3160,12 @@ function _decodeOffsetSpecOffset(r: Reader, end: number, ctx: Context | undefine
 
 function _decodeOffsetSpecTimestamp(r: Reader, end: number, ctx: Context | undefined): OffsetSpecTimestamp {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 10) throw new Truncated("OffsetSpecTimestamp: input ends inside the frame", pos + 10);
-  const v_offsetType = view.getInt16(pos);
+  const v_offsetType = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
   if (v_offsetType !== 4) throw new InvalidValue(`OffsetSpecTimestamp.offset_type: must be 4, got ${v_offsetType}`);
 
-  const v_timestamp = view.getBigInt64(pos + 2);
+  const v_timestamp = r.view.getBigInt64(pos + 2);
 
   pos += 10;
 
@@ -3002,10 +3175,9 @@ function _decodeOffsetSpecTimestamp(r: Reader, end: number, ctx: Context | undef
 
 function _decodeSimpleEntry(r: Reader, end: number, ctx: Context | undefined): SimpleEntry {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("SimpleEntry: input ends inside the frame", pos + 4);
-  const w1_0 = view.getUint32(pos);
+  const w1_0 = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
   const v_entryType = w1_0 >>> 0x1f;
   if (v_entryType !== 0) throw new InvalidValue(`SimpleEntry.entry_type: must be 0, got ${v_entryType}`);
 
@@ -3029,7 +3201,6 @@ function _decodeSimpleEntry(r: Reader, end: number, ctx: Context | undefined): S
 
 function _decodeSubEntryBatch(r: Reader, end: number, ctx: Context | undefined): SubEntryBatch {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 7) throw new Truncated("SubEntryBatch: input ends inside the frame", pos + 7);
   const w1_0 = data[pos]!;
@@ -3039,9 +3210,9 @@ function _decodeSubEntryBatch(r: Reader, end: number, ctx: Context | undefined):
   const v_compression = (w1_0 >>> 4) & 7;
   if (CompressionType[v_compression] === undefined) throw new InvalidValue(`SubEntryBatch.compression: ${v_compression} is not a CompressionType`);
 
-  const v_numRecords = view.getUint16(pos + 1);
+  const v_numRecords = ((data[pos + 1]! << 8) | data[pos + 1 + 1]!);
 
-  const v_length = view.getUint32(pos + 3);
+  const v_length = (((data[pos + 3]! << 24) | (data[pos + 3 + 1]! << 16) | (data[pos + 3 + 2]! << 8) | data[pos + 3 + 3]!) >>> 0);
 
   pos += 7;
 
@@ -3061,7 +3232,6 @@ function _decodeSubEntryBatch(r: Reader, end: number, ctx: Context | undefined):
 
 function _decodeOsirisChunk(r: Reader, end: number, ctx: Context | undefined): OsirisChunk {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 31) throw new Truncated("OsirisChunk: input ends inside the frame", pos + 31);
   const w1_0 = data[pos]!;
@@ -3071,17 +3241,17 @@ function _decodeOsirisChunk(r: Reader, end: number, ctx: Context | undefined): O
   const v_formatVersion = w1_0 & 0xf;
   if (v_formatVersion !== 0) throw new InvalidValue(`OsirisChunk.format_version: must be 0, got ${v_formatVersion}`);
 
-  const v_numEntries = view.getUint16(pos + 1);
+  const v_numEntries = ((data[pos + 1]! << 8) | data[pos + 1 + 1]!);
 
-  const v_numRecords = view.getUint32(pos + 3);
+  const v_numRecords = (((data[pos + 3]! << 24) | (data[pos + 3 + 1]! << 16) | (data[pos + 3 + 2]! << 8) | data[pos + 3 + 3]!) >>> 0);
 
-  const v_epoch = view.getBigUint64(pos + 7);
+  const v_epoch = r.view.getBigUint64(pos + 7);
 
-  const v_chunkFirstOffset = view.getBigUint64(pos + 15);
+  const v_chunkFirstOffset = r.view.getBigUint64(pos + 15);
 
-  const v_chunkCrc = view.getInt32(pos + 23);
+  const v_chunkCrc = (((data[pos + 23]! << 24) | (data[pos + 23 + 1]! << 16) | (data[pos + 23 + 2]! << 8) | data[pos + 23 + 3]!) | 0);
 
-  const v_dataLength = view.getUint32(pos + 27);
+  const v_dataLength = (((data[pos + 27]! << 24) | (data[pos + 27 + 1]! << 16) | (data[pos + 27 + 2]! << 8) | data[pos + 27 + 3]!) >>> 0);
 
   pos += 31;
 
@@ -3115,7 +3285,8 @@ function _decodeOsirisChunk(r: Reader, end: number, ctx: Context | undefined): O
 function _decodeEntry(r: Reader, end: number, ctx: Context | undefined): Entry {
   const pos = r.pos;
   if (end - pos < 1) throw new Truncated("Entry: input ends", pos + 1);
-  const tag = r.data[pos]! & 0x80;
+  const data = r.data;
+  const tag = data[pos]! & 0x80;
   switch (tag) {
     case 0:
       return _decodeSimpleEntry(r, end, ctx);
@@ -3128,7 +3299,8 @@ function _decodeEntry(r: Reader, end: number, ctx: Context | undefined): Entry {
 function _decodeOffsetSpecification(r: Reader, end: number, ctx: Context | undefined): OffsetSpecification {
   const pos = r.pos;
   if (end - pos < 2) throw new Truncated("OffsetSpecification: input ends", pos + 2);
-  const tag = r.view.getUint16(pos) & 0xffff;
+  const data = r.data;
+  const tag = ((data[pos]! << 8) | data[pos + 1]!) & 0xffff;
   switch (tag) {
     case 0:
       return _decodeOffsetSpecFirst(r, end, ctx);
@@ -3146,13 +3318,12 @@ function _decodeOffsetSpecification(r: Reader, end: number, ctx: Context | undef
 
 function _decodePublish(r: Reader, end: number, ctx: Context | undefined): Publish {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_stream: string | null;
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("Publish.stream: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_stream = null;
@@ -3174,7 +3345,7 @@ function _decodePublish(r: Reader, end: number, ctx: Context | undefined): Publi
     const items: PublishedMessage[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("Publish.published_messages: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`Publish.published_messages: negative count ${count}`);
     if (count * 12 > end - pos) throw new Truncated(`Publish.published_messages: ${count} elements declared, ${end - pos} bytes left`, pos + count * 12);
@@ -3194,7 +3365,6 @@ function _decodePublish(r: Reader, end: number, ctx: Context | undefined): Publi
 
 function _decodePublishConfirm(r: Reader, end: number, ctx: Context | undefined): PublishConfirm {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 1) throw new Truncated("PublishConfirm: input ends inside the frame", pos + 1);
   const v_publisherId = data[pos]!;
@@ -3206,14 +3376,14 @@ function _decodePublishConfirm(r: Reader, end: number, ctx: Context | undefined)
     const items: bigint[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("PublishConfirm.publishing_ids: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`PublishConfirm.publishing_ids: negative count ${count}`);
     if (count * 8 > end - pos) throw new Truncated(`PublishConfirm.publishing_ids: ${count} elements declared, ${end - pos} bytes left`, pos + count * 8);
     for (let i = 0; i < count; i++) {
       let item: bigint;
       if (end - pos < 8) throw new Truncated("PublishConfirm.publishing_ids: input ends", pos + 8);
-      item = view.getBigInt64(pos);
+      item = r.view.getBigInt64(pos);
       pos += 8;
       items.push(item);
     }
@@ -3226,10 +3396,9 @@ function _decodePublishConfirm(r: Reader, end: number, ctx: Context | undefined)
 
 function _decodeSubscribeRequest(r: Reader, end: number, ctx: Context | undefined): SubscribeRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 5) throw new Truncated("SubscribeRequest: input ends inside the frame", pos + 5);
-  const v_correlationId = view.getInt32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
   const v_subscriptionId = data[pos + 4]!;
 
@@ -3239,7 +3408,7 @@ function _decodeSubscribeRequest(r: Reader, end: number, ctx: Context | undefine
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("SubscribeRequest.stream: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_stream = null;
@@ -3257,7 +3426,7 @@ function _decodeSubscribeRequest(r: Reader, end: number, ctx: Context | undefine
   pos = r.pos;
 
   if (end - pos < 2) throw new Truncated("SubscribeRequest: input ends inside the frame", pos + 2);
-  const v_credit = view.getInt16(pos);
+  const v_credit = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
 
   pos += 2;
 
@@ -3267,12 +3436,11 @@ function _decodeSubscribeRequest(r: Reader, end: number, ctx: Context | undefine
 
 function _decodeSubscribeResponse(r: Reader, end: number, ctx: Context | undefined): SubscribeResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("SubscribeResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getInt32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
-  const v_responseCode = view.getInt16(pos + 4);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
 
   pos += 6;
 
@@ -3282,7 +3450,6 @@ function _decodeSubscribeResponse(r: Reader, end: number, ctx: Context | undefin
 
 function _decodeDeliver(r: Reader, end: number, ctx: Context | undefined): Deliver {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 1) throw new Truncated("Deliver: input ends inside the frame", pos + 1);
   const v_subscriptionId = data[pos]!;
@@ -3300,12 +3467,11 @@ function _decodeDeliver(r: Reader, end: number, ctx: Context | undefined): Deliv
 
 function _decodeCreditRequest(r: Reader, end: number, ctx: Context | undefined): CreditRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 3) throw new Truncated("CreditRequest: input ends inside the frame", pos + 3);
   const v_subscriptionId = data[pos]!;
 
-  const v_credit = view.getInt16(pos + 1);
+  const v_credit = ((((data[pos + 1]! << 8) | data[pos + 1 + 1]!) << 16) >> 16);
 
   pos += 3;
 
@@ -3315,10 +3481,9 @@ function _decodeCreditRequest(r: Reader, end: number, ctx: Context | undefined):
 
 function _decodeCreditResponse(r: Reader, end: number, ctx: Context | undefined): CreditResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 3) throw new Truncated("CreditResponse: input ends inside the frame", pos + 3);
-  const v_responseCode = view.getInt16(pos);
+  const v_responseCode = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
 
   const v_subscriptionId = data[pos + 2]!;
 
@@ -3330,10 +3495,9 @@ function _decodeCreditResponse(r: Reader, end: number, ctx: Context | undefined)
 
 function _decodeUnsubscribeRequest(r: Reader, end: number, ctx: Context | undefined): UnsubscribeRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 5) throw new Truncated("UnsubscribeRequest: input ends inside the frame", pos + 5);
-  const v_correlationId = view.getInt32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
   const v_subscriptionId = data[pos + 4]!;
 
@@ -3345,12 +3509,11 @@ function _decodeUnsubscribeRequest(r: Reader, end: number, ctx: Context | undefi
 
 function _decodeUnsubscribeResponse(r: Reader, end: number, ctx: Context | undefined): UnsubscribeResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("UnsubscribeResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getInt32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
-  const v_responseCode = view.getInt16(pos + 4);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
 
   pos += 6;
 
@@ -3360,7 +3523,6 @@ function _decodeUnsubscribeResponse(r: Reader, end: number, ctx: Context | undef
 
 function _decodePublishError(r: Reader, end: number, ctx: Context | undefined): PublishError {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 1) throw new Truncated("PublishError: input ends inside the frame", pos + 1);
   const v_publisherId = data[pos]!;
@@ -3372,7 +3534,7 @@ function _decodePublishError(r: Reader, end: number, ctx: Context | undefined): 
     const items: PublishingError[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("PublishError.publishing_errors: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`PublishError.publishing_errors: negative count ${count}`);
     if (count * 10 > end - pos) throw new Truncated(`PublishError.publishing_errors: ${count} elements declared, ${end - pos} bytes left`, pos + count * 10);
@@ -3392,10 +3554,9 @@ function _decodePublishError(r: Reader, end: number, ctx: Context | undefined): 
 
 function _decodeMetadataUpdate(r: Reader, end: number, ctx: Context | undefined): MetadataUpdate {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 2) throw new Truncated("MetadataUpdate: input ends inside the frame", pos + 2);
-  const v_code = view.getInt16(pos);
+  const v_code = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
 
   pos += 2;
 
@@ -3403,7 +3564,7 @@ function _decodeMetadataUpdate(r: Reader, end: number, ctx: Context | undefined)
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("MetadataUpdate.stream: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_stream = null;
@@ -3421,10 +3582,9 @@ function _decodeMetadataUpdate(r: Reader, end: number, ctx: Context | undefined)
 
 function _decodeMetadataRequest(r: Reader, end: number, ctx: Context | undefined): MetadataRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("MetadataRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = view.getInt32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
   pos += 4;
 
@@ -3433,7 +3593,7 @@ function _decodeMetadataRequest(r: Reader, end: number, ctx: Context | undefined
     const items: (string | null)[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("MetadataRequest.streams: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`MetadataRequest.streams: negative count ${count}`);
     if (count * 2 > end - pos) throw new Truncated(`MetadataRequest.streams: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
@@ -3442,7 +3602,7 @@ function _decodeMetadataRequest(r: Reader, end: number, ctx: Context | undefined
       {
         let n: number;
         if (end - pos < 2) throw new Truncated("MetadataRequest.streams: input ends", pos + 2);
-        n = view.getInt16(pos);
+        n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
         pos += 2;
         if (n === -1) {
           item = null;
@@ -3464,10 +3624,9 @@ function _decodeMetadataRequest(r: Reader, end: number, ctx: Context | undefined
 
 function _decodeMetadataResponse(r: Reader, end: number, ctx: Context | undefined): MetadataResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("MetadataResponse: input ends inside the frame", pos + 4);
-  const v_correlationId = view.getInt32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
   pos += 4;
 
@@ -3476,7 +3635,7 @@ function _decodeMetadataResponse(r: Reader, end: number, ctx: Context | undefine
     const items: Broker[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("MetadataResponse.brokers: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`MetadataResponse.brokers: negative count ${count}`);
     if (count * 8 > end - pos) throw new Truncated(`MetadataResponse.brokers: ${count} elements declared, ${end - pos} bytes left`, pos + count * 8);
@@ -3495,7 +3654,7 @@ function _decodeMetadataResponse(r: Reader, end: number, ctx: Context | undefine
     const items: StreamMetadata[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("MetadataResponse.stream_metadata: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`MetadataResponse.stream_metadata: negative count ${count}`);
     if (count * 10 > end - pos) throw new Truncated(`MetadataResponse.stream_metadata: ${count} elements declared, ${end - pos} bytes left`, pos + count * 10);
@@ -3515,10 +3674,9 @@ function _decodeMetadataResponse(r: Reader, end: number, ctx: Context | undefine
 
 function _decodeSaslHandshakeRequest(r: Reader, end: number, ctx: Context | undefined): SaslHandshakeRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("SaslHandshakeRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = view.getInt32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
   pos += 4;
 
@@ -3528,12 +3686,11 @@ function _decodeSaslHandshakeRequest(r: Reader, end: number, ctx: Context | unde
 
 function _decodeSaslHandshakeResponse(r: Reader, end: number, ctx: Context | undefined): SaslHandshakeResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("SaslHandshakeResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getInt32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
-  const v_responseCode = view.getInt16(pos + 4);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
 
   pos += 6;
 
@@ -3542,7 +3699,7 @@ function _decodeSaslHandshakeResponse(r: Reader, end: number, ctx: Context | und
     const items: (string | null)[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("SaslHandshakeResponse.mechanisms: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`SaslHandshakeResponse.mechanisms: negative count ${count}`);
     if (count * 2 > end - pos) throw new Truncated(`SaslHandshakeResponse.mechanisms: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
@@ -3551,7 +3708,7 @@ function _decodeSaslHandshakeResponse(r: Reader, end: number, ctx: Context | und
       {
         let n: number;
         if (end - pos < 2) throw new Truncated("SaslHandshakeResponse.mechanisms: input ends", pos + 2);
-        n = view.getInt16(pos);
+        n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
         pos += 2;
         if (n === -1) {
           item = null;
@@ -3573,10 +3730,9 @@ function _decodeSaslHandshakeResponse(r: Reader, end: number, ctx: Context | und
 
 function _decodeSaslAuthenticateRequest(r: Reader, end: number, ctx: Context | undefined): SaslAuthenticateRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("SaslAuthenticateRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = view.getInt32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
   pos += 4;
 
@@ -3584,7 +3740,7 @@ function _decodeSaslAuthenticateRequest(r: Reader, end: number, ctx: Context | u
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("SaslAuthenticateRequest.mechanism: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_mechanism = null;
@@ -3600,7 +3756,7 @@ function _decodeSaslAuthenticateRequest(r: Reader, end: number, ctx: Context | u
   {
     let n: number;
     if (end - pos < 4) throw new Truncated("SaslAuthenticateRequest.sasl_opaque_data: input ends", pos + 4);
-    n = view.getInt32(pos);
+    n = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (n === -1) {
       v_saslOpaqueData = null;
@@ -3618,12 +3774,11 @@ function _decodeSaslAuthenticateRequest(r: Reader, end: number, ctx: Context | u
 
 function _decodeSaslAuthenticateResponse(r: Reader, end: number, ctx: Context | undefined): SaslAuthenticateResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("SaslAuthenticateResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getInt32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
-  const v_responseCode = view.getInt16(pos + 4);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
 
   pos += 6;
 
@@ -3631,7 +3786,7 @@ function _decodeSaslAuthenticateResponse(r: Reader, end: number, ctx: Context | 
   {
     let n: number;
     if (end - pos < 4) throw new Truncated("SaslAuthenticateResponse.sasl_opaque_data: input ends", pos + 4);
-    n = view.getInt32(pos);
+    n = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (n === -1) {
       v_saslOpaqueData = null;
@@ -3649,12 +3804,11 @@ function _decodeSaslAuthenticateResponse(r: Reader, end: number, ctx: Context | 
 
 function _decodeTune(r: Reader, end: number, ctx: Context | undefined): Tune {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 8) throw new Truncated("Tune: input ends inside the frame", pos + 8);
-  const v_frameMax = view.getInt32(pos);
+  const v_frameMax = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
-  const v_heartbeat = view.getInt32(pos + 4);
+  const v_heartbeat = (((data[pos + 4]! << 24) | (data[pos + 4 + 1]! << 16) | (data[pos + 4 + 2]! << 8) | data[pos + 4 + 3]!) | 0);
 
   pos += 8;
 
@@ -3664,10 +3818,9 @@ function _decodeTune(r: Reader, end: number, ctx: Context | undefined): Tune {
 
 function _decodeOpenRequest(r: Reader, end: number, ctx: Context | undefined): OpenRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("OpenRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = view.getInt32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
   pos += 4;
 
@@ -3675,7 +3828,7 @@ function _decodeOpenRequest(r: Reader, end: number, ctx: Context | undefined): O
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("OpenRequest.virtual_host: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_virtualHost = null;
@@ -3693,12 +3846,11 @@ function _decodeOpenRequest(r: Reader, end: number, ctx: Context | undefined): O
 
 function _decodeOpenResponse(r: Reader, end: number, ctx: Context | undefined): OpenResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("OpenResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getInt32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
-  const v_responseCode = view.getInt16(pos + 4);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
 
   pos += 6;
 
@@ -3708,12 +3860,11 @@ function _decodeOpenResponse(r: Reader, end: number, ctx: Context | undefined): 
 
 function _decodeCloseRequest(r: Reader, end: number, ctx: Context | undefined): CloseRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("CloseRequest: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getInt32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
-  const v_closingCode = view.getInt16(pos + 4);
+  const v_closingCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
 
   pos += 6;
 
@@ -3721,7 +3872,7 @@ function _decodeCloseRequest(r: Reader, end: number, ctx: Context | undefined): 
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("CloseRequest.closing_reason: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_closingReason = null;
@@ -3739,12 +3890,11 @@ function _decodeCloseRequest(r: Reader, end: number, ctx: Context | undefined): 
 
 function _decodeCloseResponse(r: Reader, end: number, ctx: Context | undefined): CloseResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("CloseResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getInt32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
-  const v_responseCode = view.getInt16(pos + 4);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
 
   pos += 6;
 
@@ -3754,7 +3904,6 @@ function _decodeCloseResponse(r: Reader, end: number, ctx: Context | undefined):
 
 function _decodeHeartbeat(r: Reader, end: number, ctx: Context | undefined): Heartbeat {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   r.pos = pos;
   return new Heartbeat({  });
@@ -3762,10 +3911,9 @@ function _decodeHeartbeat(r: Reader, end: number, ctx: Context | undefined): Hea
 
 function _decodePeerPropertiesRequest(r: Reader, end: number, ctx: Context | undefined): PeerPropertiesRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("PeerPropertiesRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = view.getInt32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
   pos += 4;
 
@@ -3774,7 +3922,7 @@ function _decodePeerPropertiesRequest(r: Reader, end: number, ctx: Context | und
     const items: Property[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("PeerPropertiesRequest.peer_properties: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`PeerPropertiesRequest.peer_properties: negative count ${count}`);
     if (count * 4 > end - pos) throw new Truncated(`PeerPropertiesRequest.peer_properties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
@@ -3794,12 +3942,11 @@ function _decodePeerPropertiesRequest(r: Reader, end: number, ctx: Context | und
 
 function _decodePeerPropertiesResponse(r: Reader, end: number, ctx: Context | undefined): PeerPropertiesResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("PeerPropertiesResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getInt32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
-  const v_responseCode = view.getInt16(pos + 4);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
 
   pos += 6;
 
@@ -3808,7 +3955,7 @@ function _decodePeerPropertiesResponse(r: Reader, end: number, ctx: Context | un
     const items: Property[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("PeerPropertiesResponse.peer_properties: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`PeerPropertiesResponse.peer_properties: negative count ${count}`);
     if (count * 4 > end - pos) throw new Truncated(`PeerPropertiesResponse.peer_properties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
@@ -3828,10 +3975,9 @@ function _decodePeerPropertiesResponse(r: Reader, end: number, ctx: Context | un
 
 function _decodeCommitOffset(r: Reader, end: number, ctx: Context | undefined): CommitOffset {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("CommitOffset: input ends inside the frame", pos + 4);
-  const v_correlationId = view.getInt32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
   pos += 4;
 
@@ -3839,7 +3985,7 @@ function _decodeCommitOffset(r: Reader, end: number, ctx: Context | undefined): 
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("CommitOffset.reference: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_reference = null;
@@ -3855,7 +4001,7 @@ function _decodeCommitOffset(r: Reader, end: number, ctx: Context | undefined): 
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("CommitOffset.stream: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_stream = null;
@@ -3868,7 +4014,7 @@ function _decodeCommitOffset(r: Reader, end: number, ctx: Context | undefined): 
   }
 
   if (end - pos < 8) throw new Truncated("CommitOffset: input ends inside the frame", pos + 8);
-  const v_offset = view.getBigInt64(pos);
+  const v_offset = r.view.getBigInt64(pos);
 
   pos += 8;
 
@@ -3878,10 +4024,9 @@ function _decodeCommitOffset(r: Reader, end: number, ctx: Context | undefined): 
 
 function _decodeQueryOffsetRequest(r: Reader, end: number, ctx: Context | undefined): QueryOffsetRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("QueryOffsetRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = view.getInt32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
   pos += 4;
 
@@ -3889,7 +4034,7 @@ function _decodeQueryOffsetRequest(r: Reader, end: number, ctx: Context | undefi
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("QueryOffsetRequest.reference: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_reference = null;
@@ -3905,7 +4050,7 @@ function _decodeQueryOffsetRequest(r: Reader, end: number, ctx: Context | undefi
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("QueryOffsetRequest.stream: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_stream = null;
@@ -3923,14 +4068,13 @@ function _decodeQueryOffsetRequest(r: Reader, end: number, ctx: Context | undefi
 
 function _decodeQueryOffsetResponse(r: Reader, end: number, ctx: Context | undefined): QueryOffsetResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 14) throw new Truncated("QueryOffsetResponse: input ends inside the frame", pos + 14);
-  const v_correlationId = view.getInt32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
-  const v_responseCode = view.getInt16(pos + 4);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
 
-  const v_offset = view.getBigInt64(pos + 6);
+  const v_offset = r.view.getBigInt64(pos + 6);
 
   pos += 14;
 
@@ -3940,10 +4084,9 @@ function _decodeQueryOffsetResponse(r: Reader, end: number, ctx: Context | undef
 
 function _decodeCreateRequest(r: Reader, end: number, ctx: Context | undefined): CreateRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("CreateRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = view.getInt32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
   pos += 4;
 
@@ -3951,7 +4094,7 @@ function _decodeCreateRequest(r: Reader, end: number, ctx: Context | undefined):
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("CreateRequest.stream: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_stream = null;
@@ -3968,7 +4111,7 @@ function _decodeCreateRequest(r: Reader, end: number, ctx: Context | undefined):
     const items: Property[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("CreateRequest.arguments: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`CreateRequest.arguments: negative count ${count}`);
     if (count * 4 > end - pos) throw new Truncated(`CreateRequest.arguments: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
@@ -3988,12 +4131,11 @@ function _decodeCreateRequest(r: Reader, end: number, ctx: Context | undefined):
 
 function _decodeCreateResponse(r: Reader, end: number, ctx: Context | undefined): CreateResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("CreateResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getInt32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
-  const v_responseCode = view.getInt16(pos + 4);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
 
   pos += 6;
 
@@ -4003,10 +4145,9 @@ function _decodeCreateResponse(r: Reader, end: number, ctx: Context | undefined)
 
 function _decodeDeleteRequest(r: Reader, end: number, ctx: Context | undefined): DeleteRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("DeleteRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = view.getInt32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
   pos += 4;
 
@@ -4014,7 +4155,7 @@ function _decodeDeleteRequest(r: Reader, end: number, ctx: Context | undefined):
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("DeleteRequest.stream: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_stream = null;
@@ -4032,12 +4173,11 @@ function _decodeDeleteRequest(r: Reader, end: number, ctx: Context | undefined):
 
 function _decodeDeleteResponse(r: Reader, end: number, ctx: Context | undefined): DeleteResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("DeleteResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getInt32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
-  const v_responseCode = view.getInt16(pos + 4);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
 
   pos += 6;
 
@@ -4047,12 +4187,11 @@ function _decodeDeleteResponse(r: Reader, end: number, ctx: Context | undefined)
 
 function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: string | undefined): Frame {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("header: input ends inside the frame", pos + 4);
-  const v_key = view.getUint16(pos);
+  const v_key = ((data[pos]! << 8) | data[pos + 1]!);
 
-  const v_version = view.getUint16(pos + 2);
+  const v_version = ((data[pos + 2]! << 8) | data[pos + 2 + 1]!);
 
   pos += 4;
 
@@ -4219,7 +4358,7 @@ export function frameBytes(frame: Frame, ctx?: Context): Uint8Array {
   const w = Writer.shared();
   const at = w.reserve(4);
   frame._write(w, ctx);
-  const size = w.pos - at - 4;
+  const size = w.length - at - 4;
   if (size > 0xffffffff) {
     throw new EncodeError(`a frame of ${size} bytes does not fit the 32-bit length prefix`);
   }

@@ -213,10 +213,13 @@ export class SimpleEntry {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const b0_0 = raw_data.length;
       if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`SimpleEntry.size: ${b0_0} is outside 0..0x7fffffff`);
-      wv.setUint32(at, (0 << 0x1f) | b0_0);
+      buf[at] = ((0 << 0x1f) | b0_0) >>> 24;
+      buf[at + 1] = ((0 << 0x1f) | b0_0) >>> 16;
+      buf[at + 2] = ((0 << 0x1f) | b0_0) >>> 8;
+      buf[at + 3] = ((0 << 0x1f) | b0_0);
       w.pos = at + 4;
     }
     {
@@ -254,19 +257,26 @@ export class SubEntryBatch {
     {
       w.ensure(11);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const b0_4 = this.compression;
       if (!Number.isInteger(b0_4) || b0_4 < 0 || b0_4 > 7) throw new EncodeError(`SubEntryBatch.compression: ${b0_4} is outside 0..7`);
-      wv.setUint8(at, (1 << 7) | (b0_4 << 4));
+      buf[at] = (1 << 7) | (b0_4 << 4);
       const i1 = this.numRecords;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) throw new EncodeError(`SubEntryBatch.num_records: ${i1} is outside 0..0xffff`);
-      wv.setUint16(at + 1, i1);
+      buf[at + 1] = i1 >>> 8;
+      buf[at + 1 + 1] = i1;
       const i3 = this.uncompressedLength;
       if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xffffffff) throw new EncodeError(`SubEntryBatch.uncompressed_length: ${i3} is outside 0..0xffffffff`);
-      wv.setUint32(at + 3, i3);
+      buf[at + 3] = i3 >>> 24;
+      buf[at + 3 + 1] = i3 >>> 16;
+      buf[at + 3 + 2] = i3 >>> 8;
+      buf[at + 3 + 3] = i3;
       const i7 = raw_data.length;
       if (!Number.isInteger(i7) || i7 < 0 || i7 > 0xffffffff) throw new EncodeError(`SubEntryBatch.length: ${i7} is outside 0..0xffffffff`);
-      wv.setUint32(at + 7, i7);
+      buf[at + 7] = i7 >>> 24;
+      buf[at + 7 + 1] = i7 >>> 16;
+      buf[at + 7 + 2] = i7 >>> 8;
+      buf[at + 7 + 3] = i7;
       w.pos = at + 11;
     }
     {
@@ -297,10 +307,10 @@ export class PublishedMessage {
     {
       w.ensure(8);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.publishingId;
       if (i0 < 0n || i0 > 0xffffffffffffffffn) throw new EncodeError(`PublishedMessage.publishing_id: ${i0} is outside 0..0xffffffffffffffff`);
-      wv.setBigUint64(at, i0);
+      w.view.setBigUint64(at, i0);
       w.pos = at + 8;
     }
     this.entry._write(w, ctx);
@@ -331,10 +341,10 @@ export class PublishedMessageV2 {
     {
       w.ensure(8);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.publishingId;
       if (i0 < 0n || i0 > 0xffffffffffffffffn) throw new EncodeError(`PublishedMessageV2.publishing_id: ${i0} is outside 0..0xffffffffffffffff`);
-      wv.setBigUint64(at, i0);
+      w.view.setBigUint64(at, i0);
       w.pos = at + 8;
     }
     {
@@ -381,13 +391,14 @@ export class PublishingError {
     {
       w.ensure(10);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.publishingId;
       if (i0 < 0n || i0 > 0xffffffffffffffffn) throw new EncodeError(`PublishingError.publishing_id: ${i0} is outside 0..0xffffffffffffffff`);
-      wv.setBigUint64(at, i0);
+      w.view.setBigUint64(at, i0);
       const i8 = this.code;
       if (!Number.isInteger(i8) || i8 < 0 || i8 > 0xffff) throw new EncodeError(`PublishingError.code: ${i8} is outside 0..0xffff`);
-      wv.setUint16(at + 8, i8);
+      buf[at + 8] = i8 >>> 8;
+      buf[at + 8 + 1] = i8;
       w.pos = at + 10;
     }
   }
@@ -417,10 +428,11 @@ export class Broker {
     {
       w.ensure(2);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.reference;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`Broker.reference: ${i0} is outside 0..0xffff`);
-      wv.setUint16(at, i0);
+      buf[at] = i0 >>> 8;
+      buf[at + 1] = i0;
       w.pos = at + 2;
     }
     {
@@ -436,10 +448,13 @@ export class Broker {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.port;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Broker.port: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
   }
@@ -482,13 +497,15 @@ export class StreamMetadata {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.responseCode;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`StreamMetadata.response_code: ${i0} is outside 0..0xffff`);
-      wv.setUint16(at, i0);
+      buf[at] = i0 >>> 8;
+      buf[at + 1] = i0;
       const i2 = this.leaderReference;
       if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) throw new EncodeError(`StreamMetadata.leader_reference: ${i2} is outside 0..0xffff`);
-      wv.setUint16(at + 2, i2);
+      buf[at + 2] = i2 >>> 8;
+      buf[at + 2 + 1] = i2;
       w.pos = at + 4;
     }
     {
@@ -527,16 +544,19 @@ export class CommandVersion {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.key;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`CommandVersion.key: ${i0} is outside 0..0xffff`);
-      wv.setUint16(at, i0);
+      buf[at] = i0 >>> 8;
+      buf[at + 1] = i0;
       const i2 = this.minVersion;
       if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) throw new EncodeError(`CommandVersion.min_version: ${i2} is outside 0..0xffff`);
-      wv.setUint16(at + 2, i2);
+      buf[at + 2] = i2 >>> 8;
+      buf[at + 2 + 1] = i2;
       const i4 = this.maxVersion;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`CommandVersion.max_version: ${i4} is outside 0..0xffff`);
-      wv.setUint16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
   }
@@ -573,10 +593,10 @@ export class Statistic {
     {
       w.ensure(8);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.value;
       if (i0 < -0x8000000000000000n || i0 > 0x7fffffffffffffffn) throw new EncodeError(`Statistic.value: ${i0} is outside -0x8000000000000000..0x7fffffffffffffff`);
-      wv.setBigInt64(at, i0);
+      w.view.setBigInt64(at, i0);
       w.pos = at + 8;
     }
   }
@@ -596,8 +616,9 @@ export class OffsetSpecNone {
     {
       w.ensure(2);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0);
+      const buf = w.buf;
+      buf[at] = 0 >>> 8;
+      buf[at + 1] = 0;
       w.pos = at + 2;
     }
   }
@@ -617,8 +638,9 @@ export class OffsetSpecFirst {
     {
       w.ensure(2);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 1);
+      const buf = w.buf;
+      buf[at] = 1 >>> 8;
+      buf[at + 1] = 1;
       w.pos = at + 2;
     }
   }
@@ -638,8 +660,9 @@ export class OffsetSpecLast {
     {
       w.ensure(2);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 2);
+      const buf = w.buf;
+      buf[at] = 2 >>> 8;
+      buf[at + 1] = 2;
       w.pos = at + 2;
     }
   }
@@ -659,8 +682,9 @@ export class OffsetSpecNext {
     {
       w.ensure(2);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 3);
+      const buf = w.buf;
+      buf[at] = 3 >>> 8;
+      buf[at + 1] = 3;
       w.pos = at + 2;
     }
   }
@@ -684,11 +708,12 @@ export class OffsetSpecOffset {
     {
       w.ensure(10);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 4);
+      const buf = w.buf;
+      buf[at] = 4 >>> 8;
+      buf[at + 1] = 4;
       const i2 = this.offset;
       if (i2 < 0n || i2 > 0xffffffffffffffffn) throw new EncodeError(`OffsetSpecOffset.offset: ${i2} is outside 0..0xffffffffffffffff`);
-      wv.setBigUint64(at + 2, i2);
+      w.view.setBigUint64(at + 2, i2);
       w.pos = at + 10;
     }
   }
@@ -712,11 +737,12 @@ export class OffsetSpecTimestamp {
     {
       w.ensure(10);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 5);
+      const buf = w.buf;
+      buf[at] = 5 >>> 8;
+      buf[at + 1] = 5;
       const i2 = this.timestamp;
       if (i2 < -0x8000000000000000n || i2 > 0x7fffffffffffffffn) throw new EncodeError(`OffsetSpecTimestamp.timestamp: ${i2} is outside -0x8000000000000000..0x7fffffffffffffff`);
-      wv.setBigInt64(at + 2, i2);
+      w.view.setBigInt64(at + 2, i2);
       w.pos = at + 10;
     }
   }
@@ -768,38 +794,54 @@ export class OsirisChunk {
     {
       w.ensure(48);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint8(at, (5 << 4) | 0);
+      const buf = w.buf;
+      buf[at] = (5 << 4) | 0;
       const i1 = this.chunkType;
       if (!Number.isInteger(i1) || i1 < -0x80 || i1 > 0x7f) throw new EncodeError(`OsirisChunk.chunk_type: ${i1} is outside -0x80..0x7f`);
-      wv.setInt8(at + 1, i1);
+      buf[at + 1] = i1;
       const i2 = this.numEntries;
       if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) throw new EncodeError(`OsirisChunk.num_entries: ${i2} is outside 0..0xffff`);
-      wv.setUint16(at + 2, i2);
+      buf[at + 2] = i2 >>> 8;
+      buf[at + 2 + 1] = i2;
       const i4 = this.numRecords;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffffffff) throw new EncodeError(`OsirisChunk.num_records: ${i4} is outside 0..0xffffffff`);
-      wv.setUint32(at + 4, i4);
+      buf[at + 4] = i4 >>> 24;
+      buf[at + 4 + 1] = i4 >>> 16;
+      buf[at + 4 + 2] = i4 >>> 8;
+      buf[at + 4 + 3] = i4;
       const i8 = this.timestamp;
       if (i8 < -0x8000000000000000n || i8 > 0x7fffffffffffffffn) throw new EncodeError(`OsirisChunk.timestamp: ${i8} is outside -0x8000000000000000..0x7fffffffffffffff`);
-      wv.setBigInt64(at + 8, i8);
+      w.view.setBigInt64(at + 8, i8);
       const i16 = this.epoch;
       if (i16 < 0n || i16 > 0xffffffffffffffffn) throw new EncodeError(`OsirisChunk.epoch: ${i16} is outside 0..0xffffffffffffffff`);
-      wv.setBigUint64(at + 16, i16);
+      w.view.setBigUint64(at + 16, i16);
       const i24 = this.chunkFirstOffset;
       if (i24 < 0n || i24 > 0xffffffffffffffffn) throw new EncodeError(`OsirisChunk.chunk_first_offset: ${i24} is outside 0..0xffffffffffffffff`);
-      wv.setBigUint64(at + 24, i24);
+      w.view.setBigUint64(at + 24, i24);
       const i32 = this.chunkCrc;
       if (!Number.isInteger(i32) || i32 < 0 || i32 > 0xffffffff) throw new EncodeError(`OsirisChunk.chunk_crc: ${i32} is outside 0..0xffffffff`);
-      wv.setUint32(at + 32, i32);
+      buf[at + 32] = i32 >>> 24;
+      buf[at + 32 + 1] = i32 >>> 16;
+      buf[at + 32 + 2] = i32 >>> 8;
+      buf[at + 32 + 3] = i32;
       const i36 = raw_data.length;
       if (!Number.isInteger(i36) || i36 < 0 || i36 > 0xffffffff) throw new EncodeError(`OsirisChunk.data_length: ${i36} is outside 0..0xffffffff`);
-      wv.setUint32(at + 36, i36);
+      buf[at + 36] = i36 >>> 24;
+      buf[at + 36 + 1] = i36 >>> 16;
+      buf[at + 36 + 2] = i36 >>> 8;
+      buf[at + 36 + 3] = i36;
       const i40 = this.trailerLength;
       if (!Number.isInteger(i40) || i40 < 0 || i40 > 0xffffffff) throw new EncodeError(`OsirisChunk.trailer_length: ${i40} is outside 0..0xffffffff`);
-      wv.setUint32(at + 40, i40);
+      buf[at + 40] = i40 >>> 24;
+      buf[at + 40 + 1] = i40 >>> 16;
+      buf[at + 40 + 2] = i40 >>> 8;
+      buf[at + 40 + 3] = i40;
       const b44_24 = this.bloomSize;
       if (!Number.isInteger(b44_24) || b44_24 < 0 || b44_24 > 0xff) throw new EncodeError(`OsirisChunk.bloom_size: ${b44_24} is outside 0..0xff`);
-      wv.setUint32(at + 44, (b44_24 << 0x18));
+      buf[at + 44] = ((b44_24 << 0x18)) >>> 24;
+      buf[at + 44 + 1] = ((b44_24 << 0x18)) >>> 16;
+      buf[at + 44 + 2] = ((b44_24 << 0x18)) >>> 8;
+      buf[at + 44 + 3] = ((b44_24 << 0x18));
       w.pos = at + 48;
     }
     {
@@ -863,21 +905,26 @@ export class DeclarePublisherRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 1);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 1 >>> 8;
+      buf[at + 1] = 1;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(5);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeclarePublisherRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.publisherId;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`DeclarePublisherRequest.publisher_id: ${i4} is outside 0..0xff`);
-      wv.setUint8(at + 4, i4);
+      buf[at + 4] = i4;
       w.pos = at + 5;
     }
     {
@@ -942,21 +989,27 @@ export class DeclarePublisherResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x8001);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x8001 >>> 8;
+      buf[at + 1] = 0x8001;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeclarePublisherResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`DeclarePublisherResponse.response_code: ${i4} is outside 0..0xffff`);
-      wv.setUint16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
   }
@@ -1001,18 +1054,20 @@ export class Publish {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 2);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 2 >>> 8;
+      buf[at + 1] = 2;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.publisherId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`Publish.publisher_id: ${i0} is outside 0..0xff`);
-      wv.setUint8(at, i0);
+      buf[at] = i0;
       w.pos = at + 1;
     }
     {
@@ -1065,18 +1120,20 @@ export class PublishV2 {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 2);
-      wv.setUint16(at + 2, 2);
+      const buf = w.buf;
+      buf[at] = 2 >>> 8;
+      buf[at + 1] = 2;
+      buf[at + 2] = 2 >>> 8;
+      buf[at + 2 + 1] = 2;
       w.pos = at + 4;
     }
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.publisherId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`PublishV2.publisher_id: ${i0} is outside 0..0xff`);
-      wv.setUint8(at, i0);
+      buf[at] = i0;
       w.pos = at + 1;
     }
     {
@@ -1129,18 +1186,20 @@ export class PublishConfirm {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 3);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 3 >>> 8;
+      buf[at + 1] = 3;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.publisherId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`PublishConfirm.publisher_id: ${i0} is outside 0..0xff`);
-      wv.setUint8(at, i0);
+      buf[at] = i0;
       w.pos = at + 1;
     }
     {
@@ -1194,18 +1253,20 @@ export class PublishError {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 4);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 4 >>> 8;
+      buf[at + 1] = 4;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.publisherId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`PublishError.publisher_id: ${i0} is outside 0..0xff`);
-      wv.setUint8(at, i0);
+      buf[at] = i0;
       w.pos = at + 1;
     }
     {
@@ -1261,18 +1322,23 @@ export class QueryPublisherSequenceRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 5);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 5 >>> 8;
+      buf[at + 1] = 5;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`QueryPublisherSequenceRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
     {
@@ -1340,24 +1406,30 @@ export class QueryPublisherSequenceResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x8005);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x8005 >>> 8;
+      buf[at + 1] = 0x8005;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(14);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`QueryPublisherSequenceResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`QueryPublisherSequenceResponse.response_code: ${i4} is outside 0..0xffff`);
-      wv.setUint16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       const i6 = this.sequence;
       if (i6 < 0n || i6 > 0xffffffffffffffffn) throw new EncodeError(`QueryPublisherSequenceResponse.sequence: ${i6} is outside 0..0xffffffffffffffff`);
-      wv.setBigUint64(at + 6, i6);
+      w.view.setBigUint64(at + 6, i6);
       w.pos = at + 14;
     }
   }
@@ -1402,21 +1474,26 @@ export class DeletePublisherRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 6);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 6 >>> 8;
+      buf[at + 1] = 6;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(5);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeletePublisherRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.publisherId;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`DeletePublisherRequest.publisher_id: ${i4} is outside 0..0xff`);
-      wv.setUint8(at + 4, i4);
+      buf[at + 4] = i4;
       w.pos = at + 5;
     }
   }
@@ -1461,21 +1538,27 @@ export class DeletePublisherResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x8006);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x8006 >>> 8;
+      buf[at + 1] = 0x8006;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeletePublisherResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`DeletePublisherResponse.response_code: ${i4} is outside 0..0xffff`);
-      wv.setUint16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
   }
@@ -1532,21 +1615,26 @@ export class SubscribeRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 7);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 7 >>> 8;
+      buf[at + 1] = 7;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(5);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`SubscribeRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.subscriptionId;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`SubscribeRequest.subscription_id: ${i4} is outside 0..0xff`);
-      wv.setUint8(at + 4, i4);
+      buf[at + 4] = i4;
       w.pos = at + 5;
     }
     {
@@ -1563,10 +1651,11 @@ export class SubscribeRequest {
     {
       w.ensure(2);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.credit;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`SubscribeRequest.credit: ${i0} is outside 0..0xffff`);
-      wv.setUint16(at, i0);
+      buf[at] = i0 >>> 8;
+      buf[at + 1] = i0;
       w.pos = at + 2;
     }
     {
@@ -1619,21 +1708,27 @@ export class SubscribeResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x8007);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x8007 >>> 8;
+      buf[at + 1] = 0x8007;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`SubscribeResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`SubscribeResponse.response_code: ${i4} is outside 0..0xffff`);
-      wv.setUint16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
   }
@@ -1678,18 +1773,20 @@ export class Deliver {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 8);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 8 >>> 8;
+      buf[at + 1] = 8;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(1);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.subscriptionId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`Deliver.subscription_id: ${i0} is outside 0..0xff`);
-      wv.setUint8(at, i0);
+      buf[at] = i0;
       w.pos = at + 1;
     }
     this.chunk._write(w, ctx);
@@ -1738,21 +1835,23 @@ export class DeliverV2 {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 8);
-      wv.setUint16(at + 2, 2);
+      const buf = w.buf;
+      buf[at] = 8 >>> 8;
+      buf[at + 1] = 8;
+      buf[at + 2] = 2 >>> 8;
+      buf[at + 2 + 1] = 2;
       w.pos = at + 4;
     }
     {
       w.ensure(9);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.subscriptionId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`DeliverV2.subscription_id: ${i0} is outside 0..0xff`);
-      wv.setUint8(at, i0);
+      buf[at] = i0;
       const i1 = this.committedChunkId;
       if (i1 < 0n || i1 > 0xffffffffffffffffn) throw new EncodeError(`DeliverV2.committed_chunk_id: ${i1} is outside 0..0xffffffffffffffff`);
-      wv.setBigUint64(at + 1, i1);
+      w.view.setBigUint64(at + 1, i1);
       w.pos = at + 9;
     }
     this.chunk._write(w, ctx);
@@ -1798,21 +1897,24 @@ export class CreditRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 9);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 9 >>> 8;
+      buf[at + 1] = 9;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(3);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.subscriptionId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`CreditRequest.subscription_id: ${i0} is outside 0..0xff`);
-      wv.setUint8(at, i0);
+      buf[at] = i0;
       const i1 = this.credit;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) throw new EncodeError(`CreditRequest.credit: ${i1} is outside 0..0xffff`);
-      wv.setUint16(at + 1, i1);
+      buf[at + 1] = i1 >>> 8;
+      buf[at + 1 + 1] = i1;
       w.pos = at + 3;
     }
   }
@@ -1857,21 +1959,24 @@ export class CreditResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x8009);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x8009 >>> 8;
+      buf[at + 1] = 0x8009;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(3);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.responseCode;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`CreditResponse.response_code: ${i0} is outside 0..0xffff`);
-      wv.setUint16(at, i0);
+      buf[at] = i0 >>> 8;
+      buf[at + 1] = i0;
       const i2 = this.subscriptionId;
       if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xff) throw new EncodeError(`CreditResponse.subscription_id: ${i2} is outside 0..0xff`);
-      wv.setUint8(at + 2, i2);
+      buf[at + 2] = i2;
       w.pos = at + 3;
     }
   }
@@ -1919,9 +2024,11 @@ export class StoreOffset {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0xa);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0xa >>> 8;
+      buf[at + 1] = 0xa;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
@@ -1947,10 +2054,10 @@ export class StoreOffset {
     {
       w.ensure(8);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.offset;
       if (i0 < 0n || i0 > 0xffffffffffffffffn) throw new EncodeError(`StoreOffset.offset: ${i0} is outside 0..0xffffffffffffffff`);
-      wv.setBigUint64(at, i0);
+      w.view.setBigUint64(at, i0);
       w.pos = at + 8;
     }
   }
@@ -1998,18 +2105,23 @@ export class QueryOffsetRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0xb);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0xb >>> 8;
+      buf[at + 1] = 0xb;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`QueryOffsetRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
     {
@@ -2077,24 +2189,30 @@ export class QueryOffsetResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x800b);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x800b >>> 8;
+      buf[at + 1] = 0x800b;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(14);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`QueryOffsetResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`QueryOffsetResponse.response_code: ${i4} is outside 0..0xffff`);
-      wv.setUint16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       const i6 = this.offset;
       if (i6 < 0n || i6 > 0xffffffffffffffffn) throw new EncodeError(`QueryOffsetResponse.offset: ${i6} is outside 0..0xffffffffffffffff`);
-      wv.setBigUint64(at + 6, i6);
+      w.view.setBigUint64(at + 6, i6);
       w.pos = at + 14;
     }
   }
@@ -2139,21 +2257,26 @@ export class UnsubscribeRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0xc);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0xc >>> 8;
+      buf[at + 1] = 0xc;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(5);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`UnsubscribeRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.subscriptionId;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`UnsubscribeRequest.subscription_id: ${i4} is outside 0..0xff`);
-      wv.setUint8(at + 4, i4);
+      buf[at + 4] = i4;
       w.pos = at + 5;
     }
   }
@@ -2198,21 +2321,27 @@ export class UnsubscribeResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x800c);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x800c >>> 8;
+      buf[at + 1] = 0x800c;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`UnsubscribeResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`UnsubscribeResponse.response_code: ${i4} is outside 0..0xffff`);
-      wv.setUint16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
   }
@@ -2260,18 +2389,23 @@ export class CreateRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0xd);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0xd >>> 8;
+      buf[at + 1] = 0xd;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`CreateRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
     {
@@ -2334,21 +2468,27 @@ export class CreateResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x800d);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x800d >>> 8;
+      buf[at + 1] = 0x800d;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`CreateResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`CreateResponse.response_code: ${i4} is outside 0..0xffff`);
-      wv.setUint16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
   }
@@ -2393,18 +2533,23 @@ export class DeleteRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0xe);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0xe >>> 8;
+      buf[at + 1] = 0xe;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeleteRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
     {
@@ -2459,21 +2604,27 @@ export class DeleteResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x800e);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x800e >>> 8;
+      buf[at + 1] = 0x800e;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeleteResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`DeleteResponse.response_code: ${i4} is outside 0..0xffff`);
-      wv.setUint16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
   }
@@ -2518,18 +2669,23 @@ export class MetadataRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0xf);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0xf >>> 8;
+      buf[at + 1] = 0xf;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`MetadataRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
     {
@@ -2594,18 +2750,23 @@ export class MetadataResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x800f);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x800f >>> 8;
+      buf[at + 1] = 0x800f;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`MetadataResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
     {
@@ -2666,18 +2827,21 @@ export class MetadataUpdate {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x10);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x10 >>> 8;
+      buf[at + 1] = 0x10;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(2);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.code;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`MetadataUpdate.code: ${i0} is outside 0..0xffff`);
-      wv.setUint16(at, i0);
+      buf[at] = i0 >>> 8;
+      buf[at + 1] = i0;
       w.pos = at + 2;
     }
     {
@@ -2732,18 +2896,23 @@ export class PeerPropertiesRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x11);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x11 >>> 8;
+      buf[at + 1] = 0x11;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`PeerPropertiesRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
     {
@@ -2799,21 +2968,27 @@ export class PeerPropertiesResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x8011);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x8011 >>> 8;
+      buf[at + 1] = 0x8011;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`PeerPropertiesResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`PeerPropertiesResponse.response_code: ${i4} is outside 0..0xffff`);
-      wv.setUint16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
     {
@@ -2863,18 +3038,23 @@ export class SaslHandshakeRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x12);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x12 >>> 8;
+      buf[at + 1] = 0x12;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`SaslHandshakeRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
   }
@@ -2922,21 +3102,27 @@ export class SaslHandshakeResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x8012);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x8012 >>> 8;
+      buf[at + 1] = 0x8012;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`SaslHandshakeResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`SaslHandshakeResponse.response_code: ${i4} is outside 0..0xffff`);
-      wv.setUint16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
     {
@@ -3001,18 +3187,23 @@ export class SaslAuthenticateRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x13);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x13 >>> 8;
+      buf[at + 1] = 0x13;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`SaslAuthenticateRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
     {
@@ -3080,21 +3271,27 @@ export class SaslAuthenticateResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x8013);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x8013 >>> 8;
+      buf[at + 1] = 0x8013;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`SaslAuthenticateResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`SaslAuthenticateResponse.response_code: ${i4} is outside 0..0xffff`);
-      wv.setUint16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
     {
@@ -3154,21 +3351,29 @@ export class Tune {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x14);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x14 >>> 8;
+      buf[at + 1] = 0x14;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(8);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.frameMax;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Tune.frame_max: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.heartbeat;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffffffff) throw new EncodeError(`Tune.heartbeat: ${i4} is outside 0..0xffffffff`);
-      wv.setUint32(at + 4, i4);
+      buf[at + 4] = i4 >>> 24;
+      buf[at + 4 + 1] = i4 >>> 16;
+      buf[at + 4 + 2] = i4 >>> 8;
+      buf[at + 4 + 3] = i4;
       w.pos = at + 8;
     }
   }
@@ -3213,18 +3418,23 @@ export class OpenRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x15);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x15 >>> 8;
+      buf[at + 1] = 0x15;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`OpenRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
     {
@@ -3282,21 +3492,27 @@ export class OpenResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x8015);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x8015 >>> 8;
+      buf[at + 1] = 0x8015;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`OpenResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`OpenResponse.response_code: ${i4} is outside 0..0xffff`);
-      wv.setUint16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
     {
@@ -3352,21 +3568,27 @@ export class CloseRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x16);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x16 >>> 8;
+      buf[at + 1] = 0x16;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`CloseRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.closingCode;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`CloseRequest.closing_code: ${i4} is outside 0..0xffff`);
-      wv.setUint16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
     {
@@ -3421,21 +3643,27 @@ export class CloseResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x8016);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x8016 >>> 8;
+      buf[at + 1] = 0x8016;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`CloseResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`CloseResponse.response_code: ${i4} is outside 0..0xffff`);
-      wv.setUint16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
   }
@@ -3473,9 +3701,11 @@ export class Heartbeat {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x17);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x17 >>> 8;
+      buf[at + 1] = 0x17;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
   }
@@ -3523,18 +3753,23 @@ export class RouteRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x18);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x18 >>> 8;
+      buf[at + 1] = 0x18;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`RouteRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
     {
@@ -3602,21 +3837,27 @@ export class RouteResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x8018);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x8018 >>> 8;
+      buf[at + 1] = 0x8018;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`RouteResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`RouteResponse.response_code: ${i4} is outside 0..0xffff`);
-      wv.setUint16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
     {
@@ -3678,18 +3919,23 @@ export class PartitionsRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x19);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x19 >>> 8;
+      buf[at + 1] = 0x19;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`PartitionsRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
     {
@@ -3747,21 +3993,27 @@ export class PartitionsResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x8019);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x8019 >>> 8;
+      buf[at + 1] = 0x8019;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`PartitionsResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`PartitionsResponse.response_code: ${i4} is outside 0..0xffff`);
-      wv.setUint16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
     {
@@ -3826,24 +4078,29 @@ export class ConsumerUpdateRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x1a);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x1a >>> 8;
+      buf[at + 1] = 0x1a;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`ConsumerUpdateRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.subscriptionId;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`ConsumerUpdateRequest.subscription_id: ${i4} is outside 0..0xff`);
-      wv.setUint8(at + 4, i4);
+      buf[at + 4] = i4;
       const i5 = this.active;
       if (!Number.isInteger(i5) || i5 < 0 || i5 > 1) throw new EncodeError(`ConsumerUpdateRequest.active: ${i5} is outside 0..1`);
-      wv.setUint8(at + 5, i5);
+      buf[at + 5] = i5;
       w.pos = at + 6;
     }
   }
@@ -3891,21 +4148,27 @@ export class ConsumerUpdateResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x801a);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x801a >>> 8;
+      buf[at + 1] = 0x801a;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`ConsumerUpdateResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`ConsumerUpdateResponse.response_code: ${i4} is outside 0..0xffff`);
-      wv.setUint16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
     this.offsetSpecification._write(w, ctx);
@@ -3951,18 +4214,23 @@ export class ExchangeCommandVersionsRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x1b);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x1b >>> 8;
+      buf[at + 1] = 0x1b;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`ExchangeCommandVersionsRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
     {
@@ -4018,21 +4286,27 @@ export class ExchangeCommandVersionsResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x801b);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x801b >>> 8;
+      buf[at + 1] = 0x801b;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`ExchangeCommandVersionsResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`ExchangeCommandVersionsResponse.response_code: ${i4} is outside 0..0xffff`);
-      wv.setUint16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
     {
@@ -4085,18 +4359,23 @@ export class StreamStatsRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x1c);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x1c >>> 8;
+      buf[at + 1] = 0x1c;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`StreamStatsRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
     {
@@ -4154,21 +4433,27 @@ export class StreamStatsResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x801c);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x801c >>> 8;
+      buf[at + 1] = 0x801c;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`StreamStatsResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`StreamStatsResponse.response_code: ${i4} is outside 0..0xffff`);
-      wv.setUint16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
     {
@@ -4230,18 +4515,23 @@ export class CreateSuperStreamRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x1d);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x1d >>> 8;
+      buf[at + 1] = 0x1d;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`CreateSuperStreamRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
     {
@@ -4338,21 +4628,27 @@ export class CreateSuperStreamResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x801d);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x801d >>> 8;
+      buf[at + 1] = 0x801d;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`CreateSuperStreamResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`CreateSuperStreamResponse.response_code: ${i4} is outside 0..0xffff`);
-      wv.setUint16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
   }
@@ -4397,18 +4693,23 @@ export class DeleteSuperStreamRequest {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x1e);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x1e >>> 8;
+      buf[at + 1] = 0x1e;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeleteSuperStreamRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
     {
@@ -4463,21 +4764,27 @@ export class DeleteSuperStreamResponse {
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
-      wv.setUint16(at, 0x801e);
-      wv.setUint16(at + 2, 1);
+      const buf = w.buf;
+      buf[at] = 0x801e >>> 8;
+      buf[at + 1] = 0x801e;
+      buf[at + 2] = 1 >>> 8;
+      buf[at + 2 + 1] = 1;
       w.pos = at + 4;
     }
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.correlationId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeleteSuperStreamResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.responseCode;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`DeleteSuperStreamResponse.response_code: ${i4} is outside 0..0xffff`);
-      wv.setUint16(at + 4, i4);
+      buf[at + 4] = i4 >>> 8;
+      buf[at + 4 + 1] = i4;
       w.pos = at + 6;
     }
   }
@@ -4542,13 +4849,12 @@ export type Frame =
   ;
 function _decodeProperty(r: Reader, end: number, ctx: Context | undefined): Property {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_key: string | null;
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("Property.key: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_key = null;
@@ -4564,7 +4870,7 @@ function _decodeProperty(r: Reader, end: number, ctx: Context | undefined): Prop
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("Property.value: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_value = null;
@@ -4582,10 +4888,9 @@ function _decodeProperty(r: Reader, end: number, ctx: Context | undefined): Prop
 
 function _decodeSimpleEntry(r: Reader, end: number, ctx: Context | undefined): SimpleEntry {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("SimpleEntry: input ends inside the frame", pos + 4);
-  const w1_0 = view.getUint32(pos);
+  const w1_0 = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
   const v_entryType = w1_0 >>> 0x1f;
   if (v_entryType !== 0) throw new InvalidValue(`SimpleEntry.entry_type: must be 0, got ${v_entryType}`);
 
@@ -4609,7 +4914,6 @@ function _decodeSimpleEntry(r: Reader, end: number, ctx: Context | undefined): S
 
 function _decodeSubEntryBatch(r: Reader, end: number, ctx: Context | undefined): SubEntryBatch {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 11) throw new Truncated("SubEntryBatch: input ends inside the frame", pos + 11);
   const w1_0 = data[pos]!;
@@ -4619,11 +4923,11 @@ function _decodeSubEntryBatch(r: Reader, end: number, ctx: Context | undefined):
   const v_compression = (w1_0 >>> 4) & 7;
   if (CompressionType[v_compression] === undefined) throw new InvalidValue(`SubEntryBatch.compression: ${v_compression} is not a CompressionType`);
 
-  const v_numRecords = view.getUint16(pos + 1);
+  const v_numRecords = ((data[pos + 1]! << 8) | data[pos + 1 + 1]!);
 
-  const v_uncompressedLength = view.getUint32(pos + 3);
+  const v_uncompressedLength = (((data[pos + 3]! << 24) | (data[pos + 3 + 1]! << 16) | (data[pos + 3 + 2]! << 8) | data[pos + 3 + 3]!) >>> 0);
 
-  const v_length = view.getUint32(pos + 7);
+  const v_length = (((data[pos + 7]! << 24) | (data[pos + 7 + 1]! << 16) | (data[pos + 7 + 2]! << 8) | data[pos + 7 + 3]!) >>> 0);
 
   pos += 11;
 
@@ -4643,10 +4947,9 @@ function _decodeSubEntryBatch(r: Reader, end: number, ctx: Context | undefined):
 
 function _decodePublishedMessage(r: Reader, end: number, ctx: Context | undefined): PublishedMessage {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 8) throw new Truncated("PublishedMessage: input ends inside the frame", pos + 8);
-  const v_publishingId = view.getBigUint64(pos);
+  const v_publishingId = r.view.getBigUint64(pos);
 
   pos += 8;
 
@@ -4661,10 +4964,9 @@ function _decodePublishedMessage(r: Reader, end: number, ctx: Context | undefine
 
 function _decodePublishedMessageV2(r: Reader, end: number, ctx: Context | undefined): PublishedMessageV2 {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 8) throw new Truncated("PublishedMessageV2: input ends inside the frame", pos + 8);
-  const v_publishingId = view.getBigUint64(pos);
+  const v_publishingId = r.view.getBigUint64(pos);
 
   pos += 8;
 
@@ -4672,7 +4974,7 @@ function _decodePublishedMessageV2(r: Reader, end: number, ctx: Context | undefi
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("PublishedMessageV2.filter_value: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_filterValue = null;
@@ -4688,7 +4990,7 @@ function _decodePublishedMessageV2(r: Reader, end: number, ctx: Context | undefi
   {
     let n: number;
     if (end - pos < 4) throw new Truncated("PublishedMessageV2.message: input ends", pos + 4);
-    n = view.getInt32(pos);
+    n = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (n === -1) {
       v_message = null;
@@ -4706,12 +5008,11 @@ function _decodePublishedMessageV2(r: Reader, end: number, ctx: Context | undefi
 
 function _decodePublishingError(r: Reader, end: number, ctx: Context | undefined): PublishingError {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 10) throw new Truncated("PublishingError: input ends inside the frame", pos + 10);
-  const v_publishingId = view.getBigUint64(pos);
+  const v_publishingId = r.view.getBigUint64(pos);
 
-  const v_code = view.getUint16(pos + 8);
+  const v_code = ((data[pos + 8]! << 8) | data[pos + 8 + 1]!);
 
   pos += 10;
 
@@ -4721,10 +5022,9 @@ function _decodePublishingError(r: Reader, end: number, ctx: Context | undefined
 
 function _decodeBroker(r: Reader, end: number, ctx: Context | undefined): Broker {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 2) throw new Truncated("Broker: input ends inside the frame", pos + 2);
-  const v_reference = view.getUint16(pos);
+  const v_reference = ((data[pos]! << 8) | data[pos + 1]!);
 
   pos += 2;
 
@@ -4732,7 +5032,7 @@ function _decodeBroker(r: Reader, end: number, ctx: Context | undefined): Broker
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("Broker.host: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_host = null;
@@ -4745,7 +5045,7 @@ function _decodeBroker(r: Reader, end: number, ctx: Context | undefined): Broker
   }
 
   if (end - pos < 4) throw new Truncated("Broker: input ends inside the frame", pos + 4);
-  const v_port = view.getUint32(pos);
+  const v_port = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
   pos += 4;
 
@@ -4755,13 +5055,12 @@ function _decodeBroker(r: Reader, end: number, ctx: Context | undefined): Broker
 
 function _decodeStreamMetadata(r: Reader, end: number, ctx: Context | undefined): StreamMetadata {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_stream: string | null;
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("StreamMetadata.stream: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_stream = null;
@@ -4774,9 +5073,9 @@ function _decodeStreamMetadata(r: Reader, end: number, ctx: Context | undefined)
   }
 
   if (end - pos < 4) throw new Truncated("StreamMetadata: input ends inside the frame", pos + 4);
-  const v_responseCode = view.getUint16(pos);
+  const v_responseCode = ((data[pos]! << 8) | data[pos + 1]!);
 
-  const v_leaderReference = view.getUint16(pos + 2);
+  const v_leaderReference = ((data[pos + 2]! << 8) | data[pos + 2 + 1]!);
 
   pos += 4;
 
@@ -4785,14 +5084,14 @@ function _decodeStreamMetadata(r: Reader, end: number, ctx: Context | undefined)
     const items: number[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("StreamMetadata.replicas_references: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`StreamMetadata.replicas_references: negative count ${count}`);
     if (count * 2 > end - pos) throw new Truncated(`StreamMetadata.replicas_references: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
     for (let i = 0; i < count; i++) {
       let item: number;
       if (end - pos < 2) throw new Truncated("StreamMetadata.replicas_references: input ends", pos + 2);
-      item = view.getUint16(pos);
+      item = ((data[pos]! << 8) | data[pos + 1]!);
       pos += 2;
       items.push(item);
     }
@@ -4805,14 +5104,13 @@ function _decodeStreamMetadata(r: Reader, end: number, ctx: Context | undefined)
 
 function _decodeCommandVersion(r: Reader, end: number, ctx: Context | undefined): CommandVersion {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("CommandVersion: input ends inside the frame", pos + 6);
-  const v_key = view.getUint16(pos);
+  const v_key = ((data[pos]! << 8) | data[pos + 1]!);
 
-  const v_minVersion = view.getUint16(pos + 2);
+  const v_minVersion = ((data[pos + 2]! << 8) | data[pos + 2 + 1]!);
 
-  const v_maxVersion = view.getUint16(pos + 4);
+  const v_maxVersion = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
 
   pos += 6;
 
@@ -4822,13 +5120,12 @@ function _decodeCommandVersion(r: Reader, end: number, ctx: Context | undefined)
 
 function _decodeStatistic(r: Reader, end: number, ctx: Context | undefined): Statistic {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_key: string | null;
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("Statistic.key: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_key = null;
@@ -4841,7 +5138,7 @@ function _decodeStatistic(r: Reader, end: number, ctx: Context | undefined): Sta
   }
 
   if (end - pos < 8) throw new Truncated("Statistic: input ends inside the frame", pos + 8);
-  const v_value = view.getBigInt64(pos);
+  const v_value = r.view.getBigInt64(pos);
 
   pos += 8;
 
@@ -4851,10 +5148,9 @@ function _decodeStatistic(r: Reader, end: number, ctx: Context | undefined): Sta
 
 function _decodeOffsetSpecNone(r: Reader, end: number, ctx: Context | undefined): OffsetSpecNone {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 2) throw new Truncated("OffsetSpecNone: input ends inside the frame", pos + 2);
-  const v_offsetType = view.getUint16(pos);
+  const v_offsetType = ((data[pos]! << 8) | data[pos + 1]!);
   if (v_offsetType !== 0) throw new InvalidValue(`OffsetSpecNone.offset_type: must be 0, got ${v_offsetType}`);
 
   pos += 2;
@@ -4865,10 +5161,9 @@ function _decodeOffsetSpecNone(r: Reader, end: number, ctx: Context | undefined)
 
 function _decodeOffsetSpecFirst(r: Reader, end: number, ctx: Context | undefined): OffsetSpecFirst {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 2) throw new Truncated("OffsetSpecFirst: input ends inside the frame", pos + 2);
-  const v_offsetType = view.getUint16(pos);
+  const v_offsetType = ((data[pos]! << 8) | data[pos + 1]!);
   if (v_offsetType !== 1) throw new InvalidValue(`OffsetSpecFirst.offset_type: must be 1, got ${v_offsetType}`);
 
   pos += 2;
@@ -4879,10 +5174,9 @@ function _decodeOffsetSpecFirst(r: Reader, end: number, ctx: Context | undefined
 
 function _decodeOffsetSpecLast(r: Reader, end: number, ctx: Context | undefined): OffsetSpecLast {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 2) throw new Truncated("OffsetSpecLast: input ends inside the frame", pos + 2);
-  const v_offsetType = view.getUint16(pos);
+  const v_offsetType = ((data[pos]! << 8) | data[pos + 1]!);
   if (v_offsetType !== 2) throw new InvalidValue(`OffsetSpecLast.offset_type: must be 2, got ${v_offsetType}`);
 
   pos += 2;
@@ -4893,10 +5187,9 @@ function _decodeOffsetSpecLast(r: Reader, end: number, ctx: Context | undefined)
 
 function _decodeOffsetSpecNext(r: Reader, end: number, ctx: Context | undefined): OffsetSpecNext {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 2) throw new Truncated("OffsetSpecNext: input ends inside the frame", pos + 2);
-  const v_offsetType = view.getUint16(pos);
+  const v_offsetType = ((data[pos]! << 8) | data[pos + 1]!);
   if (v_offsetType !== 3) throw new InvalidValue(`OffsetSpecNext.offset_type: must be 3, got ${v_offsetType}`);
 
   pos += 2;
@@ -4907,13 +5200,12 @@ function _decodeOffsetSpecNext(r: Reader, end: number, ctx: Context | undefined)
 
 function _decodeOffsetSpecOffset(r: Reader, end: number, ctx: Context | undefined): OffsetSpecOffset {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 10) throw new Truncated("OffsetSpecOffset: input ends inside the frame", pos + 10);
-  const v_offsetType = view.getUint16(pos);
+  const v_offsetType = ((data[pos]! << 8) | data[pos + 1]!);
   if (v_offsetType !== 4) throw new InvalidValue(`OffsetSpecOffset.offset_type: must be 4, got ${v_offsetType}`);
 
-  const v_offset = view.getBigUint64(pos + 2);
+  const v_offset = r.view.getBigUint64(pos + 2);
 
   pos += 10;
 
@@ -4923,13 +5215,12 @@ function _decodeOffsetSpecOffset(r: Reader, end: number, ctx: Context | undefine
 
 function _decodeOffsetSpecTimestamp(r: Reader, end: number, ctx: Context | undefined): OffsetSpecTimestamp {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 10) throw new Truncated("OffsetSpecTimestamp: input ends inside the frame", pos + 10);
-  const v_offsetType = view.getUint16(pos);
+  const v_offsetType = ((data[pos]! << 8) | data[pos + 1]!);
   if (v_offsetType !== 5) throw new InvalidValue(`OffsetSpecTimestamp.offset_type: must be 5, got ${v_offsetType}`);
 
-  const v_timestamp = view.getBigInt64(pos + 2);
+  const v_timestamp = r.view.getBigInt64(pos + 2);
 
   pos += 10;
 
@@ -4939,7 +5230,6 @@ function _decodeOffsetSpecTimestamp(r: Reader, end: number, ctx: Context | undef
 
 function _decodeOsirisChunk(r: Reader, end: number, ctx: Context | undefined): OsirisChunk {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 48) throw new Truncated("OsirisChunk: input ends inside the frame", pos + 48);
   const w1_0 = data[pos]!;
@@ -4949,25 +5239,25 @@ function _decodeOsirisChunk(r: Reader, end: number, ctx: Context | undefined): O
   const v_formatVersion = w1_0 & 0xf;
   if (v_formatVersion !== 0) throw new InvalidValue(`OsirisChunk.format_version: must be 0, got ${v_formatVersion}`);
 
-  const v_chunkType = view.getInt8(pos + 1);
+  const v_chunkType = ((data[pos + 1]! << 24) >> 24);
 
-  const v_numEntries = view.getUint16(pos + 2);
+  const v_numEntries = ((data[pos + 2]! << 8) | data[pos + 2 + 1]!);
 
-  const v_numRecords = view.getUint32(pos + 4);
+  const v_numRecords = (((data[pos + 4]! << 24) | (data[pos + 4 + 1]! << 16) | (data[pos + 4 + 2]! << 8) | data[pos + 4 + 3]!) >>> 0);
 
-  const v_timestamp = view.getBigInt64(pos + 8);
+  const v_timestamp = r.view.getBigInt64(pos + 8);
 
-  const v_epoch = view.getBigUint64(pos + 16);
+  const v_epoch = r.view.getBigUint64(pos + 16);
 
-  const v_chunkFirstOffset = view.getBigUint64(pos + 24);
+  const v_chunkFirstOffset = r.view.getBigUint64(pos + 24);
 
-  const v_chunkCrc = view.getUint32(pos + 32);
+  const v_chunkCrc = (((data[pos + 32]! << 24) | (data[pos + 32 + 1]! << 16) | (data[pos + 32 + 2]! << 8) | data[pos + 32 + 3]!) >>> 0);
 
-  const v_dataLength = view.getUint32(pos + 36);
+  const v_dataLength = (((data[pos + 36]! << 24) | (data[pos + 36 + 1]! << 16) | (data[pos + 36 + 2]! << 8) | data[pos + 36 + 3]!) >>> 0);
 
-  const v_trailerLength = view.getUint32(pos + 40);
+  const v_trailerLength = (((data[pos + 40]! << 24) | (data[pos + 40 + 1]! << 16) | (data[pos + 40 + 2]! << 8) | data[pos + 40 + 3]!) >>> 0);
 
-  const w1_44 = view.getUint32(pos + 44);
+  const w1_44 = (((data[pos + 44]! << 24) | (data[pos + 44 + 1]! << 16) | (data[pos + 44 + 2]! << 8) | data[pos + 44 + 3]!) >>> 0);
   const v_bloomSize = w1_44 >>> 0x18;
 
   pos += 48;
@@ -4989,7 +5279,8 @@ function _decodeOsirisChunk(r: Reader, end: number, ctx: Context | undefined): O
 function _decodeEntry(r: Reader, end: number, ctx: Context | undefined): Entry {
   const pos = r.pos;
   if (end - pos < 1) throw new Truncated("Entry: input ends", pos + 1);
-  const tag = r.data[pos]! & 0x80;
+  const data = r.data;
+  const tag = data[pos]! & 0x80;
   switch (tag) {
     case 0:
       return _decodeSimpleEntry(r, end, ctx);
@@ -5002,7 +5293,8 @@ function _decodeEntry(r: Reader, end: number, ctx: Context | undefined): Entry {
 function _decodeOffsetSpecification(r: Reader, end: number, ctx: Context | undefined): OffsetSpecification {
   const pos = r.pos;
   if (end - pos < 2) throw new Truncated("OffsetSpecification: input ends", pos + 2);
-  const tag = r.view.getUint16(pos) & 0xffff;
+  const data = r.data;
+  const tag = ((data[pos]! << 8) | data[pos + 1]!) & 0xffff;
   switch (tag) {
     case 1:
       return _decodeOffsetSpecFirst(r, end, ctx);
@@ -5021,7 +5313,8 @@ function _decodeOffsetSpecification(r: Reader, end: number, ctx: Context | undef
 function _decodeConsumerUpdateOffsetSpecification(r: Reader, end: number, ctx: Context | undefined): ConsumerUpdateOffsetSpecification {
   const pos = r.pos;
   if (end - pos < 2) throw new Truncated("ConsumerUpdateOffsetSpecification: input ends", pos + 2);
-  const tag = r.view.getUint16(pos) & 0xffff;
+  const data = r.data;
+  const tag = ((data[pos]! << 8) | data[pos + 1]!) & 0xffff;
   switch (tag) {
     case 0:
       return _decodeOffsetSpecNone(r, end, ctx);
@@ -5041,10 +5334,9 @@ function _decodeConsumerUpdateOffsetSpecification(r: Reader, end: number, ctx: C
 
 function _decodeDeclarePublisherRequest(r: Reader, end: number, ctx: Context | undefined): DeclarePublisherRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 5) throw new Truncated("DeclarePublisherRequest: input ends inside the frame", pos + 5);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
   const v_publisherId = data[pos + 4]!;
 
@@ -5054,7 +5346,7 @@ function _decodeDeclarePublisherRequest(r: Reader, end: number, ctx: Context | u
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("DeclarePublisherRequest.publisher_reference: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_publisherReference = null;
@@ -5070,7 +5362,7 @@ function _decodeDeclarePublisherRequest(r: Reader, end: number, ctx: Context | u
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("DeclarePublisherRequest.stream: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_stream = null;
@@ -5088,12 +5380,11 @@ function _decodeDeclarePublisherRequest(r: Reader, end: number, ctx: Context | u
 
 function _decodeDeclarePublisherResponse(r: Reader, end: number, ctx: Context | undefined): DeclarePublisherResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("DeclarePublisherResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = view.getUint16(pos + 4);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
 
   pos += 6;
 
@@ -5103,7 +5394,6 @@ function _decodeDeclarePublisherResponse(r: Reader, end: number, ctx: Context | 
 
 function _decodePublish(r: Reader, end: number, ctx: Context | undefined): Publish {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 1) throw new Truncated("Publish: input ends inside the frame", pos + 1);
   const v_publisherId = data[pos]!;
@@ -5115,7 +5405,7 @@ function _decodePublish(r: Reader, end: number, ctx: Context | undefined): Publi
     const items: PublishedMessage[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("Publish.published_messages: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`Publish.published_messages: negative count ${count}`);
     if (count * 12 > end - pos) throw new Truncated(`Publish.published_messages: ${count} elements declared, ${end - pos} bytes left`, pos + count * 12);
@@ -5135,7 +5425,6 @@ function _decodePublish(r: Reader, end: number, ctx: Context | undefined): Publi
 
 function _decodePublishV2(r: Reader, end: number, ctx: Context | undefined): PublishV2 {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 1) throw new Truncated("PublishV2: input ends inside the frame", pos + 1);
   const v_publisherId = data[pos]!;
@@ -5147,7 +5436,7 @@ function _decodePublishV2(r: Reader, end: number, ctx: Context | undefined): Pub
     const items: PublishedMessageV2[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("PublishV2.published_messages: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`PublishV2.published_messages: negative count ${count}`);
     if (count * 14 > end - pos) throw new Truncated(`PublishV2.published_messages: ${count} elements declared, ${end - pos} bytes left`, pos + count * 14);
@@ -5167,7 +5456,6 @@ function _decodePublishV2(r: Reader, end: number, ctx: Context | undefined): Pub
 
 function _decodePublishConfirm(r: Reader, end: number, ctx: Context | undefined): PublishConfirm {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 1) throw new Truncated("PublishConfirm: input ends inside the frame", pos + 1);
   const v_publisherId = data[pos]!;
@@ -5179,14 +5467,14 @@ function _decodePublishConfirm(r: Reader, end: number, ctx: Context | undefined)
     const items: bigint[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("PublishConfirm.publishing_ids: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`PublishConfirm.publishing_ids: negative count ${count}`);
     if (count * 8 > end - pos) throw new Truncated(`PublishConfirm.publishing_ids: ${count} elements declared, ${end - pos} bytes left`, pos + count * 8);
     for (let i = 0; i < count; i++) {
       let item: bigint;
       if (end - pos < 8) throw new Truncated("PublishConfirm.publishing_ids: input ends", pos + 8);
-      item = view.getBigUint64(pos);
+      item = r.view.getBigUint64(pos);
       pos += 8;
       items.push(item);
     }
@@ -5199,7 +5487,6 @@ function _decodePublishConfirm(r: Reader, end: number, ctx: Context | undefined)
 
 function _decodePublishError(r: Reader, end: number, ctx: Context | undefined): PublishError {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 1) throw new Truncated("PublishError: input ends inside the frame", pos + 1);
   const v_publisherId = data[pos]!;
@@ -5211,7 +5498,7 @@ function _decodePublishError(r: Reader, end: number, ctx: Context | undefined): 
     const items: PublishingError[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("PublishError.publishing_errors: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`PublishError.publishing_errors: negative count ${count}`);
     if (count * 10 > end - pos) throw new Truncated(`PublishError.publishing_errors: ${count} elements declared, ${end - pos} bytes left`, pos + count * 10);
@@ -5231,10 +5518,9 @@ function _decodePublishError(r: Reader, end: number, ctx: Context | undefined): 
 
 function _decodeQueryPublisherSequenceRequest(r: Reader, end: number, ctx: Context | undefined): QueryPublisherSequenceRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("QueryPublisherSequenceRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
   pos += 4;
 
@@ -5242,7 +5528,7 @@ function _decodeQueryPublisherSequenceRequest(r: Reader, end: number, ctx: Conte
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("QueryPublisherSequenceRequest.publisher_reference: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_publisherReference = null;
@@ -5258,7 +5544,7 @@ function _decodeQueryPublisherSequenceRequest(r: Reader, end: number, ctx: Conte
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("QueryPublisherSequenceRequest.stream: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_stream = null;
@@ -5276,14 +5562,13 @@ function _decodeQueryPublisherSequenceRequest(r: Reader, end: number, ctx: Conte
 
 function _decodeQueryPublisherSequenceResponse(r: Reader, end: number, ctx: Context | undefined): QueryPublisherSequenceResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 14) throw new Truncated("QueryPublisherSequenceResponse: input ends inside the frame", pos + 14);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = view.getUint16(pos + 4);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
 
-  const v_sequence = view.getBigUint64(pos + 6);
+  const v_sequence = r.view.getBigUint64(pos + 6);
 
   pos += 14;
 
@@ -5293,10 +5578,9 @@ function _decodeQueryPublisherSequenceResponse(r: Reader, end: number, ctx: Cont
 
 function _decodeDeletePublisherRequest(r: Reader, end: number, ctx: Context | undefined): DeletePublisherRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 5) throw new Truncated("DeletePublisherRequest: input ends inside the frame", pos + 5);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
   const v_publisherId = data[pos + 4]!;
 
@@ -5308,12 +5592,11 @@ function _decodeDeletePublisherRequest(r: Reader, end: number, ctx: Context | un
 
 function _decodeDeletePublisherResponse(r: Reader, end: number, ctx: Context | undefined): DeletePublisherResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("DeletePublisherResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = view.getUint16(pos + 4);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
 
   pos += 6;
 
@@ -5323,10 +5606,9 @@ function _decodeDeletePublisherResponse(r: Reader, end: number, ctx: Context | u
 
 function _decodeSubscribeRequest(r: Reader, end: number, ctx: Context | undefined): SubscribeRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 5) throw new Truncated("SubscribeRequest: input ends inside the frame", pos + 5);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
   const v_subscriptionId = data[pos + 4]!;
 
@@ -5336,7 +5618,7 @@ function _decodeSubscribeRequest(r: Reader, end: number, ctx: Context | undefine
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("SubscribeRequest.stream: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_stream = null;
@@ -5354,7 +5636,7 @@ function _decodeSubscribeRequest(r: Reader, end: number, ctx: Context | undefine
   pos = r.pos;
 
   if (end - pos < 2) throw new Truncated("SubscribeRequest: input ends inside the frame", pos + 2);
-  const v_credit = view.getUint16(pos);
+  const v_credit = ((data[pos]! << 8) | data[pos + 1]!);
 
   pos += 2;
 
@@ -5363,7 +5645,7 @@ function _decodeSubscribeRequest(r: Reader, end: number, ctx: Context | undefine
     const items: Property[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("SubscribeRequest.properties: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`SubscribeRequest.properties: negative count ${count}`);
     if (count * 4 > end - pos) throw new Truncated(`SubscribeRequest.properties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
@@ -5383,12 +5665,11 @@ function _decodeSubscribeRequest(r: Reader, end: number, ctx: Context | undefine
 
 function _decodeSubscribeResponse(r: Reader, end: number, ctx: Context | undefined): SubscribeResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("SubscribeResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = view.getUint16(pos + 4);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
 
   pos += 6;
 
@@ -5398,7 +5679,6 @@ function _decodeSubscribeResponse(r: Reader, end: number, ctx: Context | undefin
 
 function _decodeDeliver(r: Reader, end: number, ctx: Context | undefined): Deliver {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 1) throw new Truncated("Deliver: input ends inside the frame", pos + 1);
   const v_subscriptionId = data[pos]!;
@@ -5416,12 +5696,11 @@ function _decodeDeliver(r: Reader, end: number, ctx: Context | undefined): Deliv
 
 function _decodeDeliverV2(r: Reader, end: number, ctx: Context | undefined): DeliverV2 {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 9) throw new Truncated("DeliverV2: input ends inside the frame", pos + 9);
   const v_subscriptionId = data[pos]!;
 
-  const v_committedChunkId = view.getBigUint64(pos + 1);
+  const v_committedChunkId = r.view.getBigUint64(pos + 1);
 
   pos += 9;
 
@@ -5436,12 +5715,11 @@ function _decodeDeliverV2(r: Reader, end: number, ctx: Context | undefined): Del
 
 function _decodeCreditRequest(r: Reader, end: number, ctx: Context | undefined): CreditRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 3) throw new Truncated("CreditRequest: input ends inside the frame", pos + 3);
   const v_subscriptionId = data[pos]!;
 
-  const v_credit = view.getUint16(pos + 1);
+  const v_credit = ((data[pos + 1]! << 8) | data[pos + 1 + 1]!);
 
   pos += 3;
 
@@ -5451,10 +5729,9 @@ function _decodeCreditRequest(r: Reader, end: number, ctx: Context | undefined):
 
 function _decodeCreditResponse(r: Reader, end: number, ctx: Context | undefined): CreditResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 3) throw new Truncated("CreditResponse: input ends inside the frame", pos + 3);
-  const v_responseCode = view.getUint16(pos);
+  const v_responseCode = ((data[pos]! << 8) | data[pos + 1]!);
 
   const v_subscriptionId = data[pos + 2]!;
 
@@ -5466,13 +5743,12 @@ function _decodeCreditResponse(r: Reader, end: number, ctx: Context | undefined)
 
 function _decodeStoreOffset(r: Reader, end: number, ctx: Context | undefined): StoreOffset {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_reference: string | null;
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("StoreOffset.reference: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_reference = null;
@@ -5488,7 +5764,7 @@ function _decodeStoreOffset(r: Reader, end: number, ctx: Context | undefined): S
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("StoreOffset.stream: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_stream = null;
@@ -5501,7 +5777,7 @@ function _decodeStoreOffset(r: Reader, end: number, ctx: Context | undefined): S
   }
 
   if (end - pos < 8) throw new Truncated("StoreOffset: input ends inside the frame", pos + 8);
-  const v_offset = view.getBigUint64(pos);
+  const v_offset = r.view.getBigUint64(pos);
 
   pos += 8;
 
@@ -5511,10 +5787,9 @@ function _decodeStoreOffset(r: Reader, end: number, ctx: Context | undefined): S
 
 function _decodeQueryOffsetRequest(r: Reader, end: number, ctx: Context | undefined): QueryOffsetRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("QueryOffsetRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
   pos += 4;
 
@@ -5522,7 +5797,7 @@ function _decodeQueryOffsetRequest(r: Reader, end: number, ctx: Context | undefi
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("QueryOffsetRequest.reference: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_reference = null;
@@ -5538,7 +5813,7 @@ function _decodeQueryOffsetRequest(r: Reader, end: number, ctx: Context | undefi
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("QueryOffsetRequest.stream: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_stream = null;
@@ -5556,14 +5831,13 @@ function _decodeQueryOffsetRequest(r: Reader, end: number, ctx: Context | undefi
 
 function _decodeQueryOffsetResponse(r: Reader, end: number, ctx: Context | undefined): QueryOffsetResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 14) throw new Truncated("QueryOffsetResponse: input ends inside the frame", pos + 14);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = view.getUint16(pos + 4);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
 
-  const v_offset = view.getBigUint64(pos + 6);
+  const v_offset = r.view.getBigUint64(pos + 6);
 
   pos += 14;
 
@@ -5573,10 +5847,9 @@ function _decodeQueryOffsetResponse(r: Reader, end: number, ctx: Context | undef
 
 function _decodeUnsubscribeRequest(r: Reader, end: number, ctx: Context | undefined): UnsubscribeRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 5) throw new Truncated("UnsubscribeRequest: input ends inside the frame", pos + 5);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
   const v_subscriptionId = data[pos + 4]!;
 
@@ -5588,12 +5861,11 @@ function _decodeUnsubscribeRequest(r: Reader, end: number, ctx: Context | undefi
 
 function _decodeUnsubscribeResponse(r: Reader, end: number, ctx: Context | undefined): UnsubscribeResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("UnsubscribeResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = view.getUint16(pos + 4);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
 
   pos += 6;
 
@@ -5603,10 +5875,9 @@ function _decodeUnsubscribeResponse(r: Reader, end: number, ctx: Context | undef
 
 function _decodeCreateRequest(r: Reader, end: number, ctx: Context | undefined): CreateRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("CreateRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
   pos += 4;
 
@@ -5614,7 +5885,7 @@ function _decodeCreateRequest(r: Reader, end: number, ctx: Context | undefined):
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("CreateRequest.stream: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_stream = null;
@@ -5631,7 +5902,7 @@ function _decodeCreateRequest(r: Reader, end: number, ctx: Context | undefined):
     const items: Property[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("CreateRequest.arguments: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`CreateRequest.arguments: negative count ${count}`);
     if (count * 4 > end - pos) throw new Truncated(`CreateRequest.arguments: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
@@ -5651,12 +5922,11 @@ function _decodeCreateRequest(r: Reader, end: number, ctx: Context | undefined):
 
 function _decodeCreateResponse(r: Reader, end: number, ctx: Context | undefined): CreateResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("CreateResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = view.getUint16(pos + 4);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
 
   pos += 6;
 
@@ -5666,10 +5936,9 @@ function _decodeCreateResponse(r: Reader, end: number, ctx: Context | undefined)
 
 function _decodeDeleteRequest(r: Reader, end: number, ctx: Context | undefined): DeleteRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("DeleteRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
   pos += 4;
 
@@ -5677,7 +5946,7 @@ function _decodeDeleteRequest(r: Reader, end: number, ctx: Context | undefined):
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("DeleteRequest.stream: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_stream = null;
@@ -5695,12 +5964,11 @@ function _decodeDeleteRequest(r: Reader, end: number, ctx: Context | undefined):
 
 function _decodeDeleteResponse(r: Reader, end: number, ctx: Context | undefined): DeleteResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("DeleteResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = view.getUint16(pos + 4);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
 
   pos += 6;
 
@@ -5710,10 +5978,9 @@ function _decodeDeleteResponse(r: Reader, end: number, ctx: Context | undefined)
 
 function _decodeMetadataRequest(r: Reader, end: number, ctx: Context | undefined): MetadataRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("MetadataRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
   pos += 4;
 
@@ -5722,7 +5989,7 @@ function _decodeMetadataRequest(r: Reader, end: number, ctx: Context | undefined
     const items: (string | null)[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("MetadataRequest.streams: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`MetadataRequest.streams: negative count ${count}`);
     if (count * 2 > end - pos) throw new Truncated(`MetadataRequest.streams: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
@@ -5731,7 +5998,7 @@ function _decodeMetadataRequest(r: Reader, end: number, ctx: Context | undefined
       {
         let n: number;
         if (end - pos < 2) throw new Truncated("MetadataRequest.streams: input ends", pos + 2);
-        n = view.getInt16(pos);
+        n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
         pos += 2;
         if (n === -1) {
           item = null;
@@ -5753,10 +6020,9 @@ function _decodeMetadataRequest(r: Reader, end: number, ctx: Context | undefined
 
 function _decodeMetadataResponse(r: Reader, end: number, ctx: Context | undefined): MetadataResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("MetadataResponse: input ends inside the frame", pos + 4);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
   pos += 4;
 
@@ -5765,7 +6031,7 @@ function _decodeMetadataResponse(r: Reader, end: number, ctx: Context | undefine
     const items: Broker[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("MetadataResponse.brokers: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`MetadataResponse.brokers: negative count ${count}`);
     if (count * 8 > end - pos) throw new Truncated(`MetadataResponse.brokers: ${count} elements declared, ${end - pos} bytes left`, pos + count * 8);
@@ -5784,7 +6050,7 @@ function _decodeMetadataResponse(r: Reader, end: number, ctx: Context | undefine
     const items: StreamMetadata[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("MetadataResponse.stream_metadata: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`MetadataResponse.stream_metadata: negative count ${count}`);
     if (count * 10 > end - pos) throw new Truncated(`MetadataResponse.stream_metadata: ${count} elements declared, ${end - pos} bytes left`, pos + count * 10);
@@ -5804,10 +6070,9 @@ function _decodeMetadataResponse(r: Reader, end: number, ctx: Context | undefine
 
 function _decodeMetadataUpdate(r: Reader, end: number, ctx: Context | undefined): MetadataUpdate {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 2) throw new Truncated("MetadataUpdate: input ends inside the frame", pos + 2);
-  const v_code = view.getUint16(pos);
+  const v_code = ((data[pos]! << 8) | data[pos + 1]!);
 
   pos += 2;
 
@@ -5815,7 +6080,7 @@ function _decodeMetadataUpdate(r: Reader, end: number, ctx: Context | undefined)
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("MetadataUpdate.stream: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_stream = null;
@@ -5833,10 +6098,9 @@ function _decodeMetadataUpdate(r: Reader, end: number, ctx: Context | undefined)
 
 function _decodePeerPropertiesRequest(r: Reader, end: number, ctx: Context | undefined): PeerPropertiesRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("PeerPropertiesRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
   pos += 4;
 
@@ -5845,7 +6109,7 @@ function _decodePeerPropertiesRequest(r: Reader, end: number, ctx: Context | und
     const items: Property[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("PeerPropertiesRequest.peer_properties: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`PeerPropertiesRequest.peer_properties: negative count ${count}`);
     if (count * 4 > end - pos) throw new Truncated(`PeerPropertiesRequest.peer_properties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
@@ -5865,12 +6129,11 @@ function _decodePeerPropertiesRequest(r: Reader, end: number, ctx: Context | und
 
 function _decodePeerPropertiesResponse(r: Reader, end: number, ctx: Context | undefined): PeerPropertiesResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("PeerPropertiesResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = view.getUint16(pos + 4);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
 
   pos += 6;
 
@@ -5879,7 +6142,7 @@ function _decodePeerPropertiesResponse(r: Reader, end: number, ctx: Context | un
     const items: Property[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("PeerPropertiesResponse.peer_properties: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`PeerPropertiesResponse.peer_properties: negative count ${count}`);
     if (count * 4 > end - pos) throw new Truncated(`PeerPropertiesResponse.peer_properties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
@@ -5899,10 +6162,9 @@ function _decodePeerPropertiesResponse(r: Reader, end: number, ctx: Context | un
 
 function _decodeSaslHandshakeRequest(r: Reader, end: number, ctx: Context | undefined): SaslHandshakeRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("SaslHandshakeRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
   pos += 4;
 
@@ -5912,12 +6174,11 @@ function _decodeSaslHandshakeRequest(r: Reader, end: number, ctx: Context | unde
 
 function _decodeSaslHandshakeResponse(r: Reader, end: number, ctx: Context | undefined): SaslHandshakeResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("SaslHandshakeResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = view.getUint16(pos + 4);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
 
   pos += 6;
 
@@ -5926,7 +6187,7 @@ function _decodeSaslHandshakeResponse(r: Reader, end: number, ctx: Context | und
     const items: (string | null)[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("SaslHandshakeResponse.mechanisms: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`SaslHandshakeResponse.mechanisms: negative count ${count}`);
     if (count * 2 > end - pos) throw new Truncated(`SaslHandshakeResponse.mechanisms: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
@@ -5935,7 +6196,7 @@ function _decodeSaslHandshakeResponse(r: Reader, end: number, ctx: Context | und
       {
         let n: number;
         if (end - pos < 2) throw new Truncated("SaslHandshakeResponse.mechanisms: input ends", pos + 2);
-        n = view.getInt16(pos);
+        n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
         pos += 2;
         if (n === -1) {
           item = null;
@@ -5957,10 +6218,9 @@ function _decodeSaslHandshakeResponse(r: Reader, end: number, ctx: Context | und
 
 function _decodeSaslAuthenticateRequest(r: Reader, end: number, ctx: Context | undefined): SaslAuthenticateRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("SaslAuthenticateRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
   pos += 4;
 
@@ -5968,7 +6228,7 @@ function _decodeSaslAuthenticateRequest(r: Reader, end: number, ctx: Context | u
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("SaslAuthenticateRequest.mechanism: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_mechanism = null;
@@ -5984,7 +6244,7 @@ function _decodeSaslAuthenticateRequest(r: Reader, end: number, ctx: Context | u
   {
     let n: number;
     if (end - pos < 4) throw new Truncated("SaslAuthenticateRequest.sasl_opaque_data: input ends", pos + 4);
-    n = view.getInt32(pos);
+    n = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (n === -1) {
       v_saslOpaqueData = null;
@@ -6002,12 +6262,11 @@ function _decodeSaslAuthenticateRequest(r: Reader, end: number, ctx: Context | u
 
 function _decodeSaslAuthenticateResponse(r: Reader, end: number, ctx: Context | undefined): SaslAuthenticateResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("SaslAuthenticateResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = view.getUint16(pos + 4);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
 
   pos += 6;
 
@@ -6019,7 +6278,7 @@ function _decodeSaslAuthenticateResponse(r: Reader, end: number, ctx: Context | 
       {
         let n: number;
         if (end - pos < 4) throw new Truncated("SaslAuthenticateResponse.sasl_opaque_data: input ends", pos + 4);
-        n = view.getInt32(pos);
+        n = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
         pos += 4;
         if (n === -1) {
           item = null;
@@ -6041,12 +6300,11 @@ function _decodeSaslAuthenticateResponse(r: Reader, end: number, ctx: Context | 
 
 function _decodeTune(r: Reader, end: number, ctx: Context | undefined): Tune {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 8) throw new Truncated("Tune: input ends inside the frame", pos + 8);
-  const v_frameMax = view.getUint32(pos);
+  const v_frameMax = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_heartbeat = view.getUint32(pos + 4);
+  const v_heartbeat = (((data[pos + 4]! << 24) | (data[pos + 4 + 1]! << 16) | (data[pos + 4 + 2]! << 8) | data[pos + 4 + 3]!) >>> 0);
 
   pos += 8;
 
@@ -6056,10 +6314,9 @@ function _decodeTune(r: Reader, end: number, ctx: Context | undefined): Tune {
 
 function _decodeOpenRequest(r: Reader, end: number, ctx: Context | undefined): OpenRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("OpenRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
   pos += 4;
 
@@ -6067,7 +6324,7 @@ function _decodeOpenRequest(r: Reader, end: number, ctx: Context | undefined): O
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("OpenRequest.virtual_host: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_virtualHost = null;
@@ -6085,12 +6342,11 @@ function _decodeOpenRequest(r: Reader, end: number, ctx: Context | undefined): O
 
 function _decodeOpenResponse(r: Reader, end: number, ctx: Context | undefined): OpenResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("OpenResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = view.getUint16(pos + 4);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
 
   pos += 6;
 
@@ -6099,7 +6355,7 @@ function _decodeOpenResponse(r: Reader, end: number, ctx: Context | undefined): 
     const items: Property[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("OpenResponse.connection_properties: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`OpenResponse.connection_properties: negative count ${count}`);
     if (count * 4 > end - pos) throw new Truncated(`OpenResponse.connection_properties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
@@ -6119,12 +6375,11 @@ function _decodeOpenResponse(r: Reader, end: number, ctx: Context | undefined): 
 
 function _decodeCloseRequest(r: Reader, end: number, ctx: Context | undefined): CloseRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("CloseRequest: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_closingCode = view.getUint16(pos + 4);
+  const v_closingCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
 
   pos += 6;
 
@@ -6132,7 +6387,7 @@ function _decodeCloseRequest(r: Reader, end: number, ctx: Context | undefined): 
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("CloseRequest.closing_reason: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_closingReason = null;
@@ -6150,12 +6405,11 @@ function _decodeCloseRequest(r: Reader, end: number, ctx: Context | undefined): 
 
 function _decodeCloseResponse(r: Reader, end: number, ctx: Context | undefined): CloseResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("CloseResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = view.getUint16(pos + 4);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
 
   pos += 6;
 
@@ -6165,7 +6419,6 @@ function _decodeCloseResponse(r: Reader, end: number, ctx: Context | undefined):
 
 function _decodeHeartbeat(r: Reader, end: number, ctx: Context | undefined): Heartbeat {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   r.pos = pos;
   return new Heartbeat({  });
@@ -6173,10 +6426,9 @@ function _decodeHeartbeat(r: Reader, end: number, ctx: Context | undefined): Hea
 
 function _decodeRouteRequest(r: Reader, end: number, ctx: Context | undefined): RouteRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("RouteRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
   pos += 4;
 
@@ -6184,7 +6436,7 @@ function _decodeRouteRequest(r: Reader, end: number, ctx: Context | undefined): 
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("RouteRequest.routing_key: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_routingKey = null;
@@ -6200,7 +6452,7 @@ function _decodeRouteRequest(r: Reader, end: number, ctx: Context | undefined): 
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("RouteRequest.super_stream: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_superStream = null;
@@ -6218,12 +6470,11 @@ function _decodeRouteRequest(r: Reader, end: number, ctx: Context | undefined): 
 
 function _decodeRouteResponse(r: Reader, end: number, ctx: Context | undefined): RouteResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("RouteResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = view.getUint16(pos + 4);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
 
   pos += 6;
 
@@ -6232,7 +6483,7 @@ function _decodeRouteResponse(r: Reader, end: number, ctx: Context | undefined):
     const items: (string | null)[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("RouteResponse.streams: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`RouteResponse.streams: negative count ${count}`);
     if (count * 2 > end - pos) throw new Truncated(`RouteResponse.streams: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
@@ -6241,7 +6492,7 @@ function _decodeRouteResponse(r: Reader, end: number, ctx: Context | undefined):
       {
         let n: number;
         if (end - pos < 2) throw new Truncated("RouteResponse.streams: input ends", pos + 2);
-        n = view.getInt16(pos);
+        n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
         pos += 2;
         if (n === -1) {
           item = null;
@@ -6263,10 +6514,9 @@ function _decodeRouteResponse(r: Reader, end: number, ctx: Context | undefined):
 
 function _decodePartitionsRequest(r: Reader, end: number, ctx: Context | undefined): PartitionsRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("PartitionsRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
   pos += 4;
 
@@ -6274,7 +6524,7 @@ function _decodePartitionsRequest(r: Reader, end: number, ctx: Context | undefin
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("PartitionsRequest.super_stream: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_superStream = null;
@@ -6292,12 +6542,11 @@ function _decodePartitionsRequest(r: Reader, end: number, ctx: Context | undefin
 
 function _decodePartitionsResponse(r: Reader, end: number, ctx: Context | undefined): PartitionsResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("PartitionsResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = view.getUint16(pos + 4);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
 
   pos += 6;
 
@@ -6306,7 +6555,7 @@ function _decodePartitionsResponse(r: Reader, end: number, ctx: Context | undefi
     const items: (string | null)[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("PartitionsResponse.streams: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`PartitionsResponse.streams: negative count ${count}`);
     if (count * 2 > end - pos) throw new Truncated(`PartitionsResponse.streams: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
@@ -6315,7 +6564,7 @@ function _decodePartitionsResponse(r: Reader, end: number, ctx: Context | undefi
       {
         let n: number;
         if (end - pos < 2) throw new Truncated("PartitionsResponse.streams: input ends", pos + 2);
-        n = view.getInt16(pos);
+        n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
         pos += 2;
         if (n === -1) {
           item = null;
@@ -6337,10 +6586,9 @@ function _decodePartitionsResponse(r: Reader, end: number, ctx: Context | undefi
 
 function _decodeConsumerUpdateRequest(r: Reader, end: number, ctx: Context | undefined): ConsumerUpdateRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("ConsumerUpdateRequest: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
   const v_subscriptionId = data[pos + 4]!;
 
@@ -6355,12 +6603,11 @@ function _decodeConsumerUpdateRequest(r: Reader, end: number, ctx: Context | und
 
 function _decodeConsumerUpdateResponse(r: Reader, end: number, ctx: Context | undefined): ConsumerUpdateResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("ConsumerUpdateResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = view.getUint16(pos + 4);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
 
   pos += 6;
 
@@ -6375,10 +6622,9 @@ function _decodeConsumerUpdateResponse(r: Reader, end: number, ctx: Context | un
 
 function _decodeExchangeCommandVersionsRequest(r: Reader, end: number, ctx: Context | undefined): ExchangeCommandVersionsRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("ExchangeCommandVersionsRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
   pos += 4;
 
@@ -6387,7 +6633,7 @@ function _decodeExchangeCommandVersionsRequest(r: Reader, end: number, ctx: Cont
     const items: CommandVersion[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("ExchangeCommandVersionsRequest.commands: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`ExchangeCommandVersionsRequest.commands: negative count ${count}`);
     if (count * 6 > end - pos) throw new Truncated(`ExchangeCommandVersionsRequest.commands: ${count} elements declared, ${end - pos} bytes left`, pos + count * 6);
@@ -6407,12 +6653,11 @@ function _decodeExchangeCommandVersionsRequest(r: Reader, end: number, ctx: Cont
 
 function _decodeExchangeCommandVersionsResponse(r: Reader, end: number, ctx: Context | undefined): ExchangeCommandVersionsResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("ExchangeCommandVersionsResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = view.getUint16(pos + 4);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
 
   pos += 6;
 
@@ -6421,7 +6666,7 @@ function _decodeExchangeCommandVersionsResponse(r: Reader, end: number, ctx: Con
     const items: CommandVersion[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("ExchangeCommandVersionsResponse.commands: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`ExchangeCommandVersionsResponse.commands: negative count ${count}`);
     if (count * 6 > end - pos) throw new Truncated(`ExchangeCommandVersionsResponse.commands: ${count} elements declared, ${end - pos} bytes left`, pos + count * 6);
@@ -6441,10 +6686,9 @@ function _decodeExchangeCommandVersionsResponse(r: Reader, end: number, ctx: Con
 
 function _decodeStreamStatsRequest(r: Reader, end: number, ctx: Context | undefined): StreamStatsRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("StreamStatsRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
   pos += 4;
 
@@ -6452,7 +6696,7 @@ function _decodeStreamStatsRequest(r: Reader, end: number, ctx: Context | undefi
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("StreamStatsRequest.stream: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_stream = null;
@@ -6470,12 +6714,11 @@ function _decodeStreamStatsRequest(r: Reader, end: number, ctx: Context | undefi
 
 function _decodeStreamStatsResponse(r: Reader, end: number, ctx: Context | undefined): StreamStatsResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("StreamStatsResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = view.getUint16(pos + 4);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
 
   pos += 6;
 
@@ -6484,7 +6727,7 @@ function _decodeStreamStatsResponse(r: Reader, end: number, ctx: Context | undef
     const items: Statistic[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("StreamStatsResponse.stats: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`StreamStatsResponse.stats: negative count ${count}`);
     if (count * 10 > end - pos) throw new Truncated(`StreamStatsResponse.stats: ${count} elements declared, ${end - pos} bytes left`, pos + count * 10);
@@ -6504,10 +6747,9 @@ function _decodeStreamStatsResponse(r: Reader, end: number, ctx: Context | undef
 
 function _decodeCreateSuperStreamRequest(r: Reader, end: number, ctx: Context | undefined): CreateSuperStreamRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("CreateSuperStreamRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
   pos += 4;
 
@@ -6515,7 +6757,7 @@ function _decodeCreateSuperStreamRequest(r: Reader, end: number, ctx: Context | 
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("CreateSuperStreamRequest.name: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_name = null;
@@ -6532,7 +6774,7 @@ function _decodeCreateSuperStreamRequest(r: Reader, end: number, ctx: Context | 
     const items: (string | null)[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("CreateSuperStreamRequest.partitions: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`CreateSuperStreamRequest.partitions: negative count ${count}`);
     if (count * 2 > end - pos) throw new Truncated(`CreateSuperStreamRequest.partitions: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
@@ -6541,7 +6783,7 @@ function _decodeCreateSuperStreamRequest(r: Reader, end: number, ctx: Context | 
       {
         let n: number;
         if (end - pos < 2) throw new Truncated("CreateSuperStreamRequest.partitions: input ends", pos + 2);
-        n = view.getInt16(pos);
+        n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
         pos += 2;
         if (n === -1) {
           item = null;
@@ -6562,7 +6804,7 @@ function _decodeCreateSuperStreamRequest(r: Reader, end: number, ctx: Context | 
     const items: (string | null)[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("CreateSuperStreamRequest.binding_keys: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`CreateSuperStreamRequest.binding_keys: negative count ${count}`);
     if (count * 2 > end - pos) throw new Truncated(`CreateSuperStreamRequest.binding_keys: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
@@ -6571,7 +6813,7 @@ function _decodeCreateSuperStreamRequest(r: Reader, end: number, ctx: Context | 
       {
         let n: number;
         if (end - pos < 2) throw new Truncated("CreateSuperStreamRequest.binding_keys: input ends", pos + 2);
-        n = view.getInt16(pos);
+        n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
         pos += 2;
         if (n === -1) {
           item = null;
@@ -6592,7 +6834,7 @@ function _decodeCreateSuperStreamRequest(r: Reader, end: number, ctx: Context | 
     const items: Property[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("CreateSuperStreamRequest.arguments: input ends", pos + 4);
-    count = view.getInt32(pos);
+    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (count < 0) throw new InvalidValue(`CreateSuperStreamRequest.arguments: negative count ${count}`);
     if (count * 4 > end - pos) throw new Truncated(`CreateSuperStreamRequest.arguments: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
@@ -6612,12 +6854,11 @@ function _decodeCreateSuperStreamRequest(r: Reader, end: number, ctx: Context | 
 
 function _decodeCreateSuperStreamResponse(r: Reader, end: number, ctx: Context | undefined): CreateSuperStreamResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("CreateSuperStreamResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = view.getUint16(pos + 4);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
 
   pos += 6;
 
@@ -6627,10 +6868,9 @@ function _decodeCreateSuperStreamResponse(r: Reader, end: number, ctx: Context |
 
 function _decodeDeleteSuperStreamRequest(r: Reader, end: number, ctx: Context | undefined): DeleteSuperStreamRequest {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("DeleteSuperStreamRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
   pos += 4;
 
@@ -6638,7 +6878,7 @@ function _decodeDeleteSuperStreamRequest(r: Reader, end: number, ctx: Context | 
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("DeleteSuperStreamRequest.name: input ends", pos + 2);
-    n = view.getInt16(pos);
+    n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_name = null;
@@ -6656,12 +6896,11 @@ function _decodeDeleteSuperStreamRequest(r: Reader, end: number, ctx: Context | 
 
 function _decodeDeleteSuperStreamResponse(r: Reader, end: number, ctx: Context | undefined): DeleteSuperStreamResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("DeleteSuperStreamResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = view.getUint32(pos);
+  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = view.getUint16(pos + 4);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
 
   pos += 6;
 
@@ -6671,12 +6910,11 @@ function _decodeDeleteSuperStreamResponse(r: Reader, end: number, ctx: Context |
 
 function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: string | undefined): Frame {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("header: input ends inside the frame", pos + 4);
-  const v_key = view.getUint16(pos);
+  const v_key = ((data[pos]! << 8) | data[pos + 1]!);
 
-  const v_version = view.getUint16(pos + 2);
+  const v_version = ((data[pos + 2]! << 8) | data[pos + 2 + 1]!);
 
   pos += 4;
 
@@ -6969,7 +7207,7 @@ export function frameBytes(frame: Frame, ctx?: Context): Uint8Array {
   const w = Writer.shared();
   const at = w.reserve(4);
   frame._write(w, ctx);
-  const size = w.pos - at - 4;
+  const size = w.length - at - 4;
   if (size > 0xffffffff) {
     throw new EncodeError(`a frame of ${size} bytes does not fit the 32-bit length prefix`);
   }

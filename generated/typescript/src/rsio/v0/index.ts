@@ -810,7 +810,6 @@ export type Frame =
   ;
 function _decodeClientHello(r: Reader, end: number, ctx: Context | undefined): ClientHello {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_version: bigint;
   r.pos = pos;
@@ -845,7 +844,6 @@ function _decodeClientHello(r: Reader, end: number, ctx: Context | undefined): C
 
 function _decodeServerHello(r: Reader, end: number, ctx: Context | undefined): ServerHello {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_version: bigint;
   r.pos = pos;
@@ -880,7 +878,6 @@ function _decodeServerHello(r: Reader, end: number, ctx: Context | undefined): S
 
 function _decodeGoodbye(r: Reader, end: number, ctx: Context | undefined): Goodbye {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_reason: string;
   {
@@ -903,7 +900,6 @@ function _decodeGoodbye(r: Reader, end: number, ctx: Context | undefined): Goodb
 
 function _decodeSubscribe(r: Reader, end: number, ctx: Context | undefined): Subscribe {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_publisher: string;
   {
@@ -938,7 +934,6 @@ function _decodeSubscribe(r: Reader, end: number, ctx: Context | undefined): Sub
 
 function _decodeRequest(r: Reader, end: number, ctx: Context | undefined): Request {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_subscriber: bigint;
   r.pos = pos;
@@ -958,7 +953,6 @@ function _decodeRequest(r: Reader, end: number, ctx: Context | undefined): Reque
 
 function _decodeCancel(r: Reader, end: number, ctx: Context | undefined): Cancel {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_subscriber: bigint;
   r.pos = pos;
@@ -971,7 +965,6 @@ function _decodeCancel(r: Reader, end: number, ctx: Context | undefined): Cancel
 
 function _decodeSubscribed(r: Reader, end: number, ctx: Context | undefined): Subscribed {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_subscriber: bigint;
   r.pos = pos;
@@ -989,7 +982,6 @@ function _decodeSubscribed(r: Reader, end: number, ctx: Context | undefined): Su
 
 function _decodeOnNext(r: Reader, end: number, ctx: Context | undefined): OnNext {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_subscriber: bigint;
   r.pos = pos;
@@ -1021,7 +1013,6 @@ function _decodeOnNext(r: Reader, end: number, ctx: Context | undefined): OnNext
 
 function _decodeOnComplete(r: Reader, end: number, ctx: Context | undefined): OnComplete {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_subscriber: bigint;
   r.pos = pos;
@@ -1034,7 +1025,6 @@ function _decodeOnComplete(r: Reader, end: number, ctx: Context | undefined): On
 
 function _decodeOnError(r: Reader, end: number, ctx: Context | undefined): OnError {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_subscriber: bigint;
   r.pos = pos;
@@ -1062,7 +1052,6 @@ function _decodeOnError(r: Reader, end: number, ctx: Context | undefined): OnErr
 
 function _decodeOnNextPacked(r: Reader, end: number, ctx: Context | undefined): OnNextPacked {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_subscriber: bigint;
   r.pos = pos;
@@ -1099,7 +1088,6 @@ function _decodeOnNextPacked(r: Reader, end: number, ctx: Context | undefined): 
 
 function _decodeOnNextPart(r: Reader, end: number, ctx: Context | undefined): OnNextPart {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_subscriber: bigint;
   r.pos = pos;
@@ -1132,7 +1120,6 @@ function _decodeOnNextPart(r: Reader, end: number, ctx: Context | undefined): On
 
 function _decodeOnNextLastPart(r: Reader, end: number, ctx: Context | undefined): OnNextLastPart {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_subscriber: bigint;
   r.pos = pos;
@@ -1165,7 +1152,6 @@ function _decodeOnNextLastPart(r: Reader, end: number, ctx: Context | undefined)
 
 function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: string | undefined): Frame {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_messageType: bigint;
   r.pos = pos;

@@ -170,29 +170,41 @@ export class Setup {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.streamId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Setup.stream_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
-      wv.setUint16(at + 4, (1 << 8) | flags);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
+      buf[at + 4] = ((1 << 8) | flags) >>> 8;
+      buf[at + 4 + 1] = ((1 << 8) | flags);
       w.pos = at + 6;
     }
     {
       w.ensure(12);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.majorVersion;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`Setup.major_version: ${i0} is outside 0..0xffff`);
-      wv.setUint16(at, i0);
+      buf[at] = i0 >>> 8;
+      buf[at + 1] = i0;
       const i2 = this.minorVersion;
       if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) throw new EncodeError(`Setup.minor_version: ${i2} is outside 0..0xffff`);
-      wv.setUint16(at + 2, i2);
+      buf[at + 2] = i2 >>> 8;
+      buf[at + 2 + 1] = i2;
       const i4 = this.keepaliveInterval;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffffffff) throw new EncodeError(`Setup.keepalive_interval: ${i4} is outside 0..0xffffffff`);
-      wv.setUint32(at + 4, i4);
+      buf[at + 4] = i4 >>> 24;
+      buf[at + 4 + 1] = i4 >>> 16;
+      buf[at + 4 + 2] = i4 >>> 8;
+      buf[at + 4 + 3] = i4;
       const i8 = this.maxLifetime;
       if (!Number.isInteger(i8) || i8 < 0 || i8 > 0xffffffff) throw new EncodeError(`Setup.max_lifetime: ${i8} is outside 0..0xffffffff`);
-      wv.setUint32(at + 8, i8);
+      buf[at + 8] = i8 >>> 24;
+      buf[at + 8 + 1] = i8 >>> 16;
+      buf[at + 8 + 2] = i8 >>> 8;
+      buf[at + 8 + 3] = i8;
       w.pos = at + 12;
     }
     {
@@ -283,23 +295,33 @@ export class Lease {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.streamId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Lease.stream_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
-      wv.setUint16(at + 4, (2 << 8) | flags);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
+      buf[at + 4] = ((2 << 8) | flags) >>> 8;
+      buf[at + 4 + 1] = ((2 << 8) | flags);
       w.pos = at + 6;
     }
     {
       w.ensure(8);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.ttl;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Lease.ttl: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const i4 = this.numberOfRequests;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffffffff) throw new EncodeError(`Lease.number_of_requests: ${i4} is outside 0..0xffffffff`);
-      wv.setUint32(at + 4, i4);
+      buf[at + 4] = i4 >>> 24;
+      buf[at + 4 + 1] = i4 >>> 16;
+      buf[at + 4 + 2] = i4 >>> 8;
+      buf[at + 4 + 3] = i4;
       w.pos = at + 8;
     }
     if (this.metadata !== null) {
@@ -367,20 +389,24 @@ export class Keepalive {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.streamId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Keepalive.stream_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
-      wv.setUint16(at + 4, (3 << 8) | flags);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
+      buf[at + 4] = ((3 << 8) | flags) >>> 8;
+      buf[at + 4 + 1] = ((3 << 8) | flags);
       w.pos = at + 6;
     }
     {
       w.ensure(8);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.lastReceivedPosition;
       if (i0 < 0n || i0 > 0xffffffffffffffffn) throw new EncodeError(`Keepalive.last_received_position: ${i0} is outside 0..0xffffffffffffffff`);
-      wv.setBigUint64(at, i0);
+      w.view.setBigUint64(at, i0);
       w.pos = at + 8;
     }
     {
@@ -445,11 +471,15 @@ export class RequestResponse {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.streamId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`RequestResponse.stream_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
-      wv.setUint16(at + 4, (4 << 8) | flags);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
+      buf[at + 4] = ((4 << 8) | flags) >>> 8;
+      buf[at + 4 + 1] = ((4 << 8) | flags);
       w.pos = at + 6;
     }
     if (this.metadata !== null) {
@@ -522,11 +552,15 @@ export class RequestFnf {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.streamId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`RequestFnf.stream_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
-      wv.setUint16(at + 4, (5 << 8) | flags);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
+      buf[at + 4] = ((5 << 8) | flags) >>> 8;
+      buf[at + 4 + 1] = ((5 << 8) | flags);
       w.pos = at + 6;
     }
     if (this.metadata !== null) {
@@ -603,20 +637,27 @@ export class RequestStream {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.streamId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`RequestStream.stream_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
-      wv.setUint16(at + 4, (6 << 8) | flags);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
+      buf[at + 4] = ((6 << 8) | flags) >>> 8;
+      buf[at + 4 + 1] = ((6 << 8) | flags);
       w.pos = at + 6;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.initialRequestN;
       if (!Number.isInteger(i0) || i0 < 1 || i0 > 0x7fffffff) throw new EncodeError(`RequestStream.initial_request_n: ${i0} is outside 1..0x7fffffff`);
-      wv.setInt32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
     if (this.metadata !== null) {
@@ -698,11 +739,15 @@ export class RequestChannel {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.streamId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`RequestChannel.stream_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
-      wv.setUint16(at + 4, (7 << 8) | flags);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
+      buf[at + 4] = ((7 << 8) | flags) >>> 8;
+      buf[at + 4 + 1] = ((7 << 8) | flags);
       w.pos = at + 6;
     }
     if (this.initialRequestN !== null) {
@@ -770,20 +815,27 @@ export class RequestN {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.streamId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`RequestN.stream_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
-      wv.setUint16(at + 4, (8 << 8) | flags);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
+      buf[at + 4] = ((8 << 8) | flags) >>> 8;
+      buf[at + 4 + 1] = ((8 << 8) | flags);
       w.pos = at + 6;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.requestN;
       if (!Number.isInteger(i0) || i0 < 1 || i0 > 0x7fffffff) throw new EncodeError(`RequestN.request_n: ${i0} is outside 1..0x7fffffff`);
-      wv.setInt32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
   }
@@ -836,11 +888,15 @@ export class Cancel {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.streamId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Cancel.stream_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
-      wv.setUint16(at + 4, (9 << 8) | flags);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
+      buf[at + 4] = ((9 << 8) | flags) >>> 8;
+      buf[at + 4 + 1] = ((9 << 8) | flags);
       w.pos = at + 6;
     }
     if (this.metadata !== null) {
@@ -917,11 +973,15 @@ export class Response {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.streamId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Response.stream_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
-      wv.setUint16(at + 4, (0xa << 8) | flags);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
+      buf[at + 4] = ((0xa << 8) | flags) >>> 8;
+      buf[at + 4 + 1] = ((0xa << 8) | flags);
       w.pos = at + 6;
     }
     if (this.metadata !== null) {
@@ -994,20 +1054,27 @@ export class Error {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.streamId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Error.stream_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
-      wv.setUint16(at + 4, (0xb << 8) | flags);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
+      buf[at + 4] = ((0xb << 8) | flags) >>> 8;
+      buf[at + 4 + 1] = ((0xb << 8) | flags);
       w.pos = at + 6;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.errorCode;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Error.error_code: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
     if (this.metadata !== null) {
@@ -1071,11 +1138,15 @@ export class MetadataPush {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.streamId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`MetadataPush.stream_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
-      wv.setUint16(at + 4, (0xc << 8) | flags);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
+      buf[at + 4] = ((0xc << 8) | flags) >>> 8;
+      buf[at + 4 + 1] = ((0xc << 8) | flags);
       w.pos = at + 6;
     }
     {
@@ -1137,11 +1208,15 @@ export class Resume {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.streamId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Resume.stream_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
-      wv.setUint16(at + 4, (0xd << 8) | flags);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
+      buf[at + 4] = ((0xd << 8) | flags) >>> 8;
+      buf[at + 4 + 1] = ((0xd << 8) | flags);
       w.pos = at + 6;
     }
     {
@@ -1153,10 +1228,10 @@ export class Resume {
     {
       w.ensure(8);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.lastReceivedPosition;
       if (i0 < 0n || i0 > 0xffffffffffffffffn) throw new EncodeError(`Resume.last_received_position: ${i0} is outside 0..0xffffffffffffffff`);
-      wv.setBigUint64(at, i0);
+      w.view.setBigUint64(at, i0);
       w.pos = at + 8;
     }
   }
@@ -1208,20 +1283,24 @@ export class ResumeOk {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.streamId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`ResumeOk.stream_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
-      wv.setUint16(at + 4, (0xe << 8) | flags);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
+      buf[at + 4] = ((0xe << 8) | flags) >>> 8;
+      buf[at + 4 + 1] = ((0xe << 8) | flags);
       w.pos = at + 6;
     }
     {
       w.ensure(8);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.lastReceivedPosition;
       if (i0 < 0n || i0 > 0xffffffffffffffffn) throw new EncodeError(`ResumeOk.last_received_position: ${i0} is outside 0..0xffffffffffffffff`);
-      wv.setBigUint64(at, i0);
+      w.view.setBigUint64(at, i0);
       w.pos = at + 8;
     }
   }
@@ -1282,20 +1361,27 @@ export class Ext {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.streamId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Ext.stream_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
-      wv.setUint16(at + 4, (0xff << 8) | flags);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
+      buf[at + 4] = ((0xff << 8) | flags) >>> 8;
+      buf[at + 4 + 1] = ((0xff << 8) | flags);
       w.pos = at + 6;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.extendedType;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Ext.extended_type: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
     if (this.metadata !== null) {
@@ -1344,13 +1430,17 @@ export class UnknownFrame {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.streamId;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`UnknownFrame.stream_id: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       const b4_8 = this.code;
       if (!Number.isInteger(b4_8) || b4_8 < 0 || b4_8 > 0xff) throw new EncodeError(`UnknownFrame.frame_type: ${b4_8} is outside 0..0xff`);
-      wv.setUint16(at + 4, (b4_8 << 8) | flags);
+      buf[at + 4] = ((b4_8 << 8) | flags) >>> 8;
+      buf[at + 4 + 1] = ((b4_8 << 8) | flags);
       w.pos = at + 6;
     }
     w.bytes(this.body);
@@ -1378,16 +1468,15 @@ export type Frame =
   ;
 function _decodeSetup(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Setup {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 12) throw new Truncated("Setup: input ends inside the frame", pos + 12);
-  const v_majorVersion = view.getUint16(pos);
+  const v_majorVersion = ((data[pos]! << 8) | data[pos + 1]!);
 
-  const v_minorVersion = view.getUint16(pos + 2);
+  const v_minorVersion = ((data[pos + 2]! << 8) | data[pos + 2 + 1]!);
 
-  const v_keepaliveInterval = view.getUint32(pos + 4);
+  const v_keepaliveInterval = (((data[pos + 4]! << 24) | (data[pos + 4 + 1]! << 16) | (data[pos + 4 + 2]! << 8) | data[pos + 4 + 3]!) >>> 0);
 
-  const v_maxLifetime = view.getUint32(pos + 8);
+  const v_maxLifetime = (((data[pos + 8]! << 24) | (data[pos + 8 + 1]! << 16) | (data[pos + 8 + 2]! << 8) | data[pos + 8 + 3]!) >>> 0);
 
   pos += 12;
 
@@ -1428,7 +1517,7 @@ function _decodeSetup(r: Reader, end: number, ctx: Context | undefined, v_stream
     {
       let n: number;
       if (end - pos < 3) throw new Truncated("Setup.metadata: input ends", pos + 3);
-      n = (data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!;
+      n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
       if (n > end - pos) throw new Truncated(`Setup.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
       v_metadata = data.subarray(pos, pos + n);
@@ -1446,12 +1535,11 @@ function _decodeSetup(r: Reader, end: number, ctx: Context | undefined, v_stream
 
 function _decodeLease(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Lease {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 8) throw new Truncated("Lease: input ends inside the frame", pos + 8);
-  const v_ttl = view.getUint32(pos);
+  const v_ttl = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_numberOfRequests = view.getUint32(pos + 4);
+  const v_numberOfRequests = (((data[pos + 4]! << 24) | (data[pos + 4 + 1]! << 16) | (data[pos + 4 + 2]! << 8) | data[pos + 4 + 3]!) >>> 0);
 
   pos += 8;
 
@@ -1460,7 +1548,7 @@ function _decodeLease(r: Reader, end: number, ctx: Context | undefined, v_stream
     {
       let n: number;
       if (end - pos < 3) throw new Truncated("Lease.metadata: input ends", pos + 3);
-      n = (data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!;
+      n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
       if (n > end - pos) throw new Truncated(`Lease.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
       v_metadata = data.subarray(pos, pos + n);
@@ -1474,10 +1562,9 @@ function _decodeLease(r: Reader, end: number, ctx: Context | undefined, v_stream
 
 function _decodeKeepalive(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Keepalive {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 8) throw new Truncated("Keepalive: input ends inside the frame", pos + 8);
-  const v_lastReceivedPosition = view.getBigUint64(pos);
+  const v_lastReceivedPosition = r.view.getBigUint64(pos);
 
   pos += 8;
 
@@ -1491,14 +1578,13 @@ function _decodeKeepalive(r: Reader, end: number, ctx: Context | undefined, v_st
 
 function _decodeRequestResponse(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): RequestResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_metadata: Uint8Array | null = null;
   if ((flags & 0x40) !== 0) {
     {
       let n: number;
       if (end - pos < 3) throw new Truncated("RequestResponse.metadata: input ends", pos + 3);
-      n = (data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!;
+      n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
       if (n > end - pos) throw new Truncated(`RequestResponse.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
       v_metadata = data.subarray(pos, pos + n);
@@ -1516,14 +1602,13 @@ function _decodeRequestResponse(r: Reader, end: number, ctx: Context | undefined
 
 function _decodeRequestFnf(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): RequestFnf {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_metadata: Uint8Array | null = null;
   if ((flags & 0x40) !== 0) {
     {
       let n: number;
       if (end - pos < 3) throw new Truncated("RequestFnf.metadata: input ends", pos + 3);
-      n = (data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!;
+      n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
       if (n > end - pos) throw new Truncated(`RequestFnf.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
       v_metadata = data.subarray(pos, pos + n);
@@ -1541,10 +1626,9 @@ function _decodeRequestFnf(r: Reader, end: number, ctx: Context | undefined, v_s
 
 function _decodeRequestStream(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): RequestStream {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("RequestStream: input ends inside the frame", pos + 4);
-  const v_initialRequestN = view.getInt32(pos);
+  const v_initialRequestN = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
   if (v_initialRequestN < 1 || v_initialRequestN > 0x7fffffff) throw new InvalidValue(`RequestStream.initial_request_n: ${v_initialRequestN} is outside 1..0x7fffffff`);
 
   pos += 4;
@@ -1554,7 +1638,7 @@ function _decodeRequestStream(r: Reader, end: number, ctx: Context | undefined, 
     {
       let n: number;
       if (end - pos < 3) throw new Truncated("RequestStream.metadata: input ends", pos + 3);
-      n = (data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!;
+      n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
       if (n > end - pos) throw new Truncated(`RequestStream.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
       v_metadata = data.subarray(pos, pos + n);
@@ -1572,12 +1656,11 @@ function _decodeRequestStream(r: Reader, end: number, ctx: Context | undefined, 
 
 function _decodeRequestChannel(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): RequestChannel {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_initialRequestN: number | null = null;
   if ((flags & 8) !== 0) {
     if (end - pos < 4) throw new Truncated("RequestChannel.initial_request_n: input ends", pos + 4);
-    v_initialRequestN = view.getInt32(pos);
+    v_initialRequestN = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (v_initialRequestN < 1 || v_initialRequestN > 0x7fffffff) throw new InvalidValue(`RequestChannel.initial_request_n: ${v_initialRequestN} is outside 1..0x7fffffff`);
   }
@@ -1587,7 +1670,7 @@ function _decodeRequestChannel(r: Reader, end: number, ctx: Context | undefined,
     {
       let n: number;
       if (end - pos < 3) throw new Truncated("RequestChannel.metadata: input ends", pos + 3);
-      n = (data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!;
+      n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
       if (n > end - pos) throw new Truncated(`RequestChannel.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
       v_metadata = data.subarray(pos, pos + n);
@@ -1605,10 +1688,9 @@ function _decodeRequestChannel(r: Reader, end: number, ctx: Context | undefined,
 
 function _decodeRequestN(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): RequestN {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("RequestN: input ends inside the frame", pos + 4);
-  const v_requestN = view.getInt32(pos);
+  const v_requestN = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
   if (v_requestN < 1 || v_requestN > 0x7fffffff) throw new InvalidValue(`RequestN.request_n: ${v_requestN} is outside 1..0x7fffffff`);
 
   pos += 4;
@@ -1619,14 +1701,13 @@ function _decodeRequestN(r: Reader, end: number, ctx: Context | undefined, v_str
 
 function _decodeCancel(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Cancel {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_metadata: Uint8Array | null = null;
   if ((flags & 0x40) !== 0) {
     {
       let n: number;
       if (end - pos < 3) throw new Truncated("Cancel.metadata: input ends", pos + 3);
-      n = (data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!;
+      n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
       if (n > end - pos) throw new Truncated(`Cancel.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
       v_metadata = data.subarray(pos, pos + n);
@@ -1640,14 +1721,13 @@ function _decodeCancel(r: Reader, end: number, ctx: Context | undefined, v_strea
 
 function _decodeResponse(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Response {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_metadata: Uint8Array | null = null;
   if ((flags & 0x40) !== 0) {
     {
       let n: number;
       if (end - pos < 3) throw new Truncated("Response.metadata: input ends", pos + 3);
-      n = (data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!;
+      n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
       if (n > end - pos) throw new Truncated(`Response.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
       v_metadata = data.subarray(pos, pos + n);
@@ -1665,10 +1745,9 @@ function _decodeResponse(r: Reader, end: number, ctx: Context | undefined, v_str
 
 function _decodeError(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Error {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("Error: input ends inside the frame", pos + 4);
-  const v_errorCode = view.getUint32(pos);
+  const v_errorCode = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
   pos += 4;
 
@@ -1677,7 +1756,7 @@ function _decodeError(r: Reader, end: number, ctx: Context | undefined, v_stream
     {
       let n: number;
       if (end - pos < 3) throw new Truncated("Error.metadata: input ends", pos + 3);
-      n = (data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!;
+      n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
       if (n > end - pos) throw new Truncated(`Error.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
       v_metadata = data.subarray(pos, pos + n);
@@ -1695,13 +1774,12 @@ function _decodeError(r: Reader, end: number, ctx: Context | undefined, v_stream
 
 function _decodeMetadataPush(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): MetadataPush {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_metadata: Uint8Array;
   {
     let n: number;
     if (end - pos < 3) throw new Truncated("MetadataPush.metadata: input ends", pos + 3);
-    n = (data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!;
+    n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
     pos += 3;
     if (n > end - pos) throw new Truncated(`MetadataPush.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
     v_metadata = data.subarray(pos, pos + n);
@@ -1714,7 +1792,6 @@ function _decodeMetadataPush(r: Reader, end: number, ctx: Context | undefined, v
 
 function _decodeResume(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Resume {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_resumeToken: Uint8Array;
   {
@@ -1727,7 +1804,7 @@ function _decodeResume(r: Reader, end: number, ctx: Context | undefined, v_strea
   }
 
   if (end - pos < 8) throw new Truncated("Resume: input ends inside the frame", pos + 8);
-  const v_lastReceivedPosition = view.getBigUint64(pos);
+  const v_lastReceivedPosition = r.view.getBigUint64(pos);
 
   pos += 8;
 
@@ -1737,10 +1814,9 @@ function _decodeResume(r: Reader, end: number, ctx: Context | undefined, v_strea
 
 function _decodeResumeOk(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): ResumeOk {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 8) throw new Truncated("ResumeOk: input ends inside the frame", pos + 8);
-  const v_lastReceivedPosition = view.getBigUint64(pos);
+  const v_lastReceivedPosition = r.view.getBigUint64(pos);
 
   pos += 8;
 
@@ -1750,10 +1826,9 @@ function _decodeResumeOk(r: Reader, end: number, ctx: Context | undefined, v_str
 
 function _decodeExt(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Ext {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("Ext: input ends inside the frame", pos + 4);
-  const v_extendedType = view.getUint32(pos);
+  const v_extendedType = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
   pos += 4;
 
@@ -1762,7 +1837,7 @@ function _decodeExt(r: Reader, end: number, ctx: Context | undefined, v_streamId
     {
       let n: number;
       if (end - pos < 3) throw new Truncated("Ext.metadata: input ends", pos + 3);
-      n = (data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!;
+      n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
       if (n > end - pos) throw new Truncated(`Ext.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
       v_metadata = data.subarray(pos, pos + n);
@@ -1780,12 +1855,11 @@ function _decodeExt(r: Reader, end: number, ctx: Context | undefined, v_streamId
 
 function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: string | undefined): Frame {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("header: input ends inside the frame", pos + 6);
-  const v_streamId = view.getUint32(pos);
+  const v_streamId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const w1_4 = view.getUint16(pos + 4);
+  const w1_4 = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
   const v_frameType = w1_4 >>> 8;
 
   const flags = w1_4 & 0xff;
@@ -1871,7 +1945,7 @@ export function frameBytes(frame: Frame, ctx?: Context): Uint8Array {
   const w = Writer.shared();
   const at = w.reserve(3);
   frame._write(w, ctx);
-  const size = w.pos - at - 3;
+  const size = w.length - at - 3;
   if (size > 0xffffff) {
     throw new EncodeError(`a frame of ${size} bytes does not fit the 24-bit length prefix`);
   }

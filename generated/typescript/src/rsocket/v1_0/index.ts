@@ -215,29 +215,41 @@ export class Setup {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const b0_0 = this.streamId;
       if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Setup.stream_id: ${b0_0} is outside 0..0x7fffffff`);
-      wv.setUint32(at, b0_0);
-      wv.setUint16(at + 4, (1 << 0xa) | flags);
+      buf[at] = b0_0 >>> 24;
+      buf[at + 1] = b0_0 >>> 16;
+      buf[at + 2] = b0_0 >>> 8;
+      buf[at + 3] = b0_0;
+      buf[at + 4] = ((1 << 0xa) | flags) >>> 8;
+      buf[at + 4 + 1] = ((1 << 0xa) | flags);
       w.pos = at + 6;
     }
     {
       w.ensure(12);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.majorVersion;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`Setup.major_version: ${i0} is outside 0..0xffff`);
-      wv.setUint16(at, i0);
+      buf[at] = i0 >>> 8;
+      buf[at + 1] = i0;
       const i2 = this.minorVersion;
       if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) throw new EncodeError(`Setup.minor_version: ${i2} is outside 0..0xffff`);
-      wv.setUint16(at + 2, i2);
+      buf[at + 2] = i2 >>> 8;
+      buf[at + 2 + 1] = i2;
       const b4_0 = this.keepaliveInterval;
       if (!Number.isInteger(b4_0) || b4_0 < 1 || b4_0 > 0x7fffffff) throw new EncodeError(`Setup.keepalive_interval: ${b4_0} is outside 1..0x7fffffff`);
-      wv.setUint32(at + 4, b4_0);
+      buf[at + 4] = b4_0 >>> 24;
+      buf[at + 4 + 1] = b4_0 >>> 16;
+      buf[at + 4 + 2] = b4_0 >>> 8;
+      buf[at + 4 + 3] = b4_0;
       const b8_0 = this.maxLifetime;
       if (!Number.isInteger(b8_0) || b8_0 < 1 || b8_0 > 0x7fffffff) throw new EncodeError(`Setup.max_lifetime: ${b8_0} is outside 1..0x7fffffff`);
-      wv.setUint32(at + 8, b8_0);
+      buf[at + 8] = b8_0 >>> 24;
+      buf[at + 8 + 1] = b8_0 >>> 16;
+      buf[at + 8 + 2] = b8_0 >>> 8;
+      buf[at + 8 + 3] = b8_0;
       w.pos = at + 12;
     }
     if (this.resumeToken !== null) {
@@ -330,23 +342,33 @@ export class Lease {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const b0_0 = this.streamId;
       if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Lease.stream_id: ${b0_0} is outside 0..0x7fffffff`);
-      wv.setUint32(at, b0_0);
-      wv.setUint16(at + 4, (2 << 0xa) | flags);
+      buf[at] = b0_0 >>> 24;
+      buf[at + 1] = b0_0 >>> 16;
+      buf[at + 2] = b0_0 >>> 8;
+      buf[at + 3] = b0_0;
+      buf[at + 4] = ((2 << 0xa) | flags) >>> 8;
+      buf[at + 4 + 1] = ((2 << 0xa) | flags);
       w.pos = at + 6;
     }
     {
       w.ensure(8);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const b0_0 = this.ttl;
       if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Lease.ttl: ${b0_0} is outside 0..0x7fffffff`);
-      wv.setUint32(at, b0_0);
+      buf[at] = b0_0 >>> 24;
+      buf[at + 1] = b0_0 >>> 16;
+      buf[at + 2] = b0_0 >>> 8;
+      buf[at + 3] = b0_0;
       const b4_0 = this.numberOfRequests;
       if (!Number.isInteger(b4_0) || b4_0 < 0 || b4_0 > 0x7fffffff) throw new EncodeError(`Lease.number_of_requests: ${b4_0} is outside 0..0x7fffffff`);
-      wv.setUint32(at + 4, b4_0);
+      buf[at + 4] = b4_0 >>> 24;
+      buf[at + 4 + 1] = b4_0 >>> 16;
+      buf[at + 4 + 2] = b4_0 >>> 8;
+      buf[at + 4 + 3] = b4_0;
       w.pos = at + 8;
     }
     if (this.metadata !== null) {
@@ -412,20 +434,24 @@ export class Keepalive {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const b0_0 = this.streamId;
       if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Keepalive.stream_id: ${b0_0} is outside 0..0x7fffffff`);
-      wv.setUint32(at, b0_0);
-      wv.setUint16(at + 4, (3 << 0xa) | flags);
+      buf[at] = b0_0 >>> 24;
+      buf[at + 1] = b0_0 >>> 16;
+      buf[at + 2] = b0_0 >>> 8;
+      buf[at + 3] = b0_0;
+      buf[at + 4] = ((3 << 0xa) | flags) >>> 8;
+      buf[at + 4 + 1] = ((3 << 0xa) | flags);
       w.pos = at + 6;
     }
     {
       w.ensure(8);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const b0_0 = this.lastReceivedPosition;
       if (b0_0 < 0n || b0_0 > 0x7fffffffffffffffn) throw new EncodeError(`Keepalive.last_received_position: ${b0_0} is outside 0..0x7fffffffffffffff`);
-      wv.setBigUint64(at, b0_0);
+      w.view.setBigUint64(at, b0_0);
       w.pos = at + 8;
     }
     {
@@ -490,11 +516,15 @@ export class RequestResponse {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const b0_0 = this.streamId;
       if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestResponse.stream_id: ${b0_0} is outside 0..0x7fffffff`);
-      wv.setUint32(at, b0_0);
-      wv.setUint16(at + 4, (4 << 0xa) | flags);
+      buf[at] = b0_0 >>> 24;
+      buf[at + 1] = b0_0 >>> 16;
+      buf[at + 2] = b0_0 >>> 8;
+      buf[at + 3] = b0_0;
+      buf[at + 4] = ((4 << 0xa) | flags) >>> 8;
+      buf[at + 4 + 1] = ((4 << 0xa) | flags);
       w.pos = at + 6;
     }
     if (this.metadata !== null) {
@@ -567,11 +597,15 @@ export class RequestFnf {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const b0_0 = this.streamId;
       if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestFnf.stream_id: ${b0_0} is outside 0..0x7fffffff`);
-      wv.setUint32(at, b0_0);
-      wv.setUint16(at + 4, (5 << 0xa) | flags);
+      buf[at] = b0_0 >>> 24;
+      buf[at + 1] = b0_0 >>> 16;
+      buf[at + 2] = b0_0 >>> 8;
+      buf[at + 3] = b0_0;
+      buf[at + 4] = ((5 << 0xa) | flags) >>> 8;
+      buf[at + 4 + 1] = ((5 << 0xa) | flags);
       w.pos = at + 6;
     }
     if (this.metadata !== null) {
@@ -648,20 +682,27 @@ export class RequestStream {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const b0_0 = this.streamId;
       if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestStream.stream_id: ${b0_0} is outside 0..0x7fffffff`);
-      wv.setUint32(at, b0_0);
-      wv.setUint16(at + 4, (6 << 0xa) | flags);
+      buf[at] = b0_0 >>> 24;
+      buf[at + 1] = b0_0 >>> 16;
+      buf[at + 2] = b0_0 >>> 8;
+      buf[at + 3] = b0_0;
+      buf[at + 4] = ((6 << 0xa) | flags) >>> 8;
+      buf[at + 4 + 1] = ((6 << 0xa) | flags);
       w.pos = at + 6;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const b0_0 = this.initialRequestN;
       if (!Number.isInteger(b0_0) || b0_0 < 1 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestStream.initial_request_n: ${b0_0} is outside 1..0x7fffffff`);
-      wv.setUint32(at, b0_0);
+      buf[at] = b0_0 >>> 24;
+      buf[at + 1] = b0_0 >>> 16;
+      buf[at + 2] = b0_0 >>> 8;
+      buf[at + 3] = b0_0;
       w.pos = at + 4;
     }
     if (this.metadata !== null) {
@@ -742,20 +783,27 @@ export class RequestChannel {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const b0_0 = this.streamId;
       if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestChannel.stream_id: ${b0_0} is outside 0..0x7fffffff`);
-      wv.setUint32(at, b0_0);
-      wv.setUint16(at + 4, (7 << 0xa) | flags);
+      buf[at] = b0_0 >>> 24;
+      buf[at + 1] = b0_0 >>> 16;
+      buf[at + 2] = b0_0 >>> 8;
+      buf[at + 3] = b0_0;
+      buf[at + 4] = ((7 << 0xa) | flags) >>> 8;
+      buf[at + 4 + 1] = ((7 << 0xa) | flags);
       w.pos = at + 6;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const b0_0 = this.initialRequestN;
       if (!Number.isInteger(b0_0) || b0_0 < 1 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestChannel.initial_request_n: ${b0_0} is outside 1..0x7fffffff`);
-      wv.setUint32(at, b0_0);
+      buf[at] = b0_0 >>> 24;
+      buf[at + 1] = b0_0 >>> 16;
+      buf[at + 2] = b0_0 >>> 8;
+      buf[at + 3] = b0_0;
       w.pos = at + 4;
     }
     if (this.metadata !== null) {
@@ -819,20 +867,27 @@ export class RequestN {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const b0_0 = this.streamId;
       if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestN.stream_id: ${b0_0} is outside 0..0x7fffffff`);
-      wv.setUint32(at, b0_0);
-      wv.setUint16(at + 4, (8 << 0xa) | flags);
+      buf[at] = b0_0 >>> 24;
+      buf[at + 1] = b0_0 >>> 16;
+      buf[at + 2] = b0_0 >>> 8;
+      buf[at + 3] = b0_0;
+      buf[at + 4] = ((8 << 0xa) | flags) >>> 8;
+      buf[at + 4 + 1] = ((8 << 0xa) | flags);
       w.pos = at + 6;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const b0_0 = this.requestN;
       if (!Number.isInteger(b0_0) || b0_0 < 1 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestN.request_n: ${b0_0} is outside 1..0x7fffffff`);
-      wv.setUint32(at, b0_0);
+      buf[at] = b0_0 >>> 24;
+      buf[at + 1] = b0_0 >>> 16;
+      buf[at + 2] = b0_0 >>> 8;
+      buf[at + 3] = b0_0;
       w.pos = at + 4;
     }
   }
@@ -880,11 +935,15 @@ export class Cancel {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const b0_0 = this.streamId;
       if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Cancel.stream_id: ${b0_0} is outside 0..0x7fffffff`);
-      wv.setUint32(at, b0_0);
-      wv.setUint16(at + 4, (9 << 0xa) | flags);
+      buf[at] = b0_0 >>> 24;
+      buf[at + 1] = b0_0 >>> 16;
+      buf[at + 2] = b0_0 >>> 8;
+      buf[at + 3] = b0_0;
+      buf[at + 4] = ((9 << 0xa) | flags) >>> 8;
+      buf[at + 4 + 1] = ((9 << 0xa) | flags);
       w.pos = at + 6;
     }
   }
@@ -953,11 +1012,15 @@ export class Payload {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const b0_0 = this.streamId;
       if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Payload.stream_id: ${b0_0} is outside 0..0x7fffffff`);
-      wv.setUint32(at, b0_0);
-      wv.setUint16(at + 4, (0xa << 0xa) | flags);
+      buf[at] = b0_0 >>> 24;
+      buf[at + 1] = b0_0 >>> 16;
+      buf[at + 2] = b0_0 >>> 8;
+      buf[at + 3] = b0_0;
+      buf[at + 4] = ((0xa << 0xa) | flags) >>> 8;
+      buf[at + 4 + 1] = ((0xa << 0xa) | flags);
       w.pos = at + 6;
     }
     if (this.metadata !== null) {
@@ -1025,20 +1088,27 @@ export class Error {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const b0_0 = this.streamId;
       if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Error.stream_id: ${b0_0} is outside 0..0x7fffffff`);
-      wv.setUint32(at, b0_0);
-      wv.setUint16(at + 4, (0xb << 0xa) | flags);
+      buf[at] = b0_0 >>> 24;
+      buf[at + 1] = b0_0 >>> 16;
+      buf[at + 2] = b0_0 >>> 8;
+      buf[at + 3] = b0_0;
+      buf[at + 4] = ((0xb << 0xa) | flags) >>> 8;
+      buf[at + 4 + 1] = ((0xb << 0xa) | flags);
       w.pos = at + 6;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.errorCode;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Error.error_code: ${i0} is outside 0..0xffffffff`);
-      wv.setUint32(at, i0);
+      buf[at] = i0 >>> 24;
+      buf[at + 1] = i0 >>> 16;
+      buf[at + 2] = i0 >>> 8;
+      buf[at + 3] = i0;
       w.pos = at + 4;
     }
     {
@@ -1094,11 +1164,15 @@ export class MetadataPush {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const b0_0 = this.streamId;
       if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`MetadataPush.stream_id: ${b0_0} is outside 0..0x7fffffff`);
-      wv.setUint32(at, b0_0);
-      wv.setUint16(at + 4, (0xc << 0xa) | flags);
+      buf[at] = b0_0 >>> 24;
+      buf[at + 1] = b0_0 >>> 16;
+      buf[at + 2] = b0_0 >>> 8;
+      buf[at + 3] = b0_0;
+      buf[at + 4] = ((0xc << 0xa) | flags) >>> 8;
+      buf[at + 4 + 1] = ((0xc << 0xa) | flags);
       w.pos = at + 6;
     }
     {
@@ -1170,23 +1244,29 @@ export class Resume {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const b0_0 = this.streamId;
       if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Resume.stream_id: ${b0_0} is outside 0..0x7fffffff`);
-      wv.setUint32(at, b0_0);
-      wv.setUint16(at + 4, (0xd << 0xa) | flags);
+      buf[at] = b0_0 >>> 24;
+      buf[at + 1] = b0_0 >>> 16;
+      buf[at + 2] = b0_0 >>> 8;
+      buf[at + 3] = b0_0;
+      buf[at + 4] = ((0xd << 0xa) | flags) >>> 8;
+      buf[at + 4 + 1] = ((0xd << 0xa) | flags);
       w.pos = at + 6;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const i0 = this.majorVersion;
       if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`Resume.major_version: ${i0} is outside 0..0xffff`);
-      wv.setUint16(at, i0);
+      buf[at] = i0 >>> 8;
+      buf[at + 1] = i0;
       const i2 = this.minorVersion;
       if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) throw new EncodeError(`Resume.minor_version: ${i2} is outside 0..0xffff`);
-      wv.setUint16(at + 2, i2);
+      buf[at + 2] = i2 >>> 8;
+      buf[at + 2 + 1] = i2;
       w.pos = at + 4;
     }
     {
@@ -1198,13 +1278,13 @@ export class Resume {
     {
       w.ensure(16);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const b0_0 = this.lastReceivedServerPosition;
       if (b0_0 < 0n || b0_0 > 0x7fffffffffffffffn) throw new EncodeError(`Resume.last_received_server_position: ${b0_0} is outside 0..0x7fffffffffffffff`);
-      wv.setBigUint64(at, b0_0);
+      w.view.setBigUint64(at, b0_0);
       const b8_0 = this.firstAvailableClientPosition;
       if (b8_0 < 0n || b8_0 > 0x7fffffffffffffffn) throw new EncodeError(`Resume.first_available_client_position: ${b8_0} is outside 0..0x7fffffffffffffff`);
-      wv.setBigUint64(at + 8, b8_0);
+      w.view.setBigUint64(at + 8, b8_0);
       w.pos = at + 16;
     }
   }
@@ -1256,20 +1336,24 @@ export class ResumeOk {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const b0_0 = this.streamId;
       if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`ResumeOk.stream_id: ${b0_0} is outside 0..0x7fffffff`);
-      wv.setUint32(at, b0_0);
-      wv.setUint16(at + 4, (0xe << 0xa) | flags);
+      buf[at] = b0_0 >>> 24;
+      buf[at + 1] = b0_0 >>> 16;
+      buf[at + 2] = b0_0 >>> 8;
+      buf[at + 3] = b0_0;
+      buf[at + 4] = ((0xe << 0xa) | flags) >>> 8;
+      buf[at + 4 + 1] = ((0xe << 0xa) | flags);
       w.pos = at + 6;
     }
     {
       w.ensure(8);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const b0_0 = this.lastReceivedClientPosition;
       if (b0_0 < 0n || b0_0 > 0x7fffffffffffffffn) throw new EncodeError(`ResumeOk.last_received_client_position: ${b0_0} is outside 0..0x7fffffffffffffff`);
-      wv.setBigUint64(at, b0_0);
+      w.view.setBigUint64(at, b0_0);
       w.pos = at + 8;
     }
   }
@@ -1330,20 +1414,27 @@ export class Ext {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const b0_0 = this.streamId;
       if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Ext.stream_id: ${b0_0} is outside 0..0x7fffffff`);
-      wv.setUint32(at, b0_0);
-      wv.setUint16(at + 4, (0x3f << 0xa) | flags);
+      buf[at] = b0_0 >>> 24;
+      buf[at + 1] = b0_0 >>> 16;
+      buf[at + 2] = b0_0 >>> 8;
+      buf[at + 3] = b0_0;
+      buf[at + 4] = ((0x3f << 0xa) | flags) >>> 8;
+      buf[at + 4 + 1] = ((0x3f << 0xa) | flags);
       w.pos = at + 6;
     }
     {
       w.ensure(4);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const b0_0 = this.extendedType;
       if (!Number.isInteger(b0_0) || b0_0 < 1 || b0_0 > 0x7fffffff) throw new EncodeError(`Ext.extended_type: ${b0_0} is outside 1..0x7fffffff`);
-      wv.setUint32(at, b0_0);
+      buf[at] = b0_0 >>> 24;
+      buf[at + 1] = b0_0 >>> 16;
+      buf[at + 2] = b0_0 >>> 8;
+      buf[at + 3] = b0_0;
       w.pos = at + 4;
     }
     if (this.metadata !== null) {
@@ -1392,13 +1483,17 @@ export class UnknownFrame {
     {
       w.ensure(6);
       const at = w.pos;
-      const wv = w.view;
+      const buf = w.buf;
       const b0_0 = this.streamId;
       if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`UnknownFrame.stream_id: ${b0_0} is outside 0..0x7fffffff`);
-      wv.setUint32(at, b0_0);
+      buf[at] = b0_0 >>> 24;
+      buf[at + 1] = b0_0 >>> 16;
+      buf[at + 2] = b0_0 >>> 8;
+      buf[at + 3] = b0_0;
       const b4_10 = this.code;
       if (!Number.isInteger(b4_10) || b4_10 < 0 || b4_10 > 0x3f) throw new EncodeError(`UnknownFrame.frame_type: ${b4_10} is outside 0..0x3f`);
-      wv.setUint16(at + 4, (b4_10 << 0xa) | flags);
+      buf[at + 4] = ((b4_10 << 0xa) | flags) >>> 8;
+      buf[at + 4 + 1] = ((b4_10 << 0xa) | flags);
       w.pos = at + 6;
     }
     w.bytes(this.body);
@@ -1426,18 +1521,17 @@ export type Frame =
   ;
 function _decodeSetup(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Setup {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 12) throw new Truncated("Setup: input ends inside the frame", pos + 12);
-  const v_majorVersion = view.getUint16(pos);
+  const v_majorVersion = ((data[pos]! << 8) | data[pos + 1]!);
 
-  const v_minorVersion = view.getUint16(pos + 2);
+  const v_minorVersion = ((data[pos + 2]! << 8) | data[pos + 2 + 1]!);
 
-  const w1_4 = view.getUint32(pos + 4);
+  const w1_4 = (((data[pos + 4]! << 24) | (data[pos + 4 + 1]! << 16) | (data[pos + 4 + 2]! << 8) | data[pos + 4 + 3]!) >>> 0);
   const v_keepaliveInterval = w1_4 & 0x7fffffff;
   if (v_keepaliveInterval < 1 || v_keepaliveInterval > 0x7fffffff) throw new InvalidValue(`Setup.keepalive_interval: ${v_keepaliveInterval} is outside 1..0x7fffffff`);
 
-  const w1_8 = view.getUint32(pos + 8);
+  const w1_8 = (((data[pos + 8]! << 24) | (data[pos + 8 + 1]! << 16) | (data[pos + 8 + 2]! << 8) | data[pos + 8 + 3]!) >>> 0);
   const v_maxLifetime = w1_8 & 0x7fffffff;
   if (v_maxLifetime < 1 || v_maxLifetime > 0x7fffffff) throw new InvalidValue(`Setup.max_lifetime: ${v_maxLifetime} is outside 1..0x7fffffff`);
 
@@ -1448,7 +1542,7 @@ function _decodeSetup(r: Reader, end: number, ctx: Context | undefined, v_stream
     {
       let n: number;
       if (end - pos < 2) throw new Truncated("Setup.resume_token: input ends", pos + 2);
-      n = view.getUint16(pos);
+      n = ((data[pos]! << 8) | data[pos + 1]!);
       pos += 2;
       if (n > end - pos) throw new Truncated(`Setup.resume_token: ${n} bytes declared, ${end - pos} left`, pos + n);
       v_resumeToken = data.subarray(pos, pos + n);
@@ -1483,7 +1577,7 @@ function _decodeSetup(r: Reader, end: number, ctx: Context | undefined, v_stream
     {
       let n: number;
       if (end - pos < 3) throw new Truncated("Setup.metadata: input ends", pos + 3);
-      n = (data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!;
+      n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
       if (n > end - pos) throw new Truncated(`Setup.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
       v_metadata = data.subarray(pos, pos + n);
@@ -1501,13 +1595,12 @@ function _decodeSetup(r: Reader, end: number, ctx: Context | undefined, v_stream
 
 function _decodeLease(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Lease {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 8) throw new Truncated("Lease: input ends inside the frame", pos + 8);
-  const w1_0 = view.getUint32(pos);
+  const w1_0 = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
   const v_ttl = w1_0 & 0x7fffffff;
 
-  const w1_4 = view.getUint32(pos + 4);
+  const w1_4 = (((data[pos + 4]! << 24) | (data[pos + 4 + 1]! << 16) | (data[pos + 4 + 2]! << 8) | data[pos + 4 + 3]!) >>> 0);
   const v_numberOfRequests = w1_4 & 0x7fffffff;
 
   pos += 8;
@@ -1524,10 +1617,9 @@ function _decodeLease(r: Reader, end: number, ctx: Context | undefined, v_stream
 
 function _decodeKeepalive(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Keepalive {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 8) throw new Truncated("Keepalive: input ends inside the frame", pos + 8);
-  const w1_0 = view.getBigUint64(pos);
+  const w1_0 = r.view.getBigUint64(pos);
   const v_lastReceivedPosition = w1_0 & 0x7fffffffffffffffn;
 
   pos += 8;
@@ -1542,14 +1634,13 @@ function _decodeKeepalive(r: Reader, end: number, ctx: Context | undefined, v_st
 
 function _decodeRequestResponse(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): RequestResponse {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_metadata: Uint8Array | null = null;
   if ((flags & 0x100) !== 0) {
     {
       let n: number;
       if (end - pos < 3) throw new Truncated("RequestResponse.metadata: input ends", pos + 3);
-      n = (data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!;
+      n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
       if (n > end - pos) throw new Truncated(`RequestResponse.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
       v_metadata = data.subarray(pos, pos + n);
@@ -1567,14 +1658,13 @@ function _decodeRequestResponse(r: Reader, end: number, ctx: Context | undefined
 
 function _decodeRequestFnf(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): RequestFnf {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_metadata: Uint8Array | null = null;
   if ((flags & 0x100) !== 0) {
     {
       let n: number;
       if (end - pos < 3) throw new Truncated("RequestFnf.metadata: input ends", pos + 3);
-      n = (data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!;
+      n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
       if (n > end - pos) throw new Truncated(`RequestFnf.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
       v_metadata = data.subarray(pos, pos + n);
@@ -1592,10 +1682,9 @@ function _decodeRequestFnf(r: Reader, end: number, ctx: Context | undefined, v_s
 
 function _decodeRequestStream(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): RequestStream {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("RequestStream: input ends inside the frame", pos + 4);
-  const w1_0 = view.getUint32(pos);
+  const w1_0 = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
   const v_initialRequestN = w1_0 & 0x7fffffff;
   if (v_initialRequestN < 1 || v_initialRequestN > 0x7fffffff) throw new InvalidValue(`RequestStream.initial_request_n: ${v_initialRequestN} is outside 1..0x7fffffff`);
 
@@ -1606,7 +1695,7 @@ function _decodeRequestStream(r: Reader, end: number, ctx: Context | undefined, 
     {
       let n: number;
       if (end - pos < 3) throw new Truncated("RequestStream.metadata: input ends", pos + 3);
-      n = (data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!;
+      n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
       if (n > end - pos) throw new Truncated(`RequestStream.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
       v_metadata = data.subarray(pos, pos + n);
@@ -1624,10 +1713,9 @@ function _decodeRequestStream(r: Reader, end: number, ctx: Context | undefined, 
 
 function _decodeRequestChannel(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): RequestChannel {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("RequestChannel: input ends inside the frame", pos + 4);
-  const w1_0 = view.getUint32(pos);
+  const w1_0 = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
   const v_initialRequestN = w1_0 & 0x7fffffff;
   if (v_initialRequestN < 1 || v_initialRequestN > 0x7fffffff) throw new InvalidValue(`RequestChannel.initial_request_n: ${v_initialRequestN} is outside 1..0x7fffffff`);
 
@@ -1638,7 +1726,7 @@ function _decodeRequestChannel(r: Reader, end: number, ctx: Context | undefined,
     {
       let n: number;
       if (end - pos < 3) throw new Truncated("RequestChannel.metadata: input ends", pos + 3);
-      n = (data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!;
+      n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
       if (n > end - pos) throw new Truncated(`RequestChannel.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
       v_metadata = data.subarray(pos, pos + n);
@@ -1656,10 +1744,9 @@ function _decodeRequestChannel(r: Reader, end: number, ctx: Context | undefined,
 
 function _decodeRequestN(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): RequestN {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("RequestN: input ends inside the frame", pos + 4);
-  const w1_0 = view.getUint32(pos);
+  const w1_0 = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
   const v_requestN = w1_0 & 0x7fffffff;
   if (v_requestN < 1 || v_requestN > 0x7fffffff) throw new InvalidValue(`RequestN.request_n: ${v_requestN} is outside 1..0x7fffffff`);
 
@@ -1671,7 +1758,6 @@ function _decodeRequestN(r: Reader, end: number, ctx: Context | undefined, v_str
 
 function _decodeCancel(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Cancel {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   r.pos = pos;
   return new Cancel({ streamId: v_streamId, ignore: (flags & 0x200) !== 0 });
@@ -1679,14 +1765,13 @@ function _decodeCancel(r: Reader, end: number, ctx: Context | undefined, v_strea
 
 function _decodePayload(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Payload {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_metadata: Uint8Array | null = null;
   if ((flags & 0x100) !== 0) {
     {
       let n: number;
       if (end - pos < 3) throw new Truncated("Payload.metadata: input ends", pos + 3);
-      n = (data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!;
+      n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
       if (n > end - pos) throw new Truncated(`Payload.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
       v_metadata = data.subarray(pos, pos + n);
@@ -1704,10 +1789,9 @@ function _decodePayload(r: Reader, end: number, ctx: Context | undefined, v_stre
 
 function _decodeError(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Error {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("Error: input ends inside the frame", pos + 4);
-  const v_errorCode = view.getUint32(pos);
+  const v_errorCode = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
   pos += 4;
 
@@ -1721,7 +1805,6 @@ function _decodeError(r: Reader, end: number, ctx: Context | undefined, v_stream
 
 function _decodeMetadataPush(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): MetadataPush {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   let v_metadata: Uint8Array;
   v_metadata = data.subarray(pos, end);
@@ -1733,12 +1816,11 @@ function _decodeMetadataPush(r: Reader, end: number, ctx: Context | undefined, v
 
 function _decodeResume(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Resume {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("Resume: input ends inside the frame", pos + 4);
-  const v_majorVersion = view.getUint16(pos);
+  const v_majorVersion = ((data[pos]! << 8) | data[pos + 1]!);
 
-  const v_minorVersion = view.getUint16(pos + 2);
+  const v_minorVersion = ((data[pos + 2]! << 8) | data[pos + 2 + 1]!);
 
   pos += 4;
 
@@ -1746,7 +1828,7 @@ function _decodeResume(r: Reader, end: number, ctx: Context | undefined, v_strea
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("Resume.resume_token: input ends", pos + 2);
-    n = view.getUint16(pos);
+    n = ((data[pos]! << 8) | data[pos + 1]!);
     pos += 2;
     if (n > end - pos) throw new Truncated(`Resume.resume_token: ${n} bytes declared, ${end - pos} left`, pos + n);
     v_resumeToken = data.subarray(pos, pos + n);
@@ -1754,10 +1836,10 @@ function _decodeResume(r: Reader, end: number, ctx: Context | undefined, v_strea
   }
 
   if (end - pos < 16) throw new Truncated("Resume: input ends inside the frame", pos + 16);
-  const w3_0 = view.getBigUint64(pos);
+  const w3_0 = r.view.getBigUint64(pos);
   const v_lastReceivedServerPosition = w3_0 & 0x7fffffffffffffffn;
 
-  const w3_8 = view.getBigUint64(pos + 8);
+  const w3_8 = r.view.getBigUint64(pos + 8);
   const v_firstAvailableClientPosition = w3_8 & 0x7fffffffffffffffn;
 
   pos += 16;
@@ -1768,10 +1850,9 @@ function _decodeResume(r: Reader, end: number, ctx: Context | undefined, v_strea
 
 function _decodeResumeOk(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): ResumeOk {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 8) throw new Truncated("ResumeOk: input ends inside the frame", pos + 8);
-  const w1_0 = view.getBigUint64(pos);
+  const w1_0 = r.view.getBigUint64(pos);
   const v_lastReceivedClientPosition = w1_0 & 0x7fffffffffffffffn;
 
   pos += 8;
@@ -1782,10 +1863,9 @@ function _decodeResumeOk(r: Reader, end: number, ctx: Context | undefined, v_str
 
 function _decodeExt(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Ext {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("Ext: input ends inside the frame", pos + 4);
-  const w1_0 = view.getUint32(pos);
+  const w1_0 = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
   const v_extendedType = w1_0 & 0x7fffffff;
   if (v_extendedType < 1 || v_extendedType > 0x7fffffff) throw new InvalidValue(`Ext.extended_type: ${v_extendedType} is outside 1..0x7fffffff`);
 
@@ -1796,7 +1876,7 @@ function _decodeExt(r: Reader, end: number, ctx: Context | undefined, v_streamId
     {
       let n: number;
       if (end - pos < 3) throw new Truncated("Ext.metadata: input ends", pos + 3);
-      n = (data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!;
+      n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
       if (n > end - pos) throw new Truncated(`Ext.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
       v_metadata = data.subarray(pos, pos + n);
@@ -1814,13 +1894,12 @@ function _decodeExt(r: Reader, end: number, ctx: Context | undefined, v_streamId
 
 function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: string | undefined): Frame {
   const data = r.data;
-  const view = r.view;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("header: input ends inside the frame", pos + 6);
-  const w1_0 = view.getUint32(pos);
+  const w1_0 = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
   const v_streamId = w1_0 & 0x7fffffff;
 
-  const w1_4 = view.getUint16(pos + 4);
+  const w1_4 = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
   const v_frameType = w1_4 >>> 0xa;
 
   const flags = w1_4 & 0x3ff;
@@ -1906,7 +1985,7 @@ export function frameBytes(frame: Frame, ctx?: Context): Uint8Array {
   const w = Writer.shared();
   const at = w.reserve(3);
   frame._write(w, ctx);
-  const size = w.pos - at - 3;
+  const size = w.length - at - 3;
   if (size > 0xffffff) {
     throw new EncodeError(`a frame of ${size} bytes does not fit the 24-bit length prefix`);
   }
