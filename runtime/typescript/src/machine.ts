@@ -124,26 +124,26 @@ export abstract class StateMachine<S extends string> {
   readonly role: string;
   state: S;
   /** The machine class's statics (NAME, INITIAL, TERMINAL ...). */
-  readonly spec: MachineSpec<S>;
+  readonly definition: MachineSpec<S>;
   private readonly sendTable: Table<S>;
   private readonly receiveTable: Table<S>;
 
   constructor(role: string, state?: S) {
-    const spec = new.target as unknown as MachineSpec<S>;
-    if (!spec.ROLES.includes(role)) {
+    const definition = new.target as unknown as MachineSpec<S>;
+    if (!definition.ROLES.includes(role)) {
       throw new RangeError(
-        `${spec.NAME}: unknown role '${role}' (roles: ${spec.ROLES.map((r) => `'${r}'`).join(", ")})`,
+        `${definition.NAME}: unknown role '${role}' (roles: ${definition.ROLES.map((r) => `'${r}'`).join(", ")})`,
       );
     }
-    this.spec = spec;
+    this.definition = definition;
     this.role = role;
-    this.state = state ?? spec.INITIAL[role]!;
-    this.sendTable = spec.SEND[role]!;
-    this.receiveTable = spec.RECEIVE[role]!;
+    this.state = state ?? definition.INITIAL[role]!;
+    this.sendTable = definition.SEND[role]!;
+    this.receiveTable = definition.RECEIVE[role]!;
   }
 
   get terminated(): boolean {
-    return this.spec.TERMINAL.has(this.state);
+    return this.definition.TERMINAL.has(this.state);
   }
 
   /**
@@ -151,11 +151,11 @@ export abstract class StateMachine<S extends string> {
    * machines without one (an id that is reused), back in its initial state.
    */
   get vacant(): boolean {
-    const terminal = this.spec.TERMINAL;
+    const terminal = this.definition.TERMINAL;
     if (terminal.size > 0) {
       return terminal.has(this.state);
     }
-    return this.state === this.spec.INITIAL[this.role];
+    return this.state === this.definition.INITIAL[this.role];
   }
 
   /**
@@ -223,7 +223,7 @@ export abstract class StateMachine<S extends string> {
     outcome: Illegal | null,
   ): E {
     const name = frame.constructor.name;
-    const where = `role=${this.role} and state=${this.state} (machine ${this.spec.NAME})`;
+    const where = `role=${this.role} and state=${this.state} (machine ${this.definition.NAME})`;
     let message: string;
     let spec: string;
     if (outcome === null) {
@@ -234,7 +234,7 @@ export abstract class StateMachine<S extends string> {
       spec = outcome.spec;
     }
     return new kind(message, {
-      machine: this.spec.NAME,
+      machine: this.definition.NAME,
       role: this.role,
       state: this.state,
       frame: name,

@@ -6,7 +6,9 @@
  * `msgpack.packb(obj, use_bin_type=True)`: every integer (number or bigint) takes its
  * smallest form (Python ints have no 64-bit bias; the library, given bigints, would
  * always write 9 bytes and would write numbers beyond 32 bits as floats), strings are
- * str, Uint8Array is bin.
+ * str, Uint8Array is bin. A number is an integer when it is integral (JS cannot tell 1.0
+ * from 1; no frame field is a float), else a float 64 as Python's float; MpFloat(v)
+ * packs as `v` does.
  *
  * Unpacking is done here, not by the library: Python's `unpackb(raw=False,
  * strict_map_key=True)` refuses invalid UTF-8 in str, map keys other than str/bin and
@@ -65,8 +67,10 @@ export function mpPack(value: unknown): Uint8Array {
 function normalize(value: unknown, depth: number): unknown {
   switch (typeof value) {
     case "number":
-      if (Number.isSafeInteger(value) && (value < I32_MIN || value >= U32_LIMIT)) {
-        return BigInt(value);
+      // An integral number is an integer (a Python int), also beyond 2^53, where the
+      // Encoder would write a float; a fraction stays a float.
+      if (Number.isInteger(value) && (value < I32_MIN || value >= U32_LIMIT)) {
+        return normalize(BigInt(value), depth);
       }
       return value;
     case "bigint":
