@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PY_DIRS := wirestream/__init__.py wirestream/__main__.py wirestream/apps codegen runtime generated tests bench
 
-.PHONY: venv generate check-generated lint typecheck pytest test bench demo clean broker broker-stop
+.PHONY: venv node-deps generate check-generated lint typecheck pytest ts-build ts-test test bench demo clean broker broker-stop
 
 # The venv is (re)built whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -15,6 +15,16 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 venv: $(STAMP)
+
+# The Node side (npm workspaces runtime/typescript and generated/typescript: TypeScript,
+# @msgpack/msgpack, rsocket-core for the interop tests) is installed exactly as
+# package-lock.json pins it, again whenever the lockfile or a package.json changes.
+NODE_STAMP := node_modules/.installed
+$(NODE_STAMP): package.json package-lock.json runtime/typescript/package.json generated/typescript/package.json
+	npm ci --no-audit --no-fund
+	touch $(NODE_STAMP)
+
+node-deps: $(NODE_STAMP)
 
 # idl/**/*.yaml -> generated/** (Python, black-formatted) and generated/typescript/ (the npm package)
 generate: venv
@@ -35,10 +45,21 @@ lint: venv
 typecheck: venv
 	$(BIN)/mypy --strict -p wirestream
 
-pytest: venv
+pytest: venv node-deps
 	$(BIN)/pytest -q
 
-test: venv check-generated lint typecheck pytest
+# runtime/, generated/ and tests/typescript -> their dist/ (tsc -b: incremental, strict).
+ts-build: node-deps
+	npx tsc -b
+
+# The node:test suites: the compiled tests/typescript/**/*.test.ts, listed (Node >= 21 no
+# longer searches a directory given to --test; a deleted test's stale .js is not run).
+TS_TESTS = $(shell find tests/typescript -name '*.test.ts' -not -path '*/dist/*' | sort | \
+	sed -e 's|^tests/typescript/|tests/typescript/dist/|' -e 's|\.ts$$|.js|')
+ts-test: ts-build
+	node --test $(TS_TESTS)
+
+test: venv check-generated lint typecheck ts-test pytest
 
 # The RabbitMQ figures need the broker: `broker` starts it (a no-op when it runs).
 bench: venv broker
@@ -64,3 +85,4 @@ broker-stop:
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .hypothesis
+	rm -rf node_modules runtime/typescript/dist generated/typescript/dist tests/typescript/dist

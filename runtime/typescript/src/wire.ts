@@ -1,0 +1,395 @@
+/**
+ * Bytes in and out: what every generated TypeScript codec reads and writes with (the
+ * twin of runtime/_support.py's varint/VarU64/utf8 helpers, plus the Reader/Writer the
+ * Python codecs get from `struct` and `bytearray`).
+ *
+ * Browser-safe: Uint8Array and DataView only (no Node `Buffer`), TextEncoder/TextDecoder
+ * for UTF-8. All multi-byte integers are big-endian (network order), as in every
+ * protocol of idl/.
+ */
+
+import { EncodeError, InvalidString, InvalidValue, NonCanonical, Truncated } from "./errors.js";
+
+export const U64_MAX = 0xffff_ffff_ffff_ffffn;
+
+/** A cursor over bytes: generated decoders read `data` through `view` from `pos` on. */
+export class Reader {
+  data: Uint8Array;
+  /** Spans exactly `data` (its byteOffset is taken into account). */
+  view: DataView;
+  pos: number;
+
+  constructor(data: Uint8Array, pos = 0) {
+    this.data = data;
+    this.view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+    this.pos = pos;
+  }
+}
+
+// --- unsigned LEB128 (protobuf varint) ---------------------------------------------------
+
+/**
+ * Read an unsigned LEB128 varint at `r.pos` (which it advances), not reading at or past
+ * `end`.
+ *
+ * Protobuf varints carry at most 64 bits, so at most 10 bytes are read: a longer run of
+ * continuation bits is an error, never a loop sized by the peer. Errors and messages are
+ * runtime/_support.read_varint's: Truncated (with `needed`), InvalidValue.
+ */
+export function readVarint(r: Reader, end: number): bigint {
+  const data = r.data;
+  let pos = r.pos;
+  if (pos >= end) {
+    throw new Truncated("varint: input ends", pos + 1);
+  }
+  let byte = data[pos]!;
+  if (byte < 0x80) {
+    r.pos = pos + 1;
+    return BigInt(byte);
+  }
+  // The first 7 bytes (49 bits) add up exactly in a number; beyond that, bigint.
+  let low = byte & 0x7f;
+  let high = 0n;
+  let shift = 7;
+  pos += 1;
+  for (;;) {
+    if (pos >= end) {
+      throw new Truncated("varint: input ends inside a varint", pos + 1);
+    }
+    byte = data[pos]!;
+    pos += 1;
+    if (shift < 49) {
+      low += (byte & 0x7f) * 2 ** shift;
+    } else {
+      high |= BigInt(byte & 0x7f) << BigInt(shift);
+    }
+    if (byte < 0x80) {
+      const result = high | BigInt(low);
+      if (result > U64_MAX) {
+        throw new InvalidValue("varint: value exceeds 64 bits");
+      }
+      r.pos = pos;
+      return result;
+    }
+    shift += 7;
+    if (shift >= 70) {
+      throw new InvalidValue("varint: longer than 10 bytes");
+    }
+  }
+}
+
+// --- VarU64 (https://github.com/AljoschaMeyer/varu64) -------------------------------------
+// A first byte below 248 is the value; 248 + k - 1 announces k (1..8) further bytes
+// holding the value big-endian. Only the shortest encoding is valid.
+
+const VARU64_MIN: readonly bigint[] = [
+  0n,
+  248n,
+  1n << 8n,
+  1n << 16n,
+  1n << 24n,
+  1n << 32n,
+  1n << 40n,
+  1n << 48n,
+  1n << 56n,
+];
+
+/** Read a VarU64 at `r.pos` (which it advances); rejects non-canonical encodings. */
+export function readVarU64(r: Reader, end: number): bigint {
+  const data = r.data;
+  const pos = r.pos;
+  if (pos >= end) {
+    throw new Truncated("VarU64: input ends", pos + 1);
+  }
+  const first = data[pos]!;
+  if (first < 248) {
+    r.pos = pos + 1;
+    return BigInt(first);
+  }
+  const size = first - 247;
+  const stop = pos + 1 + size;
+  if (stop > end) {
+    throw new Truncated("VarU64: input ends inside a VarU64", stop);
+  }
+  let value = 0n;
+  for (let i = pos + 1; i < stop; i++) {
+    value = (value << 8n) | BigInt(data[i]!);
+  }
+  if (value < VARU64_MIN[size]!) {
+    throw new NonCanonical(
+      `VarU64: ${value} encoded in ${size + 1} bytes; the shortest form is required`,
+    );
+  }
+  r.pos = stop;
+  return value;
+}
+
+// --- UTF-8 ----------------------------------------------------------------------------------
+
+// fatal: invalid UTF-8 throws (Python's strict decode); ignoreBOM: a leading U+FEFF is
+// kept as a character, as Python's "utf-8" codec keeps it.
+const DECODER = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const ENCODER = new TextEncoder();
+
+/** Decode a UTF-8 string field, naming the field when it is not UTF-8 (InvalidString). */
+export function utf8(data: Uint8Array, what: string): string {
+  try {
+    return DECODER.decode(data);
+  } catch {
+    const bad = utf8Error(data);
+    throw new InvalidString(`${what}: not UTF-8 (${bad === null ? "invalid data" : bad.reason})`);
+  }
+}
+
+/** UTF-8 bytes of `text` (a lone surrogate becomes U+FFFD, TextEncoder's rule). */
+export function utf8Bytes(text: string): Uint8Array {
+  return ENCODER.encode(text);
+}
+
+/** Where and why `data` is not UTF-8, in the words of Python's decoder. */
+export interface Utf8Error {
+  /** Offset of the first byte of the bad sequence. */
+  start: number;
+  /** Offset after its last byte that was still valid (Python's `error.end`). */
+  end: number;
+  reason: "invalid start byte" | "invalid continuation byte" | "unexpected end of data";
+}
+
+/**
+ * The first UTF-8 error in `data`, as CPython's decoder reports it, or null when it is
+ * valid. Only called once TextDecoder has refused the bytes (the error path), so that
+ * messages match Python's (`invalid start byte` ...).
+ */
+export function utf8Error(data: Uint8Array): Utf8Error | null {
+  const n = data.length;
+  let i = 0;
+  while (i < n) {
+    const lead = data[i]!;
+    if (lead < 0x80) {
+      i += 1;
+      continue;
+    }
+    let count: number;
+    let low = 0x80;
+    let high = 0xbf;
+    if (lead >= 0xc2 && lead <= 0xdf) {
+      count = 1;
+    } else if (lead >= 0xe0 && lead <= 0xef) {
+      count = 2;
+      if (lead === 0xe0) low = 0xa0;
+      else if (lead === 0xed) high = 0x9f; // no surrogates
+    } else if (lead >= 0xf0 && lead <= 0xf4) {
+      count = 3;
+      if (lead === 0xf0) low = 0x90;
+      else if (lead === 0xf4) high = 0x8f; // nothing above U+10FFFF
+    } else {
+      return { start: i, end: i + 1, reason: "invalid start byte" };
+    }
+    for (let k = 1; k <= count; k++) {
+      if (i + k >= n) {
+        return { start: i, end: i + k, reason: "unexpected end of data" };
+      }
+      const byte = data[i + k]!;
+      if (byte < low || byte > high) {
+        return { start: i, end: i + k, reason: "invalid continuation byte" };
+      }
+      low = 0x80;
+      high = 0xbf;
+    }
+    i += count + 1;
+  }
+  return null;
+}
+
+// --- Writer ---------------------------------------------------------------------------------
+
+/**
+ * A growable byte buffer that generated encoders write frames into.
+ *
+ * The integer methods do not check ranges: the generated encoders check every field
+ * against its IDL type first (with the field's name in the EncodeError), as Python's do.
+ * Values are written big-endian.
+ */
+export class Writer {
+  buf: Uint8Array;
+  view: DataView;
+  pos: number;
+
+  constructor(capacity = 256) {
+    this.buf = new Uint8Array(Math.max(capacity, 16));
+    this.view = new DataView(this.buf.buffer);
+    this.pos = 0;
+  }
+
+  private static sharedWriter: Writer | undefined;
+
+  /**
+   * One module-level writer, reset to position 0. Encoding is synchronous, so a generated
+   * `encode` may write into it and return `finish()` (a copy); it must not be held across
+   * an `await` or used while another encode writes into it.
+   */
+  static shared(): Writer {
+    let writer = Writer.sharedWriter;
+    if (writer === undefined) {
+      writer = new Writer(4096);
+      Writer.sharedWriter = writer;
+    }
+    writer.pos = 0;
+    return writer;
+  }
+
+  /** Make room for `n` more bytes (doubling, so a frame costs amortised linear time). */
+  ensure(n: number): void {
+    const needed = this.pos + n;
+    if (needed <= this.buf.length) {
+      return;
+    }
+    const grown = new Uint8Array(Math.max(needed, this.buf.length * 2));
+    grown.set(this.buf.subarray(0, this.pos));
+    this.buf = grown;
+    this.view = new DataView(grown.buffer);
+  }
+
+  u8(v: number): void {
+    this.ensure(1);
+    this.buf[this.pos++] = v;
+  }
+
+  u16(v: number): void {
+    this.ensure(2);
+    this.view.setUint16(this.pos, v);
+    this.pos += 2;
+  }
+
+  u24(v: number): void {
+    this.ensure(3);
+    const buf = this.buf;
+    const pos = this.pos;
+    buf[pos] = v >>> 16;
+    buf[pos + 1] = v >>> 8;
+    buf[pos + 2] = v;
+    this.pos = pos + 3;
+  }
+
+  u32(v: number): void {
+    this.ensure(4);
+    this.view.setUint32(this.pos, v);
+    this.pos += 4;
+  }
+
+  i8(v: number): void {
+    this.ensure(1);
+    this.view.setInt8(this.pos, v);
+    this.pos += 1;
+  }
+
+  i16(v: number): void {
+    this.ensure(2);
+    this.view.setInt16(this.pos, v);
+    this.pos += 2;
+  }
+
+  i32(v: number): void {
+    this.ensure(4);
+    this.view.setInt32(this.pos, v);
+    this.pos += 4;
+  }
+
+  u64(v: bigint): void {
+    this.ensure(8);
+    this.view.setBigUint64(this.pos, v);
+    this.pos += 8;
+  }
+
+  i64(v: bigint): void {
+    this.ensure(8);
+    this.view.setBigInt64(this.pos, v);
+    this.pos += 8;
+  }
+
+  bytes(b: Uint8Array): void {
+    this.ensure(b.length);
+    this.buf.set(b, this.pos);
+    this.pos += b.length;
+  }
+
+  /** An unsigned LEB128 varint; EncodeError like _support.write_varint. */
+  varint(v: bigint): void {
+    if (v < 0x80n) {
+      if (v < 0n) {
+        throw new EncodeError(`varint: negative value ${v}`);
+      }
+      this.u8(Number(v));
+      return;
+    }
+    if (v > U64_MAX) {
+      throw new EncodeError(`varint: value ${v} exceeds 64 bits`);
+    }
+    this.ensure(10);
+    const buf = this.buf;
+    let pos = this.pos;
+    while (v >= 0x80n) {
+      buf[pos++] = Number(v & 0x7fn) | 0x80;
+      v >>= 7n;
+    }
+    buf[pos++] = Number(v);
+    this.pos = pos;
+  }
+
+  /** A canonical VarU64; EncodeError like _support.write_varu64. */
+  varu64(v: bigint): void {
+    if (v >= 0n && v < 248n) {
+      this.u8(Number(v));
+      return;
+    }
+    if (v < 0n || v > U64_MAX) {
+      throw new EncodeError(`VarU64: value ${v} out of range`);
+    }
+    let size = 1;
+    while (v >> BigInt(8 * size) !== 0n) {
+      size += 1;
+    }
+    this.ensure(1 + size);
+    const buf = this.buf;
+    const pos = this.pos;
+    buf[pos] = 247 + size;
+    for (let i = size; i >= 1; i--) {
+      buf[pos + i] = Number(v & 0xffn);
+      v >>= 8n;
+    }
+    this.pos = pos + 1 + size;
+  }
+
+  /** Skip `n` bytes (a length written once the rest is known); returns their position. */
+  reserve(n: number): number {
+    this.ensure(n);
+    const at = this.pos;
+    this.buf.fill(0, at, at + n);
+    this.pos += n;
+    return at;
+  }
+
+  patchU8(at: number, v: number): void {
+    this.buf[at] = v;
+  }
+
+  patchU16(at: number, v: number): void {
+    this.view.setUint16(at, v);
+  }
+
+  patchU24(at: number, v: number): void {
+    const buf = this.buf;
+    buf[at] = v >>> 16;
+    buf[at + 1] = v >>> 8;
+    buf[at + 2] = v;
+  }
+
+  patchU32(at: number, v: number): void {
+    this.view.setUint32(at, v);
+  }
+
+  /** A copy of what was written (the writer may be reused afterwards). */
+  finish(): Uint8Array {
+    return this.buf.slice(0, this.pos);
+  }
+}
