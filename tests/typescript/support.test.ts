@@ -318,15 +318,43 @@ describe("Writer", () => {
     assert.equal(hex(out.subarray(0, 10)), "11223344556677" + "8899aa");
   });
 
-  it("finish() copies; shared() starts over", () => {
+  it("finish() of a new Writer copies", () => {
+    const w = new Writer(16);
+    w.u8(1);
+    const first = w.finish();
+    w.pos = 0;
+    w.u8(2);
+    assert.equal(hex(first), "01");
+  });
+
+  it("shared(): each finish() is a view that later writes never touch", () => {
     const w = Writer.shared();
     w.u8(1);
     const first = w.finish();
     const again = Writer.shared();
     assert.equal(again, w);
-    assert.equal(again.pos, 0);
+    assert.equal(again.length, 0);
     again.u8(2);
+    const second = again.finish();
     assert.equal(hex(first), "01");
+    assert.equal(hex(second), "02");
+    assert.equal(first.buffer, second.buffer); // one slab, no copy
+  });
+
+  it("shared(): a value that outgrows the slab moves, with its reserved room", () => {
+    const kept: Uint8Array[] = [];
+    for (let i = 0; i < 2000; i++) {
+      const w = Writer.shared();
+      const at = w.reserve(3);
+      w.bytes(new Uint8Array(100).fill(i & 0xff));
+      w.patchU24(at, 100);
+      kept.push(w.finish());
+    }
+    kept.forEach((out, i) => {
+      assert.equal(out.length, 103);
+      assert.equal(hex(out.subarray(0, 3)), "000064");
+      assert.equal(out[102], i & 0xff);
+    });
   });
 });
 

@@ -15,14 +15,23 @@ export const U64_MAX = 0xffff_ffff_ffff_ffffn;
 /** A cursor over bytes: generated decoders read `data` through `view` from `pos` on. */
 export class Reader {
   data: Uint8Array;
-  /** Spans exactly `data` (its byteOffset is taken into account). */
-  view: DataView;
   pos: number;
+  private _view: DataView | undefined;
 
   constructor(data: Uint8Array, pos = 0) {
     this.data = data;
-    this.view = new DataView(data.buffer, data.byteOffset, data.byteLength);
     this.pos = pos;
+    this._view = undefined;
+  }
+
+  /** Spans exactly `data`; made on first use (only 64-bit reads need it). */
+  get view(): DataView {
+    let view = this._view;
+    if (view === undefined) {
+      view = new DataView(this.data.buffer, this.data.byteOffset, this.data.byteLength);
+      this._view = view;
+    }
+    return view;
   }
 }
 
@@ -210,44 +219,65 @@ export function utf8Error(data: Uint8Array): Utf8Error | null {
  * against its IDL type first (with the field's name in the EncodeError), as Python's do.
  * Values are written big-endian.
  */
+/** The pooled writer's slab size: many small frames per allocation. */
+const SLAB_SIZE = 64 * 1024;
+
 export class Writer {
   buf: Uint8Array;
   view: DataView;
   pos: number;
 
-  constructor(capacity = 256) {
+  /** Where the value being written starts in `buf`: 0, except in the pooled writer. */
+  start: number;
+  private readonly pooled: boolean;
+
+  constructor(capacity = 256, pooled = false) {
     this.buf = new Uint8Array(Math.max(capacity, 16));
     this.view = new DataView(this.buf.buffer);
     this.pos = 0;
+    this.start = 0;
+    this.pooled = pooled;
   }
 
   private static sharedWriter: Writer | undefined;
 
   /**
-   * One module-level writer, reset to position 0. Encoding is synchronous, so a generated
-   * `encode` may write into it and return `finish()` (a copy); it must not be held across
-   * an `await` or used while another encode writes into it.
+   * The pooled writer, positioned at its slab's free space. Encoding is synchronous, so a
+   * generated `encode` writes into it and returns `finish()`: a view of the slab that no
+   * later write touches (as Node's `Buffer` pool hands out slices of 8 KiB slabs), so an
+   * encode costs no copy and no allocation but the view. A full slab is left to the views
+   * that still use it and a new one is taken.
    */
   static shared(): Writer {
     let writer = Writer.sharedWriter;
     if (writer === undefined) {
-      writer = new Writer(4096);
+      writer = new Writer(SLAB_SIZE, true);
       Writer.sharedWriter = writer;
     }
-    writer.pos = 0;
+    writer.pos = writer.start;
     return writer;
+  }
+
+  /** Bytes written since `start`. */
+  get length(): number {
+    return this.pos - this.start;
   }
 
   /** Make room for `n` more bytes (doubling, so a frame costs amortised linear time). */
   ensure(n: number): void {
-    const needed = this.pos + n;
-    if (needed <= this.buf.length) {
-      return;
+    if (this.pos + n > this.buf.length) {
+      this.grow(n);
     }
-    const grown = new Uint8Array(Math.max(needed, this.buf.length * 2));
-    grown.set(this.buf.subarray(0, this.pos));
+  }
+
+  private grow(n: number): void {
+    const used = this.pos - this.start;
+    const grown = new Uint8Array(Math.max(this.pooled ? SLAB_SIZE : 0, (used + n) * 2));
+    grown.set(this.buf.subarray(this.start, this.pos));
     this.buf = grown;
     this.view = new DataView(grown.buffer);
+    this.start = 0;
+    this.pos = used;
   }
 
   u8(v: number): void {
@@ -360,36 +390,52 @@ export class Writer {
     this.pos = pos + 1 + size;
   }
 
-  /** Skip `n` bytes (a length written once the rest is known); returns their position. */
+  /** Skip `n` bytes (a length written once the rest is known); returns their offset
+   * from `start` (the buffer may move before the patch). */
   reserve(n: number): number {
     this.ensure(n);
     const at = this.pos;
     this.buf.fill(0, at, at + n);
     this.pos += n;
-    return at;
+    return at - this.start;
   }
 
   patchU8(at: number, v: number): void {
-    this.buf[at] = v;
+    this.buf[this.start + at] = v;
   }
 
   patchU16(at: number, v: number): void {
-    this.view.setUint16(at, v);
+    const buf = this.buf;
+    const pos = this.start + at;
+    buf[pos] = v >>> 8;
+    buf[pos + 1] = v;
   }
 
   patchU24(at: number, v: number): void {
     const buf = this.buf;
-    buf[at] = v >>> 16;
-    buf[at + 1] = v >>> 8;
-    buf[at + 2] = v;
+    const pos = this.start + at;
+    buf[pos] = v >>> 16;
+    buf[pos + 1] = v >>> 8;
+    buf[pos + 2] = v;
   }
 
   patchU32(at: number, v: number): void {
-    this.view.setUint32(at, v);
+    const buf = this.buf;
+    const pos = this.start + at;
+    buf[pos] = v >>> 24;
+    buf[pos + 1] = v >>> 16;
+    buf[pos + 2] = v >>> 8;
+    buf[pos + 3] = v;
   }
 
-  /** A copy of what was written (the writer may be reused afterwards). */
+  /** What was written since `start`: a copy, or in the pooled writer a view that stays
+   * valid (the next value starts after it). */
   finish(): Uint8Array {
-    return this.buf.slice(0, this.pos);
+    if (!this.pooled) {
+      return this.buf.slice(this.start, this.pos);
+    }
+    const out = this.buf.subarray(this.start, this.pos);
+    this.start = Math.min((this.pos + 7) & ~7, this.buf.length);
+    return out;
   }
 }
