@@ -177,7 +177,7 @@ test("the Python side dumps every protocol version", () => {
 for (const version of ALL) {
   const id = `${version.protocol}/${version.version}`;
 
-  test(`${id}: the TypeScript machines give the Python outcome for every sample`, async () => {
+  test(`${id}: the TypeScript machines give the Python outcome for every sample`, async (t) => {
     const codec = (await import(`@wirestream/generated/${id}`)) as Codec;
     const machines = (await import(`@wirestream/generated/${id}/machines`)) as Record<
       string,
@@ -216,6 +216,7 @@ for (const version of ALL) {
         });
       }
     }
+    t.diagnostic(`${checked} outcomes over ${frames.length} frames`);
     assert.deepEqual(mismatches.slice(0, 20), [], `${mismatches.length} of ${checked} differ`);
   });
 
