@@ -297,10 +297,15 @@ class Machine:
                 frames.append(row.frame)
         return frames
 
+    def handler_words(self, frame: str) -> tuple[str, ...]:
+        """The words of the engine method the generated dispatch calls for a received
+        ``frame``: on, the scope, the frame (machines of one scope share handlers); each
+        language joins them its own way (Python ``on_<scope>_<frame in snake case>``)."""
+        return ("on", *self.scope.split("_"), *snake_case(frame).split("_"))
+
     def handler_name(self, frame: str) -> str:
-        """The engine method the generated dispatch calls for a received ``frame``:
-        ``on_<scope>_<frame in snake case>`` (machines of one scope share handlers)."""
-        return f"on_{self.scope}_{snake_case(frame)}"
+        """The Python engine method for a received ``frame``: ``on_<scope>_<frame>``."""
+        return "_".join(self.handler_words(frame))
 
 
 def snake_case(name: str) -> str:

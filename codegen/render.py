@@ -23,6 +23,7 @@ _ENV = jinja2.Environment(
     keep_trailing_newline=True,
     autoescape=False,
 )
+_ENV.filters["py_repr"] = repr  # a Python literal (the machines' error messages)
 
 
 def _black(source: str) -> str:
