@@ -16,6 +16,7 @@ from pathlib import Path
 import jinja2
 
 from wirestream.codegen.model import IntType, Protocol
+from wirestream.codegen.typescript_machines import render_ts_machines
 from wirestream.codegen.plan import (
     AttrPlan,
     CodecPlan,
@@ -283,11 +284,11 @@ def render_typescript(protos: list[Protocol]) -> dict[str, str]:
         plan = plan_codec(proto)
         base = f"src/{proto.protocol}/{proto.version}"
         files[f"{base}/index.ts"] = render_codec(plan)
+        files[f"{base}/machines.ts"] = tidy(render_ts_machines(proto))
         versions.append((proto.protocol, proto.version, proto.title))
     versions.sort()
-    has_machines = False  # the machines' TypeScript rendering is added with its template
     for name in ("package.json", "tsconfig.json", "README.md"):
         files[name] = _ENV.get_template(name + ".j2").render(
-            versions=versions, package=PACKAGE, runtime=RUNTIME, machines=has_machines
+            versions=versions, package=PACKAGE, runtime=RUNTIME
         )
     return files
