@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.typescript_support import node  # noqa: F401  (the fixture, for every module)
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 

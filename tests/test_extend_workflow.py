@@ -1,10 +1,12 @@
 """The extend-by-editing workflow, end to end: a user adds a frame type to a protocol's
-YAML, generates, imports the new package and round-trips the new frame; then adds the
-frame with behaviour (machine rows and one handler method) and exchanges it over TCP.
+YAML, generates, imports the new package and round-trips the new frame -- in Python and,
+from the same edit, in TypeScript; then adds the frame with behaviour (machine rows and
+one handler method) and exchanges it over TCP.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -17,6 +19,7 @@ import yaml
 from wirestream.runtime.errors import UnexpectedFrame, UnknownFrameType
 from wirestream.runtime.machine import IGNORE
 from tests.protocols import IDL, ROOT, generate_into
+from tests.typescript_support import TSC, run
 
 NEW_FRAME = {
     "code": 0x20,
@@ -48,6 +51,45 @@ def test_a_frame_added_to_the_yaml_is_generated_and_round_trips(tmp_path: Path) 
 
     with pytest.raises(UnknownFrameType):
         v1_0.decode(data)
+
+
+TS_ROUND_TRIP = """
+import { Sequenced, FrameType, decode, encode } from "./out/typescript/dist/rsocket/v1_0/index.js";
+import { ConnectionMachine } from "./out/typescript/dist/rsocket/v1_0/machines.js";
+const text = new TextEncoder();
+const frame = new Sequenced({ streamId: 3, urgent: true, sequence: 7,
+                              metadata: text.encode("m"), data: text.encode("hello") });
+const bytes = encode(frame);
+const back = decode(bytes);
+console.log(JSON.stringify({
+  hex: Buffer.from(bytes).toString("hex"),
+  same: back instanceof Sequenced && back.sequence === 7 && back.urgent && back.streamId === 3,
+  code: FrameType.SEQUENCED,
+  machine: ConnectionMachine.NAME,
+}));
+"""
+
+
+def test_the_same_yaml_edit_reaches_typescript(tmp_path: Path, node: str) -> None:
+    """One YAML edit, one `generate --target all`: the TypeScript package gets the frame
+    too, type-checks strictly, and encodes it to the bytes Python does."""
+    spec = yaml.safe_load((IDL / "rsocket" / "v1_0.yaml").read_text(encoding="utf-8"))
+    spec["frames"]["Sequenced"] = NEW_FRAME
+    (tmp_path / "idl" / "rsocket").mkdir(parents=True)
+    (tmp_path / "idl" / "rsocket" / "v1_0.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    run([sys.executable, "-m", "wirestream.codegen", "generate", "--target", "all", "--idl",
+         str(tmp_path / "idl"), "--out", str(tmp_path / "out")], "wirestream generate")  # fmt: skip
+    package = tmp_path / "out" / "typescript"
+    assert "export class Sequenced" in (package / "src/rsocket/v1_0/index.ts").read_text()
+    # The generated package finds its runtime as it does in the repository: ../../runtime
+    # (a project reference) and node_modules/@wirestream/runtime.
+    (tmp_path / "runtime").symlink_to(ROOT / "runtime")
+    (tmp_path / "node_modules").symlink_to(ROOT / "node_modules")
+    run([node, str(TSC), "-b", str(package)], "tsc -b of the regenerated package")
+    (tmp_path / "round_trip.mjs").write_text(TS_ROUND_TRIP)
+    result = json.loads(run([node, "round_trip.mjs"], "the TypeScript round trip", tmp_path))
+    assert result == {"hex": "00000003" "8180" "00000007" "000001" "6d" "68656c6c6f",
+                      "same": True, "code": 0x20, "machine": "connection"}  # fmt: skip
 
 
 # --- a frame with behaviour, end to end ------------------------------------------------
