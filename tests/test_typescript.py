@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -38,9 +39,12 @@ def _missing(reason: str) -> None:
 
 
 def _run(args: list[str], what: str) -> None:
-    """Run ``args`` in the repository root; fail with its output when it fails."""
+    """Run ``args`` in the repository root; fail with its output when it fails. The
+    suites that start a Python server (requester.test.ts) use this interpreter unless
+    WIRESTREAM_PYTHON says otherwise."""
+    env = {"WIRESTREAM_PYTHON": sys.executable, **os.environ}
     done = subprocess.run(
-        args, cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT, check=False
+        args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False
     )
     if done.returncode != 0:
         output = (done.stdout + done.stderr).strip()
