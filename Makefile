@@ -62,8 +62,11 @@ ts-test: ts-build
 test: venv check-generated lint typecheck ts-test pytest
 
 # The RabbitMQ figures need the broker: `broker` starts it (a no-op when it runs).
-bench: venv broker
+# bench/typescript_codec.ts (built by ts-build: the root tsconfig references bench/) puts
+# the generated TypeScript codec against rsocket-js in the same Node run.
+bench: venv broker ts-build
 	$(BIN)/python -m bench.codec
+	node bench/dist/typescript_codec.js
 	$(BIN)/python -m bench.rsocket_runtime
 	$(BIN)/python -m bench.rsio_stream
 	$(BIN)/python -m bench.rabbitmq_runtime

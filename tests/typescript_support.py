@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -28,8 +29,11 @@ def missing(reason: str) -> None:
     pytest.skip(reason)
 
 
-def run(args: list[str], what: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -> str:
-    """Run ``args``; its stdout, or fail with its output when it fails."""
+def run(args: list[str], what: str, cwd: Path = ROOT) -> str:
+    """Run ``args``; its stdout, or fail with its output when it fails. What it starts
+    runs Python (e.g. requester.test.ts starts `wirestream rsocket serve`) with this
+    interpreter unless WIRESTREAM_PYTHON says otherwise."""
+    env = {"WIRESTREAM_PYTHON": sys.executable, **os.environ}
     done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT,
                           check=False, env=env)  # fmt: skip
     if done.returncode != 0:
