@@ -1,0 +1,1 @@
+"""Cross-language conformance: one corpus written by Python, checked by every target."""

@@ -1,0 +1,329 @@
+// The cross-language conformance corpus, checked against the generated TypeScript codecs.
+//
+// Python writes the corpus (tests/crosslang/corpus.py: golden vectors, error vectors,
+// frames drawn from the generated hypothesis strategies, mutated inputs) with its own
+// answers; tests/test_crosslang.py writes it into a temporary folder and runs this file
+// with WIRESTREAM_CORPUS naming that folder. Without the variable there is nothing to
+// check and the test is skipped (`node --test tests/typescript/dist/` alone).
+//
+// For every case: decode(bytes, ctx, sender) must give Python's frame (or throw the
+// error class Python raised, same name, and the same `needed` for Truncated); the
+// encoding of the decoded frame and of a frame built from Python's fields must both be
+// Python's bytes. The JSON form is the one corpus.py documents: numbers for integers of
+// at most 32 bits, {"big": "..."} for 64-bit ones, {"hex": "..."} for bytes,
+// {"$type": "<Class>", <snake_case field>: ...} for frames and structs.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+
+import * as bpmuxRel from "@wirestream/generated/bpmux/rel";
+import * as rabbitmqStreamDraft from "@wirestream/generated/rabbitmq_stream/draft";
+import * as rabbitmqStreamV1 from "@wirestream/generated/rabbitmq_stream/v1";
+import * as rsioV0 from "@wirestream/generated/rsio/v0";
+import * as rsocketV0_2 from "@wirestream/generated/rsocket/v0_2";
+import * as rsocketV1_0 from "@wirestream/generated/rsocket/v1_0";
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+type Sender = "client" | "server";
+
+interface Case {
+  name?: string;
+  op?: string;
+  bytes: string;
+  ctx: JsonObject | null;
+  sender: string | null;
+  frame?: JsonObject;
+  encoded?: string;
+  encode_error?: string;
+  error?: string;
+  needed?: number;
+}
+
+interface CorpusFile {
+  format: number;
+  protocol: string;
+  version: string;
+  module: string;
+  encoding: "binary" | "msgpack";
+  golden: Case[];
+  golden_errors: Case[];
+  differential: Case[];
+  mutations: Case[];
+}
+
+interface Index {
+  format: number;
+  files: { file: string; module: string; encoding: string }[];
+}
+
+// What every generated codec module offers (method syntax: a module's own Frame and
+// Context types are narrower than `object`, which method parameters allow).
+interface Codec {
+  decode(data: Uint8Array, ctx?: object, sender?: Sender): object;
+  encode(frame: object, ctx?: object): Uint8Array;
+  decodeMsgpack?(data: Uint8Array, ctx?: object): object;
+  encodeMsgpack?(frame: object): Uint8Array;
+}
+
+interface Module {
+  codec: Codec;
+  exports: Map<string, unknown>;
+}
+
+function module(ns: Codec & object): Module {
+  return { codec: ns, exports: new Map<string, unknown>(Object.entries(ns)) };
+}
+
+const MODULES: Record<string, Module> = {
+  "bpmux/rel": module(bpmuxRel),
+  "rabbitmq_stream/draft": module(rabbitmqStreamDraft),
+  "rabbitmq_stream/v1": module(rabbitmqStreamV1),
+  "rsio/v0": module(rsioV0),
+  "rsocket/v0_2": module(rsocketV0_2),
+  "rsocket/v1_0": module(rsocketV1_0),
+};
+
+const KINDS = ["golden", "golden_errors", "differential", "mutations"] as const;
+const FORMAT = 1;
+const SHOWN = 15; // failures quoted per kind; the rest are counted
+
+// --- the JSON form ------------------------------------------------------------------------
+
+const HEX: string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+
+function toHex(data: Uint8Array): string {
+  let out = "";
+  for (const byte of data) out += HEX[byte];
+  return out;
+}
+
+function fromHex(hex: string): Uint8Array {
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return out;
+}
+
+function camel(snake: string): string {
+  return snake.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+}
+
+function snake(camelName: string): string {
+  return camelName.replace(/[A-Z]/g, (c) => "_" + c.toLowerCase());
+}
+
+function isObject(value: Json | undefined): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+// A TypeScript value in the corpus's JSON form. Where Python's value is a frame or
+// struct of the same class, its fields are read by Python's names (camelCased) so a
+// getter counts as a field; any other own field is added under its snake_case name, so
+// a field Python does not have shows up as a difference.
+function normalise(value: unknown, expected?: Json): Json {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return value;
+  if (typeof value === "number") return value;
+  if (typeof value === "bigint") return { big: value.toString() };
+  if (value === undefined) return "<undefined>";
+  if (value instanceof Uint8Array) return { hex: toHex(value) };
+  if (Array.isArray(value)) {
+    const items = Array.isArray(expected) ? expected : [];
+    return value.map((item: unknown, i) => normalise(item, items[i]));
+  }
+  if (typeof value === "object") {
+    const type = value.constructor.name;
+    const out: JsonObject = { $type: type };
+    const fields = value as Record<string, unknown>;
+    if (isObject(expected) && expected["$type"] === type) {
+      for (const [key, want] of Object.entries(expected)) {
+        if (key !== "$type") out[key] = normalise(fields[camel(key)], want);
+      }
+    }
+    for (const [key, field] of Object.entries(fields)) {
+      const name = snake(key);
+      if (!(name in out)) out[name] = normalise(field);
+    }
+    return out;
+  }
+  return `<${typeof value}>`;
+}
+
+function ctorOf(mod: Module, name: string): new (init?: Record<string, unknown>) => object {
+  const ctor = mod.exports.get(name);
+  if (typeof ctor !== "function") throw new Error(`the module exports no class ${name}`);
+  return ctor as new (init?: Record<string, unknown>) => object;
+}
+
+// The inverse of `normalise`: a frame built from Python's fields by `new Cls(init)`.
+function build(mod: Module, value: Json): unknown {
+  if (Array.isArray(value)) return value.map((item) => build(mod, item));
+  if (isObject(value)) {
+    const type = value["$type"];
+    if (typeof type === "string") {
+      const init: Record<string, unknown> = {};
+      for (const [key, field] of Object.entries(value)) {
+        if (key !== "$type") init[camel(key)] = build(mod, field);
+      }
+      return new (ctorOf(mod, type))(init);
+    }
+    const big = value["big"];
+    if (typeof big === "string") return BigInt(big);
+    const hex = value["hex"];
+    if (typeof hex === "string") return fromHex(hex);
+    throw new Error(`not a tagged JSON value: ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+// A context from its JSON form: keyed slots ([[key, value], ...]) become Maps.
+function context(mod: Module, value: JsonObject | null): object | undefined {
+  if (value === null) return undefined;
+  const init: Record<string, unknown> = {};
+  for (const [key, slot] of Object.entries(value)) {
+    init[camel(key)] = Array.isArray(slot)
+      ? new Map(
+          slot.map((pair): [unknown, unknown] => {
+            if (!Array.isArray(pair) || pair.length !== 2) throw new Error(`bad pair ${JSON.stringify(pair)}`);
+            return [build(mod, pair[0] ?? null), build(mod, pair[1] ?? null)];
+          }),
+        )
+      : build(mod, slot);
+  }
+  return new (ctorOf(mod, "Context"))(init);
+}
+
+function sender(value: string | null): Sender | undefined {
+  if (value === null) return undefined;
+  if (value === "client" || value === "server") return value;
+  throw new Error(`bad sender ${value}`);
+}
+
+// --- one case -----------------------------------------------------------------------------
+
+interface Outcome {
+  error: string;
+  needed?: unknown;
+}
+
+function thrown(error: unknown): Outcome {
+  if (!(error instanceof Error)) return { error: `<non-Error ${String(error)}>` };
+  const out: Outcome = { error: error.name };
+  if ("needed" in error) out.needed = error.needed;
+  return out;
+}
+
+function attempt<T>(run: () => T): { value: T } | Outcome {
+  try {
+    return { value: run() };
+  } catch (error) {
+    return thrown(error);
+  }
+}
+
+function short(value: unknown): string {
+  const text = JSON.stringify(value, (_, v: unknown) => (typeof v === "bigint" ? `${v}n` : v));
+  return text === undefined ? String(value) : text.length > 400 ? text.slice(0, 400) + "..." : text;
+}
+
+// Every way TypeScript differs from Python on this case (empty when it agrees).
+function check(mod: Module, msgpack: boolean, c: Case): string[] {
+  const problems: string[] = [];
+  const codec = mod.codec;
+  const data = fromHex(c.bytes);
+  const ctx = context(mod, c.ctx);
+  const decodeMsgpack = codec.decodeMsgpack?.bind(codec);
+  const encodeMsgpack = codec.encodeMsgpack?.bind(codec);
+  if (msgpack && (decodeMsgpack === undefined || encodeMsgpack === undefined)) {
+    return ["the module has no decodeMsgpack/encodeMsgpack"];
+  }
+  const decode = (): object =>
+    msgpack && decodeMsgpack ? decodeMsgpack(data, ctx) : codec.decode(data, ctx, sender(c.sender));
+  const encode = (frame: object): Uint8Array =>
+    msgpack && encodeMsgpack ? encodeMsgpack(frame) : codec.encode(frame, ctx);
+
+  const decoded = attempt(decode);
+  if (c.error !== undefined) {
+    if ("value" in decoded) {
+      problems.push(`decodes to ${short(normalise(decoded.value))}, Python raises ${c.error}`);
+    } else if (decoded.error !== c.error) {
+      problems.push(`raises ${decoded.error}, Python raises ${c.error}`);
+    } else if (c.needed !== undefined && decoded.needed !== c.needed) {
+      problems.push(`Truncated with needed=${String(decoded.needed)}, Python's needed=${c.needed}`);
+    }
+    return problems;
+  }
+  if (c.frame === undefined) return ["a case with neither frame nor error"];
+  if (!("value" in decoded)) return [`raises ${decoded.error}, Python decodes ${short(c.frame)}`];
+  const fields = normalise(decoded.value, c.frame);
+  try {
+    assert.deepStrictEqual(fields, c.frame);
+  } catch {
+    problems.push(`decodes to ${short(fields)}, Python to ${short(c.frame)}`);
+  }
+  const built = attempt(() => build(mod, c.frame ?? null) as object);
+  for (const [what, frame] of [["decoded", decoded], ["built", built]] as const) {
+    if (!("value" in frame)) {
+      problems.push(`building the frame from Python's fields raises ${frame.error}`);
+      continue;
+    }
+    const encoded = attempt(() => encode(frame.value));
+    if (c.encode_error !== undefined) {
+      if ("value" in encoded) problems.push(`${what} frame encodes, Python raises ${c.encode_error}`);
+      else if (encoded.error !== c.encode_error)
+        problems.push(`${what} frame: encode raises ${encoded.error}, Python ${c.encode_error}`);
+    } else if (!("value" in encoded)) {
+      problems.push(`${what} frame: encode raises ${encoded.error}, Python encodes ${c.encoded}`);
+    } else if (toHex(encoded.value) !== c.encoded) {
+      problems.push(`${what} frame encodes to ${toHex(encoded.value)}, Python to ${c.encoded}`);
+    }
+  }
+  return problems;
+}
+
+// --- the run ------------------------------------------------------------------------------
+
+const corpusDir = process.env["WIRESTREAM_CORPUS"];
+
+test("cross-language corpus", { skip: corpusDir ? false : "WIRESTREAM_CORPUS is not set" }, async (t) => {
+  assert.ok(corpusDir);
+  const index = JSON.parse(readFileSync(join(corpusDir, "index.json"), "utf-8")) as Index;
+  assert.equal(index.format, FORMAT, "corpus format: regenerate it with this tree's corpus.py");
+  assert.ok(index.files.length > 0, "an empty corpus");
+  for (const entry of index.files) {
+    await t.test(entry.file, async (tv) => {
+      const corpus = JSON.parse(readFileSync(join(corpusDir, entry.file), "utf-8")) as CorpusFile;
+      const mod = MODULES[corpus.module];
+      assert.ok(mod, `no generated TypeScript module for ${corpus.module}`);
+      const msgpack = corpus.encoding === "msgpack";
+      for (const kind of KINDS) {
+        await tv.test(kind, (tk) => {
+          const failures: string[] = [];
+          for (const [i, c] of corpus[kind].entries()) {
+            let problems: string[];
+            try {
+              problems = check(mod, msgpack, c);
+            } catch (error) {
+              problems = [`the check itself throws ${String(error)}`];
+            }
+            if (problems.length > 0) {
+              const label = c.name ?? `${kind}[${i}]${c.op ? ` (${c.op})` : ""}`;
+              const input = `bytes=${c.bytes} ctx=${short(c.ctx)} sender=${String(c.sender)}`;
+              failures.push(`${label}: ${input}\n    ${problems.join("\n    ")}`);
+            }
+          }
+          tk.diagnostic(`${entry.file} ${kind}: ${corpus[kind].length} cases, ${failures.length} differ`);
+          if (failures.length > 0) {
+            const more = failures.length > SHOWN ? `\n... and ${failures.length - SHOWN} more` : "";
+            assert.fail(
+              `${failures.length} of ${corpus[kind].length} ${kind} cases differ from Python:\n` +
+                failures.slice(0, SHOWN).join("\n") +
+                more,
+            );
+          }
+        });
+      }
+    });
+  }
+});
