@@ -70,6 +70,10 @@ def test_counts_meet_the_floors(corpus_dir: Path, variant: corpus.Variant) -> No
         assert len(content["golden"]) == len(vectors)
         assert len(content["golden_errors"]) == len(variant.version.vectors("_errors"))
     assert len(content["differential"]) >= 1000
+    if variant.version.codec().NEEDS_CONTEXT:
+        assert len(content["tracking"]) >= 100
+    else:
+        assert content["tracking"] == []
     assert len(content["mutations"]) >= 10_000
     keys = {(c["bytes"], json.dumps(c["ctx"]), c["sender"]) for c in content["mutations"]}
     assert len(keys) == len(content["mutations"]), "mutants repeat"
@@ -111,6 +115,12 @@ def test_the_json_form_is_lossless(corpus_dir: Path, variant: corpus.Variant) ->
             frame = variant.decode(data, ctx, case["sender"])
             built = corpus.from_json(codec, case["frame"])
             assert built == frame, case
+            if "tracked" in case:
+                running = corpus.ctx_from_json(codec, case["ctx"])
+                codec.track_context(frame, running)
+                assert (
+                    corpus.ctx_to_json(running, corpus.widths(variant.version)) == case["tracked"]
+                )
             if "encoded" in case:
                 assert variant.encode(built, ctx).hex() == case["encoded"]
             else:
@@ -134,6 +144,19 @@ def test_golden_cases_are_the_vectors(corpus_dir: Path, variant: corpus.Variant)
         vector = vectors[case["name"]]
         assert case["bytes"] == vector["hex"]
         assert issubclass(getattr(errors, case["error"]), getattr(errors, vector["error"]))
+
+
+@pytest.mark.parametrize(
+    "variant", [pytest.param(v, id=v.name) for v in corpus.VARIANTS if v.name.startswith("rsio")]
+)
+def test_tracking_sets_overwrites_and_clears(corpus_dir: Path, variant: corpus.Variant) -> None:
+    """The tracking stream reaches every way a context value changes."""
+    cases = _load(corpus_dir, variant)["tracking"]
+    sizes = [len(c["tracked"]["element_size"]) for c in cases]
+    before = [len(c["ctx"]["element_size"]) for c in cases]
+    assert any(a > b for a, b in zip(sizes, before)), "never set"
+    assert any(a < b for a, b in zip(sizes, before)), "never cleared"
+    assert any(a == b and c["ctx"] != c["tracked"] for a, b, c in zip(sizes, before, cases))
 
 
 def test_integers_wider_than_32_bits_are_tagged() -> None:

@@ -17,7 +17,12 @@ them. Each file holds four lists of cases, all decoded and re-encoded by Python 
 A case is ``{"bytes": hex, "ctx": ..., "sender": ...}`` plus either ``"frame"`` (the
 decoded frame) with ``"encoded"`` (Python's encoding of that frame; ``"encode_error"``
 instead when Python refuses to encode it), or ``"error"`` (the class name; ``"needed"``
-as well for Truncated). Another language decodes ``bytes`` with ``ctx``/``sender`` and
+as well for Truncated). Each case carries its own context (the one its frame was drawn
+or written with). For versions with a context, a fifth list, ``tracking``, is one
+direction's stream: the random frames that set or clear context values, their keys
+folded into a few values so that later frames overwrite and clear earlier ones; each
+case's ``ctx`` is the running context before its frame and ``"tracked"`` the context
+after ``track_context`` has seen it. Another language decodes ``bytes`` with ``ctx``/``sender`` and
 must give the same frame or error; for a frame, its encoding of the decoded frame and of
 a frame built from ``frame`` must both be ``encoded``.
 
@@ -373,6 +378,34 @@ def differential(variant: Variant, count: int) -> list[dict[str, Json]]:
     return out
 
 
+def tracking(variant: Variant, count: int) -> list[dict[str, Json]]:
+    """One direction's frames that change the context, with the context kept in step."""
+    codec = variant.version.codec()
+    proto = load_protocol(variant.version.idl)
+    if not proto.context:
+        return []
+    keyed = {v.keyed_by for v in proto.context if v.keyed_by}
+    kinds = {f for v in proto.context for f, _ in v.set_by} | {
+        f for v in proto.context for f in v.cleared_by
+    }
+    running = codec.Context()
+    out = []
+    for original, _ in drawn(variant.version, count):
+        if type(original).__name__ not in kinds:
+            continue
+        frame = from_json(codec, to_json(original, widths(variant.version)))  # a copy
+        for name in keyed:
+            if hasattr(frame, name):
+                setattr(frame, name, getattr(frame, name) % 4)
+        before = ctx_to_json(running, widths(variant.version))
+        one = case(variant, variant.encode(frame, running), running, _sender(variant, frame))
+        one["ctx"] = before
+        codec.track_context(frame, running)
+        one["tracked"] = ctx_to_json(running, widths(variant.version))
+        out.append(one)
+    return out
+
+
 # --- error parity: mutated valid frames -----------------------------------------------------
 
 _INTERESTING_BYTES = (0x00, 0x01, 0x7F, 0x80, 0xFE, 0xFF)
@@ -590,11 +623,12 @@ def build(
         "golden": gold,
         "golden_errors": golden_errors(variant),
         "differential": diff,
+        "tracking": tracking(variant, differential_count),
         "mutations": muts,
     }
 
 
-KINDS = ("golden", "golden_errors", "differential", "mutations")
+KINDS = ("golden", "golden_errors", "differential", "tracking", "mutations")
 
 
 def write(

@@ -40,6 +40,7 @@ interface Case {
   encode_error?: string;
   error?: string;
   needed?: number;
+  tracked?: JsonObject;
 }
 
 interface CorpusFile {
@@ -51,6 +52,7 @@ interface CorpusFile {
   golden: Case[];
   golden_errors: Case[];
   differential: Case[];
+  tracking: Case[];
   mutations: Case[];
 }
 
@@ -66,6 +68,7 @@ interface Codec {
   encode(frame: object, ctx?: object): Uint8Array;
   decodeMsgpack?(data: Uint8Array, ctx?: object): object;
   encodeMsgpack?(frame: object): Uint8Array;
+  trackContext?(frame: object, ctx: object): void;
 }
 
 interface Module {
@@ -86,7 +89,7 @@ const MODULES: Record<string, Module> = {
   "rsocket/v1_0": module(rsocketV1_0),
 };
 
-const KINDS = ["golden", "golden_errors", "differential", "mutations"] as const;
+const KINDS = ["golden", "golden_errors", "differential", "tracking", "mutations"] as const;
 const FORMAT = 1;
 const SHOWN = 15; // failures quoted per kind; the rest are counted
 
@@ -194,6 +197,28 @@ function context(mod: Module, value: JsonObject | null): object | undefined {
   return new (ctorOf(mod, "Context"))(init);
 }
 
+// A context in the JSON form: Maps as [key, value] pairs in key order.
+function contextJson(ctx: object): JsonObject {
+  const out: JsonObject = {};
+  for (const [key, slot] of Object.entries(ctx)) {
+    if (slot instanceof Map) {
+      const pairs = [...(slot as Map<unknown, unknown>).entries()];
+      pairs.sort(([a], [b]) => compare(a, b));
+      out[snake(key)] = pairs.map(([k, v]) => [normalise(k), normalise(v)]);
+    } else {
+      out[snake(key)] = normalise(slot);
+    }
+  }
+  return out;
+}
+
+function compare(a: unknown, b: unknown): number {
+  if ((typeof a === "bigint" || typeof a === "number") && (typeof b === "bigint" || typeof b === "number")) {
+    return a < b ? -1 : a > b ? 1 : 0;
+  }
+  return 0;
+}
+
 function sender(value: string | null): Sender | undefined {
   if (value === null) return undefined;
   if (value === "client" || value === "server") return value;
@@ -261,6 +286,24 @@ function check(mod: Module, msgpack: boolean, c: Case): string[] {
     assert.deepStrictEqual(fields, c.frame);
   } catch {
     problems.push(`decodes to ${short(fields)}, Python to ${short(c.frame)}`);
+  }
+  if (c.tracked !== undefined) {
+    if (codec.trackContext === undefined) {
+      problems.push("the module has no trackContext");
+    } else {
+      // A context of its own: the one decode used must stay as it was for the encodes.
+      const running = context(mod, c.ctx) ?? new (ctorOf(mod, "Context"))();
+      const tracked = attempt(() => codec.trackContext?.(decoded.value, running));
+      if (!("value" in tracked)) problems.push(`trackContext raises ${tracked.error}`);
+      else {
+        const after = contextJson(running);
+        try {
+          assert.deepStrictEqual(after, c.tracked);
+        } catch {
+          problems.push(`trackContext leaves ${short(after)}, Python ${short(c.tracked)}`);
+        }
+      }
+    }
   }
   const built = attempt(() => build(mod, c.frame ?? null) as object);
   for (const [what, frame] of [["decoded", decoded], ["built", built]] as const) {
