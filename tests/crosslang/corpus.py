@@ -17,7 +17,7 @@ them. Each file holds four lists of cases, all decoded and re-encoded by Python 
 A case is ``{"bytes": hex, "ctx": ..., "sender": ...}`` plus either ``"frame"`` (the
 decoded frame) with ``"encoded"`` (Python's encoding of that frame; ``"encode_error"``
 instead when Python refuses to encode it), or ``"error"`` (the class name; ``"needed"``
-as well for Truncated). Each case carries its own context (the one its frame was drawn
+as well for Truncated: a number, or ``{"big": ...}`` beyond 2**53 - 1). Each case carries its own context (the one its frame was drawn
 or written with). For versions with a context, a fifth list, ``tracking``, is one
 direction's stream: the random frames that set or clear context values, their keys
 folded into a few values so that later frames overwrite and clear earlier ones; each
@@ -67,6 +67,7 @@ MUTATIONS = 10_000  # mutated inputs per protocol version and encoding (the issu
 FORMAT = 1  # bump when the case layout changes
 
 Json = Any  # what json.dumps takes: the corpus is plain nested dicts and lists
+_SAFE = 2**53 - 1  # JavaScript's Number.MAX_SAFE_INTEGER
 
 
 # --- the protocol versions and encodings ----------------------------------------------------
@@ -270,7 +271,10 @@ def case(
     except errors.ProtocolError as error:
         out["error"] = type(error).__name__
         if isinstance(error, errors.Truncated):
-            out["needed"] = error.needed
+            # A length read from the input can announce more bytes than a double holds
+            # exactly (TypeScript's needed is a number): those are {"big": ...}.
+            needed = error.needed
+            out["needed"] = needed if needed <= _SAFE else {"big": str(needed)}
         return out
     except Exception as error:  # noqa: BLE001 - recorded, and counted for the report
         out["error"] = type(error).__name__
@@ -413,7 +417,8 @@ _INTERESTING_VALUES: tuple[object, ...] = (
     0, 1, -1, 127, 128, 255, 256, 65535, 65536, 2**31 - 1, 2**31, 2**32 - 1, 2**32,
     2**53, 2**53 + 1, 2**63 - 1, 2**63, 2**64 - 1, -(2**31), -(2**31) - 1, -(2**63),
     0.0, 1.0, 1.5, -0.0, True, False, None, "", "x", "\u00e9", b"", b"\x00", b"\xff" * 9,
-    [], [1], [b"a"], {}, {"a": 1},
+    [], [1], [b"a"], [[[]]], {}, {"a": 1}, {1: 2},
+    msgpack.ExtType(1, b"x"), msgpack.Timestamp(1, 0), msgpack.Timestamp(2**34, 5),
 )  # fmt: skip
 
 
