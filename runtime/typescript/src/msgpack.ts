@@ -390,8 +390,18 @@ function readExt(c: Cursor, size: number): MpExt {
   const type = c.view.getInt8(c.pos);
   c.pos += 1;
   const data = readBin(c, size);
-  if (type === -1 && size !== 4 && size !== 8 && size !== 12) {
-    throw malformed("Timestamp type can only be created from 32, 64, or 96-bit byte objects");
+  // Python builds an ExtType (codes 0..127) or, for -1, a Timestamp: the other negative
+  // codes and a Timestamp with more than 999999999 nanoseconds are ValueErrors there.
+  if (type < -1) throw malformed("code must be 0~127");
+  if (type === -1) {
+    if (size !== 4 && size !== 8 && size !== 12) {
+      throw malformed("Timestamp type can only be created from 32, 64, or 96-bit byte objects");
+    }
+    const word = size === 4 ? 0 : new DataView(data.buffer, data.byteOffset, 4).getUint32(0);
+    const nanoseconds = size === 8 ? word >>> 2 : word;
+    if (nanoseconds > 999999999) {
+      throw malformed("nanoseconds must be a non-negative integer not greater than 999999999.");
+    }
   }
   return new MpExt(type, data);
 }
