@@ -23,7 +23,6 @@ import pytest
 
 from tests.crosslang import corpus
 from tests.protocols import ROOT, plain
-from tests.test_typescript import node  # noqa: F401 - the fixture: Node found, all built
 from wirestream.runtime import errors
 
 TS_TEST = ROOT / "tests" / "typescript" / "dist" / "corpus.test.js"
@@ -216,7 +215,7 @@ def test_the_corpus_is_the_same_on_every_run(tmp_path: Path) -> None:
 
 
 def test_typescript_agrees_with_python_on_the_corpus(node: str, corpus_dir: Path) -> None:
-    """`node` (tests/test_typescript.py's fixture) has installed and built the TypeScript
+    """`node` (tests/typescript_support.py's fixture) has installed and built the TypeScript
     side, or skipped without Node (failing under CI=true)."""
     assert TS_TEST.exists(), f"tsc -b did not write {TS_TEST}"
     result = subprocess.run(

@@ -541,6 +541,42 @@ def _object(data: bytes, rng: random.Random) -> bytes:
     return packed
 
 
+def _ext(code: int, body: bytes) -> bytes:
+    """A MessagePack ext value: fixext for 1/2/4/8/16 bytes, ext 8 otherwise."""
+    fixed = {1: 0xD4, 2: 0xD5, 4: 0xD6, 8: 0xD7, 16: 0xD8}
+    head = bytes((fixed[len(body)],)) if len(body) in fixed else bytes((0xC7, len(body)))
+    return head + bytes((code & 0xFF,)) + body
+
+
+# Type codes around the reserved range (-128..-1; -1 is the timestamp) and bodies of the
+# sizes a timestamp may and may not have, plus timestamps at the nanosecond limit.
+_EXT_VALUES = tuple(
+    [_ext(code, bytes((fill,)) * size)
+     for code in (-128, -2, -1, 0, 5, 127)
+     for size in (1, 2, 3, 4, 8, 12, 16)
+     for fill in (0x00, 0xFF)]
+    + [_ext(-1, (ns << 34).to_bytes(8, "big")) for ns in (999_999_999, 1_000_000_000)]
+    + [_ext(-1, ns.to_bytes(4, "big") + bytes(8)) for ns in (999_999_999, 1_000_000_000)]
+)  # fmt: skip
+
+
+def _with_ext_values(data: bytes) -> list[bytes]:
+    """``data`` (a MessagePack array) with its second item replaced by each ext value,
+    alone and with a byte after it: the frame's own checks refuse an ext value where the
+    frame has a field, so only the trailing byte tells an unpacker that refused the value
+    (MalformedMsgpack) from one that took it (TrailingBytes)."""
+    items = msgpack.unpackb(data, raw=False, use_list=True, strict_map_key=False)
+    if not isinstance(items, list) or len(items) < 2 or len(items) > 15:
+        return []
+    packed = [msgpack.packb(item, use_bin_type=True) for item in items]
+    head = bytes((0x90 | len(items),))
+    return [
+        head + packed[0] + ext + b"".join(packed[2:]) + tail
+        for ext in _EXT_VALUES
+        for tail in (b"", b"\xc0")
+    ]
+
+
 _BYTE_MUTATORS: dict[str, tuple[int, Callable[[bytes, random.Random], bytes]]] = {
     "flip": (4, _flip),
     "byte": (2, _set_byte),
@@ -571,6 +607,21 @@ def mutations(
     contexts = {c: ctx_from_json(codec, json.loads(c)) for _, c, _ in parsed}
     seen: set[tuple[bytes, str, str | None]] = set()
     out: list[dict[str, Json]] = []
+    if variant.msgpack:
+        # Extension values in the place of a frame's first field, for one frame of each
+        # type: what unpacking makes of each type code and size is easy to get wrong and
+        # rare among random bytes.
+        codes: set[int] = set()
+        for data, ctx_json, sender in parsed:
+            if data[1] in codes:  # data[0] is the fixarray head, data[1] the frame code
+                continue
+            codes.add(data[1])
+            for mutant in _with_ext_values(data):
+                key = (mutant, ctx_json, sender)
+                if key not in seen:
+                    seen.add(key)
+                    one = case(variant, mutant, contexts[ctx_json], sender, tally)
+                    out.append({"op": "ext", **one})
     tries = 0
     while len(out) < count:
         tries += 1
