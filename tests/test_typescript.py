@@ -9,6 +9,7 @@ and the packages of package-lock.json (``make node-deps``, which ``make test`` a
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -37,3 +38,20 @@ def test_typescript_suite(node: str, suite: Path) -> None:
         [node, "--test", "--test-reporter=spec", str(compiled.relative_to(ROOT))],
         f"node --test {suite}",
     )
+
+
+def test_the_packages_use_no_any_and_no_node_only_api() -> None:
+    """The issue's rules for what users import: no `any` (tsc --strict does not refuse an
+    explicit one), and nothing Node-only (they run in browsers: their tsconfigs load no
+    Node types, so `Buffer` would not compile; imports of `node:` modules are checked
+    here)."""
+    found = []
+    for folder in ("runtime/typescript/src", "generated/typescript/src"):
+        for path in sorted((ROOT / folder).rglob("*.ts")):
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                code = line.split("//")[0]
+                if re.search(r":\s*any\b|\bas any\b|<any>|\bany\[\]", code) or re.search(
+                    r"""from\s+["'](node:|buffer["'])""", code
+                ):
+                    found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert not found, "\n".join(found)
