@@ -49,7 +49,9 @@ def test_the_packages_use_no_any_and_no_node_only_api() -> None:
     for folder in ("runtime/typescript/src", "generated/typescript/src"):
         for path in sorted((ROOT / folder).rglob("*.ts")):
             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-                code = line.split("//")[0]
+                if line.lstrip().startswith(("*", "/*", "//")):
+                    continue  # documentation
+                code = re.sub(r'"(?:[^"\\]|\\.)*"', '""', line.split("//")[0])
                 if re.search(r":\s*any\b|\bas any\b|<any>|\bany\[\]", code) or re.search(
                     r"""from\s+["'](node:|buffer["'])""", code
                 ):
