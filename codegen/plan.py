@@ -367,6 +367,8 @@ class ContextPlan:
     key_big: bool
     big: bool
     default: int
+    set_by: list[tuple[str, str]] = field(default_factory=list)  # (frame, its field)
+    cleared_by: list[str] = field(default_factory=list)  # frames that reset it
 
 
 @dataclass
@@ -410,6 +412,7 @@ class CodecPlan:
     sender_tables: bool
     by_sender: dict[str, list[DecoderEntry]]
     unknown: str  # "error" | "ignore_if_flag" | "skip_length"
+    unknown_flag: str | None  # ignore_if_flag: the flag's name
     unknown_flag_mask: int
     unknown_length: IntType | None
     context: list[ContextPlan]
@@ -712,6 +715,7 @@ class Planner:
             discriminator_big=[header_ints[n].big for n in proto.discriminator],
             common_flags=dict(proto.common_flags), decoders=decoders,
             sender_tables=sender_tables, by_sender=by_sender, unknown=unknown.policy,
+            unknown_flag=unknown.flag,
             unknown_flag_mask=proto.common_flags[unknown.flag] if unknown.flag else 0,
             unknown_length=unknown.length, context=contexts,
             tracking=self.tracking(contexts),
@@ -724,7 +728,8 @@ class Planner:
         setters = [field_name for _, field_name in value.set_by]
         return ContextPlan(value.name, value.doc, value.keyed_by,
                            self.is_big(value.keyed_by) if value.keyed_by else False,
-                           any(self.is_big(n) for n in setters), value.default)  # fmt: skip
+                           any(self.is_big(n) for n in setters), value.default,
+                           list(value.set_by), list(value.cleared_by))  # fmt: skip
 
     def is_big(self, name: str) -> bool:
         """Whether the integer field ``name`` (of the header or any frame) is 64-bit."""

@@ -9,7 +9,8 @@ import jinja2
 
 from wirestream.codegen.machines_target import MachinesTarget
 from wirestream.codegen.model import Protocol
-from wirestream.codegen.python_target import PythonTarget
+from wirestream.codegen.plan import plan_codec
+from wirestream.codegen.python_target import render_codec, render_strategies
 from wirestream.codegen.spark_target import SparkTarget
 from wirestream.codegen.tidy import LINE_LENGTH, drop_unused_imports, fit_long_lines
 
@@ -38,16 +39,9 @@ def format_python(source: str) -> str:
 
 def render_protocol(proto: Protocol, package: str = "wirestream.generated") -> dict[str, str]:
     """The files of ``<package>/<protocol>/<version>/``: relative path -> text."""
-    module = PythonTarget(proto).plan()
-    prefix = proto.framing.length_prefix
-    codec = _ENV.get_template("codec.py.j2").render(
-        m=module,
-        max_frame_size=proto.framing.max_frame_size,
-        prefix_size=prefix.size if prefix else 0,
-        prefix_max=prefix.max if prefix else 0,
-        msgpack="msgpack" in proto.encodings,
-    )
-    strategies = _ENV.get_template("strategies.py.j2").render(m=module, package=package)
+    plan = plan_codec(proto)
+    codec = render_codec(plan)
+    strategies = render_strategies(plan, package)
     machines = MachinesTarget(proto).plan()
     machines_py = _ENV.get_template("machines.py.j2").render(m=machines)
     docs = _ENV.get_template("protocol.md.j2").render(m=machines, package=package)

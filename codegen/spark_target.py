@@ -7,8 +7,8 @@ dispatched by ``type(frame)``), because the capture reader calls it for every fr
 
 The plan is plain data for ``templates/spark.py.j2``: every type, expression and name is
 decided here. The fields of a frame are exactly the attributes of its generated class
-(``PythonTarget`` decides those; ``SparkTarget`` walks the same model and checks that it
-finds the same names), so the decoded frame object and its Spark row never drift apart.
+(the codec plan, ``plan.py``, decides those; ``SparkTarget`` walks the same model and
+checks that it finds the same names), so the decoded frame object and its Spark row never drift apart.
 """
 
 from __future__ import annotations
@@ -33,13 +33,16 @@ from wirestream.codegen.model import (
     Union_,
     Word,
 )
-from wirestream.codegen.python_target import (
-    PythonTarget,
-    doc_lines,
-    literal,
+from wirestream.codegen.plan import (
+    Planner,
+    int_bounds,
+    is_attr,
+    item_values,
     lower_snake,
+    plan_codec,
     upper_snake,
 )
+from wirestream.codegen.python_target import doc_lines, literal
 
 INT32 = (-(1 << 31), (1 << 31) - 1)
 INT64 = (-(1 << 63), (1 << 63) - 1)
@@ -133,8 +136,10 @@ class SparkTarget:
 
     def __init__(self, proto: Protocol) -> None:
         self.proto = proto
-        self.python = PythonTarget(proto)
-        self.python.plan()  # sets what its attribute walk reads (names of structs, enums)
+        self.planner = Planner(proto)  # the attributes of the codec's classes
+        self.header_attrs = [v for item in proto.header for v in item_values(item)
+                             if v.name not in proto.discriminator]  # fmt: skip
+        self.has_flags = plan_codec(proto).has_flags
         self.types: set[str] = {"StructType", "StructField"}
         self.uses_decimal = False
         self.enums_used: dict[str, Enum] = {}
@@ -151,7 +156,7 @@ class SparkTarget:
         return f"{name}({', '.join(args)})"
 
     def int_value(self, name: str, node: IntField, nullable: bool) -> Value:
-        lo, hi = self.python.int_bounds(node)
+        lo, hi = int_bounds(node)
         if node.enum is not None:
             self.enums_used[node.enum.name] = node.enum
             table = self.enum_table(node.enum)
@@ -188,17 +193,17 @@ class SparkTarget:
         return f"{upper_snake(name)}_SCHEMA"
 
     def item_values(self, items: list[Item]) -> list[Value]:
-        """The attributes of ``items`` as ``PythonTarget.item_attrs`` makes them, in order."""
+        """The attributes of ``items`` as the codec plan makes them, in order."""
         values: list[Value] = []
         for item in items:
             node = item.node
             optional = item.condition is not None
             if isinstance(node, Word):
                 for bit in node.bits:
-                    if bit.value is not None and self.python.is_attr(bit.value):
+                    if bit.value is not None and is_attr(bit.value):
                         values.append(self.int_value(bit.value.name, bit.value, False))
             elif isinstance(node, IntField):
-                if self.python.is_attr(node):
+                if is_attr(node):
                     values.append(self.int_value(node.name, node, optional))
             elif isinstance(node, BytesField):
                 kind = "StringType" if node.is_string else "BinaryType"
@@ -207,7 +212,7 @@ class SparkTarget:
                 values.append(self.ref_value(node.name, node, optional))
             else:
                 values.append(self.array_value(node, optional))
-        expected = [a.name for a in self.python.item_attrs(items)]
+        expected = [a.name for a in self.planner.attrs(items)]
         assert [v.name for v in values] == expected, (expected, values)
         return values
 
@@ -221,16 +226,16 @@ class SparkTarget:
         return Value(node.name, array, optional, convert)
 
     def frame_values(self, frame: Frame) -> list[Value]:
-        values = [self.int_value(v.name, v, False) for v in self.python.header_attrs]
+        values = [self.int_value(v.name, v, False) for v in self.header_attrs]
         values += [
             Value(name, self.spark_type("BooleanType"), False, flag_mask=mask)
-            for name, mask in self.python.frame_flag_attrs(frame)
+            for name, mask in self.planner.flag_attrs(frame)
         ]
         return values + self.item_values(frame.items)
 
     def unknown_values(self) -> list[Value]:
         """``UnknownFrame``: code, header attributes, flags (all bits), body."""
-        header = {v.name: v for item in self.proto.header for v in self.python.values(item)}
+        header = {v.name: v for item in self.proto.header for v in item_values(item)}
         if len(self.proto.discriminator) == 1:
             code = self.int_value("code", header[self.proto.discriminator[0]], False)
         else:
@@ -245,8 +250,8 @@ class SparkTarget:
                 convert = tuple_source(converts)
             code = Value("code", f"StructType([{fields}])", False, convert)
         values = [code]
-        values += [self.int_value(v.name, v, False) for v in self.python.header_attrs]
-        if self.python.has_flags:
+        values += [self.int_value(v.name, v, False) for v in self.header_attrs]
+        if self.has_flags:
             values.append(Value("flags", self.flags_type(), False))
         values.append(Value("body", self.spark_type("BinaryType"), False))
         return values
@@ -332,8 +337,8 @@ class SparkTarget:
         stream_id = self.stream_id_expr(values)
         flags = "None"
         if frame is None:
-            flags = "frame.flags" if self.python.has_flags else "None"
-        elif self.python.has_flags:
+            flags = "frame.flags" if self.has_flags else "None"
+        elif self.has_flags:
             flags = self.flags_expr(frame, stored_flags)
         head = f"def _row_{lower_snake(name)}(frame: {name}) -> FrameRow:"
         row = f'("{upper_snake(name)}", {stream_id}, {flags}, {column}, {tuple_source(parts)})'
@@ -485,7 +490,7 @@ class SparkTarget:
         return wrap("stream_id: " + text)
 
     def flags_doc(self) -> list[str]:
-        if not self.python.has_flags:
+        if not self.has_flags:
             text = "always null: this protocol's frames have no header flags."
         else:
             text = (

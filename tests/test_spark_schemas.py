@@ -37,7 +37,7 @@ from pyspark.sql.types import (
 
 from wirestream.codegen import IdlError, load_protocol
 from wirestream.codegen.model import Word
-from wirestream.codegen.python_target import lower_snake, upper_snake
+from wirestream.codegen.plan import lower_snake, upper_snake
 from wirestream.codegen.render import render_spark
 from wirestream.codegen.spark_target import SparkTarget
 from tests.protocols import IDL, ROOT, VERSIONS, Version, context, generate_into

@@ -311,10 +311,10 @@ class Message:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(bytes((4,)))
-        _raw1 = self.payload
-        _n2 = len(_raw1)
-        out.append(_support.write_varu64(_n2))
-        out.append(_raw1)
+        _raw_payload = self.payload
+        _len_payload = len(_raw_payload)
+        out.append(_support.write_varu64(_len_payload))
+        out.append(_raw_payload)
         return b"".join(out)
 
 
@@ -355,15 +355,15 @@ class Messages:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(bytes((5,)))
-        _parts1: list[bytes] = []
-        for _item2 in self.payloads:
-            _raw3 = _item2
-            _n4 = len(_raw3)
-            _parts1.append(_support.write_varu64(_n4))
-            _parts1.append(_raw3)
-        _joined5 = b"".join(_parts1)
-        out.append(_support.write_varu64(len(_joined5)))
-        out.append(_joined5)
+        _parts_payloads: list[bytes] = []
+        for _item_payloads in self.payloads:
+            _raw_payloads = _item_payloads
+            _len_payloads = len(_raw_payloads)
+            _parts_payloads.append(_support.write_varu64(_len_payloads))
+            _parts_payloads.append(_raw_payloads)
+        _joined_payloads = b"".join(_parts_payloads)
+        out.append(_support.write_varu64(len(_joined_payloads)))
+        out.append(_joined_payloads)
         return b"".join(out)
 
 
@@ -419,10 +419,10 @@ class Request:
         out: list[bytes] = []
         out.append(bytes((6,)))
         out.append(_support.write_varu64(self.req_id))
-        _raw1 = self.payload
-        _n2 = len(_raw1)
-        out.append(_support.write_varu64(_n2))
-        out.append(_raw1)
+        _raw_payload = self.payload
+        _len_payload = len(_raw_payload)
+        out.append(_support.write_varu64(_len_payload))
+        out.append(_raw_payload)
         return b"".join(out)
 
 
@@ -480,15 +480,15 @@ class Requests:
         out: list[bytes] = []
         out.append(bytes((7,)))
         out.append(_support.write_varu64(self.initial_req_id))
-        _parts1: list[bytes] = []
-        for _item2 in self.payloads:
-            _raw3 = _item2
-            _n4 = len(_raw3)
-            _parts1.append(_support.write_varu64(_n4))
-            _parts1.append(_raw3)
-        _joined5 = b"".join(_parts1)
-        out.append(_support.write_varu64(len(_joined5)))
-        out.append(_joined5)
+        _parts_payloads: list[bytes] = []
+        for _item_payloads in self.payloads:
+            _raw_payloads = _item_payloads
+            _len_payloads = len(_raw_payloads)
+            _parts_payloads.append(_support.write_varu64(_len_payloads))
+            _parts_payloads.append(_raw_payloads)
+        _joined_payloads = b"".join(_parts_payloads)
+        out.append(_support.write_varu64(len(_joined_payloads)))
+        out.append(_joined_payloads)
         return b"".join(out)
 
 
@@ -585,10 +585,10 @@ class Response:
         out: list[bytes] = []
         out.append(bytes((9,)))
         out.append(_support.write_varu64(self.req_id))
-        _raw1 = self.payload
-        _n2 = len(_raw1)
-        out.append(_support.write_varu64(_n2))
-        out.append(_raw1)
+        _raw_payload = self.payload
+        _len_payload = len(_raw_payload)
+        out.append(_support.write_varu64(_len_payload))
+        out.append(_raw_payload)
         return b"".join(out)
 
 
@@ -645,10 +645,10 @@ class ResponseError:
         out: list[bytes] = []
         out.append(bytes((0xA,)))
         out.append(_support.write_varu64(self.req_id))
-        _raw1 = self.payload
-        _n2 = len(_raw1)
-        out.append(_support.write_varu64(_n2))
-        out.append(_raw1)
+        _raw_payload = self.payload
+        _len_payload = len(_raw_payload)
+        out.append(_support.write_varu64(_len_payload))
+        out.append(_raw_payload)
         return b"".join(out)
 
 
@@ -715,10 +715,10 @@ class CreateStream:
         out.append(bytes((0xB,)))
         out.append(_support.write_varu64(self.inner_id))
         out.append(_support.write_varu64(self.credit))
-        _raw1 = self.payload
-        _n2 = len(_raw1)
-        out.append(_support.write_varu64(_n2))
-        out.append(_raw1)
+        _raw_payload = self.payload
+        _len_payload = len(_raw_payload)
+        out.append(_support.write_varu64(_len_payload))
+        out.append(_raw_payload)
         return b"".join(out)
 
 
@@ -775,10 +775,10 @@ class CreateSink:
         out: list[bytes] = []
         out.append(bytes((0xC,)))
         out.append(_support.write_varu64(self.inner_id))
-        _raw1 = self.payload
-        _n2 = len(_raw1)
-        out.append(_support.write_varu64(_n2))
-        out.append(_raw1)
+        _raw_payload = self.payload
+        _len_payload = len(_raw_payload)
+        out.append(_support.write_varu64(_len_payload))
+        out.append(_raw_payload)
         return b"".join(out)
 
 
@@ -851,19 +851,19 @@ class GreedySink:
         out: list[bytes] = []
         out.append(bytes((0xD,)))
         out.append(_support.write_varu64(self.inner_id))
-        _raw1 = self.payload
-        _n2 = len(_raw1)
-        out.append(_support.write_varu64(_n2))
-        out.append(_raw1)
-        _parts3: list[bytes] = []
-        for _item4 in self.items:
-            _raw5 = _item4
-            _n6 = len(_raw5)
-            _parts3.append(_support.write_varu64(_n6))
-            _parts3.append(_raw5)
-        _joined7 = b"".join(_parts3)
-        out.append(_support.write_varu64(len(_joined7)))
-        out.append(_joined7)
+        _raw_payload = self.payload
+        _len_payload = len(_raw_payload)
+        out.append(_support.write_varu64(_len_payload))
+        out.append(_raw_payload)
+        _parts_items: list[bytes] = []
+        for _item_items in self.items:
+            _raw_items = _item_items
+            _len_items = len(_raw_items)
+            _parts_items.append(_support.write_varu64(_len_items))
+            _parts_items.append(_raw_items)
+        _joined_items = b"".join(_parts_items)
+        out.append(_support.write_varu64(len(_joined_items)))
+        out.append(_joined_items)
         return b"".join(out)
 
 
@@ -931,10 +931,10 @@ class CreateDuplex:
         out.append(bytes((0xE,)))
         out.append(_support.write_varu64(self.inner_id))
         out.append(_support.write_varu64(self.credit))
-        _raw1 = self.payload
-        _n2 = len(_raw1)
-        out.append(_support.write_varu64(_n2))
-        out.append(_raw1)
+        _raw_payload = self.payload
+        _len_payload = len(_raw_payload)
+        out.append(_support.write_varu64(_len_payload))
+        out.append(_raw_payload)
         return b"".join(out)
 
 
@@ -1016,19 +1016,19 @@ class GreedyDuplex:
         out.append(bytes((0xF,)))
         out.append(_support.write_varu64(self.inner_id))
         out.append(_support.write_varu64(self.credit))
-        _raw1 = self.payload
-        _n2 = len(_raw1)
-        out.append(_support.write_varu64(_n2))
-        out.append(_raw1)
-        _parts3: list[bytes] = []
-        for _item4 in self.items:
-            _raw5 = _item4
-            _n6 = len(_raw5)
-            _parts3.append(_support.write_varu64(_n6))
-            _parts3.append(_raw5)
-        _joined7 = b"".join(_parts3)
-        out.append(_support.write_varu64(len(_joined7)))
-        out.append(_joined7)
+        _raw_payload = self.payload
+        _len_payload = len(_raw_payload)
+        out.append(_support.write_varu64(_len_payload))
+        out.append(_raw_payload)
+        _parts_items: list[bytes] = []
+        for _item_items in self.items:
+            _raw_items = _item_items
+            _len_items = len(_raw_items)
+            _parts_items.append(_support.write_varu64(_len_items))
+            _parts_items.append(_raw_items)
+        _joined_items = b"".join(_parts_items)
+        out.append(_support.write_varu64(len(_joined_items)))
+        out.append(_joined_items)
         return b"".join(out)
 
 
@@ -1179,10 +1179,10 @@ class InnerItem:
         out: list[bytes] = []
         out.append(bytes((0x12,)))
         out.append(_support.write_varu64(self.inner_id))
-        _raw1 = self.payload
-        _n2 = len(_raw1)
-        out.append(_support.write_varu64(_n2))
-        out.append(_raw1)
+        _raw_payload = self.payload
+        _len_payload = len(_raw_payload)
+        out.append(_support.write_varu64(_len_payload))
+        out.append(_raw_payload)
         return b"".join(out)
 
 
@@ -1238,15 +1238,15 @@ class InnerItems:
         out: list[bytes] = []
         out.append(bytes((0x13,)))
         out.append(_support.write_varu64(self.inner_id))
-        _parts1: list[bytes] = []
-        for _item2 in self.payloads:
-            _raw3 = _item2
-            _n4 = len(_raw3)
-            _parts1.append(_support.write_varu64(_n4))
-            _parts1.append(_raw3)
-        _joined5 = b"".join(_parts1)
-        out.append(_support.write_varu64(len(_joined5)))
-        out.append(_joined5)
+        _parts_payloads: list[bytes] = []
+        for _item_payloads in self.payloads:
+            _raw_payloads = _item_payloads
+            _len_payloads = len(_raw_payloads)
+            _parts_payloads.append(_support.write_varu64(_len_payloads))
+            _parts_payloads.append(_raw_payloads)
+        _joined_payloads = b"".join(_parts_payloads)
+        out.append(_support.write_varu64(len(_joined_payloads)))
+        out.append(_joined_payloads)
         return b"".join(out)
 
 
@@ -1342,10 +1342,10 @@ class InnerError:
         out: list[bytes] = []
         out.append(bytes((0x15,)))
         out.append(_support.write_varu64(self.inner_id))
-        _raw1 = self.payload
-        _n2 = len(_raw1)
-        out.append(_support.write_varu64(_n2))
-        out.append(_raw1)
+        _raw_payload = self.payload
+        _len_payload = len(_raw_payload)
+        out.append(_support.write_varu64(_len_payload))
+        out.append(_raw_payload)
         return b"".join(out)
 
 
@@ -1391,10 +1391,10 @@ class UnknownFrame:
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         out: list[bytes] = []
-        _int1 = self.code
-        if not 0 <= _int1 <= 0xFF:
-            raise EncodeError(f"UnknownFrame.packet_type: {_int1!r} is outside 0..0xff")
-        out.append(bytes((_int1,)))
+        _int_packet_type = self.code
+        if not 0 <= _int_packet_type <= 0xFF:
+            raise EncodeError(f"UnknownFrame.packet_type: {_int_packet_type!r} is outside 0..0xff")
+        out.append(bytes((_int_packet_type,)))
         out.append(_support.write_varu64(len(self.body)))
         out.append(self.body)
         return b"".join(out)
@@ -1437,6 +1437,7 @@ def _decode_main_credit(
 
 
 def _decode_close(data: bytes, pos: int, end: int, ctx: Context | None) -> tuple[Close, int]:
+
     frame = _new(Close)
     return frame, pos
 
@@ -1451,18 +1452,20 @@ def _decode_minimum(data: bytes, pos: int, end: int, ctx: Context | None) -> tup
 def _decode_cancel_all(
     data: bytes, pos: int, end: int, ctx: Context | None
 ) -> tuple[CancelAll, int]:
+
     frame = _new(CancelAll)
     return frame, pos
 
 
 def _decode_message(data: bytes, pos: int, end: int, ctx: Context | None) -> tuple[Message, int]:
-    _n1, pos = _support.read_varu64(data, pos, end)
-    if _n1 > end - pos:
+    _n_payload, pos = _support.read_varu64(data, pos, end)
+    if _n_payload > end - pos:
         raise Truncated(
-            f"Message.payload: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+            f"Message.payload: {_n_payload} bytes declared, {end - pos} left",
+            needed=pos + _n_payload,
         )
-    v_payload = data[pos : pos + _n1]
-    pos += _n1
+    v_payload = data[pos : pos + _n_payload]
+    pos += _n_payload
     frame = _new(Message)
     frame.payload = v_payload
     return frame, pos
@@ -1470,25 +1473,26 @@ def _decode_message(data: bytes, pos: int, end: int, ctx: Context | None) -> tup
 
 def _decode_messages(data: bytes, pos: int, end: int, ctx: Context | None) -> tuple[Messages, int]:
     v_payloads = []
-    _length2, pos = _support.read_varu64(data, pos, end)
-    if _length2 < 0:
-        raise InvalidValue(f"Messages.payloads: negative byte length {_length2}")
-    if _length2 > end - pos:
+    _length_payloads, pos = _support.read_varu64(data, pos, end)
+    if _length_payloads < 0:
+        raise InvalidValue(f"Messages.payloads: negative byte length {_length_payloads}")
+    if _length_payloads > end - pos:
         raise Truncated(
-            f"Messages.payloads: {_length2} bytes declared, {end - pos} left", needed=pos + _length2
+            f"Messages.payloads: {_length_payloads} bytes declared, {end - pos} left",
+            needed=pos + _length_payloads,
         )
-    _stop3 = pos + _length2
+    _stop_payloads = pos + _length_payloads
     try:
-        while pos < _stop3:
-            _n4, pos = _support.read_varu64(data, pos, _stop3)
-            if _n4 > _stop3 - pos:
+        while pos < _stop_payloads:
+            _n_payloads, pos = _support.read_varu64(data, pos, _stop_payloads)
+            if _n_payloads > _stop_payloads - pos:
                 raise Truncated(
-                    f"Messages.payloads: {_n4} bytes declared, {_stop3 - pos} left",
-                    needed=pos + _n4,
+                    f"Messages.payloads: {_n_payloads} bytes declared, {_stop_payloads - pos} left",
+                    needed=pos + _n_payloads,
                 )
-            _item1 = data[pos : pos + _n4]
-            pos += _n4
-            v_payloads.append(_item1)
+            _item_payloads = data[pos : pos + _n_payloads]
+            pos += _n_payloads
+            v_payloads.append(_item_payloads)
     except Truncated:
         raise InvalidValue(
             "Messages.payloads: an element overruns the sequence's byte length"
@@ -1500,13 +1504,14 @@ def _decode_messages(data: bytes, pos: int, end: int, ctx: Context | None) -> tu
 
 def _decode_request(data: bytes, pos: int, end: int, ctx: Context | None) -> tuple[Request, int]:
     v_req_id, pos = _support.read_varu64(data, pos, end)
-    _n1, pos = _support.read_varu64(data, pos, end)
-    if _n1 > end - pos:
+    _n_payload, pos = _support.read_varu64(data, pos, end)
+    if _n_payload > end - pos:
         raise Truncated(
-            f"Request.payload: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+            f"Request.payload: {_n_payload} bytes declared, {end - pos} left",
+            needed=pos + _n_payload,
         )
-    v_payload = data[pos : pos + _n1]
-    pos += _n1
+    v_payload = data[pos : pos + _n_payload]
+    pos += _n_payload
     frame = _new(Request)
     frame.req_id = v_req_id
     frame.payload = v_payload
@@ -1516,25 +1521,26 @@ def _decode_request(data: bytes, pos: int, end: int, ctx: Context | None) -> tup
 def _decode_requests(data: bytes, pos: int, end: int, ctx: Context | None) -> tuple[Requests, int]:
     v_initial_req_id, pos = _support.read_varu64(data, pos, end)
     v_payloads = []
-    _length2, pos = _support.read_varu64(data, pos, end)
-    if _length2 < 0:
-        raise InvalidValue(f"Requests.payloads: negative byte length {_length2}")
-    if _length2 > end - pos:
+    _length_payloads, pos = _support.read_varu64(data, pos, end)
+    if _length_payloads < 0:
+        raise InvalidValue(f"Requests.payloads: negative byte length {_length_payloads}")
+    if _length_payloads > end - pos:
         raise Truncated(
-            f"Requests.payloads: {_length2} bytes declared, {end - pos} left", needed=pos + _length2
+            f"Requests.payloads: {_length_payloads} bytes declared, {end - pos} left",
+            needed=pos + _length_payloads,
         )
-    _stop3 = pos + _length2
+    _stop_payloads = pos + _length_payloads
     try:
-        while pos < _stop3:
-            _n4, pos = _support.read_varu64(data, pos, _stop3)
-            if _n4 > _stop3 - pos:
+        while pos < _stop_payloads:
+            _n_payloads, pos = _support.read_varu64(data, pos, _stop_payloads)
+            if _n_payloads > _stop_payloads - pos:
                 raise Truncated(
-                    f"Requests.payloads: {_n4} bytes declared, {_stop3 - pos} left",
-                    needed=pos + _n4,
+                    f"Requests.payloads: {_n_payloads} bytes declared, {_stop_payloads - pos} left",
+                    needed=pos + _n_payloads,
                 )
-            _item1 = data[pos : pos + _n4]
-            pos += _n4
-            v_payloads.append(_item1)
+            _item_payloads = data[pos : pos + _n_payloads]
+            pos += _n_payloads
+            v_payloads.append(_item_payloads)
     except Truncated:
         raise InvalidValue(
             "Requests.payloads: an element overruns the sequence's byte length"
@@ -1556,13 +1562,14 @@ def _decode_request_cancel(
 
 def _decode_response(data: bytes, pos: int, end: int, ctx: Context | None) -> tuple[Response, int]:
     v_req_id, pos = _support.read_varu64(data, pos, end)
-    _n1, pos = _support.read_varu64(data, pos, end)
-    if _n1 > end - pos:
+    _n_payload, pos = _support.read_varu64(data, pos, end)
+    if _n_payload > end - pos:
         raise Truncated(
-            f"Response.payload: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+            f"Response.payload: {_n_payload} bytes declared, {end - pos} left",
+            needed=pos + _n_payload,
         )
-    v_payload = data[pos : pos + _n1]
-    pos += _n1
+    v_payload = data[pos : pos + _n_payload]
+    pos += _n_payload
     frame = _new(Response)
     frame.req_id = v_req_id
     frame.payload = v_payload
@@ -1573,13 +1580,14 @@ def _decode_response_error(
     data: bytes, pos: int, end: int, ctx: Context | None
 ) -> tuple[ResponseError, int]:
     v_req_id, pos = _support.read_varu64(data, pos, end)
-    _n1, pos = _support.read_varu64(data, pos, end)
-    if _n1 > end - pos:
+    _n_payload, pos = _support.read_varu64(data, pos, end)
+    if _n_payload > end - pos:
         raise Truncated(
-            f"ResponseError.payload: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+            f"ResponseError.payload: {_n_payload} bytes declared, {end - pos} left",
+            needed=pos + _n_payload,
         )
-    v_payload = data[pos : pos + _n1]
-    pos += _n1
+    v_payload = data[pos : pos + _n_payload]
+    pos += _n_payload
     frame = _new(ResponseError)
     frame.req_id = v_req_id
     frame.payload = v_payload
@@ -1591,13 +1599,14 @@ def _decode_create_stream(
 ) -> tuple[CreateStream, int]:
     v_inner_id, pos = _support.read_varu64(data, pos, end)
     v_credit, pos = _support.read_varu64(data, pos, end)
-    _n1, pos = _support.read_varu64(data, pos, end)
-    if _n1 > end - pos:
+    _n_payload, pos = _support.read_varu64(data, pos, end)
+    if _n_payload > end - pos:
         raise Truncated(
-            f"CreateStream.payload: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+            f"CreateStream.payload: {_n_payload} bytes declared, {end - pos} left",
+            needed=pos + _n_payload,
         )
-    v_payload = data[pos : pos + _n1]
-    pos += _n1
+    v_payload = data[pos : pos + _n_payload]
+    pos += _n_payload
     frame = _new(CreateStream)
     frame.inner_id = v_inner_id
     frame.credit = v_credit
@@ -1609,13 +1618,14 @@ def _decode_create_sink(
     data: bytes, pos: int, end: int, ctx: Context | None
 ) -> tuple[CreateSink, int]:
     v_inner_id, pos = _support.read_varu64(data, pos, end)
-    _n1, pos = _support.read_varu64(data, pos, end)
-    if _n1 > end - pos:
+    _n_payload, pos = _support.read_varu64(data, pos, end)
+    if _n_payload > end - pos:
         raise Truncated(
-            f"CreateSink.payload: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+            f"CreateSink.payload: {_n_payload} bytes declared, {end - pos} left",
+            needed=pos + _n_payload,
         )
-    v_payload = data[pos : pos + _n1]
-    pos += _n1
+    v_payload = data[pos : pos + _n_payload]
+    pos += _n_payload
     frame = _new(CreateSink)
     frame.inner_id = v_inner_id
     frame.payload = v_payload
@@ -1626,32 +1636,35 @@ def _decode_greedy_sink(
     data: bytes, pos: int, end: int, ctx: Context | None
 ) -> tuple[GreedySink, int]:
     v_inner_id, pos = _support.read_varu64(data, pos, end)
-    _n1, pos = _support.read_varu64(data, pos, end)
-    if _n1 > end - pos:
+    _n_payload, pos = _support.read_varu64(data, pos, end)
+    if _n_payload > end - pos:
         raise Truncated(
-            f"GreedySink.payload: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+            f"GreedySink.payload: {_n_payload} bytes declared, {end - pos} left",
+            needed=pos + _n_payload,
         )
-    v_payload = data[pos : pos + _n1]
-    pos += _n1
+    v_payload = data[pos : pos + _n_payload]
+    pos += _n_payload
     v_items = []
-    _length3, pos = _support.read_varu64(data, pos, end)
-    if _length3 < 0:
-        raise InvalidValue(f"GreedySink.items: negative byte length {_length3}")
-    if _length3 > end - pos:
+    _length_items, pos = _support.read_varu64(data, pos, end)
+    if _length_items < 0:
+        raise InvalidValue(f"GreedySink.items: negative byte length {_length_items}")
+    if _length_items > end - pos:
         raise Truncated(
-            f"GreedySink.items: {_length3} bytes declared, {end - pos} left", needed=pos + _length3
+            f"GreedySink.items: {_length_items} bytes declared, {end - pos} left",
+            needed=pos + _length_items,
         )
-    _stop4 = pos + _length3
+    _stop_items = pos + _length_items
     try:
-        while pos < _stop4:
-            _n5, pos = _support.read_varu64(data, pos, _stop4)
-            if _n5 > _stop4 - pos:
+        while pos < _stop_items:
+            _n_items, pos = _support.read_varu64(data, pos, _stop_items)
+            if _n_items > _stop_items - pos:
                 raise Truncated(
-                    f"GreedySink.items: {_n5} bytes declared, {_stop4 - pos} left", needed=pos + _n5
+                    f"GreedySink.items: {_n_items} bytes declared, {_stop_items - pos} left",
+                    needed=pos + _n_items,
                 )
-            _item2 = data[pos : pos + _n5]
-            pos += _n5
-            v_items.append(_item2)
+            _item_items = data[pos : pos + _n_items]
+            pos += _n_items
+            v_items.append(_item_items)
     except Truncated:
         raise InvalidValue(
             "GreedySink.items: an element overruns the sequence's byte length"
@@ -1668,13 +1681,14 @@ def _decode_create_duplex(
 ) -> tuple[CreateDuplex, int]:
     v_inner_id, pos = _support.read_varu64(data, pos, end)
     v_credit, pos = _support.read_varu64(data, pos, end)
-    _n1, pos = _support.read_varu64(data, pos, end)
-    if _n1 > end - pos:
+    _n_payload, pos = _support.read_varu64(data, pos, end)
+    if _n_payload > end - pos:
         raise Truncated(
-            f"CreateDuplex.payload: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+            f"CreateDuplex.payload: {_n_payload} bytes declared, {end - pos} left",
+            needed=pos + _n_payload,
         )
-    v_payload = data[pos : pos + _n1]
-    pos += _n1
+    v_payload = data[pos : pos + _n_payload]
+    pos += _n_payload
     frame = _new(CreateDuplex)
     frame.inner_id = v_inner_id
     frame.credit = v_credit
@@ -1687,34 +1701,35 @@ def _decode_greedy_duplex(
 ) -> tuple[GreedyDuplex, int]:
     v_inner_id, pos = _support.read_varu64(data, pos, end)
     v_credit, pos = _support.read_varu64(data, pos, end)
-    _n1, pos = _support.read_varu64(data, pos, end)
-    if _n1 > end - pos:
+    _n_payload, pos = _support.read_varu64(data, pos, end)
+    if _n_payload > end - pos:
         raise Truncated(
-            f"GreedyDuplex.payload: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+            f"GreedyDuplex.payload: {_n_payload} bytes declared, {end - pos} left",
+            needed=pos + _n_payload,
         )
-    v_payload = data[pos : pos + _n1]
-    pos += _n1
+    v_payload = data[pos : pos + _n_payload]
+    pos += _n_payload
     v_items = []
-    _length3, pos = _support.read_varu64(data, pos, end)
-    if _length3 < 0:
-        raise InvalidValue(f"GreedyDuplex.items: negative byte length {_length3}")
-    if _length3 > end - pos:
+    _length_items, pos = _support.read_varu64(data, pos, end)
+    if _length_items < 0:
+        raise InvalidValue(f"GreedyDuplex.items: negative byte length {_length_items}")
+    if _length_items > end - pos:
         raise Truncated(
-            f"GreedyDuplex.items: {_length3} bytes declared, {end - pos} left",
-            needed=pos + _length3,
+            f"GreedyDuplex.items: {_length_items} bytes declared, {end - pos} left",
+            needed=pos + _length_items,
         )
-    _stop4 = pos + _length3
+    _stop_items = pos + _length_items
     try:
-        while pos < _stop4:
-            _n5, pos = _support.read_varu64(data, pos, _stop4)
-            if _n5 > _stop4 - pos:
+        while pos < _stop_items:
+            _n_items, pos = _support.read_varu64(data, pos, _stop_items)
+            if _n_items > _stop_items - pos:
                 raise Truncated(
-                    f"GreedyDuplex.items: {_n5} bytes declared, {_stop4 - pos} left",
-                    needed=pos + _n5,
+                    f"GreedyDuplex.items: {_n_items} bytes declared, {_stop_items - pos} left",
+                    needed=pos + _n_items,
                 )
-            _item2 = data[pos : pos + _n5]
-            pos += _n5
-            v_items.append(_item2)
+            _item_items = data[pos : pos + _n_items]
+            pos += _n_items
+            v_items.append(_item_items)
     except Truncated:
         raise InvalidValue(
             "GreedyDuplex.items: an element overruns the sequence's byte length"
@@ -1751,13 +1766,14 @@ def _decode_inner_item(
     data: bytes, pos: int, end: int, ctx: Context | None
 ) -> tuple[InnerItem, int]:
     v_inner_id, pos = _support.read_varu64(data, pos, end)
-    _n1, pos = _support.read_varu64(data, pos, end)
-    if _n1 > end - pos:
+    _n_payload, pos = _support.read_varu64(data, pos, end)
+    if _n_payload > end - pos:
         raise Truncated(
-            f"InnerItem.payload: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+            f"InnerItem.payload: {_n_payload} bytes declared, {end - pos} left",
+            needed=pos + _n_payload,
         )
-    v_payload = data[pos : pos + _n1]
-    pos += _n1
+    v_payload = data[pos : pos + _n_payload]
+    pos += _n_payload
     frame = _new(InnerItem)
     frame.inner_id = v_inner_id
     frame.payload = v_payload
@@ -1769,26 +1785,27 @@ def _decode_inner_items(
 ) -> tuple[InnerItems, int]:
     v_inner_id, pos = _support.read_varu64(data, pos, end)
     v_payloads = []
-    _length2, pos = _support.read_varu64(data, pos, end)
-    if _length2 < 0:
-        raise InvalidValue(f"InnerItems.payloads: negative byte length {_length2}")
-    if _length2 > end - pos:
+    _length_payloads, pos = _support.read_varu64(data, pos, end)
+    if _length_payloads < 0:
+        raise InvalidValue(f"InnerItems.payloads: negative byte length {_length_payloads}")
+    if _length_payloads > end - pos:
         raise Truncated(
-            f"InnerItems.payloads: {_length2} bytes declared, {end - pos} left",
-            needed=pos + _length2,
+            f"InnerItems.payloads: {_length_payloads} bytes declared, {end - pos} left",
+            needed=pos + _length_payloads,
         )
-    _stop3 = pos + _length2
+    _stop_payloads = pos + _length_payloads
     try:
-        while pos < _stop3:
-            _n4, pos = _support.read_varu64(data, pos, _stop3)
-            if _n4 > _stop3 - pos:
+        while pos < _stop_payloads:
+            _n_payloads, pos = _support.read_varu64(data, pos, _stop_payloads)
+            if _n_payloads > _stop_payloads - pos:
                 raise Truncated(
-                    f"InnerItems.payloads: {_n4} bytes declared, {_stop3 - pos} left",
-                    needed=pos + _n4,
+                    f"InnerItems.payloads: {_n_payloads} bytes declared, {_stop_payloads - pos} "
+                    "left",
+                    needed=pos + _n_payloads,
                 )
-            _item1 = data[pos : pos + _n4]
-            pos += _n4
-            v_payloads.append(_item1)
+            _item_payloads = data[pos : pos + _n_payloads]
+            pos += _n_payloads
+            v_payloads.append(_item_payloads)
     except Truncated:
         raise InvalidValue(
             "InnerItems.payloads: an element overruns the sequence's byte length"
@@ -1810,13 +1827,14 @@ def _decode_inner_error(
     data: bytes, pos: int, end: int, ctx: Context | None
 ) -> tuple[InnerError, int]:
     v_inner_id, pos = _support.read_varu64(data, pos, end)
-    _n1, pos = _support.read_varu64(data, pos, end)
-    if _n1 > end - pos:
+    _n_payload, pos = _support.read_varu64(data, pos, end)
+    if _n_payload > end - pos:
         raise Truncated(
-            f"InnerError.payload: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+            f"InnerError.payload: {_n_payload} bytes declared, {end - pos} left",
+            needed=pos + _n_payload,
         )
-    v_payload = data[pos : pos + _n1]
-    pos += _n1
+    v_payload = data[pos : pos + _n_payload]
+    pos += _n_payload
     frame = _new(InnerError)
     frame.inner_id = v_inner_id
     frame.payload = v_payload

@@ -251,28 +251,29 @@ class Property:
         return f"Property(key={self.key!r}, value={self.value!r})"
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
+
         if self.key is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"Property.key: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw1 = self.key.encode("utf-8")
-            _n2 = len(_raw1)
-            if not 0 <= _n2 <= 0x7FFF:
-                raise EncodeError(f"Property.key length: {_n2!r} is outside 0..0x7fff")
-            out.append(_S_h.pack(_n2))
-            out.append(_raw1)
+            _raw_key = self.key.encode("utf-8")
+            _len_key = len(_raw_key)
+            if not 0 <= _len_key <= 0x7FFF:
+                raise EncodeError(f"Property.key length: {_len_key!r} is outside 0..0x7fff")
+            out.append(_S_h.pack(_len_key))
+            out.append(_raw_key)
         if self.value is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"Property.value: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw3 = self.value.encode("utf-8")
-            _n4 = len(_raw3)
-            if not 0 <= _n4 <= 0x7FFF:
-                raise EncodeError(f"Property.value length: {_n4!r} is outside 0..0x7fff")
-            out.append(_S_h.pack(_n4))
-            out.append(_raw3)
+            _raw_value = self.value.encode("utf-8")
+            _len_value = len(_raw_value)
+            if not 0 <= _len_value <= 0x7FFF:
+                raise EncodeError(f"Property.value length: {_len_value!r} is outside 0..0x7fff")
+            out.append(_S_h.pack(_len_value))
+            out.append(_raw_value)
 
 
 class PublishedMessage:
@@ -315,13 +316,14 @@ class PublishedMessage:
         return f"PublishedMessage(publishing_id={self.publishing_id!r}, message={self.message!r})"
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
-        _int1 = self.publishing_id
-        if not -9223372036854775808 <= _int1 <= 0x7FFFFFFFFFFFFFFF:
+
+        _int_publishing_id = self.publishing_id
+        if not -9223372036854775808 <= _int_publishing_id <= 0x7FFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"PublishedMessage.publishing_id: {_int1!r} is outside "
+                f"PublishedMessage.publishing_id: {_int_publishing_id!r} is outside "
                 "-9223372036854775808..0x7fffffffffffffff"
             )
-        out.append(_S_q.pack(_int1))
+        out.append(_S_q.pack(_int_publishing_id))
         if self.message is None:
             if not -2147483648 <= -1 <= 0x7FFFFFFF:
                 raise EncodeError(
@@ -329,14 +331,14 @@ class PublishedMessage:
                 )
             out.append(_S_i.pack(-1))
         else:
-            _raw2 = self.message
-            _n3 = len(_raw2)
-            if not 0 <= _n3 <= 0x7FFFFFFF:
+            _raw_message = self.message
+            _len_message = len(_raw_message)
+            if not 0 <= _len_message <= 0x7FFFFFFF:
                 raise EncodeError(
-                    f"PublishedMessage.message length: {_n3!r} is outside 0..0x7fffffff"
+                    f"PublishedMessage.message length: {_len_message!r} is outside 0..0x7fffffff"
                 )
-            out.append(_S_i.pack(_n3))
-            out.append(_raw2)
+            out.append(_S_i.pack(_len_message))
+            out.append(_raw_message)
 
 
 class PublishingError:
@@ -379,16 +381,17 @@ class PublishingError:
         return f"PublishingError(publishing_id={self.publishing_id!r}, code={self.code!r})"
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
-        _int1 = self.publishing_id
-        if not -9223372036854775808 <= _int1 <= 0x7FFFFFFFFFFFFFFF:
+
+        _int_publishing_id = self.publishing_id
+        if not -9223372036854775808 <= _int_publishing_id <= 0x7FFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"PublishingError.publishing_id: {_int1!r} is outside "
+                f"PublishingError.publishing_id: {_int_publishing_id!r} is outside "
                 "-9223372036854775808..0x7fffffffffffffff"
             )
-        _int2 = self.code
-        if not -32768 <= _int2 <= 0x7FFF:
-            raise EncodeError(f"PublishingError.code: {_int2!r} is outside -32768..0x7fff")
-        out.append(_S_qh.pack(_int1, _int2))
+        _int_code = self.code
+        if not -32768 <= _int_code <= 0x7FFF:
+            raise EncodeError(f"PublishingError.code: {_int_code!r} is outside -32768..0x7fff")
+        out.append(_S_qh.pack(_int_publishing_id, _int_code))
 
 
 class Broker:
@@ -438,25 +441,26 @@ class Broker:
         return f"Broker(reference={self.reference!r}, host={self.host!r}, port={self.port!r})"
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
-        _int1 = self.reference
-        if not -32768 <= _int1 <= 0x7FFF:
-            raise EncodeError(f"Broker.reference: {_int1!r} is outside -32768..0x7fff")
-        out.append(_S_h.pack(_int1))
+
+        _int_reference = self.reference
+        if not -32768 <= _int_reference <= 0x7FFF:
+            raise EncodeError(f"Broker.reference: {_int_reference!r} is outside -32768..0x7fff")
+        out.append(_S_h.pack(_int_reference))
         if self.host is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"Broker.host: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw2 = self.host.encode("utf-8")
-            _n3 = len(_raw2)
-            if not 0 <= _n3 <= 0x7FFF:
-                raise EncodeError(f"Broker.host length: {_n3!r} is outside 0..0x7fff")
-            out.append(_S_h.pack(_n3))
-            out.append(_raw2)
-        _int4 = self.port
-        if not -2147483648 <= _int4 <= 0x7FFFFFFF:
-            raise EncodeError(f"Broker.port: {_int4!r} is outside -2147483648..0x7fffffff")
-        out.append(_S_i.pack(_int4))
+            _raw_host = self.host.encode("utf-8")
+            _len_host = len(_raw_host)
+            if not 0 <= _len_host <= 0x7FFF:
+                raise EncodeError(f"Broker.host length: {_len_host!r} is outside 0..0x7fff")
+            out.append(_S_h.pack(_len_host))
+            out.append(_raw_host)
+        _int_port = self.port
+        if not -2147483648 <= _int_port <= 0x7FFFFFFF:
+            raise EncodeError(f"Broker.port: {_int_port!r} is outside -2147483648..0x7fffffff")
+        out.append(_S_i.pack(_int_port))
 
 
 class StreamMetadata:
@@ -523,38 +527,45 @@ class StreamMetadata:
         )
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
+
         if self.stream is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"StreamMetadata.stream: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw1 = self.stream.encode("utf-8")
-            _n2 = len(_raw1)
-            if not 0 <= _n2 <= 0x7FFF:
-                raise EncodeError(f"StreamMetadata.stream length: {_n2!r} is outside 0..0x7fff")
-            out.append(_S_h.pack(_n2))
-            out.append(_raw1)
-        _int3 = self.response_code
-        if not -32768 <= _int3 <= 0x7FFF:
-            raise EncodeError(f"StreamMetadata.response_code: {_int3!r} is outside -32768..0x7fff")
-        _int4 = self.leader_reference
-        if not -32768 <= _int4 <= 0x7FFF:
+            _raw_stream = self.stream.encode("utf-8")
+            _len_stream = len(_raw_stream)
+            if not 0 <= _len_stream <= 0x7FFF:
+                raise EncodeError(
+                    f"StreamMetadata.stream length: {_len_stream!r} is outside 0..0x7fff"
+                )
+            out.append(_S_h.pack(_len_stream))
+            out.append(_raw_stream)
+        _int_response_code = self.response_code
+        if not -32768 <= _int_response_code <= 0x7FFF:
             raise EncodeError(
-                f"StreamMetadata.leader_reference: {_int4!r} is outside -32768..0x7fff"
+                f"StreamMetadata.response_code: {_int_response_code!r} is outside -32768..0x7fff"
             )
-        out.append(_S_hh.pack(_int3, _int4))
+        _int_leader_reference = self.leader_reference
+        if not -32768 <= _int_leader_reference <= 0x7FFF:
+            raise EncodeError(
+                f"StreamMetadata.leader_reference: {_int_leader_reference!r} is outside "
+                "-32768..0x7fff"
+            )
+        out.append(_S_hh.pack(_int_response_code, _int_leader_reference))
         if not 0 <= len(self.replicas_references) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"StreamMetadata.replicas_references count: {len(self.replicas_references)!r} is "
                 "outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.replicas_references)))
-        for _item5 in self.replicas_references:
-            if not -32768 <= _item5 <= 0x7FFF:
+        for _item_replicas_references in self.replicas_references:
+            if not -32768 <= _item_replicas_references <= 0x7FFF:
                 raise EncodeError(
-                    f"StreamMetadata.replicas_references: {_item5!r} is outside -32768..0x7fff"
+                    f"StreamMetadata.replicas_references: {_item_replicas_references!r} is "
+                    "outside -32768..0x7fff"
                 )
-            out.append(_S_h.pack(_item5))
+            out.append(_S_h.pack(_item_replicas_references))
 
 
 class OffsetSpecFirst:
@@ -576,6 +587,7 @@ class OffsetSpecFirst:
         return f"OffsetSpecFirst()"
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
+
         out.append(_S_h.pack(0))
 
 
@@ -598,6 +610,7 @@ class OffsetSpecLast:
         return f"OffsetSpecLast()"
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
+
         out.append(_S_h.pack(1))
 
 
@@ -620,6 +633,7 @@ class OffsetSpecNext:
         return f"OffsetSpecNext()"
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
+
         out.append(_S_h.pack(2))
 
 
@@ -648,12 +662,13 @@ class OffsetSpecOffset:
         return f"OffsetSpecOffset(offset={self.offset!r})"
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
-        _int1 = self.offset
-        if not 0 <= _int1 <= 0xFFFFFFFFFFFFFFFF:
+
+        _int_offset = self.offset
+        if not 0 <= _int_offset <= 0xFFFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"OffsetSpecOffset.offset: {_int1!r} is outside 0..0xffffffffffffffff"
+                f"OffsetSpecOffset.offset: {_int_offset!r} is outside 0..0xffffffffffffffff"
             )
-        out.append(_S_hQ.pack(3, _int1))
+        out.append(_S_hQ.pack(3, _int_offset))
 
 
 class OffsetSpecTimestamp:
@@ -681,13 +696,14 @@ class OffsetSpecTimestamp:
         return f"OffsetSpecTimestamp(timestamp={self.timestamp!r})"
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
-        _int1 = self.timestamp
-        if not -9223372036854775808 <= _int1 <= 0x7FFFFFFFFFFFFFFF:
+
+        _int_timestamp = self.timestamp
+        if not -9223372036854775808 <= _int_timestamp <= 0x7FFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"OffsetSpecTimestamp.timestamp: {_int1!r} is outside "
+                f"OffsetSpecTimestamp.timestamp: {_int_timestamp!r} is outside "
                 "-9223372036854775808..0x7fffffffffffffff"
             )
-        out.append(_S_hq.pack(4, _int1))
+        out.append(_S_hq.pack(4, _int_timestamp))
 
 
 class SimpleEntry:
@@ -715,12 +731,12 @@ class SimpleEntry:
         return f"SimpleEntry(data={self.data!r})"
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
-        _raw1 = self.data
-        _bits2 = len(_raw1)
-        if not 0 <= _bits2 <= 0x7FFFFFFF:
-            raise EncodeError(f"SimpleEntry.size: {_bits2!r} is outside 0..0x7fffffff")
-        out.append(_S_I.pack((0 << 31) | _bits2))
-        out.append(_raw1)
+        _raw_data = self.data
+        _bits_size = len(_raw_data)
+        if not 0 <= _bits_size <= 0x7FFFFFFF:
+            raise EncodeError(f"SimpleEntry.size: {_bits_size!r} is outside 0..0x7fffffff")
+        out.append(_S_I.pack((0 << 31) | _bits_size))
+        out.append(_raw_data)
 
 
 class SubEntryBatch:
@@ -778,18 +794,20 @@ class SubEntryBatch:
         )
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
-        _raw1 = self.data
-        _bits2 = self.compression
-        if not 0 <= _bits2 <= 7:
-            raise EncodeError(f"SubEntryBatch.compression: {_bits2!r} is outside 0..7")
-        _int3 = self.num_records
-        if not 0 <= _int3 <= 0xFFFF:
-            raise EncodeError(f"SubEntryBatch.num_records: {_int3!r} is outside 0..0xffff")
-        _int4 = len(_raw1)
-        if not 0 <= _int4 <= 0xFFFFFFFF:
-            raise EncodeError(f"SubEntryBatch.length: {_int4!r} is outside 0..0xffffffff")
-        out.append(_S_BHI.pack((1 << 7) | (_bits2 << 4), _int3, _int4))
-        out.append(_raw1)
+        _raw_data = self.data
+        _bits_compression = self.compression
+        if not 0 <= _bits_compression <= 7:
+            raise EncodeError(f"SubEntryBatch.compression: {_bits_compression!r} is outside 0..7")
+        _int_num_records = self.num_records
+        if not 0 <= _int_num_records <= 0xFFFF:
+            raise EncodeError(
+                f"SubEntryBatch.num_records: {_int_num_records!r} is outside 0..0xffff"
+            )
+        _int_length = len(_raw_data)
+        if not 0 <= _int_length <= 0xFFFFFFFF:
+            raise EncodeError(f"SubEntryBatch.length: {_int_length!r} is outside 0..0xffffffff")
+        out.append(_S_BHI.pack((1 << 7) | (_bits_compression << 4), _int_num_records, _int_length))
+        out.append(_raw_data)
 
 
 class OsirisChunk:
@@ -872,34 +890,49 @@ class OsirisChunk:
         )
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
-        _parts1: list[bytes] = []
-        for _item2 in self.entries:
-            _item2._write(_parts1, ctx)
-        _joined3 = b"".join(_parts1)
-        _int4 = self.num_entries
-        if not 0 <= _int4 <= 0xFFFF:
-            raise EncodeError(f"OsirisChunk.num_entries: {_int4!r} is outside 0..0xffff")
-        _int5 = self.num_records
-        if not 0 <= _int5 <= 0xFFFFFFFF:
-            raise EncodeError(f"OsirisChunk.num_records: {_int5!r} is outside 0..0xffffffff")
-        _int6 = self.epoch
-        if not 0 <= _int6 <= 0xFFFFFFFFFFFFFFFF:
-            raise EncodeError(f"OsirisChunk.epoch: {_int6!r} is outside 0..0xffffffffffffffff")
-        _int7 = self.chunk_first_offset
-        if not 0 <= _int7 <= 0xFFFFFFFFFFFFFFFF:
+        _parts_entries: list[bytes] = []
+        for _item_entries in self.entries:
+            _item_entries._write(_parts_entries, ctx)
+        _joined_entries = b"".join(_parts_entries)
+        _int_num_entries = self.num_entries
+        if not 0 <= _int_num_entries <= 0xFFFF:
+            raise EncodeError(f"OsirisChunk.num_entries: {_int_num_entries!r} is outside 0..0xffff")
+        _int_num_records = self.num_records
+        if not 0 <= _int_num_records <= 0xFFFFFFFF:
             raise EncodeError(
-                f"OsirisChunk.chunk_first_offset: {_int7!r} is outside 0..0xffffffffffffffff"
+                f"OsirisChunk.num_records: {_int_num_records!r} is outside 0..0xffffffff"
             )
-        _int8 = self.chunk_crc
-        if not -2147483648 <= _int8 <= 0x7FFFFFFF:
+        _int_epoch = self.epoch
+        if not 0 <= _int_epoch <= 0xFFFFFFFFFFFFFFFF:
+            raise EncodeError(f"OsirisChunk.epoch: {_int_epoch!r} is outside 0..0xffffffffffffffff")
+        _int_chunk_first_offset = self.chunk_first_offset
+        if not 0 <= _int_chunk_first_offset <= 0xFFFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"OsirisChunk.chunk_crc: {_int8!r} is outside -2147483648..0x7fffffff"
+                f"OsirisChunk.chunk_first_offset: {_int_chunk_first_offset!r} is outside "
+                "0..0xffffffffffffffff"
             )
-        _int9 = len(_joined3)
-        if not 0 <= _int9 <= 0xFFFFFFFF:
-            raise EncodeError(f"OsirisChunk.data_length: {_int9!r} is outside 0..0xffffffff")
-        out.append(_S_BHIQQiI.pack((5 << 4) | 0, _int4, _int5, _int6, _int7, _int8, _int9))
-        out.append(_joined3)
+        _int_chunk_crc = self.chunk_crc
+        if not -2147483648 <= _int_chunk_crc <= 0x7FFFFFFF:
+            raise EncodeError(
+                f"OsirisChunk.chunk_crc: {_int_chunk_crc!r} is outside -2147483648..0x7fffffff"
+            )
+        _int_data_length = len(_joined_entries)
+        if not 0 <= _int_data_length <= 0xFFFFFFFF:
+            raise EncodeError(
+                f"OsirisChunk.data_length: {_int_data_length!r} is outside 0..0xffffffff"
+            )
+        out.append(
+            _S_BHIQQiI.pack(
+                (5 << 4) | 0,
+                _int_num_entries,
+                _int_num_records,
+                _int_epoch,
+                _int_chunk_first_offset,
+                _int_chunk_crc,
+                _int_data_length,
+            )
+        )
+        out.append(_joined_entries)
 
 
 class Publish:
@@ -971,24 +1004,24 @@ class Publish:
                 raise EncodeError(f"Publish.stream: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw1 = self.stream.encode("utf-8")
-            _n2 = len(_raw1)
-            if not 0 <= _n2 <= 0x7FFF:
-                raise EncodeError(f"Publish.stream length: {_n2!r} is outside 0..0x7fff")
-            out.append(_S_h.pack(_n2))
-            out.append(_raw1)
-        _int3 = self.publisher_id
-        if not 0 <= _int3 <= 0xFF:
-            raise EncodeError(f"Publish.publisher_id: {_int3!r} is outside 0..0xff")
-        out.append(bytes((_int3,)))
+            _raw_stream = self.stream.encode("utf-8")
+            _len_stream = len(_raw_stream)
+            if not 0 <= _len_stream <= 0x7FFF:
+                raise EncodeError(f"Publish.stream length: {_len_stream!r} is outside 0..0x7fff")
+            out.append(_S_h.pack(_len_stream))
+            out.append(_raw_stream)
+        _int_publisher_id = self.publisher_id
+        if not 0 <= _int_publisher_id <= 0xFF:
+            raise EncodeError(f"Publish.publisher_id: {_int_publisher_id!r} is outside 0..0xff")
+        out.append(bytes((_int_publisher_id,)))
         if not 0 <= len(self.published_messages) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"Publish.published_messages count: {len(self.published_messages)!r} is outside "
                 "0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.published_messages)))
-        for _item4 in self.published_messages:
-            _item4._write(out, ctx)
+        for _item_published_messages in self.published_messages:
+            _item_published_messages._write(out, ctx)
         return b"".join(out)
 
 
@@ -1044,23 +1077,25 @@ class PublishConfirm:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(1, 0))
-        _int1 = self.publisher_id
-        if not 0 <= _int1 <= 0xFF:
-            raise EncodeError(f"PublishConfirm.publisher_id: {_int1!r} is outside 0..0xff")
-        out.append(bytes((_int1,)))
+        _int_publisher_id = self.publisher_id
+        if not 0 <= _int_publisher_id <= 0xFF:
+            raise EncodeError(
+                f"PublishConfirm.publisher_id: {_int_publisher_id!r} is outside 0..0xff"
+            )
+        out.append(bytes((_int_publisher_id,)))
         if not 0 <= len(self.publishing_ids) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"PublishConfirm.publishing_ids count: {len(self.publishing_ids)!r} is outside "
                 "0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.publishing_ids)))
-        for _item2 in self.publishing_ids:
-            if not -9223372036854775808 <= _item2 <= 0x7FFFFFFFFFFFFFFF:
+        for _item_publishing_ids in self.publishing_ids:
+            if not -9223372036854775808 <= _item_publishing_ids <= 0x7FFFFFFFFFFFFFFF:
                 raise EncodeError(
-                    f"PublishConfirm.publishing_ids: {_item2!r} is outside "
+                    f"PublishConfirm.publishing_ids: {_item_publishing_ids!r} is outside "
                     "-9223372036854775808..0x7fffffffffffffff"
                 )
-            out.append(_S_q.pack(_item2))
+            out.append(_S_q.pack(_item_publishing_ids))
         return b"".join(out)
 
 
@@ -1148,31 +1183,36 @@ class SubscribeRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(2, 0))
-        _int1 = self.correlation_id
-        if not -2147483648 <= _int1 <= 0x7FFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
-                f"SubscribeRequest.correlation_id: {_int1!r} is outside -2147483648..0x7fffffff"
+                f"SubscribeRequest.correlation_id: {_int_correlation_id!r} is outside "
+                "-2147483648..0x7fffffff"
             )
-        _int2 = self.subscription_id
-        if not 0 <= _int2 <= 0xFF:
-            raise EncodeError(f"SubscribeRequest.subscription_id: {_int2!r} is outside 0..0xff")
-        out.append(_S_iB.pack(_int1, _int2))
+        _int_subscription_id = self.subscription_id
+        if not 0 <= _int_subscription_id <= 0xFF:
+            raise EncodeError(
+                f"SubscribeRequest.subscription_id: {_int_subscription_id!r} is outside 0..0xff"
+            )
+        out.append(_S_iB.pack(_int_correlation_id, _int_subscription_id))
         if self.stream is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"SubscribeRequest.stream: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw3 = self.stream.encode("utf-8")
-            _n4 = len(_raw3)
-            if not 0 <= _n4 <= 0x7FFF:
-                raise EncodeError(f"SubscribeRequest.stream length: {_n4!r} is outside 0..0x7fff")
-            out.append(_S_h.pack(_n4))
-            out.append(_raw3)
+            _raw_stream = self.stream.encode("utf-8")
+            _len_stream = len(_raw_stream)
+            if not 0 <= _len_stream <= 0x7FFF:
+                raise EncodeError(
+                    f"SubscribeRequest.stream length: {_len_stream!r} is outside 0..0x7fff"
+                )
+            out.append(_S_h.pack(_len_stream))
+            out.append(_raw_stream)
         self.offset_specification._write(out, ctx)
-        _int5 = self.credit
-        if not -32768 <= _int5 <= 0x7FFF:
-            raise EncodeError(f"SubscribeRequest.credit: {_int5!r} is outside -32768..0x7fff")
-        out.append(_S_h.pack(_int5))
+        _int_credit = self.credit
+        if not -32768 <= _int_credit <= 0x7FFF:
+            raise EncodeError(f"SubscribeRequest.credit: {_int_credit!r} is outside -32768..0x7fff")
+        out.append(_S_h.pack(_int_credit))
         return b"".join(out)
 
 
@@ -1229,17 +1269,18 @@ class SubscribeResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(2, 0))
-        _int1 = self.correlation_id
-        if not -2147483648 <= _int1 <= 0x7FFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
-                f"SubscribeResponse.correlation_id: {_int1!r} is outside -2147483648..0x7fffffff"
+                f"SubscribeResponse.correlation_id: {_int_correlation_id!r} is outside "
+                "-2147483648..0x7fffffff"
             )
-        _int2 = self.response_code
-        if not -32768 <= _int2 <= 0x7FFF:
+        _int_response_code = self.response_code
+        if not -32768 <= _int_response_code <= 0x7FFF:
             raise EncodeError(
-                f"SubscribeResponse.response_code: {_int2!r} is outside -32768..0x7fff"
+                f"SubscribeResponse.response_code: {_int_response_code!r} is outside -32768..0x7fff"
             )
-        out.append(_S_ih.pack(_int1, _int2))
+        out.append(_S_ih.pack(_int_correlation_id, _int_response_code))
         return b"".join(out)
 
 
@@ -1292,10 +1333,12 @@ class Deliver:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(3, 0))
-        _int1 = self.subscription_id
-        if not 0 <= _int1 <= 0xFF:
-            raise EncodeError(f"Deliver.subscription_id: {_int1!r} is outside 0..0xff")
-        out.append(bytes((_int1,)))
+        _int_subscription_id = self.subscription_id
+        if not 0 <= _int_subscription_id <= 0xFF:
+            raise EncodeError(
+                f"Deliver.subscription_id: {_int_subscription_id!r} is outside 0..0xff"
+            )
+        out.append(bytes((_int_subscription_id,)))
         self.chunk._write(out, ctx)
         return b"".join(out)
 
@@ -1349,13 +1392,15 @@ class CreditRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(4, 0))
-        _int1 = self.subscription_id
-        if not 0 <= _int1 <= 0xFF:
-            raise EncodeError(f"CreditRequest.subscription_id: {_int1!r} is outside 0..0xff")
-        _int2 = self.credit
-        if not -32768 <= _int2 <= 0x7FFF:
-            raise EncodeError(f"CreditRequest.credit: {_int2!r} is outside -32768..0x7fff")
-        out.append(_S_Bh.pack(_int1, _int2))
+        _int_subscription_id = self.subscription_id
+        if not 0 <= _int_subscription_id <= 0xFF:
+            raise EncodeError(
+                f"CreditRequest.subscription_id: {_int_subscription_id!r} is outside 0..0xff"
+            )
+        _int_credit = self.credit
+        if not -32768 <= _int_credit <= 0x7FFF:
+            raise EncodeError(f"CreditRequest.credit: {_int_credit!r} is outside -32768..0x7fff")
+        out.append(_S_Bh.pack(_int_subscription_id, _int_credit))
         return b"".join(out)
 
 
@@ -1412,13 +1457,17 @@ class CreditResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(4, 0))
-        _int1 = self.response_code
-        if not -32768 <= _int1 <= 0x7FFF:
-            raise EncodeError(f"CreditResponse.response_code: {_int1!r} is outside -32768..0x7fff")
-        _int2 = self.subscription_id
-        if not 0 <= _int2 <= 0xFF:
-            raise EncodeError(f"CreditResponse.subscription_id: {_int2!r} is outside 0..0xff")
-        out.append(_S_hB.pack(_int1, _int2))
+        _int_response_code = self.response_code
+        if not -32768 <= _int_response_code <= 0x7FFF:
+            raise EncodeError(
+                f"CreditResponse.response_code: {_int_response_code!r} is outside -32768..0x7fff"
+            )
+        _int_subscription_id = self.subscription_id
+        if not 0 <= _int_subscription_id <= 0xFF:
+            raise EncodeError(
+                f"CreditResponse.subscription_id: {_int_subscription_id!r} is outside 0..0xff"
+            )
+        out.append(_S_hB.pack(_int_response_code, _int_subscription_id))
         return b"".join(out)
 
 
@@ -1475,15 +1524,18 @@ class UnsubscribeRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(5, 0))
-        _int1 = self.correlation_id
-        if not -2147483648 <= _int1 <= 0x7FFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
-                f"UnsubscribeRequest.correlation_id: {_int1!r} is outside -2147483648..0x7fffffff"
+                f"UnsubscribeRequest.correlation_id: {_int_correlation_id!r} is outside "
+                "-2147483648..0x7fffffff"
             )
-        _int2 = self.subscription_id
-        if not 0 <= _int2 <= 0xFF:
-            raise EncodeError(f"UnsubscribeRequest.subscription_id: {_int2!r} is outside 0..0xff")
-        out.append(_S_iB.pack(_int1, _int2))
+        _int_subscription_id = self.subscription_id
+        if not 0 <= _int_subscription_id <= 0xFF:
+            raise EncodeError(
+                f"UnsubscribeRequest.subscription_id: {_int_subscription_id!r} is outside 0..0xff"
+            )
+        out.append(_S_iB.pack(_int_correlation_id, _int_subscription_id))
         return b"".join(out)
 
 
@@ -1540,17 +1592,19 @@ class UnsubscribeResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(5, 0))
-        _int1 = self.correlation_id
-        if not -2147483648 <= _int1 <= 0x7FFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
-                f"UnsubscribeResponse.correlation_id: {_int1!r} is outside -2147483648..0x7fffffff"
+                f"UnsubscribeResponse.correlation_id: {_int_correlation_id!r} is outside "
+                "-2147483648..0x7fffffff"
             )
-        _int2 = self.response_code
-        if not -32768 <= _int2 <= 0x7FFF:
+        _int_response_code = self.response_code
+        if not -32768 <= _int_response_code <= 0x7FFF:
             raise EncodeError(
-                f"UnsubscribeResponse.response_code: {_int2!r} is outside -32768..0x7fff"
+                f"UnsubscribeResponse.response_code: {_int_response_code!r} is outside "
+                "-32768..0x7fff"
             )
-        out.append(_S_ih.pack(_int1, _int2))
+        out.append(_S_ih.pack(_int_correlation_id, _int_response_code))
         return b"".join(out)
 
 
@@ -1608,18 +1662,20 @@ class PublishError:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(6, 0))
-        _int1 = self.publisher_id
-        if not 0 <= _int1 <= 0xFF:
-            raise EncodeError(f"PublishError.publisher_id: {_int1!r} is outside 0..0xff")
-        out.append(bytes((_int1,)))
+        _int_publisher_id = self.publisher_id
+        if not 0 <= _int_publisher_id <= 0xFF:
+            raise EncodeError(
+                f"PublishError.publisher_id: {_int_publisher_id!r} is outside 0..0xff"
+            )
+        out.append(bytes((_int_publisher_id,)))
         if not 0 <= len(self.publishing_errors) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"PublishError.publishing_errors count: {len(self.publishing_errors)!r} is "
                 "outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.publishing_errors)))
-        for _item2 in self.publishing_errors:
-            _item2._write(out, ctx)
+        for _item_publishing_errors in self.publishing_errors:
+            _item_publishing_errors._write(out, ctx)
         return b"".join(out)
 
 
@@ -1672,21 +1728,23 @@ class MetadataUpdate:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(7, 0))
-        _int1 = self.code
-        if not -32768 <= _int1 <= 0x7FFF:
-            raise EncodeError(f"MetadataUpdate.code: {_int1!r} is outside -32768..0x7fff")
-        out.append(_S_h.pack(_int1))
+        _int_code = self.code
+        if not -32768 <= _int_code <= 0x7FFF:
+            raise EncodeError(f"MetadataUpdate.code: {_int_code!r} is outside -32768..0x7fff")
+        out.append(_S_h.pack(_int_code))
         if self.stream is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"MetadataUpdate.stream: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw2 = self.stream.encode("utf-8")
-            _n3 = len(_raw2)
-            if not 0 <= _n3 <= 0x7FFF:
-                raise EncodeError(f"MetadataUpdate.stream length: {_n3!r} is outside 0..0x7fff")
-            out.append(_S_h.pack(_n3))
-            out.append(_raw2)
+            _raw_stream = self.stream.encode("utf-8")
+            _len_stream = len(_raw_stream)
+            if not 0 <= _len_stream <= 0x7FFF:
+                raise EncodeError(
+                    f"MetadataUpdate.stream length: {_len_stream!r} is outside 0..0x7fff"
+                )
+            out.append(_S_h.pack(_len_stream))
+            out.append(_raw_stream)
         return b"".join(out)
 
 
@@ -1739,31 +1797,32 @@ class MetadataRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(8, 0))
-        _int1 = self.correlation_id
-        if not -2147483648 <= _int1 <= 0x7FFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
-                f"MetadataRequest.correlation_id: {_int1!r} is outside -2147483648..0x7fffffff"
+                f"MetadataRequest.correlation_id: {_int_correlation_id!r} is outside "
+                "-2147483648..0x7fffffff"
             )
-        out.append(_S_i.pack(_int1))
+        out.append(_S_i.pack(_int_correlation_id))
         if not 0 <= len(self.streams) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"MetadataRequest.streams count: {len(self.streams)!r} is outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.streams)))
-        for _item2 in self.streams:
-            if _item2 is None:
+        for _item_streams in self.streams:
+            if _item_streams is None:
                 if not -32768 <= -1 <= 0x7FFF:
                     raise EncodeError(f"MetadataRequest.streams: {-1!r} is outside -32768..0x7fff")
                 out.append(_S_h.pack(-1))
             else:
-                _raw3 = _item2.encode("utf-8")
-                _n4 = len(_raw3)
-                if not 0 <= _n4 <= 0x7FFF:
+                _raw_streams = _item_streams.encode("utf-8")
+                _len_streams = len(_raw_streams)
+                if not 0 <= _len_streams <= 0x7FFF:
                     raise EncodeError(
-                        f"MetadataRequest.streams length: {_n4!r} is outside 0..0x7fff"
+                        f"MetadataRequest.streams length: {_len_streams!r} is outside 0..0x7fff"
                     )
-                out.append(_S_h.pack(_n4))
-                out.append(_raw3)
+                out.append(_S_h.pack(_len_streams))
+                out.append(_raw_streams)
         return b"".join(out)
 
 
@@ -1832,27 +1891,28 @@ class MetadataResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(8, 0))
-        _int1 = self.correlation_id
-        if not -2147483648 <= _int1 <= 0x7FFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
-                f"MetadataResponse.correlation_id: {_int1!r} is outside -2147483648..0x7fffffff"
+                f"MetadataResponse.correlation_id: {_int_correlation_id!r} is outside "
+                "-2147483648..0x7fffffff"
             )
-        out.append(_S_i.pack(_int1))
+        out.append(_S_i.pack(_int_correlation_id))
         if not 0 <= len(self.brokers) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"MetadataResponse.brokers count: {len(self.brokers)!r} is outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.brokers)))
-        for _item2 in self.brokers:
-            _item2._write(out, ctx)
+        for _item_brokers in self.brokers:
+            _item_brokers._write(out, ctx)
         if not 0 <= len(self.stream_metadata) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"MetadataResponse.stream_metadata count: {len(self.stream_metadata)!r} is "
                 "outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.stream_metadata)))
-        for _item3 in self.stream_metadata:
-            _item3._write(out, ctx)
+        for _item_stream_metadata in self.stream_metadata:
+            _item_stream_metadata._write(out, ctx)
         return b"".join(out)
 
 
@@ -1891,12 +1951,13 @@ class SaslHandshakeRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(9, 0))
-        _int1 = self.correlation_id
-        if not -2147483648 <= _int1 <= 0x7FFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
-                f"SaslHandshakeRequest.correlation_id: {_int1!r} is outside -2147483648..0x7fffffff"
+                f"SaslHandshakeRequest.correlation_id: {_int_correlation_id!r} is outside "
+                "-2147483648..0x7fffffff"
             )
-        out.append(_S_i.pack(_int1))
+        out.append(_S_i.pack(_int_correlation_id))
         return b"".join(out)
 
 
@@ -1965,40 +2026,42 @@ class SaslHandshakeResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(9, 0))
-        _int1 = self.correlation_id
-        if not -2147483648 <= _int1 <= 0x7FFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
-                f"SaslHandshakeResponse.correlation_id: {_int1!r} is outside "
+                f"SaslHandshakeResponse.correlation_id: {_int_correlation_id!r} is outside "
                 "-2147483648..0x7fffffff"
             )
-        _int2 = self.response_code
-        if not -32768 <= _int2 <= 0x7FFF:
+        _int_response_code = self.response_code
+        if not -32768 <= _int_response_code <= 0x7FFF:
             raise EncodeError(
-                f"SaslHandshakeResponse.response_code: {_int2!r} is outside -32768..0x7fff"
+                f"SaslHandshakeResponse.response_code: {_int_response_code!r} is outside "
+                "-32768..0x7fff"
             )
-        out.append(_S_ih.pack(_int1, _int2))
+        out.append(_S_ih.pack(_int_correlation_id, _int_response_code))
         if not 0 <= len(self.mechanisms) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"SaslHandshakeResponse.mechanisms count: {len(self.mechanisms)!r} is outside "
                 "0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.mechanisms)))
-        for _item3 in self.mechanisms:
-            if _item3 is None:
+        for _item_mechanisms in self.mechanisms:
+            if _item_mechanisms is None:
                 if not -32768 <= -1 <= 0x7FFF:
                     raise EncodeError(
                         f"SaslHandshakeResponse.mechanisms: {-1!r} is outside -32768..0x7fff"
                     )
                 out.append(_S_h.pack(-1))
             else:
-                _raw4 = _item3.encode("utf-8")
-                _n5 = len(_raw4)
-                if not 0 <= _n5 <= 0x7FFF:
+                _raw_mechanisms = _item_mechanisms.encode("utf-8")
+                _len_mechanisms = len(_raw_mechanisms)
+                if not 0 <= _len_mechanisms <= 0x7FFF:
                     raise EncodeError(
-                        f"SaslHandshakeResponse.mechanisms length: {_n5!r} is outside 0..0x7fff"
+                        f"SaslHandshakeResponse.mechanisms length: {_len_mechanisms!r} is "
+                        "outside 0..0x7fff"
                     )
-                out.append(_S_h.pack(_n5))
-                out.append(_raw4)
+                out.append(_S_h.pack(_len_mechanisms))
+                out.append(_raw_mechanisms)
         return b"".join(out)
 
 
@@ -2067,13 +2130,13 @@ class SaslAuthenticateRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0xA, 0))
-        _int1 = self.correlation_id
-        if not -2147483648 <= _int1 <= 0x7FFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
-                f"SaslAuthenticateRequest.correlation_id: {_int1!r} is outside "
+                f"SaslAuthenticateRequest.correlation_id: {_int_correlation_id!r} is outside "
                 "-2147483648..0x7fffffff"
             )
-        out.append(_S_i.pack(_int1))
+        out.append(_S_i.pack(_int_correlation_id))
         if self.mechanism is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(
@@ -2081,14 +2144,15 @@ class SaslAuthenticateRequest:
                 )
             out.append(_S_h.pack(-1))
         else:
-            _raw2 = self.mechanism.encode("utf-8")
-            _n3 = len(_raw2)
-            if not 0 <= _n3 <= 0x7FFF:
+            _raw_mechanism = self.mechanism.encode("utf-8")
+            _len_mechanism = len(_raw_mechanism)
+            if not 0 <= _len_mechanism <= 0x7FFF:
                 raise EncodeError(
-                    f"SaslAuthenticateRequest.mechanism length: {_n3!r} is outside 0..0x7fff"
+                    f"SaslAuthenticateRequest.mechanism length: {_len_mechanism!r} is outside "
+                    "0..0x7fff"
                 )
-            out.append(_S_h.pack(_n3))
-            out.append(_raw2)
+            out.append(_S_h.pack(_len_mechanism))
+            out.append(_raw_mechanism)
         if self.sasl_opaque_data is None:
             if not -2147483648 <= -1 <= 0x7FFFFFFF:
                 raise EncodeError(
@@ -2097,15 +2161,15 @@ class SaslAuthenticateRequest:
                 )
             out.append(_S_i.pack(-1))
         else:
-            _raw4 = self.sasl_opaque_data
-            _n5 = len(_raw4)
-            if not 0 <= _n5 <= 0x7FFFFFFF:
+            _raw_sasl_opaque_data = self.sasl_opaque_data
+            _len_sasl_opaque_data = len(_raw_sasl_opaque_data)
+            if not 0 <= _len_sasl_opaque_data <= 0x7FFFFFFF:
                 raise EncodeError(
-                    f"SaslAuthenticateRequest.sasl_opaque_data length: {_n5!r} is outside "
-                    "0..0x7fffffff"
+                    f"SaslAuthenticateRequest.sasl_opaque_data length: {_len_sasl_opaque_data!r} "
+                    "is outside 0..0x7fffffff"
                 )
-            out.append(_S_i.pack(_n5))
-            out.append(_raw4)
+            out.append(_S_i.pack(_len_sasl_opaque_data))
+            out.append(_raw_sasl_opaque_data)
         return b"".join(out)
 
 
@@ -2171,18 +2235,19 @@ class SaslAuthenticateResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0xA, 0))
-        _int1 = self.correlation_id
-        if not -2147483648 <= _int1 <= 0x7FFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
-                f"SaslAuthenticateResponse.correlation_id: {_int1!r} is outside "
+                f"SaslAuthenticateResponse.correlation_id: {_int_correlation_id!r} is outside "
                 "-2147483648..0x7fffffff"
             )
-        _int2 = self.response_code
-        if not -32768 <= _int2 <= 0x7FFF:
+        _int_response_code = self.response_code
+        if not -32768 <= _int_response_code <= 0x7FFF:
             raise EncodeError(
-                f"SaslAuthenticateResponse.response_code: {_int2!r} is outside -32768..0x7fff"
+                f"SaslAuthenticateResponse.response_code: {_int_response_code!r} is outside "
+                "-32768..0x7fff"
             )
-        out.append(_S_ih.pack(_int1, _int2))
+        out.append(_S_ih.pack(_int_correlation_id, _int_response_code))
         if self.sasl_opaque_data is None:
             if not -2147483648 <= -1 <= 0x7FFFFFFF:
                 raise EncodeError(
@@ -2191,15 +2256,15 @@ class SaslAuthenticateResponse:
                 )
             out.append(_S_i.pack(-1))
         else:
-            _raw3 = self.sasl_opaque_data
-            _n4 = len(_raw3)
-            if not 0 <= _n4 <= 0x7FFFFFFF:
+            _raw_sasl_opaque_data = self.sasl_opaque_data
+            _len_sasl_opaque_data = len(_raw_sasl_opaque_data)
+            if not 0 <= _len_sasl_opaque_data <= 0x7FFFFFFF:
                 raise EncodeError(
-                    f"SaslAuthenticateResponse.sasl_opaque_data length: {_n4!r} is outside "
-                    "0..0x7fffffff"
+                    "SaslAuthenticateResponse.sasl_opaque_data length: "
+                    f"{_len_sasl_opaque_data!r} is outside 0..0x7fffffff"
                 )
-            out.append(_S_i.pack(_n4))
-            out.append(_raw3)
+            out.append(_S_i.pack(_len_sasl_opaque_data))
+            out.append(_raw_sasl_opaque_data)
         return b"".join(out)
 
 
@@ -2254,13 +2319,17 @@ class Tune:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0xB, 0))
-        _int1 = self.frame_max
-        if not -2147483648 <= _int1 <= 0x7FFFFFFF:
-            raise EncodeError(f"Tune.frame_max: {_int1!r} is outside -2147483648..0x7fffffff")
-        _int2 = self.heartbeat
-        if not -2147483648 <= _int2 <= 0x7FFFFFFF:
-            raise EncodeError(f"Tune.heartbeat: {_int2!r} is outside -2147483648..0x7fffffff")
-        out.append(_S_ii.pack(_int1, _int2))
+        _int_frame_max = self.frame_max
+        if not -2147483648 <= _int_frame_max <= 0x7FFFFFFF:
+            raise EncodeError(
+                f"Tune.frame_max: {_int_frame_max!r} is outside -2147483648..0x7fffffff"
+            )
+        _int_heartbeat = self.heartbeat
+        if not -2147483648 <= _int_heartbeat <= 0x7FFFFFFF:
+            raise EncodeError(
+                f"Tune.heartbeat: {_int_heartbeat!r} is outside -2147483648..0x7fffffff"
+            )
+        out.append(_S_ii.pack(_int_frame_max, _int_heartbeat))
         return b"".join(out)
 
 
@@ -2316,23 +2385,26 @@ class OpenRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0xC, 0))
-        _int1 = self.correlation_id
-        if not -2147483648 <= _int1 <= 0x7FFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
-                f"OpenRequest.correlation_id: {_int1!r} is outside -2147483648..0x7fffffff"
+                f"OpenRequest.correlation_id: {_int_correlation_id!r} is outside "
+                "-2147483648..0x7fffffff"
             )
-        out.append(_S_i.pack(_int1))
+        out.append(_S_i.pack(_int_correlation_id))
         if self.virtual_host is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"OpenRequest.virtual_host: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw2 = self.virtual_host.encode("utf-8")
-            _n3 = len(_raw2)
-            if not 0 <= _n3 <= 0x7FFF:
-                raise EncodeError(f"OpenRequest.virtual_host length: {_n3!r} is outside 0..0x7fff")
-            out.append(_S_h.pack(_n3))
-            out.append(_raw2)
+            _raw_virtual_host = self.virtual_host.encode("utf-8")
+            _len_virtual_host = len(_raw_virtual_host)
+            if not 0 <= _len_virtual_host <= 0x7FFF:
+                raise EncodeError(
+                    f"OpenRequest.virtual_host length: {_len_virtual_host!r} is outside 0..0x7fff"
+                )
+            out.append(_S_h.pack(_len_virtual_host))
+            out.append(_raw_virtual_host)
         return b"".join(out)
 
 
@@ -2388,15 +2460,18 @@ class OpenResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0xC, 0))
-        _int1 = self.correlation_id
-        if not -2147483648 <= _int1 <= 0x7FFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
-                f"OpenResponse.correlation_id: {_int1!r} is outside -2147483648..0x7fffffff"
+                f"OpenResponse.correlation_id: {_int_correlation_id!r} is outside "
+                "-2147483648..0x7fffffff"
             )
-        _int2 = self.response_code
-        if not -32768 <= _int2 <= 0x7FFF:
-            raise EncodeError(f"OpenResponse.response_code: {_int2!r} is outside -32768..0x7fff")
-        out.append(_S_ih.pack(_int1, _int2))
+        _int_response_code = self.response_code
+        if not -32768 <= _int_response_code <= 0x7FFF:
+            raise EncodeError(
+                f"OpenResponse.response_code: {_int_response_code!r} is outside -32768..0x7fff"
+            )
+        out.append(_S_ih.pack(_int_correlation_id, _int_response_code))
         return b"".join(out)
 
 
@@ -2462,28 +2537,32 @@ class CloseRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0xD, 0))
-        _int1 = self.correlation_id
-        if not -2147483648 <= _int1 <= 0x7FFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
-                f"CloseRequest.correlation_id: {_int1!r} is outside -2147483648..0x7fffffff"
+                f"CloseRequest.correlation_id: {_int_correlation_id!r} is outside "
+                "-2147483648..0x7fffffff"
             )
-        _int2 = self.closing_code
-        if not -32768 <= _int2 <= 0x7FFF:
-            raise EncodeError(f"CloseRequest.closing_code: {_int2!r} is outside -32768..0x7fff")
-        out.append(_S_ih.pack(_int1, _int2))
+        _int_closing_code = self.closing_code
+        if not -32768 <= _int_closing_code <= 0x7FFF:
+            raise EncodeError(
+                f"CloseRequest.closing_code: {_int_closing_code!r} is outside -32768..0x7fff"
+            )
+        out.append(_S_ih.pack(_int_correlation_id, _int_closing_code))
         if self.closing_reason is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"CloseRequest.closing_reason: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw3 = self.closing_reason.encode("utf-8")
-            _n4 = len(_raw3)
-            if not 0 <= _n4 <= 0x7FFF:
+            _raw_closing_reason = self.closing_reason.encode("utf-8")
+            _len_closing_reason = len(_raw_closing_reason)
+            if not 0 <= _len_closing_reason <= 0x7FFF:
                 raise EncodeError(
-                    f"CloseRequest.closing_reason length: {_n4!r} is outside 0..0x7fff"
+                    f"CloseRequest.closing_reason length: {_len_closing_reason!r} is outside "
+                    "0..0x7fff"
                 )
-            out.append(_S_h.pack(_n4))
-            out.append(_raw3)
+            out.append(_S_h.pack(_len_closing_reason))
+            out.append(_raw_closing_reason)
         return b"".join(out)
 
 
@@ -2539,15 +2618,18 @@ class CloseResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0xD, 0))
-        _int1 = self.correlation_id
-        if not -2147483648 <= _int1 <= 0x7FFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
-                f"CloseResponse.correlation_id: {_int1!r} is outside -2147483648..0x7fffffff"
+                f"CloseResponse.correlation_id: {_int_correlation_id!r} is outside "
+                "-2147483648..0x7fffffff"
             )
-        _int2 = self.response_code
-        if not -32768 <= _int2 <= 0x7FFF:
-            raise EncodeError(f"CloseResponse.response_code: {_int2!r} is outside -32768..0x7fff")
-        out.append(_S_ih.pack(_int1, _int2))
+        _int_response_code = self.response_code
+        if not -32768 <= _int_response_code <= 0x7FFF:
+            raise EncodeError(
+                f"CloseResponse.response_code: {_int_response_code!r} is outside -32768..0x7fff"
+            )
+        out.append(_S_ih.pack(_int_correlation_id, _int_response_code))
         return b"".join(out)
 
 
@@ -2638,21 +2720,21 @@ class PeerPropertiesRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0xF, 0))
-        _int1 = self.correlation_id
-        if not -2147483648 <= _int1 <= 0x7FFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
-                f"PeerPropertiesRequest.correlation_id: {_int1!r} is outside "
+                f"PeerPropertiesRequest.correlation_id: {_int_correlation_id!r} is outside "
                 "-2147483648..0x7fffffff"
             )
-        out.append(_S_i.pack(_int1))
+        out.append(_S_i.pack(_int_correlation_id))
         if not 0 <= len(self.peer_properties) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"PeerPropertiesRequest.peer_properties count: {len(self.peer_properties)!r} is "
                 "outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.peer_properties)))
-        for _item2 in self.peer_properties:
-            _item2._write(out, ctx)
+        for _item_peer_properties in self.peer_properties:
+            _item_peer_properties._write(out, ctx)
         return b"".join(out)
 
 
@@ -2721,26 +2803,27 @@ class PeerPropertiesResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0xF, 0))
-        _int1 = self.correlation_id
-        if not -2147483648 <= _int1 <= 0x7FFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
-                f"PeerPropertiesResponse.correlation_id: {_int1!r} is outside "
+                f"PeerPropertiesResponse.correlation_id: {_int_correlation_id!r} is outside "
                 "-2147483648..0x7fffffff"
             )
-        _int2 = self.response_code
-        if not -32768 <= _int2 <= 0x7FFF:
+        _int_response_code = self.response_code
+        if not -32768 <= _int_response_code <= 0x7FFF:
             raise EncodeError(
-                f"PeerPropertiesResponse.response_code: {_int2!r} is outside -32768..0x7fff"
+                f"PeerPropertiesResponse.response_code: {_int_response_code!r} is outside "
+                "-32768..0x7fff"
             )
-        out.append(_S_ih.pack(_int1, _int2))
+        out.append(_S_ih.pack(_int_correlation_id, _int_response_code))
         if not 0 <= len(self.peer_properties) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"PeerPropertiesResponse.peer_properties count: {len(self.peer_properties)!r} is "
                 "outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.peer_properties)))
-        for _item3 in self.peer_properties:
-            _item3._write(out, ctx)
+        for _item_peer_properties in self.peer_properties:
+            _item_peer_properties._write(out, ctx)
         return b"".join(out)
 
 
@@ -2817,41 +2900,46 @@ class CommitOffset:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x10, 0))
-        _int1 = self.correlation_id
-        if not -2147483648 <= _int1 <= 0x7FFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
-                f"CommitOffset.correlation_id: {_int1!r} is outside -2147483648..0x7fffffff"
+                f"CommitOffset.correlation_id: {_int_correlation_id!r} is outside "
+                "-2147483648..0x7fffffff"
             )
-        out.append(_S_i.pack(_int1))
+        out.append(_S_i.pack(_int_correlation_id))
         if self.reference is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"CommitOffset.reference: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw2 = self.reference.encode("utf-8")
-            _n3 = len(_raw2)
-            if not 0 <= _n3 <= 0x7FFF:
-                raise EncodeError(f"CommitOffset.reference length: {_n3!r} is outside 0..0x7fff")
-            out.append(_S_h.pack(_n3))
-            out.append(_raw2)
+            _raw_reference = self.reference.encode("utf-8")
+            _len_reference = len(_raw_reference)
+            if not 0 <= _len_reference <= 0x7FFF:
+                raise EncodeError(
+                    f"CommitOffset.reference length: {_len_reference!r} is outside 0..0x7fff"
+                )
+            out.append(_S_h.pack(_len_reference))
+            out.append(_raw_reference)
         if self.stream is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"CommitOffset.stream: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw4 = self.stream.encode("utf-8")
-            _n5 = len(_raw4)
-            if not 0 <= _n5 <= 0x7FFF:
-                raise EncodeError(f"CommitOffset.stream length: {_n5!r} is outside 0..0x7fff")
-            out.append(_S_h.pack(_n5))
-            out.append(_raw4)
-        _int6 = self.offset
-        if not -9223372036854775808 <= _int6 <= 0x7FFFFFFFFFFFFFFF:
+            _raw_stream = self.stream.encode("utf-8")
+            _len_stream = len(_raw_stream)
+            if not 0 <= _len_stream <= 0x7FFF:
+                raise EncodeError(
+                    f"CommitOffset.stream length: {_len_stream!r} is outside 0..0x7fff"
+                )
+            out.append(_S_h.pack(_len_stream))
+            out.append(_raw_stream)
+        _int_offset = self.offset
+        if not -9223372036854775808 <= _int_offset <= 0x7FFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"CommitOffset.offset: {_int6!r} is outside "
+                f"CommitOffset.offset: {_int_offset!r} is outside "
                 "-9223372036854775808..0x7fffffffffffffff"
             )
-        out.append(_S_q.pack(_int6))
+        out.append(_S_q.pack(_int_offset))
         return b"".join(out)
 
 
@@ -2917,36 +3005,39 @@ class QueryOffsetRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x11, 0))
-        _int1 = self.correlation_id
-        if not -2147483648 <= _int1 <= 0x7FFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
-                f"QueryOffsetRequest.correlation_id: {_int1!r} is outside -2147483648..0x7fffffff"
+                f"QueryOffsetRequest.correlation_id: {_int_correlation_id!r} is outside "
+                "-2147483648..0x7fffffff"
             )
-        out.append(_S_i.pack(_int1))
+        out.append(_S_i.pack(_int_correlation_id))
         if self.reference is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"QueryOffsetRequest.reference: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw2 = self.reference.encode("utf-8")
-            _n3 = len(_raw2)
-            if not 0 <= _n3 <= 0x7FFF:
+            _raw_reference = self.reference.encode("utf-8")
+            _len_reference = len(_raw_reference)
+            if not 0 <= _len_reference <= 0x7FFF:
                 raise EncodeError(
-                    f"QueryOffsetRequest.reference length: {_n3!r} is outside 0..0x7fff"
+                    f"QueryOffsetRequest.reference length: {_len_reference!r} is outside 0..0x7fff"
                 )
-            out.append(_S_h.pack(_n3))
-            out.append(_raw2)
+            out.append(_S_h.pack(_len_reference))
+            out.append(_raw_reference)
         if self.stream is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"QueryOffsetRequest.stream: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw4 = self.stream.encode("utf-8")
-            _n5 = len(_raw4)
-            if not 0 <= _n5 <= 0x7FFF:
-                raise EncodeError(f"QueryOffsetRequest.stream length: {_n5!r} is outside 0..0x7fff")
-            out.append(_S_h.pack(_n5))
-            out.append(_raw4)
+            _raw_stream = self.stream.encode("utf-8")
+            _len_stream = len(_raw_stream)
+            if not 0 <= _len_stream <= 0x7FFF:
+                raise EncodeError(
+                    f"QueryOffsetRequest.stream length: {_len_stream!r} is outside 0..0x7fff"
+                )
+            out.append(_S_h.pack(_len_stream))
+            out.append(_raw_stream)
         return b"".join(out)
 
 
@@ -3010,23 +3101,25 @@ class QueryOffsetResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x11, 0))
-        _int1 = self.correlation_id
-        if not -2147483648 <= _int1 <= 0x7FFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
-                f"QueryOffsetResponse.correlation_id: {_int1!r} is outside -2147483648..0x7fffffff"
+                f"QueryOffsetResponse.correlation_id: {_int_correlation_id!r} is outside "
+                "-2147483648..0x7fffffff"
             )
-        _int2 = self.response_code
-        if not -32768 <= _int2 <= 0x7FFF:
+        _int_response_code = self.response_code
+        if not -32768 <= _int_response_code <= 0x7FFF:
             raise EncodeError(
-                f"QueryOffsetResponse.response_code: {_int2!r} is outside -32768..0x7fff"
+                f"QueryOffsetResponse.response_code: {_int_response_code!r} is outside "
+                "-32768..0x7fff"
             )
-        _int3 = self.offset
-        if not -9223372036854775808 <= _int3 <= 0x7FFFFFFFFFFFFFFF:
+        _int_offset = self.offset
+        if not -9223372036854775808 <= _int_offset <= 0x7FFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"QueryOffsetResponse.offset: {_int3!r} is outside "
+                f"QueryOffsetResponse.offset: {_int_offset!r} is outside "
                 "-9223372036854775808..0x7fffffffffffffff"
             )
-        out.append(_S_ihq.pack(_int1, _int2, _int3))
+        out.append(_S_ihq.pack(_int_correlation_id, _int_response_code, _int_offset))
         return b"".join(out)
 
 
@@ -3094,30 +3187,33 @@ class CreateRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x3E6, 0))
-        _int1 = self.correlation_id
-        if not -2147483648 <= _int1 <= 0x7FFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
-                f"CreateRequest.correlation_id: {_int1!r} is outside -2147483648..0x7fffffff"
+                f"CreateRequest.correlation_id: {_int_correlation_id!r} is outside "
+                "-2147483648..0x7fffffff"
             )
-        out.append(_S_i.pack(_int1))
+        out.append(_S_i.pack(_int_correlation_id))
         if self.stream is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"CreateRequest.stream: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw2 = self.stream.encode("utf-8")
-            _n3 = len(_raw2)
-            if not 0 <= _n3 <= 0x7FFF:
-                raise EncodeError(f"CreateRequest.stream length: {_n3!r} is outside 0..0x7fff")
-            out.append(_S_h.pack(_n3))
-            out.append(_raw2)
+            _raw_stream = self.stream.encode("utf-8")
+            _len_stream = len(_raw_stream)
+            if not 0 <= _len_stream <= 0x7FFF:
+                raise EncodeError(
+                    f"CreateRequest.stream length: {_len_stream!r} is outside 0..0x7fff"
+                )
+            out.append(_S_h.pack(_len_stream))
+            out.append(_raw_stream)
         if not 0 <= len(self.arguments) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"CreateRequest.arguments count: {len(self.arguments)!r} is outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.arguments)))
-        for _item4 in self.arguments:
-            _item4._write(out, ctx)
+        for _item_arguments in self.arguments:
+            _item_arguments._write(out, ctx)
         return b"".join(out)
 
 
@@ -3174,15 +3270,18 @@ class CreateResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x3E6, 0))
-        _int1 = self.correlation_id
-        if not -2147483648 <= _int1 <= 0x7FFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
-                f"CreateResponse.correlation_id: {_int1!r} is outside -2147483648..0x7fffffff"
+                f"CreateResponse.correlation_id: {_int_correlation_id!r} is outside "
+                "-2147483648..0x7fffffff"
             )
-        _int2 = self.response_code
-        if not -32768 <= _int2 <= 0x7FFF:
-            raise EncodeError(f"CreateResponse.response_code: {_int2!r} is outside -32768..0x7fff")
-        out.append(_S_ih.pack(_int1, _int2))
+        _int_response_code = self.response_code
+        if not -32768 <= _int_response_code <= 0x7FFF:
+            raise EncodeError(
+                f"CreateResponse.response_code: {_int_response_code!r} is outside -32768..0x7fff"
+            )
+        out.append(_S_ih.pack(_int_correlation_id, _int_response_code))
         return b"".join(out)
 
 
@@ -3235,23 +3334,26 @@ class DeleteRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x3E7, 0))
-        _int1 = self.correlation_id
-        if not -2147483648 <= _int1 <= 0x7FFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
-                f"DeleteRequest.correlation_id: {_int1!r} is outside -2147483648..0x7fffffff"
+                f"DeleteRequest.correlation_id: {_int_correlation_id!r} is outside "
+                "-2147483648..0x7fffffff"
             )
-        out.append(_S_i.pack(_int1))
+        out.append(_S_i.pack(_int_correlation_id))
         if self.stream is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"DeleteRequest.stream: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw2 = self.stream.encode("utf-8")
-            _n3 = len(_raw2)
-            if not 0 <= _n3 <= 0x7FFF:
-                raise EncodeError(f"DeleteRequest.stream length: {_n3!r} is outside 0..0x7fff")
-            out.append(_S_h.pack(_n3))
-            out.append(_raw2)
+            _raw_stream = self.stream.encode("utf-8")
+            _len_stream = len(_raw_stream)
+            if not 0 <= _len_stream <= 0x7FFF:
+                raise EncodeError(
+                    f"DeleteRequest.stream length: {_len_stream!r} is outside 0..0x7fff"
+                )
+            out.append(_S_h.pack(_len_stream))
+            out.append(_raw_stream)
         return b"".join(out)
 
 
@@ -3308,15 +3410,18 @@ class DeleteResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x3E7, 0))
-        _int1 = self.correlation_id
-        if not -2147483648 <= _int1 <= 0x7FFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
-                f"DeleteResponse.correlation_id: {_int1!r} is outside -2147483648..0x7fffffff"
+                f"DeleteResponse.correlation_id: {_int_correlation_id!r} is outside "
+                "-2147483648..0x7fffffff"
             )
-        _int2 = self.response_code
-        if not -32768 <= _int2 <= 0x7FFF:
-            raise EncodeError(f"DeleteResponse.response_code: {_int2!r} is outside -32768..0x7fff")
-        out.append(_S_ih.pack(_int1, _int2))
+        _int_response_code = self.response_code
+        if not -32768 <= _int_response_code <= 0x7FFF:
+            raise EncodeError(
+                f"DeleteResponse.response_code: {_int_response_code!r} is outside -32768..0x7fff"
+            )
+        out.append(_S_ih.pack(_int_correlation_id, _int_response_code))
         return b"".join(out)
 
 
@@ -3363,34 +3468,35 @@ Frame = (
 def _decode_Property(data: bytes, pos: int, end: int, ctx: Context | None) -> tuple[Property, int]:
     if end - pos < 2:
         raise Truncated("Property.key: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_key,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_key == -1:
         v_key = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"Property.key: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_key < 0:
+            raise InvalidValue(f"Property.key: negative length {_n_key}")
+        if _n_key > end - pos:
             raise Truncated(
-                f"Property.key: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+                f"Property.key: {_n_key} bytes declared, {end - pos} left", needed=pos + _n_key
             )
-        v_key = _support.utf8(data[pos : pos + _n1], "Property.key")
-        pos += _n1
+        v_key = _support.utf8(data[pos : pos + _n_key], "Property.key")
+        pos += _n_key
     if end - pos < 2:
         raise Truncated("Property.value: input ends", needed=pos + 2)
-    (_n2,) = _S_h.unpack_from(data, pos)
+    (_n_value,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n2 == -1:
+    if _n_value == -1:
         v_value = None
     else:
-        if _n2 < 0:
-            raise InvalidValue(f"Property.value: negative length {_n2}")
-        if _n2 > end - pos:
+        if _n_value < 0:
+            raise InvalidValue(f"Property.value: negative length {_n_value}")
+        if _n_value > end - pos:
             raise Truncated(
-                f"Property.value: {_n2} bytes declared, {end - pos} left", needed=pos + _n2
+                f"Property.value: {_n_value} bytes declared, {end - pos} left",
+                needed=pos + _n_value,
             )
-        v_value = _support.utf8(data[pos : pos + _n2], "Property.value")
-        pos += _n2
+        v_value = _support.utf8(data[pos : pos + _n_value], "Property.value")
+        pos += _n_value
     return Property(v_key, v_value), pos
 
 
@@ -3403,20 +3509,20 @@ def _decode_PublishedMessage(
     pos += 8
     if end - pos < 4:
         raise Truncated("PublishedMessage.message: input ends", needed=pos + 4)
-    (_n1,) = _S_i.unpack_from(data, pos)
+    (_n_message,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n1 == -1:
+    if _n_message == -1:
         v_message = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"PublishedMessage.message: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_message < 0:
+            raise InvalidValue(f"PublishedMessage.message: negative length {_n_message}")
+        if _n_message > end - pos:
             raise Truncated(
-                f"PublishedMessage.message: {_n1} bytes declared, {end - pos} left",
-                needed=pos + _n1,
+                f"PublishedMessage.message: {_n_message} bytes declared, {end - pos} left",
+                needed=pos + _n_message,
             )
-        v_message = data[pos : pos + _n1]
-        pos += _n1
+        v_message = data[pos : pos + _n_message]
+        pos += _n_message
     return PublishedMessage(v_publishing_id, v_message), pos
 
 
@@ -3437,19 +3543,19 @@ def _decode_Broker(data: bytes, pos: int, end: int, ctx: Context | None) -> tupl
     pos += 2
     if end - pos < 2:
         raise Truncated("Broker.host: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_host,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_host == -1:
         v_host = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"Broker.host: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_host < 0:
+            raise InvalidValue(f"Broker.host: negative length {_n_host}")
+        if _n_host > end - pos:
             raise Truncated(
-                f"Broker.host: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+                f"Broker.host: {_n_host} bytes declared, {end - pos} left", needed=pos + _n_host
             )
-        v_host = _support.utf8(data[pos : pos + _n1], "Broker.host")
-        pos += _n1
+        v_host = _support.utf8(data[pos : pos + _n_host], "Broker.host")
+        pos += _n_host
     if end - pos < 4:
         raise Truncated("Broker: input ends inside the frame", needed=pos + 4)
     (v_port,) = _S_i.unpack_from(data, pos)
@@ -3462,19 +3568,20 @@ def _decode_StreamMetadata(
 ) -> tuple[StreamMetadata, int]:
     if end - pos < 2:
         raise Truncated("StreamMetadata.stream: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_stream,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_stream == -1:
         v_stream = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"StreamMetadata.stream: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_stream < 0:
+            raise InvalidValue(f"StreamMetadata.stream: negative length {_n_stream}")
+        if _n_stream > end - pos:
             raise Truncated(
-                f"StreamMetadata.stream: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+                f"StreamMetadata.stream: {_n_stream} bytes declared, {end - pos} left",
+                needed=pos + _n_stream,
             )
-        v_stream = _support.utf8(data[pos : pos + _n1], "StreamMetadata.stream")
-        pos += _n1
+        v_stream = _support.utf8(data[pos : pos + _n_stream], "StreamMetadata.stream")
+        pos += _n_stream
     if end - pos < 4:
         raise Truncated("StreamMetadata: input ends inside the frame", needed=pos + 4)
     v_response_code, v_leader_reference = _S_hh.unpack_from(data, pos)
@@ -3482,22 +3589,24 @@ def _decode_StreamMetadata(
     v_replicas_references = []
     if end - pos < 4:
         raise Truncated("StreamMetadata.replicas_references: input ends", needed=pos + 4)
-    (_count3,) = _S_i.unpack_from(data, pos)
+    (_count_replicas_references,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count3 < 0:
-        raise InvalidValue(f"StreamMetadata.replicas_references: negative count {_count3}")
-    if _count3 * 2 > end - pos:
-        raise Truncated(
-            f"StreamMetadata.replicas_references: {_count3} elements declared, {end - pos} bytes "
-            "left",
-            needed=pos + _count3 * 2,
+    if _count_replicas_references < 0:
+        raise InvalidValue(
+            f"StreamMetadata.replicas_references: negative count {_count_replicas_references}"
         )
-    for _ in range(_count3):
+    if _count_replicas_references * 2 > end - pos:
+        raise Truncated(
+            f"StreamMetadata.replicas_references: {_count_replicas_references} elements "
+            f"declared, {end - pos} bytes left",
+            needed=pos + _count_replicas_references * 2,
+        )
+    for _ in range(_count_replicas_references):
         if end - pos < 2:
             raise Truncated("StreamMetadata.replicas_references: input ends", needed=pos + 2)
-        (_item2,) = _S_h.unpack_from(data, pos)
+        (_item_replicas_references,) = _S_h.unpack_from(data, pos)
         pos += 2
-        v_replicas_references.append(_item2)
+        v_replicas_references.append(_item_replicas_references)
     return StreamMetadata(v_stream, v_response_code, v_leader_reference, v_replicas_references), pos
 
 
@@ -3566,21 +3675,21 @@ def _decode_SimpleEntry(
 ) -> tuple[SimpleEntry, int]:
     if end - pos < 4:
         raise Truncated("SimpleEntry: input ends inside the frame", needed=pos + 4)
-    (_w1,) = _S_I.unpack_from(data, pos)
+    (_w1_0,) = _S_I.unpack_from(data, pos)
     pos += 4
-    v_entry_type = _w1 >> 31
+    v_entry_type = _w1_0 >> 31
     if v_entry_type != 0:
         raise InvalidValue(f"SimpleEntry.entry_type: must be 0, got {v_entry_type}")
-    v_size = _w1 & 0x7FFFFFFF
-    _n2 = v_size
-    if _n2 < 0:
-        raise InvalidValue(f"SimpleEntry.data: negative length {_n2}")
-    if _n2 > end - pos:
+    v_size = _w1_0 & 0x7FFFFFFF
+    _n_data = v_size
+    if _n_data < 0:
+        raise InvalidValue(f"SimpleEntry.data: negative length {_n_data}")
+    if _n_data > end - pos:
         raise Truncated(
-            f"SimpleEntry.data: {_n2} bytes declared, {end - pos} left", needed=pos + _n2
+            f"SimpleEntry.data: {_n_data} bytes declared, {end - pos} left", needed=pos + _n_data
         )
-    v_data = data[pos : pos + _n2]
-    pos += _n2
+    v_data = data[pos : pos + _n_data]
+    pos += _n_data
     return SimpleEntry(v_data), pos
 
 
@@ -3589,27 +3698,27 @@ def _decode_SubEntryBatch(
 ) -> tuple[SubEntryBatch, int]:
     if end - pos < 7:
         raise Truncated("SubEntryBatch: input ends inside the frame", needed=pos + 7)
-    _w1, v_num_records, v_length = _S_BHI.unpack_from(data, pos)
+    _w1_0, v_num_records, v_length = _S_BHI.unpack_from(data, pos)
     pos += 7
-    v_entry_type = _w1 >> 7
+    v_entry_type = _w1_0 >> 7
     if v_entry_type != 1:
         raise InvalidValue(f"SubEntryBatch.entry_type: must be 1, got {v_entry_type}")
-    v_compression = (_w1 >> 4) & 7
+    v_compression = (_w1_0 >> 4) & 7
     try:
         v_compression = CompressionType(v_compression)
     except ValueError:
         raise InvalidValue(
             f"SubEntryBatch.compression: {v_compression} is not a CompressionType"
         ) from None
-    _n2 = v_length
-    if _n2 < 0:
-        raise InvalidValue(f"SubEntryBatch.data: negative length {_n2}")
-    if _n2 > end - pos:
+    _n_data = v_length
+    if _n_data < 0:
+        raise InvalidValue(f"SubEntryBatch.data: negative length {_n_data}")
+    if _n_data > end - pos:
         raise Truncated(
-            f"SubEntryBatch.data: {_n2} bytes declared, {end - pos} left", needed=pos + _n2
+            f"SubEntryBatch.data: {_n_data} bytes declared, {end - pos} left", needed=pos + _n_data
         )
-    v_data = data[pos : pos + _n2]
-    pos += _n2
+    v_data = data[pos : pos + _n_data]
+    pos += _n_data
     return SubEntryBatch(v_compression, v_num_records, v_data), pos
 
 
@@ -3618,30 +3727,36 @@ def _decode_OsirisChunk(
 ) -> tuple[OsirisChunk, int]:
     if end - pos < 31:
         raise Truncated("OsirisChunk: input ends inside the frame", needed=pos + 31)
-    _w1, v_num_entries, v_num_records, v_epoch, v_chunk_first_offset, v_chunk_crc, v_data_length = (
-        _S_BHIQQiI.unpack_from(data, pos)
-    )
+    (
+        _w1_0,
+        v_num_entries,
+        v_num_records,
+        v_epoch,
+        v_chunk_first_offset,
+        v_chunk_crc,
+        v_data_length,
+    ) = _S_BHIQQiI.unpack_from(data, pos)
     pos += 31
-    v_magic = _w1 >> 4
+    v_magic = _w1_0 >> 4
     if v_magic != 5:
         raise InvalidValue(f"OsirisChunk.magic: must be 5, got {v_magic}")
-    v_format_version = _w1 & 0xF
+    v_format_version = _w1_0 & 0xF
     if v_format_version != 0:
         raise InvalidValue(f"OsirisChunk.format_version: must be 0, got {v_format_version}")
     v_entries = []
-    _length3 = v_data_length
-    if _length3 < 0:
-        raise InvalidValue(f"OsirisChunk.entries: negative byte length {_length3}")
-    if _length3 > end - pos:
+    _length_entries = v_data_length
+    if _length_entries < 0:
+        raise InvalidValue(f"OsirisChunk.entries: negative byte length {_length_entries}")
+    if _length_entries > end - pos:
         raise Truncated(
-            f"OsirisChunk.entries: {_length3} bytes declared, {end - pos} left",
-            needed=pos + _length3,
+            f"OsirisChunk.entries: {_length_entries} bytes declared, {end - pos} left",
+            needed=pos + _length_entries,
         )
-    _stop4 = pos + _length3
+    _stop_entries = pos + _length_entries
     try:
-        while pos < _stop4:
-            _item2, pos = _decode_Entry(data, pos, _stop4, ctx)
-            v_entries.append(_item2)
+        while pos < _stop_entries:
+            _item_entries, pos = _decode_Entry(data, pos, _stop_entries, ctx)
+            v_entries.append(_item_entries)
     except Truncated:
         raise InvalidValue(
             "OsirisChunk.entries: an element overruns the sequence's byte length"
@@ -3687,19 +3802,20 @@ def _decode_OffsetSpecification(
 def _decode_publish(data: bytes, pos: int, end: int, ctx: Context | None) -> tuple[Publish, int]:
     if end - pos < 2:
         raise Truncated("Publish.stream: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_stream,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_stream == -1:
         v_stream = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"Publish.stream: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_stream < 0:
+            raise InvalidValue(f"Publish.stream: negative length {_n_stream}")
+        if _n_stream > end - pos:
             raise Truncated(
-                f"Publish.stream: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+                f"Publish.stream: {_n_stream} bytes declared, {end - pos} left",
+                needed=pos + _n_stream,
             )
-        v_stream = _support.utf8(data[pos : pos + _n1], "Publish.stream")
-        pos += _n1
+        v_stream = _support.utf8(data[pos : pos + _n_stream], "Publish.stream")
+        pos += _n_stream
     if end - pos < 1:
         raise Truncated("Publish: input ends inside the frame", needed=pos + 1)
     v_publisher_id = data[pos]
@@ -3707,18 +3823,21 @@ def _decode_publish(data: bytes, pos: int, end: int, ctx: Context | None) -> tup
     v_published_messages = []
     if end - pos < 4:
         raise Truncated("Publish.published_messages: input ends", needed=pos + 4)
-    (_count3,) = _S_i.unpack_from(data, pos)
+    (_count_published_messages,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count3 < 0:
-        raise InvalidValue(f"Publish.published_messages: negative count {_count3}")
-    if _count3 * 12 > end - pos:
-        raise Truncated(
-            f"Publish.published_messages: {_count3} elements declared, {end - pos} bytes left",
-            needed=pos + _count3 * 12,
+    if _count_published_messages < 0:
+        raise InvalidValue(
+            f"Publish.published_messages: negative count {_count_published_messages}"
         )
-    for _ in range(_count3):
-        _item2, pos = _decode_PublishedMessage(data, pos, end, ctx)
-        v_published_messages.append(_item2)
+    if _count_published_messages * 12 > end - pos:
+        raise Truncated(
+            f"Publish.published_messages: {_count_published_messages} elements declared, "
+            f"{end - pos} bytes left",
+            needed=pos + _count_published_messages * 12,
+        )
+    for _ in range(_count_published_messages):
+        _item_published_messages, pos = _decode_PublishedMessage(data, pos, end, ctx)
+        v_published_messages.append(_item_published_messages)
     frame = _new(Publish)
     frame.stream = v_stream
     frame.publisher_id = v_publisher_id
@@ -3736,21 +3855,22 @@ def _decode_publish_confirm(
     v_publishing_ids = []
     if end - pos < 4:
         raise Truncated("PublishConfirm.publishing_ids: input ends", needed=pos + 4)
-    (_count2,) = _S_i.unpack_from(data, pos)
+    (_count_publishing_ids,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count2 < 0:
-        raise InvalidValue(f"PublishConfirm.publishing_ids: negative count {_count2}")
-    if _count2 * 8 > end - pos:
+    if _count_publishing_ids < 0:
+        raise InvalidValue(f"PublishConfirm.publishing_ids: negative count {_count_publishing_ids}")
+    if _count_publishing_ids * 8 > end - pos:
         raise Truncated(
-            f"PublishConfirm.publishing_ids: {_count2} elements declared, {end - pos} bytes left",
-            needed=pos + _count2 * 8,
+            f"PublishConfirm.publishing_ids: {_count_publishing_ids} elements declared, "
+            f"{end - pos} bytes left",
+            needed=pos + _count_publishing_ids * 8,
         )
-    for _ in range(_count2):
+    for _ in range(_count_publishing_ids):
         if end - pos < 8:
             raise Truncated("PublishConfirm.publishing_ids: input ends", needed=pos + 8)
-        (_item1,) = _S_q.unpack_from(data, pos)
+        (_item_publishing_ids,) = _S_q.unpack_from(data, pos)
         pos += 8
-        v_publishing_ids.append(_item1)
+        v_publishing_ids.append(_item_publishing_ids)
     frame = _new(PublishConfirm)
     frame.publisher_id = v_publisher_id
     frame.publishing_ids = v_publishing_ids
@@ -3766,19 +3886,20 @@ def _decode_subscribe_request(
     pos += 5
     if end - pos < 2:
         raise Truncated("SubscribeRequest.stream: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_stream,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_stream == -1:
         v_stream = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"SubscribeRequest.stream: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_stream < 0:
+            raise InvalidValue(f"SubscribeRequest.stream: negative length {_n_stream}")
+        if _n_stream > end - pos:
             raise Truncated(
-                f"SubscribeRequest.stream: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+                f"SubscribeRequest.stream: {_n_stream} bytes declared, {end - pos} left",
+                needed=pos + _n_stream,
             )
-        v_stream = _support.utf8(data[pos : pos + _n1], "SubscribeRequest.stream")
-        pos += _n1
+        v_stream = _support.utf8(data[pos : pos + _n_stream], "SubscribeRequest.stream")
+        pos += _n_stream
     v_offset_specification, pos = _decode_OffsetSpecification(data, pos, end, ctx)
     if end - pos < 2:
         raise Truncated("SubscribeRequest: input ends inside the frame", needed=pos + 2)
@@ -3880,18 +4001,21 @@ def _decode_publish_error(
     v_publishing_errors = []
     if end - pos < 4:
         raise Truncated("PublishError.publishing_errors: input ends", needed=pos + 4)
-    (_count2,) = _S_i.unpack_from(data, pos)
+    (_count_publishing_errors,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count2 < 0:
-        raise InvalidValue(f"PublishError.publishing_errors: negative count {_count2}")
-    if _count2 * 10 > end - pos:
-        raise Truncated(
-            f"PublishError.publishing_errors: {_count2} elements declared, {end - pos} bytes left",
-            needed=pos + _count2 * 10,
+    if _count_publishing_errors < 0:
+        raise InvalidValue(
+            f"PublishError.publishing_errors: negative count {_count_publishing_errors}"
         )
-    for _ in range(_count2):
-        _item1, pos = _decode_PublishingError(data, pos, end, ctx)
-        v_publishing_errors.append(_item1)
+    if _count_publishing_errors * 10 > end - pos:
+        raise Truncated(
+            f"PublishError.publishing_errors: {_count_publishing_errors} elements declared, "
+            f"{end - pos} bytes left",
+            needed=pos + _count_publishing_errors * 10,
+        )
+    for _ in range(_count_publishing_errors):
+        _item_publishing_errors, pos = _decode_PublishingError(data, pos, end, ctx)
+        v_publishing_errors.append(_item_publishing_errors)
     frame = _new(PublishError)
     frame.publisher_id = v_publisher_id
     frame.publishing_errors = v_publishing_errors
@@ -3907,19 +4031,20 @@ def _decode_metadata_update(
     pos += 2
     if end - pos < 2:
         raise Truncated("MetadataUpdate.stream: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_stream,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_stream == -1:
         v_stream = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"MetadataUpdate.stream: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_stream < 0:
+            raise InvalidValue(f"MetadataUpdate.stream: negative length {_n_stream}")
+        if _n_stream > end - pos:
             raise Truncated(
-                f"MetadataUpdate.stream: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+                f"MetadataUpdate.stream: {_n_stream} bytes declared, {end - pos} left",
+                needed=pos + _n_stream,
             )
-        v_stream = _support.utf8(data[pos : pos + _n1], "MetadataUpdate.stream")
-        pos += _n1
+        v_stream = _support.utf8(data[pos : pos + _n_stream], "MetadataUpdate.stream")
+        pos += _n_stream
     frame = _new(MetadataUpdate)
     frame.code = v_code
     frame.stream = v_stream
@@ -3936,33 +4061,33 @@ def _decode_metadata_request(
     v_streams = []
     if end - pos < 4:
         raise Truncated("MetadataRequest.streams: input ends", needed=pos + 4)
-    (_count2,) = _S_i.unpack_from(data, pos)
+    (_count_streams,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count2 < 0:
-        raise InvalidValue(f"MetadataRequest.streams: negative count {_count2}")
-    if _count2 * 2 > end - pos:
+    if _count_streams < 0:
+        raise InvalidValue(f"MetadataRequest.streams: negative count {_count_streams}")
+    if _count_streams * 2 > end - pos:
         raise Truncated(
-            f"MetadataRequest.streams: {_count2} elements declared, {end - pos} bytes left",
-            needed=pos + _count2 * 2,
+            f"MetadataRequest.streams: {_count_streams} elements declared, {end - pos} bytes left",
+            needed=pos + _count_streams * 2,
         )
-    for _ in range(_count2):
+    for _ in range(_count_streams):
         if end - pos < 2:
             raise Truncated("MetadataRequest.streams: input ends", needed=pos + 2)
-        (_n3,) = _S_h.unpack_from(data, pos)
+        (_n_streams,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n3 == -1:
-            _item1 = None
+        if _n_streams == -1:
+            _item_streams = None
         else:
-            if _n3 < 0:
-                raise InvalidValue(f"MetadataRequest.streams: negative length {_n3}")
-            if _n3 > end - pos:
+            if _n_streams < 0:
+                raise InvalidValue(f"MetadataRequest.streams: negative length {_n_streams}")
+            if _n_streams > end - pos:
                 raise Truncated(
-                    f"MetadataRequest.streams: {_n3} bytes declared, {end - pos} left",
-                    needed=pos + _n3,
+                    f"MetadataRequest.streams: {_n_streams} bytes declared, {end - pos} left",
+                    needed=pos + _n_streams,
                 )
-            _item1 = _support.utf8(data[pos : pos + _n3], "MetadataRequest.streams")
-            pos += _n3
-        v_streams.append(_item1)
+            _item_streams = _support.utf8(data[pos : pos + _n_streams], "MetadataRequest.streams")
+            pos += _n_streams
+        v_streams.append(_item_streams)
     frame = _new(MetadataRequest)
     frame.correlation_id = v_correlation_id
     frame.streams = v_streams
@@ -3979,34 +4104,36 @@ def _decode_metadata_response(
     v_brokers = []
     if end - pos < 4:
         raise Truncated("MetadataResponse.brokers: input ends", needed=pos + 4)
-    (_count2,) = _S_i.unpack_from(data, pos)
+    (_count_brokers,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count2 < 0:
-        raise InvalidValue(f"MetadataResponse.brokers: negative count {_count2}")
-    if _count2 * 8 > end - pos:
+    if _count_brokers < 0:
+        raise InvalidValue(f"MetadataResponse.brokers: negative count {_count_brokers}")
+    if _count_brokers * 8 > end - pos:
         raise Truncated(
-            f"MetadataResponse.brokers: {_count2} elements declared, {end - pos} bytes left",
-            needed=pos + _count2 * 8,
+            f"MetadataResponse.brokers: {_count_brokers} elements declared, {end - pos} bytes left",
+            needed=pos + _count_brokers * 8,
         )
-    for _ in range(_count2):
-        _item1, pos = _decode_Broker(data, pos, end, ctx)
-        v_brokers.append(_item1)
+    for _ in range(_count_brokers):
+        _item_brokers, pos = _decode_Broker(data, pos, end, ctx)
+        v_brokers.append(_item_brokers)
     v_stream_metadata = []
     if end - pos < 4:
         raise Truncated("MetadataResponse.stream_metadata: input ends", needed=pos + 4)
-    (_count4,) = _S_i.unpack_from(data, pos)
+    (_count_stream_metadata,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count4 < 0:
-        raise InvalidValue(f"MetadataResponse.stream_metadata: negative count {_count4}")
-    if _count4 * 10 > end - pos:
-        raise Truncated(
-            f"MetadataResponse.stream_metadata: {_count4} elements declared, {end - pos} bytes "
-            "left",
-            needed=pos + _count4 * 10,
+    if _count_stream_metadata < 0:
+        raise InvalidValue(
+            f"MetadataResponse.stream_metadata: negative count {_count_stream_metadata}"
         )
-    for _ in range(_count4):
-        _item3, pos = _decode_StreamMetadata(data, pos, end, ctx)
-        v_stream_metadata.append(_item3)
+    if _count_stream_metadata * 10 > end - pos:
+        raise Truncated(
+            f"MetadataResponse.stream_metadata: {_count_stream_metadata} elements declared, "
+            f"{end - pos} bytes left",
+            needed=pos + _count_stream_metadata * 10,
+        )
+    for _ in range(_count_stream_metadata):
+        _item_stream_metadata, pos = _decode_StreamMetadata(data, pos, end, ctx)
+        v_stream_metadata.append(_item_stream_metadata)
     frame = _new(MetadataResponse)
     frame.correlation_id = v_correlation_id
     frame.brokers = v_brokers
@@ -4036,34 +4163,39 @@ def _decode_sasl_handshake_response(
     v_mechanisms = []
     if end - pos < 4:
         raise Truncated("SaslHandshakeResponse.mechanisms: input ends", needed=pos + 4)
-    (_count2,) = _S_i.unpack_from(data, pos)
+    (_count_mechanisms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count2 < 0:
-        raise InvalidValue(f"SaslHandshakeResponse.mechanisms: negative count {_count2}")
-    if _count2 * 2 > end - pos:
+    if _count_mechanisms < 0:
+        raise InvalidValue(f"SaslHandshakeResponse.mechanisms: negative count {_count_mechanisms}")
+    if _count_mechanisms * 2 > end - pos:
         raise Truncated(
-            f"SaslHandshakeResponse.mechanisms: {_count2} elements declared, {end - pos} bytes "
-            "left",
-            needed=pos + _count2 * 2,
+            f"SaslHandshakeResponse.mechanisms: {_count_mechanisms} elements declared, "
+            f"{end - pos} bytes left",
+            needed=pos + _count_mechanisms * 2,
         )
-    for _ in range(_count2):
+    for _ in range(_count_mechanisms):
         if end - pos < 2:
             raise Truncated("SaslHandshakeResponse.mechanisms: input ends", needed=pos + 2)
-        (_n3,) = _S_h.unpack_from(data, pos)
+        (_n_mechanisms,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n3 == -1:
-            _item1 = None
+        if _n_mechanisms == -1:
+            _item_mechanisms = None
         else:
-            if _n3 < 0:
-                raise InvalidValue(f"SaslHandshakeResponse.mechanisms: negative length {_n3}")
-            if _n3 > end - pos:
-                raise Truncated(
-                    f"SaslHandshakeResponse.mechanisms: {_n3} bytes declared, {end - pos} left",
-                    needed=pos + _n3,
+            if _n_mechanisms < 0:
+                raise InvalidValue(
+                    f"SaslHandshakeResponse.mechanisms: negative length {_n_mechanisms}"
                 )
-            _item1 = _support.utf8(data[pos : pos + _n3], "SaslHandshakeResponse.mechanisms")
-            pos += _n3
-        v_mechanisms.append(_item1)
+            if _n_mechanisms > end - pos:
+                raise Truncated(
+                    f"SaslHandshakeResponse.mechanisms: {_n_mechanisms} bytes declared, "
+                    f"{end - pos} left",
+                    needed=pos + _n_mechanisms,
+                )
+            _item_mechanisms = _support.utf8(
+                data[pos : pos + _n_mechanisms], "SaslHandshakeResponse.mechanisms"
+            )
+            pos += _n_mechanisms
+        v_mechanisms.append(_item_mechanisms)
     frame = _new(SaslHandshakeResponse)
     frame.correlation_id = v_correlation_id
     frame.response_code = v_response_code
@@ -4080,36 +4212,42 @@ def _decode_sasl_authenticate_request(
     pos += 4
     if end - pos < 2:
         raise Truncated("SaslAuthenticateRequest.mechanism: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_mechanism,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_mechanism == -1:
         v_mechanism = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"SaslAuthenticateRequest.mechanism: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_mechanism < 0:
+            raise InvalidValue(f"SaslAuthenticateRequest.mechanism: negative length {_n_mechanism}")
+        if _n_mechanism > end - pos:
             raise Truncated(
-                f"SaslAuthenticateRequest.mechanism: {_n1} bytes declared, {end - pos} left",
-                needed=pos + _n1,
+                f"SaslAuthenticateRequest.mechanism: {_n_mechanism} bytes declared, {end - pos} "
+                "left",
+                needed=pos + _n_mechanism,
             )
-        v_mechanism = _support.utf8(data[pos : pos + _n1], "SaslAuthenticateRequest.mechanism")
-        pos += _n1
+        v_mechanism = _support.utf8(
+            data[pos : pos + _n_mechanism], "SaslAuthenticateRequest.mechanism"
+        )
+        pos += _n_mechanism
     if end - pos < 4:
         raise Truncated("SaslAuthenticateRequest.sasl_opaque_data: input ends", needed=pos + 4)
-    (_n2,) = _S_i.unpack_from(data, pos)
+    (_n_sasl_opaque_data,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n2 == -1:
+    if _n_sasl_opaque_data == -1:
         v_sasl_opaque_data = None
     else:
-        if _n2 < 0:
-            raise InvalidValue(f"SaslAuthenticateRequest.sasl_opaque_data: negative length {_n2}")
-        if _n2 > end - pos:
-            raise Truncated(
-                f"SaslAuthenticateRequest.sasl_opaque_data: {_n2} bytes declared, {end - pos} left",
-                needed=pos + _n2,
+        if _n_sasl_opaque_data < 0:
+            raise InvalidValue(
+                f"SaslAuthenticateRequest.sasl_opaque_data: negative length {_n_sasl_opaque_data}"
             )
-        v_sasl_opaque_data = data[pos : pos + _n2]
-        pos += _n2
+        if _n_sasl_opaque_data > end - pos:
+            raise Truncated(
+                f"SaslAuthenticateRequest.sasl_opaque_data: {_n_sasl_opaque_data} bytes "
+                f"declared, {end - pos} left",
+                needed=pos + _n_sasl_opaque_data,
+            )
+        v_sasl_opaque_data = data[pos : pos + _n_sasl_opaque_data]
+        pos += _n_sasl_opaque_data
     frame = _new(SaslAuthenticateRequest)
     frame.correlation_id = v_correlation_id
     frame.mechanism = v_mechanism
@@ -4126,21 +4264,23 @@ def _decode_sasl_authenticate_response(
     pos += 6
     if end - pos < 4:
         raise Truncated("SaslAuthenticateResponse.sasl_opaque_data: input ends", needed=pos + 4)
-    (_n1,) = _S_i.unpack_from(data, pos)
+    (_n_sasl_opaque_data,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n1 == -1:
+    if _n_sasl_opaque_data == -1:
         v_sasl_opaque_data = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"SaslAuthenticateResponse.sasl_opaque_data: negative length {_n1}")
-        if _n1 > end - pos:
-            raise Truncated(
-                f"SaslAuthenticateResponse.sasl_opaque_data: {_n1} bytes declared, {end - pos} "
-                "left",
-                needed=pos + _n1,
+        if _n_sasl_opaque_data < 0:
+            raise InvalidValue(
+                f"SaslAuthenticateResponse.sasl_opaque_data: negative length {_n_sasl_opaque_data}"
             )
-        v_sasl_opaque_data = data[pos : pos + _n1]
-        pos += _n1
+        if _n_sasl_opaque_data > end - pos:
+            raise Truncated(
+                f"SaslAuthenticateResponse.sasl_opaque_data: {_n_sasl_opaque_data} bytes "
+                f"declared, {end - pos} left",
+                needed=pos + _n_sasl_opaque_data,
+            )
+        v_sasl_opaque_data = data[pos : pos + _n_sasl_opaque_data]
+        pos += _n_sasl_opaque_data
     frame = _new(SaslAuthenticateResponse)
     frame.correlation_id = v_correlation_id
     frame.response_code = v_response_code
@@ -4168,20 +4308,22 @@ def _decode_open_request(
     pos += 4
     if end - pos < 2:
         raise Truncated("OpenRequest.virtual_host: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_virtual_host,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_virtual_host == -1:
         v_virtual_host = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"OpenRequest.virtual_host: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_virtual_host < 0:
+            raise InvalidValue(f"OpenRequest.virtual_host: negative length {_n_virtual_host}")
+        if _n_virtual_host > end - pos:
             raise Truncated(
-                f"OpenRequest.virtual_host: {_n1} bytes declared, {end - pos} left",
-                needed=pos + _n1,
+                f"OpenRequest.virtual_host: {_n_virtual_host} bytes declared, {end - pos} left",
+                needed=pos + _n_virtual_host,
             )
-        v_virtual_host = _support.utf8(data[pos : pos + _n1], "OpenRequest.virtual_host")
-        pos += _n1
+        v_virtual_host = _support.utf8(
+            data[pos : pos + _n_virtual_host], "OpenRequest.virtual_host"
+        )
+        pos += _n_virtual_host
     frame = _new(OpenRequest)
     frame.correlation_id = v_correlation_id
     frame.virtual_host = v_virtual_host
@@ -4210,20 +4352,23 @@ def _decode_close_request(
     pos += 6
     if end - pos < 2:
         raise Truncated("CloseRequest.closing_reason: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_closing_reason,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_closing_reason == -1:
         v_closing_reason = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"CloseRequest.closing_reason: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_closing_reason < 0:
+            raise InvalidValue(f"CloseRequest.closing_reason: negative length {_n_closing_reason}")
+        if _n_closing_reason > end - pos:
             raise Truncated(
-                f"CloseRequest.closing_reason: {_n1} bytes declared, {end - pos} left",
-                needed=pos + _n1,
+                f"CloseRequest.closing_reason: {_n_closing_reason} bytes declared, {end - pos} "
+                "left",
+                needed=pos + _n_closing_reason,
             )
-        v_closing_reason = _support.utf8(data[pos : pos + _n1], "CloseRequest.closing_reason")
-        pos += _n1
+        v_closing_reason = _support.utf8(
+            data[pos : pos + _n_closing_reason], "CloseRequest.closing_reason"
+        )
+        pos += _n_closing_reason
     frame = _new(CloseRequest)
     frame.correlation_id = v_correlation_id
     frame.closing_code = v_closing_code
@@ -4247,6 +4392,7 @@ def _decode_close_response(
 def _decode_heartbeat(
     data: bytes, pos: int, end: int, ctx: Context | None
 ) -> tuple[Heartbeat, int]:
+
     frame = _new(Heartbeat)
     return frame, pos
 
@@ -4261,19 +4407,21 @@ def _decode_peer_properties_request(
     v_peer_properties = []
     if end - pos < 4:
         raise Truncated("PeerPropertiesRequest.peer_properties: input ends", needed=pos + 4)
-    (_count2,) = _S_i.unpack_from(data, pos)
+    (_count_peer_properties,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count2 < 0:
-        raise InvalidValue(f"PeerPropertiesRequest.peer_properties: negative count {_count2}")
-    if _count2 * 4 > end - pos:
-        raise Truncated(
-            f"PeerPropertiesRequest.peer_properties: {_count2} elements declared, {end - pos} "
-            "bytes left",
-            needed=pos + _count2 * 4,
+    if _count_peer_properties < 0:
+        raise InvalidValue(
+            f"PeerPropertiesRequest.peer_properties: negative count {_count_peer_properties}"
         )
-    for _ in range(_count2):
-        _item1, pos = _decode_Property(data, pos, end, ctx)
-        v_peer_properties.append(_item1)
+    if _count_peer_properties * 4 > end - pos:
+        raise Truncated(
+            f"PeerPropertiesRequest.peer_properties: {_count_peer_properties} elements declared, "
+            f"{end - pos} bytes left",
+            needed=pos + _count_peer_properties * 4,
+        )
+    for _ in range(_count_peer_properties):
+        _item_peer_properties, pos = _decode_Property(data, pos, end, ctx)
+        v_peer_properties.append(_item_peer_properties)
     frame = _new(PeerPropertiesRequest)
     frame.correlation_id = v_correlation_id
     frame.peer_properties = v_peer_properties
@@ -4290,19 +4438,21 @@ def _decode_peer_properties_response(
     v_peer_properties = []
     if end - pos < 4:
         raise Truncated("PeerPropertiesResponse.peer_properties: input ends", needed=pos + 4)
-    (_count2,) = _S_i.unpack_from(data, pos)
+    (_count_peer_properties,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count2 < 0:
-        raise InvalidValue(f"PeerPropertiesResponse.peer_properties: negative count {_count2}")
-    if _count2 * 4 > end - pos:
-        raise Truncated(
-            f"PeerPropertiesResponse.peer_properties: {_count2} elements declared, {end - pos} "
-            "bytes left",
-            needed=pos + _count2 * 4,
+    if _count_peer_properties < 0:
+        raise InvalidValue(
+            f"PeerPropertiesResponse.peer_properties: negative count {_count_peer_properties}"
         )
-    for _ in range(_count2):
-        _item1, pos = _decode_Property(data, pos, end, ctx)
-        v_peer_properties.append(_item1)
+    if _count_peer_properties * 4 > end - pos:
+        raise Truncated(
+            f"PeerPropertiesResponse.peer_properties: {_count_peer_properties} elements "
+            f"declared, {end - pos} bytes left",
+            needed=pos + _count_peer_properties * 4,
+        )
+    for _ in range(_count_peer_properties):
+        _item_peer_properties, pos = _decode_Property(data, pos, end, ctx)
+        v_peer_properties.append(_item_peer_properties)
     frame = _new(PeerPropertiesResponse)
     frame.correlation_id = v_correlation_id
     frame.response_code = v_response_code
@@ -4319,34 +4469,36 @@ def _decode_commit_offset(
     pos += 4
     if end - pos < 2:
         raise Truncated("CommitOffset.reference: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_reference,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_reference == -1:
         v_reference = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"CommitOffset.reference: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_reference < 0:
+            raise InvalidValue(f"CommitOffset.reference: negative length {_n_reference}")
+        if _n_reference > end - pos:
             raise Truncated(
-                f"CommitOffset.reference: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+                f"CommitOffset.reference: {_n_reference} bytes declared, {end - pos} left",
+                needed=pos + _n_reference,
             )
-        v_reference = _support.utf8(data[pos : pos + _n1], "CommitOffset.reference")
-        pos += _n1
+        v_reference = _support.utf8(data[pos : pos + _n_reference], "CommitOffset.reference")
+        pos += _n_reference
     if end - pos < 2:
         raise Truncated("CommitOffset.stream: input ends", needed=pos + 2)
-    (_n2,) = _S_h.unpack_from(data, pos)
+    (_n_stream,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n2 == -1:
+    if _n_stream == -1:
         v_stream = None
     else:
-        if _n2 < 0:
-            raise InvalidValue(f"CommitOffset.stream: negative length {_n2}")
-        if _n2 > end - pos:
+        if _n_stream < 0:
+            raise InvalidValue(f"CommitOffset.stream: negative length {_n_stream}")
+        if _n_stream > end - pos:
             raise Truncated(
-                f"CommitOffset.stream: {_n2} bytes declared, {end - pos} left", needed=pos + _n2
+                f"CommitOffset.stream: {_n_stream} bytes declared, {end - pos} left",
+                needed=pos + _n_stream,
             )
-        v_stream = _support.utf8(data[pos : pos + _n2], "CommitOffset.stream")
-        pos += _n2
+        v_stream = _support.utf8(data[pos : pos + _n_stream], "CommitOffset.stream")
+        pos += _n_stream
     if end - pos < 8:
         raise Truncated("CommitOffset: input ends inside the frame", needed=pos + 8)
     (v_offset,) = _S_q.unpack_from(data, pos)
@@ -4368,36 +4520,36 @@ def _decode_query_offset_request(
     pos += 4
     if end - pos < 2:
         raise Truncated("QueryOffsetRequest.reference: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_reference,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_reference == -1:
         v_reference = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"QueryOffsetRequest.reference: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_reference < 0:
+            raise InvalidValue(f"QueryOffsetRequest.reference: negative length {_n_reference}")
+        if _n_reference > end - pos:
             raise Truncated(
-                f"QueryOffsetRequest.reference: {_n1} bytes declared, {end - pos} left",
-                needed=pos + _n1,
+                f"QueryOffsetRequest.reference: {_n_reference} bytes declared, {end - pos} left",
+                needed=pos + _n_reference,
             )
-        v_reference = _support.utf8(data[pos : pos + _n1], "QueryOffsetRequest.reference")
-        pos += _n1
+        v_reference = _support.utf8(data[pos : pos + _n_reference], "QueryOffsetRequest.reference")
+        pos += _n_reference
     if end - pos < 2:
         raise Truncated("QueryOffsetRequest.stream: input ends", needed=pos + 2)
-    (_n2,) = _S_h.unpack_from(data, pos)
+    (_n_stream,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n2 == -1:
+    if _n_stream == -1:
         v_stream = None
     else:
-        if _n2 < 0:
-            raise InvalidValue(f"QueryOffsetRequest.stream: negative length {_n2}")
-        if _n2 > end - pos:
+        if _n_stream < 0:
+            raise InvalidValue(f"QueryOffsetRequest.stream: negative length {_n_stream}")
+        if _n_stream > end - pos:
             raise Truncated(
-                f"QueryOffsetRequest.stream: {_n2} bytes declared, {end - pos} left",
-                needed=pos + _n2,
+                f"QueryOffsetRequest.stream: {_n_stream} bytes declared, {end - pos} left",
+                needed=pos + _n_stream,
             )
-        v_stream = _support.utf8(data[pos : pos + _n2], "QueryOffsetRequest.stream")
-        pos += _n2
+        v_stream = _support.utf8(data[pos : pos + _n_stream], "QueryOffsetRequest.stream")
+        pos += _n_stream
     frame = _new(QueryOffsetRequest)
     frame.correlation_id = v_correlation_id
     frame.reference = v_reference
@@ -4428,34 +4580,36 @@ def _decode_create_request(
     pos += 4
     if end - pos < 2:
         raise Truncated("CreateRequest.stream: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_stream,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_stream == -1:
         v_stream = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"CreateRequest.stream: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_stream < 0:
+            raise InvalidValue(f"CreateRequest.stream: negative length {_n_stream}")
+        if _n_stream > end - pos:
             raise Truncated(
-                f"CreateRequest.stream: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+                f"CreateRequest.stream: {_n_stream} bytes declared, {end - pos} left",
+                needed=pos + _n_stream,
             )
-        v_stream = _support.utf8(data[pos : pos + _n1], "CreateRequest.stream")
-        pos += _n1
+        v_stream = _support.utf8(data[pos : pos + _n_stream], "CreateRequest.stream")
+        pos += _n_stream
     v_arguments = []
     if end - pos < 4:
         raise Truncated("CreateRequest.arguments: input ends", needed=pos + 4)
-    (_count3,) = _S_i.unpack_from(data, pos)
+    (_count_arguments,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count3 < 0:
-        raise InvalidValue(f"CreateRequest.arguments: negative count {_count3}")
-    if _count3 * 4 > end - pos:
+    if _count_arguments < 0:
+        raise InvalidValue(f"CreateRequest.arguments: negative count {_count_arguments}")
+    if _count_arguments * 4 > end - pos:
         raise Truncated(
-            f"CreateRequest.arguments: {_count3} elements declared, {end - pos} bytes left",
-            needed=pos + _count3 * 4,
+            f"CreateRequest.arguments: {_count_arguments} elements declared, {end - pos} bytes "
+            "left",
+            needed=pos + _count_arguments * 4,
         )
-    for _ in range(_count3):
-        _item2, pos = _decode_Property(data, pos, end, ctx)
-        v_arguments.append(_item2)
+    for _ in range(_count_arguments):
+        _item_arguments, pos = _decode_Property(data, pos, end, ctx)
+        v_arguments.append(_item_arguments)
     frame = _new(CreateRequest)
     frame.correlation_id = v_correlation_id
     frame.stream = v_stream
@@ -4485,19 +4639,20 @@ def _decode_delete_request(
     pos += 4
     if end - pos < 2:
         raise Truncated("DeleteRequest.stream: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_stream,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_stream == -1:
         v_stream = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"DeleteRequest.stream: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_stream < 0:
+            raise InvalidValue(f"DeleteRequest.stream: negative length {_n_stream}")
+        if _n_stream > end - pos:
             raise Truncated(
-                f"DeleteRequest.stream: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+                f"DeleteRequest.stream: {_n_stream} bytes declared, {end - pos} left",
+                needed=pos + _n_stream,
             )
-        v_stream = _support.utf8(data[pos : pos + _n1], "DeleteRequest.stream")
-        pos += _n1
+        v_stream = _support.utf8(data[pos : pos + _n_stream], "DeleteRequest.stream")
+        pos += _n_stream
     frame = _new(DeleteRequest)
     frame.correlation_id = v_correlation_id
     frame.stream = v_stream

@@ -344,28 +344,29 @@ class Property:
         return f"Property(key={self.key!r}, value={self.value!r})"
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
+
         if self.key is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"Property.key: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw1 = self.key.encode("utf-8")
-            _n2 = len(_raw1)
-            if not 0 <= _n2 <= 0x7FFF:
-                raise EncodeError(f"Property.key length: {_n2!r} is outside 0..0x7fff")
-            out.append(_S_h.pack(_n2))
-            out.append(_raw1)
+            _raw_key = self.key.encode("utf-8")
+            _len_key = len(_raw_key)
+            if not 0 <= _len_key <= 0x7FFF:
+                raise EncodeError(f"Property.key length: {_len_key!r} is outside 0..0x7fff")
+            out.append(_S_h.pack(_len_key))
+            out.append(_raw_key)
         if self.value is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"Property.value: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw3 = self.value.encode("utf-8")
-            _n4 = len(_raw3)
-            if not 0 <= _n4 <= 0x7FFF:
-                raise EncodeError(f"Property.value length: {_n4!r} is outside 0..0x7fff")
-            out.append(_S_h.pack(_n4))
-            out.append(_raw3)
+            _raw_value = self.value.encode("utf-8")
+            _len_value = len(_raw_value)
+            if not 0 <= _len_value <= 0x7FFF:
+                raise EncodeError(f"Property.value length: {_len_value!r} is outside 0..0x7fff")
+            out.append(_S_h.pack(_len_value))
+            out.append(_raw_value)
 
 
 class SimpleEntry:
@@ -393,12 +394,12 @@ class SimpleEntry:
         return f"SimpleEntry(data={self.data!r})"
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
-        _raw1 = self.data
-        _bits2 = len(_raw1)
-        if not 0 <= _bits2 <= 0x7FFFFFFF:
-            raise EncodeError(f"SimpleEntry.size: {_bits2!r} is outside 0..0x7fffffff")
-        out.append(_S_I.pack((0 << 31) | _bits2))
-        out.append(_raw1)
+        _raw_data = self.data
+        _bits_size = len(_raw_data)
+        if not 0 <= _bits_size <= 0x7FFFFFFF:
+            raise EncodeError(f"SimpleEntry.size: {_bits_size!r} is outside 0..0x7fffffff")
+        out.append(_S_I.pack((0 << 31) | _bits_size))
+        out.append(_raw_data)
 
 
 class SubEntryBatch:
@@ -464,23 +465,33 @@ class SubEntryBatch:
         )
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
-        _raw1 = self.data
-        _bits2 = self.compression
-        if not 0 <= _bits2 <= 7:
-            raise EncodeError(f"SubEntryBatch.compression: {_bits2!r} is outside 0..7")
-        _int3 = self.num_records
-        if not 0 <= _int3 <= 0xFFFF:
-            raise EncodeError(f"SubEntryBatch.num_records: {_int3!r} is outside 0..0xffff")
-        _int4 = self.uncompressed_length
-        if not 0 <= _int4 <= 0xFFFFFFFF:
+        _raw_data = self.data
+        _bits_compression = self.compression
+        if not 0 <= _bits_compression <= 7:
+            raise EncodeError(f"SubEntryBatch.compression: {_bits_compression!r} is outside 0..7")
+        _int_num_records = self.num_records
+        if not 0 <= _int_num_records <= 0xFFFF:
             raise EncodeError(
-                f"SubEntryBatch.uncompressed_length: {_int4!r} is outside 0..0xffffffff"
+                f"SubEntryBatch.num_records: {_int_num_records!r} is outside 0..0xffff"
             )
-        _int5 = len(_raw1)
-        if not 0 <= _int5 <= 0xFFFFFFFF:
-            raise EncodeError(f"SubEntryBatch.length: {_int5!r} is outside 0..0xffffffff")
-        out.append(_S_BHII.pack((1 << 7) | (_bits2 << 4), _int3, _int4, _int5))
-        out.append(_raw1)
+        _int_uncompressed_length = self.uncompressed_length
+        if not 0 <= _int_uncompressed_length <= 0xFFFFFFFF:
+            raise EncodeError(
+                f"SubEntryBatch.uncompressed_length: {_int_uncompressed_length!r} is outside "
+                "0..0xffffffff"
+            )
+        _int_length = len(_raw_data)
+        if not 0 <= _int_length <= 0xFFFFFFFF:
+            raise EncodeError(f"SubEntryBatch.length: {_int_length!r} is outside 0..0xffffffff")
+        out.append(
+            _S_BHII.pack(
+                (1 << 7) | (_bits_compression << 4),
+                _int_num_records,
+                _int_uncompressed_length,
+                _int_length,
+            )
+        )
+        out.append(_raw_data)
 
 
 class PublishedMessage:
@@ -523,12 +534,14 @@ class PublishedMessage:
         return f"PublishedMessage(publishing_id={self.publishing_id!r}, entry={self.entry!r})"
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
-        _int1 = self.publishing_id
-        if not 0 <= _int1 <= 0xFFFFFFFFFFFFFFFF:
+
+        _int_publishing_id = self.publishing_id
+        if not 0 <= _int_publishing_id <= 0xFFFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"PublishedMessage.publishing_id: {_int1!r} is outside 0..0xffffffffffffffff"
+                f"PublishedMessage.publishing_id: {_int_publishing_id!r} is outside "
+                "0..0xffffffffffffffff"
             )
-        out.append(_S_Q.pack(_int1))
+        out.append(_S_Q.pack(_int_publishing_id))
         self.entry._write(out, ctx)
 
 
@@ -584,12 +597,14 @@ class PublishedMessageV2:
         )
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
-        _int1 = self.publishing_id
-        if not 0 <= _int1 <= 0xFFFFFFFFFFFFFFFF:
+
+        _int_publishing_id = self.publishing_id
+        if not 0 <= _int_publishing_id <= 0xFFFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"PublishedMessageV2.publishing_id: {_int1!r} is outside 0..0xffffffffffffffff"
+                f"PublishedMessageV2.publishing_id: {_int_publishing_id!r} is outside "
+                "0..0xffffffffffffffff"
             )
-        out.append(_S_Q.pack(_int1))
+        out.append(_S_Q.pack(_int_publishing_id))
         if self.filter_value is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(
@@ -597,14 +612,15 @@ class PublishedMessageV2:
                 )
             out.append(_S_h.pack(-1))
         else:
-            _raw2 = self.filter_value.encode("utf-8")
-            _n3 = len(_raw2)
-            if not 0 <= _n3 <= 0x7FFF:
+            _raw_filter_value = self.filter_value.encode("utf-8")
+            _len_filter_value = len(_raw_filter_value)
+            if not 0 <= _len_filter_value <= 0x7FFF:
                 raise EncodeError(
-                    f"PublishedMessageV2.filter_value length: {_n3!r} is outside 0..0x7fff"
+                    f"PublishedMessageV2.filter_value length: {_len_filter_value!r} is outside "
+                    "0..0x7fff"
                 )
-            out.append(_S_h.pack(_n3))
-            out.append(_raw2)
+            out.append(_S_h.pack(_len_filter_value))
+            out.append(_raw_filter_value)
         if self.message is None:
             if not -2147483648 <= -1 <= 0x7FFFFFFF:
                 raise EncodeError(
@@ -612,14 +628,14 @@ class PublishedMessageV2:
                 )
             out.append(_S_i.pack(-1))
         else:
-            _raw4 = self.message
-            _n5 = len(_raw4)
-            if not 0 <= _n5 <= 0x7FFFFFFF:
+            _raw_message = self.message
+            _len_message = len(_raw_message)
+            if not 0 <= _len_message <= 0x7FFFFFFF:
                 raise EncodeError(
-                    f"PublishedMessageV2.message length: {_n5!r} is outside 0..0x7fffffff"
+                    f"PublishedMessageV2.message length: {_len_message!r} is outside 0..0x7fffffff"
                 )
-            out.append(_S_i.pack(_n5))
-            out.append(_raw4)
+            out.append(_S_i.pack(_len_message))
+            out.append(_raw_message)
 
 
 class PublishingError:
@@ -662,15 +678,17 @@ class PublishingError:
         return f"PublishingError(publishing_id={self.publishing_id!r}, code={self.code!r})"
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
-        _int1 = self.publishing_id
-        if not 0 <= _int1 <= 0xFFFFFFFFFFFFFFFF:
+
+        _int_publishing_id = self.publishing_id
+        if not 0 <= _int_publishing_id <= 0xFFFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"PublishingError.publishing_id: {_int1!r} is outside 0..0xffffffffffffffff"
+                f"PublishingError.publishing_id: {_int_publishing_id!r} is outside "
+                "0..0xffffffffffffffff"
             )
-        _int2 = self.code
-        if not 0 <= _int2 <= 0xFFFF:
-            raise EncodeError(f"PublishingError.code: {_int2!r} is outside 0..0xffff")
-        out.append(_S_QH.pack(_int1, _int2))
+        _int_code = self.code
+        if not 0 <= _int_code <= 0xFFFF:
+            raise EncodeError(f"PublishingError.code: {_int_code!r} is outside 0..0xffff")
+        out.append(_S_QH.pack(_int_publishing_id, _int_code))
 
 
 class Broker:
@@ -720,25 +738,26 @@ class Broker:
         return f"Broker(reference={self.reference!r}, host={self.host!r}, port={self.port!r})"
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
-        _int1 = self.reference
-        if not 0 <= _int1 <= 0xFFFF:
-            raise EncodeError(f"Broker.reference: {_int1!r} is outside 0..0xffff")
-        out.append(_S_H.pack(_int1))
+
+        _int_reference = self.reference
+        if not 0 <= _int_reference <= 0xFFFF:
+            raise EncodeError(f"Broker.reference: {_int_reference!r} is outside 0..0xffff")
+        out.append(_S_H.pack(_int_reference))
         if self.host is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"Broker.host: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw2 = self.host.encode("utf-8")
-            _n3 = len(_raw2)
-            if not 0 <= _n3 <= 0x7FFF:
-                raise EncodeError(f"Broker.host length: {_n3!r} is outside 0..0x7fff")
-            out.append(_S_h.pack(_n3))
-            out.append(_raw2)
-        _int4 = self.port
-        if not 0 <= _int4 <= 0xFFFFFFFF:
-            raise EncodeError(f"Broker.port: {_int4!r} is outside 0..0xffffffff")
-        out.append(_S_I.pack(_int4))
+            _raw_host = self.host.encode("utf-8")
+            _len_host = len(_raw_host)
+            if not 0 <= _len_host <= 0x7FFF:
+                raise EncodeError(f"Broker.host length: {_len_host!r} is outside 0..0x7fff")
+            out.append(_S_h.pack(_len_host))
+            out.append(_raw_host)
+        _int_port = self.port
+        if not 0 <= _int_port <= 0xFFFFFFFF:
+            raise EncodeError(f"Broker.port: {_int_port!r} is outside 0..0xffffffff")
+        out.append(_S_I.pack(_int_port))
 
 
 class StreamMetadata:
@@ -805,36 +824,44 @@ class StreamMetadata:
         )
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
+
         if self.stream is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"StreamMetadata.stream: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw1 = self.stream.encode("utf-8")
-            _n2 = len(_raw1)
-            if not 0 <= _n2 <= 0x7FFF:
-                raise EncodeError(f"StreamMetadata.stream length: {_n2!r} is outside 0..0x7fff")
-            out.append(_S_h.pack(_n2))
-            out.append(_raw1)
-        _int3 = self.response_code
-        if not 0 <= _int3 <= 0xFFFF:
-            raise EncodeError(f"StreamMetadata.response_code: {_int3!r} is outside 0..0xffff")
-        _int4 = self.leader_reference
-        if not 0 <= _int4 <= 0xFFFF:
-            raise EncodeError(f"StreamMetadata.leader_reference: {_int4!r} is outside 0..0xffff")
-        out.append(_S_HH.pack(_int3, _int4))
+            _raw_stream = self.stream.encode("utf-8")
+            _len_stream = len(_raw_stream)
+            if not 0 <= _len_stream <= 0x7FFF:
+                raise EncodeError(
+                    f"StreamMetadata.stream length: {_len_stream!r} is outside 0..0x7fff"
+                )
+            out.append(_S_h.pack(_len_stream))
+            out.append(_raw_stream)
+        _int_response_code = self.response_code
+        if not 0 <= _int_response_code <= 0xFFFF:
+            raise EncodeError(
+                f"StreamMetadata.response_code: {_int_response_code!r} is outside 0..0xffff"
+            )
+        _int_leader_reference = self.leader_reference
+        if not 0 <= _int_leader_reference <= 0xFFFF:
+            raise EncodeError(
+                f"StreamMetadata.leader_reference: {_int_leader_reference!r} is outside 0..0xffff"
+            )
+        out.append(_S_HH.pack(_int_response_code, _int_leader_reference))
         if not 0 <= len(self.replicas_references) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"StreamMetadata.replicas_references count: {len(self.replicas_references)!r} is "
                 "outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.replicas_references)))
-        for _item5 in self.replicas_references:
-            if not 0 <= _item5 <= 0xFFFF:
+        for _item_replicas_references in self.replicas_references:
+            if not 0 <= _item_replicas_references <= 0xFFFF:
                 raise EncodeError(
-                    f"StreamMetadata.replicas_references: {_item5!r} is outside 0..0xffff"
+                    f"StreamMetadata.replicas_references: {_item_replicas_references!r} is "
+                    "outside 0..0xffff"
                 )
-            out.append(_S_H.pack(_item5))
+            out.append(_S_H.pack(_item_replicas_references))
 
 
 class CommandVersion:
@@ -887,16 +914,21 @@ class CommandVersion:
         )
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
-        _int1 = self.key
-        if not 0 <= _int1 <= 0xFFFF:
-            raise EncodeError(f"CommandVersion.key: {_int1!r} is outside 0..0xffff")
-        _int2 = self.min_version
-        if not 0 <= _int2 <= 0xFFFF:
-            raise EncodeError(f"CommandVersion.min_version: {_int2!r} is outside 0..0xffff")
-        _int3 = self.max_version
-        if not 0 <= _int3 <= 0xFFFF:
-            raise EncodeError(f"CommandVersion.max_version: {_int3!r} is outside 0..0xffff")
-        out.append(_S_HHH.pack(_int1, _int2, _int3))
+
+        _int_key = self.key
+        if not 0 <= _int_key <= 0xFFFF:
+            raise EncodeError(f"CommandVersion.key: {_int_key!r} is outside 0..0xffff")
+        _int_min_version = self.min_version
+        if not 0 <= _int_min_version <= 0xFFFF:
+            raise EncodeError(
+                f"CommandVersion.min_version: {_int_min_version!r} is outside 0..0xffff"
+            )
+        _int_max_version = self.max_version
+        if not 0 <= _int_max_version <= 0xFFFF:
+            raise EncodeError(
+                f"CommandVersion.max_version: {_int_max_version!r} is outside 0..0xffff"
+            )
+        out.append(_S_HHH.pack(_int_key, _int_min_version, _int_max_version))
 
 
 class Statistic:
@@ -939,23 +971,25 @@ class Statistic:
         return f"Statistic(key={self.key!r}, value={self.value!r})"
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
+
         if self.key is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"Statistic.key: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw1 = self.key.encode("utf-8")
-            _n2 = len(_raw1)
-            if not 0 <= _n2 <= 0x7FFF:
-                raise EncodeError(f"Statistic.key length: {_n2!r} is outside 0..0x7fff")
-            out.append(_S_h.pack(_n2))
-            out.append(_raw1)
-        _int3 = self.value
-        if not -9223372036854775808 <= _int3 <= 0x7FFFFFFFFFFFFFFF:
+            _raw_key = self.key.encode("utf-8")
+            _len_key = len(_raw_key)
+            if not 0 <= _len_key <= 0x7FFF:
+                raise EncodeError(f"Statistic.key length: {_len_key!r} is outside 0..0x7fff")
+            out.append(_S_h.pack(_len_key))
+            out.append(_raw_key)
+        _int_value = self.value
+        if not -9223372036854775808 <= _int_value <= 0x7FFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"Statistic.value: {_int3!r} is outside -9223372036854775808..0x7fffffffffffffff"
+                f"Statistic.value: {_int_value!r} is outside "
+                "-9223372036854775808..0x7fffffffffffffff"
             )
-        out.append(_S_q.pack(_int3))
+        out.append(_S_q.pack(_int_value))
 
 
 class OffsetSpecNone:
@@ -977,6 +1011,7 @@ class OffsetSpecNone:
         return f"OffsetSpecNone()"
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
+
         out.append(_S_H.pack(0))
 
 
@@ -999,6 +1034,7 @@ class OffsetSpecFirst:
         return f"OffsetSpecFirst()"
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
+
         out.append(_S_H.pack(1))
 
 
@@ -1021,6 +1057,7 @@ class OffsetSpecLast:
         return f"OffsetSpecLast()"
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
+
         out.append(_S_H.pack(2))
 
 
@@ -1043,6 +1080,7 @@ class OffsetSpecNext:
         return f"OffsetSpecNext()"
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
+
         out.append(_S_H.pack(3))
 
 
@@ -1071,12 +1109,13 @@ class OffsetSpecOffset:
         return f"OffsetSpecOffset(offset={self.offset!r})"
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
-        _int1 = self.offset
-        if not 0 <= _int1 <= 0xFFFFFFFFFFFFFFFF:
+
+        _int_offset = self.offset
+        if not 0 <= _int_offset <= 0xFFFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"OffsetSpecOffset.offset: {_int1!r} is outside 0..0xffffffffffffffff"
+                f"OffsetSpecOffset.offset: {_int_offset!r} is outside 0..0xffffffffffffffff"
             )
-        out.append(_S_HQ.pack(4, _int1))
+        out.append(_S_HQ.pack(4, _int_offset))
 
 
 class OffsetSpecTimestamp:
@@ -1104,13 +1143,14 @@ class OffsetSpecTimestamp:
         return f"OffsetSpecTimestamp(timestamp={self.timestamp!r})"
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
-        _int1 = self.timestamp
-        if not -9223372036854775808 <= _int1 <= 0x7FFFFFFFFFFFFFFF:
+
+        _int_timestamp = self.timestamp
+        if not -9223372036854775808 <= _int_timestamp <= 0x7FFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"OffsetSpecTimestamp.timestamp: {_int1!r} is outside "
+                f"OffsetSpecTimestamp.timestamp: {_int_timestamp!r} is outside "
                 "-9223372036854775808..0x7fffffffffffffff"
             )
-        out.append(_S_Hq.pack(5, _int1))
+        out.append(_S_Hq.pack(5, _int_timestamp))
 
 
 class OsirisChunk:
@@ -1227,58 +1267,65 @@ class OsirisChunk:
         )
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
-        _raw1 = self.data
-        _int2 = self.chunk_type
-        if not -128 <= _int2 <= 0x7F:
-            raise EncodeError(f"OsirisChunk.chunk_type: {_int2!r} is outside -128..0x7f")
-        _int3 = self.num_entries
-        if not 0 <= _int3 <= 0xFFFF:
-            raise EncodeError(f"OsirisChunk.num_entries: {_int3!r} is outside 0..0xffff")
-        _int4 = self.num_records
-        if not 0 <= _int4 <= 0xFFFFFFFF:
-            raise EncodeError(f"OsirisChunk.num_records: {_int4!r} is outside 0..0xffffffff")
-        _int5 = self.timestamp
-        if not -9223372036854775808 <= _int5 <= 0x7FFFFFFFFFFFFFFF:
+        _raw_data = self.data
+        _int_chunk_type = self.chunk_type
+        if not -128 <= _int_chunk_type <= 0x7F:
+            raise EncodeError(f"OsirisChunk.chunk_type: {_int_chunk_type!r} is outside -128..0x7f")
+        _int_num_entries = self.num_entries
+        if not 0 <= _int_num_entries <= 0xFFFF:
+            raise EncodeError(f"OsirisChunk.num_entries: {_int_num_entries!r} is outside 0..0xffff")
+        _int_num_records = self.num_records
+        if not 0 <= _int_num_records <= 0xFFFFFFFF:
             raise EncodeError(
-                f"OsirisChunk.timestamp: {_int5!r} is outside "
+                f"OsirisChunk.num_records: {_int_num_records!r} is outside 0..0xffffffff"
+            )
+        _int_timestamp = self.timestamp
+        if not -9223372036854775808 <= _int_timestamp <= 0x7FFFFFFFFFFFFFFF:
+            raise EncodeError(
+                f"OsirisChunk.timestamp: {_int_timestamp!r} is outside "
                 "-9223372036854775808..0x7fffffffffffffff"
             )
-        _int6 = self.epoch
-        if not 0 <= _int6 <= 0xFFFFFFFFFFFFFFFF:
-            raise EncodeError(f"OsirisChunk.epoch: {_int6!r} is outside 0..0xffffffffffffffff")
-        _int7 = self.chunk_first_offset
-        if not 0 <= _int7 <= 0xFFFFFFFFFFFFFFFF:
+        _int_epoch = self.epoch
+        if not 0 <= _int_epoch <= 0xFFFFFFFFFFFFFFFF:
+            raise EncodeError(f"OsirisChunk.epoch: {_int_epoch!r} is outside 0..0xffffffffffffffff")
+        _int_chunk_first_offset = self.chunk_first_offset
+        if not 0 <= _int_chunk_first_offset <= 0xFFFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"OsirisChunk.chunk_first_offset: {_int7!r} is outside 0..0xffffffffffffffff"
+                f"OsirisChunk.chunk_first_offset: {_int_chunk_first_offset!r} is outside "
+                "0..0xffffffffffffffff"
             )
-        _int8 = self.chunk_crc
-        if not 0 <= _int8 <= 0xFFFFFFFF:
-            raise EncodeError(f"OsirisChunk.chunk_crc: {_int8!r} is outside 0..0xffffffff")
-        _int9 = len(_raw1)
-        if not 0 <= _int9 <= 0xFFFFFFFF:
-            raise EncodeError(f"OsirisChunk.data_length: {_int9!r} is outside 0..0xffffffff")
-        _int10 = self.trailer_length
-        if not 0 <= _int10 <= 0xFFFFFFFF:
-            raise EncodeError(f"OsirisChunk.trailer_length: {_int10!r} is outside 0..0xffffffff")
-        _bits11 = self.bloom_size
-        if not 0 <= _bits11 <= 0xFF:
-            raise EncodeError(f"OsirisChunk.bloom_size: {_bits11!r} is outside 0..0xff")
+        _int_chunk_crc = self.chunk_crc
+        if not 0 <= _int_chunk_crc <= 0xFFFFFFFF:
+            raise EncodeError(f"OsirisChunk.chunk_crc: {_int_chunk_crc!r} is outside 0..0xffffffff")
+        _int_data_length = len(_raw_data)
+        if not 0 <= _int_data_length <= 0xFFFFFFFF:
+            raise EncodeError(
+                f"OsirisChunk.data_length: {_int_data_length!r} is outside 0..0xffffffff"
+            )
+        _int_trailer_length = self.trailer_length
+        if not 0 <= _int_trailer_length <= 0xFFFFFFFF:
+            raise EncodeError(
+                f"OsirisChunk.trailer_length: {_int_trailer_length!r} is outside 0..0xffffffff"
+            )
+        _bits_bloom_size = self.bloom_size
+        if not 0 <= _bits_bloom_size <= 0xFF:
+            raise EncodeError(f"OsirisChunk.bloom_size: {_bits_bloom_size!r} is outside 0..0xff")
         out.append(
             _S_BbHIqQQIIII.pack(
                 (5 << 4) | 0,
-                _int2,
-                _int3,
-                _int4,
-                _int5,
-                _int6,
-                _int7,
-                _int8,
-                _int9,
-                _int10,
-                (_bits11 << 24),
+                _int_chunk_type,
+                _int_num_entries,
+                _int_num_records,
+                _int_timestamp,
+                _int_epoch,
+                _int_chunk_first_offset,
+                _int_chunk_crc,
+                _int_data_length,
+                _int_trailer_length,
+                (_bits_bloom_size << 24),
             )
         )
-        out.append(_raw1)
+        out.append(_raw_data)
 
 
 class DeclarePublisherRequest:
@@ -1355,15 +1402,18 @@ class DeclarePublisherRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(1, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"DeclarePublisherRequest.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"DeclarePublisherRequest.correlation_id: {_int_correlation_id!r} is outside "
+                "0..0xffffffff"
             )
-        _int2 = self.publisher_id
-        if not 0 <= _int2 <= 0xFF:
-            raise EncodeError(f"DeclarePublisherRequest.publisher_id: {_int2!r} is outside 0..0xff")
-        out.append(_S_IB.pack(_int1, _int2))
+        _int_publisher_id = self.publisher_id
+        if not 0 <= _int_publisher_id <= 0xFF:
+            raise EncodeError(
+                f"DeclarePublisherRequest.publisher_id: {_int_publisher_id!r} is outside 0..0xff"
+            )
+        out.append(_S_IB.pack(_int_correlation_id, _int_publisher_id))
         if self.publisher_reference is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(
@@ -1371,15 +1421,15 @@ class DeclarePublisherRequest:
                 )
             out.append(_S_h.pack(-1))
         else:
-            _raw3 = self.publisher_reference.encode("utf-8")
-            _n4 = len(_raw3)
-            if not 0 <= _n4 <= 0x7FFF:
+            _raw_publisher_reference = self.publisher_reference.encode("utf-8")
+            _len_publisher_reference = len(_raw_publisher_reference)
+            if not 0 <= _len_publisher_reference <= 0x7FFF:
                 raise EncodeError(
-                    f"DeclarePublisherRequest.publisher_reference length: {_n4!r} is outside "
-                    "0..0x7fff"
+                    "DeclarePublisherRequest.publisher_reference length: "
+                    f"{_len_publisher_reference!r} is outside 0..0x7fff"
                 )
-            out.append(_S_h.pack(_n4))
-            out.append(_raw3)
+            out.append(_S_h.pack(_len_publisher_reference))
+            out.append(_raw_publisher_reference)
         if self.stream is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(
@@ -1387,14 +1437,14 @@ class DeclarePublisherRequest:
                 )
             out.append(_S_h.pack(-1))
         else:
-            _raw5 = self.stream.encode("utf-8")
-            _n6 = len(_raw5)
-            if not 0 <= _n6 <= 0x7FFF:
+            _raw_stream = self.stream.encode("utf-8")
+            _len_stream = len(_raw_stream)
+            if not 0 <= _len_stream <= 0x7FFF:
                 raise EncodeError(
-                    f"DeclarePublisherRequest.stream length: {_n6!r} is outside 0..0x7fff"
+                    f"DeclarePublisherRequest.stream length: {_len_stream!r} is outside 0..0x7fff"
                 )
-            out.append(_S_h.pack(_n6))
-            out.append(_raw5)
+            out.append(_S_h.pack(_len_stream))
+            out.append(_raw_stream)
         return b"".join(out)
 
 
@@ -1451,17 +1501,19 @@ class DeclarePublisherResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x8001, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"DeclarePublisherResponse.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"DeclarePublisherResponse.correlation_id: {_int_correlation_id!r} is outside "
+                "0..0xffffffff"
             )
-        _int2 = self.response_code
-        if not 0 <= _int2 <= 0xFFFF:
+        _int_response_code = self.response_code
+        if not 0 <= _int_response_code <= 0xFFFF:
             raise EncodeError(
-                f"DeclarePublisherResponse.response_code: {_int2!r} is outside 0..0xffff"
+                f"DeclarePublisherResponse.response_code: {_int_response_code!r} is outside "
+                "0..0xffff"
             )
-        out.append(_S_IH.pack(_int1, _int2))
+        out.append(_S_IH.pack(_int_correlation_id, _int_response_code))
         return b"".join(out)
 
 
@@ -1519,18 +1571,18 @@ class Publish:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(2, 1))
-        _int1 = self.publisher_id
-        if not 0 <= _int1 <= 0xFF:
-            raise EncodeError(f"Publish.publisher_id: {_int1!r} is outside 0..0xff")
-        out.append(bytes((_int1,)))
+        _int_publisher_id = self.publisher_id
+        if not 0 <= _int_publisher_id <= 0xFF:
+            raise EncodeError(f"Publish.publisher_id: {_int_publisher_id!r} is outside 0..0xff")
+        out.append(bytes((_int_publisher_id,)))
         if not 0 <= len(self.published_messages) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"Publish.published_messages count: {len(self.published_messages)!r} is outside "
                 "0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.published_messages)))
-        for _item2 in self.published_messages:
-            _item2._write(out, ctx)
+        for _item_published_messages in self.published_messages:
+            _item_published_messages._write(out, ctx)
         return b"".join(out)
 
 
@@ -1589,18 +1641,18 @@ class PublishV2:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(2, 2))
-        _int1 = self.publisher_id
-        if not 0 <= _int1 <= 0xFF:
-            raise EncodeError(f"PublishV2.publisher_id: {_int1!r} is outside 0..0xff")
-        out.append(bytes((_int1,)))
+        _int_publisher_id = self.publisher_id
+        if not 0 <= _int_publisher_id <= 0xFF:
+            raise EncodeError(f"PublishV2.publisher_id: {_int_publisher_id!r} is outside 0..0xff")
+        out.append(bytes((_int_publisher_id,)))
         if not 0 <= len(self.published_messages) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"PublishV2.published_messages count: {len(self.published_messages)!r} is "
                 "outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.published_messages)))
-        for _item2 in self.published_messages:
-            _item2._write(out, ctx)
+        for _item_published_messages in self.published_messages:
+            _item_published_messages._write(out, ctx)
         return b"".join(out)
 
 
@@ -1656,22 +1708,25 @@ class PublishConfirm:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(3, 1))
-        _int1 = self.publisher_id
-        if not 0 <= _int1 <= 0xFF:
-            raise EncodeError(f"PublishConfirm.publisher_id: {_int1!r} is outside 0..0xff")
-        out.append(bytes((_int1,)))
+        _int_publisher_id = self.publisher_id
+        if not 0 <= _int_publisher_id <= 0xFF:
+            raise EncodeError(
+                f"PublishConfirm.publisher_id: {_int_publisher_id!r} is outside 0..0xff"
+            )
+        out.append(bytes((_int_publisher_id,)))
         if not 0 <= len(self.publishing_ids) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"PublishConfirm.publishing_ids count: {len(self.publishing_ids)!r} is outside "
                 "0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.publishing_ids)))
-        for _item2 in self.publishing_ids:
-            if not 0 <= _item2 <= 0xFFFFFFFFFFFFFFFF:
+        for _item_publishing_ids in self.publishing_ids:
+            if not 0 <= _item_publishing_ids <= 0xFFFFFFFFFFFFFFFF:
                 raise EncodeError(
-                    f"PublishConfirm.publishing_ids: {_item2!r} is outside 0..0xffffffffffffffff"
+                    f"PublishConfirm.publishing_ids: {_item_publishing_ids!r} is outside "
+                    "0..0xffffffffffffffff"
                 )
-            out.append(_S_Q.pack(_item2))
+            out.append(_S_Q.pack(_item_publishing_ids))
         return b"".join(out)
 
 
@@ -1729,18 +1784,20 @@ class PublishError:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(4, 1))
-        _int1 = self.publisher_id
-        if not 0 <= _int1 <= 0xFF:
-            raise EncodeError(f"PublishError.publisher_id: {_int1!r} is outside 0..0xff")
-        out.append(bytes((_int1,)))
+        _int_publisher_id = self.publisher_id
+        if not 0 <= _int_publisher_id <= 0xFF:
+            raise EncodeError(
+                f"PublishError.publisher_id: {_int_publisher_id!r} is outside 0..0xff"
+            )
+        out.append(bytes((_int_publisher_id,)))
         if not 0 <= len(self.publishing_errors) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"PublishError.publishing_errors count: {len(self.publishing_errors)!r} is "
                 "outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.publishing_errors)))
-        for _item2 in self.publishing_errors:
-            _item2._write(out, ctx)
+        for _item_publishing_errors in self.publishing_errors:
+            _item_publishing_errors._write(out, ctx)
         return b"".join(out)
 
 
@@ -1809,12 +1866,13 @@ class QueryPublisherSequenceRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(5, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"QueryPublisherSequenceRequest.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"QueryPublisherSequenceRequest.correlation_id: {_int_correlation_id!r} is "
+                "outside 0..0xffffffff"
             )
-        out.append(_S_I.pack(_int1))
+        out.append(_S_I.pack(_int_correlation_id))
         if self.publisher_reference is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(
@@ -1823,15 +1881,15 @@ class QueryPublisherSequenceRequest:
                 )
             out.append(_S_h.pack(-1))
         else:
-            _raw2 = self.publisher_reference.encode("utf-8")
-            _n3 = len(_raw2)
-            if not 0 <= _n3 <= 0x7FFF:
+            _raw_publisher_reference = self.publisher_reference.encode("utf-8")
+            _len_publisher_reference = len(_raw_publisher_reference)
+            if not 0 <= _len_publisher_reference <= 0x7FFF:
                 raise EncodeError(
-                    f"QueryPublisherSequenceRequest.publisher_reference length: {_n3!r} is "
-                    "outside 0..0x7fff"
+                    "QueryPublisherSequenceRequest.publisher_reference length: "
+                    f"{_len_publisher_reference!r} is outside 0..0x7fff"
                 )
-            out.append(_S_h.pack(_n3))
-            out.append(_raw2)
+            out.append(_S_h.pack(_len_publisher_reference))
+            out.append(_raw_publisher_reference)
         if self.stream is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(
@@ -1839,14 +1897,15 @@ class QueryPublisherSequenceRequest:
                 )
             out.append(_S_h.pack(-1))
         else:
-            _raw4 = self.stream.encode("utf-8")
-            _n5 = len(_raw4)
-            if not 0 <= _n5 <= 0x7FFF:
+            _raw_stream = self.stream.encode("utf-8")
+            _len_stream = len(_raw_stream)
+            if not 0 <= _len_stream <= 0x7FFF:
                 raise EncodeError(
-                    f"QueryPublisherSequenceRequest.stream length: {_n5!r} is outside 0..0x7fff"
+                    f"QueryPublisherSequenceRequest.stream length: {_len_stream!r} is outside "
+                    "0..0x7fff"
                 )
-            out.append(_S_h.pack(_n5))
-            out.append(_raw4)
+            out.append(_S_h.pack(_len_stream))
+            out.append(_raw_stream)
         return b"".join(out)
 
 
@@ -1910,23 +1969,25 @@ class QueryPublisherSequenceResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x8005, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"QueryPublisherSequenceResponse.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"QueryPublisherSequenceResponse.correlation_id: {_int_correlation_id!r} is "
+                "outside 0..0xffffffff"
             )
-        _int2 = self.response_code
-        if not 0 <= _int2 <= 0xFFFF:
+        _int_response_code = self.response_code
+        if not 0 <= _int_response_code <= 0xFFFF:
             raise EncodeError(
-                f"QueryPublisherSequenceResponse.response_code: {_int2!r} is outside 0..0xffff"
+                f"QueryPublisherSequenceResponse.response_code: {_int_response_code!r} is "
+                "outside 0..0xffff"
             )
-        _int3 = self.sequence
-        if not 0 <= _int3 <= 0xFFFFFFFFFFFFFFFF:
+        _int_sequence = self.sequence
+        if not 0 <= _int_sequence <= 0xFFFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"QueryPublisherSequenceResponse.sequence: {_int3!r} is outside "
+                f"QueryPublisherSequenceResponse.sequence: {_int_sequence!r} is outside "
                 "0..0xffffffffffffffff"
             )
-        out.append(_S_IHQ.pack(_int1, _int2, _int3))
+        out.append(_S_IHQ.pack(_int_correlation_id, _int_response_code, _int_sequence))
         return b"".join(out)
 
 
@@ -1983,15 +2044,18 @@ class DeletePublisherRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(6, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"DeletePublisherRequest.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"DeletePublisherRequest.correlation_id: {_int_correlation_id!r} is outside "
+                "0..0xffffffff"
             )
-        _int2 = self.publisher_id
-        if not 0 <= _int2 <= 0xFF:
-            raise EncodeError(f"DeletePublisherRequest.publisher_id: {_int2!r} is outside 0..0xff")
-        out.append(_S_IB.pack(_int1, _int2))
+        _int_publisher_id = self.publisher_id
+        if not 0 <= _int_publisher_id <= 0xFF:
+            raise EncodeError(
+                f"DeletePublisherRequest.publisher_id: {_int_publisher_id!r} is outside 0..0xff"
+            )
+        out.append(_S_IB.pack(_int_correlation_id, _int_publisher_id))
         return b"".join(out)
 
 
@@ -2048,17 +2112,19 @@ class DeletePublisherResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x8006, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"DeletePublisherResponse.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"DeletePublisherResponse.correlation_id: {_int_correlation_id!r} is outside "
+                "0..0xffffffff"
             )
-        _int2 = self.response_code
-        if not 0 <= _int2 <= 0xFFFF:
+        _int_response_code = self.response_code
+        if not 0 <= _int_response_code <= 0xFFFF:
             raise EncodeError(
-                f"DeletePublisherResponse.response_code: {_int2!r} is outside 0..0xffff"
+                f"DeletePublisherResponse.response_code: {_int_response_code!r} is outside "
+                "0..0xffff"
             )
-        out.append(_S_IH.pack(_int1, _int2))
+        out.append(_S_IH.pack(_int_correlation_id, _int_response_code))
         return b"".join(out)
 
 
@@ -2155,39 +2221,43 @@ class SubscribeRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(7, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"SubscribeRequest.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"SubscribeRequest.correlation_id: {_int_correlation_id!r} is outside 0..0xffffffff"
             )
-        _int2 = self.subscription_id
-        if not 0 <= _int2 <= 0xFF:
-            raise EncodeError(f"SubscribeRequest.subscription_id: {_int2!r} is outside 0..0xff")
-        out.append(_S_IB.pack(_int1, _int2))
+        _int_subscription_id = self.subscription_id
+        if not 0 <= _int_subscription_id <= 0xFF:
+            raise EncodeError(
+                f"SubscribeRequest.subscription_id: {_int_subscription_id!r} is outside 0..0xff"
+            )
+        out.append(_S_IB.pack(_int_correlation_id, _int_subscription_id))
         if self.stream is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"SubscribeRequest.stream: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw3 = self.stream.encode("utf-8")
-            _n4 = len(_raw3)
-            if not 0 <= _n4 <= 0x7FFF:
-                raise EncodeError(f"SubscribeRequest.stream length: {_n4!r} is outside 0..0x7fff")
-            out.append(_S_h.pack(_n4))
-            out.append(_raw3)
+            _raw_stream = self.stream.encode("utf-8")
+            _len_stream = len(_raw_stream)
+            if not 0 <= _len_stream <= 0x7FFF:
+                raise EncodeError(
+                    f"SubscribeRequest.stream length: {_len_stream!r} is outside 0..0x7fff"
+                )
+            out.append(_S_h.pack(_len_stream))
+            out.append(_raw_stream)
         self.offset_specification._write(out, ctx)
-        _int5 = self.credit
-        if not 0 <= _int5 <= 0xFFFF:
-            raise EncodeError(f"SubscribeRequest.credit: {_int5!r} is outside 0..0xffff")
-        out.append(_S_H.pack(_int5))
+        _int_credit = self.credit
+        if not 0 <= _int_credit <= 0xFFFF:
+            raise EncodeError(f"SubscribeRequest.credit: {_int_credit!r} is outside 0..0xffff")
+        out.append(_S_H.pack(_int_credit))
         if not 0 <= len(self.properties) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"SubscribeRequest.properties count: {len(self.properties)!r} is outside "
                 "0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.properties)))
-        for _item6 in self.properties:
-            _item6._write(out, ctx)
+        for _item_properties in self.properties:
+            _item_properties._write(out, ctx)
         return b"".join(out)
 
 
@@ -2244,15 +2314,18 @@ class SubscribeResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x8007, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"SubscribeResponse.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"SubscribeResponse.correlation_id: {_int_correlation_id!r} is outside "
+                "0..0xffffffff"
             )
-        _int2 = self.response_code
-        if not 0 <= _int2 <= 0xFFFF:
-            raise EncodeError(f"SubscribeResponse.response_code: {_int2!r} is outside 0..0xffff")
-        out.append(_S_IH.pack(_int1, _int2))
+        _int_response_code = self.response_code
+        if not 0 <= _int_response_code <= 0xFFFF:
+            raise EncodeError(
+                f"SubscribeResponse.response_code: {_int_response_code!r} is outside 0..0xffff"
+            )
+        out.append(_S_IH.pack(_int_correlation_id, _int_response_code))
         return b"".join(out)
 
 
@@ -2305,10 +2378,12 @@ class Deliver:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(8, 1))
-        _int1 = self.subscription_id
-        if not 0 <= _int1 <= 0xFF:
-            raise EncodeError(f"Deliver.subscription_id: {_int1!r} is outside 0..0xff")
-        out.append(bytes((_int1,)))
+        _int_subscription_id = self.subscription_id
+        if not 0 <= _int_subscription_id <= 0xFF:
+            raise EncodeError(
+                f"Deliver.subscription_id: {_int_subscription_id!r} is outside 0..0xff"
+            )
+        out.append(bytes((_int_subscription_id,)))
         self.chunk._write(out, ctx)
         return b"".join(out)
 
@@ -2378,15 +2453,18 @@ class DeliverV2:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(8, 2))
-        _int1 = self.subscription_id
-        if not 0 <= _int1 <= 0xFF:
-            raise EncodeError(f"DeliverV2.subscription_id: {_int1!r} is outside 0..0xff")
-        _int2 = self.committed_chunk_id
-        if not 0 <= _int2 <= 0xFFFFFFFFFFFFFFFF:
+        _int_subscription_id = self.subscription_id
+        if not 0 <= _int_subscription_id <= 0xFF:
             raise EncodeError(
-                f"DeliverV2.committed_chunk_id: {_int2!r} is outside 0..0xffffffffffffffff"
+                f"DeliverV2.subscription_id: {_int_subscription_id!r} is outside 0..0xff"
             )
-        out.append(_S_BQ.pack(_int1, _int2))
+        _int_committed_chunk_id = self.committed_chunk_id
+        if not 0 <= _int_committed_chunk_id <= 0xFFFFFFFFFFFFFFFF:
+            raise EncodeError(
+                f"DeliverV2.committed_chunk_id: {_int_committed_chunk_id!r} is outside "
+                "0..0xffffffffffffffff"
+            )
+        out.append(_S_BQ.pack(_int_subscription_id, _int_committed_chunk_id))
         self.chunk._write(out, ctx)
         return b"".join(out)
 
@@ -2440,13 +2518,15 @@ class CreditRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(9, 1))
-        _int1 = self.subscription_id
-        if not 0 <= _int1 <= 0xFF:
-            raise EncodeError(f"CreditRequest.subscription_id: {_int1!r} is outside 0..0xff")
-        _int2 = self.credit
-        if not 0 <= _int2 <= 0xFFFF:
-            raise EncodeError(f"CreditRequest.credit: {_int2!r} is outside 0..0xffff")
-        out.append(_S_BH.pack(_int1, _int2))
+        _int_subscription_id = self.subscription_id
+        if not 0 <= _int_subscription_id <= 0xFF:
+            raise EncodeError(
+                f"CreditRequest.subscription_id: {_int_subscription_id!r} is outside 0..0xff"
+            )
+        _int_credit = self.credit
+        if not 0 <= _int_credit <= 0xFFFF:
+            raise EncodeError(f"CreditRequest.credit: {_int_credit!r} is outside 0..0xffff")
+        out.append(_S_BH.pack(_int_subscription_id, _int_credit))
         return b"".join(out)
 
 
@@ -2502,13 +2582,17 @@ class CreditResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x8009, 1))
-        _int1 = self.response_code
-        if not 0 <= _int1 <= 0xFFFF:
-            raise EncodeError(f"CreditResponse.response_code: {_int1!r} is outside 0..0xffff")
-        _int2 = self.subscription_id
-        if not 0 <= _int2 <= 0xFF:
-            raise EncodeError(f"CreditResponse.subscription_id: {_int2!r} is outside 0..0xff")
-        out.append(_S_HB.pack(_int1, _int2))
+        _int_response_code = self.response_code
+        if not 0 <= _int_response_code <= 0xFFFF:
+            raise EncodeError(
+                f"CreditResponse.response_code: {_int_response_code!r} is outside 0..0xffff"
+            )
+        _int_subscription_id = self.subscription_id
+        if not 0 <= _int_subscription_id <= 0xFF:
+            raise EncodeError(
+                f"CreditResponse.subscription_id: {_int_subscription_id!r} is outside 0..0xff"
+            )
+        out.append(_S_HB.pack(_int_response_code, _int_subscription_id))
         return b"".join(out)
 
 
@@ -2578,27 +2662,33 @@ class StoreOffset:
                 raise EncodeError(f"StoreOffset.reference: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw1 = self.reference.encode("utf-8")
-            _n2 = len(_raw1)
-            if not 0 <= _n2 <= 0x7FFF:
-                raise EncodeError(f"StoreOffset.reference length: {_n2!r} is outside 0..0x7fff")
-            out.append(_S_h.pack(_n2))
-            out.append(_raw1)
+            _raw_reference = self.reference.encode("utf-8")
+            _len_reference = len(_raw_reference)
+            if not 0 <= _len_reference <= 0x7FFF:
+                raise EncodeError(
+                    f"StoreOffset.reference length: {_len_reference!r} is outside 0..0x7fff"
+                )
+            out.append(_S_h.pack(_len_reference))
+            out.append(_raw_reference)
         if self.stream is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"StoreOffset.stream: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw3 = self.stream.encode("utf-8")
-            _n4 = len(_raw3)
-            if not 0 <= _n4 <= 0x7FFF:
-                raise EncodeError(f"StoreOffset.stream length: {_n4!r} is outside 0..0x7fff")
-            out.append(_S_h.pack(_n4))
-            out.append(_raw3)
-        _int5 = self.offset
-        if not 0 <= _int5 <= 0xFFFFFFFFFFFFFFFF:
-            raise EncodeError(f"StoreOffset.offset: {_int5!r} is outside 0..0xffffffffffffffff")
-        out.append(_S_Q.pack(_int5))
+            _raw_stream = self.stream.encode("utf-8")
+            _len_stream = len(_raw_stream)
+            if not 0 <= _len_stream <= 0x7FFF:
+                raise EncodeError(
+                    f"StoreOffset.stream length: {_len_stream!r} is outside 0..0x7fff"
+                )
+            out.append(_S_h.pack(_len_stream))
+            out.append(_raw_stream)
+        _int_offset = self.offset
+        if not 0 <= _int_offset <= 0xFFFFFFFFFFFFFFFF:
+            raise EncodeError(
+                f"StoreOffset.offset: {_int_offset!r} is outside 0..0xffffffffffffffff"
+            )
+        out.append(_S_Q.pack(_int_offset))
         return b"".join(out)
 
 
@@ -2664,36 +2754,39 @@ class QueryOffsetRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0xB, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"QueryOffsetRequest.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"QueryOffsetRequest.correlation_id: {_int_correlation_id!r} is outside "
+                "0..0xffffffff"
             )
-        out.append(_S_I.pack(_int1))
+        out.append(_S_I.pack(_int_correlation_id))
         if self.reference is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"QueryOffsetRequest.reference: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw2 = self.reference.encode("utf-8")
-            _n3 = len(_raw2)
-            if not 0 <= _n3 <= 0x7FFF:
+            _raw_reference = self.reference.encode("utf-8")
+            _len_reference = len(_raw_reference)
+            if not 0 <= _len_reference <= 0x7FFF:
                 raise EncodeError(
-                    f"QueryOffsetRequest.reference length: {_n3!r} is outside 0..0x7fff"
+                    f"QueryOffsetRequest.reference length: {_len_reference!r} is outside 0..0x7fff"
                 )
-            out.append(_S_h.pack(_n3))
-            out.append(_raw2)
+            out.append(_S_h.pack(_len_reference))
+            out.append(_raw_reference)
         if self.stream is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"QueryOffsetRequest.stream: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw4 = self.stream.encode("utf-8")
-            _n5 = len(_raw4)
-            if not 0 <= _n5 <= 0x7FFF:
-                raise EncodeError(f"QueryOffsetRequest.stream length: {_n5!r} is outside 0..0x7fff")
-            out.append(_S_h.pack(_n5))
-            out.append(_raw4)
+            _raw_stream = self.stream.encode("utf-8")
+            _len_stream = len(_raw_stream)
+            if not 0 <= _len_stream <= 0x7FFF:
+                raise EncodeError(
+                    f"QueryOffsetRequest.stream length: {_len_stream!r} is outside 0..0x7fff"
+                )
+            out.append(_S_h.pack(_len_stream))
+            out.append(_raw_stream)
         return b"".join(out)
 
 
@@ -2757,20 +2850,23 @@ class QueryOffsetResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x800B, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"QueryOffsetResponse.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"QueryOffsetResponse.correlation_id: {_int_correlation_id!r} is outside "
+                "0..0xffffffff"
             )
-        _int2 = self.response_code
-        if not 0 <= _int2 <= 0xFFFF:
-            raise EncodeError(f"QueryOffsetResponse.response_code: {_int2!r} is outside 0..0xffff")
-        _int3 = self.offset
-        if not 0 <= _int3 <= 0xFFFFFFFFFFFFFFFF:
+        _int_response_code = self.response_code
+        if not 0 <= _int_response_code <= 0xFFFF:
             raise EncodeError(
-                f"QueryOffsetResponse.offset: {_int3!r} is outside 0..0xffffffffffffffff"
+                f"QueryOffsetResponse.response_code: {_int_response_code!r} is outside 0..0xffff"
             )
-        out.append(_S_IHQ.pack(_int1, _int2, _int3))
+        _int_offset = self.offset
+        if not 0 <= _int_offset <= 0xFFFFFFFFFFFFFFFF:
+            raise EncodeError(
+                f"QueryOffsetResponse.offset: {_int_offset!r} is outside 0..0xffffffffffffffff"
+            )
+        out.append(_S_IHQ.pack(_int_correlation_id, _int_response_code, _int_offset))
         return b"".join(out)
 
 
@@ -2826,15 +2922,18 @@ class UnsubscribeRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0xC, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"UnsubscribeRequest.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"UnsubscribeRequest.correlation_id: {_int_correlation_id!r} is outside "
+                "0..0xffffffff"
             )
-        _int2 = self.subscription_id
-        if not 0 <= _int2 <= 0xFF:
-            raise EncodeError(f"UnsubscribeRequest.subscription_id: {_int2!r} is outside 0..0xff")
-        out.append(_S_IB.pack(_int1, _int2))
+        _int_subscription_id = self.subscription_id
+        if not 0 <= _int_subscription_id <= 0xFF:
+            raise EncodeError(
+                f"UnsubscribeRequest.subscription_id: {_int_subscription_id!r} is outside 0..0xff"
+            )
+        out.append(_S_IB.pack(_int_correlation_id, _int_subscription_id))
         return b"".join(out)
 
 
@@ -2891,15 +2990,18 @@ class UnsubscribeResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x800C, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"UnsubscribeResponse.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"UnsubscribeResponse.correlation_id: {_int_correlation_id!r} is outside "
+                "0..0xffffffff"
             )
-        _int2 = self.response_code
-        if not 0 <= _int2 <= 0xFFFF:
-            raise EncodeError(f"UnsubscribeResponse.response_code: {_int2!r} is outside 0..0xffff")
-        out.append(_S_IH.pack(_int1, _int2))
+        _int_response_code = self.response_code
+        if not 0 <= _int_response_code <= 0xFFFF:
+            raise EncodeError(
+                f"UnsubscribeResponse.response_code: {_int_response_code!r} is outside 0..0xffff"
+            )
+        out.append(_S_IH.pack(_int_correlation_id, _int_response_code))
         return b"".join(out)
 
 
@@ -2967,28 +3069,32 @@ class CreateRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0xD, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
-            raise EncodeError(f"CreateRequest.correlation_id: {_int1!r} is outside 0..0xffffffff")
-        out.append(_S_I.pack(_int1))
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
+            raise EncodeError(
+                f"CreateRequest.correlation_id: {_int_correlation_id!r} is outside 0..0xffffffff"
+            )
+        out.append(_S_I.pack(_int_correlation_id))
         if self.stream is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"CreateRequest.stream: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw2 = self.stream.encode("utf-8")
-            _n3 = len(_raw2)
-            if not 0 <= _n3 <= 0x7FFF:
-                raise EncodeError(f"CreateRequest.stream length: {_n3!r} is outside 0..0x7fff")
-            out.append(_S_h.pack(_n3))
-            out.append(_raw2)
+            _raw_stream = self.stream.encode("utf-8")
+            _len_stream = len(_raw_stream)
+            if not 0 <= _len_stream <= 0x7FFF:
+                raise EncodeError(
+                    f"CreateRequest.stream length: {_len_stream!r} is outside 0..0x7fff"
+                )
+            out.append(_S_h.pack(_len_stream))
+            out.append(_raw_stream)
         if not 0 <= len(self.arguments) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"CreateRequest.arguments count: {len(self.arguments)!r} is outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.arguments)))
-        for _item4 in self.arguments:
-            _item4._write(out, ctx)
+        for _item_arguments in self.arguments:
+            _item_arguments._write(out, ctx)
         return b"".join(out)
 
 
@@ -3045,13 +3151,17 @@ class CreateResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x800D, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
-            raise EncodeError(f"CreateResponse.correlation_id: {_int1!r} is outside 0..0xffffffff")
-        _int2 = self.response_code
-        if not 0 <= _int2 <= 0xFFFF:
-            raise EncodeError(f"CreateResponse.response_code: {_int2!r} is outside 0..0xffff")
-        out.append(_S_IH.pack(_int1, _int2))
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
+            raise EncodeError(
+                f"CreateResponse.correlation_id: {_int_correlation_id!r} is outside 0..0xffffffff"
+            )
+        _int_response_code = self.response_code
+        if not 0 <= _int_response_code <= 0xFFFF:
+            raise EncodeError(
+                f"CreateResponse.response_code: {_int_response_code!r} is outside 0..0xffff"
+            )
+        out.append(_S_IH.pack(_int_correlation_id, _int_response_code))
         return b"".join(out)
 
 
@@ -3104,21 +3214,25 @@ class DeleteRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0xE, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
-            raise EncodeError(f"DeleteRequest.correlation_id: {_int1!r} is outside 0..0xffffffff")
-        out.append(_S_I.pack(_int1))
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
+            raise EncodeError(
+                f"DeleteRequest.correlation_id: {_int_correlation_id!r} is outside 0..0xffffffff"
+            )
+        out.append(_S_I.pack(_int_correlation_id))
         if self.stream is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"DeleteRequest.stream: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw2 = self.stream.encode("utf-8")
-            _n3 = len(_raw2)
-            if not 0 <= _n3 <= 0x7FFF:
-                raise EncodeError(f"DeleteRequest.stream length: {_n3!r} is outside 0..0x7fff")
-            out.append(_S_h.pack(_n3))
-            out.append(_raw2)
+            _raw_stream = self.stream.encode("utf-8")
+            _len_stream = len(_raw_stream)
+            if not 0 <= _len_stream <= 0x7FFF:
+                raise EncodeError(
+                    f"DeleteRequest.stream length: {_len_stream!r} is outside 0..0x7fff"
+                )
+            out.append(_S_h.pack(_len_stream))
+            out.append(_raw_stream)
         return b"".join(out)
 
 
@@ -3175,13 +3289,17 @@ class DeleteResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x800E, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
-            raise EncodeError(f"DeleteResponse.correlation_id: {_int1!r} is outside 0..0xffffffff")
-        _int2 = self.response_code
-        if not 0 <= _int2 <= 0xFFFF:
-            raise EncodeError(f"DeleteResponse.response_code: {_int2!r} is outside 0..0xffff")
-        out.append(_S_IH.pack(_int1, _int2))
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
+            raise EncodeError(
+                f"DeleteResponse.correlation_id: {_int_correlation_id!r} is outside 0..0xffffffff"
+            )
+        _int_response_code = self.response_code
+        if not 0 <= _int_response_code <= 0xFFFF:
+            raise EncodeError(
+                f"DeleteResponse.response_code: {_int_response_code!r} is outside 0..0xffff"
+            )
+        out.append(_S_IH.pack(_int_correlation_id, _int_response_code))
         return b"".join(out)
 
 
@@ -3234,29 +3352,31 @@ class MetadataRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0xF, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
-            raise EncodeError(f"MetadataRequest.correlation_id: {_int1!r} is outside 0..0xffffffff")
-        out.append(_S_I.pack(_int1))
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
+            raise EncodeError(
+                f"MetadataRequest.correlation_id: {_int_correlation_id!r} is outside 0..0xffffffff"
+            )
+        out.append(_S_I.pack(_int_correlation_id))
         if not 0 <= len(self.streams) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"MetadataRequest.streams count: {len(self.streams)!r} is outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.streams)))
-        for _item2 in self.streams:
-            if _item2 is None:
+        for _item_streams in self.streams:
+            if _item_streams is None:
                 if not -32768 <= -1 <= 0x7FFF:
                     raise EncodeError(f"MetadataRequest.streams: {-1!r} is outside -32768..0x7fff")
                 out.append(_S_h.pack(-1))
             else:
-                _raw3 = _item2.encode("utf-8")
-                _n4 = len(_raw3)
-                if not 0 <= _n4 <= 0x7FFF:
+                _raw_streams = _item_streams.encode("utf-8")
+                _len_streams = len(_raw_streams)
+                if not 0 <= _len_streams <= 0x7FFF:
                     raise EncodeError(
-                        f"MetadataRequest.streams length: {_n4!r} is outside 0..0x7fff"
+                        f"MetadataRequest.streams length: {_len_streams!r} is outside 0..0x7fff"
                     )
-                out.append(_S_h.pack(_n4))
-                out.append(_raw3)
+                out.append(_S_h.pack(_len_streams))
+                out.append(_raw_streams)
         return b"".join(out)
 
 
@@ -3325,27 +3445,27 @@ class MetadataResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x800F, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"MetadataResponse.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"MetadataResponse.correlation_id: {_int_correlation_id!r} is outside 0..0xffffffff"
             )
-        out.append(_S_I.pack(_int1))
+        out.append(_S_I.pack(_int_correlation_id))
         if not 0 <= len(self.brokers) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"MetadataResponse.brokers count: {len(self.brokers)!r} is outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.brokers)))
-        for _item2 in self.brokers:
-            _item2._write(out, ctx)
+        for _item_brokers in self.brokers:
+            _item_brokers._write(out, ctx)
         if not 0 <= len(self.stream_metadata) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"MetadataResponse.stream_metadata count: {len(self.stream_metadata)!r} is "
                 "outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.stream_metadata)))
-        for _item3 in self.stream_metadata:
-            _item3._write(out, ctx)
+        for _item_stream_metadata in self.stream_metadata:
+            _item_stream_metadata._write(out, ctx)
         return b"".join(out)
 
 
@@ -3398,21 +3518,23 @@ class MetadataUpdate:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x10, 1))
-        _int1 = self.code
-        if not 0 <= _int1 <= 0xFFFF:
-            raise EncodeError(f"MetadataUpdate.code: {_int1!r} is outside 0..0xffff")
-        out.append(_S_H.pack(_int1))
+        _int_code = self.code
+        if not 0 <= _int_code <= 0xFFFF:
+            raise EncodeError(f"MetadataUpdate.code: {_int_code!r} is outside 0..0xffff")
+        out.append(_S_H.pack(_int_code))
         if self.stream is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"MetadataUpdate.stream: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw2 = self.stream.encode("utf-8")
-            _n3 = len(_raw2)
-            if not 0 <= _n3 <= 0x7FFF:
-                raise EncodeError(f"MetadataUpdate.stream length: {_n3!r} is outside 0..0x7fff")
-            out.append(_S_h.pack(_n3))
-            out.append(_raw2)
+            _raw_stream = self.stream.encode("utf-8")
+            _len_stream = len(_raw_stream)
+            if not 0 <= _len_stream <= 0x7FFF:
+                raise EncodeError(
+                    f"MetadataUpdate.stream length: {_len_stream!r} is outside 0..0x7fff"
+                )
+            out.append(_S_h.pack(_len_stream))
+            out.append(_raw_stream)
         return b"".join(out)
 
 
@@ -3471,20 +3593,21 @@ class PeerPropertiesRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x11, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"PeerPropertiesRequest.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"PeerPropertiesRequest.correlation_id: {_int_correlation_id!r} is outside "
+                "0..0xffffffff"
             )
-        out.append(_S_I.pack(_int1))
+        out.append(_S_I.pack(_int_correlation_id))
         if not 0 <= len(self.peer_properties) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"PeerPropertiesRequest.peer_properties count: {len(self.peer_properties)!r} is "
                 "outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.peer_properties)))
-        for _item2 in self.peer_properties:
-            _item2._write(out, ctx)
+        for _item_peer_properties in self.peer_properties:
+            _item_peer_properties._write(out, ctx)
         return b"".join(out)
 
 
@@ -3553,25 +3676,26 @@ class PeerPropertiesResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x8011, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"PeerPropertiesResponse.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"PeerPropertiesResponse.correlation_id: {_int_correlation_id!r} is outside "
+                "0..0xffffffff"
             )
-        _int2 = self.response_code
-        if not 0 <= _int2 <= 0xFFFF:
+        _int_response_code = self.response_code
+        if not 0 <= _int_response_code <= 0xFFFF:
             raise EncodeError(
-                f"PeerPropertiesResponse.response_code: {_int2!r} is outside 0..0xffff"
+                f"PeerPropertiesResponse.response_code: {_int_response_code!r} is outside 0..0xffff"
             )
-        out.append(_S_IH.pack(_int1, _int2))
+        out.append(_S_IH.pack(_int_correlation_id, _int_response_code))
         if not 0 <= len(self.peer_properties) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"PeerPropertiesResponse.peer_properties count: {len(self.peer_properties)!r} is "
                 "outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.peer_properties)))
-        for _item3 in self.peer_properties:
-            _item3._write(out, ctx)
+        for _item_peer_properties in self.peer_properties:
+            _item_peer_properties._write(out, ctx)
         return b"".join(out)
 
 
@@ -3610,12 +3734,13 @@ class SaslHandshakeRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x12, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"SaslHandshakeRequest.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"SaslHandshakeRequest.correlation_id: {_int_correlation_id!r} is outside "
+                "0..0xffffffff"
             )
-        out.append(_S_I.pack(_int1))
+        out.append(_S_I.pack(_int_correlation_id))
         return b"".join(out)
 
 
@@ -3684,39 +3809,41 @@ class SaslHandshakeResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x8012, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"SaslHandshakeResponse.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"SaslHandshakeResponse.correlation_id: {_int_correlation_id!r} is outside "
+                "0..0xffffffff"
             )
-        _int2 = self.response_code
-        if not 0 <= _int2 <= 0xFFFF:
+        _int_response_code = self.response_code
+        if not 0 <= _int_response_code <= 0xFFFF:
             raise EncodeError(
-                f"SaslHandshakeResponse.response_code: {_int2!r} is outside 0..0xffff"
+                f"SaslHandshakeResponse.response_code: {_int_response_code!r} is outside 0..0xffff"
             )
-        out.append(_S_IH.pack(_int1, _int2))
+        out.append(_S_IH.pack(_int_correlation_id, _int_response_code))
         if not 0 <= len(self.mechanisms) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"SaslHandshakeResponse.mechanisms count: {len(self.mechanisms)!r} is outside "
                 "0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.mechanisms)))
-        for _item3 in self.mechanisms:
-            if _item3 is None:
+        for _item_mechanisms in self.mechanisms:
+            if _item_mechanisms is None:
                 if not -32768 <= -1 <= 0x7FFF:
                     raise EncodeError(
                         f"SaslHandshakeResponse.mechanisms: {-1!r} is outside -32768..0x7fff"
                     )
                 out.append(_S_h.pack(-1))
             else:
-                _raw4 = _item3.encode("utf-8")
-                _n5 = len(_raw4)
-                if not 0 <= _n5 <= 0x7FFF:
+                _raw_mechanisms = _item_mechanisms.encode("utf-8")
+                _len_mechanisms = len(_raw_mechanisms)
+                if not 0 <= _len_mechanisms <= 0x7FFF:
                     raise EncodeError(
-                        f"SaslHandshakeResponse.mechanisms length: {_n5!r} is outside 0..0x7fff"
+                        f"SaslHandshakeResponse.mechanisms length: {_len_mechanisms!r} is "
+                        "outside 0..0x7fff"
                     )
-                out.append(_S_h.pack(_n5))
-                out.append(_raw4)
+                out.append(_S_h.pack(_len_mechanisms))
+                out.append(_raw_mechanisms)
         return b"".join(out)
 
 
@@ -3785,12 +3912,13 @@ class SaslAuthenticateRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x13, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"SaslAuthenticateRequest.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"SaslAuthenticateRequest.correlation_id: {_int_correlation_id!r} is outside "
+                "0..0xffffffff"
             )
-        out.append(_S_I.pack(_int1))
+        out.append(_S_I.pack(_int_correlation_id))
         if self.mechanism is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(
@@ -3798,14 +3926,15 @@ class SaslAuthenticateRequest:
                 )
             out.append(_S_h.pack(-1))
         else:
-            _raw2 = self.mechanism.encode("utf-8")
-            _n3 = len(_raw2)
-            if not 0 <= _n3 <= 0x7FFF:
+            _raw_mechanism = self.mechanism.encode("utf-8")
+            _len_mechanism = len(_raw_mechanism)
+            if not 0 <= _len_mechanism <= 0x7FFF:
                 raise EncodeError(
-                    f"SaslAuthenticateRequest.mechanism length: {_n3!r} is outside 0..0x7fff"
+                    f"SaslAuthenticateRequest.mechanism length: {_len_mechanism!r} is outside "
+                    "0..0x7fff"
                 )
-            out.append(_S_h.pack(_n3))
-            out.append(_raw2)
+            out.append(_S_h.pack(_len_mechanism))
+            out.append(_raw_mechanism)
         if self.sasl_opaque_data is None:
             if not -2147483648 <= -1 <= 0x7FFFFFFF:
                 raise EncodeError(
@@ -3814,15 +3943,15 @@ class SaslAuthenticateRequest:
                 )
             out.append(_S_i.pack(-1))
         else:
-            _raw4 = self.sasl_opaque_data
-            _n5 = len(_raw4)
-            if not 0 <= _n5 <= 0x7FFFFFFF:
+            _raw_sasl_opaque_data = self.sasl_opaque_data
+            _len_sasl_opaque_data = len(_raw_sasl_opaque_data)
+            if not 0 <= _len_sasl_opaque_data <= 0x7FFFFFFF:
                 raise EncodeError(
-                    f"SaslAuthenticateRequest.sasl_opaque_data length: {_n5!r} is outside "
-                    "0..0x7fffffff"
+                    f"SaslAuthenticateRequest.sasl_opaque_data length: {_len_sasl_opaque_data!r} "
+                    "is outside 0..0x7fffffff"
                 )
-            out.append(_S_i.pack(_n5))
-            out.append(_raw4)
+            out.append(_S_i.pack(_len_sasl_opaque_data))
+            out.append(_raw_sasl_opaque_data)
         return b"".join(out)
 
 
@@ -3892,19 +4021,21 @@ class SaslAuthenticateResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x8013, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"SaslAuthenticateResponse.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"SaslAuthenticateResponse.correlation_id: {_int_correlation_id!r} is outside "
+                "0..0xffffffff"
             )
-        _int2 = self.response_code
-        if not 0 <= _int2 <= 0xFFFF:
+        _int_response_code = self.response_code
+        if not 0 <= _int_response_code <= 0xFFFF:
             raise EncodeError(
-                f"SaslAuthenticateResponse.response_code: {_int2!r} is outside 0..0xffff"
+                f"SaslAuthenticateResponse.response_code: {_int_response_code!r} is outside "
+                "0..0xffff"
             )
-        out.append(_S_IH.pack(_int1, _int2))
-        for _item3 in self.sasl_opaque_data:
-            if _item3 is None:
+        out.append(_S_IH.pack(_int_correlation_id, _int_response_code))
+        for _item_sasl_opaque_data in self.sasl_opaque_data:
+            if _item_sasl_opaque_data is None:
                 if not -2147483648 <= -1 <= 0x7FFFFFFF:
                     raise EncodeError(
                         f"SaslAuthenticateResponse.sasl_opaque_data: {-1!r} is outside "
@@ -3912,15 +4043,15 @@ class SaslAuthenticateResponse:
                     )
                 out.append(_S_i.pack(-1))
             else:
-                _raw4 = _item3
-                _n5 = len(_raw4)
-                if not 0 <= _n5 <= 0x7FFFFFFF:
+                _raw_sasl_opaque_data = _item_sasl_opaque_data
+                _len_sasl_opaque_data = len(_raw_sasl_opaque_data)
+                if not 0 <= _len_sasl_opaque_data <= 0x7FFFFFFF:
                     raise EncodeError(
-                        f"SaslAuthenticateResponse.sasl_opaque_data length: {_n5!r} is outside "
-                        "0..0x7fffffff"
+                        "SaslAuthenticateResponse.sasl_opaque_data length: "
+                        f"{_len_sasl_opaque_data!r} is outside 0..0x7fffffff"
                     )
-                out.append(_S_i.pack(_n5))
-                out.append(_raw4)
+                out.append(_S_i.pack(_len_sasl_opaque_data))
+                out.append(_raw_sasl_opaque_data)
         return b"".join(out)
 
 
@@ -3975,13 +4106,13 @@ class Tune:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x14, 1))
-        _int1 = self.frame_max
-        if not 0 <= _int1 <= 0xFFFFFFFF:
-            raise EncodeError(f"Tune.frame_max: {_int1!r} is outside 0..0xffffffff")
-        _int2 = self.heartbeat
-        if not 0 <= _int2 <= 0xFFFFFFFF:
-            raise EncodeError(f"Tune.heartbeat: {_int2!r} is outside 0..0xffffffff")
-        out.append(_S_II.pack(_int1, _int2))
+        _int_frame_max = self.frame_max
+        if not 0 <= _int_frame_max <= 0xFFFFFFFF:
+            raise EncodeError(f"Tune.frame_max: {_int_frame_max!r} is outside 0..0xffffffff")
+        _int_heartbeat = self.heartbeat
+        if not 0 <= _int_heartbeat <= 0xFFFFFFFF:
+            raise EncodeError(f"Tune.heartbeat: {_int_heartbeat!r} is outside 0..0xffffffff")
+        out.append(_S_II.pack(_int_frame_max, _int_heartbeat))
         return b"".join(out)
 
 
@@ -4037,21 +4168,25 @@ class OpenRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x15, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
-            raise EncodeError(f"OpenRequest.correlation_id: {_int1!r} is outside 0..0xffffffff")
-        out.append(_S_I.pack(_int1))
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
+            raise EncodeError(
+                f"OpenRequest.correlation_id: {_int_correlation_id!r} is outside 0..0xffffffff"
+            )
+        out.append(_S_I.pack(_int_correlation_id))
         if self.virtual_host is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"OpenRequest.virtual_host: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw2 = self.virtual_host.encode("utf-8")
-            _n3 = len(_raw2)
-            if not 0 <= _n3 <= 0x7FFF:
-                raise EncodeError(f"OpenRequest.virtual_host length: {_n3!r} is outside 0..0x7fff")
-            out.append(_S_h.pack(_n3))
-            out.append(_raw2)
+            _raw_virtual_host = self.virtual_host.encode("utf-8")
+            _len_virtual_host = len(_raw_virtual_host)
+            if not 0 <= _len_virtual_host <= 0x7FFF:
+                raise EncodeError(
+                    f"OpenRequest.virtual_host length: {_len_virtual_host!r} is outside 0..0x7fff"
+                )
+            out.append(_S_h.pack(_len_virtual_host))
+            out.append(_raw_virtual_host)
         return b"".join(out)
 
 
@@ -4121,21 +4256,25 @@ class OpenResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x8015, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
-            raise EncodeError(f"OpenResponse.correlation_id: {_int1!r} is outside 0..0xffffffff")
-        _int2 = self.response_code
-        if not 0 <= _int2 <= 0xFFFF:
-            raise EncodeError(f"OpenResponse.response_code: {_int2!r} is outside 0..0xffff")
-        out.append(_S_IH.pack(_int1, _int2))
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
+            raise EncodeError(
+                f"OpenResponse.correlation_id: {_int_correlation_id!r} is outside 0..0xffffffff"
+            )
+        _int_response_code = self.response_code
+        if not 0 <= _int_response_code <= 0xFFFF:
+            raise EncodeError(
+                f"OpenResponse.response_code: {_int_response_code!r} is outside 0..0xffff"
+            )
+        out.append(_S_IH.pack(_int_correlation_id, _int_response_code))
         if not 0 <= len(self.connection_properties) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"OpenResponse.connection_properties count: {len(self.connection_properties)!r} "
                 "is outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.connection_properties)))
-        for _item3 in self.connection_properties:
-            _item3._write(out, ctx)
+        for _item_connection_properties in self.connection_properties:
+            _item_connection_properties._write(out, ctx)
         return b"".join(out)
 
 
@@ -4201,26 +4340,31 @@ class CloseRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x16, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
-            raise EncodeError(f"CloseRequest.correlation_id: {_int1!r} is outside 0..0xffffffff")
-        _int2 = self.closing_code
-        if not 0 <= _int2 <= 0xFFFF:
-            raise EncodeError(f"CloseRequest.closing_code: {_int2!r} is outside 0..0xffff")
-        out.append(_S_IH.pack(_int1, _int2))
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
+            raise EncodeError(
+                f"CloseRequest.correlation_id: {_int_correlation_id!r} is outside 0..0xffffffff"
+            )
+        _int_closing_code = self.closing_code
+        if not 0 <= _int_closing_code <= 0xFFFF:
+            raise EncodeError(
+                f"CloseRequest.closing_code: {_int_closing_code!r} is outside 0..0xffff"
+            )
+        out.append(_S_IH.pack(_int_correlation_id, _int_closing_code))
         if self.closing_reason is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"CloseRequest.closing_reason: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw3 = self.closing_reason.encode("utf-8")
-            _n4 = len(_raw3)
-            if not 0 <= _n4 <= 0x7FFF:
+            _raw_closing_reason = self.closing_reason.encode("utf-8")
+            _len_closing_reason = len(_raw_closing_reason)
+            if not 0 <= _len_closing_reason <= 0x7FFF:
                 raise EncodeError(
-                    f"CloseRequest.closing_reason length: {_n4!r} is outside 0..0x7fff"
+                    f"CloseRequest.closing_reason length: {_len_closing_reason!r} is outside "
+                    "0..0x7fff"
                 )
-            out.append(_S_h.pack(_n4))
-            out.append(_raw3)
+            out.append(_S_h.pack(_len_closing_reason))
+            out.append(_raw_closing_reason)
         return b"".join(out)
 
 
@@ -4276,13 +4420,17 @@ class CloseResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x8016, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
-            raise EncodeError(f"CloseResponse.correlation_id: {_int1!r} is outside 0..0xffffffff")
-        _int2 = self.response_code
-        if not 0 <= _int2 <= 0xFFFF:
-            raise EncodeError(f"CloseResponse.response_code: {_int2!r} is outside 0..0xffff")
-        out.append(_S_IH.pack(_int1, _int2))
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
+            raise EncodeError(
+                f"CloseResponse.correlation_id: {_int_correlation_id!r} is outside 0..0xffffffff"
+            )
+        _int_response_code = self.response_code
+        if not 0 <= _int_response_code <= 0xFFFF:
+            raise EncodeError(
+                f"CloseResponse.response_code: {_int_response_code!r} is outside 0..0xffff"
+            )
+        out.append(_S_IH.pack(_int_correlation_id, _int_response_code))
         return b"".join(out)
 
 
@@ -4382,32 +4530,38 @@ class RouteRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x18, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
-            raise EncodeError(f"RouteRequest.correlation_id: {_int1!r} is outside 0..0xffffffff")
-        out.append(_S_I.pack(_int1))
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
+            raise EncodeError(
+                f"RouteRequest.correlation_id: {_int_correlation_id!r} is outside 0..0xffffffff"
+            )
+        out.append(_S_I.pack(_int_correlation_id))
         if self.routing_key is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"RouteRequest.routing_key: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw2 = self.routing_key.encode("utf-8")
-            _n3 = len(_raw2)
-            if not 0 <= _n3 <= 0x7FFF:
-                raise EncodeError(f"RouteRequest.routing_key length: {_n3!r} is outside 0..0x7fff")
-            out.append(_S_h.pack(_n3))
-            out.append(_raw2)
+            _raw_routing_key = self.routing_key.encode("utf-8")
+            _len_routing_key = len(_raw_routing_key)
+            if not 0 <= _len_routing_key <= 0x7FFF:
+                raise EncodeError(
+                    f"RouteRequest.routing_key length: {_len_routing_key!r} is outside 0..0x7fff"
+                )
+            out.append(_S_h.pack(_len_routing_key))
+            out.append(_raw_routing_key)
         if self.super_stream is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"RouteRequest.super_stream: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw4 = self.super_stream.encode("utf-8")
-            _n5 = len(_raw4)
-            if not 0 <= _n5 <= 0x7FFF:
-                raise EncodeError(f"RouteRequest.super_stream length: {_n5!r} is outside 0..0x7fff")
-            out.append(_S_h.pack(_n5))
-            out.append(_raw4)
+            _raw_super_stream = self.super_stream.encode("utf-8")
+            _len_super_stream = len(_raw_super_stream)
+            if not 0 <= _len_super_stream <= 0x7FFF:
+                raise EncodeError(
+                    f"RouteRequest.super_stream length: {_len_super_stream!r} is outside 0..0x7fff"
+                )
+            out.append(_S_h.pack(_len_super_stream))
+            out.append(_raw_super_stream)
         return b"".join(out)
 
 
@@ -4475,30 +4629,36 @@ class RouteResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x8018, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
-            raise EncodeError(f"RouteResponse.correlation_id: {_int1!r} is outside 0..0xffffffff")
-        _int2 = self.response_code
-        if not 0 <= _int2 <= 0xFFFF:
-            raise EncodeError(f"RouteResponse.response_code: {_int2!r} is outside 0..0xffff")
-        out.append(_S_IH.pack(_int1, _int2))
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
+            raise EncodeError(
+                f"RouteResponse.correlation_id: {_int_correlation_id!r} is outside 0..0xffffffff"
+            )
+        _int_response_code = self.response_code
+        if not 0 <= _int_response_code <= 0xFFFF:
+            raise EncodeError(
+                f"RouteResponse.response_code: {_int_response_code!r} is outside 0..0xffff"
+            )
+        out.append(_S_IH.pack(_int_correlation_id, _int_response_code))
         if not 0 <= len(self.streams) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"RouteResponse.streams count: {len(self.streams)!r} is outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.streams)))
-        for _item3 in self.streams:
-            if _item3 is None:
+        for _item_streams in self.streams:
+            if _item_streams is None:
                 if not -32768 <= -1 <= 0x7FFF:
                     raise EncodeError(f"RouteResponse.streams: {-1!r} is outside -32768..0x7fff")
                 out.append(_S_h.pack(-1))
             else:
-                _raw4 = _item3.encode("utf-8")
-                _n5 = len(_raw4)
-                if not 0 <= _n5 <= 0x7FFF:
-                    raise EncodeError(f"RouteResponse.streams length: {_n5!r} is outside 0..0x7fff")
-                out.append(_S_h.pack(_n5))
-                out.append(_raw4)
+                _raw_streams = _item_streams.encode("utf-8")
+                _len_streams = len(_raw_streams)
+                if not 0 <= _len_streams <= 0x7FFF:
+                    raise EncodeError(
+                        f"RouteResponse.streams length: {_len_streams!r} is outside 0..0x7fff"
+                    )
+                out.append(_S_h.pack(_len_streams))
+                out.append(_raw_streams)
         return b"".join(out)
 
 
@@ -4554,12 +4714,13 @@ class PartitionsRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x19, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"PartitionsRequest.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"PartitionsRequest.correlation_id: {_int_correlation_id!r} is outside "
+                "0..0xffffffff"
             )
-        out.append(_S_I.pack(_int1))
+        out.append(_S_I.pack(_int_correlation_id))
         if self.super_stream is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(
@@ -4567,14 +4728,15 @@ class PartitionsRequest:
                 )
             out.append(_S_h.pack(-1))
         else:
-            _raw2 = self.super_stream.encode("utf-8")
-            _n3 = len(_raw2)
-            if not 0 <= _n3 <= 0x7FFF:
+            _raw_super_stream = self.super_stream.encode("utf-8")
+            _len_super_stream = len(_raw_super_stream)
+            if not 0 <= _len_super_stream <= 0x7FFF:
                 raise EncodeError(
-                    f"PartitionsRequest.super_stream length: {_n3!r} is outside 0..0x7fff"
+                    f"PartitionsRequest.super_stream length: {_len_super_stream!r} is outside "
+                    "0..0x7fff"
                 )
-            out.append(_S_h.pack(_n3))
-            out.append(_raw2)
+            out.append(_S_h.pack(_len_super_stream))
+            out.append(_raw_super_stream)
         return b"".join(out)
 
 
@@ -4643,36 +4805,39 @@ class PartitionsResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x8019, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"PartitionsResponse.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"PartitionsResponse.correlation_id: {_int_correlation_id!r} is outside "
+                "0..0xffffffff"
             )
-        _int2 = self.response_code
-        if not 0 <= _int2 <= 0xFFFF:
-            raise EncodeError(f"PartitionsResponse.response_code: {_int2!r} is outside 0..0xffff")
-        out.append(_S_IH.pack(_int1, _int2))
+        _int_response_code = self.response_code
+        if not 0 <= _int_response_code <= 0xFFFF:
+            raise EncodeError(
+                f"PartitionsResponse.response_code: {_int_response_code!r} is outside 0..0xffff"
+            )
+        out.append(_S_IH.pack(_int_correlation_id, _int_response_code))
         if not 0 <= len(self.streams) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"PartitionsResponse.streams count: {len(self.streams)!r} is outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.streams)))
-        for _item3 in self.streams:
-            if _item3 is None:
+        for _item_streams in self.streams:
+            if _item_streams is None:
                 if not -32768 <= -1 <= 0x7FFF:
                     raise EncodeError(
                         f"PartitionsResponse.streams: {-1!r} is outside -32768..0x7fff"
                     )
                 out.append(_S_h.pack(-1))
             else:
-                _raw4 = _item3.encode("utf-8")
-                _n5 = len(_raw4)
-                if not 0 <= _n5 <= 0x7FFF:
+                _raw_streams = _item_streams.encode("utf-8")
+                _len_streams = len(_raw_streams)
+                if not 0 <= _len_streams <= 0x7FFF:
                     raise EncodeError(
-                        f"PartitionsResponse.streams length: {_n5!r} is outside 0..0x7fff"
+                        f"PartitionsResponse.streams length: {_len_streams!r} is outside 0..0x7fff"
                     )
-                out.append(_S_h.pack(_n5))
-                out.append(_raw4)
+                out.append(_S_h.pack(_len_streams))
+                out.append(_raw_streams)
         return b"".join(out)
 
 
@@ -4737,20 +4902,22 @@ class ConsumerUpdateRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x1A, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"ConsumerUpdateRequest.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"ConsumerUpdateRequest.correlation_id: {_int_correlation_id!r} is outside "
+                "0..0xffffffff"
             )
-        _int2 = self.subscription_id
-        if not 0 <= _int2 <= 0xFF:
+        _int_subscription_id = self.subscription_id
+        if not 0 <= _int_subscription_id <= 0xFF:
             raise EncodeError(
-                f"ConsumerUpdateRequest.subscription_id: {_int2!r} is outside 0..0xff"
+                f"ConsumerUpdateRequest.subscription_id: {_int_subscription_id!r} is outside "
+                "0..0xff"
             )
-        _int3 = self.active
-        if not 0 <= _int3 <= 1:
-            raise EncodeError(f"ConsumerUpdateRequest.active: {_int3!r} is outside 0..1")
-        out.append(_S_IBB.pack(_int1, _int2, _int3))
+        _int_active = self.active
+        if not 0 <= _int_active <= 1:
+            raise EncodeError(f"ConsumerUpdateRequest.active: {_int_active!r} is outside 0..1")
+        out.append(_S_IBB.pack(_int_correlation_id, _int_subscription_id, _int_active))
         return b"".join(out)
 
 
@@ -4822,17 +4989,18 @@ class ConsumerUpdateResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x801A, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"ConsumerUpdateResponse.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"ConsumerUpdateResponse.correlation_id: {_int_correlation_id!r} is outside "
+                "0..0xffffffff"
             )
-        _int2 = self.response_code
-        if not 0 <= _int2 <= 0xFFFF:
+        _int_response_code = self.response_code
+        if not 0 <= _int_response_code <= 0xFFFF:
             raise EncodeError(
-                f"ConsumerUpdateResponse.response_code: {_int2!r} is outside 0..0xffff"
+                f"ConsumerUpdateResponse.response_code: {_int_response_code!r} is outside 0..0xffff"
             )
-        out.append(_S_IH.pack(_int1, _int2))
+        out.append(_S_IH.pack(_int_correlation_id, _int_response_code))
         self.offset_specification._write(out, ctx)
         return b"".join(out)
 
@@ -4892,20 +5060,21 @@ class ExchangeCommandVersionsRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x1B, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"ExchangeCommandVersionsRequest.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"ExchangeCommandVersionsRequest.correlation_id: {_int_correlation_id!r} is "
+                "outside 0..0xffffffff"
             )
-        out.append(_S_I.pack(_int1))
+        out.append(_S_I.pack(_int_correlation_id))
         if not 0 <= len(self.commands) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"ExchangeCommandVersionsRequest.commands count: {len(self.commands)!r} is "
                 "outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.commands)))
-        for _item2 in self.commands:
-            _item2._write(out, ctx)
+        for _item_commands in self.commands:
+            _item_commands._write(out, ctx)
         return b"".join(out)
 
 
@@ -4974,26 +5143,27 @@ class ExchangeCommandVersionsResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x801B, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"ExchangeCommandVersionsResponse.correlation_id: {_int1!r} is outside "
-                "0..0xffffffff"
+                f"ExchangeCommandVersionsResponse.correlation_id: {_int_correlation_id!r} is "
+                "outside 0..0xffffffff"
             )
-        _int2 = self.response_code
-        if not 0 <= _int2 <= 0xFFFF:
+        _int_response_code = self.response_code
+        if not 0 <= _int_response_code <= 0xFFFF:
             raise EncodeError(
-                f"ExchangeCommandVersionsResponse.response_code: {_int2!r} is outside 0..0xffff"
+                f"ExchangeCommandVersionsResponse.response_code: {_int_response_code!r} is "
+                "outside 0..0xffff"
             )
-        out.append(_S_IH.pack(_int1, _int2))
+        out.append(_S_IH.pack(_int_correlation_id, _int_response_code))
         if not 0 <= len(self.commands) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"ExchangeCommandVersionsResponse.commands count: {len(self.commands)!r} is "
                 "outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.commands)))
-        for _item3 in self.commands:
-            _item3._write(out, ctx)
+        for _item_commands in self.commands:
+            _item_commands._write(out, ctx)
         return b"".join(out)
 
 
@@ -5046,23 +5216,26 @@ class StreamStatsRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x1C, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"StreamStatsRequest.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"StreamStatsRequest.correlation_id: {_int_correlation_id!r} is outside "
+                "0..0xffffffff"
             )
-        out.append(_S_I.pack(_int1))
+        out.append(_S_I.pack(_int_correlation_id))
         if self.stream is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(f"StreamStatsRequest.stream: {-1!r} is outside -32768..0x7fff")
             out.append(_S_h.pack(-1))
         else:
-            _raw2 = self.stream.encode("utf-8")
-            _n3 = len(_raw2)
-            if not 0 <= _n3 <= 0x7FFF:
-                raise EncodeError(f"StreamStatsRequest.stream length: {_n3!r} is outside 0..0x7fff")
-            out.append(_S_h.pack(_n3))
-            out.append(_raw2)
+            _raw_stream = self.stream.encode("utf-8")
+            _len_stream = len(_raw_stream)
+            if not 0 <= _len_stream <= 0x7FFF:
+                raise EncodeError(
+                    f"StreamStatsRequest.stream length: {_len_stream!r} is outside 0..0x7fff"
+                )
+            out.append(_S_h.pack(_len_stream))
+            out.append(_raw_stream)
         return b"".join(out)
 
 
@@ -5128,22 +5301,25 @@ class StreamStatsResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x801C, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"StreamStatsResponse.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"StreamStatsResponse.correlation_id: {_int_correlation_id!r} is outside "
+                "0..0xffffffff"
             )
-        _int2 = self.response_code
-        if not 0 <= _int2 <= 0xFFFF:
-            raise EncodeError(f"StreamStatsResponse.response_code: {_int2!r} is outside 0..0xffff")
-        out.append(_S_IH.pack(_int1, _int2))
+        _int_response_code = self.response_code
+        if not 0 <= _int_response_code <= 0xFFFF:
+            raise EncodeError(
+                f"StreamStatsResponse.response_code: {_int_response_code!r} is outside 0..0xffff"
+            )
+        out.append(_S_IH.pack(_int_correlation_id, _int_response_code))
         if not 0 <= len(self.stats) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"StreamStatsResponse.stats count: {len(self.stats)!r} is outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.stats)))
-        for _item3 in self.stats:
-            _item3._write(out, ctx)
+        for _item_stats in self.stats:
+            _item_stats._write(out, ctx)
         return b"".join(out)
 
 
@@ -5229,12 +5405,13 @@ class CreateSuperStreamRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x1D, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"CreateSuperStreamRequest.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"CreateSuperStreamRequest.correlation_id: {_int_correlation_id!r} is outside "
+                "0..0xffffffff"
             )
-        out.append(_S_I.pack(_int1))
+        out.append(_S_I.pack(_int_correlation_id))
         if self.name is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(
@@ -5242,67 +5419,68 @@ class CreateSuperStreamRequest:
                 )
             out.append(_S_h.pack(-1))
         else:
-            _raw2 = self.name.encode("utf-8")
-            _n3 = len(_raw2)
-            if not 0 <= _n3 <= 0x7FFF:
+            _raw_name = self.name.encode("utf-8")
+            _len_name = len(_raw_name)
+            if not 0 <= _len_name <= 0x7FFF:
                 raise EncodeError(
-                    f"CreateSuperStreamRequest.name length: {_n3!r} is outside 0..0x7fff"
+                    f"CreateSuperStreamRequest.name length: {_len_name!r} is outside 0..0x7fff"
                 )
-            out.append(_S_h.pack(_n3))
-            out.append(_raw2)
+            out.append(_S_h.pack(_len_name))
+            out.append(_raw_name)
         if not 0 <= len(self.partitions) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"CreateSuperStreamRequest.partitions count: {len(self.partitions)!r} is outside "
                 "0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.partitions)))
-        for _item4 in self.partitions:
-            if _item4 is None:
+        for _item_partitions in self.partitions:
+            if _item_partitions is None:
                 if not -32768 <= -1 <= 0x7FFF:
                     raise EncodeError(
                         f"CreateSuperStreamRequest.partitions: {-1!r} is outside -32768..0x7fff"
                     )
                 out.append(_S_h.pack(-1))
             else:
-                _raw5 = _item4.encode("utf-8")
-                _n6 = len(_raw5)
-                if not 0 <= _n6 <= 0x7FFF:
+                _raw_partitions = _item_partitions.encode("utf-8")
+                _len_partitions = len(_raw_partitions)
+                if not 0 <= _len_partitions <= 0x7FFF:
                     raise EncodeError(
-                        f"CreateSuperStreamRequest.partitions length: {_n6!r} is outside 0..0x7fff"
+                        f"CreateSuperStreamRequest.partitions length: {_len_partitions!r} is "
+                        "outside 0..0x7fff"
                     )
-                out.append(_S_h.pack(_n6))
-                out.append(_raw5)
+                out.append(_S_h.pack(_len_partitions))
+                out.append(_raw_partitions)
         if not 0 <= len(self.binding_keys) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"CreateSuperStreamRequest.binding_keys count: {len(self.binding_keys)!r} is "
                 "outside 0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.binding_keys)))
-        for _item7 in self.binding_keys:
-            if _item7 is None:
+        for _item_binding_keys in self.binding_keys:
+            if _item_binding_keys is None:
                 if not -32768 <= -1 <= 0x7FFF:
                     raise EncodeError(
                         f"CreateSuperStreamRequest.binding_keys: {-1!r} is outside -32768..0x7fff"
                     )
                 out.append(_S_h.pack(-1))
             else:
-                _raw8 = _item7.encode("utf-8")
-                _n9 = len(_raw8)
-                if not 0 <= _n9 <= 0x7FFF:
+                _raw_binding_keys = _item_binding_keys.encode("utf-8")
+                _len_binding_keys = len(_raw_binding_keys)
+                if not 0 <= _len_binding_keys <= 0x7FFF:
                     raise EncodeError(
-                        f"CreateSuperStreamRequest.binding_keys length: {_n9!r} is outside "
-                        "0..0x7fff"
+                        f"CreateSuperStreamRequest.binding_keys length: {_len_binding_keys!r} is "
+                        "outside 0..0x7fff"
                     )
-                out.append(_S_h.pack(_n9))
-                out.append(_raw8)
+                out.append(_S_h.pack(_len_binding_keys))
+                out.append(_raw_binding_keys)
         if not 0 <= len(self.arguments) <= 0x7FFFFFFF:
             raise EncodeError(
                 f"CreateSuperStreamRequest.arguments count: {len(self.arguments)!r} is outside "
                 "0..0x7fffffff"
             )
         out.append(_S_i.pack(len(self.arguments)))
-        for _item10 in self.arguments:
-            _item10._write(out, ctx)
+        for _item_arguments in self.arguments:
+            _item_arguments._write(out, ctx)
         return b"".join(out)
 
 
@@ -5359,17 +5537,19 @@ class CreateSuperStreamResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x801D, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"CreateSuperStreamResponse.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"CreateSuperStreamResponse.correlation_id: {_int_correlation_id!r} is outside "
+                "0..0xffffffff"
             )
-        _int2 = self.response_code
-        if not 0 <= _int2 <= 0xFFFF:
+        _int_response_code = self.response_code
+        if not 0 <= _int_response_code <= 0xFFFF:
             raise EncodeError(
-                f"CreateSuperStreamResponse.response_code: {_int2!r} is outside 0..0xffff"
+                f"CreateSuperStreamResponse.response_code: {_int_response_code!r} is outside "
+                "0..0xffff"
             )
-        out.append(_S_IH.pack(_int1, _int2))
+        out.append(_S_IH.pack(_int_correlation_id, _int_response_code))
         return b"".join(out)
 
 
@@ -5424,12 +5604,13 @@ class DeleteSuperStreamRequest:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x1E, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"DeleteSuperStreamRequest.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"DeleteSuperStreamRequest.correlation_id: {_int_correlation_id!r} is outside "
+                "0..0xffffffff"
             )
-        out.append(_S_I.pack(_int1))
+        out.append(_S_I.pack(_int_correlation_id))
         if self.name is None:
             if not -32768 <= -1 <= 0x7FFF:
                 raise EncodeError(
@@ -5437,14 +5618,14 @@ class DeleteSuperStreamRequest:
                 )
             out.append(_S_h.pack(-1))
         else:
-            _raw2 = self.name.encode("utf-8")
-            _n3 = len(_raw2)
-            if not 0 <= _n3 <= 0x7FFF:
+            _raw_name = self.name.encode("utf-8")
+            _len_name = len(_raw_name)
+            if not 0 <= _len_name <= 0x7FFF:
                 raise EncodeError(
-                    f"DeleteSuperStreamRequest.name length: {_n3!r} is outside 0..0x7fff"
+                    f"DeleteSuperStreamRequest.name length: {_len_name!r} is outside 0..0x7fff"
                 )
-            out.append(_S_h.pack(_n3))
-            out.append(_raw2)
+            out.append(_S_h.pack(_len_name))
+            out.append(_raw_name)
         return b"".join(out)
 
 
@@ -5501,17 +5682,19 @@ class DeleteSuperStreamResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_S_HH.pack(0x801E, 1))
-        _int1 = self.correlation_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
+        _int_correlation_id = self.correlation_id
+        if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"DeleteSuperStreamResponse.correlation_id: {_int1!r} is outside 0..0xffffffff"
+                f"DeleteSuperStreamResponse.correlation_id: {_int_correlation_id!r} is outside "
+                "0..0xffffffff"
             )
-        _int2 = self.response_code
-        if not 0 <= _int2 <= 0xFFFF:
+        _int_response_code = self.response_code
+        if not 0 <= _int_response_code <= 0xFFFF:
             raise EncodeError(
-                f"DeleteSuperStreamResponse.response_code: {_int2!r} is outside 0..0xffff"
+                f"DeleteSuperStreamResponse.response_code: {_int_response_code!r} is outside "
+                "0..0xffff"
             )
-        out.append(_S_IH.pack(_int1, _int2))
+        out.append(_S_IH.pack(_int_correlation_id, _int_response_code))
         return b"".join(out)
 
 
@@ -5588,34 +5771,35 @@ Frame = (
 def _decode_Property(data: bytes, pos: int, end: int, ctx: Context | None) -> tuple[Property, int]:
     if end - pos < 2:
         raise Truncated("Property.key: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_key,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_key == -1:
         v_key = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"Property.key: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_key < 0:
+            raise InvalidValue(f"Property.key: negative length {_n_key}")
+        if _n_key > end - pos:
             raise Truncated(
-                f"Property.key: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+                f"Property.key: {_n_key} bytes declared, {end - pos} left", needed=pos + _n_key
             )
-        v_key = _support.utf8(data[pos : pos + _n1], "Property.key")
-        pos += _n1
+        v_key = _support.utf8(data[pos : pos + _n_key], "Property.key")
+        pos += _n_key
     if end - pos < 2:
         raise Truncated("Property.value: input ends", needed=pos + 2)
-    (_n2,) = _S_h.unpack_from(data, pos)
+    (_n_value,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n2 == -1:
+    if _n_value == -1:
         v_value = None
     else:
-        if _n2 < 0:
-            raise InvalidValue(f"Property.value: negative length {_n2}")
-        if _n2 > end - pos:
+        if _n_value < 0:
+            raise InvalidValue(f"Property.value: negative length {_n_value}")
+        if _n_value > end - pos:
             raise Truncated(
-                f"Property.value: {_n2} bytes declared, {end - pos} left", needed=pos + _n2
+                f"Property.value: {_n_value} bytes declared, {end - pos} left",
+                needed=pos + _n_value,
             )
-        v_value = _support.utf8(data[pos : pos + _n2], "Property.value")
-        pos += _n2
+        v_value = _support.utf8(data[pos : pos + _n_value], "Property.value")
+        pos += _n_value
     return Property(v_key, v_value), pos
 
 
@@ -5624,21 +5808,21 @@ def _decode_SimpleEntry(
 ) -> tuple[SimpleEntry, int]:
     if end - pos < 4:
         raise Truncated("SimpleEntry: input ends inside the frame", needed=pos + 4)
-    (_w1,) = _S_I.unpack_from(data, pos)
+    (_w1_0,) = _S_I.unpack_from(data, pos)
     pos += 4
-    v_entry_type = _w1 >> 31
+    v_entry_type = _w1_0 >> 31
     if v_entry_type != 0:
         raise InvalidValue(f"SimpleEntry.entry_type: must be 0, got {v_entry_type}")
-    v_size = _w1 & 0x7FFFFFFF
-    _n2 = v_size
-    if _n2 < 0:
-        raise InvalidValue(f"SimpleEntry.data: negative length {_n2}")
-    if _n2 > end - pos:
+    v_size = _w1_0 & 0x7FFFFFFF
+    _n_data = v_size
+    if _n_data < 0:
+        raise InvalidValue(f"SimpleEntry.data: negative length {_n_data}")
+    if _n_data > end - pos:
         raise Truncated(
-            f"SimpleEntry.data: {_n2} bytes declared, {end - pos} left", needed=pos + _n2
+            f"SimpleEntry.data: {_n_data} bytes declared, {end - pos} left", needed=pos + _n_data
         )
-    v_data = data[pos : pos + _n2]
-    pos += _n2
+    v_data = data[pos : pos + _n_data]
+    pos += _n_data
     return SimpleEntry(v_data), pos
 
 
@@ -5647,27 +5831,27 @@ def _decode_SubEntryBatch(
 ) -> tuple[SubEntryBatch, int]:
     if end - pos < 11:
         raise Truncated("SubEntryBatch: input ends inside the frame", needed=pos + 11)
-    _w1, v_num_records, v_uncompressed_length, v_length = _S_BHII.unpack_from(data, pos)
+    _w1_0, v_num_records, v_uncompressed_length, v_length = _S_BHII.unpack_from(data, pos)
     pos += 11
-    v_entry_type = _w1 >> 7
+    v_entry_type = _w1_0 >> 7
     if v_entry_type != 1:
         raise InvalidValue(f"SubEntryBatch.entry_type: must be 1, got {v_entry_type}")
-    v_compression = (_w1 >> 4) & 7
+    v_compression = (_w1_0 >> 4) & 7
     try:
         v_compression = CompressionType(v_compression)
     except ValueError:
         raise InvalidValue(
             f"SubEntryBatch.compression: {v_compression} is not a CompressionType"
         ) from None
-    _n2 = v_length
-    if _n2 < 0:
-        raise InvalidValue(f"SubEntryBatch.data: negative length {_n2}")
-    if _n2 > end - pos:
+    _n_data = v_length
+    if _n_data < 0:
+        raise InvalidValue(f"SubEntryBatch.data: negative length {_n_data}")
+    if _n_data > end - pos:
         raise Truncated(
-            f"SubEntryBatch.data: {_n2} bytes declared, {end - pos} left", needed=pos + _n2
+            f"SubEntryBatch.data: {_n_data} bytes declared, {end - pos} left", needed=pos + _n_data
         )
-    v_data = data[pos : pos + _n2]
-    pos += _n2
+    v_data = data[pos : pos + _n_data]
+    pos += _n_data
     return SubEntryBatch(v_compression, v_num_records, v_uncompressed_length, v_data), pos
 
 
@@ -5691,36 +5875,41 @@ def _decode_PublishedMessageV2(
     pos += 8
     if end - pos < 2:
         raise Truncated("PublishedMessageV2.filter_value: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_filter_value,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_filter_value == -1:
         v_filter_value = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"PublishedMessageV2.filter_value: negative length {_n1}")
-        if _n1 > end - pos:
-            raise Truncated(
-                f"PublishedMessageV2.filter_value: {_n1} bytes declared, {end - pos} left",
-                needed=pos + _n1,
+        if _n_filter_value < 0:
+            raise InvalidValue(
+                f"PublishedMessageV2.filter_value: negative length {_n_filter_value}"
             )
-        v_filter_value = _support.utf8(data[pos : pos + _n1], "PublishedMessageV2.filter_value")
-        pos += _n1
+        if _n_filter_value > end - pos:
+            raise Truncated(
+                f"PublishedMessageV2.filter_value: {_n_filter_value} bytes declared, {end - pos} "
+                "left",
+                needed=pos + _n_filter_value,
+            )
+        v_filter_value = _support.utf8(
+            data[pos : pos + _n_filter_value], "PublishedMessageV2.filter_value"
+        )
+        pos += _n_filter_value
     if end - pos < 4:
         raise Truncated("PublishedMessageV2.message: input ends", needed=pos + 4)
-    (_n2,) = _S_i.unpack_from(data, pos)
+    (_n_message,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n2 == -1:
+    if _n_message == -1:
         v_message = None
     else:
-        if _n2 < 0:
-            raise InvalidValue(f"PublishedMessageV2.message: negative length {_n2}")
-        if _n2 > end - pos:
+        if _n_message < 0:
+            raise InvalidValue(f"PublishedMessageV2.message: negative length {_n_message}")
+        if _n_message > end - pos:
             raise Truncated(
-                f"PublishedMessageV2.message: {_n2} bytes declared, {end - pos} left",
-                needed=pos + _n2,
+                f"PublishedMessageV2.message: {_n_message} bytes declared, {end - pos} left",
+                needed=pos + _n_message,
             )
-        v_message = data[pos : pos + _n2]
-        pos += _n2
+        v_message = data[pos : pos + _n_message]
+        pos += _n_message
     return PublishedMessageV2(v_publishing_id, v_filter_value, v_message), pos
 
 
@@ -5741,19 +5930,19 @@ def _decode_Broker(data: bytes, pos: int, end: int, ctx: Context | None) -> tupl
     pos += 2
     if end - pos < 2:
         raise Truncated("Broker.host: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_host,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_host == -1:
         v_host = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"Broker.host: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_host < 0:
+            raise InvalidValue(f"Broker.host: negative length {_n_host}")
+        if _n_host > end - pos:
             raise Truncated(
-                f"Broker.host: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+                f"Broker.host: {_n_host} bytes declared, {end - pos} left", needed=pos + _n_host
             )
-        v_host = _support.utf8(data[pos : pos + _n1], "Broker.host")
-        pos += _n1
+        v_host = _support.utf8(data[pos : pos + _n_host], "Broker.host")
+        pos += _n_host
     if end - pos < 4:
         raise Truncated("Broker: input ends inside the frame", needed=pos + 4)
     (v_port,) = _S_I.unpack_from(data, pos)
@@ -5766,19 +5955,20 @@ def _decode_StreamMetadata(
 ) -> tuple[StreamMetadata, int]:
     if end - pos < 2:
         raise Truncated("StreamMetadata.stream: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_stream,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_stream == -1:
         v_stream = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"StreamMetadata.stream: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_stream < 0:
+            raise InvalidValue(f"StreamMetadata.stream: negative length {_n_stream}")
+        if _n_stream > end - pos:
             raise Truncated(
-                f"StreamMetadata.stream: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+                f"StreamMetadata.stream: {_n_stream} bytes declared, {end - pos} left",
+                needed=pos + _n_stream,
             )
-        v_stream = _support.utf8(data[pos : pos + _n1], "StreamMetadata.stream")
-        pos += _n1
+        v_stream = _support.utf8(data[pos : pos + _n_stream], "StreamMetadata.stream")
+        pos += _n_stream
     if end - pos < 4:
         raise Truncated("StreamMetadata: input ends inside the frame", needed=pos + 4)
     v_response_code, v_leader_reference = _S_HH.unpack_from(data, pos)
@@ -5786,22 +5976,24 @@ def _decode_StreamMetadata(
     v_replicas_references = []
     if end - pos < 4:
         raise Truncated("StreamMetadata.replicas_references: input ends", needed=pos + 4)
-    (_count3,) = _S_i.unpack_from(data, pos)
+    (_count_replicas_references,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count3 < 0:
-        raise InvalidValue(f"StreamMetadata.replicas_references: negative count {_count3}")
-    if _count3 * 2 > end - pos:
-        raise Truncated(
-            f"StreamMetadata.replicas_references: {_count3} elements declared, {end - pos} bytes "
-            "left",
-            needed=pos + _count3 * 2,
+    if _count_replicas_references < 0:
+        raise InvalidValue(
+            f"StreamMetadata.replicas_references: negative count {_count_replicas_references}"
         )
-    for _ in range(_count3):
+    if _count_replicas_references * 2 > end - pos:
+        raise Truncated(
+            f"StreamMetadata.replicas_references: {_count_replicas_references} elements "
+            f"declared, {end - pos} bytes left",
+            needed=pos + _count_replicas_references * 2,
+        )
+    for _ in range(_count_replicas_references):
         if end - pos < 2:
             raise Truncated("StreamMetadata.replicas_references: input ends", needed=pos + 2)
-        (_item2,) = _S_H.unpack_from(data, pos)
+        (_item_replicas_references,) = _S_H.unpack_from(data, pos)
         pos += 2
-        v_replicas_references.append(_item2)
+        v_replicas_references.append(_item_replicas_references)
     return StreamMetadata(v_stream, v_response_code, v_leader_reference, v_replicas_references), pos
 
 
@@ -5820,19 +6012,19 @@ def _decode_Statistic(
 ) -> tuple[Statistic, int]:
     if end - pos < 2:
         raise Truncated("Statistic.key: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_key,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_key == -1:
         v_key = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"Statistic.key: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_key < 0:
+            raise InvalidValue(f"Statistic.key: negative length {_n_key}")
+        if _n_key > end - pos:
             raise Truncated(
-                f"Statistic.key: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+                f"Statistic.key: {_n_key} bytes declared, {end - pos} left", needed=pos + _n_key
             )
-        v_key = _support.utf8(data[pos : pos + _n1], "Statistic.key")
-        pos += _n1
+        v_key = _support.utf8(data[pos : pos + _n_key], "Statistic.key")
+        pos += _n_key
     if end - pos < 8:
         raise Truncated("Statistic: input ends inside the frame", needed=pos + 8)
     (v_value,) = _S_q.unpack_from(data, pos)
@@ -5918,7 +6110,7 @@ def _decode_OsirisChunk(
     if end - pos < 48:
         raise Truncated("OsirisChunk: input ends inside the frame", needed=pos + 48)
     (
-        _w1,
+        _w1_0,
         v_chunk_type,
         v_num_entries,
         v_num_records,
@@ -5928,25 +6120,25 @@ def _decode_OsirisChunk(
         v_chunk_crc,
         v_data_length,
         v_trailer_length,
-        _w2,
+        _w1_44,
     ) = _S_BbHIqQQIIII.unpack_from(data, pos)
     pos += 48
-    v_magic = _w1 >> 4
+    v_magic = _w1_0 >> 4
     if v_magic != 5:
         raise InvalidValue(f"OsirisChunk.magic: must be 5, got {v_magic}")
-    v_format_version = _w1 & 0xF
+    v_format_version = _w1_0 & 0xF
     if v_format_version != 0:
         raise InvalidValue(f"OsirisChunk.format_version: must be 0, got {v_format_version}")
-    v_bloom_size = _w2 >> 24
-    _n3 = v_data_length
-    if _n3 < 0:
-        raise InvalidValue(f"OsirisChunk.data: negative length {_n3}")
-    if _n3 > end - pos:
+    v_bloom_size = _w1_44 >> 24
+    _n_data = v_data_length
+    if _n_data < 0:
+        raise InvalidValue(f"OsirisChunk.data: negative length {_n_data}")
+    if _n_data > end - pos:
         raise Truncated(
-            f"OsirisChunk.data: {_n3} bytes declared, {end - pos} left", needed=pos + _n3
+            f"OsirisChunk.data: {_n_data} bytes declared, {end - pos} left", needed=pos + _n_data
         )
-    v_data = data[pos : pos + _n3]
-    pos += _n3
+    v_data = data[pos : pos + _n_data]
+    pos += _n_data
     return (
         OsirisChunk(
             v_chunk_type,
@@ -6024,41 +6216,42 @@ def _decode_declare_publisher_request(
     pos += 5
     if end - pos < 2:
         raise Truncated("DeclarePublisherRequest.publisher_reference: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_publisher_reference,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_publisher_reference == -1:
         v_publisher_reference = None
     else:
-        if _n1 < 0:
+        if _n_publisher_reference < 0:
             raise InvalidValue(
-                f"DeclarePublisherRequest.publisher_reference: negative length {_n1}"
+                "DeclarePublisherRequest.publisher_reference: negative length "
+                f"{_n_publisher_reference}"
             )
-        if _n1 > end - pos:
+        if _n_publisher_reference > end - pos:
             raise Truncated(
-                f"DeclarePublisherRequest.publisher_reference: {_n1} bytes declared, {end - pos} "
-                "left",
-                needed=pos + _n1,
+                f"DeclarePublisherRequest.publisher_reference: {_n_publisher_reference} bytes "
+                f"declared, {end - pos} left",
+                needed=pos + _n_publisher_reference,
             )
         v_publisher_reference = _support.utf8(
-            data[pos : pos + _n1], "DeclarePublisherRequest.publisher_reference"
+            data[pos : pos + _n_publisher_reference], "DeclarePublisherRequest.publisher_reference"
         )
-        pos += _n1
+        pos += _n_publisher_reference
     if end - pos < 2:
         raise Truncated("DeclarePublisherRequest.stream: input ends", needed=pos + 2)
-    (_n2,) = _S_h.unpack_from(data, pos)
+    (_n_stream,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n2 == -1:
+    if _n_stream == -1:
         v_stream = None
     else:
-        if _n2 < 0:
-            raise InvalidValue(f"DeclarePublisherRequest.stream: negative length {_n2}")
-        if _n2 > end - pos:
+        if _n_stream < 0:
+            raise InvalidValue(f"DeclarePublisherRequest.stream: negative length {_n_stream}")
+        if _n_stream > end - pos:
             raise Truncated(
-                f"DeclarePublisherRequest.stream: {_n2} bytes declared, {end - pos} left",
-                needed=pos + _n2,
+                f"DeclarePublisherRequest.stream: {_n_stream} bytes declared, {end - pos} left",
+                needed=pos + _n_stream,
             )
-        v_stream = _support.utf8(data[pos : pos + _n2], "DeclarePublisherRequest.stream")
-        pos += _n2
+        v_stream = _support.utf8(data[pos : pos + _n_stream], "DeclarePublisherRequest.stream")
+        pos += _n_stream
     frame = _new(DeclarePublisherRequest)
     frame.correlation_id = v_correlation_id
     frame.publisher_id = v_publisher_id
@@ -6088,18 +6281,21 @@ def _decode_publish(data: bytes, pos: int, end: int, ctx: Context | None) -> tup
     v_published_messages = []
     if end - pos < 4:
         raise Truncated("Publish.published_messages: input ends", needed=pos + 4)
-    (_count2,) = _S_i.unpack_from(data, pos)
+    (_count_published_messages,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count2 < 0:
-        raise InvalidValue(f"Publish.published_messages: negative count {_count2}")
-    if _count2 * 12 > end - pos:
-        raise Truncated(
-            f"Publish.published_messages: {_count2} elements declared, {end - pos} bytes left",
-            needed=pos + _count2 * 12,
+    if _count_published_messages < 0:
+        raise InvalidValue(
+            f"Publish.published_messages: negative count {_count_published_messages}"
         )
-    for _ in range(_count2):
-        _item1, pos = _decode_PublishedMessage(data, pos, end, ctx)
-        v_published_messages.append(_item1)
+    if _count_published_messages * 12 > end - pos:
+        raise Truncated(
+            f"Publish.published_messages: {_count_published_messages} elements declared, "
+            f"{end - pos} bytes left",
+            needed=pos + _count_published_messages * 12,
+        )
+    for _ in range(_count_published_messages):
+        _item_published_messages, pos = _decode_PublishedMessage(data, pos, end, ctx)
+        v_published_messages.append(_item_published_messages)
     frame = _new(Publish)
     frame.publisher_id = v_publisher_id
     frame.published_messages = v_published_messages
@@ -6116,18 +6312,21 @@ def _decode_publish_v2(
     v_published_messages = []
     if end - pos < 4:
         raise Truncated("PublishV2.published_messages: input ends", needed=pos + 4)
-    (_count2,) = _S_i.unpack_from(data, pos)
+    (_count_published_messages,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count2 < 0:
-        raise InvalidValue(f"PublishV2.published_messages: negative count {_count2}")
-    if _count2 * 14 > end - pos:
-        raise Truncated(
-            f"PublishV2.published_messages: {_count2} elements declared, {end - pos} bytes left",
-            needed=pos + _count2 * 14,
+    if _count_published_messages < 0:
+        raise InvalidValue(
+            f"PublishV2.published_messages: negative count {_count_published_messages}"
         )
-    for _ in range(_count2):
-        _item1, pos = _decode_PublishedMessageV2(data, pos, end, ctx)
-        v_published_messages.append(_item1)
+    if _count_published_messages * 14 > end - pos:
+        raise Truncated(
+            f"PublishV2.published_messages: {_count_published_messages} elements declared, "
+            f"{end - pos} bytes left",
+            needed=pos + _count_published_messages * 14,
+        )
+    for _ in range(_count_published_messages):
+        _item_published_messages, pos = _decode_PublishedMessageV2(data, pos, end, ctx)
+        v_published_messages.append(_item_published_messages)
     frame = _new(PublishV2)
     frame.publisher_id = v_publisher_id
     frame.published_messages = v_published_messages
@@ -6144,21 +6343,22 @@ def _decode_publish_confirm(
     v_publishing_ids = []
     if end - pos < 4:
         raise Truncated("PublishConfirm.publishing_ids: input ends", needed=pos + 4)
-    (_count2,) = _S_i.unpack_from(data, pos)
+    (_count_publishing_ids,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count2 < 0:
-        raise InvalidValue(f"PublishConfirm.publishing_ids: negative count {_count2}")
-    if _count2 * 8 > end - pos:
+    if _count_publishing_ids < 0:
+        raise InvalidValue(f"PublishConfirm.publishing_ids: negative count {_count_publishing_ids}")
+    if _count_publishing_ids * 8 > end - pos:
         raise Truncated(
-            f"PublishConfirm.publishing_ids: {_count2} elements declared, {end - pos} bytes left",
-            needed=pos + _count2 * 8,
+            f"PublishConfirm.publishing_ids: {_count_publishing_ids} elements declared, "
+            f"{end - pos} bytes left",
+            needed=pos + _count_publishing_ids * 8,
         )
-    for _ in range(_count2):
+    for _ in range(_count_publishing_ids):
         if end - pos < 8:
             raise Truncated("PublishConfirm.publishing_ids: input ends", needed=pos + 8)
-        (_item1,) = _S_Q.unpack_from(data, pos)
+        (_item_publishing_ids,) = _S_Q.unpack_from(data, pos)
         pos += 8
-        v_publishing_ids.append(_item1)
+        v_publishing_ids.append(_item_publishing_ids)
     frame = _new(PublishConfirm)
     frame.publisher_id = v_publisher_id
     frame.publishing_ids = v_publishing_ids
@@ -6175,18 +6375,21 @@ def _decode_publish_error(
     v_publishing_errors = []
     if end - pos < 4:
         raise Truncated("PublishError.publishing_errors: input ends", needed=pos + 4)
-    (_count2,) = _S_i.unpack_from(data, pos)
+    (_count_publishing_errors,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count2 < 0:
-        raise InvalidValue(f"PublishError.publishing_errors: negative count {_count2}")
-    if _count2 * 10 > end - pos:
-        raise Truncated(
-            f"PublishError.publishing_errors: {_count2} elements declared, {end - pos} bytes left",
-            needed=pos + _count2 * 10,
+    if _count_publishing_errors < 0:
+        raise InvalidValue(
+            f"PublishError.publishing_errors: negative count {_count_publishing_errors}"
         )
-    for _ in range(_count2):
-        _item1, pos = _decode_PublishingError(data, pos, end, ctx)
-        v_publishing_errors.append(_item1)
+    if _count_publishing_errors * 10 > end - pos:
+        raise Truncated(
+            f"PublishError.publishing_errors: {_count_publishing_errors} elements declared, "
+            f"{end - pos} bytes left",
+            needed=pos + _count_publishing_errors * 10,
+        )
+    for _ in range(_count_publishing_errors):
+        _item_publishing_errors, pos = _decode_PublishingError(data, pos, end, ctx)
+        v_publishing_errors.append(_item_publishing_errors)
     frame = _new(PublishError)
     frame.publisher_id = v_publisher_id
     frame.publishing_errors = v_publishing_errors
@@ -6206,41 +6409,46 @@ def _decode_query_publisher_sequence_request(
         raise Truncated(
             "QueryPublisherSequenceRequest.publisher_reference: input ends", needed=pos + 2
         )
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_publisher_reference,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_publisher_reference == -1:
         v_publisher_reference = None
     else:
-        if _n1 < 0:
+        if _n_publisher_reference < 0:
             raise InvalidValue(
-                f"QueryPublisherSequenceRequest.publisher_reference: negative length {_n1}"
+                "QueryPublisherSequenceRequest.publisher_reference: negative length "
+                f"{_n_publisher_reference}"
             )
-        if _n1 > end - pos:
+        if _n_publisher_reference > end - pos:
             raise Truncated(
-                f"QueryPublisherSequenceRequest.publisher_reference: {_n1} bytes declared, "
-                f"{end - pos} left",
-                needed=pos + _n1,
+                f"QueryPublisherSequenceRequest.publisher_reference: {_n_publisher_reference} "
+                f"bytes declared, {end - pos} left",
+                needed=pos + _n_publisher_reference,
             )
         v_publisher_reference = _support.utf8(
-            data[pos : pos + _n1], "QueryPublisherSequenceRequest.publisher_reference"
+            data[pos : pos + _n_publisher_reference],
+            "QueryPublisherSequenceRequest.publisher_reference",
         )
-        pos += _n1
+        pos += _n_publisher_reference
     if end - pos < 2:
         raise Truncated("QueryPublisherSequenceRequest.stream: input ends", needed=pos + 2)
-    (_n2,) = _S_h.unpack_from(data, pos)
+    (_n_stream,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n2 == -1:
+    if _n_stream == -1:
         v_stream = None
     else:
-        if _n2 < 0:
-            raise InvalidValue(f"QueryPublisherSequenceRequest.stream: negative length {_n2}")
-        if _n2 > end - pos:
+        if _n_stream < 0:
+            raise InvalidValue(f"QueryPublisherSequenceRequest.stream: negative length {_n_stream}")
+        if _n_stream > end - pos:
             raise Truncated(
-                f"QueryPublisherSequenceRequest.stream: {_n2} bytes declared, {end - pos} left",
-                needed=pos + _n2,
+                f"QueryPublisherSequenceRequest.stream: {_n_stream} bytes declared, {end - pos} "
+                "left",
+                needed=pos + _n_stream,
             )
-        v_stream = _support.utf8(data[pos : pos + _n2], "QueryPublisherSequenceRequest.stream")
-        pos += _n2
+        v_stream = _support.utf8(
+            data[pos : pos + _n_stream], "QueryPublisherSequenceRequest.stream"
+        )
+        pos += _n_stream
     frame = _new(QueryPublisherSequenceRequest)
     frame.correlation_id = v_correlation_id
     frame.publisher_reference = v_publisher_reference
@@ -6299,19 +6507,20 @@ def _decode_subscribe_request(
     pos += 5
     if end - pos < 2:
         raise Truncated("SubscribeRequest.stream: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_stream,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_stream == -1:
         v_stream = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"SubscribeRequest.stream: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_stream < 0:
+            raise InvalidValue(f"SubscribeRequest.stream: negative length {_n_stream}")
+        if _n_stream > end - pos:
             raise Truncated(
-                f"SubscribeRequest.stream: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+                f"SubscribeRequest.stream: {_n_stream} bytes declared, {end - pos} left",
+                needed=pos + _n_stream,
             )
-        v_stream = _support.utf8(data[pos : pos + _n1], "SubscribeRequest.stream")
-        pos += _n1
+        v_stream = _support.utf8(data[pos : pos + _n_stream], "SubscribeRequest.stream")
+        pos += _n_stream
     v_offset_specification, pos = _decode_OffsetSpecification(data, pos, end, ctx)
     if end - pos < 2:
         raise Truncated("SubscribeRequest: input ends inside the frame", needed=pos + 2)
@@ -6320,18 +6529,19 @@ def _decode_subscribe_request(
     v_properties = []
     if end - pos < 4:
         raise Truncated("SubscribeRequest.properties: input ends", needed=pos + 4)
-    (_count3,) = _S_i.unpack_from(data, pos)
+    (_count_properties,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count3 < 0:
-        raise InvalidValue(f"SubscribeRequest.properties: negative count {_count3}")
-    if _count3 * 4 > end - pos:
+    if _count_properties < 0:
+        raise InvalidValue(f"SubscribeRequest.properties: negative count {_count_properties}")
+    if _count_properties * 4 > end - pos:
         raise Truncated(
-            f"SubscribeRequest.properties: {_count3} elements declared, {end - pos} bytes left",
-            needed=pos + _count3 * 4,
+            f"SubscribeRequest.properties: {_count_properties} elements declared, {end - pos} "
+            "bytes left",
+            needed=pos + _count_properties * 4,
         )
-    for _ in range(_count3):
-        _item2, pos = _decode_Property(data, pos, end, ctx)
-        v_properties.append(_item2)
+    for _ in range(_count_properties):
+        _item_properties, pos = _decode_Property(data, pos, end, ctx)
+        v_properties.append(_item_properties)
     frame = _new(SubscribeRequest)
     frame.correlation_id = v_correlation_id
     frame.subscription_id = v_subscription_id
@@ -6413,34 +6623,36 @@ def _decode_store_offset(
 ) -> tuple[StoreOffset, int]:
     if end - pos < 2:
         raise Truncated("StoreOffset.reference: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_reference,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_reference == -1:
         v_reference = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"StoreOffset.reference: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_reference < 0:
+            raise InvalidValue(f"StoreOffset.reference: negative length {_n_reference}")
+        if _n_reference > end - pos:
             raise Truncated(
-                f"StoreOffset.reference: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+                f"StoreOffset.reference: {_n_reference} bytes declared, {end - pos} left",
+                needed=pos + _n_reference,
             )
-        v_reference = _support.utf8(data[pos : pos + _n1], "StoreOffset.reference")
-        pos += _n1
+        v_reference = _support.utf8(data[pos : pos + _n_reference], "StoreOffset.reference")
+        pos += _n_reference
     if end - pos < 2:
         raise Truncated("StoreOffset.stream: input ends", needed=pos + 2)
-    (_n2,) = _S_h.unpack_from(data, pos)
+    (_n_stream,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n2 == -1:
+    if _n_stream == -1:
         v_stream = None
     else:
-        if _n2 < 0:
-            raise InvalidValue(f"StoreOffset.stream: negative length {_n2}")
-        if _n2 > end - pos:
+        if _n_stream < 0:
+            raise InvalidValue(f"StoreOffset.stream: negative length {_n_stream}")
+        if _n_stream > end - pos:
             raise Truncated(
-                f"StoreOffset.stream: {_n2} bytes declared, {end - pos} left", needed=pos + _n2
+                f"StoreOffset.stream: {_n_stream} bytes declared, {end - pos} left",
+                needed=pos + _n_stream,
             )
-        v_stream = _support.utf8(data[pos : pos + _n2], "StoreOffset.stream")
-        pos += _n2
+        v_stream = _support.utf8(data[pos : pos + _n_stream], "StoreOffset.stream")
+        pos += _n_stream
     if end - pos < 8:
         raise Truncated("StoreOffset: input ends inside the frame", needed=pos + 8)
     (v_offset,) = _S_Q.unpack_from(data, pos)
@@ -6461,36 +6673,36 @@ def _decode_query_offset_request(
     pos += 4
     if end - pos < 2:
         raise Truncated("QueryOffsetRequest.reference: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_reference,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_reference == -1:
         v_reference = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"QueryOffsetRequest.reference: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_reference < 0:
+            raise InvalidValue(f"QueryOffsetRequest.reference: negative length {_n_reference}")
+        if _n_reference > end - pos:
             raise Truncated(
-                f"QueryOffsetRequest.reference: {_n1} bytes declared, {end - pos} left",
-                needed=pos + _n1,
+                f"QueryOffsetRequest.reference: {_n_reference} bytes declared, {end - pos} left",
+                needed=pos + _n_reference,
             )
-        v_reference = _support.utf8(data[pos : pos + _n1], "QueryOffsetRequest.reference")
-        pos += _n1
+        v_reference = _support.utf8(data[pos : pos + _n_reference], "QueryOffsetRequest.reference")
+        pos += _n_reference
     if end - pos < 2:
         raise Truncated("QueryOffsetRequest.stream: input ends", needed=pos + 2)
-    (_n2,) = _S_h.unpack_from(data, pos)
+    (_n_stream,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n2 == -1:
+    if _n_stream == -1:
         v_stream = None
     else:
-        if _n2 < 0:
-            raise InvalidValue(f"QueryOffsetRequest.stream: negative length {_n2}")
-        if _n2 > end - pos:
+        if _n_stream < 0:
+            raise InvalidValue(f"QueryOffsetRequest.stream: negative length {_n_stream}")
+        if _n_stream > end - pos:
             raise Truncated(
-                f"QueryOffsetRequest.stream: {_n2} bytes declared, {end - pos} left",
-                needed=pos + _n2,
+                f"QueryOffsetRequest.stream: {_n_stream} bytes declared, {end - pos} left",
+                needed=pos + _n_stream,
             )
-        v_stream = _support.utf8(data[pos : pos + _n2], "QueryOffsetRequest.stream")
-        pos += _n2
+        v_stream = _support.utf8(data[pos : pos + _n_stream], "QueryOffsetRequest.stream")
+        pos += _n_stream
     frame = _new(QueryOffsetRequest)
     frame.correlation_id = v_correlation_id
     frame.reference = v_reference
@@ -6547,34 +6759,36 @@ def _decode_create_request(
     pos += 4
     if end - pos < 2:
         raise Truncated("CreateRequest.stream: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_stream,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_stream == -1:
         v_stream = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"CreateRequest.stream: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_stream < 0:
+            raise InvalidValue(f"CreateRequest.stream: negative length {_n_stream}")
+        if _n_stream > end - pos:
             raise Truncated(
-                f"CreateRequest.stream: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+                f"CreateRequest.stream: {_n_stream} bytes declared, {end - pos} left",
+                needed=pos + _n_stream,
             )
-        v_stream = _support.utf8(data[pos : pos + _n1], "CreateRequest.stream")
-        pos += _n1
+        v_stream = _support.utf8(data[pos : pos + _n_stream], "CreateRequest.stream")
+        pos += _n_stream
     v_arguments = []
     if end - pos < 4:
         raise Truncated("CreateRequest.arguments: input ends", needed=pos + 4)
-    (_count3,) = _S_i.unpack_from(data, pos)
+    (_count_arguments,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count3 < 0:
-        raise InvalidValue(f"CreateRequest.arguments: negative count {_count3}")
-    if _count3 * 4 > end - pos:
+    if _count_arguments < 0:
+        raise InvalidValue(f"CreateRequest.arguments: negative count {_count_arguments}")
+    if _count_arguments * 4 > end - pos:
         raise Truncated(
-            f"CreateRequest.arguments: {_count3} elements declared, {end - pos} bytes left",
-            needed=pos + _count3 * 4,
+            f"CreateRequest.arguments: {_count_arguments} elements declared, {end - pos} bytes "
+            "left",
+            needed=pos + _count_arguments * 4,
         )
-    for _ in range(_count3):
-        _item2, pos = _decode_Property(data, pos, end, ctx)
-        v_arguments.append(_item2)
+    for _ in range(_count_arguments):
+        _item_arguments, pos = _decode_Property(data, pos, end, ctx)
+        v_arguments.append(_item_arguments)
     frame = _new(CreateRequest)
     frame.correlation_id = v_correlation_id
     frame.stream = v_stream
@@ -6604,19 +6818,20 @@ def _decode_delete_request(
     pos += 4
     if end - pos < 2:
         raise Truncated("DeleteRequest.stream: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_stream,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_stream == -1:
         v_stream = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"DeleteRequest.stream: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_stream < 0:
+            raise InvalidValue(f"DeleteRequest.stream: negative length {_n_stream}")
+        if _n_stream > end - pos:
             raise Truncated(
-                f"DeleteRequest.stream: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+                f"DeleteRequest.stream: {_n_stream} bytes declared, {end - pos} left",
+                needed=pos + _n_stream,
             )
-        v_stream = _support.utf8(data[pos : pos + _n1], "DeleteRequest.stream")
-        pos += _n1
+        v_stream = _support.utf8(data[pos : pos + _n_stream], "DeleteRequest.stream")
+        pos += _n_stream
     frame = _new(DeleteRequest)
     frame.correlation_id = v_correlation_id
     frame.stream = v_stream
@@ -6646,33 +6861,33 @@ def _decode_metadata_request(
     v_streams = []
     if end - pos < 4:
         raise Truncated("MetadataRequest.streams: input ends", needed=pos + 4)
-    (_count2,) = _S_i.unpack_from(data, pos)
+    (_count_streams,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count2 < 0:
-        raise InvalidValue(f"MetadataRequest.streams: negative count {_count2}")
-    if _count2 * 2 > end - pos:
+    if _count_streams < 0:
+        raise InvalidValue(f"MetadataRequest.streams: negative count {_count_streams}")
+    if _count_streams * 2 > end - pos:
         raise Truncated(
-            f"MetadataRequest.streams: {_count2} elements declared, {end - pos} bytes left",
-            needed=pos + _count2 * 2,
+            f"MetadataRequest.streams: {_count_streams} elements declared, {end - pos} bytes left",
+            needed=pos + _count_streams * 2,
         )
-    for _ in range(_count2):
+    for _ in range(_count_streams):
         if end - pos < 2:
             raise Truncated("MetadataRequest.streams: input ends", needed=pos + 2)
-        (_n3,) = _S_h.unpack_from(data, pos)
+        (_n_streams,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n3 == -1:
-            _item1 = None
+        if _n_streams == -1:
+            _item_streams = None
         else:
-            if _n3 < 0:
-                raise InvalidValue(f"MetadataRequest.streams: negative length {_n3}")
-            if _n3 > end - pos:
+            if _n_streams < 0:
+                raise InvalidValue(f"MetadataRequest.streams: negative length {_n_streams}")
+            if _n_streams > end - pos:
                 raise Truncated(
-                    f"MetadataRequest.streams: {_n3} bytes declared, {end - pos} left",
-                    needed=pos + _n3,
+                    f"MetadataRequest.streams: {_n_streams} bytes declared, {end - pos} left",
+                    needed=pos + _n_streams,
                 )
-            _item1 = _support.utf8(data[pos : pos + _n3], "MetadataRequest.streams")
-            pos += _n3
-        v_streams.append(_item1)
+            _item_streams = _support.utf8(data[pos : pos + _n_streams], "MetadataRequest.streams")
+            pos += _n_streams
+        v_streams.append(_item_streams)
     frame = _new(MetadataRequest)
     frame.correlation_id = v_correlation_id
     frame.streams = v_streams
@@ -6689,34 +6904,36 @@ def _decode_metadata_response(
     v_brokers = []
     if end - pos < 4:
         raise Truncated("MetadataResponse.brokers: input ends", needed=pos + 4)
-    (_count2,) = _S_i.unpack_from(data, pos)
+    (_count_brokers,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count2 < 0:
-        raise InvalidValue(f"MetadataResponse.brokers: negative count {_count2}")
-    if _count2 * 8 > end - pos:
+    if _count_brokers < 0:
+        raise InvalidValue(f"MetadataResponse.brokers: negative count {_count_brokers}")
+    if _count_brokers * 8 > end - pos:
         raise Truncated(
-            f"MetadataResponse.brokers: {_count2} elements declared, {end - pos} bytes left",
-            needed=pos + _count2 * 8,
+            f"MetadataResponse.brokers: {_count_brokers} elements declared, {end - pos} bytes left",
+            needed=pos + _count_brokers * 8,
         )
-    for _ in range(_count2):
-        _item1, pos = _decode_Broker(data, pos, end, ctx)
-        v_brokers.append(_item1)
+    for _ in range(_count_brokers):
+        _item_brokers, pos = _decode_Broker(data, pos, end, ctx)
+        v_brokers.append(_item_brokers)
     v_stream_metadata = []
     if end - pos < 4:
         raise Truncated("MetadataResponse.stream_metadata: input ends", needed=pos + 4)
-    (_count4,) = _S_i.unpack_from(data, pos)
+    (_count_stream_metadata,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count4 < 0:
-        raise InvalidValue(f"MetadataResponse.stream_metadata: negative count {_count4}")
-    if _count4 * 10 > end - pos:
-        raise Truncated(
-            f"MetadataResponse.stream_metadata: {_count4} elements declared, {end - pos} bytes "
-            "left",
-            needed=pos + _count4 * 10,
+    if _count_stream_metadata < 0:
+        raise InvalidValue(
+            f"MetadataResponse.stream_metadata: negative count {_count_stream_metadata}"
         )
-    for _ in range(_count4):
-        _item3, pos = _decode_StreamMetadata(data, pos, end, ctx)
-        v_stream_metadata.append(_item3)
+    if _count_stream_metadata * 10 > end - pos:
+        raise Truncated(
+            f"MetadataResponse.stream_metadata: {_count_stream_metadata} elements declared, "
+            f"{end - pos} bytes left",
+            needed=pos + _count_stream_metadata * 10,
+        )
+    for _ in range(_count_stream_metadata):
+        _item_stream_metadata, pos = _decode_StreamMetadata(data, pos, end, ctx)
+        v_stream_metadata.append(_item_stream_metadata)
     frame = _new(MetadataResponse)
     frame.correlation_id = v_correlation_id
     frame.brokers = v_brokers
@@ -6733,19 +6950,20 @@ def _decode_metadata_update(
     pos += 2
     if end - pos < 2:
         raise Truncated("MetadataUpdate.stream: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_stream,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_stream == -1:
         v_stream = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"MetadataUpdate.stream: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_stream < 0:
+            raise InvalidValue(f"MetadataUpdate.stream: negative length {_n_stream}")
+        if _n_stream > end - pos:
             raise Truncated(
-                f"MetadataUpdate.stream: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+                f"MetadataUpdate.stream: {_n_stream} bytes declared, {end - pos} left",
+                needed=pos + _n_stream,
             )
-        v_stream = _support.utf8(data[pos : pos + _n1], "MetadataUpdate.stream")
-        pos += _n1
+        v_stream = _support.utf8(data[pos : pos + _n_stream], "MetadataUpdate.stream")
+        pos += _n_stream
     frame = _new(MetadataUpdate)
     frame.code = v_code
     frame.stream = v_stream
@@ -6762,19 +6980,21 @@ def _decode_peer_properties_request(
     v_peer_properties = []
     if end - pos < 4:
         raise Truncated("PeerPropertiesRequest.peer_properties: input ends", needed=pos + 4)
-    (_count2,) = _S_i.unpack_from(data, pos)
+    (_count_peer_properties,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count2 < 0:
-        raise InvalidValue(f"PeerPropertiesRequest.peer_properties: negative count {_count2}")
-    if _count2 * 4 > end - pos:
-        raise Truncated(
-            f"PeerPropertiesRequest.peer_properties: {_count2} elements declared, {end - pos} "
-            "bytes left",
-            needed=pos + _count2 * 4,
+    if _count_peer_properties < 0:
+        raise InvalidValue(
+            f"PeerPropertiesRequest.peer_properties: negative count {_count_peer_properties}"
         )
-    for _ in range(_count2):
-        _item1, pos = _decode_Property(data, pos, end, ctx)
-        v_peer_properties.append(_item1)
+    if _count_peer_properties * 4 > end - pos:
+        raise Truncated(
+            f"PeerPropertiesRequest.peer_properties: {_count_peer_properties} elements declared, "
+            f"{end - pos} bytes left",
+            needed=pos + _count_peer_properties * 4,
+        )
+    for _ in range(_count_peer_properties):
+        _item_peer_properties, pos = _decode_Property(data, pos, end, ctx)
+        v_peer_properties.append(_item_peer_properties)
     frame = _new(PeerPropertiesRequest)
     frame.correlation_id = v_correlation_id
     frame.peer_properties = v_peer_properties
@@ -6791,19 +7011,21 @@ def _decode_peer_properties_response(
     v_peer_properties = []
     if end - pos < 4:
         raise Truncated("PeerPropertiesResponse.peer_properties: input ends", needed=pos + 4)
-    (_count2,) = _S_i.unpack_from(data, pos)
+    (_count_peer_properties,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count2 < 0:
-        raise InvalidValue(f"PeerPropertiesResponse.peer_properties: negative count {_count2}")
-    if _count2 * 4 > end - pos:
-        raise Truncated(
-            f"PeerPropertiesResponse.peer_properties: {_count2} elements declared, {end - pos} "
-            "bytes left",
-            needed=pos + _count2 * 4,
+    if _count_peer_properties < 0:
+        raise InvalidValue(
+            f"PeerPropertiesResponse.peer_properties: negative count {_count_peer_properties}"
         )
-    for _ in range(_count2):
-        _item1, pos = _decode_Property(data, pos, end, ctx)
-        v_peer_properties.append(_item1)
+    if _count_peer_properties * 4 > end - pos:
+        raise Truncated(
+            f"PeerPropertiesResponse.peer_properties: {_count_peer_properties} elements "
+            f"declared, {end - pos} bytes left",
+            needed=pos + _count_peer_properties * 4,
+        )
+    for _ in range(_count_peer_properties):
+        _item_peer_properties, pos = _decode_Property(data, pos, end, ctx)
+        v_peer_properties.append(_item_peer_properties)
     frame = _new(PeerPropertiesResponse)
     frame.correlation_id = v_correlation_id
     frame.response_code = v_response_code
@@ -6833,34 +7055,39 @@ def _decode_sasl_handshake_response(
     v_mechanisms = []
     if end - pos < 4:
         raise Truncated("SaslHandshakeResponse.mechanisms: input ends", needed=pos + 4)
-    (_count2,) = _S_i.unpack_from(data, pos)
+    (_count_mechanisms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count2 < 0:
-        raise InvalidValue(f"SaslHandshakeResponse.mechanisms: negative count {_count2}")
-    if _count2 * 2 > end - pos:
+    if _count_mechanisms < 0:
+        raise InvalidValue(f"SaslHandshakeResponse.mechanisms: negative count {_count_mechanisms}")
+    if _count_mechanisms * 2 > end - pos:
         raise Truncated(
-            f"SaslHandshakeResponse.mechanisms: {_count2} elements declared, {end - pos} bytes "
-            "left",
-            needed=pos + _count2 * 2,
+            f"SaslHandshakeResponse.mechanisms: {_count_mechanisms} elements declared, "
+            f"{end - pos} bytes left",
+            needed=pos + _count_mechanisms * 2,
         )
-    for _ in range(_count2):
+    for _ in range(_count_mechanisms):
         if end - pos < 2:
             raise Truncated("SaslHandshakeResponse.mechanisms: input ends", needed=pos + 2)
-        (_n3,) = _S_h.unpack_from(data, pos)
+        (_n_mechanisms,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n3 == -1:
-            _item1 = None
+        if _n_mechanisms == -1:
+            _item_mechanisms = None
         else:
-            if _n3 < 0:
-                raise InvalidValue(f"SaslHandshakeResponse.mechanisms: negative length {_n3}")
-            if _n3 > end - pos:
-                raise Truncated(
-                    f"SaslHandshakeResponse.mechanisms: {_n3} bytes declared, {end - pos} left",
-                    needed=pos + _n3,
+            if _n_mechanisms < 0:
+                raise InvalidValue(
+                    f"SaslHandshakeResponse.mechanisms: negative length {_n_mechanisms}"
                 )
-            _item1 = _support.utf8(data[pos : pos + _n3], "SaslHandshakeResponse.mechanisms")
-            pos += _n3
-        v_mechanisms.append(_item1)
+            if _n_mechanisms > end - pos:
+                raise Truncated(
+                    f"SaslHandshakeResponse.mechanisms: {_n_mechanisms} bytes declared, "
+                    f"{end - pos} left",
+                    needed=pos + _n_mechanisms,
+                )
+            _item_mechanisms = _support.utf8(
+                data[pos : pos + _n_mechanisms], "SaslHandshakeResponse.mechanisms"
+            )
+            pos += _n_mechanisms
+        v_mechanisms.append(_item_mechanisms)
     frame = _new(SaslHandshakeResponse)
     frame.correlation_id = v_correlation_id
     frame.response_code = v_response_code
@@ -6877,36 +7104,42 @@ def _decode_sasl_authenticate_request(
     pos += 4
     if end - pos < 2:
         raise Truncated("SaslAuthenticateRequest.mechanism: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_mechanism,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_mechanism == -1:
         v_mechanism = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"SaslAuthenticateRequest.mechanism: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_mechanism < 0:
+            raise InvalidValue(f"SaslAuthenticateRequest.mechanism: negative length {_n_mechanism}")
+        if _n_mechanism > end - pos:
             raise Truncated(
-                f"SaslAuthenticateRequest.mechanism: {_n1} bytes declared, {end - pos} left",
-                needed=pos + _n1,
+                f"SaslAuthenticateRequest.mechanism: {_n_mechanism} bytes declared, {end - pos} "
+                "left",
+                needed=pos + _n_mechanism,
             )
-        v_mechanism = _support.utf8(data[pos : pos + _n1], "SaslAuthenticateRequest.mechanism")
-        pos += _n1
+        v_mechanism = _support.utf8(
+            data[pos : pos + _n_mechanism], "SaslAuthenticateRequest.mechanism"
+        )
+        pos += _n_mechanism
     if end - pos < 4:
         raise Truncated("SaslAuthenticateRequest.sasl_opaque_data: input ends", needed=pos + 4)
-    (_n2,) = _S_i.unpack_from(data, pos)
+    (_n_sasl_opaque_data,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n2 == -1:
+    if _n_sasl_opaque_data == -1:
         v_sasl_opaque_data = None
     else:
-        if _n2 < 0:
-            raise InvalidValue(f"SaslAuthenticateRequest.sasl_opaque_data: negative length {_n2}")
-        if _n2 > end - pos:
-            raise Truncated(
-                f"SaslAuthenticateRequest.sasl_opaque_data: {_n2} bytes declared, {end - pos} left",
-                needed=pos + _n2,
+        if _n_sasl_opaque_data < 0:
+            raise InvalidValue(
+                f"SaslAuthenticateRequest.sasl_opaque_data: negative length {_n_sasl_opaque_data}"
             )
-        v_sasl_opaque_data = data[pos : pos + _n2]
-        pos += _n2
+        if _n_sasl_opaque_data > end - pos:
+            raise Truncated(
+                f"SaslAuthenticateRequest.sasl_opaque_data: {_n_sasl_opaque_data} bytes "
+                f"declared, {end - pos} left",
+                needed=pos + _n_sasl_opaque_data,
+            )
+        v_sasl_opaque_data = data[pos : pos + _n_sasl_opaque_data]
+        pos += _n_sasl_opaque_data
     frame = _new(SaslAuthenticateRequest)
     frame.correlation_id = v_correlation_id
     frame.mechanism = v_mechanism
@@ -6925,24 +7158,25 @@ def _decode_sasl_authenticate_response(
     while pos < end:
         if end - pos < 4:
             raise Truncated("SaslAuthenticateResponse.sasl_opaque_data: input ends", needed=pos + 4)
-        (_n2,) = _S_i.unpack_from(data, pos)
+        (_n_sasl_opaque_data,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n2 == -1:
-            _item1 = None
+        if _n_sasl_opaque_data == -1:
+            _item_sasl_opaque_data = None
         else:
-            if _n2 < 0:
+            if _n_sasl_opaque_data < 0:
                 raise InvalidValue(
-                    f"SaslAuthenticateResponse.sasl_opaque_data: negative length {_n2}"
+                    "SaslAuthenticateResponse.sasl_opaque_data: negative length "
+                    f"{_n_sasl_opaque_data}"
                 )
-            if _n2 > end - pos:
+            if _n_sasl_opaque_data > end - pos:
                 raise Truncated(
-                    f"SaslAuthenticateResponse.sasl_opaque_data: {_n2} bytes declared, "
-                    f"{end - pos} left",
-                    needed=pos + _n2,
+                    f"SaslAuthenticateResponse.sasl_opaque_data: {_n_sasl_opaque_data} bytes "
+                    f"declared, {end - pos} left",
+                    needed=pos + _n_sasl_opaque_data,
                 )
-            _item1 = data[pos : pos + _n2]
-            pos += _n2
-        v_sasl_opaque_data.append(_item1)
+            _item_sasl_opaque_data = data[pos : pos + _n_sasl_opaque_data]
+            pos += _n_sasl_opaque_data
+        v_sasl_opaque_data.append(_item_sasl_opaque_data)
     frame = _new(SaslAuthenticateResponse)
     frame.correlation_id = v_correlation_id
     frame.response_code = v_response_code
@@ -6970,20 +7204,22 @@ def _decode_open_request(
     pos += 4
     if end - pos < 2:
         raise Truncated("OpenRequest.virtual_host: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_virtual_host,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_virtual_host == -1:
         v_virtual_host = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"OpenRequest.virtual_host: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_virtual_host < 0:
+            raise InvalidValue(f"OpenRequest.virtual_host: negative length {_n_virtual_host}")
+        if _n_virtual_host > end - pos:
             raise Truncated(
-                f"OpenRequest.virtual_host: {_n1} bytes declared, {end - pos} left",
-                needed=pos + _n1,
+                f"OpenRequest.virtual_host: {_n_virtual_host} bytes declared, {end - pos} left",
+                needed=pos + _n_virtual_host,
             )
-        v_virtual_host = _support.utf8(data[pos : pos + _n1], "OpenRequest.virtual_host")
-        pos += _n1
+        v_virtual_host = _support.utf8(
+            data[pos : pos + _n_virtual_host], "OpenRequest.virtual_host"
+        )
+        pos += _n_virtual_host
     frame = _new(OpenRequest)
     frame.correlation_id = v_correlation_id
     frame.virtual_host = v_virtual_host
@@ -7000,19 +7236,21 @@ def _decode_open_response(
     v_connection_properties = []
     if end - pos < 4:
         raise Truncated("OpenResponse.connection_properties: input ends", needed=pos + 4)
-    (_count2,) = _S_i.unpack_from(data, pos)
+    (_count_connection_properties,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count2 < 0:
-        raise InvalidValue(f"OpenResponse.connection_properties: negative count {_count2}")
-    if _count2 * 4 > end - pos:
-        raise Truncated(
-            f"OpenResponse.connection_properties: {_count2} elements declared, {end - pos} bytes "
-            "left",
-            needed=pos + _count2 * 4,
+    if _count_connection_properties < 0:
+        raise InvalidValue(
+            f"OpenResponse.connection_properties: negative count {_count_connection_properties}"
         )
-    for _ in range(_count2):
-        _item1, pos = _decode_Property(data, pos, end, ctx)
-        v_connection_properties.append(_item1)
+    if _count_connection_properties * 4 > end - pos:
+        raise Truncated(
+            f"OpenResponse.connection_properties: {_count_connection_properties} elements "
+            f"declared, {end - pos} bytes left",
+            needed=pos + _count_connection_properties * 4,
+        )
+    for _ in range(_count_connection_properties):
+        _item_connection_properties, pos = _decode_Property(data, pos, end, ctx)
+        v_connection_properties.append(_item_connection_properties)
     frame = _new(OpenResponse)
     frame.correlation_id = v_correlation_id
     frame.response_code = v_response_code
@@ -7029,20 +7267,23 @@ def _decode_close_request(
     pos += 6
     if end - pos < 2:
         raise Truncated("CloseRequest.closing_reason: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_closing_reason,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_closing_reason == -1:
         v_closing_reason = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"CloseRequest.closing_reason: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_closing_reason < 0:
+            raise InvalidValue(f"CloseRequest.closing_reason: negative length {_n_closing_reason}")
+        if _n_closing_reason > end - pos:
             raise Truncated(
-                f"CloseRequest.closing_reason: {_n1} bytes declared, {end - pos} left",
-                needed=pos + _n1,
+                f"CloseRequest.closing_reason: {_n_closing_reason} bytes declared, {end - pos} "
+                "left",
+                needed=pos + _n_closing_reason,
             )
-        v_closing_reason = _support.utf8(data[pos : pos + _n1], "CloseRequest.closing_reason")
-        pos += _n1
+        v_closing_reason = _support.utf8(
+            data[pos : pos + _n_closing_reason], "CloseRequest.closing_reason"
+        )
+        pos += _n_closing_reason
     frame = _new(CloseRequest)
     frame.correlation_id = v_correlation_id
     frame.closing_code = v_closing_code
@@ -7066,6 +7307,7 @@ def _decode_close_response(
 def _decode_heartbeat(
     data: bytes, pos: int, end: int, ctx: Context | None
 ) -> tuple[Heartbeat, int]:
+
     frame = _new(Heartbeat)
     return frame, pos
 
@@ -7079,36 +7321,38 @@ def _decode_route_request(
     pos += 4
     if end - pos < 2:
         raise Truncated("RouteRequest.routing_key: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_routing_key,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_routing_key == -1:
         v_routing_key = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"RouteRequest.routing_key: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_routing_key < 0:
+            raise InvalidValue(f"RouteRequest.routing_key: negative length {_n_routing_key}")
+        if _n_routing_key > end - pos:
             raise Truncated(
-                f"RouteRequest.routing_key: {_n1} bytes declared, {end - pos} left",
-                needed=pos + _n1,
+                f"RouteRequest.routing_key: {_n_routing_key} bytes declared, {end - pos} left",
+                needed=pos + _n_routing_key,
             )
-        v_routing_key = _support.utf8(data[pos : pos + _n1], "RouteRequest.routing_key")
-        pos += _n1
+        v_routing_key = _support.utf8(data[pos : pos + _n_routing_key], "RouteRequest.routing_key")
+        pos += _n_routing_key
     if end - pos < 2:
         raise Truncated("RouteRequest.super_stream: input ends", needed=pos + 2)
-    (_n2,) = _S_h.unpack_from(data, pos)
+    (_n_super_stream,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n2 == -1:
+    if _n_super_stream == -1:
         v_super_stream = None
     else:
-        if _n2 < 0:
-            raise InvalidValue(f"RouteRequest.super_stream: negative length {_n2}")
-        if _n2 > end - pos:
+        if _n_super_stream < 0:
+            raise InvalidValue(f"RouteRequest.super_stream: negative length {_n_super_stream}")
+        if _n_super_stream > end - pos:
             raise Truncated(
-                f"RouteRequest.super_stream: {_n2} bytes declared, {end - pos} left",
-                needed=pos + _n2,
+                f"RouteRequest.super_stream: {_n_super_stream} bytes declared, {end - pos} left",
+                needed=pos + _n_super_stream,
             )
-        v_super_stream = _support.utf8(data[pos : pos + _n2], "RouteRequest.super_stream")
-        pos += _n2
+        v_super_stream = _support.utf8(
+            data[pos : pos + _n_super_stream], "RouteRequest.super_stream"
+        )
+        pos += _n_super_stream
     frame = _new(RouteRequest)
     frame.correlation_id = v_correlation_id
     frame.routing_key = v_routing_key
@@ -7126,33 +7370,33 @@ def _decode_route_response(
     v_streams = []
     if end - pos < 4:
         raise Truncated("RouteResponse.streams: input ends", needed=pos + 4)
-    (_count2,) = _S_i.unpack_from(data, pos)
+    (_count_streams,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count2 < 0:
-        raise InvalidValue(f"RouteResponse.streams: negative count {_count2}")
-    if _count2 * 2 > end - pos:
+    if _count_streams < 0:
+        raise InvalidValue(f"RouteResponse.streams: negative count {_count_streams}")
+    if _count_streams * 2 > end - pos:
         raise Truncated(
-            f"RouteResponse.streams: {_count2} elements declared, {end - pos} bytes left",
-            needed=pos + _count2 * 2,
+            f"RouteResponse.streams: {_count_streams} elements declared, {end - pos} bytes left",
+            needed=pos + _count_streams * 2,
         )
-    for _ in range(_count2):
+    for _ in range(_count_streams):
         if end - pos < 2:
             raise Truncated("RouteResponse.streams: input ends", needed=pos + 2)
-        (_n3,) = _S_h.unpack_from(data, pos)
+        (_n_streams,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n3 == -1:
-            _item1 = None
+        if _n_streams == -1:
+            _item_streams = None
         else:
-            if _n3 < 0:
-                raise InvalidValue(f"RouteResponse.streams: negative length {_n3}")
-            if _n3 > end - pos:
+            if _n_streams < 0:
+                raise InvalidValue(f"RouteResponse.streams: negative length {_n_streams}")
+            if _n_streams > end - pos:
                 raise Truncated(
-                    f"RouteResponse.streams: {_n3} bytes declared, {end - pos} left",
-                    needed=pos + _n3,
+                    f"RouteResponse.streams: {_n_streams} bytes declared, {end - pos} left",
+                    needed=pos + _n_streams,
                 )
-            _item1 = _support.utf8(data[pos : pos + _n3], "RouteResponse.streams")
-            pos += _n3
-        v_streams.append(_item1)
+            _item_streams = _support.utf8(data[pos : pos + _n_streams], "RouteResponse.streams")
+            pos += _n_streams
+        v_streams.append(_item_streams)
     frame = _new(RouteResponse)
     frame.correlation_id = v_correlation_id
     frame.response_code = v_response_code
@@ -7169,20 +7413,23 @@ def _decode_partitions_request(
     pos += 4
     if end - pos < 2:
         raise Truncated("PartitionsRequest.super_stream: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_super_stream,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_super_stream == -1:
         v_super_stream = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"PartitionsRequest.super_stream: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_super_stream < 0:
+            raise InvalidValue(f"PartitionsRequest.super_stream: negative length {_n_super_stream}")
+        if _n_super_stream > end - pos:
             raise Truncated(
-                f"PartitionsRequest.super_stream: {_n1} bytes declared, {end - pos} left",
-                needed=pos + _n1,
+                f"PartitionsRequest.super_stream: {_n_super_stream} bytes declared, {end - pos} "
+                "left",
+                needed=pos + _n_super_stream,
             )
-        v_super_stream = _support.utf8(data[pos : pos + _n1], "PartitionsRequest.super_stream")
-        pos += _n1
+        v_super_stream = _support.utf8(
+            data[pos : pos + _n_super_stream], "PartitionsRequest.super_stream"
+        )
+        pos += _n_super_stream
     frame = _new(PartitionsRequest)
     frame.correlation_id = v_correlation_id
     frame.super_stream = v_super_stream
@@ -7199,33 +7446,36 @@ def _decode_partitions_response(
     v_streams = []
     if end - pos < 4:
         raise Truncated("PartitionsResponse.streams: input ends", needed=pos + 4)
-    (_count2,) = _S_i.unpack_from(data, pos)
+    (_count_streams,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count2 < 0:
-        raise InvalidValue(f"PartitionsResponse.streams: negative count {_count2}")
-    if _count2 * 2 > end - pos:
+    if _count_streams < 0:
+        raise InvalidValue(f"PartitionsResponse.streams: negative count {_count_streams}")
+    if _count_streams * 2 > end - pos:
         raise Truncated(
-            f"PartitionsResponse.streams: {_count2} elements declared, {end - pos} bytes left",
-            needed=pos + _count2 * 2,
+            f"PartitionsResponse.streams: {_count_streams} elements declared, {end - pos} bytes "
+            "left",
+            needed=pos + _count_streams * 2,
         )
-    for _ in range(_count2):
+    for _ in range(_count_streams):
         if end - pos < 2:
             raise Truncated("PartitionsResponse.streams: input ends", needed=pos + 2)
-        (_n3,) = _S_h.unpack_from(data, pos)
+        (_n_streams,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n3 == -1:
-            _item1 = None
+        if _n_streams == -1:
+            _item_streams = None
         else:
-            if _n3 < 0:
-                raise InvalidValue(f"PartitionsResponse.streams: negative length {_n3}")
-            if _n3 > end - pos:
+            if _n_streams < 0:
+                raise InvalidValue(f"PartitionsResponse.streams: negative length {_n_streams}")
+            if _n_streams > end - pos:
                 raise Truncated(
-                    f"PartitionsResponse.streams: {_n3} bytes declared, {end - pos} left",
-                    needed=pos + _n3,
+                    f"PartitionsResponse.streams: {_n_streams} bytes declared, {end - pos} left",
+                    needed=pos + _n_streams,
                 )
-            _item1 = _support.utf8(data[pos : pos + _n3], "PartitionsResponse.streams")
-            pos += _n3
-        v_streams.append(_item1)
+            _item_streams = _support.utf8(
+                data[pos : pos + _n_streams], "PartitionsResponse.streams"
+            )
+            pos += _n_streams
+        v_streams.append(_item_streams)
     frame = _new(PartitionsResponse)
     frame.correlation_id = v_correlation_id
     frame.response_code = v_response_code
@@ -7276,19 +7526,21 @@ def _decode_exchange_command_versions_request(
     v_commands = []
     if end - pos < 4:
         raise Truncated("ExchangeCommandVersionsRequest.commands: input ends", needed=pos + 4)
-    (_count2,) = _S_i.unpack_from(data, pos)
+    (_count_commands,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count2 < 0:
-        raise InvalidValue(f"ExchangeCommandVersionsRequest.commands: negative count {_count2}")
-    if _count2 * 6 > end - pos:
-        raise Truncated(
-            f"ExchangeCommandVersionsRequest.commands: {_count2} elements declared, {end - pos} "
-            "bytes left",
-            needed=pos + _count2 * 6,
+    if _count_commands < 0:
+        raise InvalidValue(
+            f"ExchangeCommandVersionsRequest.commands: negative count {_count_commands}"
         )
-    for _ in range(_count2):
-        _item1, pos = _decode_CommandVersion(data, pos, end, ctx)
-        v_commands.append(_item1)
+    if _count_commands * 6 > end - pos:
+        raise Truncated(
+            f"ExchangeCommandVersionsRequest.commands: {_count_commands} elements declared, "
+            f"{end - pos} bytes left",
+            needed=pos + _count_commands * 6,
+        )
+    for _ in range(_count_commands):
+        _item_commands, pos = _decode_CommandVersion(data, pos, end, ctx)
+        v_commands.append(_item_commands)
     frame = _new(ExchangeCommandVersionsRequest)
     frame.correlation_id = v_correlation_id
     frame.commands = v_commands
@@ -7307,19 +7559,21 @@ def _decode_exchange_command_versions_response(
     v_commands = []
     if end - pos < 4:
         raise Truncated("ExchangeCommandVersionsResponse.commands: input ends", needed=pos + 4)
-    (_count2,) = _S_i.unpack_from(data, pos)
+    (_count_commands,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count2 < 0:
-        raise InvalidValue(f"ExchangeCommandVersionsResponse.commands: negative count {_count2}")
-    if _count2 * 6 > end - pos:
-        raise Truncated(
-            f"ExchangeCommandVersionsResponse.commands: {_count2} elements declared, {end - pos} "
-            "bytes left",
-            needed=pos + _count2 * 6,
+    if _count_commands < 0:
+        raise InvalidValue(
+            f"ExchangeCommandVersionsResponse.commands: negative count {_count_commands}"
         )
-    for _ in range(_count2):
-        _item1, pos = _decode_CommandVersion(data, pos, end, ctx)
-        v_commands.append(_item1)
+    if _count_commands * 6 > end - pos:
+        raise Truncated(
+            f"ExchangeCommandVersionsResponse.commands: {_count_commands} elements declared, "
+            f"{end - pos} bytes left",
+            needed=pos + _count_commands * 6,
+        )
+    for _ in range(_count_commands):
+        _item_commands, pos = _decode_CommandVersion(data, pos, end, ctx)
+        v_commands.append(_item_commands)
     frame = _new(ExchangeCommandVersionsResponse)
     frame.correlation_id = v_correlation_id
     frame.response_code = v_response_code
@@ -7336,20 +7590,20 @@ def _decode_stream_stats_request(
     pos += 4
     if end - pos < 2:
         raise Truncated("StreamStatsRequest.stream: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_stream,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_stream == -1:
         v_stream = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"StreamStatsRequest.stream: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_stream < 0:
+            raise InvalidValue(f"StreamStatsRequest.stream: negative length {_n_stream}")
+        if _n_stream > end - pos:
             raise Truncated(
-                f"StreamStatsRequest.stream: {_n1} bytes declared, {end - pos} left",
-                needed=pos + _n1,
+                f"StreamStatsRequest.stream: {_n_stream} bytes declared, {end - pos} left",
+                needed=pos + _n_stream,
             )
-        v_stream = _support.utf8(data[pos : pos + _n1], "StreamStatsRequest.stream")
-        pos += _n1
+        v_stream = _support.utf8(data[pos : pos + _n_stream], "StreamStatsRequest.stream")
+        pos += _n_stream
     frame = _new(StreamStatsRequest)
     frame.correlation_id = v_correlation_id
     frame.stream = v_stream
@@ -7366,18 +7620,18 @@ def _decode_stream_stats_response(
     v_stats = []
     if end - pos < 4:
         raise Truncated("StreamStatsResponse.stats: input ends", needed=pos + 4)
-    (_count2,) = _S_i.unpack_from(data, pos)
+    (_count_stats,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count2 < 0:
-        raise InvalidValue(f"StreamStatsResponse.stats: negative count {_count2}")
-    if _count2 * 10 > end - pos:
+    if _count_stats < 0:
+        raise InvalidValue(f"StreamStatsResponse.stats: negative count {_count_stats}")
+    if _count_stats * 10 > end - pos:
         raise Truncated(
-            f"StreamStatsResponse.stats: {_count2} elements declared, {end - pos} bytes left",
-            needed=pos + _count2 * 10,
+            f"StreamStatsResponse.stats: {_count_stats} elements declared, {end - pos} bytes left",
+            needed=pos + _count_stats * 10,
         )
-    for _ in range(_count2):
-        _item1, pos = _decode_Statistic(data, pos, end, ctx)
-        v_stats.append(_item1)
+    for _ in range(_count_stats):
+        _item_stats, pos = _decode_Statistic(data, pos, end, ctx)
+        v_stats.append(_item_stats)
     frame = _new(StreamStatsResponse)
     frame.correlation_id = v_correlation_id
     frame.response_code = v_response_code
@@ -7394,99 +7648,112 @@ def _decode_create_super_stream_request(
     pos += 4
     if end - pos < 2:
         raise Truncated("CreateSuperStreamRequest.name: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_name,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_name == -1:
         v_name = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"CreateSuperStreamRequest.name: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_name < 0:
+            raise InvalidValue(f"CreateSuperStreamRequest.name: negative length {_n_name}")
+        if _n_name > end - pos:
             raise Truncated(
-                f"CreateSuperStreamRequest.name: {_n1} bytes declared, {end - pos} left",
-                needed=pos + _n1,
+                f"CreateSuperStreamRequest.name: {_n_name} bytes declared, {end - pos} left",
+                needed=pos + _n_name,
             )
-        v_name = _support.utf8(data[pos : pos + _n1], "CreateSuperStreamRequest.name")
-        pos += _n1
+        v_name = _support.utf8(data[pos : pos + _n_name], "CreateSuperStreamRequest.name")
+        pos += _n_name
     v_partitions = []
     if end - pos < 4:
         raise Truncated("CreateSuperStreamRequest.partitions: input ends", needed=pos + 4)
-    (_count3,) = _S_i.unpack_from(data, pos)
+    (_count_partitions,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count3 < 0:
-        raise InvalidValue(f"CreateSuperStreamRequest.partitions: negative count {_count3}")
-    if _count3 * 2 > end - pos:
-        raise Truncated(
-            f"CreateSuperStreamRequest.partitions: {_count3} elements declared, {end - pos} "
-            "bytes left",
-            needed=pos + _count3 * 2,
+    if _count_partitions < 0:
+        raise InvalidValue(
+            f"CreateSuperStreamRequest.partitions: negative count {_count_partitions}"
         )
-    for _ in range(_count3):
+    if _count_partitions * 2 > end - pos:
+        raise Truncated(
+            f"CreateSuperStreamRequest.partitions: {_count_partitions} elements declared, "
+            f"{end - pos} bytes left",
+            needed=pos + _count_partitions * 2,
+        )
+    for _ in range(_count_partitions):
         if end - pos < 2:
             raise Truncated("CreateSuperStreamRequest.partitions: input ends", needed=pos + 2)
-        (_n4,) = _S_h.unpack_from(data, pos)
+        (_n_partitions,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n4 == -1:
-            _item2 = None
+        if _n_partitions == -1:
+            _item_partitions = None
         else:
-            if _n4 < 0:
-                raise InvalidValue(f"CreateSuperStreamRequest.partitions: negative length {_n4}")
-            if _n4 > end - pos:
-                raise Truncated(
-                    f"CreateSuperStreamRequest.partitions: {_n4} bytes declared, {end - pos} left",
-                    needed=pos + _n4,
+            if _n_partitions < 0:
+                raise InvalidValue(
+                    f"CreateSuperStreamRequest.partitions: negative length {_n_partitions}"
                 )
-            _item2 = _support.utf8(data[pos : pos + _n4], "CreateSuperStreamRequest.partitions")
-            pos += _n4
-        v_partitions.append(_item2)
+            if _n_partitions > end - pos:
+                raise Truncated(
+                    f"CreateSuperStreamRequest.partitions: {_n_partitions} bytes declared, "
+                    f"{end - pos} left",
+                    needed=pos + _n_partitions,
+                )
+            _item_partitions = _support.utf8(
+                data[pos : pos + _n_partitions], "CreateSuperStreamRequest.partitions"
+            )
+            pos += _n_partitions
+        v_partitions.append(_item_partitions)
     v_binding_keys = []
     if end - pos < 4:
         raise Truncated("CreateSuperStreamRequest.binding_keys: input ends", needed=pos + 4)
-    (_count6,) = _S_i.unpack_from(data, pos)
+    (_count_binding_keys,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count6 < 0:
-        raise InvalidValue(f"CreateSuperStreamRequest.binding_keys: negative count {_count6}")
-    if _count6 * 2 > end - pos:
-        raise Truncated(
-            f"CreateSuperStreamRequest.binding_keys: {_count6} elements declared, {end - pos} "
-            "bytes left",
-            needed=pos + _count6 * 2,
+    if _count_binding_keys < 0:
+        raise InvalidValue(
+            f"CreateSuperStreamRequest.binding_keys: negative count {_count_binding_keys}"
         )
-    for _ in range(_count6):
+    if _count_binding_keys * 2 > end - pos:
+        raise Truncated(
+            f"CreateSuperStreamRequest.binding_keys: {_count_binding_keys} elements declared, "
+            f"{end - pos} bytes left",
+            needed=pos + _count_binding_keys * 2,
+        )
+    for _ in range(_count_binding_keys):
         if end - pos < 2:
             raise Truncated("CreateSuperStreamRequest.binding_keys: input ends", needed=pos + 2)
-        (_n7,) = _S_h.unpack_from(data, pos)
+        (_n_binding_keys,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n7 == -1:
-            _item5 = None
+        if _n_binding_keys == -1:
+            _item_binding_keys = None
         else:
-            if _n7 < 0:
-                raise InvalidValue(f"CreateSuperStreamRequest.binding_keys: negative length {_n7}")
-            if _n7 > end - pos:
-                raise Truncated(
-                    f"CreateSuperStreamRequest.binding_keys: {_n7} bytes declared, {end - pos} "
-                    "left",
-                    needed=pos + _n7,
+            if _n_binding_keys < 0:
+                raise InvalidValue(
+                    f"CreateSuperStreamRequest.binding_keys: negative length {_n_binding_keys}"
                 )
-            _item5 = _support.utf8(data[pos : pos + _n7], "CreateSuperStreamRequest.binding_keys")
-            pos += _n7
-        v_binding_keys.append(_item5)
+            if _n_binding_keys > end - pos:
+                raise Truncated(
+                    f"CreateSuperStreamRequest.binding_keys: {_n_binding_keys} bytes declared, "
+                    f"{end - pos} left",
+                    needed=pos + _n_binding_keys,
+                )
+            _item_binding_keys = _support.utf8(
+                data[pos : pos + _n_binding_keys], "CreateSuperStreamRequest.binding_keys"
+            )
+            pos += _n_binding_keys
+        v_binding_keys.append(_item_binding_keys)
     v_arguments = []
     if end - pos < 4:
         raise Truncated("CreateSuperStreamRequest.arguments: input ends", needed=pos + 4)
-    (_count9,) = _S_i.unpack_from(data, pos)
+    (_count_arguments,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _count9 < 0:
-        raise InvalidValue(f"CreateSuperStreamRequest.arguments: negative count {_count9}")
-    if _count9 * 4 > end - pos:
+    if _count_arguments < 0:
+        raise InvalidValue(f"CreateSuperStreamRequest.arguments: negative count {_count_arguments}")
+    if _count_arguments * 4 > end - pos:
         raise Truncated(
-            f"CreateSuperStreamRequest.arguments: {_count9} elements declared, {end - pos} bytes "
-            "left",
-            needed=pos + _count9 * 4,
+            f"CreateSuperStreamRequest.arguments: {_count_arguments} elements declared, "
+            f"{end - pos} bytes left",
+            needed=pos + _count_arguments * 4,
         )
-    for _ in range(_count9):
-        _item8, pos = _decode_Property(data, pos, end, ctx)
-        v_arguments.append(_item8)
+    for _ in range(_count_arguments):
+        _item_arguments, pos = _decode_Property(data, pos, end, ctx)
+        v_arguments.append(_item_arguments)
     frame = _new(CreateSuperStreamRequest)
     frame.correlation_id = v_correlation_id
     frame.name = v_name
@@ -7518,20 +7785,20 @@ def _decode_delete_super_stream_request(
     pos += 4
     if end - pos < 2:
         raise Truncated("DeleteSuperStreamRequest.name: input ends", needed=pos + 2)
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n_name,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 == -1:
+    if _n_name == -1:
         v_name = None
     else:
-        if _n1 < 0:
-            raise InvalidValue(f"DeleteSuperStreamRequest.name: negative length {_n1}")
-        if _n1 > end - pos:
+        if _n_name < 0:
+            raise InvalidValue(f"DeleteSuperStreamRequest.name: negative length {_n_name}")
+        if _n_name > end - pos:
             raise Truncated(
-                f"DeleteSuperStreamRequest.name: {_n1} bytes declared, {end - pos} left",
-                needed=pos + _n1,
+                f"DeleteSuperStreamRequest.name: {_n_name} bytes declared, {end - pos} left",
+                needed=pos + _n_name,
             )
-        v_name = _support.utf8(data[pos : pos + _n1], "DeleteSuperStreamRequest.name")
-        pos += _n1
+        v_name = _support.utf8(data[pos : pos + _n_name], "DeleteSuperStreamRequest.name")
+        pos += _n_name
     frame = _new(DeleteSuperStreamRequest)
     frame.correlation_id = v_correlation_id
     frame.name = v_name

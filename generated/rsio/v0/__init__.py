@@ -183,8 +183,8 @@ class ClientHello:
         out.append(_support.write_varint(1))
         out.append(_support.write_varint(self.version))
         out.append(_support.write_varint(len(self.extensions)))
-        for _item1 in self.extensions:
-            out.append(_support.write_varint(_item1))
+        for _item_extensions in self.extensions:
+            out.append(_support.write_varint(_item_extensions))
         return b"".join(out)
 
     def to_msgpack(self) -> list[object]:
@@ -246,8 +246,8 @@ class ServerHello:
         out.append(_support.write_varint(2))
         out.append(_support.write_varint(self.version))
         out.append(_support.write_varint(len(self.extensions)))
-        for _item1 in self.extensions:
-            out.append(_support.write_varint(_item1))
+        for _item_extensions in self.extensions:
+            out.append(_support.write_varint(_item_extensions))
         return b"".join(out)
 
     def to_msgpack(self) -> list[object]:
@@ -292,10 +292,10 @@ class Goodbye:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_support.write_varint(3))
-        _raw1 = self.reason.encode("utf-8")
-        _n2 = len(_raw1)
-        out.append(_support.write_varint(_n2))
-        out.append(_raw1)
+        _raw_reason = self.reason.encode("utf-8")
+        _len_reason = len(_raw_reason)
+        out.append(_support.write_varint(_len_reason))
+        out.append(_raw_reason)
         return b"".join(out)
 
     def to_msgpack(self) -> list[object]:
@@ -366,10 +366,10 @@ class Subscribe:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_support.write_varint(4))
-        _raw1 = self.publisher.encode("utf-8")
-        _n2 = len(_raw1)
-        out.append(_support.write_varint(_n2))
-        out.append(_raw1)
+        _raw_publisher = self.publisher.encode("utf-8")
+        _len_publisher = len(_raw_publisher)
+        out.append(_support.write_varint(_len_publisher))
+        out.append(_raw_publisher)
         out.append(_support.write_varint(self.subscriber))
         if not 0 <= self.initial_demand <= 0x7FFFFFFFFFFFFFFF:
             raise EncodeError(
@@ -602,16 +602,17 @@ class OnNext:
         out: list[bytes] = []
         out.append(_support.write_varint(8))
         out.append(_support.write_varint(self.subscriber))
-        _raw1 = self.element
-        _n2 = ctx.element_size.get(self.subscriber, 0) if ctx is not None else 0
-        if _n2 <= 0:
-            _n3 = len(_raw1)
-            out.append(_support.write_varint(_n3))
-        elif len(_raw1) != _n2:
+        _raw_element = self.element
+        _n_element = ctx.element_size.get(self.subscriber, 0) if ctx is not None else 0
+        if _n_element <= 0:
+            _len_element = len(_raw_element)
+            out.append(_support.write_varint(_len_element))
+        elif len(_raw_element) != _n_element:
             raise EncodeError(
-                f"OnNext.element: {len(_raw1)} bytes, but the layout needs exactly {_n2}"
+                f"OnNext.element: {len(_raw_element)} bytes, but the layout needs exactly "
+                f"{_n_element}"
             )
-        out.append(_raw1)
+        out.append(_raw_element)
         return b"".join(out)
 
     def to_msgpack(self) -> list[object]:
@@ -712,10 +713,10 @@ class OnError:
         out: list[bytes] = []
         out.append(_support.write_varint(0xA))
         out.append(_support.write_varint(self.subscriber))
-        _raw1 = self.error.encode("utf-8")
-        _n2 = len(_raw1)
-        out.append(_support.write_varint(_n2))
-        out.append(_raw1)
+        _raw_error = self.error.encode("utf-8")
+        _len_error = len(_raw_error)
+        out.append(_support.write_varint(_len_error))
+        out.append(_raw_error)
         return b"".join(out)
 
     def to_msgpack(self) -> list[object]:
@@ -778,14 +779,14 @@ class OnNextPacked:
         out.append(_support.write_varint(0xB))
         out.append(_support.write_varint(self.subscriber))
         out.append(_support.write_varint(len(self.elements)))
-        _size2 = ctx.element_size.get(self.subscriber, 0) if ctx is not None else 0
-        for _item1 in self.elements:
-            if len(_item1) != _size2:
+        _size_elements = ctx.element_size.get(self.subscriber, 0) if ctx is not None else 0
+        for _item_elements in self.elements:
+            if len(_item_elements) != _size_elements:
                 raise EncodeError(
-                    f"OnNextPacked.elements: an element has {len(_item1)} bytes, the layout "
-                    f"needs {_size2}"
+                    f"OnNextPacked.elements: an element has {len(_item_elements)} bytes, the "
+                    f"layout needs {_size_elements}"
                 )
-            out.append(_item1)
+            out.append(_item_elements)
         return b"".join(out)
 
     def to_msgpack(self) -> list[object]:
@@ -856,10 +857,10 @@ class OnNextPart:
         out.append(_support.write_varint(0xC))
         out.append(_support.write_varint(self.subscriber))
         out.append(_support.write_varint(self.element_id))
-        _raw1 = self.data
-        _n2 = len(_raw1)
-        out.append(_support.write_varint(_n2))
-        out.append(_raw1)
+        _raw_data = self.data
+        _len_data = len(_raw_data)
+        out.append(_support.write_varint(_len_data))
+        out.append(_raw_data)
         return b"".join(out)
 
     def to_msgpack(self) -> list[object]:
@@ -930,10 +931,10 @@ class OnNextLastPart:
         out.append(_support.write_varint(0xD))
         out.append(_support.write_varint(self.subscriber))
         out.append(_support.write_varint(self.element_id))
-        _raw1 = self.data
-        _n2 = len(_raw1)
-        out.append(_support.write_varint(_n2))
-        out.append(_raw1)
+        _raw_data = self.data
+        _len_data = len(_raw_data)
+        out.append(_support.write_varint(_len_data))
+        out.append(_raw_data)
         return b"".join(out)
 
     def to_msgpack(self) -> list[object]:
@@ -963,15 +964,16 @@ def _decode_client_hello(
 ) -> tuple[ClientHello, int]:
     v_version, pos = _support.read_varint(data, pos, end)
     v_extensions = []
-    _count2, pos = _support.read_varint(data, pos, end)
-    if _count2 * 1 > end - pos:
+    _count_extensions, pos = _support.read_varint(data, pos, end)
+    if _count_extensions * 1 > end - pos:
         raise Truncated(
-            f"ClientHello.extensions: {_count2} elements declared, {end - pos} bytes left",
-            needed=pos + _count2 * 1,
+            f"ClientHello.extensions: {_count_extensions} elements declared, {end - pos} bytes "
+            "left",
+            needed=pos + _count_extensions * 1,
         )
-    for _ in range(_count2):
-        _item1, pos = _support.read_varint(data, pos, end)
-        v_extensions.append(_item1)
+    for _ in range(_count_extensions):
+        _item_extensions, pos = _support.read_varint(data, pos, end)
+        v_extensions.append(_item_extensions)
     frame = _new(ClientHello)
     frame.version = v_version
     frame.extensions = v_extensions
@@ -983,15 +985,16 @@ def _decode_server_hello(
 ) -> tuple[ServerHello, int]:
     v_version, pos = _support.read_varint(data, pos, end)
     v_extensions = []
-    _count2, pos = _support.read_varint(data, pos, end)
-    if _count2 * 1 > end - pos:
+    _count_extensions, pos = _support.read_varint(data, pos, end)
+    if _count_extensions * 1 > end - pos:
         raise Truncated(
-            f"ServerHello.extensions: {_count2} elements declared, {end - pos} bytes left",
-            needed=pos + _count2 * 1,
+            f"ServerHello.extensions: {_count_extensions} elements declared, {end - pos} bytes "
+            "left",
+            needed=pos + _count_extensions * 1,
         )
-    for _ in range(_count2):
-        _item1, pos = _support.read_varint(data, pos, end)
-        v_extensions.append(_item1)
+    for _ in range(_count_extensions):
+        _item_extensions, pos = _support.read_varint(data, pos, end)
+        v_extensions.append(_item_extensions)
     frame = _new(ServerHello)
     frame.version = v_version
     frame.extensions = v_extensions
@@ -999,11 +1002,13 @@ def _decode_server_hello(
 
 
 def _decode_goodbye(data: bytes, pos: int, end: int, ctx: Context | None) -> tuple[Goodbye, int]:
-    _n1, pos = _support.read_varint(data, pos, end)
-    if _n1 > end - pos:
-        raise Truncated(f"Goodbye.reason: {_n1} bytes declared, {end - pos} left", needed=pos + _n1)
-    v_reason = _support.utf8(data[pos : pos + _n1], "Goodbye.reason")
-    pos += _n1
+    _n_reason, pos = _support.read_varint(data, pos, end)
+    if _n_reason > end - pos:
+        raise Truncated(
+            f"Goodbye.reason: {_n_reason} bytes declared, {end - pos} left", needed=pos + _n_reason
+        )
+    v_reason = _support.utf8(data[pos : pos + _n_reason], "Goodbye.reason")
+    pos += _n_reason
     frame = _new(Goodbye)
     frame.reason = v_reason
     return frame, pos
@@ -1012,13 +1017,14 @@ def _decode_goodbye(data: bytes, pos: int, end: int, ctx: Context | None) -> tup
 def _decode_subscribe(
     data: bytes, pos: int, end: int, ctx: Context | None
 ) -> tuple[Subscribe, int]:
-    _n1, pos = _support.read_varint(data, pos, end)
-    if _n1 > end - pos:
+    _n_publisher, pos = _support.read_varint(data, pos, end)
+    if _n_publisher > end - pos:
         raise Truncated(
-            f"Subscribe.publisher: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+            f"Subscribe.publisher: {_n_publisher} bytes declared, {end - pos} left",
+            needed=pos + _n_publisher,
         )
-    v_publisher = _support.utf8(data[pos : pos + _n1], "Subscribe.publisher")
-    pos += _n1
+    v_publisher = _support.utf8(data[pos : pos + _n_publisher], "Subscribe.publisher")
+    pos += _n_publisher
     v_subscriber, pos = _support.read_varint(data, pos, end)
     v_initial_demand, pos = _support.read_varint(data, pos, end)
     if v_initial_demand > 0x7FFFFFFFFFFFFFFF:
@@ -1063,15 +1069,18 @@ def _decode_subscribed(
 
 def _decode_on_next(data: bytes, pos: int, end: int, ctx: Context | None) -> tuple[OnNext, int]:
     v_subscriber, pos = _support.read_varint(data, pos, end)
-    _n1 = ctx.element_size.get(v_subscriber, 0) if ctx is not None else 0
-    if _n1 <= 0:
-        _n1, pos = _support.read_varint(data, pos, end)
-    if _n1 < 0:
-        raise InvalidValue(f"OnNext.element: negative length {_n1}")
-    if _n1 > end - pos:
-        raise Truncated(f"OnNext.element: {_n1} bytes declared, {end - pos} left", needed=pos + _n1)
-    v_element = data[pos : pos + _n1]
-    pos += _n1
+    _n_element = ctx.element_size.get(v_subscriber, 0) if ctx is not None else 0
+    if _n_element <= 0:
+        _n_element, pos = _support.read_varint(data, pos, end)
+    if _n_element < 0:
+        raise InvalidValue(f"OnNext.element: negative length {_n_element}")
+    if _n_element > end - pos:
+        raise Truncated(
+            f"OnNext.element: {_n_element} bytes declared, {end - pos} left",
+            needed=pos + _n_element,
+        )
+    v_element = data[pos : pos + _n_element]
+    pos += _n_element
     frame = _new(OnNext)
     frame.subscriber = v_subscriber
     frame.element = v_element
@@ -1089,11 +1098,13 @@ def _decode_on_complete(
 
 def _decode_on_error(data: bytes, pos: int, end: int, ctx: Context | None) -> tuple[OnError, int]:
     v_subscriber, pos = _support.read_varint(data, pos, end)
-    _n1, pos = _support.read_varint(data, pos, end)
-    if _n1 > end - pos:
-        raise Truncated(f"OnError.error: {_n1} bytes declared, {end - pos} left", needed=pos + _n1)
-    v_error = _support.utf8(data[pos : pos + _n1], "OnError.error")
-    pos += _n1
+    _n_error, pos = _support.read_varint(data, pos, end)
+    if _n_error > end - pos:
+        raise Truncated(
+            f"OnError.error: {_n_error} bytes declared, {end - pos} left", needed=pos + _n_error
+        )
+    v_error = _support.utf8(data[pos : pos + _n_error], "OnError.error")
+    pos += _n_error
     frame = _new(OnError)
     frame.subscriber = v_subscriber
     frame.error = v_error
@@ -1105,23 +1116,25 @@ def _decode_on_next_packed(
 ) -> tuple[OnNextPacked, int]:
     v_subscriber, pos = _support.read_varint(data, pos, end)
     v_elements = []
-    _size2 = ctx.element_size.get(v_subscriber, 0) if ctx is not None else 0
-    if _size2 <= 0:
-        raise InvalidValue(f"OnNextPacked.elements: element size must be positive, is {_size2}")
-    _count3, pos = _support.read_varint(data, pos, end)
-    if _count3 * _size2 > end - pos:
-        raise Truncated(
-            f"OnNextPacked.elements: {_count3} elements declared, {end - pos} bytes left",
-            needed=pos + _count3 * _size2,
+    _size_elements = ctx.element_size.get(v_subscriber, 0) if ctx is not None else 0
+    if _size_elements <= 0:
+        raise InvalidValue(
+            f"OnNextPacked.elements: element size must be positive, is {_size_elements}"
         )
-    for _ in range(_count3):
-        if _size2 > end - pos:
+    _count_elements, pos = _support.read_varint(data, pos, end)
+    if _count_elements * _size_elements > end - pos:
+        raise Truncated(
+            f"OnNextPacked.elements: {_count_elements} elements declared, {end - pos} bytes left",
+            needed=pos + _count_elements * _size_elements,
+        )
+    for _ in range(_count_elements):
+        if _size_elements > end - pos:
             raise Truncated(
-                "OnNextPacked.elements: input ends inside an element", needed=pos + _size2
+                "OnNextPacked.elements: input ends inside an element", needed=pos + _size_elements
             )
-        _item1 = data[pos : pos + _size2]
-        pos += _size2
-        v_elements.append(_item1)
+        _item_elements = data[pos : pos + _size_elements]
+        pos += _size_elements
+        v_elements.append(_item_elements)
     frame = _new(OnNextPacked)
     frame.subscriber = v_subscriber
     frame.elements = v_elements
@@ -1133,13 +1146,13 @@ def _decode_on_next_part(
 ) -> tuple[OnNextPart, int]:
     v_subscriber, pos = _support.read_varint(data, pos, end)
     v_element_id, pos = _support.read_varint(data, pos, end)
-    _n1, pos = _support.read_varint(data, pos, end)
-    if _n1 > end - pos:
+    _n_data, pos = _support.read_varint(data, pos, end)
+    if _n_data > end - pos:
         raise Truncated(
-            f"OnNextPart.data: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+            f"OnNextPart.data: {_n_data} bytes declared, {end - pos} left", needed=pos + _n_data
         )
-    v_data = data[pos : pos + _n1]
-    pos += _n1
+    v_data = data[pos : pos + _n_data]
+    pos += _n_data
     frame = _new(OnNextPart)
     frame.subscriber = v_subscriber
     frame.element_id = v_element_id
@@ -1152,13 +1165,13 @@ def _decode_on_next_last_part(
 ) -> tuple[OnNextLastPart, int]:
     v_subscriber, pos = _support.read_varint(data, pos, end)
     v_element_id, pos = _support.read_varint(data, pos, end)
-    _n1, pos = _support.read_varint(data, pos, end)
-    if _n1 > end - pos:
+    _n_data, pos = _support.read_varint(data, pos, end)
+    if _n_data > end - pos:
         raise Truncated(
-            f"OnNextLastPart.data: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+            f"OnNextLastPart.data: {_n_data} bytes declared, {end - pos} left", needed=pos + _n_data
         )
-    v_data = data[pos : pos + _n1]
-    pos += _n1
+    v_data = data[pos : pos + _n_data]
+    pos += _n_data
     frame = _new(OnNextLastPart)
     frame.subscriber = v_subscriber
     frame.element_id = v_element_id
@@ -1232,9 +1245,9 @@ def _mp_on_next(items: list[object], ctx: Context | None) -> OnNext:
         raise MalformedMsgpack(f"OnNext: expected 3 values, got {len(items)}")
     v_subscriber = _support.mp_int(items[1], 0, 0xFFFFFFFFFFFFFFFF, "OnNext.subscriber")
     v_element = _support.mp_bytes(items[2], "OnNext.element")
-    _n1 = ctx.element_size.get(v_subscriber, 0) if ctx is not None else 0
-    if _n1 > 0 and v_element is not None and len(v_element) != _n1:
-        raise InvalidValue(f"OnNext.element: the layout needs {_n1} bytes")
+    _n_element = ctx.element_size.get(v_subscriber, 0) if ctx is not None else 0
+    if _n_element > 0 and v_element is not None and len(v_element) != _n_element:
+        raise InvalidValue(f"OnNext.element: the layout needs {_n_element} bytes")
     return OnNext(v_subscriber, v_element)
 
 
@@ -1261,9 +1274,9 @@ def _mp_on_next_packed(items: list[object], ctx: Context | None) -> OnNextPacked
         _support.mp_bytes(item, "OnNextPacked.elements")
         for item in _support.mp_list(items[2], "OnNextPacked.elements")
     ]
-    _n1 = ctx.element_size.get(v_subscriber, 0) if ctx is not None else 0
-    if any(len(item) != _n1 for item in v_elements):
-        raise InvalidValue(f"OnNextPacked.elements: the layout needs {_n1} bytes")
+    _n_elements = ctx.element_size.get(v_subscriber, 0) if ctx is not None else 0
+    if any(len(item) != _n_elements for item in v_elements):
+        raise InvalidValue(f"OnNextPacked.elements: the layout needs {_n_elements} bytes")
     return OnNextPacked(v_subscriber, v_elements)
 
 

@@ -118,8 +118,14 @@ def on_next(draw: st.DrawFn) -> tuple[OnNext, Context]:
     ctx = Context()
     v_subscriber = draw(st.integers(0, 0xFFFFFFFFFFFFFFFF))
     ctx.element_size[v_subscriber] = draw(st.integers(0, 8))
-    _n1 = ctx.element_size[v_subscriber]
-    v_element = draw((st.binary(min_size=_n1, max_size=_n1) if _n1 > 0 else st.binary(max_size=24)))
+    _n_element = ctx.element_size[v_subscriber]
+    v_element = draw(
+        (
+            st.binary(min_size=_n_element, max_size=_n_element)
+            if _n_element > 0
+            else st.binary(max_size=24)
+        )
+    )
     return OnNext(v_subscriber, v_element), ctx
 
 
@@ -146,8 +152,8 @@ def on_next_packed(draw: st.DrawFn) -> tuple[OnNextPacked, Context]:
     ctx = Context()
     v_subscriber = draw(st.integers(0, 0xFFFFFFFFFFFFFFFF))
     ctx.element_size[v_subscriber] = draw(st.integers(1, 8))
-    _n1 = ctx.element_size[v_subscriber]
-    v_elements = draw(st.lists(st.binary(min_size=_n1, max_size=_n1), max_size=3))
+    _n_elements = ctx.element_size[v_subscriber]
+    v_elements = draw(st.lists(st.binary(min_size=_n_elements, max_size=_n_elements), max_size=3))
     return OnNextPacked(v_subscriber, v_elements), ctx
 
 

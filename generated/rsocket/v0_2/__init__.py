@@ -328,52 +328,65 @@ class Setup:
         if self.metadata is not None:
             flags |= 0x40
         out: list[bytes] = []
-        _int1 = self.stream_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
-            raise EncodeError(f"Setup.stream_id: {_int1!r} is outside 0..0xffffffff")
-        out.append(_S_IH.pack(_int1, (1 << 8) | flags))
-        _int2 = self.major_version
-        if not 0 <= _int2 <= 0xFFFF:
-            raise EncodeError(f"Setup.major_version: {_int2!r} is outside 0..0xffff")
-        _int3 = self.minor_version
-        if not 0 <= _int3 <= 0xFFFF:
-            raise EncodeError(f"Setup.minor_version: {_int3!r} is outside 0..0xffff")
-        _int4 = self.keepalive_interval
-        if not 0 <= _int4 <= 0xFFFFFFFF:
-            raise EncodeError(f"Setup.keepalive_interval: {_int4!r} is outside 0..0xffffffff")
-        _int5 = self.max_lifetime
-        if not 0 <= _int5 <= 0xFFFFFFFF:
-            raise EncodeError(f"Setup.max_lifetime: {_int5!r} is outside 0..0xffffffff")
-        out.append(_S_HHII.pack(_int2, _int3, _int4, _int5))
-        _raw6 = self.resume_token
-        _n7 = 16
-        if len(_raw6) != _n7:
+        _int_stream_id = self.stream_id
+        if not 0 <= _int_stream_id <= 0xFFFFFFFF:
+            raise EncodeError(f"Setup.stream_id: {_int_stream_id!r} is outside 0..0xffffffff")
+        out.append(_S_IH.pack(_int_stream_id, (1 << 8) | flags))
+        _int_major_version = self.major_version
+        if not 0 <= _int_major_version <= 0xFFFF:
+            raise EncodeError(f"Setup.major_version: {_int_major_version!r} is outside 0..0xffff")
+        _int_minor_version = self.minor_version
+        if not 0 <= _int_minor_version <= 0xFFFF:
+            raise EncodeError(f"Setup.minor_version: {_int_minor_version!r} is outside 0..0xffff")
+        _int_keepalive_interval = self.keepalive_interval
+        if not 0 <= _int_keepalive_interval <= 0xFFFFFFFF:
             raise EncodeError(
-                f"Setup.resume_token: {len(_raw6)} bytes, but the layout needs exactly {_n7}"
+                f"Setup.keepalive_interval: {_int_keepalive_interval!r} is outside 0..0xffffffff"
             )
-        out.append(_raw6)
-        _raw8 = self.metadata_mime_type.encode("utf-8")
-        _n9 = len(_raw8)
-        if not 0 <= _n9 <= 0xFF:
-            raise EncodeError(f"Setup.metadata_mime_type length: {_n9!r} is outside 0..0xff")
-        out.append(bytes((_n9,)))
-        out.append(_raw8)
-        _raw10 = self.data_mime_type.encode("utf-8")
-        _n11 = len(_raw10)
-        if not 0 <= _n11 <= 0xFF:
-            raise EncodeError(f"Setup.data_mime_type length: {_n11!r} is outside 0..0xff")
-        out.append(bytes((_n11,)))
-        out.append(_raw10)
-        _opt12 = self.metadata
-        if _opt12 is not None:
-            _raw13 = _opt12
-            _n14 = len(_raw13)
-            if not 0 <= _n14 <= 0xFFFFFF:
-                raise EncodeError(f"Setup.metadata length: {_n14!r} is outside 0..0xffffff")
-            out.append(_n14.to_bytes(3, "big"))
-            out.append(_raw13)
-        _raw15 = self.data
-        out.append(_raw15)
+        _int_max_lifetime = self.max_lifetime
+        if not 0 <= _int_max_lifetime <= 0xFFFFFFFF:
+            raise EncodeError(f"Setup.max_lifetime: {_int_max_lifetime!r} is outside 0..0xffffffff")
+        out.append(
+            _S_HHII.pack(
+                _int_major_version, _int_minor_version, _int_keepalive_interval, _int_max_lifetime
+            )
+        )
+        _raw_resume_token = self.resume_token
+        _n_resume_token = 16
+        if len(_raw_resume_token) != _n_resume_token:
+            raise EncodeError(
+                f"Setup.resume_token: {len(_raw_resume_token)} bytes, but the layout needs "
+                f"exactly {_n_resume_token}"
+            )
+        out.append(_raw_resume_token)
+        _raw_metadata_mime_type = self.metadata_mime_type.encode("utf-8")
+        _len_metadata_mime_type = len(_raw_metadata_mime_type)
+        if not 0 <= _len_metadata_mime_type <= 0xFF:
+            raise EncodeError(
+                f"Setup.metadata_mime_type length: {_len_metadata_mime_type!r} is outside 0..0xff"
+            )
+        out.append(bytes((_len_metadata_mime_type,)))
+        out.append(_raw_metadata_mime_type)
+        _raw_data_mime_type = self.data_mime_type.encode("utf-8")
+        _len_data_mime_type = len(_raw_data_mime_type)
+        if not 0 <= _len_data_mime_type <= 0xFF:
+            raise EncodeError(
+                f"Setup.data_mime_type length: {_len_data_mime_type!r} is outside 0..0xff"
+            )
+        out.append(bytes((_len_data_mime_type,)))
+        out.append(_raw_data_mime_type)
+        _opt_metadata = self.metadata
+        if _opt_metadata is not None:
+            _raw_metadata = _opt_metadata
+            _len_metadata = len(_raw_metadata)
+            if not 0 <= _len_metadata <= 0xFFFFFF:
+                raise EncodeError(
+                    f"Setup.metadata length: {_len_metadata!r} is outside 0..0xffffff"
+                )
+            out.append(_len_metadata.to_bytes(3, "big"))
+            out.append(_raw_metadata)
+        _raw_data = self.data
+        out.append(_raw_data)
         return b"".join(out)
 
 
@@ -468,25 +481,29 @@ class Lease:
         if self.metadata is not None:
             flags |= 0x40
         out: list[bytes] = []
-        _int1 = self.stream_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
-            raise EncodeError(f"Lease.stream_id: {_int1!r} is outside 0..0xffffffff")
-        out.append(_S_IH.pack(_int1, (2 << 8) | flags))
-        _int2 = self.ttl
-        if not 0 <= _int2 <= 0xFFFFFFFF:
-            raise EncodeError(f"Lease.ttl: {_int2!r} is outside 0..0xffffffff")
-        _int3 = self.number_of_requests
-        if not 0 <= _int3 <= 0xFFFFFFFF:
-            raise EncodeError(f"Lease.number_of_requests: {_int3!r} is outside 0..0xffffffff")
-        out.append(_S_II.pack(_int2, _int3))
-        _opt4 = self.metadata
-        if _opt4 is not None:
-            _raw5 = _opt4
-            _n6 = len(_raw5)
-            if not 0 <= _n6 <= 0xFFFFFF:
-                raise EncodeError(f"Lease.metadata length: {_n6!r} is outside 0..0xffffff")
-            out.append(_n6.to_bytes(3, "big"))
-            out.append(_raw5)
+        _int_stream_id = self.stream_id
+        if not 0 <= _int_stream_id <= 0xFFFFFFFF:
+            raise EncodeError(f"Lease.stream_id: {_int_stream_id!r} is outside 0..0xffffffff")
+        out.append(_S_IH.pack(_int_stream_id, (2 << 8) | flags))
+        _int_ttl = self.ttl
+        if not 0 <= _int_ttl <= 0xFFFFFFFF:
+            raise EncodeError(f"Lease.ttl: {_int_ttl!r} is outside 0..0xffffffff")
+        _int_number_of_requests = self.number_of_requests
+        if not 0 <= _int_number_of_requests <= 0xFFFFFFFF:
+            raise EncodeError(
+                f"Lease.number_of_requests: {_int_number_of_requests!r} is outside 0..0xffffffff"
+            )
+        out.append(_S_II.pack(_int_ttl, _int_number_of_requests))
+        _opt_metadata = self.metadata
+        if _opt_metadata is not None:
+            _raw_metadata = _opt_metadata
+            _len_metadata = len(_raw_metadata)
+            if not 0 <= _len_metadata <= 0xFFFFFF:
+                raise EncodeError(
+                    f"Lease.metadata length: {_len_metadata!r} is outside 0..0xffffff"
+                )
+            out.append(_len_metadata.to_bytes(3, "big"))
+            out.append(_raw_metadata)
         return b"".join(out)
 
 
@@ -584,18 +601,19 @@ class Keepalive:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags
         out: list[bytes] = []
-        _int1 = self.stream_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
-            raise EncodeError(f"Keepalive.stream_id: {_int1!r} is outside 0..0xffffffff")
-        out.append(_S_IH.pack(_int1, (3 << 8) | flags))
-        _int2 = self.last_received_position
-        if not 0 <= _int2 <= 0xFFFFFFFFFFFFFFFF:
+        _int_stream_id = self.stream_id
+        if not 0 <= _int_stream_id <= 0xFFFFFFFF:
+            raise EncodeError(f"Keepalive.stream_id: {_int_stream_id!r} is outside 0..0xffffffff")
+        out.append(_S_IH.pack(_int_stream_id, (3 << 8) | flags))
+        _int_last_received_position = self.last_received_position
+        if not 0 <= _int_last_received_position <= 0xFFFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"Keepalive.last_received_position: {_int2!r} is outside 0..0xffffffffffffffff"
+                f"Keepalive.last_received_position: {_int_last_received_position!r} is outside "
+                "0..0xffffffffffffffff"
             )
-        out.append(_S_Q.pack(_int2))
-        _raw3 = self.data
-        out.append(_raw3)
+        out.append(_S_Q.pack(_int_last_received_position))
+        _raw_data = self.data
+        out.append(_raw_data)
         return b"".join(out)
 
 
@@ -694,22 +712,24 @@ class RequestResponse:
         if self.metadata is not None:
             flags |= 0x40
         out: list[bytes] = []
-        _int1 = self.stream_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
-            raise EncodeError(f"RequestResponse.stream_id: {_int1!r} is outside 0..0xffffffff")
-        out.append(_S_IH.pack(_int1, (4 << 8) | flags))
-        _opt2 = self.metadata
-        if _opt2 is not None:
-            _raw3 = _opt2
-            _n4 = len(_raw3)
-            if not 0 <= _n4 <= 0xFFFFFF:
+        _int_stream_id = self.stream_id
+        if not 0 <= _int_stream_id <= 0xFFFFFFFF:
+            raise EncodeError(
+                f"RequestResponse.stream_id: {_int_stream_id!r} is outside 0..0xffffffff"
+            )
+        out.append(_S_IH.pack(_int_stream_id, (4 << 8) | flags))
+        _opt_metadata = self.metadata
+        if _opt_metadata is not None:
+            _raw_metadata = _opt_metadata
+            _len_metadata = len(_raw_metadata)
+            if not 0 <= _len_metadata <= 0xFFFFFF:
                 raise EncodeError(
-                    f"RequestResponse.metadata length: {_n4!r} is outside 0..0xffffff"
+                    f"RequestResponse.metadata length: {_len_metadata!r} is outside 0..0xffffff"
                 )
-            out.append(_n4.to_bytes(3, "big"))
-            out.append(_raw3)
-        _raw5 = self.data
-        out.append(_raw5)
+            out.append(_len_metadata.to_bytes(3, "big"))
+            out.append(_raw_metadata)
+        _raw_data = self.data
+        out.append(_raw_data)
         return b"".join(out)
 
 
@@ -808,20 +828,22 @@ class RequestFnf:
         if self.metadata is not None:
             flags |= 0x40
         out: list[bytes] = []
-        _int1 = self.stream_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
-            raise EncodeError(f"RequestFnf.stream_id: {_int1!r} is outside 0..0xffffffff")
-        out.append(_S_IH.pack(_int1, (5 << 8) | flags))
-        _opt2 = self.metadata
-        if _opt2 is not None:
-            _raw3 = _opt2
-            _n4 = len(_raw3)
-            if not 0 <= _n4 <= 0xFFFFFF:
-                raise EncodeError(f"RequestFnf.metadata length: {_n4!r} is outside 0..0xffffff")
-            out.append(_n4.to_bytes(3, "big"))
-            out.append(_raw3)
-        _raw5 = self.data
-        out.append(_raw5)
+        _int_stream_id = self.stream_id
+        if not 0 <= _int_stream_id <= 0xFFFFFFFF:
+            raise EncodeError(f"RequestFnf.stream_id: {_int_stream_id!r} is outside 0..0xffffffff")
+        out.append(_S_IH.pack(_int_stream_id, (5 << 8) | flags))
+        _opt_metadata = self.metadata
+        if _opt_metadata is not None:
+            _raw_metadata = _opt_metadata
+            _len_metadata = len(_raw_metadata)
+            if not 0 <= _len_metadata <= 0xFFFFFF:
+                raise EncodeError(
+                    f"RequestFnf.metadata length: {_len_metadata!r} is outside 0..0xffffff"
+                )
+            out.append(_len_metadata.to_bytes(3, "big"))
+            out.append(_raw_metadata)
+        _raw_data = self.data
+        out.append(_raw_data)
         return b"".join(out)
 
 
@@ -929,26 +951,31 @@ class RequestStream:
         if self.metadata is not None:
             flags |= 0x40
         out: list[bytes] = []
-        _int1 = self.stream_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
-            raise EncodeError(f"RequestStream.stream_id: {_int1!r} is outside 0..0xffffffff")
-        out.append(_S_IH.pack(_int1, (6 << 8) | flags))
-        _int2 = self.initial_request_n
-        if not 1 <= _int2 <= 0x7FFFFFFF:
+        _int_stream_id = self.stream_id
+        if not 0 <= _int_stream_id <= 0xFFFFFFFF:
             raise EncodeError(
-                f"RequestStream.initial_request_n: {_int2!r} is outside 1..0x7fffffff"
+                f"RequestStream.stream_id: {_int_stream_id!r} is outside 0..0xffffffff"
             )
-        out.append(_S_i.pack(_int2))
-        _opt3 = self.metadata
-        if _opt3 is not None:
-            _raw4 = _opt3
-            _n5 = len(_raw4)
-            if not 0 <= _n5 <= 0xFFFFFF:
-                raise EncodeError(f"RequestStream.metadata length: {_n5!r} is outside 0..0xffffff")
-            out.append(_n5.to_bytes(3, "big"))
-            out.append(_raw4)
-        _raw6 = self.data
-        out.append(_raw6)
+        out.append(_S_IH.pack(_int_stream_id, (6 << 8) | flags))
+        _int_initial_request_n = self.initial_request_n
+        if not 1 <= _int_initial_request_n <= 0x7FFFFFFF:
+            raise EncodeError(
+                f"RequestStream.initial_request_n: {_int_initial_request_n!r} is outside "
+                "1..0x7fffffff"
+            )
+        out.append(_S_i.pack(_int_initial_request_n))
+        _opt_metadata = self.metadata
+        if _opt_metadata is not None:
+            _raw_metadata = _opt_metadata
+            _len_metadata = len(_raw_metadata)
+            if not 0 <= _len_metadata <= 0xFFFFFF:
+                raise EncodeError(
+                    f"RequestStream.metadata length: {_len_metadata!r} is outside 0..0xffffff"
+                )
+            out.append(_len_metadata.to_bytes(3, "big"))
+            out.append(_raw_metadata)
+        _raw_data = self.data
+        out.append(_raw_data)
         return b"".join(out)
 
 
@@ -1072,27 +1099,32 @@ class RequestChannel:
         if self.metadata is not None:
             flags |= 0x40
         out: list[bytes] = []
-        _int1 = self.stream_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
-            raise EncodeError(f"RequestChannel.stream_id: {_int1!r} is outside 0..0xffffffff")
-        out.append(_S_IH.pack(_int1, (7 << 8) | flags))
-        _opt2 = self.initial_request_n
-        if _opt2 is not None:
-            if not 1 <= _opt2 <= 0x7FFFFFFF:
+        _int_stream_id = self.stream_id
+        if not 0 <= _int_stream_id <= 0xFFFFFFFF:
+            raise EncodeError(
+                f"RequestChannel.stream_id: {_int_stream_id!r} is outside 0..0xffffffff"
+            )
+        out.append(_S_IH.pack(_int_stream_id, (7 << 8) | flags))
+        _opt_initial_request_n = self.initial_request_n
+        if _opt_initial_request_n is not None:
+            if not 1 <= _opt_initial_request_n <= 0x7FFFFFFF:
                 raise EncodeError(
-                    f"RequestChannel.initial_request_n: {_opt2!r} is outside 1..0x7fffffff"
+                    f"RequestChannel.initial_request_n: {_opt_initial_request_n!r} is outside "
+                    "1..0x7fffffff"
                 )
-            out.append(_S_i.pack(_opt2))
-        _opt3 = self.metadata
-        if _opt3 is not None:
-            _raw4 = _opt3
-            _n5 = len(_raw4)
-            if not 0 <= _n5 <= 0xFFFFFF:
-                raise EncodeError(f"RequestChannel.metadata length: {_n5!r} is outside 0..0xffffff")
-            out.append(_n5.to_bytes(3, "big"))
-            out.append(_raw4)
-        _raw6 = self.data
-        out.append(_raw6)
+            out.append(_S_i.pack(_opt_initial_request_n))
+        _opt_metadata = self.metadata
+        if _opt_metadata is not None:
+            _raw_metadata = _opt_metadata
+            _len_metadata = len(_raw_metadata)
+            if not 0 <= _len_metadata <= 0xFFFFFF:
+                raise EncodeError(
+                    f"RequestChannel.metadata length: {_len_metadata!r} is outside 0..0xffffff"
+                )
+            out.append(_len_metadata.to_bytes(3, "big"))
+            out.append(_raw_metadata)
+        _raw_data = self.data
+        out.append(_raw_data)
         return b"".join(out)
 
 
@@ -1164,14 +1196,14 @@ class RequestN:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags
         out: list[bytes] = []
-        _int1 = self.stream_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
-            raise EncodeError(f"RequestN.stream_id: {_int1!r} is outside 0..0xffffffff")
-        out.append(_S_IH.pack(_int1, (8 << 8) | flags))
-        _int2 = self.request_n
-        if not 1 <= _int2 <= 0x7FFFFFFF:
-            raise EncodeError(f"RequestN.request_n: {_int2!r} is outside 1..0x7fffffff")
-        out.append(_S_i.pack(_int2))
+        _int_stream_id = self.stream_id
+        if not 0 <= _int_stream_id <= 0xFFFFFFFF:
+            raise EncodeError(f"RequestN.stream_id: {_int_stream_id!r} is outside 0..0xffffffff")
+        out.append(_S_IH.pack(_int_stream_id, (8 << 8) | flags))
+        _int_request_n = self.request_n
+        if not 1 <= _int_request_n <= 0x7FFFFFFF:
+            raise EncodeError(f"RequestN.request_n: {_int_request_n!r} is outside 1..0x7fffffff")
+        out.append(_S_i.pack(_int_request_n))
         return b"".join(out)
 
 
@@ -1247,18 +1279,20 @@ class Cancel:
         if self.metadata is not None:
             flags |= 0x40
         out: list[bytes] = []
-        _int1 = self.stream_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
-            raise EncodeError(f"Cancel.stream_id: {_int1!r} is outside 0..0xffffffff")
-        out.append(_S_IH.pack(_int1, (9 << 8) | flags))
-        _opt2 = self.metadata
-        if _opt2 is not None:
-            _raw3 = _opt2
-            _n4 = len(_raw3)
-            if not 0 <= _n4 <= 0xFFFFFF:
-                raise EncodeError(f"Cancel.metadata length: {_n4!r} is outside 0..0xffffff")
-            out.append(_n4.to_bytes(3, "big"))
-            out.append(_raw3)
+        _int_stream_id = self.stream_id
+        if not 0 <= _int_stream_id <= 0xFFFFFFFF:
+            raise EncodeError(f"Cancel.stream_id: {_int_stream_id!r} is outside 0..0xffffffff")
+        out.append(_S_IH.pack(_int_stream_id, (9 << 8) | flags))
+        _opt_metadata = self.metadata
+        if _opt_metadata is not None:
+            _raw_metadata = _opt_metadata
+            _len_metadata = len(_raw_metadata)
+            if not 0 <= _len_metadata <= 0xFFFFFF:
+                raise EncodeError(
+                    f"Cancel.metadata length: {_len_metadata!r} is outside 0..0xffffff"
+                )
+            out.append(_len_metadata.to_bytes(3, "big"))
+            out.append(_raw_metadata)
         return b"".join(out)
 
 
@@ -1387,20 +1421,22 @@ class Response:
         if self.metadata is not None:
             flags |= 0x40
         out: list[bytes] = []
-        _int1 = self.stream_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
-            raise EncodeError(f"Response.stream_id: {_int1!r} is outside 0..0xffffffff")
-        out.append(_S_IH.pack(_int1, (0xA << 8) | flags))
-        _opt2 = self.metadata
-        if _opt2 is not None:
-            _raw3 = _opt2
-            _n4 = len(_raw3)
-            if not 0 <= _n4 <= 0xFFFFFF:
-                raise EncodeError(f"Response.metadata length: {_n4!r} is outside 0..0xffffff")
-            out.append(_n4.to_bytes(3, "big"))
-            out.append(_raw3)
-        _raw5 = self.data
-        out.append(_raw5)
+        _int_stream_id = self.stream_id
+        if not 0 <= _int_stream_id <= 0xFFFFFFFF:
+            raise EncodeError(f"Response.stream_id: {_int_stream_id!r} is outside 0..0xffffffff")
+        out.append(_S_IH.pack(_int_stream_id, (0xA << 8) | flags))
+        _opt_metadata = self.metadata
+        if _opt_metadata is not None:
+            _raw_metadata = _opt_metadata
+            _len_metadata = len(_raw_metadata)
+            if not 0 <= _len_metadata <= 0xFFFFFF:
+                raise EncodeError(
+                    f"Response.metadata length: {_len_metadata!r} is outside 0..0xffffff"
+                )
+            out.append(_len_metadata.to_bytes(3, "big"))
+            out.append(_raw_metadata)
+        _raw_data = self.data
+        out.append(_raw_data)
         return b"".join(out)
 
 
@@ -1495,24 +1531,26 @@ class Error:
         if self.metadata is not None:
             flags |= 0x40
         out: list[bytes] = []
-        _int1 = self.stream_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
-            raise EncodeError(f"Error.stream_id: {_int1!r} is outside 0..0xffffffff")
-        out.append(_S_IH.pack(_int1, (0xB << 8) | flags))
-        _int2 = self.error_code
-        if not 0 <= _int2 <= 0xFFFFFFFF:
-            raise EncodeError(f"Error.error_code: {_int2!r} is outside 0..0xffffffff")
-        out.append(_S_I.pack(_int2))
-        _opt3 = self.metadata
-        if _opt3 is not None:
-            _raw4 = _opt3
-            _n5 = len(_raw4)
-            if not 0 <= _n5 <= 0xFFFFFF:
-                raise EncodeError(f"Error.metadata length: {_n5!r} is outside 0..0xffffff")
-            out.append(_n5.to_bytes(3, "big"))
-            out.append(_raw4)
-        _raw6 = self.data
-        out.append(_raw6)
+        _int_stream_id = self.stream_id
+        if not 0 <= _int_stream_id <= 0xFFFFFFFF:
+            raise EncodeError(f"Error.stream_id: {_int_stream_id!r} is outside 0..0xffffffff")
+        out.append(_S_IH.pack(_int_stream_id, (0xB << 8) | flags))
+        _int_error_code = self.error_code
+        if not 0 <= _int_error_code <= 0xFFFFFFFF:
+            raise EncodeError(f"Error.error_code: {_int_error_code!r} is outside 0..0xffffffff")
+        out.append(_S_I.pack(_int_error_code))
+        _opt_metadata = self.metadata
+        if _opt_metadata is not None:
+            _raw_metadata = _opt_metadata
+            _len_metadata = len(_raw_metadata)
+            if not 0 <= _len_metadata <= 0xFFFFFF:
+                raise EncodeError(
+                    f"Error.metadata length: {_len_metadata!r} is outside 0..0xffffff"
+                )
+            out.append(_len_metadata.to_bytes(3, "big"))
+            out.append(_raw_metadata)
+        _raw_data = self.data
+        out.append(_raw_data)
         return b"".join(out)
 
 
@@ -1584,16 +1622,20 @@ class MetadataPush:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags | 0x40
         out: list[bytes] = []
-        _int1 = self.stream_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
-            raise EncodeError(f"MetadataPush.stream_id: {_int1!r} is outside 0..0xffffffff")
-        out.append(_S_IH.pack(_int1, (0xC << 8) | flags))
-        _raw2 = self.metadata
-        _n3 = len(_raw2)
-        if not 0 <= _n3 <= 0xFFFFFF:
-            raise EncodeError(f"MetadataPush.metadata length: {_n3!r} is outside 0..0xffffff")
-        out.append(_n3.to_bytes(3, "big"))
-        out.append(_raw2)
+        _int_stream_id = self.stream_id
+        if not 0 <= _int_stream_id <= 0xFFFFFFFF:
+            raise EncodeError(
+                f"MetadataPush.stream_id: {_int_stream_id!r} is outside 0..0xffffffff"
+            )
+        out.append(_S_IH.pack(_int_stream_id, (0xC << 8) | flags))
+        _raw_metadata = self.metadata
+        _len_metadata = len(_raw_metadata)
+        if not 0 <= _len_metadata <= 0xFFFFFF:
+            raise EncodeError(
+                f"MetadataPush.metadata length: {_len_metadata!r} is outside 0..0xffffff"
+            )
+        out.append(_len_metadata.to_bytes(3, "big"))
+        out.append(_raw_metadata)
         return b"".join(out)
 
 
@@ -1680,23 +1722,25 @@ class Resume:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags
         out: list[bytes] = []
-        _int1 = self.stream_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
-            raise EncodeError(f"Resume.stream_id: {_int1!r} is outside 0..0xffffffff")
-        out.append(_S_IH.pack(_int1, (0xD << 8) | flags))
-        _raw2 = self.resume_token
-        _n3 = 16
-        if len(_raw2) != _n3:
+        _int_stream_id = self.stream_id
+        if not 0 <= _int_stream_id <= 0xFFFFFFFF:
+            raise EncodeError(f"Resume.stream_id: {_int_stream_id!r} is outside 0..0xffffffff")
+        out.append(_S_IH.pack(_int_stream_id, (0xD << 8) | flags))
+        _raw_resume_token = self.resume_token
+        _n_resume_token = 16
+        if len(_raw_resume_token) != _n_resume_token:
             raise EncodeError(
-                f"Resume.resume_token: {len(_raw2)} bytes, but the layout needs exactly {_n3}"
+                f"Resume.resume_token: {len(_raw_resume_token)} bytes, but the layout needs "
+                f"exactly {_n_resume_token}"
             )
-        out.append(_raw2)
-        _int4 = self.last_received_position
-        if not 0 <= _int4 <= 0xFFFFFFFFFFFFFFFF:
+        out.append(_raw_resume_token)
+        _int_last_received_position = self.last_received_position
+        if not 0 <= _int_last_received_position <= 0xFFFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"Resume.last_received_position: {_int4!r} is outside 0..0xffffffffffffffff"
+                f"Resume.last_received_position: {_int_last_received_position!r} is outside "
+                "0..0xffffffffffffffff"
             )
-        out.append(_S_Q.pack(_int4))
+        out.append(_S_Q.pack(_int_last_received_position))
         return b"".join(out)
 
 
@@ -1770,16 +1814,17 @@ class ResumeOk:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags
         out: list[bytes] = []
-        _int1 = self.stream_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
-            raise EncodeError(f"ResumeOk.stream_id: {_int1!r} is outside 0..0xffffffff")
-        out.append(_S_IH.pack(_int1, (0xE << 8) | flags))
-        _int2 = self.last_received_position
-        if not 0 <= _int2 <= 0xFFFFFFFFFFFFFFFF:
+        _int_stream_id = self.stream_id
+        if not 0 <= _int_stream_id <= 0xFFFFFFFF:
+            raise EncodeError(f"ResumeOk.stream_id: {_int_stream_id!r} is outside 0..0xffffffff")
+        out.append(_S_IH.pack(_int_stream_id, (0xE << 8) | flags))
+        _int_last_received_position = self.last_received_position
+        if not 0 <= _int_last_received_position <= 0xFFFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"ResumeOk.last_received_position: {_int2!r} is outside 0..0xffffffffffffffff"
+                f"ResumeOk.last_received_position: {_int_last_received_position!r} is outside "
+                "0..0xffffffffffffffff"
             )
-        out.append(_S_Q.pack(_int2))
+        out.append(_S_Q.pack(_int_last_received_position))
         return b"".join(out)
 
 
@@ -1876,24 +1921,24 @@ class Ext:
         if self.metadata is not None:
             flags |= 0x40
         out: list[bytes] = []
-        _int1 = self.stream_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
-            raise EncodeError(f"Ext.stream_id: {_int1!r} is outside 0..0xffffffff")
-        out.append(_S_IH.pack(_int1, (0xFF << 8) | flags))
-        _int2 = self.extended_type
-        if not 0 <= _int2 <= 0xFFFFFFFF:
-            raise EncodeError(f"Ext.extended_type: {_int2!r} is outside 0..0xffffffff")
-        out.append(_S_I.pack(_int2))
-        _opt3 = self.metadata
-        if _opt3 is not None:
-            _raw4 = _opt3
-            _n5 = len(_raw4)
-            if not 0 <= _n5 <= 0xFFFFFF:
-                raise EncodeError(f"Ext.metadata length: {_n5!r} is outside 0..0xffffff")
-            out.append(_n5.to_bytes(3, "big"))
-            out.append(_raw4)
-        _raw6 = self.data
-        out.append(_raw6)
+        _int_stream_id = self.stream_id
+        if not 0 <= _int_stream_id <= 0xFFFFFFFF:
+            raise EncodeError(f"Ext.stream_id: {_int_stream_id!r} is outside 0..0xffffffff")
+        out.append(_S_IH.pack(_int_stream_id, (0xFF << 8) | flags))
+        _int_extended_type = self.extended_type
+        if not 0 <= _int_extended_type <= 0xFFFFFFFF:
+            raise EncodeError(f"Ext.extended_type: {_int_extended_type!r} is outside 0..0xffffffff")
+        out.append(_S_I.pack(_int_extended_type))
+        _opt_metadata = self.metadata
+        if _opt_metadata is not None:
+            _raw_metadata = _opt_metadata
+            _len_metadata = len(_raw_metadata)
+            if not 0 <= _len_metadata <= 0xFFFFFF:
+                raise EncodeError(f"Ext.metadata length: {_len_metadata!r} is outside 0..0xffffff")
+            out.append(_len_metadata.to_bytes(3, "big"))
+            out.append(_raw_metadata)
+        _raw_data = self.data
+        out.append(_raw_data)
         return b"".join(out)
 
 
@@ -1959,13 +2004,15 @@ class UnknownFrame:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         out: list[bytes] = []
         flags = self.flags
-        _int1 = self.stream_id
-        if not 0 <= _int1 <= 0xFFFFFFFF:
-            raise EncodeError(f"UnknownFrame.stream_id: {_int1!r} is outside 0..0xffffffff")
-        _bits2 = self.code
-        if not 0 <= _bits2 <= 0xFF:
-            raise EncodeError(f"UnknownFrame.frame_type: {_bits2!r} is outside 0..0xff")
-        out.append(_S_IH.pack(_int1, (_bits2 << 8) | flags))
+        _int_stream_id = self.stream_id
+        if not 0 <= _int_stream_id <= 0xFFFFFFFF:
+            raise EncodeError(
+                f"UnknownFrame.stream_id: {_int_stream_id!r} is outside 0..0xffffffff"
+            )
+        _bits_frame_type = self.code
+        if not 0 <= _bits_frame_type <= 0xFF:
+            raise EncodeError(f"UnknownFrame.frame_type: {_bits_frame_type!r} is outside 0..0xff")
+        out.append(_S_IH.pack(_int_stream_id, (_bits_frame_type << 8) | flags))
         out.append(self.body)
         return b"".join(out)
 
@@ -1999,47 +2046,53 @@ def _decode_setup(
         data, pos
     )
     pos += 12
-    _n1 = 16
-    if _n1 < 0:
-        raise InvalidValue(f"Setup.resume_token: negative length {_n1}")
-    if _n1 > end - pos:
+    _n_resume_token = 16
+    if _n_resume_token < 0:
+        raise InvalidValue(f"Setup.resume_token: negative length {_n_resume_token}")
+    if _n_resume_token > end - pos:
         raise Truncated(
-            f"Setup.resume_token: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+            f"Setup.resume_token: {_n_resume_token} bytes declared, {end - pos} left",
+            needed=pos + _n_resume_token,
         )
-    v_resume_token = data[pos : pos + _n1]
-    pos += _n1
+    v_resume_token = data[pos : pos + _n_resume_token]
+    pos += _n_resume_token
     if end - pos < 1:
         raise Truncated("Setup.metadata_mime_type: input ends", needed=pos + 1)
-    _n2 = data[pos]
+    _n_metadata_mime_type = data[pos]
     pos += 1
-    if _n2 > end - pos:
+    if _n_metadata_mime_type > end - pos:
         raise Truncated(
-            f"Setup.metadata_mime_type: {_n2} bytes declared, {end - pos} left", needed=pos + _n2
+            f"Setup.metadata_mime_type: {_n_metadata_mime_type} bytes declared, {end - pos} left",
+            needed=pos + _n_metadata_mime_type,
         )
-    v_metadata_mime_type = _support.utf8(data[pos : pos + _n2], "Setup.metadata_mime_type")
-    pos += _n2
+    v_metadata_mime_type = _support.utf8(
+        data[pos : pos + _n_metadata_mime_type], "Setup.metadata_mime_type"
+    )
+    pos += _n_metadata_mime_type
     if end - pos < 1:
         raise Truncated("Setup.data_mime_type: input ends", needed=pos + 1)
-    _n3 = data[pos]
+    _n_data_mime_type = data[pos]
     pos += 1
-    if _n3 > end - pos:
+    if _n_data_mime_type > end - pos:
         raise Truncated(
-            f"Setup.data_mime_type: {_n3} bytes declared, {end - pos} left", needed=pos + _n3
+            f"Setup.data_mime_type: {_n_data_mime_type} bytes declared, {end - pos} left",
+            needed=pos + _n_data_mime_type,
         )
-    v_data_mime_type = _support.utf8(data[pos : pos + _n3], "Setup.data_mime_type")
-    pos += _n3
+    v_data_mime_type = _support.utf8(data[pos : pos + _n_data_mime_type], "Setup.data_mime_type")
+    pos += _n_data_mime_type
     if flags & 0x40:
         if end - pos < 3:
             raise Truncated("Setup.metadata: input ends", needed=pos + 3)
-        _hi5, _lo6 = _S_BH.unpack_from(data, pos)
-        _n4 = (_hi5 << 16) | _lo6
+        _hi_n_metadata, _lo_n_metadata = _S_BH.unpack_from(data, pos)
+        _n_metadata = (_hi_n_metadata << 16) | _lo_n_metadata
         pos += 3
-        if _n4 > end - pos:
+        if _n_metadata > end - pos:
             raise Truncated(
-                f"Setup.metadata: {_n4} bytes declared, {end - pos} left", needed=pos + _n4
+                f"Setup.metadata: {_n_metadata} bytes declared, {end - pos} left",
+                needed=pos + _n_metadata,
             )
-        v_metadata = data[pos : pos + _n4]
-        pos += _n4
+        v_metadata = data[pos : pos + _n_metadata]
+        pos += _n_metadata
     else:
         v_metadata = None
     v_data = data[pos:end]
@@ -2069,15 +2122,16 @@ def _decode_lease(
     if flags & 0x40:
         if end - pos < 3:
             raise Truncated("Lease.metadata: input ends", needed=pos + 3)
-        _hi2, _lo3 = _S_BH.unpack_from(data, pos)
-        _n1 = (_hi2 << 16) | _lo3
+        _hi_n_metadata, _lo_n_metadata = _S_BH.unpack_from(data, pos)
+        _n_metadata = (_hi_n_metadata << 16) | _lo_n_metadata
         pos += 3
-        if _n1 > end - pos:
+        if _n_metadata > end - pos:
             raise Truncated(
-                f"Lease.metadata: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+                f"Lease.metadata: {_n_metadata} bytes declared, {end - pos} left",
+                needed=pos + _n_metadata,
             )
-        v_metadata = data[pos : pos + _n1]
-        pos += _n1
+        v_metadata = data[pos : pos + _n_metadata]
+        pos += _n_metadata
     else:
         v_metadata = None
     frame = _new(Lease)
@@ -2112,16 +2166,16 @@ def _decode_request_response(
     if flags & 0x40:
         if end - pos < 3:
             raise Truncated("RequestResponse.metadata: input ends", needed=pos + 3)
-        _hi2, _lo3 = _S_BH.unpack_from(data, pos)
-        _n1 = (_hi2 << 16) | _lo3
+        _hi_n_metadata, _lo_n_metadata = _S_BH.unpack_from(data, pos)
+        _n_metadata = (_hi_n_metadata << 16) | _lo_n_metadata
         pos += 3
-        if _n1 > end - pos:
+        if _n_metadata > end - pos:
             raise Truncated(
-                f"RequestResponse.metadata: {_n1} bytes declared, {end - pos} left",
-                needed=pos + _n1,
+                f"RequestResponse.metadata: {_n_metadata} bytes declared, {end - pos} left",
+                needed=pos + _n_metadata,
             )
-        v_metadata = data[pos : pos + _n1]
-        pos += _n1
+        v_metadata = data[pos : pos + _n_metadata]
+        pos += _n_metadata
     else:
         v_metadata = None
     v_data = data[pos:end]
@@ -2140,15 +2194,16 @@ def _decode_request_fnf(
     if flags & 0x40:
         if end - pos < 3:
             raise Truncated("RequestFnf.metadata: input ends", needed=pos + 3)
-        _hi2, _lo3 = _S_BH.unpack_from(data, pos)
-        _n1 = (_hi2 << 16) | _lo3
+        _hi_n_metadata, _lo_n_metadata = _S_BH.unpack_from(data, pos)
+        _n_metadata = (_hi_n_metadata << 16) | _lo_n_metadata
         pos += 3
-        if _n1 > end - pos:
+        if _n_metadata > end - pos:
             raise Truncated(
-                f"RequestFnf.metadata: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+                f"RequestFnf.metadata: {_n_metadata} bytes declared, {end - pos} left",
+                needed=pos + _n_metadata,
             )
-        v_metadata = data[pos : pos + _n1]
-        pos += _n1
+        v_metadata = data[pos : pos + _n_metadata]
+        pos += _n_metadata
     else:
         v_metadata = None
     v_data = data[pos:end]
@@ -2175,15 +2230,16 @@ def _decode_request_stream(
     if flags & 0x40:
         if end - pos < 3:
             raise Truncated("RequestStream.metadata: input ends", needed=pos + 3)
-        _hi2, _lo3 = _S_BH.unpack_from(data, pos)
-        _n1 = (_hi2 << 16) | _lo3
+        _hi_n_metadata, _lo_n_metadata = _S_BH.unpack_from(data, pos)
+        _n_metadata = (_hi_n_metadata << 16) | _lo_n_metadata
         pos += 3
-        if _n1 > end - pos:
+        if _n_metadata > end - pos:
             raise Truncated(
-                f"RequestStream.metadata: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+                f"RequestStream.metadata: {_n_metadata} bytes declared, {end - pos} left",
+                needed=pos + _n_metadata,
             )
-        v_metadata = data[pos : pos + _n1]
-        pos += _n1
+        v_metadata = data[pos : pos + _n_metadata]
+        pos += _n_metadata
     else:
         v_metadata = None
     v_data = data[pos:end]
@@ -2214,15 +2270,16 @@ def _decode_request_channel(
     if flags & 0x40:
         if end - pos < 3:
             raise Truncated("RequestChannel.metadata: input ends", needed=pos + 3)
-        _hi2, _lo3 = _S_BH.unpack_from(data, pos)
-        _n1 = (_hi2 << 16) | _lo3
+        _hi_n_metadata, _lo_n_metadata = _S_BH.unpack_from(data, pos)
+        _n_metadata = (_hi_n_metadata << 16) | _lo_n_metadata
         pos += 3
-        if _n1 > end - pos:
+        if _n_metadata > end - pos:
             raise Truncated(
-                f"RequestChannel.metadata: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+                f"RequestChannel.metadata: {_n_metadata} bytes declared, {end - pos} left",
+                needed=pos + _n_metadata,
             )
-        v_metadata = data[pos : pos + _n1]
-        pos += _n1
+        v_metadata = data[pos : pos + _n_metadata]
+        pos += _n_metadata
     else:
         v_metadata = None
     v_data = data[pos:end]
@@ -2258,15 +2315,16 @@ def _decode_cancel(
     if flags & 0x40:
         if end - pos < 3:
             raise Truncated("Cancel.metadata: input ends", needed=pos + 3)
-        _hi2, _lo3 = _S_BH.unpack_from(data, pos)
-        _n1 = (_hi2 << 16) | _lo3
+        _hi_n_metadata, _lo_n_metadata = _S_BH.unpack_from(data, pos)
+        _n_metadata = (_hi_n_metadata << 16) | _lo_n_metadata
         pos += 3
-        if _n1 > end - pos:
+        if _n_metadata > end - pos:
             raise Truncated(
-                f"Cancel.metadata: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+                f"Cancel.metadata: {_n_metadata} bytes declared, {end - pos} left",
+                needed=pos + _n_metadata,
             )
-        v_metadata = data[pos : pos + _n1]
-        pos += _n1
+        v_metadata = data[pos : pos + _n_metadata]
+        pos += _n_metadata
     else:
         v_metadata = None
     frame = _new(Cancel)
@@ -2282,15 +2340,16 @@ def _decode_response(
     if flags & 0x40:
         if end - pos < 3:
             raise Truncated("Response.metadata: input ends", needed=pos + 3)
-        _hi2, _lo3 = _S_BH.unpack_from(data, pos)
-        _n1 = (_hi2 << 16) | _lo3
+        _hi_n_metadata, _lo_n_metadata = _S_BH.unpack_from(data, pos)
+        _n_metadata = (_hi_n_metadata << 16) | _lo_n_metadata
         pos += 3
-        if _n1 > end - pos:
+        if _n_metadata > end - pos:
             raise Truncated(
-                f"Response.metadata: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+                f"Response.metadata: {_n_metadata} bytes declared, {end - pos} left",
+                needed=pos + _n_metadata,
             )
-        v_metadata = data[pos : pos + _n1]
-        pos += _n1
+        v_metadata = data[pos : pos + _n_metadata]
+        pos += _n_metadata
     else:
         v_metadata = None
     v_data = data[pos:end]
@@ -2313,15 +2372,16 @@ def _decode_error(
     if flags & 0x40:
         if end - pos < 3:
             raise Truncated("Error.metadata: input ends", needed=pos + 3)
-        _hi2, _lo3 = _S_BH.unpack_from(data, pos)
-        _n1 = (_hi2 << 16) | _lo3
+        _hi_n_metadata, _lo_n_metadata = _S_BH.unpack_from(data, pos)
+        _n_metadata = (_hi_n_metadata << 16) | _lo_n_metadata
         pos += 3
-        if _n1 > end - pos:
+        if _n_metadata > end - pos:
             raise Truncated(
-                f"Error.metadata: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+                f"Error.metadata: {_n_metadata} bytes declared, {end - pos} left",
+                needed=pos + _n_metadata,
             )
-        v_metadata = data[pos : pos + _n1]
-        pos += _n1
+        v_metadata = data[pos : pos + _n_metadata]
+        pos += _n_metadata
     else:
         v_metadata = None
     v_data = data[pos:end]
@@ -2340,15 +2400,16 @@ def _decode_metadata_push(
 ) -> tuple[MetadataPush, int]:
     if end - pos < 3:
         raise Truncated("MetadataPush.metadata: input ends", needed=pos + 3)
-    _hi2, _lo3 = _S_BH.unpack_from(data, pos)
-    _n1 = (_hi2 << 16) | _lo3
+    _hi_n_metadata, _lo_n_metadata = _S_BH.unpack_from(data, pos)
+    _n_metadata = (_hi_n_metadata << 16) | _lo_n_metadata
     pos += 3
-    if _n1 > end - pos:
+    if _n_metadata > end - pos:
         raise Truncated(
-            f"MetadataPush.metadata: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+            f"MetadataPush.metadata: {_n_metadata} bytes declared, {end - pos} left",
+            needed=pos + _n_metadata,
         )
-    v_metadata = data[pos : pos + _n1]
-    pos += _n1
+    v_metadata = data[pos : pos + _n_metadata]
+    pos += _n_metadata
     frame = _new(MetadataPush)
     frame.stream_id = v_stream_id
     frame._flags = flags & 0x80
@@ -2359,15 +2420,16 @@ def _decode_metadata_push(
 def _decode_resume(
     data: bytes, pos: int, end: int, ctx: Context | None, v_stream_id: int, flags: int
 ) -> tuple[Resume, int]:
-    _n1 = 16
-    if _n1 < 0:
-        raise InvalidValue(f"Resume.resume_token: negative length {_n1}")
-    if _n1 > end - pos:
+    _n_resume_token = 16
+    if _n_resume_token < 0:
+        raise InvalidValue(f"Resume.resume_token: negative length {_n_resume_token}")
+    if _n_resume_token > end - pos:
         raise Truncated(
-            f"Resume.resume_token: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+            f"Resume.resume_token: {_n_resume_token} bytes declared, {end - pos} left",
+            needed=pos + _n_resume_token,
         )
-    v_resume_token = data[pos : pos + _n1]
-    pos += _n1
+    v_resume_token = data[pos : pos + _n_resume_token]
+    pos += _n_resume_token
     if end - pos < 8:
         raise Truncated("Resume: input ends inside the frame", needed=pos + 8)
     (v_last_received_position,) = _S_Q.unpack_from(data, pos)
@@ -2404,15 +2466,16 @@ def _decode_ext(
     if flags & 0x40:
         if end - pos < 3:
             raise Truncated("Ext.metadata: input ends", needed=pos + 3)
-        _hi2, _lo3 = _S_BH.unpack_from(data, pos)
-        _n1 = (_hi2 << 16) | _lo3
+        _hi_n_metadata, _lo_n_metadata = _S_BH.unpack_from(data, pos)
+        _n_metadata = (_hi_n_metadata << 16) | _lo_n_metadata
         pos += 3
-        if _n1 > end - pos:
+        if _n_metadata > end - pos:
             raise Truncated(
-                f"Ext.metadata: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+                f"Ext.metadata: {_n_metadata} bytes declared, {end - pos} left",
+                needed=pos + _n_metadata,
             )
-        v_metadata = data[pos : pos + _n1]
-        pos += _n1
+        v_metadata = data[pos : pos + _n_metadata]
+        pos += _n_metadata
     else:
         v_metadata = None
     v_data = data[pos:end]
@@ -2432,10 +2495,10 @@ def decode_at(
     """Decode one frame from ``data[pos:end]``; returns it and the position after it."""
     if end - pos < 6:
         raise Truncated("header: input ends inside the frame", needed=pos + 6)
-    v_stream_id, _w1 = _S_IH.unpack_from(data, pos)
+    v_stream_id, _w1_4 = _S_IH.unpack_from(data, pos)
     pos += 6
-    v_frame_type = _w1 >> 8
-    flags = _w1 & 0xFF
+    v_frame_type = _w1_4 >> 8
+    flags = _w1_4 & 0xFF
     key = v_frame_type
     decoder = _DECODERS.get(key)
     if decoder is None:

@@ -67,8 +67,8 @@ def setup(draw: st.DrawFn) -> tuple[Setup, Context]:
     v_minor_version = draw(st.integers(0, 0xFFFF))
     v_keepalive_interval = draw(st.integers(0, 0xFFFFFFFF))
     v_max_lifetime = draw(st.integers(0, 0xFFFFFFFF))
-    _n1 = 16
-    v_resume_token = draw(st.binary(min_size=_n1, max_size=_n1))
+    _n_resume_token = 16
+    v_resume_token = draw(st.binary(min_size=_n_resume_token, max_size=_n_resume_token))
     v_metadata_mime_type = draw(st.text(st.characters(codec="utf-8"), max_size=6))
     v_data_mime_type = draw(st.text(st.characters(codec="utf-8"), max_size=6))
     v_metadata = draw(st.none() | st.binary(max_size=24))
@@ -239,8 +239,8 @@ def resume(draw: st.DrawFn) -> tuple[Resume, Context]:
     ctx = Context()
     v_stream_id = draw(st.integers(0, 0xFFFFFFFF))
     v_ignore = draw(st.booleans())
-    _n1 = 16
-    v_resume_token = draw(st.binary(min_size=_n1, max_size=_n1))
+    _n_resume_token = 16
+    v_resume_token = draw(st.binary(min_size=_n_resume_token, max_size=_n_resume_token))
     v_last_received_position = draw(st.integers(0, 0xFFFFFFFFFFFFFFFF))
     return Resume(v_stream_id, v_ignore, v_resume_token, v_last_received_position), ctx
 

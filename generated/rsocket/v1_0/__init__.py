@@ -359,53 +359,69 @@ class Setup:
         if self.metadata is not None:
             flags |= 0x100
         out: list[bytes] = []
-        _bits1 = self.stream_id
-        if not 0 <= _bits1 <= 0x7FFFFFFF:
-            raise EncodeError(f"Setup.stream_id: {_bits1!r} is outside 0..0x7fffffff")
-        out.append(_S_IH.pack(_bits1, (1 << 10) | flags))
-        _int2 = self.major_version
-        if not 0 <= _int2 <= 0xFFFF:
-            raise EncodeError(f"Setup.major_version: {_int2!r} is outside 0..0xffff")
-        _int3 = self.minor_version
-        if not 0 <= _int3 <= 0xFFFF:
-            raise EncodeError(f"Setup.minor_version: {_int3!r} is outside 0..0xffff")
-        _bits4 = self.keepalive_interval
-        if not 1 <= _bits4 <= 0x7FFFFFFF:
-            raise EncodeError(f"Setup.keepalive_interval: {_bits4!r} is outside 1..0x7fffffff")
-        _bits5 = self.max_lifetime
-        if not 1 <= _bits5 <= 0x7FFFFFFF:
-            raise EncodeError(f"Setup.max_lifetime: {_bits5!r} is outside 1..0x7fffffff")
-        out.append(_S_HHII.pack(_int2, _int3, _bits4, _bits5))
-        _opt6 = self.resume_token
-        if _opt6 is not None:
-            _raw7 = _opt6
-            _n8 = len(_raw7)
-            if not 0 <= _n8 <= 0xFFFF:
-                raise EncodeError(f"Setup.resume_token length: {_n8!r} is outside 0..0xffff")
-            out.append(_S_H.pack(_n8))
-            out.append(_raw7)
-        _raw9 = self.metadata_mime_type.encode("utf-8")
-        _n10 = len(_raw9)
-        if not 0 <= _n10 <= 0xFF:
-            raise EncodeError(f"Setup.metadata_mime_type length: {_n10!r} is outside 0..0xff")
-        out.append(bytes((_n10,)))
-        out.append(_raw9)
-        _raw11 = self.data_mime_type.encode("utf-8")
-        _n12 = len(_raw11)
-        if not 0 <= _n12 <= 0xFF:
-            raise EncodeError(f"Setup.data_mime_type length: {_n12!r} is outside 0..0xff")
-        out.append(bytes((_n12,)))
-        out.append(_raw11)
-        _opt13 = self.metadata
-        if _opt13 is not None:
-            _raw14 = _opt13
-            _n15 = len(_raw14)
-            if not 0 <= _n15 <= 0xFFFFFF:
-                raise EncodeError(f"Setup.metadata length: {_n15!r} is outside 0..0xffffff")
-            out.append(_n15.to_bytes(3, "big"))
-            out.append(_raw14)
-        _raw16 = self.data
-        out.append(_raw16)
+        _bits_stream_id = self.stream_id
+        if not 0 <= _bits_stream_id <= 0x7FFFFFFF:
+            raise EncodeError(f"Setup.stream_id: {_bits_stream_id!r} is outside 0..0x7fffffff")
+        out.append(_S_IH.pack(_bits_stream_id, (1 << 10) | flags))
+        _int_major_version = self.major_version
+        if not 0 <= _int_major_version <= 0xFFFF:
+            raise EncodeError(f"Setup.major_version: {_int_major_version!r} is outside 0..0xffff")
+        _int_minor_version = self.minor_version
+        if not 0 <= _int_minor_version <= 0xFFFF:
+            raise EncodeError(f"Setup.minor_version: {_int_minor_version!r} is outside 0..0xffff")
+        _bits_keepalive_interval = self.keepalive_interval
+        if not 1 <= _bits_keepalive_interval <= 0x7FFFFFFF:
+            raise EncodeError(
+                f"Setup.keepalive_interval: {_bits_keepalive_interval!r} is outside 1..0x7fffffff"
+            )
+        _bits_max_lifetime = self.max_lifetime
+        if not 1 <= _bits_max_lifetime <= 0x7FFFFFFF:
+            raise EncodeError(
+                f"Setup.max_lifetime: {_bits_max_lifetime!r} is outside 1..0x7fffffff"
+            )
+        out.append(
+            _S_HHII.pack(
+                _int_major_version, _int_minor_version, _bits_keepalive_interval, _bits_max_lifetime
+            )
+        )
+        _opt_resume_token = self.resume_token
+        if _opt_resume_token is not None:
+            _raw_resume_token = _opt_resume_token
+            _len_resume_token = len(_raw_resume_token)
+            if not 0 <= _len_resume_token <= 0xFFFF:
+                raise EncodeError(
+                    f"Setup.resume_token length: {_len_resume_token!r} is outside 0..0xffff"
+                )
+            out.append(_S_H.pack(_len_resume_token))
+            out.append(_raw_resume_token)
+        _raw_metadata_mime_type = self.metadata_mime_type.encode("utf-8")
+        _len_metadata_mime_type = len(_raw_metadata_mime_type)
+        if not 0 <= _len_metadata_mime_type <= 0xFF:
+            raise EncodeError(
+                f"Setup.metadata_mime_type length: {_len_metadata_mime_type!r} is outside 0..0xff"
+            )
+        out.append(bytes((_len_metadata_mime_type,)))
+        out.append(_raw_metadata_mime_type)
+        _raw_data_mime_type = self.data_mime_type.encode("utf-8")
+        _len_data_mime_type = len(_raw_data_mime_type)
+        if not 0 <= _len_data_mime_type <= 0xFF:
+            raise EncodeError(
+                f"Setup.data_mime_type length: {_len_data_mime_type!r} is outside 0..0xff"
+            )
+        out.append(bytes((_len_data_mime_type,)))
+        out.append(_raw_data_mime_type)
+        _opt_metadata = self.metadata
+        if _opt_metadata is not None:
+            _raw_metadata = _opt_metadata
+            _len_metadata = len(_raw_metadata)
+            if not 0 <= _len_metadata <= 0xFFFFFF:
+                raise EncodeError(
+                    f"Setup.metadata length: {_len_metadata!r} is outside 0..0xffffff"
+                )
+            out.append(_len_metadata.to_bytes(3, "big"))
+            out.append(_raw_metadata)
+        _raw_data = self.data
+        out.append(_raw_data)
         return b"".join(out)
 
 
@@ -500,21 +516,23 @@ class Lease:
         if self.metadata is not None:
             flags |= 0x100
         out: list[bytes] = []
-        _bits1 = self.stream_id
-        if not 0 <= _bits1 <= 0x7FFFFFFF:
-            raise EncodeError(f"Lease.stream_id: {_bits1!r} is outside 0..0x7fffffff")
-        out.append(_S_IH.pack(_bits1, (2 << 10) | flags))
-        _bits2 = self.ttl
-        if not 0 <= _bits2 <= 0x7FFFFFFF:
-            raise EncodeError(f"Lease.ttl: {_bits2!r} is outside 0..0x7fffffff")
-        _bits3 = self.number_of_requests
-        if not 0 <= _bits3 <= 0x7FFFFFFF:
-            raise EncodeError(f"Lease.number_of_requests: {_bits3!r} is outside 0..0x7fffffff")
-        out.append(_S_II.pack(_bits2, _bits3))
-        _opt4 = self.metadata
-        if _opt4 is not None:
-            _raw5 = _opt4
-            out.append(_raw5)
+        _bits_stream_id = self.stream_id
+        if not 0 <= _bits_stream_id <= 0x7FFFFFFF:
+            raise EncodeError(f"Lease.stream_id: {_bits_stream_id!r} is outside 0..0x7fffffff")
+        out.append(_S_IH.pack(_bits_stream_id, (2 << 10) | flags))
+        _bits_ttl = self.ttl
+        if not 0 <= _bits_ttl <= 0x7FFFFFFF:
+            raise EncodeError(f"Lease.ttl: {_bits_ttl!r} is outside 0..0x7fffffff")
+        _bits_number_of_requests = self.number_of_requests
+        if not 0 <= _bits_number_of_requests <= 0x7FFFFFFF:
+            raise EncodeError(
+                f"Lease.number_of_requests: {_bits_number_of_requests!r} is outside 0..0x7fffffff"
+            )
+        out.append(_S_II.pack(_bits_ttl, _bits_number_of_requests))
+        _opt_metadata = self.metadata
+        if _opt_metadata is not None:
+            _raw_metadata = _opt_metadata
+            out.append(_raw_metadata)
         return b"".join(out)
 
 
@@ -612,18 +630,19 @@ class Keepalive:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags
         out: list[bytes] = []
-        _bits1 = self.stream_id
-        if not 0 <= _bits1 <= 0x7FFFFFFF:
-            raise EncodeError(f"Keepalive.stream_id: {_bits1!r} is outside 0..0x7fffffff")
-        out.append(_S_IH.pack(_bits1, (3 << 10) | flags))
-        _bits2 = self.last_received_position
-        if not 0 <= _bits2 <= 0x7FFFFFFFFFFFFFFF:
+        _bits_stream_id = self.stream_id
+        if not 0 <= _bits_stream_id <= 0x7FFFFFFF:
+            raise EncodeError(f"Keepalive.stream_id: {_bits_stream_id!r} is outside 0..0x7fffffff")
+        out.append(_S_IH.pack(_bits_stream_id, (3 << 10) | flags))
+        _bits_last_received_position = self.last_received_position
+        if not 0 <= _bits_last_received_position <= 0x7FFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"Keepalive.last_received_position: {_bits2!r} is outside 0..0x7fffffffffffffff"
+                f"Keepalive.last_received_position: {_bits_last_received_position!r} is outside "
+                "0..0x7fffffffffffffff"
             )
-        out.append(_S_Q.pack(_bits2))
-        _raw3 = self.data
-        out.append(_raw3)
+        out.append(_S_Q.pack(_bits_last_received_position))
+        _raw_data = self.data
+        out.append(_raw_data)
         return b"".join(out)
 
 
@@ -722,22 +741,24 @@ class RequestResponse:
         if self.metadata is not None:
             flags |= 0x100
         out: list[bytes] = []
-        _bits1 = self.stream_id
-        if not 0 <= _bits1 <= 0x7FFFFFFF:
-            raise EncodeError(f"RequestResponse.stream_id: {_bits1!r} is outside 0..0x7fffffff")
-        out.append(_S_IH.pack(_bits1, (4 << 10) | flags))
-        _opt2 = self.metadata
-        if _opt2 is not None:
-            _raw3 = _opt2
-            _n4 = len(_raw3)
-            if not 0 <= _n4 <= 0xFFFFFF:
+        _bits_stream_id = self.stream_id
+        if not 0 <= _bits_stream_id <= 0x7FFFFFFF:
+            raise EncodeError(
+                f"RequestResponse.stream_id: {_bits_stream_id!r} is outside 0..0x7fffffff"
+            )
+        out.append(_S_IH.pack(_bits_stream_id, (4 << 10) | flags))
+        _opt_metadata = self.metadata
+        if _opt_metadata is not None:
+            _raw_metadata = _opt_metadata
+            _len_metadata = len(_raw_metadata)
+            if not 0 <= _len_metadata <= 0xFFFFFF:
                 raise EncodeError(
-                    f"RequestResponse.metadata length: {_n4!r} is outside 0..0xffffff"
+                    f"RequestResponse.metadata length: {_len_metadata!r} is outside 0..0xffffff"
                 )
-            out.append(_n4.to_bytes(3, "big"))
-            out.append(_raw3)
-        _raw5 = self.data
-        out.append(_raw5)
+            out.append(_len_metadata.to_bytes(3, "big"))
+            out.append(_raw_metadata)
+        _raw_data = self.data
+        out.append(_raw_data)
         return b"".join(out)
 
 
@@ -836,20 +857,22 @@ class RequestFnf:
         if self.metadata is not None:
             flags |= 0x100
         out: list[bytes] = []
-        _bits1 = self.stream_id
-        if not 0 <= _bits1 <= 0x7FFFFFFF:
-            raise EncodeError(f"RequestFnf.stream_id: {_bits1!r} is outside 0..0x7fffffff")
-        out.append(_S_IH.pack(_bits1, (5 << 10) | flags))
-        _opt2 = self.metadata
-        if _opt2 is not None:
-            _raw3 = _opt2
-            _n4 = len(_raw3)
-            if not 0 <= _n4 <= 0xFFFFFF:
-                raise EncodeError(f"RequestFnf.metadata length: {_n4!r} is outside 0..0xffffff")
-            out.append(_n4.to_bytes(3, "big"))
-            out.append(_raw3)
-        _raw5 = self.data
-        out.append(_raw5)
+        _bits_stream_id = self.stream_id
+        if not 0 <= _bits_stream_id <= 0x7FFFFFFF:
+            raise EncodeError(f"RequestFnf.stream_id: {_bits_stream_id!r} is outside 0..0x7fffffff")
+        out.append(_S_IH.pack(_bits_stream_id, (5 << 10) | flags))
+        _opt_metadata = self.metadata
+        if _opt_metadata is not None:
+            _raw_metadata = _opt_metadata
+            _len_metadata = len(_raw_metadata)
+            if not 0 <= _len_metadata <= 0xFFFFFF:
+                raise EncodeError(
+                    f"RequestFnf.metadata length: {_len_metadata!r} is outside 0..0xffffff"
+                )
+            out.append(_len_metadata.to_bytes(3, "big"))
+            out.append(_raw_metadata)
+        _raw_data = self.data
+        out.append(_raw_data)
         return b"".join(out)
 
 
@@ -957,26 +980,31 @@ class RequestStream:
         if self.metadata is not None:
             flags |= 0x100
         out: list[bytes] = []
-        _bits1 = self.stream_id
-        if not 0 <= _bits1 <= 0x7FFFFFFF:
-            raise EncodeError(f"RequestStream.stream_id: {_bits1!r} is outside 0..0x7fffffff")
-        out.append(_S_IH.pack(_bits1, (6 << 10) | flags))
-        _bits2 = self.initial_request_n
-        if not 1 <= _bits2 <= 0x7FFFFFFF:
+        _bits_stream_id = self.stream_id
+        if not 0 <= _bits_stream_id <= 0x7FFFFFFF:
             raise EncodeError(
-                f"RequestStream.initial_request_n: {_bits2!r} is outside 1..0x7fffffff"
+                f"RequestStream.stream_id: {_bits_stream_id!r} is outside 0..0x7fffffff"
             )
-        out.append(_S_I.pack(_bits2))
-        _opt3 = self.metadata
-        if _opt3 is not None:
-            _raw4 = _opt3
-            _n5 = len(_raw4)
-            if not 0 <= _n5 <= 0xFFFFFF:
-                raise EncodeError(f"RequestStream.metadata length: {_n5!r} is outside 0..0xffffff")
-            out.append(_n5.to_bytes(3, "big"))
-            out.append(_raw4)
-        _raw6 = self.data
-        out.append(_raw6)
+        out.append(_S_IH.pack(_bits_stream_id, (6 << 10) | flags))
+        _bits_initial_request_n = self.initial_request_n
+        if not 1 <= _bits_initial_request_n <= 0x7FFFFFFF:
+            raise EncodeError(
+                f"RequestStream.initial_request_n: {_bits_initial_request_n!r} is outside "
+                "1..0x7fffffff"
+            )
+        out.append(_S_I.pack(_bits_initial_request_n))
+        _opt_metadata = self.metadata
+        if _opt_metadata is not None:
+            _raw_metadata = _opt_metadata
+            _len_metadata = len(_raw_metadata)
+            if not 0 <= _len_metadata <= 0xFFFFFF:
+                raise EncodeError(
+                    f"RequestStream.metadata length: {_len_metadata!r} is outside 0..0xffffff"
+                )
+            out.append(_len_metadata.to_bytes(3, "big"))
+            out.append(_raw_metadata)
+        _raw_data = self.data
+        out.append(_raw_data)
         return b"".join(out)
 
 
@@ -1099,26 +1127,31 @@ class RequestChannel:
         if self.metadata is not None:
             flags |= 0x100
         out: list[bytes] = []
-        _bits1 = self.stream_id
-        if not 0 <= _bits1 <= 0x7FFFFFFF:
-            raise EncodeError(f"RequestChannel.stream_id: {_bits1!r} is outside 0..0x7fffffff")
-        out.append(_S_IH.pack(_bits1, (7 << 10) | flags))
-        _bits2 = self.initial_request_n
-        if not 1 <= _bits2 <= 0x7FFFFFFF:
+        _bits_stream_id = self.stream_id
+        if not 0 <= _bits_stream_id <= 0x7FFFFFFF:
             raise EncodeError(
-                f"RequestChannel.initial_request_n: {_bits2!r} is outside 1..0x7fffffff"
+                f"RequestChannel.stream_id: {_bits_stream_id!r} is outside 0..0x7fffffff"
             )
-        out.append(_S_I.pack(_bits2))
-        _opt3 = self.metadata
-        if _opt3 is not None:
-            _raw4 = _opt3
-            _n5 = len(_raw4)
-            if not 0 <= _n5 <= 0xFFFFFF:
-                raise EncodeError(f"RequestChannel.metadata length: {_n5!r} is outside 0..0xffffff")
-            out.append(_n5.to_bytes(3, "big"))
-            out.append(_raw4)
-        _raw6 = self.data
-        out.append(_raw6)
+        out.append(_S_IH.pack(_bits_stream_id, (7 << 10) | flags))
+        _bits_initial_request_n = self.initial_request_n
+        if not 1 <= _bits_initial_request_n <= 0x7FFFFFFF:
+            raise EncodeError(
+                f"RequestChannel.initial_request_n: {_bits_initial_request_n!r} is outside "
+                "1..0x7fffffff"
+            )
+        out.append(_S_I.pack(_bits_initial_request_n))
+        _opt_metadata = self.metadata
+        if _opt_metadata is not None:
+            _raw_metadata = _opt_metadata
+            _len_metadata = len(_raw_metadata)
+            if not 0 <= _len_metadata <= 0xFFFFFF:
+                raise EncodeError(
+                    f"RequestChannel.metadata length: {_len_metadata!r} is outside 0..0xffffff"
+                )
+            out.append(_len_metadata.to_bytes(3, "big"))
+            out.append(_raw_metadata)
+        _raw_data = self.data
+        out.append(_raw_data)
         return b"".join(out)
 
 
@@ -1190,14 +1223,14 @@ class RequestN:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags
         out: list[bytes] = []
-        _bits1 = self.stream_id
-        if not 0 <= _bits1 <= 0x7FFFFFFF:
-            raise EncodeError(f"RequestN.stream_id: {_bits1!r} is outside 0..0x7fffffff")
-        out.append(_S_IH.pack(_bits1, (8 << 10) | flags))
-        _bits2 = self.request_n
-        if not 1 <= _bits2 <= 0x7FFFFFFF:
-            raise EncodeError(f"RequestN.request_n: {_bits2!r} is outside 1..0x7fffffff")
-        out.append(_S_I.pack(_bits2))
+        _bits_stream_id = self.stream_id
+        if not 0 <= _bits_stream_id <= 0x7FFFFFFF:
+            raise EncodeError(f"RequestN.stream_id: {_bits_stream_id!r} is outside 0..0x7fffffff")
+        out.append(_S_IH.pack(_bits_stream_id, (8 << 10) | flags))
+        _bits_request_n = self.request_n
+        if not 1 <= _bits_request_n <= 0x7FFFFFFF:
+            raise EncodeError(f"RequestN.request_n: {_bits_request_n!r} is outside 1..0x7fffffff")
+        out.append(_S_I.pack(_bits_request_n))
         return b"".join(out)
 
 
@@ -1259,10 +1292,10 @@ class Cancel:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags
         out: list[bytes] = []
-        _bits1 = self.stream_id
-        if not 0 <= _bits1 <= 0x7FFFFFFF:
-            raise EncodeError(f"Cancel.stream_id: {_bits1!r} is outside 0..0x7fffffff")
-        out.append(_S_IH.pack(_bits1, (9 << 10) | flags))
+        _bits_stream_id = self.stream_id
+        if not 0 <= _bits_stream_id <= 0x7FFFFFFF:
+            raise EncodeError(f"Cancel.stream_id: {_bits_stream_id!r} is outside 0..0x7fffffff")
+        out.append(_S_IH.pack(_bits_stream_id, (9 << 10) | flags))
         return b"".join(out)
 
 
@@ -1391,20 +1424,22 @@ class Payload:
         if self.metadata is not None:
             flags |= 0x100
         out: list[bytes] = []
-        _bits1 = self.stream_id
-        if not 0 <= _bits1 <= 0x7FFFFFFF:
-            raise EncodeError(f"Payload.stream_id: {_bits1!r} is outside 0..0x7fffffff")
-        out.append(_S_IH.pack(_bits1, (0xA << 10) | flags))
-        _opt2 = self.metadata
-        if _opt2 is not None:
-            _raw3 = _opt2
-            _n4 = len(_raw3)
-            if not 0 <= _n4 <= 0xFFFFFF:
-                raise EncodeError(f"Payload.metadata length: {_n4!r} is outside 0..0xffffff")
-            out.append(_n4.to_bytes(3, "big"))
-            out.append(_raw3)
-        _raw5 = self.data
-        out.append(_raw5)
+        _bits_stream_id = self.stream_id
+        if not 0 <= _bits_stream_id <= 0x7FFFFFFF:
+            raise EncodeError(f"Payload.stream_id: {_bits_stream_id!r} is outside 0..0x7fffffff")
+        out.append(_S_IH.pack(_bits_stream_id, (0xA << 10) | flags))
+        _opt_metadata = self.metadata
+        if _opt_metadata is not None:
+            _raw_metadata = _opt_metadata
+            _len_metadata = len(_raw_metadata)
+            if not 0 <= _len_metadata <= 0xFFFFFF:
+                raise EncodeError(
+                    f"Payload.metadata length: {_len_metadata!r} is outside 0..0xffffff"
+                )
+            out.append(_len_metadata.to_bytes(3, "big"))
+            out.append(_raw_metadata)
+        _raw_data = self.data
+        out.append(_raw_data)
         return b"".join(out)
 
 
@@ -1485,16 +1520,16 @@ class Error:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags
         out: list[bytes] = []
-        _bits1 = self.stream_id
-        if not 0 <= _bits1 <= 0x7FFFFFFF:
-            raise EncodeError(f"Error.stream_id: {_bits1!r} is outside 0..0x7fffffff")
-        out.append(_S_IH.pack(_bits1, (0xB << 10) | flags))
-        _int2 = self.error_code
-        if not 0 <= _int2 <= 0xFFFFFFFF:
-            raise EncodeError(f"Error.error_code: {_int2!r} is outside 0..0xffffffff")
-        out.append(_S_I.pack(_int2))
-        _raw3 = self.data
-        out.append(_raw3)
+        _bits_stream_id = self.stream_id
+        if not 0 <= _bits_stream_id <= 0x7FFFFFFF:
+            raise EncodeError(f"Error.stream_id: {_bits_stream_id!r} is outside 0..0x7fffffff")
+        out.append(_S_IH.pack(_bits_stream_id, (0xB << 10) | flags))
+        _int_error_code = self.error_code
+        if not 0 <= _int_error_code <= 0xFFFFFFFF:
+            raise EncodeError(f"Error.error_code: {_int_error_code!r} is outside 0..0xffffffff")
+        out.append(_S_I.pack(_int_error_code))
+        _raw_data = self.data
+        out.append(_raw_data)
         return b"".join(out)
 
 
@@ -1566,12 +1601,14 @@ class MetadataPush:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags | 0x100
         out: list[bytes] = []
-        _bits1 = self.stream_id
-        if not 0 <= _bits1 <= 0x7FFFFFFF:
-            raise EncodeError(f"MetadataPush.stream_id: {_bits1!r} is outside 0..0x7fffffff")
-        out.append(_S_IH.pack(_bits1, (0xC << 10) | flags))
-        _raw2 = self.metadata
-        out.append(_raw2)
+        _bits_stream_id = self.stream_id
+        if not 0 <= _bits_stream_id <= 0x7FFFFFFF:
+            raise EncodeError(
+                f"MetadataPush.stream_id: {_bits_stream_id!r} is outside 0..0x7fffffff"
+            )
+        out.append(_S_IH.pack(_bits_stream_id, (0xC << 10) | flags))
+        _raw_metadata = self.metadata
+        out.append(_raw_metadata)
         return b"".join(out)
 
 
@@ -1683,35 +1720,40 @@ class Resume:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags
         out: list[bytes] = []
-        _bits1 = self.stream_id
-        if not 0 <= _bits1 <= 0x7FFFFFFF:
-            raise EncodeError(f"Resume.stream_id: {_bits1!r} is outside 0..0x7fffffff")
-        out.append(_S_IH.pack(_bits1, (0xD << 10) | flags))
-        _int2 = self.major_version
-        if not 0 <= _int2 <= 0xFFFF:
-            raise EncodeError(f"Resume.major_version: {_int2!r} is outside 0..0xffff")
-        _int3 = self.minor_version
-        if not 0 <= _int3 <= 0xFFFF:
-            raise EncodeError(f"Resume.minor_version: {_int3!r} is outside 0..0xffff")
-        out.append(_S_HH.pack(_int2, _int3))
-        _raw4 = self.resume_token
-        _n5 = len(_raw4)
-        if not 0 <= _n5 <= 0xFFFF:
-            raise EncodeError(f"Resume.resume_token length: {_n5!r} is outside 0..0xffff")
-        out.append(_S_H.pack(_n5))
-        out.append(_raw4)
-        _bits6 = self.last_received_server_position
-        if not 0 <= _bits6 <= 0x7FFFFFFFFFFFFFFF:
+        _bits_stream_id = self.stream_id
+        if not 0 <= _bits_stream_id <= 0x7FFFFFFF:
+            raise EncodeError(f"Resume.stream_id: {_bits_stream_id!r} is outside 0..0x7fffffff")
+        out.append(_S_IH.pack(_bits_stream_id, (0xD << 10) | flags))
+        _int_major_version = self.major_version
+        if not 0 <= _int_major_version <= 0xFFFF:
+            raise EncodeError(f"Resume.major_version: {_int_major_version!r} is outside 0..0xffff")
+        _int_minor_version = self.minor_version
+        if not 0 <= _int_minor_version <= 0xFFFF:
+            raise EncodeError(f"Resume.minor_version: {_int_minor_version!r} is outside 0..0xffff")
+        out.append(_S_HH.pack(_int_major_version, _int_minor_version))
+        _raw_resume_token = self.resume_token
+        _len_resume_token = len(_raw_resume_token)
+        if not 0 <= _len_resume_token <= 0xFFFF:
             raise EncodeError(
-                f"Resume.last_received_server_position: {_bits6!r} is outside 0..0x7fffffffffffffff"
+                f"Resume.resume_token length: {_len_resume_token!r} is outside 0..0xffff"
             )
-        _bits7 = self.first_available_client_position
-        if not 0 <= _bits7 <= 0x7FFFFFFFFFFFFFFF:
+        out.append(_S_H.pack(_len_resume_token))
+        out.append(_raw_resume_token)
+        _bits_last_received_server_position = self.last_received_server_position
+        if not 0 <= _bits_last_received_server_position <= 0x7FFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"Resume.first_available_client_position: {_bits7!r} is outside "
-                "0..0x7fffffffffffffff"
+                f"Resume.last_received_server_position: {_bits_last_received_server_position!r} "
+                "is outside 0..0x7fffffffffffffff"
             )
-        out.append(_S_QQ.pack(_bits6, _bits7))
+        _bits_first_available_client_position = self.first_available_client_position
+        if not 0 <= _bits_first_available_client_position <= 0x7FFFFFFFFFFFFFFF:
+            raise EncodeError(
+                "Resume.first_available_client_position: "
+                f"{_bits_first_available_client_position!r} is outside 0..0x7fffffffffffffff"
+            )
+        out.append(
+            _S_QQ.pack(_bits_last_received_server_position, _bits_first_available_client_position)
+        )
         return b"".join(out)
 
 
@@ -1785,17 +1827,17 @@ class ResumeOk:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags
         out: list[bytes] = []
-        _bits1 = self.stream_id
-        if not 0 <= _bits1 <= 0x7FFFFFFF:
-            raise EncodeError(f"ResumeOk.stream_id: {_bits1!r} is outside 0..0x7fffffff")
-        out.append(_S_IH.pack(_bits1, (0xE << 10) | flags))
-        _bits2 = self.last_received_client_position
-        if not 0 <= _bits2 <= 0x7FFFFFFFFFFFFFFF:
+        _bits_stream_id = self.stream_id
+        if not 0 <= _bits_stream_id <= 0x7FFFFFFF:
+            raise EncodeError(f"ResumeOk.stream_id: {_bits_stream_id!r} is outside 0..0x7fffffff")
+        out.append(_S_IH.pack(_bits_stream_id, (0xE << 10) | flags))
+        _bits_last_received_client_position = self.last_received_client_position
+        if not 0 <= _bits_last_received_client_position <= 0x7FFFFFFFFFFFFFFF:
             raise EncodeError(
-                f"ResumeOk.last_received_client_position: {_bits2!r} is outside "
-                "0..0x7fffffffffffffff"
+                "ResumeOk.last_received_client_position: "
+                f"{_bits_last_received_client_position!r} is outside 0..0x7fffffffffffffff"
             )
-        out.append(_S_Q.pack(_bits2))
+        out.append(_S_Q.pack(_bits_last_received_client_position))
         return b"".join(out)
 
 
@@ -1891,24 +1933,26 @@ class Ext:
         if self.metadata is not None:
             flags |= 0x100
         out: list[bytes] = []
-        _bits1 = self.stream_id
-        if not 0 <= _bits1 <= 0x7FFFFFFF:
-            raise EncodeError(f"Ext.stream_id: {_bits1!r} is outside 0..0x7fffffff")
-        out.append(_S_IH.pack(_bits1, (0x3F << 10) | flags))
-        _bits2 = self.extended_type
-        if not 1 <= _bits2 <= 0x7FFFFFFF:
-            raise EncodeError(f"Ext.extended_type: {_bits2!r} is outside 1..0x7fffffff")
-        out.append(_S_I.pack(_bits2))
-        _opt3 = self.metadata
-        if _opt3 is not None:
-            _raw4 = _opt3
-            _n5 = len(_raw4)
-            if not 0 <= _n5 <= 0xFFFFFF:
-                raise EncodeError(f"Ext.metadata length: {_n5!r} is outside 0..0xffffff")
-            out.append(_n5.to_bytes(3, "big"))
-            out.append(_raw4)
-        _raw6 = self.data
-        out.append(_raw6)
+        _bits_stream_id = self.stream_id
+        if not 0 <= _bits_stream_id <= 0x7FFFFFFF:
+            raise EncodeError(f"Ext.stream_id: {_bits_stream_id!r} is outside 0..0x7fffffff")
+        out.append(_S_IH.pack(_bits_stream_id, (0x3F << 10) | flags))
+        _bits_extended_type = self.extended_type
+        if not 1 <= _bits_extended_type <= 0x7FFFFFFF:
+            raise EncodeError(
+                f"Ext.extended_type: {_bits_extended_type!r} is outside 1..0x7fffffff"
+            )
+        out.append(_S_I.pack(_bits_extended_type))
+        _opt_metadata = self.metadata
+        if _opt_metadata is not None:
+            _raw_metadata = _opt_metadata
+            _len_metadata = len(_raw_metadata)
+            if not 0 <= _len_metadata <= 0xFFFFFF:
+                raise EncodeError(f"Ext.metadata length: {_len_metadata!r} is outside 0..0xffffff")
+            out.append(_len_metadata.to_bytes(3, "big"))
+            out.append(_raw_metadata)
+        _raw_data = self.data
+        out.append(_raw_data)
         return b"".join(out)
 
 
@@ -1974,13 +2018,15 @@ class UnknownFrame:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         out: list[bytes] = []
         flags = self.flags
-        _bits1 = self.stream_id
-        if not 0 <= _bits1 <= 0x7FFFFFFF:
-            raise EncodeError(f"UnknownFrame.stream_id: {_bits1!r} is outside 0..0x7fffffff")
-        _bits2 = self.code
-        if not 0 <= _bits2 <= 0x3F:
-            raise EncodeError(f"UnknownFrame.frame_type: {_bits2!r} is outside 0..0x3f")
-        out.append(_S_IH.pack(_bits1, (_bits2 << 10) | flags))
+        _bits_stream_id = self.stream_id
+        if not 0 <= _bits_stream_id <= 0x7FFFFFFF:
+            raise EncodeError(
+                f"UnknownFrame.stream_id: {_bits_stream_id!r} is outside 0..0x7fffffff"
+            )
+        _bits_frame_type = self.code
+        if not 0 <= _bits_frame_type <= 0x3F:
+            raise EncodeError(f"UnknownFrame.frame_type: {_bits_frame_type!r} is outside 0..0x3f")
+        out.append(_S_IH.pack(_bits_stream_id, (_bits_frame_type << 10) | flags))
         out.append(self.body)
         return b"".join(out)
 
@@ -2010,61 +2056,67 @@ def _decode_setup(
 ) -> tuple[Setup, int]:
     if end - pos < 12:
         raise Truncated("Setup: input ends inside the frame", needed=pos + 12)
-    v_major_version, v_minor_version, _w1, _w2 = _S_HHII.unpack_from(data, pos)
+    v_major_version, v_minor_version, _w1_4, _w1_8 = _S_HHII.unpack_from(data, pos)
     pos += 12
-    v_keepalive_interval = _w1 & 0x7FFFFFFF
+    v_keepalive_interval = _w1_4 & 0x7FFFFFFF
     if v_keepalive_interval < 1:
         raise InvalidValue(
             f"Setup.keepalive_interval: {v_keepalive_interval} is outside 1..0x7fffffff"
         )
-    v_max_lifetime = _w2 & 0x7FFFFFFF
+    v_max_lifetime = _w1_8 & 0x7FFFFFFF
     if v_max_lifetime < 1:
         raise InvalidValue(f"Setup.max_lifetime: {v_max_lifetime} is outside 1..0x7fffffff")
     if flags & 0x80:
         if end - pos < 2:
             raise Truncated("Setup.resume_token: input ends", needed=pos + 2)
-        (_n3,) = _S_H.unpack_from(data, pos)
+        (_n_resume_token,) = _S_H.unpack_from(data, pos)
         pos += 2
-        if _n3 > end - pos:
+        if _n_resume_token > end - pos:
             raise Truncated(
-                f"Setup.resume_token: {_n3} bytes declared, {end - pos} left", needed=pos + _n3
+                f"Setup.resume_token: {_n_resume_token} bytes declared, {end - pos} left",
+                needed=pos + _n_resume_token,
             )
-        v_resume_token = data[pos : pos + _n3]
-        pos += _n3
+        v_resume_token = data[pos : pos + _n_resume_token]
+        pos += _n_resume_token
     else:
         v_resume_token = None
     if end - pos < 1:
         raise Truncated("Setup.metadata_mime_type: input ends", needed=pos + 1)
-    _n4 = data[pos]
+    _n_metadata_mime_type = data[pos]
     pos += 1
-    if _n4 > end - pos:
+    if _n_metadata_mime_type > end - pos:
         raise Truncated(
-            f"Setup.metadata_mime_type: {_n4} bytes declared, {end - pos} left", needed=pos + _n4
+            f"Setup.metadata_mime_type: {_n_metadata_mime_type} bytes declared, {end - pos} left",
+            needed=pos + _n_metadata_mime_type,
         )
-    v_metadata_mime_type = _support.utf8(data[pos : pos + _n4], "Setup.metadata_mime_type")
-    pos += _n4
+    v_metadata_mime_type = _support.utf8(
+        data[pos : pos + _n_metadata_mime_type], "Setup.metadata_mime_type"
+    )
+    pos += _n_metadata_mime_type
     if end - pos < 1:
         raise Truncated("Setup.data_mime_type: input ends", needed=pos + 1)
-    _n5 = data[pos]
+    _n_data_mime_type = data[pos]
     pos += 1
-    if _n5 > end - pos:
+    if _n_data_mime_type > end - pos:
         raise Truncated(
-            f"Setup.data_mime_type: {_n5} bytes declared, {end - pos} left", needed=pos + _n5
+            f"Setup.data_mime_type: {_n_data_mime_type} bytes declared, {end - pos} left",
+            needed=pos + _n_data_mime_type,
         )
-    v_data_mime_type = _support.utf8(data[pos : pos + _n5], "Setup.data_mime_type")
-    pos += _n5
+    v_data_mime_type = _support.utf8(data[pos : pos + _n_data_mime_type], "Setup.data_mime_type")
+    pos += _n_data_mime_type
     if flags & 0x100:
         if end - pos < 3:
             raise Truncated("Setup.metadata: input ends", needed=pos + 3)
-        _hi7, _lo8 = _S_BH.unpack_from(data, pos)
-        _n6 = (_hi7 << 16) | _lo8
+        _hi_n_metadata, _lo_n_metadata = _S_BH.unpack_from(data, pos)
+        _n_metadata = (_hi_n_metadata << 16) | _lo_n_metadata
         pos += 3
-        if _n6 > end - pos:
+        if _n_metadata > end - pos:
             raise Truncated(
-                f"Setup.metadata: {_n6} bytes declared, {end - pos} left", needed=pos + _n6
+                f"Setup.metadata: {_n_metadata} bytes declared, {end - pos} left",
+                needed=pos + _n_metadata,
             )
-        v_metadata = data[pos : pos + _n6]
-        pos += _n6
+        v_metadata = data[pos : pos + _n_metadata]
+        pos += _n_metadata
     else:
         v_metadata = None
     v_data = data[pos:end]
@@ -2089,10 +2141,10 @@ def _decode_lease(
 ) -> tuple[Lease, int]:
     if end - pos < 8:
         raise Truncated("Lease: input ends inside the frame", needed=pos + 8)
-    _w1, _w2 = _S_II.unpack_from(data, pos)
+    _w1_0, _w1_4 = _S_II.unpack_from(data, pos)
     pos += 8
-    v_ttl = _w1 & 0x7FFFFFFF
-    v_number_of_requests = _w2 & 0x7FFFFFFF
+    v_ttl = _w1_0 & 0x7FFFFFFF
+    v_number_of_requests = _w1_4 & 0x7FFFFFFF
     if flags & 0x100:
         v_metadata = data[pos:end]
         pos = end
@@ -2112,9 +2164,9 @@ def _decode_keepalive(
 ) -> tuple[Keepalive, int]:
     if end - pos < 8:
         raise Truncated("Keepalive: input ends inside the frame", needed=pos + 8)
-    (_w1,) = _S_Q.unpack_from(data, pos)
+    (_w1_0,) = _S_Q.unpack_from(data, pos)
     pos += 8
-    v_last_received_position = _w1 & 0x7FFFFFFFFFFFFFFF
+    v_last_received_position = _w1_0 & 0x7FFFFFFFFFFFFFFF
     v_data = data[pos:end]
     pos = end
     frame = _new(Keepalive)
@@ -2131,16 +2183,16 @@ def _decode_request_response(
     if flags & 0x100:
         if end - pos < 3:
             raise Truncated("RequestResponse.metadata: input ends", needed=pos + 3)
-        _hi2, _lo3 = _S_BH.unpack_from(data, pos)
-        _n1 = (_hi2 << 16) | _lo3
+        _hi_n_metadata, _lo_n_metadata = _S_BH.unpack_from(data, pos)
+        _n_metadata = (_hi_n_metadata << 16) | _lo_n_metadata
         pos += 3
-        if _n1 > end - pos:
+        if _n_metadata > end - pos:
             raise Truncated(
-                f"RequestResponse.metadata: {_n1} bytes declared, {end - pos} left",
-                needed=pos + _n1,
+                f"RequestResponse.metadata: {_n_metadata} bytes declared, {end - pos} left",
+                needed=pos + _n_metadata,
             )
-        v_metadata = data[pos : pos + _n1]
-        pos += _n1
+        v_metadata = data[pos : pos + _n_metadata]
+        pos += _n_metadata
     else:
         v_metadata = None
     v_data = data[pos:end]
@@ -2159,15 +2211,16 @@ def _decode_request_fnf(
     if flags & 0x100:
         if end - pos < 3:
             raise Truncated("RequestFnf.metadata: input ends", needed=pos + 3)
-        _hi2, _lo3 = _S_BH.unpack_from(data, pos)
-        _n1 = (_hi2 << 16) | _lo3
+        _hi_n_metadata, _lo_n_metadata = _S_BH.unpack_from(data, pos)
+        _n_metadata = (_hi_n_metadata << 16) | _lo_n_metadata
         pos += 3
-        if _n1 > end - pos:
+        if _n_metadata > end - pos:
             raise Truncated(
-                f"RequestFnf.metadata: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+                f"RequestFnf.metadata: {_n_metadata} bytes declared, {end - pos} left",
+                needed=pos + _n_metadata,
             )
-        v_metadata = data[pos : pos + _n1]
-        pos += _n1
+        v_metadata = data[pos : pos + _n_metadata]
+        pos += _n_metadata
     else:
         v_metadata = None
     v_data = data[pos:end]
@@ -2185,9 +2238,9 @@ def _decode_request_stream(
 ) -> tuple[RequestStream, int]:
     if end - pos < 4:
         raise Truncated("RequestStream: input ends inside the frame", needed=pos + 4)
-    (_w1,) = _S_I.unpack_from(data, pos)
+    (_w1_0,) = _S_I.unpack_from(data, pos)
     pos += 4
-    v_initial_request_n = _w1 & 0x7FFFFFFF
+    v_initial_request_n = _w1_0 & 0x7FFFFFFF
     if v_initial_request_n < 1:
         raise InvalidValue(
             f"RequestStream.initial_request_n: {v_initial_request_n} is outside 1..0x7fffffff"
@@ -2195,15 +2248,16 @@ def _decode_request_stream(
     if flags & 0x100:
         if end - pos < 3:
             raise Truncated("RequestStream.metadata: input ends", needed=pos + 3)
-        _hi3, _lo4 = _S_BH.unpack_from(data, pos)
-        _n2 = (_hi3 << 16) | _lo4
+        _hi_n_metadata, _lo_n_metadata = _S_BH.unpack_from(data, pos)
+        _n_metadata = (_hi_n_metadata << 16) | _lo_n_metadata
         pos += 3
-        if _n2 > end - pos:
+        if _n_metadata > end - pos:
             raise Truncated(
-                f"RequestStream.metadata: {_n2} bytes declared, {end - pos} left", needed=pos + _n2
+                f"RequestStream.metadata: {_n_metadata} bytes declared, {end - pos} left",
+                needed=pos + _n_metadata,
             )
-        v_metadata = data[pos : pos + _n2]
-        pos += _n2
+        v_metadata = data[pos : pos + _n_metadata]
+        pos += _n_metadata
     else:
         v_metadata = None
     v_data = data[pos:end]
@@ -2222,9 +2276,9 @@ def _decode_request_channel(
 ) -> tuple[RequestChannel, int]:
     if end - pos < 4:
         raise Truncated("RequestChannel: input ends inside the frame", needed=pos + 4)
-    (_w1,) = _S_I.unpack_from(data, pos)
+    (_w1_0,) = _S_I.unpack_from(data, pos)
     pos += 4
-    v_initial_request_n = _w1 & 0x7FFFFFFF
+    v_initial_request_n = _w1_0 & 0x7FFFFFFF
     if v_initial_request_n < 1:
         raise InvalidValue(
             f"RequestChannel.initial_request_n: {v_initial_request_n} is outside 1..0x7fffffff"
@@ -2232,15 +2286,16 @@ def _decode_request_channel(
     if flags & 0x100:
         if end - pos < 3:
             raise Truncated("RequestChannel.metadata: input ends", needed=pos + 3)
-        _hi3, _lo4 = _S_BH.unpack_from(data, pos)
-        _n2 = (_hi3 << 16) | _lo4
+        _hi_n_metadata, _lo_n_metadata = _S_BH.unpack_from(data, pos)
+        _n_metadata = (_hi_n_metadata << 16) | _lo_n_metadata
         pos += 3
-        if _n2 > end - pos:
+        if _n_metadata > end - pos:
             raise Truncated(
-                f"RequestChannel.metadata: {_n2} bytes declared, {end - pos} left", needed=pos + _n2
+                f"RequestChannel.metadata: {_n_metadata} bytes declared, {end - pos} left",
+                needed=pos + _n_metadata,
             )
-        v_metadata = data[pos : pos + _n2]
-        pos += _n2
+        v_metadata = data[pos : pos + _n_metadata]
+        pos += _n_metadata
     else:
         v_metadata = None
     v_data = data[pos:end]
@@ -2259,9 +2314,9 @@ def _decode_request_n(
 ) -> tuple[RequestN, int]:
     if end - pos < 4:
         raise Truncated("RequestN: input ends inside the frame", needed=pos + 4)
-    (_w1,) = _S_I.unpack_from(data, pos)
+    (_w1_0,) = _S_I.unpack_from(data, pos)
     pos += 4
-    v_request_n = _w1 & 0x7FFFFFFF
+    v_request_n = _w1_0 & 0x7FFFFFFF
     if v_request_n < 1:
         raise InvalidValue(f"RequestN.request_n: {v_request_n} is outside 1..0x7fffffff")
     frame = _new(RequestN)
@@ -2274,6 +2329,7 @@ def _decode_request_n(
 def _decode_cancel(
     data: bytes, pos: int, end: int, ctx: Context | None, v_stream_id: int, flags: int
 ) -> tuple[Cancel, int]:
+
     frame = _new(Cancel)
     frame.stream_id = v_stream_id
     frame._flags = flags & 0x200
@@ -2286,15 +2342,16 @@ def _decode_payload(
     if flags & 0x100:
         if end - pos < 3:
             raise Truncated("Payload.metadata: input ends", needed=pos + 3)
-        _hi2, _lo3 = _S_BH.unpack_from(data, pos)
-        _n1 = (_hi2 << 16) | _lo3
+        _hi_n_metadata, _lo_n_metadata = _S_BH.unpack_from(data, pos)
+        _n_metadata = (_hi_n_metadata << 16) | _lo_n_metadata
         pos += 3
-        if _n1 > end - pos:
+        if _n_metadata > end - pos:
             raise Truncated(
-                f"Payload.metadata: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+                f"Payload.metadata: {_n_metadata} bytes declared, {end - pos} left",
+                needed=pos + _n_metadata,
             )
-        v_metadata = data[pos : pos + _n1]
-        pos += _n1
+        v_metadata = data[pos : pos + _n_metadata]
+        pos += _n_metadata
     else:
         v_metadata = None
     v_data = data[pos:end]
@@ -2345,20 +2402,21 @@ def _decode_resume(
     pos += 4
     if end - pos < 2:
         raise Truncated("Resume.resume_token: input ends", needed=pos + 2)
-    (_n1,) = _S_H.unpack_from(data, pos)
+    (_n_resume_token,) = _S_H.unpack_from(data, pos)
     pos += 2
-    if _n1 > end - pos:
+    if _n_resume_token > end - pos:
         raise Truncated(
-            f"Resume.resume_token: {_n1} bytes declared, {end - pos} left", needed=pos + _n1
+            f"Resume.resume_token: {_n_resume_token} bytes declared, {end - pos} left",
+            needed=pos + _n_resume_token,
         )
-    v_resume_token = data[pos : pos + _n1]
-    pos += _n1
+    v_resume_token = data[pos : pos + _n_resume_token]
+    pos += _n_resume_token
     if end - pos < 16:
         raise Truncated("Resume: input ends inside the frame", needed=pos + 16)
-    _w2, _w3 = _S_QQ.unpack_from(data, pos)
+    _w3_0, _w3_8 = _S_QQ.unpack_from(data, pos)
     pos += 16
-    v_last_received_server_position = _w2 & 0x7FFFFFFFFFFFFFFF
-    v_first_available_client_position = _w3 & 0x7FFFFFFFFFFFFFFF
+    v_last_received_server_position = _w3_0 & 0x7FFFFFFFFFFFFFFF
+    v_first_available_client_position = _w3_8 & 0x7FFFFFFFFFFFFFFF
     frame = _new(Resume)
     frame.stream_id = v_stream_id
     frame._flags = flags & 0x200
@@ -2375,9 +2433,9 @@ def _decode_resume_ok(
 ) -> tuple[ResumeOk, int]:
     if end - pos < 8:
         raise Truncated("ResumeOk: input ends inside the frame", needed=pos + 8)
-    (_w1,) = _S_Q.unpack_from(data, pos)
+    (_w1_0,) = _S_Q.unpack_from(data, pos)
     pos += 8
-    v_last_received_client_position = _w1 & 0x7FFFFFFFFFFFFFFF
+    v_last_received_client_position = _w1_0 & 0x7FFFFFFFFFFFFFFF
     frame = _new(ResumeOk)
     frame.stream_id = v_stream_id
     frame._flags = flags & 0x200
@@ -2390,23 +2448,24 @@ def _decode_ext(
 ) -> tuple[Ext, int]:
     if end - pos < 4:
         raise Truncated("Ext: input ends inside the frame", needed=pos + 4)
-    (_w1,) = _S_I.unpack_from(data, pos)
+    (_w1_0,) = _S_I.unpack_from(data, pos)
     pos += 4
-    v_extended_type = _w1 & 0x7FFFFFFF
+    v_extended_type = _w1_0 & 0x7FFFFFFF
     if v_extended_type < 1:
         raise InvalidValue(f"Ext.extended_type: {v_extended_type} is outside 1..0x7fffffff")
     if flags & 0x100:
         if end - pos < 3:
             raise Truncated("Ext.metadata: input ends", needed=pos + 3)
-        _hi3, _lo4 = _S_BH.unpack_from(data, pos)
-        _n2 = (_hi3 << 16) | _lo4
+        _hi_n_metadata, _lo_n_metadata = _S_BH.unpack_from(data, pos)
+        _n_metadata = (_hi_n_metadata << 16) | _lo_n_metadata
         pos += 3
-        if _n2 > end - pos:
+        if _n_metadata > end - pos:
             raise Truncated(
-                f"Ext.metadata: {_n2} bytes declared, {end - pos} left", needed=pos + _n2
+                f"Ext.metadata: {_n_metadata} bytes declared, {end - pos} left",
+                needed=pos + _n_metadata,
             )
-        v_metadata = data[pos : pos + _n2]
-        pos += _n2
+        v_metadata = data[pos : pos + _n_metadata]
+        pos += _n_metadata
     else:
         v_metadata = None
     v_data = data[pos:end]
@@ -2426,11 +2485,11 @@ def decode_at(
     """Decode one frame from ``data[pos:end]``; returns it and the position after it."""
     if end - pos < 6:
         raise Truncated("header: input ends inside the frame", needed=pos + 6)
-    _w1, _w2 = _S_IH.unpack_from(data, pos)
+    _w1_0, _w1_4 = _S_IH.unpack_from(data, pos)
     pos += 6
-    v_stream_id = _w1 & 0x7FFFFFFF
-    v_frame_type = _w2 >> 10
-    flags = _w2 & 0x3FF
+    v_stream_id = _w1_0 & 0x7FFFFFFF
+    v_frame_type = _w1_4 >> 10
+    flags = _w1_4 & 0x3FF
     key = v_frame_type
     decoder = _DECODERS.get(key)
     if decoder is None:
