@@ -21,11 +21,11 @@ import ast
 import io
 import re
 import tokenize
-from pathlib import Path
 from typing import NamedTuple
 
 import jinja2
 
+from wirestream.codegen.jinja import environment
 from wirestream.codegen.model import IntType
 from wirestream.codegen.plan import (
     AttrPlan,
@@ -40,8 +40,6 @@ from wirestream.codegen.plan import (
     lower_snake,
 )
 from wirestream.codegen.tidy import LINE_LENGTH
-
-TEMPLATES = Path(__file__).parent / "templates" / "python"
 
 STRUCT_CODES = {"u8": "B", "u16": "H", "u24": "BH", "u32": "I", "u64": "Q",
                 "i8": "b", "i16": "h", "i32": "i", "i64": "q"}  # fmt: skip
@@ -322,32 +320,17 @@ def st_bytes(step: BytesStep) -> str:
 # --- rendering ---------------------------------------------------------------------------
 
 
-def _raise(message: str) -> str:
-    raise ValueError(message)
-
-
-def _env() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
-        trim_blocks=True,
-        lstrip_blocks=True,
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        autoescape=False,
-        extensions=["jinja2.ext.do"],
-    )
-    env.globals.update({"raise": _raise, "zip": zip, "max_items": STRATEGY_MAX_ITEMS})
-    env.filters.update(lit=literal, braced=braced, part=part, doc_lines=doc_lines,
-                       code_key=code_key, table_key=table_key, entry=dict_entry,
-                       tuple_repr=tuple_repr, exports=exports, snake=lower_snake,
-                       struct=struct_const, run_format=run_format, expr=expr, py_attr=py_attr,
-                       context_attr=context_attr, unknown_attrs=unknown_attrs, st_int=st_int,
-                       st_bytes=st_bytes, pyrepr=repr)  # fmt: skip
-    env.tests.update(literal=is_literal)
-    return env
-
-
-_ENV = _env()
+_ENV = environment(
+    "python",
+    filters=dict(lit=literal, braced=braced, part=part, doc_lines=doc_lines,
+                 code_key=code_key, table_key=table_key, entry=dict_entry,
+                 tuple_repr=tuple_repr, exports=exports, snake=lower_snake,
+                 struct=struct_const, run_format=run_format, expr=expr, py_attr=py_attr,
+                 context_attr=context_attr, unknown_attrs=unknown_attrs, st_int=st_int,
+                 st_bytes=st_bytes, pyrepr=repr),
+    tests=dict(literal=is_literal),
+    max_items=STRATEGY_MAX_ITEMS,
+)  # fmt: skip
 
 
 def drop_blank_lines_in_functions(source: str) -> str:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import black
-import jinja2
 
+from wirestream.codegen.jinja import environment
 from wirestream.codegen.machines_target import MachinesTarget
 from wirestream.codegen.model import Protocol
 from wirestream.codegen.plan import plan_codec
@@ -14,17 +13,7 @@ from wirestream.codegen.python_target import render_codec, render_strategies
 from wirestream.codegen.spark_target import SparkTarget
 from wirestream.codegen.tidy import LINE_LENGTH, drop_unused_imports, fit_long_lines
 
-TEMPLATES = Path(__file__).parent / "templates"
-
-_ENV = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(str(TEMPLATES)),
-    trim_blocks=True,
-    lstrip_blocks=True,
-    undefined=jinja2.StrictUndefined,
-    keep_trailing_newline=True,
-    autoescape=False,
-)
-_ENV.filters["py_repr"] = repr  # a Python literal (the machines' error messages)
+_ENV = environment(filters={"py_repr": repr})  # py_repr: a Python literal (machine errors)
 
 
 def _black(source: str) -> str:

@@ -13,10 +13,9 @@ from __future__ import annotations
 import json
 import re
 import textwrap
-from pathlib import Path
 
-import jinja2
 
+from wirestream.codegen.jinja import environment
 from wirestream.codegen.machines_target import MachinesPlan, MachinesTarget
 from wirestream.codegen.model import Protocol
 
@@ -62,17 +61,10 @@ def wrap(text: str, width: int) -> list[str]:
     return lines
 
 
-_ENV = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "templates" / "typescript")),
-    trim_blocks=True,
-    lstrip_blocks=True,
-    undefined=jinja2.StrictUndefined,
-    keep_trailing_newline=True,
-    autoescape=False,
-)
-_ENV.filters.update(
-    camel=camel, ts_method=ts_method, ts_string=ts_string, ts_key=ts_key, ts_doc=ts_doc,
-    wrap=wrap,
+_ENV = environment(
+    "typescript",
+    filters=dict(camel=camel, ts_method=ts_method, ts_string=ts_string, ts_key=ts_key,
+                 ts_doc=ts_doc, wrap=wrap),
 )  # fmt: skip
 
 

@@ -11,10 +11,9 @@ of the npm package ``@wirestream/generated`` (``generated/typescript/``).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import jinja2
 
+from wirestream.codegen.jinja import environment
 from wirestream.codegen.model import IntType, Protocol
 from wirestream.codegen.typescript_machines import render_ts_machines
 from wirestream.codegen.plan import (
@@ -26,7 +25,6 @@ from wirestream.codegen.plan import (
     plan_codec,
 )
 
-TEMPLATES = Path(__file__).parent / "templates" / "typescript"
 PACKAGE = "@wirestream/generated"
 RUNTIME = "@wirestream/runtime"
 
@@ -228,31 +226,14 @@ def doc_comment(text: str, indent: int = 0) -> str:
     return f"/**\n{body}\n{pad} */\n{pad}"
 
 
-def _raise(message: str) -> str:
-    raise NotImplementedError(f"TypeScript target: {message}")
-
-
-def _env() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
-        trim_blocks=True,
-        lstrip_blocks=True,
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        autoescape=False,
-        extensions=["jinja2.ext.do"],
-    )
-    env.globals.update({"zip": zip, "raise": _raise})
-    env.filters.update(camel=camel, lit=lit, view_get=view_get, view_set=view_set,
-                       read_at=read_at, write_at=write_at,
-                       attr_type=attr_type, attr_default=attr_default, element_type=element_type,
-                       enum_type=enum_type, array_of=array_of, expr=expr, code_key=code_key, js=js_string,
-                       doc=doc_comment)  # fmt: skip
-    env.tests.update(big=is_big)
-    return env
-
-
-_ENV = _env()
+_ENV = environment(
+    "typescript",
+    filters=dict(camel=camel, lit=lit, view_get=view_get, view_set=view_set, read_at=read_at,
+                 write_at=write_at, attr_type=attr_type, attr_default=attr_default,
+                 element_type=element_type, enum_type=enum_type, array_of=array_of, expr=expr,
+                 code_key=code_key, js=js_string, doc=doc_comment),
+    tests=dict(big=is_big),
+)  # fmt: skip
 
 
 def tidy(source: str) -> str:
