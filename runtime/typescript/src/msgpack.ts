@@ -163,6 +163,14 @@ class Cursor {
     this.view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   }
 
+  /** Take `n` bytes: their position (NeedMore when they are not all there yet). */
+  take(n: number): number {
+    this.need(n);
+    const at = this.pos;
+    this.pos += n;
+    return at;
+  }
+
   need(n: number): void {
     if (this.pos + n > this.end) {
       throw new NeedMore(this.pos + n);
@@ -243,75 +251,49 @@ function readValue(c: Cursor, depth: number): unknown {
       c.need(1);
       return readBin(c, c.data[c.pos++]!);
     case 0xc5:
-      c.need(2);
-      at = c.pos;
-      c.pos += 2;
+      at = c.take(2);
       return readBin(c, view.getUint16(at));
     case 0xc6:
-      c.need(4);
-      at = c.pos;
-      c.pos += 4;
+      at = c.take(4);
       return readBin(c, view.getUint32(at));
     case 0xc7:
       c.need(1);
       return readExt(c, c.data[c.pos++]!);
     case 0xc8:
-      c.need(2);
-      at = c.pos;
-      c.pos += 2;
+      at = c.take(2);
       return readExt(c, view.getUint16(at));
     case 0xc9:
-      c.need(4);
-      at = c.pos;
-      c.pos += 4;
+      at = c.take(4);
       return readExt(c, view.getUint32(at));
     case 0xca:
-      c.need(4);
-      at = c.pos;
-      c.pos += 4;
+      at = c.take(4);
       return new MpFloat(view.getFloat32(at));
     case 0xcb:
-      c.need(8);
-      at = c.pos;
-      c.pos += 8;
+      at = c.take(8);
       return new MpFloat(view.getFloat64(at));
     case 0xcc:
       c.need(1);
       return c.data[c.pos++]!;
     case 0xcd:
-      c.need(2);
-      at = c.pos;
-      c.pos += 2;
+      at = c.take(2);
       return view.getUint16(at);
     case 0xce:
-      c.need(4);
-      at = c.pos;
-      c.pos += 4;
+      at = c.take(4);
       return view.getUint32(at);
     case 0xcf:
-      c.need(8);
-      at = c.pos;
-      c.pos += 8;
+      at = c.take(8);
       return toInteger(view.getBigUint64(at));
     case 0xd0:
-      c.need(1);
-      at = c.pos;
-      c.pos += 1;
+      at = c.take(1);
       return view.getInt8(at);
     case 0xd1:
-      c.need(2);
-      at = c.pos;
-      c.pos += 2;
+      at = c.take(2);
       return view.getInt16(at);
     case 0xd2:
-      c.need(4);
-      at = c.pos;
-      c.pos += 4;
+      at = c.take(4);
       return view.getInt32(at);
     case 0xd3:
-      c.need(8);
-      at = c.pos;
-      c.pos += 8;
+      at = c.take(8);
       return toInteger(view.getBigInt64(at));
     case 0xd4:
       return readExt(c, 1);
@@ -327,34 +309,22 @@ function readValue(c: Cursor, depth: number): unknown {
       c.need(1);
       return readStr(c, c.data[c.pos++]!);
     case 0xda:
-      c.need(2);
-      at = c.pos;
-      c.pos += 2;
+      at = c.take(2);
       return readStr(c, view.getUint16(at));
     case 0xdb:
-      c.need(4);
-      at = c.pos;
-      c.pos += 4;
+      at = c.take(4);
       return readStr(c, view.getUint32(at));
     case 0xdc:
-      c.need(2);
-      at = c.pos;
-      c.pos += 2;
+      at = c.take(2);
       return readArray(c, view.getUint16(at), depth);
     case 0xdd:
-      c.need(4);
-      at = c.pos;
-      c.pos += 4;
+      at = c.take(4);
       return readArray(c, view.getUint32(at), depth);
     case 0xde:
-      c.need(2);
-      at = c.pos;
-      c.pos += 2;
+      at = c.take(2);
       return readMap(c, view.getUint16(at), depth);
     case 0xdf:
-      c.need(4);
-      at = c.pos;
-      c.pos += 4;
+      at = c.take(4);
       return readMap(c, view.getUint32(at), depth);
     default: // 0xc1, never used
       throw malformed("");
