@@ -56,8 +56,12 @@ ts-build: node-deps
 # longer searches a directory given to --test; a deleted test's stale .js is not run).
 TS_TESTS = $(shell find tests/typescript -name '*.test.ts' -not -path '*/dist/*' | sort | \
 	sed -e 's|^tests/typescript/|tests/typescript/dist/|' -e 's|\.ts$$|.js|')
-ts-test: ts-build
-	node --test $(TS_TESTS)
+# corpus.test.ts checks the cross-language corpus that Python writes (tests/crosslang).
+ts-test: venv ts-build
+	@corpus=$$(mktemp -d); \
+	$(BIN)/python -m tests.crosslang.corpus $$corpus >/dev/null && \
+	WIRESTREAM_CORPUS=$$corpus WIRESTREAM_PYTHON=$(BIN)/python node --test $(TS_TESTS); \
+	rc=$$?; rm -rf $$corpus; exit $$rc
 
 test: venv check-generated lint typecheck ts-test pytest
 
