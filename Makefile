@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PY_DIRS := wirestream/__init__.py wirestream/__main__.py wirestream/apps codegen runtime generated tests bench
 
-.PHONY: venv node-deps generate check-generated lint typecheck pytest ts-build ts-test test bench demo clean broker broker-stop
+.PHONY: venv node-deps java-peers generate check-generated lint typecheck pytest ts-build ts-test test bench demo clean broker broker-stop
 
 # The venv is (re)built whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -26,6 +26,18 @@ $(NODE_STAMP): package.json package-lock.json runtime/typescript/package.json ge
 
 node-deps: $(NODE_STAMP)
 
+# The Java test peers: tests/java/rsocket is rsocket-java 1.1.5 (the RSocket reference
+# implementation) for the resumption, lease and keepalive interop tests. Built once per
+# change of its pom or sources into target/classes + target/lib (no tests, no jar);
+# Maven keeps what it downloads in ~/.m2 (a first build fetches ~40 MB).
+JAVA_RSOCKET := tests/java/rsocket
+JAVA_STAMP := $(JAVA_RSOCKET)/target/.built
+$(JAVA_STAMP): $(JAVA_RSOCKET)/pom.xml $(shell find $(JAVA_RSOCKET)/src -name '*.java')
+	mvn -B -q -Dstyle.color=never -f $(JAVA_RSOCKET)/pom.xml compile dependency:copy-dependencies
+	touch $(JAVA_STAMP)
+
+java-peers: $(JAVA_STAMP)
+
 # idl/**/*.yaml -> generated/** (Python, black-formatted) and generated/typescript/ (the npm package)
 generate: venv
 	$(BIN)/python -m wirestream.codegen generate --idl idl --out generated --package wirestream.generated --target all
@@ -45,7 +57,7 @@ lint: venv
 typecheck: venv
 	$(BIN)/mypy --strict -p wirestream
 
-pytest: venv node-deps
+pytest: venv node-deps java-peers
 	$(BIN)/pytest -q
 
 # runtime/, generated/ and tests/typescript -> their dist/ (tsc -b: incremental, strict).
@@ -93,3 +105,4 @@ broker-stop:
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .hypothesis
 	rm -rf node_modules runtime/typescript/dist generated/typescript/dist tests/typescript/dist
+	rm -rf $(JAVA_RSOCKET)/target
