@@ -232,3 +232,52 @@ def test_only_client_resumes(version: str) -> None:
     client.connect()
     assert client.receive_data(wire(version, v(version).resume(TOKEN, 0, 0))) == []
     assert codec(version) is not None
+
+
+def test_session_is_resumable_before_anything_confirmed_the_setup(version: str) -> None:
+    """Resuming Operation: the session exists from the SETUP with a token on.  A transport
+    lost before the server's first answer (the client still in ``setup_sent``) is resumed,
+    as rsocket-java's client does; a SETUP the server never saw gets REJECTED_RESUME.
+    (Regression: found against rsocket-java, whose server sends nothing when it accepts a
+    SETUP, so a cut in the first milliseconds ended our session.)"""
+    sessions: dict[bytes, ResumableSession] = {}
+    c, s, _, _ = pair(version, client={"resume_token": TOKEN},
+                      server={"resume_lookup": sessions.get}, establish=False)  # fmt: skip
+    sessions[TOKEN] = s.session()
+    sid = c.request_response(b"sent before the cut")
+    c.data_to_send()  # lost with the transport
+    assert c.state is v(version).machines.ConnectionState.SETUP_SENT
+    assert c.receive_data(b"") == [ConnectionClosed(None, b"", True, resumable=True)]
+    assert s.receive_data(b"") == [ConnectionClosed(None, b"", True, resumable=True)]
+    c2 = RSocketConnection.resume(c.session(), now=1.0)
+    s2 = engine("server", version, resume_lookup=sessions.get)
+    events_c, events_s = shuttle(c2, s2)
+    assert of_type(events_c, ConnectionResumed) and of_type(events_s, ConnectionResumed)
+    (request,) = [e for e in events_s if type(e).__name__ == "RequestReceived"]
+    assert (request.stream_id, request.data) == (sid, b"sent before the cut")
+
+
+def test_server_waiting_for_the_clients_lease_keeps_a_resumable_session(version: str) -> None:
+    """A server whose client set L (and R) but never sent a LEASE -- the server-side
+    requester waits (``awaiting_lease``) -- keeps the session when the transport is lost.
+    (Regression: rsocket-java's client with lease and resume sends no LEASE by default.)"""
+    sessions: dict[bytes, ResumableSession] = {}
+    c, s, _, _ = pair(version, client={"resume_token": TOKEN, "lease": True},
+                      server={"resume_lookup": sessions.get}, establish=False)  # fmt: skip
+    sessions[TOKEN] = s.session()
+    assert s.state is v(version).machines.ConnectionState.AWAITING_LEASE
+    assert s.receive_data(b"") == [ConnectionClosed(None, b"", True, resumable=True)]
+    assert c.receive_data(b"") == [ConnectionClosed(None, b"", True, resumable=True)]
+    s2 = engine("server", version, resume_lookup=sessions.get)
+    events_c, events_s = shuttle(RSocketConnection.resume(c.session()), s2)
+    assert of_type(events_c, ConnectionResumed) and of_type(events_s, ConnectionResumed)
+
+
+def test_resume_of_a_setup_the_server_never_saw_is_rejected(version: str) -> None:
+    c = engine("client", version, resume_token=TOKEN)
+    c.connect()
+    c.data_to_send()  # the SETUP is lost with the transport
+    assert c.receive_data(b"") == [ConnectionClosed(None, b"", True, resumable=True)]
+    s = engine("server", version, resume_lookup={}.get)
+    events_c, events_s = shuttle(RSocketConnection.resume(c.session()), s)
+    assert of_type(events_c, ConnectionRejected) and of_type(events_s, ConnectionRejected)

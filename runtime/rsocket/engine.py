@@ -695,11 +695,13 @@ class RSocketConnection:
     def _on_eof(self, events: list[Event]) -> None:
         if self._conn.terminated:
             return
-        resumable = (
-            self._log is not None
-            and not self._resume_forbidden
-            and (self._conn.state in (self._CS.ESTABLISHED, self._CS.RESUMING))
-        )
+        # A session is resumable from the SETUP with a token on, not only once a frame has
+        # confirmed it: a client whose SETUP no response has confirmed yet (setup_sent,
+        # awaiting_lease) and a server waiting for the client's first LEASE (which
+        # rsocket-java's client never sends unless told to) keep their sessions as
+        # rsocket-java does; a server that never had the SETUP answers the RESUME with
+        # ERROR[REJECTED_RESUME], a typed end.
+        resumable = self._log is not None and not self._resume_forbidden
         # EOF is not a frame, so no table row: the transport's end ends the machine.
         self._conn.state = self._CS.CLOSED
         if not resumable:
