@@ -447,3 +447,24 @@ def test_fire_and_forget_sent_just_before_close_is_still_handled() -> None:
         assert handler.fire_and_forgets == [Payload(b"last words")]
 
     run(main())
+
+
+def test_a_server_keeps_one_peer_per_session_however_often_it_resumes() -> None:
+    """Each RESUME arrives on a connection of its own, whose peer hands its engine and
+    transport to the session: the server then forgets that peer.  (Regression: found
+    against rsocket-java's client -- every resumption left one more peer in
+    ``server.peers``, for the life of the server.)"""
+
+    async def main() -> None:
+        async with await serve("tcp://127.0.0.1:0", Recorder(), resume=True) as server:
+            async with connect(server.url, resume=True) as rs:
+                for i in range(5):
+                    assert (await rs.request_response(b"%d" % i)).data == b"%d" % i
+                    rs.driver.transport.abort()
+                    await _until(lambda: rs.resumptions == i + 1)
+                assert (await rs.request_response(b"last")).data == b"last"
+                assert len(server.peers) == 1
+                (peer,) = server.peers
+                assert peer.resumptions == 5 and not peer.closed
+
+    run(main())

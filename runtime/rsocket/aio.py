@@ -567,12 +567,19 @@ class RSocketPeer:
             if session is not None and session is not self:
                 session._adopt(self)
                 self._adopter = session
+                self._server._resumed(session)
+                # The session owns this connection's engine and transport now: this peer
+                # is over, and the server forgets it (it was kept for every resumption).
+                self._end(ConnectionLost("the connection resumed a session", reason="closed"))
                 return
         self._resumed()
 
     def _resumed(self) -> None:
         self._connected = True
         self.resumptions += 1
+        # "Leasing semantics are NOT assumed to carry over from previous connections when
+        # resuming": the engine restarted them, so wait_for_lease waits for a new LEASE.
+        self._lease.clear()
         self._reconnected.set()
         if self._attempt is not None and not self._attempt.done():
             self._attempt.set_result(None)
@@ -903,6 +910,16 @@ class RSocketServer:
             task = asyncio.get_running_loop().create_task(self._grant_leases(peer))
             self._lease_tasks.add(task)
             task.add_done_callback(self._lease_tasks.discard)
+
+    def _resumed(self, peer: RSocketPeer) -> None:
+        """A session resumed on a new connection: "LEASE semantics MUST be restarted upon a
+        new connection by sending a LEASE frame from the server" -- at once, right after
+        RESUME_OK (the engine no longer honours the old one; the renewal loop may be a
+        half time-to-live away)."""
+        setup = peer.engine.setup
+        if self._lease is not None and setup is not None and setup.lease:
+            ttl, count = self._lease
+            peer.send_lease(ttl, count)
 
     async def _grant_leases(self, peer: RSocketPeer) -> None:
         """Grant the configured lease, renewed at half its time-to-live."""
