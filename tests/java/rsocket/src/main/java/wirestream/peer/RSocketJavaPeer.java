@@ -35,7 +35,9 @@ import reactor.util.retry.Retry;
  * <pre>
  * server [--port P] [--resume [--session-ms MS] [--cleanup-on-keepalive]]
  *        [--lease-ttl-ms MS --lease-count N [--lease-every-ms MS]] [--first-frame-ms MS]
+ *        [--mtu BYTES] [--item-size BYTES]
  * client --port P [--resume [--session-ms MS] [--cleanup-on-keepalive] [--retry-ms MS]] [--lease]
+ *        [--mtu BYTES]
  *        [--keepalive-ms MS] [--lifetime-ms MS]
  * </pre>
  *
@@ -52,7 +54,8 @@ import reactor.util.retry.Retry;
  * </ul>
  *
  * The server's responder: request-response echoes data and metadata; request-stream answers
- * the decimal N in its data with N payloads "0" .. "N-1". With --lease-ttl-ms it sends
+ * the decimal N in its data with N payloads "0" .. "N-1" (with --item-size, "i:" and padding
+ * up to that size; --mtu fragments what is larger). With --lease-ttl-ms it sends
  * LEASE(ttl, count) at once and then every --lease-every-ms (0: once).
  */
 public final class RSocketJavaPeer {
@@ -83,6 +86,17 @@ public final class RSocketJavaPeer {
   static final AtomicInteger requestStreams = new AtomicInteger();
   static final AtomicLong streamedElements = new AtomicLong();
 
+  /** Element i of a stream: "i", or "i:" padded with '.' to --item-size bytes. */
+  static int itemSize = 0;
+
+  static String item(int i) {
+    String value = Integer.toString(i);
+    if (value.length() + 1 >= itemSize) {
+      return value;
+    }
+    return value + ":" + ".".repeat(itemSize - value.length() - 1);
+  }
+
   static final class Responder implements RSocket {
     @Override
     public Mono<Payload> requestResponse(Payload payload) {
@@ -101,7 +115,7 @@ public final class RSocketJavaPeer {
       int n = Integer.parseInt(payload.getDataUtf8().trim());
       payload.release();
       return Flux.range(0, n)
-          .map(i -> DefaultPayload.create(Integer.toString(i)))
+          .map(i -> DefaultPayload.create(item(i)))
           .doOnNext(p -> streamedElements.incrementAndGet());
     }
   }
@@ -124,6 +138,10 @@ public final class RSocketJavaPeer {
               : Flux.just(Lease.create(ttl, count));
       server.lease(spec -> spec.sender(() -> leases));
     }
+    if (o.containsKey("mtu")) {
+      server.fragment((int) num(o, "mtu", 0));
+    }
+    itemSize = (int) num(o, "item-size", 0);
     if (o.containsKey("first-frame-ms")) {
       server.maxTimeToFirstFrame(Duration.ofMillis(num(o, "first-frame-ms", 60_000)));
     }
@@ -169,6 +187,9 @@ public final class RSocketJavaPeer {
           resume(o)
               .retry(Retry.fixedDelay(Long.MAX_VALUE, Duration.ofMillis(num(o, "retry-ms", 20)))));
     }
+    if (o.containsKey("mtu")) {
+      connector.fragment((int) num(o, "mtu", 0));
+    }
     if (o.containsKey("lease")) {
       // 0 pending: a request without a LEASE that allows it fails at once, in the client
       connector.lease(spec -> spec.maxPendingRequests(0));
@@ -202,7 +223,9 @@ public final class RSocketJavaPeer {
           .limitRate(rate)
           .doOnNext(
               p -> {
-                long value = Long.parseLong(p.getDataUtf8());
+                String data = p.getDataUtf8();
+                int colon = data.indexOf(':');
+                long value = Long.parseLong(colon < 0 ? data : data.substring(0, colon));
                 p.release();
                 if (value != seen[2] + 1) {
                   seen[1]++;
