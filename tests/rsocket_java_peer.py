@@ -11,7 +11,8 @@ missing).  It speaks JSON lines on stdout and takes commands on stdin:
   request-stream answers the decimal N in its data with "0" .. "N-1";
   ``await server.stats()`` counts what its responder served.
 * ``await JavaClient.start(classpath, "--port", p, "--resume", ...)`` -- an rsocket-java
-  client connected to 127.0.0.1:p; ``await client.stream(n, rate)`` runs a request-stream
+  client connected to 127.0.0.1:p (``await client.channel(k)`` sends "0" .. "k-1" on a
+  request-channel); ``await client.stream(n, rate)`` runs a request-stream
   and reports ``elements``, ``out_of_order`` (elements that were not the one after the
   previous), ``last``, ``elapsed_ms`` and ``error``; ``await client.request_responses(k)``
   reports ``ok``, ``rejected`` (ERROR[REJECTED] from the server), ``missing_lease`` (its
@@ -172,6 +173,10 @@ class JavaClient(_JavaPeer):
 
     async def stream(self, n: int, rate: int = 256, timeout: float = 150.0) -> dict[str, Any]:
         return await self.command(f"stream {n} {rate}", timeout)
+
+    async def channel(self, k: int, timeout: float = 60.0) -> dict[str, Any]:
+        """A request-channel sending "0" .. "k-1"; the answers counted as ``stream``'s."""
+        return await self.command(f"channel {k}", timeout)
 
     async def request_responses(self, k: int, timeout: float = 60.0) -> dict[str, Any]:
         return await self.command(f"rr {k}", timeout)

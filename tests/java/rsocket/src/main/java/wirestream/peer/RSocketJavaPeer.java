@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.util.retry.Retry;
@@ -46,7 +47,8 @@ import reactor.util.retry.Retry;
  *
  * <ul>
  *   <li>server: "stats" -> counts of the requests its responder served; "quit".
- *   <li>client: "stream N RATE" -> a request-stream of N elements (the server answers "0" ..
+ *   <li>client: "channel K" -> a request-channel sending "0" .. "K-1", its answers counted and
+ *       checked in order as for "stream"; "stream N RATE" -> a request-stream of N elements (the server answers "0" ..
  *       "N-1"), limitRate(RATE), every element checked to be the next in order; "rr K" -> K
  *       request-responses one after the other, counted as ok, rejected by the server
  *       (ERROR[REJECTED]) or refused by the client's own lease tracker (no LEASE allows it);
@@ -55,7 +57,8 @@ import reactor.util.retry.Retry;
  *
  * The server's responder: request-response echoes data and metadata; request-stream answers
  * the decimal N in its data with N payloads "0" .. "N-1" (with --item-size, "i:" and padding
- * up to that size; --mtu fragments what is larger). With --lease-ttl-ms it sends
+ * up to that size; --mtu fragments what is larger); request-channel echoes each payload's
+ * data. With --lease-ttl-ms it sends
  * LEASE(ttl, count) at once and then every --lease-every-ms (0: once).
  */
 public final class RSocketJavaPeer {
@@ -85,6 +88,7 @@ public final class RSocketJavaPeer {
   static final AtomicInteger requestResponses = new AtomicInteger();
   static final AtomicInteger requestStreams = new AtomicInteger();
   static final AtomicLong streamedElements = new AtomicLong();
+  static final AtomicInteger requestChannels = new AtomicInteger();
 
   /** Element i of a stream: "i", or "i:" padded with '.' to --item-size bytes. */
   static int itemSize = 0;
@@ -117,6 +121,18 @@ public final class RSocketJavaPeer {
       return Flux.range(0, n)
           .map(i -> DefaultPayload.create(item(i)))
           .doOnNext(p -> streamedElements.incrementAndGet());
+    }
+
+    @Override
+    public Flux<Payload> requestChannel(Publisher<Payload> payloads) {
+      requestChannels.incrementAndGet();
+      return Flux.from(payloads)
+          .map(
+              p -> {
+                Payload echo = DefaultPayload.create(p.getDataUtf8());
+                p.release();
+                return echo;
+              });
     }
   }
 
@@ -157,6 +173,8 @@ public final class RSocketJavaPeer {
                 + requestStreams.get()
                 + ",\"streamed\":"
                 + streamedElements.get()
+                + ",\"request_channel\":"
+                + requestChannels.get()
                 + "}";
           }
           throw new IllegalArgumentException("unknown command " + command[0]);
@@ -204,6 +222,8 @@ public final class RSocketJavaPeer {
               return stream(rsocket, Integer.parseInt(command[1]), Integer.parseInt(command[2]));
             case "rr":
               return requestResponses(rsocket, Integer.parseInt(command[1]));
+            case "channel":
+              return channel(rsocket, Integer.parseInt(command[1]));
             case "wait-lease":
               return waitLease(rsocket, Long.parseLong(command[1]));
             default:
@@ -246,6 +266,37 @@ public final class RSocketJavaPeer {
         + seen[2]
         + ",\"elapsed_ms\":"
         + elapsed
+        + ",\"error\":"
+        + quote(error)
+        + "}";
+  }
+
+  static String channel(RSocket rsocket, int k) {
+    long[] seen = {0, 0, -1}; // answers, out of order, last value
+    String error = null;
+    try {
+      rsocket
+          .requestChannel(Flux.range(0, k).map(i -> DefaultPayload.create(Integer.toString(i))))
+          .doOnNext(
+              p -> {
+                long value = Long.parseLong(p.getDataUtf8());
+                p.release();
+                if (value != seen[2] + 1) {
+                  seen[1]++;
+                }
+                seen[2] = value;
+                seen[0]++;
+              })
+          .blockLast(Duration.ofSeconds(30));
+    } catch (RuntimeException e) {
+      error = e.toString();
+    }
+    return "{\"elements\":"
+        + seen[0]
+        + ",\"out_of_order\":"
+        + seen[1]
+        + ",\"last\":"
+        + seen[2]
         + ",\"error\":"
         + quote(error)
         + "}";
