@@ -13,6 +13,11 @@ to what applications await:
 - inbound requests run the ``RSocketHandler``'s methods as tasks; stream publishers are
   pulled only while the requester's REQUEST_N allows (``wirestream.runtime.aio.pump``).
 
+Lease, closing and extensions (README, "RSocket negotiation and close"): ``serve(lease=)``
+/ ``connect(lease=)`` grant and renew leases, ``wait_for_lease`` / ``wait_established``
+end with the connection's typed error, ``close(grace=...)`` closes gracefully
+(ERROR[CONNECTION_CLOSE]), ``send_ext`` / ``RSocketHandler.on_ext`` carry EXT frames.
+
 Resumption (Protocol.md "Resuming Operation"; rsocket-py has none): with
 ``connect(..., resume=True)`` a lost transport does not end the streams.  The client
 dials again and sends RESUME; the server's ``serve(..., resume=True)`` keeps the session

@@ -30,6 +30,12 @@ allows (ERROR, else CANCEL) and reports ``StreamAborted``; a connection-level on
 ERROR[INVALID_SETUP] (first frame) or ERROR[CONNECTION_ERROR], closes, and raises the
 ``RemoteProtocolError`` from ``receive_data`` (``data_to_send()`` still yields the ERROR).
 Frames the spec says to ignore are dropped and counted in ``ignored_frames``.
+
+Closing: ``close()`` ends the connection at once; ``close_gracefully()`` (1.0) sends
+ERROR[CONNECTION_CLOSE] and, like a received one, moves the connection to ``closing``
+(IDL M8): streams drain, new requests are refused, ``ConnectionClosed(graceful=True)``
+once the last has ended.  EXT frames (IDL M14) go to the application for the extended
+types it declared (``extensions``), else their I flag decides.
 """
 
 from __future__ import annotations
