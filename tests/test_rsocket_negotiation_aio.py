@@ -418,6 +418,30 @@ def test_peer_graceful_close_is_drained_by_our_side() -> None:
     ours(scenario, Echo(period=0.02))
 
 
+def test_server_shutdown_with_grace_drains_every_connection() -> None:
+    """``server.shutdown(grace=...)``: every connection closes gracefully at once; two
+    clients' running streams each deliver every item first."""
+
+    async def main() -> None:
+        server = await serve(TCP, Echo(period=0.02))
+        try:
+            async with connect(server.url) as one, connect(server.url) as two:
+                streams = [one.request_stream(b"4"), two.request_stream(b"4")]
+                firsts = [await anext(stream) for stream in streams]
+                closing = asyncio.ensure_future(server.shutdown(grace=WAIT))
+                for first, stream in zip(firsts, streams):
+                    rest = [p.data async for p in stream]
+                    assert [first.data, *rest] == [b"0", b"1", b"2", b"3"]
+                await asyncio.wait_for(closing, WAIT)
+                await asyncio.wait_for(one.wait_closed(), WAIT)
+                await asyncio.wait_for(two.wait_closed(), WAIT)
+        finally:
+            server.close()
+            await server.wait_closed()
+
+    run(main())
+
+
 def test_graceful_close_gives_up_after_its_grace_period() -> None:
     """A stream that never ends does not hold the connection: after ``grace`` it is ended
     as by a plain close (ERROR[CONNECTION_ERROR]), and the stream fails with

@@ -231,22 +231,23 @@ class RSocketPeer:
     def closed(self) -> bool:
         return self._finished.is_set()
 
-    def _check_open(self) -> None:
+    def _check_open(self, request: bool = False) -> None:
         if self._finished.is_set():
             raise self._error or ConnectionLost("the connection is closed", reason="closed")
-        if self._closing and self.engine.version.graceful_close is None:
-            # 0.2 drains without a frame (``close(grace=...)``): the engine does not know
+        if request and self._closing and self.engine.version.graceful_close is None:
+            # 0.2 drains without a frame (``close(grace=...)``), so the engine does not
+            # know; 1.0's engine refuses new requests itself
             raise NoNewRequests("the connection is closing: no new requests")
 
-    async def _ready(self) -> None:
-        self._check_open()
+    async def _ready(self, request: bool = False) -> None:
+        self._check_open(request)
         if not self._connected:
             await self._reconnected.wait()
-            self._check_open()
+            self._check_open(request)
 
     async def request_response(self, data: bytes | str, metadata: bytes | None = None) -> Payload:
         """Send a request, wait for its one response (``StreamError`` on ERROR)."""
-        await self._ready()
+        await self._ready(request=True)
         stream_id = self.engine.request_response(_bytes(data), metadata, now=self._loop.time())
         future: asyncio.Future[Payload] = self._loop.create_future()
         self._calls[stream_id] = _Call(future=future)
@@ -258,7 +259,7 @@ class RSocketPeer:
             raise
 
     async def fire_and_forget(self, data: bytes | str, metadata: bytes | None = None) -> None:
-        await self._ready()
+        await self._ready(request=True)
         self.engine.fire_and_forget(_bytes(data), metadata, now=self._loop.time())
         await self._flush()
 
@@ -294,7 +295,7 @@ class RSocketPeer:
     ) -> InboundStream[Payload]:
         """Open a request-stream; iterate the result.  ``limit_rate`` items are requested
         up front and replenished as the application consumes them."""
-        self._check_open()
+        self._check_open(request=True)
         rate = limit_rate or self.limit_rate
         stream_id = self.engine.request_stream(_bytes(data), metadata, initial_n=rate,
                                                now=self._loop.time())  # fmt: skip
@@ -319,7 +320,7 @@ class RSocketPeer:
         """Open a channel whose first message is (data, metadata); ``outbound`` supplies
         the rest of our side (pulled only as the responder requests; without it our side
         completes at once).  Iterate the result for the responder's side."""
-        self._check_open()
+        self._check_open(request=True)
         rate = limit_rate or self.limit_rate
         stream_id = self.engine.request_channel(_bytes(data), metadata, initial_n=rate,
                                                 complete=outbound is None,
@@ -522,7 +523,8 @@ class RSocketPeer:
         payload = Payload(event.data, event.metadata)
         model = event.model
         handler = self.handler
-        if self._closing:  # 0.2 draining (1.0: the engine already refused it)
+        if self._closing and self.engine.version.graceful_close is None:
+            # 0.2 draining on our side (1.0: the engine refuses requests while closing)
             if model is not InteractionModel.FIRE_AND_FORGET:
                 self.engine.send_error(stream_id, self.engine.version.rejected,
                                        b"the connection is closing")  # fmt: skip
@@ -1020,6 +1022,7 @@ class RSocketServer:
         self._peers: set[RSocketPeer] = set()
         self._sessions: dict[bytes, RSocketPeer] = {}
         self._resuming: dict[RSocketPeer, RSocketPeer] = {}
+        self._refusing = False
         self.listener: Listener | None = None
 
     @property
@@ -1037,6 +1040,9 @@ class RSocketServer:
         return self._handler()
 
     async def _on_transport(self, transport: Transport) -> None:
+        if self._refusing:  # shutting down: no new connection
+            transport.close()
+            return
         box: list[RSocketPeer] = []
         handler = self._new_handler()
         engine = RSocketConnection(
@@ -1079,12 +1085,20 @@ class RSocketServer:
         if self.listener is not None:
             self.listener.close()
 
-    async def wait_closed(self, grace: float | None = None) -> None:
-        """Close every connection (``RSocketPeer.close(grace)``: with ``grace``, each
-        closes gracefully, all at once) and the listener."""
+    async def shutdown(self, grace: float | None = None) -> None:
+        """Stop accepting, close every connection -- with ``grace``, gracefully and all at
+        once (``RSocketPeer.close(grace)``: their streams finish, new requests are refused)
+        -- then the listener, and wait for it all."""
+        self._refusing = True
         peers = list(self._peers)
         if peers:
             await asyncio.gather(*(peer.close(grace) for peer in peers))
+        self.close()
+        await self.wait_closed()
+
+    async def wait_closed(self) -> None:
+        for peer in list(self._peers):
+            await peer.close()
         if self.listener is not None:
             await self.listener.wait_closed()
 

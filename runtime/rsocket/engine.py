@@ -332,7 +332,7 @@ class RSocketConnection:
         (``IllegalSend`` when the table forbids it, ``UnknownStream`` for a stream that
         is not open).  The path for frames an IDL extension adds; the commands above
         are the protocol's own and keep its bookkeeping (credit, leases, fragments)."""
-        if frame.stream_id == 0:
+        if frame.stream_id == 0 or type(frame) is self._ext:  # EXT: IDL M14
             self._conn.send(frame)
         else:
             self._get(frame.stream_id).machine.send(frame)
