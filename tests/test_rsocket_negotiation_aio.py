@@ -274,6 +274,27 @@ def test_py_lease_client_and_our_leasing_server_grant_each_other() -> None:
     run(main())
 
 
+def test_lease_restarts_after_resumption() -> None:
+    """Resuming Operation: 'Leasing semantics are NOT assumed to carry over from previous
+    connections when resuming. LEASE semantics MUST be restarted upon a new connection by
+    sending a LEASE frame from the server.'  After the transport drops and the session
+    resumes, the old lease is void, our server grants a new one at once (not at its next
+    renewal, 30 s away) and the client's ``wait_for_lease`` waits for it."""
+
+    async def scenario(server: RSocketServer, client: RSocketPeer, handler: Echo) -> None:
+        await asyncio.wait_for(client.wait_for_lease(), WAIT)
+        assert await client.request_response(b"a") == Payload(b"a")
+        client.driver.transport.abort()  # the network drops us
+        async with asyncio.timeout(WAIT):
+            while client.resumptions == 0:
+                await asyncio.sleep(0.005)
+            await client.wait_for_lease()
+        assert await client.request_response(b"b") == Payload(b"b")
+
+    ours(scenario, serve_options={"lease": (60_000, 100), "resume": True}, lease=True,
+         resume=True)  # fmt: skip
+
+
 # ====================================================================== one-item channel
 
 

@@ -674,7 +674,14 @@ class RSocketPeer:
     def _resumed(self) -> None:
         self._connected = True
         self.resumptions += 1
-        self._send_granted_lease()  # leases restart with the new connection
+        # "Leasing semantics are NOT assumed to carry over from previous connections when
+        # resuming. LEASE semantics MUST be restarted upon a new connection by sending a
+        # LEASE frame": the engine forgot both leases; wait for the peer's anew, send ours.
+        setup = self.engine.setup
+        if setup is not None and setup.lease:
+            self._lease_granted = False
+            self._lease.clear()
+        self._send_granted_lease()
         self._reconnected.set()
         if self._attempt is not None and not self._attempt.done():
             self._attempt.set_result(None)
