@@ -104,6 +104,7 @@ __all__ = [
     "SetupRecord",
     "py_fire_and_forget",
     "py_metadata_push",
+    "py_one_item_channel",
     "py_request_channel",
     "py_request_response",
     "py_request_stream",
@@ -844,6 +845,27 @@ async def py_request_channel(
         _payload(first, route, metadata), _ListPublisher(items) if items else None
     )
     return await _collect(client, publisher, limit_rate, take)
+
+
+class _CompletesAtOnce(DefaultPublisherSubscription):  # type: ignore[misc]
+    """Completes right after it is subscribed -- on the next loop turn, so that rsocket-py
+    (which subscribes before it queues REQUEST_CHANNEL) queues the PAYLOAD(C) behind the
+    request and its sender writes both in one go: the one-item channel of issue 17."""
+
+    def subscribe(self, subscriber: Any) -> None:
+        super().subscribe(subscriber)
+        asyncio.get_running_loop().call_soon(subscriber.on_complete)
+
+    def request(self, n: int) -> None:
+        pass
+
+
+async def py_one_item_channel(client: Any, data: bytes, *, limit_rate: int = 8) -> list[bytes]:
+    """request-channel whose only item is in REQUEST_CHANNEL, completed by a PAYLOAD(C)
+    sent right behind it (not by the C flag of the request): the data of every payload
+    received."""
+    publisher = client.request_channel(Payload(data), _CompletesAtOnce())
+    return await _collect(client, publisher, limit_rate, None)
 
 
 async def py_fire_and_forget(

@@ -24,7 +24,15 @@ from typing import Any
 import pytest
 
 from wirestream.apps.cli import PayloadWriter, amain, main
-from wirestream.runtime.rsocket import Payload, RSocketHandler, RSocketServer, Router, serve
+from wirestream.runtime.rsocket import (
+    Payload,
+    RSocketHandler,
+    RSocketServer,
+    Router,
+    SetupRejected,
+    connect,
+    serve,
+)
 from wirestream.apps.demo_responder import EchoResponder, parse_count
 from wirestream.runtime.rsocket.errors import ApplicationError
 from wirestream.runtime.rsocket.metadata import ROUTING, route
@@ -486,6 +494,16 @@ def test_console_script_serves_answers_a_client_and_exits_0_on_sigint() -> None:
                              capture_output=True, text=True, timeout=30)  # fmt: skip
         assert fnf.returncode == 0
         assert _readline(server) == "fire-and-forget: fired\n"
+
+        # Issue 17: a client asking for leases is refused at once (no lease to grant),
+        # not left waiting for a LEASE.
+        async def lease_client() -> int:
+            async with connect(url, lease=True) as rs:
+                with pytest.raises(SetupRejected) as rejected:
+                    await asyncio.wait_for(rs.wait_for_lease(), 15)
+            return rejected.value.error_code
+
+        assert run(lease_client()) == 0x002  # UNSUPPORTED_SETUP
     finally:
         server.send_signal(signal.SIGINT)
         _, err = server.communicate(timeout=15)

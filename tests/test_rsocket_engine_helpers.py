@@ -52,7 +52,7 @@ def setup_frame(version: str, **overrides: Any) -> Any:
 
 
 LIMITS = frozenset(field.name for field in fields(Limits))
-HOOKS = ("setup_policy", "resume_lookup")
+HOOKS = ("setup_policy", "resume_lookup", "leasing", "extensions")
 
 
 def engine(role: str, version: str, **options: Any) -> RSocketConnection:
@@ -86,9 +86,10 @@ def pair(version: str, now: float = 0.0, client: dict[str, Any] | None = None,
 
 
 def server_after_setup(version: str, **options: Any) -> RSocketConnection:
-    """A server engine that accepted a raw SETUP (its output drained)."""
+    """A server engine that accepted a raw SETUP (its output drained); ``lease=True``: a
+    leasing server and a SETUP with the L flag."""
     lease = options.pop("lease", False)
-    s = engine("server", version, **options)
+    s = engine("server", version, leasing=lease, **options)
     s.receive_data(wire(version, setup_frame(version, lease=lease)))
     s.data_to_send()
     return s

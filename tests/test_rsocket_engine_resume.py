@@ -263,12 +263,13 @@ def test_server_waiting_for_the_clients_lease_keeps_a_resumable_session(version:
     (Regression: rsocket-java's client with lease and resume sends no LEASE by default.)"""
     sessions: dict[bytes, ResumableSession] = {}
     c, s, _, _ = pair(version, client={"resume_token": TOKEN, "lease": True},
-                      server={"resume_lookup": sessions.get}, establish=False)  # fmt: skip
+                      server={"resume_lookup": sessions.get, "leasing": True},
+                      establish=False)  # fmt: skip
     sessions[TOKEN] = s.session()
     assert s.state is v(version).machines.ConnectionState.AWAITING_LEASE
     assert s.receive_data(b"") == [ConnectionClosed(None, b"", True, resumable=True)]
     assert c.receive_data(b"") == [ConnectionClosed(None, b"", True, resumable=True)]
-    s2 = engine("server", version, resume_lookup=sessions.get)
+    s2 = engine("server", version, resume_lookup=sessions.get, leasing=True)
     events_c, events_s = shuttle(RSocketConnection.resume(c.session()), s2)
     assert of_type(events_c, ConnectionResumed) and of_type(events_s, ConnectionResumed)
 

@@ -611,7 +611,8 @@ def test_stream_id_wraparound_skips_ids_in_use(version: str) -> None:
 
 
 def lease_pair(version: str) -> tuple[RSocketConnection, RSocketConnection]:
-    c, s, _, _ = pair(version, client={"lease": True}, establish=False)
+    c, s, _, _ = pair(version, client={"lease": True}, server={"leasing": True},
+                      establish=False)  # fmt: skip
     return c, s
 
 
@@ -836,8 +837,8 @@ def test_fragments_consume_one_credit_and_one_lease(version: str) -> None:
     """Fragmentation: 'a fragmented PAYLOAD frame counts as a single request(n) credit,
     and a request counts against a single lease count, regardless of how many fragments
     the frame is split into.'"""
-    c, s, _, _ = pair(version, client={"lease": True, "mtu": 64}, server={"mtu": 64},
-                      establish=False)  # fmt: skip
+    c, s, _, _ = pair(version, client={"lease": True, "mtu": 64},
+                      server={"mtu": 64, "leasing": True}, establish=False)  # fmt: skip
     s.send_lease(10_000, 1)
     shuttle(c, s)
     sid = c.request_stream(b"r" * 300, initial_n=1)

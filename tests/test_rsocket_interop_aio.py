@@ -640,7 +640,8 @@ def test_our_server_answers_py_keepalives_within_max_lifetime() -> None:
 
 def test_our_server_closing_fails_a_py_stream_with_connection_error() -> None:
     """rsocket-py fails a request open when the connection ends with CONNECTION_ERROR
-    (0x101), whatever the ERROR frame on stream 0 said (ours: CONNECTION_CLOSE)."""
+    (0x101), whatever the ERROR frame on stream 0 said (ours: CONNECTION_ERROR, as a stream
+    is open)."""
 
     async def main() -> None:
         server = await serve("tcp://127.0.0.1:0", make_router(Responder()))

@@ -11,6 +11,7 @@ from wirestream.runtime.rsocket.options import ClientSetup, Limits, SetupPolicy
 from wirestream.runtime.rsocket.resume import ResumableSession, ResumeLookup
 from wirestream.runtime.rsocket.errors import (
     ApplicationError,
+    NoNewRequests,
     SetupRejected,
     StreamError,
     FragmentOrderViolated,
@@ -20,8 +21,10 @@ from wirestream.runtime.rsocket.errors import (
     ResumePositionLost,
     StreamIdsExhausted,
     UnknownStream,
+    UnsupportedExtension,
 )
 from wirestream.runtime.rsocket.events import (
+    ConnectionClosing,
     ConnectionClosed,
     ConnectionDead,
     ConnectionEstablished,
@@ -29,6 +32,7 @@ from wirestream.runtime.rsocket.events import (
     ConnectionResumed,
     ErrorReceived,
     Event,
+    ExtReceived,
     InteractionModel,
     KeepaliveReceived,
     LeaseReceived,
@@ -115,6 +119,7 @@ __all__ = [
     "ConnectionEstablished",
     "ConnectionRejected",
     "ConnectionResumed",
+    "ConnectionClosing",
     "ConnectionClosed",
     "ConnectionDead",
     "RequestReceived",
@@ -125,10 +130,13 @@ __all__ = [
     "RequestNReceived",
     "StreamAborted",
     "FrameReceived",
+    "ExtReceived",
     "MetadataPushReceived",
     "LeaseReceived",
     "KeepaliveReceived",
     "NoLease",
+    "NoNewRequests",
+    "UnsupportedExtension",
     "StreamIdsExhausted",
     "UnknownStream",
     "ResumeNotAllowed",

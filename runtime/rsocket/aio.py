@@ -13,6 +13,11 @@ to what applications await:
 - inbound requests run the ``RSocketHandler``'s methods as tasks; stream publishers are
   pulled only while the requester's REQUEST_N allows (``wirestream.runtime.aio.pump``).
 
+Lease, closing and extensions (README, "RSocket negotiation and close"): ``serve(lease=)``
+/ ``connect(lease=)`` grant and renew leases, ``wait_for_lease`` / ``wait_established``
+end with the connection's typed error, ``close(grace=...)`` closes gracefully
+(ERROR[CONNECTION_CLOSE]), ``send_ext`` / ``RSocketHandler.on_ext`` carry EXT frames.
+
 Resumption (Protocol.md "Resuming Operation"; rsocket-py has none): with
 ``connect(..., resume=True)`` a lost transport does not end the streams.  The client
 dials again and sends RESUME; the server's ``serve(..., resume=True)`` keeps the session
@@ -53,11 +58,18 @@ from wirestream.runtime.errors import (
 from wirestream.runtime.rsocket.engine import RSocketConnection
 from wirestream.runtime.rsocket.options import ClientSetup, Limits, SetupPolicy
 from wirestream.runtime.rsocket.resume import ResumableSession
-from wirestream.runtime.rsocket.errors import ApplicationError, SetupRejected, StreamError
+from wirestream.runtime.rsocket.errors import (
+    ApplicationError,
+    NoNewRequests,
+    SetupRejected,
+    StreamError,
+)
 from wirestream.runtime.rsocket.events import (
     Event,
+    ExtReceived,
     FrameReceived,
     ConnectionClosed,
+    ConnectionClosing,
     ConnectionDead,
     ConnectionEstablished,
     ConnectionRejected,
@@ -76,10 +88,20 @@ from wirestream.runtime.rsocket.events import (
 )
 from wirestream.runtime.rsocket.handler import Payload, PayloadLike, RSocketHandler, as_payload
 
-__all__ = ["RSocketPeer", "RSocketServer", "connect", "serve", "DEFAULT_LIMIT_RATE"]
+__all__ = ["RSocketPeer", "RSocketServer", "connect", "serve", "DEFAULT_LIMIT_RATE",
+           "UNLIMITED_LEASE"]  # fmt: skip
 
 DEFAULT_LIMIT_RATE: Final = 256
 """Items requested up front, and the replenish batch (rsocket-java's limitRate default)."""
+
+UNLIMITED_LEASE: Final = ((1 << 31) - 1, (1 << 31) - 1)
+"""(ttl ms, requests), both the 1.0 maximum: what ``connect(lease=True)`` grants the
+server's requester ("The client-side Responder MUST send a LEASE frame after a SETUP frame
+with the L flag set") when the application names no lease of its own."""
+
+DRAIN_POLL: Final = 0.01
+"""Seconds between two looks at the open streams while a 0.2 connection drains (0.2 has
+no CONNECTION_CLOSE, so no event says when the last stream ended)."""
 
 WRITE_BATCH: Final = 64 * 1024
 """Payload bytes publishers queue in the engine before they are written at once rather
@@ -162,7 +184,13 @@ class RSocketPeer:
         self._closed_event: ConnectionClosed | None = None
         self._error: BaseException | None = None
         self._finished = asyncio.Event()
+        # Waits that end with the connection too (``_end`` sets them; the flags say why).
         self._lease = asyncio.Event()
+        self._lease_granted = False
+        self._established = asyncio.Event()
+        self._setup_accepted = False
+        self._closing = False  # a graceful close is under way (either side began it)
+        self._lease_grant: tuple[int, int] | None = None  # what our responder grants
         self._adopter: RSocketPeer | None = None
         self.resumptions = 0
         """How many times the session was resumed on a new transport."""
@@ -181,9 +209,11 @@ class RSocketPeer:
             ConnectionEstablished: self._on_established,
             ConnectionRejected: self._on_rejected,
             ConnectionResumed: self._on_resumed,
+            ConnectionClosing: self._on_closing,
             ConnectionClosed: self._on_connection_closed,
             ConnectionDead: self._on_dead,
             FrameReceived: self._on_frame,
+            ExtReceived: self._on_ext,
         }
 
     def _attach(self, engine: RSocketConnection, transport: Transport) -> EngineDriver[Event]:
@@ -201,19 +231,23 @@ class RSocketPeer:
     def closed(self) -> bool:
         return self._finished.is_set()
 
-    def _check_open(self) -> None:
+    def _check_open(self, request: bool = False) -> None:
         if self._finished.is_set():
             raise self._error or ConnectionLost("the connection is closed", reason="closed")
+        if request and self._closing and self.engine.version.graceful_close is None:
+            # 0.2 drains without a frame (``close(grace=...)``), so the engine does not
+            # know; 1.0's engine refuses new requests itself
+            raise NoNewRequests("the connection is closing: no new requests")
 
-    async def _ready(self) -> None:
-        self._check_open()
+    async def _ready(self, request: bool = False) -> None:
+        self._check_open(request)
         if not self._connected:
             await self._reconnected.wait()
-            self._check_open()
+            self._check_open(request)
 
     async def request_response(self, data: bytes | str, metadata: bytes | None = None) -> Payload:
         """Send a request, wait for its one response (``StreamError`` on ERROR)."""
-        await self._ready()
+        await self._ready(request=True)
         stream_id = self.engine.request_response(_bytes(data), metadata, now=self._loop.time())
         future: asyncio.Future[Payload] = self._loop.create_future()
         self._calls[stream_id] = _Call(future=future)
@@ -225,13 +259,23 @@ class RSocketPeer:
             raise
 
     async def fire_and_forget(self, data: bytes | str, metadata: bytes | None = None) -> None:
-        await self._ready()
+        await self._ready(request=True)
         self.engine.fire_and_forget(_bytes(data), metadata, now=self._loop.time())
         await self._flush()
 
     async def metadata_push(self, metadata: bytes) -> None:
         await self._ready()
         self.engine.metadata_push(metadata)
+        await self._flush()
+
+    async def send_ext(self, extended_type: int, data: bytes | str = b"",
+                       metadata: bytes | None = None, *, stream_id: int = 0,
+                       ignore: bool = True) -> None:  # fmt: skip
+        """Send an EXT frame (``RSocketConnection.send_ext``); ``ignore`` sets its I flag
+        ("Can the frame be ignored if not understood?")."""
+        await self._ready()
+        self.engine.send_ext(extended_type, _bytes(data), metadata, stream_id=stream_id,
+                             ignore=ignore)  # fmt: skip
         await self._flush()
 
     async def send_frame(self, frame: object) -> None:
@@ -251,7 +295,7 @@ class RSocketPeer:
     ) -> InboundStream[Payload]:
         """Open a request-stream; iterate the result.  ``limit_rate`` items are requested
         up front and replenished as the application consumes them."""
-        self._check_open()
+        self._check_open(request=True)
         rate = limit_rate or self.limit_rate
         stream_id = self.engine.request_stream(_bytes(data), metadata, initial_n=rate,
                                                now=self._loop.time())  # fmt: skip
@@ -276,7 +320,7 @@ class RSocketPeer:
         """Open a channel whose first message is (data, metadata); ``outbound`` supplies
         the rest of our side (pulled only as the responder requests; without it our side
         completes at once).  Iterate the result for the responder's side."""
-        self._check_open()
+        self._check_open(request=True)
         rate = limit_rate or self.limit_rate
         stream_id = self.engine.request_channel(_bytes(data), metadata, initial_n=rate,
                                                 complete=outbound is None,
@@ -295,8 +339,30 @@ class RSocketPeer:
         return stream
 
     async def wait_for_lease(self) -> None:
-        """(lease) Wait until the responder has granted a LEASE."""
-        await self._lease.wait()
+        """(lease) Wait until the peer's responder has granted a LEASE.  Ends with the
+        connection: ``SetupRejected`` when the server refused the SETUP (a server without
+        leasing answers ERROR[UNSUPPORTED_SETUP]), else why it ended (``ConnectionLost``
+        ...)."""
+        await self._wait_for(self._lease, lambda: self._lease_granted)
+
+    async def wait_established(self) -> None:
+        """Wait until the SETUP is accepted: on a server at once; on a client when "it
+        receives a response to a request, a LEASE frame, or if it sees a REQUEST type"
+        (a server that accepts and says nothing leaves this waiting until the connection
+        ends).  Ends with ``SetupRejected`` when the server refused the SETUP, else with
+        why the connection ended."""
+        await self._wait_for(self._established, lambda: self._setup_accepted)
+
+    async def _wait_for(self, event: asyncio.Event, happened: Callable[[], bool]) -> None:
+        if not happened():
+            self._check_ended()
+            await event.wait()  # set when it happens, and by ``_end``
+            if not happened():
+                self._check_ended()
+
+    def _check_ended(self) -> None:
+        if self._finished.is_set():
+            raise self._error or ConnectionLost("the connection is closed", reason="closed")
 
     def send_lease(self, ttl_ms: int, number_of_requests: int,
                    metadata: bytes | None = None) -> None:  # fmt: skip
@@ -304,6 +370,24 @@ class RSocketPeer:
         requests during ``ttl_ms``."""
         self.engine.send_lease(ttl_ms, number_of_requests, metadata, now=self._loop.time())
         self.driver.wakeup()
+
+    def _grant_leases(self, ttl_ms: int, number_of_requests: int) -> None:
+        """Grant this lease now and renew it at half its time-to-live while the connection
+        lives (and at once after a resumption: "LEASE semantics MUST be restarted upon a
+        new connection by sending a LEASE frame from the server")."""
+        self._lease_grant = (ttl_ms, number_of_requests)
+        self._spawn(self._renew_leases(ttl_ms, number_of_requests))
+
+    async def _renew_leases(self, ttl_ms: int, number_of_requests: int) -> None:
+        while not self._finished.is_set():
+            self._send_granted_lease()
+            await asyncio.sleep(ttl_ms / 2000)
+
+    def _send_granted_lease(self) -> None:
+        grant = self._lease_grant
+        engine = self.engine
+        if grant is not None and self._connected and not engine.closed:
+            self.send_lease(*grant)
 
     # --- stream commands from InboundStream / publishers -------------------------------
 
@@ -439,6 +523,13 @@ class RSocketPeer:
         payload = Payload(event.data, event.metadata)
         model = event.model
         handler = self.handler
+        if self._closing and self.engine.version.graceful_close is None:
+            # 0.2 draining on our side (1.0: the engine refuses requests while closing)
+            if model is not InteractionModel.FIRE_AND_FORGET:
+                self.engine.send_error(stream_id, self.engine.version.rejected,
+                                       b"the connection is closing")  # fmt: skip
+                self.driver.wakeup()
+            return
         if model is InteractionModel.REQUEST_RESPONSE:
             call = _Call()
             self._calls[stream_id] = call
@@ -541,13 +632,23 @@ class RSocketPeer:
         self._spawn_one_way(self.handler.on_frame(event.frame))
 
     def _on_lease(self, event: LeaseReceived) -> None:
+        self._lease_granted = True
         self._lease.set()
+
+    def _on_ext(self, event: ExtReceived) -> None:
+        payload = Payload(event.data, event.metadata)
+        self._spawn_one_way(self.handler.on_ext(event.extended_type, payload, event.stream_id))
+
+    def _on_closing(self, event: ConnectionClosing) -> None:
+        self._closing = True  # the engine refuses new requests both ways from now on
 
     def _ignore(self, event: Any) -> None:
         pass
 
     def _on_established(self, event: ConnectionEstablished) -> None:
         self.handler.setup = event.setup
+        self._setup_accepted = True
+        self._established.set()
         if self._server is not None:
             self._server._established(self, event)
 
@@ -567,7 +668,6 @@ class RSocketPeer:
             if session is not None and session is not self:
                 session._adopt(self)
                 self._adopter = session
-                self._server._resumed(session)
                 # The session owns this connection's engine and transport now: this peer
                 # is over, and the server forgets it (it was kept for every resumption).
                 self._end(ConnectionLost("the connection resumed a session", reason="closed"))
@@ -578,8 +678,13 @@ class RSocketPeer:
         self._connected = True
         self.resumptions += 1
         # "Leasing semantics are NOT assumed to carry over from previous connections when
-        # resuming": the engine restarted them, so wait_for_lease waits for a new LEASE.
-        self._lease.clear()
+        # resuming. LEASE semantics MUST be restarted upon a new connection by sending a
+        # LEASE frame": the engine forgot both leases; wait for the peer's anew, send ours.
+        setup = self.engine.setup
+        if setup is not None and setup.lease:
+            self._lease_granted = False
+            self._lease.clear()
+        self._send_granted_lease()
         self._reconnected.set()
         if self._attempt is not None and not self._attempt.done():
             self._attempt.set_result(None)
@@ -605,6 +710,15 @@ class RSocketPeer:
 
     def _on_connection_closed(self, event: ConnectionClosed) -> None:
         self._closed_event = event
+        if event.graceful:
+            # The graceful close is over: "Sender or Receiver of this frame MUST wait for
+            # outstanding streams to terminate before closing the connection" -- they have.
+            who = "the peer" if event.by_peer else "us"
+            self._error = self._error or ConnectionLost(
+                f"closed gracefully by {who} (ERROR[CONNECTION_CLOSE])", reason="closed"
+            )  # fmt: skip
+            self.driver.shutdown(self._error)
+            return
         if not event.resumable and event.by_peer and event.error_code is not None:
             message = event.message.decode("utf-8", "replace")
             self._error = ConnectionLost(
@@ -660,6 +774,8 @@ class RSocketPeer:
             if task is not asyncio.current_task() and not task.done():
                 task.cancel()
         self._reconnected.set()  # wake waiters; they see the error
+        self._lease.set()
+        self._established.set()
         self._finished.set()
         if self._server is not None:
             self._server._forget(self)
@@ -726,20 +842,61 @@ class RSocketPeer:
             task.add_done_callback(self._tasks.discard)
         return task
 
-    async def close(self) -> None:
-        """End the connection (ERROR[CONNECTION_CLOSE]), fail what is still open with
-        ``ConnectionLost``, and wait until every task of this peer is done."""
+    async def close(self, grace: float | None = None) -> None:
+        """End the connection and wait until every task of this peer is done.
+
+        ``grace`` (seconds): close gracefully first -- 1.0 sends ERROR[CONNECTION_CLOSE]
+        ("Sender or Receiver of this frame MUST wait for outstanding streams to terminate
+        before closing the connection. New requests MAY not be accepted"): open streams
+        run on, new requests are refused both ways (``NoNewRequests`` here, ERROR[REJECTED]
+        to the peer), and the connection closes when the last stream ends.  0.2 has no
+        such frame: the same drain happens on our side only.  Whatever is still open
+        after ``grace`` is ended as without it.
+
+        Without ``grace`` the connection ends at once: ERROR[CONNECTION_CLOSE] when no
+        stream is open (nothing to wait for), else ERROR[CONNECTION_ERROR] ("MAY close the
+        connection immediately without waiting for outstanding streams"); what is still
+        open fails with ``ConnectionLost``."""
+        if grace is not None and not self._finished.is_set():
+            await self._drain(grace)
         if not self._finished.is_set():
             self._reconnect = None
-            if not self.engine.closed and self._connected:
+            engine = self.engine
+            if not engine.closed and self._connected:
+                version = engine.version
+                code = version.connection_error if engine.open_streams else version.connection_close
                 try:
-                    events = self.engine.close(self.engine.version.connection_close, b"bye")
+                    events = engine.close(code, b"bye")
                 except LocalProtocolError:
                     events = []  # e.g. a server that never saw SETUP may send nothing
                 self._on_events(events)
             self._end(ConnectionLost("closed by us", reason="closed"))
             self.driver.shutdown()
         await self.wait_closed()
+
+    async def _drain(self, grace: float) -> None:
+        """The graceful part of ``close(grace)``: begin it, wait up to ``grace``."""
+        engine = self.engine
+        graceful = engine.version.graceful_close is not None
+        if self._connected and not engine.closed and not self._closing:
+            if graceful:
+                try:
+                    events = engine.close_gracefully(b"bye")
+                except LocalProtocolError:
+                    return  # no SETUP yet (server), or already closed: nothing to drain
+                self._on_events(events)
+                self.driver.wakeup()
+            else:
+                self._closing = True
+        try:
+            async with asyncio.timeout(grace):
+                if graceful:
+                    await self._finished.wait()  # the engine ends it with its last stream
+                else:
+                    while self.engine.open_streams and not self._finished.is_set():
+                        await asyncio.sleep(DRAIN_POLL)
+        except TimeoutError:
+            pass
 
     async def wait_closed(self) -> None:
         await self._finished.wait()
@@ -790,7 +947,7 @@ def connect(
     setup_metadata: bytes | None = None,
     keepalive_interval: int = 20_000,
     max_lifetime: int = 90_000,
-    lease: bool = False,
+    lease: bool | tuple[int, int] = False,
     resume: bool | bytes = False,
     resume_timeout: float = 30.0,
     mtu: int | None = None,
@@ -803,6 +960,11 @@ def connect(
     """Connect to an RSocket server at ``url`` (tcp, tls, unix, ws, wss, memory) and send
     SETUP.  ``handler`` answers the server's requests to us.  Times in milliseconds as
     on the wire; ``resume=True`` (or a token) makes the session survive transport loss.
+    ``lease``: set the SETUP's L flag -- our requests wait for the server's LEASE
+    (``wait_for_lease``) and our responder grants the server one ("The client-side
+    Responder MUST send a LEASE frame after a SETUP frame with the L flag set"):
+    ``(ttl_ms, requests)`` renewed at half its time-to-live, or with ``True``
+    ``UNLIMITED_LEASE``.
     ``capture`` records every frame (``wirestream.runtime.capture``; each transport, resumed ones
     too, is a connection of its own there).
     """
@@ -820,15 +982,20 @@ def connect(
         setup = ClientSetup(
             keepalive_interval=keepalive_interval, max_lifetime=max_lifetime,
             metadata_mime_type=metadata_mime_type, data_mime_type=data_mime_type,
-            metadata=setup_metadata, data=setup_data, lease=lease, resume_token=token,
+            metadata=setup_metadata, data=setup_data, lease=lease is not False,
+            resume_token=token,
         )  # fmt: skip
-        engine = RSocketConnection("client", version, setup=setup, limits=limits)
+        responder = handler or RSocketHandler()
+        engine = RSocketConnection("client", version, setup=setup, limits=limits,
+                                   extensions=responder.extensions)  # fmt: skip
         transport = await dial()
         engine.connect(asyncio.get_running_loop().time())
-        peer = RSocketPeer(engine, transport, handler or RSocketHandler(), limit_rate=limit_rate,
+        peer = RSocketPeer(engine, transport, responder, limit_rate=limit_rate,
                            reconnect=dial if token is not None else None,
                            resume_timeout=resume_timeout, limits=limits)  # fmt: skip
         peer.handler.setup = engine.setup
+        if lease is not False:
+            peer._grant_leases(*(UNLIMITED_LEASE if lease is True else lease))
         return peer
 
     return _Connecting(opening())
@@ -865,7 +1032,7 @@ class RSocketServer:
         self._peers: set[RSocketPeer] = set()
         self._sessions: dict[bytes, RSocketPeer] = {}
         self._resuming: dict[RSocketPeer, RSocketPeer] = {}
-        self._lease_tasks: set[asyncio.Task[None]] = set()
+        self._refusing = False
         self.listener: Listener | None = None
 
     @property
@@ -883,12 +1050,17 @@ class RSocketServer:
         return self._handler()
 
     async def _on_transport(self, transport: Transport) -> None:
+        if self._refusing:  # shutting down: no new connection
+            transport.close()
+            return
         box: list[RSocketPeer] = []
+        handler = self._new_handler()
         engine = RSocketConnection(
             "server", self._version, limits=self._limits, setup_policy=self._setup_policy,
             resume_lookup=functools.partial(self._lookup, box) if self._resume else None,
+            leasing=self._lease is not None, extensions=handler.extensions,
         )  # fmt: skip
-        peer = RSocketPeer(engine, transport, self._new_handler(), limit_rate=self._limit_rate,
+        peer = RSocketPeer(engine, transport, handler, limit_rate=self._limit_rate,
                            resume_timeout=self._resume_timeout, server=self)  # fmt: skip
         box.append(peer)
         self._peers.add(peer)
@@ -907,28 +1079,10 @@ class RSocketServer:
         if token is not None:
             self._sessions[token] = peer
         if self._lease is not None and event.setup.lease:
-            task = asyncio.get_running_loop().create_task(self._grant_leases(peer))
-            self._lease_tasks.add(task)
-            task.add_done_callback(self._lease_tasks.discard)
-
-    def _resumed(self, peer: RSocketPeer) -> None:
-        """A session resumed on a new connection: "LEASE semantics MUST be restarted upon a
-        new connection by sending a LEASE frame from the server" -- at once, right after
-        RESUME_OK (the engine no longer honours the old one; the renewal loop may be a
-        half time-to-live away)."""
-        setup = peer.engine.setup
-        if self._lease is not None and setup is not None and setup.lease:
-            ttl, count = self._lease
-            peer.send_lease(ttl, count)
-
-    async def _grant_leases(self, peer: RSocketPeer) -> None:
-        """Grant the configured lease, renewed at half its time-to-live."""
-        assert self._lease is not None
-        ttl, count = self._lease
-        while not peer.closed:
-            if peer._connected:
-                peer.send_lease(ttl, count)
-            await asyncio.sleep(ttl / 2000)
+            # "If the server accepts the contents of the SETUP frame, it MUST send a LEASE
+            # frame if the SETUP frame set the L flag" (without ``lease`` the engine
+            # refused such a SETUP with ERROR[UNSUPPORTED_SETUP]).
+            peer._grant_leases(*self._lease)
 
     def _forget(self, peer: RSocketPeer) -> None:
         self._peers.discard(peer)
@@ -941,13 +1095,20 @@ class RSocketServer:
         if self.listener is not None:
             self.listener.close()
 
+    async def shutdown(self, grace: float | None = None) -> None:
+        """Stop accepting, close every connection -- with ``grace``, gracefully and all at
+        once (``RSocketPeer.close(grace)``: their streams finish, new requests are refused)
+        -- then the listener, and wait for it all."""
+        self._refusing = True
+        peers = list(self._peers)
+        if peers:
+            await asyncio.gather(*(peer.close(grace) for peer in peers))
+        self.close()
+        await self.wait_closed()
+
     async def wait_closed(self) -> None:
         for peer in list(self._peers):
             await peer.close()
-        for task in list(self._lease_tasks):
-            task.cancel()
-        if self._lease_tasks:
-            await asyncio.gather(*self._lease_tasks, return_exceptions=True)
         if self.listener is not None:
             await self.listener.wait_closed()
 
@@ -977,7 +1138,8 @@ async def serve(
 ) -> RSocketServer:
     """Serve RSocket on ``url`` (port 0 picks one: see ``.url``).  ``handler``: one
     ``RSocketHandler`` for every connection, or a factory called per connection.
-    ``lease=(ttl_ms, requests)`` grants and renews leases to clients that ask for them;
+    ``lease=(ttl_ms, requests)`` grants and renews leases to clients that ask for them
+    (without it a SETUP with the L flag is refused with ERROR[UNSUPPORTED_SETUP]);
     ``resume`` keeps sessions of clients that negotiated resumption.  ``capture`` records
     every frame of every connection (``wirestream.runtime.capture``)."""
     server = RSocketServer(handler, version=version, setup_policy=setup_policy, lease=lease,

@@ -30,16 +30,23 @@ allows (ERROR, else CANCEL) and reports ``StreamAborted``; a connection-level on
 ERROR[INVALID_SETUP] (first frame) or ERROR[CONNECTION_ERROR], closes, and raises the
 ``RemoteProtocolError`` from ``receive_data`` (``data_to_send()`` still yields the ERROR).
 Frames the spec says to ignore are dropped and counted in ``ignored_frames``.
+
+Closing: ``close()`` ends the connection at once; ``close_gracefully()`` (1.0) sends
+ERROR[CONNECTION_CLOSE] and, like a received one, moves the connection to ``closing``
+(IDL M8): streams drain, new requests are refused, ``ConnectionClosed(graceful=True)``
+once the last has ended.  EXT frames (IDL M14) go to the application for the extended
+types it declared (``extensions``), else their I flag decides.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, Final
 
 from wirestream.runtime.errors import (
     DecodeError,
     FrameTooLarge,
+    LocalProtocolError,
     PeerExceededDemand,
     ProtocolError,
     RemoteProtocolError,
@@ -47,14 +54,22 @@ from wirestream.runtime.errors import (
 )
 from wirestream.runtime.flow import RSOCKET_MAX_N, Window
 from wirestream.runtime.machine import IGNORE, Dispatch, MachineRegistry, StateMachine
-from wirestream.runtime.rsocket.errors import ResumeNotAllowed, ResumePositionLost, UnknownStream
+from wirestream.runtime.rsocket.errors import (
+    NoNewRequests,
+    ResumeNotAllowed,
+    ResumePositionLost,
+    UnknownStream,
+    UnsupportedExtension,
+)
 from wirestream.runtime.rsocket.events import (
     ConnectionClosed,
+    ConnectionClosing,
     ConnectionDead,
     ConnectionEstablished,
     ConnectionRejected,
     ConnectionResumed,
     ErrorReceived,
+    ExtReceived,
     FrameReceived,
     Event,
     InteractionModel,
@@ -96,8 +111,19 @@ class RSocketConnection:
     or a ``Version``).
 
     A client's ``setup`` is what its SETUP says (``ClientSetup``); a server's options are
-    the ``setup_policy`` and ``resume_lookup`` hooks; ``limits`` bound what either side
-    sends, accepts, reassembles and keeps for resumption (``Limits``).
+    the ``setup_policy`` and ``resume_lookup`` hooks and ``leasing``; ``limits`` bound
+    what either side sends, accepts, reassembles and keeps for resumption (``Limits``).
+
+    ``extensions``: the EXT extended types the application understands (``ExtReceived``);
+    another EXT is dropped when its I flag is set and ends the connection when it is
+    clear (IDL M14).
+
+    ``leasing`` (server): whether this server grants leases.  "If the server accepts the
+    contents of the SETUP frame, it MUST send a LEASE frame if the SETUP frame set the L
+    flag": a leasing server's application does so (``send_lease``) on
+    ``ConnectionEstablished``; any other server refuses such a SETUP with
+    ERROR[UNSUPPORTED_SETUP] (what rsocket-java and rsocket-py do) rather than accept a
+    client that would then wait for ever.
 
     The ``on_connection_*`` and ``on_stream_*`` methods are where the generated dispatch
     delivers received frames (``HANDLERS`` of the version's machines); they are not
@@ -113,13 +139,16 @@ class RSocketConnection:
         limits: Limits | None = None,
         setup_policy: SetupPolicy | None = None,
         resume_lookup: ResumeLookup | None = None,
+        leasing: bool = False,
+        extensions: Collection[int] = (),
     ) -> None:
         if role not in ("client", "server"):
             raise ValueError(f"role must be 'client' or 'server', not {role!r}")
         if role == "server" and setup is not None:
             raise ValueError("only a client sends SETUP: a server takes no setup=")
-        if role == "client" and (setup_policy is not None or resume_lookup is not None):
-            raise ValueError("setup_policy and resume_lookup are a server's hooks")
+        if role == "client" and (setup_policy is not None or resume_lookup is not None
+                                 or leasing):  # fmt: skip
+            raise ValueError("setup_policy, resume_lookup and leasing are a server's options")
         v = get_version(version)
         self.version = v
         self.role = role
@@ -130,6 +159,9 @@ class RSocketConnection:
         self._frame_bytes = codec.frame_bytes
         self._setup_policy = setup_policy
         self._resume_lookup = resume_lookup
+        self._leasing = leasing
+        self._extensions = frozenset(extensions)
+        self._ext = codec.Ext
 
         machines = v.machines
         self._conn: StateMachine[Any] = machines.ConnectionMachine(role)
@@ -137,11 +169,16 @@ class RSocketConnection:
         self._FS = machines.FragmentsState
         self._fragments_machine = machines.FragmentsMachine
         self._stream_machines = v.stream_machines
+        # A channel whose peer sent COMPLETE: no REQUEST_N may follow (``request``).
+        self._peer_completed = machines.RequestChannelState.HALF_CLOSED_REMOTE
         # While `new` (server) or `setup_sent` (client) the connection machine sees every
         # frame (IDL M1); leaving `setup_sent` / `awaiting_lease` for `established`
         # confirms the client's SETUP (M2).
         self._watch_all = frozenset({self._CS.NEW, self._CS.SETUP_SENT})
         self._setup_phase = frozenset({self._CS.SETUP_SENT, self._CS.AWAITING_LEASE})
+        # 1.0 only (IDL M8): ERROR[CONNECTION_CLOSE] sent or received, streams draining.
+        self._closing: Any = getattr(self._CS, "CLOSING", None)
+        self._closing_event: ConnectionClosing | None = None
 
         self._request_models: dict[type, InteractionModel] = v.request_models
         self._payload: Any = v.payload
@@ -199,6 +236,11 @@ class RSocketConnection:
         return bool(self._conn.terminated)
 
     @property
+    def closing(self) -> bool:
+        """A graceful close is under way (ERROR[CONNECTION_CLOSE] sent or received; 1.0)."""
+        return self._closing is not None and self._conn.state is self._closing
+
+    @property
     def setup(self) -> SetupInfo | None:
         """The SETUP in force (ours on the client; the accepted one on the server)."""
         return self._setup
@@ -226,6 +268,8 @@ class RSocketConnection:
         """When ``handle_timer`` should next be called (None: no deadline)."""
         if self._conn.terminated or self._setup is None:
             return None
+        if self._drained():
+            return self._now  # the graceful close is over: handle_timer reports it now
         return self._keepalive.deadline()
 
     def handle_timer(self, now: float) -> list[Event]:
@@ -234,6 +278,8 @@ class RSocketConnection:
         self._now = now
         events: list[Event] = []
         if self._conn.terminated or self._setup is None:
+            return events
+        if self._finish_drain(events):
             return events
         keepalive = self._keepalive
         if keepalive.send_due(now):
@@ -286,7 +332,7 @@ class RSocketConnection:
         (``IllegalSend`` when the table forbids it, ``UnknownStream`` for a stream that
         is not open).  The path for frames an IDL extension adds; the commands above
         are the protocol's own and keep its bookkeeping (credit, leases, fragments)."""
-        if frame.stream_id == 0:
+        if frame.stream_id == 0 or type(frame) is self._ext:  # EXT: IDL M14
             self._conn.send(frame)
         else:
             self._get(frame.stream_id).machine.send(frame)
@@ -307,8 +353,19 @@ class RSocketConnection:
         self._leases.sent(ttl, number_of_requests, self._now)
 
     def close(self, error_code: int | None = None, message: bytes = b"") -> list[Event]:
-        """End the connection with ERROR on stream 0 (CONNECTION_ERROR by default)."""
+        """End the connection at once with ERROR on stream 0 (CONNECTION_ERROR by default:
+        "Sender or Receiver of this frame MAY close the connection immediately without
+        waiting for outstanding streams to terminate").  1.0 CONNECTION_CLOSE promises to
+        wait for them: with that code this is ``close_gracefully`` when no stream is open
+        and a ``LocalProtocolError`` while one is."""
         code = self.version.connection_error if error_code is None else error_code
+        if code == self.version.graceful_close and not self.closing:
+            if self._open_streams:
+                raise LocalProtocolError(
+                    "ERROR[CONNECTION_CLOSE] waits for the open streams: use "
+                    "close_gracefully(), or CONNECTION_ERROR to end them now"
+                )
+            return self.close_gracefully(message)
         frame = self.version.error(0, code, message)
         self._conn.send(frame)
         self._emit(frame)
@@ -316,6 +373,79 @@ class RSocketConnection:
         self._terminate_streams(events, code, "connection closed")
         events.append(ConnectionClosed(code, message, by_peer=False))
         return events
+
+    def close_gracefully(self, message: bytes = b"") -> list[Event]:
+        """(1.0) Begin a graceful close: ERROR[CONNECTION_CLOSE], after which "Sender or
+        Receiver of this frame MUST wait for outstanding streams to terminate before
+        closing the connection. New requests MAY not be accepted."  Open streams run on;
+        our new requests raise ``NoNewRequests``, the peer's are refused with
+        ERROR[REJECTED]; once no stream is left the connection is over
+        (``ConnectionClosed`` with ``graceful``, from ``receive_data`` or, after a
+        command ended the last stream, from ``handle_timer``, due at once).  Returns
+        ``ConnectionClosing`` (and ``ConnectionClosed`` when nothing was open).  0.2 has
+        no such code: ``LocalProtocolError``."""
+        code = self.version.graceful_close
+        if code is None:
+            raise LocalProtocolError(
+                "ReactiveSocket 0.2 has no CONNECTION_CLOSE (its 0x102 ends the connection at"
+                " once): close() it, or wait for the streams first"
+            )
+        frame = self.version.error(0, code, message)
+        self._conn.send(frame)  # IllegalSend before SETUP, after close, or if already closing
+        self._emit(frame)
+        events: list[Event] = [self._start_closing(code, message, by_peer=False)]
+        self._finish_drain(events)
+        return events
+
+    def _start_closing(self, code: int, message: bytes, by_peer: bool) -> ConnectionClosing:
+        event = self._closing_event = ConnectionClosing(code, message, by_peer)
+        return event
+
+    def _drained(self) -> bool:
+        return (
+            self._closing_event is not None
+            and not self._open_streams
+            and self._conn.state is self._closing
+        )
+
+    def _finish_drain(self, events: list[Event]) -> bool:
+        """End a graceful close whose last stream has ended (IDL M8: ``closing ->
+        closed`` is no frame, so no row: the engine moves the machine, as on EOF)."""
+        if not self._drained():
+            return False
+        closing = self._closing_event
+        assert closing is not None
+        self._conn.state = self._CS.CLOSED
+        events.append(ConnectionClosed(closing.error_code, closing.message, closing.by_peer,
+                                       graceful=True))  # fmt: skip
+        return True
+
+    # ================================================================== extensions
+
+    def send_ext(self, extended_type: int, data: bytes = b"", metadata: bytes | None = None,
+                 *, stream_id: int = 0, ignore: bool = True) -> None:  # fmt: skip
+        """Queue an EXT frame (IDL M14: the ``connection`` machine says when).  ``ignore``
+        sets the I flag: "Can the frame be ignored if not understood?" -- with it clear, a
+        peer that does not understand ``extended_type`` may end the connection."""
+        frame = self._ext(stream_id=stream_id, ignore=ignore, extended_type=extended_type,
+                          metadata=metadata, data=data)  # fmt: skip
+        self._conn.send(frame)
+        self._emit(frame)
+
+    def on_connection_ext(self, frame: Frame, before: Any, events: list[Event]) -> None:
+        """An EXT frame: the application's if it declared the extended type; else the I
+        flag decides (Handling Ignore Flag)."""
+        if frame.extended_type in self._extensions:
+            events.append(ExtReceived(frame.stream_id, frame.extended_type, frame.data,
+                                      frame.metadata, frame.ignore))  # fmt: skip
+        elif frame.ignore:
+            self.ignored_frames += 1
+        else:
+            raise UnsupportedExtension(
+                f"EXT frame of extended type {frame.extended_type} (not understood) without "
+                "the I flag: 'An implementation MAY send an ERROR[CONNECTION_ERROR] frame and "
+                "close the underlying transport connection'"
+            )
 
     # ================================================================== requests
 
@@ -354,6 +484,11 @@ class RSocketConnection:
               outbound: Window | None, now: float | None) -> int:  # fmt: skip
         if now is not None:
             self._now = now
+        if self.closing:
+            raise NoNewRequests(
+                "the connection is closing (ERROR[CONNECTION_CLOSE]): 'New requests MAY not be"
+                " accepted'"
+            )
         self._conn.send(frame)  # IllegalSend before SETUP, while awaiting a LEASE, after close
         leases = self._leases
         if leases.required:
@@ -413,8 +548,15 @@ class RSocketConnection:
         self._streams.forget(stream_id)
 
     def request(self, stream_id: int, n: int) -> None:
-        """Grant the peer ``n`` more items (REQUEST_N); credits add up, capped at 2^31-1."""
+        """Grant the peer ``n`` more items (REQUEST_N); credits add up, capped at 2^31-1.
+
+        Nothing is sent once the peer has completed its side of a channel
+        (``half_closed_remote``): there is nothing left to grant, and the table forbids a
+        REQUEST_N there.  The application cannot know it in time -- the request and the
+        requester's COMPLETE may arrive in one read, before it answers the request."""
         stream = self._get(stream_id)
+        if stream.machine.state is self._peer_completed:
+            return
         frame = self._codec.RequestN(stream_id=stream_id, request_n=n)
         stream.machine.send(frame)  # IllegalSend where the model has no REQUEST_N
         inbound = stream.inbound
@@ -488,6 +630,11 @@ class RSocketConnection:
             return events
         if self._conn.terminated:
             return events  # "all frames will be ignored"
+        self._receive(data, events)
+        self._finish_drain(events)
+        return events
+
+    def _receive(self, data: bytes, events: list[Event]) -> None:
         chunk = data
         while True:
             failure: DecodeError | None = None
@@ -502,7 +649,7 @@ class RSocketConnection:
                 error.events = events
                 self._fail_connection(error)
             if failure is None:
-                return events
+                return
             if self.version.lenient_decode and not isinstance(
                 failure, (UnknownFrameType, FrameTooLarge)
             ):
@@ -534,10 +681,10 @@ class RSocketConnection:
 
     def _handle_frame(self, frame: Frame, events: list[Event]) -> None:
         stream_id = frame.stream_id
-        if stream_id == 0:
+        kind = type(frame)
+        if stream_id == 0 or kind is self._ext:  # EXT: no stream machine knows it (M14)
             self._on_connection_frame(frame, events)
             return
-        kind = type(frame)
         log = self._log
         if log is not None and kind in self._position_frames:
             log.received(len(frame.to_bytes()))
@@ -624,10 +771,18 @@ class RSocketConnection:
             # "It is up to a server to accept clients of lower versions than what it supports."
             rejection = (v.unsupported_setup, f"version {info.major_version}."
                                               f"{info.minor_version} is not supported")  # fmt: skip
+        elif info.metadata_mime_type.endswith("\x00") or info.data_mime_type.endswith("\x00"):
+            # SETUP Frame, Encoding MIME Type: "The string MUST NOT be null terminated."
+            rejection = (v.invalid_setup, "a MIME type is null terminated")
         elif info.resume_token is not None and self._resume_lookup is None:
             # "A server that receives a SETUP frame that has (R)esume Enabled set, but does
             # not support resuming operation, MUST reject the SETUP with an ERROR[REJECTED_SETUP]."
             rejection = (v.resume_unsupported_setup, "resumption is not supported")
+        elif info.lease and not self._leasing:
+            # "it MUST send a LEASE frame if the SETUP frame set the L flag": a server that
+            # grants none cannot accept it ("Some (or all) of the parameters specified by
+            # the client are unsupported by the server").
+            rejection = (v.unsupported_setup, "leasing is not supported by this server")
         elif self._setup_policy is not None:
             rejection = self._setup_policy(info)
         if rejection is not None:
@@ -679,6 +834,10 @@ class RSocketConnection:
             # 1.0: "On receiving an ERROR[REJECTED_RESUME] frame, the client MUST NOT attempt
             # resumption again"; 0.2: CONNECTION_ERROR_NO_RETRY "May NOT be resumed".
             self._resume_forbidden = True
+        if self.closing:  # IDL M8: CONNECTION_CLOSE, the streams drain
+            if before is not self._closing:
+                events.append(self._start_closing(code, message, by_peer=True))
+            return
         setup_phase = before in self._setup_phase
         if resuming or (self.role == "client" and setup_phase and code in v.setup_error_codes):
             events.append(ConnectionRejected(code, message, by_peer=True))
@@ -815,12 +974,18 @@ class RSocketConnection:
         stream.opened = True
         machine = stream.machine
         leases = self._leases
-        if leases.required and not leases.admit(self._now):
+        refusal = None
+        if self.closing:
+            # CONNECTION_CLOSE: "New requests MAY not be accepted" (REJECTED: "The
+            # Responder guarantees that it didn't process the request").
+            refusal = "the connection is closing (ERROR[CONNECTION_CLOSE])"
+        elif leases.required and not leases.admit(self._now):
+            refusal = "request exceeds the LEASE"
+        if refusal is not None:
             if machine.terminated:  # fire-and-forget: "MAY not be processed"
                 self._streams.forget(stream.stream_id)
                 return
-            self._abort_stream(stream, self.version.rejected, "request exceeds the LEASE",
-                               events, notify=False)  # fmt: skip
+            self._abort_stream(stream, self.version.rejected, refusal, events, notify=False)
             return
         model = stream.model
         n = 0

@@ -20,6 +20,8 @@ from wirestream.runtime.errors import (
 
 __all__ = [
     "NoLease",
+    "NoNewRequests",
+    "UnsupportedExtension",
     "StreamIdsExhausted",
     "UnknownStream",
     "ResumeNotAllowed",
@@ -37,6 +39,20 @@ __all__ = [
 class NoLease(LocalProtocolError):
     """The requester holds no valid LEASE ("The Requester MUST NOT send more than Number
     of Requests specified in the LEASE frame within the Time-To-Live value")."""
+
+
+class NoNewRequests(LocalProtocolError):
+    """A new request while the connection closes gracefully (ERROR[CONNECTION_CLOSE] sent
+    or received): "Sender or Receiver of this frame MUST wait for outstanding streams to
+    terminate before closing the connection. New requests MAY not be accepted."  The
+    requests already open run to their end."""
+
+
+class UnsupportedExtension(RemoteProtocolError):
+    """An EXT frame whose extended type we do not understand, with the I flag clear:
+    "An implementation MAY send an ERROR[CONNECTION_ERROR] frame and close the underlying
+    transport connection on reception of a frame that it does not understand with this
+    bit not set."  (With I set it is dropped.)"""
 
 
 class StreamIdsExhausted(LocalProtocolError):

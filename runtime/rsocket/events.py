@@ -23,6 +23,7 @@ __all__ = [
     "ConnectionEstablished",
     "ConnectionRejected",
     "ConnectionResumed",
+    "ConnectionClosing",
     "ConnectionClosed",
     "ConnectionDead",
     "RequestReceived",
@@ -33,6 +34,7 @@ __all__ = [
     "RequestNReceived",
     "StreamAborted",
     "MetadataPushReceived",
+    "ExtReceived",
     "LeaseReceived",
     "KeepaliveReceived",
     "Event",
@@ -106,15 +108,31 @@ class ConnectionResumed:
 
 
 @dataclass(frozen=True, slots=True)
+class ConnectionClosing:
+    """A graceful close began: ERROR[CONNECTION_CLOSE] was sent (``by_peer`` False) or
+    received.  "Sender or Receiver of this frame MUST wait for outstanding streams to
+    terminate before closing the connection. New requests MAY not be accepted": open
+    streams run on, new requests are refused both ways, and ``ConnectionClosed`` (with
+    ``graceful``) follows once the last stream has ended."""
+
+    error_code: int
+    message: bytes
+    by_peer: bool
+
+
+@dataclass(frozen=True, slots=True)
 class ConnectionClosed:
     """The connection is over: ERROR on stream 0 (``error_code``), our ``close()``, or
     transport EOF (``error_code`` None).  ``resumable``: the session (streams, positions,
-    retransmit buffer) is kept and ``RSocketConnection.resume`` may continue it."""
+    retransmit buffer) is kept and ``RSocketConnection.resume`` may continue it.
+    ``graceful``: a graceful close (``ConnectionClosing``) ended with its last stream; both
+    sides now close the transport."""
 
     error_code: int | None
     message: bytes
     by_peer: bool
     resumable: bool = False
+    graceful: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +225,20 @@ class MetadataPushReceived:
 
 
 @dataclass(frozen=True, slots=True)
+class ExtReceived:
+    """An EXT frame of an extended type the application declared it understands
+    (``RSocketConnection(extensions=...)``), on stream 0 or a stream's id; ``ignore``:
+    its I flag.  EXT frames of other types never become events (I set: dropped; I
+    clear: a connection error)."""
+
+    stream_id: int
+    extended_type: int
+    data: bytes
+    metadata: bytes | None
+    ignore: bool
+
+
+@dataclass(frozen=True, slots=True)
 class FrameReceived:
     """A frame the protocol's own events do not cover, as decoded: what an engine
     handler of a frame added to the IDL reports (``idl/README.md``, "Adding a frame with
@@ -238,6 +270,7 @@ Event = Union[
     ConnectionEstablished,
     ConnectionRejected,
     ConnectionResumed,
+    ConnectionClosing,
     ConnectionClosed,
     ConnectionDead,
     RequestReceived,
@@ -248,6 +281,7 @@ Event = Union[
     RequestNReceived,
     StreamAborted,
     MetadataPushReceived,
+    ExtReceived,
     LeaseReceived,
     KeepaliveReceived,
     FrameReceived,

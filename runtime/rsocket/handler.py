@@ -53,10 +53,13 @@ class RSocketHandler:
     "... not supported" (fire-and-forget and metadata push are dropped).
 
     ``setup`` is the connection's SETUP (data, metadata, MIME types), set before the
-    first request arrives.
+    first request arrives.  ``extensions``: the EXT extended types ``on_ext`` understands;
+    an EXT of any other type is dropped when its I flag is set and ends the connection
+    when it is clear (Handling Ignore Flag).
     """
 
     setup: SetupInfo | None = None
+    extensions: frozenset[int] = frozenset()
 
     async def request_response(self, payload: Payload) -> PayloadLike:
         raise ApplicationError("request-response is not supported")
@@ -73,6 +76,11 @@ class RSocketHandler:
         raise ApplicationError("request-channel is not supported")
 
     async def metadata_push(self, metadata: bytes) -> None:
+        return None
+
+    async def on_ext(self, extended_type: int, payload: Payload, stream_id: int) -> None:
+        """An EXT frame of one of ``extensions`` (``stream_id`` 0: the connection's); runs
+        to its end like fire-and-forget.  The default does nothing."""
         return None
 
     async def on_frame(self, frame: object) -> None:

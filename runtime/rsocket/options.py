@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from wirestream.runtime.errors import EncodeError
 from wirestream.runtime.rsocket.events import SetupInfo
 from wirestream.runtime.rsocket.fragmentation import MIN_MTU
 from wirestream.runtime.rsocket.versions import Version
@@ -34,6 +35,13 @@ class ClientSetup:
     lease: bool = False
     resume_token: bytes | None = None
     strict: bool = False
+
+    def __post_init__(self) -> None:
+        # SETUP Frame, Encoding MIME Type: "The string MUST NOT be null terminated."
+        for what, mime in (("metadata", self.metadata_mime_type), ("data", self.data_mime_type)):
+            if mime.endswith("\x00"):
+                raise EncodeError(f"the {what} MIME type {mime!r} is null terminated "
+                                  "(the spec says MUST NOT)")  # fmt: skip
 
     def info(self, version: Version) -> SetupInfo:
         """The SETUP's contents in ``version``."""

@@ -54,6 +54,11 @@ class Version:
     setup_error_codes: frozenset[int]
     connection_error: int
     connection_close: int
+    """The code our ``close()`` ends a connection with when no stream is open."""
+    graceful_close: int | None
+    """1.0 CONNECTION_CLOSE: "Sender or Receiver of this frame MUST wait for outstanding
+    streams to terminate before closing the connection"; 0.2 has no such code (its 0x102,
+    CONNECTION_ERROR_NO_RETRY, ends the connection at once)."""
     resume_rejected: int
     """The ERROR code answering a RESUME that cannot be honoured."""
     resume_no_retry: int
@@ -193,6 +198,7 @@ def rsocket_1_0(codec: ModuleType, machines: ModuleType) -> Version:
         setup_error_codes=frozenset({c["INVALID_SETUP"], c["UNSUPPORTED_SETUP"],
                                      c["REJECTED_SETUP"]}),
         connection_error=c["CONNECTION_ERROR"], connection_close=c["CONNECTION_CLOSE"],
+        graceful_close=c["CONNECTION_CLOSE"],
         resume_rejected=c["REJECTED_RESUME"], resume_no_retry=c["REJECTED_RESUME"],
         resume_unsupported_setup=c["REJECTED_SETUP"], invalid_setup=c["INVALID_SETUP"],
         unsupported_setup=c["UNSUPPORTED_SETUP"], rejected=c["REJECTED"],
@@ -211,6 +217,7 @@ def reactivesocket_0_2(codec: ModuleType, machines: ModuleType) -> Version:
         setup_error_codes=frozenset({c["INVALID_SETUP"], c["UNSUPPORTED_SETUP"],
                                      c["REJECTED_SETUP"]}),
         connection_error=c["CONNECTION_ERROR"], connection_close=c["CONNECTION_ERROR_NO_RETRY"],
+        graceful_close=None,
         # Seed: "A Server implementation MAY use CONNECTION_ERROR or CONNECTION_ERROR_NO_RETRY
         # as it sees fit for each error condition."
         resume_rejected=c["CONNECTION_ERROR"], resume_no_retry=c["CONNECTION_ERROR_NO_RETRY"],

@@ -32,6 +32,7 @@ from . import (
     MetadataPush,
     Resume,
     ResumeOk,
+    Ext,
     ErrorCode,
 )
 
@@ -361,6 +362,9 @@ class ConnectionMachine(StateMachine[ConnectionState]):
             (ConnectionState.SETUP_SENT, Error): ((_guard_6, ConnectionState.CLOSED),),
             (ConnectionState.AWAITING_LEASE, Error): ((_guard_6, ConnectionState.CLOSED),),
             (ConnectionState.ESTABLISHED, Error): ((_guard_6, ConnectionState.CLOSED),),
+            (ConnectionState.SETUP_SENT, Ext): ((None, ConnectionState.SETUP_SENT),),
+            (ConnectionState.AWAITING_LEASE, Ext): ((None, ConnectionState.AWAITING_LEASE),),
+            (ConnectionState.ESTABLISHED, Ext): ((None, ConnectionState.ESTABLISHED),),
             (ConnectionState.CLOSED, ANY): (
                 (
                     None,
@@ -460,6 +464,8 @@ class ConnectionMachine(StateMachine[ConnectionState]):
             ),
             (ConnectionState.AWAITING_LEASE, Lease): ((_guard_5, ConnectionState.AWAITING_LEASE),),
             (ConnectionState.SETUP_SENT, Error): ((_guard_6, ConnectionState.CLOSED),),
+            (ConnectionState.AWAITING_LEASE, Ext): ((None, ConnectionState.AWAITING_LEASE),),
+            (ConnectionState.ESTABLISHED, Ext): ((None, ConnectionState.ESTABLISHED),),
             (ConnectionState.CLOSED, ANY): (
                 (
                     None,
@@ -523,6 +529,9 @@ class ConnectionMachine(StateMachine[ConnectionState]):
             (ConnectionState.AWAITING_LEASE, MetadataPush): (
                 (_guard_4, ConnectionState.AWAITING_LEASE),
             ),
+            (ConnectionState.SETUP_SENT, Ext): ((None, ConnectionState.SETUP_SENT),),
+            (ConnectionState.AWAITING_LEASE, Ext): ((None, ConnectionState.AWAITING_LEASE),),
+            (ConnectionState.ESTABLISHED, Ext): ((None, ConnectionState.ESTABLISHED),),
             (ConnectionState.AWAITING_LEASE, ANY): ((None, IGNORE),),
             (ConnectionState.ESTABLISHED, ANY): ((None, IGNORE),),
             (ConnectionState.CLOSED, ANY): ((None, IGNORE),),
@@ -610,6 +619,8 @@ class ConnectionMachine(StateMachine[ConnectionState]):
             (ConnectionState.AWAITING_LEASE, MetadataPush): (
                 (_guard_4, ConnectionState.AWAITING_LEASE),
             ),
+            (ConnectionState.AWAITING_LEASE, Ext): ((None, ConnectionState.AWAITING_LEASE),),
+            (ConnectionState.ESTABLISHED, Ext): ((None, ConnectionState.ESTABLISHED),),
             (ConnectionState.AWAITING_LEASE, ANY): ((None, IGNORE),),
             (ConnectionState.ESTABLISHED, ANY): ((None, IGNORE),),
             (ConnectionState.CLOSED, ANY): ((None, IGNORE),),
@@ -625,6 +636,7 @@ class ConnectionMachine(StateMachine[ConnectionState]):
             Error: "on_connection_error",
             MetadataPush: "on_connection_metadata_push",
             ResumeOk: "on_connection_resume_ok",
+            Ext: "on_connection_ext",
         },
         "server": {
             Setup: "on_connection_setup",
@@ -633,6 +645,7 @@ class ConnectionMachine(StateMachine[ConnectionState]):
             Error: "on_connection_error",
             MetadataPush: "on_connection_metadata_push",
             Resume: "on_connection_resume",
+            Ext: "on_connection_ext",
         },
     }
 

@@ -32,6 +32,7 @@ from . import (
     MetadataPush,
     Resume,
     ResumeOk,
+    Ext,
     ErrorCode,
 )
 
@@ -82,29 +83,31 @@ def _guard_5(frame: Lease) -> bool:
 
 
 def _guard_6(frame: Error) -> bool:
-    """Error [stream_id=0, error_code in {CONNECTION_ERROR, CONNECTION_CLOSE}]"""
-    return frame.stream_id == 0 and frame.error_code in (
-        ErrorCode.CONNECTION_ERROR,
-        ErrorCode.CONNECTION_CLOSE,
-    )
+    """Error [stream_id=0, error_code=CONNECTION_ERROR]"""
+    return frame.stream_id == 0 and frame.error_code == ErrorCode.CONNECTION_ERROR
 
 
 def _guard_7(frame: Error) -> bool:
+    """Error [stream_id=0, error_code=CONNECTION_CLOSE]"""
+    return frame.stream_id == 0 and frame.error_code == ErrorCode.CONNECTION_CLOSE
+
+
+def _guard_8(frame: Error) -> bool:
     """Error [stream_id!=0]"""
     return frame.stream_id != 0
 
 
-def _guard_8(frame: Error) -> bool:
+def _guard_9(frame: Error) -> bool:
     """Error [stream_id=0]"""
     return frame.stream_id == 0
 
 
-def _guard_9(frame: ResumeOk) -> bool:
+def _guard_10(frame: ResumeOk) -> bool:
     """ResumeOk [stream_id=0]"""
     return frame.stream_id == 0
 
 
-def _guard_10(frame: Error) -> bool:
+def _guard_11(frame: Error) -> bool:
     """Error [stream_id=0, error_code in {INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP,
     REJECTED_RESUME}]"""
     return frame.stream_id == 0 and frame.error_code in (
@@ -115,7 +118,7 @@ def _guard_10(frame: Error) -> bool:
     )
 
 
-def _guard_11(frame: Error) -> bool:
+def _guard_12(frame: Error) -> bool:
     """Error [stream_id=0, error_code in {INVALID_SETUP, CONNECTION_ERROR}]"""
     return frame.stream_id == 0 and frame.error_code in (
         ErrorCode.INVALID_SETUP,
@@ -123,7 +126,7 @@ def _guard_11(frame: Error) -> bool:
     )
 
 
-def _guard_12(frame: Error) -> bool:
+def _guard_13(frame: Error) -> bool:
     """Error [stream_id=0, error_code in {INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP}]"""
     return frame.stream_id == 0 and frame.error_code in (
         ErrorCode.INVALID_SETUP,
@@ -132,7 +135,7 @@ def _guard_12(frame: Error) -> bool:
     )
 
 
-def _guard_13(frame: Error) -> bool:
+def _guard_14(frame: Error) -> bool:
     """Error [stream_id=0, error_code in {REJECTED_RESUME, CONNECTION_ERROR}]"""
     return frame.stream_id == 0 and frame.error_code in (
         ErrorCode.REJECTED_RESUME,
@@ -140,62 +143,62 @@ def _guard_13(frame: Error) -> bool:
     )
 
 
-def _guard_14(frame: RequestResponse) -> bool:
+def _guard_15(frame: RequestResponse) -> bool:
     """RequestResponse [follows]"""
     return frame.follows
 
 
-def _guard_15(frame: RequestFnf) -> bool:
+def _guard_16(frame: RequestFnf) -> bool:
     """RequestFnf [follows]"""
     return frame.follows
 
 
-def _guard_16(frame: RequestStream) -> bool:
+def _guard_17(frame: RequestStream) -> bool:
     """RequestStream [follows]"""
     return frame.follows
 
 
-def _guard_17(frame: RequestChannel) -> bool:
+def _guard_18(frame: RequestChannel) -> bool:
     """RequestChannel [follows]"""
     return frame.follows
 
 
-def _guard_18(frame: RequestResponse) -> bool:
+def _guard_19(frame: RequestResponse) -> bool:
     """RequestResponse [!follows]"""
     return not frame.follows
 
 
-def _guard_19(frame: RequestFnf) -> bool:
+def _guard_20(frame: RequestFnf) -> bool:
     """RequestFnf [!follows]"""
     return not frame.follows
 
 
-def _guard_20(frame: RequestStream) -> bool:
+def _guard_21(frame: RequestStream) -> bool:
     """RequestStream [!follows]"""
     return not frame.follows
 
 
-def _guard_21(frame: RequestChannel) -> bool:
+def _guard_22(frame: RequestChannel) -> bool:
     """RequestChannel [!follows]"""
     return not frame.follows
 
 
-def _guard_22(frame: Payload) -> bool:
+def _guard_23(frame: Payload) -> bool:
     """Payload [follows, !complete]"""
     return frame.follows and not frame.complete
 
 
-def _guard_23(frame: Payload) -> bool:
+def _guard_24(frame: Payload) -> bool:
     """Payload [!follows]"""
     return not frame.follows
 
 
-def _guard_24(frame: Payload) -> bool:
+def _guard_25(frame: Payload) -> bool:
     """Payload [follows, complete]"""
     return frame.follows and frame.complete
 
 
-def _guard_25(frame: Error) -> bool:
+def _guard_26(frame: Error) -> bool:
     """Error [error_code not in {RESERVED, INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP,
     REJECTED_RESUME, CONNECTION_ERROR, CONNECTION_CLOSE, RESERVED_FOR_EXTENSION}]"""
     return frame.error_code not in (
@@ -210,32 +213,32 @@ def _guard_25(frame: Error) -> bool:
     )
 
 
-def _guard_26(frame: Payload) -> bool:
+def _guard_27(frame: Payload) -> bool:
     """Payload [complete]"""
     return frame.complete
 
 
-def _guard_27(frame: Payload) -> bool:
+def _guard_28(frame: Payload) -> bool:
     """Payload [!complete]"""
     return not frame.complete
 
 
-def _guard_28(frame: Payload) -> bool:
+def _guard_29(frame: Payload) -> bool:
     """Payload [!complete, next]"""
     return not frame.complete and frame.next
 
 
-def _guard_29(frame: Payload) -> bool:
+def _guard_30(frame: Payload) -> bool:
     """Payload [!complete, !next]"""
     return not frame.complete and not frame.next
 
 
-def _guard_30(frame: RequestChannel) -> bool:
+def _guard_31(frame: RequestChannel) -> bool:
     """RequestChannel [!complete]"""
     return not frame.complete
 
 
-def _guard_31(frame: RequestChannel) -> bool:
+def _guard_32(frame: RequestChannel) -> bool:
     """RequestChannel [complete]"""
     return frame.complete
 
@@ -257,6 +260,9 @@ class ConnectionState(enum.Enum):
     """(client) RESUME was sent; waiting for RESUME_OK or ERROR."""
     RESUME_RECEIVED = "resume_received"
     """(server) RESUME was received; RESUME_OK or ERROR[REJECTED_RESUME] answers it."""
+    CLOSING = "closing"
+    """ERROR[CONNECTION_CLOSE] was sent or received (M8): outstanding streams run to their end, no
+    new request is sent or accepted; closed once the last has ended."""
     CLOSED = "closed"
     """The connection is over (rejected, errored or closed)."""
 
@@ -378,9 +384,72 @@ class ConnectionMachine(StateMachine[ConnectionState]):
                 (_guard_4, ConnectionState.AWAITING_LEASE),
             ),
             (ConnectionState.AWAITING_LEASE, Lease): ((_guard_5, ConnectionState.AWAITING_LEASE),),
-            (ConnectionState.AWAITING_LEASE, Error): ((_guard_6, ConnectionState.CLOSED),),
-            (ConnectionState.ESTABLISHED, Error): ((_guard_6, ConnectionState.CLOSED),),
-            (ConnectionState.SETUP_SENT, Error): ((_guard_6, ConnectionState.CLOSED),),
+            (ConnectionState.AWAITING_LEASE, Error): (
+                (_guard_6, ConnectionState.CLOSED),
+                (_guard_7, ConnectionState.CLOSING),
+            ),
+            (ConnectionState.ESTABLISHED, Error): (
+                (_guard_6, ConnectionState.CLOSED),
+                (_guard_7, ConnectionState.CLOSING),
+            ),
+            (ConnectionState.CLOSING, Error): ((_guard_6, ConnectionState.CLOSED),),
+            (ConnectionState.CLOSING, RequestResponse): (
+                (
+                    None,
+                    Illegal(
+                        "the connection is closing (ERROR[CONNECTION_CLOSE]): no new requests",
+                        "ERROR Frame: 'CONNECTION_CLOSE ... New requests MAY not be accepted.'",
+                    ),
+                ),
+            ),
+            (ConnectionState.CLOSING, RequestFnf): (
+                (
+                    None,
+                    Illegal(
+                        "the connection is closing (ERROR[CONNECTION_CLOSE]): no new requests",
+                        "ERROR Frame: 'CONNECTION_CLOSE ... New requests MAY not be accepted.'",
+                    ),
+                ),
+            ),
+            (ConnectionState.CLOSING, RequestStream): (
+                (
+                    None,
+                    Illegal(
+                        "the connection is closing (ERROR[CONNECTION_CLOSE]): no new requests",
+                        "ERROR Frame: 'CONNECTION_CLOSE ... New requests MAY not be accepted.'",
+                    ),
+                ),
+            ),
+            (ConnectionState.CLOSING, RequestChannel): (
+                (
+                    None,
+                    Illegal(
+                        "the connection is closing (ERROR[CONNECTION_CLOSE]): no new requests",
+                        "ERROR Frame: 'CONNECTION_CLOSE ... New requests MAY not be accepted.'",
+                    ),
+                ),
+            ),
+            (ConnectionState.CLOSING, Keepalive): ((_guard_3, ConnectionState.CLOSING),),
+            (ConnectionState.CLOSING, MetadataPush): ((_guard_4, ConnectionState.CLOSING),),
+            (ConnectionState.CLOSING, Lease): ((_guard_5, ConnectionState.CLOSING),),
+            (ConnectionState.SETUP_SENT, Ext): ((None, ConnectionState.SETUP_SENT),),
+            (ConnectionState.AWAITING_LEASE, Ext): ((None, ConnectionState.AWAITING_LEASE),),
+            (ConnectionState.ESTABLISHED, Ext): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.CLOSING, Ext): ((None, ConnectionState.CLOSING),),
+            (ConnectionState.CLOSING, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the connection is closing: stream frames, KEEPALIVE, LEASE, "
+                        "METADATA_PUSH, EXT and ERROR[CONNECTION_ERROR] only",
+                        "",
+                    ),
+                ),
+            ),
+            (ConnectionState.SETUP_SENT, Error): (
+                (_guard_6, ConnectionState.CLOSED),
+                (_guard_7, ConnectionState.CLOSING),
+            ),
             (ConnectionState.CLOSED, ANY): (
                 (
                     None,
@@ -393,7 +462,7 @@ class ConnectionMachine(StateMachine[ConnectionState]):
             ),
         },
         "server": {
-            (ConnectionState.NEW, Error): ((_guard_11, ConnectionState.CLOSED),),
+            (ConnectionState.NEW, Error): ((_guard_12, ConnectionState.CLOSED),),
             (ConnectionState.NEW, ANY): (
                 (
                     None,
@@ -405,12 +474,14 @@ class ConnectionMachine(StateMachine[ConnectionState]):
                 ),
             ),
             (ConnectionState.AWAITING_LEASE, Error): (
-                (_guard_12, ConnectionState.CLOSED),
+                (_guard_13, ConnectionState.CLOSED),
                 (_guard_6, ConnectionState.CLOSED),
+                (_guard_7, ConnectionState.CLOSING),
             ),
             (ConnectionState.ESTABLISHED, Error): (
-                (_guard_12, ConnectionState.CLOSED),
+                (_guard_13, ConnectionState.CLOSED),
                 (_guard_6, ConnectionState.CLOSED),
+                (_guard_7, ConnectionState.CLOSING),
             ),
             (ConnectionState.AWAITING_LEASE, RequestResponse): (
                 (
@@ -456,8 +527,10 @@ class ConnectionMachine(StateMachine[ConnectionState]):
                     ),
                 ),
             ),
-            (ConnectionState.RESUME_RECEIVED, ResumeOk): ((_guard_9, ConnectionState.ESTABLISHED),),
-            (ConnectionState.RESUME_RECEIVED, Error): ((_guard_13, ConnectionState.CLOSED),),
+            (ConnectionState.RESUME_RECEIVED, ResumeOk): (
+                (_guard_10, ConnectionState.ESTABLISHED),
+            ),
+            (ConnectionState.RESUME_RECEIVED, Error): ((_guard_14, ConnectionState.CLOSED),),
             (ConnectionState.RESUME_RECEIVED, ANY): (
                 (
                     None,
@@ -482,7 +555,59 @@ class ConnectionMachine(StateMachine[ConnectionState]):
                 (_guard_4, ConnectionState.AWAITING_LEASE),
             ),
             (ConnectionState.AWAITING_LEASE, Lease): ((_guard_5, ConnectionState.AWAITING_LEASE),),
-            (ConnectionState.SETUP_SENT, Error): ((_guard_6, ConnectionState.CLOSED),),
+            (ConnectionState.CLOSING, Error): ((_guard_6, ConnectionState.CLOSED),),
+            (ConnectionState.CLOSING, RequestResponse): (
+                (
+                    None,
+                    Illegal(
+                        "the connection is closing (ERROR[CONNECTION_CLOSE]): no new requests",
+                        "ERROR Frame: 'CONNECTION_CLOSE ... New requests MAY not be accepted.'",
+                    ),
+                ),
+            ),
+            (ConnectionState.CLOSING, RequestFnf): (
+                (
+                    None,
+                    Illegal(
+                        "the connection is closing (ERROR[CONNECTION_CLOSE]): no new requests",
+                        "ERROR Frame: 'CONNECTION_CLOSE ... New requests MAY not be accepted.'",
+                    ),
+                ),
+            ),
+            (ConnectionState.CLOSING, RequestStream): (
+                (
+                    None,
+                    Illegal(
+                        "the connection is closing (ERROR[CONNECTION_CLOSE]): no new requests",
+                        "ERROR Frame: 'CONNECTION_CLOSE ... New requests MAY not be accepted.'",
+                    ),
+                ),
+            ),
+            (ConnectionState.CLOSING, RequestChannel): (
+                (
+                    None,
+                    Illegal(
+                        "the connection is closing (ERROR[CONNECTION_CLOSE]): no new requests",
+                        "ERROR Frame: 'CONNECTION_CLOSE ... New requests MAY not be accepted.'",
+                    ),
+                ),
+            ),
+            (ConnectionState.CLOSING, Keepalive): ((_guard_3, ConnectionState.CLOSING),),
+            (ConnectionState.CLOSING, MetadataPush): ((_guard_4, ConnectionState.CLOSING),),
+            (ConnectionState.CLOSING, Lease): ((_guard_5, ConnectionState.CLOSING),),
+            (ConnectionState.AWAITING_LEASE, Ext): ((None, ConnectionState.AWAITING_LEASE),),
+            (ConnectionState.ESTABLISHED, Ext): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.CLOSING, Ext): ((None, ConnectionState.CLOSING),),
+            (ConnectionState.CLOSING, ANY): (
+                (
+                    None,
+                    Illegal(
+                        "the connection is closing: stream frames, KEEPALIVE, LEASE, "
+                        "METADATA_PUSH, EXT and ERROR[CONNECTION_ERROR] only",
+                        "",
+                    ),
+                ),
+            ),
             (ConnectionState.CLOSED, ANY): (
                 (
                     None,
@@ -507,21 +632,22 @@ class ConnectionMachine(StateMachine[ConnectionState]):
             (ConnectionState.SETUP_SENT, RequestStream): ((None, ConnectionState.ESTABLISHED),),
             (ConnectionState.SETUP_SENT, RequestChannel): ((None, ConnectionState.ESTABLISHED),),
             (ConnectionState.SETUP_SENT, Error): (
-                (_guard_7, ConnectionState.ESTABLISHED),
-                (_guard_8, ConnectionState.CLOSED),
+                (_guard_8, ConnectionState.ESTABLISHED),
+                (_guard_9, ConnectionState.CLOSED),
             ),
-            (ConnectionState.AWAITING_LEASE, Error): ((_guard_8, ConnectionState.CLOSED),),
+            (ConnectionState.AWAITING_LEASE, Error): ((_guard_9, ConnectionState.CLOSED),),
             (ConnectionState.SETUP_SENT, Keepalive): ((None, ConnectionState.SETUP_SENT),),
             (ConnectionState.SETUP_SENT, MetadataPush): ((None, ConnectionState.SETUP_SENT),),
             (ConnectionState.SETUP_SENT, ANY): ((None, IGNORE),),
             (ConnectionState.AWAITING_LEASE, Lease): ((None, ConnectionState.ESTABLISHED),),
-            (ConnectionState.RESUMING, ResumeOk): ((_guard_9, ConnectionState.ESTABLISHED),),
-            (ConnectionState.RESUMING, Error): ((_guard_8, ConnectionState.CLOSED),),
+            (ConnectionState.RESUMING, ResumeOk): ((_guard_10, ConnectionState.ESTABLISHED),),
+            (ConnectionState.RESUMING, Error): ((_guard_9, ConnectionState.CLOSED),),
             (ConnectionState.RESUMING, ANY): ((None, IGNORE),),
             (ConnectionState.ESTABLISHED, Setup): ((None, IGNORE),),
             (ConnectionState.ESTABLISHED, Error): (
-                (_guard_10, IGNORE),
+                (_guard_11, IGNORE),
                 (_guard_6, ConnectionState.CLOSED),
+                (_guard_7, ConnectionState.CLOSING),
             ),
             (ConnectionState.ESTABLISHED, RequestResponse): ((None, ConnectionState.ESTABLISHED),),
             (ConnectionState.ESTABLISHED, RequestFnf): ((None, ConnectionState.ESTABLISHED),),
@@ -546,6 +672,22 @@ class ConnectionMachine(StateMachine[ConnectionState]):
             (ConnectionState.AWAITING_LEASE, MetadataPush): (
                 (_guard_4, ConnectionState.AWAITING_LEASE),
             ),
+            (ConnectionState.CLOSING, RequestResponse): ((None, ConnectionState.CLOSING),),
+            (ConnectionState.CLOSING, RequestFnf): ((None, ConnectionState.CLOSING),),
+            (ConnectionState.CLOSING, RequestStream): ((None, ConnectionState.CLOSING),),
+            (ConnectionState.CLOSING, RequestChannel): ((None, ConnectionState.CLOSING),),
+            (ConnectionState.CLOSING, Keepalive): ((_guard_3, ConnectionState.CLOSING),),
+            (ConnectionState.CLOSING, MetadataPush): ((_guard_4, ConnectionState.CLOSING),),
+            (ConnectionState.CLOSING, Lease): ((_guard_5, ConnectionState.CLOSING),),
+            (ConnectionState.CLOSING, Error): (
+                (_guard_7, ConnectionState.CLOSING),
+                (_guard_6, ConnectionState.CLOSED),
+            ),
+            (ConnectionState.CLOSING, ANY): ((None, IGNORE),),
+            (ConnectionState.SETUP_SENT, Ext): ((None, ConnectionState.SETUP_SENT),),
+            (ConnectionState.AWAITING_LEASE, Ext): ((None, ConnectionState.AWAITING_LEASE),),
+            (ConnectionState.ESTABLISHED, Ext): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.CLOSING, Ext): ((None, ConnectionState.CLOSING),),
             (ConnectionState.AWAITING_LEASE, ANY): ((None, IGNORE),),
             (ConnectionState.ESTABLISHED, ANY): ((None, IGNORE),),
             (ConnectionState.CLOSED, ANY): ((None, IGNORE),),
@@ -573,12 +715,14 @@ class ConnectionMachine(StateMachine[ConnectionState]):
             (ConnectionState.AWAITING_LEASE, Setup): ((None, IGNORE),),
             (ConnectionState.ESTABLISHED, Setup): ((None, IGNORE),),
             (ConnectionState.AWAITING_LEASE, Error): (
-                (_guard_10, IGNORE),
+                (_guard_11, IGNORE),
                 (_guard_6, ConnectionState.CLOSED),
+                (_guard_7, ConnectionState.CLOSING),
             ),
             (ConnectionState.ESTABLISHED, Error): (
-                (_guard_10, IGNORE),
+                (_guard_11, IGNORE),
                 (_guard_6, ConnectionState.CLOSED),
+                (_guard_7, ConnectionState.CLOSING),
             ),
             (ConnectionState.AWAITING_LEASE, Resume): (
                 (
@@ -634,6 +778,21 @@ class ConnectionMachine(StateMachine[ConnectionState]):
             (ConnectionState.AWAITING_LEASE, MetadataPush): (
                 (_guard_4, ConnectionState.AWAITING_LEASE),
             ),
+            (ConnectionState.CLOSING, RequestResponse): ((None, ConnectionState.CLOSING),),
+            (ConnectionState.CLOSING, RequestFnf): ((None, ConnectionState.CLOSING),),
+            (ConnectionState.CLOSING, RequestStream): ((None, ConnectionState.CLOSING),),
+            (ConnectionState.CLOSING, RequestChannel): ((None, ConnectionState.CLOSING),),
+            (ConnectionState.CLOSING, Keepalive): ((_guard_3, ConnectionState.CLOSING),),
+            (ConnectionState.CLOSING, MetadataPush): ((_guard_4, ConnectionState.CLOSING),),
+            (ConnectionState.CLOSING, Lease): ((_guard_5, ConnectionState.CLOSING),),
+            (ConnectionState.CLOSING, Error): (
+                (_guard_7, ConnectionState.CLOSING),
+                (_guard_6, ConnectionState.CLOSED),
+            ),
+            (ConnectionState.CLOSING, ANY): ((None, IGNORE),),
+            (ConnectionState.AWAITING_LEASE, Ext): ((None, ConnectionState.AWAITING_LEASE),),
+            (ConnectionState.ESTABLISHED, Ext): ((None, ConnectionState.ESTABLISHED),),
+            (ConnectionState.CLOSING, Ext): ((None, ConnectionState.CLOSING),),
             (ConnectionState.AWAITING_LEASE, ANY): ((None, IGNORE),),
             (ConnectionState.ESTABLISHED, ANY): ((None, IGNORE),),
             (ConnectionState.CLOSED, ANY): ((None, IGNORE),),
@@ -649,6 +808,7 @@ class ConnectionMachine(StateMachine[ConnectionState]):
             Error: "on_connection_error",
             MetadataPush: "on_connection_metadata_push",
             ResumeOk: "on_connection_resume_ok",
+            Ext: "on_connection_ext",
         },
         "server": {
             Setup: "on_connection_setup",
@@ -657,6 +817,7 @@ class ConnectionMachine(StateMachine[ConnectionState]):
             Error: "on_connection_error",
             MetadataPush: "on_connection_metadata_push",
             Resume: "on_connection_resume",
+            Ext: "on_connection_ext",
         },
     }
 
@@ -711,26 +872,26 @@ class FragmentsMachine(StateMachine[FragmentsState]):
     SEND: ClassVar[dict[str, Table[FragmentsState]]] = {
         "sender": {
             (FragmentsState.IDLE, RequestResponse): (
-                (_guard_14, FragmentsState.PARTIAL),
-                (_guard_18, FragmentsState.WHOLE),
-            ),
-            (FragmentsState.IDLE, RequestFnf): (
                 (_guard_15, FragmentsState.PARTIAL),
                 (_guard_19, FragmentsState.WHOLE),
             ),
-            (FragmentsState.IDLE, RequestStream): (
+            (FragmentsState.IDLE, RequestFnf): (
                 (_guard_16, FragmentsState.PARTIAL),
                 (_guard_20, FragmentsState.WHOLE),
             ),
-            (FragmentsState.IDLE, RequestChannel): (
+            (FragmentsState.IDLE, RequestStream): (
                 (_guard_17, FragmentsState.PARTIAL),
                 (_guard_21, FragmentsState.WHOLE),
             ),
+            (FragmentsState.IDLE, RequestChannel): (
+                (_guard_18, FragmentsState.PARTIAL),
+                (_guard_22, FragmentsState.WHOLE),
+            ),
             (FragmentsState.WHOLE, Payload): (
-                (_guard_22, FragmentsState.PARTIAL),
-                (_guard_23, FragmentsState.WHOLE),
+                (_guard_23, FragmentsState.PARTIAL),
+                (_guard_24, FragmentsState.WHOLE),
                 (
-                    _guard_24,
+                    _guard_25,
                     Illegal(
                         "C goes on the last fragment (a PAYLOAD with F and C ends the message)",
                         "Handling the Unexpected: 'A PAYLOAD with both F and C flags set, "
@@ -739,10 +900,10 @@ class FragmentsMachine(StateMachine[FragmentsState]):
                 ),
             ),
             (FragmentsState.PARTIAL, Payload): (
-                (_guard_22, FragmentsState.PARTIAL),
-                (_guard_23, FragmentsState.WHOLE),
+                (_guard_23, FragmentsState.PARTIAL),
+                (_guard_24, FragmentsState.WHOLE),
                 (
-                    _guard_24,
+                    _guard_25,
                     Illegal(
                         "C goes on the last fragment (a PAYLOAD with F and C ends the message)",
                         "Handling the Unexpected: 'A PAYLOAD with both F and C flags set, "
@@ -837,30 +998,30 @@ class FragmentsMachine(StateMachine[FragmentsState]):
         "sender": {},
         "receiver": {
             (FragmentsState.IDLE, RequestResponse): (
-                (_guard_14, FragmentsState.PARTIAL),
-                (_guard_18, FragmentsState.WHOLE),
-            ),
-            (FragmentsState.IDLE, RequestFnf): (
                 (_guard_15, FragmentsState.PARTIAL),
                 (_guard_19, FragmentsState.WHOLE),
             ),
-            (FragmentsState.IDLE, RequestStream): (
+            (FragmentsState.IDLE, RequestFnf): (
                 (_guard_16, FragmentsState.PARTIAL),
                 (_guard_20, FragmentsState.WHOLE),
             ),
-            (FragmentsState.IDLE, RequestChannel): (
+            (FragmentsState.IDLE, RequestStream): (
                 (_guard_17, FragmentsState.PARTIAL),
                 (_guard_21, FragmentsState.WHOLE),
             ),
+            (FragmentsState.IDLE, RequestChannel): (
+                (_guard_18, FragmentsState.PARTIAL),
+                (_guard_22, FragmentsState.WHOLE),
+            ),
             (FragmentsState.WHOLE, Payload): (
-                (_guard_22, FragmentsState.PARTIAL),
-                (_guard_23, FragmentsState.WHOLE),
+                (_guard_23, FragmentsState.PARTIAL),
                 (_guard_24, FragmentsState.WHOLE),
+                (_guard_25, FragmentsState.WHOLE),
             ),
             (FragmentsState.PARTIAL, Payload): (
-                (_guard_22, FragmentsState.PARTIAL),
-                (_guard_23, FragmentsState.WHOLE),
+                (_guard_23, FragmentsState.PARTIAL),
                 (_guard_24, FragmentsState.WHOLE),
+                (_guard_25, FragmentsState.WHOLE),
             ),
             (FragmentsState.WHOLE, RequestResponse): ((None, IGNORE),),
             (FragmentsState.PARTIAL, RequestResponse): ((None, IGNORE),),
@@ -958,17 +1119,17 @@ class RequestResponseMachine(StateMachine[RequestResponseState]):
         },
         "responder": {
             (RequestResponseState.OPEN, Payload): (
-                (_guard_26, RequestResponseState.CLOSED),
+                (_guard_27, RequestResponseState.CLOSED),
                 (
-                    _guard_27,
+                    _guard_28,
                     Illegal(
                         "the response to REQUEST_RESPONSE carries the C flag (it ends the stream)",
                         "Request Response: 'RS -> RQ: PAYLOAD with COMPLETE'",
                     ),
                 ),
             ),
-            (RequestResponseState.IDLE, Error): ((_guard_25, RequestResponseState.CLOSED),),
-            (RequestResponseState.OPEN, Error): ((_guard_25, RequestResponseState.CLOSED),),
+            (RequestResponseState.IDLE, Error): ((_guard_26, RequestResponseState.CLOSED),),
+            (RequestResponseState.OPEN, Error): ((_guard_26, RequestResponseState.CLOSED),),
             (RequestResponseState.IDLE, ANY): (
                 (
                     None,
@@ -994,7 +1155,7 @@ class RequestResponseMachine(StateMachine[RequestResponseState]):
     RECEIVE: ClassVar[dict[str, Table[RequestResponseState]]] = {
         "requester": {
             (RequestResponseState.OPEN, Payload): ((None, RequestResponseState.CLOSED),),
-            (RequestResponseState.OPEN, Error): ((_guard_25, RequestResponseState.CLOSED),),
+            (RequestResponseState.OPEN, Error): ((_guard_26, RequestResponseState.CLOSED),),
             (RequestResponseState.IDLE, ANY): ((None, IGNORE),),
             (RequestResponseState.OPEN, ANY): ((None, IGNORE),),
         },
@@ -1178,10 +1339,10 @@ class RequestStreamMachine(StateMachine[RequestStreamState]):
         },
         "responder": {
             (RequestStreamState.OPEN, Payload): (
-                (_guard_26, RequestStreamState.CLOSED),
-                (_guard_28, RequestStreamState.OPEN),
+                (_guard_27, RequestStreamState.CLOSED),
+                (_guard_29, RequestStreamState.OPEN),
                 (
-                    _guard_29,
+                    _guard_30,
                     Illegal(
                         "a PAYLOAD needs the N or the C flag",
                         "PAYLOAD Frame: 'A PAYLOAD MUST NOT have both (C)complete and (N)ext "
@@ -1189,8 +1350,8 @@ class RequestStreamMachine(StateMachine[RequestStreamState]):
                     ),
                 ),
             ),
-            (RequestStreamState.IDLE, Error): ((_guard_25, RequestStreamState.CLOSED),),
-            (RequestStreamState.OPEN, Error): ((_guard_25, RequestStreamState.CLOSED),),
+            (RequestStreamState.IDLE, Error): ((_guard_26, RequestStreamState.CLOSED),),
+            (RequestStreamState.OPEN, Error): ((_guard_26, RequestStreamState.CLOSED),),
             (RequestStreamState.IDLE, ANY): (
                 (
                     None,
@@ -1216,11 +1377,11 @@ class RequestStreamMachine(StateMachine[RequestStreamState]):
     RECEIVE: ClassVar[dict[str, Table[RequestStreamState]]] = {
         "requester": {
             (RequestStreamState.OPEN, Payload): (
-                (_guard_26, RequestStreamState.CLOSED),
-                (_guard_28, RequestStreamState.OPEN),
-                (_guard_29, IGNORE),
+                (_guard_27, RequestStreamState.CLOSED),
+                (_guard_29, RequestStreamState.OPEN),
+                (_guard_30, IGNORE),
             ),
-            (RequestStreamState.OPEN, Error): ((_guard_25, RequestStreamState.CLOSED),),
+            (RequestStreamState.OPEN, Error): ((_guard_26, RequestStreamState.CLOSED),),
             (RequestStreamState.IDLE, ANY): ((None, IGNORE),),
             (RequestStreamState.OPEN, ANY): ((None, IGNORE),),
         },
@@ -1306,14 +1467,14 @@ class RequestChannelMachine(StateMachine[RequestChannelState]):
     SEND: ClassVar[dict[str, Table[RequestChannelState]]] = {
         "requester": {
             (RequestChannelState.IDLE, RequestChannel): (
-                (_guard_30, RequestChannelState.OPEN),
-                (_guard_31, RequestChannelState.HALF_CLOSED_LOCAL),
+                (_guard_31, RequestChannelState.OPEN),
+                (_guard_32, RequestChannelState.HALF_CLOSED_LOCAL),
             ),
             (RequestChannelState.OPEN, Payload): (
-                (_guard_28, RequestChannelState.OPEN),
-                (_guard_26, RequestChannelState.HALF_CLOSED_LOCAL),
+                (_guard_29, RequestChannelState.OPEN),
+                (_guard_27, RequestChannelState.HALF_CLOSED_LOCAL),
                 (
-                    _guard_29,
+                    _guard_30,
                     Illegal(
                         "a PAYLOAD needs the N or the C flag",
                         "PAYLOAD Frame: 'A PAYLOAD MUST NOT have both (C)complete and (N)ext "
@@ -1322,10 +1483,10 @@ class RequestChannelMachine(StateMachine[RequestChannelState]):
                 ),
             ),
             (RequestChannelState.HALF_CLOSED_REMOTE, Payload): (
-                (_guard_28, RequestChannelState.HALF_CLOSED_REMOTE),
-                (_guard_26, RequestChannelState.CLOSED),
+                (_guard_29, RequestChannelState.HALF_CLOSED_REMOTE),
+                (_guard_27, RequestChannelState.CLOSED),
                 (
-                    _guard_29,
+                    _guard_30,
                     Illegal(
                         "a PAYLOAD needs the N or the C flag",
                         "PAYLOAD Frame: 'A PAYLOAD MUST NOT have both (C)complete and (N)ext "
@@ -1347,12 +1508,12 @@ class RequestChannelMachine(StateMachine[RequestChannelState]):
             (RequestChannelState.HALF_CLOSED_LOCAL, RequestN): (
                 (None, RequestChannelState.HALF_CLOSED_LOCAL),
             ),
-            (RequestChannelState.OPEN, Error): ((_guard_25, RequestChannelState.CLOSED),),
+            (RequestChannelState.OPEN, Error): ((_guard_26, RequestChannelState.CLOSED),),
             (RequestChannelState.HALF_CLOSED_LOCAL, Error): (
-                (_guard_25, RequestChannelState.CLOSED),
+                (_guard_26, RequestChannelState.CLOSED),
             ),
             (RequestChannelState.HALF_CLOSED_REMOTE, Error): (
-                (_guard_25, RequestChannelState.CLOSED),
+                (_guard_26, RequestChannelState.CLOSED),
             ),
             (RequestChannelState.OPEN, Cancel): ((None, RequestChannelState.CLOSED),),
             (RequestChannelState.HALF_CLOSED_LOCAL, Cancel): ((None, RequestChannelState.CLOSED),),
@@ -1408,10 +1569,10 @@ class RequestChannelMachine(StateMachine[RequestChannelState]):
         },
         "responder": {
             (RequestChannelState.OPEN, Payload): (
-                (_guard_28, RequestChannelState.OPEN),
-                (_guard_26, RequestChannelState.HALF_CLOSED_LOCAL),
+                (_guard_29, RequestChannelState.OPEN),
+                (_guard_27, RequestChannelState.HALF_CLOSED_LOCAL),
                 (
-                    _guard_29,
+                    _guard_30,
                     Illegal(
                         "a PAYLOAD needs the N or the C flag",
                         "PAYLOAD Frame: 'A PAYLOAD MUST NOT have both (C)complete and (N)ext "
@@ -1420,10 +1581,10 @@ class RequestChannelMachine(StateMachine[RequestChannelState]):
                 ),
             ),
             (RequestChannelState.HALF_CLOSED_REMOTE, Payload): (
-                (_guard_28, RequestChannelState.HALF_CLOSED_REMOTE),
-                (_guard_26, RequestChannelState.CLOSED),
+                (_guard_29, RequestChannelState.HALF_CLOSED_REMOTE),
+                (_guard_27, RequestChannelState.CLOSED),
                 (
-                    _guard_29,
+                    _guard_30,
                     Illegal(
                         "a PAYLOAD needs the N or the C flag",
                         "PAYLOAD Frame: 'A PAYLOAD MUST NOT have both (C)complete and (N)ext "
@@ -1445,14 +1606,14 @@ class RequestChannelMachine(StateMachine[RequestChannelState]):
             (RequestChannelState.HALF_CLOSED_LOCAL, RequestN): (
                 (None, RequestChannelState.HALF_CLOSED_LOCAL),
             ),
-            (RequestChannelState.OPEN, Error): ((_guard_25, RequestChannelState.CLOSED),),
+            (RequestChannelState.OPEN, Error): ((_guard_26, RequestChannelState.CLOSED),),
             (RequestChannelState.HALF_CLOSED_LOCAL, Error): (
-                (_guard_25, RequestChannelState.CLOSED),
+                (_guard_26, RequestChannelState.CLOSED),
             ),
             (RequestChannelState.HALF_CLOSED_REMOTE, Error): (
-                (_guard_25, RequestChannelState.CLOSED),
+                (_guard_26, RequestChannelState.CLOSED),
             ),
-            (RequestChannelState.IDLE, Error): ((_guard_25, RequestChannelState.CLOSED),),
+            (RequestChannelState.IDLE, Error): ((_guard_26, RequestChannelState.CLOSED),),
             (RequestChannelState.IDLE, ANY): (
                 (
                     None,
@@ -1506,25 +1667,25 @@ class RequestChannelMachine(StateMachine[RequestChannelState]):
     RECEIVE: ClassVar[dict[str, Table[RequestChannelState]]] = {
         "requester": {
             (RequestChannelState.OPEN, Payload): (
-                (_guard_28, RequestChannelState.OPEN),
-                (_guard_26, RequestChannelState.HALF_CLOSED_REMOTE),
-                (_guard_29, IGNORE),
+                (_guard_29, RequestChannelState.OPEN),
+                (_guard_27, RequestChannelState.HALF_CLOSED_REMOTE),
+                (_guard_30, IGNORE),
             ),
             (RequestChannelState.HALF_CLOSED_LOCAL, Payload): (
-                (_guard_28, RequestChannelState.HALF_CLOSED_LOCAL),
-                (_guard_26, RequestChannelState.CLOSED),
-                (_guard_29, IGNORE),
+                (_guard_29, RequestChannelState.HALF_CLOSED_LOCAL),
+                (_guard_27, RequestChannelState.CLOSED),
+                (_guard_30, IGNORE),
             ),
             (RequestChannelState.OPEN, RequestN): ((None, RequestChannelState.OPEN),),
             (RequestChannelState.HALF_CLOSED_REMOTE, RequestN): (
                 (None, RequestChannelState.HALF_CLOSED_REMOTE),
             ),
-            (RequestChannelState.OPEN, Error): ((_guard_25, RequestChannelState.CLOSED),),
+            (RequestChannelState.OPEN, Error): ((_guard_26, RequestChannelState.CLOSED),),
             (RequestChannelState.HALF_CLOSED_LOCAL, Error): (
-                (_guard_25, RequestChannelState.CLOSED),
+                (_guard_26, RequestChannelState.CLOSED),
             ),
             (RequestChannelState.HALF_CLOSED_REMOTE, Error): (
-                (_guard_25, RequestChannelState.CLOSED),
+                (_guard_26, RequestChannelState.CLOSED),
             ),
             (RequestChannelState.IDLE, ANY): ((None, IGNORE),),
             (RequestChannelState.OPEN, ANY): ((None, IGNORE),),
@@ -1533,30 +1694,30 @@ class RequestChannelMachine(StateMachine[RequestChannelState]):
         },
         "responder": {
             (RequestChannelState.IDLE, RequestChannel): (
-                (_guard_30, RequestChannelState.OPEN),
-                (_guard_31, RequestChannelState.HALF_CLOSED_REMOTE),
+                (_guard_31, RequestChannelState.OPEN),
+                (_guard_32, RequestChannelState.HALF_CLOSED_REMOTE),
             ),
             (RequestChannelState.IDLE, Cancel): ((None, RequestChannelState.CLOSED),),
             (RequestChannelState.OPEN, Payload): (
-                (_guard_28, RequestChannelState.OPEN),
-                (_guard_26, RequestChannelState.HALF_CLOSED_REMOTE),
-                (_guard_29, IGNORE),
+                (_guard_29, RequestChannelState.OPEN),
+                (_guard_27, RequestChannelState.HALF_CLOSED_REMOTE),
+                (_guard_30, IGNORE),
             ),
             (RequestChannelState.HALF_CLOSED_LOCAL, Payload): (
-                (_guard_28, RequestChannelState.HALF_CLOSED_LOCAL),
-                (_guard_26, RequestChannelState.CLOSED),
-                (_guard_29, IGNORE),
+                (_guard_29, RequestChannelState.HALF_CLOSED_LOCAL),
+                (_guard_27, RequestChannelState.CLOSED),
+                (_guard_30, IGNORE),
             ),
             (RequestChannelState.OPEN, RequestN): ((None, RequestChannelState.OPEN),),
             (RequestChannelState.HALF_CLOSED_REMOTE, RequestN): (
                 (None, RequestChannelState.HALF_CLOSED_REMOTE),
             ),
-            (RequestChannelState.OPEN, Error): ((_guard_25, RequestChannelState.CLOSED),),
+            (RequestChannelState.OPEN, Error): ((_guard_26, RequestChannelState.CLOSED),),
             (RequestChannelState.HALF_CLOSED_LOCAL, Error): (
-                (_guard_25, RequestChannelState.CLOSED),
+                (_guard_26, RequestChannelState.CLOSED),
             ),
             (RequestChannelState.HALF_CLOSED_REMOTE, Error): (
-                (_guard_25, RequestChannelState.CLOSED),
+                (_guard_26, RequestChannelState.CLOSED),
             ),
             (RequestChannelState.OPEN, Cancel): ((None, RequestChannelState.CLOSED),),
             (RequestChannelState.HALF_CLOSED_LOCAL, Cancel): ((None, RequestChannelState.CLOSED),),

@@ -38,6 +38,7 @@ import {
   MetadataPush,
   Resume,
   ResumeOk,
+  Ext,
   ErrorCode,
 } from "./index.js";
 
@@ -355,6 +356,15 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.ESTABLISHED, Error, [
         [guard6, ConnectionState.CLOSED],
       ]],
+      [ConnectionState.SETUP_SENT, Ext, [
+        [null, ConnectionState.SETUP_SENT],
+      ]],
+      [ConnectionState.AWAITING_LEASE, Ext, [
+        [null, ConnectionState.AWAITING_LEASE],
+      ]],
+      [ConnectionState.ESTABLISHED, Ext, [
+        [null, ConnectionState.ESTABLISHED],
+      ]],
       [ConnectionState.CLOSED, ANY, [
         [null, new Illegal(
           "the connection is closed",
@@ -448,6 +458,12 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       ]],
       [ConnectionState.SETUP_SENT, Error, [
         [guard6, ConnectionState.CLOSED],
+      ]],
+      [ConnectionState.AWAITING_LEASE, Ext, [
+        [null, ConnectionState.AWAITING_LEASE],
+      ]],
+      [ConnectionState.ESTABLISHED, Ext, [
+        [null, ConnectionState.ESTABLISHED],
       ]],
       [ConnectionState.CLOSED, ANY, [
         [null, new Illegal(
@@ -560,6 +576,15 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.AWAITING_LEASE, MetadataPush, [
         [guard4, ConnectionState.AWAITING_LEASE],
       ]],
+      [ConnectionState.SETUP_SENT, Ext, [
+        [null, ConnectionState.SETUP_SENT],
+      ]],
+      [ConnectionState.AWAITING_LEASE, Ext, [
+        [null, ConnectionState.AWAITING_LEASE],
+      ]],
+      [ConnectionState.ESTABLISHED, Ext, [
+        [null, ConnectionState.ESTABLISHED],
+      ]],
       [ConnectionState.AWAITING_LEASE, ANY, [
         [null, IGNORE],
       ]],
@@ -661,6 +686,12 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.AWAITING_LEASE, MetadataPush, [
         [guard4, ConnectionState.AWAITING_LEASE],
       ]],
+      [ConnectionState.AWAITING_LEASE, Ext, [
+        [null, ConnectionState.AWAITING_LEASE],
+      ]],
+      [ConnectionState.ESTABLISHED, Ext, [
+        [null, ConnectionState.ESTABLISHED],
+      ]],
       [ConnectionState.AWAITING_LEASE, ANY, [
         [null, IGNORE],
       ]],
@@ -682,6 +713,7 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [Error, "onConnectionError"],
       [MetadataPush, "onConnectionMetadataPush"],
       [ResumeOk, "onConnectionResumeOk"],
+      [Ext, "onConnectionExt"],
     ]),
     server: new Map<FrameClass, string>([
       [Setup, "onConnectionSetup"],
@@ -690,6 +722,7 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [Error, "onConnectionError"],
       [MetadataPush, "onConnectionMetadataPush"],
       [Resume, "onConnectionResume"],
+      [Ext, "onConnectionExt"],
     ]),
   };
 

@@ -38,6 +38,7 @@ import {
   MetadataPush,
   Resume,
   ResumeOk,
+  Ext,
   ErrorCode,
 } from "./index.js";
 
@@ -71,31 +72,33 @@ function guard5(frame: Lease): boolean {
   return frame.streamId === 0;
 }
 
-/** Error [stream_id=0, error_code in {CONNECTION_ERROR, CONNECTION_CLOSE}] */
+/** Error [stream_id=0, error_code=CONNECTION_ERROR] */
 function guard6(frame: Error): boolean {
-  return frame.streamId === 0 && (
-    frame.errorCode === ErrorCode.CONNECTION_ERROR ||
-    frame.errorCode === ErrorCode.CONNECTION_CLOSE
-  );
+  return frame.streamId === 0 && frame.errorCode === ErrorCode.CONNECTION_ERROR;
+}
+
+/** Error [stream_id=0, error_code=CONNECTION_CLOSE] */
+function guard7(frame: Error): boolean {
+  return frame.streamId === 0 && frame.errorCode === ErrorCode.CONNECTION_CLOSE;
 }
 
 /** Error [stream_id!=0] */
-function guard7(frame: Error): boolean {
+function guard8(frame: Error): boolean {
   return frame.streamId !== 0;
 }
 
 /** Error [stream_id=0] */
-function guard8(frame: Error): boolean {
+function guard9(frame: Error): boolean {
   return frame.streamId === 0;
 }
 
 /** ResumeOk [stream_id=0] */
-function guard9(frame: ResumeOk): boolean {
+function guard10(frame: ResumeOk): boolean {
   return frame.streamId === 0;
 }
 
 /** Error [stream_id=0, error_code in {INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP, REJECTED_RESUME}] */
-function guard10(frame: Error): boolean {
+function guard11(frame: Error): boolean {
   return frame.streamId === 0 && (
     frame.errorCode === ErrorCode.INVALID_SETUP ||
     frame.errorCode === ErrorCode.UNSUPPORTED_SETUP ||
@@ -105,7 +108,7 @@ function guard10(frame: Error): boolean {
 }
 
 /** Error [stream_id=0, error_code in {INVALID_SETUP, CONNECTION_ERROR}] */
-function guard11(frame: Error): boolean {
+function guard12(frame: Error): boolean {
   return frame.streamId === 0 && (
     frame.errorCode === ErrorCode.INVALID_SETUP ||
     frame.errorCode === ErrorCode.CONNECTION_ERROR
@@ -113,7 +116,7 @@ function guard11(frame: Error): boolean {
 }
 
 /** Error [stream_id=0, error_code in {INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP}] */
-function guard12(frame: Error): boolean {
+function guard13(frame: Error): boolean {
   return frame.streamId === 0 && (
     frame.errorCode === ErrorCode.INVALID_SETUP ||
     frame.errorCode === ErrorCode.UNSUPPORTED_SETUP ||
@@ -122,7 +125,7 @@ function guard12(frame: Error): boolean {
 }
 
 /** Error [stream_id=0, error_code in {REJECTED_RESUME, CONNECTION_ERROR}] */
-function guard13(frame: Error): boolean {
+function guard14(frame: Error): boolean {
   return frame.streamId === 0 && (
     frame.errorCode === ErrorCode.REJECTED_RESUME ||
     frame.errorCode === ErrorCode.CONNECTION_ERROR
@@ -130,62 +133,62 @@ function guard13(frame: Error): boolean {
 }
 
 /** RequestResponse [follows] */
-function guard14(frame: RequestResponse): boolean {
+function guard15(frame: RequestResponse): boolean {
   return frame.follows;
 }
 
 /** RequestFnf [follows] */
-function guard15(frame: RequestFnf): boolean {
+function guard16(frame: RequestFnf): boolean {
   return frame.follows;
 }
 
 /** RequestStream [follows] */
-function guard16(frame: RequestStream): boolean {
+function guard17(frame: RequestStream): boolean {
   return frame.follows;
 }
 
 /** RequestChannel [follows] */
-function guard17(frame: RequestChannel): boolean {
+function guard18(frame: RequestChannel): boolean {
   return frame.follows;
 }
 
 /** RequestResponse [!follows] */
-function guard18(frame: RequestResponse): boolean {
+function guard19(frame: RequestResponse): boolean {
   return !frame.follows;
 }
 
 /** RequestFnf [!follows] */
-function guard19(frame: RequestFnf): boolean {
+function guard20(frame: RequestFnf): boolean {
   return !frame.follows;
 }
 
 /** RequestStream [!follows] */
-function guard20(frame: RequestStream): boolean {
+function guard21(frame: RequestStream): boolean {
   return !frame.follows;
 }
 
 /** RequestChannel [!follows] */
-function guard21(frame: RequestChannel): boolean {
+function guard22(frame: RequestChannel): boolean {
   return !frame.follows;
 }
 
 /** Payload [follows, !complete] */
-function guard22(frame: Payload): boolean {
+function guard23(frame: Payload): boolean {
   return frame.follows && !frame.complete;
 }
 
 /** Payload [!follows] */
-function guard23(frame: Payload): boolean {
+function guard24(frame: Payload): boolean {
   return !frame.follows;
 }
 
 /** Payload [follows, complete] */
-function guard24(frame: Payload): boolean {
+function guard25(frame: Payload): boolean {
   return frame.follows && frame.complete;
 }
 
 /** Error [error_code not in {RESERVED, INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP, REJECTED_RESUME, CONNECTION_ERROR, CONNECTION_CLOSE, RESERVED_FOR_EXTENSION}] */
-function guard25(frame: Error): boolean {
+function guard26(frame: Error): boolean {
   return (
     frame.errorCode !== ErrorCode.RESERVED &&
     frame.errorCode !== ErrorCode.INVALID_SETUP &&
@@ -199,32 +202,32 @@ function guard25(frame: Error): boolean {
 }
 
 /** Payload [complete] */
-function guard26(frame: Payload): boolean {
+function guard27(frame: Payload): boolean {
   return frame.complete;
 }
 
 /** Payload [!complete] */
-function guard27(frame: Payload): boolean {
+function guard28(frame: Payload): boolean {
   return !frame.complete;
 }
 
 /** Payload [!complete, next] */
-function guard28(frame: Payload): boolean {
+function guard29(frame: Payload): boolean {
   return !frame.complete && frame.next;
 }
 
 /** Payload [!complete, !next] */
-function guard29(frame: Payload): boolean {
+function guard30(frame: Payload): boolean {
   return !frame.complete && !frame.next;
 }
 
 /** RequestChannel [!complete] */
-function guard30(frame: RequestChannel): boolean {
+function guard31(frame: RequestChannel): boolean {
   return !frame.complete;
 }
 
 /** RequestChannel [complete] */
-function guard31(frame: RequestChannel): boolean {
+function guard32(frame: RequestChannel): boolean {
   return frame.complete;
 }
 
@@ -248,6 +251,11 @@ export enum ConnectionState {
   RESUMING = "resuming",
   /** (server) RESUME was received; RESUME_OK or ERROR[REJECTED_RESUME] answers it. */
   RESUME_RECEIVED = "resume_received",
+  /**
+   * ERROR[CONNECTION_CLOSE] was sent or received (M8): outstanding streams run to their end, no
+   * new request is sent or accepted; closed once the last has ended.
+   */
+  CLOSING = "closing",
   /** The connection is over (rejected, errored or closed). */
   CLOSED = "closed",
 }
@@ -367,12 +375,69 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       ]],
       [ConnectionState.AWAITING_LEASE, Error, [
         [guard6, ConnectionState.CLOSED],
+        [guard7, ConnectionState.CLOSING],
       ]],
       [ConnectionState.ESTABLISHED, Error, [
         [guard6, ConnectionState.CLOSED],
+        [guard7, ConnectionState.CLOSING],
+      ]],
+      [ConnectionState.CLOSING, Error, [
+        [guard6, ConnectionState.CLOSED],
+      ]],
+      [ConnectionState.CLOSING, RequestResponse, [
+        [null, new Illegal(
+          "the connection is closing (ERROR[CONNECTION_CLOSE]): no new requests",
+          "ERROR Frame: 'CONNECTION_CLOSE ... New requests MAY not be accepted.'",
+        )],
+      ]],
+      [ConnectionState.CLOSING, RequestFnf, [
+        [null, new Illegal(
+          "the connection is closing (ERROR[CONNECTION_CLOSE]): no new requests",
+          "ERROR Frame: 'CONNECTION_CLOSE ... New requests MAY not be accepted.'",
+        )],
+      ]],
+      [ConnectionState.CLOSING, RequestStream, [
+        [null, new Illegal(
+          "the connection is closing (ERROR[CONNECTION_CLOSE]): no new requests",
+          "ERROR Frame: 'CONNECTION_CLOSE ... New requests MAY not be accepted.'",
+        )],
+      ]],
+      [ConnectionState.CLOSING, RequestChannel, [
+        [null, new Illegal(
+          "the connection is closing (ERROR[CONNECTION_CLOSE]): no new requests",
+          "ERROR Frame: 'CONNECTION_CLOSE ... New requests MAY not be accepted.'",
+        )],
+      ]],
+      [ConnectionState.CLOSING, Keepalive, [
+        [guard3, ConnectionState.CLOSING],
+      ]],
+      [ConnectionState.CLOSING, MetadataPush, [
+        [guard4, ConnectionState.CLOSING],
+      ]],
+      [ConnectionState.CLOSING, Lease, [
+        [guard5, ConnectionState.CLOSING],
+      ]],
+      [ConnectionState.SETUP_SENT, Ext, [
+        [null, ConnectionState.SETUP_SENT],
+      ]],
+      [ConnectionState.AWAITING_LEASE, Ext, [
+        [null, ConnectionState.AWAITING_LEASE],
+      ]],
+      [ConnectionState.ESTABLISHED, Ext, [
+        [null, ConnectionState.ESTABLISHED],
+      ]],
+      [ConnectionState.CLOSING, Ext, [
+        [null, ConnectionState.CLOSING],
+      ]],
+      [ConnectionState.CLOSING, ANY, [
+        [null, new Illegal(
+          "the connection is closing: stream frames, KEEPALIVE, LEASE, METADATA_PUSH, EXT and ERROR[CONNECTION_ERROR] only",
+          "",
+        )],
       ]],
       [ConnectionState.SETUP_SENT, Error, [
         [guard6, ConnectionState.CLOSED],
+        [guard7, ConnectionState.CLOSING],
       ]],
       [ConnectionState.CLOSED, ANY, [
         [null, new Illegal(
@@ -383,7 +448,7 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
     ]),
     server: table<ConnectionState>([
       [ConnectionState.NEW, Error, [
-        [guard11, ConnectionState.CLOSED],
+        [guard12, ConnectionState.CLOSED],
       ]],
       [ConnectionState.NEW, ANY, [
         [null, new Illegal(
@@ -392,12 +457,14 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
         )],
       ]],
       [ConnectionState.AWAITING_LEASE, Error, [
-        [guard12, ConnectionState.CLOSED],
+        [guard13, ConnectionState.CLOSED],
         [guard6, ConnectionState.CLOSED],
+        [guard7, ConnectionState.CLOSING],
       ]],
       [ConnectionState.ESTABLISHED, Error, [
-        [guard12, ConnectionState.CLOSED],
+        [guard13, ConnectionState.CLOSED],
         [guard6, ConnectionState.CLOSED],
+        [guard7, ConnectionState.CLOSING],
       ]],
       [ConnectionState.AWAITING_LEASE, RequestResponse, [
         [null, new Illegal(
@@ -424,10 +491,10 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
         )],
       ]],
       [ConnectionState.RESUME_RECEIVED, ResumeOk, [
-        [guard9, ConnectionState.ESTABLISHED],
+        [guard10, ConnectionState.ESTABLISHED],
       ]],
       [ConnectionState.RESUME_RECEIVED, Error, [
-        [guard13, ConnectionState.CLOSED],
+        [guard14, ConnectionState.CLOSED],
       ]],
       [ConnectionState.RESUME_RECEIVED, ANY, [
         [null, new Illegal(
@@ -465,8 +532,56 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.AWAITING_LEASE, Lease, [
         [guard5, ConnectionState.AWAITING_LEASE],
       ]],
-      [ConnectionState.SETUP_SENT, Error, [
+      [ConnectionState.CLOSING, Error, [
         [guard6, ConnectionState.CLOSED],
+      ]],
+      [ConnectionState.CLOSING, RequestResponse, [
+        [null, new Illegal(
+          "the connection is closing (ERROR[CONNECTION_CLOSE]): no new requests",
+          "ERROR Frame: 'CONNECTION_CLOSE ... New requests MAY not be accepted.'",
+        )],
+      ]],
+      [ConnectionState.CLOSING, RequestFnf, [
+        [null, new Illegal(
+          "the connection is closing (ERROR[CONNECTION_CLOSE]): no new requests",
+          "ERROR Frame: 'CONNECTION_CLOSE ... New requests MAY not be accepted.'",
+        )],
+      ]],
+      [ConnectionState.CLOSING, RequestStream, [
+        [null, new Illegal(
+          "the connection is closing (ERROR[CONNECTION_CLOSE]): no new requests",
+          "ERROR Frame: 'CONNECTION_CLOSE ... New requests MAY not be accepted.'",
+        )],
+      ]],
+      [ConnectionState.CLOSING, RequestChannel, [
+        [null, new Illegal(
+          "the connection is closing (ERROR[CONNECTION_CLOSE]): no new requests",
+          "ERROR Frame: 'CONNECTION_CLOSE ... New requests MAY not be accepted.'",
+        )],
+      ]],
+      [ConnectionState.CLOSING, Keepalive, [
+        [guard3, ConnectionState.CLOSING],
+      ]],
+      [ConnectionState.CLOSING, MetadataPush, [
+        [guard4, ConnectionState.CLOSING],
+      ]],
+      [ConnectionState.CLOSING, Lease, [
+        [guard5, ConnectionState.CLOSING],
+      ]],
+      [ConnectionState.AWAITING_LEASE, Ext, [
+        [null, ConnectionState.AWAITING_LEASE],
+      ]],
+      [ConnectionState.ESTABLISHED, Ext, [
+        [null, ConnectionState.ESTABLISHED],
+      ]],
+      [ConnectionState.CLOSING, Ext, [
+        [null, ConnectionState.CLOSING],
+      ]],
+      [ConnectionState.CLOSING, ANY, [
+        [null, new Illegal(
+          "the connection is closing: stream frames, KEEPALIVE, LEASE, METADATA_PUSH, EXT and ERROR[CONNECTION_ERROR] only",
+          "",
+        )],
       ]],
       [ConnectionState.CLOSED, ANY, [
         [null, new Illegal(
@@ -506,11 +621,11 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
         [null, ConnectionState.ESTABLISHED],
       ]],
       [ConnectionState.SETUP_SENT, Error, [
-        [guard7, ConnectionState.ESTABLISHED],
-        [guard8, ConnectionState.CLOSED],
+        [guard8, ConnectionState.ESTABLISHED],
+        [guard9, ConnectionState.CLOSED],
       ]],
       [ConnectionState.AWAITING_LEASE, Error, [
-        [guard8, ConnectionState.CLOSED],
+        [guard9, ConnectionState.CLOSED],
       ]],
       [ConnectionState.SETUP_SENT, Keepalive, [
         [null, ConnectionState.SETUP_SENT],
@@ -525,10 +640,10 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
         [null, ConnectionState.ESTABLISHED],
       ]],
       [ConnectionState.RESUMING, ResumeOk, [
-        [guard9, ConnectionState.ESTABLISHED],
+        [guard10, ConnectionState.ESTABLISHED],
       ]],
       [ConnectionState.RESUMING, Error, [
-        [guard8, ConnectionState.CLOSED],
+        [guard9, ConnectionState.CLOSED],
       ]],
       [ConnectionState.RESUMING, ANY, [
         [null, IGNORE],
@@ -537,8 +652,9 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
         [null, IGNORE],
       ]],
       [ConnectionState.ESTABLISHED, Error, [
-        [guard10, IGNORE],
+        [guard11, IGNORE],
         [guard6, ConnectionState.CLOSED],
+        [guard7, ConnectionState.CLOSING],
       ]],
       [ConnectionState.ESTABLISHED, RequestResponse, [
         [null, ConnectionState.ESTABLISHED],
@@ -579,6 +695,46 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.AWAITING_LEASE, MetadataPush, [
         [guard4, ConnectionState.AWAITING_LEASE],
       ]],
+      [ConnectionState.CLOSING, RequestResponse, [
+        [null, ConnectionState.CLOSING],
+      ]],
+      [ConnectionState.CLOSING, RequestFnf, [
+        [null, ConnectionState.CLOSING],
+      ]],
+      [ConnectionState.CLOSING, RequestStream, [
+        [null, ConnectionState.CLOSING],
+      ]],
+      [ConnectionState.CLOSING, RequestChannel, [
+        [null, ConnectionState.CLOSING],
+      ]],
+      [ConnectionState.CLOSING, Keepalive, [
+        [guard3, ConnectionState.CLOSING],
+      ]],
+      [ConnectionState.CLOSING, MetadataPush, [
+        [guard4, ConnectionState.CLOSING],
+      ]],
+      [ConnectionState.CLOSING, Lease, [
+        [guard5, ConnectionState.CLOSING],
+      ]],
+      [ConnectionState.CLOSING, Error, [
+        [guard7, ConnectionState.CLOSING],
+        [guard6, ConnectionState.CLOSED],
+      ]],
+      [ConnectionState.CLOSING, ANY, [
+        [null, IGNORE],
+      ]],
+      [ConnectionState.SETUP_SENT, Ext, [
+        [null, ConnectionState.SETUP_SENT],
+      ]],
+      [ConnectionState.AWAITING_LEASE, Ext, [
+        [null, ConnectionState.AWAITING_LEASE],
+      ]],
+      [ConnectionState.ESTABLISHED, Ext, [
+        [null, ConnectionState.ESTABLISHED],
+      ]],
+      [ConnectionState.CLOSING, Ext, [
+        [null, ConnectionState.CLOSING],
+      ]],
       [ConnectionState.AWAITING_LEASE, ANY, [
         [null, IGNORE],
       ]],
@@ -613,12 +769,14 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
         [null, IGNORE],
       ]],
       [ConnectionState.AWAITING_LEASE, Error, [
-        [guard10, IGNORE],
+        [guard11, IGNORE],
         [guard6, ConnectionState.CLOSED],
+        [guard7, ConnectionState.CLOSING],
       ]],
       [ConnectionState.ESTABLISHED, Error, [
-        [guard10, IGNORE],
+        [guard11, IGNORE],
         [guard6, ConnectionState.CLOSED],
+        [guard7, ConnectionState.CLOSING],
       ]],
       [ConnectionState.AWAITING_LEASE, Resume, [
         [null, new Illegal(
@@ -680,6 +838,43 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.AWAITING_LEASE, MetadataPush, [
         [guard4, ConnectionState.AWAITING_LEASE],
       ]],
+      [ConnectionState.CLOSING, RequestResponse, [
+        [null, ConnectionState.CLOSING],
+      ]],
+      [ConnectionState.CLOSING, RequestFnf, [
+        [null, ConnectionState.CLOSING],
+      ]],
+      [ConnectionState.CLOSING, RequestStream, [
+        [null, ConnectionState.CLOSING],
+      ]],
+      [ConnectionState.CLOSING, RequestChannel, [
+        [null, ConnectionState.CLOSING],
+      ]],
+      [ConnectionState.CLOSING, Keepalive, [
+        [guard3, ConnectionState.CLOSING],
+      ]],
+      [ConnectionState.CLOSING, MetadataPush, [
+        [guard4, ConnectionState.CLOSING],
+      ]],
+      [ConnectionState.CLOSING, Lease, [
+        [guard5, ConnectionState.CLOSING],
+      ]],
+      [ConnectionState.CLOSING, Error, [
+        [guard7, ConnectionState.CLOSING],
+        [guard6, ConnectionState.CLOSED],
+      ]],
+      [ConnectionState.CLOSING, ANY, [
+        [null, IGNORE],
+      ]],
+      [ConnectionState.AWAITING_LEASE, Ext, [
+        [null, ConnectionState.AWAITING_LEASE],
+      ]],
+      [ConnectionState.ESTABLISHED, Ext, [
+        [null, ConnectionState.ESTABLISHED],
+      ]],
+      [ConnectionState.CLOSING, Ext, [
+        [null, ConnectionState.CLOSING],
+      ]],
       [ConnectionState.AWAITING_LEASE, ANY, [
         [null, IGNORE],
       ]],
@@ -701,6 +896,7 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [Error, "onConnectionError"],
       [MetadataPush, "onConnectionMetadataPush"],
       [ResumeOk, "onConnectionResumeOk"],
+      [Ext, "onConnectionExt"],
     ]),
     server: new Map<FrameClass, string>([
       [Setup, "onConnectionSetup"],
@@ -709,6 +905,7 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [Error, "onConnectionError"],
       [MetadataPush, "onConnectionMetadataPush"],
       [Resume, "onConnectionResume"],
+      [Ext, "onConnectionExt"],
     ]),
   };
 
@@ -749,33 +946,33 @@ export class FragmentsMachine extends StateMachine<FragmentsState> {
   static readonly SEND: Readonly<Record<string, Table<FragmentsState>>> = {
     sender: table<FragmentsState>([
       [FragmentsState.IDLE, RequestResponse, [
-        [guard14, FragmentsState.PARTIAL],
-        [guard18, FragmentsState.WHOLE],
-      ]],
-      [FragmentsState.IDLE, RequestFnf, [
         [guard15, FragmentsState.PARTIAL],
         [guard19, FragmentsState.WHOLE],
       ]],
-      [FragmentsState.IDLE, RequestStream, [
+      [FragmentsState.IDLE, RequestFnf, [
         [guard16, FragmentsState.PARTIAL],
         [guard20, FragmentsState.WHOLE],
       ]],
-      [FragmentsState.IDLE, RequestChannel, [
+      [FragmentsState.IDLE, RequestStream, [
         [guard17, FragmentsState.PARTIAL],
         [guard21, FragmentsState.WHOLE],
       ]],
+      [FragmentsState.IDLE, RequestChannel, [
+        [guard18, FragmentsState.PARTIAL],
+        [guard22, FragmentsState.WHOLE],
+      ]],
       [FragmentsState.WHOLE, Payload, [
-        [guard22, FragmentsState.PARTIAL],
-        [guard23, FragmentsState.WHOLE],
-        [guard24, new Illegal(
+        [guard23, FragmentsState.PARTIAL],
+        [guard24, FragmentsState.WHOLE],
+        [guard25, new Illegal(
           "C goes on the last fragment (a PAYLOAD with F and C ends the message)",
           "Handling the Unexpected: 'A PAYLOAD with both F and C flags set, implicitly ignores the F flag.'",
         )],
       ]],
       [FragmentsState.PARTIAL, Payload, [
-        [guard22, FragmentsState.PARTIAL],
-        [guard23, FragmentsState.WHOLE],
-        [guard24, new Illegal(
+        [guard23, FragmentsState.PARTIAL],
+        [guard24, FragmentsState.WHOLE],
+        [guard25, new Illegal(
           "C goes on the last fragment (a PAYLOAD with F and C ends the message)",
           "Handling the Unexpected: 'A PAYLOAD with both F and C flags set, implicitly ignores the F flag.'",
         )],
@@ -837,30 +1034,30 @@ export class FragmentsMachine extends StateMachine<FragmentsState> {
     ]),
     receiver: table<FragmentsState>([
       [FragmentsState.IDLE, RequestResponse, [
-        [guard14, FragmentsState.PARTIAL],
-        [guard18, FragmentsState.WHOLE],
-      ]],
-      [FragmentsState.IDLE, RequestFnf, [
         [guard15, FragmentsState.PARTIAL],
         [guard19, FragmentsState.WHOLE],
       ]],
-      [FragmentsState.IDLE, RequestStream, [
+      [FragmentsState.IDLE, RequestFnf, [
         [guard16, FragmentsState.PARTIAL],
         [guard20, FragmentsState.WHOLE],
       ]],
-      [FragmentsState.IDLE, RequestChannel, [
+      [FragmentsState.IDLE, RequestStream, [
         [guard17, FragmentsState.PARTIAL],
         [guard21, FragmentsState.WHOLE],
       ]],
+      [FragmentsState.IDLE, RequestChannel, [
+        [guard18, FragmentsState.PARTIAL],
+        [guard22, FragmentsState.WHOLE],
+      ]],
       [FragmentsState.WHOLE, Payload, [
-        [guard22, FragmentsState.PARTIAL],
-        [guard23, FragmentsState.WHOLE],
+        [guard23, FragmentsState.PARTIAL],
         [guard24, FragmentsState.WHOLE],
+        [guard25, FragmentsState.WHOLE],
       ]],
       [FragmentsState.PARTIAL, Payload, [
-        [guard22, FragmentsState.PARTIAL],
-        [guard23, FragmentsState.WHOLE],
+        [guard23, FragmentsState.PARTIAL],
         [guard24, FragmentsState.WHOLE],
+        [guard25, FragmentsState.WHOLE],
       ]],
       [FragmentsState.WHOLE, RequestResponse, [
         [null, IGNORE],
@@ -963,17 +1160,17 @@ export class RequestResponseMachine extends StateMachine<RequestResponseState> {
     ]),
     responder: table<RequestResponseState>([
       [RequestResponseState.OPEN, Payload, [
-        [guard26, RequestResponseState.CLOSED],
-        [guard27, new Illegal(
+        [guard27, RequestResponseState.CLOSED],
+        [guard28, new Illegal(
           "the response to REQUEST_RESPONSE carries the C flag (it ends the stream)",
           "Request Response: 'RS -> RQ: PAYLOAD with COMPLETE'",
         )],
       ]],
       [RequestResponseState.IDLE, Error, [
-        [guard25, RequestResponseState.CLOSED],
+        [guard26, RequestResponseState.CLOSED],
       ]],
       [RequestResponseState.OPEN, Error, [
-        [guard25, RequestResponseState.CLOSED],
+        [guard26, RequestResponseState.CLOSED],
       ]],
       [RequestResponseState.IDLE, ANY, [
         [null, new Illegal(
@@ -995,7 +1192,7 @@ export class RequestResponseMachine extends StateMachine<RequestResponseState> {
         [null, RequestResponseState.CLOSED],
       ]],
       [RequestResponseState.OPEN, Error, [
-        [guard25, RequestResponseState.CLOSED],
+        [guard26, RequestResponseState.CLOSED],
       ]],
       [RequestResponseState.IDLE, ANY, [
         [null, IGNORE],
@@ -1177,18 +1374,18 @@ export class RequestStreamMachine extends StateMachine<RequestStreamState> {
     ]),
     responder: table<RequestStreamState>([
       [RequestStreamState.OPEN, Payload, [
-        [guard26, RequestStreamState.CLOSED],
-        [guard28, RequestStreamState.OPEN],
-        [guard29, new Illegal(
+        [guard27, RequestStreamState.CLOSED],
+        [guard29, RequestStreamState.OPEN],
+        [guard30, new Illegal(
           "a PAYLOAD needs the N or the C flag",
           "PAYLOAD Frame: 'A PAYLOAD MUST NOT have both (C)complete and (N)ext empty (false).'",
         )],
       ]],
       [RequestStreamState.IDLE, Error, [
-        [guard25, RequestStreamState.CLOSED],
+        [guard26, RequestStreamState.CLOSED],
       ]],
       [RequestStreamState.OPEN, Error, [
-        [guard25, RequestStreamState.CLOSED],
+        [guard26, RequestStreamState.CLOSED],
       ]],
       [RequestStreamState.IDLE, ANY, [
         [null, new Illegal(
@@ -1207,12 +1404,12 @@ export class RequestStreamMachine extends StateMachine<RequestStreamState> {
   static readonly RECEIVE: Readonly<Record<string, Table<RequestStreamState>>> = {
     requester: table<RequestStreamState>([
       [RequestStreamState.OPEN, Payload, [
-        [guard26, RequestStreamState.CLOSED],
-        [guard28, RequestStreamState.OPEN],
-        [guard29, IGNORE],
+        [guard27, RequestStreamState.CLOSED],
+        [guard29, RequestStreamState.OPEN],
+        [guard30, IGNORE],
       ]],
       [RequestStreamState.OPEN, Error, [
-        [guard25, RequestStreamState.CLOSED],
+        [guard26, RequestStreamState.CLOSED],
       ]],
       [RequestStreamState.IDLE, ANY, [
         [null, IGNORE],
@@ -1298,21 +1495,21 @@ export class RequestChannelMachine extends StateMachine<RequestChannelState> {
   static readonly SEND: Readonly<Record<string, Table<RequestChannelState>>> = {
     requester: table<RequestChannelState>([
       [RequestChannelState.IDLE, RequestChannel, [
-        [guard30, RequestChannelState.OPEN],
-        [guard31, RequestChannelState.HALF_CLOSED_LOCAL],
+        [guard31, RequestChannelState.OPEN],
+        [guard32, RequestChannelState.HALF_CLOSED_LOCAL],
       ]],
       [RequestChannelState.OPEN, Payload, [
-        [guard28, RequestChannelState.OPEN],
-        [guard26, RequestChannelState.HALF_CLOSED_LOCAL],
-        [guard29, new Illegal(
+        [guard29, RequestChannelState.OPEN],
+        [guard27, RequestChannelState.HALF_CLOSED_LOCAL],
+        [guard30, new Illegal(
           "a PAYLOAD needs the N or the C flag",
           "PAYLOAD Frame: 'A PAYLOAD MUST NOT have both (C)complete and (N)ext empty (false).'",
         )],
       ]],
       [RequestChannelState.HALF_CLOSED_REMOTE, Payload, [
-        [guard28, RequestChannelState.HALF_CLOSED_REMOTE],
-        [guard26, RequestChannelState.CLOSED],
-        [guard29, new Illegal(
+        [guard29, RequestChannelState.HALF_CLOSED_REMOTE],
+        [guard27, RequestChannelState.CLOSED],
+        [guard30, new Illegal(
           "a PAYLOAD needs the N or the C flag",
           "PAYLOAD Frame: 'A PAYLOAD MUST NOT have both (C)complete and (N)ext empty (false).'",
         )],
@@ -1330,13 +1527,13 @@ export class RequestChannelMachine extends StateMachine<RequestChannelState> {
         [null, RequestChannelState.HALF_CLOSED_LOCAL],
       ]],
       [RequestChannelState.OPEN, Error, [
-        [guard25, RequestChannelState.CLOSED],
+        [guard26, RequestChannelState.CLOSED],
       ]],
       [RequestChannelState.HALF_CLOSED_LOCAL, Error, [
-        [guard25, RequestChannelState.CLOSED],
+        [guard26, RequestChannelState.CLOSED],
       ]],
       [RequestChannelState.HALF_CLOSED_REMOTE, Error, [
-        [guard25, RequestChannelState.CLOSED],
+        [guard26, RequestChannelState.CLOSED],
       ]],
       [RequestChannelState.OPEN, Cancel, [
         [null, RequestChannelState.CLOSED],
@@ -1374,17 +1571,17 @@ export class RequestChannelMachine extends StateMachine<RequestChannelState> {
     ]),
     responder: table<RequestChannelState>([
       [RequestChannelState.OPEN, Payload, [
-        [guard28, RequestChannelState.OPEN],
-        [guard26, RequestChannelState.HALF_CLOSED_LOCAL],
-        [guard29, new Illegal(
+        [guard29, RequestChannelState.OPEN],
+        [guard27, RequestChannelState.HALF_CLOSED_LOCAL],
+        [guard30, new Illegal(
           "a PAYLOAD needs the N or the C flag",
           "PAYLOAD Frame: 'A PAYLOAD MUST NOT have both (C)complete and (N)ext empty (false).'",
         )],
       ]],
       [RequestChannelState.HALF_CLOSED_REMOTE, Payload, [
-        [guard28, RequestChannelState.HALF_CLOSED_REMOTE],
-        [guard26, RequestChannelState.CLOSED],
-        [guard29, new Illegal(
+        [guard29, RequestChannelState.HALF_CLOSED_REMOTE],
+        [guard27, RequestChannelState.CLOSED],
+        [guard30, new Illegal(
           "a PAYLOAD needs the N or the C flag",
           "PAYLOAD Frame: 'A PAYLOAD MUST NOT have both (C)complete and (N)ext empty (false).'",
         )],
@@ -1402,16 +1599,16 @@ export class RequestChannelMachine extends StateMachine<RequestChannelState> {
         [null, RequestChannelState.HALF_CLOSED_LOCAL],
       ]],
       [RequestChannelState.OPEN, Error, [
-        [guard25, RequestChannelState.CLOSED],
+        [guard26, RequestChannelState.CLOSED],
       ]],
       [RequestChannelState.HALF_CLOSED_LOCAL, Error, [
-        [guard25, RequestChannelState.CLOSED],
+        [guard26, RequestChannelState.CLOSED],
       ]],
       [RequestChannelState.HALF_CLOSED_REMOTE, Error, [
-        [guard25, RequestChannelState.CLOSED],
+        [guard26, RequestChannelState.CLOSED],
       ]],
       [RequestChannelState.IDLE, Error, [
-        [guard25, RequestChannelState.CLOSED],
+        [guard26, RequestChannelState.CLOSED],
       ]],
       [RequestChannelState.IDLE, ANY, [
         [null, new Illegal(
@@ -1442,14 +1639,14 @@ export class RequestChannelMachine extends StateMachine<RequestChannelState> {
   static readonly RECEIVE: Readonly<Record<string, Table<RequestChannelState>>> = {
     requester: table<RequestChannelState>([
       [RequestChannelState.OPEN, Payload, [
-        [guard28, RequestChannelState.OPEN],
-        [guard26, RequestChannelState.HALF_CLOSED_REMOTE],
-        [guard29, IGNORE],
+        [guard29, RequestChannelState.OPEN],
+        [guard27, RequestChannelState.HALF_CLOSED_REMOTE],
+        [guard30, IGNORE],
       ]],
       [RequestChannelState.HALF_CLOSED_LOCAL, Payload, [
-        [guard28, RequestChannelState.HALF_CLOSED_LOCAL],
-        [guard26, RequestChannelState.CLOSED],
-        [guard29, IGNORE],
+        [guard29, RequestChannelState.HALF_CLOSED_LOCAL],
+        [guard27, RequestChannelState.CLOSED],
+        [guard30, IGNORE],
       ]],
       [RequestChannelState.OPEN, RequestN, [
         [null, RequestChannelState.OPEN],
@@ -1458,13 +1655,13 @@ export class RequestChannelMachine extends StateMachine<RequestChannelState> {
         [null, RequestChannelState.HALF_CLOSED_REMOTE],
       ]],
       [RequestChannelState.OPEN, Error, [
-        [guard25, RequestChannelState.CLOSED],
+        [guard26, RequestChannelState.CLOSED],
       ]],
       [RequestChannelState.HALF_CLOSED_LOCAL, Error, [
-        [guard25, RequestChannelState.CLOSED],
+        [guard26, RequestChannelState.CLOSED],
       ]],
       [RequestChannelState.HALF_CLOSED_REMOTE, Error, [
-        [guard25, RequestChannelState.CLOSED],
+        [guard26, RequestChannelState.CLOSED],
       ]],
       [RequestChannelState.IDLE, ANY, [
         [null, IGNORE],
@@ -1481,21 +1678,21 @@ export class RequestChannelMachine extends StateMachine<RequestChannelState> {
     ]),
     responder: table<RequestChannelState>([
       [RequestChannelState.IDLE, RequestChannel, [
-        [guard30, RequestChannelState.OPEN],
-        [guard31, RequestChannelState.HALF_CLOSED_REMOTE],
+        [guard31, RequestChannelState.OPEN],
+        [guard32, RequestChannelState.HALF_CLOSED_REMOTE],
       ]],
       [RequestChannelState.IDLE, Cancel, [
         [null, RequestChannelState.CLOSED],
       ]],
       [RequestChannelState.OPEN, Payload, [
-        [guard28, RequestChannelState.OPEN],
-        [guard26, RequestChannelState.HALF_CLOSED_REMOTE],
-        [guard29, IGNORE],
+        [guard29, RequestChannelState.OPEN],
+        [guard27, RequestChannelState.HALF_CLOSED_REMOTE],
+        [guard30, IGNORE],
       ]],
       [RequestChannelState.HALF_CLOSED_LOCAL, Payload, [
-        [guard28, RequestChannelState.HALF_CLOSED_LOCAL],
-        [guard26, RequestChannelState.CLOSED],
-        [guard29, IGNORE],
+        [guard29, RequestChannelState.HALF_CLOSED_LOCAL],
+        [guard27, RequestChannelState.CLOSED],
+        [guard30, IGNORE],
       ]],
       [RequestChannelState.OPEN, RequestN, [
         [null, RequestChannelState.OPEN],
@@ -1504,13 +1701,13 @@ export class RequestChannelMachine extends StateMachine<RequestChannelState> {
         [null, RequestChannelState.HALF_CLOSED_REMOTE],
       ]],
       [RequestChannelState.OPEN, Error, [
-        [guard25, RequestChannelState.CLOSED],
+        [guard26, RequestChannelState.CLOSED],
       ]],
       [RequestChannelState.HALF_CLOSED_LOCAL, Error, [
-        [guard25, RequestChannelState.CLOSED],
+        [guard26, RequestChannelState.CLOSED],
       ]],
       [RequestChannelState.HALF_CLOSED_REMOTE, Error, [
-        [guard25, RequestChannelState.CLOSED],
+        [guard26, RequestChannelState.CLOSED],
       ]],
       [RequestChannelState.OPEN, Cancel, [
         [null, RequestChannelState.CLOSED],
