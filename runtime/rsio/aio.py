@@ -580,18 +580,18 @@ async def connect(
                     config=_config(config, packed, max_pack, split_above, limits),
                     goodbye_timeout=goodbye_timeout, limits=limits)  # fmt: skip
     peer.start()
+    hello = asyncio.timeout_at(deadline)
     try:
-        async with asyncio.timeout_at(deadline):
+        async with hello:
             await peer.wait_ready()
-    except TimeoutError:
+    except BaseException as error:
         peer.abort()
         await peer.wait_closed()
-        raise HandshakeTimeout(
-            f"{url}: no hello from the server within {timeout} s", limit=timeout
-        ) from None
-    except BaseException:
-        peer.abort()
-        await peer.wait_closed()
+        # (a limit's TransportTimeout is a TimeoutError too: only our deadline is ours)
+        if isinstance(error, TimeoutError) and hello.expired():
+            raise HandshakeTimeout(
+                f"{url}: no hello from the server within {timeout} s", limit=timeout
+            ) from None
         raise
     return peer
 

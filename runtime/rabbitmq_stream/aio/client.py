@@ -257,10 +257,15 @@ class Client:
         engine.initiate_connection()
         driver.start()
         handshake = limits.handshake_timeout
+        deadline = asyncio.timeout(handshake)
         try:
-            async with asyncio.timeout(handshake):
+            async with deadline:
                 opened = await self._opened
         except TimeoutError:
+            if not deadline.expired():  # a limit of the driver (a TransportTimeout)
+                driver.abort()
+                await driver.wait_closed()
+                raise
             error = HandshakeTimeout(f"{self.uri}: the broker did not complete the handshake "
                                      f"(Tune, Open) within {handshake} s", limit=handshake)  # fmt: skip
             driver.abort(error)
@@ -483,11 +488,14 @@ class Client:
         future: asyncio.Future[Event] = self._loop.create_future()
         self._waiting[cid] = future
         self.wakeup()
+        deadline = asyncio.timeout(self.timeout)
         try:
-            async with asyncio.timeout(self.timeout):
+            async with deadline:
                 event = await future
         except TimeoutError:
             self._waiting.pop(cid, None)
+            if not deadline.expired():
+                raise  # the connection ended with a limit's TransportTimeout
             raise TransportTimeout(f"{self.uri}: no answer within {self.timeout} s") from None
         assert isinstance(event, expect), event
         return event

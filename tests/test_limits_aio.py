@@ -1,0 +1,92 @@
+"""The protocol-neutral parts of ``wirestream.runtime.limits``: the ``ConnectionLimits``
+values and ``Listener(max_connections)`` on every kind of listener (the per-protocol
+behaviour is in tests/test_limits_<protocol>.py).  Under a second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from wirestream.runtime.aio import Transport, listen, open_transport
+from wirestream.runtime.errors import ConnectionLost
+from wirestream.runtime.limits import ConnectionLimits
+from wirestream.runtime.rsocket.options import Limits
+from tests.aio_support import run
+
+
+@pytest.mark.parametrize("field", ["handshake_timeout", "idle_timeout", "frame_timeout"])
+@pytest.mark.parametrize("value", [0, -1.0])
+def test_a_timeout_must_be_positive_or_none(field: str, value: float) -> None:
+    with pytest.raises(ValueError, match=field):
+        ConnectionLimits(**{field: value})  # type: ignore[arg-type]
+    assert getattr(ConnectionLimits(**{field: None}), field) is None  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("field", ["max_connections", "max_streams"])
+def test_a_cap_must_be_at_least_one_or_none(field: str) -> None:
+    with pytest.raises(ValueError, match=field):
+        ConnectionLimits(**{field: 0})  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=field):
+        Limits(**{field: 0})  # type: ignore[arg-type]  # RSocket's checks them too
+
+
+async def _refused(transport: Transport, within: float = 1.0) -> bool:
+    """Whether the listener dropped ``transport`` (EOF or reset) ``within`` seconds."""
+    try:
+        async with asyncio.timeout(within):
+            return await transport.read() == b""
+    except ConnectionLost:
+        return True
+    except TimeoutError:
+        return False
+    finally:
+        transport.close()
+        await transport.wait_closed()
+
+
+@pytest.mark.parametrize("url", ["tcp://127.0.0.1:0", "ws://127.0.0.1:0/limits",
+                                 "memory://limits"])  # fmt: skip
+def test_the_listener_refuses_connections_beyond_max_connections(url: str) -> None:
+    async def main() -> None:
+        release = asyncio.Event()
+
+        async def hold(transport: Transport) -> None:
+            await release.wait()
+
+        async with await listen(url, hold, max_connections=2) as listener:
+            kept = [await open_transport(listener.url) for _ in range(2)]
+            for _ in range(100):
+                if listener.connections == 2:
+                    break
+                await asyncio.sleep(0.01)
+            assert listener.connections == 2
+            assert await _refused(await open_transport(listener.url))
+            assert listener.refused == 1
+            release.set()  # the two end; slots free up
+            for transport in kept:
+                transport.close()
+                await transport.wait_closed()
+            for _ in range(100):
+                if listener.connections == 0:
+                    break
+                await asyncio.sleep(0.01)
+            release.clear()
+            again = await open_transport(listener.url)
+            assert not await _refused(again, within=0.2)
+            assert listener.refused == 1
+            release.set()
+
+    run(main())
+
+
+def test_listen_without_max_connections_has_no_cap() -> None:
+    async def main() -> None:
+        async def nothing(transport: Transport) -> None:
+            pass
+
+        async with await listen("memory://no-cap", nothing) as listener:
+            assert listener.max_connections is None
+
+    run(main())
