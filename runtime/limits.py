@@ -60,14 +60,15 @@ it, a byte-by-byte trickler is dropped within a minute."""
 
 DEFAULT_MAX_CONNECTIONS: Final = 4096
 """Per server.  A connection costs a socket (a file descriptor), a reader task and its
-engine, some 10 KiB before it opens any stream: 4096 hold ~40 MiB and stay under the
-usual hard descriptor limits, yet above the fan-in one asyncio process serves well."""
+engine, some 20 KiB (tracemalloc, a silent RSocket connection) before it opens a
+stream: 4096 hold ~80 MiB and stay under the usual hard descriptor limits, yet above
+the fan-in one asyncio process serves well."""
 
 DEFAULT_MAX_STREAMS: Final = 4096
 """Per connection, streams the peer opened.  HTTP/2 servers allow 100-250 concurrent
 streams; reactive streams are long-lived and many per connection (the test suite runs
-2,000 at once on one RSocket connection), and a stream costs a few KiB here, so
-4096 (~20 MiB)."""
+2,000 at once on one RSocket connection), and an open stream costs ~2.5 KiB per side
+here (tracemalloc): 4096 hold ~10 MiB."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,7 @@ behaviour is in tests/test_limits_<protocol>.py).  Under a second.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +15,8 @@ from wirestream.runtime.errors import ConnectionLost
 from wirestream.runtime.limits import ConnectionLimits
 from wirestream.runtime.rsocket.options import Limits
 from tests.aio_support import run
+
+README = Path(__file__).parent.parent / "README.md"
 
 
 @pytest.mark.parametrize("field", ["handshake_timeout", "idle_timeout", "frame_timeout"])
@@ -88,5 +91,39 @@ def test_listen_without_max_connections_has_no_cap() -> None:
 
         async with await listen("memory://no-cap", nothing) as listener:
             assert listener.max_connections is None
+
+    run(main())
+
+
+def test_the_defaults_are_the_ones_the_readme_lists() -> None:
+    readme = README.read_text()
+    section = readme.split("## Limits", 1)[1].split("\n## ", 1)[0]
+    defaults = ConnectionLimits()
+    assert Limits().handshake_timeout == defaults.handshake_timeout  # one shape
+    for name in ("handshake_timeout", "idle_timeout", "frame_timeout", "max_connections",
+                 "max_streams"):  # fmt: skip
+        value = getattr(defaults, name)
+        shown = "off" if value is None else f"{value:g}"
+        row = next(line for line in section.splitlines() if line.startswith(f"| `{name}`"))
+        assert f"| {shown}" in row, (name, shown, row)
+
+
+def test_every_server_takes_the_default_limits() -> None:
+    from wirestream.runtime import bpmux, rsio, rsocket
+
+    async def main() -> None:
+        defaults = ConnectionLimits()
+        async with await rsocket.serve("memory://d-rsocket", rsocket.RSocketHandler()) as rs:
+            assert rs.listener is not None
+            assert rs.listener.max_connections == defaults.max_connections
+        async with await rsio.serve("memory://d-rsio") as ri:
+            assert ri._listener is not None
+            assert ri._listener.max_connections == defaults.max_connections
+        async with bpmux.serve("memory://d-bpmux", bpmux.Handler()) as bp:
+            assert bp.listener is not None
+            assert bp.listener.max_connections == defaults.max_connections
+            async with bpmux.connect("memory://d-bpmux") as peer:
+                assert peer.limits == defaults
+                assert peer.engine.max_streams == defaults.max_streams
 
     run(main())

@@ -310,19 +310,6 @@ def test_rsocket_py_requests_beyond_max_streams_get_ERROR_REJECTED() -> None:
 # ================================================================ defaults
 
 
-def test_the_defaults_are_the_ones_the_readme_lists() -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    section = readme.split("## Limits", 1)[1].split("\n## ", 1)[0]
-    defaults = ConnectionLimits()
-    assert Limits().handshake_timeout == defaults.handshake_timeout  # one shape
-    for name in ("handshake_timeout", "idle_timeout", "frame_timeout", "max_connections",
-                 "max_streams"):  # fmt: skip
-        value = getattr(defaults, name)
-        shown = "off" if value is None else f"{value:g}"
-        row = next(line for line in section.splitlines() if line.startswith(f"| `{name}`"))
-        assert f"| {shown}" in row, (name, shown, row)
-
-
 def test_serve_applies_the_default_limits() -> None:
     async def main() -> None:
         async with await serve(LOCAL, RSocketHandler()) as server:
