@@ -15,6 +15,7 @@ from wirestream.runtime.errors import ConnectionLost
 from wirestream.runtime.limits import ConnectionLimits
 from wirestream.runtime.rsocket.options import Limits
 from tests.aio_support import run
+from tests.limits_support import SLACK, RawPeer
 
 README = Path(__file__).parent.parent / "README.md"
 
@@ -127,3 +128,30 @@ def test_every_server_takes_the_default_limits() -> None:
                 assert peer.engine.max_streams == defaults.max_streams
 
     run(main())
+
+
+@pytest.mark.parametrize("scheme", ["tls", "ws", "wss"])
+def test_a_silent_peer_never_reaches_the_protocol_past_handshake_timeout(
+    scheme: str, tmp_path: Path
+) -> None:
+    """Before the protocol's first frame there is TLS's handshake or WebSocket's opening
+    handshake: a peer silent there is dropped after ``handshake_timeout`` too."""
+    from tests.test_aio_transport import _tls_contexts
+
+    server_ssl = _tls_contexts(tmp_path)[0] if scheme in ("tls", "wss") else None
+
+    async def main() -> float:
+        reached: list[Transport] = []
+
+        async def record(transport: Transport) -> None:
+            reached.append(transport)
+
+        url = f"{scheme}://127.0.0.1:0/" if scheme != "tls" else "tls://127.0.0.1:0"
+        async with await listen(url, record, ssl=server_ssl, handshake_timeout=0.3) as listener:
+            raw = await RawPeer.open(listener.url)
+            elapsed = await raw.closed_after(0.3 + SLACK)
+            await raw.aclose()
+            assert not reached
+            return elapsed
+
+    assert 0.3 <= run(main()) < 0.3 + SLACK

@@ -8,6 +8,10 @@ and demos).  Port 0 in ``listen`` picks a free port; ``Listener.url`` has the re
 ``listen(..., max_connections=N)``: a connection beyond N open ones is closed at once
 (aborted: the peer sees a reset or EOF, nothing is read from it), counted in
 ``Listener.refused`` and logged (``wirestream.runtime.aio``, at most once a second).
+``handshake_timeout`` bounds what happens before a connection reaches the protocol: the
+TLS handshake (``tls``, asyncio's ``ssl_handshake_timeout``) and the WebSocket opening
+handshake (``ws``/``wss``, websockets' ``open_timeout``); a silent TLS peer would
+otherwise hold its socket for asyncio's default minute without being counted.
 """
 
 from __future__ import annotations
@@ -242,9 +246,11 @@ class Listener:
 async def listen(url: str, on_transport: OnTransport, *,
                  ssl: ssl_module.SSLContext | None = None,
                  message_prefix: int | None = None,
-                 max_connections: int | None = None) -> Listener:  # fmt: skip
+                 max_connections: int | None = None,
+                 handshake_timeout: float | None = None) -> Listener:  # fmt: skip
     """Accept connections on ``url`` (``tls``/``wss`` need ``ssl``, a server context);
-    at most ``max_connections`` at once (None: no limit)."""
+    at most ``max_connections`` at once (None: no limit); TLS and WebSocket opening
+    handshakes within ``handshake_timeout`` seconds (None: the libraries' defaults)."""
     endpoint = parse_url(url)
     scheme = endpoint.scheme
     if scheme in ("tls", "wss") and ssl is None:
@@ -258,8 +264,11 @@ async def listen(url: str, on_transport: OnTransport, *,
         await listener._serve(transport)
 
     if scheme in ("tcp", "tls"):
-        server = await asyncio.start_server(on_stream, endpoint.host, endpoint.port,
-                                            ssl=ssl if scheme == "tls" else None)  # fmt: skip
+        tls = scheme == "tls"
+        server = await asyncio.start_server(
+            on_stream, endpoint.host, endpoint.port, ssl=ssl if tls else None,
+            ssl_handshake_timeout=handshake_timeout if tls else None,
+        )  # fmt: skip
         host, port = server.sockets[0].getsockname()[:2]
         listener.endpoint = Endpoint(scheme, endpoint.host, port, endpoint.path)
     elif scheme == "unix":
@@ -270,9 +279,13 @@ async def listen(url: str, on_transport: OnTransport, *,
         async def on_websocket(websocket: Any) -> None:
             await listener._serve_websocket(websocket, message_prefix)
 
+        opening: dict[str, Any] = {}
+        if handshake_timeout is not None:
+            opening["open_timeout"] = handshake_timeout
         server = await serve(on_websocket, endpoint.host, endpoint.port,
                              ssl=ssl if scheme == "wss" else None,
-                             max_size=MAX_MESSAGE_SIZE, compression=None)  # fmt: skip
+                             max_size=MAX_MESSAGE_SIZE, compression=None,
+                             **opening)  # fmt: skip
         port = next(iter(server.sockets)).getsockname()[1]
         listener.endpoint = Endpoint(scheme, endpoint.host, port, endpoint.path)
     else:

@@ -683,6 +683,8 @@ async def serve(
 
     server = RsioServer(on_peer, make_peer)
     on_transport = tap_accepted(server._serve, capture, protocol=_capture_protocol(encoding))
-    cap = (limits or DEFAULT_LIMITS).max_connections
-    server._listener = await listen(url, on_transport, ssl=ssl, max_connections=cap)
+    bounds = limits or DEFAULT_LIMITS
+    server._listener = await listen(url, on_transport, ssl=ssl,
+                                    max_connections=bounds.max_connections,
+                                    handshake_timeout=bounds.handshake_timeout)  # fmt: skip
     return server

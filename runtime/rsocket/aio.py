@@ -996,8 +996,10 @@ async def serve(
                            limits=limits)  # fmt: skip
     prefix = FRAME_LENGTH_SIZE if url.split(":", 1)[0].lower() in WEBSOCKET_SCHEMES else None
     on_transport = tap_accepted(server._on_transport, capture, protocol=f"rsocket/{version}")
+    limits = server._limits
     server.listener = await listen(url, on_transport, ssl=ssl, message_prefix=prefix,
-                                   max_connections=server._limits.max_connections)  # fmt: skip
+                                   max_connections=limits.max_connections,
+                                   handshake_timeout=limits.handshake_timeout)  # fmt: skip
     return server
 
 

@@ -129,7 +129,8 @@ def serve(url: str, handler: Handler | HandlerFactory, *,
         on_transport = tap_accepted(server._on_transport, capture, protocol="bpmux/rel")
         limits: ConnectionLimits = options.get("limits") or DEFAULT_LIMITS
         server.listener = await listen(url, on_transport, ssl=ssl,
-                                       max_connections=limits.max_connections)  # fmt: skip
+                                       max_connections=limits.max_connections,
+                                       handshake_timeout=limits.handshake_timeout)  # fmt: skip
         return server
 
     return _Opening(opener)
