@@ -314,6 +314,12 @@ class MsgpackDecoder(Generic[F, C]):
         self._broken: ProtocolError | None = None
         self.after_frame: Callable[[F, int], None] | None = None  # as in _FrameSplitter
         self._consumed = 0  # bytes of the stream the unpacker has turned into objects
+        self._fed = 0  # bytes of the stream given to ``feed``
+
+    @property
+    def buffered(self) -> int:
+        """Bytes held for a frame that has not fully arrived yet."""
+        return self._fed - self._consumed
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[F]:
         """Add bytes from the stream; return every frame they complete, in order."""
@@ -321,6 +327,7 @@ class MsgpackDecoder(Generic[F, C]):
             raise self._broken
         frames: list[F] = []
         view = memoryview(data)
+        self._fed += len(view)
         step = max(1, self.max_frame_size // 2)
         try:
             for start in range(0, len(view), step):

@@ -18,6 +18,9 @@ this contract over any transport:
 - **our close**: ``close()`` queues the protocol's goodbye (when it has one), ends every
   stream, subscription or request still open and returns the events that reports.
   Engines take optional arguments (an error code, a reason), never required ones;
+- **progress**: ``frames_received`` counts the whole frames the peer's bytes completed and
+  ``buffered_bytes`` the bytes held of a frame not complete yet, so that the driver's
+  limits (``wirestream.runtime.limits``) measure a peer on whole frames, never on bytes;
 - ``closed``: nothing more will be sent or delivered.  Where the protocol's goodbye is a
   handshake (the Reactive Streams protocol waits for the peer's goodbye) it turns True
   when the peer answered or the transport ended; otherwise at once.
@@ -37,6 +40,12 @@ class Engine(Protocol[EventT]):
 
     @property
     def closed(self) -> bool: ...
+
+    @property
+    def frames_received(self) -> int: ...
+
+    @property
+    def buffered_bytes(self) -> int: ...
 
     def receive_data(self, data: bytes, now: float | None = None) -> list[EventT]: ...
 

@@ -41,6 +41,9 @@ __all__ = [
     "TransportError",
     "ConnectionLost",
     "TransportTimeout",
+    "HandshakeTimeout",
+    "IdleTimeout",
+    "FrameTimeout",
 ]
 
 
@@ -217,3 +220,28 @@ class ConnectionLost(TransportError, ConnectionError):
 
 class TransportTimeout(TransportError, TimeoutError):
     """Connecting, or a peer's response, took longer than the configured timeout."""
+
+
+class HandshakeTimeout(TransportTimeout):
+    """The peer's first whole frame (RSocket SETUP or RESUME, an rsio hello, a BPMUX
+    packet) or the broker's handshake (RabbitMQ Tune and Open) did not arrive within
+    ``limit`` seconds (``ConnectionLimits.handshake_timeout``): the connection is dropped."""
+
+    def __init__(self, message: str, *, limit: float | None = None) -> None:
+        super().__init__(message)
+        self.limit = limit
+
+
+class IdleTimeout(TransportTimeout):
+    """No whole frame arrived from the peer for ``limit`` seconds
+    (``ConnectionLimits.idle_timeout``): the connection is dropped.  Bytes of a frame
+    that is not complete do not count."""
+
+    def __init__(self, message: str, *, limit: float | None = None) -> None:
+        super().__init__(message)
+        self.limit = limit
+
+
+class FrameTimeout(IdleTimeout):
+    """The peer began a frame and did not finish it within ``limit`` seconds
+    (``ConnectionLimits.frame_timeout``): a peer trickling bytes is dropped."""

@@ -4,11 +4,20 @@ Schemes: ``tcp://host:port``, ``tls://host:port`` (an ``ssl.SSLContext``; the de
 client context verifies), ``unix:///path/to/socket``, ``ws://host:port/path`` and
 ``wss://...`` (the ``websockets`` library), and ``memory://name`` (in-process, for tests
 and demos).  Port 0 in ``listen`` picks a free port; ``Listener.url`` has the real one.
+
+``listen(..., max_connections=N)``: a connection beyond N open ones is closed at once
+(aborted: the peer sees a reset or EOF, nothing is read from it), counted in
+``Listener.refused`` and logged (``wirestream.runtime.aio``, at most once a second).
+``handshake_timeout`` bounds what happens before a connection reaches the protocol: the
+TLS handshake (``tls``, asyncio's ``ssl_handshake_timeout``) and the WebSocket opening
+handshake (``ws``/``wss``, websockets' ``open_timeout``); a silent TLS peer would
+otherwise hold its socket for asyncio's default minute without being counted.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import ssl as ssl_module
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -31,6 +40,11 @@ SCHEMES = ("tcp", "tls", "unix", "ws", "wss", "memory")
 
 OnTransport = Callable[[Transport], Awaitable[None]]
 """What a listener runs (as its own task) for each accepted connection."""
+
+log = logging.getLogger("wirestream.runtime.aio")
+
+REFUSAL_LOG_INTERVAL = 1.0
+"""Seconds between two log lines about refused connections (a flood logs a count)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,10 +143,19 @@ class Listener:
 
     ``close()`` stops accepting and aborts the connections still open; ``wait_closed()``
     waits for their tasks.  Usable as ``async with await listen(...)``.
+    ``max_connections``: connections open at once; more are refused (module docstring).
     """
 
-    def __init__(self, endpoint: Endpoint, on_transport: OnTransport) -> None:
+    def __init__(self, endpoint: Endpoint, on_transport: OnTransport, *,
+                 max_connections: int | None = None) -> None:  # fmt: skip
+        if max_connections is not None and max_connections < 1:
+            raise ValueError("max_connections must be at least 1 (or None: no limit)")
         self.endpoint = endpoint
+        self.max_connections = max_connections
+        self.refused = 0
+        """Connections closed at once because ``max_connections`` were open."""
+        self._refusals_logged = 0
+        self._refusal_logged_at: float | None = None
         self._on_transport = on_transport
         self._server: Any = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -152,6 +175,11 @@ class Listener:
         task.add_done_callback(self._tasks.discard)
 
     async def _serve(self, transport: Transport) -> None:
+        limit = self.max_connections
+        if limit is not None and len(self._transports) >= limit:
+            self._refuse(transport)
+            await transport.wait_closed()
+            return
         self._transports.add(transport)
         try:
             await self._on_transport(transport)
@@ -176,6 +204,18 @@ class Listener:
     @property
     def connections(self) -> int:
         return len(self._transports)
+
+    def _refuse(self, transport: Transport) -> None:
+        transport.abort()
+        self.refused += 1
+        now = asyncio.get_running_loop().time()
+        last = self._refusal_logged_at
+        if last is None or now - last >= REFUSAL_LOG_INTERVAL:
+            log.warning("%s: refused %d connection(s) (the last from %s): %d open, "
+                        "max_connections=%d", self.url, self.refused - self._refusals_logged,
+                        transport.peer, len(self._transports), self.max_connections)  # fmt: skip
+            self._refusal_logged_at = now
+            self._refusals_logged = self.refused
 
     def close(self) -> None:
         if self._closed:
@@ -205,13 +245,17 @@ class Listener:
 
 async def listen(url: str, on_transport: OnTransport, *,
                  ssl: ssl_module.SSLContext | None = None,
-                 message_prefix: int | None = None) -> Listener:  # fmt: skip
-    """Accept connections on ``url`` (``tls``/``wss`` need ``ssl``, a server context)."""
+                 message_prefix: int | None = None,
+                 max_connections: int | None = None,
+                 handshake_timeout: float | None = None) -> Listener:  # fmt: skip
+    """Accept connections on ``url`` (``tls``/``wss`` need ``ssl``, a server context);
+    at most ``max_connections`` at once (None: no limit); TLS and WebSocket opening
+    handshakes within ``handshake_timeout`` seconds (None: the libraries' defaults)."""
     endpoint = parse_url(url)
     scheme = endpoint.scheme
     if scheme in ("tls", "wss") and ssl is None:
         raise ValueError(f"{url}: a {scheme} listener needs an ssl.SSLContext")
-    listener = Listener(endpoint, on_transport)
+    listener = Listener(endpoint, on_transport, max_connections=max_connections)
     server: Any
 
     async def on_stream(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -220,8 +264,11 @@ async def listen(url: str, on_transport: OnTransport, *,
         await listener._serve(transport)
 
     if scheme in ("tcp", "tls"):
-        server = await asyncio.start_server(on_stream, endpoint.host, endpoint.port,
-                                            ssl=ssl if scheme == "tls" else None)  # fmt: skip
+        tls = scheme == "tls"
+        server = await asyncio.start_server(
+            on_stream, endpoint.host, endpoint.port, ssl=ssl if tls else None,
+            ssl_handshake_timeout=handshake_timeout if tls else None,
+        )  # fmt: skip
         host, port = server.sockets[0].getsockname()[:2]
         listener.endpoint = Endpoint(scheme, endpoint.host, port, endpoint.path)
     elif scheme == "unix":
@@ -232,9 +279,13 @@ async def listen(url: str, on_transport: OnTransport, *,
         async def on_websocket(websocket: Any) -> None:
             await listener._serve_websocket(websocket, message_prefix)
 
+        opening: dict[str, Any] = {}
+        if handshake_timeout is not None:
+            opening["open_timeout"] = handshake_timeout
         server = await serve(on_websocket, endpoint.host, endpoint.port,
                              ssl=ssl if scheme == "wss" else None,
-                             max_size=MAX_MESSAGE_SIZE, compression=None)  # fmt: skip
+                             max_size=MAX_MESSAGE_SIZE, compression=None,
+                             **opening)  # fmt: skip
         port = next(iter(server.sockets)).getsockname()[1]
         listener.endpoint = Endpoint(scheme, endpoint.host, port, endpoint.path)
     else:

@@ -151,6 +151,8 @@ class BpmuxConnection:
     ``greedy``: allow items attached to open_sink/open_duplex.  ``max_packet_size``:
     the decoder's limit for one packet.  ``ended_memory``: how many ended inner ids are
     remembered to tell late packets (dropped) from reused ids (refused).
+    ``max_streams``: inner streams the peer may have open at once; one more is refused
+    (``_refuse``) and the connection goes on.
     """
 
     # The generated tables the engine runs.  A subclass may run an edited copy of them
@@ -162,9 +164,15 @@ class BpmuxConnection:
     def __init__(self, *, initiator: bool, initial_credit: int = 1 << 16,
                  auto_credit: bool = True, minimum: int | None = None, batching: bool = True,
                  max_batch: int = 64, greedy: bool = False,
-                 max_packet_size: int = MAX_FRAME_SIZE, ended_memory: int = 1024) -> None:  # fmt: skip
+                 max_packet_size: int = MAX_FRAME_SIZE, ended_memory: int = 1024,
+                 max_streams: int | None = None) -> None:  # fmt: skip
         if initial_credit < 0 or max_batch < 1 or ended_memory < 0:
             raise ValueError("initial_credit, max_batch and ended_memory must be >= 0 / >= 1")
+        if max_streams is not None and max_streams < 1:
+            raise ValueError("max_streams must be at least 1 (or None: no limit)")
+        self.max_streams = max_streams
+        # Refused inner streams whose InnerError waits for the peer's inner credit.
+        self._refused: dict[int, bytes] = {}
         self.initiator = initiator
         self.batching = batching
         self.max_batch = max_batch
@@ -211,6 +219,7 @@ class BpmuxConnection:
         self._transport_closed = False
         self._done_reported = False
         self.unknown_packets_skipped = 0
+        self.frames_received = 0  # whole packets decoded (the engine contract's progress)
         # The generated dispatch: built once, so a handler missing for a packet the
         # tables let through fails here, not when the packet comes.
         self._dispatch = Dispatch(connection, "peer", self)
@@ -302,6 +311,11 @@ class BpmuxConnection:
 
     def open_inner_ids(self) -> list[int]:
         return self._flows.open_ids()
+
+    @property
+    def buffered_bytes(self) -> int:
+        """Bytes received of a packet that is not complete yet."""
+        return self._decoder.buffered
 
     def get_timer(self) -> float | None:
         """BPMUX has no timers (the engine shape has the method for every protocol)."""
@@ -487,9 +501,11 @@ class BpmuxConnection:
             try:
                 frames = self._decoder.feed(data)
             except DecodeError as error:
+                self.frames_received += len(error.frames)
                 for frame, size in zip(error.frames, self._frame_sizes):
                     self._handle(frame, size, events)  # type: ignore[arg-type]
                 raise
+            self.frames_received += len(frames)
             for frame, size in zip(frames, self._frame_sizes):
                 self._handle(frame, size, events)
         except RemoteProtocolError as error:
@@ -611,6 +627,12 @@ class BpmuxConnection:
         )
         opened = self._flows.open(frame, credit, sending=False)
         self._flows.peer_created(inner_id)
+        cap = self.max_streams
+        if cap is not None and self._flows.peer_open > cap:
+            self._refuse(inner_id, opened, f"too many inner streams (limit {cap})")
+            events.append(ev.InnerRefused(inner_id, _KIND[type(frame)],
+                                          f"too many inner streams (limit {cap})"))  # fmt: skip
+            return  # greedy items of a refused stream are dropped with it
         greedy = isinstance(frame, (GreedySink, GreedyDuplex))
         events.append(
             ev.InnerOpened(inner_id, _KIND[type(frame)], frame.payload,
@@ -623,6 +645,29 @@ class BpmuxConnection:
             # Our layout: items paid with top-level credit (charged with the packet),
             # all accepted -- there is no "accepted" reply packet (TODO L26).
             events.extend(ev.ItemReceived(inner_id, item) for item in frame.items)
+
+    def _refuse(self, inner_id: int, opened: list[Direction], reason: str) -> None:
+        """DECISION (BPMUX has no "refused" packet): end each direction the peer's
+        Create* opened with what ends it from our side -- InnerCancel (L61) for the
+        peer's items, InnerError (L69) for ours.  InnerError costs inner credit; without
+        enough yet it waits for the peer's InnerCredit."""
+        if Direction.INBOUND in opened:
+            flow = self._flows.flow(self._inbound, inner_id)
+            self._queue_free(InnerCancel(inner_id), self._connection, flow.machine)
+            self._flows.settle(inner_id)
+        if Direction.OUTBOUND in opened:
+            self._refused[inner_id] = reason.encode()
+            self._send_refusal(inner_id)
+
+    def _send_refusal(self, inner_id: int) -> None:
+        payload = self._refused[inner_id]
+        flow = self._outbound.get(inner_id)
+        if flow is None:
+            del self._refused[inner_id]
+            return
+        if flow.send.fits(len(InnerError(inner_id, payload).to_bytes())):
+            del self._refused[inner_id]
+            self._queue_inner(InnerError(inner_id, payload), 0)
 
     on_connection_create_stream = on_connection_create
     on_connection_create_sink = on_connection_create
@@ -650,6 +695,9 @@ class BpmuxConnection:
     def on_inner_flow_inner_credit(self, frame: InnerCredit, flow: Flow,
                                    events: list[ev.Event]) -> None:  # fmt: skip
         flow.send.grant(frame.credit)
+        if frame.inner_id in self._refused:
+            self._send_refusal(frame.inner_id)
+            return
         events.append(ev.InnerCreditReceived(frame.inner_id, frame.credit))
 
     def on_inner_flow_inner_cancel(self, frame: InnerCancel, flow: Flow,
@@ -664,6 +712,8 @@ class BpmuxConnection:
                 kept.append(entry)
         self._queue = kept
         self._flows.settle(inner_id)
+        if self._refused.pop(inner_id, None) is not None:
+            return
         events.append(ev.InnerCancelled(inner_id))
 
     # Items are charged once the machine took them (L58; PeerExceededDemand: fatal, BP-30).
@@ -814,6 +864,7 @@ class BpmuxConnection:
             events.append(ev.RequestAborted(req_id, outgoing=False))
         for inner_id in self._flows.clear():
             events.append(ev.InnerAborted(inner_id))
+        self._refused.clear()
         if not keep_queue:
             self._queue.clear()
         self._closed = True

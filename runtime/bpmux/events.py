@@ -22,6 +22,7 @@ __all__ = [
     "InnerErrored",
     "InnerKind",
     "InnerOpened",
+    "InnerRefused",
     "ItemReceived",
     "MainCreditReceived",
     "MessageReceived",
@@ -116,6 +117,17 @@ class InnerOpened:
 
 
 @dataclass(frozen=True, slots=True)
+class InnerRefused:
+    """The peer created an inner stream beyond ``max_streams``: the engine answered it
+    (InnerCancel for the peer's items, InnerError for ours) and the application never
+    sees it; the connection goes on."""
+
+    inner_id: int
+    kind: InnerKind
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class ItemReceived:
     """One item on ``inner_id`` (InnerItem, an entry of InnerItems, or a greedy item)."""
 
@@ -194,6 +206,7 @@ Event = Union[
     ResponseErrorReceived,
     RequestCancelled,
     InnerOpened,
+    InnerRefused,
     ItemReceived,
     InnerEnded,
     InnerErrored,

@@ -90,6 +90,7 @@ class InnerFlows:
         self.parity = 1 if initiator else 0
         self.next_id = self.parity  # the id our next Create* gets
         self.peer_next_id = 1 - self.parity  # ids of the peer's parity below it are used
+        self.peer_open = 0  # ids the peer created with a live flow (for ``max_streams``)
 
     # --- ids ----------------------------------------------------------------------------
 
@@ -139,6 +140,8 @@ class InnerFlows:
                 flow.machine.receive(frame)
         for direction, flow in flows.items():
             self.registry(direction).add(inner_id, flow)
+        if flows and not sending:
+            self.peer_open += 1
         return list(flows)
 
     def settle(self, inner_id: int) -> None:
@@ -156,6 +159,8 @@ class InnerFlows:
         if inbound is not None:
             self.inbound.forget(inner_id)
             ended[Direction.INBOUND] = inbound.machine.state
+        if not self.ours(inner_id):
+            self.peer_open -= 1
         if self.ended_memory:
             self._ended[inner_id] = ended
             while len(self._ended) > self.ended_memory:
@@ -165,6 +170,7 @@ class InnerFlows:
         """Forget every live flow; returns their ids, in order (to report their end)."""
         inner_ids = {inner_id for inner_id, _ in self.outbound.clear()}
         inner_ids.update(inner_id for inner_id, _ in self.inbound.clear())
+        self.peer_open = 0
         return sorted(inner_ids)
 
     # --- stand-ins --------------------------------------------------------------------

@@ -343,6 +343,7 @@ class ClientConnection:
         self.heartbeat = 0  # negotiated seconds; valid once open
         self.server_properties: dict[str, str | None] = {}
         self.ignored_frames = 0  # frames the tables say to drop (debug counter)
+        self.frames_received = 0  # whole frames decoded (the engine contract's progress)
         self.ignored_outcomes = 0  # confirms/errors for publishing ids not outstanding
         self._opening_bytes = bytearray()  # see _open_failure_from_310
         # heartbeat (see handle_timer)
@@ -356,6 +357,11 @@ class ClientConnection:
     @property
     def state(self) -> ConnectionState:
         return self._connection.state
+
+    @property
+    def buffered_bytes(self) -> int:
+        """Bytes received of a frame that is not complete yet."""
+        return self._decoder.buffered
 
     @property
     def is_open(self) -> bool:
@@ -422,12 +428,14 @@ class ClientConnection:
             try:
                 frames = self._decoder.feed(data)
             except DecodeError as error:
+                self.frames_received += len(error.frames)
                 self._handle_frames(error.frames, events)
                 quirk = self._open_failure_from_310(error)
                 if quirk is None:
                     raise
                 self._handle_frames([quirk], events)
                 return events
+            self.frames_received += len(frames)
             self._handle_frames(frames, events)
         except RemoteProtocolError as error:
             self._fail_connection(error, events)

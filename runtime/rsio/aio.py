@@ -73,12 +73,14 @@ from wirestream.runtime.aio import (
     pump,
 )
 from wirestream.runtime.capture import CaptureWriter, tap, tap_accepted
+from wirestream.runtime.flow import LONG_MAX
 from wirestream.runtime.errors import (
     ConnectionLost,
     LocalProtocolError,
     ProtocolError,
-    TransportTimeout,
+    HandshakeTimeout,
 )
+from wirestream.runtime.limits import ConnectionLimits
 from wirestream.runtime.rsio.engine import RsioConfig, RsioConnection
 from wirestream.runtime.rsio.errors import ElementSizeError, StreamError, TransportClosed
 from wirestream.runtime.rsio.events import (
@@ -114,6 +116,7 @@ PublisherFactory = Callable[[str], AsyncIterable[bytes]]
 """``factory(args)``: the elements of one subscription (a new iterable per subscribe)."""
 
 DEFAULT_LIMIT_RATE: Final = 256
+DEFAULT_LIMITS: Final = ConnectionLimits()
 DEFAULT_SPLIT_ABOVE: Final = 64 * 1024
 """Elements above this are split by default (a 16 MiB onNext would hold up every other
 stream of the connection for as long as it takes to send)."""
@@ -164,6 +167,7 @@ class RsioPeer:
         publishers: Mapping[str, Publisher | PublisherFactory] | None = None,
         config: RsioConfig | None = None,
         goodbye_timeout: float = 5.0,
+        limits: ConnectionLimits | None = None,
     ) -> None:
         self.engine = RsioConnection(role, encoding=encoding, config=config)
         self.publishers: dict[str, Publisher] = {
@@ -172,7 +176,11 @@ class RsioPeer:
         self.goodbye_timeout = goodbye_timeout
         # The driver delivers what the engine returns, and on a peer violation the events
         # before it (the error's ``events``: "Nothing is lost"), then ``_on_closed``.
-        self._driver = EngineDriver(self.engine, transport, self._on_events, self._on_closed)
+        limits = limits or DEFAULT_LIMITS
+        self._driver = EngineDriver(self.engine, transport, self._on_events, self._on_closed,
+                                    handshake_timeout=limits.handshake_timeout,
+                                    idle_timeout=limits.idle_timeout,
+                                    frame_timeout=limits.frame_timeout)  # fmt: skip
         self._loop = asyncio.get_running_loop()
         self._sinks: dict[int, InboundSink[bytes]] = {}
         self._publications: dict[int, _Publication] = {}
@@ -529,8 +537,11 @@ def _capture_protocol(encoding: Encoding) -> str:
 
 
 def _config(config: RsioConfig | None, packed: bool, max_pack: int | None,
-            split_above: int | None) -> RsioConfig:  # fmt: skip
+            split_above: int | None, limits: ConnectionLimits | None) -> RsioConfig:  # fmt: skip
     base = config if config is not None else RsioConfig()
+    if limits is not None:  # the one shape's max_streams is the engine's own cap
+        cap = limits.max_streams
+        base = dataclasses.replace(base, max_peer_subscriptions=cap or LONG_MAX)
     return dataclasses.replace(base, pack=packed, max_pack=max_pack or base.max_pack,
                                max_part_size=split_above)  # fmt: skip
 
@@ -548,12 +559,16 @@ async def connect(
     timeout: float | None = 10.0,
     goodbye_timeout: float = 5.0,
     capture: CaptureWriter | None = None,
+    limits: ConnectionLimits | None = None,
 ) -> RsioPeer:
     """Open ``url`` and exchange hellos; returns the peer (an async context manager).
 
-    ``timeout`` bounds the connection and the hello exchange (``TransportTimeout``).  A
-    server with another protocol version raises ``UnsupportedVersion``.  ``config`` holds
-    the limits; ``packed``/``max_pack``/``split_above`` override its publishing fields.
+    ``timeout`` bounds the connection and the hello exchange (``TransportTimeout``; a
+    late hello: ``HandshakeTimeout``, also after ``limits.handshake_timeout``).  A server
+    with another protocol version raises ``UnsupportedVersion``.  ``config`` holds the
+    engine's sizes; ``packed``/``max_pack``/``split_above`` override its publishing
+    fields; ``limits`` (``ConnectionLimits``) the time limits and ``max_streams`` (the
+    engine's ``max_peer_subscriptions``).
     ``capture`` records every frame (``wirestream.runtime.capture``; protocol ``rsio/0``, or
     ``rsio/0+msgpack`` for that encoding).
     """
@@ -562,19 +577,21 @@ async def connect(
     transport = await open_transport(url, ssl=ssl, timeout=timeout)
     transport = tap(transport, capture, protocol=_capture_protocol(encoding), side="client")
     peer = RsioPeer(transport, "client", encoding=encoding, publishers=publishers,
-                    config=_config(config, packed, max_pack, split_above),
-                    goodbye_timeout=goodbye_timeout)  # fmt: skip
+                    config=_config(config, packed, max_pack, split_above, limits),
+                    goodbye_timeout=goodbye_timeout, limits=limits)  # fmt: skip
     peer.start()
+    hello = asyncio.timeout_at(deadline)
     try:
-        async with asyncio.timeout_at(deadline):
+        async with hello:
             await peer.wait_ready()
-    except TimeoutError:
+    except BaseException as error:
         peer.abort()
         await peer.wait_closed()
-        raise TransportTimeout(f"{url}: no hello from the server within {timeout} s") from None
-    except BaseException:
-        peer.abort()
-        await peer.wait_closed()
+        # (a limit's TransportTimeout is a TimeoutError too: only our deadline is ours)
+        if isinstance(error, TimeoutError) and hello.expired():
+            raise HandshakeTimeout(
+                f"{url}: no hello from the server within {timeout} s", limit=timeout
+            ) from None
         raise
     return peer
 
@@ -648,19 +665,26 @@ async def serve(
     ssl: ssl_module.SSLContext | None = None,
     goodbye_timeout: float = 5.0,
     capture: CaptureWriter | None = None,
+    limits: ConnectionLimits | None = None,
 ) -> RsioServer:
     """Listen on ``url`` (port 0: any; ``server.url`` has the real one).  Every
     connection serves ``publishers``; ``on_peer(peer)``, if given, runs once the hellos
     are exchanged (to subscribe to the client's publishers); the connection stays open
     after it returns, until the client leaves or the server closes.  ``capture`` records
-    every frame of every connection (``wirestream.runtime.capture``)."""
-    settings = _config(config, packed, max_pack, split_above)
+    every frame of every connection (``wirestream.runtime.capture``).  ``limits``
+    (``ConnectionLimits``): time limits, ``max_connections``, and ``max_streams`` (the
+    engine's ``max_peer_subscriptions``)."""
+    settings = _config(config, packed, max_pack, split_above, limits)
 
     def make_peer(transport: Transport) -> RsioPeer:
         return RsioPeer(transport, "server", encoding=encoding, publishers=publishers,
-                        config=settings, goodbye_timeout=goodbye_timeout)  # fmt: skip
+                        config=settings, goodbye_timeout=goodbye_timeout,
+                        limits=limits)  # fmt: skip
 
     server = RsioServer(on_peer, make_peer)
     on_transport = tap_accepted(server._serve, capture, protocol=_capture_protocol(encoding))
-    server._listener = await listen(url, on_transport, ssl=ssl)
+    bounds = limits or DEFAULT_LIMITS
+    server._listener = await listen(url, on_transport, ssl=ssl,
+                                    max_connections=bounds.max_connections,
+                                    handshake_timeout=bounds.handshake_timeout)  # fmt: skip
     return server

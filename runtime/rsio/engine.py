@@ -71,6 +71,7 @@ from wirestream.runtime.errors import (
     RemoteProtocolError,
 )
 from wirestream.runtime.flow import LONG_MAX, Window
+from wirestream.runtime.limits import DEFAULT_MAX_STREAMS
 from wirestream.runtime.machine import Dispatch, MachineRegistry, StateMachine, check_all, send_all
 from wirestream.runtime.rsio.errors import (
     ElementSizeError,
@@ -130,7 +131,8 @@ class RsioConfig:
       elements, per element / over all unfinished elements of the connection.
     - ``max_frame_size``: the decoder's limit per message.
     - ``max_peer_subscriptions``: open subscriptions the peer may have with us; more are
-      rejected (subscribed + onError).
+      rejected (subscribed + onError).  The asyncio layer sets it from
+      ``ConnectionLimits.max_streams`` (the same default).
     """
 
     pack: bool = True
@@ -139,7 +141,7 @@ class RsioConfig:
     max_element_size: int = 16 * 1024 * 1024
     max_reassembly_bytes: int = 64 * 1024 * 1024
     max_frame_size: int = rsio.MAX_FRAME_SIZE
-    max_peer_subscriptions: int = 1024
+    max_peer_subscriptions: int = DEFAULT_MAX_STREAMS
 
     def __post_init__(self) -> None:
         if self.max_pack < 1:
@@ -249,6 +251,7 @@ class RsioConnection:
         self._outbox = bytearray()
         self._transport_closed = False
         self.ignored_messages = 0  # dropped as the machines say (debug counter)
+        self.frames_received = 0  # whole messages decoded (the engine contract's progress)
 
     # --- state ------------------------------------------------------------------------
 
@@ -280,6 +283,11 @@ class RsioConnection:
         """The state of the peer's subscription ``subscriber`` to us."""
         machine: StateMachine[SubscriptionState] = self._publications.machine(subscriber)
         return machine.state
+
+    @property
+    def buffered_bytes(self) -> int:
+        """Bytes received of a message that is not complete yet."""
+        return self._decoder.buffered
 
     @property
     def reassembly_bytes(self) -> int:
@@ -321,8 +329,10 @@ class RsioConnection:
                 frames = self._decoder.feed(data)
             except DecodeError as error:
                 # "Nothing is lost": what was decoded before the bad bytes is handled.
+                self.frames_received += len(error.frames)
                 self._receive_frames(cast(list[rsio.Frame], error.frames), events)
                 raise
+            self.frames_received += len(frames)
             self._receive_frames(frames, events)
         except RemoteProtocolError as error:
             self._fail_connection(error, events)

@@ -34,6 +34,9 @@ Encoding = Literal["binary", "msgpack"]
 class FrameDecoder(Protocol):
     def feed(self, data: bytes | bytearray | memoryview) -> list[rsio.Frame]: ...
 
+    @property
+    def buffered(self) -> int: ...
+
 
 def make_decoder(encoding: Encoding, ctx: rsio.Context, max_frame_size: int) -> FrameDecoder:
     """A stream decoder for ``encoding`` that keeps ``ctx`` in step frame by frame."""

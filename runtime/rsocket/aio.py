@@ -28,6 +28,7 @@ last received position, so no frame is lost or duplicated.  Publishers pause mea
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import os
 import ssl as ssl_module
@@ -114,6 +115,8 @@ FRAME_LENGTH_SIZE: Final = 3
 
 HandlerFactory = Callable[[], RSocketHandler]
 
+DEFAULT_LIMITS: Final = Limits()
+
 
 class _Call:
     """What the peer tracks per stream id: a response future, an inbound sink, a
@@ -172,7 +175,7 @@ class RSocketPeer:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._one_way: set[asyncio.Task[None]] = set()  # not cancelled by the end
         self._reconnect = reconnect
-        self._limits = limits  # for the engine a resumption builds
+        self._limits = limits  # the drivers' time limits; for the engine a resumption builds
         self._resume_timeout = resume_timeout
         self._server = server
         self._connected = True  # False while a resumable session waits for a transport
@@ -195,7 +198,13 @@ class RSocketPeer:
         self.resumptions = 0
         """How many times the session was resumed on a new transport."""
         self.engine = engine
-        self.driver = self._attach(engine, transport)
+        # A client's first frame from the server is at the latest the answer to its first
+        # KEEPALIVE: the server owes nothing before it (no SETUP_OK in RSocket).
+        grace: float | None = 0.0
+        if engine.role == "client" and engine.setup is not None:
+            interval = engine.setup.keepalive_interval
+            grace = interval / 1000 if interval else None
+        self.driver = self._attach(engine, transport, handshake_grace=grace)
         self._dispatch: dict[type, Callable[[Any], None]] = {
             RequestReceived: self._on_request,
             StreamCompleted: self._on_completed,
@@ -216,8 +225,17 @@ class RSocketPeer:
             ExtReceived: self._on_ext,
         }
 
-    def _attach(self, engine: RSocketConnection, transport: Transport) -> EngineDriver[Event]:
-        driver = EngineDriver(engine, transport, self._on_events, self._on_closed)
+    def _attach(self, engine: RSocketConnection, transport: Transport, *,
+                handshake_grace: float | None = 0.0) -> EngineDriver[Event]:  # fmt: skip
+        """Run ``engine`` on ``transport``: the first frame is due ``handshake_timeout``
+        (plus ``handshake_grace``; None: not due) after the start (``Limits``)."""
+        limits = self._limits or DEFAULT_LIMITS
+        handshake = limits.handshake_timeout
+        if handshake is not None:
+            handshake = None if handshake_grace is None else handshake + handshake_grace
+        driver = EngineDriver(engine, transport, self._on_events, self._on_closed,
+                              handshake_timeout=handshake, idle_timeout=limits.idle_timeout,
+                              frame_timeout=limits.frame_timeout)  # fmt: skip
         driver.rebind(functools.partial(self._driver_events, driver),
                       functools.partial(self._driver_closed, driver))  # fmt: skip
         self.engine = engine
@@ -956,6 +974,7 @@ def connect(
     ssl: ssl_module.SSLContext | None = None,
     timeout: float | None = 10.0,
     capture: CaptureWriter | None = None,
+    limits: Limits | None = None,
 ) -> _Connecting:
     """Connect to an RSocket server at ``url`` (tcp, tls, unix, ws, wss, memory) and send
     SETUP.  ``handler`` answers the server's requests to us.  Times in milliseconds as
@@ -966,7 +985,10 @@ def connect(
     ``(ttl_ms, requests)`` renewed at half its time-to-live, or with ``True``
     ``UNLIMITED_LEASE``.
     ``capture`` records every frame (``wirestream.runtime.capture``; each transport, resumed ones
-    too, is a connection of its own there).
+    too, is a connection of its own there).  ``limits``: sizes and time limits
+    (``Limits``; ``mtu`` and ``max_frame_size``, when given, replace its own).  The server's
+    first frame is due ``handshake_timeout`` plus one keepalive interval after connecting
+    (``HandshakeTimeout`` ends the connection otherwise).
     """
     prefix = FRAME_LENGTH_SIZE if url.split(":", 1)[0].lower() in WEBSOCKET_SCHEMES else None
 
@@ -978,7 +1000,7 @@ def connect(
         token = None
         if resume:
             token = resume if isinstance(resume, bytes) else os.urandom(16)
-        limits = Limits(mtu=mtu, max_frame_size=max_frame_size)
+        sizes = _with_sizes(limits, mtu, max_frame_size)
         setup = ClientSetup(
             keepalive_interval=keepalive_interval, max_lifetime=max_lifetime,
             metadata_mime_type=metadata_mime_type, data_mime_type=data_mime_type,
@@ -986,13 +1008,13 @@ def connect(
             resume_token=token,
         )  # fmt: skip
         responder = handler or RSocketHandler()
-        engine = RSocketConnection("client", version, setup=setup, limits=limits,
+        engine = RSocketConnection("client", version, setup=setup, limits=sizes,
                                    extensions=responder.extensions)  # fmt: skip
         transport = await dial()
         engine.connect(asyncio.get_running_loop().time())
         peer = RSocketPeer(engine, transport, responder, limit_rate=limit_rate,
                            reconnect=dial if token is not None else None,
-                           resume_timeout=resume_timeout, limits=limits)  # fmt: skip
+                           resume_timeout=resume_timeout, limits=sizes)  # fmt: skip
         peer.handler.setup = engine.setup
         if lease is not False:
             peer._grant_leases(*(UNLIMITED_LEASE if lease is True else lease))
@@ -1020,6 +1042,7 @@ class RSocketServer:
         mtu: int | None,
         max_frame_size: int | None = None,
         limit_rate: int,
+        limits: Limits | None = None,
     ) -> None:
         self._handler = handler
         self._version = version
@@ -1027,7 +1050,7 @@ class RSocketServer:
         self._lease = lease
         self._resume = resume
         self._resume_timeout = resume_timeout
-        self._limits = Limits(mtu=mtu, max_frame_size=max_frame_size)
+        self._limits = _with_sizes(limits, mtu, max_frame_size)
         self._limit_rate = limit_rate
         self._peers: set[RSocketPeer] = set()
         self._sessions: dict[bytes, RSocketPeer] = {}
@@ -1061,7 +1084,8 @@ class RSocketServer:
             leasing=self._lease is not None, extensions=handler.extensions,
         )  # fmt: skip
         peer = RSocketPeer(engine, transport, handler, limit_rate=self._limit_rate,
-                           resume_timeout=self._resume_timeout, server=self)  # fmt: skip
+                           resume_timeout=self._resume_timeout, server=self,
+                           limits=self._limits)  # fmt: skip
         box.append(peer)
         self._peers.add(peer)
         driver = peer.driver
@@ -1135,18 +1159,34 @@ async def serve(
     limit_rate: int = DEFAULT_LIMIT_RATE,
     ssl: ssl_module.SSLContext | None = None,
     capture: CaptureWriter | None = None,
+    limits: Limits | None = None,
 ) -> RSocketServer:
     """Serve RSocket on ``url`` (port 0 picks one: see ``.url``).  ``handler``: one
     ``RSocketHandler`` for every connection, or a factory called per connection.
     ``lease=(ttl_ms, requests)`` grants and renews leases to clients that ask for them
     (without it a SETUP with the L flag is refused with ERROR[UNSUPPORTED_SETUP]);
     ``resume`` keeps sessions of clients that negotiated resumption.  ``capture`` records
-    every frame of every connection (``wirestream.runtime.capture``)."""
+    every frame of every connection (``wirestream.runtime.capture``).  ``limits``: sizes,
+    time limits, ``max_connections`` and ``max_streams`` (``Limits``; ``mtu`` and
+    ``max_frame_size``, when given, replace its own)."""
     server = RSocketServer(handler, version=version, setup_policy=setup_policy, lease=lease,
                            resume=resume, resume_timeout=resume_timeout, mtu=mtu,
-                           max_frame_size=max_frame_size,
-                           limit_rate=limit_rate)  # fmt: skip
+                           max_frame_size=max_frame_size, limit_rate=limit_rate,
+                           limits=limits)  # fmt: skip
     prefix = FRAME_LENGTH_SIZE if url.split(":", 1)[0].lower() in WEBSOCKET_SCHEMES else None
     on_transport = tap_accepted(server._on_transport, capture, protocol=f"rsocket/{version}")
-    server.listener = await listen(url, on_transport, ssl=ssl, message_prefix=prefix)
+    limits = server._limits
+    server.listener = await listen(url, on_transport, ssl=ssl, message_prefix=prefix,
+                                   max_connections=limits.max_connections,
+                                   handshake_timeout=limits.handshake_timeout)  # fmt: skip
     return server
+
+
+def _with_sizes(limits: Limits | None, mtu: int | None, max_frame_size: int | None) -> Limits:
+    """``limits`` (default ``Limits()``) with the keyword arguments that were given."""
+    base = limits or DEFAULT_LIMITS
+    if mtu is not None:
+        base = dataclasses.replace(base, mtu=mtu)
+    if max_frame_size is not None:
+        base = dataclasses.replace(base, max_frame_size=max_frame_size)
+    return base

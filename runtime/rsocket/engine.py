@@ -223,6 +223,8 @@ class RSocketConnection:
         self._resume_forbidden = False
         self.ignored_frames = 0
         """Frames dropped because the spec says to ignore them (a debugging counter)."""
+        self.frames_received = 0
+        """Whole frames decoded from the peer's bytes (the engine contract's progress)."""
 
     # ================================================================== public state
 
@@ -252,6 +254,12 @@ class RSocketConnection:
     @property
     def open_streams(self) -> Mapping[int, Stream]:
         return self._streams.entries
+
+    @property
+    def buffered_bytes(self) -> int:
+        """Bytes received of a frame that is not complete yet."""
+        buffered: int = self._decoder.buffered
+        return buffered
 
     # ================================================================== output / time
 
@@ -642,6 +650,7 @@ class RSocketConnection:
                 frames = self._decoder.feed(chunk)
             except DecodeError as error:  # frames decoded before the bad one come first
                 frames, failure = error.frames, error
+            self.frames_received += len(frames)
             try:
                 for frame in frames:
                     self._handle_frame(frame, events)
@@ -987,6 +996,13 @@ class RSocketConnection:
                 return
             self._abort_stream(stream, self.version.rejected, refusal, events, notify=False)
             return
+        cap = self.limits.max_streams
+        if cap is not None and not machine.terminated and self._peer_streams_exceed(cap):
+            # Limits.max_streams: REJECTED "guarantees that it didn't process the request";
+            # the connection goes on.
+            self._abort_stream(stream, self.version.rejected, f"too many streams (limit {cap})",
+                               events, notify=False)  # fmt: skip
+            return
         model = stream.model
         n = 0
         if model is InteractionModel.REQUEST_STREAM:
@@ -1000,6 +1016,15 @@ class RSocketConnection:
                                       bool(getattr(frame, "complete", False))))  # fmt: skip
         if machine.terminated:
             self._streams.forget(stream.stream_id)
+
+    def _peer_streams_exceed(self, cap: int) -> bool:
+        """Whether the peer has more than ``cap`` streams open (the new one included).
+        Counted only when the connection has that many streams at all, so a request costs
+        O(1) below the cap."""
+        streams = self._open_streams
+        if len(streams) <= cap:
+            return False
+        return sum(1 for stream in streams.values() if stream.role == "responder") > cap
 
     on_stream_request_response = _on_request
     on_stream_request_fnf = _on_request

@@ -1,5 +1,6 @@
 """What an RSocket engine is configured with, as frozen values (h2's ``H2Configuration``
-shape): the client's SETUP, the sizes either side keeps, and the server's SETUP hook.
+shape): the client's SETUP, the sizes and limits either side keeps, and the server's
+SETUP hook.
 
 The asyncio ``connect`` / ``serve`` keep their keyword arguments and build these.
 """
@@ -10,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from wirestream.runtime.errors import EncodeError
+from wirestream.runtime.limits import ConnectionLimits
 from wirestream.runtime.rsocket.events import SetupInfo
 from wirestream.runtime.rsocket.fragmentation import MIN_MTU
 from wirestream.runtime.rsocket.versions import Version
@@ -52,8 +54,11 @@ class ClientSetup:
 
 
 @dataclass(frozen=True, slots=True)
-class Limits:
-    """Sizes either side keeps.
+class Limits(ConnectionLimits):
+    """Sizes either side keeps, and the time and resource limits every protocol has
+    (``ConnectionLimits``: handshake, idle and frame timeouts, connections per server,
+    streams per connection -- a REQUEST_* beyond ``max_streams`` is answered with
+    ERROR[REJECTED]).
 
     ``mtu``: the largest frame we send (without the 3-byte length prefix; None: the
     codec's maximum); larger messages are fragmented.  ``max_frame_size``: the largest
@@ -69,5 +74,6 @@ class Limits:
     reuse_stream_ids: bool = False
 
     def __post_init__(self) -> None:
+        ConnectionLimits.__post_init__(self)
         if self.mtu is not None and self.mtu < MIN_MTU:
             raise ValueError(f"mtu must be at least {MIN_MTU}")

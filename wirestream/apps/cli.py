@@ -9,7 +9,8 @@ The generator's commands (``wirestream.codegen.cli``)::
 and one sub-command per protocol; only RSocket exists so far::
 
     wirestream rsocket serve [--host H] [--port P] [--transport tcp|ws] [--version 1.0|0.2]
-                             [--resume] [--mtu N]
+                             [--resume] [--mtu N] [--handshake-timeout S] [--idle-timeout S]
+                             [--frame-timeout S] [--max-connections N] [--max-streams N]
     wirestream rsocket request URL DATA
     wirestream rsocket fnf URL DATA
     wirestream rsocket stream URL DATA [--limit-rate N] [--take K]
@@ -20,7 +21,9 @@ and one sub-command per protocol; only RSocket exists so far::
 channel echo, a request-stream whose data is N answers ``0`` .. ``N-1``,
 fire-and-forget payloads are printed.  It prints ``listening on URL`` (the real port
 when ``--port 0``) and serves until SIGINT or SIGTERM, then closes every connection and
-exits 0.
+exits 0.  Its limits (``wirestream.runtime.limits``; README "Limits") default to the
+library's; ``0`` switches one off; a connection dropped or refused by one is one line on
+stderr (``wirestream: HandshakeTimeout: ...``).
 
 The client commands talk to any RSocket server (``tcp://``, ``tls://``, ``unix://``,
 ``ws://``, ``wss://`` URLs).  DATA ``-`` reads the data from stdin.  A channel's first
@@ -40,6 +43,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import signal
 import sys
@@ -54,7 +58,9 @@ from wirestream.apps.demo_responder import EchoResponder
 from wirestream.runtime.rsocket.errors import SetupRejected, StreamError
 from wirestream.runtime.rsocket.fragmentation import MIN_MTU
 from wirestream.runtime.rsocket.handler import Payload
+from wirestream.runtime.limits import ConnectionLimits
 from wirestream.runtime.rsocket.metadata import COMPOSITE_METADATA, ROUTING, encode_route, route
+from wirestream.runtime.rsocket.options import Limits
 from wirestream.runtime.rsocket.aio import DEFAULT_LIMIT_RATE, RSocketPeer, connect, serve
 from wirestream.runtime.rsocket.versions import get_version
 
@@ -181,6 +187,16 @@ def _mtu(value: str) -> int:
     return number
 
 
+def _count(value: str) -> int | None:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"{value!r}: must not be negative")
+    return number or None  # 0: no limit
+
+
 def _seconds(value: str) -> float | None:
     try:
         number = float(value)
@@ -264,6 +280,27 @@ def build_parser() -> argparse.ArgumentParser:
                         help="keep the sessions of clients that negotiated resumption")  # fmt: skip
     serve_.add_argument("--mtu", type=_mtu, metavar="BYTES",
                         help="fragment frames larger than this")  # fmt: skip
+    defaults = ConnectionLimits()
+    serve_.add_argument("--handshake-timeout", type=_seconds, metavar="SECONDS",
+                        default=defaults.handshake_timeout,
+                        help="drop a connection whose SETUP has not arrived this long after "
+                             f"connecting (default {defaults.handshake_timeout}; 0: never)")  # fmt: skip
+    serve_.add_argument("--idle-timeout", type=_seconds, metavar="SECONDS",
+                        default=defaults.idle_timeout,
+                        help="drop a connection that sent no whole frame for this long "
+                             "(default: never)")  # fmt: skip
+    serve_.add_argument("--frame-timeout", type=_seconds, metavar="SECONDS",
+                        default=defaults.frame_timeout,
+                        help="drop a connection whose frame, once begun, is not complete "
+                             f"this long after (default {defaults.frame_timeout}; 0: never)")  # fmt: skip
+    serve_.add_argument("--max-connections", type=_count, metavar="N",
+                        default=defaults.max_connections,
+                        help="connections open at once; more are closed at once "
+                             f"(default {defaults.max_connections}; 0: no limit)")  # fmt: skip
+    serve_.add_argument("--max-streams", type=_count, metavar="N",
+                        default=defaults.max_streams,
+                        help="streams a client may have open at once; more are answered "
+                             f"ERROR[REJECTED] (default {defaults.max_streams}; 0: no limit)")  # fmt: skip
 
     request = commands.add_parser("request", help="request-response: print the one answer")
     _add_connection_options(request)
@@ -310,11 +347,22 @@ async def _serve(args: argparse.Namespace) -> int:
         print(f"fire-and-forget: {_text(payload.data)}", flush=True)
 
     try:
+        limits = Limits(mtu=args.mtu, handshake_timeout=args.handshake_timeout,
+                        idle_timeout=args.idle_timeout, frame_timeout=args.frame_timeout,
+                        max_connections=args.max_connections,
+                        max_streams=args.max_streams)  # fmt: skip
         server = await serve(url, EchoResponder(show), version=args.version,
-                             resume=args.resume, mtu=args.mtu)  # fmt: skip
+                             resume=args.resume, limits=limits)  # fmt: skip
     except OSError as error:
         _error(f"cannot listen on {url}: {error.strerror or error}")
         return EXIT_FAILED
+    # Connections dropped by a limit and refused ones are told on stderr.
+    limits_log = logging.getLogger("wirestream.runtime.aio")
+    told = logging.StreamHandler(sys.stderr)
+    told.setFormatter(logging.Formatter(f"{PROG}: %(message)s"))
+    limits_log.addHandler(told)
+    level = limits_log.level
+    limits_log.setLevel(logging.INFO)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     handled = []
@@ -332,6 +380,8 @@ async def _serve(args: argparse.Namespace) -> int:
             loop.remove_signal_handler(signum)
         server.close()
         await server.wait_closed()
+        limits_log.removeHandler(told)
+        limits_log.setLevel(level)
     return EXIT_OK
 
 

@@ -11,8 +11,9 @@ from typing import Any, Generic, TypeVar
 
 from wirestream.runtime.aio import Listener, Transport, listen, open_transport
 from wirestream.runtime.bpmux.aio.handler import Handler
-from wirestream.runtime.bpmux.aio.peer import BpmuxPeer
+from wirestream.runtime.bpmux.aio.peer import DEFAULT_LIMITS, BpmuxPeer
 from wirestream.runtime.capture import CaptureWriter, tap, tap_accepted
+from wirestream.runtime.limits import ConnectionLimits
 
 __all__ = ["BpmuxServer", "HandlerFactory", "connect", "serve"]
 
@@ -119,13 +120,17 @@ def serve(url: str, handler: Handler | HandlerFactory, *,
           ssl: ssl_module.SSLContext | None = None, capture: CaptureWriter | None = None,
           **options: Any) -> _Opening[BpmuxServer]:  # fmt: skip
     """Accept BPMUX connections on ``url``; each gets ``handler`` (or ``handler(peer)``
-    when it is a factory).  ``options``: ``BpmuxPeer``'s.  ``capture`` records every
-    frame of every connection (``wirestream.runtime.capture``)."""
+    when it is a factory).  ``options``: ``BpmuxPeer``'s (``limits``, a
+    ``ConnectionLimits``, also gives the server its ``max_connections``).  ``capture``
+    records every frame of every connection (``wirestream.runtime.capture``)."""
 
     async def opener() -> BpmuxServer:
         server = BpmuxServer(handler, options)
         on_transport = tap_accepted(server._on_transport, capture, protocol="bpmux/rel")
-        server.listener = await listen(url, on_transport, ssl=ssl)
+        limits: ConnectionLimits = options.get("limits") or DEFAULT_LIMITS
+        server.listener = await listen(url, on_transport, ssl=ssl,
+                                       max_connections=limits.max_connections,
+                                       handshake_timeout=limits.handshake_timeout)  # fmt: skip
         return server
 
     return _Opening(opener)

@@ -31,6 +31,7 @@ from wirestream.runtime.bpmux.aio.handles import (
 from wirestream.runtime.bpmux.engine import BpmuxConnection
 from wirestream.runtime.errors import ConnectionLost, ProtocolError
 from wirestream.runtime.flow import Replenisher
+from wirestream.runtime.limits import ConnectionLimits
 
 __all__ = ["BpmuxPeer", "DEFAULT_CREDIT", "DEFAULT_STREAM_CREDIT"]
 
@@ -41,6 +42,8 @@ DEFAULT_CREDIT = 1 << 16
 
 DEFAULT_STREAM_CREDIT = 1 << 16
 """Inner bytes per stream we receive on (the most an ``ItemStream`` buffers)."""
+
+DEFAULT_LIMITS = ConnectionLimits()
 
 
 def _packet_size(payload: bytes, *varu64s: int) -> int:
@@ -78,16 +81,23 @@ class BpmuxPeer:
     ``open_duplex`` (GreedySink/GreedyDuplex, which the peer must know).
     ``close_on_peer_close``: answer the peer's Close with ours, so the connection ends
     once nothing is open.  ``close_timeout``: how long ``close()`` waits for that.
+    ``limits`` (``ConnectionLimits``): the time limits (the first packet is due
+    ``handshake_timeout`` after the start: both sides begin with MainCredit) and
+    ``max_streams``, inner streams the peer may have open (one more is refused:
+    ``refused_streams`` counts them).
     """
 
     def __init__(self, transport: Transport, *, initiator: bool, handler: Handler | None = None,
                  credit: int = DEFAULT_CREDIT, stream_credit: int = DEFAULT_STREAM_CREDIT,
                  greedy: bool = False, close_on_peer_close: bool = True,
-                 close_timeout: float = 5.0) -> None:  # fmt: skip
+                 close_timeout: float = 5.0, limits: ConnectionLimits | None = None) -> None:  # fmt: skip
         if credit <= 0 or stream_credit <= 0:
             raise ValueError("credit and stream_credit must be positive")
+        limits = limits or DEFAULT_LIMITS
+        self.limits = limits
         self.engine = BpmuxConnection(initiator=initiator, initial_credit=credit,
-                                      auto_credit=False, greedy=greedy)  # fmt: skip
+                                      auto_credit=False, greedy=greedy,
+                                      max_streams=limits.max_streams)  # fmt: skip
         self.handler = handler if handler is not None else Handler()
         self.credit = credit
         self.stream_credit = stream_credit
@@ -95,7 +105,12 @@ class BpmuxPeer:
         self.close_timeout = close_timeout
         self._loop = asyncio.get_running_loop()
         # The driver also delivers the events of the packets before a violation.
-        self._driver = EngineDriver(self.engine, transport, self._on_events, self._on_closed)
+        self._driver = EngineDriver(self.engine, transport, self._on_events, self._on_closed,
+                                    handshake_timeout=limits.handshake_timeout,
+                                    idle_timeout=limits.idle_timeout,
+                                    frame_timeout=limits.frame_timeout)  # fmt: skip
+        self.refused_streams = 0
+        """Inner streams the peer created beyond ``limits.max_streams`` (refused)."""
         # top level: sending waits here; receiving holds and hands back credit
         self._top_gate = CreditGate()
         self._top_regrant = Replenisher(credit)
@@ -383,6 +398,10 @@ class BpmuxPeer:
         )
         flow.task = self._spawn(self._serve_flow(event, flow, stream), f"bpmux inner {inner_id}")
 
+    def _on_inner_refused(self, event: ev.InnerRefused) -> None:
+        self.refused_streams += 1
+        log.debug("inner stream %d refused: %s", event.inner_id, event.reason)
+
     def _on_item(self, event: ev.ItemReceived) -> None:
         flow = self._flows.get(event.inner_id)
         sink = flow.items if flow is not None else None
@@ -450,6 +469,7 @@ class BpmuxPeer:
         ev.ResponseErrorReceived: _on_response,
         ev.RequestCancelled: _on_request_cancelled,
         ev.InnerOpened: _on_inner_opened,
+        ev.InnerRefused: _on_inner_refused,
         ev.ItemReceived: _on_item,
         ev.InnerEnded: _on_inner_ended,
         ev.InnerErrored: _on_inner_ended,

@@ -22,7 +22,13 @@ from typing import Any, Final, TypeVar
 from wirestream.generated.rabbitmq_stream.v1 import ResponseCode
 from wirestream.runtime.aio import EngineDriver, open_transport
 from wirestream.runtime.capture import CaptureWriter, tap
-from wirestream.runtime.errors import ConnectionLost, ProtocolError, TransportTimeout
+from wirestream.runtime.errors import (
+    ConnectionLost,
+    HandshakeTimeout,
+    ProtocolError,
+    TransportTimeout,
+)
+from wirestream.runtime.limits import ConnectionLimits
 from wirestream.runtime.rabbitmq_stream.engine import (
     DEFAULT_FRAME_MAX,
     DEFAULT_HEARTBEAT,
@@ -88,6 +94,7 @@ async def connect(
     reconnect: bool = True,
     recovery_timeout: float = 60.0,
     capture: CaptureWriter | None = None,
+    limits: ConnectionLimits | None = None,
 ) -> Client:
     """Open a connection (PeerProperties, SASL, Tune, Open) and return the ``Client``.
 
@@ -99,6 +106,9 @@ async def connect(
     (``AuthenticationError`` for wrong credentials, ``ConnectionLost`` when nobody
     listens, ``TransportTimeout``). ``capture`` records every frame (``wirestream.runtime.capture``,
     protocol ``rabbitmq_stream/1``; each recovered connection is a connection of its own).
+    ``limits`` (``ConnectionLimits``): the broker must complete the handshake (Tune and
+    Open answered) within ``handshake_timeout`` (``HandshakeTimeout``; without
+    ``limits``: ``timeout``), and its frames obey ``idle_timeout`` and ``frame_timeout``.
     """
     client = Client(
         parse_stream_uri(uri),
@@ -111,6 +121,7 @@ async def connect(
         reconnect=reconnect,
         recovery_timeout=recovery_timeout,
         capture=capture,
+        limits=limits,
     )
     await client._open()
     return client
@@ -132,8 +143,10 @@ class Client:
         reconnect: bool,
         recovery_timeout: float,
         capture: CaptureWriter | None = None,
+        limits: ConnectionLimits | None = None,
     ) -> None:
         self._capture = capture
+        self.limits = limits or ConnectionLimits(handshake_timeout=timeout)
         if uri.tls and ssl is None:
             ssl = ssl_module.create_default_context()
         self.uri = uri
@@ -235,19 +248,29 @@ class Client:
         self.engine = engine
         self._ending = None
         self._opened = self._loop.create_future()
-        driver = EngineDriver(engine, transport, self._on_events, self._on_driver_closed)
+        # The handshake's deadline is ours (below): the broker answers several steps.
+        limits = self.limits
+        driver = EngineDriver(engine, transport, self._on_events, self._on_driver_closed,
+                              idle_timeout=limits.idle_timeout,
+                              frame_timeout=limits.frame_timeout)  # fmt: skip
         self._driver = driver
         engine.initiate_connection()
         driver.start()
+        handshake = limits.handshake_timeout
+        deadline = asyncio.timeout(handshake)
         try:
-            async with asyncio.timeout(self.timeout):
+            async with deadline:
                 opened = await self._opened
         except TimeoutError:
-            driver.abort(TransportTimeout("the broker did not open the connection in time"))
+            if not deadline.expired():  # a limit of the driver (a TransportTimeout)
+                driver.abort()
+                await driver.wait_closed()
+                raise
+            error = HandshakeTimeout(f"{self.uri}: the broker did not complete the handshake "
+                                     f"(Tune, Open) within {handshake} s", limit=handshake)  # fmt: skip
+            driver.abort(error)
             await driver.wait_closed()
-            raise TransportTimeout(
-                f"{self.uri}: the connection did not open within {self.timeout} s"
-            ) from None
+            raise error from None
         except BaseException:
             driver.abort()
             await driver.wait_closed()
@@ -465,11 +488,14 @@ class Client:
         future: asyncio.Future[Event] = self._loop.create_future()
         self._waiting[cid] = future
         self.wakeup()
+        deadline = asyncio.timeout(self.timeout)
         try:
-            async with asyncio.timeout(self.timeout):
+            async with deadline:
                 event = await future
         except TimeoutError:
             self._waiting.pop(cid, None)
+            if not deadline.expired():
+                raise  # the connection ended with a limit's TransportTimeout
             raise TransportTimeout(f"{self.uri}: no answer within {self.timeout} s") from None
         assert isinstance(event, expect), event
         return event

@@ -261,3 +261,32 @@ export class ConnectionLost extends TransportError {
 export class TransportTimeout extends TransportError {
   override name = "TransportTimeout";
 }
+
+/** The peer's first whole frame (or the broker's handshake) did not arrive within `limit`
+ * seconds (Python: `ConnectionLimits.handshake_timeout`). */
+export class HandshakeTimeout extends TransportTimeout {
+  override name = "HandshakeTimeout";
+  readonly limit: number | null;
+
+  constructor(message: string, limit: number | null = null) {
+    super(message);
+    this.limit = limit;
+  }
+}
+
+/** No whole frame arrived from the peer for `limit` seconds (bytes of an unfinished
+ * frame do not count). */
+export class IdleTimeout extends TransportTimeout {
+  override name = "IdleTimeout";
+  readonly limit: number | null;
+
+  constructor(message: string, limit: number | null = null) {
+    super(message);
+    this.limit = limit;
+  }
+}
+
+/** The peer began a frame and did not finish it within `limit` seconds (a trickler). */
+export class FrameTimeout extends IdleTimeout {
+  override name = "FrameTimeout";
+}
