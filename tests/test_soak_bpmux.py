@@ -13,6 +13,7 @@ Measured as ``tests.soak_support`` says; each test prints its figures (``pytest 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import itertools
 from collections.abc import AsyncIterator
 
@@ -34,7 +35,7 @@ WARMUP = 300
 
 # Each side remembers how its last ``ended_memory`` inner ids ended (bounded, by design:
 # late packets meet the right state).  The stream soak's warm-up fills that memory.
-ENDED_MEMORY: int = BpmuxConnection.__init__.__kwdefaults__["ended_memory"]
+ENDED_MEMORY: int = inspect.signature(BpmuxConnection).parameters["ended_memory"].default
 
 
 def _server_idle(server: BpmuxServer) -> bool:
