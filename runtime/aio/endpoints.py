@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import ssl as ssl_module
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 from wirestream.runtime.aio.transport import (
@@ -37,6 +38,13 @@ from wirestream.runtime.errors import ConnectionLost, TransportTimeout
 __all__ = ["Endpoint", "parse_url", "open_transport", "listen", "Listener", "OnTransport"]
 
 SCHEMES = ("tcp", "tls", "unix", "ws", "wss", "memory")
+
+LISTEN_BACKLOG: Final = socket.SOMAXCONN
+"""Connections the kernel may queue for ``accept`` (it caps this at net.core.somaxconn).
+asyncio's default, 100, overflows when a thousand clients dial at once: Linux drops
+handshakes (nstat ListenOverflows), falls back on SYN cookies, and resets the clients
+whose cookies then fail (SyncookiesFailed; 343 of 1,000 clients here, after their
+``connect`` had succeeded).  tests/test_soak_rsocket.py dials such a burst."""
 
 OnTransport = Callable[[Transport], Awaitable[None]]
 """What a listener runs (as its own task) for each accepted connection."""
@@ -267,12 +275,12 @@ async def listen(url: str, on_transport: OnTransport, *,
         tls = scheme == "tls"
         server = await asyncio.start_server(
             on_stream, endpoint.host, endpoint.port, ssl=ssl if tls else None,
-            ssl_handshake_timeout=handshake_timeout if tls else None,
+            ssl_handshake_timeout=handshake_timeout if tls else None, backlog=LISTEN_BACKLOG,
         )  # fmt: skip
         host, port = server.sockets[0].getsockname()[:2]
         listener.endpoint = Endpoint(scheme, endpoint.host, port, endpoint.path)
     elif scheme == "unix":
-        server = await asyncio.start_unix_server(on_stream, endpoint.path)
+        server = await asyncio.start_unix_server(on_stream, endpoint.path, backlog=LISTEN_BACKLOG)
     elif scheme in ("ws", "wss"):
         from websockets.asyncio.server import serve
 
@@ -285,7 +293,7 @@ async def listen(url: str, on_transport: OnTransport, *,
         server = await serve(on_websocket, endpoint.host, endpoint.port,
                              ssl=ssl if scheme == "wss" else None,
                              max_size=MAX_MESSAGE_SIZE, compression=None,
-                             **opening)  # fmt: skip
+                             backlog=LISTEN_BACKLOG, **opening)  # fmt: skip
         port = next(iter(server.sockets)).getsockname()[1]
         listener.endpoint = Endpoint(scheme, endpoint.host, port, endpoint.path)
     else:
