@@ -662,3 +662,50 @@ class _Raw:
             await self.writer.wait_closed()
         except (ConnectionError, OSError):
             pass
+
+
+class Echo(RSocketHandler):
+    async def request_channel(
+        self, payload: Payload, inbound: AsyncIterator[Payload]
+    ) -> AsyncIterator[Payload]:
+        yield payload
+        async for item in inbound:
+            yield item
+
+
+def test_a_one_item_channel_from_rsocket_java_is_answered(rsocket_java: str) -> None:
+    """rsocket-java sends REQUEST_CHANNEL and its COMPLETE back to back (one read for our
+    server): our responder must send nothing illegal in half_closed_remote (no REQUEST_N
+    after the requester completed) and answer; the connection lives on for a second one."""
+
+    async def main() -> None:
+        async with await serve("tcp://127.0.0.1:0", Echo()) as server:
+            async with await JavaClient.start(rsocket_java, _port(server.url)) as client:
+                for _ in range(2):
+                    result = await client.channel(1)
+                    assert (result["elements"], result["last"], result["error"]) == (1, 0, None)
+                result = await client.channel(3)
+                assert (result["elements"], result["out_of_order"]) == (3, 0)
+
+    run(main(), 60)
+
+
+def test_rsocket_java_lease_client_against_a_server_without_leases_is_refused(
+    rsocket_java: str,
+) -> None:
+    """Seed 003 / Protocol.md, SETUP: a server that accepts an L-flag SETUP MUST send a
+    LEASE; ours has no lease to give without ``serve(lease=...)`` and refuses the SETUP
+    with ERROR[UNSUPPORTED_SETUP], so rsocket-java's requester gets no lease and its
+    request fails at once instead of waiting for ever."""
+
+    async def main() -> None:
+        async with await serve("tcp://127.0.0.1:0", Counting()) as server:
+            async with await JavaClient.start(rsocket_java, _port(server.url), "--lease") as client:
+                assert not await client.wait_lease(2_000)
+                started = time.monotonic()
+                result = await client.request_responses(1)
+                assert result["ok"] == 0, result
+                assert [e.split(" ")[0] for e in result["errors"]] == ["UnsupportedSetupException"]
+                assert time.monotonic() - started < 10
+
+    run(main(), 60)
