@@ -63,6 +63,12 @@ class Driver:
             new = self.events[start:]
             if done(new):
                 return new
+            # ``done`` may have made the engine write (the test's credit, given back per
+            # chunk): send it before waiting, or a broker out of credit and this recv wait
+            # for each other.
+            out = self.client.data_to_send()
+            if out:
+                self.sock.sendall(out)
             remaining = deadline - time.monotonic()
             assert remaining > 0, f"timed out; events so far: {new[-5:]}"
             self.sock.settimeout(remaining)
