@@ -407,6 +407,7 @@ class CodecPlan:
     discriminator: list[str]
     discriminator_big: list[bool]  # per part: a 64-bit integer (varint codes)
     has_flags: bool
+    flags_max: int  # the largest value of the header's flag bits (0: none)
     common_flags: dict[str, int]
     decoders: list[DecoderEntry]
     sender_tables: bool
@@ -680,8 +681,9 @@ class Planner:
         header_ints = dict(self.ints)
         header_values = [header_ints[v.name] for item in proto.header for v in item_values(item)
                          if v.name not in proto.discriminator]  # fmt: skip
-        has_flags = any(bit.kind == "flags" for item in proto.header
-                        if isinstance(item.node, Word) for bit in item.node.bits)  # fmt: skip
+        flag_widths = [bit.width for item in proto.header if isinstance(item.node, Word)
+                       for bit in item.node.bits if bit.kind == "flags"]  # fmt: skip
+        has_flags = bool(flag_widths)
         contexts = [self.context_plan(value.name) for value in proto.context]
         structs = [self.struct(s) for s in proto.structs]
         frames = [self.frame(f, header_values) for f in proto.frames]
@@ -712,6 +714,7 @@ class Planner:
             enums=enums, structs=structs, unions=[self.union(u) for u in proto.unions],
             frames=frames, header_steps=header_steps, header_values=header_values,
             discriminator=list(proto.discriminator), has_flags=has_flags,
+            flags_max=(1 << max(flag_widths)) - 1 if flag_widths else 0,
             discriminator_big=[header_ints[n].big for n in proto.discriminator],
             common_flags=dict(proto.common_flags), decoders=decoders,
             sender_tables=sender_tables, by_sender=by_sender, unknown=unknown.policy,
