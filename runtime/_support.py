@@ -293,6 +293,9 @@ def msgpack_unpack(data: bytes) -> object:
         raise MalformedMsgpack(f"not MessagePack: {error}") from error
 
 
+MSGPACK_INITIAL_BUFFER = 16 * 1024
+
+
 class MsgpackDecoder(Generic[F, C]):
     """Splits a byte stream of MessagePack-encoded frames."""
 
@@ -310,6 +313,10 @@ class MsgpackDecoder(Generic[F, C]):
             use_list=True,
             strict_map_key=True,
             max_buffer_size=max_frame_size,
+            # The buffer it starts with (msgpack's default: min(max_buffer_size, 1 MiB),
+            # allocated up front -- 1 MiB per connection before a byte arrives); it grows
+            # up to max_buffer_size only as frames need it.
+            read_size=min(max_frame_size, MSGPACK_INITIAL_BUFFER),
         )
         self._broken: ProtocolError | None = None
         self.after_frame: Callable[[F, int], None] | None = None  # as in _FrameSplitter

@@ -7,6 +7,7 @@ in the harness.
 from __future__ import annotations
 
 import importlib
+import tracemalloc
 
 import pytest
 
@@ -48,3 +49,22 @@ def test_msgpack_encoding_checks_integer_ranges_as_the_binary_one_does() -> None
             v0.encode(frame)
         with pytest.raises(EncodeError):
             v0.encode_msgpack(frame)
+
+
+def test_a_messagepack_stream_decoder_does_not_reserve_a_megabyte_up_front() -> None:
+    """engine.rsio (the replay's allocation bound): each MessagePack stream decoder --
+    one per rsio connection -- allocated msgpack's default buffer of 1 MiB before a byte
+    arrived; it starts small and grows only as frames need."""
+    from wirestream.generated.rsio import v0
+
+    tracemalloc.start()
+    try:
+        decoder = v0.MsgpackStreamDecoder()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 128 * 1024
+    element = bytes(range(256)) * 1024  # a 256 KiB element still arrives whole
+    wire = v0.encode_msgpack(v0.OnNext(1, element))
+    frames = [f for i in range(0, len(wire), 1000) for f in decoder.feed(wire[i : i + 1000])]
+    assert frames == [v0.OnNext(1, element)]
