@@ -237,6 +237,7 @@ class ElementPlan:
     fixed_size: ExprPlan | None = None  # bytes of one exact size each, no prefix
     ref: str | None = None  # struct or union name
     least: int = 1  # the fewest bytes one element takes (at least 1)
+    exact: bool = False  # every element takes exactly `least` (or `fixed_size`) bytes
 
 
 @dataclass
@@ -541,11 +542,13 @@ class Planner:
     def element(self, element: Element, array: str) -> ElementPlan:
         least = max(1, min_size(element))
         if isinstance(element, IntField):
-            return ElementPlan("int", value=self.int_plan(element), least=least)
+            return ElementPlan("int", value=self.int_plan(element), least=least,
+                               exact=element.type.size is not None)  # fmt: skip
         if isinstance(element, BytesField):
             if element.size is not None and element.length is None:
                 return ElementPlan("bytes", bytes=self.bytes_step(element, array),
-                                   fixed_size=self.expr(element.size), least=least)  # fmt: skip
+                                   fixed_size=self.expr(element.size), least=least,
+                                   exact=True)  # fmt: skip
             return ElementPlan("bytes", bytes=self.bytes_step(element, array), least=least)
         return ElementPlan("ref", ref=element.target.name, least=least)
 

@@ -1048,9 +1048,16 @@ def _decode_client_hello(
             "left",
             needed=pos + _count_extensions * 1,
         )
-    for _ in range(_count_extensions):
-        _item_extensions, pos = _support.read_varint(data, pos, end)
-        v_extensions.append(_item_extensions)
+    try:
+        for _ in range(_count_extensions):
+            _item_extensions, pos = _support.read_varint(data, pos, end)
+            v_extensions.append(_item_extensions)
+    except Truncated as _short:
+        # The elements after the cut one take at least 1 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_extensions - len(v_extensions) - 1) * 1
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 1
+        raise Truncated(str(_short), needed=_needed) from None
     frame = _new(ClientHello)
     frame.version = v_version
     frame.extensions = v_extensions
@@ -1069,9 +1076,16 @@ def _decode_server_hello(
             "left",
             needed=pos + _count_extensions * 1,
         )
-    for _ in range(_count_extensions):
-        _item_extensions, pos = _support.read_varint(data, pos, end)
-        v_extensions.append(_item_extensions)
+    try:
+        for _ in range(_count_extensions):
+            _item_extensions, pos = _support.read_varint(data, pos, end)
+            v_extensions.append(_item_extensions)
+    except Truncated as _short:
+        # The elements after the cut one take at least 1 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_extensions - len(v_extensions) - 1) * 1
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 1
+        raise Truncated(str(_short), needed=_needed) from None
     frame = _new(ServerHello)
     frame.version = v_version
     frame.extensions = v_extensions

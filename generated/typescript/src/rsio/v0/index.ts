@@ -828,12 +828,19 @@ function _decodeClientHello(r: Reader, end: number, ctx: Context | undefined): C
       count = Number(big);
     }
     if (count * 1 > end - pos) throw new Truncated(`ClientHello.extensions: ${count} elements declared, ${end - pos} bytes left`, pos + count * 1);
-    for (let i = 0; i < count; i++) {
-      let item: bigint;
-      r.pos = pos;
-      item = readVarint(r, end);
-      pos = r.pos;
-      items.push(item);
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: bigint;
+        r.pos = pos;
+        item = readVarint(r, end);
+        pos = r.pos;
+        items.push(item);
+      }
+    } catch (short) {
+      // The elements after the cut one take at least 1 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 1;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 1);
     }
     v_extensions = items;
   }
@@ -862,12 +869,19 @@ function _decodeServerHello(r: Reader, end: number, ctx: Context | undefined): S
       count = Number(big);
     }
     if (count * 1 > end - pos) throw new Truncated(`ServerHello.extensions: ${count} elements declared, ${end - pos} bytes left`, pos + count * 1);
-    for (let i = 0; i < count; i++) {
-      let item: bigint;
-      r.pos = pos;
-      item = readVarint(r, end);
-      pos = r.pos;
-      items.push(item);
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: bigint;
+        r.pos = pos;
+        item = readVarint(r, end);
+        pos = r.pos;
+        items.push(item);
+      }
+    } catch (short) {
+      // The elements after the cut one take at least 1 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 1;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 1);
     }
     v_extensions = items;
   }
