@@ -321,6 +321,11 @@ class MsgpackDecoder(Generic[F, C]):
         self._broken: ProtocolError | None = None
         self.after_frame: Callable[[F, int], None] | None = None  # as in _FrameSplitter
         self._consumed = 0  # bytes of the stream the unpacker has turned into objects
+        # Bytes of the stream fed so far.  The Unpacker's buffer does not bound a frame:
+        # it parses an unfinished object as its bytes come (only an unfinished bin or str
+        # stays in the buffer), so an object fed in small pieces -- arrays of arrays of
+        # small items -- would grow without limit.  ``_fed - _consumed`` does.
+        self._fed = 0
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[F]:
         """Add bytes from the stream; return every frame they complete, in order."""
@@ -331,17 +336,19 @@ class MsgpackDecoder(Generic[F, C]):
         step = max(1, self.max_frame_size // 2)
         try:
             for start in range(0, len(view), step):
+                piece = view[start : start + step]
                 try:
-                    self._unpacker.feed(view[start : start + step])
+                    self._unpacker.feed(piece)
                 except msgpack.BufferFull:
-                    raise FrameTooLarge(
-                        f"a MessagePack frame exceeds the limit of {self.max_frame_size}"
-                    ) from None
+                    raise self._too_large() from None
+                self._fed += len(piece)
                 try:
                     for obj in self._unpacker:
+                        consumed = self._unpacker.tell()
+                        if consumed - self._consumed > self.max_frame_size:
+                            raise self._too_large()
                         frame = self._from_object(obj, self.ctx)
                         frames.append(frame)
-                        consumed = self._unpacker.tell()
                         if self.after_frame is not None:
                             self.after_frame(frame, consumed - self._consumed)
                         self._consumed = consumed
@@ -349,11 +356,16 @@ class MsgpackDecoder(Generic[F, C]):
                     raise
                 except (ValueError, TypeError, msgpack.UnpackException) as error:
                     raise MalformedMsgpack(f"not MessagePack: {error}") from error
+                if self._fed - self._consumed > self.max_frame_size:
+                    raise self._too_large()  # an unfinished frame already beyond the limit
         except DecodeError as error:
             self._broken = error
             error.frames = list(frames)
             raise
         return frames
+
+    def _too_large(self) -> FrameTooLarge:
+        return FrameTooLarge(f"a MessagePack frame exceeds the limit of {self.max_frame_size}")
 
 
 def utf8(data: bytes, what: str) -> str:

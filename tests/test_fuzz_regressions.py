@@ -95,3 +95,43 @@ def test_a_hello_trickled_byte_by_byte_is_decoded_in_few_attempts(hello: str) ->
     frames = [f for i in range(len(wire)) for f in decoder.feed(wire[i : i + 1])]
     assert frames == [frame]
     assert attempts <= 64  # was one per byte from the 4,000th on: 8,000
+
+
+def test_a_messagepack_frame_fed_in_pieces_is_held_to_the_frame_limit() -> None:
+    """codec.rsio.v0 (a stream decoder failed on the whole input and not on the same
+    bytes in 6-byte pieces): msgpack's Unpacker parses an unfinished object as its bytes
+    arrive, so its buffer limit bounded nothing -- nested arrays of small items fed in
+    pieces grew past ``max_frame_size`` without end (a 780 KB frame through a 4 KiB
+    limit, 2.3 MB of objects held).  The bytes of an unfinished frame are counted now."""
+    from wirestream.generated.rsio import v0
+    from wirestream.runtime.errors import FrameTooLarge
+
+    inner = b"\xdc\x00\x40" + b"\xc4\x01x" * 64  # array of 64 one-byte bins
+    wire = b"\x93\x0b\x01\xdc" + (4000).to_bytes(2, "big") + inner * 4000  # OnNextPacked
+    for piece in (100, 6, len(wire)):
+        decoder = v0.MsgpackStreamDecoder(max_frame_size=4096)
+        tracemalloc.start()
+        try:
+            with pytest.raises(FrameTooLarge):
+                for i in range(0, len(wire), piece):
+                    decoder.feed(wire[i : i + piece])
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert peak < 512 * 1024
+    # A frame at the limit still passes, whole or in pieces; one byte more does not.
+    ctx = v0.Context()
+    ctx.element_size[1] = 1
+    fits = v0.encode_msgpack(v0.OnNextPacked(1, [b"x"] * 1300))
+    for limit, ok in ((len(fits), True), (len(fits) - 1, False)):
+        for piece in (7, len(fits)):
+            decoder = v0.MsgpackStreamDecoder(max_frame_size=limit, ctx=ctx)
+            feed = [fits[i : i + piece] for i in range(0, len(fits), piece)]
+            if ok:
+                assert [f for p in feed for f in decoder.feed(p)] == [
+                    v0.OnNextPacked(1, [b"x"] * 1300)
+                ]
+            else:
+                with pytest.raises(FrameTooLarge):
+                    for p in feed:
+                        decoder.feed(p)
