@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PY_DIRS := wirestream/__init__.py wirestream/__main__.py wirestream/apps codegen runtime generated tests bench
 
-.PHONY: venv node-deps java-peers generate check-generated lint typecheck pytest ts-build ts-test test bench demo clean broker broker-stop
+.PHONY: venv node-deps java-peers generate check-generated lint typecheck pytest ts-build ts-test test fuzz bench demo clean broker broker-stop
 
 # The venv is (re)built whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -76,6 +76,20 @@ ts-test: venv ts-build
 	rc=$$?; rm -rf $$corpus; exit $$rc
 
 test: venv check-generated lint typecheck ts-test pytest
+
+# Coverage-guided fuzzing (README.md, "Fuzzing"): every codec and engine target in turn under
+# atheris, FUZZ_SECONDS in all (FUZZ_TARGETS="codec.rsocket.v1_0 ..." for some; FUZZ_RUNS=n
+# inputs per target instead of time).  atheris is the `fuzz` extra, installed here only:
+# `make test` replays the committed corpus without it (tests/test_fuzz_corpus.py).
+FUZZ_SECONDS ?= 240
+FUZZ_STAMP := $(VENV)/.fuzz-installed
+$(FUZZ_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,spark,fuzz]'
+	touch $(FUZZ_STAMP)
+
+fuzz: $(FUZZ_STAMP)
+	$(BIN)/python -m tests.fuzz --seconds $(FUZZ_SECONDS) $(if $(FUZZ_RUNS),--runs $(FUZZ_RUNS)) \
+		$(foreach t,$(FUZZ_TARGETS),--target $(t))
 
 # The RabbitMQ figures need the broker: `broker` starts it (a no-op when it runs).
 # bench/typescript_codec.ts (built by ts-build: the root tsconfig references bench/) puts

@@ -237,6 +237,7 @@ class ElementPlan:
     fixed_size: ExprPlan | None = None  # bytes of one exact size each, no prefix
     ref: str | None = None  # struct or union name
     least: int = 1  # the fewest bytes one element takes (at least 1)
+    exact: bool = False  # every element takes exactly `least` (or `fixed_size`) bytes
 
 
 @dataclass
@@ -407,6 +408,7 @@ class CodecPlan:
     discriminator: list[str]
     discriminator_big: list[bool]  # per part: a 64-bit integer (varint codes)
     has_flags: bool
+    flags_max: int  # the largest value of the header's flag bits (0: none)
     common_flags: dict[str, int]
     decoders: list[DecoderEntry]
     sender_tables: bool
@@ -540,11 +542,13 @@ class Planner:
     def element(self, element: Element, array: str) -> ElementPlan:
         least = max(1, min_size(element))
         if isinstance(element, IntField):
-            return ElementPlan("int", value=self.int_plan(element), least=least)
+            return ElementPlan("int", value=self.int_plan(element), least=least,
+                               exact=element.type.size is not None)  # fmt: skip
         if isinstance(element, BytesField):
             if element.size is not None and element.length is None:
                 return ElementPlan("bytes", bytes=self.bytes_step(element, array),
-                                   fixed_size=self.expr(element.size), least=least)  # fmt: skip
+                                   fixed_size=self.expr(element.size), least=least,
+                                   exact=True)  # fmt: skip
             return ElementPlan("bytes", bytes=self.bytes_step(element, array), least=least)
         return ElementPlan("ref", ref=element.target.name, least=least)
 
@@ -680,8 +684,9 @@ class Planner:
         header_ints = dict(self.ints)
         header_values = [header_ints[v.name] for item in proto.header for v in item_values(item)
                          if v.name not in proto.discriminator]  # fmt: skip
-        has_flags = any(bit.kind == "flags" for item in proto.header
-                        if isinstance(item.node, Word) for bit in item.node.bits)  # fmt: skip
+        flag_widths = [bit.width for item in proto.header if isinstance(item.node, Word)
+                       for bit in item.node.bits if bit.kind == "flags"]  # fmt: skip
+        has_flags = bool(flag_widths)
         contexts = [self.context_plan(value.name) for value in proto.context]
         structs = [self.struct(s) for s in proto.structs]
         frames = [self.frame(f, header_values) for f in proto.frames]
@@ -712,6 +717,7 @@ class Planner:
             enums=enums, structs=structs, unions=[self.union(u) for u in proto.unions],
             frames=frames, header_steps=header_steps, header_values=header_values,
             discriminator=list(proto.discriminator), has_flags=has_flags,
+            flags_max=(1 << max(flag_widths)) - 1 if flag_widths else 0,
             discriminator_big=[header_ints[n].big for n in proto.discriminator],
             common_flags=dict(proto.common_flags), decoders=decoders,
             sender_tables=sender_tables, by_sender=by_sender, unknown=unknown.policy,

@@ -293,6 +293,9 @@ def msgpack_unpack(data: bytes) -> object:
         raise MalformedMsgpack(f"not MessagePack: {error}") from error
 
 
+MSGPACK_INITIAL_BUFFER = 16 * 1024
+
+
 class MsgpackDecoder(Generic[F, C]):
     """Splits a byte stream of MessagePack-encoded frames."""
 
@@ -310,11 +313,19 @@ class MsgpackDecoder(Generic[F, C]):
             use_list=True,
             strict_map_key=True,
             max_buffer_size=max_frame_size,
+            # The buffer it starts with (msgpack's default: min(max_buffer_size, 1 MiB),
+            # allocated up front -- 1 MiB per connection before a byte arrives); it grows
+            # up to max_buffer_size only as frames need it.
+            read_size=min(max_frame_size, MSGPACK_INITIAL_BUFFER),
         )
         self._broken: ProtocolError | None = None
         self.after_frame: Callable[[F, int], None] | None = None  # as in _FrameSplitter
         self._consumed = 0  # bytes of the stream the unpacker has turned into objects
-        self._fed = 0  # bytes of the stream given to ``feed``
+        # Bytes of the stream fed so far.  The Unpacker's buffer does not bound a frame:
+        # it parses an unfinished object as its bytes come (only an unfinished bin or str
+        # stays in the buffer), so an object fed in small pieces -- arrays of arrays of
+        # small items -- would grow without limit.  ``_fed - _consumed`` does.
+        self._fed = 0
 
     @property
     def buffered(self) -> int:
@@ -327,21 +338,22 @@ class MsgpackDecoder(Generic[F, C]):
             raise self._broken
         frames: list[F] = []
         view = memoryview(data)
-        self._fed += len(view)
         step = max(1, self.max_frame_size // 2)
         try:
             for start in range(0, len(view), step):
+                piece = view[start : start + step]
                 try:
-                    self._unpacker.feed(view[start : start + step])
+                    self._unpacker.feed(piece)
                 except msgpack.BufferFull:
-                    raise FrameTooLarge(
-                        f"a MessagePack frame exceeds the limit of {self.max_frame_size}"
-                    ) from None
+                    raise self._too_large() from None
+                self._fed += len(piece)
                 try:
                     for obj in self._unpacker:
+                        consumed = self._unpacker.tell()
+                        if consumed - self._consumed > self.max_frame_size:
+                            raise self._too_large()
                         frame = self._from_object(obj, self.ctx)
                         frames.append(frame)
-                        consumed = self._unpacker.tell()
                         if self.after_frame is not None:
                             self.after_frame(frame, consumed - self._consumed)
                         self._consumed = consumed
@@ -349,11 +361,16 @@ class MsgpackDecoder(Generic[F, C]):
                     raise
                 except (ValueError, TypeError, msgpack.UnpackException) as error:
                     raise MalformedMsgpack(f"not MessagePack: {error}") from error
+                if self._fed - self._consumed > self.max_frame_size:
+                    raise self._too_large()  # an unfinished frame already beyond the limit
         except DecodeError as error:
             self._broken = error
             error.frames = list(frames)
             raise
         return frames
+
+    def _too_large(self) -> FrameTooLarge:
+        return FrameTooLarge(f"a MessagePack frame exceeds the limit of {self.max_frame_size}")
 
 
 def utf8(data: bytes, what: str) -> str:

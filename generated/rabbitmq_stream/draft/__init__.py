@@ -3835,9 +3835,16 @@ def _decode_publish(data: bytes, pos: int, end: int, ctx: Context | None) -> tup
             f"{end - pos} bytes left",
             needed=pos + _count_published_messages * 12,
         )
-    for _ in range(_count_published_messages):
-        _item_published_messages, pos = _decode_PublishedMessage(data, pos, end, ctx)
-        v_published_messages.append(_item_published_messages)
+    try:
+        for _ in range(_count_published_messages):
+            _item_published_messages, pos = _decode_PublishedMessage(data, pos, end, ctx)
+            v_published_messages.append(_item_published_messages)
+    except Truncated as _short:
+        # The elements after the cut one take at least 12 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_published_messages - len(v_published_messages) - 1) * 12
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 12
+        raise Truncated(str(_short), needed=_needed) from None
     frame = _new(Publish)
     frame.stream = v_stream
     frame.publisher_id = v_publisher_id
@@ -4013,9 +4020,16 @@ def _decode_publish_error(
             f"{end - pos} bytes left",
             needed=pos + _count_publishing_errors * 10,
         )
-    for _ in range(_count_publishing_errors):
-        _item_publishing_errors, pos = _decode_PublishingError(data, pos, end, ctx)
-        v_publishing_errors.append(_item_publishing_errors)
+    try:
+        for _ in range(_count_publishing_errors):
+            _item_publishing_errors, pos = _decode_PublishingError(data, pos, end, ctx)
+            v_publishing_errors.append(_item_publishing_errors)
+    except Truncated as _short:
+        # The elements after the cut one take at least 10 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_publishing_errors - len(v_publishing_errors) - 1) * 10
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 10
+        raise Truncated(str(_short), needed=_needed) from None
     frame = _new(PublishError)
     frame.publisher_id = v_publisher_id
     frame.publishing_errors = v_publishing_errors
@@ -4070,24 +4084,33 @@ def _decode_metadata_request(
             f"MetadataRequest.streams: {_count_streams} elements declared, {end - pos} bytes left",
             needed=pos + _count_streams * 2,
         )
-    for _ in range(_count_streams):
-        if end - pos < 2:
-            raise Truncated("MetadataRequest.streams: input ends", needed=pos + 2)
-        (_n_streams,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n_streams == -1:
-            _item_streams = None
-        else:
-            if _n_streams < 0:
-                raise InvalidValue(f"MetadataRequest.streams: negative length {_n_streams}")
-            if _n_streams > end - pos:
-                raise Truncated(
-                    f"MetadataRequest.streams: {_n_streams} bytes declared, {end - pos} left",
-                    needed=pos + _n_streams,
+    try:
+        for _ in range(_count_streams):
+            if end - pos < 2:
+                raise Truncated("MetadataRequest.streams: input ends", needed=pos + 2)
+            (_n_streams,) = _S_h.unpack_from(data, pos)
+            pos += 2
+            if _n_streams == -1:
+                _item_streams = None
+            else:
+                if _n_streams < 0:
+                    raise InvalidValue(f"MetadataRequest.streams: negative length {_n_streams}")
+                if _n_streams > end - pos:
+                    raise Truncated(
+                        f"MetadataRequest.streams: {_n_streams} bytes declared, {end - pos} left",
+                        needed=pos + _n_streams,
+                    )
+                _item_streams = _support.utf8(
+                    data[pos : pos + _n_streams], "MetadataRequest.streams"
                 )
-            _item_streams = _support.utf8(data[pos : pos + _n_streams], "MetadataRequest.streams")
-            pos += _n_streams
-        v_streams.append(_item_streams)
+                pos += _n_streams
+            v_streams.append(_item_streams)
+    except Truncated as _short:
+        # The elements after the cut one take at least 2 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_streams - len(v_streams) - 1) * 2
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 2
+        raise Truncated(str(_short), needed=_needed) from None
     frame = _new(MetadataRequest)
     frame.correlation_id = v_correlation_id
     frame.streams = v_streams
@@ -4113,9 +4136,16 @@ def _decode_metadata_response(
             f"MetadataResponse.brokers: {_count_brokers} elements declared, {end - pos} bytes left",
             needed=pos + _count_brokers * 8,
         )
-    for _ in range(_count_brokers):
-        _item_brokers, pos = _decode_Broker(data, pos, end, ctx)
-        v_brokers.append(_item_brokers)
+    try:
+        for _ in range(_count_brokers):
+            _item_brokers, pos = _decode_Broker(data, pos, end, ctx)
+            v_brokers.append(_item_brokers)
+    except Truncated as _short:
+        # The elements after the cut one take at least 8 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_brokers - len(v_brokers) - 1) * 8
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 8
+        raise Truncated(str(_short), needed=_needed) from None
     v_stream_metadata = []
     if end - pos < 4:
         raise Truncated("MetadataResponse.stream_metadata: input ends", needed=pos + 4)
@@ -4131,9 +4161,16 @@ def _decode_metadata_response(
             f"{end - pos} bytes left",
             needed=pos + _count_stream_metadata * 10,
         )
-    for _ in range(_count_stream_metadata):
-        _item_stream_metadata, pos = _decode_StreamMetadata(data, pos, end, ctx)
-        v_stream_metadata.append(_item_stream_metadata)
+    try:
+        for _ in range(_count_stream_metadata):
+            _item_stream_metadata, pos = _decode_StreamMetadata(data, pos, end, ctx)
+            v_stream_metadata.append(_item_stream_metadata)
+    except Truncated as _short:
+        # The elements after the cut one take at least 10 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_stream_metadata - len(v_stream_metadata) - 1) * 10
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 10
+        raise Truncated(str(_short), needed=_needed) from None
     frame = _new(MetadataResponse)
     frame.correlation_id = v_correlation_id
     frame.brokers = v_brokers
@@ -4173,29 +4210,36 @@ def _decode_sasl_handshake_response(
             f"{end - pos} bytes left",
             needed=pos + _count_mechanisms * 2,
         )
-    for _ in range(_count_mechanisms):
-        if end - pos < 2:
-            raise Truncated("SaslHandshakeResponse.mechanisms: input ends", needed=pos + 2)
-        (_n_mechanisms,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n_mechanisms == -1:
-            _item_mechanisms = None
-        else:
-            if _n_mechanisms < 0:
-                raise InvalidValue(
-                    f"SaslHandshakeResponse.mechanisms: negative length {_n_mechanisms}"
+    try:
+        for _ in range(_count_mechanisms):
+            if end - pos < 2:
+                raise Truncated("SaslHandshakeResponse.mechanisms: input ends", needed=pos + 2)
+            (_n_mechanisms,) = _S_h.unpack_from(data, pos)
+            pos += 2
+            if _n_mechanisms == -1:
+                _item_mechanisms = None
+            else:
+                if _n_mechanisms < 0:
+                    raise InvalidValue(
+                        f"SaslHandshakeResponse.mechanisms: negative length {_n_mechanisms}"
+                    )
+                if _n_mechanisms > end - pos:
+                    raise Truncated(
+                        f"SaslHandshakeResponse.mechanisms: {_n_mechanisms} bytes declared, "
+                        f"{end - pos} left",
+                        needed=pos + _n_mechanisms,
+                    )
+                _item_mechanisms = _support.utf8(
+                    data[pos : pos + _n_mechanisms], "SaslHandshakeResponse.mechanisms"
                 )
-            if _n_mechanisms > end - pos:
-                raise Truncated(
-                    f"SaslHandshakeResponse.mechanisms: {_n_mechanisms} bytes declared, "
-                    f"{end - pos} left",
-                    needed=pos + _n_mechanisms,
-                )
-            _item_mechanisms = _support.utf8(
-                data[pos : pos + _n_mechanisms], "SaslHandshakeResponse.mechanisms"
-            )
-            pos += _n_mechanisms
-        v_mechanisms.append(_item_mechanisms)
+                pos += _n_mechanisms
+            v_mechanisms.append(_item_mechanisms)
+    except Truncated as _short:
+        # The elements after the cut one take at least 2 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_mechanisms - len(v_mechanisms) - 1) * 2
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 2
+        raise Truncated(str(_short), needed=_needed) from None
     frame = _new(SaslHandshakeResponse)
     frame.correlation_id = v_correlation_id
     frame.response_code = v_response_code
@@ -4419,9 +4463,16 @@ def _decode_peer_properties_request(
             f"{end - pos} bytes left",
             needed=pos + _count_peer_properties * 4,
         )
-    for _ in range(_count_peer_properties):
-        _item_peer_properties, pos = _decode_Property(data, pos, end, ctx)
-        v_peer_properties.append(_item_peer_properties)
+    try:
+        for _ in range(_count_peer_properties):
+            _item_peer_properties, pos = _decode_Property(data, pos, end, ctx)
+            v_peer_properties.append(_item_peer_properties)
+    except Truncated as _short:
+        # The elements after the cut one take at least 4 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_peer_properties - len(v_peer_properties) - 1) * 4
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 4
+        raise Truncated(str(_short), needed=_needed) from None
     frame = _new(PeerPropertiesRequest)
     frame.correlation_id = v_correlation_id
     frame.peer_properties = v_peer_properties
@@ -4450,9 +4501,16 @@ def _decode_peer_properties_response(
             f"declared, {end - pos} bytes left",
             needed=pos + _count_peer_properties * 4,
         )
-    for _ in range(_count_peer_properties):
-        _item_peer_properties, pos = _decode_Property(data, pos, end, ctx)
-        v_peer_properties.append(_item_peer_properties)
+    try:
+        for _ in range(_count_peer_properties):
+            _item_peer_properties, pos = _decode_Property(data, pos, end, ctx)
+            v_peer_properties.append(_item_peer_properties)
+    except Truncated as _short:
+        # The elements after the cut one take at least 4 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_peer_properties - len(v_peer_properties) - 1) * 4
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 4
+        raise Truncated(str(_short), needed=_needed) from None
     frame = _new(PeerPropertiesResponse)
     frame.correlation_id = v_correlation_id
     frame.response_code = v_response_code
@@ -4607,9 +4665,16 @@ def _decode_create_request(
             "left",
             needed=pos + _count_arguments * 4,
         )
-    for _ in range(_count_arguments):
-        _item_arguments, pos = _decode_Property(data, pos, end, ctx)
-        v_arguments.append(_item_arguments)
+    try:
+        for _ in range(_count_arguments):
+            _item_arguments, pos = _decode_Property(data, pos, end, ctx)
+            v_arguments.append(_item_arguments)
+    except Truncated as _short:
+        # The elements after the cut one take at least 4 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_arguments - len(v_arguments) - 1) * 4
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 4
+        raise Truncated(str(_short), needed=_needed) from None
     frame = _new(CreateRequest)
     frame.correlation_id = v_correlation_id
     frame.stream = v_stream

@@ -6293,9 +6293,16 @@ def _decode_publish(data: bytes, pos: int, end: int, ctx: Context | None) -> tup
             f"{end - pos} bytes left",
             needed=pos + _count_published_messages * 12,
         )
-    for _ in range(_count_published_messages):
-        _item_published_messages, pos = _decode_PublishedMessage(data, pos, end, ctx)
-        v_published_messages.append(_item_published_messages)
+    try:
+        for _ in range(_count_published_messages):
+            _item_published_messages, pos = _decode_PublishedMessage(data, pos, end, ctx)
+            v_published_messages.append(_item_published_messages)
+    except Truncated as _short:
+        # The elements after the cut one take at least 12 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_published_messages - len(v_published_messages) - 1) * 12
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 12
+        raise Truncated(str(_short), needed=_needed) from None
     frame = _new(Publish)
     frame.publisher_id = v_publisher_id
     frame.published_messages = v_published_messages
@@ -6324,9 +6331,16 @@ def _decode_publish_v2(
             f"{end - pos} bytes left",
             needed=pos + _count_published_messages * 14,
         )
-    for _ in range(_count_published_messages):
-        _item_published_messages, pos = _decode_PublishedMessageV2(data, pos, end, ctx)
-        v_published_messages.append(_item_published_messages)
+    try:
+        for _ in range(_count_published_messages):
+            _item_published_messages, pos = _decode_PublishedMessageV2(data, pos, end, ctx)
+            v_published_messages.append(_item_published_messages)
+    except Truncated as _short:
+        # The elements after the cut one take at least 14 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_published_messages - len(v_published_messages) - 1) * 14
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 14
+        raise Truncated(str(_short), needed=_needed) from None
     frame = _new(PublishV2)
     frame.publisher_id = v_publisher_id
     frame.published_messages = v_published_messages
@@ -6387,9 +6401,16 @@ def _decode_publish_error(
             f"{end - pos} bytes left",
             needed=pos + _count_publishing_errors * 10,
         )
-    for _ in range(_count_publishing_errors):
-        _item_publishing_errors, pos = _decode_PublishingError(data, pos, end, ctx)
-        v_publishing_errors.append(_item_publishing_errors)
+    try:
+        for _ in range(_count_publishing_errors):
+            _item_publishing_errors, pos = _decode_PublishingError(data, pos, end, ctx)
+            v_publishing_errors.append(_item_publishing_errors)
+    except Truncated as _short:
+        # The elements after the cut one take at least 10 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_publishing_errors - len(v_publishing_errors) - 1) * 10
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 10
+        raise Truncated(str(_short), needed=_needed) from None
     frame = _new(PublishError)
     frame.publisher_id = v_publisher_id
     frame.publishing_errors = v_publishing_errors
@@ -6539,9 +6560,16 @@ def _decode_subscribe_request(
             "bytes left",
             needed=pos + _count_properties * 4,
         )
-    for _ in range(_count_properties):
-        _item_properties, pos = _decode_Property(data, pos, end, ctx)
-        v_properties.append(_item_properties)
+    try:
+        for _ in range(_count_properties):
+            _item_properties, pos = _decode_Property(data, pos, end, ctx)
+            v_properties.append(_item_properties)
+    except Truncated as _short:
+        # The elements after the cut one take at least 4 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_properties - len(v_properties) - 1) * 4
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 4
+        raise Truncated(str(_short), needed=_needed) from None
     frame = _new(SubscribeRequest)
     frame.correlation_id = v_correlation_id
     frame.subscription_id = v_subscription_id
@@ -6786,9 +6814,16 @@ def _decode_create_request(
             "left",
             needed=pos + _count_arguments * 4,
         )
-    for _ in range(_count_arguments):
-        _item_arguments, pos = _decode_Property(data, pos, end, ctx)
-        v_arguments.append(_item_arguments)
+    try:
+        for _ in range(_count_arguments):
+            _item_arguments, pos = _decode_Property(data, pos, end, ctx)
+            v_arguments.append(_item_arguments)
+    except Truncated as _short:
+        # The elements after the cut one take at least 4 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_arguments - len(v_arguments) - 1) * 4
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 4
+        raise Truncated(str(_short), needed=_needed) from None
     frame = _new(CreateRequest)
     frame.correlation_id = v_correlation_id
     frame.stream = v_stream
@@ -6870,24 +6905,33 @@ def _decode_metadata_request(
             f"MetadataRequest.streams: {_count_streams} elements declared, {end - pos} bytes left",
             needed=pos + _count_streams * 2,
         )
-    for _ in range(_count_streams):
-        if end - pos < 2:
-            raise Truncated("MetadataRequest.streams: input ends", needed=pos + 2)
-        (_n_streams,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n_streams == -1:
-            _item_streams = None
-        else:
-            if _n_streams < 0:
-                raise InvalidValue(f"MetadataRequest.streams: negative length {_n_streams}")
-            if _n_streams > end - pos:
-                raise Truncated(
-                    f"MetadataRequest.streams: {_n_streams} bytes declared, {end - pos} left",
-                    needed=pos + _n_streams,
+    try:
+        for _ in range(_count_streams):
+            if end - pos < 2:
+                raise Truncated("MetadataRequest.streams: input ends", needed=pos + 2)
+            (_n_streams,) = _S_h.unpack_from(data, pos)
+            pos += 2
+            if _n_streams == -1:
+                _item_streams = None
+            else:
+                if _n_streams < 0:
+                    raise InvalidValue(f"MetadataRequest.streams: negative length {_n_streams}")
+                if _n_streams > end - pos:
+                    raise Truncated(
+                        f"MetadataRequest.streams: {_n_streams} bytes declared, {end - pos} left",
+                        needed=pos + _n_streams,
+                    )
+                _item_streams = _support.utf8(
+                    data[pos : pos + _n_streams], "MetadataRequest.streams"
                 )
-            _item_streams = _support.utf8(data[pos : pos + _n_streams], "MetadataRequest.streams")
-            pos += _n_streams
-        v_streams.append(_item_streams)
+                pos += _n_streams
+            v_streams.append(_item_streams)
+    except Truncated as _short:
+        # The elements after the cut one take at least 2 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_streams - len(v_streams) - 1) * 2
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 2
+        raise Truncated(str(_short), needed=_needed) from None
     frame = _new(MetadataRequest)
     frame.correlation_id = v_correlation_id
     frame.streams = v_streams
@@ -6913,9 +6957,16 @@ def _decode_metadata_response(
             f"MetadataResponse.brokers: {_count_brokers} elements declared, {end - pos} bytes left",
             needed=pos + _count_brokers * 8,
         )
-    for _ in range(_count_brokers):
-        _item_brokers, pos = _decode_Broker(data, pos, end, ctx)
-        v_brokers.append(_item_brokers)
+    try:
+        for _ in range(_count_brokers):
+            _item_brokers, pos = _decode_Broker(data, pos, end, ctx)
+            v_brokers.append(_item_brokers)
+    except Truncated as _short:
+        # The elements after the cut one take at least 8 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_brokers - len(v_brokers) - 1) * 8
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 8
+        raise Truncated(str(_short), needed=_needed) from None
     v_stream_metadata = []
     if end - pos < 4:
         raise Truncated("MetadataResponse.stream_metadata: input ends", needed=pos + 4)
@@ -6931,9 +6982,16 @@ def _decode_metadata_response(
             f"{end - pos} bytes left",
             needed=pos + _count_stream_metadata * 10,
         )
-    for _ in range(_count_stream_metadata):
-        _item_stream_metadata, pos = _decode_StreamMetadata(data, pos, end, ctx)
-        v_stream_metadata.append(_item_stream_metadata)
+    try:
+        for _ in range(_count_stream_metadata):
+            _item_stream_metadata, pos = _decode_StreamMetadata(data, pos, end, ctx)
+            v_stream_metadata.append(_item_stream_metadata)
+    except Truncated as _short:
+        # The elements after the cut one take at least 10 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_stream_metadata - len(v_stream_metadata) - 1) * 10
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 10
+        raise Truncated(str(_short), needed=_needed) from None
     frame = _new(MetadataResponse)
     frame.correlation_id = v_correlation_id
     frame.brokers = v_brokers
@@ -6992,9 +7050,16 @@ def _decode_peer_properties_request(
             f"{end - pos} bytes left",
             needed=pos + _count_peer_properties * 4,
         )
-    for _ in range(_count_peer_properties):
-        _item_peer_properties, pos = _decode_Property(data, pos, end, ctx)
-        v_peer_properties.append(_item_peer_properties)
+    try:
+        for _ in range(_count_peer_properties):
+            _item_peer_properties, pos = _decode_Property(data, pos, end, ctx)
+            v_peer_properties.append(_item_peer_properties)
+    except Truncated as _short:
+        # The elements after the cut one take at least 4 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_peer_properties - len(v_peer_properties) - 1) * 4
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 4
+        raise Truncated(str(_short), needed=_needed) from None
     frame = _new(PeerPropertiesRequest)
     frame.correlation_id = v_correlation_id
     frame.peer_properties = v_peer_properties
@@ -7023,9 +7088,16 @@ def _decode_peer_properties_response(
             f"declared, {end - pos} bytes left",
             needed=pos + _count_peer_properties * 4,
         )
-    for _ in range(_count_peer_properties):
-        _item_peer_properties, pos = _decode_Property(data, pos, end, ctx)
-        v_peer_properties.append(_item_peer_properties)
+    try:
+        for _ in range(_count_peer_properties):
+            _item_peer_properties, pos = _decode_Property(data, pos, end, ctx)
+            v_peer_properties.append(_item_peer_properties)
+    except Truncated as _short:
+        # The elements after the cut one take at least 4 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_peer_properties - len(v_peer_properties) - 1) * 4
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 4
+        raise Truncated(str(_short), needed=_needed) from None
     frame = _new(PeerPropertiesResponse)
     frame.correlation_id = v_correlation_id
     frame.response_code = v_response_code
@@ -7065,29 +7137,36 @@ def _decode_sasl_handshake_response(
             f"{end - pos} bytes left",
             needed=pos + _count_mechanisms * 2,
         )
-    for _ in range(_count_mechanisms):
-        if end - pos < 2:
-            raise Truncated("SaslHandshakeResponse.mechanisms: input ends", needed=pos + 2)
-        (_n_mechanisms,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n_mechanisms == -1:
-            _item_mechanisms = None
-        else:
-            if _n_mechanisms < 0:
-                raise InvalidValue(
-                    f"SaslHandshakeResponse.mechanisms: negative length {_n_mechanisms}"
+    try:
+        for _ in range(_count_mechanisms):
+            if end - pos < 2:
+                raise Truncated("SaslHandshakeResponse.mechanisms: input ends", needed=pos + 2)
+            (_n_mechanisms,) = _S_h.unpack_from(data, pos)
+            pos += 2
+            if _n_mechanisms == -1:
+                _item_mechanisms = None
+            else:
+                if _n_mechanisms < 0:
+                    raise InvalidValue(
+                        f"SaslHandshakeResponse.mechanisms: negative length {_n_mechanisms}"
+                    )
+                if _n_mechanisms > end - pos:
+                    raise Truncated(
+                        f"SaslHandshakeResponse.mechanisms: {_n_mechanisms} bytes declared, "
+                        f"{end - pos} left",
+                        needed=pos + _n_mechanisms,
+                    )
+                _item_mechanisms = _support.utf8(
+                    data[pos : pos + _n_mechanisms], "SaslHandshakeResponse.mechanisms"
                 )
-            if _n_mechanisms > end - pos:
-                raise Truncated(
-                    f"SaslHandshakeResponse.mechanisms: {_n_mechanisms} bytes declared, "
-                    f"{end - pos} left",
-                    needed=pos + _n_mechanisms,
-                )
-            _item_mechanisms = _support.utf8(
-                data[pos : pos + _n_mechanisms], "SaslHandshakeResponse.mechanisms"
-            )
-            pos += _n_mechanisms
-        v_mechanisms.append(_item_mechanisms)
+                pos += _n_mechanisms
+            v_mechanisms.append(_item_mechanisms)
+    except Truncated as _short:
+        # The elements after the cut one take at least 2 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_mechanisms - len(v_mechanisms) - 1) * 2
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 2
+        raise Truncated(str(_short), needed=_needed) from None
     frame = _new(SaslHandshakeResponse)
     frame.correlation_id = v_correlation_id
     frame.response_code = v_response_code
@@ -7248,9 +7327,16 @@ def _decode_open_response(
             f"declared, {end - pos} bytes left",
             needed=pos + _count_connection_properties * 4,
         )
-    for _ in range(_count_connection_properties):
-        _item_connection_properties, pos = _decode_Property(data, pos, end, ctx)
-        v_connection_properties.append(_item_connection_properties)
+    try:
+        for _ in range(_count_connection_properties):
+            _item_connection_properties, pos = _decode_Property(data, pos, end, ctx)
+            v_connection_properties.append(_item_connection_properties)
+    except Truncated as _short:
+        # The elements after the cut one take at least 4 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_connection_properties - len(v_connection_properties) - 1) * 4
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 4
+        raise Truncated(str(_short), needed=_needed) from None
     frame = _new(OpenResponse)
     frame.correlation_id = v_correlation_id
     frame.response_code = v_response_code
@@ -7379,24 +7465,31 @@ def _decode_route_response(
             f"RouteResponse.streams: {_count_streams} elements declared, {end - pos} bytes left",
             needed=pos + _count_streams * 2,
         )
-    for _ in range(_count_streams):
-        if end - pos < 2:
-            raise Truncated("RouteResponse.streams: input ends", needed=pos + 2)
-        (_n_streams,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n_streams == -1:
-            _item_streams = None
-        else:
-            if _n_streams < 0:
-                raise InvalidValue(f"RouteResponse.streams: negative length {_n_streams}")
-            if _n_streams > end - pos:
-                raise Truncated(
-                    f"RouteResponse.streams: {_n_streams} bytes declared, {end - pos} left",
-                    needed=pos + _n_streams,
-                )
-            _item_streams = _support.utf8(data[pos : pos + _n_streams], "RouteResponse.streams")
-            pos += _n_streams
-        v_streams.append(_item_streams)
+    try:
+        for _ in range(_count_streams):
+            if end - pos < 2:
+                raise Truncated("RouteResponse.streams: input ends", needed=pos + 2)
+            (_n_streams,) = _S_h.unpack_from(data, pos)
+            pos += 2
+            if _n_streams == -1:
+                _item_streams = None
+            else:
+                if _n_streams < 0:
+                    raise InvalidValue(f"RouteResponse.streams: negative length {_n_streams}")
+                if _n_streams > end - pos:
+                    raise Truncated(
+                        f"RouteResponse.streams: {_n_streams} bytes declared, {end - pos} left",
+                        needed=pos + _n_streams,
+                    )
+                _item_streams = _support.utf8(data[pos : pos + _n_streams], "RouteResponse.streams")
+                pos += _n_streams
+            v_streams.append(_item_streams)
+    except Truncated as _short:
+        # The elements after the cut one take at least 2 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_streams - len(v_streams) - 1) * 2
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 2
+        raise Truncated(str(_short), needed=_needed) from None
     frame = _new(RouteResponse)
     frame.correlation_id = v_correlation_id
     frame.response_code = v_response_code
@@ -7456,26 +7549,34 @@ def _decode_partitions_response(
             "left",
             needed=pos + _count_streams * 2,
         )
-    for _ in range(_count_streams):
-        if end - pos < 2:
-            raise Truncated("PartitionsResponse.streams: input ends", needed=pos + 2)
-        (_n_streams,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n_streams == -1:
-            _item_streams = None
-        else:
-            if _n_streams < 0:
-                raise InvalidValue(f"PartitionsResponse.streams: negative length {_n_streams}")
-            if _n_streams > end - pos:
-                raise Truncated(
-                    f"PartitionsResponse.streams: {_n_streams} bytes declared, {end - pos} left",
-                    needed=pos + _n_streams,
+    try:
+        for _ in range(_count_streams):
+            if end - pos < 2:
+                raise Truncated("PartitionsResponse.streams: input ends", needed=pos + 2)
+            (_n_streams,) = _S_h.unpack_from(data, pos)
+            pos += 2
+            if _n_streams == -1:
+                _item_streams = None
+            else:
+                if _n_streams < 0:
+                    raise InvalidValue(f"PartitionsResponse.streams: negative length {_n_streams}")
+                if _n_streams > end - pos:
+                    raise Truncated(
+                        f"PartitionsResponse.streams: {_n_streams} bytes declared, {end - pos} "
+                        "left",
+                        needed=pos + _n_streams,
+                    )
+                _item_streams = _support.utf8(
+                    data[pos : pos + _n_streams], "PartitionsResponse.streams"
                 )
-            _item_streams = _support.utf8(
-                data[pos : pos + _n_streams], "PartitionsResponse.streams"
-            )
-            pos += _n_streams
-        v_streams.append(_item_streams)
+                pos += _n_streams
+            v_streams.append(_item_streams)
+    except Truncated as _short:
+        # The elements after the cut one take at least 2 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_streams - len(v_streams) - 1) * 2
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 2
+        raise Truncated(str(_short), needed=_needed) from None
     frame = _new(PartitionsResponse)
     frame.correlation_id = v_correlation_id
     frame.response_code = v_response_code
@@ -7538,9 +7639,16 @@ def _decode_exchange_command_versions_request(
             f"{end - pos} bytes left",
             needed=pos + _count_commands * 6,
         )
-    for _ in range(_count_commands):
-        _item_commands, pos = _decode_CommandVersion(data, pos, end, ctx)
-        v_commands.append(_item_commands)
+    try:
+        for _ in range(_count_commands):
+            _item_commands, pos = _decode_CommandVersion(data, pos, end, ctx)
+            v_commands.append(_item_commands)
+    except Truncated as _short:
+        # The elements after the cut one take at least 6 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_commands - len(v_commands) - 1) * 6
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 6
+        raise Truncated(str(_short), needed=_needed) from None
     frame = _new(ExchangeCommandVersionsRequest)
     frame.correlation_id = v_correlation_id
     frame.commands = v_commands
@@ -7571,9 +7679,16 @@ def _decode_exchange_command_versions_response(
             f"{end - pos} bytes left",
             needed=pos + _count_commands * 6,
         )
-    for _ in range(_count_commands):
-        _item_commands, pos = _decode_CommandVersion(data, pos, end, ctx)
-        v_commands.append(_item_commands)
+    try:
+        for _ in range(_count_commands):
+            _item_commands, pos = _decode_CommandVersion(data, pos, end, ctx)
+            v_commands.append(_item_commands)
+    except Truncated as _short:
+        # The elements after the cut one take at least 6 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_commands - len(v_commands) - 1) * 6
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 6
+        raise Truncated(str(_short), needed=_needed) from None
     frame = _new(ExchangeCommandVersionsResponse)
     frame.correlation_id = v_correlation_id
     frame.response_code = v_response_code
@@ -7629,9 +7744,16 @@ def _decode_stream_stats_response(
             f"StreamStatsResponse.stats: {_count_stats} elements declared, {end - pos} bytes left",
             needed=pos + _count_stats * 10,
         )
-    for _ in range(_count_stats):
-        _item_stats, pos = _decode_Statistic(data, pos, end, ctx)
-        v_stats.append(_item_stats)
+    try:
+        for _ in range(_count_stats):
+            _item_stats, pos = _decode_Statistic(data, pos, end, ctx)
+            v_stats.append(_item_stats)
+    except Truncated as _short:
+        # The elements after the cut one take at least 10 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_stats - len(v_stats) - 1) * 10
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 10
+        raise Truncated(str(_short), needed=_needed) from None
     frame = _new(StreamStatsResponse)
     frame.correlation_id = v_correlation_id
     frame.response_code = v_response_code
@@ -7677,29 +7799,36 @@ def _decode_create_super_stream_request(
             f"{end - pos} bytes left",
             needed=pos + _count_partitions * 2,
         )
-    for _ in range(_count_partitions):
-        if end - pos < 2:
-            raise Truncated("CreateSuperStreamRequest.partitions: input ends", needed=pos + 2)
-        (_n_partitions,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n_partitions == -1:
-            _item_partitions = None
-        else:
-            if _n_partitions < 0:
-                raise InvalidValue(
-                    f"CreateSuperStreamRequest.partitions: negative length {_n_partitions}"
+    try:
+        for _ in range(_count_partitions):
+            if end - pos < 2:
+                raise Truncated("CreateSuperStreamRequest.partitions: input ends", needed=pos + 2)
+            (_n_partitions,) = _S_h.unpack_from(data, pos)
+            pos += 2
+            if _n_partitions == -1:
+                _item_partitions = None
+            else:
+                if _n_partitions < 0:
+                    raise InvalidValue(
+                        f"CreateSuperStreamRequest.partitions: negative length {_n_partitions}"
+                    )
+                if _n_partitions > end - pos:
+                    raise Truncated(
+                        f"CreateSuperStreamRequest.partitions: {_n_partitions} bytes declared, "
+                        f"{end - pos} left",
+                        needed=pos + _n_partitions,
+                    )
+                _item_partitions = _support.utf8(
+                    data[pos : pos + _n_partitions], "CreateSuperStreamRequest.partitions"
                 )
-            if _n_partitions > end - pos:
-                raise Truncated(
-                    f"CreateSuperStreamRequest.partitions: {_n_partitions} bytes declared, "
-                    f"{end - pos} left",
-                    needed=pos + _n_partitions,
-                )
-            _item_partitions = _support.utf8(
-                data[pos : pos + _n_partitions], "CreateSuperStreamRequest.partitions"
-            )
-            pos += _n_partitions
-        v_partitions.append(_item_partitions)
+                pos += _n_partitions
+            v_partitions.append(_item_partitions)
+    except Truncated as _short:
+        # The elements after the cut one take at least 2 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_partitions - len(v_partitions) - 1) * 2
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 2
+        raise Truncated(str(_short), needed=_needed) from None
     v_binding_keys = []
     if end - pos < 4:
         raise Truncated("CreateSuperStreamRequest.binding_keys: input ends", needed=pos + 4)
@@ -7715,29 +7844,36 @@ def _decode_create_super_stream_request(
             f"{end - pos} bytes left",
             needed=pos + _count_binding_keys * 2,
         )
-    for _ in range(_count_binding_keys):
-        if end - pos < 2:
-            raise Truncated("CreateSuperStreamRequest.binding_keys: input ends", needed=pos + 2)
-        (_n_binding_keys,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n_binding_keys == -1:
-            _item_binding_keys = None
-        else:
-            if _n_binding_keys < 0:
-                raise InvalidValue(
-                    f"CreateSuperStreamRequest.binding_keys: negative length {_n_binding_keys}"
+    try:
+        for _ in range(_count_binding_keys):
+            if end - pos < 2:
+                raise Truncated("CreateSuperStreamRequest.binding_keys: input ends", needed=pos + 2)
+            (_n_binding_keys,) = _S_h.unpack_from(data, pos)
+            pos += 2
+            if _n_binding_keys == -1:
+                _item_binding_keys = None
+            else:
+                if _n_binding_keys < 0:
+                    raise InvalidValue(
+                        f"CreateSuperStreamRequest.binding_keys: negative length {_n_binding_keys}"
+                    )
+                if _n_binding_keys > end - pos:
+                    raise Truncated(
+                        f"CreateSuperStreamRequest.binding_keys: {_n_binding_keys} bytes "
+                        f"declared, {end - pos} left",
+                        needed=pos + _n_binding_keys,
+                    )
+                _item_binding_keys = _support.utf8(
+                    data[pos : pos + _n_binding_keys], "CreateSuperStreamRequest.binding_keys"
                 )
-            if _n_binding_keys > end - pos:
-                raise Truncated(
-                    f"CreateSuperStreamRequest.binding_keys: {_n_binding_keys} bytes declared, "
-                    f"{end - pos} left",
-                    needed=pos + _n_binding_keys,
-                )
-            _item_binding_keys = _support.utf8(
-                data[pos : pos + _n_binding_keys], "CreateSuperStreamRequest.binding_keys"
-            )
-            pos += _n_binding_keys
-        v_binding_keys.append(_item_binding_keys)
+                pos += _n_binding_keys
+            v_binding_keys.append(_item_binding_keys)
+    except Truncated as _short:
+        # The elements after the cut one take at least 2 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_binding_keys - len(v_binding_keys) - 1) * 2
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 2
+        raise Truncated(str(_short), needed=_needed) from None
     v_arguments = []
     if end - pos < 4:
         raise Truncated("CreateSuperStreamRequest.arguments: input ends", needed=pos + 4)
@@ -7751,9 +7887,16 @@ def _decode_create_super_stream_request(
             f"{end - pos} bytes left",
             needed=pos + _count_arguments * 4,
         )
-    for _ in range(_count_arguments):
-        _item_arguments, pos = _decode_Property(data, pos, end, ctx)
-        v_arguments.append(_item_arguments)
+    try:
+        for _ in range(_count_arguments):
+            _item_arguments, pos = _decode_Property(data, pos, end, ctx)
+            v_arguments.append(_item_arguments)
+    except Truncated as _short:
+        # The elements after the cut one take at least 4 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_arguments - len(v_arguments) - 1) * 4
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 4
+        raise Truncated(str(_short), needed=_needed) from None
     frame = _new(CreateSuperStreamRequest)
     frame.correlation_id = v_correlation_id
     frame.name = v_name

@@ -189,6 +189,15 @@ class ClientHello:
 
     def to_msgpack(self) -> list[object]:
         """The frame as the MessagePack array [code, field, ...]."""
+        if not 0 <= self.version <= 0xFFFFFFFFFFFFFFFF:
+            raise EncodeError(
+                f"ClientHello.version: {self.version!r} is outside 0..0xffffffffffffffff"
+            )
+        for item in self.extensions:
+            if not 0 <= item <= 0xFFFFFFFFFFFFFFFF:
+                raise EncodeError(
+                    f"ClientHello.extensions: {item!r} is outside 0..0xffffffffffffffff"
+                )
         return [1, self.version, self.extensions]
 
 
@@ -252,6 +261,15 @@ class ServerHello:
 
     def to_msgpack(self) -> list[object]:
         """The frame as the MessagePack array [code, field, ...]."""
+        if not 0 <= self.version <= 0xFFFFFFFFFFFFFFFF:
+            raise EncodeError(
+                f"ServerHello.version: {self.version!r} is outside 0..0xffffffffffffffff"
+            )
+        for item in self.extensions:
+            if not 0 <= item <= 0xFFFFFFFFFFFFFFFF:
+                raise EncodeError(
+                    f"ServerHello.extensions: {item!r} is outside 0..0xffffffffffffffff"
+                )
         return [2, self.version, self.extensions]
 
 
@@ -381,6 +399,15 @@ class Subscribe:
 
     def to_msgpack(self) -> list[object]:
         """The frame as the MessagePack array [code, field, ...]."""
+        if not 0 <= self.subscriber <= 0xFFFFFFFFFFFFFFFF:
+            raise EncodeError(
+                f"Subscribe.subscriber: {self.subscriber!r} is outside 0..0xffffffffffffffff"
+            )
+        if not 0 <= self.initial_demand <= 0x7FFFFFFFFFFFFFFF:
+            raise EncodeError(
+                f"Subscribe.initial_demand: {self.initial_demand!r} is outside "
+                "0..0x7fffffffffffffff"
+            )
         return [4, self.publisher, self.subscriber, self.initial_demand]
 
 
@@ -444,6 +471,12 @@ class Request:
 
     def to_msgpack(self) -> list[object]:
         """The frame as the MessagePack array [code, field, ...]."""
+        if not 0 <= self.subscriber <= 0xFFFFFFFFFFFFFFFF:
+            raise EncodeError(
+                f"Request.subscriber: {self.subscriber!r} is outside 0..0xffffffffffffffff"
+            )
+        if not 0 <= self.demand <= 0x7FFFFFFFFFFFFFFF:
+            raise EncodeError(f"Request.demand: {self.demand!r} is outside 0..0x7fffffffffffffff")
         return [5, self.subscriber, self.demand]
 
 
@@ -486,6 +519,10 @@ class Cancel:
 
     def to_msgpack(self) -> list[object]:
         """The frame as the MessagePack array [code, field, ...]."""
+        if not 0 <= self.subscriber <= 0xFFFFFFFFFFFFFFFF:
+            raise EncodeError(
+                f"Cancel.subscriber: {self.subscriber!r} is outside 0..0xffffffffffffffff"
+            )
         return [6, self.subscriber]
 
 
@@ -547,6 +584,14 @@ class Subscribed:
 
     def to_msgpack(self) -> list[object]:
         """The frame as the MessagePack array [code, field, ...]."""
+        if not 0 <= self.subscriber <= 0xFFFFFFFFFFFFFFFF:
+            raise EncodeError(
+                f"Subscribed.subscriber: {self.subscriber!r} is outside 0..0xffffffffffffffff"
+            )
+        if not 0 <= self.element_size <= 0xFFFFFFFFFFFFFFFF:
+            raise EncodeError(
+                f"Subscribed.element_size: {self.element_size!r} is outside 0..0xffffffffffffffff"
+            )
         return [7, self.subscriber, self.element_size]
 
 
@@ -617,6 +662,10 @@ class OnNext:
 
     def to_msgpack(self) -> list[object]:
         """The frame as the MessagePack array [code, field, ...]."""
+        if not 0 <= self.subscriber <= 0xFFFFFFFFFFFFFFFF:
+            raise EncodeError(
+                f"OnNext.subscriber: {self.subscriber!r} is outside 0..0xffffffffffffffff"
+            )
         return [8, self.subscriber, self.element]
 
 
@@ -659,6 +708,10 @@ class OnComplete:
 
     def to_msgpack(self) -> list[object]:
         """The frame as the MessagePack array [code, field, ...]."""
+        if not 0 <= self.subscriber <= 0xFFFFFFFFFFFFFFFF:
+            raise EncodeError(
+                f"OnComplete.subscriber: {self.subscriber!r} is outside 0..0xffffffffffffffff"
+            )
         return [9, self.subscriber]
 
 
@@ -721,6 +774,10 @@ class OnError:
 
     def to_msgpack(self) -> list[object]:
         """The frame as the MessagePack array [code, field, ...]."""
+        if not 0 <= self.subscriber <= 0xFFFFFFFFFFFFFFFF:
+            raise EncodeError(
+                f"OnError.subscriber: {self.subscriber!r} is outside 0..0xffffffffffffffff"
+            )
         return [0xA, self.subscriber, self.error]
 
 
@@ -791,6 +848,10 @@ class OnNextPacked:
 
     def to_msgpack(self) -> list[object]:
         """The frame as the MessagePack array [code, field, ...]."""
+        if not 0 <= self.subscriber <= 0xFFFFFFFFFFFFFFFF:
+            raise EncodeError(
+                f"OnNextPacked.subscriber: {self.subscriber!r} is outside 0..0xffffffffffffffff"
+            )
         return [0xB, self.subscriber, self.elements]
 
 
@@ -865,6 +926,14 @@ class OnNextPart:
 
     def to_msgpack(self) -> list[object]:
         """The frame as the MessagePack array [code, field, ...]."""
+        if not 0 <= self.subscriber <= 0xFFFFFFFFFFFFFFFF:
+            raise EncodeError(
+                f"OnNextPart.subscriber: {self.subscriber!r} is outside 0..0xffffffffffffffff"
+            )
+        if not 0 <= self.element_id <= 0xFFFFFFFFFFFFFFFF:
+            raise EncodeError(
+                f"OnNextPart.element_id: {self.element_id!r} is outside 0..0xffffffffffffffff"
+            )
         return [0xC, self.subscriber, self.element_id, self.data]
 
 
@@ -939,6 +1008,14 @@ class OnNextLastPart:
 
     def to_msgpack(self) -> list[object]:
         """The frame as the MessagePack array [code, field, ...]."""
+        if not 0 <= self.subscriber <= 0xFFFFFFFFFFFFFFFF:
+            raise EncodeError(
+                f"OnNextLastPart.subscriber: {self.subscriber!r} is outside 0..0xffffffffffffffff"
+            )
+        if not 0 <= self.element_id <= 0xFFFFFFFFFFFFFFFF:
+            raise EncodeError(
+                f"OnNextLastPart.element_id: {self.element_id!r} is outside 0..0xffffffffffffffff"
+            )
         return [0xD, self.subscriber, self.element_id, self.data]
 
 
@@ -971,9 +1048,16 @@ def _decode_client_hello(
             "left",
             needed=pos + _count_extensions * 1,
         )
-    for _ in range(_count_extensions):
-        _item_extensions, pos = _support.read_varint(data, pos, end)
-        v_extensions.append(_item_extensions)
+    try:
+        for _ in range(_count_extensions):
+            _item_extensions, pos = _support.read_varint(data, pos, end)
+            v_extensions.append(_item_extensions)
+    except Truncated as _short:
+        # The elements after the cut one take at least 1 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_extensions - len(v_extensions) - 1) * 1
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 1
+        raise Truncated(str(_short), needed=_needed) from None
     frame = _new(ClientHello)
     frame.version = v_version
     frame.extensions = v_extensions
@@ -992,9 +1076,16 @@ def _decode_server_hello(
             "left",
             needed=pos + _count_extensions * 1,
         )
-    for _ in range(_count_extensions):
-        _item_extensions, pos = _support.read_varint(data, pos, end)
-        v_extensions.append(_item_extensions)
+    try:
+        for _ in range(_count_extensions):
+            _item_extensions, pos = _support.read_varint(data, pos, end)
+            v_extensions.append(_item_extensions)
+    except Truncated as _short:
+        # The elements after the cut one take at least 1 byte(s) each: a stream
+        # decoder then waits for those instead of retrying the frame at every byte.
+        _rest = (_count_extensions - len(v_extensions) - 1) * 1
+        _needed = _short.needed + _rest if _short.needed else pos + _rest + 1
+        raise Truncated(str(_short), needed=_needed) from None
     frame = _new(ServerHello)
     frame.version = v_version
     frame.extensions = v_extensions

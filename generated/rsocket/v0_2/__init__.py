@@ -2004,6 +2004,8 @@ class UnknownFrame:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         out: list[bytes] = []
         flags = self.flags
+        if not 0 <= flags <= 0xFF:
+            raise EncodeError(f"UnknownFrame.flags: {flags!r} is outside 0..0xff")
         _int_stream_id = self.stream_id
         if not 0 <= _int_stream_id <= 0xFFFFFFFF:
             raise EncodeError(

@@ -2018,6 +2018,8 @@ class UnknownFrame:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         out: list[bytes] = []
         flags = self.flags
+        if not 0 <= flags <= 0x3FF:
+            raise EncodeError(f"UnknownFrame.flags: {flags!r} is outside 0..0x3ff")
         _bits_stream_id = self.stream_id
         if not 0 <= _bits_stream_id <= 0x7FFFFFFF:
             raise EncodeError(

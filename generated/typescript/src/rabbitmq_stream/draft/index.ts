@@ -3349,12 +3349,19 @@ function _decodePublish(r: Reader, end: number, ctx: Context | undefined): Publi
     pos += 4;
     if (count < 0) throw new InvalidValue(`Publish.published_messages: negative count ${count}`);
     if (count * 12 > end - pos) throw new Truncated(`Publish.published_messages: ${count} elements declared, ${end - pos} bytes left`, pos + count * 12);
-    for (let i = 0; i < count; i++) {
-      let item: PublishedMessage;
-      r.pos = pos;
-      item = _decodePublishedMessage(r, end, ctx);
-      pos = r.pos;
-      items.push(item);
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: PublishedMessage;
+        r.pos = pos;
+        item = _decodePublishedMessage(r, end, ctx);
+        pos = r.pos;
+        items.push(item);
+      }
+    } catch (short) {
+      // The elements after the cut one take at least 12 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 12;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 12);
     }
     v_publishedMessages = items;
   }
@@ -3538,12 +3545,19 @@ function _decodePublishError(r: Reader, end: number, ctx: Context | undefined): 
     pos += 4;
     if (count < 0) throw new InvalidValue(`PublishError.publishing_errors: negative count ${count}`);
     if (count * 10 > end - pos) throw new Truncated(`PublishError.publishing_errors: ${count} elements declared, ${end - pos} bytes left`, pos + count * 10);
-    for (let i = 0; i < count; i++) {
-      let item: PublishingError;
-      r.pos = pos;
-      item = _decodePublishingError(r, end, ctx);
-      pos = r.pos;
-      items.push(item);
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: PublishingError;
+        r.pos = pos;
+        item = _decodePublishingError(r, end, ctx);
+        pos = r.pos;
+        items.push(item);
+      }
+    } catch (short) {
+      // The elements after the cut one take at least 10 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 10;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 10);
     }
     v_publishingErrors = items;
   }
@@ -3597,23 +3611,30 @@ function _decodeMetadataRequest(r: Reader, end: number, ctx: Context | undefined
     pos += 4;
     if (count < 0) throw new InvalidValue(`MetadataRequest.streams: negative count ${count}`);
     if (count * 2 > end - pos) throw new Truncated(`MetadataRequest.streams: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
-    for (let i = 0; i < count; i++) {
-      let item: string | null;
-      {
-        let n: number;
-        if (end - pos < 2) throw new Truncated("MetadataRequest.streams: input ends", pos + 2);
-        n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
-        pos += 2;
-        if (n === -1) {
-          item = null;
-        } else {
-          if (n < 0) throw new InvalidValue(`MetadataRequest.streams: negative length ${n}`);
-          if (n > end - pos) throw new Truncated(`MetadataRequest.streams: ${n} bytes declared, ${end - pos} left`, pos + n);
-          item = utf8(data.subarray(pos, pos + n), "MetadataRequest.streams");
-          pos += n;
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: string | null;
+        {
+          let n: number;
+          if (end - pos < 2) throw new Truncated("MetadataRequest.streams: input ends", pos + 2);
+          n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
+          pos += 2;
+          if (n === -1) {
+            item = null;
+          } else {
+            if (n < 0) throw new InvalidValue(`MetadataRequest.streams: negative length ${n}`);
+            if (n > end - pos) throw new Truncated(`MetadataRequest.streams: ${n} bytes declared, ${end - pos} left`, pos + n);
+            item = utf8(data.subarray(pos, pos + n), "MetadataRequest.streams");
+            pos += n;
+          }
         }
+        items.push(item);
       }
-      items.push(item);
+    } catch (short) {
+      // The elements after the cut one take at least 2 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 2;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 2);
     }
     v_streams = items;
   }
@@ -3639,12 +3660,19 @@ function _decodeMetadataResponse(r: Reader, end: number, ctx: Context | undefine
     pos += 4;
     if (count < 0) throw new InvalidValue(`MetadataResponse.brokers: negative count ${count}`);
     if (count * 8 > end - pos) throw new Truncated(`MetadataResponse.brokers: ${count} elements declared, ${end - pos} bytes left`, pos + count * 8);
-    for (let i = 0; i < count; i++) {
-      let item: Broker;
-      r.pos = pos;
-      item = _decodeBroker(r, end, ctx);
-      pos = r.pos;
-      items.push(item);
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: Broker;
+        r.pos = pos;
+        item = _decodeBroker(r, end, ctx);
+        pos = r.pos;
+        items.push(item);
+      }
+    } catch (short) {
+      // The elements after the cut one take at least 8 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 8;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 8);
     }
     v_brokers = items;
   }
@@ -3658,12 +3686,19 @@ function _decodeMetadataResponse(r: Reader, end: number, ctx: Context | undefine
     pos += 4;
     if (count < 0) throw new InvalidValue(`MetadataResponse.stream_metadata: negative count ${count}`);
     if (count * 10 > end - pos) throw new Truncated(`MetadataResponse.stream_metadata: ${count} elements declared, ${end - pos} bytes left`, pos + count * 10);
-    for (let i = 0; i < count; i++) {
-      let item: StreamMetadata;
-      r.pos = pos;
-      item = _decodeStreamMetadata(r, end, ctx);
-      pos = r.pos;
-      items.push(item);
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: StreamMetadata;
+        r.pos = pos;
+        item = _decodeStreamMetadata(r, end, ctx);
+        pos = r.pos;
+        items.push(item);
+      }
+    } catch (short) {
+      // The elements after the cut one take at least 10 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 10;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 10);
     }
     v_streamMetadata = items;
   }
@@ -3703,23 +3738,30 @@ function _decodeSaslHandshakeResponse(r: Reader, end: number, ctx: Context | und
     pos += 4;
     if (count < 0) throw new InvalidValue(`SaslHandshakeResponse.mechanisms: negative count ${count}`);
     if (count * 2 > end - pos) throw new Truncated(`SaslHandshakeResponse.mechanisms: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
-    for (let i = 0; i < count; i++) {
-      let item: string | null;
-      {
-        let n: number;
-        if (end - pos < 2) throw new Truncated("SaslHandshakeResponse.mechanisms: input ends", pos + 2);
-        n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
-        pos += 2;
-        if (n === -1) {
-          item = null;
-        } else {
-          if (n < 0) throw new InvalidValue(`SaslHandshakeResponse.mechanisms: negative length ${n}`);
-          if (n > end - pos) throw new Truncated(`SaslHandshakeResponse.mechanisms: ${n} bytes declared, ${end - pos} left`, pos + n);
-          item = utf8(data.subarray(pos, pos + n), "SaslHandshakeResponse.mechanisms");
-          pos += n;
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: string | null;
+        {
+          let n: number;
+          if (end - pos < 2) throw new Truncated("SaslHandshakeResponse.mechanisms: input ends", pos + 2);
+          n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
+          pos += 2;
+          if (n === -1) {
+            item = null;
+          } else {
+            if (n < 0) throw new InvalidValue(`SaslHandshakeResponse.mechanisms: negative length ${n}`);
+            if (n > end - pos) throw new Truncated(`SaslHandshakeResponse.mechanisms: ${n} bytes declared, ${end - pos} left`, pos + n);
+            item = utf8(data.subarray(pos, pos + n), "SaslHandshakeResponse.mechanisms");
+            pos += n;
+          }
         }
+        items.push(item);
       }
-      items.push(item);
+    } catch (short) {
+      // The elements after the cut one take at least 2 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 2;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 2);
     }
     v_mechanisms = items;
   }
@@ -3926,12 +3968,19 @@ function _decodePeerPropertiesRequest(r: Reader, end: number, ctx: Context | und
     pos += 4;
     if (count < 0) throw new InvalidValue(`PeerPropertiesRequest.peer_properties: negative count ${count}`);
     if (count * 4 > end - pos) throw new Truncated(`PeerPropertiesRequest.peer_properties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
-    for (let i = 0; i < count; i++) {
-      let item: Property;
-      r.pos = pos;
-      item = _decodeProperty(r, end, ctx);
-      pos = r.pos;
-      items.push(item);
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: Property;
+        r.pos = pos;
+        item = _decodeProperty(r, end, ctx);
+        pos = r.pos;
+        items.push(item);
+      }
+    } catch (short) {
+      // The elements after the cut one take at least 4 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 4;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 4);
     }
     v_peerProperties = items;
   }
@@ -3959,12 +4008,19 @@ function _decodePeerPropertiesResponse(r: Reader, end: number, ctx: Context | un
     pos += 4;
     if (count < 0) throw new InvalidValue(`PeerPropertiesResponse.peer_properties: negative count ${count}`);
     if (count * 4 > end - pos) throw new Truncated(`PeerPropertiesResponse.peer_properties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
-    for (let i = 0; i < count; i++) {
-      let item: Property;
-      r.pos = pos;
-      item = _decodeProperty(r, end, ctx);
-      pos = r.pos;
-      items.push(item);
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: Property;
+        r.pos = pos;
+        item = _decodeProperty(r, end, ctx);
+        pos = r.pos;
+        items.push(item);
+      }
+    } catch (short) {
+      // The elements after the cut one take at least 4 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 4;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 4);
     }
     v_peerProperties = items;
   }
@@ -4115,12 +4171,19 @@ function _decodeCreateRequest(r: Reader, end: number, ctx: Context | undefined):
     pos += 4;
     if (count < 0) throw new InvalidValue(`CreateRequest.arguments: negative count ${count}`);
     if (count * 4 > end - pos) throw new Truncated(`CreateRequest.arguments: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
-    for (let i = 0; i < count; i++) {
-      let item: Property;
-      r.pos = pos;
-      item = _decodeProperty(r, end, ctx);
-      pos = r.pos;
-      items.push(item);
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: Property;
+        r.pos = pos;
+        item = _decodeProperty(r, end, ctx);
+        pos = r.pos;
+        items.push(item);
+      }
+    } catch (short) {
+      // The elements after the cut one take at least 4 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 4;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 4);
     }
     v_arguments = items;
   }

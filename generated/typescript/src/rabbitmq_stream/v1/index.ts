@@ -5409,12 +5409,19 @@ function _decodePublish(r: Reader, end: number, ctx: Context | undefined): Publi
     pos += 4;
     if (count < 0) throw new InvalidValue(`Publish.published_messages: negative count ${count}`);
     if (count * 12 > end - pos) throw new Truncated(`Publish.published_messages: ${count} elements declared, ${end - pos} bytes left`, pos + count * 12);
-    for (let i = 0; i < count; i++) {
-      let item: PublishedMessage;
-      r.pos = pos;
-      item = _decodePublishedMessage(r, end, ctx);
-      pos = r.pos;
-      items.push(item);
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: PublishedMessage;
+        r.pos = pos;
+        item = _decodePublishedMessage(r, end, ctx);
+        pos = r.pos;
+        items.push(item);
+      }
+    } catch (short) {
+      // The elements after the cut one take at least 12 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 12;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 12);
     }
     v_publishedMessages = items;
   }
@@ -5440,12 +5447,19 @@ function _decodePublishV2(r: Reader, end: number, ctx: Context | undefined): Pub
     pos += 4;
     if (count < 0) throw new InvalidValue(`PublishV2.published_messages: negative count ${count}`);
     if (count * 14 > end - pos) throw new Truncated(`PublishV2.published_messages: ${count} elements declared, ${end - pos} bytes left`, pos + count * 14);
-    for (let i = 0; i < count; i++) {
-      let item: PublishedMessageV2;
-      r.pos = pos;
-      item = _decodePublishedMessageV2(r, end, ctx);
-      pos = r.pos;
-      items.push(item);
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: PublishedMessageV2;
+        r.pos = pos;
+        item = _decodePublishedMessageV2(r, end, ctx);
+        pos = r.pos;
+        items.push(item);
+      }
+    } catch (short) {
+      // The elements after the cut one take at least 14 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 14;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 14);
     }
     v_publishedMessages = items;
   }
@@ -5502,12 +5516,19 @@ function _decodePublishError(r: Reader, end: number, ctx: Context | undefined): 
     pos += 4;
     if (count < 0) throw new InvalidValue(`PublishError.publishing_errors: negative count ${count}`);
     if (count * 10 > end - pos) throw new Truncated(`PublishError.publishing_errors: ${count} elements declared, ${end - pos} bytes left`, pos + count * 10);
-    for (let i = 0; i < count; i++) {
-      let item: PublishingError;
-      r.pos = pos;
-      item = _decodePublishingError(r, end, ctx);
-      pos = r.pos;
-      items.push(item);
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: PublishingError;
+        r.pos = pos;
+        item = _decodePublishingError(r, end, ctx);
+        pos = r.pos;
+        items.push(item);
+      }
+    } catch (short) {
+      // The elements after the cut one take at least 10 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 10;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 10);
     }
     v_publishingErrors = items;
   }
@@ -5649,12 +5670,19 @@ function _decodeSubscribeRequest(r: Reader, end: number, ctx: Context | undefine
     pos += 4;
     if (count < 0) throw new InvalidValue(`SubscribeRequest.properties: negative count ${count}`);
     if (count * 4 > end - pos) throw new Truncated(`SubscribeRequest.properties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
-    for (let i = 0; i < count; i++) {
-      let item: Property;
-      r.pos = pos;
-      item = _decodeProperty(r, end, ctx);
-      pos = r.pos;
-      items.push(item);
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: Property;
+        r.pos = pos;
+        item = _decodeProperty(r, end, ctx);
+        pos = r.pos;
+        items.push(item);
+      }
+    } catch (short) {
+      // The elements after the cut one take at least 4 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 4;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 4);
     }
     v_properties = items;
   }
@@ -5906,12 +5934,19 @@ function _decodeCreateRequest(r: Reader, end: number, ctx: Context | undefined):
     pos += 4;
     if (count < 0) throw new InvalidValue(`CreateRequest.arguments: negative count ${count}`);
     if (count * 4 > end - pos) throw new Truncated(`CreateRequest.arguments: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
-    for (let i = 0; i < count; i++) {
-      let item: Property;
-      r.pos = pos;
-      item = _decodeProperty(r, end, ctx);
-      pos = r.pos;
-      items.push(item);
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: Property;
+        r.pos = pos;
+        item = _decodeProperty(r, end, ctx);
+        pos = r.pos;
+        items.push(item);
+      }
+    } catch (short) {
+      // The elements after the cut one take at least 4 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 4;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 4);
     }
     v_arguments = items;
   }
@@ -5993,23 +6028,30 @@ function _decodeMetadataRequest(r: Reader, end: number, ctx: Context | undefined
     pos += 4;
     if (count < 0) throw new InvalidValue(`MetadataRequest.streams: negative count ${count}`);
     if (count * 2 > end - pos) throw new Truncated(`MetadataRequest.streams: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
-    for (let i = 0; i < count; i++) {
-      let item: string | null;
-      {
-        let n: number;
-        if (end - pos < 2) throw new Truncated("MetadataRequest.streams: input ends", pos + 2);
-        n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
-        pos += 2;
-        if (n === -1) {
-          item = null;
-        } else {
-          if (n < 0) throw new InvalidValue(`MetadataRequest.streams: negative length ${n}`);
-          if (n > end - pos) throw new Truncated(`MetadataRequest.streams: ${n} bytes declared, ${end - pos} left`, pos + n);
-          item = utf8(data.subarray(pos, pos + n), "MetadataRequest.streams");
-          pos += n;
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: string | null;
+        {
+          let n: number;
+          if (end - pos < 2) throw new Truncated("MetadataRequest.streams: input ends", pos + 2);
+          n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
+          pos += 2;
+          if (n === -1) {
+            item = null;
+          } else {
+            if (n < 0) throw new InvalidValue(`MetadataRequest.streams: negative length ${n}`);
+            if (n > end - pos) throw new Truncated(`MetadataRequest.streams: ${n} bytes declared, ${end - pos} left`, pos + n);
+            item = utf8(data.subarray(pos, pos + n), "MetadataRequest.streams");
+            pos += n;
+          }
         }
+        items.push(item);
       }
-      items.push(item);
+    } catch (short) {
+      // The elements after the cut one take at least 2 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 2;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 2);
     }
     v_streams = items;
   }
@@ -6035,12 +6077,19 @@ function _decodeMetadataResponse(r: Reader, end: number, ctx: Context | undefine
     pos += 4;
     if (count < 0) throw new InvalidValue(`MetadataResponse.brokers: negative count ${count}`);
     if (count * 8 > end - pos) throw new Truncated(`MetadataResponse.brokers: ${count} elements declared, ${end - pos} bytes left`, pos + count * 8);
-    for (let i = 0; i < count; i++) {
-      let item: Broker;
-      r.pos = pos;
-      item = _decodeBroker(r, end, ctx);
-      pos = r.pos;
-      items.push(item);
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: Broker;
+        r.pos = pos;
+        item = _decodeBroker(r, end, ctx);
+        pos = r.pos;
+        items.push(item);
+      }
+    } catch (short) {
+      // The elements after the cut one take at least 8 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 8;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 8);
     }
     v_brokers = items;
   }
@@ -6054,12 +6103,19 @@ function _decodeMetadataResponse(r: Reader, end: number, ctx: Context | undefine
     pos += 4;
     if (count < 0) throw new InvalidValue(`MetadataResponse.stream_metadata: negative count ${count}`);
     if (count * 10 > end - pos) throw new Truncated(`MetadataResponse.stream_metadata: ${count} elements declared, ${end - pos} bytes left`, pos + count * 10);
-    for (let i = 0; i < count; i++) {
-      let item: StreamMetadata;
-      r.pos = pos;
-      item = _decodeStreamMetadata(r, end, ctx);
-      pos = r.pos;
-      items.push(item);
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: StreamMetadata;
+        r.pos = pos;
+        item = _decodeStreamMetadata(r, end, ctx);
+        pos = r.pos;
+        items.push(item);
+      }
+    } catch (short) {
+      // The elements after the cut one take at least 10 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 10;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 10);
     }
     v_streamMetadata = items;
   }
@@ -6113,12 +6169,19 @@ function _decodePeerPropertiesRequest(r: Reader, end: number, ctx: Context | und
     pos += 4;
     if (count < 0) throw new InvalidValue(`PeerPropertiesRequest.peer_properties: negative count ${count}`);
     if (count * 4 > end - pos) throw new Truncated(`PeerPropertiesRequest.peer_properties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
-    for (let i = 0; i < count; i++) {
-      let item: Property;
-      r.pos = pos;
-      item = _decodeProperty(r, end, ctx);
-      pos = r.pos;
-      items.push(item);
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: Property;
+        r.pos = pos;
+        item = _decodeProperty(r, end, ctx);
+        pos = r.pos;
+        items.push(item);
+      }
+    } catch (short) {
+      // The elements after the cut one take at least 4 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 4;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 4);
     }
     v_peerProperties = items;
   }
@@ -6146,12 +6209,19 @@ function _decodePeerPropertiesResponse(r: Reader, end: number, ctx: Context | un
     pos += 4;
     if (count < 0) throw new InvalidValue(`PeerPropertiesResponse.peer_properties: negative count ${count}`);
     if (count * 4 > end - pos) throw new Truncated(`PeerPropertiesResponse.peer_properties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
-    for (let i = 0; i < count; i++) {
-      let item: Property;
-      r.pos = pos;
-      item = _decodeProperty(r, end, ctx);
-      pos = r.pos;
-      items.push(item);
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: Property;
+        r.pos = pos;
+        item = _decodeProperty(r, end, ctx);
+        pos = r.pos;
+        items.push(item);
+      }
+    } catch (short) {
+      // The elements after the cut one take at least 4 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 4;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 4);
     }
     v_peerProperties = items;
   }
@@ -6191,23 +6261,30 @@ function _decodeSaslHandshakeResponse(r: Reader, end: number, ctx: Context | und
     pos += 4;
     if (count < 0) throw new InvalidValue(`SaslHandshakeResponse.mechanisms: negative count ${count}`);
     if (count * 2 > end - pos) throw new Truncated(`SaslHandshakeResponse.mechanisms: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
-    for (let i = 0; i < count; i++) {
-      let item: string | null;
-      {
-        let n: number;
-        if (end - pos < 2) throw new Truncated("SaslHandshakeResponse.mechanisms: input ends", pos + 2);
-        n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
-        pos += 2;
-        if (n === -1) {
-          item = null;
-        } else {
-          if (n < 0) throw new InvalidValue(`SaslHandshakeResponse.mechanisms: negative length ${n}`);
-          if (n > end - pos) throw new Truncated(`SaslHandshakeResponse.mechanisms: ${n} bytes declared, ${end - pos} left`, pos + n);
-          item = utf8(data.subarray(pos, pos + n), "SaslHandshakeResponse.mechanisms");
-          pos += n;
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: string | null;
+        {
+          let n: number;
+          if (end - pos < 2) throw new Truncated("SaslHandshakeResponse.mechanisms: input ends", pos + 2);
+          n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
+          pos += 2;
+          if (n === -1) {
+            item = null;
+          } else {
+            if (n < 0) throw new InvalidValue(`SaslHandshakeResponse.mechanisms: negative length ${n}`);
+            if (n > end - pos) throw new Truncated(`SaslHandshakeResponse.mechanisms: ${n} bytes declared, ${end - pos} left`, pos + n);
+            item = utf8(data.subarray(pos, pos + n), "SaslHandshakeResponse.mechanisms");
+            pos += n;
+          }
         }
+        items.push(item);
       }
-      items.push(item);
+    } catch (short) {
+      // The elements after the cut one take at least 2 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 2;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 2);
     }
     v_mechanisms = items;
   }
@@ -6359,12 +6436,19 @@ function _decodeOpenResponse(r: Reader, end: number, ctx: Context | undefined): 
     pos += 4;
     if (count < 0) throw new InvalidValue(`OpenResponse.connection_properties: negative count ${count}`);
     if (count * 4 > end - pos) throw new Truncated(`OpenResponse.connection_properties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
-    for (let i = 0; i < count; i++) {
-      let item: Property;
-      r.pos = pos;
-      item = _decodeProperty(r, end, ctx);
-      pos = r.pos;
-      items.push(item);
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: Property;
+        r.pos = pos;
+        item = _decodeProperty(r, end, ctx);
+        pos = r.pos;
+        items.push(item);
+      }
+    } catch (short) {
+      // The elements after the cut one take at least 4 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 4;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 4);
     }
     v_connectionProperties = items;
   }
@@ -6487,23 +6571,30 @@ function _decodeRouteResponse(r: Reader, end: number, ctx: Context | undefined):
     pos += 4;
     if (count < 0) throw new InvalidValue(`RouteResponse.streams: negative count ${count}`);
     if (count * 2 > end - pos) throw new Truncated(`RouteResponse.streams: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
-    for (let i = 0; i < count; i++) {
-      let item: string | null;
-      {
-        let n: number;
-        if (end - pos < 2) throw new Truncated("RouteResponse.streams: input ends", pos + 2);
-        n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
-        pos += 2;
-        if (n === -1) {
-          item = null;
-        } else {
-          if (n < 0) throw new InvalidValue(`RouteResponse.streams: negative length ${n}`);
-          if (n > end - pos) throw new Truncated(`RouteResponse.streams: ${n} bytes declared, ${end - pos} left`, pos + n);
-          item = utf8(data.subarray(pos, pos + n), "RouteResponse.streams");
-          pos += n;
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: string | null;
+        {
+          let n: number;
+          if (end - pos < 2) throw new Truncated("RouteResponse.streams: input ends", pos + 2);
+          n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
+          pos += 2;
+          if (n === -1) {
+            item = null;
+          } else {
+            if (n < 0) throw new InvalidValue(`RouteResponse.streams: negative length ${n}`);
+            if (n > end - pos) throw new Truncated(`RouteResponse.streams: ${n} bytes declared, ${end - pos} left`, pos + n);
+            item = utf8(data.subarray(pos, pos + n), "RouteResponse.streams");
+            pos += n;
+          }
         }
+        items.push(item);
       }
-      items.push(item);
+    } catch (short) {
+      // The elements after the cut one take at least 2 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 2;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 2);
     }
     v_streams = items;
   }
@@ -6559,23 +6650,30 @@ function _decodePartitionsResponse(r: Reader, end: number, ctx: Context | undefi
     pos += 4;
     if (count < 0) throw new InvalidValue(`PartitionsResponse.streams: negative count ${count}`);
     if (count * 2 > end - pos) throw new Truncated(`PartitionsResponse.streams: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
-    for (let i = 0; i < count; i++) {
-      let item: string | null;
-      {
-        let n: number;
-        if (end - pos < 2) throw new Truncated("PartitionsResponse.streams: input ends", pos + 2);
-        n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
-        pos += 2;
-        if (n === -1) {
-          item = null;
-        } else {
-          if (n < 0) throw new InvalidValue(`PartitionsResponse.streams: negative length ${n}`);
-          if (n > end - pos) throw new Truncated(`PartitionsResponse.streams: ${n} bytes declared, ${end - pos} left`, pos + n);
-          item = utf8(data.subarray(pos, pos + n), "PartitionsResponse.streams");
-          pos += n;
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: string | null;
+        {
+          let n: number;
+          if (end - pos < 2) throw new Truncated("PartitionsResponse.streams: input ends", pos + 2);
+          n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
+          pos += 2;
+          if (n === -1) {
+            item = null;
+          } else {
+            if (n < 0) throw new InvalidValue(`PartitionsResponse.streams: negative length ${n}`);
+            if (n > end - pos) throw new Truncated(`PartitionsResponse.streams: ${n} bytes declared, ${end - pos} left`, pos + n);
+            item = utf8(data.subarray(pos, pos + n), "PartitionsResponse.streams");
+            pos += n;
+          }
         }
+        items.push(item);
       }
-      items.push(item);
+    } catch (short) {
+      // The elements after the cut one take at least 2 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 2;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 2);
     }
     v_streams = items;
   }
@@ -6637,12 +6735,19 @@ function _decodeExchangeCommandVersionsRequest(r: Reader, end: number, ctx: Cont
     pos += 4;
     if (count < 0) throw new InvalidValue(`ExchangeCommandVersionsRequest.commands: negative count ${count}`);
     if (count * 6 > end - pos) throw new Truncated(`ExchangeCommandVersionsRequest.commands: ${count} elements declared, ${end - pos} bytes left`, pos + count * 6);
-    for (let i = 0; i < count; i++) {
-      let item: CommandVersion;
-      r.pos = pos;
-      item = _decodeCommandVersion(r, end, ctx);
-      pos = r.pos;
-      items.push(item);
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: CommandVersion;
+        r.pos = pos;
+        item = _decodeCommandVersion(r, end, ctx);
+        pos = r.pos;
+        items.push(item);
+      }
+    } catch (short) {
+      // The elements after the cut one take at least 6 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 6;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 6);
     }
     v_commands = items;
   }
@@ -6670,12 +6775,19 @@ function _decodeExchangeCommandVersionsResponse(r: Reader, end: number, ctx: Con
     pos += 4;
     if (count < 0) throw new InvalidValue(`ExchangeCommandVersionsResponse.commands: negative count ${count}`);
     if (count * 6 > end - pos) throw new Truncated(`ExchangeCommandVersionsResponse.commands: ${count} elements declared, ${end - pos} bytes left`, pos + count * 6);
-    for (let i = 0; i < count; i++) {
-      let item: CommandVersion;
-      r.pos = pos;
-      item = _decodeCommandVersion(r, end, ctx);
-      pos = r.pos;
-      items.push(item);
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: CommandVersion;
+        r.pos = pos;
+        item = _decodeCommandVersion(r, end, ctx);
+        pos = r.pos;
+        items.push(item);
+      }
+    } catch (short) {
+      // The elements after the cut one take at least 6 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 6;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 6);
     }
     v_commands = items;
   }
@@ -6731,12 +6843,19 @@ function _decodeStreamStatsResponse(r: Reader, end: number, ctx: Context | undef
     pos += 4;
     if (count < 0) throw new InvalidValue(`StreamStatsResponse.stats: negative count ${count}`);
     if (count * 10 > end - pos) throw new Truncated(`StreamStatsResponse.stats: ${count} elements declared, ${end - pos} bytes left`, pos + count * 10);
-    for (let i = 0; i < count; i++) {
-      let item: Statistic;
-      r.pos = pos;
-      item = _decodeStatistic(r, end, ctx);
-      pos = r.pos;
-      items.push(item);
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: Statistic;
+        r.pos = pos;
+        item = _decodeStatistic(r, end, ctx);
+        pos = r.pos;
+        items.push(item);
+      }
+    } catch (short) {
+      // The elements after the cut one take at least 10 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 10;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 10);
     }
     v_stats = items;
   }
@@ -6778,23 +6897,30 @@ function _decodeCreateSuperStreamRequest(r: Reader, end: number, ctx: Context | 
     pos += 4;
     if (count < 0) throw new InvalidValue(`CreateSuperStreamRequest.partitions: negative count ${count}`);
     if (count * 2 > end - pos) throw new Truncated(`CreateSuperStreamRequest.partitions: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
-    for (let i = 0; i < count; i++) {
-      let item: string | null;
-      {
-        let n: number;
-        if (end - pos < 2) throw new Truncated("CreateSuperStreamRequest.partitions: input ends", pos + 2);
-        n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
-        pos += 2;
-        if (n === -1) {
-          item = null;
-        } else {
-          if (n < 0) throw new InvalidValue(`CreateSuperStreamRequest.partitions: negative length ${n}`);
-          if (n > end - pos) throw new Truncated(`CreateSuperStreamRequest.partitions: ${n} bytes declared, ${end - pos} left`, pos + n);
-          item = utf8(data.subarray(pos, pos + n), "CreateSuperStreamRequest.partitions");
-          pos += n;
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: string | null;
+        {
+          let n: number;
+          if (end - pos < 2) throw new Truncated("CreateSuperStreamRequest.partitions: input ends", pos + 2);
+          n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
+          pos += 2;
+          if (n === -1) {
+            item = null;
+          } else {
+            if (n < 0) throw new InvalidValue(`CreateSuperStreamRequest.partitions: negative length ${n}`);
+            if (n > end - pos) throw new Truncated(`CreateSuperStreamRequest.partitions: ${n} bytes declared, ${end - pos} left`, pos + n);
+            item = utf8(data.subarray(pos, pos + n), "CreateSuperStreamRequest.partitions");
+            pos += n;
+          }
         }
+        items.push(item);
       }
-      items.push(item);
+    } catch (short) {
+      // The elements after the cut one take at least 2 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 2;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 2);
     }
     v_partitions = items;
   }
@@ -6808,23 +6934,30 @@ function _decodeCreateSuperStreamRequest(r: Reader, end: number, ctx: Context | 
     pos += 4;
     if (count < 0) throw new InvalidValue(`CreateSuperStreamRequest.binding_keys: negative count ${count}`);
     if (count * 2 > end - pos) throw new Truncated(`CreateSuperStreamRequest.binding_keys: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
-    for (let i = 0; i < count; i++) {
-      let item: string | null;
-      {
-        let n: number;
-        if (end - pos < 2) throw new Truncated("CreateSuperStreamRequest.binding_keys: input ends", pos + 2);
-        n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
-        pos += 2;
-        if (n === -1) {
-          item = null;
-        } else {
-          if (n < 0) throw new InvalidValue(`CreateSuperStreamRequest.binding_keys: negative length ${n}`);
-          if (n > end - pos) throw new Truncated(`CreateSuperStreamRequest.binding_keys: ${n} bytes declared, ${end - pos} left`, pos + n);
-          item = utf8(data.subarray(pos, pos + n), "CreateSuperStreamRequest.binding_keys");
-          pos += n;
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: string | null;
+        {
+          let n: number;
+          if (end - pos < 2) throw new Truncated("CreateSuperStreamRequest.binding_keys: input ends", pos + 2);
+          n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
+          pos += 2;
+          if (n === -1) {
+            item = null;
+          } else {
+            if (n < 0) throw new InvalidValue(`CreateSuperStreamRequest.binding_keys: negative length ${n}`);
+            if (n > end - pos) throw new Truncated(`CreateSuperStreamRequest.binding_keys: ${n} bytes declared, ${end - pos} left`, pos + n);
+            item = utf8(data.subarray(pos, pos + n), "CreateSuperStreamRequest.binding_keys");
+            pos += n;
+          }
         }
+        items.push(item);
       }
-      items.push(item);
+    } catch (short) {
+      // The elements after the cut one take at least 2 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 2;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 2);
     }
     v_bindingKeys = items;
   }
@@ -6838,12 +6971,19 @@ function _decodeCreateSuperStreamRequest(r: Reader, end: number, ctx: Context | 
     pos += 4;
     if (count < 0) throw new InvalidValue(`CreateSuperStreamRequest.arguments: negative count ${count}`);
     if (count * 4 > end - pos) throw new Truncated(`CreateSuperStreamRequest.arguments: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
-    for (let i = 0; i < count; i++) {
-      let item: Property;
-      r.pos = pos;
-      item = _decodeProperty(r, end, ctx);
-      pos = r.pos;
-      items.push(item);
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: Property;
+        r.pos = pos;
+        item = _decodeProperty(r, end, ctx);
+        pos = r.pos;
+        items.push(item);
+      }
+    } catch (short) {
+      // The elements after the cut one take at least 4 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 4;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 4);
     }
     v_arguments = items;
   }

@@ -131,6 +131,10 @@ export class ClientHello {
 
   /** @internal */
   _msgpack(): unknown[] {
+    if (this.version < 0n || this.version > 0xffffffffffffffffn) throw new EncodeError(`ClientHello.version: ${this.version} is outside 0..0xffffffffffffffff`);
+    for (const item of this.extensions) {
+      if (item < 0n || item > 0xffffffffffffffffn) throw new EncodeError(`ClientHello.extensions: ${item} is outside 0..0xffffffffffffffff`);
+    }
     return [1, this.version, this.extensions];
   }
 }
@@ -189,6 +193,10 @@ export class ServerHello {
 
   /** @internal */
   _msgpack(): unknown[] {
+    if (this.version < 0n || this.version > 0xffffffffffffffffn) throw new EncodeError(`ServerHello.version: ${this.version} is outside 0..0xffffffffffffffff`);
+    for (const item of this.extensions) {
+      if (item < 0n || item > 0xffffffffffffffffn) throw new EncodeError(`ServerHello.extensions: ${item} is outside 0..0xffffffffffffffff`);
+    }
     return [2, this.version, this.extensions];
   }
 }
@@ -299,6 +307,8 @@ export class Subscribe {
 
   /** @internal */
   _msgpack(): unknown[] {
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`Subscribe.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
+    if (this.initialDemand < 0n || this.initialDemand > 0x7fffffffffffffffn) throw new EncodeError(`Subscribe.initial_demand: ${this.initialDemand} is outside 0..0x7fffffffffffffff`);
     return [4, this.publisher, this.subscriber, this.initialDemand];
   }
 }
@@ -350,6 +360,8 @@ export class Request {
 
   /** @internal */
   _msgpack(): unknown[] {
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`Request.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
+    if (this.demand < 0n || this.demand > 0x7fffffffffffffffn) throw new EncodeError(`Request.demand: ${this.demand} is outside 0..0x7fffffffffffffff`);
     return [5, this.subscriber, this.demand];
   }
 }
@@ -395,6 +407,7 @@ export class Cancel {
 
   /** @internal */
   _msgpack(): unknown[] {
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`Cancel.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
     return [6, this.subscriber];
   }
 }
@@ -446,6 +459,8 @@ export class Subscribed {
 
   /** @internal */
   _msgpack(): unknown[] {
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`Subscribed.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
+    if (this.elementSize < 0n || this.elementSize > 0xffffffffffffffffn) throw new EncodeError(`Subscribed.element_size: ${this.elementSize} is outside 0..0xffffffffffffffff`);
     return [7, this.subscriber, this.elementSize];
   }
 }
@@ -506,6 +521,7 @@ export class OnNext {
 
   /** @internal */
   _msgpack(): unknown[] {
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`OnNext.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
     return [8, this.subscriber, this.element];
   }
 }
@@ -551,6 +567,7 @@ export class OnComplete {
 
   /** @internal */
   _msgpack(): unknown[] {
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`OnComplete.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
     return [9, this.subscriber];
   }
 }
@@ -606,6 +623,7 @@ export class OnError {
 
   /** @internal */
   _msgpack(): unknown[] {
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`OnError.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
     return [0xa, this.subscriber, this.error];
   }
 }
@@ -666,6 +684,7 @@ export class OnNextPacked {
 
   /** @internal */
   _msgpack(): unknown[] {
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`OnNextPacked.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
     return [0xb, this.subscriber, this.elements];
   }
 }
@@ -727,6 +746,8 @@ export class OnNextPart {
 
   /** @internal */
   _msgpack(): unknown[] {
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`OnNextPart.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
+    if (this.elementId < 0n || this.elementId > 0xffffffffffffffffn) throw new EncodeError(`OnNextPart.element_id: ${this.elementId} is outside 0..0xffffffffffffffff`);
     return [0xc, this.subscriber, this.elementId, this.data];
   }
 }
@@ -788,6 +809,8 @@ export class OnNextLastPart {
 
   /** @internal */
   _msgpack(): unknown[] {
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`OnNextLastPart.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
+    if (this.elementId < 0n || this.elementId > 0xffffffffffffffffn) throw new EncodeError(`OnNextLastPart.element_id: ${this.elementId} is outside 0..0xffffffffffffffff`);
     return [0xd, this.subscriber, this.elementId, this.data];
   }
 }
@@ -828,12 +851,19 @@ function _decodeClientHello(r: Reader, end: number, ctx: Context | undefined): C
       count = Number(big);
     }
     if (count * 1 > end - pos) throw new Truncated(`ClientHello.extensions: ${count} elements declared, ${end - pos} bytes left`, pos + count * 1);
-    for (let i = 0; i < count; i++) {
-      let item: bigint;
-      r.pos = pos;
-      item = readVarint(r, end);
-      pos = r.pos;
-      items.push(item);
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: bigint;
+        r.pos = pos;
+        item = readVarint(r, end);
+        pos = r.pos;
+        items.push(item);
+      }
+    } catch (short) {
+      // The elements after the cut one take at least 1 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 1;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 1);
     }
     v_extensions = items;
   }
@@ -862,12 +892,19 @@ function _decodeServerHello(r: Reader, end: number, ctx: Context | undefined): S
       count = Number(big);
     }
     if (count * 1 > end - pos) throw new Truncated(`ServerHello.extensions: ${count} elements declared, ${end - pos} bytes left`, pos + count * 1);
-    for (let i = 0; i < count; i++) {
-      let item: bigint;
-      r.pos = pos;
-      item = readVarint(r, end);
-      pos = r.pos;
-      items.push(item);
+    try {
+      for (let i = 0; i < count; i++) {
+        let item: bigint;
+        r.pos = pos;
+        item = readVarint(r, end);
+        pos = r.pos;
+        items.push(item);
+      }
+    } catch (short) {
+      // The elements after the cut one take at least 1 byte(s) each (as in Python).
+      if (!(short instanceof Truncated)) throw short;
+      const rest = (count - items.length - 1) * 1;
+      throw new Truncated(short.message, short.needed ? short.needed + rest : pos + rest + 1);
     }
     v_extensions = items;
   }

@@ -1480,6 +1480,7 @@ export class UnknownFrame {
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     const flags = this.flags;
+    if (!Number.isInteger(flags) || flags < 0 || flags > 0x3ff) throw new EncodeError(`UnknownFrame.flags: ${flags} is outside 0..0x3ff`);
     {
       w.ensure(6);
       const at = w.pos;
