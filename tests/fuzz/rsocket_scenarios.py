@@ -96,7 +96,7 @@ def _server_after(version: str, setup: ClientSetup, limits: Limits,
 
     def build() -> Run:
         client = RSocketConnection("client", version, setup=setup)
-        server = RSocketConnection("server", version, limits=limits)
+        server = RSocketConnection("server", version, limits=limits, leasing=setup.lease)
         client.connect()
         if requests:
             client.request_stream(b"stream", initial_n=4)
@@ -118,7 +118,7 @@ def _client_after(version: str, setup: ClientSetup, limits: Limits, lease: bool)
 
     def build() -> Run:
         client = RSocketConnection("client", version, setup=setup, limits=limits)
-        server = RSocketConnection("server", version)
+        server = RSocketConnection("server", version, leasing=lease)
         client.connect()
         hello = client.data_to_send()
         events = server.receive_data(hello)
