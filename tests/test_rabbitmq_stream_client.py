@@ -80,6 +80,7 @@ from wirestream.runtime.rabbitmq_stream.amqp import (
     AmqpDecodeError,
     AmqpMessage,
     Properties,
+    decode_body,
     decode_message,
     encode_body,
     encode_message,
@@ -526,6 +527,37 @@ def test_send_many_is_awaitable_and_gives_each_message_its_own_publishing_id() -
                     messages = await read(consumer, 20)
         assert [m.body for m in messages] == bodies
         assert [m.offset for m in messages] == list(range(20))
+
+    run(main())
+
+
+def test_next_run_hands_over_consecutive_records_a_chunk_at_a_time_mixed_with_async_for() -> None:
+    """PROTOCOL.adoc, Deliver: a chunk's records in order.  ``next_run`` gives them as
+    runs (first offset, chunk timestamp, records) of at most ``limit``, never across a
+    chunk; ``async for`` continues where a run stopped, and the reverse."""
+
+    async def main() -> None:
+        async with await connect(URI) as client, fresh_stream(client) as stream:
+            producer = await client.producer(stream)
+            for first in range(0, 30, 10):  # three send_many: (usually) three chunks
+                await (await producer.send_many([b"r%d" % i for i in range(first, first + 10)]))
+            async with await client.consumer(stream, 3) as consumer:  # mid-chunk start
+                runs = [await consumer.next_run(4)]
+                singles = await read(consumer, 2)
+                while sum(len(run[2]) for run in runs) + 2 < 27:
+                    runs.append(await consumer.next_run(1000))
+                with pytest.raises(ValueError):
+                    await consumer.next_run(0)
+        offsets: list[int] = []
+        for first, timestamp, records in runs:
+            assert timestamp > 0 and 0 < len(records)
+            offsets.extend(range(first, first + len(records)))
+            assert [decode_body(r) for r in records] == [
+                b"r%d" % o for o in offsets[-len(records) :]
+            ]
+        assert runs[0][0] == 3 and len(runs[0][2]) <= 4
+        assert [m.offset for m in singles] == [runs[0][0] + len(runs[0][2]) + i for i in (0, 1)]
+        assert sorted(offsets + [m.offset for m in singles]) == list(range(3, 30))
 
     run(main())
 

@@ -192,3 +192,115 @@ def test_round_trip_msgpack_map_into_schema_keeps_every_value(tick: dict[str, ob
     ts = tick["ts"]
     assert isinstance(ts, msgpack.Timestamp)
     assert row == (tick["symbol"], tick["price"], tick["qty"], ts.to_datetime())
+
+
+# --- the column-wise path (PayloadDecoder.array) gives exactly what the row path gives ---
+
+NESTED = StructType(
+    [
+        StructField("symbol", StringType()),
+        StructField("price", DoubleType()),
+        StructField("qty", LongType()),
+        StructField("ts", TimestampType()),
+        StructField("tags", ArrayType(StringType())),
+        StructField("extra", MapType(StringType(), LongType())),
+        StructField("raw", BinaryType()),
+    ]
+)
+_values = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**63), max_value=2**64 - 1),
+    st.floats(allow_nan=False),
+    st.text(max_size=4),
+    st.binary(max_size=4),
+    st.datetimes(timezones=st.just(UTC)),
+    st.lists(st.text(max_size=2), max_size=2),
+    st.dictionaries(st.text(max_size=2), st.integers(-5, 5), max_size=2),
+)
+_good = st.fixed_dictionaries(
+    {},
+    optional={
+        "symbol": st.text(max_size=4),
+        "price": st.one_of(st.floats(allow_nan=False), st.integers(-(2**53), 2**53)),
+        "qty": st.integers(-(2**63), 2**63 - 1),
+        "ts": st.datetimes(timezones=st.just(UTC)),
+        "tags": st.lists(st.text(max_size=2), max_size=3),
+        "extra": st.dictionaries(st.text(max_size=2), st.integers(-5, 5), max_size=2),
+        "raw": st.binary(max_size=4),
+    },
+)
+_any_map = st.dictionaries(st.sampled_from([f.name for f in NESTED.fields]), _values)
+_payloads = st.lists(
+    st.one_of(
+        _good.map(lambda m: msgpack.packb(m, datetime=True)),
+        _good.map(lambda m: msgpack.packb(m, datetime=True)),
+        _any_map.map(lambda m: msgpack.packb(m, datetime=True)),
+        st.sampled_from([msgpack.packb(None), msgpack.packb([1]), b"\xc1", b""]),
+    ),
+    max_size=8,
+)
+
+
+def _row_path(decode: PayloadDecoder, raws: list[bytes]) -> object:
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    arrow_type = to_arrow_type(decode.data_type, timezone="UTC")
+    try:
+        return pa.array([decode(raw, f"#{i}") for i, raw in enumerate(raws)], arrow_type)
+    except PayloadError as error:
+        return str(error)
+
+
+def _column_path(decode: PayloadDecoder, raws: list[bytes]) -> object:
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    arrow_type = to_arrow_type(decode.data_type, timezone="UTC")
+    try:
+        return decode.array(raws, arrow_type, lambda i: f"#{i}")
+    except PayloadError as error:
+        return str(error)
+
+
+@given(_payloads, st.sampled_from(["fail", "null"]))
+def test_payload_column_path_equals_the_row_path_for_any_msgpack_payloads(
+    raws: list[bytes], on_bad: str
+) -> None:
+    decode = decoder(NESTED, payloadFormat="msgpack", onBadPayload=on_bad)
+    assert _column_path(decode, raws) == _row_path(decode, raws)
+
+
+@given(st.lists(st.one_of(st.binary(max_size=6), st.text(max_size=4).map(str.encode)), max_size=8))
+def test_payload_column_path_equals_the_row_path_for_utf8_json_and_bytes(raws: list[bytes]) -> None:
+    as_json = [
+        json.dumps({"symbol": raw.decode("latin-1"), "qty": len(raw)}).encode() for raw in raws
+    ]
+    for decode, given_raws in [
+        (decoder(None, payloadFormat="utf8", onBadPayload="null"), raws),
+        (decoder(StringType(), payloadFormat="utf8"), raws),
+        (decoder(BinaryType()), raws),
+        (decoder(TICK, payloadFormat="json"), as_json + raws),
+    ]:
+        if decode.data_type is None:
+            decode.data_type = StringType()
+        assert _column_path(decode, given_raws) == _row_path(decode, given_raws)
+
+
+def test_payload_column_path_takes_the_fast_path_for_ticks_and_keeps_nulls() -> None:
+    raws = [msgpack.packb({"symbol": "ACME", "price": 1.5, "qty": 3,
+                           "ts": msgpack.Timestamp(1, 0)}), msgpack.packb(None)]  # fmt: skip
+    column = _column_path(decoder(payloadFormat="msgpack"), raws)
+    assert column == _row_path(decoder(payloadFormat="msgpack"), raws)
+    assert column.to_pylist() == [  # type: ignore[attr-defined]
+        {"symbol": "ACME", "price": 1.5, "qty": 3,
+         "ts": datetime.datetime(1970, 1, 1, 0, 0, 1, tzinfo=UTC)},
+        None,
+    ]  # fmt: skip
+
+
+def test_a_number_beyond_any_timestamp_is_a_bad_payload_not_an_overflow() -> None:
+    raw = msgpack.packb({"ts": 1e300})
+    with pytest.raises(PayloadError, match="seconds is not a timestamp Spark can hold"):
+        decoder(payloadFormat="msgpack")(raw, "offset 7")
+    assert decoder(payloadFormat="msgpack", onBadPayload="null")(raw) is None

@@ -732,6 +732,38 @@ def test_spark_query_gets_each_item_once_in_order_with_demand_per_micro_batch(
 
 
 @pytest.mark.spark
+def test_spark_prefetch_grants_the_next_budget_while_a_batch_runs_and_stays_within_two(
+    spark: SparkSession, make_server: Callable[..., Server], tmp_path: Path
+) -> None:
+    budget = 40
+    server = make_server()  # as fast as demand allows
+    batches = run_query(
+        spark,
+        "rsocket",
+        {"uri": server.url, "maxRecordsPerTrigger": str(budget), "maxWaitMs": "2000",
+         "prefetch": "true", "payloadFormat": "msgpack", "payloadSchema": "n long"},  # fmt: skip
+        until=lambda done: total_rows(done) >= 200,
+        checkpoint=tmp_path / "checkpoint",
+        numbers=server.numbers,
+    )
+    rows = [row for batch in batches for row in batch.rows]
+    assert [row.seq for row in rows] == list(range(len(rows)))  # once each, in order
+    assert [row.payload.n for row in rows] == list(range(len(rows)))
+    end, ahead = 0, []
+    for batch in batches:
+        end += len(batch.rows)
+        ahead.append(batch.emitted - end)
+        # Granted but not planned is at most a budget, so at most one budget beyond
+        # the running batch's end: two beyond what Spark had finished before it.
+        assert batch.emitted - end <= budget, (batch, end)
+    # The overlap itself: while full batches ran, the publisher produced the next one
+    # (without prefetch a full batch leaves no demand: emitted - end <= 0).
+    full = [a for a, batch in zip(ahead, batches) if len(batch.rows) == budget]
+    assert full and max(full) > 0, ahead
+    server.log.assert_bounded_by(budget)
+
+
+@pytest.mark.spark
 def test_spark_query_reads_a_channel_with_route_metadata_and_utf8(
     spark: SparkSession, make_server: Callable[..., Server], tmp_path: Path
 ) -> None:

@@ -19,7 +19,15 @@ Backpressure: demand per micro-batch
     with the budget as its initial demand).  It then waits until a budget's worth has
     arrived or ``maxWaitMs`` has passed (a slow publisher does not stall the trigger) and
     plans what arrived.  No demand is granted while Spark runs a batch, so the publisher
-    can be at most one budget ahead of Spark: Spark's pace is the backpressure.  The
+    can be at most one budget ahead of Spark: Spark's pace is the backpressure.
+
+    ``prefetch=true`` tops demand up as soon as a batch is planned instead, so the next
+    budget arrives while Spark runs this one: the publisher can then be two budgets ahead
+    of what Spark has finished (one running, one arriving), and neither the wire nor
+    Spark waits for the other.  It is the throughput choice (the wire and Spark overlap:
+    with the default they take turns, so a query moves at most about half the rate of
+    the slower of the two); the default keeps the tighter bound.  Granted but not yet
+    planned never exceeds one budget either way.  The
     items travel to the executors inside the batch's partitions (plain bytes: this works
     on a cluster); the executors decode the payloads (``wirestream.runtime.spark.payload``).
 
@@ -29,7 +37,8 @@ Delivery guarantee
       across restarts from the checkpoint.
     - Across restarts, at most once.  The stream has no replay: items held in the driver
       that were not part of a committed batch when the query stopped or crashed (the
-      batch being planned or run, at most a budget, and what was in flight) are lost.  A
+      batch being planned or run, at most a budget -- two with ``prefetch`` -- and what
+      was in flight) are lost.  A
       restarted query opens a new subscription; what the publisher sends on it (a fresh
       stream, a resumption) is the publisher's business.
     - ``failOnDataLoss`` (default true, Kafka's name): when a restarted query must re-run
@@ -38,8 +47,8 @@ Delivery guarantee
       ``seq`` range.  ``false`` logs it, runs that batch empty and goes on.
 
 Options every live source takes (``LIVE_OPTIONS``): ``maxRecordsPerTrigger`` (default
-1000), ``maxWaitMs`` (default 500), ``failOnDataLoss`` (default true),
-``connectTimeoutMs`` (default 10000).
+1000), ``maxWaitMs`` (default 500), ``prefetch`` (default false), ``failOnDataLoss``
+(default true), ``connectTimeoutMs`` (default 10000).
 """
 
 from __future__ import annotations
@@ -81,7 +90,13 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-LIVE_OPTIONS: Final = ("maxRecordsPerTrigger", "maxWaitMs", "failOnDataLoss", "connectTimeoutMs")
+LIVE_OPTIONS: Final = (
+    "maxRecordsPerTrigger",
+    "maxWaitMs",
+    "prefetch",
+    "failOnDataLoss",
+    "connectTimeoutMs",
+)
 DEFAULT_MAX_RECORDS: Final = 1000
 DEFAULT_MAX_WAIT_MS: Final = 500
 DEFAULT_CONNECT_TIMEOUT_MS: Final = 10_000
@@ -107,6 +122,7 @@ class Pacing:
 
     max_records: int
     max_wait: float  # seconds
+    prefetch: bool
     fail_on_data_loss: bool
     connect_timeout: float  # seconds
 
@@ -123,6 +139,7 @@ class Pacing:
         return cls(
             max_records=max_records,
             max_wait=max_wait_ms / 1000,
+            prefetch=options.flag("prefetch", False),
             fail_on_data_loss=options.flag("failOnDataLoss", True),
             connect_timeout=connect_ms / 1000,
         )
@@ -184,8 +201,11 @@ class _ExplicitDemand:
 class _Feed:
     """The loop side of a ``Subscription``: the stream, the demand granted, what arrived."""
 
-    def __init__(self, describe: str, open_stream: OpenStream, split: Split) -> None:
+    def __init__(
+        self, describe: str, open_stream: OpenStream, split: Split, prefetch: bool = False
+    ) -> None:
         self.describe = describe
+        self.prefetch = prefetch
         self._open_stream = open_stream
         self._split = split
         self._opened: Opened | None = None
@@ -205,12 +225,8 @@ class _Feed:
         loop = asyncio.get_running_loop()
         if self._reader is None:
             await self._open(budget)
-        elif not self.ended:
-            # Granted but not yet planned: in flight, or arrived and waiting here.
-            want = budget - (self.granted - self.planned)
-            if want > 0:
-                self._reader.request(want)
-                self.granted += want
+        else:
+            self._top_up(budget)
         deadline = loop.time() + max_wait
         while len(self.arrived) < budget and not self.ended:
             self._arrival.clear()
@@ -222,6 +238,8 @@ class _Feed:
         count = min(budget, len(self.arrived))
         rows = [self.arrived.popleft() for _ in range(count)]
         self.planned += count
+        if self.prefetch:
+            self._top_up(budget)  # the next budget comes while Spark runs this one
         if not rows and self.ended:
             if self.error is not None:
                 raise LiveSourceError(f"{self.describe}: {self.error}") from self.error
@@ -230,6 +248,16 @@ class _Feed:
                 _log.warning("%s: the publisher completed the stream; no more rows will come",
                              self.describe)  # fmt: skip
         return rows
+
+    def _top_up(self, budget: int) -> None:
+        """Demand up to ``budget`` granted and not yet planned (in flight, or arrived
+        and waiting here)."""
+        if self._reader is None or self.ended:
+            return
+        want = budget - (self.granted - self.planned)
+        if want > 0:
+            self._reader.request(want)
+            self.granted += want
 
     async def _open(self, initial_demand: int) -> None:
         try:
@@ -281,10 +309,10 @@ class Subscription:
     asyncio loop; ``take`` (called by Spark's thread) blocks until a batch is ready."""
 
     def __init__(self, describe: str, open_stream: OpenStream, split: Split,
-                 connect_timeout: float) -> None:  # fmt: skip
+                 connect_timeout: float, prefetch: bool = False) -> None:  # fmt: skip
         self.describe = describe
         self._connect_timeout = connect_timeout
-        self._feed = _Feed(describe, open_stream, split)
+        self._feed = _Feed(describe, open_stream, split, prefetch)
         self._background = BackgroundLoop(f"wirestream {describe}")
 
     def take(self, budget: int, max_wait: float) -> list[Arrival]:
@@ -414,7 +442,8 @@ class LiveStreamReader(DataSourceStreamReader):
         budget = max(1, min(budget, MAX_BUDGET))
         if self._subscription is None:
             self._subscription = Subscription(self.describe, self.open_stream, self.split,
-                                              self.pacing.connect_timeout)  # fmt: skip
+                                              self.pacing.connect_timeout,
+                                              self.pacing.prefetch)  # fmt: skip
         arrivals = self._subscription.take(budget, self.pacing.max_wait)
         if arrivals:
             received_at, metadata, payloads = (list(column) for column in zip(*arrivals))
@@ -486,17 +515,14 @@ class LiveStreamReader(DataSourceStreamReader):
                                  schema["payload"].dataType)  # fmt: skip
         arrow_schema = to_arrow_schema(schema, timezone="UTC")
         first = partition.first_seq
-        payloads = [
-            decoder(raw, where=f"seq {first + index}")
-            for index, raw in enumerate(partition.payloads)
-        ]
-        columns: dict[str, list[Any] | range] = {
-            "seq": range(first, partition.end_seq),
-            "received_at": partition.received_at,
-            "metadata": partition.metadata,
-            "payload": payloads,
+        columns: dict[str, Callable[[pa.DataType], pa.Array]] = {
+            "seq": lambda type: pa.array(range(first, partition.end_seq), type),
+            "received_at": lambda type: pa.array(partition.received_at, type),
+            "metadata": lambda type: pa.array(partition.metadata, type),
+            "payload": lambda type: decoder.array(partition.payloads, type,
+                                                  lambda index: f"seq {first + index}"),  # fmt: skip
         }
-        arrays = [pa.array(columns[field.name], type=field.type) for field in arrow_schema]
+        arrays = [columns[field.name](field.type) for field in arrow_schema]
         yield pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
 
 

@@ -84,7 +84,8 @@ from pyspark.sql.streaming.datasource import (
 from pyspark.sql.types import StructType
 
 from wirestream.runtime.errors import DecodeError, RemoteProtocolError
-from wirestream.runtime.rabbitmq_stream.aio import Client, Consumer, ReceivedMessage
+from wirestream.runtime.rabbitmq_stream.aio import Client, Consumer, Run
+from wirestream.runtime.rabbitmq_stream.amqp import decode_body
 from wirestream.runtime.rabbitmq_stream.errors import ResponseError
 from wirestream.runtime.spark.errors import DataLossError, SparkOptionError
 from wirestream.runtime.spark.options import Options
@@ -460,27 +461,32 @@ class _RangeConsumer:
             raise
         return _RangeConsumer(client, consumer, part)
 
-    async def next_messages(self, limit: int) -> list[ReceivedMessage]:
-        """Up to ``limit`` records of the range ([] once it is read)."""
-        found: list[ReceivedMessage] = []
+    async def next_runs(self, limit: int) -> list[Run]:
+        """Up to ``limit`` records of the range, as runs of consecutive records ([] once
+        the range is read).  Records come a chunk's run at a time (``Consumer.next_run``):
+        no per-record object, no per-record await."""
+        runs: list[Run] = []
+        taken = 0
         start, end = self.part.start, self.part.end
-        while not self.done and len(found) < limit:
-            message = await self._next()
-            offset = message.offset
-            if offset >= end:
+        while not self.done and taken < limit:
+            first, timestamp, records = await self._next_run(limit - taken)
+            last = first + len(records)  # exclusive
+            if first < start:  # the head of the chunk holding ``start``
+                records = records[start - first :]
+                first = start
+            if last >= end:
+                records = records[: max(0, end - first)]
                 self.done = True
-                break
-            if offset >= start:
-                found.append(message)
-            if offset >= end - 1:
-                self.done = True
-        return found
+            if records:
+                runs.append((first, timestamp, records))
+                taken += len(records)
+        return runs
 
-    async def _next(self) -> ReceivedMessage:
+    async def _next_run(self, limit: int) -> Run:
         while True:
             try:
                 async with asyncio.timeout(STALL_CHECK):
-                    return await self.consumer.__anext__()
+                    return await self.consumer.next_run(limit)
             except TimeoutError:
                 await self._check_not_past_the_end()
             except StopAsyncIteration:
@@ -526,10 +532,10 @@ def read_range(part: OffsetRange, schema: StructType) -> Iterator[pa.RecordBatch
         reader = loop.run(_RangeConsumer.open(part))
         try:
             while True:
-                messages = loop.run(reader.next_messages(ROWS_PER_ARROW_BATCH))
-                if not messages:
+                runs = loop.run(reader.next_runs(ROWS_PER_ARROW_BATCH))
+                if not runs:
                     break
-                yield to_batch(messages)
+                yield to_batch(runs)
         finally:
             loop.run(reader.close(), timeout=30.0)
     finally:
@@ -537,40 +543,65 @@ def read_range(part: OffsetRange, schema: StructType) -> Iterator[pa.RecordBatch
 
 
 class _BatchBuilder:
-    """Received messages -> one Arrow record batch of the source's schema."""
+    """Runs of records -> one Arrow record batch of the source's schema, column by
+    column: offsets and timestamps per run, bodies sliced out of their AMQP Data
+    sections, payloads decoded by ``PayloadDecoder.array``."""
 
     def __init__(self, settings: SourceSettings, schema: StructType, arrow: pa.Schema) -> None:
         self.stream = settings.stream
         self.arrow = arrow
         self.decoder = settings.payload_decoder(schema)
-        self.raw_bytes = self.decoder.format == "bytes"
+        self.raw = settings.message_format == "raw"
         self.null_on_error = self.decoder.null_on_error
 
-    def __call__(self, messages: list[ReceivedMessage]) -> pa.RecordBatch:
+    def __call__(self, runs: list[Run]) -> pa.RecordBatch:
         arrow = self.arrow
-        offsets = [m.offset for m in messages]
-        payloads = self._payloads(messages)
+        offsets: list[int] = []
+        timestamps: list[int] = []
+        records: list[bytes] = []
+        for first, timestamp, run in runs:
+            offsets.extend(range(first, first + len(run)))
+            timestamps.extend([timestamp * 1000] * len(run))  # ms -> Spark's us
+            records.extend(run)
+        bodies = records if self.raw else self._bodies(offsets, records)
+        if bodies is None:  # a body that is not binary, as null (onBadPayload=null)
+            payload = self._payloads_with_nulls(offsets, records, arrow.field(3).type)
+        else:
+            payload = self.decoder.array(bodies, arrow.field(3).type,
+                                         lambda i: f"offset {offsets[i]}")  # fmt: skip
         columns = [
             pa.array(offsets, arrow.field(0).type),
-            pa.array([m.timestamp * 1000 for m in messages], arrow.field(1).type),
-            pa.array([self.stream] * len(messages), arrow.field(2).type),
-            pa.array(payloads, arrow.field(3).type),
+            pa.array(timestamps, arrow.field(1).type),
+            pa.array([self.stream] * len(offsets), arrow.field(2).type),
+            payload,
         ]
         return pa.RecordBatch.from_arrays(columns, schema=arrow)
 
-    def _payloads(self, messages: list[ReceivedMessage]) -> list[Any]:
-        decode = self.decoder
-        values: list[Any] = []
-        for message in messages:
+    def _bodies(self, offsets: list[int], records: list[bytes]) -> list[bytes] | None:
+        """Each record's AMQP body; None when one has none and ``onBadPayload=null``."""
+        bodies: list[bytes] = []
+        append = bodies.append
+        for offset, record in zip(offsets, records):
             try:
-                body = message.body
+                append(decode_body(record))
             except DecodeError as error:
                 if self.null_on_error:
-                    values.append(None)
-                    continue
+                    return None
                 raise PayloadError(
-                    f"{WHO}: the message at offset {message.offset} of stream {self.stream!r} "
+                    f"{WHO}: the message at offset {offset} of stream {self.stream!r} "
                     f"has no binary body ({error}); messageFormat=raw reads the stored bytes"
                 ) from None
-            values.append(body if self.raw_bytes else decode(body, f"offset {message.offset}"))
-        return values
+        return bodies
+
+    def _payloads_with_nulls(
+        self, offsets: list[int], records: list[bytes], arrow_type: pa.DataType
+    ) -> pa.Array:
+        values: list[Any] = []
+        for offset, record in zip(offsets, records):
+            try:
+                body = decode_body(record)
+            except DecodeError:
+                values.append(None)
+                continue
+            values.append(self.decoder(body, f"offset {offset}"))
+        return pa.array(values, arrow_type)

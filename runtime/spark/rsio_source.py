@@ -29,7 +29,7 @@ Options:
 ``encoding``
     ``binary`` (default) or ``msgpack``: the protocol's two encodings, as the server
     speaks it.
-``maxRecordsPerTrigger``, ``maxWaitMs``, ``failOnDataLoss``, ``connectTimeoutMs``
+``maxRecordsPerTrigger``, ``maxWaitMs``, ``prefetch``, ``failOnDataLoss``, ``connectTimeoutMs``
     Pacing and restarts: ``wirestream.runtime.spark.live_source``.
 ``payloadFormat``, ``payloadSchema``, ``onBadPayload``
     Decoding the elements: ``wirestream.runtime.spark.payload``.

@@ -39,7 +39,7 @@ Options:
 ``dataMimeType`` / ``metadataMimeType``
     The SETUP's MIME types (default ``application/octet-stream`` and
     ``message/x.rsocket.composite-metadata.v0``).
-``maxRecordsPerTrigger``, ``maxWaitMs``, ``failOnDataLoss``, ``connectTimeoutMs``
+``maxRecordsPerTrigger``, ``maxWaitMs``, ``prefetch``, ``failOnDataLoss``, ``connectTimeoutMs``
     Pacing and restarts: ``wirestream.runtime.spark.live_source``.
 ``payloadFormat``, ``payloadSchema``, ``onBadPayload``
     Decoding the data: ``wirestream.runtime.spark.payload``.

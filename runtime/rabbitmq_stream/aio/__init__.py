@@ -20,6 +20,7 @@ from wirestream.runtime.rabbitmq_stream.aio.consumer import (
     Consumer,
     OffsetLike,
     ReceivedMessage,
+    Run,
     offset_specification,
 )
 from wirestream.runtime.rabbitmq_stream.aio.producer import BatchConfirmation, Body, Producer
@@ -34,6 +35,7 @@ __all__ = [
     "Body",
     "Consumer",
     "ReceivedMessage",
+    "Run",
     "OffsetLike",
     "offset_specification",
     "StreamUri",
