@@ -7,23 +7,34 @@ per-symbol event-time windows -> Parquet, with progress while it runs.
 
 1. The ticker (``wirestream.apps.ticker``) serves deterministic msgpack trades on an
    RSocket request-stream at tcp://127.0.0.1:<free port>, in a background thread of this
-   process; with SOURCE=rabbitmq it publishes them to the stream ``wirestream-demo-ticks``.
+   process (the trades are made while Spark starts and replayed, like a recorded market,
+   so the figures are the pipeline's); with SOURCE=rabbitmq it publishes them to the
+   stream ``wirestream-demo-ticks``.
 2. A Structured Streaming query reads them through the wirestream ``rsocket`` (or
    ``rabbitmq_stream``) source: each micro-batch asks for at most ``--batch`` trades
-   (request-n = the batch's budget), so Spark's pace is the ticker's pace.
+   (request-n = the batch's budget), so Spark's pace is the ticker's pace; with
+   ``prefetch`` the next budget travels while Spark works on this one.
 3. Per symbol and one-minute event-time window (watermark 10 s, trades arrive up to 3 s
    late): trades, volume, VWAP, low and high, appended to Parquet as windows close.
 4. When every trade is in and the watermark has closed the windows it can, the query
-   stops and the Parquet output is summarised.  Everything lands under ``out/demo/``.
+   stops and the Parquet output is summarised, with the rate trades went through the
+   windows.  Everything lands under ``out/demo/``; Spark's own console output (its
+   startup notes, WARN lines) goes to ``out/demo/spark.log`` instead of between the
+   demo's lines.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import datetime
+import os
 import shutil
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +43,9 @@ from wirestream.apps.ticker import MARKET_OPEN, TICK_SCHEMA, TickerResponder, ti
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_STREAM = "wirestream-demo-ticks"
+LIVE_PACING = {"prefetch": "true", "maxWaitMs": "1000"}
+"""The live source's throughput settings: wire and Spark overlap, and a batch waits up to
+a second for its budget."""
 WINDOW = "1 minute"
 WATERMARK = "10 seconds"
 
@@ -44,12 +58,33 @@ class Clock:
         print(f"[{time.monotonic() - self.start:5.1f}s] {text}", flush=True)
 
 
+@contextlib.contextmanager
+def jvm_output_to(path: Path) -> Iterator[None]:
+    """Spark's JVM (and the Python workers it starts) write to ``path`` instead of this
+    terminal: they inherit file descriptors 1 and 2 when the session starts, so those are
+    pointed at the file while it starts, and back at the terminal afterwards."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with open(path, "ab") as log:
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+
+
 def rsocket_ticker(
-    background: BackgroundLoop, count: int
+    background: BackgroundLoop, count: int, tape: Sequence[bytes] | None = None
 ) -> tuple[dict[str, str], Callable[[], None]]:
     from wirestream.runtime.rsocket import serve
 
-    responder = TickerResponder()
+    responder = TickerResponder(tape=tape)
     server = background.run(serve("tcp://127.0.0.1:0", responder))
     options = {
         "uri": server.url,
@@ -68,7 +103,11 @@ def rsocket_ticker(
 
 
 def rabbitmq_ticker(
-    background: BackgroundLoop, count: int, uri: str, say: Callable[[str], None]
+    background: BackgroundLoop,
+    count: int,
+    uri: str,
+    say: Callable[[str], None],
+    tape: Sequence[bytes] | None = None,
 ) -> tuple[dict[str, str], Callable[[], None]]:
     from wirestream.runtime.rabbitmq_stream.aio import connect
 
@@ -83,7 +122,7 @@ def rabbitmq_ticker(
     async def publish() -> None:
         producer = await client.producer(DEMO_STREAM)
         batch: list[bytes] = []
-        for tick in ticks(count):
+        for tick in tape[:count] if tape is not None and len(tape) >= count else ticks(count):
             batch.append(tick)
             if len(batch) == 5000:
                 await producer.send_many(batch)
@@ -108,42 +147,59 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m wirestream.apps.demo", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("--source", choices=("rsocket", "rabbitmq"), default="rsocket")
-    parser.add_argument("--ticks", type=int, default=150_000, help="trades to stream")
-    parser.add_argument("--batch", type=int, default=20_000, help="maxRecordsPerTrigger")
+    parser.add_argument("--ticks", type=int, default=1_000_000, help="trades to stream")
+    parser.add_argument("--batch", type=int, default=200_000, help="maxRecordsPerTrigger")
     parser.add_argument("--uri", default="rabbitmq-stream://guest:guest@127.0.0.1:5552/%2f")
     parser.add_argument("--out", type=Path, default=ROOT / "out" / "demo")
     parser.add_argument("--master", default="local[2]")
-    parser.add_argument("--timeout", type=float, default=100.0, help="seconds before giving up")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds before giving up")
     args = parser.parse_args(argv)
     clock = Clock()
     out: Path = args.out / args.source
     shutil.rmtree(out, ignore_errors=True)
     print(f"wirestream demo: ticker -> {args.source} -> Spark Structured Streaming -> Parquet")
 
+    tape: list[bytes] = []
+    recording = threading.Thread(target=lambda: tape.extend(ticks(args.ticks)), daemon=True)
+    recording.start()  # the market is made while Spark starts
+    from wirestream.runtime.spark import session
+
+    if args.master.startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # a local demo stays on loopback
+    log = out / "spark.log"
+    with jvm_output_to(log):
+        # Errors only, no console progress bars: the demo prints its own progress.
+        spark = session(args.master, app_name="wirestream-demo", log_level="ERROR",
+                        conf={"spark.ui.showConsoleProgress": "false"})  # fmt: skip
+    clock.say(f"Spark {spark.version} {args.master} up (its own output: {_shown(log)})")
+    recording.join()
     background = BackgroundLoop("demo ticker")
     if args.source == "rsocket":
-        options, close_ticker = rsocket_ticker(background, args.ticks)
+        options, close_ticker = rsocket_ticker(background, args.ticks, tape)
         clock.say(f"ticker serving {args.ticks:,} msgpack trades at {options['uri']} (RSocket)")
         source_format = "rsocket"
     else:
-        options, close_ticker = rabbitmq_ticker(background, args.ticks, args.uri, clock.say)
+        options, close_ticker = rabbitmq_ticker(background, args.ticks, args.uri, clock.say, tape)
         source_format = "rabbitmq_stream"
-
-    from wirestream.runtime.spark import session
-
-    # Errors only, no console progress bars: the demo prints its own progress per batch.
-    spark = session(args.master, app_name="wirestream-demo", log_level="ERROR",
-                    conf={"spark.ui.showConsoleProgress": "false"})  # fmt: skip
-    clock.say(f"Spark {spark.version} {args.master} up")
     query = start_query(spark, source_format, options, out, args.batch)
-    ok = watch(query, args.ticks, args.timeout, clock)
+    seen = watch(query, args.ticks, args.timeout, clock)
     query.stop()
     close_ticker()
     background.close()
-    if ok:
+    if seen.ok:
+        trades, seconds = seen.steady
+        clock.say(
+            f"{seen.rate:,.0f} trades/s through the windows: {trades:,} trades in "
+            f"{seconds:.1f} s after the first micro-batch, which took {seen.warm_up:.1f} s "
+            "(Spark compiles the query and starts its Python workers in it)"
+        )
         summarise(spark, out / "windows", clock)
     spark.stop()
-    return 0 if ok else 1
+    return 0 if seen.ok else 1
+
+
+def _shown(path: Path) -> Path:
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
 
 
 def start_query(
@@ -159,6 +215,7 @@ def start_query(
         reader.option("payloadFormat", "msgpack")
         .option("payloadSchema", TICK_SCHEMA)
         .option("maxRecordsPerTrigger", str(batch))
+        .options(**LIVE_PACING if source_format != "rabbitmq_stream" else {})
         .load()
     )
     windows = (
@@ -183,42 +240,87 @@ def start_query(
         .outputMode("append")
         .option("path", str(out / "windows"))
         .option("checkpointLocation", str(out / "checkpoint"))
-        .trigger(processingTime="500 milliseconds")
+        .trigger(processingTime="0 seconds")
         .start()
     )
 
 
-def watch(query: Any, expected: int, timeout: float, clock: Clock) -> bool:
+@dataclass
+class Watched:
+    """What ``watch`` saw: whether every trade went through, and each micro-batch that
+    brought trades as (trades, start, end) on Spark's clock (epoch seconds)."""
+
+    ok: bool
+    batches: list[tuple[int, float, float]] = field(default_factory=list)
+
+    @property
+    def trades(self) -> int:
+        return sum(rows for rows, _, _ in self.batches)
+
+    @property
+    def warm_up(self) -> float:
+        """Seconds the first batch took: Spark compiles and starts its workers in it."""
+        return self.batches[0][2] - self.batches[0][1] if self.batches else 0.0
+
+    @property
+    def steady(self) -> tuple[int, float]:
+        """(trades, seconds) after the first batch: from its end to the last one's end."""
+        if len(self.batches) < 2:
+            return (self.trades, self.warm_up)
+        return (self.trades - self.batches[0][0], self.batches[-1][2] - self.batches[0][2])
+
+    @property
+    def rate(self) -> float:
+        trades, seconds = self.steady
+        return trades / seconds if seconds > 0 else 0.0
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
+def watch(query: Any, expected: int, timeout: float, clock: Clock) -> Watched:
     """Print each micro-batch's progress until every trade is in and a batch has run on
-    the final watermark (append mode writes a window once the watermark passes it)."""
+    the final watermark (append mode writes a window once the watermark passes it).
+
+    Each batch's start and end come from Spark's own progress reports."""
     total, seen_batch, settled, closed = 0, -1, 0, 0
+    batches: list[tuple[int, float, float]] = []
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if query.exception() is not None:
             clock.say(f"query failed: {query.exception()}")
-            return False
+            return Watched(False)
         for progress in query.recentProgress:
             if progress["batchId"] <= seen_batch:
                 continue
             seen_batch = progress["batchId"]
             rows = progress["numInputRows"]
             total += rows
+            if rows:
+                started = _epoch(progress["timestamp"])
+                took = progress["durationMs"].get("triggerExecution", 0) / 1000
+                batches.append((rows, started, started + took))
             watermark = progress.get("eventTime", {}).get("watermark", "")[11:19]
             state = (progress.get("stateOperators") or [{}])[0]
             closed += state.get("numRowsRemoved", 0)
             rate = progress.get("processedRowsPerSecond") or 0.0
             clock.say(
-                f"batch {seen_batch:3d}: {rows:6,} trades ({rate:7,.0f} rows/s), "
-                f"{total:8,}/{expected:,} in, watermark {watermark or '-':8}, "
+                f"batch {seen_batch:3d}: {rows:7,} trades ({rate:7,.0f} rows/s), "
+                f"{total:9,}/{expected:,} in, watermark {watermark or '-':8}, "
                 f"windows: {state.get('numRowsTotal', 0):3d} open, {closed:4d} written"
             )
             if total >= expected and rows == 0:
                 settled += 1
         if settled:
-            return True
+            return Watched(True, batches)
         time.sleep(0.2)
     clock.say(f"gave up after {timeout:.0f}s with {total:,}/{expected:,} trades in")
-    return False
+    return Watched(False, batches)
+
+
+def _epoch(timestamp: str) -> float:
+    """A progress report's ISO 8601 UTC timestamp (``2026-11-25T10:04:33.123Z``)."""
+    return datetime.datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
 
 
 def summarise(spark: Any, path: Path, clock: Clock) -> None:

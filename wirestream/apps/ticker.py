@@ -16,9 +16,10 @@ so a slow consumer slows the market down instead of filling memory.
 from __future__ import annotations
 
 import datetime
+import itertools
 import json
 import random
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 
 import msgpack
 
@@ -68,10 +69,15 @@ def parse_request(data: bytes) -> int | None:
 
 
 class TickerResponder(RSocketHandler):
-    """Serves ``ticks()`` on request-stream; every request gets the same market."""
+    """Serves ``ticks()`` on request-stream; every request gets the same market.
 
-    def __init__(self, seed: int = 7) -> None:
+    ``tape``: the first ticks of ``ticks(seed=seed)``, made beforehand (a recorded market,
+    replayed): a request for no more than the tape holds is served from it, so what is
+    measured downstream is the pipeline, not the price simulator."""
+
+    def __init__(self, seed: int = 7, tape: Sequence[bytes] | None = None) -> None:
         self.seed = seed
+        self.tape = tape
         self.sent = 0
         """Ticks handed to the runtime so far (all requests): what demand allowed."""
 
@@ -79,6 +85,11 @@ class TickerResponder(RSocketHandler):
         return self._stream(parse_request(payload.data))
 
     async def _stream(self, count: int | None) -> AsyncIterator[bytes]:
-        for tick in ticks(count, self.seed):
+        tape = self.tape
+        if tape is not None and count is not None and count <= len(tape):
+            source: Iterable[bytes] = itertools.islice(tape, count)
+        else:
+            source = ticks(count, self.seed)
+        for tick in source:
             self.sent += 1
             yield tick
