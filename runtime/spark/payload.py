@@ -24,6 +24,7 @@ payload, never a silently wrong value.
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -117,6 +118,7 @@ class PayloadDecoder:
                 (field.name, field.dataType, _converter(field.dataType))
                 for field in data_type.fields
             ]
+
         decoders: dict[str, Callable[[bytes], Any]] = {
             "bytes": bytes,
             "utf8": self._utf8,
@@ -162,7 +164,7 @@ class PayloadDecoder:
             if self.format == "utf8":
                 return pa.array([bytes(raw).decode("utf-8") for raw in raws], arrow_type)
             load = json.loads if self.format == "json" else _unpack
-            return self._struct_array([load(raw) for raw in raws], arrow_type)
+            return self._struct_array(list(map(load, raws)), arrow_type)
         except (_Misfit, ValueError, TypeError, OverflowError):  # Arrow's errors are these
             pass
         return pa.array([self(raw, where(i)) for i, raw in enumerate(raws)], arrow_type)
@@ -192,9 +194,8 @@ class PayloadDecoder:
         return self._to_row(_unpack(raw))
 
 
-def _unpack(raw: bytes) -> Any:
-    """msgpack's Timestamp extension as an aware UTC datetime (``timestamp=3``)."""
-    return msgpack.unpackb(raw, raw=False, timestamp=3)
+_unpack: Callable[[bytes], Any] = functools.partial(msgpack.unpackb, raw=False, timestamp=3)
+"""One msgpack payload; its Timestamp extension as an aware UTC datetime (``timestamp=3``)."""
 
 
 def _converter(data_type: DataType) -> Convert:

@@ -41,7 +41,8 @@ from typing import Any
 from wirestream.runtime.spark.background import BackgroundLoop
 from wirestream.apps.ticker import MARKET_OPEN, TICK_SCHEMA, TickerResponder, ticks
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path.cwd()
+"""Where ``make demo`` runs: the repository (its output goes to ``out/demo/`` there)."""
 DEMO_STREAM = "wirestream-demo-ticks"
 LIVE_PACING = {"prefetch": "true", "maxWaitMs": "1000"}
 """The live source's throughput settings: wire and Spark overlap, and a batch waits up to
