@@ -91,8 +91,6 @@ class ConnectServer:
             "spark.driver.bindAddress": "127.0.0.1",
             "spark.ui.enabled": "false",
             "spark.sql.shuffle.partitions": "2",
-            # up to 4 attempts per task, as the classic test session (tests/conftest.py)
-            "spark.task.maxFailures": "4",
         }
         command = [str(spark_home / "bin" / "spark-submit"), "--class", SERVER_CLASS,
                    "--name", "wirestream-tests-connect", "--master", master]  # fmt: skip

@@ -124,6 +124,19 @@ def test_a_client_process_gets_connect_mode_and_reads_a_capture(
     assert (counts["REQUEST_STREAM"], counts["REQUEST_FNF"]) == (2, 2), counts
 
 
+def test_a_setting_a_connect_client_may_not_change_fails_naming_it(
+    connect_server: ConnectServer,
+) -> None:
+    """Application settings belong to whoever started the server; asking for one through
+    ``session(conf=...)`` fails at once, by name, rather than being silently ignored."""
+    from wirestream.runtime.spark import connect_session, session
+
+    with pytest.raises(Exception, match="spark.executor.memory"):
+        session(connect_server.url, conf={"spark.executor.memory": "2g"})
+    with pytest.raises(ValueError, match="a Spark Connect URL starts with 'sc://'"):
+        connect_session("local[2]")
+
+
 def test_bad_options_fail_through_connect_with_the_sources_sentence(
     spark_connect: SparkSession,
 ) -> None:
