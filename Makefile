@@ -100,7 +100,7 @@ bench: venv broker ts-build
 	$(BIN)/python -m bench.rsocket_runtime
 	$(BIN)/python -m bench.rsio_stream
 	$(BIN)/python -m bench.rabbitmq_runtime
-	$(BIN)/python -u -m bench.spark_pipeline
+	$(BIN)/python -u -m bench.spark_ratios
 
 # The main job: ticker -> Spark Structured Streaming -> Parquet under out/demo/.
 # SOURCE=rsocket (default: in-process RSocket ticker, nothing to install) or rabbitmq.
