@@ -14,6 +14,8 @@ from tests.typescript_support import node  # noqa: F401  (the fixture, for every
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from tests.spark_cluster import SparkCluster
+
 settings.register_profile("dev", max_examples=200, deadline=None)
 settings.register_profile(
     "ci",
@@ -39,3 +41,13 @@ def spark() -> Iterator["SparkSession"]:
         yield spark_session
     finally:
         spark_session.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator["SparkCluster"]:
+    """A standalone Spark cluster (a master and two workers, each a JVM) for the tests
+    that need executors in other processes (tests/spark_cluster.py); started once."""
+    from tests.spark_cluster import start_cluster
+
+    with start_cluster(tmp_path_factory.mktemp("spark-cluster")) as cluster:
+        yield cluster

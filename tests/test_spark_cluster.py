@@ -1,0 +1,172 @@
+"""The Spark data sources on a real standalone cluster: a master and two workers, each its
+own JVM, and executors the workers fork (tests/spark_cluster.py).  The driver runs in a
+subprocess (tests/spark_cluster_driver.py); the test process writes the inputs, runs the
+publishers, watches the processes through /proc, kills an executor, and checks.
+
+- the capture source over several files: every frame read once, by the executors;
+- ``rabbitmq_stream`` -> ``rabbitmq_stream`` with an executor JVM killed (SIGKILL) while
+  its tasks hold broker connections: the query recovers (the task is retried, the
+  worker launches a new executor) and every message is in the target stream once;
+- the ``rsocket`` live source: the publisher here, the subscription in the driver, the
+  decoding in the executors: every item once, in order.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from wirestream.generated.rsocket.v1_0 import Payload, RequestN, encode
+from wirestream.runtime.capture import CaptureWriter
+from wirestream.runtime.rsocket import serve
+from wirestream.runtime.spark.background import BackgroundLoop
+from tests.rabbitmq_stream_client_support import PORT, require_broker, unique
+from tests.spark_cluster import DriverRun, SparkCluster, broker_clients, descendants
+from tests.test_spark_rabbitmq import bodies_in, create_stream, delete_streams, publish
+from tests.test_spark_rsocket_source import Numbers, NumbersHandler
+
+pytestmark = pytest.mark.spark_cluster
+
+
+def executors_of(cluster: SparkCluster, session: dict[str, Any]) -> set[int]:
+    """The PIDs of the driver's two executor JVMs (``session``: its first event), one
+    under each worker, none of them the driver."""
+    executors = cluster.wait_for_executors(2, session["app_id"])
+    assert sorted(e.worker for e in executors) == [0, 1], executors
+    assert session["driver_pid"] not in {e.pid for e in executors}
+    return {e.pid for e in executors}
+
+
+def assert_ran_on_executors(pids: set[int], executors: set[int]) -> None:
+    """Tasks ran in both executor JVMs and nowhere else: not in the driver, where
+    ``executor_pid`` would be -1 (no executor JVM above the Python worker)."""
+    assert pids == executors, (pids, executors)
+
+
+# ---------------------------------------------------------------------- captures
+
+
+def write_capture(path: Path, name: str, frames: int) -> list[str]:
+    """A request-stream's traffic; each PAYLOAD's data is ``<name>-<i>``, unique."""
+    datas = []
+    with CaptureWriter(path, "rsocket/1.0", max_file_bytes=None) as capture:
+        connection = capture.new_connection_id()
+        capture.record(connection, "out", encode(RequestN(stream_id=1, request_n=frames)))
+        for i in range(frames):
+            datas.append(f"{name}-{i:06d}")
+            frame = Payload(stream_id=1, next=True, metadata=None, data=datas[-1].encode())
+            capture.record(connection, "in", encode(frame))
+    return datas
+
+
+def test_the_capture_source_reads_every_frame_of_several_files_once(
+    spark_cluster: SparkCluster, tmp_path: Path
+) -> None:
+    folder = tmp_path / "captures"
+    folder.mkdir()
+    expected = []
+    for index, frames in enumerate([12_000, 7_000, 1]):  # big ones split, a tiny one
+        expected += write_capture(folder / f"part-{index}.wscap", f"f{index}", frames)
+    with DriverRun(spark_cluster, "capture", "--folder", str(folder)) as driver:
+        executors = executors_of(spark_cluster, driver.next_event("session", timeout=120))
+        done = driver.next_event("done", timeout=120)
+        driver.finish()
+    frames = done["frames"]
+    assert sorted(data for kind, data in frames if kind == "PAYLOAD") == expected  # each once
+    assert [kind for kind, _ in frames].count("REQUEST_N") == 3
+    assert len(frames) == len(expected) + 3
+    assert done["partitions"] > 3  # files split at record boundaries, read in parallel
+    assert_ran_on_executors(set(done["executors"]), executors)
+
+
+# ---------------------------------------------------------------------- RabbitMQ streams
+
+
+def kill_an_executor_mid_task(cluster: SparkCluster, app_id: str, timeout: float = 60.0) -> int:
+    """SIGKILL the first executor JVM of ``app_id`` seen with a broker connection open in
+    its Python workers (a task reading or publishing: mid-task, not between batches).
+    Returns its PID.  Also checks both executors were seen connecting, on their own."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for executor in cluster.wait_for_executors(2, app_id):
+            if broker_clients(PORT, descendants(executor.pid)):
+                os.kill(executor.pid, signal.SIGKILL)
+                return executor.pid
+        time.sleep(0.02)
+    raise AssertionError("no executor held a broker connection: nothing to kill mid-task")
+
+
+@pytest.fixture
+def rabbitmq_streams() -> Iterator[tuple[str, str]]:
+    require_broker()
+    source, target = create_stream(), create_stream()
+    yield source, target
+    delete_streams(source, target)
+
+
+def test_stream_to_stream_is_exactly_once_across_a_killed_executor(
+    spark_cluster: SparkCluster, rabbitmq_streams: tuple[str, str], tmp_path: Path
+) -> None:
+    source, target = rabbitmq_streams
+    half = 30_000
+    bodies = [b"cluster-%06d" % i for i in range(2 * half)]
+    publish(source, bodies[:half])
+    with DriverRun(spark_cluster, "rabbitmq", "--source", source, "--target", target,
+                   "--checkpoint", str(tmp_path / "checkpoint"),
+                   "--expect", str(2 * half)) as driver:  # fmt: skip
+        session = driver.next_event("session", timeout=120)
+        app_id = session["app_id"]
+        before = executors_of(spark_cluster, session)
+        driver.next_event("progress", timeout=120)  # the query runs
+        killed = kill_an_executor_mid_task(spark_cluster, app_id)
+        # The second half goes in only now: the query must go on after the kill.
+        publish(source, bodies[half:])
+        after = executors_of(spark_cluster, session)  # its worker launched a new executor
+        done = driver.next_event("done", timeout=150)
+        driver.finish()
+    assert killed in before and len(before & after) == 1 and killed not in after
+    assert done["total"] == 2 * half
+    stored = bodies_in(target)
+    assert len(stored) == 2 * half and sorted(stored) == bodies  # each message once
+
+
+# ---------------------------------------------------------------------- RSocket
+
+
+@pytest.fixture
+def numbers_server() -> Iterator[tuple[str, Numbers]]:
+    """An RSocket server in this process publishing ``{"n": i}`` (msgpack) for i < 20,000."""
+    background = BackgroundLoop("cluster test server")
+    try:
+        numbers = Numbers(count=20_000)
+        server = background.run(serve("tcp://127.0.0.1:0", NumbersHandler(numbers)))
+        try:
+            yield server.url, numbers
+        finally:
+            server.close()
+            background.run(server.wait_closed())
+    finally:
+        background.close()
+
+
+def test_the_rsocket_source_delivers_every_item_once_in_order(
+    spark_cluster: SparkCluster, numbers_server: tuple[str, Numbers], tmp_path: Path
+) -> None:
+    url, numbers = numbers_server
+    with DriverRun(spark_cluster, "rsocket", "--uri", url, "--expect", "20000",
+                   "--checkpoint", str(tmp_path / "checkpoint")) as driver:  # fmt: skip
+        executors = executors_of(spark_cluster, driver.next_event("session", timeout=120))
+        done = driver.next_event("done", timeout=150)
+        driver.finish()
+    rows = done["rows"]
+    assert [seq for seq, _, _ in rows] == list(range(20_000))
+    assert [n for _, n, _ in rows] == list(range(20_000))  # decoded by the executors
+    assert done["batches"] >= 10  # maxRecordsPerTrigger 2000: demand per micro-batch
+    assert numbers.subscriptions == 1
+    assert_ran_on_executors({pid for _, _, pid in rows}, executors)
