@@ -14,7 +14,7 @@ from tests.typescript_support import node  # noqa: F401  (the fixture, for every
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from tests.spark_cluster import SparkCluster
+    from tests.spark_cluster import ClusterDriver, SparkCluster
 
 settings.register_profile("dev", max_examples=200, deadline=None)
 settings.register_profile(
@@ -51,3 +51,13 @@ def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator["SparkCl
 
     with start_cluster(tmp_path_factory.mktemp("spark-cluster")) as cluster:
         yield cluster
+
+
+@pytest.fixture(scope="session")
+def cluster_driver(spark_cluster: "SparkCluster") -> Iterator["ClusterDriver"]:
+    """The cluster tests' driver process (one SparkContext per process: not this one),
+    one application for them all (tests/spark_cluster_driver.py)."""
+    from tests.spark_cluster import cluster_driver
+
+    with cluster_driver(spark_cluster) as driver:
+        yield driver

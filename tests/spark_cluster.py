@@ -10,18 +10,19 @@ left behind -- is stopped by PID (SIGTERM, then SIGKILL after a grace period), a
 a test failed or the start timed out.
 
 The driver cannot live in the test process (one SparkContext per process, and the test
-session already has its ``local[2,4]`` one), so a test runs it as a subprocess:
-``DriverRun`` starts ``python -m tests.spark_cluster_driver <scenario>`` with the venv's
-Python (``PYSPARK_PYTHON`` too: executors run the same interpreter) and reads the JSON
-lines it prints, each with a deadline.
+session already has its ``local[2,4]`` one), so it runs as a subprocess, once for all the
+cluster tests (a session and its executors take tens of seconds to start):
+``ClusterDriver`` starts ``python -m tests.spark_cluster_driver`` with the venv's Python
+(``PYSPARK_PYTHON`` too: executors run the same interpreter), sends it scenarios and
+reads the JSON lines it prints, each with a deadline.
 
 The tests look at the processes from outside, through /proc: ``executors()`` lists the
 executor JVMs under each worker, ``broker_clients()`` the processes holding a TCP
 connection to a port (which of them are an executor's descendants).
 
-    with start_cluster(tmp_path) as cluster:
-        run = DriverRun(cluster, "capture", "--folder", str(folder))
-        event = run.next_event("done", timeout=120)
+    with start_cluster(tmp_path) as cluster, cluster_driver(cluster) as driver:
+        command = driver.run("capture", "--folder", str(folder))
+        event = driver.next_event("done", command, timeout=120)
 """
 
 from __future__ import annotations
@@ -49,10 +50,11 @@ __all__ = [
     "ROOT",
     "SPARK_HOME",
     "ClusterError",
-    "DriverRun",
+    "ClusterDriver",
     "Executor",
     "SparkCluster",
     "broker_clients",
+    "cluster_driver",
     "descendants",
     "free_port",
     "start_cluster",
@@ -115,6 +117,16 @@ def descendants(root: int) -> set[int]:
                 found.add(child)
                 todo.append(child)
     return found
+
+
+def _kill_if_still(processes: dict[int, list[str]]) -> None:
+    """SIGKILL each PID that still runs the same command line (not a reused PID)."""
+    for pid, command in processes.items():
+        if command and _cmdline(pid) == command:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 def _socket_inodes(port: int) -> set[str]:
@@ -229,7 +241,7 @@ class SparkCluster:
 
     def stop(self) -> None:
         """Stop every JVM this cluster started, and the executors under the workers."""
-        doomed = [e.pid for e in self.executors()]
+        doomed = {e.pid: _cmdline(e.pid) for e in self.executors()}
         for process in self.jvms():
             if process.poll() is None:
                 process.send_signal(signal.SIGTERM)  # a worker stops its executors itself
@@ -239,11 +251,7 @@ class SparkCluster:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(STOP_GRACE)
-        for pid in doomed:  # normally gone with their worker
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        _kill_if_still(doomed)  # normally gone with their worker
 
 
 def _spark_class(cluster: SparkCluster, log: Path, *args: str) -> subprocess.Popen[bytes]:
@@ -260,8 +268,9 @@ def _spark_class(cluster: SparkCluster, log: Path, *args: str) -> subprocess.Pop
         )
 
 
-def _wait_alive(cluster: SparkCluster, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
+def _wait_alive(cluster: SparkCluster, deadline: float, workers: int) -> None:
+    """Until the master is ALIVE with ``workers`` workers ALIVE (a JVM exiting, or the
+    deadline, fails with the logs' tails)."""
     while True:
         for process, log in zip(cluster.jvms(), cluster.logs):
             if process.poll() is not None:
@@ -271,13 +280,13 @@ def _wait_alive(cluster: SparkCluster, timeout: float) -> None:
                 )
         try:
             state = cluster.state()
-            if state.get("status") == "ALIVE" and state.get("aliveworkers") == WORKERS:
+            if state.get("status") == "ALIVE" and state.get("aliveworkers") == workers:
                 return
         except (OSError, urllib.error.URLError, ValueError):
             pass  # not listening yet
         if time.monotonic() > deadline:
             tails = "\n".join(f"--- {log.name}\n{cluster.log_tail(log)}" for log in cluster.logs)
-            raise ClusterError(f"the cluster was not up after {timeout:.0f} s:\n{tails}")
+            raise ClusterError(f"the cluster was not up in time:\n{tails}")
         time.sleep(0.5)
 
 
@@ -295,6 +304,9 @@ def start_cluster(base: Path, timeout: float = START_TIMEOUT) -> Iterator[SparkC
             "--host", "127.0.0.1", "--port", str(cluster.master_port),
             "--webui-port", str(cluster.web_port),
         )  # fmt: skip
+        deadline = time.monotonic() + timeout
+        # Workers started before the master listens back off for seconds between tries.
+        _wait_alive(cluster, deadline, workers=0)
         for index in range(WORKERS):
             work = base / f"worker-{index}"
             work.mkdir(exist_ok=True)
@@ -306,7 +318,7 @@ def start_cluster(base: Path, timeout: float = START_TIMEOUT) -> Iterator[SparkC
                     "--work-dir", str(work), cluster.url,
                 )  # fmt: skip
             )
-        _wait_alive(cluster, timeout)
+        _wait_alive(cluster, deadline, workers=WORKERS)
         yield cluster
     finally:
         cluster.stop()
@@ -315,28 +327,37 @@ def start_cluster(base: Path, timeout: float = START_TIMEOUT) -> Iterator[SparkC
 # ---------------------------------------------------------------------- the driver process
 
 
-class DriverRun:
-    """``python -m tests.spark_cluster_driver <args>`` against ``cluster``: its stdout is
-    JSON lines (events); stderr (Spark's log) goes to a file quoted on failure.  Use as a
-    context manager: on exit the driver is stopped by PID if it still runs."""
+class ClusterDriver:
+    """``python -m tests.spark_cluster_driver`` against ``cluster``: one SparkSession (so
+    one application, its executors launched once) running the scenarios ``run`` sends.
+    Its stdout is JSON lines (events); stderr (Spark's log) goes to a file quoted on
+    failure.  ``stop`` ends it (stdin closed, then by PID if need be)."""
 
-    def __init__(self, cluster: SparkCluster, *args: str) -> None:
+    def __init__(self, cluster: SparkCluster, timeout: float = 180.0) -> None:
         self.cluster = cluster
-        self.log = cluster.base / f"driver-{args[0]}-{time.monotonic_ns()}.log"
+        self.log = cluster.base / "driver.log"
         env = cluster.env()
         env["WIRESTREAM_SPARK_MASTER"] = cluster.url
         with self.log.open("wb") as err:
             self.process = subprocess.Popen(
-                [sys.executable, "-u", "-m", "tests.spark_cluster_driver", *args],
+                [sys.executable, "-u", "-m", "tests.spark_cluster_driver"],
                 env=env,
                 cwd=ROOT,
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=err,
             )
         self._events: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
+        self._commands = 0
+        try:
+            self.session = self.next_event("session", None, timeout)
+        except BaseException:
+            self.stop()
+            raise
+        self.pid: int = self.session["driver_pid"]
+        self.app_id: str = self.session["app_id"]
 
     def _read(self) -> None:
         assert self.process.stdout is not None
@@ -347,49 +368,63 @@ class DriverRun:
                 pass  # not ours (a library printing to stdout)
         self._events.put(None)  # end of output
 
-    def next_event(self, kind: str | None = None, timeout: float = 120.0) -> dict[str, Any]:
-        """The next event (of ``kind``, skipping others); fails when the driver ends or
-        fails first, or nothing comes in time."""
+    def run(self, *argv: str) -> int:
+        """Start a scenario; returns its id, for ``next_event``."""
+        self._commands += 1
+        assert self.process.stdin is not None
+        line = json.dumps({"id": self._commands, "argv": list(argv)}) + "\n"
+        self.process.stdin.write(line.encode())
+        self.process.stdin.flush()
+        return self._commands
+
+    def next_event(self, kind: str, command: int | None, timeout: float = 120.0) -> dict[str, Any]:
+        """The next event of ``kind`` from scenario ``command`` (others are skipped: what
+        an earlier, failed test's scenario still said); fails when the scenario fails, the
+        driver ends, or nothing comes in time."""
         deadline = time.monotonic() + timeout
         while True:
             try:
                 event = self._events.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
-                raise AssertionError(f"no {kind or 'event'} from the driver in {timeout} s\n"
+                raise AssertionError(f"no {kind} from the driver in {timeout} s:\n"
                                      f"{self.cluster.log_tail(self.log)}") from None  # fmt: skip
             if event is None:
                 self._events.put(None)
-                code = self.process.wait(STOP_GRACE)
-                raise AssertionError(f"the driver ended ({code}) before {kind or 'an event'}:\n"
+                raise AssertionError(f"the driver ended before {kind}:\n"
                                      f"{self.cluster.log_tail(self.log, 60)}")  # fmt: skip
+            if event.get("command") != command:
+                continue
             if event.get("event") == "error":
                 raise AssertionError(f"the driver failed: {event['message']}")
-            if kind is None or event.get("event") == kind:
+            if event.get("event") == kind:
                 return event
 
-    def finish(self, timeout: float = 60.0) -> None:
-        """Wait for the driver to exit 0."""
-        code = self.process.wait(timeout)
-        assert code == 0, f"the driver exited {code}:\n{self.cluster.log_tail(self.log, 60)}"
-
-    def __enter__(self) -> DriverRun:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        # The driver's JVM (its child) exits when the driver does; a stopped driver's is
-        # made sure of, by PID.
-        left = descendants(self.process.pid) if self.process.poll() is None else set()
-        if self.process.poll() is None:
+    def stop(self) -> None:
+        # The driver's JVM (its child) exits when the driver does; made sure of by PID.
+        left = {pid: _cmdline(pid) for pid in descendants(self.process.pid)}
+        if self.process.stdin is not None:
+            try:
+                self.process.stdin.close()  # the driver stops its session and exits
+            except OSError:
+                pass
+        try:
+            self.process.wait(STOP_GRACE * 2)
+        except subprocess.TimeoutExpired:
             self.process.terminate()
             try:
                 self.process.wait(STOP_GRACE)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(STOP_GRACE)
-        for pid in left:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        _kill_if_still(left)
         if self.process.stdout is not None:
             self.process.stdout.close()
+
+
+@contextmanager
+def cluster_driver(cluster: SparkCluster) -> Iterator[ClusterDriver]:
+    driver = ClusterDriver(cluster)
+    try:
+        yield driver
+    finally:
+        driver.stop()

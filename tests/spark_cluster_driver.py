@@ -1,10 +1,13 @@
 """The driver of the cluster tests (tests/test_spark_cluster.py), run as its own process:
-``python -m tests.spark_cluster_driver <scenario> [options]`` with the master's URL in
-``WIRESTREAM_SPARK_MASTER`` (tests/spark_cluster.py ``DriverRun`` starts it).
+``python -m tests.spark_cluster_driver`` with the master's URL in
+``WIRESTREAM_SPARK_MASTER`` (tests/spark_cluster.py ``ClusterDriver`` starts it).  It
+starts a SparkSession on the cluster, then runs the scenarios it reads on stdin, one a
+line: ``{"id": 1, "argv": ["capture", "--folder", "..."]}``.
 
-It prints JSON lines on stdout, the test's view of the query: ``{"event": "started",
-...}``, ``{"event": "progress", ...}`` per micro-batch, ``{"event": "done", ...}`` with
-what was read, or ``{"event": "error", "message": ...}``.  The checks are the test's;
+It prints JSON lines on stdout, the test's view: ``{"event": "session", "driver_pid",
+"app_id"}`` once, then per scenario (``command``: its id) ``{"event": "started", ...}``,
+``{"event": "progress", ...}`` per micro-batch, ``{"event": "done", ...}`` with what was
+read, or ``{"event": "error", "message": ...}``.  The checks are the test's;
 this only runs Spark.  Each row read is tagged with the PID of the executor JVM its task
 ran in (``executor_pid``), so the test can tell that work ran in the cluster's
 executors, not in this process.
@@ -32,11 +35,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pyspark.sql import Column, SparkSession
 
+STARTED = time.monotonic()
 DEADLINE = 150.0  # seconds a scenario may run before it gives up
 
 
+_command: int | None = None  # the id of the scenario running
+
+
 def emit(event: str, **fields: Any) -> None:
-    print(json.dumps({"event": event, **fields}), flush=True)
+    elapsed = round(time.monotonic() - STARTED, 2)
+    print(json.dumps({"event": event, "command": _command, "t": elapsed, **fields}), flush=True)
 
 
 def executor_pid() -> int:
@@ -136,10 +144,13 @@ def follow(query: Any, expect: int) -> None:
 
 def rsocket(spark: SparkSession, args: argparse.Namespace) -> None:
     collected: list[list[int]] = []
+    batches: list[int] = []
 
     def collect(frame: Any, batch_id: int) -> None:
         rows = frame.select("seq", "payload.n", executor_column()).collect()
         collected.extend([r.seq, r.n, r.executor_pid] for r in rows)
+        if rows:
+            batches.append(batch_id)
 
     query = (
         spark.readStream.format("rsocket")
@@ -163,16 +174,15 @@ def rsocket(spark: SparkSession, args: argparse.Namespace) -> None:
             time.sleep(0.1)
     finally:
         query.stop()
-    emit("done", rows=collected, batches=len([p for p in query.recentProgress
-                                              if p["numInputRows"] > 0]))  # fmt: skip
+    emit("done", rows=collected, batches=len(batches))
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="tests.spark_cluster_driver")
+def parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tests.spark_cluster_driver", exit_on_error=False)
     scenarios = parser.add_subparsers(dest="scenario", required=True)
     one = scenarios.add_parser("capture")
     one.add_argument("--folder", required=True)
-    one.add_argument("--partition-bytes", type=int, default=64 * 1024)
+    one.add_argument("--partition-bytes", type=int, default=256 * 1024)
     one = scenarios.add_parser("rabbitmq")
     for name in ("--source", "--target", "--checkpoint"):
         one.add_argument(name, required=True)
@@ -184,20 +194,31 @@ def main(argv: list[str]) -> int:
         one.add_argument(name, required=True)
     one.add_argument("--expect", type=int, required=True)
     one.add_argument("--max-records", type=int, default=2000)
-    args = parser.parse_args(argv)
+    return parser
 
+
+def main() -> int:
+    """One SparkSession, then one scenario per line of stdin (``{"id": n, "argv": [...]}``)
+    until stdin ends: a session and its executors start once for all the tests."""
+    global _command
+    scenarios = {"capture": capture, "rabbitmq": rabbitmq, "rsocket": rsocket}
     spark = spark_session()
     try:
         emit("session", driver_pid=os.getpid(), app_id=spark.sparkContext.applicationId)
-        {"capture": capture, "rabbitmq": rabbitmq, "rsocket": rsocket}[args.scenario](spark, args)
-    except Exception as error:  # the test shows it; the traceback goes to the log
-        traceback.print_exc()
-        emit("error", message=f"{type(error).__name__}: {error}"[:4000])
-        return 1
+        for line in sys.stdin:
+            command = json.loads(line)
+            _command = command["id"]
+            try:
+                args = parser().parse_args(command["argv"])
+                scenarios[args.scenario](spark, args)
+            except Exception as error:  # the test shows it; the traceback goes to the log
+                traceback.print_exc()
+                emit("error", message=f"{type(error).__name__}: {error}"[:4000])
+            _command = None
     finally:
         spark.stop()
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

@@ -27,19 +27,19 @@ from wirestream.runtime.capture import CaptureWriter
 from wirestream.runtime.rsocket import serve
 from wirestream.runtime.spark.background import BackgroundLoop
 from tests.rabbitmq_stream_client_support import PORT, require_broker, unique
-from tests.spark_cluster import DriverRun, SparkCluster, broker_clients, descendants
+from tests.spark_cluster import ClusterDriver, SparkCluster, broker_clients, descendants
 from tests.test_spark_rabbitmq import bodies_in, create_stream, delete_streams, publish
 from tests.test_spark_rsocket_source import Numbers, NumbersHandler
 
 pytestmark = pytest.mark.spark_cluster
 
 
-def executors_of(cluster: SparkCluster, session: dict[str, Any]) -> set[int]:
-    """The PIDs of the driver's two executor JVMs (``session``: its first event), one
-    under each worker, none of them the driver."""
-    executors = cluster.wait_for_executors(2, session["app_id"])
+def executors_of(cluster: SparkCluster, driver: ClusterDriver) -> set[int]:
+    """The PIDs of the driver's two executor JVMs, one under each worker, neither of them
+    the driver (waits for a relaunched one)."""
+    executors = cluster.wait_for_executors(2, driver.app_id)
     assert sorted(e.worker for e in executors) == [0, 1], executors
-    assert session["driver_pid"] not in {e.pid for e in executors}
+    assert driver.pid not in {e.pid for e in executors}
     return {e.pid for e in executors}
 
 
@@ -66,17 +66,16 @@ def write_capture(path: Path, name: str, frames: int) -> list[str]:
 
 
 def test_the_capture_source_reads_every_frame_of_several_files_once(
-    spark_cluster: SparkCluster, tmp_path: Path
+    spark_cluster: SparkCluster, cluster_driver: ClusterDriver, tmp_path: Path
 ) -> None:
     folder = tmp_path / "captures"
     folder.mkdir()
     expected = []
     for index, frames in enumerate([12_000, 7_000, 1]):  # big ones split, a tiny one
         expected += write_capture(folder / f"part-{index}.wscap", f"f{index}", frames)
-    with DriverRun(spark_cluster, "capture", "--folder", str(folder)) as driver:
-        executors = executors_of(spark_cluster, driver.next_event("session", timeout=120))
-        done = driver.next_event("done", timeout=120)
-        driver.finish()
+    executors = executors_of(spark_cluster, cluster_driver)
+    command = cluster_driver.run("capture", "--folder", str(folder))
+    done = cluster_driver.next_event("done", command, timeout=120)
     frames = done["frames"]
     assert sorted(data for kind, data in frames if kind == "PAYLOAD") == expected  # each once
     assert [kind for kind, _ in frames].count("REQUEST_N") == 3
@@ -111,25 +110,26 @@ def rabbitmq_streams() -> Iterator[tuple[str, str]]:
 
 
 def test_stream_to_stream_is_exactly_once_across_a_killed_executor(
-    spark_cluster: SparkCluster, rabbitmq_streams: tuple[str, str], tmp_path: Path
+    spark_cluster: SparkCluster,
+    cluster_driver: ClusterDriver,
+    rabbitmq_streams: tuple[str, str],
+    tmp_path: Path,
 ) -> None:
     source, target = rabbitmq_streams
-    half = 30_000
+    half = 15_000
     bodies = [b"cluster-%06d" % i for i in range(2 * half)]
     publish(source, bodies[:half])
-    with DriverRun(spark_cluster, "rabbitmq", "--source", source, "--target", target,
-                   "--checkpoint", str(tmp_path / "checkpoint"),
-                   "--expect", str(2 * half)) as driver:  # fmt: skip
-        session = driver.next_event("session", timeout=120)
-        app_id = session["app_id"]
-        before = executors_of(spark_cluster, session)
-        driver.next_event("progress", timeout=120)  # the query runs
-        killed = kill_an_executor_mid_task(spark_cluster, app_id)
-        # The second half goes in only now: the query must go on after the kill.
-        publish(source, bodies[half:])
-        after = executors_of(spark_cluster, session)  # its worker launched a new executor
-        done = driver.next_event("done", timeout=150)
-        driver.finish()
+    before = executors_of(spark_cluster, cluster_driver)
+    command = cluster_driver.run(
+        "rabbitmq", "--source", source, "--target", target,
+        "--checkpoint", str(tmp_path / "checkpoint"), "--expect", str(2 * half),
+    )  # fmt: skip
+    cluster_driver.next_event("progress", command, timeout=120)  # the query runs
+    killed = kill_an_executor_mid_task(spark_cluster, cluster_driver.app_id)
+    # The second half goes in only now: the query must go on after the kill.
+    publish(source, bodies[half:])
+    after = executors_of(spark_cluster, cluster_driver)  # its worker launched a new one
+    done = cluster_driver.next_event("done", command, timeout=150)
     assert killed in before and len(before & after) == 1 and killed not in after
     assert done["total"] == 2 * half
     stored = bodies_in(target)
@@ -139,12 +139,15 @@ def test_stream_to_stream_is_exactly_once_across_a_killed_executor(
 # ---------------------------------------------------------------------- RSocket
 
 
+ITEMS = 10_000
+
+
 @pytest.fixture
 def numbers_server() -> Iterator[tuple[str, Numbers]]:
-    """An RSocket server in this process publishing ``{"n": i}`` (msgpack) for i < 20,000."""
+    """An RSocket server in this process publishing ``{"n": i}`` (msgpack) for i < ITEMS."""
     background = BackgroundLoop("cluster test server")
     try:
-        numbers = Numbers(count=20_000)
+        numbers = Numbers(count=ITEMS)
         server = background.run(serve("tcp://127.0.0.1:0", NumbersHandler(numbers)))
         try:
             yield server.url, numbers
@@ -156,17 +159,21 @@ def numbers_server() -> Iterator[tuple[str, Numbers]]:
 
 
 def test_the_rsocket_source_delivers_every_item_once_in_order(
-    spark_cluster: SparkCluster, numbers_server: tuple[str, Numbers], tmp_path: Path
+    spark_cluster: SparkCluster,
+    cluster_driver: ClusterDriver,
+    numbers_server: tuple[str, Numbers],
+    tmp_path: Path,
 ) -> None:
     url, numbers = numbers_server
-    with DriverRun(spark_cluster, "rsocket", "--uri", url, "--expect", "20000",
-                   "--checkpoint", str(tmp_path / "checkpoint")) as driver:  # fmt: skip
-        executors = executors_of(spark_cluster, driver.next_event("session", timeout=120))
-        done = driver.next_event("done", timeout=150)
-        driver.finish()
+    executors = executors_of(spark_cluster, cluster_driver)
+    command = cluster_driver.run(
+        "rsocket", "--uri", url, "--expect", str(ITEMS), "--max-records", "2000",
+        "--checkpoint", str(tmp_path / "checkpoint"),
+    )  # fmt: skip
+    done = cluster_driver.next_event("done", command, timeout=150)
     rows = done["rows"]
-    assert [seq for seq, _, _ in rows] == list(range(20_000))
-    assert [n for _, n, _ in rows] == list(range(20_000))  # decoded by the executors
-    assert done["batches"] >= 10  # maxRecordsPerTrigger 2000: demand per micro-batch
+    assert [seq for seq, _, _ in rows] == list(range(ITEMS))
+    assert [n for _, n, _ in rows] == list(range(ITEMS))  # decoded by the executors
+    assert done["batches"] >= ITEMS // 2000  # demand per micro-batch (maxRecordsPerTrigger)
     assert numbers.subscriptions == 1
     assert_ran_on_executors({pid for _, _, pid in rows}, executors)
