@@ -26,9 +26,8 @@ from wirestream.generated.rsocket.v1_0 import Payload, RequestN, encode
 from wirestream.runtime.capture import CaptureWriter
 from wirestream.runtime.rsocket import serve
 from wirestream.runtime.spark.background import BackgroundLoop
-from tests.rabbitmq_stream_client_support import PORT, require_broker, unique
+from tests.rabbitmq_stream_client_support import PORT, require_broker
 from tests.spark_cluster import ClusterDriver, SparkCluster, broker_clients, descendants
-from tests.test_spark_rabbitmq import bodies_in, create_stream, delete_streams, publish
 from tests.test_spark_rsocket_source import Numbers, NumbersHandler
 
 pytestmark = pytest.mark.spark_cluster
@@ -90,7 +89,7 @@ def test_the_capture_source_reads_every_frame_of_several_files_once(
 def kill_an_executor_mid_task(cluster: SparkCluster, app_id: str, timeout: float = 60.0) -> int:
     """SIGKILL the first executor JVM of ``app_id`` seen with a broker connection open in
     its Python workers (a task reading or publishing: mid-task, not between batches).
-    Returns its PID.  Also checks both executors were seen connecting, on their own."""
+    Returns its PID."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for executor in cluster.wait_for_executors(2, app_id):
@@ -103,7 +102,9 @@ def kill_an_executor_mid_task(cluster: SparkCluster, app_id: str, timeout: float
 
 @pytest.fixture
 def rabbitmq_streams() -> Iterator[tuple[str, str]]:
-    require_broker()
+    require_broker()  # skips without a broker (fails under CI=true): not the other tests
+    from tests.test_spark_rabbitmq import create_stream, delete_streams
+
     source, target = create_stream(), create_stream()
     yield source, target
     delete_streams(source, target)
@@ -115,19 +116,25 @@ def test_stream_to_stream_is_exactly_once_across_a_killed_executor(
     rabbitmq_streams: tuple[str, str],
     tmp_path: Path,
 ) -> None:
+    from tests.test_spark_rabbitmq import bodies_in, publish  # (it needs the broker)
+
     source, target = rabbitmq_streams
-    half = 15_000
+    half = 15_000  # five micro-batches of 3,000 (three tasks each) before the kill
     bodies = [b"cluster-%06d" % i for i in range(2 * half)]
     publish(source, bodies[:half])
     before = executors_of(spark_cluster, cluster_driver)
     command = cluster_driver.run(
         "rabbitmq", "--source", source, "--target", target,
         "--checkpoint", str(tmp_path / "checkpoint"), "--expect", str(2 * half),
+        "--max-records", "3000", "--records-per-partition", "1000",
     )  # fmt: skip
-    cluster_driver.next_event("progress", command, timeout=120)  # the query runs
-    killed = kill_an_executor_mid_task(spark_cluster, cluster_driver.app_id)
-    # The second half goes in only now: the query must go on after the kill.
-    publish(source, bodies[half:])
+    try:
+        cluster_driver.next_event("progress", command, timeout=120)  # the query runs
+        killed = kill_an_executor_mid_task(spark_cluster, cluster_driver.app_id)
+    finally:
+        # The second half goes in only now: the query must go on after the kill.  (Also
+        # when the test failed: the shared driver's query then ends instead of waiting.)
+        publish(source, bodies[half:])
     after = executors_of(spark_cluster, cluster_driver)  # its worker launched a new one
     done = cluster_driver.next_event("done", command, timeout=150)
     assert killed in before and len(before & after) == 1 and killed not in after
