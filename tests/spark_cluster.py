@@ -188,6 +188,9 @@ class SparkCluster:
             SPARK_LOG_DIR=str(self.base / "logs"),
             SPARK_CONF_DIR=str(self.base / "conf"),
             SPARK_DAEMON_MEMORY=DAEMON_MEMORY,
+            # The master and workers only coordinate: the quick JIT tier and the serial
+            # collector leave the two cores to the driver and the executors.
+            SPARK_DAEMON_JAVA_OPTS="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
             SPARK_NO_DAEMONIZE="1",
             PYSPARK_PYTHON=sys.executable,
             PYSPARK_DRIVER_PYTHON=sys.executable,

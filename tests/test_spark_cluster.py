@@ -138,6 +138,8 @@ def test_stream_to_stream_is_exactly_once_across_a_killed_executor(
     after = executors_of(spark_cluster, cluster_driver)  # its worker launched a new one
     done = cluster_driver.next_event("done", command, timeout=150)
     assert killed in before and len(before & after) == 1 and killed not in after
+    # Spark saw a running task die with it (its WARN line; the log level is WARN).
+    assert "ExecutorLostFailure" in cluster_driver.log.read_text(errors="replace")
     assert done["total"] == 2 * half
     stored = bodies_in(target)
     assert len(stored) == 2 * half and sorted(stored) == bodies  # each message once
