@@ -66,7 +66,10 @@ def executor_pid() -> int:
 def executor_column() -> Column:
     from pyspark.sql.functions import udf
 
-    return udf(lambda: executor_pid(), "int")().alias("executor_pid")
+    # Nondeterministic: the same call answers differently per process, so Spark must not
+    # fold or reuse it.
+    pid = udf(lambda: executor_pid(), "int").asNondeterministic()
+    return pid().alias("executor_pid")
 
 
 def spark_session() -> SparkSession:
