@@ -300,6 +300,9 @@ def start_cluster(base: Path, timeout: float = START_TIMEOUT) -> Iterator[SparkC
     (base / "conf").mkdir(parents=True, exist_ok=True)
     (base / "conf" / "spark-defaults.conf").write_text(
         "spark.master.rest.enabled false\n"  # no submission server on port 6066
+        # A port taken between free_port() and the bind fails the start at once, with
+        # the log, instead of the master moving to the next port and the workers waiting.
+        "spark.port.maxRetries 0\n"
     )
     try:
         cluster.master = _spark_class(
