@@ -15,6 +15,8 @@ from tests.typescript_support import node  # noqa: F401  (the fixture, for every
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from tests.spark_cluster import ClusterDriver, SparkCluster
+
 settings.register_profile("dev", max_examples=200, deadline=None)
 settings.register_profile(
     "ci",
@@ -40,3 +42,23 @@ def spark() -> Iterator["SparkSession"]:
         yield spark_session
     finally:
         spark_session.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator["SparkCluster"]:
+    """A standalone Spark cluster (a master and two workers, each a JVM) for the tests
+    that need executors in other processes (tests/spark_cluster.py); started once."""
+    from tests.spark_cluster import start_cluster
+
+    with start_cluster(tmp_path_factory.mktemp("spark-cluster")) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def cluster_driver(spark_cluster: "SparkCluster") -> Iterator["ClusterDriver"]:
+    """The cluster tests' driver process (one SparkContext per process: not this one),
+    one application for them all (tests/spark_cluster_driver.py)."""
+    from tests.spark_cluster import cluster_driver
+
+    with cluster_driver(spark_cluster) as driver:
+        yield driver
