@@ -79,13 +79,16 @@ def _tail(stream: str) -> int:
     return result
 
 
-def sink_batch(spark: Any, n: int, partitions: int | None = None) -> float:
+def sink_batch(
+    spark: Any, n: int, partitions: int | None = None, options: dict[str, str] | None = None
+) -> float:
     """messages/s: a batch ``save()`` of ``n`` rows to a fresh stream, all confirmed."""
     stream = _create_stream()
     try:
         frame = payload_frame(spark, n, partitions)
+        writer = frame.write.format("rabbitmq_stream").options(**(options or {}))
         started = time.perf_counter()
-        frame.write.format("rabbitmq_stream").option("stream", stream).mode("append").save()
+        writer.option("stream", stream).mode("append").save()
         elapsed = time.perf_counter() - started
         stored = _tail(stream)
         if stored != n:

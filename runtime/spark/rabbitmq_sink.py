@@ -59,6 +59,7 @@ Idempotent retries: publishing ids from (query, micro-batch, partition, row)
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import itertools
 import uuid
@@ -117,6 +118,10 @@ SINK_OPTIONS: Final = (
 WHO: Final = f"{SOURCE} sink"
 MAX_PREFIX: Final = 200  # a reference is a protocol string of at most 256 bytes
 ROW_LIMIT: Final = (1 << 32) - 1
+SEND_SLICE: Final = 1000
+"""Messages per ``send_many``: an Arrow batch (10,000 rows by default) handed over at once
+fills the window in one write of ~1 MB frames, which cost the broker ~0.4 us more per
+message than the same rows handed over 1,000 at a time (measured, 3.10 on loopback)."""
 
 
 def publishing_id(batch_id: int, row: int) -> int:
@@ -255,6 +260,9 @@ def publish_partition(
     loop = BackgroundLoop(f"{SOURCE} publish {settings.stream} {reference}")
     try:
         publisher = loop.run(_Publisher.open(settings, reference, batch_id))
+        # One batch is being queued on the loop while Spark's thread reads and encodes
+        # the next: the JVM keeps producing rows while the window is full.
+        sending: concurrent.futures.Future[None] | None = None
         try:
             row = 0
             for batch in itertools.chain([first], rows):
@@ -267,15 +275,22 @@ def publish_partition(
                     column = column.slice(skip)
                     null = first_null(column)
                     messages = encode_column(column if null is None else column[:null], amqp)
-                    loop.run(publisher.send_rows(row + skip, messages))
+                    if sending is not None:
+                        sending.result()  # its failure is the task's
+                    sending = loop.submit(publisher.send_rows(row + skip, messages))
                     if null is not None:
+                        sending.result()  # the rows before the null are published
                         raise ValueError(
                             f"{WHO}: row {row + skip + null} has a null payload; "
                             "nothing to publish"
                         )
                 row += count
+            if sending is not None:
+                sending.result()
             loop.run(publisher.finish())
         except BaseException:
+            if sending is not None:
+                sending.cancel()  # before close, on the loop: it stops waiting for room
             with contextlib.suppress(Exception):  # the task's failure is the first error
                 loop.run(publisher.close(), CLOSE_TIMEOUT)
             raise
@@ -415,18 +430,21 @@ class _Publisher:
             raise self.failure
 
     async def send_rows(self, first_row: int, messages: list[bytes]) -> None:
-        """Queue the encoded messages of rows ``first_row...``; waits as the window of
-        unconfirmed messages requires."""
+        """Queue the encoded messages of rows ``first_row...``, ``SEND_SLICE`` at a time;
+        waits as the window of unconfirmed messages requires."""
         self._raise_failure()
-        try:
-            confirmation = await self.producer.send_many(
-                messages, publishing_id=publishing_id(self.batch_id, first_row)
-            )
-        except ProtocolError as error:
-            self._raise_failure()  # the first failure explains the later ones
-            raise in_context(error, self._context(first_row)) from error
-        self.pending.append(confirmation)
-        self.published += len(messages)
+        for start in range(0, len(messages), SEND_SLICE):
+            row = first_row + start
+            part = messages[start : start + SEND_SLICE]
+            try:
+                confirmation = await self.producer.send_many(
+                    part, publishing_id=publishing_id(self.batch_id, row)
+                )
+            except ProtocolError as error:
+                self._raise_failure()  # the first failure explains the later ones
+                raise in_context(error, self._context(row)) from error
+            self.pending.append(confirmation)
+            self.published += len(part)
         self._raise_failure()
 
     async def finish(self) -> None:
