@@ -21,8 +21,9 @@ with ``amqp`` each payload goes out as the Data section of an AMQP 1.0 message)
 ``maxInFlight``
     messages a task may have published and not yet seen confirmed (default 10000); a task
     waits for confirms beyond it.  Rows reach a task in Arrow batches of
-    ``spark.sql.execution.arrow.maxRecordsPerBatch`` rows, and each batch is handed to
-    the publisher at once.
+    ``spark.sql.execution.arrow.maxRecordsPerBatch`` rows; each batch is encoded
+    column-wise (``encode_column``) and queued on the client's loop ``SEND_SLICE`` rows
+    per ``send_many`` while the task reads the next batch.
 (``checkpointLocation`` is Spark's own.)
 
 Confirms
