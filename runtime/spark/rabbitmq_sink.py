@@ -22,8 +22,8 @@ with ``amqp`` each payload goes out as the Data section of an AMQP 1.0 message)
     messages a task may have published and not yet seen confirmed (default 10000); a task
     waits for confirms beyond it.  Rows reach a task in Arrow batches of
     ``spark.sql.execution.arrow.maxRecordsPerBatch`` rows; each batch is encoded
-    column-wise (``encode_column``) and queued on the client's loop ``SEND_SLICE`` rows
-    per ``send_many`` while the task reads the next batch.
+    column-wise (``encode_column``) and queued on the client's loop, ``SEND_SLICE`` rows
+    per ``send_many``.
 (``checkpointLocation`` is Spark's own.)
 
 Confirms
@@ -60,7 +60,6 @@ Idempotent retries: publishing ids from (query, micro-batch, partition, row)
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import itertools
 import uuid
@@ -249,7 +248,9 @@ def publish_partition(
 
     The connection opens with the first row: a partition without rows costs nothing.
     Each Arrow batch is encoded column-wise on Spark's thread (``encode_column``) while
-    the client's loop takes confirms, then queued as one ``send_many``."""
+    the client's loop takes confirms, then queued (``send_rows``).  Queuing it on the
+    loop while this thread reads the next batch measured no faster (the JVM's writer
+    already runs ahead of the socket), so it waits."""
     context = TaskContext.get()
     partition = context.partitionId() if context else 0
     reference = f"{prefix}-{partition}"
@@ -261,9 +262,6 @@ def publish_partition(
     loop = BackgroundLoop(f"{SOURCE} publish {settings.stream} {reference}")
     try:
         publisher = loop.run(_Publisher.open(settings, reference, batch_id))
-        # One batch is being queued on the loop while Spark's thread reads and encodes
-        # the next: the JVM keeps producing rows while the window is full.
-        sending: concurrent.futures.Future[None] | None = None
         try:
             row = 0
             for batch in itertools.chain([first], rows):
@@ -276,22 +274,15 @@ def publish_partition(
                     column = column.slice(skip)
                     null = first_null(column)
                     messages = encode_column(column if null is None else column[:null], amqp)
-                    if sending is not None:
-                        sending.result()  # its failure is the task's
-                    sending = loop.submit(publisher.send_rows(row + skip, messages))
-                    if null is not None:
-                        sending.result()  # the rows before the null are published
+                    loop.run(publisher.send_rows(row + skip, messages))
+                    if null is not None:  # the rows before it are published
                         raise ValueError(
                             f"{WHO}: row {row + skip + null} has a null payload; "
                             "nothing to publish"
                         )
                 row += count
-            if sending is not None:
-                sending.result()
             loop.run(publisher.finish())
         except BaseException:
-            if sending is not None:
-                sending.cancel()  # before close, on the loop: it stops waiting for room
             with contextlib.suppress(Exception):  # the task's failure is the first error
                 loop.run(publisher.close(), CLOSE_TIMEOUT)
             raise
