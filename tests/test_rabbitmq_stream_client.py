@@ -559,6 +559,31 @@ def test_next_run_hands_over_consecutive_records_a_chunk_at_a_time_mixed_with_as
         assert [m.offset for m in singles] == [runs[0][0] + len(runs[0][2]) + i for i in (0, 1)]
         assert sorted(offsets + [m.offset for m in singles]) == list(range(3, 30))
 
+
+def test_send_many_with_a_first_publishing_id_numbers_the_rest_after_it_across_windows() -> None:
+    """``send_many(publishing_id=...)``: the given id, then one by one, also when the
+    window (max_in_flight) splits the batch; an id not above the last one is refused
+    before anything is queued (the Spark sink numbers rows this way)."""
+
+    async def main() -> None:
+        async with FrameCapture() as cap:
+            async with await connect(uri(cap.port)) as client, fresh_stream(client) as stream:
+                producer = await client.producer(stream, reference="many-ids", max_in_flight=7)
+                first = await producer.send_many([b"a%d" % i for i in range(20)], publishing_id=100)
+                assert first.publishing_ids == list(range(100, 120))
+                second = await producer.send_many([b"b"] * 3, publishing_id=(1 << 32) | 1)
+                await first
+                await second
+                assert second.publishing_ids == [(1 << 32) | 1, (1 << 32) | 2, (1 << 32) | 3]
+                with pytest.raises(LocalProtocolError, match="does not follow"):
+                    await producer.send_many([b"c"], publishing_id=(1 << 32) | 3)
+                assert producer.unconfirmed == 0
+                assert sorted(confirmed_ids(cap, producer.publisher_id)) == (
+                    first.publishing_ids + second.publishing_ids
+                )
+                stored = await client.query_publisher_sequence("many-ids", stream)
+                assert stored == (1 << 32) | 3
+
     run(main())
 
 

@@ -499,6 +499,28 @@ def test_a_failed_confirm_fails_the_task_with_the_brokers_error(
     assert "STREAM_NOT_AVAILABLE" in text or "PUBLISHER_DOES_NOT_EXIST" in text
 
 
+@pytest.mark.spark
+def test_a_null_payload_fails_the_task_naming_its_row_after_the_rows_before_it(
+    spark: SparkSession, streams: Callable[..., str]
+) -> None:
+    """Nothing is dropped silently: the rows before the null are published and
+    confirmed, the null row fails the task (no retry publishes anything twice)."""
+    target, prefix = streams(), unique("null")
+    frame = spark.range(0, 1000, 1, 1).selectExpr(
+        "IF(id = 700, NULL, cast(concat('row-', id) AS binary)) AS payload"
+    )
+    with pytest.raises(Exception, match="row 700 has a null payload"):
+        (
+            frame.write.format("rabbitmq_stream")
+            .option("stream", target)
+            .option("producerReference", prefix)
+            .mode("append")
+            .save()
+        )
+    assert bodies_in(target) == [b"row-%d" % i for i in range(700)]
+    assert publisher_sequence(target, f"{prefix}-0") == publishing_id(0, 699)
+
+
 def recreate(stream: str) -> None:
     async def again(client: Any) -> None:
         await client.delete_stream(stream)

@@ -21,8 +21,9 @@ with ``amqp`` each payload goes out as the Data section of an AMQP 1.0 message)
 ``maxInFlight``
     messages a task may have published and not yet seen confirmed (default 10000); a task
     waits for confirms beyond it.  Rows reach a task in Arrow batches of
-    ``spark.sql.execution.arrow.maxRecordsPerBatch`` rows, and each batch is handed to
-    the publisher at once.
+    ``spark.sql.execution.arrow.maxRecordsPerBatch`` rows; each batch is encoded
+    column-wise (``encode_column``) and queued on the client's loop, ``SEND_SLICE`` rows
+    per ``send_many``.
 (``checkpointLocation`` is Spark's own.)
 
 Confirms
@@ -59,16 +60,16 @@ Idempotent retries: publishing ids from (query, micro-batch, partition, row)
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import functools
 import itertools
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark import TaskContext
 from pyspark.sql.datasource import (
     DataSourceArrowWriter,
@@ -78,7 +79,7 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import BinaryType, StringType, StructType
 
 from wirestream.runtime.errors import ProtocolError
-from wirestream.runtime.rabbitmq_stream.aio import Client, Producer
+from wirestream.runtime.rabbitmq_stream.aio import BatchConfirmation, Client, Producer
 from wirestream.runtime.rabbitmq_stream.engine import DEFAULT_MAX_IN_FLIGHT
 from wirestream.runtime.rabbitmq_stream.errors import ResponseError
 from wirestream.runtime.spark.errors import SparkOptionError
@@ -101,6 +102,8 @@ __all__ = [
     "RabbitMQStreamStreamWriter",
     "publish_partition",
     "publishing_id",
+    "encode_column",
+    "first_null",
 ]
 
 SINK_OPTIONS: Final = (
@@ -115,6 +118,10 @@ SINK_OPTIONS: Final = (
 WHO: Final = f"{SOURCE} sink"
 MAX_PREFIX: Final = 200  # a reference is a protocol string of at most 256 bytes
 ROW_LIMIT: Final = (1 << 32) - 1
+SEND_SLICE: Final = 1000
+"""Messages per ``send_many``: an Arrow batch (10,000 rows by default) handed over at once
+fills the window in one write of ~1 MB frames, which cost the broker ~0.4 us more per
+message than the same rows handed over 1,000 at a time (measured, 3.10 on loopback)."""
 
 
 def publishing_id(batch_id: int, row: int) -> int:
@@ -239,7 +246,11 @@ def publish_partition(
 ) -> PublishReport:
     """Publish a task's rows under ``f"{prefix}-{partition}"``, wait for every confirm.
 
-    The connection opens with the first row: a partition without rows costs nothing."""
+    The connection opens with the first row: a partition without rows costs nothing.
+    Each Arrow batch is encoded column-wise on Spark's thread (``encode_column``) while
+    the client's loop takes confirms, then queued (``send_rows``).  Queuing it on the
+    loop while this thread reads the next batch measured no faster in the sink bench,
+    so this thread waits: one failure path."""
     context = TaskContext.get()
     partition = context.partitionId() if context else 0
     reference = f"{prefix}-{partition}"
@@ -247,15 +258,29 @@ def publish_partition(
     first = next(rows, None)
     if first is None:
         return PublishReport(partition, reference, 0, 0, 0)
+    amqp = settings.message_format == "amqp"
     loop = BackgroundLoop(f"{SOURCE} publish {settings.stream} {reference}")
     try:
         publisher = loop.run(_Publisher.open(settings, reference, batch_id))
         try:
             row = 0
             for batch in itertools.chain([first], rows):
-                values = batch.column(settings.payload_index).to_pylist()
-                loop.run(publisher.send_rows(row, values))
-                row += len(values)
+                column = batch.column(settings.payload_index)
+                count = len(column)
+                if row + count > ROW_LIMIT:
+                    raise ValueError(f"{WHO}: a partition holds at most {ROW_LIMIT - 1} rows")
+                skip = publisher.already_stored(row, count)
+                if skip < count:
+                    column = column.slice(skip)
+                    null = first_null(column)
+                    messages = encode_column(column if null is None else column[:null], amqp)
+                    loop.run(publisher.send_rows(row + skip, messages))
+                    if null is not None:  # the rows before it are published
+                        raise ValueError(
+                            f"{WHO}: row {row + skip + null} has a null payload; "
+                            "nothing to publish"
+                        )
+                row += count
             loop.run(publisher.finish())
         except BaseException:
             with contextlib.suppress(Exception):  # the task's failure is the first error
@@ -265,6 +290,61 @@ def publish_partition(
         return PublishReport(partition, reference, row, publisher.published, publisher.skipped)
     finally:
         loop.close()
+
+
+def first_null(column: pa.Array) -> int | None:
+    """The index of ``column``'s first null, or None."""
+    if not column.null_count:
+        return None
+    index: int = pc.index(column.is_null(), True).as_py()
+    return index
+
+
+_DATA8: Final = b"\x00\x53\x75\xa0"  # AMQP 1.0 §3.2.6 Data section, vbin8
+_DATA32: Final = b"\x00\x53\x75\xb0"  # vbin32
+_AS_BINARY: Final = {pa.string(): pa.binary(), pa.large_string(): pa.large_binary()}
+
+
+def encode_column(column: pa.Array, amqp: bool) -> list[bytes]:
+    """The messages of a binary or string column without nulls: each value's bytes (a
+    string's UTF-8, which is how Arrow holds it), wrapped in one AMQP 1.0 Data section
+    when ``amqp`` -- byte for byte what ``amqp.encode_body`` gives, built column-wise:
+    per row Python makes one ``bytes`` (``to_pylist``) instead of calling the encoder."""
+    values = column.cast(_AS_BINARY.get(column.type, column.type))
+    if amqp and len(values):
+        values = pc.binary_join_element_wise(
+            _data_heads(values), values, pa.scalar(b"", values.type)
+        )
+    messages: list[bytes] = values.to_pylist()
+    return messages
+
+
+def _data_heads(values: pa.Array) -> pa.Array:
+    """Each value's Data section head: vbin8 (5 bytes) below 256 bytes, else vbin32 (8)."""
+    count = len(values)
+    lengths = pc.binary_length(values).to_numpy(zero_copy_only=False)
+    small = lengths < 256
+    if small.all():  # the usual case: one fixed-size array, no per-row choice
+        heads = np.empty((count, 5), np.uint8)
+        heads[:, :4] = np.frombuffer(_DATA8, np.uint8)
+        heads[:, 4] = lengths
+        return _fixed(heads).cast(values.type)
+    wide = np.empty((count, 8), np.uint8)
+    wide[:, :4] = np.frombuffer(_DATA32, np.uint8)
+    wide[:, 4:] = lengths.astype(">u4").view(np.uint8).reshape(-1, 4)
+    narrow = np.zeros((count, 5), np.uint8)
+    narrow[:, :4] = np.frombuffer(_DATA8, np.uint8)
+    narrow[:, 4] = lengths & 0xFF
+    return pc.if_else(
+        pa.array(small), _fixed(narrow).cast(values.type), _fixed(wide).cast(values.type)
+    )
+
+
+def _fixed(rows: np.ndarray) -> pa.Array:
+    """A fixed-size binary array, one value per row of a 2-D uint8 array."""
+    return pa.FixedSizeBinaryArray.from_buffers(
+        pa.binary(rows.shape[1]), rows.shape[0], [None, pa.py_buffer(np.ascontiguousarray(rows))]
+    )
 
 
 class _Publisher:
@@ -288,16 +368,18 @@ class _Publisher:
         self.published = 0
         self.skipped = 0
         self.failure: BaseException | None = None
+        self.pending: list[BatchConfirmation] = []  # send_many outcomes not all in yet
 
     @staticmethod
     async def open(settings: SinkSettings, reference: str, batch_id: int) -> _Publisher:
         client = await open_client(settings.uri, WHO)
         try:
+            # raw: encode_column made the AMQP messages already
             producer = await client.producer(
                 settings.stream,
                 reference=reference,
                 max_in_flight=settings.max_in_flight,
-                raw=settings.message_format == "raw",
+                raw=True,
             )
             stored = await client.query_publisher_sequence(reference, settings.stream)
         except ResponseError as refused:
@@ -311,46 +393,50 @@ class _Publisher:
             raise
         return _Publisher(settings, client, producer, reference, batch_id, stored)
 
+    def already_stored(self, first_row: int, count: int) -> int:
+        """How many of the ``count`` rows from ``first_row`` on the broker holds already
+        (ids up to ``stored``): they are skipped, counted in ``skipped``."""
+        skip = max(0, min(count, self.stored - (self.batch_id << 32) - first_row))
+        self.skipped += skip
+        return skip
+
     def _context(self, row: int) -> str:
         return (
             f"{WHO}: publishing to stream {self.settings.stream!r} as {self.reference!r} "
             f"failed at row {row} (publishing id {publishing_id(self.batch_id, row)})"
         )
 
-    def _on_outcome(self, row: int, confirmed: asyncio.Future[int]) -> None:
-        if self.failure is None and not confirmed.cancelled():
-            error = confirmed.exception()
-            if error is not None:
-                self.failure = in_context(error, self._context(row))
-
     def _raise_failure(self) -> None:
+        """Raise the first refused message's error (lowest publishing id), if any; drop
+        the confirmations whose every message is confirmed."""
+        if self.failure is None:
+            refused = [pid for batch in self.pending for pid in batch.errors]
+            if refused:
+                pid = min(refused)
+                error = next(b.errors[pid] for b in self.pending if pid in b.errors)
+                self.failure = in_context(error, self._context((pid & ROW_LIMIT) - 1))
+            self.pending = [
+                batch for batch in self.pending if batch.confirmed < len(batch.publishing_ids)
+            ]
         if self.failure is not None:
             raise self.failure
 
-    async def send_rows(self, first_row: int, values: list[Any]) -> None:
-        """Queue rows ``first_row...`` (ids above ``stored`` only); waits as the window of
-        unconfirmed messages requires."""
+    async def send_rows(self, first_row: int, messages: list[bytes]) -> None:
+        """Queue the encoded messages of rows ``first_row...``, ``SEND_SLICE`` at a time;
+        waits as the window of unconfirmed messages requires."""
         self._raise_failure()
-        if first_row + len(values) > ROW_LIMIT:
-            raise ValueError(f"{WHO}: a partition holds at most {ROW_LIMIT - 1} rows")
-        base = self.batch_id << 32
-        skip = max(0, min(len(values), self.stored - base - first_row))
-        self.skipped += skip
-        producer = self.producer
-        on_outcome = self._on_outcome
-        for index in range(skip, len(values)):
-            value = values[index]
-            row = first_row + index
-            if value is None:
-                raise ValueError(f"{WHO}: row {row} has a null payload; nothing to publish")
-            body = value.encode() if isinstance(value, str) else value
+        for start in range(0, len(messages), SEND_SLICE):
+            row = first_row + start
+            part = messages[start : start + SEND_SLICE]
             try:
-                confirmed = await producer.send(body, publishing_id=base | (row + 1))
+                confirmation = await self.producer.send_many(
+                    part, publishing_id=publishing_id(self.batch_id, row)
+                )
             except ProtocolError as error:
                 self._raise_failure()  # the first failure explains the later ones
                 raise in_context(error, self._context(row)) from error
-            confirmed.add_done_callback(functools.partial(on_outcome, row))
-            self.published += 1
+            self.pending.append(confirmation)
+            self.published += len(part)
         self._raise_failure()
 
     async def finish(self) -> None:

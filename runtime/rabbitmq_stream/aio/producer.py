@@ -323,16 +323,28 @@ class Producer:
         """Send one message and wait for its confirm; its publishing id."""
         return await (await self.send(body, publishing_id=publishing_id))
 
-    async def send_many(self, bodies: Iterable[Body]) -> BatchConfirmation:
+    async def send_many(
+        self, bodies: Iterable[Body], *, publishing_id: int | None = None
+    ) -> BatchConfirmation:
         """Queue messages (each its own publishing id, confirmed one by one); the
-        returned object is awaitable for all of them. Waits as the window requires."""
+        returned object is awaitable for all of them. Waits as the window requires.
+        ``publishing_id``: the first message's id (above every id used so far), the
+        others following it one by one; by default ids continue as ``send``'s do."""
+        if publishing_id is not None and publishing_id <= self._last_id:
+            raise LocalProtocolError(
+                f"publishing id {publishing_id} does not follow {self._last_id} "
+                "(ids must increase)"
+            )
         encoded = [self._encode(body) for body in bodies]
         confirmation = BatchConfirmation(len(encoded), self._loop.create_future())
         position = 0
         while position < len(encoded):
             room = await self._wait_room()
             chunk = encoded[position : position + room]
-            first = max(self._next_id, self._last_id + 1)
+            if publishing_id is None:
+                first = max(self._next_id, self._last_id + 1)
+            else:  # the given ids, consecutive across the chunks
+                first = publishing_id + position
             ids = range(first, first + len(chunk))
             self._held.update(zip(ids, [(data, confirmation, None) for data in chunk]))
             self._queued.extend(ids)
