@@ -68,7 +68,9 @@ def main(argv: list[str]) -> int:
     started = time.perf_counter()
     rows: list[Row] = []
 
-    say("capture decoding: 1,000,000 RSocket frames, plain loop vs Spark local[1]/local[2]", started)
+    say(
+        "capture decoding: 1,000,000 RSocket frames, plain loop vs Spark local[1]/local[2]", started
+    )
     capture = capture_figures()
     rows.append(Row("captures -> frame log, Spark local[2]", capture["local2"], "frames/s",
                     f"plain one-core loop {capture['loop']:,.0f} frames/s",
@@ -114,8 +116,10 @@ def main(argv: list[str]) -> int:
     for row in rows:
         rate = f"{row.rate:,.0f} {row.unit}" if row.rate is not None else row.why
         ratio = f"{row.ratio:.2f}x" if row.ratio is not None else "-"
-        print(f"  {row.path:<52} {rate:>16}  {row.baseline:<40} {ratio:>6}  "
-              f">= {row.target}x  {row.verdict}")
+        print(
+            f"  {row.path:<52} {rate:>16}  {row.baseline:<40} {ratio:>6}  "
+            f">= {row.target}x  {row.verdict}"
+        )
     print(f"  capture costs: a task's read {capture['read_us']:.2f} us/frame (CPU, in-process), "
           f"a query's fixed cost {capture['query_fixed_s']:.2f} s")  # fmt: skip
     say("done", started)
