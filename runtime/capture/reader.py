@@ -325,14 +325,66 @@ def scan_chunks(
 def scan_records(
     path: str | os.PathLike[str], start: int = 0, end: int | None = None
 ) -> Iterator[RawRecord]:
-    """``iter_records`` as plain tuples, for loops over millions of records: no object
-    per record beyond the tuple and the frame's bytes."""
-    for chunk in scan_chunks(path, start, end):
-        pos = chunk.offset
-        for (_, length, timestamp, connection, flags, _, _), frame in zip(
-            chunk.headers, chunk.frames
-        ):
-            yield pos, timestamp, connection, flags, frame
+    """``iter_records`` as plain tuples, for loops over millions of records (the Spark
+    source): no object per record beyond the tuple and the frame's bytes."""
+    name = str(path)
+    with open(path, "rb", buffering=0) as file:
+        fd = file.fileno()
+        header = parse_file_header(os.pread(fd, MAX_FILE_HEADER_SIZE, 0), name)
+        records = _Records(fd, header, name)
+        stop = float("inf") if end is None else end
+        if start <= header.size:
+            found: int | None = header.size
+        else:
+            found = records.resync(start)
+        if found is None:
+            return
+        pos: int = found
+        window = records.window
+        sync = header.sync
+        unpack_from = RECORD.unpack_from
+        crc32 = zlib.crc32
+        low, high = HEADER_CRC_SPAN
+        while True:
+            # Fast path: whole, valid records already in the window.  Anything else (the
+            # window's end, a bad header) goes through the careful path below, which
+            # refills the window or raises the precise error.
+            buf = window.buf
+            view = memoryview(buf)
+            size = len(buf)
+            i = pos - window.base
+            while i + RECORD_HEADER_SIZE <= size:
+                marker, length, timestamp, connection, flags, frame_crc, header_crc = unpack_from(
+                    buf, i
+                )
+                if (
+                    marker != sync
+                    or crc32(view[i + low : i + high]) != header_crc
+                    or length > MAX_FRAME_LENGTH
+                    or flags & FLAGS_RESERVED
+                ):
+                    break
+                if pos >= stop:
+                    return  # the next range's first header is checked: see the format
+                after = i + RECORD_HEADER_SIZE + length
+                if after > size:
+                    break
+                frame = buf[i + RECORD_HEADER_SIZE : after]
+                if crc32(frame) != frame_crc:
+                    raise records.corrupt(pos, "frame CRC mismatch")
+                yield pos, timestamp, connection, flags, frame
+                pos += after - i
+                i = after
+            view.release()
+            length, timestamp, connection, flags = records.header_at(pos)
+            if length < 0 or pos >= stop:
+                # The next range's first record was checked (header) before we stop, so
+                # corruption at a boundary fails here instead of being skipped by a resync.
+                return
+            frame_or_torn = records.frame_at(pos, length)
+            if frame_or_torn is None:
+                return
+            yield pos, timestamp, connection, flags, frame_or_torn
             pos += RECORD_HEADER_SIZE + length
 
 
