@@ -22,10 +22,11 @@ Options:
     at most how many bytes of a file one partition reads (default 64 MiB).  Partitions
     split files at record boundaries (``wirestream.runtime.capture.format``: a range owns the
     records that start in it).  Not Spark's 128 MiB file default, which suits JVM readers
-    going at hundreds of MB/s: decoding here is Python, about 2 us per frame, so a capture
-    of small frames (~150 bytes a record) reads at ~75 MB/s per core.  64 MiB is then about
-    a second per task, which amortises a task's fixed cost (40-60 ms of JVM and Python
-    time per task, measured on 2 cores: more, smaller tasks made the whole query slower).
+    going at hundreds of MB/s: decoding here is Python, 2.5-3 us per frame on the Arrow
+    path, so a capture of small frames (~150 bytes a record) reads at ~50 MB/s per core.
+    64 MiB is then over a second per task, which amortises a task's fixed cost (40-60 ms
+    of JVM and Python time, measured on 2 cores: ten 16 MiB tasks of a 150 MB capture
+    cost 0.3 s more than two).
 ``minPartitions``
     at least how many partitions (default: the driver's CPU count, as Spark's own
     ``defaultParallelism`` in local mode; on a cluster give the executors' total cores).
