@@ -372,11 +372,13 @@ class FrameLogRows:
         decoded: list[Any] = []
         add = decoded.append
         whole = True
+        offsets: list[int] = []  # computed at the first malformed frame
         for k, ((_, _, _, connection, flags, _, _), frame) in enumerate(zip(chunk.headers, frames)):
             try:
                 add(decode(frame, connection, flags))
             except ProtocolError as error:
-                record = (chunk.offsets()[k], chunk.headers[k][2], connection, flags, frame)
+                offsets = offsets or chunk.offsets()
+                record = (offsets[k], chunk.headers[k][2], connection, flags, frame)
                 self.malformed(error, path, record)
                 add(None)
                 whole = False
