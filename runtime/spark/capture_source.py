@@ -389,9 +389,9 @@ class FrameLogRows:
     ) -> Iterator[Any]:
         """The fast path: one Arrow record batch per chunk of records, built column-wise.
         Per frame, Python decodes it and makes its ``frame_row``; everything else is a
-        handful of Arrow kernels per batch: the common columns come from the record
-        headers (transposed by ``zip``), each frame type's struct column is built from its
-        rows alone and spread to the batch's rows by ``take`` (null elsewhere)."""
+        handful of Arrow conversions and kernels per batch: the common columns come from
+        the record headers (transposed by ``zip``), each frame type's struct column from
+        the rows' values with the other frame types' rows masked (null, not converted)."""
         import pyarrow as pa
         import pyarrow.compute as pc
         from pyspark.sql.pandas.types import to_arrow_schema
@@ -401,7 +401,6 @@ class FrameLogRows:
             pa.array(["in", "out"], pa.string()),
             pa.scalar(1000, pa.uint64()),
             pa.scalar(FLAG_OUT, pa.uint8()),
-            pa.scalar(None, pa.int32()),
             *(pa.scalar(name, pa.string()) for name in self.names),
         )
         while True:
@@ -428,7 +427,7 @@ class FrameLogRows:
 
         types = arrow_schema.types
         common, frame_types = types[:9], types[9:]
-        directions, thousand, out_bit, no_row, protocol, version = constants
+        directions, thousand, out_bit, protocol, version = constants
         decoded, whole = self.decode_chunk(chunk, path)
         headers = chunk.headers
         frame_row = self.frame_row
@@ -457,24 +456,16 @@ class FrameLogRows:
             pa.array(lengths, type=common[8]),
         ]
         present = set(columns)
-        if len(present) == 1:
-            (only,) = present
-            for column, kind_type in enumerate(frame_types):
-                if column == only:
-                    arrays.append(pa.array(values, type=kind_type))
-                else:
-                    arrays.append(pa.nulls(n, type=kind_type))
-        else:
-            column_of = pa.array(columns, pa.int32())
-            for column, kind_type in enumerate(frame_types):
-                if column not in present:
-                    arrays.append(pa.nulls(n, type=kind_type))
-                    continue
-                own = [v for v, c in zip(values, columns) if c == column]
-                dense = pa.array(own, type=kind_type)
-                mine = pc.equal(column_of, column)
-                rank = pc.subtract(pc.cumulative_sum(mine.cast(pa.int32())), 1)
-                arrays.append(dense.take(pc.if_else(mine, rank, no_row)))
+        column_of = pa.array(columns, pa.int32()) if len(present) > 1 else None
+        for column, kind_type in enumerate(frame_types):
+            if column not in present:
+                arrays.append(pa.nulls(n, type=kind_type))
+            elif column_of is None:
+                arrays.append(pa.array(values, type=kind_type))
+            else:
+                # The other frame types' rows are masked: null, and never converted.
+                others = pc.not_equal(column_of, column)
+                arrays.append(pa.array(values, type=kind_type, mask=others))
         return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
 
 
