@@ -144,11 +144,13 @@ def test_a_capture_split_into_partitions_gives_the_same_rows(
     spark: SparkSession, rsocket_capture: tuple[Path, bytes, bytes]
 ) -> None:
     path = rsocket_capture[0]
-    whole = read(spark, path, maxPartitionBytes=str(1 << 30))
+    whole = read(spark, path, maxPartitionBytes=str(1 << 30), minPartitions="1")
     split = read(spark, path, maxPartitionBytes="2500")
+    per_core = read(spark, path, minPartitions="3")  # small: one equal piece per core
     assert whole.rdd.getNumPartitions() == 1
     assert split.rdd.getNumPartitions() > 5
-    assert split.collect() == whole.collect()
+    assert per_core.rdd.getNumPartitions() == 3
+    assert split.collect() == whole.collect() == per_core.collect()
 
 
 def test_arrow_and_row_paths_agree_on_a_real_capture(

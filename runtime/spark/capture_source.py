@@ -19,16 +19,23 @@ Options:
     ``rabbitmq_stream/1``, ``rabbitmq_stream/draft`` (``wirestream.runtime.capture.protocols``).
     Optional: the file headers name it; when given, every file must hold it.
 ``maxPartitionBytes``
-    about how many bytes of a file one partition reads (default 16 MiB).  Partitions
+    at most how many bytes of a file one partition reads (default 64 MiB).  Partitions
     split files at record boundaries (``wirestream.runtime.capture.format``: a range owns the
     records that start in it).  Not Spark's 128 MiB file default, which suits JVM readers
-    going at hundreds of MB/s: decoding here is Python, about 2.5 us per frame on the
-    Arrow path, so a capture of small frames (~50 bytes a record) reads at ~20 MB/s per
-    core.  16 MiB is then about a second per task -- enough to amortise a task's start
-    (tens of ms) -- while a 100 MB capture still gives seven partitions to spread over
-    the cores.  Reactive Streams captures (``rsio``) are read one partition per file: a
-    fixed-size element decodes only with the ``subscribed`` that announced its size,
-    earlier in the connection.
+    going at hundreds of MB/s: decoding here is Python, 2.5-3 us per frame on the Arrow
+    path, so a capture of small frames (~150 bytes a record) reads at ~50 MB/s per core.
+    64 MiB is then over a second per task, which amortises a task's fixed cost (40-60 ms
+    of JVM and Python time, measured on 2 cores: ten 16 MiB tasks of a 150 MB capture
+    cost 0.3 s more than two).
+``minPartitions``
+    at least how many partitions (default: the driver's CPU count, as Spark's own
+    ``defaultParallelism`` in local mode; on a cluster give the executors' total cores).
+    The captures are cut into a multiple of this many pieces of equal size, so that
+    every core gets the same share: ``local[2]`` reads a 150 MB capture as two 75 MB
+    partitions, not as a 64, 64 and 22 MB (one core idle for a third of the time).
+    Reactive Streams captures (``rsio``) are read one partition per file: a fixed-size
+    element decodes only with the ``subscribed`` that announced its size, earlier in the
+    connection.
 ``mode``
     ``FAILFAST`` (default): a frame that does not decode fails the task with an error
     naming the file, the record's offset, the connection and the first bytes.
@@ -38,8 +45,9 @@ Options:
     left out.  A corrupt capture *file* (bad CRC, ...) always fails: past it, records
     cannot be trusted.
 ``arrow``
-    ``true`` (default): each task yields Arrow record batches of up to 10,000 rows (the
-    fast path); ``false``: one Python tuple per row (the row path, for comparison).
+    ``true`` (default): each task yields Arrow record batches of up to 10,000 rows built
+    column by column (the fast path); ``false``: one Python tuple per row (the row path,
+    for comparison).
 
 A connection id at or above 2**63 (not from ``CaptureWriter``, whose ids fit) shows as
 its two's complement in the ``long`` column.  The frame log has no column for the
@@ -50,6 +58,7 @@ the records do (``wirestream.runtime.capture.iter_records``: ``side``, ``sender`
 from __future__ import annotations
 
 import datetime
+import gc
 import glob
 import json
 import os
@@ -72,7 +81,7 @@ from wirestream.runtime.capture import (
     split_ranges,
 )
 from wirestream.runtime.capture.format import FLAG_OUT, FLAG_SERVER
-from wirestream.runtime.capture.reader import RawRecord, scan_records
+from wirestream.runtime.capture.reader import RawRecord, RecordChunk, scan_chunks, scan_records
 from wirestream.runtime.errors import DecodeError, ProtocolError
 from wirestream.runtime.spark.errors import SparkOptionError
 from wirestream.runtime.spark.options import Options
@@ -80,9 +89,9 @@ from wirestream.runtime.spark.options import Options
 __all__ = ["WirestreamCaptureSource", "CaptureReader", "CapturePartition", "MALFORMED"]
 
 SOURCE: Final = "wirestream"
-OPTIONS: Final = ("protocol", "maxPartitionBytes", "mode", "arrow")
+OPTIONS: Final = ("protocol", "maxPartitionBytes", "minPartitions", "mode", "arrow")
 MODES: Final = ("FAILFAST", "PERMISSIVE", "DROPMALFORMED")
-DEFAULT_MAX_PARTITION_BYTES: Final = 16 * 1024 * 1024
+DEFAULT_MAX_PARTITION_BYTES: Final = 64 * 1024 * 1024
 BATCH_ROWS: Final = 10_000
 """Rows per Arrow record batch (Spark's own ``maxRecordsPerBatch`` default)."""
 MALFORMED: Final = "MALFORMED"
@@ -155,6 +164,7 @@ class Plan:
     protocol: str
     files: tuple[tuple[str, int], ...]  # (path, size at planning)
     max_partition_bytes: int
+    min_partitions: int
     mode: str
     arrow: bool
 
@@ -173,6 +183,7 @@ def make_plan(given: Any) -> Plan:
                 f"accepted: {', '.join(known_protocols())}"
             ) from None
     max_bytes = options.count("maxPartitionBytes", DEFAULT_MAX_PARTITION_BYTES, minimum=1)
+    min_partitions = options.count("minPartitions", os.cpu_count() or 1, minimum=1)
     mode = options.choice("mode", MODES, "FAILFAST")
     arrow = options.flag("arrow", True)
     files = resolve_files(_paths(options))
@@ -196,7 +207,15 @@ def make_plan(given: Any) -> Plan:
             )
         planned.append((path, os.path.getsize(path)))
     assert protocol is not None
-    return Plan(protocol.name, tuple(planned), max_bytes, mode, arrow)
+    return Plan(protocol.name, tuple(planned), max_bytes, min_partitions, mode, arrow)
+
+
+def piece_bytes(sizes: Sequence[int], max_bytes: int, min_partitions: int) -> int:
+    """How many bytes of a file one partition reads: the captures' bytes cut into a
+    multiple of ``min_partitions`` equal pieces of at most ``max_bytes``."""
+    total = sum(sizes)
+    rounds = max(1, -(-total // (max_bytes * min_partitions)))
+    return max(1, -(-total // (rounds * min_partitions)))
 
 
 # --- the data source -----------------------------------------------------------------
@@ -245,20 +264,25 @@ class CaptureReader(DataSourceReader):
 
     def partitions(self) -> list[CapturePartition]:
         protocol = get_protocol(self.plan.protocol)
+        piece = piece_bytes(
+            [size for _, size in self.plan.files],
+            self.plan.max_partition_bytes,
+            self.plan.min_partitions,
+        )
         pieces: list[CapturePartition] = []
         for path, size in self.plan.files:
             # One partition per file for contextual protocols (module docstring).
-            piece = size if protocol.contextual else self.plan.max_partition_bytes
-            for start, end in split_ranges(size, max(piece, 1)):
+            for start, end in split_ranges(size, max(size, 1) if protocol.contextual else piece):
                 pieces.append(CapturePartition(path, start, end))
         return pieces
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         assert isinstance(partition, CapturePartition)
         rows = FrameLogRows(self.plan.protocol, self.plan.mode)
-        records = scan_records(partition.path, partition.start, partition.end)
         if self.plan.arrow:
-            return rows.batches(records, self.schema, partition.path)
+            chunks = scan_chunks(partition.path, partition.start, partition.end, BATCH_ROWS)
+            return rows.batches(chunks, self.schema, partition.path)
+        records = scan_records(partition.path, partition.start, partition.end)
         return rows.tuples(records, partition.path)
 
 
@@ -279,6 +303,10 @@ class FrameLogRows:
         self.names: tuple[str, str] = (spark.PROTOCOL, spark.VERSION)
         self.frame_columns = len(spark.FRAME_COLUMNS)
         self.decode = self._decoder()
+        # A stateless binary codec's decode, called directly: no wrapper per frame.
+        self.plain: Callable[[bytes], Any] | None = None
+        if not (protocol.contextual or protocol.needs_sender or protocol.encoding != "binary"):
+            self.plain = protocol.codec().decode
 
     def _decoder(self) -> Callable[[bytes, int, int], Any]:
         """(frame bytes, connection id, record flags) -> the decoded frame."""
@@ -331,79 +359,118 @@ class FrameLogRows:
             frames[column] = values
             yield (*common, frame_type, stream_id, frame_flags, len(frame), *frames)
 
-    def batches(self, records: Iterator[RawRecord], schema: StructType, path: str) -> Iterator[Any]:
-        """The fast path: Arrow record batches of up to ``BATCH_ROWS`` rows, built column
-        by column (a Python list per column, one ``pa.array`` per column and batch)."""
+    def decode_chunk(self, chunk: RecordChunk, path: str) -> tuple[list[Any], bool]:
+        """The decoded frames of ``chunk``, None where a frame did not decode
+        (``malformed`` decides whether that is an error); and whether all did."""
+        frames = chunk.frames
+        if self.plain is not None:
+            try:
+                return list(map(self.plain, frames)), True
+            except ProtocolError:
+                pass  # a stateless codec: decoding again, frame by frame, finds which
+        decode = self.decode
+        decoded: list[Any] = []
+        add = decoded.append
+        whole = True
+        offsets: list[int] = []  # computed at the first malformed frame
+        for k, ((_, _, _, connection, flags, _, _), frame) in enumerate(zip(chunk.headers, frames)):
+            try:
+                add(decode(frame, connection, flags))
+            except ProtocolError as error:
+                offsets = offsets or chunk.offsets()
+                record = (offsets[k], chunk.headers[k][2], connection, flags, frame)
+                self.malformed(error, path, record)
+                add(None)
+                whole = False
+        return decoded, whole
+
+    def batches(
+        self, chunks: Iterator[RecordChunk], schema: StructType, path: str
+    ) -> Iterator[Any]:
+        """The fast path: one Arrow record batch per chunk of records, built column-wise.
+        Per frame, Python decodes it and makes its ``frame_row``; everything else is a
+        handful of Arrow conversions and kernels per batch: the common columns come from
+        the record headers (transposed by ``zip``), each frame type's struct column from
+        the rows' values with the other frame types' rows masked (null, not converted)."""
         import pyarrow as pa
+        import pyarrow.compute as pc
         from pyspark.sql.pandas.types import to_arrow_schema
 
         arrow_schema = to_arrow_schema(schema, timezone="UTC")
-        types = [field.type for field in arrow_schema]
-        common, frame_types = types[:9], types[9:]
-        protocol, version = self.names
-        decode, frame_row = self.decode, self.frame_row
-        drop = self.mode == "DROPMALFORMED"
-        rows = BATCH_ROWS
+        constants = (
+            pa.array(["in", "out"], pa.string()),
+            pa.scalar(1000, pa.uint64()),
+            pa.scalar(FLAG_OUT, pa.uint8()),
+            *(pa.scalar(name, pa.string()) for name in self.names),
+        )
         while True:
-            micros: list[int] = []
-            connections: list[int] = []
-            directions: list[str] = []
-            kinds: list[str] = []
-            stream_ids: list[int | None] = []
-            all_flags: list[int | None] = []
-            lengths: list[int] = []
-            # a row sets one frame column: each is allocated ([None] * rows) when first set
-            frames: list[list[Any] | None] = [None] * self.frame_columns
-            n = 0
-            for record in records:
-                _, timestamp, connection, flags, frame = record
-                try:
-                    decoded = decode(frame, connection, flags)
-                except ProtocolError as error:
-                    self.malformed(error, path, record)
-                    if drop:
-                        continue
-                    kinds.append(MALFORMED)
-                    stream_ids.append(None)
-                    all_flags.append(None)
-                else:
-                    kind, stream_id, frame_flags, column, values = frame_row(decoded)
-                    kinds.append(kind)
-                    stream_ids.append(stream_id)
-                    all_flags.append(frame_flags)
-                    of_column = frames[column]
-                    if of_column is None:
-                        of_column = frames[column] = [None] * rows
-                    of_column[n] = values
-                micros.append(timestamp // 1000)
-                connections.append(connection if connection <= _I64_MAX else connection - _U64)
-                directions.append("out" if flags & FLAG_OUT else "in")
-                lengths.append(len(frame))
-                n += 1
-                if n == rows:
-                    break
-            if n == 0:
-                return
-            arrays = [
-                pa.array(micros, type=common[0]),
-                pa.array(connections, type=common[1]),
-                pa.array(directions, type=common[2]),
-                pa.array([protocol] * n, type=common[3]),
-                pa.array([version] * n, type=common[4]),
-                pa.array(kinds, type=common[5]),
-                pa.array(stream_ids, type=common[6]),
-                pa.array(all_flags, type=common[7]),
-                pa.array(lengths, type=common[8]),
-            ]
-            for values_of, kind_type in zip(frames, frame_types):
-                if values_of is None:
-                    arrays.append(pa.nulls(n, type=kind_type))
-                else:
-                    arrays.append(pa.array(values_of[:n] if n < rows else values_of,
-                                           type=kind_type))  # fmt: skip
-            yield pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
-            if n < rows:
-                return
+            # A chunk's tens of thousands of new tuples and frames, all alive until its
+            # batch is built, would set off the cyclic garbage collector again and again
+            # (over half the time per frame); none of them can be in a cycle.
+            collecting = gc.isenabled()
+            gc.disable()
+            try:
+                chunk = next(chunks, None)
+                if chunk is None:
+                    return
+                batch = self.batch(chunk, path, arrow_schema, constants)
+            finally:
+                if collecting:
+                    gc.enable()
+            if batch is not None:
+                yield batch
+
+    def batch(self, chunk: RecordChunk, path: str, arrow_schema: Any, constants: Any) -> Any:
+        """The record batch of one chunk (None: every frame was malformed and dropped)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        types = arrow_schema.types
+        common, frame_types = types[:9], types[9:]
+        directions, thousand, out_bit, protocol, version = constants
+        decoded, whole = self.decode_chunk(chunk, path)
+        headers = chunk.headers
+        frame_row = self.frame_row
+        if not whole:  # PERMISSIVE or DROPMALFORMED: see malformed
+            if self.mode == "DROPMALFORMED":
+                headers = [h for h, d in zip(headers, decoded) if d is not None]
+                decoded = [d for d in decoded if d is not None]
+                if not decoded:
+                    return None
+            rows = [_MALFORMED_ROW if d is None else frame_row(d) for d in decoded]
+        else:
+            rows = list(map(frame_row, decoded))
+        n = len(rows)
+        _, lengths, timestamps, connections, flags, _, _ = zip(*headers)
+        kinds, stream_ids, frame_flags, columns, values = zip(*rows)
+        micros = pc.divide(pa.array(timestamps, pa.uint64()), thousand)
+        arrays = [
+            micros.cast(pa.int64()).view(common[0]),
+            pa.array(connections, pa.uint64()).view(pa.int64()),
+            directions.take(pc.bit_wise_and(pa.array(flags, pa.uint8()), out_bit)),
+            pa.repeat(protocol, n),
+            pa.repeat(version, n),
+            pa.array(kinds, type=common[5]),
+            pa.array(stream_ids, type=common[6]),
+            pa.array(frame_flags, type=common[7]),
+            pa.array(lengths, type=common[8]),
+        ]
+        present = set(columns)
+        column_of = pa.array(columns, pa.int32()) if len(present) > 1 else None
+        for column, kind_type in enumerate(frame_types):
+            if column not in present:
+                arrays.append(pa.nulls(n, type=kind_type))
+            elif column_of is None:
+                arrays.append(pa.array(values, type=kind_type))
+            else:
+                # The other frame types' rows are masked: null, and never converted.
+                others = pc.not_equal(column_of, column)
+                arrays.append(pa.array(values, type=kind_type, mask=others))
+        return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
+
+
+_MALFORMED_ROW: Final = (MALFORMED, None, None, -1, None)
+"""``frame_row`` of a frame that did not decode (PERMISSIVE): in no frame column."""
 
 
 def _sender(flags: int) -> Side:
