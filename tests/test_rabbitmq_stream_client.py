@@ -560,6 +560,31 @@ def test_next_run_hands_over_consecutive_records_a_chunk_at_a_time_mixed_with_as
         assert sorted(offsets + [m.offset for m in singles]) == list(range(3, 30))
 
 
+def test_consumer_until_gives_no_credit_for_chunks_past_the_end_of_a_range_read() -> None:
+    """Deliver is by whole chunk and credit keeps chunks in flight (PROTOCOL.adoc,
+    Credit): a reader of [start, until) stops giving credit once the chunks on their way
+    reach ``until``; without it the subscription pulls ``credit`` chunks more."""
+
+    async def beyond(stream: str, until: int | None) -> int:
+        async with await connect(URI) as client:
+            async with await client.consumer(stream, 0, credit=10, until=until) as consumer:
+                read = 0
+                while read < 5_000:
+                    read += len((await consumer.next_run(10_000))[2])
+                await asyncio.sleep(0.5)  # what is in flight arrives
+                return sum(len(run) for _, _, run in consumer._chunks) + read - 5_000
+
+    async def main() -> tuple[int, int]:
+        async with await connect(URI) as client, fresh_stream(client) as stream:
+            producer = await client.producer(stream)
+            for first in range(0, 30_000, 1_000):  # a confirmed batch at a time: chunks
+                await (await producer.send_many([b"%d" % i for i in range(first, first + 1_000)]))
+            return await beyond(stream, 5_000), await beyond(stream, None)
+
+    with_until, without = run(main())
+    assert with_until < 3_000 and without >= 5_000, (with_until, without)
+
+
 def test_send_many_with_a_first_publishing_id_numbers_the_rest_after_it_across_windows() -> None:
     """``send_many(publishing_id=...)``: the given id, then one by one, also when the
     window (max_in_flight) splits the batch; an id not above the last one is refused

@@ -58,7 +58,6 @@ the records do (``wirestream.runtime.capture.iter_records``: ``side``, ``sender`
 from __future__ import annotations
 
 import datetime
-import gc
 import glob
 import json
 import os
@@ -84,6 +83,7 @@ from wirestream.runtime.capture.format import FLAG_OUT, FLAG_SERVER
 from wirestream.runtime.capture.reader import RawRecord, RecordChunk, scan_chunks, scan_records
 from wirestream.runtime.errors import DecodeError, ProtocolError
 from wirestream.runtime.spark.errors import SparkOptionError
+from wirestream.runtime.spark.gc_pause import cyclic_gc_paused
 from wirestream.runtime.spark.options import Options
 
 __all__ = ["WirestreamCaptureSource", "CaptureReader", "CapturePartition", "MALFORMED"]
@@ -404,19 +404,11 @@ class FrameLogRows:
             *(pa.scalar(name, pa.string()) for name in self.names),
         )
         while True:
-            # A chunk's tens of thousands of new tuples and frames, all alive until its
-            # batch is built, would set off the cyclic garbage collector again and again
-            # (over half the time per frame); none of them can be in a cycle.
-            collecting = gc.isenabled()
-            gc.disable()
-            try:
+            with cyclic_gc_paused():  # a chunk's frames and tuples: runtime/spark/gc_pause.py
                 chunk = next(chunks, None)
                 if chunk is None:
                     return
                 batch = self.batch(chunk, path, arrow_schema, constants)
-            finally:
-                if collecting:
-                    gc.enable()
             if batch is not None:
                 yield batch
 

@@ -72,6 +72,7 @@ from wirestream.runtime.errors import TransportTimeout
 from wirestream.runtime.flow import RSOCKET_MAX_N
 from wirestream.runtime.spark.background import BackgroundLoop
 from wirestream.runtime.spark.errors import DataLossError, SparkOptionError
+from wirestream.runtime.spark.gc_pause import cyclic_gc_paused
 from wirestream.runtime.spark.options import Options
 from wirestream.runtime.spark.payload import PayloadDecoder, payload_ddl
 
@@ -522,7 +523,8 @@ class LiveStreamReader(DataSourceStreamReader):
             "payload": lambda type: decoder.array(partition.payloads, type,
                                                   lambda index: f"seq {first + index}"),  # fmt: skip
         }
-        arrays = [columns[field.name](field.type) for field in arrow_schema]
+        with cyclic_gc_paused():  # runtime/spark/gc_pause.py
+            arrays = [columns[field.name](field.type) for field in arrow_schema]
         yield pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
 
 

@@ -606,15 +606,27 @@ class Client:
         credit: int = 10,
         max_buffered: int = 10_000,
         raw: bool = False,
+        until: int | None = None,
     ) -> Consumer:
         """Subscribe to ``stream`` from ``offset`` ("first", "last", "next", an offset,
         a ``datetime`` or an ``OffsetSpec...``). ``credit`` chunks are in flight at
         most; more are granted as chunks arrive while fewer than ``max_buffered``
         messages wait for the application. ``reference`` names the consumer for
-        ``store_offset``."""
+        ``store_offset``. ``until``: the offset after the last one the reader wants (a
+        range read): credit stops once the chunks on their way will reach it, so the
+        subscription does not pull the stream beyond it (the broker sends whole chunks,
+        so a few records past it still come)."""
         subscription_id = self._free_id(self.consumers)
         consumer = Consumer(
-            self, subscription_id, stream, offset, reference, credit, max_buffered, raw
+            self,
+            subscription_id,
+            stream,
+            offset,
+            reference,
+            credit,
+            max_buffered,
+            raw,
+            until=until,
         )
         self.consumers[subscription_id] = consumer
         try:
