@@ -18,6 +18,7 @@ import asyncio
 import base64
 import itertools
 import json
+import os
 import logging
 import pickle
 import socket
@@ -860,3 +861,13 @@ def assert_paced_by_budget(batches: Sequence[Any], budget: int) -> None:
     for batch in batches:
         end += len(batch.rows)
         assert batch.emitted - end <= budget - len(batch.rows), (batch, end)
+
+
+def test_a_live_batch_is_split_over_the_cores_in_pieces_of_10000_to_100000_items() -> None:
+    from wirestream.runtime.spark.live_source import split_count
+
+    cores = os.cpu_count() or 1
+    assert split_count(1) == split_count(9_999) == 1  # small batches: one task
+    assert split_count(200_000) == max(2, min(cores, 20))
+    assert split_count(1_000_000) == max(10, min(cores, 100))  # 100,000 at most a piece
+    assert split_count(10_000 * cores) == cores
