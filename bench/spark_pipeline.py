@@ -1,7 +1,7 @@
-"""The data pipeline on Spark (issue 6): decoding captures at scale, and streaming ingest.
+"""The data pipeline on Spark (issues 6, 18): decoding captures at scale.
 
-Run: ``python -m bench.spark_pipeline [FRAMES]`` (part of ``make bench``; the RabbitMQ
-figure needs the broker of ``make broker`` and says so plainly when it is not there).
+Run: ``python -m bench.spark_pipeline [FRAMES]`` (``make bench`` runs ``capture_figures``
+through ``bench.spark_ratios``; the streaming sources are ``bench.spark_streaming``).
 
 Figures, all in one run on this machine:
 
@@ -18,15 +18,11 @@ Figures, all in one run on this machine:
   behind the rates: a task's read per frame (CPU time, in-process) and a query's fixed
   cost (a 2-frame capture).  Best of ``REPEATS`` after one warm-up run (Python workers
   started).  ``capture_figures`` returns them all.
-* streaming ingest (``local[2]``, ``noop`` sink, 50,000 rows a trigger): rows/s from
-  the embedded RSocket ticker (msgpack trades into a struct) and from a RabbitMQ stream
-  holding the same trades, from query start until every row is in.
 """
 
 from __future__ import annotations
 
 import shutil
-import socket
 import sys
 import tempfile
 import time
@@ -41,12 +37,8 @@ from wirestream.runtime.capture.reader import scan_records
 
 FRAMES = 1_000_000
 REPEATS = 3
-INGEST_ROWS = 200_000
-TRIGGER_ROWS = 50_000
 TARGET_SCALING = 1.6
 TARGET_VS_LOOP = 1.5  # issue 18: Spark local[2] against the plain one-core loop
-BROKER = ("127.0.0.1", 5552)
-URI = "rabbitmq-stream://guest:guest@127.0.0.1:5552/%2f"
 
 
 def write_capture(path: Path, frames: int) -> int:
@@ -103,9 +95,9 @@ def best_of(run: Callable[[], None], repeats: int = REPEATS) -> float:
 
 
 def spark_decode(master: str, path: Path, frames: int) -> dict[str, float]:
-    from wirestream.runtime.spark import session
+    from bench.spark_support import quiet_session
 
-    spark = session(master, app_name=f"bench-{master}")
+    spark = quiet_session(f"bench-{master}", master)
     try:
 
         def read(arrow: bool) -> Callable[[], None]:
@@ -134,71 +126,6 @@ def spark_decode(master: str, path: Path, frames: int) -> dict[str, float]:
         return result
     finally:
         spark.stop()
-
-
-def _broker_up() -> bool:
-    try:
-        socket.create_connection(BROKER, timeout=1).close()
-        return True
-    except OSError:
-        return False
-
-
-def ingest(spark: Any, source: str, options: dict[str, str], rows: int) -> float:
-    """rows/s through a streaming query from start until ``rows`` are in."""
-    from wirestream.apps.ticker import TICK_SCHEMA
-
-    reader = spark.readStream.format(source)
-    for key, value in options.items():
-        reader = reader.option(key, value)
-    frame = (
-        reader.option("payloadFormat", "msgpack")
-        .option("payloadSchema", TICK_SCHEMA)
-        .option("maxRecordsPerTrigger", str(TRIGGER_ROWS))
-        .load()
-    )
-    start = time.perf_counter()
-    query = frame.writeStream.format("noop").trigger(processingTime="0 seconds").start()
-    try:
-        total = 0
-        seen = -1
-        while total < rows:
-            if query.exception() is not None:
-                raise RuntimeError(f"{source} ingest failed: {query.exception()}")
-            for progress in query.recentProgress:
-                if progress["batchId"] > seen:
-                    seen = progress["batchId"]
-                    total += progress["numInputRows"]
-            time.sleep(0.05)
-        return total / (time.perf_counter() - start)
-    finally:
-        query.stop()
-
-
-def streaming_ingest() -> dict[str, float | str]:
-    from wirestream.apps.demo import rabbitmq_ticker, rsocket_ticker
-    from wirestream.runtime.spark.background import BackgroundLoop
-    from wirestream.runtime.spark import session
-
-    results: dict[str, float | str] = {}
-    spark = session("local[2]", app_name="bench-ingest")
-    background = BackgroundLoop("bench ticker")
-    try:
-        options, close = rsocket_ticker(background, INGEST_ROWS)
-        try:
-            results["rsocket"] = ingest(spark, "rsocket", options, INGEST_ROWS)
-        finally:
-            close()
-        if _broker_up():
-            options, close = rabbitmq_ticker(background, INGEST_ROWS, URI, lambda _: None)
-            close()  # every trade published and confirmed before the query starts
-            results["rabbitmq"] = ingest(spark, "rabbitmq_stream", options, INGEST_ROWS)
-        else:
-            results["rabbitmq"] = "no broker on 127.0.0.1:5552 (make broker)"
-    finally:
-        background.close()
-        spark.stop()
-    return results
 
 
 def capture_figures(frames: int = FRAMES) -> dict[str, float]:
@@ -258,13 +185,6 @@ def main(argv: list[str]) -> int:
           f"{c['analysis2']:,.0f} frames/s")  # fmt: skip
     print(f"  a task's read (chunks -> decode -> Arrow), one core: {c['read_us']:.2f} us/frame "
           f"CPU; a query's fixed cost (2 frames, local[2]): {c['query_fixed_s'] * 1e3:.0f} ms")  # fmt: skip
-    ingest_rates = streaming_ingest()
-    print(
-        f"streaming ingest, local[2], {INGEST_ROWS:,} msgpack trades, {TRIGGER_ROWS:,} a trigger:"
-    )
-    for source, rate in ingest_rates.items():
-        shown = f"{rate:10,.0f} rows/s" if isinstance(rate, float) else rate
-        print(f"  {source:<9} {shown}")
     return 0
 
 
