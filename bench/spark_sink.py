@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import socket
 import sys
 import tempfile
 import time
@@ -182,18 +181,12 @@ def report(figures: dict[str, float], n: int) -> None:
         print(f"  streaming sink / raw: {figures['streaming_ratio']:.2f}")
 
 
-def _broker_up() -> bool:
-    try:
-        socket.create_connection((HOST, PORT), timeout=1).close()
-        return True
-    except OSError:
-        return False
-
-
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     n = int(args[0]) if args else N_MESSAGES
-    if not _broker_up():
+    from bench.spark_support import broker_up
+
+    if not broker_up():
         print(f"sink bench: no broker on {HOST}:{PORT}; start one with `make broker`")
         return 1
     from wirestream.runtime.spark import session
