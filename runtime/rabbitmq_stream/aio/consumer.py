@@ -266,8 +266,7 @@ class Consumer:
         self._buffered -= 1
         offset = self.last_offset = first + index
         if self._withheld and self._buffered < self.max_buffered:
-            withheld, self._withheld = self._withheld, 0
-            self._grant(withheld)
+            self._release_withheld()
         return ReceivedMessage(offset, timestamp, data, self.raw)
 
     async def next_run(self, limit: int) -> Run:
@@ -291,9 +290,13 @@ class Consumer:
         self._buffered -= len(run)
         self.last_offset = first + stop - 1
         if self._withheld and self._buffered < self.max_buffered:
-            withheld, self._withheld = self._withheld, 0
-            self._grant(withheld)
+            self._release_withheld()
         return first + start, timestamp, run
+
+    def _release_withheld(self) -> None:
+        """The application caught up: give back the credit withheld while it was behind."""
+        withheld, self._withheld = self._withheld, 0
+        self._grant(withheld)
 
     async def _until_buffered(self) -> None:
         while not self._buffered:
