@@ -531,6 +531,7 @@ class LiveStreamReader(DataSourceStreamReader):
                                  schema["payload"].dataType)  # fmt: skip
         arrow_schema = to_arrow_schema(schema, timezone="UTC")
         first = partition.first_seq
+        # Built by name, only for the schema's columns (rsio's have no ``metadata``).
         columns: dict[str, Callable[[pa.DataType], pa.Array]] = {
             "seq": lambda type: pa.array(range(first, partition.end_seq), type),
             "received_at": lambda type: pa.array(partition.received_at, type),
