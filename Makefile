@@ -36,7 +36,16 @@ $(JAVA_STAMP): $(JAVA_RSOCKET)/pom.xml $(shell find $(JAVA_RSOCKET)/src -name '*
 	mvn -B -q -Dstyle.color=never -f $(JAVA_RSOCKET)/pom.xml compile dependency:copy-dependencies
 	touch $(JAVA_STAMP)
 
-java-peers: $(JAVA_STAMP)
+# tests/java/rabbitmq is RabbitMQ's Java stream client (com.rabbitmq:stream-client 1.11.0,
+# the reference implementation of the stream protocol, with its compression codecs) for
+# the RabbitMQ interop tests; built the same way (a first build fetches ~15 MB).
+JAVA_RABBITMQ := tests/java/rabbitmq
+JAVA_RABBITMQ_STAMP := $(JAVA_RABBITMQ)/target/.built
+$(JAVA_RABBITMQ_STAMP): $(JAVA_RABBITMQ)/pom.xml $(shell find $(JAVA_RABBITMQ)/src -name '*.java')
+	mvn -B -q -Dstyle.color=never -f $(JAVA_RABBITMQ)/pom.xml compile dependency:copy-dependencies
+	touch $(JAVA_RABBITMQ_STAMP)
+
+java-peers: $(JAVA_STAMP) $(JAVA_RABBITMQ_STAMP)
 
 # idl/**/*.yaml -> generated/** (Python, black-formatted) and generated/typescript/ (the npm package)
 generate: venv

@@ -28,44 +28,24 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
-import subprocess
-from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
 import pytest
 
+from tests.java_peers import ROOT, java_classpath
+
 __all__ = ["JavaClient", "JavaServer", "rsocket_java", "JAVA_DIR"]
 
-ROOT = Path(__file__).resolve().parent.parent
 JAVA_DIR = ROOT / "tests" / "java" / "rsocket"
-STAMP = JAVA_DIR / "target" / ".built"
 MAIN = "wirestream.peer.RSocketJavaPeer"
-BUILD_TIMEOUT = 900  # seconds: a first build downloads ~40 MB into ~/.m2
 START_TIMEOUT = 30.0  # a JVM start on a busy 2-core box
-
-
-def missing(reason: str) -> None:
-    """Skip with ``reason``; under ``CI=true`` fail instead."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason} (CI=true: the rsocket-java tests must run)", pytrace=False)
-    pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")
 def rsocket_java() -> str:
     """The classpath of the built peer (built once, by the Makefile's own rule)."""
-    for tool in ("java", "mvn", "make"):
-        if shutil.which(tool) is None:
-            missing(
-                f"{tool} is not installed (the rsocket-java interop tests need Java 17 + Maven)"
-            )
-    done = subprocess.run(["make", "-s", "java-peers"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=BUILD_TIMEOUT, check=False)  # fmt: skip
-    if done.returncode != 0 or not STAMP.exists():
-        pytest.fail(f"make java-peers failed:\n{done.stdout}{done.stderr}", pytrace=False)
-    return f"{JAVA_DIR / 'target' / 'classes'}:{JAVA_DIR / 'target' / 'lib' / '*'}"
+    return java_classpath("rsocket")
 
 
 class _JavaPeer:

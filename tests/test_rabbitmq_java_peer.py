@@ -1,0 +1,13 @@
+"""The Java stream client peer runs against the project's broker (the harness itself)."""
+
+from __future__ import annotations
+
+from tests.rabbitmq_java_peer import rabbitmq_java, run_java  # noqa: F401
+from tests.rabbitmq_stream_client_support import URI, require_broker
+
+require_broker()
+
+
+def test_the_java_stream_client_connects_creates_and_deletes_a_stream(rabbitmq_java: str) -> None:
+    [answer] = run_java(rabbitmq_java, "Hello", URI)
+    assert answer == {"ok": True, "client": "1.11.0"}
