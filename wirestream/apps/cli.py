@@ -47,13 +47,27 @@ import logging
 import os
 import signal
 import sys
-import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from typing import Any, Final, TextIO, TypeVar
 
+from wirestream.apps.cli_args import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    PROG,
+    to_bytes as _bytes,
+    count as _count,
+    error as _error,
+    json_field as _json_field,
+    positive as _positive,
+    seconds as _seconds,
+    stdin_lines as _stdin_lines,
+    text as _text,
+)
 from wirestream.codegen import cli as codegen_cli
 from wirestream.runtime.aio import InboundStream, parse_url
-from wirestream.runtime.errors import ConnectionLost, ProtocolError, TransportError
+from wirestream.runtime.errors import ProtocolError, TransportError
 from wirestream.apps.demo_responder import EchoResponder
 from wirestream.runtime.rsocket.errors import SetupRejected, StreamError
 from wirestream.runtime.rsocket.fragmentation import MIN_MTU
@@ -66,7 +80,6 @@ from wirestream.runtime.rsocket.versions import get_version
 
 __all__ = ["main", "amain", "build_parser", "PayloadWriter"]
 
-PROG: Final = "wirestream"
 RSOCKET_SCHEMES: Final = ("tcp", "tls", "unix", "ws", "wss")
 SERVE_TRANSPORTS: Final = ("tcp", "ws")
 VERSION_NAMES: Final = ("1.0", "0.2")
@@ -76,31 +89,10 @@ ONE_WAY_LINGER: Final = 0.05
 those; closing at once sends ERROR[CONNECTION_CLOSE] right behind the request, and a
 server that reads both in one go may end the connection before its handler ran
 (``wirestream.runtime.rsocket.aio`` does: it cancels the handler's task before it starts)."""
-EXIT_OK: Final = 0
-EXIT_FAILED: Final = 1
-EXIT_USAGE: Final = 2  # argparse's own code; also "could not connect"
-EXIT_INTERRUPTED: Final = 130
-
 T = TypeVar("T")
 
 
 # ====================================================================== output
-
-
-def _text(value: bytes) -> str:
-    try:
-        return value.decode("utf-8")
-    except UnicodeDecodeError:
-        return "0x" + value.hex()
-
-
-def _json_field(name: str, value: bytes | None) -> dict[str, str | None]:
-    if value is None:
-        return {name: None}
-    try:
-        return {name: value.decode("utf-8")}
-    except UnicodeDecodeError:
-        return {f"{name}_hex": value.hex()}
 
 
 class PayloadWriter:
@@ -140,10 +132,6 @@ class PayloadWriter:
         self.out.flush()
 
 
-def _error(message: str) -> None:
-    print(f"{PROG}: {message}", file=sys.stderr, flush=True)
-
-
 # ====================================================================== arguments
 
 
@@ -158,16 +146,6 @@ def _url(value: str) -> str:
             f"{value!r}: RSocket runs over {', '.join(RSOCKET_SCHEMES)} URLs"
         )
     return value
-
-
-def _positive(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"{value!r}: must be at least 1")
-    return number
 
 
 def _port(value: str) -> int:
@@ -185,31 +163,6 @@ def _mtu(value: str) -> int:
     if number < MIN_MTU:
         raise argparse.ArgumentTypeError(f"{value!r}: the MTU must be at least {MIN_MTU}")
     return number
-
-
-def _count(value: str) -> int | None:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"{value!r}: must not be negative")
-    return number or None  # 0: no limit
-
-
-def _seconds(value: str) -> float | None:
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"{value!r}: must not be negative")
-    return number or None  # 0: no limit
-
-
-def _bytes(value: str) -> bytes:
-    """A command-line string as bytes: UTF-8, undecodable argv bytes kept as they were."""
-    return value.encode("utf-8", "surrogateescape")
 
 
 def _add_connection_options(parser: argparse.ArgumentParser) -> None:
@@ -418,49 +371,6 @@ async def _print_items(items: InboundStream[Payload], args: argparse.Namespace,
             taken += 1
     finally:
         await items.aclose()  # --take, a timeout, a closed stdout: CANCEL (no-op when done)
-
-
-def _read_lines(source: TextIO) -> Iterator[bytes]:
-    """Lines of ``source`` without their line endings.  A real file descriptor is read
-    with ``os.read``, which holds no lock of ``sys.stdin``'s buffer: a daemon thread
-    blocked in it does not stop the interpreter from shutting down."""
-    try:
-        fd = source.fileno()
-    except (OSError, ValueError):  # io.UnsupportedOperation: an in-memory stream
-        for line in source.buffer:
-            yield line.rstrip(b"\r\n")
-        return
-    pending = b""
-    while chunk := os.read(fd, 65536):
-        *complete, pending = (pending + chunk).split(b"\n")
-        for line in complete:
-            yield line.rstrip(b"\r")
-    if pending:
-        yield pending.rstrip(b"\r")
-
-
-async def _stdin_lines() -> AsyncIterator[bytes]:
-    """Lines of stdin as they are read.  A daemon thread blocks on the read, so a server
-    that ends the channel first does not wait for the user's next line; the queue is
-    bounded, so stdin is read only as fast as the server takes the lines."""
-    loop = asyncio.get_running_loop()
-    lines: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=16)
-    source = sys.stdin
-
-    def put(line: bytes | None) -> None:
-        asyncio.run_coroutine_threadsafe(lines.put(line), loop).result()
-
-    def read() -> None:
-        try:
-            for line in _read_lines(source):
-                put(line)
-            put(None)
-        except (RuntimeError, OSError, ValueError):
-            return  # the loop is gone, or stdin is closed
-
-    threading.Thread(target=read, name="wirestream-stdin", daemon=True).start()
-    while (line := await lines.get()) is not None:
-        yield line
 
 
 async def _channel_items(args: argparse.Namespace) -> AsyncIterator[bytes]:

@@ -1,0 +1,123 @@
+"""What every ``wirestream`` sub-command shares: exit codes, argument types, how bytes
+are printed, stdin read line by line. (One module, so that the RSocket commands in
+``cli`` and the RabbitMQ ones in ``rabbitmq_cli`` behave the same.)"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import threading
+from collections.abc import AsyncIterator, Iterator
+from typing import Final, TextIO
+
+__all__ = [
+    "PROG", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "text",
+    "json_field", "error", "positive", "count", "seconds", "to_bytes", "read_lines",
+    "stdin_lines",
+]  # fmt: skip
+
+PROG: Final = "wirestream"
+EXIT_OK: Final = 0
+EXIT_FAILED: Final = 1
+EXIT_USAGE: Final = 2  # argparse's own code; also "could not connect"
+EXIT_INTERRUPTED: Final = 130
+
+
+def text(value: bytes) -> str:
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return "0x" + value.hex()
+
+
+def json_field(name: str, value: bytes | None) -> dict[str, str | None]:
+    if value is None:
+        return {name: None}
+    try:
+        return {name: value.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {f"{name}_hex": value.hex()}
+
+
+def error(message: str) -> None:
+    print(f"{PROG}: {message}", file=sys.stderr, flush=True)
+
+
+def positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r}: must be at least 1")
+    return number
+
+
+def count(value: str) -> int | None:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"{value!r}: must not be negative")
+    return number or None  # 0: no limit
+
+
+def seconds(value: str) -> float | None:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"{value!r}: must not be negative")
+    return number or None  # 0: no limit
+
+
+def to_bytes(value: str) -> bytes:
+    """A command-line string as bytes: UTF-8, undecodable argv bytes kept as they were."""
+    return value.encode("utf-8", "surrogateescape")
+
+
+def read_lines(source: TextIO) -> Iterator[bytes]:
+    """Lines of ``source`` without their line endings.  A real file descriptor is read
+    with ``os.read``, which holds no lock of ``sys.stdin``'s buffer: a daemon thread
+    blocked in it does not stop the interpreter from shutting down."""
+    try:
+        fd = source.fileno()
+    except (OSError, ValueError):  # io.UnsupportedOperation: an in-memory stream
+        for line in source.buffer:
+            yield line.rstrip(b"\r\n")
+        return
+    pending = b""
+    while chunk := os.read(fd, 65536):
+        *complete, pending = (pending + chunk).split(b"\n")
+        for line in complete:
+            yield line.rstrip(b"\r")
+    if pending:
+        yield pending.rstrip(b"\r")
+
+
+async def stdin_lines() -> AsyncIterator[bytes]:
+    """Lines of stdin as they are read.  A daemon thread blocks on the read, so a server
+    that ends the channel first does not wait for the user's next line; the queue is
+    bounded, so stdin is read only as fast as the server takes the lines."""
+    loop = asyncio.get_running_loop()
+    lines: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=16)
+    source = sys.stdin
+
+    def put(line: bytes | None) -> None:
+        asyncio.run_coroutine_threadsafe(lines.put(line), loop).result()
+
+    def read() -> None:
+        try:
+            for line in read_lines(source):
+                put(line)
+            put(None)
+        except (RuntimeError, OSError, ValueError):
+            return  # the loop is gone, or stdin is closed
+
+    threading.Thread(target=read, name="wirestream-stdin", daemon=True).start()
+    while (line := await lines.get()) is not None:
+        yield line
