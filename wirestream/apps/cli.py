@@ -6,7 +6,8 @@ The generator's commands (``wirestream.codegen.cli``)::
     wirestream check    [--idl idl] [--out generated] [--package NAME]
     wirestream validate FILE...
 
-and one sub-command per protocol; only RSocket exists so far::
+and one sub-command per protocol: ``rsocket`` (below) and ``rabbitmq``
+(``wirestream.apps.rabbitmq_cli``)::
 
     wirestream rsocket serve [--host H] [--port P] [--transport tcp|ws] [--version 1.0|0.2]
                              [--resume] [--mtu N] [--handshake-timeout S] [--idle-timeout S]
@@ -65,6 +66,7 @@ from wirestream.apps.cli_args import (
     stdin_lines as _stdin_lines,
     text as _text,
 )
+from wirestream.apps import rabbitmq_cli
 from wirestream.codegen import cli as codegen_cli
 from wirestream.runtime.aio import InboundStream, parse_url
 from wirestream.runtime.errors import ProtocolError, TransportError
@@ -209,6 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     protocols = parser.add_subparsers(dest="protocol", metavar="COMMAND", required=True)
     codegen_cli.add_commands(protocols)  # wirestream generate|check|validate
+    rabbitmq_cli.add_commands(protocols)  # wirestream rabbitmq ...
 
     rsocket = protocols.add_parser(
         "rsocket", help="RSocket 1.0 (and ReactiveSocket 0.2)",
@@ -457,6 +460,8 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace | int:
 
 
 def _runner(args: argparse.Namespace) -> Callable[[argparse.Namespace], Coroutine[Any, Any, int]]:
+    if args.protocol == "rabbitmq":
+        return rabbitmq_cli.run
     return _serve if args.command == "serve" else _client
 
 
