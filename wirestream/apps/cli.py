@@ -6,8 +6,9 @@ The generator's commands (``wirestream.codegen.cli``)::
     wirestream check    [--idl idl] [--out generated] [--package NAME]
     wirestream validate FILE...
 
-and one sub-command per protocol: ``rsocket`` (below) and ``rabbitmq``
-(``wirestream.apps.rabbitmq_cli``)::
+and one sub-command per protocol: ``rsocket`` (below), ``rabbitmq``
+(``wirestream.apps.rabbitmq_cli``), ``rsio`` (``rsio_cli``) and ``bpmux``
+(``bpmux_cli``)::
 
     wirestream rsocket serve [--host H] [--port P] [--transport tcp|ws] [--version 1.0|0.2]
                              [--resume] [--mtu N] [--handshake-timeout S] [--idle-timeout S]
@@ -46,12 +47,11 @@ import asyncio
 import json
 import logging
 import os
-import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
-from typing import Any, Final, TextIO, TypeVar
+from typing import Any, Final, TextIO
 
-from wirestream.apps.cli_args import (
+from wirestream.apps.cli_common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -60,13 +60,17 @@ from wirestream.apps.cli_args import (
     to_bytes as _bytes,
     count as _count,
     error as _error,
+    port as _port,
+    print_items,
+    until_signalled,
+    within as _within,
     json_field as _json_field,
     positive as _positive,
     seconds as _seconds,
     stdin_lines as _stdin_lines,
     text as _text,
 )
-from wirestream.apps import rabbitmq_cli
+from wirestream.apps import bpmux_cli, rabbitmq_cli, rsio_cli
 from wirestream.codegen import cli as codegen_cli
 from wirestream.runtime.aio import InboundStream, parse_url
 from wirestream.runtime.errors import ProtocolError, TransportError
@@ -91,7 +95,6 @@ ONE_WAY_LINGER: Final = 0.05
 those; closing at once sends ERROR[CONNECTION_CLOSE] right behind the request, and a
 server that reads both in one go may end the connection before its handler ran
 (``wirestream.runtime.rsocket.aio`` does: it cancels the handler's task before it starts)."""
-T = TypeVar("T")
 
 
 # ====================================================================== output
@@ -150,16 +153,6 @@ def _url(value: str) -> str:
     return value
 
 
-def _port(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a port number") from None
-    if not 0 <= number <= 65535:
-        raise argparse.ArgumentTypeError(f"{value!r}: a port is 0..65535 (0 picks a free one)")
-    return number
-
-
 def _mtu(value: str) -> int:
     number = _positive(value)
     if number < MIN_MTU:
@@ -212,6 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
     protocols = parser.add_subparsers(dest="protocol", metavar="COMMAND", required=True)
     codegen_cli.add_commands(protocols)  # wirestream generate|check|validate
     rabbitmq_cli.add_commands(protocols)  # wirestream rabbitmq ...
+    rsio_cli.add_commands(protocols)  # wirestream rsio serve|subscribe
+    bpmux_cli.add_commands(protocols)  # wirestream bpmux serve|message|request|stream|sink
 
     rsocket = protocols.add_parser(
         "rsocket", help="RSocket 1.0 (and ReactiveSocket 0.2)",
@@ -319,21 +314,9 @@ async def _serve(args: argparse.Namespace) -> int:
     limits_log.addHandler(told)
     level = limits_log.level
     limits_log.setLevel(logging.INFO)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    handled = []
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        try:
-            loop.add_signal_handler(signum, stop.set)
-        except (NotImplementedError, RuntimeError, ValueError):
-            continue  # not the main thread (or no signals here): stop by cancelling
-        handled.append(signum)
     try:
-        print(f"listening on {server.url}", flush=True)
-        await stop.wait()
+        await until_signalled(server.url)
     finally:
-        for signum in handled:
-            loop.remove_signal_handler(signum)
         server.close()
         await server.wait_closed()
         limits_log.removeHandler(told)
@@ -356,24 +339,9 @@ def _metadata(args: argparse.Namespace) -> bytes | None:
     return None if args.metadata is None else _bytes(args.metadata)
 
 
-async def _within(timeout: float | None, work: Awaitable[T]) -> T:
-    async with asyncio.timeout(timeout):
-        return await work
-
-
 async def _print_items(items: InboundStream[Payload], args: argparse.Namespace,
                        writer: PayloadWriter) -> None:  # fmt: skip
-    taken = 0
-    try:
-        while args.take is None or taken < args.take:
-            try:
-                payload = await _within(args.timeout, anext(items))
-            except StopAsyncIteration:
-                return
-            writer.write(payload)
-            taken += 1
-    finally:
-        await items.aclose()  # --take, a timeout, a closed stdout: CANCEL (no-op when done)
+    await print_items(items, writer.write, take=args.take, timeout=args.timeout)
 
 
 async def _channel_items(args: argparse.Namespace) -> AsyncIterator[bytes]:
@@ -460,8 +428,9 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace | int:
 
 
 def _runner(args: argparse.Namespace) -> Callable[[argparse.Namespace], Coroutine[Any, Any, int]]:
-    if args.protocol == "rabbitmq":
-        return rabbitmq_cli.run
+    others = {"rabbitmq": rabbitmq_cli.run, "rsio": rsio_cli.run, "bpmux": bpmux_cli.run}
+    if args.protocol in others:
+        return others[args.protocol]
     return _serve if args.command == "serve" else _client
 
 

@@ -48,9 +48,9 @@ import re
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
-from wirestream.apps.cli_args import (
+from wirestream.apps.cli_common import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
@@ -60,6 +60,7 @@ from wirestream.apps.cli_args import (
     seconds,
     stdin_lines,
     text,
+    within as _within,
 )
 from wirestream.runtime.errors import ProtocolError, TransportError
 from wirestream.runtime.rabbitmq_stream.aio import (
@@ -79,9 +80,6 @@ URI_VARIABLE: Final = "WIRESTREAM_RABBITMQ_URI"
 FORMATS: Final = ("text", "hex", "raw", "json")
 PEEK_SECONDS: Final = 2.0
 """How long ``info`` waits for a stream's first chunk: an empty stream sends nothing."""
-
-T = TypeVar("T")
-
 
 # ====================================================================== arguments
 
@@ -211,11 +209,6 @@ def add_commands(protocols: Any) -> None:
 
 
 # ====================================================================== commands
-
-
-async def _within(timeout: float | None, work: Awaitable[T]) -> T:
-    async with asyncio.timeout(timeout):
-        return await work
 
 
 async def _create(client: Client, args: argparse.Namespace) -> int:
@@ -426,15 +419,15 @@ async def run(args: argparse.Namespace) -> int:
     except ResponseError as refusal:
         error(f"the broker refused: {refusal}")
         return EXIT_FAILED
-    except TimeoutError:
-        error(f"no answer from the broker within {args.timeout} s")
-        return EXIT_FAILED if connected else EXIT_USAGE
-    except (TransportError, OSError) as lost:
+    except (TransportError, OSError) as lost:  # (first: TransportTimeout is a TimeoutError)
         if not connected:
             error(f"cannot connect to {args.uri}: {lost}")
             return EXIT_USAGE
         error(f"connection lost: {lost}")
         return EXIT_FAILED
+    except TimeoutError:
+        error(f"no answer from the broker within {args.timeout} s")
+        return EXIT_FAILED if connected else EXIT_USAGE
     except ProtocolError as broken:
         error(f"{type(broken).__name__}: {broken}")
         return EXIT_FAILED

@@ -6,16 +6,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
+import signal
 import sys
 import threading
-from collections.abc import AsyncIterator, Iterator
-from typing import Final, TextIO
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Final, TextIO, TypeVar
+
+T = TypeVar("T")
 
 __all__ = [
     "PROG", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "text",
     "json_field", "error", "positive", "count", "seconds", "to_bytes", "read_lines",
-    "stdin_lines",
+    "stdin_lines", "port", "until_signalled", "print_items", "BytesWriter", "FORMATS",
+    "within",
 ]  # fmt: skip
 
 PROG: Final = "wirestream"
@@ -23,6 +28,7 @@ EXIT_OK: Final = 0
 EXIT_FAILED: Final = 1
 EXIT_USAGE: Final = 2  # argparse's own code; also "could not connect"
 EXIT_INTERRUPTED: Final = 130
+FORMATS: Final = ("text", "hex", "raw", "json")
 
 
 def text(value: bytes) -> str:
@@ -121,3 +127,84 @@ async def stdin_lines() -> AsyncIterator[bytes]:
     threading.Thread(target=read, name="wirestream-stdin", daemon=True).start()
     while (line := await lines.get()) is not None:
         yield line
+
+
+def port(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a port number") from None
+    if not 0 <= number <= 65535:
+        raise argparse.ArgumentTypeError(f"{value!r}: a port is 0..65535 (0 picks a free one)")
+    return number
+
+
+async def within(timeout: float | None, work: Awaitable[T]) -> T:
+    """``work``, or TimeoutError after ``timeout`` seconds (None: no limit)."""
+    async with asyncio.timeout(timeout):
+        return await work
+
+
+async def until_signalled(url: str) -> None:
+    """Print ``listening on URL`` and wait for SIGINT or SIGTERM (a server command's
+    life); outside the main thread, until cancelled."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    handled = []
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(signum, stop.set)
+        except (NotImplementedError, RuntimeError, ValueError):
+            continue  # not the main thread (or no signals here): stop by cancelling
+        handled.append(signum)
+    try:
+        print(f"listening on {url}", flush=True)
+        await stop.wait()
+    finally:
+        for signum in handled:
+            loop.remove_signal_handler(signum)
+
+
+class BytesWriter:
+    """One line per item on ``out``, in one of ``FORMATS``: ``text`` (UTF-8 when it
+    decodes, else ``0x`` and hex), ``hex``, ``raw`` (the bytes and a newline), ``json``
+    (``{"data": ...}``, ``data_hex`` when not UTF-8)."""
+
+    def __init__(self, out: TextIO, format: str = "text") -> None:
+        if format not in FORMATS:
+            raise ValueError(f"unknown format {format!r} (one of {', '.join(FORMATS)})")
+        self.out = out
+        self.format = format
+
+    def write(self, data: bytes) -> None:
+        if self.format == "raw":
+            self.out.flush()
+            self.out.buffer.write(data + b"\n")
+            self.out.buffer.flush()
+            return
+        if self.format == "json":
+            line = json.dumps(json_field("data", data))
+        else:
+            line = text(data) if self.format == "text" else data.hex()
+        self.out.write(line + "\n")
+        self.out.flush()
+
+
+async def print_items(items: AsyncIterator[T], write: Callable[[T], None], *,
+                      take: int | None, timeout: float | None) -> None:  # fmt: skip
+    """Write each item of ``items`` until it ends or ``take`` were written; each item
+    must come within ``timeout``. The stream is closed at the end (its cancel, when it
+    was still open)."""
+    taken = 0
+    try:
+        while take is None or taken < take:
+            try:
+                item = await within(timeout, anext(items))
+            except StopAsyncIteration:
+                return
+            write(item)
+            taken += 1
+    finally:
+        close = getattr(items, "aclose", None)
+        if close is not None:
+            await close()
