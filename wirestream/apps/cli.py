@@ -199,8 +199,15 @@ def _add_request_options(parser: argparse.ArgumentParser, *, streams: bool) -> N
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="Poke reactive-streams protocol servers: serve a demo responder, or "
-        "send requests to any server and print what comes back.",
+        description="Generate code from the IDL, and talk to (or serve) each protocol "
+        "from a shell. `wirestream COMMAND --help` for a command's options and examples.",
+        epilog="examples:\n"
+        "  wirestream generate --target all\n"
+        "  wirestream rsocket stream tcp://127.0.0.1:7878 5\n"
+        "  seq 3 | wirestream rabbitmq publish events\n"
+        "  wirestream rsio subscribe tcp://127.0.0.1:7879 count --args 5\n"
+        "  wirestream bpmux request tcp://127.0.0.1:7880 ping",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     protocols = parser.add_subparsers(dest="protocol", metavar="COMMAND", required=True)
     codegen_cli.add_commands(protocols)  # wirestream generate|check|validate
@@ -211,6 +218,13 @@ def build_parser() -> argparse.ArgumentParser:
     rsocket = protocols.add_parser(
         "rsocket", help="RSocket 1.0 (and ReactiveSocket 0.2)",
         description="RSocket client commands and a demo server.",
+        epilog="examples:\n"
+        "  wirestream rsocket serve --port 7878 --resume\n"
+        "  wirestream rsocket request tcp://127.0.0.1:7878 ping --format json\n"
+        "  wirestream rsocket stream tcp://127.0.0.1:7878 100 --take 3 --limit-rate 8\n"
+        "  seq 3 | wirestream rsocket channel ws://127.0.0.1:7878 first --stdin\n"
+        "  wirestream rsocket request tcp://127.0.0.1:7878 hi --route echo",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
     commands = rsocket.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
