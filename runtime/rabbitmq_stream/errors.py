@@ -43,6 +43,8 @@ __all__ = [
     "MessageTooLarge",
     "PublishingIdNotIncreasing",
     "MechanismNotOffered",
+    "NoRouteFound",
+    "NotSupportedByBroker",
     "response_code_name",
 ]
 
@@ -198,3 +200,34 @@ class PublishingIdNotIncreasing(LocalProtocolError, ValueError):
 
 class MechanismNotOffered(LocalProtocolError):
     """The broker does not offer the SASL mechanism the client was configured with."""
+
+
+class NoRouteFound(LocalProtocolError, LookupError):
+    """A super stream producer has no partition for a message: the broker's Route
+    answered no stream for its routing key (no binding with that key). The Java client
+    reports such a message as not confirmed with ``CODE_NO_ROUTE_FOUND``
+    (SuperStreamProducer.java send); it is raised here at ``send``, where nothing waits
+    for a confirm that cannot come."""
+
+    def __init__(self, super_stream: str, routing_key: str) -> None:
+        self.super_stream = super_stream
+        self.routing_key = routing_key
+        super().__init__(
+            f"super stream {super_stream!r} has no partition bound to routing key "
+            f"{routing_key!r} (Route answered no stream)"
+        )
+
+
+class NotSupportedByBroker(LocalProtocolError):
+    """A command the broker does not have: sending it would end the connection (an
+    unknown command key is answered with CloseRequest 13). ``feature``, the broker's
+    ``version`` (its PeerProperties) and ``since`` (the first RabbitMQ version with it)."""
+
+    def __init__(self, feature: str, version: str, since: str, advice: str = "") -> None:
+        self.feature = feature
+        self.version = version
+        self.since = since
+        super().__init__(
+            f"{feature} needs RabbitMQ {since} or later; this broker is RabbitMQ {version}"
+            + (f". {advice}" if advice else "")
+        )
