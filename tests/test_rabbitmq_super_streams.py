@@ -21,7 +21,11 @@ from dataclasses import dataclass
 import pytest
 
 from wirestream.runtime.errors import ConnectionLost
-from wirestream.runtime.rabbitmq_stream import NoRouteFound, NotSupportedByBroker
+from wirestream.runtime.rabbitmq_stream import (
+    NoRouteFound,
+    NotSupportedByBroker,
+    StreamDoesNotExist,
+)
 from wirestream.runtime.rabbitmq_stream.aio import ReceivedMessage, RoutingMode, connect
 from wirestream.runtime.rabbitmq_stream.events import Event
 from wirestream.runtime.rabbitmq_stream.routing import hash_partition
@@ -100,6 +104,20 @@ def test_3_10_8_ends_the_connection_on_a_CreateSuperStream_which_is_why_the_clie
     run(main())
 
 
+def test_a_super_stream_that_does_not_exist_is_StreamDoesNotExist_for_both_ends() -> None:
+    async def main() -> None:
+        async with await connect(URI) as client:
+            missing = unique("ws-missing")
+            for call in (client.super_stream_producer(missing, routing=key_of),
+                         client.super_stream_consumer(missing)):  # fmt: skip
+                error = await error_of(call)
+                assert isinstance(error, StreamDoesNotExist), error
+                assert repr(missing) in str(error)
+            assert not client.producers and not client.consumers
+
+    run(main())
+
+
 def test_hash_routing_puts_each_key_in_the_partition_murmur3_picks_in_order(
     super_streams: SuperStreams,
 ) -> None:
@@ -110,9 +128,12 @@ def test_hash_routing_puts_each_key_in_the_partition_murmur3_picks_in_order(
             partitions = await client.partitions(super_streams.invoices)
             assert len(partitions) == 3
             consumer = await client.super_stream_consumer(super_streams.invoices, "next")
-            producer = await client.super_stream_producer(super_streams.invoices, routing=key_of)
+            producer = await client.super_stream_producer(
+                super_streams.invoices, routing=key_of, max_in_flight=64  # to each partition's
+            )
             futures = [await producer.send(f"py:{n}:{key}".encode()) for n, key in enumerate(keys)]
             await asyncio.gather(*futures)
+            assert {p.max_in_flight for p in producer.producers.values()} == {64}
             assert await producer.route(b"py:0:order-0") == (hash_partition("order-0", partitions),)
             assert set(producer.producers) == set(partitions)  # one producer per partition
             await producer.close()
