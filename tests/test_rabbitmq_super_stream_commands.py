@@ -15,7 +15,7 @@ import struct
 
 from wirestream.runtime.rabbitmq_stream import (
     NoRouteFound,
-    NotSupportedByBroker,
+    UnsupportedByBroker,
     StreamAlreadyExists,
     StreamDoesNotExist,
 )
@@ -131,9 +131,10 @@ def test_before_313_the_client_refuses_naming_the_broker_version_and_sends_nothi
             async with await connect(uri(port), reconnect=False) as client:
                 for call in (client.create_super_stream("s", 2), client.delete_super_stream("s")):
                     error = await error_of(call)
-                    assert isinstance(error, NotSupportedByBroker), error
-                    assert error.version == "3.10.8" and error.since == "3.13"
-                    assert "RabbitMQ 3.10.8" in str(error)
+                    assert isinstance(error, UnsupportedByBroker), error
+                    assert error.broker_version == "3.10.8" and error.since.startswith("3.13")
+                    assert error.feature == "super_stream_management"
+                    assert "needs RabbitMQ 3.13" in str(error) and "RabbitMQ 3.10.8" in str(error)
                     assert "rabbitmq-streams add_super_stream NAME --partitions N" in str(error)
                 assert client.is_open  # nothing was sent: the connection lives on
                 await client.metadata("anything")

@@ -44,7 +44,7 @@ __all__ = [
     "PublishingIdNotIncreasing",
     "MechanismNotOffered",
     "NoRouteFound",
-    "NotSupportedByBroker",
+    "UnsupportedByBroker",
     "response_code_name",
 ]
 
@@ -218,16 +218,26 @@ class NoRouteFound(LocalProtocolError, LookupError):
         )
 
 
-class NotSupportedByBroker(LocalProtocolError):
-    """A command the broker does not have: sending it would end the connection (an
-    unknown command key is answered with CloseRequest 13). ``feature``, the broker's
-    ``version`` (its PeerProperties) and ``since`` (the first RabbitMQ version with it)."""
+class UnsupportedByBroker(LocalProtocolError):
+    """A command the broker does not have, refused before anything is sent: a broker
+    that lacks a command answers it by closing the connection (CloseRequest 13, unknown
+    frame). ``feature`` names it, ``broker_version`` is the broker's ``version``
+    (PeerProperties), ``since`` the first RabbitMQ version that has it. (The same shape
+    as the broker-features check of issue 19 item 3, which may absorb this one.)"""
 
-    def __init__(self, feature: str, version: str, since: str, advice: str = "") -> None:
+    def __init__(
+        self,
+        feature: str,
+        description: str,
+        broker_version: str | None,
+        since: str,
+        detail: str = "",
+    ) -> None:
         self.feature = feature
-        self.version = version
+        self.broker_version = broker_version
         self.since = since
+        broker = f"RabbitMQ {broker_version}" if broker_version else "of unknown version"
         super().__init__(
-            f"{feature} needs RabbitMQ {since} or later; this broker is RabbitMQ {version}"
-            + (f". {advice}" if advice else "")
+            f"{description} needs RabbitMQ {since} or later; the broker is {broker}"
+            + (f" ({detail})" if detail else "")
         )

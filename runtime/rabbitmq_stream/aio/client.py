@@ -40,7 +40,7 @@ from wirestream.runtime.rabbitmq_stream.errors import (
     AuthenticationError,
     MechanismNotOffered,
     NoOffset,
-    NotSupportedByBroker,
+    UnsupportedByBroker,
     StreamAlreadyExists,
     StreamDoesNotExist,
     VirtualHostAccessFailure,
@@ -561,14 +561,15 @@ class Client:
         found = re.search(r"(\d+)\.(\d+)\.(\d+)", version)
         if found is None or tuple(int(part) for part in found.groups()) >= (3, 13, 0):
             return
-        raise NotSupportedByBroker(
-            f"{command} (creating and deleting super streams over the stream protocol)",
+        raise UnsupportedByBroker(
+            "super_stream_management",
+            f"{command} (super stream management)",
             version,
-            "3.13",
-            "On this broker create one with its CLI: rabbitmq-streams add_super_stream NAME "
+            "3.13.0",
+            "on this broker create one with its CLI: rabbitmq-streams add_super_stream NAME "
             "--partitions N (or --routing-keys k1,k2,...), remove it with rabbitmq-streams "
-            "delete_super_stream NAME (or declare the exchange, the streams and their "
-            "bindings with x-stream-partition-order over AMQP 0.9.1)",
+            "delete_super_stream NAME; or declare the exchange, the streams and their "
+            "bindings with x-stream-partition-order over AMQP 0.9.1",
         )
 
     async def create_super_stream(
@@ -580,7 +581,7 @@ class Client:
         *,
         exist_ok: bool = False,
     ) -> tuple[str, ...]:
-        """Create super stream ``name`` (RabbitMQ 3.13+, ``NotSupportedByBroker`` before):
+        """Create super stream ``name`` (RabbitMQ 3.13+, ``UnsupportedByBroker`` before):
         ``partitions`` streams ``name-0`` .. ``name-{N-1}`` bound with keys "0" .. "N-1",
         or one stream ``name-<key>`` per binding key (the Java client's naming,
         StreamStreamCreator.java create; 3 partitions when neither is given).
