@@ -27,7 +27,8 @@ Recipes found on RabbitMQ 3.10.8 (see tests/test_rabbitmq_stream_tools.py):
   'rabbit_stream:kill_connection("exact name").'``, what RabbitMQ's Java client tests
   use, kills the connection process instead: the socket closes the same way.)
 * ``rabbitmq-streams add_super_stream NAME --partitions N`` creates the exchange NAME
-  and streams ``NAME-0`` .. ``NAME-{N-1}`` bound with routing keys ``"0"`` .. ``"N-1"``;
+  and streams ``NAME-0`` .. ``NAME-{N-1}`` bound with routing keys ``"0"`` .. ``"N-1"``
+  (``--routing-keys a,b`` instead: streams ``NAME-a``, ``NAME-b`` bound with ``a``, ``b``);
   ``delete_super_stream NAME`` removes them all. ``rabbitmqctl list_bindings`` shows
   them (``super_stream_bindings``). rstream 1.1.1's ``Client.route``/``partitions``
   cannot read 3.10.8's answers (sent without the response bit, key 0x0018/0x0019:
@@ -42,6 +43,7 @@ import os
 import pwd
 import shlex
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -221,9 +223,21 @@ def close_stream_connections(match: str, reason: str = "closed by test") -> list
     return [line for line in out.splitlines() if " -> " in line]
 
 
-def add_super_stream(name: str, partitions: int) -> None:
-    """Streams ``name-0`` .. ``name-{partitions-1}`` behind the exchange ``name``."""
-    run_tool("rabbitmq-streams", "add_super_stream", name, "--partitions", str(partitions))
+def add_super_stream(
+    name: str, partitions: int | None = None, *, routing_keys: Sequence[str] | None = None
+) -> None:
+    """Streams ``name-0`` .. ``name-{partitions-1}`` behind the exchange ``name``, bound
+    with keys "0" .., or with ``routing_keys`` streams ``name-<key>`` bound with each key
+    (``--routing-keys k1,k2``: partition order = the keys' order)."""
+    if (partitions is None) == (routing_keys is None):
+        raise ValueError("give partitions or routing_keys")
+    if routing_keys is not None:
+        if not routing_keys or any("," in key or not key for key in routing_keys):
+            raise ValueError(f"routing keys {routing_keys!r}: non-empty, without commas")
+        option = ["--routing-keys", ",".join(routing_keys)]
+    else:
+        option = ["--partitions", str(partitions)]
+    run_tool("rabbitmq-streams", "add_super_stream", name, *option)
 
 
 def delete_super_stream(name: str) -> None:

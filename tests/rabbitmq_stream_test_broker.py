@@ -7,12 +7,18 @@ frame (real Osiris chunks built with the generated codec, CRC-32 over the entry
 bytes), chunks sent only while the subscription has credit, CreditResponse only on
 error, MetadataUpdate after a stream is deleted, CloseRequest 13 on a frame it does
 not expect. Knobs (``challenge``, ``refuse_publishing_ids``, ...) script the odd cases.
+With ``version`` "3.13.0" it also answers CreateSuperStream / DeleteSuperStream as 3.13
+does; super streams (``add_super_stream``) answer Partitions and Route either way.
+``serve`` runs one over TCP for the asyncio client.
 Not a broker: no persistence, no clustering, one connection.
 """
 
 from __future__ import annotations
 
+import asyncio
 import zlib
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +28,8 @@ from wirestream.generated.rabbitmq_stream.v1 import (
     CloseResponse,
     CreateRequest,
     CreateResponse,
+    CreateSuperStreamRequest,
+    CreateSuperStreamResponse,
     CreditRequest,
     CreditResponse,
     DeclarePublisherRequest,
@@ -30,6 +38,8 @@ from wirestream.generated.rabbitmq_stream.v1 import (
     DeletePublisherResponse,
     DeleteRequest,
     DeleteResponse,
+    DeleteSuperStreamRequest,
+    DeleteSuperStreamResponse,
     Deliver,
     Entry,
     Frame,
@@ -45,6 +55,8 @@ from wirestream.generated.rabbitmq_stream.v1 import (
     OpenRequest,
     OpenResponse,
     OsirisChunk,
+    PartitionsRequest,
+    PartitionsResponse,
     PeerPropertiesRequest,
     PeerPropertiesResponse,
     Property,
@@ -57,6 +69,8 @@ from wirestream.generated.rabbitmq_stream.v1 import (
     QueryPublisherSequenceRequest,
     QueryPublisherSequenceResponse,
     ResponseCode,
+    RouteRequest,
+    RouteResponse,
     SaslAuthenticateRequest,
     SaslAuthenticateResponse,
     SaslHandshakeRequest,
@@ -76,6 +90,7 @@ from wirestream.generated.rabbitmq_stream.v1 import (
 )
 from wirestream.generated.rabbitmq_stream.v1.machines import (
     ConnectionMachine,
+    ConnectionState,
     PublisherMachine,
     PublisherState,
     SubscriptionMachine,
@@ -131,11 +146,14 @@ class TestBroker:
 
     def __init__(self, *, users: dict[str, str] | None = None, mechanisms: tuple[str, ...] = ("PLAIN",),
                  frame_max: int = 1_048_576, heartbeat: int = 60, vhosts: tuple[str, ...] = ("/",),
-                 challenge: bytes | None = None) -> None:  # fmt: skip
+                 challenge: bytes | None = None, version: str = "3.10.8") -> None:  # fmt: skip
         self.users = {"guest": "guest"} if users is None else users
         self.mechanisms = list(mechanisms)
         self.frame_max, self.heartbeat, self.vhosts = frame_max, heartbeat, vhosts
         self.challenge = challenge  # first SaslAuthenticate answered with a challenge
+        self.version = version  # PeerProperties "version"; 3.13+ has super stream commands
+        # super stream -> (partition stream, binding key) in x-stream-partition-order
+        self.super_streams: dict[str, list[tuple[str, str]]] = {}
         self.connection = ConnectionMachine(SERVER)
         self.decoder = StreamDecoder(sender="client")
         self.out = bytearray()
@@ -169,6 +187,10 @@ class TestBroker:
             UnsubscribeRequest: "on_unsubscribe",
             StoreOffset: "on_store_offset",
             QueryOffsetRequest: "on_query_offset",
+            PartitionsRequest: "on_partitions",
+            RouteRequest: "on_route",
+            CreateSuperStreamRequest: "on_create_super_stream",
+            DeleteSuperStreamRequest: "on_delete_super_stream",
         }
 
     # --- I/O ---------------------------------------------------------------------------
@@ -201,7 +223,7 @@ class TestBroker:
     # --- handshake ---------------------------------------------------------------------
 
     def on_peer_properties(self, frame: PeerPropertiesRequest) -> None:
-        props = [Property("product", "TestBroker"), Property("version", "3.10.8")]
+        props = [Property("product", "TestBroker"), Property("version", self.version)]
         self.send(PeerPropertiesResponse(frame.correlation_id, ResponseCode.OK, props))
 
     def on_sasl_handshake(self, frame: SaslHandshakeRequest) -> None:
@@ -297,6 +319,68 @@ class TestBroker:
                     StreamMetadata(name, ResponseCode.STREAM_DOES_NOT_EXIST, 0xFFFF, [])
                 )
         self.send(MetadataResponse(frame.correlation_id, brokers, metadata))
+
+    # --- super streams ---------------------------------------------------------------------
+
+    def add_super_stream(self, name: str, partitions: Sequence[tuple[str, str]]) -> None:
+        """Super stream ``name``: (partition stream, binding key) pairs, in order."""
+        for stream, _ in partitions:
+            self.streams[stream] = _Stream()
+        self.super_streams[name] = list(partitions)
+
+    def _unknown_command(self, frame: Any) -> bool:
+        """Before 3.13 the command does not exist: 3.10.8 closes the connection with
+        CloseRequest 13 (unknown frame) for a command key it does not know."""
+        if tuple(int(part) for part in self.version.split(".")[:2]) >= (3, 13):
+            return False
+        self.close(ResponseCode.UNKNOWN_FRAME, "unknown frame")
+        return True
+
+    def on_create_super_stream(self, frame: CreateSuperStreamRequest) -> None:
+        if self._unknown_command(frame):
+            return
+        name = frame.name or ""
+        streams = [stream or "" for stream in frame.partitions]
+        keys = [key or "" for key in frame.binding_keys]
+        if not streams or len(streams) != len(keys):
+            code = ResponseCode.PRECONDITION_FAILED  # 3.13: {validation_failed, _}
+        elif name in self.super_streams or any(stream in self.streams for stream in streams):
+            code = ResponseCode.STREAM_ALREADY_EXISTS  # {reference_already_exists, _}
+        else:
+            self.add_super_stream(name, list(zip(streams, keys)))
+            code = ResponseCode.OK
+        self.send(CreateSuperStreamResponse(frame.correlation_id, code))
+
+    def on_delete_super_stream(self, frame: DeleteSuperStreamRequest) -> None:
+        if self._unknown_command(frame):
+            return
+        partitions = self.super_streams.pop(frame.name or "", None)
+        if partitions is None:
+            code = ResponseCode.STREAM_DOES_NOT_EXIST
+            self.send(DeleteSuperStreamResponse(frame.correlation_id, code))
+            return
+        self.send(DeleteSuperStreamResponse(frame.correlation_id, ResponseCode.OK))
+        for stream, _ in partitions:
+            if self.streams.pop(stream, None) is not None:
+                self.stream_gone(stream)
+
+    def on_partitions(self, frame: PartitionsRequest) -> None:
+        partitions = self.super_streams.get(frame.super_stream or "")
+        cid = frame.correlation_id
+        if partitions is None:
+            self.send(PartitionsResponse(cid, ResponseCode.STREAM_DOES_NOT_EXIST, []))
+        else:
+            streams: list[str | None] = [stream for stream, _ in partitions]
+            self.send(PartitionsResponse(cid, ResponseCode.OK, streams))
+
+    def on_route(self, frame: RouteRequest) -> None:
+        partitions = self.super_streams.get(frame.super_stream or "")
+        cid = frame.correlation_id
+        if partitions is None:
+            self.send(RouteResponse(cid, ResponseCode.STREAM_DOES_NOT_EXIST, []))
+        else:  # a direct exchange: every partition bound with exactly that key
+            streams: list[str | None] = [s for s, key in partitions if key == frame.routing_key]
+            self.send(RouteResponse(cid, ResponseCode.OK, streams))
 
     # --- publishers ------------------------------------------------------------------------
 
@@ -461,6 +545,46 @@ def sub_entry(messages: list[bytes], compression: int = 1) -> SubEntryBatch:
     data = gzip.compress(raw) if compression == 1 else raw
     return SubEntryBatch(compression=compression, num_records=len(messages),
                          uncompressed_length=len(raw), data=data)  # fmt: skip
+
+
+@asynccontextmanager
+async def serve(
+    make: Callable[[], TestBroker] = TestBroker,
+) -> AsyncIterator[tuple[int, list[TestBroker]]]:
+    """A TCP server on 127.0.0.1 whose every connection is a fresh ``make()`` broker:
+    yields the port and the brokers made so far (for the asyncio ``Client``)."""
+    brokers: list[TestBroker] = []
+    tasks: set[asyncio.Task[None]] = set()
+
+    async def session(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        broker = make()
+        brokers.append(broker)
+        try:
+            while data := await reader.read(65536):
+                broker.receive_data(data)
+                writer.write(broker.data_to_send())
+                await writer.drain()
+                if broker.connection.state is ConnectionState.CLOSED:
+                    break
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            writer.close()
+
+    def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.ensure_future(session(reader, writer))
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+
+    server = await asyncio.start_server(accept, "127.0.0.1", 0)
+    try:
+        yield server.sockets[0].getsockname()[1], brokers
+    finally:
+        server.close()
+        for task in list(tasks):
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await server.wait_closed()
 
 
 def open_pair(broker: TestBroker | None = None, **client_options: Any) -> tuple[Any, TestBroker]:

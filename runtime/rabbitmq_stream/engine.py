@@ -50,6 +50,8 @@ from wirestream.generated.rabbitmq_stream.v1 import (
     CompressionType,
     CreateRequest,
     CreateResponse,
+    CreateSuperStreamRequest,
+    CreateSuperStreamResponse,
     CreditRequest,
     CreditResponse,
     DeclarePublisherRequest,
@@ -58,6 +60,8 @@ from wirestream.generated.rabbitmq_stream.v1 import (
     DeletePublisherResponse,
     DeleteRequest,
     DeleteResponse,
+    DeleteSuperStreamRequest,
+    DeleteSuperStreamResponse,
     Deliver,
     DeliverV2,
     Frame,
@@ -167,6 +171,8 @@ from wirestream.runtime.rabbitmq_stream.events import (
     StreamCreated,
     StreamDeleted,
     Subscribed,
+    SuperStreamCreated,
+    SuperStreamDeleted,
     SubscriptionClosed,
     Unsubscribed,
 )
@@ -221,6 +227,8 @@ _RESPONSE_TO: Final[dict[type, type]] = {
     QueryOffsetRequest: QueryOffsetResponse,
     RouteRequest: RouteResponse,
     PartitionsRequest: PartitionsResponse,
+    CreateSuperStreamRequest: CreateSuperStreamResponse,
+    DeleteSuperStreamRequest: DeleteSuperStreamResponse,
 }
 
 
@@ -740,10 +748,39 @@ class ClientConnection:
     def partitions(self, super_stream: str) -> int:
         return self._request(lambda cid: PartitionsRequest(cid, super_stream))
 
+    def create_super_stream(
+        self,
+        name: str,
+        partitions: Sequence[str],
+        binding_keys: Sequence[str],
+        arguments: Mapping[str, str] | None = None,
+    ) -> int:
+        """CreateSuperStream (RabbitMQ 3.13+): 'Name [Partition] [BindingKey] Arguments';
+        the broker binds partition i with binding key i and x-stream-partition-order i, so
+        both lists must have the same length (Java Client.java createSuperStream checks
+        it too); the arguments are each partition's stream arguments."""
+        if not partitions or len(partitions) != len(binding_keys):
+            raise LocalProtocolError(
+                f"a super stream needs as many binding keys as partitions, at least one "
+                f"(got {len(partitions)} partitions, {len(binding_keys)} binding keys)"
+            )
+        streams: list[str | None] = list(partitions)
+        keys: list[str | None] = list(binding_keys)
+        args = _properties(arguments or {})
+        return self._request(lambda cid: CreateSuperStreamRequest(cid, name, streams, keys, args))
+
+    def delete_super_stream(self, name: str) -> int:
+        """DeleteSuperStream (RabbitMQ 3.13+): the exchange and every partition stream."""
+        return self._request(lambda cid: DeleteSuperStreamRequest(cid, name))
+
     def _failed(self, cid: int, request: Frame, code: int, events: list[Event]) -> bool:
         if code == ResponseCode.OK:
             return False
-        about = getattr(request, "stream", None) or getattr(request, "super_stream", None)
+        about = (
+            getattr(request, "stream", None)
+            or getattr(request, "super_stream", None)
+            or getattr(request, "name", None)  # CreateSuperStream, DeleteSuperStream
+        )
         detail = f"{type(request).__name__} for {about!r}" if about else type(request).__name__
         error = ResponseError.from_code(code, detail)
         events.append(RequestFailed(cid, type(request).__name__, error))
@@ -782,6 +819,20 @@ class ClientConnection:
             streams = tuple(s or "" for s in frame.streams)
             events.append(PartitionsReceived(frame.correlation_id, streams))
 
+    def on_connection_create_super_stream_response(
+        self, frame: CreateSuperStreamResponse, events: list[Event]
+    ) -> None:
+        request = self._take_pending(frame)
+        if not self._failed(frame.correlation_id, request, frame.response_code, events):
+            events.append(SuperStreamCreated(frame.correlation_id, request.name or ""))
+
+    def on_connection_delete_super_stream_response(
+        self, frame: DeleteSuperStreamResponse, events: list[Event]
+    ) -> None:
+        request = self._take_pending(frame)
+        if not self._failed(frame.correlation_id, request, frame.response_code, events):
+            events.append(SuperStreamDeleted(frame.correlation_id, request.name or ""))
+
     def on_connection_metadata_update(self, frame: MetadataUpdate, events: list[Event]) -> None:
         stream = frame.stream or ""
         events.append(MetadataChanged(stream, frame.code))
@@ -798,15 +849,13 @@ class ClientConnection:
 
     def _answers_nothing_we_ask(self, frame: Any, events: list[Event]) -> None:
         """Responses to commands this client never sends (3.11+ ExchangeCommandVersions,
-        StreamStats, super stream creation and deletion): the table lets them through
-        while open, so they answer no request of ours (``UnknownCorrelationId``), or a
-        request of another command (``MismatchedResponse``)."""
+        StreamStats): the table lets them through while open, so they answer no request
+        of ours (``UnknownCorrelationId``), or a request of another command
+        (``MismatchedResponse``)."""
         self._take_pending(frame)
 
     on_connection_exchange_command_versions_response = _answers_nothing_we_ask
     on_connection_stream_stats_response = _answers_nothing_we_ask
-    on_connection_create_super_stream_response = _answers_nothing_we_ask
-    on_connection_delete_super_stream_response = _answers_nothing_we_ask
 
     # --- publishers ------------------------------------------------------------------------
 

@@ -43,6 +43,8 @@ __all__ = [
     "MessageTooLarge",
     "PublishingIdNotIncreasing",
     "MechanismNotOffered",
+    "NoRouteFound",
+    "UnsupportedByBroker",
     "response_code_name",
 ]
 
@@ -198,3 +200,44 @@ class PublishingIdNotIncreasing(LocalProtocolError, ValueError):
 
 class MechanismNotOffered(LocalProtocolError):
     """The broker does not offer the SASL mechanism the client was configured with."""
+
+
+class NoRouteFound(LocalProtocolError, LookupError):
+    """A super stream producer has no partition for a message: the broker's Route
+    answered no stream for its routing key (no binding with that key). The Java client
+    reports such a message as not confirmed with ``CODE_NO_ROUTE_FOUND``
+    (SuperStreamProducer.java send); it is raised here at ``send``, where nothing waits
+    for a confirm that cannot come."""
+
+    def __init__(self, super_stream: str, routing_key: str) -> None:
+        self.super_stream = super_stream
+        self.routing_key = routing_key
+        super().__init__(
+            f"super stream {super_stream!r} has no partition bound to routing key "
+            f"{routing_key!r} (Route answered no stream)"
+        )
+
+
+class UnsupportedByBroker(LocalProtocolError):
+    """A command the broker does not have, refused before anything is sent: a broker
+    that lacks a command answers it by closing the connection (CloseRequest 13, unknown
+    frame). ``feature`` names it, ``broker_version`` is the broker's ``version``
+    (PeerProperties), ``since`` the first RabbitMQ version that has it. (The same shape
+    as the broker-features check of issue 19 item 3, which may absorb this one.)"""
+
+    def __init__(
+        self,
+        feature: str,
+        description: str,
+        broker_version: str | None,
+        since: str,
+        detail: str = "",
+    ) -> None:
+        self.feature = feature
+        self.broker_version = broker_version
+        self.since = since
+        broker = f"RabbitMQ {broker_version}" if broker_version else "of unknown version"
+        super().__init__(
+            f"{description} needs RabbitMQ {since} or later; the broker is {broker}"
+            + (f" ({detail})" if detail else "")
+        )

@@ -27,6 +27,8 @@ __all__ = [
     "MetadataChanged",
     "RouteReceived",
     "PartitionsReceived",
+    "SuperStreamCreated",
+    "SuperStreamDeleted",
     "PublisherDeclared",
     "PublisherDeleted",
     "PublisherClosed",
@@ -156,6 +158,22 @@ class PartitionsReceived(Event):
 
     correlation_id: int
     streams: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SuperStreamCreated(Event):
+    """CreateSuperStream answered OK (RabbitMQ 3.13+)."""
+
+    correlation_id: int
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class SuperStreamDeleted(Event):
+    """DeleteSuperStream answered OK (RabbitMQ 3.13+)."""
+
+    correlation_id: int
+    name: str
 
 
 # --- publishers -----------------------------------------------------------------------

@@ -12,7 +12,8 @@
                 break
 
 ``Client`` (connection, streams, offsets, recovery), ``Producer`` (publishing ids,
-confirms, deduplication), ``Consumer`` (offsets, credit, ``async for``).
+confirms, deduplication), ``Consumer`` (offsets, credit, ``async for``),
+``SuperStreamProducer`` / ``SuperStreamConsumer`` (a super stream's partitions).
 """
 
 from wirestream.runtime.rabbitmq_stream.aio.client import Client, Metadata, connect
@@ -24,6 +25,8 @@ from wirestream.runtime.rabbitmq_stream.aio.consumer import (
     offset_specification,
 )
 from wirestream.runtime.rabbitmq_stream.aio.producer import BatchConfirmation, Body, Producer
+from wirestream.runtime.rabbitmq_stream.aio.super_consumer import SuperStreamConsumer
+from wirestream.runtime.rabbitmq_stream.aio.super_producer import RoutingMode, SuperStreamProducer
 from wirestream.runtime.rabbitmq_stream.aio.uri import DEFAULT_URI, StreamUri, parse_stream_uri
 
 __all__ = [
@@ -38,6 +41,9 @@ __all__ = [
     "Run",
     "OffsetLike",
     "offset_specification",
+    "SuperStreamProducer",
+    "SuperStreamConsumer",
+    "RoutingMode",
     "StreamUri",
     "parse_stream_uri",
     "DEFAULT_URI",

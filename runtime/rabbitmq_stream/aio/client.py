@@ -15,8 +15,9 @@ after the last offset received). Requests in flight at the drop fail with
 from __future__ import annotations
 
 import asyncio
+import re
 import ssl as ssl_module
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 from wirestream.generated.rabbitmq_stream.v1 import ResponseCode
@@ -39,6 +40,7 @@ from wirestream.runtime.rabbitmq_stream.errors import (
     AuthenticationError,
     MechanismNotOffered,
     NoOffset,
+    UnsupportedByBroker,
     StreamAlreadyExists,
     StreamDoesNotExist,
     VirtualHostAccessFailure,
@@ -65,9 +67,13 @@ from wirestream.runtime.rabbitmq_stream.events import (
     RouteReceived,
     SaslChallenge,
     SubscriptionClosed,
+    SuperStreamCreated,
+    SuperStreamDeleted,
 )
 from wirestream.runtime.rabbitmq_stream.aio.consumer import Consumer, OffsetLike
-from wirestream.runtime.rabbitmq_stream.aio.producer import Producer
+from wirestream.runtime.rabbitmq_stream.aio.producer import Body, Producer
+from wirestream.runtime.rabbitmq_stream.aio.super_consumer import SuperStreamConsumer
+from wirestream.runtime.rabbitmq_stream.aio.super_producer import RoutingMode, SuperStreamProducer
 from wirestream.runtime.rabbitmq_stream.aio.uri import DEFAULT_URI, StreamUri, parse_stream_uri
 
 __all__ = ["Client", "connect", "Metadata"]
@@ -543,6 +549,76 @@ class Client:
             await self.request(lambda e: e.partitions(super_stream), PartitionsReceived)
         ).streams
 
+    def _require_super_stream_management(self, command: str) -> None:
+        """CreateSuperStream / DeleteSuperStream exist from RabbitMQ 3.13 (rabbit_stream.hrl
+        at v3.13.0: 0x001d, 0x001e); an older broker answers an unknown command key by
+        closing the connection (CloseRequest 13), so refuse before sending. The Java
+        client learns it from ExchangeCommandVersions (Client.java
+        superStreamManagementSupported), which 3.10 lacks too; here the broker's
+        ``version`` (PeerProperties) decides, read as Java reads it (Utils.java
+        currentVersion: the first 'N.N.N'; a version it cannot read counts as new)."""
+        version = self.server_properties.get("version") or ""
+        found = re.search(r"(\d+)\.(\d+)\.(\d+)", version)
+        if found is None or tuple(int(part) for part in found.groups()) >= (3, 13, 0):
+            return
+        raise UnsupportedByBroker(
+            "super_stream_management",
+            f"{command} (super stream management)",
+            version,
+            "3.13.0",
+            "on this broker create one with its CLI: rabbitmq-streams add_super_stream NAME "
+            "--partitions N (or --routing-keys k1,k2,...), remove it with rabbitmq-streams "
+            "delete_super_stream NAME; or declare the exchange, the streams and their "
+            "bindings with x-stream-partition-order over AMQP 0.9.1",
+        )
+
+    async def create_super_stream(
+        self,
+        name: str,
+        partitions: int | None = None,
+        binding_keys: Sequence[str] | None = None,
+        arguments: Mapping[str, str | int] | None = None,
+        *,
+        exist_ok: bool = False,
+    ) -> tuple[str, ...]:
+        """Create super stream ``name`` (RabbitMQ 3.13+, ``UnsupportedByBroker`` before):
+        ``partitions`` streams ``name-0`` .. ``name-{N-1}`` bound with keys "0" .. "N-1",
+        or one stream ``name-<key>`` per binding key (the Java client's naming,
+        StreamStreamCreator.java create; 3 partitions when neither is given).
+        ``arguments``: each partition stream's, as for ``create_stream``. Returns the
+        partition streams, in partition order."""
+        if partitions is not None and binding_keys is not None:
+            raise ValueError("give partitions or binding_keys, not both")
+        if binding_keys is not None:
+            keys = list(binding_keys)
+        else:
+            count = 3 if partitions is None else partitions
+            if count < 1:
+                raise ValueError(f"partitions={count}: a super stream needs at least one")
+            keys = [str(index) for index in range(count)]
+        if not keys or len(set(keys)) != len(keys):
+            raise ValueError(f"binding keys {keys!r}: at least one, each once")
+        streams = [f"{name}-{key}" for key in keys]
+        args = {key: str(value) for key, value in (arguments or {}).items()}
+        self._require_super_stream_management("CreateSuperStream")
+        try:
+            await self.request(
+                lambda e: e.create_super_stream(name, streams, keys, args), SuperStreamCreated
+            )
+        except StreamAlreadyExists:
+            if not exist_ok:
+                raise
+        return tuple(streams)
+
+    async def delete_super_stream(self, name: str, *, missing_ok: bool = False) -> None:
+        """Delete super stream ``name`` and its partitions (RabbitMQ 3.13+)."""
+        self._require_super_stream_management("DeleteSuperStream")
+        try:
+            await self.request(lambda e: e.delete_super_stream(name), SuperStreamDeleted)
+        except StreamDoesNotExist:
+            if not missing_ok:
+                raise
+
     async def query_offset(self, reference: str, stream: str) -> int | None:
         """The offset stored for ``reference`` on ``stream``; None when none is."""
         try:
@@ -616,24 +692,72 @@ class Client:
         range read): credit stops once the chunks on their way will reach it, so the
         subscription does not pull the stream beyond it (the broker sends whole chunks,
         so a few records past it still come)."""
-        subscription_id = self._free_id(self.consumers)
-        consumer = Consumer(
-            self,
-            subscription_id,
-            stream,
-            offset,
-            reference,
-            credit,
-            max_buffered,
-            raw,
-            until=until,
+        return await self._attach_consumer(
+            lambda subscription_id: Consumer(
+                self,
+                subscription_id,
+                stream,
+                offset,
+                reference,
+                credit,
+                max_buffered,
+                raw,
+                until=until,
+            )
         )
+
+    async def _attach_consumer(self, build: Callable[[int], Consumer]) -> Consumer:
+        """Give the consumer ``build`` makes a free subscription id, and subscribe."""
+        subscription_id = self._free_id(self.consumers)
+        consumer = build(subscription_id)
         self.consumers[subscription_id] = consumer
         try:
             await self.until_established(consumer._establish)
         except BaseException:
             del self.consumers[subscription_id]
             raise
+        return consumer
+
+    # ------------------------------------------------------------------ super streams
+
+    async def super_stream_producer(
+        self,
+        super_stream: str,
+        *,
+        routing: Callable[[Body], str],
+        routing_mode: RoutingMode = "hash",
+        reference: str | None = None,
+        **producer_options: Any,
+    ) -> SuperStreamProducer:
+        """A producer on ``super_stream`` (its partitions asked once, now): ``routing``
+        gives each message's routing key; ``"hash"`` routing picks the partition as the
+        Java client does (MurmurHash3, seed 104729), ``"key"`` routing asks the broker
+        (Route, cached per key). One producer per partition, each with ``reference``
+        (deduplication per partition) and ``producer_options`` (``max_in_flight``,
+        ``raw``, ... as for ``producer``)."""
+        producer = SuperStreamProducer(
+            self, super_stream, routing, routing_mode, reference, producer_options
+        )
+        await producer._start()
+        return producer
+
+    async def super_stream_consumer(
+        self,
+        super_stream: str,
+        offset: OffsetLike = "next",
+        *,
+        reference: str | None = None,
+        credit: int = 10,
+        max_buffered: int = 10_000,
+        raw: bool = False,
+    ) -> SuperStreamConsumer:
+        """Subscribe to every partition of ``super_stream`` from ``offset``; with a
+        ``reference``, each partition from after the offset stored for it instead (when
+        one is). ``credit`` and ``max_buffered`` are per partition."""
+        consumer = SuperStreamConsumer(
+            self, super_stream, offset, reference, credit, max_buffered, raw
+        )
+        await consumer._start()
         return consumer
 
     # ------------------------------------------------------------------ closing

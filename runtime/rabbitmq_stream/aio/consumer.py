@@ -84,15 +84,19 @@ Run = tuple[int, int, list[bytes]]
 class ReceivedMessage:
     """One message of the stream. ``data`` is the stored record; ``body`` the
     application data (the AMQP 1.0 Data section, or ``data`` for a raw consumer);
-    ``amqp`` the whole decoded AMQP message (properties, annotations...)."""
+    ``amqp`` the whole decoded AMQP message (properties, annotations...); ``stream`` the
+    stream it was read from (for a super stream consumer: the partition)."""
 
-    __slots__ = ("offset", "timestamp", "data", "_raw")
+    __slots__ = ("offset", "timestamp", "data", "_raw", "stream")
 
-    def __init__(self, offset: int, timestamp: int, data: bytes, raw: bool) -> None:
+    def __init__(
+        self, offset: int, timestamp: int, data: bytes, raw: bool, stream: str = ""
+    ) -> None:
         self.offset = offset
         self.timestamp = timestamp  # the chunk's, ms since the epoch
         self.data = data
         self._raw = raw
+        self.stream = stream
 
     @property
     def body(self) -> bytes:
@@ -103,7 +107,8 @@ class ReceivedMessage:
         return decode_message(self.data)
 
     def __repr__(self) -> str:
-        return f"ReceivedMessage(offset={self.offset}, {len(self.data)} bytes)"
+        where = f"{self.stream}, " if self.stream else ""
+        return f"ReceivedMessage({where}offset={self.offset}, {len(self.data)} bytes)"
 
 
 class Consumer:
@@ -121,7 +126,11 @@ class Consumer:
         raw: bool,
         properties: Mapping[str, str] | None = None,
         until: int | None = None,
+        wake: asyncio.Event | None = None,
     ) -> None:
+        """``wake``: an event set whenever messages arrive or the subscription ends,
+        shared by the partition consumers of a ``SuperStreamConsumer`` (which waits on it
+        for all of them at once); by default the consumer's own."""
         if max_buffered < 1:
             raise ValueError("max_buffered must be at least 1")
         self.client = client
@@ -141,7 +150,7 @@ class Consumer:
         self._withheld = 0  # chunks whose credit waits for the application
         self._next_offset: int | None = None  # after the last message received
         self.last_offset: int | None = None  # the last message handed to the application
-        self._wake = asyncio.Event()
+        self._wake = asyncio.Event() if wake is None else wake
         self._active = False  # subscribed on the current connection
         self._establishing = asyncio.Lock()
         self._closed = False
@@ -267,7 +276,7 @@ class Consumer:
         offset = self.last_offset = first + index
         if self._withheld and self._buffered < self.max_buffered:
             self._release_withheld()
-        return ReceivedMessage(offset, timestamp, data, self.raw)
+        return ReceivedMessage(offset, timestamp, data, self.raw, self.stream)
 
     async def next_run(self, limit: int) -> Run:
         """The next messages as one run of consecutive records of one chunk, ``limit`` at
