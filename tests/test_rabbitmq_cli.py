@@ -21,6 +21,7 @@ import pytest
 from tests.aio_support import run
 from tests.rabbitmq_broker_ctl import add_super_stream, delete_super_stream
 from tests.rabbitmq_stream_client_support import URI, require_broker, unique
+from wirestream.runtime.rabbitmq_stream.routing import hash_partition
 from wirestream.apps.cli import amain
 
 require_broker()
@@ -175,6 +176,62 @@ def test_super_stream_partitions_and_route_answer_from_the_brokers_bindings(
         assert out_lines(capsys) == [f"{name}-2"]
         assert wirestream("super-stream", "route", name, "nowhere") == 1
         assert "goes to no partition" in capsys.readouterr().err
+    finally:
+        delete_super_stream(name)
+
+
+def test_super_stream_create_and_delete_on_a_broker_before_3_13_say_how_to_do_it_there(
+    capsys: Capture,
+) -> None:
+    assert wirestream("super-stream", "create", unique("ws-cli-super"), "--partitions", "2") == 1
+    err = capsys.readouterr().err
+    assert "needs RabbitMQ 3.13.0 or later; the broker is RabbitMQ 3.10.8" in err
+    assert "rabbitmq-streams add_super_stream" in err
+    assert wirestream("super-stream", "delete", "anything") == 1
+    assert "rabbitmq-streams delete_super_stream" in capsys.readouterr().err
+
+
+def test_publish_to_a_super_stream_routes_each_line_by_its_key_as_the_java_client_hashes_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: Capture
+) -> None:
+    name = unique("ws-cli-super")
+    add_super_stream(name, 3)
+    try:
+        lines = [f"customer-{n % 7},{n}" for n in range(40)]
+        data = "".join(line + "\n" for line in lines).encode()
+        options = ("--super-stream", "--key-delimiter", ",", "--reference", "loader")
+        assert publish(monkeypatch, name, data, *options) == 0
+        assert publish(monkeypatch, name, data, *options) == 0  # stored once
+        assert "published 0, 40 stored before (skipped)" in capsys.readouterr().err
+        assert wirestream("consume", name, "--super-stream", "--offset", "first", "--idle", "1",
+                          "--format", "json") == 0  # fmt: skip
+        rows = [json.loads(line) for line in out_lines(capsys)]
+        partitions = [f"{name}-{i}" for i in range(3)]
+        expected = {line: hash_partition(line.split(",")[0], partitions) for line in lines}
+        assert {row["data"]: row["partition"] for row in rows} == expected
+        assert len(rows) == len(lines)
+        for partition in partitions:  # in order within each partition
+            mine = [row["data"] for row in rows if row["partition"] == partition]
+            assert mine == [line for line in lines if expected[line] == partition]
+    finally:
+        delete_super_stream(name)
+
+
+def test_consume_a_super_stream_with_a_reference_resumes_each_partition_where_it_stopped(
+    monkeypatch: pytest.MonkeyPatch, capsys: Capture
+) -> None:
+    name = unique("ws-cli-super")
+    add_super_stream(name, 2)
+    try:
+        data = "".join(f"k{n}\n" for n in range(20)).encode()
+        assert publish(monkeypatch, name, data, "--super-stream") == 0
+        capsys.readouterr()
+        seen: list[str] = []
+        for _ in range(3):
+            assert wirestream("consume", name, "--super-stream", "--reference", "reader",
+                              "--count", "7", "--idle", "1") == 0  # fmt: skip
+            seen += out_lines(capsys)
+        assert sorted(seen) == sorted(f"k{n}" for n in range(20))
     finally:
         delete_super_stream(name)
 

@@ -9,8 +9,13 @@
     wirestream rabbitmq consume STREAM [--offset first|last|next|N|ISO-8601]
                                        [--count N] [--idle SECONDS] [--reference NAME]
                                        [--format text|hex|raw|json] [--raw]
+    wirestream rabbitmq super-stream create NAME [--partitions N | --routing-keys K,...]
+                                                 [--max-age AGE] [--max-length-bytes N]
+    wirestream rabbitmq super-stream delete NAME [--missing-ok]
     wirestream rabbitmq super-stream partitions NAME
     wirestream rabbitmq super-stream route NAME KEY
+    wirestream rabbitmq publish NAME --super-stream [--routing hash|key] [--key-delimiter D]
+    wirestream rabbitmq consume NAME --super-stream [...]
 
 Every command takes ``--uri`` (default ``$WIRESTREAM_RABBITMQ_URI``, else
 ``rabbitmq-stream://guest:guest@127.0.0.1:5552/%2f``; ``rabbitmq-stream+tls://`` for
@@ -29,6 +34,15 @@ not stored yet. It prints ``published N`` (and how many were skipped) on stderr.
 (default: follow the stream until interrupted). With ``--reference`` it stores the
 offset of the last message it printed and, without ``--offset``, starts after the one
 stored before: a consumer that picks up where it stopped.
+
+With ``--super-stream`` NAME is a super stream: ``publish`` routes each line by its
+routing key -- the whole line, or with ``--key-delimiter`` the text before the first
+delimiter (the message is still the whole line) -- hashed as the Java client hashes it
+(``--routing hash``, the default) or bound by the broker (``--routing key``: Route);
+``consume`` reads every partition (``json`` lines name the partition) and, with
+``--reference``, stores and resumes an offset per partition. ``super-stream create`` and
+``delete`` need RabbitMQ 3.13+ (CreateSuperStream); on an older broker they fail with the
+``rabbitmq-streams`` command that does it there.
 
 ``info`` shows each stream's leader and replicas and its first and last offset (read
 from the first and the last chunk; ``-`` for an empty stream).
@@ -72,7 +86,9 @@ from wirestream.runtime.rabbitmq_stream.aio import (
     connect,
     parse_stream_uri,
 )
-from wirestream.runtime.rabbitmq_stream.errors import ResponseError
+from wirestream.runtime.rabbitmq_stream.aio.producer import Body
+from wirestream.runtime.rabbitmq_stream.aio.super_consumer import SuperStreamConsumer
+from wirestream.runtime.rabbitmq_stream.errors import ResponseError, UnsupportedByBroker
 
 __all__ = ["add_commands", "run", "URI_VARIABLE"]
 
@@ -122,6 +138,18 @@ def _argument(value: str) -> tuple[str, str]:
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"{value!r}: an argument is KEY=VALUE")
     return key, setting
+
+
+def _keys(value: str) -> list[str]:
+    keys = value.split(",")
+    if not all(keys):
+        raise argparse.ArgumentTypeError(f"{value!r}: routing keys are K1,K2,... (none empty)")
+    return keys
+
+
+def _super_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--super-stream", action="store_true",
+                        help="STREAM is a super stream: every partition")  # fmt: skip
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -179,6 +207,13 @@ def add_commands(protocols: Any) -> None:
                          help="the producer's name: the broker deduplicates by it")  # fmt: skip
     publish.add_argument("--raw", action="store_true",
                          help="send each line as it is, not as an AMQP 1.0 message")  # fmt: skip
+    _super_options(publish)
+    publish.add_argument("--routing", choices=("hash", "key"), default="hash",
+                         help="super streams: hash the key as the Java client does (default), "
+                              "or send it where the broker binds it (Route)")  # fmt: skip
+    publish.add_argument("--key-delimiter", metavar="D",
+                         help="super streams: the routing key is the text before the first D "
+                              "(default: the whole line)")  # fmt: skip
     _common(publish)
 
     consume = commands.add_parser("consume", help="print the messages of a stream")
@@ -195,10 +230,28 @@ def add_commands(protocols: Any) -> None:
     consume.add_argument("--format", choices=FORMATS, default="text")
     consume.add_argument("--raw", action="store_true",
                          help="print each record as stored, not its AMQP 1.0 data section")  # fmt: skip
+    _super_options(consume)
     _common(consume)
 
     super_stream = commands.add_parser("super-stream", help="super streams (partitioned)")
     supers = super_stream.add_subparsers(dest="super_command", metavar="COMMAND", required=True)
+    create_super = supers.add_parser("create", help="create a super stream (RabbitMQ 3.13+)")
+    create_super.add_argument("name", metavar="NAME")
+    shape = create_super.add_mutually_exclusive_group()
+    shape.add_argument("--partitions", type=positive, metavar="N",
+                       help="streams NAME-0 .. NAME-(N-1) bound with keys 0 .. N-1 (default 3)")  # fmt: skip
+    shape.add_argument("--routing-keys", type=_keys, metavar="K1,K2,...",
+                       help="one stream NAME-K per binding key K")  # fmt: skip
+    create_super.add_argument("--max-length-bytes", type=positive, metavar="N",
+                              help="retention of each partition, in bytes")  # fmt: skip
+    create_super.add_argument("--max-age", type=_age, metavar="AGE",
+                              help="retention of each partition, e.g. 7D")  # fmt: skip
+    _common(create_super)
+    delete_super = supers.add_parser("delete", help="delete a super stream (RabbitMQ 3.13+)")
+    delete_super.add_argument("name", metavar="NAME")
+    delete_super.add_argument("--missing-ok", action="store_true",
+                              help="succeed when there is no such super stream")  # fmt: skip
+    _common(delete_super)
     partitions = supers.add_parser("partitions", help="the partition streams, in order")
     partitions.add_argument("name", metavar="NAME")
     _common(partitions)
@@ -277,10 +330,70 @@ def _or_dash(value: object) -> str:
     return "-" if value is None else str(value)
 
 
-async def _publish(client: Client, args: argparse.Namespace) -> int:
-    producer = await _within(
+def _routing_key(delimiter: str | None) -> Callable[[Body], str]:
+    """A line's routing key: all of it, or what comes before the first ``delimiter``."""
+    separator = None if delimiter is None else delimiter.encode("utf-8", "surrogateescape")
+
+    def key(body: Body) -> str:
+        if not isinstance(body, bytes):  # the CLI sends the lines it read, as bytes
+            raise TypeError(f"a line is bytes, not {type(body).__name__}")
+        data = body
+        if separator is not None:
+            data = data.split(separator, 1)[0]
+        return data.decode("utf-8", "surrogateescape")
+
+    return key
+
+
+async def _stored_sequence(
+    client: Client, args: argparse.Namespace, producer: Any
+) -> Callable[[bytes], Awaitable[int]]:
+    """The stored publishing id a line is compared with: the stream's, or for a super
+    stream that of the line's partition (each partition deduplicates on its own)."""
+    if args.reference is None:
+        return _nothing_stored
+    if not args.super_stream:
+        stored = await _within(args.timeout,
+                               client.query_publisher_sequence(args.reference, args.stream))  # fmt: skip
+
+        async def of_stream(line: bytes) -> int:
+            return stored
+
+        return of_stream
+    sequences: dict[str, int] = {}
+    route = producer.route
+
+    async def of_partition(line: bytes) -> int:
+        lowest = None
+        for partition in await route(line):
+            if partition not in sequences:
+                sequences[partition] = await _within(
+                    args.timeout, client.query_publisher_sequence(args.reference, partition)
+                )
+            lowest = sequences[partition] if lowest is None else min(lowest, sequences[partition])
+        return 0 if lowest is None else lowest
+
+    return of_partition
+
+
+async def _nothing_stored(line: bytes) -> int:
+    return 0
+
+
+async def _producer(client: Client, args: argparse.Namespace) -> Any:
+    """The stream's producer, or the super stream's (same send/close)."""
+    if args.super_stream:
+        return await _within(args.timeout, client.super_stream_producer(
+            args.stream, routing=_routing_key(args.key_delimiter), routing_mode=args.routing,
+            reference=args.reference, raw=args.raw))  # fmt: skip
+    return await _within(
         args.timeout, client.producer(args.stream, reference=args.reference, raw=args.raw)
     )
+
+
+async def _publish(client: Client, args: argparse.Namespace) -> int:
+    producer = await _producer(client, args)
+    stored_before = await _stored_sequence(client, args, producer)
     sent = 0
     refused: list[BaseException] = []
 
@@ -292,16 +405,12 @@ async def _publish(client: Client, args: argparse.Namespace) -> int:
     # however often the same input is published (a re-run after a failure skips what
     # was stored; 'Deduplication' in the stream plugin's docs). Without one, ids are
     # the producer's own.
-    stored = 0
-    if args.reference is not None:
-        stored = await _within(args.timeout,
-                               client.query_publisher_sequence(args.reference, args.stream))  # fmt: skip
     number = 0
     async for line in stdin_lines():
         number += 1
         if args.reference is None:
             outcome = await producer.send(line)
-        elif number <= stored:
+        elif number <= await stored_before(line):
             continue
         else:
             outcome = await producer.send(line, publishing_id=number)
@@ -332,6 +441,8 @@ class _Printer:
             return
         if self.format == "json":
             row: dict[str, Any] = {"offset": message.offset, "timestamp": message.timestamp}
+            if message.stream is not None:
+                row["partition"] = message.stream
             try:
                 row["data"] = body.decode("utf-8")
             except UnicodeDecodeError:
@@ -348,15 +459,20 @@ async def _start(client: Client, args: argparse.Namespace) -> OffsetLike:
         return args.offset  # type: ignore[no-any-return]
     if args.reference is None:
         return "next"
+    if args.super_stream:
+        return "first"  # each partition resumes after its own stored offset, else first
     stored = await _within(args.timeout, client.query_offset(args.reference, args.stream))
     return "first" if stored is None else stored + 1
 
 
 async def _consume(client: Client, args: argparse.Namespace) -> int:
     offset = await _start(client, args)
-    consumer: Consumer = await _within(
-        args.timeout, client.consumer(args.stream, offset, raw=args.raw)
-    )
+    consumer: Consumer | SuperStreamConsumer
+    if args.super_stream:
+        consumer = await _within(args.timeout, client.super_stream_consumer(
+            args.stream, offset, reference=args.reference, raw=args.raw))  # fmt: skip
+    else:
+        consumer = await _within(args.timeout, client.consumer(args.stream, offset, raw=args.raw))
     printer = _Printer(args.format)
     printed = 0
     last: int | None = None
@@ -371,8 +487,29 @@ async def _consume(client: Client, args: argparse.Namespace) -> int:
             last = message.offset
     finally:
         if args.reference is not None and last is not None and client.is_open:
-            client.store_offset(args.reference, args.stream, last)
+            if isinstance(consumer, SuperStreamConsumer):
+                consumer.store_offsets()
+            else:
+                client.store_offset(args.reference, args.stream, last)
         await consumer.close()
+    return EXIT_OK
+
+
+async def _create_super(client: Client, args: argparse.Namespace) -> int:
+    arguments: dict[str, str | int] = {}
+    if args.max_length_bytes is not None:
+        arguments["max-length-bytes"] = args.max_length_bytes
+    if args.max_age is not None:
+        arguments["max-age"] = args.max_age
+    partitions = await _within(args.timeout, client.create_super_stream(
+        args.name, args.partitions, args.routing_keys, arguments))  # fmt: skip
+    for stream in partitions:
+        print(stream, flush=True)
+    return EXIT_OK
+
+
+async def _delete_super(client: Client, args: argparse.Namespace) -> int:
+    await _within(args.timeout, client.delete_super_stream(args.name, missing_ok=args.missing_ok))
     return EXIT_OK
 
 
@@ -395,6 +532,8 @@ async def _route(client: Client, args: argparse.Namespace) -> int:
 _COMMANDS: Final[dict[str, Callable[[Client, argparse.Namespace], Awaitable[int]]]] = {
     "create": _create,
     "delete": _delete,
+    "super-stream create": _create_super,
+    "super-stream delete": _delete_super,
     "info": _info,
     "publish": _publish,
     "consume": _consume,
@@ -403,9 +542,13 @@ _COMMANDS: Final[dict[str, Callable[[Client, argparse.Namespace], Awaitable[int]
 }
 
 
+_SUPER: Final = {"create": "super-stream create", "delete": "super-stream delete"}
+
+
 async def run(args: argparse.Namespace) -> int:
     """Run one parsed ``wirestream rabbitmq`` command; its exit code."""
-    command = _COMMANDS[getattr(args, "super_command", None) or args.command]
+    sub = getattr(args, "super_command", None)
+    command = _COMMANDS[args.command if sub is None else _SUPER.get(sub, sub)]
     connected = False
     try:
         async with asyncio.timeout(args.timeout):
@@ -418,6 +561,9 @@ async def run(args: argparse.Namespace) -> int:
         return EXIT_OK  # `wirestream rabbitmq consume ... | head`: the reader has seen enough
     except ResponseError as refusal:
         error(f"the broker refused: {refusal}")
+        return EXIT_FAILED
+    except UnsupportedByBroker as missing:
+        error(str(missing))
         return EXIT_FAILED
     except (TransportError, OSError) as lost:  # (first: TransportTimeout is a TimeoutError)
         if not connected:
