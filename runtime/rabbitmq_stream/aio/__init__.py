@@ -23,7 +23,12 @@ from wirestream.runtime.rabbitmq_stream.aio.consumer import (
     Run,
     offset_specification,
 )
-from wirestream.runtime.rabbitmq_stream.aio.producer import BatchConfirmation, Body, Producer
+from wirestream.runtime.rabbitmq_stream.aio.producer import (
+    BatchConfirmation,
+    Body,
+    Compression,
+    Producer,
+)
 from wirestream.runtime.rabbitmq_stream.aio.uri import DEFAULT_URI, StreamUri, parse_stream_uri
 
 __all__ = [
@@ -33,6 +38,7 @@ __all__ = [
     "Producer",
     "BatchConfirmation",
     "Body",
+    "Compression",
     "Consumer",
     "ReceivedMessage",
     "Run",
