@@ -103,12 +103,14 @@ fuzz: $(FUZZ_STAMP)
 # The RabbitMQ figures need the broker: `broker` starts it (a no-op when it runs).
 # bench/typescript_codec.ts (built by ts-build: the root tsconfig references bench/) puts
 # the generated TypeScript codec against rsocket-js in the same Node run.
-bench: venv broker ts-build
+# bench.rabbitmq_codecs runs the Java stream client (java-peers) beside ours, per codec.
+bench: venv broker ts-build java-peers
 	$(BIN)/python -m bench.codec
 	node bench/dist/typescript_codec.js
 	$(BIN)/python -m bench.rsocket_runtime
 	$(BIN)/python -m bench.rsio_stream
 	$(BIN)/python -m bench.rabbitmq_runtime
+	$(BIN)/python -m bench.rabbitmq_codecs
 	$(BIN)/python -u -m bench.spark_ratios
 
 # The main job: ticker -> Spark Structured Streaming -> Parquet under out/demo/.

@@ -317,10 +317,13 @@ def test_crc_mismatch_is_precise_chunk_error() -> None:
 
 
 def test_unsupported_compression_is_precise_error() -> None:
-    """Snappy, lz4 and zstd batches are not decoded: ``UnsupportedCompression``."""
+    """A batch whose 'CompType:3' is none of the five codecs (5..7; 0 none .. 4 zstd are
+    all decoded: tests/test_rabbitmq_stream_compression.py): ``UnsupportedCompression``."""
     client, _ = _active(credit=1)
-    batch = SubEntryBatch(CompressionType.SNAPPY, 1, 5, b"xxxxx")
-    (event,) = client.receive_data(_deliver(0, osiris_chunk(0, [batch])))
+    chunk = osiris_chunk(0, [SubEntryBatch(CompressionType.NONE, 1, 5, b"\x00\x00\x00\x01a")])
+    chunk.data = bytes([0x80 | 5 << 4]) + chunk.data[1:]  # compression type 5
+    chunk.chunk_crc = zlib.crc32(chunk.data)
+    (event,) = client.receive_data(_deliver(0, chunk))
     assert isinstance(event, ChunkFailed) and isinstance(event.error, UnsupportedCompression)
 
 

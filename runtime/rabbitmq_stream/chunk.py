@@ -16,12 +16,13 @@ messages, each behind a uint32 size, compressed as CompType says). Here:
   allocation sized by the peer;
 - record offsets: the chunk's first offset plus the record's index, sub-entry records
   counted one by one ('NumRecords');
-- compression: none and gzip (zlib); snappy, lz4 and zstd are ``UnsupportedCompression``.
+- compression: the five codecs of the Java client (none, gzip, snappy, lz4, zstd), in
+  ``wirestream.runtime.rabbitmq_stream.compression``; a sub-entry batch never inflates
+  beyond its declared size, which ``max_batch_size`` bounds (``BatchTooLarge``).
 """
 
 from __future__ import annotations
 
-import gzip
 import struct
 import zlib
 from collections.abc import Sequence
@@ -33,6 +34,7 @@ from wirestream.generated.rabbitmq_stream.v1 import (
     SimpleEntry,
     SubEntryBatch,
 )
+from wirestream.runtime.rabbitmq_stream.compression import compress, decompress
 from wirestream.runtime.rabbitmq_stream.errors import (
     BatchTooLarge,
     ChunkCrcMismatch,
@@ -130,8 +132,9 @@ def chunk_records(
 ) -> list[bytes]:
     """Every record of ``chunk`` in offset order, after checking its CRC and counts.
 
-    Raises ``ChunkCrcMismatch``, ``MalformedChunk``, ``UnsupportedCompression`` or
-    ``BatchTooLarge``.
+    Raises ``ChunkCrcMismatch``, ``MalformedChunk`` (for a compressed batch:
+    ``CorruptCompressedBatch``, ``UncompressedSizeMismatch``,
+    ``UncompressedSizeExceeded``), ``UnsupportedCompression`` or ``BatchTooLarge``.
     """
     data = chunk.data
     crc = zlib.crc32(data)
@@ -180,25 +183,9 @@ def _batch_records(batch: SubEntryBatch, max_batch_size: int) -> list[bytes]:
             f"a sub-entry batch of {batch.uncompressed_length} bytes uncompressed exceeds "
             f"the limit of {max_batch_size}"
         )
-    if batch.compression == CompressionType.NONE:
-        raw = batch.data
-    elif batch.compression == CompressionType.GZIP:
-        inflater = zlib.decompressobj(wbits=31)  # 31: gzip container (what clients write)
-        try:
-            raw = inflater.decompress(batch.data, batch.uncompressed_length + 1)
-        except zlib.error as error:
-            raise MalformedChunk(f"a gzip sub-entry batch does not inflate: {error}") from None
-    else:
-        raise UnsupportedCompression(
-            f"sub-entry batch compressed with {CompressionType(batch.compression).name}: "
-            "only NONE and GZIP are supported"
-        )
-    if len(raw) != batch.uncompressed_length:
-        raise MalformedChunk(
-            f"a sub-entry batch declares {batch.uncompressed_length} bytes uncompressed "
-            f"but holds {len(raw)}"
-        )
+    raw = decompress(batch.compression, batch.data, batch.uncompressed_length)
     records: list[bytes] = []
+    view = memoryview(raw)  # a record is one copy out of ``raw``, whatever its type
     pos, end = 0, len(raw)
     while pos < end:
         if end - pos < 4:
@@ -207,7 +194,7 @@ def _batch_records(batch: SubEntryBatch, max_batch_size: int) -> list[bytes]:
         pos += 4
         if size > end - pos:
             raise MalformedChunk("a sub-entry batch ends inside a record")
-        records.append(raw[pos : pos + size])
+        records.append(view[pos : pos + size].tobytes())
         pos += size
     if len(records) != batch.num_records:
         raise MalformedChunk(
@@ -217,18 +204,16 @@ def _batch_records(batch: SubEntryBatch, max_batch_size: int) -> list[bytes]:
 
 
 def sub_entry_batch(messages: Sequence[bytes], compression: CompressionType) -> SubEntryBatch:
-    """Messages as one sub-entry batch (uint32-size-prefixed records, compressed)."""
+    """Messages as one sub-entry batch: uint32-size-prefixed records, compressed as the
+    Java client does (``compression.compress``)."""
     if not 0 < len(messages) <= 0xFFFF:
         raise ValueError("a sub-entry batch holds 1..65535 messages")
-    raw = b"".join(_RECORD_SIZE.pack(len(message)) + message for message in messages)
-    if compression == CompressionType.NONE:
-        data = raw
-    elif compression == CompressionType.GZIP:
-        data = gzip.compress(raw)
-    else:
-        raise UnsupportedCompression(
-            f"cannot compress with {CompressionType(compression).name}: only NONE and GZIP"
-        )
+    pack = _RECORD_SIZE.pack
+    parts: list[bytes] = []
+    for message in messages:
+        parts += (pack(len(message)), message)
+    raw = b"".join(parts)
+    data = compress(compression, raw)
     return SubEntryBatch(
         compression=compression, num_records=len(messages), uncompressed_length=len(raw), data=data
     )

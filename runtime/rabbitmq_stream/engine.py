@@ -81,7 +81,6 @@ from wirestream.generated.rabbitmq_stream.v1 import (
     Property,
     Publish,
     PublishConfirm,
-    PublishedMessage,
     PublishError,
     QueryOffsetRequest,
     QueryOffsetResponse,
@@ -94,9 +93,9 @@ from wirestream.generated.rabbitmq_stream.v1 import (
     SaslAuthenticateResponse,
     SaslHandshakeRequest,
     SaslHandshakeResponse,
-    SimpleEntry,
     StoreOffset,
     StreamDecoder,
+    SubEntryBatch,
     SubscribeRequest,
     SubscribeResponse,
     Tune,
@@ -202,8 +201,8 @@ _PUBLISH_HEAD: Final = struct.Struct(
     ">IHHBI"
 )  # 'Publish => Key Version PublisherId PublishedMessages'
 _ENTRY_HEAD: Final = struct.Struct(">QI")  # 'PublishingId => uint64', <<0:1, Size:31>>
-_SIMPLE_ENTRY_HEADER: Final = 4  # <<0:1, Size:31>>
 _BATCH_HEADER: Final = 1 + 2 + 4 + 4  # type/compression, records, uncompressed, size
+_SUB_ENTRY_HEAD: Final = struct.Struct(">QBHII")  # PublishingId, then <<1:1, CompType:3, ...>>
 _OPENING_CAPTURE_LIMIT: Final = 65_536
 _CLOSING: Final = frozenset(
     {ConnectionState.CLOSE_SENT, ConnectionState.CLOSE_RECEIVED, ConnectionState.CLOSED}
@@ -1001,16 +1000,75 @@ class ClientConnection:
         publishing_id: int | None = None,
     ) -> int:
         """Publish messages as one sub-entry batch (one publishing id, one confirm)."""
-        publisher = self._declared(publisher_id, Publish(publisher_id, []))
+        self._declared(publisher_id, Publish(publisher_id, []))  # refused before compressing
         given = None if publishing_id is None else [publishing_id]
-        (pid,) = self._publishing_ids(publisher, 1, given)
-        entry = PublishedMessage(pid, sub_entry_batch(messages, compression))
-        (frame,) = self._publish_frames(publisher_id, [entry])
-        publisher.window.consume(1)
-        self._send(frame, publisher.machine)
-        publisher.unconfirmed.add(pid)
-        publisher.next_publishing_id = pid + 1
+        batch = sub_entry_batch(messages, compression)
+        (pid,) = self.publish_sub_entries(publisher_id, [batch], publishing_ids=given)
         return pid
+
+    def publish_sub_entries(
+        self,
+        publisher_id: int,
+        batches: Sequence[SubEntryBatch],
+        *,
+        publishing_ids: Sequence[int] | None = None,
+    ) -> list[int]:
+        """Publish sub-entry batches made with ``sub_entry_batch`` (already compressed:
+        a producer holding them for a re-send compresses once), one publishing id
+        each; returns the ids. Ids, frames and refusals as ``publish``: each batch
+        counts as one unconfirmed message of the window (the broker confirms, and
+        3.10.8 counts its credit, per publishing id)."""
+        probe = Publish(publisher_id, [])
+        publisher = self._declared(publisher_id, probe)
+        ids = self._publishing_ids(publisher, len(batches), publishing_ids)
+        data = self._encode_sub_entries(publisher_id, ids, batches)  # MessageTooLarge
+        publisher.window.consume(len(ids))  # DemandExceeded: nothing was sent
+        self._connection.send(probe)
+        publisher.machine.send(probe)
+        self._queue(data)
+        publisher.unconfirmed.update(ids)
+        if ids:
+            publisher.next_publishing_id = ids[-1] + 1
+        return ids
+
+    def _encode_sub_entries(
+        self, publisher_id: int, ids: list[int], batches: Sequence[SubEntryBatch]
+    ) -> bytes:
+        """Publish frames of sub-entry batches, at most frame_max bytes each, written
+        directly as ``_encode_publish`` does for simple entries (the same bytes as
+        ``frame_bytes(Publish(publisher_id, [PublishedMessage(id, batch)...]))``)."""
+        limit = self.frame_max or 0xFFFFFFFF
+        if ids and ids[-1] > 0xFFFFFFFFFFFFFFFF:
+            raise PublishingIdNotIncreasing(
+                f"publishing id {ids[-1]} does not fit 'PublishingId => uint64'"
+            )
+        frames: list[bytes] = []
+        parts: list[bytes] = []
+        size = _PUBLISH_OVERHEAD
+        count = 0
+        head = _SUB_ENTRY_HEAD.pack
+        for pid, batch in zip(ids, batches):
+            entry_size = 8 + _BATCH_HEADER + len(batch.data)
+            if _PUBLISH_OVERHEAD + entry_size > limit:
+                raise MessageTooLarge(
+                    f"a sub-entry batch of {entry_size} bytes (with its headers) does not "
+                    f"fit frame_max {limit}"
+                )
+            if count and size + entry_size > limit:
+                frames.append(_PUBLISH_HEAD.pack(size - 4, 0x0002, 1, publisher_id, count))
+                frames.extend(parts)
+                parts, size, count = [], _PUBLISH_OVERHEAD, 0
+            flags = 0x80 | (int(batch.compression) << 4)  # <<1:1, CompType:3, 0:4>>
+            parts.append(
+                head(pid, flags, batch.num_records, batch.uncompressed_length, len(batch.data))
+            )
+            parts.append(batch.data)
+            size += entry_size
+            count += 1
+        if count:
+            frames.append(_PUBLISH_HEAD.pack(size - 4, 0x0002, 1, publisher_id, count))
+            frames.extend(parts)
+        return b"".join(frames)
 
     def _declared(self, publisher_id: int, probe: Publish) -> _Publisher:
         """The publisher, when the machines allow ``probe`` (a Publish of it) now; else
@@ -1036,29 +1094,6 @@ class ClientConnection:
                 )
             previous = pid
         return ids
-
-    def _publish_frames(self, publisher_id: int, entries: list[PublishedMessage]) -> list[Publish]:
-        """Split into Publish frames of at most frame_max bytes (RMQ: 'Frame too large')."""
-        limit = self.frame_max or None
-        frames: list[Publish] = []
-        batch: list[PublishedMessage] = []
-        size = _PUBLISH_OVERHEAD
-        for entry in entries:
-            header = _SIMPLE_ENTRY_HEADER if isinstance(entry.entry, SimpleEntry) else _BATCH_HEADER
-            entry_size = 8 + header + len(entry.entry.data)  # publishing id, entry
-            if limit is not None and _PUBLISH_OVERHEAD + entry_size > limit:
-                raise MessageTooLarge(
-                    f"a message of {entry_size} bytes (with its headers) does not fit "
-                    f"frame_max {limit}"
-                )
-            if limit is not None and batch and size + entry_size > limit:
-                frames.append(Publish(publisher_id, batch))
-                batch, size = [], _PUBLISH_OVERHEAD
-            batch.append(entry)
-            size += entry_size
-        if batch:
-            frames.append(Publish(publisher_id, batch))
-        return frames
 
     def _to_publisher(self, frame: PublishConfirm | PublishError, events: list[Event]) -> None:
         """A frame carrying its publisher id: through that id's machine (a free one for an

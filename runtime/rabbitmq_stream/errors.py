@@ -7,8 +7,9 @@
   does not raise it, it hands it to the application in an event.
 - Connection-level violations by the broker (``UnknownCorrelationId``,
   ``MismatchedResponse``) are raised from ``receive_data``.
-- Chunk problems (``ChunkCrcMismatch``, ``MalformedChunk``, ``UnsupportedCompression``)
-  concern one chunk of one subscription and travel in a ``ChunkFailed`` event.
+- Chunk problems (``ChunkCrcMismatch``, ``MalformedChunk`` and its compressed-batch
+  cases, ``UnsupportedCompression``, ``BatchTooLarge``) concern one chunk of one
+  subscription and travel in a ``ChunkFailed`` event.
 - Local misuse (``MessageTooLarge``, ``PublishingIdNotIncreasing``,
   ``MechanismNotOffered``, ...) is raised from the command methods.
 """
@@ -40,6 +41,9 @@ __all__ = [
     "MalformedChunk",
     "UnsupportedCompression",
     "BatchTooLarge",
+    "CorruptCompressedBatch",
+    "UncompressedSizeMismatch",
+    "UncompressedSizeExceeded",
     "MessageTooLarge",
     "PublishingIdNotIncreasing",
     "MechanismNotOffered",
@@ -179,7 +183,22 @@ class MalformedChunk(ChunkError, RemoteProtocolError):
 
 
 class UnsupportedCompression(ChunkError):
-    """A sub-entry batch compressed with a codec this engine lacks (snappy, lz4, zstd)."""
+    """A sub-entry batch whose 3-bit compression type is none of the five codecs
+    (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd: the Java client's ``Compression`` enum)."""
+
+
+class CorruptCompressedBatch(MalformedChunk):
+    """The codec refuses a compressed sub-entry batch: a bad header or magic, a checksum
+    that does not match, a stream that ends inside a frame, bytes after its end."""
+
+
+class UncompressedSizeMismatch(MalformedChunk):
+    """A compressed sub-entry batch inflates to fewer bytes than its 'UncompressedLen'."""
+
+
+class UncompressedSizeExceeded(MalformedChunk):
+    """A compressed sub-entry batch would inflate to more bytes than its
+    'UncompressedLen': decoding stops at the declared size (nothing beyond it is held)."""
 
 
 class BatchTooLarge(ChunkError):

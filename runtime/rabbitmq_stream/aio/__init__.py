@@ -24,7 +24,12 @@ from wirestream.runtime.rabbitmq_stream.aio.consumer import (
     Run,
     offset_specification,
 )
-from wirestream.runtime.rabbitmq_stream.aio.producer import BatchConfirmation, Body, Producer
+from wirestream.runtime.rabbitmq_stream.aio.producer import (
+    BatchConfirmation,
+    Body,
+    Compression,
+    Producer,
+)
 from wirestream.runtime.rabbitmq_stream.aio.super_consumer import SuperStreamConsumer
 from wirestream.runtime.rabbitmq_stream.aio.super_producer import RoutingMode, SuperStreamProducer
 from wirestream.runtime.rabbitmq_stream.aio.uri import DEFAULT_URI, StreamUri, parse_stream_uri
@@ -36,6 +41,7 @@ __all__ = [
     "Producer",
     "BatchConfirmation",
     "Body",
+    "Compression",
     "Consumer",
     "ReceivedMessage",
     "Run",

@@ -71,7 +71,7 @@ from wirestream.runtime.rabbitmq_stream.events import (
     SuperStreamDeleted,
 )
 from wirestream.runtime.rabbitmq_stream.aio.consumer import Consumer, OffsetLike
-from wirestream.runtime.rabbitmq_stream.aio.producer import Body, Producer
+from wirestream.runtime.rabbitmq_stream.aio.producer import Body, Compression, Producer
 from wirestream.runtime.rabbitmq_stream.aio.super_consumer import SuperStreamConsumer
 from wirestream.runtime.rabbitmq_stream.aio.super_producer import RoutingMode, SuperStreamProducer
 from wirestream.runtime.rabbitmq_stream.aio.uri import DEFAULT_URI, StreamUri, parse_stream_uri
@@ -658,13 +658,21 @@ class Client:
         reference: str | None = None,
         max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
         raw: bool = False,
+        sub_entry_size: int = 1,
+        compression: Compression = "none",
     ) -> Producer:
         """Declare a publisher on ``stream``. With a ``reference`` the broker
         deduplicates: publishing ids continue after the stored sequence and a message
         re-sent after a reconnect is stored once. ``raw``: bodies go as they are, not
-        wrapped in an AMQP 1.0 message."""
+        wrapped in an AMQP 1.0 message. ``sub_entry_size`` > 1 (the Java client's
+        ``subEntrySize``): ``send`` / ``send_many`` group up to that many messages in one
+        sub-entry batch compressed with ``compression`` ("none", "gzip", "snappy",
+        "lz4", "zstd"; the Java client's codecs byte for byte), each message still
+        confirmed with its own publishing id. ``max_in_flight`` then counts batches."""
         publisher_id = self._free_id(self.producers)
-        producer = Producer(self, publisher_id, stream, reference, max_in_flight, raw)
+        producer = Producer(
+            self, publisher_id, stream, reference, max_in_flight, raw, sub_entry_size, compression
+        )
         self.producers[publisher_id] = producer
         try:
             await self.until_established(producer._establish)

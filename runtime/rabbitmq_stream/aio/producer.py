@@ -13,6 +13,16 @@ Throughput: ``send`` only queues; everything sent during one loop iteration leav
 as one Publish frame (split at frame_max by the engine) when the loop gets to it, and
 one PublishConfirm resolves many messages. The window of unconfirmed messages is the
 engine's (``max_in_flight``): a send beyond it waits for confirms.
+
+Sub-entry batching (``sub_entry_size`` > 1, the Java client's ``subEntrySize`` +
+``compression``): ``send`` / ``send_many`` put up to ``sub_entry_size`` messages in one
+sub-entry batch, compressed once when it closes (full, or at the end of the loop
+iteration, as Java's accumulator closes at ``subEntrySize`` or its publishing delay).
+As in Java (SubEntryMessageAccumulator.java: ``batch.publishingId =
+lastMessageInBatch.publishingId()``) every message still gets its own publishing id and
+the batch goes out under its last message's id; its confirm resolves each message's
+future with the message's own id. The window counts batches (one publishing id each,
+which is what the broker confirms and counts credit by).
 """
 
 from __future__ import annotations
@@ -21,11 +31,13 @@ import asyncio
 from collections.abc import Generator, Iterable, Sequence
 from typing import Any, Literal
 
-from wirestream.generated.rabbitmq_stream.v1 import CompressionType
+from wirestream.generated.rabbitmq_stream.v1 import CompressionType, SubEntryBatch
 from wirestream.runtime.errors import ConnectionLost, LocalProtocolError
 from wirestream.runtime.rabbitmq_stream.aio.link import Link
 from wirestream.runtime.rabbitmq_stream.amqp import AmqpMessage, encode_body, encode_message
-from wirestream.runtime.rabbitmq_stream.errors import ResponseError
+from wirestream.runtime.rabbitmq_stream.chunk import sub_entry_batch
+from wirestream.runtime.rabbitmq_stream.compression import compression_type
+from wirestream.runtime.rabbitmq_stream.errors import MessageTooLarge, ResponseError
 from wirestream.runtime.rabbitmq_stream.events import (
     PublishAbandoned,
     PublishConfirmed,
@@ -35,13 +47,14 @@ from wirestream.runtime.rabbitmq_stream.events import (
     PublishErrored,
 )
 
-__all__ = ["Producer", "BatchConfirmation", "Body"]
+__all__ = ["Producer", "BatchConfirmation", "Body", "Compression"]
 
 Body = bytes | AmqpMessage
 """A message body (wrapped in an AMQP 1.0 Data section unless the producer is raw),
 or a whole ``AmqpMessage`` with properties."""
 
-_COMPRESSION = {"none": CompressionType.NONE, "gzip": CompressionType.GZIP}
+Compression = Literal["none", "gzip", "snappy", "lz4", "zstd"] | CompressionType
+"""A sub-entry codec by the Java client's name for it, or the ``CompressionType``."""
 
 
 class BatchConfirmation:
@@ -80,12 +93,46 @@ class BatchConfirmation:
         return self._done.__await__()
 
 
+class _BatchWaiters:
+    """Who waits for the messages of one sub-entry batch, behind its one publishing id:
+    an outcome of that id resolves each message with its own id (Java calls every
+    message's confirmation handler). Duck-types the future's ``done`` /
+    ``set_result`` / ``set_exception`` so the confirm path needs no other branch."""
+
+    __slots__ = ("ids", "waiters")
+
+    def __init__(
+        self, ids: list[int], waiters: list[asyncio.Future[int] | BatchConfirmation]
+    ) -> None:
+        self.ids = ids
+        self.waiters = waiters
+
+    def done(self) -> bool:
+        return False
+
+    def set_result(self, _batch_id: int) -> None:
+        self._settle(None)
+
+    def set_exception(self, error: BaseException) -> None:
+        self._settle(error)
+
+    def _settle(self, error: BaseException | None) -> None:
+        for publishing_id, waiter in zip(self.ids, self.waiters):
+            if isinstance(waiter, BatchConfirmation):
+                waiter._resolve(publishing_id, error)
+            elif not waiter.done():
+                if error is None:
+                    waiter.set_result(publishing_id)
+                else:
+                    waiter.set_exception(error)
+
+
 _Held = tuple[
-    bytes, "asyncio.Future[int] | BatchConfirmation", "tuple[list[bytes], CompressionType] | None"
+    bytes, "asyncio.Future[int] | BatchConfirmation | _BatchWaiters", SubEntryBatch | None
 ]
 """A message waiting for its outcome: the entry's bytes (b"" for a sub-entry batch),
-who waits, and the batch's messages and compression (None for a simple entry). A
-plain tuple: one is made per message on the hot path."""
+who waits, and the sub-entry batch, compressed (None for a simple entry). A plain
+tuple: one is made per message on the hot path."""
 
 _HAND_OVER_AT = 512
 """Messages queued before they go to the engine and the socket without waiting for
@@ -105,7 +152,18 @@ class Producer:
         reference: str | None,
         max_in_flight: int,
         raw: bool,
+        sub_entry_size: int = 1,
+        compression: Compression = "none",
     ) -> None:
+        kind = compression_type(compression)  # ValueError: none of the five
+        if not 1 <= sub_entry_size <= 0xFFFF:  # 'NumRecs:16'
+            raise ValueError(f"sub_entry_size {sub_entry_size} is not 1..65535")
+        if sub_entry_size == 1 and kind != CompressionType.NONE:
+            # StreamProducerBuilder.java: "Sub-entry batching must be enabled to enable
+            # compression" (sending single messages compressed is what send_batch does).
+            raise ValueError(f"compression {kind.name} needs sub_entry_size > 1")
+        self.sub_entry_size = sub_entry_size
+        self.compression = kind
         self.client = client
         self.publisher_id = publisher_id
         self.stream = stream
@@ -128,6 +186,11 @@ class Producer:
         self._closed = False
         self.resent = 0  # messages re-sent after reconnects
         self.last_confirmed = 0
+        # The open sub-entry batch (sub_entry_size > 1): its messages, ids, waiters.
+        self._open: list[bytes] = []
+        self._open_ids: list[int] = []
+        self._open_waiters: list[asyncio.Future[int] | BatchConfirmation] = []
+        self._pace_at = max(1, _HAND_OVER_AT // sub_entry_size)  # queued entries
 
     # ------------------------------------------------------------------ declaring
 
@@ -146,6 +209,7 @@ class Producer:
         sequence = 0
         if self.reference is not None:
             sequence = await client.query_publisher_sequence(self.reference, self.stream)
+        self._close_batch()  # its id is below anything sent from now on
         first = next(iter(self._held)) if self._held else self._last_id + 1
         await client.request(
             lambda e: e.declare_publisher(
@@ -195,6 +259,7 @@ class Producer:
         self._declared = False
         self._credit = 0
         self.client.detach_producer(self.publisher_id)
+        self._close_batch()
         for publishing_id in list(self._held):
             self._resolve(publishing_id, error)
         self._queued.clear()
@@ -212,7 +277,8 @@ class Producer:
         if not self._declared:
             return 0
         engine = self.client.engine
-        return min(count, engine.publish_capacity(self.publisher_id) - len(self._queued))
+        queued = len(self._queued) + (1 if self._open else 0)  # the open batch is one
+        return min(count, engine.publish_capacity(self.publisher_id) - queued)
 
     async def _wait_room(self) -> int:
         """Wait until the window has room; how many messages fit (also the new
@@ -229,13 +295,8 @@ class Producer:
                 await self.client.wait_ready()
             await self._room.wait()
 
-    def _hold(
-        self,
-        data: bytes,
-        waiter: Any,
-        publishing_id: int | None,
-        batch: tuple[list[bytes], CompressionType] | None = None,
-    ) -> int:
+    def _take_id(self, publishing_id: int | None) -> int:
+        """The next publishing id (``publishing_id`` when given: above every id used)."""
         if publishing_id is None:
             publishing_id = max(self._next_id, self._last_id + 1)
         elif publishing_id <= self._last_id:
@@ -245,6 +306,16 @@ class Producer:
             )
         self._last_id = publishing_id
         self._next_id = max(self._next_id, publishing_id + 1)
+        return publishing_id
+
+    def _hold(
+        self,
+        data: bytes,
+        waiter: Any,
+        publishing_id: int | None,
+        batch: SubEntryBatch | None = None,
+    ) -> int:
+        publishing_id = self._take_id(publishing_id)
         self._held[publishing_id] = (data, waiter, batch)
         self._queued.append(publishing_id)
         self._settled.clear()
@@ -253,29 +324,79 @@ class Producer:
             self._loop.call_soon(self._hand_over)
         return publishing_id
 
+    def _add_to_batch(
+        self,
+        data: bytes,
+        waiter: asyncio.Future[int] | BatchConfirmation,
+        publishing_id: int | None,
+    ) -> int:
+        """Put one message in the open sub-entry batch (the caller took a credit when
+        it opened one); closes it when full. Its publishing id."""
+        publishing_id = self._take_id(publishing_id)
+        if not self._open:
+            self._settled.clear()
+            if not self._flush_scheduled:  # the end of this loop iteration closes it
+                self._flush_scheduled = True
+                self._loop.call_soon(self._hand_over)
+        self._open.append(data)
+        self._open_ids.append(publishing_id)
+        self._open_waiters.append(waiter)
+        if len(self._open) >= self.sub_entry_size:
+            self._close_batch()
+        return publishing_id
+
+    def _close_batch(self) -> None:
+        """The open sub-entry batch, compressed, is held (and queued) under its last
+        message's publishing id, as the Java client publishes it."""
+        if not self._open:
+            return
+        messages, ids, waiters = self._open, self._open_ids, self._open_waiters
+        self._open, self._open_ids, self._open_waiters = [], [], []
+        batch = sub_entry_batch(messages, self.compression)
+        group = _BatchWaiters(ids, waiters)
+        frame_max = self.client.engine.frame_max
+        if frame_max and 13 + 8 + 11 + len(batch.data) > frame_max:
+            # A Publish frame of this one batch would exceed frame_max: its messages
+            # fail now (Java: "Message batch is too big", a smaller sub_entry_size fits).
+            group.set_exception(MessageTooLarge(
+                f"a sub-entry batch of {len(ids)} messages is {len(batch.data)} bytes "
+                f"{self.compression.name}-compressed: a Publish frame of it exceeds "
+                f"frame_max {frame_max}"))  # fmt: skip
+            if not self._held:
+                self._settled.set()
+            return
+        last = ids[-1]
+        self._held[last] = (b"", group, batch)
+        self._queued.append(last)
+        self._settled.clear()
+
     def _hand_over(self) -> None:
         """Give the queued messages to the engine in as few Publish frames as fit."""
         self._flush_scheduled = False
+        if self._open:
+            self._close_batch()
         if not self._queued or not self._declared:
             return
-        engine = self.client.engine
         queued, self._queued = self._queued, []
-        simple: list[int] = []
+        held = self._held
+        simple: list[int] = []  # a run of simple entries (the hot path: one test each)
+        batches: list[int] = []  # a run of sub-entry batches
         for publishing_id in queued:
-            held = self._held.get(publishing_id)
-            if held is None:
+            entry = held.get(publishing_id)
+            if entry is None:
                 continue  # resolved meanwhile (failed producer)
-            batch = held[2]
-            if batch is None:
+            if entry[2] is None:
+                if batches:
+                    self._publish_batches(batches)
+                    batches = []
                 simple.append(publishing_id)
                 continue
-            self._publish_simple(simple)
-            simple = []
-            messages, compression = batch
-            engine.publish_batch(
-                self.publisher_id, messages, compression, publishing_id=publishing_id
-            )
+            if simple:
+                self._publish_simple(simple)
+                simple = []
+            batches.append(publishing_id)
         self._publish_simple(simple)
+        self._publish_batches(batches)
         self.client.wakeup()
 
     def _publish_simple(self, ids: list[int]) -> None:
@@ -284,6 +405,12 @@ class Producer:
             self.client.engine.publish(
                 self.publisher_id, [held[pid][0] for pid in ids], publishing_ids=ids
             )
+
+    def _publish_batches(self, ids: list[int]) -> None:
+        if ids:
+            held = self._held
+            ready = [batch for pid in ids if (batch := held[pid][2]) is not None]
+            self.client.engine.publish_sub_entries(self.publisher_id, ready, publishing_ids=ids)
 
     async def _pace(self) -> None:
         """Hand what is queued to the engine and the socket now; a producer far ahead
@@ -305,7 +432,10 @@ class Producer:
     async def send(self, body: Body, *, publishing_id: int | None = None) -> asyncio.Future[int]:
         """Queue one message; returns a future resolved with its publishing id when the
         broker confirms it (or failing with the broker's error). Waits only while the
-        window of unconfirmed messages is full or the connection is being restored."""
+        window of unconfirmed messages is full or the connection is being restored.
+        With ``sub_entry_size`` > 1 the message joins the open sub-entry batch."""
+        if self.sub_entry_size > 1:
+            return await self._send_in_batch(body, publishing_id)
         if self._credit <= 0:
             await self._wait_room()
         self._credit -= 1
@@ -316,6 +446,19 @@ class Producer:
         # last hand-over (every send, for a caller that yields between sends) and every
         # _HAND_OVER_AT messages (a caller that does not).
         if queued >= _HAND_OVER_AT or (queued == 1 and self.client.backed_up()):
+            await self._pace()
+        return future
+
+    async def _send_in_batch(self, body: Body, publishing_id: int | None) -> asyncio.Future[int]:
+        data = self._encode(body)
+        if not self._open:  # a new batch: one entry of the window
+            if self._credit <= 0:
+                await self._wait_room()
+            self._credit -= 1
+        future: asyncio.Future[int] = self._loop.create_future()
+        self._add_to_batch(data, future, publishing_id)
+        queued = len(self._queued)
+        if queued >= self._pace_at or (queued == 1 and self.client.backed_up()):
             await self._pace()
         return future
 
@@ -337,6 +480,9 @@ class Producer:
             )
         encoded = [self._encode(body) for body in bodies]
         confirmation = BatchConfirmation(len(encoded), self._loop.create_future())
+        if self.sub_entry_size > 1:
+            await self._send_many_in_batches(encoded, confirmation, publishing_id)
+            return confirmation
         position = 0
         while position < len(encoded):
             room = await self._wait_room()
@@ -357,23 +503,40 @@ class Producer:
             await self._pace()
         return confirmation
 
+    async def _send_many_in_batches(
+        self, encoded: list[bytes], confirmation: BatchConfirmation, publishing_id: int | None
+    ) -> None:
+        ids = confirmation.publishing_ids
+        for index, data in enumerate(encoded):
+            if not self._open:  # a new batch: one entry of the window
+                if self._credit <= 0:
+                    await self._wait_room()
+                self._credit -= 1
+            given = None if publishing_id is None else publishing_id + index
+            ids.append(self._add_to_batch(data, confirmation, given))
+            if len(self._queued) >= self._pace_at:
+                await self._pace()
+        await self._pace()
+
     async def send_batch(
         self,
         bodies: Sequence[Body],
-        compression: Literal["none", "gzip"] | CompressionType = "gzip",
+        compression: Compression = "gzip",
         *,
         publishing_id: int | None = None,
     ) -> asyncio.Future[int]:
         """Queue ``bodies`` as one sub-entry batch ('Sub-entry batching': one
-        publishing id, one confirm, optionally gzip-compressed); the future resolves
-        with its publishing id when confirmed."""
-        kind = _COMPRESSION[compression] if isinstance(compression, str) else compression
-        messages = [self._encode(body) for body in bodies]
+        publishing id, one confirm) compressed with ``compression`` ("none", "gzip",
+        "snappy", "lz4", "zstd": the Java client's codecs, byte for byte); the future
+        resolves with its publishing id when confirmed."""
+        kind = compression_type(compression)
+        batch = sub_entry_batch([self._encode(body) for body in bodies], kind)
+        self._close_batch()  # the open batch's ids come first
         if self._credit <= 0:
             await self._wait_room()
         self._credit -= 1
         future: asyncio.Future[int] = self._loop.create_future()
-        self._hold(b"", future, publishing_id, (messages, kind))
+        self._hold(b"", future, publishing_id, batch)
         await self._pace()
         return future
 
@@ -450,8 +613,14 @@ class Producer:
 
     @property
     def unconfirmed(self) -> int:
-        """Messages sent or queued whose outcome has not arrived."""
-        return len(self._held)
+        """Messages sent or queued whose outcome has not arrived (a ``send_batch`` batch
+        counts once; the messages of ``sub_entry_size`` batches one by one)."""
+        if self.sub_entry_size == 1:
+            return len(self._held)
+        return len(self._open) + sum(
+            len(waiter.ids) if isinstance(waiter, _BatchWaiters) else 1
+            for _, waiter, _ in self._held.values()
+        )
 
     async def flush(self) -> None:
         """Wait until every message sent so far is confirmed or refused."""
