@@ -10,7 +10,8 @@
 - Chunk problems (``ChunkCrcMismatch``, ``MalformedChunk``, ``UnsupportedCompression``)
   concern one chunk of one subscription and travel in a ``ChunkFailed`` event.
 - Local misuse (``MessageTooLarge``, ``PublishingIdNotIncreasing``,
-  ``MechanismNotOffered``, ...) is raised from the command methods.
+  ``MechanismNotOffered``, ...) is raised from the command methods, and so is
+  ``UnsupportedByBroker``: a 3.11+/3.13+ feature asked of a broker that lacks it.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ __all__ = [
     "MessageTooLarge",
     "PublishingIdNotIncreasing",
     "MechanismNotOffered",
+    "UnsupportedByBroker",
     "response_code_name",
 ]
 
@@ -198,3 +200,28 @@ class PublishingIdNotIncreasing(LocalProtocolError, ValueError):
 
 class MechanismNotOffered(LocalProtocolError):
     """The broker does not offer the SASL mechanism the client was configured with."""
+
+
+class UnsupportedByBroker(LocalProtocolError):
+    """A feature newer than the broker (``runtime.rabbitmq_stream.features``): refused
+    before anything is sent, since a broker that lacks the command closes the connection
+    ('unknown frame') or, for subscription properties, silently ignores them (a 3.10
+    broker would make a "single active" consumer an ordinary one). ``feature`` is the
+    ``Feature`` value, ``since`` the first RabbitMQ version that has it."""
+
+    def __init__(
+        self,
+        feature: str,
+        description: str,
+        broker_version: str | None,
+        since: str,
+        detail: str = "",
+    ) -> None:
+        self.feature = feature
+        self.broker_version = broker_version
+        self.since = since
+        broker = f"RabbitMQ {broker_version}" if broker_version else "of unknown version"
+        super().__init__(
+            f"{description} needs RabbitMQ {since} or later; the broker is {broker}"
+            + (f" ({detail})" if detail else "")
+        )

@@ -27,6 +27,7 @@ __all__ = [
     "MetadataChanged",
     "RouteReceived",
     "PartitionsReceived",
+    "StreamStatsReceived",
     "PublisherDeclared",
     "PublisherDeleted",
     "PublisherClosed",
@@ -42,6 +43,7 @@ __all__ = [
     "ChunkDelivered",
     "ChunkFailed",
     "ChunkSkipped",
+    "ConsumerUpdateRequested",
     "OffsetQueried",
 ]
 
@@ -156,6 +158,16 @@ class PartitionsReceived(Event):
 
     correlation_id: int
     streams: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StreamStatsReceived(Event):
+    """StreamStats (3.11+): the broker's statistics of the stream, e.g. first_chunk_id
+    and committed_chunk_id (-1 when the stream has no chunk)."""
+
+    correlation_id: int
+    stream: str
+    stats: dict[str, int]
 
 
 # --- publishers -----------------------------------------------------------------------
@@ -299,6 +311,18 @@ class ChunkSkipped(Event):
     subscription_id: int
     chunk_id: int
     chunk_type: int
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerUpdateRequested(Event):
+    """ConsumerUpdate (single active consumer, 3.11+): the subscription is now the
+    active one of its group (``active``) or no longer is. Answer with
+    ``answer_consumer_update(correlation_id, offset)``: the broker delivers nothing to
+    the group until it has the answer."""
+
+    correlation_id: int  # the broker's
+    subscription_id: int
+    active: bool
 
 
 @dataclass(frozen=True, slots=True)
