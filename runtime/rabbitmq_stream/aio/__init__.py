@@ -19,11 +19,17 @@ from wirestream.runtime.rabbitmq_stream.aio.client import Client, Metadata, conn
 from wirestream.runtime.rabbitmq_stream.aio.consumer import (
     Consumer,
     OffsetLike,
+    PostFilter,
     ReceivedMessage,
     Run,
     offset_specification,
 )
-from wirestream.runtime.rabbitmq_stream.aio.producer import BatchConfirmation, Body, Producer
+from wirestream.runtime.rabbitmq_stream.aio.producer import (
+    BatchConfirmation,
+    Body,
+    FilterValue,
+    Producer,
+)
 from wirestream.runtime.rabbitmq_stream.aio.uri import DEFAULT_URI, StreamUri, parse_stream_uri
 
 __all__ = [
@@ -33,10 +39,12 @@ __all__ = [
     "Producer",
     "BatchConfirmation",
     "Body",
+    "FilterValue",
     "Consumer",
     "ReceivedMessage",
     "Run",
     "OffsetLike",
+    "PostFilter",
     "offset_specification",
     "StreamUri",
     "parse_stream_uri",
