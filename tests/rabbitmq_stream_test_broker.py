@@ -7,10 +7,32 @@ frame (real Osiris chunks built with the generated codec, CRC-32 over the entry
 bytes), chunks sent only while the subscription has credit, CreditResponse only on
 error, MetadataUpdate after a stream is deleted, CloseRequest 13 on a frame it does
 not expect. Knobs (``challenge``, ``refuse_publishing_ids``, ...) script the odd cases.
+Not a broker: no persistence, no clustering.
+
+``version="3.13.0"`` (any version from 3.11.0) makes it a newer broker, as
+rabbit_stream_reader 3.13.0 behaves (read in rabbitmq-server v3.13.0): it claims that
+version in PeerProperties, answers ExchangeCommandVersions with 3.13's command list
+(publish 1..2 from 3.13.0, 1..1 on 3.11/3.12; rabbit_stream_utils command_versions())
+and delivers Deliver version 2 (with the committed chunk id) once the client advertised
+deliver ..2; it answers StreamStats (first_chunk_id, committed_chunk_id), stores
+Publish v2 filter values per chunk and skips chunks a subscription's ``filter.N`` /
+``match-unfiltered`` properties exclude (the chunk's bloom filter, exact here: a chunk
+matches when it holds one of the values, or an unfiltered message and match-unfiltered
+is true; its other messages still reach the client, as bloom false positives do), and
+runs single-active-consumer groups (vhost, stream, ``name``): the first subscriber of a
+group is asked ``ConsumerUpdate active=1`` after its SubscribeResponse and gets chunks
+only once it answered, from the offset it answered (none: its Subscribe's); later ones
+are passive and get nothing; when the active one leaves, the next is activated (the
+3.13.0 rabbit_stream_sac_coordinator rules for a group outside a super stream; groups on
+super stream partitions are handled the same way here). A 3.10 broker answers the 3.11+
+commands with CloseRequest 13 (unknown frame), and ignores the newer subscription
+properties. ``BrokerState`` (streams, offsets, sequences, groups) can be shared by the
+brokers of several connections (``tests.rabbitmq_stream_test_broker_server`` serves
+them over TCP).
+
 With ``version`` "3.13.0" it also answers CreateSuperStream / DeleteSuperStream as 3.13
 does; super streams (``add_super_stream``) answer Partitions and Route either way.
 ``serve`` runs one over TCP for the asyncio client.
-Not a broker: no persistence, no clustering, one connection.
 """
 
 from __future__ import annotations
@@ -26,6 +48,9 @@ from wirestream.generated.rabbitmq_stream.v1 import (
     Broker,
     CloseRequest,
     CloseResponse,
+    CommandVersion,
+    ConsumerUpdateRequest,
+    ConsumerUpdateResponse,
     CreateRequest,
     CreateResponse,
     CreateSuperStreamRequest,
@@ -41,7 +66,10 @@ from wirestream.generated.rabbitmq_stream.v1 import (
     DeleteSuperStreamRequest,
     DeleteSuperStreamResponse,
     Deliver,
+    DeliverV2,
     Entry,
+    ExchangeCommandVersionsRequest,
+    ExchangeCommandVersionsResponse,
     Frame,
     Heartbeat,
     MetadataRequest,
@@ -50,6 +78,7 @@ from wirestream.generated.rabbitmq_stream.v1 import (
     OffsetSpecFirst,
     OffsetSpecLast,
     OffsetSpecNext,
+    OffsetSpecNone,
     OffsetSpecOffset,
     OffsetSpecTimestamp,
     OpenRequest,
@@ -64,6 +93,7 @@ from wirestream.generated.rabbitmq_stream.v1 import (
     PublishConfirm,
     PublishError,
     PublishingError,
+    PublishV2,
     QueryOffsetRequest,
     QueryOffsetResponse,
     QueryPublisherSequenceRequest,
@@ -76,8 +106,11 @@ from wirestream.generated.rabbitmq_stream.v1 import (
     SaslHandshakeRequest,
     SaslHandshakeResponse,
     SimpleEntry,
+    Statistic,
     StoreOffset,
     StreamDecoder,
+    StreamStatsRequest,
+    StreamStatsResponse,
     StreamMetadata,
     SubEntryBatch,
     SubscribeRequest,
@@ -121,6 +154,8 @@ def osiris_chunk(first_offset: int, entries: list[Entry], *, timestamp: int = 1_
 class _Stream:
     chunks: list[OsirisChunk] = field(default_factory=list)
     next_offset: int = 0
+    # per chunk: the Publish v2 filter values of its messages, and whether one had none
+    filters: list[tuple[frozenset[str], bool]] = field(default_factory=list)
 
 
 @dataclass
@@ -129,6 +164,43 @@ class _Subscription:
     stream: str
     credit: int
     next_chunk: int
+    spec: Any = None  # the Subscribe's offset specification
+    filter_values: frozenset[str] | None = None  # filter.N (3.13+)
+    match_unfiltered: bool = False
+    group: tuple[str, str] | None = None  # (stream, name) of a single-active-consumer
+    delivering: bool = True  # False: a passive consumer, or one asked and not answered yet
+
+    def wants(self, values: frozenset[str], unfiltered: bool) -> bool:
+        """The chunk's bloom filter test (osiris, 3.13): no filter takes everything."""
+        if self.filter_values is None:
+            return True
+        return bool(self.filter_values & values) or (self.match_unfiltered and unfiltered)
+
+
+@dataclass
+class BrokerState:
+    """What the connections of one broker share."""
+
+    streams: dict[str, _Stream] = field(default_factory=dict)
+    offsets: dict[tuple[str, str], int] = field(default_factory=dict)
+    sequences: dict[tuple[str, str], int] = field(default_factory=dict)
+    # single-active-consumer groups: (stream, name) -> [(broker, subscription id)], in
+    # registration order; the active one is the one whose broker says delivering/asked.
+    groups: dict[tuple[str, str], list[tuple[TestBroker, int]]] = field(default_factory=dict)
+
+
+# rabbit_stream_utils:command_versions() of 3.13.0 (publish 1..1 before 3.13)
+_COMMANDS_3_13 = [(0x01, 1, 1), (0x02, 1, 2), (0x05, 1, 1), (0x06, 1, 1), (0x07, 1, 1),
+                  (0x09, 1, 1), (0x0A, 1, 1), (0x0B, 1, 1), (0x0C, 1, 1), (0x0D, 1, 1),
+                  (0x0E, 1, 1), (0x0F, 1, 1), (0x16, 1, 1), (0x17, 1, 1), (0x18, 1, 1),
+                  (0x19, 1, 1), (0x1C, 1, 1), (0x1D, 1, 1), (0x1E, 1, 1)]  # fmt: skip
+
+
+_NO_FILTER: tuple[frozenset[str], bool] = (frozenset(), True)
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("-")[0].split(".")[:3])
 
 
 @dataclass
@@ -146,23 +218,31 @@ class TestBroker:
 
     def __init__(self, *, users: dict[str, str] | None = None, mechanisms: tuple[str, ...] = ("PLAIN",),
                  frame_max: int = 1_048_576, heartbeat: int = 60, vhosts: tuple[str, ...] = ("/",),
-                 challenge: bytes | None = None, version: str = "3.10.8") -> None:  # fmt: skip
+                 challenge: bytes | None = None, version: str = "3.10.8",
+                 state: BrokerState | None = None, advertised_host: str = "localhost",
+                 advertised_port: int = 5552) -> None:  # fmt: skip
+        self.version = version
+        self.newer = _version(version) >= (3, 11, 0)  # the 3.11+ commands exist
+        self.state = BrokerState() if state is None else state
+        self.advertised_host, self.advertised_port = advertised_host, advertised_port
+        self.deliver_version = 1  # 2 once the client advertised deliver ..2 (3.11+)
+        self.next_correlation_id = 1  # the broker's own requests (ConsumerUpdate)
+        self.consumer_updates: dict[int, tuple[int, bool]] = {}  # cid -> (sid, active)
         self.users = {"guest": "guest"} if users is None else users
         self.mechanisms = list(mechanisms)
         self.frame_max, self.heartbeat, self.vhosts = frame_max, heartbeat, vhosts
         self.challenge = challenge  # first SaslAuthenticate answered with a challenge
-        self.version = version  # PeerProperties "version"; 3.13+ has super stream commands
         # super stream -> (partition stream, binding key) in x-stream-partition-order
         self.super_streams: dict[str, list[tuple[str, str]]] = {}
         self.connection = ConnectionMachine(SERVER)
         self.decoder = StreamDecoder(sender="client")
         self.out = bytearray()
         self.frames: list[Any] = []  # everything received
-        self.streams: dict[str, _Stream] = {}
+        self.streams: dict[str, _Stream] = self.state.streams
         self.publishers: dict[int, _Publisher] = {}
         self.subscriptions: dict[int, _Subscription] = {}
-        self.offsets: dict[tuple[str, str], int] = {}
-        self.sequences: dict[tuple[str, str], int] = {}
+        self.offsets: dict[tuple[str, str], int] = self.state.offsets
+        self.sequences: dict[tuple[str, str], int] = self.state.sequences
         self.refuse_publishing_ids: dict[int, int] = {}  # publishing id -> error code
         self.confirm = True  # send PublishConfirm for stored messages
         self.tuned: Tune | None = None
@@ -191,6 +271,10 @@ class TestBroker:
             RouteRequest: "on_route",
             CreateSuperStreamRequest: "on_create_super_stream",
             DeleteSuperStreamRequest: "on_delete_super_stream",
+            ExchangeCommandVersionsRequest: "on_exchange_command_versions",
+            StreamStatsRequest: "on_stream_stats",
+            PublishV2: "on_publish_v2",
+            ConsumerUpdateResponse: "on_consumer_update_response",
         }
 
     # --- I/O ---------------------------------------------------------------------------
@@ -251,7 +335,8 @@ class TestBroker:
 
     def on_open(self, frame: OpenRequest) -> None:
         if frame.virtual_host in self.vhosts:
-            props = [Property("advertised_host", "localhost"), Property("advertised_port", "5552")]
+            props = [Property("advertised_host", self.advertised_host),
+                     Property("advertised_port", str(self.advertised_port))]  # fmt: skip
             self.send(OpenResponse(frame.correlation_id, ResponseCode.OK, props))
         else:
             code = ResponseCode.VIRTUAL_HOST_ACCESS_FAILURE
@@ -306,10 +391,12 @@ class TestBroker:
             ):
                 machines.append(subscription.machine)
                 del self.subscriptions[sid]
+                if subscription.group is not None:
+                    self.state.groups.pop(subscription.group, None)
         self.send(update, *machines)
 
     def on_metadata(self, frame: MetadataRequest) -> None:
-        brokers = [Broker(0, "localhost", 5552)]
+        brokers = [Broker(0, self.advertised_host, self.advertised_port)]
         metadata = []
         for name in frame.streams:
             if name in self.streams:
@@ -395,7 +482,12 @@ class TestBroker:
                 machine, stream, frame.publisher_reference or ""
             )
 
-    def on_publish(self, frame: Publish) -> None:
+    def on_publish(self, frame: Publish | PublishV2) -> None:
+        if isinstance(frame, PublishV2):
+            entries = [(m.publishing_id, SimpleEntry(m.message or b""), m.filter_value)
+                       for m in frame.published_messages]  # fmt: skip
+        else:
+            entries = [(m.publishing_id, m.entry, None) for m in frame.published_messages]
         publisher = self.publishers.get(frame.publisher_id)
         if publisher is None:
             machine = PublisherMachine(SERVER)
@@ -405,26 +497,32 @@ class TestBroker:
             self.send(PublishError(frame.publisher_id, errors), machine)
             return
         publisher.machine.receive(frame)
-        stored = [m for m in frame.published_messages
-                  if m.publishing_id not in self.refuse_publishing_ids]  # fmt: skip
-        refused = [m for m in frame.published_messages
-                   if m.publishing_id in self.refuse_publishing_ids]  # fmt: skip
+        stored = [e for e in entries if e[0] not in self.refuse_publishing_ids]
+        refused = [e for e in entries if e[0] in self.refuse_publishing_ids]
         if stored:
             stream = self.streams[publisher.stream]
-            chunk = osiris_chunk(stream.next_offset, [m.entry for m in stored])
+            chunk = osiris_chunk(stream.next_offset, [entry for _, entry, _ in stored])
             stream.chunks.append(chunk)
+            values = frozenset(value for _, _, value in stored if value is not None)
+            stream.filters.append((values, any(value is None for _, _, value in stored)))
             stream.next_offset += chunk.num_records
             if publisher.reference:
                 key = (publisher.reference, publisher.stream)
-                self.sequences[key] = max(m.publishing_id for m in stored)
+                self.sequences[key] = max(pid for pid, _, _ in stored)
             if self.confirm:
-                ids = [m.publishing_id for m in stored]
+                ids = [pid for pid, _, _ in stored]
                 self.send(PublishConfirm(frame.publisher_id, ids), publisher.machine)
         if refused:
-            errors = [PublishingError(m.publishing_id, self.refuse_publishing_ids[m.publishing_id])
-                      for m in refused]  # fmt: skip
+            errors = [PublishingError(pid, self.refuse_publishing_ids[pid])
+                      for pid, _, _ in refused]  # fmt: skip
             self.send(PublishError(frame.publisher_id, errors), publisher.machine)
         self.deliver_all()
+
+    def on_publish_v2(self, frame: PublishV2) -> None:
+        if not self.newer:
+            self.unknown_frame(frame)
+            return
+        self.on_publish(frame)
 
     def on_delete_publisher(self, frame: DeletePublisherRequest) -> None:
         publisher = self.publishers.pop(frame.publisher_id, None)
@@ -460,10 +558,29 @@ class TestBroker:
             code = ResponseCode.STREAM_DOES_NOT_EXIST
             self.send(SubscribeResponse(frame.correlation_id, code), machine)
             return
+        props = {p.key or "": p.value or "" for p in frame.properties} if self.newer else {}
+        single_active = props.get("single-active-consumer") == "true"
+        if single_active and not props.get("name"):
+            # 3.13.0: 'a single active consumer must have a name'
+            code = ResponseCode.PRECONDITION_FAILED
+            self.send(SubscribeResponse(frame.correlation_id, code), machine)
+            return
         self.send(SubscribeResponse(frame.correlation_id, ResponseCode.OK), machine)
+        spec = frame.offset_specification
         subscription = _Subscription(machine, stream_name, frame.credit,
-                                     self.first_chunk(stream, frame.offset_specification))  # fmt: skip
+                                     self.first_chunk(stream, spec), spec)  # fmt: skip
+        filters = [value for key, value in sorted(props.items()) if key.startswith("filter.")]
+        if filters:
+            subscription.filter_values = frozenset(filters)
+            subscription.match_unfiltered = props.get("match-unfiltered") == "true"
         self.subscriptions[frame.subscription_id] = subscription
+        if single_active:
+            subscription.group = (stream_name, props["name"])
+            subscription.delivering = False
+            members = self.state.groups.setdefault(subscription.group, [])
+            members.append((self, frame.subscription_id))
+            if len(members) == 1:  # the first of its group is the active one
+                self.consumer_update(frame.subscription_id, True)
         self.deliver_all()
 
     @staticmethod
@@ -487,17 +604,30 @@ class TestBroker:
         return len(chunks)
 
     def deliver_all(self) -> None:
-        """3.10.8 send_chunks: one Deliver per chunk while credit lasts."""
+        """3.10.8 send_chunks: one Deliver per chunk while credit lasts (3.11+: Deliver
+        version 2 once negotiated; chunks the subscription's filter excludes are skipped
+        without costing credit; passive single active consumers get nothing)."""
         for sid, subscription in self.subscriptions.items():
             if subscription.machine.state is not SubscriptionState.ACTIVE:
+                continue
+            if not subscription.delivering:
                 continue
             stream = self.streams.get(subscription.stream)
             if stream is None:
                 continue
             while subscription.credit > 0 and subscription.next_chunk < len(stream.chunks):
-                chunk = stream.chunks[subscription.next_chunk]
-                self.send(Deliver(sid, chunk), subscription.machine)
+                index = subscription.next_chunk
+                chunk = stream.chunks[index]
                 subscription.next_chunk += 1
+                # chunks a test appended by hand carry no filter values
+                filters = stream.filters[index] if index < len(stream.filters) else _NO_FILTER
+                if not subscription.wants(*filters):
+                    continue
+                if self.deliver_version == 2:
+                    committed = stream.chunks[-1].chunk_first_offset
+                    self.send(DeliverV2(sid, committed, chunk), subscription.machine)
+                else:
+                    self.send(Deliver(sid, chunk), subscription.machine)
                 subscription.credit -= 1
 
     def on_credit(self, frame: CreditRequest) -> None:
@@ -523,6 +653,91 @@ class TestBroker:
             return
         subscription.machine.receive(frame)
         self.send(UnsubscribeResponse(frame.correlation_id, ResponseCode.OK), subscription.machine)
+        self.leave_group(frame.subscription_id, subscription)
+
+    # --- single active consumer (3.11+) ---------------------------------------------------
+
+    def consumer_update(self, subscription_id: int, active: bool) -> int:
+        """Send ConsumerUpdate to one of this connection's subscriptions (also to script
+        a step down: ``active=False``); nothing is delivered to it until it answered."""
+        subscription = self.subscriptions[subscription_id]
+        subscription.delivering = False
+        cid = self.next_correlation_id
+        self.next_correlation_id += 1
+        self.consumer_updates[cid] = (subscription_id, active)
+        self.send(ConsumerUpdateRequest(cid, subscription_id, int(active)), subscription.machine)
+        return cid
+
+    def on_consumer_update_response(self, frame: ConsumerUpdateResponse) -> None:
+        """3.13.0 reader: an active subscription starts its reader at the answered
+        offset (none: its Subscribe's specification), then sends chunks."""
+        sid, active = self.consumer_updates.pop(frame.correlation_id, (None, False))
+        subscription = self.subscriptions.get(sid) if sid is not None else None
+        if subscription is None or not active:
+            return
+        spec = frame.offset_specification
+        if isinstance(spec, OffsetSpecNone):
+            spec = subscription.spec
+        stream = self.streams.get(subscription.stream)
+        if stream is not None:
+            subscription.next_chunk = self.first_chunk(stream, spec)
+        subscription.delivering = True
+        self.deliver_all()
+
+    def leave_group(self, subscription_id: int, subscription: _Subscription) -> None:
+        """The subscription is gone: when it was its group's active one (asked active
+        last), the next one in registration order is activated."""
+        if subscription.group is None:
+            return
+        members = self.state.groups.get(subscription.group, [])
+        was_first = bool(members) and members[0] == (self, subscription_id)
+        members[:] = [m for m in members if m != (self, subscription_id)]
+        if was_first and members:
+            broker, sid = members[0]
+            broker.consumer_update(sid, True)
+        if not members:
+            self.state.groups.pop(subscription.group, None)
+
+    def connection_lost(self) -> None:
+        """The client's transport ended: its subscriptions leave their groups."""
+        for sid, subscription in list(self.subscriptions.items()):
+            del self.subscriptions[sid]
+            self.leave_group(sid, subscription)
+
+    # --- 3.11+ commands --------------------------------------------------------------------
+
+    def unknown_frame(self, frame: object) -> None:
+        """What 3.10.8 does with a command it lacks: CloseRequest 13 (unknown frame)."""
+        self.send(CloseRequest(self.next_correlation_id, ResponseCode.UNKNOWN_FRAME,
+                               "unknown frame"))  # fmt: skip
+        self.next_correlation_id += 1
+
+    def on_exchange_command_versions(self, frame: ExchangeCommandVersionsRequest) -> None:
+        if not self.newer:
+            self.unknown_frame(frame)
+            return
+        for command in frame.commands:
+            if command.key == 0x0008 and command.max_version >= 2:
+                self.deliver_version = 2  # 3.13.0 reader: {deliver, _, 2}
+        publish_max = 2 if _version(self.version) >= (3, 13, 0) else 1
+        commands = [CommandVersion(key, low, publish_max if key == 0x02 else high)
+                    for key, low, high in _COMMANDS_3_13
+                    if key < 0x1D or publish_max == 2]  # fmt: skip
+        self.send(ExchangeCommandVersionsResponse(frame.correlation_id, ResponseCode.OK, commands))
+
+    def on_stream_stats(self, frame: StreamStatsRequest) -> None:
+        if not self.newer:
+            self.unknown_frame(frame)
+            return
+        stream = self.streams.get(frame.stream or "")
+        if stream is None:
+            code = ResponseCode.STREAM_DOES_NOT_EXIST
+            self.send(StreamStatsResponse(frame.correlation_id, code, []))
+            return
+        first = stream.chunks[0].chunk_first_offset if stream.chunks else -1
+        committed = stream.chunks[-1].chunk_first_offset if stream.chunks else -1
+        stats = [Statistic("first_chunk_id", first), Statistic("committed_chunk_id", committed)]
+        self.send(StreamStatsResponse(frame.correlation_id, ResponseCode.OK, stats))
 
     # --- offsets ---------------------------------------------------------------------------
 

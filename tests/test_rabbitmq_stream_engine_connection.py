@@ -541,11 +541,11 @@ def test_frame_too_large_closes_with_code_14() -> None:
     assert broker.frames[-1].closing_code == ResponseCode.FRAME_TOO_LARGE
 
 
-def test_consumer_update_request_is_protocol_error() -> None:
-    """ConsumerUpdate (single active consumer) is not in the 3.10 command set and the
-    client never asks for it: receiving one is a violation."""
+def test_consumer_update_for_a_subscription_that_is_not_active_is_protocol_error() -> None:
+    """ConsumerUpdate (single active consumer, 3.11+) follows the SubscribeResponse of a
+    single-active-consumer subscription: one for an id nobody subscribed is a violation."""
     client, _ = open_pair()
-    with pytest.raises(UnexpectedFrame, match="single active consumer"):
+    with pytest.raises(UnexpectedFrame, match="not active"):
         client.receive_data(frame_bytes(ConsumerUpdateRequest(7, 0, 1)))
 
 

@@ -31,6 +31,7 @@ from wirestream.runtime.rabbitmq_stream.engine import (
     negotiate,
 )
 from wirestream.runtime.rabbitmq_stream.credit import CreditOnConsumption
+from wirestream.runtime.rabbitmq_stream.features import BrokerFeatures, Feature
 from wirestream.runtime.rabbitmq_stream.errors import *  # noqa: F401,F403 - re-exported below
 from wirestream.runtime.rabbitmq_stream.errors import __all__ as _errors_all
 from wirestream.runtime.rabbitmq_stream.events import *  # noqa: F401,F403 - re-exported below
@@ -39,6 +40,8 @@ from wirestream.runtime.rabbitmq_stream.events import __all__ as _events_all
 __all__ = [
     "ClientConnection",
     "CreditOnConsumption",
+    "BrokerFeatures",
+    "Feature",
     "negotiate",
     "chunk_records",
     "decode_entries",

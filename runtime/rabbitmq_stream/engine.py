@@ -28,6 +28,13 @@ row (or no row) is the broker's violation. This module adds what tables cannot h
   can be sent'; a Deliver beyond the credit is ``PeerExceededDemand``, because 3.10.8
   never sends a chunk without credit: ``send_chunks`` stops at 0).
 - chunks: CRC check, decompression and record offsets (``wirestream.runtime.rabbitmq_stream.chunk``).
+- newer brokers (``wirestream.runtime.rabbitmq_stream.features``): a broker whose
+  ``version`` is 3.11 or later is sent ExchangeCommandVersions right after Open, as the
+  Java client does, and ``ConnectionOpened`` waits for its answer (``features``);
+  StreamStats, Publish v2 (filter values), filter and single-active-consumer
+  subscription properties raise ``UnsupportedByBroker`` before anything is sent when
+  the answer lacks them; ConsumerUpdate reaches the application as
+  ``ConsumerUpdateRequested`` (``answer_consumer_update``).
 
 Connection-level violations by the broker queue a CloseRequest (code 13 "unknown
 frame", 14 for a frame too large: what 3.10.8 itself answers), move the connection to
@@ -47,7 +54,10 @@ from wirestream.generated.rabbitmq_stream.v1 import (
     ChunkType,
     CloseRequest,
     CloseResponse,
+    CommandVersion,
     CompressionType,
+    ConsumerUpdateRequest,
+    ConsumerUpdateResponse,
     CreateRequest,
     CreateResponse,
     CreateSuperStreamRequest,
@@ -64,6 +74,8 @@ from wirestream.generated.rabbitmq_stream.v1 import (
     DeleteSuperStreamResponse,
     Deliver,
     DeliverV2,
+    ExchangeCommandVersionsRequest,
+    ExchangeCommandVersionsResponse,
     Frame,
     Heartbeat,
     MetadataRequest,
@@ -71,6 +83,7 @@ from wirestream.generated.rabbitmq_stream.v1 import (
     MetadataUpdate,
     OffsetSpecification,
     OffsetSpecNext,
+    OffsetSpecNone,
     OffsetSpecOffset,
     OpenRequest,
     OpenResponse,
@@ -81,7 +94,10 @@ from wirestream.generated.rabbitmq_stream.v1 import (
     Property,
     Publish,
     PublishConfirm,
+    PublishedMessage,
+    PublishedMessageV2,
     PublishError,
+    PublishV2,
     QueryOffsetRequest,
     QueryOffsetResponse,
     QueryPublisherSequenceRequest,
@@ -96,6 +112,8 @@ from wirestream.generated.rabbitmq_stream.v1 import (
     StoreOffset,
     StreamDecoder,
     SubEntryBatch,
+    StreamStatsRequest,
+    StreamStatsResponse,
     SubscribeRequest,
     SubscribeResponse,
     Tune,
@@ -133,6 +151,12 @@ from wirestream.runtime.rabbitmq_stream.chunk import (
     sub_entry_batch,
 )
 from wirestream.runtime.rabbitmq_stream.credit import CreditOnConsumption
+from wirestream.runtime.rabbitmq_stream.features import (
+    CLIENT_COMMAND_VERSIONS,
+    BrokerFeatures,
+    Feature,
+    wants_command_versions,
+)
 from wirestream.runtime.rabbitmq_stream.errors import (
     ChunkError,
     MechanismNotOffered,
@@ -150,6 +174,7 @@ from wirestream.runtime.rabbitmq_stream.events import (
     ConnectionFailed,
     ConnectionOpened,
     ConnectionTimedOut,
+    ConsumerUpdateRequested,
     Event,
     MessageReceived,
     MessagesReceived,
@@ -169,6 +194,7 @@ from wirestream.runtime.rabbitmq_stream.events import (
     SaslChallenge,
     StreamCreated,
     StreamDeleted,
+    StreamStatsReceived,
     Subscribed,
     SuperStreamCreated,
     SuperStreamDeleted,
@@ -228,7 +254,11 @@ _RESPONSE_TO: Final[dict[type, type]] = {
     PartitionsRequest: PartitionsResponse,
     CreateSuperStreamRequest: CreateSuperStreamResponse,
     DeleteSuperStreamRequest: DeleteSuperStreamResponse,
+    ExchangeCommandVersionsRequest: ExchangeCommandVersionsResponse,
+    StreamStatsRequest: StreamStatsResponse,
 }
+_SAC_PROPERTY: Final = "single-active-consumer"  # PROTOCOL.adoc Subscribe; Utils.java:86
+_FILTER_PREFIX: Final = "filter."  # Utils.java:88 SUBSCRIPTION_PROPERTY_FILTER_PREFIX
 
 
 def negotiate(server: int, client: int) -> int:
@@ -269,6 +299,8 @@ class _Subscription:
     min_offset: int  # records before it are dropped (OffsetSpecification type 4)
     strategy: CreditOnConsumption | None
     unconsumed: int = 0  # ChunkDelivered not yet acknowledged by chunk_consumed
+    single_active: bool = False  # subscribed with single-active-consumer=true
+    sac_active: bool = False  # the broker's last ConsumerUpdate said active
 
 
 def _publisher_machine(publisher: _Publisher) -> StateMachine[Any]:
@@ -349,6 +381,10 @@ class ClientConnection:
         self.frame_max = 0  # negotiated (0 = no limit); valid once open
         self.heartbeat = 0  # negotiated seconds; valid once open
         self.server_properties: dict[str, str | None] = {}
+        self.features = BrokerFeatures()
+        """What the broker offers beyond 3.10 (``features``): valid once open."""
+        self._opened: ConnectionOpened | None = None  # held while versions are exchanged
+        self._consumer_updates: dict[int, int] = {}  # broker's correlation id -> subscription
         self.ignored_frames = 0  # frames the tables say to drop (debug counter)
         self.frames_received = 0  # whole frames decoded (the engine contract's progress)
         self.ignored_outcomes = 0  # confirms/errors for publishing ids not outstanding
@@ -617,14 +653,36 @@ class ClientConnection:
         self._opening_bytes.clear()
         if self._handshake_failed("open", frame.response_code, events):
             return
-        events.append(
-            ConnectionOpened(
-                self.frame_max,
-                self.heartbeat,
-                dict(self.server_properties),
-                _as_dict(frame.connection_properties),
-            )
+        opened = ConnectionOpened(
+            self.frame_max,
+            self.heartbeat,
+            dict(self.server_properties),
+            _as_dict(frame.connection_properties),
         )
+        version = self.server_properties.get("version")
+        self.features = BrokerFeatures(version)
+        if not wants_command_versions(version):
+            events.append(opened)  # 3.10 and older: the 3.10 command set, nothing to ask
+            return
+        # Client.java maybeExchangeCommandVersions: a 3.11+ broker learns what we handle
+        # (Deliver 1..2, so it delivers version 2) and says what it handles; the
+        # connection counts as opened once that answer is in.
+        self._opened = opened
+        commands = [CommandVersion(*command) for command in CLIENT_COMMAND_VERSIONS]
+        self._request(lambda cid: ExchangeCommandVersionsRequest(cid, commands))
+
+    def on_connection_exchange_command_versions_response(
+        self, frame: ExchangeCommandVersionsResponse, events: list[Event]
+    ) -> None:
+        self._take_pending(frame)
+        version = self.server_properties.get("version")
+        if frame.response_code == ResponseCode.OK:
+            answer = [(c.key, c.min_version, c.max_version) for c in frame.commands]
+            self.features = BrokerFeatures.from_answer(version, answer)
+        # else: Java logs the error and goes on without any newer command
+        opened, self._opened = self._opened, None
+        if opened is not None:
+            events.append(opened)
 
     def _handshake_failed(self, step: str, code: int, events: list[Event]) -> bool:
         """After the machine saw a handshake response: True when it failed (the table
@@ -722,6 +780,8 @@ class ClientConnection:
         for _, publisher in self._publishers.clear():
             self._abandon(publisher, "connection closed", events)
         self._subscriptions.clear()
+        self._consumer_updates.clear()
+        self._opened = None
 
     def on_connection_heartbeat(self, frame: Heartbeat, events: list[Event]) -> None:
         pass  # any bytes count as life (see handle_timer)
@@ -846,15 +906,21 @@ class ClientConnection:
         for subscription in [s for s in self._subscriptions.values() if s.stream == stream]:
             to_subscription(subscription.machine, frame, subscription, events)
 
-    def _answers_nothing_we_ask(self, frame: Any, events: list[Event]) -> None:
-        """Responses to commands this client never sends (3.11+ ExchangeCommandVersions,
-        StreamStats): the table lets them through while open, so they answer no request
-        of ours (``UnknownCorrelationId``), or a request of another command
-        (``MismatchedResponse``)."""
-        self._take_pending(frame)
+    def stream_stats(self, stream: str) -> int:
+        """StreamStats (3.11+): 'Stats => [Statistic]' (first_chunk_id, committed_chunk_id,
+        ...). ``UnsupportedByBroker`` before anything is sent when the broker's
+        ExchangeCommandVersions answer lacks it (StreamEnvironment.queryStreamStats does
+        the same check, Client.java streamStatsCommandVersionsCheck)."""
+        self.features.require(Feature.STREAM_STATS)
+        return self._request(lambda cid: StreamStatsRequest(cid, stream))
 
-    on_connection_exchange_command_versions_response = _answers_nothing_we_ask
-    on_connection_stream_stats_response = _answers_nothing_we_ask
+    def on_connection_stream_stats_response(
+        self, frame: StreamStatsResponse, events: list[Event]
+    ) -> None:
+        request = self._take_pending(frame)
+        if not self._failed(frame.correlation_id, request, frame.response_code, events):
+            stats = {stat.key or "": stat.value for stat in frame.stats}
+            events.append(StreamStatsReceived(frame.correlation_id, request.stream or "", stats))
 
     # --- publishers ------------------------------------------------------------------------
 
@@ -940,6 +1006,71 @@ class ClientConnection:
         if ids:
             publisher.next_publishing_id = ids[-1] + 1
         return ids
+
+    def publish_filtered(
+        self,
+        publisher_id: int,
+        messages: Sequence[bytes],
+        filter_values: Sequence[str | None],
+        *,
+        publishing_ids: Sequence[int] | None = None,
+    ) -> list[int]:
+        """Publish messages with their filter values (Publish version 2, 3.13+; None =
+        no filter value, written as the null string as Java does,
+        StreamProducer.java OutboundMessageFilterValueWriterCallback). Otherwise as
+        ``publish``; ``UnsupportedByBroker`` when the broker's ExchangeCommandVersions
+        answer has Publish only up to version 1."""
+        if len(filter_values) != len(messages):
+            raise ValueError("one filter value (or None) per message")
+        self.features.require(Feature.FILTERING)
+        probe = PublishV2(publisher_id, [])
+        publisher = self._declared(publisher_id, probe)
+        ids = self._publishing_ids(publisher, len(messages), publishing_ids)
+        data = self._encode_publish_v2(publisher_id, ids, messages, filter_values)
+        publisher.window.consume(len(ids))  # DemandExceeded: nothing was sent
+        self._connection.send(probe)
+        publisher.machine.send(probe)
+        self._queue(data)
+        publisher.unconfirmed.update(ids)
+        if ids:
+            publisher.next_publishing_id = ids[-1] + 1
+        return ids
+
+    def _encode_publish_v2(
+        self,
+        publisher_id: int,
+        ids: list[int],
+        messages: Sequence[bytes],
+        filter_values: Sequence[str | None],
+    ) -> bytes:
+        """PublishV2 frames of at most frame_max bytes: 'PublishedMessage =>
+        PublishingId FilterValue Message' each."""
+        limit = self.frame_max or 0xFFFFFFFF
+        if ids and ids[-1] > 0xFFFFFFFFFFFFFFFF:
+            raise PublishingIdNotIncreasing(
+                f"publishing id {ids[-1]} does not fit 'PublishingId => uint64'"
+            )
+        frames: list[bytes] = []
+        batch: list[PublishedMessageV2] = []
+        size = _PUBLISH_OVERHEAD
+        for pid, message, value in zip(ids, messages, filter_values):
+            encoded = b"" if value is None else value.encode()
+            if len(encoded) > 0x7FFF:
+                raise ValueError("'FilterValue => string': at most 32767 bytes (int16 length)")
+            entry_size = 8 + 2 + len(encoded) + 4 + len(message)
+            if _PUBLISH_OVERHEAD + entry_size > limit or len(message) > 0x7FFFFFFF:
+                raise MessageTooLarge(
+                    f"a message of {entry_size} bytes (with its headers) does not fit "
+                    f"frame_max {limit}"
+                )
+            if batch and size + entry_size > limit:
+                frames.append(frame_bytes(PublishV2(publisher_id, batch)))
+                batch, size = [], _PUBLISH_OVERHEAD
+            batch.append(PublishedMessageV2(pid, value, message))
+            size += entry_size
+        if batch:
+            frames.append(frame_bytes(PublishV2(publisher_id, batch)))
+        return b"".join(frames)
 
     def _encode_publish(
         self, publisher_id: int, ids: list[int], messages: Sequence[bytes]
@@ -1070,7 +1201,7 @@ class ClientConnection:
             frames.extend(parts)
         return b"".join(frames)
 
-    def _declared(self, publisher_id: int, probe: Publish) -> _Publisher:
+    def _declared(self, publisher_id: int, probe: Publish | PublishV2) -> _Publisher:
         """The publisher, when the machines allow ``probe`` (a Publish of it) now; else
         the table's ``IllegalSend`` (an unknown id answers with a free machine: "the
         publisher is not declared"). Nothing moves: the send comes once encoded."""
@@ -1200,14 +1331,26 @@ class ClientConnection:
         ``offset`` defaults to next. ``credit`` is the initial chunk credit, or a
         ``CreditOnConsumption`` strategy: then call ``chunk_consumed`` after each
         ``ChunkDelivered`` and the engine gives the credit back.
+
+        ``properties`` of newer brokers are checked against ``features`` first
+        (``UnsupportedByBroker``): ``single-active-consumer`` (3.11+; the broker then
+        asks with ``ConsumerUpdateRequested`` events, answered by
+        ``answer_consumer_update``) and ``filter.N`` (3.13+), which a 3.10 broker would
+        silently ignore.
         """
+        props_in = dict(properties or {})
+        single_active = props_in.get(_SAC_PROPERTY) == "true"
+        if single_active:
+            self.features.require(Feature.SINGLE_ACTIVE_CONSUMER)
+        if any(key.startswith(_FILTER_PREFIX) for key in props_in):
+            self.features.require(Feature.FILTERING)
         spec = OffsetSpecNext() if offset is None else offset
         strategy = credit if isinstance(credit, CreditOnConsumption) else None
         initial = credit.initial if isinstance(credit, CreditOnConsumption) else credit
         if not 0 <= initial <= MAX_OUTSTANDING_CREDIT:
             raise InvalidGrant(f"the initial credit must be 0..65535, got {initial}")
         machine = self._subscriptions.machine(subscription_id)
-        props = _properties(properties or {})
+        props = _properties(props_in)
         cid = self._request(
             lambda cid: SubscribeRequest(cid, subscription_id, stream, spec, initial, props),
             machine,
@@ -1217,7 +1360,15 @@ class ClientConnection:
         min_offset = spec.offset if isinstance(spec, OffsetSpecOffset) else 0
         self._subscriptions.add(
             subscription_id,
-            _Subscription(subscription_id, machine, stream, window, min_offset, strategy),
+            _Subscription(
+                subscription_id,
+                machine,
+                stream,
+                window,
+                min_offset,
+                strategy,
+                single_active=single_active,
+            ),
         )
         return cid
 
@@ -1287,7 +1438,9 @@ class ClientConnection:
             self.credit(subscription_id, grant)
 
     def _to_subscription(
-        self, frame: Deliver | DeliverV2 | CreditResponse, events: list[Event]
+        self,
+        frame: Deliver | DeliverV2 | CreditResponse | ConsumerUpdateRequest,
+        events: list[Event],
     ) -> None:
         """A frame carrying its subscription id: through that id's machine (a free one
         for an unknown id) to ``on_subscription_<frame>``. (One lookup for the usual
@@ -1304,6 +1457,61 @@ class ClientConnection:
     on_connection_deliver = _to_subscription
     on_connection_deliver_v2 = _to_subscription
     on_connection_credit_response = _to_subscription
+    on_connection_consumer_update_request = _to_subscription
+
+    def on_subscription_consumer_update_request(
+        self, frame: ConsumerUpdateRequest, subscription: _Subscription, events: list[Event]
+    ) -> None:
+        """ConsumerUpdate ('Active => uint8'): the broker makes the subscription the
+        active one of its single-active-consumer group, or takes that away, and waits
+        for the offset to resume from. An active subscription hands the question to the
+        application (``ConsumerUpdateRequested``, answered by ``answer_consumer_update``);
+        one that is unsubscribing is answered here with no offset."""
+        cid = frame.correlation_id
+        subscription.sac_active = bool(frame.active)
+        self._consumer_updates[cid] = subscription.subscription_id
+        if subscription.machine.state is SubscriptionState.UNSUBSCRIBING:
+            self.answer_consumer_update(cid, None)
+            return
+        events.append(
+            ConsumerUpdateRequested(cid, subscription.subscription_id, bool(frame.active))
+        )
+
+    def answer_consumer_update(
+        self, correlation_id: int, offset: OffsetSpecification | None
+    ) -> None:
+        """ConsumerUpdateResponse to the broker's ConsumerUpdate ``correlation_id``:
+        ``offset`` is where an activated subscription resumes (None: 'OffsetType 0
+        (none)', the broker then uses the subscription's own offset specification; the
+        answer for a deactivated one). Java's default (StreamConsumer.java
+        getStoredOffset): the offset stored for the consumer's name + 1, else the
+        subscription's initial specification."""
+        subscription_id = self._consumer_updates.pop(correlation_id, None)
+        if subscription_id is None:
+            raise LocalProtocolError(
+                f"no ConsumerUpdate with correlation id {correlation_id} awaits an answer"
+            )
+        spec = OffsetSpecNone() if offset is None else offset
+        self._send(ConsumerUpdateResponse(correlation_id, ResponseCode.OK, spec))
+        subscription = self._subscriptions.get(subscription_id)
+        if subscription is not None and not isinstance(spec, OffsetSpecNone):
+            # Delivery restarts at the chunk holding the answered offset: drop what
+            # precedes it, as for a Subscribe at an offset.
+            subscription.min_offset = spec.offset if isinstance(spec, OffsetSpecOffset) else 0
+
+    def consumer_active(self, subscription_id: int) -> bool:
+        """Whether chunks may come to the subscription: for a single-active-consumer
+        subscription, the broker's last ConsumerUpdate said active (none yet: not
+        active); for any other, it is subscribed (active state)."""
+        subscription = self._subscriptions.get(subscription_id)
+        if subscription is None or subscription.machine.state is not SubscriptionState.ACTIVE:
+            return False
+        return subscription.sac_active if subscription.single_active else True
+
+    @property
+    def consumer_updates_pending(self) -> dict[int, int]:
+        """The broker's ConsumerUpdate correlation ids awaiting an answer -> subscription."""
+        return dict(self._consumer_updates)
 
     def on_subscription_deliver(
         self, frame: Deliver | DeliverV2, subscription: _Subscription, events: list[Event]

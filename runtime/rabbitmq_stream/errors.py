@@ -11,7 +11,8 @@
   cases, ``UnsupportedCompression``, ``BatchTooLarge``) concern one chunk of one
   subscription and travel in a ``ChunkFailed`` event.
 - Local misuse (``MessageTooLarge``, ``PublishingIdNotIncreasing``,
-  ``MechanismNotOffered``, ...) is raised from the command methods.
+  ``MechanismNotOffered``, ...) is raised from the command methods, and so is
+  ``UnsupportedByBroker``: a 3.11+/3.13+ feature asked of a broker that lacks it.
 """
 
 from __future__ import annotations
@@ -238,11 +239,11 @@ class NoRouteFound(LocalProtocolError, LookupError):
 
 
 class UnsupportedByBroker(LocalProtocolError):
-    """A command the broker does not have, refused before anything is sent: a broker
-    that lacks a command answers it by closing the connection (CloseRequest 13, unknown
-    frame). ``feature`` names it, ``broker_version`` is the broker's ``version``
-    (PeerProperties), ``since`` the first RabbitMQ version that has it. (The same shape
-    as the broker-features check of issue 19 item 3, which may absorb this one.)"""
+    """A feature newer than the broker (``runtime.rabbitmq_stream.features``): refused
+    before anything is sent, since a broker that lacks the command closes the connection
+    ('unknown frame') or, for subscription properties, silently ignores them (a 3.10
+    broker would make a "single active" consumer an ordinary one). ``feature`` is the
+    ``Feature`` value, ``since`` the first RabbitMQ version that has it."""
 
     def __init__(
         self,

@@ -29,6 +29,7 @@ __all__ = [
     "PartitionsReceived",
     "SuperStreamCreated",
     "SuperStreamDeleted",
+    "StreamStatsReceived",
     "PublisherDeclared",
     "PublisherDeleted",
     "PublisherClosed",
@@ -44,6 +45,7 @@ __all__ = [
     "ChunkDelivered",
     "ChunkFailed",
     "ChunkSkipped",
+    "ConsumerUpdateRequested",
     "OffsetQueried",
 ]
 
@@ -174,6 +176,16 @@ class SuperStreamDeleted(Event):
 
     correlation_id: int
     name: str
+
+
+@dataclass(frozen=True, slots=True)
+class StreamStatsReceived(Event):
+    """StreamStats (3.11+): the broker's statistics of the stream, e.g. first_chunk_id
+    and committed_chunk_id (-1 when the stream has no chunk)."""
+
+    correlation_id: int
+    stream: str
+    stats: dict[str, int]
 
 
 # --- publishers -----------------------------------------------------------------------
@@ -317,6 +329,18 @@ class ChunkSkipped(Event):
     subscription_id: int
     chunk_id: int
     chunk_type: int
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerUpdateRequested(Event):
+    """ConsumerUpdate (single active consumer, 3.11+): the subscription is now the
+    active one of its group (``active``) or no longer is. Answer with
+    ``answer_consumer_update(correlation_id, offset)``: the broker delivers nothing to
+    the group until it has the answer."""
+
+    correlation_id: int  # the broker's
+    subscription_id: int
+    active: bool
 
 
 @dataclass(frozen=True, slots=True)

@@ -63,6 +63,7 @@ from . import (
     PartitionsRequest,
     PartitionsResponse,
     ConsumerUpdateRequest,
+    ConsumerUpdateResponse,
     ExchangeCommandVersionsRequest,
     ExchangeCommandVersionsResponse,
     StreamStatsRequest,
@@ -751,6 +752,7 @@ class ConnectionMachine(StateMachine[ConnectionState]):
                     ),
                 ),
             ),
+            (ConnectionState.OPEN, ConsumerUpdateResponse): ((None, ConnectionState.OPEN),),
             (ConnectionState.OPEN, Heartbeat): ((None, ConnectionState.OPEN),),
             (ConnectionState.OPEN, CloseRequest): ((None, ConnectionState.CLOSE_SENT),),
             (ConnectionState.OPEN, CloseResponse): (
@@ -844,6 +846,7 @@ class ConnectionMachine(StateMachine[ConnectionState]):
             (ConnectionState.OPEN, StreamStatsResponse): ((None, ConnectionState.OPEN),),
             (ConnectionState.OPEN, CreateSuperStreamResponse): ((None, ConnectionState.OPEN),),
             (ConnectionState.OPEN, DeleteSuperStreamResponse): ((None, ConnectionState.OPEN),),
+            (ConnectionState.OPEN, ConsumerUpdateRequest): ((None, ConnectionState.OPEN),),
             (ConnectionState.OPEN, Heartbeat): ((None, ConnectionState.OPEN),),
             (ConnectionState.OPEN, CloseRequest): ((None, ConnectionState.CLOSE_SENT),),
             (ConnectionState.OPEN, CloseResponse): (
@@ -1042,15 +1045,7 @@ class ConnectionMachine(StateMachine[ConnectionState]):
             (ConnectionState.OPEN, OpenResponse): (
                 (None, Illegal("a handshake frame on an open connection", "")),
             ),
-            (ConnectionState.OPEN, ConsumerUpdateRequest): (
-                (
-                    None,
-                    Illegal(
-                        "single active consumer (ConsumerUpdate) is not supported by this client",
-                        "",
-                    ),
-                ),
-            ),
+            (ConnectionState.OPEN, ConsumerUpdateRequest): ((None, ConnectionState.OPEN),),
             (ConnectionState.OPEN, Heartbeat): ((None, ConnectionState.OPEN),),
             (ConnectionState.OPEN, CloseRequest): ((None, ConnectionState.CLOSE_RECEIVED),),
             (ConnectionState.OPEN, CloseResponse): (
@@ -1256,6 +1251,7 @@ class ConnectionMachine(StateMachine[ConnectionState]):
                     ),
                 ),
             ),
+            (ConnectionState.OPEN, ConsumerUpdateResponse): ((None, ConnectionState.OPEN),),
             (ConnectionState.OPEN, Heartbeat): ((None, ConnectionState.OPEN),),
             (ConnectionState.OPEN, CloseRequest): ((None, ConnectionState.CLOSE_RECEIVED),),
             (ConnectionState.OPEN, CloseResponse): (
@@ -1298,6 +1294,7 @@ class ConnectionMachine(StateMachine[ConnectionState]):
             Heartbeat: "on_connection_heartbeat",
             RouteResponse: "on_connection_route_response",
             PartitionsResponse: "on_connection_partitions_response",
+            ConsumerUpdateRequest: "on_connection_consumer_update_request",
             ExchangeCommandVersionsResponse: "on_connection_exchange_command_versions_response",
             StreamStatsResponse: "on_connection_stream_stats_response",
             CreateSuperStreamResponse: "on_connection_create_super_stream_response",
@@ -1327,6 +1324,7 @@ class ConnectionMachine(StateMachine[ConnectionState]):
             Heartbeat: "on_connection_heartbeat",
             RouteRequest: "on_connection_route_request",
             PartitionsRequest: "on_connection_partitions_request",
+            ConsumerUpdateResponse: "on_connection_consumer_update_response",
             ExchangeCommandVersionsRequest: "on_connection_exchange_command_versions_request",
             StreamStatsRequest: "on_connection_stream_stats_request",
             CreateSuperStreamRequest: "on_connection_create_super_stream_request",
@@ -1617,10 +1615,11 @@ class SubscriptionMachine(StateMachine[SubscriptionState]):
     """One subscription id (0..255) of a connection: subscribed to a stream with an offset
     specification and initial credit, receiving chunks (each costs one credit, counted by the engine
     with runtime.flow.Window), given more credit, unsubscribed. Subscribe/Unsubscribe responses
-    reach it through the correlation table; Deliver, Credit and CreditResponse carry its id; a
-    MetadataUpdate reaches every subscription of its stream.
+    reach it through the correlation table; Deliver, Credit, CreditResponse and ConsumerUpdate
+    (single active consumer, 3.11+) carry its id; a MetadataUpdate reaches every subscription of its
+    stream.
 
-    Spec: PROTOCOL.adoc, Subscribe; Deliver; Credit; Unsubscribe; MetadataUpdate
+    Spec: PROTOCOL.adoc, Subscribe; Deliver; Credit; Unsubscribe; MetadataUpdate; ConsumerUpdate
 
     One instance per subscription; roles: client, server.
     """
@@ -1735,6 +1734,16 @@ class SubscriptionMachine(StateMachine[SubscriptionState]):
             ),
             (SubscriptionState.ACTIVE, Deliver): ((None, SubscriptionState.ACTIVE),),
             (SubscriptionState.ACTIVE, DeliverV2): ((None, SubscriptionState.ACTIVE),),
+            (SubscriptionState.ACTIVE, ConsumerUpdateRequest): ((None, SubscriptionState.ACTIVE),),
+            (SubscriptionState.FREE, ConsumerUpdateRequest): (
+                (None, Illegal("consumer updates go to active subscriptions only", "")),
+            ),
+            (SubscriptionState.SUBSCRIBING, ConsumerUpdateRequest): (
+                (None, Illegal("consumer updates go to active subscriptions only", "")),
+            ),
+            (SubscriptionState.UNSUBSCRIBING, ConsumerUpdateRequest): (
+                (None, Illegal("consumer updates go to active subscriptions only", "")),
+            ),
             (SubscriptionState.ACTIVE, MetadataUpdate): ((None, SubscriptionState.FREE),),
             (SubscriptionState.UNSUBSCRIBING, UnsubscribeResponse): (
                 (None, SubscriptionState.FREE),
@@ -1800,6 +1809,30 @@ class SubscriptionMachine(StateMachine[SubscriptionState]):
             (SubscriptionState.UNSUBSCRIBING, DeliverV2): (
                 (None, SubscriptionState.UNSUBSCRIBING),
             ),
+            (SubscriptionState.ACTIVE, ConsumerUpdateRequest): ((None, SubscriptionState.ACTIVE),),
+            (SubscriptionState.UNSUBSCRIBING, ConsumerUpdateRequest): (
+                (None, SubscriptionState.UNSUBSCRIBING),
+            ),
+            (SubscriptionState.FREE, ConsumerUpdateRequest): (
+                (
+                    None,
+                    Illegal(
+                        "a consumer update for a subscription that is not active",
+                        "3.13.0 rabbit_stream_reader: the SAC coordinator's notification follows "
+                        "the SubscribeResponse; one for a deleted subscription sends nothing",
+                    ),
+                ),
+            ),
+            (SubscriptionState.SUBSCRIBING, ConsumerUpdateRequest): (
+                (
+                    None,
+                    Illegal(
+                        "a consumer update for a subscription that is not active",
+                        "3.13.0 rabbit_stream_reader: the SAC coordinator's notification follows "
+                        "the SubscribeResponse; one for a deleted subscription sends nothing",
+                    ),
+                ),
+            ),
             (SubscriptionState.UNSUBSCRIBING, UnsubscribeResponse): (
                 (_guard_15, SubscriptionState.FREE),
                 (_guard_16, SubscriptionState.ACTIVE),
@@ -1857,6 +1890,7 @@ class SubscriptionMachine(StateMachine[SubscriptionState]):
             CreditResponse: "on_subscription_credit_response",
             UnsubscribeResponse: "on_subscription_unsubscribe_response",
             MetadataUpdate: "on_subscription_metadata_update",
+            ConsumerUpdateRequest: "on_subscription_consumer_update_request",
         },
         "server": {
             SubscribeRequest: "on_subscription_subscribe_request",

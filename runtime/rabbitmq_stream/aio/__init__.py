@@ -20,6 +20,7 @@ from wirestream.runtime.rabbitmq_stream.aio.client import Client, Metadata, conn
 from wirestream.runtime.rabbitmq_stream.aio.consumer import (
     Consumer,
     OffsetLike,
+    PostFilter,
     ReceivedMessage,
     Run,
     offset_specification,
@@ -28,6 +29,7 @@ from wirestream.runtime.rabbitmq_stream.aio.producer import (
     BatchConfirmation,
     Body,
     Compression,
+    FilterValue,
     Producer,
 )
 from wirestream.runtime.rabbitmq_stream.aio.super_consumer import SuperStreamConsumer
@@ -42,10 +44,12 @@ __all__ = [
     "BatchConfirmation",
     "Body",
     "Compression",
+    "FilterValue",
     "Consumer",
     "ReceivedMessage",
     "Run",
     "OffsetLike",
+    "PostFilter",
     "offset_specification",
     "SuperStreamProducer",
     "SuperStreamConsumer",

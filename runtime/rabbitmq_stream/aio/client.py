@@ -45,6 +45,7 @@ from wirestream.runtime.rabbitmq_stream.errors import (
     StreamDoesNotExist,
     VirtualHostAccessFailure,
 )
+from wirestream.runtime.rabbitmq_stream.features import BrokerFeatures, Feature
 from wirestream.runtime.rabbitmq_stream.events import (
     ChunkDelivered,
     ChunkFailed,
@@ -53,6 +54,7 @@ from wirestream.runtime.rabbitmq_stream.events import (
     ConnectionFailed,
     ConnectionOpened,
     ConnectionTimedOut,
+    ConsumerUpdateRequested,
     Event,
     MessagesReceived,
     MetadataReceived,
@@ -66,12 +68,13 @@ from wirestream.runtime.rabbitmq_stream.events import (
     RequestFailed,
     RouteReceived,
     SaslChallenge,
+    StreamStatsReceived,
     SubscriptionClosed,
     SuperStreamCreated,
     SuperStreamDeleted,
 )
-from wirestream.runtime.rabbitmq_stream.aio.consumer import Consumer, OffsetLike
-from wirestream.runtime.rabbitmq_stream.aio.producer import Body, Compression, Producer
+from wirestream.runtime.rabbitmq_stream.aio.consumer import Consumer, OffsetLike, PostFilter
+from wirestream.runtime.rabbitmq_stream.aio.producer import Body, Compression, FilterValue, Producer
 from wirestream.runtime.rabbitmq_stream.aio.super_consumer import SuperStreamConsumer
 from wirestream.runtime.rabbitmq_stream.aio.super_producer import RoutingMode, SuperStreamProducer
 from wirestream.runtime.rabbitmq_stream.aio.uri import DEFAULT_URI, StreamUri, parse_stream_uri
@@ -196,6 +199,7 @@ class Client:
             ChunkFailed: self._to_consumer,
             ChunkSkipped: self._to_consumer,
             SubscriptionClosed: self._to_consumer,
+            ConsumerUpdateRequested: self._on_consumer_update,
         }
 
     # ------------------------------------------------------------------ state
@@ -222,6 +226,32 @@ class Client:
     def heartbeat(self) -> int:
         """Negotiated seconds (0: none)."""
         return self.engine.heartbeat
+
+    @property
+    def broker_version(self) -> str | None:
+        """The broker's ``version`` server property, e.g. "3.10.8"."""
+        return self.server_properties.get("version")
+
+    @property
+    def features(self) -> BrokerFeatures:
+        """What the broker of the current connection offers beyond 3.10 (its
+        ExchangeCommandVersions answer, asked when its version is 3.11 or later)."""
+        return self.engine.features
+
+    def supports(self, feature: Feature | str) -> bool:
+        """Whether the broker offers ``feature``: "stream_stats", "deliver_v2",
+        "single_active_consumer", "filtering", "super_stream_management" (``Feature``).
+        Using one it lacks raises ``UnsupportedByBroker`` before anything is sent."""
+        return self.engine.features.supports(feature)
+
+    def _on_consumer_update(self, event: ConsumerUpdateRequested) -> None:
+        consumer = self.consumers.get(event.subscription_id)
+        if consumer is not None:
+            consumer.on_consumer_update(event)
+        elif self.engine.is_open:
+            # A consumer that is closing: the broker still waits for an answer.
+            self.engine.answer_consumer_update(event.correlation_id, None)
+            self.wakeup()
 
     def _to_producer(self, event: Any) -> None:
         producer = self.producers.get(event.publisher_id)
@@ -549,6 +579,13 @@ class Client:
             await self.request(lambda e: e.partitions(super_stream), PartitionsReceived)
         ).streams
 
+    async def stream_stats(self, stream: str) -> dict[str, int]:
+        """StreamStats (RabbitMQ 3.11+): e.g. ``{"first_chunk_id": 0,
+        "committed_chunk_id": 4200}`` (-1: no chunk yet), whatever the broker sends.
+        ``UnsupportedByBroker`` on an older broker (nothing is sent)."""
+        event = await self.request(lambda e: e.stream_stats(stream), StreamStatsReceived)
+        return event.stats
+
     def _require_super_stream_management(self, command: str) -> None:
         """CreateSuperStream / DeleteSuperStream exist from RabbitMQ 3.13 (rabbit_stream.hrl
         at v3.13.0: 0x001d, 0x001e); an older broker answers an unknown command key by
@@ -660,6 +697,7 @@ class Client:
         raw: bool = False,
         sub_entry_size: int = 1,
         compression: Compression = "none",
+        filter_value: FilterValue | None = None,
     ) -> Producer:
         """Declare a publisher on ``stream``. With a ``reference`` the broker
         deduplicates: publishing ids continue after the stored sequence and a message
@@ -668,11 +706,19 @@ class Client:
         ``subEntrySize``): ``send`` / ``send_many`` group up to that many messages in one
         sub-entry batch compressed with ``compression`` ("none", "gzip", "snappy",
         "lz4", "zstd"; the Java client's codecs byte for byte), each message still
-        confirmed with its own publishing id. ``max_in_flight`` then counts batches."""
+        confirmed with its own publishing id. ``max_in_flight`` then counts batches.
+
+        ``filter_value`` (stream filtering, RabbitMQ 3.13+): called with each body
+        given to ``send``/``send_many``, returns the message's filter value (or None);
+        every message then goes in Publish version 2 (Java's
+        ``ProducerBuilder.filterValue``; not with sub-entry batching, as in Java).
+        ``UnsupportedByBroker`` at once on an older broker."""
+        if filter_value is not None:
+            await self.wait_ready()
+            self.engine.features.require(Feature.FILTERING)
         publisher_id = self._free_id(self.producers)
-        producer = Producer(
-            self, publisher_id, stream, reference, max_in_flight, raw, sub_entry_size, compression
-        )
+        producer = Producer(self, publisher_id, stream, reference, max_in_flight, raw,
+                            sub_entry_size, compression, filter_value)  # fmt: skip
         self.producers[publisher_id] = producer
         try:
             await self.until_established(producer._establish)
@@ -691,6 +737,12 @@ class Client:
         max_buffered: int = 10_000,
         raw: bool = False,
         until: int | None = None,
+        name: str | None = None,
+        single_active: bool = False,
+        super_stream: str | None = None,
+        filter: Sequence[str] | None = None,
+        match_unfiltered: bool = False,
+        post_filter: PostFilter | None = None,
     ) -> Consumer:
         """Subscribe to ``stream`` from ``offset`` ("first", "last", "next", an offset,
         a ``datetime`` or an ``OffsetSpec...``). ``credit`` chunks are in flight at
@@ -699,7 +751,30 @@ class Client:
         ``store_offset``. ``until``: the offset after the last one the reader wants (a
         range read): credit stops once the chunks on their way will reach it, so the
         subscription does not pull the stream beyond it (the broker sends whole chunks,
-        so a few records past it still come)."""
+        so a few records past it still come).
+
+        Newer brokers (each raises ``UnsupportedByBroker`` at once where missing):
+
+        - ``single_active`` (3.11+): one consumer of the group (stream, ``name``) gets
+          messages at a time; ``name`` is Java's word for ``reference`` (give either).
+          When the broker makes this one active it resumes after the offset stored for
+          the name (``store_offset``), else at ``offset`` (Java's default); an inactive
+          one gets nothing (``Consumer.is_active``). ``super_stream``: the super stream
+          this partition belongs to (sent as the ``super-stream`` property).
+        - ``filter`` (3.13+): only chunks holding messages with one of these filter
+          values (the producer's ``filter_value``) are sent, plus those with unfiltered
+          messages when ``match_unfiltered``. The broker decides per chunk (bloom
+          filter), so other messages come too: ``post_filter`` (required, as Java's
+          ``filter().postFilter``) keeps the messages the application wants."""
+        if name is not None and reference is not None and name != reference:
+            raise ValueError("name and reference are the same thing: give one")
+        reference = reference if reference is not None else name
+        if single_active or filter is not None:
+            await self.wait_ready()
+            if single_active:
+                self.engine.features.require(Feature.SINGLE_ACTIVE_CONSUMER)
+            if filter is not None:
+                self.engine.features.require(Feature.FILTERING)
         return await self._attach_consumer(
             lambda subscription_id: Consumer(
                 self,
@@ -711,6 +786,11 @@ class Client:
                 max_buffered,
                 raw,
                 until=until,
+                single_active=single_active,
+                super_stream=super_stream,
+                filter_values=filter,
+                match_unfiltered=match_unfiltered,
+                post_filter=post_filter,
             )
         )
 

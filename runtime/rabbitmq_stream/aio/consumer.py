@@ -13,13 +13,23 @@ The engine drops the records of the first chunk that come before an asked offset
 ('Deliver' is by whole chunk) and checks each chunk's CRC. After a reconnect the
 consumer subscribes again at the offset after the last message it received, so
 nothing is skipped and nothing repeats.
+
+Newer brokers (``features``): a single active consumer (3.11+) subscribes with the
+``single-active-consumer`` and ``name`` properties (``super-stream`` too on a super
+stream partition, StreamConsumerBuilder.java) and waits for the broker's ConsumerUpdate;
+activated, it answers with Java's default offset (StreamConsumer.java getStoredOffset:
+the offset stored for its name + 1, else its own offset specification); deactivated, it
+answers "none" and drops what it buffered (the consumer taking over resumes from the
+stored offset). Filtering (3.13+) sends ``filter.0..n`` and ``match-unfiltered``; the
+broker filters whole chunks, so ``post_filter`` (required, as Java's) drops the other
+messages as chunks arrive.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Literal
 
@@ -32,7 +42,7 @@ from wirestream.generated.rabbitmq_stream.v1 import (
     OffsetSpecTimestamp,
 )
 from wirestream.generated.rabbitmq_stream.v1.machines import SubscriptionState
-from wirestream.runtime.errors import ConnectionLost, LocalProtocolError
+from wirestream.runtime.errors import ConnectionLost, LocalProtocolError, ProtocolError
 from wirestream.runtime.rabbitmq_stream.aio.link import Link
 from wirestream.runtime.rabbitmq_stream.amqp import AmqpMessage, decode_body, decode_message
 from wirestream.runtime.rabbitmq_stream.credit import CreditOnConsumption
@@ -40,13 +50,22 @@ from wirestream.runtime.rabbitmq_stream.errors import ResponseError
 from wirestream.runtime.rabbitmq_stream.events import (
     ChunkDelivered,
     ChunkFailed,
+    ConsumerUpdateRequested,
     MessagesReceived,
     Subscribed,
     SubscriptionClosed,
     Unsubscribed,
 )
 
-__all__ = ["Consumer", "ReceivedMessage", "Run", "OffsetLike", "offset_specification"]
+__all__ = [
+    "Consumer",
+    "ReceivedMessage",
+    "Run",
+    "OffsetLike",
+    "PostFilter",
+    "offset_specification",
+    "subscription_properties",
+]
 
 OffsetLike = Literal["first", "last", "next"] | int | datetime | OffsetSpecification
 _SPECS = (OffsetSpecFirst, OffsetSpecLast, OffsetSpecNext, OffsetSpecOffset, OffsetSpecTimestamp)
@@ -81,6 +100,41 @@ Run = tuple[int, int, list[bytes]]
 """``Consumer.next_run``: (offset of the first record, chunk timestamp in ms, records)."""
 
 
+def subscription_properties(
+    reference: str | None,
+    *,
+    single_active: bool = False,
+    super_stream: str | None = None,
+    filter_values: Sequence[str] | None = None,
+    match_unfiltered: bool = False,
+) -> dict[str, str]:
+    """The Subscribe properties the Java client sends for the same consumer
+    (StreamConsumerBuilder.build, ConsumersCoordinator.SubscriptionTracker, Utils.java
+    SUBSCRIPTION_PROPERTY_*): ``single-active-consumer`` with ``name`` (the group's
+    name), ``super-stream`` (single active on a partition only), ``filter.0..n`` and
+    ``match-unfiltered``. (Java keeps them in a ConcurrentHashMap: the order on the wire
+    is its hash order; the broker reads them as a map.) Decision: Java also sends
+    ``name`` for any named consumer ("used for monitoring"); we send it where the broker
+    needs it, single active consumers, so a plain named consumer's Subscribe stays what
+    it was (and what rstream sends: test_rabbitmq_stream_frames_vs_rstream.py)."""
+    if single_active and not reference:
+        raise ValueError("a single active consumer needs a name (reference)")
+    properties: dict[str, str] = {}
+    if single_active:
+        assert reference is not None
+        properties["name"] = reference
+        properties["single-active-consumer"] = "true"
+        if super_stream is not None:
+            properties["super-stream"] = super_stream
+    if filter_values is not None:
+        if not filter_values:
+            raise ValueError("filter: at least one filter value")
+        for index, value in enumerate(filter_values):
+            properties[f"filter.{index}"] = value
+        properties["match-unfiltered"] = "true" if match_unfiltered else "false"
+    return properties
+
+
 class ReceivedMessage:
     """One message of the stream. ``data`` is the stored record; ``body`` the
     application data (the AMQP 1.0 Data section, or ``data`` for a raw consumer);
@@ -111,6 +165,10 @@ class ReceivedMessage:
         return f"ReceivedMessage({where}offset={self.offset}, {len(self.data)} bytes)"
 
 
+PostFilter = Callable[[ReceivedMessage], bool]
+"""A filtering consumer's predicate: True keeps the message (Java's ``postFilter``)."""
+
+
 class Consumer:
     """Create with ``Client.consumer``; iterate with ``async for``; ``close()``."""
 
@@ -127,12 +185,24 @@ class Consumer:
         properties: Mapping[str, str] | None = None,
         until: int | None = None,
         wake: asyncio.Event | None = None,
+        *,
+        single_active: bool = False,
+        super_stream: str | None = None,
+        filter_values: Sequence[str] | None = None,
+        match_unfiltered: bool = False,
+        post_filter: PostFilter | None = None,
     ) -> None:
         """``wake``: an event set whenever messages arrive or the subscription ends,
         shared by the partition consumers of a ``SuperStreamConsumer`` (which waits on it
         for all of them at once); by default the consumer's own."""
         if max_buffered < 1:
             raise ValueError("max_buffered must be at least 1")
+        if filter_values is not None and post_filter is None:
+            # StreamConsumerBuilder: 'Both filter values and the filter logic must be set'
+            raise ValueError(
+                "filter needs post_filter: the broker filters whole chunks (bloom filter), "
+                "so messages with other filter values come too"
+            )
         self.client = client
         self.subscription_id = subscription_id
         self.stream = stream
@@ -141,7 +211,16 @@ class Consumer:
         self._credit = credit
         self.max_buffered = max_buffered
         self.raw = raw
-        self._properties = dict(properties or {})
+        self.single_active = single_active
+        self.post_filter = post_filter
+        self._properties = subscription_properties(
+            reference,
+            single_active=single_active,
+            super_stream=super_stream,
+            filter_values=filter_values,
+            match_unfiltered=match_unfiltered,
+        )
+        self._properties.update(properties or {})
         # Delivered chunks not yet fully read: (first offset, timestamp, records); the
         # head chunk is read from index ``_read`` on.
         self._chunks: deque[tuple[int, int, list[bytes]]] = deque()
@@ -160,6 +239,12 @@ class Consumer:
         self.until = until
         self._in_flight = 0  # chunks granted (credit) and not yet arrived
         self._first_seen: int | None = None  # first offset of the first chunk received
+        self._sac_active = False  # single active consumer: the broker's last word
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.committed_chunk_id: int | None = None
+        """Deliver version 2 (3.11+): the id of the last chunk committed in the cluster,
+        as of the latest chunk received (None before one, or on an older broker)."""
+        self.filtered_out = 0  # messages post_filter dropped
 
     # ------------------------------------------------------------------ subscribing
 
@@ -170,9 +255,15 @@ class Consumer:
             if not self._active and not self._closed:
                 await self._subscribe()
 
+    def _current_spec(self) -> OffsetSpecification:
+        """Where the subscription starts: the asked offset, or after the last message
+        received (after a reconnect)."""
+        return self._spec if self._next_offset is None else OffsetSpecOffset(self._next_offset)
+
     async def _subscribe(self) -> None:
-        spec = self._spec if self._next_offset is None else OffsetSpecOffset(self._next_offset)
+        spec = self._current_spec()
         strategy = CreditOnConsumption(self._credit)
+        self._sac_active = False
         self._withheld = 0
         self._in_flight = self._credit
         await self.client.request(
@@ -199,12 +290,68 @@ class Consumer:
 
     def _connection_lost(self, error: BaseException) -> None:
         self._active = False
+        self._sac_active = False
         self._withheld = 0
+
+    @property
+    def is_active(self) -> bool:
+        """Subscribed on the current connection and, for a single active consumer, the
+        active one of its group (the broker's last ConsumerUpdate said so)."""
+        return self._active and not self._closed and (self._sac_active or not self.single_active)
+
+    # ------------------------------------------------------------------ single active consumer
+
+    def on_consumer_update(self, event: ConsumerUpdateRequested) -> None:
+        """The broker (de)activates this consumer and waits for the offset to resume from."""
+        engine = self.client.engine
+        self._sac_active = event.active
+        if not event.active:
+            # Another consumer of the group takes over from the stored offset: what is
+            # buffered here would be read twice.
+            self._drop_buffered()
+            engine.answer_consumer_update(event.correlation_id, None)
+            self.client.wakeup()
+            return
+        task = asyncio.get_running_loop().create_task(
+            self._answer_activation(engine, event.correlation_id),
+            name=f"consumer {self.subscription_id} activation",
+        )
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _answer_activation(self, engine: object, correlation_id: int) -> None:
+        """Java's default answer (StreamConsumer.getStoredOffset): the offset stored for
+        the consumer's name + 1 (QueryOffset on this connection while the broker
+        waits), else the subscription's own offset specification."""
+        spec = self._current_spec()
+        if self.reference is not None:
+            try:
+                stored = await self.client.query_offset(self.reference, self.stream)
+            except ProtocolError:  # the connection went: nothing to answer any more
+                stored = None
+            if stored is not None:
+                spec = OffsetSpecOffset(stored + 1)
+        current = self.client.engine
+        if current is engine and correlation_id in current.consumer_updates_pending:
+            if self.client.is_open:
+                current.answer_consumer_update(correlation_id, spec)
+                self.client.wakeup()
+
+    def _cancel_tasks(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+
+    def _drop_buffered(self) -> None:
+        self._chunks.clear()
+        self._buffered = self._read = 0
+        if self._withheld:
+            self._release_withheld()
 
     def _fail(self, error: BaseException) -> None:
         if self.error is None and not self._closed:
             self.error = error
         self._active = False
+        self._cancel_tasks()
         self.client.detach_consumer(self.subscription_id)
         self._wake.set()
 
@@ -214,13 +361,18 @@ class Consumer:
         """Events of this subscription, routed here by the client."""
         if type(event) is MessagesReceived:
             messages = event.messages
-            self._chunks.append((event.first_offset, event.timestamp, messages))
-            self._buffered += len(messages)
+            if self.post_filter is None:
+                self._chunks.append((event.first_offset, event.timestamp, messages))
+                self._buffered += len(messages)
+            else:
+                self._keep_filtered(event.first_offset, event.timestamp, messages)
             self._next_offset = event.first_offset + len(messages)
             if self._first_seen is None:
                 self._first_seen = event.first_offset
             self._wake.set()
         elif isinstance(event, ChunkDelivered):
+            if event.committed_chunk_id is not None:
+                self.committed_chunk_id = event.committed_chunk_id
             self.chunks += 1
             self._in_flight -= 1
             if self._enough_in_flight():
@@ -235,6 +387,27 @@ class Consumer:
             self._fail(event.error)
         elif isinstance(event, SubscriptionClosed):
             self._fail(ResponseError.from_code(event.code))
+
+    def _keep_filtered(self, first: int, timestamp: int, messages: list[bytes]) -> None:
+        """Buffer the runs of consecutive messages ``post_filter`` keeps."""
+        keep = self.post_filter
+        assert keep is not None
+        run: list[bytes] = []
+        start = first
+        for index, data in enumerate(messages):
+            if keep(ReceivedMessage(first + index, timestamp, data, self.raw)):
+                if not run:
+                    start = first + index
+                run.append(data)
+                continue
+            self.filtered_out += 1
+            if run:
+                self._chunks.append((start, timestamp, run))
+                self._buffered += len(run)
+                run = []
+        if run:
+            self._chunks.append((start, timestamp, run))
+            self._buffered += len(run)
 
     def _enough_in_flight(self) -> bool:
         """With ``until``: will the chunks already granted (at the average size of those
@@ -338,6 +511,7 @@ class Consumer:
         active = self._active and self.client.is_open
         self._closed = True
         self._active = False
+        self._cancel_tasks()
         self._wake.set()
         try:
             if active:

@@ -9,6 +9,12 @@ to it are confirmed (the broker has them), the rest are re-sent with the same id
 deduplication ('the broker keeps track of the publishing ids per publisher
 reference') stores each message once.
 
+Filtering (RabbitMQ 3.13+): a producer made with ``filter_value`` (Java's
+``ProducerBuilder.filterValue``) asks it for each body's filter value when the body is
+sent and publishes every message with Publish version 2 ('FilterValue => string', null
+for None); sub-entry batches cannot carry filter values (Java refuses subEntrySize > 1
+with a filter value extractor too).
+
 Throughput: ``send`` only queues; everything sent during one loop iteration leaves
 as one Publish frame (split at frame_max by the engine) when the loop gets to it, and
 one PublishConfirm resolves many messages. The window of unconfirmed messages is the
@@ -28,7 +34,7 @@ which is what the broker confirms and counts credit by).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Generator, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import Any, Literal
 
 from wirestream.generated.rabbitmq_stream.v1 import CompressionType, SubEntryBatch
@@ -47,7 +53,7 @@ from wirestream.runtime.rabbitmq_stream.events import (
     PublishErrored,
 )
 
-__all__ = ["Producer", "BatchConfirmation", "Body", "Compression"]
+__all__ = ["Producer", "BatchConfirmation", "Body", "Compression", "FilterValue"]
 
 Body = bytes | AmqpMessage
 """A message body (wrapped in an AMQP 1.0 Data section unless the producer is raw),
@@ -55,6 +61,9 @@ or a whole ``AmqpMessage`` with properties."""
 
 Compression = Literal["none", "gzip", "snappy", "lz4", "zstd"] | CompressionType
 """A sub-entry codec by the Java client's name for it, or the ``CompressionType``."""
+
+FilterValue = Callable[[Body], "str | None"]
+"""A filtering producer's function: the filter value of a body (None: none)."""
 
 
 class BatchConfirmation:
@@ -154,6 +163,7 @@ class Producer:
         raw: bool,
         sub_entry_size: int = 1,
         compression: Compression = "none",
+        filter_value: FilterValue | None = None,
     ) -> None:
         kind = compression_type(compression)  # ValueError: none of the five
         if not 1 <= sub_entry_size <= 0xFFFF:  # 'NumRecs:16'
@@ -162,9 +172,15 @@ class Producer:
             # StreamProducerBuilder.java: "Sub-entry batching must be enabled to enable
             # compression" (sending single messages compressed is what send_batch does).
             raise ValueError(f"compression {kind.name} needs sub_entry_size > 1")
+        if sub_entry_size > 1 and filter_value is not None:
+            # StreamProducerBuilder.java: filtering and sub-entry batching do not go
+            # together (a sub-entry batch has no filter value per message).
+            raise ValueError("filter_value needs sub_entry_size 1 (batches carry no filter values)")
         self.sub_entry_size = sub_entry_size
         self.compression = kind
         self.client = client
+        self.filter_value = filter_value
+        self._filters: dict[int, str | None] = {}  # publishing id -> filter value (held ones)
         self.publisher_id = publisher_id
         self.stream = stream
         self.reference = reference
@@ -402,9 +418,14 @@ class Producer:
     def _publish_simple(self, ids: list[int]) -> None:
         if ids:
             held = self._held
-            self.client.engine.publish(
-                self.publisher_id, [held[pid][0] for pid in ids], publishing_ids=ids
-            )
+            messages = [held[pid][0] for pid in ids]
+            if self.filter_value is None:
+                self.client.engine.publish(self.publisher_id, messages, publishing_ids=ids)
+            else:
+                values = [self._filters.get(pid) for pid in ids]
+                self.client.engine.publish_filtered(
+                    self.publisher_id, messages, values, publishing_ids=ids
+                )
 
     def _publish_batches(self, ids: list[int]) -> None:
         if ids:
@@ -440,7 +461,9 @@ class Producer:
             await self._wait_room()
         self._credit -= 1
         future: asyncio.Future[int] = self._loop.create_future()
-        self._hold(self._encode(body), future, publishing_id)
+        pid = self._hold(self._encode(body), future, publishing_id)
+        if self.filter_value is not None:
+            self._filters[pid] = self.filter_value(body)
         queued = len(self._queued)
         # The socket is looked at once per batch: at the first message queued since the
         # last hand-over (every send, for a caller that yields between sends) and every
@@ -478,7 +501,9 @@ class Producer:
                 f"publishing id {publishing_id} does not follow {self._last_id} "
                 "(ids must increase)"
             )
+        bodies = list(bodies)
         encoded = [self._encode(body) for body in bodies]
+        values = [self.filter_value(body) for body in bodies] if self.filter_value else None
         confirmation = BatchConfirmation(len(encoded), self._loop.create_future())
         if self.sub_entry_size > 1:
             await self._send_many_in_batches(encoded, confirmation, publishing_id)
@@ -492,6 +517,8 @@ class Producer:
             else:  # the given ids, consecutive across the chunks
                 first = publishing_id + position
             ids = range(first, first + len(chunk))
+            if values is not None:
+                self._filters.update(zip(ids, values[position : position + room]))
             self._held.update(zip(ids, [(data, confirmation, None) for data in chunk]))
             self._queued.extend(ids)
             self._last_id = ids[-1]
@@ -529,6 +556,11 @@ class Producer:
         publishing id, one confirm) compressed with ``compression`` ("none", "gzip",
         "snappy", "lz4", "zstd": the Java client's codecs, byte for byte); the future
         resolves with its publishing id when confirmed."""
+        if self.filter_value is not None:
+            raise LocalProtocolError(
+                "a filtering producer cannot send sub-entry batches (they carry no filter "
+                "values; Java refuses subEntrySize > 1 with filterValue too)"
+            )
         kind = compression_type(compression)
         batch = sub_entry_batch([self._encode(body) for body in bodies], kind)
         self._close_batch()  # the open batch's ids come first
@@ -543,6 +575,8 @@ class Producer:
     # ------------------------------------------------------------------ outcomes
 
     def _resolve(self, publishing_id: int, error: BaseException | None) -> None:
+        if self.filter_value is not None:
+            self._filters.pop(publishing_id, None)
         held = self._held.pop(publishing_id, None)
         if held is None:
             return
@@ -563,6 +597,9 @@ class Producer:
         # _resolve(publishing_id, None) for each id, inlined: one PublishConfirm
         # carries hundreds of ids and this runs for every message.
         held = self._held
+        if self.filter_value is not None:
+            for publishing_id in event.publishing_ids:
+                self._filters.pop(publishing_id, None)
         last = 0
         for publishing_id in event.publishing_ids:
             entry = held.pop(publishing_id, None)

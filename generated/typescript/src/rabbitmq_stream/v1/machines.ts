@@ -69,6 +69,7 @@ import {
   PartitionsRequest,
   PartitionsResponse,
   ConsumerUpdateRequest,
+  ConsumerUpdateResponse,
   ExchangeCommandVersionsRequest,
   ExchangeCommandVersionsResponse,
   StreamStatsRequest,
@@ -615,6 +616,9 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
           "3.10.8: a handshake command on an open connection is an unknown frame (CloseRequest 13)",
         )],
       ]],
+      [ConnectionState.OPEN, ConsumerUpdateResponse, [
+        [null, ConnectionState.OPEN],
+      ]],
       [ConnectionState.OPEN, Heartbeat, [
         [null, ConnectionState.OPEN],
       ]],
@@ -800,6 +804,9 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
         [null, ConnectionState.OPEN],
       ]],
       [ConnectionState.OPEN, DeleteSuperStreamResponse, [
+        [null, ConnectionState.OPEN],
+      ]],
+      [ConnectionState.OPEN, ConsumerUpdateRequest, [
         [null, ConnectionState.OPEN],
       ]],
       [ConnectionState.OPEN, Heartbeat, [
@@ -1055,10 +1062,7 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
         )],
       ]],
       [ConnectionState.OPEN, ConsumerUpdateRequest, [
-        [null, new Illegal(
-          "single active consumer (ConsumerUpdate) is not supported by this client",
-          "",
-        )],
+        [null, ConnectionState.OPEN],
       ]],
       [ConnectionState.OPEN, Heartbeat, [
         [null, ConnectionState.OPEN],
@@ -1260,6 +1264,9 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
           "3.10.8: a handshake command on an open connection is an unknown frame (CloseRequest 13)",
         )],
       ]],
+      [ConnectionState.OPEN, ConsumerUpdateResponse, [
+        [null, ConnectionState.OPEN],
+      ]],
       [ConnectionState.OPEN, Heartbeat, [
         [null, ConnectionState.OPEN],
       ]],
@@ -1319,6 +1326,7 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [Heartbeat, "onConnectionHeartbeat"],
       [RouteResponse, "onConnectionRouteResponse"],
       [PartitionsResponse, "onConnectionPartitionsResponse"],
+      [ConsumerUpdateRequest, "onConnectionConsumerUpdateRequest"],
       [ExchangeCommandVersionsResponse, "onConnectionExchangeCommandVersionsResponse"],
       [StreamStatsResponse, "onConnectionStreamStatsResponse"],
       [CreateSuperStreamResponse, "onConnectionCreateSuperStreamResponse"],
@@ -1348,6 +1356,7 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [Heartbeat, "onConnectionHeartbeat"],
       [RouteRequest, "onConnectionRouteRequest"],
       [PartitionsRequest, "onConnectionPartitionsRequest"],
+      [ConsumerUpdateResponse, "onConnectionConsumerUpdateResponse"],
       [ExchangeCommandVersionsRequest, "onConnectionExchangeCommandVersionsRequest"],
       [StreamStatsRequest, "onConnectionStreamStatsRequest"],
       [CreateSuperStreamRequest, "onConnectionCreateSuperStreamRequest"],
@@ -1625,10 +1634,11 @@ export enum SubscriptionState {
  * One subscription id (0..255) of a connection: subscribed to a stream with an offset
  * specification and initial credit, receiving chunks (each costs one credit, counted by the
  * engine with runtime.flow.Window), given more credit, unsubscribed. Subscribe/Unsubscribe
- * responses reach it through the correlation table; Deliver, Credit and CreditResponse carry its
- * id; a MetadataUpdate reaches every subscription of its stream.
+ * responses reach it through the correlation table; Deliver, Credit, CreditResponse and
+ * ConsumerUpdate (single active consumer, 3.11+) carry its id; a MetadataUpdate reaches every
+ * subscription of its stream.
  *
- * Spec: PROTOCOL.adoc, Subscribe; Deliver; Credit; Unsubscribe; MetadataUpdate
+ * Spec: PROTOCOL.adoc, Subscribe; Deliver; Credit; Unsubscribe; MetadataUpdate; ConsumerUpdate
  *
  * One instance per subscription; roles: client, server.
  */
@@ -1764,6 +1774,27 @@ export class SubscriptionMachine extends StateMachine<SubscriptionState> {
       [SubscriptionState.ACTIVE, DeliverV2, [
         [null, SubscriptionState.ACTIVE],
       ]],
+      [SubscriptionState.ACTIVE, ConsumerUpdateRequest, [
+        [null, SubscriptionState.ACTIVE],
+      ]],
+      [SubscriptionState.FREE, ConsumerUpdateRequest, [
+        [null, new Illegal(
+          "consumer updates go to active subscriptions only",
+          "",
+        )],
+      ]],
+      [SubscriptionState.SUBSCRIBING, ConsumerUpdateRequest, [
+        [null, new Illegal(
+          "consumer updates go to active subscriptions only",
+          "",
+        )],
+      ]],
+      [SubscriptionState.UNSUBSCRIBING, ConsumerUpdateRequest, [
+        [null, new Illegal(
+          "consumer updates go to active subscriptions only",
+          "",
+        )],
+      ]],
       [SubscriptionState.ACTIVE, MetadataUpdate, [
         [null, SubscriptionState.FREE],
       ]],
@@ -1835,6 +1866,24 @@ export class SubscriptionMachine extends StateMachine<SubscriptionState> {
       [SubscriptionState.UNSUBSCRIBING, DeliverV2, [
         [null, SubscriptionState.UNSUBSCRIBING],
       ]],
+      [SubscriptionState.ACTIVE, ConsumerUpdateRequest, [
+        [null, SubscriptionState.ACTIVE],
+      ]],
+      [SubscriptionState.UNSUBSCRIBING, ConsumerUpdateRequest, [
+        [null, SubscriptionState.UNSUBSCRIBING],
+      ]],
+      [SubscriptionState.FREE, ConsumerUpdateRequest, [
+        [null, new Illegal(
+          "a consumer update for a subscription that is not active",
+          "3.13.0 rabbit_stream_reader: the SAC coordinator's notification follows the SubscribeResponse; one for a deleted subscription sends nothing",
+        )],
+      ]],
+      [SubscriptionState.SUBSCRIBING, ConsumerUpdateRequest, [
+        [null, new Illegal(
+          "a consumer update for a subscription that is not active",
+          "3.13.0 rabbit_stream_reader: the SAC coordinator's notification follows the SubscribeResponse; one for a deleted subscription sends nothing",
+        )],
+      ]],
       [SubscriptionState.UNSUBSCRIBING, UnsubscribeResponse, [
         [guard15, SubscriptionState.FREE],
         [guard16, SubscriptionState.ACTIVE],
@@ -1890,6 +1939,7 @@ export class SubscriptionMachine extends StateMachine<SubscriptionState> {
       [CreditResponse, "onSubscriptionCreditResponse"],
       [UnsubscribeResponse, "onSubscriptionUnsubscribeResponse"],
       [MetadataUpdate, "onSubscriptionMetadataUpdate"],
+      [ConsumerUpdateRequest, "onSubscriptionConsumerUpdateRequest"],
     ]),
     server: new Map<FrameClass, string>([
       [SubscribeRequest, "onSubscriptionSubscribeRequest"],
