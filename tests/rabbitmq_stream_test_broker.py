@@ -32,15 +32,12 @@ them over TCP).
 
 With ``version`` "3.13.0" it also answers CreateSuperStream / DeleteSuperStream as 3.13
 does; super streams (``add_super_stream``) answer Partitions and Route either way.
-``serve`` runs one over TCP for the asyncio client.
 """
 
 from __future__ import annotations
 
-import asyncio
 import zlib
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -123,7 +120,6 @@ from wirestream.generated.rabbitmq_stream.v1 import (
 )
 from wirestream.generated.rabbitmq_stream.v1.machines import (
     ConnectionMachine,
-    ConnectionState,
     PublisherMachine,
     PublisherState,
     SubscriptionMachine,
@@ -187,6 +183,8 @@ class BrokerState:
     # single-active-consumer groups: (stream, name) -> [(broker, subscription id)], in
     # registration order; the active one is the one whose broker says delivering/asked.
     groups: dict[tuple[str, str], list[tuple[TestBroker, int]]] = field(default_factory=dict)
+    # super stream -> (partition stream, binding key) in x-stream-partition-order
+    super_streams: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
 
 # rabbit_stream_utils:command_versions() of 3.13.0 (publish 1..1 before 3.13)
@@ -232,8 +230,7 @@ class TestBroker:
         self.mechanisms = list(mechanisms)
         self.frame_max, self.heartbeat, self.vhosts = frame_max, heartbeat, vhosts
         self.challenge = challenge  # first SaslAuthenticate answered with a challenge
-        # super stream -> (partition stream, binding key) in x-stream-partition-order
-        self.super_streams: dict[str, list[tuple[str, str]]] = {}
+        self.super_streams = self.state.super_streams
         self.connection = ConnectionMachine(SERVER)
         self.decoder = StreamDecoder(sender="client")
         self.out = bytearray()
@@ -760,46 +757,6 @@ def sub_entry(messages: list[bytes], compression: int = 1) -> SubEntryBatch:
     data = gzip.compress(raw) if compression == 1 else raw
     return SubEntryBatch(compression=compression, num_records=len(messages),
                          uncompressed_length=len(raw), data=data)  # fmt: skip
-
-
-@asynccontextmanager
-async def serve(
-    make: Callable[[], TestBroker] = TestBroker,
-) -> AsyncIterator[tuple[int, list[TestBroker]]]:
-    """A TCP server on 127.0.0.1 whose every connection is a fresh ``make()`` broker:
-    yields the port and the brokers made so far (for the asyncio ``Client``)."""
-    brokers: list[TestBroker] = []
-    tasks: set[asyncio.Task[None]] = set()
-
-    async def session(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        broker = make()
-        brokers.append(broker)
-        try:
-            while data := await reader.read(65536):
-                broker.receive_data(data)
-                writer.write(broker.data_to_send())
-                await writer.drain()
-                if broker.connection.state is ConnectionState.CLOSED:
-                    break
-        except (ConnectionError, OSError):
-            pass
-        finally:
-            writer.close()
-
-    def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.ensure_future(session(reader, writer))
-        tasks.add(task)
-        task.add_done_callback(tasks.discard)
-
-    server = await asyncio.start_server(accept, "127.0.0.1", 0)
-    try:
-        yield server.sockets[0].getsockname()[1], brokers
-    finally:
-        server.close()
-        for task in list(tasks):
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        await server.wait_closed()
 
 
 def open_pair(broker: TestBroker | None = None, **client_options: Any) -> tuple[Any, TestBroker]:

@@ -26,12 +26,9 @@ from wirestream.generated.rabbitmq_stream.v1 import (
     frame_bytes,
 )
 from tests.aio_support import run
-from tests.rabbitmq_stream_client_support import error_of, read, uri
-from tests.rabbitmq_stream_test_broker import TestBroker, serve
-
-
-def broker_313() -> TestBroker:
-    return TestBroker(version="3.13.0")
+from tests.rabbitmq_stream_client_support import error_of, read
+from tests.rabbitmq_stream_test_broker import TestBroker
+from tests.rabbitmq_stream_test_broker_server import TestBrokerServer
 
 
 def string(text: str) -> bytes:
@@ -48,15 +45,19 @@ def strings(items: list[str]) -> bytes:
 def test_create_super_stream_frame_is_name_partitions_keys_arguments_as_the_spec_says() -> None:
 
     async def main() -> None:
-        async with serve(broker_313) as (port, brokers):
-            async with await connect(uri(port), reconnect=False) as client:
+        async with TestBrokerServer(version="3.13.0") as server:
+            async with await connect(server.uri, reconnect=False) as client:
                 partitions = await client.create_super_stream(
                     "invoices", 3, arguments={"max-length-bytes": 10**9}
                 )
                 assert partitions == ("invoices-0", "invoices-1", "invoices-2")
                 assert await client.partitions("invoices") == partitions
                 assert await client.route("1", "invoices") == ("invoices-1",)
-            [request] = [f for f in brokers[0].frames if isinstance(f, CreateSuperStreamRequest)]
+            [request] = [
+                f
+                for f in server.connections[0].broker.frames
+                if isinstance(f, CreateSuperStreamRequest)
+            ]
             # 'CreateSuperStream => Key Version CorrelationId Name [Partition] [BindingKey]
             # Arguments', behind the uint32 frame size.
             body = (
@@ -73,8 +74,8 @@ def test_create_super_stream_frame_is_name_partitions_keys_arguments_as_the_spec
 
 def test_binding_keys_name_the_partitions_after_the_keys_as_the_java_client_does() -> None:
     async def main() -> None:
-        async with serve(broker_313) as (port, brokers):
-            async with await connect(uri(port), reconnect=False) as client:
+        async with TestBrokerServer(version="3.13.0") as server:
+            async with await connect(server.uri, reconnect=False) as client:
                 partitions = await client.create_super_stream(
                     "regions", binding_keys=["amer", "emea", "apac"]
                 )
@@ -82,7 +83,11 @@ def test_binding_keys_name_the_partitions_after_the_keys_as_the_java_client_does
                 assert await client.route("emea", "regions") == ("regions-emea",)
                 # Neither: 3 partitions (StreamStreamCreator.java DefaultSuperStreamConfiguration)
                 assert len(await client.create_super_stream("three")) == 3
-            [request, _] = [f for f in brokers[0].frames if isinstance(f, CreateSuperStreamRequest)]
+            [request, _] = [
+                f
+                for f in server.connections[0].broker.frames
+                if isinstance(f, CreateSuperStreamRequest)
+            ]
             assert request.binding_keys == ["amer", "emea", "apac"]
 
     run(main())
@@ -90,13 +95,17 @@ def test_binding_keys_name_the_partitions_after_the_keys_as_the_java_client_does
 
 def test_delete_super_stream_sends_its_name_and_the_partitions_go_with_it() -> None:
     async def main() -> None:
-        async with serve(broker_313) as (port, brokers):
-            async with await connect(uri(port), reconnect=False) as client:
+        async with TestBrokerServer(version="3.13.0") as server:
+            async with await connect(server.uri, reconnect=False) as client:
                 await client.create_super_stream("gone", 2)
                 await client.delete_super_stream("gone")
                 assert not await client.stream_exists("gone-0")
                 assert isinstance(await error_of(client.partitions("gone")), StreamDoesNotExist)
-            [request] = [f for f in brokers[0].frames if isinstance(f, DeleteSuperStreamRequest)]
+            [request] = [
+                f
+                for f in server.connections[0].broker.frames
+                if isinstance(f, DeleteSuperStreamRequest)
+            ]
             body = struct.pack(">HHI", 0x001E, 1, request.correlation_id) + string("gone")
             assert frame_bytes(request) == struct.pack(">I", len(body)) + body
 
@@ -105,8 +114,8 @@ def test_delete_super_stream_sends_its_name_and_the_partitions_go_with_it() -> N
 
 def test_the_brokers_refusals_are_precise_errors_and_exist_ok_missing_ok_absorb_them() -> None:
     async def main() -> None:
-        async with serve(broker_313) as (port, _):
-            async with await connect(uri(port), reconnect=False) as client:
+        async with TestBrokerServer(version="3.13.0") as server:
+            async with await connect(server.uri, reconnect=False) as client:
                 await client.create_super_stream("twice", 2)
                 error = await error_of(client.create_super_stream("twice", 2))
                 assert isinstance(error, StreamAlreadyExists), error
@@ -127,8 +136,8 @@ def test_the_brokers_refusals_are_precise_errors_and_exist_ok_missing_ok_absorb_
 def test_before_313_the_client_refuses_naming_the_broker_version_and_sends_nothing() -> None:
 
     async def main() -> None:
-        async with serve(TestBroker) as (port, brokers):  # claims 3.10.8
-            async with await connect(uri(port), reconnect=False) as client:
+        async with TestBrokerServer(version="3.10.8") as server:
+            async with await connect(server.uri, reconnect=False) as client:
                 for call in (client.create_super_stream("s", 2), client.delete_super_stream("s")):
                     error = await error_of(call)
                     assert isinstance(error, UnsupportedByBroker), error
@@ -139,7 +148,7 @@ def test_before_313_the_client_refuses_naming_the_broker_version_and_sends_nothi
                 assert client.is_open  # nothing was sent: the connection lives on
                 await client.metadata("anything")
             assert not [
-                f for f in brokers[0].frames
+                f for f in server.connections[0].broker.frames
                 if isinstance(f, (CreateSuperStreamRequest, DeleteSuperStreamRequest))
             ]  # fmt: skip
 
@@ -147,14 +156,11 @@ def test_before_313_the_client_refuses_naming_the_broker_version_and_sends_nothi
 
 
 def test_a_key_bound_to_two_partitions_sends_a_copy_to_each_and_confirms_once_both_are() -> None:
-    def broker() -> TestBroker:
-        b = broker_313()
-        b.add_super_stream("fan", [("fan-a", "k"), ("fan-b", "k"), ("fan-c", "other")])
-        return b
-
     async def main() -> None:
-        async with serve(broker) as (port, _):
-            async with await connect(uri(port), reconnect=False) as client:
+        async with TestBrokerServer(version="3.13.0") as server:
+            fan = [("fan-a", "k"), ("fan-b", "k"), ("fan-c", "other")]
+            TestBroker(state=server.state).add_super_stream("fan", fan)
+            async with await connect(server.uri, reconnect=False) as client:
                 producer = await client.super_stream_producer(
                     "fan", routing=lambda body: bytes(body).decode(), routing_mode="key"
                 )

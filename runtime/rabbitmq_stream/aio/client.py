@@ -15,7 +15,6 @@ after the last offset received). Requests in flight at the drop fail with
 from __future__ import annotations
 
 import asyncio
-import re
 import ssl as ssl_module
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final, TypeVar
@@ -80,6 +79,13 @@ from wirestream.runtime.rabbitmq_stream.aio.super_producer import RoutingMode, S
 from wirestream.runtime.rabbitmq_stream.aio.uri import DEFAULT_URI, StreamUri, parse_stream_uri
 
 __all__ = ["Client", "connect", "Metadata"]
+
+_SUPER_STREAM_RECIPE: Final = (
+    "on this broker create one with its CLI: rabbitmq-streams add_super_stream NAME "
+    "--partitions N (or --routing-keys k1,k2,...), remove it with rabbitmq-streams "
+    "delete_super_stream NAME; or declare the exchange, the streams and their "
+    "bindings with x-stream-partition-order over AMQP 0.9.1"
+)
 
 E = TypeVar("E", bound=Event)
 
@@ -586,28 +592,21 @@ class Client:
         event = await self.request(lambda e: e.stream_stats(stream), StreamStatsReceived)
         return event.stats
 
-    def _require_super_stream_management(self, command: str) -> None:
+    async def _require_super_stream_management(self, command: str) -> None:
         """CreateSuperStream / DeleteSuperStream exist from RabbitMQ 3.13 (rabbit_stream.hrl
         at v3.13.0: 0x001d, 0x001e); an older broker answers an unknown command key by
-        closing the connection (CloseRequest 13), so refuse before sending. The Java
-        client learns it from ExchangeCommandVersions (Client.java
-        superStreamManagementSupported), which 3.10 lacks too; here the broker's
-        ``version`` (PeerProperties) decides, read as Java reads it (Utils.java
-        currentVersion: the first 'N.N.N'; a version it cannot read counts as new)."""
-        version = self.server_properties.get("version") or ""
-        found = re.search(r"(\d+)\.(\d+)\.(\d+)", version)
-        if found is None or tuple(int(part) for part in found.groups()) >= (3, 13, 0):
-            return
-        raise UnsupportedByBroker(
-            "super_stream_management",
-            f"{command} (super stream management)",
-            version,
-            "3.13.0",
-            "on this broker create one with its CLI: rabbitmq-streams add_super_stream NAME "
-            "--partitions N (or --routing-keys k1,k2,...), remove it with rabbitmq-streams "
-            "delete_super_stream NAME; or declare the exchange, the streams and their "
-            "bindings with x-stream-partition-order over AMQP 0.9.1",
-        )
+        closing the connection (CloseRequest 13), so refuse before sending. As the Java
+        client (Client.java superStreamManagementSupported), the broker's
+        ExchangeCommandVersions answer decides (``features``); the refusal says how to
+        make one on the older broker."""
+        await self.wait_ready()
+        try:
+            self.engine.features.require(Feature.SUPER_STREAM_MANAGEMENT)
+        except UnsupportedByBroker as missing:
+            raise UnsupportedByBroker(
+                missing.feature, f"{command} (super stream management)",
+                missing.broker_version, missing.since, _SUPER_STREAM_RECIPE,
+            ) from None  # fmt: skip
 
     async def create_super_stream(
         self,
@@ -637,7 +636,7 @@ class Client:
             raise ValueError(f"binding keys {keys!r}: at least one, each once")
         streams = [f"{name}-{key}" for key in keys]
         args = {key: str(value) for key, value in (arguments or {}).items()}
-        self._require_super_stream_management("CreateSuperStream")
+        await self._require_super_stream_management("CreateSuperStream")
         try:
             await self.request(
                 lambda e: e.create_super_stream(name, streams, keys, args), SuperStreamCreated
@@ -649,7 +648,7 @@ class Client:
 
     async def delete_super_stream(self, name: str, *, missing_ok: bool = False) -> None:
         """Delete super stream ``name`` and its partitions (RabbitMQ 3.13+)."""
-        self._require_super_stream_management("DeleteSuperStream")
+        await self._require_super_stream_management("DeleteSuperStream")
         try:
             await self.request(lambda e: e.delete_super_stream(name), SuperStreamDeleted)
         except StreamDoesNotExist:
