@@ -614,7 +614,8 @@ local function utf8_ok(text)
   return true
 end
 
--- `n` bytes at s.pos as a bytes or (UTF-8 checked) string field.
+-- `n` bytes at s.pos as a bytes or (UTF-8 checked) string field.  Wireshark's strings
+-- end at a NUL, so a NUL inside one is shown as U+2400 (the symbol for NUL).
 local function take_bytes(s, t, field, n, is_string, what)
   if n > s.stop - s.pos then
     fail("truncated", what .. ": " .. tostring(n) .. " bytes declared, " .. (s.stop - s.pos) .. " left", s.pos, s.pos + n)
@@ -625,7 +626,7 @@ local function take_bytes(s, t, field, n, is_string, what)
     if not utf8_ok(text) then
       fail("invalid_value", what .. ": not UTF-8", s.pos)
     end
-    t:add(field, range, text)
+    t:add(field, range, (text:gsub("\0", "\226\144\128")))
   else
     t:add(field, range)
   end
