@@ -230,11 +230,11 @@ class TcpStreams:
             if direction.stopped:
                 continue
             if direction.pending:
-                first = min(direction.pending)
                 assert direction.next is not None
+                missing = min(direction.pending) - direction.next
                 self.problem("gap", offset, conn, sender,
-                             "segments past a hole that was never filled",
-                             first - direction.next)  # fmt: skip
+                             f"{missing} bytes missing: a hole that was never filled",
+                             missing)  # fmt: skip
             elif direction.fed > direction.framed:
                 self.problem("incomplete-frame", offset, conn, sender,
                              f"{direction.fed - direction.framed} bytes of a frame that "
