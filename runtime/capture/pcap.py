@@ -1,6 +1,6 @@
 """Captures as pcap: a ``.wscap`` capture written as a pcapng file of TCP connections (for
 Wireshark, tshark, tcpdump), and pcap / pcapng files of TCP traffic read back as the
-records a ``.wscap`` reader yields (``wirestream.runtime.capture.pcap_reader``).
+records a ``.wscap`` reader yields (``PcapReader``).
 
 Writing (``write_pcapng``, ``PcapngWriter``).  A capture holds frames, not packets: the
 writer synthesizes the TCP/IP a real connection would have carried, so that any tool
@@ -32,6 +32,11 @@ reassembles the frames again.
   recorded each connection from them, so a capture read back from its pcapng is
   record for record the capture (``direction`` included).  Other tools show them as the
   interface description and a packet comment.
+
+Reading (``PcapReader``, ``iter_pcap_records``) is three steps, each its own module:
+the packets of the file (``pcap_files``: classic pcap and pcapng), the TCP segment in
+each packet (``tcp_segments``: link layers, IPv4/IPv6, TCP), and the connections' byte
+streams cut into frames (``tcp_streams``: reassembly, which side is the client, gaps).
 
 Only the standard library: pcapng (https://www.ietf.org/archive/id/draft-ietf-opsawg-pcapng-02.html)
 is a handful of fixed layouts, and IPv4/TCP headers are two ``struct`` formats.
