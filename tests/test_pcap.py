@@ -11,8 +11,7 @@ Wireshark's dumpcap.  Each test takes well under a second except the dumpcap one
 
 from __future__ import annotations
 
-import asyncio
-import os
+import select
 import shutil
 import signal
 import struct
@@ -665,9 +664,17 @@ class Dumpcap:
                                         stderr=subprocess.PIPE, text=True)  # fmt: skip
         deadline = time.monotonic() + 20
         assert self.process.stderr is not None
-        # dumpcap says "Capturing on ..." once its filter is in place
+        # dumpcap says "Capturing on ..." once its filter is in place (or why it cannot)
+        ready, _, _ = select.select([self.process.stderr], [], [], 20)
+        if not ready:
+            self.process.kill()
+            self.process.communicate()
+            raise AssertionError("dumpcap said nothing within 20 s")
         line = self.process.stderr.readline()
-        assert "Capturing on" in line, line + self.process.stderr.read()
+        if "Capturing on" not in line:
+            self.process.kill()
+            _, rest = self.process.communicate(timeout=20)
+            raise AssertionError(f"dumpcap cannot capture: {line}{rest}")
         while not self.path.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         return self

@@ -63,7 +63,7 @@ from wirestream.runtime.capture.pcap_files import (
 )
 from wirestream.runtime.capture.protocols import CaptureProtocol, get_protocol
 from wirestream.runtime.capture.reader import CaptureRecord, iter_records, read_header
-from wirestream.runtime.capture.tcp_segments import Malformed, Segment, parse_segment
+from wirestream.runtime.capture.tcp_segments import Malformed, parse_segment
 from wirestream.runtime.capture.tcp_streams import (
     DEFAULT_MAX_PENDING_BYTES,
     DEFAULT_MAX_PENDING_SEGMENTS,
