@@ -740,3 +740,47 @@ def test_a_real_session_captured_by_dumpcap_reads_as_the_taps_records(
     assert [(r.direction, r.frame) for r in got] == [(r.direction, r.frame) for r in tapped]
     assert {r.connection_id for r in got} == {1}
     assert all(abs(a.timestamp_ns - b.timestamp_ns) < 5 * 10**9 for a, b in zip(got, tapped))
+
+
+# --- self-delimiting protocols -------------------------------------------------------
+
+
+def test_bpmux_and_rsio_sessions_round_trip_through_pcapng(tmp_path: Path) -> None:
+    """Frames that delimit themselves are cut again by decoding (BPMUX), with the
+    connection's context where element sizes were announced earlier (Reactive Streams'
+    packed fixed-size elements, in both encodings)."""
+    from wirestream.runtime import rsio
+    from wirestream.runtime.bpmux import aio as bpmux
+
+    class Upper(bpmux.Handler):
+        async def on_request(self, data: bytes) -> bytes:
+            return data.upper()
+
+    async def ints(args: str) -> Any:
+        for n in range(300):
+            yield n.to_bytes(4, "big")
+
+    async def sessions() -> None:
+        with CaptureWriter(tmp_path / "b.wscap", "bpmux/rel") as capture:
+            async with bpmux.serve("tcp://127.0.0.1:0", Upper(), capture=capture) as server:
+                async with bpmux.connect(server.url, capture=capture) as peer:
+                    assert await peer.request(b"x" * 5000) == b"X" * 5000
+        for encoding, name in (("binary", "rsio/0"), ("msgpack", "rsio/0+msgpack")):
+            with CaptureWriter(tmp_path / f"{encoding}.wscap", name) as capture:
+                publishers = {"ints": rsio.Publisher(ints, element_size=4)}
+                async with await rsio.serve("tcp://127.0.0.1:0", publishers=publishers,
+                                            encoding=encoding, packed=True,  # type: ignore[arg-type]
+                                            capture=capture) as server:  # fmt: skip
+                    async with await rsio.connect(server.url, capture=capture,
+                                                  encoding=encoding) as peer:  # type: ignore[arg-type]  # fmt: skip
+                        got = [e async for e in peer.subscribe("ints", limit_rate=64)]
+                        assert len(got) == 300
+
+    run(sessions())
+    for stem in ("b", "binary", "msgpack"):
+        (capture,) = capture_files(tmp_path / f"{stem}.wscap")
+        capture_to_pcapng(capture, tmp_path / f"{stem}.pcapng", server_port=9000, mss=500)
+        expected = rows(list(iter_records(capture)))
+        reader = PcapReader(tmp_path / f"{stem}.pcapng")
+        assert rows(list(reader)) == expected and len(expected) > 5
+        assert reader.problems == []
