@@ -11,6 +11,7 @@ Wireshark's dumpcap.  Each test takes well under a second except the dumpcap one
 
 from __future__ import annotations
 
+import os
 import select
 import shutil
 import signal
@@ -571,8 +572,9 @@ def test_a_file_cut_anywhere_reads_to_its_cut_or_fails_naming_the_offset(
     for path in small_files(tmp_path):
         data = path.read_bytes()
         cut = tmp_path / ("cut" + path.suffix)
-        for size in range(len(data)):
-            cut.write_bytes(data[:size])
+        cut.write_bytes(data)
+        for size in reversed(range(len(data))):
+            os.truncate(cut, size)  # far cheaper than writing each cut afresh
             try:
                 list(PcapReader(cut, "rsocket/1.0"))
             except PcapError as error:
