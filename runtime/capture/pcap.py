@@ -1,6 +1,6 @@
 """Captures as pcap: a ``.wscap`` capture written as a pcapng file of TCP connections (for
 Wireshark, tshark, tcpdump), and pcap / pcapng files of TCP traffic read back as the
-records a ``.wscap`` reader yields (``wirestream.runtime.capture.pcap_reader``).
+records a ``.wscap`` reader yields (``PcapReader``).
 
 Writing (``write_pcapng``, ``PcapngWriter``).  A capture holds frames, not packets: the
 writer synthesizes the TCP/IP a real connection would have carried, so that any tool
@@ -33,6 +33,11 @@ reassembles the frames again.
   record for record the capture (``direction`` included).  Other tools show them as the
   interface description and a packet comment.
 
+Reading (``PcapReader``, ``iter_pcap_records``) is three steps, each its own module:
+the packets of the file (``pcap_files``: classic pcap and pcapng), the TCP segment in
+each packet (``tcp_segments``: link layers, IPv4/IPv6, TCP), and the connections' byte
+streams cut into frames (``tcp_streams``: reassembly, which side is the client, gaps).
+
 Only the standard library: pcapng (https://www.ietf.org/archive/id/draft-ietf-opsawg-pcapng-02.html)
 is a handful of fixed layouts, and IPv4/TCP headers are two ``struct`` formats.
 """
@@ -40,20 +45,40 @@ is a handful of fixed layouts, and IPv4/TCP headers are two ``struct`` formats.
 from __future__ import annotations
 
 import os
+import re
 import struct
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO, Final
 
 from wirestream.runtime.capture.format import Side
+from wirestream.runtime.capture.pcap_files import (
+    PcapError,
+    first_interface,
+    iter_packets,
+    sniff,
+)
 from wirestream.runtime.capture.protocols import CaptureProtocol, get_protocol
 from wirestream.runtime.capture.reader import CaptureRecord, iter_records, read_header
+from wirestream.runtime.capture.tcp_segments import Malformed, parse_segment
+from wirestream.runtime.capture.tcp_streams import (
+    DEFAULT_MAX_PENDING_BYTES,
+    DEFAULT_MAX_PENDING_SEGMENTS,
+    Problem,
+    TcpStreams,
+)
 from wirestream.runtime.errors import EncodeError
 
 __all__ = [
+    "PcapError",
+    "PcapReader",
+    "Problem",
+    "iter_pcap_records",
+    "is_pcap",
+    "described_capture",
     "WELL_KNOWN_PORTS",
     "DEFAULT_MSS",
     "ACK_EVERY",
@@ -443,3 +468,122 @@ def write_pcapng(
 def _records(paths: Iterable[Path]) -> Iterable[CaptureRecord]:
     for path in paths:
         yield from iter_records(path)
+
+
+# --- the reader ----------------------------------------------------------------------
+
+_DESCRIPTION: Final = re.compile(r"wirestream protocol=(\S+) server-port=(\d{1,5})")
+
+
+def is_pcap(path: str | os.PathLike[str]) -> bool:
+    """Whether the file at ``path`` is a pcap or pcapng file (by its first bytes)."""
+    return sniff(path) is not None
+
+
+def described_capture(path: str | os.PathLike[str]) -> tuple[str, int] | None:
+    """(protocol name, server port) of a pcapng file ``PcapngWriter`` wrote, from its
+    interface description; None for any other pcap or pcapng file."""
+    interface = first_interface(path)
+    if interface is None or not interface.description:
+        return None
+    match = _DESCRIPTION.fullmatch(interface.description)
+    if not match:
+        return None
+    return match.group(1), int(match.group(2))
+
+
+class PcapReader:
+    """The frames of one protocol's TCP connections in a pcap or pcapng file, as the
+    ``CaptureRecord``s a ``.wscap`` reader yields (``wirestream.runtime.capture.tcp_streams``
+    says how streams are reassembled, which side is the client, and what a gap is).
+
+    ``protocol``: a capture protocol name; optional for files ``PcapngWriter`` wrote,
+    which name theirs.  ``server_port``: the protocol's server port (0: every TCP
+    connection is read); default: the one such a file names, else the protocol's
+    well-known port (``WELL_KNOWN_PORTS``).  Iterate once; ``problems``,
+    ``problem_counts`` and the counters are complete after the iteration.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        protocol: CaptureProtocol | str | None = None,
+        *,
+        server_port: int | None = None,
+        midstream: bool = False,
+        max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES,
+        max_pending_segments: int = DEFAULT_MAX_PENDING_SEGMENTS,
+    ) -> None:
+        self.path = str(path)
+        described = described_capture(path)  # PcapError if it is no pcap file at all
+        if protocol is None:
+            if described is None:
+                raise ValueError(
+                    f"{self.path}: a pcap file does not say which protocol it carries: "
+                    "give the protocol (e.g. rsocket/1.0)"
+                )
+            protocol = described[0]
+        resolved = protocol if isinstance(protocol, CaptureProtocol) else get_protocol(protocol)
+        self.protocol: CaptureProtocol = resolved
+        if server_port is None and described is not None:
+            if get_protocol(described[0]) is resolved:
+                server_port = described[1]
+        if server_port is None:
+            server_port = default_port(resolved)
+        if server_port is None:
+            raise ValueError(
+                f"{resolved.name} has no well-known port: give the server port (0 reads "
+                "every TCP connection)"
+            )
+        self.server_port = server_port
+        self.streams = TcpStreams(
+            resolved,
+            server_port,
+            midstream=midstream,
+            max_pending_bytes=max_pending_bytes,
+            max_pending_segments=max_pending_segments,
+        )
+        self.packets = 0
+        """Packets in the file."""
+        self.segments = 0
+        """TCP segments among them (of any port)."""
+
+    @property
+    def connections(self) -> int:
+        return self.streams.connections
+
+    @property
+    def problems(self) -> list[Problem]:
+        return self.streams.problems
+
+    @property
+    def problem_counts(self) -> dict[str, int]:
+        return self.streams.problem_counts
+
+    def __iter__(self) -> Iterator[CaptureRecord]:
+        streams = self.streams
+        end = 0
+        for packet in iter_packets(self.path):
+            self.packets += 1
+            end = packet.offset + 1
+            parsed = parse_segment(packet.linktype, packet.data, packet.original_length)
+            if parsed is None:
+                continue
+            if isinstance(parsed, Malformed):
+                streams.malformed(packet.offset, parsed.reason)
+                continue
+            self.segments += 1
+            records = streams.feed(parsed, packet.timestamp_ns, packet.offset, packet.comment)
+            yield from records
+        yield from streams.finish(max(end, os.path.getsize(self.path)))
+
+
+def iter_pcap_records(
+    path: str | os.PathLike[str],
+    protocol: CaptureProtocol | str | None = None,
+    *,
+    server_port: int | None = None,
+    midstream: bool = False,
+) -> Iterator[CaptureRecord]:
+    """The records of the pcap or pcapng file at ``path`` (``PcapReader``)."""
+    return iter(PcapReader(path, protocol, server_port=server_port, midstream=midstream))

@@ -6,7 +6,8 @@ The generator's commands (``wirestream.codegen.cli``)::
     wirestream check    [--idl idl] [--out generated] [--package NAME]
     wirestream validate FILE...
 
-and one sub-command per protocol: ``rsocket`` (below) and ``rabbitmq``
+``wirestream capture decode|stats|to-pcap`` (``wirestream.apps.capture_cli``), and one
+sub-command per protocol: ``rsocket`` (below) and ``rabbitmq``
 (``wirestream.apps.rabbitmq_cli``)::
 
     wirestream rsocket serve [--host H] [--port P] [--transport tcp|ws] [--version 1.0|0.2]
@@ -66,7 +67,7 @@ from wirestream.apps.cli_args import (
     stdin_lines as _stdin_lines,
     text as _text,
 )
-from wirestream.apps import rabbitmq_cli
+from wirestream.apps import capture_cli, rabbitmq_cli
 from wirestream.codegen import cli as codegen_cli
 from wirestream.runtime.aio import InboundStream, parse_url
 from wirestream.runtime.errors import ProtocolError, TransportError
@@ -212,6 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
     protocols = parser.add_subparsers(dest="protocol", metavar="COMMAND", required=True)
     codegen_cli.add_commands(protocols)  # wirestream generate|check|validate
     rabbitmq_cli.add_commands(protocols)  # wirestream rabbitmq ...
+    capture_cli.add_commands(protocols)  # wirestream capture decode|stats|to-pcap
 
     rsocket = protocols.add_parser(
         "rsocket", help="RSocket 1.0 (and ReactiveSocket 0.2)",
@@ -462,6 +464,8 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace | int:
 def _runner(args: argparse.Namespace) -> Callable[[argparse.Namespace], Coroutine[Any, Any, int]]:
     if args.protocol == "rabbitmq":
         return rabbitmq_cli.run
+    if args.protocol == "capture":
+        return capture_cli.arun
     return _serve if args.command == "serve" else _client
 
 
@@ -481,6 +485,13 @@ def main(argv: list[str] | None = None) -> int:
         return args
     if args.protocol in codegen_cli.COMMANDS:
         return codegen_cli.run(args, args.protocol)
+    if args.protocol == "capture":  # no event loop needed: files only
+        code = capture_cli.run(args)
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return code
     try:
         code = asyncio.run(_runner(args)(args))
     except KeyboardInterrupt:
