@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.aio_support import run
-from tests.protocols import VERSIONS, Version, context, plain
+from tests.protocols import IDL, VERSIONS, Version, context, plain
 from tests.wireshark_support import (
     Pdu,
     as_shown,
@@ -37,7 +38,8 @@ from tests.wireshark_support import (
     tshark,
 )
 from wirestream.codegen.build import load_protocol
-from wirestream.codegen.wireshark_target import DEFAULT_PORTS
+from wirestream.codegen.errors import IdlError
+from wirestream.codegen.wireshark_target import DEFAULT_PORTS, render_dissector
 from wirestream.runtime.capture import CaptureWriter, capture_files, get_protocol, iter_records
 from wirestream.runtime.capture.pcap import WELL_KNOWN_PORTS, PcapngWriter
 from wirestream.runtime.capture.reader import CaptureRecord
@@ -452,6 +454,19 @@ def test_dissector_names_clash_with_no_dissector_wireshark_has() -> None:
                             check=True).stdout.decode()  # fmt: skip
     builtin = {line.split("\t")[2] for line in listed.splitlines() if line.count("\t") >= 2}
     assert builtin and not {proto_name(v) for v in VERSIONS} & builtin
+
+
+def test_a_name_two_fields_would_share_is_an_idl_error_at_the_frame(tmp_path: Path) -> None:
+    """A frame called Length would be ws_rsocket_v1_0.length, the transport's length
+    prefix: the generator refuses it with the file, the frame's line and its name."""
+    spec = yaml.safe_load((IDL / "rsocket" / "v1_0.yaml").read_text(encoding="utf-8"))
+    spec["frames"]["Length"] = {"code": 0x10, "fields": []}
+    path = tmp_path / "v1_0.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    proto = load_protocol(path, "idl/rsocket/v1_0.yaml")
+    line = next(f.line for f in proto.frames if f.name == "Length")
+    with pytest.raises(IdlError, match=f"v1_0.yaml:{line}: Length: .*ws_rsocket_v1_0.length"):
+        render_dissector(proto)
 
 
 def test_default_ports_are_the_pcap_writers_well_known_ports_one_version_each() -> None:
