@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PY_DIRS := wirestream/__init__.py wirestream/__main__.py wirestream/apps codegen runtime generated tests bench
 
-.PHONY: venv node-deps java-peers generate check-generated lint typecheck pytest ts-build ts-test test fuzz bench demo clean broker broker-stop
+.PHONY: venv node-deps java-peers tshark generate check-generated lint typecheck pytest ts-build ts-test test fuzz bench demo clean broker broker-stop
 
 # The venv is (re)built whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -47,7 +47,22 @@ $(JAVA_RABBITMQ_STAMP): $(JAVA_RABBITMQ)/pom.xml $(shell find $(JAVA_RABBITMQ)/s
 
 java-peers: $(JAVA_STAMP) $(JAVA_RABBITMQ_STAMP)
 
-# idl/**/*.yaml -> generated/** (Python, black-formatted) and generated/typescript/ (the npm package)
+# tshark runs the generated Wireshark dissectors (generated/wireshark/*.lua) in
+# tests/test_wireshark.py: Debian's package (Debian 12: Wireshark 4.0, Lua 5.2), installed
+# with apt when missing (needs root).  wireshark-common asks whether non-superusers may
+# capture packets; the answer (no: only reading files is needed) is given to debconf first,
+# so the install never prompts.  Idempotent: nothing happens when tshark is there.
+tshark:
+	@if ! command -v tshark >/dev/null 2>&1; then \
+		if [ "$$(id -u)" != 0 ]; then echo "tshark is missing; install it as root: make tshark" >&2; exit 1; fi; \
+		echo "installing tshark (apt-get)"; \
+		echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends tshark >/dev/null; \
+	fi
+
+# idl/**/*.yaml -> generated/** (Python, black-formatted), generated/typescript/ (the npm package)
+# and generated/wireshark/ (a Lua dissector per protocol version)
 generate: venv
 	$(BIN)/python -m wirestream.codegen generate --idl idl --out generated --package wirestream.generated --target all
 
@@ -66,7 +81,7 @@ lint: venv
 typecheck: venv
 	$(BIN)/mypy --strict -p wirestream
 
-pytest: venv node-deps java-peers
+pytest: venv node-deps java-peers tshark
 	$(BIN)/pytest -q
 
 # runtime/, generated/ and tests/typescript -> their dist/ (tsc -b: incremental, strict).

@@ -8,7 +8,8 @@ python -m wirestream.codegen validate FILE...
 writes imports only ``wirestream.runtime``, so it works in any project that installs
 wirestream. ``--target`` picks the languages: ``python`` (the default: modules under
 ``--out``), ``typescript`` (the npm package ``@wirestream/generated`` under
-``--out/typescript``, importing ``@wirestream/runtime``) or ``all``.
+``--out/typescript``, importing ``@wirestream/runtime``), ``wireshark`` (a Lua
+dissector per protocol version, ``--out/wireshark/<protocol>_<version>.lua``) or ``all``.
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ from wirestream.codegen.errors import IdlError
 from wirestream.codegen.model import Protocol
 from wirestream.codegen.render import render_package_init, render_protocol
 from wirestream.codegen.typescript_target import render_typescript
+from wirestream.codegen.wireshark_target import DIR as WIRESHARK_DIR
+from wirestream.codegen.wireshark_target import render_wireshark
 
-TARGETS: Final = ("python", "typescript")
+TARGETS: Final = ("python", "typescript", "wireshark")
 TS_DIR: Final = "typescript"  # the npm package's folder under --out
 
 
@@ -52,6 +55,10 @@ def generate_tree(
     files: dict[str, str] = {}
     if "typescript" in targets:
         files.update({f"{TS_DIR}/{rel}": text for rel, text in render_typescript(protos).items()})
+    if "wireshark" in targets:
+        files.update(
+            {f"{WIRESHARK_DIR}/{rel}": text for rel, text in render_wireshark(protos).items()}
+        )
     if "python" in targets:
         files.update(python_tree(protos, package, only))
     return files
@@ -104,6 +111,8 @@ def generated_files(out: Path, targets: tuple[str, ...] = ("python",)) -> list[P
         owned += [*(ts / "src").rglob("*.ts")]
         owned += [ts / name for name in ("package.json", "tsconfig.json", "README.md")
                   if (ts / name).exists()]  # fmt: skip
+    if "wireshark" in targets:
+        owned += [*(out / WIRESHARK_DIR).glob("*.lua")]
     return sorted(owned)
 
 

@@ -132,6 +132,7 @@ class IntPlan:
     default: int
     default_member: str | None  # the closed enum's member for ``default``
     doc: str = ""
+    names: str | None = None  # the enum naming the values, open or closed (docs, dissectors)
 
     @property
     def attr(self) -> bool:
@@ -465,7 +466,7 @@ class Planner:
         )
         plan = IntPlan(node.name, node.type, lo, hi, narrowed, node.const,
                        enum.name if enum else None, node.derived_from, default, member,
-                       node.doc)  # fmt: skip
+                       node.doc, node.enum.name if node.enum else None)  # fmt: skip
         self.ints[node.name] = plan
         return plan
 

@@ -9,7 +9,9 @@ another language).  The pieces:
 - ``read_header``, ``iter_records``, ``plan_ranges`` (``reader``): the records of a file
   or of a byte range of it (how the Spark source splits files into partitions);
 - ``get_protocol`` (``protocols``): which protocols a capture can hold and how their
-  frames are cut and decoded.
+  frames are cut and decoded;
+- ``write_pcapng``, ``PcapReader``, ``iter_pcap_records`` (``pcap``): a capture as a pcapng
+  file for Wireshark, and pcap/pcapng files of TCP traffic read as capture records.
 
 >>> import asyncio
 >>> from wirestream.runtime.capture import CaptureWriter, iter_records
@@ -41,6 +43,7 @@ from wirestream.runtime.capture.reader import (
 )
 from wirestream.runtime.capture.tap import CapturedTransport, tap, tap_accepted
 from wirestream.runtime.capture.writer import DEFAULT_MAX_FILE_BYTES, CaptureWriter, capture_files
+from wirestream.runtime.capture.pcap import PcapError, PcapReader, iter_pcap_records, write_pcapng
 
 __all__ = [
     "FORMAT_VERSION",
@@ -54,13 +57,17 @@ __all__ = [
     "Direction",
     "FileHeader",
     "PROTOCOLS",
+    "PcapError",
+    "PcapReader",
     "Side",
     "capture_files",
     "get_protocol",
+    "iter_pcap_records",
     "iter_records",
     "plan_ranges",
     "read_header",
     "split_ranges",
     "tap",
     "tap_accepted",
+    "write_pcapng",
 ]

@@ -211,14 +211,18 @@ connection id, flags, frame CRC, header CRC)."""
 class RecordChunk(NamedTuple):
     """Consecutive records of a file, column-wise: ``headers[k]`` and ``frames[k]`` are
     the k-th record's; the first starts at ``offset`` and each follows the one before
-    (``offsets()``)."""
+    (``offsets()``).  Records that do not lie back to back (frames read from a pcap
+    file: ``wirestream.runtime.capture.pcap``) give their offsets in ``starts``."""
 
     offset: int
     headers: list[RecordHeader]
     frames: list[bytes]
+    starts: list[int] | None = None
 
     def offsets(self) -> list[int]:
         """Where each record starts in the file."""
+        if self.starts is not None:
+            return self.starts
         starts, pos = [], self.offset
         for header in self.headers:
             starts.append(pos)

@@ -5,6 +5,15 @@
 ...           .load("caps/rsocket.*.wscap"))
 
 ``path`` is a capture file, a folder (its files, hidden and ``_`` files skipped) or a glob.
+pcap and pcapng files of TCP traffic (tcpdump's, Wireshark's, ``wirestream capture
+to-pcap``'s) are read too, told from ``.wscap`` files by their first bytes: their TCP
+streams are reassembled and cut into frames (``wirestream.runtime.capture.pcap``), which
+become rows exactly as a capture's records do:
+
+>>> frames = (spark.read.format("wirestream")
+...           .option("protocol", "rabbitmq_stream/1").option("serverPort", "5552")
+...           .load("/var/captures/*.pcap"))
+
 Each record becomes one row of the protocol version's generated ``FRAME_LOG_SCHEMA``
 (``generated/<protocol>/<version>/spark.py``): ``capture_time`` (microseconds; the
 capture's nanoseconds are truncated), ``connection_id``, ``direction`` (``in``/``out``,
@@ -17,7 +26,19 @@ Options:
 ``protocol``
     ``rsocket/1.0``, ``rsocket/0.2``, ``rsio/0``, ``rsio/0+msgpack``, ``bpmux/rel``,
     ``rabbitmq_stream/1``, ``rabbitmq_stream/draft`` (``wirestream.runtime.capture.protocols``).
-    Optional: the file headers name it; when given, every file must hold it.
+    Optional: the file headers name it; when given, every file must hold it.  A pcap
+    file does not say which protocol it carries: reading one needs this option, unless
+    ``wirestream capture to-pcap`` wrote it (its interface description names it).
+``serverPort``
+    pcap files: the protocol's server port; only TCP connections with an end on it are
+    read, and without a SYN in the capture the side on it is the server.  Default: the
+    port a file written by ``to-pcap`` names, else the protocol's well-known port
+    (RSocket 7878, RabbitMQ streams 5552; Reactive Streams and BPMUX have none).  ``0``:
+    every TCP connection.
+``midstream``
+    pcap files: ``true`` reads a direction whose start the capture missed, and reads on
+    after a gap, from the next segment (``wirestream.runtime.capture.tcp_streams``);
+    default ``false``: such a direction is left out, as its frame boundaries are unknown.
 ``maxPartitionBytes``
     at most how many bytes of a file one partition reads (default 64 MiB).  Partitions
     split files at record boundaries (``wirestream.runtime.capture.format``: a range owns the
@@ -35,7 +56,7 @@ Options:
     partitions, not as a 64, 64 and 22 MB (one core idle for a third of the time).
     Reactive Streams captures (``rsio``) are read one partition per file: a fixed-size
     element decodes only with the ``subscribed`` that announced its size, earlier in the
-    connection.
+    connection.  So are pcap files: a TCP stream is reassembled from its start.
 ``mode``
     ``FAILFAST`` (default): a frame that does not decode fails the task with an error
     naming the file, the record's offset, the connection and the first bytes.
@@ -80,7 +101,14 @@ from wirestream.runtime.capture import (
     split_ranges,
 )
 from wirestream.runtime.capture.format import FLAG_OUT, FLAG_SERVER
-from wirestream.runtime.capture.reader import RawRecord, RecordChunk, scan_chunks, scan_records
+from wirestream.runtime.capture.pcap import PcapReader, described_capture, is_pcap
+from wirestream.runtime.capture.reader import (
+    RawRecord,
+    RecordChunk,
+    RecordHeader,
+    scan_chunks,
+    scan_records,
+)
 from wirestream.runtime.errors import DecodeError, ProtocolError
 from wirestream.runtime.spark.errors import SparkOptionError
 from wirestream.runtime.spark.gc_pause import cyclic_gc_paused
@@ -89,11 +117,15 @@ from wirestream.runtime.spark.options import Options
 __all__ = ["WirestreamCaptureSource", "CaptureReader", "CapturePartition", "MALFORMED"]
 
 SOURCE: Final = "wirestream"
-OPTIONS: Final = ("protocol", "maxPartitionBytes", "minPartitions", "mode", "arrow")
+OPTIONS: Final = (
+    "protocol", "maxPartitionBytes", "minPartitions", "mode", "arrow", "serverPort", "midstream"
+)  # fmt: skip
 MODES: Final = ("FAILFAST", "PERMISSIVE", "DROPMALFORMED")
 DEFAULT_MAX_PARTITION_BYTES: Final = 64 * 1024 * 1024
 BATCH_ROWS: Final = 10_000
 """Rows per Arrow record batch (Spark's own ``maxRecordsPerBatch`` default)."""
+WSCAP: Final = "wscap"
+PCAP: Final = "pcap"
 MALFORMED: Final = "MALFORMED"
 """``frame_type`` of a frame that did not decode, in PERMISSIVE mode."""
 
@@ -162,11 +194,13 @@ class Plan:
     """What ``schema()`` checked, for ``reader()`` (plain data: it goes to executors)."""
 
     protocol: str
-    files: tuple[tuple[str, int], ...]  # (path, size at planning)
+    files: tuple[tuple[str, int, str, int], ...]
+    """(path, size at planning, WSCAP or PCAP, the server port of a pcap file)"""
     max_partition_bytes: int
     min_partitions: int
     mode: str
     arrow: bool
+    midstream: bool = False
 
 
 def make_plan(given: Any) -> Plan:
@@ -186,9 +220,31 @@ def make_plan(given: Any) -> Plan:
     min_partitions = options.count("minPartitions", os.cpu_count() or 1, minimum=1)
     mode = options.choice("mode", MODES, "FAILFAST")
     arrow = options.flag("arrow", True)
+    server_port = options.integer("serverPort", None, minimum=0)
+    if server_port is not None and server_port > 65535:
+        raise SparkOptionError(f"{SOURCE}: option serverPort={server_port} is not 0..65535")
+    midstream = options.flag("midstream", False)
     files = resolve_files(_paths(options))
-    planned: list[tuple[str, int]] = []
+    planned: list[tuple[str, int, str, int]] = []
     for path in files:
+        if is_pcap(path):
+            described = described_capture(path)  # PcapError if it is no pcap file after all
+            if described is not None and protocol is not None:
+                if get_protocol(described[0]) is not protocol:
+                    origin = "option protocol=" if wanted is not None else "the first file holds "
+                    raise SparkOptionError(
+                        f"{SOURCE}: {path} holds {described[0]}, but {origin}{protocol.name!r}; "
+                        "read captures of different protocols separately"
+                    )
+            try:
+                pcap = PcapReader(path, protocol, server_port=server_port)  # not iterated
+            except ValueError as error:
+                raise SparkOptionError(
+                    f"{SOURCE}: {error}; give the options protocol (and serverPort)"
+                ) from None
+            protocol = pcap.protocol
+            planned.append((path, os.path.getsize(path), PCAP, pcap.server_port))
+            continue
         header = read_header(path)  # CaptureError (file and offset 0) if it is no capture
         try:
             held = get_protocol(header.protocol)
@@ -205,9 +261,9 @@ def make_plan(given: Any) -> Plan:
                 f"{SOURCE}: {path} holds {held.name}, but {origin}{protocol.name!r}; read "
                 f"captures of different protocols separately"
             )
-        planned.append((path, os.path.getsize(path)))
+        planned.append((path, os.path.getsize(path), WSCAP, 0))
     assert protocol is not None
-    return Plan(protocol.name, tuple(planned), max_bytes, min_partitions, mode, arrow)
+    return Plan(protocol.name, tuple(planned), max_bytes, min_partitions, mode, arrow, midstream)
 
 
 def piece_bytes(sizes: Sequence[int], max_bytes: int, min_partitions: int) -> int:
@@ -248,11 +304,14 @@ class WirestreamCaptureSource(DataSource):
 
 @dataclass
 class CapturePartition(InputPartition):
-    """The records of ``path`` that start in ``[start, end)``."""
+    """The records of ``path`` that start in ``[start, end)``; a pcap file (``kind``
+    PCAP) is read whole, its TCP connections to ``server_port``."""
 
     path: str
     start: int
     end: int
+    kind: str = WSCAP
+    server_port: int = 0
 
 
 class CaptureReader(DataSourceReader):
@@ -265,12 +324,15 @@ class CaptureReader(DataSourceReader):
     def partitions(self) -> list[CapturePartition]:
         protocol = get_protocol(self.plan.protocol)
         piece = piece_bytes(
-            [size for _, size in self.plan.files],
+            [size for _, size, kind, _ in self.plan.files if kind == WSCAP],
             self.plan.max_partition_bytes,
             self.plan.min_partitions,
         )
         pieces: list[CapturePartition] = []
-        for path, size in self.plan.files:
+        for path, size, kind, port in self.plan.files:
+            if kind == PCAP:
+                pieces.append(CapturePartition(path, 0, size, PCAP, port))
+                continue
             # One partition per file for contextual protocols (module docstring).
             for start, end in split_ranges(size, max(size, 1) if protocol.contextual else piece):
                 pieces.append(CapturePartition(path, start, end))
@@ -279,11 +341,48 @@ class CaptureReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[Any]:
         assert isinstance(partition, CapturePartition)
         rows = FrameLogRows(self.plan.protocol, self.plan.mode)
+        if partition.kind == PCAP:
+            reader = PcapReader(partition.path, self.plan.protocol,
+                                server_port=partition.server_port,
+                                midstream=self.plan.midstream)  # fmt: skip
+            if self.plan.arrow:
+                return rows.batches(pcap_chunks(reader, BATCH_ROWS), self.schema, partition.path)
+            return rows.tuples(pcap_raw_records(reader), partition.path)
         if self.plan.arrow:
             chunks = scan_chunks(partition.path, partition.start, partition.end, BATCH_ROWS)
             return rows.batches(chunks, self.schema, partition.path)
         records = scan_records(partition.path, partition.start, partition.end)
         return rows.tuples(records, partition.path)
+
+
+# --- pcap files (executor side) ------------------------------------------------------
+
+
+def pcap_raw_records(reader: PcapReader) -> Iterator[RawRecord]:
+    """A pcap file's records as ``scan_records`` tuples (the offset: of the packet that
+    completed the frame)."""
+    for record in reader:
+        flags = (FLAG_OUT if record.direction == "out" else 0) | (
+            FLAG_SERVER if record.side == "server" else 0
+        )
+        yield record.offset, record.timestamp_ns, record.connection_id, flags, record.frame
+
+
+def pcap_chunks(reader: PcapReader, records_per_chunk: int) -> Iterator[RecordChunk]:
+    """A pcap file's records in ``scan_chunks``' chunks (headers with no sync marker or
+    CRCs: ``FrameLogRows`` reads only the length, time, connection and flags)."""
+    headers: list[RecordHeader] = []
+    frames: list[bytes] = []
+    starts: list[int] = []
+    for offset, timestamp, connection, flags, frame in pcap_raw_records(reader):
+        headers.append((b"", len(frame), timestamp, connection, flags, 0, 0))
+        frames.append(frame)
+        starts.append(offset)
+        if len(frames) == records_per_chunk:
+            yield RecordChunk(starts[0], headers, frames, starts)
+            headers, frames, starts = [], [], []
+    if frames:
+        yield RecordChunk(starts[0], headers, frames, starts)
 
 
 # --- decoding (executor side) --------------------------------------------------------

@@ -6,7 +6,8 @@ The generator's commands (``wirestream.codegen.cli``)::
     wirestream check    [--idl idl] [--out generated] [--package NAME]
     wirestream validate FILE...
 
-and one sub-command per protocol: ``rsocket`` (below), ``rabbitmq``
+``wirestream capture decode|stats|to-pcap`` (``wirestream.apps.capture_cli``), and one
+sub-command per protocol: ``rsocket`` (below), ``rabbitmq``
 (``wirestream.apps.rabbitmq_cli``), ``rsio`` (``rsio_cli``) and ``bpmux``
 (``bpmux_cli``)::
 
@@ -70,7 +71,7 @@ from wirestream.apps.cli_common import (
     stdin_lines as _stdin_lines,
     text as _text,
 )
-from wirestream.apps import bpmux_cli, rabbitmq_cli, rsio_cli
+from wirestream.apps import bpmux_cli, capture_cli, rabbitmq_cli, rsio_cli
 from wirestream.codegen import cli as codegen_cli
 from wirestream.runtime.aio import InboundStream, parse_url
 from wirestream.runtime.errors import ProtocolError, TransportError
@@ -214,6 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
     rabbitmq_cli.add_commands(protocols)  # wirestream rabbitmq ...
     rsio_cli.add_commands(protocols)  # wirestream rsio serve|subscribe
     bpmux_cli.add_commands(protocols)  # wirestream bpmux serve|message|request|stream|sink
+    capture_cli.add_commands(protocols)  # wirestream capture decode|stats|to-pcap
 
     rsocket = protocols.add_parser(
         "rsocket", help="RSocket 1.0 (and ReactiveSocket 0.2)",
@@ -442,7 +444,8 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace | int:
 
 
 def _runner(args: argparse.Namespace) -> Callable[[argparse.Namespace], Coroutine[Any, Any, int]]:
-    others = {"rabbitmq": rabbitmq_cli.run, "rsio": rsio_cli.run, "bpmux": bpmux_cli.run}
+    others = {"rabbitmq": rabbitmq_cli.run, "rsio": rsio_cli.run, "bpmux": bpmux_cli.run,
+              "capture": capture_cli.arun}  # fmt: skip
     if args.protocol in others:
         return others[args.protocol]
     return _serve if args.command == "serve" else _client
@@ -464,6 +467,13 @@ def main(argv: list[str] | None = None) -> int:
         return args
     if args.protocol in codegen_cli.COMMANDS:
         return codegen_cli.run(args, args.protocol)
+    if args.protocol == "capture":  # no event loop needed: files only
+        code = capture_cli.run(args)
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return code
     try:
         code = asyncio.run(_runner(args)(args))
     except KeyboardInterrupt:

@@ -1,0 +1,397 @@
+"""The Wireshark target: spells the language-neutral plan (``plan.py``) as a Lua dissector.
+
+Wireshark loads Lua dissectors as plugins (``wireshark -X lua_script:FILE`` or the
+personal plugins folder).  Each protocol version gets one self-contained file,
+``generated/wireshark/<protocol>_<version>.lua``, that decodes exactly what the
+generated codecs decode, step by step from the same plan, into a protocol tree:
+
+- the protocol is ``ws_<protocol>_<version>`` (``ws_rsocket_v1_0``): Wireshark has no
+  dissector of that name, and the six versions load side by side;
+- every value has a field named after the IDL (``names``): a header value is
+  ``<proto>.<name>``, a frame's or struct's value ``<proto>.<record>.<name>`` (the
+  record in snake case), a length/count prefix the IDL leaves unnamed
+  ``<proto>.<record>.<name>.length|count|byte_length``, a flag
+  ``<proto>.flags.<name>`` (common) or ``<proto>.<frame>.flags.<name>``;
+- enums (open or closed) are value strings, bit fields of words up to 32 bits are
+  masked fields (64-bit words are computed: Lua numbers are doubles), structs, unions
+  and frames are subtrees, arrays a subtree of their elements;
+- what the codec refuses is an expert-info error named after the ``ProtocolError``
+  class it raises (``<proto>.truncated``, ``.invalid_value``, ...), never a Lua error.
+
+This module only decides names and spellings (field tables, Lua literals and size
+expressions); ``templates/wireshark/dissector.lua.j2`` lays out the code.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from wirestream.codegen.errors import IdlError
+from wirestream.codegen.jinja import environment
+from wirestream.codegen.model import ArrayField, BytesField, IntType, Protocol, RefField, Word
+from wirestream.codegen.plan import (
+    ArrayStep,
+    BytesStep,
+    CodecPlan,
+    ExprPlan,
+    FixedRun,
+    IntPlan,
+    IntStep,
+    ItemStep,
+    RefStep,
+    lower_snake,
+    plan_codec,
+)
+
+DIR: Final = "wireshark"  # the dissectors' folder under --out
+
+DEFAULT_PORTS: Final = {("rsocket", "v1_0"): 7878, ("rabbitmq_stream", "v1"): 5552}
+"""The TCP port each dissector registers by default: the servers' well-known ports, as
+the pcap writer uses them (``runtime.capture.pcap.WELL_KNOWN_PORTS``), each given to the
+current version of its protocol only (one port, one dissector).  The other versions,
+Reactive Streams and BPMUX (no well-known port) register none: set the preference or
+use Decode As."""
+
+_INT_CTOR: Final = {"u8": "uint8", "u16": "uint16", "u24": "uint24", "u32": "uint32",
+                    "u64": "uint64", "varint": "uint64", "varu64": "uint64", "i8": "int8",
+                    "i16": "int16", "i32": "int32", "i64": "int64"}  # fmt: skip
+
+
+def proto_name(protocol: str, version: str) -> str:
+    """The dissector's protocol (filter) name: ``ws_rsocket_v1_0``."""
+    return f"ws_{protocol}_{version}"
+
+
+def capture_name(protocol: str, version: str) -> str:
+    """The protocol as a capture file names it (``rsocket/1.0``): the Protocol column."""
+    if version[:1] == "v" and version[1:2].isdigit():
+        version = version[1:]
+    return f"{protocol}/{version.replace('_', '.')}"
+
+
+def label(name: str) -> str:
+    """A field's display name: ``keepalive_interval`` -> ``Keepalive interval``."""
+    text = name.replace("_", " ")
+    return text[:1].upper() + text[1:]
+
+
+def lua_str(text: str) -> str:
+    """A Lua string literal (UTF-8 passes through; control characters are escaped)."""
+    out = []
+    for char in text:
+        if char in '\\"':
+            out.append("\\" + char)
+        elif char == "\n":
+            out.append("\\n")
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            out.append(f"\\{ord(char):03d}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def lit(value: int) -> str:
+    """A Lua number literal (exact: every value spelled this way is below 2**53)."""
+    if abs(value) >= 1 << 53:
+        raise ValueError(f"{value} is not exact as a Lua number")
+    if value < 0:
+        return "-" + lit(-value)
+    return hex(value) if value > 9 else str(value)
+
+
+def big_lit(value: int, signed: bool) -> str:
+    """A 64-bit constant: ``UInt64(lo, hi)`` / ``Int64(lo, hi)`` (two's complement)."""
+    raw = value & 0xFFFFFFFFFFFFFFFF
+    lo, hi = raw & 0xFFFFFFFF, raw >> 32
+    return f"{'Int64' if signed else 'UInt64'}({lit(lo)}, {lit(hi)})"
+
+
+def value_lit(value: int, itype: IntType) -> str:
+    """``value`` as the reader returns integers of ``itype``: 64-bit ones as userdata."""
+    return big_lit(value, itype.signed) if itype.bits > 32 else lit(value)
+
+
+def is_big(itype: IntType) -> bool:
+    return itype.bits > 32
+
+
+def ctor(itype: IntType) -> str:
+    return _INT_CTOR[itype.name]
+
+
+def lua_expr(plan: ExprPlan) -> str:
+    """A size or count expression as a Lua number (64-bit operands through ``num``:
+    a value of 2**53 or more is ``math.huge``, which every bound check refuses)."""
+    parts: list[str] = []
+    for index, term in enumerate(plan.terms):
+        if index:
+            parts.append(f" {plan.operators[index - 1]} ")
+        if term.kind == "literal":
+            parts.append(lit(term.value))
+        elif term.kind == "field":
+            parts.append(f"num(v.{term.name})")
+        elif term.keyed_by is not None:
+            parts.append(f"ctx_get(s.ctx.{term.name}, v.{term.keyed_by}, {lit(term.default)})")
+        else:
+            parts.append(f"s.ctx.{term.name}")
+    text = "".join(parts)
+    return text if len(plan.terms) == 1 else f"({text})"
+
+
+# --- the field table ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LuaField:
+    """One ``ProtoField``: ``key`` is its name after ``<proto>.``."""
+
+    key: str
+    ctor: str  # ProtoField constructor: uint32, int64, bool, string, bytes, none
+    label: str
+    doc: str = ""
+    values: str | None = None  # enum name: its value string
+    mask: int | None = None
+    bits: int = 0  # bool: width of the word the mask applies to
+
+    def lua(self, proto: str) -> str:
+        abbrev = lua_str(f"{proto}.{self.key}")
+        name = lua_str(self.label)
+        doc = lua_str(self.doc) if self.doc else "nil"
+        if self.ctor == "none":
+            return f"ProtoField.none({abbrev}, {name}, {doc})"
+        if self.ctor == "string":
+            return f"ProtoField.string({abbrev}, {name}, base.UNICODE, {doc})"
+        if self.ctor == "bytes":
+            return f"ProtoField.bytes({abbrev}, {name}, base.NONE, {doc})"
+        mask = lit(self.mask) if self.mask is not None else "nil"
+        if self.ctor == "bool":
+            return f"ProtoField.bool({abbrev}, {name}, {self.bits}, nil, {mask}, {doc})"
+        values = f"vs.{self.values}" if self.values else "nil"
+        shown = "base.HEX" if self.key == "flags" else "base.DEC"
+        return f"ProtoField.{self.ctor}({abbrev}, {name}, {shown}, {values}, {mask}, {doc})"
+
+
+class FieldTable:
+    """The fields of one dissector, collected by walking the plan as the template does."""
+
+    def __init__(self, proto: Protocol, plan: CodecPlan) -> None:
+        self.proto = proto
+        self.plan = plan
+        self.fields: dict[str, LuaField] = {}
+        self.docs = _docs(proto)
+        self.lines = {f.name: f.line for f in proto.frames}
+        self._walk()
+
+    def add(self, field: LuaField, owner: str) -> None:
+        known = self.fields.get(field.key)
+        if known is not None and known != field:
+            raise IdlError(self.proto.source, self.lines.get(owner, 1), owner,
+                           f"the Wireshark field {proto_name(self.proto.protocol, self.proto.version)}."
+                           f"{field.key} would name two different values; rename one")  # fmt: skip
+        self.fields[field.key] = field
+
+    def int_field(self, key: str, value: IntPlan, itype: IntType, owner: str,
+                  mask: int | None = None) -> None:  # fmt: skip
+        doc = one_line(value.doc or self.docs.get((owner, value.name), ""))
+        names = value.names
+        if owner == "header" and value.name == self.plan.discriminator[0]:
+            names = "frame_type"  # the frames' names (vs.frame_type)
+        self.add(LuaField(key, ctor(itype), label(value.name), doc, names, mask), owner)
+
+    def _walk(self) -> None:
+        plan = self.plan
+        if plan.length_prefix is not None:
+            self.add(LuaField("length", ctor(plan.length_prefix), "Frame length",
+                              "Length of the frame after the transport's length prefix"), "")  # fmt: skip
+        self.steps("", plan.header_steps, "header")
+        for name, mask in plan.common_flags.items():
+            self.add(LuaField(f"flags.{name}", "bool", label(name), f"flag {mask:#x}",
+                              mask=mask << self.flags_shift(), bits=self.flags_word_bits()), "")  # fmt: skip
+        for struct in plan.structs:
+            self.steps(lower_snake(struct.name) + ".", struct.steps, struct.name)
+        for frame, model in zip(plan.frames, self.proto.frames):
+            key = lower_snake(frame.name)
+            self.add(LuaField(key, "none", frame.name, one_line(frame.doc)), frame.name)
+            for name, mask in model.flags.items():
+                if name not in plan.common_flags:
+                    self.add(LuaField(f"{key}.flags.{name}", "bool", label(name), f"flag {mask:#x}",
+                                      mask=mask << self.flags_shift(),
+                                      bits=self.flags_word_bits()), frame.name)  # fmt: skip
+            self.steps(key + ".", frame.steps, frame.name)
+        if plan.unknown != "error":
+            self.add(LuaField("unknown_frame", "none", "Unknown frame",
+                              "A frame of a type this version does not define"), "")  # fmt: skip
+            code_bits = 64 if plan.discriminator_big[0] else 32
+            self.add(LuaField("unknown_frame.code", f"uint{code_bits}", "Code",
+                              "The unknown type code"), "")  # fmt: skip
+            if plan.unknown_length is not None:
+                self.add(LuaField("unknown_frame.length", ctor(plan.unknown_length), "Length",
+                                  "Length of the skipped body"), "")  # fmt: skip
+            self.add(LuaField("unknown_frame.body", "bytes", "Body", "The frame after its header"),
+                     "")  # fmt: skip
+
+    def flags_unit(self) -> tuple[int, int]:
+        """(shift, word bits) of the header's flag bits."""
+        for item in self.plan.header_steps:
+            if isinstance(item.step, FixedRun):
+                for unit in item.step.units:
+                    for bits in unit.bits:
+                        if bits.kind == "flags":
+                            return bits.shift, unit.type.bits
+        raise NotImplementedError("Wireshark target: flags outside a header word")
+
+    def flags_shift(self) -> int:
+        return self.flags_unit()[0]
+
+    def flags_word_bits(self) -> int:
+        return self.flags_unit()[1]
+
+    def steps(self, prefix: str, steps: list[ItemStep], owner: str) -> None:
+        for item in steps:
+            step = item.step
+            if isinstance(step, FixedRun):
+                for unit in step.units:
+                    if unit.kind == "int":
+                        assert unit.value is not None
+                        self.int_field(prefix + unit.value.name, unit.value, unit.type, owner)
+                        continue
+                    for bits in unit.bits:
+                        if bits.kind == "value":
+                            assert bits.value is not None
+                            mask = bits.mask << bits.shift if unit.type.bits <= 32 else None
+                            self.int_field(prefix + bits.value.name, bits.value, unit.type, owner,
+                                           mask)  # fmt: skip
+                        elif bits.kind == "flags":
+                            self.add(LuaField("flags", ctor(unit.type), "Flags", "The flag bits",
+                                              mask=bits.mask << bits.shift), owner)  # fmt: skip
+            elif isinstance(step, IntStep):
+                self.int_field(prefix + step.value.name, step.value, step.value.type, owner)
+            elif isinstance(step, BytesStep):
+                self.bytes_fields(prefix + step.name, step, owner, step.name)
+            elif isinstance(step, ArrayStep):
+                self.array_fields(prefix + step.name, step, owner)
+            else:
+                doc = one_line(self.docs.get((owner, step.name), ""))
+                self.add(LuaField(prefix + step.name, "none", label(step.name), doc), owner)
+
+    def bytes_fields(self, key: str, step: BytesStep, owner: str, name: str) -> None:
+        doc = one_line(self.docs.get((owner, name), ""))
+        if step.length is not None:
+            self.add(LuaField(f"{key}.length", ctor(step.length), f"{label(name)} length",
+                              f"Length of {name}" + (" (-1: null)" if step.nullable else "")),
+                     owner)  # fmt: skip
+        self.add(LuaField(key, "string" if step.string else "bytes", label(name), doc), owner)
+
+    def array_fields(self, key: str, step: ArrayStep, owner: str) -> None:
+        name = step.name
+        if step.count_prefix is not None:
+            self.add(LuaField(f"{key}.count", ctor(step.count_prefix), f"{label(name)} count",
+                              f"Number of {name}"), owner)  # fmt: skip
+        if step.byte_length_prefix is not None:
+            self.add(LuaField(f"{key}.byte_length", ctor(step.byte_length_prefix),
+                              f"{label(name)} byte length", f"Bytes of {name}"), owner)  # fmt: skip
+        element = step.element
+        doc = one_line(self.docs.get((owner, name), ""))
+        if element.kind == "int":
+            assert element.value is not None
+            self.add(LuaField(key, ctor(element.value.type), label(name), doc,
+                              element.value.names), owner)  # fmt: skip
+        elif element.kind == "bytes":
+            assert element.bytes is not None
+            self.bytes_fields(key, element.bytes, owner, name)
+        else:
+            self.add(LuaField(key, "none", label(name), doc), owner)
+
+
+def _docs(proto: Protocol) -> dict[tuple[str, str], str]:
+    """(record, field) -> the IDL's doc of fields the plan keeps no doc for."""
+    docs: dict[tuple[str, str], str] = {}
+    records = [(s.name, s.items) for s in proto.structs] + [(f.name, f.items) for f in proto.frames]
+    for owner, items in records:
+        for item in items:
+            node = item.node
+            if isinstance(node, (BytesField, ArrayField, RefField)):
+                docs[(owner, node.name)] = node.doc
+            elif isinstance(node, Word):
+                for bit in node.bits:
+                    if bit.value is not None:
+                        docs[(owner, bit.value.name)] = bit.value.doc
+            else:
+                docs[(owner, node.name)] = node.doc
+    return docs
+
+
+# --- rendering ---------------------------------------------------------------------------
+
+
+def frame_names(proto: Protocol) -> list[tuple[int, str]]:
+    """The discriminator's value string: each code (the first part of a multi-part code)
+    with the frames it names (also_codes included), joined by "/" when several do."""
+    names: dict[int, list[str]] = {}
+    for frame in proto.frames:
+        for code in [frame.code, *frame.also_codes]:
+            found = names.setdefault(code[0], [])
+            if frame.name not in found:
+                found.append(frame.name)
+    return [(code, "/".join(found)) for code, found in sorted(names.items())]
+
+
+_ENV = environment(
+    DIR,
+    filters=dict(lit=lit, big_lit=big_lit, value_lit=value_lit, lua=lua_str, ctor=ctor,
+                 expr=lua_expr, snake=lower_snake, one_line=one_line, label=label),
+    tests=dict(big=is_big),
+)  # fmt: skip
+
+
+def tidy(source: str) -> str:
+    """Generated Lua as committed: no trailing spaces, no runs of blank lines."""
+    out: list[str] = []
+    for line in source.splitlines():
+        line = line.rstrip()
+        if not line and (not out or not out[-1]):
+            continue
+        out.append(line)
+    while out and not out[-1]:
+        out.pop()
+    return "\n".join(out) + "\n"
+
+
+_HF_KEY: Final = re.compile(r'hf\["([^"]+)"\]')
+
+
+def render_dissector(proto: Protocol) -> str:
+    """The Lua dissector of one protocol version."""
+    plan = plan_codec(proto)
+    if len(plan.discriminator) > 2:
+        raise NotImplementedError("Wireshark target: codes of more than two parts")
+    if len(plan.discriminator) > 1 and plan.unknown != "error":
+        raise NotImplementedError("Wireshark target: unknown frames with multi-part codes")
+    table = FieldTable(proto, plan)
+    name = proto_name(proto.protocol, proto.version)
+    text = _ENV.get_template("dissector.lua.j2").render(
+        m=plan,
+        proto=name,
+        fields=sorted(table.fields.values(), key=lambda f: f.key),
+        column=capture_name(proto.protocol, proto.version),
+        port=DEFAULT_PORTS.get((proto.protocol, proto.version), 0),
+        frame_flags={f.name: {k: v for k, v in f.flags.items() if k not in plan.common_flags}
+                     for f in proto.frames},  # fmt: skip
+        frame_names=frame_names(proto),
+        union_names={u.name for u in plan.unions},
+    )
+    missing = sorted(set(_HF_KEY.findall(text)) - set(table.fields))
+    if missing:  # the template names a field the table does not define: a generator bug
+        raise AssertionError(f"{name}: fields used but not defined: {missing}")
+    return tidy(text)
+
+
+def render_wireshark(protos: list[Protocol]) -> dict[str, str]:
+    """The files of ``generated/wireshark/``: relative path -> text."""
+    return {f"{p.protocol}_{p.version}.lua": render_dissector(p) for p in protos}
