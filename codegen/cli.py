@@ -3,6 +3,7 @@
 python -m wirestream.codegen generate [--idl idl] [--out generated] [--package NAME] [--target T]
 python -m wirestream.codegen check    [--idl idl] [--out generated] [--package NAME] [--target T]
 python -m wirestream.codegen validate FILE...
+python -m wirestream.codegen diff     OLD NEW | --against REF [PATH...]   (see diff_cli.py)
 
 ``--package`` is the import name of ``--out`` (default: its folder name); the code it
 writes imports only ``wirestream.runtime``, so it works in any project that installs
@@ -20,6 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import Final
 
+from wirestream.codegen import diff_cli
 from wirestream.codegen.build import load_protocol
 from wirestream.codegen.errors import IdlError
 from wirestream.codegen.model import Protocol
@@ -71,7 +73,19 @@ def load_tree(idl_dir: Path, only: str | None = None) -> list[Protocol]:
                            f"the file must be idl/{proto.protocol}/{proto.version}.yaml "
                            f"to declare protocol {proto.protocol!r}, version {proto.version!r}")  # fmt: skip
         protos.append(proto)
+    check_predecessors(protos)
     return protos
+
+
+def check_predecessors(protos: list[Protocol]) -> None:
+    """A ``predecessor:`` must name another version of the same protocol in the tree."""
+    versions = {(p.protocol, p.version) for p in protos}
+    for proto in protos:
+        if proto.predecessor is None or (proto.protocol, proto.predecessor) in versions:
+            continue
+        raise IdlError(proto.source, proto.line("predecessor"), "predecessor",
+                       f"there is no idl/{proto.protocol}/{proto.predecessor}.yaml to compare "
+                       "with")  # fmt: skip
 
 
 def python_tree(protos: list[Protocol], package: str, only: str | None) -> dict[str, str]:
@@ -154,12 +168,12 @@ def check_tree(
     return problems
 
 
-COMMANDS: Final = ("generate", "check", "validate")
+COMMANDS: Final = ("generate", "check", "validate", "diff")
 
 
 def add_commands(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    """Add ``generate``, ``check`` and ``validate`` to a parser's sub-commands (this
-    module's own parser, and the ``wirestream`` command's)."""
+    """Add ``generate``, ``check``, ``validate`` and ``diff`` to a parser's sub-commands
+    (this module's own parser, and the ``wirestream`` command's)."""
     gen = sub.add_parser("generate", help="IDL files -> typed code (idl/**/*.yaml -> generated/**)")
     gen.add_argument("--only", default=None, metavar="PROTOCOL",
                      help="regenerate one protocol (idl/PROTOCOL/*.yaml) and touch nothing else")  # fmt: skip
@@ -175,10 +189,13 @@ def add_commands(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> 
                             "--out/typescript)")  # fmt: skip
     val = sub.add_parser("validate", help="validate IDL files")
     val.add_argument("files", nargs="+", type=Path)
+    diff_cli.add_parser(sub)
 
 
 def run(args: argparse.Namespace, command: str) -> int:
     """Run one of ``COMMANDS`` with its parsed arguments; the exit code."""
+    if command == "diff":
+        return diff_cli.run(args)
     try:
         if command == "validate":
             for path in args.files:
