@@ -88,11 +88,16 @@ def check_predecessors(protos: list[Protocol]) -> None:
                        "with")  # fmt: skip
 
 
+def predecessor_of(proto: Protocol, protos: list[Protocol]) -> Protocol | None:
+    return next((p for p in protos if (p.protocol, p.version) == (proto.protocol,
+                                                                  proto.predecessor)), None)  # fmt: skip
+
+
 def python_tree(protos: list[Protocol], package: str, only: str | None) -> dict[str, str]:
     files: dict[str, str] = {}
     protocols: dict[str, list[Protocol]] = {}
     for proto in protos:
-        files.update(render_protocol(proto, package))
+        files.update(render_protocol(proto, package, predecessor_of(proto, protos)))
         protocols.setdefault(proto.protocol, []).append(proto)
     if only is not None:
         return files  # the package __init__ files list every protocol: left as they are

@@ -19,7 +19,9 @@ import yaml
 
 from wirestream.apps.cli import main
 from wirestream.codegen.build import load_protocol
+from wirestream.codegen.cli import load_tree
 from wirestream.codegen.diff import Change, diff_protocols
+from wirestream.codegen.errors import IdlError
 
 HERE = Path(__file__).parent / "idl_diff"
 CASES = sorted(p for p in HERE.iterdir() if (p / "expect.yaml").is_file())
@@ -106,3 +108,45 @@ def test_real_pair_report_is_the_reviewed_expected_output(
         assert out == stem.with_suffix(suffix).read_text(
             encoding="utf-8"
         ), f"the report of {files} changed: review it, then rewrite {stem}{suffix}"
+
+
+# --- predecessors and the generated docs ----------------------------------------------------
+
+
+def test_a_predecessor_missing_from_the_tree_is_an_idl_error_at_its_key(tmp_path: Path) -> None:
+    (tmp_path / "toy").mkdir()
+    text = (
+        (CASES[0] / "new.yaml")
+        .read_text()
+        .replace("version: v2\n", "version: v2\npredecessor: v1\n")
+    )
+    (tmp_path / "toy" / "v2.yaml").write_text(text)
+    line = text.splitlines().index("predecessor: v1") + 1
+    with pytest.raises(IdlError) as caught:
+        load_tree(tmp_path)
+    assert (caught.value.line, caught.value.key) == (line, "predecessor")
+    assert caught.value.file.endswith("toy/v2.yaml")
+    assert "there is no idl/toy/v1.yaml to compare with" in str(caught.value)
+    (tmp_path / "toy" / "v1.yaml").write_text((CASES[0] / "old.yaml").read_text())
+    assert [p.predecessor for p in load_tree(tmp_path)] == [None, "v1"]
+
+
+@pytest.mark.parametrize("protocol, old, new", REAL_PAIRS, ids=lambda v: v)
+def test_protocol_md_of_a_version_with_a_predecessor_has_its_compatibility_notes_and_dissector(
+    protocol: str, old: str, new: str
+) -> None:
+    """generated/P/NEW/PROTOCOL.md (checked fresh by `make check-generated`) holds one
+    table row per change the diff reports against the predecessor, and links the
+    dissector the `wireshark` target writes; a version without a predecessor has none."""
+    text = (ROOT / "generated" / protocol / new / "PROTOCOL.md").read_text(encoding="utf-8")
+    changes = diff_protocols(load_protocol(ROOT / "idl" / protocol / f"{old}.yaml"),
+                             load_protocol(ROOT / "idl" / protocol / f"{new}.yaml"))  # fmt: skip
+    section = text.split(f"## Compatibility with {old}\n", 1)[1]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and "`" in line]
+    assert len(rows) == len(changes)
+    assert all(f"`{c.rule}` {c.subject}" in row for c, row in zip(changes, rows))
+    dissector = f"wireshark/{protocol}_{new}.lua"
+    assert f"[`{dissector}`](../../{dissector})" in text
+    previous = (ROOT / "generated" / protocol / old / "PROTOCOL.md").read_text(encoding="utf-8")
+    assert "## Compatibility with" not in previous
+    assert f"(../../wireshark/{protocol}_{old}.lua)" in previous
