@@ -42,7 +42,7 @@ def render_protocol(proto: Protocol, package: str = "wirestream.generated",
     machines_py = _ENV.get_template("machines.py.j2").render(m=machines)
     compat = compatibility(predecessor, proto) if predecessor is not None else None
     docs = _ENV.get_template("protocol.md.j2").render(
-        m=machines, package=package, compat=compat,
+        m=machines, package=package, compat=compat, predecessor=proto.predecessor,
         dissector=f"{WIRESHARK_DIR}/{proto.protocol}_{proto.version}.lua",
     )  # fmt: skip
     base = f"{proto.protocol}/{proto.version}"

@@ -19,9 +19,8 @@ import yaml
 
 from wirestream.apps.cli import main
 from wirestream.codegen.build import load_protocol
-from wirestream.codegen.cli import load_tree
+from wirestream.codegen.cli import generate_tree
 from wirestream.codegen.diff import Change, diff_protocols
-from wirestream.codegen.errors import IdlError
 
 HERE = Path(__file__).parent / "idl_diff"
 CASES = sorted(p for p in HERE.iterdir() if (p / "expect.yaml").is_file())
@@ -113,22 +112,23 @@ def test_real_pair_report_is_the_reviewed_expected_output(
 # --- predecessors and the generated docs ----------------------------------------------------
 
 
-def test_a_predecessor_missing_from_the_tree_is_an_idl_error_at_its_key(tmp_path: Path) -> None:
+def test_a_version_generated_without_its_predecessor_says_its_notes_are_missing(
+    tmp_path: Path,
+) -> None:
+    """One file generated alone (the edit workflow) is fine; with its predecessor in the
+    tree, the docs compare the two."""
     (tmp_path / "toy").mkdir()
+    pair = HERE / "field_resized"
     text = (
-        (CASES[0] / "new.yaml")
-        .read_text()
-        .replace("version: v2\n", "version: v2\npredecessor: v1\n")
+        (pair / "new.yaml").read_text().replace("version: v2\n", "version: v2\npredecessor: v1\n")
     )
     (tmp_path / "toy" / "v2.yaml").write_text(text)
-    line = text.splitlines().index("predecessor: v1") + 1
-    with pytest.raises(IdlError) as caught:
-        load_tree(tmp_path)
-    assert (caught.value.line, caught.value.key) == (line, "predecessor")
-    assert caught.value.file.endswith("toy/v2.yaml")
-    assert "there is no idl/toy/v1.yaml to compare with" in str(caught.value)
-    (tmp_path / "toy" / "v1.yaml").write_text((CASES[0] / "old.yaml").read_text())
-    assert [p.predecessor for p in load_tree(tmp_path)] == [None, "v1"]
+    docs = generate_tree(tmp_path, "toy_pkg")["toy/v2/PROTOCOL.md"]
+    assert "Its predecessor, `v1`, was not in the IDL tree" in docs
+    assert "## Compatibility with" not in docs
+    (tmp_path / "toy" / "v1.yaml").write_text((pair / "old.yaml").read_text())
+    docs = generate_tree(tmp_path, "toy_pkg")["toy/v2/PROTOCOL.md"]
+    assert "## Compatibility with v1\n" in docs and "`field-resized` frame Reply" in docs
 
 
 @pytest.mark.parametrize("protocol, old, new", REAL_PAIRS, ids=lambda v: v)
