@@ -451,7 +451,7 @@ class LayoutComparer:
         both = frozenset(SIDES)
         self.compare_items(old.header, new.header, "header", both,
                            discriminator=set(old.discriminator) | set(new.discriminator))  # fmt: skip
-        if self.old_bits.flags is None or self.new_bits.flags is None:
+        if self.old_bits.flags is None and self.new_bits.flags is None:
             return
         self.compare_flags(old.common_flags, new.common_flags, "header", both,
                            lambda name: old.line(f"header.flags.{name}", "header"),
@@ -461,13 +461,23 @@ class LayoutComparer:
 
     def compare_frame(self, old: Frame, new: Frame, readers: frozenset[str]) -> None:
         subject = f"frame {pair_name(old, new)}"
-        if self.old_bits.flags is not None and self.new_bits.flags is not None:
-            common = set(self.cmp.old.common_flags) & set(self.cmp.new.common_flags)
-            old_own = {n: m for n, m in old.flags.items() if n not in common}
-            new_own = {n: m for n, m in new.flags.items() if n not in common}
-            self.compare_flags(old_own, new_own, subject, readers,
-                               lambda name: self.cmp.old.line(f"frames.{old.name}.flags.{name}"),
-                               lambda name: self.cmp.new.line(f"frames.{new.name}.flags.{name}"),
+        if self.old_bits.flags is not None or self.new_bits.flags is not None:
+            # A frame's flags are its own and the header's.  The header's are judged once,
+            # with the header: those it declares in both versions, and those it declares
+            # in one version when the other's frame has no flag of that name.
+            old_common, new_common = set(self.cmp.old.common_flags), set(self.cmp.new.common_flags)
+            old_flags = {**self.cmp.old.common_flags, **old.flags}
+            new_flags = {**self.cmp.new.common_flags, **new.flags}
+            skip = (old_common & new_common) | (
+                (old_common | new_common) - (set(old_flags) & set(new_flags))
+            )
+            self.compare_flags({n: m for n, m in old_flags.items() if n not in skip},
+                               {n: m for n, m in new_flags.items() if n not in skip},
+                               subject, readers,
+                               lambda name: self.cmp.old.line(f"frames.{old.name}.flags.{name}",
+                                                              "header.flags"),
+                               lambda name: self.cmp.new.line(f"frames.{new.name}.flags.{name}",
+                                                              "header.flags"),
                                (old, new))  # fmt: skip
         self.compare_items(old.items, new.items, subject, readers,
                            sides=(FrameSide(old, self.old_bits), FrameSide(new, self.new_bits)),
@@ -507,7 +517,7 @@ class LayoutComparer:
             elif not any(old_at[name] == new_at[n] for n in new if n not in old):
                 problem = self.foreign_bit(new_bits, old_at[name], frames[1] if frames else None)
                 self.report(readers, "flag-removed", f"{subject}: flag {name}",
-                            f"{name} ({old_bits.position_text(old[name])}) removed",
+                            f"{name} at {old_bits.position_text(old[name])} removed",
                             [], [problem] if problem else [], old_line(name), None)  # fmt: skip
 
     def foreign_bit(self, bits: HeaderBits, position: tuple[int, ...],
