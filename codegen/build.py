@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from wirestream.codegen.build_machines import MachineBuilder, _int_fields
-from wirestream.codegen.loader import Mapping, Sequence, load_yaml
+from wirestream.codegen.loader import Mapping, Sequence, key_paths, load_yaml
 from wirestream.codegen.model import (
     INT_TYPES,
     WORD_TYPES,
@@ -70,7 +70,7 @@ class _Builder(NodeReader):
         top = self.mapping(root, "<top>", 1)
         self.keys(top, "", {"wirestream", "protocol", "version", "title", "spec", "doc", "framing",
                             "encodings", "context", "enums", "structs", "unions", "header",
-                            "unknown", "frames", "machines", "frame_log"},
+                            "unknown", "frames", "machines", "frame_log", "predecessor"},
                   {"wirestream", "protocol", "version", "title", "framing", "header", "unknown",
                    "frames"})  # fmt: skip
         if top["wirestream"] != 1:
@@ -83,6 +83,12 @@ class _Builder(NodeReader):
         version = self.name(
             top["version"], LOWER, "lower_snake", self.line_of(top, "version"), "version"
         )
+        predecessor = None
+        if "predecessor" in top:
+            line = self.line_of(top, "predecessor")
+            predecessor = self.name(top["predecessor"], LOWER, "lower_snake", line, "predecessor")
+            if predecessor == version:
+                self.fail(line, "predecessor", f"'{version}' cannot be its own predecessor")
         framing = self.framing(top["framing"], self.line_of(top, "framing"))
         encodings = self.encodings(top.get("encodings", ["binary"]), self.line_of(top, "encodings"))
         for name, node in self.entries(top, "context"):
@@ -155,6 +161,8 @@ class _Builder(NodeReader):
             frames=frames,
             machines=machines,
             stream_id_field=stream_id_field,
+            predecessor=predecessor,
+            lines=key_paths(top),
         )
 
     def entries(self, top: Mapping, key: str) -> list[tuple[str, Any]]:
@@ -980,6 +988,10 @@ class _Builder(NodeReader):
 
 def load_protocol(path: Path, display: str | None = None) -> Protocol:
     """Read, validate and model one IDL file."""
-    source = display or str(path)
-    root = load_yaml(path.read_text(encoding="utf-8"), source)
-    return _Builder(source).build(root)
+    return load_protocol_text(path.read_text(encoding="utf-8"), display or str(path))
+
+
+def load_protocol_text(text: str, source: str) -> Protocol:
+    """Validate and model the IDL ``text``; errors name ``source`` (e.g. a file at a git
+    revision, ``origin/main:idl/rsocket/v1_0.yaml``)."""
+    return _Builder(source).build(load_yaml(text, source))

@@ -3,6 +3,7 @@
 python -m wirestream.codegen generate [--idl idl] [--out generated] [--package NAME] [--target T]
 python -m wirestream.codegen check    [--idl idl] [--out generated] [--package NAME] [--target T]
 python -m wirestream.codegen validate FILE...
+python -m wirestream.codegen diff     OLD NEW | --against REF [PATH...]   (see diff_cli.py)
 
 ``--package`` is the import name of ``--out`` (default: its folder name); the code it
 writes imports only ``wirestream.runtime``, so it works in any project that installs
@@ -21,6 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Final
 
+from wirestream.codegen import diff_cli
 from wirestream.codegen.build import load_protocol
 from wirestream.codegen.errors import IdlError
 from wirestream.codegen.model import Protocol
@@ -81,11 +83,18 @@ def load_tree(idl_dir: Path, only: str | None = None) -> list[Protocol]:
     return protos
 
 
+def predecessor_of(proto: Protocol, protos: list[Protocol]) -> Protocol | None:
+    """The model of ``proto``'s predecessor when the tree has it.  It may not: one file
+    generated alone (the edit workflow) is fine, and its docs say the notes are missing."""
+    return next((p for p in protos if (p.protocol, p.version) == (proto.protocol,
+                                                                  proto.predecessor)), None)  # fmt: skip
+
+
 def python_tree(protos: list[Protocol], package: str, only: str | None) -> dict[str, str]:
     files: dict[str, str] = {}
     protocols: dict[str, list[Protocol]] = {}
     for proto in protos:
-        files.update(render_protocol(proto, package))
+        files.update(render_protocol(proto, package, predecessor_of(proto, protos)))
         protocols.setdefault(proto.protocol, []).append(proto)
     if only is not None:
         return files  # the package __init__ files list every protocol: left as they are
@@ -163,12 +172,12 @@ def check_tree(
     return problems
 
 
-COMMANDS: Final = ("generate", "check", "validate")
+COMMANDS: Final = ("generate", "check", "validate", "diff")
 
 
 def add_commands(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    """Add ``generate``, ``check`` and ``validate`` to a parser's sub-commands (this
-    module's own parser, and the ``wirestream`` command's)."""
+    """Add ``generate``, ``check``, ``validate`` and ``diff`` to a parser's sub-commands
+    (this module's own parser, and the ``wirestream`` command's)."""
     gen = sub.add_parser("generate", help="IDL files -> typed code (idl/**/*.yaml -> generated/**)")
     gen.add_argument("--only", default=None, metavar="PROTOCOL",
                      help="regenerate one protocol (idl/PROTOCOL/*.yaml) and touch nothing else")  # fmt: skip
@@ -184,10 +193,13 @@ def add_commands(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> 
                             "--out/typescript)")  # fmt: skip
     val = sub.add_parser("validate", help="validate IDL files")
     val.add_argument("files", nargs="+", type=Path)
+    diff_cli.add_parser(sub)
 
 
 def run(args: argparse.Namespace, command: str) -> int:
     """Run one of ``COMMANDS`` with its parsed arguments; the exit code."""
+    if command == "diff":
+        return diff_cli.run(args)
     try:
         if command == "validate":
             for path in args.files:

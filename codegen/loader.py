@@ -80,3 +80,20 @@ def load_yaml(text: str, file_name: str) -> Any:
         raise IdlError(file_name, line, "<yaml>", str(error.problem or error)) from None
     except yaml.YAMLError as error:
         raise IdlError(file_name, 1, "<yaml>", str(error)) from None
+
+
+def key_paths(node: Any, path: str = "") -> dict[str, int]:
+    """Every key and item under ``node`` by its key path (``frames.Setup.flags.lease``,
+    ``header.fields[1]``, as ``IdlError`` names them) -> its line."""
+    found: dict[str, int] = {}
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            child = f"{path}.{key}" if path else str(key)
+            found[child] = node.key_lines[key]
+            found.update(key_paths(value, child))
+    elif isinstance(node, Sequence):
+        for index, value in enumerate(node):
+            child = f"{path}[{index}]"
+            found[child] = node.item_lines[index]
+            found.update(key_paths(value, child))
+    return found

@@ -234,6 +234,21 @@ class Protocol:
     # The integer field (of the header or of frames) that names a frame's stream, as the
     # Spark frame log's stream_id column reads it; None: this protocol has no stream ids.
     stream_id_field: str | None = None
+    # The version this one evolved from (``predecessor:``, a file of the same protocol):
+    # the generated docs compare the two (``wirestream.codegen.diff``).
+    predecessor: str | None = None
+    # Where the keys of the IDL file are: key path (as ``IdlError`` names it, e.g.
+    # ``enums.ErrorCode.values.CANCELED``, ``frames.Setup.flags.lease``) -> line, for
+    # tools that point into the file (``wirestream diff``).  Fields, frames, machines
+    # and their rows carry their own ``line``.
+    lines: dict[str, int] = field(default_factory=dict)
+
+    def line(self, path: str, default: str | None = None) -> int:
+        """The line of key ``path`` (else of ``default``, else 1)."""
+        found = self.lines.get(path)
+        if found is None and default is not None:
+            found = self.lines.get(default)
+        return found or 1
 
 
 # --- state machines ---------------------------------------------------------------

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Final
 
 import black
 
+from wirestream.codegen.diff import diff_protocols
+from wirestream.codegen.diff_report import Report, markdown_rows
 from wirestream.codegen.jinja import environment
 from wirestream.codegen.machines_target import MachinesTarget
 from wirestream.codegen.model import Protocol
@@ -13,6 +17,7 @@ from wirestream.codegen.python_target import render_codec, render_strategies
 from wirestream.codegen.spark_target import SparkTarget
 from wirestream.codegen.tidy import LINE_LENGTH, drop_unused_imports, fit_long_lines
 
+WIRESHARK_DIR: Final = "wireshark"  # the dissectors' folder under --out (target `wireshark`)
 _ENV = environment(filters={"py_repr": repr})  # py_repr: a Python literal (machine errors)
 
 
@@ -26,14 +31,20 @@ def format_python(source: str) -> str:
     return fit_long_lines(_black(drop_unused_imports(source)), LINE_LENGTH, _black)
 
 
-def render_protocol(proto: Protocol, package: str = "wirestream.generated") -> dict[str, str]:
-    """The files of ``<package>/<protocol>/<version>/``: relative path -> text."""
+def render_protocol(proto: Protocol, package: str = "wirestream.generated",
+                    predecessor: Protocol | None = None) -> dict[str, str]:  # fmt: skip
+    """The files of ``<package>/<protocol>/<version>/``: relative path -> text.  With
+    the model of the version's ``predecessor``, its ``PROTOCOL.md`` says what changed."""
     plan = plan_codec(proto)
     codec = render_codec(plan)
     strategies = render_strategies(plan, package)
     machines = MachinesTarget(proto).plan()
     machines_py = _ENV.get_template("machines.py.j2").render(m=machines)
-    docs = _ENV.get_template("protocol.md.j2").render(m=machines, package=package)
+    compat = compatibility(predecessor, proto) if predecessor is not None else None
+    docs = _ENV.get_template("protocol.md.j2").render(
+        m=machines, package=package, compat=compat, predecessor=proto.predecessor,
+        dissector=f"{WIRESHARK_DIR}/{proto.protocol}_{proto.version}.lua",
+    )  # fmt: skip
     base = f"{proto.protocol}/{proto.version}"
     return {
         f"{base}/__init__.py": format_python(codec),
@@ -42,6 +53,25 @@ def render_protocol(proto: Protocol, package: str = "wirestream.generated") -> d
         f"{base}/spark.py": render_spark(proto, package),
         f"{base}/PROTOCOL.md": docs,
     }
+
+
+@dataclass
+class Compatibility:
+    """What the docs say about a version's changes from its predecessor."""
+
+    title: str  # the predecessor's
+    version: str
+    old: str  # the two files, as given to the generator
+    new: str
+    summary: dict[str, int]
+    rows: list[tuple[str, str, str, str, str, str]]
+
+
+def compatibility(old: Protocol, new: Protocol) -> Compatibility:
+    """``wirestream diff`` of a version against its predecessor, for ``PROTOCOL.md``."""
+    report = Report(old.source, new.source, diff_protocols(old, new))
+    return Compatibility(old.title, old.version, old.source, new.source, report.summary(),
+                         markdown_rows(report.changes))  # fmt: skip
 
 
 def render_spark(proto: Protocol, package: str = "wirestream.generated") -> str:

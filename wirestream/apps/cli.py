@@ -5,6 +5,7 @@ The generator's commands (``wirestream.codegen.cli``)::
     wirestream generate [--idl idl] [--out generated] [--package NAME] [--only PROTOCOL]
     wirestream check    [--idl idl] [--out generated] [--package NAME]
     wirestream validate FILE...
+    wirestream diff     OLD NEW | --against REF [PATH...] [--format text|json] [--fail-on ...]
 
 ``wirestream capture decode|stats|to-pcap`` (``wirestream.apps.capture_cli``), and one
 sub-command per protocol: ``rsocket`` (below), ``rabbitmq``
