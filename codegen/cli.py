@@ -178,10 +178,22 @@ COMMANDS: Final = ("generate", "check", "validate", "diff")
 def add_commands(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     """Add ``generate``, ``check``, ``validate`` and ``diff`` to a parser's sub-commands
     (this module's own parser, and the ``wirestream`` command's)."""
-    gen = sub.add_parser("generate", help="IDL files -> typed code (idl/**/*.yaml -> generated/**)")
+    gen = sub.add_parser(
+        "generate", help="IDL files -> typed code (idl/**/*.yaml -> generated/**)",
+        epilog="examples:\n"
+        "  wirestream generate --target all                 # what make generate runs\n"
+        "  wirestream generate --only rsocket               # one protocol, nothing else\n"
+        "  wirestream generate --idl my-idl --out my_gen --package my_gen --target python",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
     gen.add_argument("--only", default=None, metavar="PROTOCOL",
                      help="regenerate one protocol (idl/PROTOCOL/*.yaml) and touch nothing else")  # fmt: skip
-    chk = sub.add_parser("check", help="fail if --out is not what the IDL generates")
+    chk = sub.add_parser(
+        "check", help="fail if --out is not what the IDL generates",
+        epilog="examples:\n"
+        "  wirestream check --target all                    # exit 1 and a diff when stale",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
     for p in (gen, chk):
         p.add_argument("--idl", type=Path, default=Path("idl"))
         p.add_argument("--out", type=Path, default=Path("generated"))
@@ -191,7 +203,12 @@ def add_commands(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> 
         p.add_argument("--target", choices=[*TARGETS, "all"], default="python",
                        help="the language(s) to write (default: python; typescript goes to "
                             "--out/typescript)")  # fmt: skip
-    val = sub.add_parser("validate", help="validate IDL files")
+    val = sub.add_parser(
+        "validate", help="validate IDL files",
+        epilog="examples:\n"
+        "  wirestream validate idl/rsocket/v1_0.yaml        # errors name file:line and key",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
     val.add_argument("files", nargs="+", type=Path)
     diff_cli.add_parser(sub)
 

@@ -509,3 +509,14 @@ def test_console_script_serves_answers_a_client_and_exits_0_on_sigint() -> None:
         _, err = server.communicate(timeout=15)
     assert server.returncode == 0
     assert err == ""
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["generate", "check", "validate", "diff", "rsocket", "rabbitmq", "rsio", "bpmux", "capture"],
+)
+def test_every_command_says_what_it_does_with_examples_in_its_help(
+    command: str, capsys: Capture
+) -> None:
+    assert main([command, "--help"]) == 0
+    assert "examples:\n  " in capsys.readouterr().out

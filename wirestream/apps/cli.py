@@ -205,6 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
         "from a shell. `wirestream COMMAND --help` for a command's options and examples.",
         epilog="examples:\n"
         "  wirestream generate --target all\n"
+        "  wirestream diff --against origin/main idl/\n"
+        "  wirestream capture decode out/session.wscap --format json\n"
         "  wirestream rsocket stream tcp://127.0.0.1:7878 5\n"
         "  seq 3 | wirestream rabbitmq publish events\n"
         "  wirestream rsio subscribe tcp://127.0.0.1:7879 count --args 5\n"
