@@ -32,13 +32,13 @@ import asyncio
 import base64
 import json
 import random
-import socket
 import subprocess
 import sys
 import time
 import uuid
 from pathlib import Path
 
+from bench.broker import broker_up
 from bench.rstream_baseline import HOST, PORT
 from wirestream.runtime.rabbitmq_stream.aio import connect
 
@@ -147,18 +147,10 @@ def run_all(n: int) -> dict[str, dict[str, float]]:
     return ratios
 
 
-def _broker_listening() -> bool:
-    try:
-        with socket.create_connection((HOST, PORT), timeout=1.0):
-            return True
-    except OSError:
-        return False
-
-
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     n = int(args[0]) if args else N_MESSAGES
-    if not _broker_listening():
+    if not broker_up():
         print(f"rabbitmq codecs bench: no broker on {HOST}:{PORT}; start one with `make broker`")
         return 1
     if not (PEER / "target" / ".built").exists():

@@ -24,13 +24,13 @@ Targets (issue 5): publish >= 1.5x rstream, consume >= 1x.
 from __future__ import annotations
 
 import asyncio
-import socket
 import sys
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
+from bench.broker import broker_up
 from bench.rstream_baseline import HOST, PORT, rstream_consume, rstream_publish
 from wirestream.runtime.rabbitmq_stream.aio import Client, connect
 
@@ -138,18 +138,10 @@ async def run_all(n: int = N_MESSAGES) -> dict[str, float]:
     return ratios
 
 
-def _broker_listening() -> bool:
-    try:
-        with socket.create_connection((HOST, PORT), timeout=1.0):
-            return True
-    except OSError:
-        return False
-
-
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     n = int(args[0]) if args else N_MESSAGES
-    if not _broker_listening():
+    if not broker_up():
         print(f"rabbitmq bench: no broker on {HOST}:{PORT}; start one with `make broker`")
         return 1
     print(

@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 import os
-import socket
 import tempfile
 from pathlib import Path
 from typing import Any
 
-BROKER = ("127.0.0.1", 5552)
+from bench.broker import BROKER, broker_up
+
+__all__ = ["BROKER", "broker_up", "quiet_session", "SPARK_LOG"]
+
 SPARK_LOG = Path(tempfile.gettempdir()) / "wirestream-bench-spark.log"
-
-
-def broker_up() -> bool:
-    try:
-        socket.create_connection(BROKER, timeout=1).close()
-        return True
-    except OSError:
-        return False
 
 
 def quiet_session(app_name: str, master: str = "local[2]") -> Any:

@@ -997,8 +997,15 @@ class ClientConnection:
         publisher = self._declared(publisher_id, probe)
         ids = self._publishing_ids(publisher, len(messages), publishing_ids)
         data = self._encode_publish(publisher_id, ids, messages)  # MessageTooLarge
-        publisher.window.consume(len(ids))  # DemandExceeded: nothing was sent
-        # _declared checked both machines and nothing moved since: apply, then queue.
+        return self._publish_encoded(publisher, probe, ids, data)
+
+    def _publish_encoded(
+        self, publisher: _Publisher, probe: Publish | PublishV2, ids: list[int], data: bytes
+    ) -> list[int]:
+        """The end of every publish: take the window (``DemandExceeded``: nothing was
+        sent), apply the frame to both machines (``_declared`` checked them and nothing
+        moved since), queue the bytes, count the ids as unconfirmed."""
+        publisher.window.consume(len(ids))
         self._connection.send(probe)
         publisher.machine.send(probe)
         self._queue(data)
@@ -1027,14 +1034,7 @@ class ClientConnection:
         publisher = self._declared(publisher_id, probe)
         ids = self._publishing_ids(publisher, len(messages), publishing_ids)
         data = self._encode_publish_v2(publisher_id, ids, messages, filter_values)
-        publisher.window.consume(len(ids))  # DemandExceeded: nothing was sent
-        self._connection.send(probe)
-        publisher.machine.send(probe)
-        self._queue(data)
-        publisher.unconfirmed.update(ids)
-        if ids:
-            publisher.next_publishing_id = ids[-1] + 1
-        return ids
+        return self._publish_encoded(publisher, probe, ids, data)
 
     def _encode_publish_v2(
         self,
@@ -1153,14 +1153,7 @@ class ClientConnection:
         publisher = self._declared(publisher_id, probe)
         ids = self._publishing_ids(publisher, len(batches), publishing_ids)
         data = self._encode_sub_entries(publisher_id, ids, batches)  # MessageTooLarge
-        publisher.window.consume(len(ids))  # DemandExceeded: nothing was sent
-        self._connection.send(probe)
-        publisher.machine.send(probe)
-        self._queue(data)
-        publisher.unconfirmed.update(ids)
-        if ids:
-            publisher.next_publishing_id = ids[-1] + 1
-        return ids
+        return self._publish_encoded(publisher, probe, ids, data)
 
     def _encode_sub_entries(
         self, publisher_id: int, ids: list[int], batches: Sequence[SubEntryBatch]
