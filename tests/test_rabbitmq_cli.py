@@ -21,6 +21,7 @@ import pytest
 from tests.aio_support import run
 from tests.rabbitmq_broker_ctl import add_super_stream, delete_super_stream
 from tests.rabbitmq_stream_client_support import URI, require_broker, unique
+from tests.rabbitmq_stream_test_broker_server import TestBrokerServer
 from wirestream.runtime.rabbitmq_stream.routing import hash_partition
 from wirestream.apps.cli import amain
 
@@ -285,3 +286,14 @@ def test_the_console_script_publishes_lines_from_a_real_pipe_and_consumes_them()
         assert consumed.stdout.split() == [str(n) for n in range(1, 1001)]
     finally:
         subprocess.run([*script, "delete", stream, "--missing-ok", "--uri", URI], timeout=60)
+
+
+def test_info_adds_the_brokers_stream_stats_on_a_broker_that_has_them(capsys: Capture) -> None:
+    async def main() -> int:
+        async with TestBrokerServer(version="3.13.0", streams=("s",)) as server:
+            return await amain(["rabbitmq", "info", "s", "--uri", server.uri, "--format", "json"])
+
+    assert run(main()) == 0
+    [row] = [json.loads(line) for line in out_lines(capsys)]
+    assert row["exists"] and row["first_offset"] is None
+    assert set(row["stats"]) >= {"first_chunk_id", "committed_chunk_id"}

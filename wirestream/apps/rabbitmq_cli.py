@@ -45,7 +45,8 @@ delimiter (the message is still the whole line) -- hashed as the Java client has
 ``rabbitmq-streams`` command that does it there.
 
 ``info`` shows each stream's leader and replicas and its first and last offset (read
-from the first and the last chunk; ``-`` for an empty stream).
+from the first and the last chunk; ``-`` for an empty stream), and on RabbitMQ 3.11+
+the broker's StreamStats (``json``: ``stats``).
 
 Exit codes: 0 done; 1 the broker refused (the stream does not exist, a message was not
 confirmed, ...) or the connection was lost; 2 usage error or the broker could not be
@@ -312,6 +313,8 @@ async def _info(client: Client, args: argparse.Namespace) -> int:
                 "first_offset": None if first is None else first[0],
                 "last_offset": None if last is None else last[1],
             }
+            if client.supports("stream_stats"):  # 3.11+: the broker's own figures too
+                row["stats"] = await _within(args.timeout, client.stream_stats(stream))
         else:
             status = EXIT_FAILED
         if args.format == "json":
