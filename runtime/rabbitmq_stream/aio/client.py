@@ -774,7 +774,7 @@ class Client:
                 self.engine.features.require(Feature.SINGLE_ACTIVE_CONSUMER)
             if filter is not None:
                 self.engine.features.require(Feature.FILTERING)
-        return await self._attach_consumer(
+        return await self.attach_consumer(
             lambda subscription_id: Consumer(
                 self,
                 subscription_id,
@@ -793,7 +793,7 @@ class Client:
             )
         )
 
-    async def _attach_consumer(self, build: Callable[[int], Consumer]) -> Consumer:
+    async def attach_consumer(self, build: Callable[[int], Consumer]) -> Consumer:
         """Give the consumer ``build`` makes a free subscription id, and subscribe."""
         subscription_id = self._free_id(self.consumers)
         consumer = build(subscription_id)

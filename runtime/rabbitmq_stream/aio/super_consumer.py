@@ -18,13 +18,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 
 from wirestream.runtime.errors import LocalProtocolError
+from wirestream.runtime.rabbitmq_stream.aio.super_link import SuperLink
 from wirestream.runtime.rabbitmq_stream.aio.consumer import Consumer, OffsetLike, ReceivedMessage
-
-if TYPE_CHECKING:
-    from wirestream.runtime.rabbitmq_stream.aio.client import Client
 
 __all__ = ["SuperStreamConsumer"]
 
@@ -35,7 +32,7 @@ class SuperStreamConsumer:
 
     def __init__(
         self,
-        client: Client,
+        client: SuperLink,
         super_stream: str,
         offset: OffsetLike,
         reference: str | None,
@@ -71,7 +68,7 @@ class SuperStreamConsumer:
                     if stored is not None:
                         offset = stored + 1
                 self.started_at[partition] = offset
-                consumer = await self.client._attach_consumer(self._builder(partition, offset))
+                consumer = await self.client.attach_consumer(self._builder(partition, offset))
                 self._consumers[partition] = consumer
                 self._ring.append(consumer)
         except BaseException:

@@ -24,15 +24,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from wirestream.runtime.errors import LocalProtocolError
+from wirestream.runtime.rabbitmq_stream.aio.super_link import SuperLink
 from wirestream.runtime.rabbitmq_stream.aio.producer import Body, Producer
 from wirestream.runtime.rabbitmq_stream.errors import NoRouteFound
 from wirestream.runtime.rabbitmq_stream.routing import partition_index
-
-if TYPE_CHECKING:
-    from wirestream.runtime.rabbitmq_stream.aio.client import Client
 
 __all__ = ["SuperStreamProducer", "RoutingMode"]
 
@@ -45,7 +43,7 @@ class SuperStreamProducer:
 
     def __init__(
         self,
-        client: Client,
+        client: SuperLink,
         super_stream: str,
         routing: Callable[[Body], str],
         routing_mode: RoutingMode,
