@@ -963,7 +963,12 @@ def test_credit_bounds_what_an_idle_consumer_holds_and_is_granted_as_it_reads() 
     number of chunks that can be sent'. A consumer with credit=1 and max_buffered=10
     that is not read stops granting once 10 messages wait: the broker holds the rest
     (no credit left), and Credit frames go out only as the application reads, so it
-    never holds more than max_buffered plus one chunk (5 records here)."""
+    never holds more than max_buffered plus one chunk.
+
+    The messages are published 5 at a time, each batch confirmed before the next, so the
+    broker mostly writes chunks of 5; under load it may cut one batch in two, so the
+    checks count in chunks as delivered: one grant per chunk that arrived while fewer
+    than 10 messages waited, none once 10 wait."""
     chunk = 5
     chunks = 8
 
@@ -978,26 +983,29 @@ def test_credit_bounds_what_an_idle_consumer_holds_and_is_granted_as_it_reads() 
                 sid = consumer.subscription_id
                 await until(lambda: consumer.buffered >= 10)
                 await client.metadata(stream)  # a round trip: whatever was sent has arrived
-                assert consumer.buffered == 10
                 assert client.engine.credit_left(sid) == 0  # the broker may send nothing
-                assert len(cap.frames_of(Deliver, "server")) == 2
-                assert len(cap.frames_of(CreditRequest)) == 1  # granted on chunk 1 only
+                delivered = len(cap.frames_of(Deliver, "server"))
+                # granted on each chunk but the one that filled the buffer
+                assert len(cap.frames_of(CreditRequest)) == delivered - 1
+                assert consumer.buffered == sum(
+                    d.chunk.num_records for d in cap.frames_of(Deliver, "server")
+                )
                 held = [consumer.buffered]
                 received = [await anext(consumer)]  # reading frees room: one Credit
-                await cap.wait_for(lambda: len(cap.frames_of(CreditRequest)) == 2)
-                await until(lambda: len(cap.frames_of(Deliver, "server")) == 3)
+                await cap.wait_for(lambda: len(cap.frames_of(CreditRequest)) == delivered)
+                await until(lambda: len(cap.frames_of(Deliver, "server")) == delivered + 1)
                 await client.metadata(stream)
-                assert len(cap.frames_of(CreditRequest)) == 2
                 assert client.engine.credit_left(sid) == 0
                 while len(received) < chunk * chunks:
                     held.append(consumer.buffered)
                     received.append(await anext(consumer))
-                await cap.wait_for(lambda: len(cap.frames_of(CreditRequest)) == chunks)
+                delivers = cap.frames_of(Deliver, "server")
+                await cap.wait_for(lambda: len(cap.frames_of(CreditRequest)) >= len(delivers) - 1)
                 await consumer.close()
-        assert max(held) <= 10 + chunk
+        largest = max(d.chunk.num_records for d in delivers)
+        assert max(held) <= 10 + largest
         assert [m.offset for m in received] == list(range(chunk * chunks))
-        delivers = cap.frames_of(Deliver, "server")
-        assert [d.chunk.num_records for d in delivers] == [chunk] * chunks  # the premise
+        assert sum(d.chunk.num_records for d in delivers) == chunk * chunks
         [subscribe] = cap.frames_of(SubscribeRequest)
         assert subscribe.credit == 1
         assert all(f.credit == 1 for f in cap.frames_of(CreditRequest))

@@ -185,4 +185,8 @@ def test_the_rsocket_source_delivers_every_item_once_in_order(
     assert [n for _, n, _ in rows] == list(range(ITEMS))  # decoded by the executors
     assert done["batches"] >= ITEMS // 2000  # demand per micro-batch (maxRecordsPerTrigger)
     assert numbers.subscriptions == 1
-    assert_ran_on_executors({pid for _, _, pid in rows}, executors)
+    # A micro-batch of 2,000 items is one task (a live batch is split in pieces of at
+    # least 10,000 items), and Spark may give every such task to the same executor: the
+    # rule here is that executors, never the driver, decoded the items.
+    ran_on = {pid for _, _, pid in rows}
+    assert ran_on and ran_on <= executors, (ran_on, executors)
