@@ -126,6 +126,7 @@ bench: venv broker ts-build java-peers
 	$(BIN)/python -m bench.rsio_stream
 	$(BIN)/python -m bench.rabbitmq_runtime
 	$(BIN)/python -m bench.rabbitmq_codecs
+	$(BIN)/python -m bench.capture_pcap
 	$(BIN)/python -u -m bench.spark_ratios
 
 # The main job: ticker -> Spark Structured Streaming -> Parquet under out/demo/.
