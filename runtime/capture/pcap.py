@@ -56,6 +56,14 @@ from typing import BinaryIO, Final
 
 from wirestream.runtime.capture.format import Side
 from wirestream.runtime.capture.pcap_files import (
+    BYTE_ORDER_MAGIC,
+    IF_DESCRIPTION,
+    IF_TSRESOL,
+    OPT_COMMENT,
+    OPT_END,
+    PCAPNG_EPB,
+    PCAPNG_IDB,
+    PCAPNG_SHB,
     PcapError,
     first_interface,
     iter_packets,
@@ -126,16 +134,9 @@ TCP_ACK: Final = 0x10
 _SEQ: Final = 1 << 32
 _ETHERTYPE_IPV4: Final = 0x0800
 
-# pcapng blocks (draft-ietf-opsawg-pcapng, section 4): all little-endian here.
-_SHB: Final = 0x0A0D0D0A
-_IDB: Final = 0x00000001
-_EPB: Final = 0x00000006
-_BYTE_ORDER_MAGIC: Final = 0x1A2B3C4D
-_OPT_END: Final = 0
-_OPT_COMMENT: Final = 1
+# pcapng (draft-ietf-opsawg-pcapng, section 4; block and option codes shared with the
+# reader in pcap_files), all little-endian here; the SHB option this writer adds:
 _SHB_USERAPPL: Final = 4
-_IF_DESCRIPTION: Final = 3
-_IF_TSRESOL: Final = 9
 
 _IPV4: Final = struct.Struct("!BBHHHBBH4s4s")
 _TCP: Final = struct.Struct("!HHIIBBHHH")
@@ -211,7 +212,7 @@ def _option(code: int, value: bytes) -> bytes:
 def _options(*pairs: tuple[int, bytes]) -> bytes:
     if not pairs:
         return b""
-    return b"".join(_option(code, value) for code, value in pairs) + _option(_OPT_END, b"")
+    return b"".join(_option(code, value) for code, value in pairs) + _option(OPT_END, b"")
 
 
 def _block(kind: int, body: bytes) -> bytes:
@@ -226,20 +227,20 @@ class PcapngFile:
     def __init__(self, out: BinaryIO, application: str = "wirestream") -> None:
         self.out = out
         self.packets = 0
-        body = struct.pack("<IHHq", _BYTE_ORDER_MAGIC, 1, 0, -1)  # v1.0, section length unknown
+        body = struct.pack("<IHHq", BYTE_ORDER_MAGIC, 1, 0, -1)  # v1.0, section length unknown
         body += _options((_SHB_USERAPPL, application.encode()))
-        out.write(_block(_SHB, body))
+        out.write(_block(PCAPNG_SHB, body))
         self._interfaces = 0
 
     def add_interface(
         self, linktype: int = LINKTYPE_ETHERNET, description: str | None = None
     ) -> int:
         """Add an interface (nanosecond timestamps, no snap length); returns its id."""
-        options = [(_IF_TSRESOL, bytes([9]))]
+        options = [(IF_TSRESOL, bytes([9]))]
         if description:
-            options.insert(0, (_IF_DESCRIPTION, description.encode()))
+            options.insert(0, (IF_DESCRIPTION, description.encode()))
         body = struct.pack("<HHI", linktype, 0, 0) + _options(*options)
-        self.out.write(_block(_IDB, body))
+        self.out.write(_block(PCAPNG_IDB, body))
         self._interfaces += 1
         return self._interfaces - 1
 
@@ -251,8 +252,8 @@ class PcapngFile:
         body = struct.pack("<IIIII", interface, ts >> 32, ts & 0xFFFFFFFF, len(data), len(data))
         body += data + b"\0" * pad
         if comment:
-            body += _options((_OPT_COMMENT, comment.encode()))
-        self.out.write(_block(_EPB, body))
+            body += _options((OPT_COMMENT, comment.encode()))
+        self.out.write(_block(PCAPNG_EPB, body))
         self.packets += 1
 
 

@@ -34,6 +34,15 @@ __all__ = [
     "first_interface",
     "MAX_PACKET_BYTES",
     "MAX_BLOCK_BYTES",
+    # pcapng block types and option codes (the writer in ``pcap`` uses them too)
+    "PCAPNG_SHB",
+    "PCAPNG_IDB",
+    "PCAPNG_EPB",
+    "BYTE_ORDER_MAGIC",
+    "OPT_END",
+    "OPT_COMMENT",
+    "IF_DESCRIPTION",
+    "IF_TSRESOL",
 ]
 
 MAX_PACKET_BYTES: Final = 1 << 20
@@ -44,18 +53,18 @@ MAX_BLOCK_BYTES: Final = MAX_PACKET_BYTES + (1 << 16)
 
 _PCAP_MICRO: Final = 0xA1B2C3D4
 _PCAP_NANO: Final = 0xA1B23C4D
-_PCAPNG_SHB: Final = 0x0A0D0D0A
-_BYTE_ORDER_MAGIC: Final = 0x1A2B3C4D
+PCAPNG_SHB: Final = 0x0A0D0D0A
+BYTE_ORDER_MAGIC: Final = 0x1A2B3C4D
 
-_IDB: Final = 0x00000001
+PCAPNG_IDB: Final = 0x00000001
 _PB: Final = 0x00000002  # obsolete Packet Block
 _SPB: Final = 0x00000003
-_EPB: Final = 0x00000006
+PCAPNG_EPB: Final = 0x00000006
 
-_OPT_END: Final = 0
-_OPT_COMMENT: Final = 1
-_IF_DESCRIPTION: Final = 3
-_IF_TSRESOL: Final = 9
+OPT_END: Final = 0
+OPT_COMMENT: Final = 1
+IF_DESCRIPTION: Final = 3
+IF_TSRESOL: Final = 9
 _IF_TSOFFSET: Final = 14
 
 Format = Literal["pcap", "pcapng"]
@@ -98,7 +107,7 @@ def sniff(path: str | os.PathLike[str]) -> Format | None:
         head = file.read(4)
     if len(head) < 4:
         return None
-    if head == struct.pack("<I", _PCAPNG_SHB):  # a palindrome: the same in both orders
+    if head == struct.pack("<I", PCAPNG_SHB):  # a palindrome: the same in both orders
         return "pcapng"
     for order in "<>":
         if struct.unpack(order + "I", head)[0] in (_PCAP_MICRO, _PCAP_NANO):
@@ -245,7 +254,7 @@ def _options(
     header = struct.Struct(order + "HH")
     while pos + 4 <= end:
         code, length = header.unpack_from(body, pos)
-        if code == _OPT_END:
+        if code == OPT_END:
             return
         value_end = pos + 4 + length
         if value_end > end:
@@ -265,9 +274,9 @@ def _interface(body: bytes, order: str, file: _File, at: int) -> Interface:
     description: str | None = None
     ticks, offset = 1_000_000, 0
     for code, value in _options(body, 8, order, file, at):
-        if code == _IF_DESCRIPTION:
+        if code == IF_DESCRIPTION:
             description = _text(value)
-        elif code == _IF_TSRESOL and len(value) >= 1:
+        elif code == IF_TSRESOL and len(value) >= 1:
             resolution = value[0]
             exponent = resolution & 0x7F
             if resolution & 0x80:
@@ -291,7 +300,7 @@ def _nanoseconds(ticks: int, interface: Interface) -> int:
 
 def _comment(body: bytes, start: int, order: str, file: _File, at: int) -> str | None:
     for code, value in _options(body, start, order, file, at):
-        if code == _OPT_COMMENT:
+        if code == OPT_COMMENT:
             return _text(value)
     return None
 
@@ -309,9 +318,9 @@ def _pcapng_blocks(file: _File) -> Iterator[Interface | Packet]:
         raw_type = head[:4]
         if raw_type == b"\x0a\x0d\x0d\x0a":
             bom = file.read(4, "section header block", at)
-            if bom == struct.pack("<I", _BYTE_ORDER_MAGIC):
+            if bom == struct.pack("<I", BYTE_ORDER_MAGIC):
                 order = "<"
-            elif bom == struct.pack(">I", _BYTE_ORDER_MAGIC):
+            elif bom == struct.pack(">I", BYTE_ORDER_MAGIC):
                 order = ">"
             else:
                 raise file.error(f"section header byte-order magic {bom.hex()} is not 1a2b3c4d", at)
@@ -325,12 +334,12 @@ def _pcapng_blocks(file: _File) -> Iterator[Interface | Packet]:
             consumed = 8
         first = False
         (kind,) = struct.unpack(order + "I", raw_type)
-        least = 28 if kind == _PCAPNG_SHB else 12  # a section header has 16 fixed bytes
+        least = 28 if kind == PCAPNG_SHB else 12  # a section header has 16 fixed bytes
         if length < least or length % 4:
             raise file.error(
                 f"block length {length} is not a multiple of 4 of at least {least}", at
             )
-        if kind not in (_PCAPNG_SHB, _IDB, _EPB, _SPB, _PB):
+        if kind not in (PCAPNG_SHB, PCAPNG_IDB, PCAPNG_EPB, _SPB, _PB):
             file.skip(length - consumed, f"block of type {kind:#x}", at)
             continue
         if length > MAX_BLOCK_BYTES:
@@ -343,13 +352,13 @@ def _pcapng_blocks(file: _File) -> Iterator[Interface | Packet]:
         if trailer != length:
             raise file.error(f"block length {length} and its trailing copy {trailer} differ", at)
         body = rest[:-4]
-        if kind == _PCAPNG_SHB:
+        if kind == PCAPNG_SHB:
             if len(body) < 12:
                 raise file.error("truncated section header block", at)
             major, minor = struct.unpack_from(order + "HH", body, 0)
             if major != 1:
                 raise file.error(f"pcapng version {major}.{minor} is not supported (1.0 is)", at)
-        elif kind == _IDB:
+        elif kind == PCAPNG_IDB:
             interfaces.append(_interface(body, order, file, at))
             yield interfaces[-1]
         else:
@@ -370,7 +379,7 @@ def _packet(
         if interface.snaplen:
             captured = min(captured, interface.snaplen)
         return Packet(at, 0, interface.linktype, body[4 : 4 + captured], original)
-    if kind == _EPB:
+    if kind == PCAPNG_EPB:
         fixed = 20
         if len(body) < fixed:
             raise file.error("truncated enhanced packet block", at)

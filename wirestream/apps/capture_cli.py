@@ -49,8 +49,8 @@ from wirestream.apps.cli_common import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
-    count,
     error,
+    port,
     positive,
     text,
 )
@@ -415,19 +415,12 @@ def _to_pcap(args: argparse.Namespace) -> int:
 # ====================================================================== parser and runner
 
 
-def _port(value: str) -> int:
-    number = count(value) or 0
-    if number > 65535:
-        raise argparse.ArgumentTypeError(f"{value!r}: a port is 0..65535")
-    return number
-
-
 def _pcap_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--protocol", dest="protocol_name", metavar="P",
                         help="the protocol a pcap carries: rsocket/1.0, rsocket/0.2, "
                              "rabbitmq_stream/1, rsio/0, rsio/0+msgpack, bpmux/rel (capture "
                              "files name theirs)")  # fmt: skip
-    parser.add_argument("--port", type=_port, metavar="N",
+    parser.add_argument("--port", type=port, metavar="N",
                         help="pcaps: the server port (default: the one a to-pcap file names, "
                              "else the protocol's well-known port; 0: every TCP connection)")  # fmt: skip
     parser.add_argument("--midstream", action="store_true",
@@ -493,7 +486,7 @@ def add_commands(protocols: Any) -> None:
     )  # fmt: skip
     to_pcap.add_argument("files", metavar="FILE", nargs="+",
                          help="capture files (or a CaptureWriter's path), then the OUT file")  # fmt: skip
-    to_pcap.add_argument("--port", type=_port, metavar="N",
+    to_pcap.add_argument("--port", type=port, metavar="N",
                          help="the server port in the pcap (default: the protocol's "
                               "well-known port: rsocket 7878, rabbitmq_stream 5552)")  # fmt: skip
     to_pcap.add_argument("--mss", type=positive, default=DEFAULT_MSS, metavar="BYTES",
