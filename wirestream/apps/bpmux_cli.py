@@ -43,12 +43,12 @@ from wirestream.apps.cli_common import (
     seconds,
     stdin_lines,
     text,
+    serve_demo,
     to_bytes,
-    until_signalled,
     within,
 )
 from wirestream.runtime.bpmux.aio import ApplicationError, Handler, ItemStream, ItemWriter
-from wirestream.runtime.bpmux.aio import connect, serve
+from wirestream.runtime.bpmux.aio import BpmuxServer, connect, serve
 from wirestream.runtime.errors import ProtocolError, RemoteProtocolError, TransportError
 
 __all__ = ["add_commands", "run", "DEFAULT_PORT", "EchoHandler"]
@@ -129,19 +129,14 @@ def add_commands(protocols: Any) -> None:
 
 
 async def _serve(args: argparse.Namespace) -> int:
-    host = f"[{args.host}]" if ":" in args.host else args.host
-    url = f"tcp://{host}:{args.port}"
-    try:
-        server = await serve(url, EchoHandler())
-    except OSError as problem:
-        error(f"cannot listen on {url}: {problem.strerror or problem}")
-        return EXIT_FAILED
-    try:
-        await until_signalled(server.url)
-    finally:
+    async def start(url: str) -> BpmuxServer:
+        return await serve(url, EchoHandler())
+
+    async def stop(server: BpmuxServer) -> None:
         server.close()
         await server.wait_closed()
-    return EXIT_OK
+
+    return await serve_demo(args.host, args.port, start, stop)
 
 
 async def _items(args: argparse.Namespace) -> AsyncIterator[bytes]:

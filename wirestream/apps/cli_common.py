@@ -12,7 +12,7 @@ import signal
 import sys
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from typing import Final, TextIO, TypeVar
+from typing import Final, Protocol, TextIO, TypeVar
 
 T = TypeVar("T")
 
@@ -20,7 +20,7 @@ __all__ = [
     "PROG", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "text",
     "json_field", "error", "positive", "count", "seconds", "to_bytes", "read_lines",
     "stdin_lines", "port", "until_signalled", "print_items", "BytesWriter", "FORMATS",
-    "within",
+    "within", "serve_demo",
 ]  # fmt: skip
 
 PROG: Final = "wirestream"
@@ -208,3 +208,31 @@ async def print_items(items: AsyncIterator[T], write: Callable[[T], None], *,
         close = getattr(items, "aclose", None)
         if close is not None:
             await close()
+
+
+class _Server(Protocol):
+    @property
+    def url(self) -> str: ...
+
+
+S = TypeVar("S", bound=_Server)
+
+
+async def serve_demo(
+    host: str, port: int, start: Callable[[str], Awaitable[S]],
+    stop: Callable[[S], Awaitable[None]],
+) -> int:  # fmt: skip
+    """A demo server command's life: ``start(url)`` on tcp://host:port (a port in use is
+    one line on stderr, exit 1), ``listening on URL``, serve until SIGINT or SIGTERM,
+    ``stop(server)``; exit 0."""
+    url = f"tcp://{f'[{host}]' if ':' in host else host}:{port}"
+    try:
+        server = await start(url)
+    except OSError as problem:
+        error(f"cannot listen on {url}: {problem.strerror or problem}")
+        return EXIT_FAILED
+    try:
+        await until_signalled(server.url)
+    finally:
+        await stop(server)
+    return EXIT_OK

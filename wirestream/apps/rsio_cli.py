@@ -38,10 +38,10 @@ from wirestream.apps.cli_common import (
     positive,
     print_items,
     seconds,
-    until_signalled,
+    serve_demo,
 )
 from wirestream.runtime.errors import ProtocolError, TransportError
-from wirestream.runtime.rsio import StreamError, connect, serve
+from wirestream.runtime.rsio import RsioServer, StreamError, connect, serve
 from wirestream.runtime.rsio.aio import DEFAULT_LIMIT_RATE
 
 __all__ = ["add_commands", "run", "DEFAULT_PORT", "demo_publishers"]
@@ -98,18 +98,13 @@ def add_commands(protocols: Any) -> None:
 
 
 async def _serve(args: argparse.Namespace) -> int:
-    host = f"[{args.host}]" if ":" in args.host else args.host
-    url = f"tcp://{host}:{args.port}"
-    try:
-        server = await serve(url, publishers=demo_publishers(), encoding=args.encoding)
-    except OSError as problem:
-        error(f"cannot listen on {url}: {problem.strerror or problem}")
-        return EXIT_FAILED
-    try:
-        await until_signalled(server.url)
-    finally:
+    async def start(url: str) -> RsioServer:
+        return await serve(url, publishers=demo_publishers(), encoding=args.encoding)
+
+    async def stop(server: RsioServer) -> None:
         await server.close()
-    return EXIT_OK
+
+    return await serve_demo(args.host, args.port, start, stop)
 
 
 async def _subscribe(args: argparse.Namespace) -> int:
