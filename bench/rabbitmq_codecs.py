@@ -39,6 +39,7 @@ import uuid
 from pathlib import Path
 
 from bench.broker import broker_up
+from bench.rabbitmq_runtime import read_rate
 from bench.rstream_baseline import HOST, PORT
 from wirestream.runtime.rabbitmq_stream.aio import connect
 
@@ -92,18 +93,7 @@ async def ours(codec: str, n: int) -> tuple[float, float]:
             if sum(c.confirmed for c in confirmations) != n:
                 raise RuntimeError(f"{codec}: not every message confirmed")
             await producer.close()
-            started = time.perf_counter()
-            expected = 0
-            async with asyncio.timeout(TIMEOUT):
-                consumer = await client.consumer(stream, "first")
-                async for message in consumer:
-                    if message.offset != expected or len(message.body) != BODY_SIZE:
-                        raise RuntimeError(f"{codec}: offset {message.offset}, expected {expected}")
-                    expected += 1
-                    if expected == n:
-                        break
-            consume = n / (time.perf_counter() - started)
-            await consumer.close()
+            consume = await read_rate(client, stream, n, BODY_SIZE, f"{codec}: ")
         finally:
             await client.delete_stream(stream, missing_ok=True)
     return publish, consume
