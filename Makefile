@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PY_DIRS := wirestream/__init__.py wirestream/__main__.py wirestream/apps codegen runtime generated tests bench
 
-.PHONY: venv node-deps java-peers tshark generate check-generated lint typecheck pytest ts-build ts-test test fuzz bench demo clean broker broker-stop
+.PHONY: venv node-deps java-peers tshark generate check-generated lint typecheck pytest ts-build ts-test test fuzz bench demo clean broker broker-stop servers-installed servers servers-stop
 
 # The venv is (re)built whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -61,6 +61,13 @@ tshark:
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends tshark >/dev/null; \
 	fi
 
+# The real servers of the MQTT 5, PostgreSQL and MySQL/MariaDB tests (tests/servers.py):
+# Debian's mosquitto 2.0, postgresql-15 and mariadb-server 10.11, installed with apt when
+# missing (needs root; a no-op when they are there). The test session starts and stops
+# its own private instances (tools/servers.sh); it never installs, so this comes first.
+servers-installed:
+	@tools/servers.sh install all
+
 # idl/**/*.yaml -> generated/** (Python, black-formatted), generated/typescript/ (the npm package)
 # and generated/wireshark/ (a Lua dissector per protocol version)
 generate: venv
@@ -81,7 +88,7 @@ lint: venv
 typecheck: venv
 	$(BIN)/mypy --strict -p wirestream
 
-pytest: venv node-deps java-peers tshark
+pytest: venv node-deps java-peers tshark servers-installed
 	$(BIN)/pytest -q
 
 # runtime/, generated/ and tests/typescript -> their dist/ (tsc -b: incremental, strict).
@@ -142,6 +149,15 @@ broker:
 
 broker-stop:
 	tools/broker.sh stop
+
+# The three private servers of tests/servers.py (loopback: mosquitto 18830 + anonymous 18831,
+# PostgreSQL 15432, MariaDB 13306; tools/servers.sh says who logs in how), kept running
+# for a session of work: the test session then uses them and leaves them running.
+servers:
+	tools/servers.sh start all
+
+servers-stop:
+	tools/servers.sh stop all
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .hypothesis
