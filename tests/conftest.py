@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.servers import mariadb_server, mosquitto_server, postgresql_server  # noqa: F401
 from tests.spark_connect import connect_server, spark_connect  # noqa: F401  (fixtures)
 from tests.typescript_support import node  # noqa: F401  (the fixture, for every module)
 
