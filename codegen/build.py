@@ -11,17 +11,21 @@ from pathlib import Path
 from typing import Any
 
 from wirestream.codegen.build_machines import MachineBuilder, _int_fields
+from wirestream.codegen.conditions import CondSyntaxError, parse_condition
 from wirestream.codegen.loader import Mapping, Sequence, key_paths, load_yaml
 from wirestream.codegen.model import (
+    FLOAT_TYPES,
     INT_TYPES,
     WORD_TYPES,
     ArrayField,
     Bit,
     BytesField,
+    Cond,
     ContextValue,
     Element,
     Enum,
     Expr,
+    FloatField,
     Frame,
     Framing,
     IntField,
@@ -29,14 +33,28 @@ from wirestream.codegen.model import (
     Item,
     Protocol,
     RefField,
+    Rule,
     Struct,
     Union_,
     Unknown,
     Word,
+    resolve_int_type,
 )
 from wirestream.codegen.reader import LOWER, PASCAL, UPPER, NodeReader
 
-RESERVED_NAMES = {"self", "to_bytes", "to_msgpack"}
+RESERVED_NAMES = {"self", "to_bytes", "to_msgpack", "more", "and", "or", "not", "flags"}
+DEFAULT_MAX_FRAME_SIZE = 16777215
+FRAME_COUNTS = ("after_header", "after_length", "from_length", "frame")
+
+
+def fixed_size(item: Item) -> int:
+    """The bytes a header item takes when it has one size (else 0)."""
+    node = item.node
+    if isinstance(node, (Word, IntField)):
+        return node.type.size or 0
+    return 0
+
+
 PREFIX_NAMES = ", ".join(INT_TYPES)
 _TOKEN = re.compile(r"\s*(?:(\d+|0x[0-9a-fA-F]+)|(ctx\.[a-z][a-z0-9_]*|[a-z][a-z0-9_]*)|([*+-]))")
 
@@ -53,16 +71,21 @@ class _Builder(NodeReader):
         self.union_nodes: dict[str, tuple[Mapping, str]] = {}
         self.building: list[str] = []
         self.self_delimiting = False
+        self.little = False  # the file's default byte order (``byte_order: little``)
 
     def int_type(
         self, value: Any, line: int, path: str, allowed: tuple[str, ...] | None = None
     ) -> IntType:
+        """The integer type ``value`` names, in the file's default byte order unless the
+        name says its own (``u32le``, ``u32be``)."""
         names = allowed or tuple(INT_TYPES)
-        if value not in names:
+        found = resolve_int_type(value, self.little) if isinstance(value, str) else None
+        base = value[:-2] if isinstance(value, str) and value.endswith(("le", "be")) else value
+        if found is None or (value not in names and base not in names):
             self.fail(
                 line, path, f"unknown integer type '{value}' (expected one of {', '.join(names)})"
             )
-        return INT_TYPES[value]
+        return found
 
     # --- top level ---------------------------------------------------------------
 
@@ -70,7 +93,8 @@ class _Builder(NodeReader):
         top = self.mapping(root, "<top>", 1)
         self.keys(top, "", {"wirestream", "protocol", "version", "title", "spec", "doc", "framing",
                             "encodings", "context", "enums", "structs", "unions", "header",
-                            "unknown", "frames", "machines", "frame_log", "predecessor"},
+                            "unknown", "frames", "machines", "frame_log", "predecessor",
+                            "byte_order"},
                   {"wirestream", "protocol", "version", "title", "framing", "header", "unknown",
                    "frames"})  # fmt: skip
         if top["wirestream"] != 1:
@@ -89,6 +113,12 @@ class _Builder(NodeReader):
             predecessor = self.name(top["predecessor"], LOWER, "lower_snake", line, "predecessor")
             if predecessor == version:
                 self.fail(line, "predecessor", f"'{version}' cannot be its own predecessor")
+        if "byte_order" in top:
+            order = top["byte_order"]
+            if order not in ("big", "little"):
+                self.fail(self.line_of(top, "byte_order"), "byte_order",
+                          f"'{order}' is not big or little")  # fmt: skip
+            self.little = order == "little"
         framing = self.framing(top["framing"], self.line_of(top, "framing"))
         encodings = self.encodings(top.get("encodings", ["binary"]), self.line_of(top, "encodings"))
         for name, node in self.entries(top, "context"):
@@ -128,6 +158,7 @@ class _Builder(NodeReader):
                 mask, flag_width, self.line_of(header_node["flags"], name), f"header.flags.{name}"
             )
         discriminator = self.discriminator(header_node, header)
+        self.header_length(framing, header, discriminator, top)
         unknown = self.unknown(
             top["unknown"], self.line_of(top, "unknown"), common_flags, flag_width
         )
@@ -176,18 +207,37 @@ class _Builder(NodeReader):
         self.keys(
             node,
             "framing",
-            {"length_prefix", "self_delimiting", "max_frame_size"},
-            {"max_frame_size"},
-        )
+            {"length_prefix", "self_delimiting", "max_frame_size", "length_field", "counts",
+             "adjust"},
+            set(),
+        )  # fmt: skip
         size = self.integer(
-            node["max_frame_size"], self.line_of(node, "max_frame_size"), "framing.max_frame_size"
+            node.get("max_frame_size", DEFAULT_MAX_FRAME_SIZE),
+            self.line_of(node, "max_frame_size"),
+            "framing.max_frame_size",
         )
         if size <= 0:
             self.fail(
                 self.line_of(node, "max_frame_size"), "framing.max_frame_size", "must be positive"
             )
-        if ("length_prefix" in node) == ("self_delimiting" in node):
-            self.fail(node.line, "framing", "give exactly one of length_prefix or self_delimiting")
+        kinds = [k for k in ("length_prefix", "self_delimiting", "length_field") if k in node]
+        if len(kinds) != 1:
+            self.fail(node.line, "framing",
+                      "give exactly one of length_prefix, self_delimiting or length_field")  # fmt: skip
+        for key in ("counts", "adjust"):
+            if key in node and "length_field" not in node:
+                self.fail(self.line_of(node, key), f"framing.{key}", "applies to length_field only")
+        if "length_field" in node:
+            counts = node.get("counts", "after_header")
+            if counts not in FRAME_COUNTS:
+                self.fail(self.line_of(node, "counts"), "framing.counts",
+                          f"'{counts}' is not one of {', '.join(FRAME_COUNTS)}")  # fmt: skip
+            adjust = self.integer(node.get("adjust", 0), self.line_of(node, "adjust"),
+                                  "framing.adjust")  # fmt: skip
+            field = self.name(node["length_field"], LOWER, "lower_snake",
+                              self.line_of(node, "length_field"), "framing.length_field")  # fmt: skip
+            self.framing_node = node
+            return Framing(None, size, field, str(counts), adjust)
         if "self_delimiting" in node:
             if node["self_delimiting"] is not True:
                 self.fail(
@@ -197,10 +247,49 @@ class _Builder(NodeReader):
             return Framing(None, size)
         prefix = self.int_type(node["length_prefix"], self.line_of(node, "length_prefix"),
                                "framing.length_prefix", ("u24", "u32"))  # fmt: skip
+        if "max_frame_size" not in node:
+            size = min(size, prefix.max)
         if size > prefix.max:
             self.fail(self.line_of(node, "max_frame_size"), "framing.max_frame_size",
                       f"exceeds what a {prefix.name} prefix can declare")  # fmt: skip
         return Framing(prefix, size)
+
+    def header_length(self, framing: Framing, header: list[Item], discriminator: list[str],
+                      top: Mapping) -> None:  # fmt: skip
+        """``framing.length_field``: an unsigned integer of the header, not the discriminator,
+        derived on encode; ``frame`` and ``from_length`` counts need the header bytes they
+        include to have one size (a length cannot count a prefix whose size it changes)."""
+        if framing.length_field is None:
+            return
+        node = self.framing_node
+        line, path = self.line_of(node, "length_field"), "framing.length_field"
+        name = framing.length_field
+        found = [v for item in header for v in self.values_of(item) if v.name == name]
+        if not found or any(isinstance(item.node, Word) and name in self.named(item)
+                            for item in header):  # fmt: skip
+            self.fail(line, path, f"'{name}' is not an integer field of the header (a whole field)")
+        value = found[0]
+        if name in discriminator:
+            self.fail(line, path, f"'{name}' is the discriminator")
+        if value.type.signed or value.const is not None or value.enum is not None:
+            self.fail(line, path, f"'{name}' must be a plain unsigned integer")
+        index = next(i for i, item in enumerate(header) if name in self.named(item))
+        counted = {"frame": header, "from_length": header[index:],
+                   "after_length": header[index + 1:], "after_header": []}[framing.counts]  # fmt: skip
+        for item in counted:
+            if isinstance(item.node, IntField) and item.node.type.size is None:
+                self.fail(self.line_of(node, "counts"), "framing.counts",
+                          f"counting '{item.node.name}' (variable size) in the length is not "
+                          "supported: its size would depend on the length")  # fmt: skip
+        cap = value.type.max + framing.adjust + sum(fixed_size(item) for item in header)
+        if framing.max_frame_size > cap:
+            if "max_frame_size" in node:
+                self.fail(self.line_of(node, "max_frame_size"), "framing.max_frame_size",
+                          f"exceeds what '{name}' ({value.type.name}) can declare")  # fmt: skip
+            framing.max_frame_size = cap
+        value.derived_from = "<frame>"
+        value.doc = value.doc or f"derived: the frame's length ({framing.counts})"
+        del top
 
     def encodings(self, node: Any, line: int) -> list[str]:
         node = self.sequence(node, "encodings", line)
@@ -306,12 +395,13 @@ class _Builder(NodeReader):
             self.fail(line, f"structs.{name}", f"structs contain themselves: {cycle}")
         node, path = self.struct_nodes[name]
         node = self.mapping(node, path, line)
-        self.keys(node, path, {"fields", "doc"}, {"fields"})
+        self.keys(node, path, {"fields", "doc", "rules"}, {"fields"})
         self.building.append(name)
         items = self.items(node["fields"], f"{path}.fields", self.line_of(node, "fields"),
                            flags={}, in_frame=False, scope_prefix=[])  # fmt: skip
         self.building.pop()
-        struct = Struct(name, items, self.text(node, "doc", path))
+        struct = Struct(name, items, self.text(node, "doc", path),
+                        self.rules(node, path, items, [], {}))  # fmt: skip
         self.structs[name] = struct
         return struct
 
@@ -418,6 +508,12 @@ class _Builder(NodeReader):
                 "a field that runs to the end of the frame must be the last one",
             )
         self.mark_derived(items, path, scope_prefix)
+        for item in items:  # a bool bit named by `if:` is set on encode when the field is there
+            if item.condition is not None and item.condition in scope:
+                bit = scope[item.condition]
+                if bit.derived_from is None:
+                    bit.derived_from = self.named(item)[0]
+                    bit.doc = bit.doc or f"derived: whether {bit.derived_from} is present"
         return items
 
     def is_rest(self, item: Item) -> bool:
@@ -436,7 +532,7 @@ class _Builder(NodeReader):
         node = item.node
         if isinstance(node, Word):
             return [bit.value for bit in node.bits if bit.value is not None]
-        if isinstance(node, IntField) and item.condition is None:
+        if isinstance(node, IntField) and item.condition is None and item.when is None:
             return [node]
         return []
 
@@ -464,11 +560,33 @@ class _Builder(NodeReader):
                 width = self.integer(entry[kind], bline, f"{bpath}.{kind}")
                 bit = Bit(kind, width)
             else:
-                self.keys(entry, bpath, {"name", "width", "min", "max", "enum", "const", "default", "doc"},
-                          {"name", "width"})  # fmt: skip
-                width = self.integer(entry["width"], self.line_of(entry, "width"), f"{bpath}.width")
+                self.keys(entry, bpath, {"name", "width", "min", "max", "enum", "const", "default", "doc",
+                                         "bool"}, {"name"})  # fmt: skip
+                boolean = entry.get("bool", False)
+                if boolean not in (True, False):
+                    self.fail(
+                        self.line_of(entry, "bool"), f"{bpath}.bool", "expected true or false"
+                    )
+                if "width" not in entry and not boolean:
+                    self.fail(bline, f"{bpath}.width", "missing required key")
+                width = self.integer(
+                    entry.get("width", 1), self.line_of(entry, "width"), f"{bpath}.width"
+                )
+                if boolean:
+                    if width != 1:
+                        self.fail(
+                            self.line_of(entry, "bool"), f"{bpath}.bool", "a bool bit has width 1"
+                        )
+                    for key in ("min", "max", "enum", "const"):
+                        if key in entry:
+                            self.fail(
+                                self.line_of(entry, key),
+                                f"{bpath}.{key}",
+                                "a bool bit takes no " + key,
+                            )
                 bit_type = IntType(f"{wtype.name}:{width}", max(width, 1), False, None)
                 value = self.int_field(entry, bpath, bit_type)
+                value.boolean = bool(boolean)
                 bit = Bit("value", width, value)
             if width <= 0:
                 self.fail(bline, bpath, "a bit run needs a positive width")
@@ -524,31 +642,90 @@ class _Builder(NodeReader):
     def field(self, node: Mapping, path: str, flags: dict[str, int], scope: dict[str, IntField],
               in_frame: bool) -> Item:  # fmt: skip
         allowed = {"name", "type", "doc", "min", "max", "enum", "const", "default", "length", "nullable",
-                   "size", "of", "count", "byte_length", "if"}  # fmt: skip
+                   "size", "of", "count", "byte_length", "if", "terminator"}  # fmt: skip
         self.keys(node, path, allowed, {"name", "type"})
         condition = None
+        when: Cond | None = None
+        text = ""
         if "if" in node:
-            condition = node["if"]
-            if not in_frame:
-                self.fail(
-                    self.line_of(node, "if"), f"{path}.if", "only frame fields can depend on a flag"
-                )
-            if condition not in flags:
-                self.fail(self.line_of(node, "if"), f"{path}.if", f"unknown flag '{condition}'")
+            raw = node["if"]
+            iline = self.line_of(node, "if")
+            text = str(raw)
+            if isinstance(raw, str) and raw in flags:
+                if not in_frame:
+                    self.fail(iline, f"{path}.if", "only frame fields can depend on a flag")
+                condition = raw
+            elif isinstance(raw, str) and raw in scope and scope[raw].boolean:
+                condition = raw  # a bool bit of this record says whether the field is there
+                scope[raw].presence = True
+            else:
+                when = self.cond(raw, iline, f"{path}.if", scope, flags)
+                if when.uses_more() and when.op != "more":
+                    self.fail(iline, f"{path}.if", "`more` must be the whole condition")
+                if when.op == "more" and self.self_delimiting:
+                    self.fail(iline, f"{path}.if",
+                              "`more` needs frames of a known length (length_prefix or length_field)")  # fmt: skip
         value = self.value(node, path, scope, top=True)
-        return Item(value, condition, node.line)
+        return Item(value, condition, node.line, when, text)
+
+    def cond(self, raw: Any, line: int, path: str, scope: dict[str, IntField],
+             flags: dict[str, int]) -> Cond:  # fmt: skip
+        """A condition over earlier values (``if:``, ``rules:``), or an IdlError saying why not."""
+
+        def resolve(name: str) -> str | None:
+            if name.startswith("ctx."):
+                return "ctx" if name[4:] in self.context else None
+            if name in flags:
+                return "flag"
+            if name in scope and scope[name].derived_from is None:
+                return "field"
+            return None
+
+        try:
+            return parse_condition(raw, resolve)
+        except CondSyntaxError as error:
+            self.fail(line, path, str(error))
+
+    def rules(self, node: Mapping, path: str, items: list[Item], prefix: list[Item],
+              flags: dict[str, int]) -> list[Rule]:  # fmt: skip
+        """``rules:``: each ``{check: <condition>, spec: "..."}`` over the record's values."""
+        if "rules" not in node:
+            return []
+        seq = self.sequence(node["rules"], f"{path}.rules", self.line_of(node, "rules"))
+        scope = {v.name: v for item in [*prefix, *items] for v in self.values_of(item)}
+        result: list[Rule] = []
+        for index, entry in enumerate(seq):
+            rpath, rline = f"{path}.rules[{index}]", self.line_of(seq, index)
+            entry = self.mapping(entry, rpath, rline)
+            self.keys(entry, rpath, {"check", "spec"}, {"check"})
+            check = self.cond(entry["check"], self.line_of(entry, "check"), f"{rpath}.check",
+                              {k: v for k, v in scope.items()}, flags)  # fmt: skip
+            if check.uses_more():
+                self.fail(
+                    self.line_of(entry, "check"), f"{rpath}.check", "`more` is for `if:` only"
+                )
+            result.append(Rule(check, str(entry["check"]), self.text(entry, "spec", rpath), rline))
+        return result
 
     def value(self, node: Mapping, path: str, scope: dict[str, IntField], top: bool) -> Any:
         type_name = node["type"]
         tline = self.line_of(node, "type")
         kind_keys = {
             "int": {"min", "max", "enum", "const", "default"},
-            "bytes": {"length", "nullable", "size"},
+            "bytes": {"length", "nullable", "size", "terminator"},
             "array": {"of", "count", "byte_length"},
             "ref": set(),
+            "float": {"default"},
         }
-        if type_name in INT_TYPES:
+        float_name = (
+            type_name[:-2]
+            if isinstance(type_name, str) and type_name.endswith(("le", "be"))
+            else type_name
+        )
+        if isinstance(type_name, str) and resolve_int_type(type_name, self.little) is not None:
             kind = "int"
+        elif float_name in FLOAT_TYPES:
+            kind = "float"
         elif type_name in ("bytes", "string"):
             kind = "bytes"
         elif type_name == "array":
@@ -559,8 +736,8 @@ class _Builder(NodeReader):
             kind = "ref"
         else:
             self.fail(tline, f"{path}.type",
-                      f"unknown type '{type_name}' (expected an integer type, bytes, string, array, "
-                      "or a struct/union of this file)")  # fmt: skip
+                      f"unknown type '{type_name}' (expected an integer type, f32, f64, bytes, "
+                      "string, array, or a struct/union of this file)")  # fmt: skip
         for other, keys in kind_keys.items():
             if other != kind:
                 for key in keys - kind_keys[kind]:
@@ -584,7 +761,13 @@ class _Builder(NodeReader):
             shadow = Mapping(node)
             shadow.line, shadow.key_lines = node.line, node.key_lines
             shadow["name"] = name
-            return self.int_field(shadow, path, INT_TYPES[type_name])
+            return self.int_field(shadow, path, self.int_type(type_name, tline, f"{path}.type"))
+        if kind == "float":
+            little = type_name.endswith("le") or (self.little and not type_name.endswith("be"))
+            default = node.get("default", 0.0)
+            if isinstance(default, bool) or not isinstance(default, (int, float)):
+                self.fail(self.line_of(node, "default"), f"{path}.default", "expected a number")
+            return FloatField(name, FLOAT_TYPES[float_name], little, float(default), doc)
         if kind == "ref":
             if type_name in self.struct_nodes:
                 return RefField(name, self.resolve_struct(type_name, tline), doc)
@@ -597,11 +780,22 @@ class _Builder(NodeReader):
                     doc: str) -> BytesField:  # fmt: skip
         length: IntType | None = None
         rest = False
+        terminator = None
+        if "terminator" in node:
+            tline = self.line_of(node, "terminator")
+            terminator = self.integer(node["terminator"], tline, f"{path}.terminator")
+            if not 0 <= terminator <= 255:
+                self.fail(tline, f"{path}.terminator", "a terminator is one byte (0..255)")
+            for key in ("length", "size", "nullable"):
+                if key in node:
+                    self.fail(self.line_of(node, key), f"{path}.{key}",
+                              "a terminated value takes no length, size or nullable")  # fmt: skip
+            return BytesField(name, is_string, None, False, False, None, doc, terminator)
         if "length" not in node and "size" not in node:
             self.fail(
                 node.line,
                 path,
-                "bytes and string need `length` (a prefix type or rest) and/or `size`",
+                "bytes and string need `length` (a prefix type or rest), `size` or `terminator`",
             )
         if "length" in node:
             lline = self.line_of(node, "length")
@@ -613,8 +807,8 @@ class _Builder(NodeReader):
                         f"{path}.length",
                         "`rest` needs length_prefix framing (frames here delimit themselves)",
                     )
-            elif node["length"] in INT_TYPES:
-                length = INT_TYPES[node["length"]]
+            elif isinstance(node["length"], str) and resolve_int_type(node["length"], self.little):
+                length = resolve_int_type(node["length"], self.little)
             else:
                 self.fail(
                     lline,
@@ -627,11 +821,11 @@ class _Builder(NodeReader):
                 self.fail(
                     self.line_of(node, "nullable"), f"{path}.nullable", "expected true or false"
                 )
-            if length is None or not length.signed:
+            if length is None or not (length.signed or length.flavour == "lenenc"):
                 self.fail(
                     self.line_of(node, "nullable"),
                     f"{path}.nullable",
-                    "nullable needs a signed length prefix (-1 = null)",
+                    "nullable needs a signed length prefix (-1 = null) or lenenc (0xFB = null)",
                 )
         size = None
         if "size" in node:
@@ -659,7 +853,7 @@ class _Builder(NodeReader):
         self.keys(
             of,
             f"{path}.of",
-            {"type", "length", "nullable", "size", "min", "max", "enum", "doc"},
+            {"type", "length", "nullable", "size", "min", "max", "enum", "doc", "terminator"},
             {"type"},
         )
         if of["type"] == "array":
@@ -669,6 +863,9 @@ class _Builder(NodeReader):
                 "arrays of arrays are not supported; wrap the inner array in a struct",
             )
         element: Element = self.value(of, f"{path}.of", scope, top=False)
+        if isinstance(element, FloatField):
+            self.fail(oline, f"{path}.of.type", "arrays of floats are not supported yet; "
+                      "wrap the float in a struct")  # fmt: skip
         if isinstance(element, BytesField) and element.rest:
             self.fail(oline, f"{path}.of.length", "an element cannot run to the end of the frame")
         result = ArrayField(name, element, doc=doc)
@@ -678,8 +875,9 @@ class _Builder(NodeReader):
         key = "count" if has_count else "byte_length"
         value = node[key]
         kline = self.line_of(node, key)
-        if value in INT_TYPES:
-            setattr(result, f"{key}_prefix", INT_TYPES[value])
+        prefix = resolve_int_type(value, self.little) if isinstance(value, str) else None
+        if prefix is not None:
+            setattr(result, f"{key}_prefix", prefix)
         elif value == "rest" and key == "count":
             if self.self_delimiting:
                 self.fail(
@@ -792,6 +990,38 @@ class _Builder(NodeReader):
             masks[name] = self.integer(mask, line, f"{path}.{name}")
         return masks
 
+    def frame_flags(self, fnode: Mapping, path: str,
+                    width: int) -> tuple[dict[str, int], dict[str, tuple[IntField, int]]]:  # fmt: skip
+        """A frame's ``flags:``: ``name: mask`` (one bit: a bool) or ``name: {mask: ...,
+        enum:/min:/max:/default:/doc:}`` (contiguous bits holding a number, MQTT's QoS)."""
+        node = self.mapping(fnode.get("flags", Mapping()), f"{path}.flags", fnode.line)
+        bits: dict[str, int] = {}
+        values: dict[str, tuple[IntField, int]] = {}
+        for name, entry in node.items():
+            line, fpath = self.line_of(node, name), f"{path}.flags.{name}"
+            self.name(name, LOWER, "lower_snake", line, fpath)
+            if not isinstance(entry, Mapping):
+                mask = self.integer(entry, line, fpath)
+                self.check_mask(mask, width, line, fpath)
+                bits[name] = mask
+                continue
+            self.keys(entry, fpath, {"mask", "enum", "min", "max", "default", "doc"}, {"mask"})
+            mask = self.integer(entry["mask"], self.line_of(entry, "mask"), f"{fpath}.mask")
+            low = mask & -mask
+            if width == 0 or mask <= 0 or mask >= 1 << width or (mask + low) & mask:
+                self.fail(self.line_of(entry, "mask"), f"{fpath}.mask",
+                          f"{mask:#x} is not a run of bits of the {width}-bit flags")  # fmt: skip
+            run = (mask // low).bit_length()
+            shadow = Mapping(entry)
+            shadow.line, shadow.key_lines = entry.line, entry.key_lines
+            shadow["name"] = name
+            shadow.pop("mask")
+            values[name] = (
+                self.int_field(shadow, fpath, IntType(f"flags:{run}", run, False, None)),
+                mask,
+            )
+        return bits, values
+
     def check_mask(self, mask: int, width: int, line: int, path: str) -> None:
         if width == 0:
             self.fail(line, path, "there is no flags run in the header to hold this flag")
@@ -853,8 +1083,8 @@ class _Builder(NodeReader):
             if name in self.struct_nodes or name in self.union_nodes or name == "UnknownFrame":
                 self.fail(fline, path, f"'{name}' is already a struct/union/generated name")
             fnode = self.mapping(fnode, path, fline)
-            self.keys(fnode, path, {"code", "also_codes", "sender", "doc", "spec", "flags", "set_flags", "fields"},
-                      {"code", "fields"})  # fmt: skip
+            self.keys(fnode, path, {"code", "also_codes", "sender", "doc", "spec", "flags", "set_flags", "fields",
+                                    "rules", "fixed_flags"}, {"code", "fields"})  # fmt: skip
             code = self.code(fnode["code"], self.line_of(fnode, "code"), f"{path}.code", disc_types)
             also = []
             if "also_codes" in fnode:
@@ -872,17 +1102,27 @@ class _Builder(NodeReader):
                     f"{path}.sender",
                     f"'{sender}' is not client, server or any",
                 )
-            own = self.flag_masks(fnode.get("flags", Mapping()), f"{path}.flags", fnode)
-            for fname, mask in own.items():
+            own, flag_values = self.frame_flags(fnode, path, flag_width)
+            masks = {**own, **{n: m for n, (_, m) in flag_values.items()}}
+            for fname, mask in masks.items():
                 fl = self.line_of(fnode["flags"], fname)
                 if fname in common:
                     self.fail(fl, f"{path}.flags.{fname}", "already a header flag")
-                self.check_mask(mask, flag_width, fl, f"{path}.flags.{fname}")
                 if mask & sum(common.values()) or mask & sum(
-                    m for n, m in own.items() if n != fname
+                    m for n, m in masks.items() if n != fname
                 ):
                     self.fail(fl, f"{path}.flags.{fname}", f"{mask:#x} overlaps another flag")
             flags = {**common, **own}
+            fixed_flags = None
+            if "fixed_flags" in fnode:
+                xline = self.line_of(fnode, "fixed_flags")
+                fixed_flags = self.integer(fnode["fixed_flags"], xline, f"{path}.fixed_flags")
+                if flag_width == 0 or not 0 <= fixed_flags < 1 << flag_width:
+                    self.fail(
+                        xline, f"{path}.fixed_flags", f"does not fit the {flag_width}-bit flags"
+                    )
+                if fixed_flags & sum(masks.values()) or fixed_flags & sum(common.values()):
+                    self.fail(xline, f"{path}.fixed_flags", "overlaps a named flag")
             set_flags = fnode.get("set_flags", [])
             for i, flag in enumerate(
                 self.sequence(set_flags, f"{path}.set_flags", self.line_of(fnode, "set_flags"))
@@ -893,8 +1133,12 @@ class _Builder(NodeReader):
                         f"{path}.set_flags[{i}]",
                         f"unknown flag '{flag}'",
                     )
+            scope_prefix = list(header)
+            if flag_values:  # multi-bit flag values read like fields of the frame
+                scope_prefix.append(Item(Word(IntType("flags", flag_width, False, None),
+                                              [Bit("value", 0, v) for v, _ in flag_values.values()])))  # fmt: skip
             items = self.items(fnode["fields"], f"{path}.fields", self.line_of(fnode, "fields"),
-                               flags=flags, in_frame=True, scope_prefix=header)  # fmt: skip
+                               flags=flags, in_frame=True, scope_prefix=scope_prefix)  # fmt: skip
             extra_flags = self.flag_width(items, path)
             if extra_flags:
                 self.fail(
@@ -903,7 +1147,9 @@ class _Builder(NodeReader):
                     "flag bits belong to the header",
                 )
             frame = Frame(name, code, also, sender, own, list(set_flags), items,
-                          self.text(fnode, "doc", path), self.text(fnode, "spec", path), fline)  # fmt: skip
+                          self.text(fnode, "doc", path), self.text(fnode, "spec", path), fline,
+                          self.rules(fnode, path, items, scope_prefix, flags), flag_values,
+                          fixed_flags)  # fmt: skip
             for c in [code, *also]:
                 for other, other_sender, other_line in codes.get(c, []):
                     if sender == "any" or other_sender == "any" or sender == other_sender:

@@ -30,6 +30,7 @@ from wirestream.codegen.diff_values import (
 from wirestream.codegen.model import (
     ArrayField,
     BytesField,
+    FloatField,
     Frame,
     IntField,
     Item,
@@ -53,8 +54,8 @@ class Elem:
     """One named value of a layout, in wire order."""
 
     name: str
-    kind: str  # "int" | "bytes" | "array" | "ref"
-    node: IntField | BytesField | ArrayField | RefField
+    kind: str  # "int" | "bytes" | "array" | "ref" | "float"
+    node: IntField | BytesField | ArrayField | RefField | FloatField
     line: int
     condition: str | None = None
     value: Value | None = None  # for "int"
@@ -98,8 +99,10 @@ def elements(items: list[Item]) -> list[Elem]:
     return result
 
 
-def element(node: IntField | BytesField | ArrayField | RefField, line: int,
+def element(node: IntField | BytesField | ArrayField | RefField | FloatField, line: int,
             condition: str | None = None) -> Elem:  # fmt: skip
+    if isinstance(node, FloatField):
+        return Elem(node.name, "float", node, line, condition)
     if isinstance(node, IntField):
         return Elem(node.name, "int", node, line, condition, int_value(node))
     if isinstance(node, BytesField):

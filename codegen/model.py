@@ -12,12 +12,15 @@ from typing import Union
 
 @dataclass(frozen=True)
 class IntType:
-    """An integer wire type: fixed-size big-endian, LEB128 varint or VarU64."""
+    """An integer wire type: fixed-size (either byte order) or one of the variable-length
+    flavours, each with its canonical rule enforced on decode (``VAR_FLAVOURS``)."""
 
-    name: str
-    bits: int  # value bits (64 for the variable-length ones)
+    name: str  # canonical: ``u32`` (big-endian), ``u32le``, ``varint``, ``vbi``...
+    bits: int  # value bits (64 for varint, varu64, zigzag and lenenc; 28 for vbi)
     signed: bool
     size: int | None  # bytes on the wire; None when variable
+    little: bool = False  # fixed-size: least significant byte first
+    flavour: str = "fixed"  # "fixed" or the variable-length flavour (its name)
 
     @property
     def min(self) -> int:
@@ -42,9 +45,61 @@ INT_TYPES: dict[str, IntType] = {
         ("i64", 64, True),
     ]
 }
-INT_TYPES["varint"] = IntType("varint", 64, False, None)
-INT_TYPES["varu64"] = IntType("varu64", 64, False, None)
-WORD_TYPES = ("u8", "u16", "u32", "u64")
+INT_TYPES.update(
+    {
+        name + "le": IntType(name + "le", bits, signed, bits // 8, little=True)
+        for name, bits, signed in [
+            ("u16", 16, False),
+            ("u24", 24, False),
+            ("u32", 32, False),
+            ("u64", 64, False),
+            ("i16", 16, True),
+            ("i32", 32, True),
+            ("i64", 64, True),
+        ]
+    }
+)
+# The variable-length flavours, and the canonical rule each decoder enforces:
+VAR_FLAVOURS = {
+    # unsigned LEB128 (protobuf varint): at most 10 bytes, value < 2^64, shortest form only
+    # (no trailing 0x80 groups: an overlong encoding is NonCanonical)
+    "varint": IntType("varint", 64, False, None, flavour="varint"),
+    # VarU64: first byte < 248 is the value, 248..255 announce 1..8 big-endian bytes;
+    # shortest form only
+    "varu64": IntType("varu64", 64, False, None, flavour="varu64"),
+    # MQTT 5 Variable Byte Integer (1.5.5): 7 bits a byte, least significant group first,
+    # at most 4 bytes (values < 268,435,456), shortest form only
+    "vbi": IntType("vbi", 28, False, None, flavour="vbi"),
+    # zigzag-mapped signed 64-bit value in LEB128 (protobuf sint64): shortest form only
+    "zigzag": IntType("zigzag", 64, True, None, flavour="zigzag"),
+    # MySQL length-encoded integer: < 0xFB one byte; 0xFC + 2, 0xFD + 3, 0xFE + 8 bytes
+    # little-endian; 0xFB is NULL (only where a nullable length allows it), 0xFF an error;
+    # shortest form only
+    "lenenc": IntType("lenenc", 64, False, None, flavour="lenenc"),
+}
+INT_TYPES.update(VAR_FLAVOURS)
+WORD_TYPES = ("u8", "u16", "u32", "u64", "u16le", "u32le", "u64le")
+
+
+def resolve_int_type(name: str, little: bool) -> IntType | None:
+    """The integer type an IDL name means in a file whose default byte order is little
+    (``little``) or big: ``u32`` takes the default, ``u32le``/``u32be`` say theirs."""
+    if (
+        name.endswith("be")
+        and name[:-2] in INT_TYPES
+        and INT_TYPES[name[:-2]].size not in (None, 1)
+    ):
+        return INT_TYPES[name[:-2]]
+    found = INT_TYPES.get(name)
+    if found is None:
+        return None
+    if little and found.flavour == "fixed" and not found.little and (found.size or 0) > 1:
+        return INT_TYPES[name + "le"]
+    return found
+
+
+FLOAT_TYPES = {"f32": 32, "f64": 64}
+"""IEEE 754 binary32 and binary64 (``f32le``, ``f64be``... for an explicit byte order)."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +148,25 @@ class IntField:
     default: int | None = None
     doc: str = ""
     derived_from: str | None = None  # set when a later field's size/count names this one
+    boolean: bool = False  # a one-bit value read and written as a bool (``bool: true``)
+    # A bool bit that says whether a later field is present (``if: <this bit>``): derived on
+    # encode (``derived_from`` names the field), as a presence flag is.
+    presence: bool = False
+
+
+@dataclass
+class FloatField:
+    """An IEEE 754 value: NaN payloads and signed zeros round-trip bit for bit."""
+
+    name: str
+    bits: int  # 32 | 64
+    little: bool
+    default: float = 0.0
+    doc: str = ""
+
+    @property
+    def type_name(self) -> str:
+        return f"f{self.bits}{'le' if self.little else ''}"
 
 
 @dataclass
@@ -104,6 +178,7 @@ class BytesField:
     nullable: bool
     size: Expr | None  # exact size (with `length`: used when > 0)
     doc: str = ""
+    terminator: int | None = None  # ends at this byte (consumed, not part of the value)
 
 
 @dataclass
@@ -145,13 +220,52 @@ class Word:
     bits: list[Bit]
 
 
+@dataclass(frozen=True)
+class Cond:
+    """A condition over earlier values (``if:``, ``rules:``), as a small tree.
+
+    ``op``: "lit" (``value``), "field" (an earlier integer or bool field, ``name``), "flag"
+    (a header/frame flag, ``name``), "ctx" (a context value, ``name``), "more" (bytes remain
+    in the enclosing frame or length), "not", "and", "or", a comparison (``==`` ``!=`` ``<``
+    ``<=`` ``>`` ``>=``) or an arithmetic/bitwise operator (``+`` ``-`` ``*`` ``&`` ``|``),
+    over ``args``.
+    """
+
+    op: str
+    args: tuple[Cond, ...] = ()
+    value: int = 0
+    name: str = ""
+
+    def names(self) -> list[str]:
+        """The field and flag names the condition reads."""
+        if self.op in ("field", "flag"):
+            return [self.name]
+        return [n for arg in self.args for n in arg.names()]
+
+    def uses_more(self) -> bool:
+        return self.op == "more" or any(arg.uses_more() for arg in self.args)
+
+
 @dataclass
 class Item:
     """A field or word at one position of a frame/struct/header, with its condition."""
 
-    node: IntField | BytesField | RefField | ArrayField | Word
-    condition: str | None = None  # flag name
+    node: IntField | BytesField | RefField | ArrayField | Word | FloatField
+    condition: str | None = None  # presence flag name (a flag, or a bool bit of the record)
     line: int = 0
+    when: Cond | None = None  # present only when this holds (``if:`` an expression)
+    when_text: str = ""
+
+
+@dataclass
+class Rule:
+    """A rule the values of a frame or struct must keep (``rules:``): refused on encode
+    (EncodeError) and on decode (RuleViolation), quoting ``spec``."""
+
+    check: Cond
+    text: str
+    spec: str
+    line: int
 
 
 @dataclass
@@ -159,6 +273,7 @@ class Struct:
     name: str
     items: list[Item]
     doc: str = ""
+    rules: list[Rule] = field(default_factory=list)
 
 
 @dataclass
@@ -196,6 +311,11 @@ class Frame:
     doc: str = ""
     spec: str = ""
     line: int = 0  # of the frame's name in the IDL, for errors found by a target
+    rules: list[Rule] = field(default_factory=list)
+    # Flags of several bits that hold a number (MQTT's QoS): name -> the integer field
+    # (its type's bits = the run's width) and the run's mask within the flags.
+    flag_values: dict[str, tuple[IntField, int]] = field(default_factory=dict)
+    fixed_flags: int | None = None  # flag bits no flag names must equal this (checked)
 
 
 @dataclass
@@ -209,6 +329,14 @@ class Unknown:
 class Framing:
     length_prefix: IntType | None
     max_frame_size: int
+    # Framing described by the header: this header field holds the frame's length
+    # (derived on encode, checked on decode), counting ``counts`` bytes:
+    # "after_header" (the bytes after the whole header), "after_length" (after the length
+    # field), "from_length" (the length field itself and what follows), "frame" (the whole
+    # frame); the field's value plus ``adjust`` is that count.
+    length_field: str | None = None
+    counts: str = "after_header"
+    adjust: int = 0
 
 
 @dataclass

@@ -27,8 +27,10 @@ from typing import Union
 from wirestream.codegen.model import (
     ArrayField,
     BytesField,
+    Cond,
     Element,
     Expr,
+    FloatField,
     Frame,
     IntField,
     IntType,
@@ -77,10 +79,21 @@ def is_attr(node: IntField) -> bool:
 
 def fixed_unit(item: Item) -> bool:
     """Whether an item has one size and is always there: it can join a ``FixedRun``."""
-    if item.condition is not None:
+    if item.condition is not None or item.when is not None:
         return False
     node = item.node
-    return isinstance(node, Word) or (isinstance(node, IntField) and node.type.size is not None)
+    return isinstance(node, (Word, FloatField)) or (
+        isinstance(node, IntField) and node.type.size is not None
+    )
+
+
+def unit_little(node: IntField | Word | FloatField) -> bool:
+    """The byte order of a fixed-size unit (a run holds units of one order)."""
+    return node.little if isinstance(node, FloatField) else node.type.little
+
+
+def unit_size(node: IntField | Word | FloatField) -> int:
+    return node.bits // 8 if isinstance(node, FloatField) else node.type.size or 0
 
 
 def literal_size(expr: Expr | None) -> int | None:
@@ -90,8 +103,10 @@ def literal_size(expr: Expr | None) -> int | None:
     return None
 
 
-def min_size(node: Element | ArrayField | Word | Struct | Union_) -> int:
+def min_size(node: Element | ArrayField | Word | Struct | Union_ | FloatField) -> int:
     """The fewest bytes a value can take: bounds counts the peer declares."""
+    if isinstance(node, FloatField):
+        return node.bits // 8
     if isinstance(node, Word):
         return node.type.size or 1
     if isinstance(node, IntField):
@@ -99,6 +114,8 @@ def min_size(node: Element | ArrayField | Word | Struct | Union_) -> int:
     if isinstance(node, BytesField):
         if node.rest:
             return 0
+        if node.terminator is not None:
+            return 1
         if node.length is not None:
             return node.length.size or 1
         return literal_size(node.size) or 0
@@ -111,7 +128,9 @@ def min_size(node: Element | ArrayField | Word | Struct | Union_) -> int:
         return min_size(node.target)
     if isinstance(node, Union_):
         return min(min_size(v) for v in node.variants.values())
-    return sum(min_size(item.node) for item in node.items if item.condition is None)
+    return sum(
+        min_size(item.node) for item in node.items if item.condition is None and item.when is None
+    )
 
 
 # --- the plan's records -----------------------------------------------------------------
@@ -133,6 +152,7 @@ class IntPlan:
     default_member: str | None  # the closed enum's member for ``default``
     doc: str = ""
     names: str | None = None  # the enum naming the values, open or closed (docs, dissectors)
+    boolean: bool = False  # a one-bit value that is a bool attribute
 
     @property
     def attr(self) -> bool:
@@ -182,22 +202,36 @@ class Bits:
 
 
 @dataclass
-class Unit:
-    """One fixed-size value of a run: an integer or a word of bit fields."""
+class FloatPlan:
+    """An IEEE 754 value (binary32 or binary64) in one byte order."""
 
-    kind: str  # "int" | "word"
-    type: IntType
+    name: str
+    bits: int
+    little: bool
+    default: float
+    doc: str = ""
+
+
+@dataclass
+class Unit:
+    """One fixed-size value of a run: an integer, a float or a word of bit fields."""
+
+    kind: str  # "int" | "word" | "float"
+    type: IntType | None  # None for "float"
     offset: int  # from the start of the run
     value: IntPlan | None = None  # for "int"
     bits: list[Bits] = field(default_factory=list)  # for "word"
+    float: FloatPlan | None = None  # for "float"
 
 
 @dataclass
 class FixedRun:
-    """Consecutive fixed-size units: one bounds check, then reads at known offsets."""
+    """Consecutive fixed-size units of one byte order: one bounds check, then reads at
+    known offsets."""
 
     size: int
     units: list[Unit]
+    little: bool = False
 
 
 @dataclass
@@ -217,6 +251,7 @@ class BytesStep:
     nullable: bool  # length -1 means null
     length_derived: bool  # encoding: the length was written by the field that derives it
     fixed_default: int | None  # a literal size: the attribute's default has it
+    terminator: int | None = None  # ends at this byte (consumed; not in the value)
 
     @property
     def check_negative(self) -> bool:
@@ -267,22 +302,61 @@ class RefStep:
     union: bool
 
 
-Step = Union[FixedRun, IntStep, BytesStep, ArrayStep, RefStep]
+@dataclass
+class FloatStep:
+    """A float behind a condition (unconditional floats join a ``FixedRun``)."""
+
+    value: FloatPlan
+
+    @property
+    def name(self) -> str:
+        return self.value.name
+
+
+Step = Union[FixedRun, IntStep, BytesStep, ArrayStep, RefStep, FloatStep]
+
+
+@dataclass
+class CondPlan:
+    """A condition (``if:``, ``rules:``): the model's tree, with each flag's mask and each
+    context value's default filled in (``Cond.value``), and which names are 64-bit."""
+
+    tree: Cond
+    text: str
+    big: frozenset[str] = frozenset()
+
+
+@dataclass
+class RulePlan:
+    check: CondPlan
+    spec: str
 
 
 @dataclass
 class ItemStep:
-    """One step of a layout, present only when ``flag`` is set (``mask`` in the flags)."""
+    """One step of a layout, present only when ``flag`` is set (``mask`` in the flags),
+    when the bool bit ``bit`` of the record is set, or when ``when`` holds."""
 
     step: Step
     flag: str | None = None
     mask: int = 0
+    bit: str | None = None
+    when: CondPlan | None = None
 
     @property
     def name(self) -> str:
         step = self.step
         assert not isinstance(step, FixedRun)
-        return step.value.name if isinstance(step, IntStep) else step.name
+        return step.value.name if isinstance(step, (IntStep, FloatStep)) else step.name
+
+    @property
+    def optional(self) -> bool:
+        return self.flag is not None or self.bit is not None or self.when is not None
+
+    @property
+    def more(self) -> bool:
+        """Present while bytes remain (``if: more``)."""
+        return self.when is not None and self.when.tree.op == "more"
 
 
 @dataclass
@@ -290,7 +364,7 @@ class Derivation:
     """A derived integer's value, computed before anything is written (encoding)."""
 
     target: str  # the derived field
-    kind: str  # "bytes_length" | "count" | "byte_length"
+    kind: str  # "bytes_length" | "count" | "byte_length" | "presence" (a bool bit: 1 when there)
     source: str  # the field it measures
     string: bool = False  # bytes_length of a string: its UTF-8 length
     array: ArrayStep | None = None  # byte_length: the array encoded first
@@ -301,7 +375,7 @@ class AttrPlan:
     """An attribute of a frame or struct class."""
 
     name: str
-    kind: str  # "int" | "bool" | "bytes" | "string" | "ref" | "array"
+    kind: str  # "int" | "bool" | "bytes" | "string" | "ref" | "array" | "float"
     doc: str
     optional: bool = False  # present only when its flag is set
     nullable: bool = False
@@ -311,6 +385,7 @@ class AttrPlan:
     ref_default: str | None = None  # the struct (or a union's first variant) made by default
     element: ElementPlan | None = None  # array
     fixed_default: int | None = None  # bytes/string of one literal size
+    float: FloatPlan | None = None  # float
 
 
 @dataclass
@@ -341,6 +416,28 @@ class RecordPlan:
     presence: list[tuple[str, int, str]] = field(default_factory=list)  # (flag, mask, field)
     flag_attr_mask: int = 0
     msgpack_checks: list[MsgpackCheck] = field(default_factory=list)
+    rules: list[RulePlan] = field(default_factory=list)
+    # multi-bit flag values (MQTT's QoS): the value, its mask and shift within the flags
+    flag_values: list[tuple[IntPlan, int, int]] = field(default_factory=list)
+    fixed_flags: int | None = None  # the flag bits no flag names must equal this
+    named_flags_mask: int = 0  # every flag bit the frame or header names (with fixed_flags)
+
+
+@dataclass
+class FrameLengthPlan:
+    """Framing described by the header (``framing.length_field``).
+
+    Decoding: the frame ends at ``base + value + adjust`` where base is the frame's
+    start when ``back`` is None, else the end of the header minus ``back`` bytes.
+    Encoding: ``value = len(body) + counted - adjust``.
+    """
+
+    field: str
+    type: IntType
+    counts: str
+    adjust: int
+    back: int | None
+    counted: int
 
 
 @dataclass
@@ -420,6 +517,7 @@ class CodecPlan:
     unknown_length: IntType | None
     context: list[ContextPlan]
     tracking: list[tuple[list[str], list[ContextAction]]]  # (frames, what they do)
+    frame_length: FrameLengthPlan | None = None
 
     @property
     def msgpack(self) -> bool:
@@ -444,6 +542,7 @@ class Planner:
         }
         self.flags: dict[str, int] = dict(proto.common_flags)
         self.ints: dict[str, IntPlan] = {}  # the integers of the record being planned
+        self.header_ints: dict[str, IntPlan] = {}
 
     # --- values ---
 
@@ -466,7 +565,8 @@ class Planner:
         )
         plan = IntPlan(node.name, node.type, lo, hi, narrowed, node.const,
                        enum.name if enum else None, node.derived_from, default, member,
-                       node.doc, node.enum.name if node.enum else None)  # fmt: skip
+                       node.doc, node.enum.name if node.enum else None,
+                       node.boolean)  # fmt: skip
         self.ints[node.name] = plan
         return plan
 
@@ -493,20 +593,60 @@ class Planner:
         run: FixedRun | None = None
         for item in items:
             node = item.node
-            if fixed_unit(item) and isinstance(node, (IntField, Word)):
+            if fixed_unit(item) and isinstance(node, (IntField, Word, FloatField)):
+                little = unit_little(node) and unit_size(node) > 1
+                if run is not None and run.little != little and unit_size(node) > 1:
+                    if any(u.kind == "float" or (u.type is not None and (u.type.size or 0) > 1)
+                           for u in run.units):  # fmt: skip
+                        run = None
                 if run is None:
-                    run = FixedRun(0, [])
+                    run = FixedRun(0, [], little)
                     result.append(ItemStep(run))
+                if unit_size(node) > 1:
+                    run.little = little
                 run.units.append(self.unit(node, run.size))
-                run.size += node.type.size or 0
+                run.size += unit_size(node)
                 continue
             run = None
             assert not isinstance(node, Word)
-            mask = self.flags[item.condition] if item.condition is not None else 0
-            result.append(ItemStep(self.step(node), item.condition, mask))
+            flag = bit = None
+            mask = 0
+            if item.condition is not None and item.condition in self.flags:
+                flag, mask = item.condition, self.flags[item.condition]
+            elif item.condition is not None:
+                bit = item.condition
+            when = self.cond(item.when, item.when_text) if item.when is not None else None
+            result.append(ItemStep(self.step(node), flag, mask, bit, when))
         return result
 
-    def unit(self, node: IntField | Word, offset: int) -> Unit:
+    def cond(self, tree: Cond, text: str) -> CondPlan:
+        """The plan of a condition: flags carry their masks and context values their
+        defaults (in ``Cond.value``); ``big`` names the 64-bit values it reads."""
+        big: set[str] = set()
+
+        def fill(node: Cond) -> Cond:
+            if node.op == "flag":
+                return Cond("flag", value=self.flags[node.name], name=node.name)
+            if node.op == "ctx":
+                value = self.context[node.name]
+                if self.is_big_ctx(node.name):
+                    big.add("ctx." + node.name)
+                return Cond("ctx", value=value.default, name=node.name)
+            if node.op == "field":
+                known = self.ints.get(node.name)
+                if known is not None and known.big:
+                    big.add(node.name)
+                return node
+            return Cond(node.op, tuple(fill(arg) for arg in node.args), node.value, node.name)
+
+        return CondPlan(fill(tree), text, frozenset(big))
+
+    def is_big_ctx(self, name: str) -> bool:
+        return any(self.is_big(field_name) for _, field_name in self.context[name].set_by)
+
+    def unit(self, node: IntField | Word | FloatField, offset: int) -> Unit:
+        if isinstance(node, FloatField):
+            return Unit("float", None, offset, float=self.float_plan(node))
         if isinstance(node, IntField):
             return Unit("int", node.type, offset, value=self.int_plan(node))
         bits: list[Bits] = []
@@ -517,7 +657,12 @@ class Planner:
             bits.append(Bits(bit.kind, shift, bit.width, (1 << bit.width) - 1, value))
         return Unit("word", node.type, offset, bits=bits)
 
-    def step(self, node: IntField | BytesField | RefField | ArrayField) -> Step:
+    def float_plan(self, node: FloatField) -> FloatPlan:
+        return FloatPlan(node.name, node.bits, node.little, node.default, node.doc)
+
+    def step(self, node: IntField | BytesField | RefField | ArrayField | FloatField) -> Step:
+        if isinstance(node, FloatField):
+            return FloatStep(self.float_plan(node))
         if isinstance(node, IntField):
             return IntStep(self.int_plan(node))
         if isinstance(node, BytesField):
@@ -538,7 +683,7 @@ class Planner:
         )
         fixed = literal_size(node.size) if node.length is None else None
         return BytesStep(name, node.is_string, node.rest, node.length, size, node.nullable,
-                         derived, fixed)  # fmt: skip
+                         derived, fixed, node.terminator)  # fmt: skip
 
     def element(self, element: Element, array: str) -> ElementPlan:
         least = max(1, min_size(element))
@@ -571,6 +716,8 @@ class Planner:
         result: list[Derivation] = []
         for item in steps:
             step = item.step
+            if item.bit is not None and self.ints[item.bit].derived_from == item.name:
+                result.append(Derivation(item.bit, "presence", item.name))
             if isinstance(step, BytesStep) and step.length_derived:
                 assert step.size is not None and step.size.single_field is not None
                 result.append(Derivation(step.size.single_field, "bytes_length", step.name,
@@ -591,8 +738,11 @@ class Planner:
         attrs: list[AttrPlan] = []
         for item in items:
             node = item.node
-            optional = item.condition is not None
-            if isinstance(node, (Word, IntField)):
+            optional = item.condition is not None or item.when is not None
+            if isinstance(node, FloatField):
+                attrs.append(AttrPlan(node.name, "float", node.doc, optional,
+                                      float=self.float_plan(node)))  # fmt: skip
+            elif isinstance(node, (Word, IntField)):
                 for value in item_values(item):
                     if is_attr(value):
                         plan = self.ints.get(value.name) or self.int_plan(value)
@@ -626,20 +776,29 @@ class Planner:
         self.flags = dict(self.proto.common_flags)
         steps = self.steps(struct.items)
         return RecordPlan(struct.name, struct.doc, self.attrs(struct.items), steps,
-                          self.derivations(steps))  # fmt: skip
+                          self.derivations(steps),
+                          rules=[RulePlan(self.cond(r.check, r.text), r.spec)
+                                 for r in struct.rules])  # fmt: skip
 
     def frame(self, frame: Frame, header_values: list[IntPlan]) -> RecordPlan:
-        self.ints = {}
+        self.ints = dict(self.header_ints)
         self.flags = {**self.proto.common_flags, **frame.flags}
+        flag_values: list[tuple[IntPlan, int, int]] = []
+        for value, mask in frame.flag_values.values():
+            shift = (mask & -mask).bit_length() - 1
+            flag_values.append((self.int_plan(value), mask, shift))
         steps = self.steps(frame.items)
         flag_attrs = self.flag_attrs(frame)
         attrs = [AttrPlan(v.name, "int", v.doc, value=v) for v in header_values]
         attrs += [AttrPlan(name, "bool", f"flag {mask:#x}", flag_mask=mask)
                   for name, mask in flag_attrs]  # fmt: skip
+        attrs += [AttrPlan(v.name, "int", v.doc or f"flags {mask:#x}", value=v)
+                  for v, mask, _ in flag_values]  # fmt: skip
         attrs += self.attrs(frame.items)
         presence: list[tuple[str, int, str]] = []
         for item in frame.items:
-            if item.condition is not None and item.condition not in [p[0] for p in presence]:
+            if (item.condition is not None and item.condition in self.flags
+                    and item.condition not in [p[0] for p in presence]):  # fmt: skip
                 presence.append((item.condition, self.flags[item.condition], item_name(item)))
         checks: list[MsgpackCheck] = []
         for item in frame.items:
@@ -650,11 +809,14 @@ class Planner:
                     and node.element.size is not None):  # fmt: skip
                 checks.append(MsgpackCheck(node.name, self.expr(node.element.size), True))
         set_flags = sum(mask for name, mask in self.flags.items() if name in frame.set_flags)
+        named = sum(self.flags.values()) + sum(mask for _, mask, _ in flag_values)
         return RecordPlan(
             frame.name, frame.doc, attrs, steps, self.derivations(steps), code=frame.code,
             member=upper_snake(frame.name), sender=frame.sender, spec=frame.spec,
             flag_attrs=flag_attrs, set_flags=set_flags, presence=presence,
             flag_attr_mask=sum(mask for _, mask in flag_attrs), msgpack_checks=checks,
+            rules=[RulePlan(self.cond(r.check, r.text), r.spec) for r in frame.rules],
+            flag_values=flag_values, fixed_flags=frame.fixed_flags, named_flags_mask=named,
         )  # fmt: skip
 
     def union(self, union: Union_) -> UnionPlan:
@@ -683,8 +845,10 @@ class Planner:
         self.ints = {}
         header_steps = self.steps(proto.header)
         header_ints = dict(self.ints)
+        self.header_ints = header_ints
+        length_field = proto.framing.length_field
         header_values = [header_ints[v.name] for item in proto.header for v in item_values(item)
-                         if v.name not in proto.discriminator]  # fmt: skip
+                         if v.name not in proto.discriminator and v.name != length_field]  # fmt: skip
         flag_widths = [bit.width for item in proto.header if isinstance(item.node, Word)
                        for bit in item.node.bits if bit.kind == "flags"]  # fmt: skip
         has_flags = bool(flag_widths)
@@ -725,8 +889,26 @@ class Planner:
             unknown_flag=unknown.flag,
             unknown_flag_mask=proto.common_flags[unknown.flag] if unknown.flag else 0,
             unknown_length=unknown.length, context=contexts,
-            tracking=self.tracking(contexts),
+            tracking=self.tracking(contexts), frame_length=self.frame_length(),
         )  # fmt: skip
+
+    def frame_length(self) -> FrameLengthPlan | None:
+        framing = self.proto.framing
+        if framing.length_field is None:
+            return None
+        header = self.proto.header
+        index = next(i for i, item in enumerate(header)
+                     if any(v.name == framing.length_field for v in item_values(item)))  # fmt: skip
+        node = header[index].node
+        assert isinstance(node, IntField)
+        after = sum(min_size(item.node) for item in header[index + 1 :])
+        size = node.type.size or 0
+        back = {"after_header": 0, "after_length": after, "from_length": after + size,
+                "frame": None}[framing.counts]  # fmt: skip
+        counted = {"after_header": 0, "after_length": after, "from_length": after + size,
+                   "frame": sum(min_size(item.node) for item in header)}[framing.counts]  # fmt: skip
+        return FrameLengthPlan(framing.length_field, node.type, framing.counts, framing.adjust,
+                               back, counted)  # fmt: skip
 
     def context_plan(self, name: str) -> ContextPlan:
         """A context value: 64-bit when the field that sets it is, keyed by a 64-bit key

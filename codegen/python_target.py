@@ -26,23 +26,26 @@ from typing import NamedTuple
 import jinja2
 
 from wirestream.codegen.jinja import environment
-from wirestream.codegen.model import IntType
+from wirestream.codegen.model import Cond, IntType
 from wirestream.codegen.plan import (
     AttrPlan,
     BytesStep,
     CodecPlan,
+    CondPlan,
     ContextPlan,
     DecoderEntry,
     ElementPlan,
     ExprPlan,
     FixedRun,
+    FloatPlan,
     IntPlan,
     lower_snake,
 )
 from wirestream.codegen.tidy import LINE_LENGTH
 
 STRUCT_CODES = {"u8": "B", "u16": "H", "u24": "BH", "u32": "I", "u64": "Q",
-                "i8": "b", "i16": "h", "i32": "i", "i64": "q"}  # fmt: skip
+                "i8": "b", "i16": "h", "i32": "i", "i64": "q", "u16le": "H", "u24le": "HB",
+                "u32le": "I", "u64le": "Q", "i16le": "h", "i32le": "i", "i64le": "q"}  # fmt: skip
 STRATEGY_MAX_BYTES = 24
 STRATEGY_MAX_ITEMS = 3
 
@@ -129,14 +132,17 @@ class StructFormats:
     (the module lists them before its code, so the code is rendered first)."""
 
     def __init__(self) -> None:
-        self.formats: set[str] = set()
+        self.formats: set[tuple[str, bool]] = set()
 
-    def name(self, fmt: str) -> str:
-        self.formats.add(fmt)
-        return "_S_" + fmt
+    def name(self, fmt: str, little: bool = False) -> str:
+        self.formats.add((fmt, little))
+        return ("_SLE_" if little else "_S_") + fmt
 
     def constants(self) -> list[tuple[str, str]]:
-        return [("_S_" + fmt, ">" + fmt) for fmt in sorted(self.formats)]
+        return [
+            (("_SLE_" if little else "_S_") + fmt, ("<" if little else ">") + fmt)
+            for fmt, little in sorted(self.formats)
+        ]
 
 
 def int_format(itype: IntType) -> str:
@@ -144,14 +150,25 @@ def int_format(itype: IntType) -> str:
 
 
 def run_format(run: FixedRun) -> str:
-    return "".join(int_format(unit.type) for unit in run.units)
+    codes = []
+    for unit in run.units:
+        if unit.kind == "float":
+            assert unit.float is not None
+            # binary32 is read as its bits: CPython's "f" turns a signalling NaN quiet
+            codes.append("I" if unit.float.bits == 32 else "d")
+        else:
+            assert unit.type is not None
+            codes.append(int_format(unit.type))
+    return "".join(codes)
 
 
 @jinja2.pass_context
-def struct_const(context: jinja2.runtime.Context, fmt: str | IntType) -> str:
+def struct_const(context: jinja2.runtime.Context, fmt: str | IntType, little: bool = False) -> str:
     """The constant of a format (or of one integer type), recorded for the module."""
     formats: StructFormats = context["structs"]
-    return formats.name(fmt if isinstance(fmt, str) else int_format(fmt))
+    if isinstance(fmt, IntType):
+        return formats.name(int_format(fmt), fmt.little)
+    return formats.name(fmt, little)
 
 
 # --- expressions -------------------------------------------------------------------------
@@ -187,6 +204,39 @@ def expr(plan: ExprPlan, scope: str, values: dict[str, str] | None = None) -> st
     return text if len(plan.terms) == 1 else f"({text})"
 
 
+PY_OPERATORS = {"and": "and", "or": "or", "==": "==", "!=": "!=", "<": "<", "<=": "<=",
+                ">": ">", ">=": ">=", "+": "+", "-": "-", "*": "*", "&": "&", "|": "|"}  # fmt: skip
+
+
+def cond(plan: CondPlan, scope: str, values: dict[str, str] | None = None) -> str:
+    """A condition (``if:``, ``rules:``) as a Python expression; ``scope`` as for ``expr``
+    ("decode": the decoder's locals, ``flags`` and ``end``; "encode": the attributes)."""
+    return cond_node(plan.tree, scope, values, top=True)
+
+
+def cond_node(node: Cond, scope: str, values: dict[str, str] | None, top: bool = False) -> str:
+    if node.op == "lit":
+        return literal(node.value)
+    if node.op == "field":
+        return field_ref(node.name, scope, values)
+    if node.op == "flag":
+        if scope == "strategy":
+            return f"v_{node.name}"
+        return f"flags & {literal(node.value)} != 0"
+    if node.op == "ctx":
+        if scope == "strategy":
+            return f"ctx.{node.name}"
+        return f"(ctx.{node.name} if ctx is not None else {literal(node.value)})"
+    if node.op == "more":
+        return "pos < end"
+    if node.op == "not":
+        text = f"not {cond_node(node.args[0], scope, values)}"
+    else:
+        left, right = (cond_node(arg, scope, values) for arg in node.args)
+        text = f"{left} {PY_OPERATORS[node.op]} {right}"
+    return text if top else f"({text})"
+
+
 def field_ref(name: str, scope: str, values: dict[str, str] | None) -> str:
     if values and name in values:
         return values[name]
@@ -209,10 +259,14 @@ class PyAttr(NamedTuple):
 
 
 def int_annotation(value: IntPlan) -> str:
+    if value.boolean:
+        return "bool"
     return value.enum if value.enum is not None else "int"
 
 
 def int_default(value: IntPlan) -> str:
+    if value.boolean:
+        return "True" if value.default else "False"
     if value.default_member is not None:
         return f"{value.enum}.{value.default_member}"
     return literal(value.default)
@@ -238,6 +292,9 @@ def py_attr(attr: AttrPlan) -> PyAttr:
     if attr.kind == "int":
         assert attr.value is not None
         base, default = int_annotation(attr.value), int_default(attr.value)
+    elif attr.kind == "float":
+        assert attr.float is not None
+        base, default = "float", repr(attr.float.default)
     elif attr.kind in ("bytes", "string"):
         base = "str" if attr.kind == "string" else "bytes"
         if attr.fixed_default is not None:
@@ -291,9 +348,16 @@ def unknown_attrs(plan: CodecPlan) -> list[PyAttr]:
 
 
 def st_int(value: IntPlan) -> str:
+    if value.boolean:
+        return "st.booleans()"
     if value.enum is not None:
         return f"st.sampled_from({value.enum})"
     return f"st.integers({literal(value.lo)}, {literal(value.hi)})"
+
+
+def st_float(value: FloatPlan) -> str:
+    """Floats that compare equal after a round trip (NaN payloads have their own tests)."""
+    return f"st.floats(allow_nan=False, width={value.bits})"
 
 
 def st_bytes(step: BytesStep) -> str:
@@ -302,6 +366,12 @@ def st_bytes(step: BytesStep) -> str:
     limit = STRATEGY_MAX_BYTES
     if step.length is not None:
         limit = min(limit, step.length.max)
+    if step.terminator is not None:
+        if step.string:
+            char = chr(step.terminator)
+            return (f'st.text(st.characters(codec="utf-8", exclude_characters={char!r}), '
+                    f"max_size={limit // 4})")  # fmt: skip
+        return f"st.binary(max_size={limit}).map(lambda b: b.replace({bytes([step.terminator])!r}, b''))"
     if step.string:
         base = f'st.text(st.characters(codec="utf-8"), max_size={max(0, limit // 4)})'
     else:
@@ -327,6 +397,7 @@ _ENV = environment(
                  tuple_repr=tuple_repr, exports=exports, snake=lower_snake,
                  struct=struct_const, run_format=run_format, expr=expr, py_attr=py_attr,
                  context_attr=context_attr, unknown_attrs=unknown_attrs, st_int=st_int,
+                 cond=cond, st_float=st_float,
                  st_bytes=st_bytes, pyrepr=repr),
     tests=dict(literal=is_literal),
     max_items=STRATEGY_MAX_ITEMS,

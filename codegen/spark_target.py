@@ -24,6 +24,7 @@ from wirestream.codegen.model import (
     BytesField,
     Element,
     Enum,
+    FloatField,
     Frame,
     IntField,
     Item,
@@ -138,7 +139,8 @@ class SparkTarget:
         self.proto = proto
         self.planner = Planner(proto)  # the attributes of the codec's classes
         self.header_attrs = [v for item in proto.header for v in item_values(item)
-                             if v.name not in proto.discriminator]  # fmt: skip
+                             if v.name not in proto.discriminator
+                             and v.name != proto.framing.length_field]  # fmt: skip
         self.has_flags = plan_codec(proto).has_flags
         self.types: set[str] = {"StructType", "StructField"}
         self.uses_decimal = False
@@ -156,6 +158,8 @@ class SparkTarget:
         return f"{name}({', '.join(args)})"
 
     def int_value(self, name: str, node: IntField, nullable: bool) -> Value:
+        if node.boolean:
+            return Value(name, self.spark_type("BooleanType"), nullable)
         lo, hi = int_bounds(node)
         if node.enum is not None:
             self.enums_used[node.enum.name] = node.enum
@@ -197,8 +201,10 @@ class SparkTarget:
         values: list[Value] = []
         for item in items:
             node = item.node
-            optional = item.condition is not None
-            if isinstance(node, Word):
+            optional = item.condition is not None or item.when is not None
+            if isinstance(node, FloatField):
+                values.append(Value(node.name, self.spark_type("DoubleType"), optional))
+            elif isinstance(node, Word):
                 for bit in node.bits:
                     if bit.value is not None and is_attr(bit.value):
                         values.append(self.int_value(bit.value.name, bit.value, False))
@@ -230,6 +236,9 @@ class SparkTarget:
         values += [
             Value(name, self.spark_type("BooleanType"), False, flag_mask=mask)
             for name, mask in self.planner.flag_attrs(frame)
+        ]
+        values += [
+            self.int_value(name, node, False) for name, (node, _) in frame.flag_values.items()
         ]
         return values + self.item_values(frame.items)
 
@@ -364,13 +373,17 @@ class SparkTarget:
         flags, the frame's always-set flags, and presence flags of the fields present."""
         flags = {**self.proto.common_flags, **frame.flags}
         constant = sum(mask for name, mask in flags.items() if name in frame.set_flags)
+        constant |= frame.fixed_flags or 0
         parts = ["flags"] if stored_flags else []
         if constant or not parts:
             parts.append(literal(constant))
+        for name, (_, mask) in frame.flag_values.items():
+            shift = (mask & -mask).bit_length() - 1
+            parts.append(f"(frame.{name} << {shift})" if shift else f"frame.{name}")
         present: list[str] = []
         for item in frame.items:
             condition = item.condition
-            if condition is not None and condition not in present:
+            if condition is not None and condition in flags and condition not in present:
                 present.append(condition)
                 field_name = item.node.name  # type: ignore[union-attr]
                 parts.append(

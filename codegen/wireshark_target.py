@@ -242,7 +242,7 @@ class FieldTable:
             if isinstance(item.step, FixedRun):
                 for unit in item.step.units:
                     for bits in unit.bits:
-                        if bits.kind == "flags":
+                        if bits.kind == "flags" and unit.type is not None:
                             return bits.shift, unit.type.bits
         raise NotImplementedError("Wireshark target: flags outside a header word")
 
@@ -257,6 +257,7 @@ class FieldTable:
             step = item.step
             if isinstance(step, FixedRun):
                 for unit in step.units:
+                    assert unit.type is not None  # floats: not spelled in Lua yet
                     if unit.kind == "int":
                         assert unit.value is not None
                         self.int_field(prefix + unit.value.name, unit.value, unit.type, owner)

@@ -7,6 +7,7 @@ MessagePack boundary. Keeping them here, once, keeps generated modules readable.
 
 from __future__ import annotations
 
+import struct
 from typing import Callable, Generic, TypeVar
 
 import msgpack
@@ -55,6 +56,9 @@ def read_varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
         if byte < 0x80:
             if result > U64_MAX:
                 raise InvalidValue("varint: value exceeds 64 bits")
+            if byte == 0:
+                # A last group of 0 adds nothing: the same value fits in fewer bytes.
+                raise NonCanonical("varint: overlong encoding (a trailing 0x00 group)")
             return result, pos
         shift += 7
         if shift >= 70:
@@ -75,6 +79,146 @@ def write_varint(value: int) -> bytes:
         value >>= 7
     out.append(value)
     return bytes(out)
+
+
+# --- IEEE 754 binary32 ------------------------------------------------------------
+# A binary32 value is carried as a Python float (a binary64). Every binary32 value but a
+# NaN converts exactly; a NaN keeps its sign and payload by moving the 23 fraction bits
+# to the top of binary64's 52 (where the quiet bit sits in both), not by a C float cast,
+# which on x86 turns a signalling NaN quiet.
+
+_F32 = struct.Struct("<f")
+_F64 = struct.Struct("<d")
+_U32 = struct.Struct("<I")
+_U64 = struct.Struct("<Q")
+
+
+def f32_from_bits(bits: int) -> float:
+    """The float of binary32 ``bits``; NaN payloads kept bit for bit."""
+    if bits & 0x7F800000 == 0x7F800000 and bits & 0x7FFFFF:
+        double = ((bits >> 31) << 63) | (0x7FF << 52) | ((bits & 0x7FFFFF) << 29)
+        value: float = _F64.unpack(_U64.pack(double))[0]
+        return value
+    value = _F32.unpack(_U32.pack(bits))[0]
+    return value
+
+
+def f32_bits(value: float) -> int:
+    """The binary32 bits of ``value`` (rounded to nearest); NaN payloads kept."""
+    if value != value:
+        double: int = _U64.unpack(_F64.pack(value))[0]
+        fraction = (double >> 29) & 0x7FFFFF or 0x400000  # a payload only in low bits: quiet
+        return ((double >> 63) << 31) | 0x7F800000 | fraction
+    try:
+        bits: int = _U32.unpack(_F32.pack(value))[0]
+    except (OverflowError, struct.error):
+        raise EncodeError(f"binary32: {value!r} is out of range") from None
+    return bits
+
+
+# --- zigzag (protobuf sint64): (n << 1) ^ (n >> 63) as a LEB128 varint ----------
+
+
+def read_zigzag(data: bytes, pos: int, end: int) -> tuple[int, int]:
+    """Read a zigzag-mapped signed 64-bit value; its varint must be in shortest form."""
+    raw, pos = read_varint(data, pos, end)
+    return (raw >> 1) ^ -(raw & 1), pos
+
+
+def write_zigzag(value: int) -> bytes:
+    """Encode ``-2**63 <= value < 2**63`` zigzag-mapped as a LEB128 varint."""
+    if not -(1 << 63) <= value < 1 << 63:
+        raise EncodeError(f"zigzag: value {value} does not fit 64 signed bits")
+    return write_varint((value << 1) ^ (value >> 63) if value < 0 else value << 1)
+
+
+# --- MQTT 5 Variable Byte Integer (MQTT 5.0, 1.5.5) -------------------------------
+# 7 bits a byte, least significant group first, high bit = more bytes follow; at most
+# four bytes (values up to 268,435,455). [MQTT-1.5.5-1]: the minimum number of bytes.
+
+VBI_MAX = 268_435_455
+
+
+def read_vbi(data: bytes, pos: int, end: int) -> tuple[int, int]:
+    """Read a Variable Byte Integer; more than 4 bytes or an overlong form is an error."""
+    value = 0
+    for index in range(4):
+        if pos >= end:
+            raise Truncated("variable byte integer: input ends", needed=pos + 1)
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << (7 * index)
+        if byte < 0x80:
+            if byte == 0 and index:
+                raise NonCanonical("variable byte integer: not in its shortest form")
+            return value, pos
+    raise InvalidValue("variable byte integer: longer than 4 bytes")
+
+
+def write_vbi(value: int) -> bytes:
+    """Encode ``0 <= value <= 268,435,455`` as a Variable Byte Integer."""
+    if value < 0x80:
+        if value < 0:
+            raise EncodeError(f"variable byte integer: negative value {value}")
+        return bytes((value,))
+    if value > VBI_MAX:
+        raise EncodeError(f"variable byte integer: {value} exceeds {VBI_MAX}")
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+# --- MySQL length-encoded integer (MySQL client/server protocol, Basic Data Types) --
+# < 0xFB: the value; 0xFC + 2 bytes, 0xFD + 3 bytes, 0xFE + 8 bytes (little-endian);
+# 0xFB: NULL (in a row; an error where a number is required); 0xFF: not an integer
+# (the first byte of an ERR packet). Only the shortest form is valid.
+
+_LENENC_SIZES = {0xFC: (2, 0xFB), 0xFD: (3, 1 << 16), 0xFE: (8, 1 << 24)}
+
+
+def read_lenenc_or_null(data: bytes, pos: int, end: int) -> tuple[int, int]:
+    """Read a length-encoded integer; NULL (0xFB) reads as -1."""
+    if pos >= end:
+        raise Truncated("length-encoded integer: input ends", needed=pos + 1)
+    first = data[pos]
+    if first < 0xFB:
+        return first, pos + 1
+    if first == 0xFB:
+        return -1, pos + 1
+    if first == 0xFF:
+        raise InvalidValue("length-encoded integer: 0xFF is not a valid first byte")
+    size, least = _LENENC_SIZES[first]
+    stop = pos + 1 + size
+    if stop > end:
+        raise Truncated("length-encoded integer: input ends inside it", needed=stop)
+    value = int.from_bytes(data[pos + 1 : stop], "little")
+    if value < least:
+        raise NonCanonical(f"length-encoded integer: {value} in {size + 1} bytes is not shortest")
+    return value, stop
+
+
+def read_lenenc(data: bytes, pos: int, end: int) -> tuple[int, int]:
+    """Read a length-encoded integer where NULL is not allowed."""
+    value, stop = read_lenenc_or_null(data, pos, end)
+    if value < 0:
+        raise InvalidValue("length-encoded integer: NULL (0xFB) where a number is required")
+    return value, stop
+
+
+def write_lenenc(value: int) -> bytes:
+    """Encode ``0 <= value < 2**64`` as a length-encoded integer (shortest form)."""
+    if 0 <= value < 0xFB:
+        return bytes((value,))
+    if value < 0 or value > U64_MAX:
+        raise EncodeError(f"length-encoded integer: value {value} out of range")
+    if value < 1 << 16:
+        return b"\xfc" + value.to_bytes(2, "little")
+    if value < 1 << 24:
+        return b"\xfd" + value.to_bytes(3, "little")
+    return b"\xfe" + value.to_bytes(8, "little")
 
 
 # --- VarU64 (https://github.com/AljoschaMeyer/varu64) ---------------------------

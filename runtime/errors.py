@@ -27,6 +27,7 @@ __all__ = [
     "InvalidValue",
     "InvalidString",
     "NonCanonical",
+    "RuleViolation",
     "MalformedMsgpack",
     "IllegalSend",
     "UnexpectedFrame",
@@ -116,6 +117,12 @@ class InvalidString(InvalidValue):
 
 class NonCanonical(InvalidValue):
     """A variable-length integer is not in its one valid (shortest) encoding."""
+
+
+class RuleViolation(InvalidValue):
+    """The values of a frame break a rule of its protocol (an IDL ``rules:`` entry: this
+    frame's stream id must be 0, a will QoS needs the will flag...); the message quotes
+    the rule and its spec."""
 
 
 class MalformedMsgpack(DecodeError):
