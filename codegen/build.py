@@ -34,6 +34,7 @@ from wirestream.codegen.model import (
     Protocol,
     RefField,
     Rule,
+    Startup,
     Struct,
     Union_,
     Unknown,
@@ -72,6 +73,9 @@ class _Builder(NodeReader):
         self.building: list[str] = []
         self.self_delimiting = False
         self.little = False  # the file's default byte order (``byte_order: little``)
+        self.startup_header: list[Item] | None = None  # ``startup:``'s fields
+        self.framing_node = Mapping()  # the ``framing:`` mapping, for lines
+        self.startup_discriminator: list[str] = []
 
     def int_type(
         self, value: Any, line: int, path: str, allowed: tuple[str, ...] | None = None
@@ -94,7 +98,7 @@ class _Builder(NodeReader):
         self.keys(top, "", {"wirestream", "protocol", "version", "title", "spec", "doc", "framing",
                             "encodings", "context", "enums", "structs", "unions", "header",
                             "unknown", "frames", "machines", "frame_log", "predecessor",
-                            "byte_order"},
+                            "byte_order", "startup"},
                   {"wirestream", "protocol", "version", "title", "framing", "header", "unknown",
                    "frames"})  # fmt: skip
         if top["wirestream"] != 1:
@@ -158,7 +162,8 @@ class _Builder(NodeReader):
                 mask, flag_width, self.line_of(header_node["flags"], name), f"header.flags.{name}"
             )
         discriminator = self.discriminator(header_node, header)
-        self.header_length(framing, header, discriminator, top)
+        self.header_length(framing, header, discriminator, self.framing_node, "framing")
+        startup = self.startup(top, framing)
         unknown = self.unknown(
             top["unknown"], self.line_of(top, "unknown"), common_flags, flag_width
         )
@@ -194,6 +199,7 @@ class _Builder(NodeReader):
             stream_id_field=stream_id_field,
             predecessor=predecessor,
             lines=key_paths(top),
+            startup=startup,
         )
 
     def entries(self, top: Mapping, key: str) -> list[tuple[str, Any]]:
@@ -204,6 +210,7 @@ class _Builder(NodeReader):
 
     def framing(self, node: Any, line: int) -> Framing:
         node = self.mapping(node, "framing", line)
+        self.framing_node = node
         self.keys(
             node,
             "framing",
@@ -236,7 +243,6 @@ class _Builder(NodeReader):
                                   "framing.adjust")  # fmt: skip
             field = self.name(node["length_field"], LOWER, "lower_snake",
                               self.line_of(node, "length_field"), "framing.length_field")  # fmt: skip
-            self.framing_node = node
             return Framing(None, size, field, str(counts), adjust)
         if "self_delimiting" in node:
             if node["self_delimiting"] is not True:
@@ -254,15 +260,41 @@ class _Builder(NodeReader):
                       f"exceeds what a {prefix.name} prefix can declare")  # fmt: skip
         return Framing(prefix, size)
 
+    def startup(self, top: Mapping, framing: Framing) -> Startup | None:
+        """``startup:``: the header of a connection's first messages (``startup: true``)."""
+        if "startup" not in top:
+            return None
+        node = self.mapping(top["startup"], "startup", self.line_of(top, "startup"))
+        self.keys(node, "startup", {"fields", "discriminator", "length_field", "counts", "adjust",
+                                    "doc"}, {"fields", "discriminator", "length_field"})  # fmt: skip
+        header = self.items(node["fields"], "startup.fields", self.line_of(node, "fields"),
+                            flags={}, in_frame=False, scope_prefix=[])  # fmt: skip
+        discriminator = self.discriminator(node, header, "startup")
+        counts = node.get("counts", "frame")
+        if counts not in FRAME_COUNTS:
+            self.fail(self.line_of(node, "counts"), "startup.counts",
+                      f"'{counts}' is not one of {', '.join(FRAME_COUNTS)}")  # fmt: skip
+        adjust = self.integer(node.get("adjust", 0), self.line_of(node, "adjust"), "startup.adjust")
+        field = self.name(node["length_field"], LOWER, "lower_snake",
+                          self.line_of(node, "length_field"), "startup.length_field")  # fmt: skip
+        if framing.length_field is None:
+            self.fail(node.line, "startup",
+                      "startup frames need frames framed by a header length (framing.length_field)")  # fmt: skip
+        own = Framing(None, framing.max_frame_size, field, str(counts), adjust)
+        self.header_length(own, header, discriminator, node, "startup")
+        self.startup_header = header
+        self.startup_discriminator = discriminator
+        return Startup(header, discriminator, field, str(counts), adjust,
+                       self.text(node, "doc", "startup"))  # fmt: skip
+
     def header_length(self, framing: Framing, header: list[Item], discriminator: list[str],
-                      top: Mapping) -> None:  # fmt: skip
+                      node: Mapping, prefix: str) -> None:  # fmt: skip
         """``framing.length_field``: an unsigned integer of the header, not the discriminator,
         derived on encode; ``frame`` and ``from_length`` counts need the header bytes they
         include to have one size (a length cannot count a prefix whose size it changes)."""
         if framing.length_field is None:
             return
-        node = self.framing_node
-        line, path = self.line_of(node, "length_field"), "framing.length_field"
+        line, path = self.line_of(node, "length_field"), f"{prefix}.length_field"
         name = framing.length_field
         found = [v for item in header for v in self.values_of(item) if v.name == name]
         if not found or any(isinstance(item.node, Word) and name in self.named(item)
@@ -278,7 +310,7 @@ class _Builder(NodeReader):
                    "after_length": header[index + 1:], "after_header": []}[framing.counts]  # fmt: skip
         for item in counted:
             if isinstance(item.node, IntField) and item.node.type.size is None:
-                self.fail(self.line_of(node, "counts"), "framing.counts",
+                self.fail(self.line_of(node, "counts"), f"{prefix}.counts",
                           f"counting '{item.node.name}' (variable size) in the length is not "
                           "supported: its size would depend on the length")  # fmt: skip
         cap = value.type.max + framing.adjust + sum(fixed_size(item) for item in header)
@@ -289,7 +321,6 @@ class _Builder(NodeReader):
             framing.max_frame_size = cap
         value.derived_from = "<frame>"
         value.doc = value.doc or f"derived: the frame's length ({framing.counts})"
-        del top
 
     def encodings(self, node: Any, line: int) -> list[str]:
         node = self.sequence(node, "encodings", line)
@@ -677,7 +708,7 @@ class _Builder(NodeReader):
                 return "ctx" if name[4:] in self.context else None
             if name in flags:
                 return "flag"
-            if name in scope and scope[name].derived_from is None:
+            if name in scope:
                 return "field"
             return None
 
@@ -713,7 +744,7 @@ class _Builder(NodeReader):
         kind_keys = {
             "int": {"min", "max", "enum", "const", "default"},
             "bytes": {"length", "nullable", "size", "terminator"},
-            "array": {"of", "count", "byte_length"},
+            "array": {"of", "count", "byte_length", "terminator"},
             "ref": set(),
             "float": {"default"},
         }
@@ -869,9 +900,20 @@ class _Builder(NodeReader):
         if isinstance(element, BytesField) and element.rest:
             self.fail(oline, f"{path}.of.length", "an element cannot run to the end of the frame")
         result = ArrayField(name, element, doc=doc)
+        if "terminator" in node:
+            tline = self.line_of(node, "terminator")
+            for key in ("count", "byte_length"):
+                if key in node:
+                    self.fail(self.line_of(node, key), f"{path}.{key}",
+                              "an array ends at its terminator or by count/byte_length, not both")  # fmt: skip
+            result.terminator = self.integer(node["terminator"], tline, f"{path}.terminator")
+            if not 0 <= result.terminator <= 255:
+                self.fail(tline, f"{path}.terminator", "a terminator is one byte (0..255)")
+            return result
         has_count, has_bytes = "count" in node, "byte_length" in node
         if has_count == has_bytes:
-            self.fail(node.line, path, "an array needs exactly one of `count` or `byte_length`")
+            self.fail(node.line, path,
+                      "an array needs exactly one of `count`, `byte_length` or `terminator`")  # fmt: skip
         key = "count" if has_count else "byte_length"
         value = node[key]
         kline = self.line_of(node, key)
@@ -1028,16 +1070,19 @@ class _Builder(NodeReader):
         if mask <= 0 or mask >= 1 << width or mask & (mask - 1):
             self.fail(line, path, f"{mask:#x} is not a single bit of the {width}-bit flags")
 
-    def discriminator(self, header_node: Mapping, header: list[Item]) -> list[str]:
+    def discriminator(self, header_node: Mapping, header: list[Item],
+                      where: str = "header") -> list[str]:  # fmt: skip
         value = header_node["discriminator"]
         line = self.line_of(header_node, "discriminator")
         names = list(value) if isinstance(value, list) else [value]
         scope = {v.name: v for item in header for v in self.values_of(item)}
         for name in names:
             if name not in scope:
-                self.fail(line, "header.discriminator", f"'{name}' is not an integer header field")
+                self.fail(
+                    line, f"{where}.discriminator", f"'{name}' is not an integer {where} field"
+                )
         if len(set(names)) != len(names):
-            self.fail(line, "header.discriminator", "a field is named twice")
+            self.fail(line, f"{where}.discriminator", "a field is named twice")
         return [str(name) for name in names]
 
     def unknown(self, node: Any, line: int, flags: dict[str, int], flag_width: int) -> Unknown:
@@ -1084,8 +1129,25 @@ class _Builder(NodeReader):
                 self.fail(fline, path, f"'{name}' is already a struct/union/generated name")
             fnode = self.mapping(fnode, path, fline)
             self.keys(fnode, path, {"code", "also_codes", "sender", "doc", "spec", "flags", "set_flags", "fields",
-                                    "rules", "fixed_flags"}, {"code", "fields"})  # fmt: skip
-            code = self.code(fnode["code"], self.line_of(fnode, "code"), f"{path}.code", disc_types)
+                                    "rules", "fixed_flags", "startup"}, {"code", "fields"})  # fmt: skip
+            is_startup = fnode.get("startup", False)
+            if is_startup not in (True, False):
+                self.fail(
+                    self.line_of(fnode, "startup"), f"{path}.startup", "expected true or false"
+                )
+            if is_startup and self.startup_header is None:
+                self.fail(self.line_of(fnode, "startup"), f"{path}.startup",
+                          "there is no top-level `startup:` header to frame it")  # fmt: skip
+            if is_startup:
+                for key in ("also_codes", "flags", "set_flags", "fixed_flags"):
+                    if key in fnode:
+                        self.fail(self.line_of(fnode, key), f"{path}.{key}",
+                                  "does not apply to a startup frame")  # fmt: skip
+            own_header = self.startup_header if is_startup and self.startup_header else header
+            own_scope = {v.name: v for item in own_header for v in self.values_of(item)}
+            own_types = ([own_scope[n].type for n in self.startup_discriminator]
+                         if is_startup else disc_types)  # fmt: skip
+            code = self.code(fnode["code"], self.line_of(fnode, "code"), f"{path}.code", own_types)
             also = []
             if "also_codes" in fnode:
                 aseq = self.sequence(
@@ -1133,7 +1195,7 @@ class _Builder(NodeReader):
                         f"{path}.set_flags[{i}]",
                         f"unknown flag '{flag}'",
                     )
-            scope_prefix = list(header)
+            scope_prefix = list(own_header)
             if flag_values:  # multi-bit flag values read like fields of the frame
                 scope_prefix.append(Item(Word(IntType("flags", flag_width, False, None),
                                               [Bit("value", 0, v) for v, _ in flag_values.values()])))  # fmt: skip
@@ -1149,7 +1211,7 @@ class _Builder(NodeReader):
             frame = Frame(name, code, also, sender, own, list(set_flags), items,
                           self.text(fnode, "doc", path), self.text(fnode, "spec", path), fline,
                           self.rules(fnode, path, items, scope_prefix, flags), flag_values,
-                          fixed_flags)  # fmt: skip
+                          fixed_flags, bool(is_startup))  # fmt: skip
             for c in [code, *also]:
                 for other, other_sender, other_line in codes.get(c, []):
                     if sender == "any" or other_sender == "any" or sender == other_sender:

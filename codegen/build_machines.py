@@ -25,8 +25,8 @@ from wirestream.codegen.model import (
 )
 from wirestream.codegen.reader import LOWER, NodeReader
 
-TRANSITION_KEYS = {"role", "from", "send", "receive", "when", "to", "ignore", "error", "spec",
-                   "note"}  # fmt: skip
+TRANSITION_KEYS = {"role", "from", "send", "receive", "when", "to", "stay", "ignore", "error",
+                   "spec", "note"}  # fmt: skip
 MACHINE_KEYS = {"doc", "spec", "scope", "roles", "states", "initial", "terminal", "transitions",
                 "observes"}  # fmt: skip
 
@@ -210,13 +210,19 @@ class MachineBuilder:
         direction = directions[0]
         frame_line = self.b.line_of(row, direction)
         frame_names = row[direction] if isinstance(row[direction], list) else [row[direction]]
-        outcomes = [o for o in ("to", "ignore", "error") if o in row]
+        outcomes = [o for o in ("to", "stay", "ignore", "error") if o in row]
         if len(outcomes) != 1:
-            self.b.fail(line, key, "a transition needs exactly one of 'to', 'ignore' or 'error'")
+            self.b.fail(line, key,
+                        "a transition needs exactly one of 'to', 'stay', 'ignore' or 'error'")  # fmt: skip
         outcome = outcomes[0]
         target = None
         message = ""
-        if outcome == "to":
+        stay = outcome == "stay"
+        if stay:  # the frame is handled and the machine stays where it is: `to` its source
+            if row["stay"] is not True:
+                self.b.fail(self.b.line_of(row, "stay"), f"{key}.stay", "must be true")
+            outcome = "to"
+        elif outcome == "to":
             target = self.state_ref(row["to"], states, self.b.line_of(row, "to"), f"{key}.to")
         elif outcome == "ignore":
             if row["ignore"] is not True:
@@ -239,7 +245,8 @@ class MachineBuilder:
                     self.check_sender(frame, role, direction, frame_line, f"{key}.{direction}")
                 for source in sources:
                     result.append(Transition(role, source, direction, str(frame_name), conditions,
-                                             outcome, target, message, spec, line))  # fmt: skip
+                                             outcome, source if stay else target, message, spec,
+                                             line))  # fmt: skip
         return result
 
     def frame_ref(self, value: Any, line: int, key: str) -> Frame | None:
@@ -266,7 +273,8 @@ class MachineBuilder:
         if frame is None:
             self.b.fail(line, f"{key}.when", "a '*' transition cannot have conditions")
         flags = {**self.common_flags, **frame.flags}
-        fields = {**self.header_fields, **_int_fields(frame.items)}
+        fields = {**self.header_fields, **_int_fields(frame.items),
+                  **{name: value for name, (value, _) in frame.flag_values.items()}}  # fmt: skip
         result = []
         for name, value in when.items():
             cond_line = self.b.line_of(when, name)

@@ -200,6 +200,7 @@ class ArrayField:
     byte_length_prefix: IntType | None = None
     byte_length_expr: Expr | None = None
     doc: str = ""
+    terminator: int | None = None  # elements until a byte equal to this (consumed)
 
 
 Element = Union[IntField, BytesField, RefField]
@@ -316,6 +317,7 @@ class Frame:
     # (its type's bits = the run's width) and the run's mask within the flags.
     flag_values: dict[str, tuple[IntField, int]] = field(default_factory=dict)
     fixed_flags: int | None = None  # flag bits no flag names must equal this (checked)
+    startup: bool = False  # framed by the protocol's startup header (``startup:``)
 
 
 @dataclass
@@ -337,6 +339,20 @@ class Framing:
     length_field: str | None = None
     counts: str = "after_header"
     adjust: int = 0
+
+
+@dataclass
+class Startup:
+    """``startup:``: a header (with its discriminator and length field) that frames the
+    frames marked ``startup: true``: the messages a connection starts with, before the
+    protocol's own header applies."""
+
+    header: list[Item]
+    discriminator: list[str]
+    length_field: str
+    counts: str
+    adjust: int
+    doc: str = ""
 
 
 @dataclass
@@ -365,6 +381,9 @@ class Protocol:
     # The version this one evolved from (``predecessor:``, a file of the same protocol):
     # the generated docs compare the two (``wirestream.codegen.diff``).
     predecessor: str | None = None
+    # The first messages of a connection, framed by their own header (PostgreSQL's
+    # untyped StartupMessage, SSLRequest, CancelRequest): ``startup:``.
+    startup: Startup | None = None
     # Where the keys of the IDL file are: key path (as ``IdlError`` names it, e.g.
     # ``enums.ErrorCode.values.CANCELED``, ``frames.Setup.flags.lease``) -> line, for
     # tools that point into the file (``wirestream diff``).  Fields, frames, machines

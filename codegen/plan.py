@@ -287,6 +287,7 @@ class ArrayStep:
     byte_length_expr: ExprPlan | None
     count_derived: bool  # encoding: the count was written by the field that derives it
     byte_length_derived: bool
+    terminator: int | None = None  # elements until this byte (consumed, written after them)
 
     @property
     def check_negative_count(self) -> bool:
@@ -421,6 +422,7 @@ class RecordPlan:
     flag_values: list[tuple[IntPlan, int, int]] = field(default_factory=list)
     fixed_flags: int | None = None  # the flag bits no flag names must equal this
     named_flags_mask: int = 0  # every flag bit the frame or header names (with fixed_flags)
+    startup: bool = False  # framed by the startup header (``CodecPlan.startup``)
 
 
 @dataclass
@@ -487,6 +489,23 @@ class DecoderEntry:
 
 
 @dataclass
+class StartupPlan:
+    """The header of a connection's first messages (``startup:``) and their decoder table:
+    ``decode_startup`` / ``StreamDecoder(startup=True)`` read a frame framed by it."""
+
+    header_steps: list[ItemStep]
+    header_values: list[IntPlan]
+    discriminator: list[str]
+    frame_length: FrameLengthPlan
+    decoders: list[DecoderEntry]
+    doc: str = ""
+
+    @property
+    def single_code(self) -> bool:
+        return len(self.discriminator) == 1
+
+
+@dataclass
 class CodecPlan:
     source: str
     protocol: str
@@ -518,6 +537,7 @@ class CodecPlan:
     context: list[ContextPlan]
     tracking: list[tuple[list[str], list[ContextAction]]]  # (frames, what they do)
     frame_length: FrameLengthPlan | None = None
+    startup: StartupPlan | None = None
 
     @property
     def msgpack(self) -> bool:
@@ -543,6 +563,8 @@ class Planner:
         self.flags: dict[str, int] = dict(proto.common_flags)
         self.ints: dict[str, IntPlan] = {}  # the integers of the record being planned
         self.header_ints: dict[str, IntPlan] = {}
+        self.startup_ints: dict[str, IntPlan] = {}
+        self.startup_values: list[IntPlan] = []
 
     # --- values ---
 
@@ -710,7 +732,7 @@ class Planner:
         return ArrayStep(node.name, self.element(node.element, node.name), node.count_prefix,
                          count, node.count_rest, node.byte_length_prefix, length,
                          self.derives(count, node.name),
-                         self.derives(length, node.name))  # fmt: skip
+                         self.derives(length, node.name), node.terminator)  # fmt: skip
 
     def derivations(self, steps: list[ItemStep]) -> list[Derivation]:
         result: list[Derivation] = []
@@ -766,6 +788,8 @@ class Planner:
 
     def flag_attrs(self, frame: Frame) -> list[tuple[str, int]]:
         """Flags that are bool attributes of a frame (not presence flags, not always set)."""
+        if frame.startup:
+            return []
         return [(name, mask) for name, mask in {**self.proto.common_flags, **frame.flags}.items()
                 if name not in self.presence_flags and name not in frame.set_flags]  # fmt: skip
 
@@ -781,7 +805,9 @@ class Planner:
                                  for r in struct.rules])  # fmt: skip
 
     def frame(self, frame: Frame, header_values: list[IntPlan]) -> RecordPlan:
-        self.ints = dict(self.header_ints)
+        if frame.startup:
+            header_values = self.startup_values
+        self.ints = dict(self.startup_ints if frame.startup else self.header_ints)
         self.flags = {**self.proto.common_flags, **frame.flags}
         flag_values: list[tuple[IntPlan, int, int]] = []
         for value, mask in frame.flag_values.values():
@@ -817,6 +843,7 @@ class Planner:
             flag_attr_mask=sum(mask for _, mask in flag_attrs), msgpack_checks=checks,
             rules=[RulePlan(self.cond(r.check, r.text), r.spec) for r in frame.rules],
             flag_values=flag_values, fixed_flags=frame.fixed_flags, named_flags_mask=named,
+            startup=frame.startup,
         )  # fmt: skip
 
     def union(self, union: Union_) -> UnionPlan:
@@ -849,6 +876,17 @@ class Planner:
         length_field = proto.framing.length_field
         header_values = [header_ints[v.name] for item in proto.header for v in item_values(item)
                          if v.name not in proto.discriminator and v.name != length_field]  # fmt: skip
+        startup_steps: list[ItemStep] = []
+        if proto.startup is not None:
+            self.ints = {}
+            startup_steps = self.steps(proto.startup.header)
+            self.startup_ints = dict(self.ints)
+            self.startup_values = [
+                self.startup_ints[v.name] for item in proto.startup.header for v in item_values(item)
+                if v.name not in proto.startup.discriminator
+                and v.name != proto.startup.length_field
+            ]  # fmt: skip
+            self.ints = {}
         flag_widths = [bit.width for item in proto.header if isinstance(item.node, Word)
                        for bit in item.node.bits if bit.kind == "flags"]  # fmt: skip
         has_flags = bool(flag_widths)
@@ -858,6 +896,8 @@ class Planner:
         by_name = {f.name: f for f in frames}
         codes: dict[tuple[int, ...], list[Frame]] = {}
         for frame in proto.frames:
+            if frame.startup:
+                continue
             for code in [frame.code, *frame.also_codes]:
                 codes.setdefault(code, []).append(frame)
         sender_tables = any(len(found) > 1 for found in codes.values())
@@ -890,25 +930,41 @@ class Planner:
             unknown_flag_mask=proto.common_flags[unknown.flag] if unknown.flag else 0,
             unknown_length=unknown.length, context=contexts,
             tracking=self.tracking(contexts), frame_length=self.frame_length(),
+            startup=self.startup_plan(startup_steps, by_name),
         )  # fmt: skip
 
-    def frame_length(self) -> FrameLengthPlan | None:
-        framing = self.proto.framing
-        if framing.length_field is None:
+    def startup_plan(self, steps: list[ItemStep],
+                     by_name: dict[str, RecordPlan]) -> StartupPlan | None:  # fmt: skip
+        startup = self.proto.startup
+        if startup is None:
             return None
-        header = self.proto.header
+        length = self.frame_length(startup.header, startup.length_field, startup.counts,
+                                   startup.adjust)  # fmt: skip
+        assert length is not None
+        decoders = [DecoderEntry(f.code, by_name[f.name], True)
+                    for f in self.proto.frames if f.startup]  # fmt: skip
+        return StartupPlan(steps, self.startup_values, list(startup.discriminator), length,
+                           decoders, startup.doc)  # fmt: skip
+
+    def frame_length(self, header: list[Item] | None = None, field: str | None = None,
+                     counts: str = "", adjust: int = 0) -> FrameLengthPlan | None:  # fmt: skip
+        framing = self.proto.framing
+        if header is None:
+            header, field = self.proto.header, framing.length_field
+            counts, adjust = framing.counts, framing.adjust
+        if field is None:
+            return None
         index = next(i for i, item in enumerate(header)
-                     if any(v.name == framing.length_field for v in item_values(item)))  # fmt: skip
+                     if any(v.name == field for v in item_values(item)))  # fmt: skip
         node = header[index].node
         assert isinstance(node, IntField)
         after = sum(min_size(item.node) for item in header[index + 1 :])
         size = node.type.size or 0
         back = {"after_header": 0, "after_length": after, "from_length": after + size,
-                "frame": None}[framing.counts]  # fmt: skip
+                "frame": None}[counts]  # fmt: skip
         counted = {"after_header": 0, "after_length": after, "from_length": after + size,
-                   "frame": sum(min_size(item.node) for item in header)}[framing.counts]  # fmt: skip
-        return FrameLengthPlan(framing.length_field, node.type, framing.counts, framing.adjust,
-                               back, counted)  # fmt: skip
+                   "frame": sum(min_size(item.node) for item in header)}[counts]  # fmt: skip
+        return FrameLengthPlan(field, node.type, counts, adjust, back, counted)
 
     def context_plan(self, name: str) -> ContextPlan:
         """A context value: 64-bit when the field that sets it is, keyed by a 64-bit key

@@ -119,6 +119,8 @@ def exports(plan: CodecPlan) -> list[str]:
         names.append("UnknownFrame")
     if plan.context:
         names.append("track_context")
+    if plan.startup:
+        names += ["decode_startup", "decode_startup_at"]
     if plan.msgpack:
         names += ["encode_msgpack", "decode_msgpack", "MsgpackStreamDecoder"]
     return sorted(set(names))

@@ -373,6 +373,19 @@ class SelfDelimitingDecoder(_FrameSplitter[F, C]):
     ) -> None:
         super().__init__(decode_at, max_frame_size, ctx, sender)
         self._needed = 0
+        # A protocol whose first messages have a header of their own (PostgreSQL's startup
+        # packet): the codec sets this, and ``expect_startup`` makes the next frame one.
+        self.startup_decode_at: (
+            Callable[[bytes, int, int, C | None, str | None], tuple[F, int]] | None
+        ) = None
+        self._startup_next = False
+
+    def expect_startup(self) -> None:
+        """Read the next frame with the startup header (the first message of a connection,
+        or the one after an SSLRequest answered 'N')."""
+        if self.startup_decode_at is None:
+            raise TypeError("this protocol has no startup frames")
+        self._startup_next = True
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[F]:
         """Add bytes from the stream; return every frame they complete, in order."""
@@ -389,8 +402,11 @@ class SelfDelimitingDecoder(_FrameSplitter[F, C]):
         limit = self.max_frame_size
         try:
             while pos < size:
+                decode_at = self._decode_at
+                if self._startup_next and self.startup_decode_at is not None:
+                    decode_at = self.startup_decode_at
                 try:
-                    frame, stop = self._decode_at(view, pos, size, self.ctx, self.sender)
+                    frame, stop = decode_at(view, pos, size, self.ctx, self.sender)
                 except Truncated as short:
                     if short.needed - pos > limit or size - pos > limit:
                         raise FrameTooLarge(
@@ -403,6 +419,7 @@ class SelfDelimitingDecoder(_FrameSplitter[F, C]):
                         f"a frame of {stop - pos} bytes exceeds the limit of {limit}"
                     )
                 frames.append(frame)
+                self._startup_next = False
                 if self.after_frame is not None:
                     self.after_frame(frame, stop - pos)
                 pos = stop
