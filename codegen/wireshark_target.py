@@ -11,15 +11,29 @@ generated codecs decode, step by step from the same plan, into a protocol tree:
   ``<proto>.<name>``, a frame's or struct's value ``<proto>.<record>.<name>`` (the
   record in snake case), a length/count prefix the IDL leaves unnamed
   ``<proto>.<record>.<name>.length|count|byte_length``, a flag
-  ``<proto>.flags.<name>`` (common) or ``<proto>.<frame>.flags.<name>``;
+  ``<proto>.flags.<name>`` (common) or ``<proto>.<frame>.flags.<name>``, a value of
+  several flag bits (MQTT's QoS) ``<proto>.<frame>.flags.<name>`` too;
 - enums (open or closed) are value strings, bit fields of words up to 32 bits are
-  masked fields (64-bit words are computed: Lua numbers are doubles), structs, unions
-  and frames are subtrees, arrays a subtree of their elements;
+  masked fields (64-bit words are computed: Lua numbers are doubles), bool bits are
+  boolean fields, f32/f64 float/double fields, 64-bit integers (varint, zigzag,
+  lenenc...) UInt64/Int64; little-endian values are read as such; structs, unions and
+  frames are subtrees, arrays a subtree of their elements;
+- a field behind a presence flag, a bool bit, an ``if:`` condition (``LuaCond``) or
+  ``more`` is there exactly when the codec reads it;
 - what the codec refuses is an expert-info error named after the ``ProtocolError``
-  class it raises (``<proto>.truncated``, ``.invalid_value``, ...), never a Lua error.
+  class it raises (``<proto>.truncated``, ``.invalid_value``, ``.rule_violation``
+  for a broken ``rules:`` entry, ...), never a Lua error;
+- frames are found on the TCP stream by the transport's length prefix, by the
+  header's length field (``framing.length_field``: the header alone says where the
+  frame ends, so a malformed body is skipped), or by decoding self-delimiting frames.
 
-This module only decides names and spellings (field tables, Lua literals and size
-expressions); ``templates/wireshark/dissector.lua.j2`` lays out the code.
+Readers and helpers that only some IDL constructs need (``Uses``) are emitted only
+when used: a dissector of a protocol without them is the same Lua as before they
+existed.
+
+This module only decides names and spellings (field tables, Lua literals, size
+expressions and conditions); ``templates/wireshark/dissector.lua.j2`` lays out the
+code.
 """
 
 from __future__ import annotations
@@ -28,15 +42,29 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+import jinja2
+
 from wirestream.codegen.errors import IdlError
 from wirestream.codegen.jinja import environment
-from wirestream.codegen.model import ArrayField, BytesField, IntType, Protocol, RefField, Word
+from wirestream.codegen.model import (
+    ArrayField,
+    BytesField,
+    Cond,
+    IntType,
+    Protocol,
+    RefField,
+    Word,
+)
 from wirestream.codegen.plan import (
     ArrayStep,
+    Bits,
     BytesStep,
     CodecPlan,
+    CondPlan,
     ExprPlan,
     FixedRun,
+    FloatPlan,
+    FloatStep,
     IntPlan,
     IntStep,
     ItemStep,
@@ -56,7 +84,12 @@ use Decode As."""
 
 _INT_CTOR: Final = {"u8": "uint8", "u16": "uint16", "u24": "uint24", "u32": "uint32",
                     "u64": "uint64", "varint": "uint64", "varu64": "uint64", "i8": "int8",
-                    "i16": "int16", "i32": "int32", "i64": "int64"}  # fmt: skip
+                    "i16": "int16", "i32": "int32", "i64": "int64", "vbi": "uint32",
+                    "zigzag": "int64", "lenenc": "uint64"}  # fmt: skip
+"""The ``ProtoField`` of each integer type (little-endian ones as their big-endian twin:
+the value is read by the dissector and handed to the field)."""
+
+_FLOAT_CTOR: Final = {32: "float", 64: "double"}
 
 
 def proto_name(protocol: str, version: str) -> str:
@@ -122,7 +155,8 @@ def is_big(itype: IntType) -> bool:
 
 
 def ctor(itype: IntType) -> str:
-    return _INT_CTOR[itype.name]
+    name = itype.name[:-2] if itype.little else itype.name
+    return _INT_CTOR[name]
 
 
 def lua_expr(plan: ExprPlan) -> str:
@@ -142,6 +176,158 @@ def lua_expr(plan: ExprPlan) -> str:
             parts.append(f"s.ctx.{term.name}")
     text = "".join(parts)
     return text if len(plan.terms) == 1 else f"({text})"
+
+
+# --- conditions --------------------------------------------------------------------------
+
+_LUA_COMPARISONS: Final = {"==": "==", "!=": "~=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+_TRUTH_OPS: Final = ("and", "or", "not", "more", "flag", *_LUA_COMPARISONS)
+
+
+class LuaCond:
+    """A condition (``if:``, ``rules:``) spelled in Lua over the decoder's ``v`` (the
+    record's values so far), ``h.flags`` (a frame's flags), ``s.ctx`` and ``s.pos`` /
+    ``s.stop`` (``more``).
+
+    Lua's 0 is true, so a value in a truth position is compared with 0, and a truth
+    value in a value position is 1 or 0, as in Python.  Values are Lua numbers (doubles):
+    a 64-bit field (UInt64, Int64) is its nearest double, so conditions over 64-bit
+    values are exact below 2**53; ``&`` and ``|`` go through ``bitop`` (two's
+    complement, as Python's).
+    """
+
+    def __init__(self, plan: CodecPlan, scope: str) -> None:
+        self.context = {c.name: c for c in plan.context}
+        self.scope = scope  # "frame" | "struct": only a frame has flags (``h``)
+        self.big: frozenset[str] = frozenset()
+
+    def spell(self, cond: CondPlan) -> str:
+        self.big = cond.big
+        return self.truth(cond.tree, top=True)
+
+    def truth(self, node: Cond, top: bool = False) -> str:
+        op = node.op
+        if op in ("and", "or"):
+            text = f"{self.truth(node.args[0])} {op} {self.truth(node.args[1])}"
+        elif op == "not":
+            return f"not {self.truth(node.args[0])}"
+        elif op in _LUA_COMPARISONS:
+            text = f"{self.value(node.args[0])} {_LUA_COMPARISONS[op]} {self.value(node.args[1])}"
+        elif op == "flag":
+            if self.scope != "frame":
+                raise NotImplementedError("Wireshark target: a flag in a struct's condition")
+            text = f"bit32.band(h.flags, {lit(node.value)}) ~= 0"
+        elif op == "more":
+            text = "s.pos < s.stop"
+        else:
+            text = f"{self.value(node)} ~= 0"
+        return text if top else f"({text})"
+
+    def value(self, node: Cond) -> str:
+        op = node.op
+        if op == "lit":  # beyond 2**53: the nearest double, as a 64-bit field's below
+            return lit(node.value) if abs(node.value) < 1 << 53 else str(node.value)
+        if op == "field":
+            return f"v.{node.name}:tonumber()" if node.name in self.big else f"v.{node.name}"
+        if op == "ctx":
+            value = self.context[node.name]
+            if value.keyed_by is not None:
+                return f"ctx_get(s.ctx.{node.name}, v.{value.keyed_by}, {lit(node.value)})"
+            return f"s.ctx.{node.name}"
+        if op in ("&", "|"):
+            left, right = (self.value(arg) for arg in node.args)
+            return f"bitop({'bit32.band' if op == '&' else 'bit32.bor'}, {left}, {right})"
+        if op in ("+", "-", "*"):
+            return f"({self.value(node.args[0])} {op} {self.value(node.args[1])})"
+        if op == "/":  # floor division, as Python's //
+            return f"math.floor({self.value(node.args[0])} / {self.value(node.args[1])})"
+        if op == "remaining":
+            return "(s.stop - s.pos)"
+        if op in _TRUTH_OPS:
+            return f"({self.truth(node, top=True)} and 1 or 0)"
+        raise NotImplementedError(f"Wireshark target: the condition operator '{op}'")
+
+
+def cond_ops(cond: Cond) -> set[str]:
+    """The operators a condition uses (to emit the helpers it needs)."""
+    found = {cond.op}
+    for arg in cond.args:
+        found |= cond_ops(arg)
+    return found
+
+
+# --- what a dissector uses ------------------------------------------------------------------
+
+
+@dataclass
+class Uses:
+    """The readers and helpers a dissector needs beyond those every dissector has: only
+    these are emitted, so a protocol without the newer constructs gets the same Lua."""
+
+    little: bool = False  # little-endian integers
+    floats: bool = False
+    vbi: bool = False
+    zigzag: bool = False
+    lenenc: bool = False
+    terminator: bool = False
+    rules: bool = False
+    bitop: bool = False  # & or | in a condition
+
+    def int_type(self, itype: IntType | None) -> None:
+        if itype is None:
+            return
+        if itype.little and (itype.size or 0) > 1:
+            self.little = True
+        if itype.flavour in ("vbi", "zigzag", "lenenc"):
+            setattr(self, itype.flavour, True)
+
+    def cond(self, cond: CondPlan | None) -> None:
+        if cond is not None and cond_ops(cond.tree) & {"&", "|"}:
+            self.bitop = True
+
+    def steps(self, steps: list[ItemStep]) -> None:
+        for item in steps:
+            self.cond(item.when)
+            step = item.step
+            if isinstance(step, FixedRun):
+                for unit in step.units:
+                    if unit.kind == "float":
+                        self.floats = True
+                        assert unit.float is not None
+                        self.little = self.little or unit.float.little
+                    self.int_type(unit.type)
+            elif isinstance(step, IntStep):
+                self.int_type(step.value.type)
+            elif isinstance(step, FloatStep):
+                self.floats = True
+                self.little = self.little or step.value.little
+            elif isinstance(step, BytesStep):
+                self.bytes(step)
+            elif isinstance(step, ArrayStep):
+                self.int_type(step.count_prefix)
+                self.int_type(step.byte_length_prefix)
+                element = step.element
+                if element.value is not None:
+                    self.int_type(element.value.type)
+                if element.bytes is not None:
+                    self.bytes(element.bytes)
+
+    def bytes(self, step: BytesStep) -> None:
+        self.int_type(step.length)
+        if step.terminator is not None:
+            self.terminator = True
+
+    @classmethod
+    def of(cls, plan: CodecPlan) -> Uses:
+        uses = cls()
+        uses.steps(plan.header_steps)
+        uses.int_type(plan.unknown_length)
+        for record in [*plan.structs, *plan.frames]:
+            uses.steps(record.steps)
+            for rule in record.rules:
+                uses.rules = True
+                uses.cond(rule.check)
+        return uses
 
 
 # --- the field table ---------------------------------------------------------------------
@@ -196,9 +382,24 @@ class FieldTable:
                            f"{field.key} would name two different values; rename one")  # fmt: skip
         self.fields[field.key] = field
 
+    def doc(self, owner: str, value: IntPlan | FloatPlan) -> str:
+        return one_line(value.doc or self.docs.get((owner, value.name), ""))
+
+    def float_field(self, key: str, value: FloatPlan, owner: str) -> None:
+        doc = self.doc(owner, value)
+        self.add(LuaField(key, _FLOAT_CTOR[value.bits], label(value.name), doc), owner)
+
+    def bool_field(self, prefix: str, bits: Bits, word: IntType, owner: str) -> None:
+        """A bool bit of a word: masked from the word up to 32 bits, else given its value."""
+        assert bits.value is not None
+        small = word.bits <= 32
+        self.add(LuaField(prefix + bits.value.name, "bool", label(bits.value.name),
+                          self.doc(owner, bits.value), mask=bits.mask << bits.shift if small else None,
+                          bits=word.bits if small else 0), owner)  # fmt: skip
+
     def int_field(self, key: str, value: IntPlan, itype: IntType, owner: str,
                   mask: int | None = None) -> None:  # fmt: skip
-        doc = one_line(value.doc or self.docs.get((owner, value.name), ""))
+        doc = self.doc(owner, value)
         names = value.names
         if owner == "header" and value.name == self.plan.discriminator[0]:
             names = "frame_type"  # the frames' names (vs.frame_type)
@@ -223,6 +424,10 @@ class FieldTable:
                     self.add(LuaField(f"{key}.flags.{name}", "bool", label(name), f"flag {mask:#x}",
                                       mask=mask << self.flags_shift(),
                                       bits=self.flags_word_bits()), frame.name)  # fmt: skip
+            for value, mask, _ in frame.flag_values:
+                self.add(LuaField(f"{key}.flags.{value.name}", ctor(self.flags_type()),
+                                  label(value.name), value.doc or f"flags {mask:#x}",
+                                  value.names, mask << self.flags_shift()), frame.name)  # fmt: skip
             self.steps(key + ".", frame.steps, frame.name)
         if plan.unknown != "error":
             self.add(LuaField("unknown_frame", "none", "Unknown frame",
@@ -236,20 +441,17 @@ class FieldTable:
             self.add(LuaField("unknown_frame.body", "bytes", "Body", "The frame after its header"),
                      "")  # fmt: skip
 
-    def flags_unit(self) -> tuple[int, int]:
-        """(shift, word bits) of the header's flag bits."""
-        for item in self.plan.header_steps:
-            if isinstance(item.step, FixedRun):
-                for unit in item.step.units:
-                    for bits in unit.bits:
-                        if bits.kind == "flags" and unit.type is not None:
-                            return bits.shift, unit.type.bits
-        raise NotImplementedError("Wireshark target: flags outside a header word")
+    def flags_unit(self) -> tuple[int, IntType]:
+        """(shift, word type) of the header's flag bits."""
+        return flags_unit(self.plan)
 
     def flags_shift(self) -> int:
         return self.flags_unit()[0]
 
     def flags_word_bits(self) -> int:
+        return self.flags_unit()[1].bits
+
+    def flags_type(self) -> IntType:
         return self.flags_unit()[1]
 
     def steps(self, prefix: str, steps: list[ItemStep], owner: str) -> None:
@@ -257,13 +459,19 @@ class FieldTable:
             step = item.step
             if isinstance(step, FixedRun):
                 for unit in step.units:
-                    assert unit.type is not None  # floats: not spelled in Lua yet
+                    if unit.kind == "float":
+                        assert unit.float is not None
+                        self.float_field(prefix + unit.float.name, unit.float, owner)
+                        continue
+                    assert unit.type is not None
                     if unit.kind == "int":
                         assert unit.value is not None
                         self.int_field(prefix + unit.value.name, unit.value, unit.type, owner)
                         continue
                     for bits in unit.bits:
-                        if bits.kind == "value":
+                        if bits.kind == "value" and bits.value is not None and bits.value.boolean:
+                            self.bool_field(prefix, bits, unit.type, owner)
+                        elif bits.kind == "value":
                             assert bits.value is not None
                             mask = bits.mask << bits.shift if unit.type.bits <= 32 else None
                             self.int_field(prefix + bits.value.name, bits.value, unit.type, owner,
@@ -273,6 +481,8 @@ class FieldTable:
                                               mask=bits.mask << bits.shift), owner)  # fmt: skip
             elif isinstance(step, IntStep):
                 self.int_field(prefix + step.value.name, step.value, step.value.type, owner)
+            elif isinstance(step, FloatStep):
+                self.float_field(prefix + step.value.name, step.value, owner)
             elif isinstance(step, BytesStep):
                 self.bytes_fields(prefix + step.name, step, owner, step.name)
             elif isinstance(step, ArrayStep):
@@ -310,6 +520,17 @@ class FieldTable:
             self.add(LuaField(key, "none", label(name), doc), owner)
 
 
+def flags_unit(plan: CodecPlan) -> tuple[int, IntType]:
+    """(shift, word type) of the header's flag bits."""
+    for item in plan.header_steps:
+        if isinstance(item.step, FixedRun):
+            for unit in item.step.units:
+                for bits in unit.bits:
+                    if bits.kind == "flags" and unit.type is not None:
+                        return bits.shift, unit.type
+    raise NotImplementedError("Wireshark target: flags outside a header word")
+
+
 def _docs(proto: Protocol) -> dict[tuple[str, str], str]:
     """(record, field) -> the IDL's doc of fields the plan keeps no doc for."""
     docs: dict[tuple[str, str], str] = {}
@@ -343,10 +564,19 @@ def frame_names(proto: Protocol) -> list[tuple[int, str]]:
     return [(code, "/".join(found)) for code, found in sorted(names.items())]
 
 
+@jinja2.pass_context
+def lua_cond(context: jinja2.runtime.Context, cond: CondPlan, owner: str) -> str:
+    """A condition of the record ``owner`` (a frame, a struct or "header") in Lua."""
+    plan: CodecPlan = context["m"]
+    scope = "struct" if owner in {s.name for s in plan.structs} else "frame"
+    return LuaCond(plan, scope).spell(cond)
+
+
 _ENV = environment(
     DIR,
     filters=dict(lit=lit, big_lit=big_lit, value_lit=value_lit, lua=lua_str, ctor=ctor,
-                 expr=lua_expr, snake=lower_snake, one_line=one_line, label=label),
+                 expr=lua_expr, snake=lower_snake, one_line=one_line, label=label,
+                 cond=lua_cond),
     tests=dict(big=is_big),
 )  # fmt: skip
 
@@ -364,6 +594,15 @@ def tidy(source: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def flags_add(plan: CodecPlan) -> str:
+    """The TreeItem method that adds a field masked from the header's flags word:
+    ``add_le`` when the word is little-endian."""
+    if not plan.has_flags:
+        return "add"
+    itype = flags_unit(plan)[1]
+    return "add_le" if itype.little and (itype.size or 0) > 1 else "add"
+
+
 _HF_KEY: Final = re.compile(r'hf\["([^"]+)"\]')
 
 
@@ -374,6 +613,8 @@ def render_dissector(proto: Protocol) -> str:
         raise NotImplementedError("Wireshark target: codes of more than two parts")
     if len(plan.discriminator) > 1 and plan.unknown != "error":
         raise NotImplementedError("Wireshark target: unknown frames with multi-part codes")
+    if plan.startup is not None:
+        raise NotImplementedError("Wireshark target: a startup header (startup:)")
     table = FieldTable(proto, plan)
     name = proto_name(proto.protocol, proto.version)
     text = _ENV.get_template("dissector.lua.j2").render(
@@ -386,6 +627,8 @@ def render_dissector(proto: Protocol) -> str:
                      for f in proto.frames},  # fmt: skip
         frame_names=frame_names(proto),
         union_names={u.name for u in plan.unions},
+        uses=Uses.of(plan),
+        flags_add=flags_add(plan),
     )
     missing = sorted(set(_HF_KEY.findall(text)) - set(table.fields))
     if missing:  # the template names a field the table does not define: a generator bug
