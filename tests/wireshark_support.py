@@ -8,7 +8,9 @@ tree becomes ``Node``s; a frame's plain value is read from them by name, followi
 dissectors' naming rule (``wirestream.codegen.wireshark_target``):
 
 - the frame's attribute ``a`` is the field ``<proto>.<frame>.<a>`` under the frame's
-  item, a header value ``<proto>.<a>``, a flag ``<proto>[.<frame>].flags.<a>``;
+  item, a header value ``<proto>.<a>``, a flag ``<proto>[.<frame>].flags.<a>`` (a bool
+  that is no flag is a bool bit of the frame; an integer found nowhere else is a
+  value of several flag bits, ``<proto>.<frame>.flags.<a>``);
 - a struct or union value is the item ``<proto>.<record>.<a>`` whose children are the
   struct's fields ``<proto>.<struct>.<name>``; an array's elements are repeated
   fields of the array's name;
@@ -103,13 +105,17 @@ class Pdu:
 
 
 def run_tshark(pcap: Path, proto: str, server_port: int, *, desegment: bool = True,
-               prefs: dict[str, str] | None = None) -> list[Pdu]:  # fmt: skip
+               prefs: dict[str, str] | None = None,
+               scripts: list[Path] | None = None) -> list[Pdu]:  # fmt: skip
     """Every frame the dissector ``proto`` shows in ``pcap`` (all six dissectors loaded,
-    as a user would load them), in packet order; ``server_port`` tells the sender."""
+    as a user would load them, unless ``scripts`` names the dissectors to load), in
+    packet order; ``server_port`` tells the sender."""
     command = [tshark(), "-n", "-r", str(pcap), "-T", "json", "-J", f"tcp {proto}",
                "-o", f"tcp.desegment_tcp_streams:{'TRUE' if desegment else 'FALSE'}"]  # fmt: skip
-    for version in VERSIONS:
-        command += ["-X", f"lua_script:{DISSECTORS / f'{version.protocol}_{version.version}.lua'}"]
+    if scripts is None:
+        scripts = [DISSECTORS / f"{v.protocol}_{v.version}.lua" for v in VERSIONS]
+    for script in scripts:
+        command += ["-X", f"lua_script:{script}"]
     for key, value in (prefs or {}).items():
         command += ["-o", f"{key}:{value}"]
     done = subprocess.run(command, capture_output=True, timeout=TSHARK_TIMEOUT,
@@ -207,12 +213,15 @@ def frame_plain(pdu: Pdu, proto: str, frame: str, expected: dict[str, Any]) -> d
     flag_fields = flat(flags[0].children, proto) if flags else []
     out: dict[str, Any] = {}
     for attr, value in expected.items():
-        if isinstance(value, bool):  # boolean attributes are the flags
-            found = [n for n in flag_fields if n.name in (f"{proto}.flags.{attr}",
-                                                            f"{key}.flags.{attr}")]  # fmt: skip
+        in_flags = [n for n in flag_fields if n.name in (f"{proto}.flags.{attr}",
+                                                         f"{key}.flags.{attr}")]  # fmt: skip
+        if isinstance(value, bool):  # boolean attributes are the flags, or bool bits
+            found = in_flags or record_field(items[0].children, proto, attr)
         else:
             found = record_field(items[0].children, proto, attr)
             if not found:
                 found = [n for n in top if n.name == f"{proto}.{attr}"]
+            if not found and isinstance(value, int):  # a value of several flag bits (QoS)
+                found = in_flags
         out[attr] = shaped(value, found, proto)
     return out
