@@ -38,6 +38,7 @@ from wirestream.codegen.model import (
     Struct,
     Union_,
     Unknown,
+    WILDCARD,
     Word,
     resolve_int_type,
 )
@@ -57,7 +58,7 @@ def fixed_size(item: Item) -> int:
 
 
 PREFIX_NAMES = ", ".join(INT_TYPES)
-_TOKEN = re.compile(r"\s*(?:(\d+|0x[0-9a-fA-F]+)|(ctx\.[a-z][a-z0-9_]*|[a-z][a-z0-9_]*)|([*+-]))")
+_TOKEN = re.compile(r"\s*(?:(\d+|0x[0-9a-fA-F]+)|(ctx\.[a-z][a-z0-9_]*|[a-z][a-z0-9_]*)|([*/+-]))")
 
 
 class _Builder(NodeReader):
@@ -529,6 +530,9 @@ class _Builder(NodeReader):
                 names[field_name] = iline
             for value in self.values_of(item):
                 scope[value.name] = value
+            if isinstance(item.node, IntField) and (item.condition or item.when):
+                item.node.optional = True  # later conditions and sizes read it as 0 when absent
+                scope[item.node.name] = item.node
             items.append(item)
         rest = [i for i, item in enumerate(items) if self.is_rest(item)]
         if rest and (rest[-1] != len(items) - 1 or len(rest) > 1):
@@ -673,8 +677,13 @@ class _Builder(NodeReader):
     def field(self, node: Mapping, path: str, flags: dict[str, int], scope: dict[str, IntField],
               in_frame: bool) -> Item:  # fmt: skip
         allowed = {"name", "type", "doc", "min", "max", "enum", "const", "default", "length", "nullable",
-                   "size", "of", "count", "byte_length", "if", "terminator"}  # fmt: skip
+                   "size", "of", "count", "byte_length", "if", "terminator", "peek"}  # fmt: skip
         self.keys(node, path, allowed, {"name", "type"})
+        peek = node.get("peek", False)
+        if peek is not False:
+            if peek is not True or not path.startswith("header.fields[") or node["type"] != "u8":
+                self.fail(self.line_of(node, "peek"), f"{path}.peek",
+                          "peek: true is for a u8 field of the header (the first body byte)")  # fmt: skip
         condition = None
         when: Cond | None = None
         text = ""
@@ -697,6 +706,8 @@ class _Builder(NodeReader):
                     self.fail(iline, f"{path}.if",
                               "`more` needs frames of a known length (length_prefix or length_field)")  # fmt: skip
         value = self.value(node, path, scope, top=True)
+        if peek:
+            value.peek = True
         return Item(value, condition, node.line, when, text)
 
     def cond(self, raw: Any, line: int, path: str, scope: dict[str, IntField],
@@ -939,6 +950,8 @@ class _Builder(NodeReader):
             return Expr(str(value), (str(value),))
         if not isinstance(value, str):
             self.fail(line, path, f"expected an integer or an expression, got {value!r}")
+        if re.search(r"[()/]", value):
+            return self.expr_tree(value, line, path, scope)
         tokens: list[str] = []
         pos = 0
         text = value.strip()
@@ -971,6 +984,32 @@ class _Builder(NodeReader):
         if not tokens or len(tokens) % 2 == 0:
             self.fail(line, path, f"incomplete expression '{value}'")
         return Expr(text, tuple(tokens))
+
+    def expr_tree(self, value: str, line: int, path: str, scope: dict[str, IntField]) -> Expr:
+        """A size expression with parentheses or ``/``: parsed as a condition's arithmetic."""
+        tree = self.cond(value, line, path, scope, {})
+        operands: list[str] = []
+
+        def walk(node: Cond) -> None:
+            if node.op in ("and", "or", "not", "more", "remaining", "==", "!=", "<", "<=", ">",
+                           ">="):  # fmt: skip
+                self.fail(line, path, f"'{value}' is not an arithmetic expression")
+            if node.op == "lit":
+                operands.append(str(node.value))
+            elif node.op == "field":
+                operands.append(node.name)
+            elif node.op == "ctx":
+                if self.context[node.name].keyed_by is not None:
+                    self.fail(
+                        line, path, f"ctx.{node.name} is keyed: write it without parentheses or '/'"
+                    )
+                operands.append("ctx." + node.name)
+            for arg in node.args:
+                walk(arg)
+
+        walk(tree)
+        tokens = tuple(" + ".join(operands).split(" "))
+        return Expr(value.strip(), tokens, tree)
 
     def mark_derived(self, items: list[Item], path: str, prefix: list[Item]) -> None:
         """A field named alone by a later size/count/byte_length is computed on encode."""
@@ -1077,6 +1116,12 @@ class _Builder(NodeReader):
         names = list(value) if isinstance(value, list) else [value]
         scope = {v.name: v for item in header for v in self.values_of(item)}
         for name in names:
+            if isinstance(name, str) and name.startswith("ctx.") and where == "header":
+                found = self.context.get(name[4:])
+                if found is None or found.keyed_by is not None:
+                    self.fail(line, f"{where}.discriminator",
+                              f"'{name}' is not a context value (unkeyed) of this file")  # fmt: skip
+                continue
             if name not in scope:
                 self.fail(
                     line, f"{where}.discriminator", f"'{name}' is not an integer {where} field"
@@ -1118,7 +1163,8 @@ class _Builder(NodeReader):
         if not node:
             self.fail(node.line, "frames", "a protocol needs at least one frame")
         scope = {v.name: v for item in header for v in self.values_of(item)}
-        disc_types = [scope[name].type for name in discriminator]
+        disc_types = [scope[name].type if name in scope else INT_TYPES["u32"]
+                      for name in discriminator]  # fmt: skip
         frames: list[Frame] = []
         codes: dict[tuple[int, ...], list[tuple[str, str, int]]] = {}
         for name, fnode in node.items():
@@ -1129,7 +1175,7 @@ class _Builder(NodeReader):
                 self.fail(fline, path, f"'{name}' is already a struct/union/generated name")
             fnode = self.mapping(fnode, path, fline)
             self.keys(fnode, path, {"code", "also_codes", "sender", "doc", "spec", "flags", "set_flags", "fields",
-                                    "rules", "fixed_flags", "startup"}, {"code", "fields"})  # fmt: skip
+                                    "rules", "fixed_flags", "startup", "select"}, {"code", "fields"})  # fmt: skip
             is_startup = fnode.get("startup", False)
             if is_startup not in (True, False):
                 self.fail(
@@ -1212,6 +1258,14 @@ class _Builder(NodeReader):
                           self.text(fnode, "doc", path), self.text(fnode, "spec", path), fline,
                           self.rules(fnode, path, items, scope_prefix, flags), flag_values,
                           fixed_flags, bool(is_startup))  # fmt: skip
+            if "select" in fnode:
+                sline = self.line_of(fnode, "select")
+                if WILDCARD in code:
+                    self.fail(sline, f"{path}.select", "a frame whose code has '*' is the fallback")
+                values = {v.name: v for item in own_header for v in self.values_of(item)
+                          if not v.peek and v.derived_from is None}  # fmt: skip
+                frame.select = self.cond(fnode["select"], sline, f"{path}.select", values, common)
+                frame.select_text = str(fnode["select"])
             for c in [code, *also]:
                 for other, other_sender, other_line in codes.get(c, []):
                     if sender == "any" or other_sender == "any" or sender == other_sender:
@@ -1286,7 +1340,10 @@ class _Builder(NodeReader):
                 f"expected {len(types)} value(s) for the discriminator, got {len(values)}",
             )
         result = []
-        for v, itype in zip(values, types):
+        for index, (v, itype) in enumerate(zip(values, types)):
+            if v == "*" and index == len(types) - 1 and len(types) > 1:
+                result.append(WILDCARD)  # any value of the last part no other frame takes
+                continue
             v = self.integer(v, line, path)
             if not itype.min <= v <= itype.max:
                 self.fail(line, path, f"{v} does not fit the discriminator ({itype.name})")

@@ -8,11 +8,12 @@ The language is small on purpose (each target spells it with its own operators):
     not     := "not" not | compare
     compare := sum (("==" | "!=" | "<" | "<=" | ">" | ">=") sum)?
     sum     := product (("+" | "-" | "|") product)*
-    product := atom (("*" | "&") atom)*
-    atom    := INTEGER | NAME | "ctx." NAME | "more" | "(" cond ")"
+    product := atom (("*" | "/" | "&") atom)*
+    atom    := INTEGER | NAME | "ctx." NAME | "more" | "remaining" | "(" cond ")"
 
 A NAME is an earlier integer or bool field of the record (header fields included), or a
-flag of the frame; ``more`` holds while bytes remain in the enclosing frame (or length).
+flag of the frame; ``more`` holds while bytes remain in the enclosing frame (or length),
+``remaining`` is how many; ``/`` divides rounding down.
 A name on its own, or ``not`` of one, is a truth test (non-zero / set).
 """
 
@@ -25,10 +26,10 @@ from wirestream.codegen.model import Cond
 
 _TOKEN = re.compile(
     r"\s*(?:(0x[0-9a-fA-F]+|0b[01]+|\d+)|(ctx\.[a-z][a-z0-9_]*|[a-z][a-z0-9_]*)"
-    r"|(==|!=|<=|>=|<|>|\+|-|\*|&|\||\(|\)))"
+    r"|(==|!=|<=|>=|<|>|\+|-|\*|/|&|\||\(|\)))"
 )
 COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
-KEYWORDS = ("and", "or", "not", "more")
+KEYWORDS = ("and", "or", "not", "more", "remaining")
 
 # name -> "field" | "flag" | "ctx", or None when the name is unknown here
 Resolver = Callable[[str], "str | None"]
@@ -110,7 +111,7 @@ class _Parser:
 
     def product(self) -> Cond:
         left = self.atom()
-        while self.peek() in ("*", "&"):
+        while self.peek() in ("*", "/", "&"):
             op = self.take()
             left = Cond(op, (left, self.atom()))
         return left
@@ -124,8 +125,8 @@ class _Parser:
             return inner
         if token[0].isdigit():
             return Cond("lit", value=int(token, 0))
-        if token == "more":
-            return Cond("more")
+        if token in ("more", "remaining"):
+            return Cond(token)
         if token in KEYWORDS or not (token[0].isalpha()):
             self.fail(f"misplaced '{token}'")
         if token.startswith("ctx."):

@@ -111,6 +111,9 @@ class Expr:
 
     text: str
     tokens: tuple[str, ...]
+    # An expression with parentheses or ``/`` (floor division) is kept as a tree: targets
+    # spell the tree; ``tokens`` then list its operands joined by "+" (for ``names``).
+    tree: Cond | None = None
 
     @property
     def names(self) -> list[str]:
@@ -123,7 +126,7 @@ class Expr:
     @property
     def single_name(self) -> str | None:
         """The field name when the expression is exactly one field reference."""
-        if len(self.tokens) == 1 and self.names:
+        if self.tree is None and len(self.tokens) == 1 and self.names:
             return self.tokens[0]
         return None
 
@@ -149,6 +152,10 @@ class IntField:
     doc: str = ""
     derived_from: str | None = None  # set when a later field's size/count names this one
     boolean: bool = False  # a one-bit value read and written as a bool (``bool: true``)
+    optional: bool = False  # behind an ``if:``: expressions read None as 0
+    # A header field read without being consumed (``peek: true``): the frame's first body
+    # byte, which chooses the frame and which the frame's own fields read again (MySQL).
+    peek: bool = False
     # A bool bit that says whether a later field is present (``if: <this bit>``): derived on
     # encode (``derived_from`` names the field), as a presence flag is.
     presence: bool = False
@@ -227,9 +234,9 @@ class Cond:
 
     ``op``: "lit" (``value``), "field" (an earlier integer or bool field, ``name``), "flag"
     (a header/frame flag, ``name``), "ctx" (a context value, ``name``), "more" (bytes remain
-    in the enclosing frame or length), "not", "and", "or", a comparison (``==`` ``!=`` ``<``
-    ``<=`` ``>`` ``>=``) or an arithmetic/bitwise operator (``+`` ``-`` ``*`` ``&`` ``|``),
-    over ``args``.
+    in the enclosing frame or length), "remaining" (how many), "not", "and", "or", a
+    comparison (``==`` ``!=`` ``<`` ``<=`` ``>`` ``>=``) or an arithmetic/bitwise operator
+    (``+`` ``-`` ``*`` ``/`` (floor) ``&`` ``|``), over ``args``.
     """
 
     op: str
@@ -245,6 +252,10 @@ class Cond:
 
     def uses_more(self) -> bool:
         return self.op == "more" or any(arg.uses_more() for arg in self.args)
+
+
+WILDCARD = -1
+"""A frame code's last part written ``"*"``: any value the other frames do not take."""
 
 
 @dataclass
@@ -318,6 +329,10 @@ class Frame:
     flag_values: dict[str, tuple[IntField, int]] = field(default_factory=dict)
     fixed_flags: int | None = None  # flag bits no flag names must equal this (checked)
     startup: bool = False  # framed by the protocol's startup header (``startup:``)
+    # Decoded as this frame only when this also holds (``select:``), else as the frame
+    # whose code ends in ``*`` for the same leading parts, if any.
+    select: Cond | None = None
+    select_text: str = ""
 
 
 @dataclass

@@ -39,6 +39,7 @@ from wirestream.codegen.model import (
     RefField,
     Struct,
     Union_,
+    WILDCARD,
     Word,
 )
 
@@ -80,6 +81,8 @@ def is_attr(node: IntField) -> bool:
 def fixed_unit(item: Item) -> bool:
     """Whether an item has one size and is always there: it can join a ``FixedRun``."""
     if item.condition is not None or item.when is not None:
+        return False
+    if isinstance(item.node, IntField) and item.node.peek:
         return False
     node = item.node
     return isinstance(node, (Word, FloatField)) or (
@@ -153,6 +156,8 @@ class IntPlan:
     doc: str = ""
     names: str | None = None  # the enum naming the values, open or closed (docs, dissectors)
     boolean: bool = False  # a one-bit value that is a bool attribute
+    peek: bool = False  # read without being consumed, never written (the next body byte)
+    optional: bool = False  # may be None (behind an ``if:``): expressions read it as 0
 
     @property
     def attr(self) -> bool:
@@ -172,6 +177,7 @@ class Term:
     value: int = 0  # for literal
     name: str = ""  # field (IDL name) or context value name
     big: bool = False  # the field or context value is a 64-bit integer
+    optional: bool = False  # a field that may be None (read as 0)
     keyed_by: str | None = None  # ctx: the field that keys the value
     key_big: bool = False
     default: int = 0  # ctx: the value without a context or an entry
@@ -182,10 +188,11 @@ class ExprPlan:
     text: str
     terms: list[Term]
     operators: list[str]  # between consecutive terms
+    tree: CondPlan | None = None  # with parentheses or "/": spell the tree, not the terms
 
     @property
     def single_field(self) -> str | None:
-        if len(self.terms) == 1 and self.terms[0].kind == "field":
+        if self.tree is None and len(self.terms) == 1 and self.terms[0].kind == "field":
             return self.terms[0].name
         return None
 
@@ -538,6 +545,13 @@ class CodecPlan:
     tracking: list[tuple[list[str], list[ContextAction]]]  # (frames, what they do)
     frame_length: FrameLengthPlan | None = None
     startup: StartupPlan | None = None
+    # per discriminator part: ("field", name, 0) or ("ctx", name, default) -- a part may be
+    # a context value the caller keeps (MySQL's phase)
+    key_parts: list[tuple[str, str, int]] = field(default_factory=list)
+    # frames decoded only when their ``select`` holds: (code, frame, condition)
+    selects: list[tuple[tuple[int, ...], RecordPlan, CondPlan]] = field(default_factory=list)
+    # the frames whose code ends in "*": (the leading parts, frame)
+    wildcards: list[tuple[tuple[int, ...], RecordPlan]] = field(default_factory=list)
 
     @property
     def msgpack(self) -> bool:
@@ -588,7 +602,7 @@ class Planner:
         plan = IntPlan(node.name, node.type, lo, hi, narrowed, node.const,
                        enum.name if enum else None, node.derived_from, default, member,
                        node.doc, node.enum.name if node.enum else None,
-                       node.boolean)  # fmt: skip
+                       node.boolean, node.peek, node.optional)  # fmt: skip
         self.ints[node.name] = plan
         return plan
 
@@ -605,8 +619,10 @@ class Planner:
                                   key_big=value.key_big, default=value.default))  # fmt: skip
             else:
                 known = self.ints.get(token)
-                terms.append(Term("field", name=token, big=known.big if known else False))
-        return ExprPlan(expr.text, terms, list(expr.tokens[1::2]))
+                terms.append(Term("field", name=token, big=known.big if known else False,
+                                  optional=known.optional if known else False))  # fmt: skip
+        tree = self.cond(expr.tree, expr.text) if expr.tree is not None else None
+        return ExprPlan(expr.text, terms, list(expr.tokens[1::2]), tree)
 
     # --- layouts ---
 
@@ -658,10 +674,19 @@ class Planner:
                 known = self.ints.get(node.name)
                 if known is not None and known.big:
                     big.add(node.name)
+                if known is not None and known.optional:  # value 1: may be None, read as 0
+                    return Cond("field", value=1, name=node.name)
                 return node
             return Cond(node.op, tuple(fill(arg) for arg in node.args), node.value, node.name)
 
         return CondPlan(fill(tree), text, frozenset(big))
+
+    def select_plan(self, frame: Frame) -> CondPlan:
+        """A frame's ``select:``, over the header's values (and flags, context)."""
+        assert frame.select is not None
+        self.ints = dict(self.header_ints)
+        self.flags = dict(self.proto.common_flags)
+        return self.cond(frame.select, frame.select_text)
 
     def is_big_ctx(self, name: str) -> bool:
         return any(self.is_big(field_name) for _, field_name in self.context[name].set_by)
@@ -875,7 +900,8 @@ class Planner:
         self.header_ints = header_ints
         length_field = proto.framing.length_field
         header_values = [header_ints[v.name] for item in proto.header for v in item_values(item)
-                         if v.name not in proto.discriminator and v.name != length_field]  # fmt: skip
+                         if v.name not in proto.discriminator and v.name != length_field
+                         and not v.peek]  # fmt: skip
         startup_steps: list[ItemStep] = []
         if proto.startup is not None:
             self.ints = {}
@@ -896,7 +922,7 @@ class Planner:
         by_name = {f.name: f for f in frames}
         codes: dict[tuple[int, ...], list[Frame]] = {}
         for frame in proto.frames:
-            if frame.startup:
+            if frame.startup or frame.code[-1:] == (WILDCARD,):
                 continue
             for code in [frame.code, *frame.also_codes]:
                 codes.setdefault(code, []).append(frame)
@@ -923,7 +949,14 @@ class Planner:
             frames=frames, header_steps=header_steps, header_values=header_values,
             discriminator=list(proto.discriminator), has_flags=has_flags,
             flags_max=(1 << max(flag_widths)) - 1 if flag_widths else 0,
-            discriminator_big=[header_ints[n].big for n in proto.discriminator],
+            discriminator_big=[header_ints[n].big if n in header_ints else False
+                               for n in proto.discriminator],
+            key_parts=[("ctx", n[4:], self.context[n[4:]].default) if n.startswith("ctx.")
+                       else ("field", n, 0) for n in proto.discriminator],
+            selects=[(code, by_name[f.name], self.select_plan(f)) for f in proto.frames
+                     if f.select is not None for code in [f.code, *f.also_codes]],
+            wildcards=[(f.code[:-1], by_name[f.name]) for f in proto.frames
+                       if f.code and f.code[-1] == WILDCARD],
             common_flags=dict(proto.common_flags), decoders=decoders,
             sender_tables=sender_tables, by_sender=by_sender, unknown=unknown.policy,
             unknown_flag=unknown.flag,

@@ -183,14 +183,18 @@ def expr(plan: ExprPlan, scope: str, values: dict[str, str] | None = None) -> st
     be None; "encode": the record's attributes (``self.name``) unless ``values`` (derived
     values) names them; "strategy": the strategy's locals and its context.
     """
+    if plan.tree is not None:
+        return "(" + cond_node(plan.tree.tree, scope, values, top=True) + ")"
     parts: list[str] = []
     for index, term in enumerate(plan.terms):
         if index:
-            parts.append(f" {plan.operators[index - 1]} ")
+            operator = plan.operators[index - 1]
+            parts.append(f" {'//' if operator == '/' else operator} ")
         if term.kind == "literal":
             parts.append(str(term.value))
         elif term.kind == "field":
-            parts.append(field_ref(term.name, scope, values))
+            ref = field_ref(term.name, scope, values)
+            parts.append(f"({ref} or 0)" if term.optional else ref)
         elif scope == "strategy":
             key = f"[v_{term.keyed_by}]" if term.keyed_by else ""
             parts.append(f"ctx.{term.name}{key}")
@@ -207,7 +211,8 @@ def expr(plan: ExprPlan, scope: str, values: dict[str, str] | None = None) -> st
 
 
 PY_OPERATORS = {"and": "and", "or": "or", "==": "==", "!=": "!=", "<": "<", "<=": "<=",
-                ">": ">", ">=": ">=", "+": "+", "-": "-", "*": "*", "&": "&", "|": "|"}  # fmt: skip
+                ">": ">", ">=": ">=", "+": "+", "-": "-", "*": "*", "/": "//", "&": "&",
+                "|": "|"}  # fmt: skip
 
 
 def cond(plan: CondPlan, scope: str, values: dict[str, str] | None = None) -> str:
@@ -220,7 +225,8 @@ def cond_node(node: Cond, scope: str, values: dict[str, str] | None, top: bool =
     if node.op == "lit":
         return literal(node.value)
     if node.op == "field":
-        return field_ref(node.name, scope, values)
+        ref = field_ref(node.name, scope, values)
+        return f"({ref} or 0)" if node.value else ref
     if node.op == "flag":
         if scope == "strategy":
             return f"v_{node.name}"
@@ -231,6 +237,8 @@ def cond_node(node: Cond, scope: str, values: dict[str, str] | None, top: bool =
         return f"(ctx.{node.name} if ctx is not None else {literal(node.value)})"
     if node.op == "more":
         return "pos < end"
+    if node.op == "remaining":
+        return "(end - pos)"
     if node.op == "not":
         text = f"not {cond_node(node.args[0], scope, values)}"
     else:
