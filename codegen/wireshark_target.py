@@ -162,12 +162,16 @@ def ctor(itype: IntType) -> str:
 def lua_expr(plan: ExprPlan) -> str:
     """A size or count expression as a Lua number (64-bit operands through ``num``:
     a value of 2**53 or more is ``math.huge``, which every bound check refuses)."""
+    if getattr(plan, "tree", None) is not None:
+        raise NotImplementedError(f"Wireshark target: the size expression '{plan.text}'")
     parts: list[str] = []
     for index, term in enumerate(plan.terms):
         if index:
             parts.append(f" {plan.operators[index - 1]} ")
         if term.kind == "literal":
             parts.append(lit(term.value))
+        elif term.kind == "field" and getattr(term, "optional", False):
+            parts.append(f"num(v.{term.name} or 0)")  # absent: 0, as the codecs read it
         elif term.kind == "field":
             parts.append(f"num(v.{term.name})")
         elif term.keyed_by is not None:
@@ -227,8 +231,10 @@ class LuaCond:
         op = node.op
         if op == "lit":  # beyond 2**53: the nearest double, as a 64-bit field's below
             return lit(node.value) if abs(node.value) < 1 << 53 else str(node.value)
-        if op == "field":
-            return f"v.{node.name}:tonumber()" if node.name in self.big else f"v.{node.name}"
+        if op == "field":  # an absent (optional) value reads as 0, as in the codecs
+            if node.name in self.big:
+                return f"(v.{node.name} and v.{node.name}:tonumber() or 0)"
+            return f"(v.{node.name} or 0)"
         if op == "ctx":
             value = self.context[node.name]
             if value.keyed_by is not None:
@@ -606,6 +612,26 @@ def flags_add(plan: CodecPlan) -> str:
 _HF_KEY: Final = re.compile(r'hf\["([^"]+)"\]')
 
 
+def refuse_unsupported(plan: CodecPlan) -> None:
+    """Constructs the dissector does not spell yet: refused by name rather than dissected
+    wrongly (read with ``getattr``: some are newer than this target)."""
+    if plan.startup is not None:
+        raise NotImplementedError("Wireshark target: a startup header (startup:)")
+    if getattr(plan, "selects", None):
+        raise NotImplementedError("Wireshark target: a frame chosen by select:")
+    if getattr(plan, "wildcards", None):
+        raise NotImplementedError('Wireshark target: a frame code ending in "*"')
+    if any(part[0] != "field" for part in getattr(plan, "key_parts", [])):
+        raise NotImplementedError("Wireshark target: a discriminator part from the context")
+    for item in plan.header_steps:
+        step = item.step
+        values = [step.value] if isinstance(step, IntStep) else []
+        if isinstance(step, FixedRun):
+            values = [u.value for u in step.units if u.value is not None]
+        if any(getattr(value, "peek", False) for value in values):
+            raise NotImplementedError("Wireshark target: a peeked header field (peek: true)")
+
+
 def render_dissector(proto: Protocol) -> str:
     """The Lua dissector of one protocol version."""
     plan = plan_codec(proto)
@@ -613,8 +639,7 @@ def render_dissector(proto: Protocol) -> str:
         raise NotImplementedError("Wireshark target: codes of more than two parts")
     if len(plan.discriminator) > 1 and plan.unknown != "error":
         raise NotImplementedError("Wireshark target: unknown frames with multi-part codes")
-    if plan.startup is not None:
-        raise NotImplementedError("Wireshark target: a startup header (startup:)")
+    refuse_unsupported(plan)
     table = FieldTable(proto, plan)
     name = proto_name(proto.protocol, proto.version)
     text = _ENV.get_template("dissector.lua.j2").render(
