@@ -677,7 +677,8 @@ class _Builder(NodeReader):
     def field(self, node: Mapping, path: str, flags: dict[str, int], scope: dict[str, IntField],
               in_frame: bool) -> Item:  # fmt: skip
         allowed = {"name", "type", "doc", "min", "max", "enum", "const", "default", "length", "nullable",
-                   "size", "of", "count", "byte_length", "if", "terminator", "peek"}  # fmt: skip
+                   "size", "of", "count", "byte_length", "if", "terminator", "peek", "forbid",
+                   "min_count"}  # fmt: skip
         self.keys(node, path, allowed, {"name", "type"})
         peek = node.get("peek", False)
         if peek is not False:
@@ -706,6 +707,13 @@ class _Builder(NodeReader):
                     self.fail(iline, f"{path}.if",
                               "`more` needs frames of a known length (length_prefix or length_field)")  # fmt: skip
         value = self.value(node, path, scope, top=True)
+        if (
+            isinstance(value, IntField)
+            and value.const is not None
+            and (condition is not None or (when is not None and when.op == "more"))
+        ):
+            self.fail(self.line_of(node, "if"), f"{path}.if",
+                      "a const field may depend on a condition, not on a flag, a bit or more")  # fmt: skip
         if peek:
             value.peek = True
         return Item(value, condition, node.line, when, text)
@@ -754,8 +762,8 @@ class _Builder(NodeReader):
         tline = self.line_of(node, "type")
         kind_keys = {
             "int": {"min", "max", "enum", "const", "default"},
-            "bytes": {"length", "nullable", "size", "terminator"},
-            "array": {"of", "count", "byte_length", "terminator"},
+            "bytes": {"length", "nullable", "size", "terminator", "forbid"},
+            "array": {"of", "count", "byte_length", "terminator", "min_count"},
             "ref": set(),
             "float": {"default"},
         }
@@ -820,6 +828,19 @@ class _Builder(NodeReader):
 
     def bytes_field(self, node: Mapping, path: str, name: str, is_string: bool, scope: dict[str, IntField],
                     doc: str) -> BytesField:  # fmt: skip
+        result = self.bytes_layout(node, path, name, is_string, scope, doc)
+        if "forbid" in node:
+            fline = self.line_of(node, "forbid")
+            values = self.sequence(node["forbid"], f"{path}.forbid", fline)
+            top = 0x10FFFF if is_string else 0xFF
+            result.forbid = tuple(self.integer(v, fline, f"{path}.forbid") for v in values)
+            if not result.forbid or any(not 0 <= v <= top for v in result.forbid):
+                self.fail(fline, f"{path}.forbid",
+                          f"a list of {'code points' if is_string else 'byte values'} (0..{top:#x})")  # fmt: skip
+        return result
+
+    def bytes_layout(self, node: Mapping, path: str, name: str, is_string: bool,
+                     scope: dict[str, IntField], doc: str) -> BytesField:  # fmt: skip
         length: IntType | None = None
         rest = False
         terminator = None
@@ -895,7 +916,18 @@ class _Builder(NodeReader):
         self.keys(
             of,
             f"{path}.of",
-            {"type", "length", "nullable", "size", "min", "max", "enum", "doc", "terminator"},
+            {
+                "type",
+                "length",
+                "nullable",
+                "size",
+                "min",
+                "max",
+                "enum",
+                "doc",
+                "terminator",
+                "forbid",
+            },
             {"type"},
         )
         if of["type"] == "array":
@@ -911,6 +943,11 @@ class _Builder(NodeReader):
         if isinstance(element, BytesField) and element.rest:
             self.fail(oline, f"{path}.of.length", "an element cannot run to the end of the frame")
         result = ArrayField(name, element, doc=doc)
+        if "min_count" in node:
+            mline = self.line_of(node, "min_count")
+            result.min_count = self.integer(node["min_count"], mline, f"{path}.min_count")
+            if result.min_count < 1:
+                self.fail(mline, f"{path}.min_count", "must be at least 1")
         if "terminator" in node:
             tline = self.line_of(node, "terminator")
             for key in ("count", "byte_length"):

@@ -186,6 +186,7 @@ class BytesField:
     size: Expr | None  # exact size (with `length`: used when > 0)
     doc: str = ""
     terminator: int | None = None  # ends at this byte (consumed, not part of the value)
+    forbid: tuple[int, ...] = ()  # characters (strings) or bytes the value must not hold
 
 
 @dataclass
@@ -208,6 +209,7 @@ class ArrayField:
     byte_length_expr: Expr | None = None
     doc: str = ""
     terminator: int | None = None  # elements until a byte equal to this (consumed)
+    min_count: int = 0  # fewer elements are refused (decode: InvalidValue; encode: EncodeError)
 
 
 Element = Union[IntField, BytesField, RefField]

@@ -259,6 +259,7 @@ class BytesStep:
     length_derived: bool  # encoding: the length was written by the field that derives it
     fixed_default: int | None  # a literal size: the attribute's default has it
     terminator: int | None = None  # ends at this byte (consumed; not in the value)
+    forbid: tuple[int, ...] = ()  # characters (strings) or bytes it must not hold
 
     @property
     def check_negative(self) -> bool:
@@ -295,6 +296,7 @@ class ArrayStep:
     count_derived: bool  # encoding: the count was written by the field that derives it
     byte_length_derived: bool
     terminator: int | None = None  # elements until this byte (consumed, written after them)
+    min_count: int = 0  # the fewest elements allowed
 
     @property
     def check_negative_count(self) -> bool:
@@ -730,7 +732,7 @@ class Planner:
         )
         fixed = literal_size(node.size) if node.length is None else None
         return BytesStep(name, node.is_string, node.rest, node.length, size, node.nullable,
-                         derived, fixed, node.terminator)  # fmt: skip
+                         derived, fixed, node.terminator, node.forbid)  # fmt: skip
 
     def element(self, element: Element, array: str) -> ElementPlan:
         least = max(1, min_size(element))
@@ -757,7 +759,8 @@ class Planner:
         return ArrayStep(node.name, self.element(node.element, node.name), node.count_prefix,
                          count, node.count_rest, node.byte_length_prefix, length,
                          self.derives(count, node.name),
-                         self.derives(length, node.name), node.terminator)  # fmt: skip
+                         self.derives(length, node.name), node.terminator,
+                         node.min_count)  # fmt: skip
 
     def derivations(self, steps: list[ItemStep]) -> list[Derivation]:
         result: list[Derivation] = []

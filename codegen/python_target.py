@@ -28,6 +28,7 @@ import jinja2
 from wirestream.codegen.jinja import environment
 from wirestream.codegen.model import Cond, IntType
 from wirestream.codegen.plan import (
+    ArrayStep,
     AttrPlan,
     BytesStep,
     CodecPlan,
@@ -382,8 +383,15 @@ def st_bytes(step: BytesStep) -> str:
             return (f'st.text(st.characters(codec="utf-8", exclude_characters={char!r}), '
                     f"max_size={limit // 4})")  # fmt: skip
         return f"st.binary(max_size={limit}).map(lambda b: b.replace({bytes([step.terminator])!r}, b''))"
-    if step.string:
+    if step.string and step.forbid:
+        chars = "".join(chr(c) for c in step.forbid)
+        base = (f'st.text(st.characters(codec="utf-8", exclude_characters={chars!r}), '
+                f"max_size={max(0, limit // 4)})")  # fmt: skip
+    elif step.string:
         base = f'st.text(st.characters(codec="utf-8"), max_size={max(0, limit // 4)})'
+    elif step.forbid:
+        base = (f"st.binary(max_size={limit}).map(lambda b: bytes(x for x in b "
+                f"if x not in {tuple(step.forbid)!r}))")  # fmt: skip
     else:
         base = f"st.binary(max_size={limit})"
     if step.size is not None and not step.length_derived:
@@ -397,6 +405,14 @@ def st_bytes(step: BytesStep) -> str:
     return base
 
 
+def has_terminated_arrays(plan: CodecPlan) -> bool:
+    """Whether a record has an array of structs until a terminator (strategies need
+    ``_first_byte``)."""
+    records = [*plan.structs, *plan.frames]
+    return any(isinstance(item.step, ArrayStep) and item.step.terminator is not None
+               and item.step.element.kind == "ref" for r in records for item in r.steps)  # fmt: skip
+
+
 # --- rendering ---------------------------------------------------------------------------
 
 
@@ -407,7 +423,8 @@ _ENV = environment(
                  tuple_repr=tuple_repr, exports=exports, snake=lower_snake,
                  struct=struct_const, run_format=run_format, expr=expr, py_attr=py_attr,
                  context_attr=context_attr, unknown_attrs=unknown_attrs, st_int=st_int,
-                 cond=cond, st_float=st_float,
+                 cond=cond, st_float=st_float, chr=chr, bytes_repr=lambda v: repr(bytes(v)),
+                 has_terminated_arrays=has_terminated_arrays,
                  st_bytes=st_bytes, pyrepr=repr),
     tests=dict(literal=is_literal),
     max_items=STRATEGY_MAX_ITEMS,
@@ -437,7 +454,10 @@ def drop_blank_lines_in_functions(source: str) -> str:
 
 def render_codec(plan: CodecPlan) -> str:
     """``<protocol>/<version>/__init__.py``, before formatting."""
-    source = _ENV.get_template("codec.py.j2").render(m=plan, structs=StructFormats())
+    # encoded_enums: the closed enums whose values the encoders check (the module defines
+    # their value sets after the enums, so the code is rendered first)
+    source = _ENV.get_template("codec.py.j2").render(m=plan, structs=StructFormats(),
+                                                     encoded_enums=[])  # fmt: skip
     return drop_blank_lines_in_functions(source)
 
 
