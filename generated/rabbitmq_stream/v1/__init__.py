@@ -284,6 +284,9 @@ class CompressionType(IntEnum):
     ZSTD = 4
 
 
+_COMPRESSION_TYPE_VALUES = frozenset(member.value for member in CompressionType)
+
+
 class Context:
     """Values negotiated on a connection that frame layouts depend on."""
 
@@ -469,6 +472,10 @@ class SubEntryBatch:
         _bits_compression = self.compression
         if not 0 <= _bits_compression <= 7:
             raise EncodeError(f"SubEntryBatch.compression: {_bits_compression!r} is outside 0..7")
+        if _bits_compression not in _COMPRESSION_TYPE_VALUES:
+            raise EncodeError(
+                f"SubEntryBatch.compression: {_bits_compression!r} is not a CompressionType"
+            )
         _int_num_records = self.num_records
         if not 0 <= _int_num_records <= 0xFFFF:
             raise EncodeError(
