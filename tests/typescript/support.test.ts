@@ -30,6 +30,7 @@ import {
   ProtocolError,
   Reader,
   RemoteProtocolError,
+  RuleViolation,
   SelfDelimitingDecoder,
   StateMachine,
   TrailingBytes,
@@ -37,6 +38,9 @@ import {
   UnexpectedFrame,
   Writer,
   checkAll,
+  f32Bits,
+  f32FromBits,
+  floorDiv,
   mpBigInt,
   mpBool,
   mpBytes,
@@ -45,8 +49,12 @@ import {
   mpPack,
   mpStr,
   mpUnpack,
+  readLenenc,
+  readLenencOrNull,
   readVarU64,
   readVarint,
+  readVbi,
+  readZigzag,
   sendAll,
   table,
   utf8,
@@ -85,6 +93,8 @@ describe("errors", () => {
     assert.deepEqual(truncated.frames, []);
     assert.equal(new NonCanonical("x").name, "NonCanonical");
     assert.ok(new NonCanonical("x") instanceof InvalidValue);
+    assert.equal(new RuleViolation("x").name, "RuleViolation");
+    assert.ok(new RuleViolation("x") instanceof InvalidValue);
     assert.ok(new InvalidString("x") instanceof InvalidValue);
     assert.ok(new EncodeError("x") instanceof LocalProtocolError);
     const lost = new ConnectionLost();
@@ -158,10 +168,13 @@ describe("varint", () => {
     }
   });
 
-  it("reads a non-canonical varint as Python does (protobuf allows it)", () => {
-    const r = new Reader(bytes("8000"));
-    assert.equal(readVarint(r, 2), 0n);
-    assert.equal(r.pos, 2);
+  it("refuses an overlong varint as Python does (a trailing 0x00 group)", () => {
+    for (const input of ["8000", "ff00", "818000", "ffffffffffffffffff00"]) {
+      const r = new Reader(bytes(input));
+      const error = throws(NonCanonical, () => readVarint(r, r.data.length));
+      assert.equal(error.message, "varint: overlong encoding (a trailing 0x00 group)");
+      assert.equal(r.pos, 0, "a failed read does not move");
+    }
   });
 
   it("refuses what Python refuses, with its messages", () => {
@@ -252,6 +265,157 @@ describe("VarU64", () => {
       throws(EncodeError, () => w.varu64(1n << 64n)).message,
       "VarU64: value 18446744073709551616 out of range",
     );
+  });
+});
+
+// --- the other flavours and binary32 (runtime/_support.py's, byte for byte) -------------------
+
+function roundTrips<T>(
+  cases: [T, string][],
+  write: (w: Writer, value: T) => void,
+  read: (r: Reader, end: number) => T,
+): void {
+  for (const [value, encoded] of cases) {
+    const w = new Writer(1);
+    write(w, value);
+    assert.equal(hex(w.finish()), encoded, `write ${String(value)}`);
+    const r = new Reader(bytes(encoded));
+    assert.equal(read(r, r.data.length), value, `read ${encoded}`);
+    assert.equal(r.pos, encoded.length / 2);
+  }
+}
+
+function refuses(
+  read: (r: Reader, end: number) => unknown,
+  cases: [string, string, string, number][],
+): void {
+  for (const [input, name, message, needed] of cases) {
+    const data = bytes(input);
+    const r = new Reader(data);
+    const error = throws(DecodeError, () => read(r, data.length));
+    assert.equal(error.name, name, input);
+    assert.equal(error.message, message, input);
+    assert.equal(r.pos, 0, "a failed read does not move");
+    if (error instanceof Truncated) assert.equal(error.needed, needed, input);
+  }
+}
+
+describe("vbi (MQTT Variable Byte Integer)", () => {
+  it("round-trips Python's encodings at every size's bounds", () => {
+    const cases: [number, string][] = [
+      [0, "00"], [127, "7f"], [128, "8001"], [16383, "ff7f"], [16384, "808001"],
+      [2097151, "ffff7f"], [2097152, "80808001"], [268435455, "ffffff7f"],
+    ];
+    roundTrips(cases, (w, v) => w.vbi(v), readVbi);
+  });
+
+  it("refuses what Python refuses", () => {
+    refuses(readVbi, [
+      ["", "Truncated", "variable byte integer: input ends", 1],
+      ["ff", "Truncated", "variable byte integer: input ends", 2],
+      ["8000", "NonCanonical", "variable byte integer: not in its shortest form", 0],
+      ["ff8000", "NonCanonical", "variable byte integer: not in its shortest form", 0],
+      ["ffffff80", "InvalidValue", "variable byte integer: longer than 4 bytes", 0],
+      ["8080808001", "InvalidValue", "variable byte integer: longer than 4 bytes", 0],
+    ]);
+    const w = new Writer();
+    const negative = throws(EncodeError, () => w.vbi(-1));
+    assert.equal(negative.message, "variable byte integer: negative value -1");
+    assert.equal(
+      throws(EncodeError, () => w.vbi(268435456)).message,
+      "variable byte integer: 268435456 exceeds 268435455",
+    );
+  });
+});
+
+describe("zigzag (protobuf sint64)", () => {
+  it("round-trips Python's encodings", () => {
+    const cases: [bigint, string][] = [
+      [0n, "00"], [-1n, "01"], [1n, "02"], [-2n, "03"],
+      [(1n << 63n) - 1n, "feffffffffffffffff01"], [-(1n << 63n), "ffffffffffffffffff01"],
+    ];
+    roundTrips(cases, (w, v) => w.zigzag(v), readZigzag);
+  });
+
+  it("refuses what Python refuses", () => {
+    refuses(readZigzag, [
+      ["8100", "NonCanonical", "varint: overlong encoding (a trailing 0x00 group)", 0],
+    ]);
+    const w = new Writer();
+    assert.equal(
+      throws(EncodeError, () => w.zigzag(1n << 63n)).message,
+      "zigzag: value 9223372036854775808 does not fit 64 signed bits",
+    );
+  });
+});
+
+describe("lenenc (MySQL length-encoded integer)", () => {
+  it("round-trips Python's encodings at every form's bounds", () => {
+    const cases: [bigint, string][] = [
+      [0n, "00"], [250n, "fa"], [251n, "fcfb00"], [65535n, "fcffff"], [65536n, "fd000001"],
+      [16777215n, "fdffffff"], [16777216n, "fe0000000100000000"],
+      [(1n << 64n) - 1n, "feffffffffffffffff"],
+    ];
+    roundTrips(cases, (w, v) => w.lenenc(v), readLenenc);
+    const r = new Reader(bytes("fb"));
+    assert.equal(readLenencOrNull(r, 1), -1n, "NULL");
+    assert.equal(r.pos, 1);
+  });
+
+  it("refuses what Python refuses", () => {
+    refuses(readLenenc, [
+      ["", "Truncated", "length-encoded integer: input ends", 1],
+      ["fc05", "Truncated", "length-encoded integer: input ends inside it", 3],
+      ["fcfa00", "NonCanonical", "length-encoded integer: 250 in 3 bytes is not shortest", 0],
+      ["fdffff00", "NonCanonical", "length-encoded integer: 65535 in 4 bytes is not shortest", 0],
+      ["ff", "InvalidValue", "length-encoded integer: 0xFF is not a valid first byte", 0],
+      ["fb", "InvalidValue", "length-encoded integer: NULL (0xFB) where a number is required", 0],
+    ]);
+    const w = new Writer();
+    const negative = throws(EncodeError, () => w.lenenc(-1n));
+    assert.equal(negative.message, "length-encoded integer: value -1 out of range");
+  });
+});
+
+describe("binary32 and floor division", () => {
+  const f64 = (text: string): number => new DataView(bytes(text).buffer).getFloat64(0);
+  const f64Hex = (value: number): string => {
+    const view = new DataView(new ArrayBuffer(8));
+    view.setFloat64(0, value);
+    return hex(new Uint8Array(view.buffer));
+  };
+
+  it("keeps NaN payloads bit for bit, as Python's f32_from_bits / f32_bits", () => {
+    const cases: [number, string][] = [
+      [0x7fa00001, "7ff4000020000000"], // signalling: DataView.getFloat32 would quiet it
+      [0xffc12345, "fff82468a0000000"],
+      [0x7f800001, "7ff0000020000000"],
+    ];
+    for (const [bits, double] of cases) {
+      assert.equal(f64Hex(f32FromBits(bits)), double);
+      assert.equal(f32Bits(f32FromBits(bits)), bits);
+    }
+    assert.equal(f32Bits(f64("7ff0000000000001")), 0x7fc00000, "a payload only in the low bits: quiet");
+    assert.ok(Object.is(f32FromBits(0x80000000), -0));
+    assert.equal(f32Bits(-0), 0x80000000);
+    assert.equal(f32Bits(3.4028235e38), 0x7f7fffff, "rounds to the largest binary32");
+  });
+
+  it("refuses what binary32 cannot hold, as Python", () => {
+    assert.equal(throws(EncodeError, () => f32Bits(1e39)).message, "binary32: 1e+39 is out of range");
+    assert.equal(
+      throws(EncodeError, () => f32Bits(3.4028235677973366e38)).message,
+      "binary32: 3.4028235677973366e+38 is out of range",
+      "half way to 2^128 rounds up: out of range",
+    );
+    assert.equal(f32Bits(Infinity), 0x7f800000);
+  });
+
+  it("rounds down as Python's //", () => {
+    const cases: [bigint, bigint, bigint][] = [
+      [7n, 2n, 3n], [-7n, 2n, -4n], [7n, -2n, -4n], [-7n, -2n, 3n], [-6n, 3n, -2n],
+    ];
+    for (const [a, b, q] of cases) assert.equal(floorDiv(a, b), q, `${a} // ${b}`);
   });
 });
 

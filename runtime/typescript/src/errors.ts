@@ -112,6 +112,15 @@ export class NonCanonical extends InvalidValue {
   override name = "NonCanonical";
 }
 
+/**
+ * The values of a frame break a rule of its protocol (an IDL `rules:` entry: this frame's
+ * stream id must be 0, a will QoS needs the will flag...); the message quotes the rule and
+ * its spec.
+ */
+export class RuleViolation extends InvalidValue {
+  override name = "RuleViolation";
+}
+
 /** Bytes that are not the MessagePack form of a frame. */
 export class MalformedMsgpack extends DecodeError {
   override name = "MalformedMsgpack";

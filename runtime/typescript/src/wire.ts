@@ -1,11 +1,11 @@
 /**
  * Bytes in and out: what every generated TypeScript codec reads and writes with (the
- * twin of runtime/_support.py's varint/VarU64/utf8 helpers, plus the Reader/Writer the
- * Python codecs get from `struct` and `bytearray`).
+ * twin of runtime/_support.py's variable-length integers, binary32 and utf8 helpers, plus
+ * the Reader/Writer the Python codecs get from `struct` and `bytearray`).
  *
  * Browser-safe: Uint8Array and DataView only (no Node `Buffer`), TextEncoder/TextDecoder
- * for UTF-8. All multi-byte integers are big-endian (network order), as in every
- * protocol of idl/.
+ * for UTF-8. Multi-byte integers are big-endian (network order) unless the IDL says
+ * little-endian (the `*le` methods).
  */
 
 import { EncodeError, InvalidString, InvalidValue, NonCanonical, Truncated } from "./errors.js";
@@ -77,6 +77,10 @@ export function readVarint(r: Reader, end: number): bigint {
       if (result > U64_MAX) {
         throw new InvalidValue("varint: value exceeds 64 bits");
       }
+      if (byte === 0) {
+        // A last group of 0 adds nothing: the same value fits in fewer bytes.
+        throw new NonCanonical("varint: overlong encoding (a trailing 0x00 group)");
+      }
       r.pos = pos;
       return result;
     }
@@ -85,6 +89,144 @@ export function readVarint(r: Reader, end: number): bigint {
       throw new InvalidValue("varint: longer than 10 bytes");
     }
   }
+}
+
+// --- zigzag (protobuf sint64): (n << 1) ^ (n >> 63) as a LEB128 varint -------------------
+
+/** Read a zigzag-mapped signed 64-bit value; its varint must be in shortest form. */
+export function readZigzag(r: Reader, end: number): bigint {
+  const raw = readVarint(r, end);
+  return (raw >> 1n) ^ -(raw & 1n);
+}
+
+// --- MQTT 5 Variable Byte Integer (MQTT 5.0, 1.5.5) ---------------------------------------
+// 7 bits a byte, least significant group first, high bit = more bytes follow; at most four
+// bytes (values up to 268,435,455). [MQTT-1.5.5-1]: the minimum number of bytes.
+
+export const VBI_MAX = 268_435_455;
+
+/** Read a Variable Byte Integer at `r.pos` (which it advances); more than 4 bytes or an
+ * overlong form is an error (runtime/_support.read_vbi's errors and messages). */
+export function readVbi(r: Reader, end: number): number {
+  const data = r.data;
+  let pos = r.pos;
+  let value = 0;
+  for (let index = 0; index < 4; index++) {
+    if (pos >= end) {
+      throw new Truncated("variable byte integer: input ends", pos + 1);
+    }
+    const byte = data[pos]!;
+    pos += 1;
+    value += (byte & 0x7f) * 2 ** (7 * index);
+    if (byte < 0x80) {
+      if (byte === 0 && index > 0) {
+        throw new NonCanonical("variable byte integer: not in its shortest form");
+      }
+      r.pos = pos;
+      return value;
+    }
+  }
+  throw new InvalidValue("variable byte integer: longer than 4 bytes");
+}
+
+// --- MySQL length-encoded integer (MySQL client/server protocol, Basic Data Types) --------
+// < 0xFB: the value; 0xFC + 2 bytes, 0xFD + 3 bytes, 0xFE + 8 bytes (little-endian);
+// 0xFB: NULL (in a row; an error where a number is required); 0xFF: not an integer (the
+// first byte of an ERR packet). Only the shortest form is valid.
+
+const LENENC_SIZES: Readonly<Record<number, readonly [number, bigint]>> = {
+  0xfc: [2, 0xfbn],
+  0xfd: [3, 1n << 16n],
+  0xfe: [8, 1n << 24n],
+};
+
+/** Read a length-encoded integer at `r.pos` (which it advances); NULL (0xFB) reads as -1. */
+export function readLenencOrNull(r: Reader, end: number): bigint {
+  const data = r.data;
+  const pos = r.pos;
+  if (pos >= end) {
+    throw new Truncated("length-encoded integer: input ends", pos + 1);
+  }
+  const first = data[pos]!;
+  if (first < 0xfb) {
+    r.pos = pos + 1;
+    return BigInt(first);
+  }
+  if (first === 0xfb) {
+    r.pos = pos + 1;
+    return -1n;
+  }
+  if (first === 0xff) {
+    throw new InvalidValue("length-encoded integer: 0xFF is not a valid first byte");
+  }
+  const [size, least] = LENENC_SIZES[first]!;
+  const stop = pos + 1 + size;
+  if (stop > end) {
+    throw new Truncated("length-encoded integer: input ends inside it", stop);
+  }
+  let value = 0n;
+  for (let i = stop - 1; i > pos; i--) {
+    value = (value << 8n) | BigInt(data[i]!);
+  }
+  if (value < least) {
+    throw new NonCanonical(`length-encoded integer: ${value} in ${size + 1} bytes is not shortest`);
+  }
+  r.pos = stop;
+  return value;
+}
+
+/** Read a length-encoded integer where NULL is not allowed. */
+export function readLenenc(r: Reader, end: number): bigint {
+  const pos = r.pos;
+  const value = readLenencOrNull(r, end);
+  if (value < 0n) {
+    r.pos = pos; // a failed read does not move
+    throw new InvalidValue("length-encoded integer: NULL (0xFB) where a number is required");
+  }
+  return value;
+}
+
+/** Python's `a // b` on bigints: rounds toward negative infinity (bigint `/` truncates). */
+export function floorDiv(a: bigint, b: bigint): bigint {
+  const q = a / b;
+  return a % b !== 0n && (a < 0n) !== (b < 0n) ? q - 1n : q;
+}
+
+// --- IEEE 754 binary32 --------------------------------------------------------------------
+// A binary32 value is carried as a number (a binary64), as in Python: every binary32 value
+// but a NaN converts exactly; a NaN keeps its sign and payload by moving the 23 fraction
+// bits to the top of binary64's 52 (where the quiet bit sits in both), not by
+// DataView.getFloat32, which turns a signalling NaN quiet.
+
+const SCRATCH = new DataView(new ArrayBuffer(8));
+
+/** The number of binary32 `bits`; NaN payloads kept bit for bit. */
+export function f32FromBits(bits: number): number {
+  if ((bits & 0x7f800000) === 0x7f800000 && (bits & 0x7fffff) !== 0) {
+    SCRATCH.setUint32(0, ((bits & 0x80000000) | 0x7ff00000 | ((bits & 0x7fffff) >>> 3)) >>> 0);
+    SCRATCH.setUint32(4, (bits << 29) >>> 0);
+    return SCRATCH.getFloat64(0);
+  }
+  SCRATCH.setUint32(0, bits >>> 0);
+  return SCRATCH.getFloat32(0);
+}
+
+/** The binary32 bits of `value` (rounded to nearest); NaN payloads kept; EncodeError
+ * when it is out of binary32's range (runtime/_support.f32_bits). */
+export function f32Bits(value: number): number {
+  if (Number.isNaN(value)) {
+    SCRATCH.setFloat64(0, value);
+    const high = SCRATCH.getUint32(0);
+    const low = SCRATCH.getUint32(4);
+    // A payload only in the low bits: quiet.
+    const fraction = (((high & 0xfffff) << 3) | (low >>> 29)) || 0x400000;
+    return ((high & 0x80000000) | 0x7f800000 | fraction) >>> 0;
+  }
+  if (!Number.isFinite(Math.fround(value)) && Number.isFinite(value)) {
+    throw new EncodeError(`binary32: ${value} is out of range`);
+  }
+  SCRATCH.setFloat32(0, value);
+  return SCRATCH.getUint32(0);
 }
 
 // --- VarU64 (https://github.com/AljoschaMeyer/varu64) -------------------------------------
@@ -217,7 +359,7 @@ export function utf8Error(data: Uint8Array): Utf8Error | null {
  *
  * The integer methods do not check ranges: the generated encoders check every field
  * against its IDL type first (with the field's name in the EncodeError), as Python's do.
- * Values are written big-endian.
+ * Values are written big-endian, little-endian by the `*le` methods.
  */
 /** The pooled writer's slab size: many small frames per allocation. */
 const SLAB_SIZE = 64 * 1024;
@@ -337,6 +479,67 @@ export class Writer {
     this.pos += 8;
   }
 
+  u16le(v: number): void {
+    this.ensure(2);
+    this.view.setUint16(this.pos, v, true);
+    this.pos += 2;
+  }
+
+  u24le(v: number): void {
+    this.ensure(3);
+    const buf = this.buf;
+    const pos = this.pos;
+    buf[pos] = v;
+    buf[pos + 1] = v >>> 8;
+    buf[pos + 2] = v >>> 16;
+    this.pos = pos + 3;
+  }
+
+  u32le(v: number): void {
+    this.ensure(4);
+    this.view.setUint32(this.pos, v, true);
+    this.pos += 4;
+  }
+
+  i16le(v: number): void {
+    this.ensure(2);
+    this.view.setInt16(this.pos, v, true);
+    this.pos += 2;
+  }
+
+  i32le(v: number): void {
+    this.ensure(4);
+    this.view.setInt32(this.pos, v, true);
+    this.pos += 4;
+  }
+
+  u64le(v: bigint): void {
+    this.ensure(8);
+    this.view.setBigUint64(this.pos, v, true);
+    this.pos += 8;
+  }
+
+  i64le(v: bigint): void {
+    this.ensure(8);
+    this.view.setBigInt64(this.pos, v, true);
+    this.pos += 8;
+  }
+
+  /** An IEEE 754 binary32 (`f32Bits`: NaN payloads kept, EncodeError out of range). */
+  f32(v: number, little = false): void {
+    const bits = f32Bits(v);
+    this.ensure(4);
+    this.view.setUint32(this.pos, bits, little);
+    this.pos += 4;
+  }
+
+  /** An IEEE 754 binary64. */
+  f64(v: number, little = false): void {
+    this.ensure(8);
+    this.view.setFloat64(this.pos, v, little);
+    this.pos += 8;
+  }
+
   bytes(b: Uint8Array): void {
     this.ensure(b.length);
     this.buf.set(b, this.pos);
@@ -384,6 +587,58 @@ export class Writer {
     const pos = this.pos;
     buf[pos] = 247 + size;
     for (let i = size; i >= 1; i--) {
+      buf[pos + i] = Number(v & 0xffn);
+      v >>= 8n;
+    }
+    this.pos = pos + 1 + size;
+  }
+
+  /** A zigzag-mapped signed 64-bit value as a LEB128 varint (_support.write_zigzag). */
+  zigzag(v: bigint): void {
+    if (v < -(1n << 63n) || v >= 1n << 63n) {
+      throw new EncodeError(`zigzag: value ${v} does not fit 64 signed bits`);
+    }
+    this.varint(v < 0n ? (v << 1n) ^ (v >> 63n) : v << 1n);
+  }
+
+  /** An MQTT Variable Byte Integer (_support.write_vbi). */
+  vbi(v: number): void {
+    if (v < 0x80) {
+      if (v < 0) {
+        throw new EncodeError(`variable byte integer: negative value ${v}`);
+      }
+      this.u8(v);
+      return;
+    }
+    if (v > VBI_MAX) {
+      throw new EncodeError(`variable byte integer: ${v} exceeds ${VBI_MAX}`);
+    }
+    this.ensure(4);
+    const buf = this.buf;
+    let pos = this.pos;
+    while (v >= 0x80) {
+      buf[pos++] = (v & 0x7f) | 0x80;
+      v = Math.floor(v / 0x80);
+    }
+    buf[pos++] = v;
+    this.pos = pos;
+  }
+
+  /** A MySQL length-encoded integer, shortest form (_support.write_lenenc). */
+  lenenc(v: bigint): void {
+    if (v >= 0n && v < 0xfbn) {
+      this.u8(Number(v));
+      return;
+    }
+    if (v < 0n || v > U64_MAX) {
+      throw new EncodeError(`length-encoded integer: value ${v} out of range`);
+    }
+    const size = v < 1n << 16n ? 2 : v < 1n << 24n ? 3 : 8;
+    this.ensure(1 + size);
+    const buf = this.buf;
+    const pos = this.pos;
+    buf[pos] = size === 2 ? 0xfc : size === 3 ? 0xfd : 0xfe;
+    for (let i = 1; i <= size; i++) {
       buf[pos + i] = Number(v & 0xffn);
       v >>= 8n;
     }
