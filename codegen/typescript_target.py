@@ -4,24 +4,37 @@ Everything that decides *what* the code does is in the plan; this module only ho
 spelling the templates in ``templates/typescript/`` need, as the Kaitai Struct compiler
 has one expression translator per language: names (camelCase attributes), literals
 (``bigint`` for 64-bit values), ``DataView`` accessors and ``Writer`` methods, types, and
-size expressions. The templates lay the code out; ``render_typescript`` writes the files
-of the npm package ``@wirestream/generated`` (``generated/typescript/``).
+size expressions and conditions. The templates lay the code out; ``render_typescript``
+writes the files of the npm package ``@wirestream/generated`` (``generated/typescript/``).
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
+from dataclasses import dataclass
 
+import jinja2
 
 from wirestream.codegen.jinja import environment
-from wirestream.codegen.model import IntType, Protocol
+from wirestream.codegen.model import INT_TYPES, Cond, IntType, Protocol
 from wirestream.codegen.typescript_machines import render_ts_machines
 from wirestream.codegen.plan import (
+    ArrayStep,
     AttrPlan,
+    BytesStep,
     CodecPlan,
+    CondPlan,
+    ContextPlan,
     ElementPlan,
     ExprPlan,
+    FixedRun,
+    FloatPlan,
+    FrameLengthPlan,
     IntPlan,
+    IntStep,
+    RecordPlan,
     plan_codec,
 )
 
@@ -59,13 +72,17 @@ def view_set(itype: IntType) -> str:
 
 
 def read_at(itype: IntType, at: str) -> str:
-    """An expression reading a big-endian ``itype`` at ``at`` of ``data``: byte arithmetic
-    up to 32 bits (no DataView to make per frame), the reader's DataView for 64 bits."""
+    """An expression reading ``itype`` at ``at`` of ``data``: byte arithmetic up to 32 bits
+    (no DataView to make per frame), the reader's DataView for 64 bits."""
 
     def b(i: int) -> str:
+        if itype.little:
+            i = (itype.size or 1) - 1 - i  # the same arithmetic on the bytes reversed
         return f"data[{at}{f' + {i}' if i else ''}]!"
 
-    name = itype.name
+    name = itype.name.removesuffix("le") if itype.little else itype.name
+    if itype.little and name in ("u64", "i64"):
+        return f"r.view.get{_VIEW[name]}({at}, true)"
     if name == "u8":
         return b(0)
     if name == "i8":
@@ -82,19 +99,20 @@ def read_at(itype: IntType, at: str) -> str:
 
 
 def write_at(itype: IntType, at: str, value: str) -> str:
-    """Statements storing ``value`` as a big-endian ``itype`` at ``at`` of ``buf`` (a
-    Uint8Array store keeps the low 8 bits, so each byte is one shift)."""
+    """Statements storing ``value`` as ``itype`` at ``at`` of ``buf`` (a Uint8Array store
+    keeps the low 8 bits, so each byte is one shift)."""
     size = itype.size
     assert size is not None
     if itype.bits > 32:
-        return f"w.view.set{_VIEW[itype.name]}({at}, {value});"
+        name = itype.name.removesuffix("le") if itype.little else itype.name
+        return f"w.view.set{_VIEW[name]}({at}, {value}{', true' if itype.little else ''});"
     if size == 1:
         return f"buf[{at}] = {value};"
     if not value.replace("_", "").isalnum():
         value = f"({value})"
     stores = []
     for i in range(size):
-        shift = 8 * (size - 1 - i)
+        shift = 8 * i if itype.little else 8 * (size - 1 - i)
         where = f"{at} + {i}" if i else at
         stores.append(
             f"buf[{where}] = {value} >>> {shift};" if shift else f"buf[{where}] = {value};"
@@ -103,7 +121,36 @@ def write_at(itype: IntType, at: str, value: str) -> str:
 
 
 def enum_type(plan: IntPlan) -> str:
+    if plan.boolean:
+        return "boolean"
     return plan.enum if plan.enum is not None else ("bigint" if plan.big else "number")
+
+
+def float_lit(value: float) -> str:
+    """A number literal for a float default (``-0``, ``NaN`` and infinities spelled)."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0:
+        return "-0" if math.copysign(1.0, value) < 0 else "0"
+    return repr(value)
+
+
+def float_read(value: FloatPlan, at: str) -> str:
+    """An expression reading ``value``'s float at ``at``: binary32 through its bits (as
+    Python's ``f32_from_bits``: NaN payloads kept), binary64 by the reader's DataView."""
+    if value.bits == 32:
+        return f"f32FromBits({read_at(INT_TYPES['u32le' if value.little else 'u32'], at)})"
+    return f"r.view.getFloat64({at}{', true' if value.little else ''})"
+
+
+def float_write(value: FloatPlan, at: str, source: str) -> str:
+    """A statement storing ``source`` as ``value``'s float at ``at`` of the writer's buffer."""
+    little = ", true" if value.little else ""
+    if value.bits == 32:
+        return f"w.view.setUint32({at}, f32Bits({source}){little});"
+    return f"w.view.setFloat64({at}, {source}{little});"
 
 
 def element_type(element: ElementPlan) -> str:
@@ -123,6 +170,8 @@ def attr_type(attr: AttrPlan) -> str:
     if attr.kind == "int":
         assert attr.value is not None
         base = enum_type(attr.value)
+    elif attr.kind == "float":
+        base = "number"
     elif attr.kind == "bool":
         base = "boolean"
     elif attr.kind == "bytes":
@@ -146,11 +195,16 @@ def attr_default(attr: AttrPlan) -> str:
     if attr.kind == "int":
         value = attr.value
         assert value is not None
+        if value.boolean:
+            return "true" if value.default else "false"
         if value.default_member is not None:
             return f"{value.enum}.{value.default_member}"
         return lit(value.default, value.big)
     if attr.kind == "bool":
         return "false"
+    if attr.kind == "float":
+        assert attr.float is not None
+        return float_lit(attr.float.default)
     if attr.kind == "bytes":
         return f"new Uint8Array({attr.fixed_default or 0})"
     if attr.kind == "string":
@@ -160,12 +214,22 @@ def attr_default(attr: AttrPlan) -> str:
     return "[]"
 
 
-def expr(plan: ExprPlan, scope: str, values: dict[str, str] | None = None) -> str:
+@jinja2.pass_context
+def expr(context: jinja2.runtime.Context, plan: ExprPlan, scope: str,
+         values: dict[str, str] | None = None) -> str:  # fmt: skip
     """A size or count expression as a TypeScript ``number``.
 
     ``scope`` "decode": fields are the decoder's locals (``v_name``); "encode": the
-    record's attributes (``this.name``) unless ``values`` (derived values) names them.
+    record's attributes (``this.name``) unless ``values`` (derived values) names them. An
+    expression with parentheses or ``/`` is a tree (``ExprPlan.tree``), spelled as a
+    condition's arithmetic is (``TsCond``); a field that may be absent counts as 0.
     """
+    if plan.tree is not None:
+        names: CondNames = context["cond_names"][id(plan.tree)]
+        spelling = TsCond(plan.tree, scope, values, names)
+        big = spelling.needs_big(plan.tree.tree)
+        text = spelling.number(plan.tree.tree, big)
+        return f"Number({text})" if big else (text if _wrapped(text) else f"({text})")
     parts: list[str] = []
     for index, term in enumerate(plan.terms):
         if index:
@@ -175,25 +239,294 @@ def expr(plan: ExprPlan, scope: str, values: dict[str, str] | None = None) -> st
             continue
         if term.kind == "field":
             source = field_ref(term.name, scope, values)
+            if term.optional:
+                source = f"({source} ?? {lit(0, term.big)})"
             parts.append(f"Number({source})" if term.big else source)
             continue
-        default = lit(term.default, term.big)
-        if term.keyed_by is not None:
-            key = field_ref(term.keyed_by, scope, values)
-            value = (
-                f"(ctx === undefined ? {default} : ctx.{camel(term.name)}.get({key}) ?? {default})"
-            )
-        else:
-            value = f"(ctx === undefined ? {default} : ctx.{camel(term.name)})"
+        value = ctx_value(term.name, term.default, term.big, term.keyed_by, scope, values)
         parts.append(f"Number{value}" if term.big else value)
     text = "".join(parts)
     return text if len(plan.terms) == 1 else f"({text})"
+
+
+def ctx_value(name: str, default_value: int, big: bool, keyed_by: str | None, scope: str,
+              values: dict[str, str] | None) -> str:  # fmt: skip
+    """A context value, or its default without a context (or without an entry)."""
+    default = lit(default_value, big)
+    if keyed_by is not None:
+        key = field_ref(keyed_by, scope, values)
+        return f"(ctx === undefined ? {default} : ctx.{camel(name)}.get({key}) ?? {default})"
+    return f"(ctx === undefined ? {default} : ctx.{camel(name)})"
 
 
 def field_ref(name: str, scope: str, values: dict[str, str] | None) -> str:
     if values and name in values:
         return values[name]
     return f"v_{camel(name)}" if scope == "decode" else f"this.{camel(name)}"
+
+
+# --- conditions ----------------------------------------------------------------------------
+
+_COMPARE = {"==": "===", "!=": "!==", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+_SAFE = 2**53 - 1  # a number holds every integer up to this exactly
+_INT32 = (-(2**31), 2**31 - 1)  # what JavaScript's & and | compute on
+
+
+@dataclass
+class CondNames:
+    """What the conditions of one record read: its integers (header ones included, for
+    a frame) and the protocol's context values."""
+
+    ints: dict[str, IntPlan]
+    contexts: dict[str, ContextPlan]
+
+
+class TsCond:
+    """One condition (``if:``, ``rules:``) as a TypeScript expression.
+
+    Python's integers are exact at any size; here each comparison (and each truth test of
+    a value) is one *island* of arithmetic spelled either in ``number`` or, when a 64-bit
+    value takes part (``CondPlan.big``) or a ``number`` could be inexact (beyond 2**53, or
+    ``&``/``|`` on values outside 32-bit signed range), all in ``bigint``: literals with
+    ``n``, smaller values through ``BigInt(...)``. Bools (flags, bool bits, comparisons)
+    are ``boolean``; used as numbers they are 1 or 0, as in Python. A field that may be
+    absent (``Cond.value`` 1) reads as 0; ``/`` rounds down (Python's ``//``).
+    """
+
+    def __init__(self, plan: CondPlan, scope: str, values: dict[str, str] | None,
+                 names: CondNames) -> None:  # fmt: skip
+        self.plan = plan
+        self.scope = scope
+        self.values = values
+        self.names = names
+
+    def spell(self) -> str:
+        text = self.boolean(self.plan.tree)
+        return text[1:-1] if _wrapped(text) else text
+
+    # --- what a node is ---
+
+    def is_bool(self, node: Cond) -> bool:
+        if node.op == "field":
+            value = self.names.ints.get(node.name)
+            return value is not None and value.boolean
+        return node.op in ("flag", "more", "not", "and", "or", *_COMPARE)
+
+    def leaf_big(self, node: Cond) -> bool:
+        if node.op == "field":
+            value = self.names.ints.get(node.name)
+            return node.name in self.plan.big or (value is not None and value.big)
+        if node.op == "ctx":
+            context = self.names.contexts.get(node.name)
+            return "ctx." + node.name in self.plan.big or (context is not None and context.big)
+        return False
+
+    def bounds(self, node: Cond) -> tuple[int, int]:
+        """The values a numeric node can take (exact integers, as Python computes them)."""
+        if self.is_bool(node):
+            return 0, 1
+        if node.op == "lit":
+            return node.value, node.value
+        if node.op == "field":
+            value = self.names.ints.get(node.name)
+            if value is None:
+                raise NotImplementedError(f"TypeScript target: condition names '{node.name}', "
+                                          "which is not an integer of the record")  # fmt: skip
+            if node.value:  # may be absent: 0
+                return min(value.lo, 0), max(value.hi, 0)
+            return value.lo, value.hi
+        if node.op == "ctx":
+            if self.leaf_big(node):
+                return -(2**63), 2**64 - 1
+            return -(2**31), 2**32 - 1
+        if node.op == "remaining":
+            return 0, _SAFE
+        (alo, ahi), (blo, bhi) = (self.bounds(arg) for arg in node.args)
+        if node.op == "/":  # |a // b| <= |a| (or 1 more, rounding down a negative)
+            width = max(abs(alo), abs(ahi)) + 1
+            return -width, width
+        if node.op == "+":
+            return alo + blo, ahi + bhi
+        if node.op == "-":
+            return alo - bhi, ahi - blo
+        if node.op == "*":
+            products = [alo * blo, alo * bhi, ahi * blo, ahi * bhi]
+            return min(products), max(products)
+        if alo >= 0 and blo >= 0:
+            if node.op == "&":
+                return 0, min(ahi, bhi)
+            return 0, (1 << max(ahi, bhi).bit_length()) - 1
+        width = max(abs(v).bit_length() for v in (alo, ahi, blo, bhi)) + 1
+        return -(1 << width), (1 << width) - 1
+
+    def needs_big(self, node: Cond) -> bool:
+        """Whether a numeric island must be spelled in ``bigint``."""
+        if self.is_bool(node):
+            return False  # its own island: 1 or 0
+        if node.op in ("field", "ctx"):
+            return self.leaf_big(node)
+        if node.op == "lit":
+            return abs(node.value) > _SAFE
+        if node.op == "remaining":
+            return False
+        if any(self.needs_big(arg) for arg in node.args):
+            return True
+        lo, hi = self.bounds(node)
+        if lo < -_SAFE or hi > _SAFE:
+            return True
+        if node.op in ("&", "|"):
+            return any(not (_INT32[0] <= b <= _INT32[1])
+                       for arg in node.args for b in self.bounds(arg))  # fmt: skip
+        return False
+
+    # --- spelling ---
+
+    def boolean(self, node: Cond) -> str:
+        op = node.op
+        if op == "flag":
+            return f"((flags & {lit(node.value)}) !== 0)"
+        if op == "more":
+            return "(pos < end)"
+        if op == "field" and self.is_bool(node):
+            return self.ref(node.name)
+        if op == "not":
+            return f"!{self.boolean(node.args[0])}"
+        if op in ("and", "or"):
+            left, right = (self.boolean(arg) for arg in node.args)
+            return f"({left} {'&&' if op == 'and' else '||'} {right})"
+        if op in _COMPARE:
+            big = any(self.needs_big(arg) for arg in node.args)
+            left, right = (self.number(arg, big) for arg in node.args)
+            return f"({left} {_COMPARE[op]} {right})"
+        big = self.needs_big(node)  # a value as a truth test: non-zero
+        return f"({self.number(node, big)} !== {lit(0, big)})"
+
+    def number(self, node: Cond, big: bool) -> str:
+        op = node.op
+        if self.is_bool(node):
+            return f"({self.boolean(node)} ? {lit(1, big)} : {lit(0, big)})"
+        if op == "lit":
+            return lit(node.value, big)
+        if op == "remaining":
+            if self.scope != "decode":  # what remains is only known while decoding
+                raise NotImplementedError(f"TypeScript target: 'remaining' in '{self.plan.text}', "
+                                          "which the encoder evaluates")  # fmt: skip
+            text = "(end - pos)"
+            return f"BigInt{text}" if big else text
+        if op in ("field", "ctx"):
+            if op == "field":
+                text = self.ref(node.name)
+                value = self.names.ints.get(node.name)
+                if node.value:  # may be absent: read as 0
+                    text = f"({text} ?? {lit(0, self.leaf_big(node))})"
+                elif value is not None and value.enum is not None and self.scope == "encode":
+                    text = f"({text} as number)"  # an enum attribute compared as a number
+            else:
+                context = self.names.contexts[node.name]
+                text = ctx_value(node.name, node.value, context.big, context.keyed_by,
+                                 self.scope, self.values)  # fmt: skip
+            if big and not self.leaf_big(node):
+                return f"BigInt({text})"
+            return text
+        left, right = (self.number(arg, big) for arg in node.args)
+        if op == "/":
+            return f"floorDiv({left}, {right})" if big else f"Math.floor({left} / {right})"
+        return f"({left} {op} {right})"
+
+    def ref(self, name: str) -> str:
+        return field_ref(name, self.scope, self.values)
+
+
+def _wrapped(text: str) -> bool:
+    """Whether ``text`` is one parenthesised expression (its outer parentheses match)."""
+    if not (text.startswith("(") and text.endswith(")")):
+        return False
+    depth = 0
+    for index, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and index < len(text) - 1:
+            return False
+    return True
+
+
+def record_names(plan: CodecPlan, rec: RecordPlan, frame: bool) -> CondNames:
+    """The integers a record's conditions may name: its own, and a frame's header ones."""
+    ints: dict[str, IntPlan] = {}
+    steps = [*plan.header_steps, *rec.steps] if frame else rec.steps
+    for item in steps:
+        step = item.step
+        if isinstance(step, FixedRun):
+            for unit in step.units:
+                if unit.value is not None:
+                    ints[unit.value.name] = unit.value
+                for bits in unit.bits:
+                    if bits.value is not None:
+                        ints[bits.value.name] = bits.value
+        elif isinstance(step, IntStep):
+            ints[step.value.name] = step.value
+    for value, _, _ in rec.flag_values:
+        ints[value.name] = value
+    return CondNames(ints, {c.name: c for c in plan.context})
+
+
+@jinja2.pass_context
+def cond(context: jinja2.runtime.Context, plan: CondPlan, scope: str,
+         values: dict[str, str] | None = None) -> str:  # fmt: skip
+    """A condition as a TypeScript ``boolean`` expression; ``scope`` as for ``expr``. The
+    record it belongs to is found by the render's table of conditions."""
+    names: CondNames = context["cond_names"][id(plan)]
+    return TsCond(plan, scope, values, names).spell()
+
+
+def cond_table(plan: CodecPlan) -> dict[int, CondNames]:
+    """Every condition of the plan (by identity) -> what its record's names are."""
+    table: dict[int, CondNames] = {}
+    for rec, frame in [*((s, False) for s in plan.structs), *((f, True) for f in plan.frames)]:
+        names = record_names(plan, rec, frame)
+        for item in rec.steps:
+            if item.when is not None:
+                table[id(item.when)] = names
+            for size in step_exprs(item.step):
+                if size.tree is not None:
+                    table[id(size.tree)] = names
+        for rule in rec.rules:
+            table[id(rule.check)] = names
+        for check in rec.msgpack_checks:
+            if check.size.tree is not None:
+                table[id(check.size.tree)] = names
+    header = CondNames(record_names(plan, RecordPlan("", "", [], [], []), True).ints,
+                       {c.name: c for c in plan.context})  # fmt: skip
+    for item in plan.header_steps:
+        if item.when is not None:
+            table[id(item.when)] = header
+    return table
+
+
+def frame_length_value(plan: FrameLengthPlan, length: str) -> str:
+    """The header's length field of a body of ``length`` bytes (``FrameLengthPlan``)."""
+    k = plan.counted - plan.adjust
+    text = length + (f" + {k}" if k > 0 else f" - {-k}" if k < 0 else "")
+    return f"BigInt({text})" if is_big(plan.type) else text
+
+
+def step_exprs(step: object) -> list[ExprPlan]:
+    """The size and count expressions of one step."""
+    found: list[ExprPlan] = []
+    if isinstance(step, BytesStep) and step.size is not None:
+        found.append(step.size)
+    if isinstance(step, ArrayStep):
+        found += [e for e in (step.count_expr, step.byte_length_expr) if e is not None]
+        element = step.element
+        if element.fixed_size is not None:
+            found.append(element.fixed_size)
+        if element.bytes is not None and element.bytes.size is not None:
+            found.append(element.bytes.size)
+    return found
+
+
+def rule_message(rec: RecordPlan, text: str, spec: str) -> str:
+    """A broken rule's message, as Python words it."""
+    return f"{rec.name}: {text} does not hold" + (f" ({spec})" if spec else "")
 
 
 def code_key(code: tuple[int, ...]) -> str:
@@ -214,6 +547,11 @@ def js_string(text: str) -> str:
     return json.dumps(text)
 
 
+def js_char(code: int) -> str:
+    """A one-character string literal of the code point ``code``."""
+    return json.dumps(chr(code))
+
+
 def doc_comment(text: str, indent: int = 0) -> str:
     """A JSDoc block (``/** ... */``), or nothing for an empty text."""
     lines = [line.rstrip() for line in text.strip().splitlines()]
@@ -231,9 +569,31 @@ _ENV = environment(
     filters=dict(camel=camel, lit=lit, view_get=view_get, view_set=view_set, read_at=read_at,
                  write_at=write_at, attr_type=attr_type, attr_default=attr_default,
                  element_type=element_type, enum_type=enum_type, array_of=array_of, expr=expr,
-                 code_key=code_key, js=js_string, doc=doc_comment),
+                 code_key=code_key, js=js_string, js_char=js_char, doc=doc_comment, cond=cond,
+                 float_read=float_read, float_write=float_write),
     tests=dict(big=is_big),
+    rule_message=rule_message,
+    frame_length_value=frame_length_value,
 )  # fmt: skip
+
+# Runtime names a codec imports only when its code uses them (so that the codecs of IDLs
+# without the constructs that need them stay as they were).
+_OPTIONAL_IMPORTS = ("InvalidString", "RuleViolation", "f32Bits", "f32FromBits", "floorDiv",
+                     "readLenenc", "readLenencOrNull", "readVbi", "readZigzag")  # fmt: skip
+_IMPORTS_MARK = "  //@@optional-imports@@\n"
+_IMPORT_BLOCK = re.compile(r"^import \{\n((?:  .*\n)+)\} from ", re.MULTILINE)
+
+
+def add_imports(source: str) -> str:
+    """The runtime import list with the optional names the code uses, sorted."""
+    found = _IMPORT_BLOCK.search(source)
+    assert found is not None and _IMPORTS_MARK in found.group(1)
+    rest = source[found.end() :]
+    names = [line.strip().rstrip(",") for line in found.group(1).splitlines()]
+    names = [name for name in names if not name.startswith("//")]
+    names += [name for name in _OPTIONAL_IMPORTS if re.search(rf"\b{name}\b", rest)]
+    block = "".join(f"  {name},\n" for name in sorted(set(names)))
+    return source[: found.start(1)] + block + source[found.end(1) :]
 
 
 def tidy(source: str) -> str:
@@ -253,8 +613,34 @@ def tidy(source: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def unsupported(plan: CodecPlan) -> list[str]:
+    """What the plan holds that this target does not spell yet (PostgreSQL's and MySQL's
+    ways of choosing and framing a frame): refused by name rather than spelled wrong."""
+    found = []
+    if plan.startup is not None:
+        found.append("a startup header (startup:)")
+    if plan.selects:
+        found.append("select:")
+    if plan.wildcards:
+        found.append("a code ending in '*'")
+    if any(kind == "ctx" for kind, _, _ in plan.key_parts):
+        found.append("a context value as a discriminator part")
+    steps = [*plan.header_steps, *(i for r in [*plan.structs, *plan.frames] for i in r.steps)]
+    if any(isinstance(i.step, IntStep) and i.step.value.peek for i in steps):
+        found.append("a peeked header field (peek: true)")
+    if any(isinstance(i.step, ArrayStep) and i.step.terminator is not None for i in steps):
+        found.append("an array ending at a terminator byte")
+    return found
+
+
 def render_codec(plan: CodecPlan) -> str:
-    return tidy(_ENV.get_template("codec.ts.j2").render(m=plan, runtime=RUNTIME))
+    missing = unsupported(plan)
+    if missing:
+        raise NotImplementedError(f"TypeScript target: {plan.source} uses "
+                                  f"{', '.join(missing)}, not spelled in TypeScript yet")  # fmt: skip
+    text = _ENV.get_template("codec.ts.j2").render(m=plan, runtime=RUNTIME,
+                                                   cond_names=cond_table(plan))  # fmt: skip
+    return tidy(add_imports(text))
 
 
 def render_typescript(protos: list[Protocol]) -> dict[str, str]:
