@@ -9,7 +9,8 @@ python -m wirestream.codegen diff     OLD NEW | --against REF [PATH...]   (see d
 writes imports only ``wirestream.runtime``, so it works in any project that installs
 wirestream. ``--target`` picks the languages: ``python`` (the default: modules under
 ``--out``), ``typescript`` (the npm package ``@wirestream/generated`` under
-``--out/typescript``, importing ``@wirestream/runtime``), ``wireshark`` (a Lua
+``--out/typescript``, importing ``@wirestream/runtime``; for an IDL folder other than this
+checkout's ``idl/`` it builds standalone: ``npm run build``), ``wireshark`` (a Lua
 dissector per protocol version, ``--out/wireshark/<protocol>_<version>.lua``) or ``all``.
 """
 
@@ -33,6 +34,7 @@ from wirestream.codegen.wireshark_target import render_wireshark
 
 TARGETS: Final = ("python", "typescript", "wireshark")
 TS_DIR: Final = "typescript"  # the npm package's folder under --out
+CHECKOUT: Final = Path(__file__).resolve().parent.parent  # a wirestream checkout, when run from one
 
 
 def idl_files(idl_dir: Path) -> list[Path]:
@@ -51,12 +53,18 @@ def generate_tree(
     package: str = "wirestream.generated",
     only: str | None = None,
     targets: tuple[str, ...] = ("python",),
+    standalone_ts: bool | None = None,
 ) -> dict[str, str]:
-    """Every generated file for the IDL tree (or for one protocol): relative path -> text."""
+    """Every generated file for the IDL tree (or for one protocol): relative path -> text.
+    ``standalone_ts``: whether the TypeScript package builds on its own (default: unless
+    ``idl_dir`` is this checkout's, ``workspace_idl``)."""
     protos = load_tree(idl_dir, only)
     files: dict[str, str] = {}
     if "typescript" in targets:
-        files.update({f"{TS_DIR}/{rel}": text for rel, text in render_typescript(protos).items()})
+        if standalone_ts is None:
+            standalone_ts = not workspace_idl(idl_dir)
+        ts_files = render_typescript(protos, standalone=standalone_ts)
+        files.update({f"{TS_DIR}/{rel}": text for rel, text in ts_files.items()})
     if "wireshark" in targets:
         files.update(
             {f"{WIRESHARK_DIR}/{rel}": text for rel, text in render_wireshark(protos).items()}
@@ -64,6 +72,16 @@ def generate_tree(
     if "python" in targets:
         files.update(python_tree(protos, package, only))
     return files
+
+
+def workspace_idl(idl_dir: Path) -> bool:
+    """Whether ``idl_dir`` is the ``idl/`` of the wirestream checkout this runs from: its
+    TypeScript package is then the npm workspace member ``generated/typescript`` (built
+    against ``runtime/typescript`` by a project reference, wherever ``--out`` is, so that
+    ``make check-generated`` compares like with like); any other IDL gets a standalone
+    package that depends on ``@wirestream/runtime`` and builds in its own folder."""
+    own = CHECKOUT / "runtime" / "typescript" / "tsconfig.json"
+    return own.is_file() and idl_dir.resolve() == (CHECKOUT / "idl").resolve()
 
 
 def load_tree(idl_dir: Path, only: str | None = None) -> list[Protocol]:

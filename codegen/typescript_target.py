@@ -40,6 +40,7 @@ from wirestream.codegen.plan import (
 
 PACKAGE = "@wirestream/generated"
 RUNTIME = "@wirestream/runtime"
+TYPESCRIPT = "5.9.3"  # the compiler a standalone package builds with (this repository's)
 
 _VIEW = {"u8": "Uint8", "u16": "Uint16", "u32": "Uint32", "i8": "Int8", "i16": "Int16",
          "i32": "Int32", "u64": "BigUint64", "i64": "BigInt64"}  # fmt: skip
@@ -643,8 +644,14 @@ def render_codec(plan: CodecPlan) -> str:
     return tidy(add_imports(text))
 
 
-def render_typescript(protos: list[Protocol]) -> dict[str, str]:
-    """The files of ``generated/typescript/``: relative path -> text."""
+def render_typescript(protos: list[Protocol], standalone: bool = False) -> dict[str, str]:
+    """The files of ``generated/typescript/``: relative path -> text.
+
+    This repository's own package (``standalone`` false) is an npm workspace member that
+    builds against ``runtime/typescript`` by a project reference; a standalone package (an
+    IDL outside this repository) refers to nothing outside its folder: it resolves
+    ``@wirestream/runtime`` as a dependency and builds with ``npm run build``.
+    """
     files: dict[str, str] = {}
     versions = []
     for proto in protos:
@@ -656,6 +663,10 @@ def render_typescript(protos: list[Protocol]) -> dict[str, str]:
     versions.sort()
     for name in ("package.json", "tsconfig.json", "README.md"):
         files[name] = _ENV.get_template(name + ".j2").render(
-            versions=versions, package=PACKAGE, runtime=RUNTIME
+            versions=versions,
+            package=PACKAGE,
+            runtime=RUNTIME,
+            standalone=standalone,
+            typescript=TYPESCRIPT,
         )
     return files
