@@ -30,6 +30,8 @@ The JSON form of values is lossless and the same for every language:
 
 - integers of at most 32 bits (by the IDL type) are JSON numbers; u64, i64, varint and
   varu64 ones are ``{"big": "<decimal>"}`` (a JSON number cannot hold them exactly);
+- floats (f32, f64) are ``{"float": "<16 hex digits>"}``, the binary64 bits of Python's
+  float (NaN payloads, the sign of zero and infinities stay exact; JSON has none of them);
 - bytes are ``{"hex": "..."}``; strings, booleans and null are themselves; lists are lists;
 - a frame, a struct or a union variant is ``{"$type": "<Python class name>", <field>:
   ...}`` with the fields in Python's order and Python's snake_case names;
@@ -44,6 +46,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import struct
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -157,6 +160,8 @@ def widths(version: Version) -> Widths:
         fields[frame.name] = {
             n: t.bits for n, t in {**header, **dict(_int_fields(frame.items))}.items()
         }
+        # multi-bit flag values (MQTT's QoS) are integer attributes too
+        fields[frame.name].update({n: v.type.bits for n, (v, _) in frame.flag_values.items()})
     structs = list(proto.structs) + [s for u in proto.unions for s in u.variants.values()]
     for struct in structs:
         fields[struct.name] = {n: t.bits for n, t in _int_fields(struct.items)}
@@ -197,6 +202,8 @@ def _value(value: Any, w: Widths, owner: str, name: str) -> Json:
         return value
     if isinstance(value, int):
         return _int(value, w.bits(owner, name))
+    if isinstance(value, float):
+        return {"float": struct.pack(">d", value).hex()}
     if isinstance(value, (bytes, bytearray, memoryview)):
         return {"hex": bytes(value).hex()}
     if isinstance(value, (list, tuple)):
@@ -218,6 +225,8 @@ def from_json(codec: ModuleType, value: Json) -> Any:
             return int(value["big"])
         if set(value) == {"hex"}:
             return bytes.fromhex(value["hex"])
+        if set(value) == {"float"}:
+            return struct.unpack(">d", bytes.fromhex(value["float"]))[0]
         raise ValueError(f"not a tagged JSON value: {value!r}")
     return value
 

@@ -10,13 +10,19 @@
 // error class Python raised, same name, and the same `needed` for Truncated); the
 // encoding of the decoded frame and of a frame built from Python's fields must both be
 // Python's bytes. The JSON form is the one corpus.py documents: numbers for integers of
-// at most 32 bits, {"big": "..."} for 64-bit ones, {"hex": "..."} for bytes,
-// {"$type": "<Class>", <snake_case field>: ...} for frames and structs.
+// at most 32 bits, {"big": "..."} for 64-bit ones, {"float": "<binary64 bits>"} for
+// floats, {"hex": "..."} for bytes, {"$type": "<Class>", <snake_case field>: ...} for
+// frames and structs.
+//
+// An index entry may name the compiled module by `path` (a codec generated from an IDL
+// outside idl/, e.g. tests/test_constructs_typescript.py's), and a corpus file may hold
+// `encode_errors`: frames (no bytes) that encoding must refuse with Python's class.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 
 import * as bpmuxRel from "@wirestream/generated/bpmux/rel";
 import * as rabbitmqStreamDraft from "@wirestream/generated/rabbitmq_stream/draft";
@@ -54,11 +60,12 @@ interface CorpusFile {
   differential: Case[];
   tracking: Case[];
   mutations: Case[];
+  encode_errors?: Case[];
 }
 
 interface Index {
   format: number;
-  files: { file: string; module: string; encoding: string }[];
+  files: { file: string; module: string; encoding: string; path?: string }[];
 }
 
 // What every generated codec module offers (method syntax: a module's own Frame and
@@ -89,7 +96,14 @@ const MODULES: Record<string, Module> = {
   "rsocket/v1_0": module(rsocketV1_0),
 };
 
-const KINDS = ["golden", "golden_errors", "differential", "tracking", "mutations"] as const;
+const KINDS = [
+  "golden",
+  "golden_errors",
+  "differential",
+  "tracking",
+  "mutations",
+  "encode_errors",
+] as const;
 const FORMAT = 1;
 const SHOWN = 15; // failures quoted per kind; the rest are counted
 
@@ -121,12 +135,28 @@ function isObject(value: Json | undefined): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+// Floats by their binary64 bits: NaN payloads and the sign of zero compare exactly.
+const FLOAT = new DataView(new ArrayBuffer(8));
+
+function floatBits(value: number): string {
+  FLOAT.setFloat64(0, value);
+  return FLOAT.getBigUint64(0).toString(16).padStart(16, "0");
+}
+
+function floatOf(bits: string): number {
+  FLOAT.setBigUint64(0, BigInt(`0x${bits}`));
+  return FLOAT.getFloat64(0);
+}
+
 // A TypeScript value in the corpus's JSON form. Where Python's value is a frame or
 // struct of the same class, its fields are read by Python's names (camelCased) so a
 // getter counts as a field; any other own field is added under its snake_case name, so
 // a field Python does not have shows up as a difference.
 function normalise(value: unknown, expected?: Json): Json {
   if (value === null || typeof value === "string" || typeof value === "boolean") return value;
+  if (typeof value === "number" && isObject(expected) && typeof expected["float"] === "string") {
+    return { float: floatBits(value) };
+  }
   if (typeof value === "number") return value;
   if (typeof value === "bigint") return { big: value.toString() };
   if (value === undefined) return "<undefined>";
@@ -175,6 +205,8 @@ function build(mod: Module, value: Json): unknown {
     if (typeof big === "string") return BigInt(big);
     const hex = value["hex"];
     if (typeof hex === "string") return fromHex(hex);
+    const float = value["float"];
+    if (typeof float === "string") return floatOf(float);
     throw new Error(`not a tagged JSON value: ${JSON.stringify(value)}`);
   }
   return value;
@@ -259,6 +291,21 @@ function attempt<T>(run: () => T): { value: T } | Outcome {
 function short(value: unknown): string {
   const text = JSON.stringify(value, (_, v: unknown) => (typeof v === "bigint" ? `${v}n` : v));
   return text === undefined ? String(value) : text.length > 400 ? text.slice(0, 400) + "..." : text;
+}
+
+// A frame Python refuses to encode: built from its fields, TypeScript must refuse it too.
+function checkEncodeError(mod: Module, msgpack: boolean, c: Case): string[] {
+  const codec = mod.codec;
+  const ctx = context(mod, c.ctx);
+  const built = attempt(() => build(mod, c.frame ?? null) as object);
+  if (!("value" in built)) return [`building the frame from Python's fields raises ${built.error}`];
+  const encoded = attempt(() =>
+    msgpack && codec.encodeMsgpack ? codec.encodeMsgpack(built.value) : codec.encode(built.value, ctx),
+  );
+  const want = String(c.encode_error);
+  if ("value" in encoded) return [`encodes to ${toHex(encoded.value)}, Python raises ${want}`];
+  if (encoded.error !== want) return [`encode raises ${encoded.error}, Python ${want}`];
+  return [];
 }
 
 // Every way TypeScript differs from Python on this case (empty when it agrees).
@@ -346,16 +393,22 @@ test("cross-language corpus", { skip: corpusDir ? false : "WIRESTREAM_CORPUS is 
   for (const entry of index.files) {
     await t.test(entry.file, async (tv) => {
       const corpus = JSON.parse(readFileSync(join(corpusDir, entry.file), "utf-8")) as CorpusFile;
-      const mod = MODULES[corpus.module];
+      const mod =
+        entry.path === undefined
+          ? MODULES[corpus.module]
+          : module((await import(pathToFileURL(entry.path).href)) as Codec & object);
       assert.ok(mod, `no generated TypeScript module for ${corpus.module}`);
       const msgpack = corpus.encoding === "msgpack";
       for (const kind of KINDS) {
+        const cases = corpus[kind] ?? [];
+        if (kind === "encode_errors" && cases.length === 0) continue;
         await tv.test(kind, (tk) => {
           const failures: string[] = [];
-          for (const [i, c] of corpus[kind].entries()) {
+          for (const [i, c] of cases.entries()) {
             let problems: string[];
             try {
-              problems = check(mod, msgpack, c);
+              problems =
+                kind === "encode_errors" ? checkEncodeError(mod, msgpack, c) : check(mod, msgpack, c);
             } catch (error) {
               problems = [`the check itself throws ${String(error)}`];
             }
@@ -365,11 +418,11 @@ test("cross-language corpus", { skip: corpusDir ? false : "WIRESTREAM_CORPUS is 
               failures.push(`${label}: ${input}\n    ${problems.join("\n    ")}`);
             }
           }
-          tk.diagnostic(`${entry.file} ${kind}: ${corpus[kind].length} cases, ${failures.length} differ`);
+          tk.diagnostic(`${entry.file} ${kind}: ${cases.length} cases, ${failures.length} differ`);
           if (failures.length > 0) {
             const more = failures.length > SHOWN ? `\n... and ${failures.length - SHOWN} more` : "";
             assert.fail(
-              `${failures.length} of ${corpus[kind].length} ${kind} cases differ from Python:\n` +
+              `${failures.length} of ${cases.length} ${kind} cases differ from Python:\n` +
                 failures.slice(0, SHOWN).join("\n") +
                 more,
             );

@@ -1,0 +1,592 @@
+"""The TypeScript target over every construct of the IDL beyond the seed protocols
+(tests/idl_constructs: byte order, f32/f64, vbi/zigzag/lenenc, NUL-terminated strings,
+bool bits and presence by them, ``if:`` conditions and ``more``, multi-bit flag values,
+fixed flags, rules, framing by a header length field), held to the Python codec byte for
+byte and error class for error class. A second IDL of this file's own (``SPELLING``) puts
+the same constructs where TypeScript spells them differently: conditions over 64-bit and
+32-bit values (bigint arithmetic where a number would not be exact), bool and small values
+in a 64-bit little-endian word, a context value in a condition, flavours as length
+prefixes, little-endian lengths and counts, rules over header fields and in structs.
+
+Both IDLs are generated (Python and TypeScript) into a temporary folder. The TypeScript
+package is the standalone one a user gets for an IDL outside ``idl/`` (a tsconfig with no
+project reference, ``@wirestream/runtime`` resolved as a dependency: here from this
+checkout's ``node_modules``) and is compiled by the repository's tsc, strict. Python then
+writes a corpus in the cross-language form (tests/crosslang/corpus.py) and
+tests/typescript/corpus.test.ts checks the compiled modules against it:
+
+- ``golden``: hand-picked frames at the edges: NaN payloads (signalling and quiet, both
+  widths), signed zeros, infinities and denormals; lenenc values and lengths at each
+  form's bounds and a NULL blob; vbi frame lengths at each size's bounds; zigzag and
+  varint extremes; absent ``more`` fields;
+- ``differential``: frames drawn from the generated hypothesis strategies (and
+  ``tracking``: SPELLING's frames that set its context value);
+- ``golden_errors``: malformed inputs (overlong and 5-byte vbi, non-minimal and 0xFF
+  lenenc, overlong varint, wrong fixed flags, a broken rule, declared lengths too long and
+  too short, a missing terminator...), each with the class Python raises (checked here);
+- ``mutations``: the valid frames with bits flipped, cut, extended...;
+- ``encode_errors``: frames Python refuses to encode, which TypeScript must refuse too.
+
+TypeScript decodes every input to the frame Python decodes (floats compared by their
+bits) or throws the error Python raises (``Truncated.needed`` included), and encodes the
+decoded frame and one built from Python's fields to Python's bytes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import struct
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from tests.crosslang import corpus
+from tests.protocols import ROOT, Version
+from tests.test_crosslang import TS_TEST, _differences
+from tests.typescript_support import TSC
+from tests.typescript_support import run as run_checked
+from wirestream.codegen.cli import generate_tree
+from wirestream.runtime import _support, errors
+
+IDL_TREE = ROOT / "tests" / "idl_constructs"
+PACKAGE = "ts_constructs_gen"  # the temporary package (unique: no clash with other tests)
+DIFFERENTIAL = 300  # frames drawn from the strategies, per protocol
+MUTATIONS = 2000  # per protocol
+BIG = 1 << 16  # frames longer than this are not mutated (the 2 MiB vbi boundary ones)
+
+SPELLING = """\
+# The constructs again, where TypeScript spells them differently (tests/test_constructs_typescript.py).
+wirestream: 1
+protocol: spelling
+version: v1
+title: TypeScript spelling checks
+framing: {length_prefix: u32}
+context:
+  limit:                        # 64-bit (set by a u64): a bigint in conditions
+    default: 10
+    set_by: [Wide.limit]
+header:
+  fields:
+    - {name: kind, type: u8}
+    - word: u16le               # a little-endian word in the header, flags in it
+      bits:
+        - {name: channel, width: 8}
+        - {flags: 8}
+  discriminator: kind
+unknown: {policy: error}
+structs:
+  Item:
+    fields:
+      - {name: weight, type: f32be}
+      - {name: tag, type: i16le}
+    rules:
+      - {check: "tag + 100 > 0", spec: "a rule of a struct"}
+frames:
+  Wide:
+    code: 1
+    flags:
+      wide: 0x80
+      mode: {mask: 0x30, max: 2}
+    fields:
+      - word: u64le             # a bool and values of at most 32 bits in a 64-bit word
+        bits:
+          - {name: big_flag, bool: true}
+          - {name: hi, width: 31}
+          - {name: lo, width: 32}
+      - {name: limit, type: u64}
+      - {name: n, type: u32}
+      - {name: m, type: u32}
+      - {name: signed, type: i32le}
+      - {name: extra, type: u16, if: "limit > 0xFFFFFFFF"}    # a 64-bit comparison
+      # & beyond 32-bit signed: a number would be negative; a product beyond 2^53: a number
+      # would round it to 0xFFFFFFFE00000000 (n = m = 0xFFFFFFFF)
+      - {name: masked, type: u8, if: "n & 0x80000000 == 0x80000000"}
+      - {name: product, type: u8, if: "n * m > 0xFFFFFFFE00000000"}
+      - {name: sum, type: u8, if: "signed + 1 < 0"}           # numbers, signed
+      - {name: ctxv, type: u8, if: "ctx.limit == 3"}          # a 64-bit context value
+      - {name: z, type: zigzag, if: big_flag}                 # presence by a bool bit
+      - {name: v, type: vbi}
+      - {name: lv, type: lenenc}
+      - {name: label, type: string, length: vbi}
+      - {name: blob, type: bytes, length: u16le}
+      - {name: zz, type: bytes, length: lenenc}
+      - {name: items, type: array, of: Item, count: u16le}
+      - {name: tail, type: bytes, terminator: 0xFF}
+    rules:
+      - {check: "hi | lo != 1", spec: "a rule over word bits"}
+      - {check: "channel != 255", spec: "a rule over a header field"}
+  Exprs:
+    code: 3
+    fields:
+      - {name: k, type: u8}
+      - {name: opt, type: u8, if: "k > 3"}
+      - {name: after, type: u8, if: "opt + 1 > 5"}            # an absent opt reads as 0
+      - {name: half, type: bytes, size: "(k / 2)"}            # a size tree, rounding down
+      - {name: neg, type: i8}
+      - {name: q, type: u8, if: "neg / 4 + 2 == 1"}           # -4..-1 (rounding down)
+      - {name: d64, type: i64}
+      - {name: r, type: u8, if: "d64 / 3 + 1 == 0"}           # -3..-1, in bigint
+      - {name: sized, type: bytes, size: "opt * 2"}           # an absent opt: 0 bytes
+      - {name: last, type: bytes, length: rest}
+  Small:
+    code: 2
+    fields:
+      - {name: a, type: u24le}
+      - {name: b, type: i16le}
+      - {name: c, type: u32le}
+      - {name: d, type: i64le}
+      - {name: e, type: u64le}
+      - {name: rest, type: bytes, length: rest}
+"""
+
+
+@dataclass(frozen=True)
+class ConstructsVersion(Version):
+    """A protocol version generated into ``PACKAGE`` from ``tree``: what
+    tests.crosslang.corpus needs of a version (its IDL, codec and strategies)."""
+
+    tree: Path = IDL_TREE
+
+    @property
+    def idl(self) -> Path:
+        return self.tree / self.protocol / f"{self.version}.yaml"
+
+    def codec(self) -> ModuleType:
+        return importlib.import_module(f"{PACKAGE}.{self.protocol}.{self.version}")
+
+    def strategies(self) -> ModuleType:
+        return importlib.import_module(f"{PACKAGE}.{self.protocol}.{self.version}.strategies")
+
+    def vectors(self, suffix: str = "") -> list[dict[str, Any]]:
+        return []
+
+
+@dataclass
+class Built:
+    out: Path
+    constructs: corpus.Variant
+    spelling: corpus.Variant
+
+    def module_js(self, variant: corpus.Variant) -> Path:
+        """The compiled TypeScript module of ``variant``."""
+        return self.out / PACKAGE / "typescript" / "dist" / variant.module / "index.js"
+
+
+@pytest.fixture(scope="module")
+def built(node: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
+    """tests/idl_constructs and SPELLING generated (Python + TypeScript) and the
+    TypeScript package compiled on its own; ``node`` (the fixture) has built
+    @wirestream/runtime."""
+    out = tmp_path_factory.mktemp("constructs_ts")
+    tree = out / "idl"
+    for protocol, text in (("constructs", (IDL_TREE / "constructs" / "v1.yaml").read_text()),
+                           ("spelling", SPELLING)):  # fmt: skip
+        (tree / protocol).mkdir(parents=True)
+        (tree / protocol / "v1.yaml").write_text(text, encoding="utf-8")
+    files = generate_tree(tree, PACKAGE, targets=("python", "typescript"))
+    for rel, text in files.items():
+        path = out / PACKAGE / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    package = out / PACKAGE / "typescript"
+    # What `npm install` of the dependencies gives a user: @wirestream/runtime (and
+    # typescript) in a node_modules above the package.
+    (out / "node_modules").symlink_to(ROOT / "node_modules", target_is_directory=True)
+    run_checked(
+        [node, str(TSC), "-p", str(package)], "tsc -p (the standalone package)", cwd=package
+    )
+    sys.path.insert(0, str(out))
+    try:
+        yield Built(out, corpus.Variant(ConstructsVersion("constructs", "v1", tree), "binary"),
+                    corpus.Variant(ConstructsVersion("spelling", "v1", tree), "binary"))  # fmt: skip
+    finally:
+        sys.path.remove(str(out))
+        for name in [n for n in sys.modules if n == PACKAGE or n.startswith(PACKAGE + ".")]:
+            del sys.modules[name]
+
+
+# --- frames and bytes: constructs ----------------------------------------------------------
+
+
+def f32(bits: int) -> float:
+    """The float Python's codec holds for binary32 ``bits`` (NaN payloads kept)."""
+    return _support.f32_from_bits(bits)
+
+
+def f64(bits: int) -> float:
+    value: float = struct.unpack(">d", bits.to_bytes(8, "big"))[0]
+    return value
+
+
+def numbers(c: ModuleType, /, **fields: Any) -> Any:
+    """A Numbers frame: ``fields`` over valid defaults."""
+    return c.Numbers(**{"a": 1, "level": c.Level.LOW, **fields})
+
+
+def texts(c: ModuleType, /, **fields: Any) -> Any:
+    return c.Texts(**fields)
+
+
+def golden_frames(c: ModuleType) -> list[tuple[str, Any]]:
+    """Valid frames at the edges of every construct."""
+    out: list[tuple[str, Any]] = []
+    for bits in (0x7FA00001, 0xFFC12345, 0x7F800001, 0x7FFFFFFF, 0x7F800000, 0xFF800000,
+                 0x80000000, 0x00000001, 0x7F7FFFFF, 0x3F800000):  # fmt: skip
+        out.append((f"f32 bits {bits:#010x}", numbers(c, e=f32(bits))))
+    for bits in (0x7FF0000000000001, 0xFFF8DEADBEEF0001, 0x7FF7FFFFFFFFFFFF, 0x7FF8000000000000,
+                 0x8000000000000000, 0x7FF0000000000000, 0xFFF0000000000000, 0x0000000000000001,
+                 0x7FEFFFFFFFFFFFFF):  # fmt: skip
+        out.append((f"f64 bits {bits:#018x}", numbers(c, f=f64(bits))))
+    for value in (0, 250, 251, 0xFFFF, 0x10000, 0xFFFFFF, 0x1000000, 2**64 - 1):
+        out.append((f"lenenc {value}", numbers(c, i=value)))
+    for value in (-(2**63), 2**63 - 1, -1, 1, 0):
+        out.append((f"zigzag {value}", numbers(c, g=value)))
+    for value in (127, 128, 2**63, 2**64 - 1):
+        out.append((f"varint {value}", numbers(c, h=value)))
+    out += [
+        ("extremes", numbers(c, a=0xFFFE, b=0xFFFFFFFF, c=0xFFFFFF, d=-(2**63), urgent=True)),
+        ("i64 max", numbers(c, d=2**63 - 1, c=0x123456)),
+        ("level MID with j", numbers(c, level=c.Level.MID, j=0xFFFF)),
+        ("level HIGH with j 0", numbers(c, level=c.Level.HIGH, j=0, urgent=True)),
+        ("texts empty", texts(c)),
+        ("texts null blob", texts(c, blob=None)),
+        ("texts empty blob (not null)", texts(c, blob=b"")),
+        ("texts empty name", texts(c, name="")),
+        ("texts name and pairs", texts(c, name="h\u00e9llo \u2713", secure=True,
+                                       pairs=[c.Pair("k", "v"), c.Pair("", "\u00e9")])),  # fmt: skip
+        ("texts reason, no tail", texts(c, reason=7)),
+        ("texts reason and empty tail", texts(c, reason=0, tail=b"")),
+        ("texts reason and tail", texts(c, name="n", blob=b"\x00\xfb", reason=255, tail=b"\xff")),
+        ("empty", c.Empty()),
+    ]
+    for size in (250, 251, 0xFFFF, 0x10000):
+        out.append((f"blob of {size} bytes", texts(c, blob=bytes(range(256)) * (size // 256)
+                                                   + bytes(size % 256))))  # fmt: skip
+    # Frame lengths (the header's vbi) at each size's bounds: a Texts body is 6 bytes
+    # (bits, NULL blob, no pairs, reason, tail length) plus the tail, or 2 + the blob's
+    # lenenc length + the blob.
+    for body in (127, 128, 16383, 16384):
+        out.append((f"body of {body} bytes", texts(c, reason=1, tail=b"t" * (body - 6))))
+    for body in (2097151, 2097152):
+        out.append((f"body of {body} bytes", texts(c, blob=b"b" * (body - 6))))
+    return out
+
+
+def frame(kind: int, flags: int, body: bytes, length: int | None = None) -> bytes:
+    """A frame's bytes: the header (kind, flags, vbi length) and ``body``."""
+    declared = len(body) if length is None else length
+    return bytes(((kind << 4) | flags,)) + _support.write_vbi(declared) + body
+
+
+def numbers_body(a: bytes = b"\x01\x00", g: bytes = b"\x00", h: bytes = b"\x00",
+                 i: bytes = b"\x05", j: bytes = b"") -> bytes:  # fmt: skip
+    """A Numbers body: a (u16le), b c d e f (27 fixed bytes), g h i, j."""
+    return a + bytes(27) + g + h + i + j
+
+
+def malformed() -> list[tuple[str, bytes, str]]:
+    """Bytes that are not a frame, with the error class Python raises for them (or a base
+    of it)."""
+    ok = numbers_body()
+    # "DecodeError": the input ends inside the frame's declared length (a field runs past
+    # it, a terminator is missing): Truncated, or InvalidValue since the frame's length is
+    # known -- Python decides, TypeScript must agree.
+    # fmt: off
+    cases = [
+        ("vbi overlong (0x80 0x00)", b"\x30\x80\x00", "NonCanonical"),
+        ("vbi overlong (3 bytes for 1)", b"\x30\x81\x80\x00", "NonCanonical"),
+        ("vbi of 5 bytes", b"\x30\x80\x80\x80\x80\x01", "InvalidValue"),
+        ("vbi of 4 bytes and a continuation", b"\x30\xff\xff\xff\xff", "InvalidValue"),
+        ("vbi cut", b"\x30\x80", "Truncated"),
+        ("no header", b"", "Truncated"),
+        ("fixed flags clear", frame(1, 0b0000, ok), "InvalidValue"),
+        ("level 3 (not a Level)", frame(1, 0b0111, numbers_body(j=b"\x00\x00")), "InvalidValue"),
+        ("level MID without j", frame(1, 0b0011, ok), "DecodeError"),
+        ("rule broken (a = 0xFFFF)", frame(1, 1, numbers_body(a=b"\xff\xff")), "RuleViolation"),
+        ("lenenc 5 in 3 bytes", frame(1, 1, numbers_body(i=b"\xfc\x05\x00")), "NonCanonical"),
+        ("lenenc 250 in 3 bytes", frame(1, 1, numbers_body(i=b"\xfc\xfa\x00")), "NonCanonical"),
+        ("lenenc 65535 in 4 bytes", frame(1, 1, numbers_body(i=b"\xfd\xff\xff\x00")),
+         "NonCanonical"),
+        ("lenenc 2^24-1 in 9 bytes", frame(1, 1, numbers_body(i=b"\xfe\xff\xff\xff" + bytes(5))),
+         "NonCanonical"),
+        ("lenenc 0xFF", frame(1, 1, numbers_body(i=b"\xff")), "InvalidValue"),
+        ("lenenc NULL where a number is needed", frame(1, 1, numbers_body(i=b"\xfb")),
+         "InvalidValue"),
+        ("lenenc cut", frame(1, 1, numbers_body(i=b"\xfe\x00\x00")), "DecodeError"),
+        ("varint overlong (0x80 0x00)", frame(1, 1, numbers_body(h=b"\x80\x00")), "NonCanonical"),
+        ("varint overlong (0x81 0x80 0x00)", frame(1, 1, numbers_body(h=b"\x81\x80\x00")),
+         "NonCanonical"),
+        ("varint of 11 bytes", frame(1, 1, numbers_body(h=b"\x80" * 10 + b"\x01")),
+         "InvalidValue"),
+        ("varint above 2^64", frame(1, 1, numbers_body(h=b"\xff" * 9 + b"\x02")), "InvalidValue"),
+        ("zigzag overlong", frame(1, 1, numbers_body(g=b"\x80\x00")), "NonCanonical"),
+        ("declared length too long", frame(1, 1, ok, len(ok) + 3), "Truncated"),
+        ("declared length too short (inside a run)", frame(1, 1, ok[:10], 10) + ok[10:],
+         "DecodeError"),
+        ("declared length too short (in a varint)", frame(1, 1, ok[:-3], len(ok) - 3) + ok[-3:],
+         "DecodeError"),
+        ("declared length too short (Texts pairs)", frame(2, 0, b"\x00\xfb") + b"\x00",
+         "DecodeError"),
+        ("body shorter than declared (Empty)", frame(3, 0, b"\x00"), "TrailingBytes"),
+        ("body shorter than declared (Texts)", frame(2, 0, b"\x00\xfb\x00\x01\x00\x00\x09"),
+         "TrailingBytes"),
+        ("bytes after the frame", frame(3, 0, b"") + b"\x00", "TrailingBytes"),
+        ("terminator missing", frame(2, 0, b"\x80abc\xfb\x01"), "DecodeError"),
+        ("terminator missing (at the end)", frame(2, 0, b"\x80abc"), "DecodeError"),
+        ("name not UTF-8", frame(2, 0, b"\x80\xff\x00\xfb\x00"), "InvalidString"),
+        ("blob length overlong", frame(2, 0, b"\x00\xfc\x03\x00abc\x00"), "NonCanonical"),
+        ("blob length 0xFF", frame(2, 0, b"\x00\xff\x00"), "InvalidValue"),
+        ("blob longer than the frame", frame(2, 0, b"\x00\x05ab\x00"), "DecodeError"),
+        ("tail cut by the frame", frame(2, 0, b"\x00\xfb\x00\x01\x05\x00ab"), "DecodeError"),
+        ("tail length cut by the frame", frame(2, 0, b"\x00\xfb\x00\x01\x05"), "DecodeError"),
+        ("pair cut", frame(2, 0, b"\x00\xfb\x01\x00\x01k\x00"), "DecodeError"),
+        ("unknown kind", b"\x40\x00", "UnknownFrameType"),
+        ("unknown kind 15", b"\xf0\x00", "UnknownFrameType"),
+    ]
+    # fmt: on
+    # vbi lengths at each size's bounds, declared but not there: Truncated with needed =
+    # the header and the declared length (the value read exactly).
+    for value in (127, 128, 16383, 16384, 2097151, 2097152, 268435455):
+        cases.append((f"declared {value}, absent", frame(3, 0, b"", value), "Truncated"))
+    return cases
+
+
+def refused(c: ModuleType) -> list[tuple[str, Any]]:
+    """Frames Python refuses to encode (EncodeError)."""
+    return [
+        ("rule broken (a = 0xFFFF)", numbers(c, a=0xFFFF)),
+        ("level MID without j", numbers(c, level=c.Level.MID)),
+        ("level LOW with j", numbers(c, j=5)),
+        ("f32 out of range", numbers(c, e=1e39)),
+        ("zigzag 2^63", numbers(c, g=2**63)),
+        ("lenenc 2^64", numbers(c, i=2**64)),
+        ("varint -1", numbers(c, h=-1)),
+        ("u24le 2^24", numbers(c, c=2**24)),
+        ("i64 below -2^63", numbers(c, d=-(2**63) - 1)),
+        ("name holds the terminator", texts(c, name="a\x00b")),
+        ("tail without reason", texts(c, tail=b"x")),
+        ("pair key too long", texts(c, pairs=[c.Pair("k" * 0x10000, "")])),
+    ]
+
+
+# --- frames and bytes: SPELLING --------------------------------------------------------------
+
+
+def wide(c: ModuleType, /, **fields: Any) -> Any:
+    return c.Wide(**{"hi": 2, "tail": b"", **fields})
+
+
+def spelling_frames(c: ModuleType) -> list[tuple[str, Any, Any]]:
+    """(name, frame, context): each condition on both sides of its edge."""
+    three = c.Context(limit=3)
+    # fmt: off
+    return [
+        ("limit 2^32 - 1 (no extra)", wide(c, limit=0xFFFFFFFF), None),
+        ("limit 2^32 (extra)", wide(c, limit=0x100000000, extra=7), None),
+        ("n has its top bit (masked)", wide(c, n=0x80000000, masked=1), None),
+        ("n * m = 0xFFFFFFFE00000001 (product)",
+         wide(c, n=0xFFFFFFFF, m=0xFFFFFFFF, masked=2, product=3), None),
+        ("n * m just below (no product)", wide(c, n=0xFFFFFFFF, m=0xFFFFFFFE, masked=2), None),
+        ("signed -1 (no sum)", wide(c, signed=-1), None),
+        ("signed -2 (sum)", wide(c, signed=-2, sum=5), None),
+        ("signed min (sum)", wide(c, signed=-(2**31), sum=6), None),
+        ("ctx.limit 3 (ctxv)", wide(c, ctxv=9), three),
+        ("ctx.limit 3, limit 3 set", wide(c, limit=3, ctxv=0), three),
+        ("word extremes, zigzag min (big_flag)",
+         wide(c, hi=0x7FFFFFFF, lo=0xFFFFFFFF, z=-(2**63), channel=254, wide=True, mode=2), None),
+        ("zigzag max", wide(c, z=2**63 - 1), None),
+        ("vbi 127", wide(c, v=127), None),
+        ("vbi 128", wide(c, v=128), None),
+        ("vbi 16383", wide(c, v=16383), None),
+        ("vbi 16384", wide(c, v=16384), None),
+        ("vbi 2097151", wide(c, v=2097151), None),
+        ("vbi 2097152", wide(c, v=2097152), None),
+        ("vbi max", wide(c, v=268435455), None),
+        ("lenenc max", wide(c, lv=2**64 - 1), None),
+        ("label of 200 bytes (2-byte vbi length)", wide(c, label="\u00e9" * 100), None),
+        ("zz of 300 bytes (3-byte lenenc length)", wide(c, zz=bytes(300)), None),
+        ("items with NaN weights",
+         wide(c, items=[c.Item(f32(0x7FA00001), -99), c.Item(-0.0, 0x7FFF)], tail=b"\x00\x01"),
+         None),
+        ("exprs: opt absent (reads as 0), neg -1 and d64 -1 round down",
+         c.Exprs(k=3, half=b"h", neg=-1, q=1, d64=-1, r=2), None),
+        ("exprs: opt 5 (after), neg -5, d64 -4", c.Exprs(k=4, opt=5, after=6, half=b"hh", neg=-5,
+                                                         d64=-4, sized=bytes(10), last=b"z"), None),
+        ("exprs: opt 4 (no after), neg -4, d64 -3", c.Exprs(k=5, opt=4, half=b"hh", neg=-4, q=3,
+                                                           d64=-3, r=4, sized=bytes(8)), None),
+        ("exprs: d64 min", c.Exprs(k=255, opt=255, after=0, half=bytes(127), neg=-128,
+                                   d64=-(2**63), sized=bytes(510)), None),
+        ("small extremes", c.Small(a=0xFFFFFF, b=-32768, c=0xFFFFFFFF, d=-(2**63), e=2**64 - 1,
+                                   rest=b"xyz"), None),
+        ("small ones", c.Small(a=0x010203, b=0x0405, c=0x06070809, d=0x0A0B0C0D0E0F1011,
+                               e=0x1213141516171819), None),
+    ]
+    # fmt: on
+
+
+def spelling_malformed(c: ModuleType) -> list[tuple[str, bytes, str]]:
+    """A valid Wide frame (one item, an empty tail) with one thing broken."""
+    good = bytearray(c.encode(wide(c, items=[c.Item(1.0, 5)])))
+    assert good[-1] == 0xFF and good[0] == 1
+
+    def patched(at: int, value: bytes) -> bytes:
+        out = bytearray(good)
+        out[at : at + len(value)] = value
+        return bytes(out)
+
+    # fmt: off
+    return [
+        ("mode 3 (above its max)", patched(1, b"\x30"), "InvalidValue"),
+        ("channel 255 (a rule over the header)", patched(2, b"\xff"), "RuleViolation"),
+        ("hi | lo == 1 (a rule over word bits)", patched(3, bytes([1, 0, 0, 0, 0, 0, 0, 0])),
+         "RuleViolation"),
+        ("item tag -100 (a struct's rule)",
+         patched(len(good) - 3, (-100).to_bytes(2, "little", signed=True)), "RuleViolation"),
+        ("tail without its terminator", bytes(good[:-1]), "DecodeError"),
+        ("big_flag set, no zigzag", patched(10, b"\x80"), "Truncated"),
+        ("unknown kind", b"\x07\x00\x00", "UnknownFrameType"),
+    ]
+    # fmt: on
+
+
+def spelling_refused(c: ModuleType) -> list[tuple[str, Any, Any]]:
+    return [
+        ("extra without a large limit", wide(c, extra=1), None),
+        ("no extra with a large limit", wide(c, limit=2**40), None),
+        ("masked missing", wide(c, n=0x80000001), None),
+        ("product missing", wide(c, n=0xFFFFFFFF, m=0xFFFFFFFF, masked=1), None),
+        ("product where it cannot be", wide(c, n=0x10000, m=0x10000, product=1), None),
+        ("ctxv with the default context", wide(c, ctxv=1), None),
+        ("ctxv missing with limit 3", wide(c), c.Context(limit=3)),
+        ("tail holding its terminator", wide(c, tail=b"\xff"), None),
+        ("rule over word bits", wide(c, hi=0, lo=1), None),
+        ("rule over the header", wide(c, channel=255), None),
+        ("struct rule", wide(c, items=[c.Item(0.0, -100)]), None),
+        ("mode above its max", wide(c, mode=3), None),
+        ("vbi above its max", wide(c, v=2**28), None),
+        ("i16le below its min", c.Small(b=-32769), None),
+        ("exprs: half of the wrong size", c.Exprs(k=4, opt=0, half=b"h"), None),
+        ("exprs: sized with opt absent", c.Exprs(k=0, sized=b"s"), None),
+        ("exprs: q missing (neg -2)", c.Exprs(neg=-2), None),
+        ("exprs: r where d64 // 3 is 0", c.Exprs(d64=0, r=1), None),
+    ]
+
+
+# --- the corpus ------------------------------------------------------------------------------
+
+
+def corpus_file(variant: corpus.Variant, golden_frames: list[tuple[str, Any, Any]],
+                malformed: list[tuple[str, bytes, str]],
+                refused: list[tuple[str, Any, Any]]) -> dict[str, Any]:  # fmt: skip
+    """One corpus file; Python's answers checked on the way where they are the point of
+    a case (the frame decodes to itself, the error is the one named)."""
+    codec = variant.version.codec()
+    w = corpus.widths(variant.version)
+    golden = []
+    for name, value, ctx in golden_frames:
+        data = codec.encode(value, ctx)
+        one = corpus.case(variant, data, ctx, None)
+        assert "frame" in one and one.get("encoded") == data.hex(), (name, one)
+        golden.append({"name": name, **one})
+    errors_ = []
+    for name, data, error in malformed:
+        one = corpus.case(variant, data, None, None)
+        raised = getattr(errors, str(one.get("error")), None)
+        assert raised is not None and issubclass(raised, getattr(errors, error)), (name, one)
+        errors_.append({"name": name, **one})
+    encode_errors = []
+    for name, value, ctx in refused:
+        with pytest.raises(errors.EncodeError):
+            codec.encode(value, ctx)
+        encode_errors.append({"name": name, "bytes": "", "ctx": corpus.ctx_to_json(ctx, w),
+                              "sender": None, "frame": corpus.to_json(value, w),
+                              "encode_error": "EncodeError"})  # fmt: skip
+    drawn = corpus.differential(variant, DIFFERENTIAL)
+    small = [g for g in golden if len(g["bytes"]) <= 2 * BIG]
+    return {
+        "format": corpus.FORMAT, "protocol": variant.version.protocol,
+        "version": variant.version.version, "module": variant.module, "encoding": "binary",
+        "needs_context": bool(codec.NEEDS_CONTEXT), "needs_sender": False, "seed": corpus.SEED,
+        "golden": golden, "golden_errors": errors_, "differential": drawn,
+        "tracking": corpus.tracking(variant, DIFFERENTIAL),
+        "mutations": corpus.mutations(variant, small + drawn, MUTATIONS),
+        "encode_errors": encode_errors,
+    }  # fmt: skip
+
+
+def write_corpus(built: Built) -> Path:
+    """The corpus files and their index (naming the compiled modules)."""
+    folder = built.out / "corpus"
+    folder.mkdir()
+    c = built.constructs.version.codec()
+    s = built.spelling.version.codec()
+    contents = {
+        built.constructs: corpus_file(built.constructs, [(n, f, None) for n, f in golden_frames(c)],
+                                      malformed(), [(n, f, None) for n, f in refused(c)]),
+        built.spelling: corpus_file(built.spelling, spelling_frames(s), spelling_malformed(s),
+                                    spelling_refused(s)),
+    }  # fmt: skip
+    files = []
+    for variant, content in contents.items():
+        (folder / f"{variant.name}.json").write_text(json.dumps(content), encoding="utf-8")
+        files.append({"file": f"{variant.name}.json", "module": variant.module,
+                      "encoding": "binary", "path": str(built.module_js(variant))})  # fmt: skip
+    index = {"format": corpus.FORMAT, "seed": corpus.SEED, "files": files}
+    (folder / "index.json").write_text(json.dumps(index), encoding="utf-8")
+    return folder
+
+
+# --- the tests -------------------------------------------------------------------------------
+
+
+def test_the_package_builds_on_its_own(built: Built) -> None:
+    """An IDL outside idl/ gets a package that refers to nothing outside its folder."""
+    package = built.out / PACKAGE / "typescript"
+    tsconfig = json.loads((package / "tsconfig.json").read_text())
+    assert "references" not in tsconfig and tsconfig["compilerOptions"]["strict"] is True
+    manifest = json.loads((package / "package.json").read_text())
+    assert manifest["dependencies"] == {"@wirestream/runtime": "0.1.0"}
+    assert manifest["scripts"]["build"] == "tsc -p ."
+    assert "typescript" in manifest["devDependencies"]
+    for variant in (built.constructs, built.spelling):
+        module = built.module_js(variant)
+        assert module.is_file() and module.with_suffix(".d.ts").is_file()
+
+
+def test_floats_keep_their_bits_in_python(built: Built) -> None:
+    """What the golden NaN cases rest on: Python's own round trip keeps every bit."""
+    c = built.constructs.version.codec()
+    for bits in (0x7FA00001, 0xFFC12345, 0x7F800001):
+        decoded = c.decode(c.encode(numbers(c, e=f32(bits))))
+        assert _support.f32_bits(decoded.e) == bits
+    for bits in (0x7FF0000000000001, 0xFFF8DEADBEEF0001):
+        decoded = c.decode(c.encode(numbers(c, f=f64(bits))))
+        assert struct.pack(">d", decoded.f) == bits.to_bytes(8, "big")
+
+
+def test_typescript_agrees_with_python(node: str, built: Built) -> None:
+    """Every case of the corpus: the same frame, bytes or error class in TypeScript."""
+    folder = write_corpus(built)
+    assert TS_TEST.exists(), f"tsc -b did not write {TS_TEST}"
+    result = subprocess.run(
+        [node, "--test", str(TS_TEST)],
+        cwd=ROOT,
+        env={**os.environ, "WIRESTREAM_CORPUS": str(folder)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, _differences(result.stdout) + result.stderr[-5000:]
+    assert "# skipped 0" in result.stdout and "# fail 0" in result.stdout, result.stdout
+    for variant in (built.constructs, built.spelling):
+        for kind in ("golden", "golden_errors", "differential", "mutations", "encode_errors"):
+            assert f"{variant.name}.json {kind}: " in result.stdout, (variant.name, kind)
+    assert f"{built.spelling.name}.json tracking: " in result.stdout
