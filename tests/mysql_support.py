@@ -9,7 +9,9 @@ what its IDL's header asks of a caller:
   ``Phase`` named after the receiving machine's state (the server's packets decode in the
   client machine's phase, the client's in the server machine's);
 * ``track_context`` keeps ``capabilities``, ``column_count`` and ``param_count`` in step:
-  it sees every packet of both directions, in the order they crossed the wire.
+  it sees every packet of both directions, in the order they crossed the wire
+  (``column_count``, from ColumnCount or BinaryColumnCount, is how many values a text row
+  has and how long a binary row's NULL bitmap is).
 
 ``Conversation`` holds both machines of one connection (a client-role and a server-role
 ``ConnectionMachine``) and a ``Context`` per direction; every packet, whoever sends it,
@@ -21,10 +23,9 @@ bytes, a copy of the context it was decoded in, so that ``check_byte_identity`` 
 ``Session`` is a client on a socket: ``send`` passes the machines (nothing is written when
 one refuses), encodes, and checks that its own bytes decode back in the server's phase.
 
-The generated ``Phase`` has no member for the client machine's ``switching`` state (after
-an AuthSwitchRequest; see tests/test_mysql_server.py, "BUG"): ``Conversation`` records each
-state it finds no phase for in ``missing_phases`` and decodes in ``PHASE_FALLBACK`` meanwhile,
-so that the rest of a session can still be proved; the tests assert the list is empty.
+Every state of the machine names a ``Phase`` (the client's ``switching``, after an
+AuthSwitchRequest, included): ``Conversation`` looks the phase up with nothing to fall back
+on, so a state without one is a KeyError.
 
 Every socket read has a deadline (``TIMEOUT``): nothing can hang.
 """
@@ -67,7 +68,6 @@ __all__ = [
     "ConnectionClosed",
     "Conversation",
     "Cutter",
-    "PHASE_FALLBACK",
     "Packet",
     "Session",
     "TIMEOUT",
@@ -94,10 +94,6 @@ CLIENT_CONNECT_ATTRS = 0x100000
 CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA = 0x200000
 CLIENT_SESSION_TRACK = 0x800000
 CLIENT_DEPRECATE_EOF = 0x1000000
-
-# A machine state the generated Phase has no member for -> the phase whose packets it
-# expects (switching: OK, ERR or AuthMoreData, as in authenticating).
-PHASE_FALLBACK: dict[str, Phase] = {"SWITCHING": Phase.AUTHENTICATING}
 
 
 class ConnectionClosed(Exception):
@@ -191,19 +187,12 @@ class Conversation:
         self.server = ConnectionMachine("server")
         self.to_client = Context()
         self.to_server = Context()
-        self.missing_phases: list[str] = []  # machine states Phase has no member for
         self._set_phases()
 
-    def phase_of(self, machine: ConnectionMachine) -> Phase:
+    @staticmethod
+    def phase_of(machine: ConnectionMachine) -> Phase:
         """``Phase[machine.state.name.upper()]``, as the IDL's header says."""
-        name = machine.state.name.upper()
-        try:
-            return Phase[name]
-        except KeyError:
-            missing = f"{machine.role}:{machine.state.value}"
-            if missing not in self.missing_phases:
-                self.missing_phases.append(missing)
-            return PHASE_FALLBACK[name]
+        return Phase[machine.state.name.upper()]
 
     def _set_phases(self) -> None:
         self.to_client.phase = self.phase_of(self.client)
