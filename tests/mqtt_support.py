@@ -36,6 +36,7 @@ from wirestream.generated.mqtt.v5.machines import (
     ConnectionMachine,
     ConnectionState,
     PublishQos2Machine,
+    PublishQos2State,
 )
 from wirestream.runtime.machine import send_all
 
@@ -145,6 +146,16 @@ class Peer:
         if machine is None:
             machine = table[packet_id] = PublishQos2Machine("sender" if ours else "receiver")
         return [machine]
+
+    def resume_qos2(self, packet_id: int) -> PublishQos2Machine:
+        """A QoS 2 delivery of ours whose first PUBLISH (DUP 0) went out before this
+        connection, unacknowledged: 4.4, after a reconnect with a session the sender re-sends
+        it with DUP 1 [MQTT-3.3.1-1], and that re-send is the next PUBLISH under
+        ``packet_id``. The sender machine starts where that delivery stands: published."""
+        assert packet_id not in self.qos2_sending, f"delivery {packet_id} is under way"
+        machine = PublishQos2Machine("sender", PublishQos2State.PUBLISHED)
+        self.qos2_sending[packet_id] = machine
+        return machine
 
     def _settle(self) -> None:
         for table in (self.qos2_sending, self.qos2_receiving):

@@ -558,8 +558,14 @@ def paho_publishes(paho: PahoClient, ours: Peer, frame: Publish) -> Publish:
 
 
 def we_publish(paho: PahoClient, ours: Peer, frame: Publish) -> mqtt.MQTTMessage:
-    """Our side sends ``frame`` and completes paho's acknowledgements; paho's message."""
+    """Our side sends ``frame`` and completes paho's acknowledgements; paho's message. A
+    QoS 2 ``frame`` with DUP 1 is the re-send of a delivery whose first PUBLISH paho never
+    saw (4.4: lost with an earlier connection): our sender machine resumes it in
+    'published', the only state where a DUP PUBLISH may go out [MQTT-4.3.3-2]."""
     count = len(paho.messages)
+    if frame.qos == QoS.EXACTLY_ONCE and frame.dup:
+        assert frame.packet_id is not None
+        ours.resume_qos2(frame.packet_id)
     ours.send(frame)
     if frame.qos == QoS.AT_LEAST_ONCE:
         assert ours.expect(Puback) == Puback(packet_id=frame.packet_id)  # type: ignore[arg-type]
