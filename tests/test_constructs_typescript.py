@@ -112,6 +112,8 @@ frames:
       - {name: product, type: u8, if: "n * m > 0xFFFFFFFE00000000"}
       - {name: sum, type: u8, if: "signed + 1 < 0"}           # numbers, signed
       - {name: ctxv, type: u8, if: "ctx.limit == 3"}          # a 64-bit context value
+      - {name: sflag, type: f64le, if: "wide and mode == 2"}   # floats behind conditions
+      - {name: s32, type: f32, if: "not wide"}
       - {name: z, type: zigzag, if: big_flag}                 # presence by a bool bit
       - {name: v, type: vbi}
       - {name: lv, type: lenenc}
@@ -381,7 +383,7 @@ def refused(c: ModuleType) -> list[tuple[str, Any]]:
 
 
 def wide(c: ModuleType, /, **fields: Any) -> Any:
-    return c.Wide(**{"hi": 2, "tail": b"", **fields})
+    return c.Wide(**{"hi": 2, "tail": b"", "s32": None if fields.get("wide") else 0.0, **fields})
 
 
 def spelling_frames(c: ModuleType) -> list[tuple[str, Any, Any]]:
@@ -401,7 +403,12 @@ def spelling_frames(c: ModuleType) -> list[tuple[str, Any, Any]]:
         ("ctx.limit 3 (ctxv)", wide(c, ctxv=9), three),
         ("ctx.limit 3, limit 3 set", wide(c, limit=3, ctxv=0), three),
         ("word extremes, zigzag min (big_flag)",
-         wide(c, hi=0x7FFFFFFF, lo=0xFFFFFFFF, z=-(2**63), channel=254, wide=True, mode=2), None),
+         wide(c, hi=0x7FFFFFFF, lo=0xFFFFFFFF, z=-(2**63), channel=254, wide=True, mode=2,
+              sflag=f64(0x7FF0000000000001)), None),
+        ("wide, mode 1 (no floats)", wide(c, wide=True, mode=1), None),
+        ("wide, mode 2, sflag -0.0", wide(c, wide=True, mode=2, sflag=-0.0), None),
+        ("not wide: s32 a NaN payload", wide(c, s32=f32(0xFFC12345)), None),
+        ("not wide: s32 a signalling NaN", wide(c, s32=f32(0x7FA00001), mode=2), None),
         ("zigzag max", wide(c, z=2**63 - 1), None),
         ("vbi 127", wide(c, v=127), None),
         ("vbi 128", wide(c, v=128), None),
@@ -451,7 +458,7 @@ def spelling_malformed(c: ModuleType) -> list[tuple[str, bytes, str]]:
         ("item tag -100 (a struct's rule)",
          patched(len(good) - 3, (-100).to_bytes(2, "little", signed=True)), "RuleViolation"),
         ("tail without its terminator", bytes(good[:-1]), "DecodeError"),
-        ("big_flag set, no zigzag", patched(10, b"\x80"), "Truncated"),
+        ("big_flag set, no zigzag", patched(10, b"\x80"), "DecodeError"),
         ("unknown kind", b"\x07\x00\x00", "UnknownFrameType"),
     ]
     # fmt: on
@@ -471,6 +478,10 @@ def spelling_refused(c: ModuleType) -> list[tuple[str, Any, Any]]:
         ("rule over the header", wide(c, channel=255), None),
         ("struct rule", wide(c, items=[c.Item(0.0, -100)]), None),
         ("mode above its max", wide(c, mode=3), None),
+        ("s32 missing (not wide)", wide(c, s32=None), None),
+        ("s32 while wide", wide(c, wide=True, s32=1.0), None),
+        ("sflag missing (wide, mode 2)", wide(c, wide=True, mode=2), None),
+        ("s32 out of binary32's range", wide(c, s32=1e39), None),
         ("vbi above its max", wide(c, v=2**28), None),
         ("i16le below its min", c.Small(b=-32769), None),
         ("exprs: half of the wrong size", c.Exprs(k=4, opt=0, half=b"h"), None),
