@@ -701,6 +701,8 @@ class _Builder(NodeReader):
                 scope[raw].presence = True
             else:
                 when = self.cond(raw, iline, f"{path}.if", scope, flags)
+                if when.uses("remaining"):
+                    self.fail(iline, f"{path}.if", "`remaining` is for `select:` (use `more`)")
                 if when.uses_more() and when.op != "more":
                     self.fail(iline, f"{path}.if", "`more` must be the whole condition")
                 if when.op == "more" and self.self_delimiting:
@@ -750,9 +752,11 @@ class _Builder(NodeReader):
             self.keys(entry, rpath, {"check", "spec"}, {"check"})
             check = self.cond(entry["check"], self.line_of(entry, "check"), f"{rpath}.check",
                               {k: v for k, v in scope.items()}, flags)  # fmt: skip
-            if check.uses_more():
+            if check.uses_more() or check.uses("remaining"):
                 self.fail(
-                    self.line_of(entry, "check"), f"{rpath}.check", "`more` is for `if:` only"
+                    self.line_of(entry, "check"),
+                    f"{rpath}.check",
+                    "`more` and `remaining` are for `if:` and `select:` only",
                 )
             result.append(Rule(check, str(entry["check"]), self.text(entry, "spec", rpath), rline))
         return result

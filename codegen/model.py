@@ -255,6 +255,9 @@ class Cond:
     def uses_more(self) -> bool:
         return self.op == "more" or any(arg.uses_more() for arg in self.args)
 
+    def uses(self, op: str) -> bool:
+        return self.op == op or any(arg.uses(op) for arg in self.args)
+
 
 WILDCARD = -1
 """A frame code's last part written ``"*"``: any value the other frames do not take."""

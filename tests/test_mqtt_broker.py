@@ -835,17 +835,10 @@ def test_mqtt_3_8_3_2_subscribe_and_unsubscribe_need_a_topic_filter(
     assert decode(encode(one)) == one
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="BUG: idl/mqtt/v5.yaml Unsubscribe.topic_filters has no min_count: 1 (count: rest "
-    "takes none); remove this mark once it has",
-)
 def test_mqtt_3_10_3_2_unsubscribe_needs_a_topic_filter() -> None:
     """[MQTT-3.10.3-2] "The Payload of an UNSUBSCRIBE packet MUST contain at least one Topic
     Filter." (mosquitto answers a2 03 00 01 00 with 0x81: the test above). The codec
-    decodes it to ``Unsubscribe(packet_id=1, topic_filters=[])`` and encodes that back to
-    the same bytes. Strict xfail: it fails loudly the day the IDL is fixed."""
+    refuses it (``min_count: 1``) on decode and on encode."""
     raw = bytes.fromhex("a203000100")
     problems = []
     try:
