@@ -1188,6 +1188,13 @@ class _Builder(NodeReader):
                     f"'{node['flag']}' is not a header flag",
                 )
             return Unknown("ignore_if_flag", flag=node["flag"])
+        if policy == "skip":
+            # the header says how long the frame is: an unknown type is skipped by that length
+            self.keys(node, "unknown", {"policy"}, set())
+            if "length_field" not in self.framing_node:
+                self.fail(pline, "unknown.policy",
+                          "skip needs frames whose header holds their length (framing.length_field)")  # fmt: skip
+            return Unknown("skip")
         if policy == "skip_length":
             self.keys(node, "unknown", {"policy", "length"}, {"length"})
             length = self.int_type(node["length"], self.line_of(node, "length"), "unknown.length")
@@ -1195,7 +1202,7 @@ class _Builder(NodeReader):
         self.fail(
             pline,
             "unknown.policy",
-            f"unknown policy '{policy}' (error, ignore_if_flag, skip_length)",
+            f"unknown policy '{policy}' (error, ignore_if_flag, skip_length, skip)",
         )
 
     def frames(self, top: Mapping, header: list[Item], discriminator: list[str], common: dict[str, int],
