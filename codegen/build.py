@@ -678,7 +678,7 @@ class _Builder(NodeReader):
               in_frame: bool) -> Item:  # fmt: skip
         allowed = {"name", "type", "doc", "min", "max", "enum", "const", "default", "length", "nullable",
                    "size", "of", "count", "byte_length", "if", "terminator", "peek", "forbid",
-                   "min_count"}  # fmt: skip
+                   "min_count", "transform"}  # fmt: skip
         self.keys(node, path, allowed, {"name", "type"})
         peek = node.get("peek", False)
         if peek is not False:
@@ -766,7 +766,7 @@ class _Builder(NodeReader):
         tline = self.line_of(node, "type")
         kind_keys = {
             "int": {"min", "max", "enum", "const", "default"},
-            "bytes": {"length", "nullable", "size", "terminator", "forbid"},
+            "bytes": {"length", "nullable", "size", "terminator", "forbid", "transform"},
             "array": {"of", "count", "byte_length", "terminator", "min_count"},
             "ref": set(),
             "float": {"default"},
@@ -833,6 +833,20 @@ class _Builder(NodeReader):
     def bytes_field(self, node: Mapping, path: str, name: str, is_string: bool, scope: dict[str, IntField],
                     doc: str) -> BytesField:  # fmt: skip
         result = self.bytes_layout(node, path, name, is_string, scope, doc)
+        if "transform" in node:
+            xline = self.line_of(node, "transform")
+            transform = self.mapping(node["transform"], f"{path}.transform", xline)
+            self.keys(transform, f"{path}.transform", {"xor"}, {"xor"})
+            key = transform["xor"]
+            kline = self.line_of(transform, "xor")
+            found = scope.get(key) if isinstance(key, str) else None
+            if found is None or found.type.size is None or found.type.size < 1:
+                self.fail(kline, f"{path}.transform.xor",
+                          f"'{key}' is not an earlier fixed-size integer field (the key)")  # fmt: skip
+            if is_string:
+                self.fail(xline, f"{path}.transform", "transforms apply to bytes (a masked "
+                          "string is bytes until it is unmasked)")  # fmt: skip
+            result.xor_key = found
         if "forbid" in node:
             fline = self.line_of(node, "forbid")
             values = self.sequence(node["forbid"], f"{path}.forbid", fline)

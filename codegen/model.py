@@ -187,6 +187,9 @@ class BytesField:
     doc: str = ""
     terminator: int | None = None  # ends at this byte (consumed, not part of the value)
     forbid: tuple[int, ...] = ()  # characters (strings) or bytes the value must not hold
+    # ``transform: {xor: key}``: the bytes on the wire are the value XOR the key (an earlier
+    # integer field, its bytes in its byte order, repeated), on encode and decode alike
+    xor_key: IntField | None = None
 
 
 @dataclass

@@ -260,6 +260,7 @@ class BytesStep:
     fixed_default: int | None  # a literal size: the attribute's default has it
     terminator: int | None = None  # ends at this byte (consumed; not in the value)
     forbid: tuple[int, ...] = ()  # characters (strings) or bytes it must not hold
+    xor_key: IntPlan | None = None  # transform: XOR with this earlier field's bytes
 
     @property
     def check_negative(self) -> bool:
@@ -731,8 +732,9 @@ class Planner:
             )
         )
         fixed = literal_size(node.size) if node.length is None else None
+        key = self.ints.get(node.xor_key.name) if node.xor_key is not None else None
         return BytesStep(name, node.is_string, node.rest, node.length, size, node.nullable,
-                         derived, fixed, node.terminator, node.forbid)  # fmt: skip
+                         derived, fixed, node.terminator, node.forbid, key)  # fmt: skip
 
     def element(self, element: Element, array: str) -> ElementPlan:
         least = max(1, min_size(element))

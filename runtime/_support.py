@@ -116,6 +116,18 @@ def f32_bits(value: float) -> int:
     return bits
 
 
+# --- transforms ------------------------------------------------------------------
+
+
+def xor(data: bytes, key: bytes) -> bytes:
+    """``data`` XOR ``key`` repeated (a masked payload, e.g. WebSocket's 4-byte key)."""
+    if not data:
+        return b""
+    size = len(data)
+    stream = (key * (size // len(key) + 1))[:size]
+    return (int.from_bytes(data, "big") ^ int.from_bytes(stream, "big")).to_bytes(size, "big")
+
+
 # --- zigzag (protobuf sint64): (n << 1) ^ (n >> 63) as a LEB128 varint ----------
 
 
