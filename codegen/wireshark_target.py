@@ -25,7 +25,16 @@ generated codecs decode, step by step from the same plan, into a protocol tree:
   for a broken ``rules:`` entry, ...), never a Lua error;
 - frames are found on the TCP stream by the transport's length prefix, by the
   header's length field (``framing.length_field``: the header alone says where the
-  frame ends, so a malformed body is skipped), or by decoding self-delimiting frames.
+  frame ends, so a malformed body is skipped; a field running past that end is
+  ``.invalid_value``, as in the codecs), or by decoding self-delimiting frames;
+- what a frame means can depend on the conversation (``Conversation``): context values
+  set by frames one side sends are kept for both directions (MySQL's capabilities,
+  PostgreSQL's auth_request), the client's first frame has the ``startup:`` header (and,
+  for PostgreSQL, the one after the server's one-byte 'N' to SSLRequest/GSSENCRequest:
+  ``STARTUP_ANSWERS``), and a code part that is a context value (MySQL's ``ctx.phase``)
+  is the receiver's state in the IDL's client/server machine, replayed for both sides
+  (``PhaseMachine``); a peeked header byte, ``select:`` and codes ending in ``*`` choose
+  the frame as the codecs do.
 
 Readers and helpers that only some IDL constructs need (``Uses``) are emitted only
 when used: a dissector of a protocol without them is the same Lua as before they
@@ -159,11 +168,14 @@ def ctor(itype: IntType) -> str:
     return _INT_CTOR[name]
 
 
-def lua_expr(plan: ExprPlan) -> str:
+def lua_expr(plan: ExprPlan, codec: CodecPlan | None = None) -> str:
     """A size or count expression as a Lua number (64-bit operands through ``num``:
-    a value of 2**53 or more is ``math.huge``, which every bound check refuses)."""
-    if getattr(plan, "tree", None) is not None:
-        raise NotImplementedError(f"Wireshark target: the size expression '{plan.text}'")
+    a value of 2**53 or more is ``math.huge``, which every bound check refuses).  One with
+    parentheses or floor division is spelled from its tree (``ExprPlan.tree``)."""
+    if plan.tree is not None:
+        if codec is None:
+            raise NotImplementedError(f"Wireshark target: the size expression '{plan.text}'")
+        return LuaCond(codec, "struct").number(plan.tree)
     parts: list[str] = []
     for index, term in enumerate(plan.terms):
         if index:
@@ -208,6 +220,11 @@ class LuaCond:
     def spell(self, cond: CondPlan) -> str:
         self.big = cond.big
         return self.truth(cond.tree, top=True)
+
+    def number(self, cond: CondPlan) -> str:
+        """A value (a size expression's tree) as a Lua number."""
+        self.big = cond.big
+        return self.value(cond.tree)
 
     def truth(self, node: Cond, top: bool = False) -> str:
         op = node.op
@@ -278,6 +295,8 @@ class Uses:
     terminator: bool = False
     rules: bool = False
     bitop: bool = False  # & or | in a condition
+    min_count: bool = False  # an array with a least count
+    forbid: bool = False  # bytes or strings that must not hold some values
 
     def int_type(self, itype: IntType | None) -> None:
         if itype is None:
@@ -290,6 +309,10 @@ class Uses:
     def cond(self, cond: CondPlan | None) -> None:
         if cond is not None and cond_ops(cond.tree) & {"&", "|"}:
             self.bitop = True
+
+    def expr(self, expr: ExprPlan | None) -> None:
+        if expr is not None:
+            self.cond(expr.tree)
 
     def steps(self, steps: list[ItemStep]) -> None:
         for item in steps:
@@ -312,21 +335,32 @@ class Uses:
             elif isinstance(step, ArrayStep):
                 self.int_type(step.count_prefix)
                 self.int_type(step.byte_length_prefix)
+                self.expr(step.count_expr)
+                self.expr(step.byte_length_expr)
+                self.min_count = self.min_count or step.min_count > 0
                 element = step.element
                 if element.value is not None:
                     self.int_type(element.value.type)
                 if element.bytes is not None:
                     self.bytes(element.bytes)
+                self.expr(element.fixed_size)
 
     def bytes(self, step: BytesStep) -> None:
         self.int_type(step.length)
+        self.expr(step.size)
         if step.terminator is not None:
             self.terminator = True
+        if step.forbid:
+            self.forbid = True
 
     @classmethod
     def of(cls, plan: CodecPlan) -> Uses:
         uses = cls()
         uses.steps(plan.header_steps)
+        if plan.startup is not None:
+            uses.steps(plan.startup.header_steps)
+        for _, _, select in plan.selects:
+            uses.cond(select)
         uses.int_type(plan.unknown_length)
         for record in [*plan.structs, *plan.frames]:
             uses.steps(record.steps)
@@ -334,6 +368,154 @@ class Uses:
                 uses.rules = True
                 uses.cond(rule.check)
         return uses
+
+
+# --- conversations: context both directions keep, the receiver's phase, startup ---------
+
+
+@dataclass(frozen=True)
+class StartupAnswer:
+    """What a server answers, in one byte that is no message, to some startup frames
+    (PostgreSQL 55.2.10/55.2.11: SSLRequest and GSSENCRequest are answered 'S' or 'G'
+    when encryption follows, 'N' when it does not and the client sends another startup
+    frame).  The IDL leaves that byte to the caller (``startup: doc``); tshark's own
+    pgsql dissector, like this one, follows it per conversation."""
+
+    requests: tuple[str, ...]  # the startup frames that are answered so
+    answers: tuple[tuple[int, str, bool], ...]  # (byte, meaning, another startup frame next)
+
+
+STARTUP_ANSWERS: Final = {
+    ("postgresql", "v3"): StartupAnswer(
+        ("SslRequest", "GssencRequest"),
+        ((0x4E, "N: no encryption, the startup goes on in the clear", True),
+         (0x53, "S: SSL (TLS) follows", False),
+         (0x47, "G: GSSAPI encryption follows", False)),
+    ),
+}  # fmt: skip
+
+
+def shared_context(proto: Protocol) -> list[str]:
+    """The context values both directions keep: set (or cleared) only by frames one side
+    sends (MySQL's capabilities, from the client's HandshakeResponse41, lay out the
+    server's OK packets; PostgreSQL's auth_request, from the server's Authentication, the
+    client's 'p' message).  A value a frame of either side sets (``sender: any``: RSIO's
+    Subscribed) belongs to the direction that announced it."""
+    senders = {frame.name: frame.sender for frame in proto.frames}
+    shared = []
+    for value in proto.context:
+        frames = [name for name, _ in value.set_by] + list(value.cleared_by)
+        if frames and all(senders.get(name) in ("client", "server") for name in frames):
+            shared.append(value.name)
+    return shared
+
+
+def pascal(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+@dataclass(frozen=True)
+class MachineRow:
+    guard: str | None  # a Lua condition over the frame's values ``v``
+    target: str | None  # the state it moves to (None: it stays)
+
+
+@dataclass(frozen=True)
+class PhaseMachine:
+    """The connection machine both sides run, replayed to know a context value that is
+    part of the code (MySQL's ``ctx.phase``): a packet is decoded in the member of the
+    enum named after that value (``Phase``) named after the receiving side's machine state
+    (the server's packets in the client's state, the client's in the server's), as the
+    IDL's header says (``ctx.phase = Phase[machine.state.name.upper()]``)."""
+
+    ctx: str  # the context value (``phase``)
+    enum: str  # its enum (``Phase``)
+    machine: str
+    initial: dict[str, str]  # role -> state member
+    phases: dict[str, dict[str, int | None]]  # role -> state member -> its enum value
+    # role -> direction -> state member -> frame name or "*" -> rows
+    table: dict[str, dict[str, dict[str, dict[str, list[MachineRow]]]]]
+
+
+def phase_machine(proto: Protocol, plan: CodecPlan) -> PhaseMachine | None:
+    """The machine that says the context value of the code's first part, or None when no
+    part of the code is a context value.  Refused by name when no machine says it."""
+    ctx_parts = [name for kind, name, _ in plan.key_parts if kind == "ctx"]
+    if not ctx_parts:
+        return None
+    if len(ctx_parts) > 1 or plan.key_parts[0][0] != "ctx":
+        raise NotImplementedError(
+            "Wireshark target: a context part of the code other than the first"
+        )
+    name = ctx_parts[0]
+    enums = {e.name: e for e in proto.enums}
+    enum = enums.get(pascal(name))
+    machines = [m for m in proto.machines
+                if {"client", "server"} <= set(m.roles) and enum is not None
+                and any(state.upper() in enum.values for state in m.states)]  # fmt: skip
+    if enum is None or len(machines) != 1:
+        raise NotImplementedError(
+            f"Wireshark target: the code part ctx.{name} needs an enum {pascal(name)} naming the "
+            "states of one client/server machine"
+        )
+    machine = machines[0]
+    frames = {f.name: f for f in proto.frames}
+    phases = {role: {state.upper(): enum.values.get(state.upper()) for state in machine.states}
+              for role in ("client", "server")}  # fmt: skip
+    table: dict[str, dict[str, dict[str, dict[str, list[MachineRow]]]]] = {}
+    for row in machine.transitions:
+        if row.role not in ("client", "server"):
+            continue
+        by_state = table.setdefault(row.role, {}).setdefault(row.direction, {})
+        by_frame = by_state.setdefault(row.source.upper(), {})
+        guard = None
+        if row.conditions:
+            tests = []
+            for condition in row.conditions:
+                if condition.is_flag:
+                    raise NotImplementedError(
+                        f"Wireshark target: a flag in a guard of the machine {machine.name}"
+                    )
+                value = f"v.{condition.name}"
+                test = " or ".join(f"num({value}) == {lit(n)}" for n in condition.values)
+                test = f"{value} ~= nil and ({test})"
+                tests.append(f"not ({test})" if condition.negated else f"({test})")
+            guard = " and ".join(tests)
+        target = row.target.upper() if row.outcome == "to" and row.target is not None else None
+        if row.frame != "*" and row.frame not in frames:
+            raise NotImplementedError(f"Wireshark target: the machine row's frame {row.frame}")
+        by_frame.setdefault(row.frame, []).append(MachineRow(guard, target))
+    for directions in table.values():
+        for states in directions.values():
+            for frame_rows in states.values():
+                for rows in frame_rows.values():
+                    rows.sort(key=lambda r: r.guard is None)  # guarded rows first
+    return PhaseMachine(name, enum.name, machine.name,
+                        {role: machine.initial[role].upper() for role in ("client", "server")},
+                        phases, table)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """What a dissector keeps per TCP stream beyond each direction's context: the
+    context values both directions keep, the phase machine, the startup state."""
+
+    shared: tuple[str, ...]
+    machine: PhaseMachine | None
+    startup: bool  # the client's first frame has the startup header
+    answer: StartupAnswer | None
+
+    @property
+    def needed(self) -> bool:
+        return bool(self.shared) or self.machine is not None or self.startup
+
+    @classmethod
+    def of(cls, proto: Protocol, plan: CodecPlan) -> Conversation:
+        answer = STARTUP_ANSWERS.get((proto.protocol, proto.version))
+        if plan.startup is None:
+            answer = None
+        return cls(tuple(shared_context(proto)), phase_machine(proto, plan),
+                   plan.startup is not None, answer)  # fmt: skip
 
 
 # --- the field table ---------------------------------------------------------------------
@@ -372,9 +554,11 @@ class LuaField:
 class FieldTable:
     """The fields of one dissector, collected by walking the plan as the template does."""
 
-    def __init__(self, proto: Protocol, plan: CodecPlan) -> None:
+    def __init__(self, proto: Protocol, plan: CodecPlan,
+                 conversation: Conversation | None = None) -> None:  # fmt: skip
         self.proto = proto
         self.plan = plan
+        self.conversation = conversation
         self.fields: dict[str, LuaField] = {}
         self.docs = _docs(proto)
         self.lines = {f.name: f.line for f in proto.frames}
@@ -409,6 +593,9 @@ class FieldTable:
         names = value.names
         if owner == "header" and value.name == self.plan.discriminator[0]:
             names = "frame_type"  # the frames' names (vs.frame_type)
+        startup = self.plan.startup
+        if owner == "startup" and startup is not None and value.name == startup.discriminator[0]:
+            names = "startup_frame"  # the startup frames' names (vs.startup_frame)
         self.add(LuaField(key, ctor(itype), label(value.name), doc, names, mask), owner)
 
     def _walk(self) -> None:
@@ -417,6 +604,20 @@ class FieldTable:
             self.add(LuaField("length", ctor(plan.length_prefix), "Frame length",
                               "Length of the frame after the transport's length prefix"), "")  # fmt: skip
         self.steps("", plan.header_steps, "header")
+        if plan.startup is not None:
+            self.steps("startup.", plan.startup.header_steps, "startup")
+        conversation = self.conversation
+        if conversation is not None and conversation.machine is not None:
+            phase = conversation.machine
+            doc = next(c.doc for c in plan.context if c.name == phase.ctx)
+            self.add(LuaField(f"ctx.{phase.ctx}", "uint32", label(phase.ctx),
+                              one_line(doc) + f" (the {phase.machine} machine's state of the receiver)",
+                              phase.enum), "")  # fmt: skip
+        if conversation is not None and conversation.answer is not None:
+            self.add(LuaField("startup_answer", "uint8", "Startup answer",
+                              "The server's one-byte answer to "
+                              + " or ".join(conversation.answer.requests) + " (no message)",
+                              "startup_answer"), "")  # fmt: skip
         for name, mask in plan.common_flags.items():
             self.add(LuaField(f"flags.{name}", "bool", label(name), f"flag {mask:#x}",
                               mask=mask << self.flags_shift(), bits=self.flags_word_bits()), "")  # fmt: skip
@@ -500,7 +701,10 @@ class FieldTable:
     def bytes_fields(self, key: str, step: BytesStep, owner: str, name: str) -> None:
         doc = one_line(self.docs.get((owner, name), ""))
         if step.length is not None:
-            self.add(LuaField(f"{key}.length", ctor(step.length), f"{label(name)} length",
+            kind = ctor(step.length)
+            if step.nullable and step.length.flavour == "lenenc":
+                kind = "int64"  # NULL (0xFB) shows as -1, as a signed length's -1 does
+            self.add(LuaField(f"{key}.length", kind, f"{label(name)} length",
                               f"Length of {name}" + (" (-1: null)" if step.nullable else "")),
                      owner)  # fmt: skip
         self.add(LuaField(key, "string" if step.string else "bytes", label(name), doc), owner)
@@ -558,11 +762,17 @@ def _docs(proto: Protocol) -> dict[tuple[str, str], str]:
 # --- rendering ---------------------------------------------------------------------------
 
 
-def frame_names(proto: Protocol) -> list[tuple[int, str]]:
+def frame_names(proto: Protocol, startup: bool = False) -> list[tuple[int, str]]:
     """The discriminator's value string: each code (the first part of a multi-part code)
-    with the frames it names (also_codes included), joined by "/" when several do."""
+    with the frames it names (also_codes included), joined by "/" when several do; none
+    when the first part is a context value (no header field shows it).  ``startup``: the
+    startup frames' codes."""
     names: dict[int, list[str]] = {}
+    if proto.discriminator[0].startswith("ctx."):
+        return []
     for frame in proto.frames:
+        if frame.startup != startup:
+            continue
         for code in [frame.code, *frame.also_codes]:
             found = names.setdefault(code[0], [])
             if frame.name not in found:
@@ -578,11 +788,28 @@ def lua_cond(context: jinja2.runtime.Context, cond: CondPlan, owner: str) -> str
     return LuaCond(plan, scope).spell(cond)
 
 
+@jinja2.pass_context
+def lua_size(context: jinja2.runtime.Context, expr: ExprPlan) -> str:
+    """A size or count expression in Lua (its tree spelled as a condition's values)."""
+    return lua_expr(expr, context["m"])
+
+
+def utf8_lit(code_point: int) -> str:
+    """A code point's UTF-8 bytes as a Lua string literal."""
+    return (
+        '"' + "".join(f"\\{b:03d}" for b in chr(code_point).encode("utf-8", "surrogatepass")) + '"'
+    )
+
+
+def byte_lit(value: int) -> str:
+    return f'"\\{value:03d}"'
+
+
 _ENV = environment(
     DIR,
     filters=dict(lit=lit, big_lit=big_lit, value_lit=value_lit, lua=lua_str, ctor=ctor,
-                 expr=lua_expr, snake=lower_snake, one_line=one_line, label=label,
-                 cond=lua_cond),
+                 expr=lua_size, snake=lower_snake, one_line=one_line, label=label,
+                 cond=lua_cond, utf8_lit=utf8_lit, byte_lit=byte_lit),
     tests=dict(big=is_big),
 )  # fmt: skip
 
@@ -614,22 +841,26 @@ _HF_KEY: Final = re.compile(r'hf\["([^"]+)"\]')
 
 def refuse_unsupported(plan: CodecPlan) -> None:
     """Constructs the dissector does not spell yet: refused by name rather than dissected
-    wrongly (read with ``getattr``: some are newer than this target)."""
-    if plan.startup is not None:
-        raise NotImplementedError("Wireshark target: a startup header (startup:)")
-    if getattr(plan, "selects", None):
-        raise NotImplementedError("Wireshark target: a frame chosen by select:")
-    if getattr(plan, "wildcards", None):
-        raise NotImplementedError('Wireshark target: a frame code ending in "*"')
-    if any(part[0] != "field" for part in getattr(plan, "key_parts", [])):
-        raise NotImplementedError("Wireshark target: a discriminator part from the context")
+    wrongly."""
+    if any(
+        len(prefix) != len(plan.discriminator) - 1 or not prefix for prefix, _ in plan.wildcards
+    ):
+        raise NotImplementedError('Wireshark target: a one-part frame code "*"')
     for item in plan.header_steps:
         step = item.step
-        values = [step.value] if isinstance(step, IntStep) else []
-        if isinstance(step, FixedRun):
-            values = [u.value for u in step.units if u.value is not None]
-        if any(getattr(value, "peek", False) for value in values):
-            raise NotImplementedError("Wireshark target: a peeked header field (peek: true)")
+        if isinstance(step, IntStep) and step.value.peek and step.value.type.size != 1:
+            raise NotImplementedError("Wireshark target: a peeked header field wider than a byte")
+
+
+def key_exprs(plan: CodecPlan) -> list[str]:
+    """Each part of the code in Lua: a header value, or the context value."""
+    exprs = []
+    for (kind, name, _), big in zip(plan.key_parts, plan.discriminator_big):
+        if kind == "ctx":
+            exprs.append(f"s.ctx.{name}")
+        else:
+            exprs.append(f"num(v.{name})" if big else f"v.{name}")
+    return exprs
 
 
 def render_dissector(proto: Protocol) -> str:
@@ -640,7 +871,11 @@ def render_dissector(proto: Protocol) -> str:
     if len(plan.discriminator) > 1 and plan.unknown != "error":
         raise NotImplementedError("Wireshark target: unknown frames with multi-part codes")
     refuse_unsupported(plan)
-    table = FieldTable(proto, plan)
+    conversation = Conversation.of(proto, plan)
+    if conversation.needed and plan.frame_length is None:
+        raise NotImplementedError("Wireshark target: context both directions keep, a phase machine "
+                                  "or a startup header without a header length field")  # fmt: skip
+    table = FieldTable(proto, plan, conversation)
     name = proto_name(proto.protocol, proto.version)
     text = _ENV.get_template("dissector.lua.j2").render(
         m=plan,
@@ -651,6 +886,9 @@ def render_dissector(proto: Protocol) -> str:
         frame_flags={f.name: {k: v for k, v in f.flags.items() if k not in plan.common_flags}
                      for f in proto.frames},  # fmt: skip
         frame_names=frame_names(proto),
+        startup_names=frame_names(proto, startup=True),
+        conv=conversation,
+        key_exprs=key_exprs(plan),
         union_names={u.name for u in plan.unions},
         uses=Uses.of(plan),
         flags_add=flags_add(plan),

@@ -151,13 +151,20 @@ def flat(items: list[Node], proto: str) -> list[Node]:
     return out
 
 
+NULL = Node("", "\0null")  # a NULL value: its length field shows -1, no value field
+
+
 def record_field(items: list[Node], proto: str, attr: str) -> list[Node]:
-    """The fields ``<proto>.<record>.<attr>`` directly in ``items``."""
+    """The fields ``<proto>.<record>.<attr>`` directly in ``items``; a NULL one (its
+    ``<attr>.length`` is -1, and no value follows) as ``NULL``, so that the elements of an
+    array of nullable values keep their places."""
     found = []
     for node in flat(items, proto):
         parts = node.name.split(".")
         if len(parts) == 3 and parts[0] == proto and parts[2] == attr:
             found.append(node)
+        elif parts[2:] == [attr, "length"] and parts[0] == proto and node.value == "-1":
+            found.append(NULL)
     return found
 
 
@@ -167,7 +174,7 @@ def shaped(expected: Any, found: list[Node], proto: str) -> Any:
         last = expected[-1] if expected else None
         return [shaped(expected[i] if i < len(expected) else last, [node], proto)
                 for i, node in enumerate(found)]  # fmt: skip
-    if not found:
+    if not found or found == [NULL]:
         return None
     if len(found) > 1:
         return [node.value for node in found]  # a scalar shown twice: a mismatch
@@ -219,8 +226,8 @@ def frame_plain(pdu: Pdu, proto: str, frame: str, expected: dict[str, Any]) -> d
             found = in_flags or record_field(items[0].children, proto, attr)
         else:
             found = record_field(items[0].children, proto, attr)
-            if not found:
-                found = [n for n in top if n.name == f"{proto}.{attr}"]
+            if not found:  # a header value (not the frame's own item)
+                found = [n for n in top if n.name == f"{proto}.{attr}" and n is not items[0]]
             if not found and isinstance(value, int):  # a value of several flag bits (QoS)
                 found = in_flags
         out[attr] = shaped(value, found, proto)

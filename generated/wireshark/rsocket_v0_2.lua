@@ -239,7 +239,8 @@ local function read_fixed(s, t, field, size, signed, what)
   return value
 end
 
--- Unsigned LEB128 (protobuf varint): at most 10 bytes, at most 64 bits.
+-- Unsigned LEB128 (protobuf varint): at most 10 bytes, at most 64 bits, no overlong
+-- form (a last group of 0 after the first byte).
 local function read_varint(s, t, field, what)
   local tvb, start, stop = s.tvb, s.pos, s.stop
   local pos = start
@@ -256,6 +257,9 @@ local function read_varint(s, t, field, what)
     if byte < 0x80 then
       if shift == 63 and part > 1 then
         fail("invalid_value", what .. ": value exceeds 64 bits", start)
+      end
+      if byte == 0 and shift > 0 then
+        fail("non_canonical", what .. ": overlong varint (a trailing 0x00 group)", start)
       end
       break
     end
