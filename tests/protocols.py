@@ -87,6 +87,23 @@ def context(codec: ModuleType, spec: dict[str, Any] | None) -> Any:
     return codec.Context(**spec)
 
 
+def is_startup(codec: ModuleType, vector: dict[str, Any]) -> bool:
+    """Whether a vector holds a frame that opens a connection (PostgreSQL's startup
+    messages): its ``startup`` key, else its frame class's ``STARTUP``."""
+    if "startup" in vector:
+        return bool(vector["startup"])
+    return bool(getattr(getattr(codec, vector.get("frame", ""), None), "STARTUP", False))
+
+
+def decode_vector(codec: ModuleType, vector: dict[str, Any], ctx: Any, key: str = "hex") -> Any:
+    """Decode ``vector[key]`` as its receiver would: a startup frame with
+    ``decode_startup``, any other with ``decode`` and the vector's ``sender``."""
+    data = bytes.fromhex(vector[key])
+    if is_startup(codec, vector):
+        return codec.decode_startup(data, ctx)
+    return codec.decode(data, ctx, vector.get("sender"))
+
+
 def generate_into(tmp_path: Path, spec: dict[str, Any], package: str,
                   *modules: str) -> list[ModuleType]:  # fmt: skip
     """Write ``spec`` as ``idl/<protocol>/<version>.yaml`` under ``tmp_path``, generate

@@ -40,7 +40,7 @@ from wirestream.codegen.model import Word
 from wirestream.codegen.plan import lower_snake, upper_snake
 from wirestream.codegen.render import render_spark
 from wirestream.codegen.spark_target import SparkTarget
-from tests.protocols import IDL, ROOT, VERSIONS, Version, context, generate_into
+from tests.protocols import IDL, ROOT, VERSIONS, Version, context, decode_vector, generate_into
 
 LONG_MAX = (1 << 63) - 1
 U64_MAX = (1 << 64) - 1
@@ -472,7 +472,7 @@ def frame_log_rows(version: Version) -> list[tuple[Any, ...]]:
     rows = []
     for index, vector in enumerate(version.vectors()):
         data = bytes.fromhex(vector["hex"])
-        frame = codec.decode(data, context(codec, vector.get("ctx")), vector.get("sender"))
+        frame = decode_vector(codec, vector, context(codec, vector.get("ctx")))
         frame_type, stream_id, flags, column, values = spark.frame_row(frame)
         frames: list[Any] = [None] * len(spark.FRAME_COLUMNS)
         frames[column] = values

@@ -2,7 +2,9 @@
 
 Each vector names the spec passage it follows. A valid vector must decode to exactly
 its fields and, being canonical, encode back to exactly its bytes; an error vector
-must raise exactly the named ProtocolError subclass.
+must raise exactly the named ProtocolError subclass. A vector may carry a ``ctx`` (the
+Context it is decoded in), a ``sender`` (for codes both sides use) and ``startup: true``
+(a frame that opens a connection, read with ``decode_startup``).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import Any
 import pytest
 
 from wirestream.runtime import errors
-from tests.protocols import VERSIONS, context, plain
+from tests.protocols import VERSIONS, context, decode_vector, plain
 
 VALID = [
     pytest.param(version, vector, id=f"{version.id}:{vector['name']}")
@@ -35,7 +37,7 @@ def test_every_protocol_version_has_golden_vectors() -> None:
 def test_golden_vector_decodes_to_its_fields(version: Any, vector: dict[str, Any]) -> None:
     codec = version.codec()
     ctx = context(codec, vector.get("ctx"))
-    frame = codec.decode(bytes.fromhex(vector["hex"]), ctx, vector.get("sender"))
+    frame = decode_vector(codec, vector, ctx)
     assert type(frame).__name__ == vector["frame"]
     assert plain(frame) == vector["fields"]
 
@@ -44,7 +46,7 @@ def test_golden_vector_decodes_to_its_fields(version: Any, vector: dict[str, Any
 def test_golden_vector_encodes_to_its_bytes(version: Any, vector: dict[str, Any]) -> None:
     codec = version.codec()
     ctx = context(codec, vector.get("ctx"))
-    frame = codec.decode(bytes.fromhex(vector["hex"]), ctx, vector.get("sender"))
+    frame = decode_vector(codec, vector, ctx)
     # A frame received under one of its also_codes re-encodes with its primary code.
     assert codec.encode(frame, ctx).hex() == vector.get("encode_hex", vector["hex"])
 
@@ -64,4 +66,4 @@ def test_malformed_vector_raises_its_error(version: Any, vector: dict[str, Any])
     ctx = context(codec, vector.get("ctx"))
     expected = getattr(errors, vector["error"])
     with pytest.raises(expected):
-        codec.decode(bytes.fromhex(vector["hex"]), ctx, vector.get("sender"))
+        decode_vector(codec, vector, ctx)
