@@ -193,10 +193,27 @@ export class LengthPrefixedDecoder<F, C> extends ChunkBuffer<F, C> {
 export class SelfDelimitingDecoder<F, C> extends ChunkBuffer<F, C> {
   private readonly decodeAt: DecodeAt<F, C>;
   private needed = 0;
+  /**
+   * A protocol whose first messages have a header of their own (PostgreSQL's startup
+   * packet): the codec sets this, and `expectStartup` makes the next frame one.
+   */
+  protected startupDecodeAt: DecodeAt<F, C> | null = null;
+  private startupNext = false;
 
   constructor(decodeAt: DecodeAt<F, C>, defaultMax: number, options?: StreamOptions<C>) {
     super(defaultMax, options);
     this.decodeAt = decodeAt;
+  }
+
+  /**
+   * Read the next frame with the startup header (the first message of a connection, or
+   * the one after an SSLRequest answered 'N').
+   */
+  expectStartup(): void {
+    if (this.startupDecodeAt === null) {
+      throw new TypeError("this protocol has no startup frames");
+    }
+    this.startupNext = true;
   }
 
   /** Add bytes from the stream; return every frame they complete, in order. */
@@ -217,8 +234,10 @@ export class SelfDelimitingDecoder<F, C> extends ChunkBuffer<F, C> {
       while (pos < size) {
         let frame: F;
         let stop: number;
+        const decodeAt =
+          this.startupNext && this.startupDecodeAt !== null ? this.startupDecodeAt : this.decodeAt;
         try {
-          [frame, stop] = this.decodeAt(data, pos, size, this.ctx, this.sender);
+          [frame, stop] = decodeAt(data, pos, size, this.ctx, this.sender);
         } catch (error) {
           if (!(error instanceof Truncated)) {
             throw error;
@@ -234,6 +253,7 @@ export class SelfDelimitingDecoder<F, C> extends ChunkBuffer<F, C> {
           throw new FrameTooLarge(`a frame of ${stop - pos} bytes exceeds the limit of ${limit}`);
         }
         frames.push(frame);
+        this.startupNext = false;
         if (this.afterFrame !== null) {
           this.afterFrame(frame, stop - pos);
         }

@@ -352,6 +352,25 @@ export function utf8Error(data: Uint8Array): Utf8Error | null {
   return null;
 }
 
+// --- transforms ----------------------------------------------------------------------------
+
+/**
+ * `data` XOR the `size` bytes of the integer `key` (in its byte order) repeated: a
+ * masked payload, e.g. WebSocket's 4-byte key (_support.xor over the key's to_bytes). A
+ * new array: the decoded field never aliases the input.
+ */
+export function xor(data: Uint8Array, key: number | bigint, size: number, little: boolean): Uint8Array {
+  const mask = new Uint8Array(size);
+  let rest = BigInt.asUintN(8 * size, BigInt(key));
+  for (let i = 0; i < size; i++) {
+    mask[little ? i : size - 1 - i] = Number(rest & 0xffn);
+    rest >>= 8n;
+  }
+  const out = new Uint8Array(data.length);
+  for (let i = 0; i < data.length; i++) out[i] = data[i]! ^ mask[i % size]!;
+  return out;
+}
+
 // --- Writer ---------------------------------------------------------------------------------
 
 /**
