@@ -34,7 +34,9 @@ from wirestream.codegen.plan import (
     FrameLengthPlan,
     IntPlan,
     IntStep,
+    ItemStep,
     RecordPlan,
+    StartupPlan,
     plan_codec,
 )
 
@@ -450,10 +452,9 @@ def _wrapped(text: str) -> bool:
     return True
 
 
-def record_names(plan: CodecPlan, rec: RecordPlan, frame: bool) -> CondNames:
-    """The integers a record's conditions may name: its own, and a frame's header ones."""
+def step_ints(steps: list[ItemStep]) -> dict[str, IntPlan]:
+    """The integers ``steps`` read, by name."""
     ints: dict[str, IntPlan] = {}
-    steps = [*plan.header_steps, *rec.steps] if frame else rec.steps
     for item in steps:
         step = item.step
         if isinstance(step, FixedRun):
@@ -465,6 +466,16 @@ def record_names(plan: CodecPlan, rec: RecordPlan, frame: bool) -> CondNames:
                         ints[bits.value.name] = bits.value
         elif isinstance(step, IntStep):
             ints[step.value.name] = step.value
+    return ints
+
+
+def record_names(plan: CodecPlan, rec: RecordPlan, frame: bool) -> CondNames:
+    """The integers a record's conditions may name: its own, and a frame's header ones
+    (the startup header's, for a startup frame)."""
+    header: list[ItemStep] = []
+    if frame:
+        header = plan.startup.header_steps if rec.startup and plan.startup else plan.header_steps
+    ints = step_ints([*header, *rec.steps])
     for value, _, _ in rec.flag_values:
         ints[value.name] = value
     return CondNames(ints, {c.name: c for c in plan.context})
@@ -495,12 +506,54 @@ def cond_table(plan: CodecPlan) -> dict[int, CondNames]:
         for check in rec.msgpack_checks:
             if check.size.tree is not None:
                 table[id(check.size.tree)] = names
-    header = CondNames(record_names(plan, RecordPlan("", "", [], [], []), True).ints,
-                       {c.name: c for c in plan.context})  # fmt: skip
+    contexts = {c.name: c for c in plan.context}
+    header = CondNames(step_ints(plan.header_steps), contexts)
     for item in plan.header_steps:
         if item.when is not None:
             table[id(item.when)] = header
+    for _, _, select in plan.selects:  # over the header's values, flags and context
+        table[id(select)] = header
+    if plan.startup is not None:
+        startup = CondNames(step_ints(plan.startup.header_steps), contexts)
+        for item in plan.startup.header_steps:
+            if item.when is not None:
+                table[id(item.when)] = startup
     return table
+
+
+def key_parts(plan: CodecPlan | StartupPlan) -> list[str]:
+    """The parts of a frame's code as the decoder has them, as numbers: header values
+    (64-bit ones converted) or context values (their default without a context)."""
+    if isinstance(plan, StartupPlan):
+        ints = step_ints(plan.header_steps)
+        return [f"Number(v_{camel(n)})" if ints[n].big else f"v_{camel(n)}"
+                for n in plan.discriminator]  # fmt: skip
+    contexts = {c.name: c for c in plan.context}
+    parts = []
+    for (kind, name, default), big in zip(plan.key_parts, plan.discriminator_big):
+        if kind == "ctx":
+            context = contexts[name]
+            value = ctx_value(name, default, context.big, context.keyed_by, "decode", None)
+            parts.append(f"Number{value}" if context.big else value)
+        else:
+            parts.append(f"Number(v_{camel(name)})" if big else f"v_{camel(name)}")
+    return parts
+
+
+def code_values(plan: CodecPlan, frame: RecordPlan) -> dict[str, str]:
+    """The literals a frame's encoder writes for its header's code fields (the startup
+    header's, for a startup frame)."""
+    if frame.startup and plan.startup is not None:
+        ints = step_ints(plan.startup.header_steps)
+        return {name: lit(code, ints[name].big)
+                for name, code in zip(plan.startup.discriminator, frame.code)}  # fmt: skip
+    return {name: lit(code, big)
+            for name, code, big in zip(plan.discriminator, frame.code, plan.discriminator_big)}  # fmt: skip
+
+
+def select_table(plan: CodecPlan) -> dict[tuple[int, ...], CondPlan]:
+    """The frames decoded only when their ``select:`` holds: code -> condition."""
+    return {code: select for code, _, select in plan.selects}
 
 
 def frame_length_value(plan: FrameLengthPlan, length: str) -> str:
@@ -575,12 +628,14 @@ _ENV = environment(
     tests=dict(big=is_big),
     rule_message=rule_message,
     frame_length_value=frame_length_value,
+    key_parts=key_parts,
+    code_values=code_values,
 )  # fmt: skip
 
 # Runtime names a codec imports only when its code uses them (so that the codecs of IDLs
 # without the constructs that need them stay as they were).
 _OPTIONAL_IMPORTS = ("InvalidString", "RuleViolation", "f32Bits", "f32FromBits", "floorDiv",
-                     "readLenenc", "readLenencOrNull", "readVbi", "readZigzag")  # fmt: skip
+                     "readLenenc", "readLenencOrNull", "readVbi", "readZigzag", "xor")  # fmt: skip
 _IMPORTS_MARK = "  //@@optional-imports@@\n"
 _IMPORT_BLOCK = re.compile(r"^import \{\n((?:  .*\n)+)\} from ", re.MULTILINE)
 
@@ -614,33 +669,10 @@ def tidy(source: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def unsupported(plan: CodecPlan) -> list[str]:
-    """What the plan holds that this target does not spell yet (PostgreSQL's and MySQL's
-    ways of choosing and framing a frame): refused by name rather than spelled wrong."""
-    found = []
-    if plan.startup is not None:
-        found.append("a startup header (startup:)")
-    if plan.selects:
-        found.append("select:")
-    if plan.wildcards:
-        found.append("a code ending in '*'")
-    if any(kind == "ctx" for kind, _, _ in plan.key_parts):
-        found.append("a context value as a discriminator part")
-    steps = [*plan.header_steps, *(i for r in [*plan.structs, *plan.frames] for i in r.steps)]
-    if any(isinstance(i.step, IntStep) and i.step.value.peek for i in steps):
-        found.append("a peeked header field (peek: true)")
-    if any(isinstance(i.step, ArrayStep) and i.step.terminator is not None for i in steps):
-        found.append("an array ending at a terminator byte")
-    return found
-
-
 def render_codec(plan: CodecPlan) -> str:
-    missing = unsupported(plan)
-    if missing:
-        raise NotImplementedError(f"TypeScript target: {plan.source} uses "
-                                  f"{', '.join(missing)}, not spelled in TypeScript yet")  # fmt: skip
     text = _ENV.get_template("codec.ts.j2").render(m=plan, runtime=RUNTIME,
-                                                   cond_names=cond_table(plan))  # fmt: skip
+                                                   cond_names=cond_table(plan),
+                                                   selects=select_table(plan))  # fmt: skip
     return tidy(add_imports(text))
 
 
