@@ -14,7 +14,9 @@ them. Each file holds four lists of cases, all decoded and re-encoded by Python 
   length-like field edited (and, for MessagePack, one value of the array replaced),
   with whatever Python makes of them: a frame or an error class.
 
-A case is ``{"bytes": hex, "ctx": ..., "sender": ...}`` plus either ``"frame"`` (the
+A case is ``{"bytes": hex, "ctx": ..., "sender": ...}`` (and ``"startup": true`` for a
+frame a connection starts with, decoded with ``decode_startup``: PostgreSQL's startup
+messages) plus either ``"frame"`` (the
 decoded frame) with ``"encoded"`` (Python's encoding of that frame; ``"encode_error"``
 instead when Python refuses to encode it), or ``"error"`` (the class name; ``"needed"``
 as well for Truncated: a number, or ``{"big": ...}`` beyond 2**53 - 1). Each case carries its own context (the one its frame was drawn
@@ -22,7 +24,11 @@ or written with). For versions with a context, a fifth list, ``tracking``, is on
 direction's stream: the random frames that set or clear context values, their keys
 folded into a few values so that later frames overwrite and clear earlier ones; each
 case's ``ctx`` is the running context before its frame and ``"tracked"`` the context
-after ``track_context`` has seen it. Another language decodes ``bytes`` with ``ctx``/``sender`` and
+after ``track_context`` has seen it (where the frame's code has a context part, MySQL's
+phase, the running context holds the frame's code there; when the random frames hold too
+few that change the context, more of those are drawn). Mutants include, for versions
+with a context, the same bytes under another context: one value set to a value the IDL's
+conditions test (or a bound). Another language decodes ``bytes`` with ``ctx``/``sender`` and
 must give the same frame or error; for a frame, its encoding of the decoded frame and of
 a frame built from ``frame`` must both be ``encoded``.
 
@@ -46,6 +52,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import struct
 import sys
 import time
@@ -58,15 +65,19 @@ from typing import Any
 
 import msgpack
 from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import strategies as st
 
-from tests.protocols import VERSIONS, Version, context
+from tests.protocols import VERSIONS, Version, context, is_startup
 from wirestream.codegen import model
 from wirestream.codegen.build import load_protocol
+from wirestream.codegen.plan import lower_snake
 from wirestream.runtime import errors
 
 SEED = 16  # issue 16
 DIFFERENTIAL = 1000  # random frames per protocol version (the issue's floor)
 MUTATIONS = 10_000  # mutated inputs per protocol version and encoding (the issue's floor)
+TRACKING = 100  # frames that change the context, at least (where a version has a context)
+_CTX_WEIGHT = 3  # of the mutators' 17: a source's bytes under another context
 FORMAT = 1  # bump when the case layout changes
 
 Json = Any  # what json.dumps takes: the corpus is plain nested dicts and lists
@@ -97,10 +108,12 @@ class Variant:
     def msgpack(self) -> bool:
         return self.encoding == "msgpack"
 
-    def decode(self, data: bytes, ctx: Any, sender: str | None) -> Any:
+    def decode(self, data: bytes, ctx: Any, sender: str | None, startup: bool = False) -> Any:
         codec = self.version.codec()
         if self.msgpack:
             return codec.decode_msgpack(data, ctx)
+        if startup:
+            return codec.decode_startup(data, ctx)
         return codec.decode(data, ctx, sender)
 
     def encode(self, frame: Any, ctx: Any) -> bytes:
@@ -155,10 +168,12 @@ class Widths:
 def widths(version: Version) -> Widths:
     proto = load_protocol(version.idl)
     header = dict(_int_fields(proto.header))
+    startup = dict(_int_fields(proto.startup.header)) if proto.startup is not None else {}
     fields: dict[str, dict[str, int]] = {}
     for frame in proto.frames:
+        own = startup if frame.startup else header
         fields[frame.name] = {
-            n: t.bits for n, t in {**header, **dict(_int_fields(frame.items))}.items()
+            n: t.bits for n, t in {**own, **dict(_int_fields(frame.items))}.items()
         }
         # multi-bit flag values (MQTT's QoS) are integer attributes too
         fields[frame.name].update({n: v.type.bits for n, (v, _) in frame.flag_values.items()})
@@ -166,15 +181,20 @@ def widths(version: Version) -> Widths:
     for struct in structs:
         fields[struct.name] = {n: t.bits for n, t in _int_fields(struct.items)}
     # UnknownFrame (where the IDL keeps unknown frames): its code has the discriminator's
-    # type, its flags the type of the word that holds them, the rest is the header.
+    # type (a context part counts as 32 bits), its flags the type of the word that holds
+    # them, the rest is the header.
     unknown = {n: t.bits for n, t in header.items()}
-    unknown["code"] = max(header[name].bits for name in proto.discriminator)
+    unknown["code"] = max(header[name].bits if name in header else 32
+                          for name in proto.discriminator)  # fmt: skip
     flags = _flags_word(proto.header)
     if flags is not None:
         unknown["flags"] = flags.bits
     fields["UnknownFrame"] = unknown
     ctx: dict[str, tuple[int, int | None]] = {}
     for value in proto.context:
+        if not value.set_by:  # set by the caller only (MySQL's phase): a plain number
+            ctx[value.name] = (32, 32 if value.keyed_by else None)
+            continue
         setter, field = value.set_by[0]
         key = fields[setter][value.keyed_by] if value.keyed_by else None
         ctx[value.name] = (fields[setter][field], key)
@@ -270,13 +290,21 @@ class Tally:
 
 
 def case(
-    variant: Variant, data: bytes, ctx: Any, sender: str | None, tally: Tally | None = None
+    variant: Variant,
+    data: bytes,
+    ctx: Any,
+    sender: str | None,
+    tally: Tally | None = None,
+    startup: bool = False,
 ) -> dict[str, Json]:
-    """What Python makes of ``data``: the frame (and its encoding) or the error."""
+    """What Python makes of ``data``: the frame (and its encoding) or the error;
+    ``startup``: ``data`` is read as a frame a connection starts with."""
     w = widths(variant.version)
     out: dict[str, Json] = {"bytes": data.hex(), "ctx": ctx_to_json(ctx, w), "sender": sender}
+    if startup:
+        out["startup"] = True
     try:
-        frame = variant.decode(data, ctx, sender)
+        frame = variant.decode(data, ctx, sender, startup)
     except errors.ProtocolError as error:
         out["error"] = type(error).__name__
         if isinstance(error, errors.Truncated):
@@ -299,6 +327,11 @@ def case(
     return out
 
 
+def _startup(frame: Any) -> bool:
+    """Whether ``frame`` is one a connection starts with (``decode_startup`` reads it)."""
+    return bool(getattr(type(frame), "STARTUP", False))
+
+
 def _sender(variant: Variant, frame: Any) -> str | None:
     """The sender a decoder needs for ``frame``: its side, where codes are shared."""
     if not variant.version.codec().NEEDS_SENDER:
@@ -319,7 +352,8 @@ def golden(variant: Variant) -> list[dict[str, Json]]:
             continue
         ctx = context(codec, vector.get("ctx"))
         sender = None if variant.msgpack else vector.get("sender")
-        one = case(variant, bytes.fromhex(vector[key]), ctx, sender)
+        startup = not variant.msgpack and is_startup(codec, vector)
+        one = case(variant, bytes.fromhex(vector[key]), ctx, sender, startup=startup)
         if "frame" not in one or one["frame"]["$type"] != vector["frame"]:
             raise AssertionError(f"{variant.name}: golden vector {vector['name']} gives {one}")
         out.append({"name": vector["name"], **one})
@@ -333,7 +367,8 @@ def golden_errors(variant: Variant) -> list[dict[str, Json]]:
     out = []
     for vector in variant.version.vectors("_errors"):
         ctx = context(codec, vector.get("ctx"))
-        one = case(variant, bytes.fromhex(vector["hex"]), ctx, vector.get("sender"))
+        one = case(variant, bytes.fromhex(vector["hex"]), ctx, vector.get("sender"),
+                   startup=bool(vector.get("startup", False)))  # fmt: skip
         expected = getattr(errors, vector["error"])
         raised = getattr(errors, one.get("error", ""), None)
         if raised is None or not issubclass(raised, expected):
@@ -349,8 +384,12 @@ def golden_errors(variant: Variant) -> list[dict[str, Json]]:
 def drawn(version: Version, count: int) -> tuple[tuple[Any, Any], ...]:
     """``count`` distinct (frame, ctx) pairs from the version's strategies, the same on
     every run: hypothesis with a fixed seed, no database, generation only."""
+    return _draw(version, version.strategies().frames(), count)
+
+
+def _draw(version: Version, frames: Any, count: int) -> tuple[tuple[Any, Any], ...]:
+    """``count`` distinct (frame, ctx) pairs drawn from the strategy ``frames``."""
     codec = version.codec()
-    frames = version.strategies().frames()
     seen: set[tuple[bytes, str]] = set()
     out: list[tuple[Any, Any]] = []
     for attempt in range(20):
@@ -383,7 +422,8 @@ def differential(variant: Variant, count: int) -> list[dict[str, Json]]:
     out = []
     for frame, ctx in drawn(variant.version, count):
         data = variant.encode(frame, ctx)
-        one = case(variant, data, ctx, _sender(variant, frame))
+        startup = not variant.msgpack and _startup(frame)
+        one = case(variant, data, ctx, _sender(variant, frame), startup=startup)
         decoded = from_json(variant.version.codec(), one.get("frame"))
         if decoded != frame or one.get("encoded") != data.hex():
             raise AssertionError(f"{variant.name}: {frame!r} does not round-trip: {one}")
@@ -392,7 +432,9 @@ def differential(variant: Variant, count: int) -> list[dict[str, Json]]:
 
 
 def tracking(variant: Variant, count: int) -> list[dict[str, Json]]:
-    """One direction's frames that change the context, with the context kept in step."""
+    """One direction's frames that change the context, with the context kept in step:
+    those among the ``count`` random frames, and more of their kinds when they are fewer
+    than ``TRACKING``."""
     codec = variant.version.codec()
     proto = load_protocol(variant.version.idl)
     if not proto.context:
@@ -401,22 +443,43 @@ def tracking(variant: Variant, count: int) -> list[dict[str, Json]]:
     kinds = {f for v in proto.context for f, _ in v.set_by} | {
         f for v in proto.context for f in v.cleared_by
     }
+    originals = [frame for frame, _ in drawn(variant.version, count)
+                 if type(frame).__name__ in kinds]  # fmt: skip
+    if len(originals) < TRACKING:
+        strategies = variant.version.strategies()
+        more = st.one_of([getattr(strategies, lower_snake(f.name))()
+                          for f in proto.frames if f.name in kinds])  # fmt: skip
+        originals += [frame for frame, _ in _draw(variant.version, more, TRACKING)]
+        originals = originals[:TRACKING]
     running = codec.Context()
     out = []
-    for original, _ in drawn(variant.version, count):
-        if type(original).__name__ not in kinds:
-            continue
+    for original in originals:
         frame = from_json(codec, to_json(original, widths(variant.version)))  # a copy
         for name in keyed:
             if hasattr(frame, name):
                 setattr(frame, name, getattr(frame, name) % 4)
+        _code_in_context(proto, frame, running)
         before = ctx_to_json(running, widths(variant.version))
-        one = case(variant, variant.encode(frame, running), running, _sender(variant, frame))
+        startup = not variant.msgpack and _startup(frame)
+        one = case(variant, variant.encode(frame, running), running, _sender(variant, frame),
+                   startup=startup)  # fmt: skip
         one["ctx"] = before
         codec.track_context(frame, running)
         one["tracked"] = ctx_to_json(running, widths(variant.version))
         out.append(one)
     return out
+
+
+def _code_in_context(proto: model.Protocol, frame: Any, ctx: Any) -> None:
+    """Where a frame's code has a context part (MySQL's phase), ``ctx`` takes the frame's
+    value there: what a receiver expecting that frame has."""
+    if _startup(frame):
+        return
+    code = type(frame).FRAME_TYPE.value
+    parts = code if isinstance(code, tuple) else (code,)
+    for name, part in zip(proto.discriminator, parts):
+        if name.startswith("ctx.") and part != model.WILDCARD:
+            setattr(ctx, name[4:], part)
 
 
 # --- error parity: mutated valid frames -----------------------------------------------------
@@ -597,36 +660,67 @@ _BYTE_MUTATORS: dict[str, tuple[int, Callable[[bytes, random.Random], bytes]]] =
 }
 
 
+_CONDITION_LITERAL = re.compile(r"ctx\.(\w+)\s*(?:==|!=|<=|>=|<|>|&)\s*(0x[0-9a-fA-F]+|\d+)")
+
+
+def context_values(version: Version) -> list[tuple[str, list[int]]]:
+    """The plain (not keyed) context values of a version and values worth decoding under:
+    0, 1, the default, the largest, each literal the IDL compares or masks the value with
+    (and its neighbours), and where the value is a part of frame codes (MySQL's phase),
+    every code's part."""
+    proto = load_protocol(version.idl)
+    w = widths(version)
+    text = version.idl.read_text(encoding="utf-8")
+    found: dict[str, set[int]] = {}
+    for value in proto.context:
+        if value.keyed_by:
+            continue
+        bits = w.context[value.name][0]
+        found[value.name] = {0, 1, value.default, (1 << bits) - 1}
+    for name, literal in _CONDITION_LITERAL.findall(text):
+        if name in found:
+            number = int(literal, 0)
+            found[name] |= {number, number + 1, max(0, number - 1)}
+    for index, part in enumerate(proto.discriminator):
+        if part.startswith("ctx.") and part[4:] in found:
+            found[part[4:]] |= {f.code[index] for f in proto.frames
+                                if not f.startup and f.code[index] != model.WILDCARD}  # fmt: skip
+    return [(name, sorted(values)) for name, values in found.items()]
+
+
 def mutations(
     variant: Variant, sources: list[dict[str, Json]], count: int, tally: Tally | None = None
 ) -> list[dict[str, Json]]:
-    """``count`` distinct mutants of the valid ``sources`` with Python's outcome."""
+    """``count`` distinct mutants of the valid ``sources`` with Python's outcome: their
+    bytes changed, or (``"ctx"``) the same bytes decoded under another context."""
     codec = variant.version.codec()
     mutators = dict(_BYTE_MUTATORS)
     if variant.msgpack:
         mutators["object"] = (5, _object)
-    names = list(mutators)
-    weights = [mutators[n][0] for n in names]
+    slots = [] if variant.msgpack else context_values(variant.version)
+    names = list(mutators) + (["ctx"] if slots else [])
+    weights = [mutators[n][0] for n in mutators] + ([_CTX_WEIGHT] if slots else [])
+    w = widths(variant.version)
     rng = random.Random(f"{SEED}:{variant.name}")  # str seeds do not depend on PYTHONHASHSEED
     parsed = [
-        (bytes.fromhex(s["bytes"]), json.dumps(s["ctx"]), s["sender"])
+        (bytes.fromhex(s["bytes"]), json.dumps(s["ctx"]), s["sender"], bool(s.get("startup")))
         for s in sources
         if s["bytes"]
     ]
-    contexts = {c: ctx_from_json(codec, json.loads(c)) for _, c, _ in parsed}
-    seen: set[tuple[bytes, str, str | None]] = set()
+    contexts = {c: ctx_from_json(codec, json.loads(c)) for _, c, _, _ in parsed}
+    seen: set[tuple[bytes, str, str | None, bool]] = set()
     out: list[dict[str, Json]] = []
     if variant.msgpack:
         # Extension values in the place of a frame's first field, for one frame of each
         # type: what unpacking makes of each type code and size is easy to get wrong and
         # rare among random bytes.
         codes: set[int] = set()
-        for data, ctx_json, sender in parsed:
+        for data, ctx_json, sender, _ in parsed:
             if data[1] in codes:  # data[0] is the fixarray head, data[1] the frame code
                 continue
             codes.add(data[1])
             for mutant in _with_ext_values(data):
-                key = (mutant, ctx_json, sender)
+                key = (mutant, ctx_json, sender, False)
                 if key not in seen:
                     seen.add(key)
                     one = case(variant, mutant, contexts[ctx_json], sender, tally)
@@ -636,14 +730,29 @@ def mutations(
         tries += 1
         if tries > count * 20:
             raise AssertionError(f"{variant.name}: only {len(out)} distinct mutants")
-        data, ctx_json, sender = rng.choice(parsed)
+        data, ctx_json, sender, startup = rng.choice(parsed)
         op = rng.choices(names, weights)[0]
-        mutant = mutators[op][1](data, rng)
-        key = (mutant, ctx_json, sender)
-        if mutant == data or key in seen:
+        if op == "ctx":
+            mutant = data
+            slot, values = rng.choice(slots)
+            ctx = ctx_from_json(codec, json.loads(ctx_json))
+            if ctx is None:
+                ctx = codec.Context()
+            setattr(ctx, slot, rng.choice(values))
+            new_json = json.dumps(ctx_to_json(ctx, w))
+            if new_json == ctx_json:
+                continue
+            contexts.setdefault(new_json, ctx)
+            ctx_json = new_json
+        else:
+            mutant = mutators[op][1](data, rng)
+            if mutant == data:
+                continue
+        key = (mutant, ctx_json, sender, startup)
+        if key in seen:
             continue
         seen.add(key)
-        one = case(variant, mutant, contexts[ctx_json], sender, tally)
+        one = case(variant, mutant, contexts[ctx_json], sender, tally, startup)
         out.append({"op": op, **one})
     return out
 

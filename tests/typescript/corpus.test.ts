@@ -16,7 +16,9 @@
 //
 // An index entry may name the compiled module by `path` (a codec generated from an IDL
 // outside idl/, e.g. tests/test_constructs_typescript.py's), and a corpus file may hold
-// `encode_errors`: frames (no bytes) that encoding must refuse with Python's class.
+// `encode_errors`: frames (no bytes) that encoding must refuse with Python's class. A case
+// marked `startup` holds a frame a connection starts with (PostgreSQL's startup messages):
+// it is decoded with `decodeStartup`.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -25,6 +27,9 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
 import * as bpmuxRel from "@wirestream/generated/bpmux/rel";
+import * as mqttV5 from "@wirestream/generated/mqtt/v5";
+import * as mysqlV10 from "@wirestream/generated/mysql/v10";
+import * as postgresqlV3 from "@wirestream/generated/postgresql/v3";
 import * as rabbitmqStreamDraft from "@wirestream/generated/rabbitmq_stream/draft";
 import * as rabbitmqStreamV1 from "@wirestream/generated/rabbitmq_stream/v1";
 import * as rsioV0 from "@wirestream/generated/rsio/v0";
@@ -41,6 +46,7 @@ interface Case {
   bytes: string;
   ctx: JsonObject | null;
   sender: string | null;
+  startup?: boolean;
   frame?: JsonObject;
   encoded?: string;
   encode_error?: string;
@@ -72,6 +78,7 @@ interface Index {
 // Context types are narrower than `object`, which method parameters allow).
 interface Codec {
   decode(data: Uint8Array, ctx?: object, sender?: Sender): object;
+  decodeStartup?(data: Uint8Array, ctx?: object): object;
   encode(frame: object, ctx?: object): Uint8Array;
   decodeMsgpack?(data: Uint8Array, ctx?: object): object;
   encodeMsgpack?(frame: object): Uint8Array;
@@ -89,6 +96,9 @@ function module(ns: Codec & object): Module {
 
 const MODULES: Record<string, Module> = {
   "bpmux/rel": module(bpmuxRel),
+  "mqtt/v5": module(mqttV5),
+  "mysql/v10": module(mysqlV10),
+  "postgresql/v3": module(postgresqlV3),
   "rabbitmq_stream/draft": module(rabbitmqStreamDraft),
   "rabbitmq_stream/v1": module(rabbitmqStreamV1),
   "rsio/v0": module(rsioV0),
@@ -169,14 +179,17 @@ function normalise(value: unknown, expected?: Json): Json {
     const type = value.constructor.name;
     const out: JsonObject = { $type: type };
     const fields = value as Record<string, unknown>;
+    const read = new Set<string>(); // own fields read by Python's names (camelCased)
     if (isObject(expected) && expected["$type"] === type) {
       for (const [key, want] of Object.entries(expected)) {
-        if (key !== "$type") out[key] = normalise(fields[camel(key)], want);
+        if (key === "$type") continue;
+        out[key] = normalise(fields[camel(key)], want);
+        read.add(camel(key));
       }
     }
     for (const [key, field] of Object.entries(fields)) {
       const name = snake(key);
-      if (!(name in out)) out[name] = normalise(field);
+      if (!read.has(key) && !(name in out)) out[name] = normalise(field);
     }
     return out;
   }
@@ -316,11 +329,17 @@ function check(mod: Module, msgpack: boolean, c: Case): string[] {
   const ctx = context(mod, c.ctx);
   const decodeMsgpack = codec.decodeMsgpack?.bind(codec);
   const encodeMsgpack = codec.encodeMsgpack?.bind(codec);
+  const decodeStartup = codec.decodeStartup?.bind(codec);
   if (msgpack && (decodeMsgpack === undefined || encodeMsgpack === undefined)) {
     return ["the module has no decodeMsgpack/encodeMsgpack"];
   }
+  if (c.startup === true && decodeStartup === undefined) return ["the module has no decodeStartup"];
   const decode = (): object =>
-    msgpack && decodeMsgpack ? decodeMsgpack(data, ctx) : codec.decode(data, ctx, sender(c.sender));
+    msgpack && decodeMsgpack
+      ? decodeMsgpack(data, ctx)
+      : c.startup === true && decodeStartup
+        ? decodeStartup(data, ctx)
+        : codec.decode(data, ctx, sender(c.sender));
   const encode = (frame: object): Uint8Array =>
     msgpack && encodeMsgpack ? encodeMsgpack(frame) : codec.encode(frame, ctx);
 
