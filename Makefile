@@ -128,6 +128,7 @@ fuzz: $(FUZZ_STAMP)
 # bench.rabbitmq_codecs runs the Java stream client (java-peers) beside ours, per codec.
 bench: venv broker ts-build java-peers
 	$(BIN)/python -m bench.codec
+	$(BIN)/python -m bench.families
 	node bench/dist/typescript_codec.js
 	$(BIN)/python -m bench.rsocket_runtime
 	$(BIN)/python -m bench.rsio_stream
