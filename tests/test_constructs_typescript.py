@@ -8,14 +8,24 @@ the same constructs where TypeScript spells them differently: conditions over 64
 in a 64-bit little-endian word, a context value in a condition, flavours as length
 prefixes, little-endian lengths and counts, rules over header fields and in structs.
 
-Both IDLs are generated (Python and TypeScript) into a temporary folder. The TypeScript
+A third (``CHOOSING``) holds what chooses and frames a frame beyond the seed protocols'
+ways: a startup header (frames decoded with ``decodeStartup``, one of them setting a
+context value), a header length field with a peeked body byte as the code's second part,
+a code ending in '*', ``select:`` over ``remaining``, unknown frames kept (``skip``) with
+their two-part code, arrays until a terminator (elements that would read as it are
+refused), ``transform: {xor: ...}`` with 32- and 64-bit keys, and present-but-empty
+``more`` rests (refused). MySQL's context part of the code is the families' corpus's
+(tests/crosslang/corpus.py).
+
+All three IDLs are generated (Python and TypeScript) into a temporary folder. The TypeScript
 package is the standalone one a user gets for an IDL outside ``idl/`` (a tsconfig with no
 project reference, ``@wirestream/runtime`` resolved as a dependency: here from this
 checkout's ``node_modules``) and is compiled by the repository's tsc, strict. Python then
 writes a corpus in the cross-language form (tests/crosslang/corpus.py) and
 tests/typescript/corpus.test.ts checks the compiled modules against it:
 
-- ``golden``: hand-picked frames at the edges: NaN payloads (signalling and quiet, both
+- ``golden``: hand-picked frames at the edges (startup frames marked ``startup``): NaN
+  payloads (signalling and quiet, both
   widths), signed zeros, infinities and denormals; lenenc values and lengths at each
   form's bounds and a NULL blob; vbi frame lengths at each size's bounds; zigzag and
   varint extremes; absent ``more`` fields;
@@ -150,6 +160,83 @@ frames:
 """
 
 
+CHOOSING = """\
+# Choosing and framing a frame (tests/test_constructs_typescript.py).
+wirestream: 1
+protocol: choosing
+version: v1
+title: TypeScript choosing checks
+byte_order: little
+framing:
+  length_field: size
+  counts: after_header
+startup:                        # a connection's first frames: their own header
+  fields:
+    - {name: length, type: u32be}
+    - {name: request, type: u16}
+  discriminator: request
+  length_field: length
+  counts: frame
+header:
+  fields:
+    - {name: size, type: u16}
+    - {name: kind, type: u8}
+    - {name: first, type: u8, peek: true}     # the body's first byte, not consumed
+  discriminator: [kind, first]
+unknown: {policy: skip}         # kept as UnknownFrame((kind, first), body)
+context:
+  level:
+    default: 0
+    set_by: [Hello.level]       # by a startup frame
+structs:
+  Pair:
+    fields:
+      - {name: key, type: string, terminator: 0}
+      - {name: value, type: string, terminator: 0}
+frames:
+  Hello:
+    startup: true
+    code: 7
+    fields:
+      - {name: level, type: u8}
+      - {name: pairs, type: array, of: Pair, terminator: 0}
+  Cancel:
+    startup: true
+    code: 8
+    fields: [{name: secret, type: u32}]
+  Small:
+    code: [1, 0x01]
+    fields:
+      - {name: tag, type: u8, const: 1}
+      - {name: more_data, type: bytes, length: rest, if: more}
+  Tail:
+    code: [1, 0xFE]
+    also_codes: [[3, 0xFE]]     # kind 3 has no '*' frame: else an UnknownFrame
+    select: "remaining < 4"
+    fields:
+      - {name: tag, type: u8, const: 0xFE}
+      - {name: w, type: u16, if: more}
+  Other:                        # (a first byte 1 or 0xFE would choose Small or Tail)
+    code: [1, "*"]
+    fields: [{name: body, type: bytes, length: rest, forbid: [1, 0xFE]}]
+  Masked:
+    code: [2, 0x4D]
+    fields:
+      - {name: tag, type: u8, const: 0x4D}
+      - {name: key, type: u32be}
+      - {name: payload, type: bytes, length: u16, transform: {xor: key}}
+      - {name: key64, type: u64}
+      - {name: tail, type: bytes, length: rest, transform: {xor: key64}}
+  Lists:
+    code: [2, 0x4C]
+    fields:
+      - {name: tag, type: u8, const: 0x4C}
+      - {name: nums, type: array, of: u8, terminator: 0xFF}
+      - {name: words, type: array, of: {type: string, terminator: 0}, terminator: 0}
+      - {name: rows, type: array, of: u16, count: rest, if: more}
+"""
+
+
 @dataclass(frozen=True)
 class ConstructsVersion(Version):
     """A protocol version generated into ``PACKAGE`` from ``tree``: what
@@ -176,6 +263,11 @@ class Built:
     out: Path
     constructs: corpus.Variant
     spelling: corpus.Variant
+    choosing: corpus.Variant
+
+    @property
+    def variants(self) -> tuple[corpus.Variant, ...]:
+        return (self.constructs, self.spelling, self.choosing)
 
     def module_js(self, variant: corpus.Variant) -> Path:
         """The compiled TypeScript module of ``variant``."""
@@ -190,7 +282,7 @@ def built(node: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built
     out = tmp_path_factory.mktemp("constructs_ts")
     tree = out / "idl"
     for protocol, text in (("constructs", (IDL_TREE / "constructs" / "v1.yaml").read_text()),
-                           ("spelling", SPELLING)):  # fmt: skip
+                           ("spelling", SPELLING), ("choosing", CHOOSING)):  # fmt: skip
         (tree / protocol).mkdir(parents=True)
         (tree / protocol / "v1.yaml").write_text(text, encoding="utf-8")
     files = generate_tree(tree, PACKAGE, targets=("python", "typescript"))
@@ -207,8 +299,8 @@ def built(node: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built
     )
     sys.path.insert(0, str(out))
     try:
-        yield Built(out, corpus.Variant(ConstructsVersion("constructs", "v1", tree), "binary"),
-                    corpus.Variant(ConstructsVersion("spelling", "v1", tree), "binary"))  # fmt: skip
+        yield Built(out, *(corpus.Variant(ConstructsVersion(name, "v1", tree), "binary")
+                           for name in ("constructs", "spelling", "choosing")))  # fmt: skip
     finally:
         sys.path.remove(str(out))
         for name in [n for n in sys.modules if n == PACKAGE or n.startswith(PACKAGE + ".")]:
@@ -491,25 +583,122 @@ def spelling_refused(c: ModuleType) -> list[tuple[str, Any, Any]]:
     ]
 
 
+# --- frames and bytes: CHOOSING -------------------------------------------------------------
+
+
+def choosing_frames(c: ModuleType) -> list[tuple[str, Any, Any]]:
+    """(name, frame, context): each way of choosing a frame, and each edge."""
+    # fmt: off
+    return [
+        ("startup: pairs", c.Hello(level=3, pairs=[c.Pair("user", "bob"),
+                                                            c.Pair("a", ""), c.Pair("\u00e9", "x")]), None),
+        ("startup: no pairs", c.Hello(), None),
+        ("startup: cancel", c.Cancel(secret=0xFFFFFFFF), None),
+        ("small, no more data", c.Small(), None),
+        ("small, more data", c.Small(more_data=b"\x00\xff"), None),
+        ("tail (select holds: 1 byte left)", c.Tail(), None),
+        ("tail with w (select holds: 3 bytes left)", c.Tail(w=0xFFFF), None),
+        ("other: empty body (the peeked byte is -1)", c.Other(), None),
+        ("other: any first byte", c.Other(body=b"\x4dz"), None),
+        ("masked: keys 0", c.Masked(payload=b"Hello", tail=b"x"), None),
+        ("masked: RFC 6455's key", c.Masked(key=0x37FA213D, payload=b"Hello", key64=0x1122334455667788,
+                                           tail=bytes(range(20))), None),
+        ("masked: largest keys", c.Masked(key=0xFFFFFFFF, payload=b"\xff\x00" * 3,
+                                         key64=2**64 - 1, tail=b"\x01"), None),
+        ("masked: empty", c.Masked(key=5, key64=7), None),
+        ("lists: empty", c.Lists(), None),
+        ("lists: values", c.Lists(nums=[0, 1, 0xFE], words=["a", "\u00e9\u00e9", "\xff"],
+                                  rows=[0, 0xFFFF]), None),
+        ("unknown kind (skipped by its length)", c.UnknownFrame(code=(9, 0x33), body=b"3abc"), None),
+        ("unknown kind, empty body", c.UnknownFrame(code=(9, -1)), None),
+        ("kind 3, 0xfe and 3 more bytes (select fails, no '*': unknown)",
+         c.UnknownFrame(code=(3, 0xFE), body=b"\xfe\x01\x02\x03"), None),
+    ]
+    # fmt: on
+
+
+def choosing_malformed(c: ModuleType) -> list[tuple[str, bytes, str, bool]]:
+    """Bytes that are not a frame (the fourth item: read as a startup frame)."""
+    hello = c.encode(c.Hello(pairs=[c.Pair("k", "v")]))
+    # fmt: off
+    return [
+        ("startup: pairs without their terminator", _startup(7, b"\x00k\x00v\x00"), "InvalidValue",
+         True),
+        ("startup: a pair cut by the length", _startup(7, b"\x00k\x00v"), "InvalidValue", True),
+        ("startup: no level", _startup(7, b""), "InvalidValue", True),
+        ("startup: length below the header", (5).to_bytes(4, "big") + hello[4:], "InvalidValue",
+         True),
+        ("startup: length beyond the input", (len(hello) + 5).to_bytes(4, "big") + hello[4:],
+         "Truncated", True),
+        ("startup: cut in the header", hello[:5], "Truncated", True),
+        ("startup: bytes left in the declared length", _startup(8, bytes(6)), "TrailingBytes",
+         True),
+        ("startup: unknown request", _startup(9, b""), "UnknownFrameType", True),
+        ("a startup frame read as a frame", hello, "DecodeError", False),
+        ("kind 1, 0xfe and 3 more bytes (select fails: other, which forbids 0xfe)",
+         _frame(1, b"\xfe\x01\x02\x03"), "InvalidValue", False),
+        ("other: a 1 after its first byte", _frame(1, b"\x02\x01"), "InvalidValue", False),
+        ("tail: w cut by the length", _frame(1, b"\xfe\x01"), "InvalidValue", False),
+        ("masked: payload beyond the frame", _frame(2, b"\x4d\x00\x00\x00\x00\x09\x00ab"),
+         "InvalidValue", False),
+        ("masked: key64 cut", _frame(2, b"\x4d" + bytes(6) + bytes(3)), "InvalidValue", False),
+        ("lists: nums without their terminator", _frame(2, b"\x4c\x01\x02"), "InvalidValue", False),
+        ("lists: words without their terminator", _frame(2, b"\x4c\xff\x61\x00"), "InvalidValue",
+         False),
+        ("lists: a word without its terminator", _frame(2, b"\x4c\xff\x61"), "InvalidValue", False),
+        ("lists: a word not UTF-8", _frame(2, b"\x4c\xff\xc3\x00\x00"), "InvalidString", False),
+        ("lists: half a row", _frame(2, b"\x4c\xff\x00\x01"), "InvalidValue", False),
+        ("length beyond the input", _frame(1, b"\x01")[:3], "Truncated", False),
+        ("header cut", b"\x01\x00", "Truncated", False),
+    ]
+    # fmt: on
+
+
+def _frame(kind: int, body: bytes) -> bytes:
+    """A CHOOSING frame: its u16le length, its kind, its body."""
+    return len(body).to_bytes(2, "little") + bytes((kind,)) + body
+
+
+def _startup(request: int, body: bytes) -> bytes:
+    """A CHOOSING startup frame: its u32be length (all of it), its u16le request, its body."""
+    return (len(body) + 6).to_bytes(4, "big") + request.to_bytes(2, "little") + body
+
+
+def choosing_refused(c: ModuleType) -> list[tuple[str, Any, Any]]:
+    return [
+        ("a pair that starts with the terminator", c.Hello(pairs=[c.Pair("", "x")]), None),
+        ("a num that is the terminator", c.Lists(nums=[1, 0xFF]), None),
+        ("an empty word (it is the terminator)", c.Lists(words=["a", ""]), None),
+        ("a word holding the terminator", c.Lists(words=["a\x00b"]), None),
+        ("rows present but empty", c.Lists(rows=[]), None),
+        ("more data present but empty", c.Small(more_data=b""), None),
+        ("a key beyond u32", c.Masked(key=2**32), None),
+        ("a key64 below 0", c.Masked(key64=-1), None),
+        ("an unknown frame's kind beyond u8", c.UnknownFrame(code=(256, 0)), None),
+        ("a startup frame's level beyond u8", c.Hello(level=256), None),
+    ]
+
+
 # --- the corpus ------------------------------------------------------------------------------
 
 
 def corpus_file(variant: corpus.Variant, golden_frames: list[tuple[str, Any, Any]],
-                malformed: list[tuple[str, bytes, str]],
+                malformed: list[tuple[str, bytes, str]] | list[tuple[str, bytes, str, bool]],
                 refused: list[tuple[str, Any, Any]]) -> dict[str, Any]:  # fmt: skip
     """One corpus file; Python's answers checked on the way where they are the point of
-    a case (the frame decodes to itself, the error is the one named)."""
+    a case (the frame decodes to itself, the error is the one named). A malformed input
+    may say it is read as a startup frame (a fourth item, True); a startup frame is."""
     codec = variant.version.codec()
     w = corpus.widths(variant.version)
     golden = []
     for name, value, ctx in golden_frames:
         data = codec.encode(value, ctx)
-        one = corpus.case(variant, data, ctx, None)
+        one = corpus.case(variant, data, ctx, None, startup=corpus._startup(value))
         assert "frame" in one and one.get("encoded") == data.hex(), (name, one)
         golden.append({"name": name, **one})
     errors_ = []
-    for name, data, error in malformed:
-        one = corpus.case(variant, data, None, None)
+    for name, data, error, *startup in malformed:
+        one = corpus.case(variant, data, None, None, startup=bool(startup and startup[0]))
         raised = getattr(errors, str(one.get("error")), None)
         assert raised is not None and issubclass(raised, getattr(errors, error)), (name, one)
         errors_.append({"name": name, **one})
@@ -539,11 +728,14 @@ def write_corpus(built: Built) -> Path:
     folder.mkdir()
     c = built.constructs.version.codec()
     s = built.spelling.version.codec()
+    h = built.choosing.version.codec()
     contents = {
         built.constructs: corpus_file(built.constructs, [(n, f, None) for n, f in golden_frames(c)],
                                       malformed(), [(n, f, None) for n, f in refused(c)]),
         built.spelling: corpus_file(built.spelling, spelling_frames(s), spelling_malformed(s),
                                     spelling_refused(s)),
+        built.choosing: corpus_file(built.choosing, choosing_frames(h), choosing_malformed(h),
+                                    choosing_refused(h)),
     }  # fmt: skip
     files = []
     for variant, content in contents.items():
@@ -567,7 +759,7 @@ def test_the_package_builds_on_its_own(built: Built) -> None:
     assert manifest["dependencies"] == {"@wirestream/runtime": "0.1.0"}
     assert manifest["scripts"]["build"] == "tsc -p ."
     assert "typescript" in manifest["devDependencies"]
-    for variant in (built.constructs, built.spelling):
+    for variant in built.variants:
         module = built.module_js(variant)
         assert module.is_file() and module.with_suffix(".d.ts").is_file()
 
@@ -597,7 +789,78 @@ def test_typescript_agrees_with_python(node: str, built: Built) -> None:
     )
     assert result.returncode == 0, _differences(result.stdout) + result.stderr[-5000:]
     assert "# skipped 0" in result.stdout and "# fail 0" in result.stdout, result.stdout
-    for variant in (built.constructs, built.spelling):
+    for variant in built.variants:
         for kind in ("golden", "golden_errors", "differential", "mutations", "encode_errors"):
             assert f"{variant.name}.json {kind}: " in result.stdout, (variant.name, kind)
     assert f"{built.spelling.name}.json tracking: " in result.stdout
+    assert f"{built.choosing.name}.json tracking: " in result.stdout
+
+
+# A stream of CHOOSING frames through TypeScript's StreamDecoder, in chunks: the frames it
+# gives (class and re-encoded bytes), and where expectStartup() was called. argv: the
+# module's path, the stream (hex), the chunk sizes, the frame counts after which to expect
+# a startup frame again, and a module without startup frames (expectStartup refuses).
+STREAM_JS = """
+const [path, hex, sizes, rearm, other] = process.argv.slice(1);
+const codec = await import(path);
+const data = Uint8Array.from(hex.match(/../g) ?? [], (b) => parseInt(b, 16));
+const decoder = new codec.StreamDecoder({ startup: true });
+const again = new Set(JSON.parse(rearm));
+let seen = 0;
+decoder.afterFrame = () => {
+  seen += 1;
+  if (again.has(seen)) decoder.expectStartup();
+};
+const out = [];
+let at = 0;
+for (const size of JSON.parse(sizes)) {
+  for (const frame of decoder.feed(data.subarray(at, at + size))) {
+    const bytes = Array.from(codec.encode(frame), (b) => b.toString(16).padStart(2, "0")).join("");
+    out.push([frame.constructor.name, bytes]);
+  }
+  at += size;
+}
+let refused = "";
+try {
+  new (await import(other)).StreamDecoder().expectStartup();
+} catch (error) {
+  refused = error.name;
+}
+console.log(JSON.stringify({ frames: out, buffered: decoder.buffered, refused }));
+"""
+
+
+def test_stream_decoder_reads_startup_frames(node: str, built: Built) -> None:
+    """StreamDecoder({startup: true}) reads the first frame with the startup header and
+    expectStartup() arms that again, as Python's StreamDecoder(startup=True) and
+    expect_startup() do, whatever the chunks (the decoder is told between frames, by its
+    after-frame callback, as a reader of PostgreSQL's 'N' answer would)."""
+    c = built.choosing.version.codec()
+    frames = [c.Hello(level=1, pairs=[c.Pair("user", "me")]), c.Small(more_data=b"x"),
+              c.Masked(key=9, payload=b"hi", key64=3, tail=b"yo"), c.Cancel(secret=5),
+              c.Other(), c.UnknownFrame(code=(9, 0x33), body=b"3")]  # fmt: skip
+    stream = b"".join(c.encode(f) for f in frames)
+    rearm = [3]  # after the third frame, a startup frame again (the Cancel)
+    mixed = [7, 1, 3, 2, 40, 5] * len(stream)
+    for sizes in ([len(stream)], [1] * len(stream), mixed[: len(stream)]):
+        python = c.StreamDecoder(startup=True)
+        count = [0]
+
+        def after(frame: Any, size: int, python: Any = python, count: list[int] = count) -> None:
+            count[0] += 1
+            if count[0] in rearm:
+                python.expect_startup()
+
+        python.after_frame = after
+        got: list[Any] = []
+        at = 0
+        for size in sizes:
+            for frame in python.feed(stream[at : at + size]):
+                got.append([type(frame).__name__, c.encode(frame).hex()])
+            at += size
+        assert got == [[type(f).__name__, c.encode(f).hex()] for f in frames]
+        script = [node, "--input-type=module", "-e", STREAM_JS,
+                  str(built.module_js(built.choosing)), stream.hex(), json.dumps(sizes),
+                  json.dumps(rearm), str(built.module_js(built.constructs))]  # fmt: skip
+        answer = json.loads(run_checked(script, "node (StreamDecoder)"))
+        assert answer == {"frames": got, "buffered": 0, "refused": "TypeError"}, sizes
