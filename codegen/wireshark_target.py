@@ -12,7 +12,9 @@ generated codecs decode, step by step from the same plan, into a protocol tree:
   record in snake case), a length/count prefix the IDL leaves unnamed
   ``<proto>.<record>.<name>.length|count|byte_length``, a flag
   ``<proto>.flags.<name>`` (common) or ``<proto>.<frame>.flags.<name>``, a value of
-  several flag bits (MQTT's QoS) ``<proto>.<frame>.flags.<name>`` too;
+  several flag bits (MQTT's QoS) ``<proto>.<frame>.flags.<name>`` too; a frame or
+  struct whose name would be a header value's or one of the dissector's own
+  (``length``...) gets a trailing ``_`` (``Names``);
 - enums (open or closed) are value strings, bit fields of words up to 32 bits are
   masked fields (64-bit words are computed: Lua numbers are doubles), bool bits are
   boolean fields, f32/f64 float/double fields, 64-bit integers (varint, zigzag,
@@ -20,6 +22,12 @@ generated codecs decode, step by step from the same plan, into a protocol tree:
   frames are subtrees, arrays a subtree of their elements;
 - a field behind a presence flag, a bool bit, an ``if:`` condition (``LuaCond``) or
   ``more`` is there exactly when the codec reads it;
+- masked bytes (``transform: {xor: key}``) are shown as their value, unmasked into a
+  data source of its own, where the masked bytes are, and as on the wire
+  (``<field>.masked``);
+- an unknown frame the IDL lets the receiver ignore or skip (``unknown:``) is an
+  ``<proto>.unknown_frame`` with its code, as the codecs say it (``(1, 3)`` for a code of
+  several parts), and body;
 - what the codec refuses is an expert-info error named after the ``ProtocolError``
   class it raises (``<proto>.truncated``, ``.invalid_value``, ``.rule_violation``
   for a broken ``rules:`` entry, ...), never a Lua error;
@@ -33,8 +41,9 @@ generated codecs decode, step by step from the same plan, into a protocol tree:
   for PostgreSQL, the one after the server's one-byte 'N' to SSLRequest/GSSENCRequest:
   ``STARTUP_ANSWERS``), and a code part that is a context value (MySQL's ``ctx.phase``)
   is the receiver's state in the IDL's client/server machine, replayed for both sides
-  (``PhaseMachine``); a peeked header byte, ``select:`` and codes ending in ``*`` choose
-  the frame as the codecs do.
+  (``PhaseMachine``), whatever the framing; a peeked header byte, ``select:`` and codes
+  ending in ``*`` choose the frame as the codecs do, with codes of any number of parts
+  (``CodeKeys``).
 
 Readers and helpers that only some IDL constructs need (``Uses``) are emitted only
 when used: a dissector of a protocol without them is the same Lua as before they
@@ -59,7 +68,9 @@ from wirestream.codegen.model import (
     ArrayField,
     BytesField,
     Cond,
+    Enum,
     IntType,
+    Machine,
     Protocol,
     RefField,
     Word,
@@ -168,20 +179,18 @@ def ctor(itype: IntType) -> str:
     return _INT_CTOR[name]
 
 
-def lua_expr(plan: ExprPlan, codec: CodecPlan | None = None) -> str:
+def lua_expr(plan: ExprPlan, codec: CodecPlan) -> str:
     """A size or count expression as a Lua number (64-bit operands through ``num``:
     a value of 2**53 or more is ``math.huge``, which every bound check refuses).  One with
     parentheses or floor division is spelled from its tree (``ExprPlan.tree``)."""
     if plan.tree is not None:
-        if codec is None:
-            raise NotImplementedError(f"Wireshark target: the size expression '{plan.text}'")
         return LuaCond(codec, "struct").number(plan.tree)
     parts: list[str] = []
     for index, term in enumerate(plan.terms):
         if index:
             parts.append(f" {plan.operators[index - 1]} ")
-        if term.kind == "literal":
-            parts.append(lit(term.value))
+        if term.kind == "literal":  # beyond 2**53: the nearest double (no input is that long)
+            parts.append(lit(term.value) if abs(term.value) < 1 << 53 else str(term.value))
         elif term.kind == "field" and getattr(term, "optional", False):
             parts.append(f"num(v.{term.name} or 0)")  # absent: 0, as the codecs read it
         elif term.kind == "field":
@@ -235,8 +244,8 @@ class LuaCond:
         elif op in _LUA_COMPARISONS:
             text = f"{self.value(node.args[0])} {_LUA_COMPARISONS[op]} {self.value(node.args[1])}"
         elif op == "flag":
-            if self.scope != "frame":
-                raise NotImplementedError("Wireshark target: a flag in a struct's condition")
+            # the validator refuses a flag in a struct's condition (a struct has no flags)
+            assert self.scope == "frame", "a flag in a struct's condition"
             text = f"bit32.band(h.flags, {lit(node.value)}) ~= 0"
         elif op == "more":
             text = "s.pos < s.stop"
@@ -268,7 +277,7 @@ class LuaCond:
             return "(s.stop - s.pos)"
         if op in _TRUTH_OPS:
             return f"({self.truth(node, top=True)} and 1 or 0)"
-        raise NotImplementedError(f"Wireshark target: the condition operator '{op}'")
+        raise AssertionError(f"the condition operator '{op}'")  # the model has no other
 
 
 def cond_ops(cond: Cond) -> set[str]:
@@ -280,6 +289,42 @@ def cond_ops(cond: Cond) -> set[str]:
 
 
 # --- what a dissector uses ------------------------------------------------------------------
+
+
+def step_ints(steps: list[ItemStep]) -> list[IntPlan]:
+    """The integer values a layout reads (array elements included)."""
+    found: list[IntPlan] = []
+    for item in steps:
+        step = item.step
+        if isinstance(step, FixedRun):
+            for unit in step.units:
+                if unit.value is not None:
+                    found.append(unit.value)
+                found += [bits.value for bits in unit.bits if bits.value is not None]
+        elif isinstance(step, IntStep):
+            found.append(step.value)
+        elif isinstance(step, ArrayStep) and step.element.value is not None:
+            found.append(step.element.value)
+    return found
+
+
+def big_closed_enums(plan: CodecPlan) -> list[tuple[str, list[str]]]:
+    """The closed enums some 64-bit value has, with their members' values in decimal: a
+    UInt64 or Int64 is no Lua table key, so membership is checked by the value's text."""
+    values = step_ints(plan.header_steps)
+    if plan.startup is not None:
+        values += step_ints(plan.startup.header_steps)
+    for record in [*plan.structs, *plan.frames]:
+        values += step_ints(record.steps)
+        values += [value for value, _, _ in record.flag_values]
+    used = {value.enum for value in values if value.enum is not None and value.big}
+    return [(e.name, [str(number) for _, number in e.members])
+            for e in plan.enums if e.name in used]  # fmt: skip
+
+
+def is_exact(value: int) -> bool:
+    """Whether a Lua number holds ``value`` exactly (a value string's key must)."""
+    return abs(value) < _EXACT
 
 
 @dataclass
@@ -297,6 +342,8 @@ class Uses:
     bitop: bool = False  # & or | in a condition
     min_count: bool = False  # an array with a least count
     forbid: bool = False  # bytes or strings that must not hold some values
+    xor: bool = False  # transform: {xor: key} on bytes
+    code_part: bool = False  # a code shown or keyed as the text of its parts
 
     def int_type(self, itype: IntType | None) -> None:
         if itype is None:
@@ -352,6 +399,8 @@ class Uses:
             self.terminator = True
         if step.forbid:
             self.forbid = True
+        if step.xor_key is not None:
+            self.xor = True
 
     @classmethod
     def of(cls, plan: CodecPlan) -> Uses:
@@ -362,6 +411,12 @@ class Uses:
         for _, _, select in plan.selects:
             uses.cond(select)
         uses.int_type(plan.unknown_length)
+        keys = [CodeKeys.of(plan)]
+        if plan.startup is not None:
+            keys.append(CodeKeys.of(plan, startup=True))
+        uses.code_part = any(k.strings for k in keys) or (
+            plan.unknown != "error" and not plan.single_code
+        )
         for record in [*plan.structs, *plan.frames]:
             uses.steps(record.steps)
             for rule in record.rules:
@@ -435,34 +490,41 @@ class PhaseMachine:
     phases: dict[str, dict[str, int | None]]  # role -> state member -> its enum value
     # role -> direction -> state member -> frame name or "*" -> rows
     table: dict[str, dict[str, dict[str, dict[str, list[MachineRow]]]]]
+    flags: bool = False  # a guard tests a flag of the frame (v["@flags"])
 
 
 def phase_machine(proto: Protocol, plan: CodecPlan) -> PhaseMachine | None:
-    """The machine that says the context value of the code's first part, or None when no
-    part of the code is a context value.  Refused by name when no machine says it."""
-    ctx_parts = [name for kind, name, _ in plan.key_parts if kind == "ctx"]
-    if not ctx_parts:
-        return None
-    if len(ctx_parts) > 1 or plan.key_parts[0][0] != "ctx":
-        raise NotImplementedError(
-            "Wireshark target: a context part of the code other than the first"
-        )
-    name = ctx_parts[0]
+    """The machine that says a context value that is part of the code, or None.
+
+    A context part no frame sets or clears is the caller's (MySQL's phase): the
+    receiver's state, when an enum named after the value (``Phase`` for ``ctx.phase``)
+    names states of exactly one client/server machine.  Any other context part (one that
+    frames set, or that no machine says) is kept as the codecs' ``track_context`` keeps
+    context values: its default until a frame sets it.  One part at most is a machine's
+    state (the first that can be)."""
+    contexts = {c.name: c for c in proto.context}
     enums = {e.name: e for e in proto.enums}
-    enum = enums.get(pascal(name))
-    machines = [m for m in proto.machines
-                if {"client", "server"} <= set(m.roles) and enum is not None
-                and any(state.upper() in enum.values for state in m.states)]  # fmt: skip
-    if enum is None or len(machines) != 1:
-        raise NotImplementedError(
-            f"Wireshark target: the code part ctx.{name} needs an enum {pascal(name)} naming the "
-            "states of one client/server machine"
-        )
-    machine = machines[0]
+    for kind, name, _ in plan.key_parts:
+        value = contexts.get(name) if kind == "ctx" else None
+        if value is None or value.set_by or value.cleared_by:
+            continue
+        enum = enums.get(pascal(name))
+        machines = [m for m in proto.machines
+                    if {"client", "server"} <= set(m.roles) and enum is not None
+                    and any(state.upper() in enum.values for state in m.states)]  # fmt: skip
+        if enum is not None and len(machines) == 1:
+            return machine_plan(proto, name, enum, machines[0])
+    return None
+
+
+def machine_plan(proto: Protocol, name: str, enum: Enum, machine: Machine) -> PhaseMachine:
+    """The tables of the machine whose receiver's state says ``ctx.<name>``."""
     frames = {f.name: f for f in proto.frames}
     phases = {role: {state.upper(): enum.values.get(state.upper()) for state in machine.states}
               for role in ("client", "server")}  # fmt: skip
     table: dict[str, dict[str, dict[str, dict[str, list[MachineRow]]]]] = {}
+    frame_flags = {f.name: f.flags for f in proto.frames}
+    flags = False  # a guard tests a flag: decode_frame keeps the frame's flags in v["@flags"]
     for row in machine.transitions:
         if row.role not in ("client", "server"):
             continue
@@ -472,18 +534,22 @@ def phase_machine(proto: Protocol, plan: CodecPlan) -> PhaseMachine | None:
         if row.conditions:
             tests = []
             for condition in row.conditions:
-                if condition.is_flag:
-                    raise NotImplementedError(
-                        f"Wireshark target: a flag in a guard of the machine {machine.name}"
+                if condition.is_flag:  # the frame's flag bit (set: a field it guards is there)
+                    flag_mask = {**proto.common_flags, **frame_flags.get(row.frame, {})}.get(
+                        condition.name, 0
                     )
+                    test = f'bit32.band(v["@flags"] or 0, {lit(flag_mask)}) ~= 0'
+                    tests.append(test if condition.values[0] else f"not ({test})")
+                    flags = True
+                    continue
                 value = f"v.{condition.name}"
-                test = " or ".join(f"num({value}) == {lit(n)}" for n in condition.values)
+                test = " or ".join(f"num({value}) == {lit(n) if abs(n) < 1 << 53 else n}"
+                                   for n in condition.values)  # fmt: skip
                 test = f"{value} ~= nil and ({test})"
                 tests.append(f"not ({test})" if condition.negated else f"({test})")
             guard = " and ".join(tests)
         target = row.target.upper() if row.outcome == "to" and row.target is not None else None
-        if row.frame != "*" and row.frame not in frames:
-            raise NotImplementedError(f"Wireshark target: the machine row's frame {row.frame}")
+        assert row.frame == "*" or row.frame in frames, row.frame  # the validator says so
         by_frame.setdefault(row.frame, []).append(MachineRow(guard, target))
     for directions in table.values():
         for states in directions.values():
@@ -492,7 +558,7 @@ def phase_machine(proto: Protocol, plan: CodecPlan) -> PhaseMachine | None:
                     rows.sort(key=lambda r: r.guard is None)  # guarded rows first
     return PhaseMachine(name, enum.name, machine.name,
                         {role: machine.initial[role].upper() for role in ("client", "server")},
-                        phases, table)  # fmt: skip
+                        phases, table, flags)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -519,6 +585,54 @@ class Conversation:
 
 
 # --- the field table ---------------------------------------------------------------------
+
+
+def free_name(name: str, taken: set[str]) -> str:
+    while name in taken:
+        name += "_"
+    return name
+
+
+@dataclass(frozen=True)
+class Names:
+    """The names of fields that an IDL's names could clash with.
+
+    Header values are ``<proto>.<name>``, a frame or struct ``<proto>.<record>`` (its
+    fields under it), beside the dissector's own ``length`` (the transport's prefix),
+    ``startup_answer``, ``unknown_frame``, ``flags``, ``startup.`` and ``ctx.``: where an
+    IDL's name would be one of these, the dissector's own field yields (``length_``), and a
+    frame or struct whose name would be a header value's or the dissector's (a frame
+    ``Length``, a frame ``Kind`` beside the header's ``kind``) gets a trailing ``_``
+    (``<proto>.length_``).  No committed dissector has such a clash."""
+
+    length: str = "length"
+    startup_answer: str = "startup_answer"
+    unknown_frame: str = "unknown_frame"
+    records: tuple[tuple[str, str], ...] = ()  # (frame or struct, its field name)
+
+    def record(self, name: str) -> str:
+        return dict(self.records).get(name, lower_snake(name))
+
+    @classmethod
+    def of(cls, plan: CodecPlan, conversation: Conversation) -> Names:
+        header = set(header_ints(plan.header_steps))
+        length = free_name("length", header)
+        answer = free_name("startup_answer", header)
+        unknown = free_name("unknown_frame", header)
+        taken = set(header)
+        for used, name in ((plan.length_prefix is not None, length),
+                           (conversation.answer is not None, answer),
+                           (plan.unknown != "error", unknown), (plan.has_flags, "flags"),
+                           (plan.startup is not None, "startup"),
+                           (conversation.machine is not None, "ctx")):  # fmt: skip
+            if used:
+                taken.add(name)
+        records = []
+        for record in [*plan.structs, *plan.frames]:
+            key = free_name(lower_snake(record.name), taken)
+            taken.add(key)
+            records.append((record.name, key))
+        return cls(length, answer, unknown, tuple(records))
 
 
 @dataclass(frozen=True)
@@ -554,11 +668,12 @@ class LuaField:
 class FieldTable:
     """The fields of one dissector, collected by walking the plan as the template does."""
 
-    def __init__(self, proto: Protocol, plan: CodecPlan,
-                 conversation: Conversation | None = None) -> None:  # fmt: skip
+    def __init__(self, proto: Protocol, plan: CodecPlan, conversation: Conversation,
+                 names: Names) -> None:  # fmt: skip
         self.proto = proto
         self.plan = plan
         self.conversation = conversation
+        self.names = names
         self.fields: dict[str, LuaField] = {}
         self.docs = _docs(proto)
         self.lines = {f.name: f.line for f in proto.frames}
@@ -601,51 +716,54 @@ class FieldTable:
     def _walk(self) -> None:
         plan = self.plan
         if plan.length_prefix is not None:
-            self.add(LuaField("length", ctor(plan.length_prefix), "Frame length",
+            self.add(LuaField(self.names.length, ctor(plan.length_prefix), "Frame length",
                               "Length of the frame after the transport's length prefix"), "")  # fmt: skip
         self.steps("", plan.header_steps, "header")
         if plan.startup is not None:
             self.steps("startup.", plan.startup.header_steps, "startup")
         conversation = self.conversation
-        if conversation is not None and conversation.machine is not None:
+        if conversation.machine is not None:
             phase = conversation.machine
             doc = next(c.doc for c in plan.context if c.name == phase.ctx)
             self.add(LuaField(f"ctx.{phase.ctx}", "uint32", label(phase.ctx),
                               one_line(doc) + f" (the {phase.machine} machine's state of the receiver)",
                               phase.enum), "")  # fmt: skip
-        if conversation is not None and conversation.answer is not None:
-            self.add(LuaField("startup_answer", "uint8", "Startup answer",
+        if conversation.answer is not None:
+            self.add(LuaField(self.names.startup_answer, "uint8", "Startup answer",
                               "The server's one-byte answer to "
                               + " or ".join(conversation.answer.requests) + " (no message)",
                               "startup_answer"), "")  # fmt: skip
         for name, mask in plan.common_flags.items():
-            self.add(LuaField(f"flags.{name}", "bool", label(name), f"flag {mask:#x}",
-                              mask=mask << self.flags_shift(), bits=self.flags_word_bits()), "")  # fmt: skip
+            self.add(self.flag_field(f"flags.{name}", name, mask), "")
         for struct in plan.structs:
-            self.steps(lower_snake(struct.name) + ".", struct.steps, struct.name)
+            self.steps(self.names.record(struct.name) + ".", struct.steps, struct.name)
         for frame, model in zip(plan.frames, self.proto.frames):
-            key = lower_snake(frame.name)
+            key = self.names.record(frame.name)
             self.add(LuaField(key, "none", frame.name, one_line(frame.doc)), frame.name)
             for name, mask in model.flags.items():
                 if name not in plan.common_flags:
-                    self.add(LuaField(f"{key}.flags.{name}", "bool", label(name), f"flag {mask:#x}",
-                                      mask=mask << self.flags_shift(),
-                                      bits=self.flags_word_bits()), frame.name)  # fmt: skip
+                    self.add(self.flag_field(f"{key}.flags.{name}", name, mask), frame.name)
             for value, mask, _ in frame.flag_values:
                 self.add(LuaField(f"{key}.flags.{value.name}", ctor(self.flags_type()),
-                                  label(value.name), value.doc or f"flags {mask:#x}",
-                                  value.names, mask << self.flags_shift()), frame.name)  # fmt: skip
+                                  label(value.name), value.doc or f"flags {mask:#x}", value.names,
+                                  self.flag_field(key, value.name, mask).mask), frame.name)  # fmt: skip
             self.steps(key + ".", frame.steps, frame.name)
         if plan.unknown != "error":
-            self.add(LuaField("unknown_frame", "none", "Unknown frame",
+            unknown = self.names.unknown_frame
+            self.add(LuaField(unknown, "none", "Unknown frame",
                               "A frame of a type this version does not define"), "")  # fmt: skip
-            code_bits = 64 if plan.discriminator_big[0] else 32
-            self.add(LuaField("unknown_frame.code", f"uint{code_bits}", "Code",
-                              "The unknown type code"), "")  # fmt: skip
+            if plan.single_code:
+                code_bits = 64 if plan.discriminator_big[0] else 32
+                self.add(LuaField(f"{unknown}.code", f"uint{code_bits}", "Code",
+                                  "The unknown type code"), "")  # fmt: skip
+            else:  # shown as the codecs say it: (part, part, ...)
+                self.add(LuaField(f"{unknown}.code", "string", "Code",
+                                  "The unknown type code: " + ", ".join(plan.discriminator)),
+                         "")  # fmt: skip
             if plan.unknown_length is not None:
-                self.add(LuaField("unknown_frame.length", ctor(plan.unknown_length), "Length",
+                self.add(LuaField(f"{unknown}.length", ctor(plan.unknown_length), "Length",
                                   "Length of the skipped body"), "")  # fmt: skip
-            self.add(LuaField("unknown_frame.body", "bytes", "Body", "The frame after its header"),
+            self.add(LuaField(f"{unknown}.body", "bytes", "Body", "The frame after its header"),
                      "")  # fmt: skip
 
     def flags_unit(self) -> tuple[int, IntType]:
@@ -660,6 +778,14 @@ class FieldTable:
 
     def flags_type(self) -> IntType:
         return self.flags_unit()[1]
+
+    def flag_field(self, key: str, name: str, mask: int) -> LuaField:
+        """A flag's bool field: masked from the header's word up to 32 bits; in a wider word
+        without a mask (the dissector gives the flag's value)."""
+        if self.flags_word_bits() > 32:
+            return LuaField(key, "bool", label(name), f"flag {mask:#x}")
+        return LuaField(key, "bool", label(name), f"flag {mask:#x}",
+                        mask=mask << self.flags_shift(), bits=self.flags_word_bits())  # fmt: skip
 
     def steps(self, prefix: str, steps: list[ItemStep], owner: str) -> None:
         for item in steps:
@@ -684,8 +810,9 @@ class FieldTable:
                             self.int_field(prefix + bits.value.name, bits.value, unit.type, owner,
                                            mask)  # fmt: skip
                         elif bits.kind == "flags":
+                            mask = bits.mask << bits.shift if unit.type.bits <= 32 else None
                             self.add(LuaField("flags", ctor(unit.type), "Flags", "The flag bits",
-                                              mask=bits.mask << bits.shift), owner)  # fmt: skip
+                                              mask=mask), owner)  # fmt: skip
             elif isinstance(step, IntStep):
                 self.int_field(prefix + step.value.name, step.value, step.value.type, owner)
             elif isinstance(step, FloatStep):
@@ -706,6 +833,10 @@ class FieldTable:
                 kind = "int64"  # NULL (0xFB) shows as -1, as a signed length's -1 does
             self.add(LuaField(f"{key}.length", kind, f"{label(name)} length",
                               f"Length of {name}" + (" (-1: null)" if step.nullable else "")),
+                     owner)  # fmt: skip
+        if step.xor_key is not None:  # transform: the bytes on the wire, where they are
+            self.add(LuaField(f"{key}.masked", "bytes", f"{label(name)} (masked)",
+                              f"{name} as on the wire: XOR {step.xor_key.name}, repeated"),
                      owner)  # fmt: skip
         self.add(LuaField(key, "string" if step.string else "bytes", label(name), doc), owner)
 
@@ -737,6 +868,10 @@ def flags_unit(plan: CodecPlan) -> tuple[int, IntType]:
             for unit in item.step.units:
                 for bits in unit.bits:
                     if bits.kind == "flags" and unit.type is not None:
+                        if bits.width > 32:  # h.flags is a Lua number the bit32 library masks
+                            raise NotImplementedError(
+                                "Wireshark target: header flags wider than 32 bits"
+                            )
                         return bits.shift, unit.type
     raise NotImplementedError("Wireshark target: flags outside a header word")
 
@@ -789,6 +924,13 @@ def lua_cond(context: jinja2.runtime.Context, cond: CondPlan, owner: str) -> str
 
 
 @jinja2.pass_context
+def record_key(context: jinja2.runtime.Context, name: str) -> str:
+    """The field name of a frame or struct (``Names``)."""
+    names: Names = context["names"]
+    return names.record(name)
+
+
+@jinja2.pass_context
 def lua_size(context: jinja2.runtime.Context, expr: ExprPlan) -> str:
     """A size or count expression in Lua (its tree spelled as a condition's values)."""
     return lua_expr(expr, context["m"])
@@ -808,9 +950,9 @@ def byte_lit(value: int) -> str:
 _ENV = environment(
     DIR,
     filters=dict(lit=lit, big_lit=big_lit, value_lit=value_lit, lua=lua_str, ctor=ctor,
-                 expr=lua_size, snake=lower_snake, one_line=one_line, label=label,
+                 expr=lua_size, snake=lower_snake, rkey=record_key, one_line=one_line, label=label,
                  cond=lua_cond, utf8_lit=utf8_lit, byte_lit=byte_lit),
-    tests=dict(big=is_big),
+    tests=dict(big=is_big, exact=is_exact),
 )  # fmt: skip
 
 
@@ -839,43 +981,134 @@ def flags_add(plan: CodecPlan) -> str:
 _HF_KEY: Final = re.compile(r'hf\["([^"]+)"\]')
 
 
-def refuse_unsupported(plan: CodecPlan) -> None:
-    """Constructs the dissector does not spell yet: refused by name rather than dissected
-    wrongly."""
-    if any(
-        len(prefix) != len(plan.discriminator) - 1 or not prefix for prefix, _ in plan.wildcards
-    ):
-        raise NotImplementedError('Wireshark target: a one-part frame code "*"')
-    for item in plan.header_steps:
+def header_ints(steps: list[ItemStep]) -> dict[str, IntPlan]:
+    """The integer values of a header (or of a startup header), by name."""
+    found: dict[str, IntPlan] = {}
+    for item in steps:
         step = item.step
-        if isinstance(step, IntStep) and step.value.peek and step.value.type.size != 1:
-            raise NotImplementedError("Wireshark target: a peeked header field wider than a byte")
+        if isinstance(step, FixedRun):
+            for unit in step.units:
+                if unit.value is not None:
+                    found[unit.value.name] = unit.value
+                for bits in unit.bits:
+                    if bits.value is not None:
+                        found[bits.value.name] = bits.value
+        elif isinstance(step, IntStep):
+            found[step.value.name] = step.value
+    return found
 
 
-def key_exprs(plan: CodecPlan) -> list[str]:
-    """Each part of the code in Lua: a header value, or the context value."""
-    exprs = []
-    for (kind, name, _), big in zip(plan.key_parts, plan.discriminator_big):
-        if kind == "ctx":
-            exprs.append(f"s.ctx.{name}")
+_EXACT: Final = 1 << 53  # Lua numbers (doubles) are exact integers below this
+
+
+@dataclass(frozen=True)
+class CodeKeys:
+    """How the decoder tables are keyed by a frame's code, and the code shown.
+
+    A code is a Lua number where that is exact and unique: one part below 2**53, or two
+    parts as ``first * 65536 + second`` when the first is at most 32-bit and the second
+    takes at most 65,536 values (RabbitMQ's key and version, MySQL's phase and first
+    byte).  Any other code (three parts and more, a wide second part, a part of 2**53 or
+    more) is the text of its parts joined by ":" (``code_part``: decimal, 64-bit values
+    exactly)."""
+
+    parts: tuple[str, ...]  # each part's value in Lua (``v.<field>`` or ``s.ctx.<name>``)
+    numbers: tuple[str, ...]  # each part as a Lua number (64-bit fields through ``num``)
+    strings: bool
+
+    @classmethod
+    def of(cls, plan: CodecPlan, startup: bool = False) -> CodeKeys:
+        kinds: list[tuple[str, str, int]]
+        if startup:
+            assert plan.startup is not None
+            ints = header_ints(plan.startup.header_steps)
+            kinds = [("field", name, 0) for name in plan.startup.discriminator]
+            codes = [e.code for e in plan.startup.decoders]
         else:
-            exprs.append(f"num(v.{name})" if big else f"v.{name}")
-    return exprs
+            ints = header_ints(plan.header_steps)
+            kinds = plan.key_parts
+            codes = [e.code for e in plan.decoders] + [code for code, _, _ in plan.selects]
+            codes += [prefix for prefix, _ in plan.wildcards]
+        contexts = {c.name: c for c in plan.context}
+        parts: list[str] = []
+        numbers: list[str] = []
+        wide: list[bool] = []  # a part that is not a Lua number, or not exactly
+        spans: list[int | None] = []  # how many values a header part takes
+        for kind, name, _ in kinds:
+            if kind == "ctx":
+                parts.append(f"s.ctx.{name}")
+                numbers.append(f"s.ctx.{name}")
+                wide.append(contexts[name].big)
+                spans.append(None)
+            else:
+                value = ints[name]
+                parts.append(f"v.{name}")
+                numbers.append(f"num(v.{name})" if value.big else f"v.{name}")
+                wide.append(value.big)
+                spans.append(value.hi - value.lo + 1)
+        if len(parts) == 1:
+            strings = any(abs(code[0]) >= _EXACT for code in codes)
+            if kinds[0][0] == "field":
+                numbers[0] = f"num(v.{kinds[0][1]})"
+        else:
+            span = spans[1]
+            strings = len(parts) > 2 or wide[0] or wide[1] or span is None or span > 65536
+        return cls(tuple(parts), tuple(numbers), strings)
+
+    @property
+    def single(self) -> bool:
+        return len(self.parts) == 1
+
+    def key(self, code: tuple[int, ...]) -> str:
+        """A code of the IDL as a key of the decoder tables."""
+        if self.strings:
+            return lua_str(":".join(str(part) for part in code))
+        if len(code) == 1:
+            return lit(code[0])
+        return lit(code[0] * 65536 + code[1])
+
+    def prefix_key(self, prefix: tuple[int, ...]) -> str:
+        """The leading parts of a code ending in "*" as a key of ``DEFAULTS``."""
+        if self.strings:
+            return lua_str(":".join(str(part) for part in prefix))
+        return lit(prefix[0])
+
+    @property
+    def expr(self) -> str:
+        """The code of the frame being decoded (from ``v``, ``s.ctx``) as a table key."""
+        if self.strings:
+            return ' .. ":" .. '.join(f"code_part({p})" for p in self.parts)
+        if self.single:
+            return self.numbers[0]
+        return f"{self.numbers[0]} * 65536 + {self.numbers[1]}"
+
+    @property
+    def prefix_expr(self) -> str:
+        """The frame's leading parts (all but the last) as a key of ``DEFAULTS``."""
+        if self.strings:
+            return ' .. ":" .. '.join(f"code_part({p})" for p in self.parts[:-1])
+        return self.numbers[0]
+
+    @property
+    def shown(self) -> str:
+        """The code as text, as the codecs' messages say it: ``5``, ``(1, 3)``."""
+        if self.single:
+            return "code"
+        return '"(" .. ' + ' .. ", " .. '.join(f"code_part({p})" for p in self.parts) + ' .. ")"'
+
+    @property
+    def message(self) -> str:
+        """The code in the message of an unknown or ambiguous code: the table key when it
+        is a number (as these dissectors have always said it), else as shown."""
+        return self.shown if self.strings else "code"
 
 
 def render_dissector(proto: Protocol) -> str:
     """The Lua dissector of one protocol version."""
     plan = plan_codec(proto)
-    if len(plan.discriminator) > 2:
-        raise NotImplementedError("Wireshark target: codes of more than two parts")
-    if len(plan.discriminator) > 1 and plan.unknown != "error":
-        raise NotImplementedError("Wireshark target: unknown frames with multi-part codes")
-    refuse_unsupported(plan)
     conversation = Conversation.of(proto, plan)
-    if conversation.needed and plan.frame_length is None:
-        raise NotImplementedError("Wireshark target: context both directions keep, a phase machine "
-                                  "or a startup header without a header length field")  # fmt: skip
-    table = FieldTable(proto, plan, conversation)
+    names = Names.of(plan, conversation)
+    table = FieldTable(proto, plan, conversation, names)
     name = proto_name(proto.protocol, proto.version)
     text = _ENV.get_template("dissector.lua.j2").render(
         m=plan,
@@ -888,10 +1121,14 @@ def render_dissector(proto: Protocol) -> str:
         frame_names=frame_names(proto),
         startup_names=frame_names(proto, startup=True),
         conv=conversation,
-        key_exprs=key_exprs(plan),
+        keys=CodeKeys.of(plan),
+        startup_keys=CodeKeys.of(plan, startup=True) if plan.startup is not None else None,
         union_names={u.name for u in plan.unions},
         uses=Uses.of(plan),
+        big_enums=big_closed_enums(plan),
+        names=names,
         flags_add=flags_add(plan),
+        flags_big=plan.has_flags and flags_unit(plan)[1].bits > 32,
     )
     missing = sorted(set(_HF_KEY.findall(text)) - set(table.fields))
     if missing:  # the template names a field the table does not define: a generator bug

@@ -39,7 +39,6 @@ from tests.wireshark_support import (
 )
 from wirestream.codegen.build import load_protocol
 from wirestream.codegen.plan import plan_codec
-from wirestream.codegen.errors import IdlError
 from wirestream.codegen.wireshark_target import DEFAULT_PORTS, render_dissector
 from wirestream.runtime.capture import CaptureWriter, capture_files, get_protocol, iter_records
 from wirestream.runtime.capture.pcap import WELL_KNOWN_PORTS, PcapngWriter
@@ -491,17 +490,21 @@ def test_dissector_names_clash_with_no_dissector_wireshark_has() -> None:
     assert builtin and not {proto_name(v) for v in VERSIONS} & builtin
 
 
-def test_a_name_two_fields_would_share_is_an_idl_error_at_the_frame(tmp_path: Path) -> None:
+def test_a_frame_named_like_a_field_of_the_dissector_gets_a_name_of_its_own(tmp_path: Path) -> None:
     """A frame called Length would be ws_rsocket_v1_0.length, the transport's length
-    prefix: the generator refuses it with the file, the frame's line and its name."""
+    prefix; one called Flags the flags' namespace: each is named with a trailing _ (the
+    prefix and the flags keep their names), and the rest of the dissector is as before."""
     spec = yaml.safe_load((IDL / "rsocket" / "v1_0.yaml").read_text(encoding="utf-8"))
-    spec["frames"]["Length"] = {"code": 0x10, "fields": []}
+    spec["frames"]["Length"] = {"code": 0x10, "fields": [{"name": "size", "type": "u8"}]}
+    spec["frames"]["Flags"] = {"code": 0x11, "fields": []}
     path = tmp_path / "v1_0.yaml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
-    proto = load_protocol(path, "idl/rsocket/v1_0.yaml")
-    line = next(f.line for f in proto.frames if f.name == "Length")
-    with pytest.raises(IdlError, match=f"v1_0.yaml:{line}: Length: .*ws_rsocket_v1_0.length"):
-        render_dissector(proto)
+    lua = render_dissector(load_protocol(path, "idl/rsocket/v1_0.yaml"))
+    assert 'ProtoField.none("ws_rsocket_v1_0.length_", "Length"' in lua
+    assert 'ProtoField.uint8("ws_rsocket_v1_0.length_.size", "Size"' in lua
+    assert 'ProtoField.none("ws_rsocket_v1_0.flags_", "Flags"' in lua
+    assert 'ProtoField.uint24("ws_rsocket_v1_0.length", "Frame length"' in lua
+    assert 'key = "length_", decode = frame.Length}' in lua
 
 
 def test_default_ports_are_the_pcap_writers_well_known_ports_one_version_each() -> None:

@@ -1,18 +1,18 @@
 """The Wireshark target over every construct of the IDL beyond the seed protocols
 (tests/idl_constructs: byte order, f32/f64, vbi/zigzag/lenenc, NUL-terminated strings,
 bool bits and presence by them, ``if:`` conditions and ``more``, multi-bit flag values,
-fixed flags, rules, framing by a header length field), proved as tests/test_wireshark.py
-proves the committed dissectors: the IDL is generated (Python and Lua) into a temporary
-package, frames go through the capture pcap writer into one tshark run per file, and
-every frame tshark shows equals, field by field, what the generated Python decoder
-returns, or shows the expert info of the error it raises.
+fixed flags, rules, framing by a header length field, bytes masked with an earlier key),
+proved as tests/test_wireshark.py proves the committed dissectors: the IDL is generated
+(Python and Lua) into a temporary package, frames go through the capture pcap writer into
+one tshark run per file, and every frame tshark shows equals, field by field, what the
+generated Python decoder returns, or shows the expert info of the error it raises.
 
 - golden frames: drawn from the generated hypothesis strategies (derandomized: the same
   frames each run) and edge cases (NaN payloads and signs, infinities, signed zero,
   denormals; vbi lengths at 1/2/3-byte boundaries; lenenc at each form's bounds and
-  NULL; absent ``more`` fields), each frame on its own connection in 64-byte segments,
-  and all of them again as one stream cut into 1..7-byte segments (headers cut inside
-  their vbi length), both reassembled by the dissector;
+  NULL; absent ``more`` fields; RFC 6455's masked "Hello"), each frame on its own
+  connection in 64-byte segments, and all of them again as one stream cut into 1..7-byte
+  segments (headers cut inside their vbi length), both reassembled by the dissector;
 - malformed frames (no reassembly): an expert named after the Python error class;
 - mutated frames (no reassembly): the dissector decodes what the decoder decodes and
   refuses what it refuses, with the same error;
@@ -223,6 +223,12 @@ def edge_frames(built: Built) -> list[Any]:
         assert len(c.encode(frame)) == 1 + (1 if body < 128 else 2 if body < 16384 else 3) + body
         out.append(frame)
     out.append(c.Empty())
+    # masked bytes (transform: {xor: mask}): RFC 6455 5.7's masked "Hello", no bytes, a
+    # mask of 0, bytes past 127 (a two-byte vbi length)
+    out.append(c.Masked(mask=0x37FA213D, masked=b"Hello"))
+    out.append(c.Masked(mask=0xFFFFFFFF, masked=b""))
+    out.append(c.Masked(mask=0, masked=b"\x00clear"))
+    out.append(c.Masked(mask=0x01020304, masked=bytes(range(200))))
     return out
 
 
@@ -233,23 +239,27 @@ def test_golden_frames_dissect_to_what_the_python_decoder_returns(
     in segments of 1 to 7 bytes: every frame is shown as decoded, none with an error."""
     codec = built.codec
     frames = drawn_frames(built) + edge_frames(built)
-    assert {type(f).__name__ for f in frames} == {"Numbers", "Texts", "Empty"}
+    assert {type(f).__name__ for f in frames} == {"Numbers", "Texts", "Empty", "Masked"}
     records = [record(n + 1, codec.encode(frame), n) for n, frame in enumerate(frames)]
     stream = b"".join(codec.encode(frame) for frame in frames)
     rng = random.Random("wireshark:constructs:stream")
     pos, cuts = 0, set()
     while pos < len(stream):
-        size = rng.randint(1, 7)
-        records.append(record(len(frames) + 1, stream[pos : pos + size], len(records)))
-        pos += size
-        cuts.add(pos)
+        pos += rng.randint(1, 7)
+        cuts.add(min(pos, len(stream)))
     inside_vbi, at = 0, 0  # segments that end inside a frame's vbi length
     for frame in frames:
         data = codec.encode(frame)
         after_vbi = _support.read_vbi(data, 1, len(data))[1]
+        if after_vbi > 2:  # whatever the frames drawn, one cut inside each long vbi
+            cuts.add(at + 2)
         inside_vbi += len(cuts & set(range(at + 2, at + after_vbi)))
         at += len(data)
     assert inside_vbi > 0
+    pos = 0
+    for cut in sorted(cuts):
+        records.append(record(len(frames) + 1, stream[pos:cut], len(records)))
+        pos = cut
     pdus = tshark_pdus(built, records, tmp_path / "golden.pcapng", mss=64)
     assert sorted(pdus) == [(n, "client") for n in range(len(frames) + 1)]
     for n, frame in enumerate(frames):
@@ -288,7 +298,8 @@ def malformed(built: Built) -> list[tuple[str, bytes, str]]:
         ("declared length too short", frame(0x11, body, bytes([len(body) - 3])), "invalid_value"),
         ("declared length too long", frame(0x11, body, bytes([len(body) + 3])), "truncated"),
         ("declared length too long for Empty", frame(0x30, b"\x00\x00"), "trailing_bytes"),
-        ("unknown frame type", frame(0x41, b""), "unknown_frame_type"),
+        ("unknown frame type", frame(0x51, b""), "unknown_frame_type"),
+        ("Masked without its whole mask", frame(0x40, b"\x01\x02"), "invalid_value"),
         ("fixed flag bit clear", frame(0x10, body), "invalid_value"),
         ("level 3 is no Level", frame(0x17, body + b"\x00\x00"), "invalid_value"),
         ("rule a != 0xFFFF broken", frame(0x11, b"\xff\xff" + body[2:]), "rule_violation"),
