@@ -76,6 +76,7 @@ class _Builder(NodeReader):
         self.little = False  # the file's default byte order (``byte_order: little``)
         self.startup_header: list[Item] | None = None  # ``startup:``'s fields
         self.framing_node = Mapping()  # the ``framing:`` mapping, for lines
+        self.last_part_peeked = False  # the discriminator's last part is a peeked byte
         self.startup_discriminator: list[str] = []
 
     def int_type(
@@ -162,7 +163,14 @@ class _Builder(NodeReader):
             self.check_mask(
                 mask, flag_width, self.line_of(header_node["flags"], name), f"header.flags.{name}"
             )
+        if flag_width > 32:
+            self.fail(self.line_of(header_node, "fields"), "header.fields",
+                      f"flags wider than 32 bits ({flag_width}) are not supported (Wireshark "
+                      "target: its dissector masks flags with 32-bit operations)")  # fmt: skip
         discriminator = self.discriminator(header_node, header)
+        last = discriminator[-1]
+        self.last_part_peeked = any(v.name == last and v.peek
+                                    for item in header for v in self.values_of(item))  # fmt: skip
         self.header_length(framing, header, discriminator, self.framing_node, "framing")
         startup = self.startup(top, framing)
         unknown = self.unknown(
@@ -840,9 +848,11 @@ class _Builder(NodeReader):
             key = transform["xor"]
             kline = self.line_of(transform, "xor")
             found = scope.get(key) if isinstance(key, str) else None
-            if found is None or found.type.size is None or found.type.size < 1:
+            if (found is None or found.type.size is None or found.type.size < 1
+                    or found.type.signed or found.optional):  # fmt: skip
                 self.fail(kline, f"{path}.transform.xor",
-                          f"'{key}' is not an earlier fixed-size integer field (the key)")  # fmt: skip
+                          f"'{key}' is not an earlier fixed-size unsigned integer field that is "
+                          "always there (the key)")  # fmt: skip
             if is_string:
                 self.fail(xline, f"{path}.transform", "transforms apply to bytes (a masked "
                           "string is bytes until it is unmasked)")  # fmt: skip
@@ -1404,6 +1414,9 @@ class _Builder(NodeReader):
         result = []
         for index, (v, itype) in enumerate(zip(values, types)):
             if v == "*" and index == len(types) - 1 and len(types) > 1:
+                if not self.last_part_peeked:
+                    self.fail(line, path, "'*' needs the code's last part to be a peeked byte "
+                              "(peek: true): an encoder could not write 'any other value'")  # fmt: skip
                 result.append(WILDCARD)  # any value of the last part no other frame takes
                 continue
             v = self.integer(v, line, path)

@@ -20,6 +20,7 @@ from typing import NoReturn
 
 from wirestream.codegen.errors import IdlError
 from wirestream.codegen.model import (
+    INT_TYPES,
     ArrayField,
     BytesField,
     Element,
@@ -245,6 +246,8 @@ class SparkTarget:
     def unknown_values(self) -> list[Value]:
         """``UnknownFrame``: code, header attributes, flags (all bits), body."""
         header = {v.name: v for item in self.proto.header for v in item_values(item)}
+        for name in self.proto.discriminator:  # a context value of the code (MySQL's phase)
+            header.setdefault(name, IntField(name[4:], INT_TYPES["u32"]))
         if len(self.proto.discriminator) == 1:
             code = self.int_value("code", header[self.proto.discriminator[0]], False)
         else:

@@ -442,7 +442,7 @@ def malformed() -> list[tuple[str, bytes, str]]:
         ("tail cut by the frame", frame(2, 0, b"\x00\xfb\x00\x01\x05\x00ab"), "DecodeError"),
         ("tail length cut by the frame", frame(2, 0, b"\x00\xfb\x00\x01\x05"), "DecodeError"),
         ("pair cut", frame(2, 0, b"\x00\xfb\x01\x00\x01k\x00"), "DecodeError"),
-        ("unknown kind", b"\x40\x00", "UnknownFrameType"),
+        ("unknown kind", b"\x50\x00", "UnknownFrameType"),
         ("unknown kind 15", b"\xf0\x00", "UnknownFrameType"),
     ]
     # fmt: on
