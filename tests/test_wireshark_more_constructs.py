@@ -90,10 +90,6 @@ frames:
       - {name: nul, type: bytes, terminator: 0, transform: {xor: key}}
       - {name: maybe, type: bytes, length: lenenc, nullable: true, transform: {xor: wide}}
       - {name: clean, type: bytes, length: u8, forbid: [0], transform: {xor: key}}
-  Fallback:
-    code: [2, 7, "*"]
-    fields:
-      - {name: rest, type: bytes, length: rest}
   Picky:
     code: [2, 7, 300]
     select: "remaining == 2"
@@ -304,8 +300,7 @@ def assert_shows(pdu: Pdu, proto: str, frame: Any) -> None:
 
 def drawn_wires(codec: ModuleType) -> list[bytes]:
     """The bytes of ``DRAWN`` frames the generated strategies draw (the same ones each run)
-    that the codec encodes, but Fallback: its code ends in "*" and its version, the last
-    part, is no attribute, so the codec cannot encode it (built by hand below)."""
+    that the codec encodes."""
     strategies = importlib.import_module(codec.__name__ + ".strategies")
     found: list[Any] = []
 
@@ -347,12 +342,11 @@ def mask_frames(c: ModuleType) -> list[bytes]:
         c.UnknownFrame((15, 255, 65535), 1, b"u" * 70),
     ]  # fmt: skip
     out = [c.encode(frame) for frame in frames]
-    # a code ending in "*": any version no other frame of (2, 7) has; Picky's own code
-    # when its select: does not hold (the codec encodes no Fallback: its version is no
-    # attribute)
+    # Picky's own code when its select: does not hold, and codes no frame has: skipped as
+    # unknown frames (a '*' code needs a peeked last part, which this header has not)
     for version, body in ((9, b"\xff\x01"), (300, b"\x01\x02\x03"), (0, b"")):
         data = bytes([0x20, 7]) + version.to_bytes(2, "big") + len(body).to_bytes(2, "big") + body
-        assert type(c.decode(data)).__name__ == "Fallback"
+        assert type(c.decode(data)).__name__ == "UnknownFrame"
         out.append(data)
     return out
 
@@ -383,7 +377,7 @@ def test_masks_codes_and_skipped_unknown_frames_dissect_as_decoded(
     wires = drawn_wires(c) + mask_frames(c)
     frames = [c.decode(data) for data in wires]
     names = {type(f).__name__ for f in frames}
-    assert names == {"Masked", "MaskedMore", "Fallback", "Picky", "UnknownFrame"}, names
+    assert names == {"Masked", "MaskedMore", "Picky", "UnknownFrame"}, names
     records = [record(n + 1, data, n) for n, data in enumerate(wires)]
     stream = b"".join(wires)
     rng = random.Random("wireshark:more:wsmask")
@@ -605,6 +599,5 @@ def test_codes_no_lua_number_holds_key_the_decoder_tables_by_text(built: Built) 
     """Three-part codes and a code of 2**60 key the tables by their parts' text; RabbitMQ's
     (key, version) and one-part codes stay numbers (the committed dissectors)."""
     assert '["1:0:1"] = {name = "Masked"' in built.lua("wsmask").read_text()
-    assert '["2:7"] = {name = "Fallback"' in built.lua("wsmask").read_text()
     assert '["1152921504606846976"] = {name = "Value"' in built.lua("wsdelim").read_text()
     assert '[0x10000] = {name = "Hello"' in built.lua("toy", "v2").read_text()
