@@ -360,6 +360,8 @@ def golden_frames(c: ModuleType) -> list[tuple[str, Any]]:
         ("texts reason and empty tail", texts(c, reason=0, tail=b"")),
         ("texts reason and tail", texts(c, name="n", blob=b"\x00\xfb", reason=255, tail=b"\xff")),
         ("empty", c.Empty()),
+        ("masked: RFC 6455's 'Hello' (5.7)", c.Masked(mask=0x37FA213D, masked=b"Hello")),
+        ("masked: empty", c.Masked(mask=0xFFFFFFFF)),
     ]
     for size in (250, 251, 0xFFFF, 0x10000):
         out.append((f"blob of {size} bytes", texts(c, blob=bytes(range(256)) * (size // 256)
