@@ -2,6 +2,9 @@
 """Generated protocol codecs (see idl/).
 
 - ``bpmux``: rel
+- ``mqtt``: v5
+- ``mysql``: v10
+- ``postgresql``: v3
 - ``rabbitmq_stream``: draft, v1
 - ``rsio``: v0
 - ``rsocket``: v0_2, v1_0

@@ -260,6 +260,7 @@ export class SubEntryBatch {
       const buf = w.buf;
       const b0_4 = this.compression;
       if (!Number.isInteger(b0_4) || b0_4 < 0 || b0_4 > 7) throw new EncodeError(`SubEntryBatch.compression: ${b0_4} is outside 0..7`);
+      if (CompressionType[b0_4] === undefined) throw new EncodeError(`SubEntryBatch.compression: ${b0_4} is not a CompressionType`);
       buf[at] = (1 << 7) | (b0_4 << 4);
       const i1 = this.numRecords;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) throw new EncodeError(`SubEntryBatch.num_records: ${i1} is outside 0..0xffff`);
