@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import jinja2
 
 from wirestream.codegen.jinja import environment
-from wirestream.codegen.model import INT_TYPES, Cond, IntType, Protocol
+from wirestream.codegen.model import INT_TYPES, WILDCARD, Cond, IntType, Protocol
 from wirestream.codegen.typescript_machines import render_ts_machines
 from wirestream.codegen.plan import (
     ArrayStep,
@@ -551,9 +551,21 @@ def code_values(plan: CodecPlan, frame: RecordPlan) -> dict[str, str]:
             for name, code, big in zip(plan.discriminator, frame.code, plan.discriminator_big)}  # fmt: skip
 
 
-def select_table(plan: CodecPlan) -> dict[tuple[int, ...], CondPlan]:
-    """The frames decoded only when their ``select:`` holds: code -> condition."""
-    return {code: select for code, _, select in plan.selects}
+def select_table(plan: CodecPlan) -> dict[tuple[int, ...], int]:
+    """The frames decoded only when their ``select:`` holds: code -> the number of its
+    condition's function (``_select<n>``, in the order of ``CodecPlan.selects``)."""
+    return {code: index for index, (code, _, _) in enumerate(plan.selects, start=1)}
+
+
+def wildcard_claims(plan: CodecPlan, frame: RecordPlan) -> list[tuple[int, int | None]]:
+    """For a frame whose code ends in '*': the last parts of the other codes with its
+    leading parts (the first bytes its body must not begin with), each with the number of
+    the ``select:`` that must hold too (None: always), as Python's encoder checks them."""
+    if frame.startup or not frame.code or frame.code[-1] != WILDCARD:
+        return []
+    selects = select_table(plan)
+    return [(entry.code[-1], selects.get(entry.code)) for entry in plan.decoders
+            if entry.code[:-1] == frame.code[:-1]]  # fmt: skip
 
 
 def frame_length_value(plan: FrameLengthPlan, length: str) -> str:
@@ -630,6 +642,7 @@ _ENV = environment(
     frame_length_value=frame_length_value,
     key_parts=key_parts,
     code_values=code_values,
+    wildcard_claims=wildcard_claims,
 )  # fmt: skip
 
 # Runtime names a codec imports only when its code uses them (so that the codecs of IDLs
@@ -670,9 +683,14 @@ def tidy(source: str) -> str:
 
 
 def render_codec(plan: CodecPlan) -> str:
-    text = _ENV.get_template("codec.ts.j2").render(m=plan, runtime=RUNTIME,
-                                                   cond_names=cond_table(plan),
-                                                   selects=select_table(plan))  # fmt: skip
+    text = _ENV.get_template("codec.ts.j2").render(
+        m=plan,
+        runtime=RUNTIME,
+        cond_names=cond_table(plan),
+        selects=select_table(plan),
+        header_values=plan.header_values,
+        has_flags=plan.has_flags,
+    )
     return tidy(add_imports(text))
 
 
