@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -63,12 +64,24 @@ def fuzz(name: str, seconds: int, runs: int | None) -> tuple[int, float, int]:
     return (int(found[-1]) if found else 0), taken, status
 
 
+def _launcher(name: str) -> Path:
+    """An executable that starts the worker of ``name``: libFuzzer's ``-merge=1`` runs
+    its argv[0] again, in child processes, with only libFuzzer's flags."""
+    path = OUT / "bin" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    python, root = shlex.quote(sys.executable), shlex.quote(str(ROOT))
+    path.write_text(f'#!/bin/sh\ncd {root} || exit 1\nWIRESTREAM_FUZZ_ARGV0="$0" '
+                    f'exec {python} -m tests.fuzz.worker {name} "$@"\n')  # fmt: skip
+    path.chmod(0o755)
+    return path
+
+
 def merge(name: str) -> None:
     """Add what out/fuzz/corpus/<name> covers beyond the committed corpus to it."""
     work = OUT / "corpus" / name
     if not work.is_dir():
         return
-    command = [*_worker(name), *_flags(name), "-merge=1", str(CORPUS / name), str(work)]
+    command = [str(_launcher(name)), *_flags(name), "-merge=1", str(CORPUS / name), str(work)]
     subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)  # fmt: skip
 

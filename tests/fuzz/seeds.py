@@ -2,8 +2,11 @@
 
 tests/fuzz/corpus/<target>/seed-* are made here, from sources that are themselves
 committed, so they can be made again: for a codec, every golden vector of its version
-(tests/vectors, the malformed ones too; rsio's MessagePack forms as well) and all of
-its valid vectors as one byte stream; for an engine, each scenario's opening alone, then
+(tests/vectors, the malformed ones too; rsio's MessagePack forms as well) behind a
+header that sets its ``ctx``, all of its valid vectors read without a context as one
+byte stream -- after a startup frame, too, where the protocol has them -- and, for a
+context of plain values (MySQL's phase ...), the valid vectors of each context as one
+stream; for an engine, each scenario's opening alone, then
 followed by every palette frame, by every command of either side, and by time passing.
 The other files of the corpus are inputs the fuzzer found (``python -m tests.fuzz
 --merge``) and regressions (``crash-*``); this script leaves them alone.
@@ -13,11 +16,15 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
-from tests.fuzz.codecs import header
+from tests.fuzz.codecs import HEADER, context, context_headers, header
 from tests.fuzz.engines import MAX_STEPS, Op, scenarios
 from tests.fuzz.targets import CODECS, CORPUS, ENGINES
-from tests.protocols import VECTORS, Version
+from tests.protocols import VECTORS, Version, decode_vector, is_startup
+from tests.protocols import context as vector_context
+from wirestream.runtime.errors import ProtocolError
 
 __all__ = ["codec_seeds", "engine_seeds", "main"]
 
@@ -28,20 +35,63 @@ def codec_seeds(name: str) -> dict[str, bytes]:
     entry = Version(protocol, version)
     seeds: dict[str, bytes] = {}
     stream = b""
+    opening = b""  # the first valid startup frame (PostgreSQL's StartupMessage ...)
+    streams: dict[bytes, list[bytes]] = {}  # per context header, for plain context values
     for suffix in ("", "_errors"):
         for vector in entry.vectors(suffix):
             ctx = vector.get("ctx") or {}
-            sizes = sorted(ctx.get("element_size", {}).items())
-            head = header(ctx=sizes[0] if sizes else None)
+            head = _header(codec, vector)
             body = bytes.fromhex(vector["hex"])
             seeds[vector["name"]] = head + body
             if "msgpack_hex" in vector:
                 seeds[vector["name"] + "-msgpack"] = head + bytes.fromhex(vector["msgpack_hex"])
-            if not suffix and not sizes:
+            if suffix:
+                continue
+            if is_startup(codec, vector):
+                opening = opening or body
+            elif not ctx.get("element_size") and (not ctx or _keyed(codec)):
                 frame = codec.decode(body, None, vector.get("sender"))
                 stream += codec.frame_bytes(frame)
+            elif ctx and not _keyed(codec):
+                streams.setdefault(head, []).append(body)
     seeds["all-valid-vectors-as-a-stream"] = header(chunk=7) + stream
+    if opening:
+        seeds["startup-frame-then-all-valid-vectors-as-a-stream"] = (
+            header(chunk=7) + opening + stream
+        )
+    for (mode, a, b), bodies in streams.items():
+        if len(bodies) > 1:  # in chunks of 7 bytes
+            name = f"valid-vectors-of-context-{a}-{b << 8 if mode & 0x80 else b}-as-a-stream"
+            seeds[name] = bytes((mode | 6, a, b)) + b"".join(bodies)
     return seeds
+
+
+def _keyed(codec: ModuleType) -> bool:
+    """Whether the codec's context is keyed by a frame field (rsio) -- or absent."""
+    if not codec.NEEDS_CONTEXT:
+        return True
+    return isinstance(getattr(codec.Context(), codec.Context.__slots__[0]), dict)
+
+
+def _header(codec: ModuleType, vector: dict[str, Any]) -> bytes:
+    """The header that makes the harness read the vector as its ``ctx`` says: for plain
+    context values, the first of ``context_headers`` whose context decodes it alike."""
+    values = vector.get("ctx") or {}
+    heads = context_headers(codec, values)
+    if _keyed(codec) or not values:
+        return heads[0]
+    expected = _outcome(codec, vector, vector_context(codec, values))
+    for head in heads:
+        if _outcome(codec, vector, context(codec, *head[:HEADER])) == expected:
+            return head
+    raise ValueError(f"{vector['name']}: no header sets a context that decodes it alike")
+
+
+def _outcome(codec: ModuleType, vector: dict[str, Any], ctx: Any) -> Any:
+    try:
+        return decode_vector(codec, vector, ctx)
+    except ProtocolError as error:
+        return type(error).__name__
 
 
 def engine_seeds(name: str) -> dict[str, bytes]:

@@ -17,6 +17,7 @@ sanitizer's malloc hooks, which a CPython process does not have; its
 
 from __future__ import annotations
 
+import os
 import resource
 import sys
 
@@ -45,7 +46,8 @@ def main() -> None:
         run = target(name)
     run(b"")  # first use: the scenario palettes and vector files are read now
     _limit_memory(HEADROOM_MB)
-    atheris.Setup([sys.argv[0], *sys.argv[2:]], run)
+    # argv[0] is what libFuzzer runs again for -merge=1 (tests/fuzz/__main__.py's launcher)
+    atheris.Setup([os.environ.get("WIRESTREAM_FUZZ_ARGV0", sys.argv[0]), *sys.argv[2:]], run)
     atheris.Fuzz()
 
 
