@@ -52,6 +52,8 @@ FRAME_COUNTS = ("after_header", "after_length", "from_length", "frame")
 def fixed_size(item: Item) -> int:
     """The bytes a header item takes when it has one size (else 0)."""
     node = item.node
+    if isinstance(node, IntField) and node.peek:
+        return 0  # a peeked byte belongs to the body
     if isinstance(node, (Word, IntField)):
         return node.type.size or 0
     return 0

@@ -996,12 +996,17 @@ class Planner:
                      if any(v.name == field for v in item_values(item)))  # fmt: skip
         node = header[index].node
         assert isinstance(node, IntField)
-        after = sum(min_size(item.node) for item in header[index + 1 :])
+
+        def header_bytes(item: Item) -> int:  # a peeked byte is the body's, not the header's
+            peeked = isinstance(item.node, IntField) and item.node.peek
+            return 0 if peeked else min_size(item.node)
+
+        after = sum(header_bytes(item) for item in header[index + 1 :])
         size = node.type.size or 0
         back = {"after_header": 0, "after_length": after, "from_length": after + size,
                 "frame": None}[counts]  # fmt: skip
         counted = {"after_header": 0, "after_length": after, "from_length": after + size,
-                   "frame": sum(min_size(item.node) for item in header)}[counts]  # fmt: skip
+                   "frame": sum(header_bytes(item) for item in header)}[counts]  # fmt: skip
         return FrameLengthPlan(field, node.type, counts, adjust, back, counted)
 
     def context_plan(self, name: str) -> ContextPlan:

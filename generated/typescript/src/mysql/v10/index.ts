@@ -903,6 +903,13 @@ export class ColumnCount {
       body = w.finish();
     }
     {
+      // a frame that takes "any other" first byte must not begin with one a sibling takes
+      const first = body.length > 0 ? body[0]! : -1;
+      if (first === 0 || first === 0xff) {
+        throw new EncodeError(`ColumnCount: its body would read as another frame (first byte ${first})`);
+      }
+    }
+    {
       w.ensure(4);
       const at = w.pos;
       const buf = w.buf;
@@ -962,6 +969,13 @@ export class BinaryColumnCount {
       if (this.columnCount < 1n || this.columnCount > 0xffffffffffffffffn) throw new EncodeError(`BinaryColumnCount.column_count: ${this.columnCount} is outside 1..0xffffffffffffffff`);
       w.lenenc(this.columnCount);
       body = w.finish();
+    }
+    {
+      // a frame that takes "any other" first byte must not begin with one a sibling takes
+      const first = body.length > 0 ? body[0]! : -1;
+      if (first === 0 || first === 0xff) {
+        throw new EncodeError(`BinaryColumnCount: its body would read as another frame (first byte ${first})`);
+      }
     }
     {
       w.ensure(4);
@@ -1192,6 +1206,13 @@ export class TextRow {
         }
       }
       body = w.finish();
+    }
+    {
+      // a frame that takes "any other" first byte must not begin with one a sibling takes
+      const first = body.length > 0 ? body[0]! : -1;
+      if (first === 0xff || (first === 0xfe && _select2(0, body.length, ctx, this.sequenceId))) {
+        throw new EncodeError(`TextRow: its body would read as another frame (first byte ${first})`);
+      }
     }
     {
       w.ensure(4);
@@ -3066,6 +3087,41 @@ function _decodeComStmtClose(r: Reader, end: number, ctx: Context | undefined, v
   return new ComStmtClose({ sequenceId: v_sequenceId, statementId: v_statementId });
 }
 
+/** Eof only when remaining < 9 (`pos`: after the header, `end`: the frame's). */
+function _select1(pos: number, end: number, ctx: Context | undefined, v_sequenceId: number): boolean {
+  return (end - pos) < 9;
+}
+
+/** Eof only when remaining < 9 (`pos`: after the header, `end`: the frame's). */
+function _select2(pos: number, end: number, ctx: Context | undefined, v_sequenceId: number): boolean {
+  return (end - pos) < 9;
+}
+
+/** Eof only when remaining < 9 (`pos`: after the header, `end`: the frame's). */
+function _select3(pos: number, end: number, ctx: Context | undefined, v_sequenceId: number): boolean {
+  return (end - pos) < 9;
+}
+
+/** Eof only when remaining < 9 (`pos`: after the header, `end`: the frame's). */
+function _select4(pos: number, end: number, ctx: Context | undefined, v_sequenceId: number): boolean {
+  return (end - pos) < 9;
+}
+
+/** Eof only when remaining < 9 (`pos`: after the header, `end`: the frame's). */
+function _select5(pos: number, end: number, ctx: Context | undefined, v_sequenceId: number): boolean {
+  return (end - pos) < 9;
+}
+
+/** Eof only when remaining < 9 (`pos`: after the header, `end`: the frame's). */
+function _select6(pos: number, end: number, ctx: Context | undefined, v_sequenceId: number): boolean {
+  return (end - pos) < 9;
+}
+
+/** Eof only when remaining < 9 (`pos`: after the header, `end`: the frame's). */
+function _select7(pos: number, end: number, ctx: Context | undefined, v_sequenceId: number): boolean {
+  return (end - pos) < 9;
+}
+
 /**
  * A frame whose header says how long it is: all of it is there, so a field that runs past
  * it is malformed (InvalidValue, not Truncated), and its body must end exactly there.
@@ -3148,25 +3204,25 @@ function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: 
     case 0xd00ff:
       return _whole(r, end, () => _decodeErr(r, end, ctx, v_sequenceId));
     case 0x400fe:
-      if ((end - pos) < 9) return _whole(r, end, () => _decodeEof(r, end, ctx, v_sequenceId)); // remaining < 9
+      if (_select1(pos, end, ctx, v_sequenceId)) return _whole(r, end, () => _decodeEof(r, end, ctx, v_sequenceId));
       break;
     case 0x500fe:
-      if ((end - pos) < 9) return _whole(r, end, () => _decodeEof(r, end, ctx, v_sequenceId)); // remaining < 9
+      if (_select2(pos, end, ctx, v_sequenceId)) return _whole(r, end, () => _decodeEof(r, end, ctx, v_sequenceId));
       break;
     case 0x700fe:
-      if ((end - pos) < 9) return _whole(r, end, () => _decodeEof(r, end, ctx, v_sequenceId)); // remaining < 9
+      if (_select3(pos, end, ctx, v_sequenceId)) return _whole(r, end, () => _decodeEof(r, end, ctx, v_sequenceId));
       break;
     case 0x800fe:
-      if ((end - pos) < 9) return _whole(r, end, () => _decodeEof(r, end, ctx, v_sequenceId)); // remaining < 9
+      if (_select4(pos, end, ctx, v_sequenceId)) return _whole(r, end, () => _decodeEof(r, end, ctx, v_sequenceId));
       break;
     case 0xa00fe:
-      if ((end - pos) < 9) return _whole(r, end, () => _decodeEof(r, end, ctx, v_sequenceId)); // remaining < 9
+      if (_select5(pos, end, ctx, v_sequenceId)) return _whole(r, end, () => _decodeEof(r, end, ctx, v_sequenceId));
       break;
     case 0xb00fe:
-      if ((end - pos) < 9) return _whole(r, end, () => _decodeEof(r, end, ctx, v_sequenceId)); // remaining < 9
+      if (_select6(pos, end, ctx, v_sequenceId)) return _whole(r, end, () => _decodeEof(r, end, ctx, v_sequenceId));
       break;
     case 0xc00fe:
-      if ((end - pos) < 9) return _whole(r, end, () => _decodeEof(r, end, ctx, v_sequenceId)); // remaining < 9
+      if (_select7(pos, end, ctx, v_sequenceId)) return _whole(r, end, () => _decodeEof(r, end, ctx, v_sequenceId));
       break;
     case 0x40003:
       return _whole(r, end, () => _decodeColumnDefinition(r, end, ctx, v_sequenceId));
