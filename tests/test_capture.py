@@ -158,7 +158,8 @@ def test_a_writer_refuses_a_frame_above_the_maximum(tmp_path: Path) -> None:
 
 
 KNOWN = ["rsocket/1.0", "rsocket/0.2", "rsio/0", "rsio/0+msgpack", "bpmux/rel",
-         "rabbitmq_stream/1", "rabbitmq_stream/draft"]  # fmt: skip
+         "rabbitmq_stream/1", "rabbitmq_stream/draft", "mqtt/5", "postgresql/3",
+         "mysql/10"]  # fmt: skip
 
 
 def test_unknown_protocol_names_the_known_ones(tmp_path: Path) -> None:
