@@ -195,13 +195,19 @@ def test_framing_facts_are_the_codecs_own(name: str) -> None:
 def test_the_framing_facts_say_what_the_specs_say() -> None:
     # RSocket over TCP: "Frame Length (24 bits)" (Protocol.md, Framing); RabbitMQ:
     # "Size => uint32"; rsio and BPMUX frames delimit themselves.
+    # MQTT, PostgreSQL and MySQL frames say their own length in their header (no transport
+    # prefix); PostgreSQL's and MySQL's layouts depend on context, and PostgreSQL's codes
+    # mean different messages from each side ('D' DataRow / Describe ...).
     assert {name: get_protocol(name).length_prefix for name in KNOWN} == {
         "rsocket/1.0": 3, "rsocket/0.2": 3, "rsio/0": 0, "rsio/0+msgpack": 0, "bpmux/rel": 0,
-        "rabbitmq_stream/1": 4, "rabbitmq_stream/draft": 4,
+        "rabbitmq_stream/1": 4, "rabbitmq_stream/draft": 4, "mqtt/5": 0, "postgresql/3": 0,
+        "mysql/10": 0,
     }  # fmt: skip
-    assert {name for name in KNOWN if get_protocol(name).contextual} == {"rsio/0", "rsio/0+msgpack"}
+    assert {name for name in KNOWN if get_protocol(name).contextual} == {
+        "rsio/0", "rsio/0+msgpack", "postgresql/3", "mysql/10"
+    }  # fmt: skip
     assert {name for name in KNOWN if get_protocol(name).needs_sender} == {
-        "rabbitmq_stream/1", "rabbitmq_stream/draft"
+        "rabbitmq_stream/1", "rabbitmq_stream/draft", "postgresql/3"
     }  # fmt: skip
 
 
