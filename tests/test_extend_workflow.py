@@ -138,6 +138,7 @@ COPY_IGNORE = shutil.ignore_patterns(
     ".hypothesis",
     "out",
     ".broker",
+    ".servers",  # the private servers' data and sockets (tests/servers.py)
     "*.egg-info",
     "build",
 )
