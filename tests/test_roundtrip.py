@@ -50,12 +50,12 @@ def test_stream_decoder_splits_any_chunking(version: Any) -> None:
             elif not _merge_context(ctx, frame_ctx):
                 continue
             frames.append(frame)
-        # A startup frame (PostgreSQL's) can only come first: the decoder is told so.
-        startup = getattr(frames[0], "STARTUP", False)
-        frames = frames[:1] + [f for f in frames[1:] if not getattr(f, "STARTUP", False)]
         senders = {_sender_of(codec, f) for f in frames}
         if len(senders) > 1:
             frames = [f for f in frames if _sender_of(codec, f) == next(iter(senders))]
+        # A startup frame (PostgreSQL's) can only come first: the decoder is told so.
+        startup = getattr(frames[0], "STARTUP", False)
+        frames = frames[:1] + [f for f in frames[1:] if not getattr(f, "STARTUP", False)]
         sender = _sender_of(codec, frames[0])
         stream = b"".join(codec.frame_bytes(f, ctx) for f in frames)
         cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=6)))
