@@ -250,7 +250,7 @@ def test_unknown_protocol_is_an_error_at_load_listing_the_known_ones(
     accepted = str(caught.value).partition("accepted: ")[2].split("\n")[0].split(", ")
     assert sorted(accepted) == sorted([
         "rsocket/1.0", "rsocket/0.2", "rsio/0", "rsio/0+msgpack", "bpmux/rel",
-        "rabbitmq_stream/1", "rabbitmq_stream/draft",
+        "rabbitmq_stream/1", "rabbitmq_stream/draft", "mqtt/5", "postgresql/3", "mysql/10",
     ])  # fmt: skip
 
 
