@@ -39,6 +39,7 @@ from wirestream.codegen.plan import (
     ExprPlan,
     FixedRun,
     FloatPlan,
+    FrameLengthPlan,
     IntPlan,
     lower_snake,
 )
@@ -405,6 +406,15 @@ def st_bytes(step: BytesStep) -> str:
     return base
 
 
+def frame_length_value(length: FrameLengthPlan, body: str) -> str:
+    """The header length field's value on encode: the body's size plus the header bytes it
+    counts, less the IDL's adjustment (``FrameLengthPlan``)."""
+    extra = length.counted - length.adjust
+    if extra > 0:
+        return f"{body} + {extra}"
+    return f"{body} - {-extra}" if extra < 0 else body
+
+
 def has_terminated_arrays(plan: CodecPlan) -> bool:
     """Whether a record has an array of structs until a terminator (strategies need
     ``_first_byte``)."""
@@ -425,6 +435,7 @@ _ENV = environment(
                  context_attr=context_attr, unknown_attrs=unknown_attrs, st_int=st_int,
                  cond=cond, st_float=st_float, chr=chr, bytes_repr=lambda v: repr(bytes(v)),
                  has_terminated_arrays=has_terminated_arrays,
+                 frame_length_value=frame_length_value,
                  st_bytes=st_bytes, pyrepr=repr),
     tests=dict(literal=is_literal),
     max_items=STRATEGY_MAX_ITEMS,
