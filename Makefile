@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-PY_DIRS := wirestream/__init__.py wirestream/__main__.py wirestream/apps codegen runtime generated tests bench
+PY_DIRS := setup.py wirestream/__init__.py wirestream/__main__.py wirestream/apps codegen runtime generated tests bench
 
 .PHONY: venv node-deps java-peers tshark generate check-generated lint typecheck pytest ts-build ts-test test fuzz bench demo clean broker broker-stop servers-installed servers servers-stop
 
@@ -86,7 +86,7 @@ lint: venv
 	$(BIN)/black --check --quiet $(PY_DIRS)
 
 typecheck: venv
-	$(BIN)/mypy --strict -p wirestream
+	tools/typecheck.sh
 
 pytest: venv node-deps java-peers tshark servers-installed
 	$(BIN)/pytest -q

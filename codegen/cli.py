@@ -23,14 +23,14 @@ import tempfile
 from pathlib import Path
 from typing import Final
 
-from wirestream.codegen import diff_cli
-from wirestream.codegen.build import load_protocol
-from wirestream.codegen.errors import IdlError
-from wirestream.codegen.model import Protocol
-from wirestream.codegen.render import render_package_init, render_protocol
-from wirestream.codegen.typescript_target import render_typescript
-from wirestream.codegen.wireshark_target import DIR as WIRESHARK_DIR
-from wirestream.codegen.wireshark_target import render_wireshark
+from wirestream.codegen.diff import cli as diff_cli
+from wirestream.codegen.frontend.build import load_protocol
+from wirestream.codegen.frontend.errors import IdlError
+from wirestream.codegen.frontend.model import Protocol
+from wirestream.codegen.targets.python.render import render_package_init, render_protocol
+from wirestream.codegen.targets.typescript.codec import render_typescript
+from wirestream.codegen.targets.wireshark.dissector import DIR as WIRESHARK_DIR
+from wirestream.codegen.targets.wireshark.dissector import render_wireshark
 
 TARGETS: Final = ("python", "typescript", "wireshark")
 TS_DIR: Final = "typescript"  # the npm package's folder under --out

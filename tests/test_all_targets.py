@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from wirestream.codegen.build import load_protocol
-from wirestream.codegen.errors import IdlError
-from wirestream.codegen.render import render_protocol
-from wirestream.codegen.typescript_target import render_typescript
-from wirestream.codegen.wireshark_target import render_wireshark
+from wirestream.codegen.frontend.build import load_protocol
+from wirestream.codegen.frontend.errors import IdlError
+from wirestream.codegen.targets.python.render import render_protocol
+from wirestream.codegen.targets.typescript.codec import render_typescript
+from wirestream.codegen.targets.wireshark.dissector import render_wireshark
 
 ROOT = Path(__file__).resolve().parent.parent
 # IDL files: everything under idl/ and the tests' IDL trees (not the vectors, which are

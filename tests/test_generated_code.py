@@ -159,7 +159,7 @@ def test_strategies_say_they_need_the_extra() -> None:
 def test_fitting_long_lines_keeps_every_value_and_fits_them() -> None:
     """``codegen.tidy`` splits long literals (plain, f-strings with fields and escaped
     braces) and wraps long docstrings: the module still computes the same strings."""
-    from wirestream.codegen.render import format_python
+    from wirestream.codegen.targets.python.render import format_python
 
     words = " ".join(f"word{n}" for n in range(40))
     source = (

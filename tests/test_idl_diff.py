@@ -18,9 +18,9 @@ import pytest
 import yaml
 
 from wirestream.apps.cli import main
-from wirestream.codegen.build import load_protocol
+from wirestream.codegen.frontend.build import load_protocol
 from wirestream.codegen.cli import generate_tree
-from wirestream.codegen.diff import Change, diff_protocols
+from wirestream.codegen.diff.compare import Change, diff_protocols
 
 HERE = Path(__file__).parent / "idl_diff"
 CASES = sorted(p for p in HERE.iterdir() if (p / "expect.yaml").is_file())

@@ -61,7 +61,10 @@ def test_the_wheel_installs_exactly_one_top_level_package(wheel: Path) -> None:
     # the three parts, as plain folders, and the generator's templates
     for part in ("codegen", "generated", "runtime", "apps"):
         assert f"wirestream/{part}/__init__.py" in names
-    assert any(n.startswith("wirestream/codegen/templates/") for n in names)
+    # every target's templates (package data by glob: a new target's ship unlisted)
+    for target in ("python", "typescript", "wireshark", "docs"):
+        assert any(n.startswith(f"wirestream/codegen/targets/{target}/templates/") and n.endswith(".j2")
+                   for n in names), target  # fmt: skip
     assert not any("/tests/" in n or n.startswith("tests/") for n in names)
 
 

@@ -36,10 +36,10 @@ from pyspark.sql.types import (
 )
 
 from wirestream.codegen import IdlError, load_protocol
-from wirestream.codegen.model import Word
-from wirestream.codegen.plan import lower_snake, upper_snake
-from wirestream.codegen.render import render_spark
-from wirestream.codegen.spark_target import SparkTarget
+from wirestream.codegen.frontend.model import Word
+from wirestream.codegen.plan.codec import lower_snake, upper_snake
+from wirestream.codegen.targets.python.render import render_spark
+from wirestream.codegen.targets.python.spark import SparkTarget
 from tests.protocols import IDL, ROOT, VERSIONS, Version, context, decode_vector, generate_into
 
 LONG_MAX = (1 << 63) - 1

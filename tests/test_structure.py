@@ -9,6 +9,7 @@ is an edge to the submodule, not to the package's ``__init__``.
 from __future__ import annotations
 
 import ast
+import subprocess
 import asyncio
 from pathlib import Path
 
@@ -147,3 +148,33 @@ def test_every_protocol_package_has_the_same_files(protocol: str) -> None:
     for expected in ("engine.py", "events.py", "errors.py"):
         assert (package / expected).is_file(), f"runtime/{protocol}/{expected}"
     assert (package / "aio.py").is_file() or (package / "aio" / "__init__.py").is_file()
+
+
+# The compiler's rooms, in the order a protocol passes through them: each stage imports
+# only the stages before it (the CLI, codegen's own entry, may import all of them).
+CODEGEN_STAGES = ["frontend", "plan", "diff", "targets"]
+
+
+def test_codegen_stages_import_only_earlier_stages() -> None:
+    modules = _modules()
+    wrong = []
+    for name, path in modules.items():
+        parts = name.split(".")
+        if parts[:2] != ["wirestream", "codegen"] or len(parts) < 4:
+            continue
+        stage = CODEGEN_STAGES.index(parts[2])
+        for target in _imports(name, path, modules):
+            tparts = target.split(".")
+            if tparts[:2] == ["wirestream", "codegen"] and len(tparts) > 2:
+                if tparts[2] not in CODEGEN_STAGES or CODEGEN_STAGES.index(tparts[2]) > stage:
+                    wrong.append(f"{name} -> {target}")
+    assert not wrong
+
+
+def test_the_checkout_has_no_links() -> None:
+    """One path per file: the import names map onto the top-level folders (setup.py), so
+    tracebacks, grep and checkouts on systems without links see each file once."""
+    listed = subprocess.run(["git", "ls-files", "-s"], cwd=ROOT, check=True, text=True,
+                            capture_output=True).stdout.splitlines()  # fmt: skip
+    links = [line.split("\t", 1)[1] for line in listed if line.startswith("120000")]
+    assert links == []

@@ -37,9 +37,9 @@ from tests.wireshark_support import (
     snake,
     tshark,
 )
-from wirestream.codegen.build import load_protocol
-from wirestream.codegen.plan import plan_codec
-from wirestream.codegen.wireshark_target import DEFAULT_PORTS, render_dissector
+from wirestream.codegen.frontend.build import load_protocol
+from wirestream.codegen.plan.codec import plan_codec
+from wirestream.codegen.targets.wireshark.dissector import DEFAULT_PORTS, render_dissector
 from wirestream.runtime.capture import CaptureWriter, capture_files, get_protocol, iter_records
 from wirestream.runtime.capture.pcap import WELL_KNOWN_PORTS, PcapngWriter
 from wirestream.runtime.capture.protocols import CaptureProtocol

@@ -43,9 +43,9 @@ from hypothesis import HealthCheck, Phase, given, settings
 from tests.protocols import ROOT
 from tests.test_wireshark import dissected, mutants
 from tests.wireshark_support import Pdu, as_shown, frame_plain, run_tshark, snake
-from wirestream.codegen.build import load_protocol
+from wirestream.codegen.frontend.build import load_protocol
 from wirestream.codegen.cli import generate_tree
-from wirestream.codegen.plan import CodecPlan, plan_codec
+from wirestream.codegen.plan.codec import CodecPlan, plan_codec
 from wirestream.runtime import _support
 from wirestream.runtime.capture.pcap import PcapngWriter
 from wirestream.runtime.capture.protocols import CaptureProtocol

@@ -63,8 +63,8 @@ from tests.wireshark_support import (
     snake,
     tshark,
 )
-from wirestream.codegen.build import load_protocol
-from wirestream.codegen.wireshark_target import render_dissector
+from wirestream.codegen.frontend.build import load_protocol
+from wirestream.codegen.targets.wireshark.dissector import render_dissector
 from wirestream.runtime.capture.protocols import CaptureProtocol
 
 pytestmark = pytest.mark.server

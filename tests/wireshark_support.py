@@ -5,7 +5,7 @@ tshark (Debian's package, installed by ``make tshark``) prints each packet as JS
 (``-T json``) with every field under its filter name; keys repeat (one per array
 element, one per frame of a packet), so the JSON is read as lists of pairs.  A field
 tree becomes ``Node``s; a frame's plain value is read from them by name, following the
-dissectors' naming rule (``wirestream.codegen.wireshark_target``):
+dissectors' naming rule (``wirestream.codegen.targets.wireshark.dissector``):
 
 - the frame's attribute ``a`` is the field ``<proto>.<frame>.<a>`` under the frame's
   item, a header value ``<proto>.<a>``, a flag ``<proto>[.<frame>].flags.<a>`` (a bool

@@ -68,9 +68,9 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from tests.protocols import VERSIONS, Version, context, is_startup
-from wirestream.codegen import model
-from wirestream.codegen.build import load_protocol
-from wirestream.codegen.plan import lower_snake
+from wirestream.codegen.frontend import model
+from wirestream.codegen.frontend.build import load_protocol
+from wirestream.codegen.plan.codec import lower_snake
 from wirestream.runtime import errors
 
 SEED = 16  # issue 16

@@ -27,10 +27,10 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from wirestream.codegen.build import load_protocol
-from wirestream.codegen.build_machines import _int_fields
-from wirestream.codegen.machines_target import MachinesTarget, PlannedCondition
-from wirestream.codegen.model import Protocol, snake_case
+from wirestream.codegen.frontend.build import load_protocol
+from wirestream.codegen.frontend.machines import _int_fields
+from wirestream.codegen.plan.machines import MachinesTarget, PlannedCondition
+from wirestream.codegen.frontend.model import Protocol, snake_case
 from wirestream.runtime.errors import IllegalSend, UnexpectedFrame
 from wirestream.runtime.machine import Ignore, StateMachine
 

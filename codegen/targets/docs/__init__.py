@@ -1,0 +1,1 @@
+"""The docs target: each protocol version's ``PROTOCOL.md`` (``protocol_md``)."""

@@ -1,0 +1,1 @@
+"""The Wireshark target: one Lua dissector per protocol version (``dissector``)."""
