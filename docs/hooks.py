@@ -81,9 +81,7 @@ def summary(doc: str | None) -> str:
 def declarations(source: Path) -> dict[str, tuple[str, str]]:
     """name -> (kind, summary) of what a TypeScript module declares with `export`."""
     text = source.read_text(encoding="utf-8")
-    return {
-        m["name"]: (m["kind"], summary(m["doc"])) for m in EXPORT.finditer(text) if m["name"]
-    }
+    return {m["name"]: (m["kind"], summary(m["doc"])) for m in EXPORT.finditer(text) if m["name"]}
 
 
 def runtime_exports() -> dict[str, dict[str, tuple[str, str]]]:
