@@ -10,6 +10,7 @@ import json
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -18,20 +19,18 @@ import yaml
 
 from wirestream.runtime.errors import UnexpectedFrame, UnknownFrameType
 from wirestream.runtime.machine import IGNORE
+from tests.doc_examples import block_after
 from tests.protocols import IDL, ROOT, generate_into
 from tests.typescript_support import TSC, run
 
-NEW_FRAME = {
-    "code": 0x20,
-    "doc": "A frame this test adds: a 31-bit sequence number, metadata and data.",
-    "spec": "tests/test_extend_workflow.py",
-    "flags": {"metadata": 0x100, "urgent": 0x80},
-    "fields": [
-        {"word": "u32", "bits": [{"reserved": 1}, {"name": "sequence", "width": 31, "min": 1}]},
-        {"name": "metadata", "type": "bytes", "length": "u24", "if": "metadata"},
-        {"name": "data", "type": "bytes", "length": "rest"},
-    ],
-}
+# The workflow as idl/README.md, "Adding a frame with behaviour", shows it: the YAML edit
+# and the engine method are read out of that section, so the documented example is
+# exactly what these tests run.
+README = ROOT / "idl" / "README.md"
+SECTION = "### Adding a frame with behaviour"
+EDIT = yaml.safe_load(block_after(README, SECTION, "yaml"))
+NEW_FRAME = EDIT["frames"]["Sequenced"]
+HANDLER_METHOD = textwrap.indent(block_after(README, SECTION, "python"), "    ")
 
 
 def test_a_frame_added_to_the_yaml_is_generated_and_round_trips(tmp_path: Path) -> None:
@@ -93,12 +92,6 @@ def test_the_same_yaml_edit_reaches_typescript(tmp_path: Path, node: str) -> Non
 
 # --- a frame with behaviour, end to end ------------------------------------------------
 
-HANDLER_METHOD = '''
-    def on_connection_sequenced(self, frame: Frame, before: Any, events: list[Event]) -> None:
-        """Sequenced (idl/rsocket/v1_0.yaml): the application's to handle."""
-        self.report_frame(frame, events)
-'''
-
 EXCHANGE = """
 import asyncio
 from wirestream.generated.rsocket.v1_0 import Sequenced
@@ -150,14 +143,7 @@ def add_sequenced(spec: dict[str, Any]) -> None:
     from the server does)."""
     spec["frames"]["Sequenced"] = NEW_FRAME
     rows = spec["machines"]["connection"]["transitions"]
-    rows[:0] = [
-        {"role": "client", "from": "setup_sent", "send": "Sequenced", "to": "setup_sent"},
-        {"role": "client", "from": "established", "send": "Sequenced", "to": "established"},
-        {"role": "client", "from": "setup_sent", "receive": "Sequenced", "to": "established"},
-        {"role": "client", "from": "established", "receive": "Sequenced", "to": "established"},
-        {"role": "server", "from": "established", "send": "Sequenced", "to": "established"},
-        {"role": "server", "from": "established", "receive": "Sequenced", "to": "established"},
-    ]
+    rows[:0] = EDIT["machines"]["connection"]["transitions"]
 
 
 def test_a_frame_added_with_machine_rows_and_one_handler_is_exchanged_over_tcp(
