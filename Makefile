@@ -112,8 +112,7 @@ test: venv check-generated docs lint typecheck ts-test pytest
 # warning (a broken link, a missing page, an API object that does not resolve).
 # NO_MKDOCS_2_WARNING: Material's notice about its own end of life, not about this site.
 docs: venv
-	tools/package_tree.sh >/dev/null
-	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+	WIRESTREAM_PACKAGE_TREE=$$(tools/package_tree.sh) NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 # Coverage-guided fuzzing (README.md, "Fuzzing"): every codec and engine target in turn under
 # atheris, FUZZ_SECONDS in all (FUZZ_TARGETS="codec.rsocket.v1_0 ..." for some; FUZZ_RUNS=n
