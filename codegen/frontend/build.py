@@ -1195,6 +1195,18 @@ class _Builder(NodeReader):
                 )
         if len(set(names)) != len(names):
             self.fail(line, f"{where}.discriminator", "a field is named twice")
+        # Every target keys its frame table by one number: two parts are combined as
+        # ``first * 0x10000 + second`` (RabbitMQ's key and version), so a second part must
+        # fit 16 bits and a third has no room.
+        if len(names) > 2:
+            self.fail(line, f"{where}.discriminator",
+                      f"a code of {len(names)} parts; at most two are supported")  # fmt: skip
+        if len(names) == 2 and isinstance(names[1], str) and names[1] in scope:
+            bits = scope[names[1]].type.bits
+            if bits > 16:
+                self.fail(line, f"{where}.discriminator",
+                          f"the second part '{names[1]}' is {bits} bits wide; at most 16 are "
+                          "supported")  # fmt: skip
         return [str(name) for name in names]
 
     def unknown(self, node: Any, line: int, flags: dict[str, int], flag_width: int) -> Unknown:
