@@ -486,12 +486,12 @@ def test_correlation_ids_unique_among_outstanding() -> None:
     """Correlation ids are uint32, allocated by the client: after wrapping around, ids
     still outstanding are skipped."""
     client, _ = open_pair()
-    client._next_correlation_id = 0xFFFFFFFF
+    client._outbox.next_correlation_id = 0xFFFFFFFF
     last = client.create_stream("a")
     wrapped = [client.create_stream(name) for name in "bcd"]
     assert last == 0xFFFFFFFF and wrapped[0] == 1
     assert len(set(client.outstanding_requests)) == len(client.outstanding_requests)
-    client._next_correlation_id = 1
+    client._outbox.next_correlation_id = 1
     assert client.create_stream("e") not in (1, 2, 3, last)
 
 
@@ -556,7 +556,7 @@ def test_server_only_frames_are_never_sent_by_the_client() -> None:
     frame = PublishConfirm(0, [1])
     assert not client._connection.allows_send(frame)
     with pytest.raises(IllegalSend):
-        client._send(frame)
+        client._outbox.send(frame)
 
 
 def test_peer_properties_failure_ends_connection() -> None:

@@ -97,7 +97,7 @@ def test_3_10_8_closes_the_connection_on_a_StreamStats_sent_anyway() -> None:
         try:
             engine = client.engine
             bypass = client.request(
-                lambda e: e._request(lambda cid: StreamStatsRequest(cid, "any")), Event
+                lambda e: e._outbox.request(lambda cid: StreamStatsRequest(cid, "any")), Event
             )
             error = await error_of(bypass)
             assert isinstance(error, ConnectionLost), error
