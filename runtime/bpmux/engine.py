@@ -4,7 +4,8 @@ Bytes in (``receive_data``), events out; commands queue packets, ``data_to_send`
 drains them.  No sockets, no clocks.  The behaviour is in the generated machines of
 ``idl/bpmux/rel.yaml`` (``connection``, ``request``, ``flow``): every packet sent or
 received goes through them, and a received packet reaches its handler only through the
-generated dispatch (``HANDLERS``, ``wirestream.runtime.machine.Dispatch``):
+generated, typed dispatch (the machines' ``bind_<role>``, run by
+``wirestream.runtime.machine.Dispatch``):
 
 - every packet goes through the ``connection`` machine first; its handlers
   (``on_connection_<packet>``) take MainCredit, Minimum, CancelAll, Close, Message(s),
@@ -157,9 +158,9 @@ class BpmuxConnection:
 
     # The generated tables the engine runs.  A subclass may run an edited copy of them
     # (same packets, other rows): tests/test_bpmux_engine_dispatch.py.
-    CONNECTION_MACHINE: ClassVar[type[StateMachine[Any]]] = ConnectionMachine
-    REQUEST_MACHINE: ClassVar[type[StateMachine[Any]]] = RequestMachine
-    FLOW_MACHINE: ClassVar[type[StateMachine[Any]]] = FlowMachine
+    CONNECTION_MACHINE: ClassVar[type[ConnectionMachine]] = ConnectionMachine
+    REQUEST_MACHINE: ClassVar[type[RequestMachine]] = RequestMachine
+    FLOW_MACHINE: ClassVar[type[FlowMachine]] = FlowMachine
 
     def __init__(self, *, initiator: bool, initial_credit: int = 1 << 16,
                  auto_credit: bool = True, minimum: int | None = None, batching: bool = True,
@@ -220,13 +221,15 @@ class BpmuxConnection:
         self._done_reported = False
         self.unknown_packets_skipped = 0
         self.frames_received = 0  # whole packets decoded (the engine contract's progress)
-        # The generated dispatch: built once, so a handler missing for a packet the
-        # tables let through fails here, not when the packet comes.
-        self._dispatch = Dispatch(connection, "peer", self)
-        self._answers = Dispatch(request, "requester", self)  # to our requests
-        self._asks = Dispatch(request, "responder", self)  # the peer's requests
-        self._credit_and_cancel = Dispatch(flow, "item_sender", self)  # flows we send on
-        self._items = Dispatch(flow, "item_receiver", self)  # flows we receive on
+        # The generated dispatch, bound once by the machines' typed binders (mypy checks
+        # this engine against each scope's handler protocol; a handler missing at run
+        # time fails here, not when the packet comes).
+        self._dispatch = Dispatch(connection, "peer", connection.bind_peer(self))
+        # to our requests, the peer's requests; flows we send on, flows we receive on
+        self._answers = Dispatch(request, "requester", request.bind_requester(self))
+        self._asks = Dispatch(request, "responder", request.bind_responder(self))
+        self._credit_and_cancel = Dispatch(flow, "item_sender", flow.bind_item_sender(self))
+        self._items = Dispatch(flow, "item_receiver", flow.bind_item_receiver(self))
         self._routes = self._routes_by_scope()
         # BP-29 (DECISION): announce our initial top-level credit first.
         if initial_credit > 0:

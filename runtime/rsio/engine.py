@@ -197,9 +197,11 @@ class RsioConnection:
     # The generated machines the engine runs, one per scope.  Class attributes so that a
     # test can run the engine on tables generated from an edited IDL
     # (tests/test_rsio_engine_dispatch.py); the frames and states stay those of v0.
-    CONNECTION_MACHINE: ClassVar[type[StateMachine[ConnectionState]]] = ConnectionMachine
-    SUBSCRIPTION_MACHINE: ClassVar[type[StateMachine[SubscriptionState]]] = SubscriptionMachine
-    SPLIT_ELEMENT_MACHINE: ClassVar[type[StateMachine[SplitElementState]]] = SplitElementMachine
+    # Typed as the generated classes: their ``bind_<role>`` take this engine as the
+    # scope's handler protocol, so mypy checks every handler it implements.
+    CONNECTION_MACHINE: ClassVar[type[ConnectionMachine]] = ConnectionMachine
+    SUBSCRIPTION_MACHINE: ClassVar[type[SubscriptionMachine]] = SubscriptionMachine
+    SPLIT_ELEMENT_MACHINE: ClassVar[type[SplitElementMachine]] = SplitElementMachine
 
     def __init__(
         self,
@@ -232,11 +234,16 @@ class RsioConnection:
         # demand check): the registry's get() is one more Python call.
         self._subscription_entries = self._subscriptions.entries
         self._publication_entries = self._publications.entries
-        # Received frames -> handler methods, from the generated HANDLERS (bound once).
-        self._on_connection = Dispatch(self.CONNECTION_MACHINE, role, self)
-        self._on_publication = Dispatch(self.SUBSCRIPTION_MACHINE, "publisher", self)
-        self._on_subscription = Dispatch(self.SUBSCRIPTION_MACHINE, "subscriber", self)
-        self._on_element = Dispatch(self.SPLIT_ELEMENT_MACHINE, "subscriber", self)
+        # Received frames -> handler methods, by the generated typed binders (bound once).
+        conn, subscription, element = (self.CONNECTION_MACHINE, self.SUBSCRIPTION_MACHINE,
+                                       self.SPLIT_ELEMENT_MACHINE)  # fmt: skip
+        bound = conn.bind_client(self) if role == "client" else conn.bind_server(self)
+        self._on_connection = Dispatch(conn, role, bound)
+        self._on_publication = Dispatch(subscription, "publisher",
+                                        subscription.bind_publisher(self))  # fmt: skip
+        self._on_subscription = Dispatch(subscription, "subscriber",
+                                         subscription.bind_subscriber(self))  # fmt: skip
+        self._on_element = Dispatch(element, "subscriber", element.bind_subscriber(self))
         # What the connection machine only observes goes on to the subscription of its Id.
         self._to_scope: dict[type, Callable[[Any, list[Event]], None]] = {
             **dict.fromkeys(_TO_PUBLISHER, self._receive_for_publication),

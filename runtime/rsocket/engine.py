@@ -9,8 +9,9 @@ no clocks, no asyncio.
 
 Every frame sent or received goes through the generated machines of the chosen version
 (``generated/rsocket/<version>/machines.py``), and a received frame reaches a handler of
-this engine only through the machine's generated dispatch table (``HANDLERS``, bound
-once per engine by ``wirestream.runtime.machine.Dispatch``):
+this engine only through the machine's generated, typed binder (``bind_<role>``, the
+``HANDLERS`` table as code; ``bindings`` says how mypy checks it), run by
+``wirestream.runtime.machine.Dispatch``:
 
 - stream 0: the ``connection`` machine, then ``on_connection_<frame>``;
 - a stream's frames: its interaction model's machine (scope ``stream``), then
@@ -54,6 +55,7 @@ from wirestream.runtime.errors import (
 )
 from wirestream.runtime.flow import RSOCKET_MAX_N, Window
 from wirestream.runtime.machine import IGNORE, Dispatch, MachineRegistry, StateMachine
+from wirestream.runtime.rsocket.bindings import bind_connection, bind_stream
 from wirestream.runtime.rsocket.errors import (
     NoNewRequests,
     ResumeNotAllowed,
@@ -187,12 +189,18 @@ class RSocketConnection:
         # The generated dispatch, bound once: stream 0 -> on_connection_<frame>; a
         # stream's frames -> on_stream_<frame>, per stream role and model (each Stream
         # carries its own: ``_new_stream``, ``_adopt``).
-        self._connection = Dispatch(machines.ConnectionMachine, role, self)
+        # ``bind_<role>`` of the version's machine classes (``wirestream.runtime.rsocket.
+        # bindings``: mypy checks this class against both versions' handler protocols).
+        self._connection = Dispatch(
+            machines.ConnectionMachine,
+            role,
+            bind_connection(machines.ConnectionMachine, role, self),
+        )
         self._stream_dispatch: dict[str, dict[InteractionModel, Dispatch]] = {
-            stream_role: {model: Dispatch(cls, stream_role, self)
-                          for model, cls in self._stream_machines.items()}  # fmt: skip
+            stream_role: {model: Dispatch(cls, stream_role, bind_stream(cls, stream_role, self))
+                          for model, cls in self._stream_machines.items()}
             for stream_role in STREAM_ROLES
-        }
+        }  # fmt: skip
 
         # Open streams, of four models: each Stream holds its model's machine (the
         # registry never makes stand-ins: an unknown id has no machine until a REQUEST_*
