@@ -4,7 +4,7 @@ both return.  Either side is requester and responder at once.
 The sans-I/O ``RSocketConnection`` keeps every protocol rule; this module maps its events
 to what applications await:
 
-- ``await peer.request_response(data)`` -> ``Payload``; ``await peer.fire_and_forget``;
+- ``await peer.request_response(data)`` -> ``RSocketPayload``; ``await peer.fire_and_forget``;
   ``await peer.metadata_push``;
 - ``async for p in peer.request_stream(data, limit_rate=256)``: REQUEST_N follows
   consumption (``wirestream.runtime.aio.InboundStream``), ``break`` sends CANCEL;
@@ -87,7 +87,12 @@ from wirestream.runtime.rsocket.events import (
     StreamCanceled,
     StreamCompleted,
 )
-from wirestream.runtime.rsocket.handler import Payload, PayloadLike, RSocketHandler, as_payload
+from wirestream.runtime.rsocket.handler import (
+    RSocketPayload,
+    PayloadLike,
+    RSocketHandler,
+    as_payload,
+)
 
 __all__ = ["RSocketPeer", "RSocketServer", "connect", "serve", "DEFAULT_LIMIT_RATE",
            "UNLIMITED_LEASE"]  # fmt: skip
@@ -105,7 +110,7 @@ DRAIN_POLL: Final = 0.01
 no CONNECTION_CLOSE, so no event says when the last stream ended)."""
 
 WRITE_BATCH: Final = 64 * 1024
-"""Payload bytes publishers queue in the engine before they are written at once rather
+"""RSocketPayload bytes publishers queue in the engine before they are written at once rather
 than at the end of the loop iteration: the transport's backpressure then sees them, so a
 peer that stops reading stops a publisher of big items after ~HIGH_WATER bytes, not after
 ``YIELD_EVERY`` items."""
@@ -126,8 +131,8 @@ class _Call:
 
     def __init__(
         self,
-        future: asyncio.Future[Payload] | None = None,
-        sink: InboundSink[Payload] | None = None,
+        future: asyncio.Future[RSocketPayload] | None = None,
+        sink: InboundSink[RSocketPayload] | None = None,
         demand: OutboundDemand | None = None,
     ) -> None:
         self.future = future
@@ -263,11 +268,13 @@ class RSocketPeer:
             await self._reconnected.wait()
             self._check_open(request)
 
-    async def request_response(self, data: bytes | str, metadata: bytes | None = None) -> Payload:
+    async def request_response(
+        self, data: bytes | str, metadata: bytes | None = None
+    ) -> RSocketPayload:
         """Send a request, wait for its one response (``StreamError`` on ERROR)."""
         await self._ready(request=True)
         stream_id = self.engine.request_response(_bytes(data), metadata, now=self._loop.time())
-        future: asyncio.Future[Payload] = self._loop.create_future()
+        future: asyncio.Future[RSocketPayload] = self._loop.create_future()
         self._calls[stream_id] = _Call(future=future)
         self.driver.wakeup()
         try:
@@ -310,14 +317,14 @@ class RSocketPeer:
         *,
         limit_rate: int | None = None,
         low_tide: int | None = None,
-    ) -> InboundStream[Payload]:
+    ) -> InboundStream[RSocketPayload]:
         """Open a request-stream; iterate the result.  ``limit_rate`` items are requested
         up front and replenished as the application consumes them."""
         self._check_open(request=True)
         rate = limit_rate or self.limit_rate
         stream_id = self.engine.request_stream(_bytes(data), metadata, initial_n=rate,
                                                now=self._loop.time())  # fmt: skip
-        stream: InboundStream[Payload] = InboundStream(
+        stream: InboundStream[RSocketPayload] = InboundStream(
             functools.partial(self._request_n, stream_id),
             functools.partial(self._cancel, stream_id),
             limit_rate=rate, low_tide=low_tide, granted=rate,
@@ -334,7 +341,7 @@ class RSocketPeer:
         outbound: AsyncIterable[PayloadLike] | None = None,
         limit_rate: int | None = None,
         low_tide: int | None = None,
-    ) -> InboundStream[Payload]:
+    ) -> InboundStream[RSocketPayload]:
         """Open a channel whose first message is (data, metadata); ``outbound`` supplies
         the rest of our side (pulled only as the responder requests; without it our side
         completes at once).  Iterate the result for the responder's side."""
@@ -343,7 +350,7 @@ class RSocketPeer:
         stream_id = self.engine.request_channel(_bytes(data), metadata, initial_n=rate,
                                                 complete=outbound is None,
                                                 now=self._loop.time())  # fmt: skip
-        stream: InboundStream[Payload] = InboundStream(
+        stream: InboundStream[RSocketPayload] = InboundStream(
             functools.partial(self._request_n, stream_id),
             functools.partial(self._cancel, stream_id),
             limit_rate=rate, low_tide=low_tide, granted=rate,
@@ -438,7 +445,7 @@ class RSocketPeer:
         return outbound is not None and outbound.can_consume(1)
 
     def _send_item(self, stream_id: int, item: PayloadLike) -> None:
-        payload = item if type(item) is Payload else as_payload(item)
+        payload = item if type(item) is RSocketPayload else as_payload(item)
         self.engine.send_next(stream_id, payload.data, payload.metadata)
         self._unwritten += len(payload.data)
         if self._unwritten >= WRITE_BATCH:
@@ -518,10 +525,10 @@ class RSocketPeer:
                     continue
                 sink = call.sink
                 if sink is not None:
-                    sink.push(Payload(event.data, event.metadata))
+                    sink.push(RSocketPayload(event.data, event.metadata))
                 elif call.future is not None:
                     if not call.future.done():
-                        call.future.set_result(Payload(event.data, event.metadata))
+                        call.future.set_result(RSocketPayload(event.data, event.metadata))
                     del calls[event.stream_id]
                 continue
             dispatch[type(event)](event)
@@ -538,7 +545,7 @@ class RSocketPeer:
 
     def _on_request(self, event: RequestReceived) -> None:
         stream_id = event.stream_id
-        payload = Payload(event.data, event.metadata)
+        payload = RSocketPayload(event.data, event.metadata)
         model = event.model
         handler = self.handler
         if self._closing and self.engine.version.graceful_close is None:
@@ -561,7 +568,7 @@ class RSocketPeer:
                 self._publish(stream_id, call, lambda: handler.request_stream(payload))
             )
         else:
-            inbound: InboundStream[Payload] = InboundStream(
+            inbound: InboundStream[RSocketPayload] = InboundStream(
                 functools.partial(self._request_n, stream_id),
                 functools.partial(self._cancel_inbound, stream_id),
                 limit_rate=self.limit_rate,
@@ -581,7 +588,7 @@ class RSocketPeer:
         """A channel responder stops reading the requester's side: nothing to send (the
         responder has no CANCEL); items still arriving are dropped with the sink."""
 
-    async def _respond(self, stream_id: int, payload: Payload) -> None:
+    async def _respond(self, stream_id: int, payload: RSocketPayload) -> None:
         try:
             result = await self.handler.request_response(payload)
             answer = as_payload(result)
@@ -606,7 +613,7 @@ class RSocketPeer:
         call = self._calls.get(event.stream_id)
         if call is not None:
             if call.future is not None and not call.future.done():
-                call.future.set_result(Payload())  # completed without a value
+                call.future.set_result(RSocketPayload())  # completed without a value
             if call.sink is not None:
                 call.sink.complete()
         self._finish_if_over(event.stream_id)
@@ -654,7 +661,7 @@ class RSocketPeer:
         self._lease.set()
 
     def _on_ext(self, event: ExtReceived) -> None:
-        payload = Payload(event.data, event.metadata)
+        payload = RSocketPayload(event.data, event.metadata)
         self._spawn_one_way(self.handler.on_ext(event.extended_type, payload, event.stream_id))
 
     def _on_closing(self, event: ConnectionClosing) -> None:
