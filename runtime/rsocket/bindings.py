@@ -4,9 +4,10 @@ Each generated machine class has a ``bind_<role>(h)`` that maps the frames its r
 hands on to ``h``'s methods, ``h`` typed as the scope's handler protocol
 (``ConnectionClientHandlers``, ``StreamResponderHandlers`` ...).  The engine runs either
 protocol version, so at run time it binds through the classes of its ``Version`` (a
-version built from an edited IDL brings its own); ``_implements`` below hands the engine
-to every binder of both committed versions, so that ``mypy --strict`` refuses an
-``RSocketConnection`` with a handler missing or taking another frame.
+version built from an edited IDL brings its own), from ``EngineCore.__init__`` (hence
+``engine: object`` there); ``_implements`` below hands an ``RSocketConnection`` to every
+binder of both committed versions, so that ``mypy --strict`` refuses the engine with a
+handler missing or taking another frame.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["bind_connection", "bind_stream"]
 
 
-def bind_connection(machine: Any, role: str, engine: RSocketConnection) -> Handlers:
+def bind_connection(machine: Any, role: str, engine: object) -> Handlers:
     """Stream 0: the ``connection`` machine's handlers of ``role`` (client or server)."""
     bound: Handlers
     if role == "client":
@@ -33,7 +34,7 @@ def bind_connection(machine: Any, role: str, engine: RSocketConnection) -> Handl
     return bound
 
 
-def bind_stream(machine: Any, role: str, engine: RSocketConnection) -> Handlers:
+def bind_stream(machine: Any, role: str, engine: object) -> Handlers:
     """A stream's frames: the handlers of its interaction model's machine, as ``role``
     (requester or responder)."""
     bound: Handlers

@@ -51,7 +51,7 @@ class RSocketPayload:
 
 
 PayloadLike = RSocketPayload | bytes | str
-"""What handlers and publishers may produce: a RSocketPayload, or data alone (str as UTF-8)."""
+"""What handlers and publishers may produce: an RSocketPayload, or data alone (str as UTF-8)."""
 
 
 def as_payload(value: PayloadLike) -> RSocketPayload:
@@ -61,7 +61,7 @@ def as_payload(value: PayloadLike) -> RSocketPayload:
         return RSocketPayload(value.encode())
     if isinstance(value, (bytes, bytearray, memoryview)):
         return RSocketPayload(bytes(value))
-    raise TypeError(f"a handler produced {type(value).__name__}, not a RSocketPayload or bytes")
+    raise TypeError(f"a handler produced {type(value).__name__}, not an RSocketPayload or bytes")
 
 
 class RSocketHandler:
