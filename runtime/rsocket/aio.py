@@ -77,7 +77,6 @@ from wirestream.runtime.rsocket.handler import (
     RSocketHandler,
     as_payload,
 )
-
 from wirestream.runtime.rsocket.peer_connection import (
     DEFAULT_LIMIT_RATE,
     DEFAULT_LIMITS,

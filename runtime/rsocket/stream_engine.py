@@ -27,7 +27,6 @@ from wirestream.runtime.rsocket.events import (
 from wirestream.runtime.rsocket.fragmentation import Reassembly
 from wirestream.runtime.rsocket.streams import Stream
 
-
 from wirestream.runtime.rsocket.engine_core import EngineCore, Frame
 
 __all__ = ["StreamEngine"]
