@@ -78,6 +78,16 @@ from wirestream.runtime.rsocket.events import (
 )
 from wirestream.runtime.rsocket.options import Limits
 from wirestream.runtime.rsocket.engine_core import Frame
+from wirestream.runtime.rsocket.frames import (
+    ErrorFrame,
+    ExtFrame,
+    KeepaliveFrame,
+    LeaseFrame,
+    MetadataPushFrame,
+    ResumeFrame,
+    ResumeOkFrame,
+    SetupFrame,
+)
 from wirestream.runtime.rsocket.resume import ResumableSession, ResumeLog, answer_resume
 from wirestream.runtime.rsocket.stream_engine import StreamEngine
 
@@ -221,7 +231,7 @@ class RSocketConnection(StreamEngine):
         self._conn.send(frame)
         self._emit(frame)
 
-    def on_connection_ext(self, frame: Frame, before: Any, events: list[Event]) -> None:
+    def on_connection_ext(self, frame: ExtFrame, before: Any, events: list[Event]) -> None:
         """An EXT frame: the application's if it declared the extended type; else the I
         flag decides (Handling Ignore Flag)."""
         if frame.extended_type in self._extensions:
@@ -370,7 +380,7 @@ class RSocketConnection(StreamEngine):
         (``idl/README.md``, "Adding a frame with behaviour")."""
         events.append(FrameReceived(frame))
 
-    def on_connection_setup(self, frame: Frame, before: Any, events: list[Event]) -> None:
+    def on_connection_setup(self, frame: SetupFrame, before: Any, events: list[Event]) -> None:
         """(server) Accept or reject the SETUP the machine let through."""
         v = self.version
         info = v.setup_info(frame)
@@ -409,7 +419,9 @@ class RSocketConnection(StreamEngine):
         self._keepalive.start(self._now, info, sends=False)
         events.append(ConnectionEstablished(info))
 
-    def on_connection_keepalive(self, frame: Frame, before: Any, events: list[Event]) -> None:
+    def on_connection_keepalive(
+        self, frame: KeepaliveFrame, before: Any, events: list[Event]
+    ) -> None:
         self._keepalive.heard(self._now)
         if self._log is not None and frame.last_received_position:
             self._log.trim(frame.last_received_position)
@@ -424,16 +436,18 @@ class RSocketConnection(StreamEngine):
                 self._emit(echo)
         events.append(KeepaliveReceived(frame.data, frame.respond, frame.last_received_position))
 
-    def on_connection_lease(self, frame: Frame, before: Any, events: list[Event]) -> None:
+    def on_connection_lease(self, frame: LeaseFrame, before: Any, events: list[Event]) -> None:
         # "The last received LEASE frame overrides all previous LEASE frame values."
         # Time-To-Live is measured from reception.
         self._leases.received(frame.ttl, frame.number_of_requests, self._now)
         events.append(LeaseReceived(frame.ttl, frame.number_of_requests, frame.metadata))
 
-    def on_connection_metadata_push(self, frame: Frame, before: Any, events: list[Event]) -> None:
+    def on_connection_metadata_push(
+        self, frame: MetadataPushFrame, before: Any, events: list[Event]
+    ) -> None:
         events.append(MetadataPushReceived(frame.metadata))
 
-    def on_connection_error(self, frame: Frame, before: Any, events: list[Event]) -> None:
+    def on_connection_error(self, frame: ErrorFrame, before: Any, events: list[Event]) -> None:
         """ERROR on stream 0 that the machine says ends the connection."""
         v = self.version
         code, message = int(frame.error_code), frame.data
@@ -515,7 +529,7 @@ class RSocketConnection(StreamEngine):
         # LEASE frame from the server."
         self._leases.restart(session.setup.lease)
 
-    def on_connection_resume(self, frame: Frame, before: Any, events: list[Event]) -> None:
+    def on_connection_resume(self, frame: ResumeFrame, before: Any, events: list[Event]) -> None:
         """(server) Answer RESUME with RESUME_OK (and retransmit) or ERROR."""
         v = self.version
         answer = answer_resume(v, self._resume_lookup, frame)
@@ -535,7 +549,9 @@ class RSocketConnection(StreamEngine):
         self._keepalive.start(self._now, session.setup, sends=False)
         events.append(ConnectionResumed(client_last, len(replay)))
 
-    def on_connection_resume_ok(self, frame: Frame, before: Any, events: list[Event]) -> None:
+    def on_connection_resume_ok(
+        self, frame: ResumeOkFrame, before: Any, events: list[Event]
+    ) -> None:
         """(client) "MAY retransmit all ... frames starting at the RESUME_OK Last Received
         Position field value from the server"."""
         assert self._log is not None

@@ -28,6 +28,11 @@ from wirestream.runtime.rsocket.fragmentation import Reassembly
 from wirestream.runtime.rsocket.streams import Stream
 
 from wirestream.runtime.rsocket.engine_core import EngineCore, Frame
+from wirestream.runtime.rsocket.frames import (
+    CancelFrame,
+    ErrorFrame,
+    RequestNFrame,
+)
 
 __all__ = ["StreamEngine"]
 
@@ -301,17 +306,19 @@ class StreamEngine(EngineCore):
 
     on_stream_response = on_stream_payload  # 0.2 names PAYLOAD "RESPONSE"
 
-    def on_stream_error(self, frame: Frame, stream: Stream, events: list[Event]) -> None:
+    def on_stream_error(self, frame: ErrorFrame, stream: Stream, events: list[Event]) -> None:
         events.append(ErrorReceived(stream.stream_id, int(frame.error_code), frame.data))
         if stream.machine.terminated:
             self._streams.forget(stream.stream_id)
 
-    def on_stream_cancel(self, frame: Frame, stream: Stream, events: list[Event]) -> None:
+    def on_stream_cancel(self, frame: CancelFrame, stream: Stream, events: list[Event]) -> None:
         events.append(StreamCanceled(stream.stream_id))
         if stream.machine.terminated:
             self._streams.forget(stream.stream_id)
 
-    def on_stream_request_n(self, frame: Frame, stream: Stream, events: list[Event]) -> None:
+    def on_stream_request_n(
+        self, frame: RequestNFrame, stream: Stream, events: list[Event]
+    ) -> None:
         if stream.outbound is None:
             self.ignored_frames += 1
             return
