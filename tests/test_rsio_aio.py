@@ -80,7 +80,7 @@ def sent_frames(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
         names.append(type(frame).__name__)
         return encode(encoding, frame, ctx)
 
-    monkeypatch.setattr(wirestream.runtime.rsio.engine_core, "encode_frame", spy)  # EngineCore._send
+    monkeypatch.setattr(wirestream.runtime.rsio.engine_core, "encode_frame", spy)  # RsioEngineCore._send
     yield names
 
 

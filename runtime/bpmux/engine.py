@@ -16,7 +16,7 @@ generated, typed dispatch (the machines' ``bind_<role>``, run by
   ``flow`` instance of their (inner_id, direction) (``on_inner_flow_<packet>``).  Which
   direction is read from the tables too: the role whose receive table names the packet.
 
-The engine is one class in parts by scope: ``engine_core.EngineCore`` (state, top-level
+The engine is one class in parts by scope: ``engine_core.BpmuxEngineCore`` (state, top-level
 commands, bytes in and out, credit, batching, the end), ``requests.RequestsPart``,
 ``inner_streams.InnerStreamsPart``, and here ``BpmuxConnection``: the connection's
 handlers and the binding of the generated dispatch.

@@ -1,4 +1,4 @@
-"""What every scope of the BPMUX engine shares: ``EngineCore`` holds the connection's
+"""What every scope of the BPMUX engine shares: ``BpmuxEngineCore`` holds the connection's
 state (machines, credit windows, request and flow registries, the send queue) and the
 connection-wide parts -- queries, top-level commands (grant, close, messages,
 cancel_all), bytes in and out with top-level credit and batching, and the end.
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from wirestream.runtime.engine import Engine
 
 
-__all__ = ["EngineCore"]
+__all__ = ["BpmuxEngineCore"]
 
 SenderPacket = Union[InnerItem, InnerItems, InnerEnd, InnerError]
 _Route = Callable[[Any, list[ev.Event]], None]
@@ -94,7 +94,7 @@ def _received_by(machine: type[StateMachine[Any]], role: str) -> list[type]:
     return list(dict.fromkeys(f for _, f in machine.RECEIVE[role] if isinstance(f, type)))
 
 
-class EngineCore:
+class BpmuxEngineCore:
     """The state and connection-wide behaviour of ``BpmuxConnection`` (the class to
     use; its ``__init__`` parameters are these)."""
 

@@ -32,12 +32,12 @@ from wirestream.runtime.machine import check_all
 if TYPE_CHECKING:
     from wirestream.runtime.engine import Engine
 
-from wirestream.runtime.bpmux.engine_core import EngineCore, SenderPacket, _KIND, _Queued
+from wirestream.runtime.bpmux.engine_core import BpmuxEngineCore, SenderPacket, _KIND, _Queued
 
 __all__ = ["InnerStreamsPart"]
 
 
-class InnerStreamsPart(EngineCore):
+class InnerStreamsPart(BpmuxEngineCore):
     """Inner streams, both directions (see ``BpmuxConnection``)."""
 
     def inner_credit(self, inner_id: int) -> int:

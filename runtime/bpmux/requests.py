@@ -14,12 +14,12 @@ from wirestream.runtime.bpmux import events as ev
 if TYPE_CHECKING:
     from wirestream.runtime.engine import Engine
 
-from wirestream.runtime.bpmux.engine_core import EngineCore, _settle
+from wirestream.runtime.bpmux.engine_core import BpmuxEngineCore, _settle
 
 __all__ = ["RequestsPart"]
 
 
-class RequestsPart(EngineCore):
+class RequestsPart(BpmuxEngineCore):
     """Requests, both directions (see ``BpmuxConnection``)."""
 
     def open_requests(self) -> tuple[list[int], list[int]]:

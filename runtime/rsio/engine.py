@@ -28,7 +28,7 @@ peer's violation.  Sends pass through the same machines (``send_all``).  Demand 
 ``wirestream.runtime.flow.Window(cap=LONG_MAX, unbounded_at_cap=True)`` in both
 directions (RS §1.1, §3.9, §3.17).
 
-The engine is one class in parts by scope: ``engine_core.EngineCore`` (state, bytes in
+The engine is one class in parts by scope: ``engine_core.RsioEngineCore`` (state, bytes in
 and out, the connection's receive loop, ending every stream), ``publications``
 (``PublisherSide``: the subscriptions the peer opened), ``subscriptions``
 (``SubscriberSide``: ours, with split-element reassembly), and here ``RsioConnection``,

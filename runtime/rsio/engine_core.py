@@ -1,4 +1,4 @@
-"""What every scope of the rsio engine shares: ``EngineCore`` holds the connection's
+"""What every scope of the rsio engine shares: ``RsioEngineCore`` holds the connection's
 state (machines, registries, codec contexts, output) and the connection-wide parts --
 bytes in and out, sending through the machines, the connection scope's receive loop,
 and ending every stream (goodbye, violations, EOF).  ``publications.PublisherSide`` and
@@ -36,7 +36,7 @@ from wirestream.runtime.rsio.events import (
 )
 from wirestream.runtime.rsio.framing import Encoding, encode_frame, make_decoder
 
-__all__ = ["EngineCore", "PROTOCOL_VERSION", "RsioConfig"]
+__all__ = ["RsioEngineCore", "PROTOCOL_VERSION", "RsioConfig"]
 
 PROTOCOL_VERSION = 0  # "The protocol version is currently version 0."
 
@@ -131,7 +131,7 @@ class _Publication:
         self.element_size = 0
 
 
-class EngineCore:
+class RsioEngineCore:
     """The state and connection-wide behaviour of ``RsioConnection`` (the class to use)."""
 
     # Bound by ``RsioConnection.__init__`` (the generated, typed binders need the class

@@ -20,12 +20,12 @@ from wirestream.runtime.rsio.events import (
     SubscribeReceived,
     SubscriptionCancelled,
 )
-from wirestream.runtime.rsio.engine_core import EngineCore, ToPublisher, _Publication
+from wirestream.runtime.rsio.engine_core import RsioEngineCore, ToPublisher, _Publication
 
 __all__ = ["PublisherSide"]
 
 
-class PublisherSide(EngineCore):
+class PublisherSide(RsioEngineCore):
     """Our publications: commands and the peer's subscribe, request and cancel."""
 
     _on_publication: Dispatch  # bound by ``RsioConnection``

@@ -25,7 +25,7 @@ from wirestream.runtime.rsio.events import (
     SubscriptionStarted,
 )
 from wirestream.runtime.rsio.engine_core import (
-    EngineCore,
+    RsioEngineCore,
     Part,
     ToSubscriber,
     _ACTIVE_STATES,
@@ -37,7 +37,7 @@ from wirestream.runtime.rsio.engine_core import (
 __all__ = ["SubscriberSide"]
 
 
-class SubscriberSide(EngineCore):
+class SubscriberSide(RsioEngineCore):
     """Our subscriptions: commands and the publisher's messages."""
 
     _on_subscription: Dispatch  # bound by ``RsioConnection``

@@ -4,7 +4,7 @@ Each generated machine class has a ``bind_<role>(h)`` that maps the frames its r
 hands on to ``h``'s methods, ``h`` typed as the scope's handler protocol
 (``ConnectionClientHandlers``, ``StreamResponderHandlers`` ...).  The engine runs either
 protocol version, so at run time it binds through the classes of its ``Version`` (a
-version built from an edited IDL brings its own), from ``EngineCore.__init__`` (hence
+version built from an edited IDL brings its own), from ``RSocketEngineCore.__init__`` (hence
 ``engine: object`` there); ``_implements`` below hands an ``RSocketConnection`` to every
 binder of both committed versions, so that ``mypy --strict`` refuses the engine with a
 handler missing or taking another frame.

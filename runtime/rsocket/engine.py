@@ -21,7 +21,7 @@ this engine only through the machine's generated, typed binder (``bind_<role>``,
   the reassembled message then goes through the stream's machine like a whole one.
 
 The engine is one class in three parts, by scope (h2's connection/stream split): the
-state and plumbing they share (``engine_core.EngineCore``: output, time, queueing and
+state and plumbing they share (``engine_core.RSocketEngineCore``: output, time, queueing and
 fragmenting frames), the per-stream behaviour (``stream_engine.StreamEngine``: requests,
 stream commands, ``on_stream_<frame>``), and here the connection's (``RSocketConnection``:
 stream 0, receiving, closing, resumption, ``on_connection_<frame>``).

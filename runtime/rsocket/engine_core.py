@@ -1,6 +1,6 @@
 """The state every part of the RSocket engine shares, and the plumbing under them.
 
-``EngineCore`` holds one connection's state (its machines, streams, windows, leases,
+``RSocketEngineCore`` holds one connection's state (its machines, streams, windows, leases,
 keepalive, resumption log, output queues) and what both scopes build on: public state,
 output and time (``data_to_send``, ``get_timer``, ``handle_timer``), queueing frames
 (``_emit``, ``_transmit`` with fragmentation), finding and ending streams.  The per-stream
@@ -34,7 +34,7 @@ from wirestream.runtime.rsocket.resume import ResumeLog, ResumeLookup
 from wirestream.runtime.rsocket.streams import Stream, StreamIds, machine_of
 from wirestream.runtime.rsocket.versions import Version, get_version
 
-__all__ = ["DEFAULT_LIMITS", "EngineCore", "FIXED_PART_MAX", "Frame", "STREAM_ROLES"]
+__all__ = ["DEFAULT_LIMITS", "RSocketEngineCore", "FIXED_PART_MAX", "Frame", "STREAM_ROLES"]
 
 Frame = Any  # a frame of the chosen version's generated codec
 
@@ -43,7 +43,7 @@ STREAM_ROLES: Final = ("requester", "responder")
 DEFAULT_LIMITS: Final = Limits()
 
 
-class EngineCore:
+class RSocketEngineCore:
     """One RSocket connection's state and plumbing (see ``RSocketConnection``, the class
     to use: its ``__init__`` parameters are these)."""
 

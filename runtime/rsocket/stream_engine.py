@@ -27,7 +27,7 @@ from wirestream.runtime.rsocket.events import (
 from wirestream.runtime.rsocket.fragmentation import Reassembly
 from wirestream.runtime.rsocket.streams import Stream
 
-from wirestream.runtime.rsocket.engine_core import EngineCore, Frame
+from wirestream.runtime.rsocket.engine_core import RSocketEngineCore, Frame
 from wirestream.runtime.rsocket.frames import (
     CancelFrame,
     ErrorFrame,
@@ -37,7 +37,7 @@ from wirestream.runtime.rsocket.frames import (
 __all__ = ["StreamEngine"]
 
 
-class StreamEngine(EngineCore):
+class StreamEngine(RSocketEngineCore):
     """Stream commands and the ``on_stream_*`` handlers (see ``RSocketConnection``)."""
 
     # ================================================================== requests
