@@ -41,7 +41,7 @@ from bench.rsocket_py_baseline import (
     bench_py_request_stream,
     start_py_bench_server,
 )
-from wirestream.runtime.rsocket import Payload, RSocketHandler, connect, serve
+from wirestream.runtime.rsocket import RSocketPayload, RSocketHandler, connect, serve
 
 STREAM_TARGET = 5.0
 RESPONSE_TARGET = 3.0
@@ -52,12 +52,12 @@ class BenchResponder(RSocketHandler):
     """The benchmark contract: a stream of N 100-byte payloads; request-response echoes."""
 
     def __init__(self, payload_size: int = PAYLOAD_SIZE) -> None:
-        self.item = Payload(b"x" * payload_size)
+        self.item = RSocketPayload(b"x" * payload_size)
 
-    async def request_response(self, payload: Payload) -> Payload:
+    async def request_response(self, payload: RSocketPayload) -> RSocketPayload:
         return payload
 
-    async def request_stream(self, payload: Payload) -> AsyncIterator[Payload]:
+    async def request_stream(self, payload: RSocketPayload) -> AsyncIterator[RSocketPayload]:
         item = self.item
         for _ in range(int(payload.data)):
             yield item

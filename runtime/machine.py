@@ -28,6 +28,7 @@ __all__ = [
     "ANY",
     "IGNORE",
     "Dispatch",
+    "Handlers",
     "Ignore",
     "Illegal",
     "MachineRegistry",
@@ -90,7 +91,8 @@ class StateMachine(Generic[S]):
     SEND: ClassVar[Mapping[str, Table[Any]]]
     RECEIVE: ClassVar[Mapping[str, Table[Any]]]
     HANDLERS: ClassVar[Mapping[str, Mapping[type, str]]]
-    """Per role: frame class -> the engine method a received frame goes to (``Dispatch``)."""
+    """Per role: frame class -> the name of the engine method a received frame goes to
+    (data, for docs and tests); the generated ``bind_<role>`` binds them, typed."""
 
     __slots__ = ("role", "state", "_send", "_receive")
 
@@ -188,34 +190,49 @@ def send_all(frame: object, *machines: StateMachine[Any]) -> None:
         machine.send(frame)
 
 
-class Dispatch:
-    """A machine's received frames -> the engine's handler methods, from the generated
-    ``HANDLERS`` table of one role (h11's transition tables, one step further: the table
-    also says where the frame goes once the machine let it through).
+Handlers = Mapping[type, Callable[..., object]]
+"""Frame class -> the engine's bound handler: what a generated ``bind_<role>`` returns."""
 
-    Built once per engine: every method the table names must exist on ``engine``, so a
-    frame added to the IDL with a machine row but no handler fails at construction, not
-    silently at run time.  ``receive`` applies the frame to the machine first: a row that
-    says ignore returns False without calling anything, an error row (or no row) raises
+
+class Dispatch:
+    """A machine's received frames -> the engine's handlers, bound once per engine by the
+    machine's generated, typed ``bind_<role>(engine)`` (h11's transition tables, one step
+    further: the tables also say where the frame goes once the machine let it through).
+
+    ``bind_<role>`` takes the engine as the generated ``*Handlers`` protocol of the
+    machine's scope and role, so ``mypy --strict`` refuses an engine with a handler
+    missing or taking another frame, and an IDE follows a frame to its handler.  At run
+    time a missing handler fails at construction too (``AttributeError`` from the binder,
+    ``TypeError`` here for one that is not callable), not silently when the frame first
+    arrives.  ``receive`` applies the frame to the machine first: a row that says ignore
+    returns False without calling anything, an error row (or no row) raises
     ``UnexpectedFrame``; a frame the table lists goes to its handler with ``context``.
+
+    ``Dispatch(machine, role, engine)`` with an engine instead of bound handlers looks
+    the methods up by the names in ``HANDLERS`` (untyped): kept only for the RabbitMQ
+    engine until it moves to its binders.
     """
 
     __slots__ = ("_handlers", "machine")
 
-    def __init__(self, machine: type[StateMachine[Any]], role: str, engine: object) -> None:
+    def __init__(self, machine: type[StateMachine[Any]], role: str,
+                 handlers: Handlers | object) -> None:  # fmt: skip
         self.machine = machine
-        handlers: dict[type, Callable[..., None]] = {}
-        for frame, name in machine.HANDLERS[role].items():
-            handler = getattr(engine, name, None)
+        names = machine.HANDLERS[role]
+        if not isinstance(handlers, Mapping):
+            handlers = {frame: getattr(handlers, name, None) for frame, name in names.items()}
+        bound: dict[type, Callable[..., object]] = {}
+        for frame, handler in handlers.items():
             if not callable(handler):
+                name = names.get(frame, f"on_<{machine.SCOPE}>_<{frame.__name__}>")
                 raise TypeError(
-                    f"{type(engine).__name__} has no method {name}() for {frame.__name__}, "
-                    f"which the {role} of machine {machine.NAME!r} receives (IDL scope "
-                    f"{machine.SCOPE!r}); add it, or list the frame under the machine's "
-                    "'observes:' when another machine handles it"
+                    f"no method {name}() for {frame.__name__}, which the {role} of machine "
+                    f"{machine.NAME!r} receives (IDL scope {machine.SCOPE!r}); add it, or "
+                    "list the frame under the machine's 'observes:' when another machine "
+                    "handles it"
                 )
-            handlers[frame] = handler
-        self._handlers = handlers
+            bound[frame] = handler
+        self._handlers = bound
 
     def handles(self, frame: type) -> bool:
         """Whether a handler takes ``frame`` (a frame class) once the machine lets it in."""

@@ -130,7 +130,8 @@ def tables_over(
     IDL), keyed by ``codec``'s frame classes and ``committed``'s states: a regenerated
     package has classes of its own under the same names, while an engine decodes into the
     committed ones and compares the committed states.  Rows, guards and handler names
-    are the edited ones; only keys and target states are looked up by name and value."""
+    and the binders (``bind_<role>``) are the edited ones; only keys and target states are
+    looked up by name and value."""
     states = type(next(iter(committed.INITIAL.values())))
 
     def state(value: Any) -> Any:
@@ -145,8 +146,15 @@ def tables_over(
             for (s, f), row in rows.items()
         }
 
+    def binder(bind: Any) -> Any:
+        # The edited binder, keyed by the committed frame classes like its table.
+        return staticmethod(lambda h: {frame(f): m for f, m in bind(h).items()})
+
+    binders = {name: binder(getattr(edited, name)) for name in vars(edited)
+               if name.startswith("bind_")}  # fmt: skip
     return type(committed.__name__, (committed,), {
         "__slots__": (),
+        **binders,
         "SEND": {role: table(rows) for role, rows in edited.SEND.items()},
         "RECEIVE": {role: table(rows) for role, rows in edited.RECEIVE.items()},
         "HANDLERS": {role: {frame(f): name for f, name in handlers.items()}

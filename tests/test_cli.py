@@ -25,7 +25,7 @@ import pytest
 
 from wirestream.apps.cli import PayloadWriter, amain, main
 from wirestream.runtime.rsocket import (
-    Payload,
+    RSocketPayload,
     RSocketHandler,
     RSocketServer,
     Router,
@@ -129,7 +129,7 @@ def test_stream_take_cancels_an_endless_stream_and_limit_rate_bounds_what_is_pro
             finally:
                 stopped.set()
 
-        def request_stream(self, payload: Payload) -> AsyncIterator[bytes]:
+        def request_stream(self, payload: RSocketPayload) -> AsyncIterator[bytes]:
             return self._items()
 
     async def main_() -> int:
@@ -200,7 +200,7 @@ def test_fnf_reaches_the_responder_and_prints_nothing(capsys: Capture) -> None:
 
     assert run(main_()) == 0
     assert capsys.readouterr().out == ""
-    assert list(responder.fire_and_forgets) == [Payload(b"fire", b"m")]
+    assert list(responder.fire_and_forgets) == [RSocketPayload(b"fire", b"m")]
 
 
 def test_metadata_push_reaches_the_responder(capsys: Capture) -> None:
@@ -251,11 +251,11 @@ def _router() -> Router:
     router = Router()
 
     @router.response("greet")
-    async def greet(payload: Payload) -> bytes:
+    async def greet(payload: RSocketPayload) -> bytes:
         return b"hello " + payload.data
 
     @router.stream("count.down")
-    async def count_down(payload: Payload) -> AsyncIterator[bytes]:
+    async def count_down(payload: RSocketPayload) -> AsyncIterator[bytes]:
         for i in reversed(range(int(payload.data))):
             yield b"%d" % i
 
@@ -311,8 +311,8 @@ def test_unknown_route_is_a_server_error_exit_1(capsys: Capture) -> None:
 
 def _binary_responder() -> RSocketHandler:
     class Binary(RSocketHandler):
-        async def request_response(self, payload: Payload) -> Payload:
-            return Payload(b"\xff\x00ok", b"\xfemeta")
+        async def request_response(self, payload: RSocketPayload) -> RSocketPayload:
+            return RSocketPayload(b"\xff\x00ok", b"\xfemeta")
 
     return Binary()
 
@@ -340,20 +340,20 @@ def test_binary_data_prints_as_hex_in_text_hex_and_json_formats(
 def test_raw_format_writes_the_data_bytes_and_a_newline() -> None:
     out = io.TextIOWrapper(io.BytesIO())
     writer = PayloadWriter(out, "raw")
-    writer.write(Payload(b"\xff\x00ok"))
-    writer.write(Payload(b"text"))
+    writer.write(RSocketPayload(b"\xff\x00ok"))
+    writer.write(RSocketPayload(b"text"))
     assert out.buffer.getvalue() == b"\xff\x00ok\ntext\n"
 
 
 def test_json_format_prints_utf8_data_as_text_and_absent_metadata_as_null() -> None:
     out = io.StringIO()
-    PayloadWriter(out, "json").write(Payload(b"h\xc3\xa9", None))
+    PayloadWriter(out, "json").write(RSocketPayload(b"h\xc3\xa9", None))
     assert json.loads(out.getvalue()) == {"data": "hé", "metadata": None}
 
 
 def test_text_format_shows_absent_metadata_as_nothing_after_the_tab() -> None:
     out = io.StringIO()
-    PayloadWriter(out, "text", show_metadata=True).write(Payload(b"d", None))
+    PayloadWriter(out, "text", show_metadata=True).write(RSocketPayload(b"d", None))
     assert out.getvalue() == "d\t\n"
 
 
@@ -388,7 +388,7 @@ def test_rejected_setup_is_exit_1_with_the_servers_reason(capsys: Capture) -> No
 
 def test_timeout_without_an_answer_is_exit_1(capsys: Capture) -> None:
     class Silent(RSocketHandler):
-        async def request_response(self, payload: Payload) -> bytes:
+        async def request_response(self, payload: RSocketPayload) -> bytes:
             await asyncio.Event().wait()
             raise ApplicationError("unreachable")
 

@@ -29,7 +29,7 @@ from wirestream.runtime.errors import (
     TransportTimeout,
 )
 from wirestream.runtime.limits import ConnectionLimits
-from wirestream.runtime.rsocket import Payload, RSocketHandler, connect, serve
+from wirestream.runtime.rsocket import RSocketPayload, RSocketHandler, connect, serve
 from wirestream.runtime.rsocket.aio import RSocketPeer, RSocketServer
 from wirestream.runtime.rsocket.engine import RSocketConnection
 from wirestream.runtime.rsocket.errors import StreamError
@@ -50,13 +50,13 @@ class Hanging(RSocketHandler):
     def __init__(self) -> None:
         self.release = asyncio.Event()
 
-    async def request_response(self, payload: Payload) -> bytes:
+    async def request_response(self, payload: RSocketPayload) -> bytes:
         if payload.data == b"now":
             return b"answer"
         await self.release.wait()
         return b"released"
 
-    async def request_stream(self, payload: Payload) -> AsyncIterator[bytes]:
+    async def request_stream(self, payload: RSocketPayload) -> AsyncIterator[bytes]:
         await self.release.wait()
         yield b"released"
 

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import wirestream.generated.rsio.v0 as wire
-import wirestream.runtime.rsio.engine
+import wirestream.runtime.rsio.engine_core
 from wirestream.runtime import rsio
 from wirestream.runtime.aio import Transport, listen
 from wirestream.runtime.errors import (
@@ -80,7 +80,7 @@ def sent_frames(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
         names.append(type(frame).__name__)
         return encode(encoding, frame, ctx)
 
-    monkeypatch.setattr(wirestream.runtime.rsio.engine, "encode_frame", spy)
+    monkeypatch.setattr(wirestream.runtime.rsio.engine_core, "encode_frame", spy)  # RsioEngineCore._send
     yield names
 
 

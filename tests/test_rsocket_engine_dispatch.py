@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 import yaml
 
-from wirestream.runtime.machine import Dispatch
 from wirestream.runtime.rsocket import (
     MetadataPushReceived,
     PayloadReceived,
@@ -129,7 +128,8 @@ def test_a_removed_stream_row_stops_the_handler(which: str, edited: Version) -> 
 
 def test_dispatch_refuses_an_engine_without_a_named_handler() -> None:
     """Every method HANDLERS names must exist when the engine is built, not when the
-    frame first arrives."""
+    frame first arrives: the typed binder reads each one (mypy checks them statically,
+    tests/test_typed_dispatch.py), and ``Dispatch`` refuses one that is not callable."""
 
     class Deaf(RSocketConnection):
         on_connection_metadata_push = None  # type: ignore[assignment]
@@ -137,8 +137,8 @@ def test_dispatch_refuses_an_engine_without_a_named_handler() -> None:
     with pytest.raises(TypeError, match="on_connection_metadata_push"):
         Deaf("server", "1.0")
     machines = V1_0.machines
-    with pytest.raises(TypeError, match="on_stream_request_stream"):
-        Dispatch(machines.RequestStreamMachine, "responder", object())
+    with pytest.raises(AttributeError, match="on_stream_request_stream"):
+        machines.RequestStreamMachine.bind_responder(object())
 
 
 def test_observes_keeps_stream_frames_out_of_the_connection_handlers(tmp_path: Path) -> None:
@@ -149,5 +149,5 @@ def test_observes_keeps_stream_frames_out_of_the_connection_handlers(tmp_path: P
     del spec["machines"]["connection"]["observes"]
     codec, machines = generate_into(tmp_path, spec, "wsobserves", "machines")
     assert machines.ConnectionMachine.HANDLERS["client"][codec.Payload] == "on_connection_payload"
-    with pytest.raises(TypeError, match=r"on_connection_\w+"):
+    with pytest.raises(AttributeError, match=r"on_connection_\w+"):
         RSocketConnection("client", rsocket_1_0(codec, machines))

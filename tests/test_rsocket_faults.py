@@ -34,7 +34,7 @@ from wirestream.runtime.errors import (
 from wirestream.runtime.flow import RSOCKET_MAX_N
 from wirestream.runtime.rsocket import (
     ApplicationError,
-    Payload,
+    RSocketPayload,
     PayloadLike,
     RSocketHandler,
     RSocketPeer,
@@ -188,7 +188,7 @@ async def eventually(condition: Callable[[], bool], what: str, timeout: float = 
         await asyncio.sleep(0.01)
 
 
-async def collect(stream: AsyncIterator[Payload]) -> list[bytes]:
+async def collect(stream: AsyncIterator[RSocketPayload]) -> list[bytes]:
     return [item.data async for item in stream]
 
 
@@ -218,7 +218,7 @@ class Hanging(RSocketHandler):
         self.ended: list[str] = []
         self.hanging = 0
 
-    async def request_response(self, payload: Payload) -> PayloadLike:
+    async def request_response(self, payload: RSocketPayload) -> PayloadLike:
         if payload.data != b"hang":
             return payload.data
         self.started.append("response")
@@ -230,10 +230,10 @@ class Hanging(RSocketHandler):
             raise
         return b"never"
 
-    def request_stream(self, payload: Payload) -> AsyncIterator[PayloadLike]:
+    def request_stream(self, payload: RSocketPayload) -> AsyncIterator[PayloadLike]:
         return self._stream(payload)
 
-    async def _stream(self, payload: Payload) -> AsyncIterator[PayloadLike]:
+    async def _stream(self, payload: RSocketPayload) -> AsyncIterator[PayloadLike]:
         self.started.append("stream")
         self.hanging += 1
         try:
@@ -313,7 +313,9 @@ def test_server_gone_mid_frame_fails_every_open_request_with_connection_lost(
     run(main())
 
 
-async def collect_one_then_rest(stream: AsyncIterator[Payload]) -> tuple[bytes, BaseException]:
+async def collect_one_then_rest(
+    stream: AsyncIterator[RSocketPayload],
+) -> tuple[bytes, BaseException]:
     first = (await anext(stream)).data
     try:
         async for item in stream:
@@ -531,7 +533,7 @@ class Counting(RSocketHandler):
         self.pulls = 0
         self.closed = asyncio.Event()
 
-    def request_stream(self, payload: Payload) -> AsyncIterator[PayloadLike]:
+    def request_stream(self, payload: RSocketPayload) -> AsyncIterator[PayloadLike]:
         return self._items()
 
     async def _items(self) -> AsyncIterator[PayloadLike]:
@@ -719,11 +721,11 @@ def test_server_declares_a_silent_client_dead_after_max_lifetime() -> None:
 
 
 class Numbers(RSocketHandler):
-    async def request_response(self, payload: Payload) -> PayloadLike:
+    async def request_response(self, payload: RSocketPayload) -> PayloadLike:
         await asyncio.sleep(0)
         return b"re:" + payload.data
 
-    def request_stream(self, payload: Payload) -> AsyncIterator[PayloadLike]:
+    def request_stream(self, payload: RSocketPayload) -> AsyncIterator[PayloadLike]:
         return self._items(payload.data)
 
     async def _items(self, prefix: bytes) -> AsyncIterator[PayloadLike]:
@@ -778,7 +780,7 @@ def test_a_thousand_open_streams_all_fail_when_the_server_goes_away() -> None:
 
 
 class Failing(RSocketHandler):
-    def request_stream(self, payload: Payload) -> AsyncIterator[PayloadLike]:
+    def request_stream(self, payload: RSocketPayload) -> AsyncIterator[PayloadLike]:
         return self._items()
 
     async def _items(self) -> AsyncIterator[PayloadLike]:

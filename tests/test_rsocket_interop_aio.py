@@ -30,7 +30,7 @@ from wirestream.runtime.errors import ConnectionLost
 from wirestream.runtime.rsocket import (
     ApplicationError,
     NoLease,
-    Payload,
+    RSocketPayload,
     RSocketHandler,
     RSocketPeer,
     Router,
@@ -106,15 +106,17 @@ def test_our_request_response_is_echoed_routed_and_unrouted_with_metadata() -> N
     async def scenario(py: RsocketPyServer, rs: RSocketPeer) -> None:
         # our route() is byte for byte rsocket-py's composite(route(...))
         assert route("echo") == route_metadata("echo")
-        assert await rs.request_response(b"ping", route("echo")) == Payload(b"ping", route("echo"))
+        assert await rs.request_response(b"ping", route("echo")) == RSocketPayload(
+            b"ping", route("echo")
+        )
         # unrouted: composite metadata without a routing entry is echoed as is
         other = encode_composite([("text/plain", b"meta")])
-        assert await rs.request_response(b"hello", other) == Payload(b"hello", other)
+        assert await rs.request_response(b"hello", other) == RSocketPayload(b"hello", other)
         # no metadata: the M flag stays clear both ways
-        assert await rs.request_response(b"bare") == Payload(b"bare", None)
+        assert await rs.request_response(b"bare") == RSocketPayload(b"bare", None)
         # rsocket-py quirk: it cannot tell empty metadata from absent, so our b"" (M flag
         # set, length 0) comes back without metadata
-        assert await rs.request_response(b"empty", b"") == Payload(b"empty", None)
+        assert await rs.request_response(b"empty", b"") == RSocketPayload(b"empty", None)
 
     against_py_server(scenario)
 
@@ -122,7 +124,7 @@ def test_our_request_response_is_echoed_routed_and_unrouted_with_metadata() -> N
 def test_our_request_response_under_a_non_composite_mime_type_is_unrouted() -> None:
     async def scenario(py: RsocketPyServer, rs: RSocketPeer) -> None:
         # route bytes under text/plain are just bytes: "fail" is not routed, it is echoed
-        assert await rs.request_response(b"x", route("fail")) == Payload(b"x", route("fail"))
+        assert await rs.request_response(b"x", route("fail")) == RSocketPayload(b"x", route("fail"))
         assert py.received.setups[0].metadata_mime == b"text/plain"
 
     against_py_server(scenario, metadata_mime_type="text/plain")
@@ -264,7 +266,7 @@ def test_100_kb_request_response_is_fragmented_both_ways_and_echoed_intact() -> 
     direction, so rsocket-py's interleaving bug (see the channel test below) cannot bite."""
 
     async def scenario(py: RsocketPyServer, rs: RSocketPeer) -> None:
-        assert await rs.request_response(BIG, META) == Payload(BIG, META)
+        assert await rs.request_response(BIG, META) == RSocketPayload(BIG, META)
         # (102,400 + 3,000) / 256: our fragments, each one seen by rsocket-py; its reply
         # is cut at 1024 bytes (fragment_size, proven in tests/test_rsocket_py_peers.py)
         assert py.received.fragments > 400
@@ -280,10 +282,10 @@ def test_100_kb_channel_items_are_fragmented_both_ways_and_echoed_intact() -> No
     Our sender needs no repair: rsocket-py's receiver reassembles our fragments."""
 
     async def scenario(py: RsocketPyServer, rs: RSocketPeer) -> None:
-        async def outbound() -> AsyncIterator[Payload]:
-            yield Payload(b"small")
-            yield Payload(BIG, META)
-            yield Payload(BIG)
+        async def outbound() -> AsyncIterator[RSocketPayload]:
+            yield RSocketPayload(b"small")
+            yield RSocketPayload(BIG, META)
+            yield RSocketPayload(BIG)
 
         channel = rs.request_channel(BIG, META, outbound=outbound())
         echoed = [p async for p in channel]
@@ -381,16 +383,16 @@ class Responder(RSocketHandler):
     and the records its routes write."""
 
     def __init__(self) -> None:
-        self.fire_and_forget_records: list[tuple[str | None, Payload]] = []
+        self.fire_and_forget_records: list[tuple[str | None, RSocketPayload]] = []
         self.pushes: list[bytes] = []
         self.slow_closed = 0
         self.slow_sent = 0
         self.channels_closed = 0
 
-    async def request_response(self, payload: Payload) -> Payload:
+    async def request_response(self, payload: RSocketPayload) -> RSocketPayload:
         return payload  # unrouted echo
 
-    async def fire_and_forget(self, payload: Payload) -> None:
+    async def fire_and_forget(self, payload: RSocketPayload) -> None:
         self.fire_and_forget_records.append((None, payload))
 
     async def metadata_push(self, metadata: bytes) -> None:
@@ -402,20 +404,20 @@ def make_router(responder: Responder) -> Router:
     router = Router(default=responder)
 
     @router.response("echo")
-    async def echo(payload: Payload) -> Payload:
+    async def echo(payload: RSocketPayload) -> RSocketPayload:
         return payload
 
     @router.response("fail")
-    async def fail(payload: Payload) -> Payload:
+    async def fail(payload: RSocketPayload) -> RSocketPayload:
         raise ApplicationError("boom")
 
     @router.stream("ticks")
-    async def ticks(payload: Payload) -> AsyncIterator[bytes]:
+    async def ticks(payload: RSocketPayload) -> AsyncIterator[bytes]:
         for i in range(int(payload.data)):
             yield str(i).encode()
 
     @router.stream("slow")
-    async def slow(payload: Payload) -> AsyncIterator[bytes]:
+    async def slow(payload: RSocketPayload) -> AsyncIterator[bytes]:
         try:
             while True:
                 yield str(responder.slow_sent).encode()
@@ -425,7 +427,9 @@ def make_router(responder: Responder) -> Router:
             responder.slow_closed += 1
 
     @router.channel("channel")
-    async def channel(payload: Payload, inbound: AsyncIterator[Payload]) -> AsyncIterator[Payload]:
+    async def channel(
+        payload: RSocketPayload, inbound: AsyncIterator[RSocketPayload]
+    ) -> AsyncIterator[RSocketPayload]:
         try:
             yield payload
             async for item in inbound:
@@ -434,7 +438,7 @@ def make_router(responder: Responder) -> Router:
             responder.channels_closed += 1
 
     @router.fire_and_forget_route("fnf")
-    async def fnf(payload: Payload) -> None:
+    async def fnf(payload: RSocketPayload) -> None:
         responder.fire_and_forget_records.append(("fnf", payload))
 
     return router
@@ -482,8 +486,8 @@ def test_py_fire_and_forget_reaches_our_handler_routed_and_unrouted() -> None:
         await py_fire_and_forget(client, b"two", "fnf")
         await _until(lambda: len(responder.fire_and_forget_records) == 2)
         assert responder.fire_and_forget_records == [
-            (None, Payload(b"one", other)),
-            ("fnf", Payload(b"two", route_metadata("fnf"))),
+            (None, RSocketPayload(b"one", other)),
+            ("fnf", RSocketPayload(b"two", route_metadata("fnf"))),
         ]
 
     against_our_server(scenario)
@@ -703,7 +707,9 @@ def test_lease_granted_by_our_server_is_honoured_by_the_py_client() -> None:
 
 def test_ws_our_client_request_response_and_stream_against_the_py_server() -> None:
     async def scenario(py: RsocketPyServer, rs: RSocketPeer) -> None:
-        assert await rs.request_response(b"ping", route("echo")) == Payload(b"ping", route("echo"))
+        assert await rs.request_response(b"ping", route("echo")) == RSocketPayload(
+            b"ping", route("echo")
+        )
         with pytest.raises(ApplicationError, match="^boom$"):
             await rs.request_response(b"x", route("fail"))
         ticks = [p.data async for p in rs.request_stream(b"50", route("ticks"), limit_rate=7)]

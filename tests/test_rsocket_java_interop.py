@@ -26,7 +26,7 @@ from wirestream.runtime.rsocket import (
     KeepaliveReceived,
     LeaseReceived,
     NoLease,
-    Payload,
+    RSocketPayload,
     RSocketConnection,
     RSocketHandler,
     RSocketPeer,
@@ -55,11 +55,11 @@ class Counting(RSocketHandler):
         self.requests = 0
         self.produced = 0
 
-    async def request_response(self, payload: Payload) -> Payload:
+    async def request_response(self, payload: RSocketPayload) -> RSocketPayload:
         self.requests += 1
         return payload
 
-    async def request_stream(self, payload: Payload) -> AsyncIterator[bytes]:
+    async def request_stream(self, payload: RSocketPayload) -> AsyncIterator[bytes]:
         for i in range(int(payload.data)):
             self.produced += 1
             yield str(i).encode()
@@ -168,7 +168,7 @@ def _item(i: int) -> bytes:
 
 
 class Padded(Counting):
-    async def request_stream(self, payload: Payload) -> AsyncIterator[bytes]:
+    async def request_stream(self, payload: RSocketPayload) -> AsyncIterator[bytes]:
         for i in range(int(payload.data)):
             self.produced += 1
             yield _item(i)
@@ -666,8 +666,8 @@ class _Raw:
 
 class Echo(RSocketHandler):
     async def request_channel(
-        self, payload: Payload, inbound: AsyncIterator[Payload]
-    ) -> AsyncIterator[Payload]:
+        self, payload: RSocketPayload, inbound: AsyncIterator[RSocketPayload]
+    ) -> AsyncIterator[RSocketPayload]:
         yield payload
         async for item in inbound:
             yield item

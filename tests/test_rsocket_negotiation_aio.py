@@ -23,7 +23,7 @@ import wirestream.generated.rsocket.v1_0 as ws
 from wirestream.runtime.errors import ConnectionLost
 from wirestream.runtime.rsocket import (
     NoNewRequests,
-    Payload,
+    RSocketPayload,
     RSocketHandler,
     RSocketPeer,
     RSocketServer,
@@ -59,14 +59,14 @@ class Echo(RSocketHandler):
 
     def __init__(self, period: float = 0.0) -> None:
         self.period = period
-        self.exts: list[tuple[int, Payload, int]] = []
+        self.exts: list[tuple[int, RSocketPayload, int]] = []
         self.got_ext = asyncio.Event()
         self.channel_started = asyncio.Event()
 
-    async def request_response(self, payload: Payload) -> Payload:
+    async def request_response(self, payload: RSocketPayload) -> RSocketPayload:
         return payload
 
-    async def request_stream(self, payload: Payload) -> AsyncIterator[bytes]:
+    async def request_stream(self, payload: RSocketPayload) -> AsyncIterator[bytes]:
         count = int(payload.data) if payload.data else None
         i = 0
         while count is None or i < count:
@@ -76,14 +76,14 @@ class Echo(RSocketHandler):
             i += 1
 
     async def request_channel(
-        self, payload: Payload, inbound: AsyncIterator[Payload]
+        self, payload: RSocketPayload, inbound: AsyncIterator[RSocketPayload]
     ) -> AsyncIterator[bytes]:
         self.channel_started.set()
         yield b"echo:" + payload.data
         async for item in inbound:
             yield b"echo:" + item.data
 
-    async def on_ext(self, extended_type: int, payload: Payload, stream_id: int) -> None:
+    async def on_ext(self, extended_type: int, payload: RSocketPayload, stream_id: int) -> None:
         self.exts.append((extended_type, payload, stream_id))
         self.got_ext.set()
 
@@ -92,7 +92,7 @@ class Deaf(Echo):
     """A channel responder that never reads the requester's side nor answers."""
 
     async def request_channel(
-        self, payload: Payload, inbound: AsyncIterator[Payload]
+        self, payload: RSocketPayload, inbound: AsyncIterator[RSocketPayload]
     ) -> AsyncIterator[bytes]:
         self.channel_started.set()
         await asyncio.Event().wait()  # until the connection ends (the task is cancelled)
@@ -216,10 +216,12 @@ def test_leasing_server_and_leasing_client_grant_each_other_leases() -> None:
     async def scenario(server: RSocketServer, client: RSocketPeer, handler: Echo) -> None:
         await asyncio.wait_for(client.wait_for_lease(), WAIT)
         await asyncio.wait_for(client.wait_established(), WAIT)
-        assert await client.request_response(b"to the server") == Payload(b"to the server")
+        assert await client.request_response(b"to the server") == RSocketPayload(b"to the server")
         (server_side,) = server.peers
         await asyncio.wait_for(server_side.wait_for_lease(), WAIT)
-        assert await server_side.request_response(b"to the client") == Payload(b"to the client")
+        assert await server_side.request_response(b"to the client") == RSocketPayload(
+            b"to the client"
+        )
 
     ours(scenario, serve_options={"lease": (60_000, 5)}, lease=True)
 
@@ -283,13 +285,13 @@ def test_lease_restarts_after_resumption() -> None:
 
     async def scenario(server: RSocketServer, client: RSocketPeer, handler: Echo) -> None:
         await asyncio.wait_for(client.wait_for_lease(), WAIT)
-        assert await client.request_response(b"a") == Payload(b"a")
+        assert await client.request_response(b"a") == RSocketPayload(b"a")
         client.driver.transport.abort()  # the network drops us
         async with asyncio.timeout(WAIT):
             while client.resumptions == 0:
                 await asyncio.sleep(0.005)
             await client.wait_for_lease()
-        assert await client.request_response(b"b") == Payload(b"b")
+        assert await client.request_response(b"b") == RSocketPayload(b"b")
 
     ours(scenario, serve_options={"lease": (60_000, 100), "resume": True}, lease=True,
          resume=True)  # fmt: skip
@@ -541,9 +543,9 @@ def test_ext_frames_reach_the_handler_and_honour_the_ignore_flag() -> None:
         async with asyncio.timeout(WAIT):
             while len(handler.exts) < 2:
                 await asyncio.sleep(0.005)
-        assert handler.exts == [(7, Payload(b"hello", b"meta"), 0),
-                                (7, Payload(b"on stream 5"), 5)]  # fmt: skip
-        assert await client.request_response(b"alive") == Payload(b"alive")
+        assert handler.exts == [(7, RSocketPayload(b"hello", b"meta"), 0),
+                                (7, RSocketPayload(b"on stream 5"), 5)]  # fmt: skip
+        assert await client.request_response(b"alive") == RSocketPayload(b"alive")
         await client.send_ext(9, b"unknown, not ignorable", ignore=False)
         await asyncio.wait_for(client.wait_closed(), WAIT)
         with pytest.raises(ConnectionLost) as lost:

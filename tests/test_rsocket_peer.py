@@ -18,7 +18,7 @@ from wirestream.runtime.errors import ConnectionLost, LocalProtocolError
 from wirestream.runtime.rsocket import (
     ApplicationError,
     NoLease,
-    Payload,
+    RSocketPayload,
     RSocketHandler,
     RSocketPeer,
     Router,
@@ -35,20 +35,20 @@ class Recorder(RSocketHandler):
     """Echo responder that records what happened to it."""
 
     def __init__(self) -> None:
-        self.fire_and_forgets: list[Payload] = []
+        self.fire_and_forgets: list[RSocketPayload] = []
         self.pushes: list[bytes] = []
         self.pulled = 0
         self.closed_streams = 0
         self.got_fnf = asyncio.Event()
 
-    async def request_response(self, payload: Payload) -> Payload:
+    async def request_response(self, payload: RSocketPayload) -> RSocketPayload:
         if payload.data == b"fail":
             raise ApplicationError("boom")
         if payload.data == b"crash":
             raise RuntimeError("handler crashed")
         return payload
 
-    async def fire_and_forget(self, payload: Payload) -> None:
+    async def fire_and_forget(self, payload: RSocketPayload) -> None:
         self.fire_and_forgets.append(payload)
         self.got_fnf.set()
 
@@ -56,7 +56,7 @@ class Recorder(RSocketHandler):
         self.pushes.append(metadata)
         self.got_fnf.set()
 
-    async def request_stream(self, payload: Payload) -> AsyncIterator[bytes]:
+    async def request_stream(self, payload: RSocketPayload) -> AsyncIterator[bytes]:
         count = int(payload.data) if payload.data else None
         i = 0
         try:
@@ -68,11 +68,11 @@ class Recorder(RSocketHandler):
             self.closed_streams += 1
 
     async def request_channel(
-        self, payload: Payload, inbound: AsyncIterator[Payload]
-    ) -> AsyncIterator[Payload]:
-        yield Payload(b"first:" + payload.data, payload.metadata)
+        self, payload: RSocketPayload, inbound: AsyncIterator[RSocketPayload]
+    ) -> AsyncIterator[RSocketPayload]:
+        yield RSocketPayload(b"first:" + payload.data, payload.metadata)
         async for item in inbound:
-            yield Payload(item.data.upper(), item.metadata)
+            yield RSocketPayload(item.data.upper(), item.metadata)
 
 
 def _transport_url(scheme: str, folder: str) -> str:
@@ -85,8 +85,8 @@ def _transport_url(scheme: str, folder: str) -> str:
 
 
 async def _exercise_every_model(rs: RSocketPeer, handler: Recorder) -> None:
-    assert await rs.request_response(b"ping", b"meta") == Payload(b"ping", b"meta")
-    assert await rs.request_response(b"no metadata") == Payload(b"no metadata", None)
+    assert await rs.request_response(b"ping", b"meta") == RSocketPayload(b"ping", b"meta")
+    assert await rs.request_response(b"no metadata") == RSocketPayload(b"no metadata", None)
     items = [p.data async for p in rs.request_stream(b"500", limit_rate=32)]
     assert items == [str(i).encode() for i in range(500)]
 
@@ -98,7 +98,7 @@ async def _exercise_every_model(rs: RSocketPeer, handler: Recorder) -> None:
     assert channel == [b"first:x", b"A", b"B", b"C"]
     await rs.fire_and_forget(b"fnf", b"m")
     await asyncio.wait_for(handler.got_fnf.wait(), 5)
-    assert handler.fire_and_forgets == [Payload(b"fnf", b"m")]
+    assert handler.fire_and_forgets == [RSocketPayload(b"fnf", b"m")]
     handler.got_fnf.clear()
     await rs.metadata_push(b"pushed")
     await asyncio.wait_for(handler.got_fnf.wait(), 5)
@@ -157,7 +157,7 @@ def test_application_error_reaches_the_requester_with_its_message() -> None:
                 with pytest.raises(ApplicationError, match="handler crashed"):
                     await rs.request_response(b"crash")
                 with pytest.raises(ApplicationError, match="not supported"):
-                    await RSocketHandler().request_response(Payload())
+                    await RSocketHandler().request_response(RSocketPayload())
                 # the connection is still usable
                 assert (await rs.request_response(b"ok")).data == b"ok"
 
@@ -168,16 +168,18 @@ def test_router_dispatches_on_the_composite_metadata_route() -> None:
     router = Router()
 
     @router.response("echo")
-    async def echo(payload: Payload) -> bytes:
+    async def echo(payload: RSocketPayload) -> bytes:
         return b"echo:" + payload.data
 
     @router.stream("ticks")
-    async def ticks(payload: Payload) -> AsyncIterator[bytes]:
+    async def ticks(payload: RSocketPayload) -> AsyncIterator[bytes]:
         for i in range(int(payload.data)):
             yield b"tick %d" % i
 
     @router.channel("upper")
-    async def upper(payload: Payload, inbound: AsyncIterator[Payload]) -> AsyncIterator[bytes]:
+    async def upper(
+        payload: RSocketPayload, inbound: AsyncIterator[RSocketPayload]
+    ) -> AsyncIterator[bytes]:
         async for item in inbound:
             yield item.data.upper()
 
@@ -264,7 +266,7 @@ def test_fragmentation_carries_a_megabyte_both_ways_with_a_small_mtu() -> None:
         async with await serve("tcp://127.0.0.1:0", Recorder(), mtu=1024) as server:
             async with connect(server.url, mtu=512) as rs:
                 reply = await rs.request_response(big, b"m" * 3000)
-                assert reply == Payload(big, b"m" * 3000)
+                assert reply == RSocketPayload(big, b"m" * 3000)
 
     run(main())
 
@@ -307,7 +309,7 @@ def test_the_server_can_request_from_the_client() -> None:
     """Either side is requester and responder: the server calls the client's handler."""
 
     class Client(RSocketHandler):
-        async def request_response(self, payload: Payload) -> bytes:
+        async def request_response(self, payload: RSocketPayload) -> bytes:
             return b"client says " + payload.data
 
     async def main() -> None:
@@ -434,7 +436,7 @@ def test_fire_and_forget_sent_just_before_close_is_still_handled() -> None:
     same breath (its handler is not cancelled by the connection's end)."""
 
     class Slow(Recorder):
-        async def fire_and_forget(self, payload: Payload) -> None:
+        async def fire_and_forget(self, payload: RSocketPayload) -> None:
             await asyncio.sleep(0.01)  # suspends: runs as a task
             await super().fire_and_forget(payload)
 
@@ -444,7 +446,7 @@ def test_fire_and_forget_sent_just_before_close_is_still_handled() -> None:
             async with connect(server.url) as rs:
                 await rs.fire_and_forget(b"last words")
             await asyncio.wait_for(handler.got_fnf.wait(), 5)
-        assert handler.fire_and_forgets == [Payload(b"last words")]
+        assert handler.fire_and_forgets == [RSocketPayload(b"last words")]
 
     run(main())
 

@@ -17,7 +17,7 @@ import itertools
 from collections.abc import AsyncIterator
 
 from wirestream.runtime.rsocket import (
-    Payload,
+    RSocketPayload,
     RSocketHandler,
     RSocketPeer,
     SetupInfo,
@@ -36,7 +36,7 @@ WARMUP = 300
 
 
 class Echo(RSocketHandler):
-    async def request_response(self, payload: Payload) -> Payload:
+    async def request_response(self, payload: RSocketPayload) -> RSocketPayload:
         return payload
 
 
@@ -77,7 +77,7 @@ class Endless(Echo):
         self.started = 0
         self.closed = 0
 
-    async def request_stream(self, payload: Payload) -> AsyncIterator[bytes]:
+    async def request_stream(self, payload: RSocketPayload) -> AsyncIterator[bytes]:
         self.started += 1
         try:
             for i in itertools.count():
@@ -120,7 +120,7 @@ def test_streams_opened_and_cancelled_on_one_connection_leave_memory_tasks_and_f
     run(main(), timeout=120)
 
 
-async def _take(stream: AsyncIterator[Payload], count: int) -> AsyncIterator[Payload]:
+async def _take(stream: AsyncIterator[RSocketPayload], count: int) -> AsyncIterator[RSocketPayload]:
     """The first ``count`` items, then leave the loop (``break``: the stream is cancelled)."""
     async for item in stream:
         yield item
@@ -139,7 +139,7 @@ class Numbered(RSocketHandler):
         self.started = 0
         self.all_started = asyncio.Event()
 
-    async def request_stream(self, payload: Payload) -> AsyncIterator[bytes]:
+    async def request_stream(self, payload: RSocketPayload) -> AsyncIterator[bytes]:
         self.started += 1
         if self.started == self.streams:
             self.all_started.set()

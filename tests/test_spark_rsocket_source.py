@@ -41,7 +41,7 @@ from pyspark.sql.types import (
 )
 
 import wirestream.generated.rsocket.v1_0 as wire
-from wirestream.runtime.rsocket import Payload, RSocketHandler, Router, serve
+from wirestream.runtime.rsocket import RSocketPayload, RSocketHandler, Router, serve
 from wirestream.runtime.rsocket.errors import ApplicationError
 from wirestream.runtime.rsocket.metadata import ROUTING, find_route, route
 from wirestream.runtime.spark.background import BackgroundLoop
@@ -119,20 +119,20 @@ class NumbersHandler(RSocketHandler):
 
     def __init__(self, numbers: Numbers) -> None:
         self.numbers = numbers
-        self.requests: list[Payload] = []
+        self.requests: list[RSocketPayload] = []
         self.upstream: list[list[bytes]] = []
 
-    def request_stream(self, payload: Payload) -> AsyncIterator[bytes]:
+    def request_stream(self, payload: RSocketPayload) -> AsyncIterator[bytes]:
         self.requests.append(payload)
         return self.numbers.items()
 
     async def request_channel(
-        self, payload: Payload, inbound: AsyncIterator[Payload]
-    ) -> AsyncIterator[Payload]:
+        self, payload: RSocketPayload, inbound: AsyncIterator[RSocketPayload]
+    ) -> AsyncIterator[RSocketPayload]:
         self.requests.append(payload)
         self.upstream.append([item.data async for item in inbound])  # ends: COMPLETE came
         async for data in self.numbers.items():
-            yield Payload(data, b"meta %d" % msgpack.unpackb(data)["n"])
+            yield RSocketPayload(data, b"meta %d" % msgpack.unpackb(data)["n"])
 
 
 class FrameDecoder(Protocol):
@@ -391,7 +391,7 @@ def test_items_are_numbered_from_the_checkpoint_and_stamped_on_arrival(
     assert numbers_of(rows) == [0, 1, 2]  # a new subscription: the publisher starts over
     assert all(row["received_at"].tzinfo is not None for row in rows)
     assert rows[0]["metadata"] is None
-    assert server.handler.requests == [Payload(b"", None)]
+    assert server.handler.requests == [RSocketPayload(b"", None)]
 
 
 def test_a_completed_stream_delivers_what_came_then_empty_batches(

@@ -104,8 +104,30 @@ class PlannedHandler:
 
 @dataclass
 class PlannedHandlers:
+    """What one role of a machine hands on to its engine: the frames and their methods,
+    the handler interface they belong to and the binder that maps frames to an engine's
+    bound methods (``bind`` words: Python ``bind_item_sender``, TypeScript
+    ``bindItemSender``)."""
+
     role: str
     frames: list[PlannedHandler]
+    interface: str | None  # None: the role hands nothing on (no interface; any engine binds)
+    bind: tuple[str, ...]
+
+
+@dataclass
+class PlannedInterface:
+    """The typed handler interface of one scope and role (a ``typing.Protocol`` in Python,
+    an ``interface`` in TypeScript): every method the machines of that scope call for
+    that role, each taking its exact frame class.  Machines of one scope share handlers
+    (``on_<scope>_<frame>``), so they share the interface; an engine that implements it
+    can be bound to any of them, and a type checker refuses one with a method missing or
+    taking another frame."""
+
+    name: str  # "StreamRequesterHandlers"
+    scope: str
+    role: str
+    methods: list[PlannedHandler]
 
 
 @dataclass
@@ -149,6 +171,7 @@ class MachinesPlan:
     guards: list[PlannedGuard]
     uses_any: bool
     machines: list[PlannedMachine] = field(default_factory=list)
+    interfaces: list[PlannedInterface] = field(default_factory=list)
     docs: PlannedDocs = field(default_factory=lambda: PlannedDocs([]))
 
 
@@ -174,8 +197,28 @@ class MachinesTarget:
             guards=list(self.guards.values()),
             uses_any=any(t.frame == "*" for m in self.proto.machines for t in m.transitions),
             machines=machines,
+            interfaces=self.interfaces(machines),
             docs=PlannedDocs([self.frame_doc(f) for f in self.proto.frames]),
         )
+
+    def interfaces(self, machines: list[PlannedMachine]) -> list[PlannedInterface]:
+        """One interface per (scope, role) whose machines hand frames on, its methods in
+        IDL frame order, in order of first use."""
+        found: dict[str, PlannedInterface] = {}
+        for machine in machines:
+            for handlers in machine.handlers:
+                if handlers.interface is None:
+                    continue
+                interface = found.setdefault(
+                    handlers.interface,
+                    PlannedInterface(handlers.interface, machine.scope, handlers.role, []),
+                )
+                known = {h.frame for h in interface.methods}
+                interface.methods += [h for h in handlers.frames if h.frame not in known]
+        order = {frame.name: index for index, frame in enumerate(self.proto.frames)}
+        for interface in found.values():
+            interface.methods.sort(key=lambda h: order[h.frame])
+        return list(found.values())
 
     def frame_doc(self, frame: Frame) -> tuple[str, str, str, str]:
         code = "/".join(f"0x{c:02X}" for c in frame.code)
@@ -284,7 +327,10 @@ class MachinesTarget:
             for f in self.proto.frames
             if f.name in handled
         ]
-        return PlannedHandlers(role, frames)
+        bind = ("bind", *role.split("_"))
+        if not frames:  # a binder all the same (an empty one): engines bind every role alike
+            return PlannedHandlers(role, frames, None, bind)
+        return PlannedHandlers(role, frames, f"{pascal(machine.scope)}{pascal(role)}Handlers", bind)
 
     def diagram(self, machine: Machine, role: str) -> list[str]:
         lines = ["stateDiagram-v2", f"    [*] --> {machine.initial[role]}"]

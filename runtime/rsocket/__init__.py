@@ -47,7 +47,7 @@ from wirestream.runtime.rsocket.events import (
     StreamCompleted,
 )
 from wirestream.runtime.rsocket.handler import (
-    Payload,
+    RSocketPayload,
     PayloadLike,
     RSocketHandler,
     Router,
@@ -96,7 +96,7 @@ __all__ = [
     "RSocketServer",
     "RSocketHandler",
     "Router",
-    "Payload",
+    "RSocketPayload",
     "PayloadLike",
     "as_payload",
     "DEFAULT_LIMIT_RATE",

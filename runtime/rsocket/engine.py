@@ -9,8 +9,9 @@ no clocks, no asyncio.
 
 Every frame sent or received goes through the generated machines of the chosen version
 (``generated/rsocket/<version>/machines.py``), and a received frame reaches a handler of
-this engine only through the machine's generated dispatch table (``HANDLERS``, bound
-once per engine by ``wirestream.runtime.machine.Dispatch``):
+this engine only through the machine's generated, typed binder (``bind_<role>``, the
+``HANDLERS`` table as code; ``bindings`` says how mypy checks it), run by
+``wirestream.runtime.machine.Dispatch``:
 
 - stream 0: the ``connection`` machine, then ``on_connection_<frame>``;
 - a stream's frames: its interaction model's machine (scope ``stream``), then
@@ -18,6 +19,12 @@ once per engine by ``wirestream.runtime.machine.Dispatch``):
   streams and, while the SETUP is unconfirmed, every stream frame (IDL ``observes:``);
 - F-flag sequences: the ``fragments`` machine of the direction, which only observes;
   the reassembled message then goes through the stream's machine like a whole one.
+
+The engine is one class in three parts, by scope (h2's connection/stream split): the
+state and plumbing they share (``engine_core.RSocketEngineCore``: output, time, queueing and
+fragmenting frames), the per-stream behaviour (``stream_engine.StreamEngine``: requests,
+stream commands, ``on_stream_<frame>``), and here the connection's (``RSocketConnection``:
+stream 0, receiving, closing, resumption, ``on_connection_<frame>``).
 
 Changing a row in the IDL changes what this engine accepts and what it handles.  What
 the tables cannot say is here and in the small modules beside it: request-n credit
@@ -40,35 +47,27 @@ types it declared (``extensions``), else their I flag decides.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
-from typing import Any, Final
+from typing import Any
 
 from wirestream.runtime.errors import (
     DecodeError,
     FrameTooLarge,
     LocalProtocolError,
-    PeerExceededDemand,
     ProtocolError,
     RemoteProtocolError,
     UnknownFrameType,
 )
-from wirestream.runtime.flow import RSOCKET_MAX_N, Window
-from wirestream.runtime.machine import IGNORE, Dispatch, MachineRegistry, StateMachine
+from wirestream.runtime.machine import IGNORE
 from wirestream.runtime.rsocket.errors import (
-    NoNewRequests,
     ResumeNotAllowed,
     ResumePositionLost,
-    UnknownStream,
     UnsupportedExtension,
 )
 from wirestream.runtime.rsocket.events import (
     ConnectionClosed,
-    ConnectionClosing,
-    ConnectionDead,
     ConnectionEstablished,
     ConnectionRejected,
     ConnectionResumed,
-    ErrorReceived,
     ExtReceived,
     FrameReceived,
     Event,
@@ -76,37 +75,26 @@ from wirestream.runtime.rsocket.events import (
     KeepaliveReceived,
     LeaseReceived,
     MetadataPushReceived,
-    PayloadReceived,
-    RequestNReceived,
-    RequestReceived,
-    SetupInfo,
-    StreamAborted,
-    StreamCanceled,
-    StreamCompleted,
 )
-from wirestream.runtime.rsocket.fragmentation import Reassembly, fragment
-from wirestream.runtime.rsocket.keepalive import KeepaliveTimer
-from wirestream.runtime.rsocket.lease import Leases
-from wirestream.runtime.rsocket.options import ClientSetup, Limits, SetupPolicy
-from wirestream.runtime.rsocket.resume import (
-    ResumableSession,
-    ResumeLog,
-    ResumeLookup,
-    answer_resume,
+from wirestream.runtime.rsocket.options import Limits
+from wirestream.runtime.rsocket.engine_core import Frame
+from wirestream.runtime.rsocket.frames import (
+    ErrorFrame,
+    ExtFrame,
+    KeepaliveFrame,
+    LeaseFrame,
+    MetadataPushFrame,
+    ResumeFrame,
+    ResumeOkFrame,
+    SetupFrame,
 )
-from wirestream.runtime.rsocket.streams import Stream, StreamIds, machine_of
-from wirestream.runtime.rsocket.versions import Version, get_version
+from wirestream.runtime.rsocket.resume import ResumableSession, ResumeLog, answer_resume
+from wirestream.runtime.rsocket.stream_engine import StreamEngine
 
 __all__ = ["RSocketConnection"]
 
-Frame = Any  # a frame of the chosen version's generated codec
 
-FIXED_PART_MAX: Final = 16  # header + the largest fixed request field, rounded up
-STREAM_ROLES: Final = ("requester", "responder")
-DEFAULT_LIMITS: Final = Limits()
-
-
-class RSocketConnection:
+class RSocketConnection(StreamEngine):
     """One RSocket connection (``role`` "client" or "server"; ``version`` "1.0", "0.2"
     or a ``Version``).
 
@@ -125,184 +113,10 @@ class RSocketConnection:
     ERROR[UNSUPPORTED_SETUP] (what rsocket-java and rsocket-py do) rather than accept a
     client that would then wait for ever.
 
-    The ``on_connection_*`` and ``on_stream_*`` methods are where the generated dispatch
-    delivers received frames (``HANDLERS`` of the version's machines); they are not
-    commands.
+    The ``on_connection_*`` (here) and ``on_stream_*`` (``StreamEngine``) methods are
+    where the generated dispatch delivers received frames (the machines' typed
+    ``bind_<role>``, checked by mypy in ``bindings``); they are not commands.
     """
-
-    def __init__(
-        self,
-        role: str = "client",
-        version: str | Version = "1.0",
-        *,
-        setup: ClientSetup | None = None,
-        limits: Limits | None = None,
-        setup_policy: SetupPolicy | None = None,
-        resume_lookup: ResumeLookup | None = None,
-        leasing: bool = False,
-        extensions: Collection[int] = (),
-    ) -> None:
-        if role not in ("client", "server"):
-            raise ValueError(f"role must be 'client' or 'server', not {role!r}")
-        if role == "server" and setup is not None:
-            raise ValueError("only a client sends SETUP: a server takes no setup=")
-        if role == "client" and (setup_policy is not None or resume_lookup is not None
-                                 or leasing):  # fmt: skip
-            raise ValueError("setup_policy, resume_lookup and leasing are a server's options")
-        v = get_version(version)
-        self.version = v
-        self.role = role
-        self.limits = limits = limits or DEFAULT_LIMITS
-        self._codec = codec = v.codec
-        self._mtu: int = min(limits.mtu or codec.MAX_FRAME_SIZE, codec.MAX_FRAME_SIZE)
-        self._decoder = codec.StreamDecoder(limits.max_frame_size or codec.MAX_FRAME_SIZE)
-        self._frame_bytes = codec.frame_bytes
-        self._setup_policy = setup_policy
-        self._resume_lookup = resume_lookup
-        self._leasing = leasing
-        self._extensions = frozenset(extensions)
-        self._ext = codec.Ext
-
-        machines = v.machines
-        self._conn: StateMachine[Any] = machines.ConnectionMachine(role)
-        self._CS = machines.ConnectionState
-        self._FS = machines.FragmentsState
-        self._fragments_machine = machines.FragmentsMachine
-        self._stream_machines = v.stream_machines
-        # A channel whose peer sent COMPLETE: no REQUEST_N may follow (``request``).
-        self._peer_completed = machines.RequestChannelState.HALF_CLOSED_REMOTE
-        # While `new` (server) or `setup_sent` (client) the connection machine sees every
-        # frame (IDL M1); leaving `setup_sent` / `awaiting_lease` for `established`
-        # confirms the client's SETUP (M2).
-        self._watch_all = frozenset({self._CS.NEW, self._CS.SETUP_SENT})
-        self._setup_phase = frozenset({self._CS.SETUP_SENT, self._CS.AWAITING_LEASE})
-        # 1.0 only (IDL M8): ERROR[CONNECTION_CLOSE] sent or received, streams draining.
-        self._closing: Any = getattr(self._CS, "CLOSING", None)
-        self._closing_event: ConnectionClosing | None = None
-
-        self._request_models: dict[type, InteractionModel] = v.request_models
-        self._payload: Any = v.payload
-        self._fragmentable = frozenset({v.payload, *self._request_models})
-        self._position_frames = v.position_frames
-        # The generated dispatch, bound once: stream 0 -> on_connection_<frame>; a
-        # stream's frames -> on_stream_<frame>, per stream role and model (each Stream
-        # carries its own: ``_new_stream``, ``_adopt``).
-        self._connection = Dispatch(machines.ConnectionMachine, role, self)
-        self._stream_dispatch: dict[str, dict[InteractionModel, Dispatch]] = {
-            stream_role: {model: Dispatch(cls, stream_role, self)
-                          for model, cls in self._stream_machines.items()}  # fmt: skip
-            for stream_role in STREAM_ROLES
-        }
-
-        # Open streams, of four models: each Stream holds its model's machine (the
-        # registry never makes stand-ins: an unknown id has no machine until a REQUEST_*
-        # picks its model; other frames on it are ignored).
-        self._streams: MachineRegistry[int, Stream] = MachineRegistry(
-            StateMachine, "stream", machine_of=machine_of
-        )
-        # The registry's entries, for the per-frame and per-message lookups and removals
-        # (a dict's get/pop instead of a method call on the hot paths).
-        self._open_streams = self._streams.entries
-        # Streams aborted while a fragmented message was arriving: its `fragments`
-        # machine, until the last fragment has gone by.
-        self._discarding: MachineRegistry[int, StateMachine[Any]] = MachineRegistry(
-            machines.FragmentsMachine, "receiver"
-        )
-        self._ids = StreamIds(1 if role == "client" else 2, reuse=limits.reuse_stream_ids)
-        self._out_connection: list[bytes] = []  # stream 0 goes first (QoS, "Frames with
-        self._out_streams: list[bytes] = []  # Stream ID 0 SHOULD have a higher priority")
-        self._now = 0.0
-
-        self._setup: SetupInfo | None = None
-        if role == "client":
-            self._setup = (setup or ClientSetup()).info(v)
-        self._leases = Leases()
-        self._keepalive = KeepaliveTimer()
-        self._log: ResumeLog | None = None
-        self._resume_token: bytes | None = None
-        self._resume_forbidden = False
-        self.ignored_frames = 0
-        """Frames dropped because the spec says to ignore them (a debugging counter)."""
-        self.frames_received = 0
-        """Whole frames decoded from the peer's bytes (the engine contract's progress)."""
-
-    # ================================================================== public state
-
-    @property
-    def state(self) -> Any:
-        """The ``connection`` machine's state (a ``ConnectionState`` of the version)."""
-        return self._conn.state
-
-    @property
-    def closed(self) -> bool:
-        return bool(self._conn.terminated)
-
-    @property
-    def closing(self) -> bool:
-        """A graceful close is under way (ERROR[CONNECTION_CLOSE] sent or received; 1.0)."""
-        return self._closing is not None and self._conn.state is self._closing
-
-    @property
-    def setup(self) -> SetupInfo | None:
-        """The SETUP in force (ours on the client; the accepted one on the server)."""
-        return self._setup
-
-    def stream_state(self, stream_id: int) -> Any:
-        """The lifecycle machine state of an open stream (``UnknownStream`` otherwise)."""
-        return self._get(stream_id).machine.state
-
-    @property
-    def open_streams(self) -> Mapping[int, Stream]:
-        return self._streams.entries
-
-    @property
-    def buffered_bytes(self) -> int:
-        """Bytes received of a frame that is not complete yet."""
-        buffered: int = self._decoder.buffered
-        return buffered
-
-    # ================================================================== output / time
-
-    def data_to_send(self) -> bytes:
-        """Everything queued since the last call (stream-0 frames first)."""
-        if not self._out_streams and not self._out_connection:
-            return b""
-        out = b"".join(self._out_connection) + b"".join(self._out_streams)
-        self._out_connection.clear()
-        self._out_streams.clear()
-        return out
-
-    def get_timer(self) -> float | None:
-        """When ``handle_timer`` should next be called (None: no deadline)."""
-        if self._conn.terminated or self._setup is None:
-            return None
-        if self._drained():
-            return self._now  # the graceful close is over: handle_timer reports it now
-        return self._keepalive.deadline()
-
-    def handle_timer(self, now: float) -> list[Event]:
-        """Send the client's periodic KEEPALIVE and report a silent peer
-        (``wirestream.runtime.rsocket.keepalive``)."""
-        self._now = now
-        events: list[Event] = []
-        if self._conn.terminated or self._setup is None:
-            return events
-        if self._finish_drain(events):
-            return events
-        keepalive = self._keepalive
-        if keepalive.send_due(now):
-            frame = self._codec.Keepalive(respond=True, last_received_position=self._position())
-            if self._conn.allows_send(frame):
-                self._conn.send(frame)
-                self._emit(frame)
-        silent = keepalive.dead(now)
-        if silent is not None:
-            events.append(ConnectionDead(silent))
-        return events
-
-    def _position(self) -> int:
-        # KEEPALIVE "Last Received Position ... (optional. Set to all 0s when not supported.)"
-        return self._log.received_position if self._log is not None else 0
 
     # ================================================================== connection commands
 
@@ -405,29 +219,6 @@ class RSocketConnection:
         self._finish_drain(events)
         return events
 
-    def _start_closing(self, code: int, message: bytes, by_peer: bool) -> ConnectionClosing:
-        event = self._closing_event = ConnectionClosing(code, message, by_peer)
-        return event
-
-    def _drained(self) -> bool:
-        return (
-            self._closing_event is not None
-            and not self._open_streams
-            and self._conn.state is self._closing
-        )
-
-    def _finish_drain(self, events: list[Event]) -> bool:
-        """End a graceful close whose last stream has ended (IDL M8: ``closing ->
-        closed`` is no frame, so no row: the engine moves the machine, as on EOF)."""
-        if not self._drained():
-            return False
-        closing = self._closing_event
-        assert closing is not None
-        self._conn.state = self._CS.CLOSED
-        events.append(ConnectionClosed(closing.error_code, closing.message, closing.by_peer,
-                                       graceful=True))  # fmt: skip
-        return True
-
     # ================================================================== extensions
 
     def send_ext(self, extended_type: int, data: bytes = b"", metadata: bytes | None = None,
@@ -440,7 +231,7 @@ class RSocketConnection:
         self._conn.send(frame)
         self._emit(frame)
 
-    def on_connection_ext(self, frame: Frame, before: Any, events: list[Event]) -> None:
+    def on_connection_ext(self, frame: ExtFrame, before: Any, events: list[Event]) -> None:
         """An EXT frame: the application's if it declared the extended type; else the I
         flag decides (Handling Ignore Flag)."""
         if frame.extended_type in self._extensions:
@@ -454,175 +245,6 @@ class RSocketConnection:
                 "the I flag: 'An implementation MAY send an ERROR[CONNECTION_ERROR] frame and "
                 "close the underlying transport connection'"
             )
-
-    # ================================================================== requests
-
-    def request_response(self, data: bytes, metadata: bytes | None = None, *,
-                         now: float | None = None) -> int:  # fmt: skip
-        frame = self._codec.RequestResponse(data=data, metadata=metadata)
-        return self._open(InteractionModel.REQUEST_RESPONSE, frame, None, None, now)
-
-    def fire_and_forget(self, data: bytes, metadata: bytes | None = None, *,
-                        now: float | None = None) -> int:  # fmt: skip
-        frame = self._codec.RequestFnf(data=data, metadata=metadata)
-        return self._open(InteractionModel.FIRE_AND_FORGET, frame, None, None, now)
-
-    def request_stream(self, data: bytes, metadata: bytes | None = None, *,
-                       initial_n: int = RSOCKET_MAX_N, now: float | None = None) -> int:  # fmt: skip
-        """Open a stream and grant the responder ``initial_n`` items (1..2^31-1)."""
-        inbound = Window.inbound_window(cap=RSOCKET_MAX_N)
-        inbound.grant(initial_n)  # InvalidGrant unless 1 <= n <= 2^31-1
-        frame = self._codec.RequestStream(data=data, metadata=metadata,
-                                          initial_request_n=initial_n)  # fmt: skip
-        return self._open(InteractionModel.REQUEST_STREAM, frame, inbound, None, now)
-
-    def request_channel(self, data: bytes, metadata: bytes | None = None, *,
-                        initial_n: int = RSOCKET_MAX_N, complete: bool = False,
-                        now: float | None = None) -> int:  # fmt: skip
-        """Open a channel whose first message is (data, metadata); we may send more once
-        the responder grants REQUEST_N ("A requester MUST not send PAYLOAD frames after
-        the REQUEST_CHANNEL frame until the responder sends a REQUEST_N frame")."""
-        inbound = Window.inbound_window(cap=RSOCKET_MAX_N)
-        inbound.grant(initial_n)  # InvalidGrant unless 1 <= n <= 2^31-1
-        outbound = Window.outbound_window(cap=RSOCKET_MAX_N)
-        frame = self.version.request_channel(0, initial_n, data, metadata, complete)
-        return self._open(InteractionModel.REQUEST_CHANNEL, frame, inbound, outbound, now)
-
-    def _open(self, model: InteractionModel, frame: Frame, inbound: Window | None,
-              outbound: Window | None, now: float | None) -> int:  # fmt: skip
-        if now is not None:
-            self._now = now
-        if self.closing:
-            raise NoNewRequests(
-                "the connection is closing (ERROR[CONNECTION_CLOSE]): 'New requests MAY not be"
-                " accepted'"
-            )
-        self._conn.send(frame)  # IllegalSend before SETUP, while awaiting a LEASE, after close
-        leases = self._leases
-        if leases.required:
-            leases.check_request(self._now)  # NoLease
-        streams = self._streams
-        stream_id = self._ids.allocate(streams.entries)
-        frame.stream_id = stream_id
-        stream = self._new_stream(stream_id, model, "requester")
-        state = stream.machine.send(frame)
-        if leases.required:
-            leases.spend_request()
-        stream.inbound = inbound
-        stream.outbound = outbound
-        if state not in stream.machine.TERMINAL:
-            streams.add(stream_id, stream)
-        self._transmit(stream, frame, opening=True)
-        return stream_id
-
-    # ================================================================== stream commands
-
-    def send_next(self, stream_id: int, data: bytes, metadata: bytes | None = None,
-                  complete: bool = False) -> None:  # fmt: skip
-        """Send one item (PAYLOAD with N, plus C when ``complete``).  A request-response
-        answer must have ``complete=True``.  Needs credit from the peer (``DemandExceeded``
-        otherwise)."""
-        stream = self._get(stream_id)
-        frame = self.version.message(stream_id, stream.is_channel_requester, data, metadata,
-                                     True, complete)  # fmt: skip
-        outbound = stream.outbound
-        if outbound is not None and not outbound.can_consume(1):
-            outbound.consume(1)  # raises DemandExceeded: the peer has not requested more
-        state = stream.machine.send(frame)
-        if outbound is not None:
-            outbound.consume(1)
-        self._transmit(stream, frame)
-        if state in stream.machine.TERMINAL:
-            self._open_streams.pop(stream_id, None)
-
-    def send_complete(self, stream_id: int) -> None:
-        """Complete our side of the stream (PAYLOAD with only C)."""
-        stream = self._get(stream_id)
-        frame = self.version.message(stream_id, stream.is_channel_requester, b"", None,
-                                     False, True)  # fmt: skip
-        state = stream.machine.send(frame)
-        self._transmit(stream, frame)
-        if state in stream.machine.TERMINAL:
-            self._open_streams.pop(stream_id, None)
-
-    def send_error(self, stream_id: int, error_code: int, message: bytes | str = b"") -> None:
-        """End the stream with ERROR (an application-range code; the machine refuses the
-        connection and setup codes: "Stream ID MUST be > 0" codes only)."""
-        stream = self._get(stream_id)
-        data = message.encode() if isinstance(message, str) else message
-        frame = self.version.error(stream_id, error_code, data)
-        stream.machine.send(frame)
-        self._emit(frame)
-        self._streams.forget(stream_id)
-
-    def request(self, stream_id: int, n: int) -> None:
-        """Grant the peer ``n`` more items (REQUEST_N); credits add up, capped at 2^31-1.
-
-        Nothing is sent once the peer has completed its side of a channel
-        (``half_closed_remote``): there is nothing left to grant, and the table forbids a
-        REQUEST_N there.  The application cannot know it in time -- the request and the
-        requester's COMPLETE may arrive in one read, before it answers the request."""
-        stream = self._get(stream_id)
-        if stream.machine.state is self._peer_completed:
-            return
-        frame = self._codec.RequestN(stream_id=stream_id, request_n=n)
-        stream.machine.send(frame)  # IllegalSend where the model has no REQUEST_N
-        inbound = stream.inbound
-        assert inbound is not None, "every model that allows REQUEST_N has an inbound window"
-        inbound.grant(n)  # InvalidGrant unless 1 <= n <= 2^31-1
-        self._emit(frame)
-
-    def cancel(self, stream_id: int) -> None:
-        """(requester) Cancel the stream: "Upon sending a CANCEL, the stream is terminated
-        on the Requester"."""
-        stream = self._get(stream_id)
-        frame = self._codec.Cancel(stream_id=stream_id)
-        stream.machine.send(frame)
-        self._emit(frame)
-        self._streams.forget(stream_id)
-
-    def _new_stream(self, stream_id: int, model: InteractionModel, role: str) -> Stream:
-        """A stream of ``model`` seen as ``role``: its machine and generated dispatch."""
-        return Stream(stream_id, model, role, self._stream_machines[model](role),
-                      self._stream_dispatch[role][model])  # fmt: skip
-
-    def _get(self, stream_id: int) -> Stream:
-        stream = self._open_streams.get(stream_id)
-        if stream is None:
-            raise UnknownStream(f"stream {stream_id} is not open")
-        return stream
-
-    # ================================================================== sending frames
-
-    def _emit(self, frame: Frame) -> None:
-        wire: bytes = self._frame_bytes(frame)
-        if frame.stream_id == 0:
-            self._out_connection.append(wire)
-            return
-        self._out_streams.append(wire)
-        log = self._log
-        if log is not None and type(frame) in self._position_frames:
-            log.sent(wire, len(wire) - 3)
-
-    def _transmit(self, stream: Stream, frame: Frame, opening: bool = False) -> None:
-        """Queue a whole message, fragmented when it exceeds the MTU (the ``fragments``
-        machine checks each fragment)."""
-        metadata = frame.metadata
-        body = len(frame.data) + (len(metadata) + 3 if metadata is not None else 0)
-        if body + FIXED_PART_MAX <= self._mtu:  # the common case, without encoding it
-            self._emit(frame)
-            return
-        pieces = fragment(frame, self.version, self._mtu)
-        if pieces is None:
-            self._emit(frame)
-            return
-        machine = stream.send_fragments
-        if machine is None:
-            initial = self._FS.IDLE if opening else self._FS.WHOLE
-            machine = stream.send_fragments = self._fragments_machine("sender", initial)
-        for piece in pieces:
-            machine.send(piece)
-            self._emit(piece)
 
     # ================================================================== receiving
 
@@ -721,19 +343,6 @@ class RSocketConnection:
         if not stream.dispatch.receive(stream.machine, frame, stream, events):
             self._ignored_on(stream, frame)
 
-    def _stream_receive(self, stream: Stream, frame: Frame, events: list[Event]) -> None:
-        """A whole message through the stream's machine to its handler (as
-        ``_handle_frame`` does inline)."""
-        if not stream.dispatch.receive(stream.machine, frame, stream, events):
-            self._ignored_on(stream, frame)
-
-    def _ignored_on(self, stream: Stream, frame: Frame) -> None:
-        """A row of the stream's machine said to ignore ``frame`` (e.g. a REQUEST_* on a
-        live id)."""
-        self.ignored_frames += 1
-        if not stream.opened and type(frame) in self._request_models:
-            self._streams.forget(stream.stream_id)  # the request meant to open it is dropped
-
     def _observe(self, frame: Frame, events: list[Event]) -> Any:
         """Pass a stream frame through the connection machine, which only follows it (IDL
         ``observes:``): establishment, and which REQUEST_* may open a stream now."""
@@ -771,7 +380,7 @@ class RSocketConnection:
         (``idl/README.md``, "Adding a frame with behaviour")."""
         events.append(FrameReceived(frame))
 
-    def on_connection_setup(self, frame: Frame, before: Any, events: list[Event]) -> None:
+    def on_connection_setup(self, frame: SetupFrame, before: Any, events: list[Event]) -> None:
         """(server) Accept or reject the SETUP the machine let through."""
         v = self.version
         info = v.setup_info(frame)
@@ -810,7 +419,9 @@ class RSocketConnection:
         self._keepalive.start(self._now, info, sends=False)
         events.append(ConnectionEstablished(info))
 
-    def on_connection_keepalive(self, frame: Frame, before: Any, events: list[Event]) -> None:
+    def on_connection_keepalive(
+        self, frame: KeepaliveFrame, before: Any, events: list[Event]
+    ) -> None:
         self._keepalive.heard(self._now)
         if self._log is not None and frame.last_received_position:
             self._log.trim(frame.last_received_position)
@@ -825,16 +436,18 @@ class RSocketConnection:
                 self._emit(echo)
         events.append(KeepaliveReceived(frame.data, frame.respond, frame.last_received_position))
 
-    def on_connection_lease(self, frame: Frame, before: Any, events: list[Event]) -> None:
+    def on_connection_lease(self, frame: LeaseFrame, before: Any, events: list[Event]) -> None:
         # "The last received LEASE frame overrides all previous LEASE frame values."
         # Time-To-Live is measured from reception.
         self._leases.received(frame.ttl, frame.number_of_requests, self._now)
         events.append(LeaseReceived(frame.ttl, frame.number_of_requests, frame.metadata))
 
-    def on_connection_metadata_push(self, frame: Frame, before: Any, events: list[Event]) -> None:
+    def on_connection_metadata_push(
+        self, frame: MetadataPushFrame, before: Any, events: list[Event]
+    ) -> None:
         events.append(MetadataPushReceived(frame.metadata))
 
-    def on_connection_error(self, frame: Frame, before: Any, events: list[Event]) -> None:
+    def on_connection_error(self, frame: ErrorFrame, before: Any, events: list[Event]) -> None:
         """ERROR on stream 0 that the machine says ends the connection."""
         v = self.version
         code, message = int(frame.error_code), frame.data
@@ -853,12 +466,6 @@ class RSocketConnection:
         else:
             events.append(ConnectionClosed(code, message, by_peer=True))
         self._terminate_streams(events, code, "connection error from the peer")
-
-    def _terminate_streams(self, events: list[Event], code: int, why: str) -> None:
-        # "This period of time is bound by ... the lifetime of the underlying transport
-        # protocol connection".
-        for stream_id, _ in self._streams.clear():
-            events.append(StreamAborted(stream_id, code, why))
 
     def _on_eof(self, events: list[Event]) -> None:
         if self._conn.terminated:
@@ -922,7 +529,7 @@ class RSocketConnection:
         # LEASE frame from the server."
         self._leases.restart(session.setup.lease)
 
-    def on_connection_resume(self, frame: Frame, before: Any, events: list[Event]) -> None:
+    def on_connection_resume(self, frame: ResumeFrame, before: Any, events: list[Event]) -> None:
         """(server) Answer RESUME with RESUME_OK (and retransmit) or ERROR."""
         v = self.version
         answer = answer_resume(v, self._resume_lookup, frame)
@@ -942,7 +549,9 @@ class RSocketConnection:
         self._keepalive.start(self._now, session.setup, sends=False)
         events.append(ConnectionResumed(client_last, len(replay)))
 
-    def on_connection_resume_ok(self, frame: Frame, before: Any, events: list[Event]) -> None:
+    def on_connection_resume_ok(
+        self, frame: ResumeOkFrame, before: Any, events: list[Event]
+    ) -> None:
         """(client) "MAY retransmit all ... frames starting at the RESUME_OK Last Received
         Position field value from the server"."""
         assert self._log is not None
@@ -977,165 +586,3 @@ class RSocketConnection:
                 return
             frame = whole
         self._stream_receive(stream, frame, events)
-
-    def _on_request(self, frame: Frame, stream: Stream, events: list[Event]) -> None:
-        """A whole request the stream's machine took: the lease, then the application."""
-        stream.opened = True
-        machine = stream.machine
-        leases = self._leases
-        refusal = None
-        if self.closing:
-            # CONNECTION_CLOSE: "New requests MAY not be accepted" (REJECTED: "The
-            # Responder guarantees that it didn't process the request").
-            refusal = "the connection is closing (ERROR[CONNECTION_CLOSE])"
-        elif leases.required and not leases.admit(self._now):
-            refusal = "request exceeds the LEASE"
-        if refusal is not None:
-            if machine.terminated:  # fire-and-forget: "MAY not be processed"
-                self._streams.forget(stream.stream_id)
-                return
-            self._abort_stream(stream, self.version.rejected, refusal, events, notify=False)
-            return
-        cap = self.limits.max_streams
-        if cap is not None and not machine.terminated and self._peer_streams_exceed(cap):
-            # Limits.max_streams: REJECTED "guarantees that it didn't process the request";
-            # the connection goes on.
-            self._abort_stream(stream, self.version.rejected, f"too many streams (limit {cap})",
-                               events, notify=False)  # fmt: skip
-            return
-        model = stream.model
-        n = 0
-        if model is InteractionModel.REQUEST_STREAM:
-            n = frame.initial_request_n
-            stream.outbound = Window.outbound_window(cap=RSOCKET_MAX_N, initial=n)
-        elif model is InteractionModel.REQUEST_CHANNEL:
-            n = frame.initial_request_n or 0  # 0.2: present only with the N flag
-            stream.outbound = Window.outbound_window(cap=RSOCKET_MAX_N, initial=n)
-            stream.inbound = Window.inbound_window(cap=RSOCKET_MAX_N)
-        events.append(RequestReceived(stream.stream_id, model, frame.data, frame.metadata, n,
-                                      bool(getattr(frame, "complete", False))))  # fmt: skip
-        if machine.terminated:
-            self._streams.forget(stream.stream_id)
-
-    def _peer_streams_exceed(self, cap: int) -> bool:
-        """Whether the peer has more than ``cap`` streams open (the new one included).
-        Counted only when the connection has that many streams at all, so a request costs
-        O(1) below the cap."""
-        streams = self._open_streams
-        if len(streams) <= cap:
-            return False
-        return sum(1 for stream in streams.values() if stream.role == "responder") > cap
-
-    on_stream_request_response = _on_request
-    on_stream_request_fnf = _on_request
-    on_stream_request_stream = _on_request
-
-    def on_stream_request_channel(self, frame: Frame, stream: Stream, events: list[Event]) -> None:
-        if stream.opened:  # 0.2 (IDL M4): a channel requester's later messages
-            self.on_stream_payload(frame, stream, events)
-        else:
-            self._on_request(frame, stream, events)
-
-    def _receive_fragment(self, stream: Stream, frame: Frame, events: list[Event]) -> Frame | None:
-        """Run a fragment through ``fragments``; the reassembled message once whole."""
-        machine = stream.receive_fragments
-        if machine is None:
-            machine = stream.receive_fragments = self._fragments_machine("receiver",
-                                                                         self._FS.WHOLE)  # fmt: skip
-        # The fragments machine only observes (IDL): its state says whether more follow.
-        outcome = machine.receive(frame)
-        if outcome is IGNORE:
-            self.ignored_frames += 1
-            return None
-        pending = stream.reassembly
-        try:
-            if outcome is not self._FS.WHOLE:  # more fragments follow
-                if pending is None:
-                    pending = stream.reassembly = Reassembly(self.limits.max_reassembly_size,
-                                                             frame)  # fmt: skip
-                pending.add(frame.metadata, frame.data)
-                return None
-            if pending is None:  # a single frame (F with C: "implicitly ignores the F flag")
-                return frame
-            pending.add(frame.metadata, frame.data)
-        except RemoteProtocolError as error:
-            stream.reassembly = None
-            # A request still being reassembled is unknown to the application (IDL M13);
-            # the rest of its fragments are dropped by `_discarding`.
-            self._abort_stream(stream, self.version.invalid, str(error), events,
-                               notify=stream.opened)  # fmt: skip
-            if machine.state is not self._FS.WHOLE:
-                self._discarding.add(stream.stream_id, machine)
-            return None
-        stream.reassembly = None
-        return pending.whole(frame)
-
-    def _discard_fragment(self, stream_id: int, machine: StateMachine[Any], frame: Frame) -> None:
-        """Drop the remaining fragments of a message whose stream we aborted."""
-        if type(frame) not in self._fragmentable or machine.receive(frame) is self._FS.WHOLE:
-            self._discarding.forget(stream_id)
-        self.ignored_frames += 1
-
-    def on_stream_payload(self, frame: Frame, stream: Stream, events: list[Event]) -> None:
-        """PAYLOAD (0.2 RESPONSE, or a 0.2 channel requester's REQUEST_CHANNEL)."""
-        machine = stream.machine
-        terminated = machine.state in machine.TERMINAL  # (``terminated``, without a call)
-        # "If a PAYLOAD for a REQUEST_RESPONSE is received that does not have a COMPLETE
-        # flag set, the implementation MUST assume it is set": the machine ended the stream.
-        complete = frame.complete or terminated
-        if type(frame) is self._payload:
-            carries_item = frame.next
-        else:  # 0.2 REQUEST_CHANNEL: an item unless it is an empty frame that only completes
-            carries_item = bool(frame.data) or frame.metadata is not None or not frame.complete
-        if carries_item:
-            inbound = stream.inbound
-            if inbound is not None:
-                try:
-                    inbound.consume(1)
-                except PeerExceededDemand as error:
-                    # "The Requester and the Responder MUST respect the reactive-streams
-                    # semantics": more items than granted is a stream error.
-                    self._abort_stream(stream, self.version.invalid, str(error), events)
-                    return
-            events.append(PayloadReceived(stream.stream_id, frame.data, frame.metadata, complete))
-        if complete:
-            events.append(StreamCompleted(stream.stream_id))
-        if terminated:
-            self._open_streams.pop(stream.stream_id, None)
-
-    on_stream_response = on_stream_payload  # 0.2 names PAYLOAD "RESPONSE"
-
-    def on_stream_error(self, frame: Frame, stream: Stream, events: list[Event]) -> None:
-        events.append(ErrorReceived(stream.stream_id, int(frame.error_code), frame.data))
-        if stream.machine.terminated:
-            self._streams.forget(stream.stream_id)
-
-    def on_stream_cancel(self, frame: Frame, stream: Stream, events: list[Event]) -> None:
-        events.append(StreamCanceled(stream.stream_id))
-        if stream.machine.terminated:
-            self._streams.forget(stream.stream_id)
-
-    def on_stream_request_n(self, frame: Frame, stream: Stream, events: list[Event]) -> None:
-        if stream.outbound is None:
-            self.ignored_frames += 1
-            return
-        # "Credits are cumulative" (saturating at 2^31-1: no "unbounded" value).
-        stream.outbound.grant(frame.request_n)
-        events.append(RequestNReceived(stream.stream_id, frame.request_n))
-
-    def _abort_stream(self, stream: Stream, code: int, why: str, events: list[Event],
-                      notify: bool = True) -> None:  # fmt: skip
-        """End a stream whose peer broke a rule, with the frame its machine allows:
-        ERROR (responder, channel) or CANCEL (a request-response/stream requester)."""
-        error = self.version.error(stream.stream_id, code, why.encode()[:1024])
-        if stream.machine.allows_send(error):
-            stream.machine.send(error)
-            self._emit(error)
-        else:
-            cancel = self._codec.Cancel(stream_id=stream.stream_id)
-            if stream.machine.allows_send(cancel):
-                stream.machine.send(cancel)
-                self._emit(cancel)
-        self._streams.forget(stream.stream_id)
-        if notify:
-            events.append(StreamAborted(stream.stream_id, code, why))

@@ -23,29 +23,45 @@ from wirestream.runtime.rsocket.metadata import (
     find_route,
 )
 
-__all__ = ["Payload", "RSocketHandler", "Router", "as_payload", "PayloadLike"]
+__all__ = ["RSocketPayload", "RSocketHandler", "Router", "as_payload", "PayloadLike"]
 
 
 @dataclass(slots=True)
-class Payload:
-    """One RSocket message: data and optional metadata (None: the M flag is clear)."""
+class RSocketPayload:
+    """One RSocket message as the application sees it: data and optional metadata (None:
+    the M flag is clear).
+
+    A message's path to the application, one form per layer:
+
+    1. the codec decodes a PAYLOAD frame (``wirestream.generated.rsocket.v1_0.Payload``,
+       0.2's ``Response``; fragments reassembled by the engine) -- wire fields, flags
+       and stream id;
+    2. the sans-I/O engine (``RSocketConnection``) checks it against the stream's machine
+       and credit and reports ``PayloadReceived(stream_id, data, metadata, complete)``;
+    3. the asyncio peer (``RSocketPeer``) hands the data and metadata on as this class:
+       the result of ``request_response``, each item of ``request_stream`` /
+       ``request_channel``, and what a handler (``RSocketHandler``, ``Router``) receives.
+
+    Handlers answer with one (or bytes/str, ``PayloadLike``) and the path runs backwards.
+    Named apart from the frame class so the two never meet under one name.
+    """
 
     data: bytes = b""
     metadata: bytes | None = None
 
 
-PayloadLike = Payload | bytes | str
-"""What handlers and publishers may produce: a Payload, or data alone (str as UTF-8)."""
+PayloadLike = RSocketPayload | bytes | str
+"""What handlers and publishers may produce: an RSocketPayload, or data alone (str as UTF-8)."""
 
 
-def as_payload(value: PayloadLike) -> Payload:
-    if isinstance(value, Payload):
+def as_payload(value: PayloadLike) -> RSocketPayload:
+    if isinstance(value, RSocketPayload):
         return value
     if isinstance(value, str):
-        return Payload(value.encode())
+        return RSocketPayload(value.encode())
     if isinstance(value, (bytes, bytearray, memoryview)):
-        return Payload(bytes(value))
-    raise TypeError(f"a handler produced {type(value).__name__}, not a Payload or bytes")
+        return RSocketPayload(bytes(value))
+    raise TypeError(f"a handler produced {type(value).__name__}, not an RSocketPayload or bytes")
 
 
 class RSocketHandler:
@@ -61,24 +77,24 @@ class RSocketHandler:
     setup: SetupInfo | None = None
     extensions: frozenset[int] = frozenset()
 
-    async def request_response(self, payload: Payload) -> PayloadLike:
+    async def request_response(self, payload: RSocketPayload) -> PayloadLike:
         raise ApplicationError("request-response is not supported")
 
-    async def fire_and_forget(self, payload: Payload) -> None:
+    async def fire_and_forget(self, payload: RSocketPayload) -> None:
         return None
 
-    def request_stream(self, payload: Payload) -> AsyncIterable[PayloadLike]:
+    def request_stream(self, payload: RSocketPayload) -> AsyncIterable[PayloadLike]:
         raise ApplicationError("request-stream is not supported")
 
     def request_channel(
-        self, payload: Payload, inbound: AsyncIterator[Payload]
+        self, payload: RSocketPayload, inbound: AsyncIterator[RSocketPayload]
     ) -> AsyncIterable[PayloadLike]:
         raise ApplicationError("request-channel is not supported")
 
     async def metadata_push(self, metadata: bytes) -> None:
         return None
 
-    async def on_ext(self, extended_type: int, payload: Payload, stream_id: int) -> None:
+    async def on_ext(self, extended_type: int, payload: RSocketPayload, stream_id: int) -> None:
         """An EXT frame of one of ``extensions`` (``stream_id`` 0: the connection's); runs
         to its end like fire-and-forget.  The default does nothing."""
         return None
@@ -90,10 +106,10 @@ class RSocketHandler:
         return None
 
 
-ResponseRoute = Callable[[Payload], Awaitable[PayloadLike]]
-StreamRoute = Callable[[Payload], AsyncIterable[PayloadLike]]
-ChannelRoute = Callable[[Payload, AsyncIterator[Payload]], AsyncIterable[PayloadLike]]
-FnfRoute = Callable[[Payload], Awaitable[None]]
+ResponseRoute = Callable[[RSocketPayload], Awaitable[PayloadLike]]
+StreamRoute = Callable[[RSocketPayload], AsyncIterable[PayloadLike]]
+ChannelRoute = Callable[[RSocketPayload, AsyncIterator[RSocketPayload]], AsyncIterable[PayloadLike]]
+FnfRoute = Callable[[RSocketPayload], Awaitable[None]]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -105,7 +121,7 @@ class Router(RSocketHandler):
         router = Router()
 
         @router.stream("ticks")
-        async def ticks(payload: Payload) -> AsyncIterator[bytes]:
+        async def ticks(payload: RSocketPayload) -> AsyncIterator[bytes]:
             for i in range(int(payload.data)):
                 yield str(i).encode()
 
@@ -146,7 +162,7 @@ class Router(RSocketHandler):
 
     # --- dispatch ------------------------------------------------------------------------
 
-    def route_of(self, payload: Payload) -> str | None:
+    def route_of(self, payload: RSocketPayload) -> str | None:
         """The payload's route (first tag), by the SETUP's metadata MIME type."""
         if payload.metadata is None:
             return None
@@ -156,7 +172,7 @@ class Router(RSocketHandler):
             return tags[0] if tags else None
         return find_route(payload.metadata)
 
-    def _lookup(self, table: dict[str, Any], payload: Payload) -> Any:
+    def _lookup(self, table: dict[str, Any], payload: RSocketPayload) -> Any:
         route = self.route_of(payload)
         if route is None:
             return None
@@ -171,21 +187,21 @@ class Router(RSocketHandler):
         self.default.setup = self.setup
         return self.default
 
-    async def request_response(self, payload: Payload) -> PayloadLike:
+    async def request_response(self, payload: RSocketPayload) -> PayloadLike:
         handler = self._lookup(self._responses, payload)
         if handler is None:
             return await self._default().request_response(payload)
         result: PayloadLike = await handler(payload)
         return result
 
-    async def fire_and_forget(self, payload: Payload) -> None:
+    async def fire_and_forget(self, payload: RSocketPayload) -> None:
         handler = self._lookup(self._fnfs, payload)
         if handler is None:
             await self._default().fire_and_forget(payload)
             return
         await handler(payload)
 
-    def request_stream(self, payload: Payload) -> AsyncIterable[PayloadLike]:
+    def request_stream(self, payload: RSocketPayload) -> AsyncIterable[PayloadLike]:
         handler = self._lookup(self._streams, payload)
         if handler is None:
             return self._default().request_stream(payload)
@@ -193,7 +209,7 @@ class Router(RSocketHandler):
         return result
 
     def request_channel(
-        self, payload: Payload, inbound: AsyncIterator[Payload]
+        self, payload: RSocketPayload, inbound: AsyncIterator[RSocketPayload]
     ) -> AsyncIterable[PayloadLike]:
         handler = self._lookup(self._channels, payload)
         if handler is None:

@@ -64,7 +64,7 @@ from pyspark.sql.types import StructType
 
 from wirestream.runtime.aio import parse_url
 from wirestream.runtime.errors import EncodeError
-from wirestream.runtime.rsocket import Payload, connect
+from wirestream.runtime.rsocket import RSocketPayload, connect
 from wirestream.runtime.rsocket.metadata import COMPOSITE_METADATA, ROUTING, encode_route, route
 from wirestream.runtime.spark.errors import SparkOptionError
 from wirestream.runtime.spark.live_source import (
@@ -206,7 +206,7 @@ class RSocketStreamReader(LiveStreamReader):
 
     @staticmethod
     def split(item: Any) -> tuple[bytes | None, bytes]:
-        assert isinstance(item, Payload)
+        assert isinstance(item, RSocketPayload)
         return item.metadata, item.data
 
 

@@ -25,6 +25,7 @@ import {
   IllegalSend,
   StateMachine,
   UnexpectedFrame,
+  type BoundHandlers,
   type Handlers,
   type MachineRefusal,
 } from "@wirestream/runtime";
@@ -240,6 +241,36 @@ for (const version of ALL) {
         ]),
       );
       assert.deepEqual(handlers, want, cases.class);
+    }
+  });
+
+  test(`${id}: bind<Role>(h) binds each frame HANDLERS lists to h's method`, async () => {
+    const machines = (await import(`@wirestream/generated/${id}/machines`)) as Record<
+      string,
+      unknown
+    >;
+    for (const cases of version.machines) {
+      const Machine = machines[cases.class] as MachineClass & Record<string, unknown>;
+      for (const [role, table] of Object.entries(Machine.HANDLERS)) {
+        const binder = `bind${role
+          .split("_")
+          .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+          .join("")}`;
+        const bind = Machine[binder] as ((h: object) => BoundHandlers) | undefined;
+        assert.ok(typeof bind === "function", `${cases.class}.${binder}`);
+        const calls: [string, unknown[]][] = [];
+        const engine = new Proxy(
+          {},
+          { get: (_, method) => (...args: unknown[]) => calls.push([String(method), args]) },
+        );
+        const bound = bind(engine);
+        assert.deepEqual([...bound.keys()], [...table.keys()], `${cases.class} ${role}`);
+        for (const [frame, method] of table) {
+          const sample = {};
+          bound.get(frame)!(sample, "context");
+          assert.deepEqual(calls.pop(), [method, [sample, "context"]]);
+        }
+      }
     }
   });
 }

@@ -79,7 +79,7 @@ from wirestream.runtime.errors import ProtocolError, TransportError
 from wirestream.apps.demo_responder import EchoResponder
 from wirestream.runtime.rsocket.errors import SetupRejected, StreamError
 from wirestream.runtime.rsocket.fragmentation import MIN_MTU
-from wirestream.runtime.rsocket.handler import Payload
+from wirestream.runtime.rsocket.handler import RSocketPayload
 from wirestream.runtime.limits import ConnectionLimits
 from wirestream.runtime.rsocket.metadata import COMPOSITE_METADATA, ROUTING, encode_route, route
 from wirestream.runtime.rsocket.options import Limits
@@ -119,7 +119,7 @@ class PayloadWriter:
         self.format = format
         self.show_metadata = show_metadata
 
-    def write(self, payload: Payload) -> None:
+    def write(self, payload: RSocketPayload) -> None:
         if self.format == "raw":
             self.out.flush()
             self.out.buffer.write(payload.data + b"\n")
@@ -313,7 +313,7 @@ async def _serve(args: argparse.Namespace) -> int:
     host = f"[{args.host}]" if ":" in args.host else args.host
     url = f"{args.transport}://{host}:{args.port}"
 
-    def show(payload: Payload) -> None:
+    def show(payload: RSocketPayload) -> None:
         print(f"fire-and-forget: {_text(payload.data)}", flush=True)
 
     try:
@@ -358,7 +358,7 @@ def _metadata(args: argparse.Namespace) -> bytes | None:
     return None if args.metadata is None else _bytes(args.metadata)
 
 
-async def _print_items(items: InboundStream[Payload], args: argparse.Namespace,
+async def _print_items(items: InboundStream[RSocketPayload], args: argparse.Namespace,
                        writer: PayloadWriter) -> None:  # fmt: skip
     await print_items(items, writer.write, take=args.take, timeout=args.timeout)
 

@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 
 from wirestream.runtime.rsocket.errors import ApplicationError
-from wirestream.runtime.rsocket.handler import Payload, RSocketHandler
+from wirestream.runtime.rsocket.handler import RSocketPayload, RSocketHandler
 
 __all__ = ["EchoResponder", "parse_count"]
 
@@ -37,23 +37,23 @@ class EchoResponder(RSocketHandler):
 
     def __init__(
         self,
-        on_fire_and_forget: Callable[[Payload], None] | None = None,
+        on_fire_and_forget: Callable[[RSocketPayload], None] | None = None,
         *,
         history: int = 1000,
     ) -> None:
         self.on_fire_and_forget = on_fire_and_forget
-        self.fire_and_forgets: deque[Payload] = deque(maxlen=history)
+        self.fire_and_forgets: deque[RSocketPayload] = deque(maxlen=history)
         self.metadata_pushes: deque[bytes] = deque(maxlen=history)
 
-    async def request_response(self, payload: Payload) -> Payload:
-        return Payload(payload.data, payload.metadata)
+    async def request_response(self, payload: RSocketPayload) -> RSocketPayload:
+        return RSocketPayload(payload.data, payload.metadata)
 
-    async def fire_and_forget(self, payload: Payload) -> None:
+    async def fire_and_forget(self, payload: RSocketPayload) -> None:
         self.fire_and_forgets.append(payload)
         if self.on_fire_and_forget is not None:
             self.on_fire_and_forget(payload)
 
-    def request_stream(self, payload: Payload) -> AsyncIterator[bytes]:
+    def request_stream(self, payload: RSocketPayload) -> AsyncIterator[bytes]:
         return self._count(parse_count(payload.data))
 
     @staticmethod
@@ -62,12 +62,14 @@ class EchoResponder(RSocketHandler):
             yield b"%d" % i
 
     def request_channel(
-        self, payload: Payload, inbound: AsyncIterator[Payload]
-    ) -> AsyncIterator[Payload]:
+        self, payload: RSocketPayload, inbound: AsyncIterator[RSocketPayload]
+    ) -> AsyncIterator[RSocketPayload]:
         return self._echo(payload, inbound)
 
     @staticmethod
-    async def _echo(first: Payload, inbound: AsyncIterator[Payload]) -> AsyncIterator[Payload]:
+    async def _echo(
+        first: RSocketPayload, inbound: AsyncIterator[RSocketPayload]
+    ) -> AsyncIterator[RSocketPayload]:
         yield first
         async for payload in inbound:
             yield payload

@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 import msgpack
 
 from wirestream.runtime.rsocket.errors import ApplicationError
-from wirestream.runtime.rsocket.handler import Payload, RSocketHandler
+from wirestream.runtime.rsocket.handler import RSocketPayload, RSocketHandler
 
 __all__ = ["MARKET_OPEN", "SYMBOLS", "TICK_SCHEMA", "ticks", "TickerResponder"]
 
@@ -81,7 +81,7 @@ class TickerResponder(RSocketHandler):
         self.sent = 0
         """Ticks handed to the runtime so far (all requests): what demand allowed."""
 
-    def request_stream(self, payload: Payload) -> AsyncIterator[bytes]:
+    def request_stream(self, payload: RSocketPayload) -> AsyncIterator[bytes]:
         return self._stream(parse_request(payload.data))
 
     async def _stream(self, count: int | None) -> AsyncIterator[bytes]:

@@ -18,9 +18,16 @@ from wirestream.codegen.targets.python.spark import SparkTarget
 from wirestream.codegen.targets.python.tidy import LINE_LENGTH, drop_unused_imports, fit_long_lines
 
 WIRESHARK_DIR: Final = "wireshark"  # the dissectors' folder under --out (target `wireshark`)
-_ENV = environment(
-    Path(__file__).parent / "templates", filters={"py_repr": repr}
-)  # py_repr: a Python literal (machine errors)
+
+
+def py_doc(text: str) -> str:
+    """Text safe inside a triple-quoted docstring (IDL docs are prose, not Python)."""
+    text = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    return text + " " if text.endswith('"') else text
+
+
+# py_repr: a Python literal (machine errors); py_doc: docstring text (handler docs).
+_ENV = environment(Path(__file__).parent / "templates", filters={"py_repr": repr, "py_doc": py_doc})
 
 
 def _black(source: str) -> str:

@@ -84,7 +84,10 @@ def runtime_imports(plan: MachinesPlan) -> list[str]:
     names = ["ANY"] if plan.uses_any else []
     names += ["IGNORE"] if "ignore" in kinds else []
     names += ["Illegal"] if "error" in kinds else []
-    names += ["StateMachine", "table", "type FrameClass", "type Handlers", "type Table"]
+    names += ["StateMachine", "table"]
+    if plan.machines:
+        names += ["type BoundHandler", "type BoundHandlers"]
+    names += ["type FrameClass", "type Handlers", "type Table"]
     return names
 
 

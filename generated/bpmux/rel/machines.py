@@ -7,14 +7,19 @@ States, transition tables and handler tables, as data. Each ``*Machine`` class i
 ``(state, frame class)`` to ``(guard, outcome)`` rows that
 ``wirestream.runtime.machine.StateMachine`` applies (``send`` raises ``IllegalSend``,
 ``receive`` raises ``UnexpectedFrame`` or returns ``IGNORE``); ``HANDLERS`` names the engine
-method that each frame a row lets through goes to (``Dispatch``). The diagrams are in
-``PROTOCOL.md`` next to this file, drawn from the same tables.
+method that each frame a row lets through goes to. The ``*Handlers`` protocols say those
+methods with their frame classes, one per scope and role; a machine's ``bind_<role>``
+maps each frame to an engine's bound method (``Dispatch`` runs the result), so mypy
+checks that an engine passed to it has every handler, taking the right frame. The
+diagrams are in ``PROTOCOL.md`` next to this file, drawn from the same tables.
 """
 
 from __future__ import annotations
 
 import enum
-from typing import ClassVar, Literal
+from collections.abc import Callable
+from typing import Any, ClassVar, Literal, Protocol
+
 
 from wirestream.runtime.machine import ANY, IGNORE, Illegal, StateMachine, Table
 from . import (
@@ -50,6 +55,109 @@ __all__ = [
     "FlowState",
     "FlowMachine",
 ]
+
+
+class ConnectionPeerHandlers(Protocol):
+    """What an engine implements to take the frames the ``peer`` of the
+    ``connection`` machines hand on: one method per frame, called with the
+    frame and the engine's own context once a machine let the frame through."""
+
+    def on_connection_main_credit(self, frame: MainCredit, /, *context: Any) -> object:
+        """Allow the peer to send `credit` more bytes of top-level packets."""
+
+    def on_connection_close(self, frame: Close, /, *context: Any) -> object:
+        """No more Message, Request, CreateStream, CreateSink or CreateDuplex packets will follow
+        (the seed's "OpenStream, OpenSink, OpenDuplex" are the Create* packets)."""
+
+    def on_connection_minimum(self, frame: Minimum, /, *context: Any) -> object:
+        """The lowest top-level credit at which the sender can still fully function."""
+
+    def on_connection_cancel_all(self, frame: CancelAll, /, *context: Any) -> object:
+        """Same as RequestCancel and InnerCancel for every open request, stream and duplex."""
+
+    def on_connection_message(self, frame: Message, /, *context: Any) -> object:
+        """A one-shot unidirectional message."""
+
+    def on_connection_messages(self, frame: Messages, /, *context: Any) -> object:
+        """Several messages in one packet, same as as many Message packets."""
+
+    def on_connection_requests(self, frame: Requests, /, *context: Any) -> object:
+        """Several requests in one packet, with consecutive ids initial_req_id, initial_req_id + 1,
+        ..."""
+
+    def on_connection_create_stream(self, frame: CreateStream, /, *context: Any) -> object:
+        """Open a stream from the peer (the peer sends items) under inner_id, granting it initial
+        inner credit."""
+
+    def on_connection_create_sink(self, frame: CreateSink, /, *context: Any) -> object:
+        """Open a sink to the peer (the sender sends items, once the peer grants inner credit)."""
+
+    def on_connection_greedy_sink(self, frame: GreedySink, /, *context: Any) -> object:
+        """OUR LAYOUT (the seed only has TODO items for it): CreateSink plus items sent right away,
+        paid with top-level credit instead of waiting for inner credit."""
+
+    def on_connection_create_duplex(self, frame: CreateDuplex, /, *context: Any) -> object:
+        """Open a duplex (sink + stream) with the peer, granting initial inner credit for the stream
+        half."""
+
+    def on_connection_greedy_duplex(self, frame: GreedyDuplex, /, *context: Any) -> object:
+        """OUR LAYOUT (the seed only has TODO items for it): CreateDuplex plus items sent right away
+        down its sink half, paid with top-level credit."""
+
+
+class RequestRequesterHandlers(Protocol):
+    """What an engine implements to take the frames the ``requester`` of the
+    ``request`` machines hand on: one method per frame, called with the
+    frame and the engine's own context once a machine let the frame through."""
+
+    def on_request_response(self, frame: Response, /, *context: Any) -> object:
+        """The response to a previously received request."""
+
+    def on_request_response_error(self, frame: ResponseError, /, *context: Any) -> object:
+        """An error answer to a previously received request."""
+
+
+class RequestResponderHandlers(Protocol):
+    """What an engine implements to take the frames the ``responder`` of the
+    ``request`` machines hand on: one method per frame, called with the
+    frame and the engine's own context once a machine let the frame through."""
+
+    def on_request_request(self, frame: Request, /, *context: Any) -> object:
+        """A request expecting exactly one Response or ResponseError with the same req_id."""
+
+    def on_request_request_cancel(self, frame: RequestCancel, /, *context: Any) -> object:
+        """The sender is no longer interested in the response to req_id."""
+
+
+class InnerFlowItemSenderHandlers(Protocol):
+    """What an engine implements to take the frames the ``item_sender`` of the
+    ``inner_flow`` machines hand on: one method per frame, called with the
+    frame and the engine's own context once a machine let the frame through."""
+
+    def on_inner_flow_inner_credit(self, frame: InnerCredit, /, *context: Any) -> object:
+        """Allow the peer to send `credit` more bytes of inner packets on inner_id."""
+
+    def on_inner_flow_inner_cancel(self, frame: InnerCancel, /, *context: Any) -> object:
+        """No more items wanted on inner_id."""
+
+
+class InnerFlowItemReceiverHandlers(Protocol):
+    """What an engine implements to take the frames the ``item_receiver`` of the
+    ``inner_flow`` machines hand on: one method per frame, called with the
+    frame and the engine's own context once a machine let the frame through."""
+
+    def on_inner_flow_inner_item(self, frame: InnerItem, /, *context: Any) -> object:
+        """One item on inner_id (the seed names this field stream_id; it is the inner id)."""
+
+    def on_inner_flow_inner_items(self, frame: InnerItems, /, *context: Any) -> object:
+        """Several items on inner_id in one packet."""
+
+    def on_inner_flow_inner_end(self, frame: InnerEnd, /, *context: Any) -> object:
+        """No more items will be sent on inner_id (the seed names this field stream_id)."""
+
+    def on_inner_flow_inner_error(self, frame: InnerError, /, *context: Any) -> object:
+        """End inner_id with an error (InnerEnd with a payload; the seed names the field
+        stream_id)."""
 
 
 class ConnectionState(enum.Enum):
@@ -539,8 +647,8 @@ class ConnectionMachine(StateMachine[ConnectionState]):
         },
     }
     # The engine method each received frame goes to once this machine let it through
-    # (``wirestream.runtime.machine.Dispatch``); frames whose rows ignore or refuse it
-    # never get there.
+    # (as data: the ``bind_<role>`` methods below bind them, typed); frames whose rows
+    # ignore or refuse it never get there.
     HANDLERS: ClassVar[dict[str, dict[type, str]]] = {
         "peer": {
             MainCredit: "on_connection_main_credit",
@@ -557,6 +665,25 @@ class ConnectionMachine(StateMachine[ConnectionState]):
             GreedyDuplex: "on_connection_greedy_duplex",
         },
     }
+
+    @staticmethod
+    def bind_peer(h: ConnectionPeerHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["peer"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            MainCredit: h.on_connection_main_credit,
+            Close: h.on_connection_close,
+            Minimum: h.on_connection_minimum,
+            CancelAll: h.on_connection_cancel_all,
+            Message: h.on_connection_message,
+            Messages: h.on_connection_messages,
+            Requests: h.on_connection_requests,
+            CreateStream: h.on_connection_create_stream,
+            CreateSink: h.on_connection_create_sink,
+            GreedySink: h.on_connection_greedy_sink,
+            CreateDuplex: h.on_connection_create_duplex,
+            GreedyDuplex: h.on_connection_greedy_duplex,
+        }
 
     def __init__(
         self,
@@ -745,8 +872,8 @@ class RequestMachine(StateMachine[RequestState]):
         },
     }
     # The engine method each received frame goes to once this machine let it through
-    # (``wirestream.runtime.machine.Dispatch``); frames whose rows ignore or refuse it
-    # never get there.
+    # (as data: the ``bind_<role>`` methods below bind them, typed); frames whose rows
+    # ignore or refuse it never get there.
     HANDLERS: ClassVar[dict[str, dict[type, str]]] = {
         "requester": {
             Response: "on_request_response",
@@ -757,6 +884,24 @@ class RequestMachine(StateMachine[RequestState]):
             RequestCancel: "on_request_request_cancel",
         },
     }
+
+    @staticmethod
+    def bind_requester(h: RequestRequesterHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["requester"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            Response: h.on_request_response,
+            ResponseError: h.on_request_response_error,
+        }
+
+    @staticmethod
+    def bind_responder(h: RequestResponderHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["responder"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            Request: h.on_request_request,
+            RequestCancel: h.on_request_request_cancel,
+        }
 
     def __init__(
         self,
@@ -947,8 +1092,8 @@ class FlowMachine(StateMachine[FlowState]):
         },
     }
     # The engine method each received frame goes to once this machine let it through
-    # (``wirestream.runtime.machine.Dispatch``); frames whose rows ignore or refuse it
-    # never get there.
+    # (as data: the ``bind_<role>`` methods below bind them, typed); frames whose rows
+    # ignore or refuse it never get there.
     HANDLERS: ClassVar[dict[str, dict[type, str]]] = {
         "item_sender": {
             InnerCredit: "on_inner_flow_inner_credit",
@@ -961,6 +1106,26 @@ class FlowMachine(StateMachine[FlowState]):
             InnerError: "on_inner_flow_inner_error",
         },
     }
+
+    @staticmethod
+    def bind_item_sender(h: InnerFlowItemSenderHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["item_sender"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            InnerCredit: h.on_inner_flow_inner_credit,
+            InnerCancel: h.on_inner_flow_inner_cancel,
+        }
+
+    @staticmethod
+    def bind_item_receiver(h: InnerFlowItemReceiverHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["item_receiver"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            InnerItem: h.on_inner_flow_inner_item,
+            InnerItems: h.on_inner_flow_inner_items,
+            InnerEnd: h.on_inner_flow_inner_end,
+            InnerError: h.on_inner_flow_inner_error,
+        }
 
     def __init__(
         self,

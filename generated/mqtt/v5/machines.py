@@ -7,14 +7,19 @@ States, transition tables and handler tables, as data. Each ``*Machine`` class i
 ``(state, frame class)`` to ``(guard, outcome)`` rows that
 ``wirestream.runtime.machine.StateMachine`` applies (``send`` raises ``IllegalSend``,
 ``receive`` raises ``UnexpectedFrame`` or returns ``IGNORE``); ``HANDLERS`` names the engine
-method that each frame a row lets through goes to (``Dispatch``). The diagrams are in
-``PROTOCOL.md`` next to this file, drawn from the same tables.
+method that each frame a row lets through goes to. The ``*Handlers`` protocols say those
+methods with their frame classes, one per scope and role; a machine's ``bind_<role>``
+maps each frame to an engine's bound method (``Dispatch`` runs the result), so mypy
+checks that an engine passed to it has every handler, taking the right frame. The
+diagrams are in ``PROTOCOL.md`` next to this file, drawn from the same tables.
 """
 
 from __future__ import annotations
 
 import enum
-from typing import ClassVar, Literal
+from collections.abc import Callable
+from typing import Any, ClassVar, Literal, Protocol
+
 
 from wirestream.runtime.machine import ANY, Illegal, StateMachine, Table
 from . import (
@@ -42,6 +47,108 @@ __all__ = [
     "PublishQos2State",
     "PublishQos2Machine",
 ]
+
+
+class ConnectionClientHandlers(Protocol):
+    """What an engine implements to take the frames the ``client`` of the
+    ``connection`` machines hand on: one method per frame, called with the
+    frame and the engine's own context once a machine let the frame through."""
+
+    def on_connection_connack(self, frame: Connack, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_publish(self, frame: Publish, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_puback(self, frame: Puback, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_pubrec(self, frame: Pubrec, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_pubrel(self, frame: Pubrel, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_pubcomp(self, frame: Pubcomp, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_suback(self, frame: Suback, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_unsuback(self, frame: Unsuback, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_pingresp(self, frame: Pingresp, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_disconnect(self, frame: Disconnect, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_auth(self, frame: Auth, /, *context: Any) -> object:
+        """"""
+
+
+class ConnectionServerHandlers(Protocol):
+    """What an engine implements to take the frames the ``server`` of the
+    ``connection`` machines hand on: one method per frame, called with the
+    frame and the engine's own context once a machine let the frame through."""
+
+    def on_connection_connect(self, frame: Connect, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_publish(self, frame: Publish, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_puback(self, frame: Puback, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_pubrec(self, frame: Pubrec, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_pubrel(self, frame: Pubrel, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_pubcomp(self, frame: Pubcomp, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_subscribe(self, frame: Subscribe, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_unsubscribe(self, frame: Unsubscribe, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_pingreq(self, frame: Pingreq, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_disconnect(self, frame: Disconnect, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_auth(self, frame: Auth, /, *context: Any) -> object:
+        """"""
+
+
+class PacketSenderHandlers(Protocol):
+    """What an engine implements to take the frames the ``sender`` of the
+    ``packet`` machines hand on: one method per frame, called with the
+    frame and the engine's own context once a machine let the frame through."""
+
+    def on_packet_pubrec(self, frame: Pubrec, /, *context: Any) -> object:
+        """"""
+
+    def on_packet_pubcomp(self, frame: Pubcomp, /, *context: Any) -> object:
+        """"""
+
+
+class PacketReceiverHandlers(Protocol):
+    """What an engine implements to take the frames the ``receiver`` of the
+    ``packet`` machines hand on: one method per frame, called with the
+    frame and the engine's own context once a machine let the frame through."""
+
+    def on_packet_publish(self, frame: Publish, /, *context: Any) -> object:
+        """"""
+
+    def on_packet_pubrel(self, frame: Pubrel, /, *context: Any) -> object:
+        """"""
 
 
 def _guard_0(frame: Connack) -> bool:
@@ -355,8 +462,8 @@ class ConnectionMachine(StateMachine[ConnectionState]):
         },
     }
     # The engine method each received frame goes to once this machine let it through
-    # (``wirestream.runtime.machine.Dispatch``); frames whose rows ignore or refuse it
-    # never get there.
+    # (as data: the ``bind_<role>`` methods below bind them, typed); frames whose rows
+    # ignore or refuse it never get there.
     HANDLERS: ClassVar[dict[str, dict[type, str]]] = {
         "client": {
             Connack: "on_connection_connack",
@@ -385,6 +492,42 @@ class ConnectionMachine(StateMachine[ConnectionState]):
             Auth: "on_connection_auth",
         },
     }
+
+    @staticmethod
+    def bind_client(h: ConnectionClientHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["client"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            Connack: h.on_connection_connack,
+            Publish: h.on_connection_publish,
+            Puback: h.on_connection_puback,
+            Pubrec: h.on_connection_pubrec,
+            Pubrel: h.on_connection_pubrel,
+            Pubcomp: h.on_connection_pubcomp,
+            Suback: h.on_connection_suback,
+            Unsuback: h.on_connection_unsuback,
+            Pingresp: h.on_connection_pingresp,
+            Disconnect: h.on_connection_disconnect,
+            Auth: h.on_connection_auth,
+        }
+
+    @staticmethod
+    def bind_server(h: ConnectionServerHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["server"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            Connect: h.on_connection_connect,
+            Publish: h.on_connection_publish,
+            Puback: h.on_connection_puback,
+            Pubrec: h.on_connection_pubrec,
+            Pubrel: h.on_connection_pubrel,
+            Pubcomp: h.on_connection_pubcomp,
+            Subscribe: h.on_connection_subscribe,
+            Unsubscribe: h.on_connection_unsubscribe,
+            Pingreq: h.on_connection_pingreq,
+            Disconnect: h.on_connection_disconnect,
+            Auth: h.on_connection_auth,
+        }
 
     def __init__(
         self,
@@ -519,8 +662,8 @@ class PublishQos2Machine(StateMachine[PublishQos2State]):
         },
     }
     # The engine method each received frame goes to once this machine let it through
-    # (``wirestream.runtime.machine.Dispatch``); frames whose rows ignore or refuse it
-    # never get there.
+    # (as data: the ``bind_<role>`` methods below bind them, typed); frames whose rows
+    # ignore or refuse it never get there.
     HANDLERS: ClassVar[dict[str, dict[type, str]]] = {
         "sender": {
             Pubrec: "on_packet_pubrec",
@@ -531,6 +674,24 @@ class PublishQos2Machine(StateMachine[PublishQos2State]):
             Pubrel: "on_packet_pubrel",
         },
     }
+
+    @staticmethod
+    def bind_sender(h: PacketSenderHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["sender"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            Pubrec: h.on_packet_pubrec,
+            Pubcomp: h.on_packet_pubcomp,
+        }
+
+    @staticmethod
+    def bind_receiver(h: PacketReceiverHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["receiver"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            Publish: h.on_packet_publish,
+            Pubrel: h.on_packet_pubrel,
+        }
 
     def __init__(
         self,

@@ -7,14 +7,19 @@ States, transition tables and handler tables, as data. Each ``*Machine`` class i
 ``(state, frame class)`` to ``(guard, outcome)`` rows that
 ``wirestream.runtime.machine.StateMachine`` applies (``send`` raises ``IllegalSend``,
 ``receive`` raises ``UnexpectedFrame`` or returns ``IGNORE``); ``HANDLERS`` names the engine
-method that each frame a row lets through goes to (``Dispatch``). The diagrams are in
-``PROTOCOL.md`` next to this file, drawn from the same tables.
+method that each frame a row lets through goes to. The ``*Handlers`` protocols say those
+methods with their frame classes, one per scope and role; a machine's ``bind_<role>``
+maps each frame to an engine's bound method (``Dispatch`` runs the result), so mypy
+checks that an engine passed to it has every handler, taking the right frame. The
+diagrams are in ``PROTOCOL.md`` next to this file, drawn from the same tables.
 """
 
 from __future__ import annotations
 
 import enum
-from typing import ClassVar, Literal
+from collections.abc import Callable
+from typing import Any, ClassVar, Literal, Protocol
+
 
 from wirestream.runtime.machine import ANY, Illegal, StateMachine, Table
 from . import (
@@ -45,6 +50,89 @@ __all__ = [
     "ConnectionState",
     "ConnectionMachine",
 ]
+
+
+class ConnectionClientHandlers(Protocol):
+    """What an engine implements to take the frames the ``client`` of the
+    ``connection`` machines hand on: one method per frame, called with the
+    frame and the engine's own context once a machine let the frame through."""
+
+    def on_connection_handshake_v10(self, frame: HandshakeV10, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_auth_switch_request(
+        self, frame: AuthSwitchRequest, /, *context: Any
+    ) -> object:
+        """"""
+
+    def on_connection_auth_more_data(self, frame: AuthMoreData, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_ok(self, frame: Ok, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_err(self, frame: Err, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_eof(self, frame: Eof, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_column_count(self, frame: ColumnCount, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_binary_column_count(
+        self, frame: BinaryColumnCount, /, *context: Any
+    ) -> object:
+        """"""
+
+    def on_connection_column_definition(self, frame: ColumnDefinition, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_text_row(self, frame: TextRow, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_stmt_prepare_ok(self, frame: StmtPrepareOk, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_binary_row(self, frame: BinaryRow, /, *context: Any) -> object:
+        """"""
+
+
+class ConnectionServerHandlers(Protocol):
+    """What an engine implements to take the frames the ``server`` of the
+    ``connection`` machines hand on: one method per frame, called with the
+    frame and the engine's own context once a machine let the frame through."""
+
+    def on_connection_handshake_response41(
+        self, frame: HandshakeResponse41, /, *context: Any
+    ) -> object:
+        """"""
+
+    def on_connection_auth_switch_response(
+        self, frame: AuthSwitchResponse, /, *context: Any
+    ) -> object:
+        """"""
+
+    def on_connection_com_quit(self, frame: ComQuit, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_com_init_db(self, frame: ComInitDb, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_com_query(self, frame: ComQuery, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_com_ping(self, frame: ComPing, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_com_stmt_prepare(self, frame: ComStmtPrepare, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_com_stmt_execute(self, frame: ComStmtExecute, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_com_stmt_close(self, frame: ComStmtClose, /, *context: Any) -> object:
+        """"""
 
 
 def _guard_0(frame: StmtPrepareOk) -> bool:
@@ -716,8 +804,8 @@ class ConnectionMachine(StateMachine[ConnectionState]):
         },
     }
     # The engine method each received frame goes to once this machine let it through
-    # (``wirestream.runtime.machine.Dispatch``); frames whose rows ignore or refuse it
-    # never get there.
+    # (as data: the ``bind_<role>`` methods below bind them, typed); frames whose rows
+    # ignore or refuse it never get there.
     HANDLERS: ClassVar[dict[str, dict[type, str]]] = {
         "client": {
             HandshakeV10: "on_connection_handshake_v10",
@@ -745,6 +833,41 @@ class ConnectionMachine(StateMachine[ConnectionState]):
             ComStmtClose: "on_connection_com_stmt_close",
         },
     }
+
+    @staticmethod
+    def bind_client(h: ConnectionClientHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["client"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            HandshakeV10: h.on_connection_handshake_v10,
+            AuthSwitchRequest: h.on_connection_auth_switch_request,
+            AuthMoreData: h.on_connection_auth_more_data,
+            Ok: h.on_connection_ok,
+            Err: h.on_connection_err,
+            Eof: h.on_connection_eof,
+            ColumnCount: h.on_connection_column_count,
+            BinaryColumnCount: h.on_connection_binary_column_count,
+            ColumnDefinition: h.on_connection_column_definition,
+            TextRow: h.on_connection_text_row,
+            StmtPrepareOk: h.on_connection_stmt_prepare_ok,
+            BinaryRow: h.on_connection_binary_row,
+        }
+
+    @staticmethod
+    def bind_server(h: ConnectionServerHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["server"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            HandshakeResponse41: h.on_connection_handshake_response41,
+            AuthSwitchResponse: h.on_connection_auth_switch_response,
+            ComQuit: h.on_connection_com_quit,
+            ComInitDb: h.on_connection_com_init_db,
+            ComQuery: h.on_connection_com_query,
+            ComPing: h.on_connection_com_ping,
+            ComStmtPrepare: h.on_connection_com_stmt_prepare,
+            ComStmtExecute: h.on_connection_com_stmt_execute,
+            ComStmtClose: h.on_connection_com_stmt_close,
+        }
 
     def __init__(
         self,

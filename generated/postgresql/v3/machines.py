@@ -7,14 +7,19 @@ States, transition tables and handler tables, as data. Each ``*Machine`` class i
 ``(state, frame class)`` to ``(guard, outcome)`` rows that
 ``wirestream.runtime.machine.StateMachine`` applies (``send`` raises ``IllegalSend``,
 ``receive`` raises ``UnexpectedFrame`` or returns ``IGNORE``); ``HANDLERS`` names the engine
-method that each frame a row lets through goes to (``Dispatch``). The diagrams are in
-``PROTOCOL.md`` next to this file, drawn from the same tables.
+method that each frame a row lets through goes to. The ``*Handlers`` protocols say those
+methods with their frame classes, one per scope and role; a machine's ``bind_<role>``
+maps each frame to an engine's bound method (``Dispatch`` runs the result), so mypy
+checks that an engine passed to it has every handler, taking the right frame. The
+diagrams are in ``PROTOCOL.md`` next to this file, drawn from the same tables.
 """
 
 from __future__ import annotations
 
 import enum
-from typing import ClassVar, Literal
+from collections.abc import Callable
+from typing import Any, ClassVar, Literal, Protocol
+
 
 from wirestream.runtime.machine import ANY, IGNORE, Illegal, StateMachine, Table
 from . import (
@@ -65,6 +70,155 @@ __all__ = [
     "ConnectionState",
     "ConnectionMachine",
 ]
+
+
+class ConnectionClientHandlers(Protocol):
+    """What an engine implements to take the frames the ``client`` of the
+    ``connection`` machines hand on: one method per frame, called with the
+    frame and the engine's own context once a machine let the frame through."""
+
+    def on_connection_authentication(self, frame: Authentication, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_backend_key_data(self, frame: BackendKeyData, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_bind_complete(self, frame: BindComplete, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_close_complete(self, frame: CloseComplete, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_command_complete(self, frame: CommandComplete, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_copy_in_response(self, frame: CopyInResponse, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_copy_out_response(self, frame: CopyOutResponse, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_copy_both_response(self, frame: CopyBothResponse, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_data_row(self, frame: DataRow, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_empty_query_response(
+        self, frame: EmptyQueryResponse, /, *context: Any
+    ) -> object:
+        """"""
+
+    def on_connection_error_response(self, frame: ErrorResponse, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_function_call_response(
+        self, frame: FunctionCallResponse, /, *context: Any
+    ) -> object:
+        """"""
+
+    def on_connection_negotiate_protocol_version(
+        self, frame: NegotiateProtocolVersion, /, *context: Any
+    ) -> object:
+        """"""
+
+    def on_connection_no_data(self, frame: NoData, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_notice_response(self, frame: NoticeResponse, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_notification_response(
+        self, frame: NotificationResponse, /, *context: Any
+    ) -> object:
+        """"""
+
+    def on_connection_parameter_description(
+        self, frame: ParameterDescription, /, *context: Any
+    ) -> object:
+        """"""
+
+    def on_connection_parameter_status(self, frame: ParameterStatus, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_parse_complete(self, frame: ParseComplete, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_portal_suspended(self, frame: PortalSuspended, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_ready_for_query(self, frame: ReadyForQuery, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_row_description(self, frame: RowDescription, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_copy_data(self, frame: CopyData, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_copy_done(self, frame: CopyDone, /, *context: Any) -> object:
+        """"""
+
+
+class ConnectionServerHandlers(Protocol):
+    """What an engine implements to take the frames the ``server`` of the
+    ``connection`` machines hand on: one method per frame, called with the
+    frame and the engine's own context once a machine let the frame through."""
+
+    def on_connection_startup_message(self, frame: StartupMessage, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_ssl_request(self, frame: SslRequest, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_gssenc_request(self, frame: GssencRequest, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_cancel_request(self, frame: CancelRequest, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_copy_data(self, frame: CopyData, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_copy_done(self, frame: CopyDone, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_bind(self, frame: Bind, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_close(self, frame: Close, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_copy_fail(self, frame: CopyFail, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_describe(self, frame: Describe, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_execute(self, frame: Execute, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_flush(self, frame: Flush, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_function_call(self, frame: FunctionCall, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_parse(self, frame: Parse, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_password(self, frame: Password, /, *context: Any) -> object:
+        """The frontend's answer to an Authentication request; which fields it has follows the
+        request (the context value auth_request)."""
+
+    def on_connection_query(self, frame: Query, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_sync(self, frame: Sync, /, *context: Any) -> object:
+        """"""
+
+    def on_connection_terminate(self, frame: Terminate, /, *context: Any) -> object:
+        """"""
 
 
 def _guard_0(frame: Authentication) -> bool:
@@ -388,8 +542,8 @@ class ConnectionMachine(StateMachine[ConnectionState]):
         },
     }
     # The engine method each received frame goes to once this machine let it through
-    # (``wirestream.runtime.machine.Dispatch``); frames whose rows ignore or refuse it
-    # never get there.
+    # (as data: the ``bind_<role>`` methods below bind them, typed); frames whose rows
+    # ignore or refuse it never get there.
     HANDLERS: ClassVar[dict[str, dict[type, str]]] = {
         "client": {
             Authentication: "on_connection_authentication",
@@ -438,6 +592,62 @@ class ConnectionMachine(StateMachine[ConnectionState]):
             Terminate: "on_connection_terminate",
         },
     }
+
+    @staticmethod
+    def bind_client(h: ConnectionClientHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["client"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            Authentication: h.on_connection_authentication,
+            BackendKeyData: h.on_connection_backend_key_data,
+            BindComplete: h.on_connection_bind_complete,
+            CloseComplete: h.on_connection_close_complete,
+            CommandComplete: h.on_connection_command_complete,
+            CopyInResponse: h.on_connection_copy_in_response,
+            CopyOutResponse: h.on_connection_copy_out_response,
+            CopyBothResponse: h.on_connection_copy_both_response,
+            DataRow: h.on_connection_data_row,
+            EmptyQueryResponse: h.on_connection_empty_query_response,
+            ErrorResponse: h.on_connection_error_response,
+            FunctionCallResponse: h.on_connection_function_call_response,
+            NegotiateProtocolVersion: h.on_connection_negotiate_protocol_version,
+            NoData: h.on_connection_no_data,
+            NoticeResponse: h.on_connection_notice_response,
+            NotificationResponse: h.on_connection_notification_response,
+            ParameterDescription: h.on_connection_parameter_description,
+            ParameterStatus: h.on_connection_parameter_status,
+            ParseComplete: h.on_connection_parse_complete,
+            PortalSuspended: h.on_connection_portal_suspended,
+            ReadyForQuery: h.on_connection_ready_for_query,
+            RowDescription: h.on_connection_row_description,
+            CopyData: h.on_connection_copy_data,
+            CopyDone: h.on_connection_copy_done,
+        }
+
+    @staticmethod
+    def bind_server(h: ConnectionServerHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["server"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            StartupMessage: h.on_connection_startup_message,
+            SslRequest: h.on_connection_ssl_request,
+            GssencRequest: h.on_connection_gssenc_request,
+            CancelRequest: h.on_connection_cancel_request,
+            CopyData: h.on_connection_copy_data,
+            CopyDone: h.on_connection_copy_done,
+            Bind: h.on_connection_bind,
+            Close: h.on_connection_close,
+            CopyFail: h.on_connection_copy_fail,
+            Describe: h.on_connection_describe,
+            Execute: h.on_connection_execute,
+            Flush: h.on_connection_flush,
+            FunctionCall: h.on_connection_function_call,
+            Parse: h.on_connection_parse,
+            Password: h.on_connection_password,
+            Query: h.on_connection_query,
+            Sync: h.on_connection_sync,
+            Terminate: h.on_connection_terminate,
+        }
 
     def __init__(
         self,

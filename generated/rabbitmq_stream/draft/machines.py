@@ -7,8 +7,11 @@ States, transition tables and handler tables, as data. Each ``*Machine`` class i
 ``(state, frame class)`` to ``(guard, outcome)`` rows that
 ``wirestream.runtime.machine.StateMachine`` applies (``send`` raises ``IllegalSend``,
 ``receive`` raises ``UnexpectedFrame`` or returns ``IGNORE``); ``HANDLERS`` names the engine
-method that each frame a row lets through goes to (``Dispatch``). The diagrams are in
-``PROTOCOL.md`` next to this file, drawn from the same tables.
+method that each frame a row lets through goes to. The ``*Handlers`` protocols say those
+methods with their frame classes, one per scope and role; a machine's ``bind_<role>``
+maps each frame to an engine's bound method (``Dispatch`` runs the result), so mypy
+checks that an engine passed to it has every handler, taking the right frame. The
+diagrams are in ``PROTOCOL.md`` next to this file, drawn from the same tables.
 """
 
 from __future__ import annotations

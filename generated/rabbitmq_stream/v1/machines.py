@@ -7,14 +7,19 @@ States, transition tables and handler tables, as data. Each ``*Machine`` class i
 ``(state, frame class)`` to ``(guard, outcome)`` rows that
 ``wirestream.runtime.machine.StateMachine`` applies (``send`` raises ``IllegalSend``,
 ``receive`` raises ``UnexpectedFrame`` or returns ``IGNORE``); ``HANDLERS`` names the engine
-method that each frame a row lets through goes to (``Dispatch``). The diagrams are in
-``PROTOCOL.md`` next to this file, drawn from the same tables.
+method that each frame a row lets through goes to. The ``*Handlers`` protocols say those
+methods with their frame classes, one per scope and role; a machine's ``bind_<role>``
+maps each frame to an engine's bound method (``Dispatch`` runs the result), so mypy
+checks that an engine passed to it has every handler, taking the right frame. The
+diagrams are in ``PROTOCOL.md`` next to this file, drawn from the same tables.
 """
 
 from __future__ import annotations
 
 import enum
-from typing import ClassVar, Literal
+from collections.abc import Callable
+from typing import Any, ClassVar, Literal, Protocol
+
 
 from wirestream.runtime.machine import ANY, IGNORE, Illegal, StateMachine, Table
 from . import (
@@ -83,6 +88,357 @@ __all__ = [
     "SubscriptionState",
     "SubscriptionMachine",
 ]
+
+
+class ConnectionClientHandlers(Protocol):
+    """What an engine implements to take the frames the ``client`` of the
+    ``connection`` machines hand on: one method per frame, called with the
+    frame and the engine's own context once a machine let the frame through."""
+
+    def on_connection_declare_publisher_response(
+        self, frame: DeclarePublisherResponse, /, *context: Any
+    ) -> object:
+        """Outcome of a DeclarePublisherRequest."""
+
+    def on_connection_publish_confirm(self, frame: PublishConfirm, /, *context: Any) -> object:
+        """The listed publishing ids are stored."""
+
+    def on_connection_publish_error(self, frame: PublishError, /, *context: Any) -> object:
+        """The listed publishing ids were not stored, with a code each."""
+
+    def on_connection_query_publisher_sequence_response(
+        self, frame: QueryPublisherSequenceResponse, /, *context: Any
+    ) -> object:
+        """The last stored publishing id (sequence) of that publisher reference."""
+
+    def on_connection_delete_publisher_response(
+        self, frame: DeletePublisherResponse, /, *context: Any
+    ) -> object:
+        """Outcome of a DeletePublisherRequest."""
+
+    def on_connection_subscribe_response(
+        self, frame: SubscribeResponse, /, *context: Any
+    ) -> object:
+        """Outcome of a SubscribeRequest."""
+
+    def on_connection_deliver(self, frame: Deliver, /, *context: Any) -> object:
+        """One osiris chunk for a subscription (each costs one credit)."""
+
+    def on_connection_deliver_v2(self, frame: DeliverV2, /, *context: Any) -> object:
+        """A chunk for a subscription, preceded by the id of the last committed chunk."""
+
+    def on_connection_credit_response(self, frame: CreditResponse, /, *context: Any) -> object:
+        """Sent only when a CreditRequest fails (e.g."""
+
+    def on_connection_query_offset_response(
+        self, frame: QueryOffsetResponse, /, *context: Any
+    ) -> object:
+        """The stored offset (response code NO_OFFSET when there is none)."""
+
+    def on_connection_unsubscribe_response(
+        self, frame: UnsubscribeResponse, /, *context: Any
+    ) -> object:
+        """Outcome of an UnsubscribeRequest."""
+
+    def on_connection_create_response(self, frame: CreateResponse, /, *context: Any) -> object:
+        """Outcome of a CreateRequest."""
+
+    def on_connection_delete_response(self, frame: DeleteResponse, /, *context: Any) -> object:
+        """Outcome of a DeleteRequest."""
+
+    def on_connection_metadata_response(self, frame: MetadataResponse, /, *context: Any) -> object:
+        """The brokers, then each stream's leader and replicas as broker references."""
+
+    def on_connection_metadata_update(self, frame: MetadataUpdate, /, *context: Any) -> object:
+        """Something changed about a stream (e.g."""
+
+    def on_connection_peer_properties_response(
+        self, frame: PeerPropertiesResponse, /, *context: Any
+    ) -> object:
+        """The server's properties."""
+
+    def on_connection_sasl_handshake_response(
+        self, frame: SaslHandshakeResponse, /, *context: Any
+    ) -> object:
+        """The SASL mechanisms the server offers (e.g."""
+
+    def on_connection_sasl_authenticate_response(
+        self, frame: SaslAuthenticateResponse, /, *context: Any
+    ) -> object:
+        """Outcome of a SASL step."""
+
+    def on_connection_tune(self, frame: Tune, /, *context: Any) -> object:
+        """The server proposes frame_max and heartbeat; the client answers with the same frame
+        carrying the values it adopts (0 means no limit / no heartbeat)."""
+
+    def on_connection_open_response(self, frame: OpenResponse, /, *context: Any) -> object:
+        """Outcome of the OpenRequest, with connection properties (advertised_host,
+        advertised_port)."""
+
+    def on_connection_close_request(self, frame: CloseRequest, /, *context: Any) -> object:
+        """Close the connection; either side may send it (the broker does on protocol errors)."""
+
+    def on_connection_close_response(self, frame: CloseResponse, /, *context: Any) -> object:
+        """Acknowledges a CloseRequest."""
+
+    def on_connection_heartbeat(self, frame: Heartbeat, /, *context: Any) -> object:
+        """Keeps the connection alive; either side, no body."""
+
+    def on_connection_route_response(self, frame: RouteResponse, /, *context: Any) -> object:
+        """The partition streams for the routing key (empty when there is no route)."""
+
+    def on_connection_partitions_response(
+        self, frame: PartitionsResponse, /, *context: Any
+    ) -> object:
+        """The partition streams of the super stream, in order."""
+
+    def on_connection_consumer_update_request(
+        self, frame: ConsumerUpdateRequest, /, *context: Any
+    ) -> object:
+        """Single active consumer: tells a subscription whether it is now active; the client answers
+        with the offset to resume from."""
+
+    def on_connection_exchange_command_versions_response(
+        self, frame: ExchangeCommandVersionsResponse, /, *context: Any
+    ) -> object:
+        """The commands (and version ranges) the server supports."""
+
+    def on_connection_stream_stats_response(
+        self, frame: StreamStatsResponse, /, *context: Any
+    ) -> object:
+        """The stream's statistics, as name/int64 pairs."""
+
+    def on_connection_create_super_stream_response(
+        self, frame: CreateSuperStreamResponse, /, *context: Any
+    ) -> object:
+        """Outcome of a CreateSuperStreamRequest."""
+
+    def on_connection_delete_super_stream_response(
+        self, frame: DeleteSuperStreamResponse, /, *context: Any
+    ) -> object:
+        """Outcome of a DeleteSuperStreamRequest."""
+
+
+class ConnectionServerHandlers(Protocol):
+    """What an engine implements to take the frames the ``server`` of the
+    ``connection`` machines hand on: one method per frame, called with the
+    frame and the engine's own context once a machine let the frame through."""
+
+    def on_connection_declare_publisher_request(
+        self, frame: DeclarePublisherRequest, /, *context: Any
+    ) -> object:
+        """Declare a publisher id for a stream, with an optional reference for deduplication."""
+
+    def on_connection_publish(self, frame: Publish, /, *context: Any) -> object:
+        """Publish messages (simple entries or sub-entry batches) with a declared publisher."""
+
+    def on_connection_publish_v2(self, frame: PublishV2, /, *context: Any) -> object:
+        """Publish messages that carry a filter value (stream filtering)."""
+
+    def on_connection_query_publisher_sequence_request(
+        self, frame: QueryPublisherSequenceRequest, /, *context: Any
+    ) -> object:
+        """Ask for the last publishing id stored for a publisher reference on a stream."""
+
+    def on_connection_delete_publisher_request(
+        self, frame: DeletePublisherRequest, /, *context: Any
+    ) -> object:
+        """Delete a declared publisher."""
+
+    def on_connection_subscribe_request(self, frame: SubscribeRequest, /, *context: Any) -> object:
+        """Start consuming a stream from an offset specification, with initial credit and
+        properties."""
+
+    def on_connection_credit_request(self, frame: CreditRequest, /, *context: Any) -> object:
+        """Give a subscription more credit (in chunks)."""
+
+    def on_connection_store_offset(self, frame: StoreOffset, /, *context: Any) -> object:
+        """Store the offset a named consumer (reference) reached on a stream."""
+
+    def on_connection_query_offset_request(
+        self, frame: QueryOffsetRequest, /, *context: Any
+    ) -> object:
+        """Ask for the offset stored for a reference on a stream."""
+
+    def on_connection_unsubscribe_request(
+        self, frame: UnsubscribeRequest, /, *context: Any
+    ) -> object:
+        """Stop a subscription."""
+
+    def on_connection_create_request(self, frame: CreateRequest, /, *context: Any) -> object:
+        """Create a stream with arguments (e.g."""
+
+    def on_connection_delete_request(self, frame: DeleteRequest, /, *context: Any) -> object:
+        """Delete a stream."""
+
+    def on_connection_metadata_request(self, frame: MetadataRequest, /, *context: Any) -> object:
+        """Ask where the leaders and replicas of some streams are."""
+
+    def on_connection_peer_properties_request(
+        self, frame: PeerPropertiesRequest, /, *context: Any
+    ) -> object:
+        """The client's properties (product, version, connection_name, ...); first frame of a
+        connection."""
+
+    def on_connection_sasl_handshake_request(
+        self, frame: SaslHandshakeRequest, /, *context: Any
+    ) -> object:
+        """Ask which SASL mechanisms the server offers."""
+
+    def on_connection_sasl_authenticate_request(
+        self, frame: SaslAuthenticateRequest, /, *context: Any
+    ) -> object:
+        """Authenticate with the chosen mechanism (PLAIN: b'\\0user\\0password')."""
+
+    def on_connection_tune(self, frame: Tune, /, *context: Any) -> object:
+        """The server proposes frame_max and heartbeat; the client answers with the same frame
+        carrying the values it adopts (0 means no limit / no heartbeat)."""
+
+    def on_connection_open_request(self, frame: OpenRequest, /, *context: Any) -> object:
+        """Pick the virtual host; last step of the connection handshake."""
+
+    def on_connection_close_request(self, frame: CloseRequest, /, *context: Any) -> object:
+        """Close the connection; either side may send it (the broker does on protocol errors)."""
+
+    def on_connection_close_response(self, frame: CloseResponse, /, *context: Any) -> object:
+        """Acknowledges a CloseRequest."""
+
+    def on_connection_heartbeat(self, frame: Heartbeat, /, *context: Any) -> object:
+        """Keeps the connection alive; either side, no body."""
+
+    def on_connection_route_request(self, frame: RouteRequest, /, *context: Any) -> object:
+        """Ask which partition streams of a super stream a routing key goes to."""
+
+    def on_connection_partitions_request(
+        self, frame: PartitionsRequest, /, *context: Any
+    ) -> object:
+        """Ask for the partition streams of a super stream."""
+
+    def on_connection_consumer_update_response(
+        self, frame: ConsumerUpdateResponse, /, *context: Any
+    ) -> object:
+        """The client's answer to a ConsumerUpdateRequest, with the offset to resume from."""
+
+    def on_connection_exchange_command_versions_request(
+        self, frame: ExchangeCommandVersionsRequest, /, *context: Any
+    ) -> object:
+        """The commands (and version ranges) the client supports."""
+
+    def on_connection_stream_stats_request(
+        self, frame: StreamStatsRequest, /, *context: Any
+    ) -> object:
+        """Ask for a stream's statistics (e.g."""
+
+    def on_connection_create_super_stream_request(
+        self, frame: CreateSuperStreamRequest, /, *context: Any
+    ) -> object:
+        """Create a super stream from its partitions and binding keys."""
+
+    def on_connection_delete_super_stream_request(
+        self, frame: DeleteSuperStreamRequest, /, *context: Any
+    ) -> object:
+        """Delete a super stream and its partitions."""
+
+
+class PublisherClientHandlers(Protocol):
+    """What an engine implements to take the frames the ``client`` of the
+    ``publisher`` machines hand on: one method per frame, called with the
+    frame and the engine's own context once a machine let the frame through."""
+
+    def on_publisher_declare_publisher_response(
+        self, frame: DeclarePublisherResponse, /, *context: Any
+    ) -> object:
+        """Outcome of a DeclarePublisherRequest."""
+
+    def on_publisher_publish_confirm(self, frame: PublishConfirm, /, *context: Any) -> object:
+        """The listed publishing ids are stored."""
+
+    def on_publisher_publish_error(self, frame: PublishError, /, *context: Any) -> object:
+        """The listed publishing ids were not stored, with a code each."""
+
+    def on_publisher_delete_publisher_response(
+        self, frame: DeletePublisherResponse, /, *context: Any
+    ) -> object:
+        """Outcome of a DeletePublisherRequest."""
+
+    def on_publisher_metadata_update(self, frame: MetadataUpdate, /, *context: Any) -> object:
+        """Something changed about a stream (e.g."""
+
+
+class PublisherServerHandlers(Protocol):
+    """What an engine implements to take the frames the ``server`` of the
+    ``publisher`` machines hand on: one method per frame, called with the
+    frame and the engine's own context once a machine let the frame through."""
+
+    def on_publisher_declare_publisher_request(
+        self, frame: DeclarePublisherRequest, /, *context: Any
+    ) -> object:
+        """Declare a publisher id for a stream, with an optional reference for deduplication."""
+
+    def on_publisher_publish(self, frame: Publish, /, *context: Any) -> object:
+        """Publish messages (simple entries or sub-entry batches) with a declared publisher."""
+
+    def on_publisher_publish_v2(self, frame: PublishV2, /, *context: Any) -> object:
+        """Publish messages that carry a filter value (stream filtering)."""
+
+    def on_publisher_delete_publisher_request(
+        self, frame: DeletePublisherRequest, /, *context: Any
+    ) -> object:
+        """Delete a declared publisher."""
+
+
+class SubscriptionClientHandlers(Protocol):
+    """What an engine implements to take the frames the ``client`` of the
+    ``subscription`` machines hand on: one method per frame, called with the
+    frame and the engine's own context once a machine let the frame through."""
+
+    def on_subscription_subscribe_response(
+        self, frame: SubscribeResponse, /, *context: Any
+    ) -> object:
+        """Outcome of a SubscribeRequest."""
+
+    def on_subscription_deliver(self, frame: Deliver, /, *context: Any) -> object:
+        """One osiris chunk for a subscription (each costs one credit)."""
+
+    def on_subscription_deliver_v2(self, frame: DeliverV2, /, *context: Any) -> object:
+        """A chunk for a subscription, preceded by the id of the last committed chunk."""
+
+    def on_subscription_credit_response(self, frame: CreditResponse, /, *context: Any) -> object:
+        """Sent only when a CreditRequest fails (e.g."""
+
+    def on_subscription_unsubscribe_response(
+        self, frame: UnsubscribeResponse, /, *context: Any
+    ) -> object:
+        """Outcome of an UnsubscribeRequest."""
+
+    def on_subscription_metadata_update(self, frame: MetadataUpdate, /, *context: Any) -> object:
+        """Something changed about a stream (e.g."""
+
+    def on_subscription_consumer_update_request(
+        self, frame: ConsumerUpdateRequest, /, *context: Any
+    ) -> object:
+        """Single active consumer: tells a subscription whether it is now active; the client answers
+        with the offset to resume from."""
+
+
+class SubscriptionServerHandlers(Protocol):
+    """What an engine implements to take the frames the ``server`` of the
+    ``subscription`` machines hand on: one method per frame, called with the
+    frame and the engine's own context once a machine let the frame through."""
+
+    def on_subscription_subscribe_request(
+        self, frame: SubscribeRequest, /, *context: Any
+    ) -> object:
+        """Start consuming a stream from an offset specification, with initial credit and
+        properties."""
+
+    def on_subscription_credit_request(self, frame: CreditRequest, /, *context: Any) -> object:
+        """Give a subscription more credit (in chunks)."""
+
+    def on_subscription_unsubscribe_request(
+        self, frame: UnsubscribeRequest, /, *context: Any
+    ) -> object:
+        """Stop a subscription."""
 
 
 def _guard_0(frame: PeerPropertiesResponse) -> bool:
@@ -1265,8 +1621,8 @@ class ConnectionMachine(StateMachine[ConnectionState]):
         },
     }
     # The engine method each received frame goes to once this machine let it through
-    # (``wirestream.runtime.machine.Dispatch``); frames whose rows ignore or refuse it
-    # never get there.
+    # (as data: the ``bind_<role>`` methods below bind them, typed); frames whose rows
+    # ignore or refuse it never get there.
     HANDLERS: ClassVar[dict[str, dict[type, str]]] = {
         "client": {
             DeclarePublisherResponse: "on_connection_declare_publisher_response",
@@ -1331,6 +1687,78 @@ class ConnectionMachine(StateMachine[ConnectionState]):
             DeleteSuperStreamRequest: "on_connection_delete_super_stream_request",
         },
     }
+
+    @staticmethod
+    def bind_client(h: ConnectionClientHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["client"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            DeclarePublisherResponse: h.on_connection_declare_publisher_response,
+            PublishConfirm: h.on_connection_publish_confirm,
+            PublishError: h.on_connection_publish_error,
+            QueryPublisherSequenceResponse: h.on_connection_query_publisher_sequence_response,
+            DeletePublisherResponse: h.on_connection_delete_publisher_response,
+            SubscribeResponse: h.on_connection_subscribe_response,
+            Deliver: h.on_connection_deliver,
+            DeliverV2: h.on_connection_deliver_v2,
+            CreditResponse: h.on_connection_credit_response,
+            QueryOffsetResponse: h.on_connection_query_offset_response,
+            UnsubscribeResponse: h.on_connection_unsubscribe_response,
+            CreateResponse: h.on_connection_create_response,
+            DeleteResponse: h.on_connection_delete_response,
+            MetadataResponse: h.on_connection_metadata_response,
+            MetadataUpdate: h.on_connection_metadata_update,
+            PeerPropertiesResponse: h.on_connection_peer_properties_response,
+            SaslHandshakeResponse: h.on_connection_sasl_handshake_response,
+            SaslAuthenticateResponse: h.on_connection_sasl_authenticate_response,
+            Tune: h.on_connection_tune,
+            OpenResponse: h.on_connection_open_response,
+            CloseRequest: h.on_connection_close_request,
+            CloseResponse: h.on_connection_close_response,
+            Heartbeat: h.on_connection_heartbeat,
+            RouteResponse: h.on_connection_route_response,
+            PartitionsResponse: h.on_connection_partitions_response,
+            ConsumerUpdateRequest: h.on_connection_consumer_update_request,
+            ExchangeCommandVersionsResponse: h.on_connection_exchange_command_versions_response,
+            StreamStatsResponse: h.on_connection_stream_stats_response,
+            CreateSuperStreamResponse: h.on_connection_create_super_stream_response,
+            DeleteSuperStreamResponse: h.on_connection_delete_super_stream_response,
+        }
+
+    @staticmethod
+    def bind_server(h: ConnectionServerHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["server"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            DeclarePublisherRequest: h.on_connection_declare_publisher_request,
+            Publish: h.on_connection_publish,
+            PublishV2: h.on_connection_publish_v2,
+            QueryPublisherSequenceRequest: h.on_connection_query_publisher_sequence_request,
+            DeletePublisherRequest: h.on_connection_delete_publisher_request,
+            SubscribeRequest: h.on_connection_subscribe_request,
+            CreditRequest: h.on_connection_credit_request,
+            StoreOffset: h.on_connection_store_offset,
+            QueryOffsetRequest: h.on_connection_query_offset_request,
+            UnsubscribeRequest: h.on_connection_unsubscribe_request,
+            CreateRequest: h.on_connection_create_request,
+            DeleteRequest: h.on_connection_delete_request,
+            MetadataRequest: h.on_connection_metadata_request,
+            PeerPropertiesRequest: h.on_connection_peer_properties_request,
+            SaslHandshakeRequest: h.on_connection_sasl_handshake_request,
+            SaslAuthenticateRequest: h.on_connection_sasl_authenticate_request,
+            Tune: h.on_connection_tune,
+            OpenRequest: h.on_connection_open_request,
+            CloseRequest: h.on_connection_close_request,
+            CloseResponse: h.on_connection_close_response,
+            Heartbeat: h.on_connection_heartbeat,
+            RouteRequest: h.on_connection_route_request,
+            PartitionsRequest: h.on_connection_partitions_request,
+            ConsumerUpdateResponse: h.on_connection_consumer_update_response,
+            ExchangeCommandVersionsRequest: h.on_connection_exchange_command_versions_request,
+            StreamStatsRequest: h.on_connection_stream_stats_request,
+            CreateSuperStreamRequest: h.on_connection_create_super_stream_request,
+            DeleteSuperStreamRequest: h.on_connection_delete_super_stream_request,
+        }
 
     def __init__(
         self,
@@ -1565,8 +1993,8 @@ class PublisherMachine(StateMachine[PublisherState]):
         },
     }
     # The engine method each received frame goes to once this machine let it through
-    # (``wirestream.runtime.machine.Dispatch``); frames whose rows ignore or refuse it
-    # never get there.
+    # (as data: the ``bind_<role>`` methods below bind them, typed); frames whose rows
+    # ignore or refuse it never get there.
     HANDLERS: ClassVar[dict[str, dict[type, str]]] = {
         "client": {
             DeclarePublisherResponse: "on_publisher_declare_publisher_response",
@@ -1582,6 +2010,29 @@ class PublisherMachine(StateMachine[PublisherState]):
             DeletePublisherRequest: "on_publisher_delete_publisher_request",
         },
     }
+
+    @staticmethod
+    def bind_client(h: PublisherClientHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["client"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            DeclarePublisherResponse: h.on_publisher_declare_publisher_response,
+            PublishConfirm: h.on_publisher_publish_confirm,
+            PublishError: h.on_publisher_publish_error,
+            DeletePublisherResponse: h.on_publisher_delete_publisher_response,
+            MetadataUpdate: h.on_publisher_metadata_update,
+        }
+
+    @staticmethod
+    def bind_server(h: PublisherServerHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["server"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            DeclarePublisherRequest: h.on_publisher_declare_publisher_request,
+            Publish: h.on_publisher_publish,
+            PublishV2: h.on_publisher_publish_v2,
+            DeletePublisherRequest: h.on_publisher_delete_publisher_request,
+        }
 
     def __init__(
         self,
@@ -1880,8 +2331,8 @@ class SubscriptionMachine(StateMachine[SubscriptionState]):
         },
     }
     # The engine method each received frame goes to once this machine let it through
-    # (``wirestream.runtime.machine.Dispatch``); frames whose rows ignore or refuse it
-    # never get there.
+    # (as data: the ``bind_<role>`` methods below bind them, typed); frames whose rows
+    # ignore or refuse it never get there.
     HANDLERS: ClassVar[dict[str, dict[type, str]]] = {
         "client": {
             SubscribeResponse: "on_subscription_subscribe_response",
@@ -1898,6 +2349,30 @@ class SubscriptionMachine(StateMachine[SubscriptionState]):
             UnsubscribeRequest: "on_subscription_unsubscribe_request",
         },
     }
+
+    @staticmethod
+    def bind_client(h: SubscriptionClientHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["client"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            SubscribeResponse: h.on_subscription_subscribe_response,
+            Deliver: h.on_subscription_deliver,
+            DeliverV2: h.on_subscription_deliver_v2,
+            CreditResponse: h.on_subscription_credit_response,
+            UnsubscribeResponse: h.on_subscription_unsubscribe_response,
+            MetadataUpdate: h.on_subscription_metadata_update,
+            ConsumerUpdateRequest: h.on_subscription_consumer_update_request,
+        }
+
+    @staticmethod
+    def bind_server(h: SubscriptionServerHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["server"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            SubscribeRequest: h.on_subscription_subscribe_request,
+            CreditRequest: h.on_subscription_credit_request,
+            UnsubscribeRequest: h.on_subscription_unsubscribe_request,
+        }
 
     def __init__(
         self,

@@ -7,14 +7,19 @@ States, transition tables and handler tables, as data. Each ``*Machine`` class i
 ``(state, frame class)`` to ``(guard, outcome)`` rows that
 ``wirestream.runtime.machine.StateMachine`` applies (``send`` raises ``IllegalSend``,
 ``receive`` raises ``UnexpectedFrame`` or returns ``IGNORE``); ``HANDLERS`` names the engine
-method that each frame a row lets through goes to (``Dispatch``). The diagrams are in
-``PROTOCOL.md`` next to this file, drawn from the same tables.
+method that each frame a row lets through goes to. The ``*Handlers`` protocols say those
+methods with their frame classes, one per scope and role; a machine's ``bind_<role>``
+maps each frame to an engine's bound method (``Dispatch`` runs the result), so mypy
+checks that an engine passed to it has every handler, taking the right frame. The
+diagrams are in ``PROTOCOL.md`` next to this file, drawn from the same tables.
 """
 
 from __future__ import annotations
 
 import enum
-from typing import ClassVar, Literal
+from collections.abc import Callable
+from typing import Any, ClassVar, Literal, Protocol
+
 
 from wirestream.runtime.machine import ANY, IGNORE, Illegal, StateMachine, Table
 from . import (
@@ -41,6 +46,91 @@ __all__ = [
     "SplitElementState",
     "SplitElementMachine",
 ]
+
+
+class ConnectionClientHandlers(Protocol):
+    """What an engine implements to take the frames the ``client`` of the
+    ``connection`` machines hand on: one method per frame, called with the
+    frame and the engine's own context once a machine let the frame through."""
+
+    def on_connection_server_hello(self, frame: ServerHello, /, *context: Any) -> object:
+        """The server's hello: its version and supported extension Ids."""
+
+    def on_connection_goodbye(self, frame: Goodbye, /, *context: Any) -> object:
+        """Orderly close: the sender closes all its open streams (as if by cancel or onError) and
+        waits for the peer's Goodbye before closing the transport."""
+
+
+class ConnectionServerHandlers(Protocol):
+    """What an engine implements to take the frames the ``server`` of the
+    ``connection`` machines hand on: one method per frame, called with the
+    frame and the engine's own context once a machine let the frame through."""
+
+    def on_connection_client_hello(self, frame: ClientHello, /, *context: Any) -> object:
+        """First message of the client (the side that opened the connection): its protocol version
+        (0) and the extension Ids it supports."""
+
+    def on_connection_goodbye(self, frame: Goodbye, /, *context: Any) -> object:
+        """Orderly close: the sender closes all its open streams (as if by cancel or onError) and
+        waits for the peer's Goodbye before closing the transport."""
+
+
+class SubscriptionSubscriberHandlers(Protocol):
+    """What an engine implements to take the frames the ``subscriber`` of the
+    ``subscription`` machines hand on: one method per frame, called with the
+    frame and the engine's own context once a machine let the frame through."""
+
+    def on_subscription_subscribed(self, frame: Subscribed, /, *context: Any) -> object:
+        """The publisher accepted the subscription."""
+
+    def on_subscription_on_next(self, frame: OnNext, /, *context: Any) -> object:
+        """One stream element."""
+
+    def on_subscription_on_complete(self, frame: OnComplete, /, *context: Any) -> object:
+        """The stream completed; the subscriber Id is released."""
+
+    def on_subscription_on_error(self, frame: OnError, /, *context: Any) -> object:
+        """The stream failed; the subscriber Id is released."""
+
+    def on_subscription_on_next_packed(self, frame: OnNextPacked, /, *context: Any) -> object:
+        """Several fixed-size elements in one message: a varint count, then count * elementSize
+        bytes."""
+
+    def on_subscription_on_next_part(self, frame: OnNextPart, /, *context: Any) -> object:
+        """A non-final part of a split element."""
+
+    def on_subscription_on_next_last_part(self, frame: OnNextLastPart, /, *context: Any) -> object:
+        """The final part of a split element; the subscriber's driver joins the parts and delivers
+        one element."""
+
+
+class SubscriptionPublisherHandlers(Protocol):
+    """What an engine implements to take the frames the ``publisher`` of the
+    ``subscription`` machines hand on: one method per frame, called with the
+    frame and the engine's own context once a machine let the frame through."""
+
+    def on_subscription_subscribe(self, frame: Subscribe, /, *context: Any) -> object:
+        """Subscribe to a named publisher under a subscriber-chosen Id, optionally with initial
+        demand."""
+
+    def on_subscription_request(self, frame: Request, /, *context: Any) -> object:
+        """Add demand to the subscription identified by `subscriber`."""
+
+    def on_subscription_cancel(self, frame: Cancel, /, *context: Any) -> object:
+        """Cancel the subscription; afterwards the subscriber may reuse the Id."""
+
+
+class ElementSubscriberHandlers(Protocol):
+    """What an engine implements to take the frames the ``subscriber`` of the
+    ``element`` machines hand on: one method per frame, called with the
+    frame and the engine's own context once a machine let the frame through."""
+
+    def on_element_on_next_part(self, frame: OnNextPart, /, *context: Any) -> object:
+        """A non-final part of a split element."""
+
+    def on_element_on_next_last_part(self, frame: OnNextLastPart, /, *context: Any) -> object:
+        """The final part of a split element; the subscriber's driver joins the parts and delivers
+        one element."""
 
 
 def _guard_0(frame: ServerHello) -> bool:
@@ -424,8 +514,8 @@ class ConnectionMachine(StateMachine[ConnectionState]):
         },
     }
     # The engine method each received frame goes to once this machine let it through
-    # (``wirestream.runtime.machine.Dispatch``); frames whose rows ignore or refuse it
-    # never get there.
+    # (as data: the ``bind_<role>`` methods below bind them, typed); frames whose rows
+    # ignore or refuse it never get there.
     HANDLERS: ClassVar[dict[str, dict[type, str]]] = {
         "client": {
             ServerHello: "on_connection_server_hello",
@@ -436,6 +526,24 @@ class ConnectionMachine(StateMachine[ConnectionState]):
             Goodbye: "on_connection_goodbye",
         },
     }
+
+    @staticmethod
+    def bind_client(h: ConnectionClientHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["client"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            ServerHello: h.on_connection_server_hello,
+            Goodbye: h.on_connection_goodbye,
+        }
+
+    @staticmethod
+    def bind_server(h: ConnectionServerHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["server"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            ClientHello: h.on_connection_client_hello,
+            Goodbye: h.on_connection_goodbye,
+        }
 
     def __init__(
         self,
@@ -869,8 +977,8 @@ class SubscriptionMachine(StateMachine[SubscriptionState]):
         },
     }
     # The engine method each received frame goes to once this machine let it through
-    # (``wirestream.runtime.machine.Dispatch``); frames whose rows ignore or refuse it
-    # never get there.
+    # (as data: the ``bind_<role>`` methods below bind them, typed); frames whose rows
+    # ignore or refuse it never get there.
     HANDLERS: ClassVar[dict[str, dict[type, str]]] = {
         "subscriber": {
             Subscribed: "on_subscription_subscribed",
@@ -887,6 +995,30 @@ class SubscriptionMachine(StateMachine[SubscriptionState]):
             Cancel: "on_subscription_cancel",
         },
     }
+
+    @staticmethod
+    def bind_subscriber(h: SubscriptionSubscriberHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["subscriber"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            Subscribed: h.on_subscription_subscribed,
+            OnNext: h.on_subscription_on_next,
+            OnComplete: h.on_subscription_on_complete,
+            OnError: h.on_subscription_on_error,
+            OnNextPacked: h.on_subscription_on_next_packed,
+            OnNextPart: h.on_subscription_on_next_part,
+            OnNextLastPart: h.on_subscription_on_next_last_part,
+        }
+
+    @staticmethod
+    def bind_publisher(h: SubscriptionPublisherHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["publisher"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            Subscribe: h.on_subscription_subscribe,
+            Request: h.on_subscription_request,
+            Cancel: h.on_subscription_cancel,
+        }
 
     def __init__(
         self,
@@ -964,8 +1096,8 @@ class SplitElementMachine(StateMachine[SplitElementState]):
         },
     }
     # The engine method each received frame goes to once this machine let it through
-    # (``wirestream.runtime.machine.Dispatch``); frames whose rows ignore or refuse it
-    # never get there.
+    # (as data: the ``bind_<role>`` methods below bind them, typed); frames whose rows
+    # ignore or refuse it never get there.
     HANDLERS: ClassVar[dict[str, dict[type, str]]] = {
         "publisher": {},
         "subscriber": {
@@ -973,6 +1105,21 @@ class SplitElementMachine(StateMachine[SplitElementState]):
             OnNextLastPart: "on_element_on_next_last_part",
         },
     }
+
+    @staticmethod
+    def bind_publisher(h: object) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["publisher"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {}
+
+    @staticmethod
+    def bind_subscriber(h: ElementSubscriberHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["subscriber"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            OnNextPart: h.on_element_on_next_part,
+            OnNextLastPart: h.on_element_on_next_last_part,
+        }
 
     def __init__(
         self,

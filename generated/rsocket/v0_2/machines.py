@@ -7,14 +7,19 @@ States, transition tables and handler tables, as data. Each ``*Machine`` class i
 ``(state, frame class)`` to ``(guard, outcome)`` rows that
 ``wirestream.runtime.machine.StateMachine`` applies (``send`` raises ``IllegalSend``,
 ``receive`` raises ``UnexpectedFrame`` or returns ``IGNORE``); ``HANDLERS`` names the engine
-method that each frame a row lets through goes to (``Dispatch``). The diagrams are in
-``PROTOCOL.md`` next to this file, drawn from the same tables.
+method that each frame a row lets through goes to. The ``*Handlers`` protocols say those
+methods with their frame classes, one per scope and role; a machine's ``bind_<role>``
+maps each frame to an engine's bound method (``Dispatch`` runs the result), so mypy
+checks that an engine passed to it has every handler, taking the right frame. The
+diagrams are in ``PROTOCOL.md`` next to this file, drawn from the same tables.
 """
 
 from __future__ import annotations
 
 import enum
-from typing import ClassVar, Literal
+from collections.abc import Callable
+from typing import Any, ClassVar, Literal, Protocol
+
 
 from wirestream.runtime.machine import ANY, IGNORE, Illegal, StateMachine, Table
 from . import (
@@ -50,6 +55,96 @@ __all__ = [
     "RequestChannelState",
     "RequestChannelMachine",
 ]
+
+
+class ConnectionClientHandlers(Protocol):
+    """What an engine implements to take the frames the ``client`` of the
+    ``connection`` machines hand on: one method per frame, called with the
+    frame and the engine's own context once a machine let the frame through."""
+
+    def on_connection_lease(self, frame: Lease, /, *context: Any) -> object:
+        """Grants the peer's Requester the right to send requests for a period."""
+
+    def on_connection_keepalive(self, frame: Keepalive, /, *context: Any) -> object:
+        """Connection keepalive; R asks the peer to echo it back with the same data."""
+
+    def on_connection_error(self, frame: Error, /, *context: Any) -> object:
+        """Error at connection (stream id 0) or stream level."""
+
+    def on_connection_metadata_push(self, frame: MetadataPush, /, *context: Any) -> object:
+        """Asynchronous connection-level metadata (stream id 0)."""
+
+    def on_connection_resume_ok(self, frame: ResumeOk, /, *context: Any) -> object:
+        """Sent in response to RESUME when resuming is possible."""
+
+    def on_connection_ext(self, frame: Ext, /, *context: Any) -> object:
+        """Extension frame; content depends on the extended type."""
+
+
+class ConnectionServerHandlers(Protocol):
+    """What an engine implements to take the frames the ``server`` of the
+    ``connection`` machines hand on: one method per frame, called with the
+    frame and the engine's own context once a machine let the frame through."""
+
+    def on_connection_setup(self, frame: Setup, /, *context: Any) -> object:
+        """Sent by the client to initiate protocol processing (stream id 0)."""
+
+    def on_connection_lease(self, frame: Lease, /, *context: Any) -> object:
+        """Grants the peer's Requester the right to send requests for a period."""
+
+    def on_connection_keepalive(self, frame: Keepalive, /, *context: Any) -> object:
+        """Connection keepalive; R asks the peer to echo it back with the same data."""
+
+    def on_connection_error(self, frame: Error, /, *context: Any) -> object:
+        """Error at connection (stream id 0) or stream level."""
+
+    def on_connection_metadata_push(self, frame: MetadataPush, /, *context: Any) -> object:
+        """Asynchronous connection-level metadata (stream id 0)."""
+
+    def on_connection_resume(self, frame: Resume, /, *context: Any) -> object:
+        """Replaces SETUP to resume a previous session (optional feature)."""
+
+    def on_connection_ext(self, frame: Ext, /, *context: Any) -> object:
+        """Extension frame; content depends on the extended type."""
+
+
+class StreamRequesterHandlers(Protocol):
+    """What an engine implements to take the frames the ``requester`` of the
+    ``stream`` machines hand on: one method per frame, called with the
+    frame and the engine's own context once a machine let the frame through."""
+
+    def on_stream_request_n(self, frame: RequestN, /, *context: Any) -> object:
+        """Request N more items (Reactive Streams credit)."""
+
+    def on_stream_response(self, frame: Response, /, *context: Any) -> object:
+        """Response to a request (NEXT and/or COMPLETE)."""
+
+    def on_stream_error(self, frame: Error, /, *context: Any) -> object:
+        """Error at connection (stream id 0) or stream level."""
+
+
+class StreamResponderHandlers(Protocol):
+    """What an engine implements to take the frames the ``responder`` of the
+    ``stream`` machines hand on: one method per frame, called with the
+    frame and the engine's own context once a machine let the frame through."""
+
+    def on_stream_request_response(self, frame: RequestResponse, /, *context: Any) -> object:
+        """Request a single response."""
+
+    def on_stream_request_fnf(self, frame: RequestFnf, /, *context: Any) -> object:
+        """Fire-and-forget, a single one-way message."""
+
+    def on_stream_request_stream(self, frame: RequestStream, /, *context: Any) -> object:
+        """Request a completable stream."""
+
+    def on_stream_request_channel(self, frame: RequestChannel, /, *context: Any) -> object:
+        """Request a completable stream in both directions."""
+
+    def on_stream_request_n(self, frame: RequestN, /, *context: Any) -> object:
+        """Request N more items (Reactive Streams credit)."""
+
+    def on_stream_cancel(self, frame: Cancel, /, *context: Any) -> object:
+        """Cancel an outstanding request."""
 
 
 def _guard_0(frame: Setup) -> bool:
@@ -627,8 +722,8 @@ class ConnectionMachine(StateMachine[ConnectionState]):
         },
     }
     # The engine method each received frame goes to once this machine let it through
-    # (``wirestream.runtime.machine.Dispatch``); frames whose rows ignore or refuse it
-    # never get there.
+    # (as data: the ``bind_<role>`` methods below bind them, typed); frames whose rows
+    # ignore or refuse it never get there.
     HANDLERS: ClassVar[dict[str, dict[type, str]]] = {
         "client": {
             Lease: "on_connection_lease",
@@ -648,6 +743,33 @@ class ConnectionMachine(StateMachine[ConnectionState]):
             Ext: "on_connection_ext",
         },
     }
+
+    @staticmethod
+    def bind_client(h: ConnectionClientHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["client"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            Lease: h.on_connection_lease,
+            Keepalive: h.on_connection_keepalive,
+            Error: h.on_connection_error,
+            MetadataPush: h.on_connection_metadata_push,
+            ResumeOk: h.on_connection_resume_ok,
+            Ext: h.on_connection_ext,
+        }
+
+    @staticmethod
+    def bind_server(h: ConnectionServerHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["server"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            Setup: h.on_connection_setup,
+            Lease: h.on_connection_lease,
+            Keepalive: h.on_connection_keepalive,
+            Error: h.on_connection_error,
+            MetadataPush: h.on_connection_metadata_push,
+            Resume: h.on_connection_resume,
+            Ext: h.on_connection_ext,
+        }
 
     def __init__(
         self,
@@ -898,12 +1020,24 @@ class FragmentsMachine(StateMachine[FragmentsState]):
         },
     }
     # The engine method each received frame goes to once this machine let it through
-    # (``wirestream.runtime.machine.Dispatch``); frames whose rows ignore or refuse it
-    # never get there.
+    # (as data: the ``bind_<role>`` methods below bind them, typed); frames whose rows
+    # ignore or refuse it never get there.
     HANDLERS: ClassVar[dict[str, dict[type, str]]] = {
         "sender": {},
         "receiver": {},
     }
+
+    @staticmethod
+    def bind_sender(h: object) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["sender"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {}
+
+    @staticmethod
+    def bind_receiver(h: object) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["receiver"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {}
 
     def __init__(
         self,
@@ -1027,8 +1161,8 @@ class RequestResponseMachine(StateMachine[RequestResponseState]):
         },
     }
     # The engine method each received frame goes to once this machine let it through
-    # (``wirestream.runtime.machine.Dispatch``); frames whose rows ignore or refuse it
-    # never get there.
+    # (as data: the ``bind_<role>`` methods below bind them, typed); frames whose rows
+    # ignore or refuse it never get there.
     HANDLERS: ClassVar[dict[str, dict[type, str]]] = {
         "requester": {
             Response: "on_stream_response",
@@ -1039,6 +1173,24 @@ class RequestResponseMachine(StateMachine[RequestResponseState]):
             Cancel: "on_stream_cancel",
         },
     }
+
+    @staticmethod
+    def bind_requester(h: StreamRequesterHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["requester"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            Response: h.on_stream_response,
+            Error: h.on_stream_error,
+        }
+
+    @staticmethod
+    def bind_responder(h: StreamResponderHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["responder"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            RequestResponse: h.on_stream_request_response,
+            Cancel: h.on_stream_cancel,
+        }
 
     def __init__(
         self,
@@ -1112,8 +1264,8 @@ class RequestFnfMachine(StateMachine[RequestFnfState]):
         },
     }
     # The engine method each received frame goes to once this machine let it through
-    # (``wirestream.runtime.machine.Dispatch``); frames whose rows ignore or refuse it
-    # never get there.
+    # (as data: the ``bind_<role>`` methods below bind them, typed); frames whose rows
+    # ignore or refuse it never get there.
     HANDLERS: ClassVar[dict[str, dict[type, str]]] = {
         "requester": {},
         "responder": {
@@ -1121,6 +1273,21 @@ class RequestFnfMachine(StateMachine[RequestFnfState]):
             Cancel: "on_stream_cancel",
         },
     }
+
+    @staticmethod
+    def bind_requester(h: object) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["requester"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {}
+
+    @staticmethod
+    def bind_responder(h: StreamResponderHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["responder"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            RequestFnf: h.on_stream_request_fnf,
+            Cancel: h.on_stream_cancel,
+        }
 
     def __init__(
         self,
@@ -1247,8 +1414,8 @@ class RequestStreamMachine(StateMachine[RequestStreamState]):
         },
     }
     # The engine method each received frame goes to once this machine let it through
-    # (``wirestream.runtime.machine.Dispatch``); frames whose rows ignore or refuse it
-    # never get there.
+    # (as data: the ``bind_<role>`` methods below bind them, typed); frames whose rows
+    # ignore or refuse it never get there.
     HANDLERS: ClassVar[dict[str, dict[type, str]]] = {
         "requester": {
             Response: "on_stream_response",
@@ -1260,6 +1427,25 @@ class RequestStreamMachine(StateMachine[RequestStreamState]):
             Cancel: "on_stream_cancel",
         },
     }
+
+    @staticmethod
+    def bind_requester(h: StreamRequesterHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["requester"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            Response: h.on_stream_response,
+            Error: h.on_stream_error,
+        }
+
+    @staticmethod
+    def bind_responder(h: StreamResponderHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["responder"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            RequestStream: h.on_stream_request_stream,
+            RequestN: h.on_stream_request_n,
+            Cancel: h.on_stream_cancel,
+        }
 
     def __init__(
         self,
@@ -1463,8 +1649,8 @@ class RequestChannelMachine(StateMachine[RequestChannelState]):
         },
     }
     # The engine method each received frame goes to once this machine let it through
-    # (``wirestream.runtime.machine.Dispatch``); frames whose rows ignore or refuse it
-    # never get there.
+    # (as data: the ``bind_<role>`` methods below bind them, typed); frames whose rows
+    # ignore or refuse it never get there.
     HANDLERS: ClassVar[dict[str, dict[type, str]]] = {
         "requester": {
             RequestN: "on_stream_request_n",
@@ -1477,6 +1663,26 @@ class RequestChannelMachine(StateMachine[RequestChannelState]):
             Cancel: "on_stream_cancel",
         },
     }
+
+    @staticmethod
+    def bind_requester(h: StreamRequesterHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["requester"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            RequestN: h.on_stream_request_n,
+            Response: h.on_stream_response,
+            Error: h.on_stream_error,
+        }
+
+    @staticmethod
+    def bind_responder(h: StreamResponderHandlers) -> dict[type, Callable[..., object]]:
+        """``HANDLERS["responder"]`` bound to ``h``'s methods: the dispatch of an
+        engine (``wirestream.runtime.machine.Dispatch``)."""
+        return {
+            RequestChannel: h.on_stream_request_channel,
+            RequestN: h.on_stream_request_n,
+            Cancel: h.on_stream_cancel,
+        }
 
     def __init__(
         self,

@@ -28,6 +28,7 @@
  *   };
  *   static readonly RECEIVE: Readonly<Record<string, Table<ConnectionState>>> = { ... };
  *   static readonly HANDLERS: Handlers = { ... };   // optional: frame class -> engine method
+ *   static bindServer(h: ConnectionServerHandlers): BoundHandlers { ... }  // typed HANDLERS
  * }
  * ```
  *
@@ -83,6 +84,14 @@ export type StateRows<S extends string> = ReadonlyMap<TableKey, Rows<S>>;
 export type Table<S extends string> = ReadonlyMap<S, StateRows<S>>;
 /** Per role: frame class -> the engine method a received frame goes to. */
 export type Handlers = Readonly<Record<string, ReadonlyMap<FrameClass, string>>>;
+/**
+ * An engine's handler for one frame class, as a machine's generated `bind<Role>(h)`
+ * returns it: typed against the machine's `*Handlers` interface when bound, so tsc
+ * refuses an engine without a handler or with one taking another frame.
+ */
+export type BoundHandler = (frame: object, ...context: unknown[]) => unknown;
+/** frame class -> the engine's handler (`bind<Role>`'s result). */
+export type BoundHandlers = ReadonlyMap<FrameClass, BoundHandler>;
 
 /** Build a Table from flat `[state, frame class | ANY, rows]` entries. */
 export function table<S extends string>(

@@ -9,8 +9,10 @@
  * `@wirestream/runtime` applies (`send` throws `IllegalSend`, `receive` throws
  * `UnexpectedFrame` or returns `IGNORE`), exactly as the Python `machines.py` generated
  * from the same plan; `HANDLERS` names the engine method each frame a row lets through
- * goes to. The diagrams are in `PROTOCOL.md` of the Python package, drawn from the same
- * tables.
+ * goes to. The `*Handlers` interfaces say those methods with their frame classes, one per
+ * scope and role; a machine's `bind<Role>(h)` maps each frame to `h`'s method, so tsc
+ * checks that an engine has every handler. The diagrams are in `PROTOCOL.md` of the
+ * Python package, drawn from the same tables.
  */
 
 import {
@@ -19,6 +21,8 @@ import {
   Illegal,
   StateMachine,
   table,
+  type BoundHandler,
+  type BoundHandlers,
   type FrameClass,
   type Handlers,
   type Table,
@@ -47,6 +51,105 @@ import {
   InnerEnd,
   InnerError,
 } from "./index.js";
+
+/**
+ * What an engine implements to take the frames the `peer` of the
+ * `connection` machines hand on: one method per frame, called with the frame and
+ * the engine's own context once a machine let the frame through.
+ */
+export interface ConnectionPeerHandlers {
+  /** Allow the peer to send `credit` more bytes of top-level packets. */
+  onConnectionMainCredit(frame: MainCredit, ...context: unknown[]): unknown;
+  /**
+   * No more Message, Request, CreateStream, CreateSink or CreateDuplex packets will follow (the
+   * seed's "OpenStream, OpenSink, OpenDuplex" are the Create* packets).
+   */
+  onConnectionClose(frame: Close, ...context: unknown[]): unknown;
+  /** The lowest top-level credit at which the sender can still fully function. */
+  onConnectionMinimum(frame: Minimum, ...context: unknown[]): unknown;
+  /** Same as RequestCancel and InnerCancel for every open request, stream and duplex. */
+  onConnectionCancelAll(frame: CancelAll, ...context: unknown[]): unknown;
+  /** A one-shot unidirectional message. */
+  onConnectionMessage(frame: Message, ...context: unknown[]): unknown;
+  /** Several messages in one packet, same as as many Message packets. */
+  onConnectionMessages(frame: Messages, ...context: unknown[]): unknown;
+  /** Several requests in one packet, with consecutive ids initial_req_id, initial_req_id + 1, ... */
+  onConnectionRequests(frame: Requests, ...context: unknown[]): unknown;
+  /**
+   * Open a stream from the peer (the peer sends items) under inner_id, granting it initial inner
+   * credit.
+   */
+  onConnectionCreateStream(frame: CreateStream, ...context: unknown[]): unknown;
+  /** Open a sink to the peer (the sender sends items, once the peer grants inner credit). */
+  onConnectionCreateSink(frame: CreateSink, ...context: unknown[]): unknown;
+  /**
+   * OUR LAYOUT (the seed only has TODO items for it): CreateSink plus items sent right away, paid
+   * with top-level credit instead of waiting for inner credit.
+   */
+  onConnectionGreedySink(frame: GreedySink, ...context: unknown[]): unknown;
+  /**
+   * Open a duplex (sink + stream) with the peer, granting initial inner credit for the stream
+   * half.
+   */
+  onConnectionCreateDuplex(frame: CreateDuplex, ...context: unknown[]): unknown;
+  /**
+   * OUR LAYOUT (the seed only has TODO items for it): CreateDuplex plus items sent right away down
+   * its sink half, paid with top-level credit.
+   */
+  onConnectionGreedyDuplex(frame: GreedyDuplex, ...context: unknown[]): unknown;
+}
+
+/**
+ * What an engine implements to take the frames the `requester` of the
+ * `request` machines hand on: one method per frame, called with the frame and
+ * the engine's own context once a machine let the frame through.
+ */
+export interface RequestRequesterHandlers {
+  /** The response to a previously received request. */
+  onRequestResponse(frame: Response, ...context: unknown[]): unknown;
+  /** An error answer to a previously received request. */
+  onRequestResponseError(frame: ResponseError, ...context: unknown[]): unknown;
+}
+
+/**
+ * What an engine implements to take the frames the `responder` of the
+ * `request` machines hand on: one method per frame, called with the frame and
+ * the engine's own context once a machine let the frame through.
+ */
+export interface RequestResponderHandlers {
+  /** A request expecting exactly one Response or ResponseError with the same req_id. */
+  onRequestRequest(frame: Request, ...context: unknown[]): unknown;
+  /** The sender is no longer interested in the response to req_id. */
+  onRequestRequestCancel(frame: RequestCancel, ...context: unknown[]): unknown;
+}
+
+/**
+ * What an engine implements to take the frames the `item_sender` of the
+ * `inner_flow` machines hand on: one method per frame, called with the frame and
+ * the engine's own context once a machine let the frame through.
+ */
+export interface InnerFlowItemSenderHandlers {
+  /** Allow the peer to send `credit` more bytes of inner packets on inner_id. */
+  onInnerFlowInnerCredit(frame: InnerCredit, ...context: unknown[]): unknown;
+  /** No more items wanted on inner_id. */
+  onInnerFlowInnerCancel(frame: InnerCancel, ...context: unknown[]): unknown;
+}
+
+/**
+ * What an engine implements to take the frames the `item_receiver` of the
+ * `inner_flow` machines hand on: one method per frame, called with the frame and
+ * the engine's own context once a machine let the frame through.
+ */
+export interface InnerFlowItemReceiverHandlers {
+  /** One item on inner_id (the seed names this field stream_id; it is the inner id). */
+  onInnerFlowInnerItem(frame: InnerItem, ...context: unknown[]): unknown;
+  /** Several items on inner_id in one packet. */
+  onInnerFlowInnerItems(frame: InnerItems, ...context: unknown[]): unknown;
+  /** No more items will be sent on inner_id (the seed names this field stream_id). */
+  onInnerFlowInnerEnd(frame: InnerEnd, ...context: unknown[]): unknown;
+  /** End inner_id with an error (InnerEnd with a payload; the seed names the field stream_id). */
+  onInnerFlowInnerError(frame: InnerError, ...context: unknown[]): unknown;
+}
 
 /** States of the `connection` machine. */
 export enum ConnectionState {
@@ -521,6 +624,24 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
     ]),
   };
 
+  /** `HANDLERS["peer"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindPeer(h: ConnectionPeerHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [MainCredit, (frame, ...context) => h.onConnectionMainCredit(frame as MainCredit, ...context)],
+      [Close, (frame, ...context) => h.onConnectionClose(frame as Close, ...context)],
+      [Minimum, (frame, ...context) => h.onConnectionMinimum(frame as Minimum, ...context)],
+      [CancelAll, (frame, ...context) => h.onConnectionCancelAll(frame as CancelAll, ...context)],
+      [Message, (frame, ...context) => h.onConnectionMessage(frame as Message, ...context)],
+      [Messages, (frame, ...context) => h.onConnectionMessages(frame as Messages, ...context)],
+      [Requests, (frame, ...context) => h.onConnectionRequests(frame as Requests, ...context)],
+      [CreateStream, (frame, ...context) => h.onConnectionCreateStream(frame as CreateStream, ...context)],
+      [CreateSink, (frame, ...context) => h.onConnectionCreateSink(frame as CreateSink, ...context)],
+      [GreedySink, (frame, ...context) => h.onConnectionGreedySink(frame as GreedySink, ...context)],
+      [CreateDuplex, (frame, ...context) => h.onConnectionCreateDuplex(frame as CreateDuplex, ...context)],
+      [GreedyDuplex, (frame, ...context) => h.onConnectionGreedyDuplex(frame as GreedyDuplex, ...context)],
+    ]);
+  }
+
   constructor(role: "peer", state?: ConnectionState) {
     super(role, state);
   }
@@ -693,6 +814,22 @@ export class RequestMachine extends StateMachine<RequestState> {
       [RequestCancel, "onRequestRequestCancel"],
     ]),
   };
+
+  /** `HANDLERS["requester"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindRequester(h: RequestRequesterHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [Response, (frame, ...context) => h.onRequestResponse(frame as Response, ...context)],
+      [ResponseError, (frame, ...context) => h.onRequestResponseError(frame as ResponseError, ...context)],
+    ]);
+  }
+
+  /** `HANDLERS["responder"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindResponder(h: RequestResponderHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [Request, (frame, ...context) => h.onRequestRequest(frame as Request, ...context)],
+      [RequestCancel, (frame, ...context) => h.onRequestRequestCancel(frame as RequestCancel, ...context)],
+    ]);
+  }
 
   constructor(role: "requester" | "responder", state?: RequestState) {
     super(role, state);
@@ -965,6 +1102,24 @@ export class FlowMachine extends StateMachine<FlowState> {
       [InnerError, "onInnerFlowInnerError"],
     ]),
   };
+
+  /** `HANDLERS["item_sender"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindItemSender(h: InnerFlowItemSenderHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [InnerCredit, (frame, ...context) => h.onInnerFlowInnerCredit(frame as InnerCredit, ...context)],
+      [InnerCancel, (frame, ...context) => h.onInnerFlowInnerCancel(frame as InnerCancel, ...context)],
+    ]);
+  }
+
+  /** `HANDLERS["item_receiver"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindItemReceiver(h: InnerFlowItemReceiverHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [InnerItem, (frame, ...context) => h.onInnerFlowInnerItem(frame as InnerItem, ...context)],
+      [InnerItems, (frame, ...context) => h.onInnerFlowInnerItems(frame as InnerItems, ...context)],
+      [InnerEnd, (frame, ...context) => h.onInnerFlowInnerEnd(frame as InnerEnd, ...context)],
+      [InnerError, (frame, ...context) => h.onInnerFlowInnerError(frame as InnerError, ...context)],
+    ]);
+  }
 
   constructor(role: "item_sender" | "item_receiver", state?: FlowState) {
     super(role, state);

@@ -9,8 +9,10 @@
  * `@wirestream/runtime` applies (`send` throws `IllegalSend`, `receive` throws
  * `UnexpectedFrame` or returns `IGNORE`), exactly as the Python `machines.py` generated
  * from the same plan; `HANDLERS` names the engine method each frame a row lets through
- * goes to. The diagrams are in `PROTOCOL.md` of the Python package, drawn from the same
- * tables.
+ * goes to. The `*Handlers` interfaces say those methods with their frame classes, one per
+ * scope and role; a machine's `bind<Role>(h)` maps each frame to `h`'s method, so tsc
+ * checks that an engine has every handler. The diagrams are in `PROTOCOL.md` of the
+ * Python package, drawn from the same tables.
  */
 
 import {
@@ -18,6 +20,8 @@ import {
   Illegal,
   StateMachine,
   table,
+  type BoundHandler,
+  type BoundHandlers,
   type FrameClass,
   type Handlers,
   type Table,
@@ -40,6 +44,90 @@ import {
   Auth,
   ReasonCode,
 } from "./index.js";
+
+/**
+ * What an engine implements to take the frames the `client` of the
+ * `connection` machines hand on: one method per frame, called with the frame and
+ * the engine's own context once a machine let the frame through.
+ */
+export interface ConnectionClientHandlers {
+  /**  */
+  onConnectionConnack(frame: Connack, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionPublish(frame: Publish, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionPuback(frame: Puback, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionPubrec(frame: Pubrec, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionPubrel(frame: Pubrel, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionPubcomp(frame: Pubcomp, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionSuback(frame: Suback, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionUnsuback(frame: Unsuback, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionPingresp(frame: Pingresp, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionDisconnect(frame: Disconnect, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionAuth(frame: Auth, ...context: unknown[]): unknown;
+}
+
+/**
+ * What an engine implements to take the frames the `server` of the
+ * `connection` machines hand on: one method per frame, called with the frame and
+ * the engine's own context once a machine let the frame through.
+ */
+export interface ConnectionServerHandlers {
+  /**  */
+  onConnectionConnect(frame: Connect, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionPublish(frame: Publish, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionPuback(frame: Puback, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionPubrec(frame: Pubrec, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionPubrel(frame: Pubrel, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionPubcomp(frame: Pubcomp, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionSubscribe(frame: Subscribe, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionUnsubscribe(frame: Unsubscribe, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionPingreq(frame: Pingreq, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionDisconnect(frame: Disconnect, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionAuth(frame: Auth, ...context: unknown[]): unknown;
+}
+
+/**
+ * What an engine implements to take the frames the `sender` of the
+ * `packet` machines hand on: one method per frame, called with the frame and
+ * the engine's own context once a machine let the frame through.
+ */
+export interface PacketSenderHandlers {
+  /**  */
+  onPacketPubrec(frame: Pubrec, ...context: unknown[]): unknown;
+  /**  */
+  onPacketPubcomp(frame: Pubcomp, ...context: unknown[]): unknown;
+}
+
+/**
+ * What an engine implements to take the frames the `receiver` of the
+ * `packet` machines hand on: one method per frame, called with the frame and
+ * the engine's own context once a machine let the frame through.
+ */
+export interface PacketReceiverHandlers {
+  /**  */
+  onPacketPublish(frame: Publish, ...context: unknown[]): unknown;
+  /**  */
+  onPacketPubrel(frame: Pubrel, ...context: unknown[]): unknown;
+}
 
 /** Connack [reason_code=SUCCESS] */
 function guard0(frame: Connack): boolean {
@@ -498,6 +586,40 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
     ]),
   };
 
+  /** `HANDLERS["client"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindClient(h: ConnectionClientHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [Connack, (frame, ...context) => h.onConnectionConnack(frame as Connack, ...context)],
+      [Publish, (frame, ...context) => h.onConnectionPublish(frame as Publish, ...context)],
+      [Puback, (frame, ...context) => h.onConnectionPuback(frame as Puback, ...context)],
+      [Pubrec, (frame, ...context) => h.onConnectionPubrec(frame as Pubrec, ...context)],
+      [Pubrel, (frame, ...context) => h.onConnectionPubrel(frame as Pubrel, ...context)],
+      [Pubcomp, (frame, ...context) => h.onConnectionPubcomp(frame as Pubcomp, ...context)],
+      [Suback, (frame, ...context) => h.onConnectionSuback(frame as Suback, ...context)],
+      [Unsuback, (frame, ...context) => h.onConnectionUnsuback(frame as Unsuback, ...context)],
+      [Pingresp, (frame, ...context) => h.onConnectionPingresp(frame as Pingresp, ...context)],
+      [Disconnect, (frame, ...context) => h.onConnectionDisconnect(frame as Disconnect, ...context)],
+      [Auth, (frame, ...context) => h.onConnectionAuth(frame as Auth, ...context)],
+    ]);
+  }
+
+  /** `HANDLERS["server"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindServer(h: ConnectionServerHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [Connect, (frame, ...context) => h.onConnectionConnect(frame as Connect, ...context)],
+      [Publish, (frame, ...context) => h.onConnectionPublish(frame as Publish, ...context)],
+      [Puback, (frame, ...context) => h.onConnectionPuback(frame as Puback, ...context)],
+      [Pubrec, (frame, ...context) => h.onConnectionPubrec(frame as Pubrec, ...context)],
+      [Pubrel, (frame, ...context) => h.onConnectionPubrel(frame as Pubrel, ...context)],
+      [Pubcomp, (frame, ...context) => h.onConnectionPubcomp(frame as Pubcomp, ...context)],
+      [Subscribe, (frame, ...context) => h.onConnectionSubscribe(frame as Subscribe, ...context)],
+      [Unsubscribe, (frame, ...context) => h.onConnectionUnsubscribe(frame as Unsubscribe, ...context)],
+      [Pingreq, (frame, ...context) => h.onConnectionPingreq(frame as Pingreq, ...context)],
+      [Disconnect, (frame, ...context) => h.onConnectionDisconnect(frame as Disconnect, ...context)],
+      [Auth, (frame, ...context) => h.onConnectionAuth(frame as Auth, ...context)],
+    ]);
+  }
+
   constructor(role: "client" | "server", state?: ConnectionState) {
     super(role, state);
   }
@@ -639,6 +761,22 @@ export class PublishQos2Machine extends StateMachine<PublishQos2State> {
       [Pubrel, "onPacketPubrel"],
     ]),
   };
+
+  /** `HANDLERS["sender"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindSender(h: PacketSenderHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [Pubrec, (frame, ...context) => h.onPacketPubrec(frame as Pubrec, ...context)],
+      [Pubcomp, (frame, ...context) => h.onPacketPubcomp(frame as Pubcomp, ...context)],
+    ]);
+  }
+
+  /** `HANDLERS["receiver"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindReceiver(h: PacketReceiverHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [Publish, (frame, ...context) => h.onPacketPublish(frame as Publish, ...context)],
+      [Pubrel, (frame, ...context) => h.onPacketPubrel(frame as Pubrel, ...context)],
+    ]);
+  }
 
   constructor(role: "sender" | "receiver", state?: PublishQos2State) {
     super(role, state);

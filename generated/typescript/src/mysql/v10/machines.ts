@@ -9,8 +9,10 @@
  * `@wirestream/runtime` applies (`send` throws `IllegalSend`, `receive` throws
  * `UnexpectedFrame` or returns `IGNORE`), exactly as the Python `machines.py` generated
  * from the same plan; `HANDLERS` names the engine method each frame a row lets through
- * goes to. The diagrams are in `PROTOCOL.md` of the Python package, drawn from the same
- * tables.
+ * goes to. The `*Handlers` interfaces say those methods with their frame classes, one per
+ * scope and role; a machine's `bind<Role>(h)` maps each frame to `h`'s method, so tsc
+ * checks that an engine has every handler. The diagrams are in `PROTOCOL.md` of the
+ * Python package, drawn from the same tables.
  */
 
 import {
@@ -18,6 +20,8 @@ import {
   Illegal,
   StateMachine,
   table,
+  type BoundHandler,
+  type BoundHandlers,
   type FrameClass,
   type Handlers,
   type Table,
@@ -45,6 +49,64 @@ import {
   ComStmtExecute,
   ComStmtClose,
 } from "./index.js";
+
+/**
+ * What an engine implements to take the frames the `client` of the
+ * `connection` machines hand on: one method per frame, called with the frame and
+ * the engine's own context once a machine let the frame through.
+ */
+export interface ConnectionClientHandlers {
+  /**  */
+  onConnectionHandshakeV10(frame: HandshakeV10, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionAuthSwitchRequest(frame: AuthSwitchRequest, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionAuthMoreData(frame: AuthMoreData, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionOk(frame: Ok, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionErr(frame: Err, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionEof(frame: Eof, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionColumnCount(frame: ColumnCount, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionBinaryColumnCount(frame: BinaryColumnCount, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionColumnDefinition(frame: ColumnDefinition, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionTextRow(frame: TextRow, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionStmtPrepareOk(frame: StmtPrepareOk, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionBinaryRow(frame: BinaryRow, ...context: unknown[]): unknown;
+}
+
+/**
+ * What an engine implements to take the frames the `server` of the
+ * `connection` machines hand on: one method per frame, called with the frame and
+ * the engine's own context once a machine let the frame through.
+ */
+export interface ConnectionServerHandlers {
+  /**  */
+  onConnectionHandshakeResponse41(frame: HandshakeResponse41, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionAuthSwitchResponse(frame: AuthSwitchResponse, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionComQuit(frame: ComQuit, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionComInitDb(frame: ComInitDb, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionComQuery(frame: ComQuery, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionComPing(frame: ComPing, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionComStmtPrepare(frame: ComStmtPrepare, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionComStmtExecute(frame: ComStmtExecute, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionComStmtClose(frame: ComStmtClose, ...context: unknown[]): unknown;
+}
 
 /** StmtPrepareOk [num_params=0, num_columns=0] */
 function guard0(frame: StmtPrepareOk): boolean {
@@ -760,6 +822,39 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ComStmtClose, "onConnectionComStmtClose"],
     ]),
   };
+
+  /** `HANDLERS["client"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindClient(h: ConnectionClientHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [HandshakeV10, (frame, ...context) => h.onConnectionHandshakeV10(frame as HandshakeV10, ...context)],
+      [AuthSwitchRequest, (frame, ...context) => h.onConnectionAuthSwitchRequest(frame as AuthSwitchRequest, ...context)],
+      [AuthMoreData, (frame, ...context) => h.onConnectionAuthMoreData(frame as AuthMoreData, ...context)],
+      [Ok, (frame, ...context) => h.onConnectionOk(frame as Ok, ...context)],
+      [Err, (frame, ...context) => h.onConnectionErr(frame as Err, ...context)],
+      [Eof, (frame, ...context) => h.onConnectionEof(frame as Eof, ...context)],
+      [ColumnCount, (frame, ...context) => h.onConnectionColumnCount(frame as ColumnCount, ...context)],
+      [BinaryColumnCount, (frame, ...context) => h.onConnectionBinaryColumnCount(frame as BinaryColumnCount, ...context)],
+      [ColumnDefinition, (frame, ...context) => h.onConnectionColumnDefinition(frame as ColumnDefinition, ...context)],
+      [TextRow, (frame, ...context) => h.onConnectionTextRow(frame as TextRow, ...context)],
+      [StmtPrepareOk, (frame, ...context) => h.onConnectionStmtPrepareOk(frame as StmtPrepareOk, ...context)],
+      [BinaryRow, (frame, ...context) => h.onConnectionBinaryRow(frame as BinaryRow, ...context)],
+    ]);
+  }
+
+  /** `HANDLERS["server"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindServer(h: ConnectionServerHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [HandshakeResponse41, (frame, ...context) => h.onConnectionHandshakeResponse41(frame as HandshakeResponse41, ...context)],
+      [AuthSwitchResponse, (frame, ...context) => h.onConnectionAuthSwitchResponse(frame as AuthSwitchResponse, ...context)],
+      [ComQuit, (frame, ...context) => h.onConnectionComQuit(frame as ComQuit, ...context)],
+      [ComInitDb, (frame, ...context) => h.onConnectionComInitDb(frame as ComInitDb, ...context)],
+      [ComQuery, (frame, ...context) => h.onConnectionComQuery(frame as ComQuery, ...context)],
+      [ComPing, (frame, ...context) => h.onConnectionComPing(frame as ComPing, ...context)],
+      [ComStmtPrepare, (frame, ...context) => h.onConnectionComStmtPrepare(frame as ComStmtPrepare, ...context)],
+      [ComStmtExecute, (frame, ...context) => h.onConnectionComStmtExecute(frame as ComStmtExecute, ...context)],
+      [ComStmtClose, (frame, ...context) => h.onConnectionComStmtClose(frame as ComStmtClose, ...context)],
+    ]);
+  }
 
   constructor(role: "client" | "server", state?: ConnectionState) {
     super(role, state);

@@ -9,8 +9,10 @@
  * `@wirestream/runtime` applies (`send` throws `IllegalSend`, `receive` throws
  * `UnexpectedFrame` or returns `IGNORE`), exactly as the Python `machines.py` generated
  * from the same plan; `HANDLERS` names the engine method each frame a row lets through
- * goes to. The diagrams are in `PROTOCOL.md` of the Python package, drawn from the same
- * tables.
+ * goes to. The `*Handlers` interfaces say those methods with their frame classes, one per
+ * scope and role; a machine's `bind<Role>(h)` maps each frame to `h`'s method, so tsc
+ * checks that an engine has every handler. The diagrams are in `PROTOCOL.md` of the
+ * Python package, drawn from the same tables.
  */
 
 import {
@@ -19,6 +21,8 @@ import {
   Illegal,
   StateMachine,
   table,
+  type BoundHandler,
+  type BoundHandlers,
   type FrameClass,
   type Handlers,
   type Table,
@@ -66,6 +70,109 @@ import {
   Terminate,
   AuthType,
 } from "./index.js";
+
+/**
+ * What an engine implements to take the frames the `client` of the
+ * `connection` machines hand on: one method per frame, called with the frame and
+ * the engine's own context once a machine let the frame through.
+ */
+export interface ConnectionClientHandlers {
+  /**  */
+  onConnectionAuthentication(frame: Authentication, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionBackendKeyData(frame: BackendKeyData, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionBindComplete(frame: BindComplete, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionCloseComplete(frame: CloseComplete, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionCommandComplete(frame: CommandComplete, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionCopyInResponse(frame: CopyInResponse, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionCopyOutResponse(frame: CopyOutResponse, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionCopyBothResponse(frame: CopyBothResponse, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionDataRow(frame: DataRow, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionEmptyQueryResponse(frame: EmptyQueryResponse, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionErrorResponse(frame: ErrorResponse, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionFunctionCallResponse(frame: FunctionCallResponse, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionNegotiateProtocolVersion(frame: NegotiateProtocolVersion, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionNoData(frame: NoData, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionNoticeResponse(frame: NoticeResponse, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionNotificationResponse(frame: NotificationResponse, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionParameterDescription(frame: ParameterDescription, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionParameterStatus(frame: ParameterStatus, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionParseComplete(frame: ParseComplete, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionPortalSuspended(frame: PortalSuspended, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionReadyForQuery(frame: ReadyForQuery, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionRowDescription(frame: RowDescription, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionCopyData(frame: CopyData, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionCopyDone(frame: CopyDone, ...context: unknown[]): unknown;
+}
+
+/**
+ * What an engine implements to take the frames the `server` of the
+ * `connection` machines hand on: one method per frame, called with the frame and
+ * the engine's own context once a machine let the frame through.
+ */
+export interface ConnectionServerHandlers {
+  /**  */
+  onConnectionStartupMessage(frame: StartupMessage, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionSslRequest(frame: SslRequest, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionGssencRequest(frame: GssencRequest, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionCancelRequest(frame: CancelRequest, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionCopyData(frame: CopyData, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionCopyDone(frame: CopyDone, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionBind(frame: Bind, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionClose(frame: Close, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionCopyFail(frame: CopyFail, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionDescribe(frame: Describe, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionExecute(frame: Execute, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionFlush(frame: Flush, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionFunctionCall(frame: FunctionCall, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionParse(frame: Parse, ...context: unknown[]): unknown;
+  /**
+   * The frontend's answer to an Authentication request; which fields it has follows the request
+   * (the context value auth_request).
+   */
+  onConnectionPassword(frame: Password, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionQuery(frame: Query, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionSync(frame: Sync, ...context: unknown[]): unknown;
+  /**  */
+  onConnectionTerminate(frame: Terminate, ...context: unknown[]): unknown;
+}
 
 /** Authentication [auth_type=OK] */
 function guard0(frame: Authentication): boolean {
@@ -808,6 +915,60 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [Terminate, "onConnectionTerminate"],
     ]),
   };
+
+  /** `HANDLERS["client"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindClient(h: ConnectionClientHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [Authentication, (frame, ...context) => h.onConnectionAuthentication(frame as Authentication, ...context)],
+      [BackendKeyData, (frame, ...context) => h.onConnectionBackendKeyData(frame as BackendKeyData, ...context)],
+      [BindComplete, (frame, ...context) => h.onConnectionBindComplete(frame as BindComplete, ...context)],
+      [CloseComplete, (frame, ...context) => h.onConnectionCloseComplete(frame as CloseComplete, ...context)],
+      [CommandComplete, (frame, ...context) => h.onConnectionCommandComplete(frame as CommandComplete, ...context)],
+      [CopyInResponse, (frame, ...context) => h.onConnectionCopyInResponse(frame as CopyInResponse, ...context)],
+      [CopyOutResponse, (frame, ...context) => h.onConnectionCopyOutResponse(frame as CopyOutResponse, ...context)],
+      [CopyBothResponse, (frame, ...context) => h.onConnectionCopyBothResponse(frame as CopyBothResponse, ...context)],
+      [DataRow, (frame, ...context) => h.onConnectionDataRow(frame as DataRow, ...context)],
+      [EmptyQueryResponse, (frame, ...context) => h.onConnectionEmptyQueryResponse(frame as EmptyQueryResponse, ...context)],
+      [ErrorResponse, (frame, ...context) => h.onConnectionErrorResponse(frame as ErrorResponse, ...context)],
+      [FunctionCallResponse, (frame, ...context) => h.onConnectionFunctionCallResponse(frame as FunctionCallResponse, ...context)],
+      [NegotiateProtocolVersion, (frame, ...context) => h.onConnectionNegotiateProtocolVersion(frame as NegotiateProtocolVersion, ...context)],
+      [NoData, (frame, ...context) => h.onConnectionNoData(frame as NoData, ...context)],
+      [NoticeResponse, (frame, ...context) => h.onConnectionNoticeResponse(frame as NoticeResponse, ...context)],
+      [NotificationResponse, (frame, ...context) => h.onConnectionNotificationResponse(frame as NotificationResponse, ...context)],
+      [ParameterDescription, (frame, ...context) => h.onConnectionParameterDescription(frame as ParameterDescription, ...context)],
+      [ParameterStatus, (frame, ...context) => h.onConnectionParameterStatus(frame as ParameterStatus, ...context)],
+      [ParseComplete, (frame, ...context) => h.onConnectionParseComplete(frame as ParseComplete, ...context)],
+      [PortalSuspended, (frame, ...context) => h.onConnectionPortalSuspended(frame as PortalSuspended, ...context)],
+      [ReadyForQuery, (frame, ...context) => h.onConnectionReadyForQuery(frame as ReadyForQuery, ...context)],
+      [RowDescription, (frame, ...context) => h.onConnectionRowDescription(frame as RowDescription, ...context)],
+      [CopyData, (frame, ...context) => h.onConnectionCopyData(frame as CopyData, ...context)],
+      [CopyDone, (frame, ...context) => h.onConnectionCopyDone(frame as CopyDone, ...context)],
+    ]);
+  }
+
+  /** `HANDLERS["server"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindServer(h: ConnectionServerHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [StartupMessage, (frame, ...context) => h.onConnectionStartupMessage(frame as StartupMessage, ...context)],
+      [SslRequest, (frame, ...context) => h.onConnectionSslRequest(frame as SslRequest, ...context)],
+      [GssencRequest, (frame, ...context) => h.onConnectionGssencRequest(frame as GssencRequest, ...context)],
+      [CancelRequest, (frame, ...context) => h.onConnectionCancelRequest(frame as CancelRequest, ...context)],
+      [CopyData, (frame, ...context) => h.onConnectionCopyData(frame as CopyData, ...context)],
+      [CopyDone, (frame, ...context) => h.onConnectionCopyDone(frame as CopyDone, ...context)],
+      [Bind, (frame, ...context) => h.onConnectionBind(frame as Bind, ...context)],
+      [Close, (frame, ...context) => h.onConnectionClose(frame as Close, ...context)],
+      [CopyFail, (frame, ...context) => h.onConnectionCopyFail(frame as CopyFail, ...context)],
+      [Describe, (frame, ...context) => h.onConnectionDescribe(frame as Describe, ...context)],
+      [Execute, (frame, ...context) => h.onConnectionExecute(frame as Execute, ...context)],
+      [Flush, (frame, ...context) => h.onConnectionFlush(frame as Flush, ...context)],
+      [FunctionCall, (frame, ...context) => h.onConnectionFunctionCall(frame as FunctionCall, ...context)],
+      [Parse, (frame, ...context) => h.onConnectionParse(frame as Parse, ...context)],
+      [Password, (frame, ...context) => h.onConnectionPassword(frame as Password, ...context)],
+      [Query, (frame, ...context) => h.onConnectionQuery(frame as Query, ...context)],
+      [Sync, (frame, ...context) => h.onConnectionSync(frame as Sync, ...context)],
+      [Terminate, (frame, ...context) => h.onConnectionTerminate(frame as Terminate, ...context)],
+    ]);
+  }
 
   constructor(role: "client" | "server", state?: ConnectionState) {
     super(role, state);

@@ -9,8 +9,10 @@
  * `@wirestream/runtime` applies (`send` throws `IllegalSend`, `receive` throws
  * `UnexpectedFrame` or returns `IGNORE`), exactly as the Python `machines.py` generated
  * from the same plan; `HANDLERS` names the engine method each frame a row lets through
- * goes to. The diagrams are in `PROTOCOL.md` of the Python package, drawn from the same
- * tables.
+ * goes to. The `*Handlers` interfaces say those methods with their frame classes, one per
+ * scope and role; a machine's `bind<Role>(h)` maps each frame to `h`'s method, so tsc
+ * checks that an engine has every handler. The diagrams are in `PROTOCOL.md` of the
+ * Python package, drawn from the same tables.
  */
 
 // This protocol version declares no state machines.

@@ -9,8 +9,10 @@
  * `@wirestream/runtime` applies (`send` throws `IllegalSend`, `receive` throws
  * `UnexpectedFrame` or returns `IGNORE`), exactly as the Python `machines.py` generated
  * from the same plan; `HANDLERS` names the engine method each frame a row lets through
- * goes to. The diagrams are in `PROTOCOL.md` of the Python package, drawn from the same
- * tables.
+ * goes to. The `*Handlers` interfaces say those methods with their frame classes, one per
+ * scope and role; a machine's `bind<Role>(h)` maps each frame to `h`'s method, so tsc
+ * checks that an engine has every handler. The diagrams are in `PROTOCOL.md` of the
+ * Python package, drawn from the same tables.
  */
 
 import {
@@ -19,6 +21,8 @@ import {
   Illegal,
   StateMachine,
   table,
+  type BoundHandler,
+  type BoundHandlers,
   type FrameClass,
   type Handlers,
   type Table,
@@ -80,6 +84,220 @@ import {
   DeleteSuperStreamResponse,
   ResponseCode,
 } from "./index.js";
+
+/**
+ * What an engine implements to take the frames the `client` of the
+ * `connection` machines hand on: one method per frame, called with the frame and
+ * the engine's own context once a machine let the frame through.
+ */
+export interface ConnectionClientHandlers {
+  /** Outcome of a DeclarePublisherRequest. */
+  onConnectionDeclarePublisherResponse(frame: DeclarePublisherResponse, ...context: unknown[]): unknown;
+  /** The listed publishing ids are stored. */
+  onConnectionPublishConfirm(frame: PublishConfirm, ...context: unknown[]): unknown;
+  /** The listed publishing ids were not stored, with a code each. */
+  onConnectionPublishError(frame: PublishError, ...context: unknown[]): unknown;
+  /** The last stored publishing id (sequence) of that publisher reference. */
+  onConnectionQueryPublisherSequenceResponse(frame: QueryPublisherSequenceResponse, ...context: unknown[]): unknown;
+  /** Outcome of a DeletePublisherRequest. */
+  onConnectionDeletePublisherResponse(frame: DeletePublisherResponse, ...context: unknown[]): unknown;
+  /** Outcome of a SubscribeRequest. */
+  onConnectionSubscribeResponse(frame: SubscribeResponse, ...context: unknown[]): unknown;
+  /** One osiris chunk for a subscription (each costs one credit). */
+  onConnectionDeliver(frame: Deliver, ...context: unknown[]): unknown;
+  /** A chunk for a subscription, preceded by the id of the last committed chunk. */
+  onConnectionDeliverV2(frame: DeliverV2, ...context: unknown[]): unknown;
+  /** Sent only when a CreditRequest fails (e.g. */
+  onConnectionCreditResponse(frame: CreditResponse, ...context: unknown[]): unknown;
+  /** The stored offset (response code NO_OFFSET when there is none). */
+  onConnectionQueryOffsetResponse(frame: QueryOffsetResponse, ...context: unknown[]): unknown;
+  /** Outcome of an UnsubscribeRequest. */
+  onConnectionUnsubscribeResponse(frame: UnsubscribeResponse, ...context: unknown[]): unknown;
+  /** Outcome of a CreateRequest. */
+  onConnectionCreateResponse(frame: CreateResponse, ...context: unknown[]): unknown;
+  /** Outcome of a DeleteRequest. */
+  onConnectionDeleteResponse(frame: DeleteResponse, ...context: unknown[]): unknown;
+  /** The brokers, then each stream's leader and replicas as broker references. */
+  onConnectionMetadataResponse(frame: MetadataResponse, ...context: unknown[]): unknown;
+  /** Something changed about a stream (e.g. */
+  onConnectionMetadataUpdate(frame: MetadataUpdate, ...context: unknown[]): unknown;
+  /** The server's properties. */
+  onConnectionPeerPropertiesResponse(frame: PeerPropertiesResponse, ...context: unknown[]): unknown;
+  /** The SASL mechanisms the server offers (e.g. */
+  onConnectionSaslHandshakeResponse(frame: SaslHandshakeResponse, ...context: unknown[]): unknown;
+  /** Outcome of a SASL step. */
+  onConnectionSaslAuthenticateResponse(frame: SaslAuthenticateResponse, ...context: unknown[]): unknown;
+  /**
+   * The server proposes frame_max and heartbeat; the client answers with the same frame carrying
+   * the values it adopts (0 means no limit / no heartbeat).
+   */
+  onConnectionTune(frame: Tune, ...context: unknown[]): unknown;
+  /** Outcome of the OpenRequest, with connection properties (advertised_host, advertised_port). */
+  onConnectionOpenResponse(frame: OpenResponse, ...context: unknown[]): unknown;
+  /** Close the connection; either side may send it (the broker does on protocol errors). */
+  onConnectionCloseRequest(frame: CloseRequest, ...context: unknown[]): unknown;
+  /** Acknowledges a CloseRequest. */
+  onConnectionCloseResponse(frame: CloseResponse, ...context: unknown[]): unknown;
+  /** Keeps the connection alive; either side, no body. */
+  onConnectionHeartbeat(frame: Heartbeat, ...context: unknown[]): unknown;
+  /** The partition streams for the routing key (empty when there is no route). */
+  onConnectionRouteResponse(frame: RouteResponse, ...context: unknown[]): unknown;
+  /** The partition streams of the super stream, in order. */
+  onConnectionPartitionsResponse(frame: PartitionsResponse, ...context: unknown[]): unknown;
+  /**
+   * Single active consumer: tells a subscription whether it is now active; the client answers with
+   * the offset to resume from.
+   */
+  onConnectionConsumerUpdateRequest(frame: ConsumerUpdateRequest, ...context: unknown[]): unknown;
+  /** The commands (and version ranges) the server supports. */
+  onConnectionExchangeCommandVersionsResponse(frame: ExchangeCommandVersionsResponse, ...context: unknown[]): unknown;
+  /** The stream's statistics, as name/int64 pairs. */
+  onConnectionStreamStatsResponse(frame: StreamStatsResponse, ...context: unknown[]): unknown;
+  /** Outcome of a CreateSuperStreamRequest. */
+  onConnectionCreateSuperStreamResponse(frame: CreateSuperStreamResponse, ...context: unknown[]): unknown;
+  /** Outcome of a DeleteSuperStreamRequest. */
+  onConnectionDeleteSuperStreamResponse(frame: DeleteSuperStreamResponse, ...context: unknown[]): unknown;
+}
+
+/**
+ * What an engine implements to take the frames the `server` of the
+ * `connection` machines hand on: one method per frame, called with the frame and
+ * the engine's own context once a machine let the frame through.
+ */
+export interface ConnectionServerHandlers {
+  /** Declare a publisher id for a stream, with an optional reference for deduplication. */
+  onConnectionDeclarePublisherRequest(frame: DeclarePublisherRequest, ...context: unknown[]): unknown;
+  /** Publish messages (simple entries or sub-entry batches) with a declared publisher. */
+  onConnectionPublish(frame: Publish, ...context: unknown[]): unknown;
+  /** Publish messages that carry a filter value (stream filtering). */
+  onConnectionPublishV2(frame: PublishV2, ...context: unknown[]): unknown;
+  /** Ask for the last publishing id stored for a publisher reference on a stream. */
+  onConnectionQueryPublisherSequenceRequest(frame: QueryPublisherSequenceRequest, ...context: unknown[]): unknown;
+  /** Delete a declared publisher. */
+  onConnectionDeletePublisherRequest(frame: DeletePublisherRequest, ...context: unknown[]): unknown;
+  /** Start consuming a stream from an offset specification, with initial credit and properties. */
+  onConnectionSubscribeRequest(frame: SubscribeRequest, ...context: unknown[]): unknown;
+  /** Give a subscription more credit (in chunks). */
+  onConnectionCreditRequest(frame: CreditRequest, ...context: unknown[]): unknown;
+  /** Store the offset a named consumer (reference) reached on a stream. */
+  onConnectionStoreOffset(frame: StoreOffset, ...context: unknown[]): unknown;
+  /** Ask for the offset stored for a reference on a stream. */
+  onConnectionQueryOffsetRequest(frame: QueryOffsetRequest, ...context: unknown[]): unknown;
+  /** Stop a subscription. */
+  onConnectionUnsubscribeRequest(frame: UnsubscribeRequest, ...context: unknown[]): unknown;
+  /** Create a stream with arguments (e.g. */
+  onConnectionCreateRequest(frame: CreateRequest, ...context: unknown[]): unknown;
+  /** Delete a stream. */
+  onConnectionDeleteRequest(frame: DeleteRequest, ...context: unknown[]): unknown;
+  /** Ask where the leaders and replicas of some streams are. */
+  onConnectionMetadataRequest(frame: MetadataRequest, ...context: unknown[]): unknown;
+  /** The client's properties (product, version, connection_name, ...); first frame of a connection. */
+  onConnectionPeerPropertiesRequest(frame: PeerPropertiesRequest, ...context: unknown[]): unknown;
+  /** Ask which SASL mechanisms the server offers. */
+  onConnectionSaslHandshakeRequest(frame: SaslHandshakeRequest, ...context: unknown[]): unknown;
+  /** Authenticate with the chosen mechanism (PLAIN: b'\0user\0password'). */
+  onConnectionSaslAuthenticateRequest(frame: SaslAuthenticateRequest, ...context: unknown[]): unknown;
+  /**
+   * The server proposes frame_max and heartbeat; the client answers with the same frame carrying
+   * the values it adopts (0 means no limit / no heartbeat).
+   */
+  onConnectionTune(frame: Tune, ...context: unknown[]): unknown;
+  /** Pick the virtual host; last step of the connection handshake. */
+  onConnectionOpenRequest(frame: OpenRequest, ...context: unknown[]): unknown;
+  /** Close the connection; either side may send it (the broker does on protocol errors). */
+  onConnectionCloseRequest(frame: CloseRequest, ...context: unknown[]): unknown;
+  /** Acknowledges a CloseRequest. */
+  onConnectionCloseResponse(frame: CloseResponse, ...context: unknown[]): unknown;
+  /** Keeps the connection alive; either side, no body. */
+  onConnectionHeartbeat(frame: Heartbeat, ...context: unknown[]): unknown;
+  /** Ask which partition streams of a super stream a routing key goes to. */
+  onConnectionRouteRequest(frame: RouteRequest, ...context: unknown[]): unknown;
+  /** Ask for the partition streams of a super stream. */
+  onConnectionPartitionsRequest(frame: PartitionsRequest, ...context: unknown[]): unknown;
+  /** The client's answer to a ConsumerUpdateRequest, with the offset to resume from. */
+  onConnectionConsumerUpdateResponse(frame: ConsumerUpdateResponse, ...context: unknown[]): unknown;
+  /** The commands (and version ranges) the client supports. */
+  onConnectionExchangeCommandVersionsRequest(frame: ExchangeCommandVersionsRequest, ...context: unknown[]): unknown;
+  /** Ask for a stream's statistics (e.g. */
+  onConnectionStreamStatsRequest(frame: StreamStatsRequest, ...context: unknown[]): unknown;
+  /** Create a super stream from its partitions and binding keys. */
+  onConnectionCreateSuperStreamRequest(frame: CreateSuperStreamRequest, ...context: unknown[]): unknown;
+  /** Delete a super stream and its partitions. */
+  onConnectionDeleteSuperStreamRequest(frame: DeleteSuperStreamRequest, ...context: unknown[]): unknown;
+}
+
+/**
+ * What an engine implements to take the frames the `client` of the
+ * `publisher` machines hand on: one method per frame, called with the frame and
+ * the engine's own context once a machine let the frame through.
+ */
+export interface PublisherClientHandlers {
+  /** Outcome of a DeclarePublisherRequest. */
+  onPublisherDeclarePublisherResponse(frame: DeclarePublisherResponse, ...context: unknown[]): unknown;
+  /** The listed publishing ids are stored. */
+  onPublisherPublishConfirm(frame: PublishConfirm, ...context: unknown[]): unknown;
+  /** The listed publishing ids were not stored, with a code each. */
+  onPublisherPublishError(frame: PublishError, ...context: unknown[]): unknown;
+  /** Outcome of a DeletePublisherRequest. */
+  onPublisherDeletePublisherResponse(frame: DeletePublisherResponse, ...context: unknown[]): unknown;
+  /** Something changed about a stream (e.g. */
+  onPublisherMetadataUpdate(frame: MetadataUpdate, ...context: unknown[]): unknown;
+}
+
+/**
+ * What an engine implements to take the frames the `server` of the
+ * `publisher` machines hand on: one method per frame, called with the frame and
+ * the engine's own context once a machine let the frame through.
+ */
+export interface PublisherServerHandlers {
+  /** Declare a publisher id for a stream, with an optional reference for deduplication. */
+  onPublisherDeclarePublisherRequest(frame: DeclarePublisherRequest, ...context: unknown[]): unknown;
+  /** Publish messages (simple entries or sub-entry batches) with a declared publisher. */
+  onPublisherPublish(frame: Publish, ...context: unknown[]): unknown;
+  /** Publish messages that carry a filter value (stream filtering). */
+  onPublisherPublishV2(frame: PublishV2, ...context: unknown[]): unknown;
+  /** Delete a declared publisher. */
+  onPublisherDeletePublisherRequest(frame: DeletePublisherRequest, ...context: unknown[]): unknown;
+}
+
+/**
+ * What an engine implements to take the frames the `client` of the
+ * `subscription` machines hand on: one method per frame, called with the frame and
+ * the engine's own context once a machine let the frame through.
+ */
+export interface SubscriptionClientHandlers {
+  /** Outcome of a SubscribeRequest. */
+  onSubscriptionSubscribeResponse(frame: SubscribeResponse, ...context: unknown[]): unknown;
+  /** One osiris chunk for a subscription (each costs one credit). */
+  onSubscriptionDeliver(frame: Deliver, ...context: unknown[]): unknown;
+  /** A chunk for a subscription, preceded by the id of the last committed chunk. */
+  onSubscriptionDeliverV2(frame: DeliverV2, ...context: unknown[]): unknown;
+  /** Sent only when a CreditRequest fails (e.g. */
+  onSubscriptionCreditResponse(frame: CreditResponse, ...context: unknown[]): unknown;
+  /** Outcome of an UnsubscribeRequest. */
+  onSubscriptionUnsubscribeResponse(frame: UnsubscribeResponse, ...context: unknown[]): unknown;
+  /** Something changed about a stream (e.g. */
+  onSubscriptionMetadataUpdate(frame: MetadataUpdate, ...context: unknown[]): unknown;
+  /**
+   * Single active consumer: tells a subscription whether it is now active; the client answers with
+   * the offset to resume from.
+   */
+  onSubscriptionConsumerUpdateRequest(frame: ConsumerUpdateRequest, ...context: unknown[]): unknown;
+}
+
+/**
+ * What an engine implements to take the frames the `server` of the
+ * `subscription` machines hand on: one method per frame, called with the frame and
+ * the engine's own context once a machine let the frame through.
+ */
+export interface SubscriptionServerHandlers {
+  /** Start consuming a stream from an offset specification, with initial credit and properties. */
+  onSubscriptionSubscribeRequest(frame: SubscribeRequest, ...context: unknown[]): unknown;
+  /** Give a subscription more credit (in chunks). */
+  onSubscriptionCreditRequest(frame: CreditRequest, ...context: unknown[]): unknown;
+  /** Stop a subscription. */
+  onSubscriptionUnsubscribeRequest(frame: UnsubscribeRequest, ...context: unknown[]): unknown;
+}
 
 /** PeerPropertiesResponse [response_code=OK] */
 function guard0(frame: PeerPropertiesResponse): boolean {
@@ -1364,6 +1582,76 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
     ]),
   };
 
+  /** `HANDLERS["client"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindClient(h: ConnectionClientHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [DeclarePublisherResponse, (frame, ...context) => h.onConnectionDeclarePublisherResponse(frame as DeclarePublisherResponse, ...context)],
+      [PublishConfirm, (frame, ...context) => h.onConnectionPublishConfirm(frame as PublishConfirm, ...context)],
+      [PublishError, (frame, ...context) => h.onConnectionPublishError(frame as PublishError, ...context)],
+      [QueryPublisherSequenceResponse, (frame, ...context) => h.onConnectionQueryPublisherSequenceResponse(frame as QueryPublisherSequenceResponse, ...context)],
+      [DeletePublisherResponse, (frame, ...context) => h.onConnectionDeletePublisherResponse(frame as DeletePublisherResponse, ...context)],
+      [SubscribeResponse, (frame, ...context) => h.onConnectionSubscribeResponse(frame as SubscribeResponse, ...context)],
+      [Deliver, (frame, ...context) => h.onConnectionDeliver(frame as Deliver, ...context)],
+      [DeliverV2, (frame, ...context) => h.onConnectionDeliverV2(frame as DeliverV2, ...context)],
+      [CreditResponse, (frame, ...context) => h.onConnectionCreditResponse(frame as CreditResponse, ...context)],
+      [QueryOffsetResponse, (frame, ...context) => h.onConnectionQueryOffsetResponse(frame as QueryOffsetResponse, ...context)],
+      [UnsubscribeResponse, (frame, ...context) => h.onConnectionUnsubscribeResponse(frame as UnsubscribeResponse, ...context)],
+      [CreateResponse, (frame, ...context) => h.onConnectionCreateResponse(frame as CreateResponse, ...context)],
+      [DeleteResponse, (frame, ...context) => h.onConnectionDeleteResponse(frame as DeleteResponse, ...context)],
+      [MetadataResponse, (frame, ...context) => h.onConnectionMetadataResponse(frame as MetadataResponse, ...context)],
+      [MetadataUpdate, (frame, ...context) => h.onConnectionMetadataUpdate(frame as MetadataUpdate, ...context)],
+      [PeerPropertiesResponse, (frame, ...context) => h.onConnectionPeerPropertiesResponse(frame as PeerPropertiesResponse, ...context)],
+      [SaslHandshakeResponse, (frame, ...context) => h.onConnectionSaslHandshakeResponse(frame as SaslHandshakeResponse, ...context)],
+      [SaslAuthenticateResponse, (frame, ...context) => h.onConnectionSaslAuthenticateResponse(frame as SaslAuthenticateResponse, ...context)],
+      [Tune, (frame, ...context) => h.onConnectionTune(frame as Tune, ...context)],
+      [OpenResponse, (frame, ...context) => h.onConnectionOpenResponse(frame as OpenResponse, ...context)],
+      [CloseRequest, (frame, ...context) => h.onConnectionCloseRequest(frame as CloseRequest, ...context)],
+      [CloseResponse, (frame, ...context) => h.onConnectionCloseResponse(frame as CloseResponse, ...context)],
+      [Heartbeat, (frame, ...context) => h.onConnectionHeartbeat(frame as Heartbeat, ...context)],
+      [RouteResponse, (frame, ...context) => h.onConnectionRouteResponse(frame as RouteResponse, ...context)],
+      [PartitionsResponse, (frame, ...context) => h.onConnectionPartitionsResponse(frame as PartitionsResponse, ...context)],
+      [ConsumerUpdateRequest, (frame, ...context) => h.onConnectionConsumerUpdateRequest(frame as ConsumerUpdateRequest, ...context)],
+      [ExchangeCommandVersionsResponse, (frame, ...context) => h.onConnectionExchangeCommandVersionsResponse(frame as ExchangeCommandVersionsResponse, ...context)],
+      [StreamStatsResponse, (frame, ...context) => h.onConnectionStreamStatsResponse(frame as StreamStatsResponse, ...context)],
+      [CreateSuperStreamResponse, (frame, ...context) => h.onConnectionCreateSuperStreamResponse(frame as CreateSuperStreamResponse, ...context)],
+      [DeleteSuperStreamResponse, (frame, ...context) => h.onConnectionDeleteSuperStreamResponse(frame as DeleteSuperStreamResponse, ...context)],
+    ]);
+  }
+
+  /** `HANDLERS["server"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindServer(h: ConnectionServerHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [DeclarePublisherRequest, (frame, ...context) => h.onConnectionDeclarePublisherRequest(frame as DeclarePublisherRequest, ...context)],
+      [Publish, (frame, ...context) => h.onConnectionPublish(frame as Publish, ...context)],
+      [PublishV2, (frame, ...context) => h.onConnectionPublishV2(frame as PublishV2, ...context)],
+      [QueryPublisherSequenceRequest, (frame, ...context) => h.onConnectionQueryPublisherSequenceRequest(frame as QueryPublisherSequenceRequest, ...context)],
+      [DeletePublisherRequest, (frame, ...context) => h.onConnectionDeletePublisherRequest(frame as DeletePublisherRequest, ...context)],
+      [SubscribeRequest, (frame, ...context) => h.onConnectionSubscribeRequest(frame as SubscribeRequest, ...context)],
+      [CreditRequest, (frame, ...context) => h.onConnectionCreditRequest(frame as CreditRequest, ...context)],
+      [StoreOffset, (frame, ...context) => h.onConnectionStoreOffset(frame as StoreOffset, ...context)],
+      [QueryOffsetRequest, (frame, ...context) => h.onConnectionQueryOffsetRequest(frame as QueryOffsetRequest, ...context)],
+      [UnsubscribeRequest, (frame, ...context) => h.onConnectionUnsubscribeRequest(frame as UnsubscribeRequest, ...context)],
+      [CreateRequest, (frame, ...context) => h.onConnectionCreateRequest(frame as CreateRequest, ...context)],
+      [DeleteRequest, (frame, ...context) => h.onConnectionDeleteRequest(frame as DeleteRequest, ...context)],
+      [MetadataRequest, (frame, ...context) => h.onConnectionMetadataRequest(frame as MetadataRequest, ...context)],
+      [PeerPropertiesRequest, (frame, ...context) => h.onConnectionPeerPropertiesRequest(frame as PeerPropertiesRequest, ...context)],
+      [SaslHandshakeRequest, (frame, ...context) => h.onConnectionSaslHandshakeRequest(frame as SaslHandshakeRequest, ...context)],
+      [SaslAuthenticateRequest, (frame, ...context) => h.onConnectionSaslAuthenticateRequest(frame as SaslAuthenticateRequest, ...context)],
+      [Tune, (frame, ...context) => h.onConnectionTune(frame as Tune, ...context)],
+      [OpenRequest, (frame, ...context) => h.onConnectionOpenRequest(frame as OpenRequest, ...context)],
+      [CloseRequest, (frame, ...context) => h.onConnectionCloseRequest(frame as CloseRequest, ...context)],
+      [CloseResponse, (frame, ...context) => h.onConnectionCloseResponse(frame as CloseResponse, ...context)],
+      [Heartbeat, (frame, ...context) => h.onConnectionHeartbeat(frame as Heartbeat, ...context)],
+      [RouteRequest, (frame, ...context) => h.onConnectionRouteRequest(frame as RouteRequest, ...context)],
+      [PartitionsRequest, (frame, ...context) => h.onConnectionPartitionsRequest(frame as PartitionsRequest, ...context)],
+      [ConsumerUpdateResponse, (frame, ...context) => h.onConnectionConsumerUpdateResponse(frame as ConsumerUpdateResponse, ...context)],
+      [ExchangeCommandVersionsRequest, (frame, ...context) => h.onConnectionExchangeCommandVersionsRequest(frame as ExchangeCommandVersionsRequest, ...context)],
+      [StreamStatsRequest, (frame, ...context) => h.onConnectionStreamStatsRequest(frame as StreamStatsRequest, ...context)],
+      [CreateSuperStreamRequest, (frame, ...context) => h.onConnectionCreateSuperStreamRequest(frame as CreateSuperStreamRequest, ...context)],
+      [DeleteSuperStreamRequest, (frame, ...context) => h.onConnectionDeleteSuperStreamRequest(frame as DeleteSuperStreamRequest, ...context)],
+    ]);
+  }
+
   constructor(role: "client" | "server", state?: ConnectionState) {
     super(role, state);
   }
@@ -1612,6 +1900,27 @@ export class PublisherMachine extends StateMachine<PublisherState> {
       [DeletePublisherRequest, "onPublisherDeletePublisherRequest"],
     ]),
   };
+
+  /** `HANDLERS["client"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindClient(h: PublisherClientHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [DeclarePublisherResponse, (frame, ...context) => h.onPublisherDeclarePublisherResponse(frame as DeclarePublisherResponse, ...context)],
+      [PublishConfirm, (frame, ...context) => h.onPublisherPublishConfirm(frame as PublishConfirm, ...context)],
+      [PublishError, (frame, ...context) => h.onPublisherPublishError(frame as PublishError, ...context)],
+      [DeletePublisherResponse, (frame, ...context) => h.onPublisherDeletePublisherResponse(frame as DeletePublisherResponse, ...context)],
+      [MetadataUpdate, (frame, ...context) => h.onPublisherMetadataUpdate(frame as MetadataUpdate, ...context)],
+    ]);
+  }
+
+  /** `HANDLERS["server"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindServer(h: PublisherServerHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [DeclarePublisherRequest, (frame, ...context) => h.onPublisherDeclarePublisherRequest(frame as DeclarePublisherRequest, ...context)],
+      [Publish, (frame, ...context) => h.onPublisherPublish(frame as Publish, ...context)],
+      [PublishV2, (frame, ...context) => h.onPublisherPublishV2(frame as PublishV2, ...context)],
+      [DeletePublisherRequest, (frame, ...context) => h.onPublisherDeletePublisherRequest(frame as DeletePublisherRequest, ...context)],
+    ]);
+  }
 
   constructor(role: "client" | "server", state?: PublisherState) {
     super(role, state);
@@ -1947,6 +2256,28 @@ export class SubscriptionMachine extends StateMachine<SubscriptionState> {
       [UnsubscribeRequest, "onSubscriptionUnsubscribeRequest"],
     ]),
   };
+
+  /** `HANDLERS["client"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindClient(h: SubscriptionClientHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [SubscribeResponse, (frame, ...context) => h.onSubscriptionSubscribeResponse(frame as SubscribeResponse, ...context)],
+      [Deliver, (frame, ...context) => h.onSubscriptionDeliver(frame as Deliver, ...context)],
+      [DeliverV2, (frame, ...context) => h.onSubscriptionDeliverV2(frame as DeliverV2, ...context)],
+      [CreditResponse, (frame, ...context) => h.onSubscriptionCreditResponse(frame as CreditResponse, ...context)],
+      [UnsubscribeResponse, (frame, ...context) => h.onSubscriptionUnsubscribeResponse(frame as UnsubscribeResponse, ...context)],
+      [MetadataUpdate, (frame, ...context) => h.onSubscriptionMetadataUpdate(frame as MetadataUpdate, ...context)],
+      [ConsumerUpdateRequest, (frame, ...context) => h.onSubscriptionConsumerUpdateRequest(frame as ConsumerUpdateRequest, ...context)],
+    ]);
+  }
+
+  /** `HANDLERS["server"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindServer(h: SubscriptionServerHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [SubscribeRequest, (frame, ...context) => h.onSubscriptionSubscribeRequest(frame as SubscribeRequest, ...context)],
+      [CreditRequest, (frame, ...context) => h.onSubscriptionCreditRequest(frame as CreditRequest, ...context)],
+      [UnsubscribeRequest, (frame, ...context) => h.onSubscriptionUnsubscribeRequest(frame as UnsubscribeRequest, ...context)],
+    ]);
+  }
 
   constructor(role: "client" | "server", state?: SubscriptionState) {
     super(role, state);

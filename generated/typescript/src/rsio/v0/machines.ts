@@ -9,8 +9,10 @@
  * `@wirestream/runtime` applies (`send` throws `IllegalSend`, `receive` throws
  * `UnexpectedFrame` or returns `IGNORE`), exactly as the Python `machines.py` generated
  * from the same plan; `HANDLERS` names the engine method each frame a row lets through
- * goes to. The diagrams are in `PROTOCOL.md` of the Python package, drawn from the same
- * tables.
+ * goes to. The `*Handlers` interfaces say those methods with their frame classes, one per
+ * scope and role; a machine's `bind<Role>(h)` maps each frame to `h`'s method, so tsc
+ * checks that an engine has every handler. The diagrams are in `PROTOCOL.md` of the
+ * Python package, drawn from the same tables.
  */
 
 import {
@@ -19,6 +21,8 @@ import {
   Illegal,
   StateMachine,
   table,
+  type BoundHandler,
+  type BoundHandlers,
   type FrameClass,
   type Handlers,
   type Table,
@@ -38,6 +42,93 @@ import {
   OnNextPart,
   OnNextLastPart,
 } from "./index.js";
+
+/**
+ * What an engine implements to take the frames the `client` of the
+ * `connection` machines hand on: one method per frame, called with the frame and
+ * the engine's own context once a machine let the frame through.
+ */
+export interface ConnectionClientHandlers {
+  /** The server's hello: its version and supported extension Ids. */
+  onConnectionServerHello(frame: ServerHello, ...context: unknown[]): unknown;
+  /**
+   * Orderly close: the sender closes all its open streams (as if by cancel or onError) and waits
+   * for the peer's Goodbye before closing the transport.
+   */
+  onConnectionGoodbye(frame: Goodbye, ...context: unknown[]): unknown;
+}
+
+/**
+ * What an engine implements to take the frames the `server` of the
+ * `connection` machines hand on: one method per frame, called with the frame and
+ * the engine's own context once a machine let the frame through.
+ */
+export interface ConnectionServerHandlers {
+  /**
+   * First message of the client (the side that opened the connection): its protocol version (0)
+   * and the extension Ids it supports.
+   */
+  onConnectionClientHello(frame: ClientHello, ...context: unknown[]): unknown;
+  /**
+   * Orderly close: the sender closes all its open streams (as if by cancel or onError) and waits
+   * for the peer's Goodbye before closing the transport.
+   */
+  onConnectionGoodbye(frame: Goodbye, ...context: unknown[]): unknown;
+}
+
+/**
+ * What an engine implements to take the frames the `subscriber` of the
+ * `subscription` machines hand on: one method per frame, called with the frame and
+ * the engine's own context once a machine let the frame through.
+ */
+export interface SubscriptionSubscriberHandlers {
+  /** The publisher accepted the subscription. */
+  onSubscriptionSubscribed(frame: Subscribed, ...context: unknown[]): unknown;
+  /** One stream element. */
+  onSubscriptionOnNext(frame: OnNext, ...context: unknown[]): unknown;
+  /** The stream completed; the subscriber Id is released. */
+  onSubscriptionOnComplete(frame: OnComplete, ...context: unknown[]): unknown;
+  /** The stream failed; the subscriber Id is released. */
+  onSubscriptionOnError(frame: OnError, ...context: unknown[]): unknown;
+  /** Several fixed-size elements in one message: a varint count, then count * elementSize bytes. */
+  onSubscriptionOnNextPacked(frame: OnNextPacked, ...context: unknown[]): unknown;
+  /** A non-final part of a split element. */
+  onSubscriptionOnNextPart(frame: OnNextPart, ...context: unknown[]): unknown;
+  /**
+   * The final part of a split element; the subscriber's driver joins the parts and delivers one
+   * element.
+   */
+  onSubscriptionOnNextLastPart(frame: OnNextLastPart, ...context: unknown[]): unknown;
+}
+
+/**
+ * What an engine implements to take the frames the `publisher` of the
+ * `subscription` machines hand on: one method per frame, called with the frame and
+ * the engine's own context once a machine let the frame through.
+ */
+export interface SubscriptionPublisherHandlers {
+  /** Subscribe to a named publisher under a subscriber-chosen Id, optionally with initial demand. */
+  onSubscriptionSubscribe(frame: Subscribe, ...context: unknown[]): unknown;
+  /** Add demand to the subscription identified by `subscriber`. */
+  onSubscriptionRequest(frame: Request, ...context: unknown[]): unknown;
+  /** Cancel the subscription; afterwards the subscriber may reuse the Id. */
+  onSubscriptionCancel(frame: Cancel, ...context: unknown[]): unknown;
+}
+
+/**
+ * What an engine implements to take the frames the `subscriber` of the
+ * `element` machines hand on: one method per frame, called with the frame and
+ * the engine's own context once a machine let the frame through.
+ */
+export interface ElementSubscriberHandlers {
+  /** A non-final part of a split element. */
+  onElementOnNextPart(frame: OnNextPart, ...context: unknown[]): unknown;
+  /**
+   * The final part of a split element; the subscriber's driver joins the parts and delivers one
+   * element.
+   */
+  onElementOnNextLastPart(frame: OnNextLastPart, ...context: unknown[]): unknown;
+}
 
 /** ServerHello [version=0] */
 function guard0(frame: ServerHello): boolean {
@@ -579,6 +670,22 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
     ]),
   };
 
+  /** `HANDLERS["client"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindClient(h: ConnectionClientHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [ServerHello, (frame, ...context) => h.onConnectionServerHello(frame as ServerHello, ...context)],
+      [Goodbye, (frame, ...context) => h.onConnectionGoodbye(frame as Goodbye, ...context)],
+    ]);
+  }
+
+  /** `HANDLERS["server"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindServer(h: ConnectionServerHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [ClientHello, (frame, ...context) => h.onConnectionClientHello(frame as ClientHello, ...context)],
+      [Goodbye, (frame, ...context) => h.onConnectionGoodbye(frame as Goodbye, ...context)],
+    ]);
+  }
+
   constructor(role: "client" | "server", state?: ConnectionState) {
     super(role, state);
   }
@@ -1009,6 +1116,28 @@ export class SubscriptionMachine extends StateMachine<SubscriptionState> {
     ]),
   };
 
+  /** `HANDLERS["subscriber"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindSubscriber(h: SubscriptionSubscriberHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [Subscribed, (frame, ...context) => h.onSubscriptionSubscribed(frame as Subscribed, ...context)],
+      [OnNext, (frame, ...context) => h.onSubscriptionOnNext(frame as OnNext, ...context)],
+      [OnComplete, (frame, ...context) => h.onSubscriptionOnComplete(frame as OnComplete, ...context)],
+      [OnError, (frame, ...context) => h.onSubscriptionOnError(frame as OnError, ...context)],
+      [OnNextPacked, (frame, ...context) => h.onSubscriptionOnNextPacked(frame as OnNextPacked, ...context)],
+      [OnNextPart, (frame, ...context) => h.onSubscriptionOnNextPart(frame as OnNextPart, ...context)],
+      [OnNextLastPart, (frame, ...context) => h.onSubscriptionOnNextLastPart(frame as OnNextLastPart, ...context)],
+    ]);
+  }
+
+  /** `HANDLERS["publisher"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindPublisher(h: SubscriptionPublisherHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [Subscribe, (frame, ...context) => h.onSubscriptionSubscribe(frame as Subscribe, ...context)],
+      [Request, (frame, ...context) => h.onSubscriptionRequest(frame as Request, ...context)],
+      [Cancel, (frame, ...context) => h.onSubscriptionCancel(frame as Cancel, ...context)],
+    ]);
+  }
+
   constructor(role: "subscriber" | "publisher", state?: SubscriptionState) {
     super(role, state);
   }
@@ -1092,6 +1221,20 @@ export class SplitElementMachine extends StateMachine<SplitElementState> {
       [OnNextLastPart, "onElementOnNextLastPart"],
     ]),
   };
+
+  /** `HANDLERS["publisher"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindPublisher(_h: object): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+    ]);
+  }
+
+  /** `HANDLERS["subscriber"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindSubscriber(h: ElementSubscriberHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [OnNextPart, (frame, ...context) => h.onElementOnNextPart(frame as OnNextPart, ...context)],
+      [OnNextLastPart, (frame, ...context) => h.onElementOnNextLastPart(frame as OnNextLastPart, ...context)],
+    ]);
+  }
 
   constructor(role: "publisher" | "subscriber", state?: SplitElementState) {
     super(role, state);

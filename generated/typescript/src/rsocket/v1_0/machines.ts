@@ -9,8 +9,10 @@
  * `@wirestream/runtime` applies (`send` throws `IllegalSend`, `receive` throws
  * `UnexpectedFrame` or returns `IGNORE`), exactly as the Python `machines.py` generated
  * from the same plan; `HANDLERS` names the engine method each frame a row lets through
- * goes to. The diagrams are in `PROTOCOL.md` of the Python package, drawn from the same
- * tables.
+ * goes to. The `*Handlers` interfaces say those methods with their frame classes, one per
+ * scope and role; a machine's `bind<Role>(h)` maps each frame to `h`'s method, so tsc
+ * checks that an engine has every handler. The diagrams are in `PROTOCOL.md` of the
+ * Python package, drawn from the same tables.
  */
 
 import {
@@ -19,6 +21,8 @@ import {
   Illegal,
   StateMachine,
   table,
+  type BoundHandler,
+  type BoundHandlers,
   type FrameClass,
   type Handlers,
   type Table,
@@ -41,6 +45,86 @@ import {
   Ext,
   ErrorCode,
 } from "./index.js";
+
+/**
+ * What an engine implements to take the frames the `client` of the
+ * `connection` machines hand on: one method per frame, called with the frame and
+ * the engine's own context once a machine let the frame through.
+ */
+export interface ConnectionClientHandlers {
+  /** Grants the peer's Requester the right to send requests for a period. */
+  onConnectionLease(frame: Lease, ...context: unknown[]): unknown;
+  /** Connection keepalive; R asks the peer to echo it back with the same data. */
+  onConnectionKeepalive(frame: Keepalive, ...context: unknown[]): unknown;
+  /** Error at connection (stream id 0) or stream level. */
+  onConnectionError(frame: Error, ...context: unknown[]): unknown;
+  /** Asynchronous connection-level metadata (stream id 0). */
+  onConnectionMetadataPush(frame: MetadataPush, ...context: unknown[]): unknown;
+  /** Sent in response to RESUME when resuming is possible. */
+  onConnectionResumeOk(frame: ResumeOk, ...context: unknown[]): unknown;
+  /** Extension frame; content depends on the extended type. */
+  onConnectionExt(frame: Ext, ...context: unknown[]): unknown;
+}
+
+/**
+ * What an engine implements to take the frames the `server` of the
+ * `connection` machines hand on: one method per frame, called with the frame and
+ * the engine's own context once a machine let the frame through.
+ */
+export interface ConnectionServerHandlers {
+  /** Sent by the client to initiate protocol processing (stream id 0). */
+  onConnectionSetup(frame: Setup, ...context: unknown[]): unknown;
+  /** Grants the peer's Requester the right to send requests for a period. */
+  onConnectionLease(frame: Lease, ...context: unknown[]): unknown;
+  /** Connection keepalive; R asks the peer to echo it back with the same data. */
+  onConnectionKeepalive(frame: Keepalive, ...context: unknown[]): unknown;
+  /** Error at connection (stream id 0) or stream level. */
+  onConnectionError(frame: Error, ...context: unknown[]): unknown;
+  /** Asynchronous connection-level metadata (stream id 0). */
+  onConnectionMetadataPush(frame: MetadataPush, ...context: unknown[]): unknown;
+  /** Replaces SETUP to resume a previous session (optional feature). */
+  onConnectionResume(frame: Resume, ...context: unknown[]): unknown;
+  /** Extension frame; content depends on the extended type. */
+  onConnectionExt(frame: Ext, ...context: unknown[]): unknown;
+}
+
+/**
+ * What an engine implements to take the frames the `requester` of the
+ * `stream` machines hand on: one method per frame, called with the frame and
+ * the engine's own context once a machine let the frame through.
+ */
+export interface StreamRequesterHandlers {
+  /** Request N more items (Reactive Streams credit). */
+  onStreamRequestN(frame: RequestN, ...context: unknown[]): unknown;
+  /** Payload on a stream (onNext and/or onComplete). */
+  onStreamPayload(frame: Payload, ...context: unknown[]): unknown;
+  /** Error at connection (stream id 0) or stream level. */
+  onStreamError(frame: Error, ...context: unknown[]): unknown;
+}
+
+/**
+ * What an engine implements to take the frames the `responder` of the
+ * `stream` machines hand on: one method per frame, called with the frame and
+ * the engine's own context once a machine let the frame through.
+ */
+export interface StreamResponderHandlers {
+  /** Request a single response. */
+  onStreamRequestResponse(frame: RequestResponse, ...context: unknown[]): unknown;
+  /** Fire-and-forget, a single one-way message. */
+  onStreamRequestFnf(frame: RequestFnf, ...context: unknown[]): unknown;
+  /** Request a completable stream. */
+  onStreamRequestStream(frame: RequestStream, ...context: unknown[]): unknown;
+  /** Request a completable stream in both directions. */
+  onStreamRequestChannel(frame: RequestChannel, ...context: unknown[]): unknown;
+  /** Request N more items (Reactive Streams credit). */
+  onStreamRequestN(frame: RequestN, ...context: unknown[]): unknown;
+  /** Cancel an outstanding request. */
+  onStreamCancel(frame: Cancel, ...context: unknown[]): unknown;
+  /** Payload on a stream (onNext and/or onComplete). */
+  onStreamPayload(frame: Payload, ...context: unknown[]): unknown;
+  /** Error at connection (stream id 0) or stream level. */
+  onStreamError(frame: Error, ...context: unknown[]): unknown;
+}
 
 /** Setup [stream_id=0, !lease] */
 function guard0(frame: Setup): boolean {
@@ -909,6 +993,31 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
     ]),
   };
 
+  /** `HANDLERS["client"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindClient(h: ConnectionClientHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [Lease, (frame, ...context) => h.onConnectionLease(frame as Lease, ...context)],
+      [Keepalive, (frame, ...context) => h.onConnectionKeepalive(frame as Keepalive, ...context)],
+      [Error, (frame, ...context) => h.onConnectionError(frame as Error, ...context)],
+      [MetadataPush, (frame, ...context) => h.onConnectionMetadataPush(frame as MetadataPush, ...context)],
+      [ResumeOk, (frame, ...context) => h.onConnectionResumeOk(frame as ResumeOk, ...context)],
+      [Ext, (frame, ...context) => h.onConnectionExt(frame as Ext, ...context)],
+    ]);
+  }
+
+  /** `HANDLERS["server"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindServer(h: ConnectionServerHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [Setup, (frame, ...context) => h.onConnectionSetup(frame as Setup, ...context)],
+      [Lease, (frame, ...context) => h.onConnectionLease(frame as Lease, ...context)],
+      [Keepalive, (frame, ...context) => h.onConnectionKeepalive(frame as Keepalive, ...context)],
+      [Error, (frame, ...context) => h.onConnectionError(frame as Error, ...context)],
+      [MetadataPush, (frame, ...context) => h.onConnectionMetadataPush(frame as MetadataPush, ...context)],
+      [Resume, (frame, ...context) => h.onConnectionResume(frame as Resume, ...context)],
+      [Ext, (frame, ...context) => h.onConnectionExt(frame as Ext, ...context)],
+    ]);
+  }
+
   constructor(role: "client" | "server", state?: ConnectionState) {
     super(role, state);
   }
@@ -1104,6 +1213,18 @@ export class FragmentsMachine extends StateMachine<FragmentsState> {
     ]),
   };
 
+  /** `HANDLERS["sender"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindSender(_h: object): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+    ]);
+  }
+
+  /** `HANDLERS["receiver"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindReceiver(_h: object): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+    ]);
+  }
+
   constructor(role: "sender" | "receiver", state?: FragmentsState) {
     super(role, state);
   }
@@ -1233,6 +1354,22 @@ export class RequestResponseMachine extends StateMachine<RequestResponseState> {
     ]),
   };
 
+  /** `HANDLERS["requester"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindRequester(h: StreamRequesterHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [Payload, (frame, ...context) => h.onStreamPayload(frame as Payload, ...context)],
+      [Error, (frame, ...context) => h.onStreamError(frame as Error, ...context)],
+    ]);
+  }
+
+  /** `HANDLERS["responder"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindResponder(h: StreamResponderHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [RequestResponse, (frame, ...context) => h.onStreamRequestResponse(frame as RequestResponse, ...context)],
+      [Cancel, (frame, ...context) => h.onStreamCancel(frame as Cancel, ...context)],
+    ]);
+  }
+
   constructor(role: "requester" | "responder", state?: RequestResponseState) {
     super(role, state);
   }
@@ -1314,6 +1451,20 @@ export class RequestFnfMachine extends StateMachine<RequestFnfState> {
       [Cancel, "onStreamCancel"],
     ]),
   };
+
+  /** `HANDLERS["requester"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindRequester(_h: object): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+    ]);
+  }
+
+  /** `HANDLERS["responder"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindResponder(h: StreamResponderHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [RequestFnf, (frame, ...context) => h.onStreamRequestFnf(frame as RequestFnf, ...context)],
+      [Cancel, (frame, ...context) => h.onStreamCancel(frame as Cancel, ...context)],
+    ]);
+  }
 
   constructor(role: "requester" | "responder", state?: RequestFnfState) {
     super(role, state);
@@ -1453,6 +1604,23 @@ export class RequestStreamMachine extends StateMachine<RequestStreamState> {
       [Cancel, "onStreamCancel"],
     ]),
   };
+
+  /** `HANDLERS["requester"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindRequester(h: StreamRequesterHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [Payload, (frame, ...context) => h.onStreamPayload(frame as Payload, ...context)],
+      [Error, (frame, ...context) => h.onStreamError(frame as Error, ...context)],
+    ]);
+  }
+
+  /** `HANDLERS["responder"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindResponder(h: StreamResponderHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [RequestStream, (frame, ...context) => h.onStreamRequestStream(frame as RequestStream, ...context)],
+      [RequestN, (frame, ...context) => h.onStreamRequestN(frame as RequestN, ...context)],
+      [Cancel, (frame, ...context) => h.onStreamCancel(frame as Cancel, ...context)],
+    ]);
+  }
 
   constructor(role: "requester" | "responder", state?: RequestStreamState) {
     super(role, state);
@@ -1749,6 +1917,26 @@ export class RequestChannelMachine extends StateMachine<RequestChannelState> {
       [Error, "onStreamError"],
     ]),
   };
+
+  /** `HANDLERS["requester"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindRequester(h: StreamRequesterHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [RequestN, (frame, ...context) => h.onStreamRequestN(frame as RequestN, ...context)],
+      [Payload, (frame, ...context) => h.onStreamPayload(frame as Payload, ...context)],
+      [Error, (frame, ...context) => h.onStreamError(frame as Error, ...context)],
+    ]);
+  }
+
+  /** `HANDLERS["responder"]` bound to `h`'s methods (an engine's dispatch). */
+  static bindResponder(h: StreamResponderHandlers): BoundHandlers {
+    return new Map<FrameClass, BoundHandler>([
+      [RequestChannel, (frame, ...context) => h.onStreamRequestChannel(frame as RequestChannel, ...context)],
+      [RequestN, (frame, ...context) => h.onStreamRequestN(frame as RequestN, ...context)],
+      [Cancel, (frame, ...context) => h.onStreamCancel(frame as Cancel, ...context)],
+      [Payload, (frame, ...context) => h.onStreamPayload(frame as Payload, ...context)],
+      [Error, (frame, ...context) => h.onStreamError(frame as Error, ...context)],
+    ]);
+  }
 
   constructor(role: "requester" | "responder", state?: RequestChannelState) {
     super(role, state);
