@@ -208,19 +208,14 @@ class Dispatch:
     returns False without calling anything, an error row (or no row) raises
     ``UnexpectedFrame``; a frame the table lists goes to its handler with ``context``.
 
-    ``Dispatch(machine, role, engine)`` with an engine instead of bound handlers looks
-    the methods up by the names in ``HANDLERS`` (untyped): kept only for the RabbitMQ
-    engine until it moves to its binders.
     """
 
     __slots__ = ("_handlers", "machine")
 
     def __init__(self, machine: type[StateMachine[Any]], role: str,
-                 handlers: Handlers | object) -> None:  # fmt: skip
+                 handlers: Handlers) -> None:  # fmt: skip
         self.machine = machine
         names = machine.HANDLERS[role]
-        if not isinstance(handlers, Mapping):
-            handlers = {frame: getattr(handlers, name, None) for frame, name in names.items()}
         bound: dict[type, Callable[..., object]] = {}
         for frame, handler in handlers.items():
             if not callable(handler):

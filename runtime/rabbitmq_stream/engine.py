@@ -98,6 +98,7 @@ from wirestream.runtime.errors import (
 )
 from wirestream.runtime.machine import Dispatch, StateMachine
 from wirestream.runtime.rabbitmq_stream.chunk import DEFAULT_MAX_BATCH_SIZE
+from wirestream.runtime.rabbitmq_stream.bindings import bind_client
 from wirestream.runtime.rabbitmq_stream.delegation import Delegated
 from wirestream.runtime.rabbitmq_stream.features import (
     CLIENT_COMMAND_VERSIONS,
@@ -242,9 +243,16 @@ class ClientConnection:
         self._streams = StreamCommands(self._outbox)
         self._super_streams = SuperStreamCommands(self._outbox)
         # The generated dispatch, bound once: frame class -> handler method, per scope.
-        self._dispatch = Dispatch(self.CONNECTION_MACHINE, CLIENT, self)
-        self._publisher_dispatch = Dispatch(self.PUBLISHER_MACHINE, CLIENT, self)
-        self._subscription_dispatch = Dispatch(self.SUBSCRIPTION_MACHINE, CLIENT, self)
+        # (typed: bindings._implements has mypy check every handler the binders name)
+        self._dispatch = Dispatch(
+            self.CONNECTION_MACHINE, CLIENT, bind_client(self.CONNECTION_MACHINE, self)
+        )
+        self._publisher_dispatch = Dispatch(
+            self.PUBLISHER_MACHINE, CLIENT, bind_client(self.PUBLISHER_MACHINE, self)
+        )
+        self._subscription_dispatch = Dispatch(
+            self.SUBSCRIPTION_MACHINE, CLIENT, bind_client(self.SUBSCRIPTION_MACHINE, self)
+        )
         self.close_correlation_id: int | None = None
         """The correlation id of our CloseRequest (``close``): its CloseResponse ends the
         connection with ``ConnectionClosed(by_peer=False)``."""
