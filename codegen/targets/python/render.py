@@ -37,21 +37,30 @@ def render_protocol(proto: Protocol, package: str = "wirestream.generated",
                     predecessor: Protocol | None = None) -> dict[str, str]:  # fmt: skip
     """The files of ``<package>/<protocol>/<version>/``: relative path -> text.  With
     the model of the version's ``predecessor``, its ``PROTOCOL.md`` says what changed."""
+    return {**render_modules(proto, package), **render_docs(proto, package, predecessor)}
+
+
+def render_modules(proto: Protocol, package: str = "wirestream.generated") -> dict[str, str]:
+    """The Python modules of one version (they depend on its IDL alone)."""
     plan = plan_codec(proto)
     codec = render_codec(plan)
     strategies = render_strategies(plan, package)
-    machines = MachinesTarget(proto).plan()
-    machines_py = _ENV.get_template("machines.py.j2").render(m=machines)
-    docs = render_protocol_md(proto, machines, package, predecessor,
-                              dissector=f"{WIRESHARK_DIR}/{proto.protocol}_{proto.version}.lua")  # fmt: skip
+    machines_py = _ENV.get_template("machines.py.j2").render(m=MachinesTarget(proto).plan())
     base = f"{proto.protocol}/{proto.version}"
     return {
         f"{base}/__init__.py": format_python(codec),
         f"{base}/strategies.py": format_python(strategies),
         f"{base}/machines.py": format_python(machines_py),
         f"{base}/spark.py": render_spark(proto, package),
-        f"{base}/PROTOCOL.md": docs,
     }
+
+
+def render_docs(proto: Protocol, package: str = "wirestream.generated",
+                predecessor: Protocol | None = None) -> dict[str, str]:  # fmt: skip
+    """``PROTOCOL.md`` of one version (it also depends on the predecessor's IDL)."""
+    docs = render_protocol_md(proto, MachinesTarget(proto).plan(), package, predecessor,
+                              dissector=f"{WIRESHARK_DIR}/{proto.protocol}_{proto.version}.lua")  # fmt: skip
+    return {f"{proto.protocol}/{proto.version}/PROTOCOL.md": docs}
 
 
 def render_spark(proto: Protocol, package: str = "wirestream.generated") -> str:
