@@ -32,6 +32,7 @@ from typing import Any, Final
 from wirestream.codegen.frontend.model import Protocol
 from wirestream.codegen.targets.typescript.package import RUNTIME_SOURCES
 from wirestream.codegen.tree import (
+    SHARED,
     Listing,
     Options,
     Unit,
@@ -137,7 +138,7 @@ def generate(
 
     new_shared: dict[str, Any] = dict(old.get("shared", {})) if only is not None else {}
     if only is None:
-        for target in targets:
+        for target in [t for t in targets if t in SHARED]:
             key = _sha(json.dumps([FORMAT, gen, target, _options_key(target, options),
                                    sorted([x.protocol, x.version, x.title, x.source] for x in listings)]))  # fmt: skip
             recorded = old.get("shared", {}).get(target, {})

@@ -31,6 +31,7 @@ from wirestream.codegen.targets.wireshark.dissector import render_dissector
 TARGETS: Final = ("python", "typescript", "wireshark")
 # What a unit renders, target by target, in parts that depend on different inputs: the
 # Python modules on the unit's IDL alone, PROTOCOL.md on its predecessor's too.
+SHARED: Final = ("python", "typescript")  # the targets with files that list every unit
 PARTS: Final = {
     "python": ("python", "docs"),
     "typescript": ("typescript",),
