@@ -4,8 +4,10 @@ Rendering is slow (black formats every Python module), so ``generate`` keeps, in
 ``<out>/.wirestream-cache.json`` (git-ignored), for every unit and part (``tree.PARTS``)
 the hash of everything its files are rendered from and the hash of each file it wrote:
 
-- the generator: every ``.py`` and ``.j2`` of ``codegen/``, the TypeScript runtime a
-  standalone package carries, and the versions of black, jinja2 and PyYAML;
+- the generator: the codegen modules and templates that render the part (its renderer's
+  imports, followed through ``codegen/``, and the loader's; ``generator_hash``), the
+  TypeScript runtime a standalone package carries, and the versions of black, jinja2
+  and PyYAML (so an edit of the Wireshark target re-renders no Python);
 - the options (``--package``, standalone TypeScript or not) and the part;
 - the unit's IDL text and its path as shown (``source``: the files name it);
 - for ``docs`` only, the predecessor's IDL text and path (``PROTOCOL.md`` compares the
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -56,18 +59,65 @@ def _sha(data: bytes | str) -> str:
     return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
 
 
-def generator_hash() -> str:
-    """Everything of the generator that decides what it writes (see the module's docs)."""
+# The modules that render each part (``tree.PARTS``) and the shared files of a target;
+# every key also holds the loader's (``frontend/build.py``: the model every part renders
+# from) and ``tree.py``'s own text (it names the files).
+ROOTS: Final = {
+    "python": "targets/python/render.py",
+    "docs": "targets/python/render.py",
+    "typescript": "targets/typescript/codec.py",
+    "wireshark": "targets/wireshark/dissector.py",
+    "shared python": "targets/python/render.py",
+    "shared typescript": "targets/typescript/package.py",
+}
+_IMPORT = re.compile(r"^\s*from wirestream\.codegen((?:\.\w+)*) import (\([^)]*\)|[^\n]*)", re.M)
+
+
+def generator_hash(part: str) -> str:
+    """What of the generator decides ``part``'s text: the codegen modules its renderer
+    imports, directly or not (and their packages' ``__init__``), with the templates beside
+    them, ``tree.py``, the TypeScript runtime a standalone package carries, and the
+    versions of black, jinja2 and PyYAML."""
     digest = hashlib.sha256()
-    sources = [p for p in sorted(CODEGEN.rglob("*")) if p.suffix in (".py", ".j2")]
-    sources += sorted(p for p in RUNTIME_SOURCES.rglob("*") if p.is_file()
-                      and p.suffix in (".ts", ".json") and "dist" not in p.parts
-                      and "node_modules" not in p.parts)  # fmt: skip
-    for path in sources:
-        digest.update(path.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    sources = _closure([CODEGEN / ROOTS[part], CODEGEN / "frontend" / "build.py"])
+    sources.add(CODEGEN / "tree.py")
+    for folder in {p.parent / "templates" for p in sources}:
+        sources.update(folder.glob("*.j2"))
+    if part == "shared typescript":
+        sources.update(p for p in RUNTIME_SOURCES.rglob("*") if p.is_file()
+                       and p.suffix in (".ts", ".json") and "dist" not in p.parts
+                       and "node_modules" not in p.parts)  # fmt: skip
+    for path in sorted(sources):  # named relative to their folder: any copy hashes alike
+        base = RUNTIME_SOURCES if path.is_relative_to(RUNTIME_SOURCES) else CODEGEN
+        digest.update(
+            path.relative_to(base).as_posix().encode() + b"\0" + path.read_bytes() + b"\0"
+        )
     for name in ("black", "jinja2", "pyyaml"):
         digest.update(f"{name}=={metadata.version(name)}\0".encode())
     return digest.hexdigest()
+
+
+def _closure(roots: list[Path]) -> set[Path]:
+    """``roots`` and every codegen module they import (``from wirestream.codegen.X import
+    Y``: module ``X.Y`` when it exists, else ``X``), with each package's ``__init__``."""
+    found: set[Path] = set()
+    todo = list(roots)
+    while todo:
+        path = todo.pop()
+        if path in found or not path.is_file():
+            continue
+        found.add(path)
+        for folder in path.relative_to(CODEGEN).parents:
+            todo.append(CODEGEN / folder / "__init__.py")
+        for match in _IMPORT.finditer(path.read_text(encoding="utf-8")):
+            base = CODEGEN.joinpath(*match.group(1).split(".")[1:])
+            names = re.findall(r"\w+", match.group(2))
+            for candidate in [base.with_suffix(".py"), base / "__init__.py",
+                              *(base / f"{name}.py" for name in names),
+                              *(base / name / "__init__.py" for name in names)]:  # fmt: skip
+                if candidate.is_file():
+                    todo.append(candidate)
+    return found
 
 
 @dataclass
@@ -92,7 +142,7 @@ def generate(
     tree = units(idl_dir)
     chosen = units(idl_dir, only)
     old = _read_manifest(out / CACHE) if use_cache else {}
-    gen = generator_hash()
+    gen = {part: generator_hash(part) for part in [*parts(targets), *(f"shared {t}" for t in targets if t in SHARED)]}  # fmt: skip
     texts = {u.name: _sha(u.path.read_bytes()) for u in tree}
     loaded: dict[str, Protocol] = {}
     report = Report()
@@ -121,7 +171,7 @@ def generate(
         pred = _unit(tree, unit.protocol, entry["predecessor"])
         pred_key = [display_path(pred.path), texts[pred.name]] if pred else None
         for part in parts(targets):
-            key = _sha(json.dumps([FORMAT, gen, part, _options_key(part, options), source,
+            key = _sha(json.dumps([FORMAT, gen[part], part, _options_key(part, options), source,
                                    texts[unit.name], pred_key if part == "docs" else None]))  # fmt: skip
             recorded = entry["parts"].get(part, {})
             if recorded.get("key") == key and _on_disk(out, recorded["files"]):
@@ -139,7 +189,7 @@ def generate(
     new_shared: dict[str, Any] = dict(old.get("shared", {})) if only is not None else {}
     if only is None:
         for target in [t for t in targets if t in SHARED]:
-            key = _sha(json.dumps([FORMAT, gen, target, _options_key(target, options),
+            key = _sha(json.dumps([FORMAT, gen[f"shared {target}"], target, _options_key(target, options),
                                    sorted([x.protocol, x.version, x.title, x.source] for x in listings)]))  # fmt: skip
             recorded = old.get("shared", {}).get(target, {})
             if recorded.get("key") == key and _on_disk(out, recorded["files"]):
