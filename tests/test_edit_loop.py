@@ -17,6 +17,8 @@ import pytest
 from tests.test_install import TOY_IDL
 from wirestream.codegen import incremental
 from wirestream.codegen.cli import main
+from wirestream.codegen.targets.cache_dir import TextMemo
+from wirestream.codegen.targets.python import render
 from wirestream.codegen.tree import TARGETS, Options, Unit, default_package
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -179,3 +181,19 @@ def test_the_cli_defaults_are_what_make_generate_runs(monkeypatch: pytest.Monkey
     assert main(["generate"]) == 0
     assert seen == {"idl": Path("idl"), "out": Path("generated"), "targets": TARGETS,
                     "options": Options("wirestream.generated", False), "only": None}  # fmt: skip
+
+
+def test_formatted_python_is_kept_by_what_was_formatted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """black's results are reused only for the same source and the same formatter."""
+    monkeypatch.setenv("WIRESTREAM_CACHE_DIR", str(tmp_path))
+    memo = TextMemo("format", b"black 1")
+    assert memo.get("x  =  1\n") is None
+    memo.put("x  =  1\n", "x = 1\n")
+    assert memo.get("x  =  1\n") == "x = 1\n"
+    assert memo.get("x  =  2\n") is None
+    assert TextMemo("format", b"black 2").get("x  =  1\n") is None
+    source = "import os\nimport sys\nprint( sys.argv )\n"
+    assert render.format_python(source) == "import sys\n\nprint(sys.argv)\n"
+    assert render._FORMATTED.get(source) == "import sys\n\nprint(sys.argv)\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib import metadata
 from pathlib import Path
 
 from typing import Final
@@ -15,6 +16,8 @@ from wirestream.codegen.frontend.model import Protocol
 from wirestream.codegen.plan.codec import plan_codec
 from wirestream.codegen.targets.python.codec import render_codec, render_strategies
 from wirestream.codegen.targets.python.spark import SparkTarget
+from wirestream.codegen.targets.cache_dir import TextMemo
+from wirestream.codegen.targets.python import tidy
 from wirestream.codegen.targets.python.tidy import LINE_LENGTH, drop_unused_imports, fit_long_lines
 
 WIRESHARK_DIR: Final = "wireshark"  # the dissectors' folder under --out (target `wireshark`)
@@ -27,10 +30,25 @@ def _black(source: str) -> str:
     return black.format_str(source, mode=black.Mode(line_length=LINE_LENGTH))
 
 
+# black dominates the generator's time: its results are kept by the hash of the source
+# it formatted and of everything that decides how (black's version, this module, tidy.py),
+# so a module whose rendered source did not change is not formatted again.
+_FORMATTED = TextMemo(
+    "format",
+    f"black {metadata.version('black')} {LINE_LENGTH}\0".encode()
+    + Path(__file__).read_bytes()
+    + Path(tidy.__file__).read_bytes(),
+)
+
+
 def format_python(source: str) -> str:
     """Generated source as committed: the imports it uses, black-formatted (the mode of
     `make lint`), long strings and docstring lines fitted to the line length."""
-    return fit_long_lines(_black(drop_unused_imports(source)), LINE_LENGTH, _black)
+    formatted = _FORMATTED.get(source)
+    if formatted is None:
+        formatted = fit_long_lines(_black(drop_unused_imports(source)), LINE_LENGTH, _black)
+        _FORMATTED.put(source, formatted)
+    return formatted
 
 
 def render_protocol(proto: Protocol, package: str = "wirestream.generated",
