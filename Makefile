@@ -69,15 +69,17 @@ servers-installed:
 	@tools/servers.sh install all
 
 # idl/**/*.yaml -> generated/** (Python, black-formatted), generated/typescript/ (the npm package)
-# and generated/wireshark/ (a Lua dissector per protocol version)
+# and generated/wireshark/ (a Lua dissector per protocol version): the CLI's defaults.
+# Incremental: only what an IDL (or the generator) change affects is rendered again
+# (generated/.wirestream-cache.json, git-ignored; codegen/incremental.py).
 generate: venv
-	$(BIN)/python -m wirestream.codegen generate --idl idl --out generated --package wirestream.generated --target all
+	$(BIN)/python -m wirestream.codegen generate
 
-# Regenerate into a temporary folder and diff: fails on any difference.
+# Regenerate into a temporary folder (no cache) and diff: fails on any difference.
 check-generated: venv
 	@tmp=$$(mktemp -d); \
-	$(BIN)/python -m wirestream.codegen generate --idl idl --out $$tmp/generated --package wirestream.generated --target all >/dev/null && \
-	diff -ru --exclude=__pycache__ --exclude=py.typed --exclude=dist --exclude=node_modules --exclude='*.tsbuildinfo' generated $$tmp/generated; \
+	$(BIN)/python -m wirestream.codegen generate --no-cache --out $$tmp/generated --package wirestream.generated >/dev/null && \
+	diff -ru --exclude=__pycache__ --exclude=py.typed --exclude=dist --exclude=node_modules --exclude='*.tsbuildinfo' --exclude=.wirestream-cache.json generated $$tmp/generated; \
 	rc=$$?; rm -rf $$tmp; \
 	if [ $$rc -ne 0 ]; then echo "generated/ is stale: run 'make generate' and commit it" >&2; exit 1; fi; \
 	echo "generated/ is fresh"

@@ -15,6 +15,10 @@ PARTS = ("codegen", "generated", "runtime")
 TEMPLATES = [
     name for name in find_namespace_packages(include=["codegen.*"]) if name.endswith(".templates")
 ]
+# The TypeScript runtime's sources (runtime/typescript: its manifests and src/*.ts, not its
+# build output) are data too: `wirestream generate --target typescript` copies them into a
+# standalone package (codegen/targets/typescript/package.py).
+TYPESCRIPT_RUNTIME = ["runtime.typescript", "runtime.typescript.src"]
 
 setup(
     packages=[
@@ -23,7 +27,7 @@ setup(
             f"wirestream.{name}"
             for name in find_packages(include=[f"{p}{s}" for p in PARTS for s in ("", ".*")])
         ),
-        *(f"wirestream.{name}" for name in TEMPLATES),
+        *(f"wirestream.{name}" for name in [*TEMPLATES, *TYPESCRIPT_RUNTIME]),
     ],
     package_dir={"wirestream": "wirestream", **{f"wirestream.{part}": part for part in PARTS}},
 )

@@ -113,7 +113,7 @@ def generate_into(tmp_path: Path, spec: dict[str, Any], package: str,
     idl.mkdir(parents=True)
     (idl / f"{spec['version']}.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     command = [sys.executable, "-m", "wirestream.codegen", "generate", "--idl", str(tmp_path / "idl"),
-               "--out", str(tmp_path / package)]  # fmt: skip
+               "--out", str(tmp_path / package), "--target", "python"]  # fmt: skip
     subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
     base = f"{package}.{spec['protocol']}.{spec['version']}"
     sys.path.insert(0, str(tmp_path))

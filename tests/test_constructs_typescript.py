@@ -759,13 +759,16 @@ def write_corpus(built: Built) -> Path:
 
 
 def test_the_package_builds_on_its_own(built: Built) -> None:
-    """An IDL outside idl/ gets a package that refers to nothing outside its folder."""
+    """An IDL outside idl/ gets a package that refers to nothing outside its folder: the
+    runtime's sources come with it (``runtime/``, a file: dependency and a reference)."""
     package = built.out / PACKAGE / "typescript"
     tsconfig = json.loads((package / "tsconfig.json").read_text())
-    assert "references" not in tsconfig and tsconfig["compilerOptions"]["strict"] is True
+    assert tsconfig["references"] == [{"path": "runtime"}]
+    assert tsconfig["compilerOptions"]["strict"] is True
+    assert (package / "runtime" / "tsconfig.json").is_file()
     manifest = json.loads((package / "package.json").read_text())
-    assert manifest["dependencies"] == {"@wirestream/runtime": "0.1.0"}
-    assert manifest["scripts"]["build"] == "tsc -p ."
+    assert manifest["dependencies"] == {"@wirestream/runtime": "file:runtime"}
+    assert manifest["scripts"]["build"] == "tsc -b"
     assert "typescript" in manifest["devDependencies"]
     for variant in built.variants:
         module = built.module_js(variant)

@@ -5,7 +5,7 @@ only when its flags/fields match ``when``) leads to another state, is ignored (t
 says so), or is an error.  Validation rejects what would make the table ambiguous or
 dead: unknown states/frames/roles/fields, unreachable states, two rows that can match
 the same event (non-determinism), a frame sent by the wrong side, rows leaving a
-terminal state.
+terminal state, and a ``to:`` that contradicts the rows around it (``check_neutral``).
 """
 
 from __future__ import annotations
@@ -100,6 +100,7 @@ class MachineBuilder:
         machine.observes = self.observes(node, path, machine)
         self.check_terminal(machine, path)
         self.check_deterministic(machine, path)
+        self.check_neutral(machine, node, path)
         self.check_reachable(machine, node, path)
         return machine
 
@@ -340,6 +341,37 @@ class MachineBuilder:
                                 f"can {row.direction} {row.frame} by this row and by the row at "
                                 f"line {other.line}; give them conditions that exclude each other")  # fmt: skip
             seen.setdefault(key, []).append(row)
+
+    def check_neutral(self, machine: Machine, node: Mapping, path: str) -> None:
+        """An event (role, direction, frame and conditions) the table handles without a
+        change of state in at least two states is state-neutral there (a keepalive, a
+        ping, a Sync while busy); a row that moves on it may only lead into one of those
+        states (RSocket's first request moves setup_sent to established, where requests
+        stay; PostgreSQL's Sync moves ready to busy, where Syncs stay).  A row that moves
+        it anywhere else contradicts every row around it: that ``to:`` was copied from a
+        neighbouring row, or a ``from:`` list was given one ``to:``, where ``stay: true``
+        was meant.  Rows with other conditions are other events, so they do not count."""
+        groups: dict[tuple[str, str, str, tuple[str, ...]], list[Transition]] = {}
+        for row in machine.transitions:
+            if row.outcome == "to" and row.frame != "*":
+                texts = tuple(sorted(c.text for c in row.conditions))
+                groups.setdefault((row.role, row.direction, row.frame, texts), []).append(row)
+        rows_node = node["transitions"]
+        for rows in groups.values():
+            stays = sorted({r.source for r in rows if r.target == r.source})
+            if len(stays) < 2:
+                continue
+            for row in rows:
+                if row.target == row.source or row.target in stays:
+                    continue
+                index = next(i for i in range(len(rows_node))
+                             if self.b.line_of(rows_node, i) == row.line)  # fmt: skip
+                where = ", ".join(f"'{s}'" for s in stays)
+                self.b.fail(self.b.line_of(rows_node[index], "to"), f"{path}.transitions[{index}].to",
+                            f"{row.role} {row.direction}s {row.frame} without a change of state in "
+                            f"{where}, yet this row moves '{row.source}' to '{row.target}', a state "
+                            f"where it does not stay: write 'stay: true', or tell the events apart "
+                            f"by conditions")  # fmt: skip
 
     def check_reachable(self, machine: Machine, node: Mapping, path: str) -> None:
         reached = set(machine.initial.values())

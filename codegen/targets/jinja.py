@@ -9,6 +9,8 @@ from typing import Any, Callable, NoReturn
 
 import jinja2
 
+from wirestream.codegen.targets.cache_dir import cache_dir
+
 
 def _raise(message: str) -> NoReturn:
     """``{{ raise("...") }}``: a template refuses what its language cannot spell."""
@@ -23,8 +25,10 @@ def environment(
 ) -> jinja2.Environment:
     """An environment over the folder ``templates`` (a target's own) with ``filters``, ``tests`` and
     ``globals_``; every one has ``zip``, ``raise`` and the ``do`` statement."""
+    folder = cache_dir("jinja")  # compiled templates, checked against their source
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates)),
+        bytecode_cache=jinja2.FileSystemBytecodeCache(str(folder)) if folder else None,
         trim_blocks=True,
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,

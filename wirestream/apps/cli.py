@@ -2,8 +2,8 @@
 
 The generator's commands (``wirestream.codegen.cli``)::
 
-    wirestream generate [--idl idl] [--out generated] [--package NAME] [--only PROTOCOL]
-    wirestream check    [--idl idl] [--out generated] [--package NAME]
+    wirestream generate [--idl idl] [--out generated] [--package NAME] [--target all] [--only P[/V]]
+    wirestream check    [--idl idl] [--out generated] [--package NAME] [--target all] [--only P[/V]]
     wirestream validate FILE...
     wirestream diff     OLD NEW | --against REF [PATH...] [--format text|json] [--fail-on ...]
 
@@ -204,7 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Generate code from the IDL, and talk to (or serve) each protocol "
         "from a shell. `wirestream COMMAND --help` for a command's options and examples.",
         epilog="examples:\n"
-        "  wirestream generate --target all\n"
+        "  wirestream generate                       # in a checkout: what make generate runs\n"
         "  wirestream diff --against origin/main idl/\n"
         "  wirestream capture decode out/session.wscap --format json\n"
         "  wirestream rsocket stream tcp://127.0.0.1:7878 5\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib import metadata
 from pathlib import Path
 
 from typing import Final
@@ -15,6 +16,8 @@ from wirestream.codegen.frontend.model import Protocol
 from wirestream.codegen.plan.codec import plan_codec
 from wirestream.codegen.targets.python.codec import render_codec, render_strategies
 from wirestream.codegen.targets.python.spark import SparkTarget
+from wirestream.codegen.targets.cache_dir import TextMemo
+from wirestream.codegen.targets.python import tidy
 from wirestream.codegen.targets.python.tidy import LINE_LENGTH, drop_unused_imports, fit_long_lines
 
 WIRESHARK_DIR: Final = "wireshark"  # the dissectors' folder under --out (target `wireshark`)
@@ -34,31 +37,55 @@ def _black(source: str) -> str:
     return black.format_str(source, mode=black.Mode(line_length=LINE_LENGTH))
 
 
+# black dominates the generator's time: its results are kept by the hash of the source
+# it formatted and of everything that decides how (black's version, this module, tidy.py),
+# so a module whose rendered source did not change is not formatted again.
+_FORMATTED = TextMemo(
+    "format",
+    f"black {metadata.version('black')} {LINE_LENGTH}\0".encode()
+    + Path(__file__).read_bytes()
+    + Path(tidy.__file__).read_bytes(),
+)
+
+
 def format_python(source: str) -> str:
     """Generated source as committed: the imports it uses, black-formatted (the mode of
     `make lint`), long strings and docstring lines fitted to the line length."""
-    return fit_long_lines(_black(drop_unused_imports(source)), LINE_LENGTH, _black)
+    formatted = _FORMATTED.get(source)
+    if formatted is None:
+        formatted = fit_long_lines(_black(drop_unused_imports(source)), LINE_LENGTH, _black)
+        _FORMATTED.put(source, formatted)
+    return formatted
 
 
 def render_protocol(proto: Protocol, package: str = "wirestream.generated",
                     predecessor: Protocol | None = None) -> dict[str, str]:  # fmt: skip
     """The files of ``<package>/<protocol>/<version>/``: relative path -> text.  With
     the model of the version's ``predecessor``, its ``PROTOCOL.md`` says what changed."""
+    return {**render_modules(proto, package), **render_docs(proto, package, predecessor)}
+
+
+def render_modules(proto: Protocol, package: str = "wirestream.generated") -> dict[str, str]:
+    """The Python modules of one version (they depend on its IDL alone)."""
     plan = plan_codec(proto)
     codec = render_codec(plan)
     strategies = render_strategies(plan, package)
-    machines = MachinesTarget(proto).plan()
-    machines_py = _ENV.get_template("machines.py.j2").render(m=machines)
-    docs = render_protocol_md(proto, machines, package, predecessor,
-                              dissector=f"{WIRESHARK_DIR}/{proto.protocol}_{proto.version}.lua")  # fmt: skip
+    machines_py = _ENV.get_template("machines.py.j2").render(m=MachinesTarget(proto).plan())
     base = f"{proto.protocol}/{proto.version}"
     return {
         f"{base}/__init__.py": format_python(codec),
         f"{base}/strategies.py": format_python(strategies),
         f"{base}/machines.py": format_python(machines_py),
         f"{base}/spark.py": render_spark(proto, package),
-        f"{base}/PROTOCOL.md": docs,
     }
+
+
+def render_docs(proto: Protocol, package: str = "wirestream.generated",
+                predecessor: Protocol | None = None) -> dict[str, str]:  # fmt: skip
+    """``PROTOCOL.md`` of one version (it also depends on the predecessor's IDL)."""
+    docs = render_protocol_md(proto, MachinesTarget(proto).plan(), package, predecessor,
+                              dissector=f"{WIRESHARK_DIR}/{proto.protocol}_{proto.version}.lua")  # fmt: skip
+    return {f"{proto.protocol}/{proto.version}/PROTOCOL.md": docs}
 
 
 def render_spark(proto: Protocol, package: str = "wirestream.generated") -> str:

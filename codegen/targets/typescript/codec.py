@@ -22,6 +22,7 @@ import jinja2
 from wirestream.codegen.targets.jinja import environment
 from wirestream.codegen.frontend.model import INT_TYPES, WILDCARD, Cond, IntType, Protocol
 from wirestream.codegen.targets.typescript.machines import render_ts_machines
+from wirestream.codegen.targets.typescript.package import RUNTIME, render_ts_package
 from wirestream.codegen.plan.codec import (
     ArrayStep,
     AttrPlan,
@@ -41,10 +42,6 @@ from wirestream.codegen.plan.codec import (
     StartupPlan,
     plan_codec,
 )
-
-PACKAGE = "@wirestream/generated"
-RUNTIME = "@wirestream/runtime"
-TYPESCRIPT = "5.9.3"  # the compiler a standalone package builds with (this repository's)
 
 _VIEW = {"u8": "Uint8", "u16": "Uint16", "u32": "Uint32", "i8": "Int8", "i16": "Int16",
          "i32": "Int32", "u64": "BigUint64", "i64": "BigInt64"}  # fmt: skip
@@ -696,29 +693,21 @@ def render_codec(plan: CodecPlan) -> str:
     return tidy(add_imports(text))
 
 
-def render_typescript(protos: list[Protocol], standalone: bool = False) -> dict[str, str]:
-    """The files of ``generated/typescript/``: relative path -> text.
+def render_ts_version(proto: Protocol) -> dict[str, str]:
+    """One protocol version's modules: ``src/<protocol>/<version>/{index,machines}.ts``."""
+    base = f"src/{proto.protocol}/{proto.version}"
+    return {
+        f"{base}/index.ts": render_codec(plan_codec(proto)),
+        f"{base}/machines.ts": tidy(render_ts_machines(proto)),
+    }
 
-    This repository's own package (``standalone`` false) is an npm workspace member that
-    builds against ``runtime/typescript`` by a project reference; a standalone package (an
-    IDL outside this repository) refers to nothing outside its folder: it resolves
-    ``@wirestream/runtime`` as a dependency and builds with ``npm run build``.
-    """
+
+def render_typescript(protos: list[Protocol], standalone: bool = False) -> dict[str, str]:
+    """The files of ``generated/typescript/``: relative path -> text (the package files:
+    ``package.py``)."""
     files: dict[str, str] = {}
-    versions = []
     for proto in protos:
-        plan = plan_codec(proto)
-        base = f"src/{proto.protocol}/{proto.version}"
-        files[f"{base}/index.ts"] = render_codec(plan)
-        files[f"{base}/machines.ts"] = tidy(render_ts_machines(proto))
-        versions.append((proto.protocol, proto.version, proto.title))
-    versions.sort()
-    for name in ("package.json", "tsconfig.json", "README.md"):
-        files[name] = _ENV.get_template(name + ".j2").render(
-            versions=versions,
-            package=PACKAGE,
-            runtime=RUNTIME,
-            standalone=standalone,
-            typescript=TYPESCRIPT,
-        )
+        files.update(render_ts_version(proto))
+    versions = sorted((p.protocol, p.version, p.title) for p in protos)
+    files.update(render_ts_package(versions, standalone))
     return files
