@@ -25,7 +25,7 @@ TITLE = re.compile(r'title="(?P<title>[^"]*)"')
 # What a block's title asks the test to provide (tests/test_docs_examples.py).
 RSOCKET_SERVER = "against `wirestream rsocket serve`"
 BROKER = "against a RabbitMQ stream broker (make broker)"
-SUPER_STREAM = "against a RabbitMQ broker with the super stream `invoices`"
+SUPER_STREAM = "against a RabbitMQ broker with the super stream invoices"
 SPARK = "on a SparkSession (`spark`)"
 PEERS = (RSOCKET_SERVER, BROKER, SUPER_STREAM, SPARK)
 

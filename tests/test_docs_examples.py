@@ -88,6 +88,10 @@ SECTIONS = set(BASE) | {
     "structs", "unions", "machines", "frame_log",
 }  # fmt: skip
 
+# A block of one of these languages titled with a file name is that file, which the
+# page's later blocks read (the title shows the name on the site).
+FILE_LANGS = ("csv", "text", "json")
+FILE = re.compile(r"[\w-]+\.\w+")
 BROKER_URI = "rabbitmq-stream://guest:guest@127.0.0.1:5552/%2f"
 WIRESTREAM = re.compile(r"^(?:\.venv/bin/)?wirestream\b|\|\s*(?:\.venv/bin/)?wirestream\b")
 
@@ -259,22 +263,24 @@ def require_broker() -> None:
 
 
 @contextmanager
-def broker_names(source: str, super_stream: bool) -> Iterator[str]:
-    """The block with a fresh name for each stream it creates (and for the super stream
-    `invoices`, made with three partitions as `rabbitmq-streams add_super_stream` makes it:
-    the 3.10 broker has no CreateSuperStream); all deleted afterwards."""
+def broker_names(source: str, super_stream: bool, shell: bool = False) -> Iterator[str]:
+    """The block with a fresh name for each stream it creates (Python's
+    `create_stream("name")`, the shell's `rabbitmq create name`) and for the super stream
+    `invoices`, made with three partitions as `rabbitmq-streams add_super_stream` makes it
+    (the 3.10 broker has no CreateSuperStream); all deleted afterwards."""
     from tests.rabbitmq_broker_ctl import add_super_stream, delete_super_stream
     from tests.rabbitmq_stream_client_support import unique
     from wirestream.runtime.rabbitmq_stream.aio import connect
 
-    streams = {
-        name: unique(f"doc-{name}") for name in re.findall(r'create_stream\("(\w+)"', source)
-    }
-    for old, new in streams.items():
-        source = source.replace(f'"{old}"', f'"{new}"')
+    created = r"rabbitmq create ([\w-]+)" if shell else r'create_stream\("([\w-]+)"'
+    streams = {name: unique(f"doc-{name}") for name in re.findall(created, source)}
     invoices = unique("doc-invoices")
+    for old, new in [*streams.items(), *([("invoices", invoices)] if super_stream else [])]:
+        if shell:  # the name as a word of a command line
+            source = re.sub(rf"(?<![\w-]){re.escape(old)}(?![\w-])", new, source)
+        else:
+            source = source.replace(f'"{old}"', f'"{new}"')
     if super_stream:
-        source = source.replace('"invoices"', f'"{invoices}"')
         add_super_stream(invoices, 3)
     try:
         yield source
@@ -293,15 +299,14 @@ def broker_names(source: str, super_stream: bool) -> Iterator[str]:
 # --- shell -------------------------------------------------------------------------------
 
 
-def run_shell(example: Example, tmp_path: Path, env: dict[str, str]) -> None:
+def run_shell(example: Example, code: str, tmp_path: Path, env: dict[str, str]) -> None:
     idl = tmp_path / "idl"
     if not idl.exists():  # the repository's protocols (read only), beside the page's own
         idl.mkdir()
         for protocol in (ROOT / "idl").iterdir():
             if protocol.is_dir():
                 (idl / protocol.name).symlink_to(protocol)
-    ports = ports_of(example.code)
-    lines = on_ports(example.code, ports).splitlines()
+    lines = on_ports(code, ports_of(code)).splitlines()
     with ExitStack() as servers:
         i = 0
         while i < len(lines):
@@ -337,8 +342,10 @@ def run_shell(example: Example, tmp_path: Path, env: dict[str, str]) -> None:
 
 def run_example(example: Example, tmp_path: Path, globs: dict[str, Any],
                 env: dict[str, str], request: pytest.FixtureRequest) -> None:  # fmt: skip
-    known = example.title.startswith(("added to ", "idl/")) or all(
-        part in PEERS for part in filter(None, example.title.split(", "))
+    known = (
+        example.title.startswith(("added to ", "idl/"))
+        or FILE.fullmatch(example.title)
+        or all(part in PEERS for part in filter(None, example.title.split(", ")))
     )
     assert known, f"{example.where}: unknown title {example.title!r}"
     if example.lang == "yaml" and example.title.startswith("idl/"):
@@ -353,7 +360,14 @@ def run_example(example: Example, tmp_path: Path, globs: dict[str, Any],
     elif example.lang == "yaml":
         validate_yaml(example, tmp_path)
     elif example.lang == "sh":
-        run_shell(example, tmp_path, env)
+        with ExitStack() as stack:
+            code = example.code
+            if BROKER in example.title or SUPER_STREAM in example.title:
+                require_broker()
+                code = stack.enter_context(broker_names(code, SUPER_STREAM in example.title, True))
+            run_shell(example, code, tmp_path, env)
+    elif example.lang in FILE_LANGS and FILE.fullmatch(example.title):
+        (tmp_path / example.title).write_text(example.code, encoding="utf-8")  # what blocks read
     elif example.lang == "python":
         source = example.code
         with ExitStack() as stack:
