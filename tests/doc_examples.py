@@ -23,11 +23,12 @@ FENCE = re.compile(
 TITLE = re.compile(r'title="(?P<title>[^"]*)"')
 
 # What a block's title asks the test to provide (tests/test_docs_examples.py).
-RSOCKET_SERVER = "against `wirestream rsocket serve`"
+RSOCKET_SERVER = "against wirestream rsocket serve"
 BROKER = "against a RabbitMQ stream broker (make broker)"
 SUPER_STREAM = "against a RabbitMQ broker with the super stream invoices"
-SPARK = "on a SparkSession (`spark`)"
-PEERS = (RSOCKET_SERVER, BROKER, SUPER_STREAM, SPARK)
+SPARK = "on a SparkSession"
+TICKER = "against a msgpack ticker on 127.0.0.1:7878"
+PEERS = (RSOCKET_SERVER, BROKER, SUPER_STREAM, SPARK, TICKER)
 
 
 @dataclass(frozen=True)

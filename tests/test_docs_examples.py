@@ -47,6 +47,7 @@ from tests.doc_examples import (
     RSOCKET_SERVER,
     SPARK,
     SUPER_STREAM,
+    TICKER,
     Example,
     examples,
     markdown_files,
@@ -66,10 +67,6 @@ NOT_RUN: dict[tuple[str, str], str] = {
     ): "OPEN: to-pcap of a rotated capture",
     ("docs/captures.md", "tcpdump"): "needs tcpdump's capture; real pcaps: tests/test_pcap.py",
     ("docs/captures.md", "frames = (spark"): "the same pcap; tests/test_spark_pcap.py reads one",
-    # Spark's live sources need a publisher of msgpack ticks and a running query: the
-    # same options run in tests/test_spark_rsocket_source.py and test_spark_rabbitmq.py.
-    ("docs/spark.md", "ticks = (spark"): "a live msgpack ticker (test_spark_rsocket_source.py)",
-    ("docs/spark.md", "events = (spark"): "a streaming query (tests/test_spark_rabbitmq.py)",
 }
 
 # A minimal complete IDL that YAML fragments are put into.
@@ -190,9 +187,11 @@ def run_doctest(example: Example, globs: dict[str, Any]) -> None:
     assert runner.failures == 0, "".join(out)
 
 
-def run_python(example: Example, source: str) -> None:
+def run_python(example: Example, source: str, namespace: dict[str, Any]) -> None:
+    """The block run in the page's namespace (a later block uses what an earlier one made,
+    as the page's reader does)."""
     code = compile(source, example.where, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
-    namespace: dict[str, Any] = {"__name__": "__doc_example__"}
+    namespace.setdefault("__name__", "__doc_example__")
     if code.co_flags & inspect.CO_COROUTINE:
         coroutine = eval(code, namespace)  # noqa: S307 (the documentation's own example)
         asyncio.run(asyncio.wait_for(coroutine, 60))
@@ -274,6 +273,11 @@ def broker_names(source: str, super_stream: bool, shell: bool = False) -> Iterat
 
     created = r"rabbitmq create ([\w-]+)" if shell else r'create_stream\("([\w-]+)"'
     streams = {name: unique(f"doc-{name}") for name in re.findall(created, source)}
+    # Spark's source and sink name theirs: made here, the first (the source) with ticks
+    named = dict.fromkeys(re.findall(r'option\("stream", "([\w-]+)"\)', source))
+    streams |= {name: unique(f"doc-{name}") for name in named}
+    if named:
+        asyncio.run(filled([streams[name] for name in named]))
     invoices = unique("doc-invoices")
     for old, new in [*streams.items(), *([("invoices", invoices)] if super_stream else [])]:
         if shell:  # the name as a word of a command line
@@ -284,6 +288,9 @@ def broker_names(source: str, super_stream: bool, shell: bool = False) -> Iterat
         add_super_stream(invoices, 3)
     try:
         yield source
+        if named:  # the block's query took the source's ticks to each of its sinks
+            counts = asyncio.run(message_counts([streams[name] for name in named]))
+            assert counts == [10] * len(named), dict(zip(named, counts))
     finally:
         if super_stream:
             delete_super_stream(invoices)
@@ -294,6 +301,76 @@ def broker_names(source: str, super_stream: bool, shell: bool = False) -> Iterat
                     await client.delete_stream(stream, missing_ok=True)
 
         asyncio.run(delete())
+
+
+async def filled(streams: list[str]) -> None:
+    """The streams made, empty, the first with ten of the demo's msgpack ticks."""
+    from wirestream.apps.ticker import ticks
+    from wirestream.runtime.rabbitmq_stream.aio import connect
+
+    async with await connect(BROKER_URI) as client:
+        for stream in streams:
+            await client.create_stream(stream)
+        producer = await client.producer(streams[0])
+        await (await producer.send_many(list(ticks(10))))
+
+
+async def message_counts(streams: list[str]) -> list[int]:
+    from wirestream.runtime.rabbitmq_stream.aio import connect
+
+    counts = []
+    async with await connect(BROKER_URI) as client:
+        for stream in streams:
+            async with await client.consumer(stream, offset="first") as consumer:
+                seen = 0
+                while True:
+                    try:
+                        await asyncio.wait_for(anext(consumer), 2)
+                    except TimeoutError:
+                        break
+                    seen += 1
+            counts.append(seen)
+    return counts
+
+
+@contextmanager
+def ticker() -> Iterator[int]:
+    """The demo's market (msgpack ticks on request-stream, wirestream.apps.ticker) served
+    in this process, on a free port."""
+    from wirestream.apps.ticker import TickerResponder
+    from wirestream.runtime.rsocket import serve
+    from wirestream.runtime.spark.background import BackgroundLoop
+
+    loop = BackgroundLoop("docs ticker")
+    try:
+        server = loop.run(serve("tcp://127.0.0.1:0", TickerResponder()), 10)
+        yield int(server.url.rsplit(":", 1)[1])
+
+        async def shut() -> None:
+            server.close()
+            await server.wait_closed()
+
+        loop.run(shut(), 10)
+    finally:
+        loop.close()
+
+
+def in_folder(source: str, folder: Path) -> str:
+    """A Spark block's relative paths (what it loads, its checkpoints) made absolute under
+    ``folder``: the JVM resolves them from its own working directory, which is the test
+    run's, not the folder the block runs in (a reader's JVM starts where they are)."""
+    return re.sub(r'(\.load\(|"checkpointLocation", )"(?![/\w]+:)([^"/][^"]*)"',
+                  lambda m: f'{m[1]}"{folder / m[2]}"', source)  # fmt: skip
+
+
+def ran_queries(spark: Any) -> None:
+    """The streaming queries a block started, run over what is there and stopped (a query
+    that failed raises here)."""
+    for query in spark.streams.active:
+        try:
+            query.processAllAvailable()
+        finally:
+            query.stop()
 
 
 # --- shell -------------------------------------------------------------------------------
@@ -378,11 +455,14 @@ def run_example(example: Example, tmp_path: Path, globs: dict[str, Any],
                 port = str(free_port())
                 source = source.replace("127.0.0.1:7878", f"127.0.0.1:{port}")
                 stack.enter_context(rsocket_server(env, tmp_path, port))
+            if TICKER in example.title:
+                port = stack.enter_context(ticker())
+                source = source.replace("127.0.0.1:7878", f"127.0.0.1:{port}")
             if BROKER in example.title or SUPER_STREAM in example.title:
                 require_broker()
                 source = stack.enter_context(broker_names(source, SUPER_STREAM in example.title))
             if SPARK in example.title:
-                source = "spark = __spark__\n" + source
+                source = "spark = __spark__\n" + in_folder(source, tmp_path)
                 globs["__spark__"] = request.getfixturevalue("spark")
             cwd = Path.cwd()
             os.chdir(tmp_path)
@@ -391,7 +471,9 @@ def run_example(example: Example, tmp_path: Path, globs: dict[str, Any],
                 if source.lstrip().startswith(">>>"):
                     run_doctest(example, globs)
                 else:
-                    run_python(example, source)
+                    run_python(example, source, globs)
+                if SPARK in example.title:
+                    ran_queries(globs["__spark__"])
             finally:
                 sys.path.remove(str(tmp_path))
                 os.chdir(cwd)
@@ -420,3 +502,11 @@ def test_the_exceptions_are_still_there() -> None:
     starts = {(relative(e.path), first_line(e)) for p in markdown_files() for e in examples(p)}
     for file, start in NOT_RUN:
         assert any(f == file and line.startswith(start) for f, line in starts), (file, start)
+
+
+@pytest.mark.parametrize("path", markdown_files(), ids=relative)
+def test_every_fence_is_read(path: Path) -> None:
+    """Each fence line opens or closes a block the test reads: a fence it misreads (say, a
+    backtick in a title, which CommonMark does not allow there) would hide blocks."""
+    fences = re.findall(r"^[ \t]*`{3,}", path.read_text(encoding="utf-8"), re.MULTILINE)
+    assert len(fences) == 2 * len(examples(path))
