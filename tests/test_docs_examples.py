@@ -79,6 +79,9 @@ BASE: dict[str, Any] = {
     "header": {"fields": [{"name": "frame_type", "type": "u8"}], "discriminator": "frame_type"},
     "unknown": {"policy": "error"},
     "frames": {"Ping": {"code": 1, "fields": []}},
+    # what idl/README.md's sketches of fields name
+    "enums": {"ErrorCode": {"type": "u32", "values": {"INVALID_SETUP": 1}}},
+    "structs": {"Broker": {"fields": [{"name": "host", "type": "string", "length": "u16"}]}},
 }
 SECTIONS = set(BASE) | {
     "predecessor", "spec", "doc", "byte_order", "startup", "encodings", "context", "enums",
@@ -159,13 +162,75 @@ def added_to(idl: dict[str, Any], fragment: dict[str, Any]) -> dict[str, Any]:
     return idl
 
 
+def merged(into: Any, part: Any) -> Any:
+    """``part`` over ``into``: mappings key by key (what the part leaves out, or shows as
+    a `{...}` / `[...]` placeholder, stays the file's), anything else replaced."""
+    if isinstance(into, dict) and isinstance(part, dict):
+        return {**into, **{k: merged(into.get(k), v) for k, v in part.items()}}
+    return part
+
+
+def named_fields(node: Any) -> Iterator[list[Any]]:
+    """Every list of fields of an IDL (frames', structs', header's, startup's)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "fields" and isinstance(value, list):
+                yield value
+            yield from named_fields(value)
+
+
+def field_names(field: dict[str, Any]) -> set[str]:
+    if "word" in field:
+        return {bit["name"] for bit in field["bits"] if "name" in bit}
+    return {field["name"]}
+
+
+def fields_in(idl: dict[str, Any], fields: list[Any], where: str) -> dict[str, Any]:
+    """The IDL with each field of the excerpt in place of the file's field (or word) of the
+    same name(s): the excerpt's fields are checked where they stand in the file."""
+    for field in fields:
+        names = field_names(field)
+        best = max(
+            ((len(field_names(f) & names), run, i)
+             for run in named_fields(idl) for i, f in enumerate(run) if isinstance(f, dict)),
+            key=lambda found: found[0], default=(0, [], 0),
+        )  # fmt: skip
+        assert best[0], f"{where}: no field {sorted(names)} in the file"
+        best[1][best[2]] = field
+    return idl
+
+
+class UniqueKeyLoader(yaml.SafeLoader):
+    """YAML whose mappings may not repeat a key (PyYAML keeps the last one silently, so
+    a block listing alternatives under one key would have only its last one checked)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        keys = [self.construct_object(key, deep=deep) for key, _ in node.value]
+        repeated = sorted({str(k) for k in keys if keys.count(k) > 1})
+        if repeated:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"repeated keys {repeated}", node.start_mark
+            )
+        return super().construct_mapping(node, deep)
+
+
 def validate_yaml(example: Example, tmp_path: Path) -> None:
+    """The block checked by the IDL front end: a title "idl/<file>" or none: a whole file,
+    or a fragment put into ``BASE``; "added to idl/<file>": new entries (and a machine's
+    rows) added to that file; "in idl/<file>": an excerpt of that file, merged over it
+    (a list of fields: each in place of the file's field of that name)."""
     from wirestream.codegen import load_protocol
 
-    fragment = without_placeholders(yaml.safe_load(example.code))
-    if example.title.startswith("added to idl/"):
-        idl = added_to(yaml.safe_load((ROOT / example.title.removeprefix("added to ")).read_text()),
-                       fragment)  # fmt: skip
+    fragment = without_placeholders(yaml.load(example.code, UniqueKeyLoader))  # noqa: S506
+    title = example.title
+    if title.startswith(("added to idl/", "in idl/")):
+        protocol = yaml.safe_load((ROOT / title.split(" ", 2)[-1]).read_text())
+        if title.startswith("added to "):
+            idl = added_to(protocol, fragment)
+        elif isinstance(fragment, list):
+            idl = fields_in(protocol, fragment, example.where)
+        else:
+            idl = merged(protocol, fragment)
     else:
         idl = as_idl(fragment)
     path = tmp_path / "idl_example.yaml"
@@ -420,7 +485,7 @@ def run_shell(example: Example, code: str, tmp_path: Path, env: dict[str, str]) 
 def run_example(example: Example, tmp_path: Path, globs: dict[str, Any],
                 env: dict[str, str], request: pytest.FixtureRequest) -> None:  # fmt: skip
     known = (
-        example.title.startswith(("added to ", "idl/"))
+        example.title.startswith(("added to ", "idl/", "in idl/"))
         or FILE.fullmatch(example.title)
         or all(part in PEERS for part in filter(None, example.title.split(", ")))
     )
@@ -429,11 +494,6 @@ def run_example(example: Example, tmp_path: Path, globs: dict[str, Any],
         validate_yaml(example, tmp_path)
         (tmp_path / example.title).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / example.title).write_text(example.code, encoding="utf-8")  # the file
-    elif example.lang == "yaml" and relative(example.path) == "idl/README.md" and not example.title:
-        # OPEN (reported): the reference's untitled fragments are excerpts that name things
-        # declared elsewhere; until each gets the IDL it belongs to (a `title="added to
-        # idl/..."`), they are only parsed as YAML here.
-        assert isinstance(yaml.safe_load(example.code), (dict, list)), example.where
     elif example.lang == "yaml":
         validate_yaml(example, tmp_path)
     elif example.lang == "sh":
