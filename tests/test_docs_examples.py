@@ -61,10 +61,6 @@ NOT_RUN: dict[tuple[str, str], str] = {
         "docs/diff.md",
         "git fetch",
     ): "needs a remote; `diff --against` runs in tests/test_diff_cli.py",
-    (
-        "docs/captures.md",
-        ".venv/bin/wirestream capture to-pcap",
-    ): "OPEN: to-pcap of a rotated capture",
     ("docs/captures.md", "tcpdump"): "needs tcpdump's capture; real pcaps: tests/test_pcap.py",
     ("docs/captures.md", "frames = (spark"): "the same pcap; tests/test_spark_pcap.py reads one",
 }
