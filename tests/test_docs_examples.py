@@ -90,6 +90,7 @@ FILE_LANGS = ("csv", "text", "json")
 FILE = re.compile(r"[\w-]+\.\w+")
 BROKER_URI = "rabbitmq-stream://guest:guest@127.0.0.1:5552/%2f"
 WIRESTREAM = re.compile(r"^(?:\.venv/bin/)?wirestream\b|\|\s*(?:\.venv/bin/)?wirestream\b")
+RUN = re.compile(rf"{WIRESTREAM.pattern}|^tshark\b")  # the shell lines run (wireshark: a GUI)
 
 
 def relative(path: Path) -> str:
@@ -444,7 +445,9 @@ def run_shell(example: Example, code: str, tmp_path: Path, env: dict[str, str]) 
         for protocol in (ROOT / "idl").iterdir():
             if protocol.is_dir():
                 (idl / protocol.name).symlink_to(protocol)
-    lines = on_ports(code, ports_of(code)).splitlines()
+    if not (tmp_path / "generated").exists():  # the dissectors tshark loads
+        (tmp_path / "generated").symlink_to(ROOT / "generated")
+    lines = on_ports(code, ports_of(code)).replace("\\\n", "").splitlines()
     with ExitStack() as servers:
         i = 0
         while i < len(lines):
@@ -452,7 +455,7 @@ def run_shell(example: Example, code: str, tmp_path: Path, env: dict[str, str]) 
             i += 1
             transcript = line.startswith("$ ")
             command = re.sub(r"\s+#.*$", "", line.removeprefix("$ "))
-            if not command or command.startswith("#") or not WIRESTREAM.search(command):
+            if not command or command.startswith("#") or not RUN.search(command):
                 continue
             command = re.sub(r"(^|\|\s*)\.venv/bin/wirestream", r"\1wirestream", command)
             if " serve" in command:
