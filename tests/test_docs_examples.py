@@ -24,12 +24,15 @@ import asyncio
 import copy
 import doctest
 import inspect
+import json
 import os
 import re
 import shlex
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from collections.abc import Iterator
@@ -56,7 +59,6 @@ from tests.doc_examples import (
 # (file, first line of the block) -> why no test runs it. Keep it short.
 NOT_RUN: dict[tuple[str, str], str] = {
     ("docs/install.md", "make demo"): "`make demo` and `make test` are what CI runs",
-    ("docs/typescript.md", "import {"): "TypeScript: the same calls run in tests/typescript",
     (
         "docs/diff.md",
         "git fetch",
@@ -478,6 +480,33 @@ def run_shell(example: Example, code: str, tmp_path: Path, env: dict[str, str]) 
                 ), f"{example.where}: `{command}` printed\n{done.stdout}"
 
 
+# --- TypeScript --------------------------------------------------------------------------
+
+TS_CONFIG = {
+    "compilerOptions": {
+        "strict": True, "target": "ES2022", "lib": ["ES2022"], "module": "NodeNext",
+        "moduleResolution": "NodeNext", "types": ["node"], "noEmitOnError": True,
+    },
+    "files": ["example.ts"],
+}  # fmt: skip
+
+
+def run_typescript(example: Example, node: str) -> None:
+    """The block compiled by tsc (strict, as tests/typescript) against the workspace
+    packages the ``node`` fixture built, then run by node. It is written in a folder of
+    the checkout, so that `@wirestream/...` resolves through its node_modules."""
+    from tests.typescript_support import TSC, run
+
+    folder = Path(tempfile.mkdtemp(prefix="example-", dir=ROOT / "out" / "doc-examples"))
+    try:
+        (folder / "example.ts").write_text(example.code, encoding="utf-8")
+        (folder / "tsconfig.json").write_text(json.dumps(TS_CONFIG), encoding="utf-8")
+        run([node, str(TSC), "-p", str(folder)], f"{example.where}: tsc")
+        run([node, str(folder / "example.js")], f"{example.where}: node")
+    finally:
+        shutil.rmtree(folder)
+
+
 # --- the tests ---------------------------------------------------------------------------
 
 
@@ -504,6 +533,9 @@ def run_example(example: Example, tmp_path: Path, globs: dict[str, Any],
             run_shell(example, code, tmp_path, env)
     elif example.lang in FILE_LANGS and FILE.fullmatch(example.title):
         (tmp_path / example.title).write_text(example.code, encoding="utf-8")  # what blocks read
+    elif example.lang == "ts":
+        (ROOT / "out" / "doc-examples").mkdir(parents=True, exist_ok=True)  # /out/: ignored
+        run_typescript(example, request.getfixturevalue("node"))
     elif example.lang == "python":
         source = example.code
         with ExitStack() as stack:
