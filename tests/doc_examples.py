@@ -28,7 +28,8 @@ BROKER = "against a RabbitMQ stream broker (make broker)"
 SUPER_STREAM = "against a RabbitMQ broker with the super stream invoices"
 SPARK = "on a SparkSession"
 TICKER = "against a msgpack ticker on 127.0.0.1:7878"
-PEERS = (RSOCKET_SERVER, BROKER, SUPER_STREAM, SPARK, TICKER)
+GIT_CLONE = "in a shallow clone of this checkout (origin: main)"
+PEERS = (RSOCKET_SERVER, BROKER, SUPER_STREAM, SPARK, TICKER, GIT_CLONE)
 
 
 @dataclass(frozen=True)

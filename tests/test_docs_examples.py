@@ -49,6 +49,7 @@ from tests.doc_examples import (
     ROOT,
     RSOCKET_SERVER,
     SPARK,
+    GIT_CLONE,
     SUPER_STREAM,
     TICKER,
     Example,
@@ -59,10 +60,11 @@ from tests.doc_examples import (
 # (file, first line of the block) -> why no test runs it. Keep it short.
 NOT_RUN: dict[tuple[str, str], str] = {
     ("docs/install.md", "make demo"): "`make demo` and `make test` are what CI runs",
-    (
-        "docs/diff.md",
-        "git fetch",
-    ): "needs a remote; `diff --against` runs in tests/test_diff_cli.py",
+    # OPEN (a bug, reported): in a clone (the GIT_CLONE title) the block runs up to
+    # `wirestream diff --against origin/main`, which crashes on idl/mysql/v10.yaml and
+    # idl/postgresql/v3.yaml even against themselves (codegen/diff/values.py bytes_length
+    # asserts a size); remove this line once `wirestream diff idl idl` exits 0.
+    ("docs/diff.md", "git fetch"): "OPEN: `wirestream diff` crashes on mysql and postgresql",
     ("docs/captures.md", "tcpdump"): "needs tcpdump's capture; real pcaps: tests/test_pcap.py",
     ("docs/captures.md", "frames = (spark"): "the same pcap; tests/test_spark_pcap.py reads one",
 }
@@ -92,7 +94,9 @@ FILE_LANGS = ("csv", "text", "json")
 FILE = re.compile(r"[\w-]+\.\w+")
 BROKER_URI = "rabbitmq-stream://guest:guest@127.0.0.1:5552/%2f"
 WIRESTREAM = re.compile(r"^(?:\.venv/bin/)?wirestream\b|\|\s*(?:\.venv/bin/)?wirestream\b")
-RUN = re.compile(rf"{WIRESTREAM.pattern}|^tshark\b")  # the shell lines run (wireshark: a GUI)
+RUN = re.compile(
+    rf"{WIRESTREAM.pattern}|^tshark\b|^git fetch\b"
+)  # the shell lines run (wireshark: a GUI)
 
 
 def relative(path: Path) -> str:
@@ -273,11 +277,12 @@ def free_port() -> int:
 
 
 def wirestream_env(tmp_path: Path) -> dict[str, str]:
-    """PATH with a `wirestream` that is this checkout's, run by this interpreter."""
+    """PATH with a `wirestream` that is this checkout's, run by this interpreter (`-P`: not
+    the one of a clone it runs in)."""
     shim = tmp_path / ".bin"
     shim.mkdir(exist_ok=True)
     script = shim / "wirestream"
-    script.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m wirestream "$@"\n')
+    script.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -P -m wirestream "$@"\n')
     script.chmod(0o755)
     env = dict(os.environ, PATH=f"{shim}{os.pathsep}{os.environ['PATH']}")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
@@ -480,6 +485,17 @@ def run_shell(example: Example, code: str, tmp_path: Path, env: dict[str, str]) 
                 ), f"{example.where}: `{command}` printed\n{done.stdout}"
 
 
+def clone(tmp_path: Path) -> Path:
+    """A shallow clone of this checkout's HEAD, whose `origin` (a bare repository here)
+    has it as `main`: a CI checkout of a branch about to merge."""
+    origin, work = tmp_path / "origin.git", tmp_path / "clone"
+    for command in (["git", "init", "-q", "--bare", "--initial-branch=main", str(origin)],
+                    ["git", "-C", str(ROOT), "push", "-q", str(origin), "HEAD:refs/heads/main"],
+                    ["git", "clone", "-q", "--depth", "1", f"file://{origin}", str(work)]):  # fmt: skip
+        subprocess.run(command, check=True, capture_output=True, timeout=120)
+    return work
+
+
 # --- TypeScript --------------------------------------------------------------------------
 
 TS_CONFIG = {
@@ -530,7 +546,8 @@ def run_example(example: Example, tmp_path: Path, globs: dict[str, Any],
             if BROKER in example.title or SUPER_STREAM in example.title:
                 require_broker()
                 code = stack.enter_context(broker_names(code, SUPER_STREAM in example.title, True))
-            run_shell(example, code, tmp_path, env)
+            run_shell(example, code, clone(tmp_path) if GIT_CLONE in example.title else tmp_path,
+                      env)  # fmt: skip
     elif example.lang in FILE_LANGS and FILE.fullmatch(example.title):
         (tmp_path / example.title).write_text(example.code, encoding="utf-8")  # what blocks read
     elif example.lang == "ts":
