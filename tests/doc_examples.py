@@ -29,7 +29,8 @@ SUPER_STREAM = "against a RabbitMQ broker with the super stream invoices"
 SPARK = "on a SparkSession"
 TICKER = "against a msgpack ticker on 127.0.0.1:7878"
 GIT_CLONE = "in a shallow clone of this checkout (origin: main)"
-PEERS = (RSOCKET_SERVER, BROKER, SUPER_STREAM, SPARK, TICKER, GIT_CLONE)
+PCAP = "with prod.pcap of a broker session (tcpdump needs capture rights)"
+PEERS = (RSOCKET_SERVER, BROKER, SUPER_STREAM, SPARK, TICKER, GIT_CLONE, PCAP)
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,7 @@ from tests.doc_examples import (
     RSOCKET_SERVER,
     SPARK,
     GIT_CLONE,
+    PCAP,
     SUPER_STREAM,
     TICKER,
     Example,
@@ -65,8 +66,6 @@ NOT_RUN: dict[tuple[str, str], str] = {
     # idl/postgresql/v3.yaml even against themselves (codegen/diff/values.py bytes_length
     # asserts a size); remove this line once `wirestream diff idl idl` exits 0.
     ("docs/diff.md", "git fetch"): "OPEN: `wirestream diff` crashes on mysql and postgresql",
-    ("docs/captures.md", "tcpdump"): "needs tcpdump's capture; real pcaps: tests/test_pcap.py",
-    ("docs/captures.md", "frames = (spark"): "the same pcap; tests/test_spark_pcap.py reads one",
 }
 
 # A minimal complete IDL that YAML fragments are put into.
@@ -432,6 +431,39 @@ def in_folder(source: str, folder: Path) -> str:
                   lambda m: f'{m[1]}"{folder / m[2]}"', source)  # fmt: skip
 
 
+def broker_pcap(folder: Path) -> None:
+    """``folder/prod.pcap``, what the page's tcpdump line takes (which needs capture
+    rights): a session with the broker (a stream made, three messages published and
+    read, the stream deleted) recorded by the client's tap and written as pcapng with
+    the broker's port, 5552 (the reader takes pcapng under any name)."""
+    from tests.rabbitmq_stream_client_support import unique
+    from wirestream.runtime.capture import CaptureWriter
+    from wirestream.runtime.capture.pcap import write_pcapng
+    from wirestream.runtime.capture.writer import capture_files
+    from wirestream.runtime.rabbitmq_stream.aio import connect
+
+    if (folder / "prod.pcap").exists():
+        return
+    require_broker()
+
+    async def session(capture: CaptureWriter) -> None:
+        async with await connect(BROKER_URI, capture=capture) as client:
+            stream = unique("doc-pcap")
+            await client.create_stream(stream)
+            producer = await client.producer(stream)
+            await (await producer.send_many([b"a", b"b", b"c"]))
+            async with await client.consumer(stream, offset="first") as consumer:
+                async for message in consumer:
+                    if message.offset == 2:
+                        break
+            await client.delete_stream(stream)
+
+    with CaptureWriter(folder / "broker" / "session.wscap", "rabbitmq_stream/1") as capture:
+        asyncio.run(session(capture))
+    files = capture_files(folder / "broker" / "session.wscap")
+    assert write_pcapng(files, folder / "prod.pcap") > 10
+
+
 def ran_queries(spark: Any) -> None:
     """The streaming queries a block started, run over what is there and stopped (a query
     that failed raises here)."""
@@ -546,6 +578,8 @@ def run_example(example: Example, tmp_path: Path, globs: dict[str, Any],
             if BROKER in example.title or SUPER_STREAM in example.title:
                 require_broker()
                 code = stack.enter_context(broker_names(code, SUPER_STREAM in example.title, True))
+            if PCAP in example.title:
+                broker_pcap(tmp_path)
             run_shell(example, code, clone(tmp_path) if GIT_CLONE in example.title else tmp_path,
                       env)  # fmt: skip
     elif example.lang in FILE_LANGS and FILE.fullmatch(example.title):
@@ -559,6 +593,8 @@ def run_example(example: Example, tmp_path: Path, globs: dict[str, Any],
             if example.title.startswith("added to "):
                 compile(textwrap.dedent(source), example.where, "exec")  # run where it goes
                 return
+            if PCAP in example.title:
+                broker_pcap(tmp_path)
             if RSOCKET_SERVER in example.title:
                 port = str(free_port())
                 source = source.replace("127.0.0.1:7878", f"127.0.0.1:{port}")
