@@ -404,15 +404,22 @@ async def message_counts(streams: list[str]) -> list[int]:
 @contextmanager
 def ticker() -> Iterator[int]:
     """The demo's market (msgpack ticks on request-stream, wirestream.apps.ticker) served
-    in this process, on a free port."""
-    from wirestream.apps.ticker import TickerResponder
+    in this process on a free port; a subscription that names no count gets 100 ticks,
+    so that a query over it can run to its end. The block's query must take some."""
+    from wirestream.apps.ticker import TickerResponder, parse_request
     from wirestream.runtime.rsocket import serve
     from wirestream.runtime.spark.background import BackgroundLoop
 
+    class Ticker(TickerResponder):
+        def request_stream(self, payload: Any) -> Any:
+            return self._stream(parse_request(payload.data) or 100)
+
+    responder = Ticker()
     loop = BackgroundLoop("docs ticker")
     try:
-        server = loop.run(serve("tcp://127.0.0.1:0", TickerResponder()), 10)
+        server = loop.run(serve("tcp://127.0.0.1:0", responder), 10)
         yield int(server.url.rsplit(":", 1)[1])
+        assert responder.sent, "no query took a tick"
 
         async def shut() -> None:
             server.close()
