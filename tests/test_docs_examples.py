@@ -5,14 +5,20 @@ One test per Markdown file runs its blocks in order, in one temporary folder (a 
 block may read what an earlier one wrote, as a reader following the page would):
 
 - python with ``>>>``: doctest, one namespace per file (the tour builds on itself);
-- other python: executed (top-level ``await`` allowed); a `title` names what it runs
-  against (tests/doc_examples.py: an rsocket server started here, the broker, Spark);
-- sh: every line that runs ``wirestream`` (or ``.venv/bin/wirestream``) is run, servers
-  (``... serve``) in the background on a free port; a ``$ command`` line is a transcript,
-  and the lines after it are its output;
-- yaml: loaded and validated by the IDL front end (``wirestream.codegen.load_protocol``);
-  a fragment is put into a minimal complete IDL (``BASE``) first, its ``{...}`` and
-  ``[...]`` placeholders dropped.
+- other python: executed in the page's namespace (top-level ``await`` allowed); a
+  `title` names what it runs against (tests/doc_examples.py: an rsocket server or a
+  msgpack ticker started here, the broker with fresh stream names, Spark's shared
+  session, a pcap of a broker session); the streaming queries a Spark block starts are
+  run over what is there and stopped;
+- sh: every line that runs ``wirestream`` (or ``.venv/bin/wirestream``), ``tshark`` or
+  ``git fetch`` is run, servers (``... serve``) in the background on a free port; a
+  ``$ command`` line is a transcript, and the lines after it are its output;
+- yaml: loaded and validated by the IDL front end (``wirestream.codegen.load_protocol``):
+  a whole file, a sketch put into a minimal complete IDL (``BASE``), an excerpt merged
+  over the file its title names ("in idl/..."), or an addition to it ("added to
+  idl/..."); ``{...}`` and ``[...]`` placeholders dropped, repeated keys refused;
+- ts: compiled by tsc against the workspace packages, then run by node;
+- csv (text, json) titled with a file name: written there, for the blocks after it.
 
 ``NOT_RUN`` lists the blocks no test runs, each with its reason.
 """
