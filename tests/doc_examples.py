@@ -1,10 +1,12 @@
 """The code examples of the documentation, read out of the Markdown (README.md,
 docs/**/*.md, idl/README.md) so that tests/test_docs_examples.py can run every one.
 
-A fenced block is an example when its language is python, sh, yaml or ts. Its fence may
+A fenced block is an example when it has a language (python, sh, yaml, ts; csv, text or
+json titled with a file name are files the blocks after them read). Its fence may
 carry a `title="..."` (shown as the block's caption on the site, ignored by GitHub) that
-tells the test what the block runs against; the titles the test knows are the keys of
-``PEERS`` below, and any other title is an error, so a block cannot opt out by accident.
+tells the test what the block runs against; the titles the test knows are those of
+``PEERS`` below (joined by ", "), `idl/...`, `in idl/...`, `added to ...` and a file
+name; any other title is an error, so a block cannot opt out by accident.
 """
 
 from __future__ import annotations
@@ -23,11 +25,14 @@ FENCE = re.compile(
 TITLE = re.compile(r'title="(?P<title>[^"]*)"')
 
 # What a block's title asks the test to provide (tests/test_docs_examples.py).
-RSOCKET_SERVER = "against `wirestream rsocket serve`"
+RSOCKET_SERVER = "against wirestream rsocket serve"
 BROKER = "against a RabbitMQ stream broker (make broker)"
-SUPER_STREAM = "against a RabbitMQ broker with the super stream `invoices`"
-SPARK = "on a SparkSession (`spark`)"
-PEERS = (RSOCKET_SERVER, BROKER, SUPER_STREAM, SPARK)
+SUPER_STREAM = "against a RabbitMQ broker with the super stream invoices"
+SPARK = "on a SparkSession"
+TICKER = "against a msgpack ticker on 127.0.0.1:7878"
+GIT_CLONE = "in a shallow clone of this checkout (origin: main)"
+PCAP = "with prod.pcap of a broker session (tcpdump needs capture rights)"
+PEERS = (RSOCKET_SERVER, BROKER, SUPER_STREAM, SPARK, TICKER, GIT_CLONE, PCAP)
 
 
 @dataclass(frozen=True)
