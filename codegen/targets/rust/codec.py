@@ -1,0 +1,1090 @@
+"""The Rust target: spells the language-neutral codec plan (``plan/codec.py``) in Rust.
+
+One crate per protocol version (``generated/rust/<protocol>_<version>/``), ``#![no_std]``
+with ``alloc``, ``#![forbid(unsafe_code)]``, depending only on the hand-written support
+crate ``runtime/rust/wirestream-runtime``. Decoding borrows: ``decode(&'a [u8]) ->
+Result<Frame<'a>, ProtocolError>``; bytes and strings are slices of the input. Every length
+is checked before a slice is taken, so no input makes the decoder panic; ``ProtocolError`` is
+a small ``Copy`` enum whose variants carry Python's class names (``Truncated``,
+``InvalidValue``, ...).
+
+Like the TypeScript target, everything that decides *what* the code does comes from the plan;
+this module only spells it. The code is written as lines here (each plan step is one method
+of ``Spell``) and laid out by ``rustfmt``, as prost-build does. Constructs this target does
+not spell yet are refused with ``NotImplementedError`` naming the construct and the record,
+never spelled wrongly.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from wirestream.codegen.frontend.model import IntType, Protocol
+from wirestream.codegen.plan.codec import (
+    ArrayStep,
+    AttrPlan,
+    BytesStep,
+    CodecPlan,
+    DecoderEntry,
+    ElementPlan,
+    EnumPlan,
+    ExprPlan,
+    FixedRun,
+    FloatStep,
+    IntPlan,
+    IntStep,
+    ItemStep,
+    RecordPlan,
+    RefStep,
+    UnionPlan,
+    lower_snake,
+    plan_codec,
+)
+from wirestream.codegen.targets.jinja import environment
+
+RUNTIME_CRATE = "wirestream-runtime"
+EDITION = "2021"
+TOOLCHAIN = "1.95.0"
+_ENV = environment(Path(__file__).parent / "templates")
+
+# Names the generated code uses itself: a record of the same name would shadow them.
+_RESERVED = {"Ok", "Err", "Some", "None", "Result", "Option", "Vec", "String", "Box", "Frame",
+             "ProtocolError", "FrameType", "UnknownFrame", "Self", "Default", "Copy", "Clone",
+             "Debug", "PartialEq", "Eq", "Context", "Sender"}  # fmt: skip
+_KEYWORDS = {"as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn",
+             "for", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref",
+             "return", "self", "static", "struct", "super", "trait", "true", "type", "unsafe",
+             "use", "where", "while", "async", "await", "dyn", "abstract", "become", "box", "do",
+             "final", "macro", "override", "priv", "typeof", "unsized", "virtual", "yield",
+             "try", "gen"}  # fmt: skip
+
+
+class Refused(NotImplementedError):
+    """A construct the Rust target does not spell (yet)."""
+
+
+def refuse(plan: CodecPlan, what: str, where: str = "") -> Refused:
+    at = f" ({where})" if where else ""
+    return Refused(f"Rust target: {plan.protocol}/{plan.version}: {what}{at} is not supported yet")
+
+
+def ident(name: str) -> str:
+    """A field name as a Rust identifier (``r#type`` for keywords)."""
+    return f"r#{name}" if name in _KEYWORDS else name
+
+
+def fn(name: str) -> str:
+    """A record's decoder function suffix (``RequestN`` -> ``request_n``)."""
+    return lower_snake(name)
+
+
+def var(name: str) -> str:
+    return f"v_{name}"
+
+
+def lit(value: int) -> str:
+    if value < 0:
+        return f"-{lit(-value)}"
+    if value <= 9:
+        return str(value)
+    digits = f"{value:x}"
+    groups = []
+    while digits:
+        groups.insert(0, digits[-4:])
+        digits = digits[:-4]
+    return "0x" + "_".join(groups)
+
+
+def int_rust(bits: int, signed: bool) -> str:
+    for size in (8, 16, 32, 64):
+        if bits <= size:
+            return f"{'i' if signed else 'u'}{size}"
+    raise NotImplementedError(f"Rust target: a {bits}-bit integer")
+
+
+def itype_rust(itype: IntType) -> str:
+    return int_rust(itype.bits, itype.signed)
+
+
+def rust_range(rtype: str) -> tuple[int, int]:
+    bits = int(rtype[1:])
+    if rtype[0] == "i":
+        return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    return 0, (1 << bits) - 1
+
+
+def value_rust(v: IntPlan) -> str:
+    """The Rust type holding an integer value on the wire (before enums and bools)."""
+    return itype_rust(v.type)
+
+
+def value_type(v: IntPlan) -> str:
+    """The Rust type of an integer attribute: its closed enum, bool, or the integer."""
+    if v.boolean:
+        return "bool"
+    if v.enum is not None:
+        return v.enum
+    return value_rust(v)
+
+
+def read_at(itype: IntType, at: str) -> str:
+    """An expression reading ``itype`` at ``data[at..]`` (bounds already checked)."""
+    size = itype.size
+    assert size is not None
+
+    base, _, offset = at.partition(" + ")
+    start = int(offset) if offset else 0
+
+    def b(i: int) -> str:
+        return f"data[{base}{f' + {start + i}' if start + i else ''}]"
+
+    rtype = itype_rust(itype)
+    if size == 3:
+        order = [2, 1, 0] if itype.little else [0, 1, 2]
+        value = (f"(u32::from({b(order[0])}) << 16) | (u32::from({b(order[1])}) << 8)"
+                 f" | u32::from({b(order[2])})")  # fmt: skip
+        return value if not itype.signed else f"((({value}) << 8) as i32 >> 8)"
+    if size == 1:
+        return b(0) if rtype == "u8" else f"({b(0)} as i8)"
+    items = ", ".join(b(i) for i in range(size))
+    return f"{rtype}::from_{'le' if itype.little else 'be'}_bytes([{items}])"
+
+
+def write_int(itype: IntType, value: str) -> str:
+    """A statement appending ``value`` (of ``itype``'s Rust type) to ``w``."""
+    size = itype.size
+    assert size is not None
+    order = "le" if itype.little else "be"
+    if size == 3:
+        part = "[..3]" if itype.little else "[1..]"
+        return f"w.extend_from_slice(&({value}).to_{order}_bytes(){part});"
+    if size == 1:
+        return f"w.push({value});" if itype_rust(itype) == "u8" else f"w.push(({value}) as u8);"
+    return f"w.extend_from_slice(&({value}).to_{order}_bytes());"
+
+
+def unparen(text: str) -> str:
+    """``text`` without its outer parentheses when they enclose all of it."""
+    if not (text.startswith("(") and text.endswith(")")):
+        return text
+    depth = 0
+    for index, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and index < len(text) - 1:
+            return text
+    return text[1:-1]
+
+
+def doc_lines(text: str, inner: bool = False) -> list[str]:
+    mark = "//!" if inner else "///"
+    lines = [line.rstrip() for line in text.strip().splitlines()]
+    return [f"{mark} {line}".rstrip() for line in lines if True] if any(lines) else []
+
+
+@dataclass
+class Code:
+    lines: list[str] = field(default_factory=list)
+
+    def __call__(self, *lines: str) -> None:
+        self.lines.extend(lines)
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+class Spell:
+    """Spells one protocol version's plan as the lib.rs of its crate."""
+
+    def __init__(self, plan: CodecPlan) -> None:
+        self.m = plan
+        self.structs = {s.name: s for s in plan.structs}
+        self.unions = {u.name: u for u in plan.unions}
+        self.enums = {e.name: e for e in plan.enums}
+        self.check_supported()
+        self.borrows: dict[str, bool] = {}
+        for name in [*self.structs, *self.unions]:
+            self.record_borrows(name)
+
+    # --- what is supported ---
+
+    def check_supported(self) -> None:
+        m = self.m
+        if m.context:
+            raise refuse(m, "context values (Context, ctx.* in layouts)")
+        if m.startup is not None:
+            raise refuse(m, "startup frames (startup:)")
+        if m.selects:
+            raise refuse(m, "frames chosen by select:")
+        if m.wildcards:
+            raise refuse(m, "frame codes ending in '*'")
+        if m.msgpack:
+            raise refuse(m, "the MessagePack encoding")
+        if m.frame_length is not None:
+            raise refuse(m, "a frame length in the header (framing.length_field)")
+        if m.unknown not in ("error", "ignore_if_flag", "skip_length"):
+            raise refuse(m, f"the unknown-frame policy {m.unknown!r}")
+        for rec in [*m.structs, *m.frames]:
+            if rec.name in _RESERVED:
+                raise refuse(m, f"a record named {rec.name!r} (a name the Rust code uses)")
+            if rec.rules:
+                raise refuse(m, "rules:", rec.name)
+            if rec.flag_values:
+                raise refuse(m, "multi-bit flag values", rec.name)
+            if rec.fixed_flags is not None:
+                raise refuse(m, "fixed flag bits", rec.name)
+        for e in m.enums:
+            if e.name in _RESERVED:
+                raise refuse(m, f"an enum named {e.name!r} (a name the Rust code uses)")
+
+    def record_borrows(self, name: str) -> bool:
+        if name in self.borrows:
+            return self.borrows[name]
+        self.borrows[name] = False  # a cycle borrows only through its other members
+        if name in self.structs:
+            result = any(self.attr_borrows(a) for a in self.structs[name].attrs)
+        else:
+            result = any(self.record_borrows(v) for _, v in self.unions[name].variants)
+        self.borrows[name] = result
+        return result
+
+    def attr_borrows(self, a: AttrPlan) -> bool:
+        if a.kind in ("bytes", "string"):
+            return True
+        if a.kind == "ref":
+            assert a.ref is not None
+            return self.record_borrows(a.ref)
+        if a.kind == "array":
+            assert a.element is not None
+            return self.element_borrows(a.element)
+        return False
+
+    def element_borrows(self, e: ElementPlan) -> bool:
+        if e.kind == "bytes":
+            return True
+        if e.kind == "ref":
+            assert e.ref is not None
+            return self.record_borrows(e.ref)
+        return False
+
+    def named(self, name: str) -> str:
+        """A struct or union type with its lifetime when it borrows."""
+        return f"{name}<'a>" if self.record_borrows(name) else name
+
+    # --- types ---
+
+    def element_type(self, e: ElementPlan) -> str:
+        if e.kind == "int":
+            assert e.value is not None
+            return value_type(e.value)
+        if e.kind == "bytes":
+            assert e.bytes is not None
+            base = "&'a str" if e.bytes.string else "&'a [u8]"
+            return f"Option<{base}>" if e.bytes.nullable else base
+        assert e.ref is not None
+        return self.named(e.ref)
+
+    def attr_type(self, a: AttrPlan) -> str:
+        if a.kind == "int":
+            assert a.value is not None
+            base = value_type(a.value)
+        elif a.kind == "bool":
+            base = "bool"
+        elif a.kind == "float":
+            assert a.float is not None
+            base = f"f{a.float.bits}"
+        elif a.kind == "bytes":
+            base = "&'a [u8]"
+        elif a.kind == "string":
+            base = "&'a str"
+        elif a.kind == "ref":
+            assert a.ref is not None
+            base = self.named(a.ref)
+        else:
+            assert a.element is not None
+            base = f"Vec<{self.element_type(a.element)}>"
+        return f"Option<{base}>" if a.optional or a.nullable else base
+
+    def record_borrows_attrs(self, rec: RecordPlan) -> bool:
+        return any(self.attr_borrows(a) for a in rec.attrs)
+
+    def rec_type(self, rec: RecordPlan, life: str = "'a") -> str:
+        return f"{rec.name}<{life}>" if self.record_borrows_attrs(rec) else rec.name
+
+    def named_elided(self, name: str) -> str:
+        return f"{name}<'_>" if self.record_borrows(name) else name
+
+    # --- expressions ---
+
+    def expr(self, plan: ExprPlan, scope: str, values: dict[str, str], where: str) -> str:
+        """A size or count expression as an ``i128`` (no overflow for any 64-bit operands)."""
+        if plan.tree is not None:
+            raise refuse(self.m, f"the size expression '{plan.text}'", where)
+        parts: list[str] = []
+        for index, term in enumerate(plan.terms):
+            if index:
+                op = plan.operators[index - 1]
+                if op not in ("+", "-", "*"):
+                    raise refuse(self.m, f"the operator {op!r} in '{plan.text}'", where)
+                parts.append(f" {op} ")
+            if term.kind == "literal":
+                parts.append(f"{lit(term.value)}i128")
+            elif term.kind == "field":
+                if term.optional:
+                    raise refuse(self.m, f"an optional field in '{plan.text}'", where)
+                parts.append(f"i128::from({self.ref(term.name, scope, values)})")
+            else:
+                raise refuse(self.m, f"a context value in '{plan.text}'", where)
+        return "(" + "".join(parts) + ")"
+
+    def ref(self, name: str, scope: str, values: dict[str, str]) -> str:
+        if name in values:
+            return values[name]
+        return var(name) if scope == "decode" else f"self.{ident(name)}"
+
+    # --- decoding ---
+
+    def truncated(self, needed: str) -> str:
+        return f"return Err(ProtocolError::Truncated {{ needed: ({needed}) as u64 }});"
+
+    def check_int(self, c: Code, v: IntPlan, name: str, owner: str) -> None:
+        """Checks of a decoded integer ``name``; may rebind it to its enum."""
+        if v.boolean:
+            return
+        rtype = value_rust(v)
+        if v.const is not None:
+            c(f"if {name} != {lit(v.const)} {{ return Err(ProtocolError::InvalidValue); }}")
+        elif v.narrowed:
+            test = self.out_of_range(name, v, (v.type.min, v.type.max))
+            if test:
+                c(f"if {test} {{ return Err(ProtocolError::InvalidValue); }}")
+        if v.enum is not None:
+            c(f"let {name} = match {v.enum}::from_code({name}) {{ Some(e) => e, "
+              "None => return Err(ProtocolError::InvalidValue) };")  # fmt: skip
+
+    def out_of_range(self, name: str, v: IntPlan, bounds: tuple[int, int]) -> str:
+        """A test that ``name`` is outside ``v``'s bounds, given it is within ``bounds``
+        (empty when it cannot be)."""
+        lo, hi = bounds
+        if v.lo > lo and v.hi < hi:
+            return f"!({lit(v.lo)}..={lit(v.hi)}).contains(&{name})"
+        if v.lo > lo:
+            return f"{name} < {lit(v.lo)}"
+        if v.hi < hi:
+            return f"{name} > {lit(v.hi)}"
+        return ""
+
+    def read_int(self, c: Code, itype: IntType, name: str, end: str, where: str) -> None:
+        if itype.size is None:
+            raise refuse(self.m, f"the variable-length integer {itype.name}", where)
+        c(f"if {end} - pos < {itype.size} {{ {self.truncated(f'pos + {itype.size}')} }}",
+          f"let {name}: {itype_rust(itype)} = {read_at(itype, 'pos')};",
+          f"pos += {itype.size};")  # fmt: skip
+
+    def read_size(self, c: Code, itype: IntType, name: str, end: str, where: str) -> None:
+        """A length or count as an ``i128``."""
+        self.read_int(c, itype, f"{name}_raw", end, where)
+        c(f"let {name} = i128::from({name}_raw);")
+
+    def decode_run(self, c: Code, run: FixedRun, owner: str, si: int) -> None:
+        c(f"if end - pos < {run.size} {{ {self.truncated(f'pos + {run.size}')} }}")
+        for u in run.units:
+            at = "pos" if u.offset == 0 else f"pos + {u.offset}"
+            if u.kind == "float":
+                assert u.float is not None
+                itype = IntType(f"u{u.float.bits}", u.float.bits, False, u.float.bits // 8,
+                                little=u.float.little)  # fmt: skip
+                c(f"let {var(u.float.name)} = f{u.float.bits}::from_bits({read_at(itype, at)});")
+            elif u.kind == "int":
+                assert u.value is not None and u.type is not None
+                c(f"let {var(u.value.name)}: {value_rust(u.value)} = {read_at(u.type, at)};")
+                self.check_int(c, u.value, var(u.value.name), owner)
+            else:
+                assert u.type is not None
+                word = f"w{si}_{u.offset}"
+                wtype = itype_rust(u.type)
+                c(f"let {word}: {wtype} = {read_at(u.type, at)};")
+                for b in u.bits:
+                    if b.kind == "reserved":
+                        continue
+                    shifted = f"({word} >> {b.shift})" if b.shift else word
+                    if b.kind == "flags":
+                        ftype = self.flags_type()
+                        cast = "" if ftype == wtype else f" as {ftype}"
+                        masked = f"({shifted} & {lit(b.mask)}){cast}" if cast else f"{shifted} & {lit(b.mask)}"
+                        c(f"let flags = {masked};")
+                        continue
+                    assert b.value is not None
+                    name = var(b.value.name)
+                    if b.value.boolean:
+                        c(f"let {name} = {shifted} & 1 != 0;")
+                        continue
+                    vtype = value_rust(b.value)
+                    cast = "" if vtype == wtype else f" as {vtype}"
+                    masked = f"({shifted} & {lit(b.mask)}){cast}" if cast else f"{shifted} & {lit(b.mask)}"
+                    c(f"let {name} = {masked};")
+                    self.check_int(c, b.value, name, owner)
+        c(f"pos += {run.size};")
+
+    def flags_type(self) -> str:
+        return int_rust(max(8, self.m.flags_max.bit_length()), False)
+
+    def decode_bytes(self, c: Code, b: BytesStep, name: str, owner: str, end: str) -> None:
+        where = f"{owner}.{b.name}"
+        if b.xor_key is not None:
+            raise refuse(self.m, "the xor transform", where)
+        if b.forbid:
+            raise refuse(self.m, "forbidden characters (forbid:)", where)
+        if b.terminator is not None:
+            raise refuse(self.m, "terminated bytes", where)
+        if b.rest:
+            raw = f"&data[pos..{end}]"
+            c(f"let {name} = {self.as_string(raw, b.string)};", f"pos = {end};")
+            return
+        if b.size is not None and b.length is not None:
+            raise refuse(self.m, "a size with a length prefix", where)
+        if b.size is not None:
+            c(f"let n: i128 = {self.expr(b.size, 'decode', {}, where)};")
+        else:
+            assert b.length is not None
+            self.read_size(c, b.length, "n", end, where)
+        if b.nullable:
+            c(f"let {name} = if n == -1 {{ None }} else {{")
+        if b.check_negative:
+            c("if n < 0 { return Err(ProtocolError::InvalidValue); }")
+        c(f"if n > ({end} - pos) as i128 {{ {self.truncated('pos as i128 + n')} }}",
+          "let n = n as usize;",
+          f"let raw = &data[pos..pos + n];",
+          "pos += n;")  # fmt: skip
+        value = self.as_string("raw", b.string)
+        if b.nullable:
+            c(f"Some({value}) }};")
+        else:
+            c(f"let {name} = {value};")
+
+    def as_string(self, raw: str, string: bool) -> str:
+        if not string:
+            return raw
+        return f"match core::str::from_utf8({raw}) {{ Ok(s) => s, Err(_) => return Err(ProtocolError::InvalidString) }}"
+
+    def decode_element(self, c: Code, e: ElementPlan, name: str, owner: str, arr: str,
+                       end: str) -> None:  # fmt: skip
+        where = f"{owner}.{arr}"
+        if e.fixed_size is not None:
+            raise refuse(self.m, "bytes elements of a fixed size", where)
+        if e.kind == "int":
+            assert e.value is not None
+            self.read_int(c, e.value.type, name, end, where)
+            self.check_int(c, e.value, name, owner)
+        elif e.kind == "bytes":
+            assert e.bytes is not None
+            self.decode_bytes(c, e.bytes, name, owner, end)
+        else:
+            assert e.ref is not None
+            c(f"let ({name}, next) = decode_{fn(e.ref)}(data, pos, {end})?;", "pos = next;")
+
+    def decode_array(self, c: Code, a: ArrayStep, name: str, owner: str, end: str) -> None:
+        where = f"{owner}.{a.name}"
+        least = a.element.least
+        if a.terminator is not None:
+            raise refuse(self.m, "terminated arrays", where)
+        if a.min_count:
+            raise refuse(self.m, "a minimum element count", where)
+        c("let mut items = Vec::new();")
+        if a.count_prefix is not None or a.count_expr is not None:
+            if a.count_prefix is not None:
+                self.read_size(c, a.count_prefix, "count", end, where)
+            else:
+                assert a.count_expr is not None
+                c(f"let count: i128 = {self.expr(a.count_expr, 'decode', {}, where)};")
+            if a.check_negative_count:
+                c("if count < 0 { return Err(ProtocolError::InvalidValue); }")
+            c(f"if count * {least} > ({end} - pos) as i128 {{ "
+              f"{self.truncated(f'pos as i128 + count * {least}')} }}",
+              "let count = count as usize;",
+              "items.reserve_exact(count);")  # fmt: skip
+            if a.element.exact:
+                c("for _ in 0..count {")
+                self.decode_element(c, a.element, "item", owner, a.name, end)
+                c("items.push(item); }")
+            else:
+                c("let decode_one = |mut pos: usize| {")
+                self.decode_element(c, a.element, "item", owner, a.name, end)
+                c("Ok::<_, ProtocolError>((item, pos)) };",
+                  "for i in 0..count {",
+                  "match decode_one(pos) {",
+                  "Ok((item, next)) => { items.push(item); pos = next; }",
+                  "Err(ProtocolError::Truncated { needed }) => {",
+                  f"let rest = ((count - i - 1) * {least}) as u64;",
+                  "let needed = if needed != 0 { needed + rest } else { "
+                  f"(pos + {least}) as u64 + rest }};",
+                  "return Err(ProtocolError::Truncated { needed }); }",
+                  "Err(e) => return Err(e), } }")  # fmt: skip
+        elif a.count_rest:
+            c(f"while pos < {end} {{")
+            self.decode_element(c, a.element, "item", owner, a.name, end)
+            c("items.push(item); }")
+        else:
+            if a.byte_length_prefix is not None:
+                self.read_size(c, a.byte_length_prefix, "length", end, where)
+            else:
+                assert a.byte_length_expr is not None
+                c(f"let length: i128 = {self.expr(a.byte_length_expr, 'decode', {}, where)};")
+            c("if length < 0 { return Err(ProtocolError::InvalidValue); }",
+              f"if length > ({end} - pos) as i128 {{ {self.truncated('pos as i128 + length')} }}",
+              "let stop = pos + length as usize;",
+              "let decode_one = |mut pos: usize| {")  # fmt: skip
+            self.decode_element(c, a.element, "item", owner, a.name, "stop")
+            c("Ok::<_, ProtocolError>((item, pos)) };",
+              "while pos < stop {",
+              "match decode_one(pos) {",
+              "Ok((item, next)) => { items.push(item); pos = next; }",
+              "Err(ProtocolError::Truncated { .. }) => return Err(ProtocolError::InvalidValue),",
+              "Err(e) => return Err(e), } }")  # fmt: skip
+        c(f"let {name} = items;")
+
+    def decode_value(self, c: Code, s: object, name: str, owner: str, end: str) -> None:
+        if isinstance(s, FloatStep):
+            raise refuse(self.m, "a float behind a condition", f"{owner}.{s.name}")
+        if isinstance(s, IntStep):
+            if s.value.peek:
+                raise refuse(self.m, "peeked integers", f"{owner}.{s.value.name}")
+            self.read_int(c, s.value.type, name, end, f"{owner}.{s.value.name}")
+            self.check_int(c, s.value, name, owner)
+        elif isinstance(s, ArrayStep):
+            self.decode_array(c, s, name, owner, end)
+        elif isinstance(s, RefStep):
+            c(f"let ({name}, next) = decode_{fn(s.target)}(data, pos, {end})?;", "pos = next;")
+        else:
+            assert isinstance(s, BytesStep)
+            self.decode_bytes(c, s, name, owner, end)
+
+    def decode_step(self, c: Code, item: ItemStep, owner: str, si: int) -> None:
+        s = item.step
+        if isinstance(s, FixedRun):
+            self.decode_run(c, s, owner, si)
+            return
+        name = var(item.name)
+        if not item.optional:
+            self.decode_value(c, s, name, owner, "end")
+            return
+        if item.flag is not None:
+            test = f"flags & {lit(item.mask)} != 0"
+        elif item.bit is not None:
+            test = var(item.bit)
+        else:
+            raise refuse(self.m, "conditional fields (if: over values)", f"{owner}.{item.name}")
+        c(f"let {name} = if {test} {{")
+        self.decode_value(c, s, name, owner, "end")
+        c(f"Some({name}) }} else {{ None }};")
+
+    def attr_value(self, a: AttrPlan) -> str:
+        if a.kind == "bool":
+            return f"flags & {lit(a.flag_mask)} != 0"
+        return var(a.name)
+
+    def construct(self, rec: RecordPlan) -> str:
+        fields = ", ".join(f"{ident(a.name)}: {self.attr_value(a)}" for a in rec.attrs)
+        return f"{rec.name} {{ {fields} }}"
+
+    # --- encoding ---
+
+    def check_range(self, c: Code, v: IntPlan, value: str) -> None:
+        test = self.out_of_range(value, v, rust_range(value_rust(v)))
+        if test:
+            c(f"if {test} {{ return Err(ProtocolError::EncodeError); }}")
+
+    def int_source(self, v: IntPlan, values: dict[str, str]) -> str:
+        if v.const is not None:
+            return f"{lit(v.const)}_{value_rust(v)}"
+        if v.name in values:
+            return values[v.name]
+        src = f"self.{ident(v.name)}"
+        if v.enum is not None:
+            return f"({src} as {value_rust(v)})"
+        return src
+
+    def encode_run(self, c: Code, run: FixedRun, owner: str, values: dict[str, str]) -> None:
+        for u in run.units:
+            if u.kind == "float":
+                assert u.float is not None
+                src = values.get(u.float.name, f"self.{ident(u.float.name)}")
+                itype = IntType(f"u{u.float.bits}", u.float.bits, False, u.float.bits // 8,
+                                little=u.float.little)  # fmt: skip
+                c(write_int(itype, f"{src}.to_bits()"))
+            elif u.kind == "int":
+                assert u.value is not None and u.type is not None
+                src = self.int_source(u.value, values)
+                if u.value.const is None and not src[0].isdigit():
+                    c(f"let i = {unparen(src)};")
+                    self.check_range(c, u.value, "i")
+                    src = "i"
+                c(write_int(u.type, src))
+            else:
+                assert u.type is not None
+                wtype = itype_rust(u.type)
+                parts = []
+                for b in u.bits:
+                    if b.kind == "reserved":
+                        continue
+                    if b.kind == "flags":
+                        src = "flags" if self.flags_type() == wtype else f"({wtype}::from(flags))"
+                    else:
+                        assert b.value is not None
+                        if b.value.boolean:
+                            one = f"{lit(1 << b.shift)}"
+                            parts.append(f"(if {self.int_source(b.value, values)} {{ {one} }} else {{ 0 }})")
+                            continue
+                        src = self.int_source(b.value, values)
+                        if src[0].isdigit():  # a constant or a code: typed as the word
+                            src = src.rsplit("_", 1)[0] + "_" + wtype
+                            parts.append(f"({src} << {b.shift})" if b.shift else src)
+                            continue
+                        if b.value.const is None:
+                            tmp = f"b{u.offset}_{b.shift}"
+                            c(f"let {tmp} = {unparen(src)};")
+                            self.check_range(c, b.value, tmp)
+                            src = tmp
+                        if value_rust(b.value) != wtype:
+                            src = f"({src} as {wtype})"
+                    parts.append(f"({src} << {b.shift})" if b.shift else src)
+                word = " | ".join(parts) if parts else "0"
+                c(f"let word: {wtype} = {word};", write_int(u.type, "word"))
+
+    def write_size(self, c: Code, itype: IntType, value: str) -> None:
+        if itype.size is None:
+            raise refuse(self.m, f"the variable-length integer {itype.name}")
+        rtype = itype_rust(itype)
+        c(f"let size = {value};",
+          f"if size > {lit(itype.max)} {{ return Err(ProtocolError::EncodeError); }}",
+          write_int(itype, f"size as {rtype}"))  # fmt: skip
+
+    def encode_bytes(self, c: Code, b: BytesStep, value: str, values: dict[str, str],
+                     where: str) -> None:  # fmt: skip
+        if b.nullable:
+            assert b.length is not None
+            c(f"match {value} {{ None => {{ {write_int(b.length, '-1_' + itype_rust(b.length))} }} Some(v) => {{")
+            value = "v"
+        raw = f"{value}.as_bytes()" if b.string else value
+        c(f"let raw: &[u8] = {raw};")
+        if b.rest or b.length_derived:
+            c("w.extend_from_slice(raw);")
+        elif b.size is not None:
+            c(f"if raw.len() as i128 != {self.expr(b.size, 'encode', values, where)} {{ "
+              "return Err(ProtocolError::EncodeError); }",
+              "w.extend_from_slice(raw);")  # fmt: skip
+        else:
+            assert b.length is not None
+            self.write_size(c, b.length, "raw.len()")
+            c("w.extend_from_slice(raw);")
+        if b.nullable:
+            c("} }")
+
+    def encode_element(self, c: Code, a: ArrayStep, values: dict[str, str], owner: str) -> None:
+        e = a.element
+        if e.kind == "int":
+            assert e.value is not None
+            src = f"(*item as {value_rust(e.value)})" if e.value.enum else "*item"
+            c(f"let i = {src};")
+            self.check_range(c, e.value, "i")
+            c(write_int(e.value.type, "i"))
+        elif e.kind == "bytes":
+            assert e.bytes is not None
+            self.encode_bytes(c, e.bytes, "*item" if not e.bytes.nullable else "item", values,
+                              f"{owner}.{a.name}")  # fmt: skip
+        else:
+            c("item.write(w)?;")
+
+    def encode_array(self, c: Code, a: ArrayStep, value: str, owner: str,
+                     values: dict[str, str]) -> None:  # fmt: skip
+        where = f"{owner}.{a.name}"
+        c("{", f"let items = &{value};")
+        if a.count_prefix is not None:
+            self.write_size(c, a.count_prefix, "items.len()")
+        elif a.count_expr is not None and not a.count_derived:
+            c(f"if items.len() as i128 != {self.expr(a.count_expr, 'encode', values, where)} {{ "
+              "return Err(ProtocolError::EncodeError); }")  # fmt: skip
+        if a.byte_length_derived:
+            c(f"w.extend_from_slice(&raw_{a.name});")
+        elif a.byte_length_prefix is not None:
+            c("let mut sub = Vec::new();", "{ let w = &mut sub;", "for item in items.iter() {")
+            self.encode_element(c, a, values, owner)
+            c("} }")
+            self.write_size(c, a.byte_length_prefix, "sub.len()")
+            c("w.extend_from_slice(&sub);")
+        else:
+            c("for item in items.iter() {")
+            self.encode_element(c, a, values, owner)
+            c("}")
+        c("}")
+
+    def encode_value(self, c: Code, s: object, value: str, owner: str,
+                     values: dict[str, str]) -> None:  # fmt: skip
+        if isinstance(s, IntStep):
+            c(f"let i = {unparen(value)};")
+            if not value.lstrip("(").startswith(tuple("0123456789-")):
+                self.check_range(c, s.value, "i")
+            c(write_int(s.value.type, "i"))
+        elif isinstance(s, ArrayStep):
+            self.encode_array(c, s, value, owner, values)
+        elif isinstance(s, RefStep):
+            c(f"{value}.write(w)?;")
+        else:
+            assert isinstance(s, BytesStep)
+            self.encode_bytes(c, s, value, values, f"{owner}.{s.name}")
+
+    def encode_steps(self, c: Code, steps: list[ItemStep], owner: str,
+                     values: dict[str, str]) -> None:  # fmt: skip
+        bits_seen: dict[str, str] = {}
+        for item in steps:
+            s = item.step
+            if isinstance(s, FixedRun):
+                self.encode_run(c, s, owner, values)
+                continue
+            if isinstance(s, IntStep) and s.value.const is not None:
+                if item.optional:
+                    raise refuse(self.m, "a constant behind a condition", f"{owner}.{item.name}")
+                self.encode_value(c, s, f"{lit(s.value.const)}_{value_rust(s.value)}", owner,
+                                  values)  # fmt: skip
+                continue
+            if isinstance(s, IntStep) and s.value.name in values:
+                self.encode_value(c, s, values[s.value.name], owner, values)
+                continue
+            value = f"self.{ident(item.name)}"
+            if isinstance(s, IntStep) and s.value.enum is not None:
+                value = f"({value} as {value_rust(s.value)})"
+            if item.optional:
+                if item.bit is not None:
+                    first = bits_seen.setdefault(item.bit, item.name)
+                    if first != item.name:
+                        c(f"if self.{ident(item.name)}.is_some() != self.{ident(first)}.is_some() {{"
+                          " return Err(ProtocolError::EncodeError); }")  # fmt: skip
+                c(f"if let Some(v) = &self.{ident(item.name)} {{")
+                inner = "*v" if isinstance(s, IntStep) else "v"
+                if isinstance(s, IntStep) and s.value.enum is not None:
+                    inner = f"(*v as {value_rust(s.value)})"
+                self.encode_value(c, s, inner, owner, values)
+                c("}")
+            else:
+                if isinstance(s, BytesStep) and not s.nullable:
+                    value = f"self.{ident(item.name)}"
+                self.encode_value(c, s, value, owner, values)
+
+    def derivations(self, c: Code, rec: RecordPlan, values: dict[str, str]) -> None:
+        for d in rec.derivations:
+            src = f"self.{ident(d.source)}"
+            target = self.find_int(rec, d.target)
+            rtype = value_rust(target)
+            if d.kind == "presence":
+                values[d.target] = f"{src}.is_some()"
+                continue
+            if d.kind == "bytes_length":
+                measure = f"{src}.len()"
+            elif d.kind == "count":
+                measure = f"{src}.len()"
+            else:
+                assert d.array is not None
+                c(f"let mut raw_{d.source} = Vec::new();", f"{{ let w = &mut raw_{d.source};",
+                  f"for item in {src}.iter() {{")  # fmt: skip
+                self.encode_element(c, d.array, values, rec.name)
+                c("} }")
+                measure = f"raw_{d.source}.len()"
+            c(f"let d_{d.target} = {measure};",
+              f"if d_{d.target} as u128 > {lit(target.hi)} {{ return Err(ProtocolError::EncodeError); }}",
+              f"let d_{d.target} = d_{d.target} as {rtype};")  # fmt: skip
+            values[d.target] = f"d_{d.target}"
+
+    def find_int(self, rec: RecordPlan, name: str) -> IntPlan:
+        for item in rec.steps:
+            s = item.step
+            if isinstance(s, FixedRun):
+                for u in s.units:
+                    if u.value is not None and u.value.name == name:
+                        return u.value
+                    for b in u.bits:
+                        if b.value is not None and b.value.name == name:
+                            return b.value
+            elif isinstance(s, IntStep) and s.value.name == name:
+                return s.value
+        raise refuse(self.m, f"a derived value {name!r} outside its record", rec.name)
+
+    # --- the records ---
+
+    def struct_def(self, c: Code, rec: RecordPlan, extra: list[str] | None = None) -> None:
+        c(*doc_lines(rec.doc or f"The {rec.name} record."))
+        c("#[derive(Debug, Clone, PartialEq)]", f"pub struct {self.rec_type(rec)} {{")
+        for a in rec.attrs:
+            c(*doc_lines(a.doc))
+            c(f"pub {ident(a.name)}: {self.attr_type(a)},")
+        c(*(extra or []))
+        c("}")
+
+    def decode_struct(self, c: Code, rec: RecordPlan) -> None:
+        c("#[allow(unused_mut, unused_variables)]",
+          f"fn decode_{fn(rec.name)}(data: &[u8], mut pos: usize, end: usize) -> "
+          f"Result<({self.rec_type(rec, chr(39) + '_')}, usize), ProtocolError> {{")  # fmt: skip
+        for si, item in enumerate(rec.steps):
+            self.decode_step(c, item, rec.name, si)
+        c(f"Ok(({self.construct(rec)}, pos))", "}")
+
+    def write_struct(self, c: Code, rec: RecordPlan) -> None:
+        life = "<'a>" if self.record_borrows_attrs(rec) else ""
+        c(f"impl{life} {self.rec_type(rec)} {{",
+          "fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {")  # fmt: skip
+        values: dict[str, str] = {}
+        self.derivations(c, rec, values)
+        self.encode_steps(c, rec.steps, rec.name, values)
+        c("Ok(())", "}", "}")
+
+    def union_def(self, c: Code, u: UnionPlan) -> None:
+        c(*doc_lines(u.doc or f"The {u.name} union."))
+        life = "<'a>" if self.record_borrows(u.name) else ""
+        c("#[derive(Debug, Clone, PartialEq)]", f"pub enum {u.name}{life} {{")
+        for _, name in u.variants:
+            c(f"{name}({self.named(name)}),")
+        c("}")
+        if u.peek.size is None:
+            raise refuse(self.m, "a union peeking a variable-length integer", u.name)
+        c(f"fn decode_{fn(u.name)}(data: &[u8], pos: usize, end: usize) -> "
+          f"Result<({self.named_elided(u.name)}, usize), ProtocolError> {{",
+          f"if end - pos < {u.peek.size} {{ {self.truncated(f'pos + {u.peek.size}')} }}",
+          f"let tag = {read_at(u.peek, 'pos')} & {lit(u.mask)};",
+          "match tag {")  # fmt: skip
+        for tag, name in u.variants:
+            c(f"{lit(tag)} => {{ let (v, next) = decode_{fn(name)}(data, pos, end)?; "
+              f"Ok(({u.name}::{name}(v), next)) }}")  # fmt: skip
+        c("_ => Err(ProtocolError::InvalidValue),", "}", "}")
+        c(f"impl{life} {u.name}{life} {{",
+          "fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {", "match self {")  # fmt: skip
+        for _, name in u.variants:
+            c(f"{u.name}::{name}(v) => v.write(w),")
+        c("}", "}", "}")
+
+    def frame_hdr_params(self) -> str:
+        params = "".join(f", {var(v.name)}: {value_type(v)}" for v in self.m.header_values)
+        if self.m.has_flags:
+            params += f", flags: {self.flags_type()}"
+        return params
+
+    def frame_hdr_args(self) -> str:
+        args = "".join(f", {var(v.name)}" for v in self.m.header_values)
+        return args + (", flags" if self.m.has_flags else "")
+
+    def decode_frame_fn(self, c: Code, f: RecordPlan) -> None:
+        c("#[allow(unused_mut, unused_variables)]",
+          f"fn decode_{fn(f.name)}(data: &[u8], mut pos: usize, end: usize"
+          f"{self.frame_hdr_params()}) -> Result<({self.rec_type(f, chr(39) + '_')}, usize), ProtocolError> {{")  # fmt: skip
+        for si, item in enumerate(f.steps):
+            self.decode_step(c, item, f.name, si + 100)
+        c(f"Ok(({self.construct(f)}, pos))", "}")
+
+    def code_key(self, code: tuple[int, ...]) -> int:
+        if len(code) == 1:
+            return code[0]
+        return code[0] * 0x10000 + code[1]
+
+    def key_type(self) -> str:
+        return "u64" if not self.m.single_code or any(self.m.discriminator_big) else "u32"
+
+    def frame_write(self, c: Code, f: RecordPlan) -> None:
+        m = self.m
+        life = "<'a>" if self.record_borrows_attrs(f) else ""
+        c(f"impl{life} {self.rec_type(f)} {{",
+          "fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {")  # fmt: skip
+        values: dict[str, str] = {}
+        for name, code in zip(m.discriminator, f.code):
+            values[name] = f"{lit(code)}_{value_rust(self.header_int(name))}"
+        if m.has_flags:
+            ftype = self.flags_type()
+            parts = [lit(f.set_flags)] if f.set_flags else []
+            parts += [f"(if self.{ident(n)} {{ {lit(mask)} }} else {{ 0 }})"
+                      for n, mask in f.flag_attrs]  # fmt: skip
+            c(f"#[allow(unused_mut)] let mut flags: {ftype} = {unparen(' | '.join(parts) or '0')};")
+            for _, mask, fname in f.presence:
+                c(f"if self.{ident(fname)}.is_some() {{ flags |= {lit(mask)}; }}")
+        self.derivations(c, f, values)
+        self.encode_steps(c, m.header_steps, f.name, values)
+        self.encode_steps(c, f.steps, f.name, values)
+        c("Ok(())", "}", "}")
+
+    # --- the whole crate ---
+
+    def enum_def(self, c: Code, e: EnumPlan) -> None:
+        rtype = itype_rust(e.type)
+        c(*doc_lines(e.doc or f"The {e.name} values."))
+        if e.open:
+            c(f"/// Open: any other {rtype} is a valid value too (kept as the number).",
+              f"pub mod {e.name.lower()} {{")  # fmt: skip
+            for name, value in e.members:
+                c(f"/// {e.name}.{name}", f"pub const {name}: {rtype} = {lit(value)};")
+            c("}")
+            return
+        c("#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]", f"#[repr({rtype})]",
+          f"pub enum {e.name} {{")  # fmt: skip
+        for name, value in e.members:
+            c(f"#[allow(non_camel_case_types)] {name} = {lit(value)},")
+        c("}", f"impl {e.name} {{", "/// The member of this code, if any.",
+          f"pub fn from_code(code: {rtype}) -> Option<Self> {{", "match code {")  # fmt: skip
+        for name, value in e.members:
+            c(f"{lit(value)} => Some(Self::{name}),")
+        c("_ => None,", "}", "}", "}")
+
+    def header_decode(self, c: Code) -> None:
+        m = self.m
+        c("fn decode_frame(data: &[u8], mut pos: usize, end: usize) -> "
+          "Result<(Frame<'_>, usize), ProtocolError> {")  # fmt: skip
+        for si, item in enumerate(m.header_steps):
+            self.decode_step(c, item, "header", si)
+        key = self.key_type()
+        parts = [f"{key}::from({var(n)})" for n in m.discriminator]
+        c(f"let key: {key} = {parts[0] if len(parts) == 1 else f'{parts[0]} * 0x1_0000 + {parts[1]}'};")
+        c("match key {")
+        entries: list[DecoderEntry] = m.decoders
+        for e in entries:
+            if e.frame is None:
+                c(f"{lit(self.code_key(e.code))} => Err(ProtocolError::AmbiguousFrameType),")
+                continue
+            c(f"{lit(self.code_key(e.code))} => {{ let (f, next) = decode_{fn(e.frame.name)}(data, pos, end"
+              f"{self.frame_hdr_args()})?; Ok((Frame::{e.frame.name}(f), next)) }}")  # fmt: skip
+        c("_ => {")
+        header_fields = "".join(f"{ident(v.name)}: {var(v.name)}, " for v in m.header_values)
+        code = "key" if m.single_code else "[" + ", ".join(f"{key}::from({var(n)})" for n in m.discriminator) + "]"
+        flags = "flags, " if m.has_flags else ""
+        if m.unknown == "ignore_if_flag":
+            c(f"if flags & {lit(m.unknown_flag_mask)} != 0 {{",
+              f"Ok((Frame::UnknownFrame(UnknownFrame {{ code: {code}, {header_fields}{flags}"
+              "body: &data[pos..end] }), end))",
+              "} else { Err(ProtocolError::UnknownFrameType) }")  # fmt: skip
+        elif m.unknown == "skip_length":
+            assert m.unknown_length is not None
+            self.read_size(c, m.unknown_length, "length", "end", "UnknownFrame.body")
+            c(f"if length > (end - pos) as i128 {{ {self.truncated('pos as i128 + length')} }}",
+              "let length = length as usize;",
+              f"Ok((Frame::UnknownFrame(UnknownFrame {{ code: {code}, {header_fields}{flags}"
+              "body: &data[pos..pos + length] }), pos + length))")  # fmt: skip
+        else:
+            c("Err(ProtocolError::UnknownFrameType)")
+        c("}", "}", "}")
+
+    def unknown_def(self, c: Code) -> None:
+        m = self.m
+        if m.unknown == "error":
+            return
+        key = self.key_type()
+        code = key if m.single_code else f"[{key}; {len(m.discriminator)}]"
+        c("/// A frame of a type this version does not define, kept so nothing is lost.",
+          "#[derive(Debug, Clone, PartialEq)]", "pub struct UnknownFrame<'a> {",
+          "/// The unknown type code.", f"pub code: {code},")  # fmt: skip
+        for v in m.header_values:
+            c(*doc_lines(v.doc), f"pub {ident(v.name)}: {value_type(v)},")
+        if m.has_flags:
+            c("/// All flag bits as received.", f"pub flags: {self.flags_type()},")
+        c("/// The frame's bytes after the header.", "pub body: &'a [u8],", "}")
+        c("impl UnknownFrame<'_> {",
+          "fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {")  # fmt: skip
+        values: dict[str, str] = {}
+        for index, name in enumerate(m.discriminator):
+            src = "self.code" if m.single_code else f"self.code[{index}]"
+            part = self.header_int(name)
+            rtype = value_rust(part)
+            c(f"let k{index} = {src};",
+              f"if k{index} > {lit(part.hi)} {{ return Err(ProtocolError::EncodeError); }}")  # fmt: skip
+            values[name] = f"(k{index} as {rtype})"
+        if m.has_flags:
+            c("let flags = self.flags;")
+            if (1 << int(self.flags_type()[1:])) - 1 != m.flags_max:
+                c(f"if flags > {lit(m.flags_max)} {{ return Err(ProtocolError::EncodeError); }}")
+        self.encode_steps(c, m.header_steps, "UnknownFrame", values)
+        if m.unknown == "skip_length":
+            assert m.unknown_length is not None
+            self.write_size(c, m.unknown_length, "self.body.len()")
+        c("w.extend_from_slice(self.body);", "Ok(())", "}", "}")
+
+    def header_int(self, name: str) -> IntPlan:
+        for item in self.m.header_steps:
+            s = item.step
+            if isinstance(s, FixedRun):
+                for u in s.units:
+                    if u.value is not None and u.value.name == name:
+                        return u.value
+                    for b in u.bits:
+                        if b.value is not None and b.value.name == name:
+                            return b.value
+            elif isinstance(s, IntStep) and s.value.name == name:
+                return s.value
+        raise refuse(self.m, f"the header value {name!r}")
+
+    def render(self) -> str:
+        m = self.m
+        c = Code()
+        if m.sender_tables:
+            raise refuse(m, "codes shared by a client and a server frame (decoding by sender)")
+        for e in m.enums:
+            self.enum_def(c, e)
+        for s in m.structs:
+            self.struct_def(c, s)
+            self.decode_struct(c, s)
+            self.write_struct(c, s)
+        for u in m.unions:
+            self.union_def(c, u)
+        for f in m.frames:
+            self.struct_def(c, f)
+            self.decode_frame_fn(c, f)
+            self.frame_write(c, f)
+        self.unknown_def(c)
+        self.header_decode(c)
+        return c.text()
+
+
+def rustfmt(source: str) -> str:
+    """``source`` laid out by rustfmt (the generated code is committed formatted)."""
+    exe = shutil.which("rustfmt")
+    if exe is None:
+        raise RuntimeError("Rust target: rustfmt is needed to lay out the generated code")
+    done = subprocess.run([exe, "--edition", EDITION, "--emit", "stdout", "--quiet"],
+                          input=source, capture_output=True, text=True, check=False)  # fmt: skip
+    if done.returncode != 0:
+        raise RuntimeError(f"Rust target: rustfmt refused the generated code:\n{done.stderr}")
+    return done.stdout
+
+
+def crate_name(plan: CodecPlan) -> str:
+    return f"wirestream-{plan.protocol.replace('_', '-')}-{plan.version.replace('_', '-')}"
+
+
+def render_crate(plan: CodecPlan) -> dict[str, str]:
+    """The files of one protocol version's crate, relative to the crate's folder."""
+    sp = Spell(plan)
+    body = sp.render()
+    lib = _ENV.get_template("lib.rs.j2").render(m=plan, body=body, lit=lit, sp=sp)
+    return {
+        "Cargo.toml": _ENV.get_template("Cargo.toml.j2").render(
+            name=crate_name(plan), m=plan, runtime=RUNTIME_CRATE, edition=EDITION
+        ),
+        "src/lib.rs": rustfmt(lib),
+    }
+
+
+def render_rust(protos: list[Protocol]) -> dict[str, str]:
+    """The files of ``generated/rust/``: one crate per protocol version the target spells
+    (refusing a version raises ``NotImplementedError`` naming the construct)."""
+    files: dict[str, str] = {}
+    members = []
+    for proto in protos:
+        plan = plan_codec(proto)
+        folder = f"{plan.protocol}_{plan.version}"
+        for rel, text in render_crate(plan).items():
+            files[f"{folder}/{rel}"] = text
+        members.append((folder, crate_name(plan), plan))
+    from wirestream.codegen.targets.rust.corpus import render_corpus
+
+    files.update(render_corpus([m for _, _, m in members]))
+    files["Cargo.toml"] = _ENV.get_template("workspace.toml.j2").render(
+        members=members, runtime=RUNTIME_CRATE, edition=EDITION
+    )
+    files["rust-toolchain.toml"] = _ENV.get_template("rust-toolchain.toml.j2").render(
+        toolchain=TOOLCHAIN
+    )
+    return files
