@@ -28,11 +28,15 @@ from wirestream.codegen.frontend.build import load_protocol
 from wirestream.codegen.frontend.errors import IdlError
 from wirestream.codegen.frontend.model import Protocol
 from wirestream.codegen.targets.python.render import render_package_init, render_protocol
+from wirestream.codegen.targets.rust.codec import DIR as RUST_DIR
+from wirestream.codegen.targets.rust.codec import render_rust, rust_owned
 from wirestream.codegen.targets.typescript.codec import render_typescript
 from wirestream.codegen.targets.wireshark.dissector import DIR as WIRESHARK_DIR
 from wirestream.codegen.targets.wireshark.dissector import render_wireshark
 
 TARGETS: Final = ("python", "typescript", "wireshark")
+# Not yet in ``all``: the Rust target spells only some versions (the others are refused).
+EXTRA_TARGETS: Final = ("rust",)
 TS_DIR: Final = "typescript"  # the npm package's folder under --out
 CHECKOUT: Final = Path(__file__).resolve().parent.parent  # a wirestream checkout, when run from one
 
@@ -71,6 +75,8 @@ def generate_tree(
         )
     if "python" in targets:
         files.update(python_tree(protos, package, only))
+    if "rust" in targets:
+        files.update({f"{RUST_DIR}/{rel}": text for rel, text in render_rust(protos).items()})
     return files
 
 
@@ -140,6 +146,8 @@ def generated_files(out: Path, targets: tuple[str, ...] = ("python",)) -> list[P
                   if (ts / name).exists()]  # fmt: skip
     if "wireshark" in targets:
         owned += [*(out / WIRESHARK_DIR).glob("*.lua")]
+    if "rust" in targets:
+        owned += rust_owned(out / RUST_DIR)
     return sorted(owned)
 
 
@@ -218,7 +226,7 @@ def add_commands(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> 
         p.add_argument(
             "--package", default=None, help="import name of --out (default: its folder name)"
         )
-        p.add_argument("--target", choices=[*TARGETS, "all"], default="python",
+        p.add_argument("--target", choices=[*TARGETS, *EXTRA_TARGETS, "all"], default="python",
                        help="the language(s) to write (default: python; typescript goes to "
                             "--out/typescript)")  # fmt: skip
     val = sub.add_parser(

@@ -27,7 +27,7 @@ def int_json(v: IntPlan, src: str) -> str:
     if v.boolean:
         return f"Value::Bool({src})"
     value = f"({src} as {value_rust(v)})" if v.enum is not None else src
-    return f"int({value}.into(), {v.type.bits})"
+    return f"int(({value}).into(), {v.type.bits})"
 
 
 def int_from(v: IntPlan, src: str) -> str:

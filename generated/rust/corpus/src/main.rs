@@ -12,6 +12,7 @@
 use serde_json::Value;
 use std::process::ExitCode;
 
+mod rsocket_v0_2;
 mod rsocket_v1_0;
 
 #[allow(dead_code)]
@@ -126,6 +127,7 @@ type Build = fn(&Value) -> Result<Result<Vec<u8>, &'static str>, String>;
 
 fn codec(module: &str) -> Option<(Decode, Build)> {
     match module {
+        "rsocket/v0_2" => Some((rsocket_v0_2::decode, rsocket_v0_2::build_encode)),
         "rsocket/v1_0" => Some((rsocket_v1_0::decode, rsocket_v1_0::build_encode)),
         _ => None,
     }

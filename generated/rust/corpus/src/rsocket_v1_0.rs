@@ -6,16 +6,16 @@ use wirestream_rsocket_v1_0::*;
 fn setup_json(x: &Setup<'_>) -> Value {
     let mut m = Map::new();
     m.insert("$type".into(), "Setup".into());
-    m.insert("stream_id".into(), int(*&x.stream_id.into(), 31));
+    m.insert("stream_id".into(), int((*&x.stream_id).into(), 31));
     m.insert("ignore".into(), Value::Bool(*&x.ignore));
     m.insert("lease".into(), Value::Bool(*&x.lease));
-    m.insert("major_version".into(), int(*&x.major_version.into(), 16));
-    m.insert("minor_version".into(), int(*&x.minor_version.into(), 16));
+    m.insert("major_version".into(), int((*&x.major_version).into(), 16));
+    m.insert("minor_version".into(), int((*&x.minor_version).into(), 16));
     m.insert(
         "keepalive_interval".into(),
-        int(*&x.keepalive_interval.into(), 31),
+        int((*&x.keepalive_interval).into(), 31),
     );
-    m.insert("max_lifetime".into(), int(*&x.max_lifetime.into(), 31));
+    m.insert("max_lifetime".into(), int((*&x.max_lifetime).into(), 31));
     m.insert(
         "resume_token".into(),
         x.resume_token.as_ref().map_or(Value::Null, |v| hex_json(v)),
@@ -69,12 +69,12 @@ fn setup_from(v: &Value) -> Result<Setup<'static>, String> {
 fn lease_json(x: &Lease<'_>) -> Value {
     let mut m = Map::new();
     m.insert("$type".into(), "Lease".into());
-    m.insert("stream_id".into(), int(*&x.stream_id.into(), 31));
+    m.insert("stream_id".into(), int((*&x.stream_id).into(), 31));
     m.insert("ignore".into(), Value::Bool(*&x.ignore));
-    m.insert("ttl".into(), int(*&x.ttl.into(), 31));
+    m.insert("ttl".into(), int((*&x.ttl).into(), 31));
     m.insert(
         "number_of_requests".into(),
-        int(*&x.number_of_requests.into(), 31),
+        int((*&x.number_of_requests).into(), 31),
     );
     m.insert(
         "metadata".into(),
@@ -102,12 +102,12 @@ fn lease_from(v: &Value) -> Result<Lease<'static>, String> {
 fn keepalive_json(x: &Keepalive<'_>) -> Value {
     let mut m = Map::new();
     m.insert("$type".into(), "Keepalive".into());
-    m.insert("stream_id".into(), int(*&x.stream_id.into(), 31));
+    m.insert("stream_id".into(), int((*&x.stream_id).into(), 31));
     m.insert("ignore".into(), Value::Bool(*&x.ignore));
     m.insert("respond".into(), Value::Bool(*&x.respond));
     m.insert(
         "last_received_position".into(),
-        int(*&x.last_received_position.into(), 63),
+        int((*&x.last_received_position).into(), 63),
     );
     m.insert("data".into(), hex_json(&x.data));
     Value::Object(m)
@@ -125,7 +125,7 @@ fn keepalive_from(v: &Value) -> Result<Keepalive<'static>, String> {
 fn request_response_json(x: &RequestResponse<'_>) -> Value {
     let mut m = Map::new();
     m.insert("$type".into(), "RequestResponse".into());
-    m.insert("stream_id".into(), int(*&x.stream_id.into(), 31));
+    m.insert("stream_id".into(), int((*&x.stream_id).into(), 31));
     m.insert("ignore".into(), Value::Bool(*&x.ignore));
     m.insert("follows".into(), Value::Bool(*&x.follows));
     m.insert(
@@ -155,7 +155,7 @@ fn request_response_from(v: &Value) -> Result<RequestResponse<'static>, String> 
 fn request_fnf_json(x: &RequestFnf<'_>) -> Value {
     let mut m = Map::new();
     m.insert("$type".into(), "RequestFnf".into());
-    m.insert("stream_id".into(), int(*&x.stream_id.into(), 31));
+    m.insert("stream_id".into(), int((*&x.stream_id).into(), 31));
     m.insert("ignore".into(), Value::Bool(*&x.ignore));
     m.insert("follows".into(), Value::Bool(*&x.follows));
     m.insert(
@@ -185,12 +185,12 @@ fn request_fnf_from(v: &Value) -> Result<RequestFnf<'static>, String> {
 fn request_stream_json(x: &RequestStream<'_>) -> Value {
     let mut m = Map::new();
     m.insert("$type".into(), "RequestStream".into());
-    m.insert("stream_id".into(), int(*&x.stream_id.into(), 31));
+    m.insert("stream_id".into(), int((*&x.stream_id).into(), 31));
     m.insert("ignore".into(), Value::Bool(*&x.ignore));
     m.insert("follows".into(), Value::Bool(*&x.follows));
     m.insert(
         "initial_request_n".into(),
-        int(*&x.initial_request_n.into(), 31),
+        int((*&x.initial_request_n).into(), 31),
     );
     m.insert(
         "metadata".into(),
@@ -220,13 +220,13 @@ fn request_stream_from(v: &Value) -> Result<RequestStream<'static>, String> {
 fn request_channel_json(x: &RequestChannel<'_>) -> Value {
     let mut m = Map::new();
     m.insert("$type".into(), "RequestChannel".into());
-    m.insert("stream_id".into(), int(*&x.stream_id.into(), 31));
+    m.insert("stream_id".into(), int((*&x.stream_id).into(), 31));
     m.insert("ignore".into(), Value::Bool(*&x.ignore));
     m.insert("follows".into(), Value::Bool(*&x.follows));
     m.insert("complete".into(), Value::Bool(*&x.complete));
     m.insert(
         "initial_request_n".into(),
-        int(*&x.initial_request_n.into(), 31),
+        int((*&x.initial_request_n).into(), 31),
     );
     m.insert(
         "metadata".into(),
@@ -257,9 +257,9 @@ fn request_channel_from(v: &Value) -> Result<RequestChannel<'static>, String> {
 fn request_n_json(x: &RequestN) -> Value {
     let mut m = Map::new();
     m.insert("$type".into(), "RequestN".into());
-    m.insert("stream_id".into(), int(*&x.stream_id.into(), 31));
+    m.insert("stream_id".into(), int((*&x.stream_id).into(), 31));
     m.insert("ignore".into(), Value::Bool(*&x.ignore));
-    m.insert("request_n".into(), int(*&x.request_n.into(), 31));
+    m.insert("request_n".into(), int((*&x.request_n).into(), 31));
     Value::Object(m)
 }
 fn request_n_from(v: &Value) -> Result<RequestN, String> {
@@ -273,7 +273,7 @@ fn request_n_from(v: &Value) -> Result<RequestN, String> {
 fn cancel_json(x: &Cancel) -> Value {
     let mut m = Map::new();
     m.insert("$type".into(), "Cancel".into());
-    m.insert("stream_id".into(), int(*&x.stream_id.into(), 31));
+    m.insert("stream_id".into(), int((*&x.stream_id).into(), 31));
     m.insert("ignore".into(), Value::Bool(*&x.ignore));
     Value::Object(m)
 }
@@ -287,7 +287,7 @@ fn cancel_from(v: &Value) -> Result<Cancel, String> {
 fn payload_json(x: &Payload<'_>) -> Value {
     let mut m = Map::new();
     m.insert("$type".into(), "Payload".into());
-    m.insert("stream_id".into(), int(*&x.stream_id.into(), 31));
+    m.insert("stream_id".into(), int((*&x.stream_id).into(), 31));
     m.insert("ignore".into(), Value::Bool(*&x.ignore));
     m.insert("follows".into(), Value::Bool(*&x.follows));
     m.insert("complete".into(), Value::Bool(*&x.complete));
@@ -321,9 +321,9 @@ fn payload_from(v: &Value) -> Result<Payload<'static>, String> {
 fn error_json(x: &Error<'_>) -> Value {
     let mut m = Map::new();
     m.insert("$type".into(), "Error".into());
-    m.insert("stream_id".into(), int(*&x.stream_id.into(), 31));
+    m.insert("stream_id".into(), int((*&x.stream_id).into(), 31));
     m.insert("ignore".into(), Value::Bool(*&x.ignore));
-    m.insert("error_code".into(), int(*&x.error_code.into(), 32));
+    m.insert("error_code".into(), int((*&x.error_code).into(), 32));
     m.insert("data".into(), hex_json(&x.data));
     Value::Object(m)
 }
@@ -339,7 +339,7 @@ fn error_from(v: &Value) -> Result<Error<'static>, String> {
 fn metadata_push_json(x: &MetadataPush<'_>) -> Value {
     let mut m = Map::new();
     m.insert("$type".into(), "MetadataPush".into());
-    m.insert("stream_id".into(), int(*&x.stream_id.into(), 31));
+    m.insert("stream_id".into(), int((*&x.stream_id).into(), 31));
     m.insert("ignore".into(), Value::Bool(*&x.ignore));
     m.insert("metadata".into(), hex_json(&x.metadata));
     Value::Object(m)
@@ -355,18 +355,18 @@ fn metadata_push_from(v: &Value) -> Result<MetadataPush<'static>, String> {
 fn resume_json(x: &Resume<'_>) -> Value {
     let mut m = Map::new();
     m.insert("$type".into(), "Resume".into());
-    m.insert("stream_id".into(), int(*&x.stream_id.into(), 31));
+    m.insert("stream_id".into(), int((*&x.stream_id).into(), 31));
     m.insert("ignore".into(), Value::Bool(*&x.ignore));
-    m.insert("major_version".into(), int(*&x.major_version.into(), 16));
-    m.insert("minor_version".into(), int(*&x.minor_version.into(), 16));
+    m.insert("major_version".into(), int((*&x.major_version).into(), 16));
+    m.insert("minor_version".into(), int((*&x.minor_version).into(), 16));
     m.insert("resume_token".into(), hex_json(&x.resume_token));
     m.insert(
         "last_received_server_position".into(),
-        int(*&x.last_received_server_position.into(), 63),
+        int((*&x.last_received_server_position).into(), 63),
     );
     m.insert(
         "first_available_client_position".into(),
-        int(*&x.first_available_client_position.into(), 63),
+        int((*&x.first_available_client_position).into(), 63),
     );
     Value::Object(m)
 }
@@ -385,11 +385,11 @@ fn resume_from(v: &Value) -> Result<Resume<'static>, String> {
 fn resume_ok_json(x: &ResumeOk) -> Value {
     let mut m = Map::new();
     m.insert("$type".into(), "ResumeOk".into());
-    m.insert("stream_id".into(), int(*&x.stream_id.into(), 31));
+    m.insert("stream_id".into(), int((*&x.stream_id).into(), 31));
     m.insert("ignore".into(), Value::Bool(*&x.ignore));
     m.insert(
         "last_received_client_position".into(),
-        int(*&x.last_received_client_position.into(), 63),
+        int((*&x.last_received_client_position).into(), 63),
     );
     Value::Object(m)
 }
@@ -404,9 +404,9 @@ fn resume_ok_from(v: &Value) -> Result<ResumeOk, String> {
 fn ext_json(x: &Ext<'_>) -> Value {
     let mut m = Map::new();
     m.insert("$type".into(), "Ext".into());
-    m.insert("stream_id".into(), int(*&x.stream_id.into(), 31));
+    m.insert("stream_id".into(), int((*&x.stream_id).into(), 31));
     m.insert("ignore".into(), Value::Bool(*&x.ignore));
-    m.insert("extended_type".into(), int(*&x.extended_type.into(), 31));
+    m.insert("extended_type".into(), int((*&x.extended_type).into(), 31));
     m.insert(
         "metadata".into(),
         x.metadata.as_ref().map_or(Value::Null, |v| hex_json(v)),
@@ -435,7 +435,7 @@ fn unknown_frame_json(x: &UnknownFrame<'_>) -> Value {
     let mut m = Map::new();
     m.insert("$type".into(), "UnknownFrame".into());
     m.insert("code".into(), int(x.code.into(), 6));
-    m.insert("stream_id".into(), int(x.stream_id.into(), 31));
+    m.insert("stream_id".into(), int((x.stream_id).into(), 31));
     m.insert("flags".into(), int(x.flags.into(), 16));
     m.insert("body".into(), hex_json(x.body));
     Value::Object(m)
