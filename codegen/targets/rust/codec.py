@@ -93,7 +93,7 @@ def lit(value: int) -> str:
     if value <= 9:
         return str(value)
     digits = f"{value:x}"
-    groups = []
+    groups: list[str] = []
     while digits:
         groups.insert(0, digits[-4:])
         digits = digits[:-4]
@@ -415,7 +415,11 @@ class Spell:
                     if b.kind == "flags":
                         ftype = self.flags_type()
                         cast = "" if ftype == wtype else f" as {ftype}"
-                        masked = f"({shifted} & {lit(b.mask)}){cast}" if cast else f"{shifted} & {lit(b.mask)}"
+                        masked = (
+                            f"({shifted} & {lit(b.mask)}){cast}"
+                            if cast
+                            else f"{shifted} & {lit(b.mask)}"
+                        )
                         c(f"let flags = {masked};")
                         continue
                     assert b.value is not None
@@ -425,7 +429,11 @@ class Spell:
                         continue
                     vtype = value_rust(b.value)
                     cast = "" if vtype == wtype else f" as {vtype}"
-                    masked = f"({shifted} & {lit(b.mask)}){cast}" if cast else f"{shifted} & {lit(b.mask)}"
+                    masked = (
+                        f"({shifted} & {lit(b.mask)}){cast}"
+                        if cast
+                        else f"{shifted} & {lit(b.mask)}"
+                    )
                     c(f"let {name} = {masked};")
                     self.check_int(c, b.value, name, owner)
         c(f"pos += {run.size};")
@@ -637,7 +645,9 @@ class Spell:
                         assert b.value is not None
                         if b.value.boolean:
                             one = f"{lit(1 << b.shift)}"
-                            parts.append(f"(if {self.int_source(b.value, values)} {{ {one} }} else {{ 0 }})")
+                            parts.append(
+                                f"(if {self.int_source(b.value, values)} {{ {one} }} else {{ 0 }})"
+                            )
                             continue
                         src = self.int_source(b.value, values)
                         if src[0].isdigit():  # a constant or a code: typed as the word
@@ -667,7 +677,9 @@ class Spell:
                      where: str) -> None:  # fmt: skip
         if b.nullable:
             assert b.length is not None
-            c(f"match {value} {{ None => {{ {write_int(b.length, '-1_' + itype_rust(b.length))} }} Some(v) => {{")
+            c(
+                f"match {value} {{ None => {{ {write_int(b.length, '-1_' + itype_rust(b.length))} }} Some(v) => {{"
+            )
             value = "v"
         raw = f"{value}.as_bytes()" if b.string else value
         c(f"let raw: &[u8] = {raw};")
@@ -941,7 +953,9 @@ class Spell:
             self.decode_step(c, item, "header", si)
         key = self.key_type()
         parts = [f"{key}::from({var(n)})" for n in m.discriminator]
-        c(f"let key: {key} = {parts[0] if len(parts) == 1 else f'{parts[0]} * 0x1_0000 + {parts[1]}'};")
+        c(
+            f"let key: {key} = {parts[0] if len(parts) == 1 else f'{parts[0]} * 0x1_0000 + {parts[1]}'};"
+        )
         c("match key {")
         entries: list[DecoderEntry] = m.decoders
         for e in entries:
@@ -952,7 +966,11 @@ class Spell:
               f"{self.frame_hdr_args()})?; Ok((Frame::{e.frame.name}(f), next)) }}")  # fmt: skip
         c("_ => {")
         header_fields = "".join(f"{ident(v.name)}: {var(v.name)}, " for v in m.header_values)
-        code = "key" if m.single_code else "[" + ", ".join(f"{key}::from({var(n)})" for n in m.discriminator) + "]"
+        code = (
+            "key"
+            if m.single_code
+            else "[" + ", ".join(f"{key}::from({var(n)})" for n in m.discriminator) + "]"
+        )
         flags = "flags, " if m.has_flags else ""
         if m.unknown == "ignore_if_flag":
             c(f"if flags & {lit(m.unknown_flag_mask)} != 0 {{",
@@ -1074,7 +1092,9 @@ def rust_owned(root: Path) -> list[Path]:
     output ``target/``, nor ``Cargo.lock``, which cargo writes and the repository commits)."""
     if not root.is_dir():
         return []
-    owned = [root / name for name in ("Cargo.toml", "rust-toolchain.toml") if (root / name).exists()]
+    owned = [
+        root / name for name in ("Cargo.toml", "rust-toolchain.toml") if (root / name).exists()
+    ]
     for crate in sorted(p for p in root.iterdir() if (p / "Cargo.toml").is_file()):
         owned += [crate / "Cargo.toml", *(crate / "src").rglob("*.rs")]
     return owned

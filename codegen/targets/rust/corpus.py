@@ -36,7 +36,7 @@ def int_from(v: IntPlan, src: str) -> str:
     rtype = value_rust(v)
     value = f"num::<{rtype}>({src})?"
     if v.enum is not None:
-        return f"{v.enum}::from_code({value}).ok_or(\"not a member of {v.enum}\")?"
+        return f'{v.enum}::from_code({value}).ok_or("not a member of {v.enum}")?'
     return value
 
 
@@ -54,7 +54,9 @@ class CorpusSpell:
             one = "Value::String((*x).into())" if e.bytes.string else "hex_json(x)"
             if e.bytes.nullable:
                 return f"{src}.map_or(Value::Null, |x| {one})"
-            return one.replace("x", src) if not e.bytes.string else f"Value::String((*{src}).into())"
+            return (
+                one.replace("x", src) if not e.bytes.string else f"Value::String((*{src}).into())"
+            )
         assert e.ref is not None
         return f"{self.record_fn(e.ref)}_json({src})"
 
@@ -127,14 +129,14 @@ class CorpusSpell:
                 value = f"{field}.as_ref().map_or(Value::Null, |v| {self.attr_json(a, 'v')})"
             else:
                 value = self.attr_json(a, f"&{field}")
-            c(f"m.insert(\"{a.name}\".into(), {value});")
+            c(f'm.insert("{a.name}".into(), {value});')
         c("Value::Object(m)", "}")
         typ = self.sp.rec_type(rec, "'static")
         c(f"fn {name}_from(v: &Value) -> Result<{typ}, String> {{",
           f"let m = record(v, \"{rec.name}\")?;",
           f"Ok({rec.name} {{")  # fmt: skip
         for a in rec.attrs:
-            got = f"field(m, \"{a.name}\")?"
+            got = f'field(m, "{a.name}")?'
             if a.optional or a.nullable:
                 value = f"{{ let x = {got}; if x.is_null() {{ None }} else {{ Some({self.attr_from(a, 'x')}) }} }}"
             else:
@@ -153,8 +155,8 @@ class CorpusSpell:
         c(f"fn {fname}_from(v: &Value) -> Result<{styp}, String> {{",
           "match v.get(\"$type\").and_then(Value::as_str) {")  # fmt: skip
         for _, v in variants:
-            c(f"Some(\"{v}\") => Ok({name}::{v}({self.record_fn(v)}_from(v)?)),")
-        c("_ => Err(format!(\"not a variant of " + name + ": {v}\")),", "}", "}")
+            c(f'Some("{v}") => Ok({name}::{v}({self.record_fn(v)}_from(v)?)),')
+        c('_ => Err(format!("not a variant of ' + name + ': {v}")),', "}", "}")
 
     def unknown(self, c: Code) -> None:
         m = self.m
@@ -163,10 +165,15 @@ class CorpusSpell:
         key = self.sp.key_type()
         code_bits = max(self.sp.header_int(n).type.bits for n in m.discriminator)
         if m.single_code:
-            code_json, code_from = f"int(x.code.into(), {code_bits})", f"num::<{key}>(field(m, \"code\")?)?"
+            code_json, code_from = (
+                f"int(x.code.into(), {code_bits})",
+                f'num::<{key}>(field(m, "code")?)?',
+            )
         else:
             n = len(m.discriminator)
-            code_json = f"Value::Array(x.code.iter().map(|k| int((*k).into(), {code_bits})).collect())"
+            code_json = (
+                f"Value::Array(x.code.iter().map(|k| int((*k).into(), {code_bits})).collect())"
+            )
             code_from = (f"{{ let l = list(field(m, \"code\")?)?; if l.len() != {n} {{ return Err(\"code parts\".into()); }} "
                          f"[{', '.join(f'num::<{key}>(&l[{i}])?' for i in range(n))}] }}")  # fmt: skip
         c("fn unknown_frame_json(x: &UnknownFrame<'_>) -> Value {", "let mut m = Map::new();",
@@ -177,16 +184,16 @@ class CorpusSpell:
         flags_bits = 0
         if m.has_flags:
             flags_bits = self.flags_word_bits()
-            c(f"m.insert(\"flags\".into(), int(x.flags.into(), {flags_bits}));")
-        c("m.insert(\"body\".into(), hex_json(x.body));", "Value::Object(m)", "}")
+            c(f'm.insert("flags".into(), int(x.flags.into(), {flags_bits}));')
+        c('m.insert("body".into(), hex_json(x.body));', "Value::Object(m)", "}")
         c("fn unknown_frame_from(v: &Value) -> Result<UnknownFrame<'static>, String> {",
           "let m = record(v, \"UnknownFrame\")?;", f"Ok(UnknownFrame {{ code: {code_from},")  # fmt: skip
         for v in m.header_values:
             got = 'field(m, "' + v.name + '")?'
             c(f"{ident(v.name)}: {int_from(v, got)},")
         if m.has_flags:
-            c(f"flags: num::<{self.sp.flags_type()}>(field(m, \"flags\")?)?,")
-        c("body: bytes(field(m, \"body\")?)?, })", "}")
+            c(f'flags: num::<{self.sp.flags_type()}>(field(m, "flags")?)?,')
+        c('body: bytes(field(m, "body")?)?, })', "}")
 
     def flags_word_bits(self) -> int:
         from wirestream.codegen.plan.codec import FixedRun
@@ -224,10 +231,10 @@ class CorpusSpell:
         c("pub fn frame_from(v: &Value) -> Result<Frame<'static>, String> {",
           "match v.get(\"$type\").and_then(Value::as_str) {")  # fmt: skip
         for f in m.frames:
-            c(f"Some(\"{f.name}\") => Ok(Frame::{f.name}({self.record_fn(f.name)}_from(v)?)),")
+            c(f'Some("{f.name}") => Ok(Frame::{f.name}({self.record_fn(f.name)}_from(v)?)),')
         if m.unknown != "error":
-            c("Some(\"UnknownFrame\") => Ok(Frame::UnknownFrame(unknown_frame_from(v)?)),")
-        c("_ => Err(format!(\"not a frame: {v}\")),", "}", "}")
+            c('Some("UnknownFrame") => Ok(Frame::UnknownFrame(unknown_frame_from(v)?)),')
+        c('_ => Err(format!("not a frame: {v}")),', "}", "}")
         c("pub fn decode(data: &[u8]) -> Result<(Value, Result<Vec<u8>, &'static str>), (&'static str, Option<u64>)> {",
           "match decode_frame_bytes(data) {",
           "Ok(f) => Ok((frame_json(&f), f.encode().map_err(|e| e.class_name()))),",
