@@ -150,7 +150,7 @@ def read_at(itype: IntType, at: str) -> str:
                  f" | u32::from({b(order[2])})")  # fmt: skip
         return value if not itype.signed else f"((({value}) << 8) as i32 >> 8)"
     if size == 1:
-        return b(0) if rtype == "u8" else f"({b(0)} as i8)"
+        return b(0) if rtype == "u8" else f"{b(0)} as i8"
     items = ", ".join(b(i) for i in range(size))
     return f"{rtype}::from_{'le' if itype.little else 'be'}_bytes([{items}])"
 
@@ -663,7 +663,7 @@ class Spell:
                             src = f"({src} as {wtype})"
                     parts.append(f"({src} << {b.shift})" if b.shift else src)
                 word = " | ".join(parts) if parts else "0"
-                c(f"let word: {wtype} = {word};", write_int(u.type, "word"))
+                c(f"let word: {wtype} = {unparen(word)};", write_int(u.type, "word"))
 
     def write_size(self, c: Code, itype: IntType, value: str) -> None:
         if itype.size is None:
@@ -714,7 +714,9 @@ class Spell:
     def encode_array(self, c: Code, a: ArrayStep, value: str, owner: str,
                      values: dict[str, str]) -> None:  # fmt: skip
         where = f"{owner}.{a.name}"
-        c("{", f"let items = &{value};")
+        c("{")
+        if not a.byte_length_derived:
+            c(f"let items = &{value};")
         if a.count_prefix is not None:
             self.write_size(c, a.count_prefix, "items.len()")
         elif a.count_expr is not None and not a.count_derived:
@@ -945,32 +947,40 @@ class Spell:
             c(f"{lit(value)} => Some(Self::{name}),")
         c("_ => None,", "}", "}", "}")
 
+    def table(self, c: Code, entries: list[DecoderEntry]) -> None:
+        c("match key {")
+        for e in entries:
+            code = lit(self.code_key(e.code))
+            if e.frame is None:
+                c(f"{code} => return Err(ProtocolError::AmbiguousFrameType),")
+                continue
+            c(f"{code} => {{ let (f, next) = decode_{fn(e.frame.name)}(data, pos, end"
+              f"{self.frame_hdr_args()})?; return Ok((Frame::{e.frame.name}(f), next)); }}")  # fmt: skip
+        c("_ => {}", "}")
+
     def header_decode(self, c: Code) -> None:
         m = self.m
-        c("fn decode_frame(data: &[u8], mut pos: usize, end: usize) -> "
-          "Result<(Frame<'_>, usize), ProtocolError> {")  # fmt: skip
+        c("#[allow(unused_variables)]",
+          "fn decode_frame<'a>(data: &'a [u8], mut pos: usize, end: usize, ctx: Option<&Context>, "
+          "sender: Option<Sender>) -> Result<(Frame<'a>, usize), ProtocolError> {")  # fmt: skip
         for si, item in enumerate(m.header_steps):
             self.decode_step(c, item, "header", si)
         key = self.key_type()
         parts = [f"{key}::from({var(n)})" for n in m.discriminator]
-        c(
-            f"let key: {key} = {parts[0] if len(parts) == 1 else f'{parts[0]} * 0x1_0000 + {parts[1]}'};"
-        )
-        c("match key {")
-        entries: list[DecoderEntry] = m.decoders
-        for e in entries:
-            if e.frame is None:
-                c(f"{lit(self.code_key(e.code))} => Err(ProtocolError::AmbiguousFrameType),")
-                continue
-            c(f"{lit(self.code_key(e.code))} => {{ let (f, next) = decode_{fn(e.frame.name)}(data, pos, end"
-              f"{self.frame_hdr_args()})?; Ok((Frame::{e.frame.name}(f), next)) }}")  # fmt: skip
-        c("_ => {")
+        joined = parts[0] if len(parts) == 1 else f"{parts[0]} * 0x1_0000 + {parts[1]}"
+        c(f"let key: {key} = {joined};")
+        if m.sender_tables:
+            c("match sender {", "None => {")
+            self.table(c, m.decoders)
+            c("}", "Some(Sender::Client) => {")
+            self.table(c, m.by_sender["client"])
+            c("}", "Some(Sender::Server) => {")
+            self.table(c, m.by_sender["server"])
+            c("}", "}")
+        else:
+            self.table(c, m.decoders)
         header_fields = "".join(f"{ident(v.name)}: {var(v.name)}, " for v in m.header_values)
-        code = (
-            "key"
-            if m.single_code
-            else "[" + ", ".join(f"{key}::from({var(n)})" for n in m.discriminator) + "]"
-        )
+        code = "key" if m.single_code else "[" + ", ".join(parts) + "]"
         flags = "flags, " if m.has_flags else ""
         if m.unknown == "ignore_if_flag":
             c(f"if flags & {lit(m.unknown_flag_mask)} != 0 {{",
@@ -986,7 +996,7 @@ class Spell:
               "body: &data[pos..pos + length] }), pos + length))")  # fmt: skip
         else:
             c("Err(ProtocolError::UnknownFrameType)")
-        c("}", "}", "}")
+        c("}")
 
     def unknown_def(self, c: Code) -> None:
         m = self.m
@@ -1022,6 +1032,10 @@ class Spell:
             self.write_size(c, m.unknown_length, "self.body.len()")
         c("w.extend_from_slice(self.body);", "Ok(())", "}", "}")
 
+    def context_def(self, c: Code) -> None:
+        c("/// Values negotiated on a connection that frame layouts depend on.",
+          "#[derive(Debug, Clone, Default, PartialEq, Eq)]", "pub struct Context {}")  # fmt: skip
+
     def header_int(self, name: str) -> IntPlan:
         for item in self.m.header_steps:
             s = item.step
@@ -1039,8 +1053,6 @@ class Spell:
     def render(self) -> str:
         m = self.m
         c = Code()
-        if m.sender_tables:
-            raise refuse(m, "codes shared by a client and a server frame (decoding by sender)")
         for e in m.enums:
             self.enum_def(c, e)
         for s in m.structs:
@@ -1054,6 +1066,7 @@ class Spell:
             self.decode_frame_fn(c, f)
             self.frame_write(c, f)
         self.unknown_def(c)
+        self.context_def(c)
         self.header_decode(c)
         return c.text()
 

@@ -95,7 +95,9 @@ class CorpusSpell:
             assert a.ref is not None
             return f"{self.record_fn(a.ref)}_json({src})"
         assert a.element is not None
-        return f"Value::Array({src}.iter().map(|e| {self.element_json(a.element, 'e')}).collect())"
+        return (
+            f"Value::Array(({src}).iter().map(|e| {self.element_json(a.element, 'e')}).collect())"
+        )
 
     def attr_from(self, a: AttrPlan, src: str) -> str:
         if a.kind == "int":
@@ -211,7 +213,7 @@ class CorpusSpell:
         m = self.m
         c = Code()
         c(f"//! The corpus's JSON form of {crate_name(m)}'s frames.",
-          "#![allow(clippy::all, unused_parens, unused_braces)]",
+          "#![allow(clippy::all, unused_parens, unused_braces, unused_variables)]",
           "use serde_json::{Map, Value};",
           f"use {crate_name(m).replace('-', '_')}::*;",
           "use crate::json::*;")  # fmt: skip
@@ -235,13 +237,14 @@ class CorpusSpell:
         if m.unknown != "error":
             c('Some("UnknownFrame") => Ok(Frame::UnknownFrame(unknown_frame_from(v)?)),')
         c('_ => Err(format!("not a frame: {v}")),', "}", "}")
-        c("pub fn decode(data: &[u8]) -> Result<(Value, Result<Vec<u8>, &'static str>), (&'static str, Option<u64>)> {",
-          "match decode_frame_bytes(data) {",
+        c("pub fn decode(data: &[u8], sender: Option<&str>) -> Result<(Value, Result<Vec<u8>, &'static str>), (&'static str, Option<u64>)> {",
+          "let sender = match sender { Some(\"client\") => Some(Sender::Client), Some(\"server\") => Some(Sender::Server), _ => None };",
+          "match decode_frame_bytes(data, sender) {",
           "Ok(f) => Ok((frame_json(&f), f.encode().map_err(|e| e.class_name()))),",
           "Err(ProtocolError::Truncated { needed }) => Err((\"Truncated\", Some(needed))),",
           "Err(e) => Err((e.class_name(), None)), } }",
-          "fn decode_frame_bytes(data: &[u8]) -> Result<Frame<'_>, ProtocolError> { "
-          f"{crate_name(m).replace('-', '_')}::decode(data) }}",
+          "fn decode_frame_bytes(data: &[u8], sender: Option<Sender>) -> Result<Frame<'_>, ProtocolError> { "
+          f"{crate_name(m).replace('-', '_')}::decode_with(data, None, sender) }}",
           "pub fn build_encode(v: &Value) -> Result<Result<Vec<u8>, &'static str>, String> {",
           "let f = frame_from(v)?; Ok(f.encode().map_err(|e| e.class_name())) }")  # fmt: skip
         return c.text()

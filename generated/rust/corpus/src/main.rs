@@ -12,6 +12,8 @@
 use serde_json::Value;
 use std::process::ExitCode;
 
+mod rabbitmq_stream_draft;
+mod rabbitmq_stream_v1;
 mod rsocket_v0_2;
 mod rsocket_v1_0;
 
@@ -121,12 +123,21 @@ mod json {
     }
 }
 
-type Decode =
-    fn(&[u8]) -> Result<(Value, Result<Vec<u8>, &'static str>), (&'static str, Option<u64>)>;
+type Decode = fn(
+    &[u8],
+    Option<&str>,
+) -> Result<(Value, Result<Vec<u8>, &'static str>), (&'static str, Option<u64>)>;
 type Build = fn(&Value) -> Result<Result<Vec<u8>, &'static str>, String>;
 
 fn codec(module: &str) -> Option<(Decode, Build)> {
     match module {
+        "rabbitmq_stream/draft" => Some((
+            rabbitmq_stream_draft::decode,
+            rabbitmq_stream_draft::build_encode,
+        )),
+        "rabbitmq_stream/v1" => {
+            Some((rabbitmq_stream_v1::decode, rabbitmq_stream_v1::build_encode))
+        }
         "rsocket/v0_2" => Some((rsocket_v0_2::decode, rsocket_v0_2::build_encode)),
         "rsocket/v1_0" => Some((rsocket_v1_0::decode, rsocket_v1_0::build_encode)),
         _ => None,
@@ -162,7 +173,7 @@ fn check(decode: Decode, build: Build, case: &Value) -> Vec<String> {
     if case.get("startup").and_then(Value::as_bool) == Some(true) {
         return vec!["a startup case (not spelled yet)".into()];
     }
-    let decoded = decode(&bytes);
+    let decoded = decode(&bytes, case["sender"].as_str());
     if let Some(want) = case.get("error").and_then(Value::as_str) {
         match decoded {
             Ok((fields, _)) => problems.push(format!("decodes to {fields}, Python raises {want}")),

@@ -1,5 +1,5 @@
 //! The corpus's JSON form of wirestream-rsocket-v1-0's frames.
-#![allow(clippy::all, unused_parens, unused_braces)]
+#![allow(clippy::all, unused_parens, unused_braces, unused_variables)]
 use crate::json::*;
 use serde_json::{Map, Value};
 use wirestream_rsocket_v1_0::*;
@@ -492,15 +492,21 @@ pub fn frame_from(v: &Value) -> Result<Frame<'static>, String> {
 }
 pub fn decode(
     data: &[u8],
+    sender: Option<&str>,
 ) -> Result<(Value, Result<Vec<u8>, &'static str>), (&'static str, Option<u64>)> {
-    match decode_frame_bytes(data) {
+    let sender = match sender {
+        Some("client") => Some(Sender::Client),
+        Some("server") => Some(Sender::Server),
+        _ => None,
+    };
+    match decode_frame_bytes(data, sender) {
         Ok(f) => Ok((frame_json(&f), f.encode().map_err(|e| e.class_name()))),
         Err(ProtocolError::Truncated { needed }) => Err(("Truncated", Some(needed))),
         Err(e) => Err((e.class_name(), None)),
     }
 }
-fn decode_frame_bytes(data: &[u8]) -> Result<Frame<'_>, ProtocolError> {
-    wirestream_rsocket_v1_0::decode(data)
+fn decode_frame_bytes(data: &[u8], sender: Option<Sender>) -> Result<Frame<'_>, ProtocolError> {
+    wirestream_rsocket_v1_0::decode_with(data, None, sender)
 }
 pub fn build_encode(v: &Value) -> Result<Result<Vec<u8>, &'static str>, String> {
     let f = frame_from(v)?;

@@ -96,6 +96,20 @@ impl From<wirestream_runtime::SplitError> for ProtocolError {
     }
 }
 
+/// Whether some codes mean a different frame from each side (decoding needs a [`Sender`]).
+pub const NEEDS_SENDER: bool = false;
+/// Whether frame layouts depend on a [`Context`] that earlier frames set.
+pub const NEEDS_CONTEXT: bool = false;
+
+/// The side that sent a frame: needed only for codes both sides use for different frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Sender {
+    /// The connection's client.
+    Client,
+    /// The connection's server.
+    Server,
+}
+
 /// Error codes of the ERROR frame (Protocol.md, ERROR Frame, Error Codes).
 /// Open: any other u32 is a valid value too (kept as the number).
 pub mod errorcode {
@@ -1655,11 +1669,17 @@ impl UnknownFrame<'_> {
         Ok(())
     }
 }
-fn decode_frame(
-    data: &[u8],
+/// Values negotiated on a connection that frame layouts depend on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Context {}
+#[allow(unused_variables)]
+fn decode_frame<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(Frame<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+    sender: Option<Sender>,
+) -> Result<(Frame<'a>, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 6) as u64,
@@ -1675,79 +1695,78 @@ fn decode_frame(
     match key {
         1 => {
             let (f, next) = decode_setup(data, pos, end, v_stream_id, flags)?;
-            Ok((Frame::Setup(f), next))
+            return Ok((Frame::Setup(f), next));
         }
         2 => {
             let (f, next) = decode_lease(data, pos, end, v_stream_id, flags)?;
-            Ok((Frame::Lease(f), next))
+            return Ok((Frame::Lease(f), next));
         }
         3 => {
             let (f, next) = decode_keepalive(data, pos, end, v_stream_id, flags)?;
-            Ok((Frame::Keepalive(f), next))
+            return Ok((Frame::Keepalive(f), next));
         }
         4 => {
             let (f, next) = decode_request_response(data, pos, end, v_stream_id, flags)?;
-            Ok((Frame::RequestResponse(f), next))
+            return Ok((Frame::RequestResponse(f), next));
         }
         5 => {
             let (f, next) = decode_request_fnf(data, pos, end, v_stream_id, flags)?;
-            Ok((Frame::RequestFnf(f), next))
+            return Ok((Frame::RequestFnf(f), next));
         }
         6 => {
             let (f, next) = decode_request_stream(data, pos, end, v_stream_id, flags)?;
-            Ok((Frame::RequestStream(f), next))
+            return Ok((Frame::RequestStream(f), next));
         }
         7 => {
             let (f, next) = decode_request_channel(data, pos, end, v_stream_id, flags)?;
-            Ok((Frame::RequestChannel(f), next))
+            return Ok((Frame::RequestChannel(f), next));
         }
         8 => {
             let (f, next) = decode_request_n(data, pos, end, v_stream_id, flags)?;
-            Ok((Frame::RequestN(f), next))
+            return Ok((Frame::RequestN(f), next));
         }
         9 => {
             let (f, next) = decode_cancel(data, pos, end, v_stream_id, flags)?;
-            Ok((Frame::Cancel(f), next))
+            return Ok((Frame::Cancel(f), next));
         }
         0xa => {
             let (f, next) = decode_payload(data, pos, end, v_stream_id, flags)?;
-            Ok((Frame::Payload(f), next))
+            return Ok((Frame::Payload(f), next));
         }
         0xb => {
             let (f, next) = decode_error(data, pos, end, v_stream_id, flags)?;
-            Ok((Frame::Error(f), next))
+            return Ok((Frame::Error(f), next));
         }
         0xc => {
             let (f, next) = decode_metadata_push(data, pos, end, v_stream_id, flags)?;
-            Ok((Frame::MetadataPush(f), next))
+            return Ok((Frame::MetadataPush(f), next));
         }
         0xd => {
             let (f, next) = decode_resume(data, pos, end, v_stream_id, flags)?;
-            Ok((Frame::Resume(f), next))
+            return Ok((Frame::Resume(f), next));
         }
         0xe => {
             let (f, next) = decode_resume_ok(data, pos, end, v_stream_id, flags)?;
-            Ok((Frame::ResumeOk(f), next))
+            return Ok((Frame::ResumeOk(f), next));
         }
         0x3f => {
             let (f, next) = decode_ext(data, pos, end, v_stream_id, flags)?;
-            Ok((Frame::Ext(f), next))
+            return Ok((Frame::Ext(f), next));
         }
-        _ => {
-            if flags & 0x200 != 0 {
-                Ok((
-                    Frame::UnknownFrame(UnknownFrame {
-                        code: key,
-                        stream_id: v_stream_id,
-                        flags,
-                        body: &data[pos..end],
-                    }),
-                    end,
-                ))
-            } else {
-                Err(ProtocolError::UnknownFrameType)
-            }
-        }
+        _ => {}
+    }
+    if flags & 0x200 != 0 {
+        Ok((
+            Frame::UnknownFrame(UnknownFrame {
+                code: key,
+                stream_id: v_stream_id,
+                flags,
+                body: &data[pos..end],
+            }),
+            end,
+        ))
+    } else {
+        Err(ProtocolError::UnknownFrameType)
     }
 }
 
@@ -1921,21 +1940,39 @@ impl Frame<'_> {
     }
 }
 
-/// Decode one frame from `data[pos..end]`; returns it and the position after it.
-pub fn decode_at(data: &[u8], pos: usize, end: usize) -> Result<(Frame<'_>, usize), ProtocolError> {
+/// Decode one frame from `data[pos..end]` (with the connection's context and the side
+/// that sent it, where the version needs them); returns it and the position after it.
+pub fn decode_at<'a>(
+    data: &'a [u8],
+    pos: usize,
+    end: usize,
+    ctx: Option<&Context>,
+    sender: Option<Sender>,
+) -> Result<(Frame<'a>, usize), ProtocolError> {
     if pos > end || end > data.len() {
         return Err(ProtocolError::Truncated { needed: end as u64 });
     }
-    decode_frame(data, pos, end)
+    decode_frame(data, pos, end, ctx, sender)
 }
 
 /// Decode exactly one frame (without the transport prefix); trailing bytes are an error.
-pub fn decode(data: &[u8]) -> Result<Frame<'_>, ProtocolError> {
-    let (frame, end) = decode_frame(data, 0, data.len())?;
+/// `ctx`: the connection's context (its defaults when `None`); `sender`: needed only for
+/// codes both sides use for different frames ([`NEEDS_SENDER`]).
+pub fn decode_with<'a>(
+    data: &'a [u8],
+    ctx: Option<&Context>,
+    sender: Option<Sender>,
+) -> Result<Frame<'a>, ProtocolError> {
+    let (frame, end) = decode_frame(data, 0, data.len(), ctx, sender)?;
     if end != data.len() {
         return Err(ProtocolError::TrailingBytes);
     }
     Ok(frame)
+}
+
+/// Decode exactly one frame (without the transport prefix); trailing bytes are an error.
+pub fn decode(data: &[u8]) -> Result<Frame<'_>, ProtocolError> {
+    decode_with(data, None, None)
 }
 
 /// Encode `frame` (without the transport prefix).
