@@ -155,10 +155,18 @@ def read_at(itype: IntType, at: str) -> str:
     return f"{rtype}::from_{'le' if itype.little else 'be'}_bytes([{items}])"
 
 
+_VAR_READ = {"varint": "read_varint", "varu64": "read_varu64", "vbi": "read_vbi",
+             "zigzag": "read_zigzag"}  # fmt: skip
+
+
 def write_int(itype: IntType, value: str) -> str:
     """A statement appending ``value`` (of ``itype``'s Rust type) to ``w``."""
     size = itype.size
-    assert size is not None
+    if size is None:
+        if itype.flavour == "vbi":
+            return (f"if !wirestream_runtime::write_vbi(w, {value}) {{ "
+                    "return Err(ProtocolError::EncodeError); }")  # fmt: skip
+        return f"wirestream_runtime::write_{itype.flavour}(w, {value});"
     order = "le" if itype.little else "be"
     if size == 3:
         part = "[..3]" if itype.little else "[1..]"
@@ -349,6 +357,8 @@ class Spell:
     # --- decoding ---
 
     def truncated(self, needed: str) -> str:
+        if "i128" in needed:  # a declared length: may be beyond u64 (saturates)
+            return f"return Err(ProtocolError::Truncated {{ needed: saturate({needed}) }});"
         return f"return Err(ProtocolError::Truncated {{ needed: ({needed}) as u64 }});"
 
     def check_int(self, c: Code, v: IntPlan, name: str, owner: str) -> None:
@@ -380,7 +390,11 @@ class Spell:
 
     def read_int(self, c: Code, itype: IntType, name: str, end: str, where: str) -> None:
         if itype.size is None:
-            raise refuse(self.m, f"the variable-length integer {itype.name}", where)
+            if itype.flavour not in _VAR_READ:
+                raise refuse(self.m, f"the variable-length integer {itype.name}", where)
+            c(f"let ({name}, next) = wirestream_runtime::{_VAR_READ[itype.flavour]}(data, pos, {end})?;",
+              "pos = next;")  # fmt: skip
+            return
         c(f"if {end} - pos < {itype.size} {{ {self.truncated(f'pos + {itype.size}')} }}",
           f"let {name}: {itype_rust(itype)} = {read_at(itype, 'pos')};",
           f"pos += {itype.size};")  # fmt: skip
@@ -528,7 +542,7 @@ class Spell:
                   "Ok((item, next)) => { items.push(item); pos = next; }",
                   "Err(ProtocolError::Truncated { needed }) => {",
                   f"let rest = ((count - i - 1) * {least}) as u64;",
-                  "let needed = if needed != 0 { needed + rest } else { "
+                  "let needed = if needed != 0 { needed.saturating_add(rest) } else { "
                   f"(pos + {least}) as u64 + rest }};",
                   "return Err(ProtocolError::Truncated { needed }); }",
                   "Err(e) => return Err(e), } }")  # fmt: skip
@@ -666,12 +680,13 @@ class Spell:
                 c(f"let word: {wtype} = {unparen(word)};", write_int(u.type, "word"))
 
     def write_size(self, c: Code, itype: IntType, value: str) -> None:
-        if itype.size is None:
+        if itype.size is None and itype.flavour not in _VAR_READ:
             raise refuse(self.m, f"the variable-length integer {itype.name}")
         rtype = itype_rust(itype)
-        c(f"let size = {value};",
-          f"if size > {lit(itype.max)} {{ return Err(ProtocolError::EncodeError); }}",
-          write_int(itype, f"size as {rtype}"))  # fmt: skip
+        c(f"let size = {value} as u64;")
+        if itype.max < 2**64 - 1:
+            c(f"if size > {lit(itype.max)} {{ return Err(ProtocolError::EncodeError); }}")
+        c(write_int(itype, "size" if rtype == "u64" else f"size as {rtype}"))
 
     def encode_bytes(self, c: Code, b: BytesStep, value: str, values: dict[str, str],
                      where: str) -> None:  # fmt: skip
@@ -706,7 +721,7 @@ class Spell:
             c(write_int(e.value.type, "i"))
         elif e.kind == "bytes":
             assert e.bytes is not None
-            self.encode_bytes(c, e.bytes, "*item" if not e.bytes.nullable else "item", values,
+            self.encode_bytes(c, e.bytes, "item", values,
                               f"{owner}.{a.name}")  # fmt: skip
         else:
             c("item.write(w)?;")

@@ -51,12 +51,13 @@ class CorpusSpell:
             return int_json(e.value, f"*{src}")
         if e.kind == "bytes":
             assert e.bytes is not None
-            one = "Value::String((*x).into())" if e.bytes.string else "hex_json(x)"
+
+            def one(x: str) -> str:
+                return f"Value::String((*{x}).into())" if e.bytes.string else f"hex_json({x})"
+
             if e.bytes.nullable:
-                return f"{src}.map_or(Value::Null, |x| {one})"
-            return (
-                one.replace("x", src) if not e.bytes.string else f"Value::String((*{src}).into())"
-            )
+                return f"{src}.map_or(Value::Null, |x| {one('&x')})"
+            return one(src)
         assert e.ref is not None
         return f"{self.record_fn(e.ref)}_json({src})"
 
@@ -66,10 +67,10 @@ class CorpusSpell:
             return int_from(e.value, src)
         if e.kind == "bytes":
             assert e.bytes is not None
-            one = "string(x)?" if e.bytes.string else "bytes(x)?"
+            one = f"string({src})?" if e.bytes.string else f"bytes({src})?"
             if e.bytes.nullable:
-                return f"if {src}.is_null() {{ None }} else {{ let x = {src}; Some({one}) }}"
-            return one.replace("x", src)
+                return f"if {src}.is_null() {{ None }} else {{ Some({one}) }}"
+            return one
         assert e.ref is not None
         return f"{self.record_fn(e.ref)}_from({src})?"
 

@@ -12,6 +12,7 @@
 use serde_json::Value;
 use std::process::ExitCode;
 
+mod bpmux_rel;
 mod rabbitmq_stream_draft;
 mod rabbitmq_stream_v1;
 mod rsocket_v0_2;
@@ -131,6 +132,7 @@ type Build = fn(&Value) -> Result<Result<Vec<u8>, &'static str>, String>;
 
 fn codec(module: &str) -> Option<(Decode, Build)> {
     match module {
+        "bpmux/rel" => Some((bpmux_rel::decode, bpmux_rel::build_encode)),
         "rabbitmq_stream/draft" => Some((
             rabbitmq_stream_draft::decode,
             rabbitmq_stream_draft::build_encode,
@@ -156,7 +158,14 @@ const SHOWN: usize = 10;
 fn same_needed(got: Option<u64>, want: &Value) -> bool {
     match (got, want) {
         (Some(g), Value::Number(n)) => n.as_u64() == Some(g),
-        (Some(g), Value::Object(m)) => m.get("big").and_then(Value::as_str) == Some(&g.to_string()),
+        // beyond u64::MAX the Rust codecs saturate (as TypeScript's number does beyond 2**53)
+        (Some(g), Value::Object(m)) => {
+            match m.get("big").and_then(Value::as_str).map(str::parse::<u128>) {
+                Some(Ok(want)) if want >= u128::from(u64::MAX) => g == u64::MAX,
+                Some(Ok(want)) => u128::from(g) == want,
+                _ => false,
+            }
+        }
         _ => false,
     }
 }

@@ -577,7 +577,7 @@ fn metadata_request_json(x: &MetadataRequest<'_>) -> Value {
         Value::Array(
             (&x.streams)
                 .iter()
-                .map(|e| e.map_or(Value::Null, |x| Value::String((*x).into())))
+                .map(|e| e.map_or(Value::Null, |x| Value::String((*&x).into())))
                 .collect(),
         ),
     );
@@ -589,14 +589,7 @@ fn metadata_request_from(v: &Value) -> Result<MetadataRequest<'static>, String> 
         correlation_id: num::<i32>(field(m, "correlation_id")?)?,
         streams: list(field(m, "streams")?)?
             .iter()
-            .map(|e| {
-                Ok::<_, String>(if e.is_null() {
-                    None
-                } else {
-                    let x = e;
-                    Some(string(x)?)
-                })
-            })
+            .map(|e| Ok::<_, String>(if e.is_null() { None } else { Some(string(e)?) }))
             .collect::<Result<Vec<_>, String>>()?,
     })
 }
@@ -664,7 +657,7 @@ fn sasl_handshake_response_json(x: &SaslHandshakeResponse<'_>) -> Value {
         Value::Array(
             (&x.mechanisms)
                 .iter()
-                .map(|e| e.map_or(Value::Null, |x| Value::String((*x).into())))
+                .map(|e| e.map_or(Value::Null, |x| Value::String((*&x).into())))
                 .collect(),
         ),
     );
@@ -677,14 +670,7 @@ fn sasl_handshake_response_from(v: &Value) -> Result<SaslHandshakeResponse<'stat
         response_code: num::<i16>(field(m, "response_code")?)?,
         mechanisms: list(field(m, "mechanisms")?)?
             .iter()
-            .map(|e| {
-                Ok::<_, String>(if e.is_null() {
-                    None
-                } else {
-                    let x = e;
-                    Some(string(x)?)
-                })
-            })
+            .map(|e| Ok::<_, String>(if e.is_null() { None } else { Some(string(e)?) }))
             .collect::<Result<Vec<_>, String>>()?,
     })
 }

@@ -1082,7 +1082,7 @@ fn metadata_request_json(x: &MetadataRequest<'_>) -> Value {
         Value::Array(
             (&x.streams)
                 .iter()
-                .map(|e| e.map_or(Value::Null, |x| Value::String((*x).into())))
+                .map(|e| e.map_or(Value::Null, |x| Value::String((*&x).into())))
                 .collect(),
         ),
     );
@@ -1094,14 +1094,7 @@ fn metadata_request_from(v: &Value) -> Result<MetadataRequest<'static>, String> 
         correlation_id: num::<u32>(field(m, "correlation_id")?)?,
         streams: list(field(m, "streams")?)?
             .iter()
-            .map(|e| {
-                Ok::<_, String>(if e.is_null() {
-                    None
-                } else {
-                    let x = e;
-                    Some(string(x)?)
-                })
-            })
+            .map(|e| Ok::<_, String>(if e.is_null() { None } else { Some(string(e)?) }))
             .collect::<Result<Vec<_>, String>>()?,
     })
 }
@@ -1253,7 +1246,7 @@ fn sasl_handshake_response_json(x: &SaslHandshakeResponse<'_>) -> Value {
         Value::Array(
             (&x.mechanisms)
                 .iter()
-                .map(|e| e.map_or(Value::Null, |x| Value::String((*x).into())))
+                .map(|e| e.map_or(Value::Null, |x| Value::String((*&x).into())))
                 .collect(),
         ),
     );
@@ -1266,14 +1259,7 @@ fn sasl_handshake_response_from(v: &Value) -> Result<SaslHandshakeResponse<'stat
         response_code: num::<u16>(field(m, "response_code")?)?,
         mechanisms: list(field(m, "mechanisms")?)?
             .iter()
-            .map(|e| {
-                Ok::<_, String>(if e.is_null() {
-                    None
-                } else {
-                    let x = e;
-                    Some(string(x)?)
-                })
-            })
+            .map(|e| Ok::<_, String>(if e.is_null() { None } else { Some(string(e)?) }))
             .collect::<Result<Vec<_>, String>>()?,
     })
 }
@@ -1333,7 +1319,7 @@ fn sasl_authenticate_response_json(x: &SaslAuthenticateResponse<'_>) -> Value {
         Value::Array(
             (&x.sasl_opaque_data)
                 .iter()
-                .map(|e| e.map_or(Value::Null, |x| hex_json(x)))
+                .map(|e| e.map_or(Value::Null, |x| hex_json(&x)))
                 .collect(),
         ),
     );
@@ -1346,14 +1332,7 @@ fn sasl_authenticate_response_from(v: &Value) -> Result<SaslAuthenticateResponse
         response_code: num::<u16>(field(m, "response_code")?)?,
         sasl_opaque_data: list(field(m, "sasl_opaque_data")?)?
             .iter()
-            .map(|e| {
-                Ok::<_, String>(if e.is_null() {
-                    None
-                } else {
-                    let x = e;
-                    Some(bytes(x)?)
-                })
-            })
+            .map(|e| Ok::<_, String>(if e.is_null() { None } else { Some(bytes(e)?) }))
             .collect::<Result<Vec<_>, String>>()?,
     })
 }
@@ -1543,7 +1522,7 @@ fn route_response_json(x: &RouteResponse<'_>) -> Value {
         Value::Array(
             (&x.streams)
                 .iter()
-                .map(|e| e.map_or(Value::Null, |x| Value::String((*x).into())))
+                .map(|e| e.map_or(Value::Null, |x| Value::String((*&x).into())))
                 .collect(),
         ),
     );
@@ -1556,14 +1535,7 @@ fn route_response_from(v: &Value) -> Result<RouteResponse<'static>, String> {
         response_code: num::<u16>(field(m, "response_code")?)?,
         streams: list(field(m, "streams")?)?
             .iter()
-            .map(|e| {
-                Ok::<_, String>(if e.is_null() {
-                    None
-                } else {
-                    let x = e;
-                    Some(string(x)?)
-                })
-            })
+            .map(|e| Ok::<_, String>(if e.is_null() { None } else { Some(string(e)?) }))
             .collect::<Result<Vec<_>, String>>()?,
     })
 }
@@ -1609,7 +1581,7 @@ fn partitions_response_json(x: &PartitionsResponse<'_>) -> Value {
         Value::Array(
             (&x.streams)
                 .iter()
-                .map(|e| e.map_or(Value::Null, |x| Value::String((*x).into())))
+                .map(|e| e.map_or(Value::Null, |x| Value::String((*&x).into())))
                 .collect(),
         ),
     );
@@ -1622,14 +1594,7 @@ fn partitions_response_from(v: &Value) -> Result<PartitionsResponse<'static>, St
         response_code: num::<u16>(field(m, "response_code")?)?,
         streams: list(field(m, "streams")?)?
             .iter()
-            .map(|e| {
-                Ok::<_, String>(if e.is_null() {
-                    None
-                } else {
-                    let x = e;
-                    Some(string(x)?)
-                })
-            })
+            .map(|e| Ok::<_, String>(if e.is_null() { None } else { Some(string(e)?) }))
             .collect::<Result<Vec<_>, String>>()?,
     })
 }
@@ -1814,7 +1779,7 @@ fn create_super_stream_request_json(x: &CreateSuperStreamRequest<'_>) -> Value {
         Value::Array(
             (&x.partitions)
                 .iter()
-                .map(|e| e.map_or(Value::Null, |x| Value::String((*x).into())))
+                .map(|e| e.map_or(Value::Null, |x| Value::String((*&x).into())))
                 .collect(),
         ),
     );
@@ -1823,7 +1788,7 @@ fn create_super_stream_request_json(x: &CreateSuperStreamRequest<'_>) -> Value {
         Value::Array(
             (&x.binding_keys)
                 .iter()
-                .map(|e| e.map_or(Value::Null, |x| Value::String((*x).into())))
+                .map(|e| e.map_or(Value::Null, |x| Value::String((*&x).into())))
                 .collect(),
         ),
     );
@@ -1849,25 +1814,11 @@ fn create_super_stream_request_from(
         },
         partitions: list(field(m, "partitions")?)?
             .iter()
-            .map(|e| {
-                Ok::<_, String>(if e.is_null() {
-                    None
-                } else {
-                    let x = e;
-                    Some(string(x)?)
-                })
-            })
+            .map(|e| Ok::<_, String>(if e.is_null() { None } else { Some(string(e)?) }))
             .collect::<Result<Vec<_>, String>>()?,
         binding_keys: list(field(m, "binding_keys")?)?
             .iter()
-            .map(|e| {
-                Ok::<_, String>(if e.is_null() {
-                    None
-                } else {
-                    let x = e;
-                    Some(string(x)?)
-                })
-            })
+            .map(|e| Ok::<_, String>(if e.is_null() { None } else { Some(string(e)?) }))
             .collect::<Result<Vec<_>, String>>()?,
         arguments: list(field(m, "arguments")?)?
             .iter()

@@ -31,7 +31,8 @@ pub const LENGTH_PREFIX_SIZE: usize = 4;
 /// the same class for the same input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProtocolError {
-    /// The input ends inside a frame; `needed`: the bytes a longer input needs at least.
+    /// The input ends inside a frame; `needed`: the bytes a longer input needs at least
+    /// (saturating at `u64::MAX`).
     Truncated {
         /// The length the input needs at least.
         needed: u64,
@@ -48,8 +49,17 @@ pub enum ProtocolError {
     InvalidValue,
     /// A string that is not UTF-8 (or holds a forbidden character).
     InvalidString,
+    /// A variable-length integer not in its shortest form.
+    NonCanonical,
     /// A frame that cannot be encoded (a value outside its range, a length too long).
     EncodeError,
+}
+
+/// A length the input needs, as `Truncated` reports it: beyond `u64::MAX` (a declared
+/// length can announce that much) it saturates.
+#[allow(dead_code)]
+fn saturate(needed: i128) -> u64 {
+    u64::try_from(needed).unwrap_or(u64::MAX)
 }
 
 impl ProtocolError {
@@ -63,6 +73,7 @@ impl ProtocolError {
             Self::AmbiguousFrameType => "AmbiguousFrameType",
             Self::InvalidValue => "InvalidValue",
             Self::InvalidString => "InvalidString",
+            Self::NonCanonical => "NonCanonical",
             Self::EncodeError => "EncodeError",
         }
     }
@@ -87,6 +98,16 @@ impl core::fmt::Display for ProtocolError {
 
 #[cfg(feature = "std")]
 impl std::error::Error for ProtocolError {}
+
+impl From<wirestream_runtime::VarError> for ProtocolError {
+    fn from(error: wirestream_runtime::VarError) -> Self {
+        match error {
+            wirestream_runtime::VarError::Truncated { needed } => Self::Truncated { needed },
+            wirestream_runtime::VarError::NonCanonical => Self::NonCanonical,
+            wirestream_runtime::VarError::InvalidValue => Self::InvalidValue,
+        }
+    }
+}
 
 impl From<wirestream_runtime::SplitError> for ProtocolError {
     fn from(error: wirestream_runtime::SplitError) -> Self {
@@ -194,7 +215,7 @@ fn decode_property(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -221,7 +242,7 @@ fn decode_property(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -248,7 +269,7 @@ impl<'a> Property<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -262,7 +283,7 @@ impl<'a> Property<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -317,7 +338,7 @@ fn decode_published_message(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -343,7 +364,7 @@ impl<'a> PublishedMessage<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v;
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff_ffff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -436,7 +457,7 @@ fn decode_broker(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -473,7 +494,7 @@ impl<'a> Broker<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -516,7 +537,7 @@ fn decode_stream_metadata(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -550,7 +571,7 @@ fn decode_stream_metadata(
     }
     if count * 2 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 2) as u64,
+            needed: saturate(pos as i128 + count * 2),
         });
     }
     let count = count as usize;
@@ -584,7 +605,7 @@ impl<'a> StreamMetadata<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -598,7 +619,7 @@ impl<'a> StreamMetadata<'a> {
         w.extend_from_slice(&(i).to_be_bytes());
         {
             let items = &self.replicas_references;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -808,7 +829,7 @@ fn decode_simple_entry(
     }
     if n > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + n) as u64,
+            needed: saturate(pos as i128 + n),
         });
     }
     let n = n as usize;
@@ -873,7 +894,7 @@ fn decode_sub_entry_batch(
     }
     if n > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + n) as u64,
+            needed: saturate(pos as i128 + n),
         });
     }
     let n = n as usize;
@@ -984,7 +1005,7 @@ fn decode_osiris_chunk(
     }
     if length > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + length) as u64,
+            needed: saturate(pos as i128 + length),
         });
     }
     let stop = pos + length as usize;
@@ -1167,7 +1188,7 @@ fn decode_publish(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -1200,7 +1221,7 @@ fn decode_publish(
     }
     if count * 12 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 12) as u64,
+            needed: saturate(pos as i128 + count * 12),
         });
     }
     let count = count as usize;
@@ -1219,7 +1240,7 @@ fn decode_publish(
             Err(ProtocolError::Truncated { needed }) => {
                 let rest = ((count - i - 1) * 12) as u64;
                 let needed = if needed != 0 {
-                    needed + rest
+                    needed.saturating_add(rest)
                 } else {
                     (pos + 12) as u64 + rest
                 };
@@ -1248,7 +1269,7 @@ impl<'a> Publish<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -1260,7 +1281,7 @@ impl<'a> Publish<'a> {
         w.push(i);
         {
             let items = &self.published_messages;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -1306,7 +1327,7 @@ fn decode_publish_confirm(
     }
     if count * 8 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 8) as u64,
+            needed: saturate(pos as i128 + count * 8),
         });
     }
     let count = count as usize;
@@ -1347,7 +1368,7 @@ impl PublishConfirm {
         w.push(i);
         {
             let items = &self.publishing_ids;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -1400,7 +1421,7 @@ fn decode_subscribe_request(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -1445,7 +1466,7 @@ impl<'a> SubscribeRequest<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -1730,7 +1751,7 @@ fn decode_publish_error(
     }
     if count * 10 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 10) as u64,
+            needed: saturate(pos as i128 + count * 10),
         });
     }
     let count = count as usize;
@@ -1749,7 +1770,7 @@ fn decode_publish_error(
             Err(ProtocolError::Truncated { needed }) => {
                 let rest = ((count - i - 1) * 10) as u64;
                 let needed = if needed != 0 {
-                    needed + rest
+                    needed.saturating_add(rest)
                 } else {
                     (pos + 10) as u64 + rest
                 };
@@ -1775,7 +1796,7 @@ impl PublishError {
         w.push(i);
         {
             let items = &self.publishing_errors;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -1822,7 +1843,7 @@ fn decode_metadata_update(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -1853,7 +1874,7 @@ impl<'a> MetadataUpdate<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -1899,7 +1920,7 @@ fn decode_metadata_request(
     }
     if count * 2 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 2) as u64,
+            needed: saturate(pos as i128 + count * 2),
         });
     }
     let count = count as usize;
@@ -1921,7 +1942,7 @@ fn decode_metadata_request(
             }
             if n > (end - pos) as i128 {
                 return Err(ProtocolError::Truncated {
-                    needed: (pos as i128 + n) as u64,
+                    needed: saturate(pos as i128 + n),
                 });
             }
             let n = n as usize;
@@ -1943,7 +1964,7 @@ fn decode_metadata_request(
             Err(ProtocolError::Truncated { needed }) => {
                 let rest = ((count - i - 1) * 2) as u64;
                 let needed = if needed != 0 {
-                    needed + rest
+                    needed.saturating_add(rest)
                 } else {
                     (pos + 2) as u64 + rest
                 };
@@ -1969,7 +1990,7 @@ impl<'a> MetadataRequest<'a> {
         w.extend_from_slice(&(i).to_be_bytes());
         {
             let items = &self.streams;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -1981,7 +2002,7 @@ impl<'a> MetadataRequest<'a> {
                     }
                     Some(v) => {
                         let raw: &[u8] = v.as_bytes();
-                        let size = raw.len();
+                        let size = raw.len() as u64;
                         if size > 0x7fff {
                             return Err(ProtocolError::EncodeError);
                         }
@@ -2030,7 +2051,7 @@ fn decode_metadata_response(
     }
     if count * 8 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 8) as u64,
+            needed: saturate(pos as i128 + count * 8),
         });
     }
     let count = count as usize;
@@ -2049,7 +2070,7 @@ fn decode_metadata_response(
             Err(ProtocolError::Truncated { needed }) => {
                 let rest = ((count - i - 1) * 8) as u64;
                 let needed = if needed != 0 {
-                    needed + rest
+                    needed.saturating_add(rest)
                 } else {
                     (pos + 8) as u64 + rest
                 };
@@ -2074,7 +2095,7 @@ fn decode_metadata_response(
     }
     if count * 10 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 10) as u64,
+            needed: saturate(pos as i128 + count * 10),
         });
     }
     let count = count as usize;
@@ -2093,7 +2114,7 @@ fn decode_metadata_response(
             Err(ProtocolError::Truncated { needed }) => {
                 let rest = ((count - i - 1) * 10) as u64;
                 let needed = if needed != 0 {
-                    needed + rest
+                    needed.saturating_add(rest)
                 } else {
                     (pos + 10) as u64 + rest
                 };
@@ -2120,7 +2141,7 @@ impl<'a> MetadataResponse<'a> {
         w.extend_from_slice(&(i).to_be_bytes());
         {
             let items = &self.brokers;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -2131,7 +2152,7 @@ impl<'a> MetadataResponse<'a> {
         }
         {
             let items = &self.stream_metadata;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -2215,7 +2236,7 @@ fn decode_sasl_handshake_response(
     }
     if count * 2 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 2) as u64,
+            needed: saturate(pos as i128 + count * 2),
         });
     }
     let count = count as usize;
@@ -2237,7 +2258,7 @@ fn decode_sasl_handshake_response(
             }
             if n > (end - pos) as i128 {
                 return Err(ProtocolError::Truncated {
-                    needed: (pos as i128 + n) as u64,
+                    needed: saturate(pos as i128 + n),
                 });
             }
             let n = n as usize;
@@ -2259,7 +2280,7 @@ fn decode_sasl_handshake_response(
             Err(ProtocolError::Truncated { needed }) => {
                 let rest = ((count - i - 1) * 2) as u64;
                 let needed = if needed != 0 {
-                    needed + rest
+                    needed.saturating_add(rest)
                 } else {
                     (pos + 2) as u64 + rest
                 };
@@ -2288,7 +2309,7 @@ impl<'a> SaslHandshakeResponse<'a> {
         w.extend_from_slice(&(i).to_be_bytes());
         {
             let items = &self.mechanisms;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -2300,7 +2321,7 @@ impl<'a> SaslHandshakeResponse<'a> {
                     }
                     Some(v) => {
                         let raw: &[u8] = v.as_bytes();
-                        let size = raw.len();
+                        let size = raw.len() as u64;
                         if size > 0x7fff {
                             return Err(ProtocolError::EncodeError);
                         }
@@ -2350,7 +2371,7 @@ fn decode_sasl_authenticate_request(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -2377,7 +2398,7 @@ fn decode_sasl_authenticate_request(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -2406,7 +2427,7 @@ impl<'a> SaslAuthenticateRequest<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -2420,7 +2441,7 @@ impl<'a> SaslAuthenticateRequest<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v;
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff_ffff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -2469,7 +2490,7 @@ fn decode_sasl_authenticate_response(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -2500,7 +2521,7 @@ impl<'a> SaslAuthenticateResponse<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v;
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff_ffff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -2584,7 +2605,7 @@ fn decode_open_request(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -2615,7 +2636,7 @@ impl<'a> OpenRequest<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -2704,7 +2725,7 @@ fn decode_close_request(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -2738,7 +2759,7 @@ impl<'a> CloseRequest<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -2842,7 +2863,7 @@ fn decode_peer_properties_request(
     }
     if count * 4 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 4) as u64,
+            needed: saturate(pos as i128 + count * 4),
         });
     }
     let count = count as usize;
@@ -2861,7 +2882,7 @@ fn decode_peer_properties_request(
             Err(ProtocolError::Truncated { needed }) => {
                 let rest = ((count - i - 1) * 4) as u64;
                 let needed = if needed != 0 {
-                    needed + rest
+                    needed.saturating_add(rest)
                 } else {
                     (pos + 4) as u64 + rest
                 };
@@ -2887,7 +2908,7 @@ impl<'a> PeerPropertiesRequest<'a> {
         w.extend_from_slice(&(i).to_be_bytes());
         {
             let items = &self.peer_properties;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -2936,7 +2957,7 @@ fn decode_peer_properties_response(
     }
     if count * 4 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 4) as u64,
+            needed: saturate(pos as i128 + count * 4),
         });
     }
     let count = count as usize;
@@ -2955,7 +2976,7 @@ fn decode_peer_properties_response(
             Err(ProtocolError::Truncated { needed }) => {
                 let rest = ((count - i - 1) * 4) as u64;
                 let needed = if needed != 0 {
-                    needed + rest
+                    needed.saturating_add(rest)
                 } else {
                     (pos + 4) as u64 + rest
                 };
@@ -2984,7 +3005,7 @@ impl<'a> PeerPropertiesResponse<'a> {
         w.extend_from_slice(&(i).to_be_bytes());
         {
             let items = &self.peer_properties;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -3034,7 +3055,7 @@ fn decode_commit_offset(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -3061,7 +3082,7 @@ fn decode_commit_offset(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -3110,7 +3131,7 @@ impl<'a> CommitOffset<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -3124,7 +3145,7 @@ impl<'a> CommitOffset<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -3174,7 +3195,7 @@ fn decode_query_offset_request(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -3201,7 +3222,7 @@ fn decode_query_offset_request(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -3233,7 +3254,7 @@ impl<'a> QueryOffsetRequest<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -3247,7 +3268,7 @@ impl<'a> QueryOffsetRequest<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -3349,7 +3370,7 @@ fn decode_create_request(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -3375,7 +3396,7 @@ fn decode_create_request(
     }
     if count * 4 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 4) as u64,
+            needed: saturate(pos as i128 + count * 4),
         });
     }
     let count = count as usize;
@@ -3394,7 +3415,7 @@ fn decode_create_request(
             Err(ProtocolError::Truncated { needed }) => {
                 let rest = ((count - i - 1) * 4) as u64;
                 let needed = if needed != 0 {
-                    needed + rest
+                    needed.saturating_add(rest)
                 } else {
                     (pos + 4) as u64 + rest
                 };
@@ -3425,7 +3446,7 @@ impl<'a> CreateRequest<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -3435,7 +3456,7 @@ impl<'a> CreateRequest<'a> {
         }
         {
             let items = &self.arguments;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -3523,7 +3544,7 @@ fn decode_delete_request(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -3554,7 +3575,7 @@ impl<'a> DeleteRequest<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }

@@ -31,7 +31,8 @@ pub const LENGTH_PREFIX_SIZE: usize = 4;
 /// the same class for the same input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProtocolError {
-    /// The input ends inside a frame; `needed`: the bytes a longer input needs at least.
+    /// The input ends inside a frame; `needed`: the bytes a longer input needs at least
+    /// (saturating at `u64::MAX`).
     Truncated {
         /// The length the input needs at least.
         needed: u64,
@@ -48,8 +49,17 @@ pub enum ProtocolError {
     InvalidValue,
     /// A string that is not UTF-8 (or holds a forbidden character).
     InvalidString,
+    /// A variable-length integer not in its shortest form.
+    NonCanonical,
     /// A frame that cannot be encoded (a value outside its range, a length too long).
     EncodeError,
+}
+
+/// A length the input needs, as `Truncated` reports it: beyond `u64::MAX` (a declared
+/// length can announce that much) it saturates.
+#[allow(dead_code)]
+fn saturate(needed: i128) -> u64 {
+    u64::try_from(needed).unwrap_or(u64::MAX)
 }
 
 impl ProtocolError {
@@ -63,6 +73,7 @@ impl ProtocolError {
             Self::AmbiguousFrameType => "AmbiguousFrameType",
             Self::InvalidValue => "InvalidValue",
             Self::InvalidString => "InvalidString",
+            Self::NonCanonical => "NonCanonical",
             Self::EncodeError => "EncodeError",
         }
     }
@@ -87,6 +98,16 @@ impl core::fmt::Display for ProtocolError {
 
 #[cfg(feature = "std")]
 impl std::error::Error for ProtocolError {}
+
+impl From<wirestream_runtime::VarError> for ProtocolError {
+    fn from(error: wirestream_runtime::VarError) -> Self {
+        match error {
+            wirestream_runtime::VarError::Truncated { needed } => Self::Truncated { needed },
+            wirestream_runtime::VarError::NonCanonical => Self::NonCanonical,
+            wirestream_runtime::VarError::InvalidValue => Self::InvalidValue,
+        }
+    }
+}
 
 impl From<wirestream_runtime::SplitError> for ProtocolError {
     fn from(error: wirestream_runtime::SplitError) -> Self {
@@ -249,7 +270,7 @@ fn decode_property(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -276,7 +297,7 @@ fn decode_property(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -303,7 +324,7 @@ impl<'a> Property<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -317,7 +338,7 @@ impl<'a> Property<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -357,7 +378,7 @@ fn decode_simple_entry(
     }
     if n > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + n) as u64,
+            needed: saturate(pos as i128 + n),
         });
     }
     let n = n as usize;
@@ -425,7 +446,7 @@ fn decode_sub_entry_batch(
     }
     if n > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + n) as u64,
+            needed: saturate(pos as i128 + n),
         });
     }
     let n = n as usize;
@@ -557,7 +578,7 @@ fn decode_published_message_v2(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -584,7 +605,7 @@ fn decode_published_message_v2(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -611,7 +632,7 @@ impl<'a> PublishedMessageV2<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -625,7 +646,7 @@ impl<'a> PublishedMessageV2<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v;
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff_ffff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -718,7 +739,7 @@ fn decode_broker(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -755,7 +776,7 @@ impl<'a> Broker<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -798,7 +819,7 @@ fn decode_stream_metadata(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -832,7 +853,7 @@ fn decode_stream_metadata(
     }
     if count * 2 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 2) as u64,
+            needed: saturate(pos as i128 + count * 2),
         });
     }
     let count = count as usize;
@@ -866,7 +887,7 @@ impl<'a> StreamMetadata<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -880,7 +901,7 @@ impl<'a> StreamMetadata<'a> {
         w.extend_from_slice(&(i).to_be_bytes());
         {
             let items = &self.replicas_references;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -963,7 +984,7 @@ fn decode_statistic(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -1006,7 +1027,7 @@ impl<'a> Statistic<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -1314,7 +1335,7 @@ fn decode_osiris_chunk(
     }
     if n > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + n) as u64,
+            needed: saturate(pos as i128 + n),
         });
     }
     let n = n as usize;
@@ -1563,7 +1584,7 @@ fn decode_declare_publisher_request(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -1590,7 +1611,7 @@ fn decode_declare_publisher_request(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -1625,7 +1646,7 @@ impl<'a> DeclarePublisherRequest<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -1639,7 +1660,7 @@ impl<'a> DeclarePublisherRequest<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -1724,7 +1745,7 @@ fn decode_publish(
     }
     if count * 12 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 12) as u64,
+            needed: saturate(pos as i128 + count * 12),
         });
     }
     let count = count as usize;
@@ -1743,7 +1764,7 @@ fn decode_publish(
             Err(ProtocolError::Truncated { needed }) => {
                 let rest = ((count - i - 1) * 12) as u64;
                 let needed = if needed != 0 {
-                    needed + rest
+                    needed.saturating_add(rest)
                 } else {
                     (pos + 12) as u64 + rest
                 };
@@ -1769,7 +1790,7 @@ impl<'a> Publish<'a> {
         w.push(i);
         {
             let items = &self.published_messages;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -1815,7 +1836,7 @@ fn decode_publish_v2(
     }
     if count * 14 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 14) as u64,
+            needed: saturate(pos as i128 + count * 14),
         });
     }
     let count = count as usize;
@@ -1834,7 +1855,7 @@ fn decode_publish_v2(
             Err(ProtocolError::Truncated { needed }) => {
                 let rest = ((count - i - 1) * 14) as u64;
                 let needed = if needed != 0 {
-                    needed + rest
+                    needed.saturating_add(rest)
                 } else {
                     (pos + 14) as u64 + rest
                 };
@@ -1860,7 +1881,7 @@ impl<'a> PublishV2<'a> {
         w.push(i);
         {
             let items = &self.published_messages;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -1906,7 +1927,7 @@ fn decode_publish_confirm(
     }
     if count * 8 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 8) as u64,
+            needed: saturate(pos as i128 + count * 8),
         });
     }
     let count = count as usize;
@@ -1947,7 +1968,7 @@ impl PublishConfirm {
         w.push(i);
         {
             let items = &self.publishing_ids;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -1994,7 +2015,7 @@ fn decode_publish_error(
     }
     if count * 10 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 10) as u64,
+            needed: saturate(pos as i128 + count * 10),
         });
     }
     let count = count as usize;
@@ -2013,7 +2034,7 @@ fn decode_publish_error(
             Err(ProtocolError::Truncated { needed }) => {
                 let rest = ((count - i - 1) * 10) as u64;
                 let needed = if needed != 0 {
-                    needed + rest
+                    needed.saturating_add(rest)
                 } else {
                     (pos + 10) as u64 + rest
                 };
@@ -2039,7 +2060,7 @@ impl PublishError {
         w.push(i);
         {
             let items = &self.publishing_errors;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -2088,7 +2109,7 @@ fn decode_query_publisher_sequence_request(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -2115,7 +2136,7 @@ fn decode_query_publisher_sequence_request(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -2147,7 +2168,7 @@ impl<'a> QueryPublisherSequenceRequest<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -2161,7 +2182,7 @@ impl<'a> QueryPublisherSequenceRequest<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -2347,7 +2368,7 @@ fn decode_subscribe_request(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -2382,7 +2403,7 @@ fn decode_subscribe_request(
     }
     if count * 4 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 4) as u64,
+            needed: saturate(pos as i128 + count * 4),
         });
     }
     let count = count as usize;
@@ -2401,7 +2422,7 @@ fn decode_subscribe_request(
             Err(ProtocolError::Truncated { needed }) => {
                 let rest = ((count - i - 1) * 4) as u64;
                 let needed = if needed != 0 {
-                    needed + rest
+                    needed.saturating_add(rest)
                 } else {
                     (pos + 4) as u64 + rest
                 };
@@ -2437,7 +2458,7 @@ impl<'a> SubscribeRequest<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -2450,7 +2471,7 @@ impl<'a> SubscribeRequest<'a> {
         w.extend_from_slice(&(i).to_be_bytes());
         {
             let items = &self.properties;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -2701,7 +2722,7 @@ fn decode_store_offset(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -2728,7 +2749,7 @@ fn decode_store_offset(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -2774,7 +2795,7 @@ impl<'a> StoreOffset<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -2788,7 +2809,7 @@ impl<'a> StoreOffset<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -2838,7 +2859,7 @@ fn decode_query_offset_request(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -2865,7 +2886,7 @@ fn decode_query_offset_request(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -2897,7 +2918,7 @@ impl<'a> QueryOffsetRequest<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -2911,7 +2932,7 @@ impl<'a> QueryOffsetRequest<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -3093,7 +3114,7 @@ fn decode_create_request(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -3119,7 +3140,7 @@ fn decode_create_request(
     }
     if count * 4 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 4) as u64,
+            needed: saturate(pos as i128 + count * 4),
         });
     }
     let count = count as usize;
@@ -3138,7 +3159,7 @@ fn decode_create_request(
             Err(ProtocolError::Truncated { needed }) => {
                 let rest = ((count - i - 1) * 4) as u64;
                 let needed = if needed != 0 {
-                    needed + rest
+                    needed.saturating_add(rest)
                 } else {
                     (pos + 4) as u64 + rest
                 };
@@ -3169,7 +3190,7 @@ impl<'a> CreateRequest<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -3179,7 +3200,7 @@ impl<'a> CreateRequest<'a> {
         }
         {
             let items = &self.arguments;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -3267,7 +3288,7 @@ fn decode_delete_request(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -3298,7 +3319,7 @@ impl<'a> DeleteRequest<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -3384,7 +3405,7 @@ fn decode_metadata_request(
     }
     if count * 2 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 2) as u64,
+            needed: saturate(pos as i128 + count * 2),
         });
     }
     let count = count as usize;
@@ -3406,7 +3427,7 @@ fn decode_metadata_request(
             }
             if n > (end - pos) as i128 {
                 return Err(ProtocolError::Truncated {
-                    needed: (pos as i128 + n) as u64,
+                    needed: saturate(pos as i128 + n),
                 });
             }
             let n = n as usize;
@@ -3428,7 +3449,7 @@ fn decode_metadata_request(
             Err(ProtocolError::Truncated { needed }) => {
                 let rest = ((count - i - 1) * 2) as u64;
                 let needed = if needed != 0 {
-                    needed + rest
+                    needed.saturating_add(rest)
                 } else {
                     (pos + 2) as u64 + rest
                 };
@@ -3454,7 +3475,7 @@ impl<'a> MetadataRequest<'a> {
         w.extend_from_slice(&(i).to_be_bytes());
         {
             let items = &self.streams;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -3466,7 +3487,7 @@ impl<'a> MetadataRequest<'a> {
                     }
                     Some(v) => {
                         let raw: &[u8] = v.as_bytes();
-                        let size = raw.len();
+                        let size = raw.len() as u64;
                         if size > 0x7fff {
                             return Err(ProtocolError::EncodeError);
                         }
@@ -3515,7 +3536,7 @@ fn decode_metadata_response(
     }
     if count * 8 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 8) as u64,
+            needed: saturate(pos as i128 + count * 8),
         });
     }
     let count = count as usize;
@@ -3534,7 +3555,7 @@ fn decode_metadata_response(
             Err(ProtocolError::Truncated { needed }) => {
                 let rest = ((count - i - 1) * 8) as u64;
                 let needed = if needed != 0 {
-                    needed + rest
+                    needed.saturating_add(rest)
                 } else {
                     (pos + 8) as u64 + rest
                 };
@@ -3559,7 +3580,7 @@ fn decode_metadata_response(
     }
     if count * 10 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 10) as u64,
+            needed: saturate(pos as i128 + count * 10),
         });
     }
     let count = count as usize;
@@ -3578,7 +3599,7 @@ fn decode_metadata_response(
             Err(ProtocolError::Truncated { needed }) => {
                 let rest = ((count - i - 1) * 10) as u64;
                 let needed = if needed != 0 {
-                    needed + rest
+                    needed.saturating_add(rest)
                 } else {
                     (pos + 10) as u64 + rest
                 };
@@ -3605,7 +3626,7 @@ impl<'a> MetadataResponse<'a> {
         w.extend_from_slice(&(i).to_be_bytes());
         {
             let items = &self.brokers;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -3616,7 +3637,7 @@ impl<'a> MetadataResponse<'a> {
         }
         {
             let items = &self.stream_metadata;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -3663,7 +3684,7 @@ fn decode_metadata_update(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -3694,7 +3715,7 @@ impl<'a> MetadataUpdate<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -3740,7 +3761,7 @@ fn decode_peer_properties_request(
     }
     if count * 4 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 4) as u64,
+            needed: saturate(pos as i128 + count * 4),
         });
     }
     let count = count as usize;
@@ -3759,7 +3780,7 @@ fn decode_peer_properties_request(
             Err(ProtocolError::Truncated { needed }) => {
                 let rest = ((count - i - 1) * 4) as u64;
                 let needed = if needed != 0 {
-                    needed + rest
+                    needed.saturating_add(rest)
                 } else {
                     (pos + 4) as u64 + rest
                 };
@@ -3785,7 +3806,7 @@ impl<'a> PeerPropertiesRequest<'a> {
         w.extend_from_slice(&(i).to_be_bytes());
         {
             let items = &self.peer_properties;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -3834,7 +3855,7 @@ fn decode_peer_properties_response(
     }
     if count * 4 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 4) as u64,
+            needed: saturate(pos as i128 + count * 4),
         });
     }
     let count = count as usize;
@@ -3853,7 +3874,7 @@ fn decode_peer_properties_response(
             Err(ProtocolError::Truncated { needed }) => {
                 let rest = ((count - i - 1) * 4) as u64;
                 let needed = if needed != 0 {
-                    needed + rest
+                    needed.saturating_add(rest)
                 } else {
                     (pos + 4) as u64 + rest
                 };
@@ -3882,7 +3903,7 @@ impl<'a> PeerPropertiesResponse<'a> {
         w.extend_from_slice(&(i).to_be_bytes());
         {
             let items = &self.peer_properties;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -3966,7 +3987,7 @@ fn decode_sasl_handshake_response(
     }
     if count * 2 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 2) as u64,
+            needed: saturate(pos as i128 + count * 2),
         });
     }
     let count = count as usize;
@@ -3988,7 +4009,7 @@ fn decode_sasl_handshake_response(
             }
             if n > (end - pos) as i128 {
                 return Err(ProtocolError::Truncated {
-                    needed: (pos as i128 + n) as u64,
+                    needed: saturate(pos as i128 + n),
                 });
             }
             let n = n as usize;
@@ -4010,7 +4031,7 @@ fn decode_sasl_handshake_response(
             Err(ProtocolError::Truncated { needed }) => {
                 let rest = ((count - i - 1) * 2) as u64;
                 let needed = if needed != 0 {
-                    needed + rest
+                    needed.saturating_add(rest)
                 } else {
                     (pos + 2) as u64 + rest
                 };
@@ -4039,7 +4060,7 @@ impl<'a> SaslHandshakeResponse<'a> {
         w.extend_from_slice(&(i).to_be_bytes());
         {
             let items = &self.mechanisms;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -4051,7 +4072,7 @@ impl<'a> SaslHandshakeResponse<'a> {
                     }
                     Some(v) => {
                         let raw: &[u8] = v.as_bytes();
-                        let size = raw.len();
+                        let size = raw.len() as u64;
                         if size > 0x7fff {
                             return Err(ProtocolError::EncodeError);
                         }
@@ -4101,7 +4122,7 @@ fn decode_sasl_authenticate_request(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -4128,7 +4149,7 @@ fn decode_sasl_authenticate_request(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -4157,7 +4178,7 @@ impl<'a> SaslAuthenticateRequest<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -4171,7 +4192,7 @@ impl<'a> SaslAuthenticateRequest<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v;
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff_ffff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -4223,7 +4244,7 @@ fn decode_sasl_authenticate_response(
             }
             if n > (end - pos) as i128 {
                 return Err(ProtocolError::Truncated {
-                    needed: (pos as i128 + n) as u64,
+                    needed: saturate(pos as i128 + n),
                 });
             }
             let n = n as usize;
@@ -4260,7 +4281,7 @@ impl<'a> SaslAuthenticateResponse<'a> {
                     }
                     Some(v) => {
                         let raw: &[u8] = v;
-                        let size = raw.len();
+                        let size = raw.len() as u64;
                         if size > 0x7fff_ffff {
                             return Err(ProtocolError::EncodeError);
                         }
@@ -4346,7 +4367,7 @@ fn decode_open_request(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -4377,7 +4398,7 @@ impl<'a> OpenRequest<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -4425,7 +4446,7 @@ fn decode_open_response(
     }
     if count * 4 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 4) as u64,
+            needed: saturate(pos as i128 + count * 4),
         });
     }
     let count = count as usize;
@@ -4444,7 +4465,7 @@ fn decode_open_response(
             Err(ProtocolError::Truncated { needed }) => {
                 let rest = ((count - i - 1) * 4) as u64;
                 let needed = if needed != 0 {
-                    needed + rest
+                    needed.saturating_add(rest)
                 } else {
                     (pos + 4) as u64 + rest
                 };
@@ -4473,7 +4494,7 @@ impl<'a> OpenResponse<'a> {
         w.extend_from_slice(&(i).to_be_bytes());
         {
             let items = &self.connection_properties;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -4523,7 +4544,7 @@ fn decode_close_request(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -4557,7 +4578,7 @@ impl<'a> CloseRequest<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -4663,7 +4684,7 @@ fn decode_route_request(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -4690,7 +4711,7 @@ fn decode_route_request(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -4722,7 +4743,7 @@ impl<'a> RouteRequest<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -4736,7 +4757,7 @@ impl<'a> RouteRequest<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -4784,7 +4805,7 @@ fn decode_route_response(
     }
     if count * 2 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 2) as u64,
+            needed: saturate(pos as i128 + count * 2),
         });
     }
     let count = count as usize;
@@ -4806,7 +4827,7 @@ fn decode_route_response(
             }
             if n > (end - pos) as i128 {
                 return Err(ProtocolError::Truncated {
-                    needed: (pos as i128 + n) as u64,
+                    needed: saturate(pos as i128 + n),
                 });
             }
             let n = n as usize;
@@ -4828,7 +4849,7 @@ fn decode_route_response(
             Err(ProtocolError::Truncated { needed }) => {
                 let rest = ((count - i - 1) * 2) as u64;
                 let needed = if needed != 0 {
-                    needed + rest
+                    needed.saturating_add(rest)
                 } else {
                     (pos + 2) as u64 + rest
                 };
@@ -4857,7 +4878,7 @@ impl<'a> RouteResponse<'a> {
         w.extend_from_slice(&(i).to_be_bytes());
         {
             let items = &self.streams;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -4869,7 +4890,7 @@ impl<'a> RouteResponse<'a> {
                     }
                     Some(v) => {
                         let raw: &[u8] = v.as_bytes();
-                        let size = raw.len();
+                        let size = raw.len() as u64;
                         if size > 0x7fff {
                             return Err(ProtocolError::EncodeError);
                         }
@@ -4918,7 +4939,7 @@ fn decode_partitions_request(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -4949,7 +4970,7 @@ impl<'a> PartitionsRequest<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -4997,7 +5018,7 @@ fn decode_partitions_response(
     }
     if count * 2 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 2) as u64,
+            needed: saturate(pos as i128 + count * 2),
         });
     }
     let count = count as usize;
@@ -5019,7 +5040,7 @@ fn decode_partitions_response(
             }
             if n > (end - pos) as i128 {
                 return Err(ProtocolError::Truncated {
-                    needed: (pos as i128 + n) as u64,
+                    needed: saturate(pos as i128 + n),
                 });
             }
             let n = n as usize;
@@ -5041,7 +5062,7 @@ fn decode_partitions_response(
             Err(ProtocolError::Truncated { needed }) => {
                 let rest = ((count - i - 1) * 2) as u64;
                 let needed = if needed != 0 {
-                    needed + rest
+                    needed.saturating_add(rest)
                 } else {
                     (pos + 2) as u64 + rest
                 };
@@ -5070,7 +5091,7 @@ impl<'a> PartitionsResponse<'a> {
         w.extend_from_slice(&(i).to_be_bytes());
         {
             let items = &self.streams;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -5082,7 +5103,7 @@ impl<'a> PartitionsResponse<'a> {
                     }
                     Some(v) => {
                         let raw: &[u8] = v.as_bytes();
-                        let size = raw.len();
+                        let size = raw.len() as u64;
                         if size > 0x7fff {
                             return Err(ProtocolError::EncodeError);
                         }
@@ -5227,7 +5248,7 @@ fn decode_exchange_command_versions_request(
     }
     if count * 6 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 6) as u64,
+            needed: saturate(pos as i128 + count * 6),
         });
     }
     let count = count as usize;
@@ -5246,7 +5267,7 @@ fn decode_exchange_command_versions_request(
             Err(ProtocolError::Truncated { needed }) => {
                 let rest = ((count - i - 1) * 6) as u64;
                 let needed = if needed != 0 {
-                    needed + rest
+                    needed.saturating_add(rest)
                 } else {
                     (pos + 6) as u64 + rest
                 };
@@ -5272,7 +5293,7 @@ impl ExchangeCommandVersionsRequest {
         w.extend_from_slice(&(i).to_be_bytes());
         {
             let items = &self.commands;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -5321,7 +5342,7 @@ fn decode_exchange_command_versions_response(
     }
     if count * 6 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 6) as u64,
+            needed: saturate(pos as i128 + count * 6),
         });
     }
     let count = count as usize;
@@ -5340,7 +5361,7 @@ fn decode_exchange_command_versions_response(
             Err(ProtocolError::Truncated { needed }) => {
                 let rest = ((count - i - 1) * 6) as u64;
                 let needed = if needed != 0 {
-                    needed + rest
+                    needed.saturating_add(rest)
                 } else {
                     (pos + 6) as u64 + rest
                 };
@@ -5369,7 +5390,7 @@ impl ExchangeCommandVersionsResponse {
         w.extend_from_slice(&(i).to_be_bytes());
         {
             let items = &self.commands;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -5417,7 +5438,7 @@ fn decode_stream_stats_request(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -5448,7 +5469,7 @@ impl<'a> StreamStatsRequest<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -5496,7 +5517,7 @@ fn decode_stream_stats_response(
     }
     if count * 10 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 10) as u64,
+            needed: saturate(pos as i128 + count * 10),
         });
     }
     let count = count as usize;
@@ -5515,7 +5536,7 @@ fn decode_stream_stats_response(
             Err(ProtocolError::Truncated { needed }) => {
                 let rest = ((count - i - 1) * 10) as u64;
                 let needed = if needed != 0 {
-                    needed + rest
+                    needed.saturating_add(rest)
                 } else {
                     (pos + 10) as u64 + rest
                 };
@@ -5544,7 +5565,7 @@ impl<'a> StreamStatsResponse<'a> {
         w.extend_from_slice(&(i).to_be_bytes());
         {
             let items = &self.stats;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -5595,7 +5616,7 @@ fn decode_create_super_stream_request(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -5621,7 +5642,7 @@ fn decode_create_super_stream_request(
     }
     if count * 2 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 2) as u64,
+            needed: saturate(pos as i128 + count * 2),
         });
     }
     let count = count as usize;
@@ -5643,7 +5664,7 @@ fn decode_create_super_stream_request(
             }
             if n > (end - pos) as i128 {
                 return Err(ProtocolError::Truncated {
-                    needed: (pos as i128 + n) as u64,
+                    needed: saturate(pos as i128 + n),
                 });
             }
             let n = n as usize;
@@ -5665,7 +5686,7 @@ fn decode_create_super_stream_request(
             Err(ProtocolError::Truncated { needed }) => {
                 let rest = ((count - i - 1) * 2) as u64;
                 let needed = if needed != 0 {
-                    needed + rest
+                    needed.saturating_add(rest)
                 } else {
                     (pos + 2) as u64 + rest
                 };
@@ -5690,7 +5711,7 @@ fn decode_create_super_stream_request(
     }
     if count * 2 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 2) as u64,
+            needed: saturate(pos as i128 + count * 2),
         });
     }
     let count = count as usize;
@@ -5712,7 +5733,7 @@ fn decode_create_super_stream_request(
             }
             if n > (end - pos) as i128 {
                 return Err(ProtocolError::Truncated {
-                    needed: (pos as i128 + n) as u64,
+                    needed: saturate(pos as i128 + n),
                 });
             }
             let n = n as usize;
@@ -5734,7 +5755,7 @@ fn decode_create_super_stream_request(
             Err(ProtocolError::Truncated { needed }) => {
                 let rest = ((count - i - 1) * 2) as u64;
                 let needed = if needed != 0 {
-                    needed + rest
+                    needed.saturating_add(rest)
                 } else {
                     (pos + 2) as u64 + rest
                 };
@@ -5759,7 +5780,7 @@ fn decode_create_super_stream_request(
     }
     if count * 4 > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + count * 4) as u64,
+            needed: saturate(pos as i128 + count * 4),
         });
     }
     let count = count as usize;
@@ -5778,7 +5799,7 @@ fn decode_create_super_stream_request(
             Err(ProtocolError::Truncated { needed }) => {
                 let rest = ((count - i - 1) * 4) as u64;
                 let needed = if needed != 0 {
-                    needed + rest
+                    needed.saturating_add(rest)
                 } else {
                     (pos + 4) as u64 + rest
                 };
@@ -5811,7 +5832,7 @@ impl<'a> CreateSuperStreamRequest<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }
@@ -5821,7 +5842,7 @@ impl<'a> CreateSuperStreamRequest<'a> {
         }
         {
             let items = &self.partitions;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -5833,7 +5854,7 @@ impl<'a> CreateSuperStreamRequest<'a> {
                     }
                     Some(v) => {
                         let raw: &[u8] = v.as_bytes();
-                        let size = raw.len();
+                        let size = raw.len() as u64;
                         if size > 0x7fff {
                             return Err(ProtocolError::EncodeError);
                         }
@@ -5845,7 +5866,7 @@ impl<'a> CreateSuperStreamRequest<'a> {
         }
         {
             let items = &self.binding_keys;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -5857,7 +5878,7 @@ impl<'a> CreateSuperStreamRequest<'a> {
                     }
                     Some(v) => {
                         let raw: &[u8] = v.as_bytes();
-                        let size = raw.len();
+                        let size = raw.len() as u64;
                         if size > 0x7fff {
                             return Err(ProtocolError::EncodeError);
                         }
@@ -5869,7 +5890,7 @@ impl<'a> CreateSuperStreamRequest<'a> {
         }
         {
             let items = &self.arguments;
-            let size = items.len();
+            let size = items.len() as u64;
             if size > 0x7fff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -5957,7 +5978,7 @@ fn decode_delete_super_stream_request(
         }
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -5988,7 +6009,7 @@ impl<'a> DeleteSuperStreamRequest<'a> {
             }
             Some(v) => {
                 let raw: &[u8] = v.as_bytes();
-                let size = raw.len();
+                let size = raw.len() as u64;
                 if size > 0x7fff {
                     return Err(ProtocolError::EncodeError);
                 }

@@ -31,7 +31,8 @@ pub const LENGTH_PREFIX_SIZE: usize = 3;
 /// the same class for the same input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProtocolError {
-    /// The input ends inside a frame; `needed`: the bytes a longer input needs at least.
+    /// The input ends inside a frame; `needed`: the bytes a longer input needs at least
+    /// (saturating at `u64::MAX`).
     Truncated {
         /// The length the input needs at least.
         needed: u64,
@@ -48,8 +49,17 @@ pub enum ProtocolError {
     InvalidValue,
     /// A string that is not UTF-8 (or holds a forbidden character).
     InvalidString,
+    /// A variable-length integer not in its shortest form.
+    NonCanonical,
     /// A frame that cannot be encoded (a value outside its range, a length too long).
     EncodeError,
+}
+
+/// A length the input needs, as `Truncated` reports it: beyond `u64::MAX` (a declared
+/// length can announce that much) it saturates.
+#[allow(dead_code)]
+fn saturate(needed: i128) -> u64 {
+    u64::try_from(needed).unwrap_or(u64::MAX)
 }
 
 impl ProtocolError {
@@ -63,6 +73,7 @@ impl ProtocolError {
             Self::AmbiguousFrameType => "AmbiguousFrameType",
             Self::InvalidValue => "InvalidValue",
             Self::InvalidString => "InvalidString",
+            Self::NonCanonical => "NonCanonical",
             Self::EncodeError => "EncodeError",
         }
     }
@@ -87,6 +98,16 @@ impl core::fmt::Display for ProtocolError {
 
 #[cfg(feature = "std")]
 impl std::error::Error for ProtocolError {}
+
+impl From<wirestream_runtime::VarError> for ProtocolError {
+    fn from(error: wirestream_runtime::VarError) -> Self {
+        match error {
+            wirestream_runtime::VarError::Truncated { needed } => Self::Truncated { needed },
+            wirestream_runtime::VarError::NonCanonical => Self::NonCanonical,
+            wirestream_runtime::VarError::InvalidValue => Self::InvalidValue,
+        }
+    }
+}
 
 impl From<wirestream_runtime::SplitError> for ProtocolError {
     fn from(error: wirestream_runtime::SplitError) -> Self {
@@ -194,7 +215,7 @@ fn decode_setup(
     }
     if n > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + n) as u64,
+            needed: saturate(pos as i128 + n),
         });
     }
     let n = n as usize;
@@ -211,7 +232,7 @@ fn decode_setup(
     let n = i128::from(n_raw);
     if n > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + n) as u64,
+            needed: saturate(pos as i128 + n),
         });
     }
     let n = n as usize;
@@ -231,7 +252,7 @@ fn decode_setup(
     let n = i128::from(n_raw);
     if n > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + n) as u64,
+            needed: saturate(pos as i128 + n),
         });
     }
     let n = n as usize;
@@ -254,7 +275,7 @@ fn decode_setup(
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -315,14 +336,14 @@ impl<'a> Setup<'a> {
         }
         w.extend_from_slice(raw);
         let raw: &[u8] = self.metadata_mime_type.as_bytes();
-        let size = raw.len();
+        let size = raw.len() as u64;
         if size > 0xff {
             return Err(ProtocolError::EncodeError);
         }
         w.push(size as u8);
         w.extend_from_slice(raw);
         let raw: &[u8] = self.data_mime_type.as_bytes();
-        let size = raw.len();
+        let size = raw.len() as u64;
         if size > 0xff {
             return Err(ProtocolError::EncodeError);
         }
@@ -330,7 +351,7 @@ impl<'a> Setup<'a> {
         w.extend_from_slice(raw);
         if let Some(v) = &self.metadata {
             let raw: &[u8] = v;
-            let size = raw.len();
+            let size = raw.len() as u64;
             if size > 0xff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -386,7 +407,7 @@ fn decode_lease(
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -425,7 +446,7 @@ impl<'a> Lease<'a> {
         w.extend_from_slice(&(i).to_be_bytes());
         if let Some(v) = &self.metadata {
             let raw: &[u8] = v;
-            let size = raw.len();
+            let size = raw.len() as u64;
             if size > 0xff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -537,7 +558,7 @@ fn decode_request_response(
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -575,7 +596,7 @@ impl<'a> RequestResponse<'a> {
         w.extend_from_slice(&(word).to_be_bytes());
         if let Some(v) = &self.metadata {
             let raw: &[u8] = v;
-            let size = raw.len();
+            let size = raw.len() as u64;
             if size > 0xff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -622,7 +643,7 @@ fn decode_request_fnf(
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -660,7 +681,7 @@ impl<'a> RequestFnf<'a> {
         w.extend_from_slice(&(word).to_be_bytes());
         if let Some(v) = &self.metadata {
             let raw: &[u8] = v;
-            let size = raw.len();
+            let size = raw.len() as u64;
             if size > 0xff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -720,7 +741,7 @@ fn decode_request_stream(
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -764,7 +785,7 @@ impl<'a> RequestStream<'a> {
         w.extend_from_slice(&(i).to_be_bytes());
         if let Some(v) = &self.metadata {
             let raw: &[u8] = v;
-            let size = raw.len();
+            let size = raw.len() as u64;
             if size > 0xff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -831,7 +852,7 @@ fn decode_request_channel(
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -882,7 +903,7 @@ impl<'a> RequestChannel<'a> {
         }
         if let Some(v) = &self.metadata {
             let raw: &[u8] = v;
-            let size = raw.len();
+            let size = raw.len() as u64;
             if size > 0xff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -979,7 +1000,7 @@ fn decode_cancel(
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -1012,7 +1033,7 @@ impl<'a> Cancel<'a> {
         w.extend_from_slice(&(word).to_be_bytes());
         if let Some(v) = &self.metadata {
             let raw: &[u8] = v;
-            let size = raw.len();
+            let size = raw.len() as u64;
             if size > 0xff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -1061,7 +1082,7 @@ fn decode_response(
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -1103,7 +1124,7 @@ impl<'a> Response<'a> {
         w.extend_from_slice(&(word).to_be_bytes());
         if let Some(v) = &self.metadata {
             let raw: &[u8] = v;
-            let size = raw.len();
+            let size = raw.len() as u64;
             if size > 0xff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -1158,7 +1179,7 @@ fn decode_error(
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -1197,7 +1218,7 @@ impl<'a> Error<'a> {
         w.extend_from_slice(&(i).to_be_bytes());
         if let Some(v) = &self.metadata {
             let raw: &[u8] = v;
-            let size = raw.len();
+            let size = raw.len() as u64;
             if size > 0xff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -1238,7 +1259,7 @@ fn decode_metadata_push(
     let n = i128::from(n_raw);
     if n > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + n) as u64,
+            needed: saturate(pos as i128 + n),
         });
     }
     let n = n as usize;
@@ -1263,7 +1284,7 @@ impl<'a> MetadataPush<'a> {
         let word: u16 = (0xc_u16 << 8) | (u16::from(flags));
         w.extend_from_slice(&(word).to_be_bytes());
         let raw: &[u8] = self.metadata;
-        let size = raw.len();
+        let size = raw.len() as u64;
         if size > 0xff_ffff {
             return Err(ProtocolError::EncodeError);
         }
@@ -1298,7 +1319,7 @@ fn decode_resume(
     }
     if n > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + n) as u64,
+            needed: saturate(pos as i128 + n),
         });
     }
     let n = n as usize;
@@ -1448,7 +1469,7 @@ fn decode_ext(
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -1487,7 +1508,7 @@ impl<'a> Ext<'a> {
         w.extend_from_slice(&(i).to_be_bytes());
         if let Some(v) = &self.metadata {
             let raw: &[u8] = v;
-            let size = raw.len();
+            let size = raw.len() as u64;
             if size > 0xff_ffff {
                 return Err(ProtocolError::EncodeError);
             }

@@ -31,7 +31,8 @@ pub const LENGTH_PREFIX_SIZE: usize = 3;
 /// the same class for the same input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProtocolError {
-    /// The input ends inside a frame; `needed`: the bytes a longer input needs at least.
+    /// The input ends inside a frame; `needed`: the bytes a longer input needs at least
+    /// (saturating at `u64::MAX`).
     Truncated {
         /// The length the input needs at least.
         needed: u64,
@@ -48,8 +49,17 @@ pub enum ProtocolError {
     InvalidValue,
     /// A string that is not UTF-8 (or holds a forbidden character).
     InvalidString,
+    /// A variable-length integer not in its shortest form.
+    NonCanonical,
     /// A frame that cannot be encoded (a value outside its range, a length too long).
     EncodeError,
+}
+
+/// A length the input needs, as `Truncated` reports it: beyond `u64::MAX` (a declared
+/// length can announce that much) it saturates.
+#[allow(dead_code)]
+fn saturate(needed: i128) -> u64 {
+    u64::try_from(needed).unwrap_or(u64::MAX)
 }
 
 impl ProtocolError {
@@ -63,6 +73,7 @@ impl ProtocolError {
             Self::AmbiguousFrameType => "AmbiguousFrameType",
             Self::InvalidValue => "InvalidValue",
             Self::InvalidString => "InvalidString",
+            Self::NonCanonical => "NonCanonical",
             Self::EncodeError => "EncodeError",
         }
     }
@@ -87,6 +98,16 @@ impl core::fmt::Display for ProtocolError {
 
 #[cfg(feature = "std")]
 impl std::error::Error for ProtocolError {}
+
+impl From<wirestream_runtime::VarError> for ProtocolError {
+    fn from(error: wirestream_runtime::VarError) -> Self {
+        match error {
+            wirestream_runtime::VarError::Truncated { needed } => Self::Truncated { needed },
+            wirestream_runtime::VarError::NonCanonical => Self::NonCanonical,
+            wirestream_runtime::VarError::InvalidValue => Self::InvalidValue,
+        }
+    }
+}
 
 impl From<wirestream_runtime::SplitError> for ProtocolError {
     fn from(error: wirestream_runtime::SplitError) -> Self {
@@ -303,7 +324,7 @@ fn decode_setup(
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -324,7 +345,7 @@ fn decode_setup(
     let n = i128::from(n_raw);
     if n > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + n) as u64,
+            needed: saturate(pos as i128 + n),
         });
     }
     let n = n as usize;
@@ -344,7 +365,7 @@ fn decode_setup(
     let n = i128::from(n_raw);
     if n > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + n) as u64,
+            needed: saturate(pos as i128 + n),
         });
     }
     let n = n as usize;
@@ -367,7 +388,7 @@ fn decode_setup(
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -435,7 +456,7 @@ impl<'a> Setup<'a> {
         w.extend_from_slice(&(word).to_be_bytes());
         if let Some(v) = &self.resume_token {
             let raw: &[u8] = v;
-            let size = raw.len();
+            let size = raw.len() as u64;
             if size > 0xffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -443,14 +464,14 @@ impl<'a> Setup<'a> {
             w.extend_from_slice(raw);
         }
         let raw: &[u8] = self.metadata_mime_type.as_bytes();
-        let size = raw.len();
+        let size = raw.len() as u64;
         if size > 0xff {
             return Err(ProtocolError::EncodeError);
         }
         w.push(size as u8);
         w.extend_from_slice(raw);
         let raw: &[u8] = self.data_mime_type.as_bytes();
-        let size = raw.len();
+        let size = raw.len() as u64;
         if size > 0xff {
             return Err(ProtocolError::EncodeError);
         }
@@ -458,7 +479,7 @@ impl<'a> Setup<'a> {
         w.extend_from_slice(raw);
         if let Some(v) = &self.metadata {
             let raw: &[u8] = v;
-            let size = raw.len();
+            let size = raw.len() as u64;
             if size > 0xff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -666,7 +687,7 @@ fn decode_request_response(
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -708,7 +729,7 @@ impl<'a> RequestResponse<'a> {
         w.extend_from_slice(&(word).to_be_bytes());
         if let Some(v) = &self.metadata {
             let raw: &[u8] = v;
-            let size = raw.len();
+            let size = raw.len() as u64;
             if size > 0xff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -755,7 +776,7 @@ fn decode_request_fnf(
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -797,7 +818,7 @@ impl<'a> RequestFnf<'a> {
         w.extend_from_slice(&(word).to_be_bytes());
         if let Some(v) = &self.metadata {
             let raw: &[u8] = v;
-            let size = raw.len();
+            let size = raw.len() as u64;
             if size > 0xff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -857,7 +878,7 @@ fn decode_request_stream(
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -906,7 +927,7 @@ impl<'a> RequestStream<'a> {
         w.extend_from_slice(&(word).to_be_bytes());
         if let Some(v) = &self.metadata {
             let raw: &[u8] = v;
-            let size = raw.len();
+            let size = raw.len() as u64;
             if size > 0xff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -968,7 +989,7 @@ fn decode_request_channel(
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -1019,7 +1040,7 @@ impl<'a> RequestChannel<'a> {
         w.extend_from_slice(&(word).to_be_bytes());
         if let Some(v) = &self.metadata {
             let raw: &[u8] = v;
-            let size = raw.len();
+            let size = raw.len() as u64;
             if size > 0xff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -1168,7 +1189,7 @@ fn decode_payload(
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -1214,7 +1235,7 @@ impl<'a> Payload<'a> {
         w.extend_from_slice(&(word).to_be_bytes());
         if let Some(v) = &self.metadata {
             let raw: &[u8] = v;
-            let size = raw.len();
+            let size = raw.len() as u64;
             if size > 0xff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
@@ -1375,7 +1396,7 @@ fn decode_resume(
     let n = i128::from(n_raw);
     if n > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: (pos as i128 + n) as u64,
+            needed: saturate(pos as i128 + n),
         });
     }
     let n = n as usize;
@@ -1440,7 +1461,7 @@ impl<'a> Resume<'a> {
         let i = self.minor_version;
         w.extend_from_slice(&(i).to_be_bytes());
         let raw: &[u8] = self.resume_token;
-        let size = raw.len();
+        let size = raw.len() as u64;
         if size > 0xffff {
             return Err(ProtocolError::EncodeError);
         }
@@ -1572,7 +1593,7 @@ fn decode_ext(
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
             return Err(ProtocolError::Truncated {
-                needed: (pos as i128 + n) as u64,
+                needed: saturate(pos as i128 + n),
             });
         }
         let n = n as usize;
@@ -1619,7 +1640,7 @@ impl<'a> Ext<'a> {
         w.extend_from_slice(&(word).to_be_bytes());
         if let Some(v) = &self.metadata {
             let raw: &[u8] = v;
-            let size = raw.len();
+            let size = raw.len() as u64;
             if size > 0xff_ffff {
                 return Err(ProtocolError::EncodeError);
             }
