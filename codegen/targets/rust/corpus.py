@@ -52,8 +52,10 @@ class CorpusSpell:
         if e.kind == "bytes":
             assert e.bytes is not None
 
+            string = e.bytes.string
+
             def one(x: str) -> str:
-                return f"Value::String((*{x}).into())" if e.bytes.string else f"hex_json({x})"
+                return f"Value::String((*{x}).into())" if string else f"hex_json({x})"
 
             if e.bytes.nullable:
                 return f"{src}.map_or(Value::Null, |x| {one('&x')})"
