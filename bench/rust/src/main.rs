@@ -63,7 +63,7 @@ fn main() {
         best(|| {
             for _ in 0..N {
                 buf.clear();
-                black_box(&frame).write(&mut buf).expect("encodes");
+                black_box(&frame).write(&mut buf, None).expect("encodes");
                 black_box(buf.len());
             }
         }),

@@ -38,6 +38,7 @@ from wirestream.codegen.plan.codec import (
     IntPlan,
     IntStep,
     ItemStep,
+    ContextPlan,
     RecordPlan,
     RefStep,
     UnionPlan,
@@ -222,16 +223,15 @@ class Spell:
 
     def check_supported(self) -> None:
         m = self.m
-        if m.context:
-            raise refuse(m, "context values (Context, ctx.* in layouts)")
+        for ctx in m.context:
+            if ctx.keyed_by is None and not ctx.set_by:
+                raise refuse(m, "context values set only by the caller", ctx.name)
         if m.startup is not None:
             raise refuse(m, "startup frames (startup:)")
         if m.selects:
             raise refuse(m, "frames chosen by select:")
         if m.wildcards:
             raise refuse(m, "frame codes ending in '*'")
-        if m.msgpack:
-            raise refuse(m, "the MessagePack encoding")
         if m.frame_length is not None:
             raise refuse(m, "a frame length in the header (framing.length_field)")
         if m.unknown not in ("error", "ignore_if_flag", "skip_length"):
@@ -323,6 +323,12 @@ class Spell:
     def rec_type(self, rec: RecordPlan, life: str = "'a") -> str:
         return f"{rec.name}<{life}>" if self.record_borrows_attrs(rec) else rec.name
 
+    def gen(self, rec: RecordPlan) -> str:
+        return "<'a>" if self.record_borrows_attrs(rec) else ""
+
+    def data(self, rec: RecordPlan) -> str:
+        return "&'a [u8]" if self.record_borrows_attrs(rec) else "&[u8]"
+
     def named_elided(self, name: str) -> str:
         return f"{name}<'_>" if self.record_borrows(name) else name
 
@@ -346,8 +352,46 @@ class Spell:
                     raise refuse(self.m, f"an optional field in '{plan.text}'", where)
                 parts.append(f"i128::from({self.ref(term.name, scope, values)})")
             else:
-                raise refuse(self.m, f"a context value in '{plan.text}'", where)
+                parts.append(f"i128::from({self.ctx_value(term.name, scope, values)})")
         return "".join(parts) if len(parts) == 1 else "(" + "".join(parts) + ")"
+
+    def ctx_value(self, name: str, scope: str, values: dict[str, str]) -> str:
+        """A context value, or its default without a context (or without an entry)."""
+        plan = next(c for c in self.m.context if c.name == name)
+        default = f"{lit(plan.default)}_{self.ctx_types(plan)[1]}"
+        if plan.keyed_by is not None:
+            key = self.ref(plan.keyed_by, scope, values)
+            return f"ctx.and_then(|c| c.{ident(name)}.get(&{key}).copied()).unwrap_or({default})"
+        return f"ctx.map_or({default}, |c| c.{ident(name)})"
+
+    def ctx_types(self, plan: ContextPlan) -> tuple[str | None, str]:
+        """The Rust types of a context value's key (None: not keyed) and value: those of
+        the fields that key and set it."""
+
+        def field_type(name: str) -> str:
+            found = {value_rust(v) for f in self.m.frames for v in self.record_ints(f)
+                     if v.name == name}  # fmt: skip
+            if len(found) != 1:
+                raise refuse(self.m, f"a context value set from fields of several types ({name})",
+                             plan.name)  # fmt: skip
+            return found.pop()
+
+        setters = {field_type(field) for _, field in plan.set_by}
+        if len(setters) != 1:
+            raise refuse(self.m, "a context value set from fields of several types", plan.name)
+        return (field_type(plan.keyed_by) if plan.keyed_by else None), setters.pop()
+
+    def record_ints(self, rec: RecordPlan) -> list[IntPlan]:
+        found: list[IntPlan] = []
+        for item in [*self.m.header_steps, *rec.steps]:
+            s = item.step
+            if isinstance(s, FixedRun):
+                for u in s.units:
+                    found += [u.value] if u.value is not None else []
+                    found += [b.value for b in u.bits if b.value is not None]
+            elif isinstance(s, IntStep):
+                found.append(s.value)
+        return found
 
     def ref(self, name: str, scope: str, values: dict[str, str]) -> str:
         if name in values:
@@ -468,8 +512,11 @@ class Spell:
             c(f"let {name} = {self.as_string(raw, b.string)};", f"pos = {end};")
             return
         if b.size is not None and b.length is not None:
-            raise refuse(self.m, "a size with a length prefix", where)
-        if b.size is not None:
+            c(f"let n: i128 = {self.expr(b.size, 'decode', {}, where)};",
+              "let n = if n <= 0 {")  # fmt: skip
+            self.read_int(c, b.length, "n_raw", end, where)
+            c("i128::from(n_raw) } else { n };")
+        elif b.size is not None:
             c(f"let n: i128 = {self.expr(b.size, 'decode', {}, where)};")
         else:
             assert b.length is not None
@@ -497,8 +544,11 @@ class Spell:
                        end: str) -> None:  # fmt: skip
         where = f"{owner}.{arr}"
         if e.fixed_size is not None:
-            raise refuse(self.m, "bytes elements of a fixed size", where)
-        if e.kind == "int":
+            assert e.bytes is not None
+            c(f"if elem_size > ({end} - pos) as i128 {{ {self.truncated('pos as i128 + elem_size')} }}",
+              f"let {name} = {self.as_string('&data[pos..pos + elem_size as usize]', e.bytes.string)};",
+              "pos += elem_size as usize;")  # fmt: skip
+        elif e.kind == "int":
             assert e.value is not None
             self.read_int(c, e.value.type, name, end, where)
             self.check_int(c, e.value, name, owner)
@@ -507,7 +557,7 @@ class Spell:
             self.decode_bytes(c, e.bytes, name, owner, end)
         else:
             assert e.ref is not None
-            c(f"let ({name}, next) = decode_{fn(e.ref)}(data, pos, {end})?;", "pos = next;")
+            c(f"let ({name}, next) = decode_{fn(e.ref)}(data, pos, {end}, ctx)?;", "pos = next;")
 
     def decode_array(self, c: Code, a: ArrayStep, name: str, owner: str, end: str) -> None:
         where = f"{owner}.{a.name}"
@@ -517,6 +567,10 @@ class Spell:
         if a.min_count:
             raise refuse(self.m, "a minimum element count", where)
         c("let mut items = Vec::new();")
+        if a.element.fixed_size is not None:
+            c(f"let elem_size: i128 = {self.expr(a.element.fixed_size, 'decode', {}, where)};",
+              "if elem_size <= 0 { return Err(ProtocolError::InvalidValue); }")  # fmt: skip
+            least = "elem_size"  # type: ignore[assignment]
         if a.count_prefix is not None or a.count_expr is not None:
             if a.count_prefix is not None:
                 self.read_size(c, a.count_prefix, "count", end, where)
@@ -525,8 +579,8 @@ class Spell:
                 c(f"let count: i128 = {self.expr(a.count_expr, 'decode', {}, where)};")
             if a.check_negative_count:
                 c("if count < 0 { return Err(ProtocolError::InvalidValue); }")
-            c(f"if count * {least} > ({end} - pos) as i128 {{ "
-              f"{self.truncated(f'pos as i128 + count * {least}')} }}",
+            c(f"if count.saturating_mul({least}) > ({end} - pos) as i128 {{ "
+              f"{self.truncated(f'pos as i128 + count.saturating_mul({least})')} }}",
               "let count = count as usize;",
               "items.reserve_exact(count);")  # fmt: skip
             if a.element.exact:
@@ -580,7 +634,7 @@ class Spell:
         elif isinstance(s, ArrayStep):
             self.decode_array(c, s, name, owner, end)
         elif isinstance(s, RefStep):
-            c(f"let ({name}, next) = decode_{fn(s.target)}(data, pos, {end})?;", "pos = next;")
+            c(f"let ({name}, next) = decode_{fn(s.target)}(data, pos, {end}, ctx)?;", "pos = next;")
         else:
             assert isinstance(s, BytesStep)
             self.decode_bytes(c, s, name, owner, end)
@@ -700,6 +754,11 @@ class Spell:
         c(f"let raw: &[u8] = {raw};")
         if b.rest or b.length_derived:
             c("w.extend_from_slice(raw);")
+        elif b.size is not None and b.length is not None:
+            c(f"let n: i128 = {self.expr(b.size, 'encode', values, where)};", "if n <= 0 {")
+            self.write_size(c, b.length, "raw.len()")
+            c("} else if raw.len() as i128 != n { return Err(ProtocolError::EncodeError); }",
+              "w.extend_from_slice(raw);")  # fmt: skip
         elif b.size is not None:
             c(f"if raw.len() as i128 != {self.expr(b.size, 'encode', values, where)} {{ "
               "return Err(ProtocolError::EncodeError); }",
@@ -713,7 +772,13 @@ class Spell:
 
     def encode_element(self, c: Code, a: ArrayStep, values: dict[str, str], owner: str) -> None:
         e = a.element
-        if e.kind == "int":
+        if e.fixed_size is not None:
+            assert e.bytes is not None
+            raw = "item.as_bytes()" if e.bytes.string else "item"
+            c(f"let raw: &[u8] = {raw};",
+              "if raw.len() as i128 != elem_size { return Err(ProtocolError::EncodeError); }",
+              "w.extend_from_slice(raw);")  # fmt: skip
+        elif e.kind == "int":
             assert e.value is not None
             src = f"(*item as {value_rust(e.value)})" if e.value.enum else "*item"
             c(f"let i = {src};")
@@ -724,7 +789,7 @@ class Spell:
             self.encode_bytes(c, e.bytes, "item", values,
                               f"{owner}.{a.name}")  # fmt: skip
         else:
-            c("item.write(w)?;")
+            c("item.write(w, ctx)?;")
 
     def encode_array(self, c: Code, a: ArrayStep, value: str, owner: str,
                      values: dict[str, str]) -> None:  # fmt: skip
@@ -732,6 +797,8 @@ class Spell:
         c("{")
         if not a.byte_length_derived:
             c(f"let items = &{value};")
+        if a.element.fixed_size is not None and not a.byte_length_derived:
+            c(f"let elem_size: i128 = {self.expr(a.element.fixed_size, 'encode', values, where)};")
         if a.count_prefix is not None:
             self.write_size(c, a.count_prefix, "items.len()")
         elif a.count_expr is not None and not a.count_derived:
@@ -761,7 +828,7 @@ class Spell:
         elif isinstance(s, ArrayStep):
             self.encode_array(c, s, value, owner, values)
         elif isinstance(s, RefStep):
-            c(f"{value}.write(w)?;")
+            c(f"{value}.write(w, ctx)?;")
         else:
             assert isinstance(s, BytesStep)
             self.encode_bytes(c, s, value, values, f"{owner}.{s.name}")
@@ -817,6 +884,9 @@ class Spell:
                 measure = f"{src}.len()"
             else:
                 assert d.array is not None
+                if d.array.element.fixed_size is not None:
+                    size = self.expr(d.array.element.fixed_size, "encode", values, rec.name)
+                    c(f"let elem_size: i128 = {size};")
                 c(f"let mut raw_{d.source} = Vec::new();", f"{{ let w = &mut raw_{d.source};",
                   f"for item in {src}.iter() {{")  # fmt: skip
                 self.encode_element(c, d.array, values, rec.name)
@@ -854,8 +924,8 @@ class Spell:
 
     def decode_struct(self, c: Code, rec: RecordPlan) -> None:
         c("#[allow(unused_mut, unused_variables)]",
-          f"fn decode_{fn(rec.name)}(data: &[u8], mut pos: usize, end: usize) -> "
-          f"Result<({self.rec_type(rec, chr(39) + '_')}, usize), ProtocolError> {{")  # fmt: skip
+          f"fn decode_{fn(rec.name)}{self.gen(rec)}(data: {self.data(rec)}, mut pos: usize, end: usize, ctx: Option<&Context>) -> "
+          f"Result<({self.rec_type(rec)}, usize), ProtocolError> {{")  # fmt: skip
         for si, item in enumerate(rec.steps):
             self.decode_step(c, item, rec.name, si)
         c(f"Ok(({self.construct(rec)}, pos))", "}")
@@ -863,7 +933,7 @@ class Spell:
     def write_struct(self, c: Code, rec: RecordPlan) -> None:
         life = "<'a>" if self.record_borrows_attrs(rec) else ""
         c(f"impl{life} {self.rec_type(rec)} {{",
-          "fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {")  # fmt: skip
+          "#[allow(unused_variables)] fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {")  # fmt: skip
         values: dict[str, str] = {}
         self.derivations(c, rec, values)
         self.encode_steps(c, rec.steps, rec.name, values)
@@ -878,19 +948,20 @@ class Spell:
         c("}")
         if u.peek.size is None:
             raise refuse(self.m, "a union peeking a variable-length integer", u.name)
-        c(f"fn decode_{fn(u.name)}(data: &[u8], pos: usize, end: usize) -> "
-          f"Result<({self.named_elided(u.name)}, usize), ProtocolError> {{",
+        borrows = self.record_borrows(u.name)
+        c(f"fn decode_{fn(u.name)}{'<' + chr(39) + 'a>' if borrows else ''}(data: &{chr(39) + 'a ' if borrows else ''}[u8], pos: usize, end: usize, ctx: Option<&Context>) -> "
+          f"Result<({self.named(u.name)}, usize), ProtocolError> {{",
           f"if end - pos < {u.peek.size} {{ {self.truncated(f'pos + {u.peek.size}')} }}",
           f"let tag = {read_at(u.peek, 'pos')} & {lit(u.mask)};",
           "match tag {")  # fmt: skip
         for tag, name in u.variants:
-            c(f"{lit(tag)} => {{ let (v, next) = decode_{fn(name)}(data, pos, end)?; "
+            c(f"{lit(tag)} => {{ let (v, next) = decode_{fn(name)}(data, pos, end, ctx)?; "
               f"Ok(({u.name}::{name}(v), next)) }}")  # fmt: skip
         c("_ => Err(ProtocolError::InvalidValue),", "}", "}")
         c(f"impl{life} {u.name}{life} {{",
-          "fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {", "match self {")  # fmt: skip
+          "#[allow(unused_variables)] fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {", "match self {")  # fmt: skip
         for _, name in u.variants:
-            c(f"{u.name}::{name}(v) => v.write(w),")
+            c(f"{u.name}::{name}(v) => v.write(w, ctx),")
         c("}", "}", "}")
 
     def frame_hdr_params(self) -> str:
@@ -905,8 +976,8 @@ class Spell:
 
     def decode_frame_fn(self, c: Code, f: RecordPlan) -> None:
         c("#[allow(unused_mut, unused_variables)]",
-          f"fn decode_{fn(f.name)}(data: &[u8], mut pos: usize, end: usize"
-          f"{self.frame_hdr_params()}) -> Result<({self.rec_type(f, chr(39) + '_')}, usize), ProtocolError> {{")  # fmt: skip
+          f"fn decode_{fn(f.name)}{self.gen(f)}(data: {self.data(f)}, mut pos: usize, end: usize, ctx: Option<&Context>"
+          f"{self.frame_hdr_params()}) -> Result<({self.rec_type(f)}, usize), ProtocolError> {{")  # fmt: skip
         for si, item in enumerate(f.steps):
             self.decode_step(c, item, f.name, si + 100)
         c(f"Ok(({self.construct(f)}, pos))", "}")
@@ -923,7 +994,7 @@ class Spell:
         m = self.m
         life = "<'a>" if self.record_borrows_attrs(f) else ""
         c(f"impl{life} {self.rec_type(f)} {{",
-          "fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {")  # fmt: skip
+          "#[allow(unused_variables)] fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {")  # fmt: skip
         values: dict[str, str] = {}
         for name, code in zip(m.discriminator, f.code):
             values[name] = f"{lit(code)}_{value_rust(self.header_int(name))}"
@@ -969,7 +1040,7 @@ class Spell:
             if e.frame is None:
                 c(f"{code} => return Err(ProtocolError::AmbiguousFrameType),")
                 continue
-            c(f"{code} => {{ let (f, next) = decode_{fn(e.frame.name)}(data, pos, end"
+            c(f"{code} => {{ let (f, next) = decode_{fn(e.frame.name)}(data, pos, end, ctx"
               f"{self.frame_hdr_args()})?; return Ok((Frame::{e.frame.name}(f), next)); }}")  # fmt: skip
         c("_ => {}", "}")
 
@@ -981,7 +1052,8 @@ class Spell:
         for si, item in enumerate(m.header_steps):
             self.decode_step(c, item, "header", si)
         key = self.key_type()
-        parts = [f"{key}::from({var(n)})" for n in m.discriminator]
+        parts = [var(n) if value_rust(self.header_int(n)) == key else f"{key}::from({var(n)})"
+                 for n in m.discriminator]  # fmt: skip
         joined = parts[0] if len(parts) == 1 else f"{parts[0]} * 0x1_0000 + {parts[1]}"
         c(f"let key: {key} = {joined};")
         if m.sender_tables:
@@ -1028,7 +1100,7 @@ class Spell:
             c("/// All flag bits as received.", f"pub flags: {self.flags_type()},")
         c("/// The frame's bytes after the header.", "pub body: &'a [u8],", "}")
         c("impl UnknownFrame<'_> {",
-          "fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {")  # fmt: skip
+          "#[allow(unused_variables)] fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {")  # fmt: skip
         values: dict[str, str] = {}
         for index, name in enumerate(m.discriminator):
             src = "self.code" if m.single_code else f"self.code[{index}]"
@@ -1048,8 +1120,43 @@ class Spell:
         c("w.extend_from_slice(self.body);", "Ok(())", "}", "}")
 
     def context_def(self, c: Code) -> None:
+        m = self.m
         c("/// Values negotiated on a connection that frame layouts depend on.",
-          "#[derive(Debug, Clone, Default, PartialEq, Eq)]", "pub struct Context {}")  # fmt: skip
+          "#[derive(Debug, Clone, PartialEq, Eq)]", "pub struct Context {")  # fmt: skip
+        for plan in m.context:
+            key, value = self.ctx_types(plan)
+            kind = f"alloc::collections::BTreeMap<{key}, {value}>" if key else value
+            c(*doc_lines(plan.doc), f"pub {ident(plan.name)}: {kind},")
+        c("}", "impl Default for Context {", "fn default() -> Self {", "Context {")
+        for plan in m.context:
+            key, value = self.ctx_types(plan)
+            init = "alloc::collections::BTreeMap::new()" if key else f"{lit(plan.default)}_{value}"
+            c(f"{ident(plan.name)}: {init},")
+        c("}", "}", "}")
+        c("/// Keep `ctx` in step with the frames of one direction: call it with each frame in",
+          "/// stream order, after it is decoded (or encoded) and before the next one is.",
+          "#[allow(unused_variables)]",
+          "pub fn track_context(frame: &Frame<'_>, ctx: &mut Context) {",
+          "match frame {")  # fmt: skip
+        for frame_name, actions in [(n, acts) for names, acts in m.tracking for n in names]:
+            c(f"Frame::{frame_name}(frame) => {{")
+            for a in actions:
+                target = f"ctx.{ident(a.value.name)}"
+                _, value = self.ctx_types(a.value)
+                default = f"{lit(a.value.default)}_{value}"
+                if a.kind == "set" and a.value.keyed_by:
+                    key = f"frame.{ident(a.value.keyed_by)}"
+                    c(f"if frame.{ident(a.field)} != {default} {{",
+                      f"{target}.insert({key}, frame.{ident(a.field)});",
+                      f"}} else {{ {target}.remove(&{key}); }}")  # fmt: skip
+                elif a.kind == "set":
+                    c(f"{target} = frame.{ident(a.field)};")
+                elif a.value.keyed_by:
+                    c(f"{target}.remove(&frame.{ident(a.value.keyed_by)});")
+                else:
+                    c(f"{target} = {default};")
+            c("}")
+        c("_ => {}", "}", "}")
 
     def header_int(self, name: str) -> IntPlan:
         for item in self.m.header_steps:

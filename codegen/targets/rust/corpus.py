@@ -200,6 +200,41 @@ class CorpusSpell:
             c(f'flags: num::<{self.sp.flags_type()}>(field(m, "flags")?)?,')
         c('body: bytes(field(m, "body")?)?, })', "}")
 
+    def context(self, c: Code) -> None:
+        m = self.m
+        c("fn context_from(v: &Value) -> Result<Option<Context>, String> {",
+          "if v.is_null() { return Ok(None); }", "let mut ctx = Context::default();")  # fmt: skip
+        for plan in m.context:
+            key, value = self.sp.ctx_types(plan)
+            got = f'field(v.as_object().ok_or("a context is an object")?, "{plan.name}")?'
+            if key:
+                c(f"for pair in list({got})? {{",
+                  "let pair = list(pair)?; if pair.len() != 2 { return Err(\"a pair\".into()); }",
+                  f"ctx.{ident(plan.name)}.insert(num::<{key}>(&pair[0])?, num::<{value}>(&pair[1])?); }}")  # fmt: skip
+            else:
+                c(f"ctx.{ident(plan.name)} = num::<{value}>({got})?;")
+        c("Ok(Some(ctx)) }")
+        c("fn context_json(ctx: &Context) -> Value {", "let mut m = Map::new();")
+        for plan in m.context:
+            key, _ = self.sp.ctx_types(plan)
+            bits = self.field_bits(plan.set_by[0][1]) if plan.set_by else 32
+            if key:
+                assert plan.keyed_by is not None
+                kbits = self.field_bits(plan.keyed_by)
+                c(f"m.insert(\"{plan.name}\".into(), Value::Array(ctx.{ident(plan.name)}.iter()"
+                  f".map(|(k, v)| Value::Array(vec![int((*k).into(), {kbits}), int((*v).into(), {bits})]))"
+                  ".collect()));")  # fmt: skip
+            else:
+                c(f'm.insert("{plan.name}".into(), int(ctx.{ident(plan.name)}.into(), {bits}));')
+        c("if m.is_empty() { Value::Null } else { Value::Object(m) } }")
+
+    def field_bits(self, name: str) -> int:
+        for f in self.m.frames:
+            for v in self.sp.record_ints(f):
+                if v.name == name:
+                    return v.type.bits
+        return 32
+
     def flags_word_bits(self) -> int:
         from wirestream.codegen.plan.codec import FixedRun
 
@@ -216,7 +251,7 @@ class CorpusSpell:
         m = self.m
         c = Code()
         c(f"//! The corpus's JSON form of {crate_name(m)}'s frames.",
-          "#![allow(clippy::all, unused_parens, unused_braces, unused_variables)]",
+          "#![allow(clippy::all, unused_parens, unused_braces, unused_variables, unused_mut)]",
           "use serde_json::{Map, Value};",
           f"use {crate_name(m).replace('-', '_')}::*;",
           "use crate::json::*;")  # fmt: skip
@@ -240,16 +275,23 @@ class CorpusSpell:
         if m.unknown != "error":
             c('Some("UnknownFrame") => Ok(Frame::UnknownFrame(unknown_frame_from(v)?)),')
         c('_ => Err(format!("not a frame: {v}")),', "}", "}")
-        c("pub fn decode(data: &[u8], sender: Option<&str>) -> Result<(Value, Result<Vec<u8>, &'static str>), (&'static str, Option<u64>)> {",
-          "let sender = match sender { Some(\"client\") => Some(Sender::Client), Some(\"server\") => Some(Sender::Server), _ => None };",
-          "match decode_frame_bytes(data, sender) {",
-          "Ok(f) => Ok((frame_json(&f), f.encode().map_err(|e| e.class_name()))),",
+        self.context(c)
+        crate = crate_name(m).replace("-", "_")
+        c("type Decoded = (Value, Result<Vec<u8>, &'static str>, Option<Value>);",
+          "pub fn decode(data: &[u8], sender: Option<&str>, ctx: &Value, track: bool) -> "
+          "Result<Decoded, (&'static str, Option<u64>)> {",
+          "let sender = match sender { Some(\"client\") => Some(Sender::Client), "
+          "Some(\"server\") => Some(Sender::Server), _ => None };",
+          "let ctx = context_from(ctx).map_err(|_| (\"<bad context>\", None))?;",
+          f"match {crate}::decode_with(data, ctx.as_ref(), sender) {{",
+          "Ok(f) => { let tracked = if track { let mut running = ctx.clone().unwrap_or_default(); "
+          "track_context(&f, &mut running); Some(context_json(&running)) } else { None }; "
+          "Ok((frame_json(&f), f.encode_with(ctx.as_ref()).map_err(|e| e.class_name()), tracked)) }",
           "Err(ProtocolError::Truncated { needed }) => Err((\"Truncated\", Some(needed))),",
           "Err(e) => Err((e.class_name(), None)), } }",
-          "fn decode_frame_bytes(data: &[u8], sender: Option<Sender>) -> Result<Frame<'_>, ProtocolError> { "
-          f"{crate_name(m).replace('-', '_')}::decode_with(data, None, sender) }}",
-          "pub fn build_encode(v: &Value) -> Result<Result<Vec<u8>, &'static str>, String> {",
-          "let f = frame_from(v)?; Ok(f.encode().map_err(|e| e.class_name())) }")  # fmt: skip
+          "pub fn build_encode(v: &Value, ctx: &Value) -> Result<Result<Vec<u8>, &'static str>, String> {",
+          "let ctx = context_from(ctx)?; let f = frame_from(v)?; "
+          "Ok(f.encode_with(ctx.as_ref()).map_err(|e| e.class_name())) }")  # fmt: skip
         return c.text()
 
 

@@ -12,7 +12,8 @@
 #![allow(
     clippy::too_many_arguments,
     clippy::identity_op,
-    clippy::match_single_binding
+    clippy::match_single_binding,
+    clippy::derivable_impls
 )]
 
 extern crate alloc;
@@ -142,13 +143,15 @@ fn decode_main_credit(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(MainCredit, usize), ProtocolError> {
     let (v_credit, next) = wirestream_runtime::read_varu64(data, pos, end)?;
     pos = next;
     Ok((MainCredit { credit: v_credit }, pos))
 }
 impl MainCredit {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.push(0_u8);
         let i = self.credit;
         wirestream_runtime::write_varu64(w, i);
@@ -159,11 +162,17 @@ impl MainCredit {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Close {}
 #[allow(unused_mut, unused_variables)]
-fn decode_close(data: &[u8], mut pos: usize, end: usize) -> Result<(Close, usize), ProtocolError> {
+fn decode_close(
+    data: &[u8],
+    mut pos: usize,
+    end: usize,
+    ctx: Option<&Context>,
+) -> Result<(Close, usize), ProtocolError> {
     Ok((Close {}, pos))
 }
 impl Close {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.push(1_u8);
         Ok(())
     }
@@ -179,6 +188,7 @@ fn decode_minimum(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(Minimum, usize), ProtocolError> {
     let (v_min_credit, next) = wirestream_runtime::read_varu64(data, pos, end)?;
     pos = next;
@@ -190,7 +200,8 @@ fn decode_minimum(
     ))
 }
 impl Minimum {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.push(2_u8);
         let i = self.min_credit;
         wirestream_runtime::write_varu64(w, i);
@@ -205,11 +216,13 @@ fn decode_cancel_all(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(CancelAll, usize), ProtocolError> {
     Ok((CancelAll {}, pos))
 }
 impl CancelAll {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.push(3_u8);
         Ok(())
     }
@@ -221,11 +234,12 @@ pub struct Message<'a> {
     pub payload: &'a [u8],
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_message(
-    data: &[u8],
+fn decode_message<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(Message<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(Message<'a>, usize), ProtocolError> {
     let (n_raw, next) = wirestream_runtime::read_varu64(data, pos, end)?;
     pos = next;
     let n = i128::from(n_raw);
@@ -241,7 +255,8 @@ fn decode_message(
     Ok((Message { payload: v_payload }, pos))
 }
 impl<'a> Message<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.push(4_u8);
         let raw: &[u8] = self.payload;
         let size = raw.len() as u64;
@@ -257,11 +272,12 @@ pub struct Messages<'a> {
     pub payloads: Vec<&'a [u8]>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_messages(
-    data: &[u8],
+fn decode_messages<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(Messages<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(Messages<'a>, usize), ProtocolError> {
     let mut items = Vec::new();
     let (length_raw, next) = wirestream_runtime::read_varu64(data, pos, end)?;
     pos = next;
@@ -309,7 +325,8 @@ fn decode_messages(
     ))
 }
 impl<'a> Messages<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.push(5_u8);
         {
             let items = &self.payloads;
@@ -339,11 +356,12 @@ pub struct Request<'a> {
     pub payload: &'a [u8],
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_request(
-    data: &[u8],
+fn decode_request<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(Request<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(Request<'a>, usize), ProtocolError> {
     let (v_req_id, next) = wirestream_runtime::read_varu64(data, pos, end)?;
     pos = next;
     let (n_raw, next) = wirestream_runtime::read_varu64(data, pos, end)?;
@@ -367,7 +385,8 @@ fn decode_request(
     ))
 }
 impl<'a> Request<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.push(6_u8);
         let i = self.req_id;
         wirestream_runtime::write_varu64(w, i);
@@ -387,11 +406,12 @@ pub struct Requests<'a> {
     pub payloads: Vec<&'a [u8]>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_requests(
-    data: &[u8],
+fn decode_requests<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(Requests<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(Requests<'a>, usize), ProtocolError> {
     let (v_initial_req_id, next) = wirestream_runtime::read_varu64(data, pos, end)?;
     pos = next;
     let mut items = Vec::new();
@@ -442,7 +462,8 @@ fn decode_requests(
     ))
 }
 impl<'a> Requests<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.push(7_u8);
         let i = self.initial_req_id;
         wirestream_runtime::write_varu64(w, i);
@@ -476,13 +497,15 @@ fn decode_request_cancel(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(RequestCancel, usize), ProtocolError> {
     let (v_req_id, next) = wirestream_runtime::read_varu64(data, pos, end)?;
     pos = next;
     Ok((RequestCancel { req_id: v_req_id }, pos))
 }
 impl RequestCancel {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.push(8_u8);
         let i = self.req_id;
         wirestream_runtime::write_varu64(w, i);
@@ -498,11 +521,12 @@ pub struct Response<'a> {
     pub payload: &'a [u8],
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_response(
-    data: &[u8],
+fn decode_response<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(Response<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(Response<'a>, usize), ProtocolError> {
     let (v_req_id, next) = wirestream_runtime::read_varu64(data, pos, end)?;
     pos = next;
     let (n_raw, next) = wirestream_runtime::read_varu64(data, pos, end)?;
@@ -526,7 +550,8 @@ fn decode_response(
     ))
 }
 impl<'a> Response<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.push(9_u8);
         let i = self.req_id;
         wirestream_runtime::write_varu64(w, i);
@@ -546,11 +571,12 @@ pub struct ResponseError<'a> {
     pub payload: &'a [u8],
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_response_error(
-    data: &[u8],
+fn decode_response_error<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(ResponseError<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(ResponseError<'a>, usize), ProtocolError> {
     let (v_req_id, next) = wirestream_runtime::read_varu64(data, pos, end)?;
     pos = next;
     let (n_raw, next) = wirestream_runtime::read_varu64(data, pos, end)?;
@@ -574,7 +600,8 @@ fn decode_response_error(
     ))
 }
 impl<'a> ResponseError<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.push(0xa_u8);
         let i = self.req_id;
         wirestream_runtime::write_varu64(w, i);
@@ -596,11 +623,12 @@ pub struct CreateStream<'a> {
     pub payload: &'a [u8],
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_create_stream(
-    data: &[u8],
+fn decode_create_stream<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(CreateStream<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(CreateStream<'a>, usize), ProtocolError> {
     let (v_inner_id, next) = wirestream_runtime::read_varu64(data, pos, end)?;
     pos = next;
     let (v_credit, next) = wirestream_runtime::read_varu64(data, pos, end)?;
@@ -627,7 +655,8 @@ fn decode_create_stream(
     ))
 }
 impl<'a> CreateStream<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.push(0xb_u8);
         let i = self.inner_id;
         wirestream_runtime::write_varu64(w, i);
@@ -649,11 +678,12 @@ pub struct CreateSink<'a> {
     pub payload: &'a [u8],
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_create_sink(
-    data: &[u8],
+fn decode_create_sink<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(CreateSink<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(CreateSink<'a>, usize), ProtocolError> {
     let (v_inner_id, next) = wirestream_runtime::read_varu64(data, pos, end)?;
     pos = next;
     let (n_raw, next) = wirestream_runtime::read_varu64(data, pos, end)?;
@@ -677,7 +707,8 @@ fn decode_create_sink(
     ))
 }
 impl<'a> CreateSink<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.push(0xc_u8);
         let i = self.inner_id;
         wirestream_runtime::write_varu64(w, i);
@@ -699,11 +730,12 @@ pub struct GreedySink<'a> {
     pub items: Vec<&'a [u8]>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_greedy_sink(
-    data: &[u8],
+fn decode_greedy_sink<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(GreedySink<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(GreedySink<'a>, usize), ProtocolError> {
     let (v_inner_id, next) = wirestream_runtime::read_varu64(data, pos, end)?;
     pos = next;
     let (n_raw, next) = wirestream_runtime::read_varu64(data, pos, end)?;
@@ -767,7 +799,8 @@ fn decode_greedy_sink(
     ))
 }
 impl<'a> GreedySink<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.push(0xd_u8);
         let i = self.inner_id;
         wirestream_runtime::write_varu64(w, i);
@@ -805,11 +838,12 @@ pub struct CreateDuplex<'a> {
     pub payload: &'a [u8],
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_create_duplex(
-    data: &[u8],
+fn decode_create_duplex<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(CreateDuplex<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(CreateDuplex<'a>, usize), ProtocolError> {
     let (v_inner_id, next) = wirestream_runtime::read_varu64(data, pos, end)?;
     pos = next;
     let (v_credit, next) = wirestream_runtime::read_varu64(data, pos, end)?;
@@ -836,7 +870,8 @@ fn decode_create_duplex(
     ))
 }
 impl<'a> CreateDuplex<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.push(0xe_u8);
         let i = self.inner_id;
         wirestream_runtime::write_varu64(w, i);
@@ -862,11 +897,12 @@ pub struct GreedyDuplex<'a> {
     pub items: Vec<&'a [u8]>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_greedy_duplex(
-    data: &[u8],
+fn decode_greedy_duplex<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(GreedyDuplex<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(GreedyDuplex<'a>, usize), ProtocolError> {
     let (v_inner_id, next) = wirestream_runtime::read_varu64(data, pos, end)?;
     pos = next;
     let (v_credit, next) = wirestream_runtime::read_varu64(data, pos, end)?;
@@ -933,7 +969,8 @@ fn decode_greedy_duplex(
     ))
 }
 impl<'a> GreedyDuplex<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.push(0xf_u8);
         let i = self.inner_id;
         wirestream_runtime::write_varu64(w, i);
@@ -975,6 +1012,7 @@ fn decode_inner_credit(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(InnerCredit, usize), ProtocolError> {
     let (v_inner_id, next) = wirestream_runtime::read_varu64(data, pos, end)?;
     pos = next;
@@ -989,7 +1027,8 @@ fn decode_inner_credit(
     ))
 }
 impl InnerCredit {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.push(0x10_u8);
         let i = self.inner_id;
         wirestream_runtime::write_varu64(w, i);
@@ -1009,6 +1048,7 @@ fn decode_inner_cancel(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(InnerCancel, usize), ProtocolError> {
     let (v_inner_id, next) = wirestream_runtime::read_varu64(data, pos, end)?;
     pos = next;
@@ -1020,7 +1060,8 @@ fn decode_inner_cancel(
     ))
 }
 impl InnerCancel {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.push(0x11_u8);
         let i = self.inner_id;
         wirestream_runtime::write_varu64(w, i);
@@ -1036,11 +1077,12 @@ pub struct InnerItem<'a> {
     pub payload: &'a [u8],
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_inner_item(
-    data: &[u8],
+fn decode_inner_item<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(InnerItem<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(InnerItem<'a>, usize), ProtocolError> {
     let (v_inner_id, next) = wirestream_runtime::read_varu64(data, pos, end)?;
     pos = next;
     let (n_raw, next) = wirestream_runtime::read_varu64(data, pos, end)?;
@@ -1064,7 +1106,8 @@ fn decode_inner_item(
     ))
 }
 impl<'a> InnerItem<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.push(0x12_u8);
         let i = self.inner_id;
         wirestream_runtime::write_varu64(w, i);
@@ -1084,11 +1127,12 @@ pub struct InnerItems<'a> {
     pub payloads: Vec<&'a [u8]>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_inner_items(
-    data: &[u8],
+fn decode_inner_items<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(InnerItems<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(InnerItems<'a>, usize), ProtocolError> {
     let (v_inner_id, next) = wirestream_runtime::read_varu64(data, pos, end)?;
     pos = next;
     let mut items = Vec::new();
@@ -1139,7 +1183,8 @@ fn decode_inner_items(
     ))
 }
 impl<'a> InnerItems<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.push(0x13_u8);
         let i = self.inner_id;
         wirestream_runtime::write_varu64(w, i);
@@ -1173,6 +1218,7 @@ fn decode_inner_end(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(InnerEnd, usize), ProtocolError> {
     let (v_inner_id, next) = wirestream_runtime::read_varu64(data, pos, end)?;
     pos = next;
@@ -1184,7 +1230,8 @@ fn decode_inner_end(
     ))
 }
 impl InnerEnd {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.push(0x14_u8);
         let i = self.inner_id;
         wirestream_runtime::write_varu64(w, i);
@@ -1200,11 +1247,12 @@ pub struct InnerError<'a> {
     pub payload: &'a [u8],
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_inner_error(
-    data: &[u8],
+fn decode_inner_error<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(InnerError<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(InnerError<'a>, usize), ProtocolError> {
     let (v_inner_id, next) = wirestream_runtime::read_varu64(data, pos, end)?;
     pos = next;
     let (n_raw, next) = wirestream_runtime::read_varu64(data, pos, end)?;
@@ -1228,7 +1276,8 @@ fn decode_inner_error(
     ))
 }
 impl<'a> InnerError<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.push(0x15_u8);
         let i = self.inner_id;
         wirestream_runtime::write_varu64(w, i);
@@ -1248,7 +1297,8 @@ pub struct UnknownFrame<'a> {
     pub body: &'a [u8],
 }
 impl UnknownFrame<'_> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         let k0 = self.code;
         if k0 > 0xff {
             return Err(ProtocolError::EncodeError);
@@ -1262,8 +1312,21 @@ impl UnknownFrame<'_> {
     }
 }
 /// Values negotiated on a connection that frame layouts depend on.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Context {}
+impl Default for Context {
+    fn default() -> Self {
+        Context {}
+    }
+}
+/// Keep `ctx` in step with the frames of one direction: call it with each frame in
+/// stream order, after it is decoded (or encoded) and before the next one is.
+#[allow(unused_variables)]
+pub fn track_context(frame: &Frame<'_>, ctx: &mut Context) {
+    match frame {
+        _ => {}
+    }
+}
 #[allow(unused_variables)]
 fn decode_frame<'a>(
     data: &'a [u8],
@@ -1282,91 +1345,91 @@ fn decode_frame<'a>(
     let key: u32 = u32::from(v_packet_type);
     match key {
         0 => {
-            let (f, next) = decode_main_credit(data, pos, end)?;
+            let (f, next) = decode_main_credit(data, pos, end, ctx)?;
             return Ok((Frame::MainCredit(f), next));
         }
         1 => {
-            let (f, next) = decode_close(data, pos, end)?;
+            let (f, next) = decode_close(data, pos, end, ctx)?;
             return Ok((Frame::Close(f), next));
         }
         2 => {
-            let (f, next) = decode_minimum(data, pos, end)?;
+            let (f, next) = decode_minimum(data, pos, end, ctx)?;
             return Ok((Frame::Minimum(f), next));
         }
         3 => {
-            let (f, next) = decode_cancel_all(data, pos, end)?;
+            let (f, next) = decode_cancel_all(data, pos, end, ctx)?;
             return Ok((Frame::CancelAll(f), next));
         }
         4 => {
-            let (f, next) = decode_message(data, pos, end)?;
+            let (f, next) = decode_message(data, pos, end, ctx)?;
             return Ok((Frame::Message(f), next));
         }
         5 => {
-            let (f, next) = decode_messages(data, pos, end)?;
+            let (f, next) = decode_messages(data, pos, end, ctx)?;
             return Ok((Frame::Messages(f), next));
         }
         6 => {
-            let (f, next) = decode_request(data, pos, end)?;
+            let (f, next) = decode_request(data, pos, end, ctx)?;
             return Ok((Frame::Request(f), next));
         }
         7 => {
-            let (f, next) = decode_requests(data, pos, end)?;
+            let (f, next) = decode_requests(data, pos, end, ctx)?;
             return Ok((Frame::Requests(f), next));
         }
         8 => {
-            let (f, next) = decode_request_cancel(data, pos, end)?;
+            let (f, next) = decode_request_cancel(data, pos, end, ctx)?;
             return Ok((Frame::RequestCancel(f), next));
         }
         9 => {
-            let (f, next) = decode_response(data, pos, end)?;
+            let (f, next) = decode_response(data, pos, end, ctx)?;
             return Ok((Frame::Response(f), next));
         }
         0xa => {
-            let (f, next) = decode_response_error(data, pos, end)?;
+            let (f, next) = decode_response_error(data, pos, end, ctx)?;
             return Ok((Frame::ResponseError(f), next));
         }
         0xb => {
-            let (f, next) = decode_create_stream(data, pos, end)?;
+            let (f, next) = decode_create_stream(data, pos, end, ctx)?;
             return Ok((Frame::CreateStream(f), next));
         }
         0xc => {
-            let (f, next) = decode_create_sink(data, pos, end)?;
+            let (f, next) = decode_create_sink(data, pos, end, ctx)?;
             return Ok((Frame::CreateSink(f), next));
         }
         0xd => {
-            let (f, next) = decode_greedy_sink(data, pos, end)?;
+            let (f, next) = decode_greedy_sink(data, pos, end, ctx)?;
             return Ok((Frame::GreedySink(f), next));
         }
         0xe => {
-            let (f, next) = decode_create_duplex(data, pos, end)?;
+            let (f, next) = decode_create_duplex(data, pos, end, ctx)?;
             return Ok((Frame::CreateDuplex(f), next));
         }
         0xf => {
-            let (f, next) = decode_greedy_duplex(data, pos, end)?;
+            let (f, next) = decode_greedy_duplex(data, pos, end, ctx)?;
             return Ok((Frame::GreedyDuplex(f), next));
         }
         0x10 => {
-            let (f, next) = decode_inner_credit(data, pos, end)?;
+            let (f, next) = decode_inner_credit(data, pos, end, ctx)?;
             return Ok((Frame::InnerCredit(f), next));
         }
         0x11 => {
-            let (f, next) = decode_inner_cancel(data, pos, end)?;
+            let (f, next) = decode_inner_cancel(data, pos, end, ctx)?;
             return Ok((Frame::InnerCancel(f), next));
         }
         0x12 => {
-            let (f, next) = decode_inner_item(data, pos, end)?;
+            let (f, next) = decode_inner_item(data, pos, end, ctx)?;
             return Ok((Frame::InnerItem(f), next));
         }
         0x13 => {
-            let (f, next) = decode_inner_items(data, pos, end)?;
+            let (f, next) = decode_inner_items(data, pos, end, ctx)?;
             return Ok((Frame::InnerItems(f), next));
         }
         0x14 => {
-            let (f, next) = decode_inner_end(data, pos, end)?;
+            let (f, next) = decode_inner_end(data, pos, end, ctx)?;
             return Ok((Frame::InnerEnd(f), next));
         }
         0x15 => {
-            let (f, next) = decode_inner_error(data, pos, end)?;
+            let (f, next) = decode_inner_error(data, pos, end, ctx)?;
             return Ok((Frame::InnerError(f), next));
         }
         _ => {}
@@ -1573,39 +1636,45 @@ impl<'a> From<InnerError<'a>> for Frame<'a> {
 }
 
 impl Frame<'_> {
-    /// Append the frame's bytes (without the transport's length prefix) to `w`.
-    pub fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    /// Append the frame's bytes (without the transport's length prefix) to `w`; `ctx`:
+    /// the connection's context (its defaults when `None`).
+    pub fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         match self {
-            Frame::MainCredit(frame) => frame.write(w),
-            Frame::Close(frame) => frame.write(w),
-            Frame::Minimum(frame) => frame.write(w),
-            Frame::CancelAll(frame) => frame.write(w),
-            Frame::Message(frame) => frame.write(w),
-            Frame::Messages(frame) => frame.write(w),
-            Frame::Request(frame) => frame.write(w),
-            Frame::Requests(frame) => frame.write(w),
-            Frame::RequestCancel(frame) => frame.write(w),
-            Frame::Response(frame) => frame.write(w),
-            Frame::ResponseError(frame) => frame.write(w),
-            Frame::CreateStream(frame) => frame.write(w),
-            Frame::CreateSink(frame) => frame.write(w),
-            Frame::GreedySink(frame) => frame.write(w),
-            Frame::CreateDuplex(frame) => frame.write(w),
-            Frame::GreedyDuplex(frame) => frame.write(w),
-            Frame::InnerCredit(frame) => frame.write(w),
-            Frame::InnerCancel(frame) => frame.write(w),
-            Frame::InnerItem(frame) => frame.write(w),
-            Frame::InnerItems(frame) => frame.write(w),
-            Frame::InnerEnd(frame) => frame.write(w),
-            Frame::InnerError(frame) => frame.write(w),
-            Frame::UnknownFrame(frame) => frame.write(w),
+            Frame::MainCredit(frame) => frame.write(w, ctx),
+            Frame::Close(frame) => frame.write(w, ctx),
+            Frame::Minimum(frame) => frame.write(w, ctx),
+            Frame::CancelAll(frame) => frame.write(w, ctx),
+            Frame::Message(frame) => frame.write(w, ctx),
+            Frame::Messages(frame) => frame.write(w, ctx),
+            Frame::Request(frame) => frame.write(w, ctx),
+            Frame::Requests(frame) => frame.write(w, ctx),
+            Frame::RequestCancel(frame) => frame.write(w, ctx),
+            Frame::Response(frame) => frame.write(w, ctx),
+            Frame::ResponseError(frame) => frame.write(w, ctx),
+            Frame::CreateStream(frame) => frame.write(w, ctx),
+            Frame::CreateSink(frame) => frame.write(w, ctx),
+            Frame::GreedySink(frame) => frame.write(w, ctx),
+            Frame::CreateDuplex(frame) => frame.write(w, ctx),
+            Frame::GreedyDuplex(frame) => frame.write(w, ctx),
+            Frame::InnerCredit(frame) => frame.write(w, ctx),
+            Frame::InnerCancel(frame) => frame.write(w, ctx),
+            Frame::InnerItem(frame) => frame.write(w, ctx),
+            Frame::InnerItems(frame) => frame.write(w, ctx),
+            Frame::InnerEnd(frame) => frame.write(w, ctx),
+            Frame::InnerError(frame) => frame.write(w, ctx),
+            Frame::UnknownFrame(frame) => frame.write(w, ctx),
         }
     }
 
     /// The frame's bytes, without the transport's length prefix.
     pub fn encode(&self) -> Result<Vec<u8>, ProtocolError> {
+        self.encode_with(None)
+    }
+
+    /// The frame's bytes under the connection's context `ctx`.
+    pub fn encode_with(&self, ctx: Option<&Context>) -> Result<Vec<u8>, ProtocolError> {
         let mut w = Vec::new();
-        self.write(&mut w)?;
+        self.write(&mut w, ctx)?;
         Ok(w)
     }
 

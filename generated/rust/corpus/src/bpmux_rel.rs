@@ -1,5 +1,11 @@
 //! The corpus's JSON form of wirestream-bpmux-rel's frames.
-#![allow(clippy::all, unused_parens, unused_braces, unused_variables)]
+#![allow(
+    clippy::all,
+    unused_parens,
+    unused_braces,
+    unused_variables,
+    unused_mut
+)]
 use crate::json::*;
 use serde_json::{Map, Value};
 use wirestream_bpmux_rel::*;
@@ -399,25 +405,55 @@ pub fn frame_from(v: &Value) -> Result<Frame<'static>, String> {
         _ => Err(format!("not a frame: {v}")),
     }
 }
+fn context_from(v: &Value) -> Result<Option<Context>, String> {
+    if v.is_null() {
+        return Ok(None);
+    }
+    let mut ctx = Context::default();
+    Ok(Some(ctx))
+}
+fn context_json(ctx: &Context) -> Value {
+    let mut m = Map::new();
+    if m.is_empty() {
+        Value::Null
+    } else {
+        Value::Object(m)
+    }
+}
+type Decoded = (Value, Result<Vec<u8>, &'static str>, Option<Value>);
 pub fn decode(
     data: &[u8],
     sender: Option<&str>,
-) -> Result<(Value, Result<Vec<u8>, &'static str>), (&'static str, Option<u64>)> {
+    ctx: &Value,
+    track: bool,
+) -> Result<Decoded, (&'static str, Option<u64>)> {
     let sender = match sender {
         Some("client") => Some(Sender::Client),
         Some("server") => Some(Sender::Server),
         _ => None,
     };
-    match decode_frame_bytes(data, sender) {
-        Ok(f) => Ok((frame_json(&f), f.encode().map_err(|e| e.class_name()))),
+    let ctx = context_from(ctx).map_err(|_| ("<bad context>", None))?;
+    match wirestream_bpmux_rel::decode_with(data, ctx.as_ref(), sender) {
+        Ok(f) => {
+            let tracked = if track {
+                let mut running = ctx.clone().unwrap_or_default();
+                track_context(&f, &mut running);
+                Some(context_json(&running))
+            } else {
+                None
+            };
+            Ok((
+                frame_json(&f),
+                f.encode_with(ctx.as_ref()).map_err(|e| e.class_name()),
+                tracked,
+            ))
+        }
         Err(ProtocolError::Truncated { needed }) => Err(("Truncated", Some(needed))),
         Err(e) => Err((e.class_name(), None)),
     }
 }
-fn decode_frame_bytes(data: &[u8], sender: Option<Sender>) -> Result<Frame<'_>, ProtocolError> {
-    wirestream_bpmux_rel::decode_with(data, None, sender)
-}
-pub fn build_encode(v: &Value) -> Result<Result<Vec<u8>, &'static str>, String> {
+pub fn build_encode(v: &Value, ctx: &Value) -> Result<Result<Vec<u8>, &'static str>, String> {
+    let ctx = context_from(ctx)?;
     let f = frame_from(v)?;
-    Ok(f.encode().map_err(|e| e.class_name()))
+    Ok(f.encode_with(ctx.as_ref()).map_err(|e| e.class_name()))
 }

@@ -15,6 +15,7 @@ use std::process::ExitCode;
 mod bpmux_rel;
 mod rabbitmq_stream_draft;
 mod rabbitmq_stream_v1;
+mod rsio_v0;
 mod rsocket_v0_2;
 mod rsocket_v1_0;
 
@@ -124,11 +125,9 @@ mod json {
     }
 }
 
-type Decode = fn(
-    &[u8],
-    Option<&str>,
-) -> Result<(Value, Result<Vec<u8>, &'static str>), (&'static str, Option<u64>)>;
-type Build = fn(&Value) -> Result<Result<Vec<u8>, &'static str>, String>;
+type Decoded = (Value, Result<Vec<u8>, &'static str>, Option<Value>);
+type Decode = fn(&[u8], Option<&str>, &Value, bool) -> Result<Decoded, (&'static str, Option<u64>)>;
+type Build = fn(&Value, &Value) -> Result<Result<Vec<u8>, &'static str>, String>;
 
 fn codec(module: &str) -> Option<(Decode, Build)> {
     match module {
@@ -140,6 +139,7 @@ fn codec(module: &str) -> Option<(Decode, Build)> {
         "rabbitmq_stream/v1" => {
             Some((rabbitmq_stream_v1::decode, rabbitmq_stream_v1::build_encode))
         }
+        "rsio/v0" => Some((rsio_v0::decode, rsio_v0::build_encode)),
         "rsocket/v0_2" => Some((rsocket_v0_2::decode, rsocket_v0_2::build_encode)),
         "rsocket/v1_0" => Some((rsocket_v1_0::decode, rsocket_v1_0::build_encode)),
         _ => None,
@@ -176,16 +176,21 @@ fn check(decode: Decode, build: Build, case: &Value) -> Vec<String> {
         Ok(b) => b,
         Err(e) => return vec![e],
     };
-    if !case["ctx"].is_null() {
-        return vec!["a case with a context (not spelled yet)".into()];
-    }
     if case.get("startup").and_then(Value::as_bool) == Some(true) {
         return vec!["a startup case (not spelled yet)".into()];
     }
-    let decoded = decode(&bytes, case["sender"].as_str());
+    let tracked_want = case.get("tracked");
+    let decoded = decode(
+        &bytes,
+        case["sender"].as_str(),
+        &case["ctx"],
+        tracked_want.is_some(),
+    );
     if let Some(want) = case.get("error").and_then(Value::as_str) {
         match decoded {
-            Ok((fields, _)) => problems.push(format!("decodes to {fields}, Python raises {want}")),
+            Ok((fields, _, _)) => {
+                problems.push(format!("decodes to {fields}, Python raises {want}"))
+            }
             Err((got, _)) if got != want => {
                 problems.push(format!("raises {got}, Python raises {want}"))
             }
@@ -202,14 +207,19 @@ fn check(decode: Decode, build: Build, case: &Value) -> Vec<String> {
     let Some(frame) = case.get("frame") else {
         return vec!["a case with neither frame nor error".into()];
     };
-    let (fields, reencoded) = match decoded {
+    let (fields, reencoded, tracked) = match decoded {
         Ok(d) => d,
         Err((got, _)) => return vec![format!("raises {got}, Python decodes {frame}")],
     };
     if &fields != frame {
         problems.push(format!("decodes to {fields}, Python to {frame}"));
     }
-    let built = match build(frame) {
+    if let Some(want) = tracked_want {
+        if tracked.as_ref() != Some(want) {
+            problems.push(format!("track_context leaves {tracked:?}, Python {want}"));
+        }
+    }
+    let built = match build(frame, &case["ctx"]) {
         Ok(b) => b,
         Err(e) => {
             problems.push(format!(

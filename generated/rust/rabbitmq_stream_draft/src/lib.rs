@@ -12,7 +12,8 @@
 #![allow(
     clippy::too_many_arguments,
     clippy::identity_op,
-    clippy::match_single_binding
+    clippy::match_single_binding,
+    clippy::derivable_impls
 )]
 
 extern crate alloc;
@@ -194,11 +195,12 @@ pub struct Property<'a> {
     pub value: Option<&'a str>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_property(
-    data: &[u8],
+fn decode_property<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(Property<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(Property<'a>, usize), ProtocolError> {
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
@@ -262,7 +264,8 @@ fn decode_property(
     ))
 }
 impl<'a> Property<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         match self.key {
             None => {
                 w.extend_from_slice(&(-1_i16).to_be_bytes());
@@ -301,11 +304,12 @@ pub struct PublishedMessage<'a> {
     pub message: Option<&'a [u8]>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_published_message(
-    data: &[u8],
+fn decode_published_message<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(PublishedMessage<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(PublishedMessage<'a>, usize), ProtocolError> {
     if end - pos < 8 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 8) as u64,
@@ -355,7 +359,8 @@ fn decode_published_message(
     ))
 }
 impl<'a> PublishedMessage<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         let i = self.publishing_id;
         w.extend_from_slice(&(i).to_be_bytes());
         match self.message {
@@ -386,6 +391,7 @@ fn decode_publishing_error(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(PublishingError, usize), ProtocolError> {
     if end - pos < 10 {
         return Err(ProtocolError::Truncated {
@@ -413,7 +419,8 @@ fn decode_publishing_error(
     ))
 }
 impl PublishingError {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         let i = self.publishing_id;
         w.extend_from_slice(&(i).to_be_bytes());
         let i = self.code;
@@ -429,11 +436,12 @@ pub struct Broker<'a> {
     pub port: i32,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_broker(
-    data: &[u8],
+fn decode_broker<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(Broker<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(Broker<'a>, usize), ProtocolError> {
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
@@ -485,7 +493,8 @@ fn decode_broker(
     ))
 }
 impl<'a> Broker<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         let i = self.reference;
         w.extend_from_slice(&(i).to_be_bytes());
         match self.host {
@@ -516,11 +525,12 @@ pub struct StreamMetadata<'a> {
     pub replicas_references: Vec<i16>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_stream_metadata(
-    data: &[u8],
+fn decode_stream_metadata<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(StreamMetadata<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(StreamMetadata<'a>, usize), ProtocolError> {
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
@@ -569,9 +579,9 @@ fn decode_stream_metadata(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 2 > (end - pos) as i128 {
+    if count.saturating_mul(2) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 2),
+            needed: saturate(pos as i128 + count.saturating_mul(2)),
         });
     }
     let count = count as usize;
@@ -598,7 +608,8 @@ fn decode_stream_metadata(
     ))
 }
 impl<'a> StreamMetadata<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         match self.stream {
             None => {
                 w.extend_from_slice(&(-1_i16).to_be_bytes());
@@ -640,6 +651,7 @@ fn decode_offset_spec_first(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(OffsetSpecFirst, usize), ProtocolError> {
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
@@ -654,7 +666,8 @@ fn decode_offset_spec_first(
     Ok((OffsetSpecFirst {}, pos))
 }
 impl OffsetSpecFirst {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0_i16).to_be_bytes());
         Ok(())
     }
@@ -667,6 +680,7 @@ fn decode_offset_spec_last(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(OffsetSpecLast, usize), ProtocolError> {
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
@@ -681,7 +695,8 @@ fn decode_offset_spec_last(
     Ok((OffsetSpecLast {}, pos))
 }
 impl OffsetSpecLast {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(1_i16).to_be_bytes());
         Ok(())
     }
@@ -694,6 +709,7 @@ fn decode_offset_spec_next(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(OffsetSpecNext, usize), ProtocolError> {
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
@@ -708,7 +724,8 @@ fn decode_offset_spec_next(
     Ok((OffsetSpecNext {}, pos))
 }
 impl OffsetSpecNext {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(2_i16).to_be_bytes());
         Ok(())
     }
@@ -723,6 +740,7 @@ fn decode_offset_spec_offset(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(OffsetSpecOffset, usize), ProtocolError> {
     if end - pos < 10 {
         return Err(ProtocolError::Truncated {
@@ -747,7 +765,8 @@ fn decode_offset_spec_offset(
     Ok((OffsetSpecOffset { offset: v_offset }, pos))
 }
 impl OffsetSpecOffset {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(3_i16).to_be_bytes());
         let i = self.offset;
         w.extend_from_slice(&(i).to_be_bytes());
@@ -764,6 +783,7 @@ fn decode_offset_spec_timestamp(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(OffsetSpecTimestamp, usize), ProtocolError> {
     if end - pos < 10 {
         return Err(ProtocolError::Truncated {
@@ -793,7 +813,8 @@ fn decode_offset_spec_timestamp(
     ))
 }
 impl OffsetSpecTimestamp {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(4_i16).to_be_bytes());
         let i = self.timestamp;
         w.extend_from_slice(&(i).to_be_bytes());
@@ -806,11 +827,12 @@ pub struct SimpleEntry<'a> {
     pub data: &'a [u8],
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_simple_entry(
-    data: &[u8],
+fn decode_simple_entry<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(SimpleEntry<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(SimpleEntry<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -839,7 +861,8 @@ fn decode_simple_entry(
     Ok((SimpleEntry { data: v_data }, pos))
 }
 impl<'a> SimpleEntry<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         let d_size = self.data.len();
         if d_size as u128 > 0x7fff_ffff {
             return Err(ProtocolError::EncodeError);
@@ -864,11 +887,12 @@ pub struct SubEntryBatch<'a> {
     pub data: &'a [u8],
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_sub_entry_batch(
-    data: &[u8],
+fn decode_sub_entry_batch<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(SubEntryBatch<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(SubEntryBatch<'a>, usize), ProtocolError> {
     if end - pos < 7 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 7) as u64,
@@ -911,7 +935,8 @@ fn decode_sub_entry_batch(
     ))
 }
 impl<'a> SubEntryBatch<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         let d_length = self.data.len();
         if d_length as u128 > 0xffff_ffff {
             return Err(ProtocolError::EncodeError);
@@ -943,11 +968,12 @@ pub struct OsirisChunk<'a> {
     pub entries: Vec<Entry<'a>>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_osiris_chunk(
-    data: &[u8],
+fn decode_osiris_chunk<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(OsirisChunk<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(OsirisChunk<'a>, usize), ProtocolError> {
     if end - pos < 31 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 31) as u64,
@@ -1010,7 +1036,7 @@ fn decode_osiris_chunk(
     }
     let stop = pos + length as usize;
     let decode_one = |mut pos: usize| {
-        let (item, next) = decode_entry(data, pos, stop)?;
+        let (item, next) = decode_entry(data, pos, stop, ctx)?;
         pos = next;
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -1038,12 +1064,13 @@ fn decode_osiris_chunk(
     ))
 }
 impl<'a> OsirisChunk<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         let mut raw_entries = Vec::new();
         {
             let w = &mut raw_entries;
             for item in self.entries.iter() {
-                item.write(w)?;
+                item.write(w, ctx)?;
             }
         }
         let d_data_length = raw_entries.len();
@@ -1077,7 +1104,12 @@ pub enum Entry<'a> {
     SimpleEntry(SimpleEntry<'a>),
     SubEntryBatch(SubEntryBatch<'a>),
 }
-fn decode_entry(data: &[u8], pos: usize, end: usize) -> Result<(Entry<'_>, usize), ProtocolError> {
+fn decode_entry<'a>(
+    data: &'a [u8],
+    pos: usize,
+    end: usize,
+    ctx: Option<&Context>,
+) -> Result<(Entry<'a>, usize), ProtocolError> {
     if end - pos < 1 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 1) as u64,
@@ -1086,21 +1118,22 @@ fn decode_entry(data: &[u8], pos: usize, end: usize) -> Result<(Entry<'_>, usize
     let tag = data[pos] & 0x80;
     match tag {
         0 => {
-            let (v, next) = decode_simple_entry(data, pos, end)?;
+            let (v, next) = decode_simple_entry(data, pos, end, ctx)?;
             Ok((Entry::SimpleEntry(v), next))
         }
         0x80 => {
-            let (v, next) = decode_sub_entry_batch(data, pos, end)?;
+            let (v, next) = decode_sub_entry_batch(data, pos, end, ctx)?;
             Ok((Entry::SubEntryBatch(v), next))
         }
         _ => Err(ProtocolError::InvalidValue),
     }
 }
 impl<'a> Entry<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         match self {
-            Entry::SimpleEntry(v) => v.write(w),
-            Entry::SubEntryBatch(v) => v.write(w),
+            Entry::SimpleEntry(v) => v.write(w, ctx),
+            Entry::SubEntryBatch(v) => v.write(w, ctx),
         }
     }
 }
@@ -1117,6 +1150,7 @@ fn decode_offset_specification(
     data: &[u8],
     pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(OffsetSpecification, usize), ProtocolError> {
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
@@ -1126,36 +1160,37 @@ fn decode_offset_specification(
     let tag = u16::from_be_bytes([data[pos], data[pos + 1]]) & 0xffff;
     match tag {
         0 => {
-            let (v, next) = decode_offset_spec_first(data, pos, end)?;
+            let (v, next) = decode_offset_spec_first(data, pos, end, ctx)?;
             Ok((OffsetSpecification::OffsetSpecFirst(v), next))
         }
         1 => {
-            let (v, next) = decode_offset_spec_last(data, pos, end)?;
+            let (v, next) = decode_offset_spec_last(data, pos, end, ctx)?;
             Ok((OffsetSpecification::OffsetSpecLast(v), next))
         }
         2 => {
-            let (v, next) = decode_offset_spec_next(data, pos, end)?;
+            let (v, next) = decode_offset_spec_next(data, pos, end, ctx)?;
             Ok((OffsetSpecification::OffsetSpecNext(v), next))
         }
         3 => {
-            let (v, next) = decode_offset_spec_offset(data, pos, end)?;
+            let (v, next) = decode_offset_spec_offset(data, pos, end, ctx)?;
             Ok((OffsetSpecification::OffsetSpecOffset(v), next))
         }
         4 => {
-            let (v, next) = decode_offset_spec_timestamp(data, pos, end)?;
+            let (v, next) = decode_offset_spec_timestamp(data, pos, end, ctx)?;
             Ok((OffsetSpecification::OffsetSpecTimestamp(v), next))
         }
         _ => Err(ProtocolError::InvalidValue),
     }
 }
 impl OffsetSpecification {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         match self {
-            OffsetSpecification::OffsetSpecFirst(v) => v.write(w),
-            OffsetSpecification::OffsetSpecLast(v) => v.write(w),
-            OffsetSpecification::OffsetSpecNext(v) => v.write(w),
-            OffsetSpecification::OffsetSpecOffset(v) => v.write(w),
-            OffsetSpecification::OffsetSpecTimestamp(v) => v.write(w),
+            OffsetSpecification::OffsetSpecFirst(v) => v.write(w, ctx),
+            OffsetSpecification::OffsetSpecLast(v) => v.write(w, ctx),
+            OffsetSpecification::OffsetSpecNext(v) => v.write(w, ctx),
+            OffsetSpecification::OffsetSpecOffset(v) => v.write(w, ctx),
+            OffsetSpecification::OffsetSpecTimestamp(v) => v.write(w, ctx),
         }
     }
 }
@@ -1167,11 +1202,12 @@ pub struct Publish<'a> {
     pub published_messages: Vec<PublishedMessage<'a>>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_publish(
-    data: &[u8],
+fn decode_publish<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(Publish<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(Publish<'a>, usize), ProtocolError> {
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
@@ -1219,15 +1255,15 @@ fn decode_publish(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 12 > (end - pos) as i128 {
+    if count.saturating_mul(12) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 12),
+            needed: saturate(pos as i128 + count.saturating_mul(12)),
         });
     }
     let count = count as usize;
     items.reserve_exact(count);
     let decode_one = |mut pos: usize| {
-        let (item, next) = decode_published_message(data, pos, end)?;
+        let (item, next) = decode_published_message(data, pos, end, ctx)?;
         pos = next;
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -1260,7 +1296,8 @@ fn decode_publish(
     ))
 }
 impl<'a> Publish<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         match self.stream {
@@ -1287,7 +1324,7 @@ impl<'a> Publish<'a> {
             }
             w.extend_from_slice(&(size as i32).to_be_bytes());
             for item in items.iter() {
-                item.write(w)?;
+                item.write(w, ctx)?;
             }
         }
         Ok(())
@@ -1304,6 +1341,7 @@ fn decode_publish_confirm(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(PublishConfirm, usize), ProtocolError> {
     if end - pos < 1 {
         return Err(ProtocolError::Truncated {
@@ -1325,9 +1363,9 @@ fn decode_publish_confirm(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 8 > (end - pos) as i128 {
+    if count.saturating_mul(8) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 8),
+            needed: saturate(pos as i128 + count.saturating_mul(8)),
         });
     }
     let count = count as usize;
@@ -1361,7 +1399,8 @@ fn decode_publish_confirm(
     ))
 }
 impl PublishConfirm {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(1_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.publisher_id;
@@ -1391,11 +1430,12 @@ pub struct SubscribeRequest<'a> {
     pub credit: i16,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_subscribe_request(
-    data: &[u8],
+fn decode_subscribe_request<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(SubscribeRequest<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(SubscribeRequest<'a>, usize), ProtocolError> {
     if end - pos < 5 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 5) as u64,
@@ -1432,7 +1472,7 @@ fn decode_subscribe_request(
             Err(_) => return Err(ProtocolError::InvalidString),
         })
     };
-    let (v_offset_specification, next) = decode_offset_specification(data, pos, end)?;
+    let (v_offset_specification, next) = decode_offset_specification(data, pos, end, ctx)?;
     pos = next;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
@@ -1453,7 +1493,8 @@ fn decode_subscribe_request(
     ))
 }
 impl<'a> SubscribeRequest<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(2_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -1474,7 +1515,7 @@ impl<'a> SubscribeRequest<'a> {
                 w.extend_from_slice(raw);
             }
         }
-        self.offset_specification.write(w)?;
+        self.offset_specification.write(w, ctx)?;
         let i = self.credit;
         w.extend_from_slice(&(i).to_be_bytes());
         Ok(())
@@ -1491,6 +1532,7 @@ fn decode_subscribe_response(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(SubscribeResponse, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
@@ -1510,7 +1552,8 @@ fn decode_subscribe_response(
     ))
 }
 impl SubscribeResponse {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(2_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -1527,11 +1570,12 @@ pub struct Deliver<'a> {
     pub chunk: OsirisChunk<'a>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_deliver(
-    data: &[u8],
+fn decode_deliver<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(Deliver<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(Deliver<'a>, usize), ProtocolError> {
     if end - pos < 1 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 1) as u64,
@@ -1539,7 +1583,7 @@ fn decode_deliver(
     }
     let v_subscription_id: u8 = data[pos];
     pos += 1;
-    let (v_chunk, next) = decode_osiris_chunk(data, pos, end)?;
+    let (v_chunk, next) = decode_osiris_chunk(data, pos, end, ctx)?;
     pos = next;
     Ok((
         Deliver {
@@ -1550,12 +1594,13 @@ fn decode_deliver(
     ))
 }
 impl<'a> Deliver<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(3_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.subscription_id;
         w.push(i);
-        self.chunk.write(w)?;
+        self.chunk.write(w, ctx)?;
         Ok(())
     }
 }
@@ -1570,6 +1615,7 @@ fn decode_credit_request(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(CreditRequest, usize), ProtocolError> {
     if end - pos < 3 {
         return Err(ProtocolError::Truncated {
@@ -1588,7 +1634,8 @@ fn decode_credit_request(
     ))
 }
 impl CreditRequest {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(4_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.subscription_id;
@@ -1609,6 +1656,7 @@ fn decode_credit_response(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(CreditResponse, usize), ProtocolError> {
     if end - pos < 3 {
         return Err(ProtocolError::Truncated {
@@ -1627,7 +1675,8 @@ fn decode_credit_response(
     ))
 }
 impl CreditResponse {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(4_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.response_code;
@@ -1648,6 +1697,7 @@ fn decode_unsubscribe_request(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(UnsubscribeRequest, usize), ProtocolError> {
     if end - pos < 5 {
         return Err(ProtocolError::Truncated {
@@ -1667,7 +1717,8 @@ fn decode_unsubscribe_request(
     ))
 }
 impl UnsubscribeRequest {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(5_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -1688,6 +1739,7 @@ fn decode_unsubscribe_response(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(UnsubscribeResponse, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
@@ -1707,7 +1759,8 @@ fn decode_unsubscribe_response(
     ))
 }
 impl UnsubscribeResponse {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(5_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -1728,6 +1781,7 @@ fn decode_publish_error(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(PublishError, usize), ProtocolError> {
     if end - pos < 1 {
         return Err(ProtocolError::Truncated {
@@ -1749,15 +1803,15 @@ fn decode_publish_error(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 10 > (end - pos) as i128 {
+    if count.saturating_mul(10) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 10),
+            needed: saturate(pos as i128 + count.saturating_mul(10)),
         });
     }
     let count = count as usize;
     items.reserve_exact(count);
     let decode_one = |mut pos: usize| {
-        let (item, next) = decode_publishing_error(data, pos, end)?;
+        let (item, next) = decode_publishing_error(data, pos, end, ctx)?;
         pos = next;
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -1789,7 +1843,8 @@ fn decode_publish_error(
     ))
 }
 impl PublishError {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(6_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.publisher_id;
@@ -1802,7 +1857,7 @@ impl PublishError {
             }
             w.extend_from_slice(&(size as i32).to_be_bytes());
             for item in items.iter() {
-                item.write(w)?;
+                item.write(w, ctx)?;
             }
         }
         Ok(())
@@ -1815,11 +1870,12 @@ pub struct MetadataUpdate<'a> {
     pub stream: Option<&'a str>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_metadata_update(
-    data: &[u8],
+fn decode_metadata_update<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(MetadataUpdate<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(MetadataUpdate<'a>, usize), ProtocolError> {
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
@@ -1863,7 +1919,8 @@ fn decode_metadata_update(
     ))
 }
 impl<'a> MetadataUpdate<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(7_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.code;
@@ -1892,11 +1949,12 @@ pub struct MetadataRequest<'a> {
     pub streams: Vec<Option<&'a str>>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_metadata_request(
-    data: &[u8],
+fn decode_metadata_request<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(MetadataRequest<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(MetadataRequest<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -1918,9 +1976,9 @@ fn decode_metadata_request(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 2 > (end - pos) as i128 {
+    if count.saturating_mul(2) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 2),
+            needed: saturate(pos as i128 + count.saturating_mul(2)),
         });
     }
     let count = count as usize;
@@ -1983,7 +2041,8 @@ fn decode_metadata_request(
     ))
 }
 impl<'a> MetadataRequest<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(8_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -2023,11 +2082,12 @@ pub struct MetadataResponse<'a> {
     pub stream_metadata: Vec<StreamMetadata<'a>>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_metadata_response(
-    data: &[u8],
+fn decode_metadata_response<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(MetadataResponse<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(MetadataResponse<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -2049,15 +2109,15 @@ fn decode_metadata_response(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 8 > (end - pos) as i128 {
+    if count.saturating_mul(8) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 8),
+            needed: saturate(pos as i128 + count.saturating_mul(8)),
         });
     }
     let count = count as usize;
     items.reserve_exact(count);
     let decode_one = |mut pos: usize| {
-        let (item, next) = decode_broker(data, pos, end)?;
+        let (item, next) = decode_broker(data, pos, end, ctx)?;
         pos = next;
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -2093,15 +2153,15 @@ fn decode_metadata_response(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 10 > (end - pos) as i128 {
+    if count.saturating_mul(10) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 10),
+            needed: saturate(pos as i128 + count.saturating_mul(10)),
         });
     }
     let count = count as usize;
     items.reserve_exact(count);
     let decode_one = |mut pos: usize| {
-        let (item, next) = decode_stream_metadata(data, pos, end)?;
+        let (item, next) = decode_stream_metadata(data, pos, end, ctx)?;
         pos = next;
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -2134,7 +2194,8 @@ fn decode_metadata_response(
     ))
 }
 impl<'a> MetadataResponse<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(8_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -2147,7 +2208,7 @@ impl<'a> MetadataResponse<'a> {
             }
             w.extend_from_slice(&(size as i32).to_be_bytes());
             for item in items.iter() {
-                item.write(w)?;
+                item.write(w, ctx)?;
             }
         }
         {
@@ -2158,7 +2219,7 @@ impl<'a> MetadataResponse<'a> {
             }
             w.extend_from_slice(&(size as i32).to_be_bytes());
             for item in items.iter() {
-                item.write(w)?;
+                item.write(w, ctx)?;
             }
         }
         Ok(())
@@ -2174,6 +2235,7 @@ fn decode_sasl_handshake_request(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(SaslHandshakeRequest, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
@@ -2191,7 +2253,8 @@ fn decode_sasl_handshake_request(
     ))
 }
 impl SaslHandshakeRequest {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(9_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -2207,11 +2270,12 @@ pub struct SaslHandshakeResponse<'a> {
     pub mechanisms: Vec<Option<&'a str>>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_sasl_handshake_response(
-    data: &[u8],
+fn decode_sasl_handshake_response<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(SaslHandshakeResponse<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(SaslHandshakeResponse<'a>, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 6) as u64,
@@ -2234,9 +2298,9 @@ fn decode_sasl_handshake_response(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 2 > (end - pos) as i128 {
+    if count.saturating_mul(2) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 2),
+            needed: saturate(pos as i128 + count.saturating_mul(2)),
         });
     }
     let count = count as usize;
@@ -2300,7 +2364,8 @@ fn decode_sasl_handshake_response(
     ))
 }
 impl<'a> SaslHandshakeResponse<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(9_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -2342,11 +2407,12 @@ pub struct SaslAuthenticateRequest<'a> {
     pub sasl_opaque_data: Option<&'a [u8]>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_sasl_authenticate_request(
-    data: &[u8],
+fn decode_sasl_authenticate_request<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(SaslAuthenticateRequest<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(SaslAuthenticateRequest<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -2416,7 +2482,8 @@ fn decode_sasl_authenticate_request(
     ))
 }
 impl<'a> SaslAuthenticateRequest<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0xa_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -2460,11 +2527,12 @@ pub struct SaslAuthenticateResponse<'a> {
     pub sasl_opaque_data: Option<&'a [u8]>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_sasl_authenticate_response(
-    data: &[u8],
+fn decode_sasl_authenticate_response<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(SaslAuthenticateResponse<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(SaslAuthenticateResponse<'a>, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 6) as u64,
@@ -2508,7 +2576,8 @@ fn decode_sasl_authenticate_response(
     ))
 }
 impl<'a> SaslAuthenticateResponse<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0xa_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -2539,7 +2608,12 @@ pub struct Tune {
     pub heartbeat: i32,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_tune(data: &[u8], mut pos: usize, end: usize) -> Result<(Tune, usize), ProtocolError> {
+fn decode_tune(
+    data: &[u8],
+    mut pos: usize,
+    end: usize,
+    ctx: Option<&Context>,
+) -> Result<(Tune, usize), ProtocolError> {
     if end - pos < 8 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 8) as u64,
@@ -2559,7 +2633,8 @@ fn decode_tune(data: &[u8], mut pos: usize, end: usize) -> Result<(Tune, usize),
     ))
 }
 impl Tune {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0xb_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.frame_max;
@@ -2576,11 +2651,12 @@ pub struct OpenRequest<'a> {
     pub virtual_host: Option<&'a str>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_open_request(
-    data: &[u8],
+fn decode_open_request<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(OpenRequest<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(OpenRequest<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -2625,7 +2701,8 @@ fn decode_open_request(
     ))
 }
 impl<'a> OpenRequest<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0xc_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -2658,6 +2735,7 @@ fn decode_open_response(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(OpenResponse, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
@@ -2677,7 +2755,8 @@ fn decode_open_response(
     ))
 }
 impl OpenResponse {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0xc_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -2695,11 +2774,12 @@ pub struct CloseRequest<'a> {
     pub closing_reason: Option<&'a str>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_close_request(
-    data: &[u8],
+fn decode_close_request<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(CloseRequest<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(CloseRequest<'a>, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 6) as u64,
@@ -2746,7 +2826,8 @@ fn decode_close_request(
     ))
 }
 impl<'a> CloseRequest<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0xd_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -2781,6 +2862,7 @@ fn decode_close_response(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(CloseResponse, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
@@ -2800,7 +2882,8 @@ fn decode_close_response(
     ))
 }
 impl CloseResponse {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0xd_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -2818,11 +2901,13 @@ fn decode_heartbeat(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(Heartbeat, usize), ProtocolError> {
     Ok((Heartbeat {}, pos))
 }
 impl Heartbeat {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0xe_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         Ok(())
@@ -2835,11 +2920,12 @@ pub struct PeerPropertiesRequest<'a> {
     pub peer_properties: Vec<Property<'a>>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_peer_properties_request(
-    data: &[u8],
+fn decode_peer_properties_request<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(PeerPropertiesRequest<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(PeerPropertiesRequest<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -2861,15 +2947,15 @@ fn decode_peer_properties_request(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 4 > (end - pos) as i128 {
+    if count.saturating_mul(4) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 4),
+            needed: saturate(pos as i128 + count.saturating_mul(4)),
         });
     }
     let count = count as usize;
     items.reserve_exact(count);
     let decode_one = |mut pos: usize| {
-        let (item, next) = decode_property(data, pos, end)?;
+        let (item, next) = decode_property(data, pos, end, ctx)?;
         pos = next;
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -2901,7 +2987,8 @@ fn decode_peer_properties_request(
     ))
 }
 impl<'a> PeerPropertiesRequest<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0xf_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -2914,7 +3001,7 @@ impl<'a> PeerPropertiesRequest<'a> {
             }
             w.extend_from_slice(&(size as i32).to_be_bytes());
             for item in items.iter() {
-                item.write(w)?;
+                item.write(w, ctx)?;
             }
         }
         Ok(())
@@ -2928,11 +3015,12 @@ pub struct PeerPropertiesResponse<'a> {
     pub peer_properties: Vec<Property<'a>>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_peer_properties_response(
-    data: &[u8],
+fn decode_peer_properties_response<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(PeerPropertiesResponse<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(PeerPropertiesResponse<'a>, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 6) as u64,
@@ -2955,15 +3043,15 @@ fn decode_peer_properties_response(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 4 > (end - pos) as i128 {
+    if count.saturating_mul(4) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 4),
+            needed: saturate(pos as i128 + count.saturating_mul(4)),
         });
     }
     let count = count as usize;
     items.reserve_exact(count);
     let decode_one = |mut pos: usize| {
-        let (item, next) = decode_property(data, pos, end)?;
+        let (item, next) = decode_property(data, pos, end, ctx)?;
         pos = next;
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -2996,7 +3084,8 @@ fn decode_peer_properties_response(
     ))
 }
 impl<'a> PeerPropertiesResponse<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0xf_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -3011,7 +3100,7 @@ impl<'a> PeerPropertiesResponse<'a> {
             }
             w.extend_from_slice(&(size as i32).to_be_bytes());
             for item in items.iter() {
-                item.write(w)?;
+                item.write(w, ctx)?;
             }
         }
         Ok(())
@@ -3026,11 +3115,12 @@ pub struct CommitOffset<'a> {
     pub offset: i64,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_commit_offset(
-    data: &[u8],
+fn decode_commit_offset<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(CommitOffset<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(CommitOffset<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -3120,7 +3210,8 @@ fn decode_commit_offset(
     ))
 }
 impl<'a> CommitOffset<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x10_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -3166,11 +3257,12 @@ pub struct QueryOffsetRequest<'a> {
     pub stream: Option<&'a str>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_query_offset_request(
-    data: &[u8],
+fn decode_query_offset_request<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(QueryOffsetRequest<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(QueryOffsetRequest<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -3243,7 +3335,8 @@ fn decode_query_offset_request(
     ))
 }
 impl<'a> QueryOffsetRequest<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x11_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -3291,6 +3384,7 @@ fn decode_query_offset_response(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(QueryOffsetResponse, usize), ProtocolError> {
     if end - pos < 14 {
         return Err(ProtocolError::Truncated {
@@ -3321,7 +3415,8 @@ fn decode_query_offset_response(
     ))
 }
 impl QueryOffsetResponse {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x11_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -3341,11 +3436,12 @@ pub struct CreateRequest<'a> {
     pub arguments: Vec<Property<'a>>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_create_request(
-    data: &[u8],
+fn decode_create_request<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(CreateRequest<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(CreateRequest<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -3394,15 +3490,15 @@ fn decode_create_request(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 4 > (end - pos) as i128 {
+    if count.saturating_mul(4) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 4),
+            needed: saturate(pos as i128 + count.saturating_mul(4)),
         });
     }
     let count = count as usize;
     items.reserve_exact(count);
     let decode_one = |mut pos: usize| {
-        let (item, next) = decode_property(data, pos, end)?;
+        let (item, next) = decode_property(data, pos, end, ctx)?;
         pos = next;
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -3435,7 +3531,8 @@ fn decode_create_request(
     ))
 }
 impl<'a> CreateRequest<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x3e6_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -3462,7 +3559,7 @@ impl<'a> CreateRequest<'a> {
             }
             w.extend_from_slice(&(size as i32).to_be_bytes());
             for item in items.iter() {
-                item.write(w)?;
+                item.write(w, ctx)?;
             }
         }
         Ok(())
@@ -3479,6 +3576,7 @@ fn decode_create_response(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(CreateResponse, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
@@ -3498,7 +3596,8 @@ fn decode_create_response(
     ))
 }
 impl CreateResponse {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x3e6_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -3515,11 +3614,12 @@ pub struct DeleteRequest<'a> {
     pub stream: Option<&'a str>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_delete_request(
-    data: &[u8],
+fn decode_delete_request<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(DeleteRequest<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(DeleteRequest<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -3564,7 +3664,8 @@ fn decode_delete_request(
     ))
 }
 impl<'a> DeleteRequest<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x3e7_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -3597,6 +3698,7 @@ fn decode_delete_response(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(DeleteResponse, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
@@ -3616,7 +3718,8 @@ fn decode_delete_response(
     ))
 }
 impl DeleteResponse {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x3e7_u16).to_be_bytes());
         w.extend_from_slice(&(0_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -3627,8 +3730,21 @@ impl DeleteResponse {
     }
 }
 /// Values negotiated on a connection that frame layouts depend on.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Context {}
+impl Default for Context {
+    fn default() -> Self {
+        Context {}
+    }
+}
+/// Keep `ctx` in step with the frames of one direction: call it with each frame in
+/// stream order, after it is decoded (or encoded) and before the next one is.
+#[allow(unused_variables)]
+pub fn track_context(frame: &Frame<'_>, ctx: &mut Context) {
+    match frame {
+        _ => {}
+    }
+}
 #[allow(unused_variables)]
 fn decode_frame<'a>(
     data: &'a [u8],
@@ -3649,44 +3765,44 @@ fn decode_frame<'a>(
     match sender {
         None => match key {
             0 => {
-                let (f, next) = decode_publish(data, pos, end)?;
+                let (f, next) = decode_publish(data, pos, end, ctx)?;
                 return Ok((Frame::Publish(f), next));
             }
             0x1_0000 => {
-                let (f, next) = decode_publish_confirm(data, pos, end)?;
+                let (f, next) = decode_publish_confirm(data, pos, end, ctx)?;
                 return Ok((Frame::PublishConfirm(f), next));
             }
             0x2_0000 => return Err(ProtocolError::AmbiguousFrameType),
             0x3_0000 => {
-                let (f, next) = decode_deliver(data, pos, end)?;
+                let (f, next) = decode_deliver(data, pos, end, ctx)?;
                 return Ok((Frame::Deliver(f), next));
             }
             0x4_0000 => return Err(ProtocolError::AmbiguousFrameType),
             0x5_0000 => return Err(ProtocolError::AmbiguousFrameType),
             0x6_0000 => {
-                let (f, next) = decode_publish_error(data, pos, end)?;
+                let (f, next) = decode_publish_error(data, pos, end, ctx)?;
                 return Ok((Frame::PublishError(f), next));
             }
             0x7_0000 => {
-                let (f, next) = decode_metadata_update(data, pos, end)?;
+                let (f, next) = decode_metadata_update(data, pos, end, ctx)?;
                 return Ok((Frame::MetadataUpdate(f), next));
             }
             0x8_0000 => return Err(ProtocolError::AmbiguousFrameType),
             0x9_0000 => return Err(ProtocolError::AmbiguousFrameType),
             0xa_0000 => return Err(ProtocolError::AmbiguousFrameType),
             0xb_0000 => {
-                let (f, next) = decode_tune(data, pos, end)?;
+                let (f, next) = decode_tune(data, pos, end, ctx)?;
                 return Ok((Frame::Tune(f), next));
             }
             0xc_0000 => return Err(ProtocolError::AmbiguousFrameType),
             0xd_0000 => return Err(ProtocolError::AmbiguousFrameType),
             0xe_0000 => {
-                let (f, next) = decode_heartbeat(data, pos, end)?;
+                let (f, next) = decode_heartbeat(data, pos, end, ctx)?;
                 return Ok((Frame::Heartbeat(f), next));
             }
             0xf_0000 => return Err(ProtocolError::AmbiguousFrameType),
             0x10_0000 => {
-                let (f, next) = decode_commit_offset(data, pos, end)?;
+                let (f, next) = decode_commit_offset(data, pos, end, ctx)?;
                 return Ok((Frame::CommitOffset(f), next));
             }
             0x11_0000 => return Err(ProtocolError::AmbiguousFrameType),
@@ -3696,142 +3812,142 @@ fn decode_frame<'a>(
         },
         Some(Sender::Client) => match key {
             0 => {
-                let (f, next) = decode_publish(data, pos, end)?;
+                let (f, next) = decode_publish(data, pos, end, ctx)?;
                 return Ok((Frame::Publish(f), next));
             }
             0x2_0000 => {
-                let (f, next) = decode_subscribe_request(data, pos, end)?;
+                let (f, next) = decode_subscribe_request(data, pos, end, ctx)?;
                 return Ok((Frame::SubscribeRequest(f), next));
             }
             0x4_0000 => {
-                let (f, next) = decode_credit_request(data, pos, end)?;
+                let (f, next) = decode_credit_request(data, pos, end, ctx)?;
                 return Ok((Frame::CreditRequest(f), next));
             }
             0x5_0000 => {
-                let (f, next) = decode_unsubscribe_request(data, pos, end)?;
+                let (f, next) = decode_unsubscribe_request(data, pos, end, ctx)?;
                 return Ok((Frame::UnsubscribeRequest(f), next));
             }
             0x8_0000 => {
-                let (f, next) = decode_metadata_request(data, pos, end)?;
+                let (f, next) = decode_metadata_request(data, pos, end, ctx)?;
                 return Ok((Frame::MetadataRequest(f), next));
             }
             0x9_0000 => {
-                let (f, next) = decode_sasl_handshake_request(data, pos, end)?;
+                let (f, next) = decode_sasl_handshake_request(data, pos, end, ctx)?;
                 return Ok((Frame::SaslHandshakeRequest(f), next));
             }
             0xa_0000 => {
-                let (f, next) = decode_sasl_authenticate_request(data, pos, end)?;
+                let (f, next) = decode_sasl_authenticate_request(data, pos, end, ctx)?;
                 return Ok((Frame::SaslAuthenticateRequest(f), next));
             }
             0xb_0000 => {
-                let (f, next) = decode_tune(data, pos, end)?;
+                let (f, next) = decode_tune(data, pos, end, ctx)?;
                 return Ok((Frame::Tune(f), next));
             }
             0xc_0000 => {
-                let (f, next) = decode_open_request(data, pos, end)?;
+                let (f, next) = decode_open_request(data, pos, end, ctx)?;
                 return Ok((Frame::OpenRequest(f), next));
             }
             0xd_0000 => {
-                let (f, next) = decode_close_request(data, pos, end)?;
+                let (f, next) = decode_close_request(data, pos, end, ctx)?;
                 return Ok((Frame::CloseRequest(f), next));
             }
             0xe_0000 => {
-                let (f, next) = decode_heartbeat(data, pos, end)?;
+                let (f, next) = decode_heartbeat(data, pos, end, ctx)?;
                 return Ok((Frame::Heartbeat(f), next));
             }
             0xf_0000 => {
-                let (f, next) = decode_peer_properties_request(data, pos, end)?;
+                let (f, next) = decode_peer_properties_request(data, pos, end, ctx)?;
                 return Ok((Frame::PeerPropertiesRequest(f), next));
             }
             0x10_0000 => {
-                let (f, next) = decode_commit_offset(data, pos, end)?;
+                let (f, next) = decode_commit_offset(data, pos, end, ctx)?;
                 return Ok((Frame::CommitOffset(f), next));
             }
             0x11_0000 => {
-                let (f, next) = decode_query_offset_request(data, pos, end)?;
+                let (f, next) = decode_query_offset_request(data, pos, end, ctx)?;
                 return Ok((Frame::QueryOffsetRequest(f), next));
             }
             0x3e6_0000 => {
-                let (f, next) = decode_create_request(data, pos, end)?;
+                let (f, next) = decode_create_request(data, pos, end, ctx)?;
                 return Ok((Frame::CreateRequest(f), next));
             }
             0x3e7_0000 => {
-                let (f, next) = decode_delete_request(data, pos, end)?;
+                let (f, next) = decode_delete_request(data, pos, end, ctx)?;
                 return Ok((Frame::DeleteRequest(f), next));
             }
             _ => {}
         },
         Some(Sender::Server) => match key {
             0x1_0000 => {
-                let (f, next) = decode_publish_confirm(data, pos, end)?;
+                let (f, next) = decode_publish_confirm(data, pos, end, ctx)?;
                 return Ok((Frame::PublishConfirm(f), next));
             }
             0x2_0000 => {
-                let (f, next) = decode_subscribe_response(data, pos, end)?;
+                let (f, next) = decode_subscribe_response(data, pos, end, ctx)?;
                 return Ok((Frame::SubscribeResponse(f), next));
             }
             0x3_0000 => {
-                let (f, next) = decode_deliver(data, pos, end)?;
+                let (f, next) = decode_deliver(data, pos, end, ctx)?;
                 return Ok((Frame::Deliver(f), next));
             }
             0x4_0000 => {
-                let (f, next) = decode_credit_response(data, pos, end)?;
+                let (f, next) = decode_credit_response(data, pos, end, ctx)?;
                 return Ok((Frame::CreditResponse(f), next));
             }
             0x5_0000 => {
-                let (f, next) = decode_unsubscribe_response(data, pos, end)?;
+                let (f, next) = decode_unsubscribe_response(data, pos, end, ctx)?;
                 return Ok((Frame::UnsubscribeResponse(f), next));
             }
             0x6_0000 => {
-                let (f, next) = decode_publish_error(data, pos, end)?;
+                let (f, next) = decode_publish_error(data, pos, end, ctx)?;
                 return Ok((Frame::PublishError(f), next));
             }
             0x7_0000 => {
-                let (f, next) = decode_metadata_update(data, pos, end)?;
+                let (f, next) = decode_metadata_update(data, pos, end, ctx)?;
                 return Ok((Frame::MetadataUpdate(f), next));
             }
             0x8_0000 => {
-                let (f, next) = decode_metadata_response(data, pos, end)?;
+                let (f, next) = decode_metadata_response(data, pos, end, ctx)?;
                 return Ok((Frame::MetadataResponse(f), next));
             }
             0x9_0000 => {
-                let (f, next) = decode_sasl_handshake_response(data, pos, end)?;
+                let (f, next) = decode_sasl_handshake_response(data, pos, end, ctx)?;
                 return Ok((Frame::SaslHandshakeResponse(f), next));
             }
             0xa_0000 => {
-                let (f, next) = decode_sasl_authenticate_response(data, pos, end)?;
+                let (f, next) = decode_sasl_authenticate_response(data, pos, end, ctx)?;
                 return Ok((Frame::SaslAuthenticateResponse(f), next));
             }
             0xb_0000 => {
-                let (f, next) = decode_tune(data, pos, end)?;
+                let (f, next) = decode_tune(data, pos, end, ctx)?;
                 return Ok((Frame::Tune(f), next));
             }
             0xc_0000 => {
-                let (f, next) = decode_open_response(data, pos, end)?;
+                let (f, next) = decode_open_response(data, pos, end, ctx)?;
                 return Ok((Frame::OpenResponse(f), next));
             }
             0xd_0000 => {
-                let (f, next) = decode_close_response(data, pos, end)?;
+                let (f, next) = decode_close_response(data, pos, end, ctx)?;
                 return Ok((Frame::CloseResponse(f), next));
             }
             0xe_0000 => {
-                let (f, next) = decode_heartbeat(data, pos, end)?;
+                let (f, next) = decode_heartbeat(data, pos, end, ctx)?;
                 return Ok((Frame::Heartbeat(f), next));
             }
             0xf_0000 => {
-                let (f, next) = decode_peer_properties_response(data, pos, end)?;
+                let (f, next) = decode_peer_properties_response(data, pos, end, ctx)?;
                 return Ok((Frame::PeerPropertiesResponse(f), next));
             }
             0x11_0000 => {
-                let (f, next) = decode_query_offset_response(data, pos, end)?;
+                let (f, next) = decode_query_offset_response(data, pos, end, ctx)?;
                 return Ok((Frame::QueryOffsetResponse(f), next));
             }
             0x3e6_0000 => {
-                let (f, next) = decode_create_response(data, pos, end)?;
+                let (f, next) = decode_create_response(data, pos, end, ctx)?;
                 return Ok((Frame::CreateResponse(f), next));
             }
             0x3e7_0000 => {
-                let (f, next) = decode_delete_response(data, pos, end)?;
+                let (f, next) = decode_delete_response(data, pos, end, ctx)?;
                 return Ok((Frame::DeleteResponse(f), next));
             }
             _ => {}
@@ -4102,48 +4218,54 @@ impl<'a> From<DeleteResponse> for Frame<'a> {
 }
 
 impl Frame<'_> {
-    /// Append the frame's bytes (without the transport's length prefix) to `w`.
-    pub fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    /// Append the frame's bytes (without the transport's length prefix) to `w`; `ctx`:
+    /// the connection's context (its defaults when `None`).
+    pub fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         match self {
-            Frame::Publish(frame) => frame.write(w),
-            Frame::PublishConfirm(frame) => frame.write(w),
-            Frame::SubscribeRequest(frame) => frame.write(w),
-            Frame::SubscribeResponse(frame) => frame.write(w),
-            Frame::Deliver(frame) => frame.write(w),
-            Frame::CreditRequest(frame) => frame.write(w),
-            Frame::CreditResponse(frame) => frame.write(w),
-            Frame::UnsubscribeRequest(frame) => frame.write(w),
-            Frame::UnsubscribeResponse(frame) => frame.write(w),
-            Frame::PublishError(frame) => frame.write(w),
-            Frame::MetadataUpdate(frame) => frame.write(w),
-            Frame::MetadataRequest(frame) => frame.write(w),
-            Frame::MetadataResponse(frame) => frame.write(w),
-            Frame::SaslHandshakeRequest(frame) => frame.write(w),
-            Frame::SaslHandshakeResponse(frame) => frame.write(w),
-            Frame::SaslAuthenticateRequest(frame) => frame.write(w),
-            Frame::SaslAuthenticateResponse(frame) => frame.write(w),
-            Frame::Tune(frame) => frame.write(w),
-            Frame::OpenRequest(frame) => frame.write(w),
-            Frame::OpenResponse(frame) => frame.write(w),
-            Frame::CloseRequest(frame) => frame.write(w),
-            Frame::CloseResponse(frame) => frame.write(w),
-            Frame::Heartbeat(frame) => frame.write(w),
-            Frame::PeerPropertiesRequest(frame) => frame.write(w),
-            Frame::PeerPropertiesResponse(frame) => frame.write(w),
-            Frame::CommitOffset(frame) => frame.write(w),
-            Frame::QueryOffsetRequest(frame) => frame.write(w),
-            Frame::QueryOffsetResponse(frame) => frame.write(w),
-            Frame::CreateRequest(frame) => frame.write(w),
-            Frame::CreateResponse(frame) => frame.write(w),
-            Frame::DeleteRequest(frame) => frame.write(w),
-            Frame::DeleteResponse(frame) => frame.write(w),
+            Frame::Publish(frame) => frame.write(w, ctx),
+            Frame::PublishConfirm(frame) => frame.write(w, ctx),
+            Frame::SubscribeRequest(frame) => frame.write(w, ctx),
+            Frame::SubscribeResponse(frame) => frame.write(w, ctx),
+            Frame::Deliver(frame) => frame.write(w, ctx),
+            Frame::CreditRequest(frame) => frame.write(w, ctx),
+            Frame::CreditResponse(frame) => frame.write(w, ctx),
+            Frame::UnsubscribeRequest(frame) => frame.write(w, ctx),
+            Frame::UnsubscribeResponse(frame) => frame.write(w, ctx),
+            Frame::PublishError(frame) => frame.write(w, ctx),
+            Frame::MetadataUpdate(frame) => frame.write(w, ctx),
+            Frame::MetadataRequest(frame) => frame.write(w, ctx),
+            Frame::MetadataResponse(frame) => frame.write(w, ctx),
+            Frame::SaslHandshakeRequest(frame) => frame.write(w, ctx),
+            Frame::SaslHandshakeResponse(frame) => frame.write(w, ctx),
+            Frame::SaslAuthenticateRequest(frame) => frame.write(w, ctx),
+            Frame::SaslAuthenticateResponse(frame) => frame.write(w, ctx),
+            Frame::Tune(frame) => frame.write(w, ctx),
+            Frame::OpenRequest(frame) => frame.write(w, ctx),
+            Frame::OpenResponse(frame) => frame.write(w, ctx),
+            Frame::CloseRequest(frame) => frame.write(w, ctx),
+            Frame::CloseResponse(frame) => frame.write(w, ctx),
+            Frame::Heartbeat(frame) => frame.write(w, ctx),
+            Frame::PeerPropertiesRequest(frame) => frame.write(w, ctx),
+            Frame::PeerPropertiesResponse(frame) => frame.write(w, ctx),
+            Frame::CommitOffset(frame) => frame.write(w, ctx),
+            Frame::QueryOffsetRequest(frame) => frame.write(w, ctx),
+            Frame::QueryOffsetResponse(frame) => frame.write(w, ctx),
+            Frame::CreateRequest(frame) => frame.write(w, ctx),
+            Frame::CreateResponse(frame) => frame.write(w, ctx),
+            Frame::DeleteRequest(frame) => frame.write(w, ctx),
+            Frame::DeleteResponse(frame) => frame.write(w, ctx),
         }
     }
 
     /// The frame's bytes, without the transport's length prefix.
     pub fn encode(&self) -> Result<Vec<u8>, ProtocolError> {
+        self.encode_with(None)
+    }
+
+    /// The frame's bytes under the connection's context `ctx`.
+    pub fn encode_with(&self, ctx: Option<&Context>) -> Result<Vec<u8>, ProtocolError> {
         let mut w = Vec::new();
-        self.write(&mut w)?;
+        self.write(&mut w, ctx)?;
         Ok(w)
     }
 
@@ -4151,7 +4273,7 @@ impl Frame<'_> {
     pub fn frame_bytes(&self) -> Result<Vec<u8>, ProtocolError> {
         let mut w = Vec::new();
         w.extend_from_slice(&[0; 4]);
-        self.write(&mut w)?;
+        self.write(&mut w, None)?;
         let size = w.len() - 4;
         let prefix =
             wirestream_runtime::length_prefix(size, 4).ok_or(ProtocolError::EncodeError)?;

@@ -12,7 +12,8 @@
 #![allow(
     clippy::too_many_arguments,
     clippy::identity_op,
-    clippy::match_single_binding
+    clippy::match_single_binding,
+    clippy::derivable_impls
 )]
 
 extern crate alloc;
@@ -249,11 +250,12 @@ pub struct Property<'a> {
     pub value: Option<&'a str>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_property(
-    data: &[u8],
+fn decode_property<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(Property<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(Property<'a>, usize), ProtocolError> {
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
@@ -317,7 +319,8 @@ fn decode_property(
     ))
 }
 impl<'a> Property<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         match self.key {
             None => {
                 w.extend_from_slice(&(-1_i16).to_be_bytes());
@@ -355,11 +358,12 @@ pub struct SimpleEntry<'a> {
     pub data: &'a [u8],
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_simple_entry(
-    data: &[u8],
+fn decode_simple_entry<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(SimpleEntry<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(SimpleEntry<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -388,7 +392,8 @@ fn decode_simple_entry(
     Ok((SimpleEntry { data: v_data }, pos))
 }
 impl<'a> SimpleEntry<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         let d_size = self.data.len();
         if d_size as u128 > 0x7fff_ffff {
             return Err(ProtocolError::EncodeError);
@@ -414,11 +419,12 @@ pub struct SubEntryBatch<'a> {
     pub data: &'a [u8],
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_sub_entry_batch(
-    data: &[u8],
+fn decode_sub_entry_batch<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(SubEntryBatch<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(SubEntryBatch<'a>, usize), ProtocolError> {
     if end - pos < 11 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 11) as u64,
@@ -464,7 +470,8 @@ fn decode_sub_entry_batch(
     ))
 }
 impl<'a> SubEntryBatch<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         let d_length = self.data.len();
         if d_length as u128 > 0xffff_ffff {
             return Err(ProtocolError::EncodeError);
@@ -494,11 +501,12 @@ pub struct PublishedMessage<'a> {
     pub entry: Entry<'a>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_published_message(
-    data: &[u8],
+fn decode_published_message<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(PublishedMessage<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(PublishedMessage<'a>, usize), ProtocolError> {
     if end - pos < 8 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 8) as u64,
@@ -515,7 +523,7 @@ fn decode_published_message(
         data[pos + 7],
     ]);
     pos += 8;
-    let (v_entry, next) = decode_entry(data, pos, end)?;
+    let (v_entry, next) = decode_entry(data, pos, end, ctx)?;
     pos = next;
     Ok((
         PublishedMessage {
@@ -526,10 +534,11 @@ fn decode_published_message(
     ))
 }
 impl<'a> PublishedMessage<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         let i = self.publishing_id;
         w.extend_from_slice(&(i).to_be_bytes());
-        self.entry.write(w)?;
+        self.entry.write(w, ctx)?;
         Ok(())
     }
 }
@@ -541,11 +550,12 @@ pub struct PublishedMessageV2<'a> {
     pub message: Option<&'a [u8]>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_published_message_v2(
-    data: &[u8],
+fn decode_published_message_v2<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(PublishedMessageV2<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(PublishedMessageV2<'a>, usize), ProtocolError> {
     if end - pos < 8 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 8) as u64,
@@ -623,7 +633,8 @@ fn decode_published_message_v2(
     ))
 }
 impl<'a> PublishedMessageV2<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         let i = self.publishing_id;
         w.extend_from_slice(&(i).to_be_bytes());
         match self.filter_value {
@@ -668,6 +679,7 @@ fn decode_publishing_error(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(PublishingError, usize), ProtocolError> {
     if end - pos < 10 {
         return Err(ProtocolError::Truncated {
@@ -695,7 +707,8 @@ fn decode_publishing_error(
     ))
 }
 impl PublishingError {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         let i = self.publishing_id;
         w.extend_from_slice(&(i).to_be_bytes());
         let i = self.code;
@@ -711,11 +724,12 @@ pub struct Broker<'a> {
     pub port: u32,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_broker(
-    data: &[u8],
+fn decode_broker<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(Broker<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(Broker<'a>, usize), ProtocolError> {
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
@@ -767,7 +781,8 @@ fn decode_broker(
     ))
 }
 impl<'a> Broker<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         let i = self.reference;
         w.extend_from_slice(&(i).to_be_bytes());
         match self.host {
@@ -798,11 +813,12 @@ pub struct StreamMetadata<'a> {
     pub replicas_references: Vec<u16>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_stream_metadata(
-    data: &[u8],
+fn decode_stream_metadata<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(StreamMetadata<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(StreamMetadata<'a>, usize), ProtocolError> {
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
@@ -851,9 +867,9 @@ fn decode_stream_metadata(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 2 > (end - pos) as i128 {
+    if count.saturating_mul(2) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 2),
+            needed: saturate(pos as i128 + count.saturating_mul(2)),
         });
     }
     let count = count as usize;
@@ -880,7 +896,8 @@ fn decode_stream_metadata(
     ))
 }
 impl<'a> StreamMetadata<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         match self.stream {
             None => {
                 w.extend_from_slice(&(-1_i16).to_be_bytes());
@@ -926,6 +943,7 @@ fn decode_command_version(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(CommandVersion, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
@@ -946,7 +964,8 @@ fn decode_command_version(
     ))
 }
 impl CommandVersion {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         let i = self.key;
         w.extend_from_slice(&(i).to_be_bytes());
         let i = self.min_version;
@@ -963,11 +982,12 @@ pub struct Statistic<'a> {
     pub value: i64,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_statistic(
-    data: &[u8],
+fn decode_statistic<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(Statistic<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(Statistic<'a>, usize), ProtocolError> {
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
@@ -1020,7 +1040,8 @@ fn decode_statistic(
     ))
 }
 impl<'a> Statistic<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         match self.key {
             None => {
                 w.extend_from_slice(&(-1_i16).to_be_bytes());
@@ -1048,6 +1069,7 @@ fn decode_offset_spec_none(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(OffsetSpecNone, usize), ProtocolError> {
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
@@ -1062,7 +1084,8 @@ fn decode_offset_spec_none(
     Ok((OffsetSpecNone {}, pos))
 }
 impl OffsetSpecNone {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0_u16).to_be_bytes());
         Ok(())
     }
@@ -1075,6 +1098,7 @@ fn decode_offset_spec_first(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(OffsetSpecFirst, usize), ProtocolError> {
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
@@ -1089,7 +1113,8 @@ fn decode_offset_spec_first(
     Ok((OffsetSpecFirst {}, pos))
 }
 impl OffsetSpecFirst {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(1_u16).to_be_bytes());
         Ok(())
     }
@@ -1102,6 +1127,7 @@ fn decode_offset_spec_last(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(OffsetSpecLast, usize), ProtocolError> {
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
@@ -1116,7 +1142,8 @@ fn decode_offset_spec_last(
     Ok((OffsetSpecLast {}, pos))
 }
 impl OffsetSpecLast {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(2_u16).to_be_bytes());
         Ok(())
     }
@@ -1129,6 +1156,7 @@ fn decode_offset_spec_next(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(OffsetSpecNext, usize), ProtocolError> {
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
@@ -1143,7 +1171,8 @@ fn decode_offset_spec_next(
     Ok((OffsetSpecNext {}, pos))
 }
 impl OffsetSpecNext {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(3_u16).to_be_bytes());
         Ok(())
     }
@@ -1158,6 +1187,7 @@ fn decode_offset_spec_offset(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(OffsetSpecOffset, usize), ProtocolError> {
     if end - pos < 10 {
         return Err(ProtocolError::Truncated {
@@ -1182,7 +1212,8 @@ fn decode_offset_spec_offset(
     Ok((OffsetSpecOffset { offset: v_offset }, pos))
 }
 impl OffsetSpecOffset {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(4_u16).to_be_bytes());
         let i = self.offset;
         w.extend_from_slice(&(i).to_be_bytes());
@@ -1199,6 +1230,7 @@ fn decode_offset_spec_timestamp(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(OffsetSpecTimestamp, usize), ProtocolError> {
     if end - pos < 10 {
         return Err(ProtocolError::Truncated {
@@ -1228,7 +1260,8 @@ fn decode_offset_spec_timestamp(
     ))
 }
 impl OffsetSpecTimestamp {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(5_u16).to_be_bytes());
         let i = self.timestamp;
         w.extend_from_slice(&(i).to_be_bytes());
@@ -1250,11 +1283,12 @@ pub struct OsirisChunk<'a> {
     pub data: &'a [u8],
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_osiris_chunk(
-    data: &[u8],
+fn decode_osiris_chunk<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(OsirisChunk<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(OsirisChunk<'a>, usize), ProtocolError> {
     if end - pos < 48 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 48) as u64,
@@ -1359,7 +1393,8 @@ fn decode_osiris_chunk(
     ))
 }
 impl<'a> OsirisChunk<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         let d_data_length = self.data.len();
         if d_data_length as u128 > 0xffff_ffff {
             return Err(ProtocolError::EncodeError);
@@ -1399,7 +1434,12 @@ pub enum Entry<'a> {
     SimpleEntry(SimpleEntry<'a>),
     SubEntryBatch(SubEntryBatch<'a>),
 }
-fn decode_entry(data: &[u8], pos: usize, end: usize) -> Result<(Entry<'_>, usize), ProtocolError> {
+fn decode_entry<'a>(
+    data: &'a [u8],
+    pos: usize,
+    end: usize,
+    ctx: Option<&Context>,
+) -> Result<(Entry<'a>, usize), ProtocolError> {
     if end - pos < 1 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 1) as u64,
@@ -1408,21 +1448,22 @@ fn decode_entry(data: &[u8], pos: usize, end: usize) -> Result<(Entry<'_>, usize
     let tag = data[pos] & 0x80;
     match tag {
         0 => {
-            let (v, next) = decode_simple_entry(data, pos, end)?;
+            let (v, next) = decode_simple_entry(data, pos, end, ctx)?;
             Ok((Entry::SimpleEntry(v), next))
         }
         0x80 => {
-            let (v, next) = decode_sub_entry_batch(data, pos, end)?;
+            let (v, next) = decode_sub_entry_batch(data, pos, end, ctx)?;
             Ok((Entry::SubEntryBatch(v), next))
         }
         _ => Err(ProtocolError::InvalidValue),
     }
 }
 impl<'a> Entry<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         match self {
-            Entry::SimpleEntry(v) => v.write(w),
-            Entry::SubEntryBatch(v) => v.write(w),
+            Entry::SimpleEntry(v) => v.write(w, ctx),
+            Entry::SubEntryBatch(v) => v.write(w, ctx),
         }
     }
 }
@@ -1439,6 +1480,7 @@ fn decode_offset_specification(
     data: &[u8],
     pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(OffsetSpecification, usize), ProtocolError> {
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
@@ -1448,36 +1490,37 @@ fn decode_offset_specification(
     let tag = u16::from_be_bytes([data[pos], data[pos + 1]]) & 0xffff;
     match tag {
         1 => {
-            let (v, next) = decode_offset_spec_first(data, pos, end)?;
+            let (v, next) = decode_offset_spec_first(data, pos, end, ctx)?;
             Ok((OffsetSpecification::OffsetSpecFirst(v), next))
         }
         2 => {
-            let (v, next) = decode_offset_spec_last(data, pos, end)?;
+            let (v, next) = decode_offset_spec_last(data, pos, end, ctx)?;
             Ok((OffsetSpecification::OffsetSpecLast(v), next))
         }
         3 => {
-            let (v, next) = decode_offset_spec_next(data, pos, end)?;
+            let (v, next) = decode_offset_spec_next(data, pos, end, ctx)?;
             Ok((OffsetSpecification::OffsetSpecNext(v), next))
         }
         4 => {
-            let (v, next) = decode_offset_spec_offset(data, pos, end)?;
+            let (v, next) = decode_offset_spec_offset(data, pos, end, ctx)?;
             Ok((OffsetSpecification::OffsetSpecOffset(v), next))
         }
         5 => {
-            let (v, next) = decode_offset_spec_timestamp(data, pos, end)?;
+            let (v, next) = decode_offset_spec_timestamp(data, pos, end, ctx)?;
             Ok((OffsetSpecification::OffsetSpecTimestamp(v), next))
         }
         _ => Err(ProtocolError::InvalidValue),
     }
 }
 impl OffsetSpecification {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         match self {
-            OffsetSpecification::OffsetSpecFirst(v) => v.write(w),
-            OffsetSpecification::OffsetSpecLast(v) => v.write(w),
-            OffsetSpecification::OffsetSpecNext(v) => v.write(w),
-            OffsetSpecification::OffsetSpecOffset(v) => v.write(w),
-            OffsetSpecification::OffsetSpecTimestamp(v) => v.write(w),
+            OffsetSpecification::OffsetSpecFirst(v) => v.write(w, ctx),
+            OffsetSpecification::OffsetSpecLast(v) => v.write(w, ctx),
+            OffsetSpecification::OffsetSpecNext(v) => v.write(w, ctx),
+            OffsetSpecification::OffsetSpecOffset(v) => v.write(w, ctx),
+            OffsetSpecification::OffsetSpecTimestamp(v) => v.write(w, ctx),
         }
     }
 }
@@ -1495,6 +1538,7 @@ fn decode_consumer_update_offset_specification(
     data: &[u8],
     pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(ConsumerUpdateOffsetSpecification, usize), ProtocolError> {
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
@@ -1504,27 +1548,27 @@ fn decode_consumer_update_offset_specification(
     let tag = u16::from_be_bytes([data[pos], data[pos + 1]]) & 0xffff;
     match tag {
         0 => {
-            let (v, next) = decode_offset_spec_none(data, pos, end)?;
+            let (v, next) = decode_offset_spec_none(data, pos, end, ctx)?;
             Ok((ConsumerUpdateOffsetSpecification::OffsetSpecNone(v), next))
         }
         1 => {
-            let (v, next) = decode_offset_spec_first(data, pos, end)?;
+            let (v, next) = decode_offset_spec_first(data, pos, end, ctx)?;
             Ok((ConsumerUpdateOffsetSpecification::OffsetSpecFirst(v), next))
         }
         2 => {
-            let (v, next) = decode_offset_spec_last(data, pos, end)?;
+            let (v, next) = decode_offset_spec_last(data, pos, end, ctx)?;
             Ok((ConsumerUpdateOffsetSpecification::OffsetSpecLast(v), next))
         }
         3 => {
-            let (v, next) = decode_offset_spec_next(data, pos, end)?;
+            let (v, next) = decode_offset_spec_next(data, pos, end, ctx)?;
             Ok((ConsumerUpdateOffsetSpecification::OffsetSpecNext(v), next))
         }
         4 => {
-            let (v, next) = decode_offset_spec_offset(data, pos, end)?;
+            let (v, next) = decode_offset_spec_offset(data, pos, end, ctx)?;
             Ok((ConsumerUpdateOffsetSpecification::OffsetSpecOffset(v), next))
         }
         5 => {
-            let (v, next) = decode_offset_spec_timestamp(data, pos, end)?;
+            let (v, next) = decode_offset_spec_timestamp(data, pos, end, ctx)?;
             Ok((
                 ConsumerUpdateOffsetSpecification::OffsetSpecTimestamp(v),
                 next,
@@ -1534,14 +1578,15 @@ fn decode_consumer_update_offset_specification(
     }
 }
 impl ConsumerUpdateOffsetSpecification {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         match self {
-            ConsumerUpdateOffsetSpecification::OffsetSpecNone(v) => v.write(w),
-            ConsumerUpdateOffsetSpecification::OffsetSpecFirst(v) => v.write(w),
-            ConsumerUpdateOffsetSpecification::OffsetSpecLast(v) => v.write(w),
-            ConsumerUpdateOffsetSpecification::OffsetSpecNext(v) => v.write(w),
-            ConsumerUpdateOffsetSpecification::OffsetSpecOffset(v) => v.write(w),
-            ConsumerUpdateOffsetSpecification::OffsetSpecTimestamp(v) => v.write(w),
+            ConsumerUpdateOffsetSpecification::OffsetSpecNone(v) => v.write(w, ctx),
+            ConsumerUpdateOffsetSpecification::OffsetSpecFirst(v) => v.write(w, ctx),
+            ConsumerUpdateOffsetSpecification::OffsetSpecLast(v) => v.write(w, ctx),
+            ConsumerUpdateOffsetSpecification::OffsetSpecNext(v) => v.write(w, ctx),
+            ConsumerUpdateOffsetSpecification::OffsetSpecOffset(v) => v.write(w, ctx),
+            ConsumerUpdateOffsetSpecification::OffsetSpecTimestamp(v) => v.write(w, ctx),
         }
     }
 }
@@ -1554,11 +1599,12 @@ pub struct DeclarePublisherRequest<'a> {
     pub stream: Option<&'a str>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_declare_publisher_request(
-    data: &[u8],
+fn decode_declare_publisher_request<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(DeclarePublisherRequest<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(DeclarePublisherRequest<'a>, usize), ProtocolError> {
     if end - pos < 5 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 5) as u64,
@@ -1633,7 +1679,8 @@ fn decode_declare_publisher_request(
     ))
 }
 impl<'a> DeclarePublisherRequest<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(1_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -1682,6 +1729,7 @@ fn decode_declare_publisher_response(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(DeclarePublisherResponse, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
@@ -1701,7 +1749,8 @@ fn decode_declare_publisher_response(
     ))
 }
 impl DeclarePublisherResponse {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x8001_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -1718,11 +1767,12 @@ pub struct Publish<'a> {
     pub published_messages: Vec<PublishedMessage<'a>>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_publish(
-    data: &[u8],
+fn decode_publish<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(Publish<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(Publish<'a>, usize), ProtocolError> {
     if end - pos < 1 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 1) as u64,
@@ -1743,15 +1793,15 @@ fn decode_publish(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 12 > (end - pos) as i128 {
+    if count.saturating_mul(12) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 12),
+            needed: saturate(pos as i128 + count.saturating_mul(12)),
         });
     }
     let count = count as usize;
     items.reserve_exact(count);
     let decode_one = |mut pos: usize| {
-        let (item, next) = decode_published_message(data, pos, end)?;
+        let (item, next) = decode_published_message(data, pos, end, ctx)?;
         pos = next;
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -1783,7 +1833,8 @@ fn decode_publish(
     ))
 }
 impl<'a> Publish<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(2_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.publisher_id;
@@ -1796,7 +1847,7 @@ impl<'a> Publish<'a> {
             }
             w.extend_from_slice(&(size as i32).to_be_bytes());
             for item in items.iter() {
-                item.write(w)?;
+                item.write(w, ctx)?;
             }
         }
         Ok(())
@@ -1809,11 +1860,12 @@ pub struct PublishV2<'a> {
     pub published_messages: Vec<PublishedMessageV2<'a>>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_publish_v2(
-    data: &[u8],
+fn decode_publish_v2<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(PublishV2<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(PublishV2<'a>, usize), ProtocolError> {
     if end - pos < 1 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 1) as u64,
@@ -1834,15 +1886,15 @@ fn decode_publish_v2(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 14 > (end - pos) as i128 {
+    if count.saturating_mul(14) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 14),
+            needed: saturate(pos as i128 + count.saturating_mul(14)),
         });
     }
     let count = count as usize;
     items.reserve_exact(count);
     let decode_one = |mut pos: usize| {
-        let (item, next) = decode_published_message_v2(data, pos, end)?;
+        let (item, next) = decode_published_message_v2(data, pos, end, ctx)?;
         pos = next;
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -1874,7 +1926,8 @@ fn decode_publish_v2(
     ))
 }
 impl<'a> PublishV2<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(2_u16).to_be_bytes());
         w.extend_from_slice(&(2_u16).to_be_bytes());
         let i = self.publisher_id;
@@ -1887,7 +1940,7 @@ impl<'a> PublishV2<'a> {
             }
             w.extend_from_slice(&(size as i32).to_be_bytes());
             for item in items.iter() {
-                item.write(w)?;
+                item.write(w, ctx)?;
             }
         }
         Ok(())
@@ -1904,6 +1957,7 @@ fn decode_publish_confirm(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(PublishConfirm, usize), ProtocolError> {
     if end - pos < 1 {
         return Err(ProtocolError::Truncated {
@@ -1925,9 +1979,9 @@ fn decode_publish_confirm(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 8 > (end - pos) as i128 {
+    if count.saturating_mul(8) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 8),
+            needed: saturate(pos as i128 + count.saturating_mul(8)),
         });
     }
     let count = count as usize;
@@ -1961,7 +2015,8 @@ fn decode_publish_confirm(
     ))
 }
 impl PublishConfirm {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(3_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.publisher_id;
@@ -1992,6 +2047,7 @@ fn decode_publish_error(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(PublishError, usize), ProtocolError> {
     if end - pos < 1 {
         return Err(ProtocolError::Truncated {
@@ -2013,15 +2069,15 @@ fn decode_publish_error(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 10 > (end - pos) as i128 {
+    if count.saturating_mul(10) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 10),
+            needed: saturate(pos as i128 + count.saturating_mul(10)),
         });
     }
     let count = count as usize;
     items.reserve_exact(count);
     let decode_one = |mut pos: usize| {
-        let (item, next) = decode_publishing_error(data, pos, end)?;
+        let (item, next) = decode_publishing_error(data, pos, end, ctx)?;
         pos = next;
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -2053,7 +2109,8 @@ fn decode_publish_error(
     ))
 }
 impl PublishError {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(4_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.publisher_id;
@@ -2066,7 +2123,7 @@ impl PublishError {
             }
             w.extend_from_slice(&(size as i32).to_be_bytes());
             for item in items.iter() {
-                item.write(w)?;
+                item.write(w, ctx)?;
             }
         }
         Ok(())
@@ -2080,11 +2137,12 @@ pub struct QueryPublisherSequenceRequest<'a> {
     pub stream: Option<&'a str>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_query_publisher_sequence_request(
-    data: &[u8],
+fn decode_query_publisher_sequence_request<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(QueryPublisherSequenceRequest<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(QueryPublisherSequenceRequest<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -2157,7 +2215,8 @@ fn decode_query_publisher_sequence_request(
     ))
 }
 impl<'a> QueryPublisherSequenceRequest<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(5_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -2205,6 +2264,7 @@ fn decode_query_publisher_sequence_response(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(QueryPublisherSequenceResponse, usize), ProtocolError> {
     if end - pos < 14 {
         return Err(ProtocolError::Truncated {
@@ -2235,7 +2295,8 @@ fn decode_query_publisher_sequence_response(
     ))
 }
 impl QueryPublisherSequenceResponse {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x8005_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -2258,6 +2319,7 @@ fn decode_delete_publisher_request(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(DeletePublisherRequest, usize), ProtocolError> {
     if end - pos < 5 {
         return Err(ProtocolError::Truncated {
@@ -2277,7 +2339,8 @@ fn decode_delete_publisher_request(
     ))
 }
 impl DeletePublisherRequest {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(6_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -2298,6 +2361,7 @@ fn decode_delete_publisher_response(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(DeletePublisherResponse, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
@@ -2317,7 +2381,8 @@ fn decode_delete_publisher_response(
     ))
 }
 impl DeletePublisherResponse {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x8006_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -2338,11 +2403,12 @@ pub struct SubscribeRequest<'a> {
     pub properties: Vec<Property<'a>>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_subscribe_request(
-    data: &[u8],
+fn decode_subscribe_request<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(SubscribeRequest<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(SubscribeRequest<'a>, usize), ProtocolError> {
     if end - pos < 5 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 5) as u64,
@@ -2379,7 +2445,7 @@ fn decode_subscribe_request(
             Err(_) => return Err(ProtocolError::InvalidString),
         })
     };
-    let (v_offset_specification, next) = decode_offset_specification(data, pos, end)?;
+    let (v_offset_specification, next) = decode_offset_specification(data, pos, end, ctx)?;
     pos = next;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
@@ -2401,15 +2467,15 @@ fn decode_subscribe_request(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 4 > (end - pos) as i128 {
+    if count.saturating_mul(4) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 4),
+            needed: saturate(pos as i128 + count.saturating_mul(4)),
         });
     }
     let count = count as usize;
     items.reserve_exact(count);
     let decode_one = |mut pos: usize| {
-        let (item, next) = decode_property(data, pos, end)?;
+        let (item, next) = decode_property(data, pos, end, ctx)?;
         pos = next;
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -2445,7 +2511,8 @@ fn decode_subscribe_request(
     ))
 }
 impl<'a> SubscribeRequest<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(7_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -2466,7 +2533,7 @@ impl<'a> SubscribeRequest<'a> {
                 w.extend_from_slice(raw);
             }
         }
-        self.offset_specification.write(w)?;
+        self.offset_specification.write(w, ctx)?;
         let i = self.credit;
         w.extend_from_slice(&(i).to_be_bytes());
         {
@@ -2477,7 +2544,7 @@ impl<'a> SubscribeRequest<'a> {
             }
             w.extend_from_slice(&(size as i32).to_be_bytes());
             for item in items.iter() {
-                item.write(w)?;
+                item.write(w, ctx)?;
             }
         }
         Ok(())
@@ -2494,6 +2561,7 @@ fn decode_subscribe_response(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(SubscribeResponse, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
@@ -2513,7 +2581,8 @@ fn decode_subscribe_response(
     ))
 }
 impl SubscribeResponse {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x8007_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -2530,11 +2599,12 @@ pub struct Deliver<'a> {
     pub chunk: OsirisChunk<'a>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_deliver(
-    data: &[u8],
+fn decode_deliver<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(Deliver<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(Deliver<'a>, usize), ProtocolError> {
     if end - pos < 1 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 1) as u64,
@@ -2542,7 +2612,7 @@ fn decode_deliver(
     }
     let v_subscription_id: u8 = data[pos];
     pos += 1;
-    let (v_chunk, next) = decode_osiris_chunk(data, pos, end)?;
+    let (v_chunk, next) = decode_osiris_chunk(data, pos, end, ctx)?;
     pos = next;
     Ok((
         Deliver {
@@ -2553,12 +2623,13 @@ fn decode_deliver(
     ))
 }
 impl<'a> Deliver<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(8_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.subscription_id;
         w.push(i);
-        self.chunk.write(w)?;
+        self.chunk.write(w, ctx)?;
         Ok(())
     }
 }
@@ -2570,11 +2641,12 @@ pub struct DeliverV2<'a> {
     pub chunk: OsirisChunk<'a>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_deliver_v2(
-    data: &[u8],
+fn decode_deliver_v2<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(DeliverV2<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(DeliverV2<'a>, usize), ProtocolError> {
     if end - pos < 9 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 9) as u64,
@@ -2592,7 +2664,7 @@ fn decode_deliver_v2(
         data[pos + 8],
     ]);
     pos += 9;
-    let (v_chunk, next) = decode_osiris_chunk(data, pos, end)?;
+    let (v_chunk, next) = decode_osiris_chunk(data, pos, end, ctx)?;
     pos = next;
     Ok((
         DeliverV2 {
@@ -2604,14 +2676,15 @@ fn decode_deliver_v2(
     ))
 }
 impl<'a> DeliverV2<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(8_u16).to_be_bytes());
         w.extend_from_slice(&(2_u16).to_be_bytes());
         let i = self.subscription_id;
         w.push(i);
         let i = self.committed_chunk_id;
         w.extend_from_slice(&(i).to_be_bytes());
-        self.chunk.write(w)?;
+        self.chunk.write(w, ctx)?;
         Ok(())
     }
 }
@@ -2626,6 +2699,7 @@ fn decode_credit_request(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(CreditRequest, usize), ProtocolError> {
     if end - pos < 3 {
         return Err(ProtocolError::Truncated {
@@ -2644,7 +2718,8 @@ fn decode_credit_request(
     ))
 }
 impl CreditRequest {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(9_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.subscription_id;
@@ -2665,6 +2740,7 @@ fn decode_credit_response(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(CreditResponse, usize), ProtocolError> {
     if end - pos < 3 {
         return Err(ProtocolError::Truncated {
@@ -2683,7 +2759,8 @@ fn decode_credit_response(
     ))
 }
 impl CreditResponse {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x8009_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.response_code;
@@ -2701,11 +2778,12 @@ pub struct StoreOffset<'a> {
     pub offset: u64,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_store_offset(
-    data: &[u8],
+fn decode_store_offset<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(StoreOffset<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(StoreOffset<'a>, usize), ProtocolError> {
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
@@ -2786,7 +2864,8 @@ fn decode_store_offset(
     ))
 }
 impl<'a> StoreOffset<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0xa_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         match self.reference {
@@ -2830,11 +2909,12 @@ pub struct QueryOffsetRequest<'a> {
     pub stream: Option<&'a str>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_query_offset_request(
-    data: &[u8],
+fn decode_query_offset_request<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(QueryOffsetRequest<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(QueryOffsetRequest<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -2907,7 +2987,8 @@ fn decode_query_offset_request(
     ))
 }
 impl<'a> QueryOffsetRequest<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0xb_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -2955,6 +3036,7 @@ fn decode_query_offset_response(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(QueryOffsetResponse, usize), ProtocolError> {
     if end - pos < 14 {
         return Err(ProtocolError::Truncated {
@@ -2985,7 +3067,8 @@ fn decode_query_offset_response(
     ))
 }
 impl QueryOffsetResponse {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x800b_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -3008,6 +3091,7 @@ fn decode_unsubscribe_request(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(UnsubscribeRequest, usize), ProtocolError> {
     if end - pos < 5 {
         return Err(ProtocolError::Truncated {
@@ -3027,7 +3111,8 @@ fn decode_unsubscribe_request(
     ))
 }
 impl UnsubscribeRequest {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0xc_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -3048,6 +3133,7 @@ fn decode_unsubscribe_response(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(UnsubscribeResponse, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
@@ -3067,7 +3153,8 @@ fn decode_unsubscribe_response(
     ))
 }
 impl UnsubscribeResponse {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x800c_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -3085,11 +3172,12 @@ pub struct CreateRequest<'a> {
     pub arguments: Vec<Property<'a>>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_create_request(
-    data: &[u8],
+fn decode_create_request<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(CreateRequest<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(CreateRequest<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -3138,15 +3226,15 @@ fn decode_create_request(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 4 > (end - pos) as i128 {
+    if count.saturating_mul(4) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 4),
+            needed: saturate(pos as i128 + count.saturating_mul(4)),
         });
     }
     let count = count as usize;
     items.reserve_exact(count);
     let decode_one = |mut pos: usize| {
-        let (item, next) = decode_property(data, pos, end)?;
+        let (item, next) = decode_property(data, pos, end, ctx)?;
         pos = next;
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -3179,7 +3267,8 @@ fn decode_create_request(
     ))
 }
 impl<'a> CreateRequest<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0xd_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -3206,7 +3295,7 @@ impl<'a> CreateRequest<'a> {
             }
             w.extend_from_slice(&(size as i32).to_be_bytes());
             for item in items.iter() {
-                item.write(w)?;
+                item.write(w, ctx)?;
             }
         }
         Ok(())
@@ -3223,6 +3312,7 @@ fn decode_create_response(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(CreateResponse, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
@@ -3242,7 +3332,8 @@ fn decode_create_response(
     ))
 }
 impl CreateResponse {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x800d_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -3259,11 +3350,12 @@ pub struct DeleteRequest<'a> {
     pub stream: Option<&'a str>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_delete_request(
-    data: &[u8],
+fn decode_delete_request<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(DeleteRequest<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(DeleteRequest<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -3308,7 +3400,8 @@ fn decode_delete_request(
     ))
 }
 impl<'a> DeleteRequest<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0xe_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -3341,6 +3434,7 @@ fn decode_delete_response(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(DeleteResponse, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
@@ -3360,7 +3454,8 @@ fn decode_delete_response(
     ))
 }
 impl DeleteResponse {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x800e_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -3377,11 +3472,12 @@ pub struct MetadataRequest<'a> {
     pub streams: Vec<Option<&'a str>>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_metadata_request(
-    data: &[u8],
+fn decode_metadata_request<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(MetadataRequest<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(MetadataRequest<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -3403,9 +3499,9 @@ fn decode_metadata_request(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 2 > (end - pos) as i128 {
+    if count.saturating_mul(2) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 2),
+            needed: saturate(pos as i128 + count.saturating_mul(2)),
         });
     }
     let count = count as usize;
@@ -3468,7 +3564,8 @@ fn decode_metadata_request(
     ))
 }
 impl<'a> MetadataRequest<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0xf_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -3508,11 +3605,12 @@ pub struct MetadataResponse<'a> {
     pub stream_metadata: Vec<StreamMetadata<'a>>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_metadata_response(
-    data: &[u8],
+fn decode_metadata_response<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(MetadataResponse<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(MetadataResponse<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -3534,15 +3632,15 @@ fn decode_metadata_response(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 8 > (end - pos) as i128 {
+    if count.saturating_mul(8) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 8),
+            needed: saturate(pos as i128 + count.saturating_mul(8)),
         });
     }
     let count = count as usize;
     items.reserve_exact(count);
     let decode_one = |mut pos: usize| {
-        let (item, next) = decode_broker(data, pos, end)?;
+        let (item, next) = decode_broker(data, pos, end, ctx)?;
         pos = next;
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -3578,15 +3676,15 @@ fn decode_metadata_response(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 10 > (end - pos) as i128 {
+    if count.saturating_mul(10) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 10),
+            needed: saturate(pos as i128 + count.saturating_mul(10)),
         });
     }
     let count = count as usize;
     items.reserve_exact(count);
     let decode_one = |mut pos: usize| {
-        let (item, next) = decode_stream_metadata(data, pos, end)?;
+        let (item, next) = decode_stream_metadata(data, pos, end, ctx)?;
         pos = next;
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -3619,7 +3717,8 @@ fn decode_metadata_response(
     ))
 }
 impl<'a> MetadataResponse<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x800f_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -3632,7 +3731,7 @@ impl<'a> MetadataResponse<'a> {
             }
             w.extend_from_slice(&(size as i32).to_be_bytes());
             for item in items.iter() {
-                item.write(w)?;
+                item.write(w, ctx)?;
             }
         }
         {
@@ -3643,7 +3742,7 @@ impl<'a> MetadataResponse<'a> {
             }
             w.extend_from_slice(&(size as i32).to_be_bytes());
             for item in items.iter() {
-                item.write(w)?;
+                item.write(w, ctx)?;
             }
         }
         Ok(())
@@ -3656,11 +3755,12 @@ pub struct MetadataUpdate<'a> {
     pub stream: Option<&'a str>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_metadata_update(
-    data: &[u8],
+fn decode_metadata_update<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(MetadataUpdate<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(MetadataUpdate<'a>, usize), ProtocolError> {
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
@@ -3704,7 +3804,8 @@ fn decode_metadata_update(
     ))
 }
 impl<'a> MetadataUpdate<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x10_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.code;
@@ -3733,11 +3834,12 @@ pub struct PeerPropertiesRequest<'a> {
     pub peer_properties: Vec<Property<'a>>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_peer_properties_request(
-    data: &[u8],
+fn decode_peer_properties_request<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(PeerPropertiesRequest<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(PeerPropertiesRequest<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -3759,15 +3861,15 @@ fn decode_peer_properties_request(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 4 > (end - pos) as i128 {
+    if count.saturating_mul(4) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 4),
+            needed: saturate(pos as i128 + count.saturating_mul(4)),
         });
     }
     let count = count as usize;
     items.reserve_exact(count);
     let decode_one = |mut pos: usize| {
-        let (item, next) = decode_property(data, pos, end)?;
+        let (item, next) = decode_property(data, pos, end, ctx)?;
         pos = next;
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -3799,7 +3901,8 @@ fn decode_peer_properties_request(
     ))
 }
 impl<'a> PeerPropertiesRequest<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x11_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -3812,7 +3915,7 @@ impl<'a> PeerPropertiesRequest<'a> {
             }
             w.extend_from_slice(&(size as i32).to_be_bytes());
             for item in items.iter() {
-                item.write(w)?;
+                item.write(w, ctx)?;
             }
         }
         Ok(())
@@ -3826,11 +3929,12 @@ pub struct PeerPropertiesResponse<'a> {
     pub peer_properties: Vec<Property<'a>>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_peer_properties_response(
-    data: &[u8],
+fn decode_peer_properties_response<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(PeerPropertiesResponse<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(PeerPropertiesResponse<'a>, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 6) as u64,
@@ -3853,15 +3957,15 @@ fn decode_peer_properties_response(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 4 > (end - pos) as i128 {
+    if count.saturating_mul(4) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 4),
+            needed: saturate(pos as i128 + count.saturating_mul(4)),
         });
     }
     let count = count as usize;
     items.reserve_exact(count);
     let decode_one = |mut pos: usize| {
-        let (item, next) = decode_property(data, pos, end)?;
+        let (item, next) = decode_property(data, pos, end, ctx)?;
         pos = next;
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -3894,7 +3998,8 @@ fn decode_peer_properties_response(
     ))
 }
 impl<'a> PeerPropertiesResponse<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x8011_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -3909,7 +4014,7 @@ impl<'a> PeerPropertiesResponse<'a> {
             }
             w.extend_from_slice(&(size as i32).to_be_bytes());
             for item in items.iter() {
-                item.write(w)?;
+                item.write(w, ctx)?;
             }
         }
         Ok(())
@@ -3925,6 +4030,7 @@ fn decode_sasl_handshake_request(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(SaslHandshakeRequest, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
@@ -3942,7 +4048,8 @@ fn decode_sasl_handshake_request(
     ))
 }
 impl SaslHandshakeRequest {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x12_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -3958,11 +4065,12 @@ pub struct SaslHandshakeResponse<'a> {
     pub mechanisms: Vec<Option<&'a str>>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_sasl_handshake_response(
-    data: &[u8],
+fn decode_sasl_handshake_response<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(SaslHandshakeResponse<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(SaslHandshakeResponse<'a>, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 6) as u64,
@@ -3985,9 +4093,9 @@ fn decode_sasl_handshake_response(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 2 > (end - pos) as i128 {
+    if count.saturating_mul(2) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 2),
+            needed: saturate(pos as i128 + count.saturating_mul(2)),
         });
     }
     let count = count as usize;
@@ -4051,7 +4159,8 @@ fn decode_sasl_handshake_response(
     ))
 }
 impl<'a> SaslHandshakeResponse<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x8012_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -4093,11 +4202,12 @@ pub struct SaslAuthenticateRequest<'a> {
     pub sasl_opaque_data: Option<&'a [u8]>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_sasl_authenticate_request(
-    data: &[u8],
+fn decode_sasl_authenticate_request<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(SaslAuthenticateRequest<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(SaslAuthenticateRequest<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -4167,7 +4277,8 @@ fn decode_sasl_authenticate_request(
     ))
 }
 impl<'a> SaslAuthenticateRequest<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x13_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -4211,11 +4322,12 @@ pub struct SaslAuthenticateResponse<'a> {
     pub sasl_opaque_data: Vec<Option<&'a [u8]>>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_sasl_authenticate_response(
-    data: &[u8],
+fn decode_sasl_authenticate_response<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(SaslAuthenticateResponse<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(SaslAuthenticateResponse<'a>, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 6) as u64,
@@ -4265,7 +4377,8 @@ fn decode_sasl_authenticate_response(
     ))
 }
 impl<'a> SaslAuthenticateResponse<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x8013_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -4301,7 +4414,12 @@ pub struct Tune {
     pub heartbeat: u32,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_tune(data: &[u8], mut pos: usize, end: usize) -> Result<(Tune, usize), ProtocolError> {
+fn decode_tune(
+    data: &[u8],
+    mut pos: usize,
+    end: usize,
+    ctx: Option<&Context>,
+) -> Result<(Tune, usize), ProtocolError> {
     if end - pos < 8 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 8) as u64,
@@ -4321,7 +4439,8 @@ fn decode_tune(data: &[u8], mut pos: usize, end: usize) -> Result<(Tune, usize),
     ))
 }
 impl Tune {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x14_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.frame_max;
@@ -4338,11 +4457,12 @@ pub struct OpenRequest<'a> {
     pub virtual_host: Option<&'a str>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_open_request(
-    data: &[u8],
+fn decode_open_request<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(OpenRequest<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(OpenRequest<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -4387,7 +4507,8 @@ fn decode_open_request(
     ))
 }
 impl<'a> OpenRequest<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x15_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -4417,11 +4538,12 @@ pub struct OpenResponse<'a> {
     pub connection_properties: Vec<Property<'a>>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_open_response(
-    data: &[u8],
+fn decode_open_response<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(OpenResponse<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(OpenResponse<'a>, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 6) as u64,
@@ -4444,15 +4566,15 @@ fn decode_open_response(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 4 > (end - pos) as i128 {
+    if count.saturating_mul(4) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 4),
+            needed: saturate(pos as i128 + count.saturating_mul(4)),
         });
     }
     let count = count as usize;
     items.reserve_exact(count);
     let decode_one = |mut pos: usize| {
-        let (item, next) = decode_property(data, pos, end)?;
+        let (item, next) = decode_property(data, pos, end, ctx)?;
         pos = next;
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -4485,7 +4607,8 @@ fn decode_open_response(
     ))
 }
 impl<'a> OpenResponse<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x8015_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -4500,7 +4623,7 @@ impl<'a> OpenResponse<'a> {
             }
             w.extend_from_slice(&(size as i32).to_be_bytes());
             for item in items.iter() {
-                item.write(w)?;
+                item.write(w, ctx)?;
             }
         }
         Ok(())
@@ -4514,11 +4637,12 @@ pub struct CloseRequest<'a> {
     pub closing_reason: Option<&'a str>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_close_request(
-    data: &[u8],
+fn decode_close_request<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(CloseRequest<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(CloseRequest<'a>, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 6) as u64,
@@ -4565,7 +4689,8 @@ fn decode_close_request(
     ))
 }
 impl<'a> CloseRequest<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x16_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -4600,6 +4725,7 @@ fn decode_close_response(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(CloseResponse, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
@@ -4619,7 +4745,8 @@ fn decode_close_response(
     ))
 }
 impl CloseResponse {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x8016_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -4637,11 +4764,13 @@ fn decode_heartbeat(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(Heartbeat, usize), ProtocolError> {
     Ok((Heartbeat {}, pos))
 }
 impl Heartbeat {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x17_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         Ok(())
@@ -4655,11 +4784,12 @@ pub struct RouteRequest<'a> {
     pub super_stream: Option<&'a str>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_route_request(
-    data: &[u8],
+fn decode_route_request<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(RouteRequest<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(RouteRequest<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -4732,7 +4862,8 @@ fn decode_route_request(
     ))
 }
 impl<'a> RouteRequest<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x18_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -4776,11 +4907,12 @@ pub struct RouteResponse<'a> {
     pub streams: Vec<Option<&'a str>>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_route_response(
-    data: &[u8],
+fn decode_route_response<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(RouteResponse<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(RouteResponse<'a>, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 6) as u64,
@@ -4803,9 +4935,9 @@ fn decode_route_response(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 2 > (end - pos) as i128 {
+    if count.saturating_mul(2) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 2),
+            needed: saturate(pos as i128 + count.saturating_mul(2)),
         });
     }
     let count = count as usize;
@@ -4869,7 +5001,8 @@ fn decode_route_response(
     ))
 }
 impl<'a> RouteResponse<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x8018_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -4910,11 +5043,12 @@ pub struct PartitionsRequest<'a> {
     pub super_stream: Option<&'a str>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_partitions_request(
-    data: &[u8],
+fn decode_partitions_request<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(PartitionsRequest<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(PartitionsRequest<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -4959,7 +5093,8 @@ fn decode_partitions_request(
     ))
 }
 impl<'a> PartitionsRequest<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x19_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -4989,11 +5124,12 @@ pub struct PartitionsResponse<'a> {
     pub streams: Vec<Option<&'a str>>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_partitions_response(
-    data: &[u8],
+fn decode_partitions_response<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(PartitionsResponse<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(PartitionsResponse<'a>, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 6) as u64,
@@ -5016,9 +5152,9 @@ fn decode_partitions_response(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 2 > (end - pos) as i128 {
+    if count.saturating_mul(2) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 2),
+            needed: saturate(pos as i128 + count.saturating_mul(2)),
         });
     }
     let count = count as usize;
@@ -5082,7 +5218,8 @@ fn decode_partitions_response(
     ))
 }
 impl<'a> PartitionsResponse<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x8019_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -5128,6 +5265,7 @@ fn decode_consumer_update_request(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(ConsumerUpdateRequest, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
@@ -5152,7 +5290,8 @@ fn decode_consumer_update_request(
     ))
 }
 impl ConsumerUpdateRequest {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x1a_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -5179,6 +5318,7 @@ fn decode_consumer_update_response(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(ConsumerUpdateResponse, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
@@ -5190,7 +5330,7 @@ fn decode_consumer_update_response(
     let v_response_code: u16 = u16::from_be_bytes([data[pos + 4], data[pos + 5]]);
     pos += 6;
     let (v_offset_specification, next) =
-        decode_consumer_update_offset_specification(data, pos, end)?;
+        decode_consumer_update_offset_specification(data, pos, end, ctx)?;
     pos = next;
     Ok((
         ConsumerUpdateResponse {
@@ -5202,14 +5342,15 @@ fn decode_consumer_update_response(
     ))
 }
 impl ConsumerUpdateResponse {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x801a_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
         w.extend_from_slice(&(i).to_be_bytes());
         let i = self.response_code;
         w.extend_from_slice(&(i).to_be_bytes());
-        self.offset_specification.write(w)?;
+        self.offset_specification.write(w, ctx)?;
         Ok(())
     }
 }
@@ -5224,6 +5365,7 @@ fn decode_exchange_command_versions_request(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(ExchangeCommandVersionsRequest, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
@@ -5246,15 +5388,15 @@ fn decode_exchange_command_versions_request(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 6 > (end - pos) as i128 {
+    if count.saturating_mul(6) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 6),
+            needed: saturate(pos as i128 + count.saturating_mul(6)),
         });
     }
     let count = count as usize;
     items.reserve_exact(count);
     let decode_one = |mut pos: usize| {
-        let (item, next) = decode_command_version(data, pos, end)?;
+        let (item, next) = decode_command_version(data, pos, end, ctx)?;
         pos = next;
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -5286,7 +5428,8 @@ fn decode_exchange_command_versions_request(
     ))
 }
 impl ExchangeCommandVersionsRequest {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x1b_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -5299,7 +5442,7 @@ impl ExchangeCommandVersionsRequest {
             }
             w.extend_from_slice(&(size as i32).to_be_bytes());
             for item in items.iter() {
-                item.write(w)?;
+                item.write(w, ctx)?;
             }
         }
         Ok(())
@@ -5317,6 +5460,7 @@ fn decode_exchange_command_versions_response(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(ExchangeCommandVersionsResponse, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
@@ -5340,15 +5484,15 @@ fn decode_exchange_command_versions_response(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 6 > (end - pos) as i128 {
+    if count.saturating_mul(6) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 6),
+            needed: saturate(pos as i128 + count.saturating_mul(6)),
         });
     }
     let count = count as usize;
     items.reserve_exact(count);
     let decode_one = |mut pos: usize| {
-        let (item, next) = decode_command_version(data, pos, end)?;
+        let (item, next) = decode_command_version(data, pos, end, ctx)?;
         pos = next;
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -5381,7 +5525,8 @@ fn decode_exchange_command_versions_response(
     ))
 }
 impl ExchangeCommandVersionsResponse {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x801b_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -5396,7 +5541,7 @@ impl ExchangeCommandVersionsResponse {
             }
             w.extend_from_slice(&(size as i32).to_be_bytes());
             for item in items.iter() {
-                item.write(w)?;
+                item.write(w, ctx)?;
             }
         }
         Ok(())
@@ -5409,11 +5554,12 @@ pub struct StreamStatsRequest<'a> {
     pub stream: Option<&'a str>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_stream_stats_request(
-    data: &[u8],
+fn decode_stream_stats_request<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(StreamStatsRequest<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(StreamStatsRequest<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -5458,7 +5604,8 @@ fn decode_stream_stats_request(
     ))
 }
 impl<'a> StreamStatsRequest<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x1c_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -5488,11 +5635,12 @@ pub struct StreamStatsResponse<'a> {
     pub stats: Vec<Statistic<'a>>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_stream_stats_response(
-    data: &[u8],
+fn decode_stream_stats_response<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(StreamStatsResponse<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(StreamStatsResponse<'a>, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 6) as u64,
@@ -5515,15 +5663,15 @@ fn decode_stream_stats_response(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 10 > (end - pos) as i128 {
+    if count.saturating_mul(10) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 10),
+            needed: saturate(pos as i128 + count.saturating_mul(10)),
         });
     }
     let count = count as usize;
     items.reserve_exact(count);
     let decode_one = |mut pos: usize| {
-        let (item, next) = decode_statistic(data, pos, end)?;
+        let (item, next) = decode_statistic(data, pos, end, ctx)?;
         pos = next;
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -5556,7 +5704,8 @@ fn decode_stream_stats_response(
     ))
 }
 impl<'a> StreamStatsResponse<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x801c_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -5571,7 +5720,7 @@ impl<'a> StreamStatsResponse<'a> {
             }
             w.extend_from_slice(&(size as i32).to_be_bytes());
             for item in items.iter() {
-                item.write(w)?;
+                item.write(w, ctx)?;
             }
         }
         Ok(())
@@ -5587,11 +5736,12 @@ pub struct CreateSuperStreamRequest<'a> {
     pub arguments: Vec<Property<'a>>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_create_super_stream_request(
-    data: &[u8],
+fn decode_create_super_stream_request<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(CreateSuperStreamRequest<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(CreateSuperStreamRequest<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -5640,9 +5790,9 @@ fn decode_create_super_stream_request(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 2 > (end - pos) as i128 {
+    if count.saturating_mul(2) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 2),
+            needed: saturate(pos as i128 + count.saturating_mul(2)),
         });
     }
     let count = count as usize;
@@ -5709,9 +5859,9 @@ fn decode_create_super_stream_request(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 2 > (end - pos) as i128 {
+    if count.saturating_mul(2) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 2),
+            needed: saturate(pos as i128 + count.saturating_mul(2)),
         });
     }
     let count = count as usize;
@@ -5778,15 +5928,15 @@ fn decode_create_super_stream_request(
     if count < 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    if count * 4 > (end - pos) as i128 {
+    if count.saturating_mul(4) > (end - pos) as i128 {
         return Err(ProtocolError::Truncated {
-            needed: saturate(pos as i128 + count * 4),
+            needed: saturate(pos as i128 + count.saturating_mul(4)),
         });
     }
     let count = count as usize;
     items.reserve_exact(count);
     let decode_one = |mut pos: usize| {
-        let (item, next) = decode_property(data, pos, end)?;
+        let (item, next) = decode_property(data, pos, end, ctx)?;
         pos = next;
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -5821,7 +5971,8 @@ fn decode_create_super_stream_request(
     ))
 }
 impl<'a> CreateSuperStreamRequest<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x1d_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -5896,7 +6047,7 @@ impl<'a> CreateSuperStreamRequest<'a> {
             }
             w.extend_from_slice(&(size as i32).to_be_bytes());
             for item in items.iter() {
-                item.write(w)?;
+                item.write(w, ctx)?;
             }
         }
         Ok(())
@@ -5913,6 +6064,7 @@ fn decode_create_super_stream_response(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(CreateSuperStreamResponse, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
@@ -5932,7 +6084,8 @@ fn decode_create_super_stream_response(
     ))
 }
 impl CreateSuperStreamResponse {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x801d_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -5949,11 +6102,12 @@ pub struct DeleteSuperStreamRequest<'a> {
     pub name: Option<&'a str>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_delete_super_stream_request(
-    data: &[u8],
+fn decode_delete_super_stream_request<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
-) -> Result<(DeleteSuperStreamRequest<'_>, usize), ProtocolError> {
+    ctx: Option<&Context>,
+) -> Result<(DeleteSuperStreamRequest<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -5998,7 +6152,8 @@ fn decode_delete_super_stream_request(
     ))
 }
 impl<'a> DeleteSuperStreamRequest<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x1e_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -6031,6 +6186,7 @@ fn decode_delete_super_stream_response(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
 ) -> Result<(DeleteSuperStreamResponse, usize), ProtocolError> {
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
@@ -6050,7 +6206,8 @@ fn decode_delete_super_stream_response(
     ))
 }
 impl DeleteSuperStreamResponse {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         w.extend_from_slice(&(0x801e_u16).to_be_bytes());
         w.extend_from_slice(&(1_u16).to_be_bytes());
         let i = self.correlation_id;
@@ -6061,8 +6218,21 @@ impl DeleteSuperStreamResponse {
     }
 }
 /// Values negotiated on a connection that frame layouts depend on.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Context {}
+impl Default for Context {
+    fn default() -> Self {
+        Context {}
+    }
+}
+/// Keep `ctx` in step with the frames of one direction: call it with each frame in
+/// stream order, after it is decoded (or encoded) and before the next one is.
+#[allow(unused_variables)]
+pub fn track_context(frame: &Frame<'_>, ctx: &mut Context) {
+    match frame {
+        _ => {}
+    }
+}
 #[allow(unused_variables)]
 fn decode_frame<'a>(
     data: &'a [u8],
@@ -6083,471 +6253,471 @@ fn decode_frame<'a>(
     match sender {
         None => match key {
             0x1_0001 => {
-                let (f, next) = decode_declare_publisher_request(data, pos, end)?;
+                let (f, next) = decode_declare_publisher_request(data, pos, end, ctx)?;
                 return Ok((Frame::DeclarePublisherRequest(f), next));
             }
             0x8001_0001 => {
-                let (f, next) = decode_declare_publisher_response(data, pos, end)?;
+                let (f, next) = decode_declare_publisher_response(data, pos, end, ctx)?;
                 return Ok((Frame::DeclarePublisherResponse(f), next));
             }
             0x2_0001 => {
-                let (f, next) = decode_publish(data, pos, end)?;
+                let (f, next) = decode_publish(data, pos, end, ctx)?;
                 return Ok((Frame::Publish(f), next));
             }
             0x2_0002 => {
-                let (f, next) = decode_publish_v2(data, pos, end)?;
+                let (f, next) = decode_publish_v2(data, pos, end, ctx)?;
                 return Ok((Frame::PublishV2(f), next));
             }
             0x3_0001 => {
-                let (f, next) = decode_publish_confirm(data, pos, end)?;
+                let (f, next) = decode_publish_confirm(data, pos, end, ctx)?;
                 return Ok((Frame::PublishConfirm(f), next));
             }
             0x4_0001 => {
-                let (f, next) = decode_publish_error(data, pos, end)?;
+                let (f, next) = decode_publish_error(data, pos, end, ctx)?;
                 return Ok((Frame::PublishError(f), next));
             }
             0x5_0001 => {
-                let (f, next) = decode_query_publisher_sequence_request(data, pos, end)?;
+                let (f, next) = decode_query_publisher_sequence_request(data, pos, end, ctx)?;
                 return Ok((Frame::QueryPublisherSequenceRequest(f), next));
             }
             0x8005_0001 => {
-                let (f, next) = decode_query_publisher_sequence_response(data, pos, end)?;
+                let (f, next) = decode_query_publisher_sequence_response(data, pos, end, ctx)?;
                 return Ok((Frame::QueryPublisherSequenceResponse(f), next));
             }
             0x6_0001 => {
-                let (f, next) = decode_delete_publisher_request(data, pos, end)?;
+                let (f, next) = decode_delete_publisher_request(data, pos, end, ctx)?;
                 return Ok((Frame::DeletePublisherRequest(f), next));
             }
             0x8006_0001 => {
-                let (f, next) = decode_delete_publisher_response(data, pos, end)?;
+                let (f, next) = decode_delete_publisher_response(data, pos, end, ctx)?;
                 return Ok((Frame::DeletePublisherResponse(f), next));
             }
             0x7_0001 => {
-                let (f, next) = decode_subscribe_request(data, pos, end)?;
+                let (f, next) = decode_subscribe_request(data, pos, end, ctx)?;
                 return Ok((Frame::SubscribeRequest(f), next));
             }
             0x8007_0001 => {
-                let (f, next) = decode_subscribe_response(data, pos, end)?;
+                let (f, next) = decode_subscribe_response(data, pos, end, ctx)?;
                 return Ok((Frame::SubscribeResponse(f), next));
             }
             0x8_0001 => {
-                let (f, next) = decode_deliver(data, pos, end)?;
+                let (f, next) = decode_deliver(data, pos, end, ctx)?;
                 return Ok((Frame::Deliver(f), next));
             }
             0x8_0002 => {
-                let (f, next) = decode_deliver_v2(data, pos, end)?;
+                let (f, next) = decode_deliver_v2(data, pos, end, ctx)?;
                 return Ok((Frame::DeliverV2(f), next));
             }
             0x9_0001 => {
-                let (f, next) = decode_credit_request(data, pos, end)?;
+                let (f, next) = decode_credit_request(data, pos, end, ctx)?;
                 return Ok((Frame::CreditRequest(f), next));
             }
             0x8009_0001 => {
-                let (f, next) = decode_credit_response(data, pos, end)?;
+                let (f, next) = decode_credit_response(data, pos, end, ctx)?;
                 return Ok((Frame::CreditResponse(f), next));
             }
             0xa_0001 => {
-                let (f, next) = decode_store_offset(data, pos, end)?;
+                let (f, next) = decode_store_offset(data, pos, end, ctx)?;
                 return Ok((Frame::StoreOffset(f), next));
             }
             0xb_0001 => {
-                let (f, next) = decode_query_offset_request(data, pos, end)?;
+                let (f, next) = decode_query_offset_request(data, pos, end, ctx)?;
                 return Ok((Frame::QueryOffsetRequest(f), next));
             }
             0x800b_0001 => {
-                let (f, next) = decode_query_offset_response(data, pos, end)?;
+                let (f, next) = decode_query_offset_response(data, pos, end, ctx)?;
                 return Ok((Frame::QueryOffsetResponse(f), next));
             }
             0xc_0001 => {
-                let (f, next) = decode_unsubscribe_request(data, pos, end)?;
+                let (f, next) = decode_unsubscribe_request(data, pos, end, ctx)?;
                 return Ok((Frame::UnsubscribeRequest(f), next));
             }
             0x800c_0001 => {
-                let (f, next) = decode_unsubscribe_response(data, pos, end)?;
+                let (f, next) = decode_unsubscribe_response(data, pos, end, ctx)?;
                 return Ok((Frame::UnsubscribeResponse(f), next));
             }
             0xd_0001 => {
-                let (f, next) = decode_create_request(data, pos, end)?;
+                let (f, next) = decode_create_request(data, pos, end, ctx)?;
                 return Ok((Frame::CreateRequest(f), next));
             }
             0x800d_0001 => {
-                let (f, next) = decode_create_response(data, pos, end)?;
+                let (f, next) = decode_create_response(data, pos, end, ctx)?;
                 return Ok((Frame::CreateResponse(f), next));
             }
             0xe_0001 => {
-                let (f, next) = decode_delete_request(data, pos, end)?;
+                let (f, next) = decode_delete_request(data, pos, end, ctx)?;
                 return Ok((Frame::DeleteRequest(f), next));
             }
             0x800e_0001 => {
-                let (f, next) = decode_delete_response(data, pos, end)?;
+                let (f, next) = decode_delete_response(data, pos, end, ctx)?;
                 return Ok((Frame::DeleteResponse(f), next));
             }
             0xf_0001 => {
-                let (f, next) = decode_metadata_request(data, pos, end)?;
+                let (f, next) = decode_metadata_request(data, pos, end, ctx)?;
                 return Ok((Frame::MetadataRequest(f), next));
             }
             0x800f_0001 => {
-                let (f, next) = decode_metadata_response(data, pos, end)?;
+                let (f, next) = decode_metadata_response(data, pos, end, ctx)?;
                 return Ok((Frame::MetadataResponse(f), next));
             }
             0x10_0001 => {
-                let (f, next) = decode_metadata_update(data, pos, end)?;
+                let (f, next) = decode_metadata_update(data, pos, end, ctx)?;
                 return Ok((Frame::MetadataUpdate(f), next));
             }
             0x11_0001 => {
-                let (f, next) = decode_peer_properties_request(data, pos, end)?;
+                let (f, next) = decode_peer_properties_request(data, pos, end, ctx)?;
                 return Ok((Frame::PeerPropertiesRequest(f), next));
             }
             0x8011_0001 => {
-                let (f, next) = decode_peer_properties_response(data, pos, end)?;
+                let (f, next) = decode_peer_properties_response(data, pos, end, ctx)?;
                 return Ok((Frame::PeerPropertiesResponse(f), next));
             }
             0x12_0001 => {
-                let (f, next) = decode_sasl_handshake_request(data, pos, end)?;
+                let (f, next) = decode_sasl_handshake_request(data, pos, end, ctx)?;
                 return Ok((Frame::SaslHandshakeRequest(f), next));
             }
             0x8012_0001 => {
-                let (f, next) = decode_sasl_handshake_response(data, pos, end)?;
+                let (f, next) = decode_sasl_handshake_response(data, pos, end, ctx)?;
                 return Ok((Frame::SaslHandshakeResponse(f), next));
             }
             0x13_0001 => {
-                let (f, next) = decode_sasl_authenticate_request(data, pos, end)?;
+                let (f, next) = decode_sasl_authenticate_request(data, pos, end, ctx)?;
                 return Ok((Frame::SaslAuthenticateRequest(f), next));
             }
             0x8013_0001 => {
-                let (f, next) = decode_sasl_authenticate_response(data, pos, end)?;
+                let (f, next) = decode_sasl_authenticate_response(data, pos, end, ctx)?;
                 return Ok((Frame::SaslAuthenticateResponse(f), next));
             }
             0x14_0001 => {
-                let (f, next) = decode_tune(data, pos, end)?;
+                let (f, next) = decode_tune(data, pos, end, ctx)?;
                 return Ok((Frame::Tune(f), next));
             }
             0x8014_0001 => {
-                let (f, next) = decode_tune(data, pos, end)?;
+                let (f, next) = decode_tune(data, pos, end, ctx)?;
                 return Ok((Frame::Tune(f), next));
             }
             0x15_0001 => {
-                let (f, next) = decode_open_request(data, pos, end)?;
+                let (f, next) = decode_open_request(data, pos, end, ctx)?;
                 return Ok((Frame::OpenRequest(f), next));
             }
             0x8015_0001 => {
-                let (f, next) = decode_open_response(data, pos, end)?;
+                let (f, next) = decode_open_response(data, pos, end, ctx)?;
                 return Ok((Frame::OpenResponse(f), next));
             }
             0x16_0001 => {
-                let (f, next) = decode_close_request(data, pos, end)?;
+                let (f, next) = decode_close_request(data, pos, end, ctx)?;
                 return Ok((Frame::CloseRequest(f), next));
             }
             0x8016_0001 => {
-                let (f, next) = decode_close_response(data, pos, end)?;
+                let (f, next) = decode_close_response(data, pos, end, ctx)?;
                 return Ok((Frame::CloseResponse(f), next));
             }
             0x17_0001 => {
-                let (f, next) = decode_heartbeat(data, pos, end)?;
+                let (f, next) = decode_heartbeat(data, pos, end, ctx)?;
                 return Ok((Frame::Heartbeat(f), next));
             }
             0x18_0001 => return Err(ProtocolError::AmbiguousFrameType),
             0x8018_0001 => {
-                let (f, next) = decode_route_response(data, pos, end)?;
+                let (f, next) = decode_route_response(data, pos, end, ctx)?;
                 return Ok((Frame::RouteResponse(f), next));
             }
             0x19_0001 => return Err(ProtocolError::AmbiguousFrameType),
             0x8019_0001 => {
-                let (f, next) = decode_partitions_response(data, pos, end)?;
+                let (f, next) = decode_partitions_response(data, pos, end, ctx)?;
                 return Ok((Frame::PartitionsResponse(f), next));
             }
             0x1a_0001 => {
-                let (f, next) = decode_consumer_update_request(data, pos, end)?;
+                let (f, next) = decode_consumer_update_request(data, pos, end, ctx)?;
                 return Ok((Frame::ConsumerUpdateRequest(f), next));
             }
             0x801a_0001 => {
-                let (f, next) = decode_consumer_update_response(data, pos, end)?;
+                let (f, next) = decode_consumer_update_response(data, pos, end, ctx)?;
                 return Ok((Frame::ConsumerUpdateResponse(f), next));
             }
             0x1b_0001 => {
-                let (f, next) = decode_exchange_command_versions_request(data, pos, end)?;
+                let (f, next) = decode_exchange_command_versions_request(data, pos, end, ctx)?;
                 return Ok((Frame::ExchangeCommandVersionsRequest(f), next));
             }
             0x801b_0001 => {
-                let (f, next) = decode_exchange_command_versions_response(data, pos, end)?;
+                let (f, next) = decode_exchange_command_versions_response(data, pos, end, ctx)?;
                 return Ok((Frame::ExchangeCommandVersionsResponse(f), next));
             }
             0x1c_0001 => {
-                let (f, next) = decode_stream_stats_request(data, pos, end)?;
+                let (f, next) = decode_stream_stats_request(data, pos, end, ctx)?;
                 return Ok((Frame::StreamStatsRequest(f), next));
             }
             0x801c_0001 => {
-                let (f, next) = decode_stream_stats_response(data, pos, end)?;
+                let (f, next) = decode_stream_stats_response(data, pos, end, ctx)?;
                 return Ok((Frame::StreamStatsResponse(f), next));
             }
             0x1d_0001 => {
-                let (f, next) = decode_create_super_stream_request(data, pos, end)?;
+                let (f, next) = decode_create_super_stream_request(data, pos, end, ctx)?;
                 return Ok((Frame::CreateSuperStreamRequest(f), next));
             }
             0x801d_0001 => {
-                let (f, next) = decode_create_super_stream_response(data, pos, end)?;
+                let (f, next) = decode_create_super_stream_response(data, pos, end, ctx)?;
                 return Ok((Frame::CreateSuperStreamResponse(f), next));
             }
             0x1e_0001 => {
-                let (f, next) = decode_delete_super_stream_request(data, pos, end)?;
+                let (f, next) = decode_delete_super_stream_request(data, pos, end, ctx)?;
                 return Ok((Frame::DeleteSuperStreamRequest(f), next));
             }
             0x801e_0001 => {
-                let (f, next) = decode_delete_super_stream_response(data, pos, end)?;
+                let (f, next) = decode_delete_super_stream_response(data, pos, end, ctx)?;
                 return Ok((Frame::DeleteSuperStreamResponse(f), next));
             }
             _ => {}
         },
         Some(Sender::Client) => match key {
             0x1_0001 => {
-                let (f, next) = decode_declare_publisher_request(data, pos, end)?;
+                let (f, next) = decode_declare_publisher_request(data, pos, end, ctx)?;
                 return Ok((Frame::DeclarePublisherRequest(f), next));
             }
             0x2_0001 => {
-                let (f, next) = decode_publish(data, pos, end)?;
+                let (f, next) = decode_publish(data, pos, end, ctx)?;
                 return Ok((Frame::Publish(f), next));
             }
             0x2_0002 => {
-                let (f, next) = decode_publish_v2(data, pos, end)?;
+                let (f, next) = decode_publish_v2(data, pos, end, ctx)?;
                 return Ok((Frame::PublishV2(f), next));
             }
             0x5_0001 => {
-                let (f, next) = decode_query_publisher_sequence_request(data, pos, end)?;
+                let (f, next) = decode_query_publisher_sequence_request(data, pos, end, ctx)?;
                 return Ok((Frame::QueryPublisherSequenceRequest(f), next));
             }
             0x6_0001 => {
-                let (f, next) = decode_delete_publisher_request(data, pos, end)?;
+                let (f, next) = decode_delete_publisher_request(data, pos, end, ctx)?;
                 return Ok((Frame::DeletePublisherRequest(f), next));
             }
             0x7_0001 => {
-                let (f, next) = decode_subscribe_request(data, pos, end)?;
+                let (f, next) = decode_subscribe_request(data, pos, end, ctx)?;
                 return Ok((Frame::SubscribeRequest(f), next));
             }
             0x9_0001 => {
-                let (f, next) = decode_credit_request(data, pos, end)?;
+                let (f, next) = decode_credit_request(data, pos, end, ctx)?;
                 return Ok((Frame::CreditRequest(f), next));
             }
             0xa_0001 => {
-                let (f, next) = decode_store_offset(data, pos, end)?;
+                let (f, next) = decode_store_offset(data, pos, end, ctx)?;
                 return Ok((Frame::StoreOffset(f), next));
             }
             0xb_0001 => {
-                let (f, next) = decode_query_offset_request(data, pos, end)?;
+                let (f, next) = decode_query_offset_request(data, pos, end, ctx)?;
                 return Ok((Frame::QueryOffsetRequest(f), next));
             }
             0xc_0001 => {
-                let (f, next) = decode_unsubscribe_request(data, pos, end)?;
+                let (f, next) = decode_unsubscribe_request(data, pos, end, ctx)?;
                 return Ok((Frame::UnsubscribeRequest(f), next));
             }
             0xd_0001 => {
-                let (f, next) = decode_create_request(data, pos, end)?;
+                let (f, next) = decode_create_request(data, pos, end, ctx)?;
                 return Ok((Frame::CreateRequest(f), next));
             }
             0xe_0001 => {
-                let (f, next) = decode_delete_request(data, pos, end)?;
+                let (f, next) = decode_delete_request(data, pos, end, ctx)?;
                 return Ok((Frame::DeleteRequest(f), next));
             }
             0xf_0001 => {
-                let (f, next) = decode_metadata_request(data, pos, end)?;
+                let (f, next) = decode_metadata_request(data, pos, end, ctx)?;
                 return Ok((Frame::MetadataRequest(f), next));
             }
             0x11_0001 => {
-                let (f, next) = decode_peer_properties_request(data, pos, end)?;
+                let (f, next) = decode_peer_properties_request(data, pos, end, ctx)?;
                 return Ok((Frame::PeerPropertiesRequest(f), next));
             }
             0x12_0001 => {
-                let (f, next) = decode_sasl_handshake_request(data, pos, end)?;
+                let (f, next) = decode_sasl_handshake_request(data, pos, end, ctx)?;
                 return Ok((Frame::SaslHandshakeRequest(f), next));
             }
             0x13_0001 => {
-                let (f, next) = decode_sasl_authenticate_request(data, pos, end)?;
+                let (f, next) = decode_sasl_authenticate_request(data, pos, end, ctx)?;
                 return Ok((Frame::SaslAuthenticateRequest(f), next));
             }
             0x14_0001 => {
-                let (f, next) = decode_tune(data, pos, end)?;
+                let (f, next) = decode_tune(data, pos, end, ctx)?;
                 return Ok((Frame::Tune(f), next));
             }
             0x8014_0001 => {
-                let (f, next) = decode_tune(data, pos, end)?;
+                let (f, next) = decode_tune(data, pos, end, ctx)?;
                 return Ok((Frame::Tune(f), next));
             }
             0x15_0001 => {
-                let (f, next) = decode_open_request(data, pos, end)?;
+                let (f, next) = decode_open_request(data, pos, end, ctx)?;
                 return Ok((Frame::OpenRequest(f), next));
             }
             0x16_0001 => {
-                let (f, next) = decode_close_request(data, pos, end)?;
+                let (f, next) = decode_close_request(data, pos, end, ctx)?;
                 return Ok((Frame::CloseRequest(f), next));
             }
             0x8016_0001 => {
-                let (f, next) = decode_close_response(data, pos, end)?;
+                let (f, next) = decode_close_response(data, pos, end, ctx)?;
                 return Ok((Frame::CloseResponse(f), next));
             }
             0x17_0001 => {
-                let (f, next) = decode_heartbeat(data, pos, end)?;
+                let (f, next) = decode_heartbeat(data, pos, end, ctx)?;
                 return Ok((Frame::Heartbeat(f), next));
             }
             0x18_0001 => {
-                let (f, next) = decode_route_request(data, pos, end)?;
+                let (f, next) = decode_route_request(data, pos, end, ctx)?;
                 return Ok((Frame::RouteRequest(f), next));
             }
             0x19_0001 => {
-                let (f, next) = decode_partitions_request(data, pos, end)?;
+                let (f, next) = decode_partitions_request(data, pos, end, ctx)?;
                 return Ok((Frame::PartitionsRequest(f), next));
             }
             0x801a_0001 => {
-                let (f, next) = decode_consumer_update_response(data, pos, end)?;
+                let (f, next) = decode_consumer_update_response(data, pos, end, ctx)?;
                 return Ok((Frame::ConsumerUpdateResponse(f), next));
             }
             0x1b_0001 => {
-                let (f, next) = decode_exchange_command_versions_request(data, pos, end)?;
+                let (f, next) = decode_exchange_command_versions_request(data, pos, end, ctx)?;
                 return Ok((Frame::ExchangeCommandVersionsRequest(f), next));
             }
             0x1c_0001 => {
-                let (f, next) = decode_stream_stats_request(data, pos, end)?;
+                let (f, next) = decode_stream_stats_request(data, pos, end, ctx)?;
                 return Ok((Frame::StreamStatsRequest(f), next));
             }
             0x1d_0001 => {
-                let (f, next) = decode_create_super_stream_request(data, pos, end)?;
+                let (f, next) = decode_create_super_stream_request(data, pos, end, ctx)?;
                 return Ok((Frame::CreateSuperStreamRequest(f), next));
             }
             0x1e_0001 => {
-                let (f, next) = decode_delete_super_stream_request(data, pos, end)?;
+                let (f, next) = decode_delete_super_stream_request(data, pos, end, ctx)?;
                 return Ok((Frame::DeleteSuperStreamRequest(f), next));
             }
             _ => {}
         },
         Some(Sender::Server) => match key {
             0x8001_0001 => {
-                let (f, next) = decode_declare_publisher_response(data, pos, end)?;
+                let (f, next) = decode_declare_publisher_response(data, pos, end, ctx)?;
                 return Ok((Frame::DeclarePublisherResponse(f), next));
             }
             0x3_0001 => {
-                let (f, next) = decode_publish_confirm(data, pos, end)?;
+                let (f, next) = decode_publish_confirm(data, pos, end, ctx)?;
                 return Ok((Frame::PublishConfirm(f), next));
             }
             0x4_0001 => {
-                let (f, next) = decode_publish_error(data, pos, end)?;
+                let (f, next) = decode_publish_error(data, pos, end, ctx)?;
                 return Ok((Frame::PublishError(f), next));
             }
             0x8005_0001 => {
-                let (f, next) = decode_query_publisher_sequence_response(data, pos, end)?;
+                let (f, next) = decode_query_publisher_sequence_response(data, pos, end, ctx)?;
                 return Ok((Frame::QueryPublisherSequenceResponse(f), next));
             }
             0x8006_0001 => {
-                let (f, next) = decode_delete_publisher_response(data, pos, end)?;
+                let (f, next) = decode_delete_publisher_response(data, pos, end, ctx)?;
                 return Ok((Frame::DeletePublisherResponse(f), next));
             }
             0x8007_0001 => {
-                let (f, next) = decode_subscribe_response(data, pos, end)?;
+                let (f, next) = decode_subscribe_response(data, pos, end, ctx)?;
                 return Ok((Frame::SubscribeResponse(f), next));
             }
             0x8_0001 => {
-                let (f, next) = decode_deliver(data, pos, end)?;
+                let (f, next) = decode_deliver(data, pos, end, ctx)?;
                 return Ok((Frame::Deliver(f), next));
             }
             0x8_0002 => {
-                let (f, next) = decode_deliver_v2(data, pos, end)?;
+                let (f, next) = decode_deliver_v2(data, pos, end, ctx)?;
                 return Ok((Frame::DeliverV2(f), next));
             }
             0x8009_0001 => {
-                let (f, next) = decode_credit_response(data, pos, end)?;
+                let (f, next) = decode_credit_response(data, pos, end, ctx)?;
                 return Ok((Frame::CreditResponse(f), next));
             }
             0x800b_0001 => {
-                let (f, next) = decode_query_offset_response(data, pos, end)?;
+                let (f, next) = decode_query_offset_response(data, pos, end, ctx)?;
                 return Ok((Frame::QueryOffsetResponse(f), next));
             }
             0x800c_0001 => {
-                let (f, next) = decode_unsubscribe_response(data, pos, end)?;
+                let (f, next) = decode_unsubscribe_response(data, pos, end, ctx)?;
                 return Ok((Frame::UnsubscribeResponse(f), next));
             }
             0x800d_0001 => {
-                let (f, next) = decode_create_response(data, pos, end)?;
+                let (f, next) = decode_create_response(data, pos, end, ctx)?;
                 return Ok((Frame::CreateResponse(f), next));
             }
             0x800e_0001 => {
-                let (f, next) = decode_delete_response(data, pos, end)?;
+                let (f, next) = decode_delete_response(data, pos, end, ctx)?;
                 return Ok((Frame::DeleteResponse(f), next));
             }
             0x800f_0001 => {
-                let (f, next) = decode_metadata_response(data, pos, end)?;
+                let (f, next) = decode_metadata_response(data, pos, end, ctx)?;
                 return Ok((Frame::MetadataResponse(f), next));
             }
             0x10_0001 => {
-                let (f, next) = decode_metadata_update(data, pos, end)?;
+                let (f, next) = decode_metadata_update(data, pos, end, ctx)?;
                 return Ok((Frame::MetadataUpdate(f), next));
             }
             0x8011_0001 => {
-                let (f, next) = decode_peer_properties_response(data, pos, end)?;
+                let (f, next) = decode_peer_properties_response(data, pos, end, ctx)?;
                 return Ok((Frame::PeerPropertiesResponse(f), next));
             }
             0x8012_0001 => {
-                let (f, next) = decode_sasl_handshake_response(data, pos, end)?;
+                let (f, next) = decode_sasl_handshake_response(data, pos, end, ctx)?;
                 return Ok((Frame::SaslHandshakeResponse(f), next));
             }
             0x8013_0001 => {
-                let (f, next) = decode_sasl_authenticate_response(data, pos, end)?;
+                let (f, next) = decode_sasl_authenticate_response(data, pos, end, ctx)?;
                 return Ok((Frame::SaslAuthenticateResponse(f), next));
             }
             0x14_0001 => {
-                let (f, next) = decode_tune(data, pos, end)?;
+                let (f, next) = decode_tune(data, pos, end, ctx)?;
                 return Ok((Frame::Tune(f), next));
             }
             0x8014_0001 => {
-                let (f, next) = decode_tune(data, pos, end)?;
+                let (f, next) = decode_tune(data, pos, end, ctx)?;
                 return Ok((Frame::Tune(f), next));
             }
             0x8015_0001 => {
-                let (f, next) = decode_open_response(data, pos, end)?;
+                let (f, next) = decode_open_response(data, pos, end, ctx)?;
                 return Ok((Frame::OpenResponse(f), next));
             }
             0x16_0001 => {
-                let (f, next) = decode_close_request(data, pos, end)?;
+                let (f, next) = decode_close_request(data, pos, end, ctx)?;
                 return Ok((Frame::CloseRequest(f), next));
             }
             0x8016_0001 => {
-                let (f, next) = decode_close_response(data, pos, end)?;
+                let (f, next) = decode_close_response(data, pos, end, ctx)?;
                 return Ok((Frame::CloseResponse(f), next));
             }
             0x17_0001 => {
-                let (f, next) = decode_heartbeat(data, pos, end)?;
+                let (f, next) = decode_heartbeat(data, pos, end, ctx)?;
                 return Ok((Frame::Heartbeat(f), next));
             }
             0x18_0001 => {
-                let (f, next) = decode_route_response(data, pos, end)?;
+                let (f, next) = decode_route_response(data, pos, end, ctx)?;
                 return Ok((Frame::RouteResponse(f), next));
             }
             0x8018_0001 => {
-                let (f, next) = decode_route_response(data, pos, end)?;
+                let (f, next) = decode_route_response(data, pos, end, ctx)?;
                 return Ok((Frame::RouteResponse(f), next));
             }
             0x19_0001 => {
-                let (f, next) = decode_partitions_response(data, pos, end)?;
+                let (f, next) = decode_partitions_response(data, pos, end, ctx)?;
                 return Ok((Frame::PartitionsResponse(f), next));
             }
             0x8019_0001 => {
-                let (f, next) = decode_partitions_response(data, pos, end)?;
+                let (f, next) = decode_partitions_response(data, pos, end, ctx)?;
                 return Ok((Frame::PartitionsResponse(f), next));
             }
             0x1a_0001 => {
-                let (f, next) = decode_consumer_update_request(data, pos, end)?;
+                let (f, next) = decode_consumer_update_request(data, pos, end, ctx)?;
                 return Ok((Frame::ConsumerUpdateRequest(f), next));
             }
             0x801b_0001 => {
-                let (f, next) = decode_exchange_command_versions_response(data, pos, end)?;
+                let (f, next) = decode_exchange_command_versions_response(data, pos, end, ctx)?;
                 return Ok((Frame::ExchangeCommandVersionsResponse(f), next));
             }
             0x801c_0001 => {
-                let (f, next) = decode_stream_stats_response(data, pos, end)?;
+                let (f, next) = decode_stream_stats_response(data, pos, end, ctx)?;
                 return Ok((Frame::StreamStatsResponse(f), next));
             }
             0x801d_0001 => {
-                let (f, next) = decode_create_super_stream_response(data, pos, end)?;
+                let (f, next) = decode_create_super_stream_response(data, pos, end, ctx)?;
                 return Ok((Frame::CreateSuperStreamResponse(f), next));
             }
             0x801e_0001 => {
-                let (f, next) = decode_delete_super_stream_response(data, pos, end)?;
+                let (f, next) = decode_delete_super_stream_response(data, pos, end, ctx)?;
                 return Ok((Frame::DeleteSuperStreamResponse(f), next));
             }
             _ => {}
@@ -6994,70 +7164,76 @@ impl<'a> From<DeleteSuperStreamResponse> for Frame<'a> {
 }
 
 impl Frame<'_> {
-    /// Append the frame's bytes (without the transport's length prefix) to `w`.
-    pub fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    /// Append the frame's bytes (without the transport's length prefix) to `w`; `ctx`:
+    /// the connection's context (its defaults when `None`).
+    pub fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         match self {
-            Frame::DeclarePublisherRequest(frame) => frame.write(w),
-            Frame::DeclarePublisherResponse(frame) => frame.write(w),
-            Frame::Publish(frame) => frame.write(w),
-            Frame::PublishV2(frame) => frame.write(w),
-            Frame::PublishConfirm(frame) => frame.write(w),
-            Frame::PublishError(frame) => frame.write(w),
-            Frame::QueryPublisherSequenceRequest(frame) => frame.write(w),
-            Frame::QueryPublisherSequenceResponse(frame) => frame.write(w),
-            Frame::DeletePublisherRequest(frame) => frame.write(w),
-            Frame::DeletePublisherResponse(frame) => frame.write(w),
-            Frame::SubscribeRequest(frame) => frame.write(w),
-            Frame::SubscribeResponse(frame) => frame.write(w),
-            Frame::Deliver(frame) => frame.write(w),
-            Frame::DeliverV2(frame) => frame.write(w),
-            Frame::CreditRequest(frame) => frame.write(w),
-            Frame::CreditResponse(frame) => frame.write(w),
-            Frame::StoreOffset(frame) => frame.write(w),
-            Frame::QueryOffsetRequest(frame) => frame.write(w),
-            Frame::QueryOffsetResponse(frame) => frame.write(w),
-            Frame::UnsubscribeRequest(frame) => frame.write(w),
-            Frame::UnsubscribeResponse(frame) => frame.write(w),
-            Frame::CreateRequest(frame) => frame.write(w),
-            Frame::CreateResponse(frame) => frame.write(w),
-            Frame::DeleteRequest(frame) => frame.write(w),
-            Frame::DeleteResponse(frame) => frame.write(w),
-            Frame::MetadataRequest(frame) => frame.write(w),
-            Frame::MetadataResponse(frame) => frame.write(w),
-            Frame::MetadataUpdate(frame) => frame.write(w),
-            Frame::PeerPropertiesRequest(frame) => frame.write(w),
-            Frame::PeerPropertiesResponse(frame) => frame.write(w),
-            Frame::SaslHandshakeRequest(frame) => frame.write(w),
-            Frame::SaslHandshakeResponse(frame) => frame.write(w),
-            Frame::SaslAuthenticateRequest(frame) => frame.write(w),
-            Frame::SaslAuthenticateResponse(frame) => frame.write(w),
-            Frame::Tune(frame) => frame.write(w),
-            Frame::OpenRequest(frame) => frame.write(w),
-            Frame::OpenResponse(frame) => frame.write(w),
-            Frame::CloseRequest(frame) => frame.write(w),
-            Frame::CloseResponse(frame) => frame.write(w),
-            Frame::Heartbeat(frame) => frame.write(w),
-            Frame::RouteRequest(frame) => frame.write(w),
-            Frame::RouteResponse(frame) => frame.write(w),
-            Frame::PartitionsRequest(frame) => frame.write(w),
-            Frame::PartitionsResponse(frame) => frame.write(w),
-            Frame::ConsumerUpdateRequest(frame) => frame.write(w),
-            Frame::ConsumerUpdateResponse(frame) => frame.write(w),
-            Frame::ExchangeCommandVersionsRequest(frame) => frame.write(w),
-            Frame::ExchangeCommandVersionsResponse(frame) => frame.write(w),
-            Frame::StreamStatsRequest(frame) => frame.write(w),
-            Frame::StreamStatsResponse(frame) => frame.write(w),
-            Frame::CreateSuperStreamRequest(frame) => frame.write(w),
-            Frame::CreateSuperStreamResponse(frame) => frame.write(w),
-            Frame::DeleteSuperStreamRequest(frame) => frame.write(w),
-            Frame::DeleteSuperStreamResponse(frame) => frame.write(w),
+            Frame::DeclarePublisherRequest(frame) => frame.write(w, ctx),
+            Frame::DeclarePublisherResponse(frame) => frame.write(w, ctx),
+            Frame::Publish(frame) => frame.write(w, ctx),
+            Frame::PublishV2(frame) => frame.write(w, ctx),
+            Frame::PublishConfirm(frame) => frame.write(w, ctx),
+            Frame::PublishError(frame) => frame.write(w, ctx),
+            Frame::QueryPublisherSequenceRequest(frame) => frame.write(w, ctx),
+            Frame::QueryPublisherSequenceResponse(frame) => frame.write(w, ctx),
+            Frame::DeletePublisherRequest(frame) => frame.write(w, ctx),
+            Frame::DeletePublisherResponse(frame) => frame.write(w, ctx),
+            Frame::SubscribeRequest(frame) => frame.write(w, ctx),
+            Frame::SubscribeResponse(frame) => frame.write(w, ctx),
+            Frame::Deliver(frame) => frame.write(w, ctx),
+            Frame::DeliverV2(frame) => frame.write(w, ctx),
+            Frame::CreditRequest(frame) => frame.write(w, ctx),
+            Frame::CreditResponse(frame) => frame.write(w, ctx),
+            Frame::StoreOffset(frame) => frame.write(w, ctx),
+            Frame::QueryOffsetRequest(frame) => frame.write(w, ctx),
+            Frame::QueryOffsetResponse(frame) => frame.write(w, ctx),
+            Frame::UnsubscribeRequest(frame) => frame.write(w, ctx),
+            Frame::UnsubscribeResponse(frame) => frame.write(w, ctx),
+            Frame::CreateRequest(frame) => frame.write(w, ctx),
+            Frame::CreateResponse(frame) => frame.write(w, ctx),
+            Frame::DeleteRequest(frame) => frame.write(w, ctx),
+            Frame::DeleteResponse(frame) => frame.write(w, ctx),
+            Frame::MetadataRequest(frame) => frame.write(w, ctx),
+            Frame::MetadataResponse(frame) => frame.write(w, ctx),
+            Frame::MetadataUpdate(frame) => frame.write(w, ctx),
+            Frame::PeerPropertiesRequest(frame) => frame.write(w, ctx),
+            Frame::PeerPropertiesResponse(frame) => frame.write(w, ctx),
+            Frame::SaslHandshakeRequest(frame) => frame.write(w, ctx),
+            Frame::SaslHandshakeResponse(frame) => frame.write(w, ctx),
+            Frame::SaslAuthenticateRequest(frame) => frame.write(w, ctx),
+            Frame::SaslAuthenticateResponse(frame) => frame.write(w, ctx),
+            Frame::Tune(frame) => frame.write(w, ctx),
+            Frame::OpenRequest(frame) => frame.write(w, ctx),
+            Frame::OpenResponse(frame) => frame.write(w, ctx),
+            Frame::CloseRequest(frame) => frame.write(w, ctx),
+            Frame::CloseResponse(frame) => frame.write(w, ctx),
+            Frame::Heartbeat(frame) => frame.write(w, ctx),
+            Frame::RouteRequest(frame) => frame.write(w, ctx),
+            Frame::RouteResponse(frame) => frame.write(w, ctx),
+            Frame::PartitionsRequest(frame) => frame.write(w, ctx),
+            Frame::PartitionsResponse(frame) => frame.write(w, ctx),
+            Frame::ConsumerUpdateRequest(frame) => frame.write(w, ctx),
+            Frame::ConsumerUpdateResponse(frame) => frame.write(w, ctx),
+            Frame::ExchangeCommandVersionsRequest(frame) => frame.write(w, ctx),
+            Frame::ExchangeCommandVersionsResponse(frame) => frame.write(w, ctx),
+            Frame::StreamStatsRequest(frame) => frame.write(w, ctx),
+            Frame::StreamStatsResponse(frame) => frame.write(w, ctx),
+            Frame::CreateSuperStreamRequest(frame) => frame.write(w, ctx),
+            Frame::CreateSuperStreamResponse(frame) => frame.write(w, ctx),
+            Frame::DeleteSuperStreamRequest(frame) => frame.write(w, ctx),
+            Frame::DeleteSuperStreamResponse(frame) => frame.write(w, ctx),
         }
     }
 
     /// The frame's bytes, without the transport's length prefix.
     pub fn encode(&self) -> Result<Vec<u8>, ProtocolError> {
+        self.encode_with(None)
+    }
+
+    /// The frame's bytes under the connection's context `ctx`.
+    pub fn encode_with(&self, ctx: Option<&Context>) -> Result<Vec<u8>, ProtocolError> {
         let mut w = Vec::new();
-        self.write(&mut w)?;
+        self.write(&mut w, ctx)?;
         Ok(w)
     }
 
@@ -7065,7 +7241,7 @@ impl Frame<'_> {
     pub fn frame_bytes(&self) -> Result<Vec<u8>, ProtocolError> {
         let mut w = Vec::new();
         w.extend_from_slice(&[0; 4]);
-        self.write(&mut w)?;
+        self.write(&mut w, None)?;
         let size = w.len() - 4;
         let prefix =
             wirestream_runtime::length_prefix(size, 4).ok_or(ProtocolError::EncodeError)?;

@@ -12,7 +12,8 @@
 #![allow(
     clippy::too_many_arguments,
     clippy::identity_op,
-    clippy::match_single_binding
+    clippy::match_single_binding,
+    clippy::derivable_impls
 )]
 
 extern crate alloc;
@@ -286,13 +287,14 @@ pub struct Setup<'a> {
     pub data: &'a [u8],
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_setup(
-    data: &[u8],
+fn decode_setup<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
     v_stream_id: u32,
     flags: u16,
-) -> Result<(Setup<'_>, usize), ProtocolError> {
+) -> Result<(Setup<'a>, usize), ProtocolError> {
     if end - pos < 12 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 12) as u64,
@@ -420,7 +422,8 @@ fn decode_setup(
     ))
 }
 impl<'a> Setup<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         #[allow(unused_mut)]
         let mut flags: u16 =
             (if self.ignore { 0x200 } else { 0 }) | (if self.lease { 0x40 } else { 0 });
@@ -506,13 +509,14 @@ pub struct Lease<'a> {
     pub metadata: Option<&'a [u8]>,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_lease(
-    data: &[u8],
+fn decode_lease<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
     v_stream_id: u32,
     flags: u16,
-) -> Result<(Lease<'_>, usize), ProtocolError> {
+) -> Result<(Lease<'a>, usize), ProtocolError> {
     if end - pos < 8 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 8) as u64,
@@ -543,7 +547,8 @@ fn decode_lease(
     ))
 }
 impl<'a> Lease<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         #[allow(unused_mut)]
         let mut flags: u16 = if self.ignore { 0x200 } else { 0 };
         if self.metadata.is_some() {
@@ -591,13 +596,14 @@ pub struct Keepalive<'a> {
     pub data: &'a [u8],
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_keepalive(
-    data: &[u8],
+fn decode_keepalive<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
     v_stream_id: u32,
     flags: u16,
-) -> Result<(Keepalive<'_>, usize), ProtocolError> {
+) -> Result<(Keepalive<'a>, usize), ProtocolError> {
     if end - pos < 8 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 8) as u64,
@@ -629,7 +635,8 @@ fn decode_keepalive(
     ))
 }
 impl<'a> Keepalive<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         #[allow(unused_mut)]
         let mut flags: u16 =
             (if self.ignore { 0x200 } else { 0 }) | (if self.respond { 0x80 } else { 0 });
@@ -667,13 +674,14 @@ pub struct RequestResponse<'a> {
     pub data: &'a [u8],
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_request_response(
-    data: &[u8],
+fn decode_request_response<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
     v_stream_id: u32,
     flags: u16,
-) -> Result<(RequestResponse<'_>, usize), ProtocolError> {
+) -> Result<(RequestResponse<'a>, usize), ProtocolError> {
     let v_metadata = if flags & 0x100 != 0 {
         if end - pos < 3 {
             return Err(ProtocolError::Truncated {
@@ -712,7 +720,8 @@ fn decode_request_response(
     ))
 }
 impl<'a> RequestResponse<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         #[allow(unused_mut)]
         let mut flags: u16 =
             (if self.ignore { 0x200 } else { 0 }) | (if self.follows { 0x80 } else { 0 });
@@ -756,13 +765,14 @@ pub struct RequestFnf<'a> {
     pub data: &'a [u8],
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_request_fnf(
-    data: &[u8],
+fn decode_request_fnf<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
     v_stream_id: u32,
     flags: u16,
-) -> Result<(RequestFnf<'_>, usize), ProtocolError> {
+) -> Result<(RequestFnf<'a>, usize), ProtocolError> {
     let v_metadata = if flags & 0x100 != 0 {
         if end - pos < 3 {
             return Err(ProtocolError::Truncated {
@@ -801,7 +811,8 @@ fn decode_request_fnf(
     ))
 }
 impl<'a> RequestFnf<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         #[allow(unused_mut)]
         let mut flags: u16 =
             (if self.ignore { 0x200 } else { 0 }) | (if self.follows { 0x80 } else { 0 });
@@ -847,13 +858,14 @@ pub struct RequestStream<'a> {
     pub data: &'a [u8],
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_request_stream(
-    data: &[u8],
+fn decode_request_stream<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
     v_stream_id: u32,
     flags: u16,
-) -> Result<(RequestStream<'_>, usize), ProtocolError> {
+) -> Result<(RequestStream<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -904,7 +916,8 @@ fn decode_request_stream(
     ))
 }
 impl<'a> RequestStream<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         #[allow(unused_mut)]
         let mut flags: u16 =
             (if self.ignore { 0x200 } else { 0 }) | (if self.follows { 0x80 } else { 0 });
@@ -958,13 +971,14 @@ pub struct RequestChannel<'a> {
     pub data: &'a [u8],
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_request_channel(
-    data: &[u8],
+fn decode_request_channel<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
     v_stream_id: u32,
     flags: u16,
-) -> Result<(RequestChannel<'_>, usize), ProtocolError> {
+) -> Result<(RequestChannel<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -1016,7 +1030,8 @@ fn decode_request_channel(
     ))
 }
 impl<'a> RequestChannel<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         #[allow(unused_mut)]
         let mut flags: u16 = (if self.ignore { 0x200 } else { 0 })
             | (if self.follows { 0x80 } else { 0 })
@@ -1067,6 +1082,7 @@ fn decode_request_n(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
     v_stream_id: u32,
     flags: u16,
 ) -> Result<(RequestN, usize), ProtocolError> {
@@ -1091,7 +1107,8 @@ fn decode_request_n(
     ))
 }
 impl RequestN {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         #[allow(unused_mut)]
         let mut flags: u16 = if self.ignore { 0x200 } else { 0 };
         let b0_0 = self.stream_id;
@@ -1124,6 +1141,7 @@ fn decode_cancel(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
     v_stream_id: u32,
     flags: u16,
 ) -> Result<(Cancel, usize), ProtocolError> {
@@ -1136,7 +1154,8 @@ fn decode_cancel(
     ))
 }
 impl Cancel {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         #[allow(unused_mut)]
         let mut flags: u16 = if self.ignore { 0x200 } else { 0 };
         let b0_0 = self.stream_id;
@@ -1169,13 +1188,14 @@ pub struct Payload<'a> {
     pub data: &'a [u8],
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_payload(
-    data: &[u8],
+fn decode_payload<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
     v_stream_id: u32,
     flags: u16,
-) -> Result<(Payload<'_>, usize), ProtocolError> {
+) -> Result<(Payload<'a>, usize), ProtocolError> {
     let v_metadata = if flags & 0x100 != 0 {
         if end - pos < 3 {
             return Err(ProtocolError::Truncated {
@@ -1216,7 +1236,8 @@ fn decode_payload(
     ))
 }
 impl<'a> Payload<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         #[allow(unused_mut)]
         let mut flags: u16 = (if self.ignore { 0x200 } else { 0 })
             | (if self.follows { 0x80 } else { 0 })
@@ -1260,13 +1281,14 @@ pub struct Error<'a> {
     pub data: &'a [u8],
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_error(
-    data: &[u8],
+fn decode_error<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
     v_stream_id: u32,
     flags: u16,
-) -> Result<(Error<'_>, usize), ProtocolError> {
+) -> Result<(Error<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -1288,7 +1310,8 @@ fn decode_error(
     ))
 }
 impl<'a> Error<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         #[allow(unused_mut)]
         let mut flags: u16 = if self.ignore { 0x200 } else { 0 };
         let b0_0 = self.stream_id;
@@ -1317,13 +1340,14 @@ pub struct MetadataPush<'a> {
     pub metadata: &'a [u8],
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_metadata_push(
-    data: &[u8],
+fn decode_metadata_push<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
     v_stream_id: u32,
     flags: u16,
-) -> Result<(MetadataPush<'_>, usize), ProtocolError> {
+) -> Result<(MetadataPush<'a>, usize), ProtocolError> {
     let v_metadata = &data[pos..end];
     pos = end;
     Ok((
@@ -1336,7 +1360,8 @@ fn decode_metadata_push(
     ))
 }
 impl<'a> MetadataPush<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         #[allow(unused_mut)]
         let mut flags: u16 = 0x100 | (if self.ignore { 0x200 } else { 0 });
         let b0_0 = self.stream_id;
@@ -1371,13 +1396,14 @@ pub struct Resume<'a> {
     pub first_available_client_position: u64,
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_resume(
-    data: &[u8],
+fn decode_resume<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
     v_stream_id: u32,
     flags: u16,
-) -> Result<(Resume<'_>, usize), ProtocolError> {
+) -> Result<(Resume<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -1445,7 +1471,8 @@ fn decode_resume(
     ))
 }
 impl<'a> Resume<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         #[allow(unused_mut)]
         let mut flags: u16 = if self.ignore { 0x200 } else { 0 };
         let b0_0 = self.stream_id;
@@ -1497,6 +1524,7 @@ fn decode_resume_ok(
     data: &[u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
     v_stream_id: u32,
     flags: u16,
 ) -> Result<(ResumeOk, usize), ProtocolError> {
@@ -1527,7 +1555,8 @@ fn decode_resume_ok(
     ))
 }
 impl ResumeOk {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         #[allow(unused_mut)]
         let mut flags: u16 = if self.ignore { 0x200 } else { 0 };
         let b0_0 = self.stream_id;
@@ -1562,13 +1591,14 @@ pub struct Ext<'a> {
     pub data: &'a [u8],
 }
 #[allow(unused_mut, unused_variables)]
-fn decode_ext(
-    data: &[u8],
+fn decode_ext<'a>(
+    data: &'a [u8],
     mut pos: usize,
     end: usize,
+    ctx: Option<&Context>,
     v_stream_id: u32,
     flags: u16,
-) -> Result<(Ext<'_>, usize), ProtocolError> {
+) -> Result<(Ext<'a>, usize), ProtocolError> {
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
@@ -1618,7 +1648,8 @@ fn decode_ext(
     ))
 }
 impl<'a> Ext<'a> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         #[allow(unused_mut)]
         let mut flags: u16 = if self.ignore { 0x200 } else { 0 };
         if self.metadata.is_some() {
@@ -1665,7 +1696,8 @@ pub struct UnknownFrame<'a> {
     pub body: &'a [u8],
 }
 impl UnknownFrame<'_> {
-    fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    #[allow(unused_variables)]
+    fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         let k0 = self.code;
         if k0 > 0x3f {
             return Err(ProtocolError::EncodeError);
@@ -1691,8 +1723,21 @@ impl UnknownFrame<'_> {
     }
 }
 /// Values negotiated on a connection that frame layouts depend on.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Context {}
+impl Default for Context {
+    fn default() -> Self {
+        Context {}
+    }
+}
+/// Keep `ctx` in step with the frames of one direction: call it with each frame in
+/// stream order, after it is decoded (or encoded) and before the next one is.
+#[allow(unused_variables)]
+pub fn track_context(frame: &Frame<'_>, ctx: &mut Context) {
+    match frame {
+        _ => {}
+    }
+}
 #[allow(unused_variables)]
 fn decode_frame<'a>(
     data: &'a [u8],
@@ -1715,63 +1760,63 @@ fn decode_frame<'a>(
     let key: u32 = u32::from(v_frame_type);
     match key {
         1 => {
-            let (f, next) = decode_setup(data, pos, end, v_stream_id, flags)?;
+            let (f, next) = decode_setup(data, pos, end, ctx, v_stream_id, flags)?;
             return Ok((Frame::Setup(f), next));
         }
         2 => {
-            let (f, next) = decode_lease(data, pos, end, v_stream_id, flags)?;
+            let (f, next) = decode_lease(data, pos, end, ctx, v_stream_id, flags)?;
             return Ok((Frame::Lease(f), next));
         }
         3 => {
-            let (f, next) = decode_keepalive(data, pos, end, v_stream_id, flags)?;
+            let (f, next) = decode_keepalive(data, pos, end, ctx, v_stream_id, flags)?;
             return Ok((Frame::Keepalive(f), next));
         }
         4 => {
-            let (f, next) = decode_request_response(data, pos, end, v_stream_id, flags)?;
+            let (f, next) = decode_request_response(data, pos, end, ctx, v_stream_id, flags)?;
             return Ok((Frame::RequestResponse(f), next));
         }
         5 => {
-            let (f, next) = decode_request_fnf(data, pos, end, v_stream_id, flags)?;
+            let (f, next) = decode_request_fnf(data, pos, end, ctx, v_stream_id, flags)?;
             return Ok((Frame::RequestFnf(f), next));
         }
         6 => {
-            let (f, next) = decode_request_stream(data, pos, end, v_stream_id, flags)?;
+            let (f, next) = decode_request_stream(data, pos, end, ctx, v_stream_id, flags)?;
             return Ok((Frame::RequestStream(f), next));
         }
         7 => {
-            let (f, next) = decode_request_channel(data, pos, end, v_stream_id, flags)?;
+            let (f, next) = decode_request_channel(data, pos, end, ctx, v_stream_id, flags)?;
             return Ok((Frame::RequestChannel(f), next));
         }
         8 => {
-            let (f, next) = decode_request_n(data, pos, end, v_stream_id, flags)?;
+            let (f, next) = decode_request_n(data, pos, end, ctx, v_stream_id, flags)?;
             return Ok((Frame::RequestN(f), next));
         }
         9 => {
-            let (f, next) = decode_cancel(data, pos, end, v_stream_id, flags)?;
+            let (f, next) = decode_cancel(data, pos, end, ctx, v_stream_id, flags)?;
             return Ok((Frame::Cancel(f), next));
         }
         0xa => {
-            let (f, next) = decode_payload(data, pos, end, v_stream_id, flags)?;
+            let (f, next) = decode_payload(data, pos, end, ctx, v_stream_id, flags)?;
             return Ok((Frame::Payload(f), next));
         }
         0xb => {
-            let (f, next) = decode_error(data, pos, end, v_stream_id, flags)?;
+            let (f, next) = decode_error(data, pos, end, ctx, v_stream_id, flags)?;
             return Ok((Frame::Error(f), next));
         }
         0xc => {
-            let (f, next) = decode_metadata_push(data, pos, end, v_stream_id, flags)?;
+            let (f, next) = decode_metadata_push(data, pos, end, ctx, v_stream_id, flags)?;
             return Ok((Frame::MetadataPush(f), next));
         }
         0xd => {
-            let (f, next) = decode_resume(data, pos, end, v_stream_id, flags)?;
+            let (f, next) = decode_resume(data, pos, end, ctx, v_stream_id, flags)?;
             return Ok((Frame::Resume(f), next));
         }
         0xe => {
-            let (f, next) = decode_resume_ok(data, pos, end, v_stream_id, flags)?;
+            let (f, next) = decode_resume_ok(data, pos, end, ctx, v_stream_id, flags)?;
             return Ok((Frame::ResumeOk(f), next));
         }
         0x3f => {
-            let (f, next) = decode_ext(data, pos, end, v_stream_id, flags)?;
+            let (f, next) = decode_ext(data, pos, end, ctx, v_stream_id, flags)?;
             return Ok((Frame::Ext(f), next));
         }
         _ => {}
@@ -1919,32 +1964,38 @@ impl<'a> From<Ext<'a>> for Frame<'a> {
 }
 
 impl Frame<'_> {
-    /// Append the frame's bytes (without the transport's length prefix) to `w`.
-    pub fn write(&self, w: &mut Vec<u8>) -> Result<(), ProtocolError> {
+    /// Append the frame's bytes (without the transport's length prefix) to `w`; `ctx`:
+    /// the connection's context (its defaults when `None`).
+    pub fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         match self {
-            Frame::Setup(frame) => frame.write(w),
-            Frame::Lease(frame) => frame.write(w),
-            Frame::Keepalive(frame) => frame.write(w),
-            Frame::RequestResponse(frame) => frame.write(w),
-            Frame::RequestFnf(frame) => frame.write(w),
-            Frame::RequestStream(frame) => frame.write(w),
-            Frame::RequestChannel(frame) => frame.write(w),
-            Frame::RequestN(frame) => frame.write(w),
-            Frame::Cancel(frame) => frame.write(w),
-            Frame::Payload(frame) => frame.write(w),
-            Frame::Error(frame) => frame.write(w),
-            Frame::MetadataPush(frame) => frame.write(w),
-            Frame::Resume(frame) => frame.write(w),
-            Frame::ResumeOk(frame) => frame.write(w),
-            Frame::Ext(frame) => frame.write(w),
-            Frame::UnknownFrame(frame) => frame.write(w),
+            Frame::Setup(frame) => frame.write(w, ctx),
+            Frame::Lease(frame) => frame.write(w, ctx),
+            Frame::Keepalive(frame) => frame.write(w, ctx),
+            Frame::RequestResponse(frame) => frame.write(w, ctx),
+            Frame::RequestFnf(frame) => frame.write(w, ctx),
+            Frame::RequestStream(frame) => frame.write(w, ctx),
+            Frame::RequestChannel(frame) => frame.write(w, ctx),
+            Frame::RequestN(frame) => frame.write(w, ctx),
+            Frame::Cancel(frame) => frame.write(w, ctx),
+            Frame::Payload(frame) => frame.write(w, ctx),
+            Frame::Error(frame) => frame.write(w, ctx),
+            Frame::MetadataPush(frame) => frame.write(w, ctx),
+            Frame::Resume(frame) => frame.write(w, ctx),
+            Frame::ResumeOk(frame) => frame.write(w, ctx),
+            Frame::Ext(frame) => frame.write(w, ctx),
+            Frame::UnknownFrame(frame) => frame.write(w, ctx),
         }
     }
 
     /// The frame's bytes, without the transport's length prefix.
     pub fn encode(&self) -> Result<Vec<u8>, ProtocolError> {
+        self.encode_with(None)
+    }
+
+    /// The frame's bytes under the connection's context `ctx`.
+    pub fn encode_with(&self, ctx: Option<&Context>) -> Result<Vec<u8>, ProtocolError> {
         let mut w = Vec::new();
-        self.write(&mut w)?;
+        self.write(&mut w, ctx)?;
         Ok(w)
     }
 
@@ -1952,7 +2003,7 @@ impl Frame<'_> {
     pub fn frame_bytes(&self) -> Result<Vec<u8>, ProtocolError> {
         let mut w = Vec::new();
         w.extend_from_slice(&[0; 3]);
-        self.write(&mut w)?;
+        self.write(&mut w, None)?;
         let size = w.len() - 3;
         let prefix =
             wirestream_runtime::length_prefix(size, 3).ok_or(ProtocolError::EncodeError)?;
