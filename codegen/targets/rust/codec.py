@@ -23,12 +23,13 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wirestream.codegen.frontend.model import IntType, Protocol
+from wirestream.codegen.frontend.model import Cond, IntType, Protocol
 from wirestream.codegen.plan.codec import (
     ArrayStep,
     AttrPlan,
     BytesStep,
     CodecPlan,
+    CondPlan,
     DecoderEntry,
     ElementPlan,
     EnumPlan,
@@ -63,6 +64,9 @@ _KEYWORDS = {"as", "break", "const", "continue", "crate", "else", "enum", "exter
              "use", "where", "while", "async", "await", "dyn", "abstract", "become", "box", "do",
              "final", "macro", "override", "priv", "typeof", "unsized", "virtual", "yield",
              "try", "gen"}  # fmt: skip
+
+
+_COMPARE = ("==", "!=", "<", "<=", ">", ">=")
 
 
 class Refused(NotImplementedError):
@@ -215,6 +219,7 @@ class Spell:
         self.unions = {u.name: u for u in plan.unions}
         self.enums = {e.name: e for e in plan.enums}
         self.check_supported()
+        self.current_ints: dict[str, IntPlan] = {}
         self.borrows: dict[str, bool] = {}
         for name in [*self.structs, *self.unions]:
             self.record_borrows(name)
@@ -232,19 +237,15 @@ class Spell:
             raise refuse(m, "frames chosen by select:")
         if m.wildcards:
             raise refuse(m, "frame codes ending in '*'")
-        if m.frame_length is not None:
-            raise refuse(m, "a frame length in the header (framing.length_field)")
+        if m.frame_length is not None and m.unknown not in ("error",):
+            raise refuse(
+                m, f"a frame length in the header with the unknown-frame policy {m.unknown!r}"
+            )
         if m.unknown not in ("error", "ignore_if_flag", "skip_length"):
             raise refuse(m, f"the unknown-frame policy {m.unknown!r}")
         for rec in [*m.structs, *m.frames]:
             if rec.name in _RESERVED:
                 raise refuse(m, f"a record named {rec.name!r} (a name the Rust code uses)")
-            if rec.rules:
-                raise refuse(m, "rules:", rec.name)
-            if rec.flag_values:
-                raise refuse(m, "multi-bit flag values", rec.name)
-            if rec.fixed_flags is not None:
-                raise refuse(m, "fixed flag bits", rec.name)
         for e in m.enums:
             if e.name in _RESERVED:
                 raise refuse(m, f"an enum named {e.name!r} (a name the Rust code uses)")
@@ -393,6 +394,98 @@ class Spell:
                 found.append(s.value)
         return found
 
+    # --- conditions: bools are bool, every number an i128 (exact for any 64-bit operands)
+
+    def cond(self, plan: CondPlan, scope: str, values: dict[str, str], ints: dict[str, IntPlan],
+             where: str) -> str:  # fmt: skip
+        return unparen(self.boolean(plan.tree, scope, values, ints, plan.text, where))
+
+    def is_bool(self, node: Cond, ints: dict[str, IntPlan]) -> bool:
+        if node.op == "field":
+            value = ints.get(node.name)
+            return value is not None and value.boolean
+        return node.op in ("flag", "more", "not", "and", "or", *_COMPARE)
+
+    def boolean(self, node: Cond, scope: str, values: dict[str, str], ints: dict[str, IntPlan],
+                text: str, where: str) -> str:  # fmt: skip
+
+        def b(n: Cond) -> str:
+            return self.boolean(n, scope, values, ints, text, where)
+
+        def num(n: Cond) -> str:
+            return self.number(n, scope, values, ints, text, where)
+
+        op = node.op
+        if op == "flag":
+            return f"(flags & {lit(node.value)} != 0)"
+        if op == "more":
+            if scope != "decode":
+                raise refuse(self.m, f"'more' in '{text}' when encoding", where)
+            return "(pos < end)"
+        if op == "field" and self.is_bool(node, ints):
+            return self.ref(node.name, scope, values)
+        if op == "not":
+            return f"!{b(node.args[0])}"
+        if op in ("and", "or"):
+            left, right = (b(arg) for arg in node.args)
+            return f"({left} {'&&' if op == 'and' else '||'} {right})"
+        if op in _COMPARE:
+            left, right = (num(arg) for arg in node.args)
+            return f"({left} {op} {right})"
+        return f"({num(node)} != 0)"
+
+    def number(self, node: Cond, scope: str, values: dict[str, str], ints: dict[str, IntPlan],
+               text: str, where: str) -> str:  # fmt: skip
+        op = node.op
+        if self.is_bool(node, ints):
+            return f"i128::from({self.boolean(node, scope, values, ints, text, where)})"
+        if op == "lit":
+            return f"{lit(node.value)}_i128"
+        if op == "remaining":
+            if scope != "decode":
+                raise refuse(self.m, f"'remaining' in '{text}' when encoding", where)
+            return "((end - pos) as i128)"
+        if op == "field":
+            value = ints.get(node.name)
+            if value is None:
+                raise refuse(self.m, f"'{node.name}' in '{text}' (not an integer of the record)",
+                             where)  # fmt: skip
+            src = self.ref(node.name, scope, values)
+            if node.value:  # may be absent: 0
+                if value.enum is not None:
+                    return f"{src}.map_or(0, |v| i128::from(v as {value_rust(value)}))"
+                return f"{src}.map_or(0, i128::from)"
+            if value.enum is not None and not (scope == "encode" and node.name in values):
+                return f"i128::from({src} as {value_rust(value)})"
+            return f"i128::from({src})"
+        if op == "ctx":
+            return f"i128::from({self.ctx_value(node.name, scope, values)})"
+        left, right = (self.number(arg, scope, values, ints, text, where) for arg in node.args)
+        if op == "/":
+            return f"{left}.div_euclid({right})"
+        return f"({left} {op} {right})"
+
+    def rec_ints(self, rec: RecordPlan | None) -> dict[str, IntPlan]:
+        """The integers a record's conditions may name (a frame's header ones too)."""
+        steps = [*self.m.header_steps, *(rec.steps if rec else [])]
+        if rec is not None and rec.name in self.structs:
+            steps = list(rec.steps)
+        found: dict[str, IntPlan] = {}
+        for item in steps:
+            st = item.step
+            if isinstance(st, FixedRun):
+                for u in st.units:
+                    if u.value is not None:
+                        found[u.value.name] = u.value
+                    for bb in u.bits:
+                        if bb.value is not None:
+                            found[bb.value.name] = bb.value
+            elif isinstance(st, IntStep):
+                found[st.value.name] = st.value
+        for v, _, _ in rec.flag_values if rec else []:
+            found[v.name] = v
+        return found
+
     def ref(self, name: str, scope: str, values: dict[str, str]) -> str:
         if name in values:
             return values[name]
@@ -503,13 +596,12 @@ class Spell:
         where = f"{owner}.{b.name}"
         if b.xor_key is not None:
             raise refuse(self.m, "the xor transform", where)
-        if b.forbid:
-            raise refuse(self.m, "forbidden characters (forbid:)", where)
         if b.terminator is not None:
             raise refuse(self.m, "terminated bytes", where)
         if b.rest:
             raw = f"&data[pos..{end}]"
             c(f"let {name} = {self.as_string(raw, b.string)};", f"pos = {end};")
+            self.check_forbid(c, b, name, "InvalidString" if b.string else "InvalidValue")
             return
         if b.size is not None and b.length is not None:
             c(f"let n: i128 = {self.expr(b.size, 'decode', {}, where)};",
@@ -530,10 +622,19 @@ class Spell:
           f"let raw = &data[pos..pos + n];",
           "pos += n;")  # fmt: skip
         value = self.as_string("raw", b.string)
+        c(f"let {name} = {value};")
+        self.check_forbid(c, b, name, "InvalidString" if b.string else "InvalidValue")
         if b.nullable:
-            c(f"Some({value}) }};")
+            c(f"Some({name}) }};")
+
+    def check_forbid(self, c: Code, b: BytesStep, name: str, error: str) -> None:
+        if not b.forbid:
+            return
+        if b.string:
+            tests = [f"{name}.contains('\\u{{{c_:x}}}')" for c_ in b.forbid]
         else:
-            c(f"let {name} = {value};")
+            tests = [f"{name}.contains(&{lit(c_)})" for c_ in b.forbid]
+        c(f"if {' || '.join(tests)} {{ return Err(ProtocolError::{error}); }}")
 
     def as_string(self, raw: str, string: bool) -> str:
         if not string:
@@ -564,8 +665,6 @@ class Spell:
         least = a.element.least
         if a.terminator is not None:
             raise refuse(self.m, "terminated arrays", where)
-        if a.min_count:
-            raise refuse(self.m, "a minimum element count", where)
         c("let mut items = Vec::new();")
         if a.element.fixed_size is not None:
             c(f"let elem_size: i128 = {self.expr(a.element.fixed_size, 'decode', {}, where)};",
@@ -621,6 +720,9 @@ class Spell:
               "Ok((item, next)) => { items.push(item); pos = next; }",
               "Err(ProtocolError::Truncated { .. }) => return Err(ProtocolError::InvalidValue),",
               "Err(e) => return Err(e), } }")  # fmt: skip
+        if a.min_count:
+            short = "items.is_empty()" if a.min_count == 1 else f"items.len() < {a.min_count}"
+            c(f"if {short} {{ return Err(ProtocolError::InvalidValue); }}")
         c(f"let {name} = items;")
 
     def decode_value(self, c: Code, s: object, name: str, owner: str, end: str) -> None:
@@ -653,7 +755,8 @@ class Spell:
         elif item.bit is not None:
             test = var(item.bit)
         else:
-            raise refuse(self.m, "conditional fields (if: over values)", f"{owner}.{item.name}")
+            assert item.when is not None
+            test = self.cond(item.when, "decode", {}, self.current_ints, f"{owner}.{item.name}")
         c(f"let {name} = if {test} {{")
         self.decode_value(c, s, name, owner, "end")
         c(f"Some({name}) }} else {{ None }};")
@@ -750,6 +853,9 @@ class Spell:
                 f"match {value} {{ None => {{ {write_int(b.length, '-1_' + itype_rust(b.length))} }} Some(v) => {{"
             )
             value = "v"
+        if b.forbid:
+            c(f"let checked = {value};")
+            self.check_forbid(c, b, "checked", "EncodeError")
         raw = f"{value}.as_bytes()" if b.string else value
         c(f"let raw: &[u8] = {raw};")
         if b.rest or b.length_derived:
@@ -781,7 +887,7 @@ class Spell:
         elif e.kind == "int":
             assert e.value is not None
             src = f"(*item as {value_rust(e.value)})" if e.value.enum else "*item"
-            c(f"let i = {src};")
+            c(f"let i = {unparen(src)};")
             self.check_range(c, e.value, "i")
             c(write_int(e.value.type, "i"))
         elif e.kind == "bytes":
@@ -799,6 +905,9 @@ class Spell:
             c(f"let items = &{value};")
         if a.element.fixed_size is not None and not a.byte_length_derived:
             c(f"let elem_size: i128 = {self.expr(a.element.fixed_size, 'encode', values, where)};")
+        if a.min_count:
+            short = f"{value}.is_empty()" if a.min_count == 1 else f"{value}.len() < {a.min_count}"
+            c(f"if {short} {{ return Err(ProtocolError::EncodeError); }}")
         if a.count_prefix is not None:
             self.write_size(c, a.count_prefix, "items.len()")
         elif a.count_expr is not None and not a.count_derived:
@@ -836,6 +945,7 @@ class Spell:
     def encode_steps(self, c: Code, steps: list[ItemStep], owner: str,
                      values: dict[str, str]) -> None:  # fmt: skip
         bits_seen: dict[str, str] = {}
+        more_seen: list[str] = []
         for item in steps:
             s = item.step
             if isinstance(s, FixedRun):
@@ -854,6 +964,21 @@ class Spell:
             if isinstance(s, IntStep) and s.value.enum is not None:
                 value = f"({value} as {value_rust(s.value)})"
             if item.optional:
+                field_ref = f"self.{ident(item.name)}"
+                if item.more:
+                    for earlier in more_seen:
+                        c(f"if {field_ref}.is_some() && self.{ident(earlier)}.is_none() {{ "
+                          "return Err(ProtocolError::EncodeError); }")  # fmt: skip
+                    if (isinstance(s, BytesStep) and s.rest) or (
+                            isinstance(s, ArrayStep) and s.count_rest):  # fmt: skip
+                        c(f"if {field_ref}.as_ref().is_some_and(|v| v.is_empty()) {{ "
+                          "return Err(ProtocolError::EncodeError); }")  # fmt: skip
+                    more_seen.append(item.name)
+                elif item.when is not None:
+                    test = self.cond(item.when, "encode", values, self.current_ints,
+                                     f"{owner}.{item.name}")  # fmt: skip
+                    c(f"if ({test}) != {field_ref}.is_some() {{ "
+                      "return Err(ProtocolError::EncodeError); }")  # fmt: skip
                 if item.bit is not None:
                     first = bits_seen.setdefault(item.bit, item.name)
                     if first != item.name:
@@ -926,16 +1051,26 @@ class Spell:
         c("#[allow(unused_mut, unused_variables)]",
           f"fn decode_{fn(rec.name)}{self.gen(rec)}(data: {self.data(rec)}, mut pos: usize, end: usize, ctx: Option<&Context>) -> "
           f"Result<({self.rec_type(rec)}, usize), ProtocolError> {{")  # fmt: skip
+        self.current_ints = self.rec_ints(rec)
         for si, item in enumerate(rec.steps):
             self.decode_step(c, item, rec.name, si)
+        self.rules(c, rec, "decode", {})
         c(f"Ok(({self.construct(rec)}, pos))", "}")
+
+    def rules(self, c: Code, rec: RecordPlan, scope: str, values: dict[str, str]) -> None:
+        error = "RuleViolation" if scope == "decode" else "EncodeError"
+        for r in rec.rules:
+            test = self.cond(r.check, scope, values, self.current_ints, rec.name)
+            c(f"if !({test}) {{ return Err(ProtocolError::{error}); }}")
 
     def write_struct(self, c: Code, rec: RecordPlan) -> None:
         life = "<'a>" if self.record_borrows_attrs(rec) else ""
         c(f"impl{life} {self.rec_type(rec)} {{",
           "#[allow(unused_variables)] fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {")  # fmt: skip
         values: dict[str, str] = {}
+        self.current_ints = self.rec_ints(rec)
         self.derivations(c, rec, values)
+        self.rules(c, rec, "encode", values)
         self.encode_steps(c, rec.steps, rec.name, values)
         c("Ok(())", "}", "}")
 
@@ -978,8 +1113,19 @@ class Spell:
         c("#[allow(unused_mut, unused_variables)]",
           f"fn decode_{fn(f.name)}{self.gen(f)}(data: {self.data(f)}, mut pos: usize, end: usize, ctx: Option<&Context>"
           f"{self.frame_hdr_params()}) -> Result<({self.rec_type(f)}, usize), ProtocolError> {{")  # fmt: skip
+        self.current_ints = self.rec_ints(f)
+        if f.fixed_flags is not None:
+            fixed_mask = self.m.flags_max - f.named_flags_mask
+            c(f"if flags & {lit(fixed_mask)} != {lit(f.fixed_flags)} {{ "
+              "return Err(ProtocolError::InvalidValue); }")  # fmt: skip
+        for v, mask, shift in f.flag_values:
+            shifted = f"(flags & {lit(mask)}) >> {shift}" if shift else f"flags & {lit(mask)}"
+            cast = "" if value_rust(v) == self.flags_type() else f" as {value_rust(v)}"
+            c(f"let {var(v.name)} = {'(' + shifted + ')' + cast if cast else shifted};")
+            self.check_int(c, v, var(v.name), f.name)
         for si, item in enumerate(f.steps):
             self.decode_step(c, item, f.name, si + 100)
+        self.rules(c, f, "decode", {})
         c(f"Ok(({self.construct(f)}, pos))", "}")
 
     def code_key(self, code: tuple[int, ...]) -> int:
@@ -1003,12 +1149,38 @@ class Spell:
             parts = [lit(f.set_flags)] if f.set_flags else []
             parts += [f"(if self.{ident(n)} {{ {lit(mask)} }} else {{ 0 }})"
                       for n, mask in f.flag_attrs]  # fmt: skip
+            if f.fixed_flags:
+                parts.insert(0, lit(f.fixed_flags))
             c(f"#[allow(unused_mut)] let mut flags: {ftype} = {unparen(' | '.join(parts) or '0')};")
             for _, mask, fname in f.presence:
                 c(f"if self.{ident(fname)}.is_some() {{ flags |= {lit(mask)}; }}")
+            for v, mask, shift in f.flag_values:
+                src = f"self.{ident(v.name)}"
+                if v.enum is not None:
+                    src = f"({src} as {value_rust(v)})"
+                c(f"let fv = {unparen(src)};")
+                self.check_range(c, v, "fv")
+                cast = "fv" if value_rust(v) == ftype else f"(fv as {ftype})"
+                c(f"flags |= {cast}{f' << {shift}' if shift else ''};")
+        self.current_ints = self.rec_ints(f)
         self.derivations(c, f, values)
-        self.encode_steps(c, m.header_steps, f.name, values)
-        self.encode_steps(c, f.steps, f.name, values)
+        self.rules(c, f, "encode", values)
+        if m.frame_length is not None:
+            fl = m.frame_length
+            c("let mut body = Vec::new();", "{ let w = &mut body;")
+            self.encode_steps(c, f.steps, f.name, values)
+            c("}")
+            length = self.header_int(fl.field)
+            k = fl.counted - fl.adjust
+            c(f"let flen = body.len() as i128 + {k}_i128;")
+            c(f"if !({lit(length.lo)}_i128..={lit(length.hi)}_i128).contains(&flen) {{ "
+              "return Err(ProtocolError::EncodeError); }")  # fmt: skip
+            values[fl.field] = f"(flen as {value_rust(length)})"
+            self.encode_steps(c, m.header_steps, f.name, values)
+            c("w.extend_from_slice(&body);")
+        else:
+            self.encode_steps(c, m.header_steps, f.name, values)
+            self.encode_steps(c, f.steps, f.name, values)
         c("Ok(())", "}", "}")
 
     # --- the whole crate ---
@@ -1040,8 +1212,12 @@ class Spell:
             if e.frame is None:
                 c(f"{code} => return Err(ProtocolError::AmbiguousFrameType),")
                 continue
-            c(f"{code} => {{ let (f, next) = decode_{fn(e.frame.name)}(data, pos, end, ctx"
-              f"{self.frame_hdr_args()})?; return Ok((Frame::{e.frame.name}(f), next)); }}")  # fmt: skip
+            call = f"decode_{fn(e.frame.name)}(data, pos, end, ctx{self.frame_hdr_args()})"
+            if self.m.frame_length is not None:
+                call = f"whole({call}, end)"
+            c(
+                f"{code} => {{ let (f, next) = {call}?; return Ok((Frame::{e.frame.name}(f), next)); }}"
+            )
         c("_ => {}", "}")
 
     def header_decode(self, c: Code) -> None:
@@ -1049,8 +1225,20 @@ class Spell:
         c("#[allow(unused_variables)]",
           "fn decode_frame<'a>(data: &'a [u8], mut pos: usize, end: usize, ctx: Option<&Context>, "
           "sender: Option<Sender>) -> Result<(Frame<'a>, usize), ProtocolError> {")  # fmt: skip
+        self.current_ints = self.rec_ints(None)
+        fl = m.frame_length
+        if fl is not None and fl.back is None:
+            c("let start = pos;")
         for si, item in enumerate(m.header_steps):
+            if isinstance(item.step, IntStep) and item.step.value.peek:
+                raise refuse(m, "peeked header bytes", item.name)
             self.decode_step(c, item, "header", si)
+        if fl is not None:
+            base = "start" if fl.back is None else (f"pos - {fl.back}" if fl.back else "pos")
+            c(f"let frame_end: i128 = ({base}) as i128 + i128::from({var(fl.field)}) + {fl.adjust}_i128;",
+              "if frame_end < pos as i128 { return Err(ProtocolError::InvalidValue); }",
+              f"if frame_end > end as i128 {{ {self.truncated('frame_end')} }}",
+              "let end = frame_end as usize;")  # fmt: skip
         key = self.key_type()
         parts = [var(n) if value_rust(self.header_int(n)) == key else f"{key}::from({var(n)})"
                  for n in m.discriminator]  # fmt: skip
@@ -1118,6 +1306,19 @@ class Spell:
             assert m.unknown_length is not None
             self.write_size(c, m.unknown_length, "self.body.len()")
         c("w.extend_from_slice(self.body);", "Ok(())", "}", "}")
+
+    def whole_def(self, c: Code) -> None:
+        if self.m.frame_length is None:
+            return
+        c("/// A frame whose header says how long it is: all of it is there, so a field that runs",
+          "/// past it is malformed (InvalidValue, not Truncated), and its body must fill it.",
+          "fn whole<T>(decoded: Result<(T, usize), ProtocolError>, end: usize) "
+          "-> Result<(T, usize), ProtocolError> {",
+          "match decoded {",
+          "Ok((_, next)) if next != end => Err(ProtocolError::TrailingBytes),",
+          "Ok(found) => Ok(found),",
+          "Err(ProtocolError::Truncated { .. }) => Err(ProtocolError::InvalidValue),",
+          "Err(error) => Err(error), } }")  # fmt: skip
 
     def context_def(self, c: Code) -> None:
         m = self.m
@@ -1189,6 +1390,7 @@ class Spell:
             self.frame_write(c, f)
         self.unknown_def(c)
         self.context_def(c)
+        self.whole_def(c)
         self.header_decode(c)
         return c.text()
 

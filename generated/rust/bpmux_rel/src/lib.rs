@@ -13,7 +13,8 @@
     clippy::too_many_arguments,
     clippy::identity_op,
     clippy::match_single_binding,
-    clippy::derivable_impls
+    clippy::derivable_impls,
+    clippy::nonminimal_bool
 )]
 
 extern crate alloc;
@@ -52,6 +53,8 @@ pub enum ProtocolError {
     InvalidString,
     /// A variable-length integer not in its shortest form.
     NonCanonical,
+    /// A frame that breaks one of its rules (the IDL's `rules:`).
+    RuleViolation,
     /// A frame that cannot be encoded (a value outside its range, a length too long).
     EncodeError,
 }
@@ -75,6 +78,7 @@ impl ProtocolError {
             Self::InvalidValue => "InvalidValue",
             Self::InvalidString => "InvalidString",
             Self::NonCanonical => "NonCanonical",
+            Self::RuleViolation => "RuleViolation",
             Self::EncodeError => "EncodeError",
         }
     }

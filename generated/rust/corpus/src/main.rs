@@ -13,6 +13,7 @@ use serde_json::Value;
 use std::process::ExitCode;
 
 mod bpmux_rel;
+mod mqtt_v5;
 mod rabbitmq_stream_draft;
 mod rabbitmq_stream_v1;
 mod rsio_v0;
@@ -132,6 +133,7 @@ type Build = fn(&Value, &Value) -> Result<Result<Vec<u8>, &'static str>, String>
 fn codec(module: &str) -> Option<(Decode, Build)> {
     match module {
         "bpmux/rel" => Some((bpmux_rel::decode, bpmux_rel::build_encode)),
+        "mqtt/v5" => Some((mqtt_v5::decode, mqtt_v5::build_encode)),
         "rabbitmq_stream/draft" => Some((
             rabbitmq_stream_draft::decode,
             rabbitmq_stream_draft::build_encode,

@@ -13,7 +13,8 @@
     clippy::too_many_arguments,
     clippy::identity_op,
     clippy::match_single_binding,
-    clippy::derivable_impls
+    clippy::derivable_impls,
+    clippy::nonminimal_bool
 )]
 
 extern crate alloc;
@@ -52,6 +53,8 @@ pub enum ProtocolError {
     InvalidString,
     /// A variable-length integer not in its shortest form.
     NonCanonical,
+    /// A frame that breaks one of its rules (the IDL's `rules:`).
+    RuleViolation,
     /// A frame that cannot be encoded (a value outside its range, a length too long).
     EncodeError,
 }
@@ -75,6 +78,7 @@ impl ProtocolError {
             Self::InvalidValue => "InvalidValue",
             Self::InvalidString => "InvalidString",
             Self::NonCanonical => "NonCanonical",
+            Self::RuleViolation => "RuleViolation",
             Self::EncodeError => "EncodeError",
         }
     }
@@ -223,10 +227,11 @@ fn decode_property<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_key = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_key)
     };
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
@@ -250,10 +255,11 @@ fn decode_property<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_value = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_value)
     };
     Ok((
         Property {
@@ -348,7 +354,8 @@ fn decode_published_message<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(raw)
+        let v_message = raw;
+        Some(v_message)
     };
     Ok((
         PublishedMessage {
@@ -471,10 +478,11 @@ fn decode_broker<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_host = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_host)
     };
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
@@ -553,10 +561,11 @@ fn decode_stream_metadata<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_stream = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_stream)
     };
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
@@ -1230,10 +1239,11 @@ fn decode_publish<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_stream = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_stream)
     };
     if end - pos < 1 {
         return Err(ProtocolError::Truncated {
@@ -1467,10 +1477,11 @@ fn decode_subscribe_request<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_stream = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_stream)
     };
     let (v_offset_specification, next) = decode_offset_specification(data, pos, end, ctx)?;
     pos = next;
@@ -1905,10 +1916,11 @@ fn decode_metadata_update<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_stream = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_stream)
     };
     Ok((
         MetadataUpdate {
@@ -2006,10 +2018,11 @@ fn decode_metadata_request<'a>(
             let n = n as usize;
             let raw = &data[pos..pos + n];
             pos += n;
-            Some(match core::str::from_utf8(raw) {
+            let item = match core::str::from_utf8(raw) {
                 Ok(s) => s,
                 Err(_) => return Err(ProtocolError::InvalidString),
-            })
+            };
+            Some(item)
         };
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -2328,10 +2341,11 @@ fn decode_sasl_handshake_response<'a>(
             let n = n as usize;
             let raw = &data[pos..pos + n];
             pos += n;
-            Some(match core::str::from_utf8(raw) {
+            let item = match core::str::from_utf8(raw) {
                 Ok(s) => s,
                 Err(_) => return Err(ProtocolError::InvalidString),
-            })
+            };
+            Some(item)
         };
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -2443,10 +2457,11 @@ fn decode_sasl_authenticate_request<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_mechanism = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_mechanism)
     };
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
@@ -2470,7 +2485,8 @@ fn decode_sasl_authenticate_request<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(raw)
+        let v_sasl_opaque_data = raw;
+        Some(v_sasl_opaque_data)
     };
     Ok((
         SaslAuthenticateRequest {
@@ -2564,7 +2580,8 @@ fn decode_sasl_authenticate_response<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(raw)
+        let v_sasl_opaque_data = raw;
+        Some(v_sasl_opaque_data)
     };
     Ok((
         SaslAuthenticateResponse {
@@ -2687,10 +2704,11 @@ fn decode_open_request<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_virtual_host = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_virtual_host)
     };
     Ok((
         OpenRequest {
@@ -2811,10 +2829,11 @@ fn decode_close_request<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_closing_reason = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_closing_reason)
     };
     Ok((
         CloseRequest {
@@ -3151,10 +3170,11 @@ fn decode_commit_offset<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_reference = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_reference)
     };
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
@@ -3178,10 +3198,11 @@ fn decode_commit_offset<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_stream = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_stream)
     };
     if end - pos < 8 {
         return Err(ProtocolError::Truncated {
@@ -3293,10 +3314,11 @@ fn decode_query_offset_request<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_reference = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_reference)
     };
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
@@ -3320,10 +3342,11 @@ fn decode_query_offset_request<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_stream = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_stream)
     };
     Ok((
         QueryOffsetRequest {
@@ -3472,10 +3495,11 @@ fn decode_create_request<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_stream = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_stream)
     };
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -3650,10 +3674,11 @@ fn decode_delete_request<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_stream = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_stream)
     };
     Ok((
         DeleteRequest {

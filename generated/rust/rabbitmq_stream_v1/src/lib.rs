@@ -13,7 +13,8 @@
     clippy::too_many_arguments,
     clippy::identity_op,
     clippy::match_single_binding,
-    clippy::derivable_impls
+    clippy::derivable_impls,
+    clippy::nonminimal_bool
 )]
 
 extern crate alloc;
@@ -52,6 +53,8 @@ pub enum ProtocolError {
     InvalidString,
     /// A variable-length integer not in its shortest form.
     NonCanonical,
+    /// A frame that breaks one of its rules (the IDL's `rules:`).
+    RuleViolation,
     /// A frame that cannot be encoded (a value outside its range, a length too long).
     EncodeError,
 }
@@ -75,6 +78,7 @@ impl ProtocolError {
             Self::InvalidValue => "InvalidValue",
             Self::InvalidString => "InvalidString",
             Self::NonCanonical => "NonCanonical",
+            Self::RuleViolation => "RuleViolation",
             Self::EncodeError => "EncodeError",
         }
     }
@@ -278,10 +282,11 @@ fn decode_property<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_key = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_key)
     };
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
@@ -305,10 +310,11 @@ fn decode_property<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_value = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_value)
     };
     Ok((
         Property {
@@ -594,10 +600,11 @@ fn decode_published_message_v2<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_filter_value = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_filter_value)
     };
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
@@ -621,7 +628,8 @@ fn decode_published_message_v2<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(raw)
+        let v_message = raw;
+        Some(v_message)
     };
     Ok((
         PublishedMessageV2 {
@@ -759,10 +767,11 @@ fn decode_broker<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_host = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_host)
     };
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
@@ -841,10 +850,11 @@ fn decode_stream_metadata<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_stream = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_stream)
     };
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
@@ -1010,10 +1020,11 @@ fn decode_statistic<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_key = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_key)
     };
     if end - pos < 8 {
         return Err(ProtocolError::Truncated {
@@ -1636,10 +1647,11 @@ fn decode_declare_publisher_request<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_publisher_reference = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_publisher_reference)
     };
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
@@ -1663,10 +1675,11 @@ fn decode_declare_publisher_request<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_stream = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_stream)
     };
     Ok((
         DeclarePublisherRequest {
@@ -2173,10 +2186,11 @@ fn decode_query_publisher_sequence_request<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_publisher_reference = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_publisher_reference)
     };
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
@@ -2200,10 +2214,11 @@ fn decode_query_publisher_sequence_request<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_stream = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_stream)
     };
     Ok((
         QueryPublisherSequenceRequest {
@@ -2440,10 +2455,11 @@ fn decode_subscribe_request<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_stream = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_stream)
     };
     let (v_offset_specification, next) = decode_offset_specification(data, pos, end, ctx)?;
     pos = next;
@@ -2806,10 +2822,11 @@ fn decode_store_offset<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_reference = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_reference)
     };
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
@@ -2833,10 +2850,11 @@ fn decode_store_offset<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_stream = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_stream)
     };
     if end - pos < 8 {
         return Err(ProtocolError::Truncated {
@@ -2945,10 +2963,11 @@ fn decode_query_offset_request<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_reference = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_reference)
     };
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
@@ -2972,10 +2991,11 @@ fn decode_query_offset_request<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_stream = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_stream)
     };
     Ok((
         QueryOffsetRequest {
@@ -3208,10 +3228,11 @@ fn decode_create_request<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_stream = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_stream)
     };
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -3386,10 +3407,11 @@ fn decode_delete_request<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_stream = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_stream)
     };
     Ok((
         DeleteRequest {
@@ -3529,10 +3551,11 @@ fn decode_metadata_request<'a>(
             let n = n as usize;
             let raw = &data[pos..pos + n];
             pos += n;
-            Some(match core::str::from_utf8(raw) {
+            let item = match core::str::from_utf8(raw) {
                 Ok(s) => s,
                 Err(_) => return Err(ProtocolError::InvalidString),
-            })
+            };
+            Some(item)
         };
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -3790,10 +3813,11 @@ fn decode_metadata_update<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_stream = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_stream)
     };
     Ok((
         MetadataUpdate {
@@ -4123,10 +4147,11 @@ fn decode_sasl_handshake_response<'a>(
             let n = n as usize;
             let raw = &data[pos..pos + n];
             pos += n;
-            Some(match core::str::from_utf8(raw) {
+            let item = match core::str::from_utf8(raw) {
                 Ok(s) => s,
                 Err(_) => return Err(ProtocolError::InvalidString),
-            })
+            };
+            Some(item)
         };
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -4238,10 +4263,11 @@ fn decode_sasl_authenticate_request<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_mechanism = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_mechanism)
     };
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
@@ -4265,7 +4291,8 @@ fn decode_sasl_authenticate_request<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(raw)
+        let v_sasl_opaque_data = raw;
+        Some(v_sasl_opaque_data)
     };
     Ok((
         SaslAuthenticateRequest {
@@ -4362,7 +4389,8 @@ fn decode_sasl_authenticate_response<'a>(
             let n = n as usize;
             let raw = &data[pos..pos + n];
             pos += n;
-            Some(raw)
+            let item = raw;
+            Some(item)
         };
         items.push(item);
     }
@@ -4493,10 +4521,11 @@ fn decode_open_request<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_virtual_host = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_virtual_host)
     };
     Ok((
         OpenRequest {
@@ -4674,10 +4703,11 @@ fn decode_close_request<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_closing_reason = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_closing_reason)
     };
     Ok((
         CloseRequest {
@@ -4820,10 +4850,11 @@ fn decode_route_request<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_routing_key = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_routing_key)
     };
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
@@ -4847,10 +4878,11 @@ fn decode_route_request<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_super_stream = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_super_stream)
     };
     Ok((
         RouteRequest {
@@ -4965,10 +4997,11 @@ fn decode_route_response<'a>(
             let n = n as usize;
             let raw = &data[pos..pos + n];
             pos += n;
-            Some(match core::str::from_utf8(raw) {
+            let item = match core::str::from_utf8(raw) {
                 Ok(s) => s,
                 Err(_) => return Err(ProtocolError::InvalidString),
-            })
+            };
+            Some(item)
         };
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -5079,10 +5112,11 @@ fn decode_partitions_request<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_super_stream = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_super_stream)
     };
     Ok((
         PartitionsRequest {
@@ -5182,10 +5216,11 @@ fn decode_partitions_response<'a>(
             let n = n as usize;
             let raw = &data[pos..pos + n];
             pos += n;
-            Some(match core::str::from_utf8(raw) {
+            let item = match core::str::from_utf8(raw) {
                 Ok(s) => s,
                 Err(_) => return Err(ProtocolError::InvalidString),
-            })
+            };
+            Some(item)
         };
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -5590,10 +5625,11 @@ fn decode_stream_stats_request<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_stream = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_stream)
     };
     Ok((
         StreamStatsRequest {
@@ -5772,10 +5808,11 @@ fn decode_create_super_stream_request<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_name = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_name)
     };
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -5820,10 +5857,11 @@ fn decode_create_super_stream_request<'a>(
             let n = n as usize;
             let raw = &data[pos..pos + n];
             pos += n;
-            Some(match core::str::from_utf8(raw) {
+            let item = match core::str::from_utf8(raw) {
                 Ok(s) => s,
                 Err(_) => return Err(ProtocolError::InvalidString),
-            })
+            };
+            Some(item)
         };
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -5889,10 +5927,11 @@ fn decode_create_super_stream_request<'a>(
             let n = n as usize;
             let raw = &data[pos..pos + n];
             pos += n;
-            Some(match core::str::from_utf8(raw) {
+            let item = match core::str::from_utf8(raw) {
                 Ok(s) => s,
                 Err(_) => return Err(ProtocolError::InvalidString),
-            })
+            };
+            Some(item)
         };
         Ok::<_, ProtocolError>((item, pos))
     };
@@ -6138,10 +6177,11 @@ fn decode_delete_super_stream_request<'a>(
         let n = n as usize;
         let raw = &data[pos..pos + n];
         pos += n;
-        Some(match core::str::from_utf8(raw) {
+        let v_name = match core::str::from_utf8(raw) {
             Ok(s) => s,
             Err(_) => return Err(ProtocolError::InvalidString),
-        })
+        };
+        Some(v_name)
     };
     Ok((
         DeleteSuperStreamRequest {
