@@ -231,8 +231,6 @@ class Spell:
         for ctx in m.context:
             if ctx.keyed_by is None and not ctx.set_by:
                 raise refuse(m, "context values set only by the caller", ctx.name)
-        if m.startup is not None:
-            raise refuse(m, "startup frames (startup:)")
         if m.selects:
             raise refuse(m, "frames chosen by select:")
         if m.wildcards:
@@ -597,7 +595,15 @@ class Spell:
         if b.xor_key is not None:
             raise refuse(self.m, "the xor transform", where)
         if b.terminator is not None:
-            raise refuse(self.m, "terminated bytes", where)
+            framed = self.m.frame_length is not None or self.m.length_prefix is not None
+            missing = ("return Err(ProtocolError::InvalidValue);" if framed
+                       else self.truncated(f"{end} + 1"))  # fmt: skip
+            c(f"let Some(stop) = data[pos..{end}].iter().position(|&b| b == {lit(b.terminator)}) "
+              f"else {{ {missing} }};",
+              "let raw = &data[pos..pos + stop];", "pos += stop + 1;",
+              f"let {name} = {self.as_string('raw', b.string)};")  # fmt: skip
+            self.check_forbid(c, b, name, "InvalidString" if b.string else "InvalidValue")
+            return
         if b.rest:
             raw = f"&data[pos..{end}]"
             c(f"let {name} = {self.as_string(raw, b.string)};", f"pos = {end};")
@@ -663,8 +669,6 @@ class Spell:
     def decode_array(self, c: Code, a: ArrayStep, name: str, owner: str, end: str) -> None:
         where = f"{owner}.{a.name}"
         least = a.element.least
-        if a.terminator is not None:
-            raise refuse(self.m, "terminated arrays", where)
         c("let mut items = Vec::new();")
         if a.element.fixed_size is not None:
             c(f"let elem_size: i128 = {self.expr(a.element.fixed_size, 'decode', {}, where)};",
@@ -699,6 +703,14 @@ class Spell:
                   f"(pos + {least}) as u64 + rest }};",
                   "return Err(ProtocolError::Truncated { needed }); }",
                   "Err(e) => return Err(e), } }")  # fmt: skip
+        elif a.terminator is not None:
+            framed = self.m.frame_length is not None or self.m.length_prefix is not None
+            missing = ("return Err(ProtocolError::InvalidValue);" if framed
+                       else self.truncated("pos + 1"))  # fmt: skip
+            c("loop {", f"if pos >= {end} {{ {missing} }}",
+              f"if data[pos] == {lit(a.terminator)} {{ pos += 1; break; }}")  # fmt: skip
+            self.decode_element(c, a.element, "item", owner, a.name, end)
+            c("items.push(item); }")
         elif a.count_rest:
             c(f"while pos < {end} {{")
             self.decode_element(c, a.element, "item", owner, a.name, end)
@@ -858,7 +870,10 @@ class Spell:
             self.check_forbid(c, b, "checked", "EncodeError")
         raw = f"{value}.as_bytes()" if b.string else value
         c(f"let raw: &[u8] = {raw};")
-        if b.rest or b.length_derived:
+        if b.terminator is not None:
+            c(f"if raw.contains(&{lit(b.terminator)}) {{ return Err(ProtocolError::EncodeError); }}",
+              "w.extend_from_slice(raw);", f"w.push({lit(b.terminator)});")  # fmt: skip
+        elif b.rest or b.length_derived:
             c("w.extend_from_slice(raw);")
         elif b.size is not None and b.length is not None:
             c(f"let n: i128 = {self.expr(b.size, 'encode', values, where)};", "if n <= 0 {")
@@ -913,7 +928,14 @@ class Spell:
         elif a.count_expr is not None and not a.count_derived:
             c(f"if items.len() as i128 != {self.expr(a.count_expr, 'encode', values, where)} {{ "
               "return Err(ProtocolError::EncodeError); }")  # fmt: skip
-        if a.byte_length_derived:
+        if a.terminator is not None:
+            c("for item in items.iter() {", "let mut one = Vec::new();", "{ let w = &mut one;")
+            self.encode_element(c, a, values, owner)
+            c("}",
+              f"if one.first().is_none_or(|&b| b == {lit(a.terminator)}) {{ "
+              "return Err(ProtocolError::EncodeError); }",
+              "w.extend_from_slice(&one); }", f"w.push({lit(a.terminator)});")  # fmt: skip
+        elif a.byte_length_derived:
             c(f"w.extend_from_slice(&raw_{a.name});")
         elif a.byte_length_prefix is not None:
             c("let mut sub = Vec::new();", "{ let w = &mut sub;", "for item in items.iter() {")
@@ -1099,20 +1121,28 @@ class Spell:
             c(f"{u.name}::{name}(v) => v.write(w, ctx),")
         c("}", "}", "}")
 
-    def frame_hdr_params(self) -> str:
+    def frame_hdr_params(self, startup: bool = False) -> str:
+        if startup:
+            assert self.m.startup is not None
+            return "".join(
+                f", {var(v.name)}: {value_type(v)}" for v in self.m.startup.header_values
+            )
         params = "".join(f", {var(v.name)}: {value_type(v)}" for v in self.m.header_values)
         if self.m.has_flags:
             params += f", flags: {self.flags_type()}"
         return params
 
-    def frame_hdr_args(self) -> str:
+    def frame_hdr_args(self, startup: bool = False) -> str:
+        if startup:
+            assert self.m.startup is not None
+            return "".join(f", {var(v.name)}" for v in self.m.startup.header_values)
         args = "".join(f", {var(v.name)}" for v in self.m.header_values)
         return args + (", flags" if self.m.has_flags else "")
 
     def decode_frame_fn(self, c: Code, f: RecordPlan) -> None:
         c("#[allow(unused_mut, unused_variables)]",
           f"fn decode_{fn(f.name)}{self.gen(f)}(data: {self.data(f)}, mut pos: usize, end: usize, ctx: Option<&Context>"
-          f"{self.frame_hdr_params()}) -> Result<({self.rec_type(f)}, usize), ProtocolError> {{")  # fmt: skip
+          f"{self.frame_hdr_params(f.startup)}) -> Result<({self.rec_type(f)}, usize), ProtocolError> {{")  # fmt: skip
         self.current_ints = self.rec_ints(f)
         if f.fixed_flags is not None:
             fixed_mask = self.m.flags_max - f.named_flags_mask
@@ -1142,9 +1172,12 @@ class Spell:
         c(f"impl{life} {self.rec_type(f)} {{",
           "#[allow(unused_variables)] fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {")  # fmt: skip
         values: dict[str, str] = {}
-        for name, code in zip(m.discriminator, f.code):
-            values[name] = f"{lit(code)}_{value_rust(self.header_int(name))}"
-        if m.has_flags:
+        head_steps = m.startup.header_steps if f.startup and m.startup else m.header_steps
+        head_disc = m.startup.discriminator if f.startup and m.startup else m.discriminator
+        head_length = m.startup.frame_length if f.startup and m.startup else m.frame_length
+        for name, code in zip(head_disc, f.code):
+            values[name] = f"{lit(code)}_{value_rust(self.header_int(name, head_steps))}"
+        if m.has_flags and not f.startup:
             ftype = self.flags_type()
             parts = [lit(f.set_flags)] if f.set_flags else []
             parts += [f"(if self.{ident(n)} {{ {lit(mask)} }} else {{ 0 }})"
@@ -1165,18 +1198,18 @@ class Spell:
         self.current_ints = self.rec_ints(f)
         self.derivations(c, f, values)
         self.rules(c, f, "encode", values)
-        if m.frame_length is not None:
-            fl = m.frame_length
+        if head_length is not None:
+            fl = head_length
             c("let mut body = Vec::new();", "{ let w = &mut body;")
             self.encode_steps(c, f.steps, f.name, values)
             c("}")
-            length = self.header_int(fl.field)
+            length = self.header_int(fl.field, head_steps)
             k = fl.counted - fl.adjust
             c(f"let flen = body.len() as i128 + {k}_i128;")
             c(f"if !({lit(length.lo)}_i128..={lit(length.hi)}_i128).contains(&flen) {{ "
               "return Err(ProtocolError::EncodeError); }")  # fmt: skip
             values[fl.field] = f"(flen as {value_rust(length)})"
-            self.encode_steps(c, m.header_steps, f.name, values)
+            self.encode_steps(c, head_steps, f.name, values)
             c("w.extend_from_slice(&body);")
         else:
             self.encode_steps(c, m.header_steps, f.name, values)
@@ -1205,15 +1238,15 @@ class Spell:
             c(f"{lit(value)} => Some(Self::{name}),")
         c("_ => None,", "}", "}", "}")
 
-    def table(self, c: Code, entries: list[DecoderEntry]) -> None:
+    def table(self, c: Code, entries: list[DecoderEntry], startup: bool = False) -> None:
         c("match key {")
         for e in entries:
             code = lit(self.code_key(e.code))
             if e.frame is None:
                 c(f"{code} => return Err(ProtocolError::AmbiguousFrameType),")
                 continue
-            call = f"decode_{fn(e.frame.name)}(data, pos, end, ctx{self.frame_hdr_args()})"
-            if self.m.frame_length is not None:
+            call = f"decode_{fn(e.frame.name)}(data, pos, end, ctx{self.frame_hdr_args(startup)})"
+            if self.m.frame_length is not None or startup:
                 call = f"whole({call}, end)"
             c(
                 f"{code} => {{ let (f, next) = {call}?; return Ok((Frame::{e.frame.name}(f), next)); }}"
@@ -1273,6 +1306,31 @@ class Spell:
             c("Err(ProtocolError::UnknownFrameType)")
         c("}")
 
+    def startup_decode(self, c: Code) -> None:
+        m = self.m
+        st = m.startup
+        if st is None:
+            return
+        c("#[allow(unused_variables)]",
+          "fn decode_startup_frame<'a>(data: &'a [u8], mut pos: usize, end: usize, "
+          "ctx: Option<&Context>) -> Result<(Frame<'a>, usize), ProtocolError> {")  # fmt: skip
+        fl = st.frame_length
+        if fl.back is None:
+            c("let start = pos;")
+        for si, item in enumerate(st.header_steps):
+            self.decode_step(c, item, "startup", si)
+        base = "start" if fl.back is None else (f"pos - {fl.back}" if fl.back else "pos")
+        c(f"let frame_end: i128 = ({base}) as i128 + i128::from({var(fl.field)}) + {fl.adjust}_i128;",
+          "if frame_end < pos as i128 { return Err(ProtocolError::InvalidValue); }",
+          f"if frame_end > end as i128 {{ {self.truncated('frame_end')} }}",
+          "let end = frame_end as usize;")  # fmt: skip
+        key = "u64"
+        parts = [f"u64::from({var(n)})" for n in st.discriminator]
+        joined = parts[0] if len(parts) == 1 else f"{parts[0]} * 0x1_0000 + {parts[1]}"
+        c(f"let key: {key} = {joined};")
+        self.table(c, st.decoders, startup=True)
+        c("Err(ProtocolError::UnknownFrameType)", "}")
+
     def unknown_def(self, c: Code) -> None:
         m = self.m
         if m.unknown == "error":
@@ -1308,7 +1366,7 @@ class Spell:
         c("w.extend_from_slice(self.body);", "Ok(())", "}", "}")
 
     def whole_def(self, c: Code) -> None:
-        if self.m.frame_length is None:
+        if self.m.frame_length is None and self.m.startup is None:
             return
         c("/// A frame whose header says how long it is: all of it is there, so a field that runs",
           "/// past it is malformed (InvalidValue, not Truncated), and its body must fill it.",
@@ -1339,28 +1397,37 @@ class Spell:
           "#[allow(unused_variables)]",
           "pub fn track_context(frame: &Frame<'_>, ctx: &mut Context) {",
           "match frame {")  # fmt: skip
+        frames = {f.name: f for f in m.frames}
         for frame_name, actions in [(n, acts) for names, acts in m.tracking for n in names]:
             c(f"Frame::{frame_name}(frame) => {{")
+            ints = self.rec_ints(frames[frame_name])
+
+            def src(name: str) -> str:
+                v = ints.get(name)
+                if v is not None and v.enum is not None:
+                    return f"(frame.{ident(name)} as {value_rust(v)})"
+                return f"frame.{ident(name)}"
+
             for a in actions:
                 target = f"ctx.{ident(a.value.name)}"
                 _, value = self.ctx_types(a.value)
                 default = f"{lit(a.value.default)}_{value}"
                 if a.kind == "set" and a.value.keyed_by:
-                    key = f"frame.{ident(a.value.keyed_by)}"
-                    c(f"if frame.{ident(a.field)} != {default} {{",
-                      f"{target}.insert({key}, frame.{ident(a.field)});",
+                    key = src(a.value.keyed_by)
+                    c(f"if {src(a.field)} != {default} {{",
+                      f"{target}.insert({key}, {src(a.field)});",
                       f"}} else {{ {target}.remove(&{key}); }}")  # fmt: skip
                 elif a.kind == "set":
-                    c(f"{target} = frame.{ident(a.field)};")
+                    c(f"{target} = {unparen(src(a.field))};")
                 elif a.value.keyed_by:
-                    c(f"{target}.remove(&frame.{ident(a.value.keyed_by)});")
+                    c(f"{target}.remove(&{src(a.value.keyed_by)});")
                 else:
                     c(f"{target} = {default};")
             c("}")
         c("_ => {}", "}", "}")
 
-    def header_int(self, name: str) -> IntPlan:
-        for item in self.m.header_steps:
+    def header_int(self, name: str, steps: list[ItemStep] | None = None) -> IntPlan:
+        for item in self.m.header_steps if steps is None else steps:
             s = item.step
             if isinstance(s, FixedRun):
                 for u in s.units:
@@ -1392,6 +1459,7 @@ class Spell:
         self.context_def(c)
         self.whole_def(c)
         self.header_decode(c)
+        self.startup_decode(c)
         return c.text()
 
 

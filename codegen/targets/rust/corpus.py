@@ -278,12 +278,15 @@ class CorpusSpell:
         self.context(c)
         crate = crate_name(m).replace("-", "_")
         c("type Decoded = (Value, Result<Vec<u8>, &'static str>, Option<Value>);",
-          "pub fn decode(data: &[u8], sender: Option<&str>, ctx: &Value, track: bool) -> "
+          "pub fn decode(data: &[u8], sender: Option<&str>, ctx: &Value, track: bool, startup: bool) -> "
           "Result<Decoded, (&'static str, Option<u64>)> {",
           "let sender = match sender { Some(\"client\") => Some(Sender::Client), "
           "Some(\"server\") => Some(Sender::Server), _ => None };",
           "let ctx = context_from(ctx).map_err(|_| (\"<bad context>\", None))?;",
-          f"match {crate}::decode_with(data, ctx.as_ref(), sender) {{",
+          f"let decoded = {'if startup { ' + crate + '::decode_startup(data, ctx.as_ref()) } else { ' if m.startup else ''}"
+          f"{crate}::decode_with(data, ctx.as_ref(), sender){' }' if m.startup else ''};",
+          "let _ = startup;",
+          "match decoded {",
           "Ok(f) => { let tracked = if track { let mut running = ctx.clone().unwrap_or_default(); "
           "track_context(&f, &mut running); Some(context_json(&running)) } else { None }; "
           "Ok((frame_json(&f), f.encode_with(ctx.as_ref()).map_err(|e| e.class_name()), tracked)) }",

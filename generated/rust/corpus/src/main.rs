@@ -14,6 +14,7 @@ use std::process::ExitCode;
 
 mod bpmux_rel;
 mod mqtt_v5;
+mod postgresql_v3;
 mod rabbitmq_stream_draft;
 mod rabbitmq_stream_v1;
 mod rsio_v0;
@@ -127,13 +128,15 @@ mod json {
 }
 
 type Decoded = (Value, Result<Vec<u8>, &'static str>, Option<Value>);
-type Decode = fn(&[u8], Option<&str>, &Value, bool) -> Result<Decoded, (&'static str, Option<u64>)>;
+type Decode =
+    fn(&[u8], Option<&str>, &Value, bool, bool) -> Result<Decoded, (&'static str, Option<u64>)>;
 type Build = fn(&Value, &Value) -> Result<Result<Vec<u8>, &'static str>, String>;
 
 fn codec(module: &str) -> Option<(Decode, Build)> {
     match module {
         "bpmux/rel" => Some((bpmux_rel::decode, bpmux_rel::build_encode)),
         "mqtt/v5" => Some((mqtt_v5::decode, mqtt_v5::build_encode)),
+        "postgresql/v3" => Some((postgresql_v3::decode, postgresql_v3::build_encode)),
         "rabbitmq_stream/draft" => Some((
             rabbitmq_stream_draft::decode,
             rabbitmq_stream_draft::build_encode,
@@ -178,15 +181,14 @@ fn check(decode: Decode, build: Build, case: &Value) -> Vec<String> {
         Ok(b) => b,
         Err(e) => return vec![e],
     };
-    if case.get("startup").and_then(Value::as_bool) == Some(true) {
-        return vec!["a startup case (not spelled yet)".into()];
-    }
     let tracked_want = case.get("tracked");
+    let startup = case.get("startup").and_then(Value::as_bool) == Some(true);
     let decoded = decode(
         &bytes,
         case["sender"].as_str(),
         &case["ctx"],
         tracked_want.is_some(),
+        startup,
     );
     if let Some(want) = case.get("error").and_then(Value::as_str) {
         match decoded {

@@ -1246,6 +1246,7 @@ pub fn decode(
     sender: Option<&str>,
     ctx: &Value,
     track: bool,
+    startup: bool,
 ) -> Result<Decoded, (&'static str, Option<u64>)> {
     let sender = match sender {
         Some("client") => Some(Sender::Client),
@@ -1253,7 +1254,9 @@ pub fn decode(
         _ => None,
     };
     let ctx = context_from(ctx).map_err(|_| ("<bad context>", None))?;
-    match wirestream_rabbitmq_stream_draft::decode_with(data, ctx.as_ref(), sender) {
+    let decoded = wirestream_rabbitmq_stream_draft::decode_with(data, ctx.as_ref(), sender);
+    let _ = startup;
+    match decoded {
         Ok(f) => {
             let tracked = if track {
                 let mut running = ctx.clone().unwrap_or_default();

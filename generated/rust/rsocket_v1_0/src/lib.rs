@@ -14,7 +14,8 @@
     clippy::identity_op,
     clippy::match_single_binding,
     clippy::derivable_impls,
-    clippy::nonminimal_bool
+    clippy::nonminimal_bool,
+    clippy::single_match
 )]
 
 extern crate alloc;
