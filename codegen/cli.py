@@ -28,8 +28,8 @@ from wirestream.codegen.frontend.build import load_protocol
 from wirestream.codegen.frontend.errors import IdlError
 from wirestream.codegen.frontend.model import Protocol
 from wirestream.codegen.targets.python.render import render_package_init, render_protocol
-from wirestream.codegen.targets.rust.codec import DIR as RUST_DIR
-from wirestream.codegen.targets.rust.codec import render_rust, rust_owned
+from wirestream.codegen.targets.rust.render import DIR as RUST_DIR
+from wirestream.codegen.targets.rust.render import render_rust, rust_owned
 from wirestream.codegen.targets.typescript.codec import render_typescript
 from wirestream.codegen.targets.wireshark.dissector import DIR as WIRESHARK_DIR
 from wirestream.codegen.targets.wireshark.dissector import render_wireshark

@@ -20,7 +20,7 @@ import pytest
 from tests.crosslang import corpus
 from tests.protocols import ROOT
 from wirestream.codegen.cli import generate_tree, load_tree
-from wirestream.codegen.targets.rust.codec import render_rust
+from wirestream.codegen.targets.rust.render import render_rust
 
 WORKSPACE = ROOT / "generated" / "rust"
 RUNNER = WORKSPACE / "target" / "release" / "wirestream-corpus"
