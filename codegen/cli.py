@@ -37,6 +37,7 @@ from wirestream.codegen.diff import cli as diff_cli
 from wirestream.codegen.frontend.build import load_protocol
 from wirestream.codegen.frontend.errors import IdlError
 from wirestream.codegen.tree import (
+    EXTRA_TARGETS,
     TARGETS,
     Options,
     default_package,
@@ -121,7 +122,7 @@ def add_commands(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> 
         p.add_argument("--package", default=None,
                        help="import name of --out (default: wirestream.generated for a "
                             "checkout's generated/, else --out's folder name)")  # fmt: skip
-        p.add_argument("--target", choices=[*TARGETS, "all"], default="all",
+        p.add_argument("--target", choices=[*TARGETS, *EXTRA_TARGETS, "all"], default="all",
                        help="the language(s) to write (default: all; typescript goes to "
                             "--out/typescript, wireshark to --out/wireshark)")  # fmt: skip
         p.add_argument("--only", default=None, metavar="PROTOCOL[/VERSION]",
@@ -149,6 +150,19 @@ def run(args: argparse.Namespace, command: str) -> int:
             return 0
         options = Options(args.package or default_package(args.out), not workspace_idl(args.idl))
         targets = TARGETS if args.target == "all" else (args.target,)
+        if command == "generate" and set(targets) & set(EXTRA_TARGETS):
+            # not incremental: rendered whole, written, and what it no longer makes removed
+            files = render_tree(args.idl, targets, options, args.only)
+            for rel, text in files.items():
+                path = args.out / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                if not path.exists() or path.read_text(encoding="utf-8") != text:
+                    path.write_text(text, encoding="utf-8")
+            if args.only is None:
+                for rel in set(owned_files(args.out, targets)) - files.keys():
+                    (args.out / rel).unlink()
+            print(f"{args.out}: {len(files)} files")
+            return 0
         if command == "generate":
             report = incremental.generate(args.idl, args.out, targets, options, args.only,
                                           use_cache=not args.no_cache)  # fmt: skip

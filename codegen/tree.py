@@ -25,10 +25,15 @@ from wirestream.codegen.targets.python.render import (
 )
 from wirestream.codegen.targets.typescript.codec import render_ts_version
 from wirestream.codegen.targets.typescript.package import render_ts_package
+from wirestream.codegen.targets.rust.render import DIR as RUST_DIR
+from wirestream.codegen.targets.rust.render import render_rust, rust_owned
 from wirestream.codegen.targets.wireshark.dissector import DIR as WIRESHARK_DIR
 from wirestream.codegen.targets.wireshark.dissector import render_dissector
 
 TARGETS: Final = ("python", "typescript", "wireshark")
+# Not yet in ``all``: the Rust target spells only some versions (the others are refused and
+# named); its cargo workspace is rendered whole (one manifest lists every crate).
+EXTRA_TARGETS: Final = ("rust",)
 # What a unit renders, target by target, in parts that depend on different inputs: the
 # Python modules on the unit's IDL alone, PROTOCOL.md on its predecessor's too.
 SHARED: Final = ("python", "typescript")  # the targets with files that list every unit
@@ -36,6 +41,7 @@ PARTS: Final = {
     "python": ("python", "docs"),
     "typescript": ("typescript",),
     "wireshark": ("wireshark",),
+    "rust": (),
 }
 TS_DIR: Final = "typescript"  # the npm package's folder under --out
 CHECKOUT: Final = Path(__file__).resolve().parent.parent  # a wirestream checkout, when run from one
@@ -186,6 +192,8 @@ def owned_files(out: Path, targets: tuple[str, ...]) -> list[str]:
                   for p in (ts / name, ts / "runtime" / name) if p.exists()]  # fmt: skip
     if "wireshark" in targets:
         owned += [*(out / WIRESHARK_DIR).glob("*.lua")]
+    if "rust" in targets:
+        owned += rust_owned(out / RUST_DIR)
     return sorted(p.relative_to(out).as_posix() for p in owned)
 
 
@@ -228,6 +236,9 @@ def render_tree(
         listings = [listing(p) for p in protos.values()]
         for target in targets:
             files.update(shared_files(listings, target, options))
+    if "rust" in targets:
+        rust = render_rust([protos[u.name] for u in chosen])
+        files.update({f"{RUST_DIR}/{rel}": text for rel, text in rust.items()})
     return files
 
 

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import platform
 from collections.abc import Iterable, Mapping
-from typing import Any, ClassVar, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from wirestream.generated.rabbitmq_stream.v1 import (
     CloseRequest,
@@ -243,7 +243,7 @@ class ClientConnection:
         self._streams = StreamCommands(self._outbox)
         self._super_streams = SuperStreamCommands(self._outbox)
         # The generated dispatch, bound once: frame class -> handler method, per scope.
-        # (typed: bindings._implements has mypy check every handler the binders name)
+        # (typed: _implements below has mypy check every handler the binders name)
         self._dispatch = Dispatch(
             self.CONNECTION_MACHINE, CLIENT, bind_client(self.CONNECTION_MACHINE, self)
         )
@@ -771,3 +771,13 @@ class ClientConnection:
     on_subscription_metadata_update = Delegated(
         "_subscriptions", Subscriptions.on_subscription_metadata_update
     )
+
+
+if TYPE_CHECKING:
+
+    def _implements(engine: ClientConnection) -> None:
+        """Never called: every client binder of the committed version, given the engine
+        (mypy checks it has each handler the binder names, taking a compatible frame)."""
+        ConnectionMachine.bind_client(engine)
+        PublisherMachine.bind_client(engine)
+        SubscriptionMachine.bind_client(engine)

@@ -5,21 +5,16 @@ hands on to ``h``'s methods, ``h`` typed as the scope's handler protocol
 (``ConnectionClientHandlers``, ``StreamResponderHandlers`` ...).  The engine runs either
 protocol version, so at run time it binds through the classes of its ``Version`` (a
 version built from an edited IDL brings its own), from ``RSocketEngineCore.__init__`` (hence
-``engine: object`` there); ``_implements`` below hands an ``RSocketConnection`` to every
+``engine: object`` there); ``engine._implements`` hands an ``RSocketConnection`` to every
 binder of both committed versions, so that ``mypy --strict`` refuses the engine with a
 handler missing or taking another frame.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from wirestream.runtime.machine import Handlers
-
-if TYPE_CHECKING:
-    import wirestream.generated.rsocket.v0_2.machines as v0_2
-    import wirestream.generated.rsocket.v1_0.machines as v1_0
-    from wirestream.runtime.rsocket.engine import RSocketConnection
 
 __all__ = ["bind_connection", "bind_stream"]
 
@@ -43,30 +38,3 @@ def bind_stream(machine: Any, role: str, engine: object) -> Handlers:
     else:
         bound = machine.bind_responder(engine)
     return bound
-
-
-if TYPE_CHECKING:
-
-    def _implements(engine: RSocketConnection) -> None:
-        """Never called: every binder of both committed versions, given the engine (mypy
-        checks it has each handler the binder names, taking a compatible frame)."""
-        v1_0.ConnectionMachine.bind_client(engine)
-        v1_0.ConnectionMachine.bind_server(engine)
-        v1_0.RequestResponseMachine.bind_requester(engine)
-        v1_0.RequestResponseMachine.bind_responder(engine)
-        v1_0.RequestFnfMachine.bind_requester(engine)
-        v1_0.RequestFnfMachine.bind_responder(engine)
-        v1_0.RequestStreamMachine.bind_requester(engine)
-        v1_0.RequestStreamMachine.bind_responder(engine)
-        v1_0.RequestChannelMachine.bind_requester(engine)
-        v1_0.RequestChannelMachine.bind_responder(engine)
-        v0_2.ConnectionMachine.bind_client(engine)
-        v0_2.ConnectionMachine.bind_server(engine)
-        v0_2.RequestResponseMachine.bind_requester(engine)
-        v0_2.RequestResponseMachine.bind_responder(engine)
-        v0_2.RequestFnfMachine.bind_requester(engine)
-        v0_2.RequestFnfMachine.bind_responder(engine)
-        v0_2.RequestStreamMachine.bind_requester(engine)
-        v0_2.RequestStreamMachine.bind_responder(engine)
-        v0_2.RequestChannelMachine.bind_requester(engine)
-        v0_2.RequestChannelMachine.bind_responder(engine)

@@ -47,7 +47,7 @@ types it declared (``extensions``), else their I flag decides.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wirestream.runtime.errors import (
     DecodeError,
@@ -586,3 +586,32 @@ class RSocketConnection(StreamEngine):
                 return
             frame = whole
         self._stream_receive(stream, frame, events)
+
+
+if TYPE_CHECKING:
+    import wirestream.generated.rsocket.v0_2.machines as v0_2
+    import wirestream.generated.rsocket.v1_0.machines as v1_0
+
+    def _implements(engine: RSocketConnection) -> None:
+        """Never called: every binder of both committed versions, given the engine (mypy
+        checks it has each handler the binder names, taking a compatible frame)."""
+        v1_0.ConnectionMachine.bind_client(engine)
+        v1_0.ConnectionMachine.bind_server(engine)
+        v1_0.RequestResponseMachine.bind_requester(engine)
+        v1_0.RequestResponseMachine.bind_responder(engine)
+        v1_0.RequestFnfMachine.bind_requester(engine)
+        v1_0.RequestFnfMachine.bind_responder(engine)
+        v1_0.RequestStreamMachine.bind_requester(engine)
+        v1_0.RequestStreamMachine.bind_responder(engine)
+        v1_0.RequestChannelMachine.bind_requester(engine)
+        v1_0.RequestChannelMachine.bind_responder(engine)
+        v0_2.ConnectionMachine.bind_client(engine)
+        v0_2.ConnectionMachine.bind_server(engine)
+        v0_2.RequestResponseMachine.bind_requester(engine)
+        v0_2.RequestResponseMachine.bind_responder(engine)
+        v0_2.RequestFnfMachine.bind_requester(engine)
+        v0_2.RequestFnfMachine.bind_responder(engine)
+        v0_2.RequestStreamMachine.bind_requester(engine)
+        v0_2.RequestStreamMachine.bind_responder(engine)
+        v0_2.RequestChannelMachine.bind_requester(engine)
+        v0_2.RequestChannelMachine.bind_responder(engine)

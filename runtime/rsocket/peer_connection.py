@@ -12,7 +12,7 @@ import asyncio
 import functools
 from collections.abc import Awaitable, Callable, Coroutine
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, Self, cast
+from typing import Any, Final, Protocol, Self
 
 from wirestream.runtime.aio.eager import start_eagerly
 from wirestream.runtime.aio import EngineDriver, InboundSink, OutboundDemand, Transport
@@ -43,10 +43,21 @@ from wirestream.runtime.rsocket.events import (
 )
 from wirestream.runtime.rsocket.handler import RSocketPayload, RSocketHandler
 
-if TYPE_CHECKING:
-    from wirestream.runtime.rsocket.aio import RSocketPeer, RSocketServer
-
 __all__ = ["DEFAULT_LIMIT_RATE", "PeerConnection", "UNLIMITED_LEASE"]
+
+
+class PeerBook(Protocol):
+    """What a server keeps of its peers (``aio.RSocketServer``), as a connection sees it:
+    told when the connection is established or ends, and asked which session a RESUME on
+    it takes over.  (A protocol, not the server's class: the server builds the peers, so
+    naming it here would tie the two modules in a circle.)"""
+
+    _resuming: dict[Any, Any]
+
+    def _established(self, peer: Any, event: ConnectionEstablished) -> None: ...
+
+    def _forget(self, peer: Any) -> None: ...
+
 
 DEFAULT_LIMIT_RATE: Final = 256
 """Items requested up front, and the replenish batch (rsocket-java's limitRate default)."""
@@ -120,7 +131,7 @@ class PeerConnection:
         limit_rate: int = DEFAULT_LIMIT_RATE,
         reconnect: Callable[[], Awaitable[Transport]] | None = None,
         resume_timeout: float = 30.0,
-        server: RSocketServer | None = None,
+        server: PeerBook | None = None,
         limits: Limits | None = None,
     ) -> None:
         self._loop = asyncio.get_running_loop()
@@ -150,7 +161,7 @@ class PeerConnection:
         self._setup_accepted = False
         self._closing = False  # a graceful close is under way (either side began it)
         self._lease_grant: tuple[int, int] | None = None  # what our responder grants
-        self._adopter: RSocketPeer | None = None
+        self._adopter: PeerConnection | None = None
         self.resumptions = 0
         """How many times the session was resumed on a new transport."""
         self.engine = engine
@@ -339,7 +350,7 @@ class PeerConnection:
         self._setup_accepted = True
         self._established.set()
         if self._server is not None:
-            self._server._established(self._peer, event)
+            self._server._established(self, event)
 
     def _on_rejected(self, event: ConnectionRejected) -> None:
         message = event.message.decode("utf-8", "replace")
@@ -353,9 +364,9 @@ class PeerConnection:
 
     def _on_resumed(self, event: ConnectionResumed) -> None:
         if self._server is not None:
-            session = self._server._resuming.pop(self._peer, None)
+            session = self._server._resuming.pop(self, None)
             if session is not None and session is not self:
-                session._adopt(self._peer)
+                session._adopt(self)
                 self._adopter = session
                 # The session owns this connection's engine and transport now: this peer
                 # is over, and the server forgets it (it was kept for every resumption).
@@ -381,7 +392,7 @@ class PeerConnection:
             if call.demand is not None:
                 call.demand.wakeup()
 
-    def _adopt(self, other: RSocketPeer) -> None:
+    def _adopt(self, other: PeerConnection) -> None:
         """(server) A RESUME arrived on ``other``'s new connection for this session: take
         its engine and transport, drop the old ones."""
         old = self.driver
@@ -467,7 +478,7 @@ class PeerConnection:
         self._established.set()
         self._finished.set()
         if self._server is not None:
-            self._server._forget(self._peer)
+            self._server._forget(self)
 
     async def _resume_session(self) -> None:
         """(client) Dial again and RESUME until resumed, rejected, or out of time."""
@@ -615,12 +626,6 @@ class PeerConnection:
             await work
         except Exception:
             pass  # fire-and-forget / metadata push: nobody to tell ("no response")
-
-    @property
-    def _peer(self) -> RSocketPeer:
-        """This peer as the ``RSocketPeer`` it always is (``PeerConnection`` is never built
-        alone), for the server's bookkeeping of its peers."""
-        return cast("RSocketPeer", self)
 
     def _event_handlers(self) -> dict[type, Callable[[Any], None]]:
         """The connection-scope events and their handlers (``RSocketPeer`` adds the

@@ -1,0 +1,72 @@
+"""The Rust target's output as a whole: the cargo workspace ``<out>/rust`` (one crate per
+protocol version the target spells, ``codec``; the corpus runner, ``corpus``; the workspace
+manifest and the pinned toolchain)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from wirestream.codegen.frontend.model import Protocol
+from wirestream.codegen.plan.codec import plan_codec
+from wirestream.codegen.targets.rust.codec import (
+    _ENV,
+    EDITION,
+    RUNTIME_CRATE,
+    TOOLCHAIN,
+    Refused,
+    crate_name,
+    render_crate,
+)
+from wirestream.codegen.targets.rust.corpus import render_corpus
+
+DIR = "rust"  # the cargo workspace's folder under --out
+
+
+def rust_owned(root: Path) -> list[Path]:
+    """What the generator owns under ``<out>/rust``: manifests and sources (not the build
+    output ``target/``, nor ``Cargo.lock``, which cargo writes and the repository commits)."""
+    if not root.is_dir():
+        return []
+    owned = [
+        root / name for name in ("Cargo.toml", "rust-toolchain.toml") if (root / name).exists()
+    ]
+    for crate in sorted(p for p in root.iterdir() if (p / "Cargo.toml").is_file()):
+        owned += [crate / "Cargo.toml", *(crate / "src").rglob("*.rs")]
+    return owned
+
+
+def render_rust(protos: list[Protocol], log: bool = True) -> dict[str, str]:
+    """The files of ``generated/rust/``: one crate per protocol version the target spells.
+
+    A version using a construct the target does not spell yet is left out, and the
+    workspace manifest (and stderr, unless not ``log``) says which construct; when no version
+    can be spelled, the first refusal is raised (``NotImplementedError``)."""
+    files: dict[str, str] = {}
+    members = []
+    refused: list[str] = []
+    for proto in protos:
+        plan = plan_codec(proto)
+        folder = f"{plan.protocol}_{plan.version}"
+        try:
+            crate = render_crate(plan)
+        except Refused as error:
+            if len(protos) == 1:
+                raise
+            refused.append(str(error))
+            if log:
+                print(f"{error}: not generated", file=sys.stderr)
+            continue
+        for rel, text in crate.items():
+            files[f"{folder}/{rel}"] = text
+        members.append((folder, crate_name(plan), plan))
+    if not members:
+        raise Refused("; ".join(refused))
+    files.update(render_corpus([m for _, _, m in members]))
+    files["Cargo.toml"] = _ENV.get_template("workspace.toml.j2").render(
+        members=members, runtime=RUNTIME_CRATE, edition=EDITION, refused=refused
+    )
+    files["rust-toolchain.toml"] = _ENV.get_template("rust-toolchain.toml.j2").render(
+        toolchain=TOOLCHAIN
+    )
+    return files
