@@ -64,6 +64,19 @@ def lit(value: int, big: bool = False) -> str:
     return text + ("n" if big else "")
 
 
+_SNAKE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+
+
+def tsnames(text: str) -> str:
+    """IDL text (a condition) with its snake_case names as the TypeScript properties."""
+    return _SNAKE.sub(lambda found: camel(found.group()), text)
+
+
+def dec(value: int, big: bool = False) -> str:
+    """A decimal integer literal (shift counts: ``x << 10``, not ``x << 0xa``)."""
+    return str(value) + ("n" if big else "")
+
+
 def is_big(itype: IntType) -> bool:
     return itype.bits > 32
 
@@ -76,6 +89,18 @@ def view_set(itype: IntType) -> str:
     return "set" + _VIEW[itype.name]
 
 
+def offset(at: str, i: int) -> str:
+    """``at + i`` with a constant term folded (``pos + 4`` + 1 is ``pos + 5``)."""
+    if not i:
+        return at
+    found = re.fullmatch(r"(.*) \+ (\d+)", at)
+    if found and "?" not in found.group(1):
+        return f"{found.group(1)} + {int(found.group(2)) + i}"
+    if at.isdigit():
+        return str(int(at) + i)
+    return f"{at} + {i}"
+
+
 def read_at(itype: IntType, at: str) -> str:
     """An expression reading ``itype`` at ``at`` of ``data``: byte arithmetic up to 32 bits
     (no DataView to make per frame), the reader's DataView for 64 bits."""
@@ -83,7 +108,7 @@ def read_at(itype: IntType, at: str) -> str:
     def b(i: int) -> str:
         if itype.little:
             i = (itype.size or 1) - 1 - i  # the same arithmetic on the bytes reversed
-        return f"data[{at}{f' + {i}' if i else ''}]!"
+        return f"data[{offset(at, i)}]!"
 
     name = itype.name.removesuffix("le") if itype.little else itype.name
     if itype.little and name in ("u64", "i64"):
@@ -118,7 +143,7 @@ def write_at(itype: IntType, at: str, value: str) -> str:
     stores = []
     for i in range(size):
         shift = 8 * i if itype.little else 8 * (size - 1 - i)
-        where = f"{at} + {i}" if i else at
+        where = offset(at, i)
         stores.append(
             f"buf[{where}] = {value} >>> {shift};" if shift else f"buf[{where}] = {value};"
         )
@@ -634,9 +659,10 @@ def doc_comment(text: str, indent: int = 0) -> str:
 
 _ENV = environment(
     Path(__file__).parent / "templates",
-    filters=dict(camel=camel, lit=lit, view_get=view_get, view_set=view_set, read_at=read_at,
-                 write_at=write_at, attr_type=attr_type, attr_default=attr_default,
-                 element_type=element_type, enum_type=enum_type, array_of=array_of, expr=expr,
+    filters=dict(camel=camel, lit=lit, dec=dec, tsnames=tsnames, view_get=view_get,
+                 view_set=view_set, read_at=read_at, write_at=write_at, attr_type=attr_type,
+                 attr_default=attr_default, element_type=element_type, enum_type=enum_type,
+                 array_of=array_of, expr=expr,
                  code_key=code_key, js=js_string, js_char=js_char, doc=doc_comment, cond=cond,
                  float_read=float_read, float_write=float_write),
     tests=dict(big=is_big),

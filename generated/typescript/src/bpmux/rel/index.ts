@@ -197,7 +197,7 @@ export class Minimum {
       buf[at] = 2;
       w.pos = at + 1;
     }
-    if (this.minCredit < 0n || this.minCredit > 0xffffffffffffffffn) throw new EncodeError(`Minimum.min_credit: ${this.minCredit} is outside 0..0xffffffffffffffff`);
+    if (this.minCredit < 0n || this.minCredit > 0xffffffffffffffffn) throw new EncodeError(`Minimum.minCredit: ${this.minCredit} is outside 0..0xffffffffffffffff`);
     w.varu64(this.minCredit);
   }
 }
@@ -396,7 +396,7 @@ export class Request {
       buf[at] = 6;
       w.pos = at + 1;
     }
-    if (this.reqId < 0n || this.reqId > 0xffffffffffffffffn) throw new EncodeError(`Request.req_id: ${this.reqId} is outside 0..0xffffffffffffffff`);
+    if (this.reqId < 0n || this.reqId > 0xffffffffffffffffn) throw new EncodeError(`Request.reqId: ${this.reqId} is outside 0..0xffffffffffffffff`);
     w.varu64(this.reqId);
     {
       const raw = this.payload;
@@ -452,7 +452,7 @@ export class Requests {
       buf[at] = 7;
       w.pos = at + 1;
     }
-    if (this.initialReqId < 0n || this.initialReqId > 0xffffffffffffffffn) throw new EncodeError(`Requests.initial_req_id: ${this.initialReqId} is outside 0..0xffffffffffffffff`);
+    if (this.initialReqId < 0n || this.initialReqId > 0xffffffffffffffffn) throw new EncodeError(`Requests.initialReqId: ${this.initialReqId} is outside 0..0xffffffffffffffff`);
     w.varu64(this.initialReqId);
     {
       const items = this.payloads;
@@ -514,7 +514,7 @@ export class RequestCancel {
       buf[at] = 8;
       w.pos = at + 1;
     }
-    if (this.reqId < 0n || this.reqId > 0xffffffffffffffffn) throw new EncodeError(`RequestCancel.req_id: ${this.reqId} is outside 0..0xffffffffffffffff`);
+    if (this.reqId < 0n || this.reqId > 0xffffffffffffffffn) throw new EncodeError(`RequestCancel.reqId: ${this.reqId} is outside 0..0xffffffffffffffff`);
     w.varu64(this.reqId);
   }
 }
@@ -564,7 +564,7 @@ export class Response {
       buf[at] = 9;
       w.pos = at + 1;
     }
-    if (this.reqId < 0n || this.reqId > 0xffffffffffffffffn) throw new EncodeError(`Response.req_id: ${this.reqId} is outside 0..0xffffffffffffffff`);
+    if (this.reqId < 0n || this.reqId > 0xffffffffffffffffn) throw new EncodeError(`Response.reqId: ${this.reqId} is outside 0..0xffffffffffffffff`);
     w.varu64(this.reqId);
     {
       const raw = this.payload;
@@ -620,7 +620,7 @@ export class ResponseError {
       buf[at] = 0xa;
       w.pos = at + 1;
     }
-    if (this.reqId < 0n || this.reqId > 0xffffffffffffffffn) throw new EncodeError(`ResponseError.req_id: ${this.reqId} is outside 0..0xffffffffffffffff`);
+    if (this.reqId < 0n || this.reqId > 0xffffffffffffffffn) throw new EncodeError(`ResponseError.reqId: ${this.reqId} is outside 0..0xffffffffffffffff`);
     w.varu64(this.reqId);
     {
       const raw = this.payload;
@@ -680,7 +680,7 @@ export class CreateStream {
       buf[at] = 0xb;
       w.pos = at + 1;
     }
-    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`CreateStream.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
+    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`CreateStream.innerId: ${this.innerId} is outside 0..0xffffffffffffffff`);
     w.varu64(this.innerId);
     if (this.credit < 0n || this.credit > 0xffffffffffffffffn) throw new EncodeError(`CreateStream.credit: ${this.credit} is outside 0..0xffffffffffffffff`);
     w.varu64(this.credit);
@@ -738,7 +738,7 @@ export class CreateSink {
       buf[at] = 0xc;
       w.pos = at + 1;
     }
-    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`CreateSink.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
+    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`CreateSink.innerId: ${this.innerId} is outside 0..0xffffffffffffffff`);
     w.varu64(this.innerId);
     {
       const raw = this.payload;
@@ -798,7 +798,7 @@ export class GreedySink {
       buf[at] = 0xd;
       w.pos = at + 1;
     }
-    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`GreedySink.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
+    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`GreedySink.innerId: ${this.innerId} is outside 0..0xffffffffffffffff`);
     w.varu64(this.innerId);
     {
       const raw = this.payload;
@@ -874,7 +874,7 @@ export class CreateDuplex {
       buf[at] = 0xe;
       w.pos = at + 1;
     }
-    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`CreateDuplex.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
+    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`CreateDuplex.innerId: ${this.innerId} is outside 0..0xffffffffffffffff`);
     w.varu64(this.innerId);
     if (this.credit < 0n || this.credit > 0xffffffffffffffffn) throw new EncodeError(`CreateDuplex.credit: ${this.credit} is outside 0..0xffffffffffffffff`);
     w.varu64(this.credit);
@@ -940,7 +940,7 @@ export class GreedyDuplex {
       buf[at] = 0xf;
       w.pos = at + 1;
     }
-    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`GreedyDuplex.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
+    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`GreedyDuplex.innerId: ${this.innerId} is outside 0..0xffffffffffffffff`);
     w.varu64(this.innerId);
     if (this.credit < 0n || this.credit > 0xffffffffffffffffn) throw new EncodeError(`GreedyDuplex.credit: ${this.credit} is outside 0..0xffffffffffffffff`);
     w.varu64(this.credit);
@@ -1014,7 +1014,7 @@ export class InnerCredit {
       buf[at] = 0x10;
       w.pos = at + 1;
     }
-    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`InnerCredit.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
+    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`InnerCredit.innerId: ${this.innerId} is outside 0..0xffffffffffffffff`);
     w.varu64(this.innerId);
     if (this.credit < 0n || this.credit > 0xffffffffffffffffn) throw new EncodeError(`InnerCredit.credit: ${this.credit} is outside 0..0xffffffffffffffff`);
     w.varu64(this.credit);
@@ -1062,7 +1062,7 @@ export class InnerCancel {
       buf[at] = 0x11;
       w.pos = at + 1;
     }
-    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`InnerCancel.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
+    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`InnerCancel.innerId: ${this.innerId} is outside 0..0xffffffffffffffff`);
     w.varu64(this.innerId);
   }
 }
@@ -1112,7 +1112,7 @@ export class InnerItem {
       buf[at] = 0x12;
       w.pos = at + 1;
     }
-    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`InnerItem.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
+    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`InnerItem.innerId: ${this.innerId} is outside 0..0xffffffffffffffff`);
     w.varu64(this.innerId);
     {
       const raw = this.payload;
@@ -1168,7 +1168,7 @@ export class InnerItems {
       buf[at] = 0x13;
       w.pos = at + 1;
     }
-    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`InnerItems.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
+    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`InnerItems.innerId: ${this.innerId} is outside 0..0xffffffffffffffff`);
     w.varu64(this.innerId);
     {
       const items = this.payloads;
@@ -1230,7 +1230,7 @@ export class InnerEnd {
       buf[at] = 0x14;
       w.pos = at + 1;
     }
-    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`InnerEnd.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
+    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`InnerEnd.innerId: ${this.innerId} is outside 0..0xffffffffffffffff`);
     w.varu64(this.innerId);
   }
 }
@@ -1280,7 +1280,7 @@ export class InnerError {
       buf[at] = 0x15;
       w.pos = at + 1;
     }
-    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`InnerError.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
+    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`InnerError.innerId: ${this.innerId} is outside 0..0xffffffffffffffff`);
     w.varu64(this.innerId);
     {
       const raw = this.payload;
@@ -1318,7 +1318,7 @@ export class UnknownFrame {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.code;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`UnknownFrame.packet_type: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`UnknownFrame.packetType: ${i0} is outside 0..0xff`);
       buf[at] = i0;
       w.pos = at + 1;
     }
@@ -1352,8 +1352,8 @@ export type Frame =
   | InnerItems
   | InnerEnd
   | InnerError
-  | UnknownFrame
-  ;
+  | UnknownFrame;
+
 function _decodeMainCredit(r: Reader, end: number, ctx: Context | undefined): MainCredit {
   const data = r.data;
   let pos = r.pos;

@@ -177,9 +177,9 @@ export class MessageExpiryInterval {
       const i1 = this.value;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`MessageExpiryInterval.value: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
   }
@@ -329,9 +329,9 @@ export class SessionExpiryInterval {
       const i1 = this.value;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`SessionExpiryInterval.value: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
   }
@@ -392,7 +392,7 @@ export class ServerKeepAlive {
       const i1 = this.value;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) throw new EncodeError(`ServerKeepAlive.value: ${i1} is outside 0..0xffff`);
       buf[at + 1] = i1 >>> 8;
-      buf[at + 1 + 1] = i1;
+      buf[at + 2] = i1;
       w.pos = at + 3;
     }
   }
@@ -510,9 +510,9 @@ export class WillDelayInterval {
       const i1 = this.value;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`WillDelayInterval.value: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
   }
@@ -666,7 +666,7 @@ export class ReceiveMaximum {
       const i1 = this.value;
       if (!Number.isInteger(i1) || i1 < 1 || i1 > 0xffff) throw new EncodeError(`ReceiveMaximum.value: ${i1} is outside 1..0xffff`);
       buf[at + 1] = i1 >>> 8;
-      buf[at + 1 + 1] = i1;
+      buf[at + 2] = i1;
       w.pos = at + 3;
     }
   }
@@ -694,7 +694,7 @@ export class TopicAliasMaximum {
       const i1 = this.value;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) throw new EncodeError(`TopicAliasMaximum.value: ${i1} is outside 0..0xffff`);
       buf[at + 1] = i1 >>> 8;
-      buf[at + 1 + 1] = i1;
+      buf[at + 2] = i1;
       w.pos = at + 3;
     }
   }
@@ -722,7 +722,7 @@ export class TopicAlias {
       const i1 = this.value;
       if (!Number.isInteger(i1) || i1 < 1 || i1 > 0xffff) throw new EncodeError(`TopicAlias.value: ${i1} is outside 1..0xffff`);
       buf[at + 1] = i1 >>> 8;
-      buf[at + 1 + 1] = i1;
+      buf[at + 2] = i1;
       w.pos = at + 3;
     }
   }
@@ -849,9 +849,9 @@ export class MaximumPacketSize {
       const i1 = this.value;
       if (!Number.isInteger(i1) || i1 < 1 || i1 > 0xffffffff) throw new EncodeError(`MaximumPacketSize.value: ${i1} is outside 1..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
   }
@@ -967,10 +967,10 @@ export class Subscription {
   _write(w: Writer, ctx: Context | undefined): void {
     {
       if (this.topicFilter.includes("\u0000")) {
-        throw new EncodeError("Subscription.topic_filter: holds a character the protocol forbids");
+        throw new EncodeError("Subscription.topicFilter: holds a character the protocol forbids");
       }
       const raw = utf8Bytes(this.topicFilter);
-      if (raw.length > 0xffff) throw new EncodeError(`Subscription.topic_filter length: ${raw.length} is outside 0..0xffff`);
+      if (raw.length > 0xffff) throw new EncodeError(`Subscription.topicFilter length: ${raw.length} is outside 0..0xffff`);
       w.u16(raw.length);
       w.bytes(raw);
     }
@@ -979,8 +979,8 @@ export class Subscription {
       const at = w.pos;
       const buf = w.buf;
       const b0_4 = this.retainHandling;
-      if (!Number.isInteger(b0_4) || b0_4 < 0 || b0_4 > 3) throw new EncodeError(`Subscription.retain_handling: ${b0_4} is outside 0..3`);
-      if (RetainHandling[b0_4] === undefined) throw new EncodeError(`Subscription.retain_handling: ${b0_4} is not a RetainHandling`);
+      if (!Number.isInteger(b0_4) || b0_4 < 0 || b0_4 > 3) throw new EncodeError(`Subscription.retainHandling: ${b0_4} is outside 0..3`);
+      if (RetainHandling[b0_4] === undefined) throw new EncodeError(`Subscription.retainHandling: ${b0_4} is not a RetainHandling`);
       const b0_0 = this.qos;
       if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 3) throw new EncodeError(`Subscription.qos: ${b0_0} is outside 0..3`);
       if (QoS[b0_0] === undefined) throw new EncodeError(`Subscription.qos: ${b0_0} is not a QoS`);
@@ -990,7 +990,34 @@ export class Subscription {
   }
 }
 
-export type Property = PayloadFormatIndicator | MessageExpiryInterval | ContentType | ResponseTopic | CorrelationData | SubscriptionIdentifier | SessionExpiryInterval | AssignedClientIdentifier | ServerKeepAlive | AuthenticationMethod | AuthenticationData | RequestProblemInformation | WillDelayInterval | RequestResponseInformation | ResponseInformation | ServerReference | ReasonString | ReceiveMaximum | TopicAliasMaximum | TopicAlias | MaximumQos | RetainAvailable | UserProperty | MaximumPacketSize | WildcardSubscriptionAvailable | SubscriptionIdentifierAvailable | SharedSubscriptionAvailable;
+export type Property =
+  | PayloadFormatIndicator
+  | MessageExpiryInterval
+  | ContentType
+  | ResponseTopic
+  | CorrelationData
+  | SubscriptionIdentifier
+  | SessionExpiryInterval
+  | AssignedClientIdentifier
+  | ServerKeepAlive
+  | AuthenticationMethod
+  | AuthenticationData
+  | RequestProblemInformation
+  | WillDelayInterval
+  | RequestResponseInformation
+  | ResponseInformation
+  | ServerReference
+  | ReasonString
+  | ReceiveMaximum
+  | TopicAliasMaximum
+  | TopicAlias
+  | MaximumQos
+  | RetainAvailable
+  | UserProperty
+  | MaximumPacketSize
+  | WildcardSubscriptionAvailable
+  | SubscriptionIdentifierAvailable
+  | SharedSubscriptionAvailable;
 
 /** The fields of a Connect; each one left out takes its default. */
 export interface ConnectInit {
@@ -1072,18 +1099,18 @@ export class Connect {
         buf[at] = 4 >>> 8;
         buf[at + 1] = 4;
         buf[at + 2] = 0x4d515454 >>> 24;
-        buf[at + 2 + 1] = 0x4d515454 >>> 16;
-        buf[at + 2 + 2] = 0x4d515454 >>> 8;
-        buf[at + 2 + 3] = 0x4d515454;
+        buf[at + 3] = 0x4d515454 >>> 16;
+        buf[at + 4] = 0x4d515454 >>> 8;
+        buf[at + 5] = 0x4d515454;
         buf[at + 6] = 5;
         const b7_3 = this.willQos;
-        if (!Number.isInteger(b7_3) || b7_3 < 0 || b7_3 > 3) throw new EncodeError(`Connect.will_qos: ${b7_3} is outside 0..3`);
-        if (QoS[b7_3] === undefined) throw new EncodeError(`Connect.will_qos: ${b7_3} is not a QoS`);
+        if (!Number.isInteger(b7_3) || b7_3 < 0 || b7_3 > 3) throw new EncodeError(`Connect.willQos: ${b7_3} is outside 0..3`);
+        if (QoS[b7_3] === undefined) throw new EncodeError(`Connect.willQos: ${b7_3} is not a QoS`);
         buf[at + 7] = ((this.username !== null) ? 0x80 : 0) | ((this.password !== null) ? 0x40 : 0) | (this.willRetain ? 0x20 : 0) | (b7_3 << 3) | ((this.willProperties !== null) ? 4 : 0) | (this.cleanStart ? 2 : 0) | 0;
         const i8 = this.keepAlive;
-        if (!Number.isInteger(i8) || i8 < 0 || i8 > 0xffff) throw new EncodeError(`Connect.keep_alive: ${i8} is outside 0..0xffff`);
+        if (!Number.isInteger(i8) || i8 < 0 || i8 > 0xffff) throw new EncodeError(`Connect.keepAlive: ${i8} is outside 0..0xffff`);
         buf[at + 8] = i8 >>> 8;
-        buf[at + 8 + 1] = i8;
+        buf[at + 9] = i8;
         w.pos = at + 10;
       }
       {
@@ -1099,10 +1126,10 @@ export class Connect {
       }
       {
         if (this.clientId.includes("\u0000")) {
-          throw new EncodeError("Connect.client_id: holds a character the protocol forbids");
+          throw new EncodeError("Connect.clientId: holds a character the protocol forbids");
         }
         const raw = utf8Bytes(this.clientId);
-        if (raw.length > 0xffff) throw new EncodeError(`Connect.client_id length: ${raw.length} is outside 0..0xffff`);
+        if (raw.length > 0xffff) throw new EncodeError(`Connect.clientId length: ${raw.length} is outside 0..0xffff`);
         w.u16(raw.length);
         w.bytes(raw);
       }
@@ -1114,32 +1141,32 @@ export class Connect {
             item._write(sub, ctx);
           }
           const joined = sub.finish();
-          if (joined.length > 0xfffffff) throw new EncodeError(`Connect.will_properties byte length: ${joined.length} is outside 0..0xfffffff`);
+          if (joined.length > 0xfffffff) throw new EncodeError(`Connect.willProperties byte length: ${joined.length} is outside 0..0xfffffff`);
           w.vbi(joined.length);
           w.bytes(joined);
         }
       }
       if ((this.willTopic === null) !== (this.willProperties === null)) {
-        throw new EncodeError("Connect.will_topic: present exactly when will_properties is (both follow will_flag)");
+        throw new EncodeError("Connect.willTopic: present exactly when willProperties is (both follow willFlag)");
       }
       if (this.willTopic !== null) {
         {
           if (this.willTopic.includes("\u0000")) {
-            throw new EncodeError("Connect.will_topic: holds a character the protocol forbids");
+            throw new EncodeError("Connect.willTopic: holds a character the protocol forbids");
           }
           const raw = utf8Bytes(this.willTopic);
-          if (raw.length > 0xffff) throw new EncodeError(`Connect.will_topic length: ${raw.length} is outside 0..0xffff`);
+          if (raw.length > 0xffff) throw new EncodeError(`Connect.willTopic length: ${raw.length} is outside 0..0xffff`);
           w.u16(raw.length);
           w.bytes(raw);
         }
       }
       if ((this.willPayload === null) !== (this.willProperties === null)) {
-        throw new EncodeError("Connect.will_payload: present exactly when will_properties is (both follow will_flag)");
+        throw new EncodeError("Connect.willPayload: present exactly when willProperties is (both follow willFlag)");
       }
       if (this.willPayload !== null) {
         {
           const raw = this.willPayload;
-          if (raw.length > 0xffff) throw new EncodeError(`Connect.will_payload length: ${raw.length} is outside 0..0xffff`);
+          if (raw.length > 0xffff) throw new EncodeError(`Connect.willPayload length: ${raw.length} is outside 0..0xffff`);
           w.u16(raw.length);
           w.bytes(raw);
         }
@@ -1172,7 +1199,7 @@ export class Connect {
       buf[at] = (1 << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Connect.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Connect.remainingLength: ${body.length} is outside 0..0xfffffff`);
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -1227,8 +1254,8 @@ export class Connack {
         const buf = w.buf;
         buf[at] = (0 << 1) | (this.sessionPresent ? 1 : 0);
         const i1 = this.reasonCode;
-        if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xff) throw new EncodeError(`Connack.reason_code: ${i1} is outside 0..0xff`);
-        if (ReasonCode[i1] === undefined) throw new EncodeError(`Connack.reason_code: ${i1} is not a ReasonCode`);
+        if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xff) throw new EncodeError(`Connack.reasonCode: ${i1} is outside 0..0xff`);
+        if (ReasonCode[i1] === undefined) throw new EncodeError(`Connack.reasonCode: ${i1} is not a ReasonCode`);
         buf[at + 1] = i1;
         w.pos = at + 2;
       }
@@ -1252,7 +1279,7 @@ export class Connack {
       buf[at] = (2 << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Connack.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Connack.remainingLength: ${body.length} is outside 0..0xfffffff`);
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -1324,18 +1351,18 @@ export class Publish {
       const w = new Writer(); // the body first: the header holds its length
       {
         if (this.topicName.includes("\u0000")) {
-          throw new EncodeError("Publish.topic_name: holds a character the protocol forbids");
+          throw new EncodeError("Publish.topicName: holds a character the protocol forbids");
         }
         const raw = utf8Bytes(this.topicName);
-        if (raw.length > 0xffff) throw new EncodeError(`Publish.topic_name length: ${raw.length} is outside 0..0xffff`);
+        if (raw.length > 0xffff) throw new EncodeError(`Publish.topicName length: ${raw.length} is outside 0..0xffff`);
         w.u16(raw.length);
         w.bytes(raw);
       }
       if (((this.qos as number) > 0) !== (this.packetId !== null)) {
-        throw new EncodeError("Publish.packet_id: must be present exactly when qos > 0");
+        throw new EncodeError("Publish.packetId: must be present exactly when qos > 0");
       }
       if (this.packetId !== null) {
-        if (!Number.isInteger(this.packetId) || this.packetId < 1 || this.packetId > 0xffff) throw new EncodeError(`Publish.packet_id: ${this.packetId} is outside 1..0xffff`);
+        if (!Number.isInteger(this.packetId) || this.packetId < 1 || this.packetId > 0xffff) throw new EncodeError(`Publish.packetId: ${this.packetId} is outside 1..0xffff`);
         w.u16(this.packetId);
       }
       {
@@ -1362,7 +1389,7 @@ export class Publish {
       buf[at] = (3 << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Publish.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Publish.remainingLength: ${body.length} is outside 0..0xfffffff`);
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -1416,18 +1443,18 @@ export class Puback {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.packetId;
-        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) throw new EncodeError(`Puback.packet_id: ${i0} is outside 1..0xffff`);
+        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) throw new EncodeError(`Puback.packetId: ${i0} is outside 1..0xffff`);
         buf[at] = i0 >>> 8;
         buf[at + 1] = i0;
         w.pos = at + 2;
       }
       if (this.reasonCode !== null) {
-        if (!Number.isInteger(this.reasonCode) || this.reasonCode < 0 || this.reasonCode > 0xff) throw new EncodeError(`Puback.reason_code: ${this.reasonCode} is outside 0..0xff`);
-        if (ReasonCode[this.reasonCode] === undefined) throw new EncodeError(`Puback.reason_code: ${this.reasonCode} is not a ReasonCode`);
+        if (!Number.isInteger(this.reasonCode) || this.reasonCode < 0 || this.reasonCode > 0xff) throw new EncodeError(`Puback.reasonCode: ${this.reasonCode} is outside 0..0xff`);
+        if (ReasonCode[this.reasonCode] === undefined) throw new EncodeError(`Puback.reasonCode: ${this.reasonCode} is not a ReasonCode`);
         w.u8(this.reasonCode);
       }
       if (this.properties !== null && this.reasonCode === null) {
-        throw new EncodeError("Puback.properties: present, but reason_code before it is not (both are there while bytes remain)");
+        throw new EncodeError("Puback.properties: present, but reasonCode before it is not (both are there while bytes remain)");
       }
       if (this.properties !== null) {
         {
@@ -1451,7 +1478,7 @@ export class Puback {
       buf[at] = (4 << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Puback.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Puback.remainingLength: ${body.length} is outside 0..0xfffffff`);
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -1505,18 +1532,18 @@ export class Pubrec {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.packetId;
-        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) throw new EncodeError(`Pubrec.packet_id: ${i0} is outside 1..0xffff`);
+        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) throw new EncodeError(`Pubrec.packetId: ${i0} is outside 1..0xffff`);
         buf[at] = i0 >>> 8;
         buf[at + 1] = i0;
         w.pos = at + 2;
       }
       if (this.reasonCode !== null) {
-        if (!Number.isInteger(this.reasonCode) || this.reasonCode < 0 || this.reasonCode > 0xff) throw new EncodeError(`Pubrec.reason_code: ${this.reasonCode} is outside 0..0xff`);
-        if (ReasonCode[this.reasonCode] === undefined) throw new EncodeError(`Pubrec.reason_code: ${this.reasonCode} is not a ReasonCode`);
+        if (!Number.isInteger(this.reasonCode) || this.reasonCode < 0 || this.reasonCode > 0xff) throw new EncodeError(`Pubrec.reasonCode: ${this.reasonCode} is outside 0..0xff`);
+        if (ReasonCode[this.reasonCode] === undefined) throw new EncodeError(`Pubrec.reasonCode: ${this.reasonCode} is not a ReasonCode`);
         w.u8(this.reasonCode);
       }
       if (this.properties !== null && this.reasonCode === null) {
-        throw new EncodeError("Pubrec.properties: present, but reason_code before it is not (both are there while bytes remain)");
+        throw new EncodeError("Pubrec.properties: present, but reasonCode before it is not (both are there while bytes remain)");
       }
       if (this.properties !== null) {
         {
@@ -1540,7 +1567,7 @@ export class Pubrec {
       buf[at] = (5 << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Pubrec.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Pubrec.remainingLength: ${body.length} is outside 0..0xfffffff`);
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -1594,18 +1621,18 @@ export class Pubrel {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.packetId;
-        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) throw new EncodeError(`Pubrel.packet_id: ${i0} is outside 1..0xffff`);
+        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) throw new EncodeError(`Pubrel.packetId: ${i0} is outside 1..0xffff`);
         buf[at] = i0 >>> 8;
         buf[at + 1] = i0;
         w.pos = at + 2;
       }
       if (this.reasonCode !== null) {
-        if (!Number.isInteger(this.reasonCode) || this.reasonCode < 0 || this.reasonCode > 0xff) throw new EncodeError(`Pubrel.reason_code: ${this.reasonCode} is outside 0..0xff`);
-        if (ReasonCode[this.reasonCode] === undefined) throw new EncodeError(`Pubrel.reason_code: ${this.reasonCode} is not a ReasonCode`);
+        if (!Number.isInteger(this.reasonCode) || this.reasonCode < 0 || this.reasonCode > 0xff) throw new EncodeError(`Pubrel.reasonCode: ${this.reasonCode} is outside 0..0xff`);
+        if (ReasonCode[this.reasonCode] === undefined) throw new EncodeError(`Pubrel.reasonCode: ${this.reasonCode} is not a ReasonCode`);
         w.u8(this.reasonCode);
       }
       if (this.properties !== null && this.reasonCode === null) {
-        throw new EncodeError("Pubrel.properties: present, but reason_code before it is not (both are there while bytes remain)");
+        throw new EncodeError("Pubrel.properties: present, but reasonCode before it is not (both are there while bytes remain)");
       }
       if (this.properties !== null) {
         {
@@ -1629,7 +1656,7 @@ export class Pubrel {
       buf[at] = (6 << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Pubrel.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Pubrel.remainingLength: ${body.length} is outside 0..0xfffffff`);
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -1683,18 +1710,18 @@ export class Pubcomp {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.packetId;
-        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) throw new EncodeError(`Pubcomp.packet_id: ${i0} is outside 1..0xffff`);
+        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) throw new EncodeError(`Pubcomp.packetId: ${i0} is outside 1..0xffff`);
         buf[at] = i0 >>> 8;
         buf[at + 1] = i0;
         w.pos = at + 2;
       }
       if (this.reasonCode !== null) {
-        if (!Number.isInteger(this.reasonCode) || this.reasonCode < 0 || this.reasonCode > 0xff) throw new EncodeError(`Pubcomp.reason_code: ${this.reasonCode} is outside 0..0xff`);
-        if (ReasonCode[this.reasonCode] === undefined) throw new EncodeError(`Pubcomp.reason_code: ${this.reasonCode} is not a ReasonCode`);
+        if (!Number.isInteger(this.reasonCode) || this.reasonCode < 0 || this.reasonCode > 0xff) throw new EncodeError(`Pubcomp.reasonCode: ${this.reasonCode} is outside 0..0xff`);
+        if (ReasonCode[this.reasonCode] === undefined) throw new EncodeError(`Pubcomp.reasonCode: ${this.reasonCode} is not a ReasonCode`);
         w.u8(this.reasonCode);
       }
       if (this.properties !== null && this.reasonCode === null) {
-        throw new EncodeError("Pubcomp.properties: present, but reason_code before it is not (both are there while bytes remain)");
+        throw new EncodeError("Pubcomp.properties: present, but reasonCode before it is not (both are there while bytes remain)");
       }
       if (this.properties !== null) {
         {
@@ -1718,7 +1745,7 @@ export class Pubcomp {
       buf[at] = (7 << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Pubcomp.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Pubcomp.remainingLength: ${body.length} is outside 0..0xfffffff`);
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -1772,7 +1799,7 @@ export class Subscribe {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.packetId;
-        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) throw new EncodeError(`Subscribe.packet_id: ${i0} is outside 1..0xffff`);
+        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) throw new EncodeError(`Subscribe.packetId: ${i0} is outside 1..0xffff`);
         buf[at] = i0 >>> 8;
         buf[at + 1] = i0;
         w.pos = at + 2;
@@ -1806,7 +1833,7 @@ export class Subscribe {
       buf[at] = (8 << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Subscribe.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Subscribe.remainingLength: ${body.length} is outside 0..0xfffffff`);
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -1860,7 +1887,7 @@ export class Suback {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.packetId;
-        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) throw new EncodeError(`Suback.packet_id: ${i0} is outside 1..0xffff`);
+        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) throw new EncodeError(`Suback.packetId: ${i0} is outside 1..0xffff`);
         buf[at] = i0 >>> 8;
         buf[at + 1] = i0;
         w.pos = at + 2;
@@ -1879,8 +1906,8 @@ export class Suback {
       {
         const items = this.reasonCodes;
         for (const item of items) {
-          if (!Number.isInteger(item) || item < 0 || item > 0xff) throw new EncodeError(`Suback.reason_codes: ${item} is outside 0..0xff`);
-          if (ReasonCode[item] === undefined) throw new EncodeError(`Suback.reason_codes: ${item} is not a ReasonCode`);
+          if (!Number.isInteger(item) || item < 0 || item > 0xff) throw new EncodeError(`Suback.reasonCodes: ${item} is outside 0..0xff`);
+          if (ReasonCode[item] === undefined) throw new EncodeError(`Suback.reasonCodes: ${item} is not a ReasonCode`);
           w.u8(item);
         }
       }
@@ -1893,7 +1920,7 @@ export class Suback {
       buf[at] = (9 << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Suback.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Suback.remainingLength: ${body.length} is outside 0..0xfffffff`);
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -1947,7 +1974,7 @@ export class Unsubscribe {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.packetId;
-        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) throw new EncodeError(`Unsubscribe.packet_id: ${i0} is outside 1..0xffff`);
+        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) throw new EncodeError(`Unsubscribe.packetId: ${i0} is outside 1..0xffff`);
         buf[at] = i0 >>> 8;
         buf[at + 1] = i0;
         w.pos = at + 2;
@@ -1966,15 +1993,15 @@ export class Unsubscribe {
       {
         const items = this.topicFilters;
         if (items.length < 1) {
-          throw new EncodeError(`Unsubscribe.topic_filters: ${items.length} elements, at least 1 needed`);
+          throw new EncodeError(`Unsubscribe.topicFilters: ${items.length} elements, at least 1 needed`);
         }
         for (const item of items) {
           {
             if (item.includes("\u0000")) {
-              throw new EncodeError("Unsubscribe.topic_filters: holds a character the protocol forbids");
+              throw new EncodeError("Unsubscribe.topicFilters: holds a character the protocol forbids");
             }
             const raw = utf8Bytes(item);
-            if (raw.length > 0xffff) throw new EncodeError(`Unsubscribe.topic_filters length: ${raw.length} is outside 0..0xffff`);
+            if (raw.length > 0xffff) throw new EncodeError(`Unsubscribe.topicFilters length: ${raw.length} is outside 0..0xffff`);
             w.u16(raw.length);
             w.bytes(raw);
           }
@@ -1989,7 +2016,7 @@ export class Unsubscribe {
       buf[at] = (0xa << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Unsubscribe.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Unsubscribe.remainingLength: ${body.length} is outside 0..0xfffffff`);
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -2043,7 +2070,7 @@ export class Unsuback {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.packetId;
-        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) throw new EncodeError(`Unsuback.packet_id: ${i0} is outside 1..0xffff`);
+        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) throw new EncodeError(`Unsuback.packetId: ${i0} is outside 1..0xffff`);
         buf[at] = i0 >>> 8;
         buf[at + 1] = i0;
         w.pos = at + 2;
@@ -2062,8 +2089,8 @@ export class Unsuback {
       {
         const items = this.reasonCodes;
         for (const item of items) {
-          if (!Number.isInteger(item) || item < 0 || item > 0xff) throw new EncodeError(`Unsuback.reason_codes: ${item} is outside 0..0xff`);
-          if (ReasonCode[item] === undefined) throw new EncodeError(`Unsuback.reason_codes: ${item} is not a ReasonCode`);
+          if (!Number.isInteger(item) || item < 0 || item > 0xff) throw new EncodeError(`Unsuback.reasonCodes: ${item} is outside 0..0xff`);
+          if (ReasonCode[item] === undefined) throw new EncodeError(`Unsuback.reasonCodes: ${item} is not a ReasonCode`);
           w.u8(item);
         }
       }
@@ -2076,7 +2103,7 @@ export class Unsuback {
       buf[at] = (0xb << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Unsuback.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Unsuback.remainingLength: ${body.length} is outside 0..0xfffffff`);
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -2124,7 +2151,7 @@ export class Pingreq {
       buf[at] = (0xc << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Pingreq.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Pingreq.remainingLength: ${body.length} is outside 0..0xfffffff`);
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -2172,7 +2199,7 @@ export class Pingresp {
       buf[at] = (0xd << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Pingresp.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Pingresp.remainingLength: ${body.length} is outside 0..0xfffffff`);
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -2219,12 +2246,12 @@ export class Disconnect {
     {
       const w = new Writer(); // the body first: the header holds its length
       if (this.reasonCode !== null) {
-        if (!Number.isInteger(this.reasonCode) || this.reasonCode < 0 || this.reasonCode > 0xff) throw new EncodeError(`Disconnect.reason_code: ${this.reasonCode} is outside 0..0xff`);
-        if (ReasonCode[this.reasonCode] === undefined) throw new EncodeError(`Disconnect.reason_code: ${this.reasonCode} is not a ReasonCode`);
+        if (!Number.isInteger(this.reasonCode) || this.reasonCode < 0 || this.reasonCode > 0xff) throw new EncodeError(`Disconnect.reasonCode: ${this.reasonCode} is outside 0..0xff`);
+        if (ReasonCode[this.reasonCode] === undefined) throw new EncodeError(`Disconnect.reasonCode: ${this.reasonCode} is not a ReasonCode`);
         w.u8(this.reasonCode);
       }
       if (this.properties !== null && this.reasonCode === null) {
-        throw new EncodeError("Disconnect.properties: present, but reason_code before it is not (both are there while bytes remain)");
+        throw new EncodeError("Disconnect.properties: present, but reasonCode before it is not (both are there while bytes remain)");
       }
       if (this.properties !== null) {
         {
@@ -2248,7 +2275,7 @@ export class Disconnect {
       buf[at] = (0xe << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Disconnect.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Disconnect.remainingLength: ${body.length} is outside 0..0xfffffff`);
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -2295,12 +2322,12 @@ export class Auth {
     {
       const w = new Writer(); // the body first: the header holds its length
       if (this.reasonCode !== null) {
-        if (!Number.isInteger(this.reasonCode) || this.reasonCode < 0 || this.reasonCode > 0xff) throw new EncodeError(`Auth.reason_code: ${this.reasonCode} is outside 0..0xff`);
-        if (ReasonCode[this.reasonCode] === undefined) throw new EncodeError(`Auth.reason_code: ${this.reasonCode} is not a ReasonCode`);
+        if (!Number.isInteger(this.reasonCode) || this.reasonCode < 0 || this.reasonCode > 0xff) throw new EncodeError(`Auth.reasonCode: ${this.reasonCode} is outside 0..0xff`);
+        if (ReasonCode[this.reasonCode] === undefined) throw new EncodeError(`Auth.reasonCode: ${this.reasonCode} is not a ReasonCode`);
         w.u8(this.reasonCode);
       }
       if (this.properties !== null && this.reasonCode === null) {
-        throw new EncodeError("Auth.properties: present, but reason_code before it is not (both are there while bytes remain)");
+        throw new EncodeError("Auth.properties: present, but reasonCode before it is not (both are there while bytes remain)");
       }
       if (this.properties !== null) {
         {
@@ -2324,7 +2351,7 @@ export class Auth {
       buf[at] = (0xf << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Auth.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Auth.remainingLength: ${body.length} is outside 0..0xfffffff`);
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -2346,8 +2373,8 @@ export type Frame =
   | Pingreq
   | Pingresp
   | Disconnect
-  | Auth
-  ;
+  | Auth;
+
 function _decodePayloadFormatIndicator(r: Reader, end: number, ctx: Context | undefined): PayloadFormatIndicator {
   const data = r.data;
   let pos = r.pos;
@@ -2371,7 +2398,7 @@ function _decodeMessageExpiryInterval(r: Reader, end: number, ctx: Context | und
   const v_id = data[pos]!;
   if (v_id !== 2) throw new InvalidValue(`MessageExpiryInterval.id: must be 2, got ${v_id}`);
 
-  const v_value = (((data[pos + 1]! << 24) | (data[pos + 1 + 1]! << 16) | (data[pos + 1 + 2]! << 8) | data[pos + 1 + 3]!) >>> 0);
+  const v_value = (((data[pos + 1]! << 24) | (data[pos + 2]! << 16) | (data[pos + 3]! << 8) | data[pos + 4]!) >>> 0);
 
   pos += 5;
 
@@ -2484,7 +2511,7 @@ function _decodeSessionExpiryInterval(r: Reader, end: number, ctx: Context | und
   const v_id = data[pos]!;
   if (v_id !== 0x11) throw new InvalidValue(`SessionExpiryInterval.id: must be 0x11, got ${v_id}`);
 
-  const v_value = (((data[pos + 1]! << 24) | (data[pos + 1 + 1]! << 16) | (data[pos + 1 + 2]! << 8) | data[pos + 1 + 3]!) >>> 0);
+  const v_value = (((data[pos + 1]! << 24) | (data[pos + 2]! << 16) | (data[pos + 3]! << 8) | data[pos + 4]!) >>> 0);
 
   pos += 5;
 
@@ -2526,7 +2553,7 @@ function _decodeServerKeepAlive(r: Reader, end: number, ctx: Context | undefined
   const v_id = data[pos]!;
   if (v_id !== 0x13) throw new InvalidValue(`ServerKeepAlive.id: must be 0x13, got ${v_id}`);
 
-  const v_value = ((data[pos + 1]! << 8) | data[pos + 1 + 1]!);
+  const v_value = ((data[pos + 1]! << 8) | data[pos + 2]!);
 
   pos += 3;
 
@@ -2608,7 +2635,7 @@ function _decodeWillDelayInterval(r: Reader, end: number, ctx: Context | undefin
   const v_id = data[pos]!;
   if (v_id !== 0x18) throw new InvalidValue(`WillDelayInterval.id: must be 0x18, got ${v_id}`);
 
-  const v_value = (((data[pos + 1]! << 24) | (data[pos + 1 + 1]! << 16) | (data[pos + 1 + 2]! << 8) | data[pos + 1 + 3]!) >>> 0);
+  const v_value = (((data[pos + 1]! << 24) | (data[pos + 2]! << 16) | (data[pos + 3]! << 8) | data[pos + 4]!) >>> 0);
 
   pos += 5;
 
@@ -2720,7 +2747,7 @@ function _decodeReceiveMaximum(r: Reader, end: number, ctx: Context | undefined)
   const v_id = data[pos]!;
   if (v_id !== 0x21) throw new InvalidValue(`ReceiveMaximum.id: must be 0x21, got ${v_id}`);
 
-  const v_value = ((data[pos + 1]! << 8) | data[pos + 1 + 1]!);
+  const v_value = ((data[pos + 1]! << 8) | data[pos + 2]!);
   if (v_value < 1 || v_value > 0xffff) throw new InvalidValue(`ReceiveMaximum.value: ${v_value} is outside 1..0xffff`);
 
   pos += 3;
@@ -2736,7 +2763,7 @@ function _decodeTopicAliasMaximum(r: Reader, end: number, ctx: Context | undefin
   const v_id = data[pos]!;
   if (v_id !== 0x22) throw new InvalidValue(`TopicAliasMaximum.id: must be 0x22, got ${v_id}`);
 
-  const v_value = ((data[pos + 1]! << 8) | data[pos + 1 + 1]!);
+  const v_value = ((data[pos + 1]! << 8) | data[pos + 2]!);
 
   pos += 3;
 
@@ -2751,7 +2778,7 @@ function _decodeTopicAlias(r: Reader, end: number, ctx: Context | undefined): To
   const v_id = data[pos]!;
   if (v_id !== 0x23) throw new InvalidValue(`TopicAlias.id: must be 0x23, got ${v_id}`);
 
-  const v_value = ((data[pos + 1]! << 8) | data[pos + 1 + 1]!);
+  const v_value = ((data[pos + 1]! << 8) | data[pos + 2]!);
   if (v_value < 1 || v_value > 0xffff) throw new InvalidValue(`TopicAlias.value: ${v_value} is outside 1..0xffff`);
 
   pos += 3;
@@ -2840,7 +2867,7 @@ function _decodeMaximumPacketSize(r: Reader, end: number, ctx: Context | undefin
   const v_id = data[pos]!;
   if (v_id !== 0x27) throw new InvalidValue(`MaximumPacketSize.id: must be 0x27, got ${v_id}`);
 
-  const v_value = (((data[pos + 1]! << 24) | (data[pos + 1 + 1]! << 16) | (data[pos + 1 + 2]! << 8) | data[pos + 1 + 3]!) >>> 0);
+  const v_value = (((data[pos + 1]! << 24) | (data[pos + 2]! << 16) | (data[pos + 3]! << 8) | data[pos + 4]!) >>> 0);
   if (v_value < 1 || v_value > 0xffffffff) throw new InvalidValue(`MaximumPacketSize.value: ${v_value} is outside 1..0xffffffff`);
 
   pos += 5;
@@ -2903,15 +2930,15 @@ function _decodeSubscription(r: Reader, end: number, ctx: Context | undefined): 
   let v_topicFilter: string;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("Subscription.topic_filter: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("Subscription.topicFilter: input ends", pos + 2);
     n = ((data[pos]! << 8) | data[pos + 1]!);
     pos += 2;
-    if (n > end - pos) throw new Truncated(`Subscription.topic_filter: ${n} bytes declared, ${end - pos} left`, pos + n);
-    v_topicFilter = utf8(data.subarray(pos, pos + n), "Subscription.topic_filter");
+    if (n > end - pos) throw new Truncated(`Subscription.topicFilter: ${n} bytes declared, ${end - pos} left`, pos + n);
+    v_topicFilter = utf8(data.subarray(pos, pos + n), "Subscription.topicFilter");
     pos += n;
   }
   if ((v_topicFilter.includes("\u0000"))) {
-    throw new InvalidString("Subscription.topic_filter: holds a character the protocol forbids");
+    throw new InvalidString("Subscription.topicFilter: holds a character the protocol forbids");
   }
 
   if (end - pos < 1) throw new Truncated("Subscription: input ends inside the frame", pos + 1);
@@ -2920,7 +2947,7 @@ function _decodeSubscription(r: Reader, end: number, ctx: Context | undefined): 
   if (v_reserved !== 0) throw new InvalidValue(`Subscription.reserved: must be 0, got ${v_reserved}`);
 
   const v_retainHandling = (w2_0 >>> 4) & 3;
-  if (RetainHandling[v_retainHandling] === undefined) throw new InvalidValue(`Subscription.retain_handling: ${v_retainHandling} is not a RetainHandling`);
+  if (RetainHandling[v_retainHandling] === undefined) throw new InvalidValue(`Subscription.retainHandling: ${v_retainHandling} is not a RetainHandling`);
 
   const v_retainAsPublished = (w2_0 & 8) !== 0;
 
@@ -3007,13 +3034,13 @@ function _decodeConnect(r: Reader, end: number, ctx: Context | undefined, flags:
   }
   if (end - pos < 10) throw new Truncated("Connect: input ends inside the frame", pos + 10);
   const v_protocolNameLength = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_protocolNameLength !== 4) throw new InvalidValue(`Connect.protocol_name_length: must be 4, got ${v_protocolNameLength}`);
+  if (v_protocolNameLength !== 4) throw new InvalidValue(`Connect.protocolNameLength: must be 4, got ${v_protocolNameLength}`);
 
-  const v_protocolName = (((data[pos + 2]! << 24) | (data[pos + 2 + 1]! << 16) | (data[pos + 2 + 2]! << 8) | data[pos + 2 + 3]!) >>> 0);
-  if (v_protocolName !== 0x4d515454) throw new InvalidValue(`Connect.protocol_name: must be 0x4d515454, got ${v_protocolName}`);
+  const v_protocolName = (((data[pos + 2]! << 24) | (data[pos + 3]! << 16) | (data[pos + 4]! << 8) | data[pos + 5]!) >>> 0);
+  if (v_protocolName !== 0x4d515454) throw new InvalidValue(`Connect.protocolName: must be 0x4d515454, got ${v_protocolName}`);
 
   const v_protocolVersion = data[pos + 6]!;
-  if (v_protocolVersion !== 5) throw new InvalidValue(`Connect.protocol_version: must be 5, got ${v_protocolVersion}`);
+  if (v_protocolVersion !== 5) throw new InvalidValue(`Connect.protocolVersion: must be 5, got ${v_protocolVersion}`);
 
   const w1_7 = data[pos + 7]!;
   const v_usernameFlag = (w1_7 & 0x80) !== 0;
@@ -3023,7 +3050,7 @@ function _decodeConnect(r: Reader, end: number, ctx: Context | undefined, flags:
   const v_willRetain = (w1_7 & 0x20) !== 0;
 
   const v_willQos = (w1_7 >>> 3) & 3;
-  if (QoS[v_willQos] === undefined) throw new InvalidValue(`Connect.will_qos: ${v_willQos} is not a QoS`);
+  if (QoS[v_willQos] === undefined) throw new InvalidValue(`Connect.willQos: ${v_willQos} is not a QoS`);
 
   const v_willFlag = (w1_7 & 4) !== 0;
 
@@ -3032,7 +3059,7 @@ function _decodeConnect(r: Reader, end: number, ctx: Context | undefined, flags:
   const v_reserved = w1_7 & 1;
   if (v_reserved !== 0) throw new InvalidValue(`Connect.reserved: must be 0, got ${v_reserved}`);
 
-  const v_keepAlive = ((data[pos + 8]! << 8) | data[pos + 8 + 1]!);
+  const v_keepAlive = ((data[pos + 8]! << 8) | data[pos + 9]!);
 
   pos += 10;
 
@@ -3064,15 +3091,15 @@ function _decodeConnect(r: Reader, end: number, ctx: Context | undefined, flags:
   let v_clientId: string;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("Connect.client_id: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("Connect.clientId: input ends", pos + 2);
     n = ((data[pos]! << 8) | data[pos + 1]!);
     pos += 2;
-    if (n > end - pos) throw new Truncated(`Connect.client_id: ${n} bytes declared, ${end - pos} left`, pos + n);
-    v_clientId = utf8(data.subarray(pos, pos + n), "Connect.client_id");
+    if (n > end - pos) throw new Truncated(`Connect.clientId: ${n} bytes declared, ${end - pos} left`, pos + n);
+    v_clientId = utf8(data.subarray(pos, pos + n), "Connect.clientId");
     pos += n;
   }
   if ((v_clientId.includes("\u0000"))) {
-    throw new InvalidString("Connect.client_id: holds a character the protocol forbids");
+    throw new InvalidString("Connect.clientId: holds a character the protocol forbids");
   }
 
   let v_willProperties: Property[] | null = null;
@@ -3083,8 +3110,8 @@ function _decodeConnect(r: Reader, end: number, ctx: Context | undefined, flags:
       r.pos = pos;
       length = readVbi(r, end);
       pos = r.pos;
-      if (length < 0) throw new InvalidValue(`Connect.will_properties: negative byte length ${length}`);
-      if (length > end - pos) throw new Truncated(`Connect.will_properties: ${length} bytes declared, ${end - pos} left`, pos + length);
+      if (length < 0) throw new InvalidValue(`Connect.willProperties: negative byte length ${length}`);
+      if (length > end - pos) throw new Truncated(`Connect.willProperties: ${length} bytes declared, ${end - pos} left`, pos + length);
       const stop = pos + length;
       try {
         while (pos < stop) {
@@ -3095,7 +3122,7 @@ function _decodeConnect(r: Reader, end: number, ctx: Context | undefined, flags:
           items.push(item);
         }
       } catch (error) {
-        if (error instanceof Truncated) throw new InvalidValue("Connect.will_properties: an element overruns the sequence's byte length");
+        if (error instanceof Truncated) throw new InvalidValue("Connect.willProperties: an element overruns the sequence's byte length");
         throw error;
       }
       v_willProperties = items;
@@ -3106,15 +3133,15 @@ function _decodeConnect(r: Reader, end: number, ctx: Context | undefined, flags:
   if (v_willFlag) {
     {
       let n: number;
-      if (end - pos < 2) throw new Truncated("Connect.will_topic: input ends", pos + 2);
+      if (end - pos < 2) throw new Truncated("Connect.willTopic: input ends", pos + 2);
       n = ((data[pos]! << 8) | data[pos + 1]!);
       pos += 2;
-      if (n > end - pos) throw new Truncated(`Connect.will_topic: ${n} bytes declared, ${end - pos} left`, pos + n);
-      v_willTopic = utf8(data.subarray(pos, pos + n), "Connect.will_topic");
+      if (n > end - pos) throw new Truncated(`Connect.willTopic: ${n} bytes declared, ${end - pos} left`, pos + n);
+      v_willTopic = utf8(data.subarray(pos, pos + n), "Connect.willTopic");
       pos += n;
     }
     if ((v_willTopic.includes("\u0000"))) {
-      throw new InvalidString("Connect.will_topic: holds a character the protocol forbids");
+      throw new InvalidString("Connect.willTopic: holds a character the protocol forbids");
     }
   }
 
@@ -3122,10 +3149,10 @@ function _decodeConnect(r: Reader, end: number, ctx: Context | undefined, flags:
   if (v_willFlag) {
     {
       let n: number;
-      if (end - pos < 2) throw new Truncated("Connect.will_payload: input ends", pos + 2);
+      if (end - pos < 2) throw new Truncated("Connect.willPayload: input ends", pos + 2);
       n = ((data[pos]! << 8) | data[pos + 1]!);
       pos += 2;
-      if (n > end - pos) throw new Truncated(`Connect.will_payload: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) throw new Truncated(`Connect.willPayload: ${n} bytes declared, ${end - pos} left`, pos + n);
       v_willPayload = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -3185,7 +3212,7 @@ function _decodeConnack(r: Reader, end: number, ctx: Context | undefined, flags:
   const v_sessionPresent = (w1_0 & 1) !== 0;
 
   const v_reasonCode = data[pos + 1]!;
-  if (ReasonCode[v_reasonCode] === undefined) throw new InvalidValue(`Connack.reason_code: ${v_reasonCode} is not a ReasonCode`);
+  if (ReasonCode[v_reasonCode] === undefined) throw new InvalidValue(`Connack.reasonCode: ${v_reasonCode} is not a ReasonCode`);
 
   pos += 2;
 
@@ -3227,23 +3254,23 @@ function _decodePublish(r: Reader, end: number, ctx: Context | undefined, flags:
   let v_topicName: string;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("Publish.topic_name: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("Publish.topicName: input ends", pos + 2);
     n = ((data[pos]! << 8) | data[pos + 1]!);
     pos += 2;
-    if (n > end - pos) throw new Truncated(`Publish.topic_name: ${n} bytes declared, ${end - pos} left`, pos + n);
-    v_topicName = utf8(data.subarray(pos, pos + n), "Publish.topic_name");
+    if (n > end - pos) throw new Truncated(`Publish.topicName: ${n} bytes declared, ${end - pos} left`, pos + n);
+    v_topicName = utf8(data.subarray(pos, pos + n), "Publish.topicName");
     pos += n;
   }
   if ((v_topicName.includes("\u0000"))) {
-    throw new InvalidString("Publish.topic_name: holds a character the protocol forbids");
+    throw new InvalidString("Publish.topicName: holds a character the protocol forbids");
   }
 
   let v_packetId: number | null = null;
   if (v_qos > 0) {
-    if (end - pos < 2) throw new Truncated("Publish.packet_id: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("Publish.packetId: input ends", pos + 2);
     v_packetId = ((data[pos]! << 8) | data[pos + 1]!);
     pos += 2;
-    if (v_packetId < 1 || v_packetId > 0xffff) throw new InvalidValue(`Publish.packet_id: ${v_packetId} is outside 1..0xffff`);
+    if (v_packetId < 1 || v_packetId > 0xffff) throw new InvalidValue(`Publish.packetId: ${v_packetId} is outside 1..0xffff`);
   }
 
   let v_properties: Property[];
@@ -3291,16 +3318,16 @@ function _decodePuback(r: Reader, end: number, ctx: Context | undefined, flags: 
   }
   if (end - pos < 2) throw new Truncated("Puback: input ends inside the frame", pos + 2);
   const v_packetId = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_packetId < 1 || v_packetId > 0xffff) throw new InvalidValue(`Puback.packet_id: ${v_packetId} is outside 1..0xffff`);
+  if (v_packetId < 1 || v_packetId > 0xffff) throw new InvalidValue(`Puback.packetId: ${v_packetId} is outside 1..0xffff`);
 
   pos += 2;
 
   let v_reasonCode: number | null = null;
   if (pos < end) {
-    if (end - pos < 1) throw new Truncated("Puback.reason_code: input ends", pos + 1);
+    if (end - pos < 1) throw new Truncated("Puback.reasonCode: input ends", pos + 1);
     v_reasonCode = data[pos]!;
     pos += 1;
-    if (ReasonCode[v_reasonCode] === undefined) throw new InvalidValue(`Puback.reason_code: ${v_reasonCode} is not a ReasonCode`);
+    if (ReasonCode[v_reasonCode] === undefined) throw new InvalidValue(`Puback.reasonCode: ${v_reasonCode} is not a ReasonCode`);
   }
 
   let v_properties: Property[] | null = null;
@@ -3342,16 +3369,16 @@ function _decodePubrec(r: Reader, end: number, ctx: Context | undefined, flags: 
   }
   if (end - pos < 2) throw new Truncated("Pubrec: input ends inside the frame", pos + 2);
   const v_packetId = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_packetId < 1 || v_packetId > 0xffff) throw new InvalidValue(`Pubrec.packet_id: ${v_packetId} is outside 1..0xffff`);
+  if (v_packetId < 1 || v_packetId > 0xffff) throw new InvalidValue(`Pubrec.packetId: ${v_packetId} is outside 1..0xffff`);
 
   pos += 2;
 
   let v_reasonCode: number | null = null;
   if (pos < end) {
-    if (end - pos < 1) throw new Truncated("Pubrec.reason_code: input ends", pos + 1);
+    if (end - pos < 1) throw new Truncated("Pubrec.reasonCode: input ends", pos + 1);
     v_reasonCode = data[pos]!;
     pos += 1;
-    if (ReasonCode[v_reasonCode] === undefined) throw new InvalidValue(`Pubrec.reason_code: ${v_reasonCode} is not a ReasonCode`);
+    if (ReasonCode[v_reasonCode] === undefined) throw new InvalidValue(`Pubrec.reasonCode: ${v_reasonCode} is not a ReasonCode`);
   }
 
   let v_properties: Property[] | null = null;
@@ -3393,16 +3420,16 @@ function _decodePubrel(r: Reader, end: number, ctx: Context | undefined, flags: 
   }
   if (end - pos < 2) throw new Truncated("Pubrel: input ends inside the frame", pos + 2);
   const v_packetId = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_packetId < 1 || v_packetId > 0xffff) throw new InvalidValue(`Pubrel.packet_id: ${v_packetId} is outside 1..0xffff`);
+  if (v_packetId < 1 || v_packetId > 0xffff) throw new InvalidValue(`Pubrel.packetId: ${v_packetId} is outside 1..0xffff`);
 
   pos += 2;
 
   let v_reasonCode: number | null = null;
   if (pos < end) {
-    if (end - pos < 1) throw new Truncated("Pubrel.reason_code: input ends", pos + 1);
+    if (end - pos < 1) throw new Truncated("Pubrel.reasonCode: input ends", pos + 1);
     v_reasonCode = data[pos]!;
     pos += 1;
-    if (ReasonCode[v_reasonCode] === undefined) throw new InvalidValue(`Pubrel.reason_code: ${v_reasonCode} is not a ReasonCode`);
+    if (ReasonCode[v_reasonCode] === undefined) throw new InvalidValue(`Pubrel.reasonCode: ${v_reasonCode} is not a ReasonCode`);
   }
 
   let v_properties: Property[] | null = null;
@@ -3444,16 +3471,16 @@ function _decodePubcomp(r: Reader, end: number, ctx: Context | undefined, flags:
   }
   if (end - pos < 2) throw new Truncated("Pubcomp: input ends inside the frame", pos + 2);
   const v_packetId = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_packetId < 1 || v_packetId > 0xffff) throw new InvalidValue(`Pubcomp.packet_id: ${v_packetId} is outside 1..0xffff`);
+  if (v_packetId < 1 || v_packetId > 0xffff) throw new InvalidValue(`Pubcomp.packetId: ${v_packetId} is outside 1..0xffff`);
 
   pos += 2;
 
   let v_reasonCode: number | null = null;
   if (pos < end) {
-    if (end - pos < 1) throw new Truncated("Pubcomp.reason_code: input ends", pos + 1);
+    if (end - pos < 1) throw new Truncated("Pubcomp.reasonCode: input ends", pos + 1);
     v_reasonCode = data[pos]!;
     pos += 1;
-    if (ReasonCode[v_reasonCode] === undefined) throw new InvalidValue(`Pubcomp.reason_code: ${v_reasonCode} is not a ReasonCode`);
+    if (ReasonCode[v_reasonCode] === undefined) throw new InvalidValue(`Pubcomp.reasonCode: ${v_reasonCode} is not a ReasonCode`);
   }
 
   let v_properties: Property[] | null = null;
@@ -3495,7 +3522,7 @@ function _decodeSubscribe(r: Reader, end: number, ctx: Context | undefined, flag
   }
   if (end - pos < 2) throw new Truncated("Subscribe: input ends inside the frame", pos + 2);
   const v_packetId = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_packetId < 1 || v_packetId > 0xffff) throw new InvalidValue(`Subscribe.packet_id: ${v_packetId} is outside 1..0xffff`);
+  if (v_packetId < 1 || v_packetId > 0xffff) throw new InvalidValue(`Subscribe.packetId: ${v_packetId} is outside 1..0xffff`);
 
   pos += 2;
 
@@ -3552,7 +3579,7 @@ function _decodeSuback(r: Reader, end: number, ctx: Context | undefined, flags: 
   }
   if (end - pos < 2) throw new Truncated("Suback: input ends inside the frame", pos + 2);
   const v_packetId = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_packetId < 1 || v_packetId > 0xffff) throw new InvalidValue(`Suback.packet_id: ${v_packetId} is outside 1..0xffff`);
+  if (v_packetId < 1 || v_packetId > 0xffff) throw new InvalidValue(`Suback.packetId: ${v_packetId} is outside 1..0xffff`);
 
   pos += 2;
 
@@ -3586,7 +3613,7 @@ function _decodeSuback(r: Reader, end: number, ctx: Context | undefined, flags: 
     const items: ReasonCode[] = [];
     while (pos < end) {
       let item: ReasonCode;
-      if (end - pos < 1) throw new Truncated("Suback.reason_codes: input ends", pos + 1);
+      if (end - pos < 1) throw new Truncated("Suback.reasonCodes: input ends", pos + 1);
       item = data[pos]!;
       pos += 1;
       if (ReasonCode[item] === undefined) throw new InvalidValue(`Suback.item: ${item} is not a ReasonCode`);
@@ -3607,7 +3634,7 @@ function _decodeUnsubscribe(r: Reader, end: number, ctx: Context | undefined, fl
   }
   if (end - pos < 2) throw new Truncated("Unsubscribe: input ends inside the frame", pos + 2);
   const v_packetId = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_packetId < 1 || v_packetId > 0xffff) throw new InvalidValue(`Unsubscribe.packet_id: ${v_packetId} is outside 1..0xffff`);
+  if (v_packetId < 1 || v_packetId > 0xffff) throw new InvalidValue(`Unsubscribe.packetId: ${v_packetId} is outside 1..0xffff`);
 
   pos += 2;
 
@@ -3643,20 +3670,20 @@ function _decodeUnsubscribe(r: Reader, end: number, ctx: Context | undefined, fl
       let item: string;
       {
         let n: number;
-        if (end - pos < 2) throw new Truncated("Unsubscribe.topic_filters: input ends", pos + 2);
+        if (end - pos < 2) throw new Truncated("Unsubscribe.topicFilters: input ends", pos + 2);
         n = ((data[pos]! << 8) | data[pos + 1]!);
         pos += 2;
-        if (n > end - pos) throw new Truncated(`Unsubscribe.topic_filters: ${n} bytes declared, ${end - pos} left`, pos + n);
-        item = utf8(data.subarray(pos, pos + n), "Unsubscribe.topic_filters");
+        if (n > end - pos) throw new Truncated(`Unsubscribe.topicFilters: ${n} bytes declared, ${end - pos} left`, pos + n);
+        item = utf8(data.subarray(pos, pos + n), "Unsubscribe.topicFilters");
         pos += n;
       }
       if ((item.includes("\u0000"))) {
-        throw new InvalidString("Unsubscribe.topic_filters: holds a character the protocol forbids");
+        throw new InvalidString("Unsubscribe.topicFilters: holds a character the protocol forbids");
       }
       items.push(item);
     }
     if (items.length < 1) {
-      throw new InvalidValue(`Unsubscribe.topic_filters: ${items.length} elements, at least 1 needed`);
+      throw new InvalidValue(`Unsubscribe.topicFilters: ${items.length} elements, at least 1 needed`);
     }
     v_topicFilters = items;
   }
@@ -3673,7 +3700,7 @@ function _decodeUnsuback(r: Reader, end: number, ctx: Context | undefined, flags
   }
   if (end - pos < 2) throw new Truncated("Unsuback: input ends inside the frame", pos + 2);
   const v_packetId = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_packetId < 1 || v_packetId > 0xffff) throw new InvalidValue(`Unsuback.packet_id: ${v_packetId} is outside 1..0xffff`);
+  if (v_packetId < 1 || v_packetId > 0xffff) throw new InvalidValue(`Unsuback.packetId: ${v_packetId} is outside 1..0xffff`);
 
   pos += 2;
 
@@ -3707,7 +3734,7 @@ function _decodeUnsuback(r: Reader, end: number, ctx: Context | undefined, flags
     const items: ReasonCode[] = [];
     while (pos < end) {
       let item: ReasonCode;
-      if (end - pos < 1) throw new Truncated("Unsuback.reason_codes: input ends", pos + 1);
+      if (end - pos < 1) throw new Truncated("Unsuback.reasonCodes: input ends", pos + 1);
       item = data[pos]!;
       pos += 1;
       if (ReasonCode[item] === undefined) throw new InvalidValue(`Unsuback.item: ${item} is not a ReasonCode`);
@@ -3748,10 +3775,10 @@ function _decodeDisconnect(r: Reader, end: number, ctx: Context | undefined, fla
   }
   let v_reasonCode: number | null = null;
   if (pos < end) {
-    if (end - pos < 1) throw new Truncated("Disconnect.reason_code: input ends", pos + 1);
+    if (end - pos < 1) throw new Truncated("Disconnect.reasonCode: input ends", pos + 1);
     v_reasonCode = data[pos]!;
     pos += 1;
-    if (ReasonCode[v_reasonCode] === undefined) throw new InvalidValue(`Disconnect.reason_code: ${v_reasonCode} is not a ReasonCode`);
+    if (ReasonCode[v_reasonCode] === undefined) throw new InvalidValue(`Disconnect.reasonCode: ${v_reasonCode} is not a ReasonCode`);
   }
 
   let v_properties: Property[] | null = null;
@@ -3793,10 +3820,10 @@ function _decodeAuth(r: Reader, end: number, ctx: Context | undefined, flags: nu
   }
   let v_reasonCode: number | null = null;
   if (pos < end) {
-    if (end - pos < 1) throw new Truncated("Auth.reason_code: input ends", pos + 1);
+    if (end - pos < 1) throw new Truncated("Auth.reasonCode: input ends", pos + 1);
     v_reasonCode = data[pos]!;
     pos += 1;
-    if (ReasonCode[v_reasonCode] === undefined) throw new InvalidValue(`Auth.reason_code: ${v_reasonCode} is not a ReasonCode`);
+    if (ReasonCode[v_reasonCode] === undefined) throw new InvalidValue(`Auth.reasonCode: ${v_reasonCode} is not a ReasonCode`);
   }
 
   let v_properties: Property[] | null = null;

@@ -250,36 +250,36 @@ export class FieldDescription {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.tableOid;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`FieldDescription.table_oid: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`FieldDescription.tableOid: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.columnNumber;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`FieldDescription.column_number: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`FieldDescription.columnNumber: ${i4} is outside -0x8000..0x7fff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       const i6 = this.typeOid;
-      if (!Number.isInteger(i6) || i6 < 0 || i6 > 0xffffffff) throw new EncodeError(`FieldDescription.type_oid: ${i6} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i6) || i6 < 0 || i6 > 0xffffffff) throw new EncodeError(`FieldDescription.typeOid: ${i6} is outside 0..0xffffffff`);
       buf[at + 6] = i6 >>> 24;
-      buf[at + 6 + 1] = i6 >>> 16;
-      buf[at + 6 + 2] = i6 >>> 8;
-      buf[at + 6 + 3] = i6;
+      buf[at + 7] = i6 >>> 16;
+      buf[at + 8] = i6 >>> 8;
+      buf[at + 9] = i6;
       const i10 = this.typeSize;
-      if (!Number.isInteger(i10) || i10 < -0x8000 || i10 > 0x7fff) throw new EncodeError(`FieldDescription.type_size: ${i10} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i10) || i10 < -0x8000 || i10 > 0x7fff) throw new EncodeError(`FieldDescription.typeSize: ${i10} is outside -0x8000..0x7fff`);
       buf[at + 10] = i10 >>> 8;
-      buf[at + 10 + 1] = i10;
+      buf[at + 11] = i10;
       const i12 = this.typeModifier;
-      if (!Number.isInteger(i12) || i12 < -0x80000000 || i12 > 0x7fffffff) throw new EncodeError(`FieldDescription.type_modifier: ${i12} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i12) || i12 < -0x80000000 || i12 > 0x7fffffff) throw new EncodeError(`FieldDescription.typeModifier: ${i12} is outside -0x80000000..0x7fffffff`);
       buf[at + 12] = i12 >>> 24;
-      buf[at + 12 + 1] = i12 >>> 16;
-      buf[at + 12 + 2] = i12 >>> 8;
-      buf[at + 12 + 3] = i12;
+      buf[at + 13] = i12 >>> 16;
+      buf[at + 14] = i12 >>> 8;
+      buf[at + 15] = i12;
       const i16 = this.format;
       if (!Number.isInteger(i16) || i16 < 0 || i16 > 0xffff) throw new EncodeError(`FieldDescription.format: ${i16} is outside 0..0xffff`);
       if (FormatCode[i16] === undefined) throw new EncodeError(`FieldDescription.format: ${i16} is not a FormatCode`);
       buf[at + 16] = i16 >>> 8;
-      buf[at + 16 + 1] = i16;
+      buf[at + 17] = i16;
       w.pos = at + 18;
     }
   }
@@ -349,9 +349,9 @@ export class StartupMessage {
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = 0x30000 >>> 24;
-      buf[at + 4 + 1] = 0x30000 >>> 16;
-      buf[at + 4 + 2] = 0x30000 >>> 8;
-      buf[at + 4 + 3] = 0x30000;
+      buf[at + 5] = 0x30000 >>> 16;
+      buf[at + 6] = 0x30000 >>> 8;
+      buf[at + 7] = 0x30000;
       w.pos = at + 8;
     }
     w.bytes(body);
@@ -405,9 +405,9 @@ export class SslRequest {
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = 0x4d2162f >>> 24;
-      buf[at + 4 + 1] = 0x4d2162f >>> 16;
-      buf[at + 4 + 2] = 0x4d2162f >>> 8;
-      buf[at + 4 + 3] = 0x4d2162f;
+      buf[at + 5] = 0x4d2162f >>> 16;
+      buf[at + 6] = 0x4d2162f >>> 8;
+      buf[at + 7] = 0x4d2162f;
       w.pos = at + 8;
     }
     w.bytes(body);
@@ -461,9 +461,9 @@ export class GssencRequest {
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = 0x4d21630 >>> 24;
-      buf[at + 4 + 1] = 0x4d21630 >>> 16;
-      buf[at + 4 + 2] = 0x4d21630 >>> 8;
-      buf[at + 4 + 3] = 0x4d21630;
+      buf[at + 5] = 0x4d21630 >>> 16;
+      buf[at + 6] = 0x4d21630 >>> 8;
+      buf[at + 7] = 0x4d21630;
       w.pos = at + 8;
     }
     w.bytes(body);
@@ -516,17 +516,17 @@ export class CancelRequest {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.processId;
-        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`CancelRequest.process_id: ${i0} is outside 0..0xffffffff`);
+        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`CancelRequest.processId: ${i0} is outside 0..0xffffffff`);
         buf[at] = i0 >>> 24;
         buf[at + 1] = i0 >>> 16;
         buf[at + 2] = i0 >>> 8;
         buf[at + 3] = i0;
         const i4 = this.secretKey;
-        if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffffffff) throw new EncodeError(`CancelRequest.secret_key: ${i4} is outside 0..0xffffffff`);
+        if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffffffff) throw new EncodeError(`CancelRequest.secretKey: ${i4} is outside 0..0xffffffff`);
         buf[at + 4] = i4 >>> 24;
-        buf[at + 4 + 1] = i4 >>> 16;
-        buf[at + 4 + 2] = i4 >>> 8;
-        buf[at + 4 + 3] = i4;
+        buf[at + 5] = i4 >>> 16;
+        buf[at + 6] = i4 >>> 8;
+        buf[at + 7] = i4;
         w.pos = at + 8;
       }
       body = w.finish();
@@ -542,9 +542,9 @@ export class CancelRequest {
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = 0x4d2162e >>> 24;
-      buf[at + 4 + 1] = 0x4d2162e >>> 16;
-      buf[at + 4 + 2] = 0x4d2162e >>> 8;
-      buf[at + 4 + 3] = 0x4d2162e;
+      buf[at + 5] = 0x4d2162e >>> 16;
+      buf[at + 6] = 0x4d2162e >>> 8;
+      buf[at + 7] = 0x4d2162e;
       w.pos = at + 8;
     }
     w.bytes(body);
@@ -603,8 +603,8 @@ export class Authentication {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.authType;
-        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Authentication.auth_type: ${i0} is outside 0..0xffffffff`);
-        if (AuthType[i0] === undefined) throw new EncodeError(`Authentication.auth_type: ${i0} is not a AuthType`);
+        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Authentication.authType: ${i0} is outside 0..0xffffffff`);
+        if (AuthType[i0] === undefined) throw new EncodeError(`Authentication.authType: ${i0} is not a AuthType`);
         buf[at] = i0 >>> 24;
         buf[at + 1] = i0 >>> 16;
         buf[at + 2] = i0 >>> 8;
@@ -612,7 +612,7 @@ export class Authentication {
         w.pos = at + 4;
       }
       if (((this.authType as number) === 5) !== (this.salt !== null)) {
-        throw new EncodeError("Authentication.salt: must be present exactly when auth_type == 5");
+        throw new EncodeError("Authentication.salt: must be present exactly when authType == 5");
       }
       if (this.salt !== null) {
         {
@@ -623,7 +623,7 @@ export class Authentication {
         }
       }
       if (((this.authType as number) === 0xa) !== (this.mechanisms !== null)) {
-        throw new EncodeError("Authentication.mechanisms: must be present exactly when auth_type == 10");
+        throw new EncodeError("Authentication.mechanisms: must be present exactly when authType == 10");
       }
       if (this.mechanisms !== null) {
         {
@@ -646,7 +646,7 @@ export class Authentication {
         }
       }
       if (((((this.authType as number) === 8) || ((this.authType as number) === 0xb)) || ((this.authType as number) === 0xc)) !== (this.data !== null)) {
-        throw new EncodeError("Authentication.data: must be present exactly when auth_type == 8 or auth_type == 11 or auth_type == 12");
+        throw new EncodeError("Authentication.data: must be present exactly when authType == 8 or authType == 11 or authType == 12");
       }
       if (this.data !== null) {
         {
@@ -664,9 +664,9 @@ export class Authentication {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`Authentication.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -719,17 +719,17 @@ export class BackendKeyData {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.processId;
-        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`BackendKeyData.process_id: ${i0} is outside 0..0xffffffff`);
+        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`BackendKeyData.processId: ${i0} is outside 0..0xffffffff`);
         buf[at] = i0 >>> 24;
         buf[at + 1] = i0 >>> 16;
         buf[at + 2] = i0 >>> 8;
         buf[at + 3] = i0;
         const i4 = this.secretKey;
-        if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffffffff) throw new EncodeError(`BackendKeyData.secret_key: ${i4} is outside 0..0xffffffff`);
+        if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffffffff) throw new EncodeError(`BackendKeyData.secretKey: ${i4} is outside 0..0xffffffff`);
         buf[at + 4] = i4 >>> 24;
-        buf[at + 4 + 1] = i4 >>> 16;
-        buf[at + 4 + 2] = i4 >>> 8;
-        buf[at + 4 + 3] = i4;
+        buf[at + 5] = i4 >>> 16;
+        buf[at + 6] = i4 >>> 8;
+        buf[at + 7] = i4;
         w.pos = at + 8;
       }
       body = w.finish();
@@ -742,9 +742,9 @@ export class BackendKeyData {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`BackendKeyData.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -795,9 +795,9 @@ export class BindComplete {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`BindComplete.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -848,9 +848,9 @@ export class CloseComplete {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`CloseComplete.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -911,9 +911,9 @@ export class CommandComplete {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`CommandComplete.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -973,11 +973,11 @@ export class CopyInResponse {
       }
       {
         const items = this.columnFormats;
-        if (items.length > 0x7fff) throw new EncodeError(`CopyInResponse.column_formats count: ${items.length} is outside 0..0x7fff`);
+        if (items.length > 0x7fff) throw new EncodeError(`CopyInResponse.columnFormats count: ${items.length} is outside 0..0x7fff`);
         w.i16(items.length);
         for (const item of items) {
-          if (!Number.isInteger(item) || item < 0 || item > 0xffff) throw new EncodeError(`CopyInResponse.column_formats: ${item} is outside 0..0xffff`);
-          if (FormatCode[item] === undefined) throw new EncodeError(`CopyInResponse.column_formats: ${item} is not a FormatCode`);
+          if (!Number.isInteger(item) || item < 0 || item > 0xffff) throw new EncodeError(`CopyInResponse.columnFormats: ${item} is outside 0..0xffff`);
+          if (FormatCode[item] === undefined) throw new EncodeError(`CopyInResponse.columnFormats: ${item} is not a FormatCode`);
           w.u16(item);
         }
       }
@@ -991,9 +991,9 @@ export class CopyInResponse {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`CopyInResponse.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -1053,11 +1053,11 @@ export class CopyOutResponse {
       }
       {
         const items = this.columnFormats;
-        if (items.length > 0x7fff) throw new EncodeError(`CopyOutResponse.column_formats count: ${items.length} is outside 0..0x7fff`);
+        if (items.length > 0x7fff) throw new EncodeError(`CopyOutResponse.columnFormats count: ${items.length} is outside 0..0x7fff`);
         w.i16(items.length);
         for (const item of items) {
-          if (!Number.isInteger(item) || item < 0 || item > 0xffff) throw new EncodeError(`CopyOutResponse.column_formats: ${item} is outside 0..0xffff`);
-          if (FormatCode[item] === undefined) throw new EncodeError(`CopyOutResponse.column_formats: ${item} is not a FormatCode`);
+          if (!Number.isInteger(item) || item < 0 || item > 0xffff) throw new EncodeError(`CopyOutResponse.columnFormats: ${item} is outside 0..0xffff`);
+          if (FormatCode[item] === undefined) throw new EncodeError(`CopyOutResponse.columnFormats: ${item} is not a FormatCode`);
           w.u16(item);
         }
       }
@@ -1071,9 +1071,9 @@ export class CopyOutResponse {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`CopyOutResponse.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -1133,11 +1133,11 @@ export class CopyBothResponse {
       }
       {
         const items = this.columnFormats;
-        if (items.length > 0x7fff) throw new EncodeError(`CopyBothResponse.column_formats count: ${items.length} is outside 0..0x7fff`);
+        if (items.length > 0x7fff) throw new EncodeError(`CopyBothResponse.columnFormats count: ${items.length} is outside 0..0x7fff`);
         w.i16(items.length);
         for (const item of items) {
-          if (!Number.isInteger(item) || item < 0 || item > 0xffff) throw new EncodeError(`CopyBothResponse.column_formats: ${item} is outside 0..0xffff`);
-          if (FormatCode[item] === undefined) throw new EncodeError(`CopyBothResponse.column_formats: ${item} is not a FormatCode`);
+          if (!Number.isInteger(item) || item < 0 || item > 0xffff) throw new EncodeError(`CopyBothResponse.columnFormats: ${item} is outside 0..0xffff`);
+          if (FormatCode[item] === undefined) throw new EncodeError(`CopyBothResponse.columnFormats: ${item} is not a FormatCode`);
           w.u16(item);
         }
       }
@@ -1151,9 +1151,9 @@ export class CopyBothResponse {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`CopyBothResponse.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -1225,9 +1225,9 @@ export class DataRow {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`DataRow.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -1278,9 +1278,9 @@ export class EmptyQueryResponse {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`EmptyQueryResponse.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -1348,9 +1348,9 @@ export class ErrorResponse {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`ErrorResponse.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -1415,9 +1415,9 @@ export class FunctionCallResponse {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`FunctionCallResponse.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -1471,7 +1471,7 @@ export class NegotiateProtocolVersion {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.newestVersion;
-        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`NegotiateProtocolVersion.newest_version: ${i0} is outside 0..0xffffffff`);
+        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`NegotiateProtocolVersion.newestVersion: ${i0} is outside 0..0xffffffff`);
         buf[at] = i0 >>> 24;
         buf[at + 1] = i0 >>> 16;
         buf[at + 2] = i0 >>> 8;
@@ -1501,9 +1501,9 @@ export class NegotiateProtocolVersion {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`NegotiateProtocolVersion.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -1554,9 +1554,9 @@ export class NoData {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`NoData.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -1624,9 +1624,9 @@ export class NoticeResponse {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`NoticeResponse.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -1682,7 +1682,7 @@ export class NotificationResponse {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.processId;
-        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`NotificationResponse.process_id: ${i0} is outside 0..0xffffffff`);
+        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`NotificationResponse.processId: ${i0} is outside 0..0xffffffff`);
         buf[at] = i0 >>> 24;
         buf[at + 1] = i0 >>> 16;
         buf[at + 2] = i0 >>> 8;
@@ -1711,9 +1711,9 @@ export class NotificationResponse {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`NotificationResponse.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -1760,10 +1760,10 @@ export class ParameterDescription {
       const w = new Writer(); // the body first: the header holds its length
       {
         const items = this.typeOids;
-        if (items.length > 0x7fff) throw new EncodeError(`ParameterDescription.type_oids count: ${items.length} is outside 0..0x7fff`);
+        if (items.length > 0x7fff) throw new EncodeError(`ParameterDescription.typeOids count: ${items.length} is outside 0..0x7fff`);
         w.i16(items.length);
         for (const item of items) {
-          if (!Number.isInteger(item) || item < 0 || item > 0xffffffff) throw new EncodeError(`ParameterDescription.type_oids: ${item} is outside 0..0xffffffff`);
+          if (!Number.isInteger(item) || item < 0 || item > 0xffffffff) throw new EncodeError(`ParameterDescription.typeOids: ${item} is outside 0..0xffffffff`);
           w.u32(item);
         }
       }
@@ -1777,9 +1777,9 @@ export class ParameterDescription {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`ParameterDescription.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -1849,9 +1849,9 @@ export class ParameterStatus {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`ParameterStatus.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -1902,9 +1902,9 @@ export class ParseComplete {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`ParseComplete.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -1955,9 +1955,9 @@ export class PortalSuspended {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`PortalSuspended.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -2022,9 +2022,9 @@ export class ReadyForQuery {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`ReadyForQuery.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -2087,9 +2087,9 @@ export class RowDescription {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`RowDescription.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -2148,9 +2148,9 @@ export class CopyData {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`CopyData.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -2201,9 +2201,9 @@ export class CopyDone {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`CopyDone.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -2274,11 +2274,11 @@ export class Bind {
       }
       {
         const items = this.parameterFormats;
-        if (items.length > 0x7fff) throw new EncodeError(`Bind.parameter_formats count: ${items.length} is outside 0..0x7fff`);
+        if (items.length > 0x7fff) throw new EncodeError(`Bind.parameterFormats count: ${items.length} is outside 0..0x7fff`);
         w.i16(items.length);
         for (const item of items) {
-          if (!Number.isInteger(item) || item < 0 || item > 0xffff) throw new EncodeError(`Bind.parameter_formats: ${item} is outside 0..0xffff`);
-          if (FormatCode[item] === undefined) throw new EncodeError(`Bind.parameter_formats: ${item} is not a FormatCode`);
+          if (!Number.isInteger(item) || item < 0 || item > 0xffff) throw new EncodeError(`Bind.parameterFormats: ${item} is outside 0..0xffff`);
+          if (FormatCode[item] === undefined) throw new EncodeError(`Bind.parameterFormats: ${item} is not a FormatCode`);
           w.u16(item);
         }
       }
@@ -2301,11 +2301,11 @@ export class Bind {
       }
       {
         const items = this.resultFormats;
-        if (items.length > 0x7fff) throw new EncodeError(`Bind.result_formats count: ${items.length} is outside 0..0x7fff`);
+        if (items.length > 0x7fff) throw new EncodeError(`Bind.resultFormats count: ${items.length} is outside 0..0x7fff`);
         w.i16(items.length);
         for (const item of items) {
-          if (!Number.isInteger(item) || item < 0 || item > 0xffff) throw new EncodeError(`Bind.result_formats: ${item} is outside 0..0xffff`);
-          if (FormatCode[item] === undefined) throw new EncodeError(`Bind.result_formats: ${item} is not a FormatCode`);
+          if (!Number.isInteger(item) || item < 0 || item > 0xffff) throw new EncodeError(`Bind.resultFormats: ${item} is outside 0..0xffff`);
+          if (FormatCode[item] === undefined) throw new EncodeError(`Bind.resultFormats: ${item} is not a FormatCode`);
           w.u16(item);
         }
       }
@@ -2319,9 +2319,9 @@ export class Bind {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`Bind.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -2395,9 +2395,9 @@ export class Close {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`Close.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -2458,9 +2458,9 @@ export class CopyFail {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`CopyFail.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -2534,9 +2534,9 @@ export class Describe {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`Describe.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -2596,7 +2596,7 @@ export class Execute {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.maxRows;
-        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Execute.max_rows: ${i0} is outside 0..0xffffffff`);
+        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Execute.maxRows: ${i0} is outside 0..0xffffffff`);
         buf[at] = i0 >>> 24;
         buf[at + 1] = i0 >>> 16;
         buf[at + 2] = i0 >>> 8;
@@ -2613,9 +2613,9 @@ export class Execute {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`Execute.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -2666,9 +2666,9 @@ export class Flush {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`Flush.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -2727,7 +2727,7 @@ export class FunctionCall {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.functionOid;
-        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`FunctionCall.function_oid: ${i0} is outside 0..0xffffffff`);
+        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`FunctionCall.functionOid: ${i0} is outside 0..0xffffffff`);
         buf[at] = i0 >>> 24;
         buf[at + 1] = i0 >>> 16;
         buf[at + 2] = i0 >>> 8;
@@ -2736,11 +2736,11 @@ export class FunctionCall {
       }
       {
         const items = this.argumentFormats;
-        if (items.length > 0x7fff) throw new EncodeError(`FunctionCall.argument_formats count: ${items.length} is outside 0..0x7fff`);
+        if (items.length > 0x7fff) throw new EncodeError(`FunctionCall.argumentFormats count: ${items.length} is outside 0..0x7fff`);
         w.i16(items.length);
         for (const item of items) {
-          if (!Number.isInteger(item) || item < 0 || item > 0xffff) throw new EncodeError(`FunctionCall.argument_formats: ${item} is outside 0..0xffff`);
-          if (FormatCode[item] === undefined) throw new EncodeError(`FunctionCall.argument_formats: ${item} is not a FormatCode`);
+          if (!Number.isInteger(item) || item < 0 || item > 0xffff) throw new EncodeError(`FunctionCall.argumentFormats: ${item} is outside 0..0xffff`);
+          if (FormatCode[item] === undefined) throw new EncodeError(`FunctionCall.argumentFormats: ${item} is not a FormatCode`);
           w.u16(item);
         }
       }
@@ -2766,8 +2766,8 @@ export class FunctionCall {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.resultFormat;
-        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`FunctionCall.result_format: ${i0} is outside 0..0xffff`);
-        if (FormatCode[i0] === undefined) throw new EncodeError(`FunctionCall.result_format: ${i0} is not a FormatCode`);
+        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`FunctionCall.resultFormat: ${i0} is outside 0..0xffff`);
+        if (FormatCode[i0] === undefined) throw new EncodeError(`FunctionCall.resultFormat: ${i0} is not a FormatCode`);
         buf[at] = i0 >>> 8;
         buf[at + 1] = i0;
         w.pos = at + 2;
@@ -2782,9 +2782,9 @@ export class FunctionCall {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`FunctionCall.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -2849,10 +2849,10 @@ export class Parse {
       }
       {
         const items = this.parameterTypes;
-        if (items.length > 0x7fff) throw new EncodeError(`Parse.parameter_types count: ${items.length} is outside 0..0x7fff`);
+        if (items.length > 0x7fff) throw new EncodeError(`Parse.parameterTypes count: ${items.length} is outside 0..0x7fff`);
         w.i16(items.length);
         for (const item of items) {
-          if (!Number.isInteger(item) || item < 0 || item > 0xffffffff) throw new EncodeError(`Parse.parameter_types: ${item} is outside 0..0xffffffff`);
+          if (!Number.isInteger(item) || item < 0 || item > 0xffffffff) throw new EncodeError(`Parse.parameterTypes: ${item} is outside 0..0xffffffff`);
           w.u32(item);
         }
       }
@@ -2866,9 +2866,9 @@ export class Parse {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`Parse.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -2924,7 +2924,7 @@ export class Password {
     {
       const w = new Writer(); // the body first: the header holds its length
       if ((((ctx === undefined ? 0 : ctx.authRequest) === 3) || ((ctx === undefined ? 0 : ctx.authRequest) === 5)) !== (this.password !== null)) {
-        throw new EncodeError("Password.password: must be present exactly when ctx.auth_request == 3 or ctx.auth_request == 5");
+        throw new EncodeError("Password.password: must be present exactly when ctx.authRequest == 3 or ctx.authRequest == 5");
       }
       if (this.password !== null) {
         {
@@ -2935,7 +2935,7 @@ export class Password {
         }
       }
       if (((ctx === undefined ? 0 : ctx.authRequest) === 0xa) !== (this.mechanism !== null)) {
-        throw new EncodeError("Password.mechanism: must be present exactly when ctx.auth_request == 10");
+        throw new EncodeError("Password.mechanism: must be present exactly when ctx.authRequest == 10");
       }
       if (this.mechanism !== null) {
         {
@@ -2946,18 +2946,18 @@ export class Password {
         }
       }
       if (((ctx === undefined ? 0 : ctx.authRequest) === 0xa) !== (this.initialResponse !== null)) {
-        throw new EncodeError("Password.initial_response: must be present exactly when ctx.auth_request == 10");
+        throw new EncodeError("Password.initialResponse: must be present exactly when ctx.authRequest == 10");
       }
       if (this.initialResponse !== null) {
         {
           const raw = this.initialResponse;
-          if (raw.length > 0x7fffffff) throw new EncodeError(`Password.initial_response length: ${raw.length} is outside 0..0x7fffffff`);
+          if (raw.length > 0x7fffffff) throw new EncodeError(`Password.initialResponse length: ${raw.length} is outside 0..0x7fffffff`);
           w.i32(raw.length);
           w.bytes(raw);
         }
       }
       if ((((((ctx === undefined ? 0 : ctx.authRequest) === 0xb) || ((ctx === undefined ? 0 : ctx.authRequest) === 7)) || ((ctx === undefined ? 0 : ctx.authRequest) === 8)) || ((ctx === undefined ? 0 : ctx.authRequest) === 9)) !== (this.data !== null)) {
-        throw new EncodeError("Password.data: must be present exactly when ctx.auth_request == 11 or ctx.auth_request == 7 or ctx.auth_request == 8 or ctx.auth_request == 9");
+        throw new EncodeError("Password.data: must be present exactly when ctx.authRequest == 11 or ctx.authRequest == 7 or ctx.authRequest == 8 or ctx.authRequest == 9");
       }
       if (this.data !== null) {
         {
@@ -2975,9 +2975,9 @@ export class Password {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`Password.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -3038,9 +3038,9 @@ export class Query {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`Query.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -3091,9 +3091,9 @@ export class Sync {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`Sync.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -3144,9 +3144,9 @@ export class Terminate {
       const i1 = body.length + 4;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`Terminate.length: ${i1} is outside 0..0xffffffff`);
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -3194,8 +3194,8 @@ export type Frame =
   | Password
   | Query
   | Sync
-  | Terminate
-  ;
+  | Terminate;
+
 function _decodeParameter(r: Reader, end: number, ctx: Context | undefined): Parameter {
   const data = r.data;
   let pos = r.pos;
@@ -3254,15 +3254,15 @@ function _decodeFieldDescription(r: Reader, end: number, ctx: Context | undefine
   if (end - pos < 18) throw new Truncated("FieldDescription: input ends inside the frame", pos + 18);
   const v_tableOid = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_columnNumber = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
+  const v_columnNumber = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
-  const v_typeOid = (((data[pos + 6]! << 24) | (data[pos + 6 + 1]! << 16) | (data[pos + 6 + 2]! << 8) | data[pos + 6 + 3]!) >>> 0);
+  const v_typeOid = (((data[pos + 6]! << 24) | (data[pos + 7]! << 16) | (data[pos + 8]! << 8) | data[pos + 9]!) >>> 0);
 
-  const v_typeSize = ((((data[pos + 10]! << 8) | data[pos + 10 + 1]!) << 16) >> 16);
+  const v_typeSize = ((((data[pos + 10]! << 8) | data[pos + 11]!) << 16) >> 16);
 
-  const v_typeModifier = (((data[pos + 12]! << 24) | (data[pos + 12 + 1]! << 16) | (data[pos + 12 + 2]! << 8) | data[pos + 12 + 3]!) | 0);
+  const v_typeModifier = (((data[pos + 12]! << 24) | (data[pos + 13]! << 16) | (data[pos + 14]! << 8) | data[pos + 15]!) | 0);
 
-  const v_format = ((data[pos + 16]! << 8) | data[pos + 16 + 1]!);
+  const v_format = ((data[pos + 16]! << 8) | data[pos + 17]!);
   if (FormatCode[v_format] === undefined) throw new InvalidValue(`FieldDescription.format: ${v_format} is not a FormatCode`);
 
   pos += 18;
@@ -3316,7 +3316,7 @@ function _decodeCancelRequest(r: Reader, end: number, ctx: Context | undefined):
   if (end - pos < 8) throw new Truncated("CancelRequest: input ends inside the frame", pos + 8);
   const v_processId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_secretKey = (((data[pos + 4]! << 24) | (data[pos + 4 + 1]! << 16) | (data[pos + 4 + 2]! << 8) | data[pos + 4 + 3]!) >>> 0);
+  const v_secretKey = (((data[pos + 4]! << 24) | (data[pos + 5]! << 16) | (data[pos + 6]! << 8) | data[pos + 7]!) >>> 0);
 
   pos += 8;
 
@@ -3329,7 +3329,7 @@ function _decodeAuthentication(r: Reader, end: number, ctx: Context | undefined)
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("Authentication: input ends inside the frame", pos + 4);
   const v_authType = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
-  if (AuthType[v_authType] === undefined) throw new InvalidValue(`Authentication.auth_type: ${v_authType} is not a AuthType`);
+  if (AuthType[v_authType] === undefined) throw new InvalidValue(`Authentication.authType: ${v_authType} is not a AuthType`);
 
   pos += 4;
 
@@ -3384,7 +3384,7 @@ function _decodeBackendKeyData(r: Reader, end: number, ctx: Context | undefined)
   if (end - pos < 8) throw new Truncated("BackendKeyData: input ends inside the frame", pos + 8);
   const v_processId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_secretKey = (((data[pos + 4]! << 24) | (data[pos + 4 + 1]! << 16) | (data[pos + 4 + 2]! << 8) | data[pos + 4 + 3]!) >>> 0);
+  const v_secretKey = (((data[pos + 4]! << 24) | (data[pos + 5]! << 16) | (data[pos + 6]! << 8) | data[pos + 7]!) >>> 0);
 
   pos += 8;
 
@@ -3434,14 +3434,14 @@ function _decodeCopyInResponse(r: Reader, end: number, ctx: Context | undefined)
   {
     const items: FormatCode[] = [];
     let count: number;
-    if (end - pos < 2) throw new Truncated("CopyInResponse.column_formats: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("CopyInResponse.columnFormats: input ends", pos + 2);
     count = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
-    if (count < 0) throw new InvalidValue(`CopyInResponse.column_formats: negative count ${count}`);
-    if (count * 2 > end - pos) throw new Truncated(`CopyInResponse.column_formats: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
+    if (count < 0) throw new InvalidValue(`CopyInResponse.columnFormats: negative count ${count}`);
+    if (count * 2 > end - pos) throw new Truncated(`CopyInResponse.columnFormats: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
     for (let i = 0; i < count; i++) {
       let item: FormatCode;
-      if (end - pos < 2) throw new Truncated("CopyInResponse.column_formats: input ends", pos + 2);
+      if (end - pos < 2) throw new Truncated("CopyInResponse.columnFormats: input ends", pos + 2);
       item = ((data[pos]! << 8) | data[pos + 1]!);
       pos += 2;
       if (FormatCode[item] === undefined) throw new InvalidValue(`CopyInResponse.item: ${item} is not a FormatCode`);
@@ -3467,14 +3467,14 @@ function _decodeCopyOutResponse(r: Reader, end: number, ctx: Context | undefined
   {
     const items: FormatCode[] = [];
     let count: number;
-    if (end - pos < 2) throw new Truncated("CopyOutResponse.column_formats: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("CopyOutResponse.columnFormats: input ends", pos + 2);
     count = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
-    if (count < 0) throw new InvalidValue(`CopyOutResponse.column_formats: negative count ${count}`);
-    if (count * 2 > end - pos) throw new Truncated(`CopyOutResponse.column_formats: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
+    if (count < 0) throw new InvalidValue(`CopyOutResponse.columnFormats: negative count ${count}`);
+    if (count * 2 > end - pos) throw new Truncated(`CopyOutResponse.columnFormats: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
     for (let i = 0; i < count; i++) {
       let item: FormatCode;
-      if (end - pos < 2) throw new Truncated("CopyOutResponse.column_formats: input ends", pos + 2);
+      if (end - pos < 2) throw new Truncated("CopyOutResponse.columnFormats: input ends", pos + 2);
       item = ((data[pos]! << 8) | data[pos + 1]!);
       pos += 2;
       if (FormatCode[item] === undefined) throw new InvalidValue(`CopyOutResponse.item: ${item} is not a FormatCode`);
@@ -3500,14 +3500,14 @@ function _decodeCopyBothResponse(r: Reader, end: number, ctx: Context | undefine
   {
     const items: FormatCode[] = [];
     let count: number;
-    if (end - pos < 2) throw new Truncated("CopyBothResponse.column_formats: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("CopyBothResponse.columnFormats: input ends", pos + 2);
     count = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
-    if (count < 0) throw new InvalidValue(`CopyBothResponse.column_formats: negative count ${count}`);
-    if (count * 2 > end - pos) throw new Truncated(`CopyBothResponse.column_formats: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
+    if (count < 0) throw new InvalidValue(`CopyBothResponse.columnFormats: negative count ${count}`);
+    if (count * 2 > end - pos) throw new Truncated(`CopyBothResponse.columnFormats: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
     for (let i = 0; i < count; i++) {
       let item: FormatCode;
-      if (end - pos < 2) throw new Truncated("CopyBothResponse.column_formats: input ends", pos + 2);
+      if (end - pos < 2) throw new Truncated("CopyBothResponse.columnFormats: input ends", pos + 2);
       item = ((data[pos]! << 8) | data[pos + 1]!);
       pos += 2;
       if (FormatCode[item] === undefined) throw new InvalidValue(`CopyBothResponse.item: ${item} is not a FormatCode`);
@@ -3726,14 +3726,14 @@ function _decodeParameterDescription(r: Reader, end: number, ctx: Context | unde
   {
     const items: number[] = [];
     let count: number;
-    if (end - pos < 2) throw new Truncated("ParameterDescription.type_oids: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("ParameterDescription.typeOids: input ends", pos + 2);
     count = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
-    if (count < 0) throw new InvalidValue(`ParameterDescription.type_oids: negative count ${count}`);
-    if (count * 4 > end - pos) throw new Truncated(`ParameterDescription.type_oids: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
+    if (count < 0) throw new InvalidValue(`ParameterDescription.typeOids: negative count ${count}`);
+    if (count * 4 > end - pos) throw new Truncated(`ParameterDescription.typeOids: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
     for (let i = 0; i < count; i++) {
       let item: number;
-      if (end - pos < 4) throw new Truncated("ParameterDescription.type_oids: input ends", pos + 4);
+      if (end - pos < 4) throw new Truncated("ParameterDescription.typeOids: input ends", pos + 4);
       item = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
       pos += 4;
       items.push(item);
@@ -3869,14 +3869,14 @@ function _decodeBind(r: Reader, end: number, ctx: Context | undefined): Bind {
   {
     const items: FormatCode[] = [];
     let count: number;
-    if (end - pos < 2) throw new Truncated("Bind.parameter_formats: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("Bind.parameterFormats: input ends", pos + 2);
     count = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
-    if (count < 0) throw new InvalidValue(`Bind.parameter_formats: negative count ${count}`);
-    if (count * 2 > end - pos) throw new Truncated(`Bind.parameter_formats: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
+    if (count < 0) throw new InvalidValue(`Bind.parameterFormats: negative count ${count}`);
+    if (count * 2 > end - pos) throw new Truncated(`Bind.parameterFormats: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
     for (let i = 0; i < count; i++) {
       let item: FormatCode;
-      if (end - pos < 2) throw new Truncated("Bind.parameter_formats: input ends", pos + 2);
+      if (end - pos < 2) throw new Truncated("Bind.parameterFormats: input ends", pos + 2);
       item = ((data[pos]! << 8) | data[pos + 1]!);
       pos += 2;
       if (FormatCode[item] === undefined) throw new InvalidValue(`Bind.item: ${item} is not a FormatCode`);
@@ -3926,14 +3926,14 @@ function _decodeBind(r: Reader, end: number, ctx: Context | undefined): Bind {
   {
     const items: FormatCode[] = [];
     let count: number;
-    if (end - pos < 2) throw new Truncated("Bind.result_formats: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("Bind.resultFormats: input ends", pos + 2);
     count = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
-    if (count < 0) throw new InvalidValue(`Bind.result_formats: negative count ${count}`);
-    if (count * 2 > end - pos) throw new Truncated(`Bind.result_formats: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
+    if (count < 0) throw new InvalidValue(`Bind.resultFormats: negative count ${count}`);
+    if (count * 2 > end - pos) throw new Truncated(`Bind.resultFormats: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
     for (let i = 0; i < count; i++) {
       let item: FormatCode;
-      if (end - pos < 2) throw new Truncated("Bind.result_formats: input ends", pos + 2);
+      if (end - pos < 2) throw new Truncated("Bind.resultFormats: input ends", pos + 2);
       item = ((data[pos]! << 8) | data[pos + 1]!);
       pos += 2;
       if (FormatCode[item] === undefined) throw new InvalidValue(`Bind.item: ${item} is not a FormatCode`);
@@ -4042,14 +4042,14 @@ function _decodeFunctionCall(r: Reader, end: number, ctx: Context | undefined): 
   {
     const items: FormatCode[] = [];
     let count: number;
-    if (end - pos < 2) throw new Truncated("FunctionCall.argument_formats: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("FunctionCall.argumentFormats: input ends", pos + 2);
     count = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
-    if (count < 0) throw new InvalidValue(`FunctionCall.argument_formats: negative count ${count}`);
-    if (count * 2 > end - pos) throw new Truncated(`FunctionCall.argument_formats: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
+    if (count < 0) throw new InvalidValue(`FunctionCall.argumentFormats: negative count ${count}`);
+    if (count * 2 > end - pos) throw new Truncated(`FunctionCall.argumentFormats: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
     for (let i = 0; i < count; i++) {
       let item: FormatCode;
-      if (end - pos < 2) throw new Truncated("FunctionCall.argument_formats: input ends", pos + 2);
+      if (end - pos < 2) throw new Truncated("FunctionCall.argumentFormats: input ends", pos + 2);
       item = ((data[pos]! << 8) | data[pos + 1]!);
       pos += 2;
       if (FormatCode[item] === undefined) throw new InvalidValue(`FunctionCall.item: ${item} is not a FormatCode`);
@@ -4097,7 +4097,7 @@ function _decodeFunctionCall(r: Reader, end: number, ctx: Context | undefined): 
 
   if (end - pos < 2) throw new Truncated("FunctionCall: input ends inside the frame", pos + 2);
   const v_resultFormat = ((data[pos]! << 8) | data[pos + 1]!);
-  if (FormatCode[v_resultFormat] === undefined) throw new InvalidValue(`FunctionCall.result_format: ${v_resultFormat} is not a FormatCode`);
+  if (FormatCode[v_resultFormat] === undefined) throw new InvalidValue(`FunctionCall.resultFormat: ${v_resultFormat} is not a FormatCode`);
 
   pos += 2;
 
@@ -4128,14 +4128,14 @@ function _decodeParse(r: Reader, end: number, ctx: Context | undefined): Parse {
   {
     const items: number[] = [];
     let count: number;
-    if (end - pos < 2) throw new Truncated("Parse.parameter_types: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("Parse.parameterTypes: input ends", pos + 2);
     count = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
-    if (count < 0) throw new InvalidValue(`Parse.parameter_types: negative count ${count}`);
-    if (count * 4 > end - pos) throw new Truncated(`Parse.parameter_types: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
+    if (count < 0) throw new InvalidValue(`Parse.parameterTypes: negative count ${count}`);
+    if (count * 4 > end - pos) throw new Truncated(`Parse.parameterTypes: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
     for (let i = 0; i < count; i++) {
       let item: number;
-      if (end - pos < 4) throw new Truncated("Parse.parameter_types: input ends", pos + 4);
+      if (end - pos < 4) throw new Truncated("Parse.parameterTypes: input ends", pos + 4);
       item = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
       pos += 4;
       items.push(item);
@@ -4174,11 +4174,11 @@ function _decodePassword(r: Reader, end: number, ctx: Context | undefined): Pass
   if ((ctx === undefined ? 0 : ctx.authRequest) === 0xa) {
     {
       let n: number;
-      if (end - pos < 4) throw new Truncated("Password.initial_response: input ends", pos + 4);
+      if (end - pos < 4) throw new Truncated("Password.initialResponse: input ends", pos + 4);
       n = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
       pos += 4;
-      if (n < 0) throw new InvalidValue(`Password.initial_response: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`Password.initial_response: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n < 0) throw new InvalidValue(`Password.initialResponse: negative length ${n}`);
+      if (n > end - pos) throw new Truncated(`Password.initialResponse: ${n} bytes declared, ${end - pos} left`, pos + n);
       v_initialResponse = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -4247,7 +4247,7 @@ function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: 
   if (end - pos < 5) throw new Truncated("header: input ends inside the frame", pos + 5);
   const v_messageType = data[pos]!;
 
-  const v_length = (((data[pos + 1]! << 24) | (data[pos + 1 + 1]! << 16) | (data[pos + 1 + 2]! << 8) | data[pos + 1 + 3]!) >>> 0);
+  const v_length = (((data[pos + 1]! << 24) | (data[pos + 2]! << 16) | (data[pos + 3]! << 8) | data[pos + 4]!) >>> 0);
 
   pos += 5;
 
@@ -4418,7 +4418,7 @@ function _decodeStartupFrame(r: Reader, end: number, ctx: Context | undefined): 
   if (end - pos < 8) throw new Truncated("startup: input ends inside the frame", pos + 8);
   const v_length = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_requestCode = (((data[pos + 4]! << 24) | (data[pos + 4 + 1]! << 16) | (data[pos + 4 + 2]! << 8) | data[pos + 4 + 3]!) >>> 0);
+  const v_requestCode = (((data[pos + 4]! << 24) | (data[pos + 5]! << 16) | (data[pos + 6]! << 8) | data[pos + 7]!) >>> 0);
 
   pos += 8;
 

@@ -164,7 +164,7 @@ export class PublishedMessage {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.publishingId;
-      if (i0 < -0x8000000000000000n || i0 > 0x7fffffffffffffffn) throw new EncodeError(`PublishedMessage.publishing_id: ${i0} is outside -0x8000000000000000..0x7fffffffffffffff`);
+      if (i0 < -0x8000000000000000n || i0 > 0x7fffffffffffffffn) throw new EncodeError(`PublishedMessage.publishingId: ${i0} is outside -0x8000000000000000..0x7fffffffffffffff`);
       w.view.setBigInt64(at, i0);
       w.pos = at + 8;
     }
@@ -204,12 +204,12 @@ export class PublishingError {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.publishingId;
-      if (i0 < -0x8000000000000000n || i0 > 0x7fffffffffffffffn) throw new EncodeError(`PublishingError.publishing_id: ${i0} is outside -0x8000000000000000..0x7fffffffffffffff`);
+      if (i0 < -0x8000000000000000n || i0 > 0x7fffffffffffffffn) throw new EncodeError(`PublishingError.publishingId: ${i0} is outside -0x8000000000000000..0x7fffffffffffffff`);
       w.view.setBigInt64(at, i0);
       const i8 = this.code;
       if (!Number.isInteger(i8) || i8 < -0x8000 || i8 > 0x7fff) throw new EncodeError(`PublishingError.code: ${i8} is outside -0x8000..0x7fff`);
       buf[at + 8] = i8 >>> 8;
-      buf[at + 8 + 1] = i8;
+      buf[at + 9] = i8;
       w.pos = at + 10;
     }
   }
@@ -310,21 +310,21 @@ export class StreamMetadata {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.responseCode;
-      if (!Number.isInteger(i0) || i0 < -0x8000 || i0 > 0x7fff) throw new EncodeError(`StreamMetadata.response_code: ${i0} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i0) || i0 < -0x8000 || i0 > 0x7fff) throw new EncodeError(`StreamMetadata.responseCode: ${i0} is outside -0x8000..0x7fff`);
       buf[at] = i0 >>> 8;
       buf[at + 1] = i0;
       const i2 = this.leaderReference;
-      if (!Number.isInteger(i2) || i2 < -0x8000 || i2 > 0x7fff) throw new EncodeError(`StreamMetadata.leader_reference: ${i2} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i2) || i2 < -0x8000 || i2 > 0x7fff) throw new EncodeError(`StreamMetadata.leaderReference: ${i2} is outside -0x8000..0x7fff`);
       buf[at + 2] = i2 >>> 8;
-      buf[at + 2 + 1] = i2;
+      buf[at + 3] = i2;
       w.pos = at + 4;
     }
     {
       const items = this.replicasReferences;
-      if (items.length > 0x7fffffff) throw new EncodeError(`StreamMetadata.replicas_references count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) throw new EncodeError(`StreamMetadata.replicasReferences count: ${items.length} is outside 0..0x7fffffff`);
       w.i32(items.length);
       for (const item of items) {
-        if (!Number.isInteger(item) || item < -0x8000 || item > 0x7fff) throw new EncodeError(`StreamMetadata.replicas_references: ${item} is outside -0x8000..0x7fff`);
+        if (!Number.isInteger(item) || item < -0x8000 || item > 0x7fff) throw new EncodeError(`StreamMetadata.replicasReferences: ${item} is outside -0x8000..0x7fff`);
         w.i16(item);
       }
     }
@@ -477,10 +477,10 @@ export class SimpleEntry {
       const buf = w.buf;
       const b0_0 = raw_data.length;
       if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`SimpleEntry.size: ${b0_0} is outside 0..0x7fffffff`);
-      buf[at] = ((0 << 0x1f) | b0_0) >>> 24;
-      buf[at + 1] = ((0 << 0x1f) | b0_0) >>> 16;
-      buf[at + 2] = ((0 << 0x1f) | b0_0) >>> 8;
-      buf[at + 3] = ((0 << 0x1f) | b0_0);
+      buf[at] = ((0 << 31) | b0_0) >>> 24;
+      buf[at + 1] = ((0 << 31) | b0_0) >>> 16;
+      buf[at + 2] = ((0 << 31) | b0_0) >>> 8;
+      buf[at + 3] = ((0 << 31) | b0_0);
       w.pos = at + 4;
     }
     {
@@ -521,15 +521,15 @@ export class SubEntryBatch {
       if (CompressionType[b0_4] === undefined) throw new EncodeError(`SubEntryBatch.compression: ${b0_4} is not a CompressionType`);
       buf[at] = (1 << 7) | (b0_4 << 4);
       const i1 = this.numRecords;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) throw new EncodeError(`SubEntryBatch.num_records: ${i1} is outside 0..0xffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) throw new EncodeError(`SubEntryBatch.numRecords: ${i1} is outside 0..0xffff`);
       buf[at + 1] = i1 >>> 8;
-      buf[at + 1 + 1] = i1;
+      buf[at + 2] = i1;
       const i3 = raw_data.length;
       if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xffffffff) throw new EncodeError(`SubEntryBatch.length: ${i3} is outside 0..0xffffffff`);
       buf[at + 3] = i3 >>> 24;
-      buf[at + 3 + 1] = i3 >>> 16;
-      buf[at + 3 + 2] = i3 >>> 8;
-      buf[at + 3 + 3] = i3;
+      buf[at + 4] = i3 >>> 16;
+      buf[at + 5] = i3 >>> 8;
+      buf[at + 6] = i3;
       w.pos = at + 7;
     }
     {
@@ -583,33 +583,33 @@ export class OsirisChunk {
       const buf = w.buf;
       buf[at] = (5 << 4) | 0;
       const i1 = this.numEntries;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) throw new EncodeError(`OsirisChunk.num_entries: ${i1} is outside 0..0xffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) throw new EncodeError(`OsirisChunk.numEntries: ${i1} is outside 0..0xffff`);
       buf[at + 1] = i1 >>> 8;
-      buf[at + 1 + 1] = i1;
+      buf[at + 2] = i1;
       const i3 = this.numRecords;
-      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xffffffff) throw new EncodeError(`OsirisChunk.num_records: ${i3} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xffffffff) throw new EncodeError(`OsirisChunk.numRecords: ${i3} is outside 0..0xffffffff`);
       buf[at + 3] = i3 >>> 24;
-      buf[at + 3 + 1] = i3 >>> 16;
-      buf[at + 3 + 2] = i3 >>> 8;
-      buf[at + 3 + 3] = i3;
+      buf[at + 4] = i3 >>> 16;
+      buf[at + 5] = i3 >>> 8;
+      buf[at + 6] = i3;
       const i7 = this.epoch;
       if (i7 < 0n || i7 > 0xffffffffffffffffn) throw new EncodeError(`OsirisChunk.epoch: ${i7} is outside 0..0xffffffffffffffff`);
       w.view.setBigUint64(at + 7, i7);
       const i15 = this.chunkFirstOffset;
-      if (i15 < 0n || i15 > 0xffffffffffffffffn) throw new EncodeError(`OsirisChunk.chunk_first_offset: ${i15} is outside 0..0xffffffffffffffff`);
+      if (i15 < 0n || i15 > 0xffffffffffffffffn) throw new EncodeError(`OsirisChunk.chunkFirstOffset: ${i15} is outside 0..0xffffffffffffffff`);
       w.view.setBigUint64(at + 15, i15);
       const i23 = this.chunkCrc;
-      if (!Number.isInteger(i23) || i23 < -0x80000000 || i23 > 0x7fffffff) throw new EncodeError(`OsirisChunk.chunk_crc: ${i23} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i23) || i23 < -0x80000000 || i23 > 0x7fffffff) throw new EncodeError(`OsirisChunk.chunkCrc: ${i23} is outside -0x80000000..0x7fffffff`);
       buf[at + 23] = i23 >>> 24;
-      buf[at + 23 + 1] = i23 >>> 16;
-      buf[at + 23 + 2] = i23 >>> 8;
-      buf[at + 23 + 3] = i23;
+      buf[at + 24] = i23 >>> 16;
+      buf[at + 25] = i23 >>> 8;
+      buf[at + 26] = i23;
       const i27 = raw_entries.length;
-      if (!Number.isInteger(i27) || i27 < 0 || i27 > 0xffffffff) throw new EncodeError(`OsirisChunk.data_length: ${i27} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i27) || i27 < 0 || i27 > 0xffffffff) throw new EncodeError(`OsirisChunk.dataLength: ${i27} is outside 0..0xffffffff`);
       buf[at + 27] = i27 >>> 24;
-      buf[at + 27 + 1] = i27 >>> 16;
-      buf[at + 27 + 2] = i27 >>> 8;
-      buf[at + 27 + 3] = i27;
+      buf[at + 28] = i27 >>> 16;
+      buf[at + 29] = i27 >>> 8;
+      buf[at + 30] = i27;
       w.pos = at + 31;
     }
     {
@@ -623,7 +623,12 @@ export class OsirisChunk {
 export type Entry = SimpleEntry | SubEntryBatch;
 
 /** 'OffsetSpecification => OffsetType Offset', chosen by the int16 offset type. */
-export type OffsetSpecification = OffsetSpecFirst | OffsetSpecLast | OffsetSpecNext | OffsetSpecOffset | OffsetSpecTimestamp;
+export type OffsetSpecification =
+  | OffsetSpecFirst
+  | OffsetSpecLast
+  | OffsetSpecNext
+  | OffsetSpecOffset
+  | OffsetSpecTimestamp;
 
 /** The fields of a Publish; each one left out takes its default. */
 export interface PublishInit {
@@ -671,7 +676,7 @@ export class Publish {
       buf[at] = 0 >>> 8;
       buf[at + 1] = 0;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -689,13 +694,13 @@ export class Publish {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.publisherId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`Publish.publisher_id: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`Publish.publisherId: ${i0} is outside 0..0xff`);
       buf[at] = i0;
       w.pos = at + 1;
     }
     {
       const items = this.publishedMessages;
-      if (items.length > 0x7fffffff) throw new EncodeError(`Publish.published_messages count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) throw new EncodeError(`Publish.publishedMessages count: ${items.length} is outside 0..0x7fffffff`);
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -747,7 +752,7 @@ export class PublishConfirm {
       buf[at] = 1 >>> 8;
       buf[at + 1] = 1;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -755,16 +760,16 @@ export class PublishConfirm {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.publisherId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`PublishConfirm.publisher_id: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`PublishConfirm.publisherId: ${i0} is outside 0..0xff`);
       buf[at] = i0;
       w.pos = at + 1;
     }
     {
       const items = this.publishingIds;
-      if (items.length > 0x7fffffff) throw new EncodeError(`PublishConfirm.publishing_ids count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) throw new EncodeError(`PublishConfirm.publishingIds count: ${items.length} is outside 0..0x7fffffff`);
       w.i32(items.length);
       for (const item of items) {
-        if (item < -0x8000000000000000n || item > 0x7fffffffffffffffn) throw new EncodeError(`PublishConfirm.publishing_ids: ${item} is outside -0x8000000000000000..0x7fffffffffffffff`);
+        if (item < -0x8000000000000000n || item > 0x7fffffffffffffffn) throw new EncodeError(`PublishConfirm.publishingIds: ${item} is outside -0x8000000000000000..0x7fffffffffffffff`);
         w.i64(item);
       }
     }
@@ -823,7 +828,7 @@ export class SubscribeRequest {
       buf[at] = 2 >>> 8;
       buf[at + 1] = 2;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -831,13 +836,13 @@ export class SubscribeRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SubscribeRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SubscribeRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.subscriptionId;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`SubscribeRequest.subscription_id: ${i4} is outside 0..0xff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`SubscribeRequest.subscriptionId: ${i4} is outside 0..0xff`);
       buf[at + 4] = i4;
       w.pos = at + 5;
     }
@@ -908,7 +913,7 @@ export class SubscribeResponse {
       buf[at] = 2 >>> 8;
       buf[at + 1] = 2;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -916,15 +921,15 @@ export class SubscribeResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SubscribeResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SubscribeResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`SubscribeResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`SubscribeResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -973,7 +978,7 @@ export class Deliver {
       buf[at] = 3 >>> 8;
       buf[at + 1] = 3;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -981,7 +986,7 @@ export class Deliver {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.subscriptionId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`Deliver.subscription_id: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`Deliver.subscriptionId: ${i0} is outside 0..0xff`);
       buf[at] = i0;
       w.pos = at + 1;
     }
@@ -1032,7 +1037,7 @@ export class CreditRequest {
       buf[at] = 4 >>> 8;
       buf[at + 1] = 4;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -1040,12 +1045,12 @@ export class CreditRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.subscriptionId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`CreditRequest.subscription_id: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`CreditRequest.subscriptionId: ${i0} is outside 0..0xff`);
       buf[at] = i0;
       const i1 = this.credit;
       if (!Number.isInteger(i1) || i1 < -0x8000 || i1 > 0x7fff) throw new EncodeError(`CreditRequest.credit: ${i1} is outside -0x8000..0x7fff`);
       buf[at + 1] = i1 >>> 8;
-      buf[at + 1 + 1] = i1;
+      buf[at + 2] = i1;
       w.pos = at + 3;
     }
   }
@@ -1094,7 +1099,7 @@ export class CreditResponse {
       buf[at] = 4 >>> 8;
       buf[at + 1] = 4;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -1102,11 +1107,11 @@ export class CreditResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.responseCode;
-      if (!Number.isInteger(i0) || i0 < -0x8000 || i0 > 0x7fff) throw new EncodeError(`CreditResponse.response_code: ${i0} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i0) || i0 < -0x8000 || i0 > 0x7fff) throw new EncodeError(`CreditResponse.responseCode: ${i0} is outside -0x8000..0x7fff`);
       buf[at] = i0 >>> 8;
       buf[at + 1] = i0;
       const i2 = this.subscriptionId;
-      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xff) throw new EncodeError(`CreditResponse.subscription_id: ${i2} is outside 0..0xff`);
+      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xff) throw new EncodeError(`CreditResponse.subscriptionId: ${i2} is outside 0..0xff`);
       buf[at + 2] = i2;
       w.pos = at + 3;
     }
@@ -1156,7 +1161,7 @@ export class UnsubscribeRequest {
       buf[at] = 5 >>> 8;
       buf[at + 1] = 5;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -1164,13 +1169,13 @@ export class UnsubscribeRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`UnsubscribeRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`UnsubscribeRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.subscriptionId;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`UnsubscribeRequest.subscription_id: ${i4} is outside 0..0xff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`UnsubscribeRequest.subscriptionId: ${i4} is outside 0..0xff`);
       buf[at + 4] = i4;
       w.pos = at + 5;
     }
@@ -1220,7 +1225,7 @@ export class UnsubscribeResponse {
       buf[at] = 5 >>> 8;
       buf[at + 1] = 5;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -1228,15 +1233,15 @@ export class UnsubscribeResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`UnsubscribeResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`UnsubscribeResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`UnsubscribeResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`UnsubscribeResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -1285,7 +1290,7 @@ export class PublishError {
       buf[at] = 6 >>> 8;
       buf[at + 1] = 6;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -1293,13 +1298,13 @@ export class PublishError {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.publisherId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`PublishError.publisher_id: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`PublishError.publisherId: ${i0} is outside 0..0xff`);
       buf[at] = i0;
       w.pos = at + 1;
     }
     {
       const items = this.publishingErrors;
-      if (items.length > 0x7fffffff) throw new EncodeError(`PublishError.publishing_errors count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) throw new EncodeError(`PublishError.publishingErrors count: ${items.length} is outside 0..0x7fffffff`);
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -1351,7 +1356,7 @@ export class MetadataUpdate {
       buf[at] = 7 >>> 8;
       buf[at + 1] = 7;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -1420,7 +1425,7 @@ export class MetadataRequest {
       buf[at] = 8 >>> 8;
       buf[at + 1] = 8;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -1428,7 +1433,7 @@ export class MetadataRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`MetadataRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`MetadataRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -1501,7 +1506,7 @@ export class MetadataResponse {
       buf[at] = 8 >>> 8;
       buf[at + 1] = 8;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -1509,7 +1514,7 @@ export class MetadataResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`MetadataResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`MetadataResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -1526,7 +1531,7 @@ export class MetadataResponse {
     }
     {
       const items = this.streamMetadata;
-      if (items.length > 0x7fffffff) throw new EncodeError(`MetadataResponse.stream_metadata count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) throw new EncodeError(`MetadataResponse.streamMetadata count: ${items.length} is outside 0..0x7fffffff`);
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -1575,7 +1580,7 @@ export class SaslHandshakeRequest {
       buf[at] = 9 >>> 8;
       buf[at + 1] = 9;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -1583,7 +1588,7 @@ export class SaslHandshakeRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SaslHandshakeRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SaslHandshakeRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -1639,7 +1644,7 @@ export class SaslHandshakeResponse {
       buf[at] = 9 >>> 8;
       buf[at + 1] = 9;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -1647,15 +1652,15 @@ export class SaslHandshakeResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SaslHandshakeResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SaslHandshakeResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`SaslHandshakeResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`SaslHandshakeResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
     {
@@ -1724,7 +1729,7 @@ export class SaslAuthenticateRequest {
       buf[at] = 0xa >>> 8;
       buf[at + 1] = 0xa;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -1732,7 +1737,7 @@ export class SaslAuthenticateRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SaslAuthenticateRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SaslAuthenticateRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -1754,7 +1759,7 @@ export class SaslAuthenticateRequest {
         w.i32(-1);
       } else {
         const raw = this.saslOpaqueData;
-        if (raw.length > 0x7fffffff) throw new EncodeError(`SaslAuthenticateRequest.sasl_opaque_data length: ${raw.length} is outside 0..0x7fffffff`);
+        if (raw.length > 0x7fffffff) throw new EncodeError(`SaslAuthenticateRequest.saslOpaqueData length: ${raw.length} is outside 0..0x7fffffff`);
         w.i32(raw.length);
         w.bytes(raw);
       }
@@ -1808,7 +1813,7 @@ export class SaslAuthenticateResponse {
       buf[at] = 0xa >>> 8;
       buf[at + 1] = 0xa;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -1816,15 +1821,15 @@ export class SaslAuthenticateResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SaslAuthenticateResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SaslAuthenticateResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`SaslAuthenticateResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`SaslAuthenticateResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
     {
@@ -1832,7 +1837,7 @@ export class SaslAuthenticateResponse {
         w.i32(-1);
       } else {
         const raw = this.saslOpaqueData;
-        if (raw.length > 0x7fffffff) throw new EncodeError(`SaslAuthenticateResponse.sasl_opaque_data length: ${raw.length} is outside 0..0x7fffffff`);
+        if (raw.length > 0x7fffffff) throw new EncodeError(`SaslAuthenticateResponse.saslOpaqueData length: ${raw.length} is outside 0..0x7fffffff`);
         w.i32(raw.length);
         w.bytes(raw);
       }
@@ -1883,7 +1888,7 @@ export class Tune {
       buf[at] = 0xb >>> 8;
       buf[at + 1] = 0xb;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -1891,7 +1896,7 @@ export class Tune {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.frameMax;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`Tune.frame_max: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`Tune.frameMax: ${i0} is outside -0x80000000..0x7fffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -1899,9 +1904,9 @@ export class Tune {
       const i4 = this.heartbeat;
       if (!Number.isInteger(i4) || i4 < -0x80000000 || i4 > 0x7fffffff) throw new EncodeError(`Tune.heartbeat: ${i4} is outside -0x80000000..0x7fffffff`);
       buf[at + 4] = i4 >>> 24;
-      buf[at + 4 + 1] = i4 >>> 16;
-      buf[at + 4 + 2] = i4 >>> 8;
-      buf[at + 4 + 3] = i4;
+      buf[at + 5] = i4 >>> 16;
+      buf[at + 6] = i4 >>> 8;
+      buf[at + 7] = i4;
       w.pos = at + 8;
     }
   }
@@ -1950,7 +1955,7 @@ export class OpenRequest {
       buf[at] = 0xc >>> 8;
       buf[at + 1] = 0xc;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -1958,7 +1963,7 @@ export class OpenRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`OpenRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`OpenRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -1970,7 +1975,7 @@ export class OpenRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.virtualHost);
-        if (raw.length > 0x7fff) throw new EncodeError(`OpenRequest.virtual_host length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) throw new EncodeError(`OpenRequest.virtualHost length: ${raw.length} is outside 0..0x7fff`);
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -2021,7 +2026,7 @@ export class OpenResponse {
       buf[at] = 0xc >>> 8;
       buf[at + 1] = 0xc;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -2029,15 +2034,15 @@ export class OpenResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`OpenResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`OpenResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`OpenResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`OpenResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -2089,7 +2094,7 @@ export class CloseRequest {
       buf[at] = 0xd >>> 8;
       buf[at + 1] = 0xd;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -2097,15 +2102,15 @@ export class CloseRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`CloseRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`CloseRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.closingCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`CloseRequest.closing_code: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`CloseRequest.closingCode: ${i4} is outside -0x8000..0x7fff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
     {
@@ -2113,7 +2118,7 @@ export class CloseRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.closingReason);
-        if (raw.length > 0x7fff) throw new EncodeError(`CloseRequest.closing_reason length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) throw new EncodeError(`CloseRequest.closingReason length: ${raw.length} is outside 0..0x7fff`);
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -2164,7 +2169,7 @@ export class CloseResponse {
       buf[at] = 0xd >>> 8;
       buf[at + 1] = 0xd;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -2172,15 +2177,15 @@ export class CloseResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`CloseResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`CloseResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`CloseResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`CloseResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -2222,7 +2227,7 @@ export class Heartbeat {
       buf[at] = 0xe >>> 8;
       buf[at + 1] = 0xe;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
   }
@@ -2271,7 +2276,7 @@ export class PeerPropertiesRequest {
       buf[at] = 0xf >>> 8;
       buf[at + 1] = 0xf;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -2279,7 +2284,7 @@ export class PeerPropertiesRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`PeerPropertiesRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`PeerPropertiesRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -2288,7 +2293,7 @@ export class PeerPropertiesRequest {
     }
     {
       const items = this.peerProperties;
-      if (items.length > 0x7fffffff) throw new EncodeError(`PeerPropertiesRequest.peer_properties count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) throw new EncodeError(`PeerPropertiesRequest.peerProperties count: ${items.length} is outside 0..0x7fffffff`);
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -2343,7 +2348,7 @@ export class PeerPropertiesResponse {
       buf[at] = 0xf >>> 8;
       buf[at + 1] = 0xf;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -2351,20 +2356,20 @@ export class PeerPropertiesResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`PeerPropertiesResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`PeerPropertiesResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`PeerPropertiesResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`PeerPropertiesResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
     {
       const items = this.peerProperties;
-      if (items.length > 0x7fffffff) throw new EncodeError(`PeerPropertiesResponse.peer_properties count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) throw new EncodeError(`PeerPropertiesResponse.peerProperties count: ${items.length} is outside 0..0x7fffffff`);
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -2422,7 +2427,7 @@ export class CommitOffset {
       buf[at] = 0x10 >>> 8;
       buf[at + 1] = 0x10;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -2430,7 +2435,7 @@ export class CommitOffset {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`CommitOffset.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`CommitOffset.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -2515,7 +2520,7 @@ export class QueryOffsetRequest {
       buf[at] = 0x11 >>> 8;
       buf[at + 1] = 0x11;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -2523,7 +2528,7 @@ export class QueryOffsetRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`QueryOffsetRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`QueryOffsetRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -2599,7 +2604,7 @@ export class QueryOffsetResponse {
       buf[at] = 0x11 >>> 8;
       buf[at + 1] = 0x11;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -2607,15 +2612,15 @@ export class QueryOffsetResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`QueryOffsetResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`QueryOffsetResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`QueryOffsetResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`QueryOffsetResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       const i6 = this.offset;
       if (i6 < -0x8000000000000000n || i6 > 0x7fffffffffffffffn) throw new EncodeError(`QueryOffsetResponse.offset: ${i6} is outside -0x8000000000000000..0x7fffffffffffffff`);
       w.view.setBigInt64(at + 6, i6);
@@ -2670,7 +2675,7 @@ export class CreateRequest {
       buf[at] = 0x3e6 >>> 8;
       buf[at + 1] = 0x3e6;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -2678,7 +2683,7 @@ export class CreateRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`CreateRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`CreateRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -2749,7 +2754,7 @@ export class CreateResponse {
       buf[at] = 0x3e6 >>> 8;
       buf[at + 1] = 0x3e6;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -2757,15 +2762,15 @@ export class CreateResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`CreateResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`CreateResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`CreateResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`CreateResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -2814,7 +2819,7 @@ export class DeleteRequest {
       buf[at] = 0x3e7 >>> 8;
       buf[at + 1] = 0x3e7;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -2822,7 +2827,7 @@ export class DeleteRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`DeleteRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`DeleteRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -2885,7 +2890,7 @@ export class DeleteResponse {
       buf[at] = 0x3e7 >>> 8;
       buf[at + 1] = 0x3e7;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -2893,15 +2898,15 @@ export class DeleteResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`DeleteResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`DeleteResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`DeleteResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`DeleteResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -2940,8 +2945,8 @@ export type Frame =
   | CreateRequest
   | CreateResponse
   | DeleteRequest
-  | DeleteResponse
-  ;
+  | DeleteResponse;
+
 function _decodeProperty(r: Reader, end: number, ctx: Context | undefined): Property {
   const data = r.data;
   let pos = r.pos;
@@ -3015,7 +3020,7 @@ function _decodePublishingError(r: Reader, end: number, ctx: Context | undefined
   if (end - pos < 10) throw new Truncated("PublishingError: input ends inside the frame", pos + 10);
   const v_publishingId = r.view.getBigInt64(pos);
 
-  const v_code = ((((data[pos + 8]! << 8) | data[pos + 8 + 1]!) << 16) >> 16);
+  const v_code = ((((data[pos + 8]! << 8) | data[pos + 9]!) << 16) >> 16);
 
   pos += 10;
 
@@ -3078,7 +3083,7 @@ function _decodeStreamMetadata(r: Reader, end: number, ctx: Context | undefined)
   if (end - pos < 4) throw new Truncated("StreamMetadata: input ends inside the frame", pos + 4);
   const v_responseCode = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
 
-  const v_leaderReference = ((((data[pos + 2]! << 8) | data[pos + 2 + 1]!) << 16) >> 16);
+  const v_leaderReference = ((((data[pos + 2]! << 8) | data[pos + 3]!) << 16) >> 16);
 
   pos += 4;
 
@@ -3086,14 +3091,14 @@ function _decodeStreamMetadata(r: Reader, end: number, ctx: Context | undefined)
   {
     const items: number[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("StreamMetadata.replicas_references: input ends", pos + 4);
+    if (end - pos < 4) throw new Truncated("StreamMetadata.replicasReferences: input ends", pos + 4);
     count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
-    if (count < 0) throw new InvalidValue(`StreamMetadata.replicas_references: negative count ${count}`);
-    if (count * 2 > end - pos) throw new Truncated(`StreamMetadata.replicas_references: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
+    if (count < 0) throw new InvalidValue(`StreamMetadata.replicasReferences: negative count ${count}`);
+    if (count * 2 > end - pos) throw new Truncated(`StreamMetadata.replicasReferences: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
     for (let i = 0; i < count; i++) {
       let item: number;
-      if (end - pos < 2) throw new Truncated("StreamMetadata.replicas_references: input ends", pos + 2);
+      if (end - pos < 2) throw new Truncated("StreamMetadata.replicasReferences: input ends", pos + 2);
       item = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
       pos += 2;
       items.push(item);
@@ -3110,7 +3115,7 @@ function _decodeOffsetSpecFirst(r: Reader, end: number, ctx: Context | undefined
   let pos = r.pos;
   if (end - pos < 2) throw new Truncated("OffsetSpecFirst: input ends inside the frame", pos + 2);
   const v_offsetType = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
-  if (v_offsetType !== 0) throw new InvalidValue(`OffsetSpecFirst.offset_type: must be 0, got ${v_offsetType}`);
+  if (v_offsetType !== 0) throw new InvalidValue(`OffsetSpecFirst.offsetType: must be 0, got ${v_offsetType}`);
 
   pos += 2;
 
@@ -3123,7 +3128,7 @@ function _decodeOffsetSpecLast(r: Reader, end: number, ctx: Context | undefined)
   let pos = r.pos;
   if (end - pos < 2) throw new Truncated("OffsetSpecLast: input ends inside the frame", pos + 2);
   const v_offsetType = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
-  if (v_offsetType !== 1) throw new InvalidValue(`OffsetSpecLast.offset_type: must be 1, got ${v_offsetType}`);
+  if (v_offsetType !== 1) throw new InvalidValue(`OffsetSpecLast.offsetType: must be 1, got ${v_offsetType}`);
 
   pos += 2;
 
@@ -3136,7 +3141,7 @@ function _decodeOffsetSpecNext(r: Reader, end: number, ctx: Context | undefined)
   let pos = r.pos;
   if (end - pos < 2) throw new Truncated("OffsetSpecNext: input ends inside the frame", pos + 2);
   const v_offsetType = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
-  if (v_offsetType !== 2) throw new InvalidValue(`OffsetSpecNext.offset_type: must be 2, got ${v_offsetType}`);
+  if (v_offsetType !== 2) throw new InvalidValue(`OffsetSpecNext.offsetType: must be 2, got ${v_offsetType}`);
 
   pos += 2;
 
@@ -3149,7 +3154,7 @@ function _decodeOffsetSpecOffset(r: Reader, end: number, ctx: Context | undefine
   let pos = r.pos;
   if (end - pos < 10) throw new Truncated("OffsetSpecOffset: input ends inside the frame", pos + 10);
   const v_offsetType = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
-  if (v_offsetType !== 3) throw new InvalidValue(`OffsetSpecOffset.offset_type: must be 3, got ${v_offsetType}`);
+  if (v_offsetType !== 3) throw new InvalidValue(`OffsetSpecOffset.offsetType: must be 3, got ${v_offsetType}`);
 
   const v_offset = r.view.getBigUint64(pos + 2);
 
@@ -3164,7 +3169,7 @@ function _decodeOffsetSpecTimestamp(r: Reader, end: number, ctx: Context | undef
   let pos = r.pos;
   if (end - pos < 10) throw new Truncated("OffsetSpecTimestamp: input ends inside the frame", pos + 10);
   const v_offsetType = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
-  if (v_offsetType !== 4) throw new InvalidValue(`OffsetSpecTimestamp.offset_type: must be 4, got ${v_offsetType}`);
+  if (v_offsetType !== 4) throw new InvalidValue(`OffsetSpecTimestamp.offsetType: must be 4, got ${v_offsetType}`);
 
   const v_timestamp = r.view.getBigInt64(pos + 2);
 
@@ -3179,8 +3184,8 @@ function _decodeSimpleEntry(r: Reader, end: number, ctx: Context | undefined): S
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("SimpleEntry: input ends inside the frame", pos + 4);
   const w1_0 = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
-  const v_entryType = w1_0 >>> 0x1f;
-  if (v_entryType !== 0) throw new InvalidValue(`SimpleEntry.entry_type: must be 0, got ${v_entryType}`);
+  const v_entryType = w1_0 >>> 31;
+  if (v_entryType !== 0) throw new InvalidValue(`SimpleEntry.entryType: must be 0, got ${v_entryType}`);
 
   const v_size = w1_0 & 0x7fffffff;
 
@@ -3206,14 +3211,14 @@ function _decodeSubEntryBatch(r: Reader, end: number, ctx: Context | undefined):
   if (end - pos < 7) throw new Truncated("SubEntryBatch: input ends inside the frame", pos + 7);
   const w1_0 = data[pos]!;
   const v_entryType = w1_0 >>> 7;
-  if (v_entryType !== 1) throw new InvalidValue(`SubEntryBatch.entry_type: must be 1, got ${v_entryType}`);
+  if (v_entryType !== 1) throw new InvalidValue(`SubEntryBatch.entryType: must be 1, got ${v_entryType}`);
 
   const v_compression = (w1_0 >>> 4) & 7;
   if (CompressionType[v_compression] === undefined) throw new InvalidValue(`SubEntryBatch.compression: ${v_compression} is not a CompressionType`);
 
-  const v_numRecords = ((data[pos + 1]! << 8) | data[pos + 1 + 1]!);
+  const v_numRecords = ((data[pos + 1]! << 8) | data[pos + 2]!);
 
-  const v_length = (((data[pos + 3]! << 24) | (data[pos + 3 + 1]! << 16) | (data[pos + 3 + 2]! << 8) | data[pos + 3 + 3]!) >>> 0);
+  const v_length = (((data[pos + 3]! << 24) | (data[pos + 4]! << 16) | (data[pos + 5]! << 8) | data[pos + 6]!) >>> 0);
 
   pos += 7;
 
@@ -3240,19 +3245,19 @@ function _decodeOsirisChunk(r: Reader, end: number, ctx: Context | undefined): O
   if (v_magic !== 5) throw new InvalidValue(`OsirisChunk.magic: must be 5, got ${v_magic}`);
 
   const v_formatVersion = w1_0 & 0xf;
-  if (v_formatVersion !== 0) throw new InvalidValue(`OsirisChunk.format_version: must be 0, got ${v_formatVersion}`);
+  if (v_formatVersion !== 0) throw new InvalidValue(`OsirisChunk.formatVersion: must be 0, got ${v_formatVersion}`);
 
-  const v_numEntries = ((data[pos + 1]! << 8) | data[pos + 1 + 1]!);
+  const v_numEntries = ((data[pos + 1]! << 8) | data[pos + 2]!);
 
-  const v_numRecords = (((data[pos + 3]! << 24) | (data[pos + 3 + 1]! << 16) | (data[pos + 3 + 2]! << 8) | data[pos + 3 + 3]!) >>> 0);
+  const v_numRecords = (((data[pos + 3]! << 24) | (data[pos + 4]! << 16) | (data[pos + 5]! << 8) | data[pos + 6]!) >>> 0);
 
   const v_epoch = r.view.getBigUint64(pos + 7);
 
   const v_chunkFirstOffset = r.view.getBigUint64(pos + 15);
 
-  const v_chunkCrc = (((data[pos + 23]! << 24) | (data[pos + 23 + 1]! << 16) | (data[pos + 23 + 2]! << 8) | data[pos + 23 + 3]!) | 0);
+  const v_chunkCrc = (((data[pos + 23]! << 24) | (data[pos + 24]! << 16) | (data[pos + 25]! << 8) | data[pos + 26]!) | 0);
 
-  const v_dataLength = (((data[pos + 27]! << 24) | (data[pos + 27 + 1]! << 16) | (data[pos + 27 + 2]! << 8) | data[pos + 27 + 3]!) >>> 0);
+  const v_dataLength = (((data[pos + 27]! << 24) | (data[pos + 28]! << 16) | (data[pos + 29]! << 8) | data[pos + 30]!) >>> 0);
 
   pos += 31;
 
@@ -3345,11 +3350,11 @@ function _decodePublish(r: Reader, end: number, ctx: Context | undefined): Publi
   {
     const items: PublishedMessage[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("Publish.published_messages: input ends", pos + 4);
+    if (end - pos < 4) throw new Truncated("Publish.publishedMessages: input ends", pos + 4);
     count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
-    if (count < 0) throw new InvalidValue(`Publish.published_messages: negative count ${count}`);
-    if (count * 12 > end - pos) throw new Truncated(`Publish.published_messages: ${count} elements declared, ${end - pos} bytes left`, pos + count * 12);
+    if (count < 0) throw new InvalidValue(`Publish.publishedMessages: negative count ${count}`);
+    if (count * 12 > end - pos) throw new Truncated(`Publish.publishedMessages: ${count} elements declared, ${end - pos} bytes left`, pos + count * 12);
     try {
       for (let i = 0; i < count; i++) {
         let item: PublishedMessage;
@@ -3383,14 +3388,14 @@ function _decodePublishConfirm(r: Reader, end: number, ctx: Context | undefined)
   {
     const items: bigint[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("PublishConfirm.publishing_ids: input ends", pos + 4);
+    if (end - pos < 4) throw new Truncated("PublishConfirm.publishingIds: input ends", pos + 4);
     count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
-    if (count < 0) throw new InvalidValue(`PublishConfirm.publishing_ids: negative count ${count}`);
-    if (count * 8 > end - pos) throw new Truncated(`PublishConfirm.publishing_ids: ${count} elements declared, ${end - pos} bytes left`, pos + count * 8);
+    if (count < 0) throw new InvalidValue(`PublishConfirm.publishingIds: negative count ${count}`);
+    if (count * 8 > end - pos) throw new Truncated(`PublishConfirm.publishingIds: ${count} elements declared, ${end - pos} bytes left`, pos + count * 8);
     for (let i = 0; i < count; i++) {
       let item: bigint;
-      if (end - pos < 8) throw new Truncated("PublishConfirm.publishing_ids: input ends", pos + 8);
+      if (end - pos < 8) throw new Truncated("PublishConfirm.publishingIds: input ends", pos + 8);
       item = r.view.getBigInt64(pos);
       pos += 8;
       items.push(item);
@@ -3448,7 +3453,7 @@ function _decodeSubscribeResponse(r: Reader, end: number, ctx: Context | undefin
   if (end - pos < 6) throw new Truncated("SubscribeResponse: input ends inside the frame", pos + 6);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
-  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
   pos += 6;
 
@@ -3479,7 +3484,7 @@ function _decodeCreditRequest(r: Reader, end: number, ctx: Context | undefined):
   if (end - pos < 3) throw new Truncated("CreditRequest: input ends inside the frame", pos + 3);
   const v_subscriptionId = data[pos]!;
 
-  const v_credit = ((((data[pos + 1]! << 8) | data[pos + 1 + 1]!) << 16) >> 16);
+  const v_credit = ((((data[pos + 1]! << 8) | data[pos + 2]!) << 16) >> 16);
 
   pos += 3;
 
@@ -3521,7 +3526,7 @@ function _decodeUnsubscribeResponse(r: Reader, end: number, ctx: Context | undef
   if (end - pos < 6) throw new Truncated("UnsubscribeResponse: input ends inside the frame", pos + 6);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
-  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
   pos += 6;
 
@@ -3541,11 +3546,11 @@ function _decodePublishError(r: Reader, end: number, ctx: Context | undefined): 
   {
     const items: PublishingError[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("PublishError.publishing_errors: input ends", pos + 4);
+    if (end - pos < 4) throw new Truncated("PublishError.publishingErrors: input ends", pos + 4);
     count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
-    if (count < 0) throw new InvalidValue(`PublishError.publishing_errors: negative count ${count}`);
-    if (count * 10 > end - pos) throw new Truncated(`PublishError.publishing_errors: ${count} elements declared, ${end - pos} bytes left`, pos + count * 10);
+    if (count < 0) throw new InvalidValue(`PublishError.publishingErrors: negative count ${count}`);
+    if (count * 10 > end - pos) throw new Truncated(`PublishError.publishingErrors: ${count} elements declared, ${end - pos} bytes left`, pos + count * 10);
     try {
       for (let i = 0; i < count; i++) {
         let item: PublishingError;
@@ -3682,11 +3687,11 @@ function _decodeMetadataResponse(r: Reader, end: number, ctx: Context | undefine
   {
     const items: StreamMetadata[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("MetadataResponse.stream_metadata: input ends", pos + 4);
+    if (end - pos < 4) throw new Truncated("MetadataResponse.streamMetadata: input ends", pos + 4);
     count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
-    if (count < 0) throw new InvalidValue(`MetadataResponse.stream_metadata: negative count ${count}`);
-    if (count * 10 > end - pos) throw new Truncated(`MetadataResponse.stream_metadata: ${count} elements declared, ${end - pos} bytes left`, pos + count * 10);
+    if (count < 0) throw new InvalidValue(`MetadataResponse.streamMetadata: negative count ${count}`);
+    if (count * 10 > end - pos) throw new Truncated(`MetadataResponse.streamMetadata: ${count} elements declared, ${end - pos} bytes left`, pos + count * 10);
     try {
       for (let i = 0; i < count; i++) {
         let item: StreamMetadata;
@@ -3726,7 +3731,7 @@ function _decodeSaslHandshakeResponse(r: Reader, end: number, ctx: Context | und
   if (end - pos < 6) throw new Truncated("SaslHandshakeResponse: input ends inside the frame", pos + 6);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
-  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
   pos += 6;
 
@@ -3798,14 +3803,14 @@ function _decodeSaslAuthenticateRequest(r: Reader, end: number, ctx: Context | u
   let v_saslOpaqueData: Uint8Array | null;
   {
     let n: number;
-    if (end - pos < 4) throw new Truncated("SaslAuthenticateRequest.sasl_opaque_data: input ends", pos + 4);
+    if (end - pos < 4) throw new Truncated("SaslAuthenticateRequest.saslOpaqueData: input ends", pos + 4);
     n = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (n === -1) {
       v_saslOpaqueData = null;
     } else {
-      if (n < 0) throw new InvalidValue(`SaslAuthenticateRequest.sasl_opaque_data: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`SaslAuthenticateRequest.sasl_opaque_data: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n < 0) throw new InvalidValue(`SaslAuthenticateRequest.saslOpaqueData: negative length ${n}`);
+      if (n > end - pos) throw new Truncated(`SaslAuthenticateRequest.saslOpaqueData: ${n} bytes declared, ${end - pos} left`, pos + n);
       v_saslOpaqueData = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -3821,21 +3826,21 @@ function _decodeSaslAuthenticateResponse(r: Reader, end: number, ctx: Context | 
   if (end - pos < 6) throw new Truncated("SaslAuthenticateResponse: input ends inside the frame", pos + 6);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
-  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
   pos += 6;
 
   let v_saslOpaqueData: Uint8Array | null;
   {
     let n: number;
-    if (end - pos < 4) throw new Truncated("SaslAuthenticateResponse.sasl_opaque_data: input ends", pos + 4);
+    if (end - pos < 4) throw new Truncated("SaslAuthenticateResponse.saslOpaqueData: input ends", pos + 4);
     n = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (n === -1) {
       v_saslOpaqueData = null;
     } else {
-      if (n < 0) throw new InvalidValue(`SaslAuthenticateResponse.sasl_opaque_data: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`SaslAuthenticateResponse.sasl_opaque_data: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n < 0) throw new InvalidValue(`SaslAuthenticateResponse.saslOpaqueData: negative length ${n}`);
+      if (n > end - pos) throw new Truncated(`SaslAuthenticateResponse.saslOpaqueData: ${n} bytes declared, ${end - pos} left`, pos + n);
       v_saslOpaqueData = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -3851,7 +3856,7 @@ function _decodeTune(r: Reader, end: number, ctx: Context | undefined): Tune {
   if (end - pos < 8) throw new Truncated("Tune: input ends inside the frame", pos + 8);
   const v_frameMax = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
-  const v_heartbeat = (((data[pos + 4]! << 24) | (data[pos + 4 + 1]! << 16) | (data[pos + 4 + 2]! << 8) | data[pos + 4 + 3]!) | 0);
+  const v_heartbeat = (((data[pos + 4]! << 24) | (data[pos + 5]! << 16) | (data[pos + 6]! << 8) | data[pos + 7]!) | 0);
 
   pos += 8;
 
@@ -3870,15 +3875,15 @@ function _decodeOpenRequest(r: Reader, end: number, ctx: Context | undefined): O
   let v_virtualHost: string | null;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("OpenRequest.virtual_host: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("OpenRequest.virtualHost: input ends", pos + 2);
     n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_virtualHost = null;
     } else {
-      if (n < 0) throw new InvalidValue(`OpenRequest.virtual_host: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`OpenRequest.virtual_host: ${n} bytes declared, ${end - pos} left`, pos + n);
-      v_virtualHost = utf8(data.subarray(pos, pos + n), "OpenRequest.virtual_host");
+      if (n < 0) throw new InvalidValue(`OpenRequest.virtualHost: negative length ${n}`);
+      if (n > end - pos) throw new Truncated(`OpenRequest.virtualHost: ${n} bytes declared, ${end - pos} left`, pos + n);
+      v_virtualHost = utf8(data.subarray(pos, pos + n), "OpenRequest.virtualHost");
       pos += n;
     }
   }
@@ -3893,7 +3898,7 @@ function _decodeOpenResponse(r: Reader, end: number, ctx: Context | undefined): 
   if (end - pos < 6) throw new Truncated("OpenResponse: input ends inside the frame", pos + 6);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
-  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
   pos += 6;
 
@@ -3907,22 +3912,22 @@ function _decodeCloseRequest(r: Reader, end: number, ctx: Context | undefined): 
   if (end - pos < 6) throw new Truncated("CloseRequest: input ends inside the frame", pos + 6);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
-  const v_closingCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
+  const v_closingCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
   pos += 6;
 
   let v_closingReason: string | null;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("CloseRequest.closing_reason: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("CloseRequest.closingReason: input ends", pos + 2);
     n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_closingReason = null;
     } else {
-      if (n < 0) throw new InvalidValue(`CloseRequest.closing_reason: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`CloseRequest.closing_reason: ${n} bytes declared, ${end - pos} left`, pos + n);
-      v_closingReason = utf8(data.subarray(pos, pos + n), "CloseRequest.closing_reason");
+      if (n < 0) throw new InvalidValue(`CloseRequest.closingReason: negative length ${n}`);
+      if (n > end - pos) throw new Truncated(`CloseRequest.closingReason: ${n} bytes declared, ${end - pos} left`, pos + n);
+      v_closingReason = utf8(data.subarray(pos, pos + n), "CloseRequest.closingReason");
       pos += n;
     }
   }
@@ -3937,7 +3942,7 @@ function _decodeCloseResponse(r: Reader, end: number, ctx: Context | undefined):
   if (end - pos < 6) throw new Truncated("CloseResponse: input ends inside the frame", pos + 6);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
-  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
   pos += 6;
 
@@ -3964,11 +3969,11 @@ function _decodePeerPropertiesRequest(r: Reader, end: number, ctx: Context | und
   {
     const items: Property[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("PeerPropertiesRequest.peer_properties: input ends", pos + 4);
+    if (end - pos < 4) throw new Truncated("PeerPropertiesRequest.peerProperties: input ends", pos + 4);
     count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
-    if (count < 0) throw new InvalidValue(`PeerPropertiesRequest.peer_properties: negative count ${count}`);
-    if (count * 4 > end - pos) throw new Truncated(`PeerPropertiesRequest.peer_properties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
+    if (count < 0) throw new InvalidValue(`PeerPropertiesRequest.peerProperties: negative count ${count}`);
+    if (count * 4 > end - pos) throw new Truncated(`PeerPropertiesRequest.peerProperties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
     try {
       for (let i = 0; i < count; i++) {
         let item: Property;
@@ -3996,7 +4001,7 @@ function _decodePeerPropertiesResponse(r: Reader, end: number, ctx: Context | un
   if (end - pos < 6) throw new Truncated("PeerPropertiesResponse: input ends inside the frame", pos + 6);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
-  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
   pos += 6;
 
@@ -4004,11 +4009,11 @@ function _decodePeerPropertiesResponse(r: Reader, end: number, ctx: Context | un
   {
     const items: Property[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("PeerPropertiesResponse.peer_properties: input ends", pos + 4);
+    if (end - pos < 4) throw new Truncated("PeerPropertiesResponse.peerProperties: input ends", pos + 4);
     count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
-    if (count < 0) throw new InvalidValue(`PeerPropertiesResponse.peer_properties: negative count ${count}`);
-    if (count * 4 > end - pos) throw new Truncated(`PeerPropertiesResponse.peer_properties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
+    if (count < 0) throw new InvalidValue(`PeerPropertiesResponse.peerProperties: negative count ${count}`);
+    if (count * 4 > end - pos) throw new Truncated(`PeerPropertiesResponse.peerProperties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
     try {
       for (let i = 0; i < count; i++) {
         let item: Property;
@@ -4129,7 +4134,7 @@ function _decodeQueryOffsetResponse(r: Reader, end: number, ctx: Context | undef
   if (end - pos < 14) throw new Truncated("QueryOffsetResponse: input ends inside the frame", pos + 14);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
-  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
   const v_offset = r.view.getBigInt64(pos + 6);
 
@@ -4199,7 +4204,7 @@ function _decodeCreateResponse(r: Reader, end: number, ctx: Context | undefined)
   if (end - pos < 6) throw new Truncated("CreateResponse: input ends inside the frame", pos + 6);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
-  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
   pos += 6;
 
@@ -4241,7 +4246,7 @@ function _decodeDeleteResponse(r: Reader, end: number, ctx: Context | undefined)
   if (end - pos < 6) throw new Truncated("DeleteResponse: input ends inside the frame", pos + 6);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
 
-  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
   pos += 6;
 
@@ -4255,7 +4260,7 @@ function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: 
   if (end - pos < 4) throw new Truncated("header: input ends inside the frame", pos + 4);
   const v_key = ((data[pos]! << 8) | data[pos + 1]!);
 
-  const v_version = ((data[pos + 2]! << 8) | data[pos + 2 + 1]!);
+  const v_version = ((data[pos + 2]! << 8) | data[pos + 3]!);
 
   pos += 4;
 

@@ -216,10 +216,10 @@ export class SimpleEntry {
       const buf = w.buf;
       const b0_0 = raw_data.length;
       if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`SimpleEntry.size: ${b0_0} is outside 0..0x7fffffff`);
-      buf[at] = ((0 << 0x1f) | b0_0) >>> 24;
-      buf[at + 1] = ((0 << 0x1f) | b0_0) >>> 16;
-      buf[at + 2] = ((0 << 0x1f) | b0_0) >>> 8;
-      buf[at + 3] = ((0 << 0x1f) | b0_0);
+      buf[at] = ((0 << 31) | b0_0) >>> 24;
+      buf[at + 1] = ((0 << 31) | b0_0) >>> 16;
+      buf[at + 2] = ((0 << 31) | b0_0) >>> 8;
+      buf[at + 3] = ((0 << 31) | b0_0);
       w.pos = at + 4;
     }
     {
@@ -263,21 +263,21 @@ export class SubEntryBatch {
       if (CompressionType[b0_4] === undefined) throw new EncodeError(`SubEntryBatch.compression: ${b0_4} is not a CompressionType`);
       buf[at] = (1 << 7) | (b0_4 << 4);
       const i1 = this.numRecords;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) throw new EncodeError(`SubEntryBatch.num_records: ${i1} is outside 0..0xffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) throw new EncodeError(`SubEntryBatch.numRecords: ${i1} is outside 0..0xffff`);
       buf[at + 1] = i1 >>> 8;
-      buf[at + 1 + 1] = i1;
+      buf[at + 2] = i1;
       const i3 = this.uncompressedLength;
-      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xffffffff) throw new EncodeError(`SubEntryBatch.uncompressed_length: ${i3} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xffffffff) throw new EncodeError(`SubEntryBatch.uncompressedLength: ${i3} is outside 0..0xffffffff`);
       buf[at + 3] = i3 >>> 24;
-      buf[at + 3 + 1] = i3 >>> 16;
-      buf[at + 3 + 2] = i3 >>> 8;
-      buf[at + 3 + 3] = i3;
+      buf[at + 4] = i3 >>> 16;
+      buf[at + 5] = i3 >>> 8;
+      buf[at + 6] = i3;
       const i7 = raw_data.length;
       if (!Number.isInteger(i7) || i7 < 0 || i7 > 0xffffffff) throw new EncodeError(`SubEntryBatch.length: ${i7} is outside 0..0xffffffff`);
       buf[at + 7] = i7 >>> 24;
-      buf[at + 7 + 1] = i7 >>> 16;
-      buf[at + 7 + 2] = i7 >>> 8;
-      buf[at + 7 + 3] = i7;
+      buf[at + 8] = i7 >>> 16;
+      buf[at + 9] = i7 >>> 8;
+      buf[at + 10] = i7;
       w.pos = at + 11;
     }
     {
@@ -310,7 +310,7 @@ export class PublishedMessage {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.publishingId;
-      if (i0 < 0n || i0 > 0xffffffffffffffffn) throw new EncodeError(`PublishedMessage.publishing_id: ${i0} is outside 0..0xffffffffffffffff`);
+      if (i0 < 0n || i0 > 0xffffffffffffffffn) throw new EncodeError(`PublishedMessage.publishingId: ${i0} is outside 0..0xffffffffffffffff`);
       w.view.setBigUint64(at, i0);
       w.pos = at + 8;
     }
@@ -344,7 +344,7 @@ export class PublishedMessageV2 {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.publishingId;
-      if (i0 < 0n || i0 > 0xffffffffffffffffn) throw new EncodeError(`PublishedMessageV2.publishing_id: ${i0} is outside 0..0xffffffffffffffff`);
+      if (i0 < 0n || i0 > 0xffffffffffffffffn) throw new EncodeError(`PublishedMessageV2.publishingId: ${i0} is outside 0..0xffffffffffffffff`);
       w.view.setBigUint64(at, i0);
       w.pos = at + 8;
     }
@@ -353,7 +353,7 @@ export class PublishedMessageV2 {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.filterValue);
-        if (raw.length > 0x7fff) throw new EncodeError(`PublishedMessageV2.filter_value length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) throw new EncodeError(`PublishedMessageV2.filterValue length: ${raw.length} is outside 0..0x7fff`);
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -394,12 +394,12 @@ export class PublishingError {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.publishingId;
-      if (i0 < 0n || i0 > 0xffffffffffffffffn) throw new EncodeError(`PublishingError.publishing_id: ${i0} is outside 0..0xffffffffffffffff`);
+      if (i0 < 0n || i0 > 0xffffffffffffffffn) throw new EncodeError(`PublishingError.publishingId: ${i0} is outside 0..0xffffffffffffffff`);
       w.view.setBigUint64(at, i0);
       const i8 = this.code;
       if (!Number.isInteger(i8) || i8 < 0 || i8 > 0xffff) throw new EncodeError(`PublishingError.code: ${i8} is outside 0..0xffff`);
       buf[at + 8] = i8 >>> 8;
-      buf[at + 8 + 1] = i8;
+      buf[at + 9] = i8;
       w.pos = at + 10;
     }
   }
@@ -500,21 +500,21 @@ export class StreamMetadata {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.responseCode;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`StreamMetadata.response_code: ${i0} is outside 0..0xffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`StreamMetadata.responseCode: ${i0} is outside 0..0xffff`);
       buf[at] = i0 >>> 8;
       buf[at + 1] = i0;
       const i2 = this.leaderReference;
-      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) throw new EncodeError(`StreamMetadata.leader_reference: ${i2} is outside 0..0xffff`);
+      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) throw new EncodeError(`StreamMetadata.leaderReference: ${i2} is outside 0..0xffff`);
       buf[at + 2] = i2 >>> 8;
-      buf[at + 2 + 1] = i2;
+      buf[at + 3] = i2;
       w.pos = at + 4;
     }
     {
       const items = this.replicasReferences;
-      if (items.length > 0x7fffffff) throw new EncodeError(`StreamMetadata.replicas_references count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) throw new EncodeError(`StreamMetadata.replicasReferences count: ${items.length} is outside 0..0x7fffffff`);
       w.i32(items.length);
       for (const item of items) {
-        if (!Number.isInteger(item) || item < 0 || item > 0xffff) throw new EncodeError(`StreamMetadata.replicas_references: ${item} is outside 0..0xffff`);
+        if (!Number.isInteger(item) || item < 0 || item > 0xffff) throw new EncodeError(`StreamMetadata.replicasReferences: ${item} is outside 0..0xffff`);
         w.u16(item);
       }
     }
@@ -551,13 +551,13 @@ export class CommandVersion {
       buf[at] = i0 >>> 8;
       buf[at + 1] = i0;
       const i2 = this.minVersion;
-      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) throw new EncodeError(`CommandVersion.min_version: ${i2} is outside 0..0xffff`);
+      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) throw new EncodeError(`CommandVersion.minVersion: ${i2} is outside 0..0xffff`);
       buf[at + 2] = i2 >>> 8;
-      buf[at + 2 + 1] = i2;
+      buf[at + 3] = i2;
       const i4 = this.maxVersion;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`CommandVersion.max_version: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`CommandVersion.maxVersion: ${i4} is outside 0..0xffff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -798,18 +798,18 @@ export class OsirisChunk {
       const buf = w.buf;
       buf[at] = (5 << 4) | 0;
       const i1 = this.chunkType;
-      if (!Number.isInteger(i1) || i1 < -0x80 || i1 > 0x7f) throw new EncodeError(`OsirisChunk.chunk_type: ${i1} is outside -0x80..0x7f`);
+      if (!Number.isInteger(i1) || i1 < -0x80 || i1 > 0x7f) throw new EncodeError(`OsirisChunk.chunkType: ${i1} is outside -0x80..0x7f`);
       buf[at + 1] = i1;
       const i2 = this.numEntries;
-      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) throw new EncodeError(`OsirisChunk.num_entries: ${i2} is outside 0..0xffff`);
+      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) throw new EncodeError(`OsirisChunk.numEntries: ${i2} is outside 0..0xffff`);
       buf[at + 2] = i2 >>> 8;
-      buf[at + 2 + 1] = i2;
+      buf[at + 3] = i2;
       const i4 = this.numRecords;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffffffff) throw new EncodeError(`OsirisChunk.num_records: ${i4} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffffffff) throw new EncodeError(`OsirisChunk.numRecords: ${i4} is outside 0..0xffffffff`);
       buf[at + 4] = i4 >>> 24;
-      buf[at + 4 + 1] = i4 >>> 16;
-      buf[at + 4 + 2] = i4 >>> 8;
-      buf[at + 4 + 3] = i4;
+      buf[at + 5] = i4 >>> 16;
+      buf[at + 6] = i4 >>> 8;
+      buf[at + 7] = i4;
       const i8 = this.timestamp;
       if (i8 < -0x8000000000000000n || i8 > 0x7fffffffffffffffn) throw new EncodeError(`OsirisChunk.timestamp: ${i8} is outside -0x8000000000000000..0x7fffffffffffffff`);
       w.view.setBigInt64(at + 8, i8);
@@ -817,32 +817,32 @@ export class OsirisChunk {
       if (i16 < 0n || i16 > 0xffffffffffffffffn) throw new EncodeError(`OsirisChunk.epoch: ${i16} is outside 0..0xffffffffffffffff`);
       w.view.setBigUint64(at + 16, i16);
       const i24 = this.chunkFirstOffset;
-      if (i24 < 0n || i24 > 0xffffffffffffffffn) throw new EncodeError(`OsirisChunk.chunk_first_offset: ${i24} is outside 0..0xffffffffffffffff`);
+      if (i24 < 0n || i24 > 0xffffffffffffffffn) throw new EncodeError(`OsirisChunk.chunkFirstOffset: ${i24} is outside 0..0xffffffffffffffff`);
       w.view.setBigUint64(at + 24, i24);
       const i32 = this.chunkCrc;
-      if (!Number.isInteger(i32) || i32 < 0 || i32 > 0xffffffff) throw new EncodeError(`OsirisChunk.chunk_crc: ${i32} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i32) || i32 < 0 || i32 > 0xffffffff) throw new EncodeError(`OsirisChunk.chunkCrc: ${i32} is outside 0..0xffffffff`);
       buf[at + 32] = i32 >>> 24;
-      buf[at + 32 + 1] = i32 >>> 16;
-      buf[at + 32 + 2] = i32 >>> 8;
-      buf[at + 32 + 3] = i32;
+      buf[at + 33] = i32 >>> 16;
+      buf[at + 34] = i32 >>> 8;
+      buf[at + 35] = i32;
       const i36 = raw_data.length;
-      if (!Number.isInteger(i36) || i36 < 0 || i36 > 0xffffffff) throw new EncodeError(`OsirisChunk.data_length: ${i36} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i36) || i36 < 0 || i36 > 0xffffffff) throw new EncodeError(`OsirisChunk.dataLength: ${i36} is outside 0..0xffffffff`);
       buf[at + 36] = i36 >>> 24;
-      buf[at + 36 + 1] = i36 >>> 16;
-      buf[at + 36 + 2] = i36 >>> 8;
-      buf[at + 36 + 3] = i36;
+      buf[at + 37] = i36 >>> 16;
+      buf[at + 38] = i36 >>> 8;
+      buf[at + 39] = i36;
       const i40 = this.trailerLength;
-      if (!Number.isInteger(i40) || i40 < 0 || i40 > 0xffffffff) throw new EncodeError(`OsirisChunk.trailer_length: ${i40} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i40) || i40 < 0 || i40 > 0xffffffff) throw new EncodeError(`OsirisChunk.trailerLength: ${i40} is outside 0..0xffffffff`);
       buf[at + 40] = i40 >>> 24;
-      buf[at + 40 + 1] = i40 >>> 16;
-      buf[at + 40 + 2] = i40 >>> 8;
-      buf[at + 40 + 3] = i40;
+      buf[at + 41] = i40 >>> 16;
+      buf[at + 42] = i40 >>> 8;
+      buf[at + 43] = i40;
       const b44_24 = this.bloomSize;
-      if (!Number.isInteger(b44_24) || b44_24 < 0 || b44_24 > 0xff) throw new EncodeError(`OsirisChunk.bloom_size: ${b44_24} is outside 0..0xff`);
-      buf[at + 44] = ((b44_24 << 0x18)) >>> 24;
-      buf[at + 44 + 1] = ((b44_24 << 0x18)) >>> 16;
-      buf[at + 44 + 2] = ((b44_24 << 0x18)) >>> 8;
-      buf[at + 44 + 3] = ((b44_24 << 0x18));
+      if (!Number.isInteger(b44_24) || b44_24 < 0 || b44_24 > 0xff) throw new EncodeError(`OsirisChunk.bloomSize: ${b44_24} is outside 0..0xff`);
+      buf[at + 44] = ((b44_24 << 24)) >>> 24;
+      buf[at + 45] = ((b44_24 << 24)) >>> 16;
+      buf[at + 46] = ((b44_24 << 24)) >>> 8;
+      buf[at + 47] = ((b44_24 << 24));
       w.pos = at + 48;
     }
     {
@@ -856,10 +856,21 @@ export class OsirisChunk {
 export type Entry = SimpleEntry | SubEntryBatch;
 
 /** Subscribe's 'OffsetSpecification => OffsetType Offset' (types 1..5). */
-export type OffsetSpecification = OffsetSpecFirst | OffsetSpecLast | OffsetSpecNext | OffsetSpecOffset | OffsetSpecTimestamp;
+export type OffsetSpecification =
+  | OffsetSpecFirst
+  | OffsetSpecLast
+  | OffsetSpecNext
+  | OffsetSpecOffset
+  | OffsetSpecTimestamp;
 
 /** ConsumerUpdateResponse's 'OffsetSpecification => OffsetType Offset' (types 0..5, 0 = none). */
-export type ConsumerUpdateOffsetSpecification = OffsetSpecNone | OffsetSpecFirst | OffsetSpecLast | OffsetSpecNext | OffsetSpecOffset | OffsetSpecTimestamp;
+export type ConsumerUpdateOffsetSpecification =
+  | OffsetSpecNone
+  | OffsetSpecFirst
+  | OffsetSpecLast
+  | OffsetSpecNext
+  | OffsetSpecOffset
+  | OffsetSpecTimestamp;
 
 /** The fields of a DeclarePublisherRequest; each one left out takes its default. */
 export interface DeclarePublisherRequestInit {
@@ -910,7 +921,7 @@ export class DeclarePublisherRequest {
       buf[at] = 1 >>> 8;
       buf[at + 1] = 1;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -918,13 +929,13 @@ export class DeclarePublisherRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeclarePublisherRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeclarePublisherRequest.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.publisherId;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`DeclarePublisherRequest.publisher_id: ${i4} is outside 0..0xff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`DeclarePublisherRequest.publisherId: ${i4} is outside 0..0xff`);
       buf[at + 4] = i4;
       w.pos = at + 5;
     }
@@ -933,7 +944,7 @@ export class DeclarePublisherRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.publisherReference);
-        if (raw.length > 0x7fff) throw new EncodeError(`DeclarePublisherRequest.publisher_reference length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) throw new EncodeError(`DeclarePublisherRequest.publisherReference length: ${raw.length} is outside 0..0x7fff`);
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -994,7 +1005,7 @@ export class DeclarePublisherResponse {
       buf[at] = 0x8001 >>> 8;
       buf[at + 1] = 0x8001;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -1002,15 +1013,15 @@ export class DeclarePublisherResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeclarePublisherResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeclarePublisherResponse.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`DeclarePublisherResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`DeclarePublisherResponse.responseCode: ${i4} is outside 0..0xffff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -1059,7 +1070,7 @@ export class Publish {
       buf[at] = 2 >>> 8;
       buf[at + 1] = 2;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -1067,13 +1078,13 @@ export class Publish {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.publisherId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`Publish.publisher_id: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`Publish.publisherId: ${i0} is outside 0..0xff`);
       buf[at] = i0;
       w.pos = at + 1;
     }
     {
       const items = this.publishedMessages;
-      if (items.length > 0x7fffffff) throw new EncodeError(`Publish.published_messages count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) throw new EncodeError(`Publish.publishedMessages count: ${items.length} is outside 0..0x7fffffff`);
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -1125,7 +1136,7 @@ export class PublishV2 {
       buf[at] = 2 >>> 8;
       buf[at + 1] = 2;
       buf[at + 2] = 2 >>> 8;
-      buf[at + 2 + 1] = 2;
+      buf[at + 3] = 2;
       w.pos = at + 4;
     }
     {
@@ -1133,13 +1144,13 @@ export class PublishV2 {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.publisherId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`PublishV2.publisher_id: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`PublishV2.publisherId: ${i0} is outside 0..0xff`);
       buf[at] = i0;
       w.pos = at + 1;
     }
     {
       const items = this.publishedMessages;
-      if (items.length > 0x7fffffff) throw new EncodeError(`PublishV2.published_messages count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) throw new EncodeError(`PublishV2.publishedMessages count: ${items.length} is outside 0..0x7fffffff`);
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -1191,7 +1202,7 @@ export class PublishConfirm {
       buf[at] = 3 >>> 8;
       buf[at + 1] = 3;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -1199,16 +1210,16 @@ export class PublishConfirm {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.publisherId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`PublishConfirm.publisher_id: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`PublishConfirm.publisherId: ${i0} is outside 0..0xff`);
       buf[at] = i0;
       w.pos = at + 1;
     }
     {
       const items = this.publishingIds;
-      if (items.length > 0x7fffffff) throw new EncodeError(`PublishConfirm.publishing_ids count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) throw new EncodeError(`PublishConfirm.publishingIds count: ${items.length} is outside 0..0x7fffffff`);
       w.i32(items.length);
       for (const item of items) {
-        if (item < 0n || item > 0xffffffffffffffffn) throw new EncodeError(`PublishConfirm.publishing_ids: ${item} is outside 0..0xffffffffffffffff`);
+        if (item < 0n || item > 0xffffffffffffffffn) throw new EncodeError(`PublishConfirm.publishingIds: ${item} is outside 0..0xffffffffffffffff`);
         w.u64(item);
       }
     }
@@ -1258,7 +1269,7 @@ export class PublishError {
       buf[at] = 4 >>> 8;
       buf[at + 1] = 4;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -1266,13 +1277,13 @@ export class PublishError {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.publisherId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`PublishError.publisher_id: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`PublishError.publisherId: ${i0} is outside 0..0xff`);
       buf[at] = i0;
       w.pos = at + 1;
     }
     {
       const items = this.publishingErrors;
-      if (items.length > 0x7fffffff) throw new EncodeError(`PublishError.publishing_errors count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) throw new EncodeError(`PublishError.publishingErrors count: ${items.length} is outside 0..0x7fffffff`);
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -1327,7 +1338,7 @@ export class QueryPublisherSequenceRequest {
       buf[at] = 5 >>> 8;
       buf[at + 1] = 5;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -1335,7 +1346,7 @@ export class QueryPublisherSequenceRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`QueryPublisherSequenceRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`QueryPublisherSequenceRequest.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -1347,7 +1358,7 @@ export class QueryPublisherSequenceRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.publisherReference);
-        if (raw.length > 0x7fff) throw new EncodeError(`QueryPublisherSequenceRequest.publisher_reference length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) throw new EncodeError(`QueryPublisherSequenceRequest.publisherReference length: ${raw.length} is outside 0..0x7fff`);
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -1411,7 +1422,7 @@ export class QueryPublisherSequenceResponse {
       buf[at] = 0x8005 >>> 8;
       buf[at + 1] = 0x8005;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -1419,15 +1430,15 @@ export class QueryPublisherSequenceResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`QueryPublisherSequenceResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`QueryPublisherSequenceResponse.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`QueryPublisherSequenceResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`QueryPublisherSequenceResponse.responseCode: ${i4} is outside 0..0xffff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       const i6 = this.sequence;
       if (i6 < 0n || i6 > 0xffffffffffffffffn) throw new EncodeError(`QueryPublisherSequenceResponse.sequence: ${i6} is outside 0..0xffffffffffffffff`);
       w.view.setBigUint64(at + 6, i6);
@@ -1479,7 +1490,7 @@ export class DeletePublisherRequest {
       buf[at] = 6 >>> 8;
       buf[at + 1] = 6;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -1487,13 +1498,13 @@ export class DeletePublisherRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeletePublisherRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeletePublisherRequest.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.publisherId;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`DeletePublisherRequest.publisher_id: ${i4} is outside 0..0xff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`DeletePublisherRequest.publisherId: ${i4} is outside 0..0xff`);
       buf[at + 4] = i4;
       w.pos = at + 5;
     }
@@ -1543,7 +1554,7 @@ export class DeletePublisherResponse {
       buf[at] = 0x8006 >>> 8;
       buf[at + 1] = 0x8006;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -1551,15 +1562,15 @@ export class DeletePublisherResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeletePublisherResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeletePublisherResponse.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`DeletePublisherResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`DeletePublisherResponse.responseCode: ${i4} is outside 0..0xffff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -1620,7 +1631,7 @@ export class SubscribeRequest {
       buf[at] = 7 >>> 8;
       buf[at + 1] = 7;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -1628,13 +1639,13 @@ export class SubscribeRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`SubscribeRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`SubscribeRequest.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.subscriptionId;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`SubscribeRequest.subscription_id: ${i4} is outside 0..0xff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`SubscribeRequest.subscriptionId: ${i4} is outside 0..0xff`);
       buf[at + 4] = i4;
       w.pos = at + 5;
     }
@@ -1713,7 +1724,7 @@ export class SubscribeResponse {
       buf[at] = 0x8007 >>> 8;
       buf[at + 1] = 0x8007;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -1721,15 +1732,15 @@ export class SubscribeResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`SubscribeResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`SubscribeResponse.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`SubscribeResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`SubscribeResponse.responseCode: ${i4} is outside 0..0xffff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -1778,7 +1789,7 @@ export class Deliver {
       buf[at] = 8 >>> 8;
       buf[at + 1] = 8;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -1786,7 +1797,7 @@ export class Deliver {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.subscriptionId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`Deliver.subscription_id: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`Deliver.subscriptionId: ${i0} is outside 0..0xff`);
       buf[at] = i0;
       w.pos = at + 1;
     }
@@ -1840,7 +1851,7 @@ export class DeliverV2 {
       buf[at] = 8 >>> 8;
       buf[at + 1] = 8;
       buf[at + 2] = 2 >>> 8;
-      buf[at + 2 + 1] = 2;
+      buf[at + 3] = 2;
       w.pos = at + 4;
     }
     {
@@ -1848,10 +1859,10 @@ export class DeliverV2 {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.subscriptionId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`DeliverV2.subscription_id: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`DeliverV2.subscriptionId: ${i0} is outside 0..0xff`);
       buf[at] = i0;
       const i1 = this.committedChunkId;
-      if (i1 < 0n || i1 > 0xffffffffffffffffn) throw new EncodeError(`DeliverV2.committed_chunk_id: ${i1} is outside 0..0xffffffffffffffff`);
+      if (i1 < 0n || i1 > 0xffffffffffffffffn) throw new EncodeError(`DeliverV2.committedChunkId: ${i1} is outside 0..0xffffffffffffffff`);
       w.view.setBigUint64(at + 1, i1);
       w.pos = at + 9;
     }
@@ -1902,7 +1913,7 @@ export class CreditRequest {
       buf[at] = 9 >>> 8;
       buf[at + 1] = 9;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -1910,12 +1921,12 @@ export class CreditRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.subscriptionId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`CreditRequest.subscription_id: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`CreditRequest.subscriptionId: ${i0} is outside 0..0xff`);
       buf[at] = i0;
       const i1 = this.credit;
       if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) throw new EncodeError(`CreditRequest.credit: ${i1} is outside 0..0xffff`);
       buf[at + 1] = i1 >>> 8;
-      buf[at + 1 + 1] = i1;
+      buf[at + 2] = i1;
       w.pos = at + 3;
     }
   }
@@ -1964,7 +1975,7 @@ export class CreditResponse {
       buf[at] = 0x8009 >>> 8;
       buf[at + 1] = 0x8009;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -1972,11 +1983,11 @@ export class CreditResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.responseCode;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`CreditResponse.response_code: ${i0} is outside 0..0xffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`CreditResponse.responseCode: ${i0} is outside 0..0xffff`);
       buf[at] = i0 >>> 8;
       buf[at + 1] = i0;
       const i2 = this.subscriptionId;
-      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xff) throw new EncodeError(`CreditResponse.subscription_id: ${i2} is outside 0..0xff`);
+      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xff) throw new EncodeError(`CreditResponse.subscriptionId: ${i2} is outside 0..0xff`);
       buf[at + 2] = i2;
       w.pos = at + 3;
     }
@@ -2029,7 +2040,7 @@ export class StoreOffset {
       buf[at] = 0xa >>> 8;
       buf[at + 1] = 0xa;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -2110,7 +2121,7 @@ export class QueryOffsetRequest {
       buf[at] = 0xb >>> 8;
       buf[at + 1] = 0xb;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -2118,7 +2129,7 @@ export class QueryOffsetRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`QueryOffsetRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`QueryOffsetRequest.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -2194,7 +2205,7 @@ export class QueryOffsetResponse {
       buf[at] = 0x800b >>> 8;
       buf[at + 1] = 0x800b;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -2202,15 +2213,15 @@ export class QueryOffsetResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`QueryOffsetResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`QueryOffsetResponse.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`QueryOffsetResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`QueryOffsetResponse.responseCode: ${i4} is outside 0..0xffff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       const i6 = this.offset;
       if (i6 < 0n || i6 > 0xffffffffffffffffn) throw new EncodeError(`QueryOffsetResponse.offset: ${i6} is outside 0..0xffffffffffffffff`);
       w.view.setBigUint64(at + 6, i6);
@@ -2262,7 +2273,7 @@ export class UnsubscribeRequest {
       buf[at] = 0xc >>> 8;
       buf[at + 1] = 0xc;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -2270,13 +2281,13 @@ export class UnsubscribeRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`UnsubscribeRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`UnsubscribeRequest.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.subscriptionId;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`UnsubscribeRequest.subscription_id: ${i4} is outside 0..0xff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`UnsubscribeRequest.subscriptionId: ${i4} is outside 0..0xff`);
       buf[at + 4] = i4;
       w.pos = at + 5;
     }
@@ -2326,7 +2337,7 @@ export class UnsubscribeResponse {
       buf[at] = 0x800c >>> 8;
       buf[at + 1] = 0x800c;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -2334,15 +2345,15 @@ export class UnsubscribeResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`UnsubscribeResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`UnsubscribeResponse.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`UnsubscribeResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`UnsubscribeResponse.responseCode: ${i4} is outside 0..0xffff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -2394,7 +2405,7 @@ export class CreateRequest {
       buf[at] = 0xd >>> 8;
       buf[at + 1] = 0xd;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -2402,7 +2413,7 @@ export class CreateRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`CreateRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`CreateRequest.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -2473,7 +2484,7 @@ export class CreateResponse {
       buf[at] = 0x800d >>> 8;
       buf[at + 1] = 0x800d;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -2481,15 +2492,15 @@ export class CreateResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`CreateResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`CreateResponse.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`CreateResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`CreateResponse.responseCode: ${i4} is outside 0..0xffff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -2538,7 +2549,7 @@ export class DeleteRequest {
       buf[at] = 0xe >>> 8;
       buf[at + 1] = 0xe;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -2546,7 +2557,7 @@ export class DeleteRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeleteRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeleteRequest.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -2609,7 +2620,7 @@ export class DeleteResponse {
       buf[at] = 0x800e >>> 8;
       buf[at + 1] = 0x800e;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -2617,15 +2628,15 @@ export class DeleteResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeleteResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeleteResponse.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`DeleteResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`DeleteResponse.responseCode: ${i4} is outside 0..0xffff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -2674,7 +2685,7 @@ export class MetadataRequest {
       buf[at] = 0xf >>> 8;
       buf[at + 1] = 0xf;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -2682,7 +2693,7 @@ export class MetadataRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`MetadataRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`MetadataRequest.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -2755,7 +2766,7 @@ export class MetadataResponse {
       buf[at] = 0x800f >>> 8;
       buf[at + 1] = 0x800f;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -2763,7 +2774,7 @@ export class MetadataResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`MetadataResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`MetadataResponse.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -2780,7 +2791,7 @@ export class MetadataResponse {
     }
     {
       const items = this.streamMetadata;
-      if (items.length > 0x7fffffff) throw new EncodeError(`MetadataResponse.stream_metadata count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) throw new EncodeError(`MetadataResponse.streamMetadata count: ${items.length} is outside 0..0x7fffffff`);
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -2832,7 +2843,7 @@ export class MetadataUpdate {
       buf[at] = 0x10 >>> 8;
       buf[at + 1] = 0x10;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -2901,7 +2912,7 @@ export class PeerPropertiesRequest {
       buf[at] = 0x11 >>> 8;
       buf[at + 1] = 0x11;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -2909,7 +2920,7 @@ export class PeerPropertiesRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`PeerPropertiesRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`PeerPropertiesRequest.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -2918,7 +2929,7 @@ export class PeerPropertiesRequest {
     }
     {
       const items = this.peerProperties;
-      if (items.length > 0x7fffffff) throw new EncodeError(`PeerPropertiesRequest.peer_properties count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) throw new EncodeError(`PeerPropertiesRequest.peerProperties count: ${items.length} is outside 0..0x7fffffff`);
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -2973,7 +2984,7 @@ export class PeerPropertiesResponse {
       buf[at] = 0x8011 >>> 8;
       buf[at + 1] = 0x8011;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -2981,20 +2992,20 @@ export class PeerPropertiesResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`PeerPropertiesResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`PeerPropertiesResponse.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`PeerPropertiesResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`PeerPropertiesResponse.responseCode: ${i4} is outside 0..0xffff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
     {
       const items = this.peerProperties;
-      if (items.length > 0x7fffffff) throw new EncodeError(`PeerPropertiesResponse.peer_properties count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) throw new EncodeError(`PeerPropertiesResponse.peerProperties count: ${items.length} is outside 0..0x7fffffff`);
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -3043,7 +3054,7 @@ export class SaslHandshakeRequest {
       buf[at] = 0x12 >>> 8;
       buf[at + 1] = 0x12;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -3051,7 +3062,7 @@ export class SaslHandshakeRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`SaslHandshakeRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`SaslHandshakeRequest.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -3107,7 +3118,7 @@ export class SaslHandshakeResponse {
       buf[at] = 0x8012 >>> 8;
       buf[at + 1] = 0x8012;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -3115,15 +3126,15 @@ export class SaslHandshakeResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`SaslHandshakeResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`SaslHandshakeResponse.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`SaslHandshakeResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`SaslHandshakeResponse.responseCode: ${i4} is outside 0..0xffff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
     {
@@ -3192,7 +3203,7 @@ export class SaslAuthenticateRequest {
       buf[at] = 0x13 >>> 8;
       buf[at + 1] = 0x13;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -3200,7 +3211,7 @@ export class SaslAuthenticateRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`SaslAuthenticateRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`SaslAuthenticateRequest.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -3222,7 +3233,7 @@ export class SaslAuthenticateRequest {
         w.i32(-1);
       } else {
         const raw = this.saslOpaqueData;
-        if (raw.length > 0x7fffffff) throw new EncodeError(`SaslAuthenticateRequest.sasl_opaque_data length: ${raw.length} is outside 0..0x7fffffff`);
+        if (raw.length > 0x7fffffff) throw new EncodeError(`SaslAuthenticateRequest.saslOpaqueData length: ${raw.length} is outside 0..0x7fffffff`);
         w.i32(raw.length);
         w.bytes(raw);
       }
@@ -3276,7 +3287,7 @@ export class SaslAuthenticateResponse {
       buf[at] = 0x8013 >>> 8;
       buf[at + 1] = 0x8013;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -3284,15 +3295,15 @@ export class SaslAuthenticateResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`SaslAuthenticateResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`SaslAuthenticateResponse.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`SaslAuthenticateResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`SaslAuthenticateResponse.responseCode: ${i4} is outside 0..0xffff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
     {
@@ -3303,7 +3314,7 @@ export class SaslAuthenticateResponse {
             w.i32(-1);
           } else {
             const raw = item;
-            if (raw.length > 0x7fffffff) throw new EncodeError(`SaslAuthenticateResponse.sasl_opaque_data length: ${raw.length} is outside 0..0x7fffffff`);
+            if (raw.length > 0x7fffffff) throw new EncodeError(`SaslAuthenticateResponse.saslOpaqueData length: ${raw.length} is outside 0..0x7fffffff`);
             w.i32(raw.length);
             w.bytes(raw);
           }
@@ -3356,7 +3367,7 @@ export class Tune {
       buf[at] = 0x14 >>> 8;
       buf[at + 1] = 0x14;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -3364,7 +3375,7 @@ export class Tune {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.frameMax;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Tune.frame_max: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Tune.frameMax: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -3372,9 +3383,9 @@ export class Tune {
       const i4 = this.heartbeat;
       if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffffffff) throw new EncodeError(`Tune.heartbeat: ${i4} is outside 0..0xffffffff`);
       buf[at + 4] = i4 >>> 24;
-      buf[at + 4 + 1] = i4 >>> 16;
-      buf[at + 4 + 2] = i4 >>> 8;
-      buf[at + 4 + 3] = i4;
+      buf[at + 5] = i4 >>> 16;
+      buf[at + 6] = i4 >>> 8;
+      buf[at + 7] = i4;
       w.pos = at + 8;
     }
   }
@@ -3423,7 +3434,7 @@ export class OpenRequest {
       buf[at] = 0x15 >>> 8;
       buf[at + 1] = 0x15;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -3431,7 +3442,7 @@ export class OpenRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`OpenRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`OpenRequest.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -3443,7 +3454,7 @@ export class OpenRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.virtualHost);
-        if (raw.length > 0x7fff) throw new EncodeError(`OpenRequest.virtual_host length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) throw new EncodeError(`OpenRequest.virtualHost length: ${raw.length} is outside 0..0x7fff`);
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -3497,7 +3508,7 @@ export class OpenResponse {
       buf[at] = 0x8015 >>> 8;
       buf[at + 1] = 0x8015;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -3505,20 +3516,20 @@ export class OpenResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`OpenResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`OpenResponse.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`OpenResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`OpenResponse.responseCode: ${i4} is outside 0..0xffff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
     {
       const items = this.connectionProperties;
-      if (items.length > 0x7fffffff) throw new EncodeError(`OpenResponse.connection_properties count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) throw new EncodeError(`OpenResponse.connectionProperties count: ${items.length} is outside 0..0x7fffffff`);
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -3573,7 +3584,7 @@ export class CloseRequest {
       buf[at] = 0x16 >>> 8;
       buf[at + 1] = 0x16;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -3581,15 +3592,15 @@ export class CloseRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`CloseRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`CloseRequest.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.closingCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`CloseRequest.closing_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`CloseRequest.closingCode: ${i4} is outside 0..0xffff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
     {
@@ -3597,7 +3608,7 @@ export class CloseRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.closingReason);
-        if (raw.length > 0x7fff) throw new EncodeError(`CloseRequest.closing_reason length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) throw new EncodeError(`CloseRequest.closingReason length: ${raw.length} is outside 0..0x7fff`);
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -3648,7 +3659,7 @@ export class CloseResponse {
       buf[at] = 0x8016 >>> 8;
       buf[at + 1] = 0x8016;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -3656,15 +3667,15 @@ export class CloseResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`CloseResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`CloseResponse.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`CloseResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`CloseResponse.responseCode: ${i4} is outside 0..0xffff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -3706,7 +3717,7 @@ export class Heartbeat {
       buf[at] = 0x17 >>> 8;
       buf[at + 1] = 0x17;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
   }
@@ -3758,7 +3769,7 @@ export class RouteRequest {
       buf[at] = 0x18 >>> 8;
       buf[at + 1] = 0x18;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -3766,7 +3777,7 @@ export class RouteRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`RouteRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`RouteRequest.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -3778,7 +3789,7 @@ export class RouteRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.routingKey);
-        if (raw.length > 0x7fff) throw new EncodeError(`RouteRequest.routing_key length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) throw new EncodeError(`RouteRequest.routingKey length: ${raw.length} is outside 0..0x7fff`);
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -3788,7 +3799,7 @@ export class RouteRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.superStream);
-        if (raw.length > 0x7fff) throw new EncodeError(`RouteRequest.super_stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) throw new EncodeError(`RouteRequest.superStream length: ${raw.length} is outside 0..0x7fff`);
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -3842,7 +3853,7 @@ export class RouteResponse {
       buf[at] = 0x8018 >>> 8;
       buf[at + 1] = 0x8018;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -3850,15 +3861,15 @@ export class RouteResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`RouteResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`RouteResponse.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`RouteResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`RouteResponse.responseCode: ${i4} is outside 0..0xffff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
     {
@@ -3924,7 +3935,7 @@ export class PartitionsRequest {
       buf[at] = 0x19 >>> 8;
       buf[at + 1] = 0x19;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -3932,7 +3943,7 @@ export class PartitionsRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`PartitionsRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`PartitionsRequest.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -3944,7 +3955,7 @@ export class PartitionsRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.superStream);
-        if (raw.length > 0x7fff) throw new EncodeError(`PartitionsRequest.super_stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) throw new EncodeError(`PartitionsRequest.superStream length: ${raw.length} is outside 0..0x7fff`);
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -3998,7 +4009,7 @@ export class PartitionsResponse {
       buf[at] = 0x8019 >>> 8;
       buf[at + 1] = 0x8019;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -4006,15 +4017,15 @@ export class PartitionsResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`PartitionsResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`PartitionsResponse.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`PartitionsResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`PartitionsResponse.responseCode: ${i4} is outside 0..0xffff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
     {
@@ -4083,7 +4094,7 @@ export class ConsumerUpdateRequest {
       buf[at] = 0x1a >>> 8;
       buf[at + 1] = 0x1a;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -4091,13 +4102,13 @@ export class ConsumerUpdateRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`ConsumerUpdateRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`ConsumerUpdateRequest.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.subscriptionId;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`ConsumerUpdateRequest.subscription_id: ${i4} is outside 0..0xff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`ConsumerUpdateRequest.subscriptionId: ${i4} is outside 0..0xff`);
       buf[at + 4] = i4;
       const i5 = this.active;
       if (!Number.isInteger(i5) || i5 < 0 || i5 > 1) throw new EncodeError(`ConsumerUpdateRequest.active: ${i5} is outside 0..1`);
@@ -4153,7 +4164,7 @@ export class ConsumerUpdateResponse {
       buf[at] = 0x801a >>> 8;
       buf[at + 1] = 0x801a;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -4161,15 +4172,15 @@ export class ConsumerUpdateResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`ConsumerUpdateResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`ConsumerUpdateResponse.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`ConsumerUpdateResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`ConsumerUpdateResponse.responseCode: ${i4} is outside 0..0xffff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
     this.offsetSpecification._write(w, ctx);
@@ -4219,7 +4230,7 @@ export class ExchangeCommandVersionsRequest {
       buf[at] = 0x1b >>> 8;
       buf[at + 1] = 0x1b;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -4227,7 +4238,7 @@ export class ExchangeCommandVersionsRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`ExchangeCommandVersionsRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`ExchangeCommandVersionsRequest.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -4291,7 +4302,7 @@ export class ExchangeCommandVersionsResponse {
       buf[at] = 0x801b >>> 8;
       buf[at + 1] = 0x801b;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -4299,15 +4310,15 @@ export class ExchangeCommandVersionsResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`ExchangeCommandVersionsResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`ExchangeCommandVersionsResponse.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`ExchangeCommandVersionsResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`ExchangeCommandVersionsResponse.responseCode: ${i4} is outside 0..0xffff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
     {
@@ -4364,7 +4375,7 @@ export class StreamStatsRequest {
       buf[at] = 0x1c >>> 8;
       buf[at + 1] = 0x1c;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -4372,7 +4383,7 @@ export class StreamStatsRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`StreamStatsRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`StreamStatsRequest.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -4438,7 +4449,7 @@ export class StreamStatsResponse {
       buf[at] = 0x801c >>> 8;
       buf[at + 1] = 0x801c;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -4446,15 +4457,15 @@ export class StreamStatsResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`StreamStatsResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`StreamStatsResponse.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`StreamStatsResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`StreamStatsResponse.responseCode: ${i4} is outside 0..0xffff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
     {
@@ -4520,7 +4531,7 @@ export class CreateSuperStreamRequest {
       buf[at] = 0x1d >>> 8;
       buf[at + 1] = 0x1d;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -4528,7 +4539,7 @@ export class CreateSuperStreamRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`CreateSuperStreamRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`CreateSuperStreamRequest.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -4564,7 +4575,7 @@ export class CreateSuperStreamRequest {
     }
     {
       const items = this.bindingKeys;
-      if (items.length > 0x7fffffff) throw new EncodeError(`CreateSuperStreamRequest.binding_keys count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) throw new EncodeError(`CreateSuperStreamRequest.bindingKeys count: ${items.length} is outside 0..0x7fffffff`);
       w.i32(items.length);
       for (const item of items) {
         {
@@ -4572,7 +4583,7 @@ export class CreateSuperStreamRequest {
             w.i16(-1);
           } else {
             const raw = utf8Bytes(item);
-            if (raw.length > 0x7fff) throw new EncodeError(`CreateSuperStreamRequest.binding_keys length: ${raw.length} is outside 0..0x7fff`);
+            if (raw.length > 0x7fff) throw new EncodeError(`CreateSuperStreamRequest.bindingKeys length: ${raw.length} is outside 0..0x7fff`);
             w.i16(raw.length);
             w.bytes(raw);
           }
@@ -4633,7 +4644,7 @@ export class CreateSuperStreamResponse {
       buf[at] = 0x801d >>> 8;
       buf[at + 1] = 0x801d;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -4641,15 +4652,15 @@ export class CreateSuperStreamResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`CreateSuperStreamResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`CreateSuperStreamResponse.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`CreateSuperStreamResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`CreateSuperStreamResponse.responseCode: ${i4} is outside 0..0xffff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -4698,7 +4709,7 @@ export class DeleteSuperStreamRequest {
       buf[at] = 0x1e >>> 8;
       buf[at + 1] = 0x1e;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -4706,7 +4717,7 @@ export class DeleteSuperStreamRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeleteSuperStreamRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeleteSuperStreamRequest.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -4769,7 +4780,7 @@ export class DeleteSuperStreamResponse {
       buf[at] = 0x801e >>> 8;
       buf[at + 1] = 0x801e;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -4777,15 +4788,15 @@ export class DeleteSuperStreamResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeleteSuperStreamResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeleteSuperStreamResponse.correlationId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`DeleteSuperStreamResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`DeleteSuperStreamResponse.responseCode: ${i4} is outside 0..0xffff`);
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -4846,8 +4857,8 @@ export type Frame =
   | CreateSuperStreamRequest
   | CreateSuperStreamResponse
   | DeleteSuperStreamRequest
-  | DeleteSuperStreamResponse
-  ;
+  | DeleteSuperStreamResponse;
+
 function _decodeProperty(r: Reader, end: number, ctx: Context | undefined): Property {
   const data = r.data;
   let pos = r.pos;
@@ -4892,8 +4903,8 @@ function _decodeSimpleEntry(r: Reader, end: number, ctx: Context | undefined): S
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("SimpleEntry: input ends inside the frame", pos + 4);
   const w1_0 = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
-  const v_entryType = w1_0 >>> 0x1f;
-  if (v_entryType !== 0) throw new InvalidValue(`SimpleEntry.entry_type: must be 0, got ${v_entryType}`);
+  const v_entryType = w1_0 >>> 31;
+  if (v_entryType !== 0) throw new InvalidValue(`SimpleEntry.entryType: must be 0, got ${v_entryType}`);
 
   const v_size = w1_0 & 0x7fffffff;
 
@@ -4919,16 +4930,16 @@ function _decodeSubEntryBatch(r: Reader, end: number, ctx: Context | undefined):
   if (end - pos < 11) throw new Truncated("SubEntryBatch: input ends inside the frame", pos + 11);
   const w1_0 = data[pos]!;
   const v_entryType = w1_0 >>> 7;
-  if (v_entryType !== 1) throw new InvalidValue(`SubEntryBatch.entry_type: must be 1, got ${v_entryType}`);
+  if (v_entryType !== 1) throw new InvalidValue(`SubEntryBatch.entryType: must be 1, got ${v_entryType}`);
 
   const v_compression = (w1_0 >>> 4) & 7;
   if (CompressionType[v_compression] === undefined) throw new InvalidValue(`SubEntryBatch.compression: ${v_compression} is not a CompressionType`);
 
-  const v_numRecords = ((data[pos + 1]! << 8) | data[pos + 1 + 1]!);
+  const v_numRecords = ((data[pos + 1]! << 8) | data[pos + 2]!);
 
-  const v_uncompressedLength = (((data[pos + 3]! << 24) | (data[pos + 3 + 1]! << 16) | (data[pos + 3 + 2]! << 8) | data[pos + 3 + 3]!) >>> 0);
+  const v_uncompressedLength = (((data[pos + 3]! << 24) | (data[pos + 4]! << 16) | (data[pos + 5]! << 8) | data[pos + 6]!) >>> 0);
 
-  const v_length = (((data[pos + 7]! << 24) | (data[pos + 7 + 1]! << 16) | (data[pos + 7 + 2]! << 8) | data[pos + 7 + 3]!) >>> 0);
+  const v_length = (((data[pos + 7]! << 24) | (data[pos + 8]! << 16) | (data[pos + 9]! << 8) | data[pos + 10]!) >>> 0);
 
   pos += 11;
 
@@ -4974,15 +4985,15 @@ function _decodePublishedMessageV2(r: Reader, end: number, ctx: Context | undefi
   let v_filterValue: string | null;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("PublishedMessageV2.filter_value: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("PublishedMessageV2.filterValue: input ends", pos + 2);
     n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_filterValue = null;
     } else {
-      if (n < 0) throw new InvalidValue(`PublishedMessageV2.filter_value: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`PublishedMessageV2.filter_value: ${n} bytes declared, ${end - pos} left`, pos + n);
-      v_filterValue = utf8(data.subarray(pos, pos + n), "PublishedMessageV2.filter_value");
+      if (n < 0) throw new InvalidValue(`PublishedMessageV2.filterValue: negative length ${n}`);
+      if (n > end - pos) throw new Truncated(`PublishedMessageV2.filterValue: ${n} bytes declared, ${end - pos} left`, pos + n);
+      v_filterValue = utf8(data.subarray(pos, pos + n), "PublishedMessageV2.filterValue");
       pos += n;
     }
   }
@@ -5013,7 +5024,7 @@ function _decodePublishingError(r: Reader, end: number, ctx: Context | undefined
   if (end - pos < 10) throw new Truncated("PublishingError: input ends inside the frame", pos + 10);
   const v_publishingId = r.view.getBigUint64(pos);
 
-  const v_code = ((data[pos + 8]! << 8) | data[pos + 8 + 1]!);
+  const v_code = ((data[pos + 8]! << 8) | data[pos + 9]!);
 
   pos += 10;
 
@@ -5076,7 +5087,7 @@ function _decodeStreamMetadata(r: Reader, end: number, ctx: Context | undefined)
   if (end - pos < 4) throw new Truncated("StreamMetadata: input ends inside the frame", pos + 4);
   const v_responseCode = ((data[pos]! << 8) | data[pos + 1]!);
 
-  const v_leaderReference = ((data[pos + 2]! << 8) | data[pos + 2 + 1]!);
+  const v_leaderReference = ((data[pos + 2]! << 8) | data[pos + 3]!);
 
   pos += 4;
 
@@ -5084,14 +5095,14 @@ function _decodeStreamMetadata(r: Reader, end: number, ctx: Context | undefined)
   {
     const items: number[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("StreamMetadata.replicas_references: input ends", pos + 4);
+    if (end - pos < 4) throw new Truncated("StreamMetadata.replicasReferences: input ends", pos + 4);
     count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
-    if (count < 0) throw new InvalidValue(`StreamMetadata.replicas_references: negative count ${count}`);
-    if (count * 2 > end - pos) throw new Truncated(`StreamMetadata.replicas_references: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
+    if (count < 0) throw new InvalidValue(`StreamMetadata.replicasReferences: negative count ${count}`);
+    if (count * 2 > end - pos) throw new Truncated(`StreamMetadata.replicasReferences: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
     for (let i = 0; i < count; i++) {
       let item: number;
-      if (end - pos < 2) throw new Truncated("StreamMetadata.replicas_references: input ends", pos + 2);
+      if (end - pos < 2) throw new Truncated("StreamMetadata.replicasReferences: input ends", pos + 2);
       item = ((data[pos]! << 8) | data[pos + 1]!);
       pos += 2;
       items.push(item);
@@ -5109,9 +5120,9 @@ function _decodeCommandVersion(r: Reader, end: number, ctx: Context | undefined)
   if (end - pos < 6) throw new Truncated("CommandVersion: input ends inside the frame", pos + 6);
   const v_key = ((data[pos]! << 8) | data[pos + 1]!);
 
-  const v_minVersion = ((data[pos + 2]! << 8) | data[pos + 2 + 1]!);
+  const v_minVersion = ((data[pos + 2]! << 8) | data[pos + 3]!);
 
-  const v_maxVersion = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_maxVersion = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -5152,7 +5163,7 @@ function _decodeOffsetSpecNone(r: Reader, end: number, ctx: Context | undefined)
   let pos = r.pos;
   if (end - pos < 2) throw new Truncated("OffsetSpecNone: input ends inside the frame", pos + 2);
   const v_offsetType = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_offsetType !== 0) throw new InvalidValue(`OffsetSpecNone.offset_type: must be 0, got ${v_offsetType}`);
+  if (v_offsetType !== 0) throw new InvalidValue(`OffsetSpecNone.offsetType: must be 0, got ${v_offsetType}`);
 
   pos += 2;
 
@@ -5165,7 +5176,7 @@ function _decodeOffsetSpecFirst(r: Reader, end: number, ctx: Context | undefined
   let pos = r.pos;
   if (end - pos < 2) throw new Truncated("OffsetSpecFirst: input ends inside the frame", pos + 2);
   const v_offsetType = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_offsetType !== 1) throw new InvalidValue(`OffsetSpecFirst.offset_type: must be 1, got ${v_offsetType}`);
+  if (v_offsetType !== 1) throw new InvalidValue(`OffsetSpecFirst.offsetType: must be 1, got ${v_offsetType}`);
 
   pos += 2;
 
@@ -5178,7 +5189,7 @@ function _decodeOffsetSpecLast(r: Reader, end: number, ctx: Context | undefined)
   let pos = r.pos;
   if (end - pos < 2) throw new Truncated("OffsetSpecLast: input ends inside the frame", pos + 2);
   const v_offsetType = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_offsetType !== 2) throw new InvalidValue(`OffsetSpecLast.offset_type: must be 2, got ${v_offsetType}`);
+  if (v_offsetType !== 2) throw new InvalidValue(`OffsetSpecLast.offsetType: must be 2, got ${v_offsetType}`);
 
   pos += 2;
 
@@ -5191,7 +5202,7 @@ function _decodeOffsetSpecNext(r: Reader, end: number, ctx: Context | undefined)
   let pos = r.pos;
   if (end - pos < 2) throw new Truncated("OffsetSpecNext: input ends inside the frame", pos + 2);
   const v_offsetType = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_offsetType !== 3) throw new InvalidValue(`OffsetSpecNext.offset_type: must be 3, got ${v_offsetType}`);
+  if (v_offsetType !== 3) throw new InvalidValue(`OffsetSpecNext.offsetType: must be 3, got ${v_offsetType}`);
 
   pos += 2;
 
@@ -5204,7 +5215,7 @@ function _decodeOffsetSpecOffset(r: Reader, end: number, ctx: Context | undefine
   let pos = r.pos;
   if (end - pos < 10) throw new Truncated("OffsetSpecOffset: input ends inside the frame", pos + 10);
   const v_offsetType = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_offsetType !== 4) throw new InvalidValue(`OffsetSpecOffset.offset_type: must be 4, got ${v_offsetType}`);
+  if (v_offsetType !== 4) throw new InvalidValue(`OffsetSpecOffset.offsetType: must be 4, got ${v_offsetType}`);
 
   const v_offset = r.view.getBigUint64(pos + 2);
 
@@ -5219,7 +5230,7 @@ function _decodeOffsetSpecTimestamp(r: Reader, end: number, ctx: Context | undef
   let pos = r.pos;
   if (end - pos < 10) throw new Truncated("OffsetSpecTimestamp: input ends inside the frame", pos + 10);
   const v_offsetType = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_offsetType !== 5) throw new InvalidValue(`OffsetSpecTimestamp.offset_type: must be 5, got ${v_offsetType}`);
+  if (v_offsetType !== 5) throw new InvalidValue(`OffsetSpecTimestamp.offsetType: must be 5, got ${v_offsetType}`);
 
   const v_timestamp = r.view.getBigInt64(pos + 2);
 
@@ -5238,13 +5249,13 @@ function _decodeOsirisChunk(r: Reader, end: number, ctx: Context | undefined): O
   if (v_magic !== 5) throw new InvalidValue(`OsirisChunk.magic: must be 5, got ${v_magic}`);
 
   const v_formatVersion = w1_0 & 0xf;
-  if (v_formatVersion !== 0) throw new InvalidValue(`OsirisChunk.format_version: must be 0, got ${v_formatVersion}`);
+  if (v_formatVersion !== 0) throw new InvalidValue(`OsirisChunk.formatVersion: must be 0, got ${v_formatVersion}`);
 
   const v_chunkType = ((data[pos + 1]! << 24) >> 24);
 
-  const v_numEntries = ((data[pos + 2]! << 8) | data[pos + 2 + 1]!);
+  const v_numEntries = ((data[pos + 2]! << 8) | data[pos + 3]!);
 
-  const v_numRecords = (((data[pos + 4]! << 24) | (data[pos + 4 + 1]! << 16) | (data[pos + 4 + 2]! << 8) | data[pos + 4 + 3]!) >>> 0);
+  const v_numRecords = (((data[pos + 4]! << 24) | (data[pos + 5]! << 16) | (data[pos + 6]! << 8) | data[pos + 7]!) >>> 0);
 
   const v_timestamp = r.view.getBigInt64(pos + 8);
 
@@ -5252,14 +5263,14 @@ function _decodeOsirisChunk(r: Reader, end: number, ctx: Context | undefined): O
 
   const v_chunkFirstOffset = r.view.getBigUint64(pos + 24);
 
-  const v_chunkCrc = (((data[pos + 32]! << 24) | (data[pos + 32 + 1]! << 16) | (data[pos + 32 + 2]! << 8) | data[pos + 32 + 3]!) >>> 0);
+  const v_chunkCrc = (((data[pos + 32]! << 24) | (data[pos + 33]! << 16) | (data[pos + 34]! << 8) | data[pos + 35]!) >>> 0);
 
-  const v_dataLength = (((data[pos + 36]! << 24) | (data[pos + 36 + 1]! << 16) | (data[pos + 36 + 2]! << 8) | data[pos + 36 + 3]!) >>> 0);
+  const v_dataLength = (((data[pos + 36]! << 24) | (data[pos + 37]! << 16) | (data[pos + 38]! << 8) | data[pos + 39]!) >>> 0);
 
-  const v_trailerLength = (((data[pos + 40]! << 24) | (data[pos + 40 + 1]! << 16) | (data[pos + 40 + 2]! << 8) | data[pos + 40 + 3]!) >>> 0);
+  const v_trailerLength = (((data[pos + 40]! << 24) | (data[pos + 41]! << 16) | (data[pos + 42]! << 8) | data[pos + 43]!) >>> 0);
 
-  const w1_44 = (((data[pos + 44]! << 24) | (data[pos + 44 + 1]! << 16) | (data[pos + 44 + 2]! << 8) | data[pos + 44 + 3]!) >>> 0);
-  const v_bloomSize = w1_44 >>> 0x18;
+  const w1_44 = (((data[pos + 44]! << 24) | (data[pos + 45]! << 16) | (data[pos + 46]! << 8) | data[pos + 47]!) >>> 0);
+  const v_bloomSize = w1_44 >>> 24;
 
   pos += 48;
 
@@ -5346,15 +5357,15 @@ function _decodeDeclarePublisherRequest(r: Reader, end: number, ctx: Context | u
   let v_publisherReference: string | null;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("DeclarePublisherRequest.publisher_reference: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("DeclarePublisherRequest.publisherReference: input ends", pos + 2);
     n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_publisherReference = null;
     } else {
-      if (n < 0) throw new InvalidValue(`DeclarePublisherRequest.publisher_reference: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`DeclarePublisherRequest.publisher_reference: ${n} bytes declared, ${end - pos} left`, pos + n);
-      v_publisherReference = utf8(data.subarray(pos, pos + n), "DeclarePublisherRequest.publisher_reference");
+      if (n < 0) throw new InvalidValue(`DeclarePublisherRequest.publisherReference: negative length ${n}`);
+      if (n > end - pos) throw new Truncated(`DeclarePublisherRequest.publisherReference: ${n} bytes declared, ${end - pos} left`, pos + n);
+      v_publisherReference = utf8(data.subarray(pos, pos + n), "DeclarePublisherRequest.publisherReference");
       pos += n;
     }
   }
@@ -5385,7 +5396,7 @@ function _decodeDeclarePublisherResponse(r: Reader, end: number, ctx: Context | 
   if (end - pos < 6) throw new Truncated("DeclarePublisherResponse: input ends inside the frame", pos + 6);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -5405,11 +5416,11 @@ function _decodePublish(r: Reader, end: number, ctx: Context | undefined): Publi
   {
     const items: PublishedMessage[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("Publish.published_messages: input ends", pos + 4);
+    if (end - pos < 4) throw new Truncated("Publish.publishedMessages: input ends", pos + 4);
     count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
-    if (count < 0) throw new InvalidValue(`Publish.published_messages: negative count ${count}`);
-    if (count * 12 > end - pos) throw new Truncated(`Publish.published_messages: ${count} elements declared, ${end - pos} bytes left`, pos + count * 12);
+    if (count < 0) throw new InvalidValue(`Publish.publishedMessages: negative count ${count}`);
+    if (count * 12 > end - pos) throw new Truncated(`Publish.publishedMessages: ${count} elements declared, ${end - pos} bytes left`, pos + count * 12);
     try {
       for (let i = 0; i < count; i++) {
         let item: PublishedMessage;
@@ -5443,11 +5454,11 @@ function _decodePublishV2(r: Reader, end: number, ctx: Context | undefined): Pub
   {
     const items: PublishedMessageV2[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("PublishV2.published_messages: input ends", pos + 4);
+    if (end - pos < 4) throw new Truncated("PublishV2.publishedMessages: input ends", pos + 4);
     count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
-    if (count < 0) throw new InvalidValue(`PublishV2.published_messages: negative count ${count}`);
-    if (count * 14 > end - pos) throw new Truncated(`PublishV2.published_messages: ${count} elements declared, ${end - pos} bytes left`, pos + count * 14);
+    if (count < 0) throw new InvalidValue(`PublishV2.publishedMessages: negative count ${count}`);
+    if (count * 14 > end - pos) throw new Truncated(`PublishV2.publishedMessages: ${count} elements declared, ${end - pos} bytes left`, pos + count * 14);
     try {
       for (let i = 0; i < count; i++) {
         let item: PublishedMessageV2;
@@ -5481,14 +5492,14 @@ function _decodePublishConfirm(r: Reader, end: number, ctx: Context | undefined)
   {
     const items: bigint[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("PublishConfirm.publishing_ids: input ends", pos + 4);
+    if (end - pos < 4) throw new Truncated("PublishConfirm.publishingIds: input ends", pos + 4);
     count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
-    if (count < 0) throw new InvalidValue(`PublishConfirm.publishing_ids: negative count ${count}`);
-    if (count * 8 > end - pos) throw new Truncated(`PublishConfirm.publishing_ids: ${count} elements declared, ${end - pos} bytes left`, pos + count * 8);
+    if (count < 0) throw new InvalidValue(`PublishConfirm.publishingIds: negative count ${count}`);
+    if (count * 8 > end - pos) throw new Truncated(`PublishConfirm.publishingIds: ${count} elements declared, ${end - pos} bytes left`, pos + count * 8);
     for (let i = 0; i < count; i++) {
       let item: bigint;
-      if (end - pos < 8) throw new Truncated("PublishConfirm.publishing_ids: input ends", pos + 8);
+      if (end - pos < 8) throw new Truncated("PublishConfirm.publishingIds: input ends", pos + 8);
       item = r.view.getBigUint64(pos);
       pos += 8;
       items.push(item);
@@ -5512,11 +5523,11 @@ function _decodePublishError(r: Reader, end: number, ctx: Context | undefined): 
   {
     const items: PublishingError[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("PublishError.publishing_errors: input ends", pos + 4);
+    if (end - pos < 4) throw new Truncated("PublishError.publishingErrors: input ends", pos + 4);
     count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
-    if (count < 0) throw new InvalidValue(`PublishError.publishing_errors: negative count ${count}`);
-    if (count * 10 > end - pos) throw new Truncated(`PublishError.publishing_errors: ${count} elements declared, ${end - pos} bytes left`, pos + count * 10);
+    if (count < 0) throw new InvalidValue(`PublishError.publishingErrors: negative count ${count}`);
+    if (count * 10 > end - pos) throw new Truncated(`PublishError.publishingErrors: ${count} elements declared, ${end - pos} bytes left`, pos + count * 10);
     try {
       for (let i = 0; i < count; i++) {
         let item: PublishingError;
@@ -5549,15 +5560,15 @@ function _decodeQueryPublisherSequenceRequest(r: Reader, end: number, ctx: Conte
   let v_publisherReference: string | null;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("QueryPublisherSequenceRequest.publisher_reference: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("QueryPublisherSequenceRequest.publisherReference: input ends", pos + 2);
     n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_publisherReference = null;
     } else {
-      if (n < 0) throw new InvalidValue(`QueryPublisherSequenceRequest.publisher_reference: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`QueryPublisherSequenceRequest.publisher_reference: ${n} bytes declared, ${end - pos} left`, pos + n);
-      v_publisherReference = utf8(data.subarray(pos, pos + n), "QueryPublisherSequenceRequest.publisher_reference");
+      if (n < 0) throw new InvalidValue(`QueryPublisherSequenceRequest.publisherReference: negative length ${n}`);
+      if (n > end - pos) throw new Truncated(`QueryPublisherSequenceRequest.publisherReference: ${n} bytes declared, ${end - pos} left`, pos + n);
+      v_publisherReference = utf8(data.subarray(pos, pos + n), "QueryPublisherSequenceRequest.publisherReference");
       pos += n;
     }
   }
@@ -5588,7 +5599,7 @@ function _decodeQueryPublisherSequenceResponse(r: Reader, end: number, ctx: Cont
   if (end - pos < 14) throw new Truncated("QueryPublisherSequenceResponse: input ends inside the frame", pos + 14);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   const v_sequence = r.view.getBigUint64(pos + 6);
 
@@ -5618,7 +5629,7 @@ function _decodeDeletePublisherResponse(r: Reader, end: number, ctx: Context | u
   if (end - pos < 6) throw new Truncated("DeletePublisherResponse: input ends inside the frame", pos + 6);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -5698,7 +5709,7 @@ function _decodeSubscribeResponse(r: Reader, end: number, ctx: Context | undefin
   if (end - pos < 6) throw new Truncated("SubscribeResponse: input ends inside the frame", pos + 6);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -5748,7 +5759,7 @@ function _decodeCreditRequest(r: Reader, end: number, ctx: Context | undefined):
   if (end - pos < 3) throw new Truncated("CreditRequest: input ends inside the frame", pos + 3);
   const v_subscriptionId = data[pos]!;
 
-  const v_credit = ((data[pos + 1]! << 8) | data[pos + 1 + 1]!);
+  const v_credit = ((data[pos + 1]! << 8) | data[pos + 2]!);
 
   pos += 3;
 
@@ -5864,7 +5875,7 @@ function _decodeQueryOffsetResponse(r: Reader, end: number, ctx: Context | undef
   if (end - pos < 14) throw new Truncated("QueryOffsetResponse: input ends inside the frame", pos + 14);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   const v_offset = r.view.getBigUint64(pos + 6);
 
@@ -5894,7 +5905,7 @@ function _decodeUnsubscribeResponse(r: Reader, end: number, ctx: Context | undef
   if (end - pos < 6) throw new Truncated("UnsubscribeResponse: input ends inside the frame", pos + 6);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -5962,7 +5973,7 @@ function _decodeCreateResponse(r: Reader, end: number, ctx: Context | undefined)
   if (end - pos < 6) throw new Truncated("CreateResponse: input ends inside the frame", pos + 6);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -6004,7 +6015,7 @@ function _decodeDeleteResponse(r: Reader, end: number, ctx: Context | undefined)
   if (end - pos < 6) throw new Truncated("DeleteResponse: input ends inside the frame", pos + 6);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -6099,11 +6110,11 @@ function _decodeMetadataResponse(r: Reader, end: number, ctx: Context | undefine
   {
     const items: StreamMetadata[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("MetadataResponse.stream_metadata: input ends", pos + 4);
+    if (end - pos < 4) throw new Truncated("MetadataResponse.streamMetadata: input ends", pos + 4);
     count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
-    if (count < 0) throw new InvalidValue(`MetadataResponse.stream_metadata: negative count ${count}`);
-    if (count * 10 > end - pos) throw new Truncated(`MetadataResponse.stream_metadata: ${count} elements declared, ${end - pos} bytes left`, pos + count * 10);
+    if (count < 0) throw new InvalidValue(`MetadataResponse.streamMetadata: negative count ${count}`);
+    if (count * 10 > end - pos) throw new Truncated(`MetadataResponse.streamMetadata: ${count} elements declared, ${end - pos} bytes left`, pos + count * 10);
     try {
       for (let i = 0; i < count; i++) {
         let item: StreamMetadata;
@@ -6165,11 +6176,11 @@ function _decodePeerPropertiesRequest(r: Reader, end: number, ctx: Context | und
   {
     const items: Property[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("PeerPropertiesRequest.peer_properties: input ends", pos + 4);
+    if (end - pos < 4) throw new Truncated("PeerPropertiesRequest.peerProperties: input ends", pos + 4);
     count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
-    if (count < 0) throw new InvalidValue(`PeerPropertiesRequest.peer_properties: negative count ${count}`);
-    if (count * 4 > end - pos) throw new Truncated(`PeerPropertiesRequest.peer_properties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
+    if (count < 0) throw new InvalidValue(`PeerPropertiesRequest.peerProperties: negative count ${count}`);
+    if (count * 4 > end - pos) throw new Truncated(`PeerPropertiesRequest.peerProperties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
     try {
       for (let i = 0; i < count; i++) {
         let item: Property;
@@ -6197,7 +6208,7 @@ function _decodePeerPropertiesResponse(r: Reader, end: number, ctx: Context | un
   if (end - pos < 6) throw new Truncated("PeerPropertiesResponse: input ends inside the frame", pos + 6);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -6205,11 +6216,11 @@ function _decodePeerPropertiesResponse(r: Reader, end: number, ctx: Context | un
   {
     const items: Property[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("PeerPropertiesResponse.peer_properties: input ends", pos + 4);
+    if (end - pos < 4) throw new Truncated("PeerPropertiesResponse.peerProperties: input ends", pos + 4);
     count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
-    if (count < 0) throw new InvalidValue(`PeerPropertiesResponse.peer_properties: negative count ${count}`);
-    if (count * 4 > end - pos) throw new Truncated(`PeerPropertiesResponse.peer_properties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
+    if (count < 0) throw new InvalidValue(`PeerPropertiesResponse.peerProperties: negative count ${count}`);
+    if (count * 4 > end - pos) throw new Truncated(`PeerPropertiesResponse.peerProperties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
     try {
       for (let i = 0; i < count; i++) {
         let item: Property;
@@ -6249,7 +6260,7 @@ function _decodeSaslHandshakeResponse(r: Reader, end: number, ctx: Context | und
   if (end - pos < 6) throw new Truncated("SaslHandshakeResponse: input ends inside the frame", pos + 6);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -6321,14 +6332,14 @@ function _decodeSaslAuthenticateRequest(r: Reader, end: number, ctx: Context | u
   let v_saslOpaqueData: Uint8Array | null;
   {
     let n: number;
-    if (end - pos < 4) throw new Truncated("SaslAuthenticateRequest.sasl_opaque_data: input ends", pos + 4);
+    if (end - pos < 4) throw new Truncated("SaslAuthenticateRequest.saslOpaqueData: input ends", pos + 4);
     n = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
     if (n === -1) {
       v_saslOpaqueData = null;
     } else {
-      if (n < 0) throw new InvalidValue(`SaslAuthenticateRequest.sasl_opaque_data: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`SaslAuthenticateRequest.sasl_opaque_data: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n < 0) throw new InvalidValue(`SaslAuthenticateRequest.saslOpaqueData: negative length ${n}`);
+      if (n > end - pos) throw new Truncated(`SaslAuthenticateRequest.saslOpaqueData: ${n} bytes declared, ${end - pos} left`, pos + n);
       v_saslOpaqueData = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -6344,7 +6355,7 @@ function _decodeSaslAuthenticateResponse(r: Reader, end: number, ctx: Context | 
   if (end - pos < 6) throw new Truncated("SaslAuthenticateResponse: input ends inside the frame", pos + 6);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -6355,14 +6366,14 @@ function _decodeSaslAuthenticateResponse(r: Reader, end: number, ctx: Context | 
       let item: Uint8Array | null;
       {
         let n: number;
-        if (end - pos < 4) throw new Truncated("SaslAuthenticateResponse.sasl_opaque_data: input ends", pos + 4);
+        if (end - pos < 4) throw new Truncated("SaslAuthenticateResponse.saslOpaqueData: input ends", pos + 4);
         n = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
         pos += 4;
         if (n === -1) {
           item = null;
         } else {
-          if (n < 0) throw new InvalidValue(`SaslAuthenticateResponse.sasl_opaque_data: negative length ${n}`);
-          if (n > end - pos) throw new Truncated(`SaslAuthenticateResponse.sasl_opaque_data: ${n} bytes declared, ${end - pos} left`, pos + n);
+          if (n < 0) throw new InvalidValue(`SaslAuthenticateResponse.saslOpaqueData: negative length ${n}`);
+          if (n > end - pos) throw new Truncated(`SaslAuthenticateResponse.saslOpaqueData: ${n} bytes declared, ${end - pos} left`, pos + n);
           item = data.subarray(pos, pos + n);
           pos += n;
         }
@@ -6382,7 +6393,7 @@ function _decodeTune(r: Reader, end: number, ctx: Context | undefined): Tune {
   if (end - pos < 8) throw new Truncated("Tune: input ends inside the frame", pos + 8);
   const v_frameMax = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_heartbeat = (((data[pos + 4]! << 24) | (data[pos + 4 + 1]! << 16) | (data[pos + 4 + 2]! << 8) | data[pos + 4 + 3]!) >>> 0);
+  const v_heartbeat = (((data[pos + 4]! << 24) | (data[pos + 5]! << 16) | (data[pos + 6]! << 8) | data[pos + 7]!) >>> 0);
 
   pos += 8;
 
@@ -6401,15 +6412,15 @@ function _decodeOpenRequest(r: Reader, end: number, ctx: Context | undefined): O
   let v_virtualHost: string | null;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("OpenRequest.virtual_host: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("OpenRequest.virtualHost: input ends", pos + 2);
     n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_virtualHost = null;
     } else {
-      if (n < 0) throw new InvalidValue(`OpenRequest.virtual_host: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`OpenRequest.virtual_host: ${n} bytes declared, ${end - pos} left`, pos + n);
-      v_virtualHost = utf8(data.subarray(pos, pos + n), "OpenRequest.virtual_host");
+      if (n < 0) throw new InvalidValue(`OpenRequest.virtualHost: negative length ${n}`);
+      if (n > end - pos) throw new Truncated(`OpenRequest.virtualHost: ${n} bytes declared, ${end - pos} left`, pos + n);
+      v_virtualHost = utf8(data.subarray(pos, pos + n), "OpenRequest.virtualHost");
       pos += n;
     }
   }
@@ -6424,7 +6435,7 @@ function _decodeOpenResponse(r: Reader, end: number, ctx: Context | undefined): 
   if (end - pos < 6) throw new Truncated("OpenResponse: input ends inside the frame", pos + 6);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -6432,11 +6443,11 @@ function _decodeOpenResponse(r: Reader, end: number, ctx: Context | undefined): 
   {
     const items: Property[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("OpenResponse.connection_properties: input ends", pos + 4);
+    if (end - pos < 4) throw new Truncated("OpenResponse.connectionProperties: input ends", pos + 4);
     count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
-    if (count < 0) throw new InvalidValue(`OpenResponse.connection_properties: negative count ${count}`);
-    if (count * 4 > end - pos) throw new Truncated(`OpenResponse.connection_properties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
+    if (count < 0) throw new InvalidValue(`OpenResponse.connectionProperties: negative count ${count}`);
+    if (count * 4 > end - pos) throw new Truncated(`OpenResponse.connectionProperties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
     try {
       for (let i = 0; i < count; i++) {
         let item: Property;
@@ -6464,22 +6475,22 @@ function _decodeCloseRequest(r: Reader, end: number, ctx: Context | undefined): 
   if (end - pos < 6) throw new Truncated("CloseRequest: input ends inside the frame", pos + 6);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_closingCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_closingCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
   let v_closingReason: string | null;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("CloseRequest.closing_reason: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("CloseRequest.closingReason: input ends", pos + 2);
     n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_closingReason = null;
     } else {
-      if (n < 0) throw new InvalidValue(`CloseRequest.closing_reason: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`CloseRequest.closing_reason: ${n} bytes declared, ${end - pos} left`, pos + n);
-      v_closingReason = utf8(data.subarray(pos, pos + n), "CloseRequest.closing_reason");
+      if (n < 0) throw new InvalidValue(`CloseRequest.closingReason: negative length ${n}`);
+      if (n > end - pos) throw new Truncated(`CloseRequest.closingReason: ${n} bytes declared, ${end - pos} left`, pos + n);
+      v_closingReason = utf8(data.subarray(pos, pos + n), "CloseRequest.closingReason");
       pos += n;
     }
   }
@@ -6494,7 +6505,7 @@ function _decodeCloseResponse(r: Reader, end: number, ctx: Context | undefined):
   if (end - pos < 6) throw new Truncated("CloseResponse: input ends inside the frame", pos + 6);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -6520,15 +6531,15 @@ function _decodeRouteRequest(r: Reader, end: number, ctx: Context | undefined): 
   let v_routingKey: string | null;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("RouteRequest.routing_key: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("RouteRequest.routingKey: input ends", pos + 2);
     n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_routingKey = null;
     } else {
-      if (n < 0) throw new InvalidValue(`RouteRequest.routing_key: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`RouteRequest.routing_key: ${n} bytes declared, ${end - pos} left`, pos + n);
-      v_routingKey = utf8(data.subarray(pos, pos + n), "RouteRequest.routing_key");
+      if (n < 0) throw new InvalidValue(`RouteRequest.routingKey: negative length ${n}`);
+      if (n > end - pos) throw new Truncated(`RouteRequest.routingKey: ${n} bytes declared, ${end - pos} left`, pos + n);
+      v_routingKey = utf8(data.subarray(pos, pos + n), "RouteRequest.routingKey");
       pos += n;
     }
   }
@@ -6536,15 +6547,15 @@ function _decodeRouteRequest(r: Reader, end: number, ctx: Context | undefined): 
   let v_superStream: string | null;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("RouteRequest.super_stream: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("RouteRequest.superStream: input ends", pos + 2);
     n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_superStream = null;
     } else {
-      if (n < 0) throw new InvalidValue(`RouteRequest.super_stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`RouteRequest.super_stream: ${n} bytes declared, ${end - pos} left`, pos + n);
-      v_superStream = utf8(data.subarray(pos, pos + n), "RouteRequest.super_stream");
+      if (n < 0) throw new InvalidValue(`RouteRequest.superStream: negative length ${n}`);
+      if (n > end - pos) throw new Truncated(`RouteRequest.superStream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      v_superStream = utf8(data.subarray(pos, pos + n), "RouteRequest.superStream");
       pos += n;
     }
   }
@@ -6559,7 +6570,7 @@ function _decodeRouteResponse(r: Reader, end: number, ctx: Context | undefined):
   if (end - pos < 6) throw new Truncated("RouteResponse: input ends inside the frame", pos + 6);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -6615,15 +6626,15 @@ function _decodePartitionsRequest(r: Reader, end: number, ctx: Context | undefin
   let v_superStream: string | null;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("PartitionsRequest.super_stream: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("PartitionsRequest.superStream: input ends", pos + 2);
     n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_superStream = null;
     } else {
-      if (n < 0) throw new InvalidValue(`PartitionsRequest.super_stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`PartitionsRequest.super_stream: ${n} bytes declared, ${end - pos} left`, pos + n);
-      v_superStream = utf8(data.subarray(pos, pos + n), "PartitionsRequest.super_stream");
+      if (n < 0) throw new InvalidValue(`PartitionsRequest.superStream: negative length ${n}`);
+      if (n > end - pos) throw new Truncated(`PartitionsRequest.superStream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      v_superStream = utf8(data.subarray(pos, pos + n), "PartitionsRequest.superStream");
       pos += n;
     }
   }
@@ -6638,7 +6649,7 @@ function _decodePartitionsResponse(r: Reader, end: number, ctx: Context | undefi
   if (end - pos < 6) throw new Truncated("PartitionsResponse: input ends inside the frame", pos + 6);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -6706,7 +6717,7 @@ function _decodeConsumerUpdateResponse(r: Reader, end: number, ctx: Context | un
   if (end - pos < 6) throw new Truncated("ConsumerUpdateResponse: input ends inside the frame", pos + 6);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -6763,7 +6774,7 @@ function _decodeExchangeCommandVersionsResponse(r: Reader, end: number, ctx: Con
   if (end - pos < 6) throw new Truncated("ExchangeCommandVersionsResponse: input ends inside the frame", pos + 6);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -6831,7 +6842,7 @@ function _decodeStreamStatsResponse(r: Reader, end: number, ctx: Context | undef
   if (end - pos < 6) throw new Truncated("StreamStatsResponse: input ends inside the frame", pos + 6);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -6930,25 +6941,25 @@ function _decodeCreateSuperStreamRequest(r: Reader, end: number, ctx: Context | 
   {
     const items: (string | null)[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("CreateSuperStreamRequest.binding_keys: input ends", pos + 4);
+    if (end - pos < 4) throw new Truncated("CreateSuperStreamRequest.bindingKeys: input ends", pos + 4);
     count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
-    if (count < 0) throw new InvalidValue(`CreateSuperStreamRequest.binding_keys: negative count ${count}`);
-    if (count * 2 > end - pos) throw new Truncated(`CreateSuperStreamRequest.binding_keys: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
+    if (count < 0) throw new InvalidValue(`CreateSuperStreamRequest.bindingKeys: negative count ${count}`);
+    if (count * 2 > end - pos) throw new Truncated(`CreateSuperStreamRequest.bindingKeys: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
     try {
       for (let i = 0; i < count; i++) {
         let item: string | null;
         {
           let n: number;
-          if (end - pos < 2) throw new Truncated("CreateSuperStreamRequest.binding_keys: input ends", pos + 2);
+          if (end - pos < 2) throw new Truncated("CreateSuperStreamRequest.bindingKeys: input ends", pos + 2);
           n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
           pos += 2;
           if (n === -1) {
             item = null;
           } else {
-            if (n < 0) throw new InvalidValue(`CreateSuperStreamRequest.binding_keys: negative length ${n}`);
-            if (n > end - pos) throw new Truncated(`CreateSuperStreamRequest.binding_keys: ${n} bytes declared, ${end - pos} left`, pos + n);
-            item = utf8(data.subarray(pos, pos + n), "CreateSuperStreamRequest.binding_keys");
+            if (n < 0) throw new InvalidValue(`CreateSuperStreamRequest.bindingKeys: negative length ${n}`);
+            if (n > end - pos) throw new Truncated(`CreateSuperStreamRequest.bindingKeys: ${n} bytes declared, ${end - pos} left`, pos + n);
+            item = utf8(data.subarray(pos, pos + n), "CreateSuperStreamRequest.bindingKeys");
             pos += n;
           }
         }
@@ -6999,7 +7010,7 @@ function _decodeCreateSuperStreamResponse(r: Reader, end: number, ctx: Context |
   if (end - pos < 6) throw new Truncated("CreateSuperStreamResponse: input ends inside the frame", pos + 6);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -7041,7 +7052,7 @@ function _decodeDeleteSuperStreamResponse(r: Reader, end: number, ctx: Context |
   if (end - pos < 6) throw new Truncated("DeleteSuperStreamResponse: input ends inside the frame", pos + 6);
   const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -7055,7 +7066,7 @@ function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: 
   if (end - pos < 4) throw new Truncated("header: input ends inside the frame", pos + 4);
   const v_key = ((data[pos]! << 8) | data[pos + 1]!);
 
-  const v_version = ((data[pos + 2]! << 8) | data[pos + 2 + 1]!);
+  const v_version = ((data[pos + 2]! << 8) | data[pos + 3]!);
 
   pos += 4;
 

@@ -301,14 +301,14 @@ export class Subscribe {
     }
     if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`Subscribe.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
     w.varint(this.subscriber);
-    if (this.initialDemand < 0n || this.initialDemand > 0x7fffffffffffffffn) throw new EncodeError(`Subscribe.initial_demand: ${this.initialDemand} is outside 0..0x7fffffffffffffff`);
+    if (this.initialDemand < 0n || this.initialDemand > 0x7fffffffffffffffn) throw new EncodeError(`Subscribe.initialDemand: ${this.initialDemand} is outside 0..0x7fffffffffffffff`);
     w.varint(this.initialDemand);
   }
 
   /** @internal */
   _msgpack(): unknown[] {
     if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`Subscribe.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
-    if (this.initialDemand < 0n || this.initialDemand > 0x7fffffffffffffffn) throw new EncodeError(`Subscribe.initial_demand: ${this.initialDemand} is outside 0..0x7fffffffffffffff`);
+    if (this.initialDemand < 0n || this.initialDemand > 0x7fffffffffffffffn) throw new EncodeError(`Subscribe.initialDemand: ${this.initialDemand} is outside 0..0x7fffffffffffffff`);
     return [4, this.publisher, this.subscriber, this.initialDemand];
   }
 }
@@ -453,14 +453,14 @@ export class Subscribed {
     w.varint(7n);
     if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`Subscribed.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
     w.varint(this.subscriber);
-    if (this.elementSize < 0n || this.elementSize > 0xffffffffffffffffn) throw new EncodeError(`Subscribed.element_size: ${this.elementSize} is outside 0..0xffffffffffffffff`);
+    if (this.elementSize < 0n || this.elementSize > 0xffffffffffffffffn) throw new EncodeError(`Subscribed.elementSize: ${this.elementSize} is outside 0..0xffffffffffffffff`);
     w.varint(this.elementSize);
   }
 
   /** @internal */
   _msgpack(): unknown[] {
     if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`Subscribed.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
-    if (this.elementSize < 0n || this.elementSize > 0xffffffffffffffffn) throw new EncodeError(`Subscribed.element_size: ${this.elementSize} is outside 0..0xffffffffffffffff`);
+    if (this.elementSize < 0n || this.elementSize > 0xffffffffffffffffn) throw new EncodeError(`Subscribed.elementSize: ${this.elementSize} is outside 0..0xffffffffffffffff`);
     return [7, this.subscriber, this.elementSize];
   }
 }
@@ -734,7 +734,7 @@ export class OnNextPart {
     w.varint(0xcn);
     if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`OnNextPart.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
     w.varint(this.subscriber);
-    if (this.elementId < 0n || this.elementId > 0xffffffffffffffffn) throw new EncodeError(`OnNextPart.element_id: ${this.elementId} is outside 0..0xffffffffffffffff`);
+    if (this.elementId < 0n || this.elementId > 0xffffffffffffffffn) throw new EncodeError(`OnNextPart.elementId: ${this.elementId} is outside 0..0xffffffffffffffff`);
     w.varint(this.elementId);
     {
       const raw = this.data;
@@ -747,7 +747,7 @@ export class OnNextPart {
   /** @internal */
   _msgpack(): unknown[] {
     if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`OnNextPart.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
-    if (this.elementId < 0n || this.elementId > 0xffffffffffffffffn) throw new EncodeError(`OnNextPart.element_id: ${this.elementId} is outside 0..0xffffffffffffffff`);
+    if (this.elementId < 0n || this.elementId > 0xffffffffffffffffn) throw new EncodeError(`OnNextPart.elementId: ${this.elementId} is outside 0..0xffffffffffffffff`);
     return [0xc, this.subscriber, this.elementId, this.data];
   }
 }
@@ -797,7 +797,7 @@ export class OnNextLastPart {
     w.varint(0xdn);
     if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`OnNextLastPart.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
     w.varint(this.subscriber);
-    if (this.elementId < 0n || this.elementId > 0xffffffffffffffffn) throw new EncodeError(`OnNextLastPart.element_id: ${this.elementId} is outside 0..0xffffffffffffffff`);
+    if (this.elementId < 0n || this.elementId > 0xffffffffffffffffn) throw new EncodeError(`OnNextLastPart.elementId: ${this.elementId} is outside 0..0xffffffffffffffff`);
     w.varint(this.elementId);
     {
       const raw = this.data;
@@ -810,7 +810,7 @@ export class OnNextLastPart {
   /** @internal */
   _msgpack(): unknown[] {
     if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`OnNextLastPart.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
-    if (this.elementId < 0n || this.elementId > 0xffffffffffffffffn) throw new EncodeError(`OnNextLastPart.element_id: ${this.elementId} is outside 0..0xffffffffffffffff`);
+    if (this.elementId < 0n || this.elementId > 0xffffffffffffffffn) throw new EncodeError(`OnNextLastPart.elementId: ${this.elementId} is outside 0..0xffffffffffffffff`);
     return [0xd, this.subscriber, this.elementId, this.data];
   }
 }
@@ -829,8 +829,8 @@ export type Frame =
   | OnError
   | OnNextPacked
   | OnNextPart
-  | OnNextLastPart
-  ;
+  | OnNextLastPart;
+
 function _decodeClientHello(r: Reader, end: number, ctx: Context | undefined): ClientHello {
   const data = r.data;
   let pos = r.pos;
@@ -963,7 +963,7 @@ function _decodeSubscribe(r: Reader, end: number, ctx: Context | undefined): Sub
   v_initialDemand = readVarint(r, end);
   pos = r.pos;
 
-  if (v_initialDemand < 0n || v_initialDemand > 0x7fffffffffffffffn) throw new InvalidValue(`Subscribe.initial_demand: ${v_initialDemand} is outside 0..0x7fffffffffffffff`);
+  if (v_initialDemand < 0n || v_initialDemand > 0x7fffffffffffffffn) throw new InvalidValue(`Subscribe.initialDemand: ${v_initialDemand} is outside 0..0x7fffffffffffffff`);
 
   r.pos = pos;
   return new Subscribe({ publisher: v_publisher, subscriber: v_subscriber, initialDemand: v_initialDemand });
@@ -1327,7 +1327,7 @@ function _msgpackSubscribe(items: unknown[], ctx: Context | undefined): Subscrib
   }
   const v_publisher = mpStr(items[1], "Subscribe.publisher");
   const v_subscriber = mpBigInt(items[2], 0n, 0xffffffffffffffffn, "Subscribe.subscriber");
-  const v_initialDemand = mpBigInt(items[3], 0n, 0x7fffffffffffffffn, "Subscribe.initial_demand");
+  const v_initialDemand = mpBigInt(items[3], 0n, 0x7fffffffffffffffn, "Subscribe.initialDemand");
     return new Subscribe({ publisher: v_publisher, subscriber: v_subscriber, initialDemand: v_initialDemand });
 }
 
@@ -1353,7 +1353,7 @@ function _msgpackSubscribed(items: unknown[], ctx: Context | undefined): Subscri
     throw new MalformedMsgpack(`Subscribed: expected 3 values, got ${items.length}`);
   }
   const v_subscriber = mpBigInt(items[1], 0n, 0xffffffffffffffffn, "Subscribed.subscriber");
-  const v_elementSize = mpBigInt(items[2], 0n, 0xffffffffffffffffn, "Subscribed.element_size");
+  const v_elementSize = mpBigInt(items[2], 0n, 0xffffffffffffffffn, "Subscribed.elementSize");
     return new Subscribed({ subscriber: v_subscriber, elementSize: v_elementSize });
 }
 
@@ -1409,7 +1409,7 @@ function _msgpackOnNextPart(items: unknown[], ctx: Context | undefined): OnNextP
     throw new MalformedMsgpack(`OnNextPart: expected 4 values, got ${items.length}`);
   }
   const v_subscriber = mpBigInt(items[1], 0n, 0xffffffffffffffffn, "OnNextPart.subscriber");
-  const v_elementId = mpBigInt(items[2], 0n, 0xffffffffffffffffn, "OnNextPart.element_id");
+  const v_elementId = mpBigInt(items[2], 0n, 0xffffffffffffffffn, "OnNextPart.elementId");
   const v_data = mpBytes(items[3], "OnNextPart.data");
     return new OnNextPart({ subscriber: v_subscriber, elementId: v_elementId, data: v_data });
 }
@@ -1419,7 +1419,7 @@ function _msgpackOnNextLastPart(items: unknown[], ctx: Context | undefined): OnN
     throw new MalformedMsgpack(`OnNextLastPart: expected 4 values, got ${items.length}`);
   }
   const v_subscriber = mpBigInt(items[1], 0n, 0xffffffffffffffffn, "OnNextLastPart.subscriber");
-  const v_elementId = mpBigInt(items[2], 0n, 0xffffffffffffffffn, "OnNextLastPart.element_id");
+  const v_elementId = mpBigInt(items[2], 0n, 0xffffffffffffffffn, "OnNextLastPart.elementId");
   const v_data = mpBytes(items[3], "OnNextLastPart.data");
     return new OnNextLastPart({ subscriber: v_subscriber, elementId: v_elementId, data: v_data });
 }

@@ -172,13 +172,13 @@ export class Setup {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Setup.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Setup.streamId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((1 << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((1 << 8) | flags);
+      buf[at + 5] = ((1 << 8) | flags);
       w.pos = at + 6;
     }
     {
@@ -186,42 +186,42 @@ export class Setup {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.majorVersion;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`Setup.major_version: ${i0} is outside 0..0xffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`Setup.majorVersion: ${i0} is outside 0..0xffff`);
       buf[at] = i0 >>> 8;
       buf[at + 1] = i0;
       const i2 = this.minorVersion;
-      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) throw new EncodeError(`Setup.minor_version: ${i2} is outside 0..0xffff`);
+      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) throw new EncodeError(`Setup.minorVersion: ${i2} is outside 0..0xffff`);
       buf[at + 2] = i2 >>> 8;
-      buf[at + 2 + 1] = i2;
+      buf[at + 3] = i2;
       const i4 = this.keepaliveInterval;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffffffff) throw new EncodeError(`Setup.keepalive_interval: ${i4} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffffffff) throw new EncodeError(`Setup.keepaliveInterval: ${i4} is outside 0..0xffffffff`);
       buf[at + 4] = i4 >>> 24;
-      buf[at + 4 + 1] = i4 >>> 16;
-      buf[at + 4 + 2] = i4 >>> 8;
-      buf[at + 4 + 3] = i4;
+      buf[at + 5] = i4 >>> 16;
+      buf[at + 6] = i4 >>> 8;
+      buf[at + 7] = i4;
       const i8 = this.maxLifetime;
-      if (!Number.isInteger(i8) || i8 < 0 || i8 > 0xffffffff) throw new EncodeError(`Setup.max_lifetime: ${i8} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i8) || i8 < 0 || i8 > 0xffffffff) throw new EncodeError(`Setup.maxLifetime: ${i8} is outside 0..0xffffffff`);
       buf[at + 8] = i8 >>> 24;
-      buf[at + 8 + 1] = i8 >>> 16;
-      buf[at + 8 + 2] = i8 >>> 8;
-      buf[at + 8 + 3] = i8;
+      buf[at + 9] = i8 >>> 16;
+      buf[at + 10] = i8 >>> 8;
+      buf[at + 11] = i8;
       w.pos = at + 12;
     }
     {
       const raw = this.resumeToken;
       const n = 0x10;
-      if (raw.length !== n) throw new EncodeError(`Setup.resume_token: ${raw.length} bytes, but the layout needs exactly ${n}`);
+      if (raw.length !== n) throw new EncodeError(`Setup.resumeToken: ${raw.length} bytes, but the layout needs exactly ${n}`);
       w.bytes(raw);
     }
     {
       const raw = utf8Bytes(this.metadataMimeType);
-      if (raw.length > 0xff) throw new EncodeError(`Setup.metadata_mime_type length: ${raw.length} is outside 0..0xff`);
+      if (raw.length > 0xff) throw new EncodeError(`Setup.metadataMimeType length: ${raw.length} is outside 0..0xff`);
       w.u8(raw.length);
       w.bytes(raw);
     }
     {
       const raw = utf8Bytes(this.dataMimeType);
-      if (raw.length > 0xff) throw new EncodeError(`Setup.data_mime_type length: ${raw.length} is outside 0..0xff`);
+      if (raw.length > 0xff) throw new EncodeError(`Setup.dataMimeType length: ${raw.length} is outside 0..0xff`);
       w.u8(raw.length);
       w.bytes(raw);
     }
@@ -297,13 +297,13 @@ export class Lease {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Lease.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Lease.streamId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((2 << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((2 << 8) | flags);
+      buf[at + 5] = ((2 << 8) | flags);
       w.pos = at + 6;
     }
     {
@@ -317,11 +317,11 @@ export class Lease {
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.numberOfRequests;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffffffff) throw new EncodeError(`Lease.number_of_requests: ${i4} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffffffff) throw new EncodeError(`Lease.numberOfRequests: ${i4} is outside 0..0xffffffff`);
       buf[at + 4] = i4 >>> 24;
-      buf[at + 4 + 1] = i4 >>> 16;
-      buf[at + 4 + 2] = i4 >>> 8;
-      buf[at + 4 + 3] = i4;
+      buf[at + 5] = i4 >>> 16;
+      buf[at + 6] = i4 >>> 8;
+      buf[at + 7] = i4;
       w.pos = at + 8;
     }
     if (this.metadata !== null) {
@@ -391,13 +391,13 @@ export class Keepalive {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Keepalive.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Keepalive.streamId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((3 << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((3 << 8) | flags);
+      buf[at + 5] = ((3 << 8) | flags);
       w.pos = at + 6;
     }
     {
@@ -405,7 +405,7 @@ export class Keepalive {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.lastReceivedPosition;
-      if (i0 < 0n || i0 > 0xffffffffffffffffn) throw new EncodeError(`Keepalive.last_received_position: ${i0} is outside 0..0xffffffffffffffff`);
+      if (i0 < 0n || i0 > 0xffffffffffffffffn) throw new EncodeError(`Keepalive.lastReceivedPosition: ${i0} is outside 0..0xffffffffffffffff`);
       w.view.setBigUint64(at, i0);
       w.pos = at + 8;
     }
@@ -473,13 +473,13 @@ export class RequestResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`RequestResponse.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`RequestResponse.streamId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((4 << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((4 << 8) | flags);
+      buf[at + 5] = ((4 << 8) | flags);
       w.pos = at + 6;
     }
     if (this.metadata !== null) {
@@ -554,13 +554,13 @@ export class RequestFnf {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`RequestFnf.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`RequestFnf.streamId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((5 << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((5 << 8) | flags);
+      buf[at + 5] = ((5 << 8) | flags);
       w.pos = at + 6;
     }
     if (this.metadata !== null) {
@@ -639,13 +639,13 @@ export class RequestStream {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`RequestStream.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`RequestStream.streamId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((6 << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((6 << 8) | flags);
+      buf[at + 5] = ((6 << 8) | flags);
       w.pos = at + 6;
     }
     {
@@ -653,7 +653,7 @@ export class RequestStream {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.initialRequestN;
-      if (!Number.isInteger(i0) || i0 < 1 || i0 > 0x7fffffff) throw new EncodeError(`RequestStream.initial_request_n: ${i0} is outside 1..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < 1 || i0 > 0x7fffffff) throw new EncodeError(`RequestStream.initialRequestN: ${i0} is outside 1..0x7fffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -741,17 +741,17 @@ export class RequestChannel {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`RequestChannel.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`RequestChannel.streamId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((7 << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((7 << 8) | flags);
+      buf[at + 5] = ((7 << 8) | flags);
       w.pos = at + 6;
     }
     if (this.initialRequestN !== null) {
-      if (!Number.isInteger(this.initialRequestN) || this.initialRequestN < 1 || this.initialRequestN > 0x7fffffff) throw new EncodeError(`RequestChannel.initial_request_n: ${this.initialRequestN} is outside 1..0x7fffffff`);
+      if (!Number.isInteger(this.initialRequestN) || this.initialRequestN < 1 || this.initialRequestN > 0x7fffffff) throw new EncodeError(`RequestChannel.initialRequestN: ${this.initialRequestN} is outside 1..0x7fffffff`);
       w.i32(this.initialRequestN);
     }
     if (this.metadata !== null) {
@@ -817,13 +817,13 @@ export class RequestN {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`RequestN.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`RequestN.streamId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((8 << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((8 << 8) | flags);
+      buf[at + 5] = ((8 << 8) | flags);
       w.pos = at + 6;
     }
     {
@@ -831,7 +831,7 @@ export class RequestN {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.requestN;
-      if (!Number.isInteger(i0) || i0 < 1 || i0 > 0x7fffffff) throw new EncodeError(`RequestN.request_n: ${i0} is outside 1..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < 1 || i0 > 0x7fffffff) throw new EncodeError(`RequestN.requestN: ${i0} is outside 1..0x7fffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -890,13 +890,13 @@ export class Cancel {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Cancel.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Cancel.streamId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((9 << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((9 << 8) | flags);
+      buf[at + 5] = ((9 << 8) | flags);
       w.pos = at + 6;
     }
     if (this.metadata !== null) {
@@ -975,13 +975,13 @@ export class Response {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Response.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Response.streamId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((0xa << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((0xa << 8) | flags);
+      buf[at + 5] = ((0xa << 8) | flags);
       w.pos = at + 6;
     }
     if (this.metadata !== null) {
@@ -1056,13 +1056,13 @@ export class Error {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Error.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Error.streamId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((0xb << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((0xb << 8) | flags);
+      buf[at + 5] = ((0xb << 8) | flags);
       w.pos = at + 6;
     }
     {
@@ -1070,7 +1070,7 @@ export class Error {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.errorCode;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Error.error_code: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Error.errorCode: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -1140,13 +1140,13 @@ export class MetadataPush {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`MetadataPush.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`MetadataPush.streamId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((0xc << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((0xc << 8) | flags);
+      buf[at + 5] = ((0xc << 8) | flags);
       w.pos = at + 6;
     }
     {
@@ -1210,19 +1210,19 @@ export class Resume {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Resume.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Resume.streamId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((0xd << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((0xd << 8) | flags);
+      buf[at + 5] = ((0xd << 8) | flags);
       w.pos = at + 6;
     }
     {
       const raw = this.resumeToken;
       const n = 0x10;
-      if (raw.length !== n) throw new EncodeError(`Resume.resume_token: ${raw.length} bytes, but the layout needs exactly ${n}`);
+      if (raw.length !== n) throw new EncodeError(`Resume.resumeToken: ${raw.length} bytes, but the layout needs exactly ${n}`);
       w.bytes(raw);
     }
     {
@@ -1230,7 +1230,7 @@ export class Resume {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.lastReceivedPosition;
-      if (i0 < 0n || i0 > 0xffffffffffffffffn) throw new EncodeError(`Resume.last_received_position: ${i0} is outside 0..0xffffffffffffffff`);
+      if (i0 < 0n || i0 > 0xffffffffffffffffn) throw new EncodeError(`Resume.lastReceivedPosition: ${i0} is outside 0..0xffffffffffffffff`);
       w.view.setBigUint64(at, i0);
       w.pos = at + 8;
     }
@@ -1285,13 +1285,13 @@ export class ResumeOk {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`ResumeOk.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`ResumeOk.streamId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((0xe << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((0xe << 8) | flags);
+      buf[at + 5] = ((0xe << 8) | flags);
       w.pos = at + 6;
     }
     {
@@ -1299,7 +1299,7 @@ export class ResumeOk {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.lastReceivedPosition;
-      if (i0 < 0n || i0 > 0xffffffffffffffffn) throw new EncodeError(`ResumeOk.last_received_position: ${i0} is outside 0..0xffffffffffffffff`);
+      if (i0 < 0n || i0 > 0xffffffffffffffffn) throw new EncodeError(`ResumeOk.lastReceivedPosition: ${i0} is outside 0..0xffffffffffffffff`);
       w.view.setBigUint64(at, i0);
       w.pos = at + 8;
     }
@@ -1363,13 +1363,13 @@ export class Ext {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Ext.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Ext.streamId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((0xff << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((0xff << 8) | flags);
+      buf[at + 5] = ((0xff << 8) | flags);
       w.pos = at + 6;
     }
     {
@@ -1377,7 +1377,7 @@ export class Ext {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.extendedType;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Ext.extended_type: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Ext.extendedType: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -1433,15 +1433,15 @@ export class UnknownFrame {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`UnknownFrame.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`UnknownFrame.streamId: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const b4_8 = this.code;
-      if (!Number.isInteger(b4_8) || b4_8 < 0 || b4_8 > 0xff) throw new EncodeError(`UnknownFrame.frame_type: ${b4_8} is outside 0..0xff`);
+      if (!Number.isInteger(b4_8) || b4_8 < 0 || b4_8 > 0xff) throw new EncodeError(`UnknownFrame.frameType: ${b4_8} is outside 0..0xff`);
       buf[at + 4] = ((b4_8 << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((b4_8 << 8) | flags);
+      buf[at + 5] = ((b4_8 << 8) | flags);
       w.pos = at + 6;
     }
     w.bytes(this.body);
@@ -1465,19 +1465,19 @@ export type Frame =
   | Resume
   | ResumeOk
   | Ext
-  | UnknownFrame
-  ;
+  | UnknownFrame;
+
 function _decodeSetup(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Setup {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 12) throw new Truncated("Setup: input ends inside the frame", pos + 12);
   const v_majorVersion = ((data[pos]! << 8) | data[pos + 1]!);
 
-  const v_minorVersion = ((data[pos + 2]! << 8) | data[pos + 2 + 1]!);
+  const v_minorVersion = ((data[pos + 2]! << 8) | data[pos + 3]!);
 
-  const v_keepaliveInterval = (((data[pos + 4]! << 24) | (data[pos + 4 + 1]! << 16) | (data[pos + 4 + 2]! << 8) | data[pos + 4 + 3]!) >>> 0);
+  const v_keepaliveInterval = (((data[pos + 4]! << 24) | (data[pos + 5]! << 16) | (data[pos + 6]! << 8) | data[pos + 7]!) >>> 0);
 
-  const v_maxLifetime = (((data[pos + 8]! << 24) | (data[pos + 8 + 1]! << 16) | (data[pos + 8 + 2]! << 8) | data[pos + 8 + 3]!) >>> 0);
+  const v_maxLifetime = (((data[pos + 8]! << 24) | (data[pos + 9]! << 16) | (data[pos + 10]! << 8) | data[pos + 11]!) >>> 0);
 
   pos += 12;
 
@@ -1485,8 +1485,8 @@ function _decodeSetup(r: Reader, end: number, ctx: Context | undefined, v_stream
   {
     let n: number;
     n = 0x10;
-    if (n < 0) throw new InvalidValue(`Setup.resume_token: negative length ${n}`);
-    if (n > end - pos) throw new Truncated(`Setup.resume_token: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n < 0) throw new InvalidValue(`Setup.resumeToken: negative length ${n}`);
+    if (n > end - pos) throw new Truncated(`Setup.resumeToken: ${n} bytes declared, ${end - pos} left`, pos + n);
     v_resumeToken = data.subarray(pos, pos + n);
     pos += n;
   }
@@ -1494,22 +1494,22 @@ function _decodeSetup(r: Reader, end: number, ctx: Context | undefined, v_stream
   let v_metadataMimeType: string;
   {
     let n: number;
-    if (end - pos < 1) throw new Truncated("Setup.metadata_mime_type: input ends", pos + 1);
+    if (end - pos < 1) throw new Truncated("Setup.metadataMimeType: input ends", pos + 1);
     n = data[pos]!;
     pos += 1;
-    if (n > end - pos) throw new Truncated(`Setup.metadata_mime_type: ${n} bytes declared, ${end - pos} left`, pos + n);
-    v_metadataMimeType = utf8(data.subarray(pos, pos + n), "Setup.metadata_mime_type");
+    if (n > end - pos) throw new Truncated(`Setup.metadataMimeType: ${n} bytes declared, ${end - pos} left`, pos + n);
+    v_metadataMimeType = utf8(data.subarray(pos, pos + n), "Setup.metadataMimeType");
     pos += n;
   }
 
   let v_dataMimeType: string;
   {
     let n: number;
-    if (end - pos < 1) throw new Truncated("Setup.data_mime_type: input ends", pos + 1);
+    if (end - pos < 1) throw new Truncated("Setup.dataMimeType: input ends", pos + 1);
     n = data[pos]!;
     pos += 1;
-    if (n > end - pos) throw new Truncated(`Setup.data_mime_type: ${n} bytes declared, ${end - pos} left`, pos + n);
-    v_dataMimeType = utf8(data.subarray(pos, pos + n), "Setup.data_mime_type");
+    if (n > end - pos) throw new Truncated(`Setup.dataMimeType: ${n} bytes declared, ${end - pos} left`, pos + n);
+    v_dataMimeType = utf8(data.subarray(pos, pos + n), "Setup.dataMimeType");
     pos += n;
   }
 
@@ -1540,7 +1540,7 @@ function _decodeLease(r: Reader, end: number, ctx: Context | undefined, v_stream
   if (end - pos < 8) throw new Truncated("Lease: input ends inside the frame", pos + 8);
   const v_ttl = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const v_numberOfRequests = (((data[pos + 4]! << 24) | (data[pos + 4 + 1]! << 16) | (data[pos + 4 + 2]! << 8) | data[pos + 4 + 3]!) >>> 0);
+  const v_numberOfRequests = (((data[pos + 4]! << 24) | (data[pos + 5]! << 16) | (data[pos + 6]! << 8) | data[pos + 7]!) >>> 0);
 
   pos += 8;
 
@@ -1630,7 +1630,7 @@ function _decodeRequestStream(r: Reader, end: number, ctx: Context | undefined, 
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("RequestStream: input ends inside the frame", pos + 4);
   const v_initialRequestN = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
-  if (v_initialRequestN < 1 || v_initialRequestN > 0x7fffffff) throw new InvalidValue(`RequestStream.initial_request_n: ${v_initialRequestN} is outside 1..0x7fffffff`);
+  if (v_initialRequestN < 1 || v_initialRequestN > 0x7fffffff) throw new InvalidValue(`RequestStream.initialRequestN: ${v_initialRequestN} is outside 1..0x7fffffff`);
 
   pos += 4;
 
@@ -1660,10 +1660,10 @@ function _decodeRequestChannel(r: Reader, end: number, ctx: Context | undefined,
   let pos = r.pos;
   let v_initialRequestN: number | null = null;
   if ((flags & 8) !== 0) {
-    if (end - pos < 4) throw new Truncated("RequestChannel.initial_request_n: input ends", pos + 4);
+    if (end - pos < 4) throw new Truncated("RequestChannel.initialRequestN: input ends", pos + 4);
     v_initialRequestN = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
     pos += 4;
-    if (v_initialRequestN < 1 || v_initialRequestN > 0x7fffffff) throw new InvalidValue(`RequestChannel.initial_request_n: ${v_initialRequestN} is outside 1..0x7fffffff`);
+    if (v_initialRequestN < 1 || v_initialRequestN > 0x7fffffff) throw new InvalidValue(`RequestChannel.initialRequestN: ${v_initialRequestN} is outside 1..0x7fffffff`);
   }
 
   let v_metadata: Uint8Array | null = null;
@@ -1692,7 +1692,7 @@ function _decodeRequestN(r: Reader, end: number, ctx: Context | undefined, v_str
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("RequestN: input ends inside the frame", pos + 4);
   const v_requestN = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
-  if (v_requestN < 1 || v_requestN > 0x7fffffff) throw new InvalidValue(`RequestN.request_n: ${v_requestN} is outside 1..0x7fffffff`);
+  if (v_requestN < 1 || v_requestN > 0x7fffffff) throw new InvalidValue(`RequestN.requestN: ${v_requestN} is outside 1..0x7fffffff`);
 
   pos += 4;
 
@@ -1798,8 +1798,8 @@ function _decodeResume(r: Reader, end: number, ctx: Context | undefined, v_strea
   {
     let n: number;
     n = 0x10;
-    if (n < 0) throw new InvalidValue(`Resume.resume_token: negative length ${n}`);
-    if (n > end - pos) throw new Truncated(`Resume.resume_token: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n < 0) throw new InvalidValue(`Resume.resumeToken: negative length ${n}`);
+    if (n > end - pos) throw new Truncated(`Resume.resumeToken: ${n} bytes declared, ${end - pos} left`, pos + n);
     v_resumeToken = data.subarray(pos, pos + n);
     pos += n;
   }
@@ -1860,7 +1860,7 @@ function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: 
   if (end - pos < 6) throw new Truncated("header: input ends inside the frame", pos + 6);
   const v_streamId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
 
-  const w1_4 = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const w1_4 = ((data[pos + 4]! << 8) | data[pos + 5]!);
   const v_frameType = w1_4 >>> 8;
 
   const flags = w1_4 & 0xff;

@@ -217,13 +217,13 @@ export class Setup {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Setup.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Setup.streamId: ${b0_0} is outside 0..0x7fffffff`);
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((1 << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((1 << 0xa) | flags);
+      buf[at + 4] = ((1 << 10) | flags) >>> 8;
+      buf[at + 5] = ((1 << 10) | flags);
       w.pos = at + 6;
     }
     {
@@ -231,44 +231,44 @@ export class Setup {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.majorVersion;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`Setup.major_version: ${i0} is outside 0..0xffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`Setup.majorVersion: ${i0} is outside 0..0xffff`);
       buf[at] = i0 >>> 8;
       buf[at + 1] = i0;
       const i2 = this.minorVersion;
-      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) throw new EncodeError(`Setup.minor_version: ${i2} is outside 0..0xffff`);
+      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) throw new EncodeError(`Setup.minorVersion: ${i2} is outside 0..0xffff`);
       buf[at + 2] = i2 >>> 8;
-      buf[at + 2 + 1] = i2;
+      buf[at + 3] = i2;
       const b4_0 = this.keepaliveInterval;
-      if (!Number.isInteger(b4_0) || b4_0 < 1 || b4_0 > 0x7fffffff) throw new EncodeError(`Setup.keepalive_interval: ${b4_0} is outside 1..0x7fffffff`);
+      if (!Number.isInteger(b4_0) || b4_0 < 1 || b4_0 > 0x7fffffff) throw new EncodeError(`Setup.keepaliveInterval: ${b4_0} is outside 1..0x7fffffff`);
       buf[at + 4] = b4_0 >>> 24;
-      buf[at + 4 + 1] = b4_0 >>> 16;
-      buf[at + 4 + 2] = b4_0 >>> 8;
-      buf[at + 4 + 3] = b4_0;
+      buf[at + 5] = b4_0 >>> 16;
+      buf[at + 6] = b4_0 >>> 8;
+      buf[at + 7] = b4_0;
       const b8_0 = this.maxLifetime;
-      if (!Number.isInteger(b8_0) || b8_0 < 1 || b8_0 > 0x7fffffff) throw new EncodeError(`Setup.max_lifetime: ${b8_0} is outside 1..0x7fffffff`);
+      if (!Number.isInteger(b8_0) || b8_0 < 1 || b8_0 > 0x7fffffff) throw new EncodeError(`Setup.maxLifetime: ${b8_0} is outside 1..0x7fffffff`);
       buf[at + 8] = b8_0 >>> 24;
-      buf[at + 8 + 1] = b8_0 >>> 16;
-      buf[at + 8 + 2] = b8_0 >>> 8;
-      buf[at + 8 + 3] = b8_0;
+      buf[at + 9] = b8_0 >>> 16;
+      buf[at + 10] = b8_0 >>> 8;
+      buf[at + 11] = b8_0;
       w.pos = at + 12;
     }
     if (this.resumeToken !== null) {
       {
         const raw = this.resumeToken;
-        if (raw.length > 0xffff) throw new EncodeError(`Setup.resume_token length: ${raw.length} is outside 0..0xffff`);
+        if (raw.length > 0xffff) throw new EncodeError(`Setup.resumeToken length: ${raw.length} is outside 0..0xffff`);
         w.u16(raw.length);
         w.bytes(raw);
       }
     }
     {
       const raw = utf8Bytes(this.metadataMimeType);
-      if (raw.length > 0xff) throw new EncodeError(`Setup.metadata_mime_type length: ${raw.length} is outside 0..0xff`);
+      if (raw.length > 0xff) throw new EncodeError(`Setup.metadataMimeType length: ${raw.length} is outside 0..0xff`);
       w.u8(raw.length);
       w.bytes(raw);
     }
     {
       const raw = utf8Bytes(this.dataMimeType);
-      if (raw.length > 0xff) throw new EncodeError(`Setup.data_mime_type length: ${raw.length} is outside 0..0xff`);
+      if (raw.length > 0xff) throw new EncodeError(`Setup.dataMimeType length: ${raw.length} is outside 0..0xff`);
       w.u8(raw.length);
       w.bytes(raw);
     }
@@ -344,13 +344,13 @@ export class Lease {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Lease.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Lease.streamId: ${b0_0} is outside 0..0x7fffffff`);
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((2 << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((2 << 0xa) | flags);
+      buf[at + 4] = ((2 << 10) | flags) >>> 8;
+      buf[at + 5] = ((2 << 10) | flags);
       w.pos = at + 6;
     }
     {
@@ -364,11 +364,11 @@ export class Lease {
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
       const b4_0 = this.numberOfRequests;
-      if (!Number.isInteger(b4_0) || b4_0 < 0 || b4_0 > 0x7fffffff) throw new EncodeError(`Lease.number_of_requests: ${b4_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b4_0) || b4_0 < 0 || b4_0 > 0x7fffffff) throw new EncodeError(`Lease.numberOfRequests: ${b4_0} is outside 0..0x7fffffff`);
       buf[at + 4] = b4_0 >>> 24;
-      buf[at + 4 + 1] = b4_0 >>> 16;
-      buf[at + 4 + 2] = b4_0 >>> 8;
-      buf[at + 4 + 3] = b4_0;
+      buf[at + 5] = b4_0 >>> 16;
+      buf[at + 6] = b4_0 >>> 8;
+      buf[at + 7] = b4_0;
       w.pos = at + 8;
     }
     if (this.metadata !== null) {
@@ -436,13 +436,13 @@ export class Keepalive {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Keepalive.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Keepalive.streamId: ${b0_0} is outside 0..0x7fffffff`);
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((3 << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((3 << 0xa) | flags);
+      buf[at + 4] = ((3 << 10) | flags) >>> 8;
+      buf[at + 5] = ((3 << 10) | flags);
       w.pos = at + 6;
     }
     {
@@ -450,7 +450,7 @@ export class Keepalive {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.lastReceivedPosition;
-      if (b0_0 < 0n || b0_0 > 0x7fffffffffffffffn) throw new EncodeError(`Keepalive.last_received_position: ${b0_0} is outside 0..0x7fffffffffffffff`);
+      if (b0_0 < 0n || b0_0 > 0x7fffffffffffffffn) throw new EncodeError(`Keepalive.lastReceivedPosition: ${b0_0} is outside 0..0x7fffffffffffffff`);
       w.view.setBigUint64(at, b0_0);
       w.pos = at + 8;
     }
@@ -518,13 +518,13 @@ export class RequestResponse {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestResponse.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestResponse.streamId: ${b0_0} is outside 0..0x7fffffff`);
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((4 << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((4 << 0xa) | flags);
+      buf[at + 4] = ((4 << 10) | flags) >>> 8;
+      buf[at + 5] = ((4 << 10) | flags);
       w.pos = at + 6;
     }
     if (this.metadata !== null) {
@@ -599,13 +599,13 @@ export class RequestFnf {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestFnf.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestFnf.streamId: ${b0_0} is outside 0..0x7fffffff`);
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((5 << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((5 << 0xa) | flags);
+      buf[at + 4] = ((5 << 10) | flags) >>> 8;
+      buf[at + 5] = ((5 << 10) | flags);
       w.pos = at + 6;
     }
     if (this.metadata !== null) {
@@ -684,13 +684,13 @@ export class RequestStream {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestStream.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestStream.streamId: ${b0_0} is outside 0..0x7fffffff`);
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((6 << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((6 << 0xa) | flags);
+      buf[at + 4] = ((6 << 10) | flags) >>> 8;
+      buf[at + 5] = ((6 << 10) | flags);
       w.pos = at + 6;
     }
     {
@@ -698,7 +698,7 @@ export class RequestStream {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.initialRequestN;
-      if (!Number.isInteger(b0_0) || b0_0 < 1 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestStream.initial_request_n: ${b0_0} is outside 1..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 1 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestStream.initialRequestN: ${b0_0} is outside 1..0x7fffffff`);
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
@@ -785,13 +785,13 @@ export class RequestChannel {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestChannel.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestChannel.streamId: ${b0_0} is outside 0..0x7fffffff`);
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((7 << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((7 << 0xa) | flags);
+      buf[at + 4] = ((7 << 10) | flags) >>> 8;
+      buf[at + 5] = ((7 << 10) | flags);
       w.pos = at + 6;
     }
     {
@@ -799,7 +799,7 @@ export class RequestChannel {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.initialRequestN;
-      if (!Number.isInteger(b0_0) || b0_0 < 1 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestChannel.initial_request_n: ${b0_0} is outside 1..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 1 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestChannel.initialRequestN: ${b0_0} is outside 1..0x7fffffff`);
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
@@ -869,13 +869,13 @@ export class RequestN {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestN.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestN.streamId: ${b0_0} is outside 0..0x7fffffff`);
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((8 << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((8 << 0xa) | flags);
+      buf[at + 4] = ((8 << 10) | flags) >>> 8;
+      buf[at + 5] = ((8 << 10) | flags);
       w.pos = at + 6;
     }
     {
@@ -883,7 +883,7 @@ export class RequestN {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.requestN;
-      if (!Number.isInteger(b0_0) || b0_0 < 1 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestN.request_n: ${b0_0} is outside 1..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 1 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestN.requestN: ${b0_0} is outside 1..0x7fffffff`);
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
@@ -937,13 +937,13 @@ export class Cancel {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Cancel.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Cancel.streamId: ${b0_0} is outside 0..0x7fffffff`);
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((9 << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((9 << 0xa) | flags);
+      buf[at + 4] = ((9 << 10) | flags) >>> 8;
+      buf[at + 5] = ((9 << 10) | flags);
       w.pos = at + 6;
     }
   }
@@ -1014,13 +1014,13 @@ export class Payload {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Payload.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Payload.streamId: ${b0_0} is outside 0..0x7fffffff`);
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((0xa << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((0xa << 0xa) | flags);
+      buf[at + 4] = ((0xa << 10) | flags) >>> 8;
+      buf[at + 5] = ((0xa << 10) | flags);
       w.pos = at + 6;
     }
     if (this.metadata !== null) {
@@ -1090,13 +1090,13 @@ export class Error {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Error.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Error.streamId: ${b0_0} is outside 0..0x7fffffff`);
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((0xb << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((0xb << 0xa) | flags);
+      buf[at + 4] = ((0xb << 10) | flags) >>> 8;
+      buf[at + 5] = ((0xb << 10) | flags);
       w.pos = at + 6;
     }
     {
@@ -1104,7 +1104,7 @@ export class Error {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.errorCode;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Error.error_code: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Error.errorCode: ${i0} is outside 0..0xffffffff`);
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -1166,13 +1166,13 @@ export class MetadataPush {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`MetadataPush.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`MetadataPush.streamId: ${b0_0} is outside 0..0x7fffffff`);
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((0xc << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((0xc << 0xa) | flags);
+      buf[at + 4] = ((0xc << 10) | flags) >>> 8;
+      buf[at + 5] = ((0xc << 10) | flags);
       w.pos = at + 6;
     }
     {
@@ -1246,13 +1246,13 @@ export class Resume {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Resume.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Resume.streamId: ${b0_0} is outside 0..0x7fffffff`);
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((0xd << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((0xd << 0xa) | flags);
+      buf[at + 4] = ((0xd << 10) | flags) >>> 8;
+      buf[at + 5] = ((0xd << 10) | flags);
       w.pos = at + 6;
     }
     {
@@ -1260,18 +1260,18 @@ export class Resume {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.majorVersion;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`Resume.major_version: ${i0} is outside 0..0xffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`Resume.majorVersion: ${i0} is outside 0..0xffff`);
       buf[at] = i0 >>> 8;
       buf[at + 1] = i0;
       const i2 = this.minorVersion;
-      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) throw new EncodeError(`Resume.minor_version: ${i2} is outside 0..0xffff`);
+      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) throw new EncodeError(`Resume.minorVersion: ${i2} is outside 0..0xffff`);
       buf[at + 2] = i2 >>> 8;
-      buf[at + 2 + 1] = i2;
+      buf[at + 3] = i2;
       w.pos = at + 4;
     }
     {
       const raw = this.resumeToken;
-      if (raw.length > 0xffff) throw new EncodeError(`Resume.resume_token length: ${raw.length} is outside 0..0xffff`);
+      if (raw.length > 0xffff) throw new EncodeError(`Resume.resumeToken length: ${raw.length} is outside 0..0xffff`);
       w.u16(raw.length);
       w.bytes(raw);
     }
@@ -1280,10 +1280,10 @@ export class Resume {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.lastReceivedServerPosition;
-      if (b0_0 < 0n || b0_0 > 0x7fffffffffffffffn) throw new EncodeError(`Resume.last_received_server_position: ${b0_0} is outside 0..0x7fffffffffffffff`);
+      if (b0_0 < 0n || b0_0 > 0x7fffffffffffffffn) throw new EncodeError(`Resume.lastReceivedServerPosition: ${b0_0} is outside 0..0x7fffffffffffffff`);
       w.view.setBigUint64(at, b0_0);
       const b8_0 = this.firstAvailableClientPosition;
-      if (b8_0 < 0n || b8_0 > 0x7fffffffffffffffn) throw new EncodeError(`Resume.first_available_client_position: ${b8_0} is outside 0..0x7fffffffffffffff`);
+      if (b8_0 < 0n || b8_0 > 0x7fffffffffffffffn) throw new EncodeError(`Resume.firstAvailableClientPosition: ${b8_0} is outside 0..0x7fffffffffffffff`);
       w.view.setBigUint64(at + 8, b8_0);
       w.pos = at + 16;
     }
@@ -1338,13 +1338,13 @@ export class ResumeOk {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`ResumeOk.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`ResumeOk.streamId: ${b0_0} is outside 0..0x7fffffff`);
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((0xe << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((0xe << 0xa) | flags);
+      buf[at + 4] = ((0xe << 10) | flags) >>> 8;
+      buf[at + 5] = ((0xe << 10) | flags);
       w.pos = at + 6;
     }
     {
@@ -1352,7 +1352,7 @@ export class ResumeOk {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.lastReceivedClientPosition;
-      if (b0_0 < 0n || b0_0 > 0x7fffffffffffffffn) throw new EncodeError(`ResumeOk.last_received_client_position: ${b0_0} is outside 0..0x7fffffffffffffff`);
+      if (b0_0 < 0n || b0_0 > 0x7fffffffffffffffn) throw new EncodeError(`ResumeOk.lastReceivedClientPosition: ${b0_0} is outside 0..0x7fffffffffffffff`);
       w.view.setBigUint64(at, b0_0);
       w.pos = at + 8;
     }
@@ -1416,13 +1416,13 @@ export class Ext {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Ext.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Ext.streamId: ${b0_0} is outside 0..0x7fffffff`);
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((0x3f << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((0x3f << 0xa) | flags);
+      buf[at + 4] = ((0x3f << 10) | flags) >>> 8;
+      buf[at + 5] = ((0x3f << 10) | flags);
       w.pos = at + 6;
     }
     {
@@ -1430,7 +1430,7 @@ export class Ext {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.extendedType;
-      if (!Number.isInteger(b0_0) || b0_0 < 1 || b0_0 > 0x7fffffff) throw new EncodeError(`Ext.extended_type: ${b0_0} is outside 1..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 1 || b0_0 > 0x7fffffff) throw new EncodeError(`Ext.extendedType: ${b0_0} is outside 1..0x7fffffff`);
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
@@ -1486,15 +1486,15 @@ export class UnknownFrame {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`UnknownFrame.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`UnknownFrame.streamId: ${b0_0} is outside 0..0x7fffffff`);
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
       const b4_10 = this.code;
-      if (!Number.isInteger(b4_10) || b4_10 < 0 || b4_10 > 0x3f) throw new EncodeError(`UnknownFrame.frame_type: ${b4_10} is outside 0..0x3f`);
-      buf[at + 4] = ((b4_10 << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((b4_10 << 0xa) | flags);
+      if (!Number.isInteger(b4_10) || b4_10 < 0 || b4_10 > 0x3f) throw new EncodeError(`UnknownFrame.frameType: ${b4_10} is outside 0..0x3f`);
+      buf[at + 4] = ((b4_10 << 10) | flags) >>> 8;
+      buf[at + 5] = ((b4_10 << 10) | flags);
       w.pos = at + 6;
     }
     w.bytes(this.body);
@@ -1518,23 +1518,23 @@ export type Frame =
   | Resume
   | ResumeOk
   | Ext
-  | UnknownFrame
-  ;
+  | UnknownFrame;
+
 function _decodeSetup(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Setup {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 12) throw new Truncated("Setup: input ends inside the frame", pos + 12);
   const v_majorVersion = ((data[pos]! << 8) | data[pos + 1]!);
 
-  const v_minorVersion = ((data[pos + 2]! << 8) | data[pos + 2 + 1]!);
+  const v_minorVersion = ((data[pos + 2]! << 8) | data[pos + 3]!);
 
-  const w1_4 = (((data[pos + 4]! << 24) | (data[pos + 4 + 1]! << 16) | (data[pos + 4 + 2]! << 8) | data[pos + 4 + 3]!) >>> 0);
+  const w1_4 = (((data[pos + 4]! << 24) | (data[pos + 5]! << 16) | (data[pos + 6]! << 8) | data[pos + 7]!) >>> 0);
   const v_keepaliveInterval = w1_4 & 0x7fffffff;
-  if (v_keepaliveInterval < 1 || v_keepaliveInterval > 0x7fffffff) throw new InvalidValue(`Setup.keepalive_interval: ${v_keepaliveInterval} is outside 1..0x7fffffff`);
+  if (v_keepaliveInterval < 1 || v_keepaliveInterval > 0x7fffffff) throw new InvalidValue(`Setup.keepaliveInterval: ${v_keepaliveInterval} is outside 1..0x7fffffff`);
 
-  const w1_8 = (((data[pos + 8]! << 24) | (data[pos + 8 + 1]! << 16) | (data[pos + 8 + 2]! << 8) | data[pos + 8 + 3]!) >>> 0);
+  const w1_8 = (((data[pos + 8]! << 24) | (data[pos + 9]! << 16) | (data[pos + 10]! << 8) | data[pos + 11]!) >>> 0);
   const v_maxLifetime = w1_8 & 0x7fffffff;
-  if (v_maxLifetime < 1 || v_maxLifetime > 0x7fffffff) throw new InvalidValue(`Setup.max_lifetime: ${v_maxLifetime} is outside 1..0x7fffffff`);
+  if (v_maxLifetime < 1 || v_maxLifetime > 0x7fffffff) throw new InvalidValue(`Setup.maxLifetime: ${v_maxLifetime} is outside 1..0x7fffffff`);
 
   pos += 12;
 
@@ -1542,10 +1542,10 @@ function _decodeSetup(r: Reader, end: number, ctx: Context | undefined, v_stream
   if ((flags & 0x80) !== 0) {
     {
       let n: number;
-      if (end - pos < 2) throw new Truncated("Setup.resume_token: input ends", pos + 2);
+      if (end - pos < 2) throw new Truncated("Setup.resumeToken: input ends", pos + 2);
       n = ((data[pos]! << 8) | data[pos + 1]!);
       pos += 2;
-      if (n > end - pos) throw new Truncated(`Setup.resume_token: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) throw new Truncated(`Setup.resumeToken: ${n} bytes declared, ${end - pos} left`, pos + n);
       v_resumeToken = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -1554,22 +1554,22 @@ function _decodeSetup(r: Reader, end: number, ctx: Context | undefined, v_stream
   let v_metadataMimeType: string;
   {
     let n: number;
-    if (end - pos < 1) throw new Truncated("Setup.metadata_mime_type: input ends", pos + 1);
+    if (end - pos < 1) throw new Truncated("Setup.metadataMimeType: input ends", pos + 1);
     n = data[pos]!;
     pos += 1;
-    if (n > end - pos) throw new Truncated(`Setup.metadata_mime_type: ${n} bytes declared, ${end - pos} left`, pos + n);
-    v_metadataMimeType = utf8(data.subarray(pos, pos + n), "Setup.metadata_mime_type");
+    if (n > end - pos) throw new Truncated(`Setup.metadataMimeType: ${n} bytes declared, ${end - pos} left`, pos + n);
+    v_metadataMimeType = utf8(data.subarray(pos, pos + n), "Setup.metadataMimeType");
     pos += n;
   }
 
   let v_dataMimeType: string;
   {
     let n: number;
-    if (end - pos < 1) throw new Truncated("Setup.data_mime_type: input ends", pos + 1);
+    if (end - pos < 1) throw new Truncated("Setup.dataMimeType: input ends", pos + 1);
     n = data[pos]!;
     pos += 1;
-    if (n > end - pos) throw new Truncated(`Setup.data_mime_type: ${n} bytes declared, ${end - pos} left`, pos + n);
-    v_dataMimeType = utf8(data.subarray(pos, pos + n), "Setup.data_mime_type");
+    if (n > end - pos) throw new Truncated(`Setup.dataMimeType: ${n} bytes declared, ${end - pos} left`, pos + n);
+    v_dataMimeType = utf8(data.subarray(pos, pos + n), "Setup.dataMimeType");
     pos += n;
   }
 
@@ -1601,7 +1601,7 @@ function _decodeLease(r: Reader, end: number, ctx: Context | undefined, v_stream
   const w1_0 = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
   const v_ttl = w1_0 & 0x7fffffff;
 
-  const w1_4 = (((data[pos + 4]! << 24) | (data[pos + 4 + 1]! << 16) | (data[pos + 4 + 2]! << 8) | data[pos + 4 + 3]!) >>> 0);
+  const w1_4 = (((data[pos + 4]! << 24) | (data[pos + 5]! << 16) | (data[pos + 6]! << 8) | data[pos + 7]!) >>> 0);
   const v_numberOfRequests = w1_4 & 0x7fffffff;
 
   pos += 8;
@@ -1687,7 +1687,7 @@ function _decodeRequestStream(r: Reader, end: number, ctx: Context | undefined, 
   if (end - pos < 4) throw new Truncated("RequestStream: input ends inside the frame", pos + 4);
   const w1_0 = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
   const v_initialRequestN = w1_0 & 0x7fffffff;
-  if (v_initialRequestN < 1 || v_initialRequestN > 0x7fffffff) throw new InvalidValue(`RequestStream.initial_request_n: ${v_initialRequestN} is outside 1..0x7fffffff`);
+  if (v_initialRequestN < 1 || v_initialRequestN > 0x7fffffff) throw new InvalidValue(`RequestStream.initialRequestN: ${v_initialRequestN} is outside 1..0x7fffffff`);
 
   pos += 4;
 
@@ -1718,7 +1718,7 @@ function _decodeRequestChannel(r: Reader, end: number, ctx: Context | undefined,
   if (end - pos < 4) throw new Truncated("RequestChannel: input ends inside the frame", pos + 4);
   const w1_0 = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
   const v_initialRequestN = w1_0 & 0x7fffffff;
-  if (v_initialRequestN < 1 || v_initialRequestN > 0x7fffffff) throw new InvalidValue(`RequestChannel.initial_request_n: ${v_initialRequestN} is outside 1..0x7fffffff`);
+  if (v_initialRequestN < 1 || v_initialRequestN > 0x7fffffff) throw new InvalidValue(`RequestChannel.initialRequestN: ${v_initialRequestN} is outside 1..0x7fffffff`);
 
   pos += 4;
 
@@ -1749,7 +1749,7 @@ function _decodeRequestN(r: Reader, end: number, ctx: Context | undefined, v_str
   if (end - pos < 4) throw new Truncated("RequestN: input ends inside the frame", pos + 4);
   const w1_0 = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
   const v_requestN = w1_0 & 0x7fffffff;
-  if (v_requestN < 1 || v_requestN > 0x7fffffff) throw new InvalidValue(`RequestN.request_n: ${v_requestN} is outside 1..0x7fffffff`);
+  if (v_requestN < 1 || v_requestN > 0x7fffffff) throw new InvalidValue(`RequestN.requestN: ${v_requestN} is outside 1..0x7fffffff`);
 
   pos += 4;
 
@@ -1821,17 +1821,17 @@ function _decodeResume(r: Reader, end: number, ctx: Context | undefined, v_strea
   if (end - pos < 4) throw new Truncated("Resume: input ends inside the frame", pos + 4);
   const v_majorVersion = ((data[pos]! << 8) | data[pos + 1]!);
 
-  const v_minorVersion = ((data[pos + 2]! << 8) | data[pos + 2 + 1]!);
+  const v_minorVersion = ((data[pos + 2]! << 8) | data[pos + 3]!);
 
   pos += 4;
 
   let v_resumeToken: Uint8Array;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("Resume.resume_token: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("Resume.resumeToken: input ends", pos + 2);
     n = ((data[pos]! << 8) | data[pos + 1]!);
     pos += 2;
-    if (n > end - pos) throw new Truncated(`Resume.resume_token: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) throw new Truncated(`Resume.resumeToken: ${n} bytes declared, ${end - pos} left`, pos + n);
     v_resumeToken = data.subarray(pos, pos + n);
     pos += n;
   }
@@ -1868,7 +1868,7 @@ function _decodeExt(r: Reader, end: number, ctx: Context | undefined, v_streamId
   if (end - pos < 4) throw new Truncated("Ext: input ends inside the frame", pos + 4);
   const w1_0 = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
   const v_extendedType = w1_0 & 0x7fffffff;
-  if (v_extendedType < 1 || v_extendedType > 0x7fffffff) throw new InvalidValue(`Ext.extended_type: ${v_extendedType} is outside 1..0x7fffffff`);
+  if (v_extendedType < 1 || v_extendedType > 0x7fffffff) throw new InvalidValue(`Ext.extendedType: ${v_extendedType} is outside 1..0x7fffffff`);
 
   pos += 4;
 
@@ -1900,8 +1900,8 @@ function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: 
   const w1_0 = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
   const v_streamId = w1_0 & 0x7fffffff;
 
-  const w1_4 = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
-  const v_frameType = w1_4 >>> 0xa;
+  const w1_4 = ((data[pos + 4]! << 8) | data[pos + 5]!);
+  const v_frameType = w1_4 >>> 10;
 
   const flags = w1_4 & 0x3ff;
   pos += 6;
