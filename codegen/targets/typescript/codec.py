@@ -21,6 +21,7 @@ import jinja2
 
 from wirestream.codegen.targets.jinja import environment
 from wirestream.codegen.frontend.model import INT_TYPES, WILDCARD, Cond, IntType, Protocol
+from wirestream.codegen.targets.typescript.fit import fit_lines
 from wirestream.codegen.targets.typescript.machines import render_ts_machines
 from wirestream.codegen.plan.codec import (
     ArrayStep,
@@ -67,8 +68,9 @@ def lit(value: int, big: bool = False) -> str:
 _SNAKE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
 
 
-def tsnames(text: str) -> str:
-    """IDL text (a condition) with its snake_case names as the TypeScript properties."""
+def ts_names(text: str) -> str:
+    """IDL text (a condition) naming fields by their TypeScript properties:
+    ``will_flag or will_qos == 0`` -> ``willFlag or willQos == 0``."""
     return _SNAKE.sub(lambda found: camel(found.group()), text)
 
 
@@ -422,7 +424,9 @@ class TsCond:
         if op == "not":
             return f"!{self.boolean(node.args[0])}"
         if op in ("and", "or"):
-            left, right = (self.boolean(arg) for arg in node.args)
+            # a comparison or a like chain needs no parentheses of its own: a || b === 3 || c
+            left, right = (self.boolean(arg)[1:-1] if arg.op == op or arg.op in _COMPARE
+                           else self.boolean(arg) for arg in node.args)  # fmt: skip
             return f"({left} {'&&' if op == 'and' else '||'} {right})"
         if op in _COMPARE:
             big = any(self.needs_big(arg) for arg in node.args)
@@ -618,8 +622,8 @@ def step_exprs(step: object) -> list[ExprPlan]:
 
 
 def rule_message(rec: RecordPlan, text: str, spec: str) -> str:
-    """A broken rule's message, as Python words it."""
-    return f"{rec.name}: {text} does not hold" + (f" ({spec})" if spec else "")
+    """A broken rule's message, as Python words it (the rule's names the properties')."""
+    return f"{rec.name}: {ts_names(text)} does not hold" + (f" ({spec})" if spec else "")
 
 
 def code_key(code: tuple[int, ...]) -> str:
@@ -659,7 +663,7 @@ def doc_comment(text: str, indent: int = 0) -> str:
 
 _ENV = environment(
     Path(__file__).parent / "templates",
-    filters=dict(camel=camel, lit=lit, dec=dec, tsnames=tsnames, view_get=view_get,
+    filters=dict(camel=camel, lit=lit, dec=dec, ts_names=ts_names, view_get=view_get,
                  view_set=view_set, read_at=read_at, write_at=write_at, attr_type=attr_type,
                  attr_default=attr_default, element_type=element_type, enum_type=enum_type,
                  array_of=array_of, expr=expr,
@@ -694,7 +698,8 @@ def add_imports(source: str) -> str:
 
 
 def tidy(source: str) -> str:
-    """Generated TypeScript as committed: no trailing spaces, no runs of blank lines."""
+    """Generated TypeScript as committed: no trailing spaces, no runs of blank lines, lines
+    within :data:`fit.WIDTH` columns."""
     lines = [line.rstrip() for line in source.splitlines()]
     out: list[str] = []
     for index, line in enumerate(lines):
@@ -707,7 +712,7 @@ def tidy(source: str) -> str:
         out.append(line)
     while out and not out[-1]:
         out.pop()
-    return "\n".join(out) + "\n"
+    return fit_lines("\n".join(out)) + "\n"
 
 
 def render_codec(plan: CodecPlan) -> str:

@@ -3,7 +3,8 @@
 /**
  * RabbitMQ Stream protocol (2020 draft): frames, codec and stream decoder.
  *
- * Spec: https://github.com/rabbitmq/rabbitmq-server/blob/213c8f5f65/deps/rabbitmq_stream/docs/PROTOCOL.adoc
+ * Spec:
+ * https://github.com/rabbitmq/rabbitmq-server/blob/213c8f5f65/deps/rabbitmq_stream/docs/PROTOCOL.adoc
  */
 
 import {
@@ -27,7 +28,10 @@ import type { StreamOptions } from "@wirestream/runtime";
 
 /** Default limit of a frame's size in bytes (transport prefix excluded). */
 export const MAX_FRAME_SIZE = 16777216;
-/** Bytes of the big-endian length prefix before each frame on a byte stream; 0: frames delimit themselves. */
+/**
+ * Bytes of the big-endian length prefix before each frame on a byte stream; 0: frames delimit
+ * themselves.
+ */
 export const LENGTH_PREFIX_SIZE = 4;
 /** The encodings of a frame. */
 export const ENCODINGS: readonly string[] = ["binary"];
@@ -75,7 +79,10 @@ export enum FrameType {
   DELETE_RESPONSE = 0x3e70000,
 }
 
-/** 'OffsetType => int16 // 0 (first), 1 (last), 2 (next), 3 (offset), 4 (timestamp)'. Selects the variant of OffsetSpecification. */
+/**
+ * 'OffsetType => int16 // 0 (first), 1 (last), 2 (next), 3 (offset), 4 (timestamp)'. Selects the
+ * variant of OffsetSpecification.
+ */
 export enum OffsetType {
   FIRST = 0,
   LAST = 1,
@@ -84,7 +91,10 @@ export enum OffsetType {
   TIMESTAMP = 4,
 }
 
-/** Compression of a sub-entry batch (3 bits). The draft defers to osiris for the entry layout; the values are those of osiris and of every later client (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd). */
+/**
+ * Compression of a sub-entry batch (3 bits). The draft defers to osiris for the entry layout; the
+ * values are those of osiris and of every later client (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd).
+ */
 export enum CompressionType {
   NONE = 0,
   GZIP = 1,
@@ -106,7 +116,10 @@ export interface PropertyInit {
   value?: string | null;
 }
 
-/** A key/value pair of strings: 'PeerProperty => Key Value' (PeerProperties) and 'Argument => Key Value' (Create); 'Key => string', 'Value => string'. */
+/**
+ * A key/value pair of strings: 'PeerProperty => Key Value' (PeerProperties) and 'Argument => Key
+ * Value' (Create); 'Key => string', 'Value => string'.
+ */
 export class Property {
   key: string | null;
   value: string | null;
@@ -123,7 +136,9 @@ export class Property {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.key);
-        if (raw.length > 0x7fff) throw new EncodeError(`Property.key length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(`Property.key length: ${raw.length} is outside 0..0x7fff`);
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -133,7 +148,9 @@ export class Property {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.value);
-        if (raw.length > 0x7fff) throw new EncodeError(`Property.value length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(`Property.value length: ${raw.length} is outside 0..0x7fff`);
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -164,7 +181,11 @@ export class PublishedMessage {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.publishingId;
-      if (i0 < -0x8000000000000000n || i0 > 0x7fffffffffffffffn) throw new EncodeError(`PublishedMessage.publishingId: ${i0} is outside -0x8000000000000000..0x7fffffffffffffff`);
+      if (i0 < -0x8000000000000000n || i0 > 0x7fffffffffffffffn) {
+        throw new EncodeError(
+          `PublishedMessage.publishingId: ${i0} is outside -0x8000000000000000..0x7fffffffffffffff`,
+        );
+      }
       w.view.setBigInt64(at, i0);
       w.pos = at + 8;
     }
@@ -173,7 +194,11 @@ export class PublishedMessage {
         w.i32(-1);
       } else {
         const raw = this.message;
-        if (raw.length > 0x7fffffff) throw new EncodeError(`PublishedMessage.message length: ${raw.length} is outside 0..0x7fffffff`);
+        if (raw.length > 0x7fffffff) {
+          throw new EncodeError(
+            `PublishedMessage.message length: ${raw.length} is outside 0..0x7fffffff`,
+          );
+        }
         w.i32(raw.length);
         w.bytes(raw);
       }
@@ -204,10 +229,16 @@ export class PublishingError {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.publishingId;
-      if (i0 < -0x8000000000000000n || i0 > 0x7fffffffffffffffn) throw new EncodeError(`PublishingError.publishingId: ${i0} is outside -0x8000000000000000..0x7fffffffffffffff`);
+      if (i0 < -0x8000000000000000n || i0 > 0x7fffffffffffffffn) {
+        throw new EncodeError(
+          `PublishingError.publishingId: ${i0} is outside -0x8000000000000000..0x7fffffffffffffff`,
+        );
+      }
       w.view.setBigInt64(at, i0);
       const i8 = this.code;
-      if (!Number.isInteger(i8) || i8 < -0x8000 || i8 > 0x7fff) throw new EncodeError(`PublishingError.code: ${i8} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i8) || i8 < -0x8000 || i8 > 0x7fff) {
+        throw new EncodeError(`PublishingError.code: ${i8} is outside -0x8000..0x7fff`);
+      }
       buf[at + 8] = i8 >>> 8;
       buf[at + 9] = i8;
       w.pos = at + 10;
@@ -241,7 +272,9 @@ export class Broker {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.reference;
-      if (!Number.isInteger(i0) || i0 < -0x8000 || i0 > 0x7fff) throw new EncodeError(`Broker.reference: ${i0} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i0) || i0 < -0x8000 || i0 > 0x7fff) {
+        throw new EncodeError(`Broker.reference: ${i0} is outside -0x8000..0x7fff`);
+      }
       buf[at] = i0 >>> 8;
       buf[at + 1] = i0;
       w.pos = at + 2;
@@ -251,7 +284,9 @@ export class Broker {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.host);
-        if (raw.length > 0x7fff) throw new EncodeError(`Broker.host length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(`Broker.host length: ${raw.length} is outside 0..0x7fff`);
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -261,7 +296,9 @@ export class Broker {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.port;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`Broker.port: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(`Broker.port: ${i0} is outside -0x80000000..0x7fffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -300,7 +337,9 @@ export class StreamMetadata {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.stream);
-        if (raw.length > 0x7fff) throw new EncodeError(`StreamMetadata.stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(`StreamMetadata.stream length: ${raw.length} is outside 0..0x7fff`);
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -310,21 +349,33 @@ export class StreamMetadata {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.responseCode;
-      if (!Number.isInteger(i0) || i0 < -0x8000 || i0 > 0x7fff) throw new EncodeError(`StreamMetadata.responseCode: ${i0} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i0) || i0 < -0x8000 || i0 > 0x7fff) {
+        throw new EncodeError(`StreamMetadata.responseCode: ${i0} is outside -0x8000..0x7fff`);
+      }
       buf[at] = i0 >>> 8;
       buf[at + 1] = i0;
       const i2 = this.leaderReference;
-      if (!Number.isInteger(i2) || i2 < -0x8000 || i2 > 0x7fff) throw new EncodeError(`StreamMetadata.leaderReference: ${i2} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i2) || i2 < -0x8000 || i2 > 0x7fff) {
+        throw new EncodeError(`StreamMetadata.leaderReference: ${i2} is outside -0x8000..0x7fff`);
+      }
       buf[at + 2] = i2 >>> 8;
       buf[at + 3] = i2;
       w.pos = at + 4;
     }
     {
       const items = this.replicasReferences;
-      if (items.length > 0x7fffffff) throw new EncodeError(`StreamMetadata.replicasReferences count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `StreamMetadata.replicasReferences count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
-        if (!Number.isInteger(item) || item < -0x8000 || item > 0x7fff) throw new EncodeError(`StreamMetadata.replicasReferences: ${item} is outside -0x8000..0x7fff`);
+        if (!Number.isInteger(item) || item < -0x8000 || item > 0x7fff) {
+          throw new EncodeError(
+            `StreamMetadata.replicasReferences: ${item} is outside -0x8000..0x7fff`,
+          );
+        }
         w.i16(item);
       }
     }
@@ -419,7 +470,9 @@ export class OffsetSpecOffset {
       buf[at] = 3 >>> 8;
       buf[at + 1] = 3;
       const i2 = this.offset;
-      if (i2 < 0n || i2 > 0xffffffffffffffffn) throw new EncodeError(`OffsetSpecOffset.offset: ${i2} is outside 0..0xffffffffffffffff`);
+      if (i2 < 0n || i2 > 0xffffffffffffffffn) {
+        throw new EncodeError(`OffsetSpecOffset.offset: ${i2} is outside 0..0xffffffffffffffff`);
+      }
       w.view.setBigUint64(at + 2, i2);
       w.pos = at + 10;
     }
@@ -448,7 +501,11 @@ export class OffsetSpecTimestamp {
       buf[at] = 4 >>> 8;
       buf[at + 1] = 4;
       const i2 = this.timestamp;
-      if (i2 < -0x8000000000000000n || i2 > 0x7fffffffffffffffn) throw new EncodeError(`OffsetSpecTimestamp.timestamp: ${i2} is outside -0x8000000000000000..0x7fffffffffffffff`);
+      if (i2 < -0x8000000000000000n || i2 > 0x7fffffffffffffffn) {
+        throw new EncodeError(
+          `OffsetSpecTimestamp.timestamp: ${i2} is outside -0x8000000000000000..0x7fffffffffffffff`,
+        );
+      }
       w.view.setBigInt64(at + 2, i2);
       w.pos = at + 10;
     }
@@ -476,7 +533,9 @@ export class SimpleEntry {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = raw_data.length;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`SimpleEntry.size: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) {
+        throw new EncodeError(`SimpleEntry.size: ${b0_0} is outside 0..0x7fffffff`);
+      }
       buf[at] = ((0 << 31) | b0_0) >>> 24;
       buf[at + 1] = ((0 << 31) | b0_0) >>> 16;
       buf[at + 2] = ((0 << 31) | b0_0) >>> 8;
@@ -517,15 +576,23 @@ export class SubEntryBatch {
       const at = w.pos;
       const buf = w.buf;
       const b0_4 = this.compression;
-      if (!Number.isInteger(b0_4) || b0_4 < 0 || b0_4 > 7) throw new EncodeError(`SubEntryBatch.compression: ${b0_4} is outside 0..7`);
-      if (CompressionType[b0_4] === undefined) throw new EncodeError(`SubEntryBatch.compression: ${b0_4} is not a CompressionType`);
+      if (!Number.isInteger(b0_4) || b0_4 < 0 || b0_4 > 7) {
+        throw new EncodeError(`SubEntryBatch.compression: ${b0_4} is outside 0..7`);
+      }
+      if (CompressionType[b0_4] === undefined) {
+        throw new EncodeError(`SubEntryBatch.compression: ${b0_4} is not a CompressionType`);
+      }
       buf[at] = (1 << 7) | (b0_4 << 4);
       const i1 = this.numRecords;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) throw new EncodeError(`SubEntryBatch.numRecords: ${i1} is outside 0..0xffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) {
+        throw new EncodeError(`SubEntryBatch.numRecords: ${i1} is outside 0..0xffff`);
+      }
       buf[at + 1] = i1 >>> 8;
       buf[at + 2] = i1;
       const i3 = raw_data.length;
-      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xffffffff) throw new EncodeError(`SubEntryBatch.length: ${i3} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xffffffff) {
+        throw new EncodeError(`SubEntryBatch.length: ${i3} is outside 0..0xffffffff`);
+      }
       buf[at + 3] = i3 >>> 24;
       buf[at + 4] = i3 >>> 16;
       buf[at + 5] = i3 >>> 8;
@@ -583,29 +650,43 @@ export class OsirisChunk {
       const buf = w.buf;
       buf[at] = (5 << 4) | 0;
       const i1 = this.numEntries;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) throw new EncodeError(`OsirisChunk.numEntries: ${i1} is outside 0..0xffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) {
+        throw new EncodeError(`OsirisChunk.numEntries: ${i1} is outside 0..0xffff`);
+      }
       buf[at + 1] = i1 >>> 8;
       buf[at + 2] = i1;
       const i3 = this.numRecords;
-      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xffffffff) throw new EncodeError(`OsirisChunk.numRecords: ${i3} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xffffffff) {
+        throw new EncodeError(`OsirisChunk.numRecords: ${i3} is outside 0..0xffffffff`);
+      }
       buf[at + 3] = i3 >>> 24;
       buf[at + 4] = i3 >>> 16;
       buf[at + 5] = i3 >>> 8;
       buf[at + 6] = i3;
       const i7 = this.epoch;
-      if (i7 < 0n || i7 > 0xffffffffffffffffn) throw new EncodeError(`OsirisChunk.epoch: ${i7} is outside 0..0xffffffffffffffff`);
+      if (i7 < 0n || i7 > 0xffffffffffffffffn) {
+        throw new EncodeError(`OsirisChunk.epoch: ${i7} is outside 0..0xffffffffffffffff`);
+      }
       w.view.setBigUint64(at + 7, i7);
       const i15 = this.chunkFirstOffset;
-      if (i15 < 0n || i15 > 0xffffffffffffffffn) throw new EncodeError(`OsirisChunk.chunkFirstOffset: ${i15} is outside 0..0xffffffffffffffff`);
+      if (i15 < 0n || i15 > 0xffffffffffffffffn) {
+        throw new EncodeError(
+          `OsirisChunk.chunkFirstOffset: ${i15} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.view.setBigUint64(at + 15, i15);
       const i23 = this.chunkCrc;
-      if (!Number.isInteger(i23) || i23 < -0x80000000 || i23 > 0x7fffffff) throw new EncodeError(`OsirisChunk.chunkCrc: ${i23} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i23) || i23 < -0x80000000 || i23 > 0x7fffffff) {
+        throw new EncodeError(`OsirisChunk.chunkCrc: ${i23} is outside -0x80000000..0x7fffffff`);
+      }
       buf[at + 23] = i23 >>> 24;
       buf[at + 24] = i23 >>> 16;
       buf[at + 25] = i23 >>> 8;
       buf[at + 26] = i23;
       const i27 = raw_entries.length;
-      if (!Number.isInteger(i27) || i27 < 0 || i27 > 0xffffffff) throw new EncodeError(`OsirisChunk.dataLength: ${i27} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i27) || i27 < 0 || i27 > 0xffffffff) {
+        throw new EncodeError(`OsirisChunk.dataLength: ${i27} is outside 0..0xffffffff`);
+      }
       buf[at + 27] = i27 >>> 24;
       buf[at + 28] = i27 >>> 16;
       buf[at + 29] = i27 >>> 8;
@@ -684,7 +765,9 @@ export class Publish {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.stream);
-        if (raw.length > 0x7fff) throw new EncodeError(`Publish.stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(`Publish.stream length: ${raw.length} is outside 0..0x7fff`);
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -694,13 +777,19 @@ export class Publish {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.publisherId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`Publish.publisherId: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) {
+        throw new EncodeError(`Publish.publisherId: ${i0} is outside 0..0xff`);
+      }
       buf[at] = i0;
       w.pos = at + 1;
     }
     {
       const items = this.publishedMessages;
-      if (items.length > 0x7fffffff) throw new EncodeError(`Publish.publishedMessages count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `Publish.publishedMessages count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -760,16 +849,27 @@ export class PublishConfirm {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.publisherId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`PublishConfirm.publisherId: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) {
+        throw new EncodeError(`PublishConfirm.publisherId: ${i0} is outside 0..0xff`);
+      }
       buf[at] = i0;
       w.pos = at + 1;
     }
     {
       const items = this.publishingIds;
-      if (items.length > 0x7fffffff) throw new EncodeError(`PublishConfirm.publishingIds count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `PublishConfirm.publishingIds count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
-        if (item < -0x8000000000000000n || item > 0x7fffffffffffffffn) throw new EncodeError(`PublishConfirm.publishingIds: ${item} is outside -0x8000000000000000..0x7fffffffffffffff`);
+        if (item < -0x8000000000000000n || item > 0x7fffffffffffffffn) {
+          throw new EncodeError(
+            `PublishConfirm.publishingIds: ${item} is outside ` +
+              `-0x8000000000000000..0x7fffffffffffffff`,
+          );
+        }
         w.i64(item);
       }
     }
@@ -788,7 +888,8 @@ export interface SubscribeRequestInit {
 /**
  * Start consuming a stream from an offset specification, with initial credit.
  *
- * Spec: PROTOCOL.adoc (2020-10), Subscribe: 'Subscribe => Key Version CorrelationId SubscriptionId Stream OffsetSpecification Credit'
+ * Spec: PROTOCOL.adoc (2020-10), Subscribe: 'Subscribe => Key Version CorrelationId SubscriptionId
+ * Stream OffsetSpecification Credit'
  *
  * Code: 2, 0; sent by: client.
  */
@@ -836,13 +937,19 @@ export class SubscribeRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SubscribeRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `SubscribeRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.subscriptionId;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`SubscribeRequest.subscriptionId: ${i4} is outside 0..0xff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) {
+        throw new EncodeError(`SubscribeRequest.subscriptionId: ${i4} is outside 0..0xff`);
+      }
       buf[at + 4] = i4;
       w.pos = at + 5;
     }
@@ -851,7 +958,11 @@ export class SubscribeRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.stream);
-        if (raw.length > 0x7fff) throw new EncodeError(`SubscribeRequest.stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `SubscribeRequest.stream length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -862,7 +973,9 @@ export class SubscribeRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.credit;
-      if (!Number.isInteger(i0) || i0 < -0x8000 || i0 > 0x7fff) throw new EncodeError(`SubscribeRequest.credit: ${i0} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i0) || i0 < -0x8000 || i0 > 0x7fff) {
+        throw new EncodeError(`SubscribeRequest.credit: ${i0} is outside -0x8000..0x7fff`);
+      }
       buf[at] = i0 >>> 8;
       buf[at + 1] = i0;
       w.pos = at + 2;
@@ -879,7 +992,8 @@ export interface SubscribeResponseInit {
 /**
  * Outcome of a SubscribeRequest.
  *
- * Spec: PROTOCOL.adoc (2020-10), Frame Structure: 'Response => Key Version CorrelationId ResponseCode'
+ * Spec: PROTOCOL.adoc (2020-10), Frame Structure: 'Response => Key Version CorrelationId
+ * ResponseCode'
  *
  * Code: 2, 0; sent by: server.
  */
@@ -921,13 +1035,19 @@ export class SubscribeResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SubscribeResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `SubscribeResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`SubscribeResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) {
+        throw new EncodeError(`SubscribeResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
+      }
       buf[at + 4] = i4 >>> 8;
       buf[at + 5] = i4;
       w.pos = at + 6;
@@ -986,7 +1106,9 @@ export class Deliver {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.subscriptionId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`Deliver.subscriptionId: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) {
+        throw new EncodeError(`Deliver.subscriptionId: ${i0} is outside 0..0xff`);
+      }
       buf[at] = i0;
       w.pos = at + 1;
     }
@@ -1045,10 +1167,14 @@ export class CreditRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.subscriptionId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`CreditRequest.subscriptionId: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) {
+        throw new EncodeError(`CreditRequest.subscriptionId: ${i0} is outside 0..0xff`);
+      }
       buf[at] = i0;
       const i1 = this.credit;
-      if (!Number.isInteger(i1) || i1 < -0x8000 || i1 > 0x7fff) throw new EncodeError(`CreditRequest.credit: ${i1} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i1) || i1 < -0x8000 || i1 > 0x7fff) {
+        throw new EncodeError(`CreditRequest.credit: ${i1} is outside -0x8000..0x7fff`);
+      }
       buf[at + 1] = i1 >>> 8;
       buf[at + 2] = i1;
       w.pos = at + 3;
@@ -1065,7 +1191,8 @@ export interface CreditResponseInit {
 /**
  * Sent only when a CreditRequest fails (e.g. unknown subscription).
  *
- * Spec: PROTOCOL.adoc (2020-10), Credit: 'CreditResponse => Key Version ResponseCode SubscriptionId'
+ * Spec: PROTOCOL.adoc (2020-10), Credit: 'CreditResponse => Key Version ResponseCode
+ * SubscriptionId'
  *
  * Code: 4, 0; sent by: server.
  */
@@ -1107,11 +1234,15 @@ export class CreditResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.responseCode;
-      if (!Number.isInteger(i0) || i0 < -0x8000 || i0 > 0x7fff) throw new EncodeError(`CreditResponse.responseCode: ${i0} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i0) || i0 < -0x8000 || i0 > 0x7fff) {
+        throw new EncodeError(`CreditResponse.responseCode: ${i0} is outside -0x8000..0x7fff`);
+      }
       buf[at] = i0 >>> 8;
       buf[at + 1] = i0;
       const i2 = this.subscriptionId;
-      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xff) throw new EncodeError(`CreditResponse.subscriptionId: ${i2} is outside 0..0xff`);
+      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xff) {
+        throw new EncodeError(`CreditResponse.subscriptionId: ${i2} is outside 0..0xff`);
+      }
       buf[at + 2] = i2;
       w.pos = at + 3;
     }
@@ -1127,7 +1258,8 @@ export interface UnsubscribeRequestInit {
 /**
  * Stop a subscription.
  *
- * Spec: PROTOCOL.adoc (2020-10), Unsubscribe: 'Unsubscribe => Key Version CorrelationId SubscriptionId'
+ * Spec: PROTOCOL.adoc (2020-10), Unsubscribe: 'Unsubscribe => Key Version CorrelationId
+ * SubscriptionId'
  *
  * Code: 5, 0; sent by: client.
  */
@@ -1169,13 +1301,19 @@ export class UnsubscribeRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`UnsubscribeRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `UnsubscribeRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.subscriptionId;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`UnsubscribeRequest.subscriptionId: ${i4} is outside 0..0xff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) {
+        throw new EncodeError(`UnsubscribeRequest.subscriptionId: ${i4} is outside 0..0xff`);
+      }
       buf[at + 4] = i4;
       w.pos = at + 5;
     }
@@ -1191,7 +1329,8 @@ export interface UnsubscribeResponseInit {
 /**
  * Outcome of an UnsubscribeRequest.
  *
- * Spec: PROTOCOL.adoc (2020-10), Frame Structure: 'Response => Key Version CorrelationId ResponseCode'
+ * Spec: PROTOCOL.adoc (2020-10), Frame Structure: 'Response => Key Version CorrelationId
+ * ResponseCode'
  *
  * Code: 5, 0; sent by: server.
  */
@@ -1233,13 +1372,19 @@ export class UnsubscribeResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`UnsubscribeResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `UnsubscribeResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`UnsubscribeResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) {
+        throw new EncodeError(`UnsubscribeResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
+      }
       buf[at + 4] = i4 >>> 8;
       buf[at + 5] = i4;
       w.pos = at + 6;
@@ -1298,13 +1443,19 @@ export class PublishError {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.publisherId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`PublishError.publisherId: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) {
+        throw new EncodeError(`PublishError.publisherId: ${i0} is outside 0..0xff`);
+      }
       buf[at] = i0;
       w.pos = at + 1;
     }
     {
       const items = this.publishingErrors;
-      if (items.length > 0x7fffffff) throw new EncodeError(`PublishError.publishingErrors count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `PublishError.publishingErrors count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -1364,7 +1515,9 @@ export class MetadataUpdate {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.code;
-      if (!Number.isInteger(i0) || i0 < -0x8000 || i0 > 0x7fff) throw new EncodeError(`MetadataUpdate.code: ${i0} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i0) || i0 < -0x8000 || i0 > 0x7fff) {
+        throw new EncodeError(`MetadataUpdate.code: ${i0} is outside -0x8000..0x7fff`);
+      }
       buf[at] = i0 >>> 8;
       buf[at + 1] = i0;
       w.pos = at + 2;
@@ -1374,7 +1527,9 @@ export class MetadataUpdate {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.stream);
-        if (raw.length > 0x7fff) throw new EncodeError(`MetadataUpdate.stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(`MetadataUpdate.stream length: ${raw.length} is outside 0..0x7fff`);
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -1433,7 +1588,11 @@ export class MetadataRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`MetadataRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `MetadataRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -1442,7 +1601,11 @@ export class MetadataRequest {
     }
     {
       const items = this.streams;
-      if (items.length > 0x7fffffff) throw new EncodeError(`MetadataRequest.streams count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `MetadataRequest.streams count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         {
@@ -1450,7 +1613,11 @@ export class MetadataRequest {
             w.i16(-1);
           } else {
             const raw = utf8Bytes(item);
-            if (raw.length > 0x7fff) throw new EncodeError(`MetadataRequest.streams length: ${raw.length} is outside 0..0x7fff`);
+            if (raw.length > 0x7fff) {
+              throw new EncodeError(
+                `MetadataRequest.streams length: ${raw.length} is outside 0..0x7fff`,
+              );
+            }
             w.i16(raw.length);
             w.bytes(raw);
           }
@@ -1470,7 +1637,8 @@ export interface MetadataResponseInit {
 /**
  * Brokers, then per-stream leader and replicas (as broker references).
  *
- * Spec: PROTOCOL.adoc (2020-10), Metadata: 'MetadataResponse => Key Version CorrelationId [Broker] [StreamMetadata]'
+ * Spec: PROTOCOL.adoc (2020-10), Metadata: 'MetadataResponse => Key Version CorrelationId [Broker]
+ * [StreamMetadata]'
  *
  * Code: 8, 0; sent by: server.
  */
@@ -1514,7 +1682,11 @@ export class MetadataResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`MetadataResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `MetadataResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -1523,7 +1695,11 @@ export class MetadataResponse {
     }
     {
       const items = this.brokers;
-      if (items.length > 0x7fffffff) throw new EncodeError(`MetadataResponse.brokers count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `MetadataResponse.brokers count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -1531,7 +1707,11 @@ export class MetadataResponse {
     }
     {
       const items = this.streamMetadata;
-      if (items.length > 0x7fffffff) throw new EncodeError(`MetadataResponse.streamMetadata count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `MetadataResponse.streamMetadata count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -1548,7 +1728,8 @@ export interface SaslHandshakeRequestInit {
 /**
  * Ask which SASL mechanisms the server supports.
  *
- * Spec: PROTOCOL.adoc (2020-10), SaslHandshake: 'SaslHandshakeRequest => Key Version CorrelationId Mechanism'
+ * Spec: PROTOCOL.adoc (2020-10), SaslHandshake: 'SaslHandshakeRequest => Key Version CorrelationId
+ * Mechanism'
  *
  * Code: 9, 0; sent by: client.
  */
@@ -1588,7 +1769,11 @@ export class SaslHandshakeRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SaslHandshakeRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `SaslHandshakeRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -1608,7 +1793,8 @@ export interface SaslHandshakeResponseInit {
 /**
  * The SASL mechanisms the server offers.
  *
- * Spec: PROTOCOL.adoc (2020-10), SaslHandshake: 'SaslHandshakeResponse => Key Version CorrelationId ResponseCode [Mechanism]'
+ * Spec: PROTOCOL.adoc (2020-10), SaslHandshake: 'SaslHandshakeResponse => Key Version CorrelationId
+ * ResponseCode [Mechanism]'
  *
  * Code: 9, 0; sent by: server.
  */
@@ -1652,20 +1838,32 @@ export class SaslHandshakeResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SaslHandshakeResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `SaslHandshakeResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`SaslHandshakeResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) {
+        throw new EncodeError(
+          `SaslHandshakeResponse.responseCode: ${i4} is outside -0x8000..0x7fff`,
+        );
+      }
       buf[at + 4] = i4 >>> 8;
       buf[at + 5] = i4;
       w.pos = at + 6;
     }
     {
       const items = this.mechanisms;
-      if (items.length > 0x7fffffff) throw new EncodeError(`SaslHandshakeResponse.mechanisms count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `SaslHandshakeResponse.mechanisms count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         {
@@ -1673,7 +1871,11 @@ export class SaslHandshakeResponse {
             w.i16(-1);
           } else {
             const raw = utf8Bytes(item);
-            if (raw.length > 0x7fff) throw new EncodeError(`SaslHandshakeResponse.mechanisms length: ${raw.length} is outside 0..0x7fff`);
+            if (raw.length > 0x7fff) {
+              throw new EncodeError(
+                `SaslHandshakeResponse.mechanisms length: ${raw.length} is outside 0..0x7fff`,
+              );
+            }
             w.i16(raw.length);
             w.bytes(raw);
           }
@@ -1693,7 +1895,8 @@ export interface SaslAuthenticateRequestInit {
 /**
  * Answer the server's challenge with the chosen mechanism.
  *
- * Spec: PROTOCOL.adoc (2020-10), SaslAuthenticate: 'SaslAuthenticateRequest => Key Version CorrelationId Mechanism SaslOpaqueData'
+ * Spec: PROTOCOL.adoc (2020-10), SaslAuthenticate: 'SaslAuthenticateRequest => Key Version
+ * CorrelationId Mechanism SaslOpaqueData'
  *
  * Code: 10, 0; sent by: client.
  */
@@ -1737,7 +1940,11 @@ export class SaslAuthenticateRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SaslAuthenticateRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `SaslAuthenticateRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -1749,7 +1956,11 @@ export class SaslAuthenticateRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.mechanism);
-        if (raw.length > 0x7fff) throw new EncodeError(`SaslAuthenticateRequest.mechanism length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `SaslAuthenticateRequest.mechanism length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -1759,7 +1970,11 @@ export class SaslAuthenticateRequest {
         w.i32(-1);
       } else {
         const raw = this.saslOpaqueData;
-        if (raw.length > 0x7fffffff) throw new EncodeError(`SaslAuthenticateRequest.saslOpaqueData length: ${raw.length} is outside 0..0x7fffffff`);
+        if (raw.length > 0x7fffffff) {
+          throw new EncodeError(
+            `SaslAuthenticateRequest.saslOpaqueData length: ${raw.length} is outside 0..0x7fffffff`,
+          );
+        }
         w.i32(raw.length);
         w.bytes(raw);
       }
@@ -1777,7 +1992,8 @@ export interface SaslAuthenticateResponseInit {
 /**
  * Outcome of a SASL step; carries the next challenge, if any.
  *
- * Spec: PROTOCOL.adoc (2020-10), SaslAuthenticate: 'SaslAuthenticateResponse => Key Version CorrelationId ResponseCode SaslOpaqueData'
+ * Spec: PROTOCOL.adoc (2020-10), SaslAuthenticate: 'SaslAuthenticateResponse => Key Version
+ * CorrelationId ResponseCode SaslOpaqueData'
  *
  * Code: 10, 0; sent by: server.
  */
@@ -1821,13 +2037,21 @@ export class SaslAuthenticateResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SaslAuthenticateResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `SaslAuthenticateResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`SaslAuthenticateResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) {
+        throw new EncodeError(
+          `SaslAuthenticateResponse.responseCode: ${i4} is outside -0x8000..0x7fff`,
+        );
+      }
       buf[at + 4] = i4 >>> 8;
       buf[at + 5] = i4;
       w.pos = at + 6;
@@ -1837,7 +2061,12 @@ export class SaslAuthenticateResponse {
         w.i32(-1);
       } else {
         const raw = this.saslOpaqueData;
-        if (raw.length > 0x7fffffff) throw new EncodeError(`SaslAuthenticateResponse.saslOpaqueData length: ${raw.length} is outside 0..0x7fffffff`);
+        if (raw.length > 0x7fffffff) {
+          throw new EncodeError(
+            `SaslAuthenticateResponse.saslOpaqueData length: ${raw.length} is outside ` +
+              `0..0x7fffffff`,
+          );
+        }
         w.i32(raw.length);
         w.bytes(raw);
       }
@@ -1852,9 +2081,11 @@ export interface TuneInit {
 }
 
 /**
- * Server proposes frame max and heartbeat; the client answers with the same frame carrying the values it agrees on.
+ * Server proposes frame max and heartbeat; the client answers with the same frame carrying the
+ * values it agrees on.
  *
- * Spec: PROTOCOL.adoc (2020-10), Tune: 'TuneRequest => Key Version FrameMax Heartbeat' / 'TuneResponse => TuneRequest'
+ * Spec: PROTOCOL.adoc (2020-10), Tune: 'TuneRequest => Key Version FrameMax Heartbeat' /
+ * 'TuneResponse => TuneRequest'
  *
  * Code: 11, 0; sent by: any.
  */
@@ -1896,13 +2127,17 @@ export class Tune {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.frameMax;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`Tune.frameMax: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(`Tune.frameMax: ${i0} is outside -0x80000000..0x7fffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.heartbeat;
-      if (!Number.isInteger(i4) || i4 < -0x80000000 || i4 > 0x7fffffff) throw new EncodeError(`Tune.heartbeat: ${i4} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i4) || i4 < -0x80000000 || i4 > 0x7fffffff) {
+        throw new EncodeError(`Tune.heartbeat: ${i4} is outside -0x80000000..0x7fffffff`);
+      }
       buf[at + 4] = i4 >>> 24;
       buf[at + 5] = i4 >>> 16;
       buf[at + 6] = i4 >>> 8;
@@ -1963,7 +2198,11 @@ export class OpenRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`OpenRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `OpenRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -1975,7 +2214,11 @@ export class OpenRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.virtualHost);
-        if (raw.length > 0x7fff) throw new EncodeError(`OpenRequest.virtualHost length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `OpenRequest.virtualHost length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -2034,13 +2277,19 @@ export class OpenResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`OpenResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `OpenResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`OpenResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) {
+        throw new EncodeError(`OpenResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
+      }
       buf[at + 4] = i4 >>> 8;
       buf[at + 5] = i4;
       w.pos = at + 6;
@@ -2058,7 +2307,8 @@ export interface CloseRequestInit {
 /**
  * Close the connection, with a code and a reason.
  *
- * Spec: PROTOCOL.adoc (2020-10), Close: 'CloseRequest => Key Version CorrelationId ClosingCode ClosingReason'
+ * Spec: PROTOCOL.adoc (2020-10), Close: 'CloseRequest => Key Version CorrelationId ClosingCode
+ * ClosingReason'
  *
  * Code: 13, 0; sent by: client.
  */
@@ -2102,13 +2352,19 @@ export class CloseRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`CloseRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `CloseRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.closingCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`CloseRequest.closingCode: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) {
+        throw new EncodeError(`CloseRequest.closingCode: ${i4} is outside -0x8000..0x7fff`);
+      }
       buf[at + 4] = i4 >>> 8;
       buf[at + 5] = i4;
       w.pos = at + 6;
@@ -2118,7 +2374,11 @@ export class CloseRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.closingReason);
-        if (raw.length > 0x7fff) throw new EncodeError(`CloseRequest.closingReason length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `CloseRequest.closingReason length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -2177,13 +2437,19 @@ export class CloseResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`CloseResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `CloseResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`CloseResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) {
+        throw new EncodeError(`CloseResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
+      }
       buf[at + 4] = i4 >>> 8;
       buf[at + 5] = i4;
       w.pos = at + 6;
@@ -2242,7 +2508,8 @@ export interface PeerPropertiesRequestInit {
 /**
  * The client's properties (product, version, ...), first frame of a connection.
  *
- * Spec: PROTOCOL.adoc (2020-10), PeerProperties: 'PeerPropertiesRequest => Key Version PeerProperties'
+ * Spec: PROTOCOL.adoc (2020-10), PeerProperties: 'PeerPropertiesRequest => Key Version
+ * PeerProperties'
  *
  * Code: 15, 0; sent by: client.
  */
@@ -2284,7 +2551,11 @@ export class PeerPropertiesRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`PeerPropertiesRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `PeerPropertiesRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -2293,7 +2564,11 @@ export class PeerPropertiesRequest {
     }
     {
       const items = this.peerProperties;
-      if (items.length > 0x7fffffff) throw new EncodeError(`PeerPropertiesRequest.peerProperties count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `PeerPropertiesRequest.peerProperties count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -2312,7 +2587,8 @@ export interface PeerPropertiesResponseInit {
 /**
  * The server's properties.
  *
- * Spec: PROTOCOL.adoc (2020-10), PeerProperties: 'SaslAuthenticateResponse => Key Version CorrelationId ResponseCode PeerProperties' (sic, key 15)
+ * Spec: PROTOCOL.adoc (2020-10), PeerProperties: 'SaslAuthenticateResponse => Key Version
+ * CorrelationId ResponseCode PeerProperties' (sic, key 15)
  *
  * Code: 15, 0; sent by: server.
  */
@@ -2356,20 +2632,32 @@ export class PeerPropertiesResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`PeerPropertiesResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `PeerPropertiesResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`PeerPropertiesResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) {
+        throw new EncodeError(
+          `PeerPropertiesResponse.responseCode: ${i4} is outside -0x8000..0x7fff`,
+        );
+      }
       buf[at + 4] = i4 >>> 8;
       buf[at + 5] = i4;
       w.pos = at + 6;
     }
     {
       const items = this.peerProperties;
-      if (items.length > 0x7fffffff) throw new EncodeError(`PeerPropertiesResponse.peerProperties count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `PeerPropertiesResponse.peerProperties count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -2389,7 +2677,8 @@ export interface CommitOffsetInit {
 /**
  * Store the offset reached by a named consumer (reference) on a stream. No response.
  *
- * Spec: PROTOCOL.adoc (2020-10), CommitOffset: 'CommitOffset => Key Version Reference Stream Offset'
+ * Spec: PROTOCOL.adoc (2020-10), CommitOffset: 'CommitOffset => Key Version Reference Stream
+ * Offset'
  *
  * Code: 16, 0; sent by: client.
  */
@@ -2435,7 +2724,11 @@ export class CommitOffset {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`CommitOffset.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `CommitOffset.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -2447,7 +2740,11 @@ export class CommitOffset {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.reference);
-        if (raw.length > 0x7fff) throw new EncodeError(`CommitOffset.reference length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `CommitOffset.reference length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -2457,7 +2754,9 @@ export class CommitOffset {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.stream);
-        if (raw.length > 0x7fff) throw new EncodeError(`CommitOffset.stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(`CommitOffset.stream length: ${raw.length} is outside 0..0x7fff`);
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -2467,7 +2766,11 @@ export class CommitOffset {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.offset;
-      if (i0 < -0x8000000000000000n || i0 > 0x7fffffffffffffffn) throw new EncodeError(`CommitOffset.offset: ${i0} is outside -0x8000000000000000..0x7fffffffffffffff`);
+      if (i0 < -0x8000000000000000n || i0 > 0x7fffffffffffffffn) {
+        throw new EncodeError(
+          `CommitOffset.offset: ${i0} is outside -0x8000000000000000..0x7fffffffffffffff`,
+        );
+      }
       w.view.setBigInt64(at, i0);
       w.pos = at + 8;
     }
@@ -2484,7 +2787,8 @@ export interface QueryOffsetRequestInit {
 /**
  * Ask for the offset committed by a named consumer on a stream.
  *
- * Spec: PROTOCOL.adoc (2020-10), QueryOffset: 'QueryOffsetRequest => Key Version CorrelationId Reference Stream'
+ * Spec: PROTOCOL.adoc (2020-10), QueryOffset: 'QueryOffsetRequest => Key Version CorrelationId
+ * Reference Stream'
  *
  * Code: 17, 0; sent by: client.
  */
@@ -2528,7 +2832,11 @@ export class QueryOffsetRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`QueryOffsetRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `QueryOffsetRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -2540,7 +2848,11 @@ export class QueryOffsetRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.reference);
-        if (raw.length > 0x7fff) throw new EncodeError(`QueryOffsetRequest.reference length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `QueryOffsetRequest.reference length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -2550,7 +2862,11 @@ export class QueryOffsetRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.stream);
-        if (raw.length > 0x7fff) throw new EncodeError(`QueryOffsetRequest.stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `QueryOffsetRequest.stream length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -2568,7 +2884,8 @@ export interface QueryOffsetResponseInit {
 /**
  * The committed offset.
  *
- * Spec: PROTOCOL.adoc (2020-10), QueryOffset: 'QueryOffsetResponse => Key Version CorrelationId Reference Stream'
+ * Spec: PROTOCOL.adoc (2020-10), QueryOffset: 'QueryOffsetResponse => Key Version CorrelationId
+ * Reference Stream'
  *
  * Code: 17, 0; sent by: server.
  */
@@ -2612,17 +2929,27 @@ export class QueryOffsetResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`QueryOffsetResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `QueryOffsetResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`QueryOffsetResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) {
+        throw new EncodeError(`QueryOffsetResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
+      }
       buf[at + 4] = i4 >>> 8;
       buf[at + 5] = i4;
       const i6 = this.offset;
-      if (i6 < -0x8000000000000000n || i6 > 0x7fffffffffffffffn) throw new EncodeError(`QueryOffsetResponse.offset: ${i6} is outside -0x8000000000000000..0x7fffffffffffffff`);
+      if (i6 < -0x8000000000000000n || i6 > 0x7fffffffffffffffn) {
+        throw new EncodeError(
+          `QueryOffsetResponse.offset: ${i6} is outside -0x8000000000000000..0x7fffffffffffffff`,
+        );
+      }
       w.view.setBigInt64(at + 6, i6);
       w.pos = at + 14;
     }
@@ -2683,7 +3010,11 @@ export class CreateRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`CreateRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `CreateRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -2695,14 +3026,20 @@ export class CreateRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.stream);
-        if (raw.length > 0x7fff) throw new EncodeError(`CreateRequest.stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(`CreateRequest.stream length: ${raw.length} is outside 0..0x7fff`);
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
     }
     {
       const items = this.arguments;
-      if (items.length > 0x7fffffff) throw new EncodeError(`CreateRequest.arguments count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `CreateRequest.arguments count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -2720,7 +3057,8 @@ export interface CreateResponseInit {
 /**
  * Outcome of a CreateRequest.
  *
- * Spec: PROTOCOL.adoc (2020-10), Frame Structure: 'Response => Key Version CorrelationId ResponseCode'
+ * Spec: PROTOCOL.adoc (2020-10), Frame Structure: 'Response => Key Version CorrelationId
+ * ResponseCode'
  *
  * Code: 998, 0; sent by: server.
  */
@@ -2762,13 +3100,19 @@ export class CreateResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`CreateResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `CreateResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`CreateResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) {
+        throw new EncodeError(`CreateResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
+      }
       buf[at + 4] = i4 >>> 8;
       buf[at + 5] = i4;
       w.pos = at + 6;
@@ -2827,7 +3171,11 @@ export class DeleteRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`DeleteRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `DeleteRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -2839,7 +3187,9 @@ export class DeleteRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.stream);
-        if (raw.length > 0x7fff) throw new EncodeError(`DeleteRequest.stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(`DeleteRequest.stream length: ${raw.length} is outside 0..0x7fff`);
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -2856,7 +3206,8 @@ export interface DeleteResponseInit {
 /**
  * Outcome of a DeleteRequest.
  *
- * Spec: PROTOCOL.adoc (2020-10), Frame Structure: 'Response => Key Version CorrelationId ResponseCode'
+ * Spec: PROTOCOL.adoc (2020-10), Frame Structure: 'Response => Key Version CorrelationId
+ * ResponseCode'
  *
  * Code: 999, 0; sent by: server.
  */
@@ -2898,13 +3249,19 @@ export class DeleteResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`DeleteResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `DeleteResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`DeleteResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) {
+        throw new EncodeError(`DeleteResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
+      }
       buf[at + 4] = i4 >>> 8;
       buf[at + 5] = i4;
       w.pos = at + 6;
@@ -2960,7 +3317,9 @@ function _decodeProperty(r: Reader, end: number, ctx: Context | undefined): Prop
       v_key = null;
     } else {
       if (n < 0) throw new InvalidValue(`Property.key: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`Property.key: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`Property.key: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_key = utf8(data.subarray(pos, pos + n), "Property.key");
       pos += n;
     }
@@ -2976,7 +3335,9 @@ function _decodeProperty(r: Reader, end: number, ctx: Context | undefined): Prop
       v_value = null;
     } else {
       if (n < 0) throw new InvalidValue(`Property.value: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`Property.value: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`Property.value: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_value = utf8(data.subarray(pos, pos + n), "Property.value");
       pos += n;
     }
@@ -2986,7 +3347,11 @@ function _decodeProperty(r: Reader, end: number, ctx: Context | undefined): Prop
   return new Property({ key: v_key, value: v_value });
 }
 
-function _decodePublishedMessage(r: Reader, end: number, ctx: Context | undefined): PublishedMessage {
+function _decodePublishedMessage(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): PublishedMessage {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 8) throw new Truncated("PublishedMessage: input ends inside the frame", pos + 8);
@@ -2998,13 +3363,19 @@ function _decodePublishedMessage(r: Reader, end: number, ctx: Context | undefine
   {
     let n: number;
     if (end - pos < 4) throw new Truncated("PublishedMessage.message: input ends", pos + 4);
-    n = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    n =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
     if (n === -1) {
       v_message = null;
     } else {
       if (n < 0) throw new InvalidValue(`PublishedMessage.message: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`PublishedMessage.message: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `PublishedMessage.message: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_message = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -3046,14 +3417,17 @@ function _decodeBroker(r: Reader, end: number, ctx: Context | undefined): Broker
       v_host = null;
     } else {
       if (n < 0) throw new InvalidValue(`Broker.host: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`Broker.host: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`Broker.host: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_host = utf8(data.subarray(pos, pos + n), "Broker.host");
       pos += n;
     }
   }
 
   if (end - pos < 4) throw new Truncated("Broker: input ends inside the frame", pos + 4);
-  const v_port = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_port =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   pos += 4;
 
@@ -3074,7 +3448,12 @@ function _decodeStreamMetadata(r: Reader, end: number, ctx: Context | undefined)
       v_stream = null;
     } else {
       if (n < 0) throw new InvalidValue(`StreamMetadata.stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`StreamMetadata.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `StreamMetadata.stream: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_stream = utf8(data.subarray(pos, pos + n), "StreamMetadata.stream");
       pos += n;
     }
@@ -3091,14 +3470,26 @@ function _decodeStreamMetadata(r: Reader, end: number, ctx: Context | undefined)
   {
     const items: number[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("StreamMetadata.replicasReferences: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) {
+      throw new Truncated("StreamMetadata.replicasReferences: input ends", pos + 4);
+    }
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
-    if (count < 0) throw new InvalidValue(`StreamMetadata.replicasReferences: negative count ${count}`);
-    if (count * 2 > end - pos) throw new Truncated(`StreamMetadata.replicasReferences: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
+    if (count < 0) {
+      throw new InvalidValue(`StreamMetadata.replicasReferences: negative count ${count}`);
+    }
+    if (count * 2 > end - pos) {
+      throw new Truncated(
+        `StreamMetadata.replicasReferences: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 2,
+      );
+    }
     for (let i = 0; i < count; i++) {
       let item: number;
-      if (end - pos < 2) throw new Truncated("StreamMetadata.replicasReferences: input ends", pos + 2);
+      if (end - pos < 2) {
+        throw new Truncated("StreamMetadata.replicasReferences: input ends", pos + 2);
+      }
       item = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
       pos += 2;
       items.push(item);
@@ -3107,7 +3498,12 @@ function _decodeStreamMetadata(r: Reader, end: number, ctx: Context | undefined)
   }
 
   r.pos = pos;
-  return new StreamMetadata({ stream: v_stream, responseCode: v_responseCode, leaderReference: v_leaderReference, replicasReferences: v_replicasReferences });
+  return new StreamMetadata({
+    stream: v_stream,
+    responseCode: v_responseCode,
+    leaderReference: v_leaderReference,
+    replicasReferences: v_replicasReferences,
+  });
 }
 
 function _decodeOffsetSpecFirst(r: Reader, end: number, ctx: Context | undefined): OffsetSpecFirst {
@@ -3115,7 +3511,9 @@ function _decodeOffsetSpecFirst(r: Reader, end: number, ctx: Context | undefined
   let pos = r.pos;
   if (end - pos < 2) throw new Truncated("OffsetSpecFirst: input ends inside the frame", pos + 2);
   const v_offsetType = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
-  if (v_offsetType !== 0) throw new InvalidValue(`OffsetSpecFirst.offsetType: must be 0, got ${v_offsetType}`);
+  if (v_offsetType !== 0) {
+    throw new InvalidValue(`OffsetSpecFirst.offsetType: must be 0, got ${v_offsetType}`);
+  }
 
   pos += 2;
 
@@ -3128,7 +3526,9 @@ function _decodeOffsetSpecLast(r: Reader, end: number, ctx: Context | undefined)
   let pos = r.pos;
   if (end - pos < 2) throw new Truncated("OffsetSpecLast: input ends inside the frame", pos + 2);
   const v_offsetType = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
-  if (v_offsetType !== 1) throw new InvalidValue(`OffsetSpecLast.offsetType: must be 1, got ${v_offsetType}`);
+  if (v_offsetType !== 1) {
+    throw new InvalidValue(`OffsetSpecLast.offsetType: must be 1, got ${v_offsetType}`);
+  }
 
   pos += 2;
 
@@ -3141,7 +3541,9 @@ function _decodeOffsetSpecNext(r: Reader, end: number, ctx: Context | undefined)
   let pos = r.pos;
   if (end - pos < 2) throw new Truncated("OffsetSpecNext: input ends inside the frame", pos + 2);
   const v_offsetType = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
-  if (v_offsetType !== 2) throw new InvalidValue(`OffsetSpecNext.offsetType: must be 2, got ${v_offsetType}`);
+  if (v_offsetType !== 2) {
+    throw new InvalidValue(`OffsetSpecNext.offsetType: must be 2, got ${v_offsetType}`);
+  }
 
   pos += 2;
 
@@ -3149,12 +3551,20 @@ function _decodeOffsetSpecNext(r: Reader, end: number, ctx: Context | undefined)
   return new OffsetSpecNext({  });
 }
 
-function _decodeOffsetSpecOffset(r: Reader, end: number, ctx: Context | undefined): OffsetSpecOffset {
+function _decodeOffsetSpecOffset(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): OffsetSpecOffset {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 10) throw new Truncated("OffsetSpecOffset: input ends inside the frame", pos + 10);
+  if (end - pos < 10) {
+    throw new Truncated("OffsetSpecOffset: input ends inside the frame", pos + 10);
+  }
   const v_offsetType = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
-  if (v_offsetType !== 3) throw new InvalidValue(`OffsetSpecOffset.offsetType: must be 3, got ${v_offsetType}`);
+  if (v_offsetType !== 3) {
+    throw new InvalidValue(`OffsetSpecOffset.offsetType: must be 3, got ${v_offsetType}`);
+  }
 
   const v_offset = r.view.getBigUint64(pos + 2);
 
@@ -3164,12 +3574,20 @@ function _decodeOffsetSpecOffset(r: Reader, end: number, ctx: Context | undefine
   return new OffsetSpecOffset({ offset: v_offset });
 }
 
-function _decodeOffsetSpecTimestamp(r: Reader, end: number, ctx: Context | undefined): OffsetSpecTimestamp {
+function _decodeOffsetSpecTimestamp(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): OffsetSpecTimestamp {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 10) throw new Truncated("OffsetSpecTimestamp: input ends inside the frame", pos + 10);
+  if (end - pos < 10) {
+    throw new Truncated("OffsetSpecTimestamp: input ends inside the frame", pos + 10);
+  }
   const v_offsetType = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
-  if (v_offsetType !== 4) throw new InvalidValue(`OffsetSpecTimestamp.offsetType: must be 4, got ${v_offsetType}`);
+  if (v_offsetType !== 4) {
+    throw new InvalidValue(`OffsetSpecTimestamp.offsetType: must be 4, got ${v_offsetType}`);
+  }
 
   const v_timestamp = r.view.getBigInt64(pos + 2);
 
@@ -3183,9 +3601,12 @@ function _decodeSimpleEntry(r: Reader, end: number, ctx: Context | undefined): S
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("SimpleEntry: input ends inside the frame", pos + 4);
-  const w1_0 = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const w1_0 =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
   const v_entryType = w1_0 >>> 31;
-  if (v_entryType !== 0) throw new InvalidValue(`SimpleEntry.entryType: must be 0, got ${v_entryType}`);
+  if (v_entryType !== 0) {
+    throw new InvalidValue(`SimpleEntry.entryType: must be 0, got ${v_entryType}`);
+  }
 
   const v_size = w1_0 & 0x7fffffff;
 
@@ -3196,7 +3617,9 @@ function _decodeSimpleEntry(r: Reader, end: number, ctx: Context | undefined): S
     let n: number;
     n = v_size;
     if (n < 0) throw new InvalidValue(`SimpleEntry.data: negative length ${n}`);
-    if (n > end - pos) throw new Truncated(`SimpleEntry.data: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`SimpleEntry.data: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_data = data.subarray(pos, pos + n);
     pos += n;
   }
@@ -3211,14 +3634,20 @@ function _decodeSubEntryBatch(r: Reader, end: number, ctx: Context | undefined):
   if (end - pos < 7) throw new Truncated("SubEntryBatch: input ends inside the frame", pos + 7);
   const w1_0 = data[pos]!;
   const v_entryType = w1_0 >>> 7;
-  if (v_entryType !== 1) throw new InvalidValue(`SubEntryBatch.entryType: must be 1, got ${v_entryType}`);
+  if (v_entryType !== 1) {
+    throw new InvalidValue(`SubEntryBatch.entryType: must be 1, got ${v_entryType}`);
+  }
 
   const v_compression = (w1_0 >>> 4) & 7;
-  if (CompressionType[v_compression] === undefined) throw new InvalidValue(`SubEntryBatch.compression: ${v_compression} is not a CompressionType`);
+  if (CompressionType[v_compression] === undefined) {
+    throw new InvalidValue(`SubEntryBatch.compression: ${v_compression} is not a CompressionType`);
+  }
 
   const v_numRecords = ((data[pos + 1]! << 8) | data[pos + 2]!);
 
-  const v_length = (((data[pos + 3]! << 24) | (data[pos + 4]! << 16) | (data[pos + 5]! << 8) | data[pos + 6]!) >>> 0);
+  const v_length = (
+    ((data[pos + 3]! << 24) | (data[pos + 4]! << 16) | (data[pos + 5]! << 8) | data[pos + 6]!) >>> 0
+  );
 
   pos += 7;
 
@@ -3227,13 +3656,19 @@ function _decodeSubEntryBatch(r: Reader, end: number, ctx: Context | undefined):
     let n: number;
     n = v_length;
     if (n < 0) throw new InvalidValue(`SubEntryBatch.data: negative length ${n}`);
-    if (n > end - pos) throw new Truncated(`SubEntryBatch.data: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`SubEntryBatch.data: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_data = data.subarray(pos, pos + n);
     pos += n;
   }
 
   r.pos = pos;
-  return new SubEntryBatch({ compression: v_compression as CompressionType, numRecords: v_numRecords, data: v_data });
+  return new SubEntryBatch({
+    compression: v_compression as CompressionType,
+    numRecords: v_numRecords,
+    data: v_data,
+  });
 }
 
 function _decodeOsirisChunk(r: Reader, end: number, ctx: Context | undefined): OsirisChunk {
@@ -3245,19 +3680,29 @@ function _decodeOsirisChunk(r: Reader, end: number, ctx: Context | undefined): O
   if (v_magic !== 5) throw new InvalidValue(`OsirisChunk.magic: must be 5, got ${v_magic}`);
 
   const v_formatVersion = w1_0 & 0xf;
-  if (v_formatVersion !== 0) throw new InvalidValue(`OsirisChunk.formatVersion: must be 0, got ${v_formatVersion}`);
+  if (v_formatVersion !== 0) {
+    throw new InvalidValue(`OsirisChunk.formatVersion: must be 0, got ${v_formatVersion}`);
+  }
 
   const v_numEntries = ((data[pos + 1]! << 8) | data[pos + 2]!);
 
-  const v_numRecords = (((data[pos + 3]! << 24) | (data[pos + 4]! << 16) | (data[pos + 5]! << 8) | data[pos + 6]!) >>> 0);
+  const v_numRecords = (
+    ((data[pos + 3]! << 24) | (data[pos + 4]! << 16) | (data[pos + 5]! << 8) | data[pos + 6]!) >>> 0
+  );
 
   const v_epoch = r.view.getBigUint64(pos + 7);
 
   const v_chunkFirstOffset = r.view.getBigUint64(pos + 15);
 
-  const v_chunkCrc = (((data[pos + 23]! << 24) | (data[pos + 24]! << 16) | (data[pos + 25]! << 8) | data[pos + 26]!) | 0);
+  const v_chunkCrc =
+    (
+      (data[pos + 23]! << 24) | (data[pos + 24]! << 16) | (data[pos + 25]! << 8) | data[pos + 26]!
+    ) | 0;
 
-  const v_dataLength = (((data[pos + 27]! << 24) | (data[pos + 28]! << 16) | (data[pos + 29]! << 8) | data[pos + 30]!) >>> 0);
+  const v_dataLength =
+    (
+      (data[pos + 27]! << 24) | (data[pos + 28]! << 16) | (data[pos + 29]! << 8) | data[pos + 30]!
+    ) >>> 0;
 
   pos += 31;
 
@@ -3267,7 +3712,12 @@ function _decodeOsirisChunk(r: Reader, end: number, ctx: Context | undefined): O
     let length: number;
     length = v_dataLength;
     if (length < 0) throw new InvalidValue(`OsirisChunk.entries: negative byte length ${length}`);
-    if (length > end - pos) throw new Truncated(`OsirisChunk.entries: ${length} bytes declared, ${end - pos} left`, pos + length);
+    if (length > end - pos) {
+      throw new Truncated(
+        `OsirisChunk.entries: ${length} bytes declared, ${end - pos} left`,
+        pos + length,
+      );
+    }
     const stop = pos + length;
     try {
       while (pos < stop) {
@@ -3278,14 +3728,25 @@ function _decodeOsirisChunk(r: Reader, end: number, ctx: Context | undefined): O
         items.push(item);
       }
     } catch (error) {
-      if (error instanceof Truncated) throw new InvalidValue("OsirisChunk.entries: an element overruns the sequence's byte length");
+      if (error instanceof Truncated) {
+        throw new InvalidValue(
+          "OsirisChunk.entries: an element overruns the sequence's byte length",
+        );
+      }
       throw error;
     }
     v_entries = items;
   }
 
   r.pos = pos;
-  return new OsirisChunk({ numEntries: v_numEntries, numRecords: v_numRecords, epoch: v_epoch, chunkFirstOffset: v_chunkFirstOffset, chunkCrc: v_chunkCrc, entries: v_entries });
+  return new OsirisChunk({
+    numEntries: v_numEntries,
+    numRecords: v_numRecords,
+    epoch: v_epoch,
+    chunkFirstOffset: v_chunkFirstOffset,
+    chunkCrc: v_chunkCrc,
+    entries: v_entries,
+  });
 }
 
 function _decodeEntry(r: Reader, end: number, ctx: Context | undefined): Entry {
@@ -3302,7 +3763,11 @@ function _decodeEntry(r: Reader, end: number, ctx: Context | undefined): Entry {
   throw new InvalidValue(`Entry: no variant for tag 0x${tag.toString(16)}`);
 }
 
-function _decodeOffsetSpecification(r: Reader, end: number, ctx: Context | undefined): OffsetSpecification {
+function _decodeOffsetSpecification(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): OffsetSpecification {
   const pos = r.pos;
   if (end - pos < 2) throw new Truncated("OffsetSpecification: input ends", pos + 2);
   const data = r.data;
@@ -3335,7 +3800,9 @@ function _decodePublish(r: Reader, end: number, ctx: Context | undefined): Publi
       v_stream = null;
     } else {
       if (n < 0) throw new InvalidValue(`Publish.stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`Publish.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`Publish.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_stream = utf8(data.subarray(pos, pos + n), "Publish.stream");
       pos += n;
     }
@@ -3351,10 +3818,16 @@ function _decodePublish(r: Reader, end: number, ctx: Context | undefined): Publi
     const items: PublishedMessage[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("Publish.publishedMessages: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
     if (count < 0) throw new InvalidValue(`Publish.publishedMessages: negative count ${count}`);
-    if (count * 12 > end - pos) throw new Truncated(`Publish.publishedMessages: ${count} elements declared, ${end - pos} bytes left`, pos + count * 12);
+    if (count * 12 > end - pos) {
+      throw new Truncated(
+        `Publish.publishedMessages: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 12,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: PublishedMessage;
@@ -3373,7 +3846,11 @@ function _decodePublish(r: Reader, end: number, ctx: Context | undefined): Publi
   }
 
   r.pos = pos;
-  return new Publish({ stream: v_stream, publisherId: v_publisherId, publishedMessages: v_publishedMessages });
+  return new Publish({
+    stream: v_stream,
+    publisherId: v_publisherId,
+    publishedMessages: v_publishedMessages,
+  });
 }
 
 function _decodePublishConfirm(r: Reader, end: number, ctx: Context | undefined): PublishConfirm {
@@ -3389,10 +3866,16 @@ function _decodePublishConfirm(r: Reader, end: number, ctx: Context | undefined)
     const items: bigint[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("PublishConfirm.publishingIds: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
     if (count < 0) throw new InvalidValue(`PublishConfirm.publishingIds: negative count ${count}`);
-    if (count * 8 > end - pos) throw new Truncated(`PublishConfirm.publishingIds: ${count} elements declared, ${end - pos} bytes left`, pos + count * 8);
+    if (count * 8 > end - pos) {
+      throw new Truncated(
+        `PublishConfirm.publishingIds: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 8,
+      );
+    }
     for (let i = 0; i < count; i++) {
       let item: bigint;
       if (end - pos < 8) throw new Truncated("PublishConfirm.publishingIds: input ends", pos + 8);
@@ -3407,11 +3890,16 @@ function _decodePublishConfirm(r: Reader, end: number, ctx: Context | undefined)
   return new PublishConfirm({ publisherId: v_publisherId, publishingIds: v_publishingIds });
 }
 
-function _decodeSubscribeRequest(r: Reader, end: number, ctx: Context | undefined): SubscribeRequest {
+function _decodeSubscribeRequest(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): SubscribeRequest {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 5) throw new Truncated("SubscribeRequest: input ends inside the frame", pos + 5);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   const v_subscriptionId = data[pos + 4]!;
 
@@ -3427,7 +3915,12 @@ function _decodeSubscribeRequest(r: Reader, end: number, ctx: Context | undefine
       v_stream = null;
     } else {
       if (n < 0) throw new InvalidValue(`SubscribeRequest.stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`SubscribeRequest.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `SubscribeRequest.stream: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_stream = utf8(data.subarray(pos, pos + n), "SubscribeRequest.stream");
       pos += n;
     }
@@ -3444,14 +3937,25 @@ function _decodeSubscribeRequest(r: Reader, end: number, ctx: Context | undefine
   pos += 2;
 
   r.pos = pos;
-  return new SubscribeRequest({ correlationId: v_correlationId, subscriptionId: v_subscriptionId, stream: v_stream, offsetSpecification: v_offsetSpecification, credit: v_credit });
+  return new SubscribeRequest({
+    correlationId: v_correlationId,
+    subscriptionId: v_subscriptionId,
+    stream: v_stream,
+    offsetSpecification: v_offsetSpecification,
+    credit: v_credit,
+  });
 }
 
-function _decodeSubscribeResponse(r: Reader, end: number, ctx: Context | undefined): SubscribeResponse {
+function _decodeSubscribeResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): SubscribeResponse {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("SubscribeResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
@@ -3506,25 +4010,42 @@ function _decodeCreditResponse(r: Reader, end: number, ctx: Context | undefined)
   return new CreditResponse({ responseCode: v_responseCode, subscriptionId: v_subscriptionId });
 }
 
-function _decodeUnsubscribeRequest(r: Reader, end: number, ctx: Context | undefined): UnsubscribeRequest {
+function _decodeUnsubscribeRequest(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): UnsubscribeRequest {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 5) throw new Truncated("UnsubscribeRequest: input ends inside the frame", pos + 5);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  if (end - pos < 5) {
+    throw new Truncated("UnsubscribeRequest: input ends inside the frame", pos + 5);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   const v_subscriptionId = data[pos + 4]!;
 
   pos += 5;
 
   r.pos = pos;
-  return new UnsubscribeRequest({ correlationId: v_correlationId, subscriptionId: v_subscriptionId });
+  return new UnsubscribeRequest({
+    correlationId: v_correlationId,
+    subscriptionId: v_subscriptionId,
+  });
 }
 
-function _decodeUnsubscribeResponse(r: Reader, end: number, ctx: Context | undefined): UnsubscribeResponse {
+function _decodeUnsubscribeResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): UnsubscribeResponse {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 6) throw new Truncated("UnsubscribeResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  if (end - pos < 6) {
+    throw new Truncated("UnsubscribeResponse: input ends inside the frame", pos + 6);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
@@ -3547,10 +4068,16 @@ function _decodePublishError(r: Reader, end: number, ctx: Context | undefined): 
     const items: PublishingError[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("PublishError.publishingErrors: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
     if (count < 0) throw new InvalidValue(`PublishError.publishingErrors: negative count ${count}`);
-    if (count * 10 > end - pos) throw new Truncated(`PublishError.publishingErrors: ${count} elements declared, ${end - pos} bytes left`, pos + count * 10);
+    if (count * 10 > end - pos) {
+      throw new Truncated(
+        `PublishError.publishingErrors: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 10,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: PublishingError;
@@ -3590,7 +4117,12 @@ function _decodeMetadataUpdate(r: Reader, end: number, ctx: Context | undefined)
       v_stream = null;
     } else {
       if (n < 0) throw new InvalidValue(`MetadataUpdate.stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`MetadataUpdate.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `MetadataUpdate.stream: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_stream = utf8(data.subarray(pos, pos + n), "MetadataUpdate.stream");
       pos += n;
     }
@@ -3604,7 +4136,8 @@ function _decodeMetadataRequest(r: Reader, end: number, ctx: Context | undefined
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("MetadataRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   pos += 4;
 
@@ -3613,10 +4146,16 @@ function _decodeMetadataRequest(r: Reader, end: number, ctx: Context | undefined
     const items: (string | null)[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("MetadataRequest.streams: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
     if (count < 0) throw new InvalidValue(`MetadataRequest.streams: negative count ${count}`);
-    if (count * 2 > end - pos) throw new Truncated(`MetadataRequest.streams: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
+    if (count * 2 > end - pos) {
+      throw new Truncated(
+        `MetadataRequest.streams: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 2,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: string | null;
@@ -3629,7 +4168,12 @@ function _decodeMetadataRequest(r: Reader, end: number, ctx: Context | undefined
             item = null;
           } else {
             if (n < 0) throw new InvalidValue(`MetadataRequest.streams: negative length ${n}`);
-            if (n > end - pos) throw new Truncated(`MetadataRequest.streams: ${n} bytes declared, ${end - pos} left`, pos + n);
+            if (n > end - pos) {
+              throw new Truncated(
+                `MetadataRequest.streams: ${n} bytes declared, ${end - pos} left`,
+                pos + n,
+              );
+            }
             item = utf8(data.subarray(pos, pos + n), "MetadataRequest.streams");
             pos += n;
           }
@@ -3649,11 +4193,16 @@ function _decodeMetadataRequest(r: Reader, end: number, ctx: Context | undefined
   return new MetadataRequest({ correlationId: v_correlationId, streams: v_streams });
 }
 
-function _decodeMetadataResponse(r: Reader, end: number, ctx: Context | undefined): MetadataResponse {
+function _decodeMetadataResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): MetadataResponse {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("MetadataResponse: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   pos += 4;
 
@@ -3662,10 +4211,16 @@ function _decodeMetadataResponse(r: Reader, end: number, ctx: Context | undefine
     const items: Broker[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("MetadataResponse.brokers: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
     if (count < 0) throw new InvalidValue(`MetadataResponse.brokers: negative count ${count}`);
-    if (count * 8 > end - pos) throw new Truncated(`MetadataResponse.brokers: ${count} elements declared, ${end - pos} bytes left`, pos + count * 8);
+    if (count * 8 > end - pos) {
+      throw new Truncated(
+        `MetadataResponse.brokers: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 8,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: Broker;
@@ -3688,10 +4243,18 @@ function _decodeMetadataResponse(r: Reader, end: number, ctx: Context | undefine
     const items: StreamMetadata[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("MetadataResponse.streamMetadata: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
-    if (count < 0) throw new InvalidValue(`MetadataResponse.streamMetadata: negative count ${count}`);
-    if (count * 10 > end - pos) throw new Truncated(`MetadataResponse.streamMetadata: ${count} elements declared, ${end - pos} bytes left`, pos + count * 10);
+    if (count < 0) {
+      throw new InvalidValue(`MetadataResponse.streamMetadata: negative count ${count}`);
+    }
+    if (count * 10 > end - pos) {
+      throw new Truncated(
+        `MetadataResponse.streamMetadata: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 10,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: StreamMetadata;
@@ -3710,14 +4273,25 @@ function _decodeMetadataResponse(r: Reader, end: number, ctx: Context | undefine
   }
 
   r.pos = pos;
-  return new MetadataResponse({ correlationId: v_correlationId, brokers: v_brokers, streamMetadata: v_streamMetadata });
+  return new MetadataResponse({
+    correlationId: v_correlationId,
+    brokers: v_brokers,
+    streamMetadata: v_streamMetadata,
+  });
 }
 
-function _decodeSaslHandshakeRequest(r: Reader, end: number, ctx: Context | undefined): SaslHandshakeRequest {
+function _decodeSaslHandshakeRequest(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): SaslHandshakeRequest {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 4) throw new Truncated("SaslHandshakeRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  if (end - pos < 4) {
+    throw new Truncated("SaslHandshakeRequest: input ends inside the frame", pos + 4);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   pos += 4;
 
@@ -3725,11 +4299,18 @@ function _decodeSaslHandshakeRequest(r: Reader, end: number, ctx: Context | unde
   return new SaslHandshakeRequest({ correlationId: v_correlationId });
 }
 
-function _decodeSaslHandshakeResponse(r: Reader, end: number, ctx: Context | undefined): SaslHandshakeResponse {
+function _decodeSaslHandshakeResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): SaslHandshakeResponse {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 6) throw new Truncated("SaslHandshakeResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  if (end - pos < 6) {
+    throw new Truncated("SaslHandshakeResponse: input ends inside the frame", pos + 6);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
@@ -3740,23 +4321,40 @@ function _decodeSaslHandshakeResponse(r: Reader, end: number, ctx: Context | und
     const items: (string | null)[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("SaslHandshakeResponse.mechanisms: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
-    if (count < 0) throw new InvalidValue(`SaslHandshakeResponse.mechanisms: negative count ${count}`);
-    if (count * 2 > end - pos) throw new Truncated(`SaslHandshakeResponse.mechanisms: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
+    if (count < 0) {
+      throw new InvalidValue(`SaslHandshakeResponse.mechanisms: negative count ${count}`);
+    }
+    if (count * 2 > end - pos) {
+      throw new Truncated(
+        `SaslHandshakeResponse.mechanisms: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 2,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: string | null;
         {
           let n: number;
-          if (end - pos < 2) throw new Truncated("SaslHandshakeResponse.mechanisms: input ends", pos + 2);
+          if (end - pos < 2) {
+            throw new Truncated("SaslHandshakeResponse.mechanisms: input ends", pos + 2);
+          }
           n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
           pos += 2;
           if (n === -1) {
             item = null;
           } else {
-            if (n < 0) throw new InvalidValue(`SaslHandshakeResponse.mechanisms: negative length ${n}`);
-            if (n > end - pos) throw new Truncated(`SaslHandshakeResponse.mechanisms: ${n} bytes declared, ${end - pos} left`, pos + n);
+            if (n < 0) {
+              throw new InvalidValue(`SaslHandshakeResponse.mechanisms: negative length ${n}`);
+            }
+            if (n > end - pos) {
+              throw new Truncated(
+                `SaslHandshakeResponse.mechanisms: ${n} bytes declared, ${end - pos} left`,
+                pos + n,
+              );
+            }
             item = utf8(data.subarray(pos, pos + n), "SaslHandshakeResponse.mechanisms");
             pos += n;
           }
@@ -3773,28 +4371,46 @@ function _decodeSaslHandshakeResponse(r: Reader, end: number, ctx: Context | und
   }
 
   r.pos = pos;
-  return new SaslHandshakeResponse({ correlationId: v_correlationId, responseCode: v_responseCode, mechanisms: v_mechanisms });
+  return new SaslHandshakeResponse({
+    correlationId: v_correlationId,
+    responseCode: v_responseCode,
+    mechanisms: v_mechanisms,
+  });
 }
 
-function _decodeSaslAuthenticateRequest(r: Reader, end: number, ctx: Context | undefined): SaslAuthenticateRequest {
+function _decodeSaslAuthenticateRequest(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): SaslAuthenticateRequest {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 4) throw new Truncated("SaslAuthenticateRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  if (end - pos < 4) {
+    throw new Truncated("SaslAuthenticateRequest: input ends inside the frame", pos + 4);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   pos += 4;
 
   let v_mechanism: string | null;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("SaslAuthenticateRequest.mechanism: input ends", pos + 2);
+    if (end - pos < 2) {
+      throw new Truncated("SaslAuthenticateRequest.mechanism: input ends", pos + 2);
+    }
     n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_mechanism = null;
     } else {
       if (n < 0) throw new InvalidValue(`SaslAuthenticateRequest.mechanism: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`SaslAuthenticateRequest.mechanism: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `SaslAuthenticateRequest.mechanism: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_mechanism = utf8(data.subarray(pos, pos + n), "SaslAuthenticateRequest.mechanism");
       pos += n;
     }
@@ -3803,28 +4419,49 @@ function _decodeSaslAuthenticateRequest(r: Reader, end: number, ctx: Context | u
   let v_saslOpaqueData: Uint8Array | null;
   {
     let n: number;
-    if (end - pos < 4) throw new Truncated("SaslAuthenticateRequest.saslOpaqueData: input ends", pos + 4);
-    n = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) {
+      throw new Truncated("SaslAuthenticateRequest.saslOpaqueData: input ends", pos + 4);
+    }
+    n =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
     if (n === -1) {
       v_saslOpaqueData = null;
     } else {
-      if (n < 0) throw new InvalidValue(`SaslAuthenticateRequest.saslOpaqueData: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`SaslAuthenticateRequest.saslOpaqueData: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n < 0) {
+        throw new InvalidValue(`SaslAuthenticateRequest.saslOpaqueData: negative length ${n}`);
+      }
+      if (n > end - pos) {
+        throw new Truncated(
+          `SaslAuthenticateRequest.saslOpaqueData: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_saslOpaqueData = data.subarray(pos, pos + n);
       pos += n;
     }
   }
 
   r.pos = pos;
-  return new SaslAuthenticateRequest({ correlationId: v_correlationId, mechanism: v_mechanism, saslOpaqueData: v_saslOpaqueData });
+  return new SaslAuthenticateRequest({
+    correlationId: v_correlationId,
+    mechanism: v_mechanism,
+    saslOpaqueData: v_saslOpaqueData,
+  });
 }
 
-function _decodeSaslAuthenticateResponse(r: Reader, end: number, ctx: Context | undefined): SaslAuthenticateResponse {
+function _decodeSaslAuthenticateResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): SaslAuthenticateResponse {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 6) throw new Truncated("SaslAuthenticateResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  if (end - pos < 6) {
+    throw new Truncated("SaslAuthenticateResponse: input ends inside the frame", pos + 6);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
@@ -3833,30 +4470,46 @@ function _decodeSaslAuthenticateResponse(r: Reader, end: number, ctx: Context | 
   let v_saslOpaqueData: Uint8Array | null;
   {
     let n: number;
-    if (end - pos < 4) throw new Truncated("SaslAuthenticateResponse.saslOpaqueData: input ends", pos + 4);
-    n = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) {
+      throw new Truncated("SaslAuthenticateResponse.saslOpaqueData: input ends", pos + 4);
+    }
+    n =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
     if (n === -1) {
       v_saslOpaqueData = null;
     } else {
-      if (n < 0) throw new InvalidValue(`SaslAuthenticateResponse.saslOpaqueData: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`SaslAuthenticateResponse.saslOpaqueData: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n < 0) {
+        throw new InvalidValue(`SaslAuthenticateResponse.saslOpaqueData: negative length ${n}`);
+      }
+      if (n > end - pos) {
+        throw new Truncated(
+          `SaslAuthenticateResponse.saslOpaqueData: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_saslOpaqueData = data.subarray(pos, pos + n);
       pos += n;
     }
   }
 
   r.pos = pos;
-  return new SaslAuthenticateResponse({ correlationId: v_correlationId, responseCode: v_responseCode, saslOpaqueData: v_saslOpaqueData });
+  return new SaslAuthenticateResponse({
+    correlationId: v_correlationId,
+    responseCode: v_responseCode,
+    saslOpaqueData: v_saslOpaqueData,
+  });
 }
 
 function _decodeTune(r: Reader, end: number, ctx: Context | undefined): Tune {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 8) throw new Truncated("Tune: input ends inside the frame", pos + 8);
-  const v_frameMax = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_frameMax =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
-  const v_heartbeat = (((data[pos + 4]! << 24) | (data[pos + 5]! << 16) | (data[pos + 6]! << 8) | data[pos + 7]!) | 0);
+  const v_heartbeat =
+    ((data[pos + 4]! << 24) | (data[pos + 5]! << 16) | (data[pos + 6]! << 8) | data[pos + 7]!) | 0;
 
   pos += 8;
 
@@ -3868,7 +4521,8 @@ function _decodeOpenRequest(r: Reader, end: number, ctx: Context | undefined): O
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("OpenRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   pos += 4;
 
@@ -3882,7 +4536,12 @@ function _decodeOpenRequest(r: Reader, end: number, ctx: Context | undefined): O
       v_virtualHost = null;
     } else {
       if (n < 0) throw new InvalidValue(`OpenRequest.virtualHost: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`OpenRequest.virtualHost: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `OpenRequest.virtualHost: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_virtualHost = utf8(data.subarray(pos, pos + n), "OpenRequest.virtualHost");
       pos += n;
     }
@@ -3896,7 +4555,8 @@ function _decodeOpenResponse(r: Reader, end: number, ctx: Context | undefined): 
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("OpenResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
@@ -3910,7 +4570,8 @@ function _decodeCloseRequest(r: Reader, end: number, ctx: Context | undefined): 
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("CloseRequest: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   const v_closingCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
@@ -3926,21 +4587,31 @@ function _decodeCloseRequest(r: Reader, end: number, ctx: Context | undefined): 
       v_closingReason = null;
     } else {
       if (n < 0) throw new InvalidValue(`CloseRequest.closingReason: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`CloseRequest.closingReason: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `CloseRequest.closingReason: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_closingReason = utf8(data.subarray(pos, pos + n), "CloseRequest.closingReason");
       pos += n;
     }
   }
 
   r.pos = pos;
-  return new CloseRequest({ correlationId: v_correlationId, closingCode: v_closingCode, closingReason: v_closingReason });
+  return new CloseRequest({
+    correlationId: v_correlationId,
+    closingCode: v_closingCode,
+    closingReason: v_closingReason,
+  });
 }
 
 function _decodeCloseResponse(r: Reader, end: number, ctx: Context | undefined): CloseResponse {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("CloseResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
@@ -3957,11 +4628,18 @@ function _decodeHeartbeat(r: Reader, end: number, ctx: Context | undefined): Hea
   return new Heartbeat({  });
 }
 
-function _decodePeerPropertiesRequest(r: Reader, end: number, ctx: Context | undefined): PeerPropertiesRequest {
+function _decodePeerPropertiesRequest(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): PeerPropertiesRequest {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 4) throw new Truncated("PeerPropertiesRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  if (end - pos < 4) {
+    throw new Truncated("PeerPropertiesRequest: input ends inside the frame", pos + 4);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   pos += 4;
 
@@ -3969,11 +4647,21 @@ function _decodePeerPropertiesRequest(r: Reader, end: number, ctx: Context | und
   {
     const items: Property[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("PeerPropertiesRequest.peerProperties: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) {
+      throw new Truncated("PeerPropertiesRequest.peerProperties: input ends", pos + 4);
+    }
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
-    if (count < 0) throw new InvalidValue(`PeerPropertiesRequest.peerProperties: negative count ${count}`);
-    if (count * 4 > end - pos) throw new Truncated(`PeerPropertiesRequest.peerProperties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
+    if (count < 0) {
+      throw new InvalidValue(`PeerPropertiesRequest.peerProperties: negative count ${count}`);
+    }
+    if (count * 4 > end - pos) {
+      throw new Truncated(
+        `PeerPropertiesRequest.peerProperties: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 4,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: Property;
@@ -3992,14 +4680,24 @@ function _decodePeerPropertiesRequest(r: Reader, end: number, ctx: Context | und
   }
 
   r.pos = pos;
-  return new PeerPropertiesRequest({ correlationId: v_correlationId, peerProperties: v_peerProperties });
+  return new PeerPropertiesRequest({
+    correlationId: v_correlationId,
+    peerProperties: v_peerProperties,
+  });
 }
 
-function _decodePeerPropertiesResponse(r: Reader, end: number, ctx: Context | undefined): PeerPropertiesResponse {
+function _decodePeerPropertiesResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): PeerPropertiesResponse {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 6) throw new Truncated("PeerPropertiesResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  if (end - pos < 6) {
+    throw new Truncated("PeerPropertiesResponse: input ends inside the frame", pos + 6);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
@@ -4009,11 +4707,22 @@ function _decodePeerPropertiesResponse(r: Reader, end: number, ctx: Context | un
   {
     const items: Property[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("PeerPropertiesResponse.peerProperties: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) {
+      throw new Truncated("PeerPropertiesResponse.peerProperties: input ends", pos + 4);
+    }
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
-    if (count < 0) throw new InvalidValue(`PeerPropertiesResponse.peerProperties: negative count ${count}`);
-    if (count * 4 > end - pos) throw new Truncated(`PeerPropertiesResponse.peerProperties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
+    if (count < 0) {
+      throw new InvalidValue(`PeerPropertiesResponse.peerProperties: negative count ${count}`);
+    }
+    if (count * 4 > end - pos) {
+      throw new Truncated(
+        `PeerPropertiesResponse.peerProperties: ${count} elements declared, ${end - pos} bytes ` +
+          `left`,
+        pos + count * 4,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: Property;
@@ -4032,14 +4741,19 @@ function _decodePeerPropertiesResponse(r: Reader, end: number, ctx: Context | un
   }
 
   r.pos = pos;
-  return new PeerPropertiesResponse({ correlationId: v_correlationId, responseCode: v_responseCode, peerProperties: v_peerProperties });
+  return new PeerPropertiesResponse({
+    correlationId: v_correlationId,
+    responseCode: v_responseCode,
+    peerProperties: v_peerProperties,
+  });
 }
 
 function _decodeCommitOffset(r: Reader, end: number, ctx: Context | undefined): CommitOffset {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("CommitOffset: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   pos += 4;
 
@@ -4053,7 +4767,12 @@ function _decodeCommitOffset(r: Reader, end: number, ctx: Context | undefined): 
       v_reference = null;
     } else {
       if (n < 0) throw new InvalidValue(`CommitOffset.reference: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`CommitOffset.reference: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `CommitOffset.reference: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_reference = utf8(data.subarray(pos, pos + n), "CommitOffset.reference");
       pos += n;
     }
@@ -4069,7 +4788,9 @@ function _decodeCommitOffset(r: Reader, end: number, ctx: Context | undefined): 
       v_stream = null;
     } else {
       if (n < 0) throw new InvalidValue(`CommitOffset.stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`CommitOffset.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`CommitOffset.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_stream = utf8(data.subarray(pos, pos + n), "CommitOffset.stream");
       pos += n;
     }
@@ -4081,14 +4802,26 @@ function _decodeCommitOffset(r: Reader, end: number, ctx: Context | undefined): 
   pos += 8;
 
   r.pos = pos;
-  return new CommitOffset({ correlationId: v_correlationId, reference: v_reference, stream: v_stream, offset: v_offset });
+  return new CommitOffset({
+    correlationId: v_correlationId,
+    reference: v_reference,
+    stream: v_stream,
+    offset: v_offset,
+  });
 }
 
-function _decodeQueryOffsetRequest(r: Reader, end: number, ctx: Context | undefined): QueryOffsetRequest {
+function _decodeQueryOffsetRequest(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): QueryOffsetRequest {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 4) throw new Truncated("QueryOffsetRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  if (end - pos < 4) {
+    throw new Truncated("QueryOffsetRequest: input ends inside the frame", pos + 4);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   pos += 4;
 
@@ -4102,7 +4835,12 @@ function _decodeQueryOffsetRequest(r: Reader, end: number, ctx: Context | undefi
       v_reference = null;
     } else {
       if (n < 0) throw new InvalidValue(`QueryOffsetRequest.reference: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`QueryOffsetRequest.reference: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `QueryOffsetRequest.reference: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_reference = utf8(data.subarray(pos, pos + n), "QueryOffsetRequest.reference");
       pos += n;
     }
@@ -4118,21 +4856,37 @@ function _decodeQueryOffsetRequest(r: Reader, end: number, ctx: Context | undefi
       v_stream = null;
     } else {
       if (n < 0) throw new InvalidValue(`QueryOffsetRequest.stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`QueryOffsetRequest.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `QueryOffsetRequest.stream: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_stream = utf8(data.subarray(pos, pos + n), "QueryOffsetRequest.stream");
       pos += n;
     }
   }
 
   r.pos = pos;
-  return new QueryOffsetRequest({ correlationId: v_correlationId, reference: v_reference, stream: v_stream });
+  return new QueryOffsetRequest({
+    correlationId: v_correlationId,
+    reference: v_reference,
+    stream: v_stream,
+  });
 }
 
-function _decodeQueryOffsetResponse(r: Reader, end: number, ctx: Context | undefined): QueryOffsetResponse {
+function _decodeQueryOffsetResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): QueryOffsetResponse {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 14) throw new Truncated("QueryOffsetResponse: input ends inside the frame", pos + 14);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  if (end - pos < 14) {
+    throw new Truncated("QueryOffsetResponse: input ends inside the frame", pos + 14);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
@@ -4141,14 +4895,19 @@ function _decodeQueryOffsetResponse(r: Reader, end: number, ctx: Context | undef
   pos += 14;
 
   r.pos = pos;
-  return new QueryOffsetResponse({ correlationId: v_correlationId, responseCode: v_responseCode, offset: v_offset });
+  return new QueryOffsetResponse({
+    correlationId: v_correlationId,
+    responseCode: v_responseCode,
+    offset: v_offset,
+  });
 }
 
 function _decodeCreateRequest(r: Reader, end: number, ctx: Context | undefined): CreateRequest {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("CreateRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   pos += 4;
 
@@ -4162,7 +4921,12 @@ function _decodeCreateRequest(r: Reader, end: number, ctx: Context | undefined):
       v_stream = null;
     } else {
       if (n < 0) throw new InvalidValue(`CreateRequest.stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`CreateRequest.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `CreateRequest.stream: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_stream = utf8(data.subarray(pos, pos + n), "CreateRequest.stream");
       pos += n;
     }
@@ -4173,10 +4937,16 @@ function _decodeCreateRequest(r: Reader, end: number, ctx: Context | undefined):
     const items: Property[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("CreateRequest.arguments: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
     if (count < 0) throw new InvalidValue(`CreateRequest.arguments: negative count ${count}`);
-    if (count * 4 > end - pos) throw new Truncated(`CreateRequest.arguments: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
+    if (count * 4 > end - pos) {
+      throw new Truncated(
+        `CreateRequest.arguments: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 4,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: Property;
@@ -4195,14 +4965,19 @@ function _decodeCreateRequest(r: Reader, end: number, ctx: Context | undefined):
   }
 
   r.pos = pos;
-  return new CreateRequest({ correlationId: v_correlationId, stream: v_stream, arguments: v_arguments });
+  return new CreateRequest({
+    correlationId: v_correlationId,
+    stream: v_stream,
+    arguments: v_arguments,
+  });
 }
 
 function _decodeCreateResponse(r: Reader, end: number, ctx: Context | undefined): CreateResponse {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("CreateResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
@@ -4216,7 +4991,8 @@ function _decodeDeleteRequest(r: Reader, end: number, ctx: Context | undefined):
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("DeleteRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   pos += 4;
 
@@ -4230,7 +5006,12 @@ function _decodeDeleteRequest(r: Reader, end: number, ctx: Context | undefined):
       v_stream = null;
     } else {
       if (n < 0) throw new InvalidValue(`DeleteRequest.stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`DeleteRequest.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `DeleteRequest.stream: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_stream = utf8(data.subarray(pos, pos + n), "DeleteRequest.stream");
       pos += n;
     }
@@ -4244,7 +5025,8 @@ function _decodeDeleteResponse(r: Reader, end: number, ctx: Context | undefined)
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("DeleteResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
@@ -4254,7 +5036,12 @@ function _decodeDeleteResponse(r: Reader, end: number, ctx: Context | undefined)
   return new DeleteResponse({ correlationId: v_correlationId, responseCode: v_responseCode });
 }
 
-function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: string | undefined): Frame {
+function _decodeFrame(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  sender: string | undefined,
+): Frame {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("header: input ends inside the frame", pos + 4);
@@ -4273,41 +5060,65 @@ function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: 
       case 0x10000:
         return _decodePublishConfirm(r, end, ctx);
       case 0x20000:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
       case 0x30000:
         return _decodeDeliver(r, end, ctx);
       case 0x40000:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
       case 0x50000:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
       case 0x60000:
         return _decodePublishError(r, end, ctx);
       case 0x70000:
         return _decodeMetadataUpdate(r, end, ctx);
       case 0x80000:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
       case 0x90000:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
       case 0xa0000:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
       case 0xb0000:
         return _decodeTune(r, end, ctx);
       case 0xc0000:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
       case 0xd0000:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
       case 0xe0000:
         return _decodeHeartbeat(r, end, ctx);
       case 0xf0000:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
       case 0x100000:
         return _decodeCommitOffset(r, end, ctx);
       case 0x110000:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
       case 0x3e60000:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
       case 0x3e70000:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
     }
   } else if (sender === "client") {
     switch (key) {
@@ -4410,7 +5221,9 @@ export function decode(data: Uint8Array, ctx?: Context, sender?: "client" | "ser
   const r = new Reader(data, 0);
   const frame = _decodeFrame(r, data.length, ctx, sender);
   if (r.pos !== data.length) {
-    throw new TrailingBytes(`${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`);
+    throw new TrailingBytes(
+      `${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`,
+    );
   }
   return frame;
 }
