@@ -1,14 +1,17 @@
 """Generated TypeScript within a line width, without Node (``make generate`` runs no formatter).
 
 The templates emit one statement per line; what is still longer than :data:`WIDTH` is broken
-here, the way a formatter would (prettier's shapes): a one-line ``if (c) statement;`` becomes a
-block, an assignment breaks after ``=``, a bracket group gets one item a line (a trailing comma
-where TypeScript allows one; a sole object or array argument is hugged), an expression breaks
-after its lowest-precedence binary operator, a string literal splits into a concatenation at
-spaces, and doc comments wrap at words. Every candidate layout is fitted again, and the first
-that fits (in that order of preference) is taken, else the one overflowing least. The pass is
-deterministic and changes only whitespace, commas after a last item, braces around a single
-statement and the splitting of string literals, so what the code does stays as it was.
+here in prettier's shapes: a one-line ``if (c) statement;`` becomes a block; an assignment
+breaks after its ``=``; a bracket group gets one item a line (a trailing comma where
+TypeScript allows one; a sole object or array argument is hugged), but not an operand in the
+middle of a binary chain; an expression breaks after each of its lowest-precedence operators
+(a trailing ``| 0``/``>>> 0`` coercion stays with its operand); a string literal splits into a
+concatenation at spaces only when nothing else fits; comment lines wrap at words. Each
+candidate layout is fitted again, recursively: of those that fit, the one with the fewest
+lines (the earlier on a tie); else the one overflowing least. The pass is deterministic and
+idempotent, and changes only whitespace, commas after a last item, braces around a single
+statement, parentheses around an assignment's whole right side and the splitting of string
+literals: what the code does stays as it was.
 """
 
 from __future__ import annotations
@@ -200,6 +203,20 @@ def _group(tokens: tuple[Token, ...], open_at: int, close_at: int, indent: int) 
     return [(indent, _join(head), "stmt"), *body, (indent, _join(tail), "stmt")]
 
 
+_BINARY = {op for tier in _TIERS for op in tier}
+
+
+def _operand(tokens: tuple[Token, ...], open_at: int, close_at: int) -> bool:
+    """Whether the bracket pair is an operand inside a binary chain (`a | (b) | c`): such a
+    chain breaks at its operators, not inside an operand. The first of two operands
+    (`(x) >>> 0`, `(a || b) !== c`) may break."""
+    before = _previous(tokens, open_at)
+    if before is not None and before[0] == "op" and before[1] in _BINARY | {"?"}:
+        return True
+    after = [i for i in _top(tokens) if i > close_at and tokens[i][0] == "op"]
+    return len([i for i in after if tokens[i][1] in _BINARY]) > 1
+
+
 def _binary(tokens: tuple[Token, ...], indent: int, context: str) -> list[Piece]:
     """A break after each of the lowest-precedence binary operators outside brackets."""
     top = _top(tokens)
@@ -229,8 +246,10 @@ def _binary(tokens: tuple[Token, ...], indent: int, context: str) -> list[Piece]
                 lines.append(_join(tokens[start : cut + 1]))
                 start = cut + 1
             lines.append(_join(tokens[start:]))
-            if re.fullmatch(r"\d+n?[;,]?", lines[-1]):
-                return []  # a coercion (`>>> 0`, `| 0`) stays with its operand
+            if re.fullmatch(r"\d+n?[;,)]*", lines[-1]):  # a coercion (`>>> 0`, `| 0`)
+                if len(lines) == 2:
+                    return []  # stays with its operand
+                lines[-2:] = [lines[-2] + " " + lines[-1]]
             deeper = indent if context in ("cond", "rhs") else indent + 2
             return [(indent, lines[0], "stmt"), *((deeper, line, "item") for line in lines[1:])]
     return []
@@ -291,7 +310,9 @@ def _strings(tokens: tuple[Token, ...], indent: int, width: int) -> list[Piece]:
     head = _join(tokens[:longest])
     tail = _join(tokens[longest + 1 :])
     room = max(width - indent - 4 - max(len(head), len(tail)), 20)
-    chunks = _string_chunks(tokens[longest][1], room)
+    # a narrower cut when the last piece would be a stub (`${n}`)
+    tries = (_string_chunks(tokens[longest][1], r) for r in range(room, max(room - 40, 19), -5))
+    chunks = next((c for c in tries if len(c[-1]) >= 20), _string_chunks(tokens[longest][1], room))
     if len(chunks) < 2:
         return []
     first = (head + " " if head and not head.endswith(("(", "[")) else head) + chunks[0] + " +"
@@ -335,12 +356,12 @@ def _fit(
     if block:
         return _fit_pieces(block, width, depth)
     layouts: list[list[Piece]] = []
-    if context == "stmt":
-        layouts.append(_assignment(tokens, indent))
-    layouts.append(_binary(tokens, indent, context))
+    assignment = _assignment(tokens, indent) if context == "stmt" else []
+    # an assignment's right side breaks below its `=`, not after its first operand
+    layouts.append(assignment or _binary(tokens, indent, context))
     pairs = _pairs(tokens)
     for open_at in sorted((i for i in _top(tokens) if i in pairs), reverse=True):
-        if pairs[open_at] > open_at + 1:
+        if pairs[open_at] > open_at + 1 and not _operand(tokens, open_at, pairs[open_at]):
             layouts.append(_group(tokens, open_at, pairs[open_at], indent))
     best: tuple[tuple[int, str], ...] = ((indent, text),)
     # The fewest lines that fit (the earlier layout on a tie); a string is split only when

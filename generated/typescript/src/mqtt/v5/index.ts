@@ -1195,9 +1195,12 @@ export class Connect {
         }
         if (QoS[b7_3] === undefined) throw new EncodeError(`Connect.willQos: ${b7_3} is not a QoS`);
         buf[at + 7] =
-          ((this.username !== null) ? 0x80 : 0) | ((this.password !== null) ? 0x40 : 0) | (
-          this.willRetain ? 0x20 : 0
-        ) | (b7_3 << 3) | ((this.willProperties !== null) ? 4 : 0) | (this.cleanStart ? 2 : 0) | 0;
+          ((this.username !== null) ? 0x80 : 0) |
+          ((this.password !== null) ? 0x40 : 0) |
+          (this.willRetain ? 0x20 : 0) |
+          (b7_3 << 3) |
+          ((this.willProperties !== null) ? 4 : 0) |
+          (this.cleanStart ? 2 : 0) | 0;
         const i8 = this.keepAlive;
         if (!Number.isInteger(i8) || i8 < 0 || i8 > 0xffff) {
           throw new EncodeError(`Connect.keepAlive: ${i8} is outside 0..0xffff`);
@@ -1603,8 +1606,8 @@ export class Puback {
       }
       if (this.properties !== null && this.reasonCode === null) {
         throw new EncodeError(
-          "Puback.properties: present, but reasonCode before it is not (both are there while " +
-            "bytes remain)",
+          "Puback.properties: present, but reasonCode before it is not (both are there " +
+            "while bytes remain)",
         );
       }
       if (this.properties !== null) {
@@ -1707,8 +1710,8 @@ export class Pubrec {
       }
       if (this.properties !== null && this.reasonCode === null) {
         throw new EncodeError(
-          "Pubrec.properties: present, but reasonCode before it is not (both are there while " +
-            "bytes remain)",
+          "Pubrec.properties: present, but reasonCode before it is not (both are there " +
+            "while bytes remain)",
         );
       }
       if (this.properties !== null) {
@@ -1811,8 +1814,8 @@ export class Pubrel {
       }
       if (this.properties !== null && this.reasonCode === null) {
         throw new EncodeError(
-          "Pubrel.properties: present, but reasonCode before it is not (both are there while " +
-            "bytes remain)",
+          "Pubrel.properties: present, but reasonCode before it is not (both are there " +
+            "while bytes remain)",
         );
       }
       if (this.properties !== null) {
@@ -1915,8 +1918,8 @@ export class Pubcomp {
       }
       if (this.properties !== null && this.reasonCode === null) {
         throw new EncodeError(
-          "Pubcomp.properties: present, but reasonCode before it is not (both are there while " +
-            "bytes remain)",
+          "Pubcomp.properties: present, but reasonCode before it is not (both are there " +
+            "while bytes remain)",
         );
       }
       if (this.properties !== null) {
@@ -2512,8 +2515,8 @@ export class Disconnect {
       }
       if (this.properties !== null && this.reasonCode === null) {
         throw new EncodeError(
-          "Disconnect.properties: present, but reasonCode before it is not (both are there while " +
-            "bytes remain)",
+          "Disconnect.properties: present, but reasonCode before it is not (both are there " +
+            "while bytes remain)",
         );
       }
       if (this.properties !== null) {
@@ -2601,8 +2604,8 @@ export class Auth {
       }
       if (this.properties !== null && this.reasonCode === null) {
         throw new EncodeError(
-          "Auth.properties: present, but reasonCode before it is not (both are there while bytes " +
-            "remain)",
+          "Auth.properties: present, but reasonCode before it is not (both are there " +
+            "while bytes remain)",
         );
       }
       if (this.properties !== null) {

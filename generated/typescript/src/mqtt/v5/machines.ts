@@ -245,8 +245,8 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.CONNECTING, Connect, [
         [null, new Illegal(
           "CONNECT may be sent only once",
-          "[MQTT-3.1.0-2] The Server MUST process a second CONNECT packet sent from a Client as " +
-            "a Protocol Error",
+          "[MQTT-3.1.0-2] The Server MUST process a second CONNECT packet sent from a " +
+            "Client as a Protocol Error",
         )],
       ]],
       [ConnectionState.CONNECTED, Publish, [
@@ -282,8 +282,8 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.CONNECTED, Connect, [
         [null, new Illegal(
           "CONNECT may be sent only once",
-          "[MQTT-3.1.0-2] The Server MUST process a second CONNECT packet sent from a Client as " +
-            "a Protocol Error",
+          "[MQTT-3.1.0-2] The Server MUST process a second CONNECT packet sent from a " +
+            "Client as a Protocol Error",
         )],
       ]],
       [ConnectionState.CLOSED, ANY, [
@@ -592,15 +592,15 @@ export class PublishQos2Machine extends StateMachine<PublishQos2State> {
       [PublishQos2State.ACKNOWLEDGED, Publish, [
         [null, new Illegal(
           "the PUBLISH must not be re-sent once PUBREC was received",
-          "[MQTT-4.3.3-6] MUST NOT re-send the PUBLISH once it has sent the corresponding PUBREL " +
-            "packet",
+          "[MQTT-4.3.3-6] MUST NOT re-send the PUBLISH once it has sent the " +
+            "corresponding PUBREL packet",
         )],
       ]],
       [PublishQos2State.RELEASED, Publish, [
         [null, new Illegal(
           "the PUBLISH must not be re-sent once PUBREC was received",
-          "[MQTT-4.3.3-6] MUST NOT re-send the PUBLISH once it has sent the corresponding PUBREL " +
-            "packet",
+          "[MQTT-4.3.3-6] MUST NOT re-send the PUBLISH once it has sent the " +
+            "corresponding PUBREL packet",
         )],
       ]],
       [PublishQos2State.RELEASED, Pubrel, [

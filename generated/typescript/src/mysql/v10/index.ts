@@ -427,8 +427,8 @@ export class HandshakeV10 {
           const n = (this.authPluginDataLength - 8);
           if (raw.length !== n) {
             throw new EncodeError(
-              `HandshakeV10.authPluginData2: ${raw.length} bytes, but the layout needs exactly ` +
-                `${n}`,
+              `HandshakeV10.authPluginData2: ${raw.length} bytes, but the layout ` +
+                `needs exactly ${n}`,
             );
           }
           w.bytes(raw);
@@ -750,8 +750,8 @@ export class Ok {
       }
       if (this.sessionState !== null && this.sessionState.length === 0) {
         throw new EncodeError(
-          "Ok.sessionState: present but empty: it would read as absent (it is there while bytes " +
-            "remain)",
+          "Ok.sessionState: present but empty: it would read as absent (it is there " +
+            "while bytes remain)",
         );
       }
       if (this.sessionState !== null) {
@@ -1795,8 +1795,8 @@ export class HandshakeResponse41 {
       }
       if ((!((BigInt(this.clientFlag) & 0x200000n) !== 0n)) !== (this.authResponseShort !== null)) {
         throw new EncodeError(
-          "HandshakeResponse41.authResponseShort: must be present exactly when not (clientFlag & " +
-            "0x200000)",
+          "HandshakeResponse41.authResponseShort: must be present exactly when not " +
+            "(clientFlag & 0x200000)",
         );
       }
       if (this.authResponseShort !== null) {

@@ -706,8 +706,8 @@ export class Authentication {
         ) !== (this.data !== null)
       ) {
         throw new EncodeError(
-          "Authentication.data: must be present exactly when authType == 8 or authType == 11 or " +
-            "authType == 12",
+          "Authentication.data: must be present exactly when authType == 8 or authType == " +
+            "11 or authType == 12",
         );
       }
       if (this.data !== null) {
@@ -4101,8 +4101,8 @@ function _decodeNegotiateProtocolVersion(
     pos += 4;
     if (count * 1 > end - pos) {
       throw new Truncated(
-        `NegotiateProtocolVersion.unrecognized: ${count} elements declared, ${end - pos} bytes ` +
-          `left`,
+        `NegotiateProtocolVersion.unrecognized: ${count} elements declared, ` +
+          `${end - pos} bytes left`,
         pos + count * 1,
       );
     }
@@ -4113,8 +4113,8 @@ function _decodeNegotiateProtocolVersion(
           const stop = pos + data.subarray(pos, end).indexOf(0);
           if (stop < pos) {
             throw new InvalidValue(
-              "NegotiateProtocolVersion.unrecognized: no terminating 0 byte before the end of " +
-                "its frame",
+              "NegotiateProtocolVersion.unrecognized: no terminating 0 byte " +
+                "before the end of its frame",
             );
           }
           item = utf8(data.subarray(pos, stop), "NegotiateProtocolVersion.unrecognized");

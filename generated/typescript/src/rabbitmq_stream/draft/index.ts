@@ -2063,8 +2063,8 @@ export class SaslAuthenticateResponse {
         const raw = this.saslOpaqueData;
         if (raw.length > 0x7fffffff) {
           throw new EncodeError(
-            `SaslAuthenticateResponse.saslOpaqueData length: ${raw.length} is outside ` +
-              `0..0x7fffffff`,
+            `SaslAuthenticateResponse.saslOpaqueData length: ${raw.length} is ` +
+              `outside 0..0x7fffffff`,
           );
         }
         w.i32(raw.length);
@@ -4718,8 +4718,8 @@ function _decodePeerPropertiesResponse(
     }
     if (count * 4 > end - pos) {
       throw new Truncated(
-        `PeerPropertiesResponse.peerProperties: ${count} elements declared, ${end - pos} bytes ` +
-          `left`,
+        `PeerPropertiesResponse.peerProperties: ${count} elements declared, ` +
+          `${end - pos} bytes left`,
         pos + count * 4,
       );
     }

@@ -1525,8 +1525,8 @@ export class QueryPublisherSequenceRequest {
         const raw = utf8Bytes(this.publisherReference);
         if (raw.length > 0x7fff) {
           throw new EncodeError(
-            `QueryPublisherSequenceRequest.publisherReference length: ${raw.length} is outside ` +
-              `0..0x7fff`,
+            `QueryPublisherSequenceRequest.publisherReference length: ` +
+              `${raw.length} is outside 0..0x7fff`,
           );
         }
         w.i16(raw.length);
@@ -3688,8 +3688,8 @@ export class SaslAuthenticateResponse {
             const raw = item;
             if (raw.length > 0x7fffffff) {
               throw new EncodeError(
-                `SaslAuthenticateResponse.saslOpaqueData length: ${raw.length} is outside ` +
-                  `0..0x7fffffff`,
+                `SaslAuthenticateResponse.saslOpaqueData length: ${raw.length} is ` +
+                  `outside 0..0x7fffffff`,
               );
             }
             w.i32(raw.length);
@@ -4811,8 +4811,8 @@ export class ExchangeCommandVersionsResponse {
       const items = this.commands;
       if (items.length > 0x7fffffff) {
         throw new EncodeError(
-          `ExchangeCommandVersionsResponse.commands count: ${items.length} is outside ` +
-            `0..0x7fffffff`,
+          `ExchangeCommandVersionsResponse.commands count: ${items.length} is ` +
+            `outside 0..0x7fffffff`,
         );
       }
       w.i32(items.length);
@@ -6340,8 +6340,8 @@ function _decodeQueryPublisherSequenceRequest(
       }
       if (n > end - pos) {
         throw new Truncated(
-          `QueryPublisherSequenceRequest.publisherReference: ${n} bytes declared, ${end - pos} ` +
-            `left`,
+          `QueryPublisherSequenceRequest.publisherReference: ${n} bytes ` +
+            `declared, ${end - pos} left`,
           pos + n,
         );
       }
@@ -7225,8 +7225,8 @@ function _decodePeerPropertiesResponse(
     }
     if (count * 4 > end - pos) {
       throw new Truncated(
-        `PeerPropertiesResponse.peerProperties: ${count} elements declared, ${end - pos} bytes ` +
-          `left`,
+        `PeerPropertiesResponse.peerProperties: ${count} elements declared, ` +
+          `${end - pos} bytes left`,
         pos + count * 4,
       );
     }
@@ -7980,8 +7980,8 @@ function _decodeExchangeCommandVersionsRequest(
     }
     if (count * 6 > end - pos) {
       throw new Truncated(
-        `ExchangeCommandVersionsRequest.commands: ${count} elements declared, ${end - pos} bytes ` +
-          `left`,
+        `ExchangeCommandVersionsRequest.commands: ${count} elements declared, ` +
+          `${end - pos} bytes left`,
         pos + count * 6,
       );
     }
@@ -8041,8 +8041,8 @@ function _decodeExchangeCommandVersionsResponse(
     }
     if (count * 6 > end - pos) {
       throw new Truncated(
-        `ExchangeCommandVersionsResponse.commands: ${count} elements declared, ${end - pos} ` +
-          `bytes left`,
+        `ExchangeCommandVersionsResponse.commands: ${count} elements declared, ` +
+          `${end - pos} bytes left`,
         pos + count * 6,
       );
     }

@@ -530,88 +530,88 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       ]],
       [ConnectionState.START, ANY, [
         [null, new Illegal(
-          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, " +
-            "Open, in order)",
+          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, " +
+            "Tune, Open, in order)",
           "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
             "Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
         )],
       ]],
       [ConnectionState.PEER_PROPERTIES_SENT, ANY, [
         [null, new Illegal(
-          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, " +
-            "Open, in order)",
+          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, " +
+            "Tune, Open, in order)",
           "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
             "Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
         )],
       ]],
       [ConnectionState.PEER_PROPERTIES_DONE, ANY, [
         [null, new Illegal(
-          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, " +
-            "Open, in order)",
+          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, " +
+            "Tune, Open, in order)",
           "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
             "Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
         )],
       ]],
       [ConnectionState.SASL_HANDSHAKE_SENT, ANY, [
         [null, new Illegal(
-          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, " +
-            "Open, in order)",
+          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, " +
+            "Tune, Open, in order)",
           "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
             "Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
         )],
       ]],
       [ConnectionState.SASL_READY, ANY, [
         [null, new Illegal(
-          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, " +
-            "Open, in order)",
+          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, " +
+            "Tune, Open, in order)",
           "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
             "Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
         )],
       ]],
       [ConnectionState.SASL_AUTHENTICATING, ANY, [
         [null, new Illegal(
-          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, " +
-            "Open, in order)",
+          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, " +
+            "Tune, Open, in order)",
           "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
             "Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
         )],
       ]],
       [ConnectionState.SASL_CHALLENGED, ANY, [
         [null, new Illegal(
-          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, " +
-            "Open, in order)",
+          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, " +
+            "Tune, Open, in order)",
           "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
             "Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
         )],
       ]],
       [ConnectionState.AWAITING_TUNE, ANY, [
         [null, new Illegal(
-          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, " +
-            "Open, in order)",
+          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, " +
+            "Tune, Open, in order)",
           "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
             "Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
         )],
       ]],
       [ConnectionState.TUNE_RECEIVED, ANY, [
         [null, new Illegal(
-          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, " +
-            "Open, in order)",
+          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, " +
+            "Tune, Open, in order)",
           "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
             "Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
         )],
       ]],
       [ConnectionState.TUNED, ANY, [
         [null, new Illegal(
-          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, " +
-            "Open, in order)",
+          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, " +
+            "Tune, Open, in order)",
           "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
             "Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
         )],
       ]],
       [ConnectionState.OPENING, ANY, [
         [null, new Illegal(
-          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, " +
-            "Open, in order)",
+          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, " +
+            "Tune, Open, in order)",
           "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
             "Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
         )],
@@ -1212,78 +1212,78 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.START, ANY, [
         [null, new Illegal(
           "the client broke the handshake order",
-          "3.10.8: any other frame during the handshake is an invalid transition (the socket is " +
-            "closed)",
+          "3.10.8: any other frame during the handshake is an invalid transition " +
+            "(the socket is closed)",
         )],
       ]],
       [ConnectionState.PEER_PROPERTIES_SENT, ANY, [
         [null, new Illegal(
           "the client broke the handshake order",
-          "3.10.8: any other frame during the handshake is an invalid transition (the socket is " +
-            "closed)",
+          "3.10.8: any other frame during the handshake is an invalid transition " +
+            "(the socket is closed)",
         )],
       ]],
       [ConnectionState.PEER_PROPERTIES_DONE, ANY, [
         [null, new Illegal(
           "the client broke the handshake order",
-          "3.10.8: any other frame during the handshake is an invalid transition (the socket is " +
-            "closed)",
+          "3.10.8: any other frame during the handshake is an invalid transition " +
+            "(the socket is closed)",
         )],
       ]],
       [ConnectionState.SASL_HANDSHAKE_SENT, ANY, [
         [null, new Illegal(
           "the client broke the handshake order",
-          "3.10.8: any other frame during the handshake is an invalid transition (the socket is " +
-            "closed)",
+          "3.10.8: any other frame during the handshake is an invalid transition " +
+            "(the socket is closed)",
         )],
       ]],
       [ConnectionState.SASL_READY, ANY, [
         [null, new Illegal(
           "the client broke the handshake order",
-          "3.10.8: any other frame during the handshake is an invalid transition (the socket is " +
-            "closed)",
+          "3.10.8: any other frame during the handshake is an invalid transition " +
+            "(the socket is closed)",
         )],
       ]],
       [ConnectionState.SASL_AUTHENTICATING, ANY, [
         [null, new Illegal(
           "the client broke the handshake order",
-          "3.10.8: any other frame during the handshake is an invalid transition (the socket is " +
-            "closed)",
+          "3.10.8: any other frame during the handshake is an invalid transition " +
+            "(the socket is closed)",
         )],
       ]],
       [ConnectionState.SASL_CHALLENGED, ANY, [
         [null, new Illegal(
           "the client broke the handshake order",
-          "3.10.8: any other frame during the handshake is an invalid transition (the socket is " +
-            "closed)",
+          "3.10.8: any other frame during the handshake is an invalid transition " +
+            "(the socket is closed)",
         )],
       ]],
       [ConnectionState.AWAITING_TUNE, ANY, [
         [null, new Illegal(
           "the client broke the handshake order",
-          "3.10.8: any other frame during the handshake is an invalid transition (the socket is " +
-            "closed)",
+          "3.10.8: any other frame during the handshake is an invalid transition " +
+            "(the socket is closed)",
         )],
       ]],
       [ConnectionState.TUNE_RECEIVED, ANY, [
         [null, new Illegal(
           "the client broke the handshake order",
-          "3.10.8: any other frame during the handshake is an invalid transition (the socket is " +
-            "closed)",
+          "3.10.8: any other frame during the handshake is an invalid transition " +
+            "(the socket is closed)",
         )],
       ]],
       [ConnectionState.TUNED, ANY, [
         [null, new Illegal(
           "the client broke the handshake order",
-          "3.10.8: any other frame during the handshake is an invalid transition (the socket is " +
-            "closed)",
+          "3.10.8: any other frame during the handshake is an invalid transition " +
+            "(the socket is closed)",
         )],
       ]],
       [ConnectionState.OPENING, ANY, [
         [null, new Illegal(
           "the client broke the handshake order",
-          "3.10.8: any other frame during the handshake is an invalid transition (the socket is " +
-            "closed)",
+          "3.10.8: any other frame during the handshake is an invalid transition " +
+            "(the socket is closed)",
         )],
       ]],
       [ConnectionState.OPEN, DeclarePublisherRequest, [
@@ -1540,29 +1540,29 @@ export class PublisherMachine extends StateMachine<PublisherState> {
       [PublisherState.DECLARING, Publish, [
         [null, new Illegal(
           "the publisher is not declared (yet, or any more)",
-          "3.10.8: Publish for an undeclared publisher id gets PublishError 18 (publisher does " +
-            "not exist)",
+          "3.10.8: Publish for an undeclared publisher id gets PublishError 18 " +
+            "(publisher does not exist)",
         )],
       ]],
       [PublisherState.DELETING, Publish, [
         [null, new Illegal(
           "the publisher is not declared (yet, or any more)",
-          "3.10.8: Publish for an undeclared publisher id gets PublishError 18 (publisher does " +
-            "not exist)",
+          "3.10.8: Publish for an undeclared publisher id gets PublishError 18 " +
+            "(publisher does not exist)",
         )],
       ]],
       [PublisherState.DECLARING, PublishV2, [
         [null, new Illegal(
           "the publisher is not declared (yet, or any more)",
-          "3.10.8: Publish for an undeclared publisher id gets PublishError 18 (publisher does " +
-            "not exist)",
+          "3.10.8: Publish for an undeclared publisher id gets PublishError 18 " +
+            "(publisher does not exist)",
         )],
       ]],
       [PublisherState.DELETING, PublishV2, [
         [null, new Illegal(
           "the publisher is not declared (yet, or any more)",
-          "3.10.8: Publish for an undeclared publisher id gets PublishError 18 (publisher does " +
-            "not exist)",
+          "3.10.8: Publish for an undeclared publisher id gets PublishError 18 " +
+            "(publisher does not exist)",
         )],
       ]],
       [PublisherState.DECLARING, DeclarePublisherRequest, [

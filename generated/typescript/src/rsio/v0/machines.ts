@@ -377,10 +377,10 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       ]],
       [ConnectionState.HELLO_RECEIVED, ANY, [
         [null, new Illegal(
-          "the server sends nothing but its hello before the client's hello (a second hello is " +
-            "an error too)",
-          "Protocol negotiation: only the client 'can optimistically send more messages after " +
-            "the clientHello'",
+          "the server sends nothing but its hello before the client's hello (a second " +
+            "hello is an error too)",
+          "Protocol negotiation: only the client 'can optimistically send more messages " +
+            "after the clientHello'",
         )],
       ]],
       [ConnectionState.OPEN, Subscribe, [
@@ -680,8 +680,8 @@ export class SubscriptionMachine extends StateMachine<SubscriptionState> {
       ]],
       [SubscriptionState.CANCELLED_EARLY, ANY, [
         [null, new Illegal(
-          "the Id stays taken until the publisher's Subscribed for the cancelled subscription " +
-            "arrives",
+          "the Id stays taken until the publisher's Subscribed for the cancelled " +
+            "subscription arrives",
           "Core protocol: 'If it does so, it MUST guarantee that the publisher will not receive " +
             "messages meant for the previous subscription with that Id after it receives the " +
             "second subscribe message.'",
@@ -792,11 +792,10 @@ export class SubscriptionMachine extends StateMachine<SubscriptionState> {
       [SubscriptionState.ACTIVE, OnNextPacked, [
         [null, new Illegal(
           "onNextPacked needs a fixed-size stream (subscribed with elementSize > 0)",
-          "Packed messaging: 'the publisher can optionally declare that all stream elements will " +
-            "have a fixed size by setting the subscribed.elementSize field to a value greater " +
-              "than "+
-            "zero ... The publisher can then send not just onNext messages but also onNextPacked " +
-            "messages'",
+          "Packed messaging: 'the publisher can optionally declare that all stream elements " +
+            "will have a fixed size by setting the subscribed.elementSize field to a value " +
+            "greater than zero ... The publisher can then send not just onNext messages but " +
+            "also onNextPacked messages'",
         )],
       ]],
       [SubscriptionState.ACTIVE, OnComplete, [
@@ -901,11 +900,10 @@ export class SubscriptionMachine extends StateMachine<SubscriptionState> {
       [SubscriptionState.ACTIVE, OnNextPacked, [
         [null, new Illegal(
           "onNextPacked on a variable-size stream (subscribed.elementSize was 0)",
-          "Packed messaging: 'the publisher can optionally declare that all stream elements will " +
-            "have a fixed size by setting the subscribed.elementSize field to a value greater " +
-              "than "+
-            "zero ... The publisher can then send not just onNext messages but also onNextPacked " +
-            "messages'",
+          "Packed messaging: 'the publisher can optionally declare that all stream elements " +
+            "will have a fixed size by setting the subscribed.elementSize field to a value " +
+            "greater than zero ... The publisher can then send not just onNext messages but " +
+            "also onNextPacked messages'",
         )],
       ]],
       [SubscriptionState.ACTIVE, OnComplete, [

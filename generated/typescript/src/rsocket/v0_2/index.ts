@@ -168,9 +168,11 @@ export class Setup {
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let flags = (this.ignore ? 0x80 : 0) | (this.lease ? 0x20 : 0) | (this.strict ? 0x10 : 0) | (
-      this.resume ? 8 : 0
-    );
+    let flags =
+      (this.ignore ? 0x80 : 0) |
+      (this.lease ? 0x20 : 0) |
+      (this.strict ? 0x10 : 0) |
+      (this.resume ? 8 : 0);
     if (this.metadata !== null) flags |= 0x40;
     {
       w.ensure(6);
@@ -1048,9 +1050,11 @@ export class Response {
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let flags = (this.ignore ? 0x80 : 0) | (this.follows ? 0x20 : 0) | (this.next ? 0x10 : 0) | (
-      this.complete ? 8 : 0
-    );
+    let flags =
+      (this.ignore ? 0x80 : 0) |
+      (this.follows ? 0x20 : 0) |
+      (this.next ? 0x10 : 0) |
+      (this.complete ? 8 : 0);
     if (this.metadata !== null) flags |= 0x40;
     {
       w.ensure(6);

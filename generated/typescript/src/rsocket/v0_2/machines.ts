@@ -294,29 +294,29 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.AWAITING_LEASE, RequestResponse, [
         [null, new Illegal(
           "requests must wait for the server's LEASE (SETUP had the L flag)",
-          "Seed: 'MUST wait for the server-side Responder to send a LEASE frame before it can " +
-            "send Requests.'",
+          "Seed: 'MUST wait for the server-side Responder to send a LEASE frame before it " +
+            "can send Requests.'",
         )],
       ]],
       [ConnectionState.AWAITING_LEASE, RequestFnf, [
         [null, new Illegal(
           "requests must wait for the server's LEASE (SETUP had the L flag)",
-          "Seed: 'MUST wait for the server-side Responder to send a LEASE frame before it can " +
-            "send Requests.'",
+          "Seed: 'MUST wait for the server-side Responder to send a LEASE frame before it " +
+            "can send Requests.'",
         )],
       ]],
       [ConnectionState.AWAITING_LEASE, RequestStream, [
         [null, new Illegal(
           "requests must wait for the server's LEASE (SETUP had the L flag)",
-          "Seed: 'MUST wait for the server-side Responder to send a LEASE frame before it can " +
-            "send Requests.'",
+          "Seed: 'MUST wait for the server-side Responder to send a LEASE frame before it " +
+            "can send Requests.'",
         )],
       ]],
       [ConnectionState.AWAITING_LEASE, RequestChannel, [
         [null, new Illegal(
           "requests must wait for the server's LEASE (SETUP had the L flag)",
-          "Seed: 'MUST wait for the server-side Responder to send a LEASE frame before it can " +
-            "send Requests.'",
+          "Seed: 'MUST wait for the server-side Responder to send a LEASE frame before it " +
+            "can send Requests.'",
         )],
       ]],
       [ConnectionState.RESUMING, ANY, [
@@ -387,8 +387,8 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.NEW, ANY, [
         [null, new Illegal(
           "the server sends nothing before it has received SETUP or RESUME",
-          "Seed: 'Until connection establishment is complete, a Responder MUST NOT emit any " +
-            "RESPONSE frames.'",
+          "Seed: 'Until connection establishment is complete, a Responder MUST NOT " +
+            "emit any RESPONSE frames.'",
         )],
       ]],
       [ConnectionState.AWAITING_LEASE, Error, [
@@ -621,8 +621,8 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
         [null, new Illegal(
           "the first frame must be SETUP on stream 0 (answered with SETUP_ERROR INVALID_SETUP)",
           "Seed: 'Any other frame received that is NOT a SETUP frame or a SETUP frame with a " +
-            "non-0 Stream ID, MUST cause the server to send a SETUP_ERROR (with INVALID_SETUP) " +
-              "and "+
+            "non-0 Stream ID, MUST cause the server to send a SETUP_ERROR (with " +
+              "INVALID_SETUP) and "+
             "close the connection.'",
         )],
       ]],
@@ -646,22 +646,22 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.AWAITING_LEASE, Resume, [
         [null, new Illegal(
           "RESUME after SETUP (answered with ERROR[CONNECTION_ERROR])",
-          "Seed: 'A Server that receives a RESUME frame after a SETUP frame, SHOULD send an " +
-            "ERROR.'",
+          "Seed: 'A Server that receives a RESUME frame after a SETUP frame, " +
+            "SHOULD send an ERROR.'",
         )],
       ]],
       [ConnectionState.ESTABLISHED, Resume, [
         [null, new Illegal(
           "RESUME after SETUP (answered with ERROR[CONNECTION_ERROR])",
-          "Seed: 'A Server that receives a RESUME frame after a SETUP frame, SHOULD send an " +
-            "ERROR.'",
+          "Seed: 'A Server that receives a RESUME frame after a SETUP frame, " +
+            "SHOULD send an ERROR.'",
         )],
       ]],
       [ConnectionState.RESUME_RECEIVED, Resume, [
         [null, new Illegal(
           "RESUME after a previous RESUME (answered with ERROR[CONNECTION_ERROR])",
-          "Seed: 'A Server that receives a RESUME frame after a previous RESUME frame, SHOULD " +
-            "send an ERROR.'",
+          "Seed: 'A Server that receives a RESUME frame after a previous RESUME frame, " +
+            "SHOULD send an ERROR.'",
         )],
       ]],
       [ConnectionState.RESUME_RECEIVED, ANY, [
@@ -1040,15 +1040,15 @@ export class RequestResponseMachine extends StateMachine<RequestResponseState> {
       ]],
       [RequestResponseState.IDLE, ANY, [
         [null, new Illegal(
-          "a request-response responder sends one RESPONSE (with C) or an ERROR with a stream " +
-            "error code",
+          "a request-response responder sends one RESPONSE (with C) or an ERROR " +
+            "with a stream error code",
           "Seed: 'APPLICATION_ERROR ... Stream ID MUST be non-0.'",
         )],
       ]],
       [RequestResponseState.OPEN, ANY, [
         [null, new Illegal(
-          "a request-response responder sends one RESPONSE (with C) or an ERROR with a stream " +
-            "error code",
+          "a request-response responder sends one RESPONSE (with C) or an ERROR " +
+            "with a stream error code",
           "Seed: 'APPLICATION_ERROR ... Stream ID MUST be non-0.'",
         )],
       ]],

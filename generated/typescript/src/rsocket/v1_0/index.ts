@@ -1072,9 +1072,11 @@ export class Payload {
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let flags = (this.ignore ? 0x200 : 0) | (this.follows ? 0x80 : 0) | (
-      this.complete ? 0x40 : 0
-    ) | (this.next ? 0x20 : 0);
+    let flags =
+      (this.ignore ? 0x200 : 0) |
+      (this.follows ? 0x80 : 0) |
+      (this.complete ? 0x40 : 0) |
+      (this.next ? 0x20 : 0);
     if (this.metadata !== null) flags |= 0x100;
     {
       w.ensure(6);

@@ -455,8 +455,8 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.CLOSED, ANY, [
         [null, new Illegal(
           "the connection is closed",
-          "Transport Protocol: 'it is assumed that that connection will have no further frames " +
-            "sent'",
+          "Transport Protocol: 'it is assumed that that connection will have no " +
+            "further frames sent'",
         )],
       ]],
     ]),
@@ -607,8 +607,8 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.CLOSED, ANY, [
         [null, new Illegal(
           "the connection is closed",
-          "Transport Protocol: 'it is assumed that that connection will have no further frames " +
-            "sent'",
+          "Transport Protocol: 'it is assumed that that connection will have no " +
+            "further frames sent'",
         )],
       ]],
     ]),
@@ -994,8 +994,8 @@ export class FragmentsMachine extends StateMachine<FragmentsState> {
         [guard24, FragmentsState.WHOLE],
         [guard25, new Illegal(
           "C goes on the last fragment (a PAYLOAD with F and C ends the message)",
-          "Handling the Unexpected: 'A PAYLOAD with both F and C flags set, implicitly ignores " +
-            "the F flag.'",
+          "Handling the Unexpected: 'A PAYLOAD with both F and C flags set, implicitly " +
+            "ignores the F flag.'",
         )],
       ]],
       [FragmentsState.PARTIAL, Payload, [
@@ -1003,36 +1003,36 @@ export class FragmentsMachine extends StateMachine<FragmentsState> {
         [guard24, FragmentsState.WHOLE],
         [guard25, new Illegal(
           "C goes on the last fragment (a PAYLOAD with F and C ends the message)",
-          "Handling the Unexpected: 'A PAYLOAD with both F and C flags set, implicitly ignores " +
-            "the F flag.'",
+          "Handling the Unexpected: 'A PAYLOAD with both F and C flags set, implicitly " +
+            "ignores the F flag.'",
         )],
       ]],
       [FragmentsState.PARTIAL, RequestResponse, [
         [null, new Illegal(
           "a fragmented request continues with PAYLOAD frames",
-          "Fragmentation And Reassembly, REQUEST Frames: 'followed by a sequence of PAYLOAD " +
-            "frames.'",
+          "Fragmentation And Reassembly, REQUEST Frames: 'followed by a sequence " +
+            "of PAYLOAD frames.'",
         )],
       ]],
       [FragmentsState.PARTIAL, RequestFnf, [
         [null, new Illegal(
           "a fragmented request continues with PAYLOAD frames",
-          "Fragmentation And Reassembly, REQUEST Frames: 'followed by a sequence of PAYLOAD " +
-            "frames.'",
+          "Fragmentation And Reassembly, REQUEST Frames: 'followed by a sequence " +
+            "of PAYLOAD frames.'",
         )],
       ]],
       [FragmentsState.PARTIAL, RequestStream, [
         [null, new Illegal(
           "a fragmented request continues with PAYLOAD frames",
-          "Fragmentation And Reassembly, REQUEST Frames: 'followed by a sequence of PAYLOAD " +
-            "frames.'",
+          "Fragmentation And Reassembly, REQUEST Frames: 'followed by a sequence " +
+            "of PAYLOAD frames.'",
         )],
       ]],
       [FragmentsState.PARTIAL, RequestChannel, [
         [null, new Illegal(
           "a fragmented request continues with PAYLOAD frames",
-          "Fragmentation And Reassembly, REQUEST Frames: 'followed by a sequence of PAYLOAD " +
-            "frames.'",
+          "Fragmentation And Reassembly, REQUEST Frames: 'followed by a sequence " +
+            "of PAYLOAD frames.'",
         )],
       ]],
       [FragmentsState.WHOLE, RequestResponse, [
@@ -1208,15 +1208,15 @@ export class RequestResponseMachine extends StateMachine<RequestResponseState> {
       ]],
       [RequestResponseState.IDLE, ANY, [
         [null, new Illegal(
-          "a request-response responder sends one PAYLOAD (with C) or an ERROR with a stream " +
-            "error code",
+          "a request-response responder sends one PAYLOAD (with C) or an ERROR " +
+            "with a stream error code",
           "ERROR Frame: 'APPLICATION_ERROR ... Stream ID MUST be > 0.'",
         )],
       ]],
       [RequestResponseState.OPEN, ANY, [
         [null, new Illegal(
-          "a request-response responder sends one PAYLOAD (with C) or an ERROR with a stream " +
-            "error code",
+          "a request-response responder sends one PAYLOAD (with C) or an ERROR " +
+            "with a stream error code",
           "ERROR Frame: 'APPLICATION_ERROR ... Stream ID MUST be > 0.'",
         )],
       ]],
@@ -1425,15 +1425,15 @@ export class RequestStreamMachine extends StateMachine<RequestStreamState> {
       ]],
       [RequestStreamState.IDLE, ANY, [
         [null, new Illegal(
-          "a request-stream responder sends PAYLOAD and one terminal PAYLOAD(C) or ERROR with a " +
-            "stream error code",
+          "a request-stream responder sends PAYLOAD and one terminal PAYLOAD(C) or ERROR " +
+            "with a stream error code",
           "",
         )],
       ]],
       [RequestStreamState.OPEN, ANY, [
         [null, new Illegal(
-          "a request-stream responder sends PAYLOAD and one terminal PAYLOAD(C) or ERROR with a " +
-            "stream error code",
+          "a request-stream responder sends PAYLOAD and one terminal PAYLOAD(C) or ERROR " +
+            "with a stream error code",
           "",
         )],
       ]],
