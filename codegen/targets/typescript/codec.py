@@ -21,6 +21,7 @@ import jinja2
 
 from wirestream.codegen.targets.jinja import environment
 from wirestream.codegen.frontend.model import INT_TYPES, WILDCARD, Cond, IntType, Protocol
+from wirestream.codegen.targets.typescript.fit import fit_lines
 from wirestream.codegen.targets.typescript.machines import render_ts_machines
 from wirestream.codegen.targets.typescript.package import RUNTIME, render_ts_package
 from wirestream.codegen.plan.codec import (
@@ -61,6 +62,20 @@ def lit(value: int, big: bool = False) -> str:
     return text + ("n" if big else "")
 
 
+_SNAKE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+
+
+def ts_names(text: str) -> str:
+    """IDL text (a condition) naming fields by their TypeScript properties:
+    ``will_flag or will_qos == 0`` -> ``willFlag or willQos == 0``."""
+    return _SNAKE.sub(lambda found: camel(found.group()), text)
+
+
+def dec(value: int, big: bool = False) -> str:
+    """A decimal integer literal (shift counts: ``x << 10``, not ``x << 0xa``)."""
+    return str(value) + ("n" if big else "")
+
+
 def is_big(itype: IntType) -> bool:
     return itype.bits > 32
 
@@ -73,6 +88,18 @@ def view_set(itype: IntType) -> str:
     return "set" + _VIEW[itype.name]
 
 
+def offset(at: str, i: int) -> str:
+    """``at + i`` with a constant term folded (``pos + 4`` + 1 is ``pos + 5``)."""
+    if not i:
+        return at
+    found = re.fullmatch(r"(.*) \+ (\d+)", at)
+    if found and "?" not in found.group(1):
+        return f"{found.group(1)} + {int(found.group(2)) + i}"
+    if at.isdigit():
+        return str(int(at) + i)
+    return f"{at} + {i}"
+
+
 def read_at(itype: IntType, at: str) -> str:
     """An expression reading ``itype`` at ``at`` of ``data``: byte arithmetic up to 32 bits
     (no DataView to make per frame), the reader's DataView for 64 bits."""
@@ -80,7 +107,7 @@ def read_at(itype: IntType, at: str) -> str:
     def b(i: int) -> str:
         if itype.little:
             i = (itype.size or 1) - 1 - i  # the same arithmetic on the bytes reversed
-        return f"data[{at}{f' + {i}' if i else ''}]!"
+        return f"data[{offset(at, i)}]!"
 
     name = itype.name.removesuffix("le") if itype.little else itype.name
     if itype.little and name in ("u64", "i64"):
@@ -115,7 +142,7 @@ def write_at(itype: IntType, at: str, value: str) -> str:
     stores = []
     for i in range(size):
         shift = 8 * i if itype.little else 8 * (size - 1 - i)
-        where = f"{at} + {i}" if i else at
+        where = offset(at, i)
         stores.append(
             f"buf[{where}] = {value} >>> {shift};" if shift else f"buf[{where}] = {value};"
         )
@@ -394,7 +421,9 @@ class TsCond:
         if op == "not":
             return f"!{self.boolean(node.args[0])}"
         if op in ("and", "or"):
-            left, right = (self.boolean(arg) for arg in node.args)
+            # a comparison or a like chain needs no parentheses of its own: a || b === 3 || c
+            left, right = (self.boolean(arg)[1:-1] if arg.op == op or arg.op in _COMPARE
+                           else self.boolean(arg) for arg in node.args)  # fmt: skip
             return f"({left} {'&&' if op == 'and' else '||'} {right})"
         if op in _COMPARE:
             big = any(self.needs_big(arg) for arg in node.args)
@@ -590,8 +619,8 @@ def step_exprs(step: object) -> list[ExprPlan]:
 
 
 def rule_message(rec: RecordPlan, text: str, spec: str) -> str:
-    """A broken rule's message, as Python words it."""
-    return f"{rec.name}: {text} does not hold" + (f" ({spec})" if spec else "")
+    """A broken rule's message, as Python words it (the rule's names the properties')."""
+    return f"{rec.name}: {ts_names(text)} does not hold" + (f" ({spec})" if spec else "")
 
 
 def code_key(code: tuple[int, ...]) -> str:
@@ -631,9 +660,10 @@ def doc_comment(text: str, indent: int = 0) -> str:
 
 _ENV = environment(
     Path(__file__).parent / "templates",
-    filters=dict(camel=camel, lit=lit, view_get=view_get, view_set=view_set, read_at=read_at,
-                 write_at=write_at, attr_type=attr_type, attr_default=attr_default,
-                 element_type=element_type, enum_type=enum_type, array_of=array_of, expr=expr,
+    filters=dict(camel=camel, lit=lit, dec=dec, ts_names=ts_names, view_get=view_get,
+                 view_set=view_set, read_at=read_at, write_at=write_at, attr_type=attr_type,
+                 attr_default=attr_default, element_type=element_type, enum_type=enum_type,
+                 array_of=array_of, expr=expr,
                  code_key=code_key, js=js_string, js_char=js_char, doc=doc_comment, cond=cond,
                  float_read=float_read, float_write=float_write),
     tests=dict(big=is_big),
@@ -665,7 +695,8 @@ def add_imports(source: str) -> str:
 
 
 def tidy(source: str) -> str:
-    """Generated TypeScript as committed: no trailing spaces, no runs of blank lines."""
+    """Generated TypeScript as committed: no trailing spaces, no runs of blank lines, lines
+    within :data:`fit.WIDTH` columns."""
     lines = [line.rstrip() for line in source.splitlines()]
     out: list[str] = []
     for index, line in enumerate(lines):
@@ -678,7 +709,7 @@ def tidy(source: str) -> str:
         out.append(line)
     while out and not out[-1]:
         out.pop()
-    return "\n".join(out) + "\n"
+    return fit_lines("\n".join(out)) + "\n"
 
 
 def render_codec(plan: CodecPlan) -> str:

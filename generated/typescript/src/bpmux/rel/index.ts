@@ -3,7 +3,9 @@
 /**
  * BPMUX bpmux/rel (reliable ordered channel): frames, codec and stream decoder.
  *
- * Spec: shared/seeds/002_faf2c3df31445caf.txt (Aljoscha Meyer's bpmux notes); codes: https://github.com/AljoschaMeyer/bpmux-codec-rs (src/lib.rs); VarU64: https://github.com/AljoschaMeyer/varu64
+ * Spec: shared/seeds/002_faf2c3df31445caf.txt (Aljoscha Meyer's bpmux notes); codes:
+ * https://github.com/AljoschaMeyer/bpmux-codec-rs (src/lib.rs); VarU64:
+ * https://github.com/AljoschaMeyer/varu64
  */
 
 import {
@@ -27,7 +29,10 @@ import type { StreamOptions } from "@wirestream/runtime";
 
 /** Default limit of a frame's size in bytes (transport prefix excluded). */
 export const MAX_FRAME_SIZE = 16777216;
-/** Bytes of the big-endian length prefix before each frame on a byte stream; 0: frames delimit themselves. */
+/**
+ * Bytes of the big-endian length prefix before each frame on a byte stream; 0: frames delimit
+ * themselves.
+ */
 export const LENGTH_PREFIX_SIZE = 0;
 /** The encodings of a frame. */
 export const ENCODINGS: readonly string[] = ["binary"];
@@ -77,9 +82,11 @@ export interface MainCreditInit {
 }
 
 /**
- * Allow the peer to send `credit` more bytes of top-level packets. Credit: consumes none ("does not consume credit").
+ * Allow the peer to send `credit` more bytes of top-level packets. Credit: consumes none ("does not
+ * consume credit").
  *
- * Spec: seed 002, Top Level Packets: '/// Allow the peer to send `credit` more bytes of top-level packets (does not consume credit)' 'MainCredit | credit: VarU64'
+ * Spec: seed 002, Top Level Packets: '/// Allow the peer to send `credit` more bytes of top-level
+ * packets (does not consume credit)' 'MainCredit | credit: VarU64'
  *
  * Code: 0; sent by: any.
  */
@@ -112,7 +119,9 @@ export class MainCredit {
       buf[at] = 0;
       w.pos = at + 1;
     }
-    if (this.credit < 0n || this.credit > 0xffffffffffffffffn) throw new EncodeError(`MainCredit.credit: ${this.credit} is outside 0..0xffffffffffffffff`);
+    if (this.credit < 0n || this.credit > 0xffffffffffffffffn) {
+      throw new EncodeError(`MainCredit.credit: ${this.credit} is outside 0..0xffffffffffffffff`);
+    }
     w.varu64(this.credit);
   }
 }
@@ -122,9 +131,12 @@ export interface CloseInit {
 }
 
 /**
- * No more Message, Request, CreateStream, CreateSink or CreateDuplex packets will follow (the seed's "OpenStream, OpenSink, OpenDuplex" are the Create* packets). Credit: consumes none ("does not consume credit").
+ * No more Message, Request, CreateStream, CreateSink or CreateDuplex packets will follow (the
+ * seed's "OpenStream, OpenSink, OpenDuplex" are the Create* packets). Credit: consumes none ("does
+ * not consume credit").
  *
- * Spec: seed 002, Top Level Packets: '/// Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent (does not consume credit)' 'Close'
+ * Spec: seed 002, Top Level Packets: '/// Indicate that no more Message, Request, OpenStream,
+ * OpenSink, OpenDuplex packets will be sent (does not consume credit)' 'Close'
  *
  * Code: 1; sent by: any.
  */
@@ -162,9 +174,12 @@ export interface MinimumInit {
 }
 
 /**
- * The lowest top-level credit at which the sender can still fully function. Credit: consumes top-level credit (the seed states no exemption for this packet, so the default rule "Unless indicated otherwise, sending a message consumes top-level credit" applies).
+ * The lowest top-level credit at which the sender can still fully function. Credit: consumes
+ * top-level credit (the seed states no exemption for this packet, so the default rule "Unless
+ * indicated otherwise, sending a message consumes top-level credit" applies).
  *
- * Spec: seed 002, Top Level Packets: '/// Indicate the lowest credit at which you can still fully function.' 'Minimum | min_credit: VarU64'
+ * Spec: seed 002, Top Level Packets: '/// Indicate the lowest credit at which you can still fully
+ * function.' 'Minimum | min_credit: VarU64'
  *
  * Code: 2; sent by: any.
  */
@@ -197,7 +212,11 @@ export class Minimum {
       buf[at] = 2;
       w.pos = at + 1;
     }
-    if (this.minCredit < 0n || this.minCredit > 0xffffffffffffffffn) throw new EncodeError(`Minimum.min_credit: ${this.minCredit} is outside 0..0xffffffffffffffff`);
+    if (this.minCredit < 0n || this.minCredit > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `Minimum.minCredit: ${this.minCredit} is outside 0..0xffffffffffffffff`,
+      );
+    }
     w.varu64(this.minCredit);
   }
 }
@@ -207,9 +226,11 @@ export interface CancelAllInit {
 }
 
 /**
- * Same as RequestCancel and InnerCancel for every open request, stream and duplex. Credit: consumes none ("does not consume credit").
+ * Same as RequestCancel and InnerCancel for every open request, stream and duplex. Credit: consumes
+ * none ("does not consume credit").
  *
- * Spec: seed 002, Top Level Packets: '/// The same as sending RequestCancel and InnerCancel messages for all requests, streams and duplexes (does not consume credit)' 'CancelAll'
+ * Spec: seed 002, Top Level Packets: '/// The same as sending RequestCancel and InnerCancel
+ * messages for all requests, streams and duplexes (does not consume credit)' 'CancelAll'
  *
  * Code: 3; sent by: any.
  */
@@ -247,9 +268,11 @@ export interface MessageInit {
 }
 
 /**
- * A one-shot unidirectional message. Credit: consumes top-level credit (default rule: the whole packet's bytes).
+ * A one-shot unidirectional message. Credit: consumes top-level credit (default rule: the whole
+ * packet's bytes).
  *
- * Spec: seed 002, Top Level Packets: '/// Send a message to the peer (one-shot, unidirectional)' 'Message | length: VarU64 | payload: [u8; length]'
+ * Spec: seed 002, Top Level Packets: '/// Send a message to the peer (one-shot, unidirectional)'
+ * 'Message | length: VarU64 | payload: [u8; length]'
  *
  * Code: 4; sent by: any.
  */
@@ -284,7 +307,11 @@ export class Message {
     }
     {
       const raw = this.payload;
-      if (raw.length > 0xffffffffffffffff) throw new EncodeError(`Message.payload length: ${raw.length} is outside 0..0xffffffffffffffff`);
+      if (raw.length > 0xffffffffffffffff) {
+        throw new EncodeError(
+          `Message.payload length: ${raw.length} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.varu64(BigInt(raw.length));
       w.bytes(raw);
     }
@@ -297,9 +324,12 @@ export interface MessagesInit {
 }
 
 /**
- * Several messages in one packet, same as as many Message packets. Credit: consumes top-level credit (default rule).
+ * Several messages in one packet, same as as many Message packets. Credit: consumes top-level
+ * credit (default rule).
  *
- * Spec: seed 002, Top Level Packets: '/// The same as sending multiple messages. `total_length` is the remaining length of the packet (including the bytes for the length VarU64s)' 'Messages | total_length: VarU64 | (length: VarU64 | payload: [u8; length])*'
+ * Spec: seed 002, Top Level Packets: '/// The same as sending multiple messages. `total_length` is
+ * the remaining length of the packet (including the bytes for the length VarU64s)' 'Messages |
+ * total_length: VarU64 | (length: VarU64 | payload: [u8; length])*'
  *
  * Code: 5; sent by: any.
  */
@@ -338,13 +368,21 @@ export class Messages {
       for (const item of items) {
         {
           const raw = item;
-          if (raw.length > 0xffffffffffffffff) throw new EncodeError(`Messages.payloads length: ${raw.length} is outside 0..0xffffffffffffffff`);
+          if (raw.length > 0xffffffffffffffff) {
+            throw new EncodeError(
+              `Messages.payloads length: ${raw.length} is outside 0..0xffffffffffffffff`,
+            );
+          }
           sub.varu64(BigInt(raw.length));
           sub.bytes(raw);
         }
       }
       const joined = sub.finish();
-      if (joined.length > 0xffffffffffffffff) throw new EncodeError(`Messages.payloads byte length: ${joined.length} is outside 0..0xffffffffffffffff`);
+      if (joined.length > 0xffffffffffffffff) {
+        throw new EncodeError(
+          `Messages.payloads byte length: ${joined.length} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.varu64(BigInt(joined.length));
       w.bytes(joined);
     }
@@ -358,9 +396,11 @@ export interface RequestInit {
 }
 
 /**
- * A request expecting exactly one Response or ResponseError with the same req_id. Credit: consumes top-level credit (default rule).
+ * A request expecting exactly one Response or ResponseError with the same req_id. Credit: consumes
+ * top-level credit (default rule).
  *
- * Spec: seed 002, Top Level Packets: '/// Send a request to the peer (one-shot, receive a single response)' 'Request | req_id: VarU64 | length: VarU64 | payload: [u8; length]'
+ * Spec: seed 002, Top Level Packets: '/// Send a request to the peer (one-shot, receive a single
+ * response)' 'Request | req_id: VarU64 | length: VarU64 | payload: [u8; length]'
  *
  * Code: 6; sent by: any.
  */
@@ -396,11 +436,17 @@ export class Request {
       buf[at] = 6;
       w.pos = at + 1;
     }
-    if (this.reqId < 0n || this.reqId > 0xffffffffffffffffn) throw new EncodeError(`Request.req_id: ${this.reqId} is outside 0..0xffffffffffffffff`);
+    if (this.reqId < 0n || this.reqId > 0xffffffffffffffffn) {
+      throw new EncodeError(`Request.reqId: ${this.reqId} is outside 0..0xffffffffffffffff`);
+    }
     w.varu64(this.reqId);
     {
       const raw = this.payload;
-      if (raw.length > 0xffffffffffffffff) throw new EncodeError(`Request.payload length: ${raw.length} is outside 0..0xffffffffffffffff`);
+      if (raw.length > 0xffffffffffffffff) {
+        throw new EncodeError(
+          `Request.payload length: ${raw.length} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.varu64(BigInt(raw.length));
       w.bytes(raw);
     }
@@ -414,9 +460,13 @@ export interface RequestsInit {
 }
 
 /**
- * Several requests in one packet, with consecutive ids initial_req_id, initial_req_id + 1, ... Credit: consumes top-level credit (default rule).
+ * Several requests in one packet, with consecutive ids initial_req_id, initial_req_id + 1, ...
+ * Credit: consumes top-level credit (default rule).
  *
- * Spec: seed 002, Top Level Packets: '/// The same as sending multiple requests. The reqests are assigned consecutive ids, starting from `initial_req_id`. `total_length` is the remaining length of the packet (including the bytes for the length VarU64s)' 'Requests | initial_req_id: VarU64 | total_length: VarU64 | (length: VarU64 | payload: [u8; length])*'
+ * Spec: seed 002, Top Level Packets: '/// The same as sending multiple requests. The reqests are
+ * assigned consecutive ids, starting from `initial_req_id`. `total_length` is the remaining length
+ * of the packet (including the bytes for the length VarU64s)' 'Requests | initial_req_id: VarU64 |
+ * total_length: VarU64 | (length: VarU64 | payload: [u8; length])*'
  *
  * Code: 7; sent by: any.
  */
@@ -452,7 +502,11 @@ export class Requests {
       buf[at] = 7;
       w.pos = at + 1;
     }
-    if (this.initialReqId < 0n || this.initialReqId > 0xffffffffffffffffn) throw new EncodeError(`Requests.initial_req_id: ${this.initialReqId} is outside 0..0xffffffffffffffff`);
+    if (this.initialReqId < 0n || this.initialReqId > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `Requests.initialReqId: ${this.initialReqId} is outside 0..0xffffffffffffffff`,
+      );
+    }
     w.varu64(this.initialReqId);
     {
       const items = this.payloads;
@@ -460,13 +514,21 @@ export class Requests {
       for (const item of items) {
         {
           const raw = item;
-          if (raw.length > 0xffffffffffffffff) throw new EncodeError(`Requests.payloads length: ${raw.length} is outside 0..0xffffffffffffffff`);
+          if (raw.length > 0xffffffffffffffff) {
+            throw new EncodeError(
+              `Requests.payloads length: ${raw.length} is outside 0..0xffffffffffffffff`,
+            );
+          }
           sub.varu64(BigInt(raw.length));
           sub.bytes(raw);
         }
       }
       const joined = sub.finish();
-      if (joined.length > 0xffffffffffffffff) throw new EncodeError(`Requests.payloads byte length: ${joined.length} is outside 0..0xffffffffffffffff`);
+      if (joined.length > 0xffffffffffffffff) {
+        throw new EncodeError(
+          `Requests.payloads byte length: ${joined.length} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.varu64(BigInt(joined.length));
       w.bytes(joined);
     }
@@ -479,9 +541,11 @@ export interface RequestCancelInit {
 }
 
 /**
- * The sender is no longer interested in the response to req_id. Credit: consumes none ("does not consume credit").
+ * The sender is no longer interested in the response to req_id. Credit: consumes none ("does not
+ * consume credit").
  *
- * Spec: seed 002, Top Level Packets: '/// Indicate that you are no longer interested in the response to a request of a certain id (does not consume credit)' 'RequestCancel | req_id: VarU64'
+ * Spec: seed 002, Top Level Packets: '/// Indicate that you are no longer interested in the
+ * response to a request of a certain id (does not consume credit)' 'RequestCancel | req_id: VarU64'
  *
  * Code: 8; sent by: any.
  */
@@ -514,7 +578,9 @@ export class RequestCancel {
       buf[at] = 8;
       w.pos = at + 1;
     }
-    if (this.reqId < 0n || this.reqId > 0xffffffffffffffffn) throw new EncodeError(`RequestCancel.req_id: ${this.reqId} is outside 0..0xffffffffffffffff`);
+    if (this.reqId < 0n || this.reqId > 0xffffffffffffffffn) {
+      throw new EncodeError(`RequestCancel.reqId: ${this.reqId} is outside 0..0xffffffffffffffff`);
+    }
     w.varu64(this.reqId);
   }
 }
@@ -528,7 +594,8 @@ export interface ResponseInit {
 /**
  * The response to a previously received request. Credit: consumes none ("does not consume credit").
  *
- * Spec: seed 002, Top Level Packets: '/// Send the response to a previously received request (does not consume credit)' 'Response | req_id: VarU64 | length: VarU64 | payload: [u8; length]'
+ * Spec: seed 002, Top Level Packets: '/// Send the response to a previously received request (does
+ * not consume credit)' 'Response | req_id: VarU64 | length: VarU64 | payload: [u8; length]'
  *
  * Code: 9; sent by: any.
  */
@@ -564,11 +631,17 @@ export class Response {
       buf[at] = 9;
       w.pos = at + 1;
     }
-    if (this.reqId < 0n || this.reqId > 0xffffffffffffffffn) throw new EncodeError(`Response.req_id: ${this.reqId} is outside 0..0xffffffffffffffff`);
+    if (this.reqId < 0n || this.reqId > 0xffffffffffffffffn) {
+      throw new EncodeError(`Response.reqId: ${this.reqId} is outside 0..0xffffffffffffffff`);
+    }
     w.varu64(this.reqId);
     {
       const raw = this.payload;
-      if (raw.length > 0xffffffffffffffff) throw new EncodeError(`Response.payload length: ${raw.length} is outside 0..0xffffffffffffffff`);
+      if (raw.length > 0xffffffffffffffff) {
+        throw new EncodeError(
+          `Response.payload length: ${raw.length} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.varu64(BigInt(raw.length));
       w.bytes(raw);
     }
@@ -582,9 +655,11 @@ export interface ResponseErrorInit {
 }
 
 /**
- * An error answer to a previously received request. Credit: consumes none ("does not consume credit").
+ * An error answer to a previously received request. Credit: consumes none ("does not consume
+ * credit").
  *
- * Spec: seed 002, Top Level Packets: '/// Answer a previously received request with an error (does not consume credit)' 'ResponseError | req_id: VarU64 | length: VarU64 | payload: [u8; length]'
+ * Spec: seed 002, Top Level Packets: '/// Answer a previously received request with an error (does
+ * not consume credit)' 'ResponseError | req_id: VarU64 | length: VarU64 | payload: [u8; length]'
  *
  * Code: 10; sent by: any.
  */
@@ -620,11 +695,17 @@ export class ResponseError {
       buf[at] = 0xa;
       w.pos = at + 1;
     }
-    if (this.reqId < 0n || this.reqId > 0xffffffffffffffffn) throw new EncodeError(`ResponseError.req_id: ${this.reqId} is outside 0..0xffffffffffffffff`);
+    if (this.reqId < 0n || this.reqId > 0xffffffffffffffffn) {
+      throw new EncodeError(`ResponseError.reqId: ${this.reqId} is outside 0..0xffffffffffffffff`);
+    }
     w.varu64(this.reqId);
     {
       const raw = this.payload;
-      if (raw.length > 0xffffffffffffffff) throw new EncodeError(`ResponseError.payload length: ${raw.length} is outside 0..0xffffffffffffffff`);
+      if (raw.length > 0xffffffffffffffff) {
+        throw new EncodeError(
+          `ResponseError.payload length: ${raw.length} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.varu64(BigInt(raw.length));
       w.bytes(raw);
     }
@@ -639,9 +720,11 @@ export interface CreateStreamInit {
 }
 
 /**
- * Open a stream from the peer (the peer sends items) under inner_id, granting it initial inner credit. Credit: consumes top-level credit (default rule).
+ * Open a stream from the peer (the peer sends items) under inner_id, granting it initial inner
+ * credit. Credit: consumes top-level credit (default rule).
  *
- * Spec: seed 002, Top Level Packets: '/// Create a stream from the peer, with initial credit' 'CreateStream | inner_id: VarU64 | credit: VarU64 | length: VarU64 | payload: [u8; length]'
+ * Spec: seed 002, Top Level Packets: '/// Create a stream from the peer, with initial credit'
+ * 'CreateStream | inner_id: VarU64 | credit: VarU64 | length: VarU64 | payload: [u8; length]'
  *
  * Code: 11; sent by: any.
  */
@@ -680,13 +763,23 @@ export class CreateStream {
       buf[at] = 0xb;
       w.pos = at + 1;
     }
-    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`CreateStream.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
+    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `CreateStream.innerId: ${this.innerId} is outside 0..0xffffffffffffffff`,
+      );
+    }
     w.varu64(this.innerId);
-    if (this.credit < 0n || this.credit > 0xffffffffffffffffn) throw new EncodeError(`CreateStream.credit: ${this.credit} is outside 0..0xffffffffffffffff`);
+    if (this.credit < 0n || this.credit > 0xffffffffffffffffn) {
+      throw new EncodeError(`CreateStream.credit: ${this.credit} is outside 0..0xffffffffffffffff`);
+    }
     w.varu64(this.credit);
     {
       const raw = this.payload;
-      if (raw.length > 0xffffffffffffffff) throw new EncodeError(`CreateStream.payload length: ${raw.length} is outside 0..0xffffffffffffffff`);
+      if (raw.length > 0xffffffffffffffff) {
+        throw new EncodeError(
+          `CreateStream.payload length: ${raw.length} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.varu64(BigInt(raw.length));
       w.bytes(raw);
     }
@@ -700,9 +793,12 @@ export interface CreateSinkInit {
 }
 
 /**
- * Open a sink to the peer (the sender sends items, once the peer grants inner credit). Credit: consumes top-level credit (default rule). The TODO "include min-credit in CreateSink and CreateDuplex" is not applied: seed layout.
+ * Open a sink to the peer (the sender sends items, once the peer grants inner credit). Credit:
+ * consumes top-level credit (default rule). The TODO "include min-credit in CreateSink and
+ * CreateDuplex" is not applied: seed layout.
  *
- * Spec: seed 002, Top Level Packets: '/// Create a sink to the peer' 'CreateSink | inner_id: VarU64 | length: VarU64 | payload: [u8; length]'
+ * Spec: seed 002, Top Level Packets: '/// Create a sink to the peer' 'CreateSink | inner_id: VarU64
+ * | length: VarU64 | payload: [u8; length]'
  *
  * Code: 12; sent by: any.
  */
@@ -738,11 +834,17 @@ export class CreateSink {
       buf[at] = 0xc;
       w.pos = at + 1;
     }
-    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`CreateSink.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
+    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) {
+      throw new EncodeError(`CreateSink.innerId: ${this.innerId} is outside 0..0xffffffffffffffff`);
+    }
     w.varu64(this.innerId);
     {
       const raw = this.payload;
-      if (raw.length > 0xffffffffffffffff) throw new EncodeError(`CreateSink.payload length: ${raw.length} is outside 0..0xffffffffffffffff`);
+      if (raw.length > 0xffffffffffffffff) {
+        throw new EncodeError(
+          `CreateSink.payload length: ${raw.length} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.varu64(BigInt(raw.length));
       w.bytes(raw);
     }
@@ -757,9 +859,16 @@ export interface GreedySinkInit {
 }
 
 /**
- * OUR LAYOUT (the seed only has TODO items for it): CreateSink plus items sent right away, paid with top-level credit instead of waiting for inner credit. The items are in the batch form of Messages (total_length, then length-prefixed items). The seed's "peer replies how many of these items it accepted" reply has no code and is not modelled. Credit: consumes top-level credit (the whole packet, items included).
+ * OUR LAYOUT (the seed only has TODO items for it): CreateSink plus items sent right away, paid
+ * with top-level credit instead of waiting for inner credit. The items are in the batch form of
+ * Messages (total_length, then length-prefixed items). The seed's "peer replies how many of these
+ * items it accepted" reply has no code and is not modelled. Credit: consumes top-level credit (the
+ * whole packet, items included).
  *
- * Spec: seed 002, TODO: '- add greedy sending versions of CreateSink and CreateDuplex' '- consume top-level credit to attach any number of items to directly send' '- peer replies how many of these items it accepted (the dropped ones should be resent using inner credit)'; code 13 = GREEDY_SINK in bpmux-codec-rs
+ * Spec: seed 002, TODO: '- add greedy sending versions of CreateSink and CreateDuplex' '- consume
+ * top-level credit to attach any number of items to directly send' '- peer replies how many of
+ * these items it accepted (the dropped ones should be resent using inner credit)'; code 13 =
+ * GREEDY_SINK in bpmux-codec-rs
  *
  * Code: 13; sent by: any.
  */
@@ -798,11 +907,17 @@ export class GreedySink {
       buf[at] = 0xd;
       w.pos = at + 1;
     }
-    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`GreedySink.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
+    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) {
+      throw new EncodeError(`GreedySink.innerId: ${this.innerId} is outside 0..0xffffffffffffffff`);
+    }
     w.varu64(this.innerId);
     {
       const raw = this.payload;
-      if (raw.length > 0xffffffffffffffff) throw new EncodeError(`GreedySink.payload length: ${raw.length} is outside 0..0xffffffffffffffff`);
+      if (raw.length > 0xffffffffffffffff) {
+        throw new EncodeError(
+          `GreedySink.payload length: ${raw.length} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.varu64(BigInt(raw.length));
       w.bytes(raw);
     }
@@ -812,13 +927,21 @@ export class GreedySink {
       for (const item of items) {
         {
           const raw = item;
-          if (raw.length > 0xffffffffffffffff) throw new EncodeError(`GreedySink.items length: ${raw.length} is outside 0..0xffffffffffffffff`);
+          if (raw.length > 0xffffffffffffffff) {
+            throw new EncodeError(
+              `GreedySink.items length: ${raw.length} is outside 0..0xffffffffffffffff`,
+            );
+          }
           sub.varu64(BigInt(raw.length));
           sub.bytes(raw);
         }
       }
       const joined = sub.finish();
-      if (joined.length > 0xffffffffffffffff) throw new EncodeError(`GreedySink.items byte length: ${joined.length} is outside 0..0xffffffffffffffff`);
+      if (joined.length > 0xffffffffffffffff) {
+        throw new EncodeError(
+          `GreedySink.items byte length: ${joined.length} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.varu64(BigInt(joined.length));
       w.bytes(joined);
     }
@@ -833,9 +956,12 @@ export interface CreateDuplexInit {
 }
 
 /**
- * Open a duplex (sink + stream) with the peer, granting initial inner credit for the stream half. Credit: consumes top-level credit (default rule).
+ * Open a duplex (sink + stream) with the peer, granting initial inner credit for the stream half.
+ * Credit: consumes top-level credit (default rule).
  *
- * Spec: seed 002, Top Level Packets: '/// Create a duplex with the peer, with initial credit for the stream half' 'CreateDuplex | inner_id: VarU64 | credit: VarU64 | length: VarU64 | payload: [u8; length]'
+ * Spec: seed 002, Top Level Packets: '/// Create a duplex with the peer, with initial credit for
+ * the stream half' 'CreateDuplex | inner_id: VarU64 | credit: VarU64 | length: VarU64 | payload:
+ * [u8; length]'
  *
  * Code: 14; sent by: any.
  */
@@ -874,13 +1000,23 @@ export class CreateDuplex {
       buf[at] = 0xe;
       w.pos = at + 1;
     }
-    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`CreateDuplex.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
+    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `CreateDuplex.innerId: ${this.innerId} is outside 0..0xffffffffffffffff`,
+      );
+    }
     w.varu64(this.innerId);
-    if (this.credit < 0n || this.credit > 0xffffffffffffffffn) throw new EncodeError(`CreateDuplex.credit: ${this.credit} is outside 0..0xffffffffffffffff`);
+    if (this.credit < 0n || this.credit > 0xffffffffffffffffn) {
+      throw new EncodeError(`CreateDuplex.credit: ${this.credit} is outside 0..0xffffffffffffffff`);
+    }
     w.varu64(this.credit);
     {
       const raw = this.payload;
-      if (raw.length > 0xffffffffffffffff) throw new EncodeError(`CreateDuplex.payload length: ${raw.length} is outside 0..0xffffffffffffffff`);
+      if (raw.length > 0xffffffffffffffff) {
+        throw new EncodeError(
+          `CreateDuplex.payload length: ${raw.length} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.varu64(BigInt(raw.length));
       w.bytes(raw);
     }
@@ -896,9 +1032,13 @@ export interface GreedyDuplexInit {
 }
 
 /**
- * OUR LAYOUT (the seed only has TODO items for it): CreateDuplex plus items sent right away down its sink half, paid with top-level credit. Items in the batch form of Messages. Credit: consumes top-level credit (the whole packet, items included).
+ * OUR LAYOUT (the seed only has TODO items for it): CreateDuplex plus items sent right away down
+ * its sink half, paid with top-level credit. Items in the batch form of Messages. Credit: consumes
+ * top-level credit (the whole packet, items included).
  *
- * Spec: seed 002, TODO: '- add greedy sending versions of CreateSink and CreateDuplex' '- consume top-level credit to attach any number of items to directly send'; code 15 = GREEDY_DUPLEX in bpmux-codec-rs
+ * Spec: seed 002, TODO: '- add greedy sending versions of CreateSink and CreateDuplex' '- consume
+ * top-level credit to attach any number of items to directly send'; code 15 = GREEDY_DUPLEX in
+ * bpmux-codec-rs
  *
  * Code: 15; sent by: any.
  */
@@ -940,13 +1080,23 @@ export class GreedyDuplex {
       buf[at] = 0xf;
       w.pos = at + 1;
     }
-    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`GreedyDuplex.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
+    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `GreedyDuplex.innerId: ${this.innerId} is outside 0..0xffffffffffffffff`,
+      );
+    }
     w.varu64(this.innerId);
-    if (this.credit < 0n || this.credit > 0xffffffffffffffffn) throw new EncodeError(`GreedyDuplex.credit: ${this.credit} is outside 0..0xffffffffffffffff`);
+    if (this.credit < 0n || this.credit > 0xffffffffffffffffn) {
+      throw new EncodeError(`GreedyDuplex.credit: ${this.credit} is outside 0..0xffffffffffffffff`);
+    }
     w.varu64(this.credit);
     {
       const raw = this.payload;
-      if (raw.length > 0xffffffffffffffff) throw new EncodeError(`GreedyDuplex.payload length: ${raw.length} is outside 0..0xffffffffffffffff`);
+      if (raw.length > 0xffffffffffffffff) {
+        throw new EncodeError(
+          `GreedyDuplex.payload length: ${raw.length} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.varu64(BigInt(raw.length));
       w.bytes(raw);
     }
@@ -956,13 +1106,21 @@ export class GreedyDuplex {
       for (const item of items) {
         {
           const raw = item;
-          if (raw.length > 0xffffffffffffffff) throw new EncodeError(`GreedyDuplex.items length: ${raw.length} is outside 0..0xffffffffffffffff`);
+          if (raw.length > 0xffffffffffffffff) {
+            throw new EncodeError(
+              `GreedyDuplex.items length: ${raw.length} is outside 0..0xffffffffffffffff`,
+            );
+          }
           sub.varu64(BigInt(raw.length));
           sub.bytes(raw);
         }
       }
       const joined = sub.finish();
-      if (joined.length > 0xffffffffffffffff) throw new EncodeError(`GreedyDuplex.items byte length: ${joined.length} is outside 0..0xffffffffffffffff`);
+      if (joined.length > 0xffffffffffffffff) {
+        throw new EncodeError(
+          `GreedyDuplex.items byte length: ${joined.length} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.varu64(BigInt(joined.length));
       w.bytes(joined);
     }
@@ -976,9 +1134,11 @@ export interface InnerCreditInit {
 }
 
 /**
- * Allow the peer to send `credit` more bytes of inner packets on inner_id. Credit: consumes none ("does not consume credit").
+ * Allow the peer to send `credit` more bytes of inner packets on inner_id. Credit: consumes none
+ * ("does not consume credit").
  *
- * Spec: seed 002, Inner Packets: '/// Allow the peer to send `credit` more bytes of stream-level packets (does not consume credit)' 'InnerCredit | inner_id: VarU64 | credit: VarU64'
+ * Spec: seed 002, Inner Packets: '/// Allow the peer to send `credit` more bytes of stream-level
+ * packets (does not consume credit)' 'InnerCredit | inner_id: VarU64 | credit: VarU64'
  *
  * Code: 16; sent by: any.
  */
@@ -1014,9 +1174,15 @@ export class InnerCredit {
       buf[at] = 0x10;
       w.pos = at + 1;
     }
-    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`InnerCredit.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
+    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `InnerCredit.innerId: ${this.innerId} is outside 0..0xffffffffffffffff`,
+      );
+    }
     w.varu64(this.innerId);
-    if (this.credit < 0n || this.credit > 0xffffffffffffffffn) throw new EncodeError(`InnerCredit.credit: ${this.credit} is outside 0..0xffffffffffffffff`);
+    if (this.credit < 0n || this.credit > 0xffffffffffffffffn) {
+      throw new EncodeError(`InnerCredit.credit: ${this.credit} is outside 0..0xffffffffffffffff`);
+    }
     w.varu64(this.credit);
   }
 }
@@ -1029,7 +1195,8 @@ export interface InnerCancelInit {
 /**
  * No more items wanted on inner_id. Credit: consumes none ("does not consume credit").
  *
- * Spec: seed 002, Inner Packets: '/// Indicate that you are no longer interested in more items over a stream (does not consume credit)' 'InnerCancel | inner_id: VarU64'
+ * Spec: seed 002, Inner Packets: '/// Indicate that you are no longer interested in more items over
+ * a stream (does not consume credit)' 'InnerCancel | inner_id: VarU64'
  *
  * Code: 17; sent by: any.
  */
@@ -1062,7 +1229,11 @@ export class InnerCancel {
       buf[at] = 0x11;
       w.pos = at + 1;
     }
-    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`InnerCancel.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
+    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `InnerCancel.innerId: ${this.innerId} is outside 0..0xffffffffffffffff`,
+      );
+    }
     w.varu64(this.innerId);
   }
 }
@@ -1074,9 +1245,11 @@ export interface InnerItemInit {
 }
 
 /**
- * One item on inner_id (the seed names this field stream_id; it is the inner id). Credit: consumes inner credit.
+ * One item on inner_id (the seed names this field stream_id; it is the inner id). Credit: consumes
+ * inner credit.
  *
- * Spec: seed 002, Inner Packets: '/// Send an item over a stream' 'InnerItem | stream_id: VarU64 | length: VarU64 | payload: [u8; length]'
+ * Spec: seed 002, Inner Packets: '/// Send an item over a stream' 'InnerItem | stream_id: VarU64 |
+ * length: VarU64 | payload: [u8; length]'
  *
  * Code: 18; sent by: any.
  */
@@ -1112,11 +1285,17 @@ export class InnerItem {
       buf[at] = 0x12;
       w.pos = at + 1;
     }
-    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`InnerItem.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
+    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) {
+      throw new EncodeError(`InnerItem.innerId: ${this.innerId} is outside 0..0xffffffffffffffff`);
+    }
     w.varu64(this.innerId);
     {
       const raw = this.payload;
-      if (raw.length > 0xffffffffffffffff) throw new EncodeError(`InnerItem.payload length: ${raw.length} is outside 0..0xffffffffffffffff`);
+      if (raw.length > 0xffffffffffffffff) {
+        throw new EncodeError(
+          `InnerItem.payload length: ${raw.length} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.varu64(BigInt(raw.length));
       w.bytes(raw);
     }
@@ -1132,7 +1311,9 @@ export interface InnerItemsInit {
 /**
  * Several items on inner_id in one packet. Credit: consumes inner credit.
  *
- * Spec: seed 002, Inner Packets: '/// Send multiple items over a stream. `total_length` is the remaining length of the packet (including the bytes for the length VarU64s)' 'InnerItems | inner_id: VarU64 | total_length: VarU64 | (length: VarU64 | payload: [u8; length])*'
+ * Spec: seed 002, Inner Packets: '/// Send multiple items over a stream. `total_length` is the
+ * remaining length of the packet (including the bytes for the length VarU64s)' 'InnerItems |
+ * inner_id: VarU64 | total_length: VarU64 | (length: VarU64 | payload: [u8; length])*'
  *
  * Code: 19; sent by: any.
  */
@@ -1168,7 +1349,9 @@ export class InnerItems {
       buf[at] = 0x13;
       w.pos = at + 1;
     }
-    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`InnerItems.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
+    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) {
+      throw new EncodeError(`InnerItems.innerId: ${this.innerId} is outside 0..0xffffffffffffffff`);
+    }
     w.varu64(this.innerId);
     {
       const items = this.payloads;
@@ -1176,13 +1359,21 @@ export class InnerItems {
       for (const item of items) {
         {
           const raw = item;
-          if (raw.length > 0xffffffffffffffff) throw new EncodeError(`InnerItems.payloads length: ${raw.length} is outside 0..0xffffffffffffffff`);
+          if (raw.length > 0xffffffffffffffff) {
+            throw new EncodeError(
+              `InnerItems.payloads length: ${raw.length} is outside 0..0xffffffffffffffff`,
+            );
+          }
           sub.varu64(BigInt(raw.length));
           sub.bytes(raw);
         }
       }
       const joined = sub.finish();
-      if (joined.length > 0xffffffffffffffff) throw new EncodeError(`InnerItems.payloads byte length: ${joined.length} is outside 0..0xffffffffffffffff`);
+      if (joined.length > 0xffffffffffffffff) {
+        throw new EncodeError(
+          `InnerItems.payloads byte length: ${joined.length} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.varu64(BigInt(joined.length));
       w.bytes(joined);
     }
@@ -1195,9 +1386,11 @@ export interface InnerEndInit {
 }
 
 /**
- * No more items will be sent on inner_id (the seed names this field stream_id). Credit: consumes inner credit (the section rule; the seed states no exemption).
+ * No more items will be sent on inner_id (the seed names this field stream_id). Credit: consumes
+ * inner credit (the section rule; the seed states no exemption).
  *
- * Spec: seed 002, Inner Packets: '/// Signal that no more items will be sent over a stream' 'InnerEnd | stream_id: VarU64'
+ * Spec: seed 002, Inner Packets: '/// Signal that no more items will be sent over a stream'
+ * 'InnerEnd | stream_id: VarU64'
  *
  * Code: 20; sent by: any.
  */
@@ -1230,7 +1423,9 @@ export class InnerEnd {
       buf[at] = 0x14;
       w.pos = at + 1;
     }
-    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`InnerEnd.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
+    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) {
+      throw new EncodeError(`InnerEnd.innerId: ${this.innerId} is outside 0..0xffffffffffffffff`);
+    }
     w.varu64(this.innerId);
   }
 }
@@ -1242,9 +1437,11 @@ export interface InnerErrorInit {
 }
 
 /**
- * End inner_id with an error (InnerEnd with a payload; the seed names the field stream_id). Credit: consumes inner credit.
+ * End inner_id with an error (InnerEnd with a payload; the seed names the field stream_id). Credit:
+ * consumes inner credit.
  *
- * Spec: seed 002, Inner Packets: '/// Signal an error over a stream (same as InnerEnd, but with a payload)' 'InnerError | stream_id: VarU64 | length: VarU64 | payload: [u8; length]'
+ * Spec: seed 002, Inner Packets: '/// Signal an error over a stream (same as InnerEnd, but with a
+ * payload)' 'InnerError | stream_id: VarU64 | length: VarU64 | payload: [u8; length]'
  *
  * Code: 21; sent by: any.
  */
@@ -1280,11 +1477,17 @@ export class InnerError {
       buf[at] = 0x15;
       w.pos = at + 1;
     }
-    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) throw new EncodeError(`InnerError.inner_id: ${this.innerId} is outside 0..0xffffffffffffffff`);
+    if (this.innerId < 0n || this.innerId > 0xffffffffffffffffn) {
+      throw new EncodeError(`InnerError.innerId: ${this.innerId} is outside 0..0xffffffffffffffff`);
+    }
     w.varu64(this.innerId);
     {
       const raw = this.payload;
-      if (raw.length > 0xffffffffffffffff) throw new EncodeError(`InnerError.payload length: ${raw.length} is outside 0..0xffffffffffffffff`);
+      if (raw.length > 0xffffffffffffffff) {
+        throw new EncodeError(
+          `InnerError.payload length: ${raw.length} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.varu64(BigInt(raw.length));
       w.bytes(raw);
     }
@@ -1318,11 +1521,17 @@ export class UnknownFrame {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.code;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`UnknownFrame.packet_type: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) {
+        throw new EncodeError(`UnknownFrame.packetType: ${i0} is outside 0..0xff`);
+      }
       buf[at] = i0;
       w.pos = at + 1;
     }
-    if (this.body.length > 0xffffffffffffffff) throw new EncodeError(`UnknownFrame.body length: ${this.body.length} is outside 0..0xffffffffffffffff`);
+    if (this.body.length > 0xffffffffffffffff) {
+      throw new EncodeError(
+        `UnknownFrame.body length: ${this.body.length} is outside 0..0xffffffffffffffff`,
+      );
+    }
     w.varu64(BigInt(this.body.length));
     w.bytes(this.body);
   }
@@ -1352,8 +1561,8 @@ export type Frame =
   | InnerItems
   | InnerEnd
   | InnerError
-  | UnknownFrame
-  ;
+  | UnknownFrame;
+
 function _decodeMainCredit(r: Reader, end: number, ctx: Context | undefined): MainCredit {
   const data = r.data;
   let pos = r.pos;
@@ -1405,7 +1614,9 @@ function _decodeMessage(r: Reader, end: number, ctx: Context | undefined): Messa
       pos = r.pos;
       n = Number(big);
     }
-    if (n > end - pos) throw new Truncated(`Message.payload: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`Message.payload: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_payload = data.subarray(pos, pos + n);
     pos += n;
   }
@@ -1429,7 +1640,12 @@ function _decodeMessages(r: Reader, end: number, ctx: Context | undefined): Mess
       length = Number(big);
     }
     if (length < 0) throw new InvalidValue(`Messages.payloads: negative byte length ${length}`);
-    if (length > end - pos) throw new Truncated(`Messages.payloads: ${length} bytes declared, ${end - pos} left`, pos + length);
+    if (length > end - pos) {
+      throw new Truncated(
+        `Messages.payloads: ${length} bytes declared, ${end - pos} left`,
+        pos + length,
+      );
+    }
     const stop = pos + length;
     try {
       while (pos < stop) {
@@ -1443,14 +1659,21 @@ function _decodeMessages(r: Reader, end: number, ctx: Context | undefined): Mess
             pos = r.pos;
             n = Number(big);
           }
-          if (n > stop - pos) throw new Truncated(`Messages.payloads: ${n} bytes declared, ${stop - pos} left`, pos + n);
+          if (n > stop - pos) {
+            throw new Truncated(
+              `Messages.payloads: ${n} bytes declared, ${stop - pos} left`,
+              pos + n,
+            );
+          }
           item = data.subarray(pos, pos + n);
           pos += n;
         }
         items.push(item);
       }
     } catch (error) {
-      if (error instanceof Truncated) throw new InvalidValue("Messages.payloads: an element overruns the sequence's byte length");
+      if (error instanceof Truncated) {
+        throw new InvalidValue("Messages.payloads: an element overruns the sequence's byte length");
+      }
       throw error;
     }
     v_payloads = items;
@@ -1478,7 +1701,9 @@ function _decodeRequest(r: Reader, end: number, ctx: Context | undefined): Reque
       pos = r.pos;
       n = Number(big);
     }
-    if (n > end - pos) throw new Truncated(`Request.payload: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`Request.payload: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_payload = data.subarray(pos, pos + n);
     pos += n;
   }
@@ -1507,7 +1732,12 @@ function _decodeRequests(r: Reader, end: number, ctx: Context | undefined): Requ
       length = Number(big);
     }
     if (length < 0) throw new InvalidValue(`Requests.payloads: negative byte length ${length}`);
-    if (length > end - pos) throw new Truncated(`Requests.payloads: ${length} bytes declared, ${end - pos} left`, pos + length);
+    if (length > end - pos) {
+      throw new Truncated(
+        `Requests.payloads: ${length} bytes declared, ${end - pos} left`,
+        pos + length,
+      );
+    }
     const stop = pos + length;
     try {
       while (pos < stop) {
@@ -1521,14 +1751,21 @@ function _decodeRequests(r: Reader, end: number, ctx: Context | undefined): Requ
             pos = r.pos;
             n = Number(big);
           }
-          if (n > stop - pos) throw new Truncated(`Requests.payloads: ${n} bytes declared, ${stop - pos} left`, pos + n);
+          if (n > stop - pos) {
+            throw new Truncated(
+              `Requests.payloads: ${n} bytes declared, ${stop - pos} left`,
+              pos + n,
+            );
+          }
           item = data.subarray(pos, pos + n);
           pos += n;
         }
         items.push(item);
       }
     } catch (error) {
-      if (error instanceof Truncated) throw new InvalidValue("Requests.payloads: an element overruns the sequence's byte length");
+      if (error instanceof Truncated) {
+        throw new InvalidValue("Requests.payloads: an element overruns the sequence's byte length");
+      }
       throw error;
     }
     v_payloads = items;
@@ -1568,7 +1805,9 @@ function _decodeResponse(r: Reader, end: number, ctx: Context | undefined): Resp
       pos = r.pos;
       n = Number(big);
     }
-    if (n > end - pos) throw new Truncated(`Response.payload: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`Response.payload: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_payload = data.subarray(pos, pos + n);
     pos += n;
   }
@@ -1595,7 +1834,9 @@ function _decodeResponseError(r: Reader, end: number, ctx: Context | undefined):
       pos = r.pos;
       n = Number(big);
     }
-    if (n > end - pos) throw new Truncated(`ResponseError.payload: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`ResponseError.payload: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_payload = data.subarray(pos, pos + n);
     pos += n;
   }
@@ -1627,7 +1868,9 @@ function _decodeCreateStream(r: Reader, end: number, ctx: Context | undefined): 
       pos = r.pos;
       n = Number(big);
     }
-    if (n > end - pos) throw new Truncated(`CreateStream.payload: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`CreateStream.payload: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_payload = data.subarray(pos, pos + n);
     pos += n;
   }
@@ -1654,7 +1897,9 @@ function _decodeCreateSink(r: Reader, end: number, ctx: Context | undefined): Cr
       pos = r.pos;
       n = Number(big);
     }
-    if (n > end - pos) throw new Truncated(`CreateSink.payload: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`CreateSink.payload: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_payload = data.subarray(pos, pos + n);
     pos += n;
   }
@@ -1681,7 +1926,9 @@ function _decodeGreedySink(r: Reader, end: number, ctx: Context | undefined): Gr
       pos = r.pos;
       n = Number(big);
     }
-    if (n > end - pos) throw new Truncated(`GreedySink.payload: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`GreedySink.payload: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_payload = data.subarray(pos, pos + n);
     pos += n;
   }
@@ -1698,7 +1945,12 @@ function _decodeGreedySink(r: Reader, end: number, ctx: Context | undefined): Gr
       length = Number(big);
     }
     if (length < 0) throw new InvalidValue(`GreedySink.items: negative byte length ${length}`);
-    if (length > end - pos) throw new Truncated(`GreedySink.items: ${length} bytes declared, ${end - pos} left`, pos + length);
+    if (length > end - pos) {
+      throw new Truncated(
+        `GreedySink.items: ${length} bytes declared, ${end - pos} left`,
+        pos + length,
+      );
+    }
     const stop = pos + length;
     try {
       while (pos < stop) {
@@ -1712,14 +1964,21 @@ function _decodeGreedySink(r: Reader, end: number, ctx: Context | undefined): Gr
             pos = r.pos;
             n = Number(big);
           }
-          if (n > stop - pos) throw new Truncated(`GreedySink.items: ${n} bytes declared, ${stop - pos} left`, pos + n);
+          if (n > stop - pos) {
+            throw new Truncated(
+              `GreedySink.items: ${n} bytes declared, ${stop - pos} left`,
+              pos + n,
+            );
+          }
           item = data.subarray(pos, pos + n);
           pos += n;
         }
         items.push(item);
       }
     } catch (error) {
-      if (error instanceof Truncated) throw new InvalidValue("GreedySink.items: an element overruns the sequence's byte length");
+      if (error instanceof Truncated) {
+        throw new InvalidValue("GreedySink.items: an element overruns the sequence's byte length");
+      }
       throw error;
     }
     v_items = items;
@@ -1752,7 +2011,9 @@ function _decodeCreateDuplex(r: Reader, end: number, ctx: Context | undefined): 
       pos = r.pos;
       n = Number(big);
     }
-    if (n > end - pos) throw new Truncated(`CreateDuplex.payload: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`CreateDuplex.payload: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_payload = data.subarray(pos, pos + n);
     pos += n;
   }
@@ -1784,7 +2045,9 @@ function _decodeGreedyDuplex(r: Reader, end: number, ctx: Context | undefined): 
       pos = r.pos;
       n = Number(big);
     }
-    if (n > end - pos) throw new Truncated(`GreedyDuplex.payload: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`GreedyDuplex.payload: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_payload = data.subarray(pos, pos + n);
     pos += n;
   }
@@ -1801,7 +2064,12 @@ function _decodeGreedyDuplex(r: Reader, end: number, ctx: Context | undefined): 
       length = Number(big);
     }
     if (length < 0) throw new InvalidValue(`GreedyDuplex.items: negative byte length ${length}`);
-    if (length > end - pos) throw new Truncated(`GreedyDuplex.items: ${length} bytes declared, ${end - pos} left`, pos + length);
+    if (length > end - pos) {
+      throw new Truncated(
+        `GreedyDuplex.items: ${length} bytes declared, ${end - pos} left`,
+        pos + length,
+      );
+    }
     const stop = pos + length;
     try {
       while (pos < stop) {
@@ -1815,21 +2083,35 @@ function _decodeGreedyDuplex(r: Reader, end: number, ctx: Context | undefined): 
             pos = r.pos;
             n = Number(big);
           }
-          if (n > stop - pos) throw new Truncated(`GreedyDuplex.items: ${n} bytes declared, ${stop - pos} left`, pos + n);
+          if (n > stop - pos) {
+            throw new Truncated(
+              `GreedyDuplex.items: ${n} bytes declared, ${stop - pos} left`,
+              pos + n,
+            );
+          }
           item = data.subarray(pos, pos + n);
           pos += n;
         }
         items.push(item);
       }
     } catch (error) {
-      if (error instanceof Truncated) throw new InvalidValue("GreedyDuplex.items: an element overruns the sequence's byte length");
+      if (error instanceof Truncated) {
+        throw new InvalidValue(
+          "GreedyDuplex.items: an element overruns the sequence's byte length",
+        );
+      }
       throw error;
     }
     v_items = items;
   }
 
   r.pos = pos;
-  return new GreedyDuplex({ innerId: v_innerId, credit: v_credit, payload: v_payload, items: v_items });
+  return new GreedyDuplex({
+    innerId: v_innerId,
+    credit: v_credit,
+    payload: v_payload,
+    items: v_items,
+  });
 }
 
 function _decodeInnerCredit(r: Reader, end: number, ctx: Context | undefined): InnerCredit {
@@ -1879,7 +2161,9 @@ function _decodeInnerItem(r: Reader, end: number, ctx: Context | undefined): Inn
       pos = r.pos;
       n = Number(big);
     }
-    if (n > end - pos) throw new Truncated(`InnerItem.payload: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`InnerItem.payload: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_payload = data.subarray(pos, pos + n);
     pos += n;
   }
@@ -1908,7 +2192,12 @@ function _decodeInnerItems(r: Reader, end: number, ctx: Context | undefined): In
       length = Number(big);
     }
     if (length < 0) throw new InvalidValue(`InnerItems.payloads: negative byte length ${length}`);
-    if (length > end - pos) throw new Truncated(`InnerItems.payloads: ${length} bytes declared, ${end - pos} left`, pos + length);
+    if (length > end - pos) {
+      throw new Truncated(
+        `InnerItems.payloads: ${length} bytes declared, ${end - pos} left`,
+        pos + length,
+      );
+    }
     const stop = pos + length;
     try {
       while (pos < stop) {
@@ -1922,14 +2211,23 @@ function _decodeInnerItems(r: Reader, end: number, ctx: Context | undefined): In
             pos = r.pos;
             n = Number(big);
           }
-          if (n > stop - pos) throw new Truncated(`InnerItems.payloads: ${n} bytes declared, ${stop - pos} left`, pos + n);
+          if (n > stop - pos) {
+            throw new Truncated(
+              `InnerItems.payloads: ${n} bytes declared, ${stop - pos} left`,
+              pos + n,
+            );
+          }
           item = data.subarray(pos, pos + n);
           pos += n;
         }
         items.push(item);
       }
     } catch (error) {
-      if (error instanceof Truncated) throw new InvalidValue("InnerItems.payloads: an element overruns the sequence's byte length");
+      if (error instanceof Truncated) {
+        throw new InvalidValue(
+          "InnerItems.payloads: an element overruns the sequence's byte length",
+        );
+      }
       throw error;
     }
     v_payloads = items;
@@ -1969,7 +2267,9 @@ function _decodeInnerError(r: Reader, end: number, ctx: Context | undefined): In
       pos = r.pos;
       n = Number(big);
     }
-    if (n > end - pos) throw new Truncated(`InnerError.payload: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`InnerError.payload: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_payload = data.subarray(pos, pos + n);
     pos += n;
   }
@@ -1978,7 +2278,12 @@ function _decodeInnerError(r: Reader, end: number, ctx: Context | undefined): In
   return new InnerError({ innerId: v_innerId, payload: v_payload });
 }
 
-function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: string | undefined): Frame {
+function _decodeFrame(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  sender: string | undefined,
+): Frame {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 1) throw new Truncated("header: input ends inside the frame", pos + 1);
@@ -2044,7 +2349,9 @@ function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: 
     length = Number(big);
   }
 
-  if (length > end - pos) throw new Truncated(`unknown frame ${key}: ${length} bytes declared`, pos + length);
+  if (length > end - pos) {
+    throw new Truncated(`unknown frame ${key}: ${length} bytes declared`, pos + length);
+  }
   r.pos = pos + length;
   return new UnknownFrame({ code: key, body: data.subarray(pos, pos + length) });
 }
@@ -2070,7 +2377,9 @@ export function decode(data: Uint8Array, ctx?: Context, sender?: "client" | "ser
   const r = new Reader(data, 0);
   const frame = _decodeFrame(r, data.length, ctx, sender);
   if (r.pos !== data.length) {
-    throw new TrailingBytes(`${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`);
+    throw new TrailingBytes(
+      `${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`,
+    );
   }
   return frame;
 }

@@ -217,109 +217,145 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.LOCAL_CLOSED, Message, [
         [null, new Illegal(
           "we sent Close: no more messages, requests or new streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch " +
+            "forms count as their parts)",
         )],
       ]],
       [ConnectionState.BOTH_CLOSED, Message, [
         [null, new Illegal(
           "we sent Close: no more messages, requests or new streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch " +
+            "forms count as their parts)",
         )],
       ]],
       [ConnectionState.LOCAL_CLOSED, Messages, [
         [null, new Illegal(
           "we sent Close: no more messages, requests or new streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch " +
+            "forms count as their parts)",
         )],
       ]],
       [ConnectionState.BOTH_CLOSED, Messages, [
         [null, new Illegal(
           "we sent Close: no more messages, requests or new streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch " +
+            "forms count as their parts)",
         )],
       ]],
       [ConnectionState.LOCAL_CLOSED, Request, [
         [null, new Illegal(
           "we sent Close: no more messages, requests or new streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch " +
+            "forms count as their parts)",
         )],
       ]],
       [ConnectionState.BOTH_CLOSED, Request, [
         [null, new Illegal(
           "we sent Close: no more messages, requests or new streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch " +
+            "forms count as their parts)",
         )],
       ]],
       [ConnectionState.LOCAL_CLOSED, Requests, [
         [null, new Illegal(
           "we sent Close: no more messages, requests or new streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch " +
+            "forms count as their parts)",
         )],
       ]],
       [ConnectionState.BOTH_CLOSED, Requests, [
         [null, new Illegal(
           "we sent Close: no more messages, requests or new streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch " +
+            "forms count as their parts)",
         )],
       ]],
       [ConnectionState.LOCAL_CLOSED, CreateStream, [
         [null, new Illegal(
           "we sent Close: no more messages, requests or new streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch " +
+            "forms count as their parts)",
         )],
       ]],
       [ConnectionState.BOTH_CLOSED, CreateStream, [
         [null, new Illegal(
           "we sent Close: no more messages, requests or new streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch " +
+            "forms count as their parts)",
         )],
       ]],
       [ConnectionState.LOCAL_CLOSED, CreateSink, [
         [null, new Illegal(
           "we sent Close: no more messages, requests or new streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch " +
+            "forms count as their parts)",
         )],
       ]],
       [ConnectionState.BOTH_CLOSED, CreateSink, [
         [null, new Illegal(
           "we sent Close: no more messages, requests or new streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch " +
+            "forms count as their parts)",
         )],
       ]],
       [ConnectionState.LOCAL_CLOSED, GreedySink, [
         [null, new Illegal(
           "we sent Close: no more messages, requests or new streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch " +
+            "forms count as their parts)",
         )],
       ]],
       [ConnectionState.BOTH_CLOSED, GreedySink, [
         [null, new Illegal(
           "we sent Close: no more messages, requests or new streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch " +
+            "forms count as their parts)",
         )],
       ]],
       [ConnectionState.LOCAL_CLOSED, CreateDuplex, [
         [null, new Illegal(
           "we sent Close: no more messages, requests or new streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch " +
+            "forms count as their parts)",
         )],
       ]],
       [ConnectionState.BOTH_CLOSED, CreateDuplex, [
         [null, new Illegal(
           "we sent Close: no more messages, requests or new streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch " +
+            "forms count as their parts)",
         )],
       ]],
       [ConnectionState.LOCAL_CLOSED, GreedyDuplex, [
         [null, new Illegal(
           "we sent Close: no more messages, requests or new streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch " +
+            "forms count as their parts)",
         )],
       ]],
       [ConnectionState.BOTH_CLOSED, GreedyDuplex, [
         [null, new Illegal(
           "we sent Close: no more messages, requests or new streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch forms count as their parts)",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent' (OpenX = the Create*/Greedy* packets; the batch " +
+            "forms count as their parts)",
         )],
       ]],
       [ConnectionState.REMOTE_CLOSED, Message, [
@@ -413,109 +449,127 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.REMOTE_CLOSED, Message, [
         [null, new Illegal(
           "the peer sent Close: it may not send messages, requests or open streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent'",
         )],
       ]],
       [ConnectionState.BOTH_CLOSED, Message, [
         [null, new Illegal(
           "the peer sent Close: it may not send messages, requests or open streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent'",
         )],
       ]],
       [ConnectionState.REMOTE_CLOSED, Messages, [
         [null, new Illegal(
           "the peer sent Close: it may not send messages, requests or open streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent'",
         )],
       ]],
       [ConnectionState.BOTH_CLOSED, Messages, [
         [null, new Illegal(
           "the peer sent Close: it may not send messages, requests or open streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent'",
         )],
       ]],
       [ConnectionState.REMOTE_CLOSED, Request, [
         [null, new Illegal(
           "the peer sent Close: it may not send messages, requests or open streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent'",
         )],
       ]],
       [ConnectionState.BOTH_CLOSED, Request, [
         [null, new Illegal(
           "the peer sent Close: it may not send messages, requests or open streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent'",
         )],
       ]],
       [ConnectionState.REMOTE_CLOSED, Requests, [
         [null, new Illegal(
           "the peer sent Close: it may not send messages, requests or open streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent'",
         )],
       ]],
       [ConnectionState.BOTH_CLOSED, Requests, [
         [null, new Illegal(
           "the peer sent Close: it may not send messages, requests or open streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent'",
         )],
       ]],
       [ConnectionState.REMOTE_CLOSED, CreateStream, [
         [null, new Illegal(
           "the peer sent Close: it may not send messages, requests or open streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent'",
         )],
       ]],
       [ConnectionState.BOTH_CLOSED, CreateStream, [
         [null, new Illegal(
           "the peer sent Close: it may not send messages, requests or open streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent'",
         )],
       ]],
       [ConnectionState.REMOTE_CLOSED, CreateSink, [
         [null, new Illegal(
           "the peer sent Close: it may not send messages, requests or open streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent'",
         )],
       ]],
       [ConnectionState.BOTH_CLOSED, CreateSink, [
         [null, new Illegal(
           "the peer sent Close: it may not send messages, requests or open streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent'",
         )],
       ]],
       [ConnectionState.REMOTE_CLOSED, GreedySink, [
         [null, new Illegal(
           "the peer sent Close: it may not send messages, requests or open streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent'",
         )],
       ]],
       [ConnectionState.BOTH_CLOSED, GreedySink, [
         [null, new Illegal(
           "the peer sent Close: it may not send messages, requests or open streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent'",
         )],
       ]],
       [ConnectionState.REMOTE_CLOSED, CreateDuplex, [
         [null, new Illegal(
           "the peer sent Close: it may not send messages, requests or open streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent'",
         )],
       ]],
       [ConnectionState.BOTH_CLOSED, CreateDuplex, [
         [null, new Illegal(
           "the peer sent Close: it may not send messages, requests or open streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent'",
         )],
       ]],
       [ConnectionState.REMOTE_CLOSED, GreedyDuplex, [
         [null, new Illegal(
           "the peer sent Close: it may not send messages, requests or open streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent'",
         )],
       ]],
       [ConnectionState.BOTH_CLOSED, GreedyDuplex, [
         [null, new Illegal(
           "the peer sent Close: it may not send messages, requests or open streams",
-          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, OpenDuplex packets will be sent'",
+          "seed 002 L31: 'Indicate that no more Message, Request, OpenStream, OpenSink, " +
+            "OpenDuplex packets will be sent'",
         )],
       ]],
       [ConnectionState.LOCAL_CLOSED, Message, [
@@ -906,7 +960,8 @@ export class FlowMachine extends StateMachine<FlowState> {
       [FlowState.CANCELLED, ANY, [
         [null, new Illegal(
           "the receiver cancelled this stream (InnerCancel): send nothing more on it",
-          "seed 002 L61: 'no longer interested in more items over a stream'; DECISION: no InnerEnd is owed after InnerCancel",
+          "seed 002 L61: 'no longer interested in more items over a stream'; DECISION: no " +
+            "InnerEnd is owed after InnerCancel",
         )],
       ]],
       [FlowState.CLOSED, ANY, [

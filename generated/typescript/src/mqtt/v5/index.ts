@@ -30,7 +30,10 @@ import type { StreamOptions } from "@wirestream/runtime";
 
 /** Default limit of a frame's size in bytes (transport prefix excluded). */
 export const MAX_FRAME_SIZE = 16777215;
-/** Bytes of the big-endian length prefix before each frame on a byte stream; 0: frames delimit themselves. */
+/**
+ * Bytes of the big-endian length prefix before each frame on a byte stream; 0: frames delimit
+ * themselves.
+ */
 export const LENGTH_PREFIX_SIZE = 0;
 /** The encodings of a frame. */
 export const ENCODINGS: readonly string[] = ["binary"];
@@ -148,7 +151,9 @@ export class PayloadFormatIndicator {
       const buf = w.buf;
       buf[at] = 1;
       const i1 = this.value;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 1) throw new EncodeError(`PayloadFormatIndicator.value: ${i1} is outside 0..1`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 1) {
+        throw new EncodeError(`PayloadFormatIndicator.value: ${i1} is outside 0..1`);
+      }
       buf[at + 1] = i1;
       w.pos = at + 2;
     }
@@ -175,11 +180,13 @@ export class MessageExpiryInterval {
       const buf = w.buf;
       buf[at] = 2;
       const i1 = this.value;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`MessageExpiryInterval.value: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`MessageExpiryInterval.value: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
   }
@@ -211,7 +218,9 @@ export class ContentType {
         throw new EncodeError("ContentType.value: holds a character the protocol forbids");
       }
       const raw = utf8Bytes(this.value);
-      if (raw.length > 0xffff) throw new EncodeError(`ContentType.value length: ${raw.length} is outside 0..0xffff`);
+      if (raw.length > 0xffff) {
+        throw new EncodeError(`ContentType.value length: ${raw.length} is outside 0..0xffff`);
+      }
       w.u16(raw.length);
       w.bytes(raw);
     }
@@ -244,7 +253,9 @@ export class ResponseTopic {
         throw new EncodeError("ResponseTopic.value: holds a character the protocol forbids");
       }
       const raw = utf8Bytes(this.value);
-      if (raw.length > 0xffff) throw new EncodeError(`ResponseTopic.value length: ${raw.length} is outside 0..0xffff`);
+      if (raw.length > 0xffff) {
+        throw new EncodeError(`ResponseTopic.value length: ${raw.length} is outside 0..0xffff`);
+      }
       w.u16(raw.length);
       w.bytes(raw);
     }
@@ -274,7 +285,9 @@ export class CorrelationData {
     }
     {
       const raw = this.value;
-      if (raw.length > 0xffff) throw new EncodeError(`CorrelationData.value length: ${raw.length} is outside 0..0xffff`);
+      if (raw.length > 0xffff) {
+        throw new EncodeError(`CorrelationData.value length: ${raw.length} is outside 0..0xffff`);
+      }
       w.u16(raw.length);
       w.bytes(raw);
     }
@@ -302,7 +315,9 @@ export class SubscriptionIdentifier {
       buf[at] = 0xb;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(this.value) || this.value < 1 || this.value > 0xfffffff) throw new EncodeError(`SubscriptionIdentifier.value: ${this.value} is outside 1..0xfffffff`);
+    if (!Number.isInteger(this.value) || this.value < 1 || this.value > 0xfffffff) {
+      throw new EncodeError(`SubscriptionIdentifier.value: ${this.value} is outside 1..0xfffffff`);
+    }
     w.vbi(this.value);
   }
 }
@@ -327,11 +342,13 @@ export class SessionExpiryInterval {
       const buf = w.buf;
       buf[at] = 0x11;
       const i1 = this.value;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`SessionExpiryInterval.value: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`SessionExpiryInterval.value: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
   }
@@ -360,10 +377,16 @@ export class AssignedClientIdentifier {
     }
     {
       if (this.value.includes("\u0000")) {
-        throw new EncodeError("AssignedClientIdentifier.value: holds a character the protocol forbids");
+        throw new EncodeError(
+          "AssignedClientIdentifier.value: holds a character the protocol forbids",
+        );
       }
       const raw = utf8Bytes(this.value);
-      if (raw.length > 0xffff) throw new EncodeError(`AssignedClientIdentifier.value length: ${raw.length} is outside 0..0xffff`);
+      if (raw.length > 0xffff) {
+        throw new EncodeError(
+          `AssignedClientIdentifier.value length: ${raw.length} is outside 0..0xffff`,
+        );
+      }
       w.u16(raw.length);
       w.bytes(raw);
     }
@@ -390,9 +413,11 @@ export class ServerKeepAlive {
       const buf = w.buf;
       buf[at] = 0x13;
       const i1 = this.value;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) throw new EncodeError(`ServerKeepAlive.value: ${i1} is outside 0..0xffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) {
+        throw new EncodeError(`ServerKeepAlive.value: ${i1} is outside 0..0xffff`);
+      }
       buf[at + 1] = i1 >>> 8;
-      buf[at + 1 + 1] = i1;
+      buf[at + 2] = i1;
       w.pos = at + 3;
     }
   }
@@ -424,7 +449,11 @@ export class AuthenticationMethod {
         throw new EncodeError("AuthenticationMethod.value: holds a character the protocol forbids");
       }
       const raw = utf8Bytes(this.value);
-      if (raw.length > 0xffff) throw new EncodeError(`AuthenticationMethod.value length: ${raw.length} is outside 0..0xffff`);
+      if (raw.length > 0xffff) {
+        throw new EncodeError(
+          `AuthenticationMethod.value length: ${raw.length} is outside 0..0xffff`,
+        );
+      }
       w.u16(raw.length);
       w.bytes(raw);
     }
@@ -454,7 +483,11 @@ export class AuthenticationData {
     }
     {
       const raw = this.value;
-      if (raw.length > 0xffff) throw new EncodeError(`AuthenticationData.value length: ${raw.length} is outside 0..0xffff`);
+      if (raw.length > 0xffff) {
+        throw new EncodeError(
+          `AuthenticationData.value length: ${raw.length} is outside 0..0xffff`,
+        );
+      }
       w.u16(raw.length);
       w.bytes(raw);
     }
@@ -481,7 +514,9 @@ export class RequestProblemInformation {
       const buf = w.buf;
       buf[at] = 0x17;
       const i1 = this.value;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 1) throw new EncodeError(`RequestProblemInformation.value: ${i1} is outside 0..1`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 1) {
+        throw new EncodeError(`RequestProblemInformation.value: ${i1} is outside 0..1`);
+      }
       buf[at + 1] = i1;
       w.pos = at + 2;
     }
@@ -508,11 +543,13 @@ export class WillDelayInterval {
       const buf = w.buf;
       buf[at] = 0x18;
       const i1 = this.value;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`WillDelayInterval.value: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`WillDelayInterval.value: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
   }
@@ -538,7 +575,9 @@ export class RequestResponseInformation {
       const buf = w.buf;
       buf[at] = 0x19;
       const i1 = this.value;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 1) throw new EncodeError(`RequestResponseInformation.value: ${i1} is outside 0..1`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 1) {
+        throw new EncodeError(`RequestResponseInformation.value: ${i1} is outside 0..1`);
+      }
       buf[at + 1] = i1;
       w.pos = at + 2;
     }
@@ -571,7 +610,11 @@ export class ResponseInformation {
         throw new EncodeError("ResponseInformation.value: holds a character the protocol forbids");
       }
       const raw = utf8Bytes(this.value);
-      if (raw.length > 0xffff) throw new EncodeError(`ResponseInformation.value length: ${raw.length} is outside 0..0xffff`);
+      if (raw.length > 0xffff) {
+        throw new EncodeError(
+          `ResponseInformation.value length: ${raw.length} is outside 0..0xffff`,
+        );
+      }
       w.u16(raw.length);
       w.bytes(raw);
     }
@@ -604,7 +647,9 @@ export class ServerReference {
         throw new EncodeError("ServerReference.value: holds a character the protocol forbids");
       }
       const raw = utf8Bytes(this.value);
-      if (raw.length > 0xffff) throw new EncodeError(`ServerReference.value length: ${raw.length} is outside 0..0xffff`);
+      if (raw.length > 0xffff) {
+        throw new EncodeError(`ServerReference.value length: ${raw.length} is outside 0..0xffff`);
+      }
       w.u16(raw.length);
       w.bytes(raw);
     }
@@ -637,7 +682,9 @@ export class ReasonString {
         throw new EncodeError("ReasonString.value: holds a character the protocol forbids");
       }
       const raw = utf8Bytes(this.value);
-      if (raw.length > 0xffff) throw new EncodeError(`ReasonString.value length: ${raw.length} is outside 0..0xffff`);
+      if (raw.length > 0xffff) {
+        throw new EncodeError(`ReasonString.value length: ${raw.length} is outside 0..0xffff`);
+      }
       w.u16(raw.length);
       w.bytes(raw);
     }
@@ -664,9 +711,11 @@ export class ReceiveMaximum {
       const buf = w.buf;
       buf[at] = 0x21;
       const i1 = this.value;
-      if (!Number.isInteger(i1) || i1 < 1 || i1 > 0xffff) throw new EncodeError(`ReceiveMaximum.value: ${i1} is outside 1..0xffff`);
+      if (!Number.isInteger(i1) || i1 < 1 || i1 > 0xffff) {
+        throw new EncodeError(`ReceiveMaximum.value: ${i1} is outside 1..0xffff`);
+      }
       buf[at + 1] = i1 >>> 8;
-      buf[at + 1 + 1] = i1;
+      buf[at + 2] = i1;
       w.pos = at + 3;
     }
   }
@@ -692,9 +741,11 @@ export class TopicAliasMaximum {
       const buf = w.buf;
       buf[at] = 0x22;
       const i1 = this.value;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) throw new EncodeError(`TopicAliasMaximum.value: ${i1} is outside 0..0xffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) {
+        throw new EncodeError(`TopicAliasMaximum.value: ${i1} is outside 0..0xffff`);
+      }
       buf[at + 1] = i1 >>> 8;
-      buf[at + 1 + 1] = i1;
+      buf[at + 2] = i1;
       w.pos = at + 3;
     }
   }
@@ -720,9 +771,11 @@ export class TopicAlias {
       const buf = w.buf;
       buf[at] = 0x23;
       const i1 = this.value;
-      if (!Number.isInteger(i1) || i1 < 1 || i1 > 0xffff) throw new EncodeError(`TopicAlias.value: ${i1} is outside 1..0xffff`);
+      if (!Number.isInteger(i1) || i1 < 1 || i1 > 0xffff) {
+        throw new EncodeError(`TopicAlias.value: ${i1} is outside 1..0xffff`);
+      }
       buf[at + 1] = i1 >>> 8;
-      buf[at + 1 + 1] = i1;
+      buf[at + 2] = i1;
       w.pos = at + 3;
     }
   }
@@ -748,7 +801,9 @@ export class MaximumQos {
       const buf = w.buf;
       buf[at] = 0x24;
       const i1 = this.value;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 1) throw new EncodeError(`MaximumQos.value: ${i1} is outside 0..1`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 1) {
+        throw new EncodeError(`MaximumQos.value: ${i1} is outside 0..1`);
+      }
       buf[at + 1] = i1;
       w.pos = at + 2;
     }
@@ -775,7 +830,9 @@ export class RetainAvailable {
       const buf = w.buf;
       buf[at] = 0x25;
       const i1 = this.value;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 1) throw new EncodeError(`RetainAvailable.value: ${i1} is outside 0..1`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 1) {
+        throw new EncodeError(`RetainAvailable.value: ${i1} is outside 0..1`);
+      }
       buf[at + 1] = i1;
       w.pos = at + 2;
     }
@@ -811,7 +868,9 @@ export class UserProperty {
         throw new EncodeError("UserProperty.key: holds a character the protocol forbids");
       }
       const raw = utf8Bytes(this.key);
-      if (raw.length > 0xffff) throw new EncodeError(`UserProperty.key length: ${raw.length} is outside 0..0xffff`);
+      if (raw.length > 0xffff) {
+        throw new EncodeError(`UserProperty.key length: ${raw.length} is outside 0..0xffff`);
+      }
       w.u16(raw.length);
       w.bytes(raw);
     }
@@ -820,7 +879,9 @@ export class UserProperty {
         throw new EncodeError("UserProperty.value: holds a character the protocol forbids");
       }
       const raw = utf8Bytes(this.value);
-      if (raw.length > 0xffff) throw new EncodeError(`UserProperty.value length: ${raw.length} is outside 0..0xffff`);
+      if (raw.length > 0xffff) {
+        throw new EncodeError(`UserProperty.value length: ${raw.length} is outside 0..0xffff`);
+      }
       w.u16(raw.length);
       w.bytes(raw);
     }
@@ -847,11 +908,13 @@ export class MaximumPacketSize {
       const buf = w.buf;
       buf[at] = 0x27;
       const i1 = this.value;
-      if (!Number.isInteger(i1) || i1 < 1 || i1 > 0xffffffff) throw new EncodeError(`MaximumPacketSize.value: ${i1} is outside 1..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 1 || i1 > 0xffffffff) {
+        throw new EncodeError(`MaximumPacketSize.value: ${i1} is outside 1..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
   }
@@ -877,7 +940,9 @@ export class WildcardSubscriptionAvailable {
       const buf = w.buf;
       buf[at] = 0x28;
       const i1 = this.value;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 1) throw new EncodeError(`WildcardSubscriptionAvailable.value: ${i1} is outside 0..1`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 1) {
+        throw new EncodeError(`WildcardSubscriptionAvailable.value: ${i1} is outside 0..1`);
+      }
       buf[at + 1] = i1;
       w.pos = at + 2;
     }
@@ -904,7 +969,9 @@ export class SubscriptionIdentifierAvailable {
       const buf = w.buf;
       buf[at] = 0x29;
       const i1 = this.value;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 1) throw new EncodeError(`SubscriptionIdentifierAvailable.value: ${i1} is outside 0..1`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 1) {
+        throw new EncodeError(`SubscriptionIdentifierAvailable.value: ${i1} is outside 0..1`);
+      }
       buf[at + 1] = i1;
       w.pos = at + 2;
     }
@@ -931,7 +998,9 @@ export class SharedSubscriptionAvailable {
       const buf = w.buf;
       buf[at] = 0x2a;
       const i1 = this.value;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 1) throw new EncodeError(`SharedSubscriptionAvailable.value: ${i1} is outside 0..1`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 1) {
+        throw new EncodeError(`SharedSubscriptionAvailable.value: ${i1} is outside 0..1`);
+      }
       buf[at + 1] = i1;
       w.pos = at + 2;
     }
@@ -967,10 +1036,14 @@ export class Subscription {
   _write(w: Writer, ctx: Context | undefined): void {
     {
       if (this.topicFilter.includes("\u0000")) {
-        throw new EncodeError("Subscription.topic_filter: holds a character the protocol forbids");
+        throw new EncodeError("Subscription.topicFilter: holds a character the protocol forbids");
       }
       const raw = utf8Bytes(this.topicFilter);
-      if (raw.length > 0xffff) throw new EncodeError(`Subscription.topic_filter length: ${raw.length} is outside 0..0xffff`);
+      if (raw.length > 0xffff) {
+        throw new EncodeError(
+          `Subscription.topicFilter length: ${raw.length} is outside 0..0xffff`,
+        );
+      }
       w.u16(raw.length);
       w.bytes(raw);
     }
@@ -979,18 +1052,52 @@ export class Subscription {
       const at = w.pos;
       const buf = w.buf;
       const b0_4 = this.retainHandling;
-      if (!Number.isInteger(b0_4) || b0_4 < 0 || b0_4 > 3) throw new EncodeError(`Subscription.retain_handling: ${b0_4} is outside 0..3`);
-      if (RetainHandling[b0_4] === undefined) throw new EncodeError(`Subscription.retain_handling: ${b0_4} is not a RetainHandling`);
+      if (!Number.isInteger(b0_4) || b0_4 < 0 || b0_4 > 3) {
+        throw new EncodeError(`Subscription.retainHandling: ${b0_4} is outside 0..3`);
+      }
+      if (RetainHandling[b0_4] === undefined) {
+        throw new EncodeError(`Subscription.retainHandling: ${b0_4} is not a RetainHandling`);
+      }
       const b0_0 = this.qos;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 3) throw new EncodeError(`Subscription.qos: ${b0_0} is outside 0..3`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 3) {
+        throw new EncodeError(`Subscription.qos: ${b0_0} is outside 0..3`);
+      }
       if (QoS[b0_0] === undefined) throw new EncodeError(`Subscription.qos: ${b0_0} is not a QoS`);
-      buf[at] = (0 << 6) | (b0_4 << 4) | (this.retainAsPublished ? 8 : 0) | (this.noLocal ? 4 : 0) | b0_0;
+      buf[at] =
+        (0 << 6) | (b0_4 << 4) | (this.retainAsPublished ? 8 : 0) | (this.noLocal ? 4 : 0) | b0_0;
       w.pos = at + 1;
     }
   }
 }
 
-export type Property = PayloadFormatIndicator | MessageExpiryInterval | ContentType | ResponseTopic | CorrelationData | SubscriptionIdentifier | SessionExpiryInterval | AssignedClientIdentifier | ServerKeepAlive | AuthenticationMethod | AuthenticationData | RequestProblemInformation | WillDelayInterval | RequestResponseInformation | ResponseInformation | ServerReference | ReasonString | ReceiveMaximum | TopicAliasMaximum | TopicAlias | MaximumQos | RetainAvailable | UserProperty | MaximumPacketSize | WildcardSubscriptionAvailable | SubscriptionIdentifierAvailable | SharedSubscriptionAvailable;
+export type Property =
+  | PayloadFormatIndicator
+  | MessageExpiryInterval
+  | ContentType
+  | ResponseTopic
+  | CorrelationData
+  | SubscriptionIdentifier
+  | SessionExpiryInterval
+  | AssignedClientIdentifier
+  | ServerKeepAlive
+  | AuthenticationMethod
+  | AuthenticationData
+  | RequestProblemInformation
+  | WillDelayInterval
+  | RequestResponseInformation
+  | ResponseInformation
+  | ServerReference
+  | ReasonString
+  | ReceiveMaximum
+  | TopicAliasMaximum
+  | TopicAlias
+  | MaximumQos
+  | RetainAvailable
+  | UserProperty
+  | MaximumPacketSize
+  | WildcardSubscriptionAvailable
+  | SubscriptionIdentifierAvailable
+  | SharedSubscriptionAvailable;
 
 /** The fields of a Connect; each one left out takes its default. */
 export interface ConnectInit {
@@ -1056,11 +1163,17 @@ export class Connect {
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     const flags = 0;
-    if (!((this.willProperties !== null) || ((this.willQos as number) === 0))) {
-      throw new EncodeError("Connect: will_flag or will_qos == 0 does not hold ([MQTT-3.1.2-11] If the Will Flag is set to 0, then the Will QoS MUST be set to 0)");
+    if (!((this.willProperties !== null) || (this.willQos as number) === 0)) {
+      throw new EncodeError(
+        "Connect: willFlag or willQos == 0 does not hold ([MQTT-3.1.2-11] If the Will Flag is " +
+          "set to 0, then the Will QoS MUST be set to 0)",
+      );
     }
     if (!((this.willProperties !== null) || !this.willRetain)) {
-      throw new EncodeError("Connect: will_flag or not will_retain does not hold ([MQTT-3.1.2-13] If the Will Flag is set to 0, then Will Retain MUST be set to 0)");
+      throw new EncodeError(
+        "Connect: willFlag or not willRetain does not hold ([MQTT-3.1.2-13] If the Will Flag is " +
+          "set to 0, then Will Retain MUST be set to 0)",
+      );
     }
     let body: Uint8Array;
     {
@@ -1072,18 +1185,28 @@ export class Connect {
         buf[at] = 4 >>> 8;
         buf[at + 1] = 4;
         buf[at + 2] = 0x4d515454 >>> 24;
-        buf[at + 2 + 1] = 0x4d515454 >>> 16;
-        buf[at + 2 + 2] = 0x4d515454 >>> 8;
-        buf[at + 2 + 3] = 0x4d515454;
+        buf[at + 3] = 0x4d515454 >>> 16;
+        buf[at + 4] = 0x4d515454 >>> 8;
+        buf[at + 5] = 0x4d515454;
         buf[at + 6] = 5;
         const b7_3 = this.willQos;
-        if (!Number.isInteger(b7_3) || b7_3 < 0 || b7_3 > 3) throw new EncodeError(`Connect.will_qos: ${b7_3} is outside 0..3`);
-        if (QoS[b7_3] === undefined) throw new EncodeError(`Connect.will_qos: ${b7_3} is not a QoS`);
-        buf[at + 7] = ((this.username !== null) ? 0x80 : 0) | ((this.password !== null) ? 0x40 : 0) | (this.willRetain ? 0x20 : 0) | (b7_3 << 3) | ((this.willProperties !== null) ? 4 : 0) | (this.cleanStart ? 2 : 0) | 0;
+        if (!Number.isInteger(b7_3) || b7_3 < 0 || b7_3 > 3) {
+          throw new EncodeError(`Connect.willQos: ${b7_3} is outside 0..3`);
+        }
+        if (QoS[b7_3] === undefined) throw new EncodeError(`Connect.willQos: ${b7_3} is not a QoS`);
+        buf[at + 7] =
+          ((this.username !== null) ? 0x80 : 0) |
+          ((this.password !== null) ? 0x40 : 0) |
+          (this.willRetain ? 0x20 : 0) |
+          (b7_3 << 3) |
+          ((this.willProperties !== null) ? 4 : 0) |
+          (this.cleanStart ? 2 : 0) | 0;
         const i8 = this.keepAlive;
-        if (!Number.isInteger(i8) || i8 < 0 || i8 > 0xffff) throw new EncodeError(`Connect.keep_alive: ${i8} is outside 0..0xffff`);
+        if (!Number.isInteger(i8) || i8 < 0 || i8 > 0xffff) {
+          throw new EncodeError(`Connect.keepAlive: ${i8} is outside 0..0xffff`);
+        }
         buf[at + 8] = i8 >>> 8;
-        buf[at + 8 + 1] = i8;
+        buf[at + 9] = i8;
         w.pos = at + 10;
       }
       {
@@ -1093,16 +1216,22 @@ export class Connect {
           item._write(sub, ctx);
         }
         const joined = sub.finish();
-        if (joined.length > 0xfffffff) throw new EncodeError(`Connect.properties byte length: ${joined.length} is outside 0..0xfffffff`);
+        if (joined.length > 0xfffffff) {
+          throw new EncodeError(
+            `Connect.properties byte length: ${joined.length} is outside 0..0xfffffff`,
+          );
+        }
         w.vbi(joined.length);
         w.bytes(joined);
       }
       {
         if (this.clientId.includes("\u0000")) {
-          throw new EncodeError("Connect.client_id: holds a character the protocol forbids");
+          throw new EncodeError("Connect.clientId: holds a character the protocol forbids");
         }
         const raw = utf8Bytes(this.clientId);
-        if (raw.length > 0xffff) throw new EncodeError(`Connect.client_id length: ${raw.length} is outside 0..0xffff`);
+        if (raw.length > 0xffff) {
+          throw new EncodeError(`Connect.clientId length: ${raw.length} is outside 0..0xffff`);
+        }
         w.u16(raw.length);
         w.bytes(raw);
       }
@@ -1114,32 +1243,44 @@ export class Connect {
             item._write(sub, ctx);
           }
           const joined = sub.finish();
-          if (joined.length > 0xfffffff) throw new EncodeError(`Connect.will_properties byte length: ${joined.length} is outside 0..0xfffffff`);
+          if (joined.length > 0xfffffff) {
+            throw new EncodeError(
+              `Connect.willProperties byte length: ${joined.length} is outside 0..0xfffffff`,
+            );
+          }
           w.vbi(joined.length);
           w.bytes(joined);
         }
       }
       if ((this.willTopic === null) !== (this.willProperties === null)) {
-        throw new EncodeError("Connect.will_topic: present exactly when will_properties is (both follow will_flag)");
+        throw new EncodeError(
+          "Connect.willTopic: present exactly when willProperties is (both follow willFlag)",
+        );
       }
       if (this.willTopic !== null) {
         {
           if (this.willTopic.includes("\u0000")) {
-            throw new EncodeError("Connect.will_topic: holds a character the protocol forbids");
+            throw new EncodeError("Connect.willTopic: holds a character the protocol forbids");
           }
           const raw = utf8Bytes(this.willTopic);
-          if (raw.length > 0xffff) throw new EncodeError(`Connect.will_topic length: ${raw.length} is outside 0..0xffff`);
+          if (raw.length > 0xffff) {
+            throw new EncodeError(`Connect.willTopic length: ${raw.length} is outside 0..0xffff`);
+          }
           w.u16(raw.length);
           w.bytes(raw);
         }
       }
       if ((this.willPayload === null) !== (this.willProperties === null)) {
-        throw new EncodeError("Connect.will_payload: present exactly when will_properties is (both follow will_flag)");
+        throw new EncodeError(
+          "Connect.willPayload: present exactly when willProperties is (both follow willFlag)",
+        );
       }
       if (this.willPayload !== null) {
         {
           const raw = this.willPayload;
-          if (raw.length > 0xffff) throw new EncodeError(`Connect.will_payload length: ${raw.length} is outside 0..0xffff`);
+          if (raw.length > 0xffff) {
+            throw new EncodeError(`Connect.willPayload length: ${raw.length} is outside 0..0xffff`);
+          }
           w.u16(raw.length);
           w.bytes(raw);
         }
@@ -1150,7 +1291,9 @@ export class Connect {
             throw new EncodeError("Connect.username: holds a character the protocol forbids");
           }
           const raw = utf8Bytes(this.username);
-          if (raw.length > 0xffff) throw new EncodeError(`Connect.username length: ${raw.length} is outside 0..0xffff`);
+          if (raw.length > 0xffff) {
+            throw new EncodeError(`Connect.username length: ${raw.length} is outside 0..0xffff`);
+          }
           w.u16(raw.length);
           w.bytes(raw);
         }
@@ -1158,7 +1301,9 @@ export class Connect {
       if (this.password !== null) {
         {
           const raw = this.password;
-          if (raw.length > 0xffff) throw new EncodeError(`Connect.password length: ${raw.length} is outside 0..0xffff`);
+          if (raw.length > 0xffff) {
+            throw new EncodeError(`Connect.password length: ${raw.length} is outside 0..0xffff`);
+          }
           w.u16(raw.length);
           w.bytes(raw);
         }
@@ -1172,7 +1317,9 @@ export class Connect {
       buf[at] = (1 << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Connect.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) {
+      throw new EncodeError(`Connect.remainingLength: ${body.length} is outside 0..0xfffffff`);
+    }
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -1227,8 +1374,12 @@ export class Connack {
         const buf = w.buf;
         buf[at] = (0 << 1) | (this.sessionPresent ? 1 : 0);
         const i1 = this.reasonCode;
-        if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xff) throw new EncodeError(`Connack.reason_code: ${i1} is outside 0..0xff`);
-        if (ReasonCode[i1] === undefined) throw new EncodeError(`Connack.reason_code: ${i1} is not a ReasonCode`);
+        if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xff) {
+          throw new EncodeError(`Connack.reasonCode: ${i1} is outside 0..0xff`);
+        }
+        if (ReasonCode[i1] === undefined) {
+          throw new EncodeError(`Connack.reasonCode: ${i1} is not a ReasonCode`);
+        }
         buf[at + 1] = i1;
         w.pos = at + 2;
       }
@@ -1239,7 +1390,11 @@ export class Connack {
           item._write(sub, ctx);
         }
         const joined = sub.finish();
-        if (joined.length > 0xfffffff) throw new EncodeError(`Connack.properties byte length: ${joined.length} is outside 0..0xfffffff`);
+        if (joined.length > 0xfffffff) {
+          throw new EncodeError(
+            `Connack.properties byte length: ${joined.length} is outside 0..0xfffffff`,
+          );
+        }
         w.vbi(joined.length);
         w.bytes(joined);
       }
@@ -1252,7 +1407,9 @@ export class Connack {
       buf[at] = (2 << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Connack.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) {
+      throw new EncodeError(`Connack.remainingLength: ${body.length} is outside 0..0xfffffff`);
+    }
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -1313,29 +1470,38 @@ export class Publish {
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     let flags = (this.dup ? 8 : 0) | (this.retain ? 1 : 0);
-    if (!Number.isInteger(this.qos) || this.qos < 0 || this.qos > 3) throw new EncodeError(`Publish.qos: ${this.qos} is outside 0..3`);
+    if (!Number.isInteger(this.qos) || this.qos < 0 || this.qos > 3) {
+      throw new EncodeError(`Publish.qos: ${this.qos} is outside 0..3`);
+    }
     if (QoS[this.qos] === undefined) throw new EncodeError(`Publish.qos: ${this.qos} is not a QoS`);
     flags |= this.qos << 1;
-    if (!(((this.qos as number) > 0) || !((flags & 8) !== 0))) {
-      throw new EncodeError("Publish: qos > 0 or not dup does not hold ([MQTT-3.3.1-2] The DUP flag MUST be set to 0 for all QoS 0 messages)");
+    if (!((this.qos as number) > 0 || !((flags & 8) !== 0))) {
+      throw new EncodeError(
+        "Publish: qos > 0 or not dup does not hold ([MQTT-3.3.1-2] The DUP flag MUST be set to 0 " +
+          "for all QoS 0 messages)",
+      );
     }
     let body: Uint8Array;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
         if (this.topicName.includes("\u0000")) {
-          throw new EncodeError("Publish.topic_name: holds a character the protocol forbids");
+          throw new EncodeError("Publish.topicName: holds a character the protocol forbids");
         }
         const raw = utf8Bytes(this.topicName);
-        if (raw.length > 0xffff) throw new EncodeError(`Publish.topic_name length: ${raw.length} is outside 0..0xffff`);
+        if (raw.length > 0xffff) {
+          throw new EncodeError(`Publish.topicName length: ${raw.length} is outside 0..0xffff`);
+        }
         w.u16(raw.length);
         w.bytes(raw);
       }
       if (((this.qos as number) > 0) !== (this.packetId !== null)) {
-        throw new EncodeError("Publish.packet_id: must be present exactly when qos > 0");
+        throw new EncodeError("Publish.packetId: must be present exactly when qos > 0");
       }
       if (this.packetId !== null) {
-        if (!Number.isInteger(this.packetId) || this.packetId < 1 || this.packetId > 0xffff) throw new EncodeError(`Publish.packet_id: ${this.packetId} is outside 1..0xffff`);
+        if (!Number.isInteger(this.packetId) || this.packetId < 1 || this.packetId > 0xffff) {
+          throw new EncodeError(`Publish.packetId: ${this.packetId} is outside 1..0xffff`);
+        }
         w.u16(this.packetId);
       }
       {
@@ -1345,7 +1511,11 @@ export class Publish {
           item._write(sub, ctx);
         }
         const joined = sub.finish();
-        if (joined.length > 0xfffffff) throw new EncodeError(`Publish.properties byte length: ${joined.length} is outside 0..0xfffffff`);
+        if (joined.length > 0xfffffff) {
+          throw new EncodeError(
+            `Publish.properties byte length: ${joined.length} is outside 0..0xfffffff`,
+          );
+        }
         w.vbi(joined.length);
         w.bytes(joined);
       }
@@ -1362,7 +1532,9 @@ export class Publish {
       buf[at] = (3 << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Publish.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) {
+      throw new EncodeError(`Publish.remainingLength: ${body.length} is outside 0..0xfffffff`);
+    }
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -1416,18 +1588,27 @@ export class Puback {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.packetId;
-        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) throw new EncodeError(`Puback.packet_id: ${i0} is outside 1..0xffff`);
+        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) {
+          throw new EncodeError(`Puback.packetId: ${i0} is outside 1..0xffff`);
+        }
         buf[at] = i0 >>> 8;
         buf[at + 1] = i0;
         w.pos = at + 2;
       }
       if (this.reasonCode !== null) {
-        if (!Number.isInteger(this.reasonCode) || this.reasonCode < 0 || this.reasonCode > 0xff) throw new EncodeError(`Puback.reason_code: ${this.reasonCode} is outside 0..0xff`);
-        if (ReasonCode[this.reasonCode] === undefined) throw new EncodeError(`Puback.reason_code: ${this.reasonCode} is not a ReasonCode`);
+        if (!Number.isInteger(this.reasonCode) || this.reasonCode < 0 || this.reasonCode > 0xff) {
+          throw new EncodeError(`Puback.reasonCode: ${this.reasonCode} is outside 0..0xff`);
+        }
+        if (ReasonCode[this.reasonCode] === undefined) {
+          throw new EncodeError(`Puback.reasonCode: ${this.reasonCode} is not a ReasonCode`);
+        }
         w.u8(this.reasonCode);
       }
       if (this.properties !== null && this.reasonCode === null) {
-        throw new EncodeError("Puback.properties: present, but reason_code before it is not (both are there while bytes remain)");
+        throw new EncodeError(
+          "Puback.properties: present, but reasonCode before it is not (both are there " +
+            "while bytes remain)",
+        );
       }
       if (this.properties !== null) {
         {
@@ -1437,7 +1618,11 @@ export class Puback {
             item._write(sub, ctx);
           }
           const joined = sub.finish();
-          if (joined.length > 0xfffffff) throw new EncodeError(`Puback.properties byte length: ${joined.length} is outside 0..0xfffffff`);
+          if (joined.length > 0xfffffff) {
+            throw new EncodeError(
+              `Puback.properties byte length: ${joined.length} is outside 0..0xfffffff`,
+            );
+          }
           w.vbi(joined.length);
           w.bytes(joined);
         }
@@ -1451,7 +1636,9 @@ export class Puback {
       buf[at] = (4 << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Puback.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) {
+      throw new EncodeError(`Puback.remainingLength: ${body.length} is outside 0..0xfffffff`);
+    }
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -1505,18 +1692,27 @@ export class Pubrec {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.packetId;
-        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) throw new EncodeError(`Pubrec.packet_id: ${i0} is outside 1..0xffff`);
+        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) {
+          throw new EncodeError(`Pubrec.packetId: ${i0} is outside 1..0xffff`);
+        }
         buf[at] = i0 >>> 8;
         buf[at + 1] = i0;
         w.pos = at + 2;
       }
       if (this.reasonCode !== null) {
-        if (!Number.isInteger(this.reasonCode) || this.reasonCode < 0 || this.reasonCode > 0xff) throw new EncodeError(`Pubrec.reason_code: ${this.reasonCode} is outside 0..0xff`);
-        if (ReasonCode[this.reasonCode] === undefined) throw new EncodeError(`Pubrec.reason_code: ${this.reasonCode} is not a ReasonCode`);
+        if (!Number.isInteger(this.reasonCode) || this.reasonCode < 0 || this.reasonCode > 0xff) {
+          throw new EncodeError(`Pubrec.reasonCode: ${this.reasonCode} is outside 0..0xff`);
+        }
+        if (ReasonCode[this.reasonCode] === undefined) {
+          throw new EncodeError(`Pubrec.reasonCode: ${this.reasonCode} is not a ReasonCode`);
+        }
         w.u8(this.reasonCode);
       }
       if (this.properties !== null && this.reasonCode === null) {
-        throw new EncodeError("Pubrec.properties: present, but reason_code before it is not (both are there while bytes remain)");
+        throw new EncodeError(
+          "Pubrec.properties: present, but reasonCode before it is not (both are there " +
+            "while bytes remain)",
+        );
       }
       if (this.properties !== null) {
         {
@@ -1526,7 +1722,11 @@ export class Pubrec {
             item._write(sub, ctx);
           }
           const joined = sub.finish();
-          if (joined.length > 0xfffffff) throw new EncodeError(`Pubrec.properties byte length: ${joined.length} is outside 0..0xfffffff`);
+          if (joined.length > 0xfffffff) {
+            throw new EncodeError(
+              `Pubrec.properties byte length: ${joined.length} is outside 0..0xfffffff`,
+            );
+          }
           w.vbi(joined.length);
           w.bytes(joined);
         }
@@ -1540,7 +1740,9 @@ export class Pubrec {
       buf[at] = (5 << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Pubrec.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) {
+      throw new EncodeError(`Pubrec.remainingLength: ${body.length} is outside 0..0xfffffff`);
+    }
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -1594,18 +1796,27 @@ export class Pubrel {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.packetId;
-        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) throw new EncodeError(`Pubrel.packet_id: ${i0} is outside 1..0xffff`);
+        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) {
+          throw new EncodeError(`Pubrel.packetId: ${i0} is outside 1..0xffff`);
+        }
         buf[at] = i0 >>> 8;
         buf[at + 1] = i0;
         w.pos = at + 2;
       }
       if (this.reasonCode !== null) {
-        if (!Number.isInteger(this.reasonCode) || this.reasonCode < 0 || this.reasonCode > 0xff) throw new EncodeError(`Pubrel.reason_code: ${this.reasonCode} is outside 0..0xff`);
-        if (ReasonCode[this.reasonCode] === undefined) throw new EncodeError(`Pubrel.reason_code: ${this.reasonCode} is not a ReasonCode`);
+        if (!Number.isInteger(this.reasonCode) || this.reasonCode < 0 || this.reasonCode > 0xff) {
+          throw new EncodeError(`Pubrel.reasonCode: ${this.reasonCode} is outside 0..0xff`);
+        }
+        if (ReasonCode[this.reasonCode] === undefined) {
+          throw new EncodeError(`Pubrel.reasonCode: ${this.reasonCode} is not a ReasonCode`);
+        }
         w.u8(this.reasonCode);
       }
       if (this.properties !== null && this.reasonCode === null) {
-        throw new EncodeError("Pubrel.properties: present, but reason_code before it is not (both are there while bytes remain)");
+        throw new EncodeError(
+          "Pubrel.properties: present, but reasonCode before it is not (both are there " +
+            "while bytes remain)",
+        );
       }
       if (this.properties !== null) {
         {
@@ -1615,7 +1826,11 @@ export class Pubrel {
             item._write(sub, ctx);
           }
           const joined = sub.finish();
-          if (joined.length > 0xfffffff) throw new EncodeError(`Pubrel.properties byte length: ${joined.length} is outside 0..0xfffffff`);
+          if (joined.length > 0xfffffff) {
+            throw new EncodeError(
+              `Pubrel.properties byte length: ${joined.length} is outside 0..0xfffffff`,
+            );
+          }
           w.vbi(joined.length);
           w.bytes(joined);
         }
@@ -1629,7 +1844,9 @@ export class Pubrel {
       buf[at] = (6 << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Pubrel.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) {
+      throw new EncodeError(`Pubrel.remainingLength: ${body.length} is outside 0..0xfffffff`);
+    }
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -1683,18 +1900,27 @@ export class Pubcomp {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.packetId;
-        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) throw new EncodeError(`Pubcomp.packet_id: ${i0} is outside 1..0xffff`);
+        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) {
+          throw new EncodeError(`Pubcomp.packetId: ${i0} is outside 1..0xffff`);
+        }
         buf[at] = i0 >>> 8;
         buf[at + 1] = i0;
         w.pos = at + 2;
       }
       if (this.reasonCode !== null) {
-        if (!Number.isInteger(this.reasonCode) || this.reasonCode < 0 || this.reasonCode > 0xff) throw new EncodeError(`Pubcomp.reason_code: ${this.reasonCode} is outside 0..0xff`);
-        if (ReasonCode[this.reasonCode] === undefined) throw new EncodeError(`Pubcomp.reason_code: ${this.reasonCode} is not a ReasonCode`);
+        if (!Number.isInteger(this.reasonCode) || this.reasonCode < 0 || this.reasonCode > 0xff) {
+          throw new EncodeError(`Pubcomp.reasonCode: ${this.reasonCode} is outside 0..0xff`);
+        }
+        if (ReasonCode[this.reasonCode] === undefined) {
+          throw new EncodeError(`Pubcomp.reasonCode: ${this.reasonCode} is not a ReasonCode`);
+        }
         w.u8(this.reasonCode);
       }
       if (this.properties !== null && this.reasonCode === null) {
-        throw new EncodeError("Pubcomp.properties: present, but reason_code before it is not (both are there while bytes remain)");
+        throw new EncodeError(
+          "Pubcomp.properties: present, but reasonCode before it is not (both are there " +
+            "while bytes remain)",
+        );
       }
       if (this.properties !== null) {
         {
@@ -1704,7 +1930,11 @@ export class Pubcomp {
             item._write(sub, ctx);
           }
           const joined = sub.finish();
-          if (joined.length > 0xfffffff) throw new EncodeError(`Pubcomp.properties byte length: ${joined.length} is outside 0..0xfffffff`);
+          if (joined.length > 0xfffffff) {
+            throw new EncodeError(
+              `Pubcomp.properties byte length: ${joined.length} is outside 0..0xfffffff`,
+            );
+          }
           w.vbi(joined.length);
           w.bytes(joined);
         }
@@ -1718,7 +1948,9 @@ export class Pubcomp {
       buf[at] = (7 << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Pubcomp.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) {
+      throw new EncodeError(`Pubcomp.remainingLength: ${body.length} is outside 0..0xfffffff`);
+    }
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -1772,7 +2004,9 @@ export class Subscribe {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.packetId;
-        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) throw new EncodeError(`Subscribe.packet_id: ${i0} is outside 1..0xffff`);
+        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) {
+          throw new EncodeError(`Subscribe.packetId: ${i0} is outside 1..0xffff`);
+        }
         buf[at] = i0 >>> 8;
         buf[at + 1] = i0;
         w.pos = at + 2;
@@ -1784,14 +2018,20 @@ export class Subscribe {
           item._write(sub, ctx);
         }
         const joined = sub.finish();
-        if (joined.length > 0xfffffff) throw new EncodeError(`Subscribe.properties byte length: ${joined.length} is outside 0..0xfffffff`);
+        if (joined.length > 0xfffffff) {
+          throw new EncodeError(
+            `Subscribe.properties byte length: ${joined.length} is outside 0..0xfffffff`,
+          );
+        }
         w.vbi(joined.length);
         w.bytes(joined);
       }
       {
         const items = this.subscriptions;
         if (items.length < 1) {
-          throw new EncodeError(`Subscribe.subscriptions: ${items.length} elements, at least 1 needed`);
+          throw new EncodeError(
+            `Subscribe.subscriptions: ${items.length} elements, at least 1 needed`,
+          );
         }
         for (const item of items) {
           item._write(w, ctx);
@@ -1806,7 +2046,9 @@ export class Subscribe {
       buf[at] = (8 << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Subscribe.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) {
+      throw new EncodeError(`Subscribe.remainingLength: ${body.length} is outside 0..0xfffffff`);
+    }
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -1860,7 +2102,9 @@ export class Suback {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.packetId;
-        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) throw new EncodeError(`Suback.packet_id: ${i0} is outside 1..0xffff`);
+        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) {
+          throw new EncodeError(`Suback.packetId: ${i0} is outside 1..0xffff`);
+        }
         buf[at] = i0 >>> 8;
         buf[at + 1] = i0;
         w.pos = at + 2;
@@ -1872,15 +2116,23 @@ export class Suback {
           item._write(sub, ctx);
         }
         const joined = sub.finish();
-        if (joined.length > 0xfffffff) throw new EncodeError(`Suback.properties byte length: ${joined.length} is outside 0..0xfffffff`);
+        if (joined.length > 0xfffffff) {
+          throw new EncodeError(
+            `Suback.properties byte length: ${joined.length} is outside 0..0xfffffff`,
+          );
+        }
         w.vbi(joined.length);
         w.bytes(joined);
       }
       {
         const items = this.reasonCodes;
         for (const item of items) {
-          if (!Number.isInteger(item) || item < 0 || item > 0xff) throw new EncodeError(`Suback.reason_codes: ${item} is outside 0..0xff`);
-          if (ReasonCode[item] === undefined) throw new EncodeError(`Suback.reason_codes: ${item} is not a ReasonCode`);
+          if (!Number.isInteger(item) || item < 0 || item > 0xff) {
+            throw new EncodeError(`Suback.reasonCodes: ${item} is outside 0..0xff`);
+          }
+          if (ReasonCode[item] === undefined) {
+            throw new EncodeError(`Suback.reasonCodes: ${item} is not a ReasonCode`);
+          }
           w.u8(item);
         }
       }
@@ -1893,7 +2145,9 @@ export class Suback {
       buf[at] = (9 << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Suback.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) {
+      throw new EncodeError(`Suback.remainingLength: ${body.length} is outside 0..0xfffffff`);
+    }
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -1947,7 +2201,9 @@ export class Unsubscribe {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.packetId;
-        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) throw new EncodeError(`Unsubscribe.packet_id: ${i0} is outside 1..0xffff`);
+        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) {
+          throw new EncodeError(`Unsubscribe.packetId: ${i0} is outside 1..0xffff`);
+        }
         buf[at] = i0 >>> 8;
         buf[at + 1] = i0;
         w.pos = at + 2;
@@ -1959,22 +2215,34 @@ export class Unsubscribe {
           item._write(sub, ctx);
         }
         const joined = sub.finish();
-        if (joined.length > 0xfffffff) throw new EncodeError(`Unsubscribe.properties byte length: ${joined.length} is outside 0..0xfffffff`);
+        if (joined.length > 0xfffffff) {
+          throw new EncodeError(
+            `Unsubscribe.properties byte length: ${joined.length} is outside 0..0xfffffff`,
+          );
+        }
         w.vbi(joined.length);
         w.bytes(joined);
       }
       {
         const items = this.topicFilters;
         if (items.length < 1) {
-          throw new EncodeError(`Unsubscribe.topic_filters: ${items.length} elements, at least 1 needed`);
+          throw new EncodeError(
+            `Unsubscribe.topicFilters: ${items.length} elements, at least 1 needed`,
+          );
         }
         for (const item of items) {
           {
             if (item.includes("\u0000")) {
-              throw new EncodeError("Unsubscribe.topic_filters: holds a character the protocol forbids");
+              throw new EncodeError(
+                "Unsubscribe.topicFilters: holds a character the protocol forbids",
+              );
             }
             const raw = utf8Bytes(item);
-            if (raw.length > 0xffff) throw new EncodeError(`Unsubscribe.topic_filters length: ${raw.length} is outside 0..0xffff`);
+            if (raw.length > 0xffff) {
+              throw new EncodeError(
+                `Unsubscribe.topicFilters length: ${raw.length} is outside 0..0xffff`,
+              );
+            }
             w.u16(raw.length);
             w.bytes(raw);
           }
@@ -1989,7 +2257,9 @@ export class Unsubscribe {
       buf[at] = (0xa << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Unsubscribe.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) {
+      throw new EncodeError(`Unsubscribe.remainingLength: ${body.length} is outside 0..0xfffffff`);
+    }
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -2043,7 +2313,9 @@ export class Unsuback {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.packetId;
-        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) throw new EncodeError(`Unsuback.packet_id: ${i0} is outside 1..0xffff`);
+        if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xffff) {
+          throw new EncodeError(`Unsuback.packetId: ${i0} is outside 1..0xffff`);
+        }
         buf[at] = i0 >>> 8;
         buf[at + 1] = i0;
         w.pos = at + 2;
@@ -2055,15 +2327,23 @@ export class Unsuback {
           item._write(sub, ctx);
         }
         const joined = sub.finish();
-        if (joined.length > 0xfffffff) throw new EncodeError(`Unsuback.properties byte length: ${joined.length} is outside 0..0xfffffff`);
+        if (joined.length > 0xfffffff) {
+          throw new EncodeError(
+            `Unsuback.properties byte length: ${joined.length} is outside 0..0xfffffff`,
+          );
+        }
         w.vbi(joined.length);
         w.bytes(joined);
       }
       {
         const items = this.reasonCodes;
         for (const item of items) {
-          if (!Number.isInteger(item) || item < 0 || item > 0xff) throw new EncodeError(`Unsuback.reason_codes: ${item} is outside 0..0xff`);
-          if (ReasonCode[item] === undefined) throw new EncodeError(`Unsuback.reason_codes: ${item} is not a ReasonCode`);
+          if (!Number.isInteger(item) || item < 0 || item > 0xff) {
+            throw new EncodeError(`Unsuback.reasonCodes: ${item} is outside 0..0xff`);
+          }
+          if (ReasonCode[item] === undefined) {
+            throw new EncodeError(`Unsuback.reasonCodes: ${item} is not a ReasonCode`);
+          }
           w.u8(item);
         }
       }
@@ -2076,7 +2356,9 @@ export class Unsuback {
       buf[at] = (0xb << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Unsuback.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) {
+      throw new EncodeError(`Unsuback.remainingLength: ${body.length} is outside 0..0xfffffff`);
+    }
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -2124,7 +2406,9 @@ export class Pingreq {
       buf[at] = (0xc << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Pingreq.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) {
+      throw new EncodeError(`Pingreq.remainingLength: ${body.length} is outside 0..0xfffffff`);
+    }
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -2172,7 +2456,9 @@ export class Pingresp {
       buf[at] = (0xd << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Pingresp.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) {
+      throw new EncodeError(`Pingresp.remainingLength: ${body.length} is outside 0..0xfffffff`);
+    }
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -2219,12 +2505,19 @@ export class Disconnect {
     {
       const w = new Writer(); // the body first: the header holds its length
       if (this.reasonCode !== null) {
-        if (!Number.isInteger(this.reasonCode) || this.reasonCode < 0 || this.reasonCode > 0xff) throw new EncodeError(`Disconnect.reason_code: ${this.reasonCode} is outside 0..0xff`);
-        if (ReasonCode[this.reasonCode] === undefined) throw new EncodeError(`Disconnect.reason_code: ${this.reasonCode} is not a ReasonCode`);
+        if (!Number.isInteger(this.reasonCode) || this.reasonCode < 0 || this.reasonCode > 0xff) {
+          throw new EncodeError(`Disconnect.reasonCode: ${this.reasonCode} is outside 0..0xff`);
+        }
+        if (ReasonCode[this.reasonCode] === undefined) {
+          throw new EncodeError(`Disconnect.reasonCode: ${this.reasonCode} is not a ReasonCode`);
+        }
         w.u8(this.reasonCode);
       }
       if (this.properties !== null && this.reasonCode === null) {
-        throw new EncodeError("Disconnect.properties: present, but reason_code before it is not (both are there while bytes remain)");
+        throw new EncodeError(
+          "Disconnect.properties: present, but reasonCode before it is not (both are there " +
+            "while bytes remain)",
+        );
       }
       if (this.properties !== null) {
         {
@@ -2234,7 +2527,11 @@ export class Disconnect {
             item._write(sub, ctx);
           }
           const joined = sub.finish();
-          if (joined.length > 0xfffffff) throw new EncodeError(`Disconnect.properties byte length: ${joined.length} is outside 0..0xfffffff`);
+          if (joined.length > 0xfffffff) {
+            throw new EncodeError(
+              `Disconnect.properties byte length: ${joined.length} is outside 0..0xfffffff`,
+            );
+          }
           w.vbi(joined.length);
           w.bytes(joined);
         }
@@ -2248,7 +2545,9 @@ export class Disconnect {
       buf[at] = (0xe << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Disconnect.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) {
+      throw new EncodeError(`Disconnect.remainingLength: ${body.length} is outside 0..0xfffffff`);
+    }
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -2295,12 +2594,19 @@ export class Auth {
     {
       const w = new Writer(); // the body first: the header holds its length
       if (this.reasonCode !== null) {
-        if (!Number.isInteger(this.reasonCode) || this.reasonCode < 0 || this.reasonCode > 0xff) throw new EncodeError(`Auth.reason_code: ${this.reasonCode} is outside 0..0xff`);
-        if (ReasonCode[this.reasonCode] === undefined) throw new EncodeError(`Auth.reason_code: ${this.reasonCode} is not a ReasonCode`);
+        if (!Number.isInteger(this.reasonCode) || this.reasonCode < 0 || this.reasonCode > 0xff) {
+          throw new EncodeError(`Auth.reasonCode: ${this.reasonCode} is outside 0..0xff`);
+        }
+        if (ReasonCode[this.reasonCode] === undefined) {
+          throw new EncodeError(`Auth.reasonCode: ${this.reasonCode} is not a ReasonCode`);
+        }
         w.u8(this.reasonCode);
       }
       if (this.properties !== null && this.reasonCode === null) {
-        throw new EncodeError("Auth.properties: present, but reason_code before it is not (both are there while bytes remain)");
+        throw new EncodeError(
+          "Auth.properties: present, but reasonCode before it is not (both are there " +
+            "while bytes remain)",
+        );
       }
       if (this.properties !== null) {
         {
@@ -2310,7 +2616,11 @@ export class Auth {
             item._write(sub, ctx);
           }
           const joined = sub.finish();
-          if (joined.length > 0xfffffff) throw new EncodeError(`Auth.properties byte length: ${joined.length} is outside 0..0xfffffff`);
+          if (joined.length > 0xfffffff) {
+            throw new EncodeError(
+              `Auth.properties byte length: ${joined.length} is outside 0..0xfffffff`,
+            );
+          }
           w.vbi(joined.length);
           w.bytes(joined);
         }
@@ -2324,7 +2634,9 @@ export class Auth {
       buf[at] = (0xf << 4) | flags;
       w.pos = at + 1;
     }
-    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) throw new EncodeError(`Auth.remaining_length: ${body.length} is outside 0..0xfffffff`);
+    if (!Number.isInteger(body.length) || body.length < 0 || body.length > 0xfffffff) {
+      throw new EncodeError(`Auth.remainingLength: ${body.length} is outside 0..0xfffffff`);
+    }
     w.vbi(body.length);
     w.bytes(body);
   }
@@ -2346,17 +2658,25 @@ export type Frame =
   | Pingreq
   | Pingresp
   | Disconnect
-  | Auth
-  ;
-function _decodePayloadFormatIndicator(r: Reader, end: number, ctx: Context | undefined): PayloadFormatIndicator {
+  | Auth;
+
+function _decodePayloadFormatIndicator(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): PayloadFormatIndicator {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 2) throw new Truncated("PayloadFormatIndicator: input ends inside the frame", pos + 2);
+  if (end - pos < 2) {
+    throw new Truncated("PayloadFormatIndicator: input ends inside the frame", pos + 2);
+  }
   const v_id = data[pos]!;
   if (v_id !== 1) throw new InvalidValue(`PayloadFormatIndicator.id: must be 1, got ${v_id}`);
 
   const v_value = data[pos + 1]!;
-  if (v_value < 0 || v_value > 1) throw new InvalidValue(`PayloadFormatIndicator.value: ${v_value} is outside 0..1`);
+  if (v_value < 0 || v_value > 1) {
+    throw new InvalidValue(`PayloadFormatIndicator.value: ${v_value} is outside 0..1`);
+  }
 
   pos += 2;
 
@@ -2364,14 +2684,22 @@ function _decodePayloadFormatIndicator(r: Reader, end: number, ctx: Context | un
   return new PayloadFormatIndicator({ value: v_value });
 }
 
-function _decodeMessageExpiryInterval(r: Reader, end: number, ctx: Context | undefined): MessageExpiryInterval {
+function _decodeMessageExpiryInterval(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): MessageExpiryInterval {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 5) throw new Truncated("MessageExpiryInterval: input ends inside the frame", pos + 5);
+  if (end - pos < 5) {
+    throw new Truncated("MessageExpiryInterval: input ends inside the frame", pos + 5);
+  }
   const v_id = data[pos]!;
   if (v_id !== 2) throw new InvalidValue(`MessageExpiryInterval.id: must be 2, got ${v_id}`);
 
-  const v_value = (((data[pos + 1]! << 24) | (data[pos + 1 + 1]! << 16) | (data[pos + 1 + 2]! << 8) | data[pos + 1 + 3]!) >>> 0);
+  const v_value = (
+    ((data[pos + 1]! << 24) | (data[pos + 2]! << 16) | (data[pos + 3]! << 8) | data[pos + 4]!) >>> 0
+  );
 
   pos += 5;
 
@@ -2394,7 +2722,9 @@ function _decodeContentType(r: Reader, end: number, ctx: Context | undefined): C
     if (end - pos < 2) throw new Truncated("ContentType.value: input ends", pos + 2);
     n = ((data[pos]! << 8) | data[pos + 1]!);
     pos += 2;
-    if (n > end - pos) throw new Truncated(`ContentType.value: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`ContentType.value: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_value = utf8(data.subarray(pos, pos + n), "ContentType.value");
     pos += n;
   }
@@ -2421,7 +2751,9 @@ function _decodeResponseTopic(r: Reader, end: number, ctx: Context | undefined):
     if (end - pos < 2) throw new Truncated("ResponseTopic.value: input ends", pos + 2);
     n = ((data[pos]! << 8) | data[pos + 1]!);
     pos += 2;
-    if (n > end - pos) throw new Truncated(`ResponseTopic.value: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`ResponseTopic.value: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_value = utf8(data.subarray(pos, pos + n), "ResponseTopic.value");
     pos += n;
   }
@@ -2448,7 +2780,9 @@ function _decodeCorrelationData(r: Reader, end: number, ctx: Context | undefined
     if (end - pos < 2) throw new Truncated("CorrelationData.value: input ends", pos + 2);
     n = ((data[pos]! << 8) | data[pos + 1]!);
     pos += 2;
-    if (n > end - pos) throw new Truncated(`CorrelationData.value: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`CorrelationData.value: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_value = data.subarray(pos, pos + n);
     pos += n;
   }
@@ -2457,10 +2791,16 @@ function _decodeCorrelationData(r: Reader, end: number, ctx: Context | undefined
   return new CorrelationData({ value: v_value });
 }
 
-function _decodeSubscriptionIdentifier(r: Reader, end: number, ctx: Context | undefined): SubscriptionIdentifier {
+function _decodeSubscriptionIdentifier(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): SubscriptionIdentifier {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 1) throw new Truncated("SubscriptionIdentifier: input ends inside the frame", pos + 1);
+  if (end - pos < 1) {
+    throw new Truncated("SubscriptionIdentifier: input ends inside the frame", pos + 1);
+  }
   const v_id = data[pos]!;
   if (v_id !== 0xb) throw new InvalidValue(`SubscriptionIdentifier.id: must be 0xb, got ${v_id}`);
 
@@ -2471,20 +2811,30 @@ function _decodeSubscriptionIdentifier(r: Reader, end: number, ctx: Context | un
   v_value = readVbi(r, end);
   pos = r.pos;
 
-  if (v_value < 1 || v_value > 0xfffffff) throw new InvalidValue(`SubscriptionIdentifier.value: ${v_value} is outside 1..0xfffffff`);
+  if (v_value < 1 || v_value > 0xfffffff) {
+    throw new InvalidValue(`SubscriptionIdentifier.value: ${v_value} is outside 1..0xfffffff`);
+  }
 
   r.pos = pos;
   return new SubscriptionIdentifier({ value: v_value });
 }
 
-function _decodeSessionExpiryInterval(r: Reader, end: number, ctx: Context | undefined): SessionExpiryInterval {
+function _decodeSessionExpiryInterval(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): SessionExpiryInterval {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 5) throw new Truncated("SessionExpiryInterval: input ends inside the frame", pos + 5);
+  if (end - pos < 5) {
+    throw new Truncated("SessionExpiryInterval: input ends inside the frame", pos + 5);
+  }
   const v_id = data[pos]!;
   if (v_id !== 0x11) throw new InvalidValue(`SessionExpiryInterval.id: must be 0x11, got ${v_id}`);
 
-  const v_value = (((data[pos + 1]! << 24) | (data[pos + 1 + 1]! << 16) | (data[pos + 1 + 2]! << 8) | data[pos + 1 + 3]!) >>> 0);
+  const v_value = (
+    ((data[pos + 1]! << 24) | (data[pos + 2]! << 16) | (data[pos + 3]! << 8) | data[pos + 4]!) >>> 0
+  );
 
   pos += 5;
 
@@ -2492,12 +2842,20 @@ function _decodeSessionExpiryInterval(r: Reader, end: number, ctx: Context | und
   return new SessionExpiryInterval({ value: v_value });
 }
 
-function _decodeAssignedClientIdentifier(r: Reader, end: number, ctx: Context | undefined): AssignedClientIdentifier {
+function _decodeAssignedClientIdentifier(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): AssignedClientIdentifier {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 1) throw new Truncated("AssignedClientIdentifier: input ends inside the frame", pos + 1);
+  if (end - pos < 1) {
+    throw new Truncated("AssignedClientIdentifier: input ends inside the frame", pos + 1);
+  }
   const v_id = data[pos]!;
-  if (v_id !== 0x12) throw new InvalidValue(`AssignedClientIdentifier.id: must be 0x12, got ${v_id}`);
+  if (v_id !== 0x12) {
+    throw new InvalidValue(`AssignedClientIdentifier.id: must be 0x12, got ${v_id}`);
+  }
 
   pos += 1;
 
@@ -2507,12 +2865,19 @@ function _decodeAssignedClientIdentifier(r: Reader, end: number, ctx: Context | 
     if (end - pos < 2) throw new Truncated("AssignedClientIdentifier.value: input ends", pos + 2);
     n = ((data[pos]! << 8) | data[pos + 1]!);
     pos += 2;
-    if (n > end - pos) throw new Truncated(`AssignedClientIdentifier.value: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(
+        `AssignedClientIdentifier.value: ${n} bytes declared, ${end - pos} left`,
+        pos + n,
+      );
+    }
     v_value = utf8(data.subarray(pos, pos + n), "AssignedClientIdentifier.value");
     pos += n;
   }
   if ((v_value.includes("\u0000"))) {
-    throw new InvalidString("AssignedClientIdentifier.value: holds a character the protocol forbids");
+    throw new InvalidString(
+      "AssignedClientIdentifier.value: holds a character the protocol forbids",
+    );
   }
 
   r.pos = pos;
@@ -2526,7 +2891,7 @@ function _decodeServerKeepAlive(r: Reader, end: number, ctx: Context | undefined
   const v_id = data[pos]!;
   if (v_id !== 0x13) throw new InvalidValue(`ServerKeepAlive.id: must be 0x13, got ${v_id}`);
 
-  const v_value = ((data[pos + 1]! << 8) | data[pos + 1 + 1]!);
+  const v_value = ((data[pos + 1]! << 8) | data[pos + 2]!);
 
   pos += 3;
 
@@ -2534,10 +2899,16 @@ function _decodeServerKeepAlive(r: Reader, end: number, ctx: Context | undefined
   return new ServerKeepAlive({ value: v_value });
 }
 
-function _decodeAuthenticationMethod(r: Reader, end: number, ctx: Context | undefined): AuthenticationMethod {
+function _decodeAuthenticationMethod(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): AuthenticationMethod {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 1) throw new Truncated("AuthenticationMethod: input ends inside the frame", pos + 1);
+  if (end - pos < 1) {
+    throw new Truncated("AuthenticationMethod: input ends inside the frame", pos + 1);
+  }
   const v_id = data[pos]!;
   if (v_id !== 0x15) throw new InvalidValue(`AuthenticationMethod.id: must be 0x15, got ${v_id}`);
 
@@ -2549,7 +2920,12 @@ function _decodeAuthenticationMethod(r: Reader, end: number, ctx: Context | unde
     if (end - pos < 2) throw new Truncated("AuthenticationMethod.value: input ends", pos + 2);
     n = ((data[pos]! << 8) | data[pos + 1]!);
     pos += 2;
-    if (n > end - pos) throw new Truncated(`AuthenticationMethod.value: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(
+        `AuthenticationMethod.value: ${n} bytes declared, ${end - pos} left`,
+        pos + n,
+      );
+    }
     v_value = utf8(data.subarray(pos, pos + n), "AuthenticationMethod.value");
     pos += n;
   }
@@ -2561,10 +2937,16 @@ function _decodeAuthenticationMethod(r: Reader, end: number, ctx: Context | unde
   return new AuthenticationMethod({ value: v_value });
 }
 
-function _decodeAuthenticationData(r: Reader, end: number, ctx: Context | undefined): AuthenticationData {
+function _decodeAuthenticationData(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): AuthenticationData {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 1) throw new Truncated("AuthenticationData: input ends inside the frame", pos + 1);
+  if (end - pos < 1) {
+    throw new Truncated("AuthenticationData: input ends inside the frame", pos + 1);
+  }
   const v_id = data[pos]!;
   if (v_id !== 0x16) throw new InvalidValue(`AuthenticationData.id: must be 0x16, got ${v_id}`);
 
@@ -2576,7 +2958,12 @@ function _decodeAuthenticationData(r: Reader, end: number, ctx: Context | undefi
     if (end - pos < 2) throw new Truncated("AuthenticationData.value: input ends", pos + 2);
     n = ((data[pos]! << 8) | data[pos + 1]!);
     pos += 2;
-    if (n > end - pos) throw new Truncated(`AuthenticationData.value: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(
+        `AuthenticationData.value: ${n} bytes declared, ${end - pos} left`,
+        pos + n,
+      );
+    }
     v_value = data.subarray(pos, pos + n);
     pos += n;
   }
@@ -2585,15 +2972,25 @@ function _decodeAuthenticationData(r: Reader, end: number, ctx: Context | undefi
   return new AuthenticationData({ value: v_value });
 }
 
-function _decodeRequestProblemInformation(r: Reader, end: number, ctx: Context | undefined): RequestProblemInformation {
+function _decodeRequestProblemInformation(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): RequestProblemInformation {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 2) throw new Truncated("RequestProblemInformation: input ends inside the frame", pos + 2);
+  if (end - pos < 2) {
+    throw new Truncated("RequestProblemInformation: input ends inside the frame", pos + 2);
+  }
   const v_id = data[pos]!;
-  if (v_id !== 0x17) throw new InvalidValue(`RequestProblemInformation.id: must be 0x17, got ${v_id}`);
+  if (v_id !== 0x17) {
+    throw new InvalidValue(`RequestProblemInformation.id: must be 0x17, got ${v_id}`);
+  }
 
   const v_value = data[pos + 1]!;
-  if (v_value < 0 || v_value > 1) throw new InvalidValue(`RequestProblemInformation.value: ${v_value} is outside 0..1`);
+  if (v_value < 0 || v_value > 1) {
+    throw new InvalidValue(`RequestProblemInformation.value: ${v_value} is outside 0..1`);
+  }
 
   pos += 2;
 
@@ -2601,14 +2998,20 @@ function _decodeRequestProblemInformation(r: Reader, end: number, ctx: Context |
   return new RequestProblemInformation({ value: v_value });
 }
 
-function _decodeWillDelayInterval(r: Reader, end: number, ctx: Context | undefined): WillDelayInterval {
+function _decodeWillDelayInterval(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): WillDelayInterval {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 5) throw new Truncated("WillDelayInterval: input ends inside the frame", pos + 5);
   const v_id = data[pos]!;
   if (v_id !== 0x18) throw new InvalidValue(`WillDelayInterval.id: must be 0x18, got ${v_id}`);
 
-  const v_value = (((data[pos + 1]! << 24) | (data[pos + 1 + 1]! << 16) | (data[pos + 1 + 2]! << 8) | data[pos + 1 + 3]!) >>> 0);
+  const v_value = (
+    ((data[pos + 1]! << 24) | (data[pos + 2]! << 16) | (data[pos + 3]! << 8) | data[pos + 4]!) >>> 0
+  );
 
   pos += 5;
 
@@ -2616,15 +3019,25 @@ function _decodeWillDelayInterval(r: Reader, end: number, ctx: Context | undefin
   return new WillDelayInterval({ value: v_value });
 }
 
-function _decodeRequestResponseInformation(r: Reader, end: number, ctx: Context | undefined): RequestResponseInformation {
+function _decodeRequestResponseInformation(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): RequestResponseInformation {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 2) throw new Truncated("RequestResponseInformation: input ends inside the frame", pos + 2);
+  if (end - pos < 2) {
+    throw new Truncated("RequestResponseInformation: input ends inside the frame", pos + 2);
+  }
   const v_id = data[pos]!;
-  if (v_id !== 0x19) throw new InvalidValue(`RequestResponseInformation.id: must be 0x19, got ${v_id}`);
+  if (v_id !== 0x19) {
+    throw new InvalidValue(`RequestResponseInformation.id: must be 0x19, got ${v_id}`);
+  }
 
   const v_value = data[pos + 1]!;
-  if (v_value < 0 || v_value > 1) throw new InvalidValue(`RequestResponseInformation.value: ${v_value} is outside 0..1`);
+  if (v_value < 0 || v_value > 1) {
+    throw new InvalidValue(`RequestResponseInformation.value: ${v_value} is outside 0..1`);
+  }
 
   pos += 2;
 
@@ -2632,10 +3045,16 @@ function _decodeRequestResponseInformation(r: Reader, end: number, ctx: Context 
   return new RequestResponseInformation({ value: v_value });
 }
 
-function _decodeResponseInformation(r: Reader, end: number, ctx: Context | undefined): ResponseInformation {
+function _decodeResponseInformation(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): ResponseInformation {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 1) throw new Truncated("ResponseInformation: input ends inside the frame", pos + 1);
+  if (end - pos < 1) {
+    throw new Truncated("ResponseInformation: input ends inside the frame", pos + 1);
+  }
   const v_id = data[pos]!;
   if (v_id !== 0x1a) throw new InvalidValue(`ResponseInformation.id: must be 0x1a, got ${v_id}`);
 
@@ -2647,7 +3066,12 @@ function _decodeResponseInformation(r: Reader, end: number, ctx: Context | undef
     if (end - pos < 2) throw new Truncated("ResponseInformation.value: input ends", pos + 2);
     n = ((data[pos]! << 8) | data[pos + 1]!);
     pos += 2;
-    if (n > end - pos) throw new Truncated(`ResponseInformation.value: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(
+        `ResponseInformation.value: ${n} bytes declared, ${end - pos} left`,
+        pos + n,
+      );
+    }
     v_value = utf8(data.subarray(pos, pos + n), "ResponseInformation.value");
     pos += n;
   }
@@ -2674,7 +3098,9 @@ function _decodeServerReference(r: Reader, end: number, ctx: Context | undefined
     if (end - pos < 2) throw new Truncated("ServerReference.value: input ends", pos + 2);
     n = ((data[pos]! << 8) | data[pos + 1]!);
     pos += 2;
-    if (n > end - pos) throw new Truncated(`ServerReference.value: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`ServerReference.value: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_value = utf8(data.subarray(pos, pos + n), "ServerReference.value");
     pos += n;
   }
@@ -2701,7 +3127,9 @@ function _decodeReasonString(r: Reader, end: number, ctx: Context | undefined): 
     if (end - pos < 2) throw new Truncated("ReasonString.value: input ends", pos + 2);
     n = ((data[pos]! << 8) | data[pos + 1]!);
     pos += 2;
-    if (n > end - pos) throw new Truncated(`ReasonString.value: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`ReasonString.value: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_value = utf8(data.subarray(pos, pos + n), "ReasonString.value");
     pos += n;
   }
@@ -2720,8 +3148,10 @@ function _decodeReceiveMaximum(r: Reader, end: number, ctx: Context | undefined)
   const v_id = data[pos]!;
   if (v_id !== 0x21) throw new InvalidValue(`ReceiveMaximum.id: must be 0x21, got ${v_id}`);
 
-  const v_value = ((data[pos + 1]! << 8) | data[pos + 1 + 1]!);
-  if (v_value < 1 || v_value > 0xffff) throw new InvalidValue(`ReceiveMaximum.value: ${v_value} is outside 1..0xffff`);
+  const v_value = ((data[pos + 1]! << 8) | data[pos + 2]!);
+  if (v_value < 1 || v_value > 0xffff) {
+    throw new InvalidValue(`ReceiveMaximum.value: ${v_value} is outside 1..0xffff`);
+  }
 
   pos += 3;
 
@@ -2729,14 +3159,18 @@ function _decodeReceiveMaximum(r: Reader, end: number, ctx: Context | undefined)
   return new ReceiveMaximum({ value: v_value });
 }
 
-function _decodeTopicAliasMaximum(r: Reader, end: number, ctx: Context | undefined): TopicAliasMaximum {
+function _decodeTopicAliasMaximum(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): TopicAliasMaximum {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 3) throw new Truncated("TopicAliasMaximum: input ends inside the frame", pos + 3);
   const v_id = data[pos]!;
   if (v_id !== 0x22) throw new InvalidValue(`TopicAliasMaximum.id: must be 0x22, got ${v_id}`);
 
-  const v_value = ((data[pos + 1]! << 8) | data[pos + 1 + 1]!);
+  const v_value = ((data[pos + 1]! << 8) | data[pos + 2]!);
 
   pos += 3;
 
@@ -2751,8 +3185,10 @@ function _decodeTopicAlias(r: Reader, end: number, ctx: Context | undefined): To
   const v_id = data[pos]!;
   if (v_id !== 0x23) throw new InvalidValue(`TopicAlias.id: must be 0x23, got ${v_id}`);
 
-  const v_value = ((data[pos + 1]! << 8) | data[pos + 1 + 1]!);
-  if (v_value < 1 || v_value > 0xffff) throw new InvalidValue(`TopicAlias.value: ${v_value} is outside 1..0xffff`);
+  const v_value = ((data[pos + 1]! << 8) | data[pos + 2]!);
+  if (v_value < 1 || v_value > 0xffff) {
+    throw new InvalidValue(`TopicAlias.value: ${v_value} is outside 1..0xffff`);
+  }
 
   pos += 3;
 
@@ -2768,7 +3204,9 @@ function _decodeMaximumQos(r: Reader, end: number, ctx: Context | undefined): Ma
   if (v_id !== 0x24) throw new InvalidValue(`MaximumQos.id: must be 0x24, got ${v_id}`);
 
   const v_value = data[pos + 1]!;
-  if (v_value < 0 || v_value > 1) throw new InvalidValue(`MaximumQos.value: ${v_value} is outside 0..1`);
+  if (v_value < 0 || v_value > 1) {
+    throw new InvalidValue(`MaximumQos.value: ${v_value} is outside 0..1`);
+  }
 
   pos += 2;
 
@@ -2784,7 +3222,9 @@ function _decodeRetainAvailable(r: Reader, end: number, ctx: Context | undefined
   if (v_id !== 0x25) throw new InvalidValue(`RetainAvailable.id: must be 0x25, got ${v_id}`);
 
   const v_value = data[pos + 1]!;
-  if (v_value < 0 || v_value > 1) throw new InvalidValue(`RetainAvailable.value: ${v_value} is outside 0..1`);
+  if (v_value < 0 || v_value > 1) {
+    throw new InvalidValue(`RetainAvailable.value: ${v_value} is outside 0..1`);
+  }
 
   pos += 2;
 
@@ -2807,7 +3247,9 @@ function _decodeUserProperty(r: Reader, end: number, ctx: Context | undefined): 
     if (end - pos < 2) throw new Truncated("UserProperty.key: input ends", pos + 2);
     n = ((data[pos]! << 8) | data[pos + 1]!);
     pos += 2;
-    if (n > end - pos) throw new Truncated(`UserProperty.key: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`UserProperty.key: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_key = utf8(data.subarray(pos, pos + n), "UserProperty.key");
     pos += n;
   }
@@ -2821,7 +3263,9 @@ function _decodeUserProperty(r: Reader, end: number, ctx: Context | undefined): 
     if (end - pos < 2) throw new Truncated("UserProperty.value: input ends", pos + 2);
     n = ((data[pos]! << 8) | data[pos + 1]!);
     pos += 2;
-    if (n > end - pos) throw new Truncated(`UserProperty.value: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`UserProperty.value: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_value = utf8(data.subarray(pos, pos + n), "UserProperty.value");
     pos += n;
   }
@@ -2833,15 +3277,23 @@ function _decodeUserProperty(r: Reader, end: number, ctx: Context | undefined): 
   return new UserProperty({ key: v_key, value: v_value });
 }
 
-function _decodeMaximumPacketSize(r: Reader, end: number, ctx: Context | undefined): MaximumPacketSize {
+function _decodeMaximumPacketSize(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): MaximumPacketSize {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 5) throw new Truncated("MaximumPacketSize: input ends inside the frame", pos + 5);
   const v_id = data[pos]!;
   if (v_id !== 0x27) throw new InvalidValue(`MaximumPacketSize.id: must be 0x27, got ${v_id}`);
 
-  const v_value = (((data[pos + 1]! << 24) | (data[pos + 1 + 1]! << 16) | (data[pos + 1 + 2]! << 8) | data[pos + 1 + 3]!) >>> 0);
-  if (v_value < 1 || v_value > 0xffffffff) throw new InvalidValue(`MaximumPacketSize.value: ${v_value} is outside 1..0xffffffff`);
+  const v_value = (
+    ((data[pos + 1]! << 24) | (data[pos + 2]! << 16) | (data[pos + 3]! << 8) | data[pos + 4]!) >>> 0
+  );
+  if (v_value < 1 || v_value > 0xffffffff) {
+    throw new InvalidValue(`MaximumPacketSize.value: ${v_value} is outside 1..0xffffffff`);
+  }
 
   pos += 5;
 
@@ -2849,15 +3301,25 @@ function _decodeMaximumPacketSize(r: Reader, end: number, ctx: Context | undefin
   return new MaximumPacketSize({ value: v_value });
 }
 
-function _decodeWildcardSubscriptionAvailable(r: Reader, end: number, ctx: Context | undefined): WildcardSubscriptionAvailable {
+function _decodeWildcardSubscriptionAvailable(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): WildcardSubscriptionAvailable {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 2) throw new Truncated("WildcardSubscriptionAvailable: input ends inside the frame", pos + 2);
+  if (end - pos < 2) {
+    throw new Truncated("WildcardSubscriptionAvailable: input ends inside the frame", pos + 2);
+  }
   const v_id = data[pos]!;
-  if (v_id !== 0x28) throw new InvalidValue(`WildcardSubscriptionAvailable.id: must be 0x28, got ${v_id}`);
+  if (v_id !== 0x28) {
+    throw new InvalidValue(`WildcardSubscriptionAvailable.id: must be 0x28, got ${v_id}`);
+  }
 
   const v_value = data[pos + 1]!;
-  if (v_value < 0 || v_value > 1) throw new InvalidValue(`WildcardSubscriptionAvailable.value: ${v_value} is outside 0..1`);
+  if (v_value < 0 || v_value > 1) {
+    throw new InvalidValue(`WildcardSubscriptionAvailable.value: ${v_value} is outside 0..1`);
+  }
 
   pos += 2;
 
@@ -2865,15 +3327,25 @@ function _decodeWildcardSubscriptionAvailable(r: Reader, end: number, ctx: Conte
   return new WildcardSubscriptionAvailable({ value: v_value });
 }
 
-function _decodeSubscriptionIdentifierAvailable(r: Reader, end: number, ctx: Context | undefined): SubscriptionIdentifierAvailable {
+function _decodeSubscriptionIdentifierAvailable(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): SubscriptionIdentifierAvailable {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 2) throw new Truncated("SubscriptionIdentifierAvailable: input ends inside the frame", pos + 2);
+  if (end - pos < 2) {
+    throw new Truncated("SubscriptionIdentifierAvailable: input ends inside the frame", pos + 2);
+  }
   const v_id = data[pos]!;
-  if (v_id !== 0x29) throw new InvalidValue(`SubscriptionIdentifierAvailable.id: must be 0x29, got ${v_id}`);
+  if (v_id !== 0x29) {
+    throw new InvalidValue(`SubscriptionIdentifierAvailable.id: must be 0x29, got ${v_id}`);
+  }
 
   const v_value = data[pos + 1]!;
-  if (v_value < 0 || v_value > 1) throw new InvalidValue(`SubscriptionIdentifierAvailable.value: ${v_value} is outside 0..1`);
+  if (v_value < 0 || v_value > 1) {
+    throw new InvalidValue(`SubscriptionIdentifierAvailable.value: ${v_value} is outside 0..1`);
+  }
 
   pos += 2;
 
@@ -2881,15 +3353,25 @@ function _decodeSubscriptionIdentifierAvailable(r: Reader, end: number, ctx: Con
   return new SubscriptionIdentifierAvailable({ value: v_value });
 }
 
-function _decodeSharedSubscriptionAvailable(r: Reader, end: number, ctx: Context | undefined): SharedSubscriptionAvailable {
+function _decodeSharedSubscriptionAvailable(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): SharedSubscriptionAvailable {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 2) throw new Truncated("SharedSubscriptionAvailable: input ends inside the frame", pos + 2);
+  if (end - pos < 2) {
+    throw new Truncated("SharedSubscriptionAvailable: input ends inside the frame", pos + 2);
+  }
   const v_id = data[pos]!;
-  if (v_id !== 0x2a) throw new InvalidValue(`SharedSubscriptionAvailable.id: must be 0x2a, got ${v_id}`);
+  if (v_id !== 0x2a) {
+    throw new InvalidValue(`SharedSubscriptionAvailable.id: must be 0x2a, got ${v_id}`);
+  }
 
   const v_value = data[pos + 1]!;
-  if (v_value < 0 || v_value > 1) throw new InvalidValue(`SharedSubscriptionAvailable.value: ${v_value} is outside 0..1`);
+  if (v_value < 0 || v_value > 1) {
+    throw new InvalidValue(`SharedSubscriptionAvailable.value: ${v_value} is outside 0..1`);
+  }
 
   pos += 2;
 
@@ -2903,24 +3385,35 @@ function _decodeSubscription(r: Reader, end: number, ctx: Context | undefined): 
   let v_topicFilter: string;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("Subscription.topic_filter: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("Subscription.topicFilter: input ends", pos + 2);
     n = ((data[pos]! << 8) | data[pos + 1]!);
     pos += 2;
-    if (n > end - pos) throw new Truncated(`Subscription.topic_filter: ${n} bytes declared, ${end - pos} left`, pos + n);
-    v_topicFilter = utf8(data.subarray(pos, pos + n), "Subscription.topic_filter");
+    if (n > end - pos) {
+      throw new Truncated(
+        `Subscription.topicFilter: ${n} bytes declared, ${end - pos} left`,
+        pos + n,
+      );
+    }
+    v_topicFilter = utf8(data.subarray(pos, pos + n), "Subscription.topicFilter");
     pos += n;
   }
   if ((v_topicFilter.includes("\u0000"))) {
-    throw new InvalidString("Subscription.topic_filter: holds a character the protocol forbids");
+    throw new InvalidString("Subscription.topicFilter: holds a character the protocol forbids");
   }
 
   if (end - pos < 1) throw new Truncated("Subscription: input ends inside the frame", pos + 1);
   const w2_0 = data[pos]!;
   const v_reserved = w2_0 >>> 6;
-  if (v_reserved !== 0) throw new InvalidValue(`Subscription.reserved: must be 0, got ${v_reserved}`);
+  if (v_reserved !== 0) {
+    throw new InvalidValue(`Subscription.reserved: must be 0, got ${v_reserved}`);
+  }
 
   const v_retainHandling = (w2_0 >>> 4) & 3;
-  if (RetainHandling[v_retainHandling] === undefined) throw new InvalidValue(`Subscription.retain_handling: ${v_retainHandling} is not a RetainHandling`);
+  if (RetainHandling[v_retainHandling] === undefined) {
+    throw new InvalidValue(
+      `Subscription.retainHandling: ${v_retainHandling} is not a RetainHandling`,
+    );
+  }
 
   const v_retainAsPublished = (w2_0 & 8) !== 0;
 
@@ -2932,7 +3425,13 @@ function _decodeSubscription(r: Reader, end: number, ctx: Context | undefined): 
   pos += 1;
 
   r.pos = pos;
-  return new Subscription({ topicFilter: v_topicFilter, retainHandling: v_retainHandling as RetainHandling, retainAsPublished: v_retainAsPublished, noLocal: v_noLocal, qos: v_qos as QoS });
+  return new Subscription({
+    topicFilter: v_topicFilter,
+    retainHandling: v_retainHandling as RetainHandling,
+    retainAsPublished: v_retainAsPublished,
+    noLocal: v_noLocal,
+    qos: v_qos as QoS,
+  });
 }
 
 function _decodeProperty(r: Reader, end: number, ctx: Context | undefined): Property {
@@ -3007,13 +3506,21 @@ function _decodeConnect(r: Reader, end: number, ctx: Context | undefined, flags:
   }
   if (end - pos < 10) throw new Truncated("Connect: input ends inside the frame", pos + 10);
   const v_protocolNameLength = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_protocolNameLength !== 4) throw new InvalidValue(`Connect.protocol_name_length: must be 4, got ${v_protocolNameLength}`);
+  if (v_protocolNameLength !== 4) {
+    throw new InvalidValue(`Connect.protocolNameLength: must be 4, got ${v_protocolNameLength}`);
+  }
 
-  const v_protocolName = (((data[pos + 2]! << 24) | (data[pos + 2 + 1]! << 16) | (data[pos + 2 + 2]! << 8) | data[pos + 2 + 3]!) >>> 0);
-  if (v_protocolName !== 0x4d515454) throw new InvalidValue(`Connect.protocol_name: must be 0x4d515454, got ${v_protocolName}`);
+  const v_protocolName = (
+    ((data[pos + 2]! << 24) | (data[pos + 3]! << 16) | (data[pos + 4]! << 8) | data[pos + 5]!) >>> 0
+  );
+  if (v_protocolName !== 0x4d515454) {
+    throw new InvalidValue(`Connect.protocolName: must be 0x4d515454, got ${v_protocolName}`);
+  }
 
   const v_protocolVersion = data[pos + 6]!;
-  if (v_protocolVersion !== 5) throw new InvalidValue(`Connect.protocol_version: must be 5, got ${v_protocolVersion}`);
+  if (v_protocolVersion !== 5) {
+    throw new InvalidValue(`Connect.protocolVersion: must be 5, got ${v_protocolVersion}`);
+  }
 
   const w1_7 = data[pos + 7]!;
   const v_usernameFlag = (w1_7 & 0x80) !== 0;
@@ -3023,7 +3530,9 @@ function _decodeConnect(r: Reader, end: number, ctx: Context | undefined, flags:
   const v_willRetain = (w1_7 & 0x20) !== 0;
 
   const v_willQos = (w1_7 >>> 3) & 3;
-  if (QoS[v_willQos] === undefined) throw new InvalidValue(`Connect.will_qos: ${v_willQos} is not a QoS`);
+  if (QoS[v_willQos] === undefined) {
+    throw new InvalidValue(`Connect.willQos: ${v_willQos} is not a QoS`);
+  }
 
   const v_willFlag = (w1_7 & 4) !== 0;
 
@@ -3032,7 +3541,7 @@ function _decodeConnect(r: Reader, end: number, ctx: Context | undefined, flags:
   const v_reserved = w1_7 & 1;
   if (v_reserved !== 0) throw new InvalidValue(`Connect.reserved: must be 0, got ${v_reserved}`);
 
-  const v_keepAlive = ((data[pos + 8]! << 8) | data[pos + 8 + 1]!);
+  const v_keepAlive = ((data[pos + 8]! << 8) | data[pos + 9]!);
 
   pos += 10;
 
@@ -3044,7 +3553,12 @@ function _decodeConnect(r: Reader, end: number, ctx: Context | undefined, flags:
     length = readVbi(r, end);
     pos = r.pos;
     if (length < 0) throw new InvalidValue(`Connect.properties: negative byte length ${length}`);
-    if (length > end - pos) throw new Truncated(`Connect.properties: ${length} bytes declared, ${end - pos} left`, pos + length);
+    if (length > end - pos) {
+      throw new Truncated(
+        `Connect.properties: ${length} bytes declared, ${end - pos} left`,
+        pos + length,
+      );
+    }
     const stop = pos + length;
     try {
       while (pos < stop) {
@@ -3055,7 +3569,11 @@ function _decodeConnect(r: Reader, end: number, ctx: Context | undefined, flags:
         items.push(item);
       }
     } catch (error) {
-      if (error instanceof Truncated) throw new InvalidValue("Connect.properties: an element overruns the sequence's byte length");
+      if (error instanceof Truncated) {
+        throw new InvalidValue(
+          "Connect.properties: an element overruns the sequence's byte length",
+        );
+      }
       throw error;
     }
     v_properties = items;
@@ -3064,15 +3582,17 @@ function _decodeConnect(r: Reader, end: number, ctx: Context | undefined, flags:
   let v_clientId: string;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("Connect.client_id: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("Connect.clientId: input ends", pos + 2);
     n = ((data[pos]! << 8) | data[pos + 1]!);
     pos += 2;
-    if (n > end - pos) throw new Truncated(`Connect.client_id: ${n} bytes declared, ${end - pos} left`, pos + n);
-    v_clientId = utf8(data.subarray(pos, pos + n), "Connect.client_id");
+    if (n > end - pos) {
+      throw new Truncated(`Connect.clientId: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
+    v_clientId = utf8(data.subarray(pos, pos + n), "Connect.clientId");
     pos += n;
   }
   if ((v_clientId.includes("\u0000"))) {
-    throw new InvalidString("Connect.client_id: holds a character the protocol forbids");
+    throw new InvalidString("Connect.clientId: holds a character the protocol forbids");
   }
 
   let v_willProperties: Property[] | null = null;
@@ -3083,8 +3603,15 @@ function _decodeConnect(r: Reader, end: number, ctx: Context | undefined, flags:
       r.pos = pos;
       length = readVbi(r, end);
       pos = r.pos;
-      if (length < 0) throw new InvalidValue(`Connect.will_properties: negative byte length ${length}`);
-      if (length > end - pos) throw new Truncated(`Connect.will_properties: ${length} bytes declared, ${end - pos} left`, pos + length);
+      if (length < 0) {
+        throw new InvalidValue(`Connect.willProperties: negative byte length ${length}`);
+      }
+      if (length > end - pos) {
+        throw new Truncated(
+          `Connect.willProperties: ${length} bytes declared, ${end - pos} left`,
+          pos + length,
+        );
+      }
       const stop = pos + length;
       try {
         while (pos < stop) {
@@ -3095,7 +3622,11 @@ function _decodeConnect(r: Reader, end: number, ctx: Context | undefined, flags:
           items.push(item);
         }
       } catch (error) {
-        if (error instanceof Truncated) throw new InvalidValue("Connect.will_properties: an element overruns the sequence's byte length");
+        if (error instanceof Truncated) {
+          throw new InvalidValue(
+            "Connect.willProperties: an element overruns the sequence's byte length",
+          );
+        }
         throw error;
       }
       v_willProperties = items;
@@ -3106,15 +3637,17 @@ function _decodeConnect(r: Reader, end: number, ctx: Context | undefined, flags:
   if (v_willFlag) {
     {
       let n: number;
-      if (end - pos < 2) throw new Truncated("Connect.will_topic: input ends", pos + 2);
+      if (end - pos < 2) throw new Truncated("Connect.willTopic: input ends", pos + 2);
       n = ((data[pos]! << 8) | data[pos + 1]!);
       pos += 2;
-      if (n > end - pos) throw new Truncated(`Connect.will_topic: ${n} bytes declared, ${end - pos} left`, pos + n);
-      v_willTopic = utf8(data.subarray(pos, pos + n), "Connect.will_topic");
+      if (n > end - pos) {
+        throw new Truncated(`Connect.willTopic: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
+      v_willTopic = utf8(data.subarray(pos, pos + n), "Connect.willTopic");
       pos += n;
     }
     if ((v_willTopic.includes("\u0000"))) {
-      throw new InvalidString("Connect.will_topic: holds a character the protocol forbids");
+      throw new InvalidString("Connect.willTopic: holds a character the protocol forbids");
     }
   }
 
@@ -3122,10 +3655,12 @@ function _decodeConnect(r: Reader, end: number, ctx: Context | undefined, flags:
   if (v_willFlag) {
     {
       let n: number;
-      if (end - pos < 2) throw new Truncated("Connect.will_payload: input ends", pos + 2);
+      if (end - pos < 2) throw new Truncated("Connect.willPayload: input ends", pos + 2);
       n = ((data[pos]! << 8) | data[pos + 1]!);
       pos += 2;
-      if (n > end - pos) throw new Truncated(`Connect.will_payload: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`Connect.willPayload: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_willPayload = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -3138,7 +3673,9 @@ function _decodeConnect(r: Reader, end: number, ctx: Context | undefined, flags:
       if (end - pos < 2) throw new Truncated("Connect.username: input ends", pos + 2);
       n = ((data[pos]! << 8) | data[pos + 1]!);
       pos += 2;
-      if (n > end - pos) throw new Truncated(`Connect.username: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`Connect.username: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_username = utf8(data.subarray(pos, pos + n), "Connect.username");
       pos += n;
     }
@@ -3154,21 +3691,41 @@ function _decodeConnect(r: Reader, end: number, ctx: Context | undefined, flags:
       if (end - pos < 2) throw new Truncated("Connect.password: input ends", pos + 2);
       n = ((data[pos]! << 8) | data[pos + 1]!);
       pos += 2;
-      if (n > end - pos) throw new Truncated(`Connect.password: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`Connect.password: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_password = data.subarray(pos, pos + n);
       pos += n;
     }
   }
 
-  if (!(v_willFlag || (v_willQos === 0))) {
-    throw new RuleViolation("Connect: will_flag or will_qos == 0 does not hold ([MQTT-3.1.2-11] If the Will Flag is set to 0, then the Will QoS MUST be set to 0)");
+  if (!(v_willFlag || v_willQos === 0)) {
+    throw new RuleViolation(
+      "Connect: willFlag or willQos == 0 does not hold ([MQTT-3.1.2-11] If the Will Flag is set " +
+        "to 0, then the Will QoS MUST be set to 0)",
+    );
   }
   if (!(v_willFlag || !v_willRetain)) {
-    throw new RuleViolation("Connect: will_flag or not will_retain does not hold ([MQTT-3.1.2-13] If the Will Flag is set to 0, then Will Retain MUST be set to 0)");
+    throw new RuleViolation(
+      "Connect: willFlag or not willRetain does not hold ([MQTT-3.1.2-13] If the Will Flag is " +
+        "set to 0, then Will Retain MUST be set to 0)",
+    );
   }
 
   r.pos = pos;
-  return new Connect({ willRetain: v_willRetain, willQos: v_willQos as QoS, cleanStart: v_cleanStart, keepAlive: v_keepAlive, properties: v_properties, clientId: v_clientId, willProperties: v_willProperties, willTopic: v_willTopic, willPayload: v_willPayload, username: v_username, password: v_password });
+  return new Connect({
+    willRetain: v_willRetain,
+    willQos: v_willQos as QoS,
+    cleanStart: v_cleanStart,
+    keepAlive: v_keepAlive,
+    properties: v_properties,
+    clientId: v_clientId,
+    willProperties: v_willProperties,
+    willTopic: v_willTopic,
+    willPayload: v_willPayload,
+    username: v_username,
+    password: v_password,
+  });
 }
 
 function _decodeConnack(r: Reader, end: number, ctx: Context | undefined, flags: number): Connack {
@@ -3185,7 +3742,9 @@ function _decodeConnack(r: Reader, end: number, ctx: Context | undefined, flags:
   const v_sessionPresent = (w1_0 & 1) !== 0;
 
   const v_reasonCode = data[pos + 1]!;
-  if (ReasonCode[v_reasonCode] === undefined) throw new InvalidValue(`Connack.reason_code: ${v_reasonCode} is not a ReasonCode`);
+  if (ReasonCode[v_reasonCode] === undefined) {
+    throw new InvalidValue(`Connack.reasonCode: ${v_reasonCode} is not a ReasonCode`);
+  }
 
   pos += 2;
 
@@ -3197,7 +3756,12 @@ function _decodeConnack(r: Reader, end: number, ctx: Context | undefined, flags:
     length = readVbi(r, end);
     pos = r.pos;
     if (length < 0) throw new InvalidValue(`Connack.properties: negative byte length ${length}`);
-    if (length > end - pos) throw new Truncated(`Connack.properties: ${length} bytes declared, ${end - pos} left`, pos + length);
+    if (length > end - pos) {
+      throw new Truncated(
+        `Connack.properties: ${length} bytes declared, ${end - pos} left`,
+        pos + length,
+      );
+    }
     const stop = pos + length;
     try {
       while (pos < stop) {
@@ -3208,14 +3772,22 @@ function _decodeConnack(r: Reader, end: number, ctx: Context | undefined, flags:
         items.push(item);
       }
     } catch (error) {
-      if (error instanceof Truncated) throw new InvalidValue("Connack.properties: an element overruns the sequence's byte length");
+      if (error instanceof Truncated) {
+        throw new InvalidValue(
+          "Connack.properties: an element overruns the sequence's byte length",
+        );
+      }
       throw error;
     }
     v_properties = items;
   }
 
   r.pos = pos;
-  return new Connack({ sessionPresent: v_sessionPresent, reasonCode: v_reasonCode as ReasonCode, properties: v_properties });
+  return new Connack({
+    sessionPresent: v_sessionPresent,
+    reasonCode: v_reasonCode as ReasonCode,
+    properties: v_properties,
+  });
 }
 
 function _decodePublish(r: Reader, end: number, ctx: Context | undefined, flags: number): Publish {
@@ -3227,23 +3799,27 @@ function _decodePublish(r: Reader, end: number, ctx: Context | undefined, flags:
   let v_topicName: string;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("Publish.topic_name: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("Publish.topicName: input ends", pos + 2);
     n = ((data[pos]! << 8) | data[pos + 1]!);
     pos += 2;
-    if (n > end - pos) throw new Truncated(`Publish.topic_name: ${n} bytes declared, ${end - pos} left`, pos + n);
-    v_topicName = utf8(data.subarray(pos, pos + n), "Publish.topic_name");
+    if (n > end - pos) {
+      throw new Truncated(`Publish.topicName: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
+    v_topicName = utf8(data.subarray(pos, pos + n), "Publish.topicName");
     pos += n;
   }
   if ((v_topicName.includes("\u0000"))) {
-    throw new InvalidString("Publish.topic_name: holds a character the protocol forbids");
+    throw new InvalidString("Publish.topicName: holds a character the protocol forbids");
   }
 
   let v_packetId: number | null = null;
   if (v_qos > 0) {
-    if (end - pos < 2) throw new Truncated("Publish.packet_id: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("Publish.packetId: input ends", pos + 2);
     v_packetId = ((data[pos]! << 8) | data[pos + 1]!);
     pos += 2;
-    if (v_packetId < 1 || v_packetId > 0xffff) throw new InvalidValue(`Publish.packet_id: ${v_packetId} is outside 1..0xffff`);
+    if (v_packetId < 1 || v_packetId > 0xffff) {
+      throw new InvalidValue(`Publish.packetId: ${v_packetId} is outside 1..0xffff`);
+    }
   }
 
   let v_properties: Property[];
@@ -3254,7 +3830,12 @@ function _decodePublish(r: Reader, end: number, ctx: Context | undefined, flags:
     length = readVbi(r, end);
     pos = r.pos;
     if (length < 0) throw new InvalidValue(`Publish.properties: negative byte length ${length}`);
-    if (length > end - pos) throw new Truncated(`Publish.properties: ${length} bytes declared, ${end - pos} left`, pos + length);
+    if (length > end - pos) {
+      throw new Truncated(
+        `Publish.properties: ${length} bytes declared, ${end - pos} left`,
+        pos + length,
+      );
+    }
     const stop = pos + length;
     try {
       while (pos < stop) {
@@ -3265,7 +3846,11 @@ function _decodePublish(r: Reader, end: number, ctx: Context | undefined, flags:
         items.push(item);
       }
     } catch (error) {
-      if (error instanceof Truncated) throw new InvalidValue("Publish.properties: an element overruns the sequence's byte length");
+      if (error instanceof Truncated) {
+        throw new InvalidValue(
+          "Publish.properties: an element overruns the sequence's byte length",
+        );
+      }
       throw error;
     }
     v_properties = items;
@@ -3275,12 +3860,23 @@ function _decodePublish(r: Reader, end: number, ctx: Context | undefined, flags:
   v_payload = data.subarray(pos, end);
   pos = end;
 
-  if (!((v_qos > 0) || !((flags & 8) !== 0))) {
-    throw new RuleViolation("Publish: qos > 0 or not dup does not hold ([MQTT-3.3.1-2] The DUP flag MUST be set to 0 for all QoS 0 messages)");
+  if (!(v_qos > 0 || !((flags & 8) !== 0))) {
+    throw new RuleViolation(
+      "Publish: qos > 0 or not dup does not hold ([MQTT-3.3.1-2] The DUP flag MUST be set to 0 " +
+        "for all QoS 0 messages)",
+    );
   }
 
   r.pos = pos;
-  return new Publish({ dup: (flags & 8) !== 0, retain: (flags & 1) !== 0, qos: v_qos as QoS, topicName: v_topicName, packetId: v_packetId, properties: v_properties, payload: v_payload });
+  return new Publish({
+    dup: (flags & 8) !== 0,
+    retain: (flags & 1) !== 0,
+    qos: v_qos as QoS,
+    topicName: v_topicName,
+    packetId: v_packetId,
+    properties: v_properties,
+    payload: v_payload,
+  });
 }
 
 function _decodePuback(r: Reader, end: number, ctx: Context | undefined, flags: number): Puback {
@@ -3291,16 +3887,20 @@ function _decodePuback(r: Reader, end: number, ctx: Context | undefined, flags: 
   }
   if (end - pos < 2) throw new Truncated("Puback: input ends inside the frame", pos + 2);
   const v_packetId = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_packetId < 1 || v_packetId > 0xffff) throw new InvalidValue(`Puback.packet_id: ${v_packetId} is outside 1..0xffff`);
+  if (v_packetId < 1 || v_packetId > 0xffff) {
+    throw new InvalidValue(`Puback.packetId: ${v_packetId} is outside 1..0xffff`);
+  }
 
   pos += 2;
 
   let v_reasonCode: number | null = null;
   if (pos < end) {
-    if (end - pos < 1) throw new Truncated("Puback.reason_code: input ends", pos + 1);
+    if (end - pos < 1) throw new Truncated("Puback.reasonCode: input ends", pos + 1);
     v_reasonCode = data[pos]!;
     pos += 1;
-    if (ReasonCode[v_reasonCode] === undefined) throw new InvalidValue(`Puback.reason_code: ${v_reasonCode} is not a ReasonCode`);
+    if (ReasonCode[v_reasonCode] === undefined) {
+      throw new InvalidValue(`Puback.reasonCode: ${v_reasonCode} is not a ReasonCode`);
+    }
   }
 
   let v_properties: Property[] | null = null;
@@ -3312,7 +3912,12 @@ function _decodePuback(r: Reader, end: number, ctx: Context | undefined, flags: 
       length = readVbi(r, end);
       pos = r.pos;
       if (length < 0) throw new InvalidValue(`Puback.properties: negative byte length ${length}`);
-      if (length > end - pos) throw new Truncated(`Puback.properties: ${length} bytes declared, ${end - pos} left`, pos + length);
+      if (length > end - pos) {
+        throw new Truncated(
+          `Puback.properties: ${length} bytes declared, ${end - pos} left`,
+          pos + length,
+        );
+      }
       const stop = pos + length;
       try {
         while (pos < stop) {
@@ -3323,7 +3928,11 @@ function _decodePuback(r: Reader, end: number, ctx: Context | undefined, flags: 
           items.push(item);
         }
       } catch (error) {
-        if (error instanceof Truncated) throw new InvalidValue("Puback.properties: an element overruns the sequence's byte length");
+        if (error instanceof Truncated) {
+          throw new InvalidValue(
+            "Puback.properties: an element overruns the sequence's byte length",
+          );
+        }
         throw error;
       }
       v_properties = items;
@@ -3331,7 +3940,11 @@ function _decodePuback(r: Reader, end: number, ctx: Context | undefined, flags: 
   }
 
   r.pos = pos;
-  return new Puback({ packetId: v_packetId, reasonCode: v_reasonCode as ReasonCode | null, properties: v_properties });
+  return new Puback({
+    packetId: v_packetId,
+    reasonCode: v_reasonCode as ReasonCode | null,
+    properties: v_properties,
+  });
 }
 
 function _decodePubrec(r: Reader, end: number, ctx: Context | undefined, flags: number): Pubrec {
@@ -3342,16 +3955,20 @@ function _decodePubrec(r: Reader, end: number, ctx: Context | undefined, flags: 
   }
   if (end - pos < 2) throw new Truncated("Pubrec: input ends inside the frame", pos + 2);
   const v_packetId = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_packetId < 1 || v_packetId > 0xffff) throw new InvalidValue(`Pubrec.packet_id: ${v_packetId} is outside 1..0xffff`);
+  if (v_packetId < 1 || v_packetId > 0xffff) {
+    throw new InvalidValue(`Pubrec.packetId: ${v_packetId} is outside 1..0xffff`);
+  }
 
   pos += 2;
 
   let v_reasonCode: number | null = null;
   if (pos < end) {
-    if (end - pos < 1) throw new Truncated("Pubrec.reason_code: input ends", pos + 1);
+    if (end - pos < 1) throw new Truncated("Pubrec.reasonCode: input ends", pos + 1);
     v_reasonCode = data[pos]!;
     pos += 1;
-    if (ReasonCode[v_reasonCode] === undefined) throw new InvalidValue(`Pubrec.reason_code: ${v_reasonCode} is not a ReasonCode`);
+    if (ReasonCode[v_reasonCode] === undefined) {
+      throw new InvalidValue(`Pubrec.reasonCode: ${v_reasonCode} is not a ReasonCode`);
+    }
   }
 
   let v_properties: Property[] | null = null;
@@ -3363,7 +3980,12 @@ function _decodePubrec(r: Reader, end: number, ctx: Context | undefined, flags: 
       length = readVbi(r, end);
       pos = r.pos;
       if (length < 0) throw new InvalidValue(`Pubrec.properties: negative byte length ${length}`);
-      if (length > end - pos) throw new Truncated(`Pubrec.properties: ${length} bytes declared, ${end - pos} left`, pos + length);
+      if (length > end - pos) {
+        throw new Truncated(
+          `Pubrec.properties: ${length} bytes declared, ${end - pos} left`,
+          pos + length,
+        );
+      }
       const stop = pos + length;
       try {
         while (pos < stop) {
@@ -3374,7 +3996,11 @@ function _decodePubrec(r: Reader, end: number, ctx: Context | undefined, flags: 
           items.push(item);
         }
       } catch (error) {
-        if (error instanceof Truncated) throw new InvalidValue("Pubrec.properties: an element overruns the sequence's byte length");
+        if (error instanceof Truncated) {
+          throw new InvalidValue(
+            "Pubrec.properties: an element overruns the sequence's byte length",
+          );
+        }
         throw error;
       }
       v_properties = items;
@@ -3382,7 +4008,11 @@ function _decodePubrec(r: Reader, end: number, ctx: Context | undefined, flags: 
   }
 
   r.pos = pos;
-  return new Pubrec({ packetId: v_packetId, reasonCode: v_reasonCode as ReasonCode | null, properties: v_properties });
+  return new Pubrec({
+    packetId: v_packetId,
+    reasonCode: v_reasonCode as ReasonCode | null,
+    properties: v_properties,
+  });
 }
 
 function _decodePubrel(r: Reader, end: number, ctx: Context | undefined, flags: number): Pubrel {
@@ -3393,16 +4023,20 @@ function _decodePubrel(r: Reader, end: number, ctx: Context | undefined, flags: 
   }
   if (end - pos < 2) throw new Truncated("Pubrel: input ends inside the frame", pos + 2);
   const v_packetId = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_packetId < 1 || v_packetId > 0xffff) throw new InvalidValue(`Pubrel.packet_id: ${v_packetId} is outside 1..0xffff`);
+  if (v_packetId < 1 || v_packetId > 0xffff) {
+    throw new InvalidValue(`Pubrel.packetId: ${v_packetId} is outside 1..0xffff`);
+  }
 
   pos += 2;
 
   let v_reasonCode: number | null = null;
   if (pos < end) {
-    if (end - pos < 1) throw new Truncated("Pubrel.reason_code: input ends", pos + 1);
+    if (end - pos < 1) throw new Truncated("Pubrel.reasonCode: input ends", pos + 1);
     v_reasonCode = data[pos]!;
     pos += 1;
-    if (ReasonCode[v_reasonCode] === undefined) throw new InvalidValue(`Pubrel.reason_code: ${v_reasonCode} is not a ReasonCode`);
+    if (ReasonCode[v_reasonCode] === undefined) {
+      throw new InvalidValue(`Pubrel.reasonCode: ${v_reasonCode} is not a ReasonCode`);
+    }
   }
 
   let v_properties: Property[] | null = null;
@@ -3414,7 +4048,12 @@ function _decodePubrel(r: Reader, end: number, ctx: Context | undefined, flags: 
       length = readVbi(r, end);
       pos = r.pos;
       if (length < 0) throw new InvalidValue(`Pubrel.properties: negative byte length ${length}`);
-      if (length > end - pos) throw new Truncated(`Pubrel.properties: ${length} bytes declared, ${end - pos} left`, pos + length);
+      if (length > end - pos) {
+        throw new Truncated(
+          `Pubrel.properties: ${length} bytes declared, ${end - pos} left`,
+          pos + length,
+        );
+      }
       const stop = pos + length;
       try {
         while (pos < stop) {
@@ -3425,7 +4064,11 @@ function _decodePubrel(r: Reader, end: number, ctx: Context | undefined, flags: 
           items.push(item);
         }
       } catch (error) {
-        if (error instanceof Truncated) throw new InvalidValue("Pubrel.properties: an element overruns the sequence's byte length");
+        if (error instanceof Truncated) {
+          throw new InvalidValue(
+            "Pubrel.properties: an element overruns the sequence's byte length",
+          );
+        }
         throw error;
       }
       v_properties = items;
@@ -3433,7 +4076,11 @@ function _decodePubrel(r: Reader, end: number, ctx: Context | undefined, flags: 
   }
 
   r.pos = pos;
-  return new Pubrel({ packetId: v_packetId, reasonCode: v_reasonCode as ReasonCode | null, properties: v_properties });
+  return new Pubrel({
+    packetId: v_packetId,
+    reasonCode: v_reasonCode as ReasonCode | null,
+    properties: v_properties,
+  });
 }
 
 function _decodePubcomp(r: Reader, end: number, ctx: Context | undefined, flags: number): Pubcomp {
@@ -3444,16 +4091,20 @@ function _decodePubcomp(r: Reader, end: number, ctx: Context | undefined, flags:
   }
   if (end - pos < 2) throw new Truncated("Pubcomp: input ends inside the frame", pos + 2);
   const v_packetId = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_packetId < 1 || v_packetId > 0xffff) throw new InvalidValue(`Pubcomp.packet_id: ${v_packetId} is outside 1..0xffff`);
+  if (v_packetId < 1 || v_packetId > 0xffff) {
+    throw new InvalidValue(`Pubcomp.packetId: ${v_packetId} is outside 1..0xffff`);
+  }
 
   pos += 2;
 
   let v_reasonCode: number | null = null;
   if (pos < end) {
-    if (end - pos < 1) throw new Truncated("Pubcomp.reason_code: input ends", pos + 1);
+    if (end - pos < 1) throw new Truncated("Pubcomp.reasonCode: input ends", pos + 1);
     v_reasonCode = data[pos]!;
     pos += 1;
-    if (ReasonCode[v_reasonCode] === undefined) throw new InvalidValue(`Pubcomp.reason_code: ${v_reasonCode} is not a ReasonCode`);
+    if (ReasonCode[v_reasonCode] === undefined) {
+      throw new InvalidValue(`Pubcomp.reasonCode: ${v_reasonCode} is not a ReasonCode`);
+    }
   }
 
   let v_properties: Property[] | null = null;
@@ -3465,7 +4116,12 @@ function _decodePubcomp(r: Reader, end: number, ctx: Context | undefined, flags:
       length = readVbi(r, end);
       pos = r.pos;
       if (length < 0) throw new InvalidValue(`Pubcomp.properties: negative byte length ${length}`);
-      if (length > end - pos) throw new Truncated(`Pubcomp.properties: ${length} bytes declared, ${end - pos} left`, pos + length);
+      if (length > end - pos) {
+        throw new Truncated(
+          `Pubcomp.properties: ${length} bytes declared, ${end - pos} left`,
+          pos + length,
+        );
+      }
       const stop = pos + length;
       try {
         while (pos < stop) {
@@ -3476,7 +4132,11 @@ function _decodePubcomp(r: Reader, end: number, ctx: Context | undefined, flags:
           items.push(item);
         }
       } catch (error) {
-        if (error instanceof Truncated) throw new InvalidValue("Pubcomp.properties: an element overruns the sequence's byte length");
+        if (error instanceof Truncated) {
+          throw new InvalidValue(
+            "Pubcomp.properties: an element overruns the sequence's byte length",
+          );
+        }
         throw error;
       }
       v_properties = items;
@@ -3484,10 +4144,19 @@ function _decodePubcomp(r: Reader, end: number, ctx: Context | undefined, flags:
   }
 
   r.pos = pos;
-  return new Pubcomp({ packetId: v_packetId, reasonCode: v_reasonCode as ReasonCode | null, properties: v_properties });
+  return new Pubcomp({
+    packetId: v_packetId,
+    reasonCode: v_reasonCode as ReasonCode | null,
+    properties: v_properties,
+  });
 }
 
-function _decodeSubscribe(r: Reader, end: number, ctx: Context | undefined, flags: number): Subscribe {
+function _decodeSubscribe(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  flags: number,
+): Subscribe {
   const data = r.data;
   let pos = r.pos;
   if ((flags & 0xf) !== 2) {
@@ -3495,7 +4164,9 @@ function _decodeSubscribe(r: Reader, end: number, ctx: Context | undefined, flag
   }
   if (end - pos < 2) throw new Truncated("Subscribe: input ends inside the frame", pos + 2);
   const v_packetId = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_packetId < 1 || v_packetId > 0xffff) throw new InvalidValue(`Subscribe.packet_id: ${v_packetId} is outside 1..0xffff`);
+  if (v_packetId < 1 || v_packetId > 0xffff) {
+    throw new InvalidValue(`Subscribe.packetId: ${v_packetId} is outside 1..0xffff`);
+  }
 
   pos += 2;
 
@@ -3507,7 +4178,12 @@ function _decodeSubscribe(r: Reader, end: number, ctx: Context | undefined, flag
     length = readVbi(r, end);
     pos = r.pos;
     if (length < 0) throw new InvalidValue(`Subscribe.properties: negative byte length ${length}`);
-    if (length > end - pos) throw new Truncated(`Subscribe.properties: ${length} bytes declared, ${end - pos} left`, pos + length);
+    if (length > end - pos) {
+      throw new Truncated(
+        `Subscribe.properties: ${length} bytes declared, ${end - pos} left`,
+        pos + length,
+      );
+    }
     const stop = pos + length;
     try {
       while (pos < stop) {
@@ -3518,7 +4194,11 @@ function _decodeSubscribe(r: Reader, end: number, ctx: Context | undefined, flag
         items.push(item);
       }
     } catch (error) {
-      if (error instanceof Truncated) throw new InvalidValue("Subscribe.properties: an element overruns the sequence's byte length");
+      if (error instanceof Truncated) {
+        throw new InvalidValue(
+          "Subscribe.properties: an element overruns the sequence's byte length",
+        );
+      }
       throw error;
     }
     v_properties = items;
@@ -3535,13 +4215,19 @@ function _decodeSubscribe(r: Reader, end: number, ctx: Context | undefined, flag
       items.push(item);
     }
     if (items.length < 1) {
-      throw new InvalidValue(`Subscribe.subscriptions: ${items.length} elements, at least 1 needed`);
+      throw new InvalidValue(
+        `Subscribe.subscriptions: ${items.length} elements, at least 1 needed`,
+      );
     }
     v_subscriptions = items;
   }
 
   r.pos = pos;
-  return new Subscribe({ packetId: v_packetId, properties: v_properties, subscriptions: v_subscriptions });
+  return new Subscribe({
+    packetId: v_packetId,
+    properties: v_properties,
+    subscriptions: v_subscriptions,
+  });
 }
 
 function _decodeSuback(r: Reader, end: number, ctx: Context | undefined, flags: number): Suback {
@@ -3552,7 +4238,9 @@ function _decodeSuback(r: Reader, end: number, ctx: Context | undefined, flags: 
   }
   if (end - pos < 2) throw new Truncated("Suback: input ends inside the frame", pos + 2);
   const v_packetId = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_packetId < 1 || v_packetId > 0xffff) throw new InvalidValue(`Suback.packet_id: ${v_packetId} is outside 1..0xffff`);
+  if (v_packetId < 1 || v_packetId > 0xffff) {
+    throw new InvalidValue(`Suback.packetId: ${v_packetId} is outside 1..0xffff`);
+  }
 
   pos += 2;
 
@@ -3564,7 +4252,12 @@ function _decodeSuback(r: Reader, end: number, ctx: Context | undefined, flags: 
     length = readVbi(r, end);
     pos = r.pos;
     if (length < 0) throw new InvalidValue(`Suback.properties: negative byte length ${length}`);
-    if (length > end - pos) throw new Truncated(`Suback.properties: ${length} bytes declared, ${end - pos} left`, pos + length);
+    if (length > end - pos) {
+      throw new Truncated(
+        `Suback.properties: ${length} bytes declared, ${end - pos} left`,
+        pos + length,
+      );
+    }
     const stop = pos + length;
     try {
       while (pos < stop) {
@@ -3575,7 +4268,9 @@ function _decodeSuback(r: Reader, end: number, ctx: Context | undefined, flags: 
         items.push(item);
       }
     } catch (error) {
-      if (error instanceof Truncated) throw new InvalidValue("Suback.properties: an element overruns the sequence's byte length");
+      if (error instanceof Truncated) {
+        throw new InvalidValue("Suback.properties: an element overruns the sequence's byte length");
+      }
       throw error;
     }
     v_properties = items;
@@ -3586,10 +4281,12 @@ function _decodeSuback(r: Reader, end: number, ctx: Context | undefined, flags: 
     const items: ReasonCode[] = [];
     while (pos < end) {
       let item: ReasonCode;
-      if (end - pos < 1) throw new Truncated("Suback.reason_codes: input ends", pos + 1);
+      if (end - pos < 1) throw new Truncated("Suback.reasonCodes: input ends", pos + 1);
       item = data[pos]!;
       pos += 1;
-      if (ReasonCode[item] === undefined) throw new InvalidValue(`Suback.item: ${item} is not a ReasonCode`);
+      if (ReasonCode[item] === undefined) {
+        throw new InvalidValue(`Suback.item: ${item} is not a ReasonCode`);
+      }
       items.push(item);
     }
     v_reasonCodes = items;
@@ -3599,7 +4296,12 @@ function _decodeSuback(r: Reader, end: number, ctx: Context | undefined, flags: 
   return new Suback({ packetId: v_packetId, properties: v_properties, reasonCodes: v_reasonCodes });
 }
 
-function _decodeUnsubscribe(r: Reader, end: number, ctx: Context | undefined, flags: number): Unsubscribe {
+function _decodeUnsubscribe(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  flags: number,
+): Unsubscribe {
   const data = r.data;
   let pos = r.pos;
   if ((flags & 0xf) !== 2) {
@@ -3607,7 +4309,9 @@ function _decodeUnsubscribe(r: Reader, end: number, ctx: Context | undefined, fl
   }
   if (end - pos < 2) throw new Truncated("Unsubscribe: input ends inside the frame", pos + 2);
   const v_packetId = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_packetId < 1 || v_packetId > 0xffff) throw new InvalidValue(`Unsubscribe.packet_id: ${v_packetId} is outside 1..0xffff`);
+  if (v_packetId < 1 || v_packetId > 0xffff) {
+    throw new InvalidValue(`Unsubscribe.packetId: ${v_packetId} is outside 1..0xffff`);
+  }
 
   pos += 2;
 
@@ -3618,8 +4322,15 @@ function _decodeUnsubscribe(r: Reader, end: number, ctx: Context | undefined, fl
     r.pos = pos;
     length = readVbi(r, end);
     pos = r.pos;
-    if (length < 0) throw new InvalidValue(`Unsubscribe.properties: negative byte length ${length}`);
-    if (length > end - pos) throw new Truncated(`Unsubscribe.properties: ${length} bytes declared, ${end - pos} left`, pos + length);
+    if (length < 0) {
+      throw new InvalidValue(`Unsubscribe.properties: negative byte length ${length}`);
+    }
+    if (length > end - pos) {
+      throw new Truncated(
+        `Unsubscribe.properties: ${length} bytes declared, ${end - pos} left`,
+        pos + length,
+      );
+    }
     const stop = pos + length;
     try {
       while (pos < stop) {
@@ -3630,7 +4341,11 @@ function _decodeUnsubscribe(r: Reader, end: number, ctx: Context | undefined, fl
         items.push(item);
       }
     } catch (error) {
-      if (error instanceof Truncated) throw new InvalidValue("Unsubscribe.properties: an element overruns the sequence's byte length");
+      if (error instanceof Truncated) {
+        throw new InvalidValue(
+          "Unsubscribe.properties: an element overruns the sequence's byte length",
+        );
+      }
       throw error;
     }
     v_properties = items;
@@ -3643,29 +4358,45 @@ function _decodeUnsubscribe(r: Reader, end: number, ctx: Context | undefined, fl
       let item: string;
       {
         let n: number;
-        if (end - pos < 2) throw new Truncated("Unsubscribe.topic_filters: input ends", pos + 2);
+        if (end - pos < 2) throw new Truncated("Unsubscribe.topicFilters: input ends", pos + 2);
         n = ((data[pos]! << 8) | data[pos + 1]!);
         pos += 2;
-        if (n > end - pos) throw new Truncated(`Unsubscribe.topic_filters: ${n} bytes declared, ${end - pos} left`, pos + n);
-        item = utf8(data.subarray(pos, pos + n), "Unsubscribe.topic_filters");
+        if (n > end - pos) {
+          throw new Truncated(
+            `Unsubscribe.topicFilters: ${n} bytes declared, ${end - pos} left`,
+            pos + n,
+          );
+        }
+        item = utf8(data.subarray(pos, pos + n), "Unsubscribe.topicFilters");
         pos += n;
       }
       if ((item.includes("\u0000"))) {
-        throw new InvalidString("Unsubscribe.topic_filters: holds a character the protocol forbids");
+        throw new InvalidString("Unsubscribe.topicFilters: holds a character the protocol forbids");
       }
       items.push(item);
     }
     if (items.length < 1) {
-      throw new InvalidValue(`Unsubscribe.topic_filters: ${items.length} elements, at least 1 needed`);
+      throw new InvalidValue(
+        `Unsubscribe.topicFilters: ${items.length} elements, at least 1 needed`,
+      );
     }
     v_topicFilters = items;
   }
 
   r.pos = pos;
-  return new Unsubscribe({ packetId: v_packetId, properties: v_properties, topicFilters: v_topicFilters });
+  return new Unsubscribe({
+    packetId: v_packetId,
+    properties: v_properties,
+    topicFilters: v_topicFilters,
+  });
 }
 
-function _decodeUnsuback(r: Reader, end: number, ctx: Context | undefined, flags: number): Unsuback {
+function _decodeUnsuback(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  flags: number,
+): Unsuback {
   const data = r.data;
   let pos = r.pos;
   if ((flags & 0xf) !== 0) {
@@ -3673,7 +4404,9 @@ function _decodeUnsuback(r: Reader, end: number, ctx: Context | undefined, flags
   }
   if (end - pos < 2) throw new Truncated("Unsuback: input ends inside the frame", pos + 2);
   const v_packetId = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_packetId < 1 || v_packetId > 0xffff) throw new InvalidValue(`Unsuback.packet_id: ${v_packetId} is outside 1..0xffff`);
+  if (v_packetId < 1 || v_packetId > 0xffff) {
+    throw new InvalidValue(`Unsuback.packetId: ${v_packetId} is outside 1..0xffff`);
+  }
 
   pos += 2;
 
@@ -3685,7 +4418,12 @@ function _decodeUnsuback(r: Reader, end: number, ctx: Context | undefined, flags
     length = readVbi(r, end);
     pos = r.pos;
     if (length < 0) throw new InvalidValue(`Unsuback.properties: negative byte length ${length}`);
-    if (length > end - pos) throw new Truncated(`Unsuback.properties: ${length} bytes declared, ${end - pos} left`, pos + length);
+    if (length > end - pos) {
+      throw new Truncated(
+        `Unsuback.properties: ${length} bytes declared, ${end - pos} left`,
+        pos + length,
+      );
+    }
     const stop = pos + length;
     try {
       while (pos < stop) {
@@ -3696,7 +4434,11 @@ function _decodeUnsuback(r: Reader, end: number, ctx: Context | undefined, flags
         items.push(item);
       }
     } catch (error) {
-      if (error instanceof Truncated) throw new InvalidValue("Unsuback.properties: an element overruns the sequence's byte length");
+      if (error instanceof Truncated) {
+        throw new InvalidValue(
+          "Unsuback.properties: an element overruns the sequence's byte length",
+        );
+      }
       throw error;
     }
     v_properties = items;
@@ -3707,17 +4449,23 @@ function _decodeUnsuback(r: Reader, end: number, ctx: Context | undefined, flags
     const items: ReasonCode[] = [];
     while (pos < end) {
       let item: ReasonCode;
-      if (end - pos < 1) throw new Truncated("Unsuback.reason_codes: input ends", pos + 1);
+      if (end - pos < 1) throw new Truncated("Unsuback.reasonCodes: input ends", pos + 1);
       item = data[pos]!;
       pos += 1;
-      if (ReasonCode[item] === undefined) throw new InvalidValue(`Unsuback.item: ${item} is not a ReasonCode`);
+      if (ReasonCode[item] === undefined) {
+        throw new InvalidValue(`Unsuback.item: ${item} is not a ReasonCode`);
+      }
       items.push(item);
     }
     v_reasonCodes = items;
   }
 
   r.pos = pos;
-  return new Unsuback({ packetId: v_packetId, properties: v_properties, reasonCodes: v_reasonCodes });
+  return new Unsuback({
+    packetId: v_packetId,
+    properties: v_properties,
+    reasonCodes: v_reasonCodes,
+  });
 }
 
 function _decodePingreq(r: Reader, end: number, ctx: Context | undefined, flags: number): Pingreq {
@@ -3730,7 +4478,12 @@ function _decodePingreq(r: Reader, end: number, ctx: Context | undefined, flags:
   return new Pingreq({  });
 }
 
-function _decodePingresp(r: Reader, end: number, ctx: Context | undefined, flags: number): Pingresp {
+function _decodePingresp(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  flags: number,
+): Pingresp {
   const data = r.data;
   let pos = r.pos;
   if ((flags & 0xf) !== 0) {
@@ -3740,7 +4493,12 @@ function _decodePingresp(r: Reader, end: number, ctx: Context | undefined, flags
   return new Pingresp({  });
 }
 
-function _decodeDisconnect(r: Reader, end: number, ctx: Context | undefined, flags: number): Disconnect {
+function _decodeDisconnect(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  flags: number,
+): Disconnect {
   const data = r.data;
   let pos = r.pos;
   if ((flags & 0xf) !== 0) {
@@ -3748,10 +4506,12 @@ function _decodeDisconnect(r: Reader, end: number, ctx: Context | undefined, fla
   }
   let v_reasonCode: number | null = null;
   if (pos < end) {
-    if (end - pos < 1) throw new Truncated("Disconnect.reason_code: input ends", pos + 1);
+    if (end - pos < 1) throw new Truncated("Disconnect.reasonCode: input ends", pos + 1);
     v_reasonCode = data[pos]!;
     pos += 1;
-    if (ReasonCode[v_reasonCode] === undefined) throw new InvalidValue(`Disconnect.reason_code: ${v_reasonCode} is not a ReasonCode`);
+    if (ReasonCode[v_reasonCode] === undefined) {
+      throw new InvalidValue(`Disconnect.reasonCode: ${v_reasonCode} is not a ReasonCode`);
+    }
   }
 
   let v_properties: Property[] | null = null;
@@ -3762,8 +4522,15 @@ function _decodeDisconnect(r: Reader, end: number, ctx: Context | undefined, fla
       r.pos = pos;
       length = readVbi(r, end);
       pos = r.pos;
-      if (length < 0) throw new InvalidValue(`Disconnect.properties: negative byte length ${length}`);
-      if (length > end - pos) throw new Truncated(`Disconnect.properties: ${length} bytes declared, ${end - pos} left`, pos + length);
+      if (length < 0) {
+        throw new InvalidValue(`Disconnect.properties: negative byte length ${length}`);
+      }
+      if (length > end - pos) {
+        throw new Truncated(
+          `Disconnect.properties: ${length} bytes declared, ${end - pos} left`,
+          pos + length,
+        );
+      }
       const stop = pos + length;
       try {
         while (pos < stop) {
@@ -3774,7 +4541,11 @@ function _decodeDisconnect(r: Reader, end: number, ctx: Context | undefined, fla
           items.push(item);
         }
       } catch (error) {
-        if (error instanceof Truncated) throw new InvalidValue("Disconnect.properties: an element overruns the sequence's byte length");
+        if (error instanceof Truncated) {
+          throw new InvalidValue(
+            "Disconnect.properties: an element overruns the sequence's byte length",
+          );
+        }
         throw error;
       }
       v_properties = items;
@@ -3782,7 +4553,10 @@ function _decodeDisconnect(r: Reader, end: number, ctx: Context | undefined, fla
   }
 
   r.pos = pos;
-  return new Disconnect({ reasonCode: v_reasonCode as ReasonCode | null, properties: v_properties });
+  return new Disconnect({
+    reasonCode: v_reasonCode as ReasonCode | null,
+    properties: v_properties,
+  });
 }
 
 function _decodeAuth(r: Reader, end: number, ctx: Context | undefined, flags: number): Auth {
@@ -3793,10 +4567,12 @@ function _decodeAuth(r: Reader, end: number, ctx: Context | undefined, flags: nu
   }
   let v_reasonCode: number | null = null;
   if (pos < end) {
-    if (end - pos < 1) throw new Truncated("Auth.reason_code: input ends", pos + 1);
+    if (end - pos < 1) throw new Truncated("Auth.reasonCode: input ends", pos + 1);
     v_reasonCode = data[pos]!;
     pos += 1;
-    if (ReasonCode[v_reasonCode] === undefined) throw new InvalidValue(`Auth.reason_code: ${v_reasonCode} is not a ReasonCode`);
+    if (ReasonCode[v_reasonCode] === undefined) {
+      throw new InvalidValue(`Auth.reasonCode: ${v_reasonCode} is not a ReasonCode`);
+    }
   }
 
   let v_properties: Property[] | null = null;
@@ -3808,7 +4584,12 @@ function _decodeAuth(r: Reader, end: number, ctx: Context | undefined, flags: nu
       length = readVbi(r, end);
       pos = r.pos;
       if (length < 0) throw new InvalidValue(`Auth.properties: negative byte length ${length}`);
-      if (length > end - pos) throw new Truncated(`Auth.properties: ${length} bytes declared, ${end - pos} left`, pos + length);
+      if (length > end - pos) {
+        throw new Truncated(
+          `Auth.properties: ${length} bytes declared, ${end - pos} left`,
+          pos + length,
+        );
+      }
       const stop = pos + length;
       try {
         while (pos < stop) {
@@ -3819,7 +4600,9 @@ function _decodeAuth(r: Reader, end: number, ctx: Context | undefined, flags: nu
           items.push(item);
         }
       } catch (error) {
-        if (error instanceof Truncated) throw new InvalidValue("Auth.properties: an element overruns the sequence's byte length");
+        if (error instanceof Truncated) {
+          throw new InvalidValue("Auth.properties: an element overruns the sequence's byte length");
+        }
         throw error;
       }
       v_properties = items;
@@ -3839,16 +4622,25 @@ function _whole<F extends Frame>(r: Reader, end: number, decode: () => F): F {
   try {
     frame = decode();
   } catch (error) {
-    if (error instanceof Truncated) throw new InvalidValue(`${error.message} (within the frame's declared length)`);
+    if (error instanceof Truncated) {
+      throw new InvalidValue(`${error.message} (within the frame's declared length)`);
+    }
     throw error;
   }
   if (r.pos !== end) {
-    throw new TrailingBytes(`${end - r.pos} bytes of the ${frame.constructor.name}'s declared length left over`);
+    throw new TrailingBytes(
+      `${end - r.pos} bytes of the ${frame.constructor.name}'s declared length left over`,
+    );
   }
   return frame;
 }
 
-function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: string | undefined): Frame {
+function _decodeFrame(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  sender: string | undefined,
+): Frame {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 1) throw new Truncated("header: input ends inside the frame", pos + 1);
@@ -3864,8 +4656,17 @@ function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: 
   pos = r.pos;
 
   const frameEnd = pos + v_remainingLength;
-  if (frameEnd < pos) throw new InvalidValue(`header.remaining_length: ${v_remainingLength} is shorter than the header`);
-  if (frameEnd > end) throw new Truncated(`header.remaining_length: ${frameEnd - pos} bytes declared, ${end - pos} left`, frameEnd);
+  if (frameEnd < pos) {
+    throw new InvalidValue(
+      `header.remainingLength: ${v_remainingLength} is shorter than the header`,
+    );
+  }
+  if (frameEnd > end) {
+    throw new Truncated(
+      `header.remainingLength: ${frameEnd - pos} bytes declared, ${end - pos} left`,
+      frameEnd,
+    );
+  }
   end = frameEnd;
   r.pos = pos;
   const key = v_packetType;
@@ -3926,7 +4727,9 @@ export function decode(data: Uint8Array, ctx?: Context, sender?: "client" | "ser
   const r = new Reader(data, 0);
   const frame = _decodeFrame(r, data.length, ctx, sender);
   if (r.pos !== data.length) {
-    throw new TrailingBytes(`${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`);
+    throw new TrailingBytes(
+      `${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`,
+    );
   }
   return frame;
 }

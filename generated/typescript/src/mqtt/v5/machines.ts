@@ -149,7 +149,18 @@ function guard3(frame: Publish): boolean {
   return frame.qos === 2 && frame.dup;
 }
 
-/** Pubrec [reason_code not in {UNSPECIFIED_ERROR, MALFORMED_PACKET, PROTOCOL_ERROR, IMPLEMENTATION_SPECIFIC_ERROR, UNSUPPORTED_PROTOCOL_VERSION, CLIENT_IDENTIFIER_NOT_VALID, BAD_USER_NAME_OR_PASSWORD, NOT_AUTHORIZED, SERVER_UNAVAILABLE, SERVER_BUSY, BANNED, SERVER_SHUTTING_DOWN, BAD_AUTHENTICATION_METHOD, KEEP_ALIVE_TIMEOUT, SESSION_TAKEN_OVER, TOPIC_FILTER_INVALID, TOPIC_NAME_INVALID, PACKET_IDENTIFIER_IN_USE, PACKET_IDENTIFIER_NOT_FOUND, RECEIVE_MAXIMUM_EXCEEDED, TOPIC_ALIAS_INVALID, PACKET_TOO_LARGE, MESSAGE_RATE_TOO_HIGH, QUOTA_EXCEEDED, ADMINISTRATIVE_ACTION, PAYLOAD_FORMAT_INVALID, RETAIN_NOT_SUPPORTED, QOS_NOT_SUPPORTED, USE_ANOTHER_SERVER, SERVER_MOVED, SHARED_SUBSCRIPTIONS_NOT_SUPPORTED, CONNECTION_RATE_EXCEEDED, MAXIMUM_CONNECT_TIME, SUBSCRIPTION_IDENTIFIERS_NOT_SUPPORTED, WILDCARD_SUBSCRIPTIONS_NOT_SUPPORTED}] */
+/**
+ * Pubrec [reason_code not in {UNSPECIFIED_ERROR, MALFORMED_PACKET, PROTOCOL_ERROR,
+ * IMPLEMENTATION_SPECIFIC_ERROR, UNSUPPORTED_PROTOCOL_VERSION, CLIENT_IDENTIFIER_NOT_VALID,
+ * BAD_USER_NAME_OR_PASSWORD, NOT_AUTHORIZED, SERVER_UNAVAILABLE, SERVER_BUSY, BANNED,
+ * SERVER_SHUTTING_DOWN, BAD_AUTHENTICATION_METHOD, KEEP_ALIVE_TIMEOUT, SESSION_TAKEN_OVER,
+ * TOPIC_FILTER_INVALID, TOPIC_NAME_INVALID, PACKET_IDENTIFIER_IN_USE, PACKET_IDENTIFIER_NOT_FOUND,
+ * RECEIVE_MAXIMUM_EXCEEDED, TOPIC_ALIAS_INVALID, PACKET_TOO_LARGE, MESSAGE_RATE_TOO_HIGH,
+ * QUOTA_EXCEEDED, ADMINISTRATIVE_ACTION, PAYLOAD_FORMAT_INVALID, RETAIN_NOT_SUPPORTED,
+ * QOS_NOT_SUPPORTED, USE_ANOTHER_SERVER, SERVER_MOVED, SHARED_SUBSCRIPTIONS_NOT_SUPPORTED,
+ * CONNECTION_RATE_EXCEEDED, MAXIMUM_CONNECT_TIME, SUBSCRIPTION_IDENTIFIERS_NOT_SUPPORTED,
+ * WILDCARD_SUBSCRIPTIONS_NOT_SUPPORTED}]
+ */
 function guard4(frame: Pubrec): boolean {
   return (
     frame.reasonCode !== ReasonCode.UNSPECIFIED_ERROR &&
@@ -190,7 +201,18 @@ function guard4(frame: Pubrec): boolean {
   );
 }
 
-/** Pubrec [reason_code in {UNSPECIFIED_ERROR, MALFORMED_PACKET, PROTOCOL_ERROR, IMPLEMENTATION_SPECIFIC_ERROR, UNSUPPORTED_PROTOCOL_VERSION, CLIENT_IDENTIFIER_NOT_VALID, BAD_USER_NAME_OR_PASSWORD, NOT_AUTHORIZED, SERVER_UNAVAILABLE, SERVER_BUSY, BANNED, SERVER_SHUTTING_DOWN, BAD_AUTHENTICATION_METHOD, KEEP_ALIVE_TIMEOUT, SESSION_TAKEN_OVER, TOPIC_FILTER_INVALID, TOPIC_NAME_INVALID, PACKET_IDENTIFIER_IN_USE, PACKET_IDENTIFIER_NOT_FOUND, RECEIVE_MAXIMUM_EXCEEDED, TOPIC_ALIAS_INVALID, PACKET_TOO_LARGE, MESSAGE_RATE_TOO_HIGH, QUOTA_EXCEEDED, ADMINISTRATIVE_ACTION, PAYLOAD_FORMAT_INVALID, RETAIN_NOT_SUPPORTED, QOS_NOT_SUPPORTED, USE_ANOTHER_SERVER, SERVER_MOVED, SHARED_SUBSCRIPTIONS_NOT_SUPPORTED, CONNECTION_RATE_EXCEEDED, MAXIMUM_CONNECT_TIME, SUBSCRIPTION_IDENTIFIERS_NOT_SUPPORTED, WILDCARD_SUBSCRIPTIONS_NOT_SUPPORTED}] */
+/**
+ * Pubrec [reason_code in {UNSPECIFIED_ERROR, MALFORMED_PACKET, PROTOCOL_ERROR,
+ * IMPLEMENTATION_SPECIFIC_ERROR, UNSUPPORTED_PROTOCOL_VERSION, CLIENT_IDENTIFIER_NOT_VALID,
+ * BAD_USER_NAME_OR_PASSWORD, NOT_AUTHORIZED, SERVER_UNAVAILABLE, SERVER_BUSY, BANNED,
+ * SERVER_SHUTTING_DOWN, BAD_AUTHENTICATION_METHOD, KEEP_ALIVE_TIMEOUT, SESSION_TAKEN_OVER,
+ * TOPIC_FILTER_INVALID, TOPIC_NAME_INVALID, PACKET_IDENTIFIER_IN_USE, PACKET_IDENTIFIER_NOT_FOUND,
+ * RECEIVE_MAXIMUM_EXCEEDED, TOPIC_ALIAS_INVALID, PACKET_TOO_LARGE, MESSAGE_RATE_TOO_HIGH,
+ * QUOTA_EXCEEDED, ADMINISTRATIVE_ACTION, PAYLOAD_FORMAT_INVALID, RETAIN_NOT_SUPPORTED,
+ * QOS_NOT_SUPPORTED, USE_ANOTHER_SERVER, SERVER_MOVED, SHARED_SUBSCRIPTIONS_NOT_SUPPORTED,
+ * CONNECTION_RATE_EXCEEDED, MAXIMUM_CONNECT_TIME, SUBSCRIPTION_IDENTIFIERS_NOT_SUPPORTED,
+ * WILDCARD_SUBSCRIPTIONS_NOT_SUPPORTED}]
+ */
 function guard5(frame: Pubrec): boolean {
   return (
     frame.reasonCode === ReasonCode.UNSPECIFIED_ERROR ||
@@ -311,7 +333,8 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.CONNECTING, Connect, [
         [null, new Illegal(
           "CONNECT may be sent only once",
-          "[MQTT-3.1.0-2] The Server MUST process a second CONNECT packet sent from a Client as a Protocol Error",
+          "[MQTT-3.1.0-2] The Server MUST process a second CONNECT packet sent from a " +
+            "Client as a Protocol Error",
         )],
       ]],
       [ConnectionState.CONNECTED, Publish, [
@@ -347,7 +370,8 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.CONNECTED, Connect, [
         [null, new Illegal(
           "CONNECT may be sent only once",
-          "[MQTT-3.1.0-2] The Server MUST process a second CONNECT packet sent from a Client as a Protocol Error",
+          "[MQTT-3.1.0-2] The Server MUST process a second CONNECT packet sent from a " +
+            "Client as a Protocol Error",
         )],
       ]],
       [ConnectionState.CLOSED, ANY, [
@@ -368,7 +392,8 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.CONNECTING, ANY, [
         [null, new Illegal(
           "the server answers CONNECT with CONNACK, AUTH or DISCONNECT first",
-          "[MQTT-3.2.0-1] The Server MUST send a CONNACK with a 0x00 (Success) Reason Code before sending any Packet other than AUTH",
+          "[MQTT-3.2.0-1] The Server MUST send a CONNACK with a 0x00 (Success) Reason Code " +
+            "before sending any Packet other than AUTH",
         )],
       ]],
       [ConnectionState.CONNECTED, Publish, [
@@ -679,7 +704,8 @@ export class PublishQos2Machine extends StateMachine<PublishQos2State> {
       [PublishQos2State.PUBLISHED, Pubrel, [
         [null, new Illegal(
           "PUBREL only after the PUBREC",
-          "[MQTT-4.3.3-4] MUST send a PUBREL packet when it receives a PUBREC packet from the receiver with a Reason Code value less than 0x80",
+          "[MQTT-4.3.3-4] MUST send a PUBREL packet when it receives a PUBREC packet from the " +
+            "receiver with a Reason Code value less than 0x80",
         )],
       ]],
       [PublishQos2State.ACKNOWLEDGED, Pubrel, [
@@ -688,13 +714,15 @@ export class PublishQos2Machine extends StateMachine<PublishQos2State> {
       [PublishQos2State.ACKNOWLEDGED, Publish, [
         [null, new Illegal(
           "the PUBLISH must not be re-sent once PUBREC was received",
-          "[MQTT-4.3.3-6] MUST NOT re-send the PUBLISH once it has sent the corresponding PUBREL packet",
+          "[MQTT-4.3.3-6] MUST NOT re-send the PUBLISH once it has sent the " +
+            "corresponding PUBREL packet",
         )],
       ]],
       [PublishQos2State.RELEASED, Publish, [
         [null, new Illegal(
           "the PUBLISH must not be re-sent once PUBREC was received",
-          "[MQTT-4.3.3-6] MUST NOT re-send the PUBLISH once it has sent the corresponding PUBREL packet",
+          "[MQTT-4.3.3-6] MUST NOT re-send the PUBLISH once it has sent the " +
+            "corresponding PUBREL packet",
         )],
       ]],
       [PublishQos2State.RELEASED, Pubrel, [

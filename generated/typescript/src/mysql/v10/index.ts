@@ -31,7 +31,10 @@ import type { StreamOptions } from "@wirestream/runtime";
 
 /** Default limit of a frame's size in bytes (transport prefix excluded). */
 export const MAX_FRAME_SIZE = 16777219;
-/** Bytes of the big-endian length prefix before each frame on a byte stream; 0: frames delimit themselves. */
+/**
+ * Bytes of the big-endian length prefix before each frame on a byte stream; 0: frames delimit
+ * themselves.
+ */
 export const LENGTH_PREFIX_SIZE = 0;
 /** The encodings of a frame. */
 export const ENCODINGS: readonly string[] = ["binary"];
@@ -174,13 +177,21 @@ export class ConnectAttribute {
   _write(w: Writer, ctx: Context | undefined): void {
     {
       const raw = utf8Bytes(this.key);
-      if (raw.length > 0xffffffffffffffff) throw new EncodeError(`ConnectAttribute.key length: ${raw.length} is outside 0..0xffffffffffffffff`);
+      if (raw.length > 0xffffffffffffffff) {
+        throw new EncodeError(
+          `ConnectAttribute.key length: ${raw.length} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.lenenc(BigInt(raw.length));
       w.bytes(raw);
     }
     {
       const raw = utf8Bytes(this.value);
-      if (raw.length > 0xffffffffffffffff) throw new EncodeError(`ConnectAttribute.value length: ${raw.length} is outside 0..0xffffffffffffffff`);
+      if (raw.length > 0xffffffffffffffff) {
+        throw new EncodeError(
+          `ConnectAttribute.value length: ${raw.length} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.lenenc(BigInt(raw.length));
       w.bytes(raw);
     }
@@ -210,10 +221,14 @@ export class ParameterType {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.columnType;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`ParameterType.column_type: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) {
+        throw new EncodeError(`ParameterType.columnType: ${i0} is outside 0..0xff`);
+      }
       buf[at] = i0;
       const i1 = this.typeFlags;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xff) throw new EncodeError(`ParameterType.type_flags: ${i1} is outside 0..0xff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xff) {
+        throw new EncodeError(`ParameterType.typeFlags: ${i1} is outside 0..0xff`);
+      }
       buf[at + 1] = i1;
       w.pos = at + 2;
     }
@@ -292,8 +307,11 @@ export class HandshakeV10 {
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    if (!(!((this.capabilityFlags1 & 0x8000) !== 0) || (this.authPluginDataLength >= 0x15))) {
-      throw new EncodeError("HandshakeV10: not (capability_flags_1 & 0x8000) or auth_plugin_data_length >= 21 does not hold (Protocol::HandshakeV10: $len=MAX(13, length of auth-plugin-data - 8))");
+    if (!(!((this.capabilityFlags1 & 0x8000) !== 0) || this.authPluginDataLength >= 0x15)) {
+      throw new EncodeError(
+        "HandshakeV10: not (capabilityFlags1 & 0x8000) or authPluginDataLength >= 21 does not " +
+          "hold (Protocol::HandshakeV10: $len=MAX(13, length of auth-plugin-data - 8))",
+      );
     }
     let body: Uint8Array;
     {
@@ -307,7 +325,9 @@ export class HandshakeV10 {
       }
       {
         const raw = utf8Bytes(this.serverVersion);
-        if (raw.indexOf(0) >= 0) throw new EncodeError("HandshakeV10.server_version: holds its terminator byte 0");
+        if (raw.indexOf(0) >= 0) {
+          throw new EncodeError("HandshakeV10.serverVersion: holds its terminator byte 0");
+        }
         w.bytes(raw);
         w.u8(0);
       }
@@ -316,7 +336,9 @@ export class HandshakeV10 {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.threadId;
-        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`HandshakeV10.thread_id: ${i0} is outside 0..0xffffffff`);
+        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+          throw new EncodeError(`HandshakeV10.threadId: ${i0} is outside 0..0xffffffff`);
+        }
         buf[at] = i0;
         buf[at + 1] = i0 >>> 8;
         buf[at + 2] = i0 >>> 16;
@@ -326,7 +348,11 @@ export class HandshakeV10 {
       {
         const raw = this.authPluginData1;
         const n = 8;
-        if (raw.length !== n) throw new EncodeError(`HandshakeV10.auth_plugin_data_1: ${raw.length} bytes, but the layout needs exactly ${n}`);
+        if (raw.length !== n) {
+          throw new EncodeError(
+            `HandshakeV10.authPluginData1: ${raw.length} bytes, but the layout needs exactly ${n}`,
+          );
+        }
         w.bytes(raw);
       }
       {
@@ -335,29 +361,43 @@ export class HandshakeV10 {
         const buf = w.buf;
         buf[at] = 0;
         const i1 = this.capabilityFlags1;
-        if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) throw new EncodeError(`HandshakeV10.capability_flags_1: ${i1} is outside 0..0xffff`);
+        if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) {
+          throw new EncodeError(`HandshakeV10.capabilityFlags1: ${i1} is outside 0..0xffff`);
+        }
         buf[at + 1] = i1;
-        buf[at + 1 + 1] = i1 >>> 8;
+        buf[at + 2] = i1 >>> 8;
         const i3 = this.characterSet;
-        if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) throw new EncodeError(`HandshakeV10.character_set: ${i3} is outside 0..0xff`);
+        if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) {
+          throw new EncodeError(`HandshakeV10.characterSet: ${i3} is outside 0..0xff`);
+        }
         buf[at + 3] = i3;
         const i4 = this.statusFlags;
-        if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`HandshakeV10.status_flags: ${i4} is outside 0..0xffff`);
+        if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) {
+          throw new EncodeError(`HandshakeV10.statusFlags: ${i4} is outside 0..0xffff`);
+        }
         buf[at + 4] = i4;
-        buf[at + 4 + 1] = i4 >>> 8;
+        buf[at + 5] = i4 >>> 8;
         const i6 = this.capabilityFlags2;
-        if (!Number.isInteger(i6) || i6 < 0 || i6 > 0xffff) throw new EncodeError(`HandshakeV10.capability_flags_2: ${i6} is outside 0..0xffff`);
+        if (!Number.isInteger(i6) || i6 < 0 || i6 > 0xffff) {
+          throw new EncodeError(`HandshakeV10.capabilityFlags2: ${i6} is outside 0..0xffff`);
+        }
         buf[at + 6] = i6;
-        buf[at + 6 + 1] = i6 >>> 8;
+        buf[at + 7] = i6 >>> 8;
         const i8 = this.authPluginDataLength;
-        if (!Number.isInteger(i8) || i8 < 0 || i8 > 0xff) throw new EncodeError(`HandshakeV10.auth_plugin_data_length: ${i8} is outside 0..0xff`);
+        if (!Number.isInteger(i8) || i8 < 0 || i8 > 0xff) {
+          throw new EncodeError(`HandshakeV10.authPluginDataLength: ${i8} is outside 0..0xff`);
+        }
         buf[at + 8] = i8;
         w.pos = at + 9;
       }
       {
         const raw = this.reserved;
         const n = 6;
-        if (raw.length !== n) throw new EncodeError(`HandshakeV10.reserved: ${raw.length} bytes, but the layout needs exactly ${n}`);
+        if (raw.length !== n) {
+          throw new EncodeError(
+            `HandshakeV10.reserved: ${raw.length} bytes, but the layout needs exactly ${n}`,
+          );
+        }
         w.bytes(raw);
       }
       {
@@ -365,7 +405,11 @@ export class HandshakeV10 {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.extendedCapabilities;
-        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`HandshakeV10.extended_capabilities: ${i0} is outside 0..0xffffffff`);
+        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+          throw new EncodeError(
+            `HandshakeV10.extendedCapabilities: ${i0} is outside 0..0xffffffff`,
+          );
+        }
         buf[at] = i0;
         buf[at + 1] = i0 >>> 8;
         buf[at + 2] = i0 >>> 16;
@@ -373,23 +417,34 @@ export class HandshakeV10 {
         w.pos = at + 4;
       }
       if (((this.capabilityFlags1 & 0x8000) !== 0) !== (this.authPluginData2 !== null)) {
-        throw new EncodeError("HandshakeV10.auth_plugin_data_2: must be present exactly when capability_flags_1 & 0x8000");
+        throw new EncodeError(
+          "HandshakeV10.authPluginData2: must be present exactly when capabilityFlags1 & 0x8000",
+        );
       }
       if (this.authPluginData2 !== null) {
         {
           const raw = this.authPluginData2;
           const n = (this.authPluginDataLength - 8);
-          if (raw.length !== n) throw new EncodeError(`HandshakeV10.auth_plugin_data_2: ${raw.length} bytes, but the layout needs exactly ${n}`);
+          if (raw.length !== n) {
+            throw new EncodeError(
+              `HandshakeV10.authPluginData2: ${raw.length} bytes, but the layout ` +
+                `needs exactly ${n}`,
+            );
+          }
           w.bytes(raw);
         }
       }
       if (((this.capabilityFlags2 & 8) !== 0) !== (this.authPluginName !== null)) {
-        throw new EncodeError("HandshakeV10.auth_plugin_name: must be present exactly when capability_flags_2 & 0x8");
+        throw new EncodeError(
+          "HandshakeV10.authPluginName: must be present exactly when capabilityFlags2 & 0x8",
+        );
       }
       if (this.authPluginName !== null) {
         {
           const raw = utf8Bytes(this.authPluginName);
-          if (raw.indexOf(0) >= 0) throw new EncodeError("HandshakeV10.auth_plugin_name: holds its terminator byte 0");
+          if (raw.indexOf(0) >= 0) {
+            throw new EncodeError("HandshakeV10.authPluginName: holds its terminator byte 0");
+          }
           w.bytes(raw);
           w.u8(0);
         }
@@ -401,12 +456,16 @@ export class HandshakeV10 {
       const at = w.pos;
       const buf = w.buf;
       const i0 = body.length;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) throw new EncodeError(`HandshakeV10.payload_length: ${i0} is outside 0..0xffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) {
+        throw new EncodeError(`HandshakeV10.payloadLength: ${i0} is outside 0..0xffffff`);
+      }
       buf[at] = i0;
       buf[at + 1] = i0 >>> 8;
       buf[at + 2] = i0 >>> 16;
       const i3 = this.sequenceId;
-      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) throw new EncodeError(`HandshakeV10.sequence_id: ${i3} is outside 0..0xff`);
+      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) {
+        throw new EncodeError(`HandshakeV10.sequenceId: ${i3} is outside 0..0xff`);
+      }
       buf[at + 3] = i3;
       w.pos = at + 4;
     }
@@ -465,7 +524,9 @@ export class AuthSwitchRequest {
       }
       {
         const raw = utf8Bytes(this.pluginName);
-        if (raw.indexOf(0) >= 0) throw new EncodeError("AuthSwitchRequest.plugin_name: holds its terminator byte 0");
+        if (raw.indexOf(0) >= 0) {
+          throw new EncodeError("AuthSwitchRequest.pluginName: holds its terminator byte 0");
+        }
         w.bytes(raw);
         w.u8(0);
       }
@@ -480,12 +541,16 @@ export class AuthSwitchRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = body.length;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) throw new EncodeError(`AuthSwitchRequest.payload_length: ${i0} is outside 0..0xffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) {
+        throw new EncodeError(`AuthSwitchRequest.payloadLength: ${i0} is outside 0..0xffffff`);
+      }
       buf[at] = i0;
       buf[at + 1] = i0 >>> 8;
       buf[at + 2] = i0 >>> 16;
       const i3 = this.sequenceId;
-      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) throw new EncodeError(`AuthSwitchRequest.sequence_id: ${i3} is outside 0..0xff`);
+      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) {
+        throw new EncodeError(`AuthSwitchRequest.sequenceId: ${i3} is outside 0..0xff`);
+      }
       buf[at + 3] = i3;
       w.pos = at + 4;
     }
@@ -550,12 +615,16 @@ export class AuthMoreData {
       const at = w.pos;
       const buf = w.buf;
       const i0 = body.length;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) throw new EncodeError(`AuthMoreData.payload_length: ${i0} is outside 0..0xffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) {
+        throw new EncodeError(`AuthMoreData.payloadLength: ${i0} is outside 0..0xffffff`);
+      }
       buf[at] = i0;
       buf[at + 1] = i0 >>> 8;
       buf[at + 2] = i0 >>> 16;
       const i3 = this.sequenceId;
-      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) throw new EncodeError(`AuthMoreData.sequence_id: ${i3} is outside 0..0xff`);
+      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) {
+        throw new EncodeError(`AuthMoreData.sequenceId: ${i3} is outside 0..0xff`);
+      }
       buf[at + 3] = i3;
       w.pos = at + 4;
     }
@@ -624,37 +693,66 @@ export class Ok {
         buf[at] = 0;
         w.pos = at + 1;
       }
-      if (this.affectedRows < 0n || this.affectedRows > 0xffffffffffffffffn) throw new EncodeError(`Ok.affected_rows: ${this.affectedRows} is outside 0..0xffffffffffffffff`);
+      if (this.affectedRows < 0n || this.affectedRows > 0xffffffffffffffffn) {
+        throw new EncodeError(
+          `Ok.affectedRows: ${this.affectedRows} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.lenenc(this.affectedRows);
-      if (this.lastInsertId < 0n || this.lastInsertId > 0xffffffffffffffffn) throw new EncodeError(`Ok.last_insert_id: ${this.lastInsertId} is outside 0..0xffffffffffffffff`);
+      if (this.lastInsertId < 0n || this.lastInsertId > 0xffffffffffffffffn) {
+        throw new EncodeError(
+          `Ok.lastInsertId: ${this.lastInsertId} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.lenenc(this.lastInsertId);
-      if (((BigInt((ctx === undefined ? 0 : ctx.capabilities)) & 0x2200n) !== 0n) !== (this.statusFlags !== null)) {
-        throw new EncodeError("Ok.status_flags: must be present exactly when ctx.capabilities & 0x2200");
+      if (
+        ((BigInt((ctx === undefined ? 0 : ctx.capabilities)) & 0x2200n) !== 0n) !==
+        (this.statusFlags !== null)
+      ) {
+        throw new EncodeError(
+          "Ok.statusFlags: must be present exactly when ctx.capabilities & 0x2200",
+        );
       }
       if (this.statusFlags !== null) {
-        if (!Number.isInteger(this.statusFlags) || this.statusFlags < 0 || this.statusFlags > 0xffff) throw new EncodeError(`Ok.status_flags: ${this.statusFlags} is outside 0..0xffff`);
+        if (
+          !Number.isInteger(this.statusFlags) || this.statusFlags < 0 || this.statusFlags > 0xffff
+        ) {
+          throw new EncodeError(`Ok.statusFlags: ${this.statusFlags} is outside 0..0xffff`);
+        }
         w.u16le(this.statusFlags);
       }
-      if (((BigInt((ctx === undefined ? 0 : ctx.capabilities)) & 0x200n) !== 0n) !== (this.warnings !== null)) {
+      if (
+        ((BigInt((ctx === undefined ? 0 : ctx.capabilities)) & 0x200n) !== 0n) !==
+        (this.warnings !== null)
+      ) {
         throw new EncodeError("Ok.warnings: must be present exactly when ctx.capabilities & 0x200");
       }
       if (this.warnings !== null) {
-        if (!Number.isInteger(this.warnings) || this.warnings < 0 || this.warnings > 0xffff) throw new EncodeError(`Ok.warnings: ${this.warnings} is outside 0..0xffff`);
+        if (!Number.isInteger(this.warnings) || this.warnings < 0 || this.warnings > 0xffff) {
+          throw new EncodeError(`Ok.warnings: ${this.warnings} is outside 0..0xffff`);
+        }
         w.u16le(this.warnings);
       }
       if (this.info !== null) {
         {
           const raw = utf8Bytes(this.info);
-          if (raw.length > 0xffffffffffffffff) throw new EncodeError(`Ok.info length: ${raw.length} is outside 0..0xffffffffffffffff`);
+          if (raw.length > 0xffffffffffffffff) {
+            throw new EncodeError(`Ok.info length: ${raw.length} is outside 0..0xffffffffffffffff`);
+          }
           w.lenenc(BigInt(raw.length));
           w.bytes(raw);
         }
       }
       if (this.sessionState !== null && this.info === null) {
-        throw new EncodeError("Ok.session_state: present, but info before it is not (both are there while bytes remain)");
+        throw new EncodeError(
+          "Ok.sessionState: present, but info before it is not (both are there while bytes remain)",
+        );
       }
       if (this.sessionState !== null && this.sessionState.length === 0) {
-        throw new EncodeError("Ok.session_state: present but empty: it would read as absent (it is there while bytes remain)");
+        throw new EncodeError(
+          "Ok.sessionState: present but empty: it would read as absent (it is there " +
+            "while bytes remain)",
+        );
       }
       if (this.sessionState !== null) {
         {
@@ -669,12 +767,16 @@ export class Ok {
       const at = w.pos;
       const buf = w.buf;
       const i0 = body.length;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) throw new EncodeError(`Ok.payload_length: ${i0} is outside 0..0xffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) {
+        throw new EncodeError(`Ok.payloadLength: ${i0} is outside 0..0xffffff`);
+      }
       buf[at] = i0;
       buf[at + 1] = i0 >>> 8;
       buf[at + 2] = i0 >>> 16;
       const i3 = this.sequenceId;
-      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) throw new EncodeError(`Ok.sequence_id: ${i3} is outside 0..0xff`);
+      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) {
+        throw new EncodeError(`Ok.sequenceId: ${i3} is outside 0..0xff`);
+      }
       buf[at + 3] = i3;
       w.pos = at + 4;
     }
@@ -733,22 +835,33 @@ export class Err {
         const buf = w.buf;
         buf[at] = 0xff;
         const i1 = this.errorCode;
-        if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) throw new EncodeError(`Err.error_code: ${i1} is outside 0..0xffff`);
+        if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) {
+          throw new EncodeError(`Err.errorCode: ${i1} is outside 0..0xffff`);
+        }
         buf[at + 1] = i1;
-        buf[at + 1 + 1] = i1 >>> 8;
+        buf[at + 2] = i1 >>> 8;
         w.pos = at + 3;
       }
       if ((BigInt((ctx === undefined ? 0 : ctx.capabilities)) & 0x200n) !== 0n) {
         w.u8(0x23);
       }
-      if (((BigInt((ctx === undefined ? 0 : ctx.capabilities)) & 0x200n) !== 0n) !== (this.sqlState !== null)) {
-        throw new EncodeError("Err.sql_state: must be present exactly when ctx.capabilities & 0x200");
+      if (
+        ((BigInt((ctx === undefined ? 0 : ctx.capabilities)) & 0x200n) !== 0n) !==
+        (this.sqlState !== null)
+      ) {
+        throw new EncodeError(
+          "Err.sqlState: must be present exactly when ctx.capabilities & 0x200",
+        );
       }
       if (this.sqlState !== null) {
         {
           const raw = utf8Bytes(this.sqlState);
           const n = 5;
-          if (raw.length !== n) throw new EncodeError(`Err.sql_state: ${raw.length} bytes, but the layout needs exactly ${n}`);
+          if (raw.length !== n) {
+            throw new EncodeError(
+              `Err.sqlState: ${raw.length} bytes, but the layout needs exactly ${n}`,
+            );
+          }
           w.bytes(raw);
         }
       }
@@ -763,12 +876,16 @@ export class Err {
       const at = w.pos;
       const buf = w.buf;
       const i0 = body.length;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) throw new EncodeError(`Err.payload_length: ${i0} is outside 0..0xffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) {
+        throw new EncodeError(`Err.payloadLength: ${i0} is outside 0..0xffffff`);
+      }
       buf[at] = i0;
       buf[at + 1] = i0 >>> 8;
       buf[at + 2] = i0 >>> 16;
       const i3 = this.sequenceId;
-      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) throw new EncodeError(`Err.sequence_id: ${i3} is outside 0..0xff`);
+      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) {
+        throw new EncodeError(`Err.sequenceId: ${i3} is outside 0..0xff`);
+      }
       buf[at + 3] = i3;
       w.pos = at + 4;
     }
@@ -825,18 +942,34 @@ export class Eof {
         buf[at] = 0xfe;
         w.pos = at + 1;
       }
-      if (((BigInt((ctx === undefined ? 0 : ctx.capabilities)) & 0x200n) !== 0n) !== (this.warnings !== null)) {
-        throw new EncodeError("Eof.warnings: must be present exactly when ctx.capabilities & 0x200");
+      if (
+        ((BigInt((ctx === undefined ? 0 : ctx.capabilities)) & 0x200n) !== 0n) !==
+        (this.warnings !== null)
+      ) {
+        throw new EncodeError(
+          "Eof.warnings: must be present exactly when ctx.capabilities & 0x200",
+        );
       }
       if (this.warnings !== null) {
-        if (!Number.isInteger(this.warnings) || this.warnings < 0 || this.warnings > 0xffff) throw new EncodeError(`Eof.warnings: ${this.warnings} is outside 0..0xffff`);
+        if (!Number.isInteger(this.warnings) || this.warnings < 0 || this.warnings > 0xffff) {
+          throw new EncodeError(`Eof.warnings: ${this.warnings} is outside 0..0xffff`);
+        }
         w.u16le(this.warnings);
       }
-      if (((BigInt((ctx === undefined ? 0 : ctx.capabilities)) & 0x200n) !== 0n) !== (this.statusFlags !== null)) {
-        throw new EncodeError("Eof.status_flags: must be present exactly when ctx.capabilities & 0x200");
+      if (
+        ((BigInt((ctx === undefined ? 0 : ctx.capabilities)) & 0x200n) !== 0n) !==
+        (this.statusFlags !== null)
+      ) {
+        throw new EncodeError(
+          "Eof.statusFlags: must be present exactly when ctx.capabilities & 0x200",
+        );
       }
       if (this.statusFlags !== null) {
-        if (!Number.isInteger(this.statusFlags) || this.statusFlags < 0 || this.statusFlags > 0xffff) throw new EncodeError(`Eof.status_flags: ${this.statusFlags} is outside 0..0xffff`);
+        if (
+          !Number.isInteger(this.statusFlags) || this.statusFlags < 0 || this.statusFlags > 0xffff
+        ) {
+          throw new EncodeError(`Eof.statusFlags: ${this.statusFlags} is outside 0..0xffff`);
+        }
         w.u16le(this.statusFlags);
       }
       body = w.finish();
@@ -846,12 +979,16 @@ export class Eof {
       const at = w.pos;
       const buf = w.buf;
       const i0 = body.length;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) throw new EncodeError(`Eof.payload_length: ${i0} is outside 0..0xffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) {
+        throw new EncodeError(`Eof.payloadLength: ${i0} is outside 0..0xffffff`);
+      }
       buf[at] = i0;
       buf[at + 1] = i0 >>> 8;
       buf[at + 2] = i0 >>> 16;
       const i3 = this.sequenceId;
-      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) throw new EncodeError(`Eof.sequence_id: ${i3} is outside 0..0xff`);
+      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) {
+        throw new EncodeError(`Eof.sequenceId: ${i3} is outside 0..0xff`);
+      }
       buf[at + 3] = i3;
       w.pos = at + 4;
     }
@@ -898,7 +1035,11 @@ export class ColumnCount {
     let body: Uint8Array;
     {
       const w = new Writer(); // the body first: the header holds its length
-      if (this.columnCount < 1n || this.columnCount > 0xffffffffffffffffn) throw new EncodeError(`ColumnCount.column_count: ${this.columnCount} is outside 1..0xffffffffffffffff`);
+      if (this.columnCount < 1n || this.columnCount > 0xffffffffffffffffn) {
+        throw new EncodeError(
+          `ColumnCount.columnCount: ${this.columnCount} is outside 1..0xffffffffffffffff`,
+        );
+      }
       w.lenenc(this.columnCount);
       body = w.finish();
     }
@@ -906,7 +1047,9 @@ export class ColumnCount {
       // a frame that takes "any other" first byte must not begin with one a sibling takes
       const first = body.length > 0 ? body[0]! : -1;
       if (first === 0 || first === 0xff) {
-        throw new EncodeError(`ColumnCount: its body would read as another frame (first byte ${first})`);
+        throw new EncodeError(
+          `ColumnCount: its body would read as another frame (first byte ${first})`,
+        );
       }
     }
     {
@@ -914,12 +1057,16 @@ export class ColumnCount {
       const at = w.pos;
       const buf = w.buf;
       const i0 = body.length;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) throw new EncodeError(`ColumnCount.payload_length: ${i0} is outside 0..0xffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) {
+        throw new EncodeError(`ColumnCount.payloadLength: ${i0} is outside 0..0xffffff`);
+      }
       buf[at] = i0;
       buf[at + 1] = i0 >>> 8;
       buf[at + 2] = i0 >>> 16;
       const i3 = this.sequenceId;
-      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) throw new EncodeError(`ColumnCount.sequence_id: ${i3} is outside 0..0xff`);
+      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) {
+        throw new EncodeError(`ColumnCount.sequenceId: ${i3} is outside 0..0xff`);
+      }
       buf[at + 3] = i3;
       w.pos = at + 4;
     }
@@ -966,7 +1113,11 @@ export class BinaryColumnCount {
     let body: Uint8Array;
     {
       const w = new Writer(); // the body first: the header holds its length
-      if (this.columnCount < 1n || this.columnCount > 0xffffffffffffffffn) throw new EncodeError(`BinaryColumnCount.column_count: ${this.columnCount} is outside 1..0xffffffffffffffff`);
+      if (this.columnCount < 1n || this.columnCount > 0xffffffffffffffffn) {
+        throw new EncodeError(
+          `BinaryColumnCount.columnCount: ${this.columnCount} is outside 1..0xffffffffffffffff`,
+        );
+      }
       w.lenenc(this.columnCount);
       body = w.finish();
     }
@@ -974,7 +1125,9 @@ export class BinaryColumnCount {
       // a frame that takes "any other" first byte must not begin with one a sibling takes
       const first = body.length > 0 ? body[0]! : -1;
       if (first === 0 || first === 0xff) {
-        throw new EncodeError(`BinaryColumnCount: its body would read as another frame (first byte ${first})`);
+        throw new EncodeError(
+          `BinaryColumnCount: its body would read as another frame (first byte ${first})`,
+        );
       }
     }
     {
@@ -982,12 +1135,16 @@ export class BinaryColumnCount {
       const at = w.pos;
       const buf = w.buf;
       const i0 = body.length;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) throw new EncodeError(`BinaryColumnCount.payload_length: ${i0} is outside 0..0xffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) {
+        throw new EncodeError(`BinaryColumnCount.payloadLength: ${i0} is outside 0..0xffffff`);
+      }
       buf[at] = i0;
       buf[at + 1] = i0 >>> 8;
       buf[at + 2] = i0 >>> 16;
       const i3 = this.sequenceId;
-      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) throw new EncodeError(`BinaryColumnCount.sequence_id: ${i3} is outside 0..0xff`);
+      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) {
+        throw new EncodeError(`BinaryColumnCount.sequenceId: ${i3} is outside 0..0xff`);
+      }
       buf[at + 3] = i3;
       w.pos = at + 4;
     }
@@ -1073,31 +1230,51 @@ export class ColumnDefinition {
       }
       {
         const raw = utf8Bytes(this.schema);
-        if (raw.length > 0xffffffffffffffff) throw new EncodeError(`ColumnDefinition.schema length: ${raw.length} is outside 0..0xffffffffffffffff`);
+        if (raw.length > 0xffffffffffffffff) {
+          throw new EncodeError(
+            `ColumnDefinition.schema length: ${raw.length} is outside 0..0xffffffffffffffff`,
+          );
+        }
         w.lenenc(BigInt(raw.length));
         w.bytes(raw);
       }
       {
         const raw = utf8Bytes(this.table);
-        if (raw.length > 0xffffffffffffffff) throw new EncodeError(`ColumnDefinition.table length: ${raw.length} is outside 0..0xffffffffffffffff`);
+        if (raw.length > 0xffffffffffffffff) {
+          throw new EncodeError(
+            `ColumnDefinition.table length: ${raw.length} is outside 0..0xffffffffffffffff`,
+          );
+        }
         w.lenenc(BigInt(raw.length));
         w.bytes(raw);
       }
       {
         const raw = utf8Bytes(this.orgTable);
-        if (raw.length > 0xffffffffffffffff) throw new EncodeError(`ColumnDefinition.org_table length: ${raw.length} is outside 0..0xffffffffffffffff`);
+        if (raw.length > 0xffffffffffffffff) {
+          throw new EncodeError(
+            `ColumnDefinition.orgTable length: ${raw.length} is outside 0..0xffffffffffffffff`,
+          );
+        }
         w.lenenc(BigInt(raw.length));
         w.bytes(raw);
       }
       {
         const raw = utf8Bytes(this.name);
-        if (raw.length > 0xffffffffffffffff) throw new EncodeError(`ColumnDefinition.name length: ${raw.length} is outside 0..0xffffffffffffffff`);
+        if (raw.length > 0xffffffffffffffff) {
+          throw new EncodeError(
+            `ColumnDefinition.name length: ${raw.length} is outside 0..0xffffffffffffffff`,
+          );
+        }
         w.lenenc(BigInt(raw.length));
         w.bytes(raw);
       }
       {
         const raw = utf8Bytes(this.orgName);
-        if (raw.length > 0xffffffffffffffff) throw new EncodeError(`ColumnDefinition.org_name length: ${raw.length} is outside 0..0xffffffffffffffff`);
+        if (raw.length > 0xffffffffffffffff) {
+          throw new EncodeError(
+            `ColumnDefinition.orgName length: ${raw.length} is outside 0..0xffffffffffffffff`,
+          );
+        }
         w.lenenc(BigInt(raw.length));
         w.bytes(raw);
       }
@@ -1107,27 +1284,37 @@ export class ColumnDefinition {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.characterSet;
-        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`ColumnDefinition.character_set: ${i0} is outside 0..0xffff`);
+        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) {
+          throw new EncodeError(`ColumnDefinition.characterSet: ${i0} is outside 0..0xffff`);
+        }
         buf[at] = i0;
         buf[at + 1] = i0 >>> 8;
         const i2 = this.columnLength;
-        if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffffffff) throw new EncodeError(`ColumnDefinition.column_length: ${i2} is outside 0..0xffffffff`);
+        if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffffffff) {
+          throw new EncodeError(`ColumnDefinition.columnLength: ${i2} is outside 0..0xffffffff`);
+        }
         buf[at + 2] = i2;
-        buf[at + 2 + 1] = i2 >>> 8;
-        buf[at + 2 + 2] = i2 >>> 16;
-        buf[at + 2 + 3] = i2 >>> 24;
+        buf[at + 3] = i2 >>> 8;
+        buf[at + 4] = i2 >>> 16;
+        buf[at + 5] = i2 >>> 24;
         const i6 = this.columnType;
-        if (!Number.isInteger(i6) || i6 < 0 || i6 > 0xff) throw new EncodeError(`ColumnDefinition.column_type: ${i6} is outside 0..0xff`);
+        if (!Number.isInteger(i6) || i6 < 0 || i6 > 0xff) {
+          throw new EncodeError(`ColumnDefinition.columnType: ${i6} is outside 0..0xff`);
+        }
         buf[at + 6] = i6;
         const i7 = this.columnFlags;
-        if (!Number.isInteger(i7) || i7 < 0 || i7 > 0xffff) throw new EncodeError(`ColumnDefinition.column_flags: ${i7} is outside 0..0xffff`);
+        if (!Number.isInteger(i7) || i7 < 0 || i7 > 0xffff) {
+          throw new EncodeError(`ColumnDefinition.columnFlags: ${i7} is outside 0..0xffff`);
+        }
         buf[at + 7] = i7;
-        buf[at + 7 + 1] = i7 >>> 8;
+        buf[at + 8] = i7 >>> 8;
         const i9 = this.decimals;
-        if (!Number.isInteger(i9) || i9 < 0 || i9 > 0xff) throw new EncodeError(`ColumnDefinition.decimals: ${i9} is outside 0..0xff`);
+        if (!Number.isInteger(i9) || i9 < 0 || i9 > 0xff) {
+          throw new EncodeError(`ColumnDefinition.decimals: ${i9} is outside 0..0xff`);
+        }
         buf[at + 9] = i9;
         buf[at + 10] = 0;
-        buf[at + 10 + 1] = 0 >>> 8;
+        buf[at + 11] = 0 >>> 8;
         w.pos = at + 12;
       }
       body = w.finish();
@@ -1137,12 +1324,16 @@ export class ColumnDefinition {
       const at = w.pos;
       const buf = w.buf;
       const i0 = body.length;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) throw new EncodeError(`ColumnDefinition.payload_length: ${i0} is outside 0..0xffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) {
+        throw new EncodeError(`ColumnDefinition.payloadLength: ${i0} is outside 0..0xffffff`);
+      }
       buf[at] = i0;
       buf[at + 1] = i0 >>> 8;
       buf[at + 2] = i0 >>> 16;
       const i3 = this.sequenceId;
-      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) throw new EncodeError(`ColumnDefinition.sequence_id: ${i3} is outside 0..0xff`);
+      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) {
+        throw new EncodeError(`ColumnDefinition.sequenceId: ${i3} is outside 0..0xff`);
+      }
       buf[at + 3] = i3;
       w.pos = at + 4;
     }
@@ -1191,14 +1382,20 @@ export class TextRow {
       const w = new Writer(); // the body first: the header holds its length
       {
         const items = this.values;
-        if (items.length !== Number(ctx === undefined ? 0n : ctx.columnCount)) throw new EncodeError("TextRow.values: the element count does not match its layout");
+        if (items.length !== Number(ctx === undefined ? 0n : ctx.columnCount)) {
+          throw new EncodeError("TextRow.values: the element count does not match its layout");
+        }
         for (const item of items) {
           {
             if (item === null) {
               w.u8(0xfb); // NULL
             } else {
               const raw = item;
-              if (raw.length > 0xffffffffffffffff) throw new EncodeError(`TextRow.values length: ${raw.length} is outside 0..0xffffffffffffffff`);
+              if (raw.length > 0xffffffffffffffff) {
+                throw new EncodeError(
+                  `TextRow.values length: ${raw.length} is outside 0..0xffffffffffffffff`,
+                );
+              }
               w.lenenc(BigInt(raw.length));
               w.bytes(raw);
             }
@@ -1211,7 +1408,9 @@ export class TextRow {
       // a frame that takes "any other" first byte must not begin with one a sibling takes
       const first = body.length > 0 ? body[0]! : -1;
       if (first === 0xff || (first === 0xfe && _select2(0, body.length, ctx, this.sequenceId))) {
-        throw new EncodeError(`TextRow: its body would read as another frame (first byte ${first})`);
+        throw new EncodeError(
+          `TextRow: its body would read as another frame (first byte ${first})`,
+        );
       }
     }
     {
@@ -1219,12 +1418,16 @@ export class TextRow {
       const at = w.pos;
       const buf = w.buf;
       const i0 = body.length;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) throw new EncodeError(`TextRow.payload_length: ${i0} is outside 0..0xffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) {
+        throw new EncodeError(`TextRow.payloadLength: ${i0} is outside 0..0xffffff`);
+      }
       buf[at] = i0;
       buf[at + 1] = i0 >>> 8;
       buf[at + 2] = i0 >>> 16;
       const i3 = this.sequenceId;
-      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) throw new EncodeError(`TextRow.sequence_id: ${i3} is outside 0..0xff`);
+      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) {
+        throw new EncodeError(`TextRow.sequenceId: ${i3} is outside 0..0xff`);
+      }
       buf[at + 3] = i3;
       w.pos = at + 4;
     }
@@ -1286,24 +1489,38 @@ export class StmtPrepareOk {
         const buf = w.buf;
         buf[at] = 0;
         const i1 = this.statementId;
-        if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`StmtPrepareOk.statement_id: ${i1} is outside 0..0xffffffff`);
+        if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+          throw new EncodeError(`StmtPrepareOk.statementId: ${i1} is outside 0..0xffffffff`);
+        }
         buf[at + 1] = i1;
-        buf[at + 1 + 1] = i1 >>> 8;
-        buf[at + 1 + 2] = i1 >>> 16;
-        buf[at + 1 + 3] = i1 >>> 24;
+        buf[at + 2] = i1 >>> 8;
+        buf[at + 3] = i1 >>> 16;
+        buf[at + 4] = i1 >>> 24;
         const i5 = this.numColumns;
-        if (!Number.isInteger(i5) || i5 < 0 || i5 > 0xffff) throw new EncodeError(`StmtPrepareOk.num_columns: ${i5} is outside 0..0xffff`);
+        if (!Number.isInteger(i5) || i5 < 0 || i5 > 0xffff) {
+          throw new EncodeError(`StmtPrepareOk.numColumns: ${i5} is outside 0..0xffff`);
+        }
         buf[at + 5] = i5;
-        buf[at + 5 + 1] = i5 >>> 8;
+        buf[at + 6] = i5 >>> 8;
         const i7 = this.numParams;
-        if (!Number.isInteger(i7) || i7 < 0 || i7 > 0xffff) throw new EncodeError(`StmtPrepareOk.num_params: ${i7} is outside 0..0xffff`);
+        if (!Number.isInteger(i7) || i7 < 0 || i7 > 0xffff) {
+          throw new EncodeError(`StmtPrepareOk.numParams: ${i7} is outside 0..0xffff`);
+        }
         buf[at + 7] = i7;
-        buf[at + 7 + 1] = i7 >>> 8;
+        buf[at + 8] = i7 >>> 8;
         buf[at + 9] = 0;
         w.pos = at + 10;
       }
       if (this.warningCount !== null) {
-        if (!Number.isInteger(this.warningCount) || this.warningCount < 0 || this.warningCount > 0xffff) throw new EncodeError(`StmtPrepareOk.warning_count: ${this.warningCount} is outside 0..0xffff`);
+        if (
+          !Number.isInteger(this.warningCount) ||
+          this.warningCount < 0 ||
+          this.warningCount > 0xffff
+        ) {
+          throw new EncodeError(
+            `StmtPrepareOk.warningCount: ${this.warningCount} is outside 0..0xffff`,
+          );
+        }
         w.u16le(this.warningCount);
       }
       body = w.finish();
@@ -1313,12 +1530,16 @@ export class StmtPrepareOk {
       const at = w.pos;
       const buf = w.buf;
       const i0 = body.length;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) throw new EncodeError(`StmtPrepareOk.payload_length: ${i0} is outside 0..0xffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) {
+        throw new EncodeError(`StmtPrepareOk.payloadLength: ${i0} is outside 0..0xffffff`);
+      }
       buf[at] = i0;
       buf[at + 1] = i0 >>> 8;
       buf[at + 2] = i0 >>> 16;
       const i3 = this.sequenceId;
-      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) throw new EncodeError(`StmtPrepareOk.sequence_id: ${i3} is outside 0..0xff`);
+      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) {
+        throw new EncodeError(`StmtPrepareOk.sequenceId: ${i3} is outside 0..0xff`);
+      }
       buf[at + 3] = i3;
       w.pos = at + 4;
     }
@@ -1379,7 +1600,11 @@ export class BinaryRow {
       {
         const raw = this.nullBitmap;
         const n = Number(floorDiv(((ctx === undefined ? 0n : ctx.columnCount) + 9n), 8n));
-        if (raw.length !== n) throw new EncodeError(`BinaryRow.null_bitmap: ${raw.length} bytes, but the layout needs exactly ${n}`);
+        if (raw.length !== n) {
+          throw new EncodeError(
+            `BinaryRow.nullBitmap: ${raw.length} bytes, but the layout needs exactly ${n}`,
+          );
+        }
         w.bytes(raw);
       }
       {
@@ -1393,12 +1618,16 @@ export class BinaryRow {
       const at = w.pos;
       const buf = w.buf;
       const i0 = body.length;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) throw new EncodeError(`BinaryRow.payload_length: ${i0} is outside 0..0xffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) {
+        throw new EncodeError(`BinaryRow.payloadLength: ${i0} is outside 0..0xffffff`);
+      }
       buf[at] = i0;
       buf[at + 1] = i0 >>> 8;
       buf[at + 2] = i0 >>> 16;
       const i3 = this.sequenceId;
-      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) throw new EncodeError(`BinaryRow.sequence_id: ${i3} is outside 0..0xff`);
+      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) {
+        throw new EncodeError(`BinaryRow.sequenceId: ${i3} is outside 0..0xff`);
+      }
       buf[at + 3] = i3;
       w.pos = at + 4;
     }
@@ -1475,7 +1704,10 @@ export class HandshakeResponse41 {
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     if (!((BigInt(this.clientFlag) & 0x200n) !== 0n)) {
-      throw new EncodeError("HandshakeResponse41: client_flag & 0x200 does not hold (Protocol::HandshakeResponse41: CLIENT_PROTOCOL_41 is set)");
+      throw new EncodeError(
+        "HandshakeResponse41: clientFlag & 0x200 does not hold (Protocol::HandshakeResponse41: " +
+          "CLIENT_PROTOCOL_41 is set)",
+      );
     }
     let body: Uint8Array;
     {
@@ -1485,26 +1717,38 @@ export class HandshakeResponse41 {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.clientFlag;
-        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`HandshakeResponse41.client_flag: ${i0} is outside 0..0xffffffff`);
+        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+          throw new EncodeError(`HandshakeResponse41.clientFlag: ${i0} is outside 0..0xffffffff`);
+        }
         buf[at] = i0;
         buf[at + 1] = i0 >>> 8;
         buf[at + 2] = i0 >>> 16;
         buf[at + 3] = i0 >>> 24;
         const i4 = this.maxPacketSize;
-        if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffffffff) throw new EncodeError(`HandshakeResponse41.max_packet_size: ${i4} is outside 0..0xffffffff`);
+        if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffffffff) {
+          throw new EncodeError(
+            `HandshakeResponse41.maxPacketSize: ${i4} is outside 0..0xffffffff`,
+          );
+        }
         buf[at + 4] = i4;
-        buf[at + 4 + 1] = i4 >>> 8;
-        buf[at + 4 + 2] = i4 >>> 16;
-        buf[at + 4 + 3] = i4 >>> 24;
+        buf[at + 5] = i4 >>> 8;
+        buf[at + 6] = i4 >>> 16;
+        buf[at + 7] = i4 >>> 24;
         const i8 = this.characterSet;
-        if (!Number.isInteger(i8) || i8 < 0 || i8 > 0xff) throw new EncodeError(`HandshakeResponse41.character_set: ${i8} is outside 0..0xff`);
+        if (!Number.isInteger(i8) || i8 < 0 || i8 > 0xff) {
+          throw new EncodeError(`HandshakeResponse41.characterSet: ${i8} is outside 0..0xff`);
+        }
         buf[at + 8] = i8;
         w.pos = at + 9;
       }
       {
         const raw = this.filler;
         const n = 0x13;
-        if (raw.length !== n) throw new EncodeError(`HandshakeResponse41.filler: ${raw.length} bytes, but the layout needs exactly ${n}`);
+        if (raw.length !== n) {
+          throw new EncodeError(
+            `HandshakeResponse41.filler: ${raw.length} bytes, but the layout needs exactly ${n}`,
+          );
+        }
         w.bytes(raw);
       }
       {
@@ -1512,7 +1756,11 @@ export class HandshakeResponse41 {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.extendedCapabilities;
-        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`HandshakeResponse41.extended_capabilities: ${i0} is outside 0..0xffffffff`);
+        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+          throw new EncodeError(
+            `HandshakeResponse41.extendedCapabilities: ${i0} is outside 0..0xffffffff`,
+          );
+        }
         buf[at] = i0;
         buf[at + 1] = i0 >>> 8;
         buf[at + 2] = i0 >>> 16;
@@ -1521,56 +1769,84 @@ export class HandshakeResponse41 {
       }
       {
         const raw = utf8Bytes(this.username);
-        if (raw.indexOf(0) >= 0) throw new EncodeError("HandshakeResponse41.username: holds its terminator byte 0");
+        if (raw.indexOf(0) >= 0) {
+          throw new EncodeError("HandshakeResponse41.username: holds its terminator byte 0");
+        }
         w.bytes(raw);
         w.u8(0);
       }
       if (((BigInt(this.clientFlag) & 0x200000n) !== 0n) !== (this.authResponse !== null)) {
-        throw new EncodeError("HandshakeResponse41.auth_response: must be present exactly when client_flag & 0x200000");
+        throw new EncodeError(
+          "HandshakeResponse41.authResponse: must be present exactly when clientFlag & 0x200000",
+        );
       }
       if (this.authResponse !== null) {
         {
           const raw = this.authResponse;
-          if (raw.length > 0xffffffffffffffff) throw new EncodeError(`HandshakeResponse41.auth_response length: ${raw.length} is outside 0..0xffffffffffffffff`);
+          if (raw.length > 0xffffffffffffffff) {
+            throw new EncodeError(
+              `HandshakeResponse41.authResponse length: ${raw.length} is outside ` +
+                `0..0xffffffffffffffff`,
+            );
+          }
           w.lenenc(BigInt(raw.length));
           w.bytes(raw);
         }
       }
       if ((!((BigInt(this.clientFlag) & 0x200000n) !== 0n)) !== (this.authResponseShort !== null)) {
-        throw new EncodeError("HandshakeResponse41.auth_response_short: must be present exactly when not (client_flag & 0x200000)");
+        throw new EncodeError(
+          "HandshakeResponse41.authResponseShort: must be present exactly when not " +
+            "(clientFlag & 0x200000)",
+        );
       }
       if (this.authResponseShort !== null) {
         {
           const raw = this.authResponseShort;
-          if (raw.length > 0xff) throw new EncodeError(`HandshakeResponse41.auth_response_short length: ${raw.length} is outside 0..0xff`);
+          if (raw.length > 0xff) {
+            throw new EncodeError(
+              `HandshakeResponse41.authResponseShort length: ${raw.length} is outside 0..0xff`,
+            );
+          }
           w.u8(raw.length);
           w.bytes(raw);
         }
       }
       if (((BigInt(this.clientFlag) & 8n) !== 0n) !== (this.database !== null)) {
-        throw new EncodeError("HandshakeResponse41.database: must be present exactly when client_flag & 0x8");
+        throw new EncodeError(
+          "HandshakeResponse41.database: must be present exactly when clientFlag & 0x8",
+        );
       }
       if (this.database !== null) {
         {
           const raw = utf8Bytes(this.database);
-          if (raw.indexOf(0) >= 0) throw new EncodeError("HandshakeResponse41.database: holds its terminator byte 0");
+          if (raw.indexOf(0) >= 0) {
+            throw new EncodeError("HandshakeResponse41.database: holds its terminator byte 0");
+          }
           w.bytes(raw);
           w.u8(0);
         }
       }
       if (((BigInt(this.clientFlag) & 0x80000n) !== 0n) !== (this.clientPluginName !== null)) {
-        throw new EncodeError("HandshakeResponse41.client_plugin_name: must be present exactly when client_flag & 0x80000");
+        throw new EncodeError(
+          "HandshakeResponse41.clientPluginName: must be present exactly when clientFlag & 0x80000",
+        );
       }
       if (this.clientPluginName !== null) {
         {
           const raw = utf8Bytes(this.clientPluginName);
-          if (raw.indexOf(0) >= 0) throw new EncodeError("HandshakeResponse41.client_plugin_name: holds its terminator byte 0");
+          if (raw.indexOf(0) >= 0) {
+            throw new EncodeError(
+              "HandshakeResponse41.clientPluginName: holds its terminator byte 0",
+            );
+          }
           w.bytes(raw);
           w.u8(0);
         }
       }
       if (((BigInt(this.clientFlag) & 0x100000n) !== 0n) !== (this.attributes !== null)) {
-        throw new EncodeError("HandshakeResponse41.attributes: must be present exactly when client_flag & 0x100000");
+        throw new EncodeError(
+          "HandshakeResponse41.attributes: must be present exactly when clientFlag & 0x100000",
+        );
       }
       if (this.attributes !== null) {
         {
@@ -1580,7 +1856,12 @@ export class HandshakeResponse41 {
             item._write(sub, ctx);
           }
           const joined = sub.finish();
-          if (joined.length > 0xffffffffffffffff) throw new EncodeError(`HandshakeResponse41.attributes byte length: ${joined.length} is outside 0..0xffffffffffffffff`);
+          if (joined.length > 0xffffffffffffffff) {
+            throw new EncodeError(
+              `HandshakeResponse41.attributes byte length: ${joined.length} is outside ` +
+                `0..0xffffffffffffffff`,
+            );
+          }
           w.lenenc(BigInt(joined.length));
           w.bytes(joined);
         }
@@ -1592,12 +1873,16 @@ export class HandshakeResponse41 {
       const at = w.pos;
       const buf = w.buf;
       const i0 = body.length;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) throw new EncodeError(`HandshakeResponse41.payload_length: ${i0} is outside 0..0xffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) {
+        throw new EncodeError(`HandshakeResponse41.payloadLength: ${i0} is outside 0..0xffffff`);
+      }
       buf[at] = i0;
       buf[at + 1] = i0 >>> 8;
       buf[at + 2] = i0 >>> 16;
       const i3 = this.sequenceId;
-      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) throw new EncodeError(`HandshakeResponse41.sequence_id: ${i3} is outside 0..0xff`);
+      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) {
+        throw new EncodeError(`HandshakeResponse41.sequenceId: ${i3} is outside 0..0xff`);
+      }
       buf[at + 3] = i3;
       w.pos = at + 4;
     }
@@ -1655,12 +1940,16 @@ export class AuthSwitchResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = body.length;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) throw new EncodeError(`AuthSwitchResponse.payload_length: ${i0} is outside 0..0xffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) {
+        throw new EncodeError(`AuthSwitchResponse.payloadLength: ${i0} is outside 0..0xffffff`);
+      }
       buf[at] = i0;
       buf[at + 1] = i0 >>> 8;
       buf[at + 2] = i0 >>> 16;
       const i3 = this.sequenceId;
-      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) throw new EncodeError(`AuthSwitchResponse.sequence_id: ${i3} is outside 0..0xff`);
+      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) {
+        throw new EncodeError(`AuthSwitchResponse.sequenceId: ${i3} is outside 0..0xff`);
+      }
       buf[at + 3] = i3;
       w.pos = at + 4;
     }
@@ -1718,12 +2007,16 @@ export class ComQuit {
       const at = w.pos;
       const buf = w.buf;
       const i0 = body.length;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) throw new EncodeError(`ComQuit.payload_length: ${i0} is outside 0..0xffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) {
+        throw new EncodeError(`ComQuit.payloadLength: ${i0} is outside 0..0xffffff`);
+      }
       buf[at] = i0;
       buf[at + 1] = i0 >>> 8;
       buf[at + 2] = i0 >>> 16;
       const i3 = this.sequenceId;
-      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) throw new EncodeError(`ComQuit.sequence_id: ${i3} is outside 0..0xff`);
+      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) {
+        throw new EncodeError(`ComQuit.sequenceId: ${i3} is outside 0..0xff`);
+      }
       buf[at + 3] = i3;
       w.pos = at + 4;
     }
@@ -1788,12 +2081,16 @@ export class ComInitDb {
       const at = w.pos;
       const buf = w.buf;
       const i0 = body.length;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) throw new EncodeError(`ComInitDb.payload_length: ${i0} is outside 0..0xffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) {
+        throw new EncodeError(`ComInitDb.payloadLength: ${i0} is outside 0..0xffffff`);
+      }
       buf[at] = i0;
       buf[at + 1] = i0 >>> 8;
       buf[at + 2] = i0 >>> 16;
       const i3 = this.sequenceId;
-      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) throw new EncodeError(`ComInitDb.sequence_id: ${i3} is outside 0..0xff`);
+      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) {
+        throw new EncodeError(`ComInitDb.sequenceId: ${i3} is outside 0..0xff`);
+      }
       buf[at + 3] = i3;
       w.pos = at + 4;
     }
@@ -1858,12 +2155,16 @@ export class ComQuery {
       const at = w.pos;
       const buf = w.buf;
       const i0 = body.length;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) throw new EncodeError(`ComQuery.payload_length: ${i0} is outside 0..0xffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) {
+        throw new EncodeError(`ComQuery.payloadLength: ${i0} is outside 0..0xffffff`);
+      }
       buf[at] = i0;
       buf[at + 1] = i0 >>> 8;
       buf[at + 2] = i0 >>> 16;
       const i3 = this.sequenceId;
-      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) throw new EncodeError(`ComQuery.sequence_id: ${i3} is outside 0..0xff`);
+      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) {
+        throw new EncodeError(`ComQuery.sequenceId: ${i3} is outside 0..0xff`);
+      }
       buf[at + 3] = i3;
       w.pos = at + 4;
     }
@@ -1921,12 +2222,16 @@ export class ComPing {
       const at = w.pos;
       const buf = w.buf;
       const i0 = body.length;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) throw new EncodeError(`ComPing.payload_length: ${i0} is outside 0..0xffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) {
+        throw new EncodeError(`ComPing.payloadLength: ${i0} is outside 0..0xffffff`);
+      }
       buf[at] = i0;
       buf[at + 1] = i0 >>> 8;
       buf[at + 2] = i0 >>> 16;
       const i3 = this.sequenceId;
-      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) throw new EncodeError(`ComPing.sequence_id: ${i3} is outside 0..0xff`);
+      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) {
+        throw new EncodeError(`ComPing.sequenceId: ${i3} is outside 0..0xff`);
+      }
       buf[at + 3] = i3;
       w.pos = at + 4;
     }
@@ -1991,12 +2296,16 @@ export class ComStmtPrepare {
       const at = w.pos;
       const buf = w.buf;
       const i0 = body.length;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) throw new EncodeError(`ComStmtPrepare.payload_length: ${i0} is outside 0..0xffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) {
+        throw new EncodeError(`ComStmtPrepare.payloadLength: ${i0} is outside 0..0xffffff`);
+      }
       buf[at] = i0;
       buf[at + 1] = i0 >>> 8;
       buf[at + 2] = i0 >>> 16;
       const i3 = this.sequenceId;
-      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) throw new EncodeError(`ComStmtPrepare.sequence_id: ${i3} is outside 0..0xff`);
+      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) {
+        throw new EncodeError(`ComStmtPrepare.sequenceId: ${i3} is outside 0..0xff`);
+      }
       buf[at + 3] = i3;
       w.pos = at + 4;
     }
@@ -2066,52 +2375,80 @@ export class ComStmtExecute {
         const buf = w.buf;
         buf[at] = 0x17;
         const i1 = this.statementId;
-        if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`ComStmtExecute.statement_id: ${i1} is outside 0..0xffffffff`);
+        if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+          throw new EncodeError(`ComStmtExecute.statementId: ${i1} is outside 0..0xffffffff`);
+        }
         buf[at + 1] = i1;
-        buf[at + 1 + 1] = i1 >>> 8;
-        buf[at + 1 + 2] = i1 >>> 16;
-        buf[at + 1 + 3] = i1 >>> 24;
+        buf[at + 2] = i1 >>> 8;
+        buf[at + 3] = i1 >>> 16;
+        buf[at + 4] = i1 >>> 24;
         const i5 = this.cursorFlags;
-        if (!Number.isInteger(i5) || i5 < 0 || i5 > 0xff) throw new EncodeError(`ComStmtExecute.cursor_flags: ${i5} is outside 0..0xff`);
+        if (!Number.isInteger(i5) || i5 < 0 || i5 > 0xff) {
+          throw new EncodeError(`ComStmtExecute.cursorFlags: ${i5} is outside 0..0xff`);
+        }
         buf[at + 5] = i5;
         buf[at + 6] = 1;
-        buf[at + 6 + 1] = 1 >>> 8;
-        buf[at + 6 + 2] = 1 >>> 16;
-        buf[at + 6 + 3] = 1 >>> 24;
+        buf[at + 7] = 1 >>> 8;
+        buf[at + 8] = 1 >>> 16;
+        buf[at + 9] = 1 >>> 24;
         w.pos = at + 10;
       }
       if (((ctx === undefined ? 0 : ctx.paramCount) > 0) !== (this.nullBitmap !== null)) {
-        throw new EncodeError("ComStmtExecute.null_bitmap: must be present exactly when ctx.param_count > 0");
+        throw new EncodeError(
+          "ComStmtExecute.nullBitmap: must be present exactly when ctx.paramCount > 0",
+        );
       }
       if (this.nullBitmap !== null) {
         {
           const raw = this.nullBitmap;
           const n = (Math.floor(((ctx === undefined ? 0 : ctx.paramCount) + 7) / 8));
-          if (raw.length !== n) throw new EncodeError(`ComStmtExecute.null_bitmap: ${raw.length} bytes, but the layout needs exactly ${n}`);
+          if (raw.length !== n) {
+            throw new EncodeError(
+              `ComStmtExecute.nullBitmap: ${raw.length} bytes, but the layout needs exactly ${n}`,
+            );
+          }
           w.bytes(raw);
         }
       }
       if (((ctx === undefined ? 0 : ctx.paramCount) > 0) !== (this.newParamsBound !== null)) {
-        throw new EncodeError("ComStmtExecute.new_params_bound: must be present exactly when ctx.param_count > 0");
+        throw new EncodeError(
+          "ComStmtExecute.newParamsBound: must be present exactly when ctx.paramCount > 0",
+        );
       }
       if (this.newParamsBound !== null) {
-        if (!Number.isInteger(this.newParamsBound) || this.newParamsBound < 0 || this.newParamsBound > 1) throw new EncodeError(`ComStmtExecute.new_params_bound: ${this.newParamsBound} is outside 0..1`);
+        if (
+          !Number.isInteger(this.newParamsBound) ||
+          this.newParamsBound < 0 ||
+          this.newParamsBound > 1
+        ) {
+          throw new EncodeError(
+            `ComStmtExecute.newParamsBound: ${this.newParamsBound} is outside 0..1`,
+          );
+        }
         w.u8(this.newParamsBound);
       }
       if (((this.newParamsBound ?? 0) === 1) !== (this.parameterTypes !== null)) {
-        throw new EncodeError("ComStmtExecute.parameter_types: must be present exactly when new_params_bound == 1");
+        throw new EncodeError(
+          "ComStmtExecute.parameterTypes: must be present exactly when newParamsBound == 1",
+        );
       }
       if (this.parameterTypes !== null) {
         {
           const items = this.parameterTypes;
-          if (items.length !== (ctx === undefined ? 0 : ctx.paramCount)) throw new EncodeError("ComStmtExecute.parameter_types: the element count does not match its layout");
+          if (items.length !== (ctx === undefined ? 0 : ctx.paramCount)) {
+            throw new EncodeError(
+              "ComStmtExecute.parameterTypes: the element count does not match its layout",
+            );
+          }
           for (const item of items) {
             item._write(w, ctx);
           }
         }
       }
       if (((ctx === undefined ? 0 : ctx.paramCount) > 0) !== (this.values !== null)) {
-        throw new EncodeError("ComStmtExecute.values: must be present exactly when ctx.param_count > 0");
+        throw new EncodeError(
+          "ComStmtExecute.values: must be present exactly when ctx.paramCount > 0",
+        );
       }
       if (this.values !== null) {
         {
@@ -2126,12 +2463,16 @@ export class ComStmtExecute {
       const at = w.pos;
       const buf = w.buf;
       const i0 = body.length;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) throw new EncodeError(`ComStmtExecute.payload_length: ${i0} is outside 0..0xffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) {
+        throw new EncodeError(`ComStmtExecute.payloadLength: ${i0} is outside 0..0xffffff`);
+      }
       buf[at] = i0;
       buf[at + 1] = i0 >>> 8;
       buf[at + 2] = i0 >>> 16;
       const i3 = this.sequenceId;
-      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) throw new EncodeError(`ComStmtExecute.sequence_id: ${i3} is outside 0..0xff`);
+      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) {
+        throw new EncodeError(`ComStmtExecute.sequenceId: ${i3} is outside 0..0xff`);
+      }
       buf[at + 3] = i3;
       w.pos = at + 4;
     }
@@ -2184,11 +2525,13 @@ export class ComStmtClose {
         const buf = w.buf;
         buf[at] = 0x19;
         const i1 = this.statementId;
-        if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`ComStmtClose.statement_id: ${i1} is outside 0..0xffffffff`);
+        if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+          throw new EncodeError(`ComStmtClose.statementId: ${i1} is outside 0..0xffffffff`);
+        }
         buf[at + 1] = i1;
-        buf[at + 1 + 1] = i1 >>> 8;
-        buf[at + 1 + 2] = i1 >>> 16;
-        buf[at + 1 + 3] = i1 >>> 24;
+        buf[at + 2] = i1 >>> 8;
+        buf[at + 3] = i1 >>> 16;
+        buf[at + 4] = i1 >>> 24;
         w.pos = at + 5;
       }
       body = w.finish();
@@ -2198,12 +2541,16 @@ export class ComStmtClose {
       const at = w.pos;
       const buf = w.buf;
       const i0 = body.length;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) throw new EncodeError(`ComStmtClose.payload_length: ${i0} is outside 0..0xffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffff) {
+        throw new EncodeError(`ComStmtClose.payloadLength: ${i0} is outside 0..0xffffff`);
+      }
       buf[at] = i0;
       buf[at + 1] = i0 >>> 8;
       buf[at + 2] = i0 >>> 16;
       const i3 = this.sequenceId;
-      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) throw new EncodeError(`ComStmtClose.sequence_id: ${i3} is outside 0..0xff`);
+      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xff) {
+        throw new EncodeError(`ComStmtClose.sequenceId: ${i3} is outside 0..0xff`);
+      }
       buf[at + 3] = i3;
       w.pos = at + 4;
     }
@@ -2233,9 +2580,13 @@ export type Frame =
   | ComPing
   | ComStmtPrepare
   | ComStmtExecute
-  | ComStmtClose
-  ;
-function _decodeConnectAttribute(r: Reader, end: number, ctx: Context | undefined): ConnectAttribute {
+  | ComStmtClose;
+
+function _decodeConnectAttribute(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): ConnectAttribute {
   const data = r.data;
   let pos = r.pos;
   let v_key: string;
@@ -2248,7 +2599,9 @@ function _decodeConnectAttribute(r: Reader, end: number, ctx: Context | undefine
       pos = r.pos;
       n = Number(big);
     }
-    if (n > end - pos) throw new Truncated(`ConnectAttribute.key: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`ConnectAttribute.key: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_key = utf8(data.subarray(pos, pos + n), "ConnectAttribute.key");
     pos += n;
   }
@@ -2263,7 +2616,12 @@ function _decodeConnectAttribute(r: Reader, end: number, ctx: Context | undefine
       pos = r.pos;
       n = Number(big);
     }
-    if (n > end - pos) throw new Truncated(`ConnectAttribute.value: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(
+        `ConnectAttribute.value: ${n} bytes declared, ${end - pos} left`,
+        pos + n,
+      );
+    }
     v_value = utf8(data.subarray(pos, pos + n), "ConnectAttribute.value");
     pos += n;
   }
@@ -2286,25 +2644,37 @@ function _decodeParameterType(r: Reader, end: number, ctx: Context | undefined):
   return new ParameterType({ columnType: v_columnType, typeFlags: v_typeFlags });
 }
 
-function _decodeHandshakeV10(r: Reader, end: number, ctx: Context | undefined, v_sequenceId: number): HandshakeV10 {
+function _decodeHandshakeV10(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_sequenceId: number,
+): HandshakeV10 {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 1) throw new Truncated("HandshakeV10: input ends inside the frame", pos + 1);
   const v_protocolVersion = data[pos]!;
-  if (v_protocolVersion !== 0xa) throw new InvalidValue(`HandshakeV10.protocol_version: must be 0xa, got ${v_protocolVersion}`);
+  if (v_protocolVersion !== 0xa) {
+    throw new InvalidValue(`HandshakeV10.protocolVersion: must be 0xa, got ${v_protocolVersion}`);
+  }
 
   pos += 1;
 
   let v_serverVersion: string;
   {
     const stop = pos + data.subarray(pos, end).indexOf(0);
-    if (stop < pos) throw new InvalidValue("HandshakeV10.server_version: no terminating 0 byte before the end of its frame");
-    v_serverVersion = utf8(data.subarray(pos, stop), "HandshakeV10.server_version");
+    if (stop < pos) {
+      throw new InvalidValue(
+        "HandshakeV10.serverVersion: no terminating 0 byte before the end of its frame",
+      );
+    }
+    v_serverVersion = utf8(data.subarray(pos, stop), "HandshakeV10.serverVersion");
     pos = stop + 1;
   }
 
   if (end - pos < 4) throw new Truncated("HandshakeV10: input ends inside the frame", pos + 4);
-  const v_threadId = (((data[pos + 3]! << 24) | (data[pos + 2]! << 16) | (data[pos + 1]! << 8) | data[pos]!) >>> 0);
+  const v_threadId =
+    ((data[pos + 3]! << 24) | (data[pos + 2]! << 16) | (data[pos + 1]! << 8) | data[pos]!) >>> 0;
 
   pos += 4;
 
@@ -2312,8 +2682,13 @@ function _decodeHandshakeV10(r: Reader, end: number, ctx: Context | undefined, v
   {
     let n: number;
     n = 8;
-    if (n < 0) throw new InvalidValue(`HandshakeV10.auth_plugin_data_1: negative length ${n}`);
-    if (n > end - pos) throw new Truncated(`HandshakeV10.auth_plugin_data_1: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n < 0) throw new InvalidValue(`HandshakeV10.authPluginData1: negative length ${n}`);
+    if (n > end - pos) {
+      throw new Truncated(
+        `HandshakeV10.authPluginData1: ${n} bytes declared, ${end - pos} left`,
+        pos + n,
+      );
+    }
     v_authPluginData1 = data.subarray(pos, pos + n);
     pos += n;
   }
@@ -2322,13 +2697,13 @@ function _decodeHandshakeV10(r: Reader, end: number, ctx: Context | undefined, v
   const v_filler = data[pos]!;
   if (v_filler !== 0) throw new InvalidValue(`HandshakeV10.filler: must be 0, got ${v_filler}`);
 
-  const v_capabilityFlags1 = ((data[pos + 1 + 1]! << 8) | data[pos + 1]!);
+  const v_capabilityFlags1 = ((data[pos + 2]! << 8) | data[pos + 1]!);
 
   const v_characterSet = data[pos + 3]!;
 
-  const v_statusFlags = ((data[pos + 4 + 1]! << 8) | data[pos + 4]!);
+  const v_statusFlags = ((data[pos + 5]! << 8) | data[pos + 4]!);
 
-  const v_capabilityFlags2 = ((data[pos + 6 + 1]! << 8) | data[pos + 6]!);
+  const v_capabilityFlags2 = ((data[pos + 7]! << 8) | data[pos + 6]!);
 
   const v_authPluginDataLength = data[pos + 8]!;
 
@@ -2339,13 +2714,16 @@ function _decodeHandshakeV10(r: Reader, end: number, ctx: Context | undefined, v
     let n: number;
     n = 6;
     if (n < 0) throw new InvalidValue(`HandshakeV10.reserved: negative length ${n}`);
-    if (n > end - pos) throw new Truncated(`HandshakeV10.reserved: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`HandshakeV10.reserved: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_reserved = data.subarray(pos, pos + n);
     pos += n;
   }
 
   if (end - pos < 4) throw new Truncated("HandshakeV10: input ends inside the frame", pos + 4);
-  const v_extendedCapabilities = (((data[pos + 3]! << 24) | (data[pos + 2]! << 16) | (data[pos + 1]! << 8) | data[pos]!) >>> 0);
+  const v_extendedCapabilities =
+    ((data[pos + 3]! << 24) | (data[pos + 2]! << 16) | (data[pos + 1]! << 8) | data[pos]!) >>> 0;
 
   pos += 4;
 
@@ -2354,8 +2732,13 @@ function _decodeHandshakeV10(r: Reader, end: number, ctx: Context | undefined, v
     {
       let n: number;
       n = (v_authPluginDataLength - 8);
-      if (n < 0) throw new InvalidValue(`HandshakeV10.auth_plugin_data_2: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`HandshakeV10.auth_plugin_data_2: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n < 0) throw new InvalidValue(`HandshakeV10.authPluginData2: negative length ${n}`);
+      if (n > end - pos) {
+        throw new Truncated(
+          `HandshakeV10.authPluginData2: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_authPluginData2 = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -2365,34 +2748,66 @@ function _decodeHandshakeV10(r: Reader, end: number, ctx: Context | undefined, v
   if ((v_capabilityFlags2 & 8) !== 0) {
     {
       const stop = pos + data.subarray(pos, end).indexOf(0);
-      if (stop < pos) throw new InvalidValue("HandshakeV10.auth_plugin_name: no terminating 0 byte before the end of its frame");
-      v_authPluginName = utf8(data.subarray(pos, stop), "HandshakeV10.auth_plugin_name");
+      if (stop < pos) {
+        throw new InvalidValue(
+          "HandshakeV10.authPluginName: no terminating 0 byte before the end of its frame",
+        );
+      }
+      v_authPluginName = utf8(data.subarray(pos, stop), "HandshakeV10.authPluginName");
       pos = stop + 1;
     }
   }
 
-  if (!(!((v_capabilityFlags1 & 0x8000) !== 0) || (v_authPluginDataLength >= 0x15))) {
-    throw new RuleViolation("HandshakeV10: not (capability_flags_1 & 0x8000) or auth_plugin_data_length >= 21 does not hold (Protocol::HandshakeV10: $len=MAX(13, length of auth-plugin-data - 8))");
+  if (!(!((v_capabilityFlags1 & 0x8000) !== 0) || v_authPluginDataLength >= 0x15)) {
+    throw new RuleViolation(
+      "HandshakeV10: not (capabilityFlags1 & 0x8000) or authPluginDataLength >= 21 does not hold " +
+        "(Protocol::HandshakeV10: $len=MAX(13, length of auth-plugin-data - 8))",
+    );
   }
 
   r.pos = pos;
-  return new HandshakeV10({ sequenceId: v_sequenceId, serverVersion: v_serverVersion, threadId: v_threadId, authPluginData1: v_authPluginData1, capabilityFlags1: v_capabilityFlags1, characterSet: v_characterSet, statusFlags: v_statusFlags, capabilityFlags2: v_capabilityFlags2, authPluginDataLength: v_authPluginDataLength, reserved: v_reserved, extendedCapabilities: v_extendedCapabilities, authPluginData2: v_authPluginData2, authPluginName: v_authPluginName });
+  return new HandshakeV10({
+    sequenceId: v_sequenceId,
+    serverVersion: v_serverVersion,
+    threadId: v_threadId,
+    authPluginData1: v_authPluginData1,
+    capabilityFlags1: v_capabilityFlags1,
+    characterSet: v_characterSet,
+    statusFlags: v_statusFlags,
+    capabilityFlags2: v_capabilityFlags2,
+    authPluginDataLength: v_authPluginDataLength,
+    reserved: v_reserved,
+    extendedCapabilities: v_extendedCapabilities,
+    authPluginData2: v_authPluginData2,
+    authPluginName: v_authPluginName,
+  });
 }
 
-function _decodeAuthSwitchRequest(r: Reader, end: number, ctx: Context | undefined, v_sequenceId: number): AuthSwitchRequest {
+function _decodeAuthSwitchRequest(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_sequenceId: number,
+): AuthSwitchRequest {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 1) throw new Truncated("AuthSwitchRequest: input ends inside the frame", pos + 1);
   const v_status = data[pos]!;
-  if (v_status !== 0xfe) throw new InvalidValue(`AuthSwitchRequest.status: must be 0xfe, got ${v_status}`);
+  if (v_status !== 0xfe) {
+    throw new InvalidValue(`AuthSwitchRequest.status: must be 0xfe, got ${v_status}`);
+  }
 
   pos += 1;
 
   let v_pluginName: string;
   {
     const stop = pos + data.subarray(pos, end).indexOf(0);
-    if (stop < pos) throw new InvalidValue("AuthSwitchRequest.plugin_name: no terminating 0 byte before the end of its frame");
-    v_pluginName = utf8(data.subarray(pos, stop), "AuthSwitchRequest.plugin_name");
+    if (stop < pos) {
+      throw new InvalidValue(
+        "AuthSwitchRequest.pluginName: no terminating 0 byte before the end of its frame",
+      );
+    }
+    v_pluginName = utf8(data.subarray(pos, stop), "AuthSwitchRequest.pluginName");
     pos = stop + 1;
   }
 
@@ -2401,10 +2816,19 @@ function _decodeAuthSwitchRequest(r: Reader, end: number, ctx: Context | undefin
   pos = end;
 
   r.pos = pos;
-  return new AuthSwitchRequest({ sequenceId: v_sequenceId, pluginName: v_pluginName, pluginData: v_pluginData });
+  return new AuthSwitchRequest({
+    sequenceId: v_sequenceId,
+    pluginName: v_pluginName,
+    pluginData: v_pluginData,
+  });
 }
 
-function _decodeAuthMoreData(r: Reader, end: number, ctx: Context | undefined, v_sequenceId: number): AuthMoreData {
+function _decodeAuthMoreData(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_sequenceId: number,
+): AuthMoreData {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 1) throw new Truncated("AuthMoreData: input ends inside the frame", pos + 1);
@@ -2442,7 +2866,7 @@ function _decodeOk(r: Reader, end: number, ctx: Context | undefined, v_sequenceI
 
   let v_statusFlags: number | null = null;
   if ((BigInt((ctx === undefined ? 0 : ctx.capabilities)) & 0x2200n) !== 0n) {
-    if (end - pos < 2) throw new Truncated("Ok.status_flags: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("Ok.statusFlags: input ends", pos + 2);
     v_statusFlags = ((data[pos + 1]! << 8) | data[pos]!);
     pos += 2;
   }
@@ -2465,7 +2889,9 @@ function _decodeOk(r: Reader, end: number, ctx: Context | undefined, v_sequenceI
         pos = r.pos;
         n = Number(big);
       }
-      if (n > end - pos) throw new Truncated(`Ok.info: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`Ok.info: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_info = utf8(data.subarray(pos, pos + n), "Ok.info");
       pos += n;
     }
@@ -2478,7 +2904,15 @@ function _decodeOk(r: Reader, end: number, ctx: Context | undefined, v_sequenceI
   }
 
   r.pos = pos;
-  return new Ok({ sequenceId: v_sequenceId, affectedRows: v_affectedRows, lastInsertId: v_lastInsertId, statusFlags: v_statusFlags, warnings: v_warnings, info: v_info, sessionState: v_sessionState });
+  return new Ok({
+    sequenceId: v_sequenceId,
+    affectedRows: v_affectedRows,
+    lastInsertId: v_lastInsertId,
+    statusFlags: v_statusFlags,
+    warnings: v_warnings,
+    info: v_info,
+    sessionState: v_sessionState,
+  });
 }
 
 function _decodeErr(r: Reader, end: number, ctx: Context | undefined, v_sequenceId: number): Err {
@@ -2488,16 +2922,18 @@ function _decodeErr(r: Reader, end: number, ctx: Context | undefined, v_sequence
   const v_header = data[pos]!;
   if (v_header !== 0xff) throw new InvalidValue(`Err.header: must be 0xff, got ${v_header}`);
 
-  const v_errorCode = ((data[pos + 1 + 1]! << 8) | data[pos + 1]!);
+  const v_errorCode = ((data[pos + 2]! << 8) | data[pos + 1]!);
 
   pos += 3;
 
   let v_sqlStateMarker: number | null = null;
   if ((BigInt((ctx === undefined ? 0 : ctx.capabilities)) & 0x200n) !== 0n) {
-    if (end - pos < 1) throw new Truncated("Err.sql_state_marker: input ends", pos + 1);
+    if (end - pos < 1) throw new Truncated("Err.sqlStateMarker: input ends", pos + 1);
     v_sqlStateMarker = data[pos]!;
     pos += 1;
-    if (v_sqlStateMarker !== 0x23) throw new InvalidValue(`Err.sql_state_marker: must be 0x23, got ${v_sqlStateMarker}`);
+    if (v_sqlStateMarker !== 0x23) {
+      throw new InvalidValue(`Err.sqlStateMarker: must be 0x23, got ${v_sqlStateMarker}`);
+    }
   }
 
   let v_sqlState: string | null = null;
@@ -2505,19 +2941,26 @@ function _decodeErr(r: Reader, end: number, ctx: Context | undefined, v_sequence
     {
       let n: number;
       n = 5;
-      if (n < 0) throw new InvalidValue(`Err.sql_state: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`Err.sql_state: ${n} bytes declared, ${end - pos} left`, pos + n);
-      v_sqlState = utf8(data.subarray(pos, pos + n), "Err.sql_state");
+      if (n < 0) throw new InvalidValue(`Err.sqlState: negative length ${n}`);
+      if (n > end - pos) {
+        throw new Truncated(`Err.sqlState: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
+      v_sqlState = utf8(data.subarray(pos, pos + n), "Err.sqlState");
       pos += n;
     }
   }
 
   let v_errorMessage: string;
-  v_errorMessage = utf8(data.subarray(pos, end), "Err.error_message");
+  v_errorMessage = utf8(data.subarray(pos, end), "Err.errorMessage");
   pos = end;
 
   r.pos = pos;
-  return new Err({ sequenceId: v_sequenceId, errorCode: v_errorCode, sqlState: v_sqlState, errorMessage: v_errorMessage });
+  return new Err({
+    sequenceId: v_sequenceId,
+    errorCode: v_errorCode,
+    sqlState: v_sqlState,
+    errorMessage: v_errorMessage,
+  });
 }
 
 function _decodeEof(r: Reader, end: number, ctx: Context | undefined, v_sequenceId: number): Eof {
@@ -2538,7 +2981,7 @@ function _decodeEof(r: Reader, end: number, ctx: Context | undefined, v_sequence
 
   let v_statusFlags: number | null = null;
   if ((BigInt((ctx === undefined ? 0 : ctx.capabilities)) & 0x200n) !== 0n) {
-    if (end - pos < 2) throw new Truncated("Eof.status_flags: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("Eof.statusFlags: input ends", pos + 2);
     v_statusFlags = ((data[pos + 1]! << 8) | data[pos]!);
     pos += 2;
   }
@@ -2547,7 +2990,12 @@ function _decodeEof(r: Reader, end: number, ctx: Context | undefined, v_sequence
   return new Eof({ sequenceId: v_sequenceId, warnings: v_warnings, statusFlags: v_statusFlags });
 }
 
-function _decodeColumnCount(r: Reader, end: number, ctx: Context | undefined, v_sequenceId: number): ColumnCount {
+function _decodeColumnCount(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_sequenceId: number,
+): ColumnCount {
   const data = r.data;
   let pos = r.pos;
   let v_columnCount: bigint;
@@ -2555,13 +3003,22 @@ function _decodeColumnCount(r: Reader, end: number, ctx: Context | undefined, v_
   v_columnCount = readLenenc(r, end);
   pos = r.pos;
 
-  if (v_columnCount < 1n || v_columnCount > 0xffffffffffffffffn) throw new InvalidValue(`ColumnCount.column_count: ${v_columnCount} is outside 1..0xffffffffffffffff`);
+  if (v_columnCount < 1n || v_columnCount > 0xffffffffffffffffn) {
+    throw new InvalidValue(
+      `ColumnCount.columnCount: ${v_columnCount} is outside 1..0xffffffffffffffff`,
+    );
+  }
 
   r.pos = pos;
   return new ColumnCount({ sequenceId: v_sequenceId, columnCount: v_columnCount });
 }
 
-function _decodeBinaryColumnCount(r: Reader, end: number, ctx: Context | undefined, v_sequenceId: number): BinaryColumnCount {
+function _decodeBinaryColumnCount(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_sequenceId: number,
+): BinaryColumnCount {
   const data = r.data;
   let pos = r.pos;
   let v_columnCount: bigint;
@@ -2569,18 +3026,30 @@ function _decodeBinaryColumnCount(r: Reader, end: number, ctx: Context | undefin
   v_columnCount = readLenenc(r, end);
   pos = r.pos;
 
-  if (v_columnCount < 1n || v_columnCount > 0xffffffffffffffffn) throw new InvalidValue(`BinaryColumnCount.column_count: ${v_columnCount} is outside 1..0xffffffffffffffff`);
+  if (v_columnCount < 1n || v_columnCount > 0xffffffffffffffffn) {
+    throw new InvalidValue(
+      `BinaryColumnCount.columnCount: ${v_columnCount} is outside 1..0xffffffffffffffff`,
+    );
+  }
 
   r.pos = pos;
   return new BinaryColumnCount({ sequenceId: v_sequenceId, columnCount: v_columnCount });
 }
 
-function _decodeColumnDefinition(r: Reader, end: number, ctx: Context | undefined, v_sequenceId: number): ColumnDefinition {
+function _decodeColumnDefinition(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_sequenceId: number,
+): ColumnDefinition {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("ColumnDefinition: input ends inside the frame", pos + 4);
-  const v_catalog = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
-  if (v_catalog !== 0x3646566) throw new InvalidValue(`ColumnDefinition.catalog: must be 0x3646566, got ${v_catalog}`);
+  const v_catalog =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
+  if (v_catalog !== 0x3646566) {
+    throw new InvalidValue(`ColumnDefinition.catalog: must be 0x3646566, got ${v_catalog}`);
+  }
 
   pos += 4;
 
@@ -2594,7 +3063,12 @@ function _decodeColumnDefinition(r: Reader, end: number, ctx: Context | undefine
       pos = r.pos;
       n = Number(big);
     }
-    if (n > end - pos) throw new Truncated(`ColumnDefinition.schema: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(
+        `ColumnDefinition.schema: ${n} bytes declared, ${end - pos} left`,
+        pos + n,
+      );
+    }
     v_schema = utf8(data.subarray(pos, pos + n), "ColumnDefinition.schema");
     pos += n;
   }
@@ -2609,7 +3083,12 @@ function _decodeColumnDefinition(r: Reader, end: number, ctx: Context | undefine
       pos = r.pos;
       n = Number(big);
     }
-    if (n > end - pos) throw new Truncated(`ColumnDefinition.table: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(
+        `ColumnDefinition.table: ${n} bytes declared, ${end - pos} left`,
+        pos + n,
+      );
+    }
     v_table = utf8(data.subarray(pos, pos + n), "ColumnDefinition.table");
     pos += n;
   }
@@ -2624,8 +3103,13 @@ function _decodeColumnDefinition(r: Reader, end: number, ctx: Context | undefine
       pos = r.pos;
       n = Number(big);
     }
-    if (n > end - pos) throw new Truncated(`ColumnDefinition.org_table: ${n} bytes declared, ${end - pos} left`, pos + n);
-    v_orgTable = utf8(data.subarray(pos, pos + n), "ColumnDefinition.org_table");
+    if (n > end - pos) {
+      throw new Truncated(
+        `ColumnDefinition.orgTable: ${n} bytes declared, ${end - pos} left`,
+        pos + n,
+      );
+    }
+    v_orgTable = utf8(data.subarray(pos, pos + n), "ColumnDefinition.orgTable");
     pos += n;
   }
 
@@ -2639,7 +3123,9 @@ function _decodeColumnDefinition(r: Reader, end: number, ctx: Context | undefine
       pos = r.pos;
       n = Number(big);
     }
-    if (n > end - pos) throw new Truncated(`ColumnDefinition.name: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`ColumnDefinition.name: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_name = utf8(data.subarray(pos, pos + n), "ColumnDefinition.name");
     pos += n;
   }
@@ -2654,8 +3140,13 @@ function _decodeColumnDefinition(r: Reader, end: number, ctx: Context | undefine
       pos = r.pos;
       n = Number(big);
     }
-    if (n > end - pos) throw new Truncated(`ColumnDefinition.org_name: ${n} bytes declared, ${end - pos} left`, pos + n);
-    v_orgName = utf8(data.subarray(pos, pos + n), "ColumnDefinition.org_name");
+    if (n > end - pos) {
+      throw new Truncated(
+        `ColumnDefinition.orgName: ${n} bytes declared, ${end - pos} left`,
+        pos + n,
+      );
+    }
+    v_orgName = utf8(data.subarray(pos, pos + n), "ColumnDefinition.orgName");
     pos += n;
   }
 
@@ -2664,29 +3155,52 @@ function _decodeColumnDefinition(r: Reader, end: number, ctx: Context | undefine
   v_fixedLength = readLenenc(r, end);
   pos = r.pos;
 
-  if (v_fixedLength !== 0xcn) throw new InvalidValue(`ColumnDefinition.fixed_length: must be 0xc, got ${v_fixedLength}`);
+  if (v_fixedLength !== 0xcn) {
+    throw new InvalidValue(`ColumnDefinition.fixedLength: must be 0xc, got ${v_fixedLength}`);
+  }
 
-  if (end - pos < 12) throw new Truncated("ColumnDefinition: input ends inside the frame", pos + 12);
+  if (end - pos < 12) {
+    throw new Truncated("ColumnDefinition: input ends inside the frame", pos + 12);
+  }
   const v_characterSet = ((data[pos + 1]! << 8) | data[pos]!);
 
-  const v_columnLength = (((data[pos + 2 + 3]! << 24) | (data[pos + 2 + 2]! << 16) | (data[pos + 2 + 1]! << 8) | data[pos + 2]!) >>> 0);
+  const v_columnLength = (
+    ((data[pos + 5]! << 24) | (data[pos + 4]! << 16) | (data[pos + 3]! << 8) | data[pos + 2]!) >>> 0
+  );
 
   const v_columnType = data[pos + 6]!;
 
-  const v_columnFlags = ((data[pos + 7 + 1]! << 8) | data[pos + 7]!);
+  const v_columnFlags = ((data[pos + 8]! << 8) | data[pos + 7]!);
 
   const v_decimals = data[pos + 9]!;
 
-  const v_filler = ((data[pos + 10 + 1]! << 8) | data[pos + 10]!);
+  const v_filler = ((data[pos + 11]! << 8) | data[pos + 10]!);
   if (v_filler !== 0) throw new InvalidValue(`ColumnDefinition.filler: must be 0, got ${v_filler}`);
 
   pos += 12;
 
   r.pos = pos;
-  return new ColumnDefinition({ sequenceId: v_sequenceId, schema: v_schema, table: v_table, orgTable: v_orgTable, name: v_name, orgName: v_orgName, characterSet: v_characterSet, columnLength: v_columnLength, columnType: v_columnType, columnFlags: v_columnFlags, decimals: v_decimals });
+  return new ColumnDefinition({
+    sequenceId: v_sequenceId,
+    schema: v_schema,
+    table: v_table,
+    orgTable: v_orgTable,
+    name: v_name,
+    orgName: v_orgName,
+    characterSet: v_characterSet,
+    columnLength: v_columnLength,
+    columnType: v_columnType,
+    columnFlags: v_columnFlags,
+    decimals: v_decimals,
+  });
 }
 
-function _decodeTextRow(r: Reader, end: number, ctx: Context | undefined, v_sequenceId: number): TextRow {
+function _decodeTextRow(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_sequenceId: number,
+): TextRow {
   const data = r.data;
   let pos = r.pos;
   let v_values: (Uint8Array | null)[];
@@ -2695,7 +3209,12 @@ function _decodeTextRow(r: Reader, end: number, ctx: Context | undefined, v_sequ
     let count: number;
     count = Number(ctx === undefined ? 0n : ctx.columnCount);
     if (count < 0) throw new InvalidValue(`TextRow.values: negative count ${count}`);
-    if (count * 1 > end - pos) throw new Truncated(`TextRow.values: ${count} elements declared, ${end - pos} bytes left`, pos + count * 1);
+    if (count * 1 > end - pos) {
+      throw new Truncated(
+        `TextRow.values: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 1,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: Uint8Array | null;
@@ -2712,7 +3231,12 @@ function _decodeTextRow(r: Reader, end: number, ctx: Context | undefined, v_sequ
             item = null;
           } else {
             if (n < 0) throw new InvalidValue(`TextRow.values: negative length ${n}`);
-            if (n > end - pos) throw new Truncated(`TextRow.values: ${n} bytes declared, ${end - pos} left`, pos + n);
+            if (n > end - pos) {
+              throw new Truncated(
+                `TextRow.values: ${n} bytes declared, ${end - pos} left`,
+                pos + n,
+              );
+            }
             item = data.subarray(pos, pos + n);
             pos += n;
           }
@@ -2732,36 +3256,56 @@ function _decodeTextRow(r: Reader, end: number, ctx: Context | undefined, v_sequ
   return new TextRow({ sequenceId: v_sequenceId, values: v_values });
 }
 
-function _decodeStmtPrepareOk(r: Reader, end: number, ctx: Context | undefined, v_sequenceId: number): StmtPrepareOk {
+function _decodeStmtPrepareOk(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_sequenceId: number,
+): StmtPrepareOk {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 10) throw new Truncated("StmtPrepareOk: input ends inside the frame", pos + 10);
   const v_status = data[pos]!;
   if (v_status !== 0) throw new InvalidValue(`StmtPrepareOk.status: must be 0, got ${v_status}`);
 
-  const v_statementId = (((data[pos + 1 + 3]! << 24) | (data[pos + 1 + 2]! << 16) | (data[pos + 1 + 1]! << 8) | data[pos + 1]!) >>> 0);
+  const v_statementId = (
+    ((data[pos + 4]! << 24) | (data[pos + 3]! << 16) | (data[pos + 2]! << 8) | data[pos + 1]!) >>> 0
+  );
 
-  const v_numColumns = ((data[pos + 5 + 1]! << 8) | data[pos + 5]!);
+  const v_numColumns = ((data[pos + 6]! << 8) | data[pos + 5]!);
 
-  const v_numParams = ((data[pos + 7 + 1]! << 8) | data[pos + 7]!);
+  const v_numParams = ((data[pos + 8]! << 8) | data[pos + 7]!);
 
   const v_reserved = data[pos + 9]!;
-  if (v_reserved !== 0) throw new InvalidValue(`StmtPrepareOk.reserved: must be 0, got ${v_reserved}`);
+  if (v_reserved !== 0) {
+    throw new InvalidValue(`StmtPrepareOk.reserved: must be 0, got ${v_reserved}`);
+  }
 
   pos += 10;
 
   let v_warningCount: number | null = null;
   if (pos < end) {
-    if (end - pos < 2) throw new Truncated("StmtPrepareOk.warning_count: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("StmtPrepareOk.warningCount: input ends", pos + 2);
     v_warningCount = ((data[pos + 1]! << 8) | data[pos]!);
     pos += 2;
   }
 
   r.pos = pos;
-  return new StmtPrepareOk({ sequenceId: v_sequenceId, statementId: v_statementId, numColumns: v_numColumns, numParams: v_numParams, warningCount: v_warningCount });
+  return new StmtPrepareOk({
+    sequenceId: v_sequenceId,
+    statementId: v_statementId,
+    numColumns: v_numColumns,
+    numParams: v_numParams,
+    warningCount: v_warningCount,
+  });
 }
 
-function _decodeBinaryRow(r: Reader, end: number, ctx: Context | undefined, v_sequenceId: number): BinaryRow {
+function _decodeBinaryRow(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_sequenceId: number,
+): BinaryRow {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 1) throw new Truncated("BinaryRow: input ends inside the frame", pos + 1);
@@ -2774,8 +3318,10 @@ function _decodeBinaryRow(r: Reader, end: number, ctx: Context | undefined, v_se
   {
     let n: number;
     n = Number(floorDiv(((ctx === undefined ? 0n : ctx.columnCount) + 9n), 8n));
-    if (n < 0) throw new InvalidValue(`BinaryRow.null_bitmap: negative length ${n}`);
-    if (n > end - pos) throw new Truncated(`BinaryRow.null_bitmap: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n < 0) throw new InvalidValue(`BinaryRow.nullBitmap: negative length ${n}`);
+    if (n > end - pos) {
+      throw new Truncated(`BinaryRow.nullBitmap: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_nullBitmap = data.subarray(pos, pos + n);
     pos += n;
   }
@@ -2788,13 +3334,23 @@ function _decodeBinaryRow(r: Reader, end: number, ctx: Context | undefined, v_se
   return new BinaryRow({ sequenceId: v_sequenceId, nullBitmap: v_nullBitmap, values: v_values });
 }
 
-function _decodeHandshakeResponse41(r: Reader, end: number, ctx: Context | undefined, v_sequenceId: number): HandshakeResponse41 {
+function _decodeHandshakeResponse41(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_sequenceId: number,
+): HandshakeResponse41 {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 9) throw new Truncated("HandshakeResponse41: input ends inside the frame", pos + 9);
-  const v_clientFlag = (((data[pos + 3]! << 24) | (data[pos + 2]! << 16) | (data[pos + 1]! << 8) | data[pos]!) >>> 0);
+  if (end - pos < 9) {
+    throw new Truncated("HandshakeResponse41: input ends inside the frame", pos + 9);
+  }
+  const v_clientFlag =
+    ((data[pos + 3]! << 24) | (data[pos + 2]! << 16) | (data[pos + 1]! << 8) | data[pos]!) >>> 0;
 
-  const v_maxPacketSize = (((data[pos + 4 + 3]! << 24) | (data[pos + 4 + 2]! << 16) | (data[pos + 4 + 1]! << 8) | data[pos + 4]!) >>> 0);
+  const v_maxPacketSize = (
+    ((data[pos + 7]! << 24) | (data[pos + 6]! << 16) | (data[pos + 5]! << 8) | data[pos + 4]!) >>> 0
+  );
 
   const v_characterSet = data[pos + 8]!;
 
@@ -2805,20 +3361,32 @@ function _decodeHandshakeResponse41(r: Reader, end: number, ctx: Context | undef
     let n: number;
     n = 0x13;
     if (n < 0) throw new InvalidValue(`HandshakeResponse41.filler: negative length ${n}`);
-    if (n > end - pos) throw new Truncated(`HandshakeResponse41.filler: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(
+        `HandshakeResponse41.filler: ${n} bytes declared, ${end - pos} left`,
+        pos + n,
+      );
+    }
     v_filler = data.subarray(pos, pos + n);
     pos += n;
   }
 
-  if (end - pos < 4) throw new Truncated("HandshakeResponse41: input ends inside the frame", pos + 4);
-  const v_extendedCapabilities = (((data[pos + 3]! << 24) | (data[pos + 2]! << 16) | (data[pos + 1]! << 8) | data[pos]!) >>> 0);
+  if (end - pos < 4) {
+    throw new Truncated("HandshakeResponse41: input ends inside the frame", pos + 4);
+  }
+  const v_extendedCapabilities =
+    ((data[pos + 3]! << 24) | (data[pos + 2]! << 16) | (data[pos + 1]! << 8) | data[pos]!) >>> 0;
 
   pos += 4;
 
   let v_username: string;
   {
     const stop = pos + data.subarray(pos, end).indexOf(0);
-    if (stop < pos) throw new InvalidValue("HandshakeResponse41.username: no terminating 0 byte before the end of its frame");
+    if (stop < pos) {
+      throw new InvalidValue(
+        "HandshakeResponse41.username: no terminating 0 byte before the end of its frame",
+      );
+    }
     v_username = utf8(data.subarray(pos, stop), "HandshakeResponse41.username");
     pos = stop + 1;
   }
@@ -2834,7 +3402,12 @@ function _decodeHandshakeResponse41(r: Reader, end: number, ctx: Context | undef
         pos = r.pos;
         n = Number(big);
       }
-      if (n > end - pos) throw new Truncated(`HandshakeResponse41.auth_response: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `HandshakeResponse41.authResponse: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_authResponse = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -2844,10 +3417,17 @@ function _decodeHandshakeResponse41(r: Reader, end: number, ctx: Context | undef
   if (!((BigInt(v_clientFlag) & 0x200000n) !== 0n)) {
     {
       let n: number;
-      if (end - pos < 1) throw new Truncated("HandshakeResponse41.auth_response_short: input ends", pos + 1);
+      if (end - pos < 1) {
+        throw new Truncated("HandshakeResponse41.authResponseShort: input ends", pos + 1);
+      }
       n = data[pos]!;
       pos += 1;
-      if (n > end - pos) throw new Truncated(`HandshakeResponse41.auth_response_short: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `HandshakeResponse41.authResponseShort: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_authResponseShort = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -2857,7 +3437,11 @@ function _decodeHandshakeResponse41(r: Reader, end: number, ctx: Context | undef
   if ((BigInt(v_clientFlag) & 8n) !== 0n) {
     {
       const stop = pos + data.subarray(pos, end).indexOf(0);
-      if (stop < pos) throw new InvalidValue("HandshakeResponse41.database: no terminating 0 byte before the end of its frame");
+      if (stop < pos) {
+        throw new InvalidValue(
+          "HandshakeResponse41.database: no terminating 0 byte before the end of its frame",
+        );
+      }
       v_database = utf8(data.subarray(pos, stop), "HandshakeResponse41.database");
       pos = stop + 1;
     }
@@ -2867,8 +3451,12 @@ function _decodeHandshakeResponse41(r: Reader, end: number, ctx: Context | undef
   if ((BigInt(v_clientFlag) & 0x80000n) !== 0n) {
     {
       const stop = pos + data.subarray(pos, end).indexOf(0);
-      if (stop < pos) throw new InvalidValue("HandshakeResponse41.client_plugin_name: no terminating 0 byte before the end of its frame");
-      v_clientPluginName = utf8(data.subarray(pos, stop), "HandshakeResponse41.client_plugin_name");
+      if (stop < pos) {
+        throw new InvalidValue(
+          "HandshakeResponse41.clientPluginName: no terminating 0 byte before the end of its frame",
+        );
+      }
+      v_clientPluginName = utf8(data.subarray(pos, stop), "HandshakeResponse41.clientPluginName");
       pos = stop + 1;
     }
   }
@@ -2885,8 +3473,15 @@ function _decodeHandshakeResponse41(r: Reader, end: number, ctx: Context | undef
         pos = r.pos;
         length = Number(big);
       }
-      if (length < 0) throw new InvalidValue(`HandshakeResponse41.attributes: negative byte length ${length}`);
-      if (length > end - pos) throw new Truncated(`HandshakeResponse41.attributes: ${length} bytes declared, ${end - pos} left`, pos + length);
+      if (length < 0) {
+        throw new InvalidValue(`HandshakeResponse41.attributes: negative byte length ${length}`);
+      }
+      if (length > end - pos) {
+        throw new Truncated(
+          `HandshakeResponse41.attributes: ${length} bytes declared, ${end - pos} left`,
+          pos + length,
+        );
+      }
       const stop = pos + length;
       try {
         while (pos < stop) {
@@ -2897,7 +3492,11 @@ function _decodeHandshakeResponse41(r: Reader, end: number, ctx: Context | undef
           items.push(item);
         }
       } catch (error) {
-        if (error instanceof Truncated) throw new InvalidValue("HandshakeResponse41.attributes: an element overruns the sequence's byte length");
+        if (error instanceof Truncated) {
+          throw new InvalidValue(
+            "HandshakeResponse41.attributes: an element overruns the sequence's byte length",
+          );
+        }
         throw error;
       }
       v_attributes = items;
@@ -2905,14 +3504,35 @@ function _decodeHandshakeResponse41(r: Reader, end: number, ctx: Context | undef
   }
 
   if (!((BigInt(v_clientFlag) & 0x200n) !== 0n)) {
-    throw new RuleViolation("HandshakeResponse41: client_flag & 0x200 does not hold (Protocol::HandshakeResponse41: CLIENT_PROTOCOL_41 is set)");
+    throw new RuleViolation(
+      "HandshakeResponse41: clientFlag & 0x200 does not hold (Protocol::HandshakeResponse41: " +
+        "CLIENT_PROTOCOL_41 is set)",
+    );
   }
 
   r.pos = pos;
-  return new HandshakeResponse41({ sequenceId: v_sequenceId, clientFlag: v_clientFlag, maxPacketSize: v_maxPacketSize, characterSet: v_characterSet, filler: v_filler, extendedCapabilities: v_extendedCapabilities, username: v_username, authResponse: v_authResponse, authResponseShort: v_authResponseShort, database: v_database, clientPluginName: v_clientPluginName, attributes: v_attributes });
+  return new HandshakeResponse41({
+    sequenceId: v_sequenceId,
+    clientFlag: v_clientFlag,
+    maxPacketSize: v_maxPacketSize,
+    characterSet: v_characterSet,
+    filler: v_filler,
+    extendedCapabilities: v_extendedCapabilities,
+    username: v_username,
+    authResponse: v_authResponse,
+    authResponseShort: v_authResponseShort,
+    database: v_database,
+    clientPluginName: v_clientPluginName,
+    attributes: v_attributes,
+  });
 }
 
-function _decodeAuthSwitchResponse(r: Reader, end: number, ctx: Context | undefined, v_sequenceId: number): AuthSwitchResponse {
+function _decodeAuthSwitchResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_sequenceId: number,
+): AuthSwitchResponse {
   const data = r.data;
   let pos = r.pos;
   let v_data: Uint8Array;
@@ -2923,7 +3543,12 @@ function _decodeAuthSwitchResponse(r: Reader, end: number, ctx: Context | undefi
   return new AuthSwitchResponse({ sequenceId: v_sequenceId, data: v_data });
 }
 
-function _decodeComQuit(r: Reader, end: number, ctx: Context | undefined, v_sequenceId: number): ComQuit {
+function _decodeComQuit(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_sequenceId: number,
+): ComQuit {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 1) throw new Truncated("ComQuit: input ends inside the frame", pos + 1);
@@ -2936,7 +3561,12 @@ function _decodeComQuit(r: Reader, end: number, ctx: Context | undefined, v_sequ
   return new ComQuit({ sequenceId: v_sequenceId });
 }
 
-function _decodeComInitDb(r: Reader, end: number, ctx: Context | undefined, v_sequenceId: number): ComInitDb {
+function _decodeComInitDb(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_sequenceId: number,
+): ComInitDb {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 1) throw new Truncated("ComInitDb: input ends inside the frame", pos + 1);
@@ -2953,7 +3583,12 @@ function _decodeComInitDb(r: Reader, end: number, ctx: Context | undefined, v_se
   return new ComInitDb({ sequenceId: v_sequenceId, schema: v_schema });
 }
 
-function _decodeComQuery(r: Reader, end: number, ctx: Context | undefined, v_sequenceId: number): ComQuery {
+function _decodeComQuery(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_sequenceId: number,
+): ComQuery {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 1) throw new Truncated("ComQuery: input ends inside the frame", pos + 1);
@@ -2970,7 +3605,12 @@ function _decodeComQuery(r: Reader, end: number, ctx: Context | undefined, v_seq
   return new ComQuery({ sequenceId: v_sequenceId, query: v_query });
 }
 
-function _decodeComPing(r: Reader, end: number, ctx: Context | undefined, v_sequenceId: number): ComPing {
+function _decodeComPing(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_sequenceId: number,
+): ComPing {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 1) throw new Truncated("ComPing: input ends inside the frame", pos + 1);
@@ -2983,12 +3623,19 @@ function _decodeComPing(r: Reader, end: number, ctx: Context | undefined, v_sequ
   return new ComPing({ sequenceId: v_sequenceId });
 }
 
-function _decodeComStmtPrepare(r: Reader, end: number, ctx: Context | undefined, v_sequenceId: number): ComStmtPrepare {
+function _decodeComStmtPrepare(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_sequenceId: number,
+): ComStmtPrepare {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 1) throw new Truncated("ComStmtPrepare: input ends inside the frame", pos + 1);
   const v_command = data[pos]!;
-  if (v_command !== 0x16) throw new InvalidValue(`ComStmtPrepare.command: must be 0x16, got ${v_command}`);
+  if (v_command !== 0x16) {
+    throw new InvalidValue(`ComStmtPrepare.command: must be 0x16, got ${v_command}`);
+  }
 
   pos += 1;
 
@@ -3000,19 +3647,32 @@ function _decodeComStmtPrepare(r: Reader, end: number, ctx: Context | undefined,
   return new ComStmtPrepare({ sequenceId: v_sequenceId, query: v_query });
 }
 
-function _decodeComStmtExecute(r: Reader, end: number, ctx: Context | undefined, v_sequenceId: number): ComStmtExecute {
+function _decodeComStmtExecute(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_sequenceId: number,
+): ComStmtExecute {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 10) throw new Truncated("ComStmtExecute: input ends inside the frame", pos + 10);
   const v_command = data[pos]!;
-  if (v_command !== 0x17) throw new InvalidValue(`ComStmtExecute.command: must be 0x17, got ${v_command}`);
+  if (v_command !== 0x17) {
+    throw new InvalidValue(`ComStmtExecute.command: must be 0x17, got ${v_command}`);
+  }
 
-  const v_statementId = (((data[pos + 1 + 3]! << 24) | (data[pos + 1 + 2]! << 16) | (data[pos + 1 + 1]! << 8) | data[pos + 1]!) >>> 0);
+  const v_statementId = (
+    ((data[pos + 4]! << 24) | (data[pos + 3]! << 16) | (data[pos + 2]! << 8) | data[pos + 1]!) >>> 0
+  );
 
   const v_cursorFlags = data[pos + 5]!;
 
-  const v_iterationCount = (((data[pos + 6 + 3]! << 24) | (data[pos + 6 + 2]! << 16) | (data[pos + 6 + 1]! << 8) | data[pos + 6]!) >>> 0);
-  if (v_iterationCount !== 1) throw new InvalidValue(`ComStmtExecute.iteration_count: must be 1, got ${v_iterationCount}`);
+  const v_iterationCount = (
+    ((data[pos + 9]! << 24) | (data[pos + 8]! << 16) | (data[pos + 7]! << 8) | data[pos + 6]!) >>> 0
+  );
+  if (v_iterationCount !== 1) {
+    throw new InvalidValue(`ComStmtExecute.iterationCount: must be 1, got ${v_iterationCount}`);
+  }
 
   pos += 10;
 
@@ -3021,8 +3681,13 @@ function _decodeComStmtExecute(r: Reader, end: number, ctx: Context | undefined,
     {
       let n: number;
       n = (Math.floor(((ctx === undefined ? 0 : ctx.paramCount) + 7) / 8));
-      if (n < 0) throw new InvalidValue(`ComStmtExecute.null_bitmap: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`ComStmtExecute.null_bitmap: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n < 0) throw new InvalidValue(`ComStmtExecute.nullBitmap: negative length ${n}`);
+      if (n > end - pos) {
+        throw new Truncated(
+          `ComStmtExecute.nullBitmap: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_nullBitmap = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -3030,10 +3695,12 @@ function _decodeComStmtExecute(r: Reader, end: number, ctx: Context | undefined,
 
   let v_newParamsBound: number | null = null;
   if ((ctx === undefined ? 0 : ctx.paramCount) > 0) {
-    if (end - pos < 1) throw new Truncated("ComStmtExecute.new_params_bound: input ends", pos + 1);
+    if (end - pos < 1) throw new Truncated("ComStmtExecute.newParamsBound: input ends", pos + 1);
     v_newParamsBound = data[pos]!;
     pos += 1;
-    if (v_newParamsBound < 0 || v_newParamsBound > 1) throw new InvalidValue(`ComStmtExecute.new_params_bound: ${v_newParamsBound} is outside 0..1`);
+    if (v_newParamsBound < 0 || v_newParamsBound > 1) {
+      throw new InvalidValue(`ComStmtExecute.newParamsBound: ${v_newParamsBound} is outside 0..1`);
+    }
   }
 
   let v_parameterTypes: ParameterType[] | null = null;
@@ -3042,8 +3709,15 @@ function _decodeComStmtExecute(r: Reader, end: number, ctx: Context | undefined,
       const items: ParameterType[] = [];
       let count: number;
       count = (ctx === undefined ? 0 : ctx.paramCount);
-      if (count < 0) throw new InvalidValue(`ComStmtExecute.parameter_types: negative count ${count}`);
-      if (count * 2 > end - pos) throw new Truncated(`ComStmtExecute.parameter_types: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
+      if (count < 0) {
+        throw new InvalidValue(`ComStmtExecute.parameterTypes: negative count ${count}`);
+      }
+      if (count * 2 > end - pos) {
+        throw new Truncated(
+          `ComStmtExecute.parameterTypes: ${count} elements declared, ${end - pos} bytes left`,
+          pos + count * 2,
+        );
+      }
       try {
         for (let i = 0; i < count; i++) {
           let item: ParameterType;
@@ -3069,17 +3743,34 @@ function _decodeComStmtExecute(r: Reader, end: number, ctx: Context | undefined,
   }
 
   r.pos = pos;
-  return new ComStmtExecute({ sequenceId: v_sequenceId, statementId: v_statementId, cursorFlags: v_cursorFlags, nullBitmap: v_nullBitmap, newParamsBound: v_newParamsBound, parameterTypes: v_parameterTypes, values: v_values });
+  return new ComStmtExecute({
+    sequenceId: v_sequenceId,
+    statementId: v_statementId,
+    cursorFlags: v_cursorFlags,
+    nullBitmap: v_nullBitmap,
+    newParamsBound: v_newParamsBound,
+    parameterTypes: v_parameterTypes,
+    values: v_values,
+  });
 }
 
-function _decodeComStmtClose(r: Reader, end: number, ctx: Context | undefined, v_sequenceId: number): ComStmtClose {
+function _decodeComStmtClose(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_sequenceId: number,
+): ComStmtClose {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 5) throw new Truncated("ComStmtClose: input ends inside the frame", pos + 5);
   const v_command = data[pos]!;
-  if (v_command !== 0x19) throw new InvalidValue(`ComStmtClose.command: must be 0x19, got ${v_command}`);
+  if (v_command !== 0x19) {
+    throw new InvalidValue(`ComStmtClose.command: must be 0x19, got ${v_command}`);
+  }
 
-  const v_statementId = (((data[pos + 1 + 3]! << 24) | (data[pos + 1 + 2]! << 16) | (data[pos + 1 + 1]! << 8) | data[pos + 1]!) >>> 0);
+  const v_statementId = (
+    ((data[pos + 4]! << 24) | (data[pos + 3]! << 16) | (data[pos + 2]! << 8) | data[pos + 1]!) >>> 0
+  );
 
   pos += 5;
 
@@ -3088,37 +3779,72 @@ function _decodeComStmtClose(r: Reader, end: number, ctx: Context | undefined, v
 }
 
 /** Eof only when remaining < 9 (`pos`: after the header, `end`: the frame's). */
-function _select1(pos: number, end: number, ctx: Context | undefined, v_sequenceId: number): boolean {
+function _select1(
+  pos: number,
+  end: number,
+  ctx: Context | undefined,
+  v_sequenceId: number,
+): boolean {
   return (end - pos) < 9;
 }
 
 /** Eof only when remaining < 9 (`pos`: after the header, `end`: the frame's). */
-function _select2(pos: number, end: number, ctx: Context | undefined, v_sequenceId: number): boolean {
+function _select2(
+  pos: number,
+  end: number,
+  ctx: Context | undefined,
+  v_sequenceId: number,
+): boolean {
   return (end - pos) < 9;
 }
 
 /** Eof only when remaining < 9 (`pos`: after the header, `end`: the frame's). */
-function _select3(pos: number, end: number, ctx: Context | undefined, v_sequenceId: number): boolean {
+function _select3(
+  pos: number,
+  end: number,
+  ctx: Context | undefined,
+  v_sequenceId: number,
+): boolean {
   return (end - pos) < 9;
 }
 
 /** Eof only when remaining < 9 (`pos`: after the header, `end`: the frame's). */
-function _select4(pos: number, end: number, ctx: Context | undefined, v_sequenceId: number): boolean {
+function _select4(
+  pos: number,
+  end: number,
+  ctx: Context | undefined,
+  v_sequenceId: number,
+): boolean {
   return (end - pos) < 9;
 }
 
 /** Eof only when remaining < 9 (`pos`: after the header, `end`: the frame's). */
-function _select5(pos: number, end: number, ctx: Context | undefined, v_sequenceId: number): boolean {
+function _select5(
+  pos: number,
+  end: number,
+  ctx: Context | undefined,
+  v_sequenceId: number,
+): boolean {
   return (end - pos) < 9;
 }
 
 /** Eof only when remaining < 9 (`pos`: after the header, `end`: the frame's). */
-function _select6(pos: number, end: number, ctx: Context | undefined, v_sequenceId: number): boolean {
+function _select6(
+  pos: number,
+  end: number,
+  ctx: Context | undefined,
+  v_sequenceId: number,
+): boolean {
   return (end - pos) < 9;
 }
 
 /** Eof only when remaining < 9 (`pos`: after the header, `end`: the frame's). */
-function _select7(pos: number, end: number, ctx: Context | undefined, v_sequenceId: number): boolean {
+function _select7(
+  pos: number,
+  end: number,
+  ctx: Context | undefined,
+  v_sequenceId: number,
+): boolean {
   return (end - pos) < 9;
 }
 
@@ -3131,16 +3857,25 @@ function _whole<F extends Frame>(r: Reader, end: number, decode: () => F): F {
   try {
     frame = decode();
   } catch (error) {
-    if (error instanceof Truncated) throw new InvalidValue(`${error.message} (within the frame's declared length)`);
+    if (error instanceof Truncated) {
+      throw new InvalidValue(`${error.message} (within the frame's declared length)`);
+    }
     throw error;
   }
   if (r.pos !== end) {
-    throw new TrailingBytes(`${end - r.pos} bytes of the ${frame.constructor.name}'s declared length left over`);
+    throw new TrailingBytes(
+      `${end - r.pos} bytes of the ${frame.constructor.name}'s declared length left over`,
+    );
   }
   return frame;
 }
 
-function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: string | undefined): Frame {
+function _decodeFrame(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  sender: string | undefined,
+): Frame {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("header: input ends inside the frame", pos + 4);
@@ -3151,8 +3886,15 @@ function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: 
   pos += 4;
 
   const frameEnd = pos + v_payloadLength;
-  if (frameEnd < pos) throw new InvalidValue(`header.payload_length: ${v_payloadLength} is shorter than the header`);
-  if (frameEnd > end) throw new Truncated(`header.payload_length: ${frameEnd - pos} bytes declared, ${end - pos} left`, frameEnd);
+  if (frameEnd < pos) {
+    throw new InvalidValue(`header.payloadLength: ${v_payloadLength} is shorter than the header`);
+  }
+  if (frameEnd > end) {
+    throw new Truncated(
+      `header.payloadLength: ${frameEnd - pos} bytes declared, ${end - pos} left`,
+      frameEnd,
+    );
+  }
   end = frameEnd;
   let v_firstByte: number;
   v_firstByte = pos < end ? data[pos]! : -1; // peeked: the body's first byte (-1: none)
@@ -3204,25 +3946,39 @@ function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: 
     case 0xd00ff:
       return _whole(r, end, () => _decodeErr(r, end, ctx, v_sequenceId));
     case 0x400fe:
-      if (_select1(pos, end, ctx, v_sequenceId)) return _whole(r, end, () => _decodeEof(r, end, ctx, v_sequenceId));
+      if (_select1(pos, end, ctx, v_sequenceId)) {
+        return _whole(r, end, () => _decodeEof(r, end, ctx, v_sequenceId));
+      }
       break;
     case 0x500fe:
-      if (_select2(pos, end, ctx, v_sequenceId)) return _whole(r, end, () => _decodeEof(r, end, ctx, v_sequenceId));
+      if (_select2(pos, end, ctx, v_sequenceId)) {
+        return _whole(r, end, () => _decodeEof(r, end, ctx, v_sequenceId));
+      }
       break;
     case 0x700fe:
-      if (_select3(pos, end, ctx, v_sequenceId)) return _whole(r, end, () => _decodeEof(r, end, ctx, v_sequenceId));
+      if (_select3(pos, end, ctx, v_sequenceId)) {
+        return _whole(r, end, () => _decodeEof(r, end, ctx, v_sequenceId));
+      }
       break;
     case 0x800fe:
-      if (_select4(pos, end, ctx, v_sequenceId)) return _whole(r, end, () => _decodeEof(r, end, ctx, v_sequenceId));
+      if (_select4(pos, end, ctx, v_sequenceId)) {
+        return _whole(r, end, () => _decodeEof(r, end, ctx, v_sequenceId));
+      }
       break;
     case 0xa00fe:
-      if (_select5(pos, end, ctx, v_sequenceId)) return _whole(r, end, () => _decodeEof(r, end, ctx, v_sequenceId));
+      if (_select5(pos, end, ctx, v_sequenceId)) {
+        return _whole(r, end, () => _decodeEof(r, end, ctx, v_sequenceId));
+      }
       break;
     case 0xb00fe:
-      if (_select6(pos, end, ctx, v_sequenceId)) return _whole(r, end, () => _decodeEof(r, end, ctx, v_sequenceId));
+      if (_select6(pos, end, ctx, v_sequenceId)) {
+        return _whole(r, end, () => _decodeEof(r, end, ctx, v_sequenceId));
+      }
       break;
     case 0xc00fe:
-      if (_select7(pos, end, ctx, v_sequenceId)) return _whole(r, end, () => _decodeEof(r, end, ctx, v_sequenceId));
+      if (_select7(pos, end, ctx, v_sequenceId)) {
+        return _whole(r, end, () => _decodeEof(r, end, ctx, v_sequenceId));
+      }
       break;
     case 0x40003:
       return _whole(r, end, () => _decodeColumnDefinition(r, end, ctx, v_sequenceId));
@@ -3290,7 +4046,9 @@ export function decode(data: Uint8Array, ctx?: Context, sender?: "client" | "ser
   const r = new Reader(data, 0);
   const frame = _decodeFrame(r, data.length, ctx, sender);
   if (r.pos !== data.length) {
-    throw new TrailingBytes(`${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`);
+    throw new TrailingBytes(
+      `${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`,
+    );
   }
   return frame;
 }

@@ -27,7 +27,10 @@ import type { StreamOptions } from "@wirestream/runtime";
 
 /** Default limit of a frame's size in bytes (transport prefix excluded). */
 export const MAX_FRAME_SIZE = 1073741824;
-/** Bytes of the big-endian length prefix before each frame on a byte stream; 0: frames delimit themselves. */
+/**
+ * Bytes of the big-endian length prefix before each frame on a byte stream; 0: frames delimit
+ * themselves.
+ */
 export const LENGTH_PREFIX_SIZE = 0;
 /** The encodings of a frame. */
 export const ENCODINGS: readonly string[] = ["binary"];
@@ -162,7 +165,9 @@ export class Parameter {
     }
     {
       const raw = utf8Bytes(this.value);
-      if (raw.indexOf(0) >= 0) throw new EncodeError("Parameter.value: holds its terminator byte 0");
+      if (raw.indexOf(0) >= 0) {
+        throw new EncodeError("Parameter.value: holds its terminator byte 0");
+      }
       w.bytes(raw);
       w.u8(0);
     }
@@ -193,7 +198,9 @@ export class Field {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.code;
-      if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xff) throw new EncodeError(`Field.code: ${i0} is outside 1..0xff`);
+      if (!Number.isInteger(i0) || i0 < 1 || i0 > 0xff) {
+        throw new EncodeError(`Field.code: ${i0} is outside 1..0xff`);
+      }
       buf[at] = i0;
       w.pos = at + 1;
     }
@@ -241,7 +248,9 @@ export class FieldDescription {
   _write(w: Writer, ctx: Context | undefined): void {
     {
       const raw = utf8Bytes(this.name);
-      if (raw.indexOf(0) >= 0) throw new EncodeError("FieldDescription.name: holds its terminator byte 0");
+      if (raw.indexOf(0) >= 0) {
+        throw new EncodeError("FieldDescription.name: holds its terminator byte 0");
+      }
       w.bytes(raw);
       w.u8(0);
     }
@@ -250,36 +259,52 @@ export class FieldDescription {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.tableOid;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`FieldDescription.table_oid: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`FieldDescription.tableOid: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.columnNumber;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`FieldDescription.column_number: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) {
+        throw new EncodeError(`FieldDescription.columnNumber: ${i4} is outside -0x8000..0x7fff`);
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       const i6 = this.typeOid;
-      if (!Number.isInteger(i6) || i6 < 0 || i6 > 0xffffffff) throw new EncodeError(`FieldDescription.type_oid: ${i6} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i6) || i6 < 0 || i6 > 0xffffffff) {
+        throw new EncodeError(`FieldDescription.typeOid: ${i6} is outside 0..0xffffffff`);
+      }
       buf[at + 6] = i6 >>> 24;
-      buf[at + 6 + 1] = i6 >>> 16;
-      buf[at + 6 + 2] = i6 >>> 8;
-      buf[at + 6 + 3] = i6;
+      buf[at + 7] = i6 >>> 16;
+      buf[at + 8] = i6 >>> 8;
+      buf[at + 9] = i6;
       const i10 = this.typeSize;
-      if (!Number.isInteger(i10) || i10 < -0x8000 || i10 > 0x7fff) throw new EncodeError(`FieldDescription.type_size: ${i10} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i10) || i10 < -0x8000 || i10 > 0x7fff) {
+        throw new EncodeError(`FieldDescription.typeSize: ${i10} is outside -0x8000..0x7fff`);
+      }
       buf[at + 10] = i10 >>> 8;
-      buf[at + 10 + 1] = i10;
+      buf[at + 11] = i10;
       const i12 = this.typeModifier;
-      if (!Number.isInteger(i12) || i12 < -0x80000000 || i12 > 0x7fffffff) throw new EncodeError(`FieldDescription.type_modifier: ${i12} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i12) || i12 < -0x80000000 || i12 > 0x7fffffff) {
+        throw new EncodeError(
+          `FieldDescription.typeModifier: ${i12} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at + 12] = i12 >>> 24;
-      buf[at + 12 + 1] = i12 >>> 16;
-      buf[at + 12 + 2] = i12 >>> 8;
-      buf[at + 12 + 3] = i12;
+      buf[at + 13] = i12 >>> 16;
+      buf[at + 14] = i12 >>> 8;
+      buf[at + 15] = i12;
       const i16 = this.format;
-      if (!Number.isInteger(i16) || i16 < 0 || i16 > 0xffff) throw new EncodeError(`FieldDescription.format: ${i16} is outside 0..0xffff`);
-      if (FormatCode[i16] === undefined) throw new EncodeError(`FieldDescription.format: ${i16} is not a FormatCode`);
+      if (!Number.isInteger(i16) || i16 < 0 || i16 > 0xffff) {
+        throw new EncodeError(`FieldDescription.format: ${i16} is outside 0..0xffff`);
+      }
+      if (FormatCode[i16] === undefined) {
+        throw new EncodeError(`FieldDescription.format: ${i16} is not a FormatCode`);
+      }
       buf[at + 16] = i16 >>> 8;
-      buf[at + 16 + 1] = i16;
+      buf[at + 17] = i16;
       w.pos = at + 18;
     }
   }
@@ -330,7 +355,9 @@ export class StartupMessage {
           item._write(one, ctx);
           const encoded = one.finish();
           if (encoded.length === 0 || encoded[0] === 0) {
-            throw new EncodeError("StartupMessage.parameters: an element would read as the terminating 0 byte");
+            throw new EncodeError(
+              "StartupMessage.parameters: an element would read as the terminating 0 byte",
+            );
           }
           w.bytes(encoded);
         }
@@ -343,15 +370,17 @@ export class StartupMessage {
       const at = w.pos;
       const buf = w.buf;
       const i0 = body.length + 8;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`StartupMessage.length: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`StartupMessage.length: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = 0x30000 >>> 24;
-      buf[at + 4 + 1] = 0x30000 >>> 16;
-      buf[at + 4 + 2] = 0x30000 >>> 8;
-      buf[at + 4 + 3] = 0x30000;
+      buf[at + 5] = 0x30000 >>> 16;
+      buf[at + 6] = 0x30000 >>> 8;
+      buf[at + 7] = 0x30000;
       w.pos = at + 8;
     }
     w.bytes(body);
@@ -399,15 +428,17 @@ export class SslRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = body.length + 8;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`SslRequest.length: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`SslRequest.length: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = 0x4d2162f >>> 24;
-      buf[at + 4 + 1] = 0x4d2162f >>> 16;
-      buf[at + 4 + 2] = 0x4d2162f >>> 8;
-      buf[at + 4 + 3] = 0x4d2162f;
+      buf[at + 5] = 0x4d2162f >>> 16;
+      buf[at + 6] = 0x4d2162f >>> 8;
+      buf[at + 7] = 0x4d2162f;
       w.pos = at + 8;
     }
     w.bytes(body);
@@ -455,15 +486,17 @@ export class GssencRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = body.length + 8;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`GssencRequest.length: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`GssencRequest.length: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = 0x4d21630 >>> 24;
-      buf[at + 4 + 1] = 0x4d21630 >>> 16;
-      buf[at + 4 + 2] = 0x4d21630 >>> 8;
-      buf[at + 4 + 3] = 0x4d21630;
+      buf[at + 5] = 0x4d21630 >>> 16;
+      buf[at + 6] = 0x4d21630 >>> 8;
+      buf[at + 7] = 0x4d21630;
       w.pos = at + 8;
     }
     w.bytes(body);
@@ -516,17 +549,21 @@ export class CancelRequest {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.processId;
-        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`CancelRequest.process_id: ${i0} is outside 0..0xffffffff`);
+        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+          throw new EncodeError(`CancelRequest.processId: ${i0} is outside 0..0xffffffff`);
+        }
         buf[at] = i0 >>> 24;
         buf[at + 1] = i0 >>> 16;
         buf[at + 2] = i0 >>> 8;
         buf[at + 3] = i0;
         const i4 = this.secretKey;
-        if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffffffff) throw new EncodeError(`CancelRequest.secret_key: ${i4} is outside 0..0xffffffff`);
+        if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffffffff) {
+          throw new EncodeError(`CancelRequest.secretKey: ${i4} is outside 0..0xffffffff`);
+        }
         buf[at + 4] = i4 >>> 24;
-        buf[at + 4 + 1] = i4 >>> 16;
-        buf[at + 4 + 2] = i4 >>> 8;
-        buf[at + 4 + 3] = i4;
+        buf[at + 5] = i4 >>> 16;
+        buf[at + 6] = i4 >>> 8;
+        buf[at + 7] = i4;
         w.pos = at + 8;
       }
       body = w.finish();
@@ -536,15 +573,17 @@ export class CancelRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = body.length + 8;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`CancelRequest.length: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`CancelRequest.length: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = 0x4d2162e >>> 24;
-      buf[at + 4 + 1] = 0x4d2162e >>> 16;
-      buf[at + 4 + 2] = 0x4d2162e >>> 8;
-      buf[at + 4 + 3] = 0x4d2162e;
+      buf[at + 5] = 0x4d2162e >>> 16;
+      buf[at + 6] = 0x4d2162e >>> 8;
+      buf[at + 7] = 0x4d2162e;
       w.pos = at + 8;
     }
     w.bytes(body);
@@ -603,8 +642,12 @@ export class Authentication {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.authType;
-        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Authentication.auth_type: ${i0} is outside 0..0xffffffff`);
-        if (AuthType[i0] === undefined) throw new EncodeError(`Authentication.auth_type: ${i0} is not a AuthType`);
+        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+          throw new EncodeError(`Authentication.authType: ${i0} is outside 0..0xffffffff`);
+        }
+        if (AuthType[i0] === undefined) {
+          throw new EncodeError(`Authentication.authType: ${i0} is not a AuthType`);
+        }
         buf[at] = i0 >>> 24;
         buf[at + 1] = i0 >>> 16;
         buf[at + 2] = i0 >>> 8;
@@ -612,18 +655,24 @@ export class Authentication {
         w.pos = at + 4;
       }
       if (((this.authType as number) === 5) !== (this.salt !== null)) {
-        throw new EncodeError("Authentication.salt: must be present exactly when auth_type == 5");
+        throw new EncodeError("Authentication.salt: must be present exactly when authType == 5");
       }
       if (this.salt !== null) {
         {
           const raw = this.salt;
           const n = 4;
-          if (raw.length !== n) throw new EncodeError(`Authentication.salt: ${raw.length} bytes, but the layout needs exactly ${n}`);
+          if (raw.length !== n) {
+            throw new EncodeError(
+              `Authentication.salt: ${raw.length} bytes, but the layout needs exactly ${n}`,
+            );
+          }
           w.bytes(raw);
         }
       }
       if (((this.authType as number) === 0xa) !== (this.mechanisms !== null)) {
-        throw new EncodeError("Authentication.mechanisms: must be present exactly when auth_type == 10");
+        throw new EncodeError(
+          "Authentication.mechanisms: must be present exactly when authType == 10",
+        );
       }
       if (this.mechanisms !== null) {
         {
@@ -632,21 +681,34 @@ export class Authentication {
             const one = new Writer(); // an element may not start with (or be) the terminator
             {
               const raw = utf8Bytes(item);
-              if (raw.indexOf(0) >= 0) throw new EncodeError("Authentication.mechanisms: holds its terminator byte 0");
+              if (raw.indexOf(0) >= 0) {
+                throw new EncodeError("Authentication.mechanisms: holds its terminator byte 0");
+              }
               one.bytes(raw);
               one.u8(0);
             }
             const encoded = one.finish();
             if (encoded.length === 0 || encoded[0] === 0) {
-              throw new EncodeError("Authentication.mechanisms: an element would read as the terminating 0 byte");
+              throw new EncodeError(
+                "Authentication.mechanisms: an element would read as the terminating 0 byte",
+              );
             }
             w.bytes(encoded);
           }
           w.u8(0);
         }
       }
-      if (((((this.authType as number) === 8) || ((this.authType as number) === 0xb)) || ((this.authType as number) === 0xc)) !== (this.data !== null)) {
-        throw new EncodeError("Authentication.data: must be present exactly when auth_type == 8 or auth_type == 11 or auth_type == 12");
+      if (
+        (
+          (this.authType as number) === 8 ||
+          (this.authType as number) === 0xb ||
+          (this.authType as number) === 0xc
+        ) !== (this.data !== null)
+      ) {
+        throw new EncodeError(
+          "Authentication.data: must be present exactly when authType == 8 or authType == " +
+            "11 or authType == 12",
+        );
       }
       if (this.data !== null) {
         {
@@ -662,11 +724,13 @@ export class Authentication {
       const buf = w.buf;
       buf[at] = 0x52;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`Authentication.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`Authentication.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -719,17 +783,21 @@ export class BackendKeyData {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.processId;
-        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`BackendKeyData.process_id: ${i0} is outside 0..0xffffffff`);
+        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+          throw new EncodeError(`BackendKeyData.processId: ${i0} is outside 0..0xffffffff`);
+        }
         buf[at] = i0 >>> 24;
         buf[at + 1] = i0 >>> 16;
         buf[at + 2] = i0 >>> 8;
         buf[at + 3] = i0;
         const i4 = this.secretKey;
-        if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffffffff) throw new EncodeError(`BackendKeyData.secret_key: ${i4} is outside 0..0xffffffff`);
+        if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffffffff) {
+          throw new EncodeError(`BackendKeyData.secretKey: ${i4} is outside 0..0xffffffff`);
+        }
         buf[at + 4] = i4 >>> 24;
-        buf[at + 4 + 1] = i4 >>> 16;
-        buf[at + 4 + 2] = i4 >>> 8;
-        buf[at + 4 + 3] = i4;
+        buf[at + 5] = i4 >>> 16;
+        buf[at + 6] = i4 >>> 8;
+        buf[at + 7] = i4;
         w.pos = at + 8;
       }
       body = w.finish();
@@ -740,11 +808,13 @@ export class BackendKeyData {
       const buf = w.buf;
       buf[at] = 0x4b;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`BackendKeyData.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`BackendKeyData.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -793,11 +863,13 @@ export class BindComplete {
       const buf = w.buf;
       buf[at] = 0x32;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`BindComplete.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`BindComplete.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -846,11 +918,13 @@ export class CloseComplete {
       const buf = w.buf;
       buf[at] = 0x33;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`CloseComplete.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`CloseComplete.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -897,7 +971,9 @@ export class CommandComplete {
       const w = new Writer(); // the body first: the header holds its length
       {
         const raw = utf8Bytes(this.tag);
-        if (raw.indexOf(0) >= 0) throw new EncodeError("CommandComplete.tag: holds its terminator byte 0");
+        if (raw.indexOf(0) >= 0) {
+          throw new EncodeError("CommandComplete.tag: holds its terminator byte 0");
+        }
         w.bytes(raw);
         w.u8(0);
       }
@@ -909,11 +985,13 @@ export class CommandComplete {
       const buf = w.buf;
       buf[at] = 0x43;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`CommandComplete.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`CommandComplete.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -966,18 +1044,30 @@ export class CopyInResponse {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.format;
-        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`CopyInResponse.format: ${i0} is outside 0..0xff`);
-        if (CopyFormat[i0] === undefined) throw new EncodeError(`CopyInResponse.format: ${i0} is not a CopyFormat`);
+        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) {
+          throw new EncodeError(`CopyInResponse.format: ${i0} is outside 0..0xff`);
+        }
+        if (CopyFormat[i0] === undefined) {
+          throw new EncodeError(`CopyInResponse.format: ${i0} is not a CopyFormat`);
+        }
         buf[at] = i0;
         w.pos = at + 1;
       }
       {
         const items = this.columnFormats;
-        if (items.length > 0x7fff) throw new EncodeError(`CopyInResponse.column_formats count: ${items.length} is outside 0..0x7fff`);
+        if (items.length > 0x7fff) {
+          throw new EncodeError(
+            `CopyInResponse.columnFormats count: ${items.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(items.length);
         for (const item of items) {
-          if (!Number.isInteger(item) || item < 0 || item > 0xffff) throw new EncodeError(`CopyInResponse.column_formats: ${item} is outside 0..0xffff`);
-          if (FormatCode[item] === undefined) throw new EncodeError(`CopyInResponse.column_formats: ${item} is not a FormatCode`);
+          if (!Number.isInteger(item) || item < 0 || item > 0xffff) {
+            throw new EncodeError(`CopyInResponse.columnFormats: ${item} is outside 0..0xffff`);
+          }
+          if (FormatCode[item] === undefined) {
+            throw new EncodeError(`CopyInResponse.columnFormats: ${item} is not a FormatCode`);
+          }
           w.u16(item);
         }
       }
@@ -989,11 +1079,13 @@ export class CopyInResponse {
       const buf = w.buf;
       buf[at] = 0x47;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`CopyInResponse.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`CopyInResponse.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -1046,18 +1138,30 @@ export class CopyOutResponse {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.format;
-        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`CopyOutResponse.format: ${i0} is outside 0..0xff`);
-        if (CopyFormat[i0] === undefined) throw new EncodeError(`CopyOutResponse.format: ${i0} is not a CopyFormat`);
+        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) {
+          throw new EncodeError(`CopyOutResponse.format: ${i0} is outside 0..0xff`);
+        }
+        if (CopyFormat[i0] === undefined) {
+          throw new EncodeError(`CopyOutResponse.format: ${i0} is not a CopyFormat`);
+        }
         buf[at] = i0;
         w.pos = at + 1;
       }
       {
         const items = this.columnFormats;
-        if (items.length > 0x7fff) throw new EncodeError(`CopyOutResponse.column_formats count: ${items.length} is outside 0..0x7fff`);
+        if (items.length > 0x7fff) {
+          throw new EncodeError(
+            `CopyOutResponse.columnFormats count: ${items.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(items.length);
         for (const item of items) {
-          if (!Number.isInteger(item) || item < 0 || item > 0xffff) throw new EncodeError(`CopyOutResponse.column_formats: ${item} is outside 0..0xffff`);
-          if (FormatCode[item] === undefined) throw new EncodeError(`CopyOutResponse.column_formats: ${item} is not a FormatCode`);
+          if (!Number.isInteger(item) || item < 0 || item > 0xffff) {
+            throw new EncodeError(`CopyOutResponse.columnFormats: ${item} is outside 0..0xffff`);
+          }
+          if (FormatCode[item] === undefined) {
+            throw new EncodeError(`CopyOutResponse.columnFormats: ${item} is not a FormatCode`);
+          }
           w.u16(item);
         }
       }
@@ -1069,11 +1173,13 @@ export class CopyOutResponse {
       const buf = w.buf;
       buf[at] = 0x48;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`CopyOutResponse.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`CopyOutResponse.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -1126,18 +1232,30 @@ export class CopyBothResponse {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.format;
-        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`CopyBothResponse.format: ${i0} is outside 0..0xff`);
-        if (CopyFormat[i0] === undefined) throw new EncodeError(`CopyBothResponse.format: ${i0} is not a CopyFormat`);
+        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) {
+          throw new EncodeError(`CopyBothResponse.format: ${i0} is outside 0..0xff`);
+        }
+        if (CopyFormat[i0] === undefined) {
+          throw new EncodeError(`CopyBothResponse.format: ${i0} is not a CopyFormat`);
+        }
         buf[at] = i0;
         w.pos = at + 1;
       }
       {
         const items = this.columnFormats;
-        if (items.length > 0x7fff) throw new EncodeError(`CopyBothResponse.column_formats count: ${items.length} is outside 0..0x7fff`);
+        if (items.length > 0x7fff) {
+          throw new EncodeError(
+            `CopyBothResponse.columnFormats count: ${items.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(items.length);
         for (const item of items) {
-          if (!Number.isInteger(item) || item < 0 || item > 0xffff) throw new EncodeError(`CopyBothResponse.column_formats: ${item} is outside 0..0xffff`);
-          if (FormatCode[item] === undefined) throw new EncodeError(`CopyBothResponse.column_formats: ${item} is not a FormatCode`);
+          if (!Number.isInteger(item) || item < 0 || item > 0xffff) {
+            throw new EncodeError(`CopyBothResponse.columnFormats: ${item} is outside 0..0xffff`);
+          }
+          if (FormatCode[item] === undefined) {
+            throw new EncodeError(`CopyBothResponse.columnFormats: ${item} is not a FormatCode`);
+          }
           w.u16(item);
         }
       }
@@ -1149,11 +1267,13 @@ export class CopyBothResponse {
       const buf = w.buf;
       buf[at] = 0x57;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`CopyBothResponse.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`CopyBothResponse.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -1200,7 +1320,9 @@ export class DataRow {
       const w = new Writer(); // the body first: the header holds its length
       {
         const items = this.values;
-        if (items.length > 0x7fff) throw new EncodeError(`DataRow.values count: ${items.length} is outside 0..0x7fff`);
+        if (items.length > 0x7fff) {
+          throw new EncodeError(`DataRow.values count: ${items.length} is outside 0..0x7fff`);
+        }
         w.i16(items.length);
         for (const item of items) {
           {
@@ -1208,7 +1330,11 @@ export class DataRow {
               w.i32(-1);
             } else {
               const raw = item;
-              if (raw.length > 0x7fffffff) throw new EncodeError(`DataRow.values length: ${raw.length} is outside 0..0x7fffffff`);
+              if (raw.length > 0x7fffffff) {
+                throw new EncodeError(
+                  `DataRow.values length: ${raw.length} is outside 0..0x7fffffff`,
+                );
+              }
               w.i32(raw.length);
               w.bytes(raw);
             }
@@ -1223,11 +1349,13 @@ export class DataRow {
       const buf = w.buf;
       buf[at] = 0x44;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`DataRow.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`DataRow.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -1276,11 +1404,13 @@ export class EmptyQueryResponse {
       const buf = w.buf;
       buf[at] = 0x49;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`EmptyQueryResponse.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`EmptyQueryResponse.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -1332,7 +1462,9 @@ export class ErrorResponse {
           item._write(one, ctx);
           const encoded = one.finish();
           if (encoded.length === 0 || encoded[0] === 0) {
-            throw new EncodeError("ErrorResponse.fields: an element would read as the terminating 0 byte");
+            throw new EncodeError(
+              "ErrorResponse.fields: an element would read as the terminating 0 byte",
+            );
           }
           w.bytes(encoded);
         }
@@ -1346,11 +1478,13 @@ export class ErrorResponse {
       const buf = w.buf;
       buf[at] = 0x45;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`ErrorResponse.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`ErrorResponse.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -1400,7 +1534,11 @@ export class FunctionCallResponse {
           w.i32(-1);
         } else {
           const raw = this.result;
-          if (raw.length > 0x7fffffff) throw new EncodeError(`FunctionCallResponse.result length: ${raw.length} is outside 0..0x7fffffff`);
+          if (raw.length > 0x7fffffff) {
+            throw new EncodeError(
+              `FunctionCallResponse.result length: ${raw.length} is outside 0..0x7fffffff`,
+            );
+          }
           w.i32(raw.length);
           w.bytes(raw);
         }
@@ -1413,11 +1551,13 @@ export class FunctionCallResponse {
       const buf = w.buf;
       buf[at] = 0x56;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`FunctionCallResponse.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`FunctionCallResponse.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -1443,7 +1583,10 @@ export class NegotiateProtocolVersion {
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
 
-  /** the newest protocol version the server supports for the major version asked (PostgreSQL 15 sends it whole: 196608 for 3.0) */
+  /**
+   * the newest protocol version the server supports for the major version asked (PostgreSQL 15
+   * sends it whole: 196608 for 3.0)
+   */
   newestVersion: number;
   unrecognized: string[];
 
@@ -1471,7 +1614,11 @@ export class NegotiateProtocolVersion {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.newestVersion;
-        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`NegotiateProtocolVersion.newest_version: ${i0} is outside 0..0xffffffff`);
+        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+          throw new EncodeError(
+            `NegotiateProtocolVersion.newestVersion: ${i0} is outside 0..0xffffffff`,
+          );
+        }
         buf[at] = i0 >>> 24;
         buf[at + 1] = i0 >>> 16;
         buf[at + 2] = i0 >>> 8;
@@ -1480,12 +1627,20 @@ export class NegotiateProtocolVersion {
       }
       {
         const items = this.unrecognized;
-        if (items.length > 0xffffffff) throw new EncodeError(`NegotiateProtocolVersion.unrecognized count: ${items.length} is outside 0..0xffffffff`);
+        if (items.length > 0xffffffff) {
+          throw new EncodeError(
+            `NegotiateProtocolVersion.unrecognized count: ${items.length} is outside 0..0xffffffff`,
+          );
+        }
         w.u32(items.length);
         for (const item of items) {
           {
             const raw = utf8Bytes(item);
-            if (raw.indexOf(0) >= 0) throw new EncodeError("NegotiateProtocolVersion.unrecognized: holds its terminator byte 0");
+            if (raw.indexOf(0) >= 0) {
+              throw new EncodeError(
+                "NegotiateProtocolVersion.unrecognized: holds its terminator byte 0",
+              );
+            }
             w.bytes(raw);
             w.u8(0);
           }
@@ -1499,11 +1654,13 @@ export class NegotiateProtocolVersion {
       const buf = w.buf;
       buf[at] = 0x76;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`NegotiateProtocolVersion.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`NegotiateProtocolVersion.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -1552,11 +1709,13 @@ export class NoData {
       const buf = w.buf;
       buf[at] = 0x6e;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`NoData.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`NoData.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -1608,7 +1767,9 @@ export class NoticeResponse {
           item._write(one, ctx);
           const encoded = one.finish();
           if (encoded.length === 0 || encoded[0] === 0) {
-            throw new EncodeError("NoticeResponse.fields: an element would read as the terminating 0 byte");
+            throw new EncodeError(
+              "NoticeResponse.fields: an element would read as the terminating 0 byte",
+            );
           }
           w.bytes(encoded);
         }
@@ -1622,11 +1783,13 @@ export class NoticeResponse {
       const buf = w.buf;
       buf[at] = 0x4e;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`NoticeResponse.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`NoticeResponse.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -1682,7 +1845,9 @@ export class NotificationResponse {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.processId;
-        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`NotificationResponse.process_id: ${i0} is outside 0..0xffffffff`);
+        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+          throw new EncodeError(`NotificationResponse.processId: ${i0} is outside 0..0xffffffff`);
+        }
         buf[at] = i0 >>> 24;
         buf[at + 1] = i0 >>> 16;
         buf[at + 2] = i0 >>> 8;
@@ -1691,13 +1856,17 @@ export class NotificationResponse {
       }
       {
         const raw = utf8Bytes(this.channel);
-        if (raw.indexOf(0) >= 0) throw new EncodeError("NotificationResponse.channel: holds its terminator byte 0");
+        if (raw.indexOf(0) >= 0) {
+          throw new EncodeError("NotificationResponse.channel: holds its terminator byte 0");
+        }
         w.bytes(raw);
         w.u8(0);
       }
       {
         const raw = utf8Bytes(this.payload);
-        if (raw.indexOf(0) >= 0) throw new EncodeError("NotificationResponse.payload: holds its terminator byte 0");
+        if (raw.indexOf(0) >= 0) {
+          throw new EncodeError("NotificationResponse.payload: holds its terminator byte 0");
+        }
         w.bytes(raw);
         w.u8(0);
       }
@@ -1709,11 +1878,13 @@ export class NotificationResponse {
       const buf = w.buf;
       buf[at] = 0x41;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`NotificationResponse.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`NotificationResponse.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -1760,10 +1931,18 @@ export class ParameterDescription {
       const w = new Writer(); // the body first: the header holds its length
       {
         const items = this.typeOids;
-        if (items.length > 0x7fff) throw new EncodeError(`ParameterDescription.type_oids count: ${items.length} is outside 0..0x7fff`);
+        if (items.length > 0x7fff) {
+          throw new EncodeError(
+            `ParameterDescription.typeOids count: ${items.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(items.length);
         for (const item of items) {
-          if (!Number.isInteger(item) || item < 0 || item > 0xffffffff) throw new EncodeError(`ParameterDescription.type_oids: ${item} is outside 0..0xffffffff`);
+          if (!Number.isInteger(item) || item < 0 || item > 0xffffffff) {
+            throw new EncodeError(
+              `ParameterDescription.typeOids: ${item} is outside 0..0xffffffff`,
+            );
+          }
           w.u32(item);
         }
       }
@@ -1775,11 +1954,13 @@ export class ParameterDescription {
       const buf = w.buf;
       buf[at] = 0x74;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`ParameterDescription.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`ParameterDescription.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -1829,13 +2010,17 @@ export class ParameterStatus {
       const w = new Writer(); // the body first: the header holds its length
       {
         const raw = utf8Bytes(this.name);
-        if (raw.indexOf(0) >= 0) throw new EncodeError("ParameterStatus.name: holds its terminator byte 0");
+        if (raw.indexOf(0) >= 0) {
+          throw new EncodeError("ParameterStatus.name: holds its terminator byte 0");
+        }
         w.bytes(raw);
         w.u8(0);
       }
       {
         const raw = utf8Bytes(this.value);
-        if (raw.indexOf(0) >= 0) throw new EncodeError("ParameterStatus.value: holds its terminator byte 0");
+        if (raw.indexOf(0) >= 0) {
+          throw new EncodeError("ParameterStatus.value: holds its terminator byte 0");
+        }
         w.bytes(raw);
         w.u8(0);
       }
@@ -1847,11 +2032,13 @@ export class ParameterStatus {
       const buf = w.buf;
       buf[at] = 0x53;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`ParameterStatus.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`ParameterStatus.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -1900,11 +2087,13 @@ export class ParseComplete {
       const buf = w.buf;
       buf[at] = 0x31;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`ParseComplete.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`ParseComplete.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -1953,11 +2142,13 @@ export class PortalSuspended {
       const buf = w.buf;
       buf[at] = 0x73;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`PortalSuspended.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`PortalSuspended.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -2007,8 +2198,12 @@ export class ReadyForQuery {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.status;
-        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`ReadyForQuery.status: ${i0} is outside 0..0xff`);
-        if (TransactionStatus[i0] === undefined) throw new EncodeError(`ReadyForQuery.status: ${i0} is not a TransactionStatus`);
+        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) {
+          throw new EncodeError(`ReadyForQuery.status: ${i0} is outside 0..0xff`);
+        }
+        if (TransactionStatus[i0] === undefined) {
+          throw new EncodeError(`ReadyForQuery.status: ${i0} is not a TransactionStatus`);
+        }
         buf[at] = i0;
         w.pos = at + 1;
       }
@@ -2020,11 +2215,13 @@ export class ReadyForQuery {
       const buf = w.buf;
       buf[at] = 0x5a;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`ReadyForQuery.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`ReadyForQuery.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -2071,7 +2268,11 @@ export class RowDescription {
       const w = new Writer(); // the body first: the header holds its length
       {
         const items = this.fields;
-        if (items.length > 0x7fff) throw new EncodeError(`RowDescription.fields count: ${items.length} is outside 0..0x7fff`);
+        if (items.length > 0x7fff) {
+          throw new EncodeError(
+            `RowDescription.fields count: ${items.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(items.length);
         for (const item of items) {
           item._write(w, ctx);
@@ -2085,11 +2286,13 @@ export class RowDescription {
       const buf = w.buf;
       buf[at] = 0x54;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`RowDescription.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`RowDescription.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -2146,11 +2349,13 @@ export class CopyData {
       const buf = w.buf;
       buf[at] = 0x64;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`CopyData.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`CopyData.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -2199,11 +2404,13 @@ export class CopyDone {
       const buf = w.buf;
       buf[at] = 0x63;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`CopyDone.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`CopyDone.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -2268,23 +2475,35 @@ export class Bind {
       }
       {
         const raw = utf8Bytes(this.statement);
-        if (raw.indexOf(0) >= 0) throw new EncodeError("Bind.statement: holds its terminator byte 0");
+        if (raw.indexOf(0) >= 0) {
+          throw new EncodeError("Bind.statement: holds its terminator byte 0");
+        }
         w.bytes(raw);
         w.u8(0);
       }
       {
         const items = this.parameterFormats;
-        if (items.length > 0x7fff) throw new EncodeError(`Bind.parameter_formats count: ${items.length} is outside 0..0x7fff`);
+        if (items.length > 0x7fff) {
+          throw new EncodeError(
+            `Bind.parameterFormats count: ${items.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(items.length);
         for (const item of items) {
-          if (!Number.isInteger(item) || item < 0 || item > 0xffff) throw new EncodeError(`Bind.parameter_formats: ${item} is outside 0..0xffff`);
-          if (FormatCode[item] === undefined) throw new EncodeError(`Bind.parameter_formats: ${item} is not a FormatCode`);
+          if (!Number.isInteger(item) || item < 0 || item > 0xffff) {
+            throw new EncodeError(`Bind.parameterFormats: ${item} is outside 0..0xffff`);
+          }
+          if (FormatCode[item] === undefined) {
+            throw new EncodeError(`Bind.parameterFormats: ${item} is not a FormatCode`);
+          }
           w.u16(item);
         }
       }
       {
         const items = this.parameters;
-        if (items.length > 0x7fff) throw new EncodeError(`Bind.parameters count: ${items.length} is outside 0..0x7fff`);
+        if (items.length > 0x7fff) {
+          throw new EncodeError(`Bind.parameters count: ${items.length} is outside 0..0x7fff`);
+        }
         w.i16(items.length);
         for (const item of items) {
           {
@@ -2292,7 +2511,11 @@ export class Bind {
               w.i32(-1);
             } else {
               const raw = item;
-              if (raw.length > 0x7fffffff) throw new EncodeError(`Bind.parameters length: ${raw.length} is outside 0..0x7fffffff`);
+              if (raw.length > 0x7fffffff) {
+                throw new EncodeError(
+                  `Bind.parameters length: ${raw.length} is outside 0..0x7fffffff`,
+                );
+              }
               w.i32(raw.length);
               w.bytes(raw);
             }
@@ -2301,11 +2524,17 @@ export class Bind {
       }
       {
         const items = this.resultFormats;
-        if (items.length > 0x7fff) throw new EncodeError(`Bind.result_formats count: ${items.length} is outside 0..0x7fff`);
+        if (items.length > 0x7fff) {
+          throw new EncodeError(`Bind.resultFormats count: ${items.length} is outside 0..0x7fff`);
+        }
         w.i16(items.length);
         for (const item of items) {
-          if (!Number.isInteger(item) || item < 0 || item > 0xffff) throw new EncodeError(`Bind.result_formats: ${item} is outside 0..0xffff`);
-          if (FormatCode[item] === undefined) throw new EncodeError(`Bind.result_formats: ${item} is not a FormatCode`);
+          if (!Number.isInteger(item) || item < 0 || item > 0xffff) {
+            throw new EncodeError(`Bind.resultFormats: ${item} is outside 0..0xffff`);
+          }
+          if (FormatCode[item] === undefined) {
+            throw new EncodeError(`Bind.resultFormats: ${item} is not a FormatCode`);
+          }
           w.u16(item);
         }
       }
@@ -2317,11 +2546,13 @@ export class Bind {
       const buf = w.buf;
       buf[at] = 0x42;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`Bind.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`Bind.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -2374,7 +2605,9 @@ export class Close {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.target;
-        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`Close.target: ${i0} is outside 0..0xff`);
+        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) {
+          throw new EncodeError(`Close.target: ${i0} is outside 0..0xff`);
+        }
         if (Target[i0] === undefined) throw new EncodeError(`Close.target: ${i0} is not a Target`);
         buf[at] = i0;
         w.pos = at + 1;
@@ -2393,11 +2626,13 @@ export class Close {
       const buf = w.buf;
       buf[at] = 0x43;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`Close.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`Close.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -2444,7 +2679,9 @@ export class CopyFail {
       const w = new Writer(); // the body first: the header holds its length
       {
         const raw = utf8Bytes(this.message);
-        if (raw.indexOf(0) >= 0) throw new EncodeError("CopyFail.message: holds its terminator byte 0");
+        if (raw.indexOf(0) >= 0) {
+          throw new EncodeError("CopyFail.message: holds its terminator byte 0");
+        }
         w.bytes(raw);
         w.u8(0);
       }
@@ -2456,11 +2693,13 @@ export class CopyFail {
       const buf = w.buf;
       buf[at] = 0x66;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`CopyFail.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`CopyFail.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -2513,14 +2752,20 @@ export class Describe {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.target;
-        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`Describe.target: ${i0} is outside 0..0xff`);
-        if (Target[i0] === undefined) throw new EncodeError(`Describe.target: ${i0} is not a Target`);
+        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) {
+          throw new EncodeError(`Describe.target: ${i0} is outside 0..0xff`);
+        }
+        if (Target[i0] === undefined) {
+          throw new EncodeError(`Describe.target: ${i0} is not a Target`);
+        }
         buf[at] = i0;
         w.pos = at + 1;
       }
       {
         const raw = utf8Bytes(this.name);
-        if (raw.indexOf(0) >= 0) throw new EncodeError("Describe.name: holds its terminator byte 0");
+        if (raw.indexOf(0) >= 0) {
+          throw new EncodeError("Describe.name: holds its terminator byte 0");
+        }
         w.bytes(raw);
         w.u8(0);
       }
@@ -2532,11 +2777,13 @@ export class Describe {
       const buf = w.buf;
       buf[at] = 0x44;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`Describe.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`Describe.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -2587,7 +2834,9 @@ export class Execute {
       const w = new Writer(); // the body first: the header holds its length
       {
         const raw = utf8Bytes(this.portal);
-        if (raw.indexOf(0) >= 0) throw new EncodeError("Execute.portal: holds its terminator byte 0");
+        if (raw.indexOf(0) >= 0) {
+          throw new EncodeError("Execute.portal: holds its terminator byte 0");
+        }
         w.bytes(raw);
         w.u8(0);
       }
@@ -2596,7 +2845,9 @@ export class Execute {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.maxRows;
-        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Execute.max_rows: ${i0} is outside 0..0xffffffff`);
+        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+          throw new EncodeError(`Execute.maxRows: ${i0} is outside 0..0xffffffff`);
+        }
         buf[at] = i0 >>> 24;
         buf[at + 1] = i0 >>> 16;
         buf[at + 2] = i0 >>> 8;
@@ -2611,11 +2862,13 @@ export class Execute {
       const buf = w.buf;
       buf[at] = 0x45;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`Execute.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`Execute.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -2664,11 +2917,13 @@ export class Flush {
       const buf = w.buf;
       buf[at] = 0x48;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`Flush.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`Flush.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -2727,7 +2982,9 @@ export class FunctionCall {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.functionOid;
-        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`FunctionCall.function_oid: ${i0} is outside 0..0xffffffff`);
+        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+          throw new EncodeError(`FunctionCall.functionOid: ${i0} is outside 0..0xffffffff`);
+        }
         buf[at] = i0 >>> 24;
         buf[at + 1] = i0 >>> 16;
         buf[at + 2] = i0 >>> 8;
@@ -2736,17 +2993,29 @@ export class FunctionCall {
       }
       {
         const items = this.argumentFormats;
-        if (items.length > 0x7fff) throw new EncodeError(`FunctionCall.argument_formats count: ${items.length} is outside 0..0x7fff`);
+        if (items.length > 0x7fff) {
+          throw new EncodeError(
+            `FunctionCall.argumentFormats count: ${items.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(items.length);
         for (const item of items) {
-          if (!Number.isInteger(item) || item < 0 || item > 0xffff) throw new EncodeError(`FunctionCall.argument_formats: ${item} is outside 0..0xffff`);
-          if (FormatCode[item] === undefined) throw new EncodeError(`FunctionCall.argument_formats: ${item} is not a FormatCode`);
+          if (!Number.isInteger(item) || item < 0 || item > 0xffff) {
+            throw new EncodeError(`FunctionCall.argumentFormats: ${item} is outside 0..0xffff`);
+          }
+          if (FormatCode[item] === undefined) {
+            throw new EncodeError(`FunctionCall.argumentFormats: ${item} is not a FormatCode`);
+          }
           w.u16(item);
         }
       }
       {
         const items = this.arguments;
-        if (items.length > 0x7fff) throw new EncodeError(`FunctionCall.arguments count: ${items.length} is outside 0..0x7fff`);
+        if (items.length > 0x7fff) {
+          throw new EncodeError(
+            `FunctionCall.arguments count: ${items.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(items.length);
         for (const item of items) {
           {
@@ -2754,7 +3023,11 @@ export class FunctionCall {
               w.i32(-1);
             } else {
               const raw = item;
-              if (raw.length > 0x7fffffff) throw new EncodeError(`FunctionCall.arguments length: ${raw.length} is outside 0..0x7fffffff`);
+              if (raw.length > 0x7fffffff) {
+                throw new EncodeError(
+                  `FunctionCall.arguments length: ${raw.length} is outside 0..0x7fffffff`,
+                );
+              }
               w.i32(raw.length);
               w.bytes(raw);
             }
@@ -2766,8 +3039,12 @@ export class FunctionCall {
         const at = w.pos;
         const buf = w.buf;
         const i0 = this.resultFormat;
-        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`FunctionCall.result_format: ${i0} is outside 0..0xffff`);
-        if (FormatCode[i0] === undefined) throw new EncodeError(`FunctionCall.result_format: ${i0} is not a FormatCode`);
+        if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) {
+          throw new EncodeError(`FunctionCall.resultFormat: ${i0} is outside 0..0xffff`);
+        }
+        if (FormatCode[i0] === undefined) {
+          throw new EncodeError(`FunctionCall.resultFormat: ${i0} is not a FormatCode`);
+        }
         buf[at] = i0 >>> 8;
         buf[at + 1] = i0;
         w.pos = at + 2;
@@ -2780,11 +3057,13 @@ export class FunctionCall {
       const buf = w.buf;
       buf[at] = 0x46;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`FunctionCall.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`FunctionCall.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -2837,7 +3116,9 @@ export class Parse {
       const w = new Writer(); // the body first: the header holds its length
       {
         const raw = utf8Bytes(this.statement);
-        if (raw.indexOf(0) >= 0) throw new EncodeError("Parse.statement: holds its terminator byte 0");
+        if (raw.indexOf(0) >= 0) {
+          throw new EncodeError("Parse.statement: holds its terminator byte 0");
+        }
         w.bytes(raw);
         w.u8(0);
       }
@@ -2849,10 +3130,14 @@ export class Parse {
       }
       {
         const items = this.parameterTypes;
-        if (items.length > 0x7fff) throw new EncodeError(`Parse.parameter_types count: ${items.length} is outside 0..0x7fff`);
+        if (items.length > 0x7fff) {
+          throw new EncodeError(`Parse.parameterTypes count: ${items.length} is outside 0..0x7fff`);
+        }
         w.i16(items.length);
         for (const item of items) {
-          if (!Number.isInteger(item) || item < 0 || item > 0xffffffff) throw new EncodeError(`Parse.parameter_types: ${item} is outside 0..0xffffffff`);
+          if (!Number.isInteger(item) || item < 0 || item > 0xffffffff) {
+            throw new EncodeError(`Parse.parameterTypes: ${item} is outside 0..0xffffffff`);
+          }
           w.u32(item);
         }
       }
@@ -2864,11 +3149,13 @@ export class Parse {
       const buf = w.buf;
       buf[at] = 0x50;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`Parse.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`Parse.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -2923,41 +3210,71 @@ export class Password {
     let body: Uint8Array;
     {
       const w = new Writer(); // the body first: the header holds its length
-      if ((((ctx === undefined ? 0 : ctx.authRequest) === 3) || ((ctx === undefined ? 0 : ctx.authRequest) === 5)) !== (this.password !== null)) {
-        throw new EncodeError("Password.password: must be present exactly when ctx.auth_request == 3 or ctx.auth_request == 5");
+      if (
+        (
+          (ctx === undefined ? 0 : ctx.authRequest) === 3 ||
+          (ctx === undefined ? 0 : ctx.authRequest) === 5
+        ) !== (this.password !== null)
+      ) {
+        throw new EncodeError(
+          "Password.password: must be present exactly when ctx.authRequest == 3 or " +
+            "ctx.authRequest == 5",
+        );
       }
       if (this.password !== null) {
         {
           const raw = utf8Bytes(this.password);
-          if (raw.indexOf(0) >= 0) throw new EncodeError("Password.password: holds its terminator byte 0");
+          if (raw.indexOf(0) >= 0) {
+            throw new EncodeError("Password.password: holds its terminator byte 0");
+          }
           w.bytes(raw);
           w.u8(0);
         }
       }
       if (((ctx === undefined ? 0 : ctx.authRequest) === 0xa) !== (this.mechanism !== null)) {
-        throw new EncodeError("Password.mechanism: must be present exactly when ctx.auth_request == 10");
+        throw new EncodeError(
+          "Password.mechanism: must be present exactly when ctx.authRequest == 10",
+        );
       }
       if (this.mechanism !== null) {
         {
           const raw = utf8Bytes(this.mechanism);
-          if (raw.indexOf(0) >= 0) throw new EncodeError("Password.mechanism: holds its terminator byte 0");
+          if (raw.indexOf(0) >= 0) {
+            throw new EncodeError("Password.mechanism: holds its terminator byte 0");
+          }
           w.bytes(raw);
           w.u8(0);
         }
       }
       if (((ctx === undefined ? 0 : ctx.authRequest) === 0xa) !== (this.initialResponse !== null)) {
-        throw new EncodeError("Password.initial_response: must be present exactly when ctx.auth_request == 10");
+        throw new EncodeError(
+          "Password.initialResponse: must be present exactly when ctx.authRequest == 10",
+        );
       }
       if (this.initialResponse !== null) {
         {
           const raw = this.initialResponse;
-          if (raw.length > 0x7fffffff) throw new EncodeError(`Password.initial_response length: ${raw.length} is outside 0..0x7fffffff`);
+          if (raw.length > 0x7fffffff) {
+            throw new EncodeError(
+              `Password.initialResponse length: ${raw.length} is outside 0..0x7fffffff`,
+            );
+          }
           w.i32(raw.length);
           w.bytes(raw);
         }
       }
-      if ((((((ctx === undefined ? 0 : ctx.authRequest) === 0xb) || ((ctx === undefined ? 0 : ctx.authRequest) === 7)) || ((ctx === undefined ? 0 : ctx.authRequest) === 8)) || ((ctx === undefined ? 0 : ctx.authRequest) === 9)) !== (this.data !== null)) {
-        throw new EncodeError("Password.data: must be present exactly when ctx.auth_request == 11 or ctx.auth_request == 7 or ctx.auth_request == 8 or ctx.auth_request == 9");
+      if (
+        (
+          (ctx === undefined ? 0 : ctx.authRequest) === 0xb ||
+          (ctx === undefined ? 0 : ctx.authRequest) === 7 ||
+          (ctx === undefined ? 0 : ctx.authRequest) === 8 ||
+          (ctx === undefined ? 0 : ctx.authRequest) === 9
+        ) !== (this.data !== null)
+      ) {
+        throw new EncodeError(
+          "Password.data: must be present exactly when ctx.authRequest == 11 or ctx.authRequest " +
+            "== 7 or ctx.authRequest == 8 or ctx.authRequest == 9",
+        );
       }
       if (this.data !== null) {
         {
@@ -2973,11 +3290,13 @@ export class Password {
       const buf = w.buf;
       buf[at] = 0x70;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`Password.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`Password.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -3036,11 +3355,13 @@ export class Query {
       const buf = w.buf;
       buf[at] = 0x51;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`Query.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`Query.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -3089,11 +3410,13 @@ export class Sync {
       const buf = w.buf;
       buf[at] = 0x53;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`Sync.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`Sync.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -3142,11 +3465,13 @@ export class Terminate {
       const buf = w.buf;
       buf[at] = 0x58;
       const i1 = body.length + 4;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) throw new EncodeError(`Terminate.length: ${i1} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffffffff) {
+        throw new EncodeError(`Terminate.length: ${i1} is outside 0..0xffffffff`);
+      }
       buf[at + 1] = i1 >>> 24;
-      buf[at + 1 + 1] = i1 >>> 16;
-      buf[at + 1 + 2] = i1 >>> 8;
-      buf[at + 1 + 3] = i1;
+      buf[at + 2] = i1 >>> 16;
+      buf[at + 3] = i1 >>> 8;
+      buf[at + 4] = i1;
       w.pos = at + 5;
     }
     w.bytes(body);
@@ -3194,15 +3519,17 @@ export type Frame =
   | Password
   | Query
   | Sync
-  | Terminate
-  ;
+  | Terminate;
+
 function _decodeParameter(r: Reader, end: number, ctx: Context | undefined): Parameter {
   const data = r.data;
   let pos = r.pos;
   let v_name: string;
   {
     const stop = pos + data.subarray(pos, end).indexOf(0);
-    if (stop < pos) throw new InvalidValue("Parameter.name: no terminating 0 byte before the end of its frame");
+    if (stop < pos) {
+      throw new InvalidValue("Parameter.name: no terminating 0 byte before the end of its frame");
+    }
     v_name = utf8(data.subarray(pos, stop), "Parameter.name");
     pos = stop + 1;
   }
@@ -3210,7 +3537,9 @@ function _decodeParameter(r: Reader, end: number, ctx: Context | undefined): Par
   let v_value: string;
   {
     const stop = pos + data.subarray(pos, end).indexOf(0);
-    if (stop < pos) throw new InvalidValue("Parameter.value: no terminating 0 byte before the end of its frame");
+    if (stop < pos) {
+      throw new InvalidValue("Parameter.value: no terminating 0 byte before the end of its frame");
+    }
     v_value = utf8(data.subarray(pos, stop), "Parameter.value");
     pos = stop + 1;
   }
@@ -3224,14 +3553,18 @@ function _decodeField(r: Reader, end: number, ctx: Context | undefined): Field {
   let pos = r.pos;
   if (end - pos < 1) throw new Truncated("Field: input ends inside the frame", pos + 1);
   const v_code = data[pos]!;
-  if (v_code < 1 || v_code > 0xff) throw new InvalidValue(`Field.code: ${v_code} is outside 1..0xff`);
+  if (v_code < 1 || v_code > 0xff) {
+    throw new InvalidValue(`Field.code: ${v_code} is outside 1..0xff`);
+  }
 
   pos += 1;
 
   let v_value: string;
   {
     const stop = pos + data.subarray(pos, end).indexOf(0);
-    if (stop < pos) throw new InvalidValue("Field.value: no terminating 0 byte before the end of its frame");
+    if (stop < pos) {
+      throw new InvalidValue("Field.value: no terminating 0 byte before the end of its frame");
+    }
     v_value = utf8(data.subarray(pos, stop), "Field.value");
     pos = stop + 1;
   }
@@ -3240,35 +3573,61 @@ function _decodeField(r: Reader, end: number, ctx: Context | undefined): Field {
   return new Field({ code: v_code, value: v_value });
 }
 
-function _decodeFieldDescription(r: Reader, end: number, ctx: Context | undefined): FieldDescription {
+function _decodeFieldDescription(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): FieldDescription {
   const data = r.data;
   let pos = r.pos;
   let v_name: string;
   {
     const stop = pos + data.subarray(pos, end).indexOf(0);
-    if (stop < pos) throw new InvalidValue("FieldDescription.name: no terminating 0 byte before the end of its frame");
+    if (stop < pos) {
+      throw new InvalidValue(
+        "FieldDescription.name: no terminating 0 byte before the end of its frame",
+      );
+    }
     v_name = utf8(data.subarray(pos, stop), "FieldDescription.name");
     pos = stop + 1;
   }
 
-  if (end - pos < 18) throw new Truncated("FieldDescription: input ends inside the frame", pos + 18);
-  const v_tableOid = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 18) {
+    throw new Truncated("FieldDescription: input ends inside the frame", pos + 18);
+  }
+  const v_tableOid =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
-  const v_columnNumber = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
+  const v_columnNumber = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
-  const v_typeOid = (((data[pos + 6]! << 24) | (data[pos + 6 + 1]! << 16) | (data[pos + 6 + 2]! << 8) | data[pos + 6 + 3]!) >>> 0);
+  const v_typeOid = (
+    ((data[pos + 6]! << 24) | (data[pos + 7]! << 16) | (data[pos + 8]! << 8) | data[pos + 9]!) >>> 0
+  );
 
-  const v_typeSize = ((((data[pos + 10]! << 8) | data[pos + 10 + 1]!) << 16) >> 16);
+  const v_typeSize = ((((data[pos + 10]! << 8) | data[pos + 11]!) << 16) >> 16);
 
-  const v_typeModifier = (((data[pos + 12]! << 24) | (data[pos + 12 + 1]! << 16) | (data[pos + 12 + 2]! << 8) | data[pos + 12 + 3]!) | 0);
+  const v_typeModifier =
+    (
+      (data[pos + 12]! << 24) | (data[pos + 13]! << 16) | (data[pos + 14]! << 8) | data[pos + 15]!
+    ) | 0;
 
-  const v_format = ((data[pos + 16]! << 8) | data[pos + 16 + 1]!);
-  if (FormatCode[v_format] === undefined) throw new InvalidValue(`FieldDescription.format: ${v_format} is not a FormatCode`);
+  const v_format = ((data[pos + 16]! << 8) | data[pos + 17]!);
+  if (FormatCode[v_format] === undefined) {
+    throw new InvalidValue(`FieldDescription.format: ${v_format} is not a FormatCode`);
+  }
 
   pos += 18;
 
   r.pos = pos;
-  return new FieldDescription({ name: v_name, tableOid: v_tableOid, columnNumber: v_columnNumber, typeOid: v_typeOid, typeSize: v_typeSize, typeModifier: v_typeModifier, format: v_format as FormatCode });
+  return new FieldDescription({
+    name: v_name,
+    tableOid: v_tableOid,
+    columnNumber: v_columnNumber,
+    typeOid: v_typeOid,
+    typeSize: v_typeSize,
+    typeModifier: v_typeModifier,
+    format: v_format as FormatCode,
+  });
 }
 
 function _decodeStartupMessage(r: Reader, end: number, ctx: Context | undefined): StartupMessage {
@@ -3278,7 +3637,11 @@ function _decodeStartupMessage(r: Reader, end: number, ctx: Context | undefined)
   {
     const items: Parameter[] = [];
     for (;;) {
-      if (pos >= end) throw new InvalidValue("StartupMessage.parameters: no terminating 0 byte before the end of its frame");
+      if (pos >= end) {
+        throw new InvalidValue(
+          "StartupMessage.parameters: no terminating 0 byte before the end of its frame",
+        );
+      }
       if (data[pos] === 0) {
         pos += 1;
         break;
@@ -3314,9 +3677,12 @@ function _decodeCancelRequest(r: Reader, end: number, ctx: Context | undefined):
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 8) throw new Truncated("CancelRequest: input ends inside the frame", pos + 8);
-  const v_processId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const v_processId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
-  const v_secretKey = (((data[pos + 4]! << 24) | (data[pos + 4 + 1]! << 16) | (data[pos + 4 + 2]! << 8) | data[pos + 4 + 3]!) >>> 0);
+  const v_secretKey = (
+    ((data[pos + 4]! << 24) | (data[pos + 5]! << 16) | (data[pos + 6]! << 8) | data[pos + 7]!) >>> 0
+  );
 
   pos += 8;
 
@@ -3328,8 +3694,11 @@ function _decodeAuthentication(r: Reader, end: number, ctx: Context | undefined)
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("Authentication: input ends inside the frame", pos + 4);
-  const v_authType = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
-  if (AuthType[v_authType] === undefined) throw new InvalidValue(`Authentication.auth_type: ${v_authType} is not a AuthType`);
+  const v_authType =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
+  if (AuthType[v_authType] === undefined) {
+    throw new InvalidValue(`Authentication.authType: ${v_authType} is not a AuthType`);
+  }
 
   pos += 4;
 
@@ -3339,7 +3708,9 @@ function _decodeAuthentication(r: Reader, end: number, ctx: Context | undefined)
       let n: number;
       n = 4;
       if (n < 0) throw new InvalidValue(`Authentication.salt: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`Authentication.salt: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`Authentication.salt: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_salt = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -3350,7 +3721,11 @@ function _decodeAuthentication(r: Reader, end: number, ctx: Context | undefined)
     {
       const items: string[] = [];
       for (;;) {
-        if (pos >= end) throw new InvalidValue("Authentication.mechanisms: no terminating 0 byte before the end of its frame");
+        if (pos >= end) {
+          throw new InvalidValue(
+            "Authentication.mechanisms: no terminating 0 byte before the end of its frame",
+          );
+        }
         if (data[pos] === 0) {
           pos += 1;
           break;
@@ -3358,7 +3733,11 @@ function _decodeAuthentication(r: Reader, end: number, ctx: Context | undefined)
         let item: string;
         {
           const stop = pos + data.subarray(pos, end).indexOf(0);
-          if (stop < pos) throw new InvalidValue("Authentication.mechanisms: no terminating 0 byte before the end of its frame");
+          if (stop < pos) {
+            throw new InvalidValue(
+              "Authentication.mechanisms: no terminating 0 byte before the end of its frame",
+            );
+          }
           item = utf8(data.subarray(pos, stop), "Authentication.mechanisms");
           pos = stop + 1;
         }
@@ -3369,22 +3748,30 @@ function _decodeAuthentication(r: Reader, end: number, ctx: Context | undefined)
   }
 
   let v_data: Uint8Array | null = null;
-  if (((v_authType === 8) || (v_authType === 0xb)) || (v_authType === 0xc)) {
+  if (v_authType === 8 || v_authType === 0xb || v_authType === 0xc) {
     v_data = data.subarray(pos, end);
     pos = end;
   }
 
   r.pos = pos;
-  return new Authentication({ authType: v_authType as AuthType, salt: v_salt, mechanisms: v_mechanisms, data: v_data });
+  return new Authentication({
+    authType: v_authType as AuthType,
+    salt: v_salt,
+    mechanisms: v_mechanisms,
+    data: v_data,
+  });
 }
 
 function _decodeBackendKeyData(r: Reader, end: number, ctx: Context | undefined): BackendKeyData {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 8) throw new Truncated("BackendKeyData: input ends inside the frame", pos + 8);
-  const v_processId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const v_processId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
-  const v_secretKey = (((data[pos + 4]! << 24) | (data[pos + 4 + 1]! << 16) | (data[pos + 4 + 2]! << 8) | data[pos + 4 + 3]!) >>> 0);
+  const v_secretKey = (
+    ((data[pos + 4]! << 24) | (data[pos + 5]! << 16) | (data[pos + 6]! << 8) | data[pos + 7]!) >>> 0
+  );
 
   pos += 8;
 
@@ -3412,7 +3799,11 @@ function _decodeCommandComplete(r: Reader, end: number, ctx: Context | undefined
   let v_tag: string;
   {
     const stop = pos + data.subarray(pos, end).indexOf(0);
-    if (stop < pos) throw new InvalidValue("CommandComplete.tag: no terminating 0 byte before the end of its frame");
+    if (stop < pos) {
+      throw new InvalidValue(
+        "CommandComplete.tag: no terminating 0 byte before the end of its frame",
+      );
+    }
     v_tag = utf8(data.subarray(pos, stop), "CommandComplete.tag");
     pos = stop + 1;
   }
@@ -3426,7 +3817,9 @@ function _decodeCopyInResponse(r: Reader, end: number, ctx: Context | undefined)
   let pos = r.pos;
   if (end - pos < 1) throw new Truncated("CopyInResponse: input ends inside the frame", pos + 1);
   const v_format = data[pos]!;
-  if (CopyFormat[v_format] === undefined) throw new InvalidValue(`CopyInResponse.format: ${v_format} is not a CopyFormat`);
+  if (CopyFormat[v_format] === undefined) {
+    throw new InvalidValue(`CopyInResponse.format: ${v_format} is not a CopyFormat`);
+  }
 
   pos += 1;
 
@@ -3434,17 +3827,24 @@ function _decodeCopyInResponse(r: Reader, end: number, ctx: Context | undefined)
   {
     const items: FormatCode[] = [];
     let count: number;
-    if (end - pos < 2) throw new Truncated("CopyInResponse.column_formats: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("CopyInResponse.columnFormats: input ends", pos + 2);
     count = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
-    if (count < 0) throw new InvalidValue(`CopyInResponse.column_formats: negative count ${count}`);
-    if (count * 2 > end - pos) throw new Truncated(`CopyInResponse.column_formats: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
+    if (count < 0) throw new InvalidValue(`CopyInResponse.columnFormats: negative count ${count}`);
+    if (count * 2 > end - pos) {
+      throw new Truncated(
+        `CopyInResponse.columnFormats: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 2,
+      );
+    }
     for (let i = 0; i < count; i++) {
       let item: FormatCode;
-      if (end - pos < 2) throw new Truncated("CopyInResponse.column_formats: input ends", pos + 2);
+      if (end - pos < 2) throw new Truncated("CopyInResponse.columnFormats: input ends", pos + 2);
       item = ((data[pos]! << 8) | data[pos + 1]!);
       pos += 2;
-      if (FormatCode[item] === undefined) throw new InvalidValue(`CopyInResponse.item: ${item} is not a FormatCode`);
+      if (FormatCode[item] === undefined) {
+        throw new InvalidValue(`CopyInResponse.item: ${item} is not a FormatCode`);
+      }
       items.push(item);
     }
     v_columnFormats = items;
@@ -3459,7 +3859,9 @@ function _decodeCopyOutResponse(r: Reader, end: number, ctx: Context | undefined
   let pos = r.pos;
   if (end - pos < 1) throw new Truncated("CopyOutResponse: input ends inside the frame", pos + 1);
   const v_format = data[pos]!;
-  if (CopyFormat[v_format] === undefined) throw new InvalidValue(`CopyOutResponse.format: ${v_format} is not a CopyFormat`);
+  if (CopyFormat[v_format] === undefined) {
+    throw new InvalidValue(`CopyOutResponse.format: ${v_format} is not a CopyFormat`);
+  }
 
   pos += 1;
 
@@ -3467,17 +3869,24 @@ function _decodeCopyOutResponse(r: Reader, end: number, ctx: Context | undefined
   {
     const items: FormatCode[] = [];
     let count: number;
-    if (end - pos < 2) throw new Truncated("CopyOutResponse.column_formats: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("CopyOutResponse.columnFormats: input ends", pos + 2);
     count = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
-    if (count < 0) throw new InvalidValue(`CopyOutResponse.column_formats: negative count ${count}`);
-    if (count * 2 > end - pos) throw new Truncated(`CopyOutResponse.column_formats: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
+    if (count < 0) throw new InvalidValue(`CopyOutResponse.columnFormats: negative count ${count}`);
+    if (count * 2 > end - pos) {
+      throw new Truncated(
+        `CopyOutResponse.columnFormats: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 2,
+      );
+    }
     for (let i = 0; i < count; i++) {
       let item: FormatCode;
-      if (end - pos < 2) throw new Truncated("CopyOutResponse.column_formats: input ends", pos + 2);
+      if (end - pos < 2) throw new Truncated("CopyOutResponse.columnFormats: input ends", pos + 2);
       item = ((data[pos]! << 8) | data[pos + 1]!);
       pos += 2;
-      if (FormatCode[item] === undefined) throw new InvalidValue(`CopyOutResponse.item: ${item} is not a FormatCode`);
+      if (FormatCode[item] === undefined) {
+        throw new InvalidValue(`CopyOutResponse.item: ${item} is not a FormatCode`);
+      }
       items.push(item);
     }
     v_columnFormats = items;
@@ -3487,12 +3896,18 @@ function _decodeCopyOutResponse(r: Reader, end: number, ctx: Context | undefined
   return new CopyOutResponse({ format: v_format as CopyFormat, columnFormats: v_columnFormats });
 }
 
-function _decodeCopyBothResponse(r: Reader, end: number, ctx: Context | undefined): CopyBothResponse {
+function _decodeCopyBothResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): CopyBothResponse {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 1) throw new Truncated("CopyBothResponse: input ends inside the frame", pos + 1);
   const v_format = data[pos]!;
-  if (CopyFormat[v_format] === undefined) throw new InvalidValue(`CopyBothResponse.format: ${v_format} is not a CopyFormat`);
+  if (CopyFormat[v_format] === undefined) {
+    throw new InvalidValue(`CopyBothResponse.format: ${v_format} is not a CopyFormat`);
+  }
 
   pos += 1;
 
@@ -3500,17 +3915,26 @@ function _decodeCopyBothResponse(r: Reader, end: number, ctx: Context | undefine
   {
     const items: FormatCode[] = [];
     let count: number;
-    if (end - pos < 2) throw new Truncated("CopyBothResponse.column_formats: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("CopyBothResponse.columnFormats: input ends", pos + 2);
     count = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
-    if (count < 0) throw new InvalidValue(`CopyBothResponse.column_formats: negative count ${count}`);
-    if (count * 2 > end - pos) throw new Truncated(`CopyBothResponse.column_formats: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
+    if (count < 0) {
+      throw new InvalidValue(`CopyBothResponse.columnFormats: negative count ${count}`);
+    }
+    if (count * 2 > end - pos) {
+      throw new Truncated(
+        `CopyBothResponse.columnFormats: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 2,
+      );
+    }
     for (let i = 0; i < count; i++) {
       let item: FormatCode;
-      if (end - pos < 2) throw new Truncated("CopyBothResponse.column_formats: input ends", pos + 2);
+      if (end - pos < 2) throw new Truncated("CopyBothResponse.columnFormats: input ends", pos + 2);
       item = ((data[pos]! << 8) | data[pos + 1]!);
       pos += 2;
-      if (FormatCode[item] === undefined) throw new InvalidValue(`CopyBothResponse.item: ${item} is not a FormatCode`);
+      if (FormatCode[item] === undefined) {
+        throw new InvalidValue(`CopyBothResponse.item: ${item} is not a FormatCode`);
+      }
       items.push(item);
     }
     v_columnFormats = items;
@@ -3531,20 +3955,33 @@ function _decodeDataRow(r: Reader, end: number, ctx: Context | undefined): DataR
     count = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (count < 0) throw new InvalidValue(`DataRow.values: negative count ${count}`);
-    if (count * 4 > end - pos) throw new Truncated(`DataRow.values: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
+    if (count * 4 > end - pos) {
+      throw new Truncated(
+        `DataRow.values: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 4,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: Uint8Array | null;
         {
           let n: number;
           if (end - pos < 4) throw new Truncated("DataRow.values: input ends", pos + 4);
-          n = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+          n =
+            (
+              (data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!
+            ) | 0;
           pos += 4;
           if (n === -1) {
             item = null;
           } else {
             if (n < 0) throw new InvalidValue(`DataRow.values: negative length ${n}`);
-            if (n > end - pos) throw new Truncated(`DataRow.values: ${n} bytes declared, ${end - pos} left`, pos + n);
+            if (n > end - pos) {
+              throw new Truncated(
+                `DataRow.values: ${n} bytes declared, ${end - pos} left`,
+                pos + n,
+              );
+            }
             item = data.subarray(pos, pos + n);
             pos += n;
           }
@@ -3564,7 +4001,11 @@ function _decodeDataRow(r: Reader, end: number, ctx: Context | undefined): DataR
   return new DataRow({ values: v_values });
 }
 
-function _decodeEmptyQueryResponse(r: Reader, end: number, ctx: Context | undefined): EmptyQueryResponse {
+function _decodeEmptyQueryResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): EmptyQueryResponse {
   const data = r.data;
   let pos = r.pos;
   r.pos = pos;
@@ -3578,7 +4019,11 @@ function _decodeErrorResponse(r: Reader, end: number, ctx: Context | undefined):
   {
     const items: Field[] = [];
     for (;;) {
-      if (pos >= end) throw new InvalidValue("ErrorResponse.fields: no terminating 0 byte before the end of its frame");
+      if (pos >= end) {
+        throw new InvalidValue(
+          "ErrorResponse.fields: no terminating 0 byte before the end of its frame",
+        );
+      }
       if (data[pos] === 0) {
         pos += 1;
         break;
@@ -3596,20 +4041,30 @@ function _decodeErrorResponse(r: Reader, end: number, ctx: Context | undefined):
   return new ErrorResponse({ fields: v_fields });
 }
 
-function _decodeFunctionCallResponse(r: Reader, end: number, ctx: Context | undefined): FunctionCallResponse {
+function _decodeFunctionCallResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): FunctionCallResponse {
   const data = r.data;
   let pos = r.pos;
   let v_result: Uint8Array | null;
   {
     let n: number;
     if (end - pos < 4) throw new Truncated("FunctionCallResponse.result: input ends", pos + 4);
-    n = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    n =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
     if (n === -1) {
       v_result = null;
     } else {
       if (n < 0) throw new InvalidValue(`FunctionCallResponse.result: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`FunctionCallResponse.result: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `FunctionCallResponse.result: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_result = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -3619,11 +4074,18 @@ function _decodeFunctionCallResponse(r: Reader, end: number, ctx: Context | unde
   return new FunctionCallResponse({ result: v_result });
 }
 
-function _decodeNegotiateProtocolVersion(r: Reader, end: number, ctx: Context | undefined): NegotiateProtocolVersion {
+function _decodeNegotiateProtocolVersion(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): NegotiateProtocolVersion {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 4) throw new Truncated("NegotiateProtocolVersion: input ends inside the frame", pos + 4);
-  const v_newestVersion = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 4) {
+    throw new Truncated("NegotiateProtocolVersion: input ends inside the frame", pos + 4);
+  }
+  const v_newestVersion =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
   pos += 4;
 
@@ -3631,16 +4093,30 @@ function _decodeNegotiateProtocolVersion(r: Reader, end: number, ctx: Context | 
   {
     const items: string[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("NegotiateProtocolVersion.unrecognized: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+    if (end - pos < 4) {
+      throw new Truncated("NegotiateProtocolVersion.unrecognized: input ends", pos + 4);
+    }
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
     pos += 4;
-    if (count * 1 > end - pos) throw new Truncated(`NegotiateProtocolVersion.unrecognized: ${count} elements declared, ${end - pos} bytes left`, pos + count * 1);
+    if (count * 1 > end - pos) {
+      throw new Truncated(
+        `NegotiateProtocolVersion.unrecognized: ${count} elements declared, ` +
+          `${end - pos} bytes left`,
+        pos + count * 1,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: string;
         {
           const stop = pos + data.subarray(pos, end).indexOf(0);
-          if (stop < pos) throw new InvalidValue("NegotiateProtocolVersion.unrecognized: no terminating 0 byte before the end of its frame");
+          if (stop < pos) {
+            throw new InvalidValue(
+              "NegotiateProtocolVersion.unrecognized: no terminating 0 byte " +
+                "before the end of its frame",
+            );
+          }
           item = utf8(data.subarray(pos, stop), "NegotiateProtocolVersion.unrecognized");
           pos = stop + 1;
         }
@@ -3656,7 +4132,10 @@ function _decodeNegotiateProtocolVersion(r: Reader, end: number, ctx: Context | 
   }
 
   r.pos = pos;
-  return new NegotiateProtocolVersion({ newestVersion: v_newestVersion, unrecognized: v_unrecognized });
+  return new NegotiateProtocolVersion({
+    newestVersion: v_newestVersion,
+    unrecognized: v_unrecognized,
+  });
 }
 
 function _decodeNoData(r: Reader, end: number, ctx: Context | undefined): NoData {
@@ -3673,7 +4152,11 @@ function _decodeNoticeResponse(r: Reader, end: number, ctx: Context | undefined)
   {
     const items: Field[] = [];
     for (;;) {
-      if (pos >= end) throw new InvalidValue("NoticeResponse.fields: no terminating 0 byte before the end of its frame");
+      if (pos >= end) {
+        throw new InvalidValue(
+          "NoticeResponse.fields: no terminating 0 byte before the end of its frame",
+        );
+      }
       if (data[pos] === 0) {
         pos += 1;
         break;
@@ -3691,18 +4174,29 @@ function _decodeNoticeResponse(r: Reader, end: number, ctx: Context | undefined)
   return new NoticeResponse({ fields: v_fields });
 }
 
-function _decodeNotificationResponse(r: Reader, end: number, ctx: Context | undefined): NotificationResponse {
+function _decodeNotificationResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): NotificationResponse {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 4) throw new Truncated("NotificationResponse: input ends inside the frame", pos + 4);
-  const v_processId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 4) {
+    throw new Truncated("NotificationResponse: input ends inside the frame", pos + 4);
+  }
+  const v_processId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
   pos += 4;
 
   let v_channel: string;
   {
     const stop = pos + data.subarray(pos, end).indexOf(0);
-    if (stop < pos) throw new InvalidValue("NotificationResponse.channel: no terminating 0 byte before the end of its frame");
+    if (stop < pos) {
+      throw new InvalidValue(
+        "NotificationResponse.channel: no terminating 0 byte before the end of its frame",
+      );
+    }
     v_channel = utf8(data.subarray(pos, stop), "NotificationResponse.channel");
     pos = stop + 1;
   }
@@ -3710,31 +4204,50 @@ function _decodeNotificationResponse(r: Reader, end: number, ctx: Context | unde
   let v_payload: string;
   {
     const stop = pos + data.subarray(pos, end).indexOf(0);
-    if (stop < pos) throw new InvalidValue("NotificationResponse.payload: no terminating 0 byte before the end of its frame");
+    if (stop < pos) {
+      throw new InvalidValue(
+        "NotificationResponse.payload: no terminating 0 byte before the end of its frame",
+      );
+    }
     v_payload = utf8(data.subarray(pos, stop), "NotificationResponse.payload");
     pos = stop + 1;
   }
 
   r.pos = pos;
-  return new NotificationResponse({ processId: v_processId, channel: v_channel, payload: v_payload });
+  return new NotificationResponse({
+    processId: v_processId,
+    channel: v_channel,
+    payload: v_payload,
+  });
 }
 
-function _decodeParameterDescription(r: Reader, end: number, ctx: Context | undefined): ParameterDescription {
+function _decodeParameterDescription(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): ParameterDescription {
   const data = r.data;
   let pos = r.pos;
   let v_typeOids: number[];
   {
     const items: number[] = [];
     let count: number;
-    if (end - pos < 2) throw new Truncated("ParameterDescription.type_oids: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("ParameterDescription.typeOids: input ends", pos + 2);
     count = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
-    if (count < 0) throw new InvalidValue(`ParameterDescription.type_oids: negative count ${count}`);
-    if (count * 4 > end - pos) throw new Truncated(`ParameterDescription.type_oids: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
+    if (count < 0) throw new InvalidValue(`ParameterDescription.typeOids: negative count ${count}`);
+    if (count * 4 > end - pos) {
+      throw new Truncated(
+        `ParameterDescription.typeOids: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 4,
+      );
+    }
     for (let i = 0; i < count; i++) {
       let item: number;
-      if (end - pos < 4) throw new Truncated("ParameterDescription.type_oids: input ends", pos + 4);
-      item = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+      if (end - pos < 4) throw new Truncated("ParameterDescription.typeOids: input ends", pos + 4);
+      item = (
+        ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0
+      );
       pos += 4;
       items.push(item);
     }
@@ -3751,7 +4264,11 @@ function _decodeParameterStatus(r: Reader, end: number, ctx: Context | undefined
   let v_name: string;
   {
     const stop = pos + data.subarray(pos, end).indexOf(0);
-    if (stop < pos) throw new InvalidValue("ParameterStatus.name: no terminating 0 byte before the end of its frame");
+    if (stop < pos) {
+      throw new InvalidValue(
+        "ParameterStatus.name: no terminating 0 byte before the end of its frame",
+      );
+    }
     v_name = utf8(data.subarray(pos, stop), "ParameterStatus.name");
     pos = stop + 1;
   }
@@ -3759,7 +4276,11 @@ function _decodeParameterStatus(r: Reader, end: number, ctx: Context | undefined
   let v_value: string;
   {
     const stop = pos + data.subarray(pos, end).indexOf(0);
-    if (stop < pos) throw new InvalidValue("ParameterStatus.value: no terminating 0 byte before the end of its frame");
+    if (stop < pos) {
+      throw new InvalidValue(
+        "ParameterStatus.value: no terminating 0 byte before the end of its frame",
+      );
+    }
     v_value = utf8(data.subarray(pos, stop), "ParameterStatus.value");
     pos = stop + 1;
   }
@@ -3787,7 +4308,9 @@ function _decodeReadyForQuery(r: Reader, end: number, ctx: Context | undefined):
   let pos = r.pos;
   if (end - pos < 1) throw new Truncated("ReadyForQuery: input ends inside the frame", pos + 1);
   const v_status = data[pos]!;
-  if (TransactionStatus[v_status] === undefined) throw new InvalidValue(`ReadyForQuery.status: ${v_status} is not a TransactionStatus`);
+  if (TransactionStatus[v_status] === undefined) {
+    throw new InvalidValue(`ReadyForQuery.status: ${v_status} is not a TransactionStatus`);
+  }
 
   pos += 1;
 
@@ -3806,7 +4329,12 @@ function _decodeRowDescription(r: Reader, end: number, ctx: Context | undefined)
     count = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (count < 0) throw new InvalidValue(`RowDescription.fields: negative count ${count}`);
-    if (count * 19 > end - pos) throw new Truncated(`RowDescription.fields: ${count} elements declared, ${end - pos} bytes left`, pos + count * 19);
+    if (count * 19 > end - pos) {
+      throw new Truncated(
+        `RowDescription.fields: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 19,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: FieldDescription;
@@ -3852,7 +4380,9 @@ function _decodeBind(r: Reader, end: number, ctx: Context | undefined): Bind {
   let v_portal: string;
   {
     const stop = pos + data.subarray(pos, end).indexOf(0);
-    if (stop < pos) throw new InvalidValue("Bind.portal: no terminating 0 byte before the end of its frame");
+    if (stop < pos) {
+      throw new InvalidValue("Bind.portal: no terminating 0 byte before the end of its frame");
+    }
     v_portal = utf8(data.subarray(pos, stop), "Bind.portal");
     pos = stop + 1;
   }
@@ -3860,7 +4390,9 @@ function _decodeBind(r: Reader, end: number, ctx: Context | undefined): Bind {
   let v_statement: string;
   {
     const stop = pos + data.subarray(pos, end).indexOf(0);
-    if (stop < pos) throw new InvalidValue("Bind.statement: no terminating 0 byte before the end of its frame");
+    if (stop < pos) {
+      throw new InvalidValue("Bind.statement: no terminating 0 byte before the end of its frame");
+    }
     v_statement = utf8(data.subarray(pos, stop), "Bind.statement");
     pos = stop + 1;
   }
@@ -3869,17 +4401,24 @@ function _decodeBind(r: Reader, end: number, ctx: Context | undefined): Bind {
   {
     const items: FormatCode[] = [];
     let count: number;
-    if (end - pos < 2) throw new Truncated("Bind.parameter_formats: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("Bind.parameterFormats: input ends", pos + 2);
     count = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
-    if (count < 0) throw new InvalidValue(`Bind.parameter_formats: negative count ${count}`);
-    if (count * 2 > end - pos) throw new Truncated(`Bind.parameter_formats: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
+    if (count < 0) throw new InvalidValue(`Bind.parameterFormats: negative count ${count}`);
+    if (count * 2 > end - pos) {
+      throw new Truncated(
+        `Bind.parameterFormats: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 2,
+      );
+    }
     for (let i = 0; i < count; i++) {
       let item: FormatCode;
-      if (end - pos < 2) throw new Truncated("Bind.parameter_formats: input ends", pos + 2);
+      if (end - pos < 2) throw new Truncated("Bind.parameterFormats: input ends", pos + 2);
       item = ((data[pos]! << 8) | data[pos + 1]!);
       pos += 2;
-      if (FormatCode[item] === undefined) throw new InvalidValue(`Bind.item: ${item} is not a FormatCode`);
+      if (FormatCode[item] === undefined) {
+        throw new InvalidValue(`Bind.item: ${item} is not a FormatCode`);
+      }
       items.push(item);
     }
     v_parameterFormats = items;
@@ -3893,20 +4432,33 @@ function _decodeBind(r: Reader, end: number, ctx: Context | undefined): Bind {
     count = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (count < 0) throw new InvalidValue(`Bind.parameters: negative count ${count}`);
-    if (count * 4 > end - pos) throw new Truncated(`Bind.parameters: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
+    if (count * 4 > end - pos) {
+      throw new Truncated(
+        `Bind.parameters: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 4,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: Uint8Array | null;
         {
           let n: number;
           if (end - pos < 4) throw new Truncated("Bind.parameters: input ends", pos + 4);
-          n = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+          n =
+            (
+              (data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!
+            ) | 0;
           pos += 4;
           if (n === -1) {
             item = null;
           } else {
             if (n < 0) throw new InvalidValue(`Bind.parameters: negative length ${n}`);
-            if (n > end - pos) throw new Truncated(`Bind.parameters: ${n} bytes declared, ${end - pos} left`, pos + n);
+            if (n > end - pos) {
+              throw new Truncated(
+                `Bind.parameters: ${n} bytes declared, ${end - pos} left`,
+                pos + n,
+              );
+            }
             item = data.subarray(pos, pos + n);
             pos += n;
           }
@@ -3926,24 +4478,37 @@ function _decodeBind(r: Reader, end: number, ctx: Context | undefined): Bind {
   {
     const items: FormatCode[] = [];
     let count: number;
-    if (end - pos < 2) throw new Truncated("Bind.result_formats: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("Bind.resultFormats: input ends", pos + 2);
     count = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
-    if (count < 0) throw new InvalidValue(`Bind.result_formats: negative count ${count}`);
-    if (count * 2 > end - pos) throw new Truncated(`Bind.result_formats: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
+    if (count < 0) throw new InvalidValue(`Bind.resultFormats: negative count ${count}`);
+    if (count * 2 > end - pos) {
+      throw new Truncated(
+        `Bind.resultFormats: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 2,
+      );
+    }
     for (let i = 0; i < count; i++) {
       let item: FormatCode;
-      if (end - pos < 2) throw new Truncated("Bind.result_formats: input ends", pos + 2);
+      if (end - pos < 2) throw new Truncated("Bind.resultFormats: input ends", pos + 2);
       item = ((data[pos]! << 8) | data[pos + 1]!);
       pos += 2;
-      if (FormatCode[item] === undefined) throw new InvalidValue(`Bind.item: ${item} is not a FormatCode`);
+      if (FormatCode[item] === undefined) {
+        throw new InvalidValue(`Bind.item: ${item} is not a FormatCode`);
+      }
       items.push(item);
     }
     v_resultFormats = items;
   }
 
   r.pos = pos;
-  return new Bind({ portal: v_portal, statement: v_statement, parameterFormats: v_parameterFormats, parameters: v_parameters, resultFormats: v_resultFormats });
+  return new Bind({
+    portal: v_portal,
+    statement: v_statement,
+    parameterFormats: v_parameterFormats,
+    parameters: v_parameters,
+    resultFormats: v_resultFormats,
+  });
 }
 
 function _decodeClose(r: Reader, end: number, ctx: Context | undefined): Close {
@@ -3951,14 +4516,18 @@ function _decodeClose(r: Reader, end: number, ctx: Context | undefined): Close {
   let pos = r.pos;
   if (end - pos < 1) throw new Truncated("Close: input ends inside the frame", pos + 1);
   const v_target = data[pos]!;
-  if (Target[v_target] === undefined) throw new InvalidValue(`Close.target: ${v_target} is not a Target`);
+  if (Target[v_target] === undefined) {
+    throw new InvalidValue(`Close.target: ${v_target} is not a Target`);
+  }
 
   pos += 1;
 
   let v_name: string;
   {
     const stop = pos + data.subarray(pos, end).indexOf(0);
-    if (stop < pos) throw new InvalidValue("Close.name: no terminating 0 byte before the end of its frame");
+    if (stop < pos) {
+      throw new InvalidValue("Close.name: no terminating 0 byte before the end of its frame");
+    }
     v_name = utf8(data.subarray(pos, stop), "Close.name");
     pos = stop + 1;
   }
@@ -3973,7 +4542,9 @@ function _decodeCopyFail(r: Reader, end: number, ctx: Context | undefined): Copy
   let v_message: string;
   {
     const stop = pos + data.subarray(pos, end).indexOf(0);
-    if (stop < pos) throw new InvalidValue("CopyFail.message: no terminating 0 byte before the end of its frame");
+    if (stop < pos) {
+      throw new InvalidValue("CopyFail.message: no terminating 0 byte before the end of its frame");
+    }
     v_message = utf8(data.subarray(pos, stop), "CopyFail.message");
     pos = stop + 1;
   }
@@ -3987,14 +4558,18 @@ function _decodeDescribe(r: Reader, end: number, ctx: Context | undefined): Desc
   let pos = r.pos;
   if (end - pos < 1) throw new Truncated("Describe: input ends inside the frame", pos + 1);
   const v_target = data[pos]!;
-  if (Target[v_target] === undefined) throw new InvalidValue(`Describe.target: ${v_target} is not a Target`);
+  if (Target[v_target] === undefined) {
+    throw new InvalidValue(`Describe.target: ${v_target} is not a Target`);
+  }
 
   pos += 1;
 
   let v_name: string;
   {
     const stop = pos + data.subarray(pos, end).indexOf(0);
-    if (stop < pos) throw new InvalidValue("Describe.name: no terminating 0 byte before the end of its frame");
+    if (stop < pos) {
+      throw new InvalidValue("Describe.name: no terminating 0 byte before the end of its frame");
+    }
     v_name = utf8(data.subarray(pos, stop), "Describe.name");
     pos = stop + 1;
   }
@@ -4009,13 +4584,16 @@ function _decodeExecute(r: Reader, end: number, ctx: Context | undefined): Execu
   let v_portal: string;
   {
     const stop = pos + data.subarray(pos, end).indexOf(0);
-    if (stop < pos) throw new InvalidValue("Execute.portal: no terminating 0 byte before the end of its frame");
+    if (stop < pos) {
+      throw new InvalidValue("Execute.portal: no terminating 0 byte before the end of its frame");
+    }
     v_portal = utf8(data.subarray(pos, stop), "Execute.portal");
     pos = stop + 1;
   }
 
   if (end - pos < 4) throw new Truncated("Execute: input ends inside the frame", pos + 4);
-  const v_maxRows = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const v_maxRows =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
   pos += 4;
 
@@ -4034,7 +4612,8 @@ function _decodeFunctionCall(r: Reader, end: number, ctx: Context | undefined): 
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("FunctionCall: input ends inside the frame", pos + 4);
-  const v_functionOid = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const v_functionOid =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
   pos += 4;
 
@@ -4042,17 +4621,24 @@ function _decodeFunctionCall(r: Reader, end: number, ctx: Context | undefined): 
   {
     const items: FormatCode[] = [];
     let count: number;
-    if (end - pos < 2) throw new Truncated("FunctionCall.argument_formats: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("FunctionCall.argumentFormats: input ends", pos + 2);
     count = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
-    if (count < 0) throw new InvalidValue(`FunctionCall.argument_formats: negative count ${count}`);
-    if (count * 2 > end - pos) throw new Truncated(`FunctionCall.argument_formats: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
+    if (count < 0) throw new InvalidValue(`FunctionCall.argumentFormats: negative count ${count}`);
+    if (count * 2 > end - pos) {
+      throw new Truncated(
+        `FunctionCall.argumentFormats: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 2,
+      );
+    }
     for (let i = 0; i < count; i++) {
       let item: FormatCode;
-      if (end - pos < 2) throw new Truncated("FunctionCall.argument_formats: input ends", pos + 2);
+      if (end - pos < 2) throw new Truncated("FunctionCall.argumentFormats: input ends", pos + 2);
       item = ((data[pos]! << 8) | data[pos + 1]!);
       pos += 2;
-      if (FormatCode[item] === undefined) throw new InvalidValue(`FunctionCall.item: ${item} is not a FormatCode`);
+      if (FormatCode[item] === undefined) {
+        throw new InvalidValue(`FunctionCall.item: ${item} is not a FormatCode`);
+      }
       items.push(item);
     }
     v_argumentFormats = items;
@@ -4066,20 +4652,33 @@ function _decodeFunctionCall(r: Reader, end: number, ctx: Context | undefined): 
     count = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (count < 0) throw new InvalidValue(`FunctionCall.arguments: negative count ${count}`);
-    if (count * 4 > end - pos) throw new Truncated(`FunctionCall.arguments: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
+    if (count * 4 > end - pos) {
+      throw new Truncated(
+        `FunctionCall.arguments: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 4,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: Uint8Array | null;
         {
           let n: number;
           if (end - pos < 4) throw new Truncated("FunctionCall.arguments: input ends", pos + 4);
-          n = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+          n =
+            (
+              (data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!
+            ) | 0;
           pos += 4;
           if (n === -1) {
             item = null;
           } else {
             if (n < 0) throw new InvalidValue(`FunctionCall.arguments: negative length ${n}`);
-            if (n > end - pos) throw new Truncated(`FunctionCall.arguments: ${n} bytes declared, ${end - pos} left`, pos + n);
+            if (n > end - pos) {
+              throw new Truncated(
+                `FunctionCall.arguments: ${n} bytes declared, ${end - pos} left`,
+                pos + n,
+              );
+            }
             item = data.subarray(pos, pos + n);
             pos += n;
           }
@@ -4097,12 +4696,19 @@ function _decodeFunctionCall(r: Reader, end: number, ctx: Context | undefined): 
 
   if (end - pos < 2) throw new Truncated("FunctionCall: input ends inside the frame", pos + 2);
   const v_resultFormat = ((data[pos]! << 8) | data[pos + 1]!);
-  if (FormatCode[v_resultFormat] === undefined) throw new InvalidValue(`FunctionCall.result_format: ${v_resultFormat} is not a FormatCode`);
+  if (FormatCode[v_resultFormat] === undefined) {
+    throw new InvalidValue(`FunctionCall.resultFormat: ${v_resultFormat} is not a FormatCode`);
+  }
 
   pos += 2;
 
   r.pos = pos;
-  return new FunctionCall({ functionOid: v_functionOid, argumentFormats: v_argumentFormats, arguments: v_arguments, resultFormat: v_resultFormat as FormatCode });
+  return new FunctionCall({
+    functionOid: v_functionOid,
+    argumentFormats: v_argumentFormats,
+    arguments: v_arguments,
+    resultFormat: v_resultFormat as FormatCode,
+  });
 }
 
 function _decodeParse(r: Reader, end: number, ctx: Context | undefined): Parse {
@@ -4111,7 +4717,9 @@ function _decodeParse(r: Reader, end: number, ctx: Context | undefined): Parse {
   let v_statement: string;
   {
     const stop = pos + data.subarray(pos, end).indexOf(0);
-    if (stop < pos) throw new InvalidValue("Parse.statement: no terminating 0 byte before the end of its frame");
+    if (stop < pos) {
+      throw new InvalidValue("Parse.statement: no terminating 0 byte before the end of its frame");
+    }
     v_statement = utf8(data.subarray(pos, stop), "Parse.statement");
     pos = stop + 1;
   }
@@ -4119,7 +4727,9 @@ function _decodeParse(r: Reader, end: number, ctx: Context | undefined): Parse {
   let v_query: string;
   {
     const stop = pos + data.subarray(pos, end).indexOf(0);
-    if (stop < pos) throw new InvalidValue("Parse.query: no terminating 0 byte before the end of its frame");
+    if (stop < pos) {
+      throw new InvalidValue("Parse.query: no terminating 0 byte before the end of its frame");
+    }
     v_query = utf8(data.subarray(pos, stop), "Parse.query");
     pos = stop + 1;
   }
@@ -4128,15 +4738,22 @@ function _decodeParse(r: Reader, end: number, ctx: Context | undefined): Parse {
   {
     const items: number[] = [];
     let count: number;
-    if (end - pos < 2) throw new Truncated("Parse.parameter_types: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("Parse.parameterTypes: input ends", pos + 2);
     count = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
-    if (count < 0) throw new InvalidValue(`Parse.parameter_types: negative count ${count}`);
-    if (count * 4 > end - pos) throw new Truncated(`Parse.parameter_types: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
+    if (count < 0) throw new InvalidValue(`Parse.parameterTypes: negative count ${count}`);
+    if (count * 4 > end - pos) {
+      throw new Truncated(
+        `Parse.parameterTypes: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 4,
+      );
+    }
     for (let i = 0; i < count; i++) {
       let item: number;
-      if (end - pos < 4) throw new Truncated("Parse.parameter_types: input ends", pos + 4);
-      item = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+      if (end - pos < 4) throw new Truncated("Parse.parameterTypes: input ends", pos + 4);
+      item = (
+        ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0
+      );
       pos += 4;
       items.push(item);
     }
@@ -4151,10 +4768,17 @@ function _decodePassword(r: Reader, end: number, ctx: Context | undefined): Pass
   const data = r.data;
   let pos = r.pos;
   let v_password: string | null = null;
-  if (((ctx === undefined ? 0 : ctx.authRequest) === 3) || ((ctx === undefined ? 0 : ctx.authRequest) === 5)) {
+  if (
+    (ctx === undefined ? 0 : ctx.authRequest) === 3 ||
+    (ctx === undefined ? 0 : ctx.authRequest) === 5
+  ) {
     {
       const stop = pos + data.subarray(pos, end).indexOf(0);
-      if (stop < pos) throw new InvalidValue("Password.password: no terminating 0 byte before the end of its frame");
+      if (stop < pos) {
+        throw new InvalidValue(
+          "Password.password: no terminating 0 byte before the end of its frame",
+        );
+      }
       v_password = utf8(data.subarray(pos, stop), "Password.password");
       pos = stop + 1;
     }
@@ -4164,7 +4788,11 @@ function _decodePassword(r: Reader, end: number, ctx: Context | undefined): Pass
   if ((ctx === undefined ? 0 : ctx.authRequest) === 0xa) {
     {
       const stop = pos + data.subarray(pos, end).indexOf(0);
-      if (stop < pos) throw new InvalidValue("Password.mechanism: no terminating 0 byte before the end of its frame");
+      if (stop < pos) {
+        throw new InvalidValue(
+          "Password.mechanism: no terminating 0 byte before the end of its frame",
+        );
+      }
       v_mechanism = utf8(data.subarray(pos, stop), "Password.mechanism");
       pos = stop + 1;
     }
@@ -4174,24 +4802,40 @@ function _decodePassword(r: Reader, end: number, ctx: Context | undefined): Pass
   if ((ctx === undefined ? 0 : ctx.authRequest) === 0xa) {
     {
       let n: number;
-      if (end - pos < 4) throw new Truncated("Password.initial_response: input ends", pos + 4);
-      n = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+      if (end - pos < 4) throw new Truncated("Password.initialResponse: input ends", pos + 4);
+      n =
+        ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
       pos += 4;
-      if (n < 0) throw new InvalidValue(`Password.initial_response: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`Password.initial_response: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n < 0) throw new InvalidValue(`Password.initialResponse: negative length ${n}`);
+      if (n > end - pos) {
+        throw new Truncated(
+          `Password.initialResponse: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_initialResponse = data.subarray(pos, pos + n);
       pos += n;
     }
   }
 
   let v_data: Uint8Array | null = null;
-  if (((((ctx === undefined ? 0 : ctx.authRequest) === 0xb) || ((ctx === undefined ? 0 : ctx.authRequest) === 7)) || ((ctx === undefined ? 0 : ctx.authRequest) === 8)) || ((ctx === undefined ? 0 : ctx.authRequest) === 9)) {
+  if (
+    (ctx === undefined ? 0 : ctx.authRequest) === 0xb ||
+    (ctx === undefined ? 0 : ctx.authRequest) === 7 ||
+    (ctx === undefined ? 0 : ctx.authRequest) === 8 ||
+    (ctx === undefined ? 0 : ctx.authRequest) === 9
+  ) {
     v_data = data.subarray(pos, end);
     pos = end;
   }
 
   r.pos = pos;
-  return new Password({ password: v_password, mechanism: v_mechanism, initialResponse: v_initialResponse, data: v_data });
+  return new Password({
+    password: v_password,
+    mechanism: v_mechanism,
+    initialResponse: v_initialResponse,
+    data: v_data,
+  });
 }
 
 function _decodeQuery(r: Reader, end: number, ctx: Context | undefined): Query {
@@ -4200,7 +4844,9 @@ function _decodeQuery(r: Reader, end: number, ctx: Context | undefined): Query {
   let v_query: string;
   {
     const stop = pos + data.subarray(pos, end).indexOf(0);
-    if (stop < pos) throw new InvalidValue("Query.query: no terminating 0 byte before the end of its frame");
+    if (stop < pos) {
+      throw new InvalidValue("Query.query: no terminating 0 byte before the end of its frame");
+    }
     v_query = utf8(data.subarray(pos, stop), "Query.query");
     pos = stop + 1;
   }
@@ -4232,28 +4878,46 @@ function _whole<F extends Frame>(r: Reader, end: number, decode: () => F): F {
   try {
     frame = decode();
   } catch (error) {
-    if (error instanceof Truncated) throw new InvalidValue(`${error.message} (within the frame's declared length)`);
+    if (error instanceof Truncated) {
+      throw new InvalidValue(`${error.message} (within the frame's declared length)`);
+    }
     throw error;
   }
   if (r.pos !== end) {
-    throw new TrailingBytes(`${end - r.pos} bytes of the ${frame.constructor.name}'s declared length left over`);
+    throw new TrailingBytes(
+      `${end - r.pos} bytes of the ${frame.constructor.name}'s declared length left over`,
+    );
   }
   return frame;
 }
 
-function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: string | undefined): Frame {
+function _decodeFrame(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  sender: string | undefined,
+): Frame {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 5) throw new Truncated("header: input ends inside the frame", pos + 5);
   const v_messageType = data[pos]!;
 
-  const v_length = (((data[pos + 1]! << 24) | (data[pos + 1 + 1]! << 16) | (data[pos + 1 + 2]! << 8) | data[pos + 1 + 3]!) >>> 0);
+  const v_length = (
+    ((data[pos + 1]! << 24) | (data[pos + 2]! << 16) | (data[pos + 3]! << 8) | data[pos + 4]!) >>> 0
+  );
 
   pos += 5;
 
   const frameEnd = pos - 4 + v_length;
-  if (frameEnd < pos) throw new InvalidValue(`header.length: ${v_length} is shorter than the header`);
-  if (frameEnd > end) throw new Truncated(`header.length: ${frameEnd - pos} bytes declared, ${end - pos} left`, frameEnd);
+  if (frameEnd < pos) {
+    throw new InvalidValue(`header.length: ${v_length} is shorter than the header`);
+  }
+  if (frameEnd > end) {
+    throw new Truncated(
+      `header.length: ${frameEnd - pos} bytes declared, ${end - pos} left`,
+      frameEnd,
+    );
+  }
   end = frameEnd;
   r.pos = pos;
   const key = v_messageType;
@@ -4268,19 +4932,27 @@ function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: 
       case 0x33:
         return _whole(r, end, () => _decodeCloseComplete(r, end, ctx));
       case 0x43:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
       case 0x47:
         return _whole(r, end, () => _decodeCopyInResponse(r, end, ctx));
       case 0x48:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
       case 0x57:
         return _whole(r, end, () => _decodeCopyBothResponse(r, end, ctx));
       case 0x44:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
       case 0x49:
         return _whole(r, end, () => _decodeEmptyQueryResponse(r, end, ctx));
       case 0x45:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
       case 0x56:
         return _whole(r, end, () => _decodeFunctionCallResponse(r, end, ctx));
       case 0x76:
@@ -4294,7 +4966,9 @@ function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: 
       case 0x74:
         return _whole(r, end, () => _decodeParameterDescription(r, end, ctx));
       case 0x53:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
       case 0x31:
         return _whole(r, end, () => _decodeParseComplete(r, end, ctx));
       case 0x73:
@@ -4416,15 +5090,25 @@ function _decodeStartupFrame(r: Reader, end: number, ctx: Context | undefined): 
   let pos = r.pos;
   const start = pos;
   if (end - pos < 8) throw new Truncated("startup: input ends inside the frame", pos + 8);
-  const v_length = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const v_length =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
-  const v_requestCode = (((data[pos + 4]! << 24) | (data[pos + 4 + 1]! << 16) | (data[pos + 4 + 2]! << 8) | data[pos + 4 + 3]!) >>> 0);
+  const v_requestCode = (
+    ((data[pos + 4]! << 24) | (data[pos + 5]! << 16) | (data[pos + 6]! << 8) | data[pos + 7]!) >>> 0
+  );
 
   pos += 8;
 
   const frameEnd = start + v_length;
-  if (frameEnd < pos) throw new InvalidValue(`startup.length: ${v_length} is shorter than the header`);
-  if (frameEnd > end) throw new Truncated(`startup.length: ${frameEnd - pos} bytes declared, ${end - pos} left`, frameEnd);
+  if (frameEnd < pos) {
+    throw new InvalidValue(`startup.length: ${v_length} is shorter than the header`);
+  }
+  if (frameEnd > end) {
+    throw new Truncated(
+      `startup.length: ${frameEnd - pos} bytes declared, ${end - pos} left`,
+      frameEnd,
+    );
+  }
   end = frameEnd;
   r.pos = pos;
   const key = v_requestCode;
@@ -4462,7 +5146,9 @@ export function decode(data: Uint8Array, ctx?: Context, sender?: "client" | "ser
   const r = new Reader(data, 0);
   const frame = _decodeFrame(r, data.length, ctx, sender);
   if (r.pos !== data.length) {
-    throw new TrailingBytes(`${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`);
+    throw new TrailingBytes(
+      `${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`,
+    );
   }
   return frame;
 }
@@ -4484,12 +5170,17 @@ export function decodeStartupAt(
   return [frame, r.pos];
 }
 
-/** Decode exactly one startup frame (`new StreamDecoder({ startup: true })` reads one from a stream). */
+/**
+ * Decode exactly one startup frame (`new StreamDecoder({ startup: true })` reads one from a
+ * stream).
+ */
 export function decodeStartup(data: Uint8Array, ctx?: Context): Frame {
   const r = new Reader(data, 0);
   const frame = _decodeStartupFrame(r, data.length, ctx);
   if (r.pos !== data.length) {
-    throw new TrailingBytes(`${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`);
+    throw new TrailingBytes(
+      `${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`,
+    );
   }
   return frame;
 }

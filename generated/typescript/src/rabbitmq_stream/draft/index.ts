@@ -3,7 +3,8 @@
 /**
  * RabbitMQ Stream protocol (2020 draft): frames, codec and stream decoder.
  *
- * Spec: https://github.com/rabbitmq/rabbitmq-server/blob/213c8f5f65/deps/rabbitmq_stream/docs/PROTOCOL.adoc
+ * Spec:
+ * https://github.com/rabbitmq/rabbitmq-server/blob/213c8f5f65/deps/rabbitmq_stream/docs/PROTOCOL.adoc
  */
 
 import {
@@ -27,7 +28,10 @@ import type { StreamOptions } from "@wirestream/runtime";
 
 /** Default limit of a frame's size in bytes (transport prefix excluded). */
 export const MAX_FRAME_SIZE = 16777216;
-/** Bytes of the big-endian length prefix before each frame on a byte stream; 0: frames delimit themselves. */
+/**
+ * Bytes of the big-endian length prefix before each frame on a byte stream; 0: frames delimit
+ * themselves.
+ */
 export const LENGTH_PREFIX_SIZE = 4;
 /** The encodings of a frame. */
 export const ENCODINGS: readonly string[] = ["binary"];
@@ -75,7 +79,10 @@ export enum FrameType {
   DELETE_RESPONSE = 0x3e70000,
 }
 
-/** 'OffsetType => int16 // 0 (first), 1 (last), 2 (next), 3 (offset), 4 (timestamp)'. Selects the variant of OffsetSpecification. */
+/**
+ * 'OffsetType => int16 // 0 (first), 1 (last), 2 (next), 3 (offset), 4 (timestamp)'. Selects the
+ * variant of OffsetSpecification.
+ */
 export enum OffsetType {
   FIRST = 0,
   LAST = 1,
@@ -84,7 +91,10 @@ export enum OffsetType {
   TIMESTAMP = 4,
 }
 
-/** Compression of a sub-entry batch (3 bits). The draft defers to osiris for the entry layout; the values are those of osiris and of every later client (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd). */
+/**
+ * Compression of a sub-entry batch (3 bits). The draft defers to osiris for the entry layout; the
+ * values are those of osiris and of every later client (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd).
+ */
 export enum CompressionType {
   NONE = 0,
   GZIP = 1,
@@ -106,7 +116,10 @@ export interface PropertyInit {
   value?: string | null;
 }
 
-/** A key/value pair of strings: 'PeerProperty => Key Value' (PeerProperties) and 'Argument => Key Value' (Create); 'Key => string', 'Value => string'. */
+/**
+ * A key/value pair of strings: 'PeerProperty => Key Value' (PeerProperties) and 'Argument => Key
+ * Value' (Create); 'Key => string', 'Value => string'.
+ */
 export class Property {
   key: string | null;
   value: string | null;
@@ -123,7 +136,9 @@ export class Property {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.key);
-        if (raw.length > 0x7fff) throw new EncodeError(`Property.key length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(`Property.key length: ${raw.length} is outside 0..0x7fff`);
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -133,7 +148,9 @@ export class Property {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.value);
-        if (raw.length > 0x7fff) throw new EncodeError(`Property.value length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(`Property.value length: ${raw.length} is outside 0..0x7fff`);
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -164,7 +181,11 @@ export class PublishedMessage {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.publishingId;
-      if (i0 < -0x8000000000000000n || i0 > 0x7fffffffffffffffn) throw new EncodeError(`PublishedMessage.publishing_id: ${i0} is outside -0x8000000000000000..0x7fffffffffffffff`);
+      if (i0 < -0x8000000000000000n || i0 > 0x7fffffffffffffffn) {
+        throw new EncodeError(
+          `PublishedMessage.publishingId: ${i0} is outside -0x8000000000000000..0x7fffffffffffffff`,
+        );
+      }
       w.view.setBigInt64(at, i0);
       w.pos = at + 8;
     }
@@ -173,7 +194,11 @@ export class PublishedMessage {
         w.i32(-1);
       } else {
         const raw = this.message;
-        if (raw.length > 0x7fffffff) throw new EncodeError(`PublishedMessage.message length: ${raw.length} is outside 0..0x7fffffff`);
+        if (raw.length > 0x7fffffff) {
+          throw new EncodeError(
+            `PublishedMessage.message length: ${raw.length} is outside 0..0x7fffffff`,
+          );
+        }
         w.i32(raw.length);
         w.bytes(raw);
       }
@@ -204,12 +229,18 @@ export class PublishingError {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.publishingId;
-      if (i0 < -0x8000000000000000n || i0 > 0x7fffffffffffffffn) throw new EncodeError(`PublishingError.publishing_id: ${i0} is outside -0x8000000000000000..0x7fffffffffffffff`);
+      if (i0 < -0x8000000000000000n || i0 > 0x7fffffffffffffffn) {
+        throw new EncodeError(
+          `PublishingError.publishingId: ${i0} is outside -0x8000000000000000..0x7fffffffffffffff`,
+        );
+      }
       w.view.setBigInt64(at, i0);
       const i8 = this.code;
-      if (!Number.isInteger(i8) || i8 < -0x8000 || i8 > 0x7fff) throw new EncodeError(`PublishingError.code: ${i8} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i8) || i8 < -0x8000 || i8 > 0x7fff) {
+        throw new EncodeError(`PublishingError.code: ${i8} is outside -0x8000..0x7fff`);
+      }
       buf[at + 8] = i8 >>> 8;
-      buf[at + 8 + 1] = i8;
+      buf[at + 9] = i8;
       w.pos = at + 10;
     }
   }
@@ -241,7 +272,9 @@ export class Broker {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.reference;
-      if (!Number.isInteger(i0) || i0 < -0x8000 || i0 > 0x7fff) throw new EncodeError(`Broker.reference: ${i0} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i0) || i0 < -0x8000 || i0 > 0x7fff) {
+        throw new EncodeError(`Broker.reference: ${i0} is outside -0x8000..0x7fff`);
+      }
       buf[at] = i0 >>> 8;
       buf[at + 1] = i0;
       w.pos = at + 2;
@@ -251,7 +284,9 @@ export class Broker {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.host);
-        if (raw.length > 0x7fff) throw new EncodeError(`Broker.host length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(`Broker.host length: ${raw.length} is outside 0..0x7fff`);
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -261,7 +296,9 @@ export class Broker {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.port;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`Broker.port: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(`Broker.port: ${i0} is outside -0x80000000..0x7fffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -300,7 +337,9 @@ export class StreamMetadata {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.stream);
-        if (raw.length > 0x7fff) throw new EncodeError(`StreamMetadata.stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(`StreamMetadata.stream length: ${raw.length} is outside 0..0x7fff`);
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -310,21 +349,33 @@ export class StreamMetadata {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.responseCode;
-      if (!Number.isInteger(i0) || i0 < -0x8000 || i0 > 0x7fff) throw new EncodeError(`StreamMetadata.response_code: ${i0} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i0) || i0 < -0x8000 || i0 > 0x7fff) {
+        throw new EncodeError(`StreamMetadata.responseCode: ${i0} is outside -0x8000..0x7fff`);
+      }
       buf[at] = i0 >>> 8;
       buf[at + 1] = i0;
       const i2 = this.leaderReference;
-      if (!Number.isInteger(i2) || i2 < -0x8000 || i2 > 0x7fff) throw new EncodeError(`StreamMetadata.leader_reference: ${i2} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i2) || i2 < -0x8000 || i2 > 0x7fff) {
+        throw new EncodeError(`StreamMetadata.leaderReference: ${i2} is outside -0x8000..0x7fff`);
+      }
       buf[at + 2] = i2 >>> 8;
-      buf[at + 2 + 1] = i2;
+      buf[at + 3] = i2;
       w.pos = at + 4;
     }
     {
       const items = this.replicasReferences;
-      if (items.length > 0x7fffffff) throw new EncodeError(`StreamMetadata.replicas_references count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `StreamMetadata.replicasReferences count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
-        if (!Number.isInteger(item) || item < -0x8000 || item > 0x7fff) throw new EncodeError(`StreamMetadata.replicas_references: ${item} is outside -0x8000..0x7fff`);
+        if (!Number.isInteger(item) || item < -0x8000 || item > 0x7fff) {
+          throw new EncodeError(
+            `StreamMetadata.replicasReferences: ${item} is outside -0x8000..0x7fff`,
+          );
+        }
         w.i16(item);
       }
     }
@@ -419,7 +470,9 @@ export class OffsetSpecOffset {
       buf[at] = 3 >>> 8;
       buf[at + 1] = 3;
       const i2 = this.offset;
-      if (i2 < 0n || i2 > 0xffffffffffffffffn) throw new EncodeError(`OffsetSpecOffset.offset: ${i2} is outside 0..0xffffffffffffffff`);
+      if (i2 < 0n || i2 > 0xffffffffffffffffn) {
+        throw new EncodeError(`OffsetSpecOffset.offset: ${i2} is outside 0..0xffffffffffffffff`);
+      }
       w.view.setBigUint64(at + 2, i2);
       w.pos = at + 10;
     }
@@ -448,7 +501,11 @@ export class OffsetSpecTimestamp {
       buf[at] = 4 >>> 8;
       buf[at + 1] = 4;
       const i2 = this.timestamp;
-      if (i2 < -0x8000000000000000n || i2 > 0x7fffffffffffffffn) throw new EncodeError(`OffsetSpecTimestamp.timestamp: ${i2} is outside -0x8000000000000000..0x7fffffffffffffff`);
+      if (i2 < -0x8000000000000000n || i2 > 0x7fffffffffffffffn) {
+        throw new EncodeError(
+          `OffsetSpecTimestamp.timestamp: ${i2} is outside -0x8000000000000000..0x7fffffffffffffff`,
+        );
+      }
       w.view.setBigInt64(at + 2, i2);
       w.pos = at + 10;
     }
@@ -476,11 +533,13 @@ export class SimpleEntry {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = raw_data.length;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`SimpleEntry.size: ${b0_0} is outside 0..0x7fffffff`);
-      buf[at] = ((0 << 0x1f) | b0_0) >>> 24;
-      buf[at + 1] = ((0 << 0x1f) | b0_0) >>> 16;
-      buf[at + 2] = ((0 << 0x1f) | b0_0) >>> 8;
-      buf[at + 3] = ((0 << 0x1f) | b0_0);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) {
+        throw new EncodeError(`SimpleEntry.size: ${b0_0} is outside 0..0x7fffffff`);
+      }
+      buf[at] = ((0 << 31) | b0_0) >>> 24;
+      buf[at + 1] = ((0 << 31) | b0_0) >>> 16;
+      buf[at + 2] = ((0 << 31) | b0_0) >>> 8;
+      buf[at + 3] = ((0 << 31) | b0_0);
       w.pos = at + 4;
     }
     {
@@ -517,19 +576,27 @@ export class SubEntryBatch {
       const at = w.pos;
       const buf = w.buf;
       const b0_4 = this.compression;
-      if (!Number.isInteger(b0_4) || b0_4 < 0 || b0_4 > 7) throw new EncodeError(`SubEntryBatch.compression: ${b0_4} is outside 0..7`);
-      if (CompressionType[b0_4] === undefined) throw new EncodeError(`SubEntryBatch.compression: ${b0_4} is not a CompressionType`);
+      if (!Number.isInteger(b0_4) || b0_4 < 0 || b0_4 > 7) {
+        throw new EncodeError(`SubEntryBatch.compression: ${b0_4} is outside 0..7`);
+      }
+      if (CompressionType[b0_4] === undefined) {
+        throw new EncodeError(`SubEntryBatch.compression: ${b0_4} is not a CompressionType`);
+      }
       buf[at] = (1 << 7) | (b0_4 << 4);
       const i1 = this.numRecords;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) throw new EncodeError(`SubEntryBatch.num_records: ${i1} is outside 0..0xffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) {
+        throw new EncodeError(`SubEntryBatch.numRecords: ${i1} is outside 0..0xffff`);
+      }
       buf[at + 1] = i1 >>> 8;
-      buf[at + 1 + 1] = i1;
+      buf[at + 2] = i1;
       const i3 = raw_data.length;
-      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xffffffff) throw new EncodeError(`SubEntryBatch.length: ${i3} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xffffffff) {
+        throw new EncodeError(`SubEntryBatch.length: ${i3} is outside 0..0xffffffff`);
+      }
       buf[at + 3] = i3 >>> 24;
-      buf[at + 3 + 1] = i3 >>> 16;
-      buf[at + 3 + 2] = i3 >>> 8;
-      buf[at + 3 + 3] = i3;
+      buf[at + 4] = i3 >>> 16;
+      buf[at + 5] = i3 >>> 8;
+      buf[at + 6] = i3;
       w.pos = at + 7;
     }
     {
@@ -583,33 +650,47 @@ export class OsirisChunk {
       const buf = w.buf;
       buf[at] = (5 << 4) | 0;
       const i1 = this.numEntries;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) throw new EncodeError(`OsirisChunk.num_entries: ${i1} is outside 0..0xffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) {
+        throw new EncodeError(`OsirisChunk.numEntries: ${i1} is outside 0..0xffff`);
+      }
       buf[at + 1] = i1 >>> 8;
-      buf[at + 1 + 1] = i1;
+      buf[at + 2] = i1;
       const i3 = this.numRecords;
-      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xffffffff) throw new EncodeError(`OsirisChunk.num_records: ${i3} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xffffffff) {
+        throw new EncodeError(`OsirisChunk.numRecords: ${i3} is outside 0..0xffffffff`);
+      }
       buf[at + 3] = i3 >>> 24;
-      buf[at + 3 + 1] = i3 >>> 16;
-      buf[at + 3 + 2] = i3 >>> 8;
-      buf[at + 3 + 3] = i3;
+      buf[at + 4] = i3 >>> 16;
+      buf[at + 5] = i3 >>> 8;
+      buf[at + 6] = i3;
       const i7 = this.epoch;
-      if (i7 < 0n || i7 > 0xffffffffffffffffn) throw new EncodeError(`OsirisChunk.epoch: ${i7} is outside 0..0xffffffffffffffff`);
+      if (i7 < 0n || i7 > 0xffffffffffffffffn) {
+        throw new EncodeError(`OsirisChunk.epoch: ${i7} is outside 0..0xffffffffffffffff`);
+      }
       w.view.setBigUint64(at + 7, i7);
       const i15 = this.chunkFirstOffset;
-      if (i15 < 0n || i15 > 0xffffffffffffffffn) throw new EncodeError(`OsirisChunk.chunk_first_offset: ${i15} is outside 0..0xffffffffffffffff`);
+      if (i15 < 0n || i15 > 0xffffffffffffffffn) {
+        throw new EncodeError(
+          `OsirisChunk.chunkFirstOffset: ${i15} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.view.setBigUint64(at + 15, i15);
       const i23 = this.chunkCrc;
-      if (!Number.isInteger(i23) || i23 < -0x80000000 || i23 > 0x7fffffff) throw new EncodeError(`OsirisChunk.chunk_crc: ${i23} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i23) || i23 < -0x80000000 || i23 > 0x7fffffff) {
+        throw new EncodeError(`OsirisChunk.chunkCrc: ${i23} is outside -0x80000000..0x7fffffff`);
+      }
       buf[at + 23] = i23 >>> 24;
-      buf[at + 23 + 1] = i23 >>> 16;
-      buf[at + 23 + 2] = i23 >>> 8;
-      buf[at + 23 + 3] = i23;
+      buf[at + 24] = i23 >>> 16;
+      buf[at + 25] = i23 >>> 8;
+      buf[at + 26] = i23;
       const i27 = raw_entries.length;
-      if (!Number.isInteger(i27) || i27 < 0 || i27 > 0xffffffff) throw new EncodeError(`OsirisChunk.data_length: ${i27} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i27) || i27 < 0 || i27 > 0xffffffff) {
+        throw new EncodeError(`OsirisChunk.dataLength: ${i27} is outside 0..0xffffffff`);
+      }
       buf[at + 27] = i27 >>> 24;
-      buf[at + 27 + 1] = i27 >>> 16;
-      buf[at + 27 + 2] = i27 >>> 8;
-      buf[at + 27 + 3] = i27;
+      buf[at + 28] = i27 >>> 16;
+      buf[at + 29] = i27 >>> 8;
+      buf[at + 30] = i27;
       w.pos = at + 31;
     }
     {
@@ -623,7 +704,12 @@ export class OsirisChunk {
 export type Entry = SimpleEntry | SubEntryBatch;
 
 /** 'OffsetSpecification => OffsetType Offset', chosen by the int16 offset type. */
-export type OffsetSpecification = OffsetSpecFirst | OffsetSpecLast | OffsetSpecNext | OffsetSpecOffset | OffsetSpecTimestamp;
+export type OffsetSpecification =
+  | OffsetSpecFirst
+  | OffsetSpecLast
+  | OffsetSpecNext
+  | OffsetSpecOffset
+  | OffsetSpecTimestamp;
 
 /** The fields of a Publish; each one left out takes its default. */
 export interface PublishInit {
@@ -671,7 +757,7 @@ export class Publish {
       buf[at] = 0 >>> 8;
       buf[at + 1] = 0;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -679,7 +765,9 @@ export class Publish {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.stream);
-        if (raw.length > 0x7fff) throw new EncodeError(`Publish.stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(`Publish.stream length: ${raw.length} is outside 0..0x7fff`);
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -689,13 +777,19 @@ export class Publish {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.publisherId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`Publish.publisher_id: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) {
+        throw new EncodeError(`Publish.publisherId: ${i0} is outside 0..0xff`);
+      }
       buf[at] = i0;
       w.pos = at + 1;
     }
     {
       const items = this.publishedMessages;
-      if (items.length > 0x7fffffff) throw new EncodeError(`Publish.published_messages count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `Publish.publishedMessages count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -747,7 +841,7 @@ export class PublishConfirm {
       buf[at] = 1 >>> 8;
       buf[at + 1] = 1;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -755,16 +849,27 @@ export class PublishConfirm {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.publisherId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`PublishConfirm.publisher_id: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) {
+        throw new EncodeError(`PublishConfirm.publisherId: ${i0} is outside 0..0xff`);
+      }
       buf[at] = i0;
       w.pos = at + 1;
     }
     {
       const items = this.publishingIds;
-      if (items.length > 0x7fffffff) throw new EncodeError(`PublishConfirm.publishing_ids count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `PublishConfirm.publishingIds count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
-        if (item < -0x8000000000000000n || item > 0x7fffffffffffffffn) throw new EncodeError(`PublishConfirm.publishing_ids: ${item} is outside -0x8000000000000000..0x7fffffffffffffff`);
+        if (item < -0x8000000000000000n || item > 0x7fffffffffffffffn) {
+          throw new EncodeError(
+            `PublishConfirm.publishingIds: ${item} is outside ` +
+              `-0x8000000000000000..0x7fffffffffffffff`,
+          );
+        }
         w.i64(item);
       }
     }
@@ -783,7 +888,8 @@ export interface SubscribeRequestInit {
 /**
  * Start consuming a stream from an offset specification, with initial credit.
  *
- * Spec: PROTOCOL.adoc (2020-10), Subscribe: 'Subscribe => Key Version CorrelationId SubscriptionId Stream OffsetSpecification Credit'
+ * Spec: PROTOCOL.adoc (2020-10), Subscribe: 'Subscribe => Key Version CorrelationId SubscriptionId
+ * Stream OffsetSpecification Credit'
  *
  * Code: 2, 0; sent by: client.
  */
@@ -823,7 +929,7 @@ export class SubscribeRequest {
       buf[at] = 2 >>> 8;
       buf[at + 1] = 2;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -831,13 +937,19 @@ export class SubscribeRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SubscribeRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `SubscribeRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.subscriptionId;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`SubscribeRequest.subscription_id: ${i4} is outside 0..0xff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) {
+        throw new EncodeError(`SubscribeRequest.subscriptionId: ${i4} is outside 0..0xff`);
+      }
       buf[at + 4] = i4;
       w.pos = at + 5;
     }
@@ -846,7 +958,11 @@ export class SubscribeRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.stream);
-        if (raw.length > 0x7fff) throw new EncodeError(`SubscribeRequest.stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `SubscribeRequest.stream length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -857,7 +973,9 @@ export class SubscribeRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.credit;
-      if (!Number.isInteger(i0) || i0 < -0x8000 || i0 > 0x7fff) throw new EncodeError(`SubscribeRequest.credit: ${i0} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i0) || i0 < -0x8000 || i0 > 0x7fff) {
+        throw new EncodeError(`SubscribeRequest.credit: ${i0} is outside -0x8000..0x7fff`);
+      }
       buf[at] = i0 >>> 8;
       buf[at + 1] = i0;
       w.pos = at + 2;
@@ -874,7 +992,8 @@ export interface SubscribeResponseInit {
 /**
  * Outcome of a SubscribeRequest.
  *
- * Spec: PROTOCOL.adoc (2020-10), Frame Structure: 'Response => Key Version CorrelationId ResponseCode'
+ * Spec: PROTOCOL.adoc (2020-10), Frame Structure: 'Response => Key Version CorrelationId
+ * ResponseCode'
  *
  * Code: 2, 0; sent by: server.
  */
@@ -908,7 +1027,7 @@ export class SubscribeResponse {
       buf[at] = 2 >>> 8;
       buf[at + 1] = 2;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -916,15 +1035,21 @@ export class SubscribeResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SubscribeResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `SubscribeResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`SubscribeResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) {
+        throw new EncodeError(`SubscribeResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -973,7 +1098,7 @@ export class Deliver {
       buf[at] = 3 >>> 8;
       buf[at + 1] = 3;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -981,7 +1106,9 @@ export class Deliver {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.subscriptionId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`Deliver.subscription_id: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) {
+        throw new EncodeError(`Deliver.subscriptionId: ${i0} is outside 0..0xff`);
+      }
       buf[at] = i0;
       w.pos = at + 1;
     }
@@ -1032,7 +1159,7 @@ export class CreditRequest {
       buf[at] = 4 >>> 8;
       buf[at + 1] = 4;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -1040,12 +1167,16 @@ export class CreditRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.subscriptionId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`CreditRequest.subscription_id: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) {
+        throw new EncodeError(`CreditRequest.subscriptionId: ${i0} is outside 0..0xff`);
+      }
       buf[at] = i0;
       const i1 = this.credit;
-      if (!Number.isInteger(i1) || i1 < -0x8000 || i1 > 0x7fff) throw new EncodeError(`CreditRequest.credit: ${i1} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i1) || i1 < -0x8000 || i1 > 0x7fff) {
+        throw new EncodeError(`CreditRequest.credit: ${i1} is outside -0x8000..0x7fff`);
+      }
       buf[at + 1] = i1 >>> 8;
-      buf[at + 1 + 1] = i1;
+      buf[at + 2] = i1;
       w.pos = at + 3;
     }
   }
@@ -1060,7 +1191,8 @@ export interface CreditResponseInit {
 /**
  * Sent only when a CreditRequest fails (e.g. unknown subscription).
  *
- * Spec: PROTOCOL.adoc (2020-10), Credit: 'CreditResponse => Key Version ResponseCode SubscriptionId'
+ * Spec: PROTOCOL.adoc (2020-10), Credit: 'CreditResponse => Key Version ResponseCode
+ * SubscriptionId'
  *
  * Code: 4, 0; sent by: server.
  */
@@ -1094,7 +1226,7 @@ export class CreditResponse {
       buf[at] = 4 >>> 8;
       buf[at + 1] = 4;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -1102,11 +1234,15 @@ export class CreditResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.responseCode;
-      if (!Number.isInteger(i0) || i0 < -0x8000 || i0 > 0x7fff) throw new EncodeError(`CreditResponse.response_code: ${i0} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i0) || i0 < -0x8000 || i0 > 0x7fff) {
+        throw new EncodeError(`CreditResponse.responseCode: ${i0} is outside -0x8000..0x7fff`);
+      }
       buf[at] = i0 >>> 8;
       buf[at + 1] = i0;
       const i2 = this.subscriptionId;
-      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xff) throw new EncodeError(`CreditResponse.subscription_id: ${i2} is outside 0..0xff`);
+      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xff) {
+        throw new EncodeError(`CreditResponse.subscriptionId: ${i2} is outside 0..0xff`);
+      }
       buf[at + 2] = i2;
       w.pos = at + 3;
     }
@@ -1122,7 +1258,8 @@ export interface UnsubscribeRequestInit {
 /**
  * Stop a subscription.
  *
- * Spec: PROTOCOL.adoc (2020-10), Unsubscribe: 'Unsubscribe => Key Version CorrelationId SubscriptionId'
+ * Spec: PROTOCOL.adoc (2020-10), Unsubscribe: 'Unsubscribe => Key Version CorrelationId
+ * SubscriptionId'
  *
  * Code: 5, 0; sent by: client.
  */
@@ -1156,7 +1293,7 @@ export class UnsubscribeRequest {
       buf[at] = 5 >>> 8;
       buf[at + 1] = 5;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -1164,13 +1301,19 @@ export class UnsubscribeRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`UnsubscribeRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `UnsubscribeRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.subscriptionId;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`UnsubscribeRequest.subscription_id: ${i4} is outside 0..0xff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) {
+        throw new EncodeError(`UnsubscribeRequest.subscriptionId: ${i4} is outside 0..0xff`);
+      }
       buf[at + 4] = i4;
       w.pos = at + 5;
     }
@@ -1186,7 +1329,8 @@ export interface UnsubscribeResponseInit {
 /**
  * Outcome of an UnsubscribeRequest.
  *
- * Spec: PROTOCOL.adoc (2020-10), Frame Structure: 'Response => Key Version CorrelationId ResponseCode'
+ * Spec: PROTOCOL.adoc (2020-10), Frame Structure: 'Response => Key Version CorrelationId
+ * ResponseCode'
  *
  * Code: 5, 0; sent by: server.
  */
@@ -1220,7 +1364,7 @@ export class UnsubscribeResponse {
       buf[at] = 5 >>> 8;
       buf[at + 1] = 5;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -1228,15 +1372,21 @@ export class UnsubscribeResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`UnsubscribeResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `UnsubscribeResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`UnsubscribeResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) {
+        throw new EncodeError(`UnsubscribeResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -1285,7 +1435,7 @@ export class PublishError {
       buf[at] = 6 >>> 8;
       buf[at + 1] = 6;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -1293,13 +1443,19 @@ export class PublishError {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.publisherId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`PublishError.publisher_id: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) {
+        throw new EncodeError(`PublishError.publisherId: ${i0} is outside 0..0xff`);
+      }
       buf[at] = i0;
       w.pos = at + 1;
     }
     {
       const items = this.publishingErrors;
-      if (items.length > 0x7fffffff) throw new EncodeError(`PublishError.publishing_errors count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `PublishError.publishingErrors count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -1351,7 +1507,7 @@ export class MetadataUpdate {
       buf[at] = 7 >>> 8;
       buf[at + 1] = 7;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -1359,7 +1515,9 @@ export class MetadataUpdate {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.code;
-      if (!Number.isInteger(i0) || i0 < -0x8000 || i0 > 0x7fff) throw new EncodeError(`MetadataUpdate.code: ${i0} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i0) || i0 < -0x8000 || i0 > 0x7fff) {
+        throw new EncodeError(`MetadataUpdate.code: ${i0} is outside -0x8000..0x7fff`);
+      }
       buf[at] = i0 >>> 8;
       buf[at + 1] = i0;
       w.pos = at + 2;
@@ -1369,7 +1527,9 @@ export class MetadataUpdate {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.stream);
-        if (raw.length > 0x7fff) throw new EncodeError(`MetadataUpdate.stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(`MetadataUpdate.stream length: ${raw.length} is outside 0..0x7fff`);
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -1420,7 +1580,7 @@ export class MetadataRequest {
       buf[at] = 8 >>> 8;
       buf[at + 1] = 8;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -1428,7 +1588,11 @@ export class MetadataRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`MetadataRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `MetadataRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -1437,7 +1601,11 @@ export class MetadataRequest {
     }
     {
       const items = this.streams;
-      if (items.length > 0x7fffffff) throw new EncodeError(`MetadataRequest.streams count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `MetadataRequest.streams count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         {
@@ -1445,7 +1613,11 @@ export class MetadataRequest {
             w.i16(-1);
           } else {
             const raw = utf8Bytes(item);
-            if (raw.length > 0x7fff) throw new EncodeError(`MetadataRequest.streams length: ${raw.length} is outside 0..0x7fff`);
+            if (raw.length > 0x7fff) {
+              throw new EncodeError(
+                `MetadataRequest.streams length: ${raw.length} is outside 0..0x7fff`,
+              );
+            }
             w.i16(raw.length);
             w.bytes(raw);
           }
@@ -1465,7 +1637,8 @@ export interface MetadataResponseInit {
 /**
  * Brokers, then per-stream leader and replicas (as broker references).
  *
- * Spec: PROTOCOL.adoc (2020-10), Metadata: 'MetadataResponse => Key Version CorrelationId [Broker] [StreamMetadata]'
+ * Spec: PROTOCOL.adoc (2020-10), Metadata: 'MetadataResponse => Key Version CorrelationId [Broker]
+ * [StreamMetadata]'
  *
  * Code: 8, 0; sent by: server.
  */
@@ -1501,7 +1674,7 @@ export class MetadataResponse {
       buf[at] = 8 >>> 8;
       buf[at + 1] = 8;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -1509,7 +1682,11 @@ export class MetadataResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`MetadataResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `MetadataResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -1518,7 +1695,11 @@ export class MetadataResponse {
     }
     {
       const items = this.brokers;
-      if (items.length > 0x7fffffff) throw new EncodeError(`MetadataResponse.brokers count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `MetadataResponse.brokers count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -1526,7 +1707,11 @@ export class MetadataResponse {
     }
     {
       const items = this.streamMetadata;
-      if (items.length > 0x7fffffff) throw new EncodeError(`MetadataResponse.stream_metadata count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `MetadataResponse.streamMetadata count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -1543,7 +1728,8 @@ export interface SaslHandshakeRequestInit {
 /**
  * Ask which SASL mechanisms the server supports.
  *
- * Spec: PROTOCOL.adoc (2020-10), SaslHandshake: 'SaslHandshakeRequest => Key Version CorrelationId Mechanism'
+ * Spec: PROTOCOL.adoc (2020-10), SaslHandshake: 'SaslHandshakeRequest => Key Version CorrelationId
+ * Mechanism'
  *
  * Code: 9, 0; sent by: client.
  */
@@ -1575,7 +1761,7 @@ export class SaslHandshakeRequest {
       buf[at] = 9 >>> 8;
       buf[at + 1] = 9;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -1583,7 +1769,11 @@ export class SaslHandshakeRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SaslHandshakeRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `SaslHandshakeRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -1603,7 +1793,8 @@ export interface SaslHandshakeResponseInit {
 /**
  * The SASL mechanisms the server offers.
  *
- * Spec: PROTOCOL.adoc (2020-10), SaslHandshake: 'SaslHandshakeResponse => Key Version CorrelationId ResponseCode [Mechanism]'
+ * Spec: PROTOCOL.adoc (2020-10), SaslHandshake: 'SaslHandshakeResponse => Key Version CorrelationId
+ * ResponseCode [Mechanism]'
  *
  * Code: 9, 0; sent by: server.
  */
@@ -1639,7 +1830,7 @@ export class SaslHandshakeResponse {
       buf[at] = 9 >>> 8;
       buf[at + 1] = 9;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -1647,20 +1838,32 @@ export class SaslHandshakeResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SaslHandshakeResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `SaslHandshakeResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`SaslHandshakeResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) {
+        throw new EncodeError(
+          `SaslHandshakeResponse.responseCode: ${i4} is outside -0x8000..0x7fff`,
+        );
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
     {
       const items = this.mechanisms;
-      if (items.length > 0x7fffffff) throw new EncodeError(`SaslHandshakeResponse.mechanisms count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `SaslHandshakeResponse.mechanisms count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         {
@@ -1668,7 +1871,11 @@ export class SaslHandshakeResponse {
             w.i16(-1);
           } else {
             const raw = utf8Bytes(item);
-            if (raw.length > 0x7fff) throw new EncodeError(`SaslHandshakeResponse.mechanisms length: ${raw.length} is outside 0..0x7fff`);
+            if (raw.length > 0x7fff) {
+              throw new EncodeError(
+                `SaslHandshakeResponse.mechanisms length: ${raw.length} is outside 0..0x7fff`,
+              );
+            }
             w.i16(raw.length);
             w.bytes(raw);
           }
@@ -1688,7 +1895,8 @@ export interface SaslAuthenticateRequestInit {
 /**
  * Answer the server's challenge with the chosen mechanism.
  *
- * Spec: PROTOCOL.adoc (2020-10), SaslAuthenticate: 'SaslAuthenticateRequest => Key Version CorrelationId Mechanism SaslOpaqueData'
+ * Spec: PROTOCOL.adoc (2020-10), SaslAuthenticate: 'SaslAuthenticateRequest => Key Version
+ * CorrelationId Mechanism SaslOpaqueData'
  *
  * Code: 10, 0; sent by: client.
  */
@@ -1724,7 +1932,7 @@ export class SaslAuthenticateRequest {
       buf[at] = 0xa >>> 8;
       buf[at + 1] = 0xa;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -1732,7 +1940,11 @@ export class SaslAuthenticateRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SaslAuthenticateRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `SaslAuthenticateRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -1744,7 +1956,11 @@ export class SaslAuthenticateRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.mechanism);
-        if (raw.length > 0x7fff) throw new EncodeError(`SaslAuthenticateRequest.mechanism length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `SaslAuthenticateRequest.mechanism length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -1754,7 +1970,11 @@ export class SaslAuthenticateRequest {
         w.i32(-1);
       } else {
         const raw = this.saslOpaqueData;
-        if (raw.length > 0x7fffffff) throw new EncodeError(`SaslAuthenticateRequest.sasl_opaque_data length: ${raw.length} is outside 0..0x7fffffff`);
+        if (raw.length > 0x7fffffff) {
+          throw new EncodeError(
+            `SaslAuthenticateRequest.saslOpaqueData length: ${raw.length} is outside 0..0x7fffffff`,
+          );
+        }
         w.i32(raw.length);
         w.bytes(raw);
       }
@@ -1772,7 +1992,8 @@ export interface SaslAuthenticateResponseInit {
 /**
  * Outcome of a SASL step; carries the next challenge, if any.
  *
- * Spec: PROTOCOL.adoc (2020-10), SaslAuthenticate: 'SaslAuthenticateResponse => Key Version CorrelationId ResponseCode SaslOpaqueData'
+ * Spec: PROTOCOL.adoc (2020-10), SaslAuthenticate: 'SaslAuthenticateResponse => Key Version
+ * CorrelationId ResponseCode SaslOpaqueData'
  *
  * Code: 10, 0; sent by: server.
  */
@@ -1808,7 +2029,7 @@ export class SaslAuthenticateResponse {
       buf[at] = 0xa >>> 8;
       buf[at + 1] = 0xa;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -1816,15 +2037,23 @@ export class SaslAuthenticateResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`SaslAuthenticateResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `SaslAuthenticateResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`SaslAuthenticateResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) {
+        throw new EncodeError(
+          `SaslAuthenticateResponse.responseCode: ${i4} is outside -0x8000..0x7fff`,
+        );
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
     {
@@ -1832,7 +2061,12 @@ export class SaslAuthenticateResponse {
         w.i32(-1);
       } else {
         const raw = this.saslOpaqueData;
-        if (raw.length > 0x7fffffff) throw new EncodeError(`SaslAuthenticateResponse.sasl_opaque_data length: ${raw.length} is outside 0..0x7fffffff`);
+        if (raw.length > 0x7fffffff) {
+          throw new EncodeError(
+            `SaslAuthenticateResponse.saslOpaqueData length: ${raw.length} is ` +
+              `outside 0..0x7fffffff`,
+          );
+        }
         w.i32(raw.length);
         w.bytes(raw);
       }
@@ -1847,9 +2081,11 @@ export interface TuneInit {
 }
 
 /**
- * Server proposes frame max and heartbeat; the client answers with the same frame carrying the values it agrees on.
+ * Server proposes frame max and heartbeat; the client answers with the same frame carrying the
+ * values it agrees on.
  *
- * Spec: PROTOCOL.adoc (2020-10), Tune: 'TuneRequest => Key Version FrameMax Heartbeat' / 'TuneResponse => TuneRequest'
+ * Spec: PROTOCOL.adoc (2020-10), Tune: 'TuneRequest => Key Version FrameMax Heartbeat' /
+ * 'TuneResponse => TuneRequest'
  *
  * Code: 11, 0; sent by: any.
  */
@@ -1883,7 +2119,7 @@ export class Tune {
       buf[at] = 0xb >>> 8;
       buf[at + 1] = 0xb;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -1891,17 +2127,21 @@ export class Tune {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.frameMax;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`Tune.frame_max: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(`Tune.frameMax: ${i0} is outside -0x80000000..0x7fffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.heartbeat;
-      if (!Number.isInteger(i4) || i4 < -0x80000000 || i4 > 0x7fffffff) throw new EncodeError(`Tune.heartbeat: ${i4} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i4) || i4 < -0x80000000 || i4 > 0x7fffffff) {
+        throw new EncodeError(`Tune.heartbeat: ${i4} is outside -0x80000000..0x7fffffff`);
+      }
       buf[at + 4] = i4 >>> 24;
-      buf[at + 4 + 1] = i4 >>> 16;
-      buf[at + 4 + 2] = i4 >>> 8;
-      buf[at + 4 + 3] = i4;
+      buf[at + 5] = i4 >>> 16;
+      buf[at + 6] = i4 >>> 8;
+      buf[at + 7] = i4;
       w.pos = at + 8;
     }
   }
@@ -1950,7 +2190,7 @@ export class OpenRequest {
       buf[at] = 0xc >>> 8;
       buf[at + 1] = 0xc;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -1958,7 +2198,11 @@ export class OpenRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`OpenRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `OpenRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -1970,7 +2214,11 @@ export class OpenRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.virtualHost);
-        if (raw.length > 0x7fff) throw new EncodeError(`OpenRequest.virtual_host length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `OpenRequest.virtualHost length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -2021,7 +2269,7 @@ export class OpenResponse {
       buf[at] = 0xc >>> 8;
       buf[at + 1] = 0xc;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -2029,15 +2277,21 @@ export class OpenResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`OpenResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `OpenResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`OpenResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) {
+        throw new EncodeError(`OpenResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -2053,7 +2307,8 @@ export interface CloseRequestInit {
 /**
  * Close the connection, with a code and a reason.
  *
- * Spec: PROTOCOL.adoc (2020-10), Close: 'CloseRequest => Key Version CorrelationId ClosingCode ClosingReason'
+ * Spec: PROTOCOL.adoc (2020-10), Close: 'CloseRequest => Key Version CorrelationId ClosingCode
+ * ClosingReason'
  *
  * Code: 13, 0; sent by: client.
  */
@@ -2089,7 +2344,7 @@ export class CloseRequest {
       buf[at] = 0xd >>> 8;
       buf[at + 1] = 0xd;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -2097,15 +2352,21 @@ export class CloseRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`CloseRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `CloseRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.closingCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`CloseRequest.closing_code: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) {
+        throw new EncodeError(`CloseRequest.closingCode: ${i4} is outside -0x8000..0x7fff`);
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
     {
@@ -2113,7 +2374,11 @@ export class CloseRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.closingReason);
-        if (raw.length > 0x7fff) throw new EncodeError(`CloseRequest.closing_reason length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `CloseRequest.closingReason length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -2164,7 +2429,7 @@ export class CloseResponse {
       buf[at] = 0xd >>> 8;
       buf[at + 1] = 0xd;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -2172,15 +2437,21 @@ export class CloseResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`CloseResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `CloseResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`CloseResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) {
+        throw new EncodeError(`CloseResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -2222,7 +2493,7 @@ export class Heartbeat {
       buf[at] = 0xe >>> 8;
       buf[at + 1] = 0xe;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
   }
@@ -2237,7 +2508,8 @@ export interface PeerPropertiesRequestInit {
 /**
  * The client's properties (product, version, ...), first frame of a connection.
  *
- * Spec: PROTOCOL.adoc (2020-10), PeerProperties: 'PeerPropertiesRequest => Key Version PeerProperties'
+ * Spec: PROTOCOL.adoc (2020-10), PeerProperties: 'PeerPropertiesRequest => Key Version
+ * PeerProperties'
  *
  * Code: 15, 0; sent by: client.
  */
@@ -2271,7 +2543,7 @@ export class PeerPropertiesRequest {
       buf[at] = 0xf >>> 8;
       buf[at + 1] = 0xf;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -2279,7 +2551,11 @@ export class PeerPropertiesRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`PeerPropertiesRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `PeerPropertiesRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -2288,7 +2564,11 @@ export class PeerPropertiesRequest {
     }
     {
       const items = this.peerProperties;
-      if (items.length > 0x7fffffff) throw new EncodeError(`PeerPropertiesRequest.peer_properties count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `PeerPropertiesRequest.peerProperties count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -2307,7 +2587,8 @@ export interface PeerPropertiesResponseInit {
 /**
  * The server's properties.
  *
- * Spec: PROTOCOL.adoc (2020-10), PeerProperties: 'SaslAuthenticateResponse => Key Version CorrelationId ResponseCode PeerProperties' (sic, key 15)
+ * Spec: PROTOCOL.adoc (2020-10), PeerProperties: 'SaslAuthenticateResponse => Key Version
+ * CorrelationId ResponseCode PeerProperties' (sic, key 15)
  *
  * Code: 15, 0; sent by: server.
  */
@@ -2343,7 +2624,7 @@ export class PeerPropertiesResponse {
       buf[at] = 0xf >>> 8;
       buf[at + 1] = 0xf;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -2351,20 +2632,32 @@ export class PeerPropertiesResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`PeerPropertiesResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `PeerPropertiesResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`PeerPropertiesResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) {
+        throw new EncodeError(
+          `PeerPropertiesResponse.responseCode: ${i4} is outside -0x8000..0x7fff`,
+        );
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
     {
       const items = this.peerProperties;
-      if (items.length > 0x7fffffff) throw new EncodeError(`PeerPropertiesResponse.peer_properties count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `PeerPropertiesResponse.peerProperties count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -2384,7 +2677,8 @@ export interface CommitOffsetInit {
 /**
  * Store the offset reached by a named consumer (reference) on a stream. No response.
  *
- * Spec: PROTOCOL.adoc (2020-10), CommitOffset: 'CommitOffset => Key Version Reference Stream Offset'
+ * Spec: PROTOCOL.adoc (2020-10), CommitOffset: 'CommitOffset => Key Version Reference Stream
+ * Offset'
  *
  * Code: 16, 0; sent by: client.
  */
@@ -2422,7 +2716,7 @@ export class CommitOffset {
       buf[at] = 0x10 >>> 8;
       buf[at + 1] = 0x10;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -2430,7 +2724,11 @@ export class CommitOffset {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`CommitOffset.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `CommitOffset.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -2442,7 +2740,11 @@ export class CommitOffset {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.reference);
-        if (raw.length > 0x7fff) throw new EncodeError(`CommitOffset.reference length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `CommitOffset.reference length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -2452,7 +2754,9 @@ export class CommitOffset {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.stream);
-        if (raw.length > 0x7fff) throw new EncodeError(`CommitOffset.stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(`CommitOffset.stream length: ${raw.length} is outside 0..0x7fff`);
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -2462,7 +2766,11 @@ export class CommitOffset {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.offset;
-      if (i0 < -0x8000000000000000n || i0 > 0x7fffffffffffffffn) throw new EncodeError(`CommitOffset.offset: ${i0} is outside -0x8000000000000000..0x7fffffffffffffff`);
+      if (i0 < -0x8000000000000000n || i0 > 0x7fffffffffffffffn) {
+        throw new EncodeError(
+          `CommitOffset.offset: ${i0} is outside -0x8000000000000000..0x7fffffffffffffff`,
+        );
+      }
       w.view.setBigInt64(at, i0);
       w.pos = at + 8;
     }
@@ -2479,7 +2787,8 @@ export interface QueryOffsetRequestInit {
 /**
  * Ask for the offset committed by a named consumer on a stream.
  *
- * Spec: PROTOCOL.adoc (2020-10), QueryOffset: 'QueryOffsetRequest => Key Version CorrelationId Reference Stream'
+ * Spec: PROTOCOL.adoc (2020-10), QueryOffset: 'QueryOffsetRequest => Key Version CorrelationId
+ * Reference Stream'
  *
  * Code: 17, 0; sent by: client.
  */
@@ -2515,7 +2824,7 @@ export class QueryOffsetRequest {
       buf[at] = 0x11 >>> 8;
       buf[at + 1] = 0x11;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -2523,7 +2832,11 @@ export class QueryOffsetRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`QueryOffsetRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `QueryOffsetRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -2535,7 +2848,11 @@ export class QueryOffsetRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.reference);
-        if (raw.length > 0x7fff) throw new EncodeError(`QueryOffsetRequest.reference length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `QueryOffsetRequest.reference length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -2545,7 +2862,11 @@ export class QueryOffsetRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.stream);
-        if (raw.length > 0x7fff) throw new EncodeError(`QueryOffsetRequest.stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `QueryOffsetRequest.stream length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -2563,7 +2884,8 @@ export interface QueryOffsetResponseInit {
 /**
  * The committed offset.
  *
- * Spec: PROTOCOL.adoc (2020-10), QueryOffset: 'QueryOffsetResponse => Key Version CorrelationId Reference Stream'
+ * Spec: PROTOCOL.adoc (2020-10), QueryOffset: 'QueryOffsetResponse => Key Version CorrelationId
+ * Reference Stream'
  *
  * Code: 17, 0; sent by: server.
  */
@@ -2599,7 +2921,7 @@ export class QueryOffsetResponse {
       buf[at] = 0x11 >>> 8;
       buf[at + 1] = 0x11;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -2607,17 +2929,27 @@ export class QueryOffsetResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`QueryOffsetResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `QueryOffsetResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`QueryOffsetResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) {
+        throw new EncodeError(`QueryOffsetResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       const i6 = this.offset;
-      if (i6 < -0x8000000000000000n || i6 > 0x7fffffffffffffffn) throw new EncodeError(`QueryOffsetResponse.offset: ${i6} is outside -0x8000000000000000..0x7fffffffffffffff`);
+      if (i6 < -0x8000000000000000n || i6 > 0x7fffffffffffffffn) {
+        throw new EncodeError(
+          `QueryOffsetResponse.offset: ${i6} is outside -0x8000000000000000..0x7fffffffffffffff`,
+        );
+      }
       w.view.setBigInt64(at + 6, i6);
       w.pos = at + 14;
     }
@@ -2670,7 +3002,7 @@ export class CreateRequest {
       buf[at] = 0x3e6 >>> 8;
       buf[at + 1] = 0x3e6;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -2678,7 +3010,11 @@ export class CreateRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`CreateRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `CreateRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -2690,14 +3026,20 @@ export class CreateRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.stream);
-        if (raw.length > 0x7fff) throw new EncodeError(`CreateRequest.stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(`CreateRequest.stream length: ${raw.length} is outside 0..0x7fff`);
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
     }
     {
       const items = this.arguments;
-      if (items.length > 0x7fffffff) throw new EncodeError(`CreateRequest.arguments count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `CreateRequest.arguments count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -2715,7 +3057,8 @@ export interface CreateResponseInit {
 /**
  * Outcome of a CreateRequest.
  *
- * Spec: PROTOCOL.adoc (2020-10), Frame Structure: 'Response => Key Version CorrelationId ResponseCode'
+ * Spec: PROTOCOL.adoc (2020-10), Frame Structure: 'Response => Key Version CorrelationId
+ * ResponseCode'
  *
  * Code: 998, 0; sent by: server.
  */
@@ -2749,7 +3092,7 @@ export class CreateResponse {
       buf[at] = 0x3e6 >>> 8;
       buf[at + 1] = 0x3e6;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -2757,15 +3100,21 @@ export class CreateResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`CreateResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `CreateResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`CreateResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) {
+        throw new EncodeError(`CreateResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -2814,7 +3163,7 @@ export class DeleteRequest {
       buf[at] = 0x3e7 >>> 8;
       buf[at + 1] = 0x3e7;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -2822,7 +3171,11 @@ export class DeleteRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`DeleteRequest.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `DeleteRequest.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -2834,7 +3187,9 @@ export class DeleteRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.stream);
-        if (raw.length > 0x7fff) throw new EncodeError(`DeleteRequest.stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(`DeleteRequest.stream length: ${raw.length} is outside 0..0x7fff`);
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -2851,7 +3206,8 @@ export interface DeleteResponseInit {
 /**
  * Outcome of a DeleteRequest.
  *
- * Spec: PROTOCOL.adoc (2020-10), Frame Structure: 'Response => Key Version CorrelationId ResponseCode'
+ * Spec: PROTOCOL.adoc (2020-10), Frame Structure: 'Response => Key Version CorrelationId
+ * ResponseCode'
  *
  * Code: 999, 0; sent by: server.
  */
@@ -2885,7 +3241,7 @@ export class DeleteResponse {
       buf[at] = 0x3e7 >>> 8;
       buf[at + 1] = 0x3e7;
       buf[at + 2] = 0 >>> 8;
-      buf[at + 2 + 1] = 0;
+      buf[at + 3] = 0;
       w.pos = at + 4;
     }
     {
@@ -2893,15 +3249,21 @@ export class DeleteResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) throw new EncodeError(`DeleteResponse.correlation_id: ${i0} is outside -0x80000000..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < -0x80000000 || i0 > 0x7fffffff) {
+        throw new EncodeError(
+          `DeleteResponse.correlationId: ${i0} is outside -0x80000000..0x7fffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) throw new EncodeError(`DeleteResponse.response_code: ${i4} is outside -0x8000..0x7fff`);
+      if (!Number.isInteger(i4) || i4 < -0x8000 || i4 > 0x7fff) {
+        throw new EncodeError(`DeleteResponse.responseCode: ${i4} is outside -0x8000..0x7fff`);
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -2940,8 +3302,8 @@ export type Frame =
   | CreateRequest
   | CreateResponse
   | DeleteRequest
-  | DeleteResponse
-  ;
+  | DeleteResponse;
+
 function _decodeProperty(r: Reader, end: number, ctx: Context | undefined): Property {
   const data = r.data;
   let pos = r.pos;
@@ -2955,7 +3317,9 @@ function _decodeProperty(r: Reader, end: number, ctx: Context | undefined): Prop
       v_key = null;
     } else {
       if (n < 0) throw new InvalidValue(`Property.key: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`Property.key: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`Property.key: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_key = utf8(data.subarray(pos, pos + n), "Property.key");
       pos += n;
     }
@@ -2971,7 +3335,9 @@ function _decodeProperty(r: Reader, end: number, ctx: Context | undefined): Prop
       v_value = null;
     } else {
       if (n < 0) throw new InvalidValue(`Property.value: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`Property.value: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`Property.value: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_value = utf8(data.subarray(pos, pos + n), "Property.value");
       pos += n;
     }
@@ -2981,7 +3347,11 @@ function _decodeProperty(r: Reader, end: number, ctx: Context | undefined): Prop
   return new Property({ key: v_key, value: v_value });
 }
 
-function _decodePublishedMessage(r: Reader, end: number, ctx: Context | undefined): PublishedMessage {
+function _decodePublishedMessage(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): PublishedMessage {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 8) throw new Truncated("PublishedMessage: input ends inside the frame", pos + 8);
@@ -2993,13 +3363,19 @@ function _decodePublishedMessage(r: Reader, end: number, ctx: Context | undefine
   {
     let n: number;
     if (end - pos < 4) throw new Truncated("PublishedMessage.message: input ends", pos + 4);
-    n = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    n =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
     if (n === -1) {
       v_message = null;
     } else {
       if (n < 0) throw new InvalidValue(`PublishedMessage.message: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`PublishedMessage.message: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `PublishedMessage.message: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_message = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -3015,7 +3391,7 @@ function _decodePublishingError(r: Reader, end: number, ctx: Context | undefined
   if (end - pos < 10) throw new Truncated("PublishingError: input ends inside the frame", pos + 10);
   const v_publishingId = r.view.getBigInt64(pos);
 
-  const v_code = ((((data[pos + 8]! << 8) | data[pos + 8 + 1]!) << 16) >> 16);
+  const v_code = ((((data[pos + 8]! << 8) | data[pos + 9]!) << 16) >> 16);
 
   pos += 10;
 
@@ -3041,14 +3417,17 @@ function _decodeBroker(r: Reader, end: number, ctx: Context | undefined): Broker
       v_host = null;
     } else {
       if (n < 0) throw new InvalidValue(`Broker.host: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`Broker.host: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`Broker.host: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_host = utf8(data.subarray(pos, pos + n), "Broker.host");
       pos += n;
     }
   }
 
   if (end - pos < 4) throw new Truncated("Broker: input ends inside the frame", pos + 4);
-  const v_port = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_port =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   pos += 4;
 
@@ -3069,7 +3448,12 @@ function _decodeStreamMetadata(r: Reader, end: number, ctx: Context | undefined)
       v_stream = null;
     } else {
       if (n < 0) throw new InvalidValue(`StreamMetadata.stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`StreamMetadata.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `StreamMetadata.stream: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_stream = utf8(data.subarray(pos, pos + n), "StreamMetadata.stream");
       pos += n;
     }
@@ -3078,7 +3462,7 @@ function _decodeStreamMetadata(r: Reader, end: number, ctx: Context | undefined)
   if (end - pos < 4) throw new Truncated("StreamMetadata: input ends inside the frame", pos + 4);
   const v_responseCode = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
 
-  const v_leaderReference = ((((data[pos + 2]! << 8) | data[pos + 2 + 1]!) << 16) >> 16);
+  const v_leaderReference = ((((data[pos + 2]! << 8) | data[pos + 3]!) << 16) >> 16);
 
   pos += 4;
 
@@ -3086,14 +3470,26 @@ function _decodeStreamMetadata(r: Reader, end: number, ctx: Context | undefined)
   {
     const items: number[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("StreamMetadata.replicas_references: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) {
+      throw new Truncated("StreamMetadata.replicasReferences: input ends", pos + 4);
+    }
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
-    if (count < 0) throw new InvalidValue(`StreamMetadata.replicas_references: negative count ${count}`);
-    if (count * 2 > end - pos) throw new Truncated(`StreamMetadata.replicas_references: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
+    if (count < 0) {
+      throw new InvalidValue(`StreamMetadata.replicasReferences: negative count ${count}`);
+    }
+    if (count * 2 > end - pos) {
+      throw new Truncated(
+        `StreamMetadata.replicasReferences: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 2,
+      );
+    }
     for (let i = 0; i < count; i++) {
       let item: number;
-      if (end - pos < 2) throw new Truncated("StreamMetadata.replicas_references: input ends", pos + 2);
+      if (end - pos < 2) {
+        throw new Truncated("StreamMetadata.replicasReferences: input ends", pos + 2);
+      }
       item = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
       pos += 2;
       items.push(item);
@@ -3102,7 +3498,12 @@ function _decodeStreamMetadata(r: Reader, end: number, ctx: Context | undefined)
   }
 
   r.pos = pos;
-  return new StreamMetadata({ stream: v_stream, responseCode: v_responseCode, leaderReference: v_leaderReference, replicasReferences: v_replicasReferences });
+  return new StreamMetadata({
+    stream: v_stream,
+    responseCode: v_responseCode,
+    leaderReference: v_leaderReference,
+    replicasReferences: v_replicasReferences,
+  });
 }
 
 function _decodeOffsetSpecFirst(r: Reader, end: number, ctx: Context | undefined): OffsetSpecFirst {
@@ -3110,7 +3511,9 @@ function _decodeOffsetSpecFirst(r: Reader, end: number, ctx: Context | undefined
   let pos = r.pos;
   if (end - pos < 2) throw new Truncated("OffsetSpecFirst: input ends inside the frame", pos + 2);
   const v_offsetType = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
-  if (v_offsetType !== 0) throw new InvalidValue(`OffsetSpecFirst.offset_type: must be 0, got ${v_offsetType}`);
+  if (v_offsetType !== 0) {
+    throw new InvalidValue(`OffsetSpecFirst.offsetType: must be 0, got ${v_offsetType}`);
+  }
 
   pos += 2;
 
@@ -3123,7 +3526,9 @@ function _decodeOffsetSpecLast(r: Reader, end: number, ctx: Context | undefined)
   let pos = r.pos;
   if (end - pos < 2) throw new Truncated("OffsetSpecLast: input ends inside the frame", pos + 2);
   const v_offsetType = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
-  if (v_offsetType !== 1) throw new InvalidValue(`OffsetSpecLast.offset_type: must be 1, got ${v_offsetType}`);
+  if (v_offsetType !== 1) {
+    throw new InvalidValue(`OffsetSpecLast.offsetType: must be 1, got ${v_offsetType}`);
+  }
 
   pos += 2;
 
@@ -3136,7 +3541,9 @@ function _decodeOffsetSpecNext(r: Reader, end: number, ctx: Context | undefined)
   let pos = r.pos;
   if (end - pos < 2) throw new Truncated("OffsetSpecNext: input ends inside the frame", pos + 2);
   const v_offsetType = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
-  if (v_offsetType !== 2) throw new InvalidValue(`OffsetSpecNext.offset_type: must be 2, got ${v_offsetType}`);
+  if (v_offsetType !== 2) {
+    throw new InvalidValue(`OffsetSpecNext.offsetType: must be 2, got ${v_offsetType}`);
+  }
 
   pos += 2;
 
@@ -3144,12 +3551,20 @@ function _decodeOffsetSpecNext(r: Reader, end: number, ctx: Context | undefined)
   return new OffsetSpecNext({  });
 }
 
-function _decodeOffsetSpecOffset(r: Reader, end: number, ctx: Context | undefined): OffsetSpecOffset {
+function _decodeOffsetSpecOffset(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): OffsetSpecOffset {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 10) throw new Truncated("OffsetSpecOffset: input ends inside the frame", pos + 10);
+  if (end - pos < 10) {
+    throw new Truncated("OffsetSpecOffset: input ends inside the frame", pos + 10);
+  }
   const v_offsetType = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
-  if (v_offsetType !== 3) throw new InvalidValue(`OffsetSpecOffset.offset_type: must be 3, got ${v_offsetType}`);
+  if (v_offsetType !== 3) {
+    throw new InvalidValue(`OffsetSpecOffset.offsetType: must be 3, got ${v_offsetType}`);
+  }
 
   const v_offset = r.view.getBigUint64(pos + 2);
 
@@ -3159,12 +3574,20 @@ function _decodeOffsetSpecOffset(r: Reader, end: number, ctx: Context | undefine
   return new OffsetSpecOffset({ offset: v_offset });
 }
 
-function _decodeOffsetSpecTimestamp(r: Reader, end: number, ctx: Context | undefined): OffsetSpecTimestamp {
+function _decodeOffsetSpecTimestamp(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): OffsetSpecTimestamp {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 10) throw new Truncated("OffsetSpecTimestamp: input ends inside the frame", pos + 10);
+  if (end - pos < 10) {
+    throw new Truncated("OffsetSpecTimestamp: input ends inside the frame", pos + 10);
+  }
   const v_offsetType = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
-  if (v_offsetType !== 4) throw new InvalidValue(`OffsetSpecTimestamp.offset_type: must be 4, got ${v_offsetType}`);
+  if (v_offsetType !== 4) {
+    throw new InvalidValue(`OffsetSpecTimestamp.offsetType: must be 4, got ${v_offsetType}`);
+  }
 
   const v_timestamp = r.view.getBigInt64(pos + 2);
 
@@ -3178,9 +3601,12 @@ function _decodeSimpleEntry(r: Reader, end: number, ctx: Context | undefined): S
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("SimpleEntry: input ends inside the frame", pos + 4);
-  const w1_0 = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
-  const v_entryType = w1_0 >>> 0x1f;
-  if (v_entryType !== 0) throw new InvalidValue(`SimpleEntry.entry_type: must be 0, got ${v_entryType}`);
+  const w1_0 =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
+  const v_entryType = w1_0 >>> 31;
+  if (v_entryType !== 0) {
+    throw new InvalidValue(`SimpleEntry.entryType: must be 0, got ${v_entryType}`);
+  }
 
   const v_size = w1_0 & 0x7fffffff;
 
@@ -3191,7 +3617,9 @@ function _decodeSimpleEntry(r: Reader, end: number, ctx: Context | undefined): S
     let n: number;
     n = v_size;
     if (n < 0) throw new InvalidValue(`SimpleEntry.data: negative length ${n}`);
-    if (n > end - pos) throw new Truncated(`SimpleEntry.data: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`SimpleEntry.data: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_data = data.subarray(pos, pos + n);
     pos += n;
   }
@@ -3206,14 +3634,20 @@ function _decodeSubEntryBatch(r: Reader, end: number, ctx: Context | undefined):
   if (end - pos < 7) throw new Truncated("SubEntryBatch: input ends inside the frame", pos + 7);
   const w1_0 = data[pos]!;
   const v_entryType = w1_0 >>> 7;
-  if (v_entryType !== 1) throw new InvalidValue(`SubEntryBatch.entry_type: must be 1, got ${v_entryType}`);
+  if (v_entryType !== 1) {
+    throw new InvalidValue(`SubEntryBatch.entryType: must be 1, got ${v_entryType}`);
+  }
 
   const v_compression = (w1_0 >>> 4) & 7;
-  if (CompressionType[v_compression] === undefined) throw new InvalidValue(`SubEntryBatch.compression: ${v_compression} is not a CompressionType`);
+  if (CompressionType[v_compression] === undefined) {
+    throw new InvalidValue(`SubEntryBatch.compression: ${v_compression} is not a CompressionType`);
+  }
 
-  const v_numRecords = ((data[pos + 1]! << 8) | data[pos + 1 + 1]!);
+  const v_numRecords = ((data[pos + 1]! << 8) | data[pos + 2]!);
 
-  const v_length = (((data[pos + 3]! << 24) | (data[pos + 3 + 1]! << 16) | (data[pos + 3 + 2]! << 8) | data[pos + 3 + 3]!) >>> 0);
+  const v_length = (
+    ((data[pos + 3]! << 24) | (data[pos + 4]! << 16) | (data[pos + 5]! << 8) | data[pos + 6]!) >>> 0
+  );
 
   pos += 7;
 
@@ -3222,13 +3656,19 @@ function _decodeSubEntryBatch(r: Reader, end: number, ctx: Context | undefined):
     let n: number;
     n = v_length;
     if (n < 0) throw new InvalidValue(`SubEntryBatch.data: negative length ${n}`);
-    if (n > end - pos) throw new Truncated(`SubEntryBatch.data: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`SubEntryBatch.data: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_data = data.subarray(pos, pos + n);
     pos += n;
   }
 
   r.pos = pos;
-  return new SubEntryBatch({ compression: v_compression as CompressionType, numRecords: v_numRecords, data: v_data });
+  return new SubEntryBatch({
+    compression: v_compression as CompressionType,
+    numRecords: v_numRecords,
+    data: v_data,
+  });
 }
 
 function _decodeOsirisChunk(r: Reader, end: number, ctx: Context | undefined): OsirisChunk {
@@ -3240,19 +3680,29 @@ function _decodeOsirisChunk(r: Reader, end: number, ctx: Context | undefined): O
   if (v_magic !== 5) throw new InvalidValue(`OsirisChunk.magic: must be 5, got ${v_magic}`);
 
   const v_formatVersion = w1_0 & 0xf;
-  if (v_formatVersion !== 0) throw new InvalidValue(`OsirisChunk.format_version: must be 0, got ${v_formatVersion}`);
+  if (v_formatVersion !== 0) {
+    throw new InvalidValue(`OsirisChunk.formatVersion: must be 0, got ${v_formatVersion}`);
+  }
 
-  const v_numEntries = ((data[pos + 1]! << 8) | data[pos + 1 + 1]!);
+  const v_numEntries = ((data[pos + 1]! << 8) | data[pos + 2]!);
 
-  const v_numRecords = (((data[pos + 3]! << 24) | (data[pos + 3 + 1]! << 16) | (data[pos + 3 + 2]! << 8) | data[pos + 3 + 3]!) >>> 0);
+  const v_numRecords = (
+    ((data[pos + 3]! << 24) | (data[pos + 4]! << 16) | (data[pos + 5]! << 8) | data[pos + 6]!) >>> 0
+  );
 
   const v_epoch = r.view.getBigUint64(pos + 7);
 
   const v_chunkFirstOffset = r.view.getBigUint64(pos + 15);
 
-  const v_chunkCrc = (((data[pos + 23]! << 24) | (data[pos + 23 + 1]! << 16) | (data[pos + 23 + 2]! << 8) | data[pos + 23 + 3]!) | 0);
+  const v_chunkCrc =
+    (
+      (data[pos + 23]! << 24) | (data[pos + 24]! << 16) | (data[pos + 25]! << 8) | data[pos + 26]!
+    ) | 0;
 
-  const v_dataLength = (((data[pos + 27]! << 24) | (data[pos + 27 + 1]! << 16) | (data[pos + 27 + 2]! << 8) | data[pos + 27 + 3]!) >>> 0);
+  const v_dataLength =
+    (
+      (data[pos + 27]! << 24) | (data[pos + 28]! << 16) | (data[pos + 29]! << 8) | data[pos + 30]!
+    ) >>> 0;
 
   pos += 31;
 
@@ -3262,7 +3712,12 @@ function _decodeOsirisChunk(r: Reader, end: number, ctx: Context | undefined): O
     let length: number;
     length = v_dataLength;
     if (length < 0) throw new InvalidValue(`OsirisChunk.entries: negative byte length ${length}`);
-    if (length > end - pos) throw new Truncated(`OsirisChunk.entries: ${length} bytes declared, ${end - pos} left`, pos + length);
+    if (length > end - pos) {
+      throw new Truncated(
+        `OsirisChunk.entries: ${length} bytes declared, ${end - pos} left`,
+        pos + length,
+      );
+    }
     const stop = pos + length;
     try {
       while (pos < stop) {
@@ -3273,14 +3728,25 @@ function _decodeOsirisChunk(r: Reader, end: number, ctx: Context | undefined): O
         items.push(item);
       }
     } catch (error) {
-      if (error instanceof Truncated) throw new InvalidValue("OsirisChunk.entries: an element overruns the sequence's byte length");
+      if (error instanceof Truncated) {
+        throw new InvalidValue(
+          "OsirisChunk.entries: an element overruns the sequence's byte length",
+        );
+      }
       throw error;
     }
     v_entries = items;
   }
 
   r.pos = pos;
-  return new OsirisChunk({ numEntries: v_numEntries, numRecords: v_numRecords, epoch: v_epoch, chunkFirstOffset: v_chunkFirstOffset, chunkCrc: v_chunkCrc, entries: v_entries });
+  return new OsirisChunk({
+    numEntries: v_numEntries,
+    numRecords: v_numRecords,
+    epoch: v_epoch,
+    chunkFirstOffset: v_chunkFirstOffset,
+    chunkCrc: v_chunkCrc,
+    entries: v_entries,
+  });
 }
 
 function _decodeEntry(r: Reader, end: number, ctx: Context | undefined): Entry {
@@ -3297,7 +3763,11 @@ function _decodeEntry(r: Reader, end: number, ctx: Context | undefined): Entry {
   throw new InvalidValue(`Entry: no variant for tag 0x${tag.toString(16)}`);
 }
 
-function _decodeOffsetSpecification(r: Reader, end: number, ctx: Context | undefined): OffsetSpecification {
+function _decodeOffsetSpecification(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): OffsetSpecification {
   const pos = r.pos;
   if (end - pos < 2) throw new Truncated("OffsetSpecification: input ends", pos + 2);
   const data = r.data;
@@ -3330,7 +3800,9 @@ function _decodePublish(r: Reader, end: number, ctx: Context | undefined): Publi
       v_stream = null;
     } else {
       if (n < 0) throw new InvalidValue(`Publish.stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`Publish.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`Publish.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_stream = utf8(data.subarray(pos, pos + n), "Publish.stream");
       pos += n;
     }
@@ -3345,11 +3817,17 @@ function _decodePublish(r: Reader, end: number, ctx: Context | undefined): Publi
   {
     const items: PublishedMessage[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("Publish.published_messages: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) throw new Truncated("Publish.publishedMessages: input ends", pos + 4);
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
-    if (count < 0) throw new InvalidValue(`Publish.published_messages: negative count ${count}`);
-    if (count * 12 > end - pos) throw new Truncated(`Publish.published_messages: ${count} elements declared, ${end - pos} bytes left`, pos + count * 12);
+    if (count < 0) throw new InvalidValue(`Publish.publishedMessages: negative count ${count}`);
+    if (count * 12 > end - pos) {
+      throw new Truncated(
+        `Publish.publishedMessages: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 12,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: PublishedMessage;
@@ -3368,7 +3846,11 @@ function _decodePublish(r: Reader, end: number, ctx: Context | undefined): Publi
   }
 
   r.pos = pos;
-  return new Publish({ stream: v_stream, publisherId: v_publisherId, publishedMessages: v_publishedMessages });
+  return new Publish({
+    stream: v_stream,
+    publisherId: v_publisherId,
+    publishedMessages: v_publishedMessages,
+  });
 }
 
 function _decodePublishConfirm(r: Reader, end: number, ctx: Context | undefined): PublishConfirm {
@@ -3383,14 +3865,20 @@ function _decodePublishConfirm(r: Reader, end: number, ctx: Context | undefined)
   {
     const items: bigint[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("PublishConfirm.publishing_ids: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) throw new Truncated("PublishConfirm.publishingIds: input ends", pos + 4);
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
-    if (count < 0) throw new InvalidValue(`PublishConfirm.publishing_ids: negative count ${count}`);
-    if (count * 8 > end - pos) throw new Truncated(`PublishConfirm.publishing_ids: ${count} elements declared, ${end - pos} bytes left`, pos + count * 8);
+    if (count < 0) throw new InvalidValue(`PublishConfirm.publishingIds: negative count ${count}`);
+    if (count * 8 > end - pos) {
+      throw new Truncated(
+        `PublishConfirm.publishingIds: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 8,
+      );
+    }
     for (let i = 0; i < count; i++) {
       let item: bigint;
-      if (end - pos < 8) throw new Truncated("PublishConfirm.publishing_ids: input ends", pos + 8);
+      if (end - pos < 8) throw new Truncated("PublishConfirm.publishingIds: input ends", pos + 8);
       item = r.view.getBigInt64(pos);
       pos += 8;
       items.push(item);
@@ -3402,11 +3890,16 @@ function _decodePublishConfirm(r: Reader, end: number, ctx: Context | undefined)
   return new PublishConfirm({ publisherId: v_publisherId, publishingIds: v_publishingIds });
 }
 
-function _decodeSubscribeRequest(r: Reader, end: number, ctx: Context | undefined): SubscribeRequest {
+function _decodeSubscribeRequest(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): SubscribeRequest {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 5) throw new Truncated("SubscribeRequest: input ends inside the frame", pos + 5);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   const v_subscriptionId = data[pos + 4]!;
 
@@ -3422,7 +3915,12 @@ function _decodeSubscribeRequest(r: Reader, end: number, ctx: Context | undefine
       v_stream = null;
     } else {
       if (n < 0) throw new InvalidValue(`SubscribeRequest.stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`SubscribeRequest.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `SubscribeRequest.stream: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_stream = utf8(data.subarray(pos, pos + n), "SubscribeRequest.stream");
       pos += n;
     }
@@ -3439,16 +3937,27 @@ function _decodeSubscribeRequest(r: Reader, end: number, ctx: Context | undefine
   pos += 2;
 
   r.pos = pos;
-  return new SubscribeRequest({ correlationId: v_correlationId, subscriptionId: v_subscriptionId, stream: v_stream, offsetSpecification: v_offsetSpecification, credit: v_credit });
+  return new SubscribeRequest({
+    correlationId: v_correlationId,
+    subscriptionId: v_subscriptionId,
+    stream: v_stream,
+    offsetSpecification: v_offsetSpecification,
+    credit: v_credit,
+  });
 }
 
-function _decodeSubscribeResponse(r: Reader, end: number, ctx: Context | undefined): SubscribeResponse {
+function _decodeSubscribeResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): SubscribeResponse {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("SubscribeResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
-  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
   pos += 6;
 
@@ -3479,7 +3988,7 @@ function _decodeCreditRequest(r: Reader, end: number, ctx: Context | undefined):
   if (end - pos < 3) throw new Truncated("CreditRequest: input ends inside the frame", pos + 3);
   const v_subscriptionId = data[pos]!;
 
-  const v_credit = ((((data[pos + 1]! << 8) | data[pos + 1 + 1]!) << 16) >> 16);
+  const v_credit = ((((data[pos + 1]! << 8) | data[pos + 2]!) << 16) >> 16);
 
   pos += 3;
 
@@ -3501,27 +4010,44 @@ function _decodeCreditResponse(r: Reader, end: number, ctx: Context | undefined)
   return new CreditResponse({ responseCode: v_responseCode, subscriptionId: v_subscriptionId });
 }
 
-function _decodeUnsubscribeRequest(r: Reader, end: number, ctx: Context | undefined): UnsubscribeRequest {
+function _decodeUnsubscribeRequest(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): UnsubscribeRequest {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 5) throw new Truncated("UnsubscribeRequest: input ends inside the frame", pos + 5);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  if (end - pos < 5) {
+    throw new Truncated("UnsubscribeRequest: input ends inside the frame", pos + 5);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   const v_subscriptionId = data[pos + 4]!;
 
   pos += 5;
 
   r.pos = pos;
-  return new UnsubscribeRequest({ correlationId: v_correlationId, subscriptionId: v_subscriptionId });
+  return new UnsubscribeRequest({
+    correlationId: v_correlationId,
+    subscriptionId: v_subscriptionId,
+  });
 }
 
-function _decodeUnsubscribeResponse(r: Reader, end: number, ctx: Context | undefined): UnsubscribeResponse {
+function _decodeUnsubscribeResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): UnsubscribeResponse {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 6) throw new Truncated("UnsubscribeResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  if (end - pos < 6) {
+    throw new Truncated("UnsubscribeResponse: input ends inside the frame", pos + 6);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
-  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
   pos += 6;
 
@@ -3541,11 +4067,17 @@ function _decodePublishError(r: Reader, end: number, ctx: Context | undefined): 
   {
     const items: PublishingError[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("PublishError.publishing_errors: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) throw new Truncated("PublishError.publishingErrors: input ends", pos + 4);
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
-    if (count < 0) throw new InvalidValue(`PublishError.publishing_errors: negative count ${count}`);
-    if (count * 10 > end - pos) throw new Truncated(`PublishError.publishing_errors: ${count} elements declared, ${end - pos} bytes left`, pos + count * 10);
+    if (count < 0) throw new InvalidValue(`PublishError.publishingErrors: negative count ${count}`);
+    if (count * 10 > end - pos) {
+      throw new Truncated(
+        `PublishError.publishingErrors: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 10,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: PublishingError;
@@ -3585,7 +4117,12 @@ function _decodeMetadataUpdate(r: Reader, end: number, ctx: Context | undefined)
       v_stream = null;
     } else {
       if (n < 0) throw new InvalidValue(`MetadataUpdate.stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`MetadataUpdate.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `MetadataUpdate.stream: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_stream = utf8(data.subarray(pos, pos + n), "MetadataUpdate.stream");
       pos += n;
     }
@@ -3599,7 +4136,8 @@ function _decodeMetadataRequest(r: Reader, end: number, ctx: Context | undefined
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("MetadataRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   pos += 4;
 
@@ -3608,10 +4146,16 @@ function _decodeMetadataRequest(r: Reader, end: number, ctx: Context | undefined
     const items: (string | null)[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("MetadataRequest.streams: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
     if (count < 0) throw new InvalidValue(`MetadataRequest.streams: negative count ${count}`);
-    if (count * 2 > end - pos) throw new Truncated(`MetadataRequest.streams: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
+    if (count * 2 > end - pos) {
+      throw new Truncated(
+        `MetadataRequest.streams: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 2,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: string | null;
@@ -3624,7 +4168,12 @@ function _decodeMetadataRequest(r: Reader, end: number, ctx: Context | undefined
             item = null;
           } else {
             if (n < 0) throw new InvalidValue(`MetadataRequest.streams: negative length ${n}`);
-            if (n > end - pos) throw new Truncated(`MetadataRequest.streams: ${n} bytes declared, ${end - pos} left`, pos + n);
+            if (n > end - pos) {
+              throw new Truncated(
+                `MetadataRequest.streams: ${n} bytes declared, ${end - pos} left`,
+                pos + n,
+              );
+            }
             item = utf8(data.subarray(pos, pos + n), "MetadataRequest.streams");
             pos += n;
           }
@@ -3644,11 +4193,16 @@ function _decodeMetadataRequest(r: Reader, end: number, ctx: Context | undefined
   return new MetadataRequest({ correlationId: v_correlationId, streams: v_streams });
 }
 
-function _decodeMetadataResponse(r: Reader, end: number, ctx: Context | undefined): MetadataResponse {
+function _decodeMetadataResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): MetadataResponse {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("MetadataResponse: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   pos += 4;
 
@@ -3657,10 +4211,16 @@ function _decodeMetadataResponse(r: Reader, end: number, ctx: Context | undefine
     const items: Broker[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("MetadataResponse.brokers: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
     if (count < 0) throw new InvalidValue(`MetadataResponse.brokers: negative count ${count}`);
-    if (count * 8 > end - pos) throw new Truncated(`MetadataResponse.brokers: ${count} elements declared, ${end - pos} bytes left`, pos + count * 8);
+    if (count * 8 > end - pos) {
+      throw new Truncated(
+        `MetadataResponse.brokers: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 8,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: Broker;
@@ -3682,11 +4242,19 @@ function _decodeMetadataResponse(r: Reader, end: number, ctx: Context | undefine
   {
     const items: StreamMetadata[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("MetadataResponse.stream_metadata: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) throw new Truncated("MetadataResponse.streamMetadata: input ends", pos + 4);
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
-    if (count < 0) throw new InvalidValue(`MetadataResponse.stream_metadata: negative count ${count}`);
-    if (count * 10 > end - pos) throw new Truncated(`MetadataResponse.stream_metadata: ${count} elements declared, ${end - pos} bytes left`, pos + count * 10);
+    if (count < 0) {
+      throw new InvalidValue(`MetadataResponse.streamMetadata: negative count ${count}`);
+    }
+    if (count * 10 > end - pos) {
+      throw new Truncated(
+        `MetadataResponse.streamMetadata: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 10,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: StreamMetadata;
@@ -3705,14 +4273,25 @@ function _decodeMetadataResponse(r: Reader, end: number, ctx: Context | undefine
   }
 
   r.pos = pos;
-  return new MetadataResponse({ correlationId: v_correlationId, brokers: v_brokers, streamMetadata: v_streamMetadata });
+  return new MetadataResponse({
+    correlationId: v_correlationId,
+    brokers: v_brokers,
+    streamMetadata: v_streamMetadata,
+  });
 }
 
-function _decodeSaslHandshakeRequest(r: Reader, end: number, ctx: Context | undefined): SaslHandshakeRequest {
+function _decodeSaslHandshakeRequest(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): SaslHandshakeRequest {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 4) throw new Truncated("SaslHandshakeRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  if (end - pos < 4) {
+    throw new Truncated("SaslHandshakeRequest: input ends inside the frame", pos + 4);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   pos += 4;
 
@@ -3720,13 +4299,20 @@ function _decodeSaslHandshakeRequest(r: Reader, end: number, ctx: Context | unde
   return new SaslHandshakeRequest({ correlationId: v_correlationId });
 }
 
-function _decodeSaslHandshakeResponse(r: Reader, end: number, ctx: Context | undefined): SaslHandshakeResponse {
+function _decodeSaslHandshakeResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): SaslHandshakeResponse {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 6) throw new Truncated("SaslHandshakeResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  if (end - pos < 6) {
+    throw new Truncated("SaslHandshakeResponse: input ends inside the frame", pos + 6);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
-  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
   pos += 6;
 
@@ -3735,23 +4321,40 @@ function _decodeSaslHandshakeResponse(r: Reader, end: number, ctx: Context | und
     const items: (string | null)[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("SaslHandshakeResponse.mechanisms: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
-    if (count < 0) throw new InvalidValue(`SaslHandshakeResponse.mechanisms: negative count ${count}`);
-    if (count * 2 > end - pos) throw new Truncated(`SaslHandshakeResponse.mechanisms: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
+    if (count < 0) {
+      throw new InvalidValue(`SaslHandshakeResponse.mechanisms: negative count ${count}`);
+    }
+    if (count * 2 > end - pos) {
+      throw new Truncated(
+        `SaslHandshakeResponse.mechanisms: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 2,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: string | null;
         {
           let n: number;
-          if (end - pos < 2) throw new Truncated("SaslHandshakeResponse.mechanisms: input ends", pos + 2);
+          if (end - pos < 2) {
+            throw new Truncated("SaslHandshakeResponse.mechanisms: input ends", pos + 2);
+          }
           n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
           pos += 2;
           if (n === -1) {
             item = null;
           } else {
-            if (n < 0) throw new InvalidValue(`SaslHandshakeResponse.mechanisms: negative length ${n}`);
-            if (n > end - pos) throw new Truncated(`SaslHandshakeResponse.mechanisms: ${n} bytes declared, ${end - pos} left`, pos + n);
+            if (n < 0) {
+              throw new InvalidValue(`SaslHandshakeResponse.mechanisms: negative length ${n}`);
+            }
+            if (n > end - pos) {
+              throw new Truncated(
+                `SaslHandshakeResponse.mechanisms: ${n} bytes declared, ${end - pos} left`,
+                pos + n,
+              );
+            }
             item = utf8(data.subarray(pos, pos + n), "SaslHandshakeResponse.mechanisms");
             pos += n;
           }
@@ -3768,28 +4371,46 @@ function _decodeSaslHandshakeResponse(r: Reader, end: number, ctx: Context | und
   }
 
   r.pos = pos;
-  return new SaslHandshakeResponse({ correlationId: v_correlationId, responseCode: v_responseCode, mechanisms: v_mechanisms });
+  return new SaslHandshakeResponse({
+    correlationId: v_correlationId,
+    responseCode: v_responseCode,
+    mechanisms: v_mechanisms,
+  });
 }
 
-function _decodeSaslAuthenticateRequest(r: Reader, end: number, ctx: Context | undefined): SaslAuthenticateRequest {
+function _decodeSaslAuthenticateRequest(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): SaslAuthenticateRequest {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 4) throw new Truncated("SaslAuthenticateRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  if (end - pos < 4) {
+    throw new Truncated("SaslAuthenticateRequest: input ends inside the frame", pos + 4);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   pos += 4;
 
   let v_mechanism: string | null;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("SaslAuthenticateRequest.mechanism: input ends", pos + 2);
+    if (end - pos < 2) {
+      throw new Truncated("SaslAuthenticateRequest.mechanism: input ends", pos + 2);
+    }
     n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_mechanism = null;
     } else {
       if (n < 0) throw new InvalidValue(`SaslAuthenticateRequest.mechanism: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`SaslAuthenticateRequest.mechanism: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `SaslAuthenticateRequest.mechanism: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_mechanism = utf8(data.subarray(pos, pos + n), "SaslAuthenticateRequest.mechanism");
       pos += n;
     }
@@ -3798,60 +4419,97 @@ function _decodeSaslAuthenticateRequest(r: Reader, end: number, ctx: Context | u
   let v_saslOpaqueData: Uint8Array | null;
   {
     let n: number;
-    if (end - pos < 4) throw new Truncated("SaslAuthenticateRequest.sasl_opaque_data: input ends", pos + 4);
-    n = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) {
+      throw new Truncated("SaslAuthenticateRequest.saslOpaqueData: input ends", pos + 4);
+    }
+    n =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
     if (n === -1) {
       v_saslOpaqueData = null;
     } else {
-      if (n < 0) throw new InvalidValue(`SaslAuthenticateRequest.sasl_opaque_data: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`SaslAuthenticateRequest.sasl_opaque_data: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n < 0) {
+        throw new InvalidValue(`SaslAuthenticateRequest.saslOpaqueData: negative length ${n}`);
+      }
+      if (n > end - pos) {
+        throw new Truncated(
+          `SaslAuthenticateRequest.saslOpaqueData: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_saslOpaqueData = data.subarray(pos, pos + n);
       pos += n;
     }
   }
 
   r.pos = pos;
-  return new SaslAuthenticateRequest({ correlationId: v_correlationId, mechanism: v_mechanism, saslOpaqueData: v_saslOpaqueData });
+  return new SaslAuthenticateRequest({
+    correlationId: v_correlationId,
+    mechanism: v_mechanism,
+    saslOpaqueData: v_saslOpaqueData,
+  });
 }
 
-function _decodeSaslAuthenticateResponse(r: Reader, end: number, ctx: Context | undefined): SaslAuthenticateResponse {
+function _decodeSaslAuthenticateResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): SaslAuthenticateResponse {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 6) throw new Truncated("SaslAuthenticateResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  if (end - pos < 6) {
+    throw new Truncated("SaslAuthenticateResponse: input ends inside the frame", pos + 6);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
-  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
   pos += 6;
 
   let v_saslOpaqueData: Uint8Array | null;
   {
     let n: number;
-    if (end - pos < 4) throw new Truncated("SaslAuthenticateResponse.sasl_opaque_data: input ends", pos + 4);
-    n = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) {
+      throw new Truncated("SaslAuthenticateResponse.saslOpaqueData: input ends", pos + 4);
+    }
+    n =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
     if (n === -1) {
       v_saslOpaqueData = null;
     } else {
-      if (n < 0) throw new InvalidValue(`SaslAuthenticateResponse.sasl_opaque_data: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`SaslAuthenticateResponse.sasl_opaque_data: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n < 0) {
+        throw new InvalidValue(`SaslAuthenticateResponse.saslOpaqueData: negative length ${n}`);
+      }
+      if (n > end - pos) {
+        throw new Truncated(
+          `SaslAuthenticateResponse.saslOpaqueData: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_saslOpaqueData = data.subarray(pos, pos + n);
       pos += n;
     }
   }
 
   r.pos = pos;
-  return new SaslAuthenticateResponse({ correlationId: v_correlationId, responseCode: v_responseCode, saslOpaqueData: v_saslOpaqueData });
+  return new SaslAuthenticateResponse({
+    correlationId: v_correlationId,
+    responseCode: v_responseCode,
+    saslOpaqueData: v_saslOpaqueData,
+  });
 }
 
 function _decodeTune(r: Reader, end: number, ctx: Context | undefined): Tune {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 8) throw new Truncated("Tune: input ends inside the frame", pos + 8);
-  const v_frameMax = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_frameMax =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
-  const v_heartbeat = (((data[pos + 4]! << 24) | (data[pos + 4 + 1]! << 16) | (data[pos + 4 + 2]! << 8) | data[pos + 4 + 3]!) | 0);
+  const v_heartbeat =
+    ((data[pos + 4]! << 24) | (data[pos + 5]! << 16) | (data[pos + 6]! << 8) | data[pos + 7]!) | 0;
 
   pos += 8;
 
@@ -3863,22 +4521,28 @@ function _decodeOpenRequest(r: Reader, end: number, ctx: Context | undefined): O
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("OpenRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   pos += 4;
 
   let v_virtualHost: string | null;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("OpenRequest.virtual_host: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("OpenRequest.virtualHost: input ends", pos + 2);
     n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_virtualHost = null;
     } else {
-      if (n < 0) throw new InvalidValue(`OpenRequest.virtual_host: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`OpenRequest.virtual_host: ${n} bytes declared, ${end - pos} left`, pos + n);
-      v_virtualHost = utf8(data.subarray(pos, pos + n), "OpenRequest.virtual_host");
+      if (n < 0) throw new InvalidValue(`OpenRequest.virtualHost: negative length ${n}`);
+      if (n > end - pos) {
+        throw new Truncated(
+          `OpenRequest.virtualHost: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
+      v_virtualHost = utf8(data.subarray(pos, pos + n), "OpenRequest.virtualHost");
       pos += n;
     }
   }
@@ -3891,9 +4555,10 @@ function _decodeOpenResponse(r: Reader, end: number, ctx: Context | undefined): 
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("OpenResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
-  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
   pos += 6;
 
@@ -3905,39 +4570,50 @@ function _decodeCloseRequest(r: Reader, end: number, ctx: Context | undefined): 
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("CloseRequest: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
-  const v_closingCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
+  const v_closingCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
   pos += 6;
 
   let v_closingReason: string | null;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("CloseRequest.closing_reason: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("CloseRequest.closingReason: input ends", pos + 2);
     n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_closingReason = null;
     } else {
-      if (n < 0) throw new InvalidValue(`CloseRequest.closing_reason: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`CloseRequest.closing_reason: ${n} bytes declared, ${end - pos} left`, pos + n);
-      v_closingReason = utf8(data.subarray(pos, pos + n), "CloseRequest.closing_reason");
+      if (n < 0) throw new InvalidValue(`CloseRequest.closingReason: negative length ${n}`);
+      if (n > end - pos) {
+        throw new Truncated(
+          `CloseRequest.closingReason: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
+      v_closingReason = utf8(data.subarray(pos, pos + n), "CloseRequest.closingReason");
       pos += n;
     }
   }
 
   r.pos = pos;
-  return new CloseRequest({ correlationId: v_correlationId, closingCode: v_closingCode, closingReason: v_closingReason });
+  return new CloseRequest({
+    correlationId: v_correlationId,
+    closingCode: v_closingCode,
+    closingReason: v_closingReason,
+  });
 }
 
 function _decodeCloseResponse(r: Reader, end: number, ctx: Context | undefined): CloseResponse {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("CloseResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
-  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
   pos += 6;
 
@@ -3952,11 +4628,18 @@ function _decodeHeartbeat(r: Reader, end: number, ctx: Context | undefined): Hea
   return new Heartbeat({  });
 }
 
-function _decodePeerPropertiesRequest(r: Reader, end: number, ctx: Context | undefined): PeerPropertiesRequest {
+function _decodePeerPropertiesRequest(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): PeerPropertiesRequest {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 4) throw new Truncated("PeerPropertiesRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  if (end - pos < 4) {
+    throw new Truncated("PeerPropertiesRequest: input ends inside the frame", pos + 4);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   pos += 4;
 
@@ -3964,11 +4647,21 @@ function _decodePeerPropertiesRequest(r: Reader, end: number, ctx: Context | und
   {
     const items: Property[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("PeerPropertiesRequest.peer_properties: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) {
+      throw new Truncated("PeerPropertiesRequest.peerProperties: input ends", pos + 4);
+    }
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
-    if (count < 0) throw new InvalidValue(`PeerPropertiesRequest.peer_properties: negative count ${count}`);
-    if (count * 4 > end - pos) throw new Truncated(`PeerPropertiesRequest.peer_properties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
+    if (count < 0) {
+      throw new InvalidValue(`PeerPropertiesRequest.peerProperties: negative count ${count}`);
+    }
+    if (count * 4 > end - pos) {
+      throw new Truncated(
+        `PeerPropertiesRequest.peerProperties: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 4,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: Property;
@@ -3987,16 +4680,26 @@ function _decodePeerPropertiesRequest(r: Reader, end: number, ctx: Context | und
   }
 
   r.pos = pos;
-  return new PeerPropertiesRequest({ correlationId: v_correlationId, peerProperties: v_peerProperties });
+  return new PeerPropertiesRequest({
+    correlationId: v_correlationId,
+    peerProperties: v_peerProperties,
+  });
 }
 
-function _decodePeerPropertiesResponse(r: Reader, end: number, ctx: Context | undefined): PeerPropertiesResponse {
+function _decodePeerPropertiesResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): PeerPropertiesResponse {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 6) throw new Truncated("PeerPropertiesResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  if (end - pos < 6) {
+    throw new Truncated("PeerPropertiesResponse: input ends inside the frame", pos + 6);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
-  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
   pos += 6;
 
@@ -4004,11 +4707,22 @@ function _decodePeerPropertiesResponse(r: Reader, end: number, ctx: Context | un
   {
     const items: Property[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("PeerPropertiesResponse.peer_properties: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) {
+      throw new Truncated("PeerPropertiesResponse.peerProperties: input ends", pos + 4);
+    }
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
-    if (count < 0) throw new InvalidValue(`PeerPropertiesResponse.peer_properties: negative count ${count}`);
-    if (count * 4 > end - pos) throw new Truncated(`PeerPropertiesResponse.peer_properties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
+    if (count < 0) {
+      throw new InvalidValue(`PeerPropertiesResponse.peerProperties: negative count ${count}`);
+    }
+    if (count * 4 > end - pos) {
+      throw new Truncated(
+        `PeerPropertiesResponse.peerProperties: ${count} elements declared, ` +
+          `${end - pos} bytes left`,
+        pos + count * 4,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: Property;
@@ -4027,14 +4741,19 @@ function _decodePeerPropertiesResponse(r: Reader, end: number, ctx: Context | un
   }
 
   r.pos = pos;
-  return new PeerPropertiesResponse({ correlationId: v_correlationId, responseCode: v_responseCode, peerProperties: v_peerProperties });
+  return new PeerPropertiesResponse({
+    correlationId: v_correlationId,
+    responseCode: v_responseCode,
+    peerProperties: v_peerProperties,
+  });
 }
 
 function _decodeCommitOffset(r: Reader, end: number, ctx: Context | undefined): CommitOffset {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("CommitOffset: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   pos += 4;
 
@@ -4048,7 +4767,12 @@ function _decodeCommitOffset(r: Reader, end: number, ctx: Context | undefined): 
       v_reference = null;
     } else {
       if (n < 0) throw new InvalidValue(`CommitOffset.reference: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`CommitOffset.reference: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `CommitOffset.reference: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_reference = utf8(data.subarray(pos, pos + n), "CommitOffset.reference");
       pos += n;
     }
@@ -4064,7 +4788,9 @@ function _decodeCommitOffset(r: Reader, end: number, ctx: Context | undefined): 
       v_stream = null;
     } else {
       if (n < 0) throw new InvalidValue(`CommitOffset.stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`CommitOffset.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`CommitOffset.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_stream = utf8(data.subarray(pos, pos + n), "CommitOffset.stream");
       pos += n;
     }
@@ -4076,14 +4802,26 @@ function _decodeCommitOffset(r: Reader, end: number, ctx: Context | undefined): 
   pos += 8;
 
   r.pos = pos;
-  return new CommitOffset({ correlationId: v_correlationId, reference: v_reference, stream: v_stream, offset: v_offset });
+  return new CommitOffset({
+    correlationId: v_correlationId,
+    reference: v_reference,
+    stream: v_stream,
+    offset: v_offset,
+  });
 }
 
-function _decodeQueryOffsetRequest(r: Reader, end: number, ctx: Context | undefined): QueryOffsetRequest {
+function _decodeQueryOffsetRequest(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): QueryOffsetRequest {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 4) throw new Truncated("QueryOffsetRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  if (end - pos < 4) {
+    throw new Truncated("QueryOffsetRequest: input ends inside the frame", pos + 4);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   pos += 4;
 
@@ -4097,7 +4835,12 @@ function _decodeQueryOffsetRequest(r: Reader, end: number, ctx: Context | undefi
       v_reference = null;
     } else {
       if (n < 0) throw new InvalidValue(`QueryOffsetRequest.reference: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`QueryOffsetRequest.reference: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `QueryOffsetRequest.reference: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_reference = utf8(data.subarray(pos, pos + n), "QueryOffsetRequest.reference");
       pos += n;
     }
@@ -4113,37 +4856,58 @@ function _decodeQueryOffsetRequest(r: Reader, end: number, ctx: Context | undefi
       v_stream = null;
     } else {
       if (n < 0) throw new InvalidValue(`QueryOffsetRequest.stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`QueryOffsetRequest.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `QueryOffsetRequest.stream: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_stream = utf8(data.subarray(pos, pos + n), "QueryOffsetRequest.stream");
       pos += n;
     }
   }
 
   r.pos = pos;
-  return new QueryOffsetRequest({ correlationId: v_correlationId, reference: v_reference, stream: v_stream });
+  return new QueryOffsetRequest({
+    correlationId: v_correlationId,
+    reference: v_reference,
+    stream: v_stream,
+  });
 }
 
-function _decodeQueryOffsetResponse(r: Reader, end: number, ctx: Context | undefined): QueryOffsetResponse {
+function _decodeQueryOffsetResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): QueryOffsetResponse {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 14) throw new Truncated("QueryOffsetResponse: input ends inside the frame", pos + 14);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  if (end - pos < 14) {
+    throw new Truncated("QueryOffsetResponse: input ends inside the frame", pos + 14);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
-  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
   const v_offset = r.view.getBigInt64(pos + 6);
 
   pos += 14;
 
   r.pos = pos;
-  return new QueryOffsetResponse({ correlationId: v_correlationId, responseCode: v_responseCode, offset: v_offset });
+  return new QueryOffsetResponse({
+    correlationId: v_correlationId,
+    responseCode: v_responseCode,
+    offset: v_offset,
+  });
 }
 
 function _decodeCreateRequest(r: Reader, end: number, ctx: Context | undefined): CreateRequest {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("CreateRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   pos += 4;
 
@@ -4157,7 +4921,12 @@ function _decodeCreateRequest(r: Reader, end: number, ctx: Context | undefined):
       v_stream = null;
     } else {
       if (n < 0) throw new InvalidValue(`CreateRequest.stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`CreateRequest.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `CreateRequest.stream: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_stream = utf8(data.subarray(pos, pos + n), "CreateRequest.stream");
       pos += n;
     }
@@ -4168,10 +4937,16 @@ function _decodeCreateRequest(r: Reader, end: number, ctx: Context | undefined):
     const items: Property[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("CreateRequest.arguments: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
     if (count < 0) throw new InvalidValue(`CreateRequest.arguments: negative count ${count}`);
-    if (count * 4 > end - pos) throw new Truncated(`CreateRequest.arguments: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
+    if (count * 4 > end - pos) {
+      throw new Truncated(
+        `CreateRequest.arguments: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 4,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: Property;
@@ -4190,16 +4965,21 @@ function _decodeCreateRequest(r: Reader, end: number, ctx: Context | undefined):
   }
 
   r.pos = pos;
-  return new CreateRequest({ correlationId: v_correlationId, stream: v_stream, arguments: v_arguments });
+  return new CreateRequest({
+    correlationId: v_correlationId,
+    stream: v_stream,
+    arguments: v_arguments,
+  });
 }
 
 function _decodeCreateResponse(r: Reader, end: number, ctx: Context | undefined): CreateResponse {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("CreateResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
-  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
   pos += 6;
 
@@ -4211,7 +4991,8 @@ function _decodeDeleteRequest(r: Reader, end: number, ctx: Context | undefined):
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("DeleteRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
   pos += 4;
 
@@ -4225,7 +5006,12 @@ function _decodeDeleteRequest(r: Reader, end: number, ctx: Context | undefined):
       v_stream = null;
     } else {
       if (n < 0) throw new InvalidValue(`DeleteRequest.stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`DeleteRequest.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `DeleteRequest.stream: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_stream = utf8(data.subarray(pos, pos + n), "DeleteRequest.stream");
       pos += n;
     }
@@ -4239,9 +5025,10 @@ function _decodeDeleteResponse(r: Reader, end: number, ctx: Context | undefined)
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("DeleteResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
 
-  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 4 + 1]!) << 16) >> 16);
+  const v_responseCode = ((((data[pos + 4]! << 8) | data[pos + 5]!) << 16) >> 16);
 
   pos += 6;
 
@@ -4249,13 +5036,18 @@ function _decodeDeleteResponse(r: Reader, end: number, ctx: Context | undefined)
   return new DeleteResponse({ correlationId: v_correlationId, responseCode: v_responseCode });
 }
 
-function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: string | undefined): Frame {
+function _decodeFrame(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  sender: string | undefined,
+): Frame {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("header: input ends inside the frame", pos + 4);
   const v_key = ((data[pos]! << 8) | data[pos + 1]!);
 
-  const v_version = ((data[pos + 2]! << 8) | data[pos + 2 + 1]!);
+  const v_version = ((data[pos + 2]! << 8) | data[pos + 3]!);
 
   pos += 4;
 
@@ -4268,41 +5060,65 @@ function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: 
       case 0x10000:
         return _decodePublishConfirm(r, end, ctx);
       case 0x20000:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
       case 0x30000:
         return _decodeDeliver(r, end, ctx);
       case 0x40000:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
       case 0x50000:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
       case 0x60000:
         return _decodePublishError(r, end, ctx);
       case 0x70000:
         return _decodeMetadataUpdate(r, end, ctx);
       case 0x80000:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
       case 0x90000:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
       case 0xa0000:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
       case 0xb0000:
         return _decodeTune(r, end, ctx);
       case 0xc0000:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
       case 0xd0000:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
       case 0xe0000:
         return _decodeHeartbeat(r, end, ctx);
       case 0xf0000:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
       case 0x100000:
         return _decodeCommitOffset(r, end, ctx);
       case 0x110000:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
       case 0x3e60000:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
       case 0x3e70000:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
     }
   } else if (sender === "client") {
     switch (key) {
@@ -4405,7 +5221,9 @@ export function decode(data: Uint8Array, ctx?: Context, sender?: "client" | "ser
   const r = new Reader(data, 0);
   const frame = _decodeFrame(r, data.length, ctx, sender);
   if (r.pos !== data.length) {
-    throw new TrailingBytes(`${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`);
+    throw new TrailingBytes(
+      `${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`,
+    );
   }
   return frame;
 }

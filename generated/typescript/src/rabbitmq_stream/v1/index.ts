@@ -3,7 +3,8 @@
 /**
  * RabbitMQ Stream protocol (v1): frames, codec and stream decoder.
  *
- * Spec: https://github.com/rabbitmq/rabbitmq-server/blob/main/deps/rabbitmq_stream/docs/PROTOCOL.adoc
+ * Spec:
+ * https://github.com/rabbitmq/rabbitmq-server/blob/main/deps/rabbitmq_stream/docs/PROTOCOL.adoc
  */
 
 import {
@@ -27,7 +28,10 @@ import type { StreamOptions } from "@wirestream/runtime";
 
 /** Default limit of a frame's size in bytes (transport prefix excluded). */
 export const MAX_FRAME_SIZE = 16777216;
-/** Bytes of the big-endian length prefix before each frame on a byte stream; 0: frames delimit themselves. */
+/**
+ * Bytes of the big-endian length prefix before each frame on a byte stream; 0: frames delimit
+ * themselves.
+ */
 export const LENGTH_PREFIX_SIZE = 4;
 /** The encodings of a frame. */
 export const ENCODINGS: readonly string[] = ["binary"];
@@ -120,7 +124,11 @@ export enum ResponseCode {
   NO_OFFSET = 0x13,
 }
 
-/** 'OffsetType => uint16 // 1 (first), 2 (last), 3 (next), 4 (offset), 5 (timestamp)'; 0 (none) exists only in ConsumerUpdateResponse ('OffsetType => uint16 // 0 (none), 1 (first), ...'). The wire value selects a variant of OffsetSpecification / ConsumerUpdateOffsetSpecification. */
+/**
+ * 'OffsetType => uint16 // 1 (first), 2 (last), 3 (next), 4 (offset), 5 (timestamp)'; 0 (none)
+ * exists only in ConsumerUpdateResponse ('OffsetType => uint16 // 0 (none), 1 (first), ...'). The
+ * wire value selects a variant of OffsetSpecification / ConsumerUpdateOffsetSpecification.
+ */
 export enum OffsetType {
   NONE = 0,
   FIRST = 1,
@@ -159,7 +167,10 @@ export interface PropertyInit {
   value?: string | null;
 }
 
-/** A pair of strings: 'Property => Key Value' (Subscribe), 'PeerProperty => Key Value', 'ConnectionProperty => Key Value', 'Argument => Key Value'. */
+/**
+ * A pair of strings: 'Property => Key Value' (Subscribe), 'PeerProperty => Key Value',
+ * 'ConnectionProperty => Key Value', 'Argument => Key Value'.
+ */
 export class Property {
   key: string | null;
   value: string | null;
@@ -176,7 +187,9 @@ export class Property {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.key);
-        if (raw.length > 0x7fff) throw new EncodeError(`Property.key length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(`Property.key length: ${raw.length} is outside 0..0x7fff`);
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -186,7 +199,9 @@ export class Property {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.value);
-        if (raw.length > 0x7fff) throw new EncodeError(`Property.value length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(`Property.value length: ${raw.length} is outside 0..0x7fff`);
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -215,11 +230,13 @@ export class SimpleEntry {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = raw_data.length;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`SimpleEntry.size: ${b0_0} is outside 0..0x7fffffff`);
-      buf[at] = ((0 << 0x1f) | b0_0) >>> 24;
-      buf[at + 1] = ((0 << 0x1f) | b0_0) >>> 16;
-      buf[at + 2] = ((0 << 0x1f) | b0_0) >>> 8;
-      buf[at + 3] = ((0 << 0x1f) | b0_0);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) {
+        throw new EncodeError(`SimpleEntry.size: ${b0_0} is outside 0..0x7fffffff`);
+      }
+      buf[at] = ((0 << 31) | b0_0) >>> 24;
+      buf[at + 1] = ((0 << 31) | b0_0) >>> 16;
+      buf[at + 2] = ((0 << 31) | b0_0) >>> 8;
+      buf[at + 3] = ((0 << 31) | b0_0);
       w.pos = at + 4;
     }
     {
@@ -259,25 +276,35 @@ export class SubEntryBatch {
       const at = w.pos;
       const buf = w.buf;
       const b0_4 = this.compression;
-      if (!Number.isInteger(b0_4) || b0_4 < 0 || b0_4 > 7) throw new EncodeError(`SubEntryBatch.compression: ${b0_4} is outside 0..7`);
-      if (CompressionType[b0_4] === undefined) throw new EncodeError(`SubEntryBatch.compression: ${b0_4} is not a CompressionType`);
+      if (!Number.isInteger(b0_4) || b0_4 < 0 || b0_4 > 7) {
+        throw new EncodeError(`SubEntryBatch.compression: ${b0_4} is outside 0..7`);
+      }
+      if (CompressionType[b0_4] === undefined) {
+        throw new EncodeError(`SubEntryBatch.compression: ${b0_4} is not a CompressionType`);
+      }
       buf[at] = (1 << 7) | (b0_4 << 4);
       const i1 = this.numRecords;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) throw new EncodeError(`SubEntryBatch.num_records: ${i1} is outside 0..0xffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) {
+        throw new EncodeError(`SubEntryBatch.numRecords: ${i1} is outside 0..0xffff`);
+      }
       buf[at + 1] = i1 >>> 8;
-      buf[at + 1 + 1] = i1;
+      buf[at + 2] = i1;
       const i3 = this.uncompressedLength;
-      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xffffffff) throw new EncodeError(`SubEntryBatch.uncompressed_length: ${i3} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i3) || i3 < 0 || i3 > 0xffffffff) {
+        throw new EncodeError(`SubEntryBatch.uncompressedLength: ${i3} is outside 0..0xffffffff`);
+      }
       buf[at + 3] = i3 >>> 24;
-      buf[at + 3 + 1] = i3 >>> 16;
-      buf[at + 3 + 2] = i3 >>> 8;
-      buf[at + 3 + 3] = i3;
+      buf[at + 4] = i3 >>> 16;
+      buf[at + 5] = i3 >>> 8;
+      buf[at + 6] = i3;
       const i7 = raw_data.length;
-      if (!Number.isInteger(i7) || i7 < 0 || i7 > 0xffffffff) throw new EncodeError(`SubEntryBatch.length: ${i7} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i7) || i7 < 0 || i7 > 0xffffffff) {
+        throw new EncodeError(`SubEntryBatch.length: ${i7} is outside 0..0xffffffff`);
+      }
       buf[at + 7] = i7 >>> 24;
-      buf[at + 7 + 1] = i7 >>> 16;
-      buf[at + 7 + 2] = i7 >>> 8;
-      buf[at + 7 + 3] = i7;
+      buf[at + 8] = i7 >>> 16;
+      buf[at + 9] = i7 >>> 8;
+      buf[at + 10] = i7;
       w.pos = at + 11;
     }
     {
@@ -310,7 +337,11 @@ export class PublishedMessage {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.publishingId;
-      if (i0 < 0n || i0 > 0xffffffffffffffffn) throw new EncodeError(`PublishedMessage.publishing_id: ${i0} is outside 0..0xffffffffffffffff`);
+      if (i0 < 0n || i0 > 0xffffffffffffffffn) {
+        throw new EncodeError(
+          `PublishedMessage.publishingId: ${i0} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.view.setBigUint64(at, i0);
       w.pos = at + 8;
     }
@@ -344,7 +375,11 @@ export class PublishedMessageV2 {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.publishingId;
-      if (i0 < 0n || i0 > 0xffffffffffffffffn) throw new EncodeError(`PublishedMessageV2.publishing_id: ${i0} is outside 0..0xffffffffffffffff`);
+      if (i0 < 0n || i0 > 0xffffffffffffffffn) {
+        throw new EncodeError(
+          `PublishedMessageV2.publishingId: ${i0} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.view.setBigUint64(at, i0);
       w.pos = at + 8;
     }
@@ -353,7 +388,11 @@ export class PublishedMessageV2 {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.filterValue);
-        if (raw.length > 0x7fff) throw new EncodeError(`PublishedMessageV2.filter_value length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `PublishedMessageV2.filterValue length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -363,7 +402,11 @@ export class PublishedMessageV2 {
         w.i32(-1);
       } else {
         const raw = this.message;
-        if (raw.length > 0x7fffffff) throw new EncodeError(`PublishedMessageV2.message length: ${raw.length} is outside 0..0x7fffffff`);
+        if (raw.length > 0x7fffffff) {
+          throw new EncodeError(
+            `PublishedMessageV2.message length: ${raw.length} is outside 0..0x7fffffff`,
+          );
+        }
         w.i32(raw.length);
         w.bytes(raw);
       }
@@ -394,12 +437,18 @@ export class PublishingError {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.publishingId;
-      if (i0 < 0n || i0 > 0xffffffffffffffffn) throw new EncodeError(`PublishingError.publishing_id: ${i0} is outside 0..0xffffffffffffffff`);
+      if (i0 < 0n || i0 > 0xffffffffffffffffn) {
+        throw new EncodeError(
+          `PublishingError.publishingId: ${i0} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.view.setBigUint64(at, i0);
       const i8 = this.code;
-      if (!Number.isInteger(i8) || i8 < 0 || i8 > 0xffff) throw new EncodeError(`PublishingError.code: ${i8} is outside 0..0xffff`);
+      if (!Number.isInteger(i8) || i8 < 0 || i8 > 0xffff) {
+        throw new EncodeError(`PublishingError.code: ${i8} is outside 0..0xffff`);
+      }
       buf[at + 8] = i8 >>> 8;
-      buf[at + 8 + 1] = i8;
+      buf[at + 9] = i8;
       w.pos = at + 10;
     }
   }
@@ -431,7 +480,9 @@ export class Broker {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.reference;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`Broker.reference: ${i0} is outside 0..0xffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) {
+        throw new EncodeError(`Broker.reference: ${i0} is outside 0..0xffff`);
+      }
       buf[at] = i0 >>> 8;
       buf[at + 1] = i0;
       w.pos = at + 2;
@@ -441,7 +492,9 @@ export class Broker {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.host);
-        if (raw.length > 0x7fff) throw new EncodeError(`Broker.host length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(`Broker.host length: ${raw.length} is outside 0..0x7fff`);
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -451,7 +504,9 @@ export class Broker {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.port;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Broker.port: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`Broker.port: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -490,7 +545,9 @@ export class StreamMetadata {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.stream);
-        if (raw.length > 0x7fff) throw new EncodeError(`StreamMetadata.stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(`StreamMetadata.stream length: ${raw.length} is outside 0..0x7fff`);
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -500,21 +557,31 @@ export class StreamMetadata {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.responseCode;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`StreamMetadata.response_code: ${i0} is outside 0..0xffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) {
+        throw new EncodeError(`StreamMetadata.responseCode: ${i0} is outside 0..0xffff`);
+      }
       buf[at] = i0 >>> 8;
       buf[at + 1] = i0;
       const i2 = this.leaderReference;
-      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) throw new EncodeError(`StreamMetadata.leader_reference: ${i2} is outside 0..0xffff`);
+      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) {
+        throw new EncodeError(`StreamMetadata.leaderReference: ${i2} is outside 0..0xffff`);
+      }
       buf[at + 2] = i2 >>> 8;
-      buf[at + 2 + 1] = i2;
+      buf[at + 3] = i2;
       w.pos = at + 4;
     }
     {
       const items = this.replicasReferences;
-      if (items.length > 0x7fffffff) throw new EncodeError(`StreamMetadata.replicas_references count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `StreamMetadata.replicasReferences count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
-        if (!Number.isInteger(item) || item < 0 || item > 0xffff) throw new EncodeError(`StreamMetadata.replicas_references: ${item} is outside 0..0xffff`);
+        if (!Number.isInteger(item) || item < 0 || item > 0xffff) {
+          throw new EncodeError(`StreamMetadata.replicasReferences: ${item} is outside 0..0xffff`);
+        }
         w.u16(item);
       }
     }
@@ -547,17 +614,23 @@ export class CommandVersion {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.key;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`CommandVersion.key: ${i0} is outside 0..0xffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) {
+        throw new EncodeError(`CommandVersion.key: ${i0} is outside 0..0xffff`);
+      }
       buf[at] = i0 >>> 8;
       buf[at + 1] = i0;
       const i2 = this.minVersion;
-      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) throw new EncodeError(`CommandVersion.min_version: ${i2} is outside 0..0xffff`);
+      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) {
+        throw new EncodeError(`CommandVersion.minVersion: ${i2} is outside 0..0xffff`);
+      }
       buf[at + 2] = i2 >>> 8;
-      buf[at + 2 + 1] = i2;
+      buf[at + 3] = i2;
       const i4 = this.maxVersion;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`CommandVersion.max_version: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) {
+        throw new EncodeError(`CommandVersion.maxVersion: ${i4} is outside 0..0xffff`);
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -586,7 +659,9 @@ export class Statistic {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.key);
-        if (raw.length > 0x7fff) throw new EncodeError(`Statistic.key length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(`Statistic.key length: ${raw.length} is outside 0..0x7fff`);
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -596,7 +671,11 @@ export class Statistic {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.value;
-      if (i0 < -0x8000000000000000n || i0 > 0x7fffffffffffffffn) throw new EncodeError(`Statistic.value: ${i0} is outside -0x8000000000000000..0x7fffffffffffffff`);
+      if (i0 < -0x8000000000000000n || i0 > 0x7fffffffffffffffn) {
+        throw new EncodeError(
+          `Statistic.value: ${i0} is outside -0x8000000000000000..0x7fffffffffffffff`,
+        );
+      }
       w.view.setBigInt64(at, i0);
       w.pos = at + 8;
     }
@@ -713,7 +792,9 @@ export class OffsetSpecOffset {
       buf[at] = 4 >>> 8;
       buf[at + 1] = 4;
       const i2 = this.offset;
-      if (i2 < 0n || i2 > 0xffffffffffffffffn) throw new EncodeError(`OffsetSpecOffset.offset: ${i2} is outside 0..0xffffffffffffffff`);
+      if (i2 < 0n || i2 > 0xffffffffffffffffn) {
+        throw new EncodeError(`OffsetSpecOffset.offset: ${i2} is outside 0..0xffffffffffffffff`);
+      }
       w.view.setBigUint64(at + 2, i2);
       w.pos = at + 10;
     }
@@ -742,7 +823,11 @@ export class OffsetSpecTimestamp {
       buf[at] = 5 >>> 8;
       buf[at + 1] = 5;
       const i2 = this.timestamp;
-      if (i2 < -0x8000000000000000n || i2 > 0x7fffffffffffffffn) throw new EncodeError(`OffsetSpecTimestamp.timestamp: ${i2} is outside -0x8000000000000000..0x7fffffffffffffff`);
+      if (i2 < -0x8000000000000000n || i2 > 0x7fffffffffffffffn) {
+        throw new EncodeError(
+          `OffsetSpecTimestamp.timestamp: ${i2} is outside -0x8000000000000000..0x7fffffffffffffff`,
+        );
+      }
       w.view.setBigInt64(at + 2, i2);
       w.pos = at + 10;
     }
@@ -798,51 +883,75 @@ export class OsirisChunk {
       const buf = w.buf;
       buf[at] = (5 << 4) | 0;
       const i1 = this.chunkType;
-      if (!Number.isInteger(i1) || i1 < -0x80 || i1 > 0x7f) throw new EncodeError(`OsirisChunk.chunk_type: ${i1} is outside -0x80..0x7f`);
+      if (!Number.isInteger(i1) || i1 < -0x80 || i1 > 0x7f) {
+        throw new EncodeError(`OsirisChunk.chunkType: ${i1} is outside -0x80..0x7f`);
+      }
       buf[at + 1] = i1;
       const i2 = this.numEntries;
-      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) throw new EncodeError(`OsirisChunk.num_entries: ${i2} is outside 0..0xffff`);
+      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) {
+        throw new EncodeError(`OsirisChunk.numEntries: ${i2} is outside 0..0xffff`);
+      }
       buf[at + 2] = i2 >>> 8;
-      buf[at + 2 + 1] = i2;
+      buf[at + 3] = i2;
       const i4 = this.numRecords;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffffffff) throw new EncodeError(`OsirisChunk.num_records: ${i4} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffffffff) {
+        throw new EncodeError(`OsirisChunk.numRecords: ${i4} is outside 0..0xffffffff`);
+      }
       buf[at + 4] = i4 >>> 24;
-      buf[at + 4 + 1] = i4 >>> 16;
-      buf[at + 4 + 2] = i4 >>> 8;
-      buf[at + 4 + 3] = i4;
+      buf[at + 5] = i4 >>> 16;
+      buf[at + 6] = i4 >>> 8;
+      buf[at + 7] = i4;
       const i8 = this.timestamp;
-      if (i8 < -0x8000000000000000n || i8 > 0x7fffffffffffffffn) throw new EncodeError(`OsirisChunk.timestamp: ${i8} is outside -0x8000000000000000..0x7fffffffffffffff`);
+      if (i8 < -0x8000000000000000n || i8 > 0x7fffffffffffffffn) {
+        throw new EncodeError(
+          `OsirisChunk.timestamp: ${i8} is outside -0x8000000000000000..0x7fffffffffffffff`,
+        );
+      }
       w.view.setBigInt64(at + 8, i8);
       const i16 = this.epoch;
-      if (i16 < 0n || i16 > 0xffffffffffffffffn) throw new EncodeError(`OsirisChunk.epoch: ${i16} is outside 0..0xffffffffffffffff`);
+      if (i16 < 0n || i16 > 0xffffffffffffffffn) {
+        throw new EncodeError(`OsirisChunk.epoch: ${i16} is outside 0..0xffffffffffffffff`);
+      }
       w.view.setBigUint64(at + 16, i16);
       const i24 = this.chunkFirstOffset;
-      if (i24 < 0n || i24 > 0xffffffffffffffffn) throw new EncodeError(`OsirisChunk.chunk_first_offset: ${i24} is outside 0..0xffffffffffffffff`);
+      if (i24 < 0n || i24 > 0xffffffffffffffffn) {
+        throw new EncodeError(
+          `OsirisChunk.chunkFirstOffset: ${i24} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.view.setBigUint64(at + 24, i24);
       const i32 = this.chunkCrc;
-      if (!Number.isInteger(i32) || i32 < 0 || i32 > 0xffffffff) throw new EncodeError(`OsirisChunk.chunk_crc: ${i32} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i32) || i32 < 0 || i32 > 0xffffffff) {
+        throw new EncodeError(`OsirisChunk.chunkCrc: ${i32} is outside 0..0xffffffff`);
+      }
       buf[at + 32] = i32 >>> 24;
-      buf[at + 32 + 1] = i32 >>> 16;
-      buf[at + 32 + 2] = i32 >>> 8;
-      buf[at + 32 + 3] = i32;
+      buf[at + 33] = i32 >>> 16;
+      buf[at + 34] = i32 >>> 8;
+      buf[at + 35] = i32;
       const i36 = raw_data.length;
-      if (!Number.isInteger(i36) || i36 < 0 || i36 > 0xffffffff) throw new EncodeError(`OsirisChunk.data_length: ${i36} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i36) || i36 < 0 || i36 > 0xffffffff) {
+        throw new EncodeError(`OsirisChunk.dataLength: ${i36} is outside 0..0xffffffff`);
+      }
       buf[at + 36] = i36 >>> 24;
-      buf[at + 36 + 1] = i36 >>> 16;
-      buf[at + 36 + 2] = i36 >>> 8;
-      buf[at + 36 + 3] = i36;
+      buf[at + 37] = i36 >>> 16;
+      buf[at + 38] = i36 >>> 8;
+      buf[at + 39] = i36;
       const i40 = this.trailerLength;
-      if (!Number.isInteger(i40) || i40 < 0 || i40 > 0xffffffff) throw new EncodeError(`OsirisChunk.trailer_length: ${i40} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i40) || i40 < 0 || i40 > 0xffffffff) {
+        throw new EncodeError(`OsirisChunk.trailerLength: ${i40} is outside 0..0xffffffff`);
+      }
       buf[at + 40] = i40 >>> 24;
-      buf[at + 40 + 1] = i40 >>> 16;
-      buf[at + 40 + 2] = i40 >>> 8;
-      buf[at + 40 + 3] = i40;
+      buf[at + 41] = i40 >>> 16;
+      buf[at + 42] = i40 >>> 8;
+      buf[at + 43] = i40;
       const b44_24 = this.bloomSize;
-      if (!Number.isInteger(b44_24) || b44_24 < 0 || b44_24 > 0xff) throw new EncodeError(`OsirisChunk.bloom_size: ${b44_24} is outside 0..0xff`);
-      buf[at + 44] = ((b44_24 << 0x18)) >>> 24;
-      buf[at + 44 + 1] = ((b44_24 << 0x18)) >>> 16;
-      buf[at + 44 + 2] = ((b44_24 << 0x18)) >>> 8;
-      buf[at + 44 + 3] = ((b44_24 << 0x18));
+      if (!Number.isInteger(b44_24) || b44_24 < 0 || b44_24 > 0xff) {
+        throw new EncodeError(`OsirisChunk.bloomSize: ${b44_24} is outside 0..0xff`);
+      }
+      buf[at + 44] = ((b44_24 << 24)) >>> 24;
+      buf[at + 45] = ((b44_24 << 24)) >>> 16;
+      buf[at + 46] = ((b44_24 << 24)) >>> 8;
+      buf[at + 47] = ((b44_24 << 24));
       w.pos = at + 48;
     }
     {
@@ -856,10 +965,21 @@ export class OsirisChunk {
 export type Entry = SimpleEntry | SubEntryBatch;
 
 /** Subscribe's 'OffsetSpecification => OffsetType Offset' (types 1..5). */
-export type OffsetSpecification = OffsetSpecFirst | OffsetSpecLast | OffsetSpecNext | OffsetSpecOffset | OffsetSpecTimestamp;
+export type OffsetSpecification =
+  | OffsetSpecFirst
+  | OffsetSpecLast
+  | OffsetSpecNext
+  | OffsetSpecOffset
+  | OffsetSpecTimestamp;
 
 /** ConsumerUpdateResponse's 'OffsetSpecification => OffsetType Offset' (types 0..5, 0 = none). */
-export type ConsumerUpdateOffsetSpecification = OffsetSpecNone | OffsetSpecFirst | OffsetSpecLast | OffsetSpecNext | OffsetSpecOffset | OffsetSpecTimestamp;
+export type ConsumerUpdateOffsetSpecification =
+  | OffsetSpecNone
+  | OffsetSpecFirst
+  | OffsetSpecLast
+  | OffsetSpecNext
+  | OffsetSpecOffset
+  | OffsetSpecTimestamp;
 
 /** The fields of a DeclarePublisherRequest; each one left out takes its default. */
 export interface DeclarePublisherRequestInit {
@@ -872,7 +992,8 @@ export interface DeclarePublisherRequestInit {
 /**
  * Declare a publisher id for a stream, with an optional reference for deduplication.
  *
- * Spec: PROTOCOL.adoc, DeclarePublisher: 'DeclarePublisherRequest => Key Version CorrelationId PublisherId [PublisherReference] Stream'
+ * Spec: PROTOCOL.adoc, DeclarePublisher: 'DeclarePublisherRequest => Key Version CorrelationId
+ * PublisherId [PublisherReference] Stream'
  *
  * Code: 1, 1; sent by: client.
  */
@@ -910,7 +1031,7 @@ export class DeclarePublisherRequest {
       buf[at] = 1 >>> 8;
       buf[at + 1] = 1;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -918,13 +1039,19 @@ export class DeclarePublisherRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeclarePublisherRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(
+          `DeclarePublisherRequest.correlationId: ${i0} is outside 0..0xffffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.publisherId;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`DeclarePublisherRequest.publisher_id: ${i4} is outside 0..0xff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) {
+        throw new EncodeError(`DeclarePublisherRequest.publisherId: ${i4} is outside 0..0xff`);
+      }
       buf[at + 4] = i4;
       w.pos = at + 5;
     }
@@ -933,7 +1060,11 @@ export class DeclarePublisherRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.publisherReference);
-        if (raw.length > 0x7fff) throw new EncodeError(`DeclarePublisherRequest.publisher_reference length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `DeclarePublisherRequest.publisherReference length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -943,7 +1074,11 @@ export class DeclarePublisherRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.stream);
-        if (raw.length > 0x7fff) throw new EncodeError(`DeclarePublisherRequest.stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `DeclarePublisherRequest.stream length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -960,7 +1095,8 @@ export interface DeclarePublisherResponseInit {
 /**
  * Outcome of a DeclarePublisherRequest.
  *
- * Spec: PROTOCOL.adoc, DeclarePublisher: 'DeclarePublisherResponse => Key Version CorrelationId ResponseCode'
+ * Spec: PROTOCOL.adoc, DeclarePublisher: 'DeclarePublisherResponse => Key Version CorrelationId
+ * ResponseCode'
  *
  * Code: 32769, 1; sent by: server.
  */
@@ -994,7 +1130,7 @@ export class DeclarePublisherResponse {
       buf[at] = 0x8001 >>> 8;
       buf[at + 1] = 0x8001;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -1002,15 +1138,21 @@ export class DeclarePublisherResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeclarePublisherResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(
+          `DeclarePublisherResponse.correlationId: ${i0} is outside 0..0xffffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`DeclarePublisherResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) {
+        throw new EncodeError(`DeclarePublisherResponse.responseCode: ${i4} is outside 0..0xffff`);
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -1059,7 +1201,7 @@ export class Publish {
       buf[at] = 2 >>> 8;
       buf[at + 1] = 2;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -1067,13 +1209,19 @@ export class Publish {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.publisherId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`Publish.publisher_id: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) {
+        throw new EncodeError(`Publish.publisherId: ${i0} is outside 0..0xff`);
+      }
       buf[at] = i0;
       w.pos = at + 1;
     }
     {
       const items = this.publishedMessages;
-      if (items.length > 0x7fffffff) throw new EncodeError(`Publish.published_messages count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `Publish.publishedMessages count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -1091,7 +1239,8 @@ export interface PublishV2Init {
 /**
  * Publish messages that carry a filter value (stream filtering).
  *
- * Spec: PROTOCOL.adoc, Publish (version 2): 'PublishedMessage => PublishingId Message' with 'FilterValue => string'
+ * Spec: PROTOCOL.adoc, Publish (version 2): 'PublishedMessage => PublishingId Message' with
+ * 'FilterValue => string'
  *
  * Code: 2, 2; sent by: client.
  */
@@ -1125,7 +1274,7 @@ export class PublishV2 {
       buf[at] = 2 >>> 8;
       buf[at + 1] = 2;
       buf[at + 2] = 2 >>> 8;
-      buf[at + 2 + 1] = 2;
+      buf[at + 3] = 2;
       w.pos = at + 4;
     }
     {
@@ -1133,13 +1282,19 @@ export class PublishV2 {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.publisherId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`PublishV2.publisher_id: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) {
+        throw new EncodeError(`PublishV2.publisherId: ${i0} is outside 0..0xff`);
+      }
       buf[at] = i0;
       w.pos = at + 1;
     }
     {
       const items = this.publishedMessages;
-      if (items.length > 0x7fffffff) throw new EncodeError(`PublishV2.published_messages count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `PublishV2.publishedMessages count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -1191,7 +1346,7 @@ export class PublishConfirm {
       buf[at] = 3 >>> 8;
       buf[at + 1] = 3;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -1199,16 +1354,26 @@ export class PublishConfirm {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.publisherId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`PublishConfirm.publisher_id: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) {
+        throw new EncodeError(`PublishConfirm.publisherId: ${i0} is outside 0..0xff`);
+      }
       buf[at] = i0;
       w.pos = at + 1;
     }
     {
       const items = this.publishingIds;
-      if (items.length > 0x7fffffff) throw new EncodeError(`PublishConfirm.publishing_ids count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `PublishConfirm.publishingIds count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
-        if (item < 0n || item > 0xffffffffffffffffn) throw new EncodeError(`PublishConfirm.publishing_ids: ${item} is outside 0..0xffffffffffffffff`);
+        if (item < 0n || item > 0xffffffffffffffffn) {
+          throw new EncodeError(
+            `PublishConfirm.publishingIds: ${item} is outside 0..0xffffffffffffffff`,
+          );
+        }
         w.u64(item);
       }
     }
@@ -1258,7 +1423,7 @@ export class PublishError {
       buf[at] = 4 >>> 8;
       buf[at + 1] = 4;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -1266,13 +1431,19 @@ export class PublishError {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.publisherId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`PublishError.publisher_id: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) {
+        throw new EncodeError(`PublishError.publisherId: ${i0} is outside 0..0xff`);
+      }
       buf[at] = i0;
       w.pos = at + 1;
     }
     {
       const items = this.publishingErrors;
-      if (items.length > 0x7fffffff) throw new EncodeError(`PublishError.publishing_errors count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `PublishError.publishingErrors count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -1291,7 +1462,8 @@ export interface QueryPublisherSequenceRequestInit {
 /**
  * Ask for the last publishing id stored for a publisher reference on a stream.
  *
- * Spec: PROTOCOL.adoc, QueryPublisherSequence: 'QueryPublisherRequest => Key Version CorrelationId PublisherReference Stream'
+ * Spec: PROTOCOL.adoc, QueryPublisherSequence: 'QueryPublisherRequest => Key Version CorrelationId
+ * PublisherReference Stream'
  *
  * Code: 5, 1; sent by: client.
  */
@@ -1327,7 +1499,7 @@ export class QueryPublisherSequenceRequest {
       buf[at] = 5 >>> 8;
       buf[at + 1] = 5;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -1335,7 +1507,11 @@ export class QueryPublisherSequenceRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`QueryPublisherSequenceRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(
+          `QueryPublisherSequenceRequest.correlationId: ${i0} is outside 0..0xffffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -1347,7 +1523,12 @@ export class QueryPublisherSequenceRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.publisherReference);
-        if (raw.length > 0x7fff) throw new EncodeError(`QueryPublisherSequenceRequest.publisher_reference length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `QueryPublisherSequenceRequest.publisherReference length: ` +
+              `${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -1357,7 +1538,11 @@ export class QueryPublisherSequenceRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.stream);
-        if (raw.length > 0x7fff) throw new EncodeError(`QueryPublisherSequenceRequest.stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `QueryPublisherSequenceRequest.stream length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -1375,7 +1560,8 @@ export interface QueryPublisherSequenceResponseInit {
 /**
  * The last stored publishing id (sequence) of that publisher reference.
  *
- * Spec: PROTOCOL.adoc, QueryPublisherSequence: 'QueryPublisherResponse => Key Version CorrelationId ResponseCode Sequence'
+ * Spec: PROTOCOL.adoc, QueryPublisherSequence: 'QueryPublisherResponse => Key Version CorrelationId
+ * ResponseCode Sequence'
  *
  * Code: 32773, 1; sent by: server.
  */
@@ -1411,7 +1597,7 @@ export class QueryPublisherSequenceResponse {
       buf[at] = 0x8005 >>> 8;
       buf[at + 1] = 0x8005;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -1419,17 +1605,29 @@ export class QueryPublisherSequenceResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`QueryPublisherSequenceResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(
+          `QueryPublisherSequenceResponse.correlationId: ${i0} is outside 0..0xffffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`QueryPublisherSequenceResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) {
+        throw new EncodeError(
+          `QueryPublisherSequenceResponse.responseCode: ${i4} is outside 0..0xffff`,
+        );
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       const i6 = this.sequence;
-      if (i6 < 0n || i6 > 0xffffffffffffffffn) throw new EncodeError(`QueryPublisherSequenceResponse.sequence: ${i6} is outside 0..0xffffffffffffffff`);
+      if (i6 < 0n || i6 > 0xffffffffffffffffn) {
+        throw new EncodeError(
+          `QueryPublisherSequenceResponse.sequence: ${i6} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.view.setBigUint64(at + 6, i6);
       w.pos = at + 14;
     }
@@ -1445,7 +1643,8 @@ export interface DeletePublisherRequestInit {
 /**
  * Delete a declared publisher.
  *
- * Spec: PROTOCOL.adoc, DeletePublisher: 'DeletePublisherRequest => Key Version CorrelationId PublisherId'
+ * Spec: PROTOCOL.adoc, DeletePublisher: 'DeletePublisherRequest => Key Version CorrelationId
+ * PublisherId'
  *
  * Code: 6, 1; sent by: client.
  */
@@ -1479,7 +1678,7 @@ export class DeletePublisherRequest {
       buf[at] = 6 >>> 8;
       buf[at + 1] = 6;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -1487,13 +1686,19 @@ export class DeletePublisherRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeletePublisherRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(
+          `DeletePublisherRequest.correlationId: ${i0} is outside 0..0xffffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.publisherId;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`DeletePublisherRequest.publisher_id: ${i4} is outside 0..0xff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) {
+        throw new EncodeError(`DeletePublisherRequest.publisherId: ${i4} is outside 0..0xff`);
+      }
       buf[at + 4] = i4;
       w.pos = at + 5;
     }
@@ -1509,7 +1714,8 @@ export interface DeletePublisherResponseInit {
 /**
  * Outcome of a DeletePublisherRequest.
  *
- * Spec: PROTOCOL.adoc, DeletePublisher: 'DeletePublisherResponse => Key Version CorrelationId ResponseCode'
+ * Spec: PROTOCOL.adoc, DeletePublisher: 'DeletePublisherResponse => Key Version CorrelationId
+ * ResponseCode'
  *
  * Code: 32774, 1; sent by: server.
  */
@@ -1543,7 +1749,7 @@ export class DeletePublisherResponse {
       buf[at] = 0x8006 >>> 8;
       buf[at + 1] = 0x8006;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -1551,15 +1757,21 @@ export class DeletePublisherResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeletePublisherResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(
+          `DeletePublisherResponse.correlationId: ${i0} is outside 0..0xffffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`DeletePublisherResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) {
+        throw new EncodeError(`DeletePublisherResponse.responseCode: ${i4} is outside 0..0xffff`);
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -1578,7 +1790,8 @@ export interface SubscribeRequestInit {
 /**
  * Start consuming a stream from an offset specification, with initial credit and properties.
  *
- * Spec: PROTOCOL.adoc, Subscribe: 'Subscribe => Key Version CorrelationId SubscriptionId Stream OffsetSpecification Credit Properties'
+ * Spec: PROTOCOL.adoc, Subscribe: 'Subscribe => Key Version CorrelationId SubscriptionId Stream
+ * OffsetSpecification Credit Properties'
  *
  * Code: 7, 1; sent by: client.
  */
@@ -1620,7 +1833,7 @@ export class SubscribeRequest {
       buf[at] = 7 >>> 8;
       buf[at + 1] = 7;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -1628,13 +1841,17 @@ export class SubscribeRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`SubscribeRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`SubscribeRequest.correlationId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.subscriptionId;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`SubscribeRequest.subscription_id: ${i4} is outside 0..0xff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) {
+        throw new EncodeError(`SubscribeRequest.subscriptionId: ${i4} is outside 0..0xff`);
+      }
       buf[at + 4] = i4;
       w.pos = at + 5;
     }
@@ -1643,7 +1860,11 @@ export class SubscribeRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.stream);
-        if (raw.length > 0x7fff) throw new EncodeError(`SubscribeRequest.stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `SubscribeRequest.stream length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -1654,14 +1875,20 @@ export class SubscribeRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.credit;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`SubscribeRequest.credit: ${i0} is outside 0..0xffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) {
+        throw new EncodeError(`SubscribeRequest.credit: ${i0} is outside 0..0xffff`);
+      }
       buf[at] = i0 >>> 8;
       buf[at + 1] = i0;
       w.pos = at + 2;
     }
     {
       const items = this.properties;
-      if (items.length > 0x7fffffff) throw new EncodeError(`SubscribeRequest.properties count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `SubscribeRequest.properties count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -1679,7 +1906,8 @@ export interface SubscribeResponseInit {
 /**
  * Outcome of a SubscribeRequest.
  *
- * Spec: PROTOCOL.adoc, Frame Structure: 'Response => Key Version CorrelationId ResponseCode' (Subscribe expects a response)
+ * Spec: PROTOCOL.adoc, Frame Structure: 'Response => Key Version CorrelationId ResponseCode'
+ * (Subscribe expects a response)
  *
  * Code: 32775, 1; sent by: server.
  */
@@ -1713,7 +1941,7 @@ export class SubscribeResponse {
       buf[at] = 0x8007 >>> 8;
       buf[at + 1] = 0x8007;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -1721,15 +1949,19 @@ export class SubscribeResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`SubscribeResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`SubscribeResponse.correlationId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`SubscribeResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) {
+        throw new EncodeError(`SubscribeResponse.responseCode: ${i4} is outside 0..0xffff`);
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -1778,7 +2010,7 @@ export class Deliver {
       buf[at] = 8 >>> 8;
       buf[at + 1] = 8;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -1786,7 +2018,9 @@ export class Deliver {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.subscriptionId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`Deliver.subscription_id: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) {
+        throw new EncodeError(`Deliver.subscriptionId: ${i0} is outside 0..0xff`);
+      }
       buf[at] = i0;
       w.pos = at + 1;
     }
@@ -1804,7 +2038,8 @@ export interface DeliverV2Init {
 /**
  * A chunk for a subscription, preceded by the id of the last committed chunk.
  *
- * Spec: PROTOCOL.adoc, Deliver (version 2): 'Deliver => Key Version SubscriptionId CommittedOffset OsirisChunk'
+ * Spec: PROTOCOL.adoc, Deliver (version 2): 'Deliver => Key Version SubscriptionId CommittedOffset
+ * OsirisChunk'
  *
  * Code: 8, 2; sent by: server.
  */
@@ -1840,7 +2075,7 @@ export class DeliverV2 {
       buf[at] = 8 >>> 8;
       buf[at + 1] = 8;
       buf[at + 2] = 2 >>> 8;
-      buf[at + 2 + 1] = 2;
+      buf[at + 3] = 2;
       w.pos = at + 4;
     }
     {
@@ -1848,10 +2083,14 @@ export class DeliverV2 {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.subscriptionId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`DeliverV2.subscription_id: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) {
+        throw new EncodeError(`DeliverV2.subscriptionId: ${i0} is outside 0..0xff`);
+      }
       buf[at] = i0;
       const i1 = this.committedChunkId;
-      if (i1 < 0n || i1 > 0xffffffffffffffffn) throw new EncodeError(`DeliverV2.committed_chunk_id: ${i1} is outside 0..0xffffffffffffffff`);
+      if (i1 < 0n || i1 > 0xffffffffffffffffn) {
+        throw new EncodeError(`DeliverV2.committedChunkId: ${i1} is outside 0..0xffffffffffffffff`);
+      }
       w.view.setBigUint64(at + 1, i1);
       w.pos = at + 9;
     }
@@ -1902,7 +2141,7 @@ export class CreditRequest {
       buf[at] = 9 >>> 8;
       buf[at + 1] = 9;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -1910,12 +2149,16 @@ export class CreditRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.subscriptionId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) throw new EncodeError(`CreditRequest.subscription_id: ${i0} is outside 0..0xff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xff) {
+        throw new EncodeError(`CreditRequest.subscriptionId: ${i0} is outside 0..0xff`);
+      }
       buf[at] = i0;
       const i1 = this.credit;
-      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) throw new EncodeError(`CreditRequest.credit: ${i1} is outside 0..0xffff`);
+      if (!Number.isInteger(i1) || i1 < 0 || i1 > 0xffff) {
+        throw new EncodeError(`CreditRequest.credit: ${i1} is outside 0..0xffff`);
+      }
       buf[at + 1] = i1 >>> 8;
-      buf[at + 1 + 1] = i1;
+      buf[at + 2] = i1;
       w.pos = at + 3;
     }
   }
@@ -1964,7 +2207,7 @@ export class CreditResponse {
       buf[at] = 0x8009 >>> 8;
       buf[at + 1] = 0x8009;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -1972,11 +2215,15 @@ export class CreditResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.responseCode;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`CreditResponse.response_code: ${i0} is outside 0..0xffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) {
+        throw new EncodeError(`CreditResponse.responseCode: ${i0} is outside 0..0xffff`);
+      }
       buf[at] = i0 >>> 8;
       buf[at + 1] = i0;
       const i2 = this.subscriptionId;
-      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xff) throw new EncodeError(`CreditResponse.subscription_id: ${i2} is outside 0..0xff`);
+      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xff) {
+        throw new EncodeError(`CreditResponse.subscriptionId: ${i2} is outside 0..0xff`);
+      }
       buf[at + 2] = i2;
       w.pos = at + 3;
     }
@@ -2029,7 +2276,7 @@ export class StoreOffset {
       buf[at] = 0xa >>> 8;
       buf[at + 1] = 0xa;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -2037,7 +2284,9 @@ export class StoreOffset {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.reference);
-        if (raw.length > 0x7fff) throw new EncodeError(`StoreOffset.reference length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(`StoreOffset.reference length: ${raw.length} is outside 0..0x7fff`);
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -2047,7 +2296,9 @@ export class StoreOffset {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.stream);
-        if (raw.length > 0x7fff) throw new EncodeError(`StoreOffset.stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(`StoreOffset.stream length: ${raw.length} is outside 0..0x7fff`);
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -2057,7 +2308,9 @@ export class StoreOffset {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.offset;
-      if (i0 < 0n || i0 > 0xffffffffffffffffn) throw new EncodeError(`StoreOffset.offset: ${i0} is outside 0..0xffffffffffffffff`);
+      if (i0 < 0n || i0 > 0xffffffffffffffffn) {
+        throw new EncodeError(`StoreOffset.offset: ${i0} is outside 0..0xffffffffffffffff`);
+      }
       w.view.setBigUint64(at, i0);
       w.pos = at + 8;
     }
@@ -2074,7 +2327,8 @@ export interface QueryOffsetRequestInit {
 /**
  * Ask for the offset stored for a reference on a stream.
  *
- * Spec: PROTOCOL.adoc, QueryOffset: 'QueryOffsetRequest => Key Version CorrelationId Reference Stream'
+ * Spec: PROTOCOL.adoc, QueryOffset: 'QueryOffsetRequest => Key Version CorrelationId Reference
+ * Stream'
  *
  * Code: 11, 1; sent by: client.
  */
@@ -2110,7 +2364,7 @@ export class QueryOffsetRequest {
       buf[at] = 0xb >>> 8;
       buf[at + 1] = 0xb;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -2118,7 +2372,9 @@ export class QueryOffsetRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`QueryOffsetRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`QueryOffsetRequest.correlationId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -2130,7 +2386,11 @@ export class QueryOffsetRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.reference);
-        if (raw.length > 0x7fff) throw new EncodeError(`QueryOffsetRequest.reference length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `QueryOffsetRequest.reference length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -2140,7 +2400,11 @@ export class QueryOffsetRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.stream);
-        if (raw.length > 0x7fff) throw new EncodeError(`QueryOffsetRequest.stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `QueryOffsetRequest.stream length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -2158,7 +2422,8 @@ export interface QueryOffsetResponseInit {
 /**
  * The stored offset (response code NO_OFFSET when there is none).
  *
- * Spec: PROTOCOL.adoc, QueryOffset: 'QueryOffsetResponse => Key Version CorrelationId ResponseCode Offset'
+ * Spec: PROTOCOL.adoc, QueryOffset: 'QueryOffsetResponse => Key Version CorrelationId ResponseCode
+ * Offset'
  *
  * Code: 32779, 1; sent by: server.
  */
@@ -2194,7 +2459,7 @@ export class QueryOffsetResponse {
       buf[at] = 0x800b >>> 8;
       buf[at + 1] = 0x800b;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -2202,17 +2467,23 @@ export class QueryOffsetResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`QueryOffsetResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`QueryOffsetResponse.correlationId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`QueryOffsetResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) {
+        throw new EncodeError(`QueryOffsetResponse.responseCode: ${i4} is outside 0..0xffff`);
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       const i6 = this.offset;
-      if (i6 < 0n || i6 > 0xffffffffffffffffn) throw new EncodeError(`QueryOffsetResponse.offset: ${i6} is outside 0..0xffffffffffffffff`);
+      if (i6 < 0n || i6 > 0xffffffffffffffffn) {
+        throw new EncodeError(`QueryOffsetResponse.offset: ${i6} is outside 0..0xffffffffffffffff`);
+      }
       w.view.setBigUint64(at + 6, i6);
       w.pos = at + 14;
     }
@@ -2262,7 +2533,7 @@ export class UnsubscribeRequest {
       buf[at] = 0xc >>> 8;
       buf[at + 1] = 0xc;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -2270,13 +2541,17 @@ export class UnsubscribeRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`UnsubscribeRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`UnsubscribeRequest.correlationId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.subscriptionId;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`UnsubscribeRequest.subscription_id: ${i4} is outside 0..0xff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) {
+        throw new EncodeError(`UnsubscribeRequest.subscriptionId: ${i4} is outside 0..0xff`);
+      }
       buf[at + 4] = i4;
       w.pos = at + 5;
     }
@@ -2326,7 +2601,7 @@ export class UnsubscribeResponse {
       buf[at] = 0x800c >>> 8;
       buf[at + 1] = 0x800c;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -2334,15 +2609,19 @@ export class UnsubscribeResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`UnsubscribeResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`UnsubscribeResponse.correlationId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`UnsubscribeResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) {
+        throw new EncodeError(`UnsubscribeResponse.responseCode: ${i4} is outside 0..0xffff`);
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -2394,7 +2673,7 @@ export class CreateRequest {
       buf[at] = 0xd >>> 8;
       buf[at + 1] = 0xd;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -2402,7 +2681,9 @@ export class CreateRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`CreateRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`CreateRequest.correlationId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -2414,14 +2695,20 @@ export class CreateRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.stream);
-        if (raw.length > 0x7fff) throw new EncodeError(`CreateRequest.stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(`CreateRequest.stream length: ${raw.length} is outside 0..0x7fff`);
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
     }
     {
       const items = this.arguments;
-      if (items.length > 0x7fffffff) throw new EncodeError(`CreateRequest.arguments count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `CreateRequest.arguments count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -2439,7 +2726,8 @@ export interface CreateResponseInit {
 /**
  * Outcome of a CreateRequest.
  *
- * Spec: PROTOCOL.adoc, Frame Structure: 'Response => Key Version CorrelationId ResponseCode' (Create expects a response)
+ * Spec: PROTOCOL.adoc, Frame Structure: 'Response => Key Version CorrelationId ResponseCode'
+ * (Create expects a response)
  *
  * Code: 32781, 1; sent by: server.
  */
@@ -2473,7 +2761,7 @@ export class CreateResponse {
       buf[at] = 0x800d >>> 8;
       buf[at + 1] = 0x800d;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -2481,15 +2769,19 @@ export class CreateResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`CreateResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`CreateResponse.correlationId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`CreateResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) {
+        throw new EncodeError(`CreateResponse.responseCode: ${i4} is outside 0..0xffff`);
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -2538,7 +2830,7 @@ export class DeleteRequest {
       buf[at] = 0xe >>> 8;
       buf[at + 1] = 0xe;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -2546,7 +2838,9 @@ export class DeleteRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeleteRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`DeleteRequest.correlationId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -2558,7 +2852,9 @@ export class DeleteRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.stream);
-        if (raw.length > 0x7fff) throw new EncodeError(`DeleteRequest.stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(`DeleteRequest.stream length: ${raw.length} is outside 0..0x7fff`);
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -2575,7 +2871,8 @@ export interface DeleteResponseInit {
 /**
  * Outcome of a DeleteRequest.
  *
- * Spec: PROTOCOL.adoc, Frame Structure: 'Response => Key Version CorrelationId ResponseCode' (Delete expects a response)
+ * Spec: PROTOCOL.adoc, Frame Structure: 'Response => Key Version CorrelationId ResponseCode'
+ * (Delete expects a response)
  *
  * Code: 32782, 1; sent by: server.
  */
@@ -2609,7 +2906,7 @@ export class DeleteResponse {
       buf[at] = 0x800e >>> 8;
       buf[at + 1] = 0x800e;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -2617,15 +2914,19 @@ export class DeleteResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeleteResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`DeleteResponse.correlationId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`DeleteResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) {
+        throw new EncodeError(`DeleteResponse.responseCode: ${i4} is outside 0..0xffff`);
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -2674,7 +2975,7 @@ export class MetadataRequest {
       buf[at] = 0xf >>> 8;
       buf[at + 1] = 0xf;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -2682,7 +2983,9 @@ export class MetadataRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`MetadataRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`MetadataRequest.correlationId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -2691,7 +2994,11 @@ export class MetadataRequest {
     }
     {
       const items = this.streams;
-      if (items.length > 0x7fffffff) throw new EncodeError(`MetadataRequest.streams count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `MetadataRequest.streams count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         {
@@ -2699,7 +3006,11 @@ export class MetadataRequest {
             w.i16(-1);
           } else {
             const raw = utf8Bytes(item);
-            if (raw.length > 0x7fff) throw new EncodeError(`MetadataRequest.streams length: ${raw.length} is outside 0..0x7fff`);
+            if (raw.length > 0x7fff) {
+              throw new EncodeError(
+                `MetadataRequest.streams length: ${raw.length} is outside 0..0x7fff`,
+              );
+            }
             w.i16(raw.length);
             w.bytes(raw);
           }
@@ -2719,7 +3030,8 @@ export interface MetadataResponseInit {
 /**
  * The brokers, then each stream's leader and replicas as broker references.
  *
- * Spec: PROTOCOL.adoc, Metadata: 'MetadataResponse => Key Version CorrelationId [Broker] [StreamMetadata]'
+ * Spec: PROTOCOL.adoc, Metadata: 'MetadataResponse => Key Version CorrelationId [Broker]
+ * [StreamMetadata]'
  *
  * Code: 32783, 1; sent by: server.
  */
@@ -2755,7 +3067,7 @@ export class MetadataResponse {
       buf[at] = 0x800f >>> 8;
       buf[at + 1] = 0x800f;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -2763,7 +3075,9 @@ export class MetadataResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`MetadataResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`MetadataResponse.correlationId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -2772,7 +3086,11 @@ export class MetadataResponse {
     }
     {
       const items = this.brokers;
-      if (items.length > 0x7fffffff) throw new EncodeError(`MetadataResponse.brokers count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `MetadataResponse.brokers count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -2780,7 +3098,11 @@ export class MetadataResponse {
     }
     {
       const items = this.streamMetadata;
-      if (items.length > 0x7fffffff) throw new EncodeError(`MetadataResponse.stream_metadata count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `MetadataResponse.streamMetadata count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -2832,7 +3154,7 @@ export class MetadataUpdate {
       buf[at] = 0x10 >>> 8;
       buf[at + 1] = 0x10;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -2840,7 +3162,9 @@ export class MetadataUpdate {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.code;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`MetadataUpdate.code: ${i0} is outside 0..0xffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) {
+        throw new EncodeError(`MetadataUpdate.code: ${i0} is outside 0..0xffff`);
+      }
       buf[at] = i0 >>> 8;
       buf[at + 1] = i0;
       w.pos = at + 2;
@@ -2850,7 +3174,9 @@ export class MetadataUpdate {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.stream);
-        if (raw.length > 0x7fff) throw new EncodeError(`MetadataUpdate.stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(`MetadataUpdate.stream length: ${raw.length} is outside 0..0x7fff`);
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -2901,7 +3227,7 @@ export class PeerPropertiesRequest {
       buf[at] = 0x11 >>> 8;
       buf[at + 1] = 0x11;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -2909,7 +3235,11 @@ export class PeerPropertiesRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`PeerPropertiesRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(
+          `PeerPropertiesRequest.correlationId: ${i0} is outside 0..0xffffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -2918,7 +3248,11 @@ export class PeerPropertiesRequest {
     }
     {
       const items = this.peerProperties;
-      if (items.length > 0x7fffffff) throw new EncodeError(`PeerPropertiesRequest.peer_properties count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `PeerPropertiesRequest.peerProperties count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -2937,7 +3271,8 @@ export interface PeerPropertiesResponseInit {
 /**
  * The server's properties.
  *
- * Spec: PROTOCOL.adoc, PeerProperties: 'PeerPropertiesResponse => Key Version CorrelationId ResponseCode PeerProperties'
+ * Spec: PROTOCOL.adoc, PeerProperties: 'PeerPropertiesResponse => Key Version CorrelationId
+ * ResponseCode PeerProperties'
  *
  * Code: 32785, 1; sent by: server.
  */
@@ -2973,7 +3308,7 @@ export class PeerPropertiesResponse {
       buf[at] = 0x8011 >>> 8;
       buf[at + 1] = 0x8011;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -2981,20 +3316,30 @@ export class PeerPropertiesResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`PeerPropertiesResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(
+          `PeerPropertiesResponse.correlationId: ${i0} is outside 0..0xffffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`PeerPropertiesResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) {
+        throw new EncodeError(`PeerPropertiesResponse.responseCode: ${i4} is outside 0..0xffff`);
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
     {
       const items = this.peerProperties;
-      if (items.length > 0x7fffffff) throw new EncodeError(`PeerPropertiesResponse.peer_properties count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `PeerPropertiesResponse.peerProperties count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -3043,7 +3388,7 @@ export class SaslHandshakeRequest {
       buf[at] = 0x12 >>> 8;
       buf[at + 1] = 0x12;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -3051,7 +3396,9 @@ export class SaslHandshakeRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`SaslHandshakeRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`SaslHandshakeRequest.correlationId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -3071,7 +3418,8 @@ export interface SaslHandshakeResponseInit {
 /**
  * The SASL mechanisms the server offers (e.g. PLAIN, AMQPLAIN).
  *
- * Spec: PROTOCOL.adoc, SaslHandshake: 'SaslHandshakeResponse => Key Version CorrelationId ResponseCode [Mechanisms]'
+ * Spec: PROTOCOL.adoc, SaslHandshake: 'SaslHandshakeResponse => Key Version CorrelationId
+ * ResponseCode [Mechanisms]'
  *
  * Code: 32786, 1; sent by: server.
  */
@@ -3107,7 +3455,7 @@ export class SaslHandshakeResponse {
       buf[at] = 0x8012 >>> 8;
       buf[at + 1] = 0x8012;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -3115,20 +3463,30 @@ export class SaslHandshakeResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`SaslHandshakeResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(
+          `SaslHandshakeResponse.correlationId: ${i0} is outside 0..0xffffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`SaslHandshakeResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) {
+        throw new EncodeError(`SaslHandshakeResponse.responseCode: ${i4} is outside 0..0xffff`);
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
     {
       const items = this.mechanisms;
-      if (items.length > 0x7fffffff) throw new EncodeError(`SaslHandshakeResponse.mechanisms count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `SaslHandshakeResponse.mechanisms count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         {
@@ -3136,7 +3494,11 @@ export class SaslHandshakeResponse {
             w.i16(-1);
           } else {
             const raw = utf8Bytes(item);
-            if (raw.length > 0x7fff) throw new EncodeError(`SaslHandshakeResponse.mechanisms length: ${raw.length} is outside 0..0x7fff`);
+            if (raw.length > 0x7fff) {
+              throw new EncodeError(
+                `SaslHandshakeResponse.mechanisms length: ${raw.length} is outside 0..0x7fff`,
+              );
+            }
             w.i16(raw.length);
             w.bytes(raw);
           }
@@ -3156,7 +3518,8 @@ export interface SaslAuthenticateRequestInit {
 /**
  * Authenticate with the chosen mechanism (PLAIN: b'\0user\0password').
  *
- * Spec: PROTOCOL.adoc, SaslAuthenticate: 'SaslAuthenticateRequest => Key Version CorrelationId Mechanism SaslOpaqueData'
+ * Spec: PROTOCOL.adoc, SaslAuthenticate: 'SaslAuthenticateRequest => Key Version CorrelationId
+ * Mechanism SaslOpaqueData'
  *
  * Code: 19, 1; sent by: client.
  */
@@ -3192,7 +3555,7 @@ export class SaslAuthenticateRequest {
       buf[at] = 0x13 >>> 8;
       buf[at + 1] = 0x13;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -3200,7 +3563,11 @@ export class SaslAuthenticateRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`SaslAuthenticateRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(
+          `SaslAuthenticateRequest.correlationId: ${i0} is outside 0..0xffffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -3212,7 +3579,11 @@ export class SaslAuthenticateRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.mechanism);
-        if (raw.length > 0x7fff) throw new EncodeError(`SaslAuthenticateRequest.mechanism length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `SaslAuthenticateRequest.mechanism length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -3222,7 +3593,11 @@ export class SaslAuthenticateRequest {
         w.i32(-1);
       } else {
         const raw = this.saslOpaqueData;
-        if (raw.length > 0x7fffffff) throw new EncodeError(`SaslAuthenticateRequest.sasl_opaque_data length: ${raw.length} is outside 0..0x7fffffff`);
+        if (raw.length > 0x7fffffff) {
+          throw new EncodeError(
+            `SaslAuthenticateRequest.saslOpaqueData length: ${raw.length} is outside 0..0x7fffffff`,
+          );
+        }
         w.i32(raw.length);
         w.bytes(raw);
       }
@@ -3238,9 +3613,11 @@ export interface SaslAuthenticateResponseInit {
 }
 
 /**
- * Outcome of a SASL step. sasl_opaque_data holds zero or one blob: brokers omit it unless they send a challenge.
+ * Outcome of a SASL step. sasl_opaque_data holds zero or one blob: brokers omit it unless they send
+ * a challenge.
  *
- * Spec: PROTOCOL.adoc, SaslAuthenticate: 'SaslAuthenticateResponse => Key Version CorrelationId ResponseCode SaslOpaqueData'
+ * Spec: PROTOCOL.adoc, SaslAuthenticate: 'SaslAuthenticateResponse => Key Version CorrelationId
+ * ResponseCode SaslOpaqueData'
  *
  * Code: 32787, 1; sent by: server.
  */
@@ -3276,7 +3653,7 @@ export class SaslAuthenticateResponse {
       buf[at] = 0x8013 >>> 8;
       buf[at + 1] = 0x8013;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -3284,15 +3661,21 @@ export class SaslAuthenticateResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`SaslAuthenticateResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(
+          `SaslAuthenticateResponse.correlationId: ${i0} is outside 0..0xffffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`SaslAuthenticateResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) {
+        throw new EncodeError(`SaslAuthenticateResponse.responseCode: ${i4} is outside 0..0xffff`);
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
     {
@@ -3303,7 +3686,12 @@ export class SaslAuthenticateResponse {
             w.i32(-1);
           } else {
             const raw = item;
-            if (raw.length > 0x7fffffff) throw new EncodeError(`SaslAuthenticateResponse.sasl_opaque_data length: ${raw.length} is outside 0..0x7fffffff`);
+            if (raw.length > 0x7fffffff) {
+              throw new EncodeError(
+                `SaslAuthenticateResponse.saslOpaqueData length: ${raw.length} is ` +
+                  `outside 0..0x7fffffff`,
+              );
+            }
             w.i32(raw.length);
             w.bytes(raw);
           }
@@ -3320,9 +3708,11 @@ export interface TuneInit {
 }
 
 /**
- * The server proposes frame_max and heartbeat; the client answers with the same frame carrying the values it adopts (0 means no limit / no heartbeat).
+ * The server proposes frame_max and heartbeat; the client answers with the same frame carrying the
+ * values it adopts (0 means no limit / no heartbeat).
  *
- * Spec: PROTOCOL.adoc, Tune: 'TuneRequest => Key Version FrameMax Heartbeat' / 'TuneResponse => TuneRequest'
+ * Spec: PROTOCOL.adoc, Tune: 'TuneRequest => Key Version FrameMax Heartbeat' / 'TuneResponse =>
+ * TuneRequest'
  *
  * Code: 20, 1; sent by: any.
  */
@@ -3356,7 +3746,7 @@ export class Tune {
       buf[at] = 0x14 >>> 8;
       buf[at + 1] = 0x14;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -3364,17 +3754,21 @@ export class Tune {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.frameMax;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Tune.frame_max: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`Tune.frameMax: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.heartbeat;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffffffff) throw new EncodeError(`Tune.heartbeat: ${i4} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffffffff) {
+        throw new EncodeError(`Tune.heartbeat: ${i4} is outside 0..0xffffffff`);
+      }
       buf[at + 4] = i4 >>> 24;
-      buf[at + 4 + 1] = i4 >>> 16;
-      buf[at + 4 + 2] = i4 >>> 8;
-      buf[at + 4 + 3] = i4;
+      buf[at + 5] = i4 >>> 16;
+      buf[at + 6] = i4 >>> 8;
+      buf[at + 7] = i4;
       w.pos = at + 8;
     }
   }
@@ -3423,7 +3817,7 @@ export class OpenRequest {
       buf[at] = 0x15 >>> 8;
       buf[at + 1] = 0x15;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -3431,7 +3825,9 @@ export class OpenRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`OpenRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`OpenRequest.correlationId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -3443,7 +3839,11 @@ export class OpenRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.virtualHost);
-        if (raw.length > 0x7fff) throw new EncodeError(`OpenRequest.virtual_host length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `OpenRequest.virtualHost length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -3461,7 +3861,8 @@ export interface OpenResponseInit {
 /**
  * Outcome of the OpenRequest, with connection properties (advertised_host, advertised_port).
  *
- * Spec: PROTOCOL.adoc, Open: 'OpenResponse => Key Version CorrelationId ResponseCode ConnectionProperties'
+ * Spec: PROTOCOL.adoc, Open: 'OpenResponse => Key Version CorrelationId ResponseCode
+ * ConnectionProperties'
  *
  * Code: 32789, 1; sent by: server.
  */
@@ -3497,7 +3898,7 @@ export class OpenResponse {
       buf[at] = 0x8015 >>> 8;
       buf[at + 1] = 0x8015;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -3505,20 +3906,28 @@ export class OpenResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`OpenResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`OpenResponse.correlationId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`OpenResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) {
+        throw new EncodeError(`OpenResponse.responseCode: ${i4} is outside 0..0xffff`);
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
     {
       const items = this.connectionProperties;
-      if (items.length > 0x7fffffff) throw new EncodeError(`OpenResponse.connection_properties count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `OpenResponse.connectionProperties count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -3573,7 +3982,7 @@ export class CloseRequest {
       buf[at] = 0x16 >>> 8;
       buf[at + 1] = 0x16;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -3581,15 +3990,19 @@ export class CloseRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`CloseRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`CloseRequest.correlationId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.closingCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`CloseRequest.closing_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) {
+        throw new EncodeError(`CloseRequest.closingCode: ${i4} is outside 0..0xffff`);
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
     {
@@ -3597,7 +4010,11 @@ export class CloseRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.closingReason);
-        if (raw.length > 0x7fff) throw new EncodeError(`CloseRequest.closing_reason length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `CloseRequest.closingReason length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -3648,7 +4065,7 @@ export class CloseResponse {
       buf[at] = 0x8016 >>> 8;
       buf[at + 1] = 0x8016;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -3656,15 +4073,19 @@ export class CloseResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`CloseResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`CloseResponse.correlationId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`CloseResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) {
+        throw new EncodeError(`CloseResponse.responseCode: ${i4} is outside 0..0xffff`);
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -3706,7 +4127,7 @@ export class Heartbeat {
       buf[at] = 0x17 >>> 8;
       buf[at + 1] = 0x17;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
   }
@@ -3758,7 +4179,7 @@ export class RouteRequest {
       buf[at] = 0x18 >>> 8;
       buf[at + 1] = 0x18;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -3766,7 +4187,9 @@ export class RouteRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`RouteRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`RouteRequest.correlationId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -3778,7 +4201,11 @@ export class RouteRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.routingKey);
-        if (raw.length > 0x7fff) throw new EncodeError(`RouteRequest.routing_key length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `RouteRequest.routingKey length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -3788,7 +4215,11 @@ export class RouteRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.superStream);
-        if (raw.length > 0x7fff) throw new EncodeError(`RouteRequest.super_stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `RouteRequest.superStream length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -3842,7 +4273,7 @@ export class RouteResponse {
       buf[at] = 0x8018 >>> 8;
       buf[at + 1] = 0x8018;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -3850,20 +4281,28 @@ export class RouteResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`RouteResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`RouteResponse.correlationId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`RouteResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) {
+        throw new EncodeError(`RouteResponse.responseCode: ${i4} is outside 0..0xffff`);
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
     {
       const items = this.streams;
-      if (items.length > 0x7fffffff) throw new EncodeError(`RouteResponse.streams count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `RouteResponse.streams count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         {
@@ -3871,7 +4310,11 @@ export class RouteResponse {
             w.i16(-1);
           } else {
             const raw = utf8Bytes(item);
-            if (raw.length > 0x7fff) throw new EncodeError(`RouteResponse.streams length: ${raw.length} is outside 0..0x7fff`);
+            if (raw.length > 0x7fff) {
+              throw new EncodeError(
+                `RouteResponse.streams length: ${raw.length} is outside 0..0x7fff`,
+              );
+            }
             w.i16(raw.length);
             w.bytes(raw);
           }
@@ -3924,7 +4367,7 @@ export class PartitionsRequest {
       buf[at] = 0x19 >>> 8;
       buf[at + 1] = 0x19;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -3932,7 +4375,9 @@ export class PartitionsRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`PartitionsRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`PartitionsRequest.correlationId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -3944,7 +4389,11 @@ export class PartitionsRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.superStream);
-        if (raw.length > 0x7fff) throw new EncodeError(`PartitionsRequest.super_stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `PartitionsRequest.superStream length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -3962,7 +4411,8 @@ export interface PartitionsResponseInit {
 /**
  * The partition streams of the super stream, in order.
  *
- * Spec: PROTOCOL.adoc, Partitions: 'PartitionsResponse => Key Version CorrelationId ResponseCode [Stream]'
+ * Spec: PROTOCOL.adoc, Partitions: 'PartitionsResponse => Key Version CorrelationId ResponseCode
+ * [Stream]'
  *
  * Code: 32793, 1; sent by: server.
  */
@@ -3998,7 +4448,7 @@ export class PartitionsResponse {
       buf[at] = 0x8019 >>> 8;
       buf[at + 1] = 0x8019;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -4006,20 +4456,28 @@ export class PartitionsResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`PartitionsResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`PartitionsResponse.correlationId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`PartitionsResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) {
+        throw new EncodeError(`PartitionsResponse.responseCode: ${i4} is outside 0..0xffff`);
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
     {
       const items = this.streams;
-      if (items.length > 0x7fffffff) throw new EncodeError(`PartitionsResponse.streams count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `PartitionsResponse.streams count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         {
@@ -4027,7 +4485,11 @@ export class PartitionsResponse {
             w.i16(-1);
           } else {
             const raw = utf8Bytes(item);
-            if (raw.length > 0x7fff) throw new EncodeError(`PartitionsResponse.streams length: ${raw.length} is outside 0..0x7fff`);
+            if (raw.length > 0x7fff) {
+              throw new EncodeError(
+                `PartitionsResponse.streams length: ${raw.length} is outside 0..0x7fff`,
+              );
+            }
             w.i16(raw.length);
             w.bytes(raw);
           }
@@ -4045,9 +4507,11 @@ export interface ConsumerUpdateRequestInit {
 }
 
 /**
- * Single active consumer: tells a subscription whether it is now active; the client answers with the offset to resume from.
+ * Single active consumer: tells a subscription whether it is now active; the client answers with
+ * the offset to resume from.
  *
- * Spec: PROTOCOL.adoc, ConsumerUpdate: 'ConsumerUpdateQuery => Key Version CorrelationId SubscriptionId Active'
+ * Spec: PROTOCOL.adoc, ConsumerUpdate: 'ConsumerUpdateQuery => Key Version CorrelationId
+ * SubscriptionId Active'
  *
  * Code: 26, 1; sent by: server.
  */
@@ -4083,7 +4547,7 @@ export class ConsumerUpdateRequest {
       buf[at] = 0x1a >>> 8;
       buf[at + 1] = 0x1a;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -4091,16 +4555,24 @@ export class ConsumerUpdateRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`ConsumerUpdateRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(
+          `ConsumerUpdateRequest.correlationId: ${i0} is outside 0..0xffffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.subscriptionId;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) throw new EncodeError(`ConsumerUpdateRequest.subscription_id: ${i4} is outside 0..0xff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xff) {
+        throw new EncodeError(`ConsumerUpdateRequest.subscriptionId: ${i4} is outside 0..0xff`);
+      }
       buf[at + 4] = i4;
       const i5 = this.active;
-      if (!Number.isInteger(i5) || i5 < 0 || i5 > 1) throw new EncodeError(`ConsumerUpdateRequest.active: ${i5} is outside 0..1`);
+      if (!Number.isInteger(i5) || i5 < 0 || i5 > 1) {
+        throw new EncodeError(`ConsumerUpdateRequest.active: ${i5} is outside 0..1`);
+      }
       buf[at + 5] = i5;
       w.pos = at + 6;
     }
@@ -4117,7 +4589,8 @@ export interface ConsumerUpdateResponseInit {
 /**
  * The client's answer to a ConsumerUpdateRequest, with the offset to resume from.
  *
- * Spec: PROTOCOL.adoc, ConsumerUpdate: 'ConsumerUpdateResponse => Key Version CorrelationId ResponseCode OffsetSpecification'
+ * Spec: PROTOCOL.adoc, ConsumerUpdate: 'ConsumerUpdateResponse => Key Version CorrelationId
+ * ResponseCode OffsetSpecification'
  *
  * Code: 32794, 1; sent by: client.
  */
@@ -4153,7 +4626,7 @@ export class ConsumerUpdateResponse {
       buf[at] = 0x801a >>> 8;
       buf[at + 1] = 0x801a;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -4161,15 +4634,21 @@ export class ConsumerUpdateResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`ConsumerUpdateResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(
+          `ConsumerUpdateResponse.correlationId: ${i0} is outside 0..0xffffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`ConsumerUpdateResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) {
+        throw new EncodeError(`ConsumerUpdateResponse.responseCode: ${i4} is outside 0..0xffff`);
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
     this.offsetSpecification._write(w, ctx);
@@ -4185,7 +4664,8 @@ export interface ExchangeCommandVersionsRequestInit {
 /**
  * The commands (and version ranges) the client supports.
  *
- * Spec: PROTOCOL.adoc, ExchangeCommandVersions: 'CommandVersionsExchangeRequest => Key Version CorrelationId [Command]'
+ * Spec: PROTOCOL.adoc, ExchangeCommandVersions: 'CommandVersionsExchangeRequest => Key Version
+ * CorrelationId [Command]'
  *
  * Code: 27, 1; sent by: client.
  */
@@ -4219,7 +4699,7 @@ export class ExchangeCommandVersionsRequest {
       buf[at] = 0x1b >>> 8;
       buf[at + 1] = 0x1b;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -4227,7 +4707,11 @@ export class ExchangeCommandVersionsRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`ExchangeCommandVersionsRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(
+          `ExchangeCommandVersionsRequest.correlationId: ${i0} is outside 0..0xffffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -4236,7 +4720,11 @@ export class ExchangeCommandVersionsRequest {
     }
     {
       const items = this.commands;
-      if (items.length > 0x7fffffff) throw new EncodeError(`ExchangeCommandVersionsRequest.commands count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `ExchangeCommandVersionsRequest.commands count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -4255,7 +4743,8 @@ export interface ExchangeCommandVersionsResponseInit {
 /**
  * The commands (and version ranges) the server supports.
  *
- * Spec: PROTOCOL.adoc, ExchangeCommandVersions: 'CommandVersionsExchangeResponse => Key Version CorrelationId ResponseCode [Command]'
+ * Spec: PROTOCOL.adoc, ExchangeCommandVersions: 'CommandVersionsExchangeResponse => Key Version
+ * CorrelationId ResponseCode [Command]'
  *
  * Code: 32795, 1; sent by: server.
  */
@@ -4291,7 +4780,7 @@ export class ExchangeCommandVersionsResponse {
       buf[at] = 0x801b >>> 8;
       buf[at + 1] = 0x801b;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -4299,20 +4788,33 @@ export class ExchangeCommandVersionsResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`ExchangeCommandVersionsResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(
+          `ExchangeCommandVersionsResponse.correlationId: ${i0} is outside 0..0xffffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`ExchangeCommandVersionsResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) {
+        throw new EncodeError(
+          `ExchangeCommandVersionsResponse.responseCode: ${i4} is outside 0..0xffff`,
+        );
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
     {
       const items = this.commands;
-      if (items.length > 0x7fffffff) throw new EncodeError(`ExchangeCommandVersionsResponse.commands count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `ExchangeCommandVersionsResponse.commands count: ${items.length} is ` +
+            `outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -4364,7 +4866,7 @@ export class StreamStatsRequest {
       buf[at] = 0x1c >>> 8;
       buf[at + 1] = 0x1c;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -4372,7 +4874,9 @@ export class StreamStatsRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`StreamStatsRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`StreamStatsRequest.correlationId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -4384,7 +4888,11 @@ export class StreamStatsRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.stream);
-        if (raw.length > 0x7fff) throw new EncodeError(`StreamStatsRequest.stream length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `StreamStatsRequest.stream length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -4402,7 +4910,8 @@ export interface StreamStatsResponseInit {
 /**
  * The stream's statistics, as name/int64 pairs.
  *
- * Spec: PROTOCOL.adoc, StreamStats: 'StreamStatsResponse => Key Version CorrelationId ResponseCode Stats'
+ * Spec: PROTOCOL.adoc, StreamStats: 'StreamStatsResponse => Key Version CorrelationId ResponseCode
+ * Stats'
  *
  * Code: 32796, 1; sent by: server.
  */
@@ -4438,7 +4947,7 @@ export class StreamStatsResponse {
       buf[at] = 0x801c >>> 8;
       buf[at + 1] = 0x801c;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -4446,20 +4955,28 @@ export class StreamStatsResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`StreamStatsResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`StreamStatsResponse.correlationId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`StreamStatsResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) {
+        throw new EncodeError(`StreamStatsResponse.responseCode: ${i4} is outside 0..0xffff`);
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
     {
       const items = this.stats;
-      if (items.length > 0x7fffffff) throw new EncodeError(`StreamStatsResponse.stats count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `StreamStatsResponse.stats count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -4480,7 +4997,8 @@ export interface CreateSuperStreamRequestInit {
 /**
  * Create a super stream from its partitions and binding keys.
  *
- * Spec: PROTOCOL.adoc, CreateSuperStream: 'CreateSuperStream => Key Version CorrelationId Name [Partition] [BindingKey] Arguments'
+ * Spec: PROTOCOL.adoc, CreateSuperStream: 'CreateSuperStream => Key Version CorrelationId Name
+ * [Partition] [BindingKey] Arguments'
  *
  * Code: 29, 1; sent by: client.
  */
@@ -4520,7 +5038,7 @@ export class CreateSuperStreamRequest {
       buf[at] = 0x1d >>> 8;
       buf[at + 1] = 0x1d;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -4528,7 +5046,11 @@ export class CreateSuperStreamRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`CreateSuperStreamRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(
+          `CreateSuperStreamRequest.correlationId: ${i0} is outside 0..0xffffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -4540,14 +5062,22 @@ export class CreateSuperStreamRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.name);
-        if (raw.length > 0x7fff) throw new EncodeError(`CreateSuperStreamRequest.name length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `CreateSuperStreamRequest.name length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
     }
     {
       const items = this.partitions;
-      if (items.length > 0x7fffffff) throw new EncodeError(`CreateSuperStreamRequest.partitions count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `CreateSuperStreamRequest.partitions count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         {
@@ -4555,7 +5085,11 @@ export class CreateSuperStreamRequest {
             w.i16(-1);
           } else {
             const raw = utf8Bytes(item);
-            if (raw.length > 0x7fff) throw new EncodeError(`CreateSuperStreamRequest.partitions length: ${raw.length} is outside 0..0x7fff`);
+            if (raw.length > 0x7fff) {
+              throw new EncodeError(
+                `CreateSuperStreamRequest.partitions length: ${raw.length} is outside 0..0x7fff`,
+              );
+            }
             w.i16(raw.length);
             w.bytes(raw);
           }
@@ -4564,7 +5098,11 @@ export class CreateSuperStreamRequest {
     }
     {
       const items = this.bindingKeys;
-      if (items.length > 0x7fffffff) throw new EncodeError(`CreateSuperStreamRequest.binding_keys count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `CreateSuperStreamRequest.bindingKeys count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         {
@@ -4572,7 +5110,11 @@ export class CreateSuperStreamRequest {
             w.i16(-1);
           } else {
             const raw = utf8Bytes(item);
-            if (raw.length > 0x7fff) throw new EncodeError(`CreateSuperStreamRequest.binding_keys length: ${raw.length} is outside 0..0x7fff`);
+            if (raw.length > 0x7fff) {
+              throw new EncodeError(
+                `CreateSuperStreamRequest.bindingKeys length: ${raw.length} is outside 0..0x7fff`,
+              );
+            }
             w.i16(raw.length);
             w.bytes(raw);
           }
@@ -4581,7 +5123,11 @@ export class CreateSuperStreamRequest {
     }
     {
       const items = this.arguments;
-      if (items.length > 0x7fffffff) throw new EncodeError(`CreateSuperStreamRequest.arguments count: ${items.length} is outside 0..0x7fffffff`);
+      if (items.length > 0x7fffffff) {
+        throw new EncodeError(
+          `CreateSuperStreamRequest.arguments count: ${items.length} is outside 0..0x7fffffff`,
+        );
+      }
       w.i32(items.length);
       for (const item of items) {
         item._write(w, ctx);
@@ -4599,7 +5145,8 @@ export interface CreateSuperStreamResponseInit {
 /**
  * Outcome of a CreateSuperStreamRequest.
  *
- * Spec: PROTOCOL.adoc, Frame Structure: 'Response => Key Version CorrelationId ResponseCode' (CreateSuperStream expects a response)
+ * Spec: PROTOCOL.adoc, Frame Structure: 'Response => Key Version CorrelationId ResponseCode'
+ * (CreateSuperStream expects a response)
  *
  * Code: 32797, 1; sent by: server.
  */
@@ -4633,7 +5180,7 @@ export class CreateSuperStreamResponse {
       buf[at] = 0x801d >>> 8;
       buf[at + 1] = 0x801d;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -4641,15 +5188,21 @@ export class CreateSuperStreamResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`CreateSuperStreamResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(
+          `CreateSuperStreamResponse.correlationId: ${i0} is outside 0..0xffffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`CreateSuperStreamResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) {
+        throw new EncodeError(`CreateSuperStreamResponse.responseCode: ${i4} is outside 0..0xffff`);
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -4698,7 +5251,7 @@ export class DeleteSuperStreamRequest {
       buf[at] = 0x1e >>> 8;
       buf[at + 1] = 0x1e;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -4706,7 +5259,11 @@ export class DeleteSuperStreamRequest {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeleteSuperStreamRequest.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(
+          `DeleteSuperStreamRequest.correlationId: ${i0} is outside 0..0xffffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -4718,7 +5275,11 @@ export class DeleteSuperStreamRequest {
         w.i16(-1);
       } else {
         const raw = utf8Bytes(this.name);
-        if (raw.length > 0x7fff) throw new EncodeError(`DeleteSuperStreamRequest.name length: ${raw.length} is outside 0..0x7fff`);
+        if (raw.length > 0x7fff) {
+          throw new EncodeError(
+            `DeleteSuperStreamRequest.name length: ${raw.length} is outside 0..0x7fff`,
+          );
+        }
         w.i16(raw.length);
         w.bytes(raw);
       }
@@ -4735,7 +5296,8 @@ export interface DeleteSuperStreamResponseInit {
 /**
  * Outcome of a DeleteSuperStreamRequest.
  *
- * Spec: PROTOCOL.adoc, Frame Structure: 'Response => Key Version CorrelationId ResponseCode' (DeleteSuperStream expects a response)
+ * Spec: PROTOCOL.adoc, Frame Structure: 'Response => Key Version CorrelationId ResponseCode'
+ * (DeleteSuperStream expects a response)
  *
  * Code: 32798, 1; sent by: server.
  */
@@ -4769,7 +5331,7 @@ export class DeleteSuperStreamResponse {
       buf[at] = 0x801e >>> 8;
       buf[at + 1] = 0x801e;
       buf[at + 2] = 1 >>> 8;
-      buf[at + 2 + 1] = 1;
+      buf[at + 3] = 1;
       w.pos = at + 4;
     }
     {
@@ -4777,15 +5339,21 @@ export class DeleteSuperStreamResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.correlationId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`DeleteSuperStreamResponse.correlation_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(
+          `DeleteSuperStreamResponse.correlationId: ${i0} is outside 0..0xffffffff`,
+        );
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.responseCode;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) throw new EncodeError(`DeleteSuperStreamResponse.response_code: ${i4} is outside 0..0xffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffff) {
+        throw new EncodeError(`DeleteSuperStreamResponse.responseCode: ${i4} is outside 0..0xffff`);
+      }
       buf[at + 4] = i4 >>> 8;
-      buf[at + 4 + 1] = i4;
+      buf[at + 5] = i4;
       w.pos = at + 6;
     }
   }
@@ -4846,8 +5414,8 @@ export type Frame =
   | CreateSuperStreamRequest
   | CreateSuperStreamResponse
   | DeleteSuperStreamRequest
-  | DeleteSuperStreamResponse
-  ;
+  | DeleteSuperStreamResponse;
+
 function _decodeProperty(r: Reader, end: number, ctx: Context | undefined): Property {
   const data = r.data;
   let pos = r.pos;
@@ -4861,7 +5429,9 @@ function _decodeProperty(r: Reader, end: number, ctx: Context | undefined): Prop
       v_key = null;
     } else {
       if (n < 0) throw new InvalidValue(`Property.key: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`Property.key: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`Property.key: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_key = utf8(data.subarray(pos, pos + n), "Property.key");
       pos += n;
     }
@@ -4877,7 +5447,9 @@ function _decodeProperty(r: Reader, end: number, ctx: Context | undefined): Prop
       v_value = null;
     } else {
       if (n < 0) throw new InvalidValue(`Property.value: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`Property.value: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`Property.value: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_value = utf8(data.subarray(pos, pos + n), "Property.value");
       pos += n;
     }
@@ -4891,9 +5463,12 @@ function _decodeSimpleEntry(r: Reader, end: number, ctx: Context | undefined): S
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("SimpleEntry: input ends inside the frame", pos + 4);
-  const w1_0 = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
-  const v_entryType = w1_0 >>> 0x1f;
-  if (v_entryType !== 0) throw new InvalidValue(`SimpleEntry.entry_type: must be 0, got ${v_entryType}`);
+  const w1_0 =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
+  const v_entryType = w1_0 >>> 31;
+  if (v_entryType !== 0) {
+    throw new InvalidValue(`SimpleEntry.entryType: must be 0, got ${v_entryType}`);
+  }
 
   const v_size = w1_0 & 0x7fffffff;
 
@@ -4904,7 +5479,9 @@ function _decodeSimpleEntry(r: Reader, end: number, ctx: Context | undefined): S
     let n: number;
     n = v_size;
     if (n < 0) throw new InvalidValue(`SimpleEntry.data: negative length ${n}`);
-    if (n > end - pos) throw new Truncated(`SimpleEntry.data: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`SimpleEntry.data: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_data = data.subarray(pos, pos + n);
     pos += n;
   }
@@ -4919,16 +5496,25 @@ function _decodeSubEntryBatch(r: Reader, end: number, ctx: Context | undefined):
   if (end - pos < 11) throw new Truncated("SubEntryBatch: input ends inside the frame", pos + 11);
   const w1_0 = data[pos]!;
   const v_entryType = w1_0 >>> 7;
-  if (v_entryType !== 1) throw new InvalidValue(`SubEntryBatch.entry_type: must be 1, got ${v_entryType}`);
+  if (v_entryType !== 1) {
+    throw new InvalidValue(`SubEntryBatch.entryType: must be 1, got ${v_entryType}`);
+  }
 
   const v_compression = (w1_0 >>> 4) & 7;
-  if (CompressionType[v_compression] === undefined) throw new InvalidValue(`SubEntryBatch.compression: ${v_compression} is not a CompressionType`);
+  if (CompressionType[v_compression] === undefined) {
+    throw new InvalidValue(`SubEntryBatch.compression: ${v_compression} is not a CompressionType`);
+  }
 
-  const v_numRecords = ((data[pos + 1]! << 8) | data[pos + 1 + 1]!);
+  const v_numRecords = ((data[pos + 1]! << 8) | data[pos + 2]!);
 
-  const v_uncompressedLength = (((data[pos + 3]! << 24) | (data[pos + 3 + 1]! << 16) | (data[pos + 3 + 2]! << 8) | data[pos + 3 + 3]!) >>> 0);
+  const v_uncompressedLength = (
+    ((data[pos + 3]! << 24) | (data[pos + 4]! << 16) | (data[pos + 5]! << 8) | data[pos + 6]!) >>> 0
+  );
 
-  const v_length = (((data[pos + 7]! << 24) | (data[pos + 7 + 1]! << 16) | (data[pos + 7 + 2]! << 8) | data[pos + 7 + 3]!) >>> 0);
+  const v_length =
+    (
+      (data[pos + 7]! << 24) | (data[pos + 8]! << 16) | (data[pos + 9]! << 8) | data[pos + 10]!
+    ) >>> 0;
 
   pos += 11;
 
@@ -4937,16 +5523,27 @@ function _decodeSubEntryBatch(r: Reader, end: number, ctx: Context | undefined):
     let n: number;
     n = v_length;
     if (n < 0) throw new InvalidValue(`SubEntryBatch.data: negative length ${n}`);
-    if (n > end - pos) throw new Truncated(`SubEntryBatch.data: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`SubEntryBatch.data: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_data = data.subarray(pos, pos + n);
     pos += n;
   }
 
   r.pos = pos;
-  return new SubEntryBatch({ compression: v_compression as CompressionType, numRecords: v_numRecords, uncompressedLength: v_uncompressedLength, data: v_data });
+  return new SubEntryBatch({
+    compression: v_compression as CompressionType,
+    numRecords: v_numRecords,
+    uncompressedLength: v_uncompressedLength,
+    data: v_data,
+  });
 }
 
-function _decodePublishedMessage(r: Reader, end: number, ctx: Context | undefined): PublishedMessage {
+function _decodePublishedMessage(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): PublishedMessage {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 8) throw new Truncated("PublishedMessage: input ends inside the frame", pos + 8);
@@ -4963,10 +5560,16 @@ function _decodePublishedMessage(r: Reader, end: number, ctx: Context | undefine
   return new PublishedMessage({ publishingId: v_publishingId, entry: v_entry });
 }
 
-function _decodePublishedMessageV2(r: Reader, end: number, ctx: Context | undefined): PublishedMessageV2 {
+function _decodePublishedMessageV2(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): PublishedMessageV2 {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 8) throw new Truncated("PublishedMessageV2: input ends inside the frame", pos + 8);
+  if (end - pos < 8) {
+    throw new Truncated("PublishedMessageV2: input ends inside the frame", pos + 8);
+  }
   const v_publishingId = r.view.getBigUint64(pos);
 
   pos += 8;
@@ -4974,15 +5577,20 @@ function _decodePublishedMessageV2(r: Reader, end: number, ctx: Context | undefi
   let v_filterValue: string | null;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("PublishedMessageV2.filter_value: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("PublishedMessageV2.filterValue: input ends", pos + 2);
     n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_filterValue = null;
     } else {
-      if (n < 0) throw new InvalidValue(`PublishedMessageV2.filter_value: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`PublishedMessageV2.filter_value: ${n} bytes declared, ${end - pos} left`, pos + n);
-      v_filterValue = utf8(data.subarray(pos, pos + n), "PublishedMessageV2.filter_value");
+      if (n < 0) throw new InvalidValue(`PublishedMessageV2.filterValue: negative length ${n}`);
+      if (n > end - pos) {
+        throw new Truncated(
+          `PublishedMessageV2.filterValue: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
+      v_filterValue = utf8(data.subarray(pos, pos + n), "PublishedMessageV2.filterValue");
       pos += n;
     }
   }
@@ -4991,20 +5599,30 @@ function _decodePublishedMessageV2(r: Reader, end: number, ctx: Context | undefi
   {
     let n: number;
     if (end - pos < 4) throw new Truncated("PublishedMessageV2.message: input ends", pos + 4);
-    n = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    n =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
     if (n === -1) {
       v_message = null;
     } else {
       if (n < 0) throw new InvalidValue(`PublishedMessageV2.message: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`PublishedMessageV2.message: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `PublishedMessageV2.message: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_message = data.subarray(pos, pos + n);
       pos += n;
     }
   }
 
   r.pos = pos;
-  return new PublishedMessageV2({ publishingId: v_publishingId, filterValue: v_filterValue, message: v_message });
+  return new PublishedMessageV2({
+    publishingId: v_publishingId,
+    filterValue: v_filterValue,
+    message: v_message,
+  });
 }
 
 function _decodePublishingError(r: Reader, end: number, ctx: Context | undefined): PublishingError {
@@ -5013,7 +5631,7 @@ function _decodePublishingError(r: Reader, end: number, ctx: Context | undefined
   if (end - pos < 10) throw new Truncated("PublishingError: input ends inside the frame", pos + 10);
   const v_publishingId = r.view.getBigUint64(pos);
 
-  const v_code = ((data[pos + 8]! << 8) | data[pos + 8 + 1]!);
+  const v_code = ((data[pos + 8]! << 8) | data[pos + 9]!);
 
   pos += 10;
 
@@ -5039,14 +5657,17 @@ function _decodeBroker(r: Reader, end: number, ctx: Context | undefined): Broker
       v_host = null;
     } else {
       if (n < 0) throw new InvalidValue(`Broker.host: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`Broker.host: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`Broker.host: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_host = utf8(data.subarray(pos, pos + n), "Broker.host");
       pos += n;
     }
   }
 
   if (end - pos < 4) throw new Truncated("Broker: input ends inside the frame", pos + 4);
-  const v_port = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const v_port =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
   pos += 4;
 
@@ -5067,7 +5688,12 @@ function _decodeStreamMetadata(r: Reader, end: number, ctx: Context | undefined)
       v_stream = null;
     } else {
       if (n < 0) throw new InvalidValue(`StreamMetadata.stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`StreamMetadata.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `StreamMetadata.stream: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_stream = utf8(data.subarray(pos, pos + n), "StreamMetadata.stream");
       pos += n;
     }
@@ -5076,7 +5702,7 @@ function _decodeStreamMetadata(r: Reader, end: number, ctx: Context | undefined)
   if (end - pos < 4) throw new Truncated("StreamMetadata: input ends inside the frame", pos + 4);
   const v_responseCode = ((data[pos]! << 8) | data[pos + 1]!);
 
-  const v_leaderReference = ((data[pos + 2]! << 8) | data[pos + 2 + 1]!);
+  const v_leaderReference = ((data[pos + 2]! << 8) | data[pos + 3]!);
 
   pos += 4;
 
@@ -5084,14 +5710,26 @@ function _decodeStreamMetadata(r: Reader, end: number, ctx: Context | undefined)
   {
     const items: number[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("StreamMetadata.replicas_references: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) {
+      throw new Truncated("StreamMetadata.replicasReferences: input ends", pos + 4);
+    }
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
-    if (count < 0) throw new InvalidValue(`StreamMetadata.replicas_references: negative count ${count}`);
-    if (count * 2 > end - pos) throw new Truncated(`StreamMetadata.replicas_references: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
+    if (count < 0) {
+      throw new InvalidValue(`StreamMetadata.replicasReferences: negative count ${count}`);
+    }
+    if (count * 2 > end - pos) {
+      throw new Truncated(
+        `StreamMetadata.replicasReferences: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 2,
+      );
+    }
     for (let i = 0; i < count; i++) {
       let item: number;
-      if (end - pos < 2) throw new Truncated("StreamMetadata.replicas_references: input ends", pos + 2);
+      if (end - pos < 2) {
+        throw new Truncated("StreamMetadata.replicasReferences: input ends", pos + 2);
+      }
       item = ((data[pos]! << 8) | data[pos + 1]!);
       pos += 2;
       items.push(item);
@@ -5100,7 +5738,12 @@ function _decodeStreamMetadata(r: Reader, end: number, ctx: Context | undefined)
   }
 
   r.pos = pos;
-  return new StreamMetadata({ stream: v_stream, responseCode: v_responseCode, leaderReference: v_leaderReference, replicasReferences: v_replicasReferences });
+  return new StreamMetadata({
+    stream: v_stream,
+    responseCode: v_responseCode,
+    leaderReference: v_leaderReference,
+    replicasReferences: v_replicasReferences,
+  });
 }
 
 function _decodeCommandVersion(r: Reader, end: number, ctx: Context | undefined): CommandVersion {
@@ -5109,9 +5752,9 @@ function _decodeCommandVersion(r: Reader, end: number, ctx: Context | undefined)
   if (end - pos < 6) throw new Truncated("CommandVersion: input ends inside the frame", pos + 6);
   const v_key = ((data[pos]! << 8) | data[pos + 1]!);
 
-  const v_minVersion = ((data[pos + 2]! << 8) | data[pos + 2 + 1]!);
+  const v_minVersion = ((data[pos + 2]! << 8) | data[pos + 3]!);
 
-  const v_maxVersion = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_maxVersion = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -5132,7 +5775,9 @@ function _decodeStatistic(r: Reader, end: number, ctx: Context | undefined): Sta
       v_key = null;
     } else {
       if (n < 0) throw new InvalidValue(`Statistic.key: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`Statistic.key: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`Statistic.key: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_key = utf8(data.subarray(pos, pos + n), "Statistic.key");
       pos += n;
     }
@@ -5152,7 +5797,9 @@ function _decodeOffsetSpecNone(r: Reader, end: number, ctx: Context | undefined)
   let pos = r.pos;
   if (end - pos < 2) throw new Truncated("OffsetSpecNone: input ends inside the frame", pos + 2);
   const v_offsetType = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_offsetType !== 0) throw new InvalidValue(`OffsetSpecNone.offset_type: must be 0, got ${v_offsetType}`);
+  if (v_offsetType !== 0) {
+    throw new InvalidValue(`OffsetSpecNone.offsetType: must be 0, got ${v_offsetType}`);
+  }
 
   pos += 2;
 
@@ -5165,7 +5812,9 @@ function _decodeOffsetSpecFirst(r: Reader, end: number, ctx: Context | undefined
   let pos = r.pos;
   if (end - pos < 2) throw new Truncated("OffsetSpecFirst: input ends inside the frame", pos + 2);
   const v_offsetType = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_offsetType !== 1) throw new InvalidValue(`OffsetSpecFirst.offset_type: must be 1, got ${v_offsetType}`);
+  if (v_offsetType !== 1) {
+    throw new InvalidValue(`OffsetSpecFirst.offsetType: must be 1, got ${v_offsetType}`);
+  }
 
   pos += 2;
 
@@ -5178,7 +5827,9 @@ function _decodeOffsetSpecLast(r: Reader, end: number, ctx: Context | undefined)
   let pos = r.pos;
   if (end - pos < 2) throw new Truncated("OffsetSpecLast: input ends inside the frame", pos + 2);
   const v_offsetType = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_offsetType !== 2) throw new InvalidValue(`OffsetSpecLast.offset_type: must be 2, got ${v_offsetType}`);
+  if (v_offsetType !== 2) {
+    throw new InvalidValue(`OffsetSpecLast.offsetType: must be 2, got ${v_offsetType}`);
+  }
 
   pos += 2;
 
@@ -5191,7 +5842,9 @@ function _decodeOffsetSpecNext(r: Reader, end: number, ctx: Context | undefined)
   let pos = r.pos;
   if (end - pos < 2) throw new Truncated("OffsetSpecNext: input ends inside the frame", pos + 2);
   const v_offsetType = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_offsetType !== 3) throw new InvalidValue(`OffsetSpecNext.offset_type: must be 3, got ${v_offsetType}`);
+  if (v_offsetType !== 3) {
+    throw new InvalidValue(`OffsetSpecNext.offsetType: must be 3, got ${v_offsetType}`);
+  }
 
   pos += 2;
 
@@ -5199,12 +5852,20 @@ function _decodeOffsetSpecNext(r: Reader, end: number, ctx: Context | undefined)
   return new OffsetSpecNext({  });
 }
 
-function _decodeOffsetSpecOffset(r: Reader, end: number, ctx: Context | undefined): OffsetSpecOffset {
+function _decodeOffsetSpecOffset(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): OffsetSpecOffset {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 10) throw new Truncated("OffsetSpecOffset: input ends inside the frame", pos + 10);
+  if (end - pos < 10) {
+    throw new Truncated("OffsetSpecOffset: input ends inside the frame", pos + 10);
+  }
   const v_offsetType = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_offsetType !== 4) throw new InvalidValue(`OffsetSpecOffset.offset_type: must be 4, got ${v_offsetType}`);
+  if (v_offsetType !== 4) {
+    throw new InvalidValue(`OffsetSpecOffset.offsetType: must be 4, got ${v_offsetType}`);
+  }
 
   const v_offset = r.view.getBigUint64(pos + 2);
 
@@ -5214,12 +5875,20 @@ function _decodeOffsetSpecOffset(r: Reader, end: number, ctx: Context | undefine
   return new OffsetSpecOffset({ offset: v_offset });
 }
 
-function _decodeOffsetSpecTimestamp(r: Reader, end: number, ctx: Context | undefined): OffsetSpecTimestamp {
+function _decodeOffsetSpecTimestamp(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): OffsetSpecTimestamp {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 10) throw new Truncated("OffsetSpecTimestamp: input ends inside the frame", pos + 10);
+  if (end - pos < 10) {
+    throw new Truncated("OffsetSpecTimestamp: input ends inside the frame", pos + 10);
+  }
   const v_offsetType = ((data[pos]! << 8) | data[pos + 1]!);
-  if (v_offsetType !== 5) throw new InvalidValue(`OffsetSpecTimestamp.offset_type: must be 5, got ${v_offsetType}`);
+  if (v_offsetType !== 5) {
+    throw new InvalidValue(`OffsetSpecTimestamp.offsetType: must be 5, got ${v_offsetType}`);
+  }
 
   const v_timestamp = r.view.getBigInt64(pos + 2);
 
@@ -5238,13 +5907,17 @@ function _decodeOsirisChunk(r: Reader, end: number, ctx: Context | undefined): O
   if (v_magic !== 5) throw new InvalidValue(`OsirisChunk.magic: must be 5, got ${v_magic}`);
 
   const v_formatVersion = w1_0 & 0xf;
-  if (v_formatVersion !== 0) throw new InvalidValue(`OsirisChunk.format_version: must be 0, got ${v_formatVersion}`);
+  if (v_formatVersion !== 0) {
+    throw new InvalidValue(`OsirisChunk.formatVersion: must be 0, got ${v_formatVersion}`);
+  }
 
   const v_chunkType = ((data[pos + 1]! << 24) >> 24);
 
-  const v_numEntries = ((data[pos + 2]! << 8) | data[pos + 2 + 1]!);
+  const v_numEntries = ((data[pos + 2]! << 8) | data[pos + 3]!);
 
-  const v_numRecords = (((data[pos + 4]! << 24) | (data[pos + 4 + 1]! << 16) | (data[pos + 4 + 2]! << 8) | data[pos + 4 + 3]!) >>> 0);
+  const v_numRecords = (
+    ((data[pos + 4]! << 24) | (data[pos + 5]! << 16) | (data[pos + 6]! << 8) | data[pos + 7]!) >>> 0
+  );
 
   const v_timestamp = r.view.getBigInt64(pos + 8);
 
@@ -5252,14 +5925,26 @@ function _decodeOsirisChunk(r: Reader, end: number, ctx: Context | undefined): O
 
   const v_chunkFirstOffset = r.view.getBigUint64(pos + 24);
 
-  const v_chunkCrc = (((data[pos + 32]! << 24) | (data[pos + 32 + 1]! << 16) | (data[pos + 32 + 2]! << 8) | data[pos + 32 + 3]!) >>> 0);
+  const v_chunkCrc =
+    (
+      (data[pos + 32]! << 24) | (data[pos + 33]! << 16) | (data[pos + 34]! << 8) | data[pos + 35]!
+    ) >>> 0;
 
-  const v_dataLength = (((data[pos + 36]! << 24) | (data[pos + 36 + 1]! << 16) | (data[pos + 36 + 2]! << 8) | data[pos + 36 + 3]!) >>> 0);
+  const v_dataLength =
+    (
+      (data[pos + 36]! << 24) | (data[pos + 37]! << 16) | (data[pos + 38]! << 8) | data[pos + 39]!
+    ) >>> 0;
 
-  const v_trailerLength = (((data[pos + 40]! << 24) | (data[pos + 40 + 1]! << 16) | (data[pos + 40 + 2]! << 8) | data[pos + 40 + 3]!) >>> 0);
+  const v_trailerLength =
+    (
+      (data[pos + 40]! << 24) | (data[pos + 41]! << 16) | (data[pos + 42]! << 8) | data[pos + 43]!
+    ) >>> 0;
 
-  const w1_44 = (((data[pos + 44]! << 24) | (data[pos + 44 + 1]! << 16) | (data[pos + 44 + 2]! << 8) | data[pos + 44 + 3]!) >>> 0);
-  const v_bloomSize = w1_44 >>> 0x18;
+  const w1_44 =
+    (
+      (data[pos + 44]! << 24) | (data[pos + 45]! << 16) | (data[pos + 46]! << 8) | data[pos + 47]!
+    ) >>> 0;
+  const v_bloomSize = w1_44 >>> 24;
 
   pos += 48;
 
@@ -5268,13 +5953,26 @@ function _decodeOsirisChunk(r: Reader, end: number, ctx: Context | undefined): O
     let n: number;
     n = v_dataLength;
     if (n < 0) throw new InvalidValue(`OsirisChunk.data: negative length ${n}`);
-    if (n > end - pos) throw new Truncated(`OsirisChunk.data: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`OsirisChunk.data: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_data = data.subarray(pos, pos + n);
     pos += n;
   }
 
   r.pos = pos;
-  return new OsirisChunk({ chunkType: v_chunkType, numEntries: v_numEntries, numRecords: v_numRecords, timestamp: v_timestamp, epoch: v_epoch, chunkFirstOffset: v_chunkFirstOffset, chunkCrc: v_chunkCrc, trailerLength: v_trailerLength, bloomSize: v_bloomSize, data: v_data });
+  return new OsirisChunk({
+    chunkType: v_chunkType,
+    numEntries: v_numEntries,
+    numRecords: v_numRecords,
+    timestamp: v_timestamp,
+    epoch: v_epoch,
+    chunkFirstOffset: v_chunkFirstOffset,
+    chunkCrc: v_chunkCrc,
+    trailerLength: v_trailerLength,
+    bloomSize: v_bloomSize,
+    data: v_data,
+  });
 }
 
 function _decodeEntry(r: Reader, end: number, ctx: Context | undefined): Entry {
@@ -5291,7 +5989,11 @@ function _decodeEntry(r: Reader, end: number, ctx: Context | undefined): Entry {
   throw new InvalidValue(`Entry: no variant for tag 0x${tag.toString(16)}`);
 }
 
-function _decodeOffsetSpecification(r: Reader, end: number, ctx: Context | undefined): OffsetSpecification {
+function _decodeOffsetSpecification(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): OffsetSpecification {
   const pos = r.pos;
   if (end - pos < 2) throw new Truncated("OffsetSpecification: input ends", pos + 2);
   const data = r.data;
@@ -5311,7 +6013,11 @@ function _decodeOffsetSpecification(r: Reader, end: number, ctx: Context | undef
   throw new InvalidValue(`OffsetSpecification: no variant for tag 0x${tag.toString(16)}`);
 }
 
-function _decodeConsumerUpdateOffsetSpecification(r: Reader, end: number, ctx: Context | undefined): ConsumerUpdateOffsetSpecification {
+function _decodeConsumerUpdateOffsetSpecification(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): ConsumerUpdateOffsetSpecification {
   const pos = r.pos;
   if (end - pos < 2) throw new Truncated("ConsumerUpdateOffsetSpecification: input ends", pos + 2);
   const data = r.data;
@@ -5330,14 +6036,23 @@ function _decodeConsumerUpdateOffsetSpecification(r: Reader, end: number, ctx: C
     case 5:
       return _decodeOffsetSpecTimestamp(r, end, ctx);
   }
-  throw new InvalidValue(`ConsumerUpdateOffsetSpecification: no variant for tag 0x${tag.toString(16)}`);
+  throw new InvalidValue(
+    `ConsumerUpdateOffsetSpecification: no variant for tag 0x${tag.toString(16)}`,
+  );
 }
 
-function _decodeDeclarePublisherRequest(r: Reader, end: number, ctx: Context | undefined): DeclarePublisherRequest {
+function _decodeDeclarePublisherRequest(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): DeclarePublisherRequest {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 5) throw new Truncated("DeclarePublisherRequest: input ends inside the frame", pos + 5);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 5) {
+    throw new Truncated("DeclarePublisherRequest: input ends inside the frame", pos + 5);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
   const v_publisherId = data[pos + 4]!;
 
@@ -5346,15 +6061,25 @@ function _decodeDeclarePublisherRequest(r: Reader, end: number, ctx: Context | u
   let v_publisherReference: string | null;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("DeclarePublisherRequest.publisher_reference: input ends", pos + 2);
+    if (end - pos < 2) {
+      throw new Truncated("DeclarePublisherRequest.publisherReference: input ends", pos + 2);
+    }
     n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_publisherReference = null;
     } else {
-      if (n < 0) throw new InvalidValue(`DeclarePublisherRequest.publisher_reference: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`DeclarePublisherRequest.publisher_reference: ${n} bytes declared, ${end - pos} left`, pos + n);
-      v_publisherReference = utf8(data.subarray(pos, pos + n), "DeclarePublisherRequest.publisher_reference");
+      if (n < 0) {
+        throw new InvalidValue(`DeclarePublisherRequest.publisherReference: negative length ${n}`);
+      }
+      if (n > end - pos) {
+        throw new Truncated(
+          `DeclarePublisherRequest.publisherReference: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
+      v_publisherReference =
+        utf8(data.subarray(pos, pos + n), "DeclarePublisherRequest.publisherReference");
       pos += n;
     }
   }
@@ -5369,28 +6094,48 @@ function _decodeDeclarePublisherRequest(r: Reader, end: number, ctx: Context | u
       v_stream = null;
     } else {
       if (n < 0) throw new InvalidValue(`DeclarePublisherRequest.stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`DeclarePublisherRequest.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `DeclarePublisherRequest.stream: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_stream = utf8(data.subarray(pos, pos + n), "DeclarePublisherRequest.stream");
       pos += n;
     }
   }
 
   r.pos = pos;
-  return new DeclarePublisherRequest({ correlationId: v_correlationId, publisherId: v_publisherId, publisherReference: v_publisherReference, stream: v_stream });
+  return new DeclarePublisherRequest({
+    correlationId: v_correlationId,
+    publisherId: v_publisherId,
+    publisherReference: v_publisherReference,
+    stream: v_stream,
+  });
 }
 
-function _decodeDeclarePublisherResponse(r: Reader, end: number, ctx: Context | undefined): DeclarePublisherResponse {
+function _decodeDeclarePublisherResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): DeclarePublisherResponse {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 6) throw new Truncated("DeclarePublisherResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 6) {
+    throw new Truncated("DeclarePublisherResponse: input ends inside the frame", pos + 6);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
   r.pos = pos;
-  return new DeclarePublisherResponse({ correlationId: v_correlationId, responseCode: v_responseCode });
+  return new DeclarePublisherResponse({
+    correlationId: v_correlationId,
+    responseCode: v_responseCode,
+  });
 }
 
 function _decodePublish(r: Reader, end: number, ctx: Context | undefined): Publish {
@@ -5405,11 +6150,17 @@ function _decodePublish(r: Reader, end: number, ctx: Context | undefined): Publi
   {
     const items: PublishedMessage[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("Publish.published_messages: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) throw new Truncated("Publish.publishedMessages: input ends", pos + 4);
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
-    if (count < 0) throw new InvalidValue(`Publish.published_messages: negative count ${count}`);
-    if (count * 12 > end - pos) throw new Truncated(`Publish.published_messages: ${count} elements declared, ${end - pos} bytes left`, pos + count * 12);
+    if (count < 0) throw new InvalidValue(`Publish.publishedMessages: negative count ${count}`);
+    if (count * 12 > end - pos) {
+      throw new Truncated(
+        `Publish.publishedMessages: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 12,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: PublishedMessage;
@@ -5443,11 +6194,17 @@ function _decodePublishV2(r: Reader, end: number, ctx: Context | undefined): Pub
   {
     const items: PublishedMessageV2[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("PublishV2.published_messages: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) throw new Truncated("PublishV2.publishedMessages: input ends", pos + 4);
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
-    if (count < 0) throw new InvalidValue(`PublishV2.published_messages: negative count ${count}`);
-    if (count * 14 > end - pos) throw new Truncated(`PublishV2.published_messages: ${count} elements declared, ${end - pos} bytes left`, pos + count * 14);
+    if (count < 0) throw new InvalidValue(`PublishV2.publishedMessages: negative count ${count}`);
+    if (count * 14 > end - pos) {
+      throw new Truncated(
+        `PublishV2.publishedMessages: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 14,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: PublishedMessageV2;
@@ -5481,14 +6238,20 @@ function _decodePublishConfirm(r: Reader, end: number, ctx: Context | undefined)
   {
     const items: bigint[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("PublishConfirm.publishing_ids: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) throw new Truncated("PublishConfirm.publishingIds: input ends", pos + 4);
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
-    if (count < 0) throw new InvalidValue(`PublishConfirm.publishing_ids: negative count ${count}`);
-    if (count * 8 > end - pos) throw new Truncated(`PublishConfirm.publishing_ids: ${count} elements declared, ${end - pos} bytes left`, pos + count * 8);
+    if (count < 0) throw new InvalidValue(`PublishConfirm.publishingIds: negative count ${count}`);
+    if (count * 8 > end - pos) {
+      throw new Truncated(
+        `PublishConfirm.publishingIds: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 8,
+      );
+    }
     for (let i = 0; i < count; i++) {
       let item: bigint;
-      if (end - pos < 8) throw new Truncated("PublishConfirm.publishing_ids: input ends", pos + 8);
+      if (end - pos < 8) throw new Truncated("PublishConfirm.publishingIds: input ends", pos + 8);
       item = r.view.getBigUint64(pos);
       pos += 8;
       items.push(item);
@@ -5512,11 +6275,17 @@ function _decodePublishError(r: Reader, end: number, ctx: Context | undefined): 
   {
     const items: PublishingError[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("PublishError.publishing_errors: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) throw new Truncated("PublishError.publishingErrors: input ends", pos + 4);
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
-    if (count < 0) throw new InvalidValue(`PublishError.publishing_errors: negative count ${count}`);
-    if (count * 10 > end - pos) throw new Truncated(`PublishError.publishing_errors: ${count} elements declared, ${end - pos} bytes left`, pos + count * 10);
+    if (count < 0) throw new InvalidValue(`PublishError.publishingErrors: negative count ${count}`);
+    if (count * 10 > end - pos) {
+      throw new Truncated(
+        `PublishError.publishingErrors: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 10,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: PublishingError;
@@ -5538,26 +6307,46 @@ function _decodePublishError(r: Reader, end: number, ctx: Context | undefined): 
   return new PublishError({ publisherId: v_publisherId, publishingErrors: v_publishingErrors });
 }
 
-function _decodeQueryPublisherSequenceRequest(r: Reader, end: number, ctx: Context | undefined): QueryPublisherSequenceRequest {
+function _decodeQueryPublisherSequenceRequest(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): QueryPublisherSequenceRequest {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 4) throw new Truncated("QueryPublisherSequenceRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 4) {
+    throw new Truncated("QueryPublisherSequenceRequest: input ends inside the frame", pos + 4);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
   pos += 4;
 
   let v_publisherReference: string | null;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("QueryPublisherSequenceRequest.publisher_reference: input ends", pos + 2);
+    if (end - pos < 2) {
+      throw new Truncated("QueryPublisherSequenceRequest.publisherReference: input ends", pos + 2);
+    }
     n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_publisherReference = null;
     } else {
-      if (n < 0) throw new InvalidValue(`QueryPublisherSequenceRequest.publisher_reference: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`QueryPublisherSequenceRequest.publisher_reference: ${n} bytes declared, ${end - pos} left`, pos + n);
-      v_publisherReference = utf8(data.subarray(pos, pos + n), "QueryPublisherSequenceRequest.publisher_reference");
+      if (n < 0) {
+        throw new InvalidValue(
+          `QueryPublisherSequenceRequest.publisherReference: negative length ${n}`,
+        );
+      }
+      if (n > end - pos) {
+        throw new Truncated(
+          `QueryPublisherSequenceRequest.publisherReference: ${n} bytes ` +
+            `declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
+      v_publisherReference =
+        utf8(data.subarray(pos, pos + n), "QueryPublisherSequenceRequest.publisherReference");
       pos += n;
     }
   }
@@ -5565,44 +6354,75 @@ function _decodeQueryPublisherSequenceRequest(r: Reader, end: number, ctx: Conte
   let v_stream: string | null;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("QueryPublisherSequenceRequest.stream: input ends", pos + 2);
+    if (end - pos < 2) {
+      throw new Truncated("QueryPublisherSequenceRequest.stream: input ends", pos + 2);
+    }
     n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_stream = null;
     } else {
-      if (n < 0) throw new InvalidValue(`QueryPublisherSequenceRequest.stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`QueryPublisherSequenceRequest.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n < 0) {
+        throw new InvalidValue(`QueryPublisherSequenceRequest.stream: negative length ${n}`);
+      }
+      if (n > end - pos) {
+        throw new Truncated(
+          `QueryPublisherSequenceRequest.stream: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_stream = utf8(data.subarray(pos, pos + n), "QueryPublisherSequenceRequest.stream");
       pos += n;
     }
   }
 
   r.pos = pos;
-  return new QueryPublisherSequenceRequest({ correlationId: v_correlationId, publisherReference: v_publisherReference, stream: v_stream });
+  return new QueryPublisherSequenceRequest({
+    correlationId: v_correlationId,
+    publisherReference: v_publisherReference,
+    stream: v_stream,
+  });
 }
 
-function _decodeQueryPublisherSequenceResponse(r: Reader, end: number, ctx: Context | undefined): QueryPublisherSequenceResponse {
+function _decodeQueryPublisherSequenceResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): QueryPublisherSequenceResponse {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 14) throw new Truncated("QueryPublisherSequenceResponse: input ends inside the frame", pos + 14);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 14) {
+    throw new Truncated("QueryPublisherSequenceResponse: input ends inside the frame", pos + 14);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   const v_sequence = r.view.getBigUint64(pos + 6);
 
   pos += 14;
 
   r.pos = pos;
-  return new QueryPublisherSequenceResponse({ correlationId: v_correlationId, responseCode: v_responseCode, sequence: v_sequence });
+  return new QueryPublisherSequenceResponse({
+    correlationId: v_correlationId,
+    responseCode: v_responseCode,
+    sequence: v_sequence,
+  });
 }
 
-function _decodeDeletePublisherRequest(r: Reader, end: number, ctx: Context | undefined): DeletePublisherRequest {
+function _decodeDeletePublisherRequest(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): DeletePublisherRequest {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 5) throw new Truncated("DeletePublisherRequest: input ends inside the frame", pos + 5);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 5) {
+    throw new Truncated("DeletePublisherRequest: input ends inside the frame", pos + 5);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
   const v_publisherId = data[pos + 4]!;
 
@@ -5612,25 +6432,40 @@ function _decodeDeletePublisherRequest(r: Reader, end: number, ctx: Context | un
   return new DeletePublisherRequest({ correlationId: v_correlationId, publisherId: v_publisherId });
 }
 
-function _decodeDeletePublisherResponse(r: Reader, end: number, ctx: Context | undefined): DeletePublisherResponse {
+function _decodeDeletePublisherResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): DeletePublisherResponse {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 6) throw new Truncated("DeletePublisherResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 6) {
+    throw new Truncated("DeletePublisherResponse: input ends inside the frame", pos + 6);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
   r.pos = pos;
-  return new DeletePublisherResponse({ correlationId: v_correlationId, responseCode: v_responseCode });
+  return new DeletePublisherResponse({
+    correlationId: v_correlationId,
+    responseCode: v_responseCode,
+  });
 }
 
-function _decodeSubscribeRequest(r: Reader, end: number, ctx: Context | undefined): SubscribeRequest {
+function _decodeSubscribeRequest(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): SubscribeRequest {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 5) throw new Truncated("SubscribeRequest: input ends inside the frame", pos + 5);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
   const v_subscriptionId = data[pos + 4]!;
 
@@ -5646,7 +6481,12 @@ function _decodeSubscribeRequest(r: Reader, end: number, ctx: Context | undefine
       v_stream = null;
     } else {
       if (n < 0) throw new InvalidValue(`SubscribeRequest.stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`SubscribeRequest.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `SubscribeRequest.stream: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_stream = utf8(data.subarray(pos, pos + n), "SubscribeRequest.stream");
       pos += n;
     }
@@ -5667,10 +6507,16 @@ function _decodeSubscribeRequest(r: Reader, end: number, ctx: Context | undefine
     const items: Property[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("SubscribeRequest.properties: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
     if (count < 0) throw new InvalidValue(`SubscribeRequest.properties: negative count ${count}`);
-    if (count * 4 > end - pos) throw new Truncated(`SubscribeRequest.properties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
+    if (count * 4 > end - pos) {
+      throw new Truncated(
+        `SubscribeRequest.properties: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 4,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: Property;
@@ -5689,16 +6535,28 @@ function _decodeSubscribeRequest(r: Reader, end: number, ctx: Context | undefine
   }
 
   r.pos = pos;
-  return new SubscribeRequest({ correlationId: v_correlationId, subscriptionId: v_subscriptionId, stream: v_stream, offsetSpecification: v_offsetSpecification, credit: v_credit, properties: v_properties });
+  return new SubscribeRequest({
+    correlationId: v_correlationId,
+    subscriptionId: v_subscriptionId,
+    stream: v_stream,
+    offsetSpecification: v_offsetSpecification,
+    credit: v_credit,
+    properties: v_properties,
+  });
 }
 
-function _decodeSubscribeResponse(r: Reader, end: number, ctx: Context | undefined): SubscribeResponse {
+function _decodeSubscribeResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): SubscribeResponse {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("SubscribeResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -5739,7 +6597,11 @@ function _decodeDeliverV2(r: Reader, end: number, ctx: Context | undefined): Del
   pos = r.pos;
 
   r.pos = pos;
-  return new DeliverV2({ subscriptionId: v_subscriptionId, committedChunkId: v_committedChunkId, chunk: v_chunk });
+  return new DeliverV2({
+    subscriptionId: v_subscriptionId,
+    committedChunkId: v_committedChunkId,
+    chunk: v_chunk,
+  });
 }
 
 function _decodeCreditRequest(r: Reader, end: number, ctx: Context | undefined): CreditRequest {
@@ -5748,7 +6610,7 @@ function _decodeCreditRequest(r: Reader, end: number, ctx: Context | undefined):
   if (end - pos < 3) throw new Truncated("CreditRequest: input ends inside the frame", pos + 3);
   const v_subscriptionId = data[pos]!;
 
-  const v_credit = ((data[pos + 1]! << 8) | data[pos + 1 + 1]!);
+  const v_credit = ((data[pos + 1]! << 8) | data[pos + 2]!);
 
   pos += 3;
 
@@ -5783,7 +6645,12 @@ function _decodeStoreOffset(r: Reader, end: number, ctx: Context | undefined): S
       v_reference = null;
     } else {
       if (n < 0) throw new InvalidValue(`StoreOffset.reference: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`StoreOffset.reference: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `StoreOffset.reference: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_reference = utf8(data.subarray(pos, pos + n), "StoreOffset.reference");
       pos += n;
     }
@@ -5799,7 +6666,9 @@ function _decodeStoreOffset(r: Reader, end: number, ctx: Context | undefined): S
       v_stream = null;
     } else {
       if (n < 0) throw new InvalidValue(`StoreOffset.stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`StoreOffset.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`StoreOffset.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_stream = utf8(data.subarray(pos, pos + n), "StoreOffset.stream");
       pos += n;
     }
@@ -5814,11 +6683,18 @@ function _decodeStoreOffset(r: Reader, end: number, ctx: Context | undefined): S
   return new StoreOffset({ reference: v_reference, stream: v_stream, offset: v_offset });
 }
 
-function _decodeQueryOffsetRequest(r: Reader, end: number, ctx: Context | undefined): QueryOffsetRequest {
+function _decodeQueryOffsetRequest(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): QueryOffsetRequest {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 4) throw new Truncated("QueryOffsetRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 4) {
+    throw new Truncated("QueryOffsetRequest: input ends inside the frame", pos + 4);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
   pos += 4;
 
@@ -5832,7 +6708,12 @@ function _decodeQueryOffsetRequest(r: Reader, end: number, ctx: Context | undefi
       v_reference = null;
     } else {
       if (n < 0) throw new InvalidValue(`QueryOffsetRequest.reference: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`QueryOffsetRequest.reference: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `QueryOffsetRequest.reference: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_reference = utf8(data.subarray(pos, pos + n), "QueryOffsetRequest.reference");
       pos += n;
     }
@@ -5848,53 +6729,90 @@ function _decodeQueryOffsetRequest(r: Reader, end: number, ctx: Context | undefi
       v_stream = null;
     } else {
       if (n < 0) throw new InvalidValue(`QueryOffsetRequest.stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`QueryOffsetRequest.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `QueryOffsetRequest.stream: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_stream = utf8(data.subarray(pos, pos + n), "QueryOffsetRequest.stream");
       pos += n;
     }
   }
 
   r.pos = pos;
-  return new QueryOffsetRequest({ correlationId: v_correlationId, reference: v_reference, stream: v_stream });
+  return new QueryOffsetRequest({
+    correlationId: v_correlationId,
+    reference: v_reference,
+    stream: v_stream,
+  });
 }
 
-function _decodeQueryOffsetResponse(r: Reader, end: number, ctx: Context | undefined): QueryOffsetResponse {
+function _decodeQueryOffsetResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): QueryOffsetResponse {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 14) throw new Truncated("QueryOffsetResponse: input ends inside the frame", pos + 14);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 14) {
+    throw new Truncated("QueryOffsetResponse: input ends inside the frame", pos + 14);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   const v_offset = r.view.getBigUint64(pos + 6);
 
   pos += 14;
 
   r.pos = pos;
-  return new QueryOffsetResponse({ correlationId: v_correlationId, responseCode: v_responseCode, offset: v_offset });
+  return new QueryOffsetResponse({
+    correlationId: v_correlationId,
+    responseCode: v_responseCode,
+    offset: v_offset,
+  });
 }
 
-function _decodeUnsubscribeRequest(r: Reader, end: number, ctx: Context | undefined): UnsubscribeRequest {
+function _decodeUnsubscribeRequest(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): UnsubscribeRequest {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 5) throw new Truncated("UnsubscribeRequest: input ends inside the frame", pos + 5);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 5) {
+    throw new Truncated("UnsubscribeRequest: input ends inside the frame", pos + 5);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
   const v_subscriptionId = data[pos + 4]!;
 
   pos += 5;
 
   r.pos = pos;
-  return new UnsubscribeRequest({ correlationId: v_correlationId, subscriptionId: v_subscriptionId });
+  return new UnsubscribeRequest({
+    correlationId: v_correlationId,
+    subscriptionId: v_subscriptionId,
+  });
 }
 
-function _decodeUnsubscribeResponse(r: Reader, end: number, ctx: Context | undefined): UnsubscribeResponse {
+function _decodeUnsubscribeResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): UnsubscribeResponse {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 6) throw new Truncated("UnsubscribeResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 6) {
+    throw new Truncated("UnsubscribeResponse: input ends inside the frame", pos + 6);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -5906,7 +6824,8 @@ function _decodeCreateRequest(r: Reader, end: number, ctx: Context | undefined):
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("CreateRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
   pos += 4;
 
@@ -5920,7 +6839,12 @@ function _decodeCreateRequest(r: Reader, end: number, ctx: Context | undefined):
       v_stream = null;
     } else {
       if (n < 0) throw new InvalidValue(`CreateRequest.stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`CreateRequest.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `CreateRequest.stream: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_stream = utf8(data.subarray(pos, pos + n), "CreateRequest.stream");
       pos += n;
     }
@@ -5931,10 +6855,16 @@ function _decodeCreateRequest(r: Reader, end: number, ctx: Context | undefined):
     const items: Property[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("CreateRequest.arguments: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
     if (count < 0) throw new InvalidValue(`CreateRequest.arguments: negative count ${count}`);
-    if (count * 4 > end - pos) throw new Truncated(`CreateRequest.arguments: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
+    if (count * 4 > end - pos) {
+      throw new Truncated(
+        `CreateRequest.arguments: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 4,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: Property;
@@ -5953,16 +6883,21 @@ function _decodeCreateRequest(r: Reader, end: number, ctx: Context | undefined):
   }
 
   r.pos = pos;
-  return new CreateRequest({ correlationId: v_correlationId, stream: v_stream, arguments: v_arguments });
+  return new CreateRequest({
+    correlationId: v_correlationId,
+    stream: v_stream,
+    arguments: v_arguments,
+  });
 }
 
 function _decodeCreateResponse(r: Reader, end: number, ctx: Context | undefined): CreateResponse {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("CreateResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -5974,7 +6909,8 @@ function _decodeDeleteRequest(r: Reader, end: number, ctx: Context | undefined):
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("DeleteRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
   pos += 4;
 
@@ -5988,7 +6924,12 @@ function _decodeDeleteRequest(r: Reader, end: number, ctx: Context | undefined):
       v_stream = null;
     } else {
       if (n < 0) throw new InvalidValue(`DeleteRequest.stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`DeleteRequest.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `DeleteRequest.stream: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_stream = utf8(data.subarray(pos, pos + n), "DeleteRequest.stream");
       pos += n;
     }
@@ -6002,9 +6943,10 @@ function _decodeDeleteResponse(r: Reader, end: number, ctx: Context | undefined)
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("DeleteResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -6016,7 +6958,8 @@ function _decodeMetadataRequest(r: Reader, end: number, ctx: Context | undefined
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("MetadataRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
   pos += 4;
 
@@ -6025,10 +6968,16 @@ function _decodeMetadataRequest(r: Reader, end: number, ctx: Context | undefined
     const items: (string | null)[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("MetadataRequest.streams: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
     if (count < 0) throw new InvalidValue(`MetadataRequest.streams: negative count ${count}`);
-    if (count * 2 > end - pos) throw new Truncated(`MetadataRequest.streams: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
+    if (count * 2 > end - pos) {
+      throw new Truncated(
+        `MetadataRequest.streams: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 2,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: string | null;
@@ -6041,7 +6990,12 @@ function _decodeMetadataRequest(r: Reader, end: number, ctx: Context | undefined
             item = null;
           } else {
             if (n < 0) throw new InvalidValue(`MetadataRequest.streams: negative length ${n}`);
-            if (n > end - pos) throw new Truncated(`MetadataRequest.streams: ${n} bytes declared, ${end - pos} left`, pos + n);
+            if (n > end - pos) {
+              throw new Truncated(
+                `MetadataRequest.streams: ${n} bytes declared, ${end - pos} left`,
+                pos + n,
+              );
+            }
             item = utf8(data.subarray(pos, pos + n), "MetadataRequest.streams");
             pos += n;
           }
@@ -6061,11 +7015,16 @@ function _decodeMetadataRequest(r: Reader, end: number, ctx: Context | undefined
   return new MetadataRequest({ correlationId: v_correlationId, streams: v_streams });
 }
 
-function _decodeMetadataResponse(r: Reader, end: number, ctx: Context | undefined): MetadataResponse {
+function _decodeMetadataResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): MetadataResponse {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("MetadataResponse: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
   pos += 4;
 
@@ -6074,10 +7033,16 @@ function _decodeMetadataResponse(r: Reader, end: number, ctx: Context | undefine
     const items: Broker[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("MetadataResponse.brokers: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
     if (count < 0) throw new InvalidValue(`MetadataResponse.brokers: negative count ${count}`);
-    if (count * 8 > end - pos) throw new Truncated(`MetadataResponse.brokers: ${count} elements declared, ${end - pos} bytes left`, pos + count * 8);
+    if (count * 8 > end - pos) {
+      throw new Truncated(
+        `MetadataResponse.brokers: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 8,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: Broker;
@@ -6099,11 +7064,19 @@ function _decodeMetadataResponse(r: Reader, end: number, ctx: Context | undefine
   {
     const items: StreamMetadata[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("MetadataResponse.stream_metadata: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) throw new Truncated("MetadataResponse.streamMetadata: input ends", pos + 4);
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
-    if (count < 0) throw new InvalidValue(`MetadataResponse.stream_metadata: negative count ${count}`);
-    if (count * 10 > end - pos) throw new Truncated(`MetadataResponse.stream_metadata: ${count} elements declared, ${end - pos} bytes left`, pos + count * 10);
+    if (count < 0) {
+      throw new InvalidValue(`MetadataResponse.streamMetadata: negative count ${count}`);
+    }
+    if (count * 10 > end - pos) {
+      throw new Truncated(
+        `MetadataResponse.streamMetadata: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 10,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: StreamMetadata;
@@ -6122,7 +7095,11 @@ function _decodeMetadataResponse(r: Reader, end: number, ctx: Context | undefine
   }
 
   r.pos = pos;
-  return new MetadataResponse({ correlationId: v_correlationId, brokers: v_brokers, streamMetadata: v_streamMetadata });
+  return new MetadataResponse({
+    correlationId: v_correlationId,
+    brokers: v_brokers,
+    streamMetadata: v_streamMetadata,
+  });
 }
 
 function _decodeMetadataUpdate(r: Reader, end: number, ctx: Context | undefined): MetadataUpdate {
@@ -6143,7 +7120,12 @@ function _decodeMetadataUpdate(r: Reader, end: number, ctx: Context | undefined)
       v_stream = null;
     } else {
       if (n < 0) throw new InvalidValue(`MetadataUpdate.stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`MetadataUpdate.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `MetadataUpdate.stream: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_stream = utf8(data.subarray(pos, pos + n), "MetadataUpdate.stream");
       pos += n;
     }
@@ -6153,11 +7135,18 @@ function _decodeMetadataUpdate(r: Reader, end: number, ctx: Context | undefined)
   return new MetadataUpdate({ code: v_code, stream: v_stream });
 }
 
-function _decodePeerPropertiesRequest(r: Reader, end: number, ctx: Context | undefined): PeerPropertiesRequest {
+function _decodePeerPropertiesRequest(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): PeerPropertiesRequest {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 4) throw new Truncated("PeerPropertiesRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 4) {
+    throw new Truncated("PeerPropertiesRequest: input ends inside the frame", pos + 4);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
   pos += 4;
 
@@ -6165,11 +7154,21 @@ function _decodePeerPropertiesRequest(r: Reader, end: number, ctx: Context | und
   {
     const items: Property[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("PeerPropertiesRequest.peer_properties: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) {
+      throw new Truncated("PeerPropertiesRequest.peerProperties: input ends", pos + 4);
+    }
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
-    if (count < 0) throw new InvalidValue(`PeerPropertiesRequest.peer_properties: negative count ${count}`);
-    if (count * 4 > end - pos) throw new Truncated(`PeerPropertiesRequest.peer_properties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
+    if (count < 0) {
+      throw new InvalidValue(`PeerPropertiesRequest.peerProperties: negative count ${count}`);
+    }
+    if (count * 4 > end - pos) {
+      throw new Truncated(
+        `PeerPropertiesRequest.peerProperties: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 4,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: Property;
@@ -6188,16 +7187,26 @@ function _decodePeerPropertiesRequest(r: Reader, end: number, ctx: Context | und
   }
 
   r.pos = pos;
-  return new PeerPropertiesRequest({ correlationId: v_correlationId, peerProperties: v_peerProperties });
+  return new PeerPropertiesRequest({
+    correlationId: v_correlationId,
+    peerProperties: v_peerProperties,
+  });
 }
 
-function _decodePeerPropertiesResponse(r: Reader, end: number, ctx: Context | undefined): PeerPropertiesResponse {
+function _decodePeerPropertiesResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): PeerPropertiesResponse {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 6) throw new Truncated("PeerPropertiesResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 6) {
+    throw new Truncated("PeerPropertiesResponse: input ends inside the frame", pos + 6);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -6205,11 +7214,22 @@ function _decodePeerPropertiesResponse(r: Reader, end: number, ctx: Context | un
   {
     const items: Property[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("PeerPropertiesResponse.peer_properties: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) {
+      throw new Truncated("PeerPropertiesResponse.peerProperties: input ends", pos + 4);
+    }
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
-    if (count < 0) throw new InvalidValue(`PeerPropertiesResponse.peer_properties: negative count ${count}`);
-    if (count * 4 > end - pos) throw new Truncated(`PeerPropertiesResponse.peer_properties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
+    if (count < 0) {
+      throw new InvalidValue(`PeerPropertiesResponse.peerProperties: negative count ${count}`);
+    }
+    if (count * 4 > end - pos) {
+      throw new Truncated(
+        `PeerPropertiesResponse.peerProperties: ${count} elements declared, ` +
+          `${end - pos} bytes left`,
+        pos + count * 4,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: Property;
@@ -6228,14 +7248,25 @@ function _decodePeerPropertiesResponse(r: Reader, end: number, ctx: Context | un
   }
 
   r.pos = pos;
-  return new PeerPropertiesResponse({ correlationId: v_correlationId, responseCode: v_responseCode, peerProperties: v_peerProperties });
+  return new PeerPropertiesResponse({
+    correlationId: v_correlationId,
+    responseCode: v_responseCode,
+    peerProperties: v_peerProperties,
+  });
 }
 
-function _decodeSaslHandshakeRequest(r: Reader, end: number, ctx: Context | undefined): SaslHandshakeRequest {
+function _decodeSaslHandshakeRequest(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): SaslHandshakeRequest {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 4) throw new Truncated("SaslHandshakeRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 4) {
+    throw new Truncated("SaslHandshakeRequest: input ends inside the frame", pos + 4);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
   pos += 4;
 
@@ -6243,13 +7274,20 @@ function _decodeSaslHandshakeRequest(r: Reader, end: number, ctx: Context | unde
   return new SaslHandshakeRequest({ correlationId: v_correlationId });
 }
 
-function _decodeSaslHandshakeResponse(r: Reader, end: number, ctx: Context | undefined): SaslHandshakeResponse {
+function _decodeSaslHandshakeResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): SaslHandshakeResponse {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 6) throw new Truncated("SaslHandshakeResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 6) {
+    throw new Truncated("SaslHandshakeResponse: input ends inside the frame", pos + 6);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -6258,23 +7296,40 @@ function _decodeSaslHandshakeResponse(r: Reader, end: number, ctx: Context | und
     const items: (string | null)[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("SaslHandshakeResponse.mechanisms: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
-    if (count < 0) throw new InvalidValue(`SaslHandshakeResponse.mechanisms: negative count ${count}`);
-    if (count * 2 > end - pos) throw new Truncated(`SaslHandshakeResponse.mechanisms: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
+    if (count < 0) {
+      throw new InvalidValue(`SaslHandshakeResponse.mechanisms: negative count ${count}`);
+    }
+    if (count * 2 > end - pos) {
+      throw new Truncated(
+        `SaslHandshakeResponse.mechanisms: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 2,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: string | null;
         {
           let n: number;
-          if (end - pos < 2) throw new Truncated("SaslHandshakeResponse.mechanisms: input ends", pos + 2);
+          if (end - pos < 2) {
+            throw new Truncated("SaslHandshakeResponse.mechanisms: input ends", pos + 2);
+          }
           n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
           pos += 2;
           if (n === -1) {
             item = null;
           } else {
-            if (n < 0) throw new InvalidValue(`SaslHandshakeResponse.mechanisms: negative length ${n}`);
-            if (n > end - pos) throw new Truncated(`SaslHandshakeResponse.mechanisms: ${n} bytes declared, ${end - pos} left`, pos + n);
+            if (n < 0) {
+              throw new InvalidValue(`SaslHandshakeResponse.mechanisms: negative length ${n}`);
+            }
+            if (n > end - pos) {
+              throw new Truncated(
+                `SaslHandshakeResponse.mechanisms: ${n} bytes declared, ${end - pos} left`,
+                pos + n,
+              );
+            }
             item = utf8(data.subarray(pos, pos + n), "SaslHandshakeResponse.mechanisms");
             pos += n;
           }
@@ -6291,28 +7346,46 @@ function _decodeSaslHandshakeResponse(r: Reader, end: number, ctx: Context | und
   }
 
   r.pos = pos;
-  return new SaslHandshakeResponse({ correlationId: v_correlationId, responseCode: v_responseCode, mechanisms: v_mechanisms });
+  return new SaslHandshakeResponse({
+    correlationId: v_correlationId,
+    responseCode: v_responseCode,
+    mechanisms: v_mechanisms,
+  });
 }
 
-function _decodeSaslAuthenticateRequest(r: Reader, end: number, ctx: Context | undefined): SaslAuthenticateRequest {
+function _decodeSaslAuthenticateRequest(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): SaslAuthenticateRequest {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 4) throw new Truncated("SaslAuthenticateRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 4) {
+    throw new Truncated("SaslAuthenticateRequest: input ends inside the frame", pos + 4);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
   pos += 4;
 
   let v_mechanism: string | null;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("SaslAuthenticateRequest.mechanism: input ends", pos + 2);
+    if (end - pos < 2) {
+      throw new Truncated("SaslAuthenticateRequest.mechanism: input ends", pos + 2);
+    }
     n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_mechanism = null;
     } else {
       if (n < 0) throw new InvalidValue(`SaslAuthenticateRequest.mechanism: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`SaslAuthenticateRequest.mechanism: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `SaslAuthenticateRequest.mechanism: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_mechanism = utf8(data.subarray(pos, pos + n), "SaslAuthenticateRequest.mechanism");
       pos += n;
     }
@@ -6321,30 +7394,51 @@ function _decodeSaslAuthenticateRequest(r: Reader, end: number, ctx: Context | u
   let v_saslOpaqueData: Uint8Array | null;
   {
     let n: number;
-    if (end - pos < 4) throw new Truncated("SaslAuthenticateRequest.sasl_opaque_data: input ends", pos + 4);
-    n = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) {
+      throw new Truncated("SaslAuthenticateRequest.saslOpaqueData: input ends", pos + 4);
+    }
+    n =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
     if (n === -1) {
       v_saslOpaqueData = null;
     } else {
-      if (n < 0) throw new InvalidValue(`SaslAuthenticateRequest.sasl_opaque_data: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`SaslAuthenticateRequest.sasl_opaque_data: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n < 0) {
+        throw new InvalidValue(`SaslAuthenticateRequest.saslOpaqueData: negative length ${n}`);
+      }
+      if (n > end - pos) {
+        throw new Truncated(
+          `SaslAuthenticateRequest.saslOpaqueData: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_saslOpaqueData = data.subarray(pos, pos + n);
       pos += n;
     }
   }
 
   r.pos = pos;
-  return new SaslAuthenticateRequest({ correlationId: v_correlationId, mechanism: v_mechanism, saslOpaqueData: v_saslOpaqueData });
+  return new SaslAuthenticateRequest({
+    correlationId: v_correlationId,
+    mechanism: v_mechanism,
+    saslOpaqueData: v_saslOpaqueData,
+  });
 }
 
-function _decodeSaslAuthenticateResponse(r: Reader, end: number, ctx: Context | undefined): SaslAuthenticateResponse {
+function _decodeSaslAuthenticateResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): SaslAuthenticateResponse {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 6) throw new Truncated("SaslAuthenticateResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 6) {
+    throw new Truncated("SaslAuthenticateResponse: input ends inside the frame", pos + 6);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -6355,14 +7449,25 @@ function _decodeSaslAuthenticateResponse(r: Reader, end: number, ctx: Context | 
       let item: Uint8Array | null;
       {
         let n: number;
-        if (end - pos < 4) throw new Truncated("SaslAuthenticateResponse.sasl_opaque_data: input ends", pos + 4);
-        n = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+        if (end - pos < 4) {
+          throw new Truncated("SaslAuthenticateResponse.saslOpaqueData: input ends", pos + 4);
+        }
+        n = (
+          ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0
+        );
         pos += 4;
         if (n === -1) {
           item = null;
         } else {
-          if (n < 0) throw new InvalidValue(`SaslAuthenticateResponse.sasl_opaque_data: negative length ${n}`);
-          if (n > end - pos) throw new Truncated(`SaslAuthenticateResponse.sasl_opaque_data: ${n} bytes declared, ${end - pos} left`, pos + n);
+          if (n < 0) {
+            throw new InvalidValue(`SaslAuthenticateResponse.saslOpaqueData: negative length ${n}`);
+          }
+          if (n > end - pos) {
+            throw new Truncated(
+              `SaslAuthenticateResponse.saslOpaqueData: ${n} bytes declared, ${end - pos} left`,
+              pos + n,
+            );
+          }
           item = data.subarray(pos, pos + n);
           pos += n;
         }
@@ -6373,16 +7478,23 @@ function _decodeSaslAuthenticateResponse(r: Reader, end: number, ctx: Context | 
   }
 
   r.pos = pos;
-  return new SaslAuthenticateResponse({ correlationId: v_correlationId, responseCode: v_responseCode, saslOpaqueData: v_saslOpaqueData });
+  return new SaslAuthenticateResponse({
+    correlationId: v_correlationId,
+    responseCode: v_responseCode,
+    saslOpaqueData: v_saslOpaqueData,
+  });
 }
 
 function _decodeTune(r: Reader, end: number, ctx: Context | undefined): Tune {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 8) throw new Truncated("Tune: input ends inside the frame", pos + 8);
-  const v_frameMax = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const v_frameMax =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
-  const v_heartbeat = (((data[pos + 4]! << 24) | (data[pos + 4 + 1]! << 16) | (data[pos + 4 + 2]! << 8) | data[pos + 4 + 3]!) >>> 0);
+  const v_heartbeat = (
+    ((data[pos + 4]! << 24) | (data[pos + 5]! << 16) | (data[pos + 6]! << 8) | data[pos + 7]!) >>> 0
+  );
 
   pos += 8;
 
@@ -6394,22 +7506,28 @@ function _decodeOpenRequest(r: Reader, end: number, ctx: Context | undefined): O
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("OpenRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
   pos += 4;
 
   let v_virtualHost: string | null;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("OpenRequest.virtual_host: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("OpenRequest.virtualHost: input ends", pos + 2);
     n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_virtualHost = null;
     } else {
-      if (n < 0) throw new InvalidValue(`OpenRequest.virtual_host: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`OpenRequest.virtual_host: ${n} bytes declared, ${end - pos} left`, pos + n);
-      v_virtualHost = utf8(data.subarray(pos, pos + n), "OpenRequest.virtual_host");
+      if (n < 0) throw new InvalidValue(`OpenRequest.virtualHost: negative length ${n}`);
+      if (n > end - pos) {
+        throw new Truncated(
+          `OpenRequest.virtualHost: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
+      v_virtualHost = utf8(data.subarray(pos, pos + n), "OpenRequest.virtualHost");
       pos += n;
     }
   }
@@ -6422,9 +7540,10 @@ function _decodeOpenResponse(r: Reader, end: number, ctx: Context | undefined): 
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("OpenResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -6432,11 +7551,21 @@ function _decodeOpenResponse(r: Reader, end: number, ctx: Context | undefined): 
   {
     const items: Property[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("OpenResponse.connection_properties: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) {
+      throw new Truncated("OpenResponse.connectionProperties: input ends", pos + 4);
+    }
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
-    if (count < 0) throw new InvalidValue(`OpenResponse.connection_properties: negative count ${count}`);
-    if (count * 4 > end - pos) throw new Truncated(`OpenResponse.connection_properties: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
+    if (count < 0) {
+      throw new InvalidValue(`OpenResponse.connectionProperties: negative count ${count}`);
+    }
+    if (count * 4 > end - pos) {
+      throw new Truncated(
+        `OpenResponse.connectionProperties: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 4,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: Property;
@@ -6455,46 +7584,61 @@ function _decodeOpenResponse(r: Reader, end: number, ctx: Context | undefined): 
   }
 
   r.pos = pos;
-  return new OpenResponse({ correlationId: v_correlationId, responseCode: v_responseCode, connectionProperties: v_connectionProperties });
+  return new OpenResponse({
+    correlationId: v_correlationId,
+    responseCode: v_responseCode,
+    connectionProperties: v_connectionProperties,
+  });
 }
 
 function _decodeCloseRequest(r: Reader, end: number, ctx: Context | undefined): CloseRequest {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("CloseRequest: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
-  const v_closingCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_closingCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
   let v_closingReason: string | null;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("CloseRequest.closing_reason: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("CloseRequest.closingReason: input ends", pos + 2);
     n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_closingReason = null;
     } else {
-      if (n < 0) throw new InvalidValue(`CloseRequest.closing_reason: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`CloseRequest.closing_reason: ${n} bytes declared, ${end - pos} left`, pos + n);
-      v_closingReason = utf8(data.subarray(pos, pos + n), "CloseRequest.closing_reason");
+      if (n < 0) throw new InvalidValue(`CloseRequest.closingReason: negative length ${n}`);
+      if (n > end - pos) {
+        throw new Truncated(
+          `CloseRequest.closingReason: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
+      v_closingReason = utf8(data.subarray(pos, pos + n), "CloseRequest.closingReason");
       pos += n;
     }
   }
 
   r.pos = pos;
-  return new CloseRequest({ correlationId: v_correlationId, closingCode: v_closingCode, closingReason: v_closingReason });
+  return new CloseRequest({
+    correlationId: v_correlationId,
+    closingCode: v_closingCode,
+    closingReason: v_closingReason,
+  });
 }
 
 function _decodeCloseResponse(r: Reader, end: number, ctx: Context | undefined): CloseResponse {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("CloseResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -6513,22 +7657,28 @@ function _decodeRouteRequest(r: Reader, end: number, ctx: Context | undefined): 
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("RouteRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
   pos += 4;
 
   let v_routingKey: string | null;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("RouteRequest.routing_key: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("RouteRequest.routingKey: input ends", pos + 2);
     n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_routingKey = null;
     } else {
-      if (n < 0) throw new InvalidValue(`RouteRequest.routing_key: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`RouteRequest.routing_key: ${n} bytes declared, ${end - pos} left`, pos + n);
-      v_routingKey = utf8(data.subarray(pos, pos + n), "RouteRequest.routing_key");
+      if (n < 0) throw new InvalidValue(`RouteRequest.routingKey: negative length ${n}`);
+      if (n > end - pos) {
+        throw new Truncated(
+          `RouteRequest.routingKey: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
+      v_routingKey = utf8(data.subarray(pos, pos + n), "RouteRequest.routingKey");
       pos += n;
     }
   }
@@ -6536,30 +7686,40 @@ function _decodeRouteRequest(r: Reader, end: number, ctx: Context | undefined): 
   let v_superStream: string | null;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("RouteRequest.super_stream: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("RouteRequest.superStream: input ends", pos + 2);
     n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_superStream = null;
     } else {
-      if (n < 0) throw new InvalidValue(`RouteRequest.super_stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`RouteRequest.super_stream: ${n} bytes declared, ${end - pos} left`, pos + n);
-      v_superStream = utf8(data.subarray(pos, pos + n), "RouteRequest.super_stream");
+      if (n < 0) throw new InvalidValue(`RouteRequest.superStream: negative length ${n}`);
+      if (n > end - pos) {
+        throw new Truncated(
+          `RouteRequest.superStream: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
+      v_superStream = utf8(data.subarray(pos, pos + n), "RouteRequest.superStream");
       pos += n;
     }
   }
 
   r.pos = pos;
-  return new RouteRequest({ correlationId: v_correlationId, routingKey: v_routingKey, superStream: v_superStream });
+  return new RouteRequest({
+    correlationId: v_correlationId,
+    routingKey: v_routingKey,
+    superStream: v_superStream,
+  });
 }
 
 function _decodeRouteResponse(r: Reader, end: number, ctx: Context | undefined): RouteResponse {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("RouteResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -6568,10 +7728,16 @@ function _decodeRouteResponse(r: Reader, end: number, ctx: Context | undefined):
     const items: (string | null)[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("RouteResponse.streams: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
     if (count < 0) throw new InvalidValue(`RouteResponse.streams: negative count ${count}`);
-    if (count * 2 > end - pos) throw new Truncated(`RouteResponse.streams: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
+    if (count * 2 > end - pos) {
+      throw new Truncated(
+        `RouteResponse.streams: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 2,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: string | null;
@@ -6584,7 +7750,12 @@ function _decodeRouteResponse(r: Reader, end: number, ctx: Context | undefined):
             item = null;
           } else {
             if (n < 0) throw new InvalidValue(`RouteResponse.streams: negative length ${n}`);
-            if (n > end - pos) throw new Truncated(`RouteResponse.streams: ${n} bytes declared, ${end - pos} left`, pos + n);
+            if (n > end - pos) {
+              throw new Truncated(
+                `RouteResponse.streams: ${n} bytes declared, ${end - pos} left`,
+                pos + n,
+              );
+            }
             item = utf8(data.subarray(pos, pos + n), "RouteResponse.streams");
             pos += n;
           }
@@ -6601,29 +7772,43 @@ function _decodeRouteResponse(r: Reader, end: number, ctx: Context | undefined):
   }
 
   r.pos = pos;
-  return new RouteResponse({ correlationId: v_correlationId, responseCode: v_responseCode, streams: v_streams });
+  return new RouteResponse({
+    correlationId: v_correlationId,
+    responseCode: v_responseCode,
+    streams: v_streams,
+  });
 }
 
-function _decodePartitionsRequest(r: Reader, end: number, ctx: Context | undefined): PartitionsRequest {
+function _decodePartitionsRequest(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): PartitionsRequest {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("PartitionsRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
   pos += 4;
 
   let v_superStream: string | null;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("PartitionsRequest.super_stream: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("PartitionsRequest.superStream: input ends", pos + 2);
     n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
     pos += 2;
     if (n === -1) {
       v_superStream = null;
     } else {
-      if (n < 0) throw new InvalidValue(`PartitionsRequest.super_stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`PartitionsRequest.super_stream: ${n} bytes declared, ${end - pos} left`, pos + n);
-      v_superStream = utf8(data.subarray(pos, pos + n), "PartitionsRequest.super_stream");
+      if (n < 0) throw new InvalidValue(`PartitionsRequest.superStream: negative length ${n}`);
+      if (n > end - pos) {
+        throw new Truncated(
+          `PartitionsRequest.superStream: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
+      v_superStream = utf8(data.subarray(pos, pos + n), "PartitionsRequest.superStream");
       pos += n;
     }
   }
@@ -6632,13 +7817,20 @@ function _decodePartitionsRequest(r: Reader, end: number, ctx: Context | undefin
   return new PartitionsRequest({ correlationId: v_correlationId, superStream: v_superStream });
 }
 
-function _decodePartitionsResponse(r: Reader, end: number, ctx: Context | undefined): PartitionsResponse {
+function _decodePartitionsResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): PartitionsResponse {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 6) throw new Truncated("PartitionsResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 6) {
+    throw new Truncated("PartitionsResponse: input ends inside the frame", pos + 6);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -6647,10 +7839,16 @@ function _decodePartitionsResponse(r: Reader, end: number, ctx: Context | undefi
     const items: (string | null)[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("PartitionsResponse.streams: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
     if (count < 0) throw new InvalidValue(`PartitionsResponse.streams: negative count ${count}`);
-    if (count * 2 > end - pos) throw new Truncated(`PartitionsResponse.streams: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
+    if (count * 2 > end - pos) {
+      throw new Truncated(
+        `PartitionsResponse.streams: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 2,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: string | null;
@@ -6663,7 +7861,12 @@ function _decodePartitionsResponse(r: Reader, end: number, ctx: Context | undefi
             item = null;
           } else {
             if (n < 0) throw new InvalidValue(`PartitionsResponse.streams: negative length ${n}`);
-            if (n > end - pos) throw new Truncated(`PartitionsResponse.streams: ${n} bytes declared, ${end - pos} left`, pos + n);
+            if (n > end - pos) {
+              throw new Truncated(
+                `PartitionsResponse.streams: ${n} bytes declared, ${end - pos} left`,
+                pos + n,
+              );
+            }
             item = utf8(data.subarray(pos, pos + n), "PartitionsResponse.streams");
             pos += n;
           }
@@ -6680,33 +7883,57 @@ function _decodePartitionsResponse(r: Reader, end: number, ctx: Context | undefi
   }
 
   r.pos = pos;
-  return new PartitionsResponse({ correlationId: v_correlationId, responseCode: v_responseCode, streams: v_streams });
+  return new PartitionsResponse({
+    correlationId: v_correlationId,
+    responseCode: v_responseCode,
+    streams: v_streams,
+  });
 }
 
-function _decodeConsumerUpdateRequest(r: Reader, end: number, ctx: Context | undefined): ConsumerUpdateRequest {
+function _decodeConsumerUpdateRequest(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): ConsumerUpdateRequest {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 6) throw new Truncated("ConsumerUpdateRequest: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 6) {
+    throw new Truncated("ConsumerUpdateRequest: input ends inside the frame", pos + 6);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
   const v_subscriptionId = data[pos + 4]!;
 
   const v_active = data[pos + 5]!;
-  if (v_active < 0 || v_active > 1) throw new InvalidValue(`ConsumerUpdateRequest.active: ${v_active} is outside 0..1`);
+  if (v_active < 0 || v_active > 1) {
+    throw new InvalidValue(`ConsumerUpdateRequest.active: ${v_active} is outside 0..1`);
+  }
 
   pos += 6;
 
   r.pos = pos;
-  return new ConsumerUpdateRequest({ correlationId: v_correlationId, subscriptionId: v_subscriptionId, active: v_active });
+  return new ConsumerUpdateRequest({
+    correlationId: v_correlationId,
+    subscriptionId: v_subscriptionId,
+    active: v_active,
+  });
 }
 
-function _decodeConsumerUpdateResponse(r: Reader, end: number, ctx: Context | undefined): ConsumerUpdateResponse {
+function _decodeConsumerUpdateResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): ConsumerUpdateResponse {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 6) throw new Truncated("ConsumerUpdateResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 6) {
+    throw new Truncated("ConsumerUpdateResponse: input ends inside the frame", pos + 6);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -6716,14 +7943,25 @@ function _decodeConsumerUpdateResponse(r: Reader, end: number, ctx: Context | un
   pos = r.pos;
 
   r.pos = pos;
-  return new ConsumerUpdateResponse({ correlationId: v_correlationId, responseCode: v_responseCode, offsetSpecification: v_offsetSpecification });
+  return new ConsumerUpdateResponse({
+    correlationId: v_correlationId,
+    responseCode: v_responseCode,
+    offsetSpecification: v_offsetSpecification,
+  });
 }
 
-function _decodeExchangeCommandVersionsRequest(r: Reader, end: number, ctx: Context | undefined): ExchangeCommandVersionsRequest {
+function _decodeExchangeCommandVersionsRequest(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): ExchangeCommandVersionsRequest {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 4) throw new Truncated("ExchangeCommandVersionsRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 4) {
+    throw new Truncated("ExchangeCommandVersionsRequest: input ends inside the frame", pos + 4);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
   pos += 4;
 
@@ -6731,11 +7969,22 @@ function _decodeExchangeCommandVersionsRequest(r: Reader, end: number, ctx: Cont
   {
     const items: CommandVersion[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("ExchangeCommandVersionsRequest.commands: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) {
+      throw new Truncated("ExchangeCommandVersionsRequest.commands: input ends", pos + 4);
+    }
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
-    if (count < 0) throw new InvalidValue(`ExchangeCommandVersionsRequest.commands: negative count ${count}`);
-    if (count * 6 > end - pos) throw new Truncated(`ExchangeCommandVersionsRequest.commands: ${count} elements declared, ${end - pos} bytes left`, pos + count * 6);
+    if (count < 0) {
+      throw new InvalidValue(`ExchangeCommandVersionsRequest.commands: negative count ${count}`);
+    }
+    if (count * 6 > end - pos) {
+      throw new Truncated(
+        `ExchangeCommandVersionsRequest.commands: ${count} elements declared, ` +
+          `${end - pos} bytes left`,
+        pos + count * 6,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: CommandVersion;
@@ -6754,16 +8003,26 @@ function _decodeExchangeCommandVersionsRequest(r: Reader, end: number, ctx: Cont
   }
 
   r.pos = pos;
-  return new ExchangeCommandVersionsRequest({ correlationId: v_correlationId, commands: v_commands });
+  return new ExchangeCommandVersionsRequest({
+    correlationId: v_correlationId,
+    commands: v_commands,
+  });
 }
 
-function _decodeExchangeCommandVersionsResponse(r: Reader, end: number, ctx: Context | undefined): ExchangeCommandVersionsResponse {
+function _decodeExchangeCommandVersionsResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): ExchangeCommandVersionsResponse {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 6) throw new Truncated("ExchangeCommandVersionsResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 6) {
+    throw new Truncated("ExchangeCommandVersionsResponse: input ends inside the frame", pos + 6);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -6771,11 +8030,22 @@ function _decodeExchangeCommandVersionsResponse(r: Reader, end: number, ctx: Con
   {
     const items: CommandVersion[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("ExchangeCommandVersionsResponse.commands: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) {
+      throw new Truncated("ExchangeCommandVersionsResponse.commands: input ends", pos + 4);
+    }
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
-    if (count < 0) throw new InvalidValue(`ExchangeCommandVersionsResponse.commands: negative count ${count}`);
-    if (count * 6 > end - pos) throw new Truncated(`ExchangeCommandVersionsResponse.commands: ${count} elements declared, ${end - pos} bytes left`, pos + count * 6);
+    if (count < 0) {
+      throw new InvalidValue(`ExchangeCommandVersionsResponse.commands: negative count ${count}`);
+    }
+    if (count * 6 > end - pos) {
+      throw new Truncated(
+        `ExchangeCommandVersionsResponse.commands: ${count} elements declared, ` +
+          `${end - pos} bytes left`,
+        pos + count * 6,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: CommandVersion;
@@ -6794,14 +8064,25 @@ function _decodeExchangeCommandVersionsResponse(r: Reader, end: number, ctx: Con
   }
 
   r.pos = pos;
-  return new ExchangeCommandVersionsResponse({ correlationId: v_correlationId, responseCode: v_responseCode, commands: v_commands });
+  return new ExchangeCommandVersionsResponse({
+    correlationId: v_correlationId,
+    responseCode: v_responseCode,
+    commands: v_commands,
+  });
 }
 
-function _decodeStreamStatsRequest(r: Reader, end: number, ctx: Context | undefined): StreamStatsRequest {
+function _decodeStreamStatsRequest(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): StreamStatsRequest {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 4) throw new Truncated("StreamStatsRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 4) {
+    throw new Truncated("StreamStatsRequest: input ends inside the frame", pos + 4);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
   pos += 4;
 
@@ -6815,7 +8096,12 @@ function _decodeStreamStatsRequest(r: Reader, end: number, ctx: Context | undefi
       v_stream = null;
     } else {
       if (n < 0) throw new InvalidValue(`StreamStatsRequest.stream: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`StreamStatsRequest.stream: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `StreamStatsRequest.stream: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_stream = utf8(data.subarray(pos, pos + n), "StreamStatsRequest.stream");
       pos += n;
     }
@@ -6825,13 +8111,20 @@ function _decodeStreamStatsRequest(r: Reader, end: number, ctx: Context | undefi
   return new StreamStatsRequest({ correlationId: v_correlationId, stream: v_stream });
 }
 
-function _decodeStreamStatsResponse(r: Reader, end: number, ctx: Context | undefined): StreamStatsResponse {
+function _decodeStreamStatsResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): StreamStatsResponse {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 6) throw new Truncated("StreamStatsResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 6) {
+    throw new Truncated("StreamStatsResponse: input ends inside the frame", pos + 6);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
@@ -6840,10 +8133,16 @@ function _decodeStreamStatsResponse(r: Reader, end: number, ctx: Context | undef
     const items: Statistic[] = [];
     let count: number;
     if (end - pos < 4) throw new Truncated("StreamStatsResponse.stats: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
     if (count < 0) throw new InvalidValue(`StreamStatsResponse.stats: negative count ${count}`);
-    if (count * 10 > end - pos) throw new Truncated(`StreamStatsResponse.stats: ${count} elements declared, ${end - pos} bytes left`, pos + count * 10);
+    if (count * 10 > end - pos) {
+      throw new Truncated(
+        `StreamStatsResponse.stats: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 10,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: Statistic;
@@ -6862,14 +8161,25 @@ function _decodeStreamStatsResponse(r: Reader, end: number, ctx: Context | undef
   }
 
   r.pos = pos;
-  return new StreamStatsResponse({ correlationId: v_correlationId, responseCode: v_responseCode, stats: v_stats });
+  return new StreamStatsResponse({
+    correlationId: v_correlationId,
+    responseCode: v_responseCode,
+    stats: v_stats,
+  });
 }
 
-function _decodeCreateSuperStreamRequest(r: Reader, end: number, ctx: Context | undefined): CreateSuperStreamRequest {
+function _decodeCreateSuperStreamRequest(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): CreateSuperStreamRequest {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 4) throw new Truncated("CreateSuperStreamRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 4) {
+    throw new Truncated("CreateSuperStreamRequest: input ends inside the frame", pos + 4);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
   pos += 4;
 
@@ -6883,7 +8193,12 @@ function _decodeCreateSuperStreamRequest(r: Reader, end: number, ctx: Context | 
       v_name = null;
     } else {
       if (n < 0) throw new InvalidValue(`CreateSuperStreamRequest.name: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`CreateSuperStreamRequest.name: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `CreateSuperStreamRequest.name: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_name = utf8(data.subarray(pos, pos + n), "CreateSuperStreamRequest.name");
       pos += n;
     }
@@ -6893,24 +8208,43 @@ function _decodeCreateSuperStreamRequest(r: Reader, end: number, ctx: Context | 
   {
     const items: (string | null)[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("CreateSuperStreamRequest.partitions: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) {
+      throw new Truncated("CreateSuperStreamRequest.partitions: input ends", pos + 4);
+    }
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
-    if (count < 0) throw new InvalidValue(`CreateSuperStreamRequest.partitions: negative count ${count}`);
-    if (count * 2 > end - pos) throw new Truncated(`CreateSuperStreamRequest.partitions: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
+    if (count < 0) {
+      throw new InvalidValue(`CreateSuperStreamRequest.partitions: negative count ${count}`);
+    }
+    if (count * 2 > end - pos) {
+      throw new Truncated(
+        `CreateSuperStreamRequest.partitions: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 2,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: string | null;
         {
           let n: number;
-          if (end - pos < 2) throw new Truncated("CreateSuperStreamRequest.partitions: input ends", pos + 2);
+          if (end - pos < 2) {
+            throw new Truncated("CreateSuperStreamRequest.partitions: input ends", pos + 2);
+          }
           n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
           pos += 2;
           if (n === -1) {
             item = null;
           } else {
-            if (n < 0) throw new InvalidValue(`CreateSuperStreamRequest.partitions: negative length ${n}`);
-            if (n > end - pos) throw new Truncated(`CreateSuperStreamRequest.partitions: ${n} bytes declared, ${end - pos} left`, pos + n);
+            if (n < 0) {
+              throw new InvalidValue(`CreateSuperStreamRequest.partitions: negative length ${n}`);
+            }
+            if (n > end - pos) {
+              throw new Truncated(
+                `CreateSuperStreamRequest.partitions: ${n} bytes declared, ${end - pos} left`,
+                pos + n,
+              );
+            }
             item = utf8(data.subarray(pos, pos + n), "CreateSuperStreamRequest.partitions");
             pos += n;
           }
@@ -6930,25 +8264,44 @@ function _decodeCreateSuperStreamRequest(r: Reader, end: number, ctx: Context | 
   {
     const items: (string | null)[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("CreateSuperStreamRequest.binding_keys: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) {
+      throw new Truncated("CreateSuperStreamRequest.bindingKeys: input ends", pos + 4);
+    }
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
-    if (count < 0) throw new InvalidValue(`CreateSuperStreamRequest.binding_keys: negative count ${count}`);
-    if (count * 2 > end - pos) throw new Truncated(`CreateSuperStreamRequest.binding_keys: ${count} elements declared, ${end - pos} bytes left`, pos + count * 2);
+    if (count < 0) {
+      throw new InvalidValue(`CreateSuperStreamRequest.bindingKeys: negative count ${count}`);
+    }
+    if (count * 2 > end - pos) {
+      throw new Truncated(
+        `CreateSuperStreamRequest.bindingKeys: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 2,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: string | null;
         {
           let n: number;
-          if (end - pos < 2) throw new Truncated("CreateSuperStreamRequest.binding_keys: input ends", pos + 2);
+          if (end - pos < 2) {
+            throw new Truncated("CreateSuperStreamRequest.bindingKeys: input ends", pos + 2);
+          }
           n = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
           pos += 2;
           if (n === -1) {
             item = null;
           } else {
-            if (n < 0) throw new InvalidValue(`CreateSuperStreamRequest.binding_keys: negative length ${n}`);
-            if (n > end - pos) throw new Truncated(`CreateSuperStreamRequest.binding_keys: ${n} bytes declared, ${end - pos} left`, pos + n);
-            item = utf8(data.subarray(pos, pos + n), "CreateSuperStreamRequest.binding_keys");
+            if (n < 0) {
+              throw new InvalidValue(`CreateSuperStreamRequest.bindingKeys: negative length ${n}`);
+            }
+            if (n > end - pos) {
+              throw new Truncated(
+                `CreateSuperStreamRequest.bindingKeys: ${n} bytes declared, ${end - pos} left`,
+                pos + n,
+              );
+            }
+            item = utf8(data.subarray(pos, pos + n), "CreateSuperStreamRequest.bindingKeys");
             pos += n;
           }
         }
@@ -6967,11 +8320,21 @@ function _decodeCreateSuperStreamRequest(r: Reader, end: number, ctx: Context | 
   {
     const items: Property[] = [];
     let count: number;
-    if (end - pos < 4) throw new Truncated("CreateSuperStreamRequest.arguments: input ends", pos + 4);
-    count = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) {
+      throw new Truncated("CreateSuperStreamRequest.arguments: input ends", pos + 4);
+    }
+    count =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
-    if (count < 0) throw new InvalidValue(`CreateSuperStreamRequest.arguments: negative count ${count}`);
-    if (count * 4 > end - pos) throw new Truncated(`CreateSuperStreamRequest.arguments: ${count} elements declared, ${end - pos} bytes left`, pos + count * 4);
+    if (count < 0) {
+      throw new InvalidValue(`CreateSuperStreamRequest.arguments: negative count ${count}`);
+    }
+    if (count * 4 > end - pos) {
+      throw new Truncated(
+        `CreateSuperStreamRequest.arguments: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 4,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: Property;
@@ -6990,28 +8353,51 @@ function _decodeCreateSuperStreamRequest(r: Reader, end: number, ctx: Context | 
   }
 
   r.pos = pos;
-  return new CreateSuperStreamRequest({ correlationId: v_correlationId, name: v_name, partitions: v_partitions, bindingKeys: v_bindingKeys, arguments: v_arguments });
+  return new CreateSuperStreamRequest({
+    correlationId: v_correlationId,
+    name: v_name,
+    partitions: v_partitions,
+    bindingKeys: v_bindingKeys,
+    arguments: v_arguments,
+  });
 }
 
-function _decodeCreateSuperStreamResponse(r: Reader, end: number, ctx: Context | undefined): CreateSuperStreamResponse {
+function _decodeCreateSuperStreamResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): CreateSuperStreamResponse {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 6) throw new Truncated("CreateSuperStreamResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 6) {
+    throw new Truncated("CreateSuperStreamResponse: input ends inside the frame", pos + 6);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
   r.pos = pos;
-  return new CreateSuperStreamResponse({ correlationId: v_correlationId, responseCode: v_responseCode });
+  return new CreateSuperStreamResponse({
+    correlationId: v_correlationId,
+    responseCode: v_responseCode,
+  });
 }
 
-function _decodeDeleteSuperStreamRequest(r: Reader, end: number, ctx: Context | undefined): DeleteSuperStreamRequest {
+function _decodeDeleteSuperStreamRequest(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): DeleteSuperStreamRequest {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 4) throw new Truncated("DeleteSuperStreamRequest: input ends inside the frame", pos + 4);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 4) {
+    throw new Truncated("DeleteSuperStreamRequest: input ends inside the frame", pos + 4);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
   pos += 4;
 
@@ -7025,7 +8411,12 @@ function _decodeDeleteSuperStreamRequest(r: Reader, end: number, ctx: Context | 
       v_name = null;
     } else {
       if (n < 0) throw new InvalidValue(`DeleteSuperStreamRequest.name: negative length ${n}`);
-      if (n > end - pos) throw new Truncated(`DeleteSuperStreamRequest.name: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `DeleteSuperStreamRequest.name: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_name = utf8(data.subarray(pos, pos + n), "DeleteSuperStreamRequest.name");
       pos += n;
     }
@@ -7035,27 +8426,42 @@ function _decodeDeleteSuperStreamRequest(r: Reader, end: number, ctx: Context | 
   return new DeleteSuperStreamRequest({ correlationId: v_correlationId, name: v_name });
 }
 
-function _decodeDeleteSuperStreamResponse(r: Reader, end: number, ctx: Context | undefined): DeleteSuperStreamResponse {
+function _decodeDeleteSuperStreamResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+): DeleteSuperStreamResponse {
   const data = r.data;
   let pos = r.pos;
-  if (end - pos < 6) throw new Truncated("DeleteSuperStreamResponse: input ends inside the frame", pos + 6);
-  const v_correlationId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  if (end - pos < 6) {
+    throw new Truncated("DeleteSuperStreamResponse: input ends inside the frame", pos + 6);
+  }
+  const v_correlationId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
-  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const v_responseCode = ((data[pos + 4]! << 8) | data[pos + 5]!);
 
   pos += 6;
 
   r.pos = pos;
-  return new DeleteSuperStreamResponse({ correlationId: v_correlationId, responseCode: v_responseCode });
+  return new DeleteSuperStreamResponse({
+    correlationId: v_correlationId,
+    responseCode: v_responseCode,
+  });
 }
 
-function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: string | undefined): Frame {
+function _decodeFrame(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  sender: string | undefined,
+): Frame {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("header: input ends inside the frame", pos + 4);
   const v_key = ((data[pos]! << 8) | data[pos + 1]!);
 
-  const v_version = ((data[pos + 2]! << 8) | data[pos + 2 + 1]!);
+  const v_version = ((data[pos + 2]! << 8) | data[pos + 3]!);
 
   pos += 4;
 
@@ -7146,11 +8552,15 @@ function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: 
       case 0x170001:
         return _decodeHeartbeat(r, end, ctx);
       case 0x180001:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
       case 0x80180001:
         return _decodeRouteResponse(r, end, ctx);
       case 0x190001:
-        throw new AmbiguousFrameType("this code is used by a client frame and a server frame: pass sender");
+        throw new AmbiguousFrameType(
+          "this code is used by a client frame and a server frame: pass sender",
+        );
       case 0x80190001:
         return _decodePartitionsResponse(r, end, ctx);
       case 0x1a0001:
@@ -7331,7 +8741,9 @@ export function decode(data: Uint8Array, ctx?: Context, sender?: "client" | "ser
   const r = new Reader(data, 0);
   const frame = _decodeFrame(r, data.length, ctx, sender);
   if (r.pos !== data.length) {
-    throw new TrailingBytes(`${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`);
+    throw new TrailingBytes(
+      `${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`,
+    );
   }
   return frame;
 }

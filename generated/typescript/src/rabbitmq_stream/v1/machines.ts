@@ -304,7 +304,14 @@ function guard0(frame: PeerPropertiesResponse): boolean {
   return frame.responseCode === ResponseCode.OK;
 }
 
-/** PeerPropertiesResponse [response_code in {STREAM_DOES_NOT_EXIST, SUBSCRIPTION_ID_ALREADY_EXISTS, SUBSCRIPTION_ID_DOES_NOT_EXIST, STREAM_ALREADY_EXISTS, STREAM_NOT_AVAILABLE, SASL_MECHANISM_NOT_SUPPORTED, AUTHENTICATION_FAILURE, SASL_ERROR, SASL_CHALLENGE, SASL_AUTHENTICATION_FAILURE_LOOPBACK, VIRTUAL_HOST_ACCESS_FAILURE, UNKNOWN_FRAME, FRAME_TOO_LARGE, INTERNAL_ERROR, ACCESS_REFUSED, PRECONDITION_FAILED, PUBLISHER_DOES_NOT_EXIST, NO_OFFSET}] */
+/**
+ * PeerPropertiesResponse [response_code in {STREAM_DOES_NOT_EXIST, SUBSCRIPTION_ID_ALREADY_EXISTS,
+ * SUBSCRIPTION_ID_DOES_NOT_EXIST, STREAM_ALREADY_EXISTS, STREAM_NOT_AVAILABLE,
+ * SASL_MECHANISM_NOT_SUPPORTED, AUTHENTICATION_FAILURE, SASL_ERROR, SASL_CHALLENGE,
+ * SASL_AUTHENTICATION_FAILURE_LOOPBACK, VIRTUAL_HOST_ACCESS_FAILURE, UNKNOWN_FRAME,
+ * FRAME_TOO_LARGE, INTERNAL_ERROR, ACCESS_REFUSED, PRECONDITION_FAILED, PUBLISHER_DOES_NOT_EXIST,
+ * NO_OFFSET}]
+ */
 function guard1(frame: PeerPropertiesResponse): boolean {
   return (
     frame.responseCode === ResponseCode.STREAM_DOES_NOT_EXIST ||
@@ -333,7 +340,14 @@ function guard2(frame: SaslHandshakeResponse): boolean {
   return frame.responseCode === ResponseCode.OK;
 }
 
-/** SaslHandshakeResponse [response_code in {STREAM_DOES_NOT_EXIST, SUBSCRIPTION_ID_ALREADY_EXISTS, SUBSCRIPTION_ID_DOES_NOT_EXIST, STREAM_ALREADY_EXISTS, STREAM_NOT_AVAILABLE, SASL_MECHANISM_NOT_SUPPORTED, AUTHENTICATION_FAILURE, SASL_ERROR, SASL_CHALLENGE, SASL_AUTHENTICATION_FAILURE_LOOPBACK, VIRTUAL_HOST_ACCESS_FAILURE, UNKNOWN_FRAME, FRAME_TOO_LARGE, INTERNAL_ERROR, ACCESS_REFUSED, PRECONDITION_FAILED, PUBLISHER_DOES_NOT_EXIST, NO_OFFSET}] */
+/**
+ * SaslHandshakeResponse [response_code in {STREAM_DOES_NOT_EXIST, SUBSCRIPTION_ID_ALREADY_EXISTS,
+ * SUBSCRIPTION_ID_DOES_NOT_EXIST, STREAM_ALREADY_EXISTS, STREAM_NOT_AVAILABLE,
+ * SASL_MECHANISM_NOT_SUPPORTED, AUTHENTICATION_FAILURE, SASL_ERROR, SASL_CHALLENGE,
+ * SASL_AUTHENTICATION_FAILURE_LOOPBACK, VIRTUAL_HOST_ACCESS_FAILURE, UNKNOWN_FRAME,
+ * FRAME_TOO_LARGE, INTERNAL_ERROR, ACCESS_REFUSED, PRECONDITION_FAILED, PUBLISHER_DOES_NOT_EXIST,
+ * NO_OFFSET}]
+ */
 function guard3(frame: SaslHandshakeResponse): boolean {
   return (
     frame.responseCode === ResponseCode.STREAM_DOES_NOT_EXIST ||
@@ -367,7 +381,14 @@ function guard5(frame: SaslAuthenticateResponse): boolean {
   return frame.responseCode === ResponseCode.SASL_CHALLENGE;
 }
 
-/** SaslAuthenticateResponse [response_code in {STREAM_DOES_NOT_EXIST, SUBSCRIPTION_ID_ALREADY_EXISTS, SUBSCRIPTION_ID_DOES_NOT_EXIST, STREAM_ALREADY_EXISTS, STREAM_NOT_AVAILABLE, SASL_MECHANISM_NOT_SUPPORTED, AUTHENTICATION_FAILURE, SASL_ERROR, SASL_AUTHENTICATION_FAILURE_LOOPBACK, VIRTUAL_HOST_ACCESS_FAILURE, UNKNOWN_FRAME, FRAME_TOO_LARGE, INTERNAL_ERROR, ACCESS_REFUSED, PRECONDITION_FAILED, PUBLISHER_DOES_NOT_EXIST, NO_OFFSET}] */
+/**
+ * SaslAuthenticateResponse [response_code in {STREAM_DOES_NOT_EXIST,
+ * SUBSCRIPTION_ID_ALREADY_EXISTS, SUBSCRIPTION_ID_DOES_NOT_EXIST, STREAM_ALREADY_EXISTS,
+ * STREAM_NOT_AVAILABLE, SASL_MECHANISM_NOT_SUPPORTED, AUTHENTICATION_FAILURE, SASL_ERROR,
+ * SASL_AUTHENTICATION_FAILURE_LOOPBACK, VIRTUAL_HOST_ACCESS_FAILURE, UNKNOWN_FRAME,
+ * FRAME_TOO_LARGE, INTERNAL_ERROR, ACCESS_REFUSED, PRECONDITION_FAILED, PUBLISHER_DOES_NOT_EXIST,
+ * NO_OFFSET}]
+ */
 function guard6(frame: SaslAuthenticateResponse): boolean {
   return (
     frame.responseCode === ResponseCode.STREAM_DOES_NOT_EXIST ||
@@ -395,7 +416,14 @@ function guard7(frame: OpenResponse): boolean {
   return frame.responseCode === ResponseCode.OK;
 }
 
-/** OpenResponse [response_code in {STREAM_DOES_NOT_EXIST, SUBSCRIPTION_ID_ALREADY_EXISTS, SUBSCRIPTION_ID_DOES_NOT_EXIST, STREAM_ALREADY_EXISTS, STREAM_NOT_AVAILABLE, SASL_MECHANISM_NOT_SUPPORTED, AUTHENTICATION_FAILURE, SASL_ERROR, SASL_CHALLENGE, SASL_AUTHENTICATION_FAILURE_LOOPBACK, VIRTUAL_HOST_ACCESS_FAILURE, UNKNOWN_FRAME, FRAME_TOO_LARGE, INTERNAL_ERROR, ACCESS_REFUSED, PRECONDITION_FAILED, PUBLISHER_DOES_NOT_EXIST, NO_OFFSET}] */
+/**
+ * OpenResponse [response_code in {STREAM_DOES_NOT_EXIST, SUBSCRIPTION_ID_ALREADY_EXISTS,
+ * SUBSCRIPTION_ID_DOES_NOT_EXIST, STREAM_ALREADY_EXISTS, STREAM_NOT_AVAILABLE,
+ * SASL_MECHANISM_NOT_SUPPORTED, AUTHENTICATION_FAILURE, SASL_ERROR, SASL_CHALLENGE,
+ * SASL_AUTHENTICATION_FAILURE_LOOPBACK, VIRTUAL_HOST_ACCESS_FAILURE, UNKNOWN_FRAME,
+ * FRAME_TOO_LARGE, INTERNAL_ERROR, ACCESS_REFUSED, PRECONDITION_FAILED, PUBLISHER_DOES_NOT_EXIST,
+ * NO_OFFSET}]
+ */
 function guard8(frame: OpenResponse): boolean {
   return (
     frame.responseCode === ResponseCode.STREAM_DOES_NOT_EXIST ||
@@ -424,7 +452,14 @@ function guard9(frame: DeclarePublisherResponse): boolean {
   return frame.responseCode === ResponseCode.OK;
 }
 
-/** DeclarePublisherResponse [response_code in {STREAM_DOES_NOT_EXIST, SUBSCRIPTION_ID_ALREADY_EXISTS, SUBSCRIPTION_ID_DOES_NOT_EXIST, STREAM_ALREADY_EXISTS, STREAM_NOT_AVAILABLE, SASL_MECHANISM_NOT_SUPPORTED, AUTHENTICATION_FAILURE, SASL_ERROR, SASL_CHALLENGE, SASL_AUTHENTICATION_FAILURE_LOOPBACK, VIRTUAL_HOST_ACCESS_FAILURE, UNKNOWN_FRAME, FRAME_TOO_LARGE, INTERNAL_ERROR, ACCESS_REFUSED, PRECONDITION_FAILED, PUBLISHER_DOES_NOT_EXIST, NO_OFFSET}] */
+/**
+ * DeclarePublisherResponse [response_code in {STREAM_DOES_NOT_EXIST,
+ * SUBSCRIPTION_ID_ALREADY_EXISTS, SUBSCRIPTION_ID_DOES_NOT_EXIST, STREAM_ALREADY_EXISTS,
+ * STREAM_NOT_AVAILABLE, SASL_MECHANISM_NOT_SUPPORTED, AUTHENTICATION_FAILURE, SASL_ERROR,
+ * SASL_CHALLENGE, SASL_AUTHENTICATION_FAILURE_LOOPBACK, VIRTUAL_HOST_ACCESS_FAILURE, UNKNOWN_FRAME,
+ * FRAME_TOO_LARGE, INTERNAL_ERROR, ACCESS_REFUSED, PRECONDITION_FAILED, PUBLISHER_DOES_NOT_EXIST,
+ * NO_OFFSET}]
+ */
 function guard10(frame: DeclarePublisherResponse): boolean {
   return (
     frame.responseCode === ResponseCode.STREAM_DOES_NOT_EXIST ||
@@ -456,7 +491,13 @@ function guard11(frame: DeletePublisherResponse): boolean {
   );
 }
 
-/** DeletePublisherResponse [response_code in {STREAM_DOES_NOT_EXIST, SUBSCRIPTION_ID_ALREADY_EXISTS, SUBSCRIPTION_ID_DOES_NOT_EXIST, STREAM_ALREADY_EXISTS, STREAM_NOT_AVAILABLE, SASL_MECHANISM_NOT_SUPPORTED, AUTHENTICATION_FAILURE, SASL_ERROR, SASL_CHALLENGE, SASL_AUTHENTICATION_FAILURE_LOOPBACK, VIRTUAL_HOST_ACCESS_FAILURE, UNKNOWN_FRAME, FRAME_TOO_LARGE, INTERNAL_ERROR, ACCESS_REFUSED, PRECONDITION_FAILED, NO_OFFSET}] */
+/**
+ * DeletePublisherResponse [response_code in {STREAM_DOES_NOT_EXIST, SUBSCRIPTION_ID_ALREADY_EXISTS,
+ * SUBSCRIPTION_ID_DOES_NOT_EXIST, STREAM_ALREADY_EXISTS, STREAM_NOT_AVAILABLE,
+ * SASL_MECHANISM_NOT_SUPPORTED, AUTHENTICATION_FAILURE, SASL_ERROR, SASL_CHALLENGE,
+ * SASL_AUTHENTICATION_FAILURE_LOOPBACK, VIRTUAL_HOST_ACCESS_FAILURE, UNKNOWN_FRAME,
+ * FRAME_TOO_LARGE, INTERNAL_ERROR, ACCESS_REFUSED, PRECONDITION_FAILED, NO_OFFSET}]
+ */
 function guard12(frame: DeletePublisherResponse): boolean {
   return (
     frame.responseCode === ResponseCode.STREAM_DOES_NOT_EXIST ||
@@ -484,7 +525,14 @@ function guard13(frame: SubscribeResponse): boolean {
   return frame.responseCode === ResponseCode.OK;
 }
 
-/** SubscribeResponse [response_code in {STREAM_DOES_NOT_EXIST, SUBSCRIPTION_ID_ALREADY_EXISTS, SUBSCRIPTION_ID_DOES_NOT_EXIST, STREAM_ALREADY_EXISTS, STREAM_NOT_AVAILABLE, SASL_MECHANISM_NOT_SUPPORTED, AUTHENTICATION_FAILURE, SASL_ERROR, SASL_CHALLENGE, SASL_AUTHENTICATION_FAILURE_LOOPBACK, VIRTUAL_HOST_ACCESS_FAILURE, UNKNOWN_FRAME, FRAME_TOO_LARGE, INTERNAL_ERROR, ACCESS_REFUSED, PRECONDITION_FAILED, PUBLISHER_DOES_NOT_EXIST, NO_OFFSET}] */
+/**
+ * SubscribeResponse [response_code in {STREAM_DOES_NOT_EXIST, SUBSCRIPTION_ID_ALREADY_EXISTS,
+ * SUBSCRIPTION_ID_DOES_NOT_EXIST, STREAM_ALREADY_EXISTS, STREAM_NOT_AVAILABLE,
+ * SASL_MECHANISM_NOT_SUPPORTED, AUTHENTICATION_FAILURE, SASL_ERROR, SASL_CHALLENGE,
+ * SASL_AUTHENTICATION_FAILURE_LOOPBACK, VIRTUAL_HOST_ACCESS_FAILURE, UNKNOWN_FRAME,
+ * FRAME_TOO_LARGE, INTERNAL_ERROR, ACCESS_REFUSED, PRECONDITION_FAILED, PUBLISHER_DOES_NOT_EXIST,
+ * NO_OFFSET}]
+ */
 function guard14(frame: SubscribeResponse): boolean {
   return (
     frame.responseCode === ResponseCode.STREAM_DOES_NOT_EXIST ||
@@ -516,7 +564,13 @@ function guard15(frame: UnsubscribeResponse): boolean {
   );
 }
 
-/** UnsubscribeResponse [response_code in {STREAM_DOES_NOT_EXIST, SUBSCRIPTION_ID_ALREADY_EXISTS, STREAM_ALREADY_EXISTS, STREAM_NOT_AVAILABLE, SASL_MECHANISM_NOT_SUPPORTED, AUTHENTICATION_FAILURE, SASL_ERROR, SASL_CHALLENGE, SASL_AUTHENTICATION_FAILURE_LOOPBACK, VIRTUAL_HOST_ACCESS_FAILURE, UNKNOWN_FRAME, FRAME_TOO_LARGE, INTERNAL_ERROR, ACCESS_REFUSED, PRECONDITION_FAILED, PUBLISHER_DOES_NOT_EXIST, NO_OFFSET}] */
+/**
+ * UnsubscribeResponse [response_code in {STREAM_DOES_NOT_EXIST, SUBSCRIPTION_ID_ALREADY_EXISTS,
+ * STREAM_ALREADY_EXISTS, STREAM_NOT_AVAILABLE, SASL_MECHANISM_NOT_SUPPORTED,
+ * AUTHENTICATION_FAILURE, SASL_ERROR, SASL_CHALLENGE, SASL_AUTHENTICATION_FAILURE_LOOPBACK,
+ * VIRTUAL_HOST_ACCESS_FAILURE, UNKNOWN_FRAME, FRAME_TOO_LARGE, INTERNAL_ERROR, ACCESS_REFUSED,
+ * PRECONDITION_FAILED, PUBLISHER_DOES_NOT_EXIST, NO_OFFSET}]
+ */
 function guard16(frame: UnsubscribeResponse): boolean {
   return (
     frame.responseCode === ResponseCode.STREAM_DOES_NOT_EXIST ||
@@ -618,133 +672,166 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.START, Heartbeat, [
         [null, new Illegal(
           "no Heartbeat before the connection is open",
-          "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the broker closes the socket (invalid transition)",
+          "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the " +
+            "broker closes the socket (invalid transition)",
         )],
       ]],
       [ConnectionState.PEER_PROPERTIES_SENT, Heartbeat, [
         [null, new Illegal(
           "no Heartbeat before the connection is open",
-          "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the broker closes the socket (invalid transition)",
+          "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the " +
+            "broker closes the socket (invalid transition)",
         )],
       ]],
       [ConnectionState.PEER_PROPERTIES_DONE, Heartbeat, [
         [null, new Illegal(
           "no Heartbeat before the connection is open",
-          "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the broker closes the socket (invalid transition)",
+          "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the " +
+            "broker closes the socket (invalid transition)",
         )],
       ]],
       [ConnectionState.SASL_HANDSHAKE_SENT, Heartbeat, [
         [null, new Illegal(
           "no Heartbeat before the connection is open",
-          "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the broker closes the socket (invalid transition)",
+          "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the " +
+            "broker closes the socket (invalid transition)",
         )],
       ]],
       [ConnectionState.SASL_READY, Heartbeat, [
         [null, new Illegal(
           "no Heartbeat before the connection is open",
-          "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the broker closes the socket (invalid transition)",
+          "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the " +
+            "broker closes the socket (invalid transition)",
         )],
       ]],
       [ConnectionState.SASL_AUTHENTICATING, Heartbeat, [
         [null, new Illegal(
           "no Heartbeat before the connection is open",
-          "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the broker closes the socket (invalid transition)",
+          "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the " +
+            "broker closes the socket (invalid transition)",
         )],
       ]],
       [ConnectionState.SASL_CHALLENGED, Heartbeat, [
         [null, new Illegal(
           "no Heartbeat before the connection is open",
-          "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the broker closes the socket (invalid transition)",
+          "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the " +
+            "broker closes the socket (invalid transition)",
         )],
       ]],
       [ConnectionState.AWAITING_TUNE, Heartbeat, [
         [null, new Illegal(
           "no Heartbeat before the connection is open",
-          "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the broker closes the socket (invalid transition)",
+          "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the " +
+            "broker closes the socket (invalid transition)",
         )],
       ]],
       [ConnectionState.TUNE_RECEIVED, Heartbeat, [
         [null, new Illegal(
           "no Heartbeat before the connection is open",
-          "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the broker closes the socket (invalid transition)",
+          "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the " +
+            "broker closes the socket (invalid transition)",
         )],
       ]],
       [ConnectionState.TUNED, Heartbeat, [
         [null, new Illegal(
           "no Heartbeat before the connection is open",
-          "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the broker closes the socket (invalid transition)",
+          "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the " +
+            "broker closes the socket (invalid transition)",
         )],
       ]],
       [ConnectionState.OPENING, Heartbeat, [
         [null, new Illegal(
           "no Heartbeat before the connection is open",
-          "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the broker closes the socket (invalid transition)",
+          "3.10.8: a Heartbeat during the handshake does not advance the connection step, so the " +
+            "broker closes the socket (invalid transition)",
         )],
       ]],
       [ConnectionState.START, ANY, [
         [null, new Illegal(
-          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, Open, in order)",
-          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
+          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, " +
+            "Tune, Open, in order)",
+          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
+            "Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
         )],
       ]],
       [ConnectionState.PEER_PROPERTIES_SENT, ANY, [
         [null, new Illegal(
-          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, Open, in order)",
-          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
+          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, " +
+            "Tune, Open, in order)",
+          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
+            "Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
         )],
       ]],
       [ConnectionState.PEER_PROPERTIES_DONE, ANY, [
         [null, new Illegal(
-          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, Open, in order)",
-          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
+          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, " +
+            "Tune, Open, in order)",
+          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
+            "Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
         )],
       ]],
       [ConnectionState.SASL_HANDSHAKE_SENT, ANY, [
         [null, new Illegal(
-          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, Open, in order)",
-          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
+          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, " +
+            "Tune, Open, in order)",
+          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
+            "Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
         )],
       ]],
       [ConnectionState.SASL_READY, ANY, [
         [null, new Illegal(
-          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, Open, in order)",
-          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
+          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, " +
+            "Tune, Open, in order)",
+          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
+            "Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
         )],
       ]],
       [ConnectionState.SASL_AUTHENTICATING, ANY, [
         [null, new Illegal(
-          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, Open, in order)",
-          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
+          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, " +
+            "Tune, Open, in order)",
+          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
+            "Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
         )],
       ]],
       [ConnectionState.SASL_CHALLENGED, ANY, [
         [null, new Illegal(
-          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, Open, in order)",
-          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
+          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, " +
+            "Tune, Open, in order)",
+          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
+            "Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
         )],
       ]],
       [ConnectionState.AWAITING_TUNE, ANY, [
         [null, new Illegal(
-          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, Open, in order)",
-          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
+          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, " +
+            "Tune, Open, in order)",
+          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
+            "Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
         )],
       ]],
       [ConnectionState.TUNE_RECEIVED, ANY, [
         [null, new Illegal(
-          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, Open, in order)",
-          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
+          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, " +
+            "Tune, Open, in order)",
+          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
+            "Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
         )],
       ]],
       [ConnectionState.TUNED, ANY, [
         [null, new Illegal(
-          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, Open, in order)",
-          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
+          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, " +
+            "Tune, Open, in order)",
+          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
+            "Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
         )],
       ]],
       [ConnectionState.OPENING, ANY, [
         [null, new Illegal(
-          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, Tune, Open, in order)",
-          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
+          "the handshake comes first (PeerProperties, SaslHandshake, SaslAuthenticate, " +
+            "Tune, Open, in order)",
+          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
+            "Authenticate', 'Tune', 'Open' (3.10.8 closes the socket on any other frame)",
         )],
       ]],
       [ConnectionState.OPEN, DeclarePublisherRequest, [
@@ -1123,67 +1210,78 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.START, ANY, [
         [null, new Illegal(
           "the broker sent a frame out of the handshake order",
-          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open'",
+          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
+            "Authenticate', 'Tune', 'Open'",
         )],
       ]],
       [ConnectionState.PEER_PROPERTIES_SENT, ANY, [
         [null, new Illegal(
           "the broker sent a frame out of the handshake order",
-          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open'",
+          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
+            "Authenticate', 'Tune', 'Open'",
         )],
       ]],
       [ConnectionState.PEER_PROPERTIES_DONE, ANY, [
         [null, new Illegal(
           "the broker sent a frame out of the handshake order",
-          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open'",
+          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
+            "Authenticate', 'Tune', 'Open'",
         )],
       ]],
       [ConnectionState.SASL_HANDSHAKE_SENT, ANY, [
         [null, new Illegal(
           "the broker sent a frame out of the handshake order",
-          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open'",
+          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
+            "Authenticate', 'Tune', 'Open'",
         )],
       ]],
       [ConnectionState.SASL_READY, ANY, [
         [null, new Illegal(
           "the broker sent a frame out of the handshake order",
-          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open'",
+          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
+            "Authenticate', 'Tune', 'Open'",
         )],
       ]],
       [ConnectionState.SASL_AUTHENTICATING, ANY, [
         [null, new Illegal(
           "the broker sent a frame out of the handshake order",
-          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open'",
+          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
+            "Authenticate', 'Tune', 'Open'",
         )],
       ]],
       [ConnectionState.SASL_CHALLENGED, ANY, [
         [null, new Illegal(
           "the broker sent a frame out of the handshake order",
-          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open'",
+          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
+            "Authenticate', 'Tune', 'Open'",
         )],
       ]],
       [ConnectionState.AWAITING_TUNE, ANY, [
         [null, new Illegal(
           "the broker sent a frame out of the handshake order",
-          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open'",
+          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
+            "Authenticate', 'Tune', 'Open'",
         )],
       ]],
       [ConnectionState.TUNE_RECEIVED, ANY, [
         [null, new Illegal(
           "the broker sent a frame out of the handshake order",
-          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open'",
+          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
+            "Authenticate', 'Tune', 'Open'",
         )],
       ]],
       [ConnectionState.TUNED, ANY, [
         [null, new Illegal(
           "the broker sent a frame out of the handshake order",
-          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open'",
+          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
+            "Authenticate', 'Tune', 'Open'",
         )],
       ]],
       [ConnectionState.OPENING, ANY, [
         [null, new Illegal(
           "the broker sent a frame out of the handshake order",
-          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL Authenticate', 'Tune', 'Open'",
+          "Authentication: the sequence 'Peer Properties Exchange', 'SASL Handshake', 'SASL " +
+            "Authenticate', 'Tune', 'Open'",
         )],
       ]],
       [ConnectionState.OPEN, DeclarePublisherResponse, [
@@ -1332,67 +1430,78 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.START, ANY, [
         [null, new Illegal(
           "the client broke the handshake order",
-          "3.10.8: any other frame during the handshake is an invalid transition (the socket is closed)",
+          "3.10.8: any other frame during the handshake is an invalid transition " +
+            "(the socket is closed)",
         )],
       ]],
       [ConnectionState.PEER_PROPERTIES_SENT, ANY, [
         [null, new Illegal(
           "the client broke the handshake order",
-          "3.10.8: any other frame during the handshake is an invalid transition (the socket is closed)",
+          "3.10.8: any other frame during the handshake is an invalid transition " +
+            "(the socket is closed)",
         )],
       ]],
       [ConnectionState.PEER_PROPERTIES_DONE, ANY, [
         [null, new Illegal(
           "the client broke the handshake order",
-          "3.10.8: any other frame during the handshake is an invalid transition (the socket is closed)",
+          "3.10.8: any other frame during the handshake is an invalid transition " +
+            "(the socket is closed)",
         )],
       ]],
       [ConnectionState.SASL_HANDSHAKE_SENT, ANY, [
         [null, new Illegal(
           "the client broke the handshake order",
-          "3.10.8: any other frame during the handshake is an invalid transition (the socket is closed)",
+          "3.10.8: any other frame during the handshake is an invalid transition " +
+            "(the socket is closed)",
         )],
       ]],
       [ConnectionState.SASL_READY, ANY, [
         [null, new Illegal(
           "the client broke the handshake order",
-          "3.10.8: any other frame during the handshake is an invalid transition (the socket is closed)",
+          "3.10.8: any other frame during the handshake is an invalid transition " +
+            "(the socket is closed)",
         )],
       ]],
       [ConnectionState.SASL_AUTHENTICATING, ANY, [
         [null, new Illegal(
           "the client broke the handshake order",
-          "3.10.8: any other frame during the handshake is an invalid transition (the socket is closed)",
+          "3.10.8: any other frame during the handshake is an invalid transition " +
+            "(the socket is closed)",
         )],
       ]],
       [ConnectionState.SASL_CHALLENGED, ANY, [
         [null, new Illegal(
           "the client broke the handshake order",
-          "3.10.8: any other frame during the handshake is an invalid transition (the socket is closed)",
+          "3.10.8: any other frame during the handshake is an invalid transition " +
+            "(the socket is closed)",
         )],
       ]],
       [ConnectionState.AWAITING_TUNE, ANY, [
         [null, new Illegal(
           "the client broke the handshake order",
-          "3.10.8: any other frame during the handshake is an invalid transition (the socket is closed)",
+          "3.10.8: any other frame during the handshake is an invalid transition " +
+            "(the socket is closed)",
         )],
       ]],
       [ConnectionState.TUNE_RECEIVED, ANY, [
         [null, new Illegal(
           "the client broke the handshake order",
-          "3.10.8: any other frame during the handshake is an invalid transition (the socket is closed)",
+          "3.10.8: any other frame during the handshake is an invalid transition " +
+            "(the socket is closed)",
         )],
       ]],
       [ConnectionState.TUNED, ANY, [
         [null, new Illegal(
           "the client broke the handshake order",
-          "3.10.8: any other frame during the handshake is an invalid transition (the socket is closed)",
+          "3.10.8: any other frame during the handshake is an invalid transition " +
+            "(the socket is closed)",
         )],
       ]],
       [ConnectionState.OPENING, ANY, [
         [null, new Illegal(
           "the client broke the handshake order",
-          "3.10.8: any other frame during the handshake is an invalid transition (the socket is closed)",
+          "3.10.8: any other frame during the handshake is an invalid transition " +
+            "(the socket is closed)",
         )],
       ]],
       [ConnectionState.OPEN, DeclarePublisherRequest, [
@@ -1698,43 +1807,50 @@ export class PublisherMachine extends StateMachine<PublisherState> {
       [PublisherState.FREE, Publish, [
         [null, new Illegal(
           "the publisher is not declared",
-          "3.10.8: Publish for an undeclared publisher id gets PublishError 18 (publisher does not exist) for every message",
+          "3.10.8: Publish for an undeclared publisher id gets PublishError 18 (publisher does " +
+            "not exist) for every message",
         )],
       ]],
       [PublisherState.FREE, PublishV2, [
         [null, new Illegal(
           "the publisher is not declared",
-          "3.10.8: Publish for an undeclared publisher id gets PublishError 18 (publisher does not exist) for every message",
+          "3.10.8: Publish for an undeclared publisher id gets PublishError 18 (publisher does " +
+            "not exist) for every message",
         )],
       ]],
       [PublisherState.FREE, DeletePublisherRequest, [
         [null, new Illegal(
           "the publisher is not declared",
-          "3.10.8: Publish for an undeclared publisher id gets PublishError 18 (publisher does not exist) for every message",
+          "3.10.8: Publish for an undeclared publisher id gets PublishError 18 (publisher does " +
+            "not exist) for every message",
         )],
       ]],
       [PublisherState.DECLARING, Publish, [
         [null, new Illegal(
           "the publisher is not declared (yet, or any more)",
-          "3.10.8: Publish for an undeclared publisher id gets PublishError 18 (publisher does not exist)",
+          "3.10.8: Publish for an undeclared publisher id gets PublishError 18 " +
+            "(publisher does not exist)",
         )],
       ]],
       [PublisherState.DELETING, Publish, [
         [null, new Illegal(
           "the publisher is not declared (yet, or any more)",
-          "3.10.8: Publish for an undeclared publisher id gets PublishError 18 (publisher does not exist)",
+          "3.10.8: Publish for an undeclared publisher id gets PublishError 18 " +
+            "(publisher does not exist)",
         )],
       ]],
       [PublisherState.DECLARING, PublishV2, [
         [null, new Illegal(
           "the publisher is not declared (yet, or any more)",
-          "3.10.8: Publish for an undeclared publisher id gets PublishError 18 (publisher does not exist)",
+          "3.10.8: Publish for an undeclared publisher id gets PublishError 18 " +
+            "(publisher does not exist)",
         )],
       ]],
       [PublisherState.DELETING, PublishV2, [
         [null, new Illegal(
           "the publisher is not declared (yet, or any more)",
-          "3.10.8: Publish for an undeclared publisher id gets PublishError 18 (publisher does not exist)",
+          "3.10.8: Publish for an undeclared publisher id gets PublishError 18 " +
+            "(publisher does not exist)",
         )],
       ]],
       [PublisherState.DECLARING, DeclarePublisherRequest, [
@@ -1969,13 +2085,15 @@ export class SubscriptionMachine extends StateMachine<SubscriptionState> {
       [SubscriptionState.FREE, CreditRequest, [
         [null, new Illegal(
           "there is no such subscription",
-          "Credit: 'NB: the server sent a response only in case of problem, e.g. crediting an unknown subscription.'",
+          "Credit: 'NB: the server sent a response only in case of problem, e.g. crediting an " +
+            "unknown subscription.'",
         )],
       ]],
       [SubscriptionState.FREE, UnsubscribeRequest, [
         [null, new Illegal(
           "there is no such subscription",
-          "Credit: 'NB: the server sent a response only in case of problem, e.g. crediting an unknown subscription.'",
+          "Credit: 'NB: the server sent a response only in case of problem, e.g. crediting an " +
+            "unknown subscription.'",
         )],
       ]],
       [SubscriptionState.SUBSCRIBING, SubscribeRequest, [
@@ -2117,25 +2235,29 @@ export class SubscriptionMachine extends StateMachine<SubscriptionState> {
       [SubscriptionState.FREE, Deliver, [
         [null, new Illegal(
           "a chunk for a subscription that is not active",
-          "3.10.8: SubscribeResponse OK is written before the first chunk, and nothing after UnsubscribeResponse",
+          "3.10.8: SubscribeResponse OK is written before the first chunk, and nothing after " +
+            "UnsubscribeResponse",
         )],
       ]],
       [SubscriptionState.SUBSCRIBING, Deliver, [
         [null, new Illegal(
           "a chunk for a subscription that is not active",
-          "3.10.8: SubscribeResponse OK is written before the first chunk, and nothing after UnsubscribeResponse",
+          "3.10.8: SubscribeResponse OK is written before the first chunk, and nothing after " +
+            "UnsubscribeResponse",
         )],
       ]],
       [SubscriptionState.FREE, DeliverV2, [
         [null, new Illegal(
           "a chunk for a subscription that is not active",
-          "3.10.8: SubscribeResponse OK is written before the first chunk, and nothing after UnsubscribeResponse",
+          "3.10.8: SubscribeResponse OK is written before the first chunk, and nothing after " +
+            "UnsubscribeResponse",
         )],
       ]],
       [SubscriptionState.SUBSCRIBING, DeliverV2, [
         [null, new Illegal(
           "a chunk for a subscription that is not active",
-          "3.10.8: SubscribeResponse OK is written before the first chunk, and nothing after UnsubscribeResponse",
+          "3.10.8: SubscribeResponse OK is written before the first chunk, and nothing after " +
+            "UnsubscribeResponse",
         )],
       ]],
       [SubscriptionState.FREE, CreditResponse, [
@@ -2184,13 +2306,15 @@ export class SubscriptionMachine extends StateMachine<SubscriptionState> {
       [SubscriptionState.FREE, ConsumerUpdateRequest, [
         [null, new Illegal(
           "a consumer update for a subscription that is not active",
-          "3.13.0 rabbit_stream_reader: the SAC coordinator's notification follows the SubscribeResponse; one for a deleted subscription sends nothing",
+          "3.13.0 rabbit_stream_reader: the SAC coordinator's notification follows the " +
+            "SubscribeResponse; one for a deleted subscription sends nothing",
         )],
       ]],
       [SubscriptionState.SUBSCRIBING, ConsumerUpdateRequest, [
         [null, new Illegal(
           "a consumer update for a subscription that is not active",
-          "3.13.0 rabbit_stream_reader: the SAC coordinator's notification follows the SubscribeResponse; one for a deleted subscription sends nothing",
+          "3.13.0 rabbit_stream_reader: the SAC coordinator's notification follows the " +
+            "SubscribeResponse; one for a deleted subscription sends nothing",
         )],
       ]],
       [SubscriptionState.UNSUBSCRIBING, UnsubscribeResponse, [

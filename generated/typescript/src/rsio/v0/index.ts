@@ -37,7 +37,10 @@ import type { StreamOptions } from "@wirestream/runtime";
 
 /** Default limit of a frame's size in bytes (transport prefix excluded). */
 export const MAX_FRAME_SIZE = 16777216;
-/** Bytes of the big-endian length prefix before each frame on a byte stream; 0: frames delimit themselves. */
+/**
+ * Bytes of the big-endian length prefix before each frame on a byte stream; 0: frames delimit
+ * themselves.
+ */
 export const LENGTH_PREFIX_SIZE = 0;
 /** The encodings of a frame. */
 export const ENCODINGS: readonly string[] = ["binary", "msgpack"];
@@ -67,7 +70,14 @@ export enum FrameType {
 
 /** Values negotiated on a connection that frame layouts depend on. */
 export class Context {
-  /** elementSize announced by the publisher's `subscribed` for this subscriber Id (0 = variable size). Seeds 000/001: "The field subscribed.elementSize, if nonzero, indicates the fixed size of the elements that will be published in this stream. In fixed-size mode, the onNext.element field is not length-prefixed." The engine sets it on sending/receiving Subscribed and resets it when the Id is released (cancel, onComplete, onError, goodbye), since "After a subscription is closed, its Id can be reused". */
+  /**
+   * elementSize announced by the publisher's `subscribed` for this subscriber Id (0 = variable
+   * size). Seeds 000/001: "The field subscribed.elementSize, if nonzero, indicates the fixed size
+   * of the elements that will be published in this stream. In fixed-size mode, the onNext.element
+   * field is not length-prefixed." The engine sets it on sending/receiving Subscribed and resets it
+   * when the Id is released (cancel, onComplete, onError, goodbye), since "After a subscription is
+   * closed, its Id can be reused".
+   */
   elementSize: Map<bigint, bigint>;
 
   constructor(init: {
@@ -84,9 +94,13 @@ export interface ClientHelloInit {
 }
 
 /**
- * First message of the client (the side that opened the connection): its protocol version (0) and the extension Ids it supports. The client may send more messages right after it without waiting for ServerHello ("loose" handshake). A side that receives a version it does not support MUST send Goodbye and close.
+ * First message of the client (the side that opened the connection): its protocol version (0) and
+ * the extension Ids it supports. The client may send more messages right after it without waiting
+ * for ServerHello ("loose" handshake). A side that receives a version it does not support MUST send
+ * Goodbye and close.
  *
- * Spec: seeds 000/001, Protocol negotiation: '--> clientHello(version: varint, extensions: Array[Id])' (seed 000; seed 001: 'extensions: List[Id]')
+ * Spec: seeds 000/001, Protocol negotiation: '--> clientHello(version: varint, extensions:
+ * Array[Id])' (seed 000; seed 001: 'extensions: List[Id]')
  *
  * Code: 1; sent by: client.
  */
@@ -116,14 +130,24 @@ export class ClientHello {
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     w.varint(1n);
-    if (this.version < 0n || this.version > 0xffffffffffffffffn) throw new EncodeError(`ClientHello.version: ${this.version} is outside 0..0xffffffffffffffff`);
+    if (this.version < 0n || this.version > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `ClientHello.version: ${this.version} is outside 0..0xffffffffffffffff`,
+      );
+    }
     w.varint(this.version);
     {
       const items = this.extensions;
-      if (items.length > 0xffffffffffffffff) throw new EncodeError(`ClientHello.extensions count: ${items.length} is outside 0..0xffffffffffffffff`);
+      if (items.length > 0xffffffffffffffff) {
+        throw new EncodeError(
+          `ClientHello.extensions count: ${items.length} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.varint(BigInt(items.length));
       for (const item of items) {
-        if (item < 0n || item > 0xffffffffffffffffn) throw new EncodeError(`ClientHello.extensions: ${item} is outside 0..0xffffffffffffffff`);
+        if (item < 0n || item > 0xffffffffffffffffn) {
+          throw new EncodeError(`ClientHello.extensions: ${item} is outside 0..0xffffffffffffffff`);
+        }
         w.varint(item);
       }
     }
@@ -131,9 +155,15 @@ export class ClientHello {
 
   /** @internal */
   _msgpack(): unknown[] {
-    if (this.version < 0n || this.version > 0xffffffffffffffffn) throw new EncodeError(`ClientHello.version: ${this.version} is outside 0..0xffffffffffffffff`);
+    if (this.version < 0n || this.version > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `ClientHello.version: ${this.version} is outside 0..0xffffffffffffffff`,
+      );
+    }
     for (const item of this.extensions) {
-      if (item < 0n || item > 0xffffffffffffffffn) throw new EncodeError(`ClientHello.extensions: ${item} is outside 0..0xffffffffffffffff`);
+      if (item < 0n || item > 0xffffffffffffffffn) {
+        throw new EncodeError(`ClientHello.extensions: ${item} is outside 0..0xffffffffffffffff`);
+      }
     }
     return [1, this.version, this.extensions];
   }
@@ -146,9 +176,11 @@ export interface ServerHelloInit {
 }
 
 /**
- * The server's hello: its version and supported extension Ids. It need not wait for ClientHello; a server speaking several versions must wait for ClientHello and answer with the client's version.
+ * The server's hello: its version and supported extension Ids. It need not wait for ClientHello; a
+ * server speaking several versions must wait for ClientHello and answer with the client's version.
  *
- * Spec: seeds 000/001, Protocol negotiation: '<-- serverHello(version: varint, extensions: Array[Id])' (seed 000; seed 001: 'extensions: List[Id]')
+ * Spec: seeds 000/001, Protocol negotiation: '<-- serverHello(version: varint, extensions:
+ * Array[Id])' (seed 000; seed 001: 'extensions: List[Id]')
  *
  * Code: 2; sent by: server.
  */
@@ -178,14 +210,24 @@ export class ServerHello {
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     w.varint(2n);
-    if (this.version < 0n || this.version > 0xffffffffffffffffn) throw new EncodeError(`ServerHello.version: ${this.version} is outside 0..0xffffffffffffffff`);
+    if (this.version < 0n || this.version > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `ServerHello.version: ${this.version} is outside 0..0xffffffffffffffff`,
+      );
+    }
     w.varint(this.version);
     {
       const items = this.extensions;
-      if (items.length > 0xffffffffffffffff) throw new EncodeError(`ServerHello.extensions count: ${items.length} is outside 0..0xffffffffffffffff`);
+      if (items.length > 0xffffffffffffffff) {
+        throw new EncodeError(
+          `ServerHello.extensions count: ${items.length} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.varint(BigInt(items.length));
       for (const item of items) {
-        if (item < 0n || item > 0xffffffffffffffffn) throw new EncodeError(`ServerHello.extensions: ${item} is outside 0..0xffffffffffffffff`);
+        if (item < 0n || item > 0xffffffffffffffffn) {
+          throw new EncodeError(`ServerHello.extensions: ${item} is outside 0..0xffffffffffffffff`);
+        }
         w.varint(item);
       }
     }
@@ -193,9 +235,15 @@ export class ServerHello {
 
   /** @internal */
   _msgpack(): unknown[] {
-    if (this.version < 0n || this.version > 0xffffffffffffffffn) throw new EncodeError(`ServerHello.version: ${this.version} is outside 0..0xffffffffffffffff`);
+    if (this.version < 0n || this.version > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `ServerHello.version: ${this.version} is outside 0..0xffffffffffffffff`,
+      );
+    }
     for (const item of this.extensions) {
-      if (item < 0n || item > 0xffffffffffffffffn) throw new EncodeError(`ServerHello.extensions: ${item} is outside 0..0xffffffffffffffff`);
+      if (item < 0n || item > 0xffffffffffffffffn) {
+        throw new EncodeError(`ServerHello.extensions: ${item} is outside 0..0xffffffffffffffff`);
+      }
     }
     return [2, this.version, this.extensions];
   }
@@ -207,9 +255,12 @@ export interface GoodbyeInit {
 }
 
 /**
- * Orderly close: the sender closes all its open streams (as if by cancel or onError) and waits for the peer's Goodbye before closing the transport. Also the mandatory answer to a hello with an unsupported version.
+ * Orderly close: the sender closes all its open streams (as if by cancel or onError) and waits for
+ * the peer's Goodbye before closing the transport. Also the mandatory answer to a hello with an
+ * unsupported version.
  *
- * Spec: seeds 000/001, Closing the connection: '--> goodbye(reason: String)' / '<-- goodbye(reason: String)'
+ * Spec: seeds 000/001, Closing the connection: '--> goodbye(reason: String)' / '<-- goodbye(reason:
+ * String)'
  *
  * Code: 3; sent by: any.
  */
@@ -238,7 +289,11 @@ export class Goodbye {
     w.varint(3n);
     {
       const raw = utf8Bytes(this.reason);
-      if (raw.length > 0xffffffffffffffff) throw new EncodeError(`Goodbye.reason length: ${raw.length} is outside 0..0xffffffffffffffff`);
+      if (raw.length > 0xffffffffffffffff) {
+        throw new EncodeError(
+          `Goodbye.reason length: ${raw.length} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.varint(BigInt(raw.length));
       w.bytes(raw);
     }
@@ -258,9 +313,12 @@ export interface SubscribeInit {
 }
 
 /**
- * Subscribe to a named publisher under a subscriber-chosen Id, optionally with initial demand. Either peer may subscribe ("The protocol is fully bidirectional"). The Id may be reused after cancel/onComplete/onError.
+ * Subscribe to a named publisher under a subscriber-chosen Id, optionally with initial demand.
+ * Either peer may subscribe ("The protocol is fully bidirectional"). The Id may be reused after
+ * cancel/onComplete/onError.
  *
- * Spec: seeds 000/001, The Reactive Streams core protocol: '--> subscribe(publisher: String, subscriber: Id, initialDemand: Long = 0)'
+ * Spec: seeds 000/001, The Reactive Streams core protocol: '--> subscribe(publisher: String,
+ * subscriber: Id, initialDemand: Long = 0)'
  *
  * Code: 4; sent by: any.
  */
@@ -268,7 +326,10 @@ export class Subscribe {
   static readonly FRAME_TYPE = FrameType.SUBSCRIBE;
   static readonly SENDER = "any";
 
-  /** Publisher name; 'The publisher String needs to be parsed by the recipient; it is not described by this specification.' */
+  /**
+   * Publisher name; 'The publisher String needs to be parsed by the recipient; it is not described
+   * by this specification.'
+   */
   publisher: string;
   /** Subscriber Id, 'generated by the subscriber and sent in the subscribe message'. */
   subscriber: bigint;
@@ -295,20 +356,40 @@ export class Subscribe {
     w.varint(4n);
     {
       const raw = utf8Bytes(this.publisher);
-      if (raw.length > 0xffffffffffffffff) throw new EncodeError(`Subscribe.publisher length: ${raw.length} is outside 0..0xffffffffffffffff`);
+      if (raw.length > 0xffffffffffffffff) {
+        throw new EncodeError(
+          `Subscribe.publisher length: ${raw.length} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.varint(BigInt(raw.length));
       w.bytes(raw);
     }
-    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`Subscribe.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `Subscribe.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`,
+      );
+    }
     w.varint(this.subscriber);
-    if (this.initialDemand < 0n || this.initialDemand > 0x7fffffffffffffffn) throw new EncodeError(`Subscribe.initial_demand: ${this.initialDemand} is outside 0..0x7fffffffffffffff`);
+    if (this.initialDemand < 0n || this.initialDemand > 0x7fffffffffffffffn) {
+      throw new EncodeError(
+        `Subscribe.initialDemand: ${this.initialDemand} is outside 0..0x7fffffffffffffff`,
+      );
+    }
     w.varint(this.initialDemand);
   }
 
   /** @internal */
   _msgpack(): unknown[] {
-    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`Subscribe.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
-    if (this.initialDemand < 0n || this.initialDemand > 0x7fffffffffffffffn) throw new EncodeError(`Subscribe.initial_demand: ${this.initialDemand} is outside 0..0x7fffffffffffffff`);
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `Subscribe.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`,
+      );
+    }
+    if (this.initialDemand < 0n || this.initialDemand > 0x7fffffffffffffffn) {
+      throw new EncodeError(
+        `Subscribe.initialDemand: ${this.initialDemand} is outside 0..0x7fffffffffffffff`,
+      );
+    }
     return [4, this.publisher, this.subscriber, this.initialDemand];
   }
 }
@@ -320,9 +401,12 @@ export interface RequestInit {
 }
 
 /**
- * Add demand to the subscription identified by `subscriber`. Demand accumulates up to 2^63-1 (RS §3.17: then "effectively unbounded"; the engine saturates). request(0) decodes (min 0) so that the publisher can answer it with OnError (RS §3.9), see the top.
+ * Add demand to the subscription identified by `subscriber`. Demand accumulates up to 2^63-1 (RS
+ * §3.17: then "effectively unbounded"; the engine saturates). request(0) decodes (min 0) so that
+ * the publisher can answer it with OnError (RS §3.9), see the top.
  *
- * Spec: seeds 000/001, The Reactive Streams core protocol: '--> request(subscriber: Id, demand: Long)'
+ * Spec: seeds 000/001, The Reactive Streams core protocol: '--> request(subscriber: Id, demand:
+ * Long)'
  *
  * Code: 5; sent by: any.
  */
@@ -352,16 +436,28 @@ export class Request {
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     w.varint(5n);
-    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`Request.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `Request.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`,
+      );
+    }
     w.varint(this.subscriber);
-    if (this.demand < 0n || this.demand > 0x7fffffffffffffffn) throw new EncodeError(`Request.demand: ${this.demand} is outside 0..0x7fffffffffffffff`);
+    if (this.demand < 0n || this.demand > 0x7fffffffffffffffn) {
+      throw new EncodeError(`Request.demand: ${this.demand} is outside 0..0x7fffffffffffffff`);
+    }
     w.varint(this.demand);
   }
 
   /** @internal */
   _msgpack(): unknown[] {
-    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`Request.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
-    if (this.demand < 0n || this.demand > 0x7fffffffffffffffn) throw new EncodeError(`Request.demand: ${this.demand} is outside 0..0x7fffffffffffffff`);
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `Request.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`,
+      );
+    }
+    if (this.demand < 0n || this.demand > 0x7fffffffffffffffn) {
+      throw new EncodeError(`Request.demand: ${this.demand} is outside 0..0x7fffffffffffffff`);
+    }
     return [5, this.subscriber, this.demand];
   }
 }
@@ -401,13 +497,21 @@ export class Cancel {
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     w.varint(6n);
-    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`Cancel.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `Cancel.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`,
+      );
+    }
     w.varint(this.subscriber);
   }
 
   /** @internal */
   _msgpack(): unknown[] {
-    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`Cancel.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `Cancel.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`,
+      );
+    }
     return [6, this.subscriber];
   }
 }
@@ -419,9 +523,12 @@ export interface SubscribedInit {
 }
 
 /**
- * The publisher accepted the subscription. A nonzero element_size switches the stream to fixed-size mode: OnNext elements lose their length prefix and OnNextPacked may be used. The engine stores it as ctx.element_size[subscriber].
+ * The publisher accepted the subscription. A nonzero element_size switches the stream to fixed-size
+ * mode: OnNext elements lose their length prefix and OnNextPacked may be used. The engine stores it
+ * as ctx.element_size[subscriber].
  *
- * Spec: seeds 000/001, The Reactive Streams core protocol: '<-- subscribed(subscriber: Id, elementSize: varint = 0) // For elementSize != 0, see the next section'
+ * Spec: seeds 000/001, The Reactive Streams core protocol: '<-- subscribed(subscriber: Id,
+ * elementSize: varint = 0) // For elementSize != 0, see the next section'
  *
  * Code: 7; sent by: any.
  */
@@ -451,16 +558,32 @@ export class Subscribed {
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     w.varint(7n);
-    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`Subscribed.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `Subscribed.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`,
+      );
+    }
     w.varint(this.subscriber);
-    if (this.elementSize < 0n || this.elementSize > 0xffffffffffffffffn) throw new EncodeError(`Subscribed.element_size: ${this.elementSize} is outside 0..0xffffffffffffffff`);
+    if (this.elementSize < 0n || this.elementSize > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `Subscribed.elementSize: ${this.elementSize} is outside 0..0xffffffffffffffff`,
+      );
+    }
     w.varint(this.elementSize);
   }
 
   /** @internal */
   _msgpack(): unknown[] {
-    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`Subscribed.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
-    if (this.elementSize < 0n || this.elementSize > 0xffffffffffffffffn) throw new EncodeError(`Subscribed.element_size: ${this.elementSize} is outside 0..0xffffffffffffffff`);
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `Subscribed.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`,
+      );
+    }
+    if (this.elementSize < 0n || this.elementSize > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `Subscribed.elementSize: ${this.elementSize} is outside 0..0xffffffffffffffff`,
+      );
+    }
     return [7, this.subscriber, this.elementSize];
   }
 }
@@ -472,9 +595,11 @@ export interface OnNextInit {
 }
 
 /**
- * One stream element. Length-prefixed (varint) when ctx.element_size for this subscriber is 0; exactly ctx.element_size bytes, with no prefix, in fixed-size mode.
+ * One stream element. Length-prefixed (varint) when ctx.element_size for this subscriber is 0;
+ * exactly ctx.element_size bytes, with no prefix, in fixed-size mode.
  *
- * Spec: seeds 000/001: '<-- onNext(subscriber: Id, element: bytes)'; 'In fixed-size mode, the onNext.element field is not length-prefixed.'
+ * Spec: seeds 000/001: '<-- onNext(subscriber: Id, element: bytes)'; 'In fixed-size mode, the
+ * onNext.element field is not length-prefixed.'
  *
  * Code: 8; sent by: any.
  */
@@ -504,16 +629,26 @@ export class OnNext {
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     w.varint(8n);
-    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`OnNext.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `OnNext.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`,
+      );
+    }
     w.varint(this.subscriber);
     {
       const raw = this.element;
       const n = Number(ctx === undefined ? 0n : ctx.elementSize.get(this.subscriber) ?? 0n);
       if (n <= 0) {
-        if (raw.length > 0xffffffffffffffff) throw new EncodeError(`OnNext.element length: ${raw.length} is outside 0..0xffffffffffffffff`);
+        if (raw.length > 0xffffffffffffffff) {
+          throw new EncodeError(
+            `OnNext.element length: ${raw.length} is outside 0..0xffffffffffffffff`,
+          );
+        }
         w.varint(BigInt(raw.length));
       } else if (raw.length !== n) {
-        throw new EncodeError(`OnNext.element: ${raw.length} bytes, but the layout needs exactly ${n}`);
+        throw new EncodeError(
+          `OnNext.element: ${raw.length} bytes, but the layout needs exactly ${n}`,
+        );
       }
       w.bytes(raw);
     }
@@ -521,7 +656,11 @@ export class OnNext {
 
   /** @internal */
   _msgpack(): unknown[] {
-    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`OnNext.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `OnNext.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`,
+      );
+    }
     return [8, this.subscriber, this.element];
   }
 }
@@ -561,13 +700,21 @@ export class OnComplete {
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     w.varint(9n);
-    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`OnComplete.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `OnComplete.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`,
+      );
+    }
     w.varint(this.subscriber);
   }
 
   /** @internal */
   _msgpack(): unknown[] {
-    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`OnComplete.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `OnComplete.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`,
+      );
+    }
     return [9, this.subscriber];
   }
 }
@@ -581,7 +728,8 @@ export interface OnErrorInit {
 /**
  * The stream failed; the subscriber Id is released.
  *
- * Spec: seeds 000/001, The Reactive Streams core protocol: '<-- onError(subscriber: Id, error: String)'
+ * Spec: seeds 000/001, The Reactive Streams core protocol: '<-- onError(subscriber: Id, error:
+ * String)'
  *
  * Code: 10; sent by: any.
  */
@@ -611,11 +759,19 @@ export class OnError {
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     w.varint(0xan);
-    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`OnError.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `OnError.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`,
+      );
+    }
     w.varint(this.subscriber);
     {
       const raw = utf8Bytes(this.error);
-      if (raw.length > 0xffffffffffffffff) throw new EncodeError(`OnError.error length: ${raw.length} is outside 0..0xffffffffffffffff`);
+      if (raw.length > 0xffffffffffffffff) {
+        throw new EncodeError(
+          `OnError.error length: ${raw.length} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.varint(BigInt(raw.length));
       w.bytes(raw);
     }
@@ -623,7 +779,11 @@ export class OnError {
 
   /** @internal */
   _msgpack(): unknown[] {
-    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`OnError.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `OnError.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`,
+      );
+    }
     return [0xa, this.subscriber, this.error];
   }
 }
@@ -635,9 +795,13 @@ export interface OnNextPackedInit {
 }
 
 /**
- * Several fixed-size elements in one message: a varint count, then count * elementSize bytes. Only valid on a stream whose Subscribed announced element_size > 0. On a variable-size stream (ctx.element_size 0) the generated decoder rejects it (InvalidValue: an array element of size 0); the engine treats that as a protocol error.
+ * Several fixed-size elements in one message: a varint count, then count * elementSize bytes. Only
+ * valid on a stream whose Subscribed announced element_size > 0. On a variable-size stream
+ * (ctx.element_size 0) the generated decoder rejects it (InvalidValue: an array element of size 0);
+ * the engine treats that as a protocol error.
  *
- * Spec: seeds 000/001, Packed messaging: '<-- onNextPacked(subscriber: Id, count: varint, messages: count * elementSize bytes)'
+ * Spec: seeds 000/001, Packed messaging: '<-- onNextPacked(subscriber: Id, count: varint, messages:
+ * count * elementSize bytes)'
  *
  * Code: 11; sent by: any.
  */
@@ -667,16 +831,28 @@ export class OnNextPacked {
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     w.varint(0xbn);
-    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`OnNextPacked.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `OnNextPacked.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`,
+      );
+    }
     w.varint(this.subscriber);
     {
       const items = this.elements;
-      if (items.length > 0xffffffffffffffff) throw new EncodeError(`OnNextPacked.elements count: ${items.length} is outside 0..0xffffffffffffffff`);
+      if (items.length > 0xffffffffffffffff) {
+        throw new EncodeError(
+          `OnNextPacked.elements count: ${items.length} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.varint(BigInt(items.length));
       const size = Number(ctx === undefined ? 0n : ctx.elementSize.get(this.subscriber) ?? 0n);
       for (const item of items) {
         const raw = item;
-        if (raw.length !== size) throw new EncodeError(`OnNextPacked.elements: an element has ${raw.length} bytes, the layout needs ${size}`);
+        if (raw.length !== size) {
+          throw new EncodeError(
+            `OnNextPacked.elements: an element has ${raw.length} bytes, the layout needs ${size}`,
+          );
+        }
         w.bytes(raw);
       }
     }
@@ -684,7 +860,11 @@ export class OnNextPacked {
 
   /** @internal */
   _msgpack(): unknown[] {
-    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`OnNextPacked.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `OnNextPacked.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`,
+      );
+    }
     return [0xb, this.subscriber, this.elements];
   }
 }
@@ -697,7 +877,9 @@ export interface OnNextPartInit {
 }
 
 /**
- * A non-final part of a split element. Parts with the same element_id in the same stream are joined in arrival order; OnNextLastPart ends the element. Publishers MAY split; subscribers MUST support it. The data is always length-prefixed, even in fixed-size mode.
+ * A non-final part of a split element. Parts with the same element_id in the same stream are joined
+ * in arrival order; OnNextLastPart ends the element. Publishers MAY split; subscribers MUST support
+ * it. The data is always length-prefixed, even in fixed-size mode.
  *
  * Spec: seeds 000/001, Split messaging: '<-- onNextPart(subscriber: Id, element: Id, data: bytes)'
  *
@@ -732,13 +914,25 @@ export class OnNextPart {
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     w.varint(0xcn);
-    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`OnNextPart.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `OnNextPart.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`,
+      );
+    }
     w.varint(this.subscriber);
-    if (this.elementId < 0n || this.elementId > 0xffffffffffffffffn) throw new EncodeError(`OnNextPart.element_id: ${this.elementId} is outside 0..0xffffffffffffffff`);
+    if (this.elementId < 0n || this.elementId > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `OnNextPart.elementId: ${this.elementId} is outside 0..0xffffffffffffffff`,
+      );
+    }
     w.varint(this.elementId);
     {
       const raw = this.data;
-      if (raw.length > 0xffffffffffffffff) throw new EncodeError(`OnNextPart.data length: ${raw.length} is outside 0..0xffffffffffffffff`);
+      if (raw.length > 0xffffffffffffffff) {
+        throw new EncodeError(
+          `OnNextPart.data length: ${raw.length} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.varint(BigInt(raw.length));
       w.bytes(raw);
     }
@@ -746,8 +940,16 @@ export class OnNextPart {
 
   /** @internal */
   _msgpack(): unknown[] {
-    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`OnNextPart.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
-    if (this.elementId < 0n || this.elementId > 0xffffffffffffffffn) throw new EncodeError(`OnNextPart.element_id: ${this.elementId} is outside 0..0xffffffffffffffff`);
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `OnNextPart.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`,
+      );
+    }
+    if (this.elementId < 0n || this.elementId > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `OnNextPart.elementId: ${this.elementId} is outside 0..0xffffffffffffffff`,
+      );
+    }
     return [0xc, this.subscriber, this.elementId, this.data];
   }
 }
@@ -760,9 +962,11 @@ export interface OnNextLastPartInit {
 }
 
 /**
- * The final part of a split element; the subscriber's driver joins the parts and delivers one element.
+ * The final part of a split element; the subscriber's driver joins the parts and delivers one
+ * element.
  *
- * Spec: seeds 000/001, Split messaging: '<-- onNextLastPart(subscriber: Id, element: Id, data: bytes)'
+ * Spec: seeds 000/001, Split messaging: '<-- onNextLastPart(subscriber: Id, element: Id, data:
+ * bytes)'
  *
  * Code: 13; sent by: any.
  */
@@ -795,13 +999,25 @@ export class OnNextLastPart {
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     w.varint(0xdn);
-    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`OnNextLastPart.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `OnNextLastPart.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`,
+      );
+    }
     w.varint(this.subscriber);
-    if (this.elementId < 0n || this.elementId > 0xffffffffffffffffn) throw new EncodeError(`OnNextLastPart.element_id: ${this.elementId} is outside 0..0xffffffffffffffff`);
+    if (this.elementId < 0n || this.elementId > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `OnNextLastPart.elementId: ${this.elementId} is outside 0..0xffffffffffffffff`,
+      );
+    }
     w.varint(this.elementId);
     {
       const raw = this.data;
-      if (raw.length > 0xffffffffffffffff) throw new EncodeError(`OnNextLastPart.data length: ${raw.length} is outside 0..0xffffffffffffffff`);
+      if (raw.length > 0xffffffffffffffff) {
+        throw new EncodeError(
+          `OnNextLastPart.data length: ${raw.length} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.varint(BigInt(raw.length));
       w.bytes(raw);
     }
@@ -809,8 +1025,16 @@ export class OnNextLastPart {
 
   /** @internal */
   _msgpack(): unknown[] {
-    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) throw new EncodeError(`OnNextLastPart.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`);
-    if (this.elementId < 0n || this.elementId > 0xffffffffffffffffn) throw new EncodeError(`OnNextLastPart.element_id: ${this.elementId} is outside 0..0xffffffffffffffff`);
+    if (this.subscriber < 0n || this.subscriber > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `OnNextLastPart.subscriber: ${this.subscriber} is outside 0..0xffffffffffffffff`,
+      );
+    }
+    if (this.elementId < 0n || this.elementId > 0xffffffffffffffffn) {
+      throw new EncodeError(
+        `OnNextLastPart.elementId: ${this.elementId} is outside 0..0xffffffffffffffff`,
+      );
+    }
     return [0xd, this.subscriber, this.elementId, this.data];
   }
 }
@@ -829,8 +1053,8 @@ export type Frame =
   | OnError
   | OnNextPacked
   | OnNextPart
-  | OnNextLastPart
-  ;
+  | OnNextLastPart;
+
 function _decodeClientHello(r: Reader, end: number, ctx: Context | undefined): ClientHello {
   const data = r.data;
   let pos = r.pos;
@@ -850,7 +1074,12 @@ function _decodeClientHello(r: Reader, end: number, ctx: Context | undefined): C
       pos = r.pos;
       count = Number(big);
     }
-    if (count * 1 > end - pos) throw new Truncated(`ClientHello.extensions: ${count} elements declared, ${end - pos} bytes left`, pos + count * 1);
+    if (count * 1 > end - pos) {
+      throw new Truncated(
+        `ClientHello.extensions: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 1,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: bigint;
@@ -891,7 +1120,12 @@ function _decodeServerHello(r: Reader, end: number, ctx: Context | undefined): S
       pos = r.pos;
       count = Number(big);
     }
-    if (count * 1 > end - pos) throw new Truncated(`ServerHello.extensions: ${count} elements declared, ${end - pos} bytes left`, pos + count * 1);
+    if (count * 1 > end - pos) {
+      throw new Truncated(
+        `ServerHello.extensions: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * 1,
+      );
+    }
     try {
       for (let i = 0; i < count; i++) {
         let item: bigint;
@@ -926,7 +1160,9 @@ function _decodeGoodbye(r: Reader, end: number, ctx: Context | undefined): Goodb
       pos = r.pos;
       n = Number(big);
     }
-    if (n > end - pos) throw new Truncated(`Goodbye.reason: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`Goodbye.reason: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_reason = utf8(data.subarray(pos, pos + n), "Goodbye.reason");
     pos += n;
   }
@@ -948,7 +1184,9 @@ function _decodeSubscribe(r: Reader, end: number, ctx: Context | undefined): Sub
       pos = r.pos;
       n = Number(big);
     }
-    if (n > end - pos) throw new Truncated(`Subscribe.publisher: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`Subscribe.publisher: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_publisher = utf8(data.subarray(pos, pos + n), "Subscribe.publisher");
     pos += n;
   }
@@ -963,10 +1201,18 @@ function _decodeSubscribe(r: Reader, end: number, ctx: Context | undefined): Sub
   v_initialDemand = readVarint(r, end);
   pos = r.pos;
 
-  if (v_initialDemand < 0n || v_initialDemand > 0x7fffffffffffffffn) throw new InvalidValue(`Subscribe.initial_demand: ${v_initialDemand} is outside 0..0x7fffffffffffffff`);
+  if (v_initialDemand < 0n || v_initialDemand > 0x7fffffffffffffffn) {
+    throw new InvalidValue(
+      `Subscribe.initialDemand: ${v_initialDemand} is outside 0..0x7fffffffffffffff`,
+    );
+  }
 
   r.pos = pos;
-  return new Subscribe({ publisher: v_publisher, subscriber: v_subscriber, initialDemand: v_initialDemand });
+  return new Subscribe({
+    publisher: v_publisher,
+    subscriber: v_subscriber,
+    initialDemand: v_initialDemand,
+  });
 }
 
 function _decodeRequest(r: Reader, end: number, ctx: Context | undefined): Request {
@@ -982,7 +1228,9 @@ function _decodeRequest(r: Reader, end: number, ctx: Context | undefined): Reque
   v_demand = readVarint(r, end);
   pos = r.pos;
 
-  if (v_demand < 0n || v_demand > 0x7fffffffffffffffn) throw new InvalidValue(`Request.demand: ${v_demand} is outside 0..0x7fffffffffffffff`);
+  if (v_demand < 0n || v_demand > 0x7fffffffffffffffn) {
+    throw new InvalidValue(`Request.demand: ${v_demand} is outside 0..0x7fffffffffffffff`);
+  }
 
   r.pos = pos;
   return new Request({ subscriber: v_subscriber, demand: v_demand });
@@ -1039,7 +1287,9 @@ function _decodeOnNext(r: Reader, end: number, ctx: Context | undefined): OnNext
       }
     }
     if (n < 0) throw new InvalidValue(`OnNext.element: negative length ${n}`);
-    if (n > end - pos) throw new Truncated(`OnNext.element: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`OnNext.element: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_element = data.subarray(pos, pos + n);
     pos += n;
   }
@@ -1078,7 +1328,9 @@ function _decodeOnError(r: Reader, end: number, ctx: Context | undefined): OnErr
       pos = r.pos;
       n = Number(big);
     }
-    if (n > end - pos) throw new Truncated(`OnError.error: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`OnError.error: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_error = utf8(data.subarray(pos, pos + n), "OnError.error");
     pos += n;
   }
@@ -1099,7 +1351,9 @@ function _decodeOnNextPacked(r: Reader, end: number, ctx: Context | undefined): 
   {
     const items: Uint8Array[] = [];
     const size = Number(ctx === undefined ? 0n : ctx.elementSize.get(v_subscriber) ?? 0n);
-    if (size <= 0) throw new InvalidValue(`OnNextPacked.elements: element size must be positive, is ${size}`);
+    if (size <= 0) {
+      throw new InvalidValue(`OnNextPacked.elements: element size must be positive, is ${size}`);
+    }
     let count: number;
     {
       let big: bigint;
@@ -1108,10 +1362,17 @@ function _decodeOnNextPacked(r: Reader, end: number, ctx: Context | undefined): 
       pos = r.pos;
       count = Number(big);
     }
-    if (count * size > end - pos) throw new Truncated(`OnNextPacked.elements: ${count} elements declared, ${end - pos} bytes left`, pos + count * size);
+    if (count * size > end - pos) {
+      throw new Truncated(
+        `OnNextPacked.elements: ${count} elements declared, ${end - pos} bytes left`,
+        pos + count * size,
+      );
+    }
     for (let i = 0; i < count; i++) {
       let item: Uint8Array;
-      if (size > end - pos) throw new Truncated("OnNextPacked.elements: input ends inside an element", pos + size);
+      if (size > end - pos) {
+        throw new Truncated("OnNextPacked.elements: input ends inside an element", pos + size);
+      }
       item = data.subarray(pos, pos + size);
       pos += size;
       items.push(item);
@@ -1146,7 +1407,9 @@ function _decodeOnNextPart(r: Reader, end: number, ctx: Context | undefined): On
       pos = r.pos;
       n = Number(big);
     }
-    if (n > end - pos) throw new Truncated(`OnNextPart.data: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`OnNextPart.data: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_data = data.subarray(pos, pos + n);
     pos += n;
   }
@@ -1178,7 +1441,9 @@ function _decodeOnNextLastPart(r: Reader, end: number, ctx: Context | undefined)
       pos = r.pos;
       n = Number(big);
     }
-    if (n > end - pos) throw new Truncated(`OnNextLastPart.data: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`OnNextLastPart.data: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_data = data.subarray(pos, pos + n);
     pos += n;
   }
@@ -1187,7 +1452,12 @@ function _decodeOnNextLastPart(r: Reader, end: number, ctx: Context | undefined)
   return new OnNextLastPart({ subscriber: v_subscriber, elementId: v_elementId, data: v_data });
 }
 
-function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: string | undefined): Frame {
+function _decodeFrame(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  sender: string | undefined,
+): Frame {
   const data = r.data;
   let pos = r.pos;
   let v_messageType: bigint;
@@ -1226,7 +1496,9 @@ function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: 
       return _decodeOnNextLastPart(r, end, ctx);
   }
 
-  throw new UnknownFrameType(`Reactive Streams network protocol, version 0 (draft): unknown frame type ${key}`);
+  throw new UnknownFrameType(
+    `Reactive Streams network protocol, version 0 (draft): unknown frame type ${key}`,
+  );
 }
 
 /** Decode one frame from `data[pos:end]`; returns it and the position after it. */
@@ -1250,7 +1522,9 @@ export function decode(data: Uint8Array, ctx?: Context, sender?: "client" | "ser
   const r = new Reader(data, 0);
   const frame = _decodeFrame(r, data.length, ctx, sender);
   if (r.pos !== data.length) {
-    throw new TrailingBytes(`${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`);
+    throw new TrailingBytes(
+      `${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`,
+    );
   }
   return frame;
 }
@@ -1300,7 +1574,9 @@ function _msgpackClientHello(items: unknown[], ctx: Context | undefined): Client
     throw new MalformedMsgpack(`ClientHello: expected 3 values, got ${items.length}`);
   }
   const v_version = mpBigInt(items[1], 0n, 0xffffffffffffffffn, "ClientHello.version");
-  const v_extensions = mpList(items[2], "ClientHello.extensions").map((item) => mpBigInt(item, 0n, 0xffffffffffffffffn, "ClientHello.extensions"));
+  const v_extensions = mpList(items[2], "ClientHello.extensions").map(
+    (item) => mpBigInt(item, 0n, 0xffffffffffffffffn, "ClientHello.extensions"),
+  );
     return new ClientHello({ version: v_version, extensions: v_extensions });
 }
 
@@ -1309,7 +1585,9 @@ function _msgpackServerHello(items: unknown[], ctx: Context | undefined): Server
     throw new MalformedMsgpack(`ServerHello: expected 3 values, got ${items.length}`);
   }
   const v_version = mpBigInt(items[1], 0n, 0xffffffffffffffffn, "ServerHello.version");
-  const v_extensions = mpList(items[2], "ServerHello.extensions").map((item) => mpBigInt(item, 0n, 0xffffffffffffffffn, "ServerHello.extensions"));
+  const v_extensions = mpList(items[2], "ServerHello.extensions").map(
+    (item) => mpBigInt(item, 0n, 0xffffffffffffffffn, "ServerHello.extensions"),
+  );
     return new ServerHello({ version: v_version, extensions: v_extensions });
 }
 
@@ -1327,8 +1605,12 @@ function _msgpackSubscribe(items: unknown[], ctx: Context | undefined): Subscrib
   }
   const v_publisher = mpStr(items[1], "Subscribe.publisher");
   const v_subscriber = mpBigInt(items[2], 0n, 0xffffffffffffffffn, "Subscribe.subscriber");
-  const v_initialDemand = mpBigInt(items[3], 0n, 0x7fffffffffffffffn, "Subscribe.initial_demand");
-    return new Subscribe({ publisher: v_publisher, subscriber: v_subscriber, initialDemand: v_initialDemand });
+  const v_initialDemand = mpBigInt(items[3], 0n, 0x7fffffffffffffffn, "Subscribe.initialDemand");
+    return new Subscribe({
+      publisher: v_publisher,
+      subscriber: v_subscriber,
+      initialDemand: v_initialDemand,
+    });
 }
 
 function _msgpackRequest(items: unknown[], ctx: Context | undefined): Request {
@@ -1353,7 +1635,7 @@ function _msgpackSubscribed(items: unknown[], ctx: Context | undefined): Subscri
     throw new MalformedMsgpack(`Subscribed: expected 3 values, got ${items.length}`);
   }
   const v_subscriber = mpBigInt(items[1], 0n, 0xffffffffffffffffn, "Subscribed.subscriber");
-  const v_elementSize = mpBigInt(items[2], 0n, 0xffffffffffffffffn, "Subscribed.element_size");
+  const v_elementSize = mpBigInt(items[2], 0n, 0xffffffffffffffffn, "Subscribed.elementSize");
     return new Subscribed({ subscriber: v_subscriber, elementSize: v_elementSize });
 }
 
@@ -1394,7 +1676,8 @@ function _msgpackOnNextPacked(items: unknown[], ctx: Context | undefined): OnNex
     throw new MalformedMsgpack(`OnNextPacked: expected 3 values, got ${items.length}`);
   }
   const v_subscriber = mpBigInt(items[1], 0n, 0xffffffffffffffffn, "OnNextPacked.subscriber");
-  const v_elements = mpList(items[2], "OnNextPacked.elements").map((item) => mpBytes(item, "OnNextPacked.elements"));
+  const v_elements =
+    mpList(items[2], "OnNextPacked.elements").map((item) => mpBytes(item, "OnNextPacked.elements"));
   {
     const n = Number(ctx === undefined ? 0n : ctx.elementSize.get(v_subscriber) ?? 0n);
     if (v_elements.some((item) => item.length !== n)) {
@@ -1409,7 +1692,7 @@ function _msgpackOnNextPart(items: unknown[], ctx: Context | undefined): OnNextP
     throw new MalformedMsgpack(`OnNextPart: expected 4 values, got ${items.length}`);
   }
   const v_subscriber = mpBigInt(items[1], 0n, 0xffffffffffffffffn, "OnNextPart.subscriber");
-  const v_elementId = mpBigInt(items[2], 0n, 0xffffffffffffffffn, "OnNextPart.element_id");
+  const v_elementId = mpBigInt(items[2], 0n, 0xffffffffffffffffn, "OnNextPart.elementId");
   const v_data = mpBytes(items[3], "OnNextPart.data");
     return new OnNextPart({ subscriber: v_subscriber, elementId: v_elementId, data: v_data });
 }
@@ -1419,7 +1702,7 @@ function _msgpackOnNextLastPart(items: unknown[], ctx: Context | undefined): OnN
     throw new MalformedMsgpack(`OnNextLastPart: expected 4 values, got ${items.length}`);
   }
   const v_subscriber = mpBigInt(items[1], 0n, 0xffffffffffffffffn, "OnNextLastPart.subscriber");
-  const v_elementId = mpBigInt(items[2], 0n, 0xffffffffffffffffn, "OnNextLastPart.element_id");
+  const v_elementId = mpBigInt(items[2], 0n, 0xffffffffffffffffn, "OnNextLastPart.elementId");
   const v_data = mpBytes(items[3], "OnNextLastPart.data");
     return new OnNextLastPart({ subscriber: v_subscriber, elementId: v_elementId, data: v_data });
 }
@@ -1459,7 +1742,9 @@ function _fromMsgpack(obj: unknown, ctx: Context | undefined): Frame {
     case 0xd:
       return _msgpackOnNextLastPart(items, ctx);
   }
-  throw new UnknownFrameType(`Reactive Streams network protocol, version 0 (draft): unknown frame type ${String(code)}`);
+  throw new UnknownFrameType(
+    `Reactive Streams network protocol, version 0 (draft): unknown frame type ${String(code)}`,
+  );
 }
 
 /** Decode exactly one MessagePack-encoded frame. */

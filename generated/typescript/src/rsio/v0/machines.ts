@@ -243,13 +243,15 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.START, ANY, [
         [null, new Illegal(
           "the client's first message is its ClientHello",
-          "Protocol negotiation: '--> clientHello(...)' (the client only may send before the peer's hello, and only after its own)",
+          "Protocol negotiation: '--> clientHello(...)' (the client only may send before the " +
+            "peer's hello, and only after its own)",
         )],
       ]],
       [ConnectionState.HELLO_RECEIVED, ANY, [
         [null, new Illegal(
           "the client's first message is its ClientHello",
-          "Protocol negotiation: '--> clientHello(...)' (the client only may send before the peer's hello, and only after its own)",
+          "Protocol negotiation: '--> clientHello(...)' (the client only may send before the " +
+            "peer's hello, and only after its own)",
         )],
       ]],
       [ConnectionState.HELLO_SENT, ANY, [
@@ -466,8 +468,10 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       ]],
       [ConnectionState.HELLO_RECEIVED, ANY, [
         [null, new Illegal(
-          "the server sends nothing but its hello before the client's hello (a second hello is an error too)",
-          "Protocol negotiation: only the client 'can optimistically send more messages after the clientHello'",
+          "the server sends nothing but its hello before the client's hello (a second " +
+            "hello is an error too)",
+          "Protocol negotiation: only the client 'can optimistically send more messages " +
+            "after the clientHello'",
         )],
       ]],
       [ConnectionState.OPEN, Subscribe, [
@@ -756,31 +760,38 @@ export class SubscriptionMachine extends StateMachine<SubscriptionState> {
       [SubscriptionState.SUBSCRIBING, Subscribe, [
         [null, new Illegal(
           "the Id is in use by an open subscription",
-          "Core protocol: 'The subscriber MAY reuse an Id ... after it has sent cancel or received onComplete or onError for that Id.'",
+          "Core protocol: 'The subscriber MAY reuse an Id ... after it has sent cancel or " +
+            "received onComplete or onError for that Id.'",
         )],
       ]],
       [SubscriptionState.ACTIVE, Subscribe, [
         [null, new Illegal(
           "the Id is in use by an open subscription",
-          "Core protocol: 'The subscriber MAY reuse an Id ... after it has sent cancel or received onComplete or onError for that Id.'",
+          "Core protocol: 'The subscriber MAY reuse an Id ... after it has sent cancel or " +
+            "received onComplete or onError for that Id.'",
         )],
       ]],
       [SubscriptionState.ACTIVE_FIXED, Subscribe, [
         [null, new Illegal(
           "the Id is in use by an open subscription",
-          "Core protocol: 'The subscriber MAY reuse an Id ... after it has sent cancel or received onComplete or onError for that Id.'",
+          "Core protocol: 'The subscriber MAY reuse an Id ... after it has sent cancel or " +
+            "received onComplete or onError for that Id.'",
         )],
       ]],
       [SubscriptionState.RESUBSCRIBING, Subscribe, [
         [null, new Illegal(
           "the Id is in use by an open subscription",
-          "Core protocol: 'The subscriber MAY reuse an Id ... after it has sent cancel or received onComplete or onError for that Id.'",
+          "Core protocol: 'The subscriber MAY reuse an Id ... after it has sent cancel or " +
+            "received onComplete or onError for that Id.'",
         )],
       ]],
       [SubscriptionState.CANCELLED_EARLY, ANY, [
         [null, new Illegal(
-          "the Id stays taken until the publisher's Subscribed for the cancelled subscription arrives",
-          "Core protocol: 'If it does so, it MUST guarantee that the publisher will not receive messages meant for the previous subscription with that Id after it receives the second subscribe message.'",
+          "the Id stays taken until the publisher's Subscribed for the cancelled " +
+            "subscription arrives",
+          "Core protocol: 'If it does so, it MUST guarantee that the publisher will not receive " +
+            "messages meant for the previous subscription with that Id after it receives the " +
+            "second subscribe message.'",
         )],
       ]],
       [SubscriptionState.SUBSCRIBING, Request, [
@@ -810,25 +821,33 @@ export class SubscriptionMachine extends StateMachine<SubscriptionState> {
       [SubscriptionState.IDLE, Request, [
         [null, new Illegal(
           "the subscription is over (the engine makes request and cancel NOPs here)",
-          "RS §3.6 'After the Subscription is cancelled, additional Subscription.request(long n) MUST be NOPs.'; RS §3.7 'After the Subscription is cancelled, additional Subscription.cancel() MUST be NOPs.'",
+          "RS §3.6 'After the Subscription is cancelled, additional Subscription.request(long n) " +
+            "MUST be NOPs.'; RS §3.7 'After the Subscription is cancelled, additional " +
+            "Subscription.cancel() MUST be NOPs.'",
         )],
       ]],
       [SubscriptionState.CANCELLED, Request, [
         [null, new Illegal(
           "the subscription is over (the engine makes request and cancel NOPs here)",
-          "RS §3.6 'After the Subscription is cancelled, additional Subscription.request(long n) MUST be NOPs.'; RS §3.7 'After the Subscription is cancelled, additional Subscription.cancel() MUST be NOPs.'",
+          "RS §3.6 'After the Subscription is cancelled, additional Subscription.request(long n) " +
+            "MUST be NOPs.'; RS §3.7 'After the Subscription is cancelled, additional " +
+            "Subscription.cancel() MUST be NOPs.'",
         )],
       ]],
       [SubscriptionState.IDLE, Cancel, [
         [null, new Illegal(
           "the subscription is over (the engine makes request and cancel NOPs here)",
-          "RS §3.6 'After the Subscription is cancelled, additional Subscription.request(long n) MUST be NOPs.'; RS §3.7 'After the Subscription is cancelled, additional Subscription.cancel() MUST be NOPs.'",
+          "RS §3.6 'After the Subscription is cancelled, additional Subscription.request(long n) " +
+            "MUST be NOPs.'; RS §3.7 'After the Subscription is cancelled, additional " +
+            "Subscription.cancel() MUST be NOPs.'",
         )],
       ]],
       [SubscriptionState.CANCELLED, Cancel, [
         [null, new Illegal(
           "the subscription is over (the engine makes request and cancel NOPs here)",
-          "RS §3.6 'After the Subscription is cancelled, additional Subscription.request(long n) MUST be NOPs.'; RS §3.7 'After the Subscription is cancelled, additional Subscription.cancel() MUST be NOPs.'",
+          "RS §3.6 'After the Subscription is cancelled, additional Subscription.request(long n) " +
+            "MUST be NOPs.'; RS §3.7 'After the Subscription is cancelled, additional " +
+            "Subscription.cancel() MUST be NOPs.'",
         )],
       ]],
     ]),
@@ -843,13 +862,17 @@ export class SubscriptionMachine extends StateMachine<SubscriptionState> {
       [SubscriptionState.SUBSCRIBING, ANY, [
         [null, new Illegal(
           "Subscribed must come first",
-          "RS §1.9 'Publisher.subscribe MUST call onSubscribe on the provided Subscriber prior to any other signal to that Subscriber ... the only legal way to signal failure (or reject the Subscriber) is by calling onError (after calling onSubscribe).'",
+          "RS §1.9 'Publisher.subscribe MUST call onSubscribe on the provided Subscriber prior " +
+            "to any other signal to that Subscriber ... the only legal way to signal failure (or " +
+            "reject the Subscriber) is by calling onError (after calling onSubscribe).'",
         )],
       ]],
       [SubscriptionState.CANCEL_UNANSWERED, ANY, [
         [null, new Illegal(
           "Subscribed must come first",
-          "RS §1.9 'Publisher.subscribe MUST call onSubscribe on the provided Subscriber prior to any other signal to that Subscriber ... the only legal way to signal failure (or reject the Subscriber) is by calling onError (after calling onSubscribe).'",
+          "RS §1.9 'Publisher.subscribe MUST call onSubscribe on the provided Subscriber prior " +
+            "to any other signal to that Subscriber ... the only legal way to signal failure (or " +
+            "reject the Subscriber) is by calling onError (after calling onSubscribe).'",
         )],
       ]],
       [SubscriptionState.ACTIVE, OnNext, [
@@ -876,7 +899,10 @@ export class SubscriptionMachine extends StateMachine<SubscriptionState> {
       [SubscriptionState.ACTIVE, OnNextPacked, [
         [null, new Illegal(
           "onNextPacked needs a fixed-size stream (subscribed with elementSize > 0)",
-          "Packed messaging: 'the publisher can optionally declare that all stream elements will have a fixed size by setting the subscribed.elementSize field to a value greater than zero ... The publisher can then send not just onNext messages but also onNextPacked messages'",
+          "Packed messaging: 'the publisher can optionally declare that all stream elements " +
+            "will have a fixed size by setting the subscribed.elementSize field to a value " +
+            "greater than zero ... The publisher can then send not just onNext messages but " +
+            "also onNextPacked messages'",
         )],
       ]],
       [SubscriptionState.ACTIVE, OnComplete, [
@@ -906,7 +932,8 @@ export class SubscriptionMachine extends StateMachine<SubscriptionState> {
       [SubscriptionState.IDLE, ANY, [
         [null, new Illegal(
           "no open subscription with this Id",
-          "RS §1.7 'Once a terminal state has been signaled (onError, onComplete) it is REQUIRED that no further signals occur.'",
+          "RS §1.7 'Once a terminal state has been signaled (onError, onComplete) it is REQUIRED " +
+            "that no further signals occur.'",
         )],
       ]],
     ]),
@@ -945,13 +972,15 @@ export class SubscriptionMachine extends StateMachine<SubscriptionState> {
       [SubscriptionState.SUBSCRIBING, ANY, [
         [null, new Illegal(
           "a signal before Subscribed",
-          "RS §1.9 'Publisher.subscribe MUST call onSubscribe on the provided Subscriber prior to any other signal to that Subscriber'",
+          "RS §1.9 'Publisher.subscribe MUST call onSubscribe on the provided Subscriber prior " +
+            "to any other signal to that Subscriber'",
         )],
       ]],
       [SubscriptionState.CANCELLED_EARLY, ANY, [
         [null, new Illegal(
           "a signal before Subscribed",
-          "RS §1.9 'Publisher.subscribe MUST call onSubscribe on the provided Subscriber prior to any other signal to that Subscriber'",
+          "RS §1.9 'Publisher.subscribe MUST call onSubscribe on the provided Subscriber prior " +
+            "to any other signal to that Subscriber'",
         )],
       ]],
       [SubscriptionState.ACTIVE, OnNext, [
@@ -978,7 +1007,10 @@ export class SubscriptionMachine extends StateMachine<SubscriptionState> {
       [SubscriptionState.ACTIVE, OnNextPacked, [
         [null, new Illegal(
           "onNextPacked on a variable-size stream (subscribed.elementSize was 0)",
-          "Packed messaging: 'the publisher can optionally declare that all stream elements will have a fixed size by setting the subscribed.elementSize field to a value greater than zero ... The publisher can then send not just onNext messages but also onNextPacked messages'",
+          "Packed messaging: 'the publisher can optionally declare that all stream elements " +
+            "will have a fixed size by setting the subscribed.elementSize field to a value " +
+            "greater than zero ... The publisher can then send not just onNext messages but " +
+            "also onNextPacked messages'",
         )],
       ]],
       [SubscriptionState.ACTIVE, OnComplete, [
@@ -1032,7 +1064,8 @@ export class SubscriptionMachine extends StateMachine<SubscriptionState> {
       [SubscriptionState.IDLE, ANY, [
         [null, new Illegal(
           "a signal for a subscription that does not exist or has terminated",
-          "RS §1.7 'Once a terminal state has been signaled (onError, onComplete) it is REQUIRED that no further signals occur.'",
+          "RS §1.7 'Once a terminal state has been signaled (onError, onComplete) it is REQUIRED " +
+            "that no further signals occur.'",
         )],
       ]],
     ]),
@@ -1043,25 +1076,29 @@ export class SubscriptionMachine extends StateMachine<SubscriptionState> {
       [SubscriptionState.SUBSCRIBING, Subscribe, [
         [null, new Illegal(
           "Subscribe for an Id that is still open",
-          "Core protocol: 'The subscriber MAY reuse an Id in a subscribe message after it has sent cancel or received onComplete or onError for that Id.'",
+          "Core protocol: 'The subscriber MAY reuse an Id in a subscribe message after it has " +
+            "sent cancel or received onComplete or onError for that Id.'",
         )],
       ]],
       [SubscriptionState.ACTIVE, Subscribe, [
         [null, new Illegal(
           "Subscribe for an Id that is still open",
-          "Core protocol: 'The subscriber MAY reuse an Id in a subscribe message after it has sent cancel or received onComplete or onError for that Id.'",
+          "Core protocol: 'The subscriber MAY reuse an Id in a subscribe message after it has " +
+            "sent cancel or received onComplete or onError for that Id.'",
         )],
       ]],
       [SubscriptionState.ACTIVE_FIXED, Subscribe, [
         [null, new Illegal(
           "Subscribe for an Id that is still open",
-          "Core protocol: 'The subscriber MAY reuse an Id in a subscribe message after it has sent cancel or received onComplete or onError for that Id.'",
+          "Core protocol: 'The subscriber MAY reuse an Id in a subscribe message after it has " +
+            "sent cancel or received onComplete or onError for that Id.'",
         )],
       ]],
       [SubscriptionState.CANCEL_UNANSWERED, Subscribe, [
         [null, new Illegal(
           "Subscribe for an Id that is still open",
-          "Core protocol: 'The subscriber MAY reuse an Id in a subscribe message after it has sent cancel or received onComplete or onError for that Id.'",
+          "Core protocol: 'The subscriber MAY reuse an Id in a subscribe message after it has " +
+            "sent cancel or received onComplete or onError for that Id.'",
         )],
       ]],
       [SubscriptionState.IDLE, Request, [
@@ -1185,7 +1222,8 @@ export class SplitElementMachine extends StateMachine<SplitElementState> {
       [SplitElementState.IDLE, OnNextLastPart, [
         [null, new Illegal(
           "a split element starts with OnNextPart (a whole element is sent as OnNext)",
-          "Split messaging: 'the publisher will send one or more onNextPart messages, followed by a single onNextLastPart'",
+          "Split messaging: 'the publisher will send one or more onNextPart messages, followed " +
+            "by a single onNextLastPart'",
         )],
       ]],
     ]),

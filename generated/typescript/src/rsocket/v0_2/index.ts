@@ -27,7 +27,10 @@ import type { StreamOptions } from "@wirestream/runtime";
 
 /** Default limit of a frame's size in bytes (transport prefix excluded). */
 export const MAX_FRAME_SIZE = 16777215;
-/** Bytes of the big-endian length prefix before each frame on a byte stream; 0: frames delimit themselves. */
+/**
+ * Bytes of the big-endian length prefix before each frame on a byte stream; 0: frames delimit
+ * themselves.
+ */
 export const LENGTH_PREFIX_SIZE = 3;
 /** The encodings of a frame. */
 export const ENCODINGS: readonly string[] = ["binary"];
@@ -165,20 +168,26 @@ export class Setup {
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let flags = (this.ignore ? 0x80 : 0) | (this.lease ? 0x20 : 0) | (this.strict ? 0x10 : 0) | (this.resume ? 8 : 0);
+    let flags =
+      (this.ignore ? 0x80 : 0) |
+      (this.lease ? 0x20 : 0) |
+      (this.strict ? 0x10 : 0) |
+      (this.resume ? 8 : 0);
     if (this.metadata !== null) flags |= 0x40;
     {
       w.ensure(6);
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Setup.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`Setup.streamId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((1 << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((1 << 8) | flags);
+      buf[at + 5] = ((1 << 8) | flags);
       w.pos = at + 6;
     }
     {
@@ -186,49 +195,67 @@ export class Setup {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.majorVersion;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`Setup.major_version: ${i0} is outside 0..0xffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) {
+        throw new EncodeError(`Setup.majorVersion: ${i0} is outside 0..0xffff`);
+      }
       buf[at] = i0 >>> 8;
       buf[at + 1] = i0;
       const i2 = this.minorVersion;
-      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) throw new EncodeError(`Setup.minor_version: ${i2} is outside 0..0xffff`);
+      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) {
+        throw new EncodeError(`Setup.minorVersion: ${i2} is outside 0..0xffff`);
+      }
       buf[at + 2] = i2 >>> 8;
-      buf[at + 2 + 1] = i2;
+      buf[at + 3] = i2;
       const i4 = this.keepaliveInterval;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffffffff) throw new EncodeError(`Setup.keepalive_interval: ${i4} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffffffff) {
+        throw new EncodeError(`Setup.keepaliveInterval: ${i4} is outside 0..0xffffffff`);
+      }
       buf[at + 4] = i4 >>> 24;
-      buf[at + 4 + 1] = i4 >>> 16;
-      buf[at + 4 + 2] = i4 >>> 8;
-      buf[at + 4 + 3] = i4;
+      buf[at + 5] = i4 >>> 16;
+      buf[at + 6] = i4 >>> 8;
+      buf[at + 7] = i4;
       const i8 = this.maxLifetime;
-      if (!Number.isInteger(i8) || i8 < 0 || i8 > 0xffffffff) throw new EncodeError(`Setup.max_lifetime: ${i8} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i8) || i8 < 0 || i8 > 0xffffffff) {
+        throw new EncodeError(`Setup.maxLifetime: ${i8} is outside 0..0xffffffff`);
+      }
       buf[at + 8] = i8 >>> 24;
-      buf[at + 8 + 1] = i8 >>> 16;
-      buf[at + 8 + 2] = i8 >>> 8;
-      buf[at + 8 + 3] = i8;
+      buf[at + 9] = i8 >>> 16;
+      buf[at + 10] = i8 >>> 8;
+      buf[at + 11] = i8;
       w.pos = at + 12;
     }
     {
       const raw = this.resumeToken;
       const n = 0x10;
-      if (raw.length !== n) throw new EncodeError(`Setup.resume_token: ${raw.length} bytes, but the layout needs exactly ${n}`);
+      if (raw.length !== n) {
+        throw new EncodeError(
+          `Setup.resumeToken: ${raw.length} bytes, but the layout needs exactly ${n}`,
+        );
+      }
       w.bytes(raw);
     }
     {
       const raw = utf8Bytes(this.metadataMimeType);
-      if (raw.length > 0xff) throw new EncodeError(`Setup.metadata_mime_type length: ${raw.length} is outside 0..0xff`);
+      if (raw.length > 0xff) {
+        throw new EncodeError(`Setup.metadataMimeType length: ${raw.length} is outside 0..0xff`);
+      }
       w.u8(raw.length);
       w.bytes(raw);
     }
     {
       const raw = utf8Bytes(this.dataMimeType);
-      if (raw.length > 0xff) throw new EncodeError(`Setup.data_mime_type length: ${raw.length} is outside 0..0xff`);
+      if (raw.length > 0xff) {
+        throw new EncodeError(`Setup.dataMimeType length: ${raw.length} is outside 0..0xff`);
+      }
       w.u8(raw.length);
       w.bytes(raw);
     }
     if (this.metadata !== null) {
       {
         const raw = this.metadata;
-        if (raw.length > 0xffffff) throw new EncodeError(`Setup.metadata length: ${raw.length} is outside 0..0xffffff`);
+        if (raw.length > 0xffffff) {
+          throw new EncodeError(`Setup.metadata length: ${raw.length} is outside 0..0xffffff`);
+        }
         w.u24(raw.length);
         w.bytes(raw);
       }
@@ -297,13 +324,15 @@ export class Lease {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Lease.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`Lease.streamId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((2 << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((2 << 8) | flags);
+      buf[at + 5] = ((2 << 8) | flags);
       w.pos = at + 6;
     }
     {
@@ -311,23 +340,29 @@ export class Lease {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.ttl;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Lease.ttl: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`Lease.ttl: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const i4 = this.numberOfRequests;
-      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffffffff) throw new EncodeError(`Lease.number_of_requests: ${i4} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i4) || i4 < 0 || i4 > 0xffffffff) {
+        throw new EncodeError(`Lease.numberOfRequests: ${i4} is outside 0..0xffffffff`);
+      }
       buf[at + 4] = i4 >>> 24;
-      buf[at + 4 + 1] = i4 >>> 16;
-      buf[at + 4 + 2] = i4 >>> 8;
-      buf[at + 4 + 3] = i4;
+      buf[at + 5] = i4 >>> 16;
+      buf[at + 6] = i4 >>> 8;
+      buf[at + 7] = i4;
       w.pos = at + 8;
     }
     if (this.metadata !== null) {
       {
         const raw = this.metadata;
-        if (raw.length > 0xffffff) throw new EncodeError(`Lease.metadata length: ${raw.length} is outside 0..0xffffff`);
+        if (raw.length > 0xffffff) {
+          throw new EncodeError(`Lease.metadata length: ${raw.length} is outside 0..0xffffff`);
+        }
         w.u24(raw.length);
         w.bytes(raw);
       }
@@ -391,13 +426,15 @@ export class Keepalive {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Keepalive.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`Keepalive.streamId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((3 << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((3 << 8) | flags);
+      buf[at + 5] = ((3 << 8) | flags);
       w.pos = at + 6;
     }
     {
@@ -405,7 +442,11 @@ export class Keepalive {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.lastReceivedPosition;
-      if (i0 < 0n || i0 > 0xffffffffffffffffn) throw new EncodeError(`Keepalive.last_received_position: ${i0} is outside 0..0xffffffffffffffff`);
+      if (i0 < 0n || i0 > 0xffffffffffffffffn) {
+        throw new EncodeError(
+          `Keepalive.lastReceivedPosition: ${i0} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.view.setBigUint64(at, i0);
       w.pos = at + 8;
     }
@@ -473,19 +514,25 @@ export class RequestResponse {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`RequestResponse.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`RequestResponse.streamId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((4 << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((4 << 8) | flags);
+      buf[at + 5] = ((4 << 8) | flags);
       w.pos = at + 6;
     }
     if (this.metadata !== null) {
       {
         const raw = this.metadata;
-        if (raw.length > 0xffffff) throw new EncodeError(`RequestResponse.metadata length: ${raw.length} is outside 0..0xffffff`);
+        if (raw.length > 0xffffff) {
+          throw new EncodeError(
+            `RequestResponse.metadata length: ${raw.length} is outside 0..0xffffff`,
+          );
+        }
         w.u24(raw.length);
         w.bytes(raw);
       }
@@ -554,19 +601,23 @@ export class RequestFnf {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`RequestFnf.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`RequestFnf.streamId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((5 << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((5 << 8) | flags);
+      buf[at + 5] = ((5 << 8) | flags);
       w.pos = at + 6;
     }
     if (this.metadata !== null) {
       {
         const raw = this.metadata;
-        if (raw.length > 0xffffff) throw new EncodeError(`RequestFnf.metadata length: ${raw.length} is outside 0..0xffffff`);
+        if (raw.length > 0xffffff) {
+          throw new EncodeError(`RequestFnf.metadata length: ${raw.length} is outside 0..0xffffff`);
+        }
         w.u24(raw.length);
         w.bytes(raw);
       }
@@ -639,13 +690,15 @@ export class RequestStream {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`RequestStream.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`RequestStream.streamId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((6 << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((6 << 8) | flags);
+      buf[at + 5] = ((6 << 8) | flags);
       w.pos = at + 6;
     }
     {
@@ -653,7 +706,9 @@ export class RequestStream {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.initialRequestN;
-      if (!Number.isInteger(i0) || i0 < 1 || i0 > 0x7fffffff) throw new EncodeError(`RequestStream.initial_request_n: ${i0} is outside 1..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < 1 || i0 > 0x7fffffff) {
+        throw new EncodeError(`RequestStream.initialRequestN: ${i0} is outside 1..0x7fffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -663,7 +718,11 @@ export class RequestStream {
     if (this.metadata !== null) {
       {
         const raw = this.metadata;
-        if (raw.length > 0xffffff) throw new EncodeError(`RequestStream.metadata length: ${raw.length} is outside 0..0xffffff`);
+        if (raw.length > 0xffffff) {
+          throw new EncodeError(
+            `RequestStream.metadata length: ${raw.length} is outside 0..0xffffff`,
+          );
+        }
         w.u24(raw.length);
         w.bytes(raw);
       }
@@ -689,7 +748,8 @@ export interface RequestChannelInit {
 /**
  * Request a completable stream in both directions.
  *
- * Spec: Seed 003, REQUEST_CHANNEL (0x07): '| Frame Type |0|M|F|C|N| |' and 'Initial Request N (only if N bit set)'
+ * Spec: Seed 003, REQUEST_CHANNEL (0x07): '| Frame Type |0|M|F|C|N| |' and 'Initial Request N (only
+ * if N bit set)'
  *
  * Code: 7; sent by: any.
  */
@@ -741,23 +801,37 @@ export class RequestChannel {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`RequestChannel.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`RequestChannel.streamId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((7 << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((7 << 8) | flags);
+      buf[at + 5] = ((7 << 8) | flags);
       w.pos = at + 6;
     }
     if (this.initialRequestN !== null) {
-      if (!Number.isInteger(this.initialRequestN) || this.initialRequestN < 1 || this.initialRequestN > 0x7fffffff) throw new EncodeError(`RequestChannel.initial_request_n: ${this.initialRequestN} is outside 1..0x7fffffff`);
+      if (
+        !Number.isInteger(this.initialRequestN) ||
+        this.initialRequestN < 1 ||
+        this.initialRequestN > 0x7fffffff
+      ) {
+        throw new EncodeError(
+          `RequestChannel.initialRequestN: ${this.initialRequestN} is outside 1..0x7fffffff`,
+        );
+      }
       w.i32(this.initialRequestN);
     }
     if (this.metadata !== null) {
       {
         const raw = this.metadata;
-        if (raw.length > 0xffffff) throw new EncodeError(`RequestChannel.metadata length: ${raw.length} is outside 0..0xffffff`);
+        if (raw.length > 0xffffff) {
+          throw new EncodeError(
+            `RequestChannel.metadata length: ${raw.length} is outside 0..0xffffff`,
+          );
+        }
         w.u24(raw.length);
         w.bytes(raw);
       }
@@ -817,13 +891,15 @@ export class RequestN {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`RequestN.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`RequestN.streamId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((8 << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((8 << 8) | flags);
+      buf[at + 5] = ((8 << 8) | flags);
       w.pos = at + 6;
     }
     {
@@ -831,7 +907,9 @@ export class RequestN {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.requestN;
-      if (!Number.isInteger(i0) || i0 < 1 || i0 > 0x7fffffff) throw new EncodeError(`RequestN.request_n: ${i0} is outside 1..0x7fffffff`);
+      if (!Number.isInteger(i0) || i0 < 1 || i0 > 0x7fffffff) {
+        throw new EncodeError(`RequestN.requestN: ${i0} is outside 1..0x7fffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -890,19 +968,23 @@ export class Cancel {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Cancel.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`Cancel.streamId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((9 << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((9 << 8) | flags);
+      buf[at + 5] = ((9 << 8) | flags);
       w.pos = at + 6;
     }
     if (this.metadata !== null) {
       {
         const raw = this.metadata;
-        if (raw.length > 0xffffff) throw new EncodeError(`Cancel.metadata length: ${raw.length} is outside 0..0xffffff`);
+        if (raw.length > 0xffffff) {
+          throw new EncodeError(`Cancel.metadata length: ${raw.length} is outside 0..0xffffff`);
+        }
         w.u24(raw.length);
         w.bytes(raw);
       }
@@ -968,26 +1050,34 @@ export class Response {
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let flags = (this.ignore ? 0x80 : 0) | (this.follows ? 0x20 : 0) | (this.next ? 0x10 : 0) | (this.complete ? 8 : 0);
+    let flags =
+      (this.ignore ? 0x80 : 0) |
+      (this.follows ? 0x20 : 0) |
+      (this.next ? 0x10 : 0) |
+      (this.complete ? 8 : 0);
     if (this.metadata !== null) flags |= 0x40;
     {
       w.ensure(6);
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Response.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`Response.streamId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((0xa << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((0xa << 8) | flags);
+      buf[at + 5] = ((0xa << 8) | flags);
       w.pos = at + 6;
     }
     if (this.metadata !== null) {
       {
         const raw = this.metadata;
-        if (raw.length > 0xffffff) throw new EncodeError(`Response.metadata length: ${raw.length} is outside 0..0xffffff`);
+        if (raw.length > 0xffffff) {
+          throw new EncodeError(`Response.metadata length: ${raw.length} is outside 0..0xffffff`);
+        }
         w.u24(raw.length);
         w.bytes(raw);
       }
@@ -1056,13 +1146,15 @@ export class Error {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Error.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`Error.streamId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((0xb << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((0xb << 8) | flags);
+      buf[at + 5] = ((0xb << 8) | flags);
       w.pos = at + 6;
     }
     {
@@ -1070,7 +1162,9 @@ export class Error {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.errorCode;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Error.error_code: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`Error.errorCode: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -1080,7 +1174,9 @@ export class Error {
     if (this.metadata !== null) {
       {
         const raw = this.metadata;
-        if (raw.length > 0xffffff) throw new EncodeError(`Error.metadata length: ${raw.length} is outside 0..0xffffff`);
+        if (raw.length > 0xffffff) {
+          throw new EncodeError(`Error.metadata length: ${raw.length} is outside 0..0xffffff`);
+        }
         w.u24(raw.length);
         w.bytes(raw);
       }
@@ -1140,18 +1236,22 @@ export class MetadataPush {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`MetadataPush.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`MetadataPush.streamId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((0xc << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((0xc << 8) | flags);
+      buf[at + 5] = ((0xc << 8) | flags);
       w.pos = at + 6;
     }
     {
       const raw = this.metadata;
-      if (raw.length > 0xffffff) throw new EncodeError(`MetadataPush.metadata length: ${raw.length} is outside 0..0xffffff`);
+      if (raw.length > 0xffffff) {
+        throw new EncodeError(`MetadataPush.metadata length: ${raw.length} is outside 0..0xffffff`);
+      }
       w.u24(raw.length);
       w.bytes(raw);
     }
@@ -1169,7 +1269,8 @@ export interface ResumeInit {
 /**
  * Replaces SETUP to resume a previous session (optional feature).
  *
- * Spec: Seed 003, RESUME (0x0D): '| Resume Identification Token | Last Received Position (Client) |'
+ * Spec: Seed 003, RESUME (0x0D): '| Resume Identification Token | Last Received Position (Client)
+ * |'
  *
  * Code: 13; sent by: any.
  */
@@ -1210,19 +1311,25 @@ export class Resume {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Resume.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`Resume.streamId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((0xd << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((0xd << 8) | flags);
+      buf[at + 5] = ((0xd << 8) | flags);
       w.pos = at + 6;
     }
     {
       const raw = this.resumeToken;
       const n = 0x10;
-      if (raw.length !== n) throw new EncodeError(`Resume.resume_token: ${raw.length} bytes, but the layout needs exactly ${n}`);
+      if (raw.length !== n) {
+        throw new EncodeError(
+          `Resume.resumeToken: ${raw.length} bytes, but the layout needs exactly ${n}`,
+        );
+      }
       w.bytes(raw);
     }
     {
@@ -1230,7 +1337,11 @@ export class Resume {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.lastReceivedPosition;
-      if (i0 < 0n || i0 > 0xffffffffffffffffn) throw new EncodeError(`Resume.last_received_position: ${i0} is outside 0..0xffffffffffffffff`);
+      if (i0 < 0n || i0 > 0xffffffffffffffffn) {
+        throw new EncodeError(
+          `Resume.lastReceivedPosition: ${i0} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.view.setBigUint64(at, i0);
       w.pos = at + 8;
     }
@@ -1285,13 +1396,15 @@ export class ResumeOk {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`ResumeOk.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`ResumeOk.streamId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((0xe << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((0xe << 8) | flags);
+      buf[at + 5] = ((0xe << 8) | flags);
       w.pos = at + 6;
     }
     {
@@ -1299,7 +1412,11 @@ export class ResumeOk {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.lastReceivedPosition;
-      if (i0 < 0n || i0 > 0xffffffffffffffffn) throw new EncodeError(`ResumeOk.last_received_position: ${i0} is outside 0..0xffffffffffffffff`);
+      if (i0 < 0n || i0 > 0xffffffffffffffffn) {
+        throw new EncodeError(
+          `ResumeOk.lastReceivedPosition: ${i0} is outside 0..0xffffffffffffffff`,
+        );
+      }
       w.view.setBigUint64(at, i0);
       w.pos = at + 8;
     }
@@ -1318,7 +1435,8 @@ export interface ExtInit {
 /**
  * Extension frame; content depends on the extended type.
  *
- * Spec: Seed 003, EXT (0xFF): '| Frame Type |I|M| Flags |', '| Extended Type |', 'Depends on Extended Type...'
+ * Spec: Seed 003, EXT (0xFF): '| Frame Type |I|M| Flags |', '| Extended Type |', 'Depends on
+ * Extended Type...'
  *
  * Code: 255; sent by: any.
  */
@@ -1363,13 +1481,15 @@ export class Ext {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Ext.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`Ext.streamId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       buf[at + 4] = ((0xff << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((0xff << 8) | flags);
+      buf[at + 5] = ((0xff << 8) | flags);
       w.pos = at + 6;
     }
     {
@@ -1377,7 +1497,9 @@ export class Ext {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.extendedType;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Ext.extended_type: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`Ext.extendedType: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -1387,7 +1509,9 @@ export class Ext {
     if (this.metadata !== null) {
       {
         const raw = this.metadata;
-        if (raw.length > 0xffffff) throw new EncodeError(`Ext.metadata length: ${raw.length} is outside 0..0xffffff`);
+        if (raw.length > 0xffffff) {
+          throw new EncodeError(`Ext.metadata length: ${raw.length} is outside 0..0xffffff`);
+        }
         w.u24(raw.length);
         w.bytes(raw);
       }
@@ -1427,21 +1551,27 @@ export class UnknownFrame {
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     const flags = this.flags;
-    if (!Number.isInteger(flags) || flags < 0 || flags > 0xff) throw new EncodeError(`UnknownFrame.flags: ${flags} is outside 0..0xff`);
+    if (!Number.isInteger(flags) || flags < 0 || flags > 0xff) {
+      throw new EncodeError(`UnknownFrame.flags: ${flags} is outside 0..0xff`);
+    }
     {
       w.ensure(6);
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.streamId;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`UnknownFrame.stream_id: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`UnknownFrame.streamId: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
       buf[at + 3] = i0;
       const b4_8 = this.code;
-      if (!Number.isInteger(b4_8) || b4_8 < 0 || b4_8 > 0xff) throw new EncodeError(`UnknownFrame.frame_type: ${b4_8} is outside 0..0xff`);
+      if (!Number.isInteger(b4_8) || b4_8 < 0 || b4_8 > 0xff) {
+        throw new EncodeError(`UnknownFrame.frameType: ${b4_8} is outside 0..0xff`);
+      }
       buf[at + 4] = ((b4_8 << 8) | flags) >>> 8;
-      buf[at + 4 + 1] = ((b4_8 << 8) | flags);
+      buf[at + 5] = ((b4_8 << 8) | flags);
       w.pos = at + 6;
     }
     w.bytes(this.body);
@@ -1465,19 +1595,30 @@ export type Frame =
   | Resume
   | ResumeOk
   | Ext
-  | UnknownFrame
-  ;
-function _decodeSetup(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Setup {
+  | UnknownFrame;
+
+function _decodeSetup(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): Setup {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 12) throw new Truncated("Setup: input ends inside the frame", pos + 12);
   const v_majorVersion = ((data[pos]! << 8) | data[pos + 1]!);
 
-  const v_minorVersion = ((data[pos + 2]! << 8) | data[pos + 2 + 1]!);
+  const v_minorVersion = ((data[pos + 2]! << 8) | data[pos + 3]!);
 
-  const v_keepaliveInterval = (((data[pos + 4]! << 24) | (data[pos + 4 + 1]! << 16) | (data[pos + 4 + 2]! << 8) | data[pos + 4 + 3]!) >>> 0);
+  const v_keepaliveInterval = (
+    ((data[pos + 4]! << 24) | (data[pos + 5]! << 16) | (data[pos + 6]! << 8) | data[pos + 7]!) >>> 0
+  );
 
-  const v_maxLifetime = (((data[pos + 8]! << 24) | (data[pos + 8 + 1]! << 16) | (data[pos + 8 + 2]! << 8) | data[pos + 8 + 3]!) >>> 0);
+  const v_maxLifetime =
+    (
+      (data[pos + 8]! << 24) | (data[pos + 9]! << 16) | (data[pos + 10]! << 8) | data[pos + 11]!
+    ) >>> 0;
 
   pos += 12;
 
@@ -1485,8 +1626,10 @@ function _decodeSetup(r: Reader, end: number, ctx: Context | undefined, v_stream
   {
     let n: number;
     n = 0x10;
-    if (n < 0) throw new InvalidValue(`Setup.resume_token: negative length ${n}`);
-    if (n > end - pos) throw new Truncated(`Setup.resume_token: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n < 0) throw new InvalidValue(`Setup.resumeToken: negative length ${n}`);
+    if (n > end - pos) {
+      throw new Truncated(`Setup.resumeToken: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_resumeToken = data.subarray(pos, pos + n);
     pos += n;
   }
@@ -1494,22 +1637,29 @@ function _decodeSetup(r: Reader, end: number, ctx: Context | undefined, v_stream
   let v_metadataMimeType: string;
   {
     let n: number;
-    if (end - pos < 1) throw new Truncated("Setup.metadata_mime_type: input ends", pos + 1);
+    if (end - pos < 1) throw new Truncated("Setup.metadataMimeType: input ends", pos + 1);
     n = data[pos]!;
     pos += 1;
-    if (n > end - pos) throw new Truncated(`Setup.metadata_mime_type: ${n} bytes declared, ${end - pos} left`, pos + n);
-    v_metadataMimeType = utf8(data.subarray(pos, pos + n), "Setup.metadata_mime_type");
+    if (n > end - pos) {
+      throw new Truncated(
+        `Setup.metadataMimeType: ${n} bytes declared, ${end - pos} left`,
+        pos + n,
+      );
+    }
+    v_metadataMimeType = utf8(data.subarray(pos, pos + n), "Setup.metadataMimeType");
     pos += n;
   }
 
   let v_dataMimeType: string;
   {
     let n: number;
-    if (end - pos < 1) throw new Truncated("Setup.data_mime_type: input ends", pos + 1);
+    if (end - pos < 1) throw new Truncated("Setup.dataMimeType: input ends", pos + 1);
     n = data[pos]!;
     pos += 1;
-    if (n > end - pos) throw new Truncated(`Setup.data_mime_type: ${n} bytes declared, ${end - pos} left`, pos + n);
-    v_dataMimeType = utf8(data.subarray(pos, pos + n), "Setup.data_mime_type");
+    if (n > end - pos) {
+      throw new Truncated(`Setup.dataMimeType: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
+    v_dataMimeType = utf8(data.subarray(pos, pos + n), "Setup.dataMimeType");
     pos += n;
   }
 
@@ -1520,7 +1670,9 @@ function _decodeSetup(r: Reader, end: number, ctx: Context | undefined, v_stream
       if (end - pos < 3) throw new Truncated("Setup.metadata: input ends", pos + 3);
       n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
-      if (n > end - pos) throw new Truncated(`Setup.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`Setup.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_metadata = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -1531,16 +1683,40 @@ function _decodeSetup(r: Reader, end: number, ctx: Context | undefined, v_stream
   pos = end;
 
   r.pos = pos;
-  return new Setup({ streamId: v_streamId, ignore: (flags & 0x80) !== 0, lease: (flags & 0x20) !== 0, strict: (flags & 0x10) !== 0, resume: (flags & 8) !== 0, majorVersion: v_majorVersion, minorVersion: v_minorVersion, keepaliveInterval: v_keepaliveInterval, maxLifetime: v_maxLifetime, resumeToken: v_resumeToken, metadataMimeType: v_metadataMimeType, dataMimeType: v_dataMimeType, metadata: v_metadata, data: v_data });
+  return new Setup({
+    streamId: v_streamId,
+    ignore: (flags & 0x80) !== 0,
+    lease: (flags & 0x20) !== 0,
+    strict: (flags & 0x10) !== 0,
+    resume: (flags & 8) !== 0,
+    majorVersion: v_majorVersion,
+    minorVersion: v_minorVersion,
+    keepaliveInterval: v_keepaliveInterval,
+    maxLifetime: v_maxLifetime,
+    resumeToken: v_resumeToken,
+    metadataMimeType: v_metadataMimeType,
+    dataMimeType: v_dataMimeType,
+    metadata: v_metadata,
+    data: v_data,
+  });
 }
 
-function _decodeLease(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Lease {
+function _decodeLease(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): Lease {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 8) throw new Truncated("Lease: input ends inside the frame", pos + 8);
-  const v_ttl = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const v_ttl =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
-  const v_numberOfRequests = (((data[pos + 4]! << 24) | (data[pos + 4 + 1]! << 16) | (data[pos + 4 + 2]! << 8) | data[pos + 4 + 3]!) >>> 0);
+  const v_numberOfRequests = (
+    ((data[pos + 4]! << 24) | (data[pos + 5]! << 16) | (data[pos + 6]! << 8) | data[pos + 7]!) >>> 0
+  );
 
   pos += 8;
 
@@ -1551,17 +1727,31 @@ function _decodeLease(r: Reader, end: number, ctx: Context | undefined, v_stream
       if (end - pos < 3) throw new Truncated("Lease.metadata: input ends", pos + 3);
       n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
-      if (n > end - pos) throw new Truncated(`Lease.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`Lease.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_metadata = data.subarray(pos, pos + n);
       pos += n;
     }
   }
 
   r.pos = pos;
-  return new Lease({ streamId: v_streamId, ignore: (flags & 0x80) !== 0, ttl: v_ttl, numberOfRequests: v_numberOfRequests, metadata: v_metadata });
+  return new Lease({
+    streamId: v_streamId,
+    ignore: (flags & 0x80) !== 0,
+    ttl: v_ttl,
+    numberOfRequests: v_numberOfRequests,
+    metadata: v_metadata,
+  });
 }
 
-function _decodeKeepalive(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Keepalive {
+function _decodeKeepalive(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): Keepalive {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 8) throw new Truncated("Keepalive: input ends inside the frame", pos + 8);
@@ -1574,10 +1764,22 @@ function _decodeKeepalive(r: Reader, end: number, ctx: Context | undefined, v_st
   pos = end;
 
   r.pos = pos;
-  return new Keepalive({ streamId: v_streamId, ignore: (flags & 0x80) !== 0, respond: (flags & 0x20) !== 0, lastReceivedPosition: v_lastReceivedPosition, data: v_data });
+  return new Keepalive({
+    streamId: v_streamId,
+    ignore: (flags & 0x80) !== 0,
+    respond: (flags & 0x20) !== 0,
+    lastReceivedPosition: v_lastReceivedPosition,
+    data: v_data,
+  });
 }
 
-function _decodeRequestResponse(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): RequestResponse {
+function _decodeRequestResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): RequestResponse {
   const data = r.data;
   let pos = r.pos;
   let v_metadata: Uint8Array | null = null;
@@ -1587,7 +1789,12 @@ function _decodeRequestResponse(r: Reader, end: number, ctx: Context | undefined
       if (end - pos < 3) throw new Truncated("RequestResponse.metadata: input ends", pos + 3);
       n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
-      if (n > end - pos) throw new Truncated(`RequestResponse.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `RequestResponse.metadata: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_metadata = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -1598,10 +1805,22 @@ function _decodeRequestResponse(r: Reader, end: number, ctx: Context | undefined
   pos = end;
 
   r.pos = pos;
-  return new RequestResponse({ streamId: v_streamId, ignore: (flags & 0x80) !== 0, follows: (flags & 0x20) !== 0, metadata: v_metadata, data: v_data });
+  return new RequestResponse({
+    streamId: v_streamId,
+    ignore: (flags & 0x80) !== 0,
+    follows: (flags & 0x20) !== 0,
+    metadata: v_metadata,
+    data: v_data,
+  });
 }
 
-function _decodeRequestFnf(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): RequestFnf {
+function _decodeRequestFnf(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): RequestFnf {
   const data = r.data;
   let pos = r.pos;
   let v_metadata: Uint8Array | null = null;
@@ -1611,7 +1830,9 @@ function _decodeRequestFnf(r: Reader, end: number, ctx: Context | undefined, v_s
       if (end - pos < 3) throw new Truncated("RequestFnf.metadata: input ends", pos + 3);
       n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
-      if (n > end - pos) throw new Truncated(`RequestFnf.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`RequestFnf.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_metadata = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -1622,15 +1843,32 @@ function _decodeRequestFnf(r: Reader, end: number, ctx: Context | undefined, v_s
   pos = end;
 
   r.pos = pos;
-  return new RequestFnf({ streamId: v_streamId, ignore: (flags & 0x80) !== 0, follows: (flags & 0x20) !== 0, metadata: v_metadata, data: v_data });
+  return new RequestFnf({
+    streamId: v_streamId,
+    ignore: (flags & 0x80) !== 0,
+    follows: (flags & 0x20) !== 0,
+    metadata: v_metadata,
+    data: v_data,
+  });
 }
 
-function _decodeRequestStream(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): RequestStream {
+function _decodeRequestStream(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): RequestStream {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("RequestStream: input ends inside the frame", pos + 4);
-  const v_initialRequestN = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
-  if (v_initialRequestN < 1 || v_initialRequestN > 0x7fffffff) throw new InvalidValue(`RequestStream.initial_request_n: ${v_initialRequestN} is outside 1..0x7fffffff`);
+  const v_initialRequestN =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
+  if (v_initialRequestN < 1 || v_initialRequestN > 0x7fffffff) {
+    throw new InvalidValue(
+      `RequestStream.initialRequestN: ${v_initialRequestN} is outside 1..0x7fffffff`,
+    );
+  }
 
   pos += 4;
 
@@ -1641,7 +1879,12 @@ function _decodeRequestStream(r: Reader, end: number, ctx: Context | undefined, 
       if (end - pos < 3) throw new Truncated("RequestStream.metadata: input ends", pos + 3);
       n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
-      if (n > end - pos) throw new Truncated(`RequestStream.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `RequestStream.metadata: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_metadata = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -1652,18 +1895,36 @@ function _decodeRequestStream(r: Reader, end: number, ctx: Context | undefined, 
   pos = end;
 
   r.pos = pos;
-  return new RequestStream({ streamId: v_streamId, ignore: (flags & 0x80) !== 0, follows: (flags & 0x20) !== 0, initialRequestN: v_initialRequestN, metadata: v_metadata, data: v_data });
+  return new RequestStream({
+    streamId: v_streamId,
+    ignore: (flags & 0x80) !== 0,
+    follows: (flags & 0x20) !== 0,
+    initialRequestN: v_initialRequestN,
+    metadata: v_metadata,
+    data: v_data,
+  });
 }
 
-function _decodeRequestChannel(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): RequestChannel {
+function _decodeRequestChannel(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): RequestChannel {
   const data = r.data;
   let pos = r.pos;
   let v_initialRequestN: number | null = null;
   if ((flags & 8) !== 0) {
-    if (end - pos < 4) throw new Truncated("RequestChannel.initial_request_n: input ends", pos + 4);
-    v_initialRequestN = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
+    if (end - pos < 4) throw new Truncated("RequestChannel.initialRequestN: input ends", pos + 4);
+    v_initialRequestN =
+      ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
     pos += 4;
-    if (v_initialRequestN < 1 || v_initialRequestN > 0x7fffffff) throw new InvalidValue(`RequestChannel.initial_request_n: ${v_initialRequestN} is outside 1..0x7fffffff`);
+    if (v_initialRequestN < 1 || v_initialRequestN > 0x7fffffff) {
+      throw new InvalidValue(
+        `RequestChannel.initialRequestN: ${v_initialRequestN} is outside 1..0x7fffffff`,
+      );
+    }
   }
 
   let v_metadata: Uint8Array | null = null;
@@ -1673,7 +1934,12 @@ function _decodeRequestChannel(r: Reader, end: number, ctx: Context | undefined,
       if (end - pos < 3) throw new Truncated("RequestChannel.metadata: input ends", pos + 3);
       n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
-      if (n > end - pos) throw new Truncated(`RequestChannel.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `RequestChannel.metadata: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_metadata = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -1684,15 +1950,32 @@ function _decodeRequestChannel(r: Reader, end: number, ctx: Context | undefined,
   pos = end;
 
   r.pos = pos;
-  return new RequestChannel({ streamId: v_streamId, ignore: (flags & 0x80) !== 0, follows: (flags & 0x20) !== 0, complete: (flags & 0x10) !== 0, initialRequestN: v_initialRequestN, metadata: v_metadata, data: v_data });
+  return new RequestChannel({
+    streamId: v_streamId,
+    ignore: (flags & 0x80) !== 0,
+    follows: (flags & 0x20) !== 0,
+    complete: (flags & 0x10) !== 0,
+    initialRequestN: v_initialRequestN,
+    metadata: v_metadata,
+    data: v_data,
+  });
 }
 
-function _decodeRequestN(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): RequestN {
+function _decodeRequestN(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): RequestN {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("RequestN: input ends inside the frame", pos + 4);
-  const v_requestN = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0);
-  if (v_requestN < 1 || v_requestN > 0x7fffffff) throw new InvalidValue(`RequestN.request_n: ${v_requestN} is outside 1..0x7fffffff`);
+  const v_requestN =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) | 0;
+  if (v_requestN < 1 || v_requestN > 0x7fffffff) {
+    throw new InvalidValue(`RequestN.requestN: ${v_requestN} is outside 1..0x7fffffff`);
+  }
 
   pos += 4;
 
@@ -1700,7 +1983,13 @@ function _decodeRequestN(r: Reader, end: number, ctx: Context | undefined, v_str
   return new RequestN({ streamId: v_streamId, ignore: (flags & 0x80) !== 0, requestN: v_requestN });
 }
 
-function _decodeCancel(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Cancel {
+function _decodeCancel(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): Cancel {
   const data = r.data;
   let pos = r.pos;
   let v_metadata: Uint8Array | null = null;
@@ -1710,7 +1999,9 @@ function _decodeCancel(r: Reader, end: number, ctx: Context | undefined, v_strea
       if (end - pos < 3) throw new Truncated("Cancel.metadata: input ends", pos + 3);
       n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
-      if (n > end - pos) throw new Truncated(`Cancel.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`Cancel.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_metadata = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -1720,7 +2011,13 @@ function _decodeCancel(r: Reader, end: number, ctx: Context | undefined, v_strea
   return new Cancel({ streamId: v_streamId, ignore: (flags & 0x80) !== 0, metadata: v_metadata });
 }
 
-function _decodeResponse(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Response {
+function _decodeResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): Response {
   const data = r.data;
   let pos = r.pos;
   let v_metadata: Uint8Array | null = null;
@@ -1730,7 +2027,9 @@ function _decodeResponse(r: Reader, end: number, ctx: Context | undefined, v_str
       if (end - pos < 3) throw new Truncated("Response.metadata: input ends", pos + 3);
       n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
-      if (n > end - pos) throw new Truncated(`Response.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`Response.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_metadata = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -1741,14 +2040,29 @@ function _decodeResponse(r: Reader, end: number, ctx: Context | undefined, v_str
   pos = end;
 
   r.pos = pos;
-  return new Response({ streamId: v_streamId, ignore: (flags & 0x80) !== 0, follows: (flags & 0x20) !== 0, next: (flags & 0x10) !== 0, complete: (flags & 8) !== 0, metadata: v_metadata, data: v_data });
+  return new Response({
+    streamId: v_streamId,
+    ignore: (flags & 0x80) !== 0,
+    follows: (flags & 0x20) !== 0,
+    next: (flags & 0x10) !== 0,
+    complete: (flags & 8) !== 0,
+    metadata: v_metadata,
+    data: v_data,
+  });
 }
 
-function _decodeError(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Error {
+function _decodeError(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): Error {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("Error: input ends inside the frame", pos + 4);
-  const v_errorCode = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const v_errorCode =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
   pos += 4;
 
@@ -1759,7 +2073,9 @@ function _decodeError(r: Reader, end: number, ctx: Context | undefined, v_stream
       if (end - pos < 3) throw new Truncated("Error.metadata: input ends", pos + 3);
       n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
-      if (n > end - pos) throw new Truncated(`Error.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`Error.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_metadata = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -1770,10 +2086,22 @@ function _decodeError(r: Reader, end: number, ctx: Context | undefined, v_stream
   pos = end;
 
   r.pos = pos;
-  return new Error({ streamId: v_streamId, ignore: (flags & 0x80) !== 0, errorCode: v_errorCode, metadata: v_metadata, data: v_data });
+  return new Error({
+    streamId: v_streamId,
+    ignore: (flags & 0x80) !== 0,
+    errorCode: v_errorCode,
+    metadata: v_metadata,
+    data: v_data,
+  });
 }
 
-function _decodeMetadataPush(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): MetadataPush {
+function _decodeMetadataPush(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): MetadataPush {
   const data = r.data;
   let pos = r.pos;
   let v_metadata: Uint8Array;
@@ -1782,24 +2110,38 @@ function _decodeMetadataPush(r: Reader, end: number, ctx: Context | undefined, v
     if (end - pos < 3) throw new Truncated("MetadataPush.metadata: input ends", pos + 3);
     n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
     pos += 3;
-    if (n > end - pos) throw new Truncated(`MetadataPush.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`MetadataPush.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_metadata = data.subarray(pos, pos + n);
     pos += n;
   }
 
   r.pos = pos;
-  return new MetadataPush({ streamId: v_streamId, ignore: (flags & 0x80) !== 0, metadata: v_metadata });
+  return new MetadataPush({
+    streamId: v_streamId,
+    ignore: (flags & 0x80) !== 0,
+    metadata: v_metadata,
+  });
 }
 
-function _decodeResume(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Resume {
+function _decodeResume(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): Resume {
   const data = r.data;
   let pos = r.pos;
   let v_resumeToken: Uint8Array;
   {
     let n: number;
     n = 0x10;
-    if (n < 0) throw new InvalidValue(`Resume.resume_token: negative length ${n}`);
-    if (n > end - pos) throw new Truncated(`Resume.resume_token: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n < 0) throw new InvalidValue(`Resume.resumeToken: negative length ${n}`);
+    if (n > end - pos) {
+      throw new Truncated(`Resume.resumeToken: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_resumeToken = data.subarray(pos, pos + n);
     pos += n;
   }
@@ -1810,10 +2152,21 @@ function _decodeResume(r: Reader, end: number, ctx: Context | undefined, v_strea
   pos += 8;
 
   r.pos = pos;
-  return new Resume({ streamId: v_streamId, ignore: (flags & 0x80) !== 0, resumeToken: v_resumeToken, lastReceivedPosition: v_lastReceivedPosition });
+  return new Resume({
+    streamId: v_streamId,
+    ignore: (flags & 0x80) !== 0,
+    resumeToken: v_resumeToken,
+    lastReceivedPosition: v_lastReceivedPosition,
+  });
 }
 
-function _decodeResumeOk(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): ResumeOk {
+function _decodeResumeOk(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): ResumeOk {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 8) throw new Truncated("ResumeOk: input ends inside the frame", pos + 8);
@@ -1822,14 +2175,25 @@ function _decodeResumeOk(r: Reader, end: number, ctx: Context | undefined, v_str
   pos += 8;
 
   r.pos = pos;
-  return new ResumeOk({ streamId: v_streamId, ignore: (flags & 0x80) !== 0, lastReceivedPosition: v_lastReceivedPosition });
+  return new ResumeOk({
+    streamId: v_streamId,
+    ignore: (flags & 0x80) !== 0,
+    lastReceivedPosition: v_lastReceivedPosition,
+  });
 }
 
-function _decodeExt(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Ext {
+function _decodeExt(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): Ext {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("Ext: input ends inside the frame", pos + 4);
-  const v_extendedType = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const v_extendedType =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
   pos += 4;
 
@@ -1840,7 +2204,9 @@ function _decodeExt(r: Reader, end: number, ctx: Context | undefined, v_streamId
       if (end - pos < 3) throw new Truncated("Ext.metadata: input ends", pos + 3);
       n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
-      if (n > end - pos) throw new Truncated(`Ext.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`Ext.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_metadata = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -1851,16 +2217,28 @@ function _decodeExt(r: Reader, end: number, ctx: Context | undefined, v_streamId
   pos = end;
 
   r.pos = pos;
-  return new Ext({ streamId: v_streamId, ignore: (flags & 0x80) !== 0, extendedType: v_extendedType, metadata: v_metadata, data: v_data });
+  return new Ext({
+    streamId: v_streamId,
+    ignore: (flags & 0x80) !== 0,
+    extendedType: v_extendedType,
+    metadata: v_metadata,
+    data: v_data,
+  });
 }
 
-function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: string | undefined): Frame {
+function _decodeFrame(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  sender: string | undefined,
+): Frame {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("header: input ends inside the frame", pos + 6);
-  const v_streamId = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const v_streamId =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
-  const w1_4 = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
+  const w1_4 = ((data[pos + 4]! << 8) | data[pos + 5]!);
   const v_frameType = w1_4 >>> 8;
 
   const flags = w1_4 & 0xff;
@@ -1903,7 +2281,12 @@ function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: 
 
   if ((flags & 0x80) !== 0) {
     r.pos = end;
-    return new UnknownFrame({ code: key, streamId: v_streamId, flags, body: data.subarray(pos, end) });
+    return new UnknownFrame({
+      code: key,
+      streamId: v_streamId,
+      flags,
+      body: data.subarray(pos, end),
+    });
   }
   throw new UnknownFrameType(`ReactiveSocket 0.2: unknown frame type ${key}`);
 }
@@ -1929,7 +2312,9 @@ export function decode(data: Uint8Array, ctx?: Context, sender?: "client" | "ser
   const r = new Reader(data, 0);
   const frame = _decodeFrame(r, data.length, ctx, sender);
   if (r.pos !== data.length) {
-    throw new TrailingBytes(`${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`);
+    throw new TrailingBytes(
+      `${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`,
+    );
   }
   return frame;
 }

@@ -247,7 +247,10 @@ function guard22(frame: Response): boolean {
   return frame.follows && frame.complete;
 }
 
-/** Error [error_code not in {RESERVED, INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP, CONNECTION_ERROR, CONNECTION_ERROR_NO_RETRY, RESERVED_FOR_EXTENSION}] */
+/**
+ * Error [error_code not in {RESERVED, INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP,
+ * CONNECTION_ERROR, CONNECTION_ERROR_NO_RETRY, RESERVED_FOR_EXTENSION}]
+ */
 function guard23(frame: Error): boolean {
   return (
     frame.errorCode !== ErrorCode.RESERVED &&
@@ -346,7 +349,8 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.NEW, ANY, [
         [null, new Illegal(
           "the client MUST send SETUP (or RESUME) on stream 0 before any other frame",
-          "Seed: 'Immediately upon successful connection, the client MUST send a SETUP frame with Stream ID of 0.'",
+          "Seed: 'Immediately upon successful connection, the client MUST send a SETUP frame " +
+            "with Stream ID of 0.'",
         )],
       ]],
       [ConnectionState.SETUP_SENT, RequestResponse, [
@@ -370,25 +374,29 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.AWAITING_LEASE, RequestResponse, [
         [null, new Illegal(
           "requests must wait for the server's LEASE (SETUP had the L flag)",
-          "Seed: 'MUST wait for the server-side Responder to send a LEASE frame before it can send Requests.'",
+          "Seed: 'MUST wait for the server-side Responder to send a LEASE frame before it " +
+            "can send Requests.'",
         )],
       ]],
       [ConnectionState.AWAITING_LEASE, RequestFnf, [
         [null, new Illegal(
           "requests must wait for the server's LEASE (SETUP had the L flag)",
-          "Seed: 'MUST wait for the server-side Responder to send a LEASE frame before it can send Requests.'",
+          "Seed: 'MUST wait for the server-side Responder to send a LEASE frame before it " +
+            "can send Requests.'",
         )],
       ]],
       [ConnectionState.AWAITING_LEASE, RequestStream, [
         [null, new Illegal(
           "requests must wait for the server's LEASE (SETUP had the L flag)",
-          "Seed: 'MUST wait for the server-side Responder to send a LEASE frame before it can send Requests.'",
+          "Seed: 'MUST wait for the server-side Responder to send a LEASE frame before it " +
+            "can send Requests.'",
         )],
       ]],
       [ConnectionState.AWAITING_LEASE, RequestChannel, [
         [null, new Illegal(
           "requests must wait for the server's LEASE (SETUP had the L flag)",
-          "Seed: 'MUST wait for the server-side Responder to send a LEASE frame before it can send Requests.'",
+          "Seed: 'MUST wait for the server-side Responder to send a LEASE frame before it " +
+            "can send Requests.'",
         )],
       ]],
       [ConnectionState.RESUMING, ANY, [
@@ -459,7 +467,8 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.NEW, ANY, [
         [null, new Illegal(
           "the server sends nothing before it has received SETUP or RESUME",
-          "Seed: 'Until connection establishment is complete, a Responder MUST NOT emit any RESPONSE frames.'",
+          "Seed: 'Until connection establishment is complete, a Responder MUST NOT " +
+            "emit any RESPONSE frames.'",
         )],
       ]],
       [ConnectionState.AWAITING_LEASE, Error, [
@@ -473,25 +482,29 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.AWAITING_LEASE, RequestResponse, [
         [null, new Illegal(
           "requests must wait for the client's LEASE (SETUP had the L flag)",
-          "Seed: 'the server-side Requester MUST wait for a LEASE frame from the client-side Responder before it can send a request.'",
+          "Seed: 'the server-side Requester MUST wait for a LEASE frame from the client-side " +
+            "Responder before it can send a request.'",
         )],
       ]],
       [ConnectionState.AWAITING_LEASE, RequestFnf, [
         [null, new Illegal(
           "requests must wait for the client's LEASE (SETUP had the L flag)",
-          "Seed: 'the server-side Requester MUST wait for a LEASE frame from the client-side Responder before it can send a request.'",
+          "Seed: 'the server-side Requester MUST wait for a LEASE frame from the client-side " +
+            "Responder before it can send a request.'",
         )],
       ]],
       [ConnectionState.AWAITING_LEASE, RequestStream, [
         [null, new Illegal(
           "requests must wait for the client's LEASE (SETUP had the L flag)",
-          "Seed: 'the server-side Requester MUST wait for a LEASE frame from the client-side Responder before it can send a request.'",
+          "Seed: 'the server-side Requester MUST wait for a LEASE frame from the client-side " +
+            "Responder before it can send a request.'",
         )],
       ]],
       [ConnectionState.AWAITING_LEASE, RequestChannel, [
         [null, new Illegal(
           "requests must wait for the client's LEASE (SETUP had the L flag)",
-          "Seed: 'the server-side Requester MUST wait for a LEASE frame from the client-side Responder before it can send a request.'",
+          "Seed: 'the server-side Requester MUST wait for a LEASE frame from the client-side " +
+            "Responder before it can send a request.'",
         )],
       ]],
       [ConnectionState.RESUME_RECEIVED, ResumeOk, [
@@ -503,7 +516,8 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.RESUME_RECEIVED, ANY, [
         [null, new Illegal(
           "the server answers RESUME with RESUME_OK or ERROR first",
-          "Seed: 'if successfully identified, then the server MAY send a RESUME_OK' / 'If not identified, then the server MUST send an ERROR frame.'",
+          "Seed: 'if successfully identified, then the server MAY send a RESUME_OK' / 'If not " +
+            "identified, then the server MUST send an ERROR frame.'",
         )],
       ]],
       [ConnectionState.ESTABLISHED, RequestResponse, [
@@ -686,7 +700,10 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.NEW, ANY, [
         [null, new Illegal(
           "the first frame must be SETUP on stream 0 (answered with SETUP_ERROR INVALID_SETUP)",
-          "Seed: 'Any other frame received that is NOT a SETUP frame or a SETUP frame with a non-0 Stream ID, MUST cause the server to send a SETUP_ERROR (with INVALID_SETUP) and close the connection.'",
+          "Seed: 'Any other frame received that is NOT a SETUP frame or a SETUP frame with a " +
+            "non-0 Stream ID, MUST cause the server to send a SETUP_ERROR (with " +
+              "INVALID_SETUP) and "+
+            "close the connection.'",
         )],
       ]],
       [ConnectionState.AWAITING_LEASE, Lease, [
@@ -709,19 +726,22 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.AWAITING_LEASE, Resume, [
         [null, new Illegal(
           "RESUME after SETUP (answered with ERROR[CONNECTION_ERROR])",
-          "Seed: 'A Server that receives a RESUME frame after a SETUP frame, SHOULD send an ERROR.'",
+          "Seed: 'A Server that receives a RESUME frame after a SETUP frame, " +
+            "SHOULD send an ERROR.'",
         )],
       ]],
       [ConnectionState.ESTABLISHED, Resume, [
         [null, new Illegal(
           "RESUME after SETUP (answered with ERROR[CONNECTION_ERROR])",
-          "Seed: 'A Server that receives a RESUME frame after a SETUP frame, SHOULD send an ERROR.'",
+          "Seed: 'A Server that receives a RESUME frame after a SETUP frame, " +
+            "SHOULD send an ERROR.'",
         )],
       ]],
       [ConnectionState.RESUME_RECEIVED, Resume, [
         [null, new Illegal(
           "RESUME after a previous RESUME (answered with ERROR[CONNECTION_ERROR])",
-          "Seed: 'A Server that receives a RESUME frame after a previous RESUME frame, SHOULD send an ERROR.'",
+          "Seed: 'A Server that receives a RESUME frame after a previous RESUME frame, " +
+            "SHOULD send an ERROR.'",
         )],
       ]],
       [ConnectionState.RESUME_RECEIVED, ANY, [
@@ -1137,13 +1157,15 @@ export class RequestResponseMachine extends StateMachine<RequestResponseState> {
       ]],
       [RequestResponseState.IDLE, ANY, [
         [null, new Illegal(
-          "a request-response responder sends one RESPONSE (with C) or an ERROR with a stream error code",
+          "a request-response responder sends one RESPONSE (with C) or an ERROR " +
+            "with a stream error code",
           "Seed: 'APPLICATION_ERROR ... Stream ID MUST be non-0.'",
         )],
       ]],
       [RequestResponseState.OPEN, ANY, [
         [null, new Illegal(
-          "a request-response responder sends one RESPONSE (with C) or an ERROR with a stream error code",
+          "a request-response responder sends one RESPONSE (with C) or an ERROR " +
+            "with a stream error code",
           "Seed: 'APPLICATION_ERROR ... Stream ID MUST be non-0.'",
         )],
       ]],
@@ -1382,13 +1404,15 @@ export class RequestStreamMachine extends StateMachine<RequestStreamState> {
       ]],
       [RequestStreamState.IDLE, ANY, [
         [null, new Illegal(
-          "a request-stream responder sends RESPONSE and one terminal RESPONSE(C) or ERROR with a stream error code",
+          "a request-stream responder sends RESPONSE and one terminal RESPONSE(C) or ERROR with " +
+            "a stream error code",
           "",
         )],
       ]],
       [RequestStreamState.OPEN, ANY, [
         [null, new Illegal(
-          "a request-stream responder sends RESPONSE and one terminal RESPONSE(C) or ERROR with a stream error code",
+          "a request-stream responder sends RESPONSE and one terminal RESPONSE(C) or ERROR with " +
+            "a stream error code",
           "",
         )],
       ]],
@@ -1516,7 +1540,8 @@ export class RequestChannelMachine extends StateMachine<RequestChannelState> {
       [RequestChannelState.HALF_CLOSED_LOCAL, RequestChannel, [
         [null, new Illegal(
           "no REQUEST_CHANNEL after one with the C bit",
-          "Seed: 'A Requester MUST NOT send any additional REQUEST_CHANNEL frames after sending a frame with the C bit set.'",
+          "Seed: 'A Requester MUST NOT send any additional REQUEST_CHANNEL frames after sending " +
+            "a frame with the C bit set.'",
         )],
       ]],
       [RequestChannelState.OPEN, Cancel, [
@@ -1581,19 +1606,22 @@ export class RequestChannelMachine extends StateMachine<RequestChannelState> {
       ]],
       [RequestChannelState.IDLE, ANY, [
         [null, new Illegal(
-          "a channel responder sends RESPONSE, REQUEST_N (while the requester's side is open) and one terminal RESPONSE(C) or ERROR",
+          "a channel responder sends RESPONSE, REQUEST_N (while the requester's side is open) " +
+            "and one terminal RESPONSE(C) or ERROR",
           "",
         )],
       ]],
       [RequestChannelState.OPEN, ANY, [
         [null, new Illegal(
-          "a channel responder sends RESPONSE, REQUEST_N (while the requester's side is open) and one terminal RESPONSE(C) or ERROR",
+          "a channel responder sends RESPONSE, REQUEST_N (while the requester's side is open) " +
+            "and one terminal RESPONSE(C) or ERROR",
           "",
         )],
       ]],
       [RequestChannelState.HALF_CLOSED_REMOTE, ANY, [
         [null, new Illegal(
-          "a channel responder sends RESPONSE, REQUEST_N (while the requester's side is open) and one terminal RESPONSE(C) or ERROR",
+          "a channel responder sends RESPONSE, REQUEST_N (while the requester's side is open) " +
+            "and one terminal RESPONSE(C) or ERROR",
           "",
         )],
       ]],

@@ -27,7 +27,10 @@ import type { StreamOptions } from "@wirestream/runtime";
 
 /** Default limit of a frame's size in bytes (transport prefix excluded). */
 export const MAX_FRAME_SIZE = 16777215;
-/** Bytes of the big-endian length prefix before each frame on a byte stream; 0: frames delimit themselves. */
+/**
+ * Bytes of the big-endian length prefix before each frame on a byte stream; 0: frames delimit
+ * themselves.
+ */
 export const LENGTH_PREFIX_SIZE = 3;
 /** The encodings of a frame. */
 export const ENCODINGS: readonly string[] = ["binary"];
@@ -217,13 +220,15 @@ export class Setup {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Setup.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) {
+        throw new EncodeError(`Setup.streamId: ${b0_0} is outside 0..0x7fffffff`);
+      }
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((1 << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((1 << 0xa) | flags);
+      buf[at + 4] = ((1 << 10) | flags) >>> 8;
+      buf[at + 5] = ((1 << 10) | flags);
       w.pos = at + 6;
     }
     {
@@ -231,51 +236,67 @@ export class Setup {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.majorVersion;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`Setup.major_version: ${i0} is outside 0..0xffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) {
+        throw new EncodeError(`Setup.majorVersion: ${i0} is outside 0..0xffff`);
+      }
       buf[at] = i0 >>> 8;
       buf[at + 1] = i0;
       const i2 = this.minorVersion;
-      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) throw new EncodeError(`Setup.minor_version: ${i2} is outside 0..0xffff`);
+      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) {
+        throw new EncodeError(`Setup.minorVersion: ${i2} is outside 0..0xffff`);
+      }
       buf[at + 2] = i2 >>> 8;
-      buf[at + 2 + 1] = i2;
+      buf[at + 3] = i2;
       const b4_0 = this.keepaliveInterval;
-      if (!Number.isInteger(b4_0) || b4_0 < 1 || b4_0 > 0x7fffffff) throw new EncodeError(`Setup.keepalive_interval: ${b4_0} is outside 1..0x7fffffff`);
+      if (!Number.isInteger(b4_0) || b4_0 < 1 || b4_0 > 0x7fffffff) {
+        throw new EncodeError(`Setup.keepaliveInterval: ${b4_0} is outside 1..0x7fffffff`);
+      }
       buf[at + 4] = b4_0 >>> 24;
-      buf[at + 4 + 1] = b4_0 >>> 16;
-      buf[at + 4 + 2] = b4_0 >>> 8;
-      buf[at + 4 + 3] = b4_0;
+      buf[at + 5] = b4_0 >>> 16;
+      buf[at + 6] = b4_0 >>> 8;
+      buf[at + 7] = b4_0;
       const b8_0 = this.maxLifetime;
-      if (!Number.isInteger(b8_0) || b8_0 < 1 || b8_0 > 0x7fffffff) throw new EncodeError(`Setup.max_lifetime: ${b8_0} is outside 1..0x7fffffff`);
+      if (!Number.isInteger(b8_0) || b8_0 < 1 || b8_0 > 0x7fffffff) {
+        throw new EncodeError(`Setup.maxLifetime: ${b8_0} is outside 1..0x7fffffff`);
+      }
       buf[at + 8] = b8_0 >>> 24;
-      buf[at + 8 + 1] = b8_0 >>> 16;
-      buf[at + 8 + 2] = b8_0 >>> 8;
-      buf[at + 8 + 3] = b8_0;
+      buf[at + 9] = b8_0 >>> 16;
+      buf[at + 10] = b8_0 >>> 8;
+      buf[at + 11] = b8_0;
       w.pos = at + 12;
     }
     if (this.resumeToken !== null) {
       {
         const raw = this.resumeToken;
-        if (raw.length > 0xffff) throw new EncodeError(`Setup.resume_token length: ${raw.length} is outside 0..0xffff`);
+        if (raw.length > 0xffff) {
+          throw new EncodeError(`Setup.resumeToken length: ${raw.length} is outside 0..0xffff`);
+        }
         w.u16(raw.length);
         w.bytes(raw);
       }
     }
     {
       const raw = utf8Bytes(this.metadataMimeType);
-      if (raw.length > 0xff) throw new EncodeError(`Setup.metadata_mime_type length: ${raw.length} is outside 0..0xff`);
+      if (raw.length > 0xff) {
+        throw new EncodeError(`Setup.metadataMimeType length: ${raw.length} is outside 0..0xff`);
+      }
       w.u8(raw.length);
       w.bytes(raw);
     }
     {
       const raw = utf8Bytes(this.dataMimeType);
-      if (raw.length > 0xff) throw new EncodeError(`Setup.data_mime_type length: ${raw.length} is outside 0..0xff`);
+      if (raw.length > 0xff) {
+        throw new EncodeError(`Setup.dataMimeType length: ${raw.length} is outside 0..0xff`);
+      }
       w.u8(raw.length);
       w.bytes(raw);
     }
     if (this.metadata !== null) {
       {
         const raw = this.metadata;
-        if (raw.length > 0xffffff) throw new EncodeError(`Setup.metadata length: ${raw.length} is outside 0..0xffffff`);
+        if (raw.length > 0xffffff) {
+          throw new EncodeError(`Setup.metadata length: ${raw.length} is outside 0..0xffffff`);
+        }
         w.u24(raw.length);
         w.bytes(raw);
       }
@@ -344,13 +365,15 @@ export class Lease {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Lease.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) {
+        throw new EncodeError(`Lease.streamId: ${b0_0} is outside 0..0x7fffffff`);
+      }
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((2 << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((2 << 0xa) | flags);
+      buf[at + 4] = ((2 << 10) | flags) >>> 8;
+      buf[at + 5] = ((2 << 10) | flags);
       w.pos = at + 6;
     }
     {
@@ -358,17 +381,21 @@ export class Lease {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.ttl;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Lease.ttl: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) {
+        throw new EncodeError(`Lease.ttl: ${b0_0} is outside 0..0x7fffffff`);
+      }
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
       const b4_0 = this.numberOfRequests;
-      if (!Number.isInteger(b4_0) || b4_0 < 0 || b4_0 > 0x7fffffff) throw new EncodeError(`Lease.number_of_requests: ${b4_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b4_0) || b4_0 < 0 || b4_0 > 0x7fffffff) {
+        throw new EncodeError(`Lease.numberOfRequests: ${b4_0} is outside 0..0x7fffffff`);
+      }
       buf[at + 4] = b4_0 >>> 24;
-      buf[at + 4 + 1] = b4_0 >>> 16;
-      buf[at + 4 + 2] = b4_0 >>> 8;
-      buf[at + 4 + 3] = b4_0;
+      buf[at + 5] = b4_0 >>> 16;
+      buf[at + 6] = b4_0 >>> 8;
+      buf[at + 7] = b4_0;
       w.pos = at + 8;
     }
     if (this.metadata !== null) {
@@ -436,13 +463,15 @@ export class Keepalive {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Keepalive.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) {
+        throw new EncodeError(`Keepalive.streamId: ${b0_0} is outside 0..0x7fffffff`);
+      }
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((3 << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((3 << 0xa) | flags);
+      buf[at + 4] = ((3 << 10) | flags) >>> 8;
+      buf[at + 5] = ((3 << 10) | flags);
       w.pos = at + 6;
     }
     {
@@ -450,7 +479,11 @@ export class Keepalive {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.lastReceivedPosition;
-      if (b0_0 < 0n || b0_0 > 0x7fffffffffffffffn) throw new EncodeError(`Keepalive.last_received_position: ${b0_0} is outside 0..0x7fffffffffffffff`);
+      if (b0_0 < 0n || b0_0 > 0x7fffffffffffffffn) {
+        throw new EncodeError(
+          `Keepalive.lastReceivedPosition: ${b0_0} is outside 0..0x7fffffffffffffff`,
+        );
+      }
       w.view.setBigUint64(at, b0_0);
       w.pos = at + 8;
     }
@@ -518,19 +551,25 @@ export class RequestResponse {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestResponse.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) {
+        throw new EncodeError(`RequestResponse.streamId: ${b0_0} is outside 0..0x7fffffff`);
+      }
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((4 << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((4 << 0xa) | flags);
+      buf[at + 4] = ((4 << 10) | flags) >>> 8;
+      buf[at + 5] = ((4 << 10) | flags);
       w.pos = at + 6;
     }
     if (this.metadata !== null) {
       {
         const raw = this.metadata;
-        if (raw.length > 0xffffff) throw new EncodeError(`RequestResponse.metadata length: ${raw.length} is outside 0..0xffffff`);
+        if (raw.length > 0xffffff) {
+          throw new EncodeError(
+            `RequestResponse.metadata length: ${raw.length} is outside 0..0xffffff`,
+          );
+        }
         w.u24(raw.length);
         w.bytes(raw);
       }
@@ -599,19 +638,23 @@ export class RequestFnf {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestFnf.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) {
+        throw new EncodeError(`RequestFnf.streamId: ${b0_0} is outside 0..0x7fffffff`);
+      }
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((5 << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((5 << 0xa) | flags);
+      buf[at + 4] = ((5 << 10) | flags) >>> 8;
+      buf[at + 5] = ((5 << 10) | flags);
       w.pos = at + 6;
     }
     if (this.metadata !== null) {
       {
         const raw = this.metadata;
-        if (raw.length > 0xffffff) throw new EncodeError(`RequestFnf.metadata length: ${raw.length} is outside 0..0xffffff`);
+        if (raw.length > 0xffffff) {
+          throw new EncodeError(`RequestFnf.metadata length: ${raw.length} is outside 0..0xffffff`);
+        }
         w.u24(raw.length);
         w.bytes(raw);
       }
@@ -684,13 +727,15 @@ export class RequestStream {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestStream.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) {
+        throw new EncodeError(`RequestStream.streamId: ${b0_0} is outside 0..0x7fffffff`);
+      }
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((6 << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((6 << 0xa) | flags);
+      buf[at + 4] = ((6 << 10) | flags) >>> 8;
+      buf[at + 5] = ((6 << 10) | flags);
       w.pos = at + 6;
     }
     {
@@ -698,7 +743,9 @@ export class RequestStream {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.initialRequestN;
-      if (!Number.isInteger(b0_0) || b0_0 < 1 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestStream.initial_request_n: ${b0_0} is outside 1..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 1 || b0_0 > 0x7fffffff) {
+        throw new EncodeError(`RequestStream.initialRequestN: ${b0_0} is outside 1..0x7fffffff`);
+      }
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
@@ -708,7 +755,11 @@ export class RequestStream {
     if (this.metadata !== null) {
       {
         const raw = this.metadata;
-        if (raw.length > 0xffffff) throw new EncodeError(`RequestStream.metadata length: ${raw.length} is outside 0..0xffffff`);
+        if (raw.length > 0xffffff) {
+          throw new EncodeError(
+            `RequestStream.metadata length: ${raw.length} is outside 0..0xffffff`,
+          );
+        }
         w.u24(raw.length);
         w.bytes(raw);
       }
@@ -785,13 +836,15 @@ export class RequestChannel {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestChannel.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) {
+        throw new EncodeError(`RequestChannel.streamId: ${b0_0} is outside 0..0x7fffffff`);
+      }
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((7 << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((7 << 0xa) | flags);
+      buf[at + 4] = ((7 << 10) | flags) >>> 8;
+      buf[at + 5] = ((7 << 10) | flags);
       w.pos = at + 6;
     }
     {
@@ -799,7 +852,9 @@ export class RequestChannel {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.initialRequestN;
-      if (!Number.isInteger(b0_0) || b0_0 < 1 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestChannel.initial_request_n: ${b0_0} is outside 1..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 1 || b0_0 > 0x7fffffff) {
+        throw new EncodeError(`RequestChannel.initialRequestN: ${b0_0} is outside 1..0x7fffffff`);
+      }
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
@@ -809,7 +864,11 @@ export class RequestChannel {
     if (this.metadata !== null) {
       {
         const raw = this.metadata;
-        if (raw.length > 0xffffff) throw new EncodeError(`RequestChannel.metadata length: ${raw.length} is outside 0..0xffffff`);
+        if (raw.length > 0xffffff) {
+          throw new EncodeError(
+            `RequestChannel.metadata length: ${raw.length} is outside 0..0xffffff`,
+          );
+        }
         w.u24(raw.length);
         w.bytes(raw);
       }
@@ -869,13 +928,15 @@ export class RequestN {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestN.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) {
+        throw new EncodeError(`RequestN.streamId: ${b0_0} is outside 0..0x7fffffff`);
+      }
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((8 << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((8 << 0xa) | flags);
+      buf[at + 4] = ((8 << 10) | flags) >>> 8;
+      buf[at + 5] = ((8 << 10) | flags);
       w.pos = at + 6;
     }
     {
@@ -883,7 +944,9 @@ export class RequestN {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.requestN;
-      if (!Number.isInteger(b0_0) || b0_0 < 1 || b0_0 > 0x7fffffff) throw new EncodeError(`RequestN.request_n: ${b0_0} is outside 1..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 1 || b0_0 > 0x7fffffff) {
+        throw new EncodeError(`RequestN.requestN: ${b0_0} is outside 1..0x7fffffff`);
+      }
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
@@ -937,13 +1000,15 @@ export class Cancel {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Cancel.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) {
+        throw new EncodeError(`Cancel.streamId: ${b0_0} is outside 0..0x7fffffff`);
+      }
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((9 << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((9 << 0xa) | flags);
+      buf[at + 4] = ((9 << 10) | flags) >>> 8;
+      buf[at + 5] = ((9 << 10) | flags);
       w.pos = at + 6;
     }
   }
@@ -1007,26 +1072,34 @@ export class Payload {
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let flags = (this.ignore ? 0x200 : 0) | (this.follows ? 0x80 : 0) | (this.complete ? 0x40 : 0) | (this.next ? 0x20 : 0);
+    let flags =
+      (this.ignore ? 0x200 : 0) |
+      (this.follows ? 0x80 : 0) |
+      (this.complete ? 0x40 : 0) |
+      (this.next ? 0x20 : 0);
     if (this.metadata !== null) flags |= 0x100;
     {
       w.ensure(6);
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Payload.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) {
+        throw new EncodeError(`Payload.streamId: ${b0_0} is outside 0..0x7fffffff`);
+      }
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((0xa << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((0xa << 0xa) | flags);
+      buf[at + 4] = ((0xa << 10) | flags) >>> 8;
+      buf[at + 5] = ((0xa << 10) | flags);
       w.pos = at + 6;
     }
     if (this.metadata !== null) {
       {
         const raw = this.metadata;
-        if (raw.length > 0xffffff) throw new EncodeError(`Payload.metadata length: ${raw.length} is outside 0..0xffffff`);
+        if (raw.length > 0xffffff) {
+          throw new EncodeError(`Payload.metadata length: ${raw.length} is outside 0..0xffffff`);
+        }
         w.u24(raw.length);
         w.bytes(raw);
       }
@@ -1090,13 +1163,15 @@ export class Error {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Error.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) {
+        throw new EncodeError(`Error.streamId: ${b0_0} is outside 0..0x7fffffff`);
+      }
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((0xb << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((0xb << 0xa) | flags);
+      buf[at + 4] = ((0xb << 10) | flags) >>> 8;
+      buf[at + 5] = ((0xb << 10) | flags);
       w.pos = at + 6;
     }
     {
@@ -1104,7 +1179,9 @@ export class Error {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.errorCode;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) throw new EncodeError(`Error.error_code: ${i0} is outside 0..0xffffffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffffffff) {
+        throw new EncodeError(`Error.errorCode: ${i0} is outside 0..0xffffffff`);
+      }
       buf[at] = i0 >>> 24;
       buf[at + 1] = i0 >>> 16;
       buf[at + 2] = i0 >>> 8;
@@ -1166,13 +1243,15 @@ export class MetadataPush {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`MetadataPush.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) {
+        throw new EncodeError(`MetadataPush.streamId: ${b0_0} is outside 0..0x7fffffff`);
+      }
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((0xc << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((0xc << 0xa) | flags);
+      buf[at + 4] = ((0xc << 10) | flags) >>> 8;
+      buf[at + 5] = ((0xc << 10) | flags);
       w.pos = at + 6;
     }
     {
@@ -1246,13 +1325,15 @@ export class Resume {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Resume.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) {
+        throw new EncodeError(`Resume.streamId: ${b0_0} is outside 0..0x7fffffff`);
+      }
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((0xd << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((0xd << 0xa) | flags);
+      buf[at + 4] = ((0xd << 10) | flags) >>> 8;
+      buf[at + 5] = ((0xd << 10) | flags);
       w.pos = at + 6;
     }
     {
@@ -1260,18 +1341,24 @@ export class Resume {
       const at = w.pos;
       const buf = w.buf;
       const i0 = this.majorVersion;
-      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) throw new EncodeError(`Resume.major_version: ${i0} is outside 0..0xffff`);
+      if (!Number.isInteger(i0) || i0 < 0 || i0 > 0xffff) {
+        throw new EncodeError(`Resume.majorVersion: ${i0} is outside 0..0xffff`);
+      }
       buf[at] = i0 >>> 8;
       buf[at + 1] = i0;
       const i2 = this.minorVersion;
-      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) throw new EncodeError(`Resume.minor_version: ${i2} is outside 0..0xffff`);
+      if (!Number.isInteger(i2) || i2 < 0 || i2 > 0xffff) {
+        throw new EncodeError(`Resume.minorVersion: ${i2} is outside 0..0xffff`);
+      }
       buf[at + 2] = i2 >>> 8;
-      buf[at + 2 + 1] = i2;
+      buf[at + 3] = i2;
       w.pos = at + 4;
     }
     {
       const raw = this.resumeToken;
-      if (raw.length > 0xffff) throw new EncodeError(`Resume.resume_token length: ${raw.length} is outside 0..0xffff`);
+      if (raw.length > 0xffff) {
+        throw new EncodeError(`Resume.resumeToken length: ${raw.length} is outside 0..0xffff`);
+      }
       w.u16(raw.length);
       w.bytes(raw);
     }
@@ -1280,10 +1367,18 @@ export class Resume {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.lastReceivedServerPosition;
-      if (b0_0 < 0n || b0_0 > 0x7fffffffffffffffn) throw new EncodeError(`Resume.last_received_server_position: ${b0_0} is outside 0..0x7fffffffffffffff`);
+      if (b0_0 < 0n || b0_0 > 0x7fffffffffffffffn) {
+        throw new EncodeError(
+          `Resume.lastReceivedServerPosition: ${b0_0} is outside 0..0x7fffffffffffffff`,
+        );
+      }
       w.view.setBigUint64(at, b0_0);
       const b8_0 = this.firstAvailableClientPosition;
-      if (b8_0 < 0n || b8_0 > 0x7fffffffffffffffn) throw new EncodeError(`Resume.first_available_client_position: ${b8_0} is outside 0..0x7fffffffffffffff`);
+      if (b8_0 < 0n || b8_0 > 0x7fffffffffffffffn) {
+        throw new EncodeError(
+          `Resume.firstAvailableClientPosition: ${b8_0} is outside 0..0x7fffffffffffffff`,
+        );
+      }
       w.view.setBigUint64(at + 8, b8_0);
       w.pos = at + 16;
     }
@@ -1338,13 +1433,15 @@ export class ResumeOk {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`ResumeOk.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) {
+        throw new EncodeError(`ResumeOk.streamId: ${b0_0} is outside 0..0x7fffffff`);
+      }
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((0xe << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((0xe << 0xa) | flags);
+      buf[at + 4] = ((0xe << 10) | flags) >>> 8;
+      buf[at + 5] = ((0xe << 10) | flags);
       w.pos = at + 6;
     }
     {
@@ -1352,7 +1449,11 @@ export class ResumeOk {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.lastReceivedClientPosition;
-      if (b0_0 < 0n || b0_0 > 0x7fffffffffffffffn) throw new EncodeError(`ResumeOk.last_received_client_position: ${b0_0} is outside 0..0x7fffffffffffffff`);
+      if (b0_0 < 0n || b0_0 > 0x7fffffffffffffffn) {
+        throw new EncodeError(
+          `ResumeOk.lastReceivedClientPosition: ${b0_0} is outside 0..0x7fffffffffffffff`,
+        );
+      }
       w.view.setBigUint64(at, b0_0);
       w.pos = at + 8;
     }
@@ -1416,13 +1517,15 @@ export class Ext {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`Ext.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) {
+        throw new EncodeError(`Ext.streamId: ${b0_0} is outside 0..0x7fffffff`);
+      }
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
-      buf[at + 4] = ((0x3f << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((0x3f << 0xa) | flags);
+      buf[at + 4] = ((0x3f << 10) | flags) >>> 8;
+      buf[at + 5] = ((0x3f << 10) | flags);
       w.pos = at + 6;
     }
     {
@@ -1430,7 +1533,9 @@ export class Ext {
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.extendedType;
-      if (!Number.isInteger(b0_0) || b0_0 < 1 || b0_0 > 0x7fffffff) throw new EncodeError(`Ext.extended_type: ${b0_0} is outside 1..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 1 || b0_0 > 0x7fffffff) {
+        throw new EncodeError(`Ext.extendedType: ${b0_0} is outside 1..0x7fffffff`);
+      }
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
@@ -1440,7 +1545,9 @@ export class Ext {
     if (this.metadata !== null) {
       {
         const raw = this.metadata;
-        if (raw.length > 0xffffff) throw new EncodeError(`Ext.metadata length: ${raw.length} is outside 0..0xffffff`);
+        if (raw.length > 0xffffff) {
+          throw new EncodeError(`Ext.metadata length: ${raw.length} is outside 0..0xffffff`);
+        }
         w.u24(raw.length);
         w.bytes(raw);
       }
@@ -1480,21 +1587,27 @@ export class UnknownFrame {
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     const flags = this.flags;
-    if (!Number.isInteger(flags) || flags < 0 || flags > 0x3ff) throw new EncodeError(`UnknownFrame.flags: ${flags} is outside 0..0x3ff`);
+    if (!Number.isInteger(flags) || flags < 0 || flags > 0x3ff) {
+      throw new EncodeError(`UnknownFrame.flags: ${flags} is outside 0..0x3ff`);
+    }
     {
       w.ensure(6);
       const at = w.pos;
       const buf = w.buf;
       const b0_0 = this.streamId;
-      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) throw new EncodeError(`UnknownFrame.stream_id: ${b0_0} is outside 0..0x7fffffff`);
+      if (!Number.isInteger(b0_0) || b0_0 < 0 || b0_0 > 0x7fffffff) {
+        throw new EncodeError(`UnknownFrame.streamId: ${b0_0} is outside 0..0x7fffffff`);
+      }
       buf[at] = b0_0 >>> 24;
       buf[at + 1] = b0_0 >>> 16;
       buf[at + 2] = b0_0 >>> 8;
       buf[at + 3] = b0_0;
       const b4_10 = this.code;
-      if (!Number.isInteger(b4_10) || b4_10 < 0 || b4_10 > 0x3f) throw new EncodeError(`UnknownFrame.frame_type: ${b4_10} is outside 0..0x3f`);
-      buf[at + 4] = ((b4_10 << 0xa) | flags) >>> 8;
-      buf[at + 4 + 1] = ((b4_10 << 0xa) | flags);
+      if (!Number.isInteger(b4_10) || b4_10 < 0 || b4_10 > 0x3f) {
+        throw new EncodeError(`UnknownFrame.frameType: ${b4_10} is outside 0..0x3f`);
+      }
+      buf[at + 4] = ((b4_10 << 10) | flags) >>> 8;
+      buf[at + 5] = ((b4_10 << 10) | flags);
       w.pos = at + 6;
     }
     w.bytes(this.body);
@@ -1518,23 +1631,40 @@ export type Frame =
   | Resume
   | ResumeOk
   | Ext
-  | UnknownFrame
-  ;
-function _decodeSetup(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Setup {
+  | UnknownFrame;
+
+function _decodeSetup(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): Setup {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 12) throw new Truncated("Setup: input ends inside the frame", pos + 12);
   const v_majorVersion = ((data[pos]! << 8) | data[pos + 1]!);
 
-  const v_minorVersion = ((data[pos + 2]! << 8) | data[pos + 2 + 1]!);
+  const v_minorVersion = ((data[pos + 2]! << 8) | data[pos + 3]!);
 
-  const w1_4 = (((data[pos + 4]! << 24) | (data[pos + 4 + 1]! << 16) | (data[pos + 4 + 2]! << 8) | data[pos + 4 + 3]!) >>> 0);
+  const w1_4 = (
+    ((data[pos + 4]! << 24) | (data[pos + 5]! << 16) | (data[pos + 6]! << 8) | data[pos + 7]!) >>> 0
+  );
   const v_keepaliveInterval = w1_4 & 0x7fffffff;
-  if (v_keepaliveInterval < 1 || v_keepaliveInterval > 0x7fffffff) throw new InvalidValue(`Setup.keepalive_interval: ${v_keepaliveInterval} is outside 1..0x7fffffff`);
+  if (v_keepaliveInterval < 1 || v_keepaliveInterval > 0x7fffffff) {
+    throw new InvalidValue(
+      `Setup.keepaliveInterval: ${v_keepaliveInterval} is outside 1..0x7fffffff`,
+    );
+  }
 
-  const w1_8 = (((data[pos + 8]! << 24) | (data[pos + 8 + 1]! << 16) | (data[pos + 8 + 2]! << 8) | data[pos + 8 + 3]!) >>> 0);
+  const w1_8 =
+    (
+      (data[pos + 8]! << 24) | (data[pos + 9]! << 16) | (data[pos + 10]! << 8) | data[pos + 11]!
+    ) >>> 0;
   const v_maxLifetime = w1_8 & 0x7fffffff;
-  if (v_maxLifetime < 1 || v_maxLifetime > 0x7fffffff) throw new InvalidValue(`Setup.max_lifetime: ${v_maxLifetime} is outside 1..0x7fffffff`);
+  if (v_maxLifetime < 1 || v_maxLifetime > 0x7fffffff) {
+    throw new InvalidValue(`Setup.maxLifetime: ${v_maxLifetime} is outside 1..0x7fffffff`);
+  }
 
   pos += 12;
 
@@ -1542,10 +1672,12 @@ function _decodeSetup(r: Reader, end: number, ctx: Context | undefined, v_stream
   if ((flags & 0x80) !== 0) {
     {
       let n: number;
-      if (end - pos < 2) throw new Truncated("Setup.resume_token: input ends", pos + 2);
+      if (end - pos < 2) throw new Truncated("Setup.resumeToken: input ends", pos + 2);
       n = ((data[pos]! << 8) | data[pos + 1]!);
       pos += 2;
-      if (n > end - pos) throw new Truncated(`Setup.resume_token: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`Setup.resumeToken: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_resumeToken = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -1554,22 +1686,29 @@ function _decodeSetup(r: Reader, end: number, ctx: Context | undefined, v_stream
   let v_metadataMimeType: string;
   {
     let n: number;
-    if (end - pos < 1) throw new Truncated("Setup.metadata_mime_type: input ends", pos + 1);
+    if (end - pos < 1) throw new Truncated("Setup.metadataMimeType: input ends", pos + 1);
     n = data[pos]!;
     pos += 1;
-    if (n > end - pos) throw new Truncated(`Setup.metadata_mime_type: ${n} bytes declared, ${end - pos} left`, pos + n);
-    v_metadataMimeType = utf8(data.subarray(pos, pos + n), "Setup.metadata_mime_type");
+    if (n > end - pos) {
+      throw new Truncated(
+        `Setup.metadataMimeType: ${n} bytes declared, ${end - pos} left`,
+        pos + n,
+      );
+    }
+    v_metadataMimeType = utf8(data.subarray(pos, pos + n), "Setup.metadataMimeType");
     pos += n;
   }
 
   let v_dataMimeType: string;
   {
     let n: number;
-    if (end - pos < 1) throw new Truncated("Setup.data_mime_type: input ends", pos + 1);
+    if (end - pos < 1) throw new Truncated("Setup.dataMimeType: input ends", pos + 1);
     n = data[pos]!;
     pos += 1;
-    if (n > end - pos) throw new Truncated(`Setup.data_mime_type: ${n} bytes declared, ${end - pos} left`, pos + n);
-    v_dataMimeType = utf8(data.subarray(pos, pos + n), "Setup.data_mime_type");
+    if (n > end - pos) {
+      throw new Truncated(`Setup.dataMimeType: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
+    v_dataMimeType = utf8(data.subarray(pos, pos + n), "Setup.dataMimeType");
     pos += n;
   }
 
@@ -1580,7 +1719,9 @@ function _decodeSetup(r: Reader, end: number, ctx: Context | undefined, v_stream
       if (end - pos < 3) throw new Truncated("Setup.metadata: input ends", pos + 3);
       n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
-      if (n > end - pos) throw new Truncated(`Setup.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`Setup.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_metadata = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -1591,17 +1732,39 @@ function _decodeSetup(r: Reader, end: number, ctx: Context | undefined, v_stream
   pos = end;
 
   r.pos = pos;
-  return new Setup({ streamId: v_streamId, ignore: (flags & 0x200) !== 0, lease: (flags & 0x40) !== 0, majorVersion: v_majorVersion, minorVersion: v_minorVersion, keepaliveInterval: v_keepaliveInterval, maxLifetime: v_maxLifetime, resumeToken: v_resumeToken, metadataMimeType: v_metadataMimeType, dataMimeType: v_dataMimeType, metadata: v_metadata, data: v_data });
+  return new Setup({
+    streamId: v_streamId,
+    ignore: (flags & 0x200) !== 0,
+    lease: (flags & 0x40) !== 0,
+    majorVersion: v_majorVersion,
+    minorVersion: v_minorVersion,
+    keepaliveInterval: v_keepaliveInterval,
+    maxLifetime: v_maxLifetime,
+    resumeToken: v_resumeToken,
+    metadataMimeType: v_metadataMimeType,
+    dataMimeType: v_dataMimeType,
+    metadata: v_metadata,
+    data: v_data,
+  });
 }
 
-function _decodeLease(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Lease {
+function _decodeLease(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): Lease {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 8) throw new Truncated("Lease: input ends inside the frame", pos + 8);
-  const w1_0 = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const w1_0 =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
   const v_ttl = w1_0 & 0x7fffffff;
 
-  const w1_4 = (((data[pos + 4]! << 24) | (data[pos + 4 + 1]! << 16) | (data[pos + 4 + 2]! << 8) | data[pos + 4 + 3]!) >>> 0);
+  const w1_4 = (
+    ((data[pos + 4]! << 24) | (data[pos + 5]! << 16) | (data[pos + 6]! << 8) | data[pos + 7]!) >>> 0
+  );
   const v_numberOfRequests = w1_4 & 0x7fffffff;
 
   pos += 8;
@@ -1613,10 +1776,22 @@ function _decodeLease(r: Reader, end: number, ctx: Context | undefined, v_stream
   }
 
   r.pos = pos;
-  return new Lease({ streamId: v_streamId, ignore: (flags & 0x200) !== 0, ttl: v_ttl, numberOfRequests: v_numberOfRequests, metadata: v_metadata });
+  return new Lease({
+    streamId: v_streamId,
+    ignore: (flags & 0x200) !== 0,
+    ttl: v_ttl,
+    numberOfRequests: v_numberOfRequests,
+    metadata: v_metadata,
+  });
 }
 
-function _decodeKeepalive(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Keepalive {
+function _decodeKeepalive(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): Keepalive {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 8) throw new Truncated("Keepalive: input ends inside the frame", pos + 8);
@@ -1630,10 +1805,22 @@ function _decodeKeepalive(r: Reader, end: number, ctx: Context | undefined, v_st
   pos = end;
 
   r.pos = pos;
-  return new Keepalive({ streamId: v_streamId, ignore: (flags & 0x200) !== 0, respond: (flags & 0x80) !== 0, lastReceivedPosition: v_lastReceivedPosition, data: v_data });
+  return new Keepalive({
+    streamId: v_streamId,
+    ignore: (flags & 0x200) !== 0,
+    respond: (flags & 0x80) !== 0,
+    lastReceivedPosition: v_lastReceivedPosition,
+    data: v_data,
+  });
 }
 
-function _decodeRequestResponse(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): RequestResponse {
+function _decodeRequestResponse(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): RequestResponse {
   const data = r.data;
   let pos = r.pos;
   let v_metadata: Uint8Array | null = null;
@@ -1643,7 +1830,12 @@ function _decodeRequestResponse(r: Reader, end: number, ctx: Context | undefined
       if (end - pos < 3) throw new Truncated("RequestResponse.metadata: input ends", pos + 3);
       n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
-      if (n > end - pos) throw new Truncated(`RequestResponse.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `RequestResponse.metadata: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_metadata = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -1654,10 +1846,22 @@ function _decodeRequestResponse(r: Reader, end: number, ctx: Context | undefined
   pos = end;
 
   r.pos = pos;
-  return new RequestResponse({ streamId: v_streamId, ignore: (flags & 0x200) !== 0, follows: (flags & 0x80) !== 0, metadata: v_metadata, data: v_data });
+  return new RequestResponse({
+    streamId: v_streamId,
+    ignore: (flags & 0x200) !== 0,
+    follows: (flags & 0x80) !== 0,
+    metadata: v_metadata,
+    data: v_data,
+  });
 }
 
-function _decodeRequestFnf(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): RequestFnf {
+function _decodeRequestFnf(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): RequestFnf {
   const data = r.data;
   let pos = r.pos;
   let v_metadata: Uint8Array | null = null;
@@ -1667,7 +1871,9 @@ function _decodeRequestFnf(r: Reader, end: number, ctx: Context | undefined, v_s
       if (end - pos < 3) throw new Truncated("RequestFnf.metadata: input ends", pos + 3);
       n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
-      if (n > end - pos) throw new Truncated(`RequestFnf.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`RequestFnf.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_metadata = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -1678,16 +1884,33 @@ function _decodeRequestFnf(r: Reader, end: number, ctx: Context | undefined, v_s
   pos = end;
 
   r.pos = pos;
-  return new RequestFnf({ streamId: v_streamId, ignore: (flags & 0x200) !== 0, follows: (flags & 0x80) !== 0, metadata: v_metadata, data: v_data });
+  return new RequestFnf({
+    streamId: v_streamId,
+    ignore: (flags & 0x200) !== 0,
+    follows: (flags & 0x80) !== 0,
+    metadata: v_metadata,
+    data: v_data,
+  });
 }
 
-function _decodeRequestStream(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): RequestStream {
+function _decodeRequestStream(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): RequestStream {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("RequestStream: input ends inside the frame", pos + 4);
-  const w1_0 = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const w1_0 =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
   const v_initialRequestN = w1_0 & 0x7fffffff;
-  if (v_initialRequestN < 1 || v_initialRequestN > 0x7fffffff) throw new InvalidValue(`RequestStream.initial_request_n: ${v_initialRequestN} is outside 1..0x7fffffff`);
+  if (v_initialRequestN < 1 || v_initialRequestN > 0x7fffffff) {
+    throw new InvalidValue(
+      `RequestStream.initialRequestN: ${v_initialRequestN} is outside 1..0x7fffffff`,
+    );
+  }
 
   pos += 4;
 
@@ -1698,7 +1921,12 @@ function _decodeRequestStream(r: Reader, end: number, ctx: Context | undefined, 
       if (end - pos < 3) throw new Truncated("RequestStream.metadata: input ends", pos + 3);
       n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
-      if (n > end - pos) throw new Truncated(`RequestStream.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `RequestStream.metadata: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_metadata = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -1709,16 +1937,34 @@ function _decodeRequestStream(r: Reader, end: number, ctx: Context | undefined, 
   pos = end;
 
   r.pos = pos;
-  return new RequestStream({ streamId: v_streamId, ignore: (flags & 0x200) !== 0, follows: (flags & 0x80) !== 0, initialRequestN: v_initialRequestN, metadata: v_metadata, data: v_data });
+  return new RequestStream({
+    streamId: v_streamId,
+    ignore: (flags & 0x200) !== 0,
+    follows: (flags & 0x80) !== 0,
+    initialRequestN: v_initialRequestN,
+    metadata: v_metadata,
+    data: v_data,
+  });
 }
 
-function _decodeRequestChannel(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): RequestChannel {
+function _decodeRequestChannel(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): RequestChannel {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("RequestChannel: input ends inside the frame", pos + 4);
-  const w1_0 = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const w1_0 =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
   const v_initialRequestN = w1_0 & 0x7fffffff;
-  if (v_initialRequestN < 1 || v_initialRequestN > 0x7fffffff) throw new InvalidValue(`RequestChannel.initial_request_n: ${v_initialRequestN} is outside 1..0x7fffffff`);
+  if (v_initialRequestN < 1 || v_initialRequestN > 0x7fffffff) {
+    throw new InvalidValue(
+      `RequestChannel.initialRequestN: ${v_initialRequestN} is outside 1..0x7fffffff`,
+    );
+  }
 
   pos += 4;
 
@@ -1729,7 +1975,12 @@ function _decodeRequestChannel(r: Reader, end: number, ctx: Context | undefined,
       if (end - pos < 3) throw new Truncated("RequestChannel.metadata: input ends", pos + 3);
       n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
-      if (n > end - pos) throw new Truncated(`RequestChannel.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(
+          `RequestChannel.metadata: ${n} bytes declared, ${end - pos} left`,
+          pos + n,
+        );
+      }
       v_metadata = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -1740,31 +1991,64 @@ function _decodeRequestChannel(r: Reader, end: number, ctx: Context | undefined,
   pos = end;
 
   r.pos = pos;
-  return new RequestChannel({ streamId: v_streamId, ignore: (flags & 0x200) !== 0, follows: (flags & 0x80) !== 0, complete: (flags & 0x40) !== 0, initialRequestN: v_initialRequestN, metadata: v_metadata, data: v_data });
+  return new RequestChannel({
+    streamId: v_streamId,
+    ignore: (flags & 0x200) !== 0,
+    follows: (flags & 0x80) !== 0,
+    complete: (flags & 0x40) !== 0,
+    initialRequestN: v_initialRequestN,
+    metadata: v_metadata,
+    data: v_data,
+  });
 }
 
-function _decodeRequestN(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): RequestN {
+function _decodeRequestN(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): RequestN {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("RequestN: input ends inside the frame", pos + 4);
-  const w1_0 = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const w1_0 =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
   const v_requestN = w1_0 & 0x7fffffff;
-  if (v_requestN < 1 || v_requestN > 0x7fffffff) throw new InvalidValue(`RequestN.request_n: ${v_requestN} is outside 1..0x7fffffff`);
+  if (v_requestN < 1 || v_requestN > 0x7fffffff) {
+    throw new InvalidValue(`RequestN.requestN: ${v_requestN} is outside 1..0x7fffffff`);
+  }
 
   pos += 4;
 
   r.pos = pos;
-  return new RequestN({ streamId: v_streamId, ignore: (flags & 0x200) !== 0, requestN: v_requestN });
+  return new RequestN({
+    streamId: v_streamId,
+    ignore: (flags & 0x200) !== 0,
+    requestN: v_requestN,
+  });
 }
 
-function _decodeCancel(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Cancel {
+function _decodeCancel(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): Cancel {
   const data = r.data;
   let pos = r.pos;
   r.pos = pos;
   return new Cancel({ streamId: v_streamId, ignore: (flags & 0x200) !== 0 });
 }
 
-function _decodePayload(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Payload {
+function _decodePayload(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): Payload {
   const data = r.data;
   let pos = r.pos;
   let v_metadata: Uint8Array | null = null;
@@ -1774,7 +2058,9 @@ function _decodePayload(r: Reader, end: number, ctx: Context | undefined, v_stre
       if (end - pos < 3) throw new Truncated("Payload.metadata: input ends", pos + 3);
       n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
-      if (n > end - pos) throw new Truncated(`Payload.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`Payload.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_metadata = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -1785,14 +2071,29 @@ function _decodePayload(r: Reader, end: number, ctx: Context | undefined, v_stre
   pos = end;
 
   r.pos = pos;
-  return new Payload({ streamId: v_streamId, ignore: (flags & 0x200) !== 0, follows: (flags & 0x80) !== 0, complete: (flags & 0x40) !== 0, next: (flags & 0x20) !== 0, metadata: v_metadata, data: v_data });
+  return new Payload({
+    streamId: v_streamId,
+    ignore: (flags & 0x200) !== 0,
+    follows: (flags & 0x80) !== 0,
+    complete: (flags & 0x40) !== 0,
+    next: (flags & 0x20) !== 0,
+    metadata: v_metadata,
+    data: v_data,
+  });
 }
 
-function _decodeError(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Error {
+function _decodeError(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): Error {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("Error: input ends inside the frame", pos + 4);
-  const v_errorCode = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const v_errorCode =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
 
   pos += 4;
 
@@ -1801,10 +2102,21 @@ function _decodeError(r: Reader, end: number, ctx: Context | undefined, v_stream
   pos = end;
 
   r.pos = pos;
-  return new Error({ streamId: v_streamId, ignore: (flags & 0x200) !== 0, errorCode: v_errorCode, data: v_data });
+  return new Error({
+    streamId: v_streamId,
+    ignore: (flags & 0x200) !== 0,
+    errorCode: v_errorCode,
+    data: v_data,
+  });
 }
 
-function _decodeMetadataPush(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): MetadataPush {
+function _decodeMetadataPush(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): MetadataPush {
   const data = r.data;
   let pos = r.pos;
   let v_metadata: Uint8Array;
@@ -1812,26 +2124,38 @@ function _decodeMetadataPush(r: Reader, end: number, ctx: Context | undefined, v
   pos = end;
 
   r.pos = pos;
-  return new MetadataPush({ streamId: v_streamId, ignore: (flags & 0x200) !== 0, metadata: v_metadata });
+  return new MetadataPush({
+    streamId: v_streamId,
+    ignore: (flags & 0x200) !== 0,
+    metadata: v_metadata,
+  });
 }
 
-function _decodeResume(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Resume {
+function _decodeResume(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): Resume {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("Resume: input ends inside the frame", pos + 4);
   const v_majorVersion = ((data[pos]! << 8) | data[pos + 1]!);
 
-  const v_minorVersion = ((data[pos + 2]! << 8) | data[pos + 2 + 1]!);
+  const v_minorVersion = ((data[pos + 2]! << 8) | data[pos + 3]!);
 
   pos += 4;
 
   let v_resumeToken: Uint8Array;
   {
     let n: number;
-    if (end - pos < 2) throw new Truncated("Resume.resume_token: input ends", pos + 2);
+    if (end - pos < 2) throw new Truncated("Resume.resumeToken: input ends", pos + 2);
     n = ((data[pos]! << 8) | data[pos + 1]!);
     pos += 2;
-    if (n > end - pos) throw new Truncated(`Resume.resume_token: ${n} bytes declared, ${end - pos} left`, pos + n);
+    if (n > end - pos) {
+      throw new Truncated(`Resume.resumeToken: ${n} bytes declared, ${end - pos} left`, pos + n);
+    }
     v_resumeToken = data.subarray(pos, pos + n);
     pos += n;
   }
@@ -1846,10 +2170,24 @@ function _decodeResume(r: Reader, end: number, ctx: Context | undefined, v_strea
   pos += 16;
 
   r.pos = pos;
-  return new Resume({ streamId: v_streamId, ignore: (flags & 0x200) !== 0, majorVersion: v_majorVersion, minorVersion: v_minorVersion, resumeToken: v_resumeToken, lastReceivedServerPosition: v_lastReceivedServerPosition, firstAvailableClientPosition: v_firstAvailableClientPosition });
+  return new Resume({
+    streamId: v_streamId,
+    ignore: (flags & 0x200) !== 0,
+    majorVersion: v_majorVersion,
+    minorVersion: v_minorVersion,
+    resumeToken: v_resumeToken,
+    lastReceivedServerPosition: v_lastReceivedServerPosition,
+    firstAvailableClientPosition: v_firstAvailableClientPosition,
+  });
 }
 
-function _decodeResumeOk(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): ResumeOk {
+function _decodeResumeOk(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): ResumeOk {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 8) throw new Truncated("ResumeOk: input ends inside the frame", pos + 8);
@@ -1859,16 +2197,29 @@ function _decodeResumeOk(r: Reader, end: number, ctx: Context | undefined, v_str
   pos += 8;
 
   r.pos = pos;
-  return new ResumeOk({ streamId: v_streamId, ignore: (flags & 0x200) !== 0, lastReceivedClientPosition: v_lastReceivedClientPosition });
+  return new ResumeOk({
+    streamId: v_streamId,
+    ignore: (flags & 0x200) !== 0,
+    lastReceivedClientPosition: v_lastReceivedClientPosition,
+  });
 }
 
-function _decodeExt(r: Reader, end: number, ctx: Context | undefined, v_streamId: number, flags: number): Ext {
+function _decodeExt(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  v_streamId: number,
+  flags: number,
+): Ext {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("Ext: input ends inside the frame", pos + 4);
-  const w1_0 = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const w1_0 =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
   const v_extendedType = w1_0 & 0x7fffffff;
-  if (v_extendedType < 1 || v_extendedType > 0x7fffffff) throw new InvalidValue(`Ext.extended_type: ${v_extendedType} is outside 1..0x7fffffff`);
+  if (v_extendedType < 1 || v_extendedType > 0x7fffffff) {
+    throw new InvalidValue(`Ext.extendedType: ${v_extendedType} is outside 1..0x7fffffff`);
+  }
 
   pos += 4;
 
@@ -1879,7 +2230,9 @@ function _decodeExt(r: Reader, end: number, ctx: Context | undefined, v_streamId
       if (end - pos < 3) throw new Truncated("Ext.metadata: input ends", pos + 3);
       n = ((data[pos]! << 16) | (data[pos + 1]! << 8) | data[pos + 2]!);
       pos += 3;
-      if (n > end - pos) throw new Truncated(`Ext.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+      if (n > end - pos) {
+        throw new Truncated(`Ext.metadata: ${n} bytes declared, ${end - pos} left`, pos + n);
+      }
       v_metadata = data.subarray(pos, pos + n);
       pos += n;
     }
@@ -1890,18 +2243,30 @@ function _decodeExt(r: Reader, end: number, ctx: Context | undefined, v_streamId
   pos = end;
 
   r.pos = pos;
-  return new Ext({ streamId: v_streamId, ignore: (flags & 0x200) !== 0, extendedType: v_extendedType, metadata: v_metadata, data: v_data });
+  return new Ext({
+    streamId: v_streamId,
+    ignore: (flags & 0x200) !== 0,
+    extendedType: v_extendedType,
+    metadata: v_metadata,
+    data: v_data,
+  });
 }
 
-function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: string | undefined): Frame {
+function _decodeFrame(
+  r: Reader,
+  end: number,
+  ctx: Context | undefined,
+  sender: string | undefined,
+): Frame {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 6) throw new Truncated("header: input ends inside the frame", pos + 6);
-  const w1_0 = (((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0);
+  const w1_0 =
+    ((data[pos]! << 24) | (data[pos + 1]! << 16) | (data[pos + 2]! << 8) | data[pos + 3]!) >>> 0;
   const v_streamId = w1_0 & 0x7fffffff;
 
-  const w1_4 = ((data[pos + 4]! << 8) | data[pos + 4 + 1]!);
-  const v_frameType = w1_4 >>> 0xa;
+  const w1_4 = ((data[pos + 4]! << 8) | data[pos + 5]!);
+  const v_frameType = w1_4 >>> 10;
 
   const flags = w1_4 & 0x3ff;
   pos += 6;
@@ -1943,7 +2308,12 @@ function _decodeFrame(r: Reader, end: number, ctx: Context | undefined, sender: 
 
   if ((flags & 0x200) !== 0) {
     r.pos = end;
-    return new UnknownFrame({ code: key, streamId: v_streamId, flags, body: data.subarray(pos, end) });
+    return new UnknownFrame({
+      code: key,
+      streamId: v_streamId,
+      flags,
+      body: data.subarray(pos, end),
+    });
   }
   throw new UnknownFrameType(`RSocket 1.0: unknown frame type ${key}`);
 }
@@ -1969,7 +2339,9 @@ export function decode(data: Uint8Array, ctx?: Context, sender?: "client" | "ser
   const r = new Reader(data, 0);
   const frame = _decodeFrame(r, data.length, ctx, sender);
   if (r.pos !== data.length) {
-    throw new TrailingBytes(`${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`);
+    throw new TrailingBytes(
+      `${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`,
+    );
   }
   return frame;
 }

@@ -181,7 +181,10 @@ function guard10(frame: ResumeOk): boolean {
   return frame.streamId === 0;
 }
 
-/** Error [stream_id=0, error_code in {INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP, REJECTED_RESUME}] */
+/**
+ * Error [stream_id=0, error_code in {INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP,
+ * REJECTED_RESUME}]
+ */
 function guard11(frame: Error): boolean {
   return frame.streamId === 0 && (
     frame.errorCode === ErrorCode.INVALID_SETUP ||
@@ -271,7 +274,10 @@ function guard25(frame: Payload): boolean {
   return frame.follows && frame.complete;
 }
 
-/** Error [error_code not in {RESERVED, INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP, REJECTED_RESUME, CONNECTION_ERROR, CONNECTION_CLOSE, RESERVED_FOR_EXTENSION}] */
+/**
+ * Error [error_code not in {RESERVED, INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP,
+ * REJECTED_RESUME, CONNECTION_ERROR, CONNECTION_CLOSE, RESERVED_FOR_EXTENSION}]
+ */
 function guard26(frame: Error): boolean {
   return (
     frame.errorCode !== ErrorCode.RESERVED &&
@@ -376,7 +382,8 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.NEW, ANY, [
         [null, new Illegal(
           "the client MUST send SETUP or RESUME (on stream 0) before any other frame",
-          "Connection Establishment: 'Immediately upon successful connection, the client MUST send either a SETUP or RESUME frame with Stream ID of 0.'",
+          "Connection Establishment: 'Immediately upon successful connection, the client MUST " +
+            "send either a SETUP or RESUME frame with Stream ID of 0.'",
         )],
       ]],
       [ConnectionState.SETUP_SENT, RequestResponse, [
@@ -400,31 +407,36 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.AWAITING_LEASE, RequestResponse, [
         [null, new Illegal(
           "requests must wait for the server's LEASE (SETUP had the L flag)",
-          "Connection Establishment: 'MUST wait for the server-side Responder to send a LEASE frame before it can send Requests.'",
+          "Connection Establishment: 'MUST wait for the server-side Responder to send a LEASE " +
+            "frame before it can send Requests.'",
         )],
       ]],
       [ConnectionState.AWAITING_LEASE, RequestFnf, [
         [null, new Illegal(
           "requests must wait for the server's LEASE (SETUP had the L flag)",
-          "Connection Establishment: 'MUST wait for the server-side Responder to send a LEASE frame before it can send Requests.'",
+          "Connection Establishment: 'MUST wait for the server-side Responder to send a LEASE " +
+            "frame before it can send Requests.'",
         )],
       ]],
       [ConnectionState.AWAITING_LEASE, RequestStream, [
         [null, new Illegal(
           "requests must wait for the server's LEASE (SETUP had the L flag)",
-          "Connection Establishment: 'MUST wait for the server-side Responder to send a LEASE frame before it can send Requests.'",
+          "Connection Establishment: 'MUST wait for the server-side Responder to send a LEASE " +
+            "frame before it can send Requests.'",
         )],
       ]],
       [ConnectionState.AWAITING_LEASE, RequestChannel, [
         [null, new Illegal(
           "requests must wait for the server's LEASE (SETUP had the L flag)",
-          "Connection Establishment: 'MUST wait for the server-side Responder to send a LEASE frame before it can send Requests.'",
+          "Connection Establishment: 'MUST wait for the server-side Responder to send a LEASE " +
+            "frame before it can send Requests.'",
         )],
       ]],
       [ConnectionState.RESUMING, ANY, [
         [null, new Illegal(
           "the client must NOT send any other frame until resumption succeeds",
-          "Resuming Operation, Client Side: 'The client must NOT send any other frame types until resumption succeeds.'",
+          "Resuming Operation, Client Side: 'The client must NOT send any other frame types " +
+            "until resumption succeeds.'",
         )],
       ]],
       [ConnectionState.ESTABLISHED, RequestResponse, [
@@ -515,7 +527,8 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       ]],
       [ConnectionState.CLOSING, ANY, [
         [null, new Illegal(
-          "the connection is closing: stream frames, KEEPALIVE, LEASE, METADATA_PUSH, EXT and ERROR[CONNECTION_ERROR] only",
+          "the connection is closing: stream frames, KEEPALIVE, LEASE, METADATA_PUSH, EXT and " +
+            "ERROR[CONNECTION_ERROR] only",
           "",
         )],
       ]],
@@ -526,7 +539,8 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.CLOSED, ANY, [
         [null, new Illegal(
           "the connection is closed",
-          "Transport Protocol: 'it is assumed that that connection will have no further frames sent'",
+          "Transport Protocol: 'it is assumed that that connection will have no " +
+            "further frames sent'",
         )],
       ]],
     ]),
@@ -537,7 +551,8 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.NEW, ANY, [
         [null, new Illegal(
           "the server sends nothing before it has received SETUP or RESUME",
-          "Connection Establishment: 'Until connection establishment is complete, a Responder MUST NOT emit any PAYLOAD frames.'",
+          "Connection Establishment: 'Until connection establishment is complete, a Responder " +
+            "MUST NOT emit any PAYLOAD frames.'",
         )],
       ]],
       [ConnectionState.AWAITING_LEASE, Error, [
@@ -553,25 +568,29 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.AWAITING_LEASE, RequestResponse, [
         [null, new Illegal(
           "requests must wait for the client's LEASE (SETUP had the L flag)",
-          "Connection Establishment: 'the server-side Requester MUST wait for a LEASE frame from the client-side Responder before it can send a request.'",
+          "Connection Establishment: 'the server-side Requester MUST wait for a LEASE frame from " +
+            "the client-side Responder before it can send a request.'",
         )],
       ]],
       [ConnectionState.AWAITING_LEASE, RequestFnf, [
         [null, new Illegal(
           "requests must wait for the client's LEASE (SETUP had the L flag)",
-          "Connection Establishment: 'the server-side Requester MUST wait for a LEASE frame from the client-side Responder before it can send a request.'",
+          "Connection Establishment: 'the server-side Requester MUST wait for a LEASE frame from " +
+            "the client-side Responder before it can send a request.'",
         )],
       ]],
       [ConnectionState.AWAITING_LEASE, RequestStream, [
         [null, new Illegal(
           "requests must wait for the client's LEASE (SETUP had the L flag)",
-          "Connection Establishment: 'the server-side Requester MUST wait for a LEASE frame from the client-side Responder before it can send a request.'",
+          "Connection Establishment: 'the server-side Requester MUST wait for a LEASE frame from " +
+            "the client-side Responder before it can send a request.'",
         )],
       ]],
       [ConnectionState.AWAITING_LEASE, RequestChannel, [
         [null, new Illegal(
           "requests must wait for the client's LEASE (SETUP had the L flag)",
-          "Connection Establishment: 'the server-side Requester MUST wait for a LEASE frame from the client-side Responder before it can send a request.'",
+          "Connection Establishment: 'the server-side Requester MUST wait for a LEASE frame from " +
+            "the client-side Responder before it can send a request.'",
         )],
       ]],
       [ConnectionState.RESUME_RECEIVED, ResumeOk, [
@@ -583,7 +602,8 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.RESUME_RECEIVED, ANY, [
         [null, new Illegal(
           "the server answers RESUME with RESUME_OK or ERROR[REJECTED_RESUME] first",
-          "Resuming Operation, Server Side: 'the server MUST send a RESUME_OK' / 'MUST send an ERROR[REJECTED_RESUME] frame'",
+          "Resuming Operation, Server Side: 'the server MUST send a RESUME_OK' / 'MUST send an " +
+            "ERROR[REJECTED_RESUME] frame'",
         )],
       ]],
       [ConnectionState.ESTABLISHED, RequestResponse, [
@@ -663,14 +683,16 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       ]],
       [ConnectionState.CLOSING, ANY, [
         [null, new Illegal(
-          "the connection is closing: stream frames, KEEPALIVE, LEASE, METADATA_PUSH, EXT and ERROR[CONNECTION_ERROR] only",
+          "the connection is closing: stream frames, KEEPALIVE, LEASE, METADATA_PUSH, EXT and " +
+            "ERROR[CONNECTION_ERROR] only",
           "",
         )],
       ]],
       [ConnectionState.CLOSED, ANY, [
         [null, new Illegal(
           "the connection is closed",
-          "Transport Protocol: 'it is assumed that that connection will have no further frames sent'",
+          "Transport Protocol: 'it is assumed that that connection will have no " +
+            "further frames sent'",
         )],
       ]],
     ]),
@@ -839,8 +861,11 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       ]],
       [ConnectionState.NEW, ANY, [
         [null, new Illegal(
-          "the first frame must be SETUP or RESUME on stream 0 (answered with ERROR[INVALID_SETUP])",
-          "Connection Establishment: 'Any other frame received that is NOT a SETUP|RESUME frame or a SETUP|RESUME frame with a Stream ID > 0, MUST cause the server to send an ERROR[INVALID_SETUP] and close the connection.'",
+          "the first frame must be SETUP or RESUME on stream 0 (answered with " +
+            "ERROR[INVALID_SETUP])",
+          "Connection Establishment: 'Any other frame received that is NOT a SETUP|RESUME frame " +
+            "or a SETUP|RESUME frame with a Stream ID > 0, MUST cause the server to send an " +
+            "ERROR[INVALID_SETUP] and close the connection.'",
         )],
       ]],
       [ConnectionState.AWAITING_LEASE, Lease, [
@@ -865,19 +890,22 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.AWAITING_LEASE, Resume, [
         [null, new Illegal(
           "RESUME after SETUP (answered with ERROR[CONNECTION_ERROR])",
-          "Resuming Operation, Server Side: 'A Server that receives a RESUME frame after a SETUP frame, SHOULD send an ERROR[CONNECTION_ERROR].'",
+          "Resuming Operation, Server Side: 'A Server that receives a RESUME frame after a SETUP " +
+            "frame, SHOULD send an ERROR[CONNECTION_ERROR].'",
         )],
       ]],
       [ConnectionState.ESTABLISHED, Resume, [
         [null, new Illegal(
           "RESUME after SETUP (answered with ERROR[CONNECTION_ERROR])",
-          "Resuming Operation, Server Side: 'A Server that receives a RESUME frame after a SETUP frame, SHOULD send an ERROR[CONNECTION_ERROR].'",
+          "Resuming Operation, Server Side: 'A Server that receives a RESUME frame after a SETUP " +
+            "frame, SHOULD send an ERROR[CONNECTION_ERROR].'",
         )],
       ]],
       [ConnectionState.RESUME_RECEIVED, Resume, [
         [null, new Illegal(
           "RESUME after a previous RESUME (answered with ERROR[CONNECTION_ERROR])",
-          "Resuming Operation, Server Side: 'A Server that receives a RESUME frame after a previous RESUME frame, SHOULD send an ERROR[CONNECTION_ERROR].'",
+          "Resuming Operation, Server Side: 'A Server that receives a RESUME frame after a " +
+            "previous RESUME frame, SHOULD send an ERROR[CONNECTION_ERROR].'",
         )],
       ]],
       [ConnectionState.RESUME_RECEIVED, ANY, [
@@ -1075,7 +1103,8 @@ export class FragmentsMachine extends StateMachine<FragmentsState> {
         [guard24, FragmentsState.WHOLE],
         [guard25, new Illegal(
           "C goes on the last fragment (a PAYLOAD with F and C ends the message)",
-          "Handling the Unexpected: 'A PAYLOAD with both F and C flags set, implicitly ignores the F flag.'",
+          "Handling the Unexpected: 'A PAYLOAD with both F and C flags set, implicitly " +
+            "ignores the F flag.'",
         )],
       ]],
       [FragmentsState.PARTIAL, Payload, [
@@ -1083,31 +1112,36 @@ export class FragmentsMachine extends StateMachine<FragmentsState> {
         [guard24, FragmentsState.WHOLE],
         [guard25, new Illegal(
           "C goes on the last fragment (a PAYLOAD with F and C ends the message)",
-          "Handling the Unexpected: 'A PAYLOAD with both F and C flags set, implicitly ignores the F flag.'",
+          "Handling the Unexpected: 'A PAYLOAD with both F and C flags set, implicitly " +
+            "ignores the F flag.'",
         )],
       ]],
       [FragmentsState.PARTIAL, RequestResponse, [
         [null, new Illegal(
           "a fragmented request continues with PAYLOAD frames",
-          "Fragmentation And Reassembly, REQUEST Frames: 'followed by a sequence of PAYLOAD frames.'",
+          "Fragmentation And Reassembly, REQUEST Frames: 'followed by a sequence " +
+            "of PAYLOAD frames.'",
         )],
       ]],
       [FragmentsState.PARTIAL, RequestFnf, [
         [null, new Illegal(
           "a fragmented request continues with PAYLOAD frames",
-          "Fragmentation And Reassembly, REQUEST Frames: 'followed by a sequence of PAYLOAD frames.'",
+          "Fragmentation And Reassembly, REQUEST Frames: 'followed by a sequence " +
+            "of PAYLOAD frames.'",
         )],
       ]],
       [FragmentsState.PARTIAL, RequestStream, [
         [null, new Illegal(
           "a fragmented request continues with PAYLOAD frames",
-          "Fragmentation And Reassembly, REQUEST Frames: 'followed by a sequence of PAYLOAD frames.'",
+          "Fragmentation And Reassembly, REQUEST Frames: 'followed by a sequence " +
+            "of PAYLOAD frames.'",
         )],
       ]],
       [FragmentsState.PARTIAL, RequestChannel, [
         [null, new Illegal(
           "a fragmented request continues with PAYLOAD frames",
-          "Fragmentation And Reassembly, REQUEST Frames: 'followed by a sequence of PAYLOAD frames.'",
+          "Fragmentation And Reassembly, REQUEST Frames: 'followed by a sequence " +
+            "of PAYLOAD frames.'",
         )],
       ]],
       [FragmentsState.WHOLE, RequestResponse, [
@@ -1295,13 +1329,15 @@ export class RequestResponseMachine extends StateMachine<RequestResponseState> {
       ]],
       [RequestResponseState.IDLE, ANY, [
         [null, new Illegal(
-          "a request-response responder sends one PAYLOAD (with C) or an ERROR with a stream error code",
+          "a request-response responder sends one PAYLOAD (with C) or an ERROR " +
+            "with a stream error code",
           "ERROR Frame: 'APPLICATION_ERROR ... Stream ID MUST be > 0.'",
         )],
       ]],
       [RequestResponseState.OPEN, ANY, [
         [null, new Illegal(
-          "a request-response responder sends one PAYLOAD (with C) or an ERROR with a stream error code",
+          "a request-response responder sends one PAYLOAD (with C) or an ERROR " +
+            "with a stream error code",
           "ERROR Frame: 'APPLICATION_ERROR ... Stream ID MUST be > 0.'",
         )],
       ]],
@@ -1540,13 +1576,15 @@ export class RequestStreamMachine extends StateMachine<RequestStreamState> {
       ]],
       [RequestStreamState.IDLE, ANY, [
         [null, new Illegal(
-          "a request-stream responder sends PAYLOAD and one terminal PAYLOAD(C) or ERROR with a stream error code",
+          "a request-stream responder sends PAYLOAD and one terminal PAYLOAD(C) or ERROR " +
+            "with a stream error code",
           "",
         )],
       ]],
       [RequestStreamState.OPEN, ANY, [
         [null, new Illegal(
-          "a request-stream responder sends PAYLOAD and one terminal PAYLOAD(C) or ERROR with a stream error code",
+          "a request-stream responder sends PAYLOAD and one terminal PAYLOAD(C) or ERROR " +
+            "with a stream error code",
           "",
         )],
       ]],
@@ -1685,7 +1723,8 @@ export class RequestChannelMachine extends StateMachine<RequestChannelState> {
       [RequestChannelState.HALF_CLOSED_LOCAL, Payload, [
         [null, new Illegal(
           "no PAYLOAD after this side's COMPLETE",
-          "Request Channel: 'A Requester MUST NOT send any additional PAYLOAD frames after sending a frame with the C bit set.'",
+          "Request Channel: 'A Requester MUST NOT send any additional PAYLOAD frames after " +
+            "sending a frame with the C bit set.'",
         )],
       ]],
       [RequestChannelState.OPEN, RequestN, [
@@ -1714,26 +1753,34 @@ export class RequestChannelMachine extends StateMachine<RequestChannelState> {
       ]],
       [RequestChannelState.IDLE, ANY, [
         [null, new Illegal(
-          "not allowed on a channel in this state (requester: one REQUEST_CHANNEL, then PAYLOAD/REQUEST_N/CANCEL/ERROR; responder: PAYLOAD/REQUEST_N/ERROR)",
-          "REQUEST_CHANNEL Frame: 'A requester MUST send only one REQUEST_CHANNEL frame. Subsequent messages from requester to responder MUST be sent as PAYLOAD frames.'",
+          "not allowed on a channel in this state (requester: one REQUEST_CHANNEL, then " +
+            "PAYLOAD/REQUEST_N/CANCEL/ERROR; responder: PAYLOAD/REQUEST_N/ERROR)",
+          "REQUEST_CHANNEL Frame: 'A requester MUST send only one REQUEST_CHANNEL frame. " +
+            "Subsequent messages from requester to responder MUST be sent as PAYLOAD frames.'",
         )],
       ]],
       [RequestChannelState.OPEN, ANY, [
         [null, new Illegal(
-          "not allowed on a channel in this state (requester: one REQUEST_CHANNEL, then PAYLOAD/REQUEST_N/CANCEL/ERROR; responder: PAYLOAD/REQUEST_N/ERROR)",
-          "REQUEST_CHANNEL Frame: 'A requester MUST send only one REQUEST_CHANNEL frame. Subsequent messages from requester to responder MUST be sent as PAYLOAD frames.'",
+          "not allowed on a channel in this state (requester: one REQUEST_CHANNEL, then " +
+            "PAYLOAD/REQUEST_N/CANCEL/ERROR; responder: PAYLOAD/REQUEST_N/ERROR)",
+          "REQUEST_CHANNEL Frame: 'A requester MUST send only one REQUEST_CHANNEL frame. " +
+            "Subsequent messages from requester to responder MUST be sent as PAYLOAD frames.'",
         )],
       ]],
       [RequestChannelState.HALF_CLOSED_LOCAL, ANY, [
         [null, new Illegal(
-          "not allowed on a channel in this state (requester: one REQUEST_CHANNEL, then PAYLOAD/REQUEST_N/CANCEL/ERROR; responder: PAYLOAD/REQUEST_N/ERROR)",
-          "REQUEST_CHANNEL Frame: 'A requester MUST send only one REQUEST_CHANNEL frame. Subsequent messages from requester to responder MUST be sent as PAYLOAD frames.'",
+          "not allowed on a channel in this state (requester: one REQUEST_CHANNEL, then " +
+            "PAYLOAD/REQUEST_N/CANCEL/ERROR; responder: PAYLOAD/REQUEST_N/ERROR)",
+          "REQUEST_CHANNEL Frame: 'A requester MUST send only one REQUEST_CHANNEL frame. " +
+            "Subsequent messages from requester to responder MUST be sent as PAYLOAD frames.'",
         )],
       ]],
       [RequestChannelState.HALF_CLOSED_REMOTE, ANY, [
         [null, new Illegal(
-          "not allowed on a channel in this state (requester: one REQUEST_CHANNEL, then PAYLOAD/REQUEST_N/CANCEL/ERROR; responder: PAYLOAD/REQUEST_N/ERROR)",
-          "REQUEST_CHANNEL Frame: 'A requester MUST send only one REQUEST_CHANNEL frame. Subsequent messages from requester to responder MUST be sent as PAYLOAD frames.'",
+          "not allowed on a channel in this state (requester: one REQUEST_CHANNEL, then " +
+            "PAYLOAD/REQUEST_N/CANCEL/ERROR; responder: PAYLOAD/REQUEST_N/ERROR)",
+          "REQUEST_CHANNEL Frame: 'A requester MUST send only one REQUEST_CHANNEL frame. " +
+            "Subsequent messages from requester to responder MUST be sent as PAYLOAD frames.'",
         )],
       ]],
     ]),
@@ -1757,7 +1804,8 @@ export class RequestChannelMachine extends StateMachine<RequestChannelState> {
       [RequestChannelState.HALF_CLOSED_LOCAL, Payload, [
         [null, new Illegal(
           "no PAYLOAD after this side's COMPLETE",
-          "Request Channel: 'A Requester MUST NOT send any additional PAYLOAD frames after sending a frame with the C bit set.'",
+          "Request Channel: 'A Requester MUST NOT send any additional PAYLOAD frames after " +
+            "sending a frame with the C bit set.'",
         )],
       ]],
       [RequestChannelState.OPEN, RequestN, [
@@ -1780,26 +1828,34 @@ export class RequestChannelMachine extends StateMachine<RequestChannelState> {
       ]],
       [RequestChannelState.IDLE, ANY, [
         [null, new Illegal(
-          "not allowed on a channel in this state (requester: one REQUEST_CHANNEL, then PAYLOAD/REQUEST_N/CANCEL/ERROR; responder: PAYLOAD/REQUEST_N/ERROR)",
-          "REQUEST_CHANNEL Frame: 'A requester MUST send only one REQUEST_CHANNEL frame. Subsequent messages from requester to responder MUST be sent as PAYLOAD frames.'",
+          "not allowed on a channel in this state (requester: one REQUEST_CHANNEL, then " +
+            "PAYLOAD/REQUEST_N/CANCEL/ERROR; responder: PAYLOAD/REQUEST_N/ERROR)",
+          "REQUEST_CHANNEL Frame: 'A requester MUST send only one REQUEST_CHANNEL frame. " +
+            "Subsequent messages from requester to responder MUST be sent as PAYLOAD frames.'",
         )],
       ]],
       [RequestChannelState.OPEN, ANY, [
         [null, new Illegal(
-          "not allowed on a channel in this state (requester: one REQUEST_CHANNEL, then PAYLOAD/REQUEST_N/CANCEL/ERROR; responder: PAYLOAD/REQUEST_N/ERROR)",
-          "REQUEST_CHANNEL Frame: 'A requester MUST send only one REQUEST_CHANNEL frame. Subsequent messages from requester to responder MUST be sent as PAYLOAD frames.'",
+          "not allowed on a channel in this state (requester: one REQUEST_CHANNEL, then " +
+            "PAYLOAD/REQUEST_N/CANCEL/ERROR; responder: PAYLOAD/REQUEST_N/ERROR)",
+          "REQUEST_CHANNEL Frame: 'A requester MUST send only one REQUEST_CHANNEL frame. " +
+            "Subsequent messages from requester to responder MUST be sent as PAYLOAD frames.'",
         )],
       ]],
       [RequestChannelState.HALF_CLOSED_LOCAL, ANY, [
         [null, new Illegal(
-          "not allowed on a channel in this state (requester: one REQUEST_CHANNEL, then PAYLOAD/REQUEST_N/CANCEL/ERROR; responder: PAYLOAD/REQUEST_N/ERROR)",
-          "REQUEST_CHANNEL Frame: 'A requester MUST send only one REQUEST_CHANNEL frame. Subsequent messages from requester to responder MUST be sent as PAYLOAD frames.'",
+          "not allowed on a channel in this state (requester: one REQUEST_CHANNEL, then " +
+            "PAYLOAD/REQUEST_N/CANCEL/ERROR; responder: PAYLOAD/REQUEST_N/ERROR)",
+          "REQUEST_CHANNEL Frame: 'A requester MUST send only one REQUEST_CHANNEL frame. " +
+            "Subsequent messages from requester to responder MUST be sent as PAYLOAD frames.'",
         )],
       ]],
       [RequestChannelState.HALF_CLOSED_REMOTE, ANY, [
         [null, new Illegal(
-          "not allowed on a channel in this state (requester: one REQUEST_CHANNEL, then PAYLOAD/REQUEST_N/CANCEL/ERROR; responder: PAYLOAD/REQUEST_N/ERROR)",
-          "REQUEST_CHANNEL Frame: 'A requester MUST send only one REQUEST_CHANNEL frame. Subsequent messages from requester to responder MUST be sent as PAYLOAD frames.'",
+          "not allowed on a channel in this state (requester: one REQUEST_CHANNEL, then " +
+            "PAYLOAD/REQUEST_N/CANCEL/ERROR; responder: PAYLOAD/REQUEST_N/ERROR)",
+          "REQUEST_CHANNEL Frame: 'A requester MUST send only one REQUEST_CHANNEL frame. " +
+            "Subsequent messages from requester to responder MUST be sent as PAYLOAD frames.'",
         )],
       ]],
     ]),
