@@ -73,7 +73,9 @@ export interface ConnectionPeerHandlers {
   onConnectionMessage(frame: Message, ...context: unknown[]): unknown;
   /** Several messages in one packet, same as as many Message packets. */
   onConnectionMessages(frame: Messages, ...context: unknown[]): unknown;
-  /** Several requests in one packet, with consecutive ids initial_req_id, initial_req_id + 1, ... */
+  /**
+   * Several requests in one packet, with consecutive ids initial_req_id, initial_req_id + 1, ...
+   */
   onConnectionRequests(frame: Requests, ...context: unknown[]): unknown;
   /**
    * Open a stream from the peer (the peer sends items) under inner_id, granting it initial inner
@@ -681,18 +683,36 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
   /** `HANDLERS["peer"]` bound to `h`'s methods (an engine's dispatch). */
   static bindPeer(h: ConnectionPeerHandlers): BoundHandlers {
     return new Map<FrameClass, BoundHandler>([
-      [MainCredit, (frame, ...context) => h.onConnectionMainCredit(frame as MainCredit, ...context)],
+      [
+        MainCredit,
+        (frame, ...context) => h.onConnectionMainCredit(frame as MainCredit, ...context),
+      ],
       [Close, (frame, ...context) => h.onConnectionClose(frame as Close, ...context)],
       [Minimum, (frame, ...context) => h.onConnectionMinimum(frame as Minimum, ...context)],
       [CancelAll, (frame, ...context) => h.onConnectionCancelAll(frame as CancelAll, ...context)],
       [Message, (frame, ...context) => h.onConnectionMessage(frame as Message, ...context)],
       [Messages, (frame, ...context) => h.onConnectionMessages(frame as Messages, ...context)],
       [Requests, (frame, ...context) => h.onConnectionRequests(frame as Requests, ...context)],
-      [CreateStream, (frame, ...context) => h.onConnectionCreateStream(frame as CreateStream, ...context)],
-      [CreateSink, (frame, ...context) => h.onConnectionCreateSink(frame as CreateSink, ...context)],
-      [GreedySink, (frame, ...context) => h.onConnectionGreedySink(frame as GreedySink, ...context)],
-      [CreateDuplex, (frame, ...context) => h.onConnectionCreateDuplex(frame as CreateDuplex, ...context)],
-      [GreedyDuplex, (frame, ...context) => h.onConnectionGreedyDuplex(frame as GreedyDuplex, ...context)],
+      [
+        CreateStream,
+        (frame, ...context) => h.onConnectionCreateStream(frame as CreateStream, ...context),
+      ],
+      [
+        CreateSink,
+        (frame, ...context) => h.onConnectionCreateSink(frame as CreateSink, ...context),
+      ],
+      [
+        GreedySink,
+        (frame, ...context) => h.onConnectionGreedySink(frame as GreedySink, ...context),
+      ],
+      [
+        CreateDuplex,
+        (frame, ...context) => h.onConnectionCreateDuplex(frame as CreateDuplex, ...context),
+      ],
+      [
+        GreedyDuplex,
+        (frame, ...context) => h.onConnectionGreedyDuplex(frame as GreedyDuplex, ...context),
+      ],
     ]);
   }
 
@@ -873,7 +893,10 @@ export class RequestMachine extends StateMachine<RequestState> {
   static bindRequester(h: RequestRequesterHandlers): BoundHandlers {
     return new Map<FrameClass, BoundHandler>([
       [Response, (frame, ...context) => h.onRequestResponse(frame as Response, ...context)],
-      [ResponseError, (frame, ...context) => h.onRequestResponseError(frame as ResponseError, ...context)],
+      [
+        ResponseError,
+        (frame, ...context) => h.onRequestResponseError(frame as ResponseError, ...context),
+      ],
     ]);
   }
 
@@ -881,7 +904,10 @@ export class RequestMachine extends StateMachine<RequestState> {
   static bindResponder(h: RequestResponderHandlers): BoundHandlers {
     return new Map<FrameClass, BoundHandler>([
       [Request, (frame, ...context) => h.onRequestRequest(frame as Request, ...context)],
-      [RequestCancel, (frame, ...context) => h.onRequestRequestCancel(frame as RequestCancel, ...context)],
+      [
+        RequestCancel,
+        (frame, ...context) => h.onRequestRequestCancel(frame as RequestCancel, ...context),
+      ],
     ]);
   }
 
@@ -1161,8 +1187,14 @@ export class FlowMachine extends StateMachine<FlowState> {
   /** `HANDLERS["item_sender"]` bound to `h`'s methods (an engine's dispatch). */
   static bindItemSender(h: InnerFlowItemSenderHandlers): BoundHandlers {
     return new Map<FrameClass, BoundHandler>([
-      [InnerCredit, (frame, ...context) => h.onInnerFlowInnerCredit(frame as InnerCredit, ...context)],
-      [InnerCancel, (frame, ...context) => h.onInnerFlowInnerCancel(frame as InnerCancel, ...context)],
+      [
+        InnerCredit,
+        (frame, ...context) => h.onInnerFlowInnerCredit(frame as InnerCredit, ...context),
+      ],
+      [
+        InnerCancel,
+        (frame, ...context) => h.onInnerFlowInnerCancel(frame as InnerCancel, ...context),
+      ],
     ]);
   }
 

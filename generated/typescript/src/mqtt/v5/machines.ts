@@ -623,7 +623,10 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [Suback, (frame, ...context) => h.onConnectionSuback(frame as Suback, ...context)],
       [Unsuback, (frame, ...context) => h.onConnectionUnsuback(frame as Unsuback, ...context)],
       [Pingresp, (frame, ...context) => h.onConnectionPingresp(frame as Pingresp, ...context)],
-      [Disconnect, (frame, ...context) => h.onConnectionDisconnect(frame as Disconnect, ...context)],
+      [
+        Disconnect,
+        (frame, ...context) => h.onConnectionDisconnect(frame as Disconnect, ...context),
+      ],
       [Auth, (frame, ...context) => h.onConnectionAuth(frame as Auth, ...context)],
     ]);
   }
@@ -638,9 +641,15 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [Pubrel, (frame, ...context) => h.onConnectionPubrel(frame as Pubrel, ...context)],
       [Pubcomp, (frame, ...context) => h.onConnectionPubcomp(frame as Pubcomp, ...context)],
       [Subscribe, (frame, ...context) => h.onConnectionSubscribe(frame as Subscribe, ...context)],
-      [Unsubscribe, (frame, ...context) => h.onConnectionUnsubscribe(frame as Unsubscribe, ...context)],
+      [
+        Unsubscribe,
+        (frame, ...context) => h.onConnectionUnsubscribe(frame as Unsubscribe, ...context),
+      ],
       [Pingreq, (frame, ...context) => h.onConnectionPingreq(frame as Pingreq, ...context)],
-      [Disconnect, (frame, ...context) => h.onConnectionDisconnect(frame as Disconnect, ...context)],
+      [
+        Disconnect,
+        (frame, ...context) => h.onConnectionDisconnect(frame as Disconnect, ...context),
+      ],
       [Auth, (frame, ...context) => h.onConnectionAuth(frame as Auth, ...context)],
     ]);
   }

@@ -826,17 +826,47 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
   /** `HANDLERS["client"]` bound to `h`'s methods (an engine's dispatch). */
   static bindClient(h: ConnectionClientHandlers): BoundHandlers {
     return new Map<FrameClass, BoundHandler>([
-      [HandshakeV10, (frame, ...context) => h.onConnectionHandshakeV10(frame as HandshakeV10, ...context)],
-      [AuthSwitchRequest, (frame, ...context) => h.onConnectionAuthSwitchRequest(frame as AuthSwitchRequest, ...context)],
-      [AuthMoreData, (frame, ...context) => h.onConnectionAuthMoreData(frame as AuthMoreData, ...context)],
+      [
+        HandshakeV10,
+        (frame, ...context) => h.onConnectionHandshakeV10(frame as HandshakeV10, ...context),
+      ],
+      [
+        AuthSwitchRequest,
+        (frame, ...context) => h.onConnectionAuthSwitchRequest(
+          frame as AuthSwitchRequest,
+          ...context
+        ),
+      ],
+      [
+        AuthMoreData,
+        (frame, ...context) => h.onConnectionAuthMoreData(frame as AuthMoreData, ...context),
+      ],
       [Ok, (frame, ...context) => h.onConnectionOk(frame as Ok, ...context)],
       [Err, (frame, ...context) => h.onConnectionErr(frame as Err, ...context)],
       [Eof, (frame, ...context) => h.onConnectionEof(frame as Eof, ...context)],
-      [ColumnCount, (frame, ...context) => h.onConnectionColumnCount(frame as ColumnCount, ...context)],
-      [BinaryColumnCount, (frame, ...context) => h.onConnectionBinaryColumnCount(frame as BinaryColumnCount, ...context)],
-      [ColumnDefinition, (frame, ...context) => h.onConnectionColumnDefinition(frame as ColumnDefinition, ...context)],
+      [
+        ColumnCount,
+        (frame, ...context) => h.onConnectionColumnCount(frame as ColumnCount, ...context),
+      ],
+      [
+        BinaryColumnCount,
+        (frame, ...context) => h.onConnectionBinaryColumnCount(
+          frame as BinaryColumnCount,
+          ...context
+        ),
+      ],
+      [
+        ColumnDefinition,
+        (frame, ...context) => h.onConnectionColumnDefinition(
+          frame as ColumnDefinition,
+          ...context
+        ),
+      ],
       [TextRow, (frame, ...context) => h.onConnectionTextRow(frame as TextRow, ...context)],
-      [StmtPrepareOk, (frame, ...context) => h.onConnectionStmtPrepareOk(frame as StmtPrepareOk, ...context)],
+      [
+        StmtPrepareOk,
+        (frame, ...context) => h.onConnectionStmtPrepareOk(frame as StmtPrepareOk, ...context),
+      ],
       [BinaryRow, (frame, ...context) => h.onConnectionBinaryRow(frame as BinaryRow, ...context)],
     ]);
   }
@@ -844,15 +874,36 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
   /** `HANDLERS["server"]` bound to `h`'s methods (an engine's dispatch). */
   static bindServer(h: ConnectionServerHandlers): BoundHandlers {
     return new Map<FrameClass, BoundHandler>([
-      [HandshakeResponse41, (frame, ...context) => h.onConnectionHandshakeResponse41(frame as HandshakeResponse41, ...context)],
-      [AuthSwitchResponse, (frame, ...context) => h.onConnectionAuthSwitchResponse(frame as AuthSwitchResponse, ...context)],
+      [
+        HandshakeResponse41,
+        (frame, ...context) => h.onConnectionHandshakeResponse41(
+          frame as HandshakeResponse41,
+          ...context
+        ),
+      ],
+      [
+        AuthSwitchResponse,
+        (frame, ...context) => h.onConnectionAuthSwitchResponse(
+          frame as AuthSwitchResponse,
+          ...context
+        ),
+      ],
       [ComQuit, (frame, ...context) => h.onConnectionComQuit(frame as ComQuit, ...context)],
       [ComInitDb, (frame, ...context) => h.onConnectionComInitDb(frame as ComInitDb, ...context)],
       [ComQuery, (frame, ...context) => h.onConnectionComQuery(frame as ComQuery, ...context)],
       [ComPing, (frame, ...context) => h.onConnectionComPing(frame as ComPing, ...context)],
-      [ComStmtPrepare, (frame, ...context) => h.onConnectionComStmtPrepare(frame as ComStmtPrepare, ...context)],
-      [ComStmtExecute, (frame, ...context) => h.onConnectionComStmtExecute(frame as ComStmtExecute, ...context)],
-      [ComStmtClose, (frame, ...context) => h.onConnectionComStmtClose(frame as ComStmtClose, ...context)],
+      [
+        ComStmtPrepare,
+        (frame, ...context) => h.onConnectionComStmtPrepare(frame as ComStmtPrepare, ...context),
+      ],
+      [
+        ComStmtExecute,
+        (frame, ...context) => h.onConnectionComStmtExecute(frame as ComStmtExecute, ...context),
+      ],
+      [
+        ComStmtClose,
+        (frame, ...context) => h.onConnectionComStmtClose(frame as ComStmtClose, ...context),
+      ],
     ]);
   }
 

@@ -102,7 +102,10 @@ export interface ConnectionClientHandlers {
   /**  */
   onConnectionFunctionCallResponse(frame: FunctionCallResponse, ...context: unknown[]): unknown;
   /**  */
-  onConnectionNegotiateProtocolVersion(frame: NegotiateProtocolVersion, ...context: unknown[]): unknown;
+  onConnectionNegotiateProtocolVersion(
+    frame: NegotiateProtocolVersion,
+    ...context: unknown[]
+  ): unknown;
   /**  */
   onConnectionNoData(frame: NoData, ...context: unknown[]): unknown;
   /**  */
@@ -919,28 +922,106 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
   /** `HANDLERS["client"]` bound to `h`'s methods (an engine's dispatch). */
   static bindClient(h: ConnectionClientHandlers): BoundHandlers {
     return new Map<FrameClass, BoundHandler>([
-      [Authentication, (frame, ...context) => h.onConnectionAuthentication(frame as Authentication, ...context)],
-      [BackendKeyData, (frame, ...context) => h.onConnectionBackendKeyData(frame as BackendKeyData, ...context)],
-      [BindComplete, (frame, ...context) => h.onConnectionBindComplete(frame as BindComplete, ...context)],
-      [CloseComplete, (frame, ...context) => h.onConnectionCloseComplete(frame as CloseComplete, ...context)],
-      [CommandComplete, (frame, ...context) => h.onConnectionCommandComplete(frame as CommandComplete, ...context)],
-      [CopyInResponse, (frame, ...context) => h.onConnectionCopyInResponse(frame as CopyInResponse, ...context)],
-      [CopyOutResponse, (frame, ...context) => h.onConnectionCopyOutResponse(frame as CopyOutResponse, ...context)],
-      [CopyBothResponse, (frame, ...context) => h.onConnectionCopyBothResponse(frame as CopyBothResponse, ...context)],
+      [
+        Authentication,
+        (frame, ...context) => h.onConnectionAuthentication(frame as Authentication, ...context),
+      ],
+      [
+        BackendKeyData,
+        (frame, ...context) => h.onConnectionBackendKeyData(frame as BackendKeyData, ...context),
+      ],
+      [
+        BindComplete,
+        (frame, ...context) => h.onConnectionBindComplete(frame as BindComplete, ...context),
+      ],
+      [
+        CloseComplete,
+        (frame, ...context) => h.onConnectionCloseComplete(frame as CloseComplete, ...context),
+      ],
+      [
+        CommandComplete,
+        (frame, ...context) => h.onConnectionCommandComplete(frame as CommandComplete, ...context),
+      ],
+      [
+        CopyInResponse,
+        (frame, ...context) => h.onConnectionCopyInResponse(frame as CopyInResponse, ...context),
+      ],
+      [
+        CopyOutResponse,
+        (frame, ...context) => h.onConnectionCopyOutResponse(frame as CopyOutResponse, ...context),
+      ],
+      [
+        CopyBothResponse,
+        (frame, ...context) => h.onConnectionCopyBothResponse(
+          frame as CopyBothResponse,
+          ...context
+        ),
+      ],
       [DataRow, (frame, ...context) => h.onConnectionDataRow(frame as DataRow, ...context)],
-      [EmptyQueryResponse, (frame, ...context) => h.onConnectionEmptyQueryResponse(frame as EmptyQueryResponse, ...context)],
-      [ErrorResponse, (frame, ...context) => h.onConnectionErrorResponse(frame as ErrorResponse, ...context)],
-      [FunctionCallResponse, (frame, ...context) => h.onConnectionFunctionCallResponse(frame as FunctionCallResponse, ...context)],
-      [NegotiateProtocolVersion, (frame, ...context) => h.onConnectionNegotiateProtocolVersion(frame as NegotiateProtocolVersion, ...context)],
+      [
+        EmptyQueryResponse,
+        (frame, ...context) => h.onConnectionEmptyQueryResponse(
+          frame as EmptyQueryResponse,
+          ...context
+        ),
+      ],
+      [
+        ErrorResponse,
+        (frame, ...context) => h.onConnectionErrorResponse(frame as ErrorResponse, ...context),
+      ],
+      [
+        FunctionCallResponse,
+        (frame, ...context) => h.onConnectionFunctionCallResponse(
+          frame as FunctionCallResponse,
+          ...context
+        ),
+      ],
+      [
+        NegotiateProtocolVersion,
+        (frame, ...context) => h.onConnectionNegotiateProtocolVersion(
+          frame as NegotiateProtocolVersion,
+          ...context
+        ),
+      ],
       [NoData, (frame, ...context) => h.onConnectionNoData(frame as NoData, ...context)],
-      [NoticeResponse, (frame, ...context) => h.onConnectionNoticeResponse(frame as NoticeResponse, ...context)],
-      [NotificationResponse, (frame, ...context) => h.onConnectionNotificationResponse(frame as NotificationResponse, ...context)],
-      [ParameterDescription, (frame, ...context) => h.onConnectionParameterDescription(frame as ParameterDescription, ...context)],
-      [ParameterStatus, (frame, ...context) => h.onConnectionParameterStatus(frame as ParameterStatus, ...context)],
-      [ParseComplete, (frame, ...context) => h.onConnectionParseComplete(frame as ParseComplete, ...context)],
-      [PortalSuspended, (frame, ...context) => h.onConnectionPortalSuspended(frame as PortalSuspended, ...context)],
-      [ReadyForQuery, (frame, ...context) => h.onConnectionReadyForQuery(frame as ReadyForQuery, ...context)],
-      [RowDescription, (frame, ...context) => h.onConnectionRowDescription(frame as RowDescription, ...context)],
+      [
+        NoticeResponse,
+        (frame, ...context) => h.onConnectionNoticeResponse(frame as NoticeResponse, ...context),
+      ],
+      [
+        NotificationResponse,
+        (frame, ...context) => h.onConnectionNotificationResponse(
+          frame as NotificationResponse,
+          ...context
+        ),
+      ],
+      [
+        ParameterDescription,
+        (frame, ...context) => h.onConnectionParameterDescription(
+          frame as ParameterDescription,
+          ...context
+        ),
+      ],
+      [
+        ParameterStatus,
+        (frame, ...context) => h.onConnectionParameterStatus(frame as ParameterStatus, ...context),
+      ],
+      [
+        ParseComplete,
+        (frame, ...context) => h.onConnectionParseComplete(frame as ParseComplete, ...context),
+      ],
+      [
+        PortalSuspended,
+        (frame, ...context) => h.onConnectionPortalSuspended(frame as PortalSuspended, ...context),
+      ],
+      [
+        ReadyForQuery,
+        (frame, ...context) => h.onConnectionReadyForQuery(frame as ReadyForQuery, ...context),
+      ],
+      [
+        RowDescription,
+        (frame, ...context) => h.onConnectionRowDescription(frame as RowDescription, ...context),
+      ],
       [CopyData, (frame, ...context) => h.onConnectionCopyData(frame as CopyData, ...context)],
       [CopyDone, (frame, ...context) => h.onConnectionCopyDone(frame as CopyDone, ...context)],
     ]);
@@ -949,10 +1030,22 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
   /** `HANDLERS["server"]` bound to `h`'s methods (an engine's dispatch). */
   static bindServer(h: ConnectionServerHandlers): BoundHandlers {
     return new Map<FrameClass, BoundHandler>([
-      [StartupMessage, (frame, ...context) => h.onConnectionStartupMessage(frame as StartupMessage, ...context)],
-      [SslRequest, (frame, ...context) => h.onConnectionSslRequest(frame as SslRequest, ...context)],
-      [GssencRequest, (frame, ...context) => h.onConnectionGssencRequest(frame as GssencRequest, ...context)],
-      [CancelRequest, (frame, ...context) => h.onConnectionCancelRequest(frame as CancelRequest, ...context)],
+      [
+        StartupMessage,
+        (frame, ...context) => h.onConnectionStartupMessage(frame as StartupMessage, ...context),
+      ],
+      [
+        SslRequest,
+        (frame, ...context) => h.onConnectionSslRequest(frame as SslRequest, ...context),
+      ],
+      [
+        GssencRequest,
+        (frame, ...context) => h.onConnectionGssencRequest(frame as GssencRequest, ...context),
+      ],
+      [
+        CancelRequest,
+        (frame, ...context) => h.onConnectionCancelRequest(frame as CancelRequest, ...context),
+      ],
       [CopyData, (frame, ...context) => h.onConnectionCopyData(frame as CopyData, ...context)],
       [CopyDone, (frame, ...context) => h.onConnectionCopyDone(frame as CopyDone, ...context)],
       [Bind, (frame, ...context) => h.onConnectionBind(frame as Bind, ...context)],
@@ -961,7 +1054,10 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [Describe, (frame, ...context) => h.onConnectionDescribe(frame as Describe, ...context)],
       [Execute, (frame, ...context) => h.onConnectionExecute(frame as Execute, ...context)],
       [Flush, (frame, ...context) => h.onConnectionFlush(frame as Flush, ...context)],
-      [FunctionCall, (frame, ...context) => h.onConnectionFunctionCall(frame as FunctionCall, ...context)],
+      [
+        FunctionCall,
+        (frame, ...context) => h.onConnectionFunctionCall(frame as FunctionCall, ...context),
+      ],
       [Parse, (frame, ...context) => h.onConnectionParse(frame as Parse, ...context)],
       [Password, (frame, ...context) => h.onConnectionPassword(frame as Password, ...context)],
       [Query, (frame, ...context) => h.onConnectionQuery(frame as Query, ...context)],

@@ -92,15 +92,24 @@ import {
  */
 export interface ConnectionClientHandlers {
   /** Outcome of a DeclarePublisherRequest. */
-  onConnectionDeclarePublisherResponse(frame: DeclarePublisherResponse, ...context: unknown[]): unknown;
+  onConnectionDeclarePublisherResponse(
+    frame: DeclarePublisherResponse,
+    ...context: unknown[]
+  ): unknown;
   /** The listed publishing ids are stored. */
   onConnectionPublishConfirm(frame: PublishConfirm, ...context: unknown[]): unknown;
   /** The listed publishing ids were not stored, with a code each. */
   onConnectionPublishError(frame: PublishError, ...context: unknown[]): unknown;
   /** The last stored publishing id (sequence) of that publisher reference. */
-  onConnectionQueryPublisherSequenceResponse(frame: QueryPublisherSequenceResponse, ...context: unknown[]): unknown;
+  onConnectionQueryPublisherSequenceResponse(
+    frame: QueryPublisherSequenceResponse,
+    ...context: unknown[]
+  ): unknown;
   /** Outcome of a DeletePublisherRequest. */
-  onConnectionDeletePublisherResponse(frame: DeletePublisherResponse, ...context: unknown[]): unknown;
+  onConnectionDeletePublisherResponse(
+    frame: DeletePublisherResponse,
+    ...context: unknown[]
+  ): unknown;
   /** Outcome of a SubscribeRequest. */
   onConnectionSubscribeResponse(frame: SubscribeResponse, ...context: unknown[]): unknown;
   /** One osiris chunk for a subscription (each costs one credit). */
@@ -126,7 +135,10 @@ export interface ConnectionClientHandlers {
   /** The SASL mechanisms the server offers (e.g. */
   onConnectionSaslHandshakeResponse(frame: SaslHandshakeResponse, ...context: unknown[]): unknown;
   /** Outcome of a SASL step. */
-  onConnectionSaslAuthenticateResponse(frame: SaslAuthenticateResponse, ...context: unknown[]): unknown;
+  onConnectionSaslAuthenticateResponse(
+    frame: SaslAuthenticateResponse,
+    ...context: unknown[]
+  ): unknown;
   /**
    * The server proposes frame_max and heartbeat; the client answers with the same frame carrying
    * the values it adopts (0 means no limit / no heartbeat).
@@ -150,13 +162,22 @@ export interface ConnectionClientHandlers {
    */
   onConnectionConsumerUpdateRequest(frame: ConsumerUpdateRequest, ...context: unknown[]): unknown;
   /** The commands (and version ranges) the server supports. */
-  onConnectionExchangeCommandVersionsResponse(frame: ExchangeCommandVersionsResponse, ...context: unknown[]): unknown;
+  onConnectionExchangeCommandVersionsResponse(
+    frame: ExchangeCommandVersionsResponse,
+    ...context: unknown[]
+  ): unknown;
   /** The stream's statistics, as name/int64 pairs. */
   onConnectionStreamStatsResponse(frame: StreamStatsResponse, ...context: unknown[]): unknown;
   /** Outcome of a CreateSuperStreamRequest. */
-  onConnectionCreateSuperStreamResponse(frame: CreateSuperStreamResponse, ...context: unknown[]): unknown;
+  onConnectionCreateSuperStreamResponse(
+    frame: CreateSuperStreamResponse,
+    ...context: unknown[]
+  ): unknown;
   /** Outcome of a DeleteSuperStreamRequest. */
-  onConnectionDeleteSuperStreamResponse(frame: DeleteSuperStreamResponse, ...context: unknown[]): unknown;
+  onConnectionDeleteSuperStreamResponse(
+    frame: DeleteSuperStreamResponse,
+    ...context: unknown[]
+  ): unknown;
 }
 
 /**
@@ -166,13 +187,19 @@ export interface ConnectionClientHandlers {
  */
 export interface ConnectionServerHandlers {
   /** Declare a publisher id for a stream, with an optional reference for deduplication. */
-  onConnectionDeclarePublisherRequest(frame: DeclarePublisherRequest, ...context: unknown[]): unknown;
+  onConnectionDeclarePublisherRequest(
+    frame: DeclarePublisherRequest,
+    ...context: unknown[]
+  ): unknown;
   /** Publish messages (simple entries or sub-entry batches) with a declared publisher. */
   onConnectionPublish(frame: Publish, ...context: unknown[]): unknown;
   /** Publish messages that carry a filter value (stream filtering). */
   onConnectionPublishV2(frame: PublishV2, ...context: unknown[]): unknown;
   /** Ask for the last publishing id stored for a publisher reference on a stream. */
-  onConnectionQueryPublisherSequenceRequest(frame: QueryPublisherSequenceRequest, ...context: unknown[]): unknown;
+  onConnectionQueryPublisherSequenceRequest(
+    frame: QueryPublisherSequenceRequest,
+    ...context: unknown[]
+  ): unknown;
   /** Delete a declared publisher. */
   onConnectionDeletePublisherRequest(frame: DeletePublisherRequest, ...context: unknown[]): unknown;
   /** Start consuming a stream from an offset specification, with initial credit and properties. */
@@ -191,12 +218,17 @@ export interface ConnectionServerHandlers {
   onConnectionDeleteRequest(frame: DeleteRequest, ...context: unknown[]): unknown;
   /** Ask where the leaders and replicas of some streams are. */
   onConnectionMetadataRequest(frame: MetadataRequest, ...context: unknown[]): unknown;
-  /** The client's properties (product, version, connection_name, ...); first frame of a connection. */
+  /**
+   * The client's properties (product, version, connection_name, ...); first frame of a connection.
+   */
   onConnectionPeerPropertiesRequest(frame: PeerPropertiesRequest, ...context: unknown[]): unknown;
   /** Ask which SASL mechanisms the server offers. */
   onConnectionSaslHandshakeRequest(frame: SaslHandshakeRequest, ...context: unknown[]): unknown;
   /** Authenticate with the chosen mechanism (PLAIN: b'\0user\0password'). */
-  onConnectionSaslAuthenticateRequest(frame: SaslAuthenticateRequest, ...context: unknown[]): unknown;
+  onConnectionSaslAuthenticateRequest(
+    frame: SaslAuthenticateRequest,
+    ...context: unknown[]
+  ): unknown;
   /**
    * The server proposes frame_max and heartbeat; the client answers with the same frame carrying
    * the values it adopts (0 means no limit / no heartbeat).
@@ -217,13 +249,22 @@ export interface ConnectionServerHandlers {
   /** The client's answer to a ConsumerUpdateRequest, with the offset to resume from. */
   onConnectionConsumerUpdateResponse(frame: ConsumerUpdateResponse, ...context: unknown[]): unknown;
   /** The commands (and version ranges) the client supports. */
-  onConnectionExchangeCommandVersionsRequest(frame: ExchangeCommandVersionsRequest, ...context: unknown[]): unknown;
+  onConnectionExchangeCommandVersionsRequest(
+    frame: ExchangeCommandVersionsRequest,
+    ...context: unknown[]
+  ): unknown;
   /** Ask for a stream's statistics (e.g. */
   onConnectionStreamStatsRequest(frame: StreamStatsRequest, ...context: unknown[]): unknown;
   /** Create a super stream from its partitions and binding keys. */
-  onConnectionCreateSuperStreamRequest(frame: CreateSuperStreamRequest, ...context: unknown[]): unknown;
+  onConnectionCreateSuperStreamRequest(
+    frame: CreateSuperStreamRequest,
+    ...context: unknown[]
+  ): unknown;
   /** Delete a super stream and its partitions. */
-  onConnectionDeleteSuperStreamRequest(frame: DeleteSuperStreamRequest, ...context: unknown[]): unknown;
+  onConnectionDeleteSuperStreamRequest(
+    frame: DeleteSuperStreamRequest,
+    ...context: unknown[]
+  ): unknown;
 }
 
 /**
@@ -233,13 +274,19 @@ export interface ConnectionServerHandlers {
  */
 export interface PublisherClientHandlers {
   /** Outcome of a DeclarePublisherRequest. */
-  onPublisherDeclarePublisherResponse(frame: DeclarePublisherResponse, ...context: unknown[]): unknown;
+  onPublisherDeclarePublisherResponse(
+    frame: DeclarePublisherResponse,
+    ...context: unknown[]
+  ): unknown;
   /** The listed publishing ids are stored. */
   onPublisherPublishConfirm(frame: PublishConfirm, ...context: unknown[]): unknown;
   /** The listed publishing ids were not stored, with a code each. */
   onPublisherPublishError(frame: PublishError, ...context: unknown[]): unknown;
   /** Outcome of a DeletePublisherRequest. */
-  onPublisherDeletePublisherResponse(frame: DeletePublisherResponse, ...context: unknown[]): unknown;
+  onPublisherDeletePublisherResponse(
+    frame: DeletePublisherResponse,
+    ...context: unknown[]
+  ): unknown;
   /** Something changed about a stream (e.g. */
   onPublisherMetadataUpdate(frame: MetadataUpdate, ...context: unknown[]): unknown;
 }
@@ -251,7 +298,10 @@ export interface PublisherClientHandlers {
  */
 export interface PublisherServerHandlers {
   /** Declare a publisher id for a stream, with an optional reference for deduplication. */
-  onPublisherDeclarePublisherRequest(frame: DeclarePublisherRequest, ...context: unknown[]): unknown;
+  onPublisherDeclarePublisherRequest(
+    frame: DeclarePublisherRequest,
+    ...context: unknown[]
+  ): unknown;
   /** Publish messages (simple entries or sub-entry batches) with a declared publisher. */
   onPublisherPublish(frame: Publish, ...context: unknown[]): unknown;
   /** Publish messages that carry a filter value (stream filtering). */
@@ -1694,70 +1744,313 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
   /** `HANDLERS["client"]` bound to `h`'s methods (an engine's dispatch). */
   static bindClient(h: ConnectionClientHandlers): BoundHandlers {
     return new Map<FrameClass, BoundHandler>([
-      [DeclarePublisherResponse, (frame, ...context) => h.onConnectionDeclarePublisherResponse(frame as DeclarePublisherResponse, ...context)],
-      [PublishConfirm, (frame, ...context) => h.onConnectionPublishConfirm(frame as PublishConfirm, ...context)],
-      [PublishError, (frame, ...context) => h.onConnectionPublishError(frame as PublishError, ...context)],
-      [QueryPublisherSequenceResponse, (frame, ...context) => h.onConnectionQueryPublisherSequenceResponse(frame as QueryPublisherSequenceResponse, ...context)],
-      [DeletePublisherResponse, (frame, ...context) => h.onConnectionDeletePublisherResponse(frame as DeletePublisherResponse, ...context)],
-      [SubscribeResponse, (frame, ...context) => h.onConnectionSubscribeResponse(frame as SubscribeResponse, ...context)],
+      [
+        DeclarePublisherResponse,
+        (frame, ...context) => h.onConnectionDeclarePublisherResponse(
+          frame as DeclarePublisherResponse,
+          ...context
+        ),
+      ],
+      [
+        PublishConfirm,
+        (frame, ...context) => h.onConnectionPublishConfirm(frame as PublishConfirm, ...context),
+      ],
+      [
+        PublishError,
+        (frame, ...context) => h.onConnectionPublishError(frame as PublishError, ...context),
+      ],
+      [
+        QueryPublisherSequenceResponse,
+        (frame, ...context) => h.onConnectionQueryPublisherSequenceResponse(
+          frame as QueryPublisherSequenceResponse,
+          ...context
+        ),
+      ],
+      [
+        DeletePublisherResponse,
+        (frame, ...context) => h.onConnectionDeletePublisherResponse(
+          frame as DeletePublisherResponse,
+          ...context
+        ),
+      ],
+      [
+        SubscribeResponse,
+        (frame, ...context) => h.onConnectionSubscribeResponse(
+          frame as SubscribeResponse,
+          ...context
+        ),
+      ],
       [Deliver, (frame, ...context) => h.onConnectionDeliver(frame as Deliver, ...context)],
       [DeliverV2, (frame, ...context) => h.onConnectionDeliverV2(frame as DeliverV2, ...context)],
-      [CreditResponse, (frame, ...context) => h.onConnectionCreditResponse(frame as CreditResponse, ...context)],
-      [QueryOffsetResponse, (frame, ...context) => h.onConnectionQueryOffsetResponse(frame as QueryOffsetResponse, ...context)],
-      [UnsubscribeResponse, (frame, ...context) => h.onConnectionUnsubscribeResponse(frame as UnsubscribeResponse, ...context)],
-      [CreateResponse, (frame, ...context) => h.onConnectionCreateResponse(frame as CreateResponse, ...context)],
-      [DeleteResponse, (frame, ...context) => h.onConnectionDeleteResponse(frame as DeleteResponse, ...context)],
-      [MetadataResponse, (frame, ...context) => h.onConnectionMetadataResponse(frame as MetadataResponse, ...context)],
-      [MetadataUpdate, (frame, ...context) => h.onConnectionMetadataUpdate(frame as MetadataUpdate, ...context)],
-      [PeerPropertiesResponse, (frame, ...context) => h.onConnectionPeerPropertiesResponse(frame as PeerPropertiesResponse, ...context)],
-      [SaslHandshakeResponse, (frame, ...context) => h.onConnectionSaslHandshakeResponse(frame as SaslHandshakeResponse, ...context)],
-      [SaslAuthenticateResponse, (frame, ...context) => h.onConnectionSaslAuthenticateResponse(frame as SaslAuthenticateResponse, ...context)],
+      [
+        CreditResponse,
+        (frame, ...context) => h.onConnectionCreditResponse(frame as CreditResponse, ...context),
+      ],
+      [
+        QueryOffsetResponse,
+        (frame, ...context) => h.onConnectionQueryOffsetResponse(
+          frame as QueryOffsetResponse,
+          ...context
+        ),
+      ],
+      [
+        UnsubscribeResponse,
+        (frame, ...context) => h.onConnectionUnsubscribeResponse(
+          frame as UnsubscribeResponse,
+          ...context
+        ),
+      ],
+      [
+        CreateResponse,
+        (frame, ...context) => h.onConnectionCreateResponse(frame as CreateResponse, ...context),
+      ],
+      [
+        DeleteResponse,
+        (frame, ...context) => h.onConnectionDeleteResponse(frame as DeleteResponse, ...context),
+      ],
+      [
+        MetadataResponse,
+        (frame, ...context) => h.onConnectionMetadataResponse(
+          frame as MetadataResponse,
+          ...context
+        ),
+      ],
+      [
+        MetadataUpdate,
+        (frame, ...context) => h.onConnectionMetadataUpdate(frame as MetadataUpdate, ...context),
+      ],
+      [
+        PeerPropertiesResponse,
+        (frame, ...context) => h.onConnectionPeerPropertiesResponse(
+          frame as PeerPropertiesResponse,
+          ...context
+        ),
+      ],
+      [
+        SaslHandshakeResponse,
+        (frame, ...context) => h.onConnectionSaslHandshakeResponse(
+          frame as SaslHandshakeResponse,
+          ...context
+        ),
+      ],
+      [
+        SaslAuthenticateResponse,
+        (frame, ...context) => h.onConnectionSaslAuthenticateResponse(
+          frame as SaslAuthenticateResponse,
+          ...context
+        ),
+      ],
       [Tune, (frame, ...context) => h.onConnectionTune(frame as Tune, ...context)],
-      [OpenResponse, (frame, ...context) => h.onConnectionOpenResponse(frame as OpenResponse, ...context)],
-      [CloseRequest, (frame, ...context) => h.onConnectionCloseRequest(frame as CloseRequest, ...context)],
-      [CloseResponse, (frame, ...context) => h.onConnectionCloseResponse(frame as CloseResponse, ...context)],
+      [
+        OpenResponse,
+        (frame, ...context) => h.onConnectionOpenResponse(frame as OpenResponse, ...context),
+      ],
+      [
+        CloseRequest,
+        (frame, ...context) => h.onConnectionCloseRequest(frame as CloseRequest, ...context),
+      ],
+      [
+        CloseResponse,
+        (frame, ...context) => h.onConnectionCloseResponse(frame as CloseResponse, ...context),
+      ],
       [Heartbeat, (frame, ...context) => h.onConnectionHeartbeat(frame as Heartbeat, ...context)],
-      [RouteResponse, (frame, ...context) => h.onConnectionRouteResponse(frame as RouteResponse, ...context)],
-      [PartitionsResponse, (frame, ...context) => h.onConnectionPartitionsResponse(frame as PartitionsResponse, ...context)],
-      [ConsumerUpdateRequest, (frame, ...context) => h.onConnectionConsumerUpdateRequest(frame as ConsumerUpdateRequest, ...context)],
-      [ExchangeCommandVersionsResponse, (frame, ...context) => h.onConnectionExchangeCommandVersionsResponse(frame as ExchangeCommandVersionsResponse, ...context)],
-      [StreamStatsResponse, (frame, ...context) => h.onConnectionStreamStatsResponse(frame as StreamStatsResponse, ...context)],
-      [CreateSuperStreamResponse, (frame, ...context) => h.onConnectionCreateSuperStreamResponse(frame as CreateSuperStreamResponse, ...context)],
-      [DeleteSuperStreamResponse, (frame, ...context) => h.onConnectionDeleteSuperStreamResponse(frame as DeleteSuperStreamResponse, ...context)],
+      [
+        RouteResponse,
+        (frame, ...context) => h.onConnectionRouteResponse(frame as RouteResponse, ...context),
+      ],
+      [
+        PartitionsResponse,
+        (frame, ...context) => h.onConnectionPartitionsResponse(
+          frame as PartitionsResponse,
+          ...context
+        ),
+      ],
+      [
+        ConsumerUpdateRequest,
+        (frame, ...context) => h.onConnectionConsumerUpdateRequest(
+          frame as ConsumerUpdateRequest,
+          ...context
+        ),
+      ],
+      [
+        ExchangeCommandVersionsResponse,
+        (frame, ...context) => h.onConnectionExchangeCommandVersionsResponse(
+          frame as ExchangeCommandVersionsResponse,
+          ...context
+        ),
+      ],
+      [
+        StreamStatsResponse,
+        (frame, ...context) => h.onConnectionStreamStatsResponse(
+          frame as StreamStatsResponse,
+          ...context
+        ),
+      ],
+      [
+        CreateSuperStreamResponse,
+        (frame, ...context) => h.onConnectionCreateSuperStreamResponse(
+          frame as CreateSuperStreamResponse,
+          ...context
+        ),
+      ],
+      [
+        DeleteSuperStreamResponse,
+        (frame, ...context) => h.onConnectionDeleteSuperStreamResponse(
+          frame as DeleteSuperStreamResponse,
+          ...context
+        ),
+      ],
     ]);
   }
 
   /** `HANDLERS["server"]` bound to `h`'s methods (an engine's dispatch). */
   static bindServer(h: ConnectionServerHandlers): BoundHandlers {
     return new Map<FrameClass, BoundHandler>([
-      [DeclarePublisherRequest, (frame, ...context) => h.onConnectionDeclarePublisherRequest(frame as DeclarePublisherRequest, ...context)],
+      [
+        DeclarePublisherRequest,
+        (frame, ...context) => h.onConnectionDeclarePublisherRequest(
+          frame as DeclarePublisherRequest,
+          ...context
+        ),
+      ],
       [Publish, (frame, ...context) => h.onConnectionPublish(frame as Publish, ...context)],
       [PublishV2, (frame, ...context) => h.onConnectionPublishV2(frame as PublishV2, ...context)],
-      [QueryPublisherSequenceRequest, (frame, ...context) => h.onConnectionQueryPublisherSequenceRequest(frame as QueryPublisherSequenceRequest, ...context)],
-      [DeletePublisherRequest, (frame, ...context) => h.onConnectionDeletePublisherRequest(frame as DeletePublisherRequest, ...context)],
-      [SubscribeRequest, (frame, ...context) => h.onConnectionSubscribeRequest(frame as SubscribeRequest, ...context)],
-      [CreditRequest, (frame, ...context) => h.onConnectionCreditRequest(frame as CreditRequest, ...context)],
-      [StoreOffset, (frame, ...context) => h.onConnectionStoreOffset(frame as StoreOffset, ...context)],
-      [QueryOffsetRequest, (frame, ...context) => h.onConnectionQueryOffsetRequest(frame as QueryOffsetRequest, ...context)],
-      [UnsubscribeRequest, (frame, ...context) => h.onConnectionUnsubscribeRequest(frame as UnsubscribeRequest, ...context)],
-      [CreateRequest, (frame, ...context) => h.onConnectionCreateRequest(frame as CreateRequest, ...context)],
-      [DeleteRequest, (frame, ...context) => h.onConnectionDeleteRequest(frame as DeleteRequest, ...context)],
-      [MetadataRequest, (frame, ...context) => h.onConnectionMetadataRequest(frame as MetadataRequest, ...context)],
-      [PeerPropertiesRequest, (frame, ...context) => h.onConnectionPeerPropertiesRequest(frame as PeerPropertiesRequest, ...context)],
-      [SaslHandshakeRequest, (frame, ...context) => h.onConnectionSaslHandshakeRequest(frame as SaslHandshakeRequest, ...context)],
-      [SaslAuthenticateRequest, (frame, ...context) => h.onConnectionSaslAuthenticateRequest(frame as SaslAuthenticateRequest, ...context)],
+      [
+        QueryPublisherSequenceRequest,
+        (frame, ...context) => h.onConnectionQueryPublisherSequenceRequest(
+          frame as QueryPublisherSequenceRequest,
+          ...context
+        ),
+      ],
+      [
+        DeletePublisherRequest,
+        (frame, ...context) => h.onConnectionDeletePublisherRequest(
+          frame as DeletePublisherRequest,
+          ...context
+        ),
+      ],
+      [
+        SubscribeRequest,
+        (frame, ...context) => h.onConnectionSubscribeRequest(
+          frame as SubscribeRequest,
+          ...context
+        ),
+      ],
+      [
+        CreditRequest,
+        (frame, ...context) => h.onConnectionCreditRequest(frame as CreditRequest, ...context),
+      ],
+      [
+        StoreOffset,
+        (frame, ...context) => h.onConnectionStoreOffset(frame as StoreOffset, ...context),
+      ],
+      [
+        QueryOffsetRequest,
+        (frame, ...context) => h.onConnectionQueryOffsetRequest(
+          frame as QueryOffsetRequest,
+          ...context
+        ),
+      ],
+      [
+        UnsubscribeRequest,
+        (frame, ...context) => h.onConnectionUnsubscribeRequest(
+          frame as UnsubscribeRequest,
+          ...context
+        ),
+      ],
+      [
+        CreateRequest,
+        (frame, ...context) => h.onConnectionCreateRequest(frame as CreateRequest, ...context),
+      ],
+      [
+        DeleteRequest,
+        (frame, ...context) => h.onConnectionDeleteRequest(frame as DeleteRequest, ...context),
+      ],
+      [
+        MetadataRequest,
+        (frame, ...context) => h.onConnectionMetadataRequest(frame as MetadataRequest, ...context),
+      ],
+      [
+        PeerPropertiesRequest,
+        (frame, ...context) => h.onConnectionPeerPropertiesRequest(
+          frame as PeerPropertiesRequest,
+          ...context
+        ),
+      ],
+      [
+        SaslHandshakeRequest,
+        (frame, ...context) => h.onConnectionSaslHandshakeRequest(
+          frame as SaslHandshakeRequest,
+          ...context
+        ),
+      ],
+      [
+        SaslAuthenticateRequest,
+        (frame, ...context) => h.onConnectionSaslAuthenticateRequest(
+          frame as SaslAuthenticateRequest,
+          ...context
+        ),
+      ],
       [Tune, (frame, ...context) => h.onConnectionTune(frame as Tune, ...context)],
-      [OpenRequest, (frame, ...context) => h.onConnectionOpenRequest(frame as OpenRequest, ...context)],
-      [CloseRequest, (frame, ...context) => h.onConnectionCloseRequest(frame as CloseRequest, ...context)],
-      [CloseResponse, (frame, ...context) => h.onConnectionCloseResponse(frame as CloseResponse, ...context)],
+      [
+        OpenRequest,
+        (frame, ...context) => h.onConnectionOpenRequest(frame as OpenRequest, ...context),
+      ],
+      [
+        CloseRequest,
+        (frame, ...context) => h.onConnectionCloseRequest(frame as CloseRequest, ...context),
+      ],
+      [
+        CloseResponse,
+        (frame, ...context) => h.onConnectionCloseResponse(frame as CloseResponse, ...context),
+      ],
       [Heartbeat, (frame, ...context) => h.onConnectionHeartbeat(frame as Heartbeat, ...context)],
-      [RouteRequest, (frame, ...context) => h.onConnectionRouteRequest(frame as RouteRequest, ...context)],
-      [PartitionsRequest, (frame, ...context) => h.onConnectionPartitionsRequest(frame as PartitionsRequest, ...context)],
-      [ConsumerUpdateResponse, (frame, ...context) => h.onConnectionConsumerUpdateResponse(frame as ConsumerUpdateResponse, ...context)],
-      [ExchangeCommandVersionsRequest, (frame, ...context) => h.onConnectionExchangeCommandVersionsRequest(frame as ExchangeCommandVersionsRequest, ...context)],
-      [StreamStatsRequest, (frame, ...context) => h.onConnectionStreamStatsRequest(frame as StreamStatsRequest, ...context)],
-      [CreateSuperStreamRequest, (frame, ...context) => h.onConnectionCreateSuperStreamRequest(frame as CreateSuperStreamRequest, ...context)],
-      [DeleteSuperStreamRequest, (frame, ...context) => h.onConnectionDeleteSuperStreamRequest(frame as DeleteSuperStreamRequest, ...context)],
+      [
+        RouteRequest,
+        (frame, ...context) => h.onConnectionRouteRequest(frame as RouteRequest, ...context),
+      ],
+      [
+        PartitionsRequest,
+        (frame, ...context) => h.onConnectionPartitionsRequest(
+          frame as PartitionsRequest,
+          ...context
+        ),
+      ],
+      [
+        ConsumerUpdateResponse,
+        (frame, ...context) => h.onConnectionConsumerUpdateResponse(
+          frame as ConsumerUpdateResponse,
+          ...context
+        ),
+      ],
+      [
+        ExchangeCommandVersionsRequest,
+        (frame, ...context) => h.onConnectionExchangeCommandVersionsRequest(
+          frame as ExchangeCommandVersionsRequest,
+          ...context
+        ),
+      ],
+      [
+        StreamStatsRequest,
+        (frame, ...context) => h.onConnectionStreamStatsRequest(
+          frame as StreamStatsRequest,
+          ...context
+        ),
+      ],
+      [
+        CreateSuperStreamRequest,
+        (frame, ...context) => h.onConnectionCreateSuperStreamRequest(
+          frame as CreateSuperStreamRequest,
+          ...context
+        ),
+      ],
+      [
+        DeleteSuperStreamRequest,
+        (frame, ...context) => h.onConnectionDeleteSuperStreamRequest(
+          frame as DeleteSuperStreamRequest,
+          ...context
+        ),
+      ],
     ]);
   }
 
@@ -2020,21 +2313,54 @@ export class PublisherMachine extends StateMachine<PublisherState> {
   /** `HANDLERS["client"]` bound to `h`'s methods (an engine's dispatch). */
   static bindClient(h: PublisherClientHandlers): BoundHandlers {
     return new Map<FrameClass, BoundHandler>([
-      [DeclarePublisherResponse, (frame, ...context) => h.onPublisherDeclarePublisherResponse(frame as DeclarePublisherResponse, ...context)],
-      [PublishConfirm, (frame, ...context) => h.onPublisherPublishConfirm(frame as PublishConfirm, ...context)],
-      [PublishError, (frame, ...context) => h.onPublisherPublishError(frame as PublishError, ...context)],
-      [DeletePublisherResponse, (frame, ...context) => h.onPublisherDeletePublisherResponse(frame as DeletePublisherResponse, ...context)],
-      [MetadataUpdate, (frame, ...context) => h.onPublisherMetadataUpdate(frame as MetadataUpdate, ...context)],
+      [
+        DeclarePublisherResponse,
+        (frame, ...context) => h.onPublisherDeclarePublisherResponse(
+          frame as DeclarePublisherResponse,
+          ...context
+        ),
+      ],
+      [
+        PublishConfirm,
+        (frame, ...context) => h.onPublisherPublishConfirm(frame as PublishConfirm, ...context),
+      ],
+      [
+        PublishError,
+        (frame, ...context) => h.onPublisherPublishError(frame as PublishError, ...context),
+      ],
+      [
+        DeletePublisherResponse,
+        (frame, ...context) => h.onPublisherDeletePublisherResponse(
+          frame as DeletePublisherResponse,
+          ...context
+        ),
+      ],
+      [
+        MetadataUpdate,
+        (frame, ...context) => h.onPublisherMetadataUpdate(frame as MetadataUpdate, ...context),
+      ],
     ]);
   }
 
   /** `HANDLERS["server"]` bound to `h`'s methods (an engine's dispatch). */
   static bindServer(h: PublisherServerHandlers): BoundHandlers {
     return new Map<FrameClass, BoundHandler>([
-      [DeclarePublisherRequest, (frame, ...context) => h.onPublisherDeclarePublisherRequest(frame as DeclarePublisherRequest, ...context)],
+      [
+        DeclarePublisherRequest,
+        (frame, ...context) => h.onPublisherDeclarePublisherRequest(
+          frame as DeclarePublisherRequest,
+          ...context
+        ),
+      ],
       [Publish, (frame, ...context) => h.onPublisherPublish(frame as Publish, ...context)],
       [PublishV2, (frame, ...context) => h.onPublisherPublishV2(frame as PublishV2, ...context)],
-      [DeletePublisherRequest, (frame, ...context) => h.onPublisherDeletePublisherRequest(frame as DeletePublisherRequest, ...context)],
+      [
+        DeletePublisherRequest,
+        (frame, ...context) => h.onPublisherDeletePublisherRequest(
+          frame as DeletePublisherRequest,
+          ...context
+        ),
+      ],
     ]);
   }
 
@@ -2384,22 +2710,61 @@ export class SubscriptionMachine extends StateMachine<SubscriptionState> {
   /** `HANDLERS["client"]` bound to `h`'s methods (an engine's dispatch). */
   static bindClient(h: SubscriptionClientHandlers): BoundHandlers {
     return new Map<FrameClass, BoundHandler>([
-      [SubscribeResponse, (frame, ...context) => h.onSubscriptionSubscribeResponse(frame as SubscribeResponse, ...context)],
+      [
+        SubscribeResponse,
+        (frame, ...context) => h.onSubscriptionSubscribeResponse(
+          frame as SubscribeResponse,
+          ...context
+        ),
+      ],
       [Deliver, (frame, ...context) => h.onSubscriptionDeliver(frame as Deliver, ...context)],
       [DeliverV2, (frame, ...context) => h.onSubscriptionDeliverV2(frame as DeliverV2, ...context)],
-      [CreditResponse, (frame, ...context) => h.onSubscriptionCreditResponse(frame as CreditResponse, ...context)],
-      [UnsubscribeResponse, (frame, ...context) => h.onSubscriptionUnsubscribeResponse(frame as UnsubscribeResponse, ...context)],
-      [MetadataUpdate, (frame, ...context) => h.onSubscriptionMetadataUpdate(frame as MetadataUpdate, ...context)],
-      [ConsumerUpdateRequest, (frame, ...context) => h.onSubscriptionConsumerUpdateRequest(frame as ConsumerUpdateRequest, ...context)],
+      [
+        CreditResponse,
+        (frame, ...context) => h.onSubscriptionCreditResponse(frame as CreditResponse, ...context),
+      ],
+      [
+        UnsubscribeResponse,
+        (frame, ...context) => h.onSubscriptionUnsubscribeResponse(
+          frame as UnsubscribeResponse,
+          ...context
+        ),
+      ],
+      [
+        MetadataUpdate,
+        (frame, ...context) => h.onSubscriptionMetadataUpdate(frame as MetadataUpdate, ...context),
+      ],
+      [
+        ConsumerUpdateRequest,
+        (frame, ...context) => h.onSubscriptionConsumerUpdateRequest(
+          frame as ConsumerUpdateRequest,
+          ...context
+        ),
+      ],
     ]);
   }
 
   /** `HANDLERS["server"]` bound to `h`'s methods (an engine's dispatch). */
   static bindServer(h: SubscriptionServerHandlers): BoundHandlers {
     return new Map<FrameClass, BoundHandler>([
-      [SubscribeRequest, (frame, ...context) => h.onSubscriptionSubscribeRequest(frame as SubscribeRequest, ...context)],
-      [CreditRequest, (frame, ...context) => h.onSubscriptionCreditRequest(frame as CreditRequest, ...context)],
-      [UnsubscribeRequest, (frame, ...context) => h.onSubscriptionUnsubscribeRequest(frame as UnsubscribeRequest, ...context)],
+      [
+        SubscribeRequest,
+        (frame, ...context) => h.onSubscriptionSubscribeRequest(
+          frame as SubscribeRequest,
+          ...context
+        ),
+      ],
+      [
+        CreditRequest,
+        (frame, ...context) => h.onSubscriptionCreditRequest(frame as CreditRequest, ...context),
+      ],
+      [
+        UnsubscribeRequest,
+        (frame, ...context) => h.onSubscriptionUnsubscribeRequest(
+          frame as UnsubscribeRequest,
+          ...context
+        ),
+      ],
     ]);
   }
 

@@ -107,7 +107,9 @@ export interface SubscriptionSubscriberHandlers {
  * the engine's own context once a machine let the frame through.
  */
 export interface SubscriptionPublisherHandlers {
-  /** Subscribe to a named publisher under a subscriber-chosen Id, optionally with initial demand. */
+  /**
+   * Subscribe to a named publisher under a subscriber-chosen Id, optionally with initial demand.
+   */
   onSubscriptionSubscribe(frame: Subscribe, ...context: unknown[]): unknown;
   /** Add demand to the subscription identified by `subscriber`. */
   onSubscriptionRequest(frame: Request, ...context: unknown[]): unknown;
@@ -677,7 +679,10 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
   /** `HANDLERS["client"]` bound to `h`'s methods (an engine's dispatch). */
   static bindClient(h: ConnectionClientHandlers): BoundHandlers {
     return new Map<FrameClass, BoundHandler>([
-      [ServerHello, (frame, ...context) => h.onConnectionServerHello(frame as ServerHello, ...context)],
+      [
+        ServerHello,
+        (frame, ...context) => h.onConnectionServerHello(frame as ServerHello, ...context),
+      ],
       [Goodbye, (frame, ...context) => h.onConnectionGoodbye(frame as Goodbye, ...context)],
     ]);
   }
@@ -685,7 +690,10 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
   /** `HANDLERS["server"]` bound to `h`'s methods (an engine's dispatch). */
   static bindServer(h: ConnectionServerHandlers): BoundHandlers {
     return new Map<FrameClass, BoundHandler>([
-      [ClientHello, (frame, ...context) => h.onConnectionClientHello(frame as ClientHello, ...context)],
+      [
+        ClientHello,
+        (frame, ...context) => h.onConnectionClientHello(frame as ClientHello, ...context),
+      ],
       [Goodbye, (frame, ...context) => h.onConnectionGoodbye(frame as Goodbye, ...context)],
     ]);
   }
@@ -1156,13 +1164,28 @@ export class SubscriptionMachine extends StateMachine<SubscriptionState> {
   /** `HANDLERS["subscriber"]` bound to `h`'s methods (an engine's dispatch). */
   static bindSubscriber(h: SubscriptionSubscriberHandlers): BoundHandlers {
     return new Map<FrameClass, BoundHandler>([
-      [Subscribed, (frame, ...context) => h.onSubscriptionSubscribed(frame as Subscribed, ...context)],
+      [
+        Subscribed,
+        (frame, ...context) => h.onSubscriptionSubscribed(frame as Subscribed, ...context),
+      ],
       [OnNext, (frame, ...context) => h.onSubscriptionOnNext(frame as OnNext, ...context)],
-      [OnComplete, (frame, ...context) => h.onSubscriptionOnComplete(frame as OnComplete, ...context)],
+      [
+        OnComplete,
+        (frame, ...context) => h.onSubscriptionOnComplete(frame as OnComplete, ...context),
+      ],
       [OnError, (frame, ...context) => h.onSubscriptionOnError(frame as OnError, ...context)],
-      [OnNextPacked, (frame, ...context) => h.onSubscriptionOnNextPacked(frame as OnNextPacked, ...context)],
-      [OnNextPart, (frame, ...context) => h.onSubscriptionOnNextPart(frame as OnNextPart, ...context)],
-      [OnNextLastPart, (frame, ...context) => h.onSubscriptionOnNextLastPart(frame as OnNextLastPart, ...context)],
+      [
+        OnNextPacked,
+        (frame, ...context) => h.onSubscriptionOnNextPacked(frame as OnNextPacked, ...context),
+      ],
+      [
+        OnNextPart,
+        (frame, ...context) => h.onSubscriptionOnNextPart(frame as OnNextPart, ...context),
+      ],
+      [
+        OnNextLastPart,
+        (frame, ...context) => h.onSubscriptionOnNextLastPart(frame as OnNextLastPart, ...context),
+      ],
     ]);
   }
 
@@ -1270,7 +1293,10 @@ export class SplitElementMachine extends StateMachine<SplitElementState> {
   static bindSubscriber(h: ElementSubscriberHandlers): BoundHandlers {
     return new Map<FrameClass, BoundHandler>([
       [OnNextPart, (frame, ...context) => h.onElementOnNextPart(frame as OnNextPart, ...context)],
-      [OnNextLastPart, (frame, ...context) => h.onElementOnNextLastPart(frame as OnNextLastPart, ...context)],
+      [
+        OnNextLastPart,
+        (frame, ...context) => h.onElementOnNextLastPart(frame as OnNextLastPart, ...context),
+      ],
     ]);
   }
 

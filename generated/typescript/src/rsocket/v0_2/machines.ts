@@ -832,7 +832,10 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [Lease, (frame, ...context) => h.onConnectionLease(frame as Lease, ...context)],
       [Keepalive, (frame, ...context) => h.onConnectionKeepalive(frame as Keepalive, ...context)],
       [Error, (frame, ...context) => h.onConnectionError(frame as Error, ...context)],
-      [MetadataPush, (frame, ...context) => h.onConnectionMetadataPush(frame as MetadataPush, ...context)],
+      [
+        MetadataPush,
+        (frame, ...context) => h.onConnectionMetadataPush(frame as MetadataPush, ...context),
+      ],
       [ResumeOk, (frame, ...context) => h.onConnectionResumeOk(frame as ResumeOk, ...context)],
       [Ext, (frame, ...context) => h.onConnectionExt(frame as Ext, ...context)],
     ]);
@@ -845,7 +848,10 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [Lease, (frame, ...context) => h.onConnectionLease(frame as Lease, ...context)],
       [Keepalive, (frame, ...context) => h.onConnectionKeepalive(frame as Keepalive, ...context)],
       [Error, (frame, ...context) => h.onConnectionError(frame as Error, ...context)],
-      [MetadataPush, (frame, ...context) => h.onConnectionMetadataPush(frame as MetadataPush, ...context)],
+      [
+        MetadataPush,
+        (frame, ...context) => h.onConnectionMetadataPush(frame as MetadataPush, ...context),
+      ],
       [Resume, (frame, ...context) => h.onConnectionResume(frame as Resume, ...context)],
       [Ext, (frame, ...context) => h.onConnectionExt(frame as Ext, ...context)],
     ]);
@@ -1229,7 +1235,10 @@ export class RequestResponseMachine extends StateMachine<RequestResponseState> {
   /** `HANDLERS["responder"]` bound to `h`'s methods (an engine's dispatch). */
   static bindResponder(h: StreamResponderHandlers): BoundHandlers {
     return new Map<FrameClass, BoundHandler>([
-      [RequestResponse, (frame, ...context) => h.onStreamRequestResponse(frame as RequestResponse, ...context)],
+      [
+        RequestResponse,
+        (frame, ...context) => h.onStreamRequestResponse(frame as RequestResponse, ...context),
+      ],
       [Cancel, (frame, ...context) => h.onStreamCancel(frame as Cancel, ...context)],
     ]);
   }
@@ -1482,7 +1491,10 @@ export class RequestStreamMachine extends StateMachine<RequestStreamState> {
   /** `HANDLERS["responder"]` bound to `h`'s methods (an engine's dispatch). */
   static bindResponder(h: StreamResponderHandlers): BoundHandlers {
     return new Map<FrameClass, BoundHandler>([
-      [RequestStream, (frame, ...context) => h.onStreamRequestStream(frame as RequestStream, ...context)],
+      [
+        RequestStream,
+        (frame, ...context) => h.onStreamRequestStream(frame as RequestStream, ...context),
+      ],
       [RequestN, (frame, ...context) => h.onStreamRequestN(frame as RequestN, ...context)],
       [Cancel, (frame, ...context) => h.onStreamCancel(frame as Cancel, ...context)],
     ]);
@@ -1721,7 +1733,10 @@ export class RequestChannelMachine extends StateMachine<RequestChannelState> {
   /** `HANDLERS["responder"]` bound to `h`'s methods (an engine's dispatch). */
   static bindResponder(h: StreamResponderHandlers): BoundHandlers {
     return new Map<FrameClass, BoundHandler>([
-      [RequestChannel, (frame, ...context) => h.onStreamRequestChannel(frame as RequestChannel, ...context)],
+      [
+        RequestChannel,
+        (frame, ...context) => h.onStreamRequestChannel(frame as RequestChannel, ...context),
+      ],
       [RequestN, (frame, ...context) => h.onStreamRequestN(frame as RequestN, ...context)],
       [Cancel, (frame, ...context) => h.onStreamCancel(frame as Cancel, ...context)],
     ]);
