@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PY_DIRS := setup.py wirestream/__init__.py wirestream/__main__.py wirestream/apps codegen runtime generated tests bench
 
-.PHONY: docs venv node-deps java-peers tshark generate check-generated lint typecheck pytest ts-build ts-test test fuzz bench demo clean broker broker-stop servers-installed servers servers-stop
+.PHONY: docs venv node-deps java-peers tshark generate check-generated lint typecheck pytest ts-build ts-test test fuzz bench demo clean broker broker-stop broker-installed servers-installed servers servers-stop
 
 # The venv is (re)built whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -68,6 +68,13 @@ tshark:
 servers-installed:
 	@tools/servers.sh install all
 
+# The RabbitMQ broker of the broker tests (tests/rabbitmq_broker.py): Debian's
+# rabbitmq-server (3.10), installed with apt when missing (needs root; a no-op when it is
+# there). The test session starts a private node when none answers on 5552 and stops it
+# at the end; it never installs, so this comes first.
+broker-installed:
+	@tools/broker.sh install
+
 # idl/**/*.yaml -> generated/** (Python, black-formatted), generated/typescript/ (the npm package)
 # and generated/wireshark/ (a Lua dissector per protocol version)
 generate: venv
@@ -88,7 +95,7 @@ lint: venv
 typecheck: venv
 	tools/typecheck.sh
 
-pytest: venv node-deps java-peers tshark servers-installed
+pytest: venv node-deps java-peers tshark servers-installed broker-installed
 	$(BIN)/pytest -q
 
 # runtime/, generated/ and tests/typescript -> their dist/ (tsc -b: incremental, strict).
@@ -150,7 +157,9 @@ demo: generate
 	$(if $(filter rabbitmq,$(SOURCE)),tools/broker.sh start)
 	$(BIN)/python -m wirestream.apps.demo --source $(SOURCE)
 
-# A private RabbitMQ node (stream plugin, loopback only) for the broker tests.
+# A private RabbitMQ node (stream plugin, loopback only), kept running for a session of
+# work (benchmarks, demos, repeated test runs); the test session then uses it and leaves
+# it running. `make test` does not need it: its test session starts and stops its own.
 broker:
 	tools/broker.sh start
 

@@ -1,4 +1,5 @@
-"""Shared test set-up: hypothesis profiles (CI runs many more examples), the SparkSession."""
+"""Shared test set-up: hypothesis profiles (CI runs many more examples), the SparkSession,
+the session fixtures of the real servers and the RabbitMQ broker (started when needed)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.rabbitmq_broker import rabbitmq_broker  # noqa: F401  (the fixture)
 from tests.servers import mariadb_server, mosquitto_server, postgresql_server  # noqa: F401
 from tests.spark_connect import connect_server, spark_connect  # noqa: F401  (fixtures)
 from tests.typescript_support import node  # noqa: F401  (the fixture, for every module)
@@ -26,6 +28,15 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that uses the broker (``rabbitmq_broker``, directly or through another
+    fixture) is marked ``broker``, before ``-m`` selects: ``-m "not broker"`` works."""
+    for item in items:
+        if "rabbitmq_broker" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.broker)
 
 
 # One SparkSession for the whole test run (each start costs seconds): local[2] -- two

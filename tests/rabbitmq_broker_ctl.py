@@ -47,6 +47,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tests.rabbitmq_broker import BROKER_DIR
+
 __all__ = [
     "BrokerCtlError",
     "add_super_stream",
@@ -60,8 +62,7 @@ __all__ = [
     "super_stream_bindings",
 ]
 
-ROOT = Path(__file__).resolve().parent.parent
-ENV_FILE = ROOT / ".broker" / "env.sh"
+ENV_FILE = BROKER_DIR / "env.sh"  # the running node's (tests/rabbitmq_broker.py)
 TOOLS = Path("/usr/lib/rabbitmq/bin")
 BROKER_USER = "rabbitmq"
 TIMEOUT = 60.0  # seconds one tool may take

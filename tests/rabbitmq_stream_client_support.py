@@ -1,10 +1,10 @@
 """Shared helpers for the asyncio stream client's tests against a real broker.
 
-The broker is RabbitMQ 3.10.8 on 127.0.0.1:5552 (``make broker``). A test module calls
-``require_broker()`` at import: without a broker it SKIPS with the reason, under
-``CI=true`` it FAILS (CI must run the broker).
+The broker is RabbitMQ 3.10.8 on 127.0.0.1:5552: the session fixture ``rabbitmq_broker``
+(tests/rabbitmq_broker.py) starts it when nothing answers there. A test module whose tests
+all need it says so once:
 
-    require_broker()
+    pytestmark = pytest.mark.usefixtures("rabbitmq_broker")
 
     async def main() -> None:
         async with await connect(URI) as client, fresh_stream(client) as stream:
@@ -21,14 +21,11 @@ through the event loop when nothing is raised (connections left open), so use
 from __future__ import annotations
 
 import asyncio
-import os
-import socket
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
-import pytest
 
 from wirestream.runtime.rabbitmq_stream.aio import Client, Consumer, ReceivedMessage
 
@@ -37,8 +34,6 @@ __all__ = [
     "PORT",
     "URI",
     "uri",
-    "broker_listening",
-    "require_broker",
     "unique",
     "fresh_stream",
     "read",
@@ -55,25 +50,6 @@ def uri(
 ) -> str:
     """The URI of the broker, or of a ``FrameCapture`` proxy in front of it (its port)."""
     return f"rabbitmq-stream://{user}:{password}@{HOST}:{port}/{vhost}"
-
-
-def broker_listening() -> bool:
-    try:
-        with socket.create_connection((HOST, PORT), timeout=1.0):
-            return True
-    except OSError:
-        return False
-
-
-def require_broker() -> None:
-    """At module level: skip the module (reason shown) when nothing answers on
-    127.0.0.1:5552; under ``CI=true`` fail instead."""
-    if broker_listening():
-        return
-    reason = f"no RabbitMQ stream broker listens on {HOST}:{PORT} (start one: make broker)"
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason} (CI=true: the broker must run)", pytrace=False)
-    pytest.skip(reason, allow_module_level=True)
 
 
 def unique(prefix: str) -> str:

@@ -11,7 +11,8 @@ The broker listens for the stream protocol over TLS on 127.0.0.1:5551 (``verify_
 without ``fail_if_no_peer_cert``: a client certificate is asked for, not required).
 
 Environment, to point the tests at another node (tools/broker.sh's ``BROKER_*``):
-``WIRESTREAM_BROKER_DIR`` (the broker folder, default ``.broker``),
+``WIRESTREAM_BROKER_DIR`` (the broker folder; default: the running node's, see
+tests/rabbitmq_broker.py),
 ``WIRESTREAM_TLS_PORT`` (default 5551), ``WIRESTREAM_STREAM_PORT`` (default 5552).
 """
 
@@ -25,6 +26,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 from unittest import mock
+
+from tests.rabbitmq_broker import BROKER_DIR
 
 __all__ = [
     "BROKER_DIR",
@@ -40,9 +43,7 @@ __all__ = [
     "stream_connections",
 ]
 
-ROOT = Path(__file__).resolve().parent.parent
-BROKER_DIR = ROOT / os.environ.get("WIRESTREAM_BROKER_DIR", ".broker")  # an absolute path as is
-TLS_DIR = BROKER_DIR / "tls"
+TLS_DIR = BROKER_DIR / "tls"  # the running node's (tests/rabbitmq_broker.py)
 HOST = "127.0.0.1"
 TLS_PORT = int(os.environ.get("WIRESTREAM_TLS_PORT", "5551"))
 STREAM_PORT = int(os.environ.get("WIRESTREAM_STREAM_PORT", "5552"))

@@ -9,7 +9,7 @@ servers``, another session) is used as it is and left running.
 
 The fixtures never install anything (``SERVERS_NO_INSTALL=1``): ``make test`` installs the
 Debian packages first (``make servers-installed``, a prerequisite of ``pytest``). Without
-them a test SKIPS with the reason, unless ``CI=true``, where it FAILS. A server that is
+them a test FAILS with the reason and the way out (nothing skips). A server that is
 installed but does not start FAILS the test with the script's output.
 
     def test_startup(postgresql_server: Server) -> None:
@@ -169,10 +169,12 @@ def _script(command: str, name: str, timeout: float) -> subprocess.CompletedProc
 
 
 def _missing(reason: str) -> None:
-    """Skip with ``reason``; under ``CI=true`` fail instead."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason} (CI=true: the server tests must run)", pytrace=False)
-    pytest.skip(reason)
+    """Fail with ``reason`` and the way out: a missing server is never a skip."""
+    pytest.fail(
+        f"{reason}\nThe server tests need Debian's mosquitto, postgresql-15 and mariadb-server: "
+        "`make test` installs them (make servers-installed, as root).",
+        pytrace=False,
+    )
 
 
 def _start(name: str) -> bool:

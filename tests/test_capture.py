@@ -648,11 +648,10 @@ def test_bpmux_tcp_exchange_is_captured_as_sent(tmp_path: Path) -> None:
     run(main())
 
 
+@pytest.mark.usefixtures("rabbitmq_broker")
 def test_rabbitmq_stream_exchange_with_the_broker_is_captured_as_sent(tmp_path: Path) -> None:
     from wirestream.runtime.rabbitmq_stream.aio import connect as rabbitmq_connect
-    from tests.rabbitmq_stream_client_support import PORT, fresh_stream, require_broker, uri
-
-    require_broker()
+    from tests.rabbitmq_stream_client_support import PORT, fresh_stream, uri
 
     async def main() -> None:
         async with captured(tmp_path, "rabbitmq_stream/1") as capture:

@@ -252,12 +252,6 @@ def rsocket_server(env: dict[str, str], cwd: Path, port: str) -> Iterator[None]:
         yield
 
 
-def require_broker() -> None:
-    from tests.rabbitmq_stream_client_support import broker_listening
-
-    assert broker_listening(), "the RabbitMQ stream broker must run (make broker)"
-
-
 @contextmanager
 def broker_names(source: str, super_stream: bool) -> Iterator[str]:
     """The block with a fresh name for each stream it creates (and for the super stream
@@ -365,7 +359,7 @@ def run_example(example: Example, tmp_path: Path, globs: dict[str, Any],
                 source = source.replace("127.0.0.1:7878", f"127.0.0.1:{port}")
                 stack.enter_context(rsocket_server(env, tmp_path, port))
             if BROKER in example.title or SUPER_STREAM in example.title:
-                require_broker()
+                request.getfixturevalue("rabbitmq_broker")  # started when it is not
                 source = stack.enter_context(broker_names(source, SUPER_STREAM in example.title))
             if SPARK in example.title:
                 source = "spark = __spark__\n" + source

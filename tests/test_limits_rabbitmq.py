@@ -14,14 +14,16 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import pytest
+
 from wirestream.runtime.errors import FrameTimeout, HandshakeTimeout
 from wirestream.runtime.limits import ConnectionLimits
 from wirestream.runtime.rabbitmq_stream.aio import connect
 from tests.aio_support import run
 from tests.limits_support import SLACK, silent_server
-from tests.rabbitmq_stream_client_support import HOST, PORT, error_of, require_broker, uri
+from tests.rabbitmq_stream_client_support import HOST, PORT, error_of, uri
 
-require_broker()
+pytestmark = pytest.mark.usefixtures("rabbitmq_broker")
 
 
 class SlowLink:

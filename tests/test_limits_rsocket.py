@@ -205,7 +205,7 @@ def test_our_client_against_a_silent_server_ends_with_HandshakeTimeout() -> None
 def test_our_client_against_rsocket_py_gets_its_first_frame_in_time() -> None:
     """rsocket-py as the server: it answers our first KEEPALIVE, so the first-frame
     wait ends well and the connection lives on past the deadline."""
-    peers = pytest.importorskip("tests.rsocket_py_peers")
+    from tests import rsocket_py_peers as peers
 
     async def main() -> None:
         async with await peers.start_rsocket_py_server() as py_server:
@@ -222,7 +222,7 @@ def test_our_client_against_rsocket_py_gets_its_first_frame_in_time() -> None:
 
 
 def test_rsocket_py_client_sending_keepalives_outlives_the_handshake_and_idle_limits() -> None:
-    peers = pytest.importorskip("tests.rsocket_py_peers")
+    from tests import rsocket_py_peers as peers
 
     async def main() -> None:
         limits = Limits(handshake_timeout=0.2, idle_timeout=0.8)
@@ -289,7 +289,7 @@ def test_a_request_beyond_max_streams_gets_ERROR_REJECTED_and_the_connection_liv
 
 
 def test_rsocket_py_requests_beyond_max_streams_get_ERROR_REJECTED() -> None:
-    peers = pytest.importorskip("tests.rsocket_py_peers")
+    from tests import rsocket_py_peers as peers
 
     async def main() -> None:
         handler = Hanging()

@@ -20,12 +20,12 @@ import pytest
 
 from tests.aio_support import run
 from tests.rabbitmq_broker_ctl import add_super_stream, delete_super_stream
-from tests.rabbitmq_stream_client_support import URI, require_broker, unique
+from tests.rabbitmq_stream_client_support import URI, unique
 from tests.rabbitmq_stream_test_broker_server import TestBrokerServer
 from wirestream.runtime.rabbitmq_stream.routing import hash_partition
 from wirestream.apps.cli import amain
 
-require_broker()
+pytestmark = pytest.mark.usefixtures("rabbitmq_broker")
 
 Capture = pytest.CaptureFixture[str]
 

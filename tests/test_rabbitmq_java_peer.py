@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from tests.rabbitmq_java_peer import rabbitmq_java, run_java  # noqa: F401
-from tests.rabbitmq_stream_client_support import URI, require_broker
+import pytest
 
-require_broker()
+from tests.rabbitmq_java_peer import rabbitmq_java, run_java  # noqa: F401
+from tests.rabbitmq_stream_client_support import URI
+
+pytestmark = pytest.mark.usefixtures("rabbitmq_broker")
 
 
 def test_the_java_stream_client_connects_creates_and_deletes_a_stream(rabbitmq_java: str) -> None:

@@ -101,13 +101,12 @@ from tests.rabbitmq_stream_client_support import (
     error_of,
     fresh_stream,
     read,
-    require_broker,
     unique,
     until,
     uri,
 )
 
-require_broker()
+pytestmark = pytest.mark.usefixtures("rabbitmq_broker")
 
 
 def published(cap: FrameCapture, publisher_id: int) -> list[PublishedMessage]:

@@ -31,14 +31,12 @@ import pytest
 from tests.aio_support import run
 from tests.rabbitmq_java_peer import rabbitmq_java, run_java_async  # noqa: F401
 from tests.rabbitmq_stream_capture import FrameCapture
-from tests.rabbitmq_stream_client_support import URI, read, require_broker, unique, uri
+from tests.rabbitmq_stream_client_support import URI, read, unique, uri
 from wirestream.generated.rabbitmq_stream.v1 import Deliver, Publish, SubEntryBatch
 from wirestream.runtime.rabbitmq_stream import decode_entries
 from wirestream.runtime.rabbitmq_stream.aio import Client, connect
 
-require_broker()
-
-pytestmark = pytest.mark.peer
+pytestmark = [pytest.mark.peer, pytest.mark.usefixtures("rabbitmq_broker")]
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 SUB_ENTRY_SIZE = 20

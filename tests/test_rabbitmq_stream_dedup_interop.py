@@ -33,14 +33,11 @@ from tests.rabbitmq_stream_client_support import (
     error_of,
     fresh_stream,
     read,
-    require_broker,
     unique,
 )
 from wirestream.runtime.rabbitmq_stream.aio import Client, connect
 
-require_broker()
-
-pytestmark = pytest.mark.peer
+pytestmark = [pytest.mark.peer, pytest.mark.usefixtures("rabbitmq_broker")]
 
 
 async def _ours(client: Client, stream: str, reference: str, resend: range, new: int) -> list[int]:

@@ -40,9 +40,9 @@ from wirestream.runtime.rabbitmq_stream import (
     VirtualHostAccessFailure,
 )
 
-from tests.rabbitmq_stream_client_support import HOST, PORT, require_broker
+from tests.rabbitmq_stream_client_support import HOST, PORT
 
-require_broker()
+pytestmark = pytest.mark.usefixtures("rabbitmq_broker")
 
 
 class Driver:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from wirestream.generated.rabbitmq_stream.v1 import (
     DeclarePublisherRequest,
     ExchangeCommandVersionsRequest,
@@ -26,11 +28,10 @@ from tests.rabbitmq_stream_client_support import (
     error_of,
     fresh_stream,
     read,
-    require_broker,
     uri,
 )
 
-require_broker()
+pytestmark = pytest.mark.usefixtures("rabbitmq_broker")
 
 
 def test_3_10_8_is_sent_no_ExchangeCommandVersions_and_supports_nothing_newer() -> None:

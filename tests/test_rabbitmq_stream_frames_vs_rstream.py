@@ -99,9 +99,9 @@ from wirestream.generated.rabbitmq_stream.v1 import (
 from wirestream.runtime.rabbitmq_stream.aio import connect
 from tests.aio_support import run
 from tests.rabbitmq_stream_capture import FrameCapture
-from tests.rabbitmq_stream_client_support import HOST, URI, read, require_broker, unique, until, uri
+from tests.rabbitmq_stream_client_support import HOST, URI, read, unique, until, uri
 
-require_broker()
+pytestmark = pytest.mark.usefixtures("rabbitmq_broker")
 
 logging.getLogger("rstream").setLevel(logging.CRITICAL)  # teardown noise at ERROR
 

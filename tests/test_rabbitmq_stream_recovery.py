@@ -35,13 +35,12 @@ from tests.rabbitmq_stream_client_support import (
     URI,
     error_of,
     fresh_stream,
-    require_broker,
     unique,
     until,
     uri,
 )
 
-require_broker()
+pytestmark = pytest.mark.usefixtures("rabbitmq_broker")
 
 E = TypeVar("E", bound=BaseException)
 

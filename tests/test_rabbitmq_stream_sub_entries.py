@@ -20,7 +20,6 @@ from tests.aio_support import run
 from tests.rabbitmq_stream_capture import FrameCapture
 from tests.rabbitmq_stream_client_support import (
     URI,
-    broker_listening,
     error_of,
     fresh_stream,
     read,
@@ -48,15 +47,6 @@ from wirestream.runtime.rabbitmq_stream import (
 from wirestream.runtime.rabbitmq_stream.aio import connect
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
-
-
-def _needs_broker() -> None:
-    if broker_listening():
-        return
-    reason = "no RabbitMQ stream broker listens on 127.0.0.1:5552 (start one: make broker)"
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason} (CI=true: the broker must run)", pytrace=False)
-    pytest.skip(reason)
 
 
 # --- the engine (no broker) --------------------------------------------------------------
@@ -138,13 +128,13 @@ def _batches(cap: FrameCapture) -> list[SubEntryBatch]:
     ]
 
 
+@pytest.mark.usefixtures("rabbitmq_broker")
 @pytest.mark.parametrize("codec", CODECS)
 def test_send_groups_messages_into_sub_entry_batches_of_sub_entry_size(codec: str) -> None:
     """``sub_entry_size=10``: 25 messages sent back to back leave as batches of 10, 10
     and 5 (the last closed at the end of the loop turn), compressed with ``codec``,
     each under its last message's publishing id (SubEntryMessageAccumulator.java); every
     message's future resolves with its own id; the stream holds them in order."""
-    _needs_broker()
 
     async def main() -> None:
         async with FrameCapture() as cap, await connect(uri(cap.port)) as client:
@@ -171,11 +161,11 @@ def test_send_groups_messages_into_sub_entry_batches_of_sub_entry_size(codec: st
     run(main(), timeout=60)
 
 
+@pytest.mark.usefixtures("rabbitmq_broker")
 def test_send_many_in_sub_entries_confirms_every_message_with_its_own_id() -> None:
     """``send_many`` of 2,500 messages with ``sub_entry_size=100`` + zstd: 25 batches,
     ``BatchConfirmation`` counts 2,500 confirmed messages with ids 1..2500; a
     reference's sequence is then the last message's id (as the Java client's)."""
-    _needs_broker()
 
     async def main() -> None:
         async with FrameCapture() as cap, await connect(uri(cap.port)) as client:
@@ -198,11 +188,11 @@ def test_send_many_in_sub_entries_confirms_every_message_with_its_own_id() -> No
     run(main(), timeout=60)
 
 
+@pytest.mark.usefixtures("rabbitmq_broker")
 def test_sub_entry_producer_continues_a_references_sequence_and_send_batch_fits_between() -> None:
     """A second producer with the same reference continues after the stored sequence;
     ``send_batch`` (its own codec, one id) closes the open batch first, so ids keep
     increasing: 1..5 (a batch), 6 (send_batch), 7..8 (a batch)."""
-    _needs_broker()
 
     async def main() -> None:
         async with await connect(URI) as client:
@@ -240,11 +230,11 @@ def test_sub_entry_producer_continues_a_references_sequence_and_send_batch_fits_
     run(main(), timeout=60)
 
 
+@pytest.mark.usefixtures("rabbitmq_broker")
 def test_sub_entry_batch_over_frame_max_fails_its_messages_with_message_too_large() -> None:
     """A batch whose Publish frame would exceed the negotiated frame_max (4 KiB here):
     each of its messages fails with ``MessageTooLarge`` (the Java client refuses such a
     batch too); the producer goes on with smaller ones."""
-    _needs_broker()
 
     async def main() -> None:
         async with await connect(URI, frame_max=4096) as client:
@@ -266,13 +256,13 @@ def test_sub_entry_batch_over_frame_max_fails_its_messages_with_message_too_larg
      ({"sub_entry_size": 0}, "not 1..65535"),
      ({"sub_entry_size": 65_536}, "not 1..65535")],
 )  # fmt: skip
+@pytest.mark.usefixtures("rabbitmq_broker")
 def test_producer_options_out_of_range_are_value_errors(
     options: dict[str, Any], message: str
 ) -> None:
     """As StreamProducerBuilder.java: compression only with sub-entry batching
     ('Sub-entry batching must be enabled to enable compression'); 'NumRecs:16' bounds
     the batch; a codec must be one of the five."""
-    _needs_broker()
 
     async def main() -> None:
         async with await connect(URI) as client:
@@ -284,11 +274,11 @@ def test_producer_options_out_of_range_are_value_errors(
     run(main(), timeout=30)
 
 
+@pytest.mark.usefixtures("rabbitmq_broker")
 def test_sub_entry_batches_survive_network_resets_with_each_message_stored_once() -> None:
     """Recovery with batches: held batches (compressed once) are re-sent under the same
     ids after two network resets; with a reference the broker stores each message once
     and every future resolves with its own id."""
-    _needs_broker()
 
     async def main() -> None:
         count = 6_000

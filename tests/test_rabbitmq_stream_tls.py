@@ -3,8 +3,8 @@
 The broker is the one of ``tools/broker.sh start``: stream over TLS on 127.0.0.1:5551
 (a private CA, ``verify_peer`` without ``fail_if_no_peer_cert``), EXTERNAL enabled with
 ``ssl_cert_login_from = common_name`` and the user ``wirestream-client`` (see
-tests/rabbitmq_tls.py). When nothing listens on the TLS port these tests SKIP with the
-reason (unless CI=true, where they FAIL: CI must run the broker with its TLS listener).
+tests/rabbitmq_tls.py); the session fixture ``rabbitmq_broker`` (tests/rabbitmq_broker.py)
+starts it when the TLS port does not answer.
 ``WIRESTREAM_TLS_PORT`` / ``WIRESTREAM_STREAM_PORT`` / ``WIRESTREAM_BROKER_DIR`` point
 them at another node.
 
@@ -25,7 +25,6 @@ that crash from the versions in ``STREAM_EXTERNAL_BROKEN`` and a real login othe
 from __future__ import annotations
 
 import asyncio
-import os
 import ssl
 import time
 import uuid
@@ -45,16 +44,11 @@ from tests.rabbitmq_tls import (
     TLS_PORT,
     client_context,
     context_trusting,
-    listening,
     make_unrelated_ca,
     stream_connections,
 )
 
-if not listening(TLS_PORT):
-    reason = f"no RabbitMQ stream TLS listener on {HOST}:{TLS_PORT} (tools/broker.sh start)"
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason} (CI=true: the broker must run with TLS)", pytrace=False)
-    pytest.skip(reason, allow_module_level=True)
+pytestmark = pytest.mark.usefixtures("rabbitmq_broker")
 
 TLS_URI = f"rabbitmq-stream+tls://guest:guest@{HOST}:{TLS_PORT}/%2f"
 EXTERNAL_URI = f"rabbitmq-stream+tls://{HOST}:{TLS_PORT}/%2f"  # no credentials at all

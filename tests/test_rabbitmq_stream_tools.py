@@ -58,7 +58,6 @@ from wirestream.runtime.rabbitmq_stream.chunk import chunk_records
 from tests import rabbitmq_broker_ctl as ctl
 from tests.aio_support import run
 from tests.rabbitmq_stream_capture import FrameCapture
-from tests.rabbitmq_stream_client_support import require_broker
 
 HOST, PORT = "127.0.0.1", 5552
 
@@ -66,9 +65,8 @@ logging.getLogger("rstream").setLevel(logging.CRITICAL)  # teardown noise at ERR
 
 
 @pytest.fixture(scope="module")
-def broker() -> None:
-    """Skip (FAIL under CI=true) when no broker listens, as the other broker tests do."""
-    require_broker()
+def broker(rabbitmq_broker: object) -> None:
+    """The broker of the session (tests/rabbitmq_broker.py)."""
 
 
 def _name(kind: str) -> str:

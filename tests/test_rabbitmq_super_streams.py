@@ -32,9 +32,9 @@ from wirestream.runtime.rabbitmq_stream.routing import hash_partition
 from tests.aio_support import run
 from tests.rabbitmq_broker_ctl import add_super_stream, delete_super_stream
 from tests.rabbitmq_java_peer import rabbitmq_java, run_java_async  # noqa: F401
-from tests.rabbitmq_stream_client_support import URI, error_of, read, require_broker, unique
+from tests.rabbitmq_stream_client_support import URI, error_of, read, unique
 
-require_broker()
+pytestmark = pytest.mark.usefixtures("rabbitmq_broker")
 
 REGIONS = ("amer", "emea", "apac")
 

@@ -37,7 +37,7 @@ from hypothesis import strategies as st
 import wirestream.generated.rsocket.v1_0 as ws
 from wirestream.runtime.errors import DecodeError
 
-rf = pytest.importorskip("rsocket.frame")
+import rsocket.frame as rf  # noqa: E402
 from rsocket.error_codes import ErrorCode as PeerErrorCode  # noqa: E402
 from rsocket.exceptions import RSocketProtocolError, RSocketUnknownFrameType  # noqa: E402
 

@@ -26,7 +26,7 @@ from wirestream.generated.rsocket.v1_0 import Payload, RequestN, encode
 from wirestream.runtime.capture import CaptureWriter
 from wirestream.runtime.rsocket import serve
 from wirestream.runtime.spark.background import BackgroundLoop
-from tests.rabbitmq_stream_client_support import PORT, require_broker
+from tests.rabbitmq_stream_client_support import PORT
 from tests.spark_cluster import ClusterDriver, SparkCluster, broker_clients, descendants
 from tests.test_spark_rsocket_source import Numbers, NumbersHandler
 
@@ -101,8 +101,7 @@ def kill_an_executor_mid_task(cluster: SparkCluster, app_id: str, timeout: float
 
 
 @pytest.fixture
-def rabbitmq_streams() -> Iterator[tuple[str, str]]:
-    require_broker()  # skips without a broker (fails under CI=true): not the other tests
+def rabbitmq_streams(rabbitmq_broker: object) -> Iterator[tuple[str, str]]:
     from tests.test_spark_rabbitmq import create_stream, delete_streams
 
     source, target = create_stream(), create_stream()

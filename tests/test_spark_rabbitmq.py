@@ -19,13 +19,13 @@ from wirestream.runtime.rabbitmq_stream.aio import connect
 from wirestream.runtime.spark.rabbitmq_sink import publishing_id
 from wirestream.runtime.spark.rabbitmq_stream import probe_bounds
 from tests.aio_support import run
-from tests.rabbitmq_stream_client_support import URI, require_broker, unique
+from tests.rabbitmq_stream_client_support import URI, unique
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
-require_broker()
+pytestmark = pytest.mark.usefixtures("rabbitmq_broker")
 
 FIFTY_THOUSAND = 50_000
 

@@ -382,13 +382,12 @@ def test_a_real_rsocket_session_of_the_demo_responder_dissects_as_decoded(tmp_pa
     assert shown == len(records) > 40
 
 
+@pytest.mark.usefixtures("rabbitmq_broker")
 def test_a_real_rabbitmq_publish_consume_session_with_the_broker_dissects_as_decoded(
     tmp_path: Path,
 ) -> None:
-    from tests.rabbitmq_stream_client_support import PORT, fresh_stream, require_broker, uri
+    from tests.rabbitmq_stream_client_support import PORT, fresh_stream, uri
     from wirestream.runtime.rabbitmq_stream.aio import connect
-
-    require_broker()
 
     async def main() -> None:
         with CaptureWriter(tmp_path / "cap.wscap", "rabbitmq_stream/1") as capture:

@@ -1,8 +1,7 @@
 """What the tests that run TypeScript share: finding Node, installing the packages of
 package-lock.json, building the workspaces, and running a command with its output kept.
 
-Without Node the tests skip, with the reason; under ``CI=true`` they fail instead (CI
-must run them), as the broker tests do.
+Without Node the tests FAIL with what is missing (nothing skips), as the broker tests do.
 """
 
 from __future__ import annotations
@@ -23,10 +22,12 @@ TSC = ROOT / "node_modules" / ".bin" / "tsc"
 
 
 def missing(reason: str) -> None:
-    """Skip with ``reason``; under ``CI=true`` fail instead (as the broker tests do)."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason} (CI=true: the TypeScript tests must run)", pytrace=False)
-    pytest.skip(reason)
+    """Fail with ``reason`` and the way out: a missing Node is never a skip."""
+    pytest.fail(
+        f"{reason}\nThe TypeScript tests need Node >= {NODE_MAJOR} with npm: install them "
+        "(Debian: apt-get install nodejs npm; or nodejs.org).",
+        pytrace=False,
+    )
 
 
 def run(args: list[str], what: str, cwd: Path = ROOT) -> str:
@@ -48,7 +49,7 @@ def node() -> str:
     node = shutil.which("node")
     if node is None:
         missing(f"node is not installed (Node >= {NODE_MAJOR} runs the TypeScript tests)")
-        raise AssertionError  # unreachable: missing skips or fails
+        raise AssertionError  # unreachable: missing fails
     version = subprocess.run(
         [node, "--version"], capture_output=True, text=True, check=True
     ).stdout.strip()
