@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.rabbitmq_broker import rabbitmq_broker  # noqa: F401  (the fixture)
-from tests.servers import mariadb_server, mosquitto_server, postgresql_server  # noqa: F401
-from tests.spark_connect import connect_server, spark_connect  # noqa: F401  (fixtures)
-from tests.typescript_support import node  # noqa: F401  (the fixture, for every module)
+from tests.support.rabbitmq_broker import rabbitmq_broker  # noqa: F401  (the fixture)
+from tests.support.servers import mariadb_server, mosquitto_server, postgresql_server  # noqa: F401
+from tests.support.spark_connect import connect_server, spark_connect  # noqa: F401  (fixtures)
+from tests.support.typescript_support import node  # noqa: F401  (the fixture, for every module)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from tests.spark_cluster import ClusterDriver, SparkCluster
+    from tests.support.spark_cluster import ClusterDriver, SparkCluster
 
 settings.register_profile("dev", max_examples=200, deadline=None)
 settings.register_profile(
@@ -59,8 +59,8 @@ def spark() -> Iterator["SparkSession"]:
 @pytest.fixture(scope="session")
 def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator["SparkCluster"]:
     """A standalone Spark cluster (a master and two workers, each a JVM) for the tests
-    that need executors in other processes (tests/spark_cluster.py); started once."""
-    from tests.spark_cluster import start_cluster
+    that need executors in other processes (tests/support/spark_cluster.py); started once."""
+    from tests.support.spark_cluster import start_cluster
 
     with start_cluster(tmp_path_factory.mktemp("spark-cluster")) as cluster:
         yield cluster
@@ -69,8 +69,8 @@ def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator["SparkCl
 @pytest.fixture(scope="session")
 def cluster_driver(spark_cluster: "SparkCluster") -> Iterator["ClusterDriver"]:
     """The cluster tests' driver process (one SparkContext per process: not this one),
-    one application for them all (tests/spark_cluster_driver.py)."""
-    from tests.spark_cluster import cluster_driver
+    one application for them all (tests/support/spark_cluster_driver.py)."""
+    from tests.support.spark_cluster import cluster_driver
 
     with cluster_driver(spark_cluster) as driver:
         yield driver

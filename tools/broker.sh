@@ -10,7 +10,7 @@
 #   tools/broker.sh stop    stop that node, and the Erlang port mapper it started when no
 #                           other node is registered with it
 #
-# BROKER_NO_INSTALL=1 (the test session's fixture, tests/rabbitmq_broker.py): a missing
+# BROKER_NO_INSTALL=1 (the test session's fixture, tests/support/rabbitmq_broker.py): a missing
 # rabbitmq-server is an error (exit 3) instead of an install: installs belong to
 # `make broker-installed` (a prerequisite of `make pytest`).
 #

@@ -156,7 +156,7 @@ class BpmuxConnection:
     """
 
     # The generated tables the engine runs.  A subclass may run an edited copy of them
-    # (same packets, other rows): tests/test_bpmux_engine_dispatch.py.
+    # (same packets, other rows): tests/bpmux/test_bpmux_engine_dispatch.py.
     CONNECTION_MACHINE: ClassVar[type[StateMachine[Any]]] = ConnectionMachine
     REQUEST_MACHINE: ClassVar[type[StateMachine[Any]]] = RequestMachine
     FLOW_MACHINE: ClassVar[type[StateMachine[Any]]] = FlowMachine

@@ -1079,7 +1079,7 @@ class ClientConnection:
         ``frame_bytes(Publish(publisher_id, [PublishedMessage(id, SimpleEntry(m))...]))``
         gives, written directly. This is every producer's hot path; building a frame
         object per message cost more than the broker's work per message
-        (tests/test_rabbitmq_stream_engine_publish.py proves the bytes identical)."""
+        (tests/rabbitmq_stream/test_rabbitmq_stream_engine_publish.py proves the bytes identical)."""
         limit = self.frame_max or 0xFFFFFFFF
         if ids and ids[-1] > 0xFFFFFFFFFFFFFFFF:
             raise PublishingIdNotIncreasing(

@@ -196,7 +196,7 @@ class RsioConnection:
 
     # The generated machines the engine runs, one per scope.  Class attributes so that a
     # test can run the engine on tables generated from an edited IDL
-    # (tests/test_rsio_engine_dispatch.py); the frames and states stay those of v0.
+    # (tests/rsio/test_rsio_engine_dispatch.py); the frames and states stay those of v0.
     CONNECTION_MACHINE: ClassVar[type[StateMachine[ConnectionState]]] = ConnectionMachine
     SUBSCRIPTION_MACHINE: ClassVar[type[StateMachine[SubscriptionState]]] = SubscriptionMachine
     SPLIT_ELEMENT_MACHINE: ClassVar[type[StateMachine[SplitElementState]]] = SplitElementMachine
