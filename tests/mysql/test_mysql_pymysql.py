@@ -22,13 +22,11 @@ literals; PyMySQL's fetched row must equal the TextRow our decoder saw.
 
 from __future__ import annotations
 
-import selectors
 import socket
 import threading
 from collections.abc import Iterator
 from datetime import date
 from decimal import Decimal
-from contextlib import contextmanager
 from typing import Any
 
 import pymysql
@@ -52,6 +50,7 @@ from tests.support.mysql_support import (
     check_byte_identity,
     native_password,
 )
+from tests.support.inspecting_proxy import InspectingProxy, ProxiedLink, inspected
 from tests.support.servers import MARIADB_DATABASE, MARIADB_PASSWORD, MARIADB_USER, Server
 from wirestream.generated.mysql.v10 import (
     ColumnCount,
@@ -72,15 +71,16 @@ from wirestream.generated.mysql.v10.machines import ConnectionState
 
 pytestmark = pytest.mark.server
 
+Proxy = InspectingProxy["Link"]
+
 UTF8MB4_GENERAL_CI = 45
 
 
-class Link:
+class Link(ProxiedLink):
     """One proxied connection: PyMySQL's socket, the server's, and what went each way."""
 
     def __init__(self, client: socket.socket, server: socket.socket) -> None:
-        self.client = client
-        self.server = server
+        super().__init__(client, server)
         self.conversation = Conversation()
         self.from_client = Cutter(
             self.conversation.to_server, "client", self.conversation.from_client
@@ -90,7 +90,6 @@ class Link:
         )
         self.packets: list[Packet] = []
         self.lock = threading.Lock()
-        self.ended = threading.Event()
 
     def _keep(self, packets: list[Packet]) -> None:
         for packet in packets:
@@ -98,11 +97,11 @@ class Link:
         with self.lock:
             self.packets.extend(packets)
 
-    def from_pymysql(self, data: bytes) -> None:
+    def on_client_data(self, data: bytes) -> None:
         self._keep(self.from_client.feed(data))
         self.server.sendall(data)
 
-    def from_mariadb(self, data: bytes) -> None:
+    def on_server_data(self, data: bytes) -> None:
         self._keep(self.from_server.feed(data))
         self.client.sendall(data)
 
@@ -110,87 +109,10 @@ class Link:
         with self.lock:
             return list(self.packets)
 
-    def close(self) -> None:
-        for sock in (self.client, self.server):
-            sock.close()
-        self.ended.set()
-
-
-class InspectingProxy:
-    """A TCP proxy on 127.0.0.1 (one thread, one selector) in front of MariaDB that checks
-    every packet both ways (``Link``); the first failure is kept in ``errors`` and ends that
-    link (PyMySQL then sees its connection close)."""
-
-    def __init__(self, server: Server) -> None:
-        self.target = server
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self.links: list[Link] = []
-        self.errors: list[BaseException] = []
-        self._selector = selectors.DefaultSelector()
-        self._selector.register(self.listener, selectors.EVENT_READ, None)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="mysql-proxy", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            for key, _ in self._selector.select(0.05):
-                if key.data is None:
-                    self._accept()
-                    continue
-                link, side = key.data
-                if link.ended.is_set():
-                    continue
-                try:
-                    data = key.fileobj.recv(65536)  # type: ignore[union-attr]
-                    if not data:
-                        self._end(link)
-                    elif side == "client":
-                        link.from_pymysql(data)
-                    else:
-                        link.from_mariadb(data)
-                except BaseException as error:  # noqa: BLE001 - reported by check()
-                    self.errors.append(error)
-                    self._end(link)
-
-    def _accept(self) -> None:
-        client, _ = self.listener.accept()
-        try:
-            server = self.target.connect(timeout=TIMEOUT)
-        except OSError as error:
-            self.errors.append(error)
-            client.close()
-            return
-        client.settimeout(TIMEOUT)
-        link = Link(client, server)
-        self.links.append(link)
-        self._selector.register(client, selectors.EVENT_READ, (link, "client"))
-        self._selector.register(server, selectors.EVENT_READ, (link, "server"))
-
-    def _end(self, link: Link) -> None:
-        if link.ended.is_set():
-            return
-        for sock in (link.client, link.server):
-            self._selector.unregister(sock)
-        link.close()
-
-    def check(self) -> None:
-        if self.errors:
-            raise self.errors[0]
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(TIMEOUT)
-        for link in self.links:
-            if not link.ended.is_set():
-                link.close()
-        self.listener.close()
-
 
 @pytest.fixture(scope="module")
-def proxy(mariadb_server: Server) -> Iterator[InspectingProxy]:
-    p = InspectingProxy(mariadb_server)
+def proxy(mariadb_server: Server) -> Iterator[Proxy]:
+    p = InspectingProxy(mariadb_server, Link, name="mysql-proxy", timeout=TIMEOUT)
     try:
         yield p
         p.check()
@@ -198,19 +120,7 @@ def proxy(mariadb_server: Server) -> Iterator[InspectingProxy]:
         p.close()
 
 
-@contextmanager
-def inspected(proxy: InspectingProxy) -> Iterator[None]:
-    """Around PyMySQL calls: a failure in the proxy (which closes PyMySQL's connection) is
-    raised as itself rather than as PyMySQL's "Lost connection"."""
-    try:
-        yield
-    except Exception:
-        proxy.check()
-        raise
-    proxy.check()
-
-
-def connect(proxy: InspectingProxy, **kwargs: Any) -> tuple[Any, Link]:
+def connect(proxy: Proxy, **kwargs: Any) -> tuple[Any, Link]:
     count = len(proxy.links)
     with inspected(proxy):
         con = pymysql.connect(
@@ -228,7 +138,7 @@ def connect(proxy: InspectingProxy, **kwargs: Any) -> tuple[Any, Link]:
     return con, proxy.links[-1]
 
 
-def close(proxy: InspectingProxy, con: Any, link: Link) -> None:
+def close(proxy: Proxy, con: Any, link: Link) -> None:
     with inspected(proxy):
         con.close()  # COM_QUIT
         assert link.ended.wait(TIMEOUT)
@@ -248,7 +158,7 @@ def text_rows(packets: list[Packet]) -> list[list[bytes | None]]:
 # --- a whole PyMySQL session ----------------------------------------------------------------
 
 
-def test_pymysql_session_byte_identical(proxy: InspectingProxy) -> None:
+def test_pymysql_session_byte_identical(proxy: Proxy) -> None:
     """Login (HandshakeResponse41 as PyMySQL builds it: user, database, capability flags,
     connect attributes, the native password token), queries of several types, an error, an
     INSERT, COM_PING, COM_INIT_DB, COM_QUIT: every packet both ways byte-identical, and what
@@ -331,7 +241,7 @@ def test_pymysql_session_byte_identical(proxy: InspectingProxy) -> None:
     assert len(packets) > 400
 
 
-def test_pymysql_login_packets_match_its_request(proxy: InspectingProxy) -> None:
+def test_pymysql_login_packets_match_its_request(proxy: Proxy) -> None:
     """What PyMySQL sends first, byte for byte, is what our codec encodes from the fields it
     decodes: the HandshakeResponse41 and the first COM_QUERY as PyMySQL wrote them."""
     con, link = connect(proxy, autocommit=False, init_command="SET @ws := 1")
@@ -355,7 +265,7 @@ def test_pymysql_login_packets_match_its_request(proxy: InspectingProxy) -> None
             assert packet.raw[5:] == packet.frame.query.encode()
 
 
-def test_pymysql_wrong_password_err_byte_identical(proxy: InspectingProxy) -> None:
+def test_pymysql_wrong_password_err_byte_identical(proxy: Proxy) -> None:
     """A wrong password: MariaDB's ERR 1045 reaches PyMySQL byte for byte (its exception
     carries the decoded code and message); both machines end closed."""
     count = len(proxy.links)
@@ -394,7 +304,7 @@ VALUES = st.one_of(
 
 
 @pytest.fixture(scope="module")
-def session(proxy: InspectingProxy) -> Iterator[tuple[Any, Link]]:
+def session(proxy: Proxy) -> Iterator[tuple[Any, Link]]:
     con, link = connect(proxy)
     try:
         yield con, link
@@ -420,7 +330,7 @@ def expected_text(value: object) -> bytes | None:
 )
 @given(params=st.lists(VALUES, min_size=1, max_size=6))
 def test_random_query_parameters_byte_identical(
-    session: tuple[Any, Link], proxy: InspectingProxy, params: list[object]
+    session: tuple[Any, Link], proxy: Proxy, params: list[object]
 ) -> None:
     """cursor.execute(sql, params) with random ints, strings, bytes and None: every packet
     both ways byte-identical; the ComQuery carries PyMySQL's escaped query; PyMySQL's

@@ -24,11 +24,8 @@ DataRow our decoder saw, converted by the RowDescription's type OIDs.
 from __future__ import annotations
 
 import io
-import selectors
 import socket
-import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pg8000.native
@@ -36,6 +33,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support.inspecting_proxy import InspectingProxy, ProxiedLink, inspected
 from tests.support.servers import PG_DATABASE, PG_MD5, PG_SCRAM, PG_TRUST, PgUser, Server
 from tests.postgresql.test_postgresql_server import BYTEA, INT8, TEXT, md5_password
 from wirestream.generated.postgresql.v3 import (
@@ -79,6 +77,8 @@ from wirestream.generated.postgresql.v3.machines import ConnectionMachine, Conne
 
 pytestmark = pytest.mark.server
 
+Proxy = InspectingProxy["Link"]
+
 TIMEOUT = 5.0  # seconds: pg8000's socket timeout, the proxy's sockets, every wait here
 STARTUP_FRAMES = (StartupMessage, SslRequest, GssencRequest, CancelRequest)
 
@@ -107,12 +107,11 @@ class Direction:
         return out
 
 
-class Link:
+class Link(ProxiedLink):
     """One proxied connection: pg8000's socket, the server's, and what went each way."""
 
     def __init__(self, client: socket.socket, server: socket.socket) -> None:
-        self.client = client
-        self.server = server
+        super().__init__(client, server)
         self.ctx = Context()  # auth_request, from the server's Authentication messages
         self.upstream = Direction(StreamDecoder(ctx=self.ctx, sender="client", startup=True))
         self.downstream = Direction(StreamDecoder(ctx=self.ctx, sender="server"))
@@ -122,9 +121,8 @@ class Link:
         self.server_frames: list[Frame] = []
         self.ssl_answers: list[bytes] = []
         self._ssl_answer_next = False
-        self.ended = threading.Event()
 
-    def from_pg8000(self, data: bytes) -> None:
+    def on_client_data(self, data: bytes) -> None:
         for frame, raw in self.upstream.cut(data):
             if isinstance(frame, STARTUP_FRAMES):
                 assert decode_startup(raw, self.ctx) == frame, raw
@@ -138,7 +136,7 @@ class Link:
             self.client_frames.append(frame)
         self.server.sendall(data)
 
-    def from_postgres(self, data: bytes) -> None:
+    def on_server_data(self, data: bytes) -> None:
         if self._ssl_answer_next:  # one byte, not a message
             answer, data = data[:1], data[1:]
             assert answer == b"N", answer
@@ -158,89 +156,10 @@ class Link:
         if data:
             self.client.sendall(data)
 
-    def close(self) -> None:
-        for sock in (self.client, self.server):
-            sock.close()
-        self.ended.set()
-
-
-class InspectingProxy:
-    """A TCP proxy on 127.0.0.1 (one thread, one selector) in front of the server that checks
-    every message both ways (``Link``); the first failure is kept in ``errors`` and ends
-    that link (pg8000 then sees its connection close)."""
-
-    def __init__(self, server: Server) -> None:
-        self.target = server
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self.links: list[Link] = []
-        self.errors: list[BaseException] = []
-        self._selector = selectors.DefaultSelector()
-        self._selector.register(self.listener, selectors.EVENT_READ, None)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="pg-proxy", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            for key, _ in self._selector.select(0.05):
-                if key.data is None:
-                    self._accept()
-                    continue
-                link, side = key.data
-                if link.ended.is_set():  # its other socket ended it earlier in this batch
-                    continue
-                try:
-                    data = key.fileobj.recv(65536)  # type: ignore[union-attr]
-                    if not data:
-                        self._end(link)
-                    elif side == "client":
-                        link.from_pg8000(data)
-                    else:
-                        link.from_postgres(data)
-                except BaseException as error:  # noqa: BLE001 - reported by check()
-                    self.errors.append(error)
-                    self._end(link)
-
-    def _accept(self) -> None:
-        client, _ = self.listener.accept()
-        try:
-            server = self.target.connect(timeout=TIMEOUT)
-        except OSError as error:
-            self.errors.append(error)
-            client.close()
-            return
-        client.settimeout(TIMEOUT)
-        # forward each piece at once: Nagle plus pg8000's delayed ACK would cost 40 ms a time
-        client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        link = Link(client, server)
-        self.links.append(link)
-        self._selector.register(client, selectors.EVENT_READ, (link, "client"))
-        self._selector.register(server, selectors.EVENT_READ, (link, "server"))
-
-    def _end(self, link: Link) -> None:
-        if link.ended.is_set():
-            return
-        for sock in (link.client, link.server):
-            self._selector.unregister(sock)
-        link.close()
-
-    def check(self) -> None:
-        if self.errors:
-            raise self.errors[0]
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(TIMEOUT)
-        for link in self.links:
-            if not link.ended.is_set():
-                link.close()
-        self.listener.close()
-
 
 @pytest.fixture(scope="module")
-def proxy(postgresql_server: Server) -> Iterator[InspectingProxy]:
-    p = InspectingProxy(postgresql_server)
+def proxy(postgresql_server: Server) -> Iterator[Proxy]:
+    p = InspectingProxy(postgresql_server, Link, name="pg-proxy", timeout=TIMEOUT)
     try:
         yield p
         p.check()
@@ -248,19 +167,7 @@ def proxy(postgresql_server: Server) -> Iterator[InspectingProxy]:
         p.close()
 
 
-@contextmanager
-def inspected(proxy: InspectingProxy) -> Iterator[None]:
-    """Around pg8000 calls: a failure in the proxy (which closes pg8000's connection) is
-    raised as itself rather than as pg8000's "network error"."""
-    try:
-        yield
-    except Exception:
-        proxy.check()
-        raise
-    proxy.check()
-
-
-def connect(proxy: InspectingProxy, user: PgUser = PG_TRUST) -> tuple[Any, Link]:
+def connect(proxy: Proxy, user: PgUser = PG_TRUST) -> tuple[Any, Link]:
     count = len(proxy.links)
     with inspected(proxy):
         con = pg8000.native.Connection(
@@ -276,7 +183,7 @@ def connect(proxy: InspectingProxy, user: PgUser = PG_TRUST) -> tuple[Any, Link]
     return con, proxy.links[-1]
 
 
-def close(proxy: InspectingProxy, con: Any, link: Link) -> None:
+def close(proxy: Proxy, con: Any, link: Link) -> None:
     with inspected(proxy):
         con.close()  # Terminate
         assert link.ended.wait(TIMEOUT)
@@ -292,7 +199,7 @@ def kinds(frames: list[Frame]) -> list[str]:
 
 
 @pytest.mark.parametrize("user", [PG_TRUST, PG_MD5, PG_SCRAM], ids=lambda user: user.method)
-def test_pg8000_login_byte_identical(proxy: InspectingProxy, user: PgUser) -> None:
+def test_pg8000_login_byte_identical(proxy: Proxy, user: PgUser) -> None:
     con, link = connect(proxy, user)
     with inspected(proxy):
         assert con.run("SELECT current_user") == [[user.user]]
@@ -332,7 +239,7 @@ def test_pg8000_login_byte_identical(proxy: InspectingProxy, user: PgUser) -> No
     assert Query("SELECT current_user") in link.client_frames
 
 
-def test_pg8000_session_byte_identical(proxy: InspectingProxy) -> None:
+def test_pg8000_session_byte_identical(proxy: Proxy) -> None:
     """Simple and extended queries, an error, COPY both ways, a notice, LISTEN/NOTIFY."""
     con, link = connect(proxy, PG_MD5)
     with inspected(proxy):
@@ -418,7 +325,7 @@ def as_read(raw: bytes | None, type_oid: int) -> object:
 
 
 @pytest.fixture(scope="module")
-def pg8000_link(proxy: InspectingProxy) -> Iterator[tuple[Any, Link]]:
+def pg8000_link(proxy: Proxy) -> Iterator[tuple[Any, Link]]:
     con, link = connect(proxy, PG_SCRAM)
     yield con, link
     close(proxy, con, link)
@@ -427,7 +334,7 @@ def pg8000_link(proxy: InspectingProxy) -> Iterator[tuple[Any, Link]]:
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(values=st.lists(value, max_size=5), lit=literal)
 def test_pg8000_random_queries_byte_identical(
-    pg8000_link: tuple[Any, Link], proxy: InspectingProxy, values: list[object], lit: str
+    pg8000_link: tuple[Any, Link], proxy: Proxy, values: list[object], lit: str
 ) -> None:
     con, link = pg8000_link
     columns = [f"CAST(:p{i} AS {CAST[type(v)]}) AS c{i}" for i, v in enumerate(values)]
