@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PY_DIRS := setup.py wirestream/__init__.py wirestream/__main__.py wirestream/apps codegen runtime generated tests bench
 
-.PHONY: docs venv node-deps java-peers tshark generate check-generated lint typecheck pytest ts-build ts-test test fuzz bench demo clean broker broker-stop servers-installed servers servers-stop
+.PHONY: docs venv node-deps java-peers tshark generate check-generated lint typecheck pytest ts-build ts-test test fuzz bench demo clean broker broker-stop broker-installed servers-installed servers servers-stop
 
 # The venv is (re)built whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -26,20 +26,20 @@ $(NODE_STAMP): package.json package-lock.json runtime/typescript/package.json ge
 
 node-deps: $(NODE_STAMP)
 
-# The Java test peers: tests/java/rsocket is rsocket-java 1.1.5 (the RSocket reference
+# The Java test peers: tests/support/java/rsocket is rsocket-java 1.1.5 (the RSocket reference
 # implementation) for the resumption, lease and keepalive interop tests. Built once per
 # change of its pom or sources into target/classes + target/lib (no tests, no jar);
 # Maven keeps what it downloads in ~/.m2 (a first build fetches ~40 MB).
-JAVA_RSOCKET := tests/java/rsocket
+JAVA_RSOCKET := tests/support/java/rsocket
 JAVA_STAMP := $(JAVA_RSOCKET)/target/.built
 $(JAVA_STAMP): $(JAVA_RSOCKET)/pom.xml $(shell find $(JAVA_RSOCKET)/src -name '*.java')
 	mvn -B -q -Dstyle.color=never -f $(JAVA_RSOCKET)/pom.xml compile dependency:copy-dependencies
 	touch $(JAVA_STAMP)
 
-# tests/java/rabbitmq is RabbitMQ's Java stream client (com.rabbitmq:stream-client 1.11.0,
+# tests/support/java/rabbitmq is RabbitMQ's Java stream client (com.rabbitmq:stream-client 1.11.0,
 # the reference implementation of the stream protocol, with its compression codecs) for
 # the RabbitMQ interop tests; built the same way (a first build fetches ~15 MB).
-JAVA_RABBITMQ := tests/java/rabbitmq
+JAVA_RABBITMQ := tests/support/java/rabbitmq
 JAVA_RABBITMQ_STAMP := $(JAVA_RABBITMQ)/target/.built
 $(JAVA_RABBITMQ_STAMP): $(JAVA_RABBITMQ)/pom.xml $(shell find $(JAVA_RABBITMQ)/src -name '*.java')
 	mvn -B -q -Dstyle.color=never -f $(JAVA_RABBITMQ)/pom.xml compile dependency:copy-dependencies
@@ -48,7 +48,7 @@ $(JAVA_RABBITMQ_STAMP): $(JAVA_RABBITMQ)/pom.xml $(shell find $(JAVA_RABBITMQ)/s
 java-peers: $(JAVA_STAMP) $(JAVA_RABBITMQ_STAMP)
 
 # tshark runs the generated Wireshark dissectors (generated/wireshark/*.lua) in
-# tests/test_wireshark.py: Debian's package (Debian 12: Wireshark 4.0, Lua 5.2), installed
+# tests/wireshark/test_wireshark.py: Debian's package (Debian 12: Wireshark 4.0, Lua 5.2), installed
 # with apt when missing (needs root).  wireshark-common asks whether non-superusers may
 # capture packets; the answer (no: only reading files is needed) is given to debconf first,
 # so the install never prompts.  Idempotent: nothing happens when tshark is there.
@@ -61,12 +61,19 @@ tshark:
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends tshark >/dev/null; \
 	fi
 
-# The real servers of the MQTT 5, PostgreSQL and MySQL/MariaDB tests (tests/servers.py):
+# The real servers of the MQTT 5, PostgreSQL and MySQL/MariaDB tests (tests/support/servers.py):
 # Debian's mosquitto 2.0, postgresql-15 and mariadb-server 10.11, installed with apt when
 # missing (needs root; a no-op when they are there). The test session starts and stops
 # its own private instances (tools/servers.sh); it never installs, so this comes first.
 servers-installed:
 	@tools/servers.sh install all
+
+# The RabbitMQ broker of the broker tests (tests/support/rabbitmq_broker.py): Debian's
+# rabbitmq-server (3.10), installed with apt when missing (needs root; a no-op when it is
+# there). The test session starts a private node when none answers on 5552 and stops it
+# at the end; it never installs, so this comes first.
+broker-installed:
+	@tools/broker.sh install
 
 # idl/**/*.yaml -> generated/** (Python, black-formatted), generated/typescript/ (the npm package)
 # and generated/wireshark/ (a Lua dissector per protocol version): the CLI's defaults.
@@ -90,7 +97,7 @@ lint: venv
 typecheck: venv
 	tools/typecheck.sh
 
-pytest: venv node-deps java-peers tshark servers-installed
+pytest: venv node-deps java-peers tshark servers-installed broker-installed
 	$(BIN)/pytest -q
 
 # runtime/, generated/ and tests/typescript -> their dist/ (tsc -b: incremental, strict).
@@ -119,7 +126,7 @@ docs: venv
 # Coverage-guided fuzzing (README.md, "Fuzzing"): every codec and engine target in turn under
 # atheris, FUZZ_SECONDS in all (FUZZ_TARGETS="codec.rsocket.v1_0 ..." for some; FUZZ_RUNS=n
 # inputs per target instead of time).  atheris is the `fuzz` extra, installed here only:
-# `make test` replays the committed corpus without it (tests/test_fuzz_corpus.py).
+# `make test` replays the committed corpus without it (tests/fuzz/test_fuzz_corpus.py).
 FUZZ_SECONDS ?= 240
 FUZZ_STAMP := $(VENV)/.fuzz-installed
 $(FUZZ_STAMP): $(STAMP)
@@ -152,14 +159,16 @@ demo: generate
 	$(if $(filter rabbitmq,$(SOURCE)),tools/broker.sh start)
 	$(BIN)/python -m wirestream.apps.demo --source $(SOURCE)
 
-# A private RabbitMQ node (stream plugin, loopback only) for the broker tests.
+# A private RabbitMQ node (stream plugin, loopback only), kept running for a session of
+# work (benchmarks, demos, repeated test runs); the test session then uses it and leaves
+# it running. `make test` does not need it: its test session starts and stops its own.
 broker:
 	tools/broker.sh start
 
 broker-stop:
 	tools/broker.sh stop
 
-# The three private servers of tests/servers.py (loopback: mosquitto 18830 + anonymous 18831,
+# The three private servers of tests/support/servers.py (loopback: mosquitto 18830 + anonymous 18831,
 # PostgreSQL 15432, MariaDB 13306; tools/servers.sh says who logs in how), kept running
 # for a session of work: the test session then uses them and leaves them running.
 servers:

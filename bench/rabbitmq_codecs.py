@@ -6,7 +6,7 @@ Run: ``python -m bench.rabbitmq_codecs [N]`` (part of ``make bench``; needs the 
 ``make broker`` and the Java peer of ``make java-peers``, and says so plainly when one
 is missing).
 
-The Java side is tests/java/rabbitmq CodecPerf: a PerfTest-style program on the Java
+The Java side is tests/support/java/rabbitmq CodecPerf: a PerfTest-style program on the Java
 client's public API (stream-client 1.11.0). It is not stream-perf-test itself, which is
 not on Maven Central (only a GitHub-release jar), but measures what that tool's
 confirmed-publish and consume rates measure: one producer with ``subEntrySize`` +
@@ -51,7 +51,7 @@ SEND_MANY = 1_000
 TIMEOUT = 180.0
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 URI = f"rabbitmq-stream://guest:guest@{HOST}:{PORT}/%2f"
-PEER = Path(__file__).resolve().parent.parent / "tests" / "java" / "rabbitmq"
+PEER = Path(__file__).resolve().parent.parent / "tests" / "support" / "java" / "rabbitmq"
 
 
 def text(length: int = 16_384) -> bytes:

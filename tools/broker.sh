@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # A private RabbitMQ 3.10 node with the stream plugin, for the broker tests and demos.
 #
-#   tools/broker.sh start   install Debian's rabbitmq-server when missing (needs root),
+#   tools/broker.sh install install Debian's rabbitmq-server when missing (apt-get, needs
+#                           root; nothing happens when it is there)
+#   tools/broker.sh start   install when missing (as `install`), then
 #                           start a node from .broker/ (git-ignored), loopback only,
 #                           stream port 5552, stream over TLS 5551, AMQP 5672; wait until
 #                           5552 answers
 #   tools/broker.sh stop    stop that node, and the Erlang port mapper it started when no
 #                           other node is registered with it
+#
+# BROKER_NO_INSTALL=1 (the test session's fixture, tests/support/rabbitmq_broker.py): a missing
+# rabbitmq-server is an error (exit 3) instead of an install: installs belong to
+# `make broker-installed` (a prerequisite of `make pytest`).
 #
 # TLS (5551): `start` makes, once, a private CA, a server certificate for localhost /
 # 127.0.0.1 and a client certificate with CN `wirestream-client` in .broker/tls/
@@ -138,6 +144,24 @@ client_user() {
   rabbitmqctl set_permissions -p / "$CLIENT_USER" ".*" ".*" ".*" >/dev/null
 }
 
+# Debian's rabbitmq-server (3.10 on Debian 12), when missing. Exit 3 when it is missing and
+# cannot be installed here (not root, or BROKER_NO_INSTALL=1).
+install() {
+  if command -v rabbitmq-server >/dev/null; then return 0; fi
+  if [ "${BROKER_NO_INSTALL:-}" = 1 ]; then
+    echo "broker: rabbitmq-server is missing; install it first: make broker-installed (as root)" >&2
+    exit 3
+  fi
+  if [ "$(id -u)" != 0 ]; then
+    echo "broker: rabbitmq-server is missing; install it as root: tools/broker.sh install" >&2
+    exit 3
+  fi
+  echo "broker: installing rabbitmq-server (apt-get)"
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rabbitmq-server >/dev/null
+  command -v rabbitmq-server >/dev/null || { echo "broker: rabbitmq-server still missing after apt-get install" >&2; exit 1; }
+}
+
 start() {
   if listening "$PORT"; then
     echo "broker: already listening on 127.0.0.1:$PORT"
@@ -146,12 +170,7 @@ start() {
     fi
     return 0
   fi
-  if ! command -v rabbitmq-server >/dev/null; then
-    if [ "$(id -u)" != 0 ]; then echo "broker: rabbitmq-server is missing; install it as root" >&2; exit 1; fi
-    echo "broker: installing rabbitmq-server (apt-get)"
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rabbitmq-server >/dev/null
-  fi
+  install
   mkdir -p "$B/mnesia" "$B/log"
   tls_files
   config_file
@@ -201,7 +220,8 @@ stop() {
 }
 
 case "${1:-}" in
+  install) install ;;
   start) start ;;
   stop) stop ;;
-  *) echo "usage: $0 start|stop" >&2; exit 2 ;;
+  *) echo "usage: $0 install|start|stop" >&2; exit 2 ;;
 esac

@@ -44,7 +44,7 @@ LISTEN_BACKLOG: Final = socket.SOMAXCONN
 asyncio's default, 100, overflows when a thousand clients dial at once: Linux drops
 handshakes (nstat ListenOverflows), falls back on SYN cookies, and resets the clients
 whose cookies then fail (SyncookiesFailed; 343 of 1,000 clients here, after their
-``connect`` had succeeded).  tests/test_soak_rsocket.py dials such a burst."""
+``connect`` had succeeded).  tests/rsocket/test_soak_rsocket.py dials such a burst."""
 
 OnTransport = Callable[[Transport], Awaitable[None]]
 """What a listener runs (as its own task) for each accepted connection."""

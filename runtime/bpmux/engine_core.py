@@ -107,7 +107,7 @@ class BpmuxEngineCore:
     _routes: dict[type, _Route]
 
     # The generated tables the engine runs.  A subclass may run an edited copy of them
-    # (same packets, other rows): tests/test_bpmux_engine_dispatch.py.
+    # (same packets, other rows): tests/bpmux/test_bpmux_engine_dispatch.py.
     CONNECTION_MACHINE: ClassVar[type[ConnectionMachine]] = ConnectionMachine
     REQUEST_MACHINE: ClassVar[type[RequestMachine]] = RequestMachine
     FLOW_MACHINE: ClassVar[type[FlowMachine]] = FlowMachine

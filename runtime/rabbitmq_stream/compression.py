@@ -29,7 +29,7 @@ zstd      zstd-jni ``ZstdOutputStream``: level 3,     ``zstandard``, level 3, th
 ========  ==========================================  ===================================
 
 With those settings the output is byte for byte the Java client's (proved by
-tests/test_rabbitmq_stream_compression.py against ``DefaultCompressionCodecFactory``).
+tests/rabbitmq_stream/test_rabbitmq_stream_compression.py against ``DefaultCompressionCodecFactory``).
 Reading accepts what the Go client (``rabbitmq-stream-go-client``,
 pkg/stream/aggregation.go) writes too: lz4 frames with a content checksum and 4 MiB
 blocks (pierrec/lz4 defaults), zstd frames with a checksum and an 8 MiB window

@@ -3,7 +3,7 @@
 'Publish => Key Version PublisherId PublishedMessages' (PROTOCOL.adoc): the messages go
 out in as few frames as frame_max allows, each at most ``limit`` bytes. ``encode_publish``
 and ``encode_sub_entries`` write the bytes directly: building a frame object per message
-cost more than the broker's work per message (tests/test_rabbitmq_stream_engine_publish.py
+cost more than the broker's work per message (tests/rabbitmq_stream/test_rabbitmq_stream_engine_publish.py
 proves the bytes identical to ``frame_bytes``).
 """
 

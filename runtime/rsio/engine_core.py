@@ -142,7 +142,7 @@ class RsioEngineCore:
 
     # The generated machines the engine runs, one per scope.  Class attributes so that a
     # test can run the engine on tables generated from an edited IDL
-    # (tests/test_rsio_engine_dispatch.py); the frames and states stay those of v0.
+    # (tests/rsio/test_rsio_engine_dispatch.py); the frames and states stay those of v0.
     # Typed as the generated classes: their ``bind_<role>`` take this engine as the
     # scope's handler protocol, so mypy checks every handler it implements.
     CONNECTION_MACHINE: ClassVar[type[ConnectionMachine]] = ConnectionMachine

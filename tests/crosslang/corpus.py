@@ -67,7 +67,7 @@ import msgpack
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-from tests.protocols import VERSIONS, Version, context, is_startup
+from tests.support.protocols import VERSIONS, Version, context, is_startup
 from wirestream.codegen.frontend import model
 from wirestream.codegen.frontend.build import load_protocol
 from wirestream.codegen.plan.codec import lower_snake

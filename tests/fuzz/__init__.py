@@ -12,5 +12,5 @@
 - ``seeds.py``: writes the seed inputs of ``corpus/<target>/`` from the golden vectors
   and the engine openings;
 - ``corpus/<target>/``: the committed corpus, replayed by ``make test``
-  (tests/test_fuzz_corpus.py) through the same functions, without atheris.
+  (tests/fuzz/test_fuzz_corpus.py) through the same functions, without atheris.
 """

@@ -2,7 +2,7 @@
 
 An input is ``[scenario]`` then a script of steps (``Script``).  The scenario builds
 the engine under test and its peer -- a real engine of the other role (for RabbitMQ,
-the sans-I/O test broker of tests/rabbitmq_stream_test_broker.py) -- and runs a valid
+the sans-I/O test broker of tests/support/rabbitmq_stream_test_broker.py) -- and runs a valid
 opening between them (SETUP and requests, hellos and subscriptions, credit and inner
 streams, the RabbitMQ handshake, a resumed RSocket session ...).  Each step then does
 one of:
@@ -41,7 +41,7 @@ import yaml
 
 from wirestream.runtime.errors import DecodeError, ProtocolError
 from tests.fuzz.script import Script
-from tests.protocols import VECTORS
+from tests.support.protocols import VECTORS
 
 __all__ = ["MAX_STEPS", "Once", "Op", "Run", "Side", "engine_target", "scenarios"]
 

@@ -1,7 +1,7 @@
 """RabbitMQ stream openings for ``engine.rabbitmq_stream`` (tests/fuzz/engines.py).
 
 The engine under test is the client (``ClientConnection``, the only role wirestream
-implements); its peer the sans-I/O test broker of tests/rabbitmq_stream_test_broker.py,
+implements); its peer the sans-I/O test broker of tests/support/rabbitmq_stream_test_broker.py,
 which scripts RabbitMQ 3.10's answers.  The broker is a test double, not the system
 under test: what it raises is swallowed (``_Broker``) and it stops answering.
 Openings: the connection open with a publisher declared, messages stored and a
@@ -40,7 +40,7 @@ from tests.fuzz.engines import (
     vector_frames,
 )
 from tests.fuzz.script import Script
-from tests.rabbitmq_stream_test_broker import TestBroker
+from tests.support.rabbitmq_stream_test_broker import TestBroker
 
 __all__ = ["scenarios"]
 

@@ -22,8 +22,8 @@ from typing import Any
 from tests.fuzz.codecs import HEADER, context, context_headers, header
 from tests.fuzz.engines import MAX_STEPS, Op, scenarios
 from tests.fuzz.targets import CODECS, CORPUS, ENGINES
-from tests.protocols import VECTORS, Version, decode_vector, is_startup
-from tests.protocols import context as vector_context
+from tests.support.protocols import VECTORS, Version, decode_vector, is_startup
+from tests.support.protocols import context as vector_context
 from wirestream.runtime.errors import ProtocolError
 
 __all__ = ["codec_seeds", "engine_seeds", "main"]

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
-from tests.protocols import VERSIONS
+from tests.support.protocols import VERSIONS
 
 __all__ = ["CORPUS", "MAX_LEN", "NAMES", "target", "version_of"]
 

@@ -2,7 +2,7 @@
 //
 // Python writes the corpus (tests/crosslang/corpus.py: golden vectors, error vectors,
 // frames drawn from the generated hypothesis strategies, mutated inputs) with its own
-// answers; tests/test_crosslang.py writes it into a temporary folder and runs this file
+// answers; tests/crosslang/test_crosslang.py writes it into a temporary folder and runs this file
 // with WIRESTREAM_CORPUS naming that folder. Without the variable there is nothing to
 // check and the test is skipped (`node --test tests/typescript/dist/` alone).
 //
@@ -15,7 +15,7 @@
 // frames and structs.
 //
 // An index entry may name the compiled module by `path` (a codec generated from an IDL
-// outside idl/, e.g. tests/test_constructs_typescript.py's), and a corpus file may hold
+// outside idl/, e.g. tests/typescript/test_constructs_typescript.py's), and a corpus file may hold
 // `encode_errors`: frames (no bytes) that encoding must refuse with Python's class. A case
 // marked `startup` holds a frame a connection starts with (PostgreSQL's startup messages):
 // it is decoded with `decodeStartup`.

@@ -1,4 +1,4 @@
-// The TypeScript side of what the Python fuzz targets found (tests/test_fuzz_regressions.py):
+// The TypeScript side of what the Python fuzz targets found (tests/fuzz/test_fuzz_regressions.py):
 // the generator writes the same checks into both languages.
 
 import assert from "node:assert/strict";

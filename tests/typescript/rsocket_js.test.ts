@@ -1,6 +1,6 @@
 // Wire identity of the generated TypeScript RSocket 1.0 codec with rsocket-js
 // (npm rsocket-core 0.0.27, the stable line: serializeFrame / deserializeFrame with
-// BufferEncoders) -- the twin of tests/test_rsocket_py_interop.py.
+// BufferEncoders) -- the twin of tests/rsocket/test_rsocket_py_interop.py.
 //
 // rsocket-js is a real, independent RSocket implementation; nothing here is mocked. For
 // every frame type rsocket-js can build (all but EXT, which it numbers but can neither

@@ -1,7 +1,7 @@
 // Writes the sub-entry batches of this folder exactly as rabbitmq-stream-go-client does
 // (pkg/stream/aggregation.go, Compress of compressGZIP / compressSnappy / compressLZ4 /
 // compressZSTD: a new writer per batch with the library's defaults, one Write per
-// [uint32 BE size][message] record, Flush, Close). tests/test_rabbitmq_stream_compression.py
+// [uint32 BE size][message] record, Flush, Close). tests/rabbitmq_stream/test_rabbitmq_stream_compression.py
 // reads them; it builds the same records (go_batch_records there).
 //
 // Regenerate (module cache or network needed): cd tests/vectors/rabbitmq_stream_go_codecs && go run .
