@@ -81,12 +81,16 @@ broker-installed:
 # (generated/.wirestream-cache.json, git-ignored; codegen/incremental.py).
 generate: venv
 	$(BIN)/python -m wirestream.codegen generate
+	$(BIN)/python -m wirestream.codegen generate --target rust
 
-# Regenerate into a temporary folder (no cache) and diff: fails on any difference.
+# Regenerate into a temporary folder (no cache; the Rust workspace too, which is not yet in
+# `all`) and diff: fails on any difference (cargo's own Cargo.lock and target/ aside).
 check-generated: venv
 	@tmp=$$(mktemp -d); \
 	$(BIN)/python -m wirestream.codegen generate --no-cache --out $$tmp/generated --package wirestream.generated >/dev/null && \
-	diff -ru --exclude=__pycache__ --exclude=py.typed --exclude=dist --exclude=node_modules --exclude='*.tsbuildinfo' --exclude=.wirestream-cache.json generated $$tmp/generated; \
+	$(BIN)/python -m wirestream.codegen generate --target rust --out $$tmp/generated >/dev/null 2>&1 && \
+	diff -ru --exclude=__pycache__ --exclude=py.typed --exclude=dist --exclude=node_modules --exclude='*.tsbuildinfo' --exclude=.wirestream-cache.json \
+		--exclude=target --exclude=Cargo.lock --exclude=.gitignore generated $$tmp/generated; \
 	rc=$$?; rm -rf $$tmp; \
 	if [ $$rc -ne 0 ]; then echo "generated/ is stale: run 'make generate' and commit it" >&2; exit 1; fi; \
 	echo "generated/ is fresh"
