@@ -220,6 +220,8 @@ def bytes_length(node: BytesField) -> str:
         return f"{node.length.name}-prefixed (size {node.size.text})"
     if node.length is not None:
         return f"{node.length.name}-prefixed"
+    if node.terminator is not None:
+        return f"ended by byte {node.terminator:#04x}"
     assert node.size is not None
     return f"of size {node.size.text}"
 
@@ -227,13 +229,23 @@ def bytes_length(node: BytesField) -> str:
 def bytes_text(node: BytesField) -> str:
     kind = "string" if node.is_string else "bytes"
     null = ", nullable" if node.nullable else ""
-    return f"{kind} {bytes_length(node)}{null}"
+    xor = f", xor {node.xor_key.name}" if node.xor_key is not None else ""
+    forbid = f", forbidding {len(node.forbid)} values" if node.forbid else ""
+    return f"{kind} {bytes_length(node)}{null}{xor}{forbid}"
 
 
 def bytes_problems(writer: BytesField, reader: BytesField) -> list[str]:
     if bytes_length(writer) != bytes_length(reader):
         return ["its length is read another way: it and what follows are misread"]
     problems = []
+    if (writer.xor_key is None) != (reader.xor_key is None) or (
+        writer.xor_key is not None
+        and reader.xor_key is not None
+        and writer.xor_key.name != reader.xor_key.name
+    ):
+        problems.append("its bytes are masked another way: readers see other bytes")
+    if set(reader.forbid) - set(writer.forbid):
+        problems.append("readers refuse values holding bytes the writer allows")
     if reader.is_string and not writer.is_string:
         problems.append("readers refuse bytes that are not UTF-8")
     if writer.nullable and not reader.nullable:
@@ -258,5 +270,7 @@ def count_text(node: ArrayField) -> str:
         return "elements to the end of the frame"
     if node.byte_length_prefix is not None:
         return f"a {node.byte_length_prefix.name} byte length"
+    if node.terminator is not None:
+        return f"elements until byte {node.terminator:#04x}"
     assert node.byte_length_expr is not None
     return f"a byte length of {node.byte_length_expr.text}"

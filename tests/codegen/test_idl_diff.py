@@ -150,3 +150,13 @@ def test_protocol_md_of_a_version_with_a_predecessor_has_its_compatibility_notes
     previous = (ROOT / "generated" / protocol / old / "PROTOCOL.md").read_text(encoding="utf-8")
     assert "## Compatibility with" not in previous
     assert f"(../../wireshark/{protocol}_{old}.lua)" in previous
+
+
+@pytest.mark.parametrize(
+    "path", sorted((ROOT / "idl").rglob("*.yaml")), ids=lambda p: p.relative_to(ROOT).as_posix()
+)
+def test_every_idl_compared_with_itself_has_no_changes(path: Path) -> None:
+    """Every construct the IDL has is one the comparison reads (terminators, transforms,
+    contexts...): a file against itself is no change, never a crash."""
+    proto = load_protocol(path, path.name)
+    assert diff_protocols(proto, load_protocol(path, path.name)) == []

@@ -67,11 +67,6 @@ from tests.support.doc_examples import (
 # (file, first line of the block) -> why no test runs it. Keep it short.
 NOT_RUN: dict[tuple[str, str], str] = {
     ("docs/install.md", "make demo"): "`make demo` and `make test` are what CI runs",
-    # OPEN (a bug, reported): in a clone (the GIT_CLONE title) the block runs up to
-    # `wirestream diff --against origin/main`, which crashes on idl/mysql/v10.yaml and
-    # idl/postgresql/v3.yaml even against themselves (codegen/diff/values.py bytes_length
-    # asserts a size); remove this line once `wirestream diff idl idl` exits 0.
-    ("docs/diff.md", "git fetch"): "OPEN: `wirestream diff` crashes on mysql and postgresql",
 }
 
 # A minimal complete IDL that YAML fragments are put into.
