@@ -155,7 +155,7 @@ def _super_options(parser: argparse.ArgumentParser) -> None:
 
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--uri", type=_uri, default=os.environ.get(URI_VARIABLE, DEFAULT_URI),
-                        help=f"the broker (default ${URI_VARIABLE}, else {DEFAULT_URI})")  # fmt: skip
+                        help=f"the broker (default ${URI_VARIABLE}, else {DEFAULT_URI.replace('%', '%%')})")  # fmt: skip
     parser.add_argument("--timeout", type=seconds, default=10.0, metavar="SECONDS",
                         help="limit for connecting and for each answer of the broker "
                              "(default 10; 0 = none)")  # fmt: skip
