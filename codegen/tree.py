@@ -11,6 +11,8 @@ alone, so they can be rendered (and skipped) one unit at a time.
 
 from __future__ import annotations
 
+import os
+
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -84,7 +86,14 @@ def display_path(path: Path) -> str:
 def units(idl_dir: Path, only: str | None = None) -> list[Unit]:
     """The IDL files of the tree, or those ``only`` names (``protocol`` or
     ``protocol/version``); an ``only`` that names none is an error."""
-    found = [Unit(p.parent.name, p.stem, p) for p in sorted(idl_dir.rglob("*.yaml")) if p.is_file()]
+    # (os.walk follows linked folders, as a user's idl/ may link a protocol in; rglob does not)
+    paths = sorted(
+        Path(folder, name)
+        for folder, _, names in os.walk(idl_dir, followlinks=True)
+        for name in names
+        if name.endswith(".yaml")
+    )
+    found = [Unit(p.parent.name, p.stem, p) for p in paths if p.is_file()]
     if only is None:
         return found
     chosen = [u for u in found if only in (u.protocol, u.name)]

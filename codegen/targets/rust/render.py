@@ -43,6 +43,8 @@ def render_rust(protos: list[Protocol], log: bool = True) -> dict[str, str]:
     workspace manifest (and stderr, unless not ``log``) says which construct; when no version
     can be spelled, the first refusal is raised (``NotImplementedError``)."""
     files: dict[str, str] = {}
+    if not protos:
+        return files  # an empty tree: no workspace
     members = []
     refused: list[str] = []
     for proto in protos:
