@@ -87,11 +87,14 @@ def generator_hash(part: str) -> str:
         sources.update(p for p in RUNTIME_SOURCES.rglob("*") if p.is_file()
                        and p.suffix in (".ts", ".json") and "dist" not in p.parts
                        and "node_modules" not in p.parts)  # fmt: skip
-    for path in sorted(sources):  # named relative to their folder: any copy hashes alike
+    # named (and ordered) relative to their folder, so that any copy hashes alike wherever
+    # it lies beside the runtime's sources
+    named = {}
+    for path in sources:
         base = RUNTIME_SOURCES if path.is_relative_to(RUNTIME_SOURCES) else CODEGEN
-        digest.update(
-            path.relative_to(base).as_posix().encode() + b"\0" + path.read_bytes() + b"\0"
-        )
+        named[f"{base.name}/{path.relative_to(base).as_posix()}"] = path
+    for name, path in sorted(named.items()):
+        digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
     for name in ("black", "jinja2", "pyyaml"):
         digest.update(f"{name}=={metadata.version(name)}\0".encode())
     return digest.hexdigest()

@@ -1195,12 +1195,9 @@ class _Builder(NodeReader):
                 )
         if len(set(names)) != len(names):
             self.fail(line, f"{where}.discriminator", "a field is named twice")
-        # Every target keys its frame table by one number: two parts are combined as
+        # TypeScript keys its frame table by one number: two parts are combined as
         # ``first * 0x10000 + second`` (RabbitMQ's key and version), so a second part must
-        # fit 16 bits and a third has no room.
-        if len(names) > 2:
-            self.fail(line, f"{where}.discriminator",
-                      f"a code of {len(names)} parts; at most two are supported")  # fmt: skip
+        # fit 16 bits. (Three parts: Python and Lua key by tuple; TypeScript refuses them.)
         if len(names) == 2 and isinstance(names[1], str) and names[1] in scope:
             bits = scope[names[1]].type.bits
             if bits > 16:

@@ -11,6 +11,7 @@ from a copy of the rsio engine itself.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +21,7 @@ import pytest
 import wirestream.generated.rsio.v0 as rsio
 from wirestream.generated.rsio.v0.machines import ConnectionMachine
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 HEADER = """
 from wirestream.generated.rsio.v0 import ClientHello, Goodbye, Subscribe
@@ -47,13 +48,22 @@ bound = ConnectionMachine.bind_server(Tiny())
 """
 
 
+# mypy runs no import hooks: it reads `wirestream` from the tree of tools/package_tree.sh,
+# which spells setup.py's package map (as `make typecheck` does)
+MYPY_ENV = {
+    **os.environ,
+    "MYPYPATH": subprocess.run([str(ROOT / "tools" / "package_tree.sh")], check=True,
+                               capture_output=True, text=True).stdout.strip(),
+}  # fmt: skip
+
+
 def mypy(tmp_path: Path, source: str, name: str = "tiny.py") -> subprocess.CompletedProcess[str]:
     path = tmp_path / name
     path.write_text(source, encoding="utf-8")
     return subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--no-error-summary",
          "--cache-dir", str(tmp_path / ".mypy_cache"), str(path)],
-        cwd=ROOT, capture_output=True, text=True, check=False,
+        cwd=ROOT, capture_output=True, text=True, check=False, env=MYPY_ENV,
     )  # fmt: skip
 
 

@@ -325,9 +325,15 @@ def rsocket_server(env: dict[str, str], cwd: Path, port: str) -> Iterator[None]:
 
 
 def require_broker() -> None:
-    from tests.support.rabbitmq_stream_client_support import broker_listening
+    """The page's test asked for the session's broker (``BROKER_TITLES``): it answers."""
+    from tests.support.rabbitmq_broker import answers
 
-    assert broker_listening(), "the RabbitMQ stream broker must run (make broker)"
+    assert answers(5552), "the RabbitMQ stream broker must run (tests/support/rabbitmq_broker.py)"
+
+
+# The titles of blocks that need the RabbitMQ broker: a page with one asks the test session
+# for it (the ``rabbitmq_broker`` fixture starts it when nothing answers, once per session).
+BROKER_TITLES = (BROKER, SUPER_STREAM, PCAP)
 
 
 @contextmanager
@@ -639,6 +645,8 @@ def test_every_example_of_the_page_runs(path: Path, tmp_path: Path,
     env = wirestream_env(tmp_path)
     globs: dict[str, Any] = {}
     failed: list[str] = []
+    if any(example.title in BROKER_TITLES for example in examples(path)):
+        request.getfixturevalue("rabbitmq_broker")
     for example in examples(path):
         if not example.lang or not_run(example):
             continue  # output and layout listings (no language); the listed exceptions
