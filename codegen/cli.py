@@ -153,14 +153,9 @@ def run(args: argparse.Namespace, command: str) -> int:
         if command == "generate" and set(targets) & set(EXTRA_TARGETS):
             # not incremental: rendered whole, written, and what it no longer makes removed
             files = render_tree(args.idl, targets, options, args.only)
-            for rel, text in files.items():
-                path = args.out / rel
-                path.parent.mkdir(parents=True, exist_ok=True)
-                if not path.exists() or path.read_text(encoding="utf-8") != text:
-                    path.write_text(text, encoding="utf-8")
-            if args.only is None:
-                for rel in set(owned_files(args.out, targets)) - files.keys():
-                    (args.out / rel).unlink()
+            incremental.write_changed(args.out, files)
+            protocols = {unit.protocol for unit in units(args.idl)}
+            incremental.remove_stale(args.out, targets, files.keys(), args.only, protocols)
             print(f"{args.out}: {len(files)} files")
             return 0
         if command == "generate":

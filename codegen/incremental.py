@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
+from collections.abc import Collection
 from typing import Any, Final
 
 from wirestream.codegen.frontend.model import Protocol
@@ -206,24 +207,39 @@ def generate(
             expected.update(hashes)
             new_shared[target] = {"key": key, "files": hashes}
 
-    for rel, text in sorted(to_write.items()):
-        path = out / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.is_file() or path.read_text(encoding="utf-8") != text:
-            path.write_text(text, encoding="utf-8")
-            report.written.append(rel)
-    # Remove generated files whose IDL is gone, so the tree mirrors idl/ exactly.
-    protocols = {u.protocol for u in tree}
-    for rel in owned_files(out, targets):
-        if rel in expected or (only is not None and not owned_by(rel, only, protocols)):
-            continue
-        (out / rel).unlink()
-        report.removed.append(rel)
+    report.written = write_changed(out, to_write)
+    report.removed = remove_stale(out, targets, expected, only, {u.protocol for u in tree})
     report.files = len(expected)
     manifest = {"format": FORMAT, "units": new_units, "shared": new_shared}
     if use_cache:
         _write_manifest(out / CACHE, manifest)
     return report
+
+
+def write_changed(out: Path, files: dict[str, str]) -> list[str]:
+    """Write ``files`` (relative to ``out``) whose text differs from what is there: the
+    paths written."""
+    written = []
+    for rel, text in sorted(files.items()):
+        path = out / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+            written.append(rel)
+    return written
+
+
+def remove_stale(out: Path, targets: tuple[str, ...], expected: Collection[str],
+                 only: str | None, protocols: set[str]) -> list[str]:  # fmt: skip
+    """Remove the generated files of ``targets`` that are not ``expected`` (their IDL is
+    gone), so the tree mirrors idl/ exactly; with ``only``, that protocol's files only."""
+    removed = []
+    for rel in owned_files(out, targets):
+        if rel in expected or (only is not None and not owned_by(rel, only, protocols)):
+            continue
+        (out / rel).unlink()
+        removed.append(rel)
+    return removed
 
 
 def _unit(tree: list[Unit], protocol: str, version: str | None) -> Unit | None:
