@@ -80,6 +80,7 @@ class _Builder(NodeReader):
         self.framing_node = Mapping()  # the ``framing:`` mapping, for lines
         self.last_part_peeked = False  # the discriminator's last part is a peeked byte
         self.startup_discriminator: list[str] = []
+        self.startup_length: str | None = None  # ``startup.length_field``
 
     def int_type(
         self, value: Any, line: int, path: str, allowed: tuple[str, ...] | None = None
@@ -178,7 +179,8 @@ class _Builder(NodeReader):
         unknown = self.unknown(
             top["unknown"], self.line_of(top, "unknown"), common_flags, flag_width
         )
-        frames = self.frames(top, header, discriminator, common_flags, flag_width)
+        frames = self.frames(top, header, discriminator, framing.length_field, common_flags,
+                             flag_width)  # fmt: skip
         self.context_tracking(header, frames)
         machines = MachineBuilder(self, frames, header, common_flags).build(top)
         stream_id_field = self.frame_log(top, header, discriminator, frames)
@@ -295,6 +297,7 @@ class _Builder(NodeReader):
         self.header_length(own, header, discriminator, node, "startup")
         self.startup_header = header
         self.startup_discriminator = discriminator
+        self.startup_length = field
         return Startup(header, discriminator, field, str(counts), adjust,
                        self.text(node, "doc", "startup"))  # fmt: skip
 
@@ -509,14 +512,18 @@ class _Builder(NodeReader):
     # --- fields ------------------------------------------------------------------------
 
     def items(self, node: Any, path: str, line: int, *, flags: dict[str, int], in_frame: bool,
-              scope_prefix: list[Item]) -> list[Item]:  # fmt: skip
+              scope_prefix: list[Item], unread: frozenset[str] = frozenset()) -> list[Item]:  # fmt: skip
+        """``unread``: header fields a frame's body cannot read (the discriminator, the length
+        field, peeked bytes: the decoder does not hand them to the body); their names are
+        still taken."""
         seq = self.sequence(node, path, line)
         items: list[Item] = []
         names: dict[str, int] = {}
         scope: dict[str, IntField] = {}
         for item in scope_prefix:
             for value in self.values_of(item):
-                scope[value.name] = value
+                if value.name not in unread:
+                    scope[value.name] = value
                 names[value.name] = 0
         flag_runs = sum(1 for item in scope_prefix for _ in self.flag_bits(item))
         for index, entry in enumerate(seq):
@@ -1240,7 +1247,8 @@ class _Builder(NodeReader):
             f"unknown policy '{policy}' (error, ignore_if_flag, skip_length, skip)",
         )
 
-    def frames(self, top: Mapping, header: list[Item], discriminator: list[str], common: dict[str, int],
+    def frames(self, top: Mapping, header: list[Item], discriminator: list[str],
+               framing_length: str | None, common: dict[str, int],
                flag_width: int) -> list[Frame]:  # fmt: skip
         node = self.mapping(top["frames"], "frames", self.line_of(top, "frames"))
         if not node:
@@ -1324,12 +1332,20 @@ class _Builder(NodeReader):
                         f"{path}.set_flags[{i}]",
                         f"unknown flag '{flag}'",
                     )
+            own_length = (
+                self.startup_length if is_startup and self.startup_header else framing_length
+            )
+            own_unread = [v.name for item in own_header for v in self.values_of(item)
+                          if v.peek or v.name == own_length]  # fmt: skip
             scope_prefix = list(own_header)
             if flag_values:  # multi-bit flag values read like fields of the frame
                 scope_prefix.append(Item(Word(IntType("flags", flag_width, False, None),
                                               [Bit("value", 0, v) for v, _ in flag_values.values()])))  # fmt: skip
+            unread = frozenset([*(self.startup_discriminator if is_startup else discriminator),
+                                *own_unread])  # fmt: skip
             items = self.items(fnode["fields"], f"{path}.fields", self.line_of(fnode, "fields"),
-                               flags=flags, in_frame=True, scope_prefix=scope_prefix)  # fmt: skip
+                               flags=flags, in_frame=True, scope_prefix=scope_prefix,
+                               unread=unread)  # fmt: skip
             extra_flags = self.flag_width(items, path)
             if extra_flags:
                 self.fail(
