@@ -456,6 +456,25 @@ def test_failed_chunk_counts_as_consumed_for_strategy() -> None:
     assert client.credit_left(0) == 1
 
 
+def test_skipped_chunk_gives_its_credit_back() -> None:
+    """'ChunkType => int8 // 0: user, 1: tracking delta, 2: tracking snapshot': a tracking
+    chunk is skipped, never handed to the application, so nobody will consume it: with a
+    ``CreditOnConsumption`` strategy the engine gives its credit back itself (as the Java
+    client does), or a consumer with ``CreditOnConsumption(1)`` stalls behind it."""
+    client, broker = with_stream()
+    stream = broker.streams["s"]
+    stream.chunks += [
+        osiris_chunk(0, [SimpleEntry(b"t")], chunk_type=1),
+        osiris_chunk(1, [SimpleEntry(b"after the tracking chunk")]),
+    ]
+    stream.next_offset = 2
+    client.subscribe(0, "s", OffsetSpecFirst(), credit=CreditOnConsumption(1))
+    events, _ = shuttle(client, broker)
+    assert ChunkSkipped(0, 0, 1) in events
+    assert _messages(events) == [(1, b"after the tracking chunk")]
+    assert [f.credit for f in broker.frames if isinstance(f, CreditRequest)] == [1]
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     initial=st.integers(0, 5),

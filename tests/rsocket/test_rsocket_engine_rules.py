@@ -752,6 +752,23 @@ def test_keepalive_respond_flag_is_answered_with_echo_without_flag(version: str)
 
 
 @versions
+def test_client_answers_server_keepalive_with_echo_without_respond_flag(version: str) -> None:
+    """KEEPALIVE: "KEEPALIVE frames MAY be initiated by the server and sent upon application
+    request with the (R)espond flag set." and "Reception of a KEEPALIVE frame with the
+    (R)espond flag set MUST cause a client or server to send back a KEEPALIVE with the
+    (R)espond flag NOT set." -- the client answers too, echoing the data."""
+    c, s, _, _ = pair(version)
+    c.data_to_send()
+    s.send_keepalive(b"are you there")
+    ping = s.data_to_send()
+    assert c.receive_data(ping) == [KeepaliveReceived(b"are you there", True, 0)]
+    (pong,) = decode_all(version, c.data_to_send())
+    assert (pong.respond, pong.data, pong.stream_id) == (False, b"are you there", 0)
+    assert s.receive_data(wire(version, pong)) == [KeepaliveReceived(b"are you there", False, 0)]
+    assert s.data_to_send() == b""
+
+
+@versions
 def test_keepalive_without_respond_flag_is_not_answered(version: str) -> None:
     """KEEPALIVE: only the (R)espond flag asks for an answer."""
     s = server_after_setup(version)
