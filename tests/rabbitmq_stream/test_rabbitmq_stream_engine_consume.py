@@ -434,6 +434,22 @@ def test_credit_strategy_grants_one_per_consumed_chunk() -> None:
     assert credits == [2]  # what was consumed, in one grant
 
 
+def test_credit_strategy_bounds_and_defaults() -> None:
+    """Subscribe's 'Credit => uint16': the initial credit is 1..65535 (10 by default, the
+    Java client's); one chunk consumed at a time by default; credit comes back every
+    ``low_tide`` chunks, within the initial credit."""
+    message = r"^the initial credit must be 1\.\.65535 \(Subscribe's Credit is a uint16\)$"
+    for bad in (0, 65536):
+        with pytest.raises(ValueError, match=message):
+            CreditOnConsumption(bad)
+    assert CreditOnConsumption(65535).initial == 65535
+    assert CreditOnConsumption().initial == 10
+    strategy = CreditOnConsumption(10, low_tide=4)
+    assert [strategy.consumed() for _ in range(4)] == [0, 0, 0, 4]
+    with pytest.raises(ValueError, match="low_tide must not exceed batch"):
+        CreditOnConsumption(2, low_tide=5)
+
+
 def test_chunk_consumed_more_than_delivered_refused() -> None:
     """The application cannot consume chunks it was not given."""
     client, broker = _stream_with([[b"a"]])
