@@ -145,7 +145,7 @@ fuzz: $(FUZZ_STAMP)
 # Mutation testing (docs/mutation.md): mutmut mutates the modules that keep the flow, credit,
 # lease, keepalive and resume rules and runs the fast sans-I/O tests that cover them
 # ([tool.mutmut] in pyproject.toml), in a staged copy under build/mutate/; prints the kill
-# rate per module. About 15 minutes on 2 cores (MUTATE_JOBS=n workers); not in `make test`.
+# rate per module. About 5 minutes on 2 cores (MUTATE_JOBS=n workers); not in `make test`.
 mutate: venv
 	tools/mutate.sh $(BIN)/python
 
