@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from wirestream.runtime.errors import IllegalSend, RemoteProtocolError, UnexpectedFrame
+from wirestream.runtime.errors import EncodeError, IllegalSend, RemoteProtocolError, UnexpectedFrame
 from wirestream.runtime.rsocket import (
+    ClientSetup,
     ConnectionClosed,
     ConnectionDead,
     ConnectionEstablished,
@@ -130,6 +131,18 @@ def test_setup_mime_types_passed_through_uninterpreted(version: str) -> None:
         "x/whatever",
         "y/z",
     )
+
+
+@versions
+def test_setup_mime_type_should_be_us_ascii(version: str) -> None:
+    """SETUP Frame, Encoding MIME Type: "This SHOULD be a US-ASCII string". We never send
+    one that is not (EncodeError before anything is sent); a peer's arrives as it came
+    ("The protocol implementation MUST NOT interpret the MIME type itself")."""
+    with pytest.raises(EncodeError, match="US-ASCII"):
+        RSocketConnection("client", version, setup=ClientSetup(data_mime_type="tëxt/plain"))
+    s = RSocketConnection("server", version)
+    (established,) = s.receive_data(wire(version, setup_frame(version, data_mime_type="tëxt")))
+    assert established.setup.data_mime_type == "tëxt"
 
 
 @versions
@@ -684,6 +697,27 @@ def test_new_lease_replaces_old_budget(version: str) -> None:
 
 
 @versions
+def test_lease_uses_stream_id_zero(version: str) -> None:
+    """LEASE Frame: "Lease frames MUST always use Stream ID 0 as they pertain to the
+    Connection." Ours go on stream 0 and no other can be sent; one on another stream is
+    not a lease (ignored: "All other received frames that are not accounted for ... MUST be
+    ignored")."""
+    c, s = lease_pair(version)
+    c.data_to_send()
+    stray = codec(version).Lease(stream_id=5, ttl=10_000, number_of_requests=5)
+    assert c.receive_data(wire(version, stray)) == []
+    with pytest.raises(IllegalSend, match="must wait for the server's LEASE"):
+        c.fire_and_forget(b"")
+    s.send_lease(10_000, 5)
+    (lease,) = decode_all(version, s.data_to_send())
+    assert lease.stream_id == 0
+    with pytest.raises(IllegalSend):
+        s._conn.send(codec(version).Lease(stream_id=2, ttl=10_000, number_of_requests=5))
+    assert LeaseReceived(10_000, 5, None) in c.receive_data(wire(version, lease))
+    c.fire_and_forget(b"")
+
+
+@versions
 def test_lease_with_zero_count_or_ttl_blocks_requests(version: str) -> None:
     """LEASE: 'A Responder implementation MAY stop all further requests by sending a LEASE
     with a value of 0 for Number of Requests or Time-To-Live.'"""
@@ -749,6 +783,39 @@ def test_keepalive_respond_flag_is_answered_with_echo_without_flag(version: str)
     assert s.receive_data(wire(version, ping)) == [KeepaliveReceived(b"echo me", True, 0)]
     (pong,) = decode_all(version, s.data_to_send())
     assert (pong.respond, pong.data, pong.stream_id) == (False, b"echo me", 0)
+
+
+@versions
+def test_client_answers_server_keepalive_with_echo_without_respond_flag(version: str) -> None:
+    """KEEPALIVE: "KEEPALIVE frames MAY be initiated by the server and sent upon application
+    request with the (R)espond flag set." and "Reception of a KEEPALIVE frame with the
+    (R)espond flag set MUST cause a client or server to send back a KEEPALIVE with the
+    (R)espond flag NOT set." -- the client answers too, echoing the data."""
+    c, s, _, _ = pair(version)
+    c.data_to_send()
+    s.send_keepalive(b"are you there")
+    ping = s.data_to_send()
+    assert c.receive_data(ping) == [KeepaliveReceived(b"are you there", True, 0)]
+    (pong,) = decode_all(version, c.data_to_send())
+    assert (pong.respond, pong.data, pong.stream_id) == (False, b"are you there", 0)
+    assert s.receive_data(wire(version, pong)) == [KeepaliveReceived(b"are you there", False, 0)]
+    assert s.data_to_send() == b""
+
+
+@versions
+def test_flags_not_indicated_are_sent_as_zero_and_not_interpreted(version: str) -> None:
+    """Frame Header: "Any Flag bit not specifically indicated in the frame type should be
+    set to 0 when sent and not interpreted on reception." KEEPALIVE indicates only (I)gnore
+    and (R)espond (1.0 also M, unused): every other flag bit of the low flags byte."""
+    unused = 0x7F if version == "1.0" else 0x1F
+    ping = bytearray(codec(version).Keepalive(respond=True, data=b"x").to_bytes())
+    assert ping[5] & unused == 0  # sent as 0
+    ping[5] |= unused
+    s = server_after_setup(version)
+    framed = len(ping).to_bytes(3, "big") + bytes(ping)
+    assert s.receive_data(framed) == [KeepaliveReceived(b"x", True, 0)]
+    (pong,) = decode_all(version, s.data_to_send())
+    assert pong.to_bytes()[5] & unused == 0
 
 
 @versions
@@ -928,6 +995,22 @@ def test_error_received_on_stream(version: str = "1.0") -> None:
     s.send_error(sid, 0x301, "custom application code")
     events_c, _ = shuttle(c, s)
     assert events_c == [ErrorReceived(sid, 0x301, b"custom application code")]
+
+
+@versions
+def test_error_data_is_not_null_terminated(version: str) -> None:
+    """ERROR Frame: "Error Data SHOULD be a UTF-8 encoded string. The string MUST NOT be
+    null terminated." An application's null-terminated error is refused before anything is
+    sent (EncodeError) and the stream stays open for a proper one."""
+    c, s, _, _ = pair(version)
+    sid = c.request_response(b"")
+    shuttle(c, s)
+    with pytest.raises(EncodeError, match="null terminated"):
+        s.send_error(sid, v(version).application_error, b"no such item\x00")
+    assert s.data_to_send() == b"" and sid in s.open_streams
+    s.send_error(sid, v(version).application_error, "no such item")
+    events_c, _ = shuttle(c, s)
+    assert events_c == [ErrorReceived(sid, v(version).application_error, b"no such item")]
 
 
 def test_metadata_push_requires_establishment() -> None:

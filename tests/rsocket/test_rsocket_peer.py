@@ -363,6 +363,27 @@ def test_resumption_survives_twenty_transport_drops_in_a_100k_stream_exactly_onc
     run(main(), 120)
 
 
+def test_resume_tokens_are_random_and_new_for_each_connection() -> None:
+    """Identification Token Rules (seed 003): "Tokens should be resilient to replay attacks
+    and thus should only be valid for the lifetime of an individual connection"; "Tokens
+    should not be predictable by an attacking 3rd party". ``connect(resume=True)`` draws a
+    fresh 128-bit token from the OS's random source for each connection; the server keys
+    each session by its own token."""
+
+    async def main() -> None:
+        async with await serve("tcp://127.0.0.1:0", Recorder(), resume=True) as server:
+            tokens = []
+            for _ in range(3):
+                async with connect(server.url, resume=True) as rs:
+                    await rs.request_response(b"hello")
+                    token = rs.engine.setup.resume_token
+                    assert token is not None and len(token) == 16
+                    tokens.append(token)
+            assert len(set(tokens)) == 3
+
+    run(main())
+
+
 def test_resumption_after_server_side_drops_during_a_channel() -> None:
     async def main() -> None:
         handler = Recorder()
