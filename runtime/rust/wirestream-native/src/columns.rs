@@ -1,0 +1,245 @@
+//! Arrow column buffers built in Rust and handed to pyarrow (`pa.Array.from_buffers`),
+//! so the extension needs no Arrow crate: the frame log uses six physical layouts, each a
+//! validity bitmap and one or two buffers (Arrow's columnar format, "Physical Memory
+//! Layout"), which these few types write directly.
+
+/// An Arrow bitmap: bit `i` of byte `i / 8`, least significant bit first.
+#[derive(Default)]
+pub struct Bits {
+    bytes: Vec<u8>,
+    len: usize,
+    ones: usize,
+}
+
+impl Bits {
+    pub fn push(&mut self, bit: bool) {
+        if self.len.is_multiple_of(8) {
+            self.bytes.push(0);
+        }
+        if bit {
+            self.bytes[self.len / 8] |= 1 << (self.len % 8);
+            self.ones += 1;
+        }
+        self.len += 1;
+    }
+
+    /// Zeros up to `len` bits (a no-op when it is that long already).
+    pub fn pad(&mut self, len: usize) {
+        if len > self.len {
+            self.bytes.resize(len.div_ceil(8), 0);
+            self.len = len;
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn zeros(&self) -> usize {
+        self.len - self.ones
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+/// A column's Arrow type, as `layout()` names it to Python (which checks it against the
+/// Spark schema's Arrow type once, at the start: no cast happens later).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    Int32,
+    Int64,
+    TimestampMicros,
+    Bool,
+    Binary,
+    Utf8,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Int32 => "int32",
+            Kind::Int64 => "int64",
+            Kind::TimestampMicros => "timestamp[us, tz=UTC]",
+            Kind::Bool => "bool",
+            Kind::Binary => "binary",
+            Kind::Utf8 => "string",
+        }
+    }
+}
+
+enum Values {
+    /// Fixed-width integers, already as the buffer's bytes (host order, as Arrow and
+    /// pyarrow read them): no unsafe cast at export.
+    Fixed {
+        width: usize,
+        data: Vec<u8>,
+    },
+    Bits(Bits),
+    /// Binary and UTF-8: 32-bit offsets (the caller keeps a batch under 2 GiB of data).
+    Var {
+        offsets: Vec<u8>,
+        data: Vec<u8>,
+    },
+}
+
+/// One column of primitive, boolean, binary or string values; `validity` only when the
+/// column is nullable.
+pub struct Column {
+    values: Values,
+    validity: Option<Bits>,
+    len: usize,
+}
+
+impl Column {
+    pub fn new(kind: Kind, nullable: bool) -> Self {
+        let values = match kind {
+            Kind::Int32 => Values::Fixed {
+                width: 4,
+                data: Vec::new(),
+            },
+            Kind::Int64 | Kind::TimestampMicros => Values::Fixed {
+                width: 8,
+                data: Vec::new(),
+            },
+            Kind::Bool => Values::Bits(Bits::default()),
+            Kind::Binary | Kind::Utf8 => Values::Var {
+                offsets: 0i32.to_ne_bytes().to_vec(),
+                data: Vec::new(),
+            },
+        };
+        Column {
+            values,
+            validity: nullable.then(Bits::default),
+            len: 0,
+        }
+    }
+
+    fn valid(&mut self) {
+        if let Some(bits) = &mut self.validity {
+            bits.push(true);
+        }
+        self.len += 1;
+    }
+
+    pub fn i32(&mut self, value: i32) {
+        if let Values::Fixed { data, .. } = &mut self.values {
+            data.extend_from_slice(&value.to_ne_bytes());
+        }
+        self.valid();
+    }
+
+    pub fn i64(&mut self, value: i64) {
+        if let Values::Fixed { data, .. } = &mut self.values {
+            data.extend_from_slice(&value.to_ne_bytes());
+        }
+        self.valid();
+    }
+
+    pub fn bool(&mut self, value: bool) {
+        if let Values::Bits(bits) = &mut self.values {
+            bits.push(value);
+        }
+        self.valid();
+    }
+
+    pub fn bytes(&mut self, value: &[u8]) {
+        if let Values::Var { offsets, data } = &mut self.values {
+            data.extend_from_slice(value);
+            offsets.extend_from_slice(&(data.len() as i32).to_ne_bytes());
+        }
+        self.valid();
+    }
+
+    /// A null (the column must be nullable) or, padding a struct's absent rows, a zero.
+    pub fn null(&mut self) {
+        self.pad(self.len + 1);
+    }
+
+    pub fn opt_bytes(&mut self, value: Option<&[u8]>) {
+        match value {
+            Some(value) => self.bytes(value),
+            None => self.null(),
+        }
+    }
+
+    /// Null (zero, empty) values up to `len` rows.
+    pub fn pad(&mut self, len: usize) {
+        if len <= self.len {
+            return;
+        }
+        match &mut self.values {
+            Values::Fixed { width, data } => data.resize(len * *width, 0),
+            Values::Bits(bits) => bits.pad(len),
+            Values::Var { offsets, data } => {
+                let end = (data.len() as i32).to_ne_bytes();
+                for _ in self.len..len {
+                    offsets.extend_from_slice(&end);
+                }
+            }
+        }
+        if let Some(bits) = &mut self.validity {
+            bits.pad(len);
+        }
+        self.len = len;
+    }
+
+    pub fn null_count(&self) -> usize {
+        self.validity.as_ref().map_or(0, Bits::zeros)
+    }
+
+    pub fn validity(&self) -> Option<&[u8]> {
+        self.validity.as_ref().map(Bits::bytes)
+    }
+
+    /// The value buffers in Arrow's order: values; or offsets, then data.
+    pub fn buffers(&self) -> Vec<&[u8]> {
+        match &self.values {
+            Values::Fixed { data, .. } => vec![data],
+            Values::Bits(bits) => vec![bits.bytes()],
+            Values::Var { offsets, data } => vec![offsets, data],
+        }
+    }
+}
+
+/// A struct column (one frame type's): which rows hold it, and its fields' columns,
+/// filled lazily: a frame's row pads the fields to its row first (absent rows are null
+/// structs whose fields hold zeros), so rows of other frame types cost nothing here.
+pub struct StructColumn {
+    pub validity: Bits,
+    pub fields: Vec<Column>,
+}
+
+impl StructColumn {
+    pub fn new(fields: &[(&'static str, Kind, bool)]) -> Self {
+        StructColumn {
+            validity: Bits::default(),
+            fields: fields
+                .iter()
+                .map(|&(_, kind, nullable)| Column::new(kind, nullable))
+                .collect(),
+        }
+    }
+
+    /// The fields of row `row`, set by the caller in order (every field once).
+    pub fn row(&mut self, row: usize) -> &mut [Column] {
+        self.pad(row);
+        self.validity.push(true);
+        for field in &mut self.fields {
+            field.pad(row);
+        }
+        &mut self.fields
+    }
+
+    pub fn pad(&mut self, len: usize) {
+        self.validity.pad(len);
+    }
+
+    pub fn finish(&mut self, len: usize) {
+        self.validity.pad(len);
+        for field in &mut self.fields {
+            field.pad(len);
+        }
+    }
+}

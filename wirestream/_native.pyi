@@ -1,0 +1,25 @@
+"""Type stub of the Rust extension ``wirestream._native`` (runtime/rust/wirestream-native),
+built by ``make native``; read through ``wirestream.runtime.capture.native`` only."""
+
+from typing import Final
+
+PROTOCOLS: Final[list[str]]
+SCAN_CAREFUL: Final[int]
+SCAN_FULL: Final[int]
+SCAN_FRAME_CRC: Final[int]
+SCAN_MALFORMED: Final[int]
+MAX_FRAME_LENGTH: Final[int]
+
+Field = tuple[str, str, bool]
+Column = tuple[bytes | None, int, list[bytes]]
+FrameColumn = tuple[bytes, int, list[Column]] | None
+
+class FrameLog:
+    def __init__(self, protocol: str, mode: str) -> None: ...
+    def layout(self) -> tuple[list[Field], list[tuple[str, list[Field]]]]: ...
+    def rows(self) -> int: ...
+    def scan(
+        self, buf: bytes, i: int, pos: int, stop: int, sync: bytes, room: int
+    ) -> tuple[int, int, int, str | None]: ...
+    def add(self, frame: bytes, timestamp_ns: int, connection: int, flags: int) -> str | None: ...
+    def take(self) -> tuple[int, list[Column], list[FrameColumn]]: ...
