@@ -16,8 +16,11 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-"$PY" -m maturin build --release --quiet --locked -i "$PY" \
-    -m "$CRATE/Cargo.toml" --out "$out" >/dev/null
+if ! "$PY" -m maturin build --release --locked -i "$PY" \
+    -m "$CRATE/Cargo.toml" --out "$out" >"$out/build.log" 2>&1; then
+    cat "$out/build.log" >&2
+    exit 1
+fi
 # The wheel holds the module as _native/_native.abi3.so; the checkout imports it as
 # wirestream/_native.abi3.so (written whole, then renamed: a running import never sees half).
 "$PY" - "$out" "$ROOT/wirestream" <<'PY'
