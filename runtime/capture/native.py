@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from types import ModuleType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from wirestream.runtime.capture.format import (
     MAX_FILE_HEADER_SIZE,
@@ -29,6 +29,9 @@ from wirestream.runtime.capture.format import (
     parse_file_header,
 )
 from wirestream.runtime.capture.reader import _Records
+
+if TYPE_CHECKING:
+    from wirestream._native import FrameLog
 
 _native: ModuleType | None
 try:
@@ -67,7 +70,7 @@ class NativeFrameLog:
     def __init__(self, protocol: str, mode: str, arrow_schema: Any) -> None:
         if _native is None:
             raise RuntimeError("wirestream._native is not built: run `make native`")
-        self.log = _native.FrameLog(protocol, mode)
+        self.log: FrameLog = _native.FrameLog(protocol, mode)
         self.schema = arrow_schema
         _check_layout(self.log.layout(), arrow_schema, protocol)
 
