@@ -72,6 +72,9 @@ class NativeFrameLog:
             raise RuntimeError("wirestream._native is not built: run `make native`")
         self.log: FrameLog = _native.FrameLog(protocol, mode)
         self.schema = arrow_schema
+        self.nulls: dict[tuple[int, int], Any] = {}
+        """The all-null array of a frame column no row of a batch holds, by (column,
+        rows): arrays are immutable, so batches of the same size share one."""
         _check_layout(self.log.layout(), arrow_schema, protocol)
 
     def rows(self) -> int:
@@ -84,9 +87,12 @@ class NativeFrameLog:
         rows, common, frames = self.log.take()
         types = self.schema.types
         arrays = [_array(pa, t, rows, c) for t, c in zip(types, common)]
-        for kind, column in zip(types[len(common) :], frames):
+        for k, (kind, column) in enumerate(zip(types[len(common) :], frames)):
             if column is None:
-                arrays.append(pa.nulls(rows, type=kind))
+                nulls = self.nulls.get((k, rows))
+                if nulls is None:
+                    nulls = self.nulls[k, rows] = pa.nulls(rows, type=kind)
+                arrays.append(nulls)
                 continue
             validity, nulls, fields = column
             children = [_array(pa, f.type, rows, c) for f, c in zip(kind, fields)]

@@ -153,7 +153,8 @@ impl FrameLog {
     /// a column `(validity or None, null count, [buffers])`, a frame column
     /// `(validity, null count, [field columns])` or None when no row holds it.
     fn take<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let (rows, common, frames) = self.log.take();
+        let rows = self.log.finish();
+        let (common, frames) = self.log.columns();
         let common = common
             .iter()
             .map(|c| column(py, c))
@@ -162,7 +163,9 @@ impl FrameLog {
             .iter()
             .map(|s| frame_column(py, s))
             .collect::<PyResult<Vec<_>>>()?;
-        (rows, PyList::new(py, common)?, PyList::new(py, frames)?).into_pyobject(py)
+        let batch = (rows, PyList::new(py, common)?, PyList::new(py, frames)?).into_pyobject(py);
+        self.log.clear();
+        batch
     }
 }
 

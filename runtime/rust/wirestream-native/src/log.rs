@@ -205,17 +205,28 @@ impl FrameLog {
         (i, pos, Stop::Full)
     }
 
-    /// Every column padded to the rows written; the builder is left empty for the next
-    /// batch. Common columns first, then the frame columns (each with its fields).
-    pub fn take(&mut self) -> (usize, Vec<Column>, Vec<StructColumn>) {
+    /// Every column padded to the rows written: the batch, ready to export (`columns`),
+    /// then `clear`. Returns the number of rows.
+    pub fn finish(&mut self) -> usize {
         let rows = self.rows;
         for frame in &mut self.frames {
             if !frame.validity.is_empty() {
                 frame.finish(rows); // a frame column no row holds stays empty: all null
             }
         }
-        let fresh = FrameLog::new(self.protocol, self.mode);
-        let old = core::mem::replace(self, fresh);
-        (rows, old.common, old.frames)
+        rows
+    }
+
+    /// The common columns, then the frame columns (each with its fields).
+    pub fn columns(&self) -> (&[Column], &[StructColumn]) {
+        (&self.common, &self.frames)
+    }
+
+    /// Empty for the next batch, keeping every buffer's memory.
+    pub fn clear(&mut self) {
+        self.common.iter_mut().for_each(Column::clear);
+        self.frames.iter_mut().for_each(StructColumn::clear);
+        self.rows = 0;
+        self.data = 0;
     }
 }
