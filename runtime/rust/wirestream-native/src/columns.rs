@@ -8,22 +8,22 @@
 pub struct Bits {
     bytes: Vec<u8>,
     len: usize,
-    ones: usize,
 }
 
 impl Bits {
+    #[inline]
     pub fn push(&mut self, bit: bool) {
-        if self.len.is_multiple_of(8) {
-            self.bytes.push(0);
-        }
-        if bit {
-            self.bytes[self.len / 8] |= 1 << (self.len % 8);
-            self.ones += 1;
+        let shift = self.len % 8;
+        if shift == 0 {
+            self.bytes.push(u8::from(bit));
+        } else if let Some(last) = self.bytes.last_mut() {
+            *last |= u8::from(bit) << shift;
         }
         self.len += 1;
     }
 
     /// Zeros up to `len` bits (a no-op when it is that long already).
+    #[inline]
     pub fn pad(&mut self, len: usize) {
         if len > self.len {
             self.bytes.resize(len.div_ceil(8), 0);
@@ -35,17 +35,23 @@ impl Bits {
     pub fn clear(&mut self) {
         self.bytes.clear();
         self.len = 0;
-        self.ones = 0;
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
+    /// Bits that are 0 (counted at export, not per bit: the bits past `len` are 0).
     pub fn zeros(&self) -> usize {
-        self.len - self.ones
+        let ones: u32 = self.bytes.iter().map(|b| b.count_ones()).sum();
+        self.len - ones as usize
     }
 
+    #[inline]
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
     }
@@ -141,6 +147,7 @@ impl Column {
         self.len = 0;
     }
 
+    #[inline]
     fn valid(&mut self) {
         if let Some(bits) = &mut self.validity {
             bits.push(true);
@@ -148,6 +155,7 @@ impl Column {
         self.len += 1;
     }
 
+    #[inline]
     pub fn i32(&mut self, value: i32) {
         if let Values::Fixed { data, .. } = &mut self.values {
             data.extend_from_slice(&value.to_ne_bytes());
@@ -155,6 +163,7 @@ impl Column {
         self.valid();
     }
 
+    #[inline]
     pub fn i64(&mut self, value: i64) {
         if let Values::Fixed { data, .. } = &mut self.values {
             data.extend_from_slice(&value.to_ne_bytes());
@@ -162,6 +171,7 @@ impl Column {
         self.valid();
     }
 
+    #[inline]
     pub fn bool(&mut self, value: bool) {
         if let Values::Bits(bits) = &mut self.values {
             bits.push(value);
@@ -169,6 +179,7 @@ impl Column {
         self.valid();
     }
 
+    #[inline]
     pub fn bytes(&mut self, value: &[u8]) {
         if let Values::Var { offsets, data } = &mut self.values {
             data.extend_from_slice(value);
@@ -177,11 +188,30 @@ impl Column {
         self.valid();
     }
 
+    /// `value` in every row up to `len` (a column of one value: written at once).
+    pub fn repeat_bytes(&mut self, value: &[u8], len: usize) {
+        if let Values::Var { offsets, data } = &mut self.values {
+            data.reserve(value.len() * len.saturating_sub(self.len));
+            for _ in self.len..len {
+                data.extend_from_slice(value);
+                offsets.extend_from_slice(&(data.len() as i32).to_ne_bytes());
+            }
+        }
+        if let Some(bits) = &mut self.validity {
+            for _ in self.len..len {
+                bits.push(true);
+            }
+        }
+        self.len = self.len.max(len);
+    }
+
     /// A null (the column must be nullable) or, padding a struct's absent rows, a zero.
+    #[inline]
     pub fn null(&mut self) {
         self.pad(self.len + 1);
     }
 
+    #[inline]
     pub fn opt_bytes(&mut self, value: Option<&[u8]>) {
         match value {
             Some(value) => self.bytes(value),
@@ -190,6 +220,7 @@ impl Column {
     }
 
     /// Null (zero, empty) values up to `len` rows.
+    #[inline]
     pub fn pad(&mut self, len: usize) {
         if len <= self.len {
             return;
@@ -255,15 +286,21 @@ impl StructColumn {
     }
 
     /// The fields of row `row`, set by the caller in order (every field once).
+    #[inline]
     pub fn row(&mut self, row: usize) -> &mut [Column] {
-        self.pad(row);
-        self.validity.push(true);
-        for field in &mut self.fields {
-            field.pad(row);
+        // Every row this column holds sets each field once, so the fields are as long as
+        // `validity`: only rows of other frame types since the last one need padding.
+        if self.validity.len() != row {
+            self.pad(row);
+            for field in &mut self.fields {
+                field.pad(row);
+            }
         }
+        self.validity.push(true);
         &mut self.fields
     }
 
+    #[inline]
     pub fn pad(&mut self, len: usize) {
         self.validity.pad(len);
     }

@@ -135,8 +135,7 @@ impl FrameLog {
         c[0].i64((timestamp_ns / 1000) as i64);
         c[1].i64(connection as i64);
         c[2].bytes(if flags & FLAG_OUT != 0 { b"out" } else { b"in" });
-        c[3].bytes(self.protocol.protocol.as_bytes());
-        c[4].bytes(self.protocol.version.as_bytes());
+        // c[3] and c[4], protocol and version, are the same in every row: `finish`.
         c[5].bytes(head.frame_type.as_bytes());
         match head.stream_id {
             Some(id) => c[6].i64(id),
@@ -209,6 +208,8 @@ impl FrameLog {
     /// then `clear`. Returns the number of rows.
     pub fn finish(&mut self) -> usize {
         let rows = self.rows;
+        self.common[3].repeat_bytes(self.protocol.protocol.as_bytes(), rows);
+        self.common[4].repeat_bytes(self.protocol.version.as_bytes(), rows);
         for frame in &mut self.frames {
             if !frame.validity.is_empty() {
                 frame.finish(rows); // a frame column no row holds stays empty: all null
