@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any, Final
 
 from wirestream.runtime.capture.format import (
     MAX_FILE_HEADER_SIZE,
-    RECORD,
     CaptureError,
     parse_file_header,
 )
@@ -142,14 +141,14 @@ def native_batches(
     failed: Failure,
 ) -> Iterator[Any]:
     """The record batches of the records ``reader.scan_chunks(path, start, end)`` yields,
-    of up to ``rows_per_batch`` rows: the extension runs the fast path over the read
-    window, ``reader._Records`` the careful one (the window's end, a torn or bad record,
-    the range's end), so every check and every error is the pure path's."""
+    of up to ``rows_per_batch`` rows: the extension reads the file and runs the fast path
+    (``scan_file``), ``reader._Records`` the careful one where it stops (a torn or bad
+    record, the range's end), so every check and every error is the pure path's."""
     if rows_per_batch < 1:
         raise ValueError(f"rows_per_batch must be positive, not {rows_per_batch}")
     assert _native is not None
     name = str(path)
-    scan = log.log.scan
+    scan_file = log.log.scan_file
     with open(path, "rb", buffering=0) as file:
         fd = file.fileno()
         header = parse_file_header(os.pread(fd, MAX_FILE_HEADER_SIZE, 0), name)
@@ -159,13 +158,10 @@ def native_batches(
         if found is None:
             return
         pos: int = found
-        window = records.window
         checked = -1  # the position the careful path last found a whole record at
         while True:
             room = rows_per_batch - log.rows()
-            _, next_pos, why, class_name = scan(
-                window.buf, pos - window.base, pos, stop, header.sync, room
-            )
+            next_pos, why, class_name = scan_file(name, pos, stop, header.sync, room)
             if why == _native.SCAN_FULL:
                 pos = next_pos
                 yield log.batch()
@@ -173,9 +169,9 @@ def native_batches(
             if why == _native.SCAN_FRAME_CRC:
                 raise records.corrupt(next_pos, "frame CRC mismatch")
             if why == _native.SCAN_MALFORMED:
-                i = next_pos - window.base
-                _, length, timestamp, connection, flags, _, _ = RECORD.unpack_from(window.buf, i)
-                frame = window.buf[i + RECORD.size : i + RECORD.size + length]
+                length, timestamp, connection, flags = records.header_at(next_pos)
+                frame = records.frame_at(next_pos, length)
+                assert frame is not None  # the extension decoded it: it is whole
                 failed(next_pos, timestamp, connection, flags, frame, str(class_name))
                 raise CaptureError(  # failed() raises: the two decoders would disagree here
                     f"the native decoder refused the frame ({class_name}), the Python one not",
@@ -185,8 +181,9 @@ def native_batches(
             if next_pos == checked:
                 raise RuntimeError(f"{name}: the native reader stalled at offset {next_pos}")
             pos = next_pos
-            # The careful path: the precise error, the end of the range or of the data, or
-            # a window that holds the whole next record, which the fast path then takes.
+            # The careful path, over its own window: the precise error, or the end of the
+            # range or of the data (a record the extension could not take for any other
+            # reason is taken on the next round: `checked` stops a loop).
             length, _, _, _ = records.header_at(pos)
             if length < 0 or pos >= stop:
                 break

@@ -36,6 +36,8 @@ const MALFORMED: u8 = 3;
 #[pyclass(module = "wirestream._native")]
 struct FrameLog {
     log: Log,
+    /// `scan_file`'s read buffer, kept from call to call.
+    window: Vec<u8>,
 }
 
 fn column<'py>(py: Python<'py>, c: &Column) -> PyResult<Bound<'py, PyTuple>> {
@@ -86,6 +88,7 @@ impl FrameLog {
         };
         Ok(FrameLog {
             log: Log::new(found, mode),
+            window: Vec::new(),
         })
     }
 
@@ -134,6 +137,28 @@ impl FrameLog {
             Stop::Full => (i, pos, FULL, None),
             Stop::FrameCrc => (i, pos, FRAME_CRC, None),
             Stop::Malformed(class) => (i, pos, MALFORMED, Some(class)),
+        }
+    }
+
+    /// `scan` over the file at `path` from its byte `pos`, read by Rust a window at a
+    /// time (the GIL released meanwhile): `(pos, why, class)` as `scan` gives them; `why`
+    /// 0 also when the file cannot be read (the careful path reads it again).
+    fn scan_file(
+        &mut self,
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        pos: u64,
+        stop: u64,
+        sync: &[u8],
+        room: usize,
+    ) -> (u64, u8, Option<&'static str>) {
+        let (log, window) = (&mut self.log, &mut self.window);
+        let (pos, why) = py.detach(|| log.scan_file(&path, pos, stop, sync, room, window));
+        match why {
+            Stop::Careful => (pos, CAREFUL, None),
+            Stop::Full => (pos, FULL, None),
+            Stop::FrameCrc => (pos, FRAME_CRC, None),
+            Stop::Malformed(class) => (pos, MALFORMED, Some(class)),
         }
     }
 

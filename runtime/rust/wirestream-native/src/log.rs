@@ -2,6 +2,10 @@
 //! path of `wirestream.runtime.capture.reader.scan_chunks`, the same checks in the same
 //! order), Arrow buffers out.
 
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
 use crate::columns::{Column, Kind, StructColumn};
 
 /// A frame column: its name and its fields (name, Arrow kind, nullable).
@@ -55,6 +59,41 @@ const FLAGS_RESERVED: u8 = 0xFC;
 /// Binary data a batch holds at most (its 32-bit offsets address 2 GiB): a record that
 /// would take a batch past it starts the next one.
 pub const DATA_LIMIT: usize = 1 << 30;
+
+/// Bytes `scan_file` reads at a time (a longer record is read whole): small against a
+/// batch (10,000 records of ~160 B), since a call reads its last window in vain past the
+/// batch's end, and large against a syscall.
+pub const WINDOW: usize = 256 << 10;
+
+/// Up to `want` bytes of `file` from `pos` into `window` (fewer only at the end of the
+/// file); how many.
+fn read_at(file: &mut File, pos: u64, want: usize, window: &mut Vec<u8>) -> std::io::Result<usize> {
+    window.resize(want, 0);
+    file.seek(SeekFrom::Start(pos))?;
+    let mut have = 0;
+    while have < want {
+        match file.read(&mut window[have..want]) {
+            Ok(0) => break,
+            Ok(n) => have += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(have)
+}
+
+/// The size of the record at the start of `buf` when its header is whole and valid
+/// (sync marker, header CRC, length within the maximum, no reserved flag).
+fn record_size(buf: &[u8], sync: &[u8]) -> Option<usize> {
+    let header = buf.get(..RECORD_HEADER_SIZE)?;
+    let length = u32::from_be_bytes([header[4], header[5], header[6], header[7]]);
+    let crc = u32::from_be_bytes([header[29], header[30], header[31], header[32]]);
+    let valid = header[..4] == *sync
+        && crc32fast::hash(&header[4..29]) == crc
+        && length <= MAX_FRAME_LENGTH
+        && header[24] & FLAGS_RESERVED == 0;
+    valid.then_some(RECORD_HEADER_SIZE + length as usize)
+}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -202,6 +241,49 @@ impl FrameLog {
             room -= 1;
         }
         (i, pos, Stop::Full)
+    }
+
+    /// The fast path over the file at `path` from its byte `pos`: `scan` over windows of
+    /// the file read into `window` (kept between calls: no fresh buffer, no page fault),
+    /// until `room` rows were added or `scan` stops at something the window's end does
+    /// not explain. Returns the new `pos` and why it stopped; `Careful` also for a file
+    /// that cannot be read (the caller's careful path reads it again and raises).
+    pub fn scan_file(
+        &mut self,
+        path: &Path,
+        mut pos: u64,
+        stop: u64,
+        sync: &[u8],
+        mut room: usize,
+        window: &mut Vec<u8>,
+    ) -> (u64, Stop) {
+        let Ok(mut file) = File::open(path) else {
+            return (pos, Stop::Careful);
+        };
+        let mut want = WINDOW;
+        loop {
+            let Ok(have) = read_at(&mut file, pos, want, window) else {
+                return (pos, Stop::Careful);
+            };
+            let rows = self.rows;
+            let (i, next, why) = self.scan(&window[..have], 0, pos, stop, sync, room);
+            room -= self.rows - rows;
+            if why != Stop::Careful {
+                return (next, why);
+            }
+            if i > 0 {
+                pos = next; // the window's end: read on from the first record not taken
+                want = WINDOW;
+                continue;
+            }
+            // Nothing taken: a record longer than the window (its header valid, so its
+            // length is at most MAX_FRAME_LENGTH) is read whole; anything else is the
+            // careful path's.
+            match record_size(&window[..have], sync) {
+                Some(size) if have == want && size > have && pos < stop => want = size,
+                _ => return (pos, Stop::Careful),
+            }
+        }
     }
 
     /// Every column padded to the rows written: the batch, ready to export (`columns`),
