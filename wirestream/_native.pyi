@@ -11,8 +11,13 @@ SCAN_MALFORMED: Final[int]
 MAX_FRAME_LENGTH: Final[int]
 
 Field = tuple[str, str, bool]
-Column = tuple[bytes | None, int, list[bytes]]
-FrameColumn = tuple[bytes, int, list[Column]] | None
+Lent = tuple[int, int]
+"""A buffer's address and size: memory a ``Batch`` owns."""
+Column = tuple[Lent | None, int, list[Lent]]
+FrameColumn = tuple[Lent, int, list[Column]] | None
+
+class Batch:
+    """The memory of one batch's buffers (``pa.foreign_buffer``'s ``base``)."""
 
 class FrameLog:
     def __init__(self, protocol: str, mode: str) -> None: ...
@@ -25,4 +30,4 @@ class FrameLog:
         self, path: str, pos: int, stop: int, sync: bytes, room: int
     ) -> tuple[int, int, str | None]: ...
     def add(self, frame: bytes, timestamp_ns: int, connection: int, flags: int) -> str | None: ...
-    def take(self) -> tuple[int, list[Column], list[FrameColumn]]: ...
+    def take(self) -> tuple[int, Batch, list[Column], list[FrameColumn]]: ...

@@ -80,12 +80,29 @@ class NativeFrameLog:
         return self.log.rows()
 
     def batch(self) -> Any:
-        """The rows written so far as a record batch (the builder starts afresh)."""
+        """The rows written so far as a record batch (the builder starts afresh).  Its
+        buffers are the extension's memory, lent to pyarrow (``pa.foreign_buffer`` with
+        the extension's ``Batch`` as their base: it keeps the memory until pyarrow lets
+        go, then gives it back for later batches): no copy."""
         import pyarrow as pa
 
-        rows, common, frames = self.log.take()
+        rows, owner, common, frames = self.log.take()
+        empty = pa.py_buffer(b"")  # a buffer of no bytes (no address to lend)
+
+        def buffer(lent: tuple[int, int] | None) -> Any:
+            if lent is None:
+                return None
+            address, size = lent
+            return pa.foreign_buffer(address, size, base=owner) if size else empty
+
+        def array(kind: Any, column: Any) -> Any:
+            validity, nulls, buffers = column
+            return pa.Array.from_buffers(
+                kind, rows, [buffer(validity), *map(buffer, buffers)], null_count=nulls
+            )
+
         types = self.schema.types
-        arrays = [_array(pa, t, rows, c) for t, c in zip(types, common)]
+        arrays = [array(t, c) for t, c in zip(types, common)]
         for k, (kind, column) in enumerate(zip(types[len(common) :], frames)):
             if column is None:
                 nulls = self.nulls.get((k, rows))
@@ -93,24 +110,14 @@ class NativeFrameLog:
                     nulls = self.nulls[k, rows] = pa.nulls(rows, type=kind)
                 arrays.append(nulls)
                 continue
-            validity, nulls, fields = column
-            children = [_array(pa, f.type, rows, c) for f, c in zip(kind, fields)]
+            validity, null_count, fields = column
+            children = [array(f.type, c) for f, c in zip(kind, fields)]
             arrays.append(
                 pa.Array.from_buffers(
-                    kind, rows, [pa.py_buffer(validity)], null_count=nulls, children=children
+                    kind, rows, [buffer(validity)], null_count=null_count, children=children
                 )
             )
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
-
-
-def _array(pa: Any, kind: Any, rows: int, column: tuple[bytes | None, int, list[bytes]]) -> Any:
-    validity, nulls, buffers = column
-    return pa.Array.from_buffers(
-        kind,
-        rows,
-        [None if validity is None else pa.py_buffer(validity), *map(pa.py_buffer, buffers)],
-        null_count=nulls,
-    )
 
 
 def _check_layout(layout: Any, arrow_schema: Any, protocol: str) -> None:

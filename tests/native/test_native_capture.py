@@ -130,6 +130,24 @@ def test_every_corpus_input_gives_the_same_rows(
     assert_same(pa.Table.from_batches(list(source), schema=arrow_schema()), expected, mode)
 
 
+def test_batches_dropped_as_they_come_or_kept_hold_the_same_rows(tmp_path: Path) -> None:
+    """A batch's buffers are the extension's memory, recycled once pyarrow lets go of the
+    batch: batches kept alive must not change while later ones are built from recycled
+    buffers, and those must hold their own rows."""
+    (path,) = record(tmp_path / "recycled.wscap", [codec.encode(f) for f in _frames(2500)])
+    expected = pure(path, "PERMISSIVE", rows=100).to_pylist()
+    log = native.NativeFrameLog(NAME, "PERMISSIVE", arrow_schema())
+    failed = _failed(FrameLogRows(NAME, "PERMISSIVE"), str(path))
+    one_by_one: list[Any] = []
+    for batch in native.native_batches(path, 0, None, log, 100, failed):
+        one_by_one.extend(batch.to_pylist())  # the batch is dropped: its buffers recycled
+    assert one_by_one == expected
+    kept = list(native.native_batches(path, 0, None, log, 100, failed))
+    again = list(native.native_batches(path, 0, None, log, 100, failed))
+    assert [row for b in kept for row in b.to_pylist()] == expected
+    assert [row for b in again for row in b.to_pylist()] == expected
+
+
 def test_every_refused_input_gets_the_python_error_class(corpus: list[tuple[str, bytes]]) -> None:
     assert native._native is not None
     log = native._native.FrameLog(NAME, "FAILFAST")

@@ -52,8 +52,10 @@ impl Bits {
     }
 
     #[inline]
-    pub fn bytes(&self) -> &[u8] {
-        &self.bytes
+    /// The bitmap's bytes moved out, `fresh` (empty) in their place.
+    pub fn swap(&mut self, fresh: Vec<u8>) -> Vec<u8> {
+        self.len = 0;
+        core::mem::replace(&mut self.bytes, fresh)
     }
 }
 
@@ -245,17 +247,27 @@ impl Column {
         self.validity.as_ref().map_or(0, Bits::zeros)
     }
 
-    pub fn validity(&self) -> Option<&[u8]> {
-        self.validity.as_ref().map(Bits::bytes)
-    }
-
-    /// The value buffers in Arrow's order: values; or offsets, then data.
-    pub fn buffers(&self) -> Vec<&[u8]> {
-        match &self.values {
-            Values::Fixed { data, .. } => vec![data],
-            Values::Bits(bits) => vec![bits.bytes()],
-            Values::Var { offsets, data } => vec![offsets, data],
-        }
+    /// The column's buffers moved out for a batch -- validity (when nullable) and the
+    /// value buffers in Arrow's order -- with its null count; `spare(k)` gives the empty
+    /// buffer that takes the place of buffer `k` (0 validity, 1 values or offsets, 2
+    /// data): one a dropped batch gave back, whose memory is already paged in.
+    pub fn export(
+        &mut self,
+        mut spare: impl FnMut(usize) -> Vec<u8>,
+    ) -> (Option<Vec<u8>>, usize, Vec<Vec<u8>>) {
+        let nulls = self.null_count();
+        let validity = self.validity.as_mut().map(|bits| bits.swap(spare(0)));
+        let buffers = match &mut self.values {
+            Values::Fixed { data, .. } => vec![core::mem::replace(data, spare(1))],
+            Values::Bits(bits) => vec![bits.swap(spare(1))],
+            Values::Var { offsets, data } => {
+                let taken = core::mem::replace(offsets, spare(1));
+                offsets.extend_from_slice(&0i32.to_ne_bytes());
+                vec![taken, core::mem::replace(data, spare(2))]
+            }
+        };
+        self.len = 0;
+        (validity, nulls, buffers)
     }
 }
 

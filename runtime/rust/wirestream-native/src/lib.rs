@@ -15,9 +15,9 @@ mod rsocket_v1_0;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyTuple};
+use std::sync::{Arc, Mutex};
 
-use crate::columns::{Column, StructColumn};
+use crate::columns::Column;
 use crate::log::{FrameLog as Log, Mode, Protocol, Stop, COMMON};
 
 /// A column's name, Arrow type (`Kind::name`) and nullability, as `layout` gives it.
@@ -36,33 +36,81 @@ const MALFORMED: u8 = 3;
 #[pyclass(module = "wirestream._native")]
 struct FrameLog {
     log: Log,
+    pool: Pool,
     /// `scan_file`'s read buffer, kept from call to call.
     window: Vec<u8>,
 }
 
-fn column<'py>(py: Python<'py>, c: &Column) -> PyResult<Bound<'py, PyTuple>> {
-    let validity = c.validity().map(|v| PyBytes::new(py, v));
-    let buffers: Vec<Bound<'py, PyBytes>> = c
-        .buffers()
-        .into_iter()
-        .map(|b| PyBytes::new(py, b))
-        .collect();
-    (validity, c.null_count(), PyList::new(py, buffers)?).into_pyobject(py)
+/// Spare buffers by slot (`Slots`): what dropped batches gave back, for the next ones.
+type Pool = Arc<Mutex<Vec<Vec<Vec<u8>>>>>;
+
+/// Spare buffers kept per slot: two batches in flight (one being built, one in Spark's
+/// hands) recycle everything; a caller that keeps batches makes the others fresh.
+const SPARES: usize = 2;
+
+/// The memory of one record batch's buffers, owned here and lent to pyarrow
+/// (`pa.foreign_buffer(address, size, base=<this>)`): no copy into Python objects, and when
+/// pyarrow lets go of the batch the buffers go back to the frame log's pool.
+#[pyclass(module = "wirestream._native", frozen)]
+struct Batch {
+    owned: Mutex<Vec<(usize, Vec<u8>)>>,
+    pool: Pool,
 }
 
-fn frame_column<'py>(py: Python<'py>, s: &StructColumn) -> PyResult<Option<Bound<'py, PyTuple>>> {
-    if s.validity.is_empty() {
-        return Ok(None);
+impl Drop for Batch {
+    fn drop(&mut self) {
+        let owned = match self.owned.get_mut() {
+            Ok(owned) => core::mem::take(owned),
+            Err(_) => return,
+        };
+        if let Ok(mut pool) = self.pool.lock() {
+            for (slot, mut buffer) in owned {
+                if let Some(spares) = pool.get_mut(slot) {
+                    if spares.len() < SPARES {
+                        buffer.clear();
+                        spares.push(buffer);
+                    }
+                }
+            }
+        }
     }
-    let fields = s
-        .fields
-        .iter()
-        .map(|f| column(py, f))
-        .collect::<PyResult<Vec<_>>>()?;
-    let validity = PyBytes::new(py, s.validity.bytes());
-    Ok(Some(
-        (validity, s.validity.zeros(), PyList::new(py, fields)?).into_pyobject(py)?,
-    ))
+}
+
+/// A buffer as Python sees it: (address, size); the `Batch` keeps its memory.
+type Lent = (usize, usize);
+
+/// Moves buffers out of the columns into a batch, numbering them by slot: every column's
+/// three possible buffers have fixed slots, so a buffer comes back to the column it left.
+struct Exporter<'a> {
+    pool: &'a Pool,
+    owned: Vec<(usize, Vec<u8>)>,
+}
+
+impl Exporter<'_> {
+    fn spare(&self, slot: usize) -> Vec<u8> {
+        self.pool
+            .lock()
+            .ok()
+            .and_then(|mut pool| pool.get_mut(slot).and_then(Vec::pop))
+            .unwrap_or_default()
+    }
+
+    fn lend(&mut self, slot: usize, buffer: Vec<u8>) -> Lent {
+        let lent = (buffer.as_ptr() as usize, buffer.len());
+        self.owned.push((slot, buffer));
+        lent
+    }
+
+    fn column(&mut self, base: usize, c: &mut Column) -> (Option<Lent>, usize, Vec<Lent>) {
+        let (validity, nulls, buffers) = c.export(|k| self.spare(base + k));
+        let validity = validity.map(|v| self.lend(base, v));
+        let buffers = buffers
+            .into_iter()
+            .enumerate()
+            .map(|(k, b)| self.lend(base + 1 + k, b))
+            .collect();
+        (validity, nulls, buffers)
+    }
 }
 
 #[pymethods]
@@ -86,8 +134,16 @@ impl FrameLog {
                 )))
             }
         };
+        let slots = 3
+            * (COMMON.len()
+                + found
+                    .columns
+                    .iter()
+                    .map(|(_, f)| 1 + f.len())
+                    .sum::<usize>());
         Ok(FrameLog {
             log: Log::new(found, mode),
+            pool: Arc::new(Mutex::new(vec![Vec::new(); slots])),
             window: Vec::new(),
         })
     }
@@ -174,23 +230,57 @@ impl FrameLog {
         self.log.add(frame, timestamp_ns, connection, flags).err()
     }
 
-    /// The batch's buffers, and an empty builder for the next: `(rows, common, frames)`,
-    /// a column `(validity or None, null count, [buffers])`, a frame column
-    /// `(validity, null count, [field columns])` or None when no row holds it.
-    fn take<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+    /// The batch's buffers, lent, and an empty builder for the next: `(rows, batch,
+    /// common, frames)`: `batch` owns the memory (pass it as `base` to
+    /// `pa.foreign_buffer`); a column is `(validity or None, null count, [buffers])`, each
+    /// buffer `(address, size)`; a frame column `(validity, null count, [field columns])`,
+    /// or None when no row holds it.
+    #[allow(clippy::type_complexity)]
+    fn take(
+        &mut self,
+    ) -> (
+        usize,
+        Batch,
+        Vec<(Option<Lent>, usize, Vec<Lent>)>,
+        Vec<Option<(Lent, usize, Vec<(Option<Lent>, usize, Vec<Lent>)>)>>,
+    ) {
         let rows = self.log.finish();
+        let mut out = Exporter {
+            pool: &self.pool,
+            owned: Vec::new(),
+        };
         let (common, frames) = self.log.columns();
-        let common = common
-            .iter()
-            .map(|c| column(py, c))
-            .collect::<PyResult<Vec<_>>>()?;
-        let frames = frames
-            .iter()
-            .map(|s| frame_column(py, s))
-            .collect::<PyResult<Vec<_>>>()?;
-        let batch = (rows, PyList::new(py, common)?, PyList::new(py, frames)?).into_pyobject(py);
+        let mut slot = 0;
+        let mut common_out = Vec::with_capacity(common.len());
+        for c in common.iter_mut() {
+            common_out.push(out.column(slot, c));
+            slot += 3;
+        }
+        let mut frames_out = Vec::with_capacity(frames.len());
+        for s in frames.iter_mut() {
+            let base = slot;
+            slot += 3 * (1 + s.fields.len());
+            if s.validity.is_empty() {
+                frames_out.push(None); // no row holds it: all null (pa.nulls)
+                continue;
+            }
+            let nulls = s.validity.zeros();
+            let spare = out.spare(base);
+            let validity = out.lend(base, s.validity.swap(spare));
+            let fields = s
+                .fields
+                .iter_mut()
+                .enumerate()
+                .map(|(f, c)| out.column(base + 3 * (1 + f), c))
+                .collect();
+            frames_out.push(Some((validity, nulls, fields)));
+        }
         self.log.clear();
-        batch
+        let batch = Batch {
+            owned: Mutex::new(out.owned),
+            pool: self.pool.clone(),
+        };
+        (rows, batch, common_out, frames_out)
     }
 }
 
@@ -201,6 +291,7 @@ fn protocol_names() -> Vec<&'static str> {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<FrameLog>()?;
+    m.add_class::<Batch>()?;
     m.add("PROTOCOLS", protocol_names())?;
     m.add("SCAN_CAREFUL", CAREFUL)?;
     m.add("SCAN_FULL", FULL)?;

@@ -301,8 +301,8 @@ impl FrameLog {
     }
 
     /// The common columns, then the frame columns (each with its fields).
-    pub fn columns(&self) -> (&[Column], &[StructColumn]) {
-        (&self.common, &self.frames)
+    pub fn columns(&mut self) -> (&mut [Column], &mut [StructColumn]) {
+        (&mut self.common, &mut self.frames)
     }
 
     /// Empty for the next batch, keeping every buffer's memory.
