@@ -9,6 +9,7 @@ SCAN_FULL: Final[int]
 SCAN_FRAME_CRC: Final[int]
 SCAN_MALFORMED: Final[int]
 MAX_FRAME_LENGTH: Final[int]
+ROW_LIMIT: Final[int]
 
 Field = tuple[str, str, bool]
 Lent = tuple[int, int]

@@ -288,6 +288,16 @@ def test_a_frame_crc_mismatch_is_the_same_corrupt_record(tmp_path: Path) -> None
     assert "frame CRC mismatch" in str(by_native.value)
 
 
+def test_a_frame_longer_than_a_captures_maximum_is_refused_not_wrapped() -> None:
+    """Arrow's 32-bit offsets: the extension never lets a batch's data pass 2 GiB."""
+    assert native._native is not None
+    log = native._native.FrameLog(NAME, "PERMISSIVE")
+    with pytest.raises(ValueError, match="at most"):
+        log.add(bytes(native._native.MAX_FRAME_LENGTH + 1), 0, 0, 0)
+    assert log.rows() == 0
+    assert 10_000 <= native._native.ROW_LIMIT <= 1 << 20
+
+
 def test_a_stale_extension_layout_is_refused() -> None:
     schema = arrow_schema()
     wrong = schema.set(6, pa.field("stream_id", pa.int32(), True))

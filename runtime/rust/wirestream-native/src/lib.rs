@@ -220,14 +220,26 @@ impl FrameLog {
 
     /// One record's row (the careful path's, a pcap file's); FAILFAST: the class of the
     /// error when its frame does not decode (no row is written then), else None.
+    /// `ValueError` for a frame longer than a capture's maximum, or when the batch is
+    /// full (`take` it first).
     fn add(
         &mut self,
         frame: &[u8],
         timestamp_ns: u64,
         connection: u64,
         flags: u8,
-    ) -> Option<&'static str> {
-        self.log.add(frame, timestamp_ns, connection, flags).err()
+    ) -> PyResult<Option<&'static str>> {
+        if frame.len() > log::MAX_FRAME_LENGTH as usize {
+            return Err(PyValueError::new_err(format!(
+                "a frame of {} bytes: a capture's are at most {}",
+                frame.len(),
+                log::MAX_FRAME_LENGTH
+            )));
+        }
+        if !self.log.fits(frame.len()) {
+            return Err(PyValueError::new_err("the batch is full: take() it first"));
+        }
+        Ok(self.log.add(frame, timestamp_ns, connection, flags).err())
     }
 
     /// The batch's buffers, lent, and an empty builder for the next: `(rows, batch,
@@ -298,5 +310,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SCAN_FRAME_CRC", FRAME_CRC)?;
     m.add("SCAN_MALFORMED", MALFORMED)?;
     m.add("MAX_FRAME_LENGTH", log::MAX_FRAME_LENGTH)?;
+    m.add("ROW_LIMIT", log::ROW_LIMIT)?;
     Ok(())
 }

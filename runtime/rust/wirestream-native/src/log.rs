@@ -60,6 +60,10 @@ const FLAGS_RESERVED: u8 = 0xFC;
 /// would take a batch past it starts the next one.
 pub const DATA_LIMIT: usize = 1 << 30;
 
+/// Rows a batch holds at most, whatever the caller asks: with `DATA_LIMIT`, it keeps
+/// every string column (frame types, names of codes: tens of bytes a row) under 2 GiB.
+pub const ROW_LIMIT: usize = 1 << 20;
+
 /// Bytes `scan_file` reads at a time (a longer record is read whole): small against a
 /// batch (10,000 records of ~160 B), since a call reads its last window in vain past the
 /// batch's end, and large against a syscall.
@@ -147,8 +151,14 @@ impl FrameLog {
         self.rows
     }
 
+    /// Whether a record of `length` frame bytes fits in this batch (`DATA_LIMIT`,
+    /// `ROW_LIMIT`; a first record always fits, as frames are at most MAX_FRAME_LENGTH).
+    pub fn fits(&self, length: usize) -> bool {
+        self.rows == 0 || (self.rows < ROW_LIMIT && self.data + length <= DATA_LIMIT)
+    }
+
     /// One record's row; `Err(class)` only in FAILFAST, when its frame does not decode
-    /// (nothing is written then).
+    /// (nothing is written then). The caller checks `fits` first.
     pub fn add(
         &mut self,
         frame: &[u8],
@@ -225,7 +235,7 @@ impl FrameLog {
             if crc32fast::hash(frame) != frame_crc {
                 return (i, pos, Stop::FrameCrc);
             }
-            if self.rows > 0 && self.data + frame.len() > DATA_LIMIT {
+            if !self.fits(frame.len()) {
                 return (i, pos, Stop::Full);
             }
             let mut word = [0u8; 8];
