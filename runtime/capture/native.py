@@ -18,7 +18,7 @@ codec refuses is decoded again by the Python codec, whose exception is the one r
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final
 
@@ -38,7 +38,14 @@ try:
 except ImportError:  # not built: `make native` (needs cargo); the pure-Python path is used
     _native = None
 
-__all__ = ["ENV", "NativeFrameLog", "available", "native_batches", "native_protocols"]
+__all__ = [
+    "ENV",
+    "NativeFrameLog",
+    "available",
+    "native_batches",
+    "native_protocols",
+    "record_batches",
+]
 
 ENV: Final = "WIRESTREAM_NATIVE"
 """``WIRESTREAM_NATIVE=0``: never use the extension (the pure-Python path everywhere)."""
@@ -199,3 +206,30 @@ def native_batches(
             checked = pos
         if log.rows():
             yield log.batch()
+
+
+def record_batches(
+    records: Iterable[tuple[int, int, int, int, bytes]],
+    log: NativeFrameLog,
+    rows_per_batch: int,
+    failed: Failure,
+) -> Iterator[Any]:
+    """The record batches of records read elsewhere -- ``(offset, timestamp_ns,
+    connection id, flags, frame)``, a pcap file's (``pcap_raw_records``) -- of up to
+    ``rows_per_batch`` rows: each frame decoded and written by the extension (frames are
+    at most ``MAX_FRAME_LENGTH``: the pcap reader's deframers refuse longer ones)."""
+    if rows_per_batch < 1:
+        raise ValueError(f"rows_per_batch must be positive, not {rows_per_batch}")
+    add, fits, rows = log.log.add, log.log.fits, log.log.rows
+    for offset, timestamp, connection, flags, frame in records:
+        if rows() >= rows_per_batch or not fits(len(frame)):
+            yield log.batch()
+        class_name = add(frame, timestamp, connection, flags)
+        if class_name is not None:
+            failed(offset, timestamp, connection, flags, frame, class_name)
+            raise CaptureError(  # failed() raises: the two decoders would disagree here
+                f"the native decoder refused the frame ({class_name}), the Python one not",
+                offset=offset,
+            )
+    if rows():
+        yield log.batch()

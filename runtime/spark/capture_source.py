@@ -73,8 +73,8 @@ Options:
     ``true`` (default): where the Rust extension ``wirestream._native`` is built (``make
     native``; docs/rust.md) and decodes the protocol, a capture file's batches are read
     and built by it (``wirestream.runtime.capture.native``: the same rows and errors, no
-    Python object per frame); ``false``: the pure-Python path always.  pcap files and
-    ``arrow=false`` always take the pure-Python path.
+    Python object per frame; a pcap file's frames, once its TCP streams are reassembled in
+    Python); ``false``: the pure-Python path always, as ``arrow=false`` does.
 
 A connection id at or above 2**63 (not from ``CaptureWriter``, whose ids fit) shows as
 its two's complement in the ``long`` column.  The frame log has no column for the
@@ -357,6 +357,8 @@ class CaptureReader(DataSourceReader):
             reader = PcapReader(partition.path, self.plan.protocol,
                                 server_port=partition.server_port,
                                 midstream=self.plan.midstream)  # fmt: skip
+            if self.plan.arrow and self.plan.native and native.available(self.plan.protocol):
+                return rows.native_batches(partition.path, records=pcap_raw_records(reader))
             if self.plan.arrow:
                 return rows.batches(pcap_chunks(reader, BATCH_ROWS), self.schema, partition.path)
             return rows.tuples(pcap_raw_records(reader), partition.path)
@@ -498,11 +500,17 @@ class FrameLogRows:
         return decoded, whole
 
     def native_batches(
-        self, path: str, start: int = 0, end: int | None = None, schema: StructType | None = None
+        self,
+        path: str,
+        start: int = 0,
+        end: int | None = None,
+        schema: StructType | None = None,
+        records: Iterator[RawRecord] | None = None,
     ) -> Iterator[Any]:
         """The fast path of a capture file's records ``[start, end)`` through the Rust
         extension (``wirestream.runtime.capture.native``; ``native.available`` must say
-        so): the batches ``batches`` makes of them, and the errors it raises."""
+        so): the batches ``batches`` makes of them, and the errors it raises.  Given
+        ``records`` (a pcap file's, ``pcap_raw_records``), those are decoded instead."""
         from pyspark.sql.pandas.types import to_arrow_schema
 
         frame_log = spark_module(self.protocol).FRAME_LOG_SCHEMA if schema is None else schema
@@ -524,6 +532,8 @@ class FrameLogRows:
                     f"as {name}, the Python one as {type(error).__name__}"
                 ) from error
 
+        if records is not None:
+            return native.record_batches(records, log, BATCH_ROWS, failed)
         return native.native_batches(path, start, end, log, BATCH_ROWS, failed)
 
     def batches(

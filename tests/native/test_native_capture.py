@@ -3,11 +3,12 @@
 The capture source reads a ``.wscap`` file natively where the extension is built
 (``wirestream.runtime.capture.native``; ``make native``, which ``make test`` runs first).
 Here the two paths read the same captures -- every input of the cross-language corpus of
-RSocket 1.0 (golden, golden errors, differential and 10,000 mutated frames), frames larger
-than the reader's window, and corrupt, torn and split files -- and must give equal Arrow
+RSocket 1.0 (golden, golden errors, differential and 10,000 mutated frames), as a capture
+file and as a pcapng, frames larger than the reader's window, and corrupt, torn and split
+files -- and must give equal Arrow
 tables in every mode, the same error class for every refused frame, and the same
 exception, message and all, where they fail. No Spark session: this is the executor side
-of a task (``FrameLogRows``). About 20 seconds, most of it building the corpus.
+of a task (``FrameLogRows``). About 30 seconds, half of it building the corpus.
 """
 
 from __future__ import annotations
@@ -24,9 +25,16 @@ from tests.crosslang.corpus import VARIANTS, build
 from wirestream.generated.rsocket import v1_0 as codec
 from wirestream.runtime.capture import CaptureWriter, get_protocol, native, plan_ranges
 from wirestream.runtime.capture.format import RECORD_HEADER_SIZE, CaptureError
+from wirestream.runtime.capture.pcap import PcapReader, write_pcapng
 from wirestream.runtime.capture.reader import scan_chunks
 from wirestream.runtime.errors import DecodeError, ProtocolError
-from wirestream.runtime.spark.capture_source import MODES, FrameLogRows, spark_module
+from wirestream.runtime.spark.capture_source import (
+    MODES,
+    FrameLogRows,
+    pcap_chunks,
+    pcap_raw_records,
+    spark_module,
+)
 
 NAME = "rsocket/1.0"
 
@@ -146,6 +154,37 @@ def test_batches_dropped_as_they_come_or_kept_hold_the_same_rows(tmp_path: Path)
     again = list(native.native_batches(path, 0, None, log, 100, failed))
     assert [row for b in kept for row in b.to_pylist()] == expected
     assert [row for b in again for row in b.to_pylist()] == expected
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_pcap_of_the_corpus_gives_the_same_rows_and_errors(
+    tmp_path: Path, corpus: list[tuple[str, bytes]], mode: str
+) -> None:
+    """pcap files: TCP streams reassembled and cut in Python, each frame then decoded and
+    written by the extension (FrameLogRows.native_batches with records)."""
+    (capture,) = record(tmp_path / "corpus.wscap", [data for _, data in corpus])
+    pcapng = tmp_path / "corpus.pcapng"
+    assert write_pcapng(capture, pcapng) == len(corpus)
+    schema = spark_module(get_protocol(NAME)).FRAME_LOG_SCHEMA
+    rows = FrameLogRows(NAME, mode)
+    outcomes = []
+    for read in ("pure", "native"):
+        reader = PcapReader(pcapng)
+        try:
+            if read == "pure":
+                batches = list(rows.batches(pcap_chunks(reader, 997), schema, str(pcapng)))
+            else:
+                records = pcap_raw_records(reader)
+                batches = list(rows.native_batches(str(pcapng), records=records))
+            outcomes.append(pa.Table.from_batches(batches, schema=arrow_schema()))
+        except DecodeError as error:
+            outcomes.append(f"{type(error).__name__}: {error}")
+    pure_outcome, native_outcome = outcomes
+    if mode == "FAILFAST":
+        assert isinstance(pure_outcome, str) and native_outcome == pure_outcome
+    else:
+        assert_same(native_outcome, pure_outcome, mode)
+        assert native_outcome.num_rows > 5_000
 
 
 def test_every_refused_input_gets_the_python_error_class(corpus: list[tuple[str, bytes]]) -> None:

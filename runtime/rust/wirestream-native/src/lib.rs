@@ -218,6 +218,12 @@ impl FrameLog {
         }
     }
 
+    /// Whether a record of `length` frame bytes fits in the batch being built (else:
+    /// `take` it first).
+    fn fits(&self, length: usize) -> bool {
+        self.log.fits(length)
+    }
+
     /// One record's row (the careful path's, a pcap file's); FAILFAST: the class of the
     /// error when its frame does not decode (no row is written then), else None.
     /// `ValueError` for a frame longer than a capture's maximum, or when the batch is
