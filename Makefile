@@ -5,13 +5,13 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PY_DIRS := setup.py wirestream/__init__.py wirestream/__main__.py wirestream/apps codegen runtime generated tests bench
 
-.PHONY: docs venv node-deps java-peers tshark generate check-generated lint typecheck pytest ts-build ts-test test fuzz mutate bench demo clean broker broker-stop broker-installed servers-installed servers servers-stop
+.PHONY: native docs venv node-deps java-peers tshark generate check-generated lint typecheck pytest ts-build ts-test test fuzz mutate bench demo clean broker broker-stop broker-installed servers-installed servers servers-stop
 
 # The venv is (re)built whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,spark,docs]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,spark,docs,native]'
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -75,6 +75,21 @@ servers-installed:
 broker-installed:
 	@tools/broker.sh install
 
+# wirestream._native (runtime/rust/wirestream-native: the capture -> Arrow batch decoder the
+# capture Spark source uses; docs/rust.md): built with maturin (the `native` extra) into
+# wirestream/_native.abi3.so (git-ignored) whenever its crate, the generated codecs it uses
+# or the support crate change. Without cargo it is not built and the pure-Python path is
+# used (tools/native.sh says so); `make test` needs cargo anyway (check-generated).
+NATIVE := wirestream/_native.abi3.so
+NATIVE_SOURCES := $(shell find runtime/rust/wirestream-native runtime/rust/wirestream-runtime \
+	generated/rust/rsocket_v1_0 -path '*/target' -prune -o -type f -print 2>/dev/null)
+$(NATIVE): $(STAMP) $(NATIVE_SOURCES)
+	tools/native.sh $(BIN)/python
+
+native: venv
+	@if command -v cargo >/dev/null 2>&1; then $(MAKE) --no-print-directory $(NATIVE); \
+	else tools/native.sh $(BIN)/python; fi
+
 # idl/**/*.yaml -> generated/** (Python, black-formatted), generated/typescript/ (the npm package)
 # and generated/wireshark/ (a Lua dissector per protocol version): the CLI's defaults.
 # Incremental: only what an IDL (or the generator) change affects is rendered again
@@ -102,7 +117,7 @@ lint: venv
 typecheck: venv
 	tools/typecheck.sh
 
-pytest: venv node-deps java-peers tshark servers-installed broker-installed
+pytest: venv native node-deps java-peers tshark servers-installed broker-installed
 	$(BIN)/pytest -q
 
 # runtime/, generated/ and tests/typescript -> their dist/ (tsc -b: incremental, strict).
@@ -120,7 +135,7 @@ ts-test: venv ts-build
 	WIRESTREAM_CORPUS=$$corpus WIRESTREAM_PYTHON=$(BIN)/python node --test $(TS_TESTS); \
 	rc=$$?; rm -rf $$corpus; exit $$rc
 
-test: venv check-generated docs lint typecheck ts-test pytest
+test: venv native check-generated docs lint typecheck ts-test pytest
 
 # The documentation site (mkdocs.yml) into the git-ignored site/: --strict fails on any
 # warning (a broken link, a missing page, an API object that does not resolve).
@@ -153,7 +168,7 @@ mutate: venv
 # bench/typescript_codec.ts (built by ts-build: the root tsconfig references bench/) puts
 # the generated TypeScript codec against rsocket-js in the same Node run.
 # bench.rabbitmq_codecs runs the Java stream client (java-peers) beside ours, per codec.
-bench: venv broker ts-build java-peers
+bench: venv native broker ts-build java-peers
 	$(BIN)/python -m bench.codec
 	$(BIN)/python -m bench.families
 	node bench/dist/typescript_codec.js
@@ -162,12 +177,13 @@ bench: venv broker ts-build java-peers
 	$(BIN)/python -m bench.rabbitmq_runtime
 	$(BIN)/python -m bench.rabbitmq_codecs
 	$(BIN)/python -m bench.capture_pcap
+	$(BIN)/python -m bench.native_capture
 	$(BIN)/python -u -m bench.spark_ratios
 
 # The main job: ticker -> Spark Structured Streaming -> Parquet under out/demo/.
 # SOURCE=rsocket (default: in-process RSocket ticker, nothing to install) or rabbitmq.
 SOURCE ?= rsocket
-demo: generate
+demo: generate native
 	$(if $(filter rabbitmq,$(SOURCE)),tools/broker.sh start)
 	$(BIN)/python -m wirestream.apps.demo --source $(SOURCE)
 
@@ -193,3 +209,4 @@ clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .hypothesis site
 	rm -rf node_modules runtime/typescript/dist generated/typescript/dist tests/typescript/dist
 	rm -rf $(JAVA_RSOCKET)/target
+	rm -rf $(NATIVE) runtime/rust/wirestream-native/target
