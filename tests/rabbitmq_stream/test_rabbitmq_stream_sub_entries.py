@@ -9,6 +9,7 @@ recording proxy), not inferred.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import Any
 
@@ -308,3 +309,31 @@ def test_sub_entry_batches_survive_network_resets_with_each_message_stored_once(
                 await consumer.close()
 
     run(main(), timeout=90)
+
+
+@pytest.mark.usefixtures("rabbitmq_broker")
+def test_a_message_over_frame_max_fails_its_own_future_only() -> None:
+    """``send(small); send(big); send(small)`` in one loop turn, and ``send_many([a,
+    big, c])``: the big ones fail with ``MessageTooLarge``, the others are stored and
+    confirmed (the Go client refuses only the big one), and ``close()`` ends (it hung
+    when the refusal of one message stranded the whole Publish frame's futures)."""
+
+    async def main() -> None:
+        async with await connect(URI, frame_max=4096) as client:
+            async with fresh_stream(client, prefix="ws-too-large") as stream:
+                producer = await client.producer(stream)
+                big = os.urandom(8_000)
+                futures = [await producer.send(body) for body in (b"a", big, b"b")]
+                many = await producer.send_many([b"c", big, b"d"])
+                assert await futures[0] == 1 and await futures[2] == 2
+                assert isinstance(await error_of(futures[1]), MessageTooLarge)
+                assert isinstance(await error_of(many), MessageTooLarge)
+                assert many.confirmed == 2
+                assert [type(e) for e in many.errors.values()] == [MessageTooLarge]
+                async with asyncio.timeout(10):
+                    await producer.close()
+                consumer = await client.consumer(stream, "first")
+                assert [m.body for m in await read(consumer, 4)] == [b"a", b"b", b"c", b"d"]
+                await consumer.close()
+
+    run(main(), timeout=60)

@@ -44,6 +44,7 @@ from wirestream.runtime.rabbitmq_stream.amqp import AmqpMessage, encode_body, en
 from wirestream.runtime.rabbitmq_stream.chunk import sub_entry_batch
 from wirestream.runtime.rabbitmq_stream.compression import compression_type
 from wirestream.runtime.rabbitmq_stream.errors import MessageTooLarge, ResponseError
+from wirestream.runtime.rabbitmq_stream.publish_frames import entry_fits
 from wirestream.runtime.rabbitmq_stream.events import (
     PublishAbandoned,
     PublishConfirmed,
@@ -207,6 +208,9 @@ class Producer:
         self._open_ids: list[int] = []
         self._open_waiters: list[asyncio.Future[int] | BatchConfirmation] = []
         self._pace_at = max(1, _HAND_OVER_AT // sub_entry_size)  # queued entries
+        # Messages longer than this are looked at alone (``_oversized``) before they join
+        # others: set from the negotiated frame_max on each declare (0: look at all).
+        self._largest = 0
 
     # ------------------------------------------------------------------ declaring
 
@@ -238,6 +242,11 @@ class Producer:
             PublisherDeclared,
         )
         self._next_id = max(self._next_id, sequence + 1)
+        frame_max = client.engine.frame_max
+        if self.filter_value is not None:
+            self._largest = 0  # the filter value's size counts too: every message is looked at
+        else:  # 'Publish': 13 bytes of frame head, 12 of entry head per message
+            self._largest = frame_max - 25 if frame_max else 0x7FFFFFFF
         if self.reference is not None:
             # Held ids the broker already stored were confirmed before the drop took
             # the confirm with it.
@@ -310,6 +319,18 @@ class Producer:
             if not self._declared:
                 await self.client.wait_ready()
             await self._room.wait()
+
+    def _oversized(self, size: int, filter_value: str | None) -> MessageTooLarge | None:
+        """Why a message of ``size`` bytes cannot be published (None: it can).  Refused
+        alone, before it joins a Publish frame with others: one message over frame_max
+        fails its own future, not the frame's (the Go and Java clients refuse only it)."""
+        frame_max = self.client.engine.frame_max
+        if entry_fits(frame_max, size, filter_value, self.filter_value is not None):
+            return None
+        return MessageTooLarge(
+            f"a message of {size} bytes does not fit a Publish frame of the negotiated "
+            f"frame_max {frame_max}"
+        )
 
     def _take_id(self, publishing_id: int | None) -> int:
         """The next publishing id (``publishing_id`` when given: above every id used)."""
@@ -419,13 +440,25 @@ class Producer:
         if ids:
             held = self._held
             messages = [held[pid][0] for pid in ids]
-            if self.filter_value is None:
-                self.client.engine.publish(self.publisher_id, messages, publishing_ids=ids)
-            else:
-                values = [self._filters.get(pid) for pid in ids]
-                self.client.engine.publish_filtered(
-                    self.publisher_id, messages, values, publishing_ids=ids
-                )
+            try:
+                if self.filter_value is None:
+                    self.client.engine.publish(self.publisher_id, messages, publishing_ids=ids)
+                else:
+                    values = [self._filters.get(pid) for pid in ids]
+                    self.client.engine.publish_filtered(
+                        self.publisher_id, messages, values, publishing_ids=ids
+                    )
+            except MessageTooLarge:
+                # Held before a reconnect negotiated a smaller frame_max: those fail
+                # alone (nothing was sent: the engine refuses before queueing), the rest go.
+                fitting = []
+                for pid in ids:
+                    refused = self._oversized(len(held[pid][0]), self._filters.get(pid))
+                    if refused is None:
+                        fitting.append(pid)
+                    else:
+                        self._resolve(pid, refused)
+                self._publish_simple(fitting)
 
     def _publish_batches(self, ids: list[int]) -> None:
         if ids:
@@ -457,13 +490,20 @@ class Producer:
         With ``sub_entry_size`` > 1 the message joins the open sub-entry batch."""
         if self.sub_entry_size > 1:
             return await self._send_in_batch(body, publishing_id)
+        data = self._encode(body)
+        value = None if self.filter_value is None else self.filter_value(body)
+        future: asyncio.Future[int] = self._loop.create_future()
+        if len(data) > self._largest:
+            refused = self._oversized(len(data), value)
+            if refused is not None:  # refused alone: no publishing id, no window taken
+                future.set_exception(refused)
+                return future
         if self._credit <= 0:
             await self._wait_room()
         self._credit -= 1
-        future: asyncio.Future[int] = self._loop.create_future()
-        pid = self._hold(self._encode(body), future, publishing_id)
+        pid = self._hold(data, future, publishing_id)
         if self.filter_value is not None:
-            self._filters[pid] = self.filter_value(body)
+            self._filters[pid] = value
         queued = len(self._queued)
         # The socket is looked at once per batch: at the first message queued since the
         # last hand-over (every send, for a caller that yields between sends) and every
@@ -495,7 +535,9 @@ class Producer:
         """Queue messages (each its own publishing id, confirmed one by one); the
         returned object is awaitable for all of them. Waits as the window requires.
         ``publishing_id``: the first message's id (above every id used so far), the
-        others following it one by one; by default ids continue as ``send``'s do."""
+        others following it one by one; by default ids continue as ``send``'s do.  A
+        message over frame_max keeps its place in the ids but is not sent: it fails
+        alone (``MessageTooLarge`` in ``errors``), the others go on."""
         if publishing_id is not None and publishing_id <= self._last_id:
             raise LocalProtocolError(
                 f"publishing id {publishing_id} does not follow {self._last_id} "
@@ -508,6 +550,12 @@ class Producer:
         if self.sub_entry_size > 1:
             await self._send_many_in_batches(encoded, confirmation, publishing_id)
             return confirmation
+        refused: dict[int, MessageTooLarge] = {}  # index -> why (rare: looked at only then)
+        if encoded and max(map(len, encoded)) > self._largest:
+            for index, data in enumerate(encoded):
+                error = self._oversized(len(data), None if values is None else values[index])
+                if error is not None:
+                    refused[index] = error
         position = 0
         while position < len(encoded):
             room = await self._wait_room()
@@ -519,16 +567,34 @@ class Producer:
             ids = range(first, first + len(chunk))
             if values is not None:
                 self._filters.update(zip(ids, values[position : position + room]))
-            self._held.update(zip(ids, [(data, confirmation, None) for data in chunk]))
-            self._queued.extend(ids)
+            if refused:
+                self._hold_fitting(ids, chunk, position, refused, confirmation)
+            else:
+                self._held.update(zip(ids, [(data, confirmation, None) for data in chunk]))
+                self._queued.extend(ids)
             self._last_id = ids[-1]
             self._next_id = max(self._next_id, self._last_id + 1)
-            self._settled.clear()
+            if self._held:  # (a chunk of only refused messages holds nothing)
+                self._settled.clear()
             confirmation.publishing_ids.extend(ids)
             self._credit = 0
             position += room
             await self._pace()
         return confirmation
+
+    def _hold_fitting(self, ids: range, chunk: list[bytes], position: int,
+                      refused: dict[int, MessageTooLarge],
+                      confirmation: BatchConfirmation) -> None:  # fmt: skip
+        """``send_many``'s chunk with oversized messages: those fail under their ids
+        (never sent: a gap in the ids is allowed, "ids must increase"), the rest are held."""
+        for index, (pid, data) in enumerate(zip(ids, chunk), start=position):
+            error = refused.get(index)
+            if error is None:
+                self._held[pid] = (data, confirmation, None)
+                self._queued.append(pid)
+            else:
+                self._filters.pop(pid, None)
+                confirmation._resolve(pid, error)
 
     async def _send_many_in_batches(
         self, encoded: list[bytes], confirmation: BatchConfirmation, publishing_id: int | None
