@@ -59,6 +59,7 @@ from wirestream.runtime.errors import (
 )
 from wirestream.runtime.rsocket.engine import RSocketConnection
 from wirestream.runtime.rsocket.options import ClientSetup, Limits, SetupPolicy
+from wirestream.runtime.rsocket.versions import get_version
 from wirestream.runtime.rsocket.resume import ResumableSession
 from wirestream.runtime.rsocket.errors import ApplicationError, StreamError
 from wirestream.runtime.rsocket.events import (
@@ -67,6 +68,7 @@ from wirestream.runtime.rsocket.events import (
     InteractionModel,
     RequestNReceived,
     RequestReceived,
+    SetupInfo,
     StreamAborted,
     StreamCanceled,
     StreamCompleted,
@@ -514,7 +516,7 @@ class RSocketServer:
         box: list[RSocketPeer] = []
         handler = self._new_handler()
         engine = RSocketConnection(
-            "server", self._version, limits=self._limits, setup_policy=self._setup_policy,
+            "server", self._version, limits=self._limits, setup_policy=self._admit_setup,
             resume_lookup=functools.partial(self._lookup, box) if self._resume else None,
             leasing=self._lease is not None, extensions=handler.extensions,
         )  # fmt: skip
@@ -525,6 +527,21 @@ class RSocketServer:
         self._peers.add(peer)
         driver = peer.driver
         await driver.wait_closed()  # this transport's life, whichever session owns it
+
+    def _admit_setup(self, info: SetupInfo) -> tuple[int, str] | None:
+        """The engine's SETUP hook: the token rule, then the application's policy.
+
+        Seed 003, Resume Operation: "A server should not accept a SETUP with a Token that
+        is currently already being used" -- accepting it would replace the live (or
+        parked, resumable) session under that token, so its client could no longer
+        resume: a token collision or a replayed token would take the session over."""
+        token = info.resume_token
+        if token is not None:
+            session = self._sessions.get(token)
+            if session is not None and not session.closed:
+                code = get_version(self._version).rejected_setup
+                return code, "the resume token is in use by another session"
+        return None if self._setup_policy is None else self._setup_policy(info)
 
     def _lookup(self, box: list[RSocketPeer], token: bytes) -> ResumableSession | None:
         session = self._sessions.get(token)
