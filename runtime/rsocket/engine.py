@@ -90,6 +90,7 @@ from wirestream.runtime.rsocket.frames import (
 )
 from wirestream.runtime.rsocket.resume import ResumableSession, ResumeLog, answer_resume
 from wirestream.runtime.rsocket.stream_engine import StreamEngine
+from wirestream.runtime.rsocket.streams import Stream
 
 __all__ = ["RSocketConnection"]
 
@@ -581,11 +582,32 @@ class RSocketConnection(StreamEngine):
         self._streams.add(frame.stream_id, stream)
         if frame.follows:
             stream.receive_fragments = self._fragments_machine("receiver")
+            cap = self.limits.max_streams
+            if cap is not None and self._peer_streams_exceed(cap):
+                self._refuse_fragmented(stream, frame, cap, events)
+                return
             whole = self._receive_fragment(stream, frame, events)
             if whole is None:
                 return
             frame = whole
         self._stream_receive(stream, frame, events)
+
+    def _refuse_fragmented(self, stream: Stream, frame: Frame, cap: int,
+                           events: list[Event]) -> None:  # fmt: skip
+        """Limits.max_streams for a request arriving in fragments, from its first: each
+        one buffers up to ``max_reassembly_size``, so a peer must not open more of them
+        than the limit by never finishing any.  REJECTED ("guarantees that it didn't
+        process the request"; fire-and-forget gets no answer), the rest dropped."""
+        fragments = stream.receive_fragments
+        assert fragments is not None
+        fragments.receive(frame)  # the sequence is followed to know where it ends
+        if stream.model is InteractionModel.FIRE_AND_FORGET:
+            self._streams.forget(stream.stream_id)
+            self.ignored_frames += 1
+        else:
+            self._abort_stream(stream, self.version.rejected, f"too many streams (limit {cap})",
+                               events, notify=False)  # fmt: skip
+        self._discarding.add(stream.stream_id, fragments)
 
 
 if TYPE_CHECKING:

@@ -951,3 +951,32 @@ def test_stream_zero_frames_sent_before_queued_stream_frames(version: str) -> No
     frames = decode_all(version, c.data_to_send())
     assert [f.stream_id for f in frames] == [0, a, a]
     assert [type(f).__name__ for f in frames[1:]] == ["RequestStream", "RequestN"]
+
+
+@versions
+def test_a_request_in_fragments_counts_against_max_streams_from_its_first_fragment(
+    version: str,
+) -> None:
+    """Limits.max_streams (ERROR[REJECTED]: "The Responder guarantees that it didn't
+    process the request"): a request arriving in fragments holds a stream (and up to
+    ``max_reassembly_size`` bytes) from its first fragment, so a peer that starts many and
+    finishes none is refused at the first fragment beyond the limit -- not only once a
+    request is whole -- and that request's later fragments are dropped."""
+    c, s, _, _ = pair(version, client={"mtu": 64}, server={"max_streams": 1})
+    first = c.request_stream(b"a" * 300, initial_n=1)
+    second = c.request_stream(b"b" * 300, initial_n=1)
+    frames = decode_all(version, c.data_to_send())
+    ours = {sid: [f for f in frames if f.stream_id == sid] for sid in (first, second)}
+    assert len(ours[first]) > 2 and len(ours[second]) > 2
+    # the first fragment of each: the second is one stream too many, refused at once
+    s.receive_data(wire(version, ours[first][0], ours[second][0]))
+    (refusal,) = decode_all(version, s.data_to_send())
+    assert (refusal.stream_id, refusal.error_code) == (second, v(version).rejected)
+    assert b"too many streams (limit 1)" in refusal.data
+    ignored = s.ignored_frames
+    events = s.receive_data(wire(version, *ours[second][1:], *ours[first][1:]))
+    assert [(e.stream_id, e.data) for e in of_type(events, RequestReceived)] == [
+        (first, b"a" * 300)
+    ]
+    assert s.ignored_frames == ignored + len(ours[second]) - 1
+    assert second not in s.open_streams and not decode_all(version, s.data_to_send())
