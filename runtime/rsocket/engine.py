@@ -76,6 +76,7 @@ from wirestream.runtime.rsocket.events import (
     LeaseReceived,
     MetadataPushReceived,
 )
+from wirestream.runtime.rsocket.lease import LeaseStatus
 from wirestream.runtime.rsocket.options import Limits
 from wirestream.runtime.rsocket.engine_core import Frame
 from wirestream.runtime.rsocket.frames import (
@@ -174,6 +175,17 @@ class RSocketConnection(StreamEngine):
         self._conn.send(frame)
         self._emit(frame)
         self._leases.sent(ttl, number_of_requests, self._now)
+
+    @property
+    def lease(self) -> LeaseStatus | None:
+        """(leasing) The peer's current LEASE for our requester: requests left and expiry
+        (None: none received since the SETUP or the last resumption, or no leasing)."""
+        return self._leases.status() if self._leases.required else None
+
+    def lease_allows(self, now: float | None = None) -> bool:
+        """Whether a request of ours may go now: no leasing, or a LEASE with requests
+        left that has not expired (``now``: the caller's clock; None: the last given)."""
+        return self._leases.allows_request(self._now if now is None else now)
 
     def close(self, error_code: int | None = None, message: bytes = b"") -> list[Event]:
         """End the connection at once with ERROR on stream 0 (CONNECTION_ERROR by default:
