@@ -144,6 +144,8 @@ _Held = tuple[
 who waits, and the sub-entry batch, compressed (None for a simple entry). A plain
 tuple: one is made per message on the hot path."""
 
+_RECORD_HEAD = 4  # a sub-entry batch's record: 'Size => uint32' then the message
+
 _HAND_OVER_AT = 512
 """Messages queued before they go to the engine and the socket without waiting for
 the end of the loop turn: the broker starts on them while we encode the next ones."""
@@ -207,6 +209,7 @@ class Producer:
         self._open: list[bytes] = []
         self._open_ids: list[int] = []
         self._open_waiters: list[asyncio.Future[int] | BatchConfirmation] = []
+        self._open_size = 0  # its uncompressed size: records and their uint32 sizes
         self._pace_at = max(1, _HAND_OVER_AT // sub_entry_size)  # queued entries
         # Messages longer than this are looked at alone (``_oversized``) before they join
         # others: set from the negotiated frame_max on each declare (0: look at all).
@@ -370,6 +373,7 @@ class Producer:
         """Put one message in the open sub-entry batch (the caller took a credit when
         it opened one); closes it when full. Its publishing id."""
         publishing_id = self._take_id(publishing_id)
+        self._open_size += _RECORD_HEAD + len(data)
         if not self._open:
             self._settled.clear()
             if not self._flush_scheduled:  # the end of this loop iteration closes it
@@ -389,6 +393,7 @@ class Producer:
             return
         messages, ids, waiters = self._open, self._open_ids, self._open_waiters
         self._open, self._open_ids, self._open_waiters = [], [], []
+        self._open_size = 0
         batch = sub_entry_batch(messages, self.compression)
         group = _BatchWaiters(ids, waiters)
         frame_max = self.client.engine.frame_max
@@ -406,6 +411,26 @@ class Producer:
         self._held[last] = (b"", group, batch)
         self._queued.append(last)
         self._settled.clear()
+
+    def _batch_refusal(self, size: int) -> MessageTooLarge | None:
+        """Why a message of ``size`` bytes cannot go in any sub-entry batch: alone it
+        passes ``max_batch_size`` (``connect``), which consumers with these limits
+        refuse (``BatchTooLarge``) -- so it fails alone, before it is batched."""
+        limit = self.client.engine.max_batch_size
+        if _RECORD_HEAD + size <= limit:
+            return None
+        return MessageTooLarge(
+            f"a message of {size} bytes does not fit a sub-entry batch of at most "
+            f"{limit} bytes uncompressed (connect(max_batch_size=))"
+        )
+
+    def _make_room_in_batch(self, size: int) -> None:
+        """Close the open batch when a message of ``size`` bytes would take its
+        uncompressed size past ``max_batch_size``: the producer never writes a batch that
+        a consumer with the same limits refuses (``BatchTooLarge``: the declared size is
+        what it would allocate to decompress, so it is checked before)."""
+        if self._open and self._open_size + _RECORD_HEAD + size > self.client.engine.max_batch_size:
+            self._close_batch()
 
     def _hand_over(self) -> None:
         """Give the queued messages to the engine in as few Publish frames as fit."""
@@ -514,6 +539,12 @@ class Producer:
 
     async def _send_in_batch(self, body: Body, publishing_id: int | None) -> asyncio.Future[int]:
         data = self._encode(body)
+        refused = self._batch_refusal(len(data))
+        if refused is not None:  # refused alone: no publishing id, no window taken
+            failed: asyncio.Future[int] = self._loop.create_future()
+            failed.set_exception(refused)
+            return failed
+        self._make_room_in_batch(len(data))
         if not self._open:  # a new batch: one entry of the window
             if self._credit <= 0:
                 await self._wait_room()
@@ -601,11 +632,18 @@ class Producer:
     ) -> None:
         ids = confirmation.publishing_ids
         for index, data in enumerate(encoded):
+            given = None if publishing_id is None else publishing_id + index
+            refused = self._batch_refusal(len(data))
+            if refused is not None:  # fails alone, under its place in the ids
+                failed_id = self._take_id(given)
+                ids.append(failed_id)
+                confirmation._resolve(failed_id, refused)
+                continue
+            self._make_room_in_batch(len(data))
             if not self._open:  # a new batch: one entry of the window
                 if self._credit <= 0:
                     await self._wait_room()
                 self._credit -= 1
-            given = None if publishing_id is None else publishing_id + index
             ids.append(self._add_to_batch(data, confirmation, given))
             if len(self._queued) >= self._pace_at:
                 await self._pace()
@@ -629,6 +667,14 @@ class Producer:
             )
         kind = compression_type(compression)
         batch = sub_entry_batch([self._encode(body) for body in bodies], kind)
+        limit = self.client.engine.max_batch_size
+        if batch.uncompressed_length > limit:
+            failed: asyncio.Future[int] = self._loop.create_future()
+            failed.set_exception(MessageTooLarge(
+                f"a sub-entry batch of {batch.uncompressed_length} bytes uncompressed "
+                f"exceeds max_batch_size {limit} (connect): consumers with these limits "
+                "refuse it (BatchTooLarge)"))  # fmt: skip
+            return failed
         self._close_batch()  # the open batch's ids come first
         if self._credit <= 0:
             await self._wait_room()
