@@ -672,6 +672,29 @@ def test_expired_lease_blocks_requests(version: str) -> None:
 
 
 @versions
+def test_the_engine_shows_the_current_lease_and_whether_it_allows_a_request_now(
+    version: str,
+) -> None:
+    """``RSocketConnection.lease``: the last LEASE's requests left and expiry (reception
+    plus Time-To-Live, on the caller's clock); ``lease_allows(now)`` is False once it is
+    spent or expired ("implicitly 0"), as the requests themselves find (``NoLease``)."""
+    c, s = lease_pair(version)
+    assert c.lease is None and not c.lease_allows(0.0)
+    s.send_lease(2_000, 2, now=0.0)
+    c.receive_data(s.data_to_send(), now=5.0)
+    status = c.lease
+    assert status is not None and (status.requests_left, status.expires_at) == (2, 7.0)
+    assert c.lease_allows(6.9) and not c.lease_allows(7.0)
+    c.fire_and_forget(b"", now=6.0)
+    c.fire_and_forget(b"", now=6.0)
+    status = c.lease
+    assert status is not None and status.requests_left == 0
+    assert not c.lease_allows(6.0) and not status.allows(6.0)
+    unleased, _, _, _ = pair(version)
+    assert unleased.lease is None and unleased.lease_allows(0.0)
+
+
+@versions
 def test_new_lease_replaces_old_budget(version: str) -> None:
     """LEASE: 'The last received LEASE frame overrides all previous LEASE frame values.'"""
     c, s = lease_pair(version)
