@@ -609,16 +609,13 @@ class RSocketConnection(StreamEngine):
         """Limits.max_streams for a request arriving in fragments, from its first: each
         one buffers up to ``max_reassembly_size``, so a peer must not open more of them
         than the limit by never finishing any.  REJECTED ("guarantees that it didn't
-        process the request"; fire-and-forget gets no answer), the rest dropped."""
+        process the request"; a fire-and-forget's machine allows no answer, so it is
+        dropped unanswered), the rest of its fragments dropped."""
         fragments = stream.receive_fragments
         assert fragments is not None
         fragments.receive(frame)  # the sequence is followed to know where it ends
-        if stream.model is InteractionModel.FIRE_AND_FORGET:
-            self._streams.forget(stream.stream_id)
-            self.ignored_frames += 1
-        else:
-            self._abort_stream(stream, self.version.rejected, f"too many streams (limit {cap})",
-                               events, notify=False)  # fmt: skip
+        self._abort_stream(stream, self.version.rejected, f"too many streams (limit {cap})",
+                           events, notify=False)  # fmt: skip
         self._discarding.add(stream.stream_id, fragments)
 
 

@@ -1003,3 +1003,24 @@ def test_a_request_in_fragments_counts_against_max_streams_from_its_first_fragme
     ]
     assert s.ignored_frames == ignored + len(ours[second]) - 1
     assert second not in s.open_streams and not decode_all(version, s.data_to_send())
+
+
+@versions
+def test_a_fire_and_forget_in_fragments_beyond_max_streams_is_dropped_unanswered(
+    version: str,
+) -> None:
+    """The same limit for a fire-and-forget arriving in fragments (it buffers like any
+    request until whole): beyond ``max_streams`` it is dropped with its later fragments,
+    and nothing is sent -- a fire-and-forget has no response, not even an ERROR
+    (REQUEST_FNF: "MAY not be processed")."""
+    c, s, _, _ = pair(version, client={"mtu": 64}, server={"max_streams": 1})
+    held = c.request_stream(b"a" * 300, initial_n=1)
+    c.fire_and_forget(b"f" * 300)
+    frames = decode_all(version, c.data_to_send())
+    fnf = [f for f in frames if f.stream_id != held]
+    assert len(fnf) > 2
+    s.receive_data(wire(version, next(f for f in frames if f.stream_id == held)))
+    events = s.receive_data(wire(version, *fnf))
+    assert not of_type(events, RequestReceived)
+    assert not decode_all(version, s.data_to_send())
+    assert fnf[0].stream_id not in s.open_streams
