@@ -44,7 +44,13 @@ from wirestream.runtime.rabbitmq_stream.amqp import AmqpMessage, encode_body, en
 from wirestream.runtime.rabbitmq_stream.chunk import sub_entry_batch
 from wirestream.runtime.rabbitmq_stream.compression import compression_type
 from wirestream.runtime.rabbitmq_stream.errors import MessageTooLarge, ResponseError
-from wirestream.runtime.rabbitmq_stream.publish_frames import entry_fits
+from wirestream.runtime.rabbitmq_stream.publish_limits import (
+    OpenBatch,
+    batch_refusal,
+    frame_refusal,
+    record_refusal,
+    unchecked_size,
+)
 from wirestream.runtime.rabbitmq_stream.events import (
     PublishAbandoned,
     PublishConfirmed,
@@ -144,8 +150,6 @@ _Held = tuple[
 who waits, and the sub-entry batch, compressed (None for a simple entry). A plain
 tuple: one is made per message on the hot path."""
 
-_RECORD_HEAD = 4  # a sub-entry batch's record: 'Size => uint32' then the message
-
 _HAND_OVER_AT = 512
 """Messages queued before they go to the engine and the socket without waiting for
 the end of the loop turn: the broker starts on them while we encode the next ones."""
@@ -206,14 +210,9 @@ class Producer:
         self.resent = 0  # messages re-sent after reconnects
         self.last_confirmed = 0
         # The open sub-entry batch (sub_entry_size > 1): its messages, ids, waiters.
-        self._open: list[bytes] = []
-        self._open_ids: list[int] = []
-        self._open_waiters: list[asyncio.Future[int] | BatchConfirmation] = []
-        self._open_size = 0  # its uncompressed size: records and their uint32 sizes
+        self._batch: OpenBatch[asyncio.Future[int] | BatchConfirmation] = OpenBatch()
         self._pace_at = max(1, _HAND_OVER_AT // sub_entry_size)  # queued entries
-        # Messages longer than this are looked at alone (``_oversized``) before they join
-        # others: set from the negotiated frame_max on each declare (0: look at all).
-        self._largest = 0
+        self._largest = 0  # longer messages are looked at alone (``_oversized``), per declare
 
     # ------------------------------------------------------------------ declaring
 
@@ -245,11 +244,7 @@ class Producer:
             PublisherDeclared,
         )
         self._next_id = max(self._next_id, sequence + 1)
-        frame_max = client.engine.frame_max
-        if self.filter_value is not None:
-            self._largest = 0  # the filter value's size counts too: every message is looked at
-        else:  # 'Publish': 13 bytes of frame head, 12 of entry head per message
-            self._largest = frame_max - 25 if frame_max else 0x7FFFFFFF
+        self._largest = unchecked_size(client.engine.frame_max, self.filter_value is not None)
         if self.reference is not None:
             # Held ids the broker already stored were confirmed before the drop took
             # the confirm with it.
@@ -305,7 +300,7 @@ class Producer:
         if not self._declared:
             return 0
         engine = self.client.engine
-        queued = len(self._queued) + (1 if self._open else 0)  # the open batch is one
+        queued = len(self._queued) + (1 if self._batch else 0)  # the open batch is one
         return min(count, engine.publish_capacity(self.publisher_id) - queued)
 
     async def _wait_room(self) -> int:
@@ -324,16 +319,14 @@ class Producer:
             await self._room.wait()
 
     def _oversized(self, size: int, filter_value: str | None) -> MessageTooLarge | None:
-        """Why a message of ``size`` bytes cannot be published (None: it can).  Refused
-        alone, before it joins a Publish frame with others: one message over frame_max
-        fails its own future, not the frame's (the Go and Java clients refuse only it)."""
-        frame_max = self.client.engine.frame_max
-        if entry_fits(frame_max, size, filter_value, self.filter_value is not None):
-            return None
-        return MessageTooLarge(
-            f"a message of {size} bytes does not fit a Publish frame of the negotiated "
-            f"frame_max {frame_max}"
-        )
+        """Refused alone, before it joins a Publish frame (``publish_limits``)."""
+        filtered = self.filter_value is not None
+        return frame_refusal(self.client.engine.frame_max, size, filter_value, filtered)
+
+    def _failed(self, error: BaseException) -> asyncio.Future[int]:
+        future: asyncio.Future[int] = self._loop.create_future()
+        future.set_exception(error)
+        return future
 
     def _take_id(self, publishing_id: int | None) -> int:
         """The next publishing id (``publishing_id`` when given: above every id used)."""
@@ -373,27 +366,22 @@ class Producer:
         """Put one message in the open sub-entry batch (the caller took a credit when
         it opened one); closes it when full. Its publishing id."""
         publishing_id = self._take_id(publishing_id)
-        self._open_size += _RECORD_HEAD + len(data)
-        if not self._open:
+        if not self._batch:
             self._settled.clear()
             if not self._flush_scheduled:  # the end of this loop iteration closes it
                 self._flush_scheduled = True
                 self._loop.call_soon(self._hand_over)
-        self._open.append(data)
-        self._open_ids.append(publishing_id)
-        self._open_waiters.append(waiter)
-        if len(self._open) >= self.sub_entry_size:
+        self._batch.add(data, publishing_id, waiter)
+        if len(self._batch) >= self.sub_entry_size:
             self._close_batch()
         return publishing_id
 
     def _close_batch(self) -> None:
         """The open sub-entry batch, compressed, is held (and queued) under its last
         message's publishing id, as the Java client publishes it."""
-        if not self._open:
+        if not self._batch:
             return
-        messages, ids, waiters = self._open, self._open_ids, self._open_waiters
-        self._open, self._open_ids, self._open_waiters = [], [], []
-        self._open_size = 0
+        messages, ids, waiters = self._batch.take()
         batch = sub_entry_batch(messages, self.compression)
         group = _BatchWaiters(ids, waiters)
         frame_max = self.client.engine.frame_max
@@ -412,30 +400,20 @@ class Producer:
         self._queued.append(last)
         self._settled.clear()
 
-    def _batch_refusal(self, size: int) -> MessageTooLarge | None:
-        """Why a message of ``size`` bytes cannot go in any sub-entry batch: alone it
-        passes ``max_batch_size`` (``connect``), which consumers with these limits
-        refuse (``BatchTooLarge``) -- so it fails alone, before it is batched."""
+    def _make_room_in_batch(self, size: int) -> MessageTooLarge | None:
+        """Why a message of ``size`` bytes fits no sub-entry batch (it fails alone), else
+        None -- having closed the open batch first if the message would take it past
+        ``max_batch_size``: the producer never writes a batch that a consumer with the
+        same limits refuses (``publish_limits``)."""
         limit = self.client.engine.max_batch_size
-        if _RECORD_HEAD + size <= limit:
-            return None
-        return MessageTooLarge(
-            f"a message of {size} bytes does not fit a sub-entry batch of at most "
-            f"{limit} bytes uncompressed (connect(max_batch_size=))"
-        )
-
-    def _make_room_in_batch(self, size: int) -> None:
-        """Close the open batch when a message of ``size`` bytes would take its
-        uncompressed size past ``max_batch_size``: the producer never writes a batch that
-        a consumer with the same limits refuses (``BatchTooLarge``: the declared size is
-        what it would allocate to decompress, so it is checked before)."""
-        if self._open and self._open_size + _RECORD_HEAD + size > self.client.engine.max_batch_size:
+        if self._batch.would_pass(size, limit):
             self._close_batch()
+        return record_refusal(limit, size)
 
     def _hand_over(self) -> None:
         """Give the queued messages to the engine in as few Publish frames as fit."""
         self._flush_scheduled = False
-        if self._open:
+        if self._batch:
             self._close_batch()
         if not self._queued or not self._declared:
             return
@@ -476,14 +454,8 @@ class Producer:
             except MessageTooLarge:
                 # Held before a reconnect negotiated a smaller frame_max: those fail
                 # alone (nothing was sent: the engine refuses before queueing), the rest go.
-                fitting = []
-                for pid in ids:
-                    refused = self._oversized(len(held[pid][0]), self._filters.get(pid))
-                    if refused is None:
-                        fitting.append(pid)
-                    else:
-                        self._resolve(pid, refused)
-                self._publish_simple(fitting)
+                self._drop_oversized(ids)
+                self._publish_simple([pid for pid in ids if pid in held])
 
     def _publish_batches(self, ids: list[int]) -> None:
         if ids:
@@ -517,12 +489,11 @@ class Producer:
             return await self._send_in_batch(body, publishing_id)
         data = self._encode(body)
         value = None if self.filter_value is None else self.filter_value(body)
-        future: asyncio.Future[int] = self._loop.create_future()
         if len(data) > self._largest:
             refused = self._oversized(len(data), value)
             if refused is not None:  # refused alone: no publishing id, no window taken
-                future.set_exception(refused)
-                return future
+                return self._failed(refused)
+        future: asyncio.Future[int] = self._loop.create_future()
         if self._credit <= 0:
             await self._wait_room()
         self._credit -= 1
@@ -539,13 +510,10 @@ class Producer:
 
     async def _send_in_batch(self, body: Body, publishing_id: int | None) -> asyncio.Future[int]:
         data = self._encode(body)
-        refused = self._batch_refusal(len(data))
+        refused = self._make_room_in_batch(len(data))
         if refused is not None:  # refused alone: no publishing id, no window taken
-            failed: asyncio.Future[int] = self._loop.create_future()
-            failed.set_exception(refused)
-            return failed
-        self._make_room_in_batch(len(data))
-        if not self._open:  # a new batch: one entry of the window
+            return self._failed(refused)
+        if not self._batch:  # a new batch: one entry of the window
             if self._credit <= 0:
                 await self._wait_room()
             self._credit -= 1
@@ -581,12 +549,6 @@ class Producer:
         if self.sub_entry_size > 1:
             await self._send_many_in_batches(encoded, confirmation, publishing_id)
             return confirmation
-        refused: dict[int, MessageTooLarge] = {}  # index -> why (rare: looked at only then)
-        if encoded and max(map(len, encoded)) > self._largest:
-            for index, data in enumerate(encoded):
-                error = self._oversized(len(data), None if values is None else values[index])
-                if error is not None:
-                    refused[index] = error
         position = 0
         while position < len(encoded):
             room = await self._wait_room()
@@ -598,11 +560,10 @@ class Producer:
             ids = range(first, first + len(chunk))
             if values is not None:
                 self._filters.update(zip(ids, values[position : position + room]))
-            if refused:
-                self._hold_fitting(ids, chunk, position, refused, confirmation)
-            else:
-                self._held.update(zip(ids, [(data, confirmation, None) for data in chunk]))
-                self._queued.extend(ids)
+            self._held.update(zip(ids, [(data, confirmation, None) for data in chunk]))
+            self._queued.extend(ids)
+            if max(map(len, chunk)) > self._largest:  # (rare: looked at only then)
+                self._drop_oversized(ids)
             self._last_id = ids[-1]
             self._next_id = max(self._next_id, self._last_id + 1)
             if self._held:  # (a chunk of only refused messages holds nothing)
@@ -613,19 +574,15 @@ class Producer:
             await self._pace()
         return confirmation
 
-    def _hold_fitting(self, ids: range, chunk: list[bytes], position: int,
-                      refused: dict[int, MessageTooLarge],
-                      confirmation: BatchConfirmation) -> None:  # fmt: skip
-        """``send_many``'s chunk with oversized messages: those fail under their ids
-        (never sent: a gap in the ids is allowed, "ids must increase"), the rest are held."""
-        for index, (pid, data) in enumerate(zip(ids, chunk), start=position):
-            error = refused.get(index)
-            if error is None:
-                self._held[pid] = (data, confirmation, None)
-                self._queued.append(pid)
-            else:
-                self._filters.pop(pid, None)
-                confirmation._resolve(pid, error)
+    def _drop_oversized(self, ids: Iterable[int]) -> None:
+        """Held messages that fit no Publish frame fail alone under their ids (never
+        sent: ``_hand_over`` skips what is no longer held; a gap in the ids is allowed,
+        "ids must increase"); the others go on."""
+        held = self._held
+        for pid in ids:
+            error = self._oversized(len(held[pid][0]), self._filters.get(pid))
+            if error is not None:
+                self._resolve(pid, error)
 
     async def _send_many_in_batches(
         self, encoded: list[bytes], confirmation: BatchConfirmation, publishing_id: int | None
@@ -633,14 +590,13 @@ class Producer:
         ids = confirmation.publishing_ids
         for index, data in enumerate(encoded):
             given = None if publishing_id is None else publishing_id + index
-            refused = self._batch_refusal(len(data))
+            refused = self._make_room_in_batch(len(data))
             if refused is not None:  # fails alone, under its place in the ids
                 failed_id = self._take_id(given)
                 ids.append(failed_id)
                 confirmation._resolve(failed_id, refused)
                 continue
-            self._make_room_in_batch(len(data))
-            if not self._open:  # a new batch: one entry of the window
+            if not self._batch:  # a new batch: one entry of the window
                 if self._credit <= 0:
                     await self._wait_room()
                 self._credit -= 1
@@ -667,14 +623,9 @@ class Producer:
             )
         kind = compression_type(compression)
         batch = sub_entry_batch([self._encode(body) for body in bodies], kind)
-        limit = self.client.engine.max_batch_size
-        if batch.uncompressed_length > limit:
-            failed: asyncio.Future[int] = self._loop.create_future()
-            failed.set_exception(MessageTooLarge(
-                f"a sub-entry batch of {batch.uncompressed_length} bytes uncompressed "
-                f"exceeds max_batch_size {limit} (connect): consumers with these limits "
-                "refuse it (BatchTooLarge)"))  # fmt: skip
-            return failed
+        refused = batch_refusal(self.client.engine.max_batch_size, batch.uncompressed_length)
+        if refused is not None:
+            return self._failed(refused)
         self._close_batch()  # the open batch's ids come first
         if self._credit <= 0:
             await self._wait_room()
@@ -766,7 +717,7 @@ class Producer:
         counts once; the messages of ``sub_entry_size`` batches one by one)."""
         if self.sub_entry_size == 1:
             return len(self._held)
-        return len(self._open) + sum(
+        return len(self._batch) + sum(
             len(waiter.ids) if isinstance(waiter, _BatchWaiters) else 1
             for _, waiter, _ in self._held.values()
         )
