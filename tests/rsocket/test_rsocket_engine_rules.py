@@ -685,6 +685,29 @@ def test_expired_lease_blocks_requests(version: str) -> None:
 
 
 @versions
+def test_the_engine_shows_the_current_lease_and_whether_it_allows_a_request_now(
+    version: str,
+) -> None:
+    """``RSocketConnection.lease``: the last LEASE's requests left and expiry (reception
+    plus Time-To-Live, on the caller's clock); ``lease_allows(now)`` is False once it is
+    spent or expired ("implicitly 0"), as the requests themselves find (``NoLease``)."""
+    c, s = lease_pair(version)
+    assert c.lease is None and not c.lease_allows(0.0)
+    s.send_lease(2_000, 2, now=0.0)
+    c.receive_data(s.data_to_send(), now=5.0)
+    status = c.lease
+    assert status is not None and (status.requests_left, status.expires_at) == (2, 7.0)
+    assert c.lease_allows(6.9) and not c.lease_allows(7.0)
+    c.fire_and_forget(b"", now=6.0)
+    c.fire_and_forget(b"", now=6.0)
+    status = c.lease
+    assert status is not None and status.requests_left == 0
+    assert not c.lease_allows(6.0) and not status.allows(6.0)
+    unleased, _, _, _ = pair(version)
+    assert unleased.lease is None and unleased.lease_allows(0.0)
+
+
+@versions
 def test_new_lease_replaces_old_budget(version: str) -> None:
     """LEASE: 'The last received LEASE frame overrides all previous LEASE frame values.'"""
     c, s = lease_pair(version)
@@ -1034,3 +1057,53 @@ def test_stream_zero_frames_sent_before_queued_stream_frames(version: str) -> No
     frames = decode_all(version, c.data_to_send())
     assert [f.stream_id for f in frames] == [0, a, a]
     assert [type(f).__name__ for f in frames[1:]] == ["RequestStream", "RequestN"]
+
+
+@versions
+def test_a_request_in_fragments_counts_against_max_streams_from_its_first_fragment(
+    version: str,
+) -> None:
+    """Limits.max_streams (ERROR[REJECTED]: "The Responder guarantees that it didn't
+    process the request"): a request arriving in fragments holds a stream (and up to
+    ``max_reassembly_size`` bytes) from its first fragment, so a peer that starts many and
+    finishes none is refused at the first fragment beyond the limit -- not only once a
+    request is whole -- and that request's later fragments are dropped."""
+    c, s, _, _ = pair(version, client={"mtu": 64}, server={"max_streams": 1})
+    first = c.request_stream(b"a" * 300, initial_n=1)
+    second = c.request_stream(b"b" * 300, initial_n=1)
+    frames = decode_all(version, c.data_to_send())
+    ours = {sid: [f for f in frames if f.stream_id == sid] for sid in (first, second)}
+    assert len(ours[first]) > 2 and len(ours[second]) > 2
+    # the first fragment of each: the second is one stream too many, refused at once
+    s.receive_data(wire(version, ours[first][0], ours[second][0]))
+    (refusal,) = decode_all(version, s.data_to_send())
+    assert (refusal.stream_id, refusal.error_code) == (second, v(version).rejected)
+    assert b"too many streams (limit 1)" in refusal.data
+    ignored = s.ignored_frames
+    events = s.receive_data(wire(version, *ours[second][1:], *ours[first][1:]))
+    assert [(e.stream_id, e.data) for e in of_type(events, RequestReceived)] == [
+        (first, b"a" * 300)
+    ]
+    assert s.ignored_frames == ignored + len(ours[second]) - 1
+    assert second not in s.open_streams and not decode_all(version, s.data_to_send())
+
+
+@versions
+def test_a_fire_and_forget_in_fragments_beyond_max_streams_is_dropped_unanswered(
+    version: str,
+) -> None:
+    """The same limit for a fire-and-forget arriving in fragments (it buffers like any
+    request until whole): beyond ``max_streams`` it is dropped with its later fragments,
+    and nothing is sent -- a fire-and-forget has no response, not even an ERROR
+    (REQUEST_FNF: "MAY not be processed")."""
+    c, s, _, _ = pair(version, client={"mtu": 64}, server={"max_streams": 1})
+    held = c.request_stream(b"a" * 300, initial_n=1)
+    c.fire_and_forget(b"f" * 300)
+    frames = decode_all(version, c.data_to_send())
+    fnf = [f for f in frames if f.stream_id != held]
+    assert len(fnf) > 2
+    s.receive_data(wire(version, next(f for f in frames if f.stream_id == held)))
+    events = s.receive_data(wire(version, *fnf))
+    assert not of_type(events, RequestReceived)
+    assert not decode_all(version, s.data_to_send())
+    assert fnf[0].stream_id not in s.open_streams

@@ -29,6 +29,7 @@ from wirestream.runtime.rsocket import (
 )
 from wirestream.runtime.rsocket.metadata import route
 from tests.support.aio_support import run
+from tests.support.tcp_proxy import TcpProxy
 
 
 class Recorder(RSocketHandler):
@@ -491,3 +492,43 @@ def test_a_server_keeps_one_peer_per_session_however_often_it_resumes() -> None:
                 assert peer.resumptions == 5 and not peer.closed
 
     run(main())
+
+
+REJECTED_SETUP = 0x0003
+
+
+@pytest.mark.parametrize("version", ["1.0", "0.2"])
+def test_a_setup_with_a_token_in_use_is_rejected_and_the_session_it_names_lives_on(
+    version: str,
+) -> None:
+    """Seed 003, Resume Operation: "A server should not accept a SETUP with a Token that
+    is currently already being used".  A second SETUP with the token of a live session,
+    and one with the token of a session parked waiting for its RESUME, get
+    ERROR[REJECTED_SETUP] on stream 0 (``SetupRejected``); the session keeps working and
+    resumes (it used to be replaced, so its client could no longer resume)."""
+    token = bytes(range(16))  # 0.2 tokens are 128 bits
+
+    async def main() -> None:
+        async with await serve("tcp://127.0.0.1:0", Recorder(), version=version,
+                               resume=True) as server:  # fmt: skip
+            port = int(server.url.rsplit(":", 1)[1])
+            async with TcpProxy(port) as proxy:
+                async with connect(f"tcp://127.0.0.1:{proxy.port}", version=version,
+                                   resume=token, resume_timeout=10) as first:  # fmt: skip
+                    assert (await first.request_response(b"one")).data == b"one"
+                    for live in (True, False):
+                        if not live:  # park the session: cut the transport, refuse redials
+                            proxy.refusing = True
+                            proxy.cut()
+                            (session,) = server.peers
+                            await _until(lambda: not session._connected)
+                        async with connect(server.url, version=version,
+                                           resume=token) as second:  # fmt: skip
+                            with pytest.raises(SetupRejected) as rejected:
+                                await second.request_response(b"two")
+                            assert rejected.value.error_code == REJECTED_SETUP
+                    proxy.refusing = False
+                    assert (await first.request_response(b"three")).data == b"three"
+                    assert first.resumptions == 1
+
+    run(main(), 30)
