@@ -18,7 +18,9 @@ from pathlib import Path
 import pytest
 
 from tests.crosslang import corpus
-from tests.support.protocols import ROOT
+from tests.support.protocols import ROOT, VERSIONS
+from tests.typescript import machine_cases
+from wirestream.codegen.frontend.build import load_protocol
 from wirestream.codegen.cli import generate_tree
 from wirestream.codegen.tree import load_unit, units
 from wirestream.codegen.targets.rust.render import render_rust
@@ -142,3 +144,67 @@ def test_the_runner_notices_a_difference(corpus_dir: Path, tmp_path: Path, edit:
     done = _broken(corpus_dir, tmp_path, edit)
     assert done.returncode == 1, done.stdout
     assert " 1 differ" in done.stdout
+
+
+# --- machines: the outcomes of Python's machines, row for row --------------------------------
+
+
+@pytest.fixture(scope="module")
+def machine_cases_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Python's machine cases (tests/typescript/machine_cases.py: sample frames of every type,
+    applied to every machine, role, state and direction), contexts in the corpus's JSON form."""
+    cases = []
+    for version in VERSIONS:
+        widths = corpus.widths(version)
+        cases.append(
+            machine_cases.version_cases(
+                load_protocol(version.idl), lambda _, ctx: corpus.ctx_to_json(ctx, widths)
+            )
+        )
+    out = tmp_path_factory.mktemp("rust-machines") / "machines.json"
+    out.write_text(json.dumps(cases), encoding="utf-8")
+    ok(cargo("build", "--release", "--quiet", "-p", "wirestream-corpus"))
+    return out
+
+
+def run_machines(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(RUNNER), "--machines", str(path)], capture_output=True, text=True,
+                          check=False, timeout=600)  # fmt: skip
+
+
+def test_machines_agree_with_python(machine_cases_file: Path) -> None:
+    done = run_machines(machine_cases_file)
+    ok(done)
+    lines = done.stdout.splitlines()
+    modules = {f"{v.protocol}_{v.version}": f"{v.protocol}/{v.version}" for v in VERSIONS}
+    for name in COVERED:
+        module = modules[name]
+        line = next(x for x in lines if x.startswith(f"{module} machines:"))
+        if name == "rabbitmq_stream_draft":  # declares no machines
+            assert line.endswith(": none"), line
+            continue
+        cases = int(line.split(": ")[1].split(" ")[0])
+        assert cases >= 2000 and line.endswith(" 0 differ"), line
+
+
+@pytest.mark.parametrize("edit", ["state", "ignore", "message"])
+def test_the_machine_runner_notices_a_difference(
+    machine_cases_file: Path, tmp_path: Path, edit: str
+) -> None:
+    versions = json.loads(machine_cases_file.read_text())
+    version = next(v for v in versions if (v["protocol"], v["version"]) == ("rsocket", "v1_0"))
+    rows = [c["outcomes"] for m in version["machines"] for c in m["cases"]]
+    row, index = next(
+        (r, i) for r in rows for i, o in enumerate(r) if isinstance(o, dict) and "to" in o
+    )
+    if edit == "state":
+        row[index] = {"to": "closed" if row[index]["to"] != "closed" else "connected"}
+    elif edit == "ignore":
+        row[index] = "IGNORE"
+    else:
+        version["errors"][0]["message"] += "!"
+    path = tmp_path / "machines.json"
+    path.write_text(json.dumps([version]))
+    done = run_machines(path)
+    assert done.returncode == 1, done.stdout
+    assert "rsocket/v1_0 machines:" in done.stdout and " 0 differ" not in done.stdout

@@ -12,6 +12,7 @@ bits); ``main.rs`` (``templates/corpus_main.rs.j2``) holds the checks, as
 from __future__ import annotations
 
 from wirestream.codegen.plan.codec import AttrPlan, CodecPlan, ElementPlan, IntPlan, RecordPlan
+from wirestream.codegen.plan.machines import MachinesPlan, pascal
 from wirestream.codegen.targets.rust.codec import (
     Code,
     Spell,
@@ -41,9 +42,38 @@ def int_from(v: IntPlan, src: str) -> str:
 
 
 class CorpusSpell:
-    def __init__(self, plan: CodecPlan) -> None:
+    def __init__(self, plan: CodecPlan, machines: MachinesPlan | None = None) -> None:
         self.m = plan
         self.sp = Spell(plan)
+        self.machines = machines
+
+    def machine_outcome(self, c: Code) -> None:
+        """``machine_outcome``: one Python machine case (a machine class, role, state,
+        direction and a frame's bytes) applied to this crate's machine; the new state's
+        value, ``None`` for ignored, or the machine's error."""
+        crate = crate_name(self.m).replace("-", "_")
+        c("pub fn machine_outcome(class: &str, role: &str, state: &str, send: bool, data: &[u8], "
+          "sender: Option<&str>, ctx: &Value) -> Result<Result<Option<&'static str>, "
+          "machines::MachineError>, String> {",
+          "let sender = match sender { Some(\"client\") => Some(Sender::Client), "
+          "Some(\"server\") => Some(Sender::Server), _ => None };",
+          "let ctx = context_from(ctx)?;",
+          f"let frame = {crate}::decode_with(data, ctx.as_ref(), sender)"
+          ".map_err(|e| format!(\"decode: {e}\"))?;",
+          "match class {")  # fmt: skip
+        assert self.machines is not None
+        for m in self.machines.machines:
+            role, state = f"machines::{pascal(m.name)}Role", f"machines::{m.state_enum}"
+            c(f'"{m.class_name}" => {{',
+              f'let role = {role}::from_name(role).ok_or("no such role")?;',
+              f'let state = {state}::from_value(state).ok_or("no such state")?;',
+              f"let mut machine = machines::{m.class_name}::with_state(role, state);",
+              "Ok(if send { let allowed = machine.allows_send(&frame); "
+              "let sent = machine.send(&frame).map(|s| Some(s.value())); "
+              "if allowed != sent.is_ok() { return Err(\"allows_send disagrees with send\".into()); } "
+              "sent } else { machine.receive(&frame).map(|r| match r { "
+              "machines::Received::To(s) => Some(s.value()), machines::Received::Ignored => None }) }) }")  # fmt: skip
+        c('_ => Err(format!("no machine {class}")), } }')
 
     def element_json(self, e: ElementPlan, src: str) -> str:
         if e.kind == "int":
@@ -295,21 +325,26 @@ class CorpusSpell:
           "pub fn build_encode(v: &Value, ctx: &Value) -> Result<Result<Vec<u8>, &'static str>, String> {",
           "let ctx = context_from(ctx)?; let f = frame_from(v)?; "
           "Ok(f.encode_with(ctx.as_ref()).map_err(|e| e.class_name())) }")  # fmt: skip
+        if self.machines is not None and self.machines.machines:
+            self.machine_outcome(c)
         return c.text()
 
 
-def render_corpus(plans: list[CodecPlan]) -> dict[str, str]:
+def render_corpus(plans: list[tuple[CodecPlan, MachinesPlan]]) -> dict[str, str]:
     from wirestream.codegen.targets.rust.codec import _ENV, rustfmt
 
     files: dict[str, str] = {}
     modules = []
-    for plan in plans:
+    with_machines = []
+    for plan, machines in plans:
         folder = f"{plan.protocol}_{plan.version}"
-        files[f"corpus/src/{folder}.rs"] = rustfmt(CorpusSpell(plan).render())
+        files[f"corpus/src/{folder}.rs"] = rustfmt(CorpusSpell(plan, machines).render())
         modules.append((folder, crate_name(plan), f"{plan.protocol}/{plan.version}"))
+        if machines.machines:
+            with_machines.append(modules[-1])
     files["corpus/Cargo.toml"] = _ENV.get_template("corpus_Cargo.toml.j2").render(modules=modules)
     files["corpus/src/main.rs"] = rustfmt(
-        _ENV.get_template("corpus_main.rs.j2").render(modules=modules)
+        _ENV.get_template("corpus_main.rs.j2").render(modules=modules, machines=with_machines)
     )
     return files
 

@@ -24,6 +24,8 @@ extern crate std;
 
 use alloc::vec::Vec;
 
+pub mod machines;
+
 /// Default limit of a frame's size in bytes (transport prefix excluded).
 pub const MAX_FRAME_SIZE: usize = 0x100_0000;
 /// Bytes of the big-endian length prefix before each frame on a byte stream; 0: frames delimit themselves.
@@ -1641,6 +1643,36 @@ impl<'a> From<InnerError<'a>> for Frame<'a> {
 }
 
 impl Frame<'_> {
+    /// The frame's class name, as Python and TypeScript spell it (the state machines'
+    /// tables key their rows by it).
+    pub fn class_name(&self) -> &'static str {
+        match self {
+            Frame::MainCredit(_) => "MainCredit",
+            Frame::Close(_) => "Close",
+            Frame::Minimum(_) => "Minimum",
+            Frame::CancelAll(_) => "CancelAll",
+            Frame::Message(_) => "Message",
+            Frame::Messages(_) => "Messages",
+            Frame::Request(_) => "Request",
+            Frame::Requests(_) => "Requests",
+            Frame::RequestCancel(_) => "RequestCancel",
+            Frame::Response(_) => "Response",
+            Frame::ResponseError(_) => "ResponseError",
+            Frame::CreateStream(_) => "CreateStream",
+            Frame::CreateSink(_) => "CreateSink",
+            Frame::GreedySink(_) => "GreedySink",
+            Frame::CreateDuplex(_) => "CreateDuplex",
+            Frame::GreedyDuplex(_) => "GreedyDuplex",
+            Frame::InnerCredit(_) => "InnerCredit",
+            Frame::InnerCancel(_) => "InnerCancel",
+            Frame::InnerItem(_) => "InnerItem",
+            Frame::InnerItems(_) => "InnerItems",
+            Frame::InnerEnd(_) => "InnerEnd",
+            Frame::InnerError(_) => "InnerError",
+            Frame::UnknownFrame(_) => "UnknownFrame",
+        }
+    }
+
     /// Append the frame's bytes (without the transport's length prefix) to `w`; `ctx`:
     /// the connection's context (its defaults when `None`).
     pub fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {

@@ -1013,3 +1013,42 @@ pub fn build_encode(v: &Value, ctx: &Value) -> Result<Result<Vec<u8>, &'static s
     let f = frame_from(v)?;
     Ok(f.encode_with(ctx.as_ref()).map_err(|e| e.class_name()))
 }
+pub fn machine_outcome(
+    class: &str,
+    role: &str,
+    state: &str,
+    send: bool,
+    data: &[u8],
+    sender: Option<&str>,
+    ctx: &Value,
+) -> Result<Result<Option<&'static str>, machines::MachineError>, String> {
+    let sender = match sender {
+        Some("client") => Some(Sender::Client),
+        Some("server") => Some(Sender::Server),
+        _ => None,
+    };
+    let ctx = context_from(ctx)?;
+    let frame = wirestream_postgresql_v3::decode_with(data, ctx.as_ref(), sender)
+        .map_err(|e| format!("decode: {e}"))?;
+    match class {
+        "ConnectionMachine" => {
+            let role = machines::ConnectionRole::from_name(role).ok_or("no such role")?;
+            let state = machines::ConnectionState::from_value(state).ok_or("no such state")?;
+            let mut machine = machines::ConnectionMachine::with_state(role, state);
+            Ok(if send {
+                let allowed = machine.allows_send(&frame);
+                let sent = machine.send(&frame).map(|s| Some(s.value()));
+                if allowed != sent.is_ok() {
+                    return Err("allows_send disagrees with send".into());
+                }
+                sent
+            } else {
+                machine.receive(&frame).map(|r| match r {
+                    machines::Received::To(s) => Some(s.value()),
+                    machines::Received::Ignored => None,
+                })
+            })
+        }
+        _ => Err(format!("no machine {class}")),
+    }
+}

@@ -24,6 +24,8 @@ extern crate std;
 
 use alloc::vec::Vec;
 
+pub mod machines;
+
 /// Default limit of a frame's size in bytes (transport prefix excluded).
 pub const MAX_FRAME_SIZE: usize = 0xff_ffff;
 /// Bytes of the big-endian length prefix before each frame on a byte stream; 0: frames delimit themselves.
@@ -4416,6 +4418,28 @@ impl<'a> From<Auth<'a>> for Frame<'a> {
 }
 
 impl Frame<'_> {
+    /// The frame's class name, as Python and TypeScript spell it (the state machines'
+    /// tables key their rows by it).
+    pub fn class_name(&self) -> &'static str {
+        match self {
+            Frame::Connect(_) => "Connect",
+            Frame::Connack(_) => "Connack",
+            Frame::Publish(_) => "Publish",
+            Frame::Puback(_) => "Puback",
+            Frame::Pubrec(_) => "Pubrec",
+            Frame::Pubrel(_) => "Pubrel",
+            Frame::Pubcomp(_) => "Pubcomp",
+            Frame::Subscribe(_) => "Subscribe",
+            Frame::Suback(_) => "Suback",
+            Frame::Unsubscribe(_) => "Unsubscribe",
+            Frame::Unsuback(_) => "Unsuback",
+            Frame::Pingreq(_) => "Pingreq",
+            Frame::Pingresp(_) => "Pingresp",
+            Frame::Disconnect(_) => "Disconnect",
+            Frame::Auth(_) => "Auth",
+        }
+    }
+
     /// Append the frame's bytes (without the transport's length prefix) to `w`; `ctx`:
     /// the connection's context (its defaults when `None`).
     pub fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {

@@ -24,6 +24,8 @@ extern crate std;
 
 use alloc::vec::Vec;
 
+pub mod machines;
+
 /// Default limit of a frame's size in bytes (transport prefix excluded).
 pub const MAX_FRAME_SIZE: usize = 0x4000_0000;
 /// Bytes of the big-endian length prefix before each frame on a byte stream; 0: frames delimit themselves.
@@ -4070,6 +4072,53 @@ impl<'a> From<Terminate> for Frame<'a> {
 }
 
 impl Frame<'_> {
+    /// The frame's class name, as Python and TypeScript spell it (the state machines'
+    /// tables key their rows by it).
+    pub fn class_name(&self) -> &'static str {
+        match self {
+            Frame::StartupMessage(_) => "StartupMessage",
+            Frame::SslRequest(_) => "SslRequest",
+            Frame::GssencRequest(_) => "GssencRequest",
+            Frame::CancelRequest(_) => "CancelRequest",
+            Frame::Authentication(_) => "Authentication",
+            Frame::BackendKeyData(_) => "BackendKeyData",
+            Frame::BindComplete(_) => "BindComplete",
+            Frame::CloseComplete(_) => "CloseComplete",
+            Frame::CommandComplete(_) => "CommandComplete",
+            Frame::CopyInResponse(_) => "CopyInResponse",
+            Frame::CopyOutResponse(_) => "CopyOutResponse",
+            Frame::CopyBothResponse(_) => "CopyBothResponse",
+            Frame::DataRow(_) => "DataRow",
+            Frame::EmptyQueryResponse(_) => "EmptyQueryResponse",
+            Frame::ErrorResponse(_) => "ErrorResponse",
+            Frame::FunctionCallResponse(_) => "FunctionCallResponse",
+            Frame::NegotiateProtocolVersion(_) => "NegotiateProtocolVersion",
+            Frame::NoData(_) => "NoData",
+            Frame::NoticeResponse(_) => "NoticeResponse",
+            Frame::NotificationResponse(_) => "NotificationResponse",
+            Frame::ParameterDescription(_) => "ParameterDescription",
+            Frame::ParameterStatus(_) => "ParameterStatus",
+            Frame::ParseComplete(_) => "ParseComplete",
+            Frame::PortalSuspended(_) => "PortalSuspended",
+            Frame::ReadyForQuery(_) => "ReadyForQuery",
+            Frame::RowDescription(_) => "RowDescription",
+            Frame::CopyData(_) => "CopyData",
+            Frame::CopyDone(_) => "CopyDone",
+            Frame::Bind(_) => "Bind",
+            Frame::Close(_) => "Close",
+            Frame::CopyFail(_) => "CopyFail",
+            Frame::Describe(_) => "Describe",
+            Frame::Execute(_) => "Execute",
+            Frame::Flush(_) => "Flush",
+            Frame::FunctionCall(_) => "FunctionCall",
+            Frame::Parse(_) => "Parse",
+            Frame::Password(_) => "Password",
+            Frame::Query(_) => "Query",
+            Frame::Sync(_) => "Sync",
+            Frame::Terminate(_) => "Terminate",
+        }
+    }
+
     /// Append the frame's bytes (without the transport's length prefix) to `w`; `ctx`:
     /// the connection's context (its defaults when `None`).
     pub fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {

@@ -4244,6 +4244,45 @@ impl<'a> From<DeleteResponse> for Frame<'a> {
 }
 
 impl Frame<'_> {
+    /// The frame's class name, as Python and TypeScript spell it (the state machines'
+    /// tables key their rows by it).
+    pub fn class_name(&self) -> &'static str {
+        match self {
+            Frame::Publish(_) => "Publish",
+            Frame::PublishConfirm(_) => "PublishConfirm",
+            Frame::SubscribeRequest(_) => "SubscribeRequest",
+            Frame::SubscribeResponse(_) => "SubscribeResponse",
+            Frame::Deliver(_) => "Deliver",
+            Frame::CreditRequest(_) => "CreditRequest",
+            Frame::CreditResponse(_) => "CreditResponse",
+            Frame::UnsubscribeRequest(_) => "UnsubscribeRequest",
+            Frame::UnsubscribeResponse(_) => "UnsubscribeResponse",
+            Frame::PublishError(_) => "PublishError",
+            Frame::MetadataUpdate(_) => "MetadataUpdate",
+            Frame::MetadataRequest(_) => "MetadataRequest",
+            Frame::MetadataResponse(_) => "MetadataResponse",
+            Frame::SaslHandshakeRequest(_) => "SaslHandshakeRequest",
+            Frame::SaslHandshakeResponse(_) => "SaslHandshakeResponse",
+            Frame::SaslAuthenticateRequest(_) => "SaslAuthenticateRequest",
+            Frame::SaslAuthenticateResponse(_) => "SaslAuthenticateResponse",
+            Frame::Tune(_) => "Tune",
+            Frame::OpenRequest(_) => "OpenRequest",
+            Frame::OpenResponse(_) => "OpenResponse",
+            Frame::CloseRequest(_) => "CloseRequest",
+            Frame::CloseResponse(_) => "CloseResponse",
+            Frame::Heartbeat(_) => "Heartbeat",
+            Frame::PeerPropertiesRequest(_) => "PeerPropertiesRequest",
+            Frame::PeerPropertiesResponse(_) => "PeerPropertiesResponse",
+            Frame::CommitOffset(_) => "CommitOffset",
+            Frame::QueryOffsetRequest(_) => "QueryOffsetRequest",
+            Frame::QueryOffsetResponse(_) => "QueryOffsetResponse",
+            Frame::CreateRequest(_) => "CreateRequest",
+            Frame::CreateResponse(_) => "CreateResponse",
+            Frame::DeleteRequest(_) => "DeleteRequest",
+            Frame::DeleteResponse(_) => "DeleteResponse",
+        }
+    }
+
     /// Append the frame's bytes (without the transport's length prefix) to `w`; `ctx`:
     /// the connection's context (its defaults when `None`).
     pub fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {

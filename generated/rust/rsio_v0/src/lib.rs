@@ -26,6 +26,8 @@ extern crate std;
 
 use alloc::vec::Vec;
 
+pub mod machines;
+
 /// Default limit of a frame's size in bytes (transport prefix excluded).
 pub const MAX_FRAME_SIZE: usize = 0x100_0000;
 /// Bytes of the big-endian length prefix before each frame on a byte stream; 0: frames delimit themselves.
@@ -1088,6 +1090,26 @@ impl<'a> From<OnNextLastPart<'a>> for Frame<'a> {
 }
 
 impl Frame<'_> {
+    /// The frame's class name, as Python and TypeScript spell it (the state machines'
+    /// tables key their rows by it).
+    pub fn class_name(&self) -> &'static str {
+        match self {
+            Frame::ClientHello(_) => "ClientHello",
+            Frame::ServerHello(_) => "ServerHello",
+            Frame::Goodbye(_) => "Goodbye",
+            Frame::Subscribe(_) => "Subscribe",
+            Frame::Request(_) => "Request",
+            Frame::Cancel(_) => "Cancel",
+            Frame::Subscribed(_) => "Subscribed",
+            Frame::OnNext(_) => "OnNext",
+            Frame::OnComplete(_) => "OnComplete",
+            Frame::OnError(_) => "OnError",
+            Frame::OnNextPacked(_) => "OnNextPacked",
+            Frame::OnNextPart(_) => "OnNextPart",
+            Frame::OnNextLastPart(_) => "OnNextLastPart",
+        }
+    }
+
     /// Append the frame's bytes (without the transport's length prefix) to `w`; `ctx`:
     /// the connection's context (its defaults when `None`).
     pub fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {

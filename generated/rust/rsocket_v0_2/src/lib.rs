@@ -24,6 +24,8 @@ extern crate std;
 
 use alloc::vec::Vec;
 
+pub mod machines;
+
 /// Default limit of a frame's size in bytes (transport prefix excluded).
 pub const MAX_FRAME_SIZE: usize = 0xff_ffff;
 /// Bytes of the big-endian length prefix before each frame on a byte stream; 0: frames delimit themselves.
@@ -1827,6 +1829,29 @@ impl<'a> From<Ext<'a>> for Frame<'a> {
 }
 
 impl Frame<'_> {
+    /// The frame's class name, as Python and TypeScript spell it (the state machines'
+    /// tables key their rows by it).
+    pub fn class_name(&self) -> &'static str {
+        match self {
+            Frame::Setup(_) => "Setup",
+            Frame::Lease(_) => "Lease",
+            Frame::Keepalive(_) => "Keepalive",
+            Frame::RequestResponse(_) => "RequestResponse",
+            Frame::RequestFnf(_) => "RequestFnf",
+            Frame::RequestStream(_) => "RequestStream",
+            Frame::RequestChannel(_) => "RequestChannel",
+            Frame::RequestN(_) => "RequestN",
+            Frame::Cancel(_) => "Cancel",
+            Frame::Response(_) => "Response",
+            Frame::Error(_) => "Error",
+            Frame::MetadataPush(_) => "MetadataPush",
+            Frame::Resume(_) => "Resume",
+            Frame::ResumeOk(_) => "ResumeOk",
+            Frame::Ext(_) => "Ext",
+            Frame::UnknownFrame(_) => "UnknownFrame",
+        }
+    }
+
     /// Append the frame's bytes (without the transport's length prefix) to `w`; `ctx`:
     /// the connection's context (its defaults when `None`).
     pub fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
