@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PY_DIRS := setup.py wirestream/__init__.py wirestream/__main__.py wirestream/apps codegen runtime generated tests bench
 
-.PHONY: docs venv node-deps java-peers tshark generate check-generated lint typecheck pytest ts-build ts-test test fuzz bench demo clean broker broker-stop broker-installed servers-installed servers servers-stop
+.PHONY: docs venv node-deps java-peers tshark generate check-generated lint typecheck pytest ts-build ts-test test fuzz fuzz-rust bench demo clean broker broker-stop broker-installed servers-installed servers servers-stop
 
 # The venv is (re)built whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -141,6 +141,18 @@ $(FUZZ_STAMP): $(STAMP)
 fuzz: $(FUZZ_STAMP)
 	$(BIN)/python -m tests.fuzz --seconds $(FUZZ_SECONDS) $(if $(FUZZ_RUNS),--runs $(FUZZ_RUNS)) \
 		$(foreach t,$(FUZZ_TARGETS),--target $(t))
+
+# The Rust codecs' fuzz harness (generated/rust/fuzz, stable toolchain: a deterministic mutation
+# loop over every crate's decode and stream splitter, docs/rust.md): FUZZ_RUST_RUNS inputs per
+# protocol version, from the committed corpora; inputs with a new outcome go to out/fuzz/rust
+# (copy the worthwhile ones to tests/fuzz/rust, which `make test` replays), findings to
+# out/fuzz/rust-findings.
+FUZZ_RUST_RUNS ?= 1000000
+fuzz-rust:
+	cargo build --release --quiet --manifest-path generated/rust/Cargo.toml -p wirestream-fuzz
+	generated/rust/target/release/wirestream-fuzz --runs $(FUZZ_RUST_RUNS) \
+		--corpus tests/fuzz/corpus --corpus tests/fuzz/rust \
+		--save out/fuzz/rust --findings out/fuzz/rust-findings
 
 # The RabbitMQ figures need the broker: `broker` starts it (a no-op when it runs).
 # bench/typescript_codec.ts (built by ts-build: the root tsconfig references bench/) puts

@@ -208,3 +208,36 @@ def test_the_machine_runner_notices_a_difference(
     done = run_machines(path)
     assert done.returncode == 1, done.stdout
     assert "rsocket/v1_0 machines:" in done.stdout and " 0 differ" not in done.stdout
+
+
+# --- fuzzing: the corpus replayed, and a short mutation run --------------------------------
+
+FUZZER = WORKSPACE / "target" / "release" / "wirestream-fuzz"
+# the Python harness's committed corpus (same input layout), and what the Rust runs added
+FUZZ_CORPORA = (ROOT / "tests" / "fuzz" / "corpus", ROOT / "tests" / "fuzz" / "rust")
+
+
+def fuzz(tmp_path: Path, *args: str) -> dict[str, str]:
+    ok(cargo("build", "--release", "--quiet", "-p", "wirestream-fuzz"))
+    corpora = [a for c in FUZZ_CORPORA for a in ("--corpus", str(c))]
+    done = subprocess.run([str(FUZZER), *corpora, "--findings", str(tmp_path), *args],
+                          capture_output=True, text=True, check=False, timeout=600)  # fmt: skip
+    ok(done)
+    lines = dict(line.split(": ", 1) for line in done.stdout.splitlines() if ": " in line)
+    assert sorted(lines) == sorted(COVERED), done.stdout
+    assert not any(tmp_path.iterdir()), "findings were written"
+    return lines
+
+
+def test_the_fuzz_corpus_replays_without_a_finding(tmp_path: Path) -> None:
+    folders = {f"{v.protocol}_{v.version}": f"codec.{v.protocol}.{v.version}" for v in VERSIONS}
+    for name, line in fuzz(tmp_path, "--replay").items():
+        committed = sum(1 for c in FUZZ_CORPORA for _ in (c / folders[name]).glob("*"))
+        assert committed > 0, name
+        assert line.startswith(f"{committed} inputs ({committed} from the corpus)"), line
+        assert line.endswith(" 0 findings"), line
+
+
+def test_a_short_fuzz_run_finds_nothing(tmp_path: Path) -> None:
+    for line in fuzz(tmp_path, "--runs", "20000", "--seed", "1").values():
+        assert int(line.split(" ")[0]) >= 20000 and line.endswith(" 0 findings"), line

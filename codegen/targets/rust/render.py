@@ -20,6 +20,7 @@ from wirestream.codegen.targets.rust.codec import (
     render_crate,
 )
 from wirestream.codegen.targets.rust.corpus import render_corpus
+from wirestream.codegen.targets.rust.fuzz import render_fuzz
 from wirestream.codegen.targets.rust.machines import render_machines
 
 DIR = "rust"  # the cargo workspace's folder under --out
@@ -68,6 +69,7 @@ def render_rust(protos: list[Protocol], log: bool = True) -> dict[str, str]:
     if not members:
         raise Refused("; ".join(refused))
     files.update(render_corpus([(m, machines) for _, _, m, machines in members]))
+    files.update(render_fuzz([m for _, _, m, _ in members]))
     files["Cargo.toml"] = _ENV.get_template("workspace.toml.j2").render(
         members=[(folder, name, m) for folder, name, m, _ in members],
         runtime=RUNTIME_CRATE,
