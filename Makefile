@@ -155,11 +155,14 @@ fuzz-rust:
 		--save out/fuzz/rust --findings out/fuzz/rust-findings
 
 # The RabbitMQ figures need the broker: `broker` starts it (a no-op when it runs).
+# bench.rust_ratios builds bench/rust (the generated Rust codec, a hand-written loop and
+# rsocket_rust 0.7.5) and puts it against the generated Python decode in the same run.
 # bench/typescript_codec.ts (built by ts-build: the root tsconfig references bench/) puts
 # the generated TypeScript codec against rsocket-js in the same Node run.
 # bench.rabbitmq_codecs runs the Java stream client (java-peers) beside ours, per codec.
 bench: venv broker ts-build java-peers
 	$(BIN)/python -m bench.codec
+	$(BIN)/python -m bench.rust_ratios
 	$(BIN)/python -m bench.families
 	node bench/dist/typescript_codec.js
 	$(BIN)/python -m bench.rsocket_runtime

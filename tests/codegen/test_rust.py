@@ -241,3 +241,17 @@ def test_the_fuzz_corpus_replays_without_a_finding(tmp_path: Path) -> None:
 def test_a_short_fuzz_run_finds_nothing(tmp_path: Path) -> None:
     for line in fuzz(tmp_path, "--runs", "20000", "--seed", "1").values():
         assert int(line.split(" ")[0]) >= 20000 and line.endswith(" 0 findings"), line
+
+
+# --- rsocket_rust: byte identity, both ways, for every frame type it encodes ----------------
+
+
+def test_byte_identity_with_rsocket_rust() -> None:
+    """bench/rust/tests/rsocket_rust_identity.rs: identical bytes from both encoders, each
+    side's bytes through the other's decoder and encoder unchanged; its departures from the
+    spec pinned (METADATA_PUSH without its M flag; panics on EXT, on an unknown type with
+    IGNORE and on an overlong metadata length; the stream id's reserved bit kept)."""
+    manifest = ROOT / "bench" / "rust" / "Cargo.toml"
+    done = cargo("test", "--release", "--quiet", "--manifest-path", str(manifest))
+    ok(done)
+    assert "2 passed" in done.stdout, done.stdout
