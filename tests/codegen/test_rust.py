@@ -187,7 +187,7 @@ def test_machines_agree_with_python(machine_cases_file: Path) -> None:
         assert cases >= 2000 and line.endswith(" 0 differ"), line
 
 
-@pytest.mark.parametrize("edit", ["state", "ignore", "message"])
+@pytest.mark.parametrize("edit", ["state", "ignore", "message", "handler"])
 def test_the_machine_runner_notices_a_difference(
     machine_cases_file: Path, tmp_path: Path, edit: str
 ) -> None:
@@ -201,8 +201,13 @@ def test_the_machine_runner_notices_a_difference(
         row[index] = {"to": "closed" if row[index]["to"] != "closed" else "connected"}
     elif edit == "ignore":
         row[index] = "IGNORE"
-    else:
+    elif edit == "message":
         version["errors"][0]["message"] += "!"
+    else:  # every handler of every machine renamed: dispatch_<role> calls the old names
+        for machine in version["machines"]:
+            for table in machine["handlers"].values():
+                for frame in table:
+                    table[frame] += "_renamed"
     path = tmp_path / "machines.json"
     path.write_text(json.dumps([version]))
     done = run_machines(path)

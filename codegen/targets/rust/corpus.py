@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from wirestream.codegen.plan.codec import AttrPlan, CodecPlan, ElementPlan, IntPlan, RecordPlan
 from wirestream.codegen.plan.machines import MachinesPlan, pascal
+from wirestream.codegen.targets.rust.machines import MachineSpell
 from wirestream.codegen.targets.rust.codec import (
     Code,
     Spell,
@@ -49,30 +50,57 @@ class CorpusSpell:
 
     def machine_outcome(self, c: Code) -> None:
         """``machine_outcome``: one Python machine case (a machine class, role, state,
-        direction and a frame's bytes) applied to this crate's machine; the new state's
-        value, ``None`` for ignored, or the machine's error."""
+        direction and a frame's bytes) applied to this crate's machine: the new state's
+        value, ``None`` for ignored, or the machine's error; and for a received frame, the
+        handler method ``dispatch_<role>`` called (a ``Recorder`` implements every handler
+        trait), which must agree with ``receive``."""
+        assert self.machines is not None
         crate = crate_name(self.m).replace("-", "_")
-        c("pub fn machine_outcome(class: &str, role: &str, state: &str, send: bool, data: &[u8], "
-          "sender: Option<&str>, ctx: &Value) -> Result<Result<Option<&'static str>, "
-          "machines::MachineError>, String> {",
+        spell = MachineSpell(self.m, self.machines)
+        c("#[derive(Default)] struct Recorder(Option<&'static str>);")
+        for interface in self.machines.interfaces:
+            c(f"impl machines::{interface.name} for Recorder {{")
+            for h in interface.methods:
+                name = "_".join(h.method)
+                c(f"fn {name}(&mut self, _: &{spell.frame_ref(h.frame)}) "
+                  f'{{ self.0 = Some("{name}"); }}')  # fmt: skip
+            c("}")
+        c("type Applied = (Result<Option<&'static str>, machines::MachineError>, Option<&'static str>);",
+          "pub fn machine_outcome(class: &str, role: &str, state: &str, send: bool, data: &[u8], "
+          "sender: Option<&str>, ctx: &Value) -> Result<Applied, String> {",
           "let sender = match sender { Some(\"client\") => Some(Sender::Client), "
           "Some(\"server\") => Some(Sender::Server), _ => None };",
           "let ctx = context_from(ctx)?;",
           f"let frame = {crate}::decode_with(data, ctx.as_ref(), sender)"
           ".map_err(|e| format!(\"decode: {e}\"))?;",
+          "let mut recorder = Recorder::default();",
           "match class {")  # fmt: skip
-        assert self.machines is not None
         for m in self.machines.machines:
-            role, state = f"machines::{pascal(m.name)}Role", f"machines::{m.state_enum}"
+            role_enum, state = f"machines::{pascal(m.name)}Role", f"machines::{m.state_enum}"
             c(f'"{m.class_name}" => {{',
-              f'let role = {role}::from_name(role).ok_or("no such role")?;',
+              f'let role = {role_enum}::from_name(role).ok_or("no such role")?;',
               f'let state = {state}::from_value(state).ok_or("no such state")?;',
               f"let mut machine = machines::{m.class_name}::with_state(role, state);",
-              "Ok(if send { let allowed = machine.allows_send(&frame); "
+              "if send { let allowed = machine.allows_send(&frame); "
               "let sent = machine.send(&frame).map(|s| Some(s.value())); "
               "if allowed != sent.is_ok() { return Err(\"allows_send disagrees with send\".into()); } "
-              "sent } else { machine.receive(&frame).map(|r| match r { "
-              "machines::Received::To(s) => Some(s.value()), machines::Received::Ignored => None }) }) }")  # fmt: skip
+              "return Ok((sent, None)); }",
+              "let received = machine.receive(&frame).map(|r| match r { "
+              "machines::Received::To(s) => Some(s.value()), machines::Received::Ignored => None });",
+              f"let mut again = machines::{m.class_name}::with_state(role, state);",
+              "let dispatched = match role {")  # fmt: skip
+            for handlers in m.handlers:
+                arm = f"{role_enum}::{pascal(handlers.role)}"
+                if handlers.interface is None:
+                    c(f"{arm} => again.receive(&frame).map(|r| r != machines::Received::Ignored),")
+                else:
+                    c(f"{arm} => again.dispatch_{handlers.role}(&frame, &mut recorder),")
+            c("};",
+              "match (&received, &dispatched) { (Ok(r), Ok(taken)) if r.is_some() == *taken => {} "
+              "(Err(a), Err(b)) if a == b => {} "
+              "_ => return Err(format!(\"dispatch gives {dispatched:?}, receive {received:?}\")) }",
+              "if again != machine { return Err(\"dispatch and receive leave different states\".into()); }",
+              "Ok((received, recorder.0)) }")  # fmt: skip
         c('_ => Err(format!("no machine {class}")), } }')
 
     def element_json(self, e: ElementPlan, src: str) -> str:

@@ -460,6 +460,88 @@ pub fn build_encode(v: &Value, ctx: &Value) -> Result<Result<Vec<u8>, &'static s
     let f = frame_from(v)?;
     Ok(f.encode_with(ctx.as_ref()).map_err(|e| e.class_name()))
 }
+#[derive(Default)]
+struct Recorder(Option<&'static str>);
+impl machines::ConnectionPeerHandlers for Recorder {
+    fn on_connection_main_credit(&mut self, _: &MainCredit) {
+        self.0 = Some("on_connection_main_credit");
+    }
+    fn on_connection_close(&mut self, _: &Close) {
+        self.0 = Some("on_connection_close");
+    }
+    fn on_connection_minimum(&mut self, _: &Minimum) {
+        self.0 = Some("on_connection_minimum");
+    }
+    fn on_connection_cancel_all(&mut self, _: &CancelAll) {
+        self.0 = Some("on_connection_cancel_all");
+    }
+    fn on_connection_message(&mut self, _: &Message<'_>) {
+        self.0 = Some("on_connection_message");
+    }
+    fn on_connection_messages(&mut self, _: &Messages<'_>) {
+        self.0 = Some("on_connection_messages");
+    }
+    fn on_connection_requests(&mut self, _: &Requests<'_>) {
+        self.0 = Some("on_connection_requests");
+    }
+    fn on_connection_create_stream(&mut self, _: &CreateStream<'_>) {
+        self.0 = Some("on_connection_create_stream");
+    }
+    fn on_connection_create_sink(&mut self, _: &CreateSink<'_>) {
+        self.0 = Some("on_connection_create_sink");
+    }
+    fn on_connection_greedy_sink(&mut self, _: &GreedySink<'_>) {
+        self.0 = Some("on_connection_greedy_sink");
+    }
+    fn on_connection_create_duplex(&mut self, _: &CreateDuplex<'_>) {
+        self.0 = Some("on_connection_create_duplex");
+    }
+    fn on_connection_greedy_duplex(&mut self, _: &GreedyDuplex<'_>) {
+        self.0 = Some("on_connection_greedy_duplex");
+    }
+}
+impl machines::RequestRequesterHandlers for Recorder {
+    fn on_request_response(&mut self, _: &Response<'_>) {
+        self.0 = Some("on_request_response");
+    }
+    fn on_request_response_error(&mut self, _: &ResponseError<'_>) {
+        self.0 = Some("on_request_response_error");
+    }
+}
+impl machines::RequestResponderHandlers for Recorder {
+    fn on_request_request(&mut self, _: &Request<'_>) {
+        self.0 = Some("on_request_request");
+    }
+    fn on_request_request_cancel(&mut self, _: &RequestCancel) {
+        self.0 = Some("on_request_request_cancel");
+    }
+}
+impl machines::InnerFlowItemSenderHandlers for Recorder {
+    fn on_inner_flow_inner_credit(&mut self, _: &InnerCredit) {
+        self.0 = Some("on_inner_flow_inner_credit");
+    }
+    fn on_inner_flow_inner_cancel(&mut self, _: &InnerCancel) {
+        self.0 = Some("on_inner_flow_inner_cancel");
+    }
+}
+impl machines::InnerFlowItemReceiverHandlers for Recorder {
+    fn on_inner_flow_inner_item(&mut self, _: &InnerItem<'_>) {
+        self.0 = Some("on_inner_flow_inner_item");
+    }
+    fn on_inner_flow_inner_items(&mut self, _: &InnerItems<'_>) {
+        self.0 = Some("on_inner_flow_inner_items");
+    }
+    fn on_inner_flow_inner_end(&mut self, _: &InnerEnd) {
+        self.0 = Some("on_inner_flow_inner_end");
+    }
+    fn on_inner_flow_inner_error(&mut self, _: &InnerError<'_>) {
+        self.0 = Some("on_inner_flow_inner_error");
+    }
+}
+type Applied = (
+    Result<Option<&'static str>, machines::MachineError>,
+    Option<&'static str>,
+);
 pub fn machine_outcome(
     class: &str,
     role: &str,
@@ -468,7 +550,7 @@ pub fn machine_outcome(
     data: &[u8],
     sender: Option<&str>,
     ctx: &Value,
-) -> Result<Result<Option<&'static str>, machines::MachineError>, String> {
+) -> Result<Applied, String> {
     let sender = match sender {
         Some("client") => Some(Sender::Client),
         Some("server") => Some(Sender::Server),
@@ -477,60 +559,113 @@ pub fn machine_outcome(
     let ctx = context_from(ctx)?;
     let frame = wirestream_bpmux_rel::decode_with(data, ctx.as_ref(), sender)
         .map_err(|e| format!("decode: {e}"))?;
+    let mut recorder = Recorder::default();
     match class {
         "ConnectionMachine" => {
             let role = machines::ConnectionRole::from_name(role).ok_or("no such role")?;
             let state = machines::ConnectionState::from_value(state).ok_or("no such state")?;
             let mut machine = machines::ConnectionMachine::with_state(role, state);
-            Ok(if send {
+            if send {
                 let allowed = machine.allows_send(&frame);
                 let sent = machine.send(&frame).map(|s| Some(s.value()));
                 if allowed != sent.is_ok() {
                     return Err("allows_send disagrees with send".into());
                 }
-                sent
-            } else {
-                machine.receive(&frame).map(|r| match r {
-                    machines::Received::To(s) => Some(s.value()),
-                    machines::Received::Ignored => None,
-                })
-            })
+                return Ok((sent, None));
+            }
+            let received = machine.receive(&frame).map(|r| match r {
+                machines::Received::To(s) => Some(s.value()),
+                machines::Received::Ignored => None,
+            });
+            let mut again = machines::ConnectionMachine::with_state(role, state);
+            let dispatched = match role {
+                machines::ConnectionRole::Peer => again.dispatch_peer(&frame, &mut recorder),
+            };
+            match (&received, &dispatched) {
+                (Ok(r), Ok(taken)) if r.is_some() == *taken => {}
+                (Err(a), Err(b)) if a == b => {}
+                _ => {
+                    return Err(format!(
+                        "dispatch gives {dispatched:?}, receive {received:?}"
+                    ))
+                }
+            }
+            if again != machine {
+                return Err("dispatch and receive leave different states".into());
+            }
+            Ok((received, recorder.0))
         }
         "RequestMachine" => {
             let role = machines::RequestRole::from_name(role).ok_or("no such role")?;
             let state = machines::RequestState::from_value(state).ok_or("no such state")?;
             let mut machine = machines::RequestMachine::with_state(role, state);
-            Ok(if send {
+            if send {
                 let allowed = machine.allows_send(&frame);
                 let sent = machine.send(&frame).map(|s| Some(s.value()));
                 if allowed != sent.is_ok() {
                     return Err("allows_send disagrees with send".into());
                 }
-                sent
-            } else {
-                machine.receive(&frame).map(|r| match r {
-                    machines::Received::To(s) => Some(s.value()),
-                    machines::Received::Ignored => None,
-                })
-            })
+                return Ok((sent, None));
+            }
+            let received = machine.receive(&frame).map(|r| match r {
+                machines::Received::To(s) => Some(s.value()),
+                machines::Received::Ignored => None,
+            });
+            let mut again = machines::RequestMachine::with_state(role, state);
+            let dispatched = match role {
+                machines::RequestRole::Requester => again.dispatch_requester(&frame, &mut recorder),
+                machines::RequestRole::Responder => again.dispatch_responder(&frame, &mut recorder),
+            };
+            match (&received, &dispatched) {
+                (Ok(r), Ok(taken)) if r.is_some() == *taken => {}
+                (Err(a), Err(b)) if a == b => {}
+                _ => {
+                    return Err(format!(
+                        "dispatch gives {dispatched:?}, receive {received:?}"
+                    ))
+                }
+            }
+            if again != machine {
+                return Err("dispatch and receive leave different states".into());
+            }
+            Ok((received, recorder.0))
         }
         "FlowMachine" => {
             let role = machines::FlowRole::from_name(role).ok_or("no such role")?;
             let state = machines::FlowState::from_value(state).ok_or("no such state")?;
             let mut machine = machines::FlowMachine::with_state(role, state);
-            Ok(if send {
+            if send {
                 let allowed = machine.allows_send(&frame);
                 let sent = machine.send(&frame).map(|s| Some(s.value()));
                 if allowed != sent.is_ok() {
                     return Err("allows_send disagrees with send".into());
                 }
-                sent
-            } else {
-                machine.receive(&frame).map(|r| match r {
-                    machines::Received::To(s) => Some(s.value()),
-                    machines::Received::Ignored => None,
-                })
-            })
+                return Ok((sent, None));
+            }
+            let received = machine.receive(&frame).map(|r| match r {
+                machines::Received::To(s) => Some(s.value()),
+                machines::Received::Ignored => None,
+            });
+            let mut again = machines::FlowMachine::with_state(role, state);
+            let dispatched = match role {
+                machines::FlowRole::ItemSender => again.dispatch_item_sender(&frame, &mut recorder),
+                machines::FlowRole::ItemReceiver => {
+                    again.dispatch_item_receiver(&frame, &mut recorder)
+                }
+            };
+            match (&received, &dispatched) {
+                (Ok(r), Ok(taken)) if r.is_some() == *taken => {}
+                (Err(a), Err(b)) if a == b => {}
+                _ => {
+                    return Err(format!(
+                        "dispatch gives {dispatched:?}, receive {received:?}"
+                    ))
+                }
+            }
+            if again != machine {
+                return Err("dispatch and receive leave different states".into());
+            }
+            Ok((received, recorder.0))
         }
         _ => Err(format!("no machine {class}")),
     }

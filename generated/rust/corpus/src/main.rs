@@ -292,121 +292,138 @@ fn check(decode: Decode, build: Build, case: &Value) -> Vec<String> {
     problems
 }
 
-type MachineOutcome = fn(
-    &str,
-    &str,
-    &str,
-    bool,
-    &[u8],
-    Option<&str>,
-    &Value,
-) -> Result<Result<Option<&'static str>, String>, String>;
+type Applied = (Result<Option<&'static str>, String>, Option<&'static str>);
+type MachineOutcome =
+    fn(&str, &str, &str, bool, &[u8], Option<&str>, &Value) -> Result<Applied, String>;
 
 fn machines_of(module: &str) -> Option<MachineOutcome> {
     match module {
         "bpmux/rel" => Some(|c, r, s, send, data, sender, ctx| {
-            bpmux_rel::machine_outcome(c, r, s, send, data, sender, ctx).map(|o| {
-                o.map_err(|e| {
-                    json::machine_error(
-                        e.class_name(),
-                        &e.to_string(),
-                        e.machine,
-                        e.role,
-                        e.state,
-                        e.frame,
-                        e.spec,
-                    )
-                })
+            bpmux_rel::machine_outcome(c, r, s, send, data, sender, ctx).map(|(o, handler)| {
+                (
+                    o.map_err(|e| {
+                        json::machine_error(
+                            e.class_name(),
+                            &e.to_string(),
+                            e.machine,
+                            e.role,
+                            e.state,
+                            e.frame,
+                            e.spec,
+                        )
+                    }),
+                    handler,
+                )
             })
         }),
         "mqtt/v5" => Some(|c, r, s, send, data, sender, ctx| {
-            mqtt_v5::machine_outcome(c, r, s, send, data, sender, ctx).map(|o| {
-                o.map_err(|e| {
-                    json::machine_error(
-                        e.class_name(),
-                        &e.to_string(),
-                        e.machine,
-                        e.role,
-                        e.state,
-                        e.frame,
-                        e.spec,
-                    )
-                })
+            mqtt_v5::machine_outcome(c, r, s, send, data, sender, ctx).map(|(o, handler)| {
+                (
+                    o.map_err(|e| {
+                        json::machine_error(
+                            e.class_name(),
+                            &e.to_string(),
+                            e.machine,
+                            e.role,
+                            e.state,
+                            e.frame,
+                            e.spec,
+                        )
+                    }),
+                    handler,
+                )
             })
         }),
         "postgresql/v3" => Some(|c, r, s, send, data, sender, ctx| {
-            postgresql_v3::machine_outcome(c, r, s, send, data, sender, ctx).map(|o| {
-                o.map_err(|e| {
-                    json::machine_error(
-                        e.class_name(),
-                        &e.to_string(),
-                        e.machine,
-                        e.role,
-                        e.state,
-                        e.frame,
-                        e.spec,
-                    )
-                })
+            postgresql_v3::machine_outcome(c, r, s, send, data, sender, ctx).map(|(o, handler)| {
+                (
+                    o.map_err(|e| {
+                        json::machine_error(
+                            e.class_name(),
+                            &e.to_string(),
+                            e.machine,
+                            e.role,
+                            e.state,
+                            e.frame,
+                            e.spec,
+                        )
+                    }),
+                    handler,
+                )
             })
         }),
         "rabbitmq_stream/v1" => Some(|c, r, s, send, data, sender, ctx| {
-            rabbitmq_stream_v1::machine_outcome(c, r, s, send, data, sender, ctx).map(|o| {
-                o.map_err(|e| {
-                    json::machine_error(
-                        e.class_name(),
-                        &e.to_string(),
-                        e.machine,
-                        e.role,
-                        e.state,
-                        e.frame,
-                        e.spec,
+            rabbitmq_stream_v1::machine_outcome(c, r, s, send, data, sender, ctx).map(
+                |(o, handler)| {
+                    (
+                        o.map_err(|e| {
+                            json::machine_error(
+                                e.class_name(),
+                                &e.to_string(),
+                                e.machine,
+                                e.role,
+                                e.state,
+                                e.frame,
+                                e.spec,
+                            )
+                        }),
+                        handler,
                     )
-                })
-            })
+                },
+            )
         }),
         "rsio/v0" => Some(|c, r, s, send, data, sender, ctx| {
-            rsio_v0::machine_outcome(c, r, s, send, data, sender, ctx).map(|o| {
-                o.map_err(|e| {
-                    json::machine_error(
-                        e.class_name(),
-                        &e.to_string(),
-                        e.machine,
-                        e.role,
-                        e.state,
-                        e.frame,
-                        e.spec,
-                    )
-                })
+            rsio_v0::machine_outcome(c, r, s, send, data, sender, ctx).map(|(o, handler)| {
+                (
+                    o.map_err(|e| {
+                        json::machine_error(
+                            e.class_name(),
+                            &e.to_string(),
+                            e.machine,
+                            e.role,
+                            e.state,
+                            e.frame,
+                            e.spec,
+                        )
+                    }),
+                    handler,
+                )
             })
         }),
         "rsocket/v0_2" => Some(|c, r, s, send, data, sender, ctx| {
-            rsocket_v0_2::machine_outcome(c, r, s, send, data, sender, ctx).map(|o| {
-                o.map_err(|e| {
-                    json::machine_error(
-                        e.class_name(),
-                        &e.to_string(),
-                        e.machine,
-                        e.role,
-                        e.state,
-                        e.frame,
-                        e.spec,
-                    )
-                })
+            rsocket_v0_2::machine_outcome(c, r, s, send, data, sender, ctx).map(|(o, handler)| {
+                (
+                    o.map_err(|e| {
+                        json::machine_error(
+                            e.class_name(),
+                            &e.to_string(),
+                            e.machine,
+                            e.role,
+                            e.state,
+                            e.frame,
+                            e.spec,
+                        )
+                    }),
+                    handler,
+                )
             })
         }),
         "rsocket/v1_0" => Some(|c, r, s, send, data, sender, ctx| {
-            rsocket_v1_0::machine_outcome(c, r, s, send, data, sender, ctx).map(|o| {
-                o.map_err(|e| {
-                    json::machine_error(
-                        e.class_name(),
-                        &e.to_string(),
-                        e.machine,
-                        e.role,
-                        e.state,
-                        e.frame,
-                        e.spec,
-                    )
-                })
+            rsocket_v1_0::machine_outcome(c, r, s, send, data, sender, ctx).map(|(o, handler)| {
+                (
+                    o.map_err(|e| {
+                        json::machine_error(
+                            e.class_name(),
+                            &e.to_string(),
+                            e.machine,
+                            e.role,
+                            e.state,
+                            e.frame,
+                            e.spec,
+                        )
+                    }),
+                    handler,
+                )
             })
         }),
         _ => None,
@@ -485,7 +502,7 @@ fn replay_machines(path: &str) -> ExitCode {
                 {
                     cases += 1;
                     let data = json::unhex(frame["hex"].as_str().unwrap_or("")).unwrap_or_default();
-                    let got = match outcome(
+                    let (got, handler) = match outcome(
                         class,
                         role,
                         state,
@@ -506,6 +523,16 @@ fn replay_machines(path: &str) -> ExitCode {
                             "{class} {role} {state} {} {}: {problem}",
                             row["direction"], frame["class"]
                         ));
+                    }
+                    // the handler a received frame goes to: Python's HANDLERS, once the machine took it
+                    let taken = !send && want.get("to").is_some();
+                    let expected = if taken {
+                        machine["handlers"][role][frame["class"].as_str().unwrap_or("")].as_str()
+                    } else {
+                        None
+                    };
+                    if handler != expected {
+                        failures.push(format!("{class} {role} {state} receive {}: dispatched to {handler:?}, Python's handler {expected:?}", frame["class"]));
                     }
                 }
             }

@@ -1140,6 +1140,98 @@ pub fn build_encode(v: &Value, ctx: &Value) -> Result<Result<Vec<u8>, &'static s
     let f = frame_from(v)?;
     Ok(f.encode_with(ctx.as_ref()).map_err(|e| e.class_name()))
 }
+#[derive(Default)]
+struct Recorder(Option<&'static str>);
+impl machines::ConnectionClientHandlers for Recorder {
+    fn on_connection_connack(&mut self, _: &Connack<'_>) {
+        self.0 = Some("on_connection_connack");
+    }
+    fn on_connection_publish(&mut self, _: &Publish<'_>) {
+        self.0 = Some("on_connection_publish");
+    }
+    fn on_connection_puback(&mut self, _: &Puback<'_>) {
+        self.0 = Some("on_connection_puback");
+    }
+    fn on_connection_pubrec(&mut self, _: &Pubrec<'_>) {
+        self.0 = Some("on_connection_pubrec");
+    }
+    fn on_connection_pubrel(&mut self, _: &Pubrel<'_>) {
+        self.0 = Some("on_connection_pubrel");
+    }
+    fn on_connection_pubcomp(&mut self, _: &Pubcomp<'_>) {
+        self.0 = Some("on_connection_pubcomp");
+    }
+    fn on_connection_suback(&mut self, _: &Suback<'_>) {
+        self.0 = Some("on_connection_suback");
+    }
+    fn on_connection_unsuback(&mut self, _: &Unsuback<'_>) {
+        self.0 = Some("on_connection_unsuback");
+    }
+    fn on_connection_pingresp(&mut self, _: &Pingresp) {
+        self.0 = Some("on_connection_pingresp");
+    }
+    fn on_connection_disconnect(&mut self, _: &Disconnect<'_>) {
+        self.0 = Some("on_connection_disconnect");
+    }
+    fn on_connection_auth(&mut self, _: &Auth<'_>) {
+        self.0 = Some("on_connection_auth");
+    }
+}
+impl machines::ConnectionServerHandlers for Recorder {
+    fn on_connection_connect(&mut self, _: &Connect<'_>) {
+        self.0 = Some("on_connection_connect");
+    }
+    fn on_connection_publish(&mut self, _: &Publish<'_>) {
+        self.0 = Some("on_connection_publish");
+    }
+    fn on_connection_puback(&mut self, _: &Puback<'_>) {
+        self.0 = Some("on_connection_puback");
+    }
+    fn on_connection_pubrec(&mut self, _: &Pubrec<'_>) {
+        self.0 = Some("on_connection_pubrec");
+    }
+    fn on_connection_pubrel(&mut self, _: &Pubrel<'_>) {
+        self.0 = Some("on_connection_pubrel");
+    }
+    fn on_connection_pubcomp(&mut self, _: &Pubcomp<'_>) {
+        self.0 = Some("on_connection_pubcomp");
+    }
+    fn on_connection_subscribe(&mut self, _: &Subscribe<'_>) {
+        self.0 = Some("on_connection_subscribe");
+    }
+    fn on_connection_unsubscribe(&mut self, _: &Unsubscribe<'_>) {
+        self.0 = Some("on_connection_unsubscribe");
+    }
+    fn on_connection_pingreq(&mut self, _: &Pingreq) {
+        self.0 = Some("on_connection_pingreq");
+    }
+    fn on_connection_disconnect(&mut self, _: &Disconnect<'_>) {
+        self.0 = Some("on_connection_disconnect");
+    }
+    fn on_connection_auth(&mut self, _: &Auth<'_>) {
+        self.0 = Some("on_connection_auth");
+    }
+}
+impl machines::PacketSenderHandlers for Recorder {
+    fn on_packet_pubrec(&mut self, _: &Pubrec<'_>) {
+        self.0 = Some("on_packet_pubrec");
+    }
+    fn on_packet_pubcomp(&mut self, _: &Pubcomp<'_>) {
+        self.0 = Some("on_packet_pubcomp");
+    }
+}
+impl machines::PacketReceiverHandlers for Recorder {
+    fn on_packet_publish(&mut self, _: &Publish<'_>) {
+        self.0 = Some("on_packet_publish");
+    }
+    fn on_packet_pubrel(&mut self, _: &Pubrel<'_>) {
+        self.0 = Some("on_packet_pubrel");
+    }
+}
+type Applied = (
+    Result<Option<&'static str>, machines::MachineError>,
+    Option<&'static str>,
+);
 pub fn machine_outcome(
     class: &str,
     role: &str,
@@ -1148,7 +1240,7 @@ pub fn machine_outcome(
     data: &[u8],
     sender: Option<&str>,
     ctx: &Value,
-) -> Result<Result<Option<&'static str>, machines::MachineError>, String> {
+) -> Result<Applied, String> {
     let sender = match sender {
         Some("client") => Some(Sender::Client),
         Some("server") => Some(Sender::Server),
@@ -1157,42 +1249,79 @@ pub fn machine_outcome(
     let ctx = context_from(ctx)?;
     let frame = wirestream_mqtt_v5::decode_with(data, ctx.as_ref(), sender)
         .map_err(|e| format!("decode: {e}"))?;
+    let mut recorder = Recorder::default();
     match class {
         "ConnectionMachine" => {
             let role = machines::ConnectionRole::from_name(role).ok_or("no such role")?;
             let state = machines::ConnectionState::from_value(state).ok_or("no such state")?;
             let mut machine = machines::ConnectionMachine::with_state(role, state);
-            Ok(if send {
+            if send {
                 let allowed = machine.allows_send(&frame);
                 let sent = machine.send(&frame).map(|s| Some(s.value()));
                 if allowed != sent.is_ok() {
                     return Err("allows_send disagrees with send".into());
                 }
-                sent
-            } else {
-                machine.receive(&frame).map(|r| match r {
-                    machines::Received::To(s) => Some(s.value()),
-                    machines::Received::Ignored => None,
-                })
-            })
+                return Ok((sent, None));
+            }
+            let received = machine.receive(&frame).map(|r| match r {
+                machines::Received::To(s) => Some(s.value()),
+                machines::Received::Ignored => None,
+            });
+            let mut again = machines::ConnectionMachine::with_state(role, state);
+            let dispatched = match role {
+                machines::ConnectionRole::Client => again.dispatch_client(&frame, &mut recorder),
+                machines::ConnectionRole::Server => again.dispatch_server(&frame, &mut recorder),
+            };
+            match (&received, &dispatched) {
+                (Ok(r), Ok(taken)) if r.is_some() == *taken => {}
+                (Err(a), Err(b)) if a == b => {}
+                _ => {
+                    return Err(format!(
+                        "dispatch gives {dispatched:?}, receive {received:?}"
+                    ))
+                }
+            }
+            if again != machine {
+                return Err("dispatch and receive leave different states".into());
+            }
+            Ok((received, recorder.0))
         }
         "PublishQos2Machine" => {
             let role = machines::PublishQos2Role::from_name(role).ok_or("no such role")?;
             let state = machines::PublishQos2State::from_value(state).ok_or("no such state")?;
             let mut machine = machines::PublishQos2Machine::with_state(role, state);
-            Ok(if send {
+            if send {
                 let allowed = machine.allows_send(&frame);
                 let sent = machine.send(&frame).map(|s| Some(s.value()));
                 if allowed != sent.is_ok() {
                     return Err("allows_send disagrees with send".into());
                 }
-                sent
-            } else {
-                machine.receive(&frame).map(|r| match r {
-                    machines::Received::To(s) => Some(s.value()),
-                    machines::Received::Ignored => None,
-                })
-            })
+                return Ok((sent, None));
+            }
+            let received = machine.receive(&frame).map(|r| match r {
+                machines::Received::To(s) => Some(s.value()),
+                machines::Received::Ignored => None,
+            });
+            let mut again = machines::PublishQos2Machine::with_state(role, state);
+            let dispatched = match role {
+                machines::PublishQos2Role::Sender => again.dispatch_sender(&frame, &mut recorder),
+                machines::PublishQos2Role::Receiver => {
+                    again.dispatch_receiver(&frame, &mut recorder)
+                }
+            };
+            match (&received, &dispatched) {
+                (Ok(r), Ok(taken)) if r.is_some() == *taken => {}
+                (Err(a), Err(b)) if a == b => {}
+                _ => {
+                    return Err(format!(
+                        "dispatch gives {dispatched:?}, receive {received:?}"
+                    ))
+                }
+            }
+            if again != machine {
+                return Err("dispatch and receive leave different states".into());
+            }
+            Ok((received, recorder.0))
         }
         _ => Err(format!("no machine {class}")),
     }

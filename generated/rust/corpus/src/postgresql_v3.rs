@@ -1013,6 +1013,142 @@ pub fn build_encode(v: &Value, ctx: &Value) -> Result<Result<Vec<u8>, &'static s
     let f = frame_from(v)?;
     Ok(f.encode_with(ctx.as_ref()).map_err(|e| e.class_name()))
 }
+#[derive(Default)]
+struct Recorder(Option<&'static str>);
+impl machines::ConnectionClientHandlers for Recorder {
+    fn on_connection_authentication(&mut self, _: &Authentication<'_>) {
+        self.0 = Some("on_connection_authentication");
+    }
+    fn on_connection_backend_key_data(&mut self, _: &BackendKeyData) {
+        self.0 = Some("on_connection_backend_key_data");
+    }
+    fn on_connection_bind_complete(&mut self, _: &BindComplete) {
+        self.0 = Some("on_connection_bind_complete");
+    }
+    fn on_connection_close_complete(&mut self, _: &CloseComplete) {
+        self.0 = Some("on_connection_close_complete");
+    }
+    fn on_connection_command_complete(&mut self, _: &CommandComplete<'_>) {
+        self.0 = Some("on_connection_command_complete");
+    }
+    fn on_connection_copy_in_response(&mut self, _: &CopyInResponse) {
+        self.0 = Some("on_connection_copy_in_response");
+    }
+    fn on_connection_copy_out_response(&mut self, _: &CopyOutResponse) {
+        self.0 = Some("on_connection_copy_out_response");
+    }
+    fn on_connection_copy_both_response(&mut self, _: &CopyBothResponse) {
+        self.0 = Some("on_connection_copy_both_response");
+    }
+    fn on_connection_data_row(&mut self, _: &DataRow<'_>) {
+        self.0 = Some("on_connection_data_row");
+    }
+    fn on_connection_empty_query_response(&mut self, _: &EmptyQueryResponse) {
+        self.0 = Some("on_connection_empty_query_response");
+    }
+    fn on_connection_error_response(&mut self, _: &ErrorResponse<'_>) {
+        self.0 = Some("on_connection_error_response");
+    }
+    fn on_connection_function_call_response(&mut self, _: &FunctionCallResponse<'_>) {
+        self.0 = Some("on_connection_function_call_response");
+    }
+    fn on_connection_negotiate_protocol_version(&mut self, _: &NegotiateProtocolVersion<'_>) {
+        self.0 = Some("on_connection_negotiate_protocol_version");
+    }
+    fn on_connection_no_data(&mut self, _: &NoData) {
+        self.0 = Some("on_connection_no_data");
+    }
+    fn on_connection_notice_response(&mut self, _: &NoticeResponse<'_>) {
+        self.0 = Some("on_connection_notice_response");
+    }
+    fn on_connection_notification_response(&mut self, _: &NotificationResponse<'_>) {
+        self.0 = Some("on_connection_notification_response");
+    }
+    fn on_connection_parameter_description(&mut self, _: &ParameterDescription) {
+        self.0 = Some("on_connection_parameter_description");
+    }
+    fn on_connection_parameter_status(&mut self, _: &ParameterStatus<'_>) {
+        self.0 = Some("on_connection_parameter_status");
+    }
+    fn on_connection_parse_complete(&mut self, _: &ParseComplete) {
+        self.0 = Some("on_connection_parse_complete");
+    }
+    fn on_connection_portal_suspended(&mut self, _: &PortalSuspended) {
+        self.0 = Some("on_connection_portal_suspended");
+    }
+    fn on_connection_ready_for_query(&mut self, _: &ReadyForQuery) {
+        self.0 = Some("on_connection_ready_for_query");
+    }
+    fn on_connection_row_description(&mut self, _: &RowDescription<'_>) {
+        self.0 = Some("on_connection_row_description");
+    }
+    fn on_connection_copy_data(&mut self, _: &CopyData<'_>) {
+        self.0 = Some("on_connection_copy_data");
+    }
+    fn on_connection_copy_done(&mut self, _: &CopyDone) {
+        self.0 = Some("on_connection_copy_done");
+    }
+}
+impl machines::ConnectionServerHandlers for Recorder {
+    fn on_connection_startup_message(&mut self, _: &StartupMessage<'_>) {
+        self.0 = Some("on_connection_startup_message");
+    }
+    fn on_connection_ssl_request(&mut self, _: &SslRequest) {
+        self.0 = Some("on_connection_ssl_request");
+    }
+    fn on_connection_gssenc_request(&mut self, _: &GssencRequest) {
+        self.0 = Some("on_connection_gssenc_request");
+    }
+    fn on_connection_cancel_request(&mut self, _: &CancelRequest) {
+        self.0 = Some("on_connection_cancel_request");
+    }
+    fn on_connection_copy_data(&mut self, _: &CopyData<'_>) {
+        self.0 = Some("on_connection_copy_data");
+    }
+    fn on_connection_copy_done(&mut self, _: &CopyDone) {
+        self.0 = Some("on_connection_copy_done");
+    }
+    fn on_connection_bind(&mut self, _: &Bind<'_>) {
+        self.0 = Some("on_connection_bind");
+    }
+    fn on_connection_close(&mut self, _: &Close<'_>) {
+        self.0 = Some("on_connection_close");
+    }
+    fn on_connection_copy_fail(&mut self, _: &CopyFail<'_>) {
+        self.0 = Some("on_connection_copy_fail");
+    }
+    fn on_connection_describe(&mut self, _: &Describe<'_>) {
+        self.0 = Some("on_connection_describe");
+    }
+    fn on_connection_execute(&mut self, _: &Execute<'_>) {
+        self.0 = Some("on_connection_execute");
+    }
+    fn on_connection_flush(&mut self, _: &Flush) {
+        self.0 = Some("on_connection_flush");
+    }
+    fn on_connection_function_call(&mut self, _: &FunctionCall<'_>) {
+        self.0 = Some("on_connection_function_call");
+    }
+    fn on_connection_parse(&mut self, _: &Parse<'_>) {
+        self.0 = Some("on_connection_parse");
+    }
+    fn on_connection_password(&mut self, _: &Password<'_>) {
+        self.0 = Some("on_connection_password");
+    }
+    fn on_connection_query(&mut self, _: &Query<'_>) {
+        self.0 = Some("on_connection_query");
+    }
+    fn on_connection_sync(&mut self, _: &Sync) {
+        self.0 = Some("on_connection_sync");
+    }
+    fn on_connection_terminate(&mut self, _: &Terminate) {
+        self.0 = Some("on_connection_terminate");
+    }
+}
+type Applied = (
+    Result<Option<&'static str>, machines::MachineError>,
+    Option<&'static str>,
+);
 pub fn machine_outcome(
     class: &str,
     role: &str,
@@ -1021,7 +1157,7 @@ pub fn machine_outcome(
     data: &[u8],
     sender: Option<&str>,
     ctx: &Value,
-) -> Result<Result<Option<&'static str>, machines::MachineError>, String> {
+) -> Result<Applied, String> {
     let sender = match sender {
         Some("client") => Some(Sender::Client),
         Some("server") => Some(Sender::Server),
@@ -1030,24 +1166,42 @@ pub fn machine_outcome(
     let ctx = context_from(ctx)?;
     let frame = wirestream_postgresql_v3::decode_with(data, ctx.as_ref(), sender)
         .map_err(|e| format!("decode: {e}"))?;
+    let mut recorder = Recorder::default();
     match class {
         "ConnectionMachine" => {
             let role = machines::ConnectionRole::from_name(role).ok_or("no such role")?;
             let state = machines::ConnectionState::from_value(state).ok_or("no such state")?;
             let mut machine = machines::ConnectionMachine::with_state(role, state);
-            Ok(if send {
+            if send {
                 let allowed = machine.allows_send(&frame);
                 let sent = machine.send(&frame).map(|s| Some(s.value()));
                 if allowed != sent.is_ok() {
                     return Err("allows_send disagrees with send".into());
                 }
-                sent
-            } else {
-                machine.receive(&frame).map(|r| match r {
-                    machines::Received::To(s) => Some(s.value()),
-                    machines::Received::Ignored => None,
-                })
-            })
+                return Ok((sent, None));
+            }
+            let received = machine.receive(&frame).map(|r| match r {
+                machines::Received::To(s) => Some(s.value()),
+                machines::Received::Ignored => None,
+            });
+            let mut again = machines::ConnectionMachine::with_state(role, state);
+            let dispatched = match role {
+                machines::ConnectionRole::Client => again.dispatch_client(&frame, &mut recorder),
+                machines::ConnectionRole::Server => again.dispatch_server(&frame, &mut recorder),
+            };
+            match (&received, &dispatched) {
+                (Ok(r), Ok(taken)) if r.is_some() == *taken => {}
+                (Err(a), Err(b)) if a == b => {}
+                _ => {
+                    return Err(format!(
+                        "dispatch gives {dispatched:?}, receive {received:?}"
+                    ))
+                }
+            }
+            if again != machine {
+                return Err("dispatch and receive leave different states".into());
+            }
+            Ok((received, recorder.0))
         }
         _ => Err(format!("no machine {class}")),
     }

@@ -2115,6 +2115,267 @@ pub fn build_encode(v: &Value, ctx: &Value) -> Result<Result<Vec<u8>, &'static s
     let f = frame_from(v)?;
     Ok(f.encode_with(ctx.as_ref()).map_err(|e| e.class_name()))
 }
+#[derive(Default)]
+struct Recorder(Option<&'static str>);
+impl machines::ConnectionClientHandlers for Recorder {
+    fn on_connection_declare_publisher_response(&mut self, _: &DeclarePublisherResponse) {
+        self.0 = Some("on_connection_declare_publisher_response");
+    }
+    fn on_connection_publish_confirm(&mut self, _: &PublishConfirm) {
+        self.0 = Some("on_connection_publish_confirm");
+    }
+    fn on_connection_publish_error(&mut self, _: &PublishError) {
+        self.0 = Some("on_connection_publish_error");
+    }
+    fn on_connection_query_publisher_sequence_response(
+        &mut self,
+        _: &QueryPublisherSequenceResponse,
+    ) {
+        self.0 = Some("on_connection_query_publisher_sequence_response");
+    }
+    fn on_connection_delete_publisher_response(&mut self, _: &DeletePublisherResponse) {
+        self.0 = Some("on_connection_delete_publisher_response");
+    }
+    fn on_connection_subscribe_response(&mut self, _: &SubscribeResponse) {
+        self.0 = Some("on_connection_subscribe_response");
+    }
+    fn on_connection_deliver(&mut self, _: &Deliver<'_>) {
+        self.0 = Some("on_connection_deliver");
+    }
+    fn on_connection_deliver_v2(&mut self, _: &DeliverV2<'_>) {
+        self.0 = Some("on_connection_deliver_v2");
+    }
+    fn on_connection_credit_response(&mut self, _: &CreditResponse) {
+        self.0 = Some("on_connection_credit_response");
+    }
+    fn on_connection_query_offset_response(&mut self, _: &QueryOffsetResponse) {
+        self.0 = Some("on_connection_query_offset_response");
+    }
+    fn on_connection_unsubscribe_response(&mut self, _: &UnsubscribeResponse) {
+        self.0 = Some("on_connection_unsubscribe_response");
+    }
+    fn on_connection_create_response(&mut self, _: &CreateResponse) {
+        self.0 = Some("on_connection_create_response");
+    }
+    fn on_connection_delete_response(&mut self, _: &DeleteResponse) {
+        self.0 = Some("on_connection_delete_response");
+    }
+    fn on_connection_metadata_response(&mut self, _: &MetadataResponse<'_>) {
+        self.0 = Some("on_connection_metadata_response");
+    }
+    fn on_connection_metadata_update(&mut self, _: &MetadataUpdate<'_>) {
+        self.0 = Some("on_connection_metadata_update");
+    }
+    fn on_connection_peer_properties_response(&mut self, _: &PeerPropertiesResponse<'_>) {
+        self.0 = Some("on_connection_peer_properties_response");
+    }
+    fn on_connection_sasl_handshake_response(&mut self, _: &SaslHandshakeResponse<'_>) {
+        self.0 = Some("on_connection_sasl_handshake_response");
+    }
+    fn on_connection_sasl_authenticate_response(&mut self, _: &SaslAuthenticateResponse<'_>) {
+        self.0 = Some("on_connection_sasl_authenticate_response");
+    }
+    fn on_connection_tune(&mut self, _: &Tune) {
+        self.0 = Some("on_connection_tune");
+    }
+    fn on_connection_open_response(&mut self, _: &OpenResponse<'_>) {
+        self.0 = Some("on_connection_open_response");
+    }
+    fn on_connection_close_request(&mut self, _: &CloseRequest<'_>) {
+        self.0 = Some("on_connection_close_request");
+    }
+    fn on_connection_close_response(&mut self, _: &CloseResponse) {
+        self.0 = Some("on_connection_close_response");
+    }
+    fn on_connection_heartbeat(&mut self, _: &Heartbeat) {
+        self.0 = Some("on_connection_heartbeat");
+    }
+    fn on_connection_route_response(&mut self, _: &RouteResponse<'_>) {
+        self.0 = Some("on_connection_route_response");
+    }
+    fn on_connection_partitions_response(&mut self, _: &PartitionsResponse<'_>) {
+        self.0 = Some("on_connection_partitions_response");
+    }
+    fn on_connection_consumer_update_request(&mut self, _: &ConsumerUpdateRequest) {
+        self.0 = Some("on_connection_consumer_update_request");
+    }
+    fn on_connection_exchange_command_versions_response(
+        &mut self,
+        _: &ExchangeCommandVersionsResponse,
+    ) {
+        self.0 = Some("on_connection_exchange_command_versions_response");
+    }
+    fn on_connection_stream_stats_response(&mut self, _: &StreamStatsResponse<'_>) {
+        self.0 = Some("on_connection_stream_stats_response");
+    }
+    fn on_connection_create_super_stream_response(&mut self, _: &CreateSuperStreamResponse) {
+        self.0 = Some("on_connection_create_super_stream_response");
+    }
+    fn on_connection_delete_super_stream_response(&mut self, _: &DeleteSuperStreamResponse) {
+        self.0 = Some("on_connection_delete_super_stream_response");
+    }
+}
+impl machines::ConnectionServerHandlers for Recorder {
+    fn on_connection_declare_publisher_request(&mut self, _: &DeclarePublisherRequest<'_>) {
+        self.0 = Some("on_connection_declare_publisher_request");
+    }
+    fn on_connection_publish(&mut self, _: &Publish<'_>) {
+        self.0 = Some("on_connection_publish");
+    }
+    fn on_connection_publish_v2(&mut self, _: &PublishV2<'_>) {
+        self.0 = Some("on_connection_publish_v2");
+    }
+    fn on_connection_query_publisher_sequence_request(
+        &mut self,
+        _: &QueryPublisherSequenceRequest<'_>,
+    ) {
+        self.0 = Some("on_connection_query_publisher_sequence_request");
+    }
+    fn on_connection_delete_publisher_request(&mut self, _: &DeletePublisherRequest) {
+        self.0 = Some("on_connection_delete_publisher_request");
+    }
+    fn on_connection_subscribe_request(&mut self, _: &SubscribeRequest<'_>) {
+        self.0 = Some("on_connection_subscribe_request");
+    }
+    fn on_connection_credit_request(&mut self, _: &CreditRequest) {
+        self.0 = Some("on_connection_credit_request");
+    }
+    fn on_connection_store_offset(&mut self, _: &StoreOffset<'_>) {
+        self.0 = Some("on_connection_store_offset");
+    }
+    fn on_connection_query_offset_request(&mut self, _: &QueryOffsetRequest<'_>) {
+        self.0 = Some("on_connection_query_offset_request");
+    }
+    fn on_connection_unsubscribe_request(&mut self, _: &UnsubscribeRequest) {
+        self.0 = Some("on_connection_unsubscribe_request");
+    }
+    fn on_connection_create_request(&mut self, _: &CreateRequest<'_>) {
+        self.0 = Some("on_connection_create_request");
+    }
+    fn on_connection_delete_request(&mut self, _: &DeleteRequest<'_>) {
+        self.0 = Some("on_connection_delete_request");
+    }
+    fn on_connection_metadata_request(&mut self, _: &MetadataRequest<'_>) {
+        self.0 = Some("on_connection_metadata_request");
+    }
+    fn on_connection_peer_properties_request(&mut self, _: &PeerPropertiesRequest<'_>) {
+        self.0 = Some("on_connection_peer_properties_request");
+    }
+    fn on_connection_sasl_handshake_request(&mut self, _: &SaslHandshakeRequest) {
+        self.0 = Some("on_connection_sasl_handshake_request");
+    }
+    fn on_connection_sasl_authenticate_request(&mut self, _: &SaslAuthenticateRequest<'_>) {
+        self.0 = Some("on_connection_sasl_authenticate_request");
+    }
+    fn on_connection_tune(&mut self, _: &Tune) {
+        self.0 = Some("on_connection_tune");
+    }
+    fn on_connection_open_request(&mut self, _: &OpenRequest<'_>) {
+        self.0 = Some("on_connection_open_request");
+    }
+    fn on_connection_close_request(&mut self, _: &CloseRequest<'_>) {
+        self.0 = Some("on_connection_close_request");
+    }
+    fn on_connection_close_response(&mut self, _: &CloseResponse) {
+        self.0 = Some("on_connection_close_response");
+    }
+    fn on_connection_heartbeat(&mut self, _: &Heartbeat) {
+        self.0 = Some("on_connection_heartbeat");
+    }
+    fn on_connection_route_request(&mut self, _: &RouteRequest<'_>) {
+        self.0 = Some("on_connection_route_request");
+    }
+    fn on_connection_partitions_request(&mut self, _: &PartitionsRequest<'_>) {
+        self.0 = Some("on_connection_partitions_request");
+    }
+    fn on_connection_consumer_update_response(&mut self, _: &ConsumerUpdateResponse) {
+        self.0 = Some("on_connection_consumer_update_response");
+    }
+    fn on_connection_exchange_command_versions_request(
+        &mut self,
+        _: &ExchangeCommandVersionsRequest,
+    ) {
+        self.0 = Some("on_connection_exchange_command_versions_request");
+    }
+    fn on_connection_stream_stats_request(&mut self, _: &StreamStatsRequest<'_>) {
+        self.0 = Some("on_connection_stream_stats_request");
+    }
+    fn on_connection_create_super_stream_request(&mut self, _: &CreateSuperStreamRequest<'_>) {
+        self.0 = Some("on_connection_create_super_stream_request");
+    }
+    fn on_connection_delete_super_stream_request(&mut self, _: &DeleteSuperStreamRequest<'_>) {
+        self.0 = Some("on_connection_delete_super_stream_request");
+    }
+}
+impl machines::PublisherClientHandlers for Recorder {
+    fn on_publisher_declare_publisher_response(&mut self, _: &DeclarePublisherResponse) {
+        self.0 = Some("on_publisher_declare_publisher_response");
+    }
+    fn on_publisher_publish_confirm(&mut self, _: &PublishConfirm) {
+        self.0 = Some("on_publisher_publish_confirm");
+    }
+    fn on_publisher_publish_error(&mut self, _: &PublishError) {
+        self.0 = Some("on_publisher_publish_error");
+    }
+    fn on_publisher_delete_publisher_response(&mut self, _: &DeletePublisherResponse) {
+        self.0 = Some("on_publisher_delete_publisher_response");
+    }
+    fn on_publisher_metadata_update(&mut self, _: &MetadataUpdate<'_>) {
+        self.0 = Some("on_publisher_metadata_update");
+    }
+}
+impl machines::PublisherServerHandlers for Recorder {
+    fn on_publisher_declare_publisher_request(&mut self, _: &DeclarePublisherRequest<'_>) {
+        self.0 = Some("on_publisher_declare_publisher_request");
+    }
+    fn on_publisher_publish(&mut self, _: &Publish<'_>) {
+        self.0 = Some("on_publisher_publish");
+    }
+    fn on_publisher_publish_v2(&mut self, _: &PublishV2<'_>) {
+        self.0 = Some("on_publisher_publish_v2");
+    }
+    fn on_publisher_delete_publisher_request(&mut self, _: &DeletePublisherRequest) {
+        self.0 = Some("on_publisher_delete_publisher_request");
+    }
+}
+impl machines::SubscriptionClientHandlers for Recorder {
+    fn on_subscription_subscribe_response(&mut self, _: &SubscribeResponse) {
+        self.0 = Some("on_subscription_subscribe_response");
+    }
+    fn on_subscription_deliver(&mut self, _: &Deliver<'_>) {
+        self.0 = Some("on_subscription_deliver");
+    }
+    fn on_subscription_deliver_v2(&mut self, _: &DeliverV2<'_>) {
+        self.0 = Some("on_subscription_deliver_v2");
+    }
+    fn on_subscription_credit_response(&mut self, _: &CreditResponse) {
+        self.0 = Some("on_subscription_credit_response");
+    }
+    fn on_subscription_unsubscribe_response(&mut self, _: &UnsubscribeResponse) {
+        self.0 = Some("on_subscription_unsubscribe_response");
+    }
+    fn on_subscription_metadata_update(&mut self, _: &MetadataUpdate<'_>) {
+        self.0 = Some("on_subscription_metadata_update");
+    }
+    fn on_subscription_consumer_update_request(&mut self, _: &ConsumerUpdateRequest) {
+        self.0 = Some("on_subscription_consumer_update_request");
+    }
+}
+impl machines::SubscriptionServerHandlers for Recorder {
+    fn on_subscription_subscribe_request(&mut self, _: &SubscribeRequest<'_>) {
+        self.0 = Some("on_subscription_subscribe_request");
+    }
+    fn on_subscription_credit_request(&mut self, _: &CreditRequest) {
+        self.0 = Some("on_subscription_credit_request");
+    }
+    fn on_subscription_unsubscribe_request(&mut self, _: &UnsubscribeRequest) {
+        self.0 = Some("on_subscription_unsubscribe_request");
+    }
+}
+type Applied = (
+    Result<Option<&'static str>, machines::MachineError>,
+    Option<&'static str>,
+);
 pub fn machine_outcome(
     class: &str,
     role: &str,
@@ -2123,7 +2384,7 @@ pub fn machine_outcome(
     data: &[u8],
     sender: Option<&str>,
     ctx: &Value,
-) -> Result<Result<Option<&'static str>, machines::MachineError>, String> {
+) -> Result<Applied, String> {
     let sender = match sender {
         Some("client") => Some(Sender::Client),
         Some("server") => Some(Sender::Server),
@@ -2132,60 +2393,112 @@ pub fn machine_outcome(
     let ctx = context_from(ctx)?;
     let frame = wirestream_rabbitmq_stream_v1::decode_with(data, ctx.as_ref(), sender)
         .map_err(|e| format!("decode: {e}"))?;
+    let mut recorder = Recorder::default();
     match class {
         "ConnectionMachine" => {
             let role = machines::ConnectionRole::from_name(role).ok_or("no such role")?;
             let state = machines::ConnectionState::from_value(state).ok_or("no such state")?;
             let mut machine = machines::ConnectionMachine::with_state(role, state);
-            Ok(if send {
+            if send {
                 let allowed = machine.allows_send(&frame);
                 let sent = machine.send(&frame).map(|s| Some(s.value()));
                 if allowed != sent.is_ok() {
                     return Err("allows_send disagrees with send".into());
                 }
-                sent
-            } else {
-                machine.receive(&frame).map(|r| match r {
-                    machines::Received::To(s) => Some(s.value()),
-                    machines::Received::Ignored => None,
-                })
-            })
+                return Ok((sent, None));
+            }
+            let received = machine.receive(&frame).map(|r| match r {
+                machines::Received::To(s) => Some(s.value()),
+                machines::Received::Ignored => None,
+            });
+            let mut again = machines::ConnectionMachine::with_state(role, state);
+            let dispatched = match role {
+                machines::ConnectionRole::Client => again.dispatch_client(&frame, &mut recorder),
+                machines::ConnectionRole::Server => again.dispatch_server(&frame, &mut recorder),
+            };
+            match (&received, &dispatched) {
+                (Ok(r), Ok(taken)) if r.is_some() == *taken => {}
+                (Err(a), Err(b)) if a == b => {}
+                _ => {
+                    return Err(format!(
+                        "dispatch gives {dispatched:?}, receive {received:?}"
+                    ))
+                }
+            }
+            if again != machine {
+                return Err("dispatch and receive leave different states".into());
+            }
+            Ok((received, recorder.0))
         }
         "PublisherMachine" => {
             let role = machines::PublisherRole::from_name(role).ok_or("no such role")?;
             let state = machines::PublisherState::from_value(state).ok_or("no such state")?;
             let mut machine = machines::PublisherMachine::with_state(role, state);
-            Ok(if send {
+            if send {
                 let allowed = machine.allows_send(&frame);
                 let sent = machine.send(&frame).map(|s| Some(s.value()));
                 if allowed != sent.is_ok() {
                     return Err("allows_send disagrees with send".into());
                 }
-                sent
-            } else {
-                machine.receive(&frame).map(|r| match r {
-                    machines::Received::To(s) => Some(s.value()),
-                    machines::Received::Ignored => None,
-                })
-            })
+                return Ok((sent, None));
+            }
+            let received = machine.receive(&frame).map(|r| match r {
+                machines::Received::To(s) => Some(s.value()),
+                machines::Received::Ignored => None,
+            });
+            let mut again = machines::PublisherMachine::with_state(role, state);
+            let dispatched = match role {
+                machines::PublisherRole::Client => again.dispatch_client(&frame, &mut recorder),
+                machines::PublisherRole::Server => again.dispatch_server(&frame, &mut recorder),
+            };
+            match (&received, &dispatched) {
+                (Ok(r), Ok(taken)) if r.is_some() == *taken => {}
+                (Err(a), Err(b)) if a == b => {}
+                _ => {
+                    return Err(format!(
+                        "dispatch gives {dispatched:?}, receive {received:?}"
+                    ))
+                }
+            }
+            if again != machine {
+                return Err("dispatch and receive leave different states".into());
+            }
+            Ok((received, recorder.0))
         }
         "SubscriptionMachine" => {
             let role = machines::SubscriptionRole::from_name(role).ok_or("no such role")?;
             let state = machines::SubscriptionState::from_value(state).ok_or("no such state")?;
             let mut machine = machines::SubscriptionMachine::with_state(role, state);
-            Ok(if send {
+            if send {
                 let allowed = machine.allows_send(&frame);
                 let sent = machine.send(&frame).map(|s| Some(s.value()));
                 if allowed != sent.is_ok() {
                     return Err("allows_send disagrees with send".into());
                 }
-                sent
-            } else {
-                machine.receive(&frame).map(|r| match r {
-                    machines::Received::To(s) => Some(s.value()),
-                    machines::Received::Ignored => None,
-                })
-            })
+                return Ok((sent, None));
+            }
+            let received = machine.receive(&frame).map(|r| match r {
+                machines::Received::To(s) => Some(s.value()),
+                machines::Received::Ignored => None,
+            });
+            let mut again = machines::SubscriptionMachine::with_state(role, state);
+            let dispatched = match role {
+                machines::SubscriptionRole::Client => again.dispatch_client(&frame, &mut recorder),
+                machines::SubscriptionRole::Server => again.dispatch_server(&frame, &mut recorder),
+            };
+            match (&received, &dispatched) {
+                (Ok(r), Ok(taken)) if r.is_some() == *taken => {}
+                (Err(a), Err(b)) if a == b => {}
+                _ => {
+                    return Err(format!(
+                        "dispatch gives {dispatched:?}, receive {received:?}"
+                    ))
+                }
+            }
+            if again != machine {
+                return Err("dispatch and receive leave different states".into());
+            }
+            Ok((received, recorder.0))
         }
         _ => Err(format!("no machine {class}")),
     }

@@ -332,6 +332,70 @@ pub fn build_encode(v: &Value, ctx: &Value) -> Result<Result<Vec<u8>, &'static s
     let f = frame_from(v)?;
     Ok(f.encode_with(ctx.as_ref()).map_err(|e| e.class_name()))
 }
+#[derive(Default)]
+struct Recorder(Option<&'static str>);
+impl machines::ConnectionClientHandlers for Recorder {
+    fn on_connection_server_hello(&mut self, _: &ServerHello) {
+        self.0 = Some("on_connection_server_hello");
+    }
+    fn on_connection_goodbye(&mut self, _: &Goodbye<'_>) {
+        self.0 = Some("on_connection_goodbye");
+    }
+}
+impl machines::ConnectionServerHandlers for Recorder {
+    fn on_connection_client_hello(&mut self, _: &ClientHello) {
+        self.0 = Some("on_connection_client_hello");
+    }
+    fn on_connection_goodbye(&mut self, _: &Goodbye<'_>) {
+        self.0 = Some("on_connection_goodbye");
+    }
+}
+impl machines::SubscriptionSubscriberHandlers for Recorder {
+    fn on_subscription_subscribed(&mut self, _: &Subscribed) {
+        self.0 = Some("on_subscription_subscribed");
+    }
+    fn on_subscription_on_next(&mut self, _: &OnNext<'_>) {
+        self.0 = Some("on_subscription_on_next");
+    }
+    fn on_subscription_on_complete(&mut self, _: &OnComplete) {
+        self.0 = Some("on_subscription_on_complete");
+    }
+    fn on_subscription_on_error(&mut self, _: &OnError<'_>) {
+        self.0 = Some("on_subscription_on_error");
+    }
+    fn on_subscription_on_next_packed(&mut self, _: &OnNextPacked<'_>) {
+        self.0 = Some("on_subscription_on_next_packed");
+    }
+    fn on_subscription_on_next_part(&mut self, _: &OnNextPart<'_>) {
+        self.0 = Some("on_subscription_on_next_part");
+    }
+    fn on_subscription_on_next_last_part(&mut self, _: &OnNextLastPart<'_>) {
+        self.0 = Some("on_subscription_on_next_last_part");
+    }
+}
+impl machines::SubscriptionPublisherHandlers for Recorder {
+    fn on_subscription_subscribe(&mut self, _: &Subscribe<'_>) {
+        self.0 = Some("on_subscription_subscribe");
+    }
+    fn on_subscription_request(&mut self, _: &Request) {
+        self.0 = Some("on_subscription_request");
+    }
+    fn on_subscription_cancel(&mut self, _: &Cancel) {
+        self.0 = Some("on_subscription_cancel");
+    }
+}
+impl machines::ElementSubscriberHandlers for Recorder {
+    fn on_element_on_next_part(&mut self, _: &OnNextPart<'_>) {
+        self.0 = Some("on_element_on_next_part");
+    }
+    fn on_element_on_next_last_part(&mut self, _: &OnNextLastPart<'_>) {
+        self.0 = Some("on_element_on_next_last_part");
+    }
+}
+type Applied = (
+    Result<Option<&'static str>, machines::MachineError>,
+    Option<&'static str>,
+);
 pub fn machine_outcome(
     class: &str,
     role: &str,
@@ -340,7 +404,7 @@ pub fn machine_outcome(
     data: &[u8],
     sender: Option<&str>,
     ctx: &Value,
-) -> Result<Result<Option<&'static str>, machines::MachineError>, String> {
+) -> Result<Applied, String> {
     let sender = match sender {
         Some("client") => Some(Sender::Client),
         Some("server") => Some(Sender::Server),
@@ -349,60 +413,120 @@ pub fn machine_outcome(
     let ctx = context_from(ctx)?;
     let frame = wirestream_rsio_v0::decode_with(data, ctx.as_ref(), sender)
         .map_err(|e| format!("decode: {e}"))?;
+    let mut recorder = Recorder::default();
     match class {
         "ConnectionMachine" => {
             let role = machines::ConnectionRole::from_name(role).ok_or("no such role")?;
             let state = machines::ConnectionState::from_value(state).ok_or("no such state")?;
             let mut machine = machines::ConnectionMachine::with_state(role, state);
-            Ok(if send {
+            if send {
                 let allowed = machine.allows_send(&frame);
                 let sent = machine.send(&frame).map(|s| Some(s.value()));
                 if allowed != sent.is_ok() {
                     return Err("allows_send disagrees with send".into());
                 }
-                sent
-            } else {
-                machine.receive(&frame).map(|r| match r {
-                    machines::Received::To(s) => Some(s.value()),
-                    machines::Received::Ignored => None,
-                })
-            })
+                return Ok((sent, None));
+            }
+            let received = machine.receive(&frame).map(|r| match r {
+                machines::Received::To(s) => Some(s.value()),
+                machines::Received::Ignored => None,
+            });
+            let mut again = machines::ConnectionMachine::with_state(role, state);
+            let dispatched = match role {
+                machines::ConnectionRole::Client => again.dispatch_client(&frame, &mut recorder),
+                machines::ConnectionRole::Server => again.dispatch_server(&frame, &mut recorder),
+            };
+            match (&received, &dispatched) {
+                (Ok(r), Ok(taken)) if r.is_some() == *taken => {}
+                (Err(a), Err(b)) if a == b => {}
+                _ => {
+                    return Err(format!(
+                        "dispatch gives {dispatched:?}, receive {received:?}"
+                    ))
+                }
+            }
+            if again != machine {
+                return Err("dispatch and receive leave different states".into());
+            }
+            Ok((received, recorder.0))
         }
         "SubscriptionMachine" => {
             let role = machines::SubscriptionRole::from_name(role).ok_or("no such role")?;
             let state = machines::SubscriptionState::from_value(state).ok_or("no such state")?;
             let mut machine = machines::SubscriptionMachine::with_state(role, state);
-            Ok(if send {
+            if send {
                 let allowed = machine.allows_send(&frame);
                 let sent = machine.send(&frame).map(|s| Some(s.value()));
                 if allowed != sent.is_ok() {
                     return Err("allows_send disagrees with send".into());
                 }
-                sent
-            } else {
-                machine.receive(&frame).map(|r| match r {
-                    machines::Received::To(s) => Some(s.value()),
-                    machines::Received::Ignored => None,
-                })
-            })
+                return Ok((sent, None));
+            }
+            let received = machine.receive(&frame).map(|r| match r {
+                machines::Received::To(s) => Some(s.value()),
+                machines::Received::Ignored => None,
+            });
+            let mut again = machines::SubscriptionMachine::with_state(role, state);
+            let dispatched = match role {
+                machines::SubscriptionRole::Subscriber => {
+                    again.dispatch_subscriber(&frame, &mut recorder)
+                }
+                machines::SubscriptionRole::Publisher => {
+                    again.dispatch_publisher(&frame, &mut recorder)
+                }
+            };
+            match (&received, &dispatched) {
+                (Ok(r), Ok(taken)) if r.is_some() == *taken => {}
+                (Err(a), Err(b)) if a == b => {}
+                _ => {
+                    return Err(format!(
+                        "dispatch gives {dispatched:?}, receive {received:?}"
+                    ))
+                }
+            }
+            if again != machine {
+                return Err("dispatch and receive leave different states".into());
+            }
+            Ok((received, recorder.0))
         }
         "SplitElementMachine" => {
             let role = machines::SplitElementRole::from_name(role).ok_or("no such role")?;
             let state = machines::SplitElementState::from_value(state).ok_or("no such state")?;
             let mut machine = machines::SplitElementMachine::with_state(role, state);
-            Ok(if send {
+            if send {
                 let allowed = machine.allows_send(&frame);
                 let sent = machine.send(&frame).map(|s| Some(s.value()));
                 if allowed != sent.is_ok() {
                     return Err("allows_send disagrees with send".into());
                 }
-                sent
-            } else {
-                machine.receive(&frame).map(|r| match r {
-                    machines::Received::To(s) => Some(s.value()),
-                    machines::Received::Ignored => None,
-                })
-            })
+                return Ok((sent, None));
+            }
+            let received = machine.receive(&frame).map(|r| match r {
+                machines::Received::To(s) => Some(s.value()),
+                machines::Received::Ignored => None,
+            });
+            let mut again = machines::SplitElementMachine::with_state(role, state);
+            let dispatched = match role {
+                machines::SplitElementRole::Publisher => again
+                    .receive(&frame)
+                    .map(|r| r != machines::Received::Ignored),
+                machines::SplitElementRole::Subscriber => {
+                    again.dispatch_subscriber(&frame, &mut recorder)
+                }
+            };
+            match (&received, &dispatched) {
+                (Ok(r), Ok(taken)) if r.is_some() == *taken => {}
+                (Err(a), Err(b)) if a == b => {}
+                _ => {
+                    return Err(format!(
+                        "dispatch gives {dispatched:?}, receive {received:?}"
+                    ))
+                }
+            }
+            if again != machine {
+                return Err("dispatch and receive leave different states".into());
+            }
+            Ok((received, recorder.0))
         }
         _ => Err(format!("no machine {class}")),
     }

@@ -551,6 +551,92 @@ pub fn build_encode(v: &Value, ctx: &Value) -> Result<Result<Vec<u8>, &'static s
     let f = frame_from(v)?;
     Ok(f.encode_with(ctx.as_ref()).map_err(|e| e.class_name()))
 }
+#[derive(Default)]
+struct Recorder(Option<&'static str>);
+impl machines::ConnectionClientHandlers for Recorder {
+    fn on_connection_lease(&mut self, _: &Lease<'_>) {
+        self.0 = Some("on_connection_lease");
+    }
+    fn on_connection_keepalive(&mut self, _: &Keepalive<'_>) {
+        self.0 = Some("on_connection_keepalive");
+    }
+    fn on_connection_error(&mut self, _: &Error<'_>) {
+        self.0 = Some("on_connection_error");
+    }
+    fn on_connection_metadata_push(&mut self, _: &MetadataPush<'_>) {
+        self.0 = Some("on_connection_metadata_push");
+    }
+    fn on_connection_resume_ok(&mut self, _: &ResumeOk) {
+        self.0 = Some("on_connection_resume_ok");
+    }
+    fn on_connection_ext(&mut self, _: &Ext<'_>) {
+        self.0 = Some("on_connection_ext");
+    }
+}
+impl machines::ConnectionServerHandlers for Recorder {
+    fn on_connection_setup(&mut self, _: &Setup<'_>) {
+        self.0 = Some("on_connection_setup");
+    }
+    fn on_connection_lease(&mut self, _: &Lease<'_>) {
+        self.0 = Some("on_connection_lease");
+    }
+    fn on_connection_keepalive(&mut self, _: &Keepalive<'_>) {
+        self.0 = Some("on_connection_keepalive");
+    }
+    fn on_connection_error(&mut self, _: &Error<'_>) {
+        self.0 = Some("on_connection_error");
+    }
+    fn on_connection_metadata_push(&mut self, _: &MetadataPush<'_>) {
+        self.0 = Some("on_connection_metadata_push");
+    }
+    fn on_connection_resume(&mut self, _: &Resume<'_>) {
+        self.0 = Some("on_connection_resume");
+    }
+    fn on_connection_ext(&mut self, _: &Ext<'_>) {
+        self.0 = Some("on_connection_ext");
+    }
+}
+impl machines::StreamRequesterHandlers for Recorder {
+    fn on_stream_request_n(&mut self, _: &RequestN) {
+        self.0 = Some("on_stream_request_n");
+    }
+    fn on_stream_payload(&mut self, _: &Payload<'_>) {
+        self.0 = Some("on_stream_payload");
+    }
+    fn on_stream_error(&mut self, _: &Error<'_>) {
+        self.0 = Some("on_stream_error");
+    }
+}
+impl machines::StreamResponderHandlers for Recorder {
+    fn on_stream_request_response(&mut self, _: &RequestResponse<'_>) {
+        self.0 = Some("on_stream_request_response");
+    }
+    fn on_stream_request_fnf(&mut self, _: &RequestFnf<'_>) {
+        self.0 = Some("on_stream_request_fnf");
+    }
+    fn on_stream_request_stream(&mut self, _: &RequestStream<'_>) {
+        self.0 = Some("on_stream_request_stream");
+    }
+    fn on_stream_request_channel(&mut self, _: &RequestChannel<'_>) {
+        self.0 = Some("on_stream_request_channel");
+    }
+    fn on_stream_request_n(&mut self, _: &RequestN) {
+        self.0 = Some("on_stream_request_n");
+    }
+    fn on_stream_cancel(&mut self, _: &Cancel) {
+        self.0 = Some("on_stream_cancel");
+    }
+    fn on_stream_payload(&mut self, _: &Payload<'_>) {
+        self.0 = Some("on_stream_payload");
+    }
+    fn on_stream_error(&mut self, _: &Error<'_>) {
+        self.0 = Some("on_stream_error");
+    }
+}
+type Applied = (
+    Result<Option<&'static str>, machines::MachineError>,
+    Option<&'static str>,
+);
 pub fn machine_outcome(
     class: &str,
     role: &str,
@@ -559,7 +645,7 @@ pub fn machine_outcome(
     data: &[u8],
     sender: Option<&str>,
     ctx: &Value,
-) -> Result<Result<Option<&'static str>, machines::MachineError>, String> {
+) -> Result<Applied, String> {
     let sender = match sender {
         Some("client") => Some(Sender::Client),
         Some("server") => Some(Sender::Server),
@@ -568,114 +654,237 @@ pub fn machine_outcome(
     let ctx = context_from(ctx)?;
     let frame = wirestream_rsocket_v1_0::decode_with(data, ctx.as_ref(), sender)
         .map_err(|e| format!("decode: {e}"))?;
+    let mut recorder = Recorder::default();
     match class {
         "ConnectionMachine" => {
             let role = machines::ConnectionRole::from_name(role).ok_or("no such role")?;
             let state = machines::ConnectionState::from_value(state).ok_or("no such state")?;
             let mut machine = machines::ConnectionMachine::with_state(role, state);
-            Ok(if send {
+            if send {
                 let allowed = machine.allows_send(&frame);
                 let sent = machine.send(&frame).map(|s| Some(s.value()));
                 if allowed != sent.is_ok() {
                     return Err("allows_send disagrees with send".into());
                 }
-                sent
-            } else {
-                machine.receive(&frame).map(|r| match r {
-                    machines::Received::To(s) => Some(s.value()),
-                    machines::Received::Ignored => None,
-                })
-            })
+                return Ok((sent, None));
+            }
+            let received = machine.receive(&frame).map(|r| match r {
+                machines::Received::To(s) => Some(s.value()),
+                machines::Received::Ignored => None,
+            });
+            let mut again = machines::ConnectionMachine::with_state(role, state);
+            let dispatched = match role {
+                machines::ConnectionRole::Client => again.dispatch_client(&frame, &mut recorder),
+                machines::ConnectionRole::Server => again.dispatch_server(&frame, &mut recorder),
+            };
+            match (&received, &dispatched) {
+                (Ok(r), Ok(taken)) if r.is_some() == *taken => {}
+                (Err(a), Err(b)) if a == b => {}
+                _ => {
+                    return Err(format!(
+                        "dispatch gives {dispatched:?}, receive {received:?}"
+                    ))
+                }
+            }
+            if again != machine {
+                return Err("dispatch and receive leave different states".into());
+            }
+            Ok((received, recorder.0))
         }
         "FragmentsMachine" => {
             let role = machines::FragmentsRole::from_name(role).ok_or("no such role")?;
             let state = machines::FragmentsState::from_value(state).ok_or("no such state")?;
             let mut machine = machines::FragmentsMachine::with_state(role, state);
-            Ok(if send {
+            if send {
                 let allowed = machine.allows_send(&frame);
                 let sent = machine.send(&frame).map(|s| Some(s.value()));
                 if allowed != sent.is_ok() {
                     return Err("allows_send disagrees with send".into());
                 }
-                sent
-            } else {
-                machine.receive(&frame).map(|r| match r {
-                    machines::Received::To(s) => Some(s.value()),
-                    machines::Received::Ignored => None,
-                })
-            })
+                return Ok((sent, None));
+            }
+            let received = machine.receive(&frame).map(|r| match r {
+                machines::Received::To(s) => Some(s.value()),
+                machines::Received::Ignored => None,
+            });
+            let mut again = machines::FragmentsMachine::with_state(role, state);
+            let dispatched = match role {
+                machines::FragmentsRole::Sender => again
+                    .receive(&frame)
+                    .map(|r| r != machines::Received::Ignored),
+                machines::FragmentsRole::Receiver => again
+                    .receive(&frame)
+                    .map(|r| r != machines::Received::Ignored),
+            };
+            match (&received, &dispatched) {
+                (Ok(r), Ok(taken)) if r.is_some() == *taken => {}
+                (Err(a), Err(b)) if a == b => {}
+                _ => {
+                    return Err(format!(
+                        "dispatch gives {dispatched:?}, receive {received:?}"
+                    ))
+                }
+            }
+            if again != machine {
+                return Err("dispatch and receive leave different states".into());
+            }
+            Ok((received, recorder.0))
         }
         "RequestResponseMachine" => {
             let role = machines::RequestResponseRole::from_name(role).ok_or("no such role")?;
             let state = machines::RequestResponseState::from_value(state).ok_or("no such state")?;
             let mut machine = machines::RequestResponseMachine::with_state(role, state);
-            Ok(if send {
+            if send {
                 let allowed = machine.allows_send(&frame);
                 let sent = machine.send(&frame).map(|s| Some(s.value()));
                 if allowed != sent.is_ok() {
                     return Err("allows_send disagrees with send".into());
                 }
-                sent
-            } else {
-                machine.receive(&frame).map(|r| match r {
-                    machines::Received::To(s) => Some(s.value()),
-                    machines::Received::Ignored => None,
-                })
-            })
+                return Ok((sent, None));
+            }
+            let received = machine.receive(&frame).map(|r| match r {
+                machines::Received::To(s) => Some(s.value()),
+                machines::Received::Ignored => None,
+            });
+            let mut again = machines::RequestResponseMachine::with_state(role, state);
+            let dispatched = match role {
+                machines::RequestResponseRole::Requester => {
+                    again.dispatch_requester(&frame, &mut recorder)
+                }
+                machines::RequestResponseRole::Responder => {
+                    again.dispatch_responder(&frame, &mut recorder)
+                }
+            };
+            match (&received, &dispatched) {
+                (Ok(r), Ok(taken)) if r.is_some() == *taken => {}
+                (Err(a), Err(b)) if a == b => {}
+                _ => {
+                    return Err(format!(
+                        "dispatch gives {dispatched:?}, receive {received:?}"
+                    ))
+                }
+            }
+            if again != machine {
+                return Err("dispatch and receive leave different states".into());
+            }
+            Ok((received, recorder.0))
         }
         "RequestFnfMachine" => {
             let role = machines::RequestFnfRole::from_name(role).ok_or("no such role")?;
             let state = machines::RequestFnfState::from_value(state).ok_or("no such state")?;
             let mut machine = machines::RequestFnfMachine::with_state(role, state);
-            Ok(if send {
+            if send {
                 let allowed = machine.allows_send(&frame);
                 let sent = machine.send(&frame).map(|s| Some(s.value()));
                 if allowed != sent.is_ok() {
                     return Err("allows_send disagrees with send".into());
                 }
-                sent
-            } else {
-                machine.receive(&frame).map(|r| match r {
-                    machines::Received::To(s) => Some(s.value()),
-                    machines::Received::Ignored => None,
-                })
-            })
+                return Ok((sent, None));
+            }
+            let received = machine.receive(&frame).map(|r| match r {
+                machines::Received::To(s) => Some(s.value()),
+                machines::Received::Ignored => None,
+            });
+            let mut again = machines::RequestFnfMachine::with_state(role, state);
+            let dispatched = match role {
+                machines::RequestFnfRole::Requester => again
+                    .receive(&frame)
+                    .map(|r| r != machines::Received::Ignored),
+                machines::RequestFnfRole::Responder => {
+                    again.dispatch_responder(&frame, &mut recorder)
+                }
+            };
+            match (&received, &dispatched) {
+                (Ok(r), Ok(taken)) if r.is_some() == *taken => {}
+                (Err(a), Err(b)) if a == b => {}
+                _ => {
+                    return Err(format!(
+                        "dispatch gives {dispatched:?}, receive {received:?}"
+                    ))
+                }
+            }
+            if again != machine {
+                return Err("dispatch and receive leave different states".into());
+            }
+            Ok((received, recorder.0))
         }
         "RequestStreamMachine" => {
             let role = machines::RequestStreamRole::from_name(role).ok_or("no such role")?;
             let state = machines::RequestStreamState::from_value(state).ok_or("no such state")?;
             let mut machine = machines::RequestStreamMachine::with_state(role, state);
-            Ok(if send {
+            if send {
                 let allowed = machine.allows_send(&frame);
                 let sent = machine.send(&frame).map(|s| Some(s.value()));
                 if allowed != sent.is_ok() {
                     return Err("allows_send disagrees with send".into());
                 }
-                sent
-            } else {
-                machine.receive(&frame).map(|r| match r {
-                    machines::Received::To(s) => Some(s.value()),
-                    machines::Received::Ignored => None,
-                })
-            })
+                return Ok((sent, None));
+            }
+            let received = machine.receive(&frame).map(|r| match r {
+                machines::Received::To(s) => Some(s.value()),
+                machines::Received::Ignored => None,
+            });
+            let mut again = machines::RequestStreamMachine::with_state(role, state);
+            let dispatched = match role {
+                machines::RequestStreamRole::Requester => {
+                    again.dispatch_requester(&frame, &mut recorder)
+                }
+                machines::RequestStreamRole::Responder => {
+                    again.dispatch_responder(&frame, &mut recorder)
+                }
+            };
+            match (&received, &dispatched) {
+                (Ok(r), Ok(taken)) if r.is_some() == *taken => {}
+                (Err(a), Err(b)) if a == b => {}
+                _ => {
+                    return Err(format!(
+                        "dispatch gives {dispatched:?}, receive {received:?}"
+                    ))
+                }
+            }
+            if again != machine {
+                return Err("dispatch and receive leave different states".into());
+            }
+            Ok((received, recorder.0))
         }
         "RequestChannelMachine" => {
             let role = machines::RequestChannelRole::from_name(role).ok_or("no such role")?;
             let state = machines::RequestChannelState::from_value(state).ok_or("no such state")?;
             let mut machine = machines::RequestChannelMachine::with_state(role, state);
-            Ok(if send {
+            if send {
                 let allowed = machine.allows_send(&frame);
                 let sent = machine.send(&frame).map(|s| Some(s.value()));
                 if allowed != sent.is_ok() {
                     return Err("allows_send disagrees with send".into());
                 }
-                sent
-            } else {
-                machine.receive(&frame).map(|r| match r {
-                    machines::Received::To(s) => Some(s.value()),
-                    machines::Received::Ignored => None,
-                })
-            })
+                return Ok((sent, None));
+            }
+            let received = machine.receive(&frame).map(|r| match r {
+                machines::Received::To(s) => Some(s.value()),
+                machines::Received::Ignored => None,
+            });
+            let mut again = machines::RequestChannelMachine::with_state(role, state);
+            let dispatched = match role {
+                machines::RequestChannelRole::Requester => {
+                    again.dispatch_requester(&frame, &mut recorder)
+                }
+                machines::RequestChannelRole::Responder => {
+                    again.dispatch_responder(&frame, &mut recorder)
+                }
+            };
+            match (&received, &dispatched) {
+                (Ok(r), Ok(taken)) if r.is_some() == *taken => {}
+                (Err(a), Err(b)) if a == b => {}
+                _ => {
+                    return Err(format!(
+                        "dispatch gives {dispatched:?}, receive {received:?}"
+                    ))
+                }
+            }
+            if again != machine {
+                return Err("dispatch and receive leave different states".into());
+            }
+            Ok((received, recorder.0))
         }
         _ => Err(format!("no machine {class}")),
     }
