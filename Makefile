@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PY_DIRS := setup.py wirestream/__init__.py wirestream/__main__.py wirestream/apps codegen runtime generated tests bench
 
-.PHONY: native docs venv node-deps java-peers tshark generate check-generated lint typecheck pytest ts-build ts-test test fuzz mutate bench demo clean broker broker-stop broker-installed servers-installed servers servers-stop
+.PHONY: native docs venv node-deps java-peers tshark generate check-generated lint typecheck pytest ts-build ts-test test fuzz fuzz-rust mutate bench demo clean broker broker-stop broker-installed servers-installed servers servers-stop
 
 # The venv is (re)built whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -164,12 +164,27 @@ fuzz: $(FUZZ_STAMP)
 mutate: venv
 	tools/mutate.sh $(BIN)/python
 
+# The Rust codecs' fuzz harness (generated/rust/fuzz, stable toolchain: a deterministic mutation
+# loop over every crate's decode and stream splitter, docs/rust.md): FUZZ_RUST_RUNS inputs per
+# protocol version, from the committed corpora; inputs with a new outcome go to out/fuzz/rust
+# (copy the worthwhile ones to tests/fuzz/rust, which `make test` replays), findings to
+# out/fuzz/rust-findings.
+FUZZ_RUST_RUNS ?= 1000000
+fuzz-rust:
+	cargo build --release --quiet --manifest-path generated/rust/Cargo.toml -p wirestream-fuzz
+	generated/rust/target/release/wirestream-fuzz --runs $(FUZZ_RUST_RUNS) \
+		--corpus tests/fuzz/corpus --corpus tests/fuzz/rust \
+		--save out/fuzz/rust --findings out/fuzz/rust-findings
+
 # The RabbitMQ figures need the broker: `broker` starts it (a no-op when it runs).
+# bench.rust_ratios builds bench/rust (the generated Rust codec, a hand-written loop and
+# rsocket_rust 0.7.5) and puts it against the generated Python decode in the same run.
 # bench/typescript_codec.ts (built by ts-build: the root tsconfig references bench/) puts
 # the generated TypeScript codec against rsocket-js in the same Node run.
 # bench.rabbitmq_codecs runs the Java stream client (java-peers) beside ours, per codec.
 bench: venv native broker ts-build java-peers
 	$(BIN)/python -m bench.codec
+	$(BIN)/python -m bench.rust_ratios
 	$(BIN)/python -m bench.families
 	node bench/dist/typescript_codec.js
 	$(BIN)/python -m bench.rsocket_runtime
