@@ -1,0 +1,133 @@
+// One scenario of the TypeScript RSocket client (@wirestream/rsocket/node) against a real
+// server, driven by tests/typescript/test_rsocket_interop.py:
+//   node tests/typescript/dist/rsocket/client.js URL SCENARIO [MTU]
+// prints one JSON object with what it saw (the pytest side asserts on it and on what the
+// server saw). Exits non-zero with the error on stderr; every wait is bounded (WAIT_MS).
+
+import { connect, payload, text, type RSocketPayload, type RSocketPeer, StreamError } from "@wirestream/rsocket/node";
+
+const WAIT_MS = 30_000;
+const [url, scenario, mtuArg] = process.argv.slice(2);
+
+function within<T>(work: Promise<T>, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${WAIT_MS} ms`)), WAIT_MS);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+function hex(bytes: Uint8Array | null): string | null {
+  return bytes === null ? null : Buffer.from(bytes).toString("hex");
+}
+
+async function* numbered(from: number, to: number): AsyncGenerator<RSocketPayload> {
+  for (let i = from; i < to; i++) {
+    yield payload(`item-${i}`);
+  }
+}
+
+const scenarios: Record<string, (rs: RSocketPeer) => Promise<unknown>> = {
+  async request_response(rs) {
+    const answer = await rs.requestResponse(payload("hello", "md-1"));
+    return { data: text(answer), metadata: hex(answer.metadata) };
+  },
+  async request_stream_backpressure(rs) {
+    const limitRate = 64;
+    const stream = rs.requestStream(payload("10000"), { limitRate });
+    let count = 0;
+    let inOrder = true;
+    let maxBuffered = 0;
+    for await (const item of stream) {
+      if (text(item) !== String(count)) inOrder = false;
+      count += 1;
+      maxBuffered = Math.max(maxBuffered, stream.buffered);
+      if (count % 1000 === 0) await new Promise((resolve) => setTimeout(resolve, 1)); // a slow consumer
+    }
+    return { count, inOrder, maxBuffered, limitRate };
+  },
+  async request_channel(rs) {
+    const echoes: string[] = [];
+    for await (const item of rs.requestChannel(payload("item-0"), numbered(1, 500), { limitRate: 16 })) {
+      echoes.push(text(item));
+    }
+    const expected = Array.from({ length: 500 }, (_, i) => `item-${i}`);
+    return { count: echoes.length, same: JSON.stringify(echoes) === JSON.stringify(expected) };
+  },
+  async fire_and_forget(rs) {
+    await rs.fireAndForget(payload("fnf-from-typescript"));
+    // A request after it: the server has handled the FNF frame by the time it answers.
+    const answer = await rs.requestResponse(payload("after"));
+    return { after: text(answer) };
+  },
+  async metadata_push(rs) {
+    await rs.metadataPush(new TextEncoder().encode("push-from-typescript"));
+    const answer = await rs.requestResponse(payload("after"));
+    return { after: text(answer) };
+  },
+  async cancel(rs) {
+    const got: string[] = [];
+    for await (const item of rs.requestStream(payload("1000000"), { limitRate: 8 })) {
+      got.push(text(item));
+      if (got.length === 5) break; // CANCEL
+    }
+    const controller = new AbortController();
+    const aborted: string[] = [];
+    let abortError = "";
+    try {
+      for await (const item of rs.requestStream(payload("1000000"), { limitRate: 4, signal: controller.signal })) {
+        aborted.push(text(item));
+        if (aborted.length === 3) controller.abort(new Error("enough"));
+      }
+    } catch (error) {
+      abortError = (error as Error).message;
+    }
+    const answer = await rs.requestResponse(payload("still-open"));
+    return { got, aborted, abortError, after: text(answer), open: rs.engine.openStreams.size };
+  },
+  async fragmentation(rs) {
+    const data = new Uint8Array(10_000).map((_, i) => i % 251);
+    const metadata = new Uint8Array(1_000).map((_, i) => (i * 7) % 256);
+    const answer = await rs.requestResponse({ data, metadata });
+    const stream: string[] = [];
+    for await (const item of rs.requestChannel({ data, metadata: null }, null, { limitRate: 2 })) {
+      stream.push(hex(item.data) === hex(data) ? "same" : "different");
+    }
+    return {
+      data: hex(answer.data) === hex(data),
+      metadata: hex(answer.metadata) === hex(metadata),
+      channel: stream,
+    };
+  },
+  async application_error(rs) {
+    try {
+      for await (const _ of rs.requestStream(payload("not a number"))) {
+        void _;
+      }
+      return { error: null };
+    } catch (error) {
+      const e = error as StreamError;
+      return { error: e.name, code: e.errorCode, message: e.message };
+    }
+  },
+};
+
+async function main(): Promise<void> {
+  const run = scenarios[scenario ?? ""];
+  if (url === undefined || run === undefined) {
+    throw new Error(`usage: client.js URL (${Object.keys(scenarios).join("|")}) [MTU]`);
+  }
+  const limits = mtuArg !== undefined ? { mtu: Number(mtuArg) } : {};
+  const rs = await within(connect(url, { keepalive: 1_000, limits }), "connecting");
+  const result = await within(run(rs), scenario!);
+  await within(rs.close(), "closing");
+  process.stdout.write(JSON.stringify(result) + "\n");
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? `${error.name}: ${error.message}\n${error.stack}` : String(error)}\n`);
+    process.exit(1);
+  },
+);
