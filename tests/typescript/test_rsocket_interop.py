@@ -1,0 +1,278 @@
+"""Interop of the TypeScript RSocket peer (@wirestream/rsocket, issue 29) with the Python one.
+
+Nothing is mocked: each side builds and parses every frame with its own codec.
+
+A. The TypeScript client (``tests/typescript/rsocket/client.ts``, one scenario per node
+   process, over TCP and WebSocket) against the Python ``serve`` with the demo responder
+   that ``wirestream rsocket serve`` runs (``EchoResponder``, whose records say what the
+   Python side saw: fire-and-forget and metadata-push payloads, streams left open).
+B. The Python client (``connect``) against the TypeScript server
+   (``tests/typescript/rsocket/server.ts``, which answers as the demo responder does and
+   prints what it was pushed), over TCP and WebSocket.
+
+Both directions cover request-response (with metadata), a 10,000-item request-stream under
+request-n backpressure, a channel, fire-and-forget, metadata push, cancel (and, on the
+TypeScript side, an AbortSignal), fragmentation (MTU 64 both ways), and an application
+error. Every wait is bounded (``aio_support.run``'s timeout and the subprocess's).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from tests.support.aio_support import run
+from tests.support.typescript_support import ROOT
+from wirestream.apps.demo_responder import EchoResponder
+from wirestream.runtime.rsocket import ApplicationError, RSocketPeer, connect, serve
+
+CLIENT = ROOT / "tests" / "typescript" / "dist" / "rsocket" / "client.js"
+SERVER = ROOT / "tests" / "typescript" / "dist" / "rsocket" / "server.js"
+STEP = 60.0  # seconds for one node process (a cold start on a busy 2-core machine)
+
+TRANSPORTS = ["tcp", "ws"]
+
+
+async def ts_client(node: str, url: str, scenario: str, mtu: int | None = None) -> Any:
+    """Run one scenario of the TypeScript client against ``url``; what it printed."""
+    args = [node, str(CLIENT), url, scenario] + ([str(mtu)] if mtu is not None else [])
+    process = await asyncio.create_subprocess_exec(
+        *args,
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        out, err = await asyncio.wait_for(process.communicate(), STEP)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert process.returncode == 0, f"client.js {scenario} failed:\n{err.decode()}"
+    return json.loads(out)
+
+
+async def against_python(
+    node: str, transport: str, scenario: str, mtu: int | None = None
+) -> tuple[Any, EchoResponder, int]:
+    """The TypeScript client's ``scenario`` against a Python server: its result, the
+    responder's records and how many streams the server still had open at the end."""
+    responder = EchoResponder()
+    server = await serve(f"{transport}://127.0.0.1:0", responder, mtu=mtu)
+    try:
+        result = await ts_client(node, server.url, scenario, mtu)
+        open_streams = sum(len(peer.engine.open_streams) for peer in server.peers)
+    finally:
+        server.close()
+        await server.wait_closed()
+    return result, responder, open_streams
+
+
+# ---------------------------------------------------------------------------- A
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_ts_client_request_response(node: str, transport: str) -> None:
+    result, _, _ = run(against_python(node, transport, "request_response"))
+    assert result == {"data": "hello", "metadata": b"md-1".hex()}
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_ts_client_request_stream_backpressure(node: str, transport: str) -> None:
+    """10,000 items in order, never more buffered than the limit rate granted: REQUEST_N
+    follows consumption (a slow consumer pauses every 1,000)."""
+    result, _, _ = run(against_python(node, transport, "request_stream_backpressure"), 90)
+    assert result["count"] == 10_000
+    assert result["inOrder"] is True
+    assert 0 < result["maxBuffered"] <= result["limitRate"]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_ts_client_request_channel(node: str, transport: str) -> None:
+    result, _, _ = run(against_python(node, transport, "request_channel"))
+    assert result == {"count": 500, "same": True}
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_ts_client_fire_and_forget(node: str, transport: str) -> None:
+    result, responder, _ = run(against_python(node, transport, "fire_and_forget"))
+    assert result == {"after": "after"}
+    assert [p.data for p in responder.fire_and_forgets] == [b"fnf-from-typescript"]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_ts_client_metadata_push(node: str, transport: str) -> None:
+    result, responder, _ = run(against_python(node, transport, "metadata_push"))
+    assert result == {"after": "after"}
+    assert list(responder.metadata_pushes) == [b"push-from-typescript"]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_ts_client_cancel(node: str, transport: str) -> None:
+    """``break`` sends CANCEL and an AbortSignal does too: the server keeps no stream open
+    (its publishers of a million items stopped), and the connection goes on."""
+    result, _, open_streams = run(against_python(node, transport, "cancel"))
+    assert result["got"] == ["0", "1", "2", "3", "4"]
+    assert result["aborted"] == ["0", "1", "2"]
+    assert result["abortError"] == "enough"
+    assert result["after"] == "still-open"
+    assert result["open"] == 0
+    assert open_streams == 0
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_ts_client_fragmentation(node: str, transport: str) -> None:
+    """Both sides fragment at MTU 64: 10 kB of data and 1 kB of metadata come back whole."""
+    result, _, _ = run(against_python(node, transport, "fragmentation", mtu=64))
+    assert result == {"data": True, "metadata": True, "channel": ["same"]}
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_ts_client_application_error(node: str, transport: str) -> None:
+    result, _, _ = run(against_python(node, transport, "application_error"))
+    assert result["error"] == "ApplicationError"
+    assert result["code"] == 0x201
+    assert "decimal count" in result["message"]
+
+
+# ---------------------------------------------------------------------------- B
+
+
+class TypeScriptServer:
+    """``server.js`` as a subprocess: its URL, and the lines it printed after it."""
+
+    def __init__(self, process: asyncio.subprocess.Process, url: str) -> None:
+        self.process = process
+        self.url = url
+
+    async def lines(self, count: int) -> list[str]:
+        assert self.process.stdout is not None
+        out = []
+        for _ in range(count):
+            line = await asyncio.wait_for(self.process.stdout.readline(), STEP)
+            out.append(line.decode().rstrip("\n"))
+        return out
+
+
+async def start_ts_server(node: str, transport: str, mtu: int | None = None) -> TypeScriptServer:
+    args = [node, str(SERVER), f"{transport}://127.0.0.1:0"] + ([str(mtu)] if mtu else [])
+    process = await asyncio.create_subprocess_exec(
+        *args,
+        cwd=ROOT,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    first = await asyncio.wait_for(process.stdout.readline(), STEP)
+    found = re.match(r"listening on (\S+)", first.decode())
+    if found is None:
+        process.kill()
+        await process.wait()
+        raise AssertionError(f"server.js did not start: {first!r}")
+    return TypeScriptServer(process, found.group(1))
+
+
+async def stop(server: TypeScriptServer) -> str:
+    """Close its stdin (it stops), wait; its stderr."""
+    process = server.process
+    assert process.stdin is not None
+    process.stdin.close()
+    try:
+        _, err = await asyncio.wait_for(process.communicate(), STEP)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    return err.decode()
+
+
+async def with_ts_server(
+    node: str, transport: str, body: Any, mtu: int | None = None, pushed: int = 0
+) -> tuple[Any, list[str]]:
+    """Run ``body(peer)`` with a Python client connected to a TypeScript server; its
+    result and the ``pushed`` lines the server printed."""
+    server = await start_ts_server(node, transport, mtu)
+    try:
+        async with await connect(server.url, mtu=mtu) as peer:
+            result = await body(peer)
+            lines = await server.lines(pushed)
+    finally:
+        err = await stop(server)
+    assert "Error" not in err, err
+    return result, lines
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_python_client_against_ts_server(node: str, transport: str) -> None:
+    """Every interaction model, with metadata, from the Python client."""
+
+    async def body(peer: RSocketPeer) -> None:
+        answer = await peer.request_response(b"hello", b"md")
+        assert (answer.data, answer.metadata) == (b"hello", b"md")
+        count = 0
+        async for item in peer.request_stream(b"10000", limit_rate=32):
+            assert item.data == b"%d" % count
+            count += 1
+        assert count == 10_000
+
+        async def outbound() -> AsyncIterator[bytes]:
+            for i in range(1, 200):
+                yield b"c%d" % i
+
+        echoed = [p.data async for p in peer.request_channel(b"c0", outbound=outbound())]
+        assert echoed == [b"c%d" % i for i in range(200)]
+        await peer.fire_and_forget(b"fnf-from-python")
+        await peer.metadata_push(b"push-from-python")
+
+    _, lines = run(with_ts_server(node, transport, body, pushed=2), 90)
+    assert lines == ["fire-and-forget: fnf-from-python", "metadata-push: push-from-python"]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_python_client_cancel_against_ts_server(node: str, transport: str) -> None:
+    """The Python client cancels a million-item stream after 3; the TypeScript publisher
+    stops (the connection then answers at once) and no stream is left."""
+
+    async def body(peer: RSocketPeer) -> int:
+        seen = 0
+        async for _ in peer.request_stream(b"1000000", limit_rate=4):
+            seen += 1
+            if seen == 3:
+                break
+        answer = await peer.request_response(b"still-open")
+        assert answer.data == b"still-open"
+        return len(peer.engine.open_streams)
+
+    left, _ = run(with_ts_server(node, transport, body))
+    assert left == 0
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_python_client_fragmentation_against_ts_server(node: str, transport: str) -> None:
+    """MTU 64 on both sides: a 10 kB request with 1 kB of metadata, and a stream of them."""
+    data = bytes(i % 251 for i in range(10_000))
+    metadata = bytes((i * 7) % 256 for i in range(1_000))
+
+    async def body(peer: RSocketPeer) -> None:
+        answer = await peer.request_response(data, metadata)
+        assert answer.data == data and answer.metadata == metadata
+        echoed = [p async for p in peer.request_channel(data, metadata)]
+        assert [(p.data, p.metadata) for p in echoed] == [(data, metadata)]
+
+    run(with_ts_server(node, transport, body, mtu=64))
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_python_client_application_error_from_ts_server(node: str, transport: str) -> None:
+    async def body(peer: RSocketPeer) -> None:
+        with pytest.raises(ApplicationError, match="decimal count"):
+            async for _ in peer.request_stream(b"not a number"):
+                pass
+
+    run(with_ts_server(node, transport, body))
