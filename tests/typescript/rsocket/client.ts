@@ -4,7 +4,14 @@
 // prints one JSON object with what it saw (the pytest side asserts on it and on what the
 // server saw). Exits non-zero with the error on stderr; every wait is bounded (WAIT_MS).
 
-import { connect, payload, text, type RSocketPayload, type RSocketPeer, StreamError } from "@wirestream/rsocket/node";
+import {
+  connect,
+  payload,
+  text,
+  type RSocketPayload,
+  type RSocketPeer,
+  StreamError,
+} from "@wirestream/rsocket/node";
 
 const WAIT_MS = 30_000;
 const [url, scenario, mtuArg] = process.argv.slice(2);
@@ -42,13 +49,17 @@ const scenarios: Record<string, (rs: RSocketPeer) => Promise<unknown>> = {
       if (text(item) !== String(count)) inOrder = false;
       count += 1;
       maxBuffered = Math.max(maxBuffered, stream.buffered);
-      if (count % 1000 === 0) await new Promise((resolve) => setTimeout(resolve, 1)); // a slow consumer
+      if (count % 1000 === 0) {
+        await new Promise((resolve) => setTimeout(resolve, 1)); // a slow consumer
+      }
     }
     return { count, inOrder, maxBuffered, limitRate };
   },
   async request_channel(rs) {
     const echoes: string[] = [];
-    for await (const item of rs.requestChannel(payload("item-0"), numbered(1, 500), { limitRate: 16 })) {
+    for await (const item of rs.requestChannel(payload("item-0"), numbered(1, 500), {
+      limitRate: 16,
+    })) {
       echoes.push(text(item));
     }
     const expected = Array.from({ length: 500 }, (_, i) => `item-${i}`);
@@ -75,7 +86,10 @@ const scenarios: Record<string, (rs: RSocketPeer) => Promise<unknown>> = {
     const aborted: string[] = [];
     let abortError = "";
     try {
-      for await (const item of rs.requestStream(payload("1000000"), { limitRate: 4, signal: controller.signal })) {
+      for await (const item of rs.requestStream(payload("1000000"), {
+        limitRate: 4,
+        signal: controller.signal,
+      })) {
         aborted.push(text(item));
         if (aborted.length === 3) controller.abort(new Error("enough"));
       }
@@ -127,7 +141,9 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(0),
   (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? `${error.name}: ${error.message}\n${error.stack}` : String(error)}\n`);
+    process.stderr.write(
+      `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exit(1);
   },
 );

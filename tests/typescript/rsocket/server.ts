@@ -4,7 +4,13 @@
 // prints "listening on URL", then one line per fire-and-forget ("fire-and-forget: TEXT")
 // and metadata push ("metadata-push: TEXT"); stops on SIGTERM or when stdin closes.
 
-import { ApplicationError, payload, serve, text, type RSocketPayload } from "@wirestream/rsocket/node";
+import {
+  ApplicationError,
+  payload,
+  serve,
+  text,
+  type RSocketPayload,
+} from "@wirestream/rsocket/node";
 
 const [url, mtuArg] = process.argv.slice(2);
 
@@ -14,7 +20,10 @@ async function* count(n: number): AsyncGenerator<RSocketPayload> {
   }
 }
 
-async function* echo(first: RSocketPayload, rest: AsyncIterable<RSocketPayload>): AsyncGenerator<RSocketPayload> {
+async function* echo(
+  first: RSocketPayload,
+  rest: AsyncIterable<RSocketPayload>,
+): AsyncGenerator<RSocketPayload> {
   yield first;
   for await (const item of rest) {
     yield item;
@@ -32,7 +41,9 @@ async function main(): Promise<void> {
       requestStream: (request) => {
         const raw = text(request).trim();
         if (!/^[0-9]+$/.test(raw)) {
-          throw new ApplicationError(`request-stream data must be a decimal count, not ${JSON.stringify(raw.slice(0, 40))}`);
+          throw new ApplicationError(
+            `request-stream data must be a decimal count, not ${JSON.stringify(raw.slice(0, 40))}`,
+          );
         }
         return count(Number(raw));
       },

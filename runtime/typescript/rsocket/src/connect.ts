@@ -67,7 +67,10 @@ export function startClient(transport: Transport, options: ConnectOptions = {}):
 export async function connect(url: string, options: ConnectOptions = {}): Promise<RSocketPeer> {
   const scheme = url.split(":", 1)[0]!.toLowerCase();
   if (scheme !== "ws" && scheme !== "wss") {
-    throw new ConnectionLost(`${scheme}: is not a browser transport (ws, wss); Node: @wirestream/rsocket/node`, "unsupported");
+    throw new ConnectionLost(
+      `${scheme}: is not a browser transport (ws, wss); Node: @wirestream/rsocket/node`,
+      "unsupported",
+    );
   }
   const transport = await BrowserWebSocketTransport.open(url, options.timeout);
   return startClient(transport, options);

@@ -151,7 +151,8 @@ export class Credit {
 
 /** One open stream: its model's machine and bookkeeping. */
 export class Stream {
-  opened = false;
+  /** A request the application knows of (ours, or the peer's once whole). */
+  opened: boolean;
   /** Credit we granted the peer (items it may still send us). */
   inbound: Credit | null = null;
   /** Credit the peer granted us (items we may still send). */
@@ -166,7 +167,9 @@ export class Stream {
     readonly role: "requester" | "responder",
     readonly machine: StateMachine<string>,
     readonly handlers: BoundHandlers,
-  ) {}
+  ) {
+    this.opened = role === "requester";
+  }
 }
 
 type StreamMachineClass = {
@@ -200,7 +203,12 @@ type StreamContext = [Stream, Event[]];
 type ConnectionContext = [ConnectionState, Event[]];
 
 /** Apply `frame` to `machine`, then its bound handler; false when the machine ignored it. */
-function dispatch(machine: StateMachine<string>, handlers: BoundHandlers, frame: Frame, ...context: unknown[]): boolean {
+function dispatch(
+  machine: StateMachine<string>,
+  handlers: BoundHandlers,
+  frame: Frame,
+  ...context: unknown[]
+): boolean {
   if (machine.receive(frame) === IGNORE) {
     return false;
   }
@@ -279,7 +287,11 @@ function setupInfo(frame: Setup): SetupInfo {
  * accepts and reassembles.
  */
 export class RSocketEngine
-  implements ConnectionClientHandlers, ConnectionServerHandlers, StreamRequesterHandlers, StreamResponderHandlers
+  implements
+    ConnectionClientHandlers,
+    ConnectionServerHandlers,
+    StreamRequesterHandlers,
+    StreamResponderHandlers
 {
   readonly role: "client" | "server";
   /** Frames dropped because the spec says to ignore them. */
@@ -288,7 +300,10 @@ export class RSocketEngine
 
   private readonly conn: ConnectionMachine;
   private readonly connHandlers: BoundHandlers;
-  private readonly streamHandlers: Record<"requester" | "responder", Record<InteractionModel, BoundHandlers>>;
+  private readonly streamHandlers: Record<
+    "requester" | "responder",
+    Record<InteractionModel, BoundHandlers>
+  >;
   private readonly decoder: StreamDecoder;
   private readonly mtu: number;
   private readonly maxReassembly: number;
@@ -329,10 +344,16 @@ export class RSocketEngine
     this.extensions = new Set(options.extensions ?? []);
     this.nextId = role === "client" ? 1 : 2;
     this.conn = new ConnectionMachine(role);
-    this.connHandlers = role === "client" ? ConnectionMachine.bindClient(this) : ConnectionMachine.bindServer(this);
-    const bind = (streamRole: "requester" | "responder"): Record<InteractionModel, BoundHandlers> => {
+    this.connHandlers =
+      role === "client" ? ConnectionMachine.bindClient(this) : ConnectionMachine.bindServer(this);
+    const bind = (
+      streamRole: "requester" | "responder",
+    ): Record<InteractionModel, BoundHandlers> => {
       const out: Partial<Record<InteractionModel, BoundHandlers>> = {};
-      for (const [model, cls] of Object.entries(MACHINES) as [InteractionModel, StreamMachineClass][]) {
+      for (const [model, cls] of Object.entries(MACHINES) as [
+        InteractionModel,
+        StreamMachineClass,
+      ][]) {
         out[model] = streamRole === "requester" ? cls.bindRequester(this) : cls.bindResponder(this);
       }
       return out as Record<InteractionModel, BoundHandlers>;
@@ -342,7 +363,9 @@ export class RSocketEngine
       const s = options.setup ?? {};
       for (const mime of [s.metadataMimeType, s.dataMimeType]) {
         if (mime !== undefined && mime.endsWith("\0")) {
-          throw new RangeError(`the MIME type ${JSON.stringify(mime)} is null terminated (the spec says MUST NOT)`);
+          throw new RangeError(
+            `the MIME type ${JSON.stringify(mime)} is null terminated (the spec says MUST NOT)`,
+          );
         }
       }
       this.setupInForce = {
@@ -482,7 +505,12 @@ export class RSocketEngine
   }
 
   /** Grant the peer's requester `numberOfRequests` requests for `ttl` ms. */
-  sendLease(ttl: number, numberOfRequests: number, metadata: Uint8Array | null = null, now?: number): void {
+  sendLease(
+    ttl: number,
+    numberOfRequests: number,
+    metadata: Uint8Array | null = null,
+    now?: number,
+  ): void {
     if (now !== undefined) {
       this.now = now;
     }
@@ -493,7 +521,12 @@ export class RSocketEngine
   }
 
   /** Queue an EXT frame; `ignore` sets the I flag. */
-  sendExt(extendedType: number, data: Uint8Array = EMPTY, metadata: Uint8Array | null = null, ignore = true): void {
+  sendExt(
+    extendedType: number,
+    data: Uint8Array = EMPTY,
+    metadata: Uint8Array | null = null,
+    ignore = true,
+  ): void {
     const frame = new Ext({ extendedType, data, metadata, ignore });
     this.conn.send(frame);
     this.emit(frame);
@@ -551,7 +584,12 @@ export class RSocketEngine
   }
 
   /** Open a stream and grant the responder `initialN` items (1..2^31-1). */
-  requestStream(data: Uint8Array, metadata: Uint8Array | null = null, initialN = MAX_N, now?: number): number {
+  requestStream(
+    data: Uint8Array,
+    metadata: Uint8Array | null = null,
+    initialN = MAX_N,
+    now?: number,
+  ): number {
     const inbound = new Credit();
     inbound.grant(initialN);
     const frame = new RequestStream({ data, metadata, initialRequestN: initialN });
@@ -573,12 +611,20 @@ export class RSocketEngine
     return this.open("request_channel", frame, inbound, new Credit(), now);
   }
 
-  private open(model: InteractionModel, frame: Request, inbound: Credit | null, outbound: Credit | null, now?: number): number {
+  private open(
+    model: InteractionModel,
+    frame: Request,
+    inbound: Credit | null,
+    outbound: Credit | null,
+    now?: number,
+  ): number {
     if (now !== undefined) {
       this.now = now;
     }
     if (this.closing) {
-      throw new NoNewRequests("the connection is closing (ERROR[CONNECTION_CLOSE]): 'New requests MAY not be accepted'");
+      throw new NoNewRequests(
+        "the connection is closing (ERROR[CONNECTION_CLOSE]): 'New requests MAY not be accepted'",
+      );
     }
     this.conn.send(frame); // IllegalSend before SETUP, while awaiting a LEASE, after close
     if (this.leases.required) {
@@ -606,7 +652,9 @@ export class RSocketEngine
       id += 2;
     }
     if (id > MAX_N) {
-      throw new StreamIdsExhausted("every stream id of this side is spent: 'a new connection MUST be established'");
+      throw new StreamIdsExhausted(
+        "every stream id of this side is spent: 'a new connection MUST be established'",
+      );
     }
     this.nextId = id + 2;
     return id;
@@ -616,7 +664,12 @@ export class RSocketEngine
 
   /** Send one item (PAYLOAD with N, plus C when `complete`); needs the peer's credit
    * (DemandExceeded otherwise), except for a request-response answer. */
-  sendNext(streamId: number, data: Uint8Array, metadata: Uint8Array | null = null, complete = false): void {
+  sendNext(
+    streamId: number,
+    data: Uint8Array,
+    metadata: Uint8Array | null = null,
+    complete = false,
+  ): void {
     const stream = this.get(streamId);
     const frame = new Payload({ streamId, data, metadata, next: true, complete });
     const outbound = stream.outbound;
@@ -656,7 +709,10 @@ export class RSocketEngine
    * is sent once the peer has completed its side of a channel. */
   request(streamId: number, n: number): void {
     const stream = this.get(streamId);
-    if (stream.machine.state === RequestChannelState.HALF_CLOSED_REMOTE && stream.model === "request_channel") {
+    if (
+      stream.machine.state === RequestChannelState.HALF_CLOSED_REMOTE &&
+      stream.model === "request_channel"
+    ) {
       return;
     }
     const frame = new RequestN({ streamId, requestN: n });
@@ -730,7 +786,11 @@ export class RSocketEngine
   private failConnection(error: RemoteProtocolError, events: Event[]): never {
     const firstFrame = this.role === "server" && this.conn.state === ConnectionState.NEW;
     const errorCode = firstFrame ? ErrorCode.INVALID_SETUP : ErrorCode.CONNECTION_ERROR;
-    const frame = new ErrorFrame({ streamId: 0, errorCode, data: utf8.encode(error.message).subarray(0, 1024) });
+    const frame = new ErrorFrame({
+      streamId: 0,
+      errorCode,
+      data: utf8.encode(error.message).subarray(0, 1024),
+    });
     if (this.conn.allowsSend(frame)) {
       this.conn.send(frame);
       this.emit(frame);
@@ -786,7 +846,10 @@ export class RSocketEngine
   private observe(frame: Frame, events: Event[]): ConnectionState | typeof IGNORE {
     const before = this.conn.state;
     const outcome = this.conn.receive(frame);
-    if (outcome === ConnectionState.ESTABLISHED && (before === ConnectionState.SETUP_SENT || before === ConnectionState.AWAITING_LEASE)) {
+    if (
+      outcome === ConnectionState.ESTABLISHED &&
+      (before === ConnectionState.SETUP_SENT || before === ConnectionState.AWAITING_LEASE)
+    ) {
       this.confirmSetup(events, events.length);
     }
     return outcome;
@@ -805,7 +868,10 @@ export class RSocketEngine
       this.ignoredFrames += 1;
       return;
     }
-    if ((before === ConnectionState.SETUP_SENT || before === ConnectionState.AWAITING_LEASE) && this.conn.state === ConnectionState.ESTABLISHED) {
+    if (
+      (before === ConnectionState.SETUP_SENT || before === ConnectionState.AWAITING_LEASE) &&
+      this.conn.state === ConnectionState.ESTABLISHED
+    ) {
       this.confirmSetup(events, mark);
     }
   }
@@ -842,7 +908,13 @@ export class RSocketEngine
     }
     this.conn.state = ConnectionState.CLOSED; // EOF is no frame, so no row
     this.terminateStreams(events, ErrorCode.CONNECTION_ERROR, "transport closed");
-    events.push({ type: "ConnectionClosed", errorCode: null, message: EMPTY, byPeer: true, graceful: false });
+    events.push({
+      type: "ConnectionClosed",
+      errorCode: null,
+      message: EMPTY,
+      byPeer: true,
+      graceful: false,
+    });
   }
 
   // --- stream 0: onConnection<Frame> ----------------------------------------------
@@ -853,7 +925,10 @@ export class RSocketEngine
     const info = setupInfo(frame);
     let rejection: readonly [number, string] | null = null;
     if (info.majorVersion !== 1 || info.minorVersion > 0) {
-      rejection = [ErrorCode.UNSUPPORTED_SETUP, `version ${info.majorVersion}.${info.minorVersion} is not supported`];
+      rejection = [
+        ErrorCode.UNSUPPORTED_SETUP,
+        `version ${info.majorVersion}.${info.minorVersion} is not supported`,
+      ];
     } else if (info.metadataMimeType.endsWith("\0") || info.dataMimeType.endsWith("\0")) {
       rejection = [ErrorCode.INVALID_SETUP, "a MIME type is null terminated"];
     } else if (info.resumeToken !== null) {
@@ -900,7 +975,12 @@ export class RSocketEngine
     const [, events] = context as ConnectionContext;
     // "The last received LEASE frame overrides all previous LEASE frame values."
     this.leases.received(frame.ttl, frame.numberOfRequests, this.now);
-    events.push({ type: "LeaseReceived", ttl: frame.ttl, numberOfRequests: frame.numberOfRequests, metadata: frame.metadata });
+    events.push({
+      type: "LeaseReceived",
+      ttl: frame.ttl,
+      numberOfRequests: frame.numberOfRequests,
+      metadata: frame.metadata,
+    });
   }
 
   onConnectionMetadataPush(frame: MetadataPush, ...context: unknown[]): void {
@@ -920,8 +1000,13 @@ export class RSocketEngine
       }
       return;
     }
-    const setupPhase = before === ConnectionState.SETUP_SENT || before === ConnectionState.AWAITING_LEASE;
-    const setupCodes: readonly number[] = [ErrorCode.INVALID_SETUP, ErrorCode.UNSUPPORTED_SETUP, ErrorCode.REJECTED_SETUP];
+    const setupPhase =
+      before === ConnectionState.SETUP_SENT || before === ConnectionState.AWAITING_LEASE;
+    const setupCodes: readonly number[] = [
+      ErrorCode.INVALID_SETUP,
+      ErrorCode.UNSUPPORTED_SETUP,
+      ErrorCode.REJECTED_SETUP,
+    ];
     if (this.role === "client" && setupPhase && setupCodes.includes(errorCode)) {
       events.push({ type: "ConnectionRejected", errorCode, message, byPeer: true });
     } else {
@@ -941,7 +1026,8 @@ export class RSocketEngine
     void context;
     throw new UnsupportedExtension(
       `EXT frame of extended type ${frame.extendedType} (not understood) without the I flag: ` +
-        "'An implementation MAY send an ERROR[CONNECTION_ERROR] frame and close the underlying transport connection'",
+        "'An implementation MAY send an ERROR[CONNECTION_ERROR] frame and close the " +
+        "underlying transport connection'",
     );
   }
 
@@ -950,10 +1036,19 @@ export class RSocketEngine
     const [, events] = context as ConnectionContext;
     void frame;
     const message = utf8.encode("resumption is not supported");
-    const error = new ErrorFrame({ streamId: 0, errorCode: ErrorCode.REJECTED_RESUME, data: message });
+    const error = new ErrorFrame({
+      streamId: 0,
+      errorCode: ErrorCode.REJECTED_RESUME,
+      data: message,
+    });
     this.conn.send(error);
     this.emit(error);
-    events.push({ type: "ConnectionRejected", errorCode: ErrorCode.REJECTED_RESUME, message, byPeer: false });
+    events.push({
+      type: "ConnectionRejected",
+      errorCode: ErrorCode.REJECTED_RESUME,
+      message,
+      byPeer: false,
+    });
   }
 
   onConnectionResumeOk(frame: ResumeOk, ...context: unknown[]): void {
@@ -973,7 +1068,11 @@ export class RSocketEngine
       refusal = "the connection is closing (ERROR[CONNECTION_CLOSE])";
     } else if (this.leases.required && !this.leases.admit(this.now)) {
       refusal = "request exceeds the LEASE";
-    } else if (this.maxStreams !== null && !machine.terminated && this.peerStreams() > this.maxStreams) {
+    } else if (
+      this.maxStreams !== null &&
+      !machine.terminated &&
+      this.peerStreams() > this.maxStreams
+    ) {
       refusal = `too many streams (limit ${this.maxStreams})`;
     }
     if (refusal !== null) {
@@ -1043,11 +1142,19 @@ export class RSocketEngine
       const inbound = stream.inbound;
       if (inbound !== null && !inbound.take()) {
         // "The Requester and the Responder MUST respect the reactive-streams semantics".
-        const error = new PeerExceededDemand(`stream ${stream.streamId}: the peer sent more items than requested`);
+        const error = new PeerExceededDemand(
+          `stream ${stream.streamId}: the peer sent more items than requested`,
+        );
         this.abortStream(stream, ErrorCode.INVALID, error.message, events, true);
         return;
       }
-      events.push({ type: "PayloadReceived", streamId: stream.streamId, data: frame.data, metadata: frame.metadata, complete });
+      events.push({
+        type: "PayloadReceived",
+        streamId: stream.streamId,
+        data: frame.data,
+        metadata: frame.metadata,
+        complete,
+      });
     }
     if (complete) {
       events.push({ type: "StreamCompleted", streamId: stream.streamId });
@@ -1059,7 +1166,12 @@ export class RSocketEngine
 
   onStreamError(frame: ErrorFrame, ...context: unknown[]): void {
     const [stream, events] = context as StreamContext;
-    events.push({ type: "ErrorReceived", streamId: stream.streamId, errorCode: frame.errorCode, data: frame.data });
+    events.push({
+      type: "ErrorReceived",
+      streamId: stream.streamId,
+      errorCode: frame.errorCode,
+      data: frame.data,
+    });
     if (stream.machine.terminated) {
       this.streams.delete(stream.streamId);
     }
@@ -1133,8 +1245,18 @@ export class RSocketEngine
     return pending.whole(frame);
   }
 
-  private newStream(streamId: number, model: InteractionModel, role: "requester" | "responder"): Stream {
-    return new Stream(streamId, model, role, new MACHINES[model](role), this.streamHandlers[role][model]);
+  private newStream(
+    streamId: number,
+    model: InteractionModel,
+    role: "requester" | "responder",
+  ): Stream {
+    return new Stream(
+      streamId,
+      model,
+      role,
+      new MACHINES[model](role),
+      this.streamHandlers[role][model],
+    );
   }
 
   private get(streamId: number): Stream {
@@ -1170,7 +1292,10 @@ export class RSocketEngine
     }
     let machine = stream.sendFragments;
     if (machine === null) {
-      machine = stream.sendFragments = new FragmentsMachine("sender", opening ? FragmentsState.IDLE : FragmentsState.WHOLE);
+      machine = stream.sendFragments = new FragmentsMachine(
+        "sender",
+        opening ? FragmentsState.IDLE : FragmentsState.WHOLE,
+      );
     }
     for (const piece of pieces) {
       machine.send(piece);
@@ -1187,8 +1312,18 @@ export class RSocketEngine
 
   /** End a stream whose peer broke a rule, with the frame its machine allows: ERROR
    * (responder, channel) or CANCEL (a request-response/stream requester). */
-  private abortStream(stream: Stream, errorCode: number, why: string, events: Event[], notify: boolean): void {
-    const error = new ErrorFrame({ streamId: stream.streamId, errorCode, data: utf8.encode(why).subarray(0, 1024) });
+  private abortStream(
+    stream: Stream,
+    errorCode: number,
+    why: string,
+    events: Event[],
+    notify: boolean,
+  ): void {
+    const error = new ErrorFrame({
+      streamId: stream.streamId,
+      errorCode,
+      data: utf8.encode(why).subarray(0, 1024),
+    });
     if (stream.machine.allowsSend(error)) {
       stream.machine.send(error);
       this.emit(error);
@@ -1206,7 +1341,11 @@ export class RSocketEngine
   }
 
   private drained(): boolean {
-    return this.closingEvent !== null && this.streams.size === 0 && this.conn.state === ConnectionState.CLOSING;
+    return (
+      this.closingEvent !== null &&
+      this.streams.size === 0 &&
+      this.conn.state === ConnectionState.CLOSING
+    );
   }
 
   /** End a graceful close whose last stream has ended (closing -> closed is no frame). */

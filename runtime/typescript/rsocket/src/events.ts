@@ -5,7 +5,11 @@
  */
 
 /** The four interaction models (Python's InteractionModel values). */
-export type InteractionModel = "request_response" | "fire_and_forget" | "request_stream" | "request_channel";
+export type InteractionModel =
+  | "request_response"
+  | "fire_and_forget"
+  | "request_stream"
+  | "request_channel";
 
 /** The SETUP in force: ours on a client, the accepted one on a server. */
 export interface SetupInfo {
@@ -25,8 +29,18 @@ export interface SetupInfo {
 
 export type Event =
   | { readonly type: "ConnectionEstablished"; readonly setup: SetupInfo }
-  | { readonly type: "ConnectionRejected"; readonly errorCode: number; readonly message: Uint8Array; readonly byPeer: boolean }
-  | { readonly type: "ConnectionClosing"; readonly errorCode: number; readonly message: Uint8Array; readonly byPeer: boolean }
+  | {
+      readonly type: "ConnectionRejected";
+      readonly errorCode: number;
+      readonly message: Uint8Array;
+      readonly byPeer: boolean;
+    }
+  | {
+      readonly type: "ConnectionClosing";
+      readonly errorCode: number;
+      readonly message: Uint8Array;
+      readonly byPeer: boolean;
+    }
   | {
       readonly type: "ConnectionClosed";
       /** null: the transport ended (EOF), no ERROR frame. */
@@ -53,12 +67,27 @@ export type Event =
       readonly complete: boolean;
     }
   | { readonly type: "StreamCompleted"; readonly streamId: number }
-  | { readonly type: "ErrorReceived"; readonly streamId: number; readonly errorCode: number; readonly data: Uint8Array }
+  | {
+      readonly type: "ErrorReceived";
+      readonly streamId: number;
+      readonly errorCode: number;
+      readonly data: Uint8Array;
+    }
   | { readonly type: "StreamCanceled"; readonly streamId: number }
   | { readonly type: "RequestNReceived"; readonly streamId: number; readonly n: number }
-  | { readonly type: "StreamAborted"; readonly streamId: number; readonly errorCode: number; readonly why: string }
+  | {
+      readonly type: "StreamAborted";
+      readonly streamId: number;
+      readonly errorCode: number;
+      readonly why: string;
+    }
   | { readonly type: "MetadataPushReceived"; readonly metadata: Uint8Array }
-  | { readonly type: "LeaseReceived"; readonly ttl: number; readonly numberOfRequests: number; readonly metadata: Uint8Array | null }
+  | {
+      readonly type: "LeaseReceived";
+      readonly ttl: number;
+      readonly numberOfRequests: number;
+      readonly metadata: Uint8Array | null;
+    }
   | { readonly type: "KeepaliveReceived"; readonly data: Uint8Array; readonly respond: boolean };
 
 /** One event type by its tag. */

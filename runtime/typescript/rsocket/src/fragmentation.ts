@@ -5,7 +5,13 @@
  * The F-flag sequence rules are the generated `fragments` machine's.
  */
 
-import { Payload, RequestChannel, RequestFnf, RequestResponse, RequestStream } from "@wirestream/generated/rsocket/v1_0";
+import {
+  Payload,
+  RequestChannel,
+  RequestFnf,
+  RequestResponse,
+  RequestStream,
+} from "@wirestream/generated/rsocket/v1_0";
 
 import { FragmentOrderViolated, ReassemblyLimitExceeded } from "./errors.js";
 

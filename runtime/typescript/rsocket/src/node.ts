@@ -75,7 +75,9 @@ export class NodeWebSocketTransport implements Transport {
     this.socket.on("message", (data: RawData, isBinary: boolean) => {
       if (!isBinary) {
         this.socket.close(1003, "RSocket frames are binary");
-        this.end(new ConnectionLost("a text WebSocket message (RSocket frames are binary)", "protocol"));
+        this.end(
+          new ConnectionLost("a text WebSocket message (RSocket frames are binary)", "protocol"),
+        );
         return;
       }
       const message = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as Buffer);
@@ -108,7 +110,11 @@ function parse(url: string): { scheme: string; host: string; port: number } {
   const parsed = new URL(url);
   const scheme = parsed.protocol.replace(/:$/, "").toLowerCase();
   const host = parsed.hostname.replace(/^\[|\]$/g, "");
-  return { scheme, host, port: Number(parsed.port || (scheme === "wss" ? 443 : scheme === "ws" ? 80 : 7878)) };
+  return {
+    scheme,
+    host,
+    port: Number(parsed.port || (scheme === "wss" ? 443 : scheme === "ws" ? 80 : 7878)),
+  };
 }
 
 /** Open a transport to `url`: tcp://host:port, ws:// or wss://. */
@@ -135,7 +141,9 @@ export function openTransport(url: string, timeout = 10_000): Promise<Transport>
         socket.removeAllListeners("error");
         settle(null, new TcpTransport(socket));
       });
-      socket.once("error", (error) => settle(new ConnectionLost(`cannot connect to ${url}: ${error.message}`, "refused")));
+      socket.once("error", (error) =>
+        settle(new ConnectionLost(`cannot connect to ${url}: ${error.message}`, "refused")),
+      );
     } else if (scheme === "ws" || scheme === "wss") {
       const socket = new WebSocket(url);
       abandon = () => socket.terminate();
@@ -143,7 +151,9 @@ export function openTransport(url: string, timeout = 10_000): Promise<Transport>
         socket.removeAllListeners("error");
         settle(null, new NodeWebSocketTransport(socket));
       });
-      socket.once("error", (error: Error) => settle(new ConnectionLost(`cannot connect to ${url}: ${error.message}`, "refused")));
+      socket.once("error", (error: Error) =>
+        settle(new ConnectionLost(`cannot connect to ${url}: ${error.message}`, "refused")),
+      );
     } else {
       settle(new ConnectionLost(`unsupported transport ${scheme}: (tcp, ws, wss)`, "unsupported"));
     }
@@ -157,7 +167,9 @@ export async function connect(url: string, options: ConnectOptions = {}): Promis
 }
 
 /** A handler, or one per connection made from the accepted SETUP. */
-export type HandlerFactory = RSocketHandler | ((setup: SetupInfo | null, peer: RSocketPeer) => RSocketHandler);
+export type HandlerFactory =
+  | RSocketHandler
+  | ((setup: SetupInfo | null, peer: RSocketPeer) => RSocketHandler);
 
 export interface ServeOptions {
   limits?: Limits;
@@ -181,7 +193,11 @@ export interface Server {
 }
 
 /** Serve RSocket on `url` (tcp://host:port or ws://host:port; port 0 picks one). */
-export async function serve(url: string, handler: HandlerFactory, options: ServeOptions = {}): Promise<Server> {
+export async function serve(
+  url: string,
+  handler: HandlerFactory,
+  options: ServeOptions = {},
+): Promise<Server> {
   const { scheme, host, port } = parse(url);
   const peers = new Set<RSocketPeer>();
   const accept = (transport: Transport): void => {
@@ -201,7 +217,9 @@ export async function serve(url: string, handler: HandlerFactory, options: Serve
     const proxy: RSocketHandler = {
       requestResponse: (p, s) => {
         const h = current();
-        return h.requestResponse === undefined ? missing("request-response") : h.requestResponse(p, s);
+        return h.requestResponse === undefined
+          ? missing("request-response")
+          : h.requestResponse(p, s);
       },
       fireAndForget: (p) => current().fireAndForget?.(p),
       requestStream: (p, s) => {
@@ -210,7 +228,9 @@ export async function serve(url: string, handler: HandlerFactory, options: Serve
       },
       requestChannel: (p, i, s) => {
         const h = current();
-        return h.requestChannel === undefined ? missing("request-channel") : h.requestChannel(p, i, s);
+        return h.requestChannel === undefined
+          ? missing("request-channel")
+          : h.requestChannel(p, i, s);
       },
       metadataPush: (m) => current().metadataPush?.(m),
     };
@@ -222,7 +242,8 @@ export async function serve(url: string, handler: HandlerFactory, options: Serve
     const timer =
       handshake > 0
         ? setTimeout(() => {
-            if (engine.setup === null) peer.abort(new TransportTimeout(`no SETUP within ${handshake} ms`));
+            if (engine.setup === null)
+              peer.abort(new TransportTimeout(`no SETUP within ${handshake} ms`));
           }, handshake)
         : null;
     let renew: ReturnType<typeof setInterval> | null = null;
@@ -232,7 +253,10 @@ export async function serve(url: string, handler: HandlerFactory, options: Serve
         if (options.lease !== undefined && engine.setup?.lease === true) {
           const [ttl, requests] = options.lease;
           peer.sendLease(ttl, requests);
-          renew = setInterval(() => peer.sendLease(ttl, requests), Math.max(1, Math.floor(ttl / 2)));
+          renew = setInterval(
+            () => peer.sendLease(ttl, requests),
+            Math.max(1, Math.floor(ttl / 2)),
+          );
         }
       },
       () => {},

@@ -33,10 +33,17 @@ type Source = AsyncIterable<RSocketPayload> | Iterable<RSocketPayload>;
 
 /** What a peer answers the other side's requests with; a missing method rejects them. */
 export interface RSocketHandler {
-  requestResponse?(request: RSocketPayload, signal: AbortSignal): Promise<RSocketPayload> | RSocketPayload;
+  requestResponse?(
+    request: RSocketPayload,
+    signal: AbortSignal,
+  ): Promise<RSocketPayload> | RSocketPayload;
   fireAndForget?(request: RSocketPayload): Promise<void> | void;
   requestStream?(request: RSocketPayload, signal: AbortSignal): Source;
-  requestChannel?(first: RSocketPayload, inbound: AsyncIterable<RSocketPayload>, signal: AbortSignal): Source;
+  requestChannel?(
+    first: RSocketPayload,
+    inbound: AsyncIterable<RSocketPayload>,
+    signal: AbortSignal,
+  ): Source;
   metadataPush?(metadata: Uint8Array): Promise<void> | void;
 }
 
@@ -61,7 +68,9 @@ interface StreamSide {
 
 function streamError(errorCode: number, data: Uint8Array): StreamError {
   const message = decoder.decode(data);
-  return errorCode === ErrorCode.APPLICATION_ERROR ? new ApplicationError(message) : new StreamError(errorCode, message);
+  return errorCode === ErrorCode.APPLICATION_ERROR
+    ? new ApplicationError(message)
+    : new StreamError(errorCode, message);
 }
 
 function iterate(source: Source): AsyncIterator<RSocketPayload> | Iterator<RSocketPayload> {
@@ -88,7 +97,12 @@ export class RSocketPeer {
   private leaseWaiters: (() => void)[] = [];
   private establishedWaiters: (() => void)[] = [];
 
-  constructor(engine: RSocketEngine, transport: Transport, handler: RSocketHandler = {}, options: PeerOptions = {}) {
+  constructor(
+    engine: RSocketEngine,
+    transport: Transport,
+    handler: RSocketHandler = {},
+    options: PeerOptions = {},
+  ) {
     this.engine = engine;
     this.transport = transport;
     this.handler = handler;
@@ -109,7 +123,10 @@ export class RSocketPeer {
 
   // ================================================================ requester
 
-  async requestResponse(request: RSocketPayload, options: { signal?: AbortSignal } = {}): Promise<RSocketPayload> {
+  async requestResponse(
+    request: RSocketPayload,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<RSocketPayload> {
     await this.ready(options.signal);
     const streamId = this.engine.requestResponse(request.data, request.metadata, now());
     this.flush();
@@ -119,7 +136,11 @@ export class RSocketPeer {
         if (this.sides.delete(streamId)) {
           this.command(() => this.engine.cancel(streamId));
         }
-        reject(signal?.reason instanceof Error ? signal.reason : new StreamCancelled("the request was aborted"));
+        reject(
+          signal?.reason instanceof Error
+            ? signal.reason
+            : new StreamCancelled("the request was aborted"),
+        );
       };
       signal?.addEventListener("abort", onAbort, { once: true });
       const done = (): void => {
@@ -179,13 +200,25 @@ export class RSocketPeer {
     void this.open(
       inbound,
       options.signal,
-      () => this.engine.requestChannel(first.data, first.metadata, inbound.limitRate, outbound === null, now()),
+      () =>
+        this.engine.requestChannel(
+          first.data,
+          first.metadata,
+          inbound.limitRate,
+          outbound === null,
+          now(),
+        ),
       outbound,
     );
     return inbound;
   }
 
-  private async open(inbound: Inbound, signal: AbortSignal | undefined, send: () => number, outbound: Source | null = null): Promise<void> {
+  private async open(
+    inbound: Inbound,
+    signal: AbortSignal | undefined,
+    send: () => number,
+    outbound: Source | null = null,
+  ): Promise<void> {
     let streamId: number;
     try {
       await this.ready(signal);
@@ -197,9 +230,10 @@ export class RSocketPeer {
     this.flush();
     let pump: OutboundPump | null = null;
     inbound.owner = {
-      request: (n) => this.command(() => {
-        if (this.engine.openStreams.has(streamId)) this.engine.request(streamId, n);
-      }),
+      request: (n) =>
+        this.command(() => {
+          if (this.engine.openStreams.has(streamId)) this.engine.request(streamId, n);
+        }),
       cancel: () => {
         pump?.stop();
         if (this.sides.delete(streamId) && this.engine.openStreams.has(streamId)) {
@@ -256,7 +290,9 @@ export class RSocketPeer {
     switch (event.model) {
       case "fire_and_forget":
         if (handler.fireAndForget !== undefined) {
-          void Promise.resolve().then(() => handler.fireAndForget?.(request)).catch(() => {});
+          void Promise.resolve()
+            .then(() => handler.fireAndForget?.(request))
+            .catch(() => {});
         }
         return;
       case "request_response": {
@@ -272,7 +308,9 @@ export class RSocketPeer {
             (answer) => {
               this.sides.delete(streamId);
               if (!controller.signal.aborted && this.engine.openStreams.has(streamId)) {
-                this.command(() => this.engine.sendNext(streamId, answer.data, answer.metadata, true));
+                this.command(() =>
+                  this.engine.sendNext(streamId, answer.data, answer.metadata, true),
+                );
               }
             },
             (error: unknown) => {
@@ -291,9 +329,10 @@ export class RSocketPeer {
             inbound.complete();
           } else {
             inbound.owner = {
-              request: (n) => this.command(() => {
-                if (this.engine.openStreams.has(streamId)) this.engine.request(streamId, n);
-              }),
+              request: (n) =>
+                this.command(() => {
+                  if (this.engine.openStreams.has(streamId)) this.engine.request(streamId, n);
+                }),
               cancel: () => {},
             };
             this.command(() => this.engine.request(streamId, inbound!.limitRate));
@@ -302,10 +341,12 @@ export class RSocketPeer {
         let source: Source;
         try {
           if (inbound !== null) {
-            if (handler.requestChannel === undefined) throw new ApplicationError("no handler for request-channel");
+            if (handler.requestChannel === undefined)
+              throw new ApplicationError("no handler for request-channel");
             source = handler.requestChannel(request, inbound, controller.signal);
           } else {
-            if (handler.requestStream === undefined) throw new ApplicationError("no handler for request-stream");
+            if (handler.requestStream === undefined)
+              throw new ApplicationError("no handler for request-stream");
             source = handler.requestStream(request, controller.signal);
           }
         } catch (error) {
@@ -320,7 +361,11 @@ export class RSocketPeer {
     }
   }
 
-  private responderSide(controller: AbortController, pump: OutboundPump | null, inbound: Inbound | null): StreamSide {
+  private responderSide(
+    controller: AbortController,
+    pump: OutboundPump | null,
+    inbound: Inbound | null,
+  ): StreamSide {
     return {
       payload: (item, complete) => {
         inbound?.push(item);
@@ -364,7 +409,8 @@ export class RSocketPeer {
 
   private waitFor(waiters: (() => void)[], signal?: AbortSignal): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const onAbort = (): void => reject(signal?.reason instanceof Error ? signal.reason : new StreamCancelled("aborted"));
+      const onAbort = (): void =>
+        reject(signal?.reason instanceof Error ? signal.reason : new StreamCancelled("aborted"));
       signal?.addEventListener("abort", onAbort, { once: true });
       waiters.push(() => {
         signal?.removeEventListener("abort", onAbort);
@@ -392,11 +438,19 @@ export class RSocketPeer {
     if (this.ended) {
       return this.closed;
     }
-    if (grace > 0 && (this.engine.state === ConnectionState.ESTABLISHED || this.engine.state === ConnectionState.SETUP_SENT || this.engine.state === ConnectionState.AWAITING_LEASE)) {
+    if (
+      grace > 0 &&
+      (this.engine.state === ConnectionState.ESTABLISHED ||
+        this.engine.state === ConnectionState.SETUP_SENT ||
+        this.engine.state === ConnectionState.AWAITING_LEASE)
+    ) {
       try {
         this.onEvents(this.engine.closeGracefully(encoder.encode("closing")));
         this.flush();
-        const timer = setTimeout(() => this.abort(new ConnectionLost("the graceful close took too long", "closed")), grace);
+        const timer = setTimeout(
+          () => this.abort(new ConnectionLost("the graceful close took too long", "closed")),
+          grace,
+        );
         await this.closed;
         clearTimeout(timer);
         return;
@@ -416,7 +470,10 @@ export class RSocketPeer {
     if (this.ended) return;
     if (!this.engine.closed) {
       try {
-        this.engine.close(ErrorCode.CONNECTION_ERROR, encoder.encode(error.message).subarray(0, 1024));
+        this.engine.close(
+          ErrorCode.CONNECTION_ERROR,
+          encoder.encode(error.message).subarray(0, 1024),
+        );
       } catch {
         // the machine refused (e.g. before SETUP): nothing to tell the peer
       }
@@ -467,12 +524,15 @@ export class RSocketPeer {
     if (this.ended) return;
     const deadline = this.engine.getTimer();
     if (deadline === null) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      if (this.ended) return;
-      this.onEvents(this.engine.handleTimer(now()));
-      this.flushNow();
-    }, Math.max(0, deadline - now()));
+    this.timer = setTimeout(
+      () => {
+        this.timer = null;
+        if (this.ended) return;
+        this.onEvents(this.engine.handleTimer(now()));
+        this.flushNow();
+      },
+      Math.max(0, deadline - now()),
+    );
   }
 
   private receive(chunk: Uint8Array): void {
@@ -517,20 +577,30 @@ export class RSocketPeer {
         case "ConnectionClosed":
           if (!event.graceful && event.byPeer && event.errorCode !== null) {
             const message = decoder.decode(event.message);
-            this.error = new ConnectionLost(`the peer closed the connection: ERROR[0x${event.errorCode.toString(16)}] ${message}`, "closed");
+            this.error = new ConnectionLost(
+              `the peer closed the connection: ERROR[0x${event.errorCode.toString(16)}] ${message}`,
+              "closed",
+            );
           }
           this.finishSoon(event.graceful ? null : this.error);
           break;
         case "ConnectionDead":
           // SETUP, Max Lifetime: "Time ... that a client will allow a server to not respond
           // to a KEEPALIVE before it is assumed to be dead."
-          this.abort(new ConnectionLost(`no KEEPALIVE for ${(event.silentFor / 1000).toFixed(1)} s: peer assumed dead`, "keepalive"));
+          this.abort(
+            new ConnectionLost(
+              `no KEEPALIVE for ${(event.silentFor / 1000).toFixed(1)} s: peer assumed dead`,
+              "keepalive",
+            ),
+          );
           break;
         case "RequestReceived":
           this.onRequest(event);
           break;
         case "PayloadReceived":
-          this.sides.get(event.streamId)?.payload({ data: event.data, metadata: event.metadata }, event.complete);
+          this.sides
+            .get(event.streamId)
+            ?.payload({ data: event.data, metadata: event.metadata }, event.complete);
           break;
         case "StreamCompleted":
           this.sides.get(event.streamId)?.complete();
@@ -553,7 +623,9 @@ export class RSocketPeer {
         case "MetadataPushReceived": {
           const push = this.handler.metadataPush;
           if (push !== undefined) {
-            void Promise.resolve().then(() => push.call(this.handler, event.metadata)).catch(() => {});
+            void Promise.resolve()
+              .then(() => push.call(this.handler, event.metadata))
+              .catch(() => {});
           }
           break;
         }

@@ -24,7 +24,10 @@ function bytes(value: string | Uint8Array): Uint8Array {
 }
 
 /** A payload from text or bytes. */
-export function payload(data: string | Uint8Array = "", metadata: string | Uint8Array | null = null): RSocketPayload {
+export function payload(
+  data: string | Uint8Array = "",
+  metadata: string | Uint8Array | null = null,
+): RSocketPayload {
   return { data: bytes(data), metadata: metadata === null ? null : bytes(metadata) };
 }
 

@@ -49,7 +49,10 @@ export class BrowserWebSocketTransport implements Transport {
     const Ctor = (globalThis as { WebSocket?: typeof WebSocket }).WebSocket;
     if (Ctor === undefined) {
       return Promise.reject(
-        new ConnectionLost("no WebSocket in this environment (Node: use @wirestream/rsocket/node)", "unsupported"),
+        new ConnectionLost(
+          "no WebSocket in this environment (Node: use @wirestream/rsocket/node)",
+          "unsupported",
+        ),
       );
     }
     const socket = new Ctor(url);
@@ -77,7 +80,9 @@ export class BrowserWebSocketTransport implements Transport {
       if (data instanceof ArrayBuffer) {
         sink.data(withPrefix(new Uint8Array(data)));
       } else {
-        this.fail(new ConnectionLost("a text WebSocket message (RSocket frames are binary)", "protocol"));
+        this.fail(
+          new ConnectionLost("a text WebSocket message (RSocket frames are binary)", "protocol"),
+        );
       }
     };
     this.socket.onclose = () => this.fail(null);
