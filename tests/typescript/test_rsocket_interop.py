@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
+import signal
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -29,21 +32,44 @@ import pytest
 from tests.support.aio_support import run
 from tests.support.typescript_support import ROOT
 from wirestream.apps.demo_responder import EchoResponder
-from wirestream.runtime.rsocket import ApplicationError, RSocketPeer, connect, serve
+from wirestream.runtime.rsocket import (
+    ApplicationError,
+    NoLease,
+    RSocketPeer,
+    SetupRejected,
+    connect,
+    serve,
+)
 
 CLIENT = ROOT / "tests" / "typescript" / "dist" / "rsocket" / "client.js"
 SERVER = ROOT / "tests" / "typescript" / "dist" / "rsocket" / "server.js"
 STEP = 60.0  # seconds for one node process (a cold start on a busy 2-core machine)
 
 TRANSPORTS = ["tcp", "ws"]
+# A: the client's transports; "browser-ws" is the browser entry's WebSocket transport.
+CLIENT_TRANSPORTS = ["tcp", "ws", "browser-ws"]
 
 
-async def ts_client(node: str, url: str, scenario: str, mtu: int | None = None) -> Any:
+def client_args(node: str, url: str, scenario: str, mtu: int | None, browser: bool) -> list[str]:
+    """The command of one client scenario; ``browser``: through the browser entry's
+    ``connect`` on the global WebSocket (Node 20 has it behind a flag)."""
+    flags = ["--experimental-websocket"] if browser else []
+    extra = [str(mtu)] if mtu is not None else []
+    return [node, *flags, str(CLIENT), url, scenario, *extra]
+
+
+def client_env(browser: bool) -> dict[str, str]:
+    return {**os.environ, "WIRESTREAM_BROWSER_WS": "1" if browser else "0"}
+
+
+async def ts_client(
+    node: str, url: str, scenario: str, mtu: int | None = None, browser: bool = False
+) -> Any:
     """Run one scenario of the TypeScript client against ``url``; what it printed."""
-    args = [node, str(CLIENT), url, scenario] + ([str(mtu)] if mtu is not None else [])
     process = await asyncio.create_subprocess_exec(
-        *args,
+        *client_args(node, url, scenario, mtu, browser),
         cwd=ROOT,
+        env=client_env(browser),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -58,14 +84,21 @@ async def ts_client(node: str, url: str, scenario: str, mtu: int | None = None) 
 
 
 async def against_python(
-    node: str, transport: str, scenario: str, mtu: int | None = None
+    node: str,
+    transport: str,
+    scenario: str,
+    mtu: int | None = None,
+    lease: tuple[int, int] | None = None,
 ) -> tuple[Any, EchoResponder, int]:
     """The TypeScript client's ``scenario`` against a Python server: its result, the
-    responder's records and how many streams the server still had open at the end."""
+    responder's records and how many streams the server still had open at the end.
+    ``transport`` "browser-ws" is WebSocket through the browser entry."""
     responder = EchoResponder()
-    server = await serve(f"{transport}://127.0.0.1:0", responder, mtu=mtu)
+    browser = transport == "browser-ws"
+    scheme = "ws" if browser else transport
+    server = await serve(f"{scheme}://127.0.0.1:0", responder, mtu=mtu, lease=lease)
     try:
-        result = await ts_client(node, server.url, scenario, mtu)
+        result = await ts_client(node, server.url, scenario, mtu, browser)
         open_streams = sum(len(peer.engine.open_streams) for peer in server.peers)
     finally:
         server.close()
@@ -76,13 +109,13 @@ async def against_python(
 # ---------------------------------------------------------------------------- A
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("transport", CLIENT_TRANSPORTS)
 def test_ts_client_request_response(node: str, transport: str) -> None:
     result, _, _ = run(against_python(node, transport, "request_response"))
     assert result == {"data": "hello", "metadata": b"md-1".hex()}
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("transport", CLIENT_TRANSPORTS)
 def test_ts_client_request_stream_backpressure(node: str, transport: str) -> None:
     """10,000 items in order, never more buffered than the limit rate granted: REQUEST_N
     follows consumption (a slow consumer pauses every 1,000)."""
@@ -92,27 +125,27 @@ def test_ts_client_request_stream_backpressure(node: str, transport: str) -> Non
     assert 0 < result["maxBuffered"] <= result["limitRate"]
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("transport", CLIENT_TRANSPORTS)
 def test_ts_client_request_channel(node: str, transport: str) -> None:
     result, _, _ = run(against_python(node, transport, "request_channel"))
     assert result == {"count": 500, "same": True}
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("transport", CLIENT_TRANSPORTS)
 def test_ts_client_fire_and_forget(node: str, transport: str) -> None:
     result, responder, _ = run(against_python(node, transport, "fire_and_forget"))
     assert result == {"after": "after"}
     assert [p.data for p in responder.fire_and_forgets] == [b"fnf-from-typescript"]
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("transport", CLIENT_TRANSPORTS)
 def test_ts_client_metadata_push(node: str, transport: str) -> None:
     result, responder, _ = run(against_python(node, transport, "metadata_push"))
     assert result == {"after": "after"}
     assert list(responder.metadata_pushes) == [b"push-from-typescript"]
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("transport", CLIENT_TRANSPORTS)
 def test_ts_client_cancel(node: str, transport: str) -> None:
     """``break`` sends CANCEL and an AbortSignal does too: the server keeps no stream open
     (its publishers of a million items stopped), and the connection goes on."""
@@ -125,19 +158,79 @@ def test_ts_client_cancel(node: str, transport: str) -> None:
     assert open_streams == 0
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("transport", CLIENT_TRANSPORTS)
 def test_ts_client_fragmentation(node: str, transport: str) -> None:
     """Both sides fragment at MTU 64: 10 kB of data and 1 kB of metadata come back whole."""
     result, _, _ = run(against_python(node, transport, "fragmentation", mtu=64))
     assert result == {"data": True, "metadata": True, "channel": ["same"]}
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("transport", CLIENT_TRANSPORTS)
 def test_ts_client_application_error(node: str, transport: str) -> None:
     result, _, _ = run(against_python(node, transport, "application_error"))
     assert result["error"] == "ApplicationError"
     assert result["code"] == 0x201
     assert "decimal count" in result["message"]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_ts_client_lease(node: str, transport: str) -> None:
+    """LEASE Frame: 'The Requester MUST NOT send more than Number of Requests specified in
+    the LEASE frame within the Time-To-Live value': the TypeScript client's SETUP asks for
+    leases, its requests wait for the Python server's LEASE (3 requests), the fourth is
+    refused locally (NoLease)."""
+    result, _, _ = run(against_python(node, transport, "lease", lease=(60_000, 3)))
+    assert result == {
+        "answers": ["leased-0", "leased-1", "leased-2"],
+        "fourth": "NoLease",
+        "isNoLease": True,
+    }
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_ts_client_keepalive_dead_peer(node: str, transport: str) -> None:
+    """SETUP, Max Lifetime: 'Time (in milliseconds) that a client will allow a server to not
+    respond to a KEEPALIVE before it is assumed to be dead.'  The real Python server
+    (``wirestream rsocket serve``) is stopped (SIGSTOP) under the connected client, whose
+    Max Lifetime is 1 s: the client ends the connection with ConnectionLost('keepalive')."""
+
+    async def scenario() -> Any:
+        server = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "wirestream", "rsocket", "serve", "--port", "0",
+            "--transport", transport,
+            cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        client: asyncio.subprocess.Process | None = None
+        try:
+            assert server.stdout is not None
+            line = (await asyncio.wait_for(server.stdout.readline(), STEP)).decode()
+            found = re.search(r"listening on (\S+)", line)
+            assert found is not None, line
+            client = await asyncio.create_subprocess_exec(
+                *client_args(node, found.group(1), "keepalive_dead_peer", None, False),
+                cwd=ROOT, env=client_env(False),
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            )  # fmt: skip
+            assert client.stdout is not None
+            ready = await asyncio.wait_for(client.stdout.readline(), STEP)
+            assert ready == b"ready\n", ready
+            server.send_signal(signal.SIGSTOP)
+            out, err = await asyncio.wait_for(client.communicate(), STEP)
+            assert client.returncode == 0, err.decode()
+            return json.loads(out)
+        finally:
+            if client is not None and client.returncode is None:
+                client.kill()
+                await client.wait()
+            server.send_signal(signal.SIGCONT)
+            server.kill()
+            await server.communicate()
+
+    result = run(scenario(), 90)
+    assert result["error"] == "ConnectionLost"
+    assert result["reason"] == "keepalive"
+    assert "peer assumed dead" in result["message"]
+    assert 900 <= result["afterMs"] < 10_000
 
 
 # ---------------------------------------------------------------------------- B
@@ -159,8 +252,14 @@ class TypeScriptServer:
         return out
 
 
-async def start_ts_server(node: str, transport: str, mtu: int | None = None) -> TypeScriptServer:
-    args = [node, str(SERVER), f"{transport}://127.0.0.1:0"] + ([str(mtu)] if mtu else [])
+async def start_ts_server(
+    node: str, transport: str, mtu: int | None = None, lease: int | None = None
+) -> TypeScriptServer:
+    args = [node, str(SERVER), f"{transport}://127.0.0.1:0"]
+    if mtu is not None or lease is not None:
+        args.append(str(mtu) if mtu is not None else "-")
+    if lease is not None:
+        args.append(str(lease))
     process = await asyncio.create_subprocess_exec(
         *args,
         cwd=ROOT,
@@ -193,13 +292,19 @@ async def stop(server: TypeScriptServer) -> str:
 
 
 async def with_ts_server(
-    node: str, transport: str, body: Any, mtu: int | None = None, pushed: int = 0
+    node: str,
+    transport: str,
+    body: Any,
+    mtu: int | None = None,
+    pushed: int = 0,
+    lease: int | None = None,
 ) -> tuple[Any, list[str]]:
     """Run ``body(peer)`` with a Python client connected to a TypeScript server; its
-    result and the ``pushed`` lines the server printed."""
-    server = await start_ts_server(node, transport, mtu)
+    result and the ``pushed`` lines the server printed. ``lease``: the server grants
+    leases of that many requests and the client asks for them."""
+    server = await start_ts_server(node, transport, mtu, lease)
     try:
-        async with await connect(server.url, mtu=mtu) as peer:
+        async with await connect(server.url, mtu=mtu, lease=lease is not None) as peer:
             result = await body(peer)
             lines = await server.lines(pushed)
     finally:
@@ -276,3 +381,38 @@ def test_python_client_application_error_from_ts_server(node: str, transport: st
                 pass
 
     run(with_ts_server(node, transport, body))
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_python_client_lease_from_ts_server(node: str, transport: str) -> None:
+    """The TypeScript server grants the Python client (SETUP with L) a LEASE of 2 requests:
+    both are answered, the third is refused by the client (NoLease); the client's own
+    LEASE to the server (the client-side responder's) is accepted."""
+
+    async def body(peer: RSocketPeer) -> None:
+        await peer.wait_for_lease()
+        for i in range(2):
+            assert (await peer.request_response(b"r%d" % i)).data == b"r%d" % i
+        with pytest.raises(NoLease):
+            await peer.request_response(b"one too many")
+
+    run(with_ts_server(node, transport, body, lease=2))
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_python_client_lease_setup_refused_without_leasing(node: str, transport: str) -> None:
+    """'it MUST send a LEASE frame if the SETUP frame set the L flag': a server that grants
+    none refuses such a SETUP with ERROR[UNSUPPORTED_SETUP] (as rsocket-java does)."""
+
+    async def scenario() -> None:
+        server = await start_ts_server(node, transport)
+        try:
+            peer = await connect(server.url, lease=True)
+            with pytest.raises(SetupRejected) as refused:
+                await peer.wait_for_lease()
+            assert refused.value.error_code == 0x002
+            await peer.close()
+        finally:
+            await stop(server)
+
+    run(scenario())

@@ -1,11 +1,15 @@
 // One scenario of the TypeScript RSocket client (@wirestream/rsocket/node) against a real
 // server, driven by tests/typescript/test_rsocket_interop.py:
 //   node tests/typescript/dist/rsocket/client.js URL SCENARIO [MTU]
+// WIRESTREAM_BROWSER_WS=1 connects with the browser entry (`@wirestream/rsocket`'s
+// `connect` on the global WebSocket: node --experimental-websocket on Node 20).
 // prints one JSON object with what it saw (the pytest side asserts on it and on what the
 // server saw). Exits non-zero with the error on stderr; every wait is bounded (WAIT_MS).
 
+import { connect as browserConnect } from "@wirestream/rsocket";
 import {
   connect,
+  NoLease,
   payload,
   text,
   type RSocketPayload,
@@ -113,6 +117,33 @@ const scenarios: Record<string, (rs: RSocketPeer) => Promise<unknown>> = {
       channel: stream,
     };
   },
+  async lease(rs) {
+    // The server granted 3 requests for a minute (its LEASE, awaited before the first).
+    const answers: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      answers.push(text(await rs.requestResponse(payload(`leased-${i}`))));
+    }
+    let fourth = "";
+    try {
+      await rs.requestResponse(payload("one too many"));
+    } catch (error) {
+      fourth = (error as Error).name;
+    }
+    return { answers, fourth, isNoLease: fourth === NoLease.name };
+  },
+  async keepalive_dead_peer(rs) {
+    // The pytest side stops the server process (SIGSTOP) once this line is out.
+    process.stdout.write("ready\n");
+    const started = performance.now();
+    await rs.closed;
+    const error = rs.error as (Error & { reason?: string }) | null;
+    return {
+      error: error?.name ?? null,
+      reason: error?.reason ?? null,
+      message: error?.message ?? null,
+      afterMs: Math.round(performance.now() - started),
+    };
+  },
   async application_error(rs) {
     try {
       for await (const _ of rs.requestStream(payload("not a number"))) {
@@ -126,15 +157,25 @@ const scenarios: Record<string, (rs: RSocketPeer) => Promise<unknown>> = {
   },
 };
 
+/** Options a scenario connects with (besides the MTU). */
+const CONNECT: Record<string, { lease?: boolean; keepalive?: number; maxLifetime?: number }> = {
+  lease: { lease: true },
+  keepalive_dead_peer: { keepalive: 200, maxLifetime: 1_000 },
+};
+
 async function main(): Promise<void> {
   const run = scenarios[scenario ?? ""];
   if (url === undefined || run === undefined) {
     throw new Error(`usage: client.js URL (${Object.keys(scenarios).join("|")}) [MTU]`);
   }
   const limits = mtuArg !== undefined ? { mtu: Number(mtuArg) } : {};
-  const rs = await within(connect(url, { keepalive: 1_000, limits }), "connecting");
+  const options = { keepalive: 1_000, limits, ...CONNECT[scenario!] };
+  const dial = process.env["WIRESTREAM_BROWSER_WS"] === "1" ? browserConnect : connect;
+  const rs = await within(dial(url, options), "connecting");
   const result = await within(run(rs), scenario!);
-  await within(rs.close(), "closing");
+  if (scenario !== "keepalive_dead_peer") {
+    await within(rs.close(), "closing");
+  }
   process.stdout.write(JSON.stringify(result) + "\n");
 }
 

@@ -1,6 +1,7 @@
 // The TypeScript RSocket server (@wirestream/rsocket/node) answering as the Python demo
 // responder does (wirestream/apps/demo_responder.py), for the Python client to test:
-//   node tests/typescript/dist/rsocket/server.js URL [MTU]
+//   node tests/typescript/dist/rsocket/server.js URL [MTU] [LEASE_REQUESTS]
+// (with LEASE_REQUESTS it grants leases of that many requests for a minute)
 // prints "listening on URL", then one line per fire-and-forget ("fire-and-forget: TEXT")
 // and metadata push ("metadata-push: TEXT"); stops on SIGTERM or when stdin closes.
 
@@ -12,7 +13,7 @@ import {
   type RSocketPayload,
 } from "@wirestream/rsocket/node";
 
-const [url, mtuArg] = process.argv.slice(2);
+const [url, mtuArg, leaseArg] = process.argv.slice(2);
 
 async function* count(n: number): AsyncGenerator<RSocketPayload> {
   for (let i = 0; i < n; i++) {
@@ -52,7 +53,10 @@ async function main(): Promise<void> {
         process.stdout.write(`metadata-push: ${new TextDecoder().decode(metadata)}\n`);
       },
     },
-    { limits: mtuArg !== undefined ? { mtu: Number(mtuArg) } : {} },
+    {
+      limits: mtuArg !== undefined && mtuArg !== "-" ? { mtu: Number(mtuArg) } : {},
+      ...(leaseArg !== undefined ? { lease: [60_000, Number(leaseArg)] as const } : {}),
+    },
   );
   process.stdout.write(`listening on ${server.url}\n`);
   const stop = (): void => {
