@@ -17,6 +17,8 @@ import {
   Payload,
   RequestResponse,
   RequestStream,
+  Resume,
+  ResumeOk,
   Setup,
   decode,
   frameBytes,
@@ -28,6 +30,8 @@ import {
   MAX_N,
   NoLease,
   NoNewRequests,
+  ResumeNotAllowed,
+  ResumePositionLost,
   RSocketEngine,
   UnsupportedExtension,
   type EngineOptions,
@@ -653,6 +657,7 @@ test("test_connection_close_lets_outstanding_streams_finish_then_closes", () => 
     message: bytes("bye"),
     byPeer: false,
     graceful: true,
+    resumable: false,
   });
   assert.ok(c.closed);
   // The server ended its last stream with a command: handle_timer reports the end, due at once.
@@ -665,6 +670,7 @@ test("test_connection_close_lets_outstanding_streams_finish_then_closes", () => 
     message: bytes("bye"),
     byPeer: true,
     graceful: true,
+    resumable: false,
   });
   assert.ok(s.closed && s.getTimer() === null);
 });
@@ -764,4 +770,86 @@ test("test_server_can_be_requester", () => {
   c.sendNext(id, bytes("2"), null, true);
   const [, es] = shuttle(c, s);
   assert.equal(ofType(es, "PayloadReceived").length, 2);
+});
+
+// ====================================================================== resumption (client)
+
+test("test_resume_disabled_by_default", () => {
+  const [c] = pair({ setup: { keepaliveInterval: 100 } });
+  assert.throws(() => c.session(), ResumeNotAllowed);
+  c.requestResponse(bytes("x"));
+  c.handleTimer(100);
+  const keepalives = frames(c).filter((f): f is Keepalive => f instanceof Keepalive);
+  assert.ok(keepalives.length > 0 && keepalives[0]!.lastReceivedPosition === 0n);
+});
+
+test("test_implied_position_is_byte_length_of_tracked_frames", () => {
+  // A server that does not support resumption rejects such a SETUP: the client side alone.
+  const c = new RSocketEngine("client", { setup: { resumeToken: new Uint8Array(16) } });
+  c.connect(0);
+  c.dataToSend();
+  const start = c.session().log.sentPosition;
+  const sid = c.requestStream(bytes("abc"), bytes("m"), 2);
+  c.metadataPush(bytes("not counted"));
+  c.sendKeepalive(bytes("not counted"));
+  c.request(sid, 1);
+  const counted = c.dataToSend().filter((wire) => decode(wire.subarray(3)).streamId !== 0);
+  assert.equal(
+    c.session().log.sentPosition - start,
+    counted.reduce((n, wire) => n + wire.length - 3, 0),
+  );
+});
+
+test("test_server_without_resume_answers_error", () => {
+  const c = new RSocketEngine("client", { setup: { resumeToken: new Uint8Array(16) } });
+  c.connect(0);
+  c.dataToSend();
+  c.receiveData(new Uint8Array(0));
+  const c2 = RSocketEngine.resume(c.session());
+  const s2 = new RSocketEngine("server");
+  shuttle(c2, s2);
+  assert.ok(c2.closed && s2.closed);
+});
+
+test("test_rejected_resume_forbids_further_resume", () => {
+  const c = new RSocketEngine("client", { setup: { resumeToken: new Uint8Array(16) } });
+  c.connect(0);
+  c.dataToSend();
+  c.receiveData(new Uint8Array(0));
+  const c2 = RSocketEngine.resume(c.session());
+  c2.dataToSend();
+  c2.receiveData(
+    wire(
+      new ErrorFrame({ streamId: 0, errorCode: ErrorCode.REJECTED_RESUME, data: bytes("never") }),
+    ),
+  );
+  assert.throws(() => c2.session(), ResumeNotAllowed);
+});
+
+test("test_resume_ok_with_unknown_position_ends_connection", () => {
+  const c = new RSocketEngine("client", { setup: { resumeToken: new Uint8Array(16) } });
+  c.connect(0);
+  c.dataToSend();
+  c.receiveData(new Uint8Array(0));
+  const c2 = RSocketEngine.resume(c.session());
+  c2.dataToSend();
+  assert.throws(
+    () => c2.receiveData(wire(new ResumeOk({ lastReceivedClientPosition: 10n ** 9n }))),
+    ResumePositionLost,
+  );
+  const [error] = frames(c2) as [ErrorFrame];
+  assert.equal(error.errorCode, ErrorCode.CONNECTION_ERROR);
+  assert.throws(() => c2.session(), ResumeNotAllowed);
+});
+
+test("test_client_sends_nothing_but_resume_until_resume_ok", () => {
+  const c = new RSocketEngine("client", { setup: { resumeToken: new Uint8Array(16) } });
+  c.connect(0);
+  c.dataToSend();
+  c.receiveData(new Uint8Array(0));
+  const c2 = RSocketEngine.resume(c.session());
+  const [resume] = frames(c2);
+  assert.ok(resume instanceof Resume);
+  assert.throws(() => c2.requestResponse(bytes("x")), IllegalSend);
+  assert.throws(() => c2.metadataPush(bytes("m")), IllegalSend);
 });

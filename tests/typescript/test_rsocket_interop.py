@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 
 from tests.support.aio_support import run
+from tests.support.tcp_proxy import TcpProxy
 from tests.support.typescript_support import ROOT
 from wirestream.apps.demo_responder import EchoResponder
 from wirestream.runtime.rsocket import (
@@ -231,6 +232,48 @@ def test_ts_client_keepalive_dead_peer(node: str, transport: str) -> None:
     assert result["reason"] == "keepalive"
     assert "peer assumed dead" in result["message"]
     assert 900 <= result["afterMs"] < 10_000
+
+
+def test_ts_client_resumes_through_cut_connections(node: str) -> None:
+    """Resuming Operation: the TypeScript client negotiates resumption with the Python
+    server (``serve(resume=True)``) through a proxy that cuts the TCP connection twice in
+    the middle of a 20,000-item stream (RST, whatever is in flight lost); the client dials
+    again, sends RESUME, both sides retransmit from the other's implied position, and
+    every item arrives once and in order."""
+
+    async def scenario() -> tuple[Any, int]:
+        responder = EchoResponder()
+        server = await serve("tcp://127.0.0.1:0", responder, resume=True)
+        port = int(server.url.rsplit(":", 1)[1])
+        proxy = await TcpProxy(port).start()
+        client = await asyncio.create_subprocess_exec(
+            *client_args(node, f"tcp://127.0.0.1:{proxy.port}", "resume", None, False),
+            cwd=ROOT, env=client_env(False),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        try:
+            assert client.stdout is not None
+            cut = 0
+            while True:
+                line = await asyncio.wait_for(client.stdout.readline(), STEP)
+                if line != b"cut\n":
+                    break
+                cut += proxy.cut()
+            rest, err = await asyncio.wait_for(client.communicate(), STEP)
+            assert client.returncode == 0, err.decode()
+            assert proxy.accepted == 3  # the first connection and one per resumption
+            return json.loads(line + rest), cut
+        finally:
+            if client.returncode is None:
+                client.kill()
+                await client.wait()
+            await proxy.close()
+            server.close()
+            await server.wait_closed()
+
+    result, cut = run(scenario(), 120)
+    assert cut == 2
+    assert result == {"count": 20_000, "inOrder": True, "after": "after resuming"}
 
 
 # ---------------------------------------------------------------------------- B

@@ -144,6 +144,24 @@ const scenarios: Record<string, (rs: RSocketPeer) => Promise<unknown>> = {
       afterMs: Math.round(performance.now() - started),
     };
   },
+  async resume(rs) {
+    // 20,000 items while the pytest side cuts the connection (through its proxy) each time
+    // a "cut" line is out: every item arrives once and in order.
+    const total = 20_000;
+    const cuts = new Set([2_000, 9_000]);
+    let count = 0;
+    let inOrder = true;
+    for await (const item of rs.requestStream(payload(String(total)), { limitRate: 256 })) {
+      if (text(item) !== String(count)) inOrder = false;
+      count += 1;
+      if (cuts.has(count)) {
+        process.stdout.write("cut\n");
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+    const after = text(await rs.requestResponse(payload("after resuming")));
+    return { count, inOrder, after };
+  },
   async application_error(rs) {
     try {
       for await (const _ of rs.requestStream(payload("not a number"))) {
@@ -158,9 +176,13 @@ const scenarios: Record<string, (rs: RSocketPeer) => Promise<unknown>> = {
 };
 
 /** Options a scenario connects with (besides the MTU). */
-const CONNECT: Record<string, { lease?: boolean; keepalive?: number; maxLifetime?: number }> = {
+const CONNECT: Record<
+  string,
+  { lease?: boolean; keepalive?: number; maxLifetime?: number; resume?: boolean }
+> = {
   lease: { lease: true },
   keepalive_dead_peer: { keepalive: 200, maxLifetime: 1_000 },
+  resume: { resume: true },
 };
 
 async function main(): Promise<void> {

@@ -17,8 +17,10 @@ export interface ConnectOptions {
   maxLifetime?: number;
   /** Set the SETUP's L flag: requests wait for the server's LEASE, and we grant it one. */
   lease?: boolean;
-  /** Resumption: not implemented by the TypeScript runtime yet (throws ResumeNotAllowed). */
+  /** Make the session survive a lost transport: dial again and RESUME (random token). */
   resume?: boolean;
+  /** Milliseconds a lost session may take to resume (default 30 000). */
+  resumeTimeout?: number;
   metadataMimeType?: string;
   dataMimeType?: string;
   setupData?: Uint8Array;
@@ -32,11 +34,19 @@ export interface ConnectOptions {
   timeout?: number;
 }
 
-/** A client engine and peer over an open transport; the SETUP is sent at once. */
-export function startClient(transport: Transport, options: ConnectOptions = {}): RSocketPeer {
-  if (options.resume === true) {
+/**
+ * A client engine and peer over an open transport; the SETUP is sent at once. `dial`
+ * opens another transport to the same server (for `resume`).
+ */
+export function startClient(
+  transport: Transport,
+  options: ConnectOptions = {},
+  dial: (() => Promise<Transport>) | null = null,
+): RSocketPeer {
+  const resume = options.resume === true;
+  if (resume && dial === null) {
     transport.close();
-    throw new ResumeNotAllowed("resumption is not implemented by the TypeScript runtime yet");
+    throw new ResumeNotAllowed("resume needs a way to dial the server again");
   }
   const engine = new RSocketEngine("client", {
     setup: {
@@ -47,11 +57,15 @@ export function startClient(transport: Transport, options: ConnectOptions = {}):
       data: options.setupData ?? new Uint8Array(0),
       metadata: options.setupMetadata ?? null,
       lease: options.lease ?? false,
+      resumeToken: resume ? crypto.getRandomValues(new Uint8Array(16)) : null,
     },
     ...(options.limits !== undefined ? { limits: options.limits } : {}),
   });
   const peer = new RSocketPeer(engine, transport, options.handler ?? {}, {
     ...(options.limitRate !== undefined ? { limitRate: options.limitRate } : {}),
+    ...(options.resumeTimeout !== undefined ? { resumeTimeout: options.resumeTimeout } : {}),
+    ...(options.limits !== undefined ? { limits: options.limits } : {}),
+    reconnect: resume ? dial : null,
   });
   engine.connect(performance.now());
   if (options.lease === true) {
@@ -72,6 +86,6 @@ export async function connect(url: string, options: ConnectOptions = {}): Promis
       "unsupported",
     );
   }
-  const transport = await BrowserWebSocketTransport.open(url, options.timeout);
-  return startClient(transport, options);
+  const dial = (): Promise<Transport> => BrowserWebSocketTransport.open(url, options.timeout);
+  return startClient(await dial(), options, dial);
 }

@@ -72,6 +72,8 @@ import {
 import {
   NoLease,
   NoNewRequests,
+  ResumeNotAllowed,
+  ResumePositionLost,
   StreamIdsExhausted,
   UnknownStream,
   UnsupportedExtension,
@@ -79,6 +81,7 @@ import {
 import type { Event, InteractionModel, SetupInfo } from "./events.js";
 import { MIN_MTU, Reassembly, fragment, type Message, type Request } from "./fragmentation.js";
 import { KeepaliveTimer } from "./keepalive.js";
+import { ResumeLog, type ResumableSession } from "./resume.js";
 
 /** request-n and lease counts are 31-bit; 2^31-1 means unbounded. */
 export const MAX_N = 0x7fffffff;
@@ -95,6 +98,8 @@ export interface ClientSetup {
   metadata?: Uint8Array | null;
   data?: Uint8Array;
   lease?: boolean;
+  /** Ask for a resumable session with this token (the R flag). */
+  resumeToken?: Uint8Array | null;
 }
 
 /** Sizes and limits either side keeps (Python's Limits). */
@@ -107,6 +112,8 @@ export interface Limits {
   maxReassemblySize?: number;
   /** Streams the peer may have open at once; more are answered ERROR[REJECTED]. */
   maxStreams?: number | null;
+  /** Bytes of sent frames kept for retransmission in a resumable session (default 1 MiB). */
+  resumeBufferSize?: number;
 }
 
 /** Server hook: null accepts the SETUP, [errorCode, message] rejects it. */
@@ -166,7 +173,7 @@ export class Stream {
     readonly model: InteractionModel,
     readonly role: "requester" | "responder",
     readonly machine: StateMachine<string>,
-    readonly handlers: BoundHandlers,
+    public handlers: BoundHandlers,
   ) {
     this.opened = role === "requester";
   }
@@ -193,8 +200,26 @@ function modelOf(frame: Frame): InteractionModel | null {
   return null;
 }
 
+/** The frames that advance implied positions (Resuming Operation, Implied Position). */
+function movesPosition(frame: Frame): boolean {
+  return (
+    frame.streamId !== 0 &&
+    (frame instanceof Payload ||
+      frame instanceof RequestN ||
+      frame instanceof Cancel ||
+      frame instanceof ErrorFrame ||
+      modelOf(frame) !== null)
+  );
+}
+
 function isMessage(frame: Frame): frame is Message {
   return frame instanceof Payload || modelOf(frame) !== null;
+}
+
+/** What a resumed engine takes over from the one that lost its transport. */
+interface AdoptedState {
+  readonly streams: Map<number, Stream>;
+  readonly nextId: () => number;
 }
 
 /** A stream frame's handler context: the stream and the events of this call. */
@@ -311,7 +336,7 @@ export class RSocketEngine
   private readonly setupPolicy: SetupPolicy | null;
   private readonly leasing: boolean;
   private readonly extensions: ReadonlySet<number>;
-  private readonly streams = new Map<number, Stream>();
+  private streams = new Map<number, Stream>();
   /** Streams aborted while a fragmented message was arriving: until its last fragment. */
   private readonly discarding = new Map<number, FragmentsMachine>();
   private nextId: number;
@@ -321,6 +346,10 @@ export class RSocketEngine
   private setupInForce: SetupInfo | null = null;
   private readonly leases = new Leases();
   private readonly keepalive = new KeepaliveTimer();
+  private readonly resumeBufferSize: number;
+  private log: ResumeLog | null = null;
+  private resumeToken: Uint8Array | null = null;
+  private resumeForbidden = false;
   private closingEvent: { errorCode: number; message: Uint8Array; byPeer: boolean } | null = null;
 
   constructor(role: "client" | "server", options: EngineOptions = {}) {
@@ -339,6 +368,12 @@ export class RSocketEngine
     this.maxReassembly = limits.maxReassemblySize ?? 16 * 1024 * 1024;
     this.maxStreams = limits.maxStreams ?? null;
     this.decoder = new StreamDecoder({ maxFrameSize: limits.maxFrameSize ?? MAX_FRAME_SIZE });
+    this.decoder.afterFrame = (frame, size) => {
+      if (this.log !== null && movesPosition(frame)) {
+        this.log.received(size);
+      }
+    };
+    this.resumeBufferSize = limits.resumeBufferSize ?? 1024 * 1024;
     this.setupPolicy = options.setupPolicy ?? null;
     this.leasing = options.leasing ?? false;
     this.extensions = new Set(options.extensions ?? []);
@@ -378,7 +413,7 @@ export class RSocketEngine
         metadata: s.metadata ?? null,
         data: s.data ?? EMPTY,
         lease: s.lease ?? false,
-        resumeToken: null,
+        resumeToken: s.resumeToken ?? null,
       };
     }
   }
@@ -453,7 +488,7 @@ export class RSocketEngine
       return events;
     }
     if (this.keepalive.sendDue(now)) {
-      const frame = new Keepalive({ respond: true, lastReceivedPosition: 0n });
+      const frame = new Keepalive({ respond: true, lastReceivedPosition: this.position() });
       if (this.conn.allowsSend(frame)) {
         this.conn.send(frame);
         this.emit(frame);
@@ -484,16 +519,21 @@ export class RSocketEngine
       dataMimeType: setup.dataMimeType,
       metadata: setup.metadata,
       data: setup.data,
+      resumeToken: setup.resumeToken,
     });
     this.conn.send(frame);
     this.emit(frame);
+    if (setup.resumeToken !== null) {
+      this.log = new ResumeLog(this.resumeBufferSize);
+      this.resumeToken = setup.resumeToken;
+    }
     this.leases.restart(setup.lease);
     this.keepalive.start(now, setup.keepaliveInterval, setup.maxLifetime, true);
   }
 
   /** KEEPALIVE with R (the server "MAY" initiate one "upon application request"). */
   sendKeepalive(data: Uint8Array = EMPTY): void {
-    const frame = new Keepalive({ respond: true, lastReceivedPosition: 0n, data });
+    const frame = new Keepalive({ respond: true, lastReceivedPosition: this.position(), data });
     this.conn.send(frame);
     this.emit(frame);
   }
@@ -552,7 +592,14 @@ export class RSocketEngine
     this.emit(frame);
     const events: Event[] = [];
     this.terminateStreams(events, errorCode, "connection closed");
-    events.push({ type: "ConnectionClosed", errorCode, message, byPeer: false, graceful: false });
+    events.push({
+      type: "ConnectionClosed",
+      errorCode,
+      message,
+      byPeer: false,
+      graceful: false,
+      resumable: false,
+    });
     return events;
   }
 
@@ -906,15 +953,72 @@ export class RSocketEngine
     if (this.conn.terminated) {
       return;
     }
+    // A session whose SETUP asked for resumption outlives its transport: its streams
+    // stay, for an engine that resumes it (`session()`, `RSocketEngine.resume`).
+    const resumable = this.log !== null && !this.resumeForbidden;
     this.conn.state = ConnectionState.CLOSED; // EOF is no frame, so no row
-    this.terminateStreams(events, ErrorCode.CONNECTION_ERROR, "transport closed");
+    if (!resumable) {
+      this.terminateStreams(events, ErrorCode.CONNECTION_ERROR, "transport closed");
+    }
     events.push({
       type: "ConnectionClosed",
       errorCode: null,
       message: EMPTY,
       byPeer: true,
       graceful: false,
+      resumable,
     });
+  }
+
+  // --- resumption ---------------------------------------------------------------------
+
+  /** The resumable state of this connection, to continue it on a new transport. */
+  session(): ResumableSession {
+    if (this.log === null || this.resumeToken === null || this.setupInForce === null) {
+      throw new ResumeNotAllowed("resumption was not negotiated (SETUP without a token)");
+    }
+    if (this.resumeForbidden) {
+      throw new ResumeNotAllowed("the server said never to resume this session");
+    }
+    const state: AdoptedState = { streams: this.streams, nextId: () => this.nextId };
+    return { token: this.resumeToken, setup: this.setupInForce, log: this.log, state };
+  }
+
+  /**
+   * (client) A new engine for a new transport that continues `session` by sending RESUME:
+   * "The RESUME Identification Token MUST be the token used in the original SETUP frame.
+   * The RESUME Last Received Position field MUST be the last successfully received
+   * implied position from the server."
+   */
+  static resume(session: ResumableSession, now = 0, limits?: Limits): RSocketEngine {
+    const engine = new RSocketEngine("client", limits !== undefined ? { limits } : {});
+    const state = session.state as AdoptedState;
+    engine.streams = state.streams;
+    for (const stream of engine.streams.values()) {
+      stream.handlers = engine.streamHandlers[stream.role][stream.model];
+    }
+    engine.nextId = state.nextId();
+    engine.setupInForce = session.setup;
+    engine.log = session.log;
+    engine.resumeToken = session.token;
+    // "LEASE semantics MUST be restarted upon a new connection by sending a LEASE frame
+    // from the server."
+    engine.leases.restart(session.setup.lease);
+    engine.now = now;
+    const frame = new Resume({
+      resumeToken: session.token,
+      lastReceivedServerPosition: BigInt(session.log.receivedPosition),
+      firstAvailableClientPosition: BigInt(session.log.firstAvailable),
+    });
+    engine.conn.send(frame);
+    engine.emit(frame);
+    engine.keepalive.start(now, session.setup.keepaliveInterval, session.setup.maxLifetime, true);
+    return engine;
+  }
+
+  /** The implied position KEEPALIVE carries ("Set to all 0s when not supported"). */
+  private position(): bigint {
+    return this.log !== null ? BigInt(this.log.receivedPosition) : 0n;
   }
 
   // --- stream 0: onConnection<Frame> ----------------------------------------------
@@ -958,11 +1062,18 @@ export class RSocketEngine
   onConnectionKeepalive(frame: Keepalive, ...context: unknown[]): void {
     const [, events] = context as ConnectionContext;
     this.keepalive.heard(this.now);
+    if (this.log !== null && frame.lastReceivedPosition > 0n) {
+      this.log.trim(Number(frame.lastReceivedPosition));
+    }
     if (frame.respond) {
       // "Reception of a KEEPALIVE frame with the (R)espond flag set MUST cause a client or
       // server to send back a KEEPALIVE with the (R)espond flag NOT set. The data in the
       // received KEEPALIVE MUST be echoed back in the generated KEEPALIVE."
-      const echo = new Keepalive({ respond: false, lastReceivedPosition: 0n, data: frame.data });
+      const echo = new Keepalive({
+        respond: false,
+        lastReceivedPosition: this.position(),
+        data: frame.data,
+      });
       if (this.conn.allowsSend(echo)) {
         this.conn.send(echo);
         this.emit(echo);
@@ -1000,6 +1111,12 @@ export class RSocketEngine
       }
       return;
     }
+    const resuming = before === ConnectionState.RESUMING;
+    if (errorCode === ErrorCode.REJECTED_RESUME && resuming) {
+      // "On receiving an ERROR[REJECTED_RESUME] frame, the client MUST NOT attempt
+      // resumption again".
+      this.resumeForbidden = true;
+    }
     const setupPhase =
       before === ConnectionState.SETUP_SENT || before === ConnectionState.AWAITING_LEASE;
     const setupCodes: readonly number[] = [
@@ -1007,10 +1124,17 @@ export class RSocketEngine
       ErrorCode.UNSUPPORTED_SETUP,
       ErrorCode.REJECTED_SETUP,
     ];
-    if (this.role === "client" && setupPhase && setupCodes.includes(errorCode)) {
+    if (resuming || (this.role === "client" && setupPhase && setupCodes.includes(errorCode))) {
       events.push({ type: "ConnectionRejected", errorCode, message, byPeer: true });
     } else {
-      events.push({ type: "ConnectionClosed", errorCode, message, byPeer: true, graceful: false });
+      events.push({
+        type: "ConnectionClosed",
+        errorCode,
+        message,
+        byPeer: true,
+        graceful: false,
+        resumable: false,
+      });
     }
     this.terminateStreams(events, errorCode, "connection error from the peer");
   }
@@ -1051,9 +1175,22 @@ export class RSocketEngine
     });
   }
 
+  /** (client) "MAY retransmit all ... frames starting at the RESUME_OK Last Received
+   * Position field value from the server". */
   onConnectionResumeOk(frame: ResumeOk, ...context: unknown[]): void {
-    void frame;
-    void context; // a client of this engine never sends RESUME, so the machine never gets here
+    const [, events] = context as ConnectionContext;
+    const log = this.log;
+    const position = Number(frame.lastReceivedClientPosition);
+    const replay = log?.replayFrom(position) ?? null;
+    if (log === null || replay === null) {
+      this.resumeForbidden = true; // "MUST NOT attempt resumption again"
+      throw new ResumePositionLost(
+        `RESUME_OK position ${position} is outside what we retain ` +
+          `(${log?.firstAvailable ?? 0}..${log?.sentPosition ?? 0})`,
+      );
+    }
+    this.outStreams.push(...replay);
+    events.push({ type: "ConnectionResumed", position, replayed: replay.length });
   }
 
   // --- streams: onStream<Frame> -----------------------------------------------------
@@ -1274,6 +1411,9 @@ export class RSocketEngine
       this.outConnection.push(wire);
     } else {
       this.outStreams.push(wire);
+      if (this.log !== null && movesPosition(frame)) {
+        this.log.sent(wire);
+      }
     }
   }
 
@@ -1354,7 +1494,12 @@ export class RSocketEngine
       return false;
     }
     this.conn.state = ConnectionState.CLOSED;
-    events.push({ type: "ConnectionClosed", ...this.closingEvent, graceful: true });
+    events.push({
+      type: "ConnectionClosed",
+      ...this.closingEvent,
+      graceful: true,
+      resumable: false,
+    });
     return true;
   }
 }

@@ -48,6 +48,14 @@ export type Event =
       readonly message: Uint8Array;
       readonly byPeer: boolean;
       readonly graceful: boolean;
+      /** The transport ended under a resumable session: its streams wait for a RESUME. */
+      readonly resumable: boolean;
+    }
+  | {
+      /** RESUME_OK came (client): `replayed` frames were queued again from `position`. */
+      readonly type: "ConnectionResumed";
+      readonly position: number;
+      readonly replayed: number;
     }
   | { readonly type: "ConnectionDead"; readonly silentFor: number }
   | {

@@ -162,8 +162,8 @@ export function openTransport(url: string, timeout = 10_000): Promise<Transport>
 
 /** Connect to `url` (tcp://, ws://, wss://) and send SETUP. */
 export async function connect(url: string, options: ConnectOptions = {}): Promise<RSocketPeer> {
-  const transport = await openTransport(url, options.timeout);
-  return startClient(transport, options);
+  const dial = (): Promise<Transport> => openTransport(url, options.timeout);
+  return startClient(await dial(), options, dial);
 }
 
 /** A handler, or one per connection made from the accepted SETUP. */

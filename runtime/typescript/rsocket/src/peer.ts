@@ -19,7 +19,7 @@ import { ErrorCode } from "@wirestream/generated/rsocket/v1_0";
 import { ConnectionState } from "@wirestream/generated/rsocket/v1_0/machines";
 import { ConnectionLost, ProtocolError, StreamCancelled } from "@wirestream/runtime";
 
-import { MAX_N, RSocketEngine } from "./engine.js";
+import { MAX_N, RSocketEngine, type Limits } from "./engine.js";
 import { ApplicationError, SetupRejected, StreamError } from "./errors.js";
 import type { Event, EventOf, SetupInfo } from "./events.js";
 import { Inbound, type RSocketPayload } from "./streams.js";
@@ -55,6 +55,12 @@ export interface StreamOptions {
 
 export interface PeerOptions {
   limitRate?: number;
+  /** (client) Dial a new transport to resume a resumable session on; null: no resumption. */
+  reconnect?: (() => Promise<Transport>) | null;
+  /** Milliseconds a lost session may take to resume before it ends (default 30 000). */
+  resumeTimeout?: number;
+  /** The limits a resumed engine keeps. */
+  limits?: Limits;
 }
 
 /** How one stream's events reach whoever waits on it. */
@@ -81,12 +87,21 @@ function iterate(source: Source): AsyncIterator<RSocketPayload> | Iterator<RSock
 }
 
 export class RSocketPeer {
-  readonly engine: RSocketEngine;
+  /** The connection's engine (a new one after each resumption). */
+  engine: RSocketEngine;
+  /** The transport is lost and a resumption is under way: commands wait for it. */
+  parked = false;
   /** Resolves when the connection is over (rejects never; see `error`). */
   readonly closed: Promise<void>;
   /** Why the connection ended (null while open, or after a clean close). */
   error: Error | null = null;
-  private readonly transport: Transport;
+  private transport: Transport;
+  private readonly reconnect: (() => Promise<Transport>) | null;
+  private readonly resumeTimeout: number;
+  private readonly limits: Limits | undefined;
+  private deferred: (() => void)[] = [];
+  private resumedWaiters: (() => void)[] = [];
+  private attempt: { resolve: () => void; reject: (error: Error) => void } | null = null;
   private readonly handler: RSocketHandler;
   private readonly limitRate: number;
   private readonly sides = new Map<number, StreamSide>();
@@ -107,12 +122,25 @@ export class RSocketPeer {
     this.transport = transport;
     this.handler = handler;
     this.limitRate = options.limitRate ?? DEFAULT_LIMIT_RATE;
+    this.reconnect = options.reconnect ?? null;
+    this.resumeTimeout = options.resumeTimeout ?? 30_000;
+    this.limits = options.limits;
     this.closed = new Promise((resolve) => {
       this.resolveClosed = resolve;
     });
+    this.attach(transport);
+  }
+
+  private attach(transport: Transport): void {
+    this.transport = transport;
+    // A transport that was replaced delivers nothing more.
     transport.start({
-      data: (chunk) => this.receive(chunk),
-      closed: (error) => this.transportClosed(error),
+      data: (chunk) => {
+        if (transport === this.transport) this.receive(chunk);
+      },
+      closed: (error) => {
+        if (transport === this.transport) this.transportClosed(error);
+      },
     });
   }
 
@@ -392,6 +420,10 @@ export class RSocketPeer {
   private async ready(signal?: AbortSignal): Promise<void> {
     this.checkOpen();
     signal?.throwIfAborted();
+    while (this.parked) {
+      await this.waitFor(this.resumedWaiters, signal);
+      this.checkOpen();
+    }
     if (this.engine.state === ConnectionState.AWAITING_LEASE) {
       await this.waitFor(this.leaseWaiters, signal);
       this.checkOpen();
@@ -486,6 +518,10 @@ export class RSocketPeer {
   /** Run an engine command, then send what it queued. */
   command(run: () => void): void {
     if (this.ended) return;
+    if (this.parked) {
+      this.deferred.push(run); // run on the resumed engine, after its retransmission
+      return;
+    }
     try {
       run();
     } catch (error) {
@@ -557,6 +593,7 @@ export class RSocketPeer {
   private transportClosed(error: Error | null): void {
     if (this.ended) return;
     this.onEvents(this.engine.receiveData(new Uint8Array(0), now()));
+    if (this.parked) return; // a resumable session: resumeSession() dials again
     this.finish(error ?? this.error ?? new ConnectionLost("the transport closed", "eof"));
   }
 
@@ -569,12 +606,20 @@ export class RSocketPeer {
         case "ConnectionRejected": {
           const message = decoder.decode(event.message);
           this.error = new SetupRejected(event.errorCode, message);
+          if (this.attempt !== null) {
+            this.attempt.reject(this.error);
+            break;
+          }
           this.finishSoon(this.error);
           break;
         }
         case "ConnectionClosing":
           break;
         case "ConnectionClosed":
+          if (event.resumable && this.reconnect !== null) {
+            this.park();
+            break;
+          }
           if (!event.graceful && event.byPeer && event.errorCode !== null) {
             const message = decoder.decode(event.message);
             this.error = new ConnectionLost(
@@ -583,6 +628,9 @@ export class RSocketPeer {
             );
           }
           this.finishSoon(event.graceful ? null : this.error);
+          break;
+        case "ConnectionResumed":
+          this.resumed();
           break;
         case "ConnectionDead":
           // SETUP, Max Lifetime: "Time ... that a client will allow a server to not respond
@@ -638,6 +686,90 @@ export class RSocketPeer {
     }
   }
 
+  // ================================================================ resumption
+
+  /** The transport was lost under a resumable session: dial again and RESUME (client). */
+  private park(): void {
+    if (this.attempt !== null) {
+      this.attempt.reject(new ConnectionLost("the transport closed while resuming", "eof"));
+      return;
+    }
+    if (this.parked) return;
+    this.parked = true;
+    if (this.timer !== null) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    void this.resumeSession();
+  }
+
+  private async resumeSession(): Promise<void> {
+    const reconnect = this.reconnect!;
+    const deadline = now() + this.resumeTimeout;
+    let delay = 5;
+    let last: Error = new ConnectionLost(
+      `not resumed within ${this.resumeTimeout} ms`,
+      "resume-timeout",
+    );
+    while (!this.ended && now() < deadline) {
+      let transport: Transport;
+      try {
+        transport = await reconnect();
+      } catch (error) {
+        last = error instanceof Error ? error : last;
+        await new Promise((resolve) => setTimeout(resolve, delay));
+        delay = Math.min(delay * 2, 1_000);
+        continue;
+      }
+      if (this.ended) {
+        transport.close();
+        return;
+      }
+      let session;
+      try {
+        session = this.engine.session();
+      } catch (error) {
+        transport.close();
+        this.finish(error instanceof Error ? error : last);
+        return;
+      }
+      this.engine = RSocketEngine.resume(session, now(), this.limits);
+      const outcome = new Promise<void>((resolve, reject) => {
+        this.attempt = { resolve, reject };
+      });
+      this.attach(transport);
+      this.flushNow();
+      try {
+        await outcome;
+        return;
+      } catch (error) {
+        last = error instanceof Error ? error : last;
+        if (
+          error instanceof SetupRejected ||
+          (error instanceof ProtocolError && !(error instanceof ConnectionLost))
+        ) {
+          break;
+        }
+      } finally {
+        this.attempt = null;
+      }
+    }
+    this.parked = false;
+    this.finish(last);
+  }
+
+  /** RESUME_OK: the retransmission is queued; commands held meanwhile run now. */
+  private resumed(): void {
+    this.parked = false;
+    this.attempt?.resolve();
+    for (const run of this.deferred.splice(0)) {
+      this.command(run);
+    }
+    for (const side of this.sides.values()) side.requestN(); // publishers go on
+    this.wakeAll(this.resumedWaiters);
+    this.flush();
+  }
+
   private wakeAll(waiters: (() => void)[]): void {
     for (const wake of waiters.splice(0)) wake();
   }
@@ -661,6 +793,9 @@ export class RSocketPeer {
     this.sides.clear();
     this.wakeAll(this.leaseWaiters);
     this.wakeAll(this.establishedWaiters);
+    this.wakeAll(this.resumedWaiters);
+    this.deferred = [];
+    this.attempt?.reject(ending);
     this.transport.close();
     this.resolveClosed();
   }
@@ -709,10 +844,13 @@ class OutboundPump {
 
   async run(): Promise<void> {
     const { peer, streamId } = this;
-    const engine = peer.engine;
     try {
       for (;;) {
-        while (!this.stopped && peer.isOpen(streamId) && engine.outboundCredit(streamId) < 1) {
+        while (
+          !this.stopped &&
+          peer.isOpen(streamId) &&
+          (peer.parked || peer.engine.outboundCredit(streamId) < 1)
+        ) {
           await new Promise<void>((resolve) => {
             this.waiter = resolve;
           });
@@ -721,17 +859,17 @@ class OutboundPump {
         const result = await this.source.next();
         if (this.stopped || this.controller.signal.aborted || !peer.isOpen(streamId)) return;
         if (result.done === true) {
-          peer.command(() => engine.sendComplete(streamId));
+          peer.command(() => peer.engine.sendComplete(streamId));
           return;
         }
         const item = result.value;
-        peer.command(() => engine.sendNext(streamId, item.data, item.metadata));
+        peer.command(() => peer.engine.sendNext(streamId, item.data, item.metadata));
       }
     } catch (error) {
       if (this.stopped || !peer.isOpen(streamId)) return;
       const code = error instanceof StreamError ? error.errorCode : ErrorCode.APPLICATION_ERROR;
       const message = error instanceof Error ? error.message : String(error);
-      peer.command(() => engine.sendError(streamId, code, message));
+      peer.command(() => peer.engine.sendError(streamId, code, message));
     }
   }
 }
