@@ -174,6 +174,18 @@ def test_ts_client_application_error(node: str, transport: str) -> None:
     assert "decimal count" in result["message"]
 
 
+@pytest.mark.parametrize("transport", CLIENT_TRANSPORTS)
+def test_ts_client_graceful_close(node: str, transport: str) -> None:
+    """ERROR Frame, CONNECTION_CLOSE: 'Sender or Receiver of this frame MUST wait for
+    outstanding streams to terminate before closing the connection. New requests MAY not be
+    accepted.'  The TypeScript client begins a graceful close 100 items into a 2,000-item
+    stream: the stream still delivers all 2,000, a new request is refused (NoNewRequests),
+    and the connection ends without error."""
+    result, _, open_streams = run(against_python(node, transport, "graceful_close"))
+    assert result == {"count": 2000, "refused": "NoNewRequests", "error": None, "state": "closed"}
+    assert open_streams == 0
+
+
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_ts_client_lease(node: str, transport: str) -> None:
     """LEASE Frame: 'The Requester MUST NOT send more than Number of Requests specified in

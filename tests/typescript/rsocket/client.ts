@@ -162,6 +162,27 @@ const scenarios: Record<string, (rs: RSocketPeer) => Promise<unknown>> = {
     const after = text(await rs.requestResponse(payload("after resuming")));
     return { count, inOrder, after };
   },
+  async graceful_close(rs) {
+    // ERROR[CONNECTION_CLOSE] while a stream is open: it runs to its end, then the
+    // connection closes; a request after the close began is refused locally.
+    let count = 0;
+    let closing: Promise<void> | null = null;
+    let refused = "";
+    for await (const item of rs.requestStream(payload("2000"), { limitRate: 50 })) {
+      if (text(item) !== String(count)) break;
+      count += 1;
+      if (count === 100) {
+        closing = rs.close(20_000);
+        try {
+          await rs.requestResponse(payload("too late"));
+        } catch (error) {
+          refused = (error as Error).name;
+        }
+      }
+    }
+    await closing;
+    return { count, refused, error: rs.error?.message ?? null, state: rs.engine.state };
+  },
   async application_error(rs) {
     try {
       for await (const _ of rs.requestStream(payload("not a number"))) {
