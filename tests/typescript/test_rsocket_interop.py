@@ -308,7 +308,11 @@ class TypeScriptServer:
 
 
 async def start_ts_server(
-    node: str, transport: str, mtu: int | None = None, lease: int | None = None
+    node: str,
+    transport: str,
+    mtu: int | None = None,
+    lease: int | None = None,
+    resume: bool = False,
 ) -> TypeScriptServer:
     args = [node, str(SERVER), f"{transport}://127.0.0.1:0"]
     if mtu is not None or lease is not None:
@@ -318,6 +322,7 @@ async def start_ts_server(
     process = await asyncio.create_subprocess_exec(
         *args,
         cwd=ROOT,
+        env={**os.environ, "WIRESTREAM_SERVE_RESUME": "1" if resume else "0"},
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -471,3 +476,33 @@ def test_python_client_lease_setup_refused_without_leasing(node: str, transport:
             await stop(server)
 
     run(scenario())
+
+
+def test_python_client_resumes_against_ts_server(node: str) -> None:
+    """Resuming Operation, the TypeScript server's side: it keeps the Python client's
+    session (``resume=True``) when a proxy cuts the connection twice in a 20,000-item
+    stream, answers the client's RESUME with RESUME_OK, hands the session to the new
+    connection and retransmits from the client's position: every item once and in order."""
+
+    async def scenario() -> tuple[int, int]:
+        server = await start_ts_server(node, "tcp", resume=True)
+        try:
+            proxy = await TcpProxy(int(server.url.rsplit(":", 1)[1])).start()
+            try:
+                async with await connect(f"tcp://127.0.0.1:{proxy.port}", resume=True) as peer:
+                    count = 0
+                    async for item in peer.request_stream(b"20000", limit_rate=256):
+                        assert item.data == b"%d" % count
+                        count += 1
+                        if count in (2_000, 10_000):
+                            assert proxy.cut() == 1
+                    answer = await peer.request_response(b"after resuming")
+                    assert answer.data == b"after resuming"
+                return count, proxy.accepted
+            finally:
+                await proxy.close()
+        finally:
+            await stop(server)
+
+    count, accepted = run(scenario(), 90)
+    assert (count, accepted) == (20_000, 3)

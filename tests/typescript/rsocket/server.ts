@@ -1,7 +1,8 @@
 // The TypeScript RSocket server (@wirestream/rsocket/node) answering as the Python demo
 // responder does (wirestream/apps/demo_responder.py), for the Python client to test:
 //   node tests/typescript/dist/rsocket/server.js URL [MTU] [LEASE_REQUESTS]
-// (with LEASE_REQUESTS it grants leases of that many requests for a minute)
+// (with LEASE_REQUESTS it grants leases of that many requests for a minute; with
+// WIRESTREAM_SERVE_RESUME=1 it keeps resumable sessions)
 // prints "listening on URL", then one line per fire-and-forget ("fire-and-forget: TEXT")
 // and metadata push ("metadata-push: TEXT"); stops on SIGTERM or when stdin closes.
 
@@ -56,6 +57,7 @@ async function main(): Promise<void> {
     {
       limits: mtuArg !== undefined && mtuArg !== "-" ? { mtu: Number(mtuArg) } : {},
       ...(leaseArg !== undefined ? { lease: [60_000, Number(leaseArg)] as const } : {}),
+      resume: process.env["WIRESTREAM_SERVE_RESUME"] === "1",
     },
   );
   process.stdout.write(`listening on ${server.url}\n`);

@@ -127,6 +127,9 @@ export interface EngineOptions {
   leasing?: boolean;
   /** EXT extended types the application understands. */
   extensions?: Iterable<number>;
+  /** (server) The session a RESUME's token names (null: unknown); without it, a SETUP
+   * asking for resumption is refused with REJECTED_SETUP and a RESUME with REJECTED_RESUME. */
+  resumeLookup?: (token: Uint8Array) => ResumableSession | null;
 }
 
 /** Request-n credit one way of a stream; MAX_N is unbounded ("2^31-1 ... unbounded"). */
@@ -347,6 +350,8 @@ export class RSocketEngine
   private readonly leases = new Leases();
   private readonly keepalive = new KeepaliveTimer();
   private readonly resumeBufferSize: number;
+  private sizes: number[] = [];
+  private readonly resumeLookup: ((token: Uint8Array) => ResumableSession | null) | null;
   private log: ResumeLog | null = null;
   private resumeToken: Uint8Array | null = null;
   private resumeForbidden = false;
@@ -356,9 +361,15 @@ export class RSocketEngine
     if (role === "server" && options.setup !== undefined) {
       throw new RangeError("only a client sends SETUP: a server takes no setup");
     }
-    if (role === "client" && (options.setupPolicy !== undefined || options.leasing === true)) {
-      throw new RangeError("setupPolicy and leasing are a server's options");
+    if (
+      role === "client" &&
+      (options.setupPolicy !== undefined ||
+        options.leasing === true ||
+        options.resumeLookup !== undefined)
+    ) {
+      throw new RangeError("setupPolicy, resumeLookup and leasing are a server's options");
     }
+    this.resumeLookup = options.resumeLookup ?? null;
     this.role = role;
     const limits = options.limits ?? {};
     if (limits.mtu !== undefined && limits.mtu < MIN_MTU) {
@@ -368,10 +379,10 @@ export class RSocketEngine
     this.maxReassembly = limits.maxReassemblySize ?? 16 * 1024 * 1024;
     this.maxStreams = limits.maxStreams ?? null;
     this.decoder = new StreamDecoder({ maxFrameSize: limits.maxFrameSize ?? MAX_FRAME_SIZE });
-    this.decoder.afterFrame = (frame, size) => {
-      if (this.log !== null && movesPosition(frame)) {
-        this.log.received(size);
-      }
+    // Each frame's size on the wire, for implied positions: counted as the frame is
+    // handled (a SETUP that asks for resumption comes in the same read as what follows).
+    this.decoder.afterFrame = (_frame, size) => {
+      this.sizes.push(size);
     };
     this.resumeBufferSize = limits.resumeBufferSize ?? 1024 * 1024;
     this.setupPolicy = options.setupPolicy ?? null;
@@ -802,6 +813,7 @@ export class RSocketEngine
     }
     let frames: Frame[];
     let failure: DecodeError | null = null;
+    this.sizes = [];
     try {
       frames = this.decoder.feed(data);
     } catch (error) {
@@ -813,7 +825,12 @@ export class RSocketEngine
     }
     this.framesReceived += frames.length;
     try {
-      for (const frame of frames) {
+      const sizes = this.sizes;
+      for (let index = 0; index < frames.length; index++) {
+        const frame = frames[index]!;
+        if (this.log !== null && movesPosition(frame)) {
+          this.log.received(sizes[index]!);
+        }
         this.handleFrame(frame, events);
       }
     } catch (error) {
@@ -992,18 +1009,7 @@ export class RSocketEngine
    */
   static resume(session: ResumableSession, now = 0, limits?: Limits): RSocketEngine {
     const engine = new RSocketEngine("client", limits !== undefined ? { limits } : {});
-    const state = session.state as AdoptedState;
-    engine.streams = state.streams;
-    for (const stream of engine.streams.values()) {
-      stream.handlers = engine.streamHandlers[stream.role][stream.model];
-    }
-    engine.nextId = state.nextId();
-    engine.setupInForce = session.setup;
-    engine.log = session.log;
-    engine.resumeToken = session.token;
-    // "LEASE semantics MUST be restarted upon a new connection by sending a LEASE frame
-    // from the server."
-    engine.leases.restart(session.setup.lease);
+    engine.adopt(session);
     engine.now = now;
     const frame = new Resume({
       resumeToken: session.token,
@@ -1014,6 +1020,44 @@ export class RSocketEngine
     engine.emit(frame);
     engine.keepalive.start(now, session.setup.keepaliveInterval, session.setup.maxLifetime, true);
     return engine;
+  }
+
+  private adopt(session: ResumableSession): void {
+    const state = session.state as AdoptedState;
+    this.streams = state.streams;
+    for (const stream of this.streams.values()) {
+      stream.handlers = this.streamHandlers[stream.role][stream.model]; // ours from now on
+    }
+    this.nextId = state.nextId();
+    this.setupInForce = session.setup;
+    this.log = session.log;
+    this.resumeToken = session.token;
+    // "LEASE semantics MUST be restarted upon a new connection by sending a LEASE frame
+    // from the server."
+    this.leases.restart(session.setup.lease);
+  }
+
+  /** (server) The session a RESUME continues, or why it cannot be resumed. */
+  private answerResume(frame: Resume): ResumableSession | string {
+    if (this.resumeLookup === null) {
+      return "resumption is not supported";
+    }
+    const session = this.resumeLookup(frame.resumeToken);
+    if (session === null) {
+      return "unknown resume token"; // "If not identified, then the server MUST send an ERROR"
+    }
+    if (frame.majorVersion !== 1 || frame.minorVersion !== 0) {
+      return "a session resumes with the version it started with";
+    }
+    if (Number(frame.firstAvailableClientPosition) > session.log.receivedPosition) {
+      // "has the client retained all frames past the server's last-retained position"
+      return "the client no longer has frames the server has not received";
+    }
+    const last = Number(frame.lastReceivedServerPosition);
+    if (last < session.log.firstAvailable || last > session.log.sentPosition) {
+      return "the server no longer has frames past the client's position";
+    }
+    return session;
   }
 
   /** The implied position KEEPALIVE carries ("Set to all 0s when not supported"). */
@@ -1035,7 +1079,7 @@ export class RSocketEngine
       ];
     } else if (info.metadataMimeType.endsWith("\0") || info.dataMimeType.endsWith("\0")) {
       rejection = [ErrorCode.INVALID_SETUP, "a MIME type is null terminated"];
-    } else if (info.resumeToken !== null) {
+    } else if (info.resumeToken !== null && this.resumeLookup === null) {
       // "A server that receives a SETUP frame that has (R)esume Enabled set, but does not
       // support resuming operation, MUST reject the SETUP with an ERROR[REJECTED_SETUP]."
       rejection = [ErrorCode.REJECTED_SETUP, "resumption is not supported"];
@@ -1055,6 +1099,10 @@ export class RSocketEngine
     }
     this.setupInForce = info;
     this.leases.restart(info.lease);
+    if (info.resumeToken !== null) {
+      this.log = new ResumeLog(this.resumeBufferSize);
+      this.resumeToken = info.resumeToken;
+    }
     this.keepalive.start(this.now, info.keepaliveInterval, info.maxLifetime, false);
     events.push({ type: "ConnectionEstablished", setup: info });
   }
@@ -1155,11 +1203,24 @@ export class RSocketEngine
     );
   }
 
+  /** (server) Answer RESUME with RESUME_OK (and retransmit) or ERROR[REJECTED_RESUME]. */
   onConnectionResume(frame: Resume, ...context: unknown[]): void {
-    // The server's machine lets RESUME through; this engine keeps no sessions yet.
     const [, events] = context as ConnectionContext;
-    void frame;
-    const message = utf8.encode("resumption is not supported");
+    const answer = this.answerResume(frame);
+    if (typeof answer !== "string") {
+      this.adopt(answer);
+      const last = Number(frame.lastReceivedServerPosition);
+      const replay = answer.log.replayFrom(last) ?? [];
+      const ok = new ResumeOk({ lastReceivedClientPosition: BigInt(answer.log.receivedPosition) });
+      this.conn.send(ok);
+      this.emit(ok);
+      this.outStreams.push(...replay);
+      const setup = answer.setup;
+      this.keepalive.start(this.now, setup.keepaliveInterval, setup.maxLifetime, false);
+      events.push({ type: "ConnectionResumed", position: last, replayed: replay.length });
+      return;
+    }
+    const message = utf8.encode(answer);
     const error = new ErrorFrame({
       streamId: 0,
       errorCode: ErrorCode.REJECTED_RESUME,

@@ -180,6 +180,14 @@ export interface ServeOptions {
   limitRate?: number;
   /** Milliseconds a connection may take to send its SETUP (default 10 000; 0: never). */
   handshakeTimeout?: number;
+  /** Keep the sessions of clients that negotiated resumption when their transport is
+   * lost, for `resumeTimeout` ms (default 30 000), and continue them on a RESUME. */
+  resume?: boolean;
+  resumeTimeout?: number;
+}
+
+function hex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 export interface Server {
@@ -200,8 +208,19 @@ export async function serve(
 ): Promise<Server> {
   const { scheme, host, port } = parse(url);
   const peers = new Set<RSocketPeer>();
+  /** Resumable sessions by token: the peer that owns each. */
+  const sessions = new Map<string, RSocketPeer>();
+  const resume = options.resume ?? false;
   const accept = (transport: Transport): void => {
     const engine = new RSocketEngine("server", {
+      ...(resume
+        ? {
+            resumeLookup: (token: Uint8Array) => {
+              const owner = sessions.get(hex(token));
+              return owner === undefined ? null : owner.engine.session();
+            },
+          }
+        : {}),
       ...(options.limits !== undefined ? { limits: options.limits } : {}),
       ...(options.setupPolicy !== undefined ? { setupPolicy: options.setupPolicy } : {}),
       leasing: options.lease !== undefined,
@@ -236,6 +255,9 @@ export async function serve(
     };
     const peer = new RSocketPeer(engine, transport, proxy, {
       ...(options.limitRate !== undefined ? { limitRate: options.limitRate } : {}),
+      ...(options.resumeTimeout !== undefined ? { resumeTimeout: options.resumeTimeout } : {}),
+      keepSessions: resume,
+      sessionOwner: (token) => sessions.get(hex(token)) ?? null,
     });
     peers.add(peer);
     const handshake = options.handshakeTimeout ?? 10_000;
@@ -250,6 +272,14 @@ export async function serve(
     void peer.established().then(
       () => {
         if (timer !== null) clearTimeout(timer);
+        const token = engine.setup?.resumeToken ?? null;
+        if (resume && token !== null) {
+          const key = hex(token);
+          sessions.set(key, peer);
+          void peer.closed.then(() => {
+            if (sessions.get(key) === peer) sessions.delete(key);
+          });
+        }
         if (options.lease !== undefined && engine.setup?.lease === true) {
           const [ttl, requests] = options.lease;
           peer.sendLease(ttl, requests);

@@ -61,7 +61,18 @@ export interface PeerOptions {
   resumeTimeout?: number;
   /** The limits a resumed engine keeps. */
   limits?: Limits;
+  /** (server) Keep a resumable session when its transport is lost, for `resumeTimeout`. */
+  keepSessions?: boolean;
+  /** (server) The peer whose session a RESUME on this connection continued. */
+  sessionOwner?: (token: Uint8Array) => RSocketPeer | null;
 }
+
+/** What a peer that handed its connection over keeps as its transport: nothing. */
+const DETACHED: Transport = {
+  start: () => {},
+  send: () => {},
+  close: () => {},
+};
 
 /** How one stream's events reach whoever waits on it. */
 interface StreamSide {
@@ -102,6 +113,9 @@ export class RSocketPeer {
   private deferred: (() => void)[] = [];
   private resumedWaiters: (() => void)[] = [];
   private attempt: { resolve: () => void; reject: (error: Error) => void } | null = null;
+  private readonly keepSessions: boolean;
+  private readonly sessionOwner: ((token: Uint8Array) => RSocketPeer | null) | null;
+  private expiry: ReturnType<typeof setTimeout> | null = null;
   private readonly handler: RSocketHandler;
   private readonly limitRate: number;
   private readonly sides = new Map<number, StreamSide>();
@@ -125,6 +139,8 @@ export class RSocketPeer {
     this.reconnect = options.reconnect ?? null;
     this.resumeTimeout = options.resumeTimeout ?? 30_000;
     this.limits = options.limits;
+    this.keepSessions = options.keepSessions ?? false;
+    this.sessionOwner = options.sessionOwner ?? null;
     this.closed = new Promise((resolve) => {
       this.resolveClosed = resolve;
     });
@@ -545,6 +561,7 @@ export class RSocketPeer {
   }
 
   private flushNow(): void {
+    if (this.ended) return;
     const frames = this.engine.dataToSend();
     if (frames.length > 0) {
       this.transport.send(frames);
@@ -598,7 +615,11 @@ export class RSocketPeer {
   }
 
   private onEvents(events: readonly Event[]): void {
-    for (const event of events) {
+    for (let index = 0; index < events.length; index++) {
+      const event = events[index]!;
+      if (event.type === "ConnectionResumed" && this.handOver(events.slice(index + 1))) {
+        return;
+      }
       switch (event.type) {
         case "ConnectionEstablished":
           this.wakeAll(this.establishedWaiters);
@@ -616,7 +637,7 @@ export class RSocketPeer {
         case "ConnectionClosing":
           break;
         case "ConnectionClosed":
-          if (event.resumable && this.reconnect !== null) {
+          if (event.resumable && (this.reconnect !== null || this.keepSessions)) {
             this.park();
             break;
           }
@@ -700,7 +721,48 @@ export class RSocketPeer {
       clearTimeout(this.timer);
       this.timer = null;
     }
+    if (this.reconnect === null) {
+      // (server) The client dials again: keep the session for it until the timeout.
+      this.expiry = setTimeout(() => {
+        const timeout = this.resumeTimeout;
+        this.finish(new ConnectionLost(`not resumed within ${timeout} ms`, "resume-timeout"));
+      }, this.resumeTimeout);
+      return;
+    }
     void this.resumeSession();
+  }
+
+  /**
+   * (server) This new connection's RESUME continued another peer's session: that peer
+   * takes over the engine and transport (its handlers and publishers go on), this one
+   * ends quietly. False when this peer is the session's own.
+   */
+  private handOver(rest: readonly Event[]): boolean {
+    if (this.engine.role !== "server" || this.sessionOwner === null) return false;
+    const owner = this.sessionOwner(this.engine.session().token);
+    if (owner === null || owner === this) return false;
+    const { engine, transport } = this;
+    this.transport = DETACHED;
+    this.ended = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.resolveClosed();
+    owner.takeOver(engine, transport, rest);
+    return true;
+  }
+
+  /** (server) Continue on `engine` and `transport` (a resumed connection). */
+  private takeOver(engine: RSocketEngine, transport: Transport, rest: readonly Event[]): void {
+    if (this.expiry !== null) {
+      clearTimeout(this.expiry);
+      this.expiry = null;
+    }
+    const previous = this.transport;
+    this.engine = engine;
+    this.attach(transport);
+    previous.close(); // a connection the server had not seen end yet
+    this.flushNow(); // RESUME_OK and the retransmission
+    this.resumed();
+    this.onEvents(rest);
   }
 
   private async resumeSession(): Promise<void> {
@@ -761,6 +823,10 @@ export class RSocketPeer {
   /** RESUME_OK: the retransmission is queued; commands held meanwhile run now. */
   private resumed(): void {
     this.parked = false;
+    if (this.expiry !== null) {
+      clearTimeout(this.expiry);
+      this.expiry = null;
+    }
     this.attempt?.resolve();
     for (const run of this.deferred.splice(0)) {
       this.command(run);
@@ -796,6 +862,7 @@ export class RSocketPeer {
     this.wakeAll(this.resumedWaiters);
     this.deferred = [];
     this.attempt?.reject(ending);
+    if (this.expiry !== null) clearTimeout(this.expiry);
     this.transport.close();
     this.resolveClosed();
   }
