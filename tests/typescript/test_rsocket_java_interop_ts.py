@@ -132,3 +132,42 @@ def test_rsocket_java_client_against_ts_server(node: str, rsocket_java: str) -> 
     assert stream["error"] is None, stream
     assert (channel["elements"], channel["out_of_order"], channel["last"]) == (500, 0, 499)
     assert channel["error"] is None, channel
+
+
+async def _cut_every(proxy: TcpProxy, step: int) -> None:
+    """Cut the connection each time ``step`` more bytes went towards the client."""
+    while True:
+        await proxy.downstream_reaches(proxy.downstream + step, timeout=60)
+        proxy.cut()
+
+
+def test_rsocket_java_client_resumes_100k_from_ts_server(node: str, rsocket_java: str) -> None:
+    """Resuming Operation, rsocket-java's client -> the TypeScript server: a proxy cuts the
+    connection every 40,000 bytes towards the client during a 100,000-element stream;
+    rsocket-java RESUMEs each time and counts every element once, in order."""
+
+    async def scenario() -> tuple[dict[str, Any], int]:
+        server = await start_ts_server(node, "tcp", resume=True)
+        try:
+            proxy = await TcpProxy(int(server.url.rsplit(":", 1)[1])).start()
+            try:
+                client = await JavaClient.start(
+                    rsocket_java, proxy.port, "--resume", "--keepalive-ms", "100"
+                )
+                async with client:
+                    assert (await client.request_responses(1))["ok"] == 1  # warm-up
+                    cutter = asyncio.ensure_future(_cut_every(proxy, 40_000))
+                    try:
+                        result = await client.stream(100_000, 256)
+                    finally:
+                        cutter.cancel()
+                return result, proxy.cuts
+            finally:
+                await proxy.close()
+        finally:
+            await stop(server)
+
+    result, cuts = run(scenario(), 170)
+    assert result["error"] is None, result
+    assert (result["elements"], result["out_of_order"], result["last"]) == (100_000, 0, 99_999)
+    assert cuts >= 10

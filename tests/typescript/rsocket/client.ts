@@ -145,8 +145,8 @@ const scenarios: Record<string, (rs: RSocketPeer) => Promise<unknown>> = {
     };
   },
   async resume(rs) {
-    // 20,000 items (WIRESTREAM_RESUME_TOTAL) while the pytest side cuts the connection (through its proxy) each time
-    // a "cut" line is out: every item arrives once and in order.
+    // 20,000 items (WIRESTREAM_RESUME_TOTAL) while the pytest side cuts the connection
+    // (through its proxy) each time a "cut" line is out: every item arrives once, in order.
     const total = Number(process.env["WIRESTREAM_RESUME_TOTAL"] ?? "20000");
     const cuts = new Set([Math.floor(total / 10), Math.floor(total / 2)]);
     let count = 0;
