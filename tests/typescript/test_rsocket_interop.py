@@ -36,11 +36,14 @@ from wirestream.apps.demo_responder import EchoResponder
 from wirestream.runtime.rsocket import (
     ApplicationError,
     NoLease,
+    Router,
+    RSocketPayload,
     RSocketPeer,
     SetupRejected,
     connect,
     serve,
 )
+from wirestream.runtime.rsocket.metadata import ROUTING, encode_composite, encode_route, route
 
 CLIENT = ROOT / "tests" / "typescript" / "dist" / "rsocket" / "client.js"
 SERVER = ROOT / "tests" / "typescript" / "dist" / "rsocket" / "server.js"
@@ -506,3 +509,81 @@ def test_python_client_resumes_against_ts_server(node: str) -> None:
 
     count, accepted = run(scenario(), 90)
     assert (count, accepted) == (20_000, 3)
+
+
+# ---------------------------------------------------------------------------- metadata
+
+METADATA_CODEC = ROOT / "tests" / "typescript" / "dist" / "rsocket" / "metadata_codec.js"
+
+
+async def metadata_codec(node: str, *args: str) -> Any:
+    process = await asyncio.create_subprocess_exec(
+        node, str(METADATA_CODEC), *args, cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(process.communicate(), STEP)
+    assert process.returncode == 0, err.decode()
+    return json.loads(out)
+
+
+def test_ts_composite_metadata_and_routing_bytes_match_python(node: str) -> None:
+    """CompositeMetadata.md and Routing.md: the TypeScript encoders write the bytes Python's
+    do (well-known ids as one byte with M set, other names as length-1 and US-ASCII, a
+    reserved id kept, 24-bit lengths, 1-byte tag lengths)."""
+    got = run(metadata_codec(node, "encode"))
+    assert got == {
+        "route": route("orders.get").hex(),
+        "route_two_tags": route("a", "bé").hex(),
+        "encode_route": encode_route("x", "y" * 255).hex(),
+        "composite": encode_composite(
+            [
+                ("application/json", b"{}"),
+                ("text/x-custom", b"abc"),
+                (0x7A, b""),
+                (ROUTING, encode_route("r")),
+            ]
+        ).hex(),
+    }
+
+
+def test_ts_decodes_python_composite_metadata(node: str) -> None:
+    """Composite metadata Python wrote, read back by TypeScript: entries in order, a
+    reserved well-known id kept ("it can be safely skipped"), routes found; truncated
+    bytes are a MetadataTruncated (a MalformedMetadata, a DecodeError)."""
+    data = encode_composite(
+        [(ROUTING, encode_route("one", "two")), (0x29, b"\x01"), ("a/b", b"zz")]
+    )
+    got = run(metadata_codec(node, "decode", data.hex()))
+    assert got == {
+        "entries": [
+            [ROUTING, encode_route("one", "two").hex(), None],
+            ["unknown/41", "01", 0x29],
+            ["a/b", b"zz".hex(), None],
+        ],
+        "routes": ["one", "two"],
+    }
+    assert run(metadata_codec(node, "decode", data[:-1].hex())) == {"error": "MetadataTruncated"}
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_ts_client_routes_to_python_router(node: str, transport: str) -> None:
+    """Routing.md end to end: the TypeScript client's composite metadata (MIME type
+    COMPOSITE_METADATA in its SETUP) reaches the Python Router's route; an unknown route
+    is an APPLICATION_ERROR "no route"."""
+    router = Router()
+
+    @router.response("shout")
+    async def shout(payload: RSocketPayload) -> bytes:
+        return payload.data.upper() + b"!"
+
+    async def scenario() -> Any:
+        server = await serve(f"{transport}://127.0.0.1:0", router)
+        try:
+            return await ts_client(node, server.url, "routing")
+        finally:
+            server.close()
+            await server.wait_closed()
+
+    result = run(scenario())
+    assert result["answer"] == "HELLO!"
+    assert "no route" in result["unrouted"]

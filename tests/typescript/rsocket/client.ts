@@ -8,8 +8,10 @@
 
 import { connect as browserConnect } from "@wirestream/rsocket";
 import {
+  COMPOSITE_METADATA,
   connect,
   NoLease,
+  route,
   payload,
   text,
   type RSocketPayload,
@@ -183,6 +185,17 @@ const scenarios: Record<string, (rs: RSocketPeer) => Promise<unknown>> = {
     await closing;
     return { count, refused, error: rs.error?.message ?? null, state: rs.engine.state };
   },
+  async routing(rs) {
+    // Composite metadata with a routing entry, to the Python Router's "shout" route.
+    const answer = await rs.requestResponse(payload("hello", route("shout")));
+    let unrouted = "";
+    try {
+      await rs.requestResponse(payload("x", route("nowhere")));
+    } catch (error) {
+      unrouted = (error as Error).message;
+    }
+    return { answer: text(answer), unrouted };
+  },
   async application_error(rs) {
     try {
       for await (const _ of rs.requestStream(payload("not a number"))) {
@@ -199,11 +212,18 @@ const scenarios: Record<string, (rs: RSocketPeer) => Promise<unknown>> = {
 /** Options a scenario connects with (besides the MTU). */
 const CONNECT: Record<
   string,
-  { lease?: boolean; keepalive?: number; maxLifetime?: number; resume?: boolean }
+  {
+    lease?: boolean;
+    keepalive?: number;
+    maxLifetime?: number;
+    resume?: boolean;
+    metadataMimeType?: string;
+  }
 > = {
   lease: { lease: true },
   keepalive_dead_peer: { keepalive: 200, maxLifetime: 1_000 },
   resume: { resume: true },
+  routing: { metadataMimeType: COMPOSITE_METADATA },
 };
 
 async function main(): Promise<void> {

@@ -13,3 +13,4 @@ export * from "./streams.js";
 export * from "./transport.js";
 export * from "./peer.js";
 export * from "./connect.js";
+export * from "./metadata.js";
