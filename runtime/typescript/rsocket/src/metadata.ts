@@ -131,7 +131,8 @@ function encodeType(type: string | number): Uint8Array {
   }
   if (type.length < 1 || type.length > MAX_TYPE_NAME_LENGTH) {
     throw new EncodeError(
-      `MIME type ${JSON.stringify(type)} is ${type.length} bytes; a name is 1..${MAX_TYPE_NAME_LENGTH} bytes`,
+      `MIME type ${JSON.stringify(type)} is ${type.length} bytes; ` +
+        `a name is 1..${MAX_TYPE_NAME_LENGTH} bytes`,
     );
   }
   if (type.endsWith("\0")) {
@@ -254,7 +255,8 @@ export function encodeRoute(...tags: string[]): Uint8Array {
     const raw = utf8.encode(tag);
     if (raw.length < 1 || raw.length > MAX_TAG_LENGTH) {
       throw new EncodeError(
-        `routing tag ${JSON.stringify(tag)} is ${raw.length} bytes in UTF-8; a tag is 1..${MAX_TAG_LENGTH}`,
+        `routing tag ${JSON.stringify(tag)} is ${raw.length} bytes in UTF-8; ` +
+          `a tag is 1..${MAX_TAG_LENGTH}`,
       );
     }
     if (tag.endsWith("\0")) {
@@ -276,7 +278,8 @@ export function decodeRoute(data: Uint8Array): string[] {
     const end = start + data[offset]!;
     if (end > data.length) {
       throw new MetadataTruncated(
-        `routing tag of ${data[offset]} bytes at offset ${start} runs past the end (${data.length} bytes)`,
+        `routing tag of ${data[offset]} bytes at offset ${start} runs past the end ` +
+          `(${data.length} bytes)`,
         end,
       );
     }
