@@ -51,14 +51,9 @@ import { ResumeNotAllowed, ResumePositionLost, UnsupportedExtension } from "./er
 import { type Request } from "./fragmentation.js";
 import { ResumeLog, type ResumableSession } from "./resume.js";
 import {
-  MAX_N,
   EMPTY,
-  type ClientSetup,
   type Limits,
-  type SetupPolicy,
   type EngineOptions,
-  Credit,
-  Stream,
   modelOf,
   movesPosition,
   isMessage,
@@ -66,7 +61,6 @@ import {
   type ConnectionContext,
   dispatch,
   setupInfo,
-  EngineCore,
 } from "./engine_core.js";
 import { StreamEngine } from "./stream_engine.js";
 

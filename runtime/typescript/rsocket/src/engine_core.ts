@@ -45,7 +45,7 @@ import {
 } from "@wirestream/runtime";
 import type { Event, InteractionModel, SetupInfo } from "./events.js";
 import { NoLease, UnknownStream } from "./errors.js";
-import { MIN_MTU, Reassembly, fragment, type Message, type Request } from "./fragmentation.js";
+import { MIN_MTU, Reassembly, fragment, type Message } from "./fragmentation.js";
 import { KeepaliveTimer } from "./keepalive.js";
 import { ResumeLog, type ResumableSession } from "./resume.js";
 

@@ -16,7 +16,6 @@ import {
   RequestN,
   RequestResponse,
   RequestStream,
-  type Frame,
 } from "@wirestream/generated/rsocket/v1_0";
 import {
   RequestChannelState,
@@ -37,7 +36,6 @@ import {
   EMPTY,
   type EngineOptions,
   Credit,
-  Stream,
   type StreamMachineClass,
   MACHINES,
   type StreamContext,
