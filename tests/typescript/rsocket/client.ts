@@ -133,6 +133,14 @@ const scenarios: Record<string, (rs: RSocketPeer) => Promise<unknown>> = {
     }
     return { answers, fourth, isNoLease: fourth === NoLease.name };
   },
+  async idle_timeout(rs) {
+    // Nothing is asked of the server and our KEEPALIVE is a minute away: no frame comes.
+    const started = performance.now();
+    await rs.closed;
+    const error = rs.error as (Error & { limit?: number }) | null;
+    const afterMs = Math.round(performance.now() - started);
+    return { error: error?.name ?? null, limit: error?.limit ?? null, afterMs };
+  },
   async keepalive_dead_peer(rs) {
     // The pytest side stops the server process (SIGSTOP) once this line is out.
     process.stdout.write("ready\n");
@@ -218,11 +226,13 @@ const CONNECT: Record<
     maxLifetime?: number;
     resume?: boolean;
     metadataMimeType?: string;
+    idleTimeout?: number;
   }
 > = {
   lease: { lease: true },
   keepalive_dead_peer: { keepalive: 200, maxLifetime: 1_000 },
   resume: { resume: true },
+  idle_timeout: { keepalive: 60_000, idleTimeout: 500 },
   routing: { metadataMimeType: COMPOSITE_METADATA },
 };
 
@@ -236,7 +246,7 @@ async function main(): Promise<void> {
   const dial = process.env["WIRESTREAM_BROWSER_WS"] === "1" ? browserConnect : connect;
   const rs = await within(dial(url, options), "connecting");
   const result = await within(run(rs), scenario!);
-  if (scenario !== "keepalive_dead_peer") {
+  if (scenario !== "keepalive_dead_peer" && scenario !== "idle_timeout") {
     await within(rs.close(), "closing");
   }
   process.stdout.write(JSON.stringify(result) + "\n");

@@ -2,7 +2,8 @@
 // responder does (wirestream/apps/demo_responder.py), for the Python client to test:
 //   node tests/typescript/dist/rsocket/server.js URL [MTU] [LEASE_REQUESTS]
 // (with LEASE_REQUESTS it grants leases of that many requests for a minute; with
-// WIRESTREAM_SERVE_RESUME=1 it keeps resumable sessions)
+// WIRESTREAM_SERVE_RESUME=1 it keeps resumable sessions); "closed: ERROR_NAME" (or
+// "closed: cleanly") when a connection ends
 // prints "listening on URL", then one line per fire-and-forget ("fire-and-forget: TEXT")
 // and metadata push ("metadata-push: TEXT"); stops on SIGTERM or when stdin closes.
 
@@ -33,6 +34,12 @@ async function* echo(
 }
 
 async function main(): Promise<void> {
+  // WIRESTREAM_SERVE_LIMITS: JSON of handshakeTimeout, idleTimeout, frameTimeout (ms).
+  const limits = JSON.parse(process.env["WIRESTREAM_SERVE_LIMITS"] ?? "{}") as {
+    handshakeTimeout?: number;
+    idleTimeout?: number;
+    frameTimeout?: number;
+  };
   const server = await serve(
     url ?? "tcp://127.0.0.1:0",
     {
@@ -58,6 +65,12 @@ async function main(): Promise<void> {
       limits: mtuArg !== undefined && mtuArg !== "-" ? { mtu: Number(mtuArg) } : {},
       ...(leaseArg !== undefined ? { lease: [60_000, Number(leaseArg)] as const } : {}),
       resume: process.env["WIRESTREAM_SERVE_RESUME"] === "1",
+      ...limits,
+      onConnection: (peer) => {
+        void peer.closed.then(() => {
+          process.stdout.write(`closed: ${peer.error?.name ?? "cleanly"}\n`);
+        });
+      },
     },
   );
   process.stdout.write(`listening on ${server.url}\n`);

@@ -32,6 +32,11 @@ export interface ConnectOptions {
   limits?: Limits;
   /** Milliseconds to open the transport. */
   timeout?: number;
+  /** Milliseconds without a whole frame from the server before the connection ends
+   * (IdleTimeout; default: never). */
+  idleTimeout?: number | null;
+  /** Milliseconds a frame the server began may take (FrameTimeout; default 60 000). */
+  frameTimeout?: number | null;
 }
 
 /**
@@ -66,6 +71,8 @@ export function startClient(
     ...(options.resumeTimeout !== undefined ? { resumeTimeout: options.resumeTimeout } : {}),
     ...(options.limits !== undefined ? { limits: options.limits } : {}),
     reconnect: resume ? dial : null,
+    ...(options.idleTimeout !== undefined ? { idleTimeout: options.idleTimeout } : {}),
+    ...(options.frameTimeout !== undefined ? { frameTimeout: options.frameTimeout } : {}),
   });
   engine.connect(performance.now());
   if (options.lease === true) {

@@ -403,6 +403,11 @@ export abstract class EngineCore {
     return this.get(streamId).outbound?.value ?? 0;
   }
 
+  /** Bytes received of a frame that is not complete yet. */
+  get bufferedBytes(): number {
+    return this.decoder.buffered;
+  }
+
   // ================================================================ output / time
 
   /** Every frame queued since the last call, each with its 3-byte length prefix

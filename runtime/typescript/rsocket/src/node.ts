@@ -12,7 +12,7 @@
 
 import * as net from "node:net";
 
-import { ConnectionLost, TransportTimeout } from "@wirestream/runtime";
+import { ConnectionLost, HandshakeTimeout, TransportTimeout } from "@wirestream/runtime";
 import { WebSocket, WebSocketServer, type RawData } from "ws";
 
 import { startClient, type ConnectOptions } from "./connect.js";
@@ -184,6 +184,12 @@ export interface ServeOptions {
    * lost, for `resumeTimeout` ms (default 30 000), and continue them on a RESUME. */
   resume?: boolean;
   resumeTimeout?: number;
+  /** Milliseconds without a whole frame before a connection is dropped (IdleTimeout). */
+  idleTimeout?: number | null;
+  /** Milliseconds a begun frame may take (FrameTimeout; default 60 000; null: never). */
+  frameTimeout?: number | null;
+  /** Called with each accepted connection's peer (its `closed` and `error` say how it ended). */
+  onConnection?: (peer: RSocketPeer) => void;
 }
 
 function hex(bytes: Uint8Array): string {
@@ -257,15 +263,20 @@ export async function serve(
       ...(options.limitRate !== undefined ? { limitRate: options.limitRate } : {}),
       ...(options.resumeTimeout !== undefined ? { resumeTimeout: options.resumeTimeout } : {}),
       keepSessions: resume,
+      ...(options.idleTimeout !== undefined ? { idleTimeout: options.idleTimeout } : {}),
+      ...(options.frameTimeout !== undefined ? { frameTimeout: options.frameTimeout } : {}),
       sessionOwner: (token) => sessions.get(hex(token)) ?? null,
     });
     peers.add(peer);
+    options.onConnection?.(peer);
     const handshake = options.handshakeTimeout ?? 10_000;
     const timer =
       handshake > 0
         ? setTimeout(() => {
-            if (engine.setup === null)
-              peer.abort(new TransportTimeout(`no SETUP within ${handshake} ms`));
+            if (engine.setup === null) {
+              const limit = handshake / 1000;
+              peer.abort(new HandshakeTimeout(`no SETUP within ${limit} s`, limit));
+            }
           }, handshake)
         : null;
     let renew: ReturnType<typeof setInterval> | null = null;

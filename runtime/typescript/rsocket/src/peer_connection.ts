@@ -5,7 +5,13 @@
  * it to the connection that resumes it). `RSocketPeer` (peer.ts) adds the streams.
  */
 
-import { ConnectionLost, ProtocolError, StreamCancelled } from "@wirestream/runtime";
+import {
+  ConnectionLost,
+  FrameTimeout,
+  IdleTimeout,
+  ProtocolError,
+  StreamCancelled,
+} from "@wirestream/runtime";
 import { ErrorCode } from "@wirestream/generated/rsocket/v1_0";
 import { ConnectionState } from "@wirestream/generated/rsocket/v1_0/machines";
 
@@ -23,6 +29,12 @@ export interface PeerOptions {
   reconnect?: (() => Promise<Transport>) | null;
   /** Milliseconds a lost session may take to resume before it ends (default 30 000). */
   resumeTimeout?: number;
+  /** Milliseconds without a whole frame from the peer before the connection ends
+   * (IdleTimeout; default: never). */
+  idleTimeout?: number | null;
+  /** Milliseconds a frame the peer began may take to complete (FrameTimeout; default
+   * 60 000; null: never). */
+  frameTimeout?: number | null;
   /** The limits a resumed engine keeps. */
   limits?: Limits;
   /** (server) Keep a resumable session when its transport is lost, for `resumeTimeout`. */
@@ -62,6 +74,11 @@ export abstract class PeerConnection {
   protected resolveClosed: () => void = () => {};
   protected timer: ReturnType<typeof setTimeout> | null = null;
   protected flushQueued = false;
+  protected readonly idleTimeout: number | null;
+  protected readonly frameTimeout: number | null;
+  /** When the last whole frame arrived, and when the one still arriving began. */
+  protected lastFrameAt = now();
+  protected frameStartedAt: number | null = null;
   protected leaseWaiters: (() => void)[] = [];
   protected establishedWaiters: (() => void)[] = [];
 
@@ -72,6 +89,8 @@ export abstract class PeerConnection {
     this.resumeTimeout = options.resumeTimeout ?? 30_000;
     this.limits = options.limits;
     this.keepSessions = options.keepSessions ?? false;
+    this.idleTimeout = options.idleTimeout ?? null;
+    this.frameTimeout = options.frameTimeout === undefined ? 60_000 : options.frameTimeout;
     this.sessionOwner = options.sessionOwner ?? null;
     this.closed = new Promise((resolve) => {
       this.resolveClosed = resolve;
@@ -192,7 +211,10 @@ export abstract class PeerConnection {
   /** End the connection now with `error` (ERROR[CONNECTION_ERROR] if it is still open). */
   abort(error: Error): void {
     if (this.ended) return;
-    if (!this.engine.closed) {
+    // A server that never had the SETUP has no connection to end with an ERROR (and the
+    // silent peer may not be an RSocket client at all): it only drops the transport.
+    const unestablished = this.engine.role === "server" && this.engine.setup === null;
+    if (!this.engine.closed && !unestablished) {
       try {
         this.engine.close(
           ErrorCode.CONNECTION_ERROR,
@@ -251,24 +273,54 @@ export abstract class PeerConnection {
       this.timer = null;
     }
     if (this.ended) return;
-    const deadline = this.engine.getTimer();
-    if (deadline === null) return;
+    const idle =
+      this.idleTimeout !== null && !this.parked ? this.lastFrameAt + this.idleTimeout : null;
+    const frame =
+      this.frameTimeout !== null && this.frameStartedAt !== null && !this.parked
+        ? this.frameStartedAt + this.frameTimeout
+        : null;
+    const deadlines = [this.engine.getTimer(), idle, frame].filter(
+      (deadline): deadline is number => deadline !== null,
+    );
+    if (deadlines.length === 0) return;
     this.timer = setTimeout(
       () => {
         this.timer = null;
         if (this.ended) return;
-        this.onEvents(this.engine.handleTimer(now()));
+        const at = now();
+        if (frame !== null && at >= frame) {
+          const limit = this.frameTimeout! / 1000;
+          this.abort(new FrameTimeout(`a frame begun ${limit} s ago is not complete`, limit));
+          return;
+        }
+        if (idle !== null && at >= idle) {
+          const limit = this.idleTimeout! / 1000;
+          this.abort(new IdleTimeout(`no whole frame from the peer for ${limit} s`, limit));
+          return;
+        }
+        this.onEvents(this.engine.handleTimer(at));
         this.flushNow();
       },
-      Math.max(0, deadline - now()),
+      Math.max(0, Math.min(...deadlines) - now()),
     );
   }
 
   protected receive(chunk: Uint8Array): void {
     if (this.ended) return;
     let events: Event[];
+    const before = this.engine.framesReceived;
+    const at = now();
     try {
-      events = this.engine.receiveData(chunk, now());
+      events = this.engine.receiveData(chunk, at);
+      // The limits count whole frames (bytes of an unfinished one do not reset the idle
+      // clock) and how long the one still arriving has taken.
+      const buffered = this.engine.bufferedBytes > 0;
+      if (this.engine.framesReceived > before) {
+        this.lastFrameAt = at;
+        this.frameStartedAt = buffered ? at : null;
+      } else if (buffered) {
+        this.frameStartedAt ??= at;
+      }
     } catch (error) {
       if (error instanceof ProtocolError) {
         const queued = (error as ProtocolError & { events?: Event[] }).events ?? [];
