@@ -853,3 +853,20 @@ test("test_client_sends_nothing_but_resume_until_resume_ok", () => {
   assert.throws(() => c2.requestResponse(bytes("x")), IllegalSend);
   assert.throws(() => c2.metadataPush(bytes("m")), IllegalSend);
 });
+
+// ====================================================================== limits
+
+test("test_a_request_beyond_max_streams_gets_ERROR_REJECTED_and_the_connection_lives_on", () => {
+  const [c, s] = pair({}, { limits: { maxStreams: 2 } });
+  const ids = [1, 2, 3].map((i) => c.requestStream(bytes(String(i)), null, 1));
+  const [ec, es] = shuttle(c, s);
+  assert.equal(ofType(es, "RequestReceived").length, 2);
+  const [rejected] = ofType(ec, "ErrorReceived");
+  assert.deepEqual([rejected!.streamId, rejected!.errorCode], [ids[2], ErrorCode.REJECTED]);
+  assert.ok(!c.closed && !s.closed);
+  s.sendNext(ids[0]!, bytes("done"), null, true); // one stream ends: room for another
+  shuttle(c, s);
+  c.requestResponse(bytes("still served"));
+  const [, es2] = shuttle(c, s);
+  assert.equal(ofType(es2, "RequestReceived").length, 1);
+});
