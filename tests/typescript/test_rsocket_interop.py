@@ -587,3 +587,20 @@ def test_ts_client_routes_to_python_router(node: str, transport: str) -> None:
     result = run(scenario())
     assert result["answer"] == "HELLO!"
     assert "no route" in result["unrouted"]
+
+
+def test_python_client_cancels_an_unbounded_stream_of_the_ts_server(node: str) -> None:
+    """Request-n 2^31-1 ("unbounded") on a stream of 100 million: the TypeScript publisher
+    never waits for credit, yet it lets the transport read between batches, so the
+    client's CANCEL after 1,000 items stops it and the connection answers at once."""
+
+    async def body(peer: RSocketPeer) -> None:
+        seen = 0
+        async for _ in peer.request_stream(b"100000000", limit_rate=2**31 - 1):
+            seen += 1
+            if seen == 1_000:
+                break
+        answer = await asyncio.wait_for(peer.request_response(b"still-open"), 10)
+        assert answer.data == b"still-open"
+
+    run(with_ts_server(node, "tcp", body), 60)

@@ -414,6 +414,9 @@ export class RSocketPeer extends PeerConnection {
   }
 }
 
+/** Items a publisher sends before it lets timers and I/O run. */
+const YIELD_EVERY = 256;
+
 /**
  * Pulls items from a source only while the peer's REQUEST_N credit allows, and sends
  * them (a responder's stream, or a requester's channel half); completes or errors the
@@ -447,6 +450,7 @@ class OutboundPump {
 
   async run(): Promise<void> {
     const { peer, streamId } = this;
+    let sent = 0;
     try {
       for (;;) {
         while (
@@ -467,6 +471,12 @@ class OutboundPump {
         }
         const item = result.value;
         peer.command(() => peer.engine.sendNext(streamId, item.data, item.metadata));
+        sent += 1;
+        if (sent % YIELD_EVERY === 0) {
+          // A source that never waits, under a large grant, would run in microtasks only:
+          // let the transport write and read (a CANCEL, say) between batches.
+          await new Promise((resolve) => setTimeout(resolve, 0));
+        }
       }
     } catch (error) {
       if (this.stopped || !peer.isOpen(streamId)) return;
