@@ -870,3 +870,29 @@ test("test_a_request_beyond_max_streams_gets_ERROR_REJECTED_and_the_connection_l
   const [, es2] = shuttle(c, s);
   assert.equal(ofType(es2, "RequestReceived").length, 1);
 });
+
+test("test_ext_of_a_declared_type_reaches_the_application", () => {
+  const [c, s] = pair({}, { extensions: [7] });
+  c.sendExt(7, bytes("hello"), bytes("meta"));
+  c.sendExt(7, bytes("on a stream"), null, false, 1);
+  const [, es] = shuttle(c, s);
+  assert.deepEqual(es, [
+    {
+      type: "ExtReceived",
+      streamId: 0,
+      extendedType: 7,
+      data: bytes("hello"),
+      metadata: bytes("meta"),
+      ignore: true,
+    },
+    {
+      type: "ExtReceived",
+      streamId: 1,
+      extendedType: 7,
+      data: bytes("on a stream"),
+      metadata: null,
+      ignore: false,
+    },
+  ]);
+  assert.ok(!s.closed);
+});

@@ -151,8 +151,9 @@ export class RSocketEngine
     data: Uint8Array = EMPTY,
     metadata: Uint8Array | null = null,
     ignore = true,
+    streamId = 0,
   ): void {
-    const frame = new Ext({ extendedType, data, metadata, ignore });
+    const frame = new Ext({ streamId, extendedType, data, metadata, ignore });
     this.conn.send(frame);
     this.emit(frame);
   }
@@ -594,13 +595,21 @@ export class RSocketEngine
 
   onConnectionExt(frame: Ext, ...context: unknown[]): void {
     if (this.extensions.has(frame.extendedType)) {
-      return; // the application's: not reported by this engine yet
+      const [, events] = context as ConnectionContext;
+      events.push({
+        type: "ExtReceived",
+        streamId: frame.streamId,
+        extendedType: frame.extendedType,
+        data: frame.data,
+        metadata: frame.metadata,
+        ignore: frame.ignore,
+      });
+      return;
     }
     if (frame.ignore) {
       this.ignoredFrames += 1;
       return;
     }
-    void context;
     throw new UnsupportedExtension(
       `EXT frame of extended type ${frame.extendedType} (not understood) without the I flag: ` +
         "'An implementation MAY send an ERROR[CONNECTION_ERROR] frame and close the " +

@@ -96,7 +96,16 @@ export type Event =
       readonly numberOfRequests: number;
       readonly metadata: Uint8Array | null;
     }
-  | { readonly type: "KeepaliveReceived"; readonly data: Uint8Array; readonly respond: boolean };
+  | { readonly type: "KeepaliveReceived"; readonly data: Uint8Array; readonly respond: boolean }
+  | {
+      /** An EXT frame of an extended type the application declared (`extensions`). */
+      readonly type: "ExtReceived";
+      readonly streamId: number;
+      readonly extendedType: number;
+      readonly data: Uint8Array;
+      readonly metadata: Uint8Array | null;
+      readonly ignore: boolean;
+    };
 
 /** One event type by its tag. */
 export type EventOf<T extends Event["type"]> = Extract<Event, { type: T }>;
