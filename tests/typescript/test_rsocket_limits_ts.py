@@ -147,3 +147,31 @@ def test_ts_client_idle_timeout_against_a_quiet_python_server(node: str) -> None
     assert isinstance(result, dict)
     assert (result["error"], result["limit"]) == ("IdleTimeout", 0.5)
     assert 450 <= result["afterMs"] < 5_000
+
+
+def test_connections_beyond_max_connections_are_closed_at_once_and_counted(node: str) -> None:
+    """ConnectionLimits.max_connections (serve's maxConnections): with one allowed, a second
+    connection is closed at once, counted (``Server.refused``), and the first lives on."""
+
+    async def main() -> str:
+        engine = RSocketConnection("client")
+        engine.connect(0.0)
+        server = await ts_server(node, maxConnections=1)
+        try:
+            first = await RawPeer.open(server.url)
+            first.send(engine.data_to_send())
+            await asyncio.sleep(0.2)  # accepted and counted before the second dials
+            second = await RawPeer.open(server.url)
+            elapsed = await second.closed_after(SLACK)
+            await second.aclose()
+            assert elapsed < SLACK
+            assert await first.still_open_after(0.1)
+            await first.aclose()
+            assert server.process.stdin is not None
+            server.process.stdin.close()
+            out, _ = await asyncio.wait_for(server.process.communicate(), STEP)
+            return out.decode()
+        finally:
+            await stop(server)
+
+    assert "refused: 1\n" in run(main())

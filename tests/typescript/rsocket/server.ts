@@ -3,7 +3,8 @@
 //   node tests/typescript/dist/rsocket/server.js URL [MTU] [LEASE_REQUESTS]
 // (with LEASE_REQUESTS it grants leases of that many requests for a minute; with
 // WIRESTREAM_SERVE_RESUME=1 it keeps resumable sessions); "closed: ERROR_NAME" (or
-// "closed: cleanly") when a connection ends
+// "closed: cleanly") when a connection ends, and "refused: N" (connections beyond
+// maxConnections) when it stops
 // prints "listening on URL", then one line per fire-and-forget ("fire-and-forget: TEXT")
 // and metadata push ("metadata-push: TEXT"); stops on SIGTERM or when stdin closes.
 
@@ -34,11 +35,13 @@ async function* echo(
 }
 
 async function main(): Promise<void> {
-  // WIRESTREAM_SERVE_LIMITS: JSON of handshakeTimeout, idleTimeout, frameTimeout (ms).
+  // WIRESTREAM_SERVE_LIMITS: JSON of handshakeTimeout, idleTimeout, frameTimeout (ms),
+  // maxConnections.
   const limits = JSON.parse(process.env["WIRESTREAM_SERVE_LIMITS"] ?? "{}") as {
     handshakeTimeout?: number;
     idleTimeout?: number;
     frameTimeout?: number;
+    maxConnections?: number;
   };
   const server = await serve(
     url ?? "tcp://127.0.0.1:0",
@@ -75,6 +78,7 @@ async function main(): Promise<void> {
   );
   process.stdout.write(`listening on ${server.url}\n`);
   const stop = (): void => {
+    process.stdout.write(`refused: ${server.refused}\n`);
     void server.close().then(() => process.exit(0));
   };
   process.on("SIGTERM", stop);

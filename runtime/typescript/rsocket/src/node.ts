@@ -188,6 +188,8 @@ export interface ServeOptions {
   idleTimeout?: number | null;
   /** Milliseconds a begun frame may take (FrameTimeout; default 60 000; null: never). */
   frameTimeout?: number | null;
+  /** Connections open at once (default 4096; 0: no limit); more are closed at once. */
+  maxConnections?: number;
   /** Called with each accepted connection's peer (its `closed` and `error` say how it ended). */
   onConnection?: (peer: RSocketPeer) => void;
 }
@@ -202,6 +204,8 @@ export interface Server {
   readonly port: number;
   /** The connections open now. */
   readonly peers: ReadonlySet<RSocketPeer>;
+  /** Connections closed at once because `maxConnections` were open. */
+  readonly refused: number;
   /** Stop listening and close every connection. */
   close(): Promise<void>;
 }
@@ -217,7 +221,14 @@ export async function serve(
   /** Resumable sessions by token: the peer that owns each. */
   const sessions = new Map<string, RSocketPeer>();
   const resume = options.resume ?? false;
+  const maxConnections = options.maxConnections ?? 4096;
+  let refused = 0;
   const accept = (transport: Transport): void => {
+    if (maxConnections > 0 && peers.size >= maxConnections) {
+      refused += 1; // the limit of Python's serve: closed before anything is read
+      transport.close();
+      return;
+    }
     const engine = new RSocketEngine("server", {
       ...(resume
         ? {
@@ -319,6 +330,9 @@ export async function serve(
       url: `tcp://${host}:${bound}`,
       port: bound,
       peers,
+      get refused() {
+        return refused;
+      },
       close: async () => {
         await Promise.all([...peers].map((peer) => peer.close(0)));
         await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -337,6 +351,9 @@ export async function serve(
       url: `ws://${host}:${bound}`,
       port: bound,
       peers,
+      get refused() {
+        return refused;
+      },
       close: async () => {
         await Promise.all([...peers].map((peer) => peer.close(0)));
         await new Promise<void>((resolve) => server.close(() => resolve()));
