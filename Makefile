@@ -16,11 +16,13 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-# The Node side (npm workspaces runtime/typescript and generated/typescript: TypeScript,
-# @msgpack/msgpack, rsocket-core for the interop tests) is installed exactly as
-# package-lock.json pins it, again whenever the lockfile or a package.json changes.
+# The Node side (npm workspaces runtime/typescript, runtime/typescript/rsocket and
+# generated/typescript: TypeScript, @msgpack/msgpack, ws for the Node WebSocket server,
+# rsocket-core for the interop tests) is installed exactly as package-lock.json pins it,
+# again whenever the lockfile or a package.json changes.
 NODE_STAMP := node_modules/.installed
-$(NODE_STAMP): package.json package-lock.json runtime/typescript/package.json generated/typescript/package.json
+$(NODE_STAMP): package.json package-lock.json runtime/typescript/package.json generated/typescript/package.json \
+		runtime/typescript/rsocket/package.json
 	npm ci --no-audit --no-fund
 	touch $(NODE_STAMP)
 
@@ -222,6 +224,6 @@ servers-stop:
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .hypothesis site
-	rm -rf node_modules runtime/typescript/dist generated/typescript/dist tests/typescript/dist
+	rm -rf node_modules runtime/typescript/dist runtime/typescript/rsocket/dist generated/typescript/dist tests/typescript/dist
 	rm -rf $(JAVA_RSOCKET)/target
 	rm -rf $(NATIVE) runtime/rust/wirestream-native/target

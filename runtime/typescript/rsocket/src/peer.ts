@@ -1,0 +1,490 @@
+/**
+ * RSocket over any Transport: the peer `connect` and `serve` return (twin of
+ * runtime/rsocket/aio.py and peer_connection.py). Either side is requester and responder
+ * at once. The sans-I/O RSocketEngine keeps every protocol rule; this maps its events to
+ * what applications await:
+ *
+ * - `await peer.requestResponse(p)`; `await peer.fireAndForget(p)`; `await peer.metadataPush(m)`;
+ * - `for await (const p of peer.requestStream(p, { limitRate: 64 }))`: REQUEST_N follows
+ *   consumption, `break` sends CANCEL, an AbortSignal cancels;
+ * - `peer.requestChannel(first, outbound, ...)`: both directions under request-n;
+ * - inbound requests run the RSocketHandler's methods; stream publishers are pulled only
+ *   while the requester's REQUEST_N allows.
+ *
+ * Times are milliseconds of `performance.now()`; every wait ends (a signal, the
+ * connection's end, or a timeout).
+ */
+
+import { ErrorCode } from "@wirestream/generated/rsocket/v1_0";
+
+import { ProtocolError, StreamCancelled } from "@wirestream/runtime";
+
+import { MAX_N, RSocketEngine } from "./engine.js";
+import { ApplicationError, StreamError } from "./errors.js";
+import type { Event, EventOf } from "./events.js";
+import { Inbound, type RSocketPayload } from "./streams.js";
+import type { Transport } from "./transport.js";
+import { PeerConnection, now, type PeerOptions } from "./peer_connection.js";
+
+export type { PeerOptions };
+
+const decoder = new TextDecoder();
+export const DEFAULT_LIMIT_RATE = 256;
+
+type Source = AsyncIterable<RSocketPayload> | Iterable<RSocketPayload>;
+
+/** What a peer answers the other side's requests with; a missing method rejects them. */
+export interface RSocketHandler {
+  requestResponse?(
+    request: RSocketPayload,
+    signal: AbortSignal,
+  ): Promise<RSocketPayload> | RSocketPayload;
+  fireAndForget?(request: RSocketPayload): Promise<void> | void;
+  requestStream?(request: RSocketPayload, signal: AbortSignal): Source;
+  requestChannel?(
+    first: RSocketPayload,
+    inbound: AsyncIterable<RSocketPayload>,
+    signal: AbortSignal,
+  ): Source;
+  metadataPush?(metadata: Uint8Array): Promise<void> | void;
+}
+
+export interface StreamOptions {
+  /** Items granted at first and kept outstanding as they are consumed (default 256). */
+  limitRate?: number;
+  signal?: AbortSignal;
+}
+
+/** How one stream's events reach whoever waits on it. */
+interface StreamSide {
+  payload(item: RSocketPayload, complete: boolean): void;
+  complete(): void;
+  error(error: Error): void;
+  canceled(): void;
+  requestN(): void;
+}
+
+function streamError(errorCode: number, data: Uint8Array): StreamError {
+  const message = decoder.decode(data);
+  return errorCode === ErrorCode.APPLICATION_ERROR
+    ? new ApplicationError(message)
+    : new StreamError(errorCode, message);
+}
+
+function iterate(source: Source): AsyncIterator<RSocketPayload> | Iterator<RSocketPayload> {
+  if (Symbol.asyncIterator in source) {
+    return source[Symbol.asyncIterator]();
+  }
+  return source[Symbol.iterator]();
+}
+
+export class RSocketPeer extends PeerConnection {
+  private readonly handler: RSocketHandler;
+  private readonly limitRate: number;
+  private readonly sides = new Map<number, StreamSide>();
+
+  constructor(
+    engine: RSocketEngine,
+    transport: Transport,
+    handler: RSocketHandler = {},
+    options: PeerOptions = {},
+  ) {
+    super(engine, transport, options);
+    this.handler = handler;
+    this.limitRate = options.limitRate ?? DEFAULT_LIMIT_RATE;
+  }
+
+  // ================================================================ requester
+
+  async requestResponse(
+    request: RSocketPayload,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<RSocketPayload> {
+    await this.ready(options.signal);
+    const streamId = this.engine.requestResponse(request.data, request.metadata, now());
+    this.flush();
+    return new Promise<RSocketPayload>((resolve, reject) => {
+      const signal = options.signal;
+      const onAbort = (): void => {
+        if (this.sides.delete(streamId)) {
+          this.command(() => this.engine.cancel(streamId));
+        }
+        reject(
+          signal?.reason instanceof Error
+            ? signal.reason
+            : new StreamCancelled("the request was aborted"),
+        );
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      const done = (): void => {
+        signal?.removeEventListener("abort", onAbort);
+        this.sides.delete(streamId);
+      };
+      this.sides.set(streamId, {
+        payload: (item) => {
+          done();
+          resolve(item);
+        },
+        complete: () => {
+          done();
+          resolve({ data: new Uint8Array(0), metadata: null });
+        },
+        error: (error) => {
+          done();
+          reject(error);
+        },
+        canceled: () => {},
+        requestN: () => {},
+      });
+    });
+  }
+
+  async fireAndForget(request: RSocketPayload): Promise<void> {
+    await this.ready();
+    this.engine.fireAndForget(request.data, request.metadata, now());
+    this.flush();
+  }
+
+  async metadataPush(metadata: Uint8Array): Promise<void> {
+    this.checkOpen();
+    this.engine.metadataPush(metadata);
+    this.flush();
+  }
+
+  /** The responder's items, as they are consumed (REQUEST_N follows consumption). */
+  requestStream(request: RSocketPayload, options: StreamOptions = {}): Inbound {
+    const inbound = new Inbound(options.limitRate ?? this.limitRate, options.signal);
+    void this.open(inbound, options.signal, () =>
+      this.engine.requestStream(request.data, request.metadata, inbound.limitRate, now()),
+    );
+    return inbound;
+  }
+
+  /**
+   * A channel: `first` opens it, `outbound` follows as the responder grants REQUEST_N
+   * (null: our side completes with the first message); the responder's items come back.
+   */
+  requestChannel(
+    first: RSocketPayload,
+    outbound: Source | null,
+    options: StreamOptions = {},
+  ): Inbound {
+    const inbound = new Inbound(options.limitRate ?? this.limitRate, options.signal);
+    void this.open(
+      inbound,
+      options.signal,
+      () =>
+        this.engine.requestChannel(
+          first.data,
+          first.metadata,
+          inbound.limitRate,
+          outbound === null,
+          now(),
+        ),
+      outbound,
+    );
+    return inbound;
+  }
+
+  private async open(
+    inbound: Inbound,
+    signal: AbortSignal | undefined,
+    send: () => number,
+    outbound: Source | null = null,
+  ): Promise<void> {
+    let streamId: number;
+    try {
+      await this.ready(signal);
+      streamId = send();
+    } catch (error) {
+      inbound.fail(error instanceof Error ? error : new ProtocolError(String(error)));
+      return;
+    }
+    this.flush();
+    let pump: OutboundPump | null = null;
+    inbound.owner = {
+      request: (n) =>
+        this.command(() => {
+          if (this.engine.openStreams.has(streamId)) this.engine.request(streamId, n);
+        }),
+      cancel: () => {
+        pump?.stop();
+        if (this.sides.delete(streamId) && this.engine.openStreams.has(streamId)) {
+          this.command(() => this.engine.cancel(streamId));
+        }
+      },
+    };
+    if (outbound !== null) {
+      pump = new OutboundPump(this, streamId, iterate(outbound), new AbortController());
+    }
+    this.sides.set(streamId, {
+      payload: (item, complete) => {
+        inbound.push(item);
+        if (complete) this.endSide(streamId, pump, () => inbound.complete());
+      },
+      complete: () => this.endSide(streamId, pump, () => inbound.complete()),
+      error: (error) => {
+        pump?.stop();
+        this.sides.delete(streamId);
+        inbound.fail(error);
+      },
+      canceled: () => pump?.stop(), // the responder cancelled our half of the channel
+      requestN: () => pump?.wake(),
+    });
+    void pump?.run();
+  }
+
+  private endSide(streamId: number, pump: OutboundPump | null, end: () => void): void {
+    if (!this.engine.openStreams.has(streamId) && pump === null) {
+      this.sides.delete(streamId);
+    } else if (!this.engine.openStreams.has(streamId)) {
+      pump?.stop();
+      this.sides.delete(streamId);
+    }
+    end();
+  }
+
+  // ================================================================ responder
+
+  private onRequest(event: EventOf<"RequestReceived">): void {
+    const handler = this.handler;
+    const request: RSocketPayload = { data: event.data, metadata: event.metadata };
+    const streamId = event.streamId;
+    const controller = new AbortController();
+    const fail = (error: unknown): void => {
+      if (!this.engine.openStreams.has(streamId) || controller.signal.aborted) {
+        return;
+      }
+      const code = error instanceof StreamError ? error.errorCode : ErrorCode.APPLICATION_ERROR;
+      const message = error instanceof Error ? error.message : String(error);
+      this.command(() => this.engine.sendError(streamId, code, message));
+    };
+    const missing = (what: string): void => fail(new ApplicationError(`no handler for ${what}`));
+    switch (event.model) {
+      case "fire_and_forget":
+        if (handler.fireAndForget !== undefined) {
+          void Promise.resolve()
+            .then(() => handler.fireAndForget?.(request))
+            .catch(() => {});
+        }
+        return;
+      case "request_response": {
+        this.sides.set(streamId, this.responderSide(controller, null, null));
+        if (handler.requestResponse === undefined) {
+          missing("request-response");
+          this.sides.delete(streamId);
+          return;
+        }
+        Promise.resolve()
+          .then(() => handler.requestResponse!(request, controller.signal))
+          .then(
+            (answer) => {
+              this.sides.delete(streamId);
+              if (!controller.signal.aborted && this.engine.openStreams.has(streamId)) {
+                this.command(() =>
+                  this.engine.sendNext(streamId, answer.data, answer.metadata, true),
+                );
+              }
+            },
+            (error: unknown) => {
+              this.sides.delete(streamId);
+              fail(error);
+            },
+          );
+        return;
+      }
+      case "request_stream":
+      case "request_channel": {
+        let inbound: Inbound | null = null;
+        if (event.model === "request_channel") {
+          inbound = new Inbound(this.limitRate);
+          if (event.complete) {
+            inbound.complete();
+          } else {
+            inbound.owner = {
+              request: (n) =>
+                this.command(() => {
+                  if (this.engine.openStreams.has(streamId)) this.engine.request(streamId, n);
+                }),
+              cancel: () => {},
+            };
+            this.command(() => this.engine.request(streamId, inbound!.limitRate));
+          }
+        }
+        let source: Source;
+        try {
+          if (inbound !== null) {
+            if (handler.requestChannel === undefined)
+              throw new ApplicationError("no handler for request-channel");
+            source = handler.requestChannel(request, inbound, controller.signal);
+          } else {
+            if (handler.requestStream === undefined)
+              throw new ApplicationError("no handler for request-stream");
+            source = handler.requestStream(request, controller.signal);
+          }
+        } catch (error) {
+          fail(error);
+          return;
+        }
+        const pump = new OutboundPump(this, streamId, iterate(source), controller);
+        this.sides.set(streamId, this.responderSide(controller, pump, inbound));
+        void pump.run();
+        return;
+      }
+    }
+  }
+
+  private responderSide(
+    controller: AbortController,
+    pump: OutboundPump | null,
+    inbound: Inbound | null,
+  ): StreamSide {
+    return {
+      payload: (item, complete) => {
+        inbound?.push(item);
+        if (complete) inbound?.complete();
+      },
+      complete: () => inbound?.complete(),
+      error: (error) => {
+        inbound?.fail(error);
+        controller.abort(error);
+        pump?.stop();
+      },
+      canceled: () => {
+        inbound?.fail(new StreamCancelled("the requester cancelled"));
+        controller.abort(new StreamCancelled("the requester cancelled"));
+        pump?.stop();
+      },
+      requestN: () => pump?.wake(),
+    };
+  }
+
+  // ================================================================ events
+
+  /** The events of streams (and METADATA_PUSH): to whoever waits on each. */
+  protected onStreamEvent(event: Event): void {
+    switch (event.type) {
+      case "RequestReceived":
+        this.onRequest(event);
+        break;
+      case "PayloadReceived":
+        this.sides
+          .get(event.streamId)
+          ?.payload({ data: event.data, metadata: event.metadata }, event.complete);
+        break;
+      case "StreamCompleted":
+        this.sides.get(event.streamId)?.complete();
+        break;
+      case "ErrorReceived":
+        this.sides.get(event.streamId)?.error(streamError(event.errorCode, event.data));
+        this.sides.delete(event.streamId);
+        break;
+      case "StreamCanceled":
+        this.sides.get(event.streamId)?.canceled();
+        if (!this.engine.openStreams.has(event.streamId)) this.sides.delete(event.streamId);
+        break;
+      case "RequestNReceived":
+        this.sides.get(event.streamId)?.requestN();
+        break;
+      case "StreamAborted":
+        this.sides.get(event.streamId)?.error(new StreamError(event.errorCode, event.why));
+        this.sides.delete(event.streamId);
+        break;
+      case "MetadataPushReceived": {
+        const push = this.handler.metadataPush;
+        if (push !== undefined) {
+          void Promise.resolve()
+            .then(() => push.call(this.handler, event.metadata))
+            .catch(() => {});
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  protected failStreams(error: Error): void {
+    for (const side of this.sides.values()) side.error(error);
+    this.sides.clear();
+  }
+
+  protected wakeStreams(): void {
+    for (const side of this.sides.values()) side.requestN();
+  }
+}
+
+/** Items a publisher sends before it lets timers and I/O run. */
+const YIELD_EVERY = 256;
+
+/**
+ * Pulls items from a source only while the peer's REQUEST_N credit allows, and sends
+ * them (a responder's stream, or a requester's channel half); completes or errors the
+ * stream at the source's end.
+ */
+class OutboundPump {
+  private waiter: (() => void) | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly peer: RSocketPeer,
+    private readonly streamId: number,
+    private readonly source: AsyncIterator<RSocketPayload> | Iterator<RSocketPayload>,
+    private readonly controller: AbortController,
+  ) {}
+
+  wake(): void {
+    const waiter = this.waiter;
+    if (waiter !== null) {
+      this.waiter = null;
+      waiter();
+    }
+  }
+
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.wake();
+    void Promise.resolve(this.source.return?.()).catch(() => {});
+  }
+
+  async run(): Promise<void> {
+    const { peer, streamId } = this;
+    let sent = 0;
+    try {
+      for (;;) {
+        while (
+          !this.stopped &&
+          peer.isOpen(streamId) &&
+          (peer.parked || peer.engine.outboundCredit(streamId) < 1)
+        ) {
+          await new Promise<void>((resolve) => {
+            this.waiter = resolve;
+          });
+        }
+        if (this.stopped || !peer.isOpen(streamId)) return;
+        const result = await this.source.next();
+        if (this.stopped || this.controller.signal.aborted || !peer.isOpen(streamId)) return;
+        if (result.done === true) {
+          peer.command(() => peer.engine.sendComplete(streamId));
+          return;
+        }
+        const item = result.value;
+        peer.command(() => peer.engine.sendNext(streamId, item.data, item.metadata));
+        sent += 1;
+        if (sent % YIELD_EVERY === 0) {
+          // A source that never waits, under a large grant, would run in microtasks only:
+          // let the transport write and read (a CANCEL, say) between batches.
+          await new Promise((resolve) => setTimeout(resolve, 0));
+        }
+      }
+    } catch (error) {
+      if (this.stopped || !peer.isOpen(streamId)) return;
+      const code = error instanceof StreamError ? error.errorCode : ErrorCode.APPLICATION_ERROR;
+      const message = error instanceof Error ? error.message : String(error);
+      peer.command(() => peer.engine.sendError(streamId, code, message));
+    }
+  }
+}
+
+export { MAX_N };
