@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PY_DIRS := setup.py wirestream/__init__.py wirestream/__main__.py wirestream/apps codegen runtime generated tests bench
 
-.PHONY: docs venv node-deps java-peers tshark generate check-generated lint typecheck pytest ts-build ts-test test fuzz bench demo clean broker broker-stop broker-installed servers-installed servers servers-stop
+.PHONY: docs venv node-deps java-peers tshark generate check-generated lint typecheck pytest ts-build ts-test test fuzz soak bench demo clean broker broker-stop broker-installed servers-installed servers servers-stop
 
 # The venv is (re)built whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -141,6 +141,17 @@ $(FUZZ_STAMP): $(STAMP)
 fuzz: $(FUZZ_STAMP)
 	$(BIN)/python -m tests.fuzz --seconds $(FUZZ_SECONDS) $(if $(FUZZ_RUNS),--runs $(FUZZ_RUNS)) \
 		$(foreach t,$(FUZZ_TARGETS),--target $(t))
+
+# The chaos soak (docs/soak.md): RSocket (some sessions resumable), rsio, BPMUX and RabbitMQ
+# clients at once, ~330 connections, through proxies that cut, stall and throttle at
+# random, beside garbage-sending and trickling peers, for MINUTES; the report says what
+# it held, the faults by kind and what was lost (exit 1 on any broken invariant).
+# SEED=n repeats a run's random decisions, SCALE=f multiplies the workers.  `make test`
+# runs a one-minute version (tests/runtime/test_chaos_soak.py).  Needs the broker.
+MINUTES ?= 10
+soak: venv broker
+	$(BIN)/python -m tests.support.chaos --minutes $(MINUTES) $(if $(SEED),--seed $(SEED)) \
+		$(if $(SCALE),--scale $(SCALE))
 
 # The RabbitMQ figures need the broker: `broker` starts it (a no-op when it runs).
 # bench/typescript_codec.ts (built by ts-build: the root tsconfig references bench/) puts
