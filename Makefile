@@ -143,7 +143,7 @@ fuzz: $(FUZZ_STAMP)
 		$(foreach t,$(FUZZ_TARGETS),--target $(t))
 
 # The chaos soak (docs/soak.md): RSocket (some sessions resumable), rsio, BPMUX and RabbitMQ
-# clients at once, ~330 connections, through proxies that cut, stall and throttle at
+# clients at once, ~310 connections, through proxies that cut, stall and throttle at
 # random, beside garbage-sending and trickling peers, for MINUTES; the report says what
 # it held, the faults by kind and what was lost (exit 1 on any broken invariant).
 # SEED=n repeats a run's random decisions, SCALE=f multiplies the workers.  `make test`

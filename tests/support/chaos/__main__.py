@@ -14,8 +14,15 @@ from tests.support.chaos.soak import Load, run_soak
 from tests.support.soak_support import fd_limit
 
 SOAK_LOAD = Load(rsocket_resumable=40, rsocket=80, rsio=80, bpmux=80, rabbitmq_streams=10,
-                 bad_clients=8, bad_server_victims=4, fault_interval=0.05)  # fmt: skip
-"""About 330 connections at once, a fault every 50 ms on average."""
+                 bad_clients=8, bad_server_victims=4, fault_interval=0.05, think=30.0,
+                 max_stream_bytes=256 * 1024, max_elements=300,
+                 rabbitmq_rate=500.0)  # fmt: skip
+"""About 310 connections at once, a fault every 50 ms on average.  Each worker idles
+30 s on average between its streams (connected), and a stream carries 300 elements and
+256 KiB at most: one process serves every side of the 310 connections (client, proxy,
+server), some 3,000 elements a second on a shared 2-core machine; with streams of up to
+3,162 elements and 4 s pauses, each stream ran at a few elements a second, past its
+90 s deadline."""
 
 
 def main() -> int:

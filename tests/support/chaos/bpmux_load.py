@@ -41,7 +41,8 @@ async def client(soak: Soak, url: str, number: int) -> None:
             continue
         soak.ledger.connections[name] += 1
         try:
-            specs = [StreamSpec.draw(soak.ledger.tag(), rng) for _ in range(rng.randint(1, 3))]
+            await soak.pause(rng)
+            specs = [soak.spec(rng) for _ in range(rng.randint(1, 3))]
 
             async def one(spec: StreamSpec) -> None:
                 slow = rng.random() < 0.3

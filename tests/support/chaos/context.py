@@ -7,7 +7,7 @@ import random
 from dataclasses import dataclass
 
 from wirestream.runtime.limits import ConnectionLimits
-from tests.support.chaos.ledger import Ledger
+from tests.support.chaos.ledger import MAX_ELEMENTS, MAX_STREAM_BYTES, Ledger, StreamSpec
 
 __all__ = ["Soak", "STREAM_LIMIT", "CYCLE_LIMIT", "LIMITS"]
 
@@ -31,6 +31,26 @@ class Soak:
     ledger: Ledger
     stop: asyncio.Event
     seed: int
+    think: float = 0.0  # mean seconds a worker idles, connected, between its streams
+    max_stream_bytes: int = MAX_STREAM_BYTES
+    max_elements: int = MAX_ELEMENTS
+    rabbitmq_rate: float = 3_000.0  # messages a second per producer, on average
+
+    async def pause(self, rng: random.Random) -> None:
+        """Idle (the connection stays open) for a random while, or until the stop: with
+        hundreds of connections, most idle at any moment, as in a real fan-in; without
+        it one process cannot carry all their streams within the streams' deadline."""
+        if self.think <= 0:
+            return
+        try:
+            async with asyncio.timeout(rng.expovariate(1 / self.think)):
+                await self.stop.wait()
+        except TimeoutError:
+            pass
+
+    def spec(self, rng: random.Random) -> StreamSpec:
+        return StreamSpec.draw(self.ledger.tag(), rng, max_bytes=self.max_stream_bytes,
+                               max_elements=self.max_elements)  # fmt: skip
 
     def rng(self, name: str) -> random.Random:
         """A worker's own random source: its decisions repeat with the seed whatever the

@@ -12,6 +12,7 @@ order; any other stream either completes in order or fails with an exception of 
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 import sys
 import time
@@ -29,6 +30,8 @@ T = TypeVar("T")
 MAX_STREAM_BYTES = 2 * 1024 * 1024
 """A stream's elements together: big enough for several demand rounds at every size,
 small enough that a throttled link (a few KiB/s for seconds) does not eat its deadline."""
+
+MAX_ELEMENTS = 3_162  # 10^3.5
 
 ELEMENT_SIZES = (16, 200, 1_500, 16_000, 100_000)
 
@@ -48,12 +51,13 @@ class StreamSpec:
         return b"%d %d %d" % (self.tag, self.count, self.size)
 
     @classmethod
-    def draw(cls, tag: int, rng: random.Random, *, max_size: int = ELEMENT_SIZES[-1]) -> StreamSpec:
+    def draw(cls, tag: int, rng: random.Random, *, max_bytes: int = MAX_STREAM_BYTES,
+             max_elements: int = MAX_ELEMENTS) -> StreamSpec:  # fmt: skip
         """Sizes of every kind: mostly small elements, some large; counts from one to
-        thousands (log-uniform), bounded by ``MAX_STREAM_BYTES``."""
-        size = rng.choice([s for s in ELEMENT_SIZES if s <= max_size])
-        count = int(10 ** rng.uniform(0, 3.5))
-        return cls(tag, max(1, min(count, MAX_STREAM_BYTES // size)), size)
+        ``max_elements`` (log-uniform), ``max_bytes`` at most together."""
+        size = rng.choice(ELEMENT_SIZES)
+        count = int(10 ** rng.uniform(0, math.log10(max_elements)))
+        return cls(tag, max(1, min(count, max_bytes // size)), size)
 
 
 def parse_spec(request: bytes) -> StreamSpec:

@@ -40,12 +40,17 @@ async def client(soak: Soak, url: str, number: int) -> None:
             continue
         soak.ledger.connections[name] += 1
         try:
-            specs = [StreamSpec.draw(soak.ledger.tag(), rng) for _ in range(rng.randint(1, 3))]
+            await soak.pause(rng)
+            specs = [soak.spec(rng) for _ in range(rng.randint(1, 3))]
 
             async def one(spec: StreamSpec) -> None:
                 slow = rng.random() < 0.3
-                stream = peer.subscribe("numbered", args=spec.request().decode(),
-                                        limit_rate=8 if slow else rng.choice((32, 256)))  # fmt: skip
+                try:
+                    stream = peer.subscribe("numbered", args=spec.request().decode(),
+                                            limit_rate=8 if slow else rng.choice((32, 256)))  # fmt: skip
+                except ProtocolError as error:  # the connection was cut before it
+                    soak.ledger.failure(f"{name} subscribe", error)
+                    return
                 await consume(soak.ledger, name, stream, _same, spec, rng=rng, slow=slow,
                               resumable=False, limit=STREAM_LIMIT)  # fmt: skip
 

@@ -52,11 +52,20 @@ def _data(payload: RSocketPayload) -> bytes:
 async def _streams(
     soak: Soak, rs: RSocketPeer, name: str, rng: random.Random, resumable: bool
 ) -> None:
-    specs = [StreamSpec.draw(soak.ledger.tag(), rng) for _ in range(rng.randint(1, 3))]
+    specs = [soak.spec(rng) for _ in range(rng.randint(1, 3))]
 
     async def one(spec: StreamSpec) -> None:
         slow = rng.random() < 0.3
-        stream = rs.request_stream(spec.request(), limit_rate=8 if slow else rng.choice((32, 256)))
+        try:
+            stream = rs.request_stream(
+                spec.request(), limit_rate=8 if slow else rng.choice((32, 256))
+            )
+        except ProtocolError as error:
+            # a resumable session refuses a new request while it resumes (IllegalSend:
+            # "the client must NOT send any other frame until resumption succeeds"): the
+            # stream never existed, nothing of it is lost (docs/soak.md: left open)
+            soak.ledger.failure(f"{name} request", error)
+            return
         await consume(soak.ledger, name, stream, _data, spec, rng=rng, slow=slow,
                       resumable=resumable, limit=STREAM_LIMIT)  # fmt: skip
 
@@ -82,6 +91,7 @@ async def resumable_client(soak: Soak, url: str, number: int) -> None:
         try:
             while soak.running():
                 await _streams(soak, rs, name, rng, resumable=True)
+                await soak.pause(rng)
         finally:
             await _close(soak, name, rs)
         return
@@ -103,6 +113,7 @@ async def plain_client(soak: Soak, url: str, number: int) -> None:
             return
         soak.ledger.connections[name] += 1
         try:
+            await soak.pause(rng)
             await _streams(soak, rs, name, rng, resumable=False)
         finally:
             await _close(soak, name, rs)

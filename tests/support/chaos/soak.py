@@ -11,6 +11,7 @@ back to where they were before the start.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 import time
 from collections import Counter
@@ -24,7 +25,7 @@ from tests.support.chaos import bpmux_load, rabbitmq_load, rsio_load, rsocket_lo
 from tests.support.chaos.bad_peers import BadPeers
 from tests.support.chaos.context import CYCLE_LIMIT, LIMITS, Soak
 from tests.support.chaos.faults import FaultInjector
-from tests.support.chaos.ledger import Ledger
+from tests.support.chaos.ledger import MAX_ELEMENTS, MAX_STREAM_BYTES, Ledger
 from tests.support.chaos.resources import ResourceWatch, rss_bytes
 from tests.support.rabbitmq_broker import STREAM_PORT
 from tests.support.rabbitmq_stream_client_support import uri as rabbitmq_uri
@@ -51,6 +52,10 @@ class Load:
     bad_clients: int
     bad_server_victims: int
     fault_interval: float  # mean seconds between two injected faults
+    think: float = 0.0  # mean seconds a worker idles, connected, between its streams
+    max_stream_bytes: int = MAX_STREAM_BYTES
+    max_elements: int = MAX_ELEMENTS
+    rabbitmq_rate: float = 3_000.0  # messages a second per producer
 
     @property
     def connections(self) -> int:
@@ -61,9 +66,13 @@ class Load:
         def times(n: int) -> int:
             return max(1, round(n * factor))
 
-        return Load(times(self.rsocket_resumable), times(self.rsocket), times(self.rsio),
-                    times(self.bpmux), times(self.rabbitmq_streams), times(self.bad_clients),
-                    times(self.bad_server_victims), self.fault_interval / factor)  # fmt: skip
+        return dataclasses.replace(
+            self, rsocket_resumable=times(self.rsocket_resumable), rsocket=times(self.rsocket),
+            rsio=times(self.rsio), bpmux=times(self.bpmux),
+            rabbitmq_streams=times(self.rabbitmq_streams), bad_clients=times(self.bad_clients),
+            bad_server_victims=times(self.bad_server_victims),
+            fault_interval=self.fault_interval / factor,
+        )  # fmt: skip
 
 
 @dataclass
@@ -108,7 +117,8 @@ async def run_soak(load: Load, seconds: float, seed: int) -> SoakReport:
     """Run the soak; the report lists every broken invariant (none: nothing lost)."""
     gc.collect()
     ledger = Ledger()
-    soak = Soak(ledger, asyncio.Event(), seed)
+    soak = Soak(ledger, asyncio.Event(), seed, think=load.think, max_stream_bytes=load.max_stream_bytes,
+                max_elements=load.max_elements, rabbitmq_rate=load.rabbitmq_rate)  # fmt: skip
     watch = ResourceWatch(ledger, load.connections)
     report = SoakReport(seed, seconds, load, ledger, watch=watch)
     resident = {task for task in asyncio.all_tasks() if not task.done()}
@@ -149,7 +159,7 @@ async def run_soak(load: Load, seconds: float, seed: int) -> SoakReport:
         try:
             await worker
         except Exception as error:  # noqa: BLE001  (a worker's crash is a finding, named)
-            ledger.violation(f"a worker crashed: {error!r}")
+            ledger.violation(f"a worker crashed ({worker.cr_code.co_name}): {error!r}")  # type: ignore[attr-defined]
 
     async def watching() -> None:
         warm_at = time.monotonic() + seconds / 4
