@@ -13,7 +13,10 @@ import asyncio
 import random
 from collections import Counter
 from collections.abc import Awaitable, Callable
+from typing import Any
 
+from wirestream.generated.bpmux import rel as bpmux_codec
+from wirestream.generated.rsocket import v1_0 as rsocket_codec
 from wirestream.runtime import rsio
 from wirestream.runtime.bpmux.aio import connect as bpmux_connect
 from wirestream.runtime.errors import ProtocolError
@@ -52,15 +55,19 @@ class BadPeers:
 
     async def _misbehave(self, protocol: str, kind: str, rng: random.Random) -> None:
         reader, writer = await asyncio.open_connection("127.0.0.1", self.servers[protocol])
+        sent = bytearray()
         try:
             async with asyncio.timeout(BAD_PEER_LIMIT):
                 if kind == "garbage":
-                    writer.write(rng.randbytes(rng.randint(1, 2_048)))
+                    sent += rng.randbytes(rng.randint(1, 2_048))
+                    writer.write(sent)
                     while await reader.read(65_536):
                         pass
                 else:
                     while True:
-                        writer.write(rng.randbytes(1))
+                        byte = rng.randbytes(1)
+                        sent += byte
+                        writer.write(byte)
                         try:
                             async with asyncio.timeout(TRICKLE_PAUSE):
                                 if not await reader.read(65_536):
@@ -68,8 +75,11 @@ class BadPeers:
                         except TimeoutError:
                             pass
         except TimeoutError:
-            self.soak.ledger.violation(f"the {protocol} server kept a {kind} client over "
-                                       f"{BAD_PEER_LIMIT} s")  # fmt: skip
+            if _valid_by_chance(protocol, bytes(sent)):
+                self.dropped[f"{kind} client {protocol} (valid by chance: kept)"] += 1
+            else:
+                self.soak.ledger.violation(f"the {protocol} server kept a {kind} client over "
+                                           f"{BAD_PEER_LIMIT} s")  # fmt: skip
         except OSError:
             pass  # reset by the server: dropped too
         finally:
@@ -135,6 +145,23 @@ class BadPeers:
         await asyncio.gather(*self._serving, return_exceptions=True)
         if self._listener is not None:
             await self._listener.wait_closed()
+
+
+def _valid_by_chance(protocol: str, sent: bytes) -> bool:
+    """Whether random bytes happen to be whole, valid frames (measured for BPMUX, whose
+    packets are a type byte and varints: ~0.5% of 1-2,048 random bytes).  A server
+    rightly keeps such a peer: it said nothing wrong, and a silent peer may stay
+    (``DEFAULT_IDLE_TIMEOUT`` is off)."""
+    decoders: dict[str, Callable[[], Any]] = {"bpmux": bpmux_codec.StreamDecoder,
+                                               "rsocket": rsocket_codec.StreamDecoder}  # fmt: skip
+    if protocol not in decoders:
+        return False
+    decoder = decoders[protocol]()
+    try:
+        decoder.feed(sent)
+    except ProtocolError:
+        return False
+    return bool(decoder.buffered == 0)
 
 
 async def _rsocket_victim(url: str) -> None:
