@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PY_DIRS := setup.py wirestream/__init__.py wirestream/__main__.py wirestream/apps codegen runtime generated tests bench
 
-.PHONY: native docs venv node-deps java-peers tshark generate check-generated lint typecheck pytest ts-build ts-test test fuzz fuzz-rust mutate bench demo clean broker broker-stop broker-installed servers-installed servers servers-stop
+.PHONY: native docs venv node-deps java-peers tshark generate check-generated lint typecheck pytest ts-build ts-test test fuzz fuzz-rust mutate soak bench demo clean broker broker-stop broker-installed servers-installed servers servers-stop
 
 # The venv is (re)built whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -177,6 +177,17 @@ fuzz-rust:
 	generated/rust/target/release/wirestream-fuzz --runs $(FUZZ_RUST_RUNS) \
 		--corpus tests/fuzz/corpus --corpus tests/fuzz/rust \
 		--save out/fuzz/rust --findings out/fuzz/rust-findings
+
+# The chaos soak (docs/soak.md): RSocket (some sessions resumable), rsio, BPMUX and RabbitMQ
+# clients at once, ~310 connections, through proxies that cut, stall and throttle at
+# random, beside garbage-sending and trickling peers, for MINUTES; the report says what
+# it held, the faults by kind and what was lost (exit 1 on any broken invariant).
+# SEED=n repeats a run's random decisions, SCALE=f multiplies the workers.  `make test`
+# runs a one-minute version (tests/runtime/test_chaos_soak.py).  Needs the broker.
+MINUTES ?= 10
+soak: venv broker
+	$(BIN)/python -m tests.support.chaos --minutes $(MINUTES) $(if $(SEED),--seed $(SEED)) \
+		$(if $(SCALE),--scale $(SCALE))
 
 # The RabbitMQ figures need the broker: `broker` starts it (a no-op when it runs).
 # bench.rust_ratios builds bench/rust (the generated Rust codec, a hand-written loop and

@@ -268,10 +268,15 @@ class RSocketEngineCore:
         if frame.stream_id == 0:
             self._out_connection.append(wire)
             return
-        self._out_streams.append(wire)
         log = self._log
         if log is not None and type(frame) in self._position_frames:
             log.sent(wire, len(wire) - 3)
+            if self._conn.state is self._CS.RESUMING:
+                # "The client must NOT send any other frame types until resumption
+                # succeeds": the retransmit buffer holds it, and RESUME_OK's replay sends
+                # it -- once (queued here too, the server got it twice: double demand)
+                return
+        self._out_streams.append(wire)
 
     def _transmit(self, stream: Stream, frame: Frame, opening: bool = False) -> None:
         """Queue a whole message, fragmented when it exceeds the MTU (the ``fragments``

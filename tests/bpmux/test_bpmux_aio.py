@@ -744,6 +744,34 @@ def test_garbage_from_the_peer_fails_everything_with_a_remote_protocol_error() -
     run(main())
 
 
+def test_close_then_garbage_in_one_read_ends_the_server_connection_quietly() -> None:
+    """A Close followed by an oversized packet in one read: the engine fails on the
+    packet (FrameTooLarge) after delivering the Close.  The answer to a Close is our
+    Close -- but the failed engine cannot send, and the ConnectionClosedError used to
+    escape the server's connection task ('Unhandled exception in client_connected_cb').
+    (Regression, found by the chaos soak's garbage clients.)"""
+
+    async def main() -> None:
+        unhandled: list[dict[str, Any]] = []
+        asyncio.get_running_loop().set_exception_handler(
+            lambda loop, context: unhandled.append(context)
+        )
+        async with serve(TCP, Echo()) as server:
+            host, port = server.url.removeprefix("tcp://").rsplit(":", 1)
+            reader, writer = await asyncio.open_connection(host, int(port))
+            # Close, then a Message declaring 2^25 bytes (over the 16 MiB limit)
+            writer.write(b"\x01" + b"\x04\xfb\x02\x00\x00\x00")
+            async with asyncio.timeout(5):
+                while await reader.read(65_536):
+                    pass  # the server ends the connection
+            writer.close()
+            await eventually(lambda: not server.peers)
+            await settle()
+        assert not unhandled, unhandled
+
+    run(main())
+
+
 # --- concurrency, other transports ---------------------------------------------------------
 
 

@@ -13,6 +13,7 @@ from wirestream.runtime.rsocket import (
     ConnectionRejected,
     ConnectionResumed,
     PayloadReceived,
+    RequestNReceived,
     ResumableSession,
     ResumeNotAllowed,
     RSocketConnection,
@@ -136,6 +137,30 @@ def test_client_sends_nothing_but_resume_until_resume_ok(version: str) -> None:
         c2.request_response(b"too early")
     with pytest.raises(IllegalSend):
         c2.metadata_push(b"too early")
+
+
+def test_stream_frames_queued_while_resuming_go_once_with_the_replay(version: str) -> None:
+    """A consumer that asks for more (REQUEST_N) while RESUME is on its way: 'The client
+    must NOT send any other frame types until resumption succeeds', so the frame waits;
+    it is in the retransmit buffer, so RESUME_OK's retransmission carries it, once.
+    (Regression, found by the chaos soak: the frame went out at once after RESUME and
+    again with the retransmission, the server got the demand twice and sent beyond what
+    the client granted: 'the peer sent 1 with only 0 granted'.)"""
+    c, s, sessions = resumable_pair(version)
+    sid = c.request_stream(b"items", initial_n=1)
+    shuttle(c, s)
+    c.receive_data(b"")
+    s.receive_data(b"")
+    c2 = RSocketConnection.resume(c.session(), now=1.0)
+    c2.request(sid, 5)
+    assert [type(f).__name__ for f in decode_all(version, c2.data_to_send())] == ["Resume"]
+    c2.receive_data(b"")  # not resumed yet: stays queued through a failed attempt too
+    c3 = RSocketConnection.resume(c.session(), now=2.0)
+    s2 = engine("server", version, resume_lookup=sessions.get)
+    events_c, events_s = shuttle(c3, s2)
+    assert [e.n for e in of_type(events_s, RequestNReceived)] == [5]
+    assert s2.open_streams[sid].outbound is not None
+    assert s2.open_streams[sid].outbound.available == 1 + 5
 
 
 def test_resume_unknown_token_errors(version: str) -> None:

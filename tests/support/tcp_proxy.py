@@ -1,4 +1,4 @@
-"""A TCP proxy on loopback that the test can cut, as a network failure would.
+"""A TCP proxy on loopback that the test can cut, freeze and throttle, as a network would.
 
 ``TcpProxy(port)`` forwards every connection accepted on ``proxy.port`` (127.0.0.1, port
 0 picks one) to 127.0.0.1:``port``.  ``proxy.cut()`` aborts every open connection on both
@@ -6,6 +6,11 @@ sides at once (the sockets are closed with RST, whatever is in flight is lost, m
 as often as not); the listener stays, so a client that dials again gets a new connection
 to the same server.  ``downstream`` / ``upstream`` count the bytes forwarded towards the
 client / the server, ``accepted`` the connections, ``cuts`` the connections cut.
+
+One connection at a time (the chaos soak, tests/support/chaos): ``links`` are the open
+ones; ``cut_link`` resets one, ``stall_link`` holds what it carries for some seconds (a
+congested or rerouting network: nothing is lost, TCP backpressure builds up behind
+it), ``throttle_link`` slows it to some bytes per second for some seconds.
 """
 
 from __future__ import annotations
@@ -27,11 +32,23 @@ class _Link:
         self.ended = 0  # directions that ended in order
         self.aborted = False
         self.frozen = False
+        self.flowing = asyncio.Event()  # clear while stalled: the pumps wait, holding the bytes
+        self.flowing.set()
+        self.rate: float | None = None  # bytes per second per direction, while throttled
 
     def abort(self) -> None:
         self.aborted = True
+        self.flowing.set()  # a stalled pump wakes up to find its socket gone
         for writer in (self.client, self.server):
             writer.transport.abort()
+
+
+def _chunk(link: _Link) -> int:
+    """What one read may take: a throttled link reads a tenth of a second's worth, so its
+    bytes trickle out evenly instead of in one burst and a long pause."""
+    if link.rate is None:
+        return CHUNK
+    return max(1, min(CHUNK, int(link.rate / 10)))
 
 
 class TcpProxy:
@@ -67,6 +84,33 @@ class TcpProxy:
             link.frozen = True
         return len(self._links)
 
+    @property
+    def links(self) -> list[_Link]:
+        """The open connections (a copy: faults may end them)."""
+        return [link for link in self._links if not link.aborted]
+
+    def cut_link(self, link: _Link) -> None:
+        """Reset one connection on both sides."""
+        self._links.discard(link)
+        link.abort()
+        self.cuts += 1
+
+    def stall_link(self, link: _Link, seconds: float) -> None:
+        """Forward nothing on ``link`` for ``seconds`` (both directions), then go on with
+        everything that waited: a stall loses no byte."""
+        link.flowing.clear()
+        asyncio.get_running_loop().call_later(seconds, link.flowing.set)
+
+    def throttle_link(self, link: _Link, bytes_per_second: float, seconds: float) -> None:
+        """Forward at most ``bytes_per_second`` each way on ``link`` for ``seconds``."""
+        link.rate = bytes_per_second
+
+        def unthrottle() -> None:
+            if link.rate == bytes_per_second:  # not throttled again meanwhile
+                link.rate = None
+
+        asyncio.get_running_loop().call_later(seconds, unthrottle)
+
     async def downstream_reaches(self, total: int, timeout: float = 30.0) -> None:
         """Wait until ``downstream`` is at least ``total`` bytes."""
         async with asyncio.timeout(timeout):
@@ -96,9 +140,13 @@ class TcpProxy:
     async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                     link: _Link, *, downstream: bool) -> None:  # fmt: skip
         try:
-            while data := await reader.read(CHUNK):
+            while data := await reader.read(_chunk(link)):
                 if link.frozen:
                     continue
+                if not link.flowing.is_set():
+                    await link.flowing.wait()  # stalled: hold, the reader's buffer fills
+                    if link.aborted:
+                        return
                 writer.write(data)
                 if downstream:
                     self.downstream += len(data)
@@ -106,6 +154,8 @@ class TcpProxy:
                 else:
                     self.upstream += len(data)
                 await writer.drain()
+                if link.rate is not None:
+                    await asyncio.sleep(len(data) / link.rate)
             if link.aborted:
                 return
             if writer.can_write_eof():

@@ -307,7 +307,9 @@ class BpmuxPeer:
         await self.close()
 
     def _send_close(self) -> None:
-        if not self._close_sent and not self._closed:
+        # an engine that ended (e.g. failed on the packet after the peer's Close, in the
+        # same read) sends nothing more: its Close would raise ConnectionClosedError
+        if not self._close_sent and not self._closed and not self.engine.closed:
             self._close_sent = True
             self.engine.send_close()
             self._queued()
