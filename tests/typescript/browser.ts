@@ -5,13 +5,16 @@
  * test_browser_rsocket.py, tests/project/test_demo_chart.py) run
  *
  *   node tests/typescript/dist/browser.js <folder> <page>[?query] [--screenshot out.png]
+ *                                         [--evaluate probe.js]
  *
  * The folder's files are served over HTTP on 127.0.0.1 (a port of its own, as a dev
  * server would: no file:// restrictions on modules and workers, and Chromium's local
  * network access checks let a loopback page open a WebSocket to 127.0.0.1, which a
  * page the browser cannot place -- a routed one -- may not). The page sets
- * `window.wirestreamResult` (any JSON) when it is done, or `window.wirestreamError`; the
- * result is printed as JSON on stdout with the page's console errors and uncaught
+ * `window.wirestreamResult` (any JSON) when it is done, or `window.wirestreamError`; or,
+ * for a page that knows nothing of tests (the demo's chart), `--evaluate` names a file
+ * whose expression is evaluated in the page once it has loaded, and its value is the
+ * result. The result is printed as JSON on stdout with the page's console errors and uncaught
  * exceptions, and the exit code is 1 when the page failed or timed out.
  */
 
@@ -20,7 +23,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { extname, join, normalize } from "node:path";
 
-import { chromium } from "playwright-core";
+import { chromium, type Page } from "playwright-core";
 
 const TIMEOUT_MS = Number(process.env["WIRESTREAM_BROWSER_TIMEOUT_MS"] ?? 60_000);
 const TYPES: Record<string, string> = {
@@ -51,6 +54,8 @@ async function main(argv: string[]): Promise<number> {
   }
   const at = rest.indexOf("--screenshot");
   const screenshot = at >= 0 ? rest[at + 1] : undefined;
+  const probeAt = rest.indexOf("--evaluate");
+  const probe = probeAt >= 0 ? await readFile(rest[probeAt + 1]!, "utf8") : undefined;
   const server = createServer((request, response) => {
     const path = normalize(decodeURIComponent(new URL(request.url ?? "/", "http://x").pathname));
     if (path.includes("..")) {
@@ -85,20 +90,11 @@ async function main(argv: string[]): Promise<number> {
     });
     tab.on("pageerror", (error) => report.console.push(`uncaught: ${error.message}`));
     await tab.goto(origin + page);
-    await tab.waitForFunction(
-      () => {
-        const w = globalThis as { wirestreamResult?: unknown; wirestreamError?: unknown };
-        return w.wirestreamResult !== undefined || w.wirestreamError !== undefined;
-      },
-      undefined,
-      { timeout: TIMEOUT_MS },
-    );
-    const [result, error] = await tab.evaluate(() => {
-      const w = globalThis as { wirestreamResult?: unknown; wirestreamError?: unknown };
-      return [w.wirestreamResult ?? null, w.wirestreamError ?? null] as const;
-    });
-    report.result = result;
-    report.error = error === null ? null : String(error);
+    if (probe !== undefined) {
+      report.result = await tab.evaluate(probe);
+    } else {
+      await waitForResult(tab, report);
+    }
     if (screenshot !== undefined) {
       await tab.screenshot({ path: screenshot, fullPage: true });
     }
@@ -110,6 +106,24 @@ async function main(argv: string[]): Promise<number> {
   }
   process.stdout.write(JSON.stringify(report) + "\n");
   return report.error === null && report.console.length === 0 ? 0 : 1;
+}
+
+/** Wait for the page's `wirestreamResult` or `wirestreamError`. */
+async function waitForResult(tab: Page, report: Report): Promise<void> {
+  await tab.waitForFunction(
+    () => {
+      const w = globalThis as { wirestreamResult?: unknown; wirestreamError?: unknown };
+      return w.wirestreamResult !== undefined || w.wirestreamError !== undefined;
+    },
+    undefined,
+    { timeout: TIMEOUT_MS },
+  );
+  const [result, error] = await tab.evaluate(() => {
+    const w = globalThis as { wirestreamResult?: unknown; wirestreamError?: unknown };
+    return [w.wirestreamResult ?? null, w.wirestreamError ?? null] as const;
+  });
+  report.result = result;
+  report.error = error === null ? null : String(error);
 }
 
 process.exitCode = await main(process.argv.slice(2));
