@@ -5,13 +5,13 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PY_DIRS := setup.py wirestream/__init__.py wirestream/__main__.py wirestream/apps codegen runtime generated tests bench
 
-.PHONY: docs venv node-deps java-peers tshark chromium generate check-generated lint typecheck pytest ts-build ts-test test fuzz bench demo clean broker broker-stop broker-installed servers-installed servers servers-stop
+.PHONY: native docs venv node-deps java-peers tshark chromium generate check-generated lint typecheck pytest ts-build ts-test test fuzz fuzz-rust mutate bench demo clean broker broker-stop broker-installed servers-installed servers servers-stop
 
 # The venv is (re)built whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,spark,docs]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,spark,docs,native]'
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -89,6 +89,21 @@ servers-installed:
 broker-installed:
 	@tools/broker.sh install
 
+# wirestream._native (runtime/rust/wirestream-native: the capture -> Arrow batch decoder the
+# capture Spark source uses; docs/rust.md): built with maturin (the `native` extra) into
+# wirestream/_native.abi3.so (git-ignored) whenever its crate, the generated codecs it uses
+# or the support crate change. Without cargo it is not built and the pure-Python path is
+# used (tools/native.sh says so); `make test` needs cargo anyway (check-generated).
+NATIVE := wirestream/_native.abi3.so
+NATIVE_SOURCES := $(shell find runtime/rust/wirestream-native runtime/rust/wirestream-runtime \
+	generated/rust/rsocket_v1_0 -path '*/target' -prune -o -type f -print 2>/dev/null)
+$(NATIVE): $(STAMP) $(NATIVE_SOURCES)
+	tools/native.sh $(BIN)/python
+
+native: venv
+	@if command -v cargo >/dev/null 2>&1; then $(MAKE) --no-print-directory $(NATIVE); \
+	else tools/native.sh $(BIN)/python; fi
+
 # idl/**/*.yaml -> generated/** (Python, black-formatted), generated/typescript/ (the npm package)
 # and generated/wireshark/ (a Lua dissector per protocol version): the CLI's defaults.
 # Incremental: only what an IDL (or the generator) change affects is rendered again
@@ -116,7 +131,7 @@ lint: venv
 typecheck: venv
 	tools/typecheck.sh
 
-pytest: venv node-deps java-peers tshark chromium servers-installed broker-installed
+pytest: venv native node-deps java-peers tshark chromium servers-installed broker-installed
 	$(BIN)/pytest -q
 
 # runtime/, generated/ and tests/typescript -> their dist/ (tsc -b: incremental, strict).
@@ -134,7 +149,7 @@ ts-test: venv ts-build
 	WIRESTREAM_CORPUS=$$corpus WIRESTREAM_PYTHON=$(BIN)/python node --test $(TS_TESTS); \
 	rc=$$?; rm -rf $$corpus; exit $$rc
 
-test: venv check-generated docs lint typecheck ts-test pytest
+test: venv native check-generated docs lint typecheck ts-test pytest
 
 # The documentation site (mkdocs.yml) into the git-ignored site/: --strict fails on any
 # warning (a broken link, a missing page, an API object that does not resolve).
@@ -156,12 +171,34 @@ fuzz: $(FUZZ_STAMP)
 	$(BIN)/python -m tests.fuzz --seconds $(FUZZ_SECONDS) $(if $(FUZZ_RUNS),--runs $(FUZZ_RUNS)) \
 		$(foreach t,$(FUZZ_TARGETS),--target $(t))
 
+# Mutation testing (docs/mutation.md): mutmut mutates the modules that keep the flow, credit,
+# lease, keepalive and resume rules and runs the fast sans-I/O tests that cover them
+# ([tool.mutmut] in pyproject.toml), in a staged copy under build/mutate/; prints the kill
+# rate per module. About 5 minutes on 2 cores (MUTATE_JOBS=n workers); not in `make test`.
+mutate: venv
+	tools/mutate.sh $(BIN)/python
+
+# The Rust codecs' fuzz harness (generated/rust/fuzz, stable toolchain: a deterministic mutation
+# loop over every crate's decode and stream splitter, docs/rust.md): FUZZ_RUST_RUNS inputs per
+# protocol version, from the committed corpora; inputs with a new outcome go to out/fuzz/rust
+# (copy the worthwhile ones to tests/fuzz/rust, which `make test` replays), findings to
+# out/fuzz/rust-findings.
+FUZZ_RUST_RUNS ?= 1000000
+fuzz-rust:
+	cargo build --release --quiet --manifest-path generated/rust/Cargo.toml -p wirestream-fuzz
+	generated/rust/target/release/wirestream-fuzz --runs $(FUZZ_RUST_RUNS) \
+		--corpus tests/fuzz/corpus --corpus tests/fuzz/rust \
+		--save out/fuzz/rust --findings out/fuzz/rust-findings
+
 # The RabbitMQ figures need the broker: `broker` starts it (a no-op when it runs).
+# bench.rust_ratios builds bench/rust (the generated Rust codec, a hand-written loop and
+# rsocket_rust 0.7.5) and puts it against the generated Python decode in the same run.
 # bench/typescript_codec.ts (built by ts-build: the root tsconfig references bench/) puts
 # the generated TypeScript codec against rsocket-js in the same Node run.
 # bench.rabbitmq_codecs runs the Java stream client (java-peers) beside ours, per codec.
-bench: venv broker ts-build java-peers
+bench: venv native broker ts-build java-peers
 	$(BIN)/python -m bench.codec
+	$(BIN)/python -m bench.rust_ratios
 	$(BIN)/python -m bench.families
 	node bench/dist/typescript_codec.js
 	$(BIN)/python -m bench.rsocket_runtime
@@ -169,12 +206,13 @@ bench: venv broker ts-build java-peers
 	$(BIN)/python -m bench.rabbitmq_runtime
 	$(BIN)/python -m bench.rabbitmq_codecs
 	$(BIN)/python -m bench.capture_pcap
+	$(BIN)/python -m bench.native_capture
 	$(BIN)/python -u -m bench.spark_ratios
 
 # The main job: ticker -> Spark Structured Streaming -> Parquet under out/demo/.
 # SOURCE=rsocket (default: in-process RSocket ticker, nothing to install) or rabbitmq.
 SOURCE ?= rsocket
-demo: generate
+demo: generate native
 	$(if $(filter rabbitmq,$(SOURCE)),tools/broker.sh start)
 	$(BIN)/python -m wirestream.apps.demo --source $(SOURCE)
 
@@ -200,3 +238,4 @@ clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .hypothesis site
 	rm -rf node_modules runtime/typescript/dist generated/typescript/dist tests/typescript/dist
 	rm -rf $(JAVA_RSOCKET)/target
+	rm -rf $(NATIVE) runtime/rust/wirestream-native/target

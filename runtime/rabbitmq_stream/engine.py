@@ -226,6 +226,12 @@ class ClientConnection:
             "information": "https://github.com/rabbitmq/rabbitmq-server (stream protocol)",
         }
         self._client_properties.update(client_properties or {})
+        if max_batch_size < 1:
+            raise ValueError("max_batch_size must be at least 1 byte")
+        self.max_batch_size = max_batch_size
+        """The largest uncompressed sub-entry batch a subscription accepts by default
+        (``BatchTooLarge`` beyond it) -- and so the largest a producer on this connection
+        writes, or a consumer with the same limits would refuse what it published."""
         self._decoder = StreamDecoder(max_frame_size=max_frame_size, sender="server")
         self._connection: StateMachine[ConnectionState] = self.CONNECTION_MACHINE(CLIENT)
         # The parts, by scope (publisher and subscription ids are uint8 and reused: an

@@ -21,7 +21,7 @@ from wirestream.generated.rabbitmq_stream.v1 import (
 )
 from wirestream.runtime.rabbitmq_stream.errors import MessageTooLarge, PublishingIdNotIncreasing
 
-__all__ = ["encode_publish", "encode_publish_v2", "encode_sub_entries"]
+__all__ = ["encode_publish", "encode_publish_v2", "encode_sub_entries", "entry_fits"]
 
 _PUBLISH_OVERHEAD: Final = 4 + 2 + 2 + 1 + 4  # size, key, version, publisher id, count
 _PUBLISH_HEAD: Final = struct.Struct(
@@ -30,6 +30,22 @@ _PUBLISH_HEAD: Final = struct.Struct(
 _ENTRY_HEAD: Final = struct.Struct(">QI")  # 'PublishingId => uint64', <<0:1, Size:31>>
 _BATCH_HEADER: Final = 1 + 2 + 4 + 4  # type/compression, records, uncompressed, size
 _SUB_ENTRY_HEAD: Final = struct.Struct(">QBHII")  # PublishingId, then <<1:1, CompType:3, ...>>
+
+
+def entry_fits(frame_max: int, message_size: int, filter_value: str | None = None,
+               filtered: bool = False) -> bool:  # fmt: skip
+    """Whether one message of ``message_size`` bytes fits a Publish frame (PublishV2 when
+    ``filtered``) of at most ``frame_max`` bytes (0: no limit) -- the test
+    ``encode_publish`` / ``encode_publish_v2`` apply, for a producer that refuses the
+    message alone before it is queued with others."""
+    if message_size > 0x7FFFFFFF:  # <<0:1, Size:31>>
+        return False
+    if not frame_max:
+        return True
+    if filtered:
+        encoded = 0 if filter_value is None else len(filter_value.encode())
+        return _PUBLISH_OVERHEAD + 8 + 2 + encoded + 4 + message_size <= frame_max
+    return _PUBLISH_OVERHEAD + 12 + message_size <= frame_max
 
 
 def _check_last_id(ids: list[int]) -> None:

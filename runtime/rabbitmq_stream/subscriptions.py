@@ -84,6 +84,7 @@ class SubscriptionEntry:
     unconsumed: int = 0  # ChunkDelivered not yet acknowledged by chunk_consumed
     single_active: bool = False  # subscribed with single-active-consumer=true
     sac_active: bool = False  # the broker's last ConsumerUpdate said active
+    max_batch_size: int | None = None  # this subscription's bound (None: the connection's)
 
 
 def _subscription_machine(subscription: SubscriptionEntry) -> StateMachine[Any]:
@@ -149,6 +150,7 @@ class Subscriptions:
         *,
         credit: int | CreditOnConsumption = 10,
         properties: Mapping[str, str] | None = None,
+        max_batch_size: int | None = None,
     ) -> int:
         """Subscribe ('OffsetSpecification => OffsetType Offset', 'Credit => uint16').
 
@@ -161,7 +163,12 @@ class Subscriptions:
         asks with ``ConsumerUpdateRequested`` events, answered by
         ``answer_consumer_update``) and ``filter.N`` (3.13+), which a 3.10 broker would
         silently ignore.
+
+        ``max_batch_size``: the largest uncompressed sub-entry batch this subscription
+        accepts (``BatchTooLarge`` beyond it); None: the connection's.
         """
+        if max_batch_size is not None and max_batch_size < 1:
+            raise ValueError("max_batch_size must be at least 1 byte")
         props_in = dict(properties or {})
         single_active = props_in.get(_SAC_PROPERTY) == "true"
         if single_active:
@@ -192,6 +199,7 @@ class Subscriptions:
                 min_offset,
                 strategy,
                 single_active=single_active,
+                max_batch_size=max_batch_size,
             ),
         )
         return cid
@@ -295,7 +303,8 @@ class Subscriptions:
             self._replenish(subscription_id, subscription, 1)
             return
         try:
-            records = chunk_records(chunk, max_batch_size=self._max_batch_size)
+            limit = subscription.max_batch_size or self._max_batch_size
+            records = chunk_records(chunk, max_batch_size=limit)
         except ChunkError as error:
             events.append(ChunkFailed(subscription_id, chunk_id, error))
             self._replenish(subscription_id, subscription, 1)

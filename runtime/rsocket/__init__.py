@@ -7,6 +7,8 @@ for what it reports and ``wirestream.runtime.rsocket.aio`` for the asyncio peer.
 """
 
 from wirestream.runtime.rsocket.engine import RSocketConnection
+from wirestream.runtime.rsocket.lease import LeaseStatus
+from wirestream.runtime.rsocket.lease_waiters import LeaseQueue
 from wirestream.runtime.rsocket.options import ClientSetup, Limits, SetupPolicy
 from wirestream.runtime.rsocket.resume import ResumableSession, ResumeLookup
 from wirestream.runtime.rsocket.errors import (
@@ -15,6 +17,8 @@ from wirestream.runtime.rsocket.errors import (
     SetupRejected,
     StreamError,
     FragmentOrderViolated,
+    LeaseDeadlineExceeded,
+    LeaseQueueFull,
     NoLease,
     ReassemblyLimitExceeded,
     ResumeNotAllowed,
@@ -135,6 +139,10 @@ __all__ = [
     "LeaseReceived",
     "KeepaliveReceived",
     "NoLease",
+    "LeaseQueueFull",
+    "LeaseDeadlineExceeded",
+    "LeaseQueue",
+    "LeaseStatus",
     "NoNewRequests",
     "UnsupportedExtension",
     "StreamIdsExhausted",

@@ -58,7 +58,9 @@ from wirestream.runtime.errors import (
     TransportError,
 )
 from wirestream.runtime.rsocket.engine import RSocketConnection
+from wirestream.runtime.rsocket.lease_waiters import LeaseQueue
 from wirestream.runtime.rsocket.options import ClientSetup, Limits, SetupPolicy
+from wirestream.runtime.rsocket.versions import get_version
 from wirestream.runtime.rsocket.resume import ResumableSession
 from wirestream.runtime.rsocket.errors import ApplicationError, StreamError
 from wirestream.runtime.rsocket.events import (
@@ -67,6 +69,7 @@ from wirestream.runtime.rsocket.events import (
     InteractionModel,
     RequestNReceived,
     RequestReceived,
+    SetupInfo,
     StreamAborted,
     StreamCanceled,
     StreamCompleted,
@@ -103,6 +106,7 @@ class RSocketPeer(PeerConnection):
     ) -> RSocketPayload:
         """Send a request, wait for its one response (``StreamError`` on ERROR)."""
         await self._ready(request=True)
+        await self._lease_waiters.admit()
         stream_id = self.engine.request_response(_bytes(data), metadata, now=self._loop.time())
         future: asyncio.Future[RSocketPayload] = self._loop.create_future()
         self._calls[stream_id] = _Call(future=future)
@@ -115,6 +119,7 @@ class RSocketPeer(PeerConnection):
 
     async def fire_and_forget(self, data: bytes | str, metadata: bytes | None = None) -> None:
         await self._ready(request=True)
+        await self._lease_waiters.admit()
         self.engine.fire_and_forget(_bytes(data), metadata, now=self._loop.time())
         await self._flush()
 
@@ -130,8 +135,15 @@ class RSocketPeer(PeerConnection):
         up front and replenished as the application consumes them."""
         self._check_open(request=True)
         rate = limit_rate or self.limit_rate
-        stream_id = self.engine.request_stream(_bytes(data), metadata, initial_n=rate,
-                                               now=self._loop.time())  # fmt: skip
+        body = _bytes(data)
+
+        def open_stream() -> int:
+            return self.engine.request_stream(body, metadata, initial_n=rate,
+                                              now=self._loop.time())  # fmt: skip
+
+        if self._lease_waiters.must_wait():
+            return self._open_when_leased(open_stream, rate, low_tide, None)
+        stream_id = open_stream()
         stream: InboundStream[RSocketPayload] = InboundStream(
             functools.partial(self._request_n, stream_id),
             functools.partial(self._cancel, stream_id),
@@ -155,9 +167,16 @@ class RSocketPeer(PeerConnection):
         completes at once).  Iterate the result for the responder's side."""
         self._check_open(request=True)
         rate = limit_rate or self.limit_rate
-        stream_id = self.engine.request_channel(_bytes(data), metadata, initial_n=rate,
-                                                complete=outbound is None,
-                                                now=self._loop.time())  # fmt: skip
+        body = _bytes(data)
+
+        def open_channel() -> int:
+            return self.engine.request_channel(body, metadata, initial_n=rate,
+                                               complete=outbound is None,
+                                               now=self._loop.time())  # fmt: skip
+
+        if self._lease_waiters.must_wait():
+            return self._open_when_leased(open_channel, rate, low_tide, outbound)
+        stream_id = open_channel()
         stream: InboundStream[RSocketPayload] = InboundStream(
             functools.partial(self._request_n, stream_id),
             functools.partial(self._cancel, stream_id),
@@ -169,6 +188,51 @@ class RSocketPeer(PeerConnection):
             call.demand = OutboundDemand(functools.partial(self._can_send, stream_id))
             call.task = self._spawn(self._publish(stream_id, call, lambda: outbound))
         self.driver.wakeup()
+        return stream
+
+    def _open_when_leased(self, open_stream: Callable[[], int], rate: int,
+                          low_tide: int | None,
+                          outbound: AsyncIterable[PayloadLike] | None,
+                          ) -> InboundStream[RSocketPayload]:  # fmt: skip
+        """A stream or channel whose request waits in the lease queue (``LeaseQueue``):
+        the stream is returned now and its request goes when a LEASE allows it; a
+        refusal (queue full, deadline passed, the connection's end) fails the stream."""
+        opened: list[int] = []
+
+        def request_n(n: int) -> None:
+            if opened:
+                self._request_n(opened[0], n)
+
+        def cancel() -> None:
+            if opened:
+                self._cancel(opened[0])
+            else:
+                waiting.cancel()  # leaves the queue: nothing was sent
+
+        stream: InboundStream[RSocketPayload] = InboundStream(
+            request_n, cancel, limit_rate=rate, low_tide=low_tide, granted=rate
+        )
+
+        async def wait_then_open() -> None:
+            try:
+                await self._ready(request=True)
+                await self._lease_waiters.admit()
+                stream_id = open_stream()
+            except ProtocolError as error:
+                stream.sink.fail(error)
+                return
+            except asyncio.CancelledError:
+                stream.sink.fail(self._error or StreamCancelled("canceled before it was sent"))
+                raise
+            opened.append(stream_id)
+            call = _Call(sink=stream.sink)
+            self._calls[stream_id] = call
+            if outbound is not None:
+                call.demand = OutboundDemand(functools.partial(self._can_send, stream_id))
+                call.task = self._spawn(self._publish(stream_id, call, lambda: outbound))
+            self.driver.wakeup()
+
+        waiting = self._spawn(wait_then_open())
         return stream
 
     # --- stream commands from InboundStream / publishers -------------------------------
@@ -401,6 +465,7 @@ def connect(
     keepalive_interval: int = 20_000,
     max_lifetime: int = 90_000,
     lease: bool | tuple[int, int] = False,
+    lease_queue: LeaseQueue | None = None,
     resume: bool | bytes = False,
     resume_timeout: float = 30.0,
     mtu: int | None = None,
@@ -418,7 +483,8 @@ def connect(
     (``wait_for_lease``) and our responder grants the server one ("The client-side
     Responder MUST send a LEASE frame after a SETUP frame with the L flag set"):
     ``(ttl_ms, requests)`` renewed at half its time-to-live, or with ``True``
-    ``UNLIMITED_LEASE``.
+    ``UNLIMITED_LEASE``.  ``lease_queue``: requests that no LEASE allows wait for one
+    (bounded, each with a deadline: ``LeaseQueue``) instead of failing with ``NoLease``.
     ``capture`` records every frame (``wirestream.runtime.capture``; each transport, resumed ones
     too, is a connection of its own there).  ``limits``: sizes and time limits
     (``Limits``; ``mtu`` and ``max_frame_size``, when given, replace its own).  The server's
@@ -449,7 +515,8 @@ def connect(
         engine.connect(asyncio.get_running_loop().time())
         peer = RSocketPeer(engine, transport, responder, limit_rate=limit_rate,
                            reconnect=dial if token is not None else None,
-                           resume_timeout=resume_timeout, limits=sizes)  # fmt: skip
+                           resume_timeout=resume_timeout, limits=sizes,
+                           lease_queue=lease_queue)  # fmt: skip
         peer.handler.setup = engine.setup
         if lease is not False:
             peer._grant_leases(*(UNLIMITED_LEASE if lease is True else lease))
@@ -478,8 +545,10 @@ class RSocketServer:
         max_frame_size: int | None = None,
         limit_rate: int,
         limits: Limits | None = None,
+        lease_queue: LeaseQueue | None = None,
     ) -> None:
         self._handler = handler
+        self._lease_queue = lease_queue
         self._version = version
         self._setup_policy = setup_policy
         self._lease = lease
@@ -514,17 +583,32 @@ class RSocketServer:
         box: list[RSocketPeer] = []
         handler = self._new_handler()
         engine = RSocketConnection(
-            "server", self._version, limits=self._limits, setup_policy=self._setup_policy,
+            "server", self._version, limits=self._limits, setup_policy=self._admit_setup,
             resume_lookup=functools.partial(self._lookup, box) if self._resume else None,
             leasing=self._lease is not None, extensions=handler.extensions,
         )  # fmt: skip
         peer = RSocketPeer(engine, transport, handler, limit_rate=self._limit_rate,
                            resume_timeout=self._resume_timeout, server=self,
-                           limits=self._limits)  # fmt: skip
+                           limits=self._limits, lease_queue=self._lease_queue)  # fmt: skip
         box.append(peer)
         self._peers.add(peer)
         driver = peer.driver
         await driver.wait_closed()  # this transport's life, whichever session owns it
+
+    def _admit_setup(self, info: SetupInfo) -> tuple[int, str] | None:
+        """The engine's SETUP hook: the token rule, then the application's policy.
+
+        Seed 003, Resume Operation: "A server should not accept a SETUP with a Token that
+        is currently already being used" -- accepting it would replace the live (or
+        parked, resumable) session under that token, so its client could no longer
+        resume: a token collision or a replayed token would take the session over."""
+        token = info.resume_token
+        if token is not None:
+            session = self._sessions.get(token)
+            if session is not None and not session.closed:
+                code = get_version(self._version).rejected_setup
+                return code, "the resume token is in use by another session"
+        return None if self._setup_policy is None else self._setup_policy(info)
 
     def _lookup(self, box: list[RSocketPeer], token: bytes) -> ResumableSession | None:
         session = self._sessions.get(token)
@@ -595,11 +679,13 @@ async def serve(
     ssl: ssl_module.SSLContext | None = None,
     capture: CaptureWriter | None = None,
     limits: Limits | None = None,
+    lease_queue: LeaseQueue | None = None,
 ) -> RSocketServer:
     """Serve RSocket on ``url`` (port 0 picks one: see ``.url``).  ``handler``: one
     ``RSocketHandler`` for every connection, or a factory called per connection.
     ``lease=(ttl_ms, requests)`` grants and renews leases to clients that ask for them
     (without it a SETUP with the L flag is refused with ERROR[UNSUPPORTED_SETUP]);
+    ``lease_queue``: our requests to such clients wait for their LEASE (``LeaseQueue``);
     ``resume`` keeps sessions of clients that negotiated resumption.  ``capture`` records
     every frame of every connection (``wirestream.runtime.capture``).  ``limits``: sizes,
     time limits, ``max_connections`` and ``max_streams`` (``Limits``; ``mtu`` and
@@ -607,7 +693,7 @@ async def serve(
     server = RSocketServer(handler, version=version, setup_policy=setup_policy, lease=lease,
                            resume=resume, resume_timeout=resume_timeout, mtu=mtu,
                            max_frame_size=max_frame_size, limit_rate=limit_rate,
-                           limits=limits)  # fmt: skip
+                           limits=limits, lease_queue=lease_queue)  # fmt: skip
     prefix = FRAME_LENGTH_SIZE if url.split(":", 1)[0].lower() in WEBSOCKET_SCHEMES else None
     on_transport = tap_accepted(server._on_transport, capture, protocol=f"rsocket/{version}")
     limits = server._limits

@@ -76,6 +76,7 @@ from wirestream.runtime.rsocket.events import (
     LeaseReceived,
     MetadataPushReceived,
 )
+from wirestream.runtime.rsocket.lease import LeaseStatus
 from wirestream.runtime.rsocket.options import Limits
 from wirestream.runtime.rsocket.engine_core import Frame
 from wirestream.runtime.rsocket.frames import (
@@ -90,6 +91,7 @@ from wirestream.runtime.rsocket.frames import (
 )
 from wirestream.runtime.rsocket.resume import ResumableSession, ResumeLog, answer_resume
 from wirestream.runtime.rsocket.stream_engine import StreamEngine
+from wirestream.runtime.rsocket.streams import Stream
 
 __all__ = ["RSocketConnection"]
 
@@ -173,6 +175,17 @@ class RSocketConnection(StreamEngine):
         self._conn.send(frame)
         self._emit(frame)
         self._leases.sent(ttl, number_of_requests, self._now)
+
+    @property
+    def lease(self) -> LeaseStatus | None:
+        """(leasing) The peer's current LEASE for our requester: requests left and expiry
+        (None: none received since the SETUP or the last resumption, or no leasing)."""
+        return self._leases.status() if self._leases.required else None
+
+    def lease_allows(self, now: float | None = None) -> bool:
+        """Whether a request of ours may go now: no leasing, or a LEASE with requests
+        left that has not expired (``now``: the caller's clock; None: the last given)."""
+        return self._leases.allows_request(self._now if now is None else now)
 
     def close(self, error_code: int | None = None, message: bytes = b"") -> list[Event]:
         """End the connection at once with ERROR on stream 0 (CONNECTION_ERROR by default:
@@ -581,11 +594,29 @@ class RSocketConnection(StreamEngine):
         self._streams.add(frame.stream_id, stream)
         if frame.follows:
             stream.receive_fragments = self._fragments_machine("receiver")
+            cap = self.limits.max_streams
+            if cap is not None and self._peer_streams_exceed(cap):
+                self._refuse_fragmented(stream, frame, cap, events)
+                return
             whole = self._receive_fragment(stream, frame, events)
             if whole is None:
                 return
             frame = whole
         self._stream_receive(stream, frame, events)
+
+    def _refuse_fragmented(self, stream: Stream, frame: Frame, cap: int,
+                           events: list[Event]) -> None:  # fmt: skip
+        """Limits.max_streams for a request arriving in fragments, from its first: each
+        one buffers up to ``max_reassembly_size``, so a peer must not open more of them
+        than the limit by never finishing any.  REJECTED ("guarantees that it didn't
+        process the request"; a fire-and-forget's machine allows no answer, so it is
+        dropped unanswered), the rest of its fragments dropped."""
+        fragments = stream.receive_fragments
+        assert fragments is not None
+        fragments.receive(frame)  # the sequence is followed to know where it ends
+        self._abort_stream(stream, self.version.rejected, f"too many streams (limit {cap})",
+                           events, notify=False)  # fmt: skip
+        self._discarding.add(stream.stream_id, fragments)
 
 
 if TYPE_CHECKING:

@@ -20,6 +20,8 @@ from wirestream.runtime.errors import (
 
 __all__ = [
     "NoLease",
+    "LeaseQueueFull",
+    "LeaseDeadlineExceeded",
     "NoNewRequests",
     "UnsupportedExtension",
     "StreamIdsExhausted",
@@ -39,6 +41,16 @@ __all__ = [
 class NoLease(LocalProtocolError):
     """The requester holds no valid LEASE ("The Requester MUST NOT send more than Number
     of Requests specified in the LEASE frame within the Time-To-Live value")."""
+
+
+class LeaseQueueFull(NoLease):
+    """No LEASE allows the request now and the bounded queue of requests waiting for one
+    (``LeaseQueue.max_pending``) is full."""
+
+
+class LeaseDeadlineExceeded(NoLease):
+    """The request waited for a LEASE that allows it for its whole deadline
+    (``LeaseQueue.deadline``) and none came: it was never sent."""
 
 
 class NoNewRequests(LocalProtocolError):

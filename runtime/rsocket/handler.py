@@ -126,7 +126,9 @@ class Router(RSocketHandler):
                 yield str(i).encode()
 
     A request whose route has no handler gets ERROR[APPLICATION_ERROR] "no route ...".
-    Requests without a route go to the ``default`` handler when given.
+    Requests without a route go to the ``default`` handler when given, and so does what
+    has no route at all: metadata push, EXT frames (the router understands the
+    ``default``'s ``extensions``, plus any set on the router) and IDL-added frames.
     """
 
     def __init__(self, default: RSocketHandler | None = None) -> None:
@@ -134,7 +136,22 @@ class Router(RSocketHandler):
         self._streams: dict[str, StreamRoute] = {}
         self._channels: dict[str, ChannelRoute] = {}
         self._fnfs: dict[str, FnfRoute] = {}
+        self._extensions: frozenset[int] = frozenset()
         self.default = default
+
+    @property
+    def extensions(self) -> frozenset[int]:
+        """The EXT types the engine hands to ``on_ext``: the default handler's as well,
+        or an EXT frame it understands would be dropped (or end the connection) before
+        the router could pass it on."""
+        default = self.default
+        if default is None:
+            return self._extensions
+        return self._extensions | default.extensions
+
+    @extensions.setter
+    def extensions(self, value: frozenset[int]) -> None:
+        self._extensions = frozenset(value)
 
     # --- registration ------------------------------------------------------------------
 
@@ -220,3 +237,13 @@ class Router(RSocketHandler):
     async def metadata_push(self, metadata: bytes) -> None:
         if self.default is not None:
             await self.default.metadata_push(metadata)
+
+    async def on_ext(self, extended_type: int, payload: RSocketPayload, stream_id: int) -> None:
+        if self.default is not None:
+            self.default.setup = self.setup
+            await self.default.on_ext(extended_type, payload, stream_id)
+
+    async def on_frame(self, frame: object) -> None:
+        if self.default is not None:
+            self.default.setup = self.setup
+            await self.default.on_frame(frame)

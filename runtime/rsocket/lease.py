@@ -10,14 +10,30 @@ an expiry; which frames may flow before the first LEASE is the ``connection`` ma
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Final
 
 from wirestream.runtime.flow import Window
 from wirestream.runtime.rsocket.errors import NoLease
 
-__all__ = ["LEASE_CAP", "Lease", "Leases"]
+__all__ = ["LEASE_CAP", "Lease", "LeaseStatus", "Leases"]
 
 LEASE_CAP: Final = (1 << 32) - 1  # 0.2 counts are u32, 1.0 counts 31-bit
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseStatus:
+    """What the peer's last LEASE leaves our requester: ``requests_left`` of its Number
+    of Requests, until ``expires_at`` (the engine's clock: reception plus Time-To-Live).
+    A snapshot; ``allows(now)`` says whether a request may go now."""
+
+    requests_left: int
+    expires_at: float
+
+    def allows(self, now: float) -> bool:
+        # "When a LEASE expires due to time, the value of the Number of Requests that a
+        # Requester may make is implicitly 0."
+        return now < self.expires_at and self.requests_left > 0
 
 
 class Lease:
@@ -59,6 +75,21 @@ class Leases:
     def sent(self, ttl_ms: int, number_of_requests: int, now: float) -> None:
         budget = Window.inbound_window(cap=LEASE_CAP, initial=number_of_requests)
         self._for_peer = Lease(budget, now + ttl_ms / 1000)
+
+    def status(self) -> LeaseStatus | None:
+        """The peer's current LEASE for our requester (None: none received since the
+        connection or its last restart)."""
+        lease = self._for_us
+        if lease is None:
+            return None
+        return LeaseStatus(lease.window.available, lease.expires_at)
+
+    def allows_request(self, now: float) -> bool:
+        """Whether our requester may send a request now (always, without leasing)."""
+        if not self.required:
+            return True
+        lease = self._for_us
+        return lease is not None and lease.allows(now)
 
     def check_request(self, now: float) -> None:
         """(leasing) Raise ``NoLease`` unless our requester may send a request now."""

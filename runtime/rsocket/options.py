@@ -44,6 +44,11 @@ class ClientSetup:
             if mime.endswith("\x00"):
                 raise EncodeError(f"the {what} MIME type {mime!r} is null terminated "
                                   "(the spec says MUST NOT)")  # fmt: skip
+            # "This SHOULD be a US-ASCII string": we send none that is not (a peer's is
+            # passed through as it came, "MUST NOT interpret the MIME type itself").
+            if not mime.isascii():
+                raise EncodeError(f"the {what} MIME type {mime!r} is not US-ASCII "
+                                  "(the spec says SHOULD be)")  # fmt: skip
 
     def info(self, version: Version) -> SetupInfo:
         """The SETUP's contents in ``version``."""

@@ -23,6 +23,8 @@ from wirestream.runtime.errors import (
     TransportError,
 )
 from wirestream.runtime.rsocket.engine import RSocketConnection
+from wirestream.runtime.rsocket.lease import LeaseStatus
+from wirestream.runtime.rsocket.lease_waiters import LeaseQueue, LeaseWaiters
 from wirestream.runtime.rsocket.options import Limits
 from wirestream.runtime.rsocket.resume import ResumableSession
 from wirestream.runtime.rsocket.errors import NoNewRequests, SetupRejected
@@ -133,6 +135,7 @@ class PeerConnection:
         resume_timeout: float = 30.0,
         server: PeerBook | None = None,
         limits: Limits | None = None,
+        lease_queue: LeaseQueue | None = None,
     ) -> None:
         self._loop = asyncio.get_running_loop()
         self.handler = handler
@@ -155,8 +158,8 @@ class PeerConnection:
         self._error: BaseException | None = None
         self._finished = asyncio.Event()
         # Waits that end with the connection too (``_end`` sets them; the flags say why).
-        self._lease = asyncio.Event()
-        self._lease_granted = False
+        self._lease = asyncio.Event()  # set by each LEASE received (and by the end)
+        self._lease_waiters = LeaseWaiters(lease_queue, self._lease_allows, self._loop)
         self._established = asyncio.Event()
         self._setup_accepted = False
         self._closing = False  # a graceful close is under way (either side began it)
@@ -236,12 +239,34 @@ class PeerConnection:
         self.engine.send_frame(frame)
         await self._flush()
 
+    @property
+    def lease(self) -> LeaseStatus | None:
+        """(lease) The peer's current LEASE for our requests: ``requests_left`` and
+        ``expires_at`` (the event loop's clock, ``loop.time()``); None before the first
+        LEASE (and after a resumption, until the next), or without leasing."""
+        return self.engine.lease
+
+    @property
+    def lease_waiting(self) -> int:
+        """(lease queue) Our requests waiting for a LEASE now (``LeaseQueue``)."""
+        return self._lease_waiters.pending
+
+    def _lease_allows(self) -> bool:
+        return self.engine.lease_allows(self._loop.time())
+
     async def wait_for_lease(self) -> None:
-        """(lease) Wait until the peer's responder has granted a LEASE.  Ends with the
-        connection: ``SetupRejected`` when the server refused the SETUP (a server without
-        leasing answers ERROR[UNSUPPORTED_SETUP]), else why it ended (``ConnectionLost``
-        ...)."""
-        await self._wait_for(self._lease, lambda: self._lease_granted)
+        """(lease) Wait until a LEASE allows a request now: one with requests left that
+        has not expired -- not merely one granted once ("When a LEASE expires due to time,
+        the value of the Number of Requests that a Requester may make is implicitly 0").
+        At once without leasing.  Ends with the connection: ``SetupRejected`` when the
+        server refused the SETUP (a server without leasing answers
+        ERROR[UNSUPPORTED_SETUP]), else why it ended (``ConnectionLost`` ...)."""
+        while True:
+            self._check_ended()
+            if self._connected and self._lease_allows():
+                return
+            self._lease.clear()
+            await self._lease.wait()  # the next LEASE, or the end
 
     async def wait_established(self) -> None:
         """Wait until the SETUP is accepted: on a server at once; on a client when "it
@@ -332,8 +357,12 @@ class PeerConnection:
         self._spawn_one_way(self.handler.on_frame(event.frame))
 
     def _on_lease(self, event: LeaseReceived) -> None:
-        self._lease_granted = True
+        # "The last received LEASE frame overrides all previous LEASE frame values": the
+        # requests waiting for one go, as many as it allows.
         self._lease.set()
+        status = self.engine.lease
+        if status is not None and self._lease_allows():
+            self._lease_waiters.wake(status.requests_left)
 
     def _on_ext(self, event: ExtReceived) -> None:
         payload = RSocketPayload(event.data, event.metadata)
@@ -380,10 +409,7 @@ class PeerConnection:
         # "Leasing semantics are NOT assumed to carry over from previous connections when
         # resuming. LEASE semantics MUST be restarted upon a new connection by sending a
         # LEASE frame": the engine forgot both leases; wait for the peer's anew, send ours.
-        setup = self.engine.setup
-        if setup is not None and setup.lease:
-            self._lease_granted = False
-            self._lease.clear()
+        self._lease.clear()
         self._send_granted_lease()
         self._reconnected.set()
         if self._attempt is not None and not self._attempt.done():
@@ -474,6 +500,7 @@ class PeerConnection:
             if task is not asyncio.current_task() and not task.done():
                 task.cancel()
         self._reconnected.set()  # wake waiters; they see the error
+        self._lease_waiters.fail(error)
         self._lease.set()
         self._established.set()
         self._finished.set()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wirestream.runtime.errors import PeerExceededDemand, RemoteProtocolError
+from wirestream.runtime.errors import EncodeError, PeerExceededDemand, RemoteProtocolError
 from wirestream.runtime.flow import RSOCKET_MAX_N, Window
 from wirestream.runtime.machine import IGNORE, StateMachine
 from wirestream.runtime.rsocket.errors import NoNewRequests
@@ -135,6 +135,12 @@ class StreamEngine(RSocketEngineCore):
         connection and setup codes: "Stream ID MUST be > 0" codes only)."""
         stream = self._get(stream_id)
         data = message.encode() if isinstance(message, str) else message
+        if data.endswith(b"\x00"):
+            # ERROR Frame: "Error Data SHOULD be a UTF-8 encoded string. The string MUST NOT
+            # be null terminated." Refused before anything is sent: the stream stays open.
+            raise EncodeError(
+                f"ERROR data {data[-16:]!r} is null terminated (the spec says MUST NOT)"
+            )
         frame = self.version.error(stream_id, error_code, data)
         stream.machine.send(frame)
         self._emit(frame)

@@ -65,6 +65,9 @@ class Version:
     """An ERROR code after which the client "MUST NOT attempt resumption again"."""
     resume_unsupported_setup: int
     """The code rejecting a SETUP with R when resuming is not supported."""
+    rejected_setup: int
+    """REJECTED_SETUP: "The server rejected the setup, it can specify the reason in the
+    payload" (a SETUP whose resume token a live session holds)."""
     invalid_setup: int
     unsupported_setup: int
     rejected: int
@@ -200,7 +203,8 @@ def rsocket_1_0(codec: ModuleType, machines: ModuleType) -> Version:
         connection_error=c["CONNECTION_ERROR"], connection_close=c["CONNECTION_CLOSE"],
         graceful_close=c["CONNECTION_CLOSE"],
         resume_rejected=c["REJECTED_RESUME"], resume_no_retry=c["REJECTED_RESUME"],
-        resume_unsupported_setup=c["REJECTED_SETUP"], invalid_setup=c["INVALID_SETUP"],
+        resume_unsupported_setup=c["REJECTED_SETUP"], rejected_setup=c["REJECTED_SETUP"],
+        invalid_setup=c["INVALID_SETUP"],
         unsupported_setup=c["UNSUPPORTED_SETUP"], rejected=c["REJECTED"],
         invalid=c["INVALID"], application_error=c["APPLICATION_ERROR"],
     )  # fmt: skip
@@ -222,7 +226,8 @@ def reactivesocket_0_2(codec: ModuleType, machines: ModuleType) -> Version:
         # as it sees fit for each error condition."
         resume_rejected=c["CONNECTION_ERROR"], resume_no_retry=c["CONNECTION_ERROR_NO_RETRY"],
         # Seed: "must reject the SETUP with an ERROR" (no code given; R02-14).
-        resume_unsupported_setup=c["UNSUPPORTED_SETUP"], invalid_setup=c["INVALID_SETUP"],
+        resume_unsupported_setup=c["UNSUPPORTED_SETUP"], rejected_setup=c["REJECTED_SETUP"],
+        invalid_setup=c["INVALID_SETUP"],
         unsupported_setup=c["UNSUPPORTED_SETUP"], rejected=c["REJECTED"],
         invalid=c["INVALID"], application_error=c["APPLICATION_ERROR"],
     )  # fmt: skip

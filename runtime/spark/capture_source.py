@@ -69,6 +69,12 @@ Options:
     ``true`` (default): each task yields Arrow record batches of up to 10,000 rows built
     column by column (the fast path); ``false``: one Python tuple per row (the row path,
     for comparison).
+``native``
+    ``true`` (default): where the Rust extension ``wirestream._native`` is built (``make
+    native``; docs/rust.md) and decodes the protocol, a capture file's batches are read
+    and built by it (``wirestream.runtime.capture.native``: the same rows and errors, no
+    Python object per frame; a pcap file's frames, once its TCP streams are reassembled in
+    Python); ``false``: the pure-Python path always, as ``arrow=false`` does.
 
 A connection id at or above 2**63 (not from ``CaptureWriter``, whose ids fit) shows as
 its two's complement in the ``long`` column.  The frame log has no column for the
@@ -100,6 +106,7 @@ from wirestream.runtime.capture import (
     read_header,
     split_ranges,
 )
+from wirestream.runtime.capture import native
 from wirestream.runtime.capture.format import FLAG_OUT, FLAG_SERVER
 from wirestream.runtime.capture.pcap import PcapReader, described_capture, is_pcap
 from wirestream.runtime.capture.reader import (
@@ -118,7 +125,8 @@ __all__ = ["WirestreamCaptureSource", "CaptureReader", "CapturePartition", "MALF
 
 SOURCE: Final = "wirestream"
 OPTIONS: Final = (
-    "protocol", "maxPartitionBytes", "minPartitions", "mode", "arrow", "serverPort", "midstream"
+    "protocol", "maxPartitionBytes", "minPartitions", "mode", "arrow", "serverPort", "midstream",
+    "native",
 )  # fmt: skip
 MODES: Final = ("FAILFAST", "PERMISSIVE", "DROPMALFORMED")
 DEFAULT_MAX_PARTITION_BYTES: Final = 64 * 1024 * 1024
@@ -201,6 +209,7 @@ class Plan:
     mode: str
     arrow: bool
     midstream: bool = False
+    native: bool = True
 
 
 def make_plan(given: Any) -> Plan:
@@ -224,6 +233,7 @@ def make_plan(given: Any) -> Plan:
     if server_port is not None and server_port > 65535:
         raise SparkOptionError(f"{SOURCE}: option serverPort={server_port} is not 0..65535")
     midstream = options.flag("midstream", False)
+    use_native = options.flag("native", True)
     files = resolve_files(_paths(options))
     planned: list[tuple[str, int, str, int]] = []
     for path in files:
@@ -263,7 +273,9 @@ def make_plan(given: Any) -> Plan:
             )
         planned.append((path, os.path.getsize(path), WSCAP, 0))
     assert protocol is not None
-    return Plan(protocol.name, tuple(planned), max_bytes, min_partitions, mode, arrow, midstream)
+    return Plan(
+        protocol.name, tuple(planned), max_bytes, min_partitions, mode, arrow, midstream, use_native
+    )
 
 
 def piece_bytes(sizes: Sequence[int], max_bytes: int, min_partitions: int) -> int:
@@ -345,9 +357,13 @@ class CaptureReader(DataSourceReader):
             reader = PcapReader(partition.path, self.plan.protocol,
                                 server_port=partition.server_port,
                                 midstream=self.plan.midstream)  # fmt: skip
+            if self.plan.arrow and self.plan.native and native.available(self.plan.protocol):
+                return rows.native_batches(partition.path, records=pcap_raw_records(reader))
             if self.plan.arrow:
                 return rows.batches(pcap_chunks(reader, BATCH_ROWS), self.schema, partition.path)
             return rows.tuples(pcap_raw_records(reader), partition.path)
+        if self.plan.arrow and self.plan.native and native.available(self.plan.protocol):
+            return rows.native_batches(partition.path, partition.start, partition.end, self.schema)
         if self.plan.arrow:
             chunks = scan_chunks(partition.path, partition.start, partition.end, BATCH_ROWS)
             return rows.batches(chunks, self.schema, partition.path)
@@ -482,6 +498,43 @@ class FrameLogRows:
                 add(None)
                 whole = False
         return decoded, whole
+
+    def native_batches(
+        self,
+        path: str,
+        start: int = 0,
+        end: int | None = None,
+        schema: StructType | None = None,
+        records: Iterator[RawRecord] | None = None,
+    ) -> Iterator[Any]:
+        """The fast path of a capture file's records ``[start, end)`` through the Rust
+        extension (``wirestream.runtime.capture.native``; ``native.available`` must say
+        so): the batches ``batches`` makes of them, and the errors it raises.  Given
+        ``records`` (a pcap file's, ``pcap_raw_records``), those are decoded instead."""
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        frame_log = spark_module(self.protocol).FRAME_LOG_SCHEMA if schema is None else schema
+        arrow_schema = to_arrow_schema(frame_log, timezone="UTC")
+        log = native.NativeFrameLog(self.protocol.name, self.mode, arrow_schema)
+
+        def failed(
+            offset: int, timestamp: int, connection: int, flags: int, frame: bytes, name: str
+        ) -> None:
+            # FAILFAST: the Python codec decodes the frame again, so that the error raised
+            # is the pure path's own, message and all.
+            try:
+                self.decode(frame, connection, flags)
+            except ProtocolError as error:
+                if type(error).__name__ == name:
+                    self.malformed(error, path, (offset, timestamp, connection, flags, frame))
+                raise DecodeError(
+                    f"{SOURCE}: {path}: offset {offset}: the native decoder refused the frame "
+                    f"as {name}, the Python one as {type(error).__name__}"
+                ) from error
+
+        if records is not None:
+            return native.record_batches(records, log, BATCH_ROWS, failed)
+        return native.native_batches(path, start, end, log, BATCH_ROWS, failed)
 
     def batches(
         self, chunks: Iterator[RecordChunk], schema: StructType, path: str

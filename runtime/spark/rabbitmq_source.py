@@ -505,10 +505,13 @@ class _RangeConsumer:
 
     async def _next_run(self, limit: int) -> Run:
         while True:
+            stall = asyncio.timeout(STALL_CHECK)
             try:
-                async with asyncio.timeout(STALL_CHECK):
+                async with stall:
                     return await self.consumer.next_run(limit)
             except TimeoutError:
+                if not stall.expired():
+                    raise  # the client's own (a TransportTimeout ...), not our stall check
                 await self._check_not_past_the_end()
             except StopAsyncIteration:
                 raise RemoteProtocolError(

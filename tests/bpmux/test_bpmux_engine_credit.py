@@ -17,8 +17,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wirestream.generated.bpmux.rel import InnerItem, MainCredit, Message, Request
-from wirestream.runtime.bpmux import BpmuxConnection, CreditExceeded
+from wirestream.generated.bpmux.rel import InnerItem, MainCredit, Message, Request, ResponseError
+from wirestream.runtime.bpmux import (
+    BpmuxConnection,
+    Charge,
+    CreditExceeded,
+    OutboundCredit,
+    charge_of,
+)
 from wirestream.runtime.errors import PeerExceededDemand
 
 Op = tuple[str, int]
@@ -154,3 +160,39 @@ def test_receiver_refuses_exactly_the_overruns(credit: int, size: int, inner: bo
     else:
         with pytest.raises(PeerExceededDemand):
             conn.receive_data(packet.to_bytes())
+
+
+# --- the charge table and outbound credit, unit by unit (docs/mutation.md) --------------
+
+
+def test_charge_of_a_packet_is_its_seed_rule() -> None:
+    """L17 "Unless indicated otherwise, sending a message consumes top-level credit", L58
+    inner packets "consume inner credit, not top-level credit", L49 ResponseError "(does
+    not consume credit)"; a packet of unknown type costs nothing (DECISION B4)."""
+    assert charge_of(Message(b"m")) is Charge.TOP_LEVEL
+    assert charge_of(InnerItem(1, b"i")) is Charge.INNER
+    assert charge_of(ResponseError(0, b"e")) is Charge.NONE
+    assert charge_of(object()) is Charge.NONE
+
+
+def test_outbound_credit_reserves_releases_and_says_what_is_missing() -> None:
+    """L4: "data can only be transmitted once the receiver has signaled that it wants to
+    receive data": a packet beyond what is left fails at the call with the bytes needed
+    and left; a reservation given back is credit again."""
+    credit = OutboundCredit(Charge.INNER, initial=10)
+    assert credit.available == 10 and credit.fits(10) and not credit.fits(10, keep=1)
+    credit.reserve(4)
+    credit.release(4)
+    assert credit.available == 10
+    credit.reserve(6)
+    with pytest.raises(CreditExceeded) as caught:
+        credit.reserve(3, keep=2)
+    assert (caught.value.level, caught.value.needed, caught.value.available) == ("inner", 5, 4)
+    assert str(caught.value) == (
+        "a 3-byte packet needs more inner credit than the 4 bytes left"
+        " (keeping 2 for the end of the stream)"
+    )
+    with pytest.raises(
+        CreditExceeded, match="^a 5-byte packet needs more inner credit than the 4 bytes left$"
+    ):
+        credit.reserve(5)

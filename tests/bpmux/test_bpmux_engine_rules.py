@@ -512,6 +512,24 @@ def test_response_error_ends_request() -> None:
     assert "answered already" in str(caught.value)
 
 
+def test_response_error_does_not_consume_credit() -> None:
+    """L49: ResponseError "(does not consume credit)": we answer with an error when the
+    peer left us no top-level credit, and the peer's error costs it none of ours."""
+    conn = engine(credit=0, auto_credit=False, initial_credit=100)
+    feed(conn, Request(0, b"q"))
+    conn.respond_error(0, bytes(500))
+    assert sent(conn) == [ResponseError(0, bytes(500))]
+    assert conn.top_level_credit == 0
+    other = engine(credit=100, auto_credit=False, initial_credit=100)
+    req_id = other.send_request(b"q")
+    before = other.peer_top_level_credit
+    # 5000 bytes against the 100 we granted: charged, it would be an overrun
+    assert feed(other, ResponseError(req_id, bytes(5000))) == [
+        ResponseErrorReceived(req_id, bytes(5000))
+    ]
+    assert other.peer_top_level_credit == before
+
+
 def test_create_stream_grants_initial_inner_credit() -> None:
     """L51: "Create a stream from the peer, with initial credit" -- we send items on it
     within that credit."""
@@ -667,6 +685,23 @@ def test_inner_cancel_stops_item_sender() -> None:
     assert "cancelled" in str(caught.value)
     with pytest.raises(IllegalSend):
         conn.end_items(0)
+
+
+def test_inner_cancel_does_not_consume_credit() -> None:
+    """L61: InnerCancel "(does not consume credit)": it leaves at once when the peer left
+    us no top-level credit, and the peer's, arriving when it has spent all the credit we
+    gave it, is no overrun."""
+    opening = CreateStream(1, 50, b"")
+    conn = engine(credit=size(opening), auto_credit=False, initial_credit=size(opening))
+    stream = conn.open_stream(b"", credit=50)
+    assert sent(conn) == [opening] and conn.top_level_credit == 0
+    conn.cancel_inner(stream)
+    assert sent(conn) == [InnerCancel(stream)]
+    # the peer spends every byte we granted on opening a stream from us, then cancels it
+    feed(conn, CreateStream(0, 50, b""))
+    assert conn.peer_top_level_credit == 0
+    assert feed(conn, InnerCancel(0)) == [InnerCancelled(0)]
+    assert conn.peer_top_level_credit == 0
 
 
 def test_inner_item_beyond_inner_credit_is_protocol_error() -> None:

@@ -18,7 +18,9 @@ from pathlib import Path
 import pytest
 
 from tests.crosslang import corpus
-from tests.support.protocols import ROOT
+from tests.support.protocols import ROOT, VERSIONS
+from tests.typescript import machine_cases
+from wirestream.codegen.frontend.build import load_protocol
 from wirestream.codegen.cli import generate_tree
 from wirestream.codegen.tree import load_unit, units
 from wirestream.codegen.targets.rust.render import render_rust
@@ -79,12 +81,19 @@ def test_crates_are_no_std_and_forbid_unsafe() -> None:
         assert ".unwrap()" not in lib and "panic!" not in lib and ".expect(" not in lib
         manifest = (WORKSPACE / name / "Cargo.toml").read_text()
         deps = manifest.split("[dependencies]", 1)[1].strip().splitlines()
-        assert [d.split(" ")[0] for d in deps] == ["wirestream-runtime"]
+        # the support crate only; bytes and tokio-util only behind their features
+        required = [d.split(" ")[0] for d in deps if "optional = true" not in d]
+        assert required == ["wirestream-runtime"], manifest
+        assert sorted(d.split(" ")[0] for d in deps if "optional = true" in d) == [
+            "bytes",
+            "tokio-util",
+        ]
 
 
 def test_cargo_fmt_clippy_test_doc() -> None:
     ok(cargo("fmt", "--all", "--check"))
     ok(cargo("clippy", "--all-targets", "--", "-D", "warnings"))
+    ok(cargo("clippy", "--all-targets", "--all-features", "--", "-D", "warnings"))
     ok(cargo("test", "--quiet"))
     ok(cargo("doc", "--no-deps", "--quiet"))
 
@@ -142,3 +151,122 @@ def test_the_runner_notices_a_difference(corpus_dir: Path, tmp_path: Path, edit:
     done = _broken(corpus_dir, tmp_path, edit)
     assert done.returncode == 1, done.stdout
     assert " 1 differ" in done.stdout
+
+
+# --- machines: the outcomes of Python's machines, row for row --------------------------------
+
+
+@pytest.fixture(scope="module")
+def machine_cases_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Python's machine cases (tests/typescript/machine_cases.py: sample frames of every type,
+    applied to every machine, role, state and direction), contexts in the corpus's JSON form."""
+    cases = []
+    for version in VERSIONS:
+        widths = corpus.widths(version)
+        cases.append(
+            machine_cases.version_cases(
+                load_protocol(version.idl), lambda _, ctx: corpus.ctx_to_json(ctx, widths)
+            )
+        )
+    out = tmp_path_factory.mktemp("rust-machines") / "machines.json"
+    out.write_text(json.dumps(cases), encoding="utf-8")
+    ok(cargo("build", "--release", "--quiet", "-p", "wirestream-corpus"))
+    return out
+
+
+def run_machines(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(RUNNER), "--machines", str(path)], capture_output=True, text=True,
+                          check=False, timeout=600)  # fmt: skip
+
+
+def test_machines_agree_with_python(machine_cases_file: Path) -> None:
+    done = run_machines(machine_cases_file)
+    ok(done)
+    lines = done.stdout.splitlines()
+    modules = {f"{v.protocol}_{v.version}": f"{v.protocol}/{v.version}" for v in VERSIONS}
+    for name in COVERED:
+        module = modules[name]
+        line = next(x for x in lines if x.startswith(f"{module} machines:"))
+        if name == "rabbitmq_stream_draft":  # declares no machines
+            assert line.endswith(": none"), line
+            continue
+        cases = int(line.split(": ")[1].split(" ")[0])
+        assert cases >= 2000 and line.endswith(" 0 differ"), line
+
+
+@pytest.mark.parametrize("edit", ["state", "ignore", "message", "handler"])
+def test_the_machine_runner_notices_a_difference(
+    machine_cases_file: Path, tmp_path: Path, edit: str
+) -> None:
+    versions = json.loads(machine_cases_file.read_text())
+    version = next(v for v in versions if (v["protocol"], v["version"]) == ("rsocket", "v1_0"))
+    rows = [c["outcomes"] for m in version["machines"] for c in m["cases"]]
+    row, index = next(
+        (r, i) for r in rows for i, o in enumerate(r) if isinstance(o, dict) and "to" in o
+    )
+    if edit == "state":
+        row[index] = {"to": "closed" if row[index]["to"] != "closed" else "connected"}
+    elif edit == "ignore":
+        row[index] = "IGNORE"
+    elif edit == "message":
+        version["errors"][0]["message"] += "!"
+    else:  # every handler of every machine renamed: dispatch_<role> calls the old names
+        for machine in version["machines"]:
+            for table in machine["handlers"].values():
+                for frame in table:
+                    table[frame] += "_renamed"
+    path = tmp_path / "machines.json"
+    path.write_text(json.dumps([version]))
+    done = run_machines(path)
+    assert done.returncode == 1, done.stdout
+    assert "rsocket/v1_0 machines:" in done.stdout and " 0 differ" not in done.stdout
+
+
+# --- fuzzing: the corpus replayed, and a short mutation run --------------------------------
+
+FUZZER = WORKSPACE / "target" / "release" / "wirestream-fuzz"
+# the Python harness's committed corpus (same input layout), and what the Rust runs added
+FUZZ_CORPORA = (ROOT / "tests" / "fuzz" / "corpus", ROOT / "tests" / "fuzz" / "rust")
+
+
+def fuzz(tmp_path: Path, *args: str) -> dict[str, str]:
+    ok(cargo("build", "--release", "--quiet", "-p", "wirestream-fuzz"))
+    corpora = [a for c in FUZZ_CORPORA for a in ("--corpus", str(c))]
+    done = subprocess.run([str(FUZZER), *corpora, "--findings", str(tmp_path), *args],
+                          capture_output=True, text=True, check=False, timeout=600)  # fmt: skip
+    ok(done)
+    lines = dict(line.split(": ", 1) for line in done.stdout.splitlines() if ": " in line)
+    assert sorted(lines) == sorted(COVERED), done.stdout
+    assert not any(tmp_path.iterdir()), "findings were written"
+    return lines
+
+
+def test_the_fuzz_corpus_replays_without_a_finding(tmp_path: Path) -> None:
+    folders = {f"{v.protocol}_{v.version}": f"codec.{v.protocol}.{v.version}" for v in VERSIONS}
+    for name, line in fuzz(tmp_path, "--replay").items():
+        committed = sum(1 for c in FUZZ_CORPORA for _ in (c / folders[name]).glob("*"))
+        assert committed > 0, name
+        assert line.startswith(f"{committed} inputs ({committed} from the corpus)"), line
+        assert line.endswith(" 0 findings"), line
+
+
+def test_a_short_fuzz_run_finds_nothing(tmp_path: Path) -> None:
+    for line in fuzz(tmp_path, "--runs", "20000", "--seed", "1").values():
+        assert int(line.split(" ")[0]) >= 20000 and line.endswith(" 0 findings"), line
+
+
+# --- rsocket_rust: byte identity, both ways, for every frame type it encodes ----------------
+
+
+def test_byte_identity_with_rsocket_rust() -> None:
+    """bench/rust/tests/rsocket_rust_identity.rs: identical bytes from both encoders, each
+    side's bytes through the other's decoder and encoder unchanged; its departures from the
+    spec pinned (METADATA_PUSH without its M flag; panics on EXT, on an unknown type with
+    IGNORE and on an overlong metadata length; the stream id's reserved bit kept)."""
+    manifest = ROOT / "bench" / "rust" / "Cargo.toml"
+    done = cargo("test", "--release", "--quiet", "--manifest-path", str(manifest))
+    ok(done)
+    # rsocket_rust_identity.rs and codec_features.rs (the bytes and tokio-util features)
+    assert done.stdout.count("2 passed") == 2 and " failed" not in done.stdout.replace(
+        "0 failed", ""
+    ), done.stdout

@@ -22,6 +22,13 @@ from tests.support.aio_support import run
 from tests.support.rabbitmq_broker_ctl import add_super_stream, delete_super_stream
 from tests.support.rabbitmq_stream_client_support import URI, unique
 from tests.support.rabbitmq_stream_test_broker_server import TestBrokerServer
+from wirestream.runtime.rabbitmq_stream.aio import connect
+from wirestream.runtime.rabbitmq_stream.amqp import (
+    AmqpMessage,
+    AmqpValue,
+    encode_body,
+    encode_message,
+)
 from wirestream.runtime.rabbitmq_stream.routing import hash_partition
 from wirestream.apps.cli import amain
 
@@ -297,3 +304,29 @@ def test_info_adds_the_brokers_stream_stats_on_a_broker_that_has_them(capsys: Ca
     [row] = [json.loads(line) for line in out_lines(capsys)]
     assert row["exists"] and row["first_offset"] is None
     assert set(row["stats"]) >= {"first_chunk_id", "committed_chunk_id"}
+
+
+def test_consume_prints_a_body_it_cannot_decode_as_the_stored_bytes_and_goes_on(
+    monkeypatch: pytest.MonkeyPatch, capsys: Capture
+) -> None:
+    """An amqp-value string body (what other clients' "string" messages are) is not one
+    Data section: the record is printed as stored, with a note on stderr, and the
+    messages after it are printed too (it used to end the command with exit 1)."""
+
+    async def publish_value(stream: str) -> bytes:
+        stored = encode_message(AmqpMessage(body=AmqpValue("a string")))
+        async with await connect(URI, reconnect=False) as client:
+            producer = await client.producer(stream, raw=True)
+            await (await producer.send(stored))
+            await (await producer.send(encode_body(b"after")))
+            await producer.close()
+        return stored
+
+    with new_stream() as stream:
+        stored = run(publish_value(stream))
+        capsys.readouterr()
+        assert wirestream("consume", stream, "--offset", "first", "--count", "2",
+                          "--format", "hex") == 0  # fmt: skip
+        captured = capsys.readouterr()
+        assert captured.out.splitlines() == [stored.hex(), b"after".hex()]
+        assert "offset 0" in captured.err and "printed as the stored bytes" in captured.err

@@ -434,6 +434,22 @@ def test_credit_strategy_grants_one_per_consumed_chunk() -> None:
     assert credits == [2]  # what was consumed, in one grant
 
 
+def test_credit_strategy_bounds_and_defaults() -> None:
+    """Subscribe's 'Credit => uint16': the initial credit is 1..65535 (10 by default, the
+    Java client's); one chunk consumed at a time by default; credit comes back every
+    ``low_tide`` chunks, within the initial credit."""
+    message = r"^the initial credit must be 1\.\.65535 \(Subscribe's Credit is a uint16\)$"
+    for bad in (0, 65536):
+        with pytest.raises(ValueError, match=message):
+            CreditOnConsumption(bad)
+    assert CreditOnConsumption(65535).initial == 65535
+    assert CreditOnConsumption().initial == 10
+    strategy = CreditOnConsumption(10, low_tide=4)
+    assert [strategy.consumed() for _ in range(4)] == [0, 0, 0, 4]
+    with pytest.raises(ValueError, match="low_tide must not exceed batch"):
+        CreditOnConsumption(2, low_tide=5)
+
+
 def test_chunk_consumed_more_than_delivered_refused() -> None:
     """The application cannot consume chunks it was not given."""
     client, broker = _stream_with([[b"a"]])
@@ -454,6 +470,25 @@ def test_failed_chunk_counts_as_consumed_for_strategy() -> None:
     shuttle(client, broker)
     client.receive_data(_deliver(0, osiris_chunk(0, [SimpleEntry(b"a")], crc=1)))
     assert client.credit_left(0) == 1
+
+
+def test_skipped_chunk_gives_its_credit_back() -> None:
+    """'ChunkType => int8 // 0: user, 1: tracking delta, 2: tracking snapshot': a tracking
+    chunk is skipped, never handed to the application, so nobody will consume it: with a
+    ``CreditOnConsumption`` strategy the engine gives its credit back itself (as the Java
+    client does), or a consumer with ``CreditOnConsumption(1)`` stalls behind it."""
+    client, broker = with_stream()
+    stream = broker.streams["s"]
+    stream.chunks += [
+        osiris_chunk(0, [SimpleEntry(b"t")], chunk_type=1),
+        osiris_chunk(1, [SimpleEntry(b"after the tracking chunk")]),
+    ]
+    stream.next_offset = 2
+    client.subscribe(0, "s", OffsetSpecFirst(), credit=CreditOnConsumption(1))
+    events, _ = shuttle(client, broker)
+    assert ChunkSkipped(0, 0, 1) in events
+    assert _messages(events) == [(1, b"after the tracking chunk")]
+    assert [f.credit for f in broker.frames if isinstance(f, CreditRequest)] == [1]
 
 
 @settings(max_examples=60, deadline=None)

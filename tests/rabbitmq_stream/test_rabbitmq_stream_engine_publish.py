@@ -49,6 +49,11 @@ from wirestream.runtime.rabbitmq_stream import (
     SubscriptionClosed,
 )
 from wirestream.runtime.rabbitmq_stream.chunk import decode_entries
+from wirestream.runtime.rabbitmq_stream.publish_frames import (
+    encode_publish,
+    encode_publish_v2,
+    entry_fits,
+)
 from tests.support.engine_pair import shuttle
 from tests.support.rabbitmq_stream_test_broker import TestBroker, open_pair, with_stream
 
@@ -455,3 +460,24 @@ def test_publishing_id_beyond_uint64_refused() -> None:
     with pytest.raises(PublishingIdNotIncreasing):
         client.publish(0, [b"x"], publishing_ids=[2**64])
     assert client.data_to_send() == b""
+
+
+@pytest.mark.parametrize("filtered", [False, True])
+@given(frame_max=st.integers(64, 4096), size=st.integers(0, 4200),
+       value=st.none() | st.text(max_size=20))  # fmt: skip
+@settings(max_examples=200, deadline=None)
+def test_entry_fits_says_what_the_publish_encoders_refuse(
+    filtered: bool, frame_max: int, size: int, value: str | None
+) -> None:
+    """The producer refuses a message alone with ``entry_fits`` before it joins a frame:
+    it must say exactly what ``encode_publish`` / ``encode_publish_v2`` refuse."""
+    message = bytes(size)
+    try:
+        if filtered:
+            encode_publish_v2(frame_max, 1, [1], [message], [value])
+        else:
+            encode_publish(frame_max, 1, [1], [message])
+        refused = False
+    except MessageTooLarge:
+        refused = True
+    assert entry_fits(frame_max, size, value, filtered) is not refused

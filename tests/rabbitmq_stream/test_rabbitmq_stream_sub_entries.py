@@ -9,6 +9,7 @@ recording proxy), not inferred.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import Any
 
@@ -37,6 +38,7 @@ from wirestream.generated.rabbitmq_stream.v1 import (
     frame_bytes,
 )
 from wirestream.runtime.rabbitmq_stream import (
+    BatchTooLarge,
     MessageTooLarge,
     PublishConfirmed,
     PublisherDeclared,
@@ -308,3 +310,63 @@ def test_sub_entry_batches_survive_network_resets_with_each_message_stored_once(
                 await consumer.close()
 
     run(main(), timeout=90)
+
+
+@pytest.mark.usefixtures("rabbitmq_broker")
+def test_a_message_over_frame_max_fails_its_own_future_only() -> None:
+    """``send(small); send(big); send(small)`` in one loop turn, and ``send_many([a,
+    big, c])``: the big ones fail with ``MessageTooLarge``, the others are stored and
+    confirmed (the Go client refuses only the big one), and ``close()`` ends (it hung
+    when the refusal of one message stranded the whole Publish frame's futures)."""
+
+    async def main() -> None:
+        async with await connect(URI, frame_max=4096) as client:
+            async with fresh_stream(client, prefix="ws-too-large") as stream:
+                producer = await client.producer(stream)
+                big = os.urandom(8_000)
+                futures = [await producer.send(body) for body in (b"a", big, b"b")]
+                many = await producer.send_many([b"c", big, b"d"])
+                assert await futures[0] == 1 and await futures[2] == 2
+                assert isinstance(await error_of(futures[1]), MessageTooLarge)
+                assert isinstance(await error_of(many), MessageTooLarge)
+                assert many.confirmed == 2
+                assert [type(e) for e in many.errors.values()] == [MessageTooLarge]
+                async with asyncio.timeout(10):
+                    await producer.close()
+                consumer = await client.consumer(stream, "first")
+                assert [m.body for m in await read(consumer, 4)] == [b"a", b"b", b"c", b"d"]
+                await consumer.close()
+
+    run(main(), timeout=60)
+
+
+@pytest.mark.usefixtures("rabbitmq_broker")
+def test_the_producer_never_writes_a_batch_the_consumers_limits_refuse() -> None:
+    """A compressed sub-entry batch declares its uncompressed size, which a consumer
+    refuses beyond its ``max_batch_size`` (``BatchTooLarge``: it is what decompressing
+    would allocate).  ``connect(max_batch_size=)`` bounds both sides: the producer closes
+    a batch before it would pass it (200 compressible KiB messages with sub_entry_size
+    1000 used to go as one 205 KB batch, ending the subscription), a message that alone
+    passes it fails alone, and ``consumer(max_batch_size=)`` sets a consumer's own."""
+    limit = 64 * 1024
+
+    async def main() -> None:
+        async with await connect(URI, max_batch_size=limit) as client:
+            async with fresh_stream(client, prefix="ws-batch-limit") as stream:
+                producer = await client.producer(stream, sub_entry_size=1000,
+                                                 compression="gzip")  # fmt: skip
+                bodies = [bytes([n]) * 1024 for n in range(200)]
+                await (await producer.send_many(bodies))
+                alone = await producer.send(bytes(limit))
+                assert isinstance(await error_of(alone), MessageTooLarge)
+                batch = await producer.send_batch([bytes(1024)] * 100, "gzip")
+                assert isinstance(await error_of(batch), MessageTooLarge)
+                await producer.close()
+                consumer = await client.consumer(stream, "first")
+                assert [m.body for m in await read(consumer, 200)] == bodies
+                await consumer.close()
+                strict = await client.consumer(stream, "first", max_batch_size=16 * 1024)
+                assert isinstance(await error_of(read(strict, 200)), BatchTooLarge)
+                await strict.close()
+
+    run(main(), timeout=60)

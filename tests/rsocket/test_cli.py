@@ -25,6 +25,7 @@ import pytest
 
 from wirestream.apps.cli import PayloadWriter, amain, main
 from wirestream.runtime.rsocket import (
+    NoLease,
     RSocketPayload,
     RSocketHandler,
     RSocketServer,
@@ -509,6 +510,48 @@ def test_console_script_serves_answers_a_client_and_exits_0_on_sigint() -> None:
         _, err = server.communicate(timeout=15)
     assert server.returncode == 0
     assert err == ""
+
+
+def test_serve_with_lease_grants_leasing_clients_n_requests_per_ttl() -> None:
+    """``wirestream rsocket serve --lease TTL,N``: a client whose SETUP has the L flag is
+    accepted and granted LEASEs of N requests for TTL ms ("If the server accepts the
+    contents of the SETUP frame, it MUST send a LEASE frame if the SETUP frame set the L
+    flag"); the N+1st request within the TTL is refused by the client's own lease."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    root = Path(__file__).resolve().parents[2]  # `-m` from the checkout: its own code
+    server = subprocess.Popen([sys.executable, "-m", "wirestream", "rsocket", "serve",
+                               "--port", "0", "--lease", "600000,2"], env=env, cwd=root,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)  # fmt: skip
+    try:
+        first = _readline(server)
+        assert first.startswith("listening on tcp://127.0.0.1:"), first
+        url = first.split()[-1]
+
+        async def lease_client() -> None:
+            async with connect(url, lease=True) as rs:
+                await asyncio.wait_for(rs.wait_for_lease(), 15)
+                status = rs.lease
+                assert status is not None and status.requests_left == 2
+                now = asyncio.get_running_loop().time()
+                assert now + 590 < status.expires_at <= now + 600
+                for data in (b"one", b"two"):
+                    assert (await rs.request_response(data)).data == data
+                with pytest.raises(NoLease):
+                    await rs.request_response(b"three")
+
+        run(lease_client())
+    finally:
+        server.send_signal(signal.SIGINT)
+        _, err = server.communicate(timeout=15)
+    assert server.returncode == 0
+    assert err == ""
+
+
+@pytest.mark.parametrize("lease", ["60000", "0,5", "5,0", "x,1", f"1,{1 << 31}"])
+def test_serve_lease_must_be_ttl_comma_n_both_positive_31_bit(lease: str, capsys: Capture) -> None:
+    assert main(["rsocket", "serve", "--lease", lease]) == 2
+    assert "TTL" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -204,6 +204,62 @@ def test_resume_after_setup_gets_error(version: str) -> None:
     assert (error.stream_id, error.error_code) == (0, v(version).connection_error)
 
 
+def test_resume_after_a_previous_resume_gets_error(version: str) -> None:
+    """Resume Operation: "A Server that receives a RESUME frame after a previous RESUME
+    frame, SHOULD send an ERROR." (ERROR[CONNECTION_ERROR] on stream 0, then closed.)"""
+    c, s, sessions = resumable_pair(version)
+    c.receive_data(b"")
+    s.receive_data(b"")
+    c2 = RSocketConnection.resume(c.session())
+    s2 = engine("server", version, resume_lookup=sessions.get)
+    shuttle(c2, s2)
+    with pytest.raises(UnexpectedFrame):
+        s2.receive_data(wire(version, v(version).resume(TOKEN, 0, 0)))
+    (error,) = decode_all(version, s2.data_to_send())
+    assert (error.stream_id, error.error_code) == (0, v(version).connection_error)
+    assert s2.closed
+
+
+def _on_stream(frame: Any, stream_id: int) -> Any:
+    """``frame`` moved to another stream id (frames have no setter: built again)."""
+    fields = {name: getattr(frame, name) for name in type(frame).__slots__ if name[0] != "_"}
+    return type(frame)(**{**fields, "stream_id": stream_id})
+
+
+def test_resume_uses_stream_id_zero(version: str) -> None:
+    """RESUME Frame: "RESUME frames MUST always use Stream ID 0 as they pertain to the
+    connection." Ours does; a first frame that is a RESUME on another stream is refused as
+    an invalid first frame (ERROR[INVALID_SETUP], Connection Establishment)."""
+    c, _, sessions = resumable_pair(version)
+    c.receive_data(b"")
+    (resume,) = decode_all(version, RSocketConnection.resume(c.session()).data_to_send())
+    assert resume.stream_id == 0
+    s2 = engine("server", version, resume_lookup=sessions.get)
+    with pytest.raises(UnexpectedFrame):
+        s2.receive_data(wire(version, _on_stream(resume, 5)))
+    (error,) = decode_all(version, s2.data_to_send())
+    assert (error.stream_id, error.error_code) == (0, v(version).invalid_setup)
+
+
+def test_resume_ok_uses_stream_id_zero(version: str) -> None:
+    """RESUME_OK Frame: "RESUME OK frames MUST always use Stream ID 0 as they pertain to the
+    connection." The server's does; one on another stream does not resume the client
+    (ignored), which still may send nothing but the RESUME."""
+    c, s, sessions = resumable_pair(version)
+    c.receive_data(b"")
+    s.receive_data(b"")
+    c2 = RSocketConnection.resume(c.session())
+    s2 = engine("server", version, resume_lookup=sessions.get)
+    s2.receive_data(c2.data_to_send())
+    (resume_ok,) = decode_all(version, s2.data_to_send())
+    assert resume_ok.stream_id == 0
+    assert c2.receive_data(wire(version, _on_stream(resume_ok, 3))) == []
+    with pytest.raises(IllegalSend):
+        c2.request_response(b"not resumed yet")
+    assert of_type(c2.receive_data(wire(version, resume_ok)), ConnectionResumed)
+    c2.request_response(b"resumed")
+
+
 def test_resume_ok_with_unknown_position_ends_connection(version: str) -> None:
     """Resume Operation (client): if it cannot continue from the server's position it 'MAY
     send an ERROR frame indicating the end of the connection and MUST NOT attempt

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from wirestream.runtime.errors import IllegalSend, RemoteProtocolError, UnexpectedFrame
+from wirestream.runtime.errors import EncodeError, IllegalSend, RemoteProtocolError, UnexpectedFrame
 from wirestream.runtime.rsocket import (
+    ClientSetup,
     ConnectionClosed,
     ConnectionDead,
     ConnectionEstablished,
@@ -130,6 +131,18 @@ def test_setup_mime_types_passed_through_uninterpreted(version: str) -> None:
         "x/whatever",
         "y/z",
     )
+
+
+@versions
+def test_setup_mime_type_should_be_us_ascii(version: str) -> None:
+    """SETUP Frame, Encoding MIME Type: "This SHOULD be a US-ASCII string". We never send
+    one that is not (EncodeError before anything is sent); a peer's arrives as it came
+    ("The protocol implementation MUST NOT interpret the MIME type itself")."""
+    with pytest.raises(EncodeError, match="US-ASCII"):
+        RSocketConnection("client", version, setup=ClientSetup(data_mime_type="tëxt/plain"))
+    s = RSocketConnection("server", version)
+    (established,) = s.receive_data(wire(version, setup_frame(version, data_mime_type="tëxt")))
+    assert established.setup.data_mime_type == "tëxt"
 
 
 @versions
@@ -672,6 +685,29 @@ def test_expired_lease_blocks_requests(version: str) -> None:
 
 
 @versions
+def test_the_engine_shows_the_current_lease_and_whether_it_allows_a_request_now(
+    version: str,
+) -> None:
+    """``RSocketConnection.lease``: the last LEASE's requests left and expiry (reception
+    plus Time-To-Live, on the caller's clock); ``lease_allows(now)`` is False once it is
+    spent or expired ("implicitly 0"), as the requests themselves find (``NoLease``)."""
+    c, s = lease_pair(version)
+    assert c.lease is None and not c.lease_allows(0.0)
+    s.send_lease(2_000, 2, now=0.0)
+    c.receive_data(s.data_to_send(), now=5.0)
+    status = c.lease
+    assert status is not None and (status.requests_left, status.expires_at) == (2, 7.0)
+    assert c.lease_allows(6.9) and not c.lease_allows(7.0)
+    c.fire_and_forget(b"", now=6.0)
+    c.fire_and_forget(b"", now=6.0)
+    status = c.lease
+    assert status is not None and status.requests_left == 0
+    assert not c.lease_allows(6.0) and not status.allows(6.0)
+    unleased, _, _, _ = pair(version)
+    assert unleased.lease is None and unleased.lease_allows(0.0)
+
+
+@versions
 def test_new_lease_replaces_old_budget(version: str) -> None:
     """LEASE: 'The last received LEASE frame overrides all previous LEASE frame values.'"""
     c, s = lease_pair(version)
@@ -681,6 +717,27 @@ def test_new_lease_replaces_old_budget(version: str) -> None:
     c.fire_and_forget(b"")
     with pytest.raises(NoLease):
         c.fire_and_forget(b"")
+
+
+@versions
+def test_lease_uses_stream_id_zero(version: str) -> None:
+    """LEASE Frame: "Lease frames MUST always use Stream ID 0 as they pertain to the
+    Connection." Ours go on stream 0 and no other can be sent; one on another stream is
+    not a lease (ignored: "All other received frames that are not accounted for ... MUST be
+    ignored")."""
+    c, s = lease_pair(version)
+    c.data_to_send()
+    stray = codec(version).Lease(stream_id=5, ttl=10_000, number_of_requests=5)
+    assert c.receive_data(wire(version, stray)) == []
+    with pytest.raises(IllegalSend, match="must wait for the server's LEASE"):
+        c.fire_and_forget(b"")
+    s.send_lease(10_000, 5)
+    (lease,) = decode_all(version, s.data_to_send())
+    assert lease.stream_id == 0
+    with pytest.raises(IllegalSend):
+        s._conn.send(codec(version).Lease(stream_id=2, ttl=10_000, number_of_requests=5))
+    assert LeaseReceived(10_000, 5, None) in c.receive_data(wire(version, lease))
+    c.fire_and_forget(b"")
 
 
 @versions
@@ -749,6 +806,39 @@ def test_keepalive_respond_flag_is_answered_with_echo_without_flag(version: str)
     assert s.receive_data(wire(version, ping)) == [KeepaliveReceived(b"echo me", True, 0)]
     (pong,) = decode_all(version, s.data_to_send())
     assert (pong.respond, pong.data, pong.stream_id) == (False, b"echo me", 0)
+
+
+@versions
+def test_client_answers_server_keepalive_with_echo_without_respond_flag(version: str) -> None:
+    """KEEPALIVE: "KEEPALIVE frames MAY be initiated by the server and sent upon application
+    request with the (R)espond flag set." and "Reception of a KEEPALIVE frame with the
+    (R)espond flag set MUST cause a client or server to send back a KEEPALIVE with the
+    (R)espond flag NOT set." -- the client answers too, echoing the data."""
+    c, s, _, _ = pair(version)
+    c.data_to_send()
+    s.send_keepalive(b"are you there")
+    ping = s.data_to_send()
+    assert c.receive_data(ping) == [KeepaliveReceived(b"are you there", True, 0)]
+    (pong,) = decode_all(version, c.data_to_send())
+    assert (pong.respond, pong.data, pong.stream_id) == (False, b"are you there", 0)
+    assert s.receive_data(wire(version, pong)) == [KeepaliveReceived(b"are you there", False, 0)]
+    assert s.data_to_send() == b""
+
+
+@versions
+def test_flags_not_indicated_are_sent_as_zero_and_not_interpreted(version: str) -> None:
+    """Frame Header: "Any Flag bit not specifically indicated in the frame type should be
+    set to 0 when sent and not interpreted on reception." KEEPALIVE indicates only (I)gnore
+    and (R)espond (1.0 also M, unused): every other flag bit of the low flags byte."""
+    unused = 0x7F if version == "1.0" else 0x1F
+    ping = bytearray(codec(version).Keepalive(respond=True, data=b"x").to_bytes())
+    assert ping[5] & unused == 0  # sent as 0
+    ping[5] |= unused
+    s = server_after_setup(version)
+    framed = len(ping).to_bytes(3, "big") + bytes(ping)
+    assert s.receive_data(framed) == [KeepaliveReceived(b"x", True, 0)]
+    (pong,) = decode_all(version, s.data_to_send())
+    assert pong.to_bytes()[5] & unused == 0
 
 
 @versions
@@ -930,6 +1020,22 @@ def test_error_received_on_stream(version: str = "1.0") -> None:
     assert events_c == [ErrorReceived(sid, 0x301, b"custom application code")]
 
 
+@versions
+def test_error_data_is_not_null_terminated(version: str) -> None:
+    """ERROR Frame: "Error Data SHOULD be a UTF-8 encoded string. The string MUST NOT be
+    null terminated." An application's null-terminated error is refused before anything is
+    sent (EncodeError) and the stream stays open for a proper one."""
+    c, s, _, _ = pair(version)
+    sid = c.request_response(b"")
+    shuttle(c, s)
+    with pytest.raises(EncodeError, match="null terminated"):
+        s.send_error(sid, v(version).application_error, b"no such item\x00")
+    assert s.data_to_send() == b"" and sid in s.open_streams
+    s.send_error(sid, v(version).application_error, "no such item")
+    events_c, _ = shuttle(c, s)
+    assert events_c == [ErrorReceived(sid, v(version).application_error, b"no such item")]
+
+
 def test_metadata_push_requires_establishment() -> None:
     """METADATA_PUSH is a connection frame that only flows once SETUP was sent/accepted."""
     with pytest.raises(IllegalSend):
@@ -951,3 +1057,53 @@ def test_stream_zero_frames_sent_before_queued_stream_frames(version: str) -> No
     frames = decode_all(version, c.data_to_send())
     assert [f.stream_id for f in frames] == [0, a, a]
     assert [type(f).__name__ for f in frames[1:]] == ["RequestStream", "RequestN"]
+
+
+@versions
+def test_a_request_in_fragments_counts_against_max_streams_from_its_first_fragment(
+    version: str,
+) -> None:
+    """Limits.max_streams (ERROR[REJECTED]: "The Responder guarantees that it didn't
+    process the request"): a request arriving in fragments holds a stream (and up to
+    ``max_reassembly_size`` bytes) from its first fragment, so a peer that starts many and
+    finishes none is refused at the first fragment beyond the limit -- not only once a
+    request is whole -- and that request's later fragments are dropped."""
+    c, s, _, _ = pair(version, client={"mtu": 64}, server={"max_streams": 1})
+    first = c.request_stream(b"a" * 300, initial_n=1)
+    second = c.request_stream(b"b" * 300, initial_n=1)
+    frames = decode_all(version, c.data_to_send())
+    ours = {sid: [f for f in frames if f.stream_id == sid] for sid in (first, second)}
+    assert len(ours[first]) > 2 and len(ours[second]) > 2
+    # the first fragment of each: the second is one stream too many, refused at once
+    s.receive_data(wire(version, ours[first][0], ours[second][0]))
+    (refusal,) = decode_all(version, s.data_to_send())
+    assert (refusal.stream_id, refusal.error_code) == (second, v(version).rejected)
+    assert b"too many streams (limit 1)" in refusal.data
+    ignored = s.ignored_frames
+    events = s.receive_data(wire(version, *ours[second][1:], *ours[first][1:]))
+    assert [(e.stream_id, e.data) for e in of_type(events, RequestReceived)] == [
+        (first, b"a" * 300)
+    ]
+    assert s.ignored_frames == ignored + len(ours[second]) - 1
+    assert second not in s.open_streams and not decode_all(version, s.data_to_send())
+
+
+@versions
+def test_a_fire_and_forget_in_fragments_beyond_max_streams_is_dropped_unanswered(
+    version: str,
+) -> None:
+    """The same limit for a fire-and-forget arriving in fragments (it buffers like any
+    request until whole): beyond ``max_streams`` it is dropped with its later fragments,
+    and nothing is sent -- a fire-and-forget has no response, not even an ERROR
+    (REQUEST_FNF: "MAY not be processed")."""
+    c, s, _, _ = pair(version, client={"mtu": 64}, server={"max_streams": 1})
+    held = c.request_stream(b"a" * 300, initial_n=1)
+    c.fire_and_forget(b"f" * 300)
+    frames = decode_all(version, c.data_to_send())
+    fnf = [f for f in frames if f.stream_id != held]
+    assert len(fnf) > 2
+    s.receive_data(wire(version, next(f for f in frames if f.stream_id == held)))
+    events = s.receive_data(wire(version, *fnf))
+    assert not of_type(events, RequestReceived)
+    assert not decode_all(version, s.data_to_send())
+    assert fnf[0].stream_id not in s.open_streams

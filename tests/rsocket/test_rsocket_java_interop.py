@@ -709,3 +709,31 @@ def test_rsocket_java_lease_client_against_a_server_without_leases_is_refused(
                 assert time.monotonic() - started < 10
 
     run(main(), 60)
+
+
+def test_rsocket_java_client_with_a_resume_token_in_use_is_rejected_with_rejected_setup(
+    rsocket_java: str,
+) -> None:
+    """Seed 003, Resume Operation: "A server should not accept a SETUP with a Token that
+    is currently already being used".  Two rsocket-java clients with one token: our
+    server answers the second SETUP with ERROR[REJECTED_SETUP] (rsocket-java fails its
+    request with RejectedSetupException) and the first client's session goes on."""
+    token = "000102030405060708090a0b0c0d0e0f"
+
+    async def main() -> None:
+        async with await serve("tcp://127.0.0.1:0", Counting(), resume=True) as server:
+            options = ("--resume", "--resume-token", token)
+            async with await JavaClient.start(rsocket_java, _port(server.url),
+                                              *options) as first:  # fmt: skip
+                assert (await first.request_responses(1))["ok"] == 1
+                async with await JavaClient.start(rsocket_java, _port(server.url),
+                                                  *options) as second:  # fmt: skip
+                    result = await second.request_responses(1)
+                    assert result["ok"] == 0, result
+                    assert [e.split(" ")[0] for e in result["errors"]] == [
+                        "RejectedSetupException"
+                    ], result
+                assert (await first.request_responses(2))["ok"] == 2
+                assert len(server.peers) == 1
+
+    run(main(), 60)

@@ -27,6 +27,7 @@ from wirestream.runtime.rsocket import (
     RSocketHandler,
     RSocketPeer,
     RSocketServer,
+    Router,
     SetupRejected,
     connect,
     serve,
@@ -553,3 +554,23 @@ def test_ext_frames_reach_the_handler_and_honour_the_ignore_flag() -> None:
         assert "0x101" in str(lost.value)
 
     ours(scenario)
+
+
+def test_a_router_passes_ext_frames_and_its_defaults_extensions_on() -> None:
+    """A ``Router`` in front of a handler that declares EXT types (``extensions``):
+    the router declares them too, so the engine hands such an EXT to the router, which
+    passes it to the default handler's ``on_ext`` (it used to declare none: the frame
+    was dropped, or with its I flag clear ended the connection)."""
+    echo = Echo()
+
+    async def scenario(server: RSocketServer, client: RSocketPeer, handler: Echo) -> None:
+        await client.send_ext(7, b"through the router", b"meta", ignore=False)
+        await asyncio.wait_for(echo.got_ext.wait(), WAIT)
+        assert echo.exts == [(7, RSocketPayload(b"through the router", b"meta"), 0)]
+        assert await client.request_response(b"alive") == RSocketPayload(b"alive")
+
+    router = Router(default=echo)
+    assert router.extensions == {7}
+    router.extensions = frozenset({8})  # the router's own, beside the default's
+    assert router.extensions == {7, 8}
+    ours(scenario, router)  # type: ignore[arg-type]

@@ -29,6 +29,7 @@ from wirestream.runtime.rsocket import (
 )
 from wirestream.runtime.rsocket.metadata import route
 from tests.support.aio_support import run
+from tests.support.tcp_proxy import TcpProxy
 
 
 class Recorder(RSocketHandler):
@@ -363,6 +364,27 @@ def test_resumption_survives_twenty_transport_drops_in_a_100k_stream_exactly_onc
     run(main(), 120)
 
 
+def test_resume_tokens_are_random_and_new_for_each_connection() -> None:
+    """Identification Token Rules (seed 003): "Tokens should be resilient to replay attacks
+    and thus should only be valid for the lifetime of an individual connection"; "Tokens
+    should not be predictable by an attacking 3rd party". ``connect(resume=True)`` draws a
+    fresh 128-bit token from the OS's random source for each connection; the server keys
+    each session by its own token."""
+
+    async def main() -> None:
+        async with await serve("tcp://127.0.0.1:0", Recorder(), resume=True) as server:
+            tokens = []
+            for _ in range(3):
+                async with connect(server.url, resume=True) as rs:
+                    await rs.request_response(b"hello")
+                    token = rs.engine.setup.resume_token
+                    assert token is not None and len(token) == 16
+                    tokens.append(token)
+            assert len(set(tokens)) == 3
+
+    run(main())
+
+
 def test_resumption_after_server_side_drops_during_a_channel() -> None:
     async def main() -> None:
         handler = Recorder()
@@ -470,3 +492,43 @@ def test_a_server_keeps_one_peer_per_session_however_often_it_resumes() -> None:
                 assert peer.resumptions == 5 and not peer.closed
 
     run(main())
+
+
+REJECTED_SETUP = 0x0003
+
+
+@pytest.mark.parametrize("version", ["1.0", "0.2"])
+def test_a_setup_with_a_token_in_use_is_rejected_and_the_session_it_names_lives_on(
+    version: str,
+) -> None:
+    """Seed 003, Resume Operation: "A server should not accept a SETUP with a Token that
+    is currently already being used".  A second SETUP with the token of a live session,
+    and one with the token of a session parked waiting for its RESUME, get
+    ERROR[REJECTED_SETUP] on stream 0 (``SetupRejected``); the session keeps working and
+    resumes (it used to be replaced, so its client could no longer resume)."""
+    token = bytes(range(16))  # 0.2 tokens are 128 bits
+
+    async def main() -> None:
+        async with await serve("tcp://127.0.0.1:0", Recorder(), version=version,
+                               resume=True) as server:  # fmt: skip
+            port = int(server.url.rsplit(":", 1)[1])
+            async with TcpProxy(port) as proxy:
+                async with connect(f"tcp://127.0.0.1:{proxy.port}", version=version,
+                                   resume=token, resume_timeout=10) as first:  # fmt: skip
+                    assert (await first.request_response(b"one")).data == b"one"
+                    for live in (True, False):
+                        if not live:  # park the session: cut the transport, refuse redials
+                            proxy.refusing = True
+                            proxy.cut()
+                            (session,) = server.peers
+                            await _until(lambda: not session._connected)
+                        async with connect(server.url, version=version,
+                                           resume=token) as second:  # fmt: skip
+                            with pytest.raises(SetupRejected) as rejected:
+                                await second.request_response(b"two")
+                            assert rejected.value.error_code == REJECTED_SETUP
+                    proxy.refusing = False
+                    assert (await first.request_response(b"three")).data == b"three"
+                    assert first.resumptions == 1
+
+    run(main(), 30)

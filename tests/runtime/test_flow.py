@@ -130,3 +130,71 @@ def test_replenisher_flush_returns_everything_delivered_and_not_yet_granted() ->
     assert replenisher.flush() == 30
     assert replenisher.flush() == 0
     assert replenisher.delivered(74) == 0  # the flushed 30 no longer count
+
+
+# --- what mutation testing found untested (docs/mutation.md) ----------------------------
+
+
+def test_window_starts_empty_with_a_positive_cap_and_bounded_by_default() -> None:
+    """A window holds nothing until granted; a cap must be positive (1 is); demand is
+    unbounded at the cap only when asked (RS 3.17 windows)."""
+    with pytest.raises(ValueError, match="^cap must be positive$"):
+        Window(cap=0, outbound=True)
+    one = Window(cap=1, outbound=True)
+    assert (one.available, one.granted, one.consumed) == (0, 0, 0)
+    assert not Window(cap=3, outbound=False, initial=3).unbounded
+    inbound = Window.inbound_window(cap=3, unbounded_at_cap=True, initial=3)
+    assert inbound.unbounded and inbound.outbound is False
+    assert Window.outbound_window(cap=3).outbound is True
+
+
+def test_window_counts_every_consumption_one_by_default() -> None:
+    """Consumed totals are kept whether the window is bounded or unbounded; the default
+    amount is one item."""
+    window = Window.outbound_window(cap=10, initial=2)
+    window.consume()
+    assert (window.available, window.consumed) == (1, 1)
+    assert window.can_consume()
+    window.consume(1)
+    assert window.consumed == 2 and not window.can_consume()
+    unbounded = Window.inbound_window(cap=5, unbounded_at_cap=True, initial=5)
+    unbounded.consume(2)
+    unbounded.consume(3)
+    assert unbounded.consumed == 5 and unbounded.unbounded
+    assert unbounded.take_up_to(100) == 100
+    with pytest.raises(ValueError, match="^amount must not be negative$"):
+        window.consume(-1)
+
+
+def test_window_errors_say_who_sent_or_granted_what() -> None:
+    """Bad input gets a clear error: which side overran, by how much, and a grant's
+    bounds."""
+    with pytest.raises(DemandExceeded, match="^we sent 3 with only 2 granted$"):
+        Window.outbound_window(cap=10, initial=2).consume(3)
+    with pytest.raises(PeerExceededDemand, match="^the peer sent 3 with only 2 granted$"):
+        Window.inbound_window(cap=10, initial=2).consume(3)
+    with pytest.raises(InvalidGrant, match="^a grant must be between 1 and 10, got 0$"):
+        Window.inbound_window(cap=10).grant(0)
+
+
+def test_window_repr_shows_side_available_and_cap() -> None:
+    assert repr(Window.outbound_window(cap=9, initial=4)) == "<Window outbound available=4 cap=9>"
+    unbounded = Window.inbound_window(cap=5, unbounded_at_cap=True, initial=5)
+    assert repr(unbounded) == "<Window inbound available=unbounded cap=5>"
+
+
+def test_replenisher_low_tide_defaults_to_three_quarters_of_the_batch() -> None:
+    """Like rsocket-java's ``limitRate(n)``: more is requested once 75% of a batch was
+    delivered; the batch must be positive and the low tide within it."""
+    assert (Replenisher(8).batch, Replenisher(8).low_tide) == (8, 6)
+    assert Replenisher(5).low_tide == 4 and Replenisher(1).low_tide == 1
+    with pytest.raises(ValueError, match="^batch must be positive$"):
+        Replenisher(0)
+    with pytest.raises(ValueError, match="^low_tide must not exceed batch$"):
+        Replenisher(4, low_tide=5)
+
+
+def test_replenisher_grants_back_what_was_delivered_once_low_tide_is_reached() -> None:
+    replenisher = Replenisher(4, low_tide=3)
+    assert [replenisher.delivered() for _ in range(4)] == [0, 0, 3, 0]
+    assert replenisher.delivered(2) == 3

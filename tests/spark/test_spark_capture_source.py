@@ -20,7 +20,13 @@ from hypothesis import strategies as st
 
 import wirestream.generated.rsocket.v1_0 as rsocket_codec
 from wirestream.generated.rsocket.v1_0.spark import FRAME_COLUMNS, FRAME_LOG_SCHEMA, frame_row
-from wirestream.runtime.capture import CaptureWriter, capture_files, get_protocol, iter_records
+from wirestream.runtime.capture import (
+    CaptureWriter,
+    capture_files,
+    get_protocol,
+    iter_records,
+    native,
+)
 from wirestream.runtime.rsocket import connect, serve
 from wirestream.apps.demo_responder import EchoResponder
 from wirestream.runtime.spark.capture_source import MALFORMED, spark_module
@@ -160,6 +166,25 @@ def test_arrow_and_row_paths_agree_on_a_real_capture(
     arrow = read(spark, path, maxPartitionBytes="2000").collect()
     rows = read(spark, path, maxPartitionBytes="2000", arrow="false").collect()
     assert arrow == rows and arrow
+
+
+@pytest.mark.parametrize("mode", ["FAILFAST", "PERMISSIVE"])
+def test_the_native_and_pure_paths_agree_through_spark(
+    spark: SparkSession, rsocket_capture: tuple[Path, bytes, bytes], tmp_path: Path, mode: str
+) -> None:
+    """RSocket 1.0 captures are read by wirestream._native (built by `make native` before the
+    tests); native=false is the pure-Python path: the same rows, split or not, and the same
+    malformed rows (tests/native: every corpus input, and the errors)."""
+    assert native.available("rsocket/1.0"), "wirestream._native is not built: make native"
+    path = rsocket_capture[0]
+    fast = read(spark, path, maxPartitionBytes="2000", mode=mode).collect()
+    pure = read(spark, path, maxPartitionBytes="2000", mode=mode, native="false").collect()
+    assert fast == pure and fast
+    small_capture(tmp_path, [request_n(1), b"\x00\x00\x00\x01\xff", request_n(2)])
+    if mode == "PERMISSIVE":
+        fast = read(spark, tmp_path, mode=mode).collect()
+        assert [r.frame_type for r in fast] == ["REQUEST_N", MALFORMED, "REQUEST_N"]
+        assert fast == read(spark, tmp_path, mode=mode, native="false").collect()
 
 
 # --- every protocol version, random frames, both paths --------------------------------

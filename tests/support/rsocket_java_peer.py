@@ -11,7 +11,7 @@ missing).  It speaks JSON lines on stdout and takes commands on stdin:
   request-stream answers the decimal N in its data with "0" .. "N-1";
   ``await server.stats()`` counts what its responder served.
 * ``await JavaClient.start(classpath, "--port", p, "--resume", ...)`` -- an rsocket-java
-  client connected to 127.0.0.1:p (``await client.channel(k)`` sends "0" .. "k-1" on a
+  client connected to 127.0.0.1:p (``--resume-token HEX``: a fixed resume token) (``await client.channel(k)`` sends "0" .. "k-1" on a
   request-channel); ``await client.stream(n, rate)`` runs a request-stream
   and reports ``elements``, ``out_of_order`` (elements that were not the one after the
   previous), ``last``, ``elapsed_ms`` and ``error``; ``await client.request_responses(k)``

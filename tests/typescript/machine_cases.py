@@ -19,6 +19,7 @@ import importlib
 import itertools
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -189,7 +190,12 @@ def context_plain(proto: Protocol, ctx: Any) -> dict[str, Any] | None:
     return out
 
 
-def version_cases(proto: Protocol) -> dict[str, Any]:
+SpellContext = Callable[[Protocol, Any], Any]
+
+
+def version_cases(proto: Protocol, spell_ctx: SpellContext = context_plain) -> dict[str, Any]:
+    """The cases of one version; ``spell_ctx`` writes a sample's context as JSON (the
+    Rust runner reads the cross-language corpus's form instead of TypeScript's)."""
     cases = frames_of(proto)
     machines_module = importlib.import_module(f"{cases.codec.__name__}.machines")
     errors: dict[str, int] = {}
@@ -215,7 +221,7 @@ def version_cases(proto: Protocol) -> dict[str, Any]:
         "version": proto.version,
         "frames": [
             {"class": type(s.frame).__name__, "hex": s.data.hex(), "sender": s.sender,
-             "ctx": context_plain(proto, s.ctx)}
+             "ctx": spell_ctx(proto, s.ctx)}
             for s in cases.samples
         ],  # fmt: skip
         "errors": [json.loads(e) for e in errors],

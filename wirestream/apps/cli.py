@@ -15,6 +15,7 @@ sub-command per protocol: ``rsocket`` (below), ``rabbitmq``
     wirestream rsocket serve [--host H] [--port P] [--transport tcp|ws] [--version 1.0|0.2]
                              [--resume] [--mtu N] [--handshake-timeout S] [--idle-timeout S]
                              [--frame-timeout S] [--max-connections N] [--max-streams N]
+                             [--lease TTL,N]
     wirestream rsocket request URL DATA
     wirestream rsocket fnf URL DATA
     wirestream rsocket stream URL DATA [--limit-rate N] [--take K]
@@ -27,7 +28,9 @@ fire-and-forget payloads are printed.  It prints ``listening on URL`` (the real 
 when ``--port 0``) and serves until SIGINT or SIGTERM, then closes every connection and
 exits 0.  Its limits (``wirestream.runtime.limits``; README "Limits") default to the
 library's; ``0`` switches one off; a connection dropped or refused by one is one line on
-stderr (``wirestream: HandshakeTimeout: ...``).
+stderr (``wirestream: HandshakeTimeout: ...``).  ``--lease TTL,N`` grants clients that ask
+for leasing (SETUP with the L flag) N requests per TTL milliseconds, renewed at half the
+TTL; without it such a SETUP is refused with ERROR[UNSUPPORTED_SETUP].
 
 The client commands talk to any RSocket server (``tcp://``, ``tls://``, ``unix://``,
 ``ws://``, ``wss://`` URLs).  DATA ``-`` reads the data from stdin.  A channel's first
@@ -93,6 +96,7 @@ SERVE_TRANSPORTS: Final = ("tcp", "ws")
 VERSION_NAMES: Final = ("1.0", "0.2")
 FORMATS: Final = ("text", "hex", "raw", "json")
 ONE_WAY_LINGER: Final = 0.05
+MAX_LEASE_VALUE: Final = (1 << 31) - 1  # 1.0's 31-bit Time-To-Live and Number of Requests
 """Seconds to stay connected after a fire-and-forget or metadata push.  Nothing answers
 those; closing at once sends ERROR[CONNECTION_CLOSE] right behind the request, and a
 server that reads both in one go may end the connection before its handler ran
@@ -153,6 +157,21 @@ def _url(value: str) -> str:
             f"{value!r}: RSocket runs over {', '.join(RSOCKET_SCHEMES)} URLs"
         )
     return value
+
+
+def _lease(value: str) -> tuple[int, int]:
+    """``TTL,N``: a LEASE of N requests per TTL milliseconds (both 31-bit on the wire:
+    "Time-To-Live ... Value MUST be > 0", "Number of Requests ... Value MUST be > 0")."""
+    ttl, _, count = value.partition(",")
+    try:
+        lease = int(ttl), int(count)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not TTL,N (e.g. 60000,100)") from None
+    if not all(0 < number <= MAX_LEASE_VALUE for number in lease):
+        raise argparse.ArgumentTypeError(
+            f"{value!r}: TTL (ms) and N must each be 1..{MAX_LEASE_VALUE}"
+        )
+    return lease
 
 
 def _mtu(value: str) -> int:
@@ -271,6 +290,9 @@ def build_parser() -> argparse.ArgumentParser:
                         default=defaults.max_streams,
                         help="streams a client may have open at once; more are answered "
                              f"ERROR[REJECTED] (default {defaults.max_streams}; 0: no limit)")  # fmt: skip
+    serve_.add_argument("--lease", type=_lease, metavar="TTL,N",
+                        help="grant clients that ask for leasing N requests per TTL ms, "
+                             "renewed at half the TTL (default: refuse such clients)")  # fmt: skip
 
     request = commands.add_parser("request", help="request-response: print the one answer")
     _add_connection_options(request)
@@ -322,7 +344,7 @@ async def _serve(args: argparse.Namespace) -> int:
                         max_connections=args.max_connections,
                         max_streams=args.max_streams)  # fmt: skip
         server = await serve(url, EchoResponder(show), version=args.version,
-                             resume=args.resume, limits=limits)  # fmt: skip
+                             resume=args.resume, limits=limits, lease=args.lease)  # fmt: skip
     except OSError as error:
         _error(f"cannot listen on {url}: {error.strerror or error}")
         return EXIT_FAILED

@@ -88,6 +88,7 @@ from wirestream.runtime.rabbitmq_stream.aio import (
     parse_stream_uri,
 )
 from wirestream.runtime.rabbitmq_stream.aio.producer import Body
+from wirestream.runtime.rabbitmq_stream.amqp import AmqpDecodeError
 from wirestream.runtime.rabbitmq_stream.aio.super_consumer import SuperStreamConsumer
 from wirestream.runtime.rabbitmq_stream.errors import ResponseError, UnsupportedByBroker
 
@@ -436,7 +437,14 @@ class _Printer:
         self.format = format
 
     def write(self, message: ReceivedMessage) -> None:
-        body = message.body
+        try:
+            body = message.body
+        except AmqpDecodeError as undecodable:
+            # Not one Data section (another client's amqp-value string, an amqp-sequence):
+            # the record is still the stream's, so it is printed as stored, not dropped,
+            # and the reader goes on (exit 1 means the broker or the connection failed).
+            error(f"offset {message.offset}: {undecodable}: printed as the stored bytes")
+            body = message.data
         if self.format == "raw":
             sys.stdout.flush()
             sys.stdout.buffer.write(body + b"\n")

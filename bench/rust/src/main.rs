@@ -1,35 +1,78 @@
-//! RSocket 1.0 PAYLOAD frames (16 B metadata + 100 B data, 125 bytes without the TCP length
-//! prefix, as in bench/codec.py): decode (borrowing) and encode (into a reused buffer, and
-//! into a new Vec) with the generated crate; best of 5 rounds of N frames, one core.
+//! RSocket 1.0 PAYLOAD frames (16 B metadata + 100 B data: 125 bytes, 128 with the TCP
+//! length prefix, as bench/codec.py times them in Python), streamed from memory: decode and
+//! encode with the generated crate, with a hand-written loop (what one would write for this
+//! one frame type: the floor) and with `rsocket_rust` 0.7.5 (its `Frame::decode` after the
+//! `split_to` its length codec does; its `write_to`). Best of ROUNDS rounds of N frames,
+//! one core. `--json` prints the ns per frame as one JSON object (bench/rust_ratios.py).
 #![forbid(unsafe_code)]
 
 use std::hint::black_box;
 use std::time::Instant;
 
-use wirestream_rsocket_v1_0::{decode, Frame, Payload};
+use bytes::{Buf, Bytes, BytesMut};
+use rsocket_rust::frame::{self as theirs, Frame as TheirFrame};
+use rsocket_rust::utils::Writeable;
+use wirestream_rsocket_v1_0::{Frame, Frames, Payload};
 
-const N: u32 = 5_000_000;
-const ROUNDS: usize = 5;
+const N: usize = 200_000;
+const ROUNDS: usize = 7;
 
-fn best(mut round: impl FnMut()) -> f64 {
+/// The best time of `round` (given a fresh input from `setup`) in ns per frame.
+fn best<T>(mut setup: impl FnMut() -> T, mut round: impl FnMut(T)) -> f64 {
     let mut best = f64::INFINITY;
     for _ in 0..ROUNDS {
+        let input = setup();
         let start = Instant::now();
-        round();
+        round(input);
         best = best.min(start.elapsed().as_secs_f64());
     }
-    best
+    best * 1e9 / N as f64
 }
 
-fn report(what: &str, seconds: f64) {
-    let ns = seconds * 1e9 / f64::from(N);
-    println!(
-        "{what:<34} {ns:>7.1} ns/frame  {:>6.1} M frames/s",
-        1e3 / ns
-    );
+/// The hand-written decoder of a PAYLOAD: the frame's fields as borrowed slices.
+struct Hand<'a> {
+    stream_id: u32,
+    flags: u16,
+    metadata: Option<&'a [u8]>,
+    data: &'a [u8],
+}
+
+fn hand_decode(frame: &[u8]) -> Option<Hand<'_>> {
+    let (header, body) = frame.split_at_checked(6)?;
+    let stream_id = u32::from_be_bytes([header[0], header[1], header[2], header[3]]) & 0x7fff_ffff;
+    let word = u16::from_be_bytes([header[4], header[5]]);
+    if word >> 10 != 0x0a {
+        return None;
+    }
+    let flags = word & 0x3ff;
+    let (metadata, data) = if flags & 0x100 != 0 {
+        let (len, rest) = body.split_at_checked(3)?;
+        let len = usize::from(len[0]) << 16 | usize::from(len[1]) << 8 | usize::from(len[2]);
+        let (m, d) = rest.split_at_checked(len)?;
+        (Some(m), d)
+    } else {
+        (None, body)
+    };
+    Some(Hand {
+        stream_id,
+        flags,
+        metadata,
+        data,
+    })
+}
+
+fn hand_encode(w: &mut Vec<u8>, h: &Hand<'_>) {
+    w.extend_from_slice(&h.stream_id.to_be_bytes());
+    w.extend_from_slice(&(0x0a << 10 | h.flags).to_be_bytes());
+    if let Some(m) = h.metadata {
+        w.extend_from_slice(&(m.len() as u32).to_be_bytes()[1..]);
+        w.extend_from_slice(m);
+    }
+    w.extend_from_slice(h.data);
 }
 
 fn main() {
+    let json = std::env::args().any(|a| a == "--json");
     let metadata = [7u8; 16];
     let data = [b'x'; 100];
     let frame = Frame::Payload(Payload {
@@ -42,38 +85,125 @@ fn main() {
         data: &data,
     });
     let bytes = frame.encode().expect("a valid frame");
-    assert_eq!(bytes.len(), 125);
-    assert_eq!(decode(&bytes), Ok(frame.clone()));
-    println!(
-        "RSocket 1.0 PAYLOAD, {} B, {N} frames a round, best of {ROUNDS}",
-        bytes.len()
+    let prefixed = frame.frame_bytes().expect("a valid frame");
+    assert_eq!((bytes.len(), prefixed.len()), (125, 128));
+    let stream: Vec<u8> = prefixed
+        .iter()
+        .copied()
+        .cycle()
+        .take(prefixed.len() * N)
+        .collect();
+    let their_frame = theirs::Payload::builder(1, TheirFrame::FLAG_NEXT)
+        .set_metadata(Bytes::copy_from_slice(&metadata))
+        .set_data(Bytes::copy_from_slice(&data))
+        .build();
+    assert_eq!(
+        their_frame.bytes(),
+        bytes,
+        "rsocket_rust writes the same bytes"
     );
+    let hand = hand_decode(&bytes).expect("hand-decodes");
 
-    report(
-        "decode (borrowing)",
-        best(|| {
-            for _ in 0..N {
-                black_box(decode(black_box(&bytes)).is_ok());
-            }
-        }),
-    );
-    let mut buf = Vec::with_capacity(256);
-    report(
-        "encode (reused buffer)",
-        best(|| {
-            for _ in 0..N {
-                buf.clear();
-                black_box(&frame).write(&mut buf, None).expect("encodes");
-                black_box(buf.len());
-            }
-        }),
-    );
-    report(
-        "encode (new Vec each)",
-        best(|| {
-            for _ in 0..N {
-                black_box(black_box(&frame).encode().expect("encodes").len());
-            }
-        }),
-    );
+    let mut figures: Vec<(&str, f64)> = Vec::new();
+    figures.push((
+        "decode_generated",
+        best(
+            || (),
+            |()| {
+                for f in Frames::new(black_box(&stream)) {
+                    black_box(f.is_ok());
+                }
+            },
+        ),
+    ));
+    figures.push((
+        "decode_hand",
+        best(
+            || (),
+            |()| {
+                let mut rest = black_box(&stream[..]);
+                while let Some((len, tail)) = rest.split_at_checked(3) {
+                    let len =
+                        usize::from(len[0]) << 16 | usize::from(len[1]) << 8 | usize::from(len[2]);
+                    let Some((frame, next)) = tail.split_at_checked(len) else {
+                        break;
+                    };
+                    black_box(hand_decode(frame).is_some());
+                    rest = next;
+                }
+            },
+        ),
+    ));
+    figures.push((
+        "decode_rsocket_rust",
+        best(
+            || BytesMut::from(&stream[..]),
+            |mut buf| {
+                while buf.len() >= 3 {
+                    let len =
+                        usize::from(buf[0]) << 16 | usize::from(buf[1]) << 8 | usize::from(buf[2]);
+                    buf.advance(3);
+                    let mut one = buf.split_to(len);
+                    black_box(TheirFrame::decode(&mut one).is_ok());
+                }
+            },
+        ),
+    ));
+    let mut out = Vec::with_capacity(prefixed.len() * N);
+    figures.push((
+        "encode_generated",
+        best(
+            || (),
+            |()| {
+                out.clear();
+                for _ in 0..N {
+                    black_box(&frame).write(&mut out, None).expect("encodes");
+                }
+                black_box(out.len());
+            },
+        ),
+    ));
+    figures.push((
+        "encode_hand",
+        best(
+            || (),
+            |()| {
+                out.clear();
+                for _ in 0..N {
+                    hand_encode(&mut out, black_box(&hand));
+                }
+                black_box(out.len());
+            },
+        ),
+    ));
+    let mut their_out = BytesMut::with_capacity(prefixed.len() * N);
+    figures.push((
+        "encode_rsocket_rust",
+        best(
+            || (),
+            |()| {
+                their_out.clear();
+                for _ in 0..N {
+                    black_box(&their_frame).write_to(&mut their_out);
+                }
+                black_box(their_out.len());
+            },
+        ),
+    ));
+
+    if json {
+        let fields: Vec<String> = figures
+            .iter()
+            .map(|(k, v)| format!("\"{k}\": {v:.3}"))
+            .collect();
+        println!("{{{}}}", fields.join(", "));
+    } else {
+        println!("RSocket 1.0 PAYLOAD, 125 B (+3 B prefix), {N} frames a round, best of {ROUNDS}");
+        for (what, ns) in figures {
+            println!(
+                "{what:<22} {ns:>7.1} ns/frame  {:>6.1} M frames/s",
+                1e3 / ns
+            );
+        }
+    }
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from importlib import metadata
 from pathlib import Path
 
@@ -33,19 +34,60 @@ def py_doc(text: str) -> str:
 _ENV = environment(Path(__file__).parent / "templates", filters={"py_repr": repr, "py_doc": py_doc})
 
 
-def _black(source: str) -> str:
+def _black_whole(source: str) -> str:
     return black.format_str(source, mode=black.Mode(line_length=LINE_LENGTH))
 
 
 # black dominates the generator's time: its results are kept by the hash of the source
 # it formatted and of everything that decides how (black's version, this module, tidy.py),
 # so a module whose rendered source did not change is not formatted again.
-_FORMATTED = TextMemo(
-    "format",
+_SALT = (
     f"black {metadata.version('black')} {LINE_LENGTH}\0".encode()
     + Path(__file__).read_bytes()
-    + Path(tidy.__file__).read_bytes(),
+    + Path(tidy.__file__).read_bytes()
 )
+_FORMATTED = TextMemo("format", _SALT)
+_CHUNKS = TextMemo("format-chunk", _SALT)
+
+
+def _black(source: str) -> str:
+    """black on the whole module, one top-level definition at a time: black puts exactly
+    two blank lines before a module-level ``def``/``class`` that follows another statement
+    with only blank lines between (PEP 8; black's ``EmptyLineTracker``), and formats each
+    statement by its own lines alone, so formatting the pieces and joining them so gives
+    black's text for the whole (tests/codegen/test_python_format.py checks it on every
+    generated module).  Each piece is kept in the cache, so a one-line edit of a large
+    protocol formats one function, not its whole codec."""
+    pieces = _pieces(source)
+    if pieces is None:
+        return _black_whole(source)  # black names the syntax error
+    out = []
+    for piece in pieces:
+        formatted = _CHUNKS.get(piece)
+        if formatted is None:
+            formatted = _black_whole(piece)
+            _CHUNKS.put(piece, formatted)
+        out.append(formatted.strip("\n"))
+    return "\n\n\n".join(p for p in out if p) + "\n"
+
+
+def _pieces(source: str) -> list[str] | None:
+    """``source`` cut before each module-level ``def``/``class`` (its decorators
+    included) that only blank lines separate from the statement before it."""
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return None
+    lines = source.splitlines(keepends=True)
+    starts = [0]
+    for before, node in zip(body, body[1:]):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        first = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
+        assert before.end_lineno is not None
+        if all(not line.strip() for line in lines[before.end_lineno : first]):
+            starts.append(first)
+    return ["".join(lines[a:b]) for a, b in zip(starts, [*starts[1:], len(lines)])]
 
 
 def format_python(source: str) -> str:

@@ -1476,14 +1476,20 @@ def crate_name(plan: CodecPlan) -> str:
     return f"wirestream-{plan.protocol.replace('_', '-')}-{plan.version.replace('_', '-')}"
 
 
-def render_crate(plan: CodecPlan) -> dict[str, str]:
-    """The files of one protocol version's crate, relative to the crate's folder."""
+def render_crate(plan: CodecPlan, machines: str | None = None) -> dict[str, str]:
+    """The files of one protocol version's crate, relative to the crate's folder;
+    ``machines``: the source of its ``machines`` module, if it has machines."""
     sp = Spell(plan)
     body = sp.render()
-    lib = _ENV.get_template("lib.rs.j2").render(m=plan, body=body, lit=lit, sp=sp)
-    return {
+    lib = _ENV.get_template("lib.rs.j2").render(
+        m=plan, body=body, lit=lit, sp=sp, machines=machines is not None
+    )
+    files = {
         "Cargo.toml": _ENV.get_template("Cargo.toml.j2").render(
             name=crate_name(plan), m=plan, runtime=RUNTIME_CRATE, edition=EDITION
         ),
         "src/lib.rs": rustfmt(lib),
     }
+    if machines is not None:
+        files["src/machines.rs"] = rustfmt(machines)
+    return files

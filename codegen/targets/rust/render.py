@@ -9,6 +9,7 @@ from pathlib import Path
 
 from wirestream.codegen.frontend.model import Protocol
 from wirestream.codegen.plan.codec import plan_codec
+from wirestream.codegen.plan.machines import MachinesTarget
 from wirestream.codegen.targets.rust.codec import (
     _ENV,
     EDITION,
@@ -19,6 +20,8 @@ from wirestream.codegen.targets.rust.codec import (
     render_crate,
 )
 from wirestream.codegen.targets.rust.corpus import render_corpus
+from wirestream.codegen.targets.rust.fuzz import render_fuzz
+from wirestream.codegen.targets.rust.machines import render_machines
 
 DIR = "rust"  # the cargo workspace's folder under --out
 
@@ -50,8 +53,9 @@ def render_rust(protos: list[Protocol], log: bool = True) -> dict[str, str]:
     for proto in protos:
         plan = plan_codec(proto)
         folder = f"{plan.protocol}_{plan.version}"
+        machines_plan = MachinesTarget(proto).plan()
         try:
-            crate = render_crate(plan)
+            crate = render_crate(plan, render_machines(plan, machines_plan))
         except Refused as error:
             if len(protos) == 1:
                 raise
@@ -61,12 +65,16 @@ def render_rust(protos: list[Protocol], log: bool = True) -> dict[str, str]:
             continue
         for rel, text in crate.items():
             files[f"{folder}/{rel}"] = text
-        members.append((folder, crate_name(plan), plan))
+        members.append((folder, crate_name(plan), plan, machines_plan))
     if not members:
         raise Refused("; ".join(refused))
-    files.update(render_corpus([m for _, _, m in members]))
+    files.update(render_corpus([(m, machines) for _, _, m, machines in members]))
+    files.update(render_fuzz([m for _, _, m, _ in members]))
     files["Cargo.toml"] = _ENV.get_template("workspace.toml.j2").render(
-        members=members, runtime=RUNTIME_CRATE, edition=EDITION, refused=refused
+        members=[(folder, name, m) for folder, name, m, _ in members],
+        runtime=RUNTIME_CRATE,
+        edition=EDITION,
+        refused=refused,
     )
     files["rust-toolchain.toml"] = _ENV.get_template("rust-toolchain.toml.j2").render(
         toolchain=TOOLCHAIN

@@ -26,6 +26,7 @@ from wirestream.runtime.aio import EngineDriver
 from wirestream.runtime.capture import CaptureWriter
 from wirestream.runtime.errors import ConnectionLost, HandshakeTimeout, TransportTimeout
 from wirestream.runtime.limits import ConnectionLimits
+from wirestream.runtime.rabbitmq_stream.chunk import DEFAULT_MAX_BATCH_SIZE
 from wirestream.runtime.rabbitmq_stream.engine import (
     DEFAULT_FRAME_MAX,
     DEFAULT_HEARTBEAT,
@@ -89,6 +90,7 @@ async def connect(
     recovery_timeout: float = 60.0,
     capture: CaptureWriter | None = None,
     limits: ConnectionLimits | None = None,
+    max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
 ) -> Client:
     """Open a connection (PeerProperties, SASL, Tune, Open) and return the ``Client``.
 
@@ -103,6 +105,11 @@ async def connect(
     ``limits`` (``ConnectionLimits``): the broker must complete the handshake (Tune and
     Open answered) within ``handshake_timeout`` (``HandshakeTimeout``; without
     ``limits``: ``timeout``), and its frames obey ``idle_timeout`` and ``frame_timeout``.
+    ``max_batch_size`` (bytes, 16 MiB by default): the largest uncompressed sub-entry
+    batch the consumers accept (``BatchTooLarge`` beyond it; ``consumer(max_batch_size=)``
+    sets one per consumer) and so the largest the producers write: a producer closes its
+    batch before it grows past it, so what it publishes a consumer with the same limits
+    can read.
     """
     client = Client(
         parse_stream_uri(uri),
@@ -116,6 +123,7 @@ async def connect(
         recovery_timeout=recovery_timeout,
         capture=capture,
         limits=limits,
+        max_batch_size=max_batch_size,
     )
     await client._open()
     return client
@@ -327,6 +335,7 @@ class Client(RecoveringConnection):
         filter: Sequence[str] | None = None,
         match_unfiltered: bool = False,
         post_filter: PostFilter | None = None,
+        max_batch_size: int | None = None,
     ) -> Consumer:
         """Subscribe to ``stream`` from ``offset`` ("first", "last", "next", an offset,
         a ``datetime`` or an ``OffsetSpec...``). ``credit`` chunks are in flight at
@@ -349,7 +358,11 @@ class Client(RecoveringConnection):
           values (the producer's ``filter_value``) are sent, plus those with unfiltered
           messages when ``match_unfiltered``. The broker decides per chunk (bloom
           filter), so other messages come too: ``post_filter`` (required, as Java's
-          ``filter().postFilter``) keeps the messages the application wants."""
+          ``filter().postFilter``) keeps the messages the application wants.
+
+        ``max_batch_size``: the largest uncompressed sub-entry batch this consumer
+        accepts (a larger one fails the subscription with ``BatchTooLarge``: its size is
+        what decompressing it would allocate); None: ``connect(max_batch_size=)``."""
         if name is not None and reference is not None and name != reference:
             raise ValueError("name and reference are the same thing: give one")
         reference = reference if reference is not None else name
@@ -375,6 +388,7 @@ class Client(RecoveringConnection):
                 filter_values=filter,
                 match_unfiltered=match_unfiltered,
                 post_filter=post_filter,
+                max_batch_size=max_batch_size,
             )
         )
 

@@ -191,6 +191,7 @@ class Consumer:
         filter_values: Sequence[str] | None = None,
         match_unfiltered: bool = False,
         post_filter: PostFilter | None = None,
+        max_batch_size: int | None = None,
     ) -> None:
         """``wake``: an event set whenever messages arrive or the subscription ends,
         shared by the partition consumers of a ``SuperStreamConsumer`` (which waits on it
@@ -213,6 +214,7 @@ class Consumer:
         self.raw = raw
         self.single_active = single_active
         self.post_filter = post_filter
+        self.max_batch_size = max_batch_size  # None: the connection's
         self._properties = subscription_properties(
             reference,
             single_active=single_active,
@@ -273,6 +275,7 @@ class Consumer:
                 spec,
                 credit=strategy,
                 properties=self._properties,
+                max_batch_size=self.max_batch_size,
             ),
             Subscribed,
         )

@@ -44,6 +44,13 @@ from wirestream.runtime.rabbitmq_stream.amqp import AmqpMessage, encode_body, en
 from wirestream.runtime.rabbitmq_stream.chunk import sub_entry_batch
 from wirestream.runtime.rabbitmq_stream.compression import compression_type
 from wirestream.runtime.rabbitmq_stream.errors import MessageTooLarge, ResponseError
+from wirestream.runtime.rabbitmq_stream.publish_limits import (
+    OpenBatch,
+    batch_refusal,
+    frame_refusal,
+    record_refusal,
+    unchecked_size,
+)
 from wirestream.runtime.rabbitmq_stream.events import (
     PublishAbandoned,
     PublishConfirmed,
@@ -203,10 +210,9 @@ class Producer:
         self.resent = 0  # messages re-sent after reconnects
         self.last_confirmed = 0
         # The open sub-entry batch (sub_entry_size > 1): its messages, ids, waiters.
-        self._open: list[bytes] = []
-        self._open_ids: list[int] = []
-        self._open_waiters: list[asyncio.Future[int] | BatchConfirmation] = []
+        self._batch: OpenBatch[asyncio.Future[int] | BatchConfirmation] = OpenBatch()
         self._pace_at = max(1, _HAND_OVER_AT // sub_entry_size)  # queued entries
+        self._largest = 0  # longer messages are looked at alone (``_oversized``), per declare
 
     # ------------------------------------------------------------------ declaring
 
@@ -238,6 +244,7 @@ class Producer:
             PublisherDeclared,
         )
         self._next_id = max(self._next_id, sequence + 1)
+        self._largest = unchecked_size(client.engine.frame_max, self.filter_value is not None)
         if self.reference is not None:
             # Held ids the broker already stored were confirmed before the drop took
             # the confirm with it.
@@ -293,7 +300,7 @@ class Producer:
         if not self._declared:
             return 0
         engine = self.client.engine
-        queued = len(self._queued) + (1 if self._open else 0)  # the open batch is one
+        queued = len(self._queued) + (1 if self._batch else 0)  # the open batch is one
         return min(count, engine.publish_capacity(self.publisher_id) - queued)
 
     async def _wait_room(self) -> int:
@@ -310,6 +317,16 @@ class Producer:
             if not self._declared:
                 await self.client.wait_ready()
             await self._room.wait()
+
+    def _oversized(self, size: int, filter_value: str | None) -> MessageTooLarge | None:
+        """Refused alone, before it joins a Publish frame (``publish_limits``)."""
+        filtered = self.filter_value is not None
+        return frame_refusal(self.client.engine.frame_max, size, filter_value, filtered)
+
+    def _failed(self, error: BaseException) -> asyncio.Future[int]:
+        future: asyncio.Future[int] = self._loop.create_future()
+        future.set_exception(error)
+        return future
 
     def _take_id(self, publishing_id: int | None) -> int:
         """The next publishing id (``publishing_id`` when given: above every id used)."""
@@ -349,25 +366,22 @@ class Producer:
         """Put one message in the open sub-entry batch (the caller took a credit when
         it opened one); closes it when full. Its publishing id."""
         publishing_id = self._take_id(publishing_id)
-        if not self._open:
+        if not self._batch:
             self._settled.clear()
             if not self._flush_scheduled:  # the end of this loop iteration closes it
                 self._flush_scheduled = True
                 self._loop.call_soon(self._hand_over)
-        self._open.append(data)
-        self._open_ids.append(publishing_id)
-        self._open_waiters.append(waiter)
-        if len(self._open) >= self.sub_entry_size:
+        self._batch.add(data, publishing_id, waiter)
+        if len(self._batch) >= self.sub_entry_size:
             self._close_batch()
         return publishing_id
 
     def _close_batch(self) -> None:
         """The open sub-entry batch, compressed, is held (and queued) under its last
         message's publishing id, as the Java client publishes it."""
-        if not self._open:
+        if not self._batch:
             return
-        messages, ids, waiters = self._open, self._open_ids, self._open_waiters
-        self._open, self._open_ids, self._open_waiters = [], [], []
+        messages, ids, waiters = self._batch.take()
         batch = sub_entry_batch(messages, self.compression)
         group = _BatchWaiters(ids, waiters)
         frame_max = self.client.engine.frame_max
@@ -386,10 +400,20 @@ class Producer:
         self._queued.append(last)
         self._settled.clear()
 
+    def _make_room_in_batch(self, size: int) -> MessageTooLarge | None:
+        """Why a message of ``size`` bytes fits no sub-entry batch (it fails alone), else
+        None -- having closed the open batch first if the message would take it past
+        ``max_batch_size``: the producer never writes a batch that a consumer with the
+        same limits refuses (``publish_limits``)."""
+        limit = self.client.engine.max_batch_size
+        if self._batch.would_pass(size, limit):
+            self._close_batch()
+        return record_refusal(limit, size)
+
     def _hand_over(self) -> None:
         """Give the queued messages to the engine in as few Publish frames as fit."""
         self._flush_scheduled = False
-        if self._open:
+        if self._batch:
             self._close_batch()
         if not self._queued or not self._declared:
             return
@@ -419,13 +443,19 @@ class Producer:
         if ids:
             held = self._held
             messages = [held[pid][0] for pid in ids]
-            if self.filter_value is None:
-                self.client.engine.publish(self.publisher_id, messages, publishing_ids=ids)
-            else:
-                values = [self._filters.get(pid) for pid in ids]
-                self.client.engine.publish_filtered(
-                    self.publisher_id, messages, values, publishing_ids=ids
-                )
+            try:
+                if self.filter_value is None:
+                    self.client.engine.publish(self.publisher_id, messages, publishing_ids=ids)
+                else:
+                    values = [self._filters.get(pid) for pid in ids]
+                    self.client.engine.publish_filtered(
+                        self.publisher_id, messages, values, publishing_ids=ids
+                    )
+            except MessageTooLarge:
+                # Held before a reconnect negotiated a smaller frame_max: those fail
+                # alone (nothing was sent: the engine refuses before queueing), the rest go.
+                self._drop_oversized(ids)
+                self._publish_simple([pid for pid in ids if pid in held])
 
     def _publish_batches(self, ids: list[int]) -> None:
         if ids:
@@ -457,13 +487,19 @@ class Producer:
         With ``sub_entry_size`` > 1 the message joins the open sub-entry batch."""
         if self.sub_entry_size > 1:
             return await self._send_in_batch(body, publishing_id)
+        data = self._encode(body)
+        value = None if self.filter_value is None else self.filter_value(body)
+        if len(data) > self._largest:
+            refused = self._oversized(len(data), value)
+            if refused is not None:  # refused alone: no publishing id, no window taken
+                return self._failed(refused)
+        future: asyncio.Future[int] = self._loop.create_future()
         if self._credit <= 0:
             await self._wait_room()
         self._credit -= 1
-        future: asyncio.Future[int] = self._loop.create_future()
-        pid = self._hold(self._encode(body), future, publishing_id)
+        pid = self._hold(data, future, publishing_id)
         if self.filter_value is not None:
-            self._filters[pid] = self.filter_value(body)
+            self._filters[pid] = value
         queued = len(self._queued)
         # The socket is looked at once per batch: at the first message queued since the
         # last hand-over (every send, for a caller that yields between sends) and every
@@ -474,7 +510,10 @@ class Producer:
 
     async def _send_in_batch(self, body: Body, publishing_id: int | None) -> asyncio.Future[int]:
         data = self._encode(body)
-        if not self._open:  # a new batch: one entry of the window
+        refused = self._make_room_in_batch(len(data))
+        if refused is not None:  # refused alone: no publishing id, no window taken
+            return self._failed(refused)
+        if not self._batch:  # a new batch: one entry of the window
             if self._credit <= 0:
                 await self._wait_room()
             self._credit -= 1
@@ -495,7 +534,9 @@ class Producer:
         """Queue messages (each its own publishing id, confirmed one by one); the
         returned object is awaitable for all of them. Waits as the window requires.
         ``publishing_id``: the first message's id (above every id used so far), the
-        others following it one by one; by default ids continue as ``send``'s do."""
+        others following it one by one; by default ids continue as ``send``'s do.  A
+        message over frame_max keeps its place in the ids but is not sent: it fails
+        alone (``MessageTooLarge`` in ``errors``), the others go on."""
         if publishing_id is not None and publishing_id <= self._last_id:
             raise LocalProtocolError(
                 f"publishing id {publishing_id} does not follow {self._last_id} "
@@ -521,25 +562,44 @@ class Producer:
                 self._filters.update(zip(ids, values[position : position + room]))
             self._held.update(zip(ids, [(data, confirmation, None) for data in chunk]))
             self._queued.extend(ids)
+            if max(map(len, chunk)) > self._largest:  # (rare: looked at only then)
+                self._drop_oversized(ids)
             self._last_id = ids[-1]
             self._next_id = max(self._next_id, self._last_id + 1)
-            self._settled.clear()
+            if self._held:  # (a chunk of only refused messages holds nothing)
+                self._settled.clear()
             confirmation.publishing_ids.extend(ids)
             self._credit = 0
             position += room
             await self._pace()
         return confirmation
 
+    def _drop_oversized(self, ids: Iterable[int]) -> None:
+        """Held messages that fit no Publish frame fail alone under their ids (never
+        sent: ``_hand_over`` skips what is no longer held; a gap in the ids is allowed,
+        "ids must increase"); the others go on."""
+        held = self._held
+        for pid in ids:
+            error = self._oversized(len(held[pid][0]), self._filters.get(pid))
+            if error is not None:
+                self._resolve(pid, error)
+
     async def _send_many_in_batches(
         self, encoded: list[bytes], confirmation: BatchConfirmation, publishing_id: int | None
     ) -> None:
         ids = confirmation.publishing_ids
         for index, data in enumerate(encoded):
-            if not self._open:  # a new batch: one entry of the window
+            given = None if publishing_id is None else publishing_id + index
+            refused = self._make_room_in_batch(len(data))
+            if refused is not None:  # fails alone, under its place in the ids
+                failed_id = self._take_id(given)
+                ids.append(failed_id)
+                confirmation._resolve(failed_id, refused)
+                continue
+            if not self._batch:  # a new batch: one entry of the window
                 if self._credit <= 0:
                     await self._wait_room()
                 self._credit -= 1
-            given = None if publishing_id is None else publishing_id + index
             ids.append(self._add_to_batch(data, confirmation, given))
             if len(self._queued) >= self._pace_at:
                 await self._pace()
@@ -563,6 +623,9 @@ class Producer:
             )
         kind = compression_type(compression)
         batch = sub_entry_batch([self._encode(body) for body in bodies], kind)
+        refused = batch_refusal(self.client.engine.max_batch_size, batch.uncompressed_length)
+        if refused is not None:
+            return self._failed(refused)
         self._close_batch()  # the open batch's ids come first
         if self._credit <= 0:
             await self._wait_room()
@@ -654,7 +717,7 @@ class Producer:
         counts once; the messages of ``sub_entry_size`` batches one by one)."""
         if self.sub_entry_size == 1:
             return len(self._held)
-        return len(self._open) + sum(
+        return len(self._batch) + sum(
             len(waiter.ids) if isinstance(waiter, _BatchWaiters) else 1
             for _, waiter, _ in self._held.values()
         )

@@ -28,6 +28,7 @@ from wirestream.runtime.errors import (
     TransportTimeout,
 )
 from wirestream.runtime.limits import ConnectionLimits
+from wirestream.runtime.rabbitmq_stream.chunk import DEFAULT_MAX_BATCH_SIZE
 from wirestream.runtime.rabbitmq_stream.engine import ClientConnection
 from wirestream.runtime.rabbitmq_stream.errors import (
     AuthenticationError,
@@ -87,7 +88,11 @@ class RecoveringConnection:
         recovery_timeout: float,
         capture: CaptureWriter | None = None,
         limits: ConnectionLimits | None = None,
+        max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
     ) -> None:
+        if max_batch_size < 1:
+            raise ValueError("max_batch_size must be at least 1 byte")
+        self.max_batch_size = max_batch_size
         self._capture = capture
         self.limits = limits or ConnectionLimits(handshake_timeout=timeout)
         if uri.tls and ssl is None:
@@ -213,6 +218,7 @@ class RecoveringConnection:
             frame_max=self._frame_max,
             heartbeat=self._heartbeat,
             client_properties=self._properties,
+            max_batch_size=self.max_batch_size,
             message_events=False,  # one MessagesReceived per chunk (consumer.py)
         )
         self.engine = engine

@@ -7,6 +7,11 @@
 //! built from Python's fields must both give Python's bytes (or Python's encode error).
 //! Prints one line per corpus file and kind; exits 1 when any case differs, 2 when a
 //! corpus file names a module no crate here covers (unless `--covered-only`).
+//!
+//! `wirestream-corpus --machines FILE` replays the machine cases of
+//! `python -m tests.typescript.machine_cases` instead (the crosslang JSON form of
+//! contexts): every frame applied to every machine, role, state and direction must give
+//! Python's outcome (the new state, ignored, or the same error class and message).
 #![forbid(unsafe_code)]
 
 use serde_json::Value;
@@ -120,6 +125,31 @@ mod json {
     pub fn string(v: &Value) -> Result<&'static str, String> {
         let text = v.as_str().ok_or_else(|| format!("not a string: {v}"))?;
         Ok(Box::leak(text.to_owned().into_boxed_str()))
+    }
+
+    /// A machine error in the form of Python's machine cases.
+    pub fn machine_error(
+        class: &str,
+        message: &str,
+        machine: &str,
+        role: &str,
+        state: &str,
+        frame: &str,
+        spec: &str,
+    ) -> String {
+        let mut m = Map::new();
+        for (key, value) in [
+            ("class", class),
+            ("message", message),
+            ("machine", machine),
+            ("role", role),
+            ("state", state),
+            ("frame", frame),
+            ("spec", spec),
+        ] {
+            m.insert(key.into(), Value::String(value.into()));
+        }
+        Value::Object(m).to_string()
     }
 
     pub fn list(v: &Value) -> Result<&Vec<Value>, String> {
@@ -262,8 +292,274 @@ fn check(decode: Decode, build: Build, case: &Value) -> Vec<String> {
     problems
 }
 
+type Applied = (Result<Option<&'static str>, String>, Option<&'static str>);
+type MachineOutcome =
+    fn(&str, &str, &str, bool, &[u8], Option<&str>, &Value) -> Result<Applied, String>;
+
+fn machines_of(module: &str) -> Option<MachineOutcome> {
+    match module {
+        "bpmux/rel" => Some(|c, r, s, send, data, sender, ctx| {
+            bpmux_rel::machine_outcome(c, r, s, send, data, sender, ctx).map(|(o, handler)| {
+                (
+                    o.map_err(|e| {
+                        json::machine_error(
+                            e.class_name(),
+                            &e.to_string(),
+                            e.machine,
+                            e.role,
+                            e.state,
+                            e.frame,
+                            e.spec,
+                        )
+                    }),
+                    handler,
+                )
+            })
+        }),
+        "mqtt/v5" => Some(|c, r, s, send, data, sender, ctx| {
+            mqtt_v5::machine_outcome(c, r, s, send, data, sender, ctx).map(|(o, handler)| {
+                (
+                    o.map_err(|e| {
+                        json::machine_error(
+                            e.class_name(),
+                            &e.to_string(),
+                            e.machine,
+                            e.role,
+                            e.state,
+                            e.frame,
+                            e.spec,
+                        )
+                    }),
+                    handler,
+                )
+            })
+        }),
+        "postgresql/v3" => Some(|c, r, s, send, data, sender, ctx| {
+            postgresql_v3::machine_outcome(c, r, s, send, data, sender, ctx).map(|(o, handler)| {
+                (
+                    o.map_err(|e| {
+                        json::machine_error(
+                            e.class_name(),
+                            &e.to_string(),
+                            e.machine,
+                            e.role,
+                            e.state,
+                            e.frame,
+                            e.spec,
+                        )
+                    }),
+                    handler,
+                )
+            })
+        }),
+        "rabbitmq_stream/v1" => Some(|c, r, s, send, data, sender, ctx| {
+            rabbitmq_stream_v1::machine_outcome(c, r, s, send, data, sender, ctx).map(
+                |(o, handler)| {
+                    (
+                        o.map_err(|e| {
+                            json::machine_error(
+                                e.class_name(),
+                                &e.to_string(),
+                                e.machine,
+                                e.role,
+                                e.state,
+                                e.frame,
+                                e.spec,
+                            )
+                        }),
+                        handler,
+                    )
+                },
+            )
+        }),
+        "rsio/v0" => Some(|c, r, s, send, data, sender, ctx| {
+            rsio_v0::machine_outcome(c, r, s, send, data, sender, ctx).map(|(o, handler)| {
+                (
+                    o.map_err(|e| {
+                        json::machine_error(
+                            e.class_name(),
+                            &e.to_string(),
+                            e.machine,
+                            e.role,
+                            e.state,
+                            e.frame,
+                            e.spec,
+                        )
+                    }),
+                    handler,
+                )
+            })
+        }),
+        "rsocket/v0_2" => Some(|c, r, s, send, data, sender, ctx| {
+            rsocket_v0_2::machine_outcome(c, r, s, send, data, sender, ctx).map(|(o, handler)| {
+                (
+                    o.map_err(|e| {
+                        json::machine_error(
+                            e.class_name(),
+                            &e.to_string(),
+                            e.machine,
+                            e.role,
+                            e.state,
+                            e.frame,
+                            e.spec,
+                        )
+                    }),
+                    handler,
+                )
+            })
+        }),
+        "rsocket/v1_0" => Some(|c, r, s, send, data, sender, ctx| {
+            rsocket_v1_0::machine_outcome(c, r, s, send, data, sender, ctx).map(|(o, handler)| {
+                (
+                    o.map_err(|e| {
+                        json::machine_error(
+                            e.class_name(),
+                            &e.to_string(),
+                            e.machine,
+                            e.role,
+                            e.state,
+                            e.frame,
+                            e.spec,
+                        )
+                    }),
+                    handler,
+                )
+            })
+        }),
+        _ => None,
+    }
+}
+
+/// One machine case against Python's outcome (`{"to": state}`, `"IGNORE"` or
+/// `{"error": index}` into `errors`).
+fn machine_problem(
+    got: &Result<Option<&'static str>, String>,
+    want: &Value,
+    errors: &[Value],
+) -> Option<String> {
+    let expected = match want {
+        Value::String(s) if s == "IGNORE" => Ok(None),
+        Value::Object(m) if m.contains_key("to") => Ok(m["to"].as_str()),
+        Value::Object(m) => match m
+            .get("error")
+            .and_then(Value::as_u64)
+            .and_then(|i| errors.get(i as usize))
+        {
+            Some(error) => Err(error.to_string()),
+            None => return Some(format!("a case Python spells {want}")),
+        },
+        _ => return Some(format!("a case Python spells {want}")),
+    };
+    match (got, &expected) {
+        (Ok(g), Ok(w)) if g == w => None,
+        (Err(g), Err(w))
+            if serde_json::from_str::<Value>(g).ok() == serde_json::from_str::<Value>(w).ok() =>
+        {
+            None
+        }
+        _ => Some(format!("Rust: {got:?}, Python: {expected:?}")),
+    }
+}
+
+fn replay_machines(path: &str) -> ExitCode {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let versions: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut failed = false;
+    for version in versions.as_array().into_iter().flatten() {
+        let module = format!(
+            "{}/{}",
+            version["protocol"].as_str().unwrap_or(""),
+            version["version"].as_str().unwrap_or("")
+        );
+        let machines = version["machines"].as_array().cloned().unwrap_or_default();
+        let Some(outcome) = machines_of(&module) else {
+            let covered = codec(&module).is_some();
+            println!(
+                "{module} machines: {}",
+                if covered {
+                    "none"
+                } else {
+                    "not covered by the Rust target"
+                }
+            );
+            failed |= covered && !machines.is_empty();
+            continue;
+        };
+        let frames = version["frames"].as_array().cloned().unwrap_or_default();
+        let errors = version["errors"].as_array().cloned().unwrap_or_default();
+        let (mut cases, mut failures) = (0usize, Vec::new());
+        for machine in &machines {
+            let class = machine["class"].as_str().unwrap_or("");
+            for row in machine["cases"].as_array().into_iter().flatten() {
+                let (role, state) = (
+                    row["role"].as_str().unwrap_or(""),
+                    row["state"].as_str().unwrap_or(""),
+                );
+                let send = row["direction"] == "send";
+                for (frame, want) in frames
+                    .iter()
+                    .zip(row["outcomes"].as_array().into_iter().flatten())
+                {
+                    cases += 1;
+                    let data = json::unhex(frame["hex"].as_str().unwrap_or("")).unwrap_or_default();
+                    let (got, handler) = match outcome(
+                        class,
+                        role,
+                        state,
+                        send,
+                        &data,
+                        frame["sender"].as_str(),
+                        &frame["ctx"],
+                    ) {
+                        Ok(got) => got,
+                        Err(e) => {
+                            failures
+                                .push(format!("{class} {role} {state} {}: {e}", row["direction"]));
+                            continue;
+                        }
+                    };
+                    if let Some(problem) = machine_problem(&got, want, &errors) {
+                        failures.push(format!(
+                            "{class} {role} {state} {} {}: {problem}",
+                            row["direction"], frame["class"]
+                        ));
+                    }
+                    // the handler a received frame goes to: Python's HANDLERS, once the machine took it
+                    let taken = !send && want.get("to").is_some();
+                    let expected = if taken {
+                        machine["handlers"][role][frame["class"].as_str().unwrap_or("")].as_str()
+                    } else {
+                        None
+                    };
+                    if handler != expected {
+                        failures.push(format!("{class} {role} {state} receive {}: dispatched to {handler:?}, Python's handler {expected:?}", frame["class"]));
+                    }
+                }
+            }
+        }
+        println!(
+            "{module} machines: {cases} cases, {} differ",
+            failures.len()
+        );
+        for failure in failures.iter().take(SHOWN) {
+            println!("  {failure}");
+        }
+        failed |= !failures.is_empty() || cases == 0;
+    }
+    if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, path] = args.as_slice() {
+        if flag == "--machines" {
+            return replay_machines(path);
+        }
+    }
     let covered_only = args.iter().any(|a| a == "--covered-only");
     let Some(dir) = args.iter().find(|a| !a.starts_with("--")) else {
         eprintln!("usage: wirestream-corpus [--covered-only] DIR");

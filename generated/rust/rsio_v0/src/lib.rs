@@ -26,6 +26,8 @@ extern crate std;
 
 use alloc::vec::Vec;
 
+pub mod machines;
+
 /// Default limit of a frame's size in bytes (transport prefix excluded).
 pub const MAX_FRAME_SIZE: usize = 0x100_0000;
 /// Bytes of the big-endian length prefix before each frame on a byte stream; 0: frames delimit themselves.
@@ -1088,6 +1090,26 @@ impl<'a> From<OnNextLastPart<'a>> for Frame<'a> {
 }
 
 impl Frame<'_> {
+    /// The frame's class name, as Python and TypeScript spell it (the state machines'
+    /// tables key their rows by it).
+    pub fn class_name(&self) -> &'static str {
+        match self {
+            Frame::ClientHello(_) => "ClientHello",
+            Frame::ServerHello(_) => "ServerHello",
+            Frame::Goodbye(_) => "Goodbye",
+            Frame::Subscribe(_) => "Subscribe",
+            Frame::Request(_) => "Request",
+            Frame::Cancel(_) => "Cancel",
+            Frame::Subscribed(_) => "Subscribed",
+            Frame::OnNext(_) => "OnNext",
+            Frame::OnComplete(_) => "OnComplete",
+            Frame::OnError(_) => "OnError",
+            Frame::OnNextPacked(_) => "OnNextPacked",
+            Frame::OnNextPart(_) => "OnNextPart",
+            Frame::OnNextLastPart(_) => "OnNextLastPart",
+        }
+    }
+
     /// Append the frame's bytes (without the transport's length prefix) to `w`; `ctx`:
     /// the connection's context (its defaults when `None`).
     pub fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
@@ -1221,6 +1243,83 @@ impl<'a> Iterator for Frames<'a> {
                 self.failed = true;
                 Some(Err(error))
             }
+        }
+    }
+}
+
+/// The next whole frame at the start of a `bytes` read buffer, taken out of it: its bytes
+/// without transport framing (decode them with [`decode`], which borrows from them), or
+/// `Ok(None)` (the buffer untouched) while only part of a frame has arrived.
+#[cfg(feature = "bytes")]
+pub fn split_bytes(buf: &mut bytes::BytesMut) -> Result<Option<bytes::Bytes>, ProtocolError> {
+    let Some((frame, consumed)) = split(buf)? else {
+        return Ok(None);
+    };
+    // the frame's bytes end where the stream's consumed bytes do
+    let start = consumed - frame.len();
+    let mut taken = buf.split_to(consumed);
+    Ok(Some(taken.split_off(start).freeze()))
+}
+
+/// A `tokio_util` codec: [`FrameCodec`] splits a byte stream into frames' bytes (decode each
+/// with [`decode`], with the context and sender the connection keeps) and writes frames
+/// with their transport framing.
+#[cfg(feature = "tokio-util")]
+pub mod codec {
+    use super::{Frame, ProtocolError};
+    use bytes::{Bytes, BytesMut};
+
+    /// Splits and frames the byte stream of one connection.
+    #[derive(Debug, Default, Clone, Copy)]
+    pub struct FrameCodec;
+
+    /// What the codec fails with: malformed input or an unencodable frame, or I/O.
+    #[derive(Debug)]
+    pub enum CodecError {
+        /// The bytes are not a frame (`FrameTooLarge`, ...), or a frame cannot be encoded.
+        Protocol(ProtocolError),
+        /// The transport failed.
+        Io(std::io::Error),
+    }
+
+    impl From<ProtocolError> for CodecError {
+        fn from(error: ProtocolError) -> Self {
+            CodecError::Protocol(error)
+        }
+    }
+
+    impl From<std::io::Error> for CodecError {
+        fn from(error: std::io::Error) -> Self {
+            CodecError::Io(error)
+        }
+    }
+
+    impl core::fmt::Display for CodecError {
+        fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+            match self {
+                CodecError::Protocol(error) => error.fmt(f),
+                CodecError::Io(error) => error.fmt(f),
+            }
+        }
+    }
+
+    impl std::error::Error for CodecError {}
+
+    impl tokio_util::codec::Decoder for FrameCodec {
+        type Item = Bytes;
+        type Error = CodecError;
+
+        fn decode(&mut self, src: &mut BytesMut) -> Result<Option<Bytes>, CodecError> {
+            Ok(super::split_bytes(src)?)
+        }
+    }
+
+    impl tokio_util::codec::Encoder<&Frame<'_>> for FrameCodec {
+        type Error = CodecError;
+
+        fn encode(&mut self, frame: &Frame<'_>, dst: &mut BytesMut) -> Result<(), CodecError> {
+            dst.extend_from_slice(&frame.frame_bytes()?);
+            Ok(())
         }
     }
 }

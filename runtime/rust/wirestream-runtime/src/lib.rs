@@ -14,6 +14,8 @@ extern crate std;
 
 use alloc::vec::Vec;
 
+pub mod machine;
+
 /// Why a variable-length integer cannot be read: the codecs turn each into the error of
 /// Python's class of the same name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

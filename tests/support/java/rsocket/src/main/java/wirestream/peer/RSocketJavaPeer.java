@@ -1,5 +1,6 @@
 package wirestream.peer;
 
+import io.netty.buffer.Unpooled;
 import io.rsocket.ConnectionSetupPayload;
 import io.rsocket.Payload;
 import io.rsocket.RSocket;
@@ -201,9 +202,15 @@ public final class RSocketJavaPeer {
                 Duration.ofMillis(num(o, "keepalive-ms", 20_000)),
                 Duration.ofMillis(num(o, "lifetime-ms", 90_000)));
     if (o.containsKey("resume")) {
-      connector.resume(
+      Resume resume =
           resume(o)
-              .retry(Retry.fixedDelay(Long.MAX_VALUE, Duration.ofMillis(num(o, "retry-ms", 20)))));
+              .retry(Retry.fixedDelay(Long.MAX_VALUE, Duration.ofMillis(num(o, "retry-ms", 20))));
+      if (o.containsKey("resume-token")) {
+        // --resume-token HEX: a fixed token (two clients sharing one: the token rule)
+        byte[] token = hex(o.get("resume-token"));
+        resume.token(() -> Unpooled.wrappedBuffer(token));
+      }
+      connector.resume(resume);
     }
     if (o.containsKey("mtu")) {
       connector.fragment((int) num(o, "mtu", 0));
@@ -397,6 +404,14 @@ public final class RSocketJavaPeer {
       }
     }
     return out.append('"').toString();
+  }
+
+  static byte[] hex(String text) {
+    byte[] bytes = new byte[text.length() / 2];
+    for (int i = 0; i < bytes.length; i++) {
+      bytes[i] = (byte) Integer.parseInt(text.substring(2 * i, 2 * i + 2), 16);
+    }
+    return bytes;
   }
 
   static Map<String, String> parse(String[] args) {

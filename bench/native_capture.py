@@ -1,0 +1,115 @@
+"""In-process capture -> Arrow: the Rust extension against the pure-Python paths.
+
+    .venv/bin/python -m bench.native_capture [FRAMES]
+
+A capture of 1,000,000 RSocket PAYLOAD frames (by default; 16 B metadata, 100 B data)
+over 4 connections, read from the page cache on one core, best of 3, in the same run;
+rates are of this process's CPU time (``time.process_time``), so that other work on a
+shared machine does not count (the wall-clock rate of the native path is shown too):
+
+- ``native``: ``FrameLogRows.native_batches`` (``wirestream._native``: record checks,
+  decode and the frame log's Arrow buffers in Rust; ``make native``), record batches of
+  the Spark frame log, as the capture source's tasks make them;
+- ``arrow (Python)``: ``FrameLogRows.batches``, the pure-Python Arrow path (the source's
+  path where the extension is not built), the same batches;
+- ``plain loop``: ``scan_records`` + the generated ``decode`` + ``frame_row`` in a loop,
+  no Arrow at all (the floor of any Python reader; bench.spark_pipeline's loop).
+
+Targets (issue 28): native >= 10M frames/s and >= 20x the plain loop.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from wirestream.generated.rsocket import v1_0 as rsocket
+from wirestream.generated.rsocket.v1_0.spark import frame_row
+from wirestream.runtime.capture import CaptureWriter, native
+from wirestream.runtime.capture.reader import scan_chunks, scan_records
+from wirestream.runtime.spark.capture_source import BATCH_ROWS, FrameLogRows, spark_module
+
+FRAMES = 1_000_000
+CONNECTIONS = 4
+RUNS = 3
+TARGET_RATE = 10_000_000
+TARGET_VS_LOOP = 20.0
+NAME = "rsocket/1.0"
+
+
+def write_capture(path: Path, n: int) -> Path:
+    frame = rsocket.encode(
+        rsocket.Payload(stream_id=1, metadata=b"m" * 16, data=b"x" * 100, next=True)
+    )
+    start = 1_700_000_000_000_000_000
+    with CaptureWriter(path, NAME, max_file_bytes=None) as capture:
+        for i in range(n):
+            capture.record(1 + i % CONNECTIONS, "out" if i % 2 else "in", frame,
+                           timestamp_ns=start + i * 1_000)  # fmt: skip
+        return Path(capture.path)
+
+
+def best(work: Callable[[], int], runs: int = RUNS) -> tuple[float, int, float]:
+    """(best frames/s of CPU time, frames, best frames/s of wall time) of ``runs`` runs
+    of ``work`` (which returns its count)."""
+    rates, walls, count = [], [], 0
+    for _ in range(runs):
+        cpu, wall = time.process_time(), time.perf_counter()
+        count = work()
+        rates.append(count / (time.process_time() - cpu))
+        walls.append(count / (time.perf_counter() - wall))
+    return max(rates), count, max(walls)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    n = int(args[0]) if args else FRAMES
+    if not native.available(NAME):
+        print("native capture -> Arrow: wirestream._native is not built (make native); skipped")
+        return 1
+    schema = spark_module(FrameLogRows(NAME).protocol).FRAME_LOG_SCHEMA
+    with tempfile.TemporaryDirectory(prefix="wirestream-bench-native-") as folder:
+        path = write_capture(Path(folder) / "cap.wscap", n)
+        size = path.stat().st_size
+
+        def by_native() -> int:
+            return sum(b.num_rows for b in FrameLogRows(NAME).native_batches(str(path)))
+
+        def by_python_arrow() -> int:
+            chunks = scan_chunks(path, records_per_chunk=BATCH_ROWS)
+            return sum(b.num_rows for b in FrameLogRows(NAME).batches(chunks, schema, str(path)))
+
+        def by_plain_loop() -> int:
+            count = 0
+            decode = rsocket.decode
+            for _, _, _, _, frame in scan_records(path):
+                frame_row(decode(frame))
+                count += 1
+            return count
+
+        print(f"capture -> Arrow, {n:,} RSocket PAYLOAD frames (16 B metadata, 100 B data), "
+              f"{size / 1e6:.0f} MB, one core, best of {RUNS}")  # fmt: skip
+        fast, got, fast_wall = best(by_native)
+        slow_runs = 1 if n >= 1_000_000 else RUNS  # the Python paths take seconds a run
+        arrow, got_arrow, _ = best(by_python_arrow, slow_runs)
+        loop, got_loop, _ = best(by_plain_loop, slow_runs)
+        if not got == got_arrow == got_loop == n:
+            raise RuntimeError(f"frames: native {got}, arrow {got_arrow}, loop {got_loop}, not {n}")
+    print(f"  native (wirestream._native)   {fast:>12,.0f} frames/s  "
+          f"{1e9 / fast:6.1f} ns/frame  {fast * size / n / 1e9:.2f} GB/s "
+          f"(wall clock {fast_wall:,.0f} frames/s)")  # fmt: skip
+    print(f"  arrow (pure Python)           {arrow:>12,.0f} frames/s  {1e9 / arrow:6.0f} ns/frame")
+    print(f"  plain loop (decode+frame_row) {loop:>12,.0f} frames/s  {1e9 / loop:6.0f} ns/frame")
+    rate_ok = "met" if fast >= TARGET_RATE else "NOT met"
+    ratio_ok = "met" if fast / loop >= TARGET_VS_LOOP else "NOT met"
+    print(f"  native: {fast / 1e6:.1f}M frames/s (target >= {TARGET_RATE / 1e6:.0f}M: {rate_ok}); "
+          f"{fast / loop:.1f}x the plain loop (target >= {TARGET_VS_LOOP:.0f}x: {ratio_ok}), "
+          f"{fast / arrow:.1f}x the pure Arrow path")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,35 @@
+"""Type stub of the Rust extension ``wirestream._native`` (runtime/rust/wirestream-native),
+built by ``make native``; read through ``wirestream.runtime.capture.native`` only."""
+
+from typing import Final
+
+PROTOCOLS: Final[list[str]]
+SCAN_CAREFUL: Final[int]
+SCAN_FULL: Final[int]
+SCAN_FRAME_CRC: Final[int]
+SCAN_MALFORMED: Final[int]
+MAX_FRAME_LENGTH: Final[int]
+ROW_LIMIT: Final[int]
+
+Field = tuple[str, str, bool]
+Lent = tuple[int, int]
+"""A buffer's address and size: memory a ``Batch`` owns."""
+Column = tuple[Lent | None, int, list[Lent]]
+FrameColumn = tuple[Lent, int, list[Column]] | None
+
+class Batch:
+    """The memory of one batch's buffers (``pa.foreign_buffer``'s ``base``)."""
+
+class FrameLog:
+    def __init__(self, protocol: str, mode: str) -> None: ...
+    def layout(self) -> tuple[list[Field], list[tuple[str, list[Field]]]]: ...
+    def rows(self) -> int: ...
+    def scan(
+        self, buf: bytes, i: int, pos: int, stop: int, sync: bytes, room: int
+    ) -> tuple[int, int, int, str | None]: ...
+    def scan_file(
+        self, path: str, pos: int, stop: int, sync: bytes, room: int
+    ) -> tuple[int, int, str | None]: ...
+    def fits(self, length: int) -> bool: ...
+    def add(self, frame: bytes, timestamp_ns: int, connection: int, flags: int) -> str | None: ...
+    def take(self) -> tuple[int, Batch, list[Column], list[FrameColumn]]: ...
