@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PY_DIRS := setup.py wirestream/__init__.py wirestream/__main__.py wirestream/apps codegen runtime generated tests bench
 
-.PHONY: native docs venv node-deps java-peers tshark generate check-generated lint typecheck pytest ts-build ts-test test fuzz fuzz-rust mutate soak bench demo clean broker broker-stop broker-installed servers-installed servers servers-stop
+.PHONY: native docs venv node-deps java-peers tshark chromium generate check-generated lint typecheck pytest ts-build ts-test test fuzz fuzz-rust mutate soak bench demo clean broker broker-stop broker-installed servers-installed servers servers-stop
 
 # The venv is (re)built whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -18,8 +18,9 @@ venv: $(STAMP)
 
 # The Node side (npm workspaces runtime/typescript, runtime/typescript/rsocket and
 # generated/typescript: TypeScript, @msgpack/msgpack, ws for the Node WebSocket server,
-# rsocket-core for the interop tests) is installed exactly as package-lock.json pins it,
-# again whenever the lockfile or a package.json changes.
+# rsocket-core for the interop tests, esbuild and playwright-core for the browser tests)
+# is installed exactly as package-lock.json pins it, again whenever the lockfile or a
+# package.json changes.
 NODE_STAMP := node_modules/.installed
 $(NODE_STAMP): package.json package-lock.json runtime/typescript/package.json generated/typescript/package.json \
 		runtime/typescript/rsocket/package.json
@@ -61,6 +62,19 @@ tshark:
 		echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections; \
 		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends tshark >/dev/null; \
+	fi
+
+# The real browser of the browser tests (tests/typescript/test_package.py,
+# test_browser_rsocket.py and tests/project/test_demo_chart.py): Debian's chromium, driven
+# headless by playwright-core (pinned in package.json; it never downloads a browser),
+# installed with apt when missing (needs root), with a font for the pages' text (the
+# demo chart's screenshot).  Idempotent: nothing happens when both are there.
+chromium:
+	@if ! command -v chromium >/dev/null 2>&1 || [ ! -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]; then \
+		if [ "$$(id -u)" != 0 ]; then echo "chromium is missing; install it as root: make chromium" >&2; exit 1; fi; \
+		echo "installing chromium (apt-get)"; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null; \
 	fi
 
 # The real servers of the MQTT 5, PostgreSQL and MySQL/MariaDB tests (tests/support/servers.py):
@@ -119,7 +133,7 @@ lint: venv
 typecheck: venv
 	tools/typecheck.sh
 
-pytest: venv native node-deps java-peers tshark servers-installed broker-installed
+pytest: venv native node-deps java-peers tshark chromium servers-installed broker-installed
 	$(BIN)/pytest -q
 
 # runtime/, generated/ and tests/typescript -> their dist/ (tsc -b: incremental, strict).

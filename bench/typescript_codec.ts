@@ -36,17 +36,17 @@ const DATA = new Uint8Array(100).fill(0x64);
 interface HandPayload {
   streamId: number;
   flags: number;
-  metadata: Uint8Array | null;
-  data: Uint8Array;
+  metadata: Uint8Array<ArrayBuffer> | null;
+  data: Uint8Array<ArrayBuffer>;
 }
 
 /** A PAYLOAD decode by hand with a DataView: no checks, no class. */
-function handDecode(bytes: Uint8Array): HandPayload {
+function handDecode(bytes: Uint8Array<ArrayBuffer>): HandPayload {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const streamId = view.getUint32(0) & 0x7fffffff;
   const flags = view.getUint16(4) & 0x3ff;
   let pos = 6;
-  let metadata: Uint8Array | null = null;
+  let metadata: Uint8Array<ArrayBuffer> | null = null;
   if (flags & 0x100) {
     const length = (view.getUint8(6) << 16) | view.getUint16(7);
     pos = 9 + length;
@@ -56,7 +56,7 @@ function handDecode(bytes: Uint8Array): HandPayload {
 }
 
 /** A PAYLOAD encode by hand: one allocation, DataView writes, two copies. */
-function handEncode(frame: HandPayload): Uint8Array {
+function handEncode(frame: HandPayload): Uint8Array<ArrayBuffer> {
   const metadata = frame.metadata;
   const size = 6 + (metadata === null ? 0 : 3 + metadata.length) + frame.data.length;
   const out = new Uint8Array(size);
@@ -82,7 +82,7 @@ let last: unknown = null; // every result lands here, so no call is dead code
 
 type Loop = (n: number) => void;
 
-function decodeOurs(bytes: Uint8Array): Loop {
+function decodeOurs(bytes: Uint8Array<ArrayBuffer>): Loop {
   return (n) => {
     for (let i = 0; i < n; i++) last = decode(bytes);
   };
@@ -94,7 +94,7 @@ function decodePeer(buffer: Buffer): Loop {
   };
 }
 
-function decodeByHand(bytes: Uint8Array): Loop {
+function decodeByHand(bytes: Uint8Array<ArrayBuffer>): Loop {
   return (n) => {
     for (let i = 0; i < n; i++) last = handDecode(bytes);
   };
@@ -203,14 +203,14 @@ function main(): void {
 
   const row = (name: string, loop: Loop): Row => ({ name, loop, rates: [] });
   const decodeRows = [
-    row("ours: decode(Uint8Array)", decodeOurs(new Uint8Array(wire))),
+    row("ours: decode(Uint8Array<ArrayBuffer>)", decodeOurs(new Uint8Array(wire))),
     row("rsocket-js: deserializeFrame(Buffer, BufferEncoders)", decodePeer(peerWire)),
     row("hand-written DataView decode (no checks)", decodeByHand(new Uint8Array(wire))),
   ];
   const encodeRows = [
     row("ours: encode(frame)", encodeOurs(ours)),
     row("rsocket-js: serializeFrame(frame, BufferEncoders)", encodePeer(peerFrame)),
-    row("hand-written DataView encode (fresh Uint8Array)", encodeByHand(handFrame)),
+    row("hand-written DataView encode (fresh Uint8Array<ArrayBuffer>)", encodeByHand(handFrame)),
   ];
   measure(decodeRows);
   measure(encodeRows);

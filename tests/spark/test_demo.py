@@ -12,6 +12,7 @@ import msgpack
 import pytest
 
 from wirestream.apps.demo import Clock, rsocket_ticker, start_query, watch
+from wirestream.apps.demo_chart import windows_from_rows, windows_from_ticks
 from wirestream.runtime.spark.background import BackgroundLoop
 from wirestream.apps.ticker import SYMBOLS, ticks
 
@@ -82,3 +83,10 @@ def test_demo_pipeline_writes_the_windows_computed_by_hand(spark: Any, tmp_path:
             values["high"],
         ), key
         assert row["vwap"] == pytest.approx(values["vwap"], rel=1e-12)
+    # The chart's windows: from Spark's rows (what `make demo` draws) as computed without
+    # Spark (what tests/project/test_demo_chart.py draws).
+    drawn = [
+        (w.symbol, w.start, w.trades, w.volume, w.low, w.high) for w in windows_from_rows(rows)
+    ]
+    assert drawn == [(w.symbol, w.start, w.trades, w.volume, w.low, w.high)
+                     for w in windows_from_ticks(ticks(TICKS))]  # fmt: skip

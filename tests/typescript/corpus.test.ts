@@ -77,11 +77,11 @@ interface Index {
 // What every generated codec module offers (method syntax: a module's own Frame and
 // Context types are narrower than `object`, which method parameters allow).
 interface Codec {
-  decode(data: Uint8Array, ctx?: object, sender?: Sender): object;
-  decodeStartup?(data: Uint8Array, ctx?: object): object;
-  encode(frame: object, ctx?: object): Uint8Array;
-  decodeMsgpack?(data: Uint8Array, ctx?: object): object;
-  encodeMsgpack?(frame: object): Uint8Array;
+  decode(data: Uint8Array<ArrayBuffer>, ctx?: object, sender?: Sender): object;
+  decodeStartup?(data: Uint8Array<ArrayBuffer>, ctx?: object): object;
+  encode(frame: object, ctx?: object): Uint8Array<ArrayBuffer>;
+  decodeMsgpack?(data: Uint8Array<ArrayBuffer>, ctx?: object): object;
+  encodeMsgpack?(frame: object): Uint8Array<ArrayBuffer>;
   trackContext?(frame: object, ctx: object): void;
 }
 
@@ -127,7 +127,7 @@ function toHex(data: Uint8Array): string {
   return out;
 }
 
-function fromHex(hex: string): Uint8Array {
+function fromHex(hex: string): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(hex.length / 2);
   for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
   return out;
@@ -176,7 +176,8 @@ function normalise(value: unknown, expected?: Json): Json {
     return value.map((item: unknown, i) => normalise(item, items[i]));
   }
   if (typeof value === "object") {
-    const type = value.constructor.name;
+    // A frame class's static NAME is Python's class name (RSocket's ErrorFrame is Error).
+    const type = (value.constructor as { NAME?: string }).NAME ?? value.constructor.name;
     const out: JsonObject = { $type: type };
     const fields = value as Record<string, unknown>;
     const read = new Set<string>(); // own fields read by Python's names (camelCased)
@@ -197,7 +198,11 @@ function normalise(value: unknown, expected?: Json): Json {
 }
 
 function ctorOf(mod: Module, name: string): new (init?: Record<string, unknown>) => object {
-  const ctor = mod.exports.get(name);
+  // A frame class is found by its static NAME (Python's name): RSocket's Error is ErrorFrame.
+  const named = [...mod.exports.values()].find(
+    (value) => typeof value === "function" && (value as { NAME?: unknown }).NAME === name,
+  );
+  const ctor = named ?? mod.exports.get(name);
   if (typeof ctor !== "function") throw new Error(`the module exports no class ${name}`);
   return ctor as new (init?: Record<string, unknown>) => object;
 }
@@ -340,7 +345,7 @@ function check(mod: Module, msgpack: boolean, c: Case): string[] {
       : c.startup === true && decodeStartup
         ? decodeStartup(data, ctx)
         : codec.decode(data, ctx, sender(c.sender));
-  const encode = (frame: object): Uint8Array =>
+  const encode = (frame: object): Uint8Array<ArrayBuffer> =>
     msgpack && encodeMsgpack ? encodeMsgpack(frame) : codec.encode(frame, ctx);
 
   const decoded = attempt(decode);

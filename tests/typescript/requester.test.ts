@@ -28,8 +28,8 @@ const PYTHON = process.env["WIRESTREAM_PYTHON"] ?? join(REPO, ".venv", "bin", "p
 const SERVER_START_MS = 30_000; // a cold Python import on a busy machine
 const STEP_MS = 5_000;
 
-const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
-const text = (b: Uint8Array | null): string | null =>
+const utf8 = (s: string): Uint8Array<ArrayBuffer> => new TextEncoder().encode(s);
+const text = (b: Uint8Array<ArrayBuffer> | null): string | null =>
   b === null ? null : new TextDecoder().decode(b);
 
 type Server = ChildProcessByStdio<null, Readable, Readable>;

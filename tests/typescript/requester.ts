@@ -18,7 +18,7 @@ import { Socket, connect } from "node:net";
 
 import {
   Cancel,
-  Error as ErrorFrame,
+  ErrorFrame,
   ErrorCode,
   Keepalive,
   Payload,
@@ -66,7 +66,7 @@ interface StreamSink {
   onError(error: Error): void;
 }
 
-const decodeText = (bytes: Uint8Array): string => new TextDecoder().decode(bytes);
+const decodeText = (bytes: Uint8Array<ArrayBuffer>): string => new TextDecoder().decode(bytes);
 
 export interface SetupOptions {
   keepaliveIntervalMs?: number;
@@ -85,7 +85,7 @@ export class Requester {
   ignoredFrames = 0;
 
   private constructor(private readonly socket: Socket) {
-    socket.on("data", (chunk: Buffer) => this.receiveData(chunk));
+    socket.on("data", (chunk: Buffer<ArrayBuffer>) => this.receiveData(chunk));
     socket.on("error", (error: Error) => this.fail(error));
     socket.on("close", () => this.fail(new Error("the connection closed")));
   }
@@ -121,7 +121,7 @@ export class Requester {
   }
 
   /** REQUEST_RESPONSE: the one PAYLOAD that answers it. */
-  requestResponse(data: Uint8Array, metadata: Uint8Array | null = null): Promise<Payload> {
+  requestResponse(data: Uint8Array<ArrayBuffer>, metadata: Uint8Array<ArrayBuffer> | null = null): Promise<Payload> {
     const streamId = this.nextStreamId;
     const frame = new RequestResponse({ streamId, metadata, data });
     const machine = new RequestResponseMachine("requester");
@@ -136,9 +136,9 @@ export class Requester {
 
   /** REQUEST_STREAM with `initialN` credits; REQUEST_N and CANCEL on the handle. */
   requestStream(
-    data: Uint8Array,
+    data: Uint8Array<ArrayBuffer>,
     initialN: number,
-    metadata: Uint8Array | null = null,
+    metadata: Uint8Array<ArrayBuffer> | null = null,
   ): RequestedStream {
     const streamId = this.nextStreamId;
     const frame = new RequestStream({ streamId, initialRequestN: initialN, metadata, data });
@@ -180,7 +180,7 @@ export class Requester {
     this.socket.write(frameBytes(frame));
   }
 
-  private receiveData(chunk: Buffer): void {
+  private receiveData(chunk: Buffer<ArrayBuffer>): void {
     try {
       for (const frame of this.decoder.feed(chunk)) {
         this.receive(frame);
@@ -272,7 +272,7 @@ export class RequestedStream implements StreamSink {
   }
 
   /** The next item's data, or null once the stream completed; bounded by `timeoutMs`. */
-  async next(timeoutMs = 5_000): Promise<Uint8Array | null> {
+  async next(timeoutMs = 5_000): Promise<Uint8Array<ArrayBuffer> | null> {
     for (;;) {
       const item = this.items.shift();
       if (item !== undefined) {

@@ -36,7 +36,7 @@ const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
 const MAX63 = 2n ** 63n - 1n;
 
 const text = new TextEncoder();
-const utf8 = (s: string): Uint8Array => text.encode(s);
+const utf8 = (s: string): Uint8Array<ArrayBuffer> => text.encode(s);
 const EMPTY = new Uint8Array(0);
 
 function hex(bytes: Uint8Array): string {
@@ -44,11 +44,11 @@ function hex(bytes: Uint8Array): string {
 }
 
 /** A plain Uint8Array copy: what a browser would hand the codec (not a Node Buffer). */
-function plain(bytes: Uint8Array): Uint8Array {
+function plain(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
   return new Uint8Array(bytes);
 }
 
-function buf(bytes: Uint8Array): Buffer {
+function buf(bytes: Uint8Array<ArrayBuffer>): Buffer {
   return Buffer.from(bytes);
 }
 
@@ -68,7 +68,7 @@ function header(streamId: number, frameType: number, flags: number): number[] {
 
 type View = Record<string, string | number | bigint | boolean | null>;
 
-const md = (m: Uint8Array | null): string | null => (m === null ? null : hex(m));
+const md = (m: Uint8Array<ArrayBuffer> | null): string | null => (m === null ? null : hex(m));
 
 /** Our frame's fields, named in the shared vocabulary. */
 function ourView(frame: ws.Frame): View {
@@ -161,7 +161,7 @@ function ourView(frame: ws.Frame): View {
       data: hex(frame.data),
     };
   }
-  if (frame instanceof ws.Error) {
+  if (frame instanceof ws.ErrorFrame) {
     return {
       frameType: ws.FrameType.ERROR,
       streamId: frame.streamId,
@@ -318,7 +318,7 @@ function position(value: bigint): number {
 
 function flagsOf(
   ignore: boolean,
-  metadata: Uint8Array | null,
+  metadata: Uint8Array<ArrayBuffer> | null,
   ...more: [boolean, number][]
 ): number {
   let flags = (ignore ? F.IGNORE : 0) | (metadata !== null ? F.METADATA : 0);
@@ -436,7 +436,7 @@ function toPeer(ours: ws.Frame): rs.Frame {
       data: buf(ours.data),
     };
   }
-  if (ours instanceof ws.Error) {
+  if (ours instanceof ws.ErrorFrame) {
     // Quirk "ERROR data is text": rsocket-js takes the data as a string it writes as
     // UTF-8, so only UTF-8 data can be built (spec test below).
     const message = new TextDecoder("utf-8", { fatal: true }).decode(ours.data);
@@ -486,7 +486,7 @@ function toPeer(ours: ws.Frame): rs.Frame {
 // The three rules
 // -------------------------------------------------------------------------------------
 
-function peerSerialize(ours: ws.Frame): Uint8Array {
+function peerSerialize(ours: ws.Frame): Uint8Array<ArrayBuffer> {
   return plain(rs.serializeFrame(toPeer(ours), rs.BufferEncoders));
 }
 
@@ -524,7 +524,7 @@ function assertAllThreeRules(ours: ws.Frame): void {
 
 const COMPOSITE = "message/x.rsocket.composite-metadata.v0";
 
-function range256(times: number): Uint8Array {
+function range256(times: number): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(256 * times);
   for (let i = 0; i < out.length; i++) {
     out[i] = i & 0xff;
@@ -676,11 +676,11 @@ const CASES: Record<string, ws.Frame> = {
   ...Object.fromEntries(
     ERROR_CODES.map(([name, code, stream]) => [
       `error-${name}`,
-      new ws.Error({ streamId: stream, errorCode: code, data: utf8("boom") }),
+      new ws.ErrorFrame({ streamId: stream, errorCode: code, data: utf8("boom") }),
     ]),
   ),
-  "error-empty-data": new ws.Error({ streamId: 3, errorCode: ws.ErrorCode.CANCELED }),
-  "error-utf8-text": new ws.Error({
+  "error-empty-data": new ws.ErrorFrame({ streamId: 3, errorCode: ws.ErrorCode.CANCELED }),
+  "error-utf8-text": new ws.ErrorFrame({
     streamId: 3,
     errorCode: ws.ErrorCode.APPLICATION_ERROR,
     data: utf8("héllo ✓ 𝄞"),
@@ -783,14 +783,14 @@ class Rng {
     if (r < 0.2) return MAX_EXACT;
     return (BigInt(this.int(0, 0x1fffff)) << 32n) | BigInt(this.int(0, 0xffffffff));
   }
-  bytes(min: number, max: number): Uint8Array {
+  bytes(min: number, max: number): Uint8Array<ArrayBuffer> {
     const out = new Uint8Array(this.int(min, max));
     for (let i = 0; i < out.length; i++) {
       out[i] = this.int(0, 255);
     }
     return out;
   }
-  metadata(): Uint8Array | null {
+  metadata(): Uint8Array<ArrayBuffer> | null {
     return this.next() < 0.3 ? null : this.bytes(0, 64);
   }
   ascii(max: number): string {
@@ -912,7 +912,7 @@ function connectionFrame(r: Rng): ws.Frame {
     case 4:
       return new ws.MetadataPush({ ignore: r.bool(), metadata: r.bytes(0, 64) });
     default:
-      return new ws.Error({
+      return new ws.ErrorFrame({
         streamId: r.edgy(0, MAX31),
         ignore: r.bool(),
         errorCode: r.bool() ? r.pick(PEER_CODES) : r.edgy(0x301, MAX31),
@@ -1027,7 +1027,7 @@ describe("spec: where rsocket-js 0.0.27 deviates", () => {
     // reserved for application layer errors", 0xFFFFFFFF is RESERVED_FOR_EXTENSION.
     // rsocket-js writes them alike but reads the code as an int32 and rejects < 0.
     for (const code of [0x80000000, 0xfffffffe, ws.ErrorCode.RESERVED_FOR_EXTENSION]) {
-      const ours = new ws.Error({ streamId: 1, errorCode: code, data: utf8("app") });
+      const ours = new ws.ErrorFrame({ streamId: 1, errorCode: code, data: utf8("app") });
       const wire = ws.encode(ours);
       assert.equal(hex(wire), hex(peerSerialize(ours))); // same bytes ...
       assert.deepEqual(ws.decode(wire), ours); // ... we accept them (spec) ...
@@ -1040,7 +1040,7 @@ describe("spec: where rsocket-js 0.0.27 deviates", () => {
     // Protocol.md, ERROR Frame: "Error Data: includes Payload describing error
     // information. Error Data SHOULD be a UTF-8 encoded string" -- SHOULD: other bytes
     // are legal. rsocket-js keeps it as a string, replacing what is not UTF-8.
-    const ours = new ws.Error({
+    const ours = new ws.ErrorFrame({
       streamId: 1,
       errorCode: ws.ErrorCode.APPLICATION_ERROR,
       data: Uint8Array.from([0xff, 0xfe, 0x41]),

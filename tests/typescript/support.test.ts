@@ -62,11 +62,11 @@ import {
   type Table,
 } from "@wirestream/runtime";
 
-const hex = (data: Uint8Array): string =>
+const hex = (data: Uint8Array<ArrayBuffer>): string =>
   Array.from(data, (b) => b.toString(16).padStart(2, "0")).join("");
-const bytes = (text: string): Uint8Array =>
+const bytes = (text: string): Uint8Array<ArrayBuffer> =>
   new Uint8Array((text.match(/../g) ?? []).map((pair) => parseInt(pair, 16)));
-const sha256 = (data: Uint8Array): string => createHash("sha256").update(data).digest("hex");
+const sha256 = (data: Uint8Array<ArrayBuffer>): string => createHash("sha256").update(data).digest("hex");
 
 /** Run `f`, expect it to throw an instance of `kind`; return the error. */
 function throws<E extends Error>(kind: abstract new (...args: never[]) => E, f: () => unknown): E {
@@ -506,7 +506,7 @@ describe("Writer", () => {
   });
 
   it("shared(): a value that outgrows the slab moves, with its reserved room", () => {
-    const kept: Uint8Array[] = [];
+    const kept: Uint8Array<ArrayBuffer>[] = [];
     for (let i = 0; i < 2000; i++) {
       const w = Writer.shared();
       const at = w.reserve(3);
@@ -525,7 +525,7 @@ describe("Writer", () => {
 // --- stream decoders ------------------------------------------------------------------------
 
 /** A toy codec: a frame is its bytes; a first byte 0xff is invalid; 0xee leaves a byte. */
-function toyDecodeAt(data: Uint8Array, pos: number, end: number): [string, number] {
+function toyDecodeAt(data: Uint8Array<ArrayBuffer>, pos: number, end: number): [string, number] {
   if (data[pos] === 0xff) {
     throw new InvalidValue("toy: 0xff");
   }
@@ -598,7 +598,7 @@ describe("LengthPrefixedDecoder", () => {
 });
 
 /** A toy self-delimiting codec: a length byte, then that many bytes. */
-function lengthByteDecodeAt(data: Uint8Array, pos: number, end: number): [string, number] {
+function lengthByteDecodeAt(data: Uint8Array<ArrayBuffer>, pos: number, end: number): [string, number] {
   if (pos >= end) {
     throw new Truncated("toy: input ends", pos + 1);
   }

@@ -18,9 +18,11 @@ per-symbol event-time windows -> Parquet, with progress while it runs.
    late): trades, volume, VWAP, low and high, appended to Parquet as windows close.
 4. When every trade is in and the watermark has closed the windows it can, the query
    stops and the Parquet output is summarised, with the rate trades went through the
-   windows.  Everything lands under ``out/demo/``; Spark's own console output (its
-   startup notes, WARN lines) goes to ``out/demo/spark.log`` instead of between the
-   demo's lines.
+   windows, and drawn (per symbol: VWAP in its low..high band, volume bars) into a
+   self-contained page beside the Parquet, ``out/demo/<source>/windows.html``, whose
+   path is the demo's last line (``demo_chart``).  Everything lands under
+   ``out/demo/``; Spark's own console output (its startup notes, WARN lines) goes to
+   ``out/demo/spark.log`` instead of between the demo's lines.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from wirestream.runtime.spark.background import BackgroundLoop
+from wirestream.apps.demo_chart import windows_from_rows, write_chart
 from wirestream.apps.ticker import MARKET_OPEN, TICK_SCHEMA, TickerResponder, ticks
 
 ROOT = Path.cwd()
@@ -204,6 +207,12 @@ def main(argv: list[str] | None = None) -> int:
             "(Spark compiles the query and starts its Python workers in it)"
         )
         summarise(spark, out / "windows", clock)
+        chart = write_chart(
+            windows_from_rows(spark.read.parquet(str(out / "windows")).collect()),
+            out / "windows.html",
+            f"wirestream demo: {args.ticks:,} trades via {args.source}, windows per symbol",
+        )
+        print(f"\nchart of the windows: {chart.resolve()}")
     spark.stop()
     return 0 if seen.ok else 1
 

@@ -22,7 +22,7 @@ import jinja2
 from wirestream.codegen.targets.jinja import environment
 from wirestream.codegen.frontend.model import INT_TYPES, WILDCARD, Cond, IntType, Protocol
 from wirestream.codegen.targets.typescript.fit import fit_lines
-from wirestream.codegen.targets.typescript.machines import render_ts_machines
+from wirestream.codegen.targets.typescript.machines import render_ts_machines, ts_class
 from wirestream.codegen.targets.typescript.package import RUNTIME, render_ts_package
 from wirestream.codegen.plan.codec import (
     ArrayStep,
@@ -188,7 +188,7 @@ def element_type(element: ElementPlan) -> str:
         return enum_type(element.value)
     if element.kind == "bytes":
         assert element.bytes is not None
-        base = "string" if element.bytes.string else "Uint8Array"
+        base = "string" if element.bytes.string else "Uint8Array<ArrayBuffer>"
         return f"{base} | null" if element.bytes.nullable else base
     assert element.ref is not None
     return element.ref
@@ -204,7 +204,7 @@ def attr_type(attr: AttrPlan) -> str:
     elif attr.kind == "bool":
         base = "boolean"
     elif attr.kind == "bytes":
-        base = "Uint8Array"
+        base = "Uint8Array<ArrayBuffer>"
     elif attr.kind == "string":
         base = "string"
     elif attr.kind == "ref":
@@ -663,7 +663,7 @@ _ENV = environment(
     filters=dict(camel=camel, lit=lit, dec=dec, ts_names=ts_names, view_get=view_get,
                  view_set=view_set, read_at=read_at, write_at=write_at, attr_type=attr_type,
                  attr_default=attr_default, element_type=element_type, enum_type=enum_type,
-                 array_of=array_of, expr=expr,
+                 array_of=array_of, expr=expr, ts_class=ts_class,
                  code_key=code_key, js=js_string, js_char=js_char, doc=doc_comment, cond=cond,
                  float_read=float_read, float_write=float_write),
     tests=dict(big=is_big),
@@ -676,7 +676,7 @@ _ENV = environment(
 
 # Runtime names a codec imports only when its code uses them (so that the codecs of IDLs
 # without the constructs that need them stay as they were).
-_OPTIONAL_IMPORTS = ("InvalidString", "RuleViolation", "f32Bits", "f32FromBits", "floorDiv",
+_OPTIONAL_IMPORTS = ("InvalidString", "RuleViolation", "f32Bits", "f32FromBits", "floorDiv", "frameName",
                      "readLenenc", "readLenencOrNull", "readVbi", "readZigzag", "xor")  # fmt: skip
 _IMPORTS_MARK = "  //@@optional-imports@@\n"
 _IMPORT_BLOCK = re.compile(r"^import \{\n((?:  .*\n)+)\} from ", re.MULTILINE)

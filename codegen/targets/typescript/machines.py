@@ -21,7 +21,20 @@ from wirestream.codegen.targets.jinja import environment
 from wirestream.codegen.plan.machines import MachinesPlan, MachinesTarget
 from wirestream.codegen.frontend.model import Protocol
 
-__all__ = ["camel", "render_ts_machines", "ts_method"]
+__all__ = ["camel", "render_ts_machines", "ts_class", "ts_method"]
+
+# The ECMAScript built-ins a class of that name would shadow in its module and in every
+# module that imports it by name (RSocket's ERROR frame is `Error` in Python): such a
+# frame class is `<Name>Frame` in TypeScript. Its messages keep the Python name (the
+# class's static NAME), so errors read the same in both languages. DOM names (Request,
+# Response) are not here: they exist in browsers only and no generated module uses them.
+JS_BUILTINS: frozenset[str] = frozenset({
+    "AggregateError", "Array", "ArrayBuffer", "Atomics", "BigInt", "Boolean", "DataView",
+    "Date", "Error", "EvalError", "Function", "Iterator", "JSON", "Map", "Math", "Number",
+    "Object", "Promise", "Proxy", "RangeError", "ReferenceError", "Reflect", "RegExp", "Set",
+    "String", "Symbol", "SyntaxError", "TypeError", "URIError", "WeakMap", "WeakRef",
+    "WeakSet",
+})  # fmt: skip
 
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*\Z")
 
@@ -30,6 +43,11 @@ def camel(name: str) -> str:
     """An IDL snake_case name as the TypeScript codec's field: ``stream_id`` -> ``streamId``."""
     first, *rest = name.split("_")
     return first + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def ts_class(name: str) -> str:
+    """A frame class's TypeScript name: its IDL (and Python) name unless that is a JS built-in."""
+    return name + "Frame" if name in JS_BUILTINS else name
 
 
 def ts_method(words: tuple[str, ...]) -> str:
@@ -65,8 +83,8 @@ def wrap(text: str, width: int) -> list[str]:
 
 _ENV = environment(
     Path(__file__).parent / "templates",
-    filters=dict(camel=camel, ts_method=ts_method, ts_string=ts_string, ts_key=ts_key,
-                 ts_doc=ts_doc, wrap=wrap),
+    filters=dict(camel=camel, ts_class=ts_class, ts_method=ts_method, ts_string=ts_string,
+                 ts_key=ts_key, ts_doc=ts_doc, wrap=wrap),
 )  # fmt: skip
 
 

@@ -45,14 +45,15 @@
  *   their first row's outcome (its guard is not consulted, as in Python); none: illegal.
  *   Sending illegally throws IllegalSend (our fault), receiving illegally
  *   UnexpectedFrame (the peer's), with Python's message and fields (machine, role,
- *   state, frame = `frame.constructor.name`, spec).
+ *   state, frame = the frame class's static NAME, spec).
  * - The statics are read once per instance, from `new.target`.
  */
 
 import { IllegalSend, UnexpectedFrame } from "./errors.js";
+import { frameClassName, frameName } from "./wire.js";
 
 /** The key of a state's `*` rows: any frame no specific row matched. */
-export const ANY: unique symbol = Symbol("ANY");
+export const ANY: unique symbol = /* @__PURE__ */ Symbol("ANY");
 
 /** The outcome of a row the spec says to ignore (the frame is dropped). */
 export class Ignore {
@@ -61,7 +62,7 @@ export class Ignore {
   }
 }
 
-export const IGNORE: Ignore = new Ignore();
+export const IGNORE: Ignore = /* @__PURE__ */ new Ignore();
 
 /** The outcome of a row the IDL marks as an error, with its reason and citation. */
 export class Illegal {
@@ -105,7 +106,7 @@ export function table<S extends string>(
       states.set(state, byKey);
     }
     if (byKey.has(key)) {
-      const name = key === ANY ? "ANY" : key.name;
+      const name = key === ANY ? "ANY" : frameClassName(key);
       throw new Error(`machine table: two entries for (${state}, ${name})`);
     }
     byKey.set(key, rows);
@@ -126,7 +127,7 @@ export interface MachineSpec<S extends string> {
   readonly HANDLERS?: Handlers;
 }
 
-const NO_ROWS: StateRows<never> = new Map();
+const NO_ROWS: StateRows<never> = /* @__PURE__ */ new Map();
 
 /** One instance of a machine (a connection, a stream, ...) as seen by one role. */
 export abstract class StateMachine<S extends string> {
@@ -231,7 +232,7 @@ export abstract class StateMachine<S extends string> {
     frame: object,
     outcome: Illegal | null,
   ): E {
-    const name = frame.constructor.name;
+    const name = frameName(frame);
     const where = `role=${this.role} and state=${this.state} (machine ${this.definition.NAME})`;
     let message: string;
     let spec: string;

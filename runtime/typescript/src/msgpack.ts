@@ -34,7 +34,7 @@ export class MpFloat {
 export class MpExt {
   constructor(
     readonly type: number,
-    readonly data: Uint8Array,
+    readonly data: Uint8Array<ArrayBuffer>,
   ) {}
 }
 
@@ -45,12 +45,15 @@ const U32_LIMIT = 0x1_0000_0000;
 const I64_MIN = -(1n << 63n);
 const U64_MAX = (1n << 64n) - 1n;
 
-const ENCODER = new Encoder({ useBigInt64: true });
+// Built on first use, not at import: the runtime is side-effect free (package.json
+// `sideEffects: false`), so a bundle that never packs MessagePack drops @msgpack/msgpack.
+let encoder: Encoder | undefined;
 
 /** Pack `value` as Python's `msgpack.packb(value, use_bin_type=True)` does, byte for byte. */
-export function mpPack(value: unknown): Uint8Array {
+export function mpPack(value: unknown): Uint8Array<ArrayBuffer> {
   try {
-    return ENCODER.encode(normalize(value, 0));
+    encoder ??= new Encoder({ useBigInt64: true });
+    return encoder.encode(normalize(value, 0));
   } catch (error) {
     if (error instanceof EncodeError) {
       throw error;
@@ -150,12 +153,12 @@ export function streamLimits(maxBufferSize: number): MsgpackLimits {
 }
 
 const MAX_DEPTH = 1024; // the C unpacker's stack: deeper nesting is an error
-const STR = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const STR = /* @__PURE__ */ new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 class Cursor {
   readonly view: DataView;
   constructor(
-    readonly data: Uint8Array,
+    readonly data: Uint8Array<ArrayBuffer>,
     public pos: number,
     readonly end: number,
     readonly limits: MsgpackLimits,
@@ -187,7 +190,7 @@ function malformed(detail: string): MalformedMsgpack {
  * input ends inside it, MalformedMsgpack when it cannot be MessagePack.
  */
 export function decodeOneMsgpack(
-  data: Uint8Array,
+  data: Uint8Array<ArrayBuffer>,
   pos: number,
   end: number,
   limits: MsgpackLimits,
@@ -198,7 +201,7 @@ export function decodeOneMsgpack(
 }
 
 /** Unpack exactly one MessagePack object, as runtime/_support.msgpack_unpack does. */
-export function mpUnpack(data: Uint8Array): unknown {
+export function mpUnpack(data: Uint8Array<ArrayBuffer>): unknown {
   let value: unknown;
   let stop: number;
   try {
@@ -331,7 +334,7 @@ function readValue(c: Cursor, depth: number): unknown {
   }
 }
 
-function readBin(c: Cursor, size: number): Uint8Array {
+function readBin(c: Cursor, size: number): Uint8Array<ArrayBuffer> {
   c.need(size);
   const start = c.pos;
   c.pos += size;
@@ -392,7 +395,7 @@ function readArray(c: Cursor, size: number, depth: number): unknown[] {
   return items;
 }
 
-function readMap(c: Cursor, size: number, depth: number): Map<string | Uint8Array, unknown> {
+function readMap(c: Cursor, size: number, depth: number): Map<string | Uint8Array<ArrayBuffer>, unknown> {
   if (size > c.limits.map) {
     throw malformed(`${size} exceeds max_map_len(${c.limits.map})`);
   }
@@ -400,13 +403,13 @@ function readMap(c: Cursor, size: number, depth: number): Map<string | Uint8Arra
     throw malformed("");
   }
   c.need(2 * size);
-  const map = new Map<string | Uint8Array, unknown>();
+  const map = new Map<string | Uint8Array<ArrayBuffer>, unknown>();
   for (let i = 0; i < size; i++) {
     const key = readValue(c, depth + 1);
     if (typeof key !== "string" && !(key instanceof Uint8Array)) {
       throw malformed(`${pythonType(key)} is not allowed for map key when strict_map_key=True`);
     }
-    map.set(key, readValue(c, depth + 1));
+    map.set(key as string | Uint8Array<ArrayBuffer>, readValue(c, depth + 1)); // a view of the input
   }
   return map;
 }
@@ -433,7 +436,7 @@ export function pythonType(value: unknown): string {
       if (value instanceof Map) return "dict";
       if (value instanceof MpFloat) return "float";
       if (value instanceof MpExt) return value.type === -1 ? "Timestamp" : "ExtType";
-      return value.constructor?.name ?? "object";
+      return "object"; // nothing else comes out of readValue; no constructor.name (minified)
     default:
       return typeof value;
   }
@@ -479,11 +482,11 @@ export function mpBool(v: unknown, what: string): boolean {
   return v;
 }
 
-export function mpBytes(v: unknown, what: string): Uint8Array {
+export function mpBytes(v: unknown, what: string): Uint8Array<ArrayBuffer> {
   if (!(v instanceof Uint8Array)) {
     throw new MalformedMsgpack(`${what}: expected bin, got ${pythonType(v)}`);
   }
-  return v;
+  return v as Uint8Array<ArrayBuffer>; // mpUnpack's bin: a view of its (ArrayBuffer) input
 }
 
 export function mpStr(v: unknown, what: string): string {

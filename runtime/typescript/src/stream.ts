@@ -15,7 +15,7 @@ import { decodeOneMsgpack, NeedMore, streamLimits } from "./msgpack.js";
 
 /** A generated codec's `decodeAt`: one frame in `data[pos:end]` -> [frame, its end]. */
 export type DecodeAt<F, C> = (
-  data: Uint8Array,
+  data: Uint8Array<ArrayBuffer>,
   pos: number,
   end: number,
   ctx: C | undefined,
@@ -31,7 +31,7 @@ export interface StreamOptions<C> {
   sender?: "client" | "server";
 }
 
-const EMPTY = new Uint8Array(0);
+const EMPTY = /* @__PURE__ */ new Uint8Array(0);
 
 /** What the stream decoders share: limits, context and the chunks not consumed yet. */
 abstract class ChunkBuffer<F, C> {
@@ -45,7 +45,7 @@ abstract class ChunkBuffer<F, C> {
    */
   afterFrame: ((frame: F, size: number) => void) | null = null;
   protected broken: ProtocolError | null = null;
-  private chunks: Uint8Array[] = [];
+  private chunks: Uint8Array<ArrayBuffer>[] = [];
   private size = 0;
 
   constructor(defaultMax: number, options: StreamOptions<C> | undefined) {
@@ -60,7 +60,7 @@ abstract class ChunkBuffer<F, C> {
   }
 
   /** Add a chunk; returns the number of bytes now held. */
-  protected add(chunk: Uint8Array): number {
+  protected add(chunk: Uint8Array<ArrayBuffer>): number {
     if (chunk.length > 0) {
       this.chunks.push(chunk);
       this.size += chunk.length;
@@ -69,7 +69,7 @@ abstract class ChunkBuffer<F, C> {
   }
 
   /** Everything held, as one array (the chunk itself when there is one). */
-  protected joined(): Uint8Array {
+  protected joined(): Uint8Array<ArrayBuffer> {
     const chunks = this.chunks;
     if (chunks.length === 1) {
       return chunks[0]!;
@@ -88,7 +88,7 @@ abstract class ChunkBuffer<F, C> {
   }
 
   /** Keep `data[pos:]` (the start of a frame still arriving), drop the rest. */
-  protected keep(data: Uint8Array, pos: number): void {
+  protected keep(data: Uint8Array<ArrayBuffer>, pos: number): void {
     if (pos >= data.length) {
       this.chunks = [];
       this.size = 0;
@@ -125,7 +125,7 @@ export class LengthPrefixedDecoder<F, C> extends ChunkBuffer<F, C> {
   }
 
   /** Add bytes from the stream; return every frame they complete, in order. */
-  feed(chunk: Uint8Array): F[] {
+  feed(chunk: Uint8Array<ArrayBuffer>): F[] {
     if (this.broken !== null) {
       throw this.broken;
     }
@@ -217,7 +217,7 @@ export class SelfDelimitingDecoder<F, C> extends ChunkBuffer<F, C> {
   }
 
   /** Add bytes from the stream; return every frame they complete, in order. */
-  feed(chunk: Uint8Array): F[] {
+  feed(chunk: Uint8Array<ArrayBuffer>): F[] {
     if (this.broken !== null) {
       throw this.broken;
     }
@@ -299,7 +299,7 @@ export class MsgpackDecoder<F, C> extends ChunkBuffer<F, C> {
   }
 
   /** Add bytes from the stream; return every frame they complete, in order. */
-  feed(chunk: Uint8Array): F[] {
+  feed(chunk: Uint8Array<ArrayBuffer>): F[] {
     if (this.broken !== null) {
       throw this.broken;
     }

@@ -14,11 +14,11 @@ export const U64_MAX = 0xffff_ffff_ffff_ffffn;
 
 /** A cursor over bytes: generated decoders read `data` through `view` from `pos` on. */
 export class Reader {
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
   pos: number;
   private _view: DataView | undefined;
 
-  constructor(data: Uint8Array, pos = 0) {
+  constructor(data: Uint8Array<ArrayBuffer>, pos = 0) {
     this.data = data;
     this.pos = pos;
     this._view = undefined;
@@ -198,7 +198,7 @@ export function floorDiv(a: bigint, b: bigint): bigint {
 // bits to the top of binary64's 52 (where the quiet bit sits in both), not by
 // DataView.getFloat32, which turns a signalling NaN quiet.
 
-const SCRATCH = new DataView(new ArrayBuffer(8));
+const SCRATCH = /* @__PURE__ */ new DataView(new ArrayBuffer(8));
 
 /** The number of binary32 `bits`; NaN payloads kept bit for bit. */
 export function f32FromBits(bits: number): number {
@@ -279,11 +279,11 @@ export function readVarU64(r: Reader, end: number): bigint {
 
 // fatal: invalid UTF-8 throws (Python's strict decode); ignoreBOM: a leading U+FEFF is
 // kept as a character, as Python's "utf-8" codec keeps it.
-const DECODER = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-const ENCODER = new TextEncoder();
+const DECODER = /* @__PURE__ */ new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const ENCODER = /* @__PURE__ */ new TextEncoder();
 
 /** Decode a UTF-8 string field, naming the field when it is not UTF-8 (InvalidString). */
-export function utf8(data: Uint8Array, what: string): string {
+export function utf8(data: Uint8Array<ArrayBuffer>, what: string): string {
   try {
     return DECODER.decode(data);
   } catch {
@@ -293,7 +293,7 @@ export function utf8(data: Uint8Array, what: string): string {
 }
 
 /** UTF-8 bytes of `text` (a lone surrogate becomes U+FFFD, TextEncoder's rule). */
-export function utf8Bytes(text: string): Uint8Array {
+export function utf8Bytes(text: string): Uint8Array<ArrayBuffer> {
   return ENCODER.encode(text);
 }
 
@@ -311,7 +311,7 @@ export interface Utf8Error {
  * valid. Only called once TextDecoder has refused the bytes (the error path), so that
  * messages match Python's (`invalid start byte` ...).
  */
-export function utf8Error(data: Uint8Array): Utf8Error | null {
+export function utf8Error(data: Uint8Array<ArrayBuffer>): Utf8Error | null {
   const n = data.length;
   let i = 0;
   while (i < n) {
@@ -359,7 +359,7 @@ export function utf8Error(data: Uint8Array): Utf8Error | null {
  * masked payload, e.g. WebSocket's 4-byte key (_support.xor over the key's to_bytes). A
  * new array: the decoded field never aliases the input.
  */
-export function xor(data: Uint8Array, key: number | bigint, size: number, little: boolean): Uint8Array {
+export function xor(data: Uint8Array<ArrayBuffer>, key: number | bigint, size: number, little: boolean): Uint8Array<ArrayBuffer> {
   const mask = new Uint8Array(size);
   let rest = BigInt.asUintN(8 * size, BigInt(key));
   for (let i = 0; i < size; i++) {
@@ -380,11 +380,32 @@ export function xor(data: Uint8Array, key: number | bigint, size: number, little
  * against its IDL type first (with the field's name in the EncodeError), as Python's do.
  * Values are written big-endian, little-endian by the `*le` methods.
  */
+// --- names -------------------------------------------------------------------------------
+
+/**
+ * A frame class's name in messages: its static `NAME`, Python's class name, which every
+ * generated frame class has. Not `constructor.name`: bundlers rename classes (`Error2`,
+ * `Cancel2`) and minifiers mangle them (`"J"`), and RSocket's `ErrorFrame` is `Error` in
+ * Python. A hand-written class without `NAME` falls back to its function name.
+ */
+export function frameClassName(cls: object): string {
+  const name = (cls as { NAME?: unknown }).NAME;
+  if (typeof name === "string") {
+    return name;
+  }
+  return typeof cls === "function" ? cls.name : "object";
+}
+
+/** The name of `frame`'s class in messages (`frameClassName`). */
+export function frameName(frame: object): string {
+  return frameClassName(frame.constructor);
+}
+
 /** The pooled writer's slab size: many small frames per allocation. */
 const SLAB_SIZE = 64 * 1024;
 
 export class Writer {
-  buf: Uint8Array;
+  buf: Uint8Array<ArrayBuffer>;
   view: DataView;
   pos: number;
 
@@ -408,10 +429,15 @@ export class Writer {
    * later write touches (as Node's `Buffer` pool hands out slices of 8 KiB slabs), so an
    * encode costs no copy and no allocation but the view. A full slab is left to the views
    * that still use it and a new one is taken.
+   *
+   * Posting such a view to a worker: a structured clone copies the whole slab (64 KiB),
+   * and transferring its buffer detaches the slab under every other view of it. Post what
+   * a generated `encodeOwned` returns (a copy in a buffer of its own) instead. A slab someone detached
+   * anyway is replaced here, so later encodes go on working.
    */
   static shared(): Writer {
     let writer = Writer.sharedWriter;
-    if (writer === undefined) {
+    if (writer === undefined || writer.buf.byteLength === 0) {
       writer = new Writer(SLAB_SIZE, true);
       Writer.sharedWriter = writer;
     }
@@ -559,7 +585,7 @@ export class Writer {
     this.pos += 8;
   }
 
-  bytes(b: Uint8Array): void {
+  bytes(b: Uint8Array<ArrayBuffer>): void {
     this.ensure(b.length);
     this.buf.set(b, this.pos);
     this.pos += b.length;
@@ -704,7 +730,7 @@ export class Writer {
 
   /** What was written since `start`: a copy, or in the pooled writer a view that stays
    * valid (the next value starts after it). */
-  finish(): Uint8Array {
+  finish(): Uint8Array<ArrayBuffer> {
     if (!this.pooled) {
       return this.buf.slice(this.start, this.pos);
     }

@@ -20,6 +20,7 @@ import {
   Truncated,
   UnknownFrameType,
   Writer,
+  frameName,
   readVarU64,
   readVarint,
   utf8,
@@ -91,7 +92,9 @@ export interface MainCreditInit {
  * Code: 0; sent by: any.
  */
 export class MainCredit {
-  static readonly FRAME_TYPE = FrameType.MAIN_CREDIT;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "MainCredit";
+  static readonly FRAME_TYPE: FrameType.MAIN_CREDIT = 0;
   static readonly SENDER = "any";
 
   /** Additional top-level credit, in bytes. */
@@ -106,7 +109,7 @@ export class MainCredit {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -141,7 +144,9 @@ export interface CloseInit {
  * Code: 1; sent by: any.
  */
 export class Close {
-  static readonly FRAME_TYPE = FrameType.CLOSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Close";
+  static readonly FRAME_TYPE: FrameType.CLOSE = 1;
   static readonly SENDER = "any";
 
   constructor(init: CloseInit = {}) {
@@ -152,7 +157,7 @@ export class Close {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -184,7 +189,9 @@ export interface MinimumInit {
  * Code: 2; sent by: any.
  */
 export class Minimum {
-  static readonly FRAME_TYPE = FrameType.MINIMUM;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Minimum";
+  static readonly FRAME_TYPE: FrameType.MINIMUM = 2;
   static readonly SENDER = "any";
 
   /** Minimum workable top-level credit, in bytes. */
@@ -199,7 +206,7 @@ export class Minimum {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -235,7 +242,9 @@ export interface CancelAllInit {
  * Code: 3; sent by: any.
  */
 export class CancelAll {
-  static readonly FRAME_TYPE = FrameType.CANCEL_ALL;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "CancelAll";
+  static readonly FRAME_TYPE: FrameType.CANCEL_ALL = 3;
   static readonly SENDER = "any";
 
   constructor(init: CancelAllInit = {}) {
@@ -246,7 +255,7 @@ export class CancelAll {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -264,7 +273,7 @@ export class CancelAll {
 
 /** The fields of a Message; each one left out takes its default. */
 export interface MessageInit {
-  payload?: Uint8Array;
+  payload?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -277,11 +286,13 @@ export interface MessageInit {
  * Code: 4; sent by: any.
  */
 export class Message {
-  static readonly FRAME_TYPE = FrameType.MESSAGE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Message";
+  static readonly FRAME_TYPE: FrameType.MESSAGE = 4;
   static readonly SENDER = "any";
 
   /** The message. */
-  payload: Uint8Array;
+  payload: Uint8Array<ArrayBuffer>;
 
   constructor(init: MessageInit = {}) {
     this.payload = init.payload ?? new Uint8Array(0);
@@ -292,7 +303,7 @@ export class Message {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -320,7 +331,7 @@ export class Message {
 
 /** The fields of a Messages; each one left out takes its default. */
 export interface MessagesInit {
-  payloads?: Uint8Array[];
+  payloads?: Uint8Array<ArrayBuffer>[];
 }
 
 /**
@@ -334,11 +345,13 @@ export interface MessagesInit {
  * Code: 5; sent by: any.
  */
 export class Messages {
-  static readonly FRAME_TYPE = FrameType.MESSAGES;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Messages";
+  static readonly FRAME_TYPE: FrameType.MESSAGES = 5;
   static readonly SENDER = "any";
 
   /** The messages. */
-  payloads: Uint8Array[];
+  payloads: Uint8Array<ArrayBuffer>[];
 
   constructor(init: MessagesInit = {}) {
     this.payloads = init.payloads ?? [];
@@ -349,7 +362,7 @@ export class Messages {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -392,7 +405,7 @@ export class Messages {
 /** The fields of a Request; each one left out takes its default. */
 export interface RequestInit {
   reqId?: bigint;
-  payload?: Uint8Array;
+  payload?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -405,13 +418,15 @@ export interface RequestInit {
  * Code: 6; sent by: any.
  */
 export class Request {
-  static readonly FRAME_TYPE = FrameType.REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Request";
+  static readonly FRAME_TYPE: FrameType.REQUEST = 6;
   static readonly SENDER = "any";
 
   /** Request id chosen by the sender. */
   reqId: bigint;
   /** The request. */
-  payload: Uint8Array;
+  payload: Uint8Array<ArrayBuffer>;
 
   constructor(init: RequestInit = {}) {
     this.reqId = init.reqId ?? 0n;
@@ -423,7 +438,7 @@ export class Request {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -456,7 +471,7 @@ export class Request {
 /** The fields of a Requests; each one left out takes its default. */
 export interface RequestsInit {
   initialReqId?: bigint;
-  payloads?: Uint8Array[];
+  payloads?: Uint8Array<ArrayBuffer>[];
 }
 
 /**
@@ -471,13 +486,15 @@ export interface RequestsInit {
  * Code: 7; sent by: any.
  */
 export class Requests {
-  static readonly FRAME_TYPE = FrameType.REQUESTS;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Requests";
+  static readonly FRAME_TYPE: FrameType.REQUESTS = 7;
   static readonly SENDER = "any";
 
   /** Id of the first request; the following ones are consecutive. */
   initialReqId: bigint;
   /** The requests, in id order. */
-  payloads: Uint8Array[];
+  payloads: Uint8Array<ArrayBuffer>[];
 
   constructor(init: RequestsInit = {}) {
     this.initialReqId = init.initialReqId ?? 0n;
@@ -489,7 +506,7 @@ export class Requests {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -550,7 +567,9 @@ export interface RequestCancelInit {
  * Code: 8; sent by: any.
  */
 export class RequestCancel {
-  static readonly FRAME_TYPE = FrameType.REQUEST_CANCEL;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "RequestCancel";
+  static readonly FRAME_TYPE: FrameType.REQUEST_CANCEL = 8;
   static readonly SENDER = "any";
 
   /** Id of the cancelled request. */
@@ -565,7 +584,7 @@ export class RequestCancel {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -588,7 +607,7 @@ export class RequestCancel {
 /** The fields of a Response; each one left out takes its default. */
 export interface ResponseInit {
   reqId?: bigint;
-  payload?: Uint8Array;
+  payload?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -600,13 +619,15 @@ export interface ResponseInit {
  * Code: 9; sent by: any.
  */
 export class Response {
-  static readonly FRAME_TYPE = FrameType.RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Response";
+  static readonly FRAME_TYPE: FrameType.RESPONSE = 9;
   static readonly SENDER = "any";
 
   /** Id of the request answered. */
   reqId: bigint;
   /** The response. */
-  payload: Uint8Array;
+  payload: Uint8Array<ArrayBuffer>;
 
   constructor(init: ResponseInit = {}) {
     this.reqId = init.reqId ?? 0n;
@@ -618,7 +639,7 @@ export class Response {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -651,7 +672,7 @@ export class Response {
 /** The fields of a ResponseError; each one left out takes its default. */
 export interface ResponseErrorInit {
   reqId?: bigint;
-  payload?: Uint8Array;
+  payload?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -664,13 +685,15 @@ export interface ResponseErrorInit {
  * Code: 10; sent by: any.
  */
 export class ResponseError {
-  static readonly FRAME_TYPE = FrameType.RESPONSE_ERROR;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "ResponseError";
+  static readonly FRAME_TYPE: FrameType.RESPONSE_ERROR = 0xa;
   static readonly SENDER = "any";
 
   /** Id of the request answered. */
   reqId: bigint;
   /** The error. */
-  payload: Uint8Array;
+  payload: Uint8Array<ArrayBuffer>;
 
   constructor(init: ResponseErrorInit = {}) {
     this.reqId = init.reqId ?? 0n;
@@ -682,7 +705,7 @@ export class ResponseError {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -716,7 +739,7 @@ export class ResponseError {
 export interface CreateStreamInit {
   innerId?: bigint;
   credit?: bigint;
-  payload?: Uint8Array;
+  payload?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -729,7 +752,9 @@ export interface CreateStreamInit {
  * Code: 11; sent by: any.
  */
 export class CreateStream {
-  static readonly FRAME_TYPE = FrameType.CREATE_STREAM;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "CreateStream";
+  static readonly FRAME_TYPE: FrameType.CREATE_STREAM = 0xb;
   static readonly SENDER = "any";
 
   /** Id of the new stream, chosen by the sender. */
@@ -737,7 +762,7 @@ export class CreateStream {
   /** Initial inner credit for the peer's items, in bytes. */
   credit: bigint;
   /** Application data describing the stream. */
-  payload: Uint8Array;
+  payload: Uint8Array<ArrayBuffer>;
 
   constructor(init: CreateStreamInit = {}) {
     this.innerId = init.innerId ?? 0n;
@@ -750,7 +775,7 @@ export class CreateStream {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -789,7 +814,7 @@ export class CreateStream {
 /** The fields of a CreateSink; each one left out takes its default. */
 export interface CreateSinkInit {
   innerId?: bigint;
-  payload?: Uint8Array;
+  payload?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -803,13 +828,15 @@ export interface CreateSinkInit {
  * Code: 12; sent by: any.
  */
 export class CreateSink {
-  static readonly FRAME_TYPE = FrameType.CREATE_SINK;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "CreateSink";
+  static readonly FRAME_TYPE: FrameType.CREATE_SINK = 0xc;
   static readonly SENDER = "any";
 
   /** Id of the new sink, chosen by the sender. */
   innerId: bigint;
   /** Application data describing the sink. */
-  payload: Uint8Array;
+  payload: Uint8Array<ArrayBuffer>;
 
   constructor(init: CreateSinkInit = {}) {
     this.innerId = init.innerId ?? 0n;
@@ -821,7 +848,7 @@ export class CreateSink {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -854,8 +881,8 @@ export class CreateSink {
 /** The fields of a GreedySink; each one left out takes its default. */
 export interface GreedySinkInit {
   innerId?: bigint;
-  payload?: Uint8Array;
-  items?: Uint8Array[];
+  payload?: Uint8Array<ArrayBuffer>;
+  items?: Uint8Array<ArrayBuffer>[];
 }
 
 /**
@@ -873,15 +900,17 @@ export interface GreedySinkInit {
  * Code: 13; sent by: any.
  */
 export class GreedySink {
-  static readonly FRAME_TYPE = FrameType.GREEDY_SINK;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "GreedySink";
+  static readonly FRAME_TYPE: FrameType.GREEDY_SINK = 0xd;
   static readonly SENDER = "any";
 
   /** Id of the new sink, chosen by the sender. */
   innerId: bigint;
   /** Application data describing the sink. */
-  payload: Uint8Array;
+  payload: Uint8Array<ArrayBuffer>;
   /** Items sent down the sink at once. */
-  items: Uint8Array[];
+  items: Uint8Array<ArrayBuffer>[];
 
   constructor(init: GreedySinkInit = {}) {
     this.innerId = init.innerId ?? 0n;
@@ -894,7 +923,7 @@ export class GreedySink {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -952,7 +981,7 @@ export class GreedySink {
 export interface CreateDuplexInit {
   innerId?: bigint;
   credit?: bigint;
-  payload?: Uint8Array;
+  payload?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -966,7 +995,9 @@ export interface CreateDuplexInit {
  * Code: 14; sent by: any.
  */
 export class CreateDuplex {
-  static readonly FRAME_TYPE = FrameType.CREATE_DUPLEX;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "CreateDuplex";
+  static readonly FRAME_TYPE: FrameType.CREATE_DUPLEX = 0xe;
   static readonly SENDER = "any";
 
   /** Id of the new duplex, chosen by the sender. */
@@ -974,7 +1005,7 @@ export class CreateDuplex {
   /** Initial inner credit for the stream half, in bytes. */
   credit: bigint;
   /** Application data describing the duplex. */
-  payload: Uint8Array;
+  payload: Uint8Array<ArrayBuffer>;
 
   constructor(init: CreateDuplexInit = {}) {
     this.innerId = init.innerId ?? 0n;
@@ -987,7 +1018,7 @@ export class CreateDuplex {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1027,8 +1058,8 @@ export class CreateDuplex {
 export interface GreedyDuplexInit {
   innerId?: bigint;
   credit?: bigint;
-  payload?: Uint8Array;
-  items?: Uint8Array[];
+  payload?: Uint8Array<ArrayBuffer>;
+  items?: Uint8Array<ArrayBuffer>[];
 }
 
 /**
@@ -1043,7 +1074,9 @@ export interface GreedyDuplexInit {
  * Code: 15; sent by: any.
  */
 export class GreedyDuplex {
-  static readonly FRAME_TYPE = FrameType.GREEDY_DUPLEX;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "GreedyDuplex";
+  static readonly FRAME_TYPE: FrameType.GREEDY_DUPLEX = 0xf;
   static readonly SENDER = "any";
 
   /** Id of the new duplex, chosen by the sender. */
@@ -1051,9 +1084,9 @@ export class GreedyDuplex {
   /** Initial inner credit for the stream half, in bytes. */
   credit: bigint;
   /** Application data describing the duplex. */
-  payload: Uint8Array;
+  payload: Uint8Array<ArrayBuffer>;
   /** Items sent down the sink half at once. */
-  items: Uint8Array[];
+  items: Uint8Array<ArrayBuffer>[];
 
   constructor(init: GreedyDuplexInit = {}) {
     this.innerId = init.innerId ?? 0n;
@@ -1067,7 +1100,7 @@ export class GreedyDuplex {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1143,7 +1176,9 @@ export interface InnerCreditInit {
  * Code: 16; sent by: any.
  */
 export class InnerCredit {
-  static readonly FRAME_TYPE = FrameType.INNER_CREDIT;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "InnerCredit";
+  static readonly FRAME_TYPE: FrameType.INNER_CREDIT = 0x10;
   static readonly SENDER = "any";
 
   /** Id of the sink/stream/duplex. */
@@ -1161,7 +1196,7 @@ export class InnerCredit {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1201,7 +1236,9 @@ export interface InnerCancelInit {
  * Code: 17; sent by: any.
  */
 export class InnerCancel {
-  static readonly FRAME_TYPE = FrameType.INNER_CANCEL;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "InnerCancel";
+  static readonly FRAME_TYPE: FrameType.INNER_CANCEL = 0x11;
   static readonly SENDER = "any";
 
   /** Id of the sink/stream/duplex. */
@@ -1216,7 +1253,7 @@ export class InnerCancel {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1241,7 +1278,7 @@ export class InnerCancel {
 /** The fields of a InnerItem; each one left out takes its default. */
 export interface InnerItemInit {
   innerId?: bigint;
-  payload?: Uint8Array;
+  payload?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -1254,13 +1291,15 @@ export interface InnerItemInit {
  * Code: 18; sent by: any.
  */
 export class InnerItem {
-  static readonly FRAME_TYPE = FrameType.INNER_ITEM;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "InnerItem";
+  static readonly FRAME_TYPE: FrameType.INNER_ITEM = 0x12;
   static readonly SENDER = "any";
 
   /** Id of the sink/stream/duplex (the seed's stream_id). */
   innerId: bigint;
   /** The item. */
-  payload: Uint8Array;
+  payload: Uint8Array<ArrayBuffer>;
 
   constructor(init: InnerItemInit = {}) {
     this.innerId = init.innerId ?? 0n;
@@ -1272,7 +1311,7 @@ export class InnerItem {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1305,7 +1344,7 @@ export class InnerItem {
 /** The fields of a InnerItems; each one left out takes its default. */
 export interface InnerItemsInit {
   innerId?: bigint;
-  payloads?: Uint8Array[];
+  payloads?: Uint8Array<ArrayBuffer>[];
 }
 
 /**
@@ -1318,13 +1357,15 @@ export interface InnerItemsInit {
  * Code: 19; sent by: any.
  */
 export class InnerItems {
-  static readonly FRAME_TYPE = FrameType.INNER_ITEMS;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "InnerItems";
+  static readonly FRAME_TYPE: FrameType.INNER_ITEMS = 0x13;
   static readonly SENDER = "any";
 
   /** Id of the sink/stream/duplex. */
   innerId: bigint;
   /** The items. */
-  payloads: Uint8Array[];
+  payloads: Uint8Array<ArrayBuffer>[];
 
   constructor(init: InnerItemsInit = {}) {
     this.innerId = init.innerId ?? 0n;
@@ -1336,7 +1377,7 @@ export class InnerItems {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1395,7 +1436,9 @@ export interface InnerEndInit {
  * Code: 20; sent by: any.
  */
 export class InnerEnd {
-  static readonly FRAME_TYPE = FrameType.INNER_END;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "InnerEnd";
+  static readonly FRAME_TYPE: FrameType.INNER_END = 0x14;
   static readonly SENDER = "any";
 
   /** Id of the sink/stream/duplex (the seed's stream_id). */
@@ -1410,7 +1453,7 @@ export class InnerEnd {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1433,7 +1476,7 @@ export class InnerEnd {
 /** The fields of a InnerError; each one left out takes its default. */
 export interface InnerErrorInit {
   innerId?: bigint;
-  payload?: Uint8Array;
+  payload?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -1446,13 +1489,15 @@ export interface InnerErrorInit {
  * Code: 21; sent by: any.
  */
 export class InnerError {
-  static readonly FRAME_TYPE = FrameType.INNER_ERROR;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "InnerError";
+  static readonly FRAME_TYPE: FrameType.INNER_ERROR = 0x15;
   static readonly SENDER = "any";
 
   /** Id of the sink/stream/duplex (the seed's stream_id). */
   innerId: bigint;
   /** The error. */
-  payload: Uint8Array;
+  payload: Uint8Array<ArrayBuffer>;
 
   constructor(init: InnerErrorInit = {}) {
     this.innerId = init.innerId ?? 0n;
@@ -1464,7 +1509,7 @@ export class InnerError {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1499,18 +1544,19 @@ export class InnerError {
  * Its length prefix let the decoder skip it; the receiver should ignore it.
  */
 export class UnknownFrame {
+  static readonly NAME = "UnknownFrame";
   /** The unknown type code. */
   code: number;
   /** The frame's bytes after the header. */
-  body: Uint8Array;
+  body: Uint8Array<ArrayBuffer>;
 
-  constructor(init: { code?: number; body?: Uint8Array } = {}) {
+  constructor(init: { code?: number; body?: Uint8Array<ArrayBuffer> } = {}) {
     this.code = init.code ?? 0;
     this.body = init.body ?? new Uint8Array(0);
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1604,7 +1650,7 @@ function _decodeCancelAll(r: Reader, end: number, ctx: Context | undefined): Can
 function _decodeMessage(r: Reader, end: number, ctx: Context | undefined): Message {
   const data = r.data;
   let pos = r.pos;
-  let v_payload: Uint8Array;
+  let v_payload: Uint8Array<ArrayBuffer>;
   {
     let n: number;
     {
@@ -1628,9 +1674,9 @@ function _decodeMessage(r: Reader, end: number, ctx: Context | undefined): Messa
 function _decodeMessages(r: Reader, end: number, ctx: Context | undefined): Messages {
   const data = r.data;
   let pos = r.pos;
-  let v_payloads: Uint8Array[];
+  let v_payloads: Uint8Array<ArrayBuffer>[];
   {
-    const items: Uint8Array[] = [];
+    const items: Uint8Array<ArrayBuffer>[] = [];
     let length: number;
     {
       let big: bigint;
@@ -1649,7 +1695,7 @@ function _decodeMessages(r: Reader, end: number, ctx: Context | undefined): Mess
     const stop = pos + length;
     try {
       while (pos < stop) {
-        let item: Uint8Array;
+        let item: Uint8Array<ArrayBuffer>;
         {
           let n: number;
           {
@@ -1691,7 +1737,7 @@ function _decodeRequest(r: Reader, end: number, ctx: Context | undefined): Reque
   v_reqId = readVarU64(r, end);
   pos = r.pos;
 
-  let v_payload: Uint8Array;
+  let v_payload: Uint8Array<ArrayBuffer>;
   {
     let n: number;
     {
@@ -1720,9 +1766,9 @@ function _decodeRequests(r: Reader, end: number, ctx: Context | undefined): Requ
   v_initialReqId = readVarU64(r, end);
   pos = r.pos;
 
-  let v_payloads: Uint8Array[];
+  let v_payloads: Uint8Array<ArrayBuffer>[];
   {
-    const items: Uint8Array[] = [];
+    const items: Uint8Array<ArrayBuffer>[] = [];
     let length: number;
     {
       let big: bigint;
@@ -1741,7 +1787,7 @@ function _decodeRequests(r: Reader, end: number, ctx: Context | undefined): Requ
     const stop = pos + length;
     try {
       while (pos < stop) {
-        let item: Uint8Array;
+        let item: Uint8Array<ArrayBuffer>;
         {
           let n: number;
           {
@@ -1795,7 +1841,7 @@ function _decodeResponse(r: Reader, end: number, ctx: Context | undefined): Resp
   v_reqId = readVarU64(r, end);
   pos = r.pos;
 
-  let v_payload: Uint8Array;
+  let v_payload: Uint8Array<ArrayBuffer>;
   {
     let n: number;
     {
@@ -1824,7 +1870,7 @@ function _decodeResponseError(r: Reader, end: number, ctx: Context | undefined):
   v_reqId = readVarU64(r, end);
   pos = r.pos;
 
-  let v_payload: Uint8Array;
+  let v_payload: Uint8Array<ArrayBuffer>;
   {
     let n: number;
     {
@@ -1858,7 +1904,7 @@ function _decodeCreateStream(r: Reader, end: number, ctx: Context | undefined): 
   v_credit = readVarU64(r, end);
   pos = r.pos;
 
-  let v_payload: Uint8Array;
+  let v_payload: Uint8Array<ArrayBuffer>;
   {
     let n: number;
     {
@@ -1887,7 +1933,7 @@ function _decodeCreateSink(r: Reader, end: number, ctx: Context | undefined): Cr
   v_innerId = readVarU64(r, end);
   pos = r.pos;
 
-  let v_payload: Uint8Array;
+  let v_payload: Uint8Array<ArrayBuffer>;
   {
     let n: number;
     {
@@ -1916,7 +1962,7 @@ function _decodeGreedySink(r: Reader, end: number, ctx: Context | undefined): Gr
   v_innerId = readVarU64(r, end);
   pos = r.pos;
 
-  let v_payload: Uint8Array;
+  let v_payload: Uint8Array<ArrayBuffer>;
   {
     let n: number;
     {
@@ -1933,9 +1979,9 @@ function _decodeGreedySink(r: Reader, end: number, ctx: Context | undefined): Gr
     pos += n;
   }
 
-  let v_items: Uint8Array[];
+  let v_items: Uint8Array<ArrayBuffer>[];
   {
-    const items: Uint8Array[] = [];
+    const items: Uint8Array<ArrayBuffer>[] = [];
     let length: number;
     {
       let big: bigint;
@@ -1954,7 +2000,7 @@ function _decodeGreedySink(r: Reader, end: number, ctx: Context | undefined): Gr
     const stop = pos + length;
     try {
       while (pos < stop) {
-        let item: Uint8Array;
+        let item: Uint8Array<ArrayBuffer>;
         {
           let n: number;
           {
@@ -2001,7 +2047,7 @@ function _decodeCreateDuplex(r: Reader, end: number, ctx: Context | undefined): 
   v_credit = readVarU64(r, end);
   pos = r.pos;
 
-  let v_payload: Uint8Array;
+  let v_payload: Uint8Array<ArrayBuffer>;
   {
     let n: number;
     {
@@ -2035,7 +2081,7 @@ function _decodeGreedyDuplex(r: Reader, end: number, ctx: Context | undefined): 
   v_credit = readVarU64(r, end);
   pos = r.pos;
 
-  let v_payload: Uint8Array;
+  let v_payload: Uint8Array<ArrayBuffer>;
   {
     let n: number;
     {
@@ -2052,9 +2098,9 @@ function _decodeGreedyDuplex(r: Reader, end: number, ctx: Context | undefined): 
     pos += n;
   }
 
-  let v_items: Uint8Array[];
+  let v_items: Uint8Array<ArrayBuffer>[];
   {
-    const items: Uint8Array[] = [];
+    const items: Uint8Array<ArrayBuffer>[] = [];
     let length: number;
     {
       let big: bigint;
@@ -2073,7 +2119,7 @@ function _decodeGreedyDuplex(r: Reader, end: number, ctx: Context | undefined): 
     const stop = pos + length;
     try {
       while (pos < stop) {
-        let item: Uint8Array;
+        let item: Uint8Array<ArrayBuffer>;
         {
           let n: number;
           {
@@ -2151,7 +2197,7 @@ function _decodeInnerItem(r: Reader, end: number, ctx: Context | undefined): Inn
   v_innerId = readVarU64(r, end);
   pos = r.pos;
 
-  let v_payload: Uint8Array;
+  let v_payload: Uint8Array<ArrayBuffer>;
   {
     let n: number;
     {
@@ -2180,9 +2226,9 @@ function _decodeInnerItems(r: Reader, end: number, ctx: Context | undefined): In
   v_innerId = readVarU64(r, end);
   pos = r.pos;
 
-  let v_payloads: Uint8Array[];
+  let v_payloads: Uint8Array<ArrayBuffer>[];
   {
-    const items: Uint8Array[] = [];
+    const items: Uint8Array<ArrayBuffer>[] = [];
     let length: number;
     {
       let big: bigint;
@@ -2201,7 +2247,7 @@ function _decodeInnerItems(r: Reader, end: number, ctx: Context | undefined): In
     const stop = pos + length;
     try {
       while (pos < stop) {
-        let item: Uint8Array;
+        let item: Uint8Array<ArrayBuffer>;
         {
           let n: number;
           {
@@ -2257,7 +2303,7 @@ function _decodeInnerError(r: Reader, end: number, ctx: Context | undefined): In
   v_innerId = readVarU64(r, end);
   pos = r.pos;
 
-  let v_payload: Uint8Array;
+  let v_payload: Uint8Array<ArrayBuffer>;
   {
     let n: number;
     {
@@ -2358,7 +2404,7 @@ function _decodeFrame(
 
 /** Decode one frame from `data[pos:end]`; returns it and the position after it. */
 export function decodeAt(
-  data: Uint8Array,
+  data: Uint8Array<ArrayBuffer>,
   pos: number,
   end: number,
   ctx?: Context,
@@ -2373,26 +2419,39 @@ export function decodeAt(
  * Decode exactly one frame (without the transport prefix); trailing bytes are an error.
  * `sender` ("client" or "server") is needed only for codes both sides use for different frames.
  */
-export function decode(data: Uint8Array, ctx?: Context, sender?: "client" | "server"): Frame {
+export function decode(
+  data: Uint8Array<ArrayBuffer>,
+  ctx?: Context,
+  sender?: "client" | "server",
+): Frame {
   const r = new Reader(data, 0);
   const frame = _decodeFrame(r, data.length, ctx, sender);
   if (r.pos !== data.length) {
-    throw new TrailingBytes(
-      `${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`,
-    );
+    throw new TrailingBytes(`${data.length - r.pos} bytes after the end of a ${frameName(frame)}`);
   }
   return frame;
 }
 
-/** The bytes of `frame` without the transport prefix. */
-export function encode(frame: Frame, ctx?: Context): Uint8Array {
+/**
+ * The bytes of `frame` without the transport prefix: a view of a slab that later encodes
+ * share (no copy). To post them to a worker, use `encodeOwned`.
+ */
+export function encode(frame: Frame, ctx?: Context): Uint8Array<ArrayBuffer> {
   const w = Writer.shared();
   frame._write(w, ctx);
   return w.finish();
 }
 
+/**
+ * The bytes of `frame` in an ArrayBuffer of their own (a copy): safe to transfer to a
+ * worker, and a structured clone copies only them, not `encode`'s 64 KiB slab.
+ */
+export function encodeOwned(frame: Frame, ctx?: Context): Uint8Array<ArrayBuffer> {
+  return encode(frame, ctx).slice();
+}
+
 /** The bytes of `frame` as sent on a byte stream (with its transport framing). */
-export function frameBytes(frame: Frame, ctx?: Context): Uint8Array {
+export function frameBytes(frame: Frame, ctx?: Context): Uint8Array<ArrayBuffer> {
   return encode(frame, ctx); // frames of this protocol delimit themselves
 }
 

@@ -20,6 +20,7 @@ import {
   Truncated,
   UnknownFrameType,
   Writer,
+  frameName,
   readVarU64,
   readVarint,
   readVbi,
@@ -264,11 +265,11 @@ export class ResponseTopic {
 
 /** The fields of a CorrelationData; each one left out takes its default. */
 export interface CorrelationDataInit {
-  value?: Uint8Array;
+  value?: Uint8Array<ArrayBuffer>;
 }
 
 export class CorrelationData {
-  value: Uint8Array;
+  value: Uint8Array<ArrayBuffer>;
 
   constructor(init: CorrelationDataInit = {}) {
     this.value = init.value ?? new Uint8Array(0);
@@ -462,11 +463,11 @@ export class AuthenticationMethod {
 
 /** The fields of a AuthenticationData; each one left out takes its default. */
 export interface AuthenticationDataInit {
-  value?: Uint8Array;
+  value?: Uint8Array<ArrayBuffer>;
 }
 
 export class AuthenticationData {
-  value: Uint8Array;
+  value: Uint8Array<ArrayBuffer>;
 
   constructor(init: AuthenticationDataInit = {}) {
     this.value = init.value ?? new Uint8Array(0);
@@ -1109,9 +1110,9 @@ export interface ConnectInit {
   clientId?: string;
   willProperties?: Property[] | null;
   willTopic?: string | null;
-  willPayload?: Uint8Array | null;
+  willPayload?: Uint8Array<ArrayBuffer> | null;
   username?: string | null;
-  password?: Uint8Array | null;
+  password?: Uint8Array<ArrayBuffer> | null;
 }
 
 /**
@@ -1122,7 +1123,9 @@ export interface ConnectInit {
  * Code: 1; sent by: client.
  */
 export class Connect {
-  static readonly FRAME_TYPE = FrameType.CONNECT;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Connect";
+  static readonly FRAME_TYPE: FrameType.CONNECT = 1;
   static readonly SENDER = "client";
 
   willRetain: boolean;
@@ -1133,9 +1136,9 @@ export class Connect {
   clientId: string;
   willProperties: Property[] | null;
   willTopic: string | null;
-  willPayload: Uint8Array | null;
+  willPayload: Uint8Array<ArrayBuffer> | null;
   username: string | null;
-  password: Uint8Array | null;
+  password: Uint8Array<ArrayBuffer> | null;
 
   constructor(init: ConnectInit = {}) {
     this.willRetain = init.willRetain ?? false;
@@ -1156,7 +1159,7 @@ export class Connect {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1175,7 +1178,7 @@ export class Connect {
           "set to 0, then Will Retain MUST be set to 0)",
       );
     }
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -1340,7 +1343,9 @@ export interface ConnackInit {
  * Code: 2; sent by: server.
  */
 export class Connack {
-  static readonly FRAME_TYPE = FrameType.CONNACK;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Connack";
+  static readonly FRAME_TYPE: FrameType.CONNACK = 2;
   static readonly SENDER = "server";
 
   sessionPresent: boolean;
@@ -1358,14 +1363,14 @@ export class Connack {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     const flags = 0;
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -1423,7 +1428,7 @@ export interface PublishInit {
   topicName?: string;
   packetId?: number | null;
   properties?: Property[];
-  payload?: Uint8Array;
+  payload?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -1434,7 +1439,9 @@ export interface PublishInit {
  * Code: 3; sent by: any.
  */
 export class Publish {
-  static readonly FRAME_TYPE = FrameType.PUBLISH;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Publish";
+  static readonly FRAME_TYPE: FrameType.PUBLISH = 3;
   static readonly SENDER = "any";
 
   /** flag 0x8 */
@@ -1446,7 +1453,7 @@ export class Publish {
   topicName: string;
   packetId: number | null;
   properties: Property[];
-  payload: Uint8Array;
+  payload: Uint8Array<ArrayBuffer>;
 
   constructor(init: PublishInit = {}) {
     this.dup = init.dup ?? false;
@@ -1463,7 +1470,7 @@ export class Publish {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1481,7 +1488,7 @@ export class Publish {
           "for all QoS 0 messages)",
       );
     }
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -1555,7 +1562,9 @@ export interface PubackInit {
  * Code: 4; sent by: any.
  */
 export class Puback {
-  static readonly FRAME_TYPE = FrameType.PUBACK;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Puback";
+  static readonly FRAME_TYPE: FrameType.PUBACK = 4;
   static readonly SENDER = "any";
 
   packetId: number;
@@ -1573,14 +1582,14 @@ export class Puback {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     const flags = 0;
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -1659,7 +1668,9 @@ export interface PubrecInit {
  * Code: 5; sent by: any.
  */
 export class Pubrec {
-  static readonly FRAME_TYPE = FrameType.PUBREC;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Pubrec";
+  static readonly FRAME_TYPE: FrameType.PUBREC = 5;
   static readonly SENDER = "any";
 
   packetId: number;
@@ -1677,14 +1688,14 @@ export class Pubrec {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     const flags = 0;
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -1763,7 +1774,9 @@ export interface PubrelInit {
  * Code: 6; sent by: any.
  */
 export class Pubrel {
-  static readonly FRAME_TYPE = FrameType.PUBREL;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Pubrel";
+  static readonly FRAME_TYPE: FrameType.PUBREL = 6;
   static readonly SENDER = "any";
 
   packetId: number;
@@ -1781,14 +1794,14 @@ export class Pubrel {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     const flags = 2;
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -1867,7 +1880,9 @@ export interface PubcompInit {
  * Code: 7; sent by: any.
  */
 export class Pubcomp {
-  static readonly FRAME_TYPE = FrameType.PUBCOMP;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Pubcomp";
+  static readonly FRAME_TYPE: FrameType.PUBCOMP = 7;
   static readonly SENDER = "any";
 
   packetId: number;
@@ -1885,14 +1900,14 @@ export class Pubcomp {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     const flags = 0;
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -1971,7 +1986,9 @@ export interface SubscribeInit {
  * Code: 8; sent by: client.
  */
 export class Subscribe {
-  static readonly FRAME_TYPE = FrameType.SUBSCRIBE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Subscribe";
+  static readonly FRAME_TYPE: FrameType.SUBSCRIBE = 8;
   static readonly SENDER = "client";
 
   packetId: number;
@@ -1989,14 +2006,14 @@ export class Subscribe {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     const flags = 2;
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -2069,7 +2086,9 @@ export interface SubackInit {
  * Code: 9; sent by: server.
  */
 export class Suback {
-  static readonly FRAME_TYPE = FrameType.SUBACK;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Suback";
+  static readonly FRAME_TYPE: FrameType.SUBACK = 9;
   static readonly SENDER = "server";
 
   packetId: number;
@@ -2087,14 +2106,14 @@ export class Suback {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     const flags = 0;
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -2168,7 +2187,9 @@ export interface UnsubscribeInit {
  * Code: 10; sent by: client.
  */
 export class Unsubscribe {
-  static readonly FRAME_TYPE = FrameType.UNSUBSCRIBE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Unsubscribe";
+  static readonly FRAME_TYPE: FrameType.UNSUBSCRIBE = 0xa;
   static readonly SENDER = "client";
 
   packetId: number;
@@ -2186,14 +2207,14 @@ export class Unsubscribe {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     const flags = 2;
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -2280,7 +2301,9 @@ export interface UnsubackInit {
  * Code: 11; sent by: server.
  */
 export class Unsuback {
-  static readonly FRAME_TYPE = FrameType.UNSUBACK;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Unsuback";
+  static readonly FRAME_TYPE: FrameType.UNSUBACK = 0xb;
   static readonly SENDER = "server";
 
   packetId: number;
@@ -2298,14 +2321,14 @@ export class Unsuback {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     const flags = 0;
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -2376,7 +2399,9 @@ export interface PingreqInit {
  * Code: 12; sent by: client.
  */
 export class Pingreq {
-  static readonly FRAME_TYPE = FrameType.PINGREQ;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Pingreq";
+  static readonly FRAME_TYPE: FrameType.PINGREQ = 0xc;
   static readonly SENDER = "client";
 
   constructor(init: PingreqInit = {}) {
@@ -2387,14 +2412,14 @@ export class Pingreq {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     const flags = 0;
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       body = w.finish();
@@ -2426,7 +2451,9 @@ export interface PingrespInit {
  * Code: 13; sent by: server.
  */
 export class Pingresp {
-  static readonly FRAME_TYPE = FrameType.PINGRESP;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Pingresp";
+  static readonly FRAME_TYPE: FrameType.PINGRESP = 0xd;
   static readonly SENDER = "server";
 
   constructor(init: PingrespInit = {}) {
@@ -2437,14 +2464,14 @@ export class Pingresp {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     const flags = 0;
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       body = w.finish();
@@ -2478,7 +2505,9 @@ export interface DisconnectInit {
  * Code: 14; sent by: any.
  */
 export class Disconnect {
-  static readonly FRAME_TYPE = FrameType.DISCONNECT;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Disconnect";
+  static readonly FRAME_TYPE: FrameType.DISCONNECT = 0xe;
   static readonly SENDER = "any";
 
   reasonCode: ReasonCode | null;
@@ -2494,14 +2523,14 @@ export class Disconnect {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     const flags = 0;
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       if (this.reasonCode !== null) {
@@ -2567,7 +2596,9 @@ export interface AuthInit {
  * Code: 15; sent by: any.
  */
 export class Auth {
-  static readonly FRAME_TYPE = FrameType.AUTH;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Auth";
+  static readonly FRAME_TYPE: FrameType.AUTH = 0xf;
   static readonly SENDER = "any";
 
   reasonCode: ReasonCode | null;
@@ -2583,14 +2614,14 @@ export class Auth {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
     const flags = 0;
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       if (this.reasonCode !== null) {
@@ -2774,7 +2805,7 @@ function _decodeCorrelationData(r: Reader, end: number, ctx: Context | undefined
 
   pos += 1;
 
-  let v_value: Uint8Array;
+  let v_value: Uint8Array<ArrayBuffer>;
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("CorrelationData.value: input ends", pos + 2);
@@ -2952,7 +2983,7 @@ function _decodeAuthenticationData(
 
   pos += 1;
 
-  let v_value: Uint8Array;
+  let v_value: Uint8Array<ArrayBuffer>;
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("AuthenticationData.value: input ends", pos + 2);
@@ -3651,7 +3682,7 @@ function _decodeConnect(r: Reader, end: number, ctx: Context | undefined, flags:
     }
   }
 
-  let v_willPayload: Uint8Array | null = null;
+  let v_willPayload: Uint8Array<ArrayBuffer> | null = null;
   if (v_willFlag) {
     {
       let n: number;
@@ -3684,7 +3715,7 @@ function _decodeConnect(r: Reader, end: number, ctx: Context | undefined, flags:
     }
   }
 
-  let v_password: Uint8Array | null = null;
+  let v_password: Uint8Array<ArrayBuffer> | null = null;
   if (v_passwordFlag) {
     {
       let n: number;
@@ -3856,7 +3887,7 @@ function _decodePublish(r: Reader, end: number, ctx: Context | undefined, flags:
     v_properties = items;
   }
 
-  let v_payload: Uint8Array;
+  let v_payload: Uint8Array<ArrayBuffer>;
   v_payload = data.subarray(pos, end);
   pos = end;
 
@@ -4629,7 +4660,7 @@ function _whole<F extends Frame>(r: Reader, end: number, decode: () => F): F {
   }
   if (r.pos !== end) {
     throw new TrailingBytes(
-      `${end - r.pos} bytes of the ${frame.constructor.name}'s declared length left over`,
+      `${end - r.pos} bytes of the ${frameName(frame)}'s declared length left over`,
     );
   }
   return frame;
@@ -4708,7 +4739,7 @@ function _decodeFrame(
 
 /** Decode one frame from `data[pos:end]`; returns it and the position after it. */
 export function decodeAt(
-  data: Uint8Array,
+  data: Uint8Array<ArrayBuffer>,
   pos: number,
   end: number,
   ctx?: Context,
@@ -4723,26 +4754,39 @@ export function decodeAt(
  * Decode exactly one frame (without the transport prefix); trailing bytes are an error.
  * `sender` ("client" or "server") is needed only for codes both sides use for different frames.
  */
-export function decode(data: Uint8Array, ctx?: Context, sender?: "client" | "server"): Frame {
+export function decode(
+  data: Uint8Array<ArrayBuffer>,
+  ctx?: Context,
+  sender?: "client" | "server",
+): Frame {
   const r = new Reader(data, 0);
   const frame = _decodeFrame(r, data.length, ctx, sender);
   if (r.pos !== data.length) {
-    throw new TrailingBytes(
-      `${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`,
-    );
+    throw new TrailingBytes(`${data.length - r.pos} bytes after the end of a ${frameName(frame)}`);
   }
   return frame;
 }
 
-/** The bytes of `frame` without the transport prefix. */
-export function encode(frame: Frame, ctx?: Context): Uint8Array {
+/**
+ * The bytes of `frame` without the transport prefix: a view of a slab that later encodes
+ * share (no copy). To post them to a worker, use `encodeOwned`.
+ */
+export function encode(frame: Frame, ctx?: Context): Uint8Array<ArrayBuffer> {
   const w = Writer.shared();
   frame._write(w, ctx);
   return w.finish();
 }
 
+/**
+ * The bytes of `frame` in an ArrayBuffer of their own (a copy): safe to transfer to a
+ * worker, and a structured clone copies only them, not `encode`'s 64 KiB slab.
+ */
+export function encodeOwned(frame: Frame, ctx?: Context): Uint8Array<ArrayBuffer> {
+  return encode(frame, ctx).slice();
+}
+
 /** The bytes of `frame` as sent on a byte stream (with its transport framing). */
-export function frameBytes(frame: Frame, ctx?: Context): Uint8Array {
+export function frameBytes(frame: Frame, ctx?: Context): Uint8Array<ArrayBuffer> {
   return encode(frame, ctx); // frames of this protocol delimit themselves
 }
 

@@ -20,6 +20,7 @@ import {
   UnknownFrameType,
   Writer,
   floorDiv,
+  frameName,
   readLenenc,
   readLenencOrNull,
   readVarU64,
@@ -240,15 +241,15 @@ export interface HandshakeV10Init {
   sequenceId?: number;
   serverVersion?: string;
   threadId?: number;
-  authPluginData1?: Uint8Array;
+  authPluginData1?: Uint8Array<ArrayBuffer>;
   capabilityFlags1?: number;
   characterSet?: number;
   statusFlags?: number;
   capabilityFlags2?: number;
   authPluginDataLength?: number;
-  reserved?: Uint8Array;
+  reserved?: Uint8Array<ArrayBuffer>;
   extendedCapabilities?: number;
-  authPluginData2?: Uint8Array | null;
+  authPluginData2?: Uint8Array<ArrayBuffer> | null;
   authPluginName?: string | null;
 }
 
@@ -260,13 +261,15 @@ export interface HandshakeV10Init {
  * Code: 1, 10; sent by: server.
  */
 export class HandshakeV10 {
-  static readonly FRAME_TYPE = FrameType.HANDSHAKE_V10;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "HandshakeV10";
+  static readonly FRAME_TYPE: FrameType.HANDSHAKE_V10 = 0x1000a;
   static readonly SENDER = "server";
 
   sequenceId: number;
   serverVersion: string;
   threadId: number;
-  authPluginData1: Uint8Array;
+  authPluginData1: Uint8Array<ArrayBuffer>;
   /** the lower 2 bytes of the capabilities */
   capabilityFlags1: number;
   characterSet: number;
@@ -274,10 +277,10 @@ export class HandshakeV10 {
   /** the upper 2 bytes of the capabilities */
   capabilityFlags2: number;
   authPluginDataLength: number;
-  reserved: Uint8Array;
+  reserved: Uint8Array<ArrayBuffer>;
   /** MariaDB (no CLIENT_MYSQL); MySQL: 0 */
   extendedCapabilities: number;
-  authPluginData2: Uint8Array | null;
+  authPluginData2: Uint8Array<ArrayBuffer> | null;
   authPluginName: string | null;
 
   constructor(init: HandshakeV10Init = {}) {
@@ -301,7 +304,7 @@ export class HandshakeV10 {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -313,7 +316,7 @@ export class HandshakeV10 {
           "hold (Protocol::HandshakeV10: $len=MAX(13, length of auth-plugin-data - 8))",
       );
     }
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -477,7 +480,7 @@ export class HandshakeV10 {
 export interface AuthSwitchRequestInit {
   sequenceId?: number;
   pluginName?: string;
-  pluginData?: Uint8Array;
+  pluginData?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -488,12 +491,14 @@ export interface AuthSwitchRequestInit {
  * Code: 2, 254; sent by: server.
  */
 export class AuthSwitchRequest {
-  static readonly FRAME_TYPE = FrameType.AUTH_SWITCH_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "AuthSwitchRequest";
+  static readonly FRAME_TYPE: FrameType.AUTH_SWITCH_REQUEST = 0x200fe;
   static readonly SENDER = "server";
 
   sequenceId: number;
   pluginName: string;
-  pluginData: Uint8Array;
+  pluginData: Uint8Array<ArrayBuffer>;
 
   constructor(init: AuthSwitchRequestInit = {}) {
     this.sequenceId = init.sequenceId ?? 0;
@@ -506,13 +511,13 @@ export class AuthSwitchRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -561,7 +566,7 @@ export class AuthSwitchRequest {
 /** The fields of a AuthMoreData; each one left out takes its default. */
 export interface AuthMoreDataInit {
   sequenceId?: number;
-  data?: Uint8Array;
+  data?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -572,11 +577,13 @@ export interface AuthMoreDataInit {
  * Code: 2, 1; sent by: server.
  */
 export class AuthMoreData {
-  static readonly FRAME_TYPE = FrameType.AUTH_MORE_DATA;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "AuthMoreData";
+  static readonly FRAME_TYPE: FrameType.AUTH_MORE_DATA = 0x20001;
   static readonly SENDER = "server";
 
   sequenceId: number;
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
 
   constructor(init: AuthMoreDataInit = {}) {
     this.sequenceId = init.sequenceId ?? 0;
@@ -588,13 +595,13 @@ export class AuthMoreData {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -640,7 +647,7 @@ export interface OkInit {
   statusFlags?: number | null;
   warnings?: number | null;
   info?: string | null;
-  sessionState?: Uint8Array | null;
+  sessionState?: Uint8Array<ArrayBuffer> | null;
 }
 
 /**
@@ -651,7 +658,9 @@ export interface OkInit {
  * Code: 2, 0; sent by: server.
  */
 export class Ok {
-  static readonly FRAME_TYPE = FrameType.OK;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Ok";
+  static readonly FRAME_TYPE: FrameType.OK = 0x20000;
   static readonly SENDER = "server";
 
   sequenceId: number;
@@ -660,7 +669,7 @@ export class Ok {
   statusFlags: number | null;
   warnings: number | null;
   info: string | null;
-  sessionState: Uint8Array | null;
+  sessionState: Uint8Array<ArrayBuffer> | null;
 
   constructor(init: OkInit = {}) {
     this.sequenceId = init.sequenceId ?? 0;
@@ -677,13 +686,13 @@ export class Ok {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -800,7 +809,9 @@ export interface ErrInit {
  * Code: 2, 255; sent by: server.
  */
 export class Err {
-  static readonly FRAME_TYPE = FrameType.ERR;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Err";
+  static readonly FRAME_TYPE: FrameType.ERR = 0x200ff;
   static readonly SENDER = "server";
 
   sequenceId: number;
@@ -820,13 +831,13 @@ export class Err {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -908,7 +919,9 @@ export interface EofInit {
  * Code: 4, 254; sent by: server.
  */
 export class Eof {
-  static readonly FRAME_TYPE = FrameType.EOF;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Eof";
+  static readonly FRAME_TYPE: FrameType.EOF = 0x400fe;
   static readonly SENDER = "server";
 
   sequenceId: number;
@@ -926,13 +939,13 @@ export class Eof {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -1010,7 +1023,9 @@ export interface ColumnCountInit {
  * Code: 3, -1; sent by: server.
  */
 export class ColumnCount {
-  static readonly FRAME_TYPE = FrameType.COLUMN_COUNT;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "ColumnCount";
+  static readonly FRAME_TYPE: FrameType.COLUMN_COUNT = 0x2ffff;
   static readonly SENDER = "server";
 
   sequenceId: number;
@@ -1026,13 +1041,13 @@ export class ColumnCount {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       if (this.columnCount < 1n || this.columnCount > 0xffffffffffffffffn) {
@@ -1088,7 +1103,9 @@ export interface BinaryColumnCountInit {
  * Code: 9, -1; sent by: server.
  */
 export class BinaryColumnCount {
-  static readonly FRAME_TYPE = FrameType.BINARY_COLUMN_COUNT;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "BinaryColumnCount";
+  static readonly FRAME_TYPE: FrameType.BINARY_COLUMN_COUNT = 0x8ffff;
   static readonly SENDER = "server";
 
   sequenceId: number;
@@ -1104,13 +1121,13 @@ export class BinaryColumnCount {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       if (this.columnCount < 1n || this.columnCount > 0xffffffffffffffffn) {
@@ -1175,7 +1192,9 @@ export interface ColumnDefinitionInit {
  * Code: 4, 3; sent by: server.
  */
 export class ColumnDefinition {
-  static readonly FRAME_TYPE = FrameType.COLUMN_DEFINITION;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "ColumnDefinition";
+  static readonly FRAME_TYPE: FrameType.COLUMN_DEFINITION = 0x40003;
   static readonly SENDER = "server";
 
   sequenceId: number;
@@ -1209,13 +1228,13 @@ export class ColumnDefinition {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -1344,7 +1363,7 @@ export class ColumnDefinition {
 /** The fields of a TextRow; each one left out takes its default. */
 export interface TextRowInit {
   sequenceId?: number;
-  values?: (Uint8Array | null)[];
+  values?: (Uint8Array<ArrayBuffer> | null)[];
 }
 
 /**
@@ -1355,11 +1374,13 @@ export interface TextRowInit {
  * Code: 5, -1; sent by: server.
  */
 export class TextRow {
-  static readonly FRAME_TYPE = FrameType.TEXT_ROW;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "TextRow";
+  static readonly FRAME_TYPE: FrameType.TEXT_ROW = 0x4ffff;
   static readonly SENDER = "server";
 
   sequenceId: number;
-  values: (Uint8Array | null)[];
+  values: (Uint8Array<ArrayBuffer> | null)[];
 
   constructor(init: TextRowInit = {}) {
     this.sequenceId = init.sequenceId ?? 0;
@@ -1371,13 +1392,13 @@ export class TextRow {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -1452,7 +1473,9 @@ export interface StmtPrepareOkInit {
  * Code: 6, 0; sent by: server.
  */
 export class StmtPrepareOk {
-  static readonly FRAME_TYPE = FrameType.STMT_PREPARE_OK;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "StmtPrepareOk";
+  static readonly FRAME_TYPE: FrameType.STMT_PREPARE_OK = 0x60000;
   static readonly SENDER = "server";
 
   sequenceId: number;
@@ -1474,13 +1497,13 @@ export class StmtPrepareOk {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -1550,8 +1573,8 @@ export class StmtPrepareOk {
 /** The fields of a BinaryRow; each one left out takes its default. */
 export interface BinaryRowInit {
   sequenceId?: number;
-  nullBitmap?: Uint8Array;
-  values?: Uint8Array;
+  nullBitmap?: Uint8Array<ArrayBuffer>;
+  values?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -1562,13 +1585,15 @@ export interface BinaryRowInit {
  * Code: 11, 0; sent by: server.
  */
 export class BinaryRow {
-  static readonly FRAME_TYPE = FrameType.BINARY_ROW;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "BinaryRow";
+  static readonly FRAME_TYPE: FrameType.BINARY_ROW = 0xb0000;
   static readonly SENDER = "server";
 
   sequenceId: number;
-  nullBitmap: Uint8Array;
+  nullBitmap: Uint8Array<ArrayBuffer>;
   /** the non-NULL values, laid out by type */
-  values: Uint8Array;
+  values: Uint8Array<ArrayBuffer>;
 
   constructor(init: BinaryRowInit = {}) {
     this.sequenceId = init.sequenceId ?? 0;
@@ -1581,13 +1606,13 @@ export class BinaryRow {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -1641,11 +1666,11 @@ export interface HandshakeResponse41Init {
   clientFlag?: number;
   maxPacketSize?: number;
   characterSet?: number;
-  filler?: Uint8Array;
+  filler?: Uint8Array<ArrayBuffer>;
   extendedCapabilities?: number;
   username?: string;
-  authResponse?: Uint8Array | null;
-  authResponseShort?: Uint8Array | null;
+  authResponse?: Uint8Array<ArrayBuffer> | null;
+  authResponseShort?: Uint8Array<ArrayBuffer> | null;
   database?: string | null;
   clientPluginName?: string | null;
   attributes?: ConnectAttribute[] | null;
@@ -1659,7 +1684,9 @@ export interface HandshakeResponse41Init {
  * Code: 16, -1; sent by: client.
  */
 export class HandshakeResponse41 {
-  static readonly FRAME_TYPE = FrameType.HANDSHAKE_RESPONSE41;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "HandshakeResponse41";
+  static readonly FRAME_TYPE: FrameType.HANDSHAKE_RESPONSE41 = 0xfffff;
   static readonly SENDER = "client";
 
   sequenceId: number;
@@ -1667,12 +1694,12 @@ export class HandshakeResponse41 {
   clientFlag: number;
   maxPacketSize: number;
   characterSet: number;
-  filler: Uint8Array;
+  filler: Uint8Array<ArrayBuffer>;
   /** MariaDB (no CLIENT_MYSQL); MySQL: 0 */
   extendedCapabilities: number;
   username: string;
-  authResponse: Uint8Array | null;
-  authResponseShort: Uint8Array | null;
+  authResponse: Uint8Array<ArrayBuffer> | null;
+  authResponseShort: Uint8Array<ArrayBuffer> | null;
   database: string | null;
   clientPluginName: string | null;
   attributes: ConnectAttribute[] | null;
@@ -1697,7 +1724,7 @@ export class HandshakeResponse41 {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1709,7 +1736,7 @@ export class HandshakeResponse41 {
           "CLIENT_PROTOCOL_41 is set)",
       );
     }
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -1893,7 +1920,7 @@ export class HandshakeResponse41 {
 /** The fields of a AuthSwitchResponse; each one left out takes its default. */
 export interface AuthSwitchResponseInit {
   sequenceId?: number;
-  data?: Uint8Array;
+  data?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -1904,11 +1931,13 @@ export interface AuthSwitchResponseInit {
  * Code: 17, -1; sent by: client.
  */
 export class AuthSwitchResponse {
-  static readonly FRAME_TYPE = FrameType.AUTH_SWITCH_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "AuthSwitchResponse";
+  static readonly FRAME_TYPE: FrameType.AUTH_SWITCH_RESPONSE = 0x10ffff;
   static readonly SENDER = "client";
 
   sequenceId: number;
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
 
   constructor(init: AuthSwitchResponseInit = {}) {
     this.sequenceId = init.sequenceId ?? 0;
@@ -1920,13 +1949,13 @@ export class AuthSwitchResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -1970,7 +1999,9 @@ export interface ComQuitInit {
  * Code: 18, 1; sent by: client.
  */
 export class ComQuit {
-  static readonly FRAME_TYPE = FrameType.COM_QUIT;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "ComQuit";
+  static readonly FRAME_TYPE: FrameType.COM_QUIT = 0x120001;
   static readonly SENDER = "client";
 
   sequenceId: number;
@@ -1984,13 +2015,13 @@ export class ComQuit {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -2038,7 +2069,9 @@ export interface ComInitDbInit {
  * Code: 18, 2; sent by: client.
  */
 export class ComInitDb {
-  static readonly FRAME_TYPE = FrameType.COM_INIT_DB;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "ComInitDb";
+  static readonly FRAME_TYPE: FrameType.COM_INIT_DB = 0x120002;
   static readonly SENDER = "client";
 
   sequenceId: number;
@@ -2054,13 +2087,13 @@ export class ComInitDb {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -2112,7 +2145,9 @@ export interface ComQueryInit {
  * Code: 18, 3; sent by: client.
  */
 export class ComQuery {
-  static readonly FRAME_TYPE = FrameType.COM_QUERY;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "ComQuery";
+  static readonly FRAME_TYPE: FrameType.COM_QUERY = 0x120003;
   static readonly SENDER = "client";
 
   sequenceId: number;
@@ -2128,13 +2163,13 @@ export class ComQuery {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -2185,7 +2220,9 @@ export interface ComPingInit {
  * Code: 18, 14; sent by: client.
  */
 export class ComPing {
-  static readonly FRAME_TYPE = FrameType.COM_PING;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "ComPing";
+  static readonly FRAME_TYPE: FrameType.COM_PING = 0x12000e;
   static readonly SENDER = "client";
 
   sequenceId: number;
@@ -2199,13 +2236,13 @@ export class ComPing {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -2253,7 +2290,9 @@ export interface ComStmtPrepareInit {
  * Code: 18, 22; sent by: client.
  */
 export class ComStmtPrepare {
-  static readonly FRAME_TYPE = FrameType.COM_STMT_PREPARE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "ComStmtPrepare";
+  static readonly FRAME_TYPE: FrameType.COM_STMT_PREPARE = 0x120016;
   static readonly SENDER = "client";
 
   sequenceId: number;
@@ -2269,13 +2308,13 @@ export class ComStmtPrepare {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -2318,10 +2357,10 @@ export interface ComStmtExecuteInit {
   sequenceId?: number;
   statementId?: number;
   cursorFlags?: number;
-  nullBitmap?: Uint8Array | null;
+  nullBitmap?: Uint8Array<ArrayBuffer> | null;
   newParamsBound?: number | null;
   parameterTypes?: ParameterType[] | null;
-  values?: Uint8Array | null;
+  values?: Uint8Array<ArrayBuffer> | null;
 }
 
 /**
@@ -2332,18 +2371,20 @@ export interface ComStmtExecuteInit {
  * Code: 18, 23; sent by: client.
  */
 export class ComStmtExecute {
-  static readonly FRAME_TYPE = FrameType.COM_STMT_EXECUTE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "ComStmtExecute";
+  static readonly FRAME_TYPE: FrameType.COM_STMT_EXECUTE = 0x120017;
   static readonly SENDER = "client";
 
   sequenceId: number;
   statementId: number;
   /** the cursor type */
   cursorFlags: number;
-  nullBitmap: Uint8Array | null;
+  nullBitmap: Uint8Array<ArrayBuffer> | null;
   newParamsBound: number | null;
   parameterTypes: ParameterType[] | null;
   /** the non-NULL values, laid out by the parameter types */
-  values: Uint8Array | null;
+  values: Uint8Array<ArrayBuffer> | null;
 
   constructor(init: ComStmtExecuteInit = {}) {
     this.sequenceId = init.sequenceId ?? 0;
@@ -2360,13 +2401,13 @@ export class ComStmtExecute {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -2494,7 +2535,9 @@ export interface ComStmtCloseInit {
  * Code: 18, 25; sent by: client.
  */
 export class ComStmtClose {
-  static readonly FRAME_TYPE = FrameType.COM_STMT_CLOSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "ComStmtClose";
+  static readonly FRAME_TYPE: FrameType.COM_STMT_CLOSE = 0x120019;
   static readonly SENDER = "client";
 
   sequenceId: number;
@@ -2510,13 +2553,13 @@ export class ComStmtClose {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -2678,7 +2721,7 @@ function _decodeHandshakeV10(
 
   pos += 4;
 
-  let v_authPluginData1: Uint8Array;
+  let v_authPluginData1: Uint8Array<ArrayBuffer>;
   {
     let n: number;
     n = 8;
@@ -2709,7 +2752,7 @@ function _decodeHandshakeV10(
 
   pos += 9;
 
-  let v_reserved: Uint8Array;
+  let v_reserved: Uint8Array<ArrayBuffer>;
   {
     let n: number;
     n = 6;
@@ -2727,7 +2770,7 @@ function _decodeHandshakeV10(
 
   pos += 4;
 
-  let v_authPluginData2: Uint8Array | null = null;
+  let v_authPluginData2: Uint8Array<ArrayBuffer> | null = null;
   if ((v_capabilityFlags1 & 0x8000) !== 0) {
     {
       let n: number;
@@ -2811,7 +2854,7 @@ function _decodeAuthSwitchRequest(
     pos = stop + 1;
   }
 
-  let v_pluginData: Uint8Array;
+  let v_pluginData: Uint8Array<ArrayBuffer>;
   v_pluginData = data.subarray(pos, end);
   pos = end;
 
@@ -2837,7 +2880,7 @@ function _decodeAuthMoreData(
 
   pos += 1;
 
-  let v_data: Uint8Array;
+  let v_data: Uint8Array<ArrayBuffer>;
   v_data = data.subarray(pos, end);
   pos = end;
 
@@ -2897,7 +2940,7 @@ function _decodeOk(r: Reader, end: number, ctx: Context | undefined, v_sequenceI
     }
   }
 
-  let v_sessionState: Uint8Array | null = null;
+  let v_sessionState: Uint8Array<ArrayBuffer> | null = null;
   if (pos < end) {
     v_sessionState = data.subarray(pos, end);
     pos = end;
@@ -3203,9 +3246,9 @@ function _decodeTextRow(
 ): TextRow {
   const data = r.data;
   let pos = r.pos;
-  let v_values: (Uint8Array | null)[];
+  let v_values: (Uint8Array<ArrayBuffer> | null)[];
   {
-    const items: (Uint8Array | null)[] = [];
+    const items: (Uint8Array<ArrayBuffer> | null)[] = [];
     let count: number;
     count = Number(ctx === undefined ? 0n : ctx.columnCount);
     if (count < 0) throw new InvalidValue(`TextRow.values: negative count ${count}`);
@@ -3217,7 +3260,7 @@ function _decodeTextRow(
     }
     try {
       for (let i = 0; i < count; i++) {
-        let item: Uint8Array | null;
+        let item: Uint8Array<ArrayBuffer> | null;
         {
           let n: number;
           {
@@ -3314,7 +3357,7 @@ function _decodeBinaryRow(
 
   pos += 1;
 
-  let v_nullBitmap: Uint8Array;
+  let v_nullBitmap: Uint8Array<ArrayBuffer>;
   {
     let n: number;
     n = Number(floorDiv(((ctx === undefined ? 0n : ctx.columnCount) + 9n), 8n));
@@ -3326,7 +3369,7 @@ function _decodeBinaryRow(
     pos += n;
   }
 
-  let v_values: Uint8Array;
+  let v_values: Uint8Array<ArrayBuffer>;
   v_values = data.subarray(pos, end);
   pos = end;
 
@@ -3356,7 +3399,7 @@ function _decodeHandshakeResponse41(
 
   pos += 9;
 
-  let v_filler: Uint8Array;
+  let v_filler: Uint8Array<ArrayBuffer>;
   {
     let n: number;
     n = 0x13;
@@ -3391,7 +3434,7 @@ function _decodeHandshakeResponse41(
     pos = stop + 1;
   }
 
-  let v_authResponse: Uint8Array | null = null;
+  let v_authResponse: Uint8Array<ArrayBuffer> | null = null;
   if ((BigInt(v_clientFlag) & 0x200000n) !== 0n) {
     {
       let n: number;
@@ -3413,7 +3456,7 @@ function _decodeHandshakeResponse41(
     }
   }
 
-  let v_authResponseShort: Uint8Array | null = null;
+  let v_authResponseShort: Uint8Array<ArrayBuffer> | null = null;
   if (!((BigInt(v_clientFlag) & 0x200000n) !== 0n)) {
     {
       let n: number;
@@ -3535,7 +3578,7 @@ function _decodeAuthSwitchResponse(
 ): AuthSwitchResponse {
   const data = r.data;
   let pos = r.pos;
-  let v_data: Uint8Array;
+  let v_data: Uint8Array<ArrayBuffer>;
   v_data = data.subarray(pos, end);
   pos = end;
 
@@ -3676,7 +3719,7 @@ function _decodeComStmtExecute(
 
   pos += 10;
 
-  let v_nullBitmap: Uint8Array | null = null;
+  let v_nullBitmap: Uint8Array<ArrayBuffer> | null = null;
   if ((ctx === undefined ? 0 : ctx.paramCount) > 0) {
     {
       let n: number;
@@ -3736,7 +3779,7 @@ function _decodeComStmtExecute(
     }
   }
 
-  let v_values: Uint8Array | null = null;
+  let v_values: Uint8Array<ArrayBuffer> | null = null;
   if ((ctx === undefined ? 0 : ctx.paramCount) > 0) {
     v_values = data.subarray(pos, end);
     pos = end;
@@ -3864,7 +3907,7 @@ function _whole<F extends Frame>(r: Reader, end: number, decode: () => F): F {
   }
   if (r.pos !== end) {
     throw new TrailingBytes(
-      `${end - r.pos} bytes of the ${frame.constructor.name}'s declared length left over`,
+      `${end - r.pos} bytes of the ${frameName(frame)}'s declared length left over`,
     );
   }
   return frame;
@@ -4027,7 +4070,7 @@ function _decodeFrame(
 
 /** Decode one frame from `data[pos:end]`; returns it and the position after it. */
 export function decodeAt(
-  data: Uint8Array,
+  data: Uint8Array<ArrayBuffer>,
   pos: number,
   end: number,
   ctx?: Context,
@@ -4042,26 +4085,39 @@ export function decodeAt(
  * Decode exactly one frame (without the transport prefix); trailing bytes are an error.
  * `sender` ("client" or "server") is needed only for codes both sides use for different frames.
  */
-export function decode(data: Uint8Array, ctx?: Context, sender?: "client" | "server"): Frame {
+export function decode(
+  data: Uint8Array<ArrayBuffer>,
+  ctx?: Context,
+  sender?: "client" | "server",
+): Frame {
   const r = new Reader(data, 0);
   const frame = _decodeFrame(r, data.length, ctx, sender);
   if (r.pos !== data.length) {
-    throw new TrailingBytes(
-      `${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`,
-    );
+    throw new TrailingBytes(`${data.length - r.pos} bytes after the end of a ${frameName(frame)}`);
   }
   return frame;
 }
 
-/** The bytes of `frame` without the transport prefix. */
-export function encode(frame: Frame, ctx?: Context): Uint8Array {
+/**
+ * The bytes of `frame` without the transport prefix: a view of a slab that later encodes
+ * share (no copy). To post them to a worker, use `encodeOwned`.
+ */
+export function encode(frame: Frame, ctx?: Context): Uint8Array<ArrayBuffer> {
   const w = Writer.shared();
   frame._write(w, ctx);
   return w.finish();
 }
 
+/**
+ * The bytes of `frame` in an ArrayBuffer of their own (a copy): safe to transfer to a
+ * worker, and a structured clone copies only them, not `encode`'s 64 KiB slab.
+ */
+export function encodeOwned(frame: Frame, ctx?: Context): Uint8Array<ArrayBuffer> {
+  return encode(frame, ctx).slice();
+}
+
 /** The bytes of `frame` as sent on a byte stream (with its transport framing). */
-export function frameBytes(frame: Frame, ctx?: Context): Uint8Array {
+export function frameBytes(frame: Frame, ctx?: Context): Uint8Array<ArrayBuffer> {
   return encode(frame, ctx); // frames of this protocol delimit themselves
 }
 

@@ -18,6 +18,7 @@ import {
   Truncated,
   UnknownFrameType,
   Writer,
+  frameName,
   readVarU64,
   readVarint,
   utf8,
@@ -323,7 +324,9 @@ export interface StartupMessageInit {
  * Code: 196608; sent by: client.
  */
 export class StartupMessage {
-  static readonly FRAME_TYPE = FrameType.STARTUP_MESSAGE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "StartupMessage";
+  static readonly FRAME_TYPE: FrameType.STARTUP_MESSAGE = 0x30000;
   static readonly SENDER = "client";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = true;
@@ -339,13 +342,13 @@ export class StartupMessage {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -399,7 +402,9 @@ export interface SslRequestInit {
  * Code: 80877103; sent by: client.
  */
 export class SslRequest {
-  static readonly FRAME_TYPE = FrameType.SSL_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "SslRequest";
+  static readonly FRAME_TYPE: FrameType.SSL_REQUEST = 0x4d2162f;
   static readonly SENDER = "client";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = true;
@@ -412,13 +417,13 @@ export class SslRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       body = w.finish();
@@ -457,7 +462,9 @@ export interface GssencRequestInit {
  * Code: 80877104; sent by: client.
  */
 export class GssencRequest {
-  static readonly FRAME_TYPE = FrameType.GSSENC_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "GssencRequest";
+  static readonly FRAME_TYPE: FrameType.GSSENC_REQUEST = 0x4d21630;
   static readonly SENDER = "client";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = true;
@@ -470,13 +477,13 @@ export class GssencRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       body = w.finish();
@@ -517,7 +524,9 @@ export interface CancelRequestInit {
  * Code: 80877102; sent by: client.
  */
 export class CancelRequest {
-  static readonly FRAME_TYPE = FrameType.CANCEL_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "CancelRequest";
+  static readonly FRAME_TYPE: FrameType.CANCEL_REQUEST = 0x4d2162e;
   static readonly SENDER = "client";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = true;
@@ -535,13 +544,13 @@ export class CancelRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -593,9 +602,9 @@ export class CancelRequest {
 /** The fields of a Authentication; each one left out takes its default. */
 export interface AuthenticationInit {
   authType?: AuthType;
-  salt?: Uint8Array | null;
+  salt?: Uint8Array<ArrayBuffer> | null;
   mechanisms?: string[] | null;
-  data?: Uint8Array | null;
+  data?: Uint8Array<ArrayBuffer> | null;
 }
 
 /**
@@ -606,15 +615,17 @@ export interface AuthenticationInit {
  * Code: 82; sent by: server.
  */
 export class Authentication {
-  static readonly FRAME_TYPE = FrameType.AUTHENTICATION;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Authentication";
+  static readonly FRAME_TYPE: FrameType.AUTHENTICATION = 0x52;
   static readonly SENDER = "server";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
 
   authType: AuthType;
-  salt: Uint8Array | null;
+  salt: Uint8Array<ArrayBuffer> | null;
   mechanisms: string[] | null;
-  data: Uint8Array | null;
+  data: Uint8Array<ArrayBuffer> | null;
 
   constructor(init: AuthenticationInit = {}) {
     this.authType = init.authType ?? AuthType.OK;
@@ -628,13 +639,13 @@ export class Authentication {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -751,7 +762,9 @@ export interface BackendKeyDataInit {
  * Code: 75; sent by: server.
  */
 export class BackendKeyData {
-  static readonly FRAME_TYPE = FrameType.BACKEND_KEY_DATA;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "BackendKeyData";
+  static readonly FRAME_TYPE: FrameType.BACKEND_KEY_DATA = 0x4b;
   static readonly SENDER = "server";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -769,13 +782,13 @@ export class BackendKeyData {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -833,7 +846,9 @@ export interface BindCompleteInit {
  * Code: 50; sent by: server.
  */
 export class BindComplete {
-  static readonly FRAME_TYPE = FrameType.BIND_COMPLETE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "BindComplete";
+  static readonly FRAME_TYPE: FrameType.BIND_COMPLETE = 0x32;
   static readonly SENDER = "server";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -846,13 +861,13 @@ export class BindComplete {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       body = w.finish();
@@ -888,7 +903,9 @@ export interface CloseCompleteInit {
  * Code: 51; sent by: server.
  */
 export class CloseComplete {
-  static readonly FRAME_TYPE = FrameType.CLOSE_COMPLETE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "CloseComplete";
+  static readonly FRAME_TYPE: FrameType.CLOSE_COMPLETE = 0x33;
   static readonly SENDER = "server";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -901,13 +918,13 @@ export class CloseComplete {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       body = w.finish();
@@ -944,7 +961,9 @@ export interface CommandCompleteInit {
  * Code: 67; sent by: server.
  */
 export class CommandComplete {
-  static readonly FRAME_TYPE = FrameType.COMMAND_COMPLETE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "CommandComplete";
+  static readonly FRAME_TYPE: FrameType.COMMAND_COMPLETE = 0x43;
   static readonly SENDER = "server";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -960,13 +979,13 @@ export class CommandComplete {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -1012,7 +1031,9 @@ export interface CopyInResponseInit {
  * Code: 71; sent by: server.
  */
 export class CopyInResponse {
-  static readonly FRAME_TYPE = FrameType.COPY_IN_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "CopyInResponse";
+  static readonly FRAME_TYPE: FrameType.COPY_IN_RESPONSE = 0x47;
   static readonly SENDER = "server";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -1030,13 +1051,13 @@ export class CopyInResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -1106,7 +1127,9 @@ export interface CopyOutResponseInit {
  * Code: 72; sent by: server.
  */
 export class CopyOutResponse {
-  static readonly FRAME_TYPE = FrameType.COPY_OUT_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "CopyOutResponse";
+  static readonly FRAME_TYPE: FrameType.COPY_OUT_RESPONSE = 0x48;
   static readonly SENDER = "server";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -1124,13 +1147,13 @@ export class CopyOutResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -1200,7 +1223,9 @@ export interface CopyBothResponseInit {
  * Code: 87; sent by: server.
  */
 export class CopyBothResponse {
-  static readonly FRAME_TYPE = FrameType.COPY_BOTH_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "CopyBothResponse";
+  static readonly FRAME_TYPE: FrameType.COPY_BOTH_RESPONSE = 0x57;
   static readonly SENDER = "server";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -1218,13 +1243,13 @@ export class CopyBothResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -1282,7 +1307,7 @@ export class CopyBothResponse {
 
 /** The fields of a DataRow; each one left out takes its default. */
 export interface DataRowInit {
-  values?: (Uint8Array | null)[];
+  values?: (Uint8Array<ArrayBuffer> | null)[];
 }
 
 /**
@@ -1293,12 +1318,14 @@ export interface DataRowInit {
  * Code: 68; sent by: server.
  */
 export class DataRow {
-  static readonly FRAME_TYPE = FrameType.DATA_ROW;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "DataRow";
+  static readonly FRAME_TYPE: FrameType.DATA_ROW = 0x44;
   static readonly SENDER = "server";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
 
-  values: (Uint8Array | null)[];
+  values: (Uint8Array<ArrayBuffer> | null)[];
 
   constructor(init: DataRowInit = {}) {
     this.values = init.values ?? [];
@@ -1309,13 +1336,13 @@ export class DataRow {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -1374,7 +1401,9 @@ export interface EmptyQueryResponseInit {
  * Code: 73; sent by: server.
  */
 export class EmptyQueryResponse {
-  static readonly FRAME_TYPE = FrameType.EMPTY_QUERY_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "EmptyQueryResponse";
+  static readonly FRAME_TYPE: FrameType.EMPTY_QUERY_RESPONSE = 0x49;
   static readonly SENDER = "server";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -1387,13 +1416,13 @@ export class EmptyQueryResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       body = w.finish();
@@ -1430,7 +1459,9 @@ export interface ErrorResponseInit {
  * Code: 69; sent by: server.
  */
 export class ErrorResponse {
-  static readonly FRAME_TYPE = FrameType.ERROR_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "ErrorResponse";
+  static readonly FRAME_TYPE: FrameType.ERROR_RESPONSE = 0x45;
   static readonly SENDER = "server";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -1446,13 +1477,13 @@ export class ErrorResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -1493,7 +1524,7 @@ export class ErrorResponse {
 
 /** The fields of a FunctionCallResponse; each one left out takes its default. */
 export interface FunctionCallResponseInit {
-  result?: Uint8Array | null;
+  result?: Uint8Array<ArrayBuffer> | null;
 }
 
 /**
@@ -1504,12 +1535,14 @@ export interface FunctionCallResponseInit {
  * Code: 86; sent by: server.
  */
 export class FunctionCallResponse {
-  static readonly FRAME_TYPE = FrameType.FUNCTION_CALL_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "FunctionCallResponse";
+  static readonly FRAME_TYPE: FrameType.FUNCTION_CALL_RESPONSE = 0x56;
   static readonly SENDER = "server";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
 
-  result: Uint8Array | null;
+  result: Uint8Array<ArrayBuffer> | null;
 
   constructor(init: FunctionCallResponseInit = {}) {
     this.result = init.result ?? null;
@@ -1520,13 +1553,13 @@ export class FunctionCallResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -1578,7 +1611,9 @@ export interface NegotiateProtocolVersionInit {
  * Code: 118; sent by: server.
  */
 export class NegotiateProtocolVersion {
-  static readonly FRAME_TYPE = FrameType.NEGOTIATE_PROTOCOL_VERSION;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "NegotiateProtocolVersion";
+  static readonly FRAME_TYPE: FrameType.NEGOTIATE_PROTOCOL_VERSION = 0x76;
   static readonly SENDER = "server";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -1600,13 +1635,13 @@ export class NegotiateProtocolVersion {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -1679,7 +1714,9 @@ export interface NoDataInit {
  * Code: 110; sent by: server.
  */
 export class NoData {
-  static readonly FRAME_TYPE = FrameType.NO_DATA;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "NoData";
+  static readonly FRAME_TYPE: FrameType.NO_DATA = 0x6e;
   static readonly SENDER = "server";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -1692,13 +1729,13 @@ export class NoData {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       body = w.finish();
@@ -1735,7 +1772,9 @@ export interface NoticeResponseInit {
  * Code: 78; sent by: server.
  */
 export class NoticeResponse {
-  static readonly FRAME_TYPE = FrameType.NOTICE_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "NoticeResponse";
+  static readonly FRAME_TYPE: FrameType.NOTICE_RESPONSE = 0x4e;
   static readonly SENDER = "server";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -1751,13 +1790,13 @@ export class NoticeResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -1811,7 +1850,9 @@ export interface NotificationResponseInit {
  * Code: 65; sent by: server.
  */
 export class NotificationResponse {
-  static readonly FRAME_TYPE = FrameType.NOTIFICATION_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "NotificationResponse";
+  static readonly FRAME_TYPE: FrameType.NOTIFICATION_RESPONSE = 0x41;
   static readonly SENDER = "server";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -1831,13 +1872,13 @@ export class NotificationResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -1904,7 +1945,9 @@ export interface ParameterDescriptionInit {
  * Code: 116; sent by: server.
  */
 export class ParameterDescription {
-  static readonly FRAME_TYPE = FrameType.PARAMETER_DESCRIPTION;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "ParameterDescription";
+  static readonly FRAME_TYPE: FrameType.PARAMETER_DESCRIPTION = 0x74;
   static readonly SENDER = "server";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -1920,13 +1963,13 @@ export class ParameterDescription {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -1981,7 +2024,9 @@ export interface ParameterStatusInit {
  * Code: 83; sent by: server.
  */
 export class ParameterStatus {
-  static readonly FRAME_TYPE = FrameType.PARAMETER_STATUS;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "ParameterStatus";
+  static readonly FRAME_TYPE: FrameType.PARAMETER_STATUS = 0x53;
   static readonly SENDER = "server";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -1999,13 +2044,13 @@ export class ParameterStatus {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -2057,7 +2102,9 @@ export interface ParseCompleteInit {
  * Code: 49; sent by: server.
  */
 export class ParseComplete {
-  static readonly FRAME_TYPE = FrameType.PARSE_COMPLETE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "ParseComplete";
+  static readonly FRAME_TYPE: FrameType.PARSE_COMPLETE = 0x31;
   static readonly SENDER = "server";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -2070,13 +2117,13 @@ export class ParseComplete {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       body = w.finish();
@@ -2112,7 +2159,9 @@ export interface PortalSuspendedInit {
  * Code: 115; sent by: server.
  */
 export class PortalSuspended {
-  static readonly FRAME_TYPE = FrameType.PORTAL_SUSPENDED;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "PortalSuspended";
+  static readonly FRAME_TYPE: FrameType.PORTAL_SUSPENDED = 0x73;
   static readonly SENDER = "server";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -2125,13 +2174,13 @@ export class PortalSuspended {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       body = w.finish();
@@ -2168,7 +2217,9 @@ export interface ReadyForQueryInit {
  * Code: 90; sent by: server.
  */
 export class ReadyForQuery {
-  static readonly FRAME_TYPE = FrameType.READY_FOR_QUERY;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "ReadyForQuery";
+  static readonly FRAME_TYPE: FrameType.READY_FOR_QUERY = 0x5a;
   static readonly SENDER = "server";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -2184,13 +2235,13 @@ export class ReadyForQuery {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -2241,7 +2292,9 @@ export interface RowDescriptionInit {
  * Code: 84; sent by: server.
  */
 export class RowDescription {
-  static readonly FRAME_TYPE = FrameType.ROW_DESCRIPTION;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "RowDescription";
+  static readonly FRAME_TYPE: FrameType.ROW_DESCRIPTION = 0x54;
   static readonly SENDER = "server";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -2257,13 +2310,13 @@ export class RowDescription {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -2301,7 +2354,7 @@ export class RowDescription {
 
 /** The fields of a CopyData; each one left out takes its default. */
 export interface CopyDataInit {
-  data?: Uint8Array;
+  data?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -2312,12 +2365,14 @@ export interface CopyDataInit {
  * Code: 100; sent by: any.
  */
 export class CopyData {
-  static readonly FRAME_TYPE = FrameType.COPY_DATA;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "CopyData";
+  static readonly FRAME_TYPE: FrameType.COPY_DATA = 0x64;
   static readonly SENDER = "any";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
 
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
 
   constructor(init: CopyDataInit = {}) {
     this.data = init.data ?? new Uint8Array(0);
@@ -2328,13 +2383,13 @@ export class CopyData {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -2374,7 +2429,9 @@ export interface CopyDoneInit {
  * Code: 99; sent by: any.
  */
 export class CopyDone {
-  static readonly FRAME_TYPE = FrameType.COPY_DONE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "CopyDone";
+  static readonly FRAME_TYPE: FrameType.COPY_DONE = 0x63;
   static readonly SENDER = "any";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -2387,13 +2444,13 @@ export class CopyDone {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       body = w.finish();
@@ -2422,7 +2479,7 @@ export interface BindInit {
   portal?: string;
   statement?: string;
   parameterFormats?: FormatCode[];
-  parameters?: (Uint8Array | null)[];
+  parameters?: (Uint8Array<ArrayBuffer> | null)[];
   resultFormats?: FormatCode[];
 }
 
@@ -2434,7 +2491,9 @@ export interface BindInit {
  * Code: 66; sent by: client.
  */
 export class Bind {
-  static readonly FRAME_TYPE = FrameType.BIND;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Bind";
+  static readonly FRAME_TYPE: FrameType.BIND = 0x42;
   static readonly SENDER = "client";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -2442,7 +2501,7 @@ export class Bind {
   portal: string;
   statement: string;
   parameterFormats: FormatCode[];
-  parameters: (Uint8Array | null)[];
+  parameters: (Uint8Array<ArrayBuffer> | null)[];
   resultFormats: FormatCode[];
 
   constructor(init: BindInit = {}) {
@@ -2458,13 +2517,13 @@ export class Bind {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -2573,7 +2632,9 @@ export interface CloseInit {
  * Code: 67; sent by: client.
  */
 export class Close {
-  static readonly FRAME_TYPE = FrameType.CLOSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Close";
+  static readonly FRAME_TYPE: FrameType.CLOSE = 0x43;
   static readonly SENDER = "client";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -2591,13 +2652,13 @@ export class Close {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -2652,7 +2713,9 @@ export interface CopyFailInit {
  * Code: 102; sent by: client.
  */
 export class CopyFail {
-  static readonly FRAME_TYPE = FrameType.COPY_FAIL;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "CopyFail";
+  static readonly FRAME_TYPE: FrameType.COPY_FAIL = 0x66;
   static readonly SENDER = "client";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -2668,13 +2731,13 @@ export class CopyFail {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -2720,7 +2783,9 @@ export interface DescribeInit {
  * Code: 68; sent by: client.
  */
 export class Describe {
-  static readonly FRAME_TYPE = FrameType.DESCRIBE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Describe";
+  static readonly FRAME_TYPE: FrameType.DESCRIBE = 0x44;
   static readonly SENDER = "client";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -2738,13 +2803,13 @@ export class Describe {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -2804,7 +2869,9 @@ export interface ExecuteInit {
  * Code: 69; sent by: client.
  */
 export class Execute {
-  static readonly FRAME_TYPE = FrameType.EXECUTE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Execute";
+  static readonly FRAME_TYPE: FrameType.EXECUTE = 0x45;
   static readonly SENDER = "client";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -2823,13 +2890,13 @@ export class Execute {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -2887,7 +2954,9 @@ export interface FlushInit {
  * Code: 72; sent by: client.
  */
 export class Flush {
-  static readonly FRAME_TYPE = FrameType.FLUSH;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Flush";
+  static readonly FRAME_TYPE: FrameType.FLUSH = 0x48;
   static readonly SENDER = "client";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -2900,13 +2969,13 @@ export class Flush {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       body = w.finish();
@@ -2934,7 +3003,7 @@ export class Flush {
 export interface FunctionCallInit {
   functionOid?: number;
   argumentFormats?: FormatCode[];
-  arguments?: (Uint8Array | null)[];
+  arguments?: (Uint8Array<ArrayBuffer> | null)[];
   resultFormat?: FormatCode;
 }
 
@@ -2946,14 +3015,16 @@ export interface FunctionCallInit {
  * Code: 70; sent by: client.
  */
 export class FunctionCall {
-  static readonly FRAME_TYPE = FrameType.FUNCTION_CALL;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "FunctionCall";
+  static readonly FRAME_TYPE: FrameType.FUNCTION_CALL = 0x46;
   static readonly SENDER = "client";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
 
   functionOid: number;
   argumentFormats: FormatCode[];
-  arguments: (Uint8Array | null)[];
+  arguments: (Uint8Array<ArrayBuffer> | null)[];
   resultFormat: FormatCode;
 
   constructor(init: FunctionCallInit = {}) {
@@ -2968,13 +3039,13 @@ export class FunctionCall {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -3085,7 +3156,9 @@ export interface ParseInit {
  * Code: 80; sent by: client.
  */
 export class Parse {
-  static readonly FRAME_TYPE = FrameType.PARSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Parse";
+  static readonly FRAME_TYPE: FrameType.PARSE = 0x50;
   static readonly SENDER = "client";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -3105,13 +3178,13 @@ export class Parse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -3166,8 +3239,8 @@ export class Parse {
 export interface PasswordInit {
   password?: string | null;
   mechanism?: string | null;
-  initialResponse?: Uint8Array | null;
-  data?: Uint8Array | null;
+  initialResponse?: Uint8Array<ArrayBuffer> | null;
+  data?: Uint8Array<ArrayBuffer> | null;
 }
 
 /**
@@ -3179,15 +3252,17 @@ export interface PasswordInit {
  * Code: 112; sent by: client.
  */
 export class Password {
-  static readonly FRAME_TYPE = FrameType.PASSWORD;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Password";
+  static readonly FRAME_TYPE: FrameType.PASSWORD = 0x70;
   static readonly SENDER = "client";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
 
   password: string | null;
   mechanism: string | null;
-  initialResponse: Uint8Array | null;
-  data: Uint8Array | null;
+  initialResponse: Uint8Array<ArrayBuffer> | null;
+  data: Uint8Array<ArrayBuffer> | null;
 
   constructor(init: PasswordInit = {}) {
     this.password = init.password ?? null;
@@ -3201,13 +3276,13 @@ export class Password {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       if (
@@ -3316,7 +3391,9 @@ export interface QueryInit {
  * Code: 81; sent by: client.
  */
 export class Query {
-  static readonly FRAME_TYPE = FrameType.QUERY;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Query";
+  static readonly FRAME_TYPE: FrameType.QUERY = 0x51;
   static readonly SENDER = "client";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -3332,13 +3409,13 @@ export class Query {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       {
@@ -3380,7 +3457,9 @@ export interface SyncInit {
  * Code: 83; sent by: client.
  */
 export class Sync {
-  static readonly FRAME_TYPE = FrameType.SYNC;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Sync";
+  static readonly FRAME_TYPE: FrameType.SYNC = 0x53;
   static readonly SENDER = "client";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -3393,13 +3472,13 @@ export class Sync {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       body = w.finish();
@@ -3435,7 +3514,9 @@ export interface TerminateInit {
  * Code: 88; sent by: client.
  */
 export class Terminate {
-  static readonly FRAME_TYPE = FrameType.TERMINATE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Terminate";
+  static readonly FRAME_TYPE: FrameType.TERMINATE = 0x58;
   static readonly SENDER = "client";
   /** Framed by the startup header (`decodeStartup`). */
   static readonly STARTUP = false;
@@ -3448,13 +3529,13 @@ export class Terminate {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let body: Uint8Array;
+    let body: Uint8Array<ArrayBuffer>;
     {
       const w = new Writer(); // the body first: the header holds its length
       body = w.finish();
@@ -3702,7 +3783,7 @@ function _decodeAuthentication(r: Reader, end: number, ctx: Context | undefined)
 
   pos += 4;
 
-  let v_salt: Uint8Array | null = null;
+  let v_salt: Uint8Array<ArrayBuffer> | null = null;
   if (v_authType === 5) {
     {
       let n: number;
@@ -3747,7 +3828,7 @@ function _decodeAuthentication(r: Reader, end: number, ctx: Context | undefined)
     }
   }
 
-  let v_data: Uint8Array | null = null;
+  let v_data: Uint8Array<ArrayBuffer> | null = null;
   if (v_authType === 8 || v_authType === 0xb || v_authType === 0xc) {
     v_data = data.subarray(pos, end);
     pos = end;
@@ -3947,9 +4028,9 @@ function _decodeCopyBothResponse(
 function _decodeDataRow(r: Reader, end: number, ctx: Context | undefined): DataRow {
   const data = r.data;
   let pos = r.pos;
-  let v_values: (Uint8Array | null)[];
+  let v_values: (Uint8Array<ArrayBuffer> | null)[];
   {
-    const items: (Uint8Array | null)[] = [];
+    const items: (Uint8Array<ArrayBuffer> | null)[] = [];
     let count: number;
     if (end - pos < 2) throw new Truncated("DataRow.values: input ends", pos + 2);
     count = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
@@ -3963,7 +4044,7 @@ function _decodeDataRow(r: Reader, end: number, ctx: Context | undefined): DataR
     }
     try {
       for (let i = 0; i < count; i++) {
-        let item: Uint8Array | null;
+        let item: Uint8Array<ArrayBuffer> | null;
         {
           let n: number;
           if (end - pos < 4) throw new Truncated("DataRow.values: input ends", pos + 4);
@@ -4048,7 +4129,7 @@ function _decodeFunctionCallResponse(
 ): FunctionCallResponse {
   const data = r.data;
   let pos = r.pos;
-  let v_result: Uint8Array | null;
+  let v_result: Uint8Array<ArrayBuffer> | null;
   {
     let n: number;
     if (end - pos < 4) throw new Truncated("FunctionCallResponse.result: input ends", pos + 4);
@@ -4359,7 +4440,7 @@ function _decodeRowDescription(r: Reader, end: number, ctx: Context | undefined)
 function _decodeCopyData(r: Reader, end: number, ctx: Context | undefined): CopyData {
   const data = r.data;
   let pos = r.pos;
-  let v_data: Uint8Array;
+  let v_data: Uint8Array<ArrayBuffer>;
   v_data = data.subarray(pos, end);
   pos = end;
 
@@ -4424,9 +4505,9 @@ function _decodeBind(r: Reader, end: number, ctx: Context | undefined): Bind {
     v_parameterFormats = items;
   }
 
-  let v_parameters: (Uint8Array | null)[];
+  let v_parameters: (Uint8Array<ArrayBuffer> | null)[];
   {
-    const items: (Uint8Array | null)[] = [];
+    const items: (Uint8Array<ArrayBuffer> | null)[] = [];
     let count: number;
     if (end - pos < 2) throw new Truncated("Bind.parameters: input ends", pos + 2);
     count = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
@@ -4440,7 +4521,7 @@ function _decodeBind(r: Reader, end: number, ctx: Context | undefined): Bind {
     }
     try {
       for (let i = 0; i < count; i++) {
-        let item: Uint8Array | null;
+        let item: Uint8Array<ArrayBuffer> | null;
         {
           let n: number;
           if (end - pos < 4) throw new Truncated("Bind.parameters: input ends", pos + 4);
@@ -4644,9 +4725,9 @@ function _decodeFunctionCall(r: Reader, end: number, ctx: Context | undefined): 
     v_argumentFormats = items;
   }
 
-  let v_arguments: (Uint8Array | null)[];
+  let v_arguments: (Uint8Array<ArrayBuffer> | null)[];
   {
-    const items: (Uint8Array | null)[] = [];
+    const items: (Uint8Array<ArrayBuffer> | null)[] = [];
     let count: number;
     if (end - pos < 2) throw new Truncated("FunctionCall.arguments: input ends", pos + 2);
     count = ((((data[pos]! << 8) | data[pos + 1]!) << 16) >> 16);
@@ -4660,7 +4741,7 @@ function _decodeFunctionCall(r: Reader, end: number, ctx: Context | undefined): 
     }
     try {
       for (let i = 0; i < count; i++) {
-        let item: Uint8Array | null;
+        let item: Uint8Array<ArrayBuffer> | null;
         {
           let n: number;
           if (end - pos < 4) throw new Truncated("FunctionCall.arguments: input ends", pos + 4);
@@ -4798,7 +4879,7 @@ function _decodePassword(r: Reader, end: number, ctx: Context | undefined): Pass
     }
   }
 
-  let v_initialResponse: Uint8Array | null = null;
+  let v_initialResponse: Uint8Array<ArrayBuffer> | null = null;
   if ((ctx === undefined ? 0 : ctx.authRequest) === 0xa) {
     {
       let n: number;
@@ -4818,7 +4899,7 @@ function _decodePassword(r: Reader, end: number, ctx: Context | undefined): Pass
     }
   }
 
-  let v_data: Uint8Array | null = null;
+  let v_data: Uint8Array<ArrayBuffer> | null = null;
   if (
     (ctx === undefined ? 0 : ctx.authRequest) === 0xb ||
     (ctx === undefined ? 0 : ctx.authRequest) === 7 ||
@@ -4885,7 +4966,7 @@ function _whole<F extends Frame>(r: Reader, end: number, decode: () => F): F {
   }
   if (r.pos !== end) {
     throw new TrailingBytes(
-      `${end - r.pos} bytes of the ${frame.constructor.name}'s declared length left over`,
+      `${end - r.pos} bytes of the ${frameName(frame)}'s declared length left over`,
     );
   }
   return frame;
@@ -5127,7 +5208,7 @@ function _decodeStartupFrame(r: Reader, end: number, ctx: Context | undefined): 
 
 /** Decode one frame from `data[pos:end]`; returns it and the position after it. */
 export function decodeAt(
-  data: Uint8Array,
+  data: Uint8Array<ArrayBuffer>,
   pos: number,
   end: number,
   ctx?: Context,
@@ -5142,13 +5223,15 @@ export function decodeAt(
  * Decode exactly one frame (without the transport prefix); trailing bytes are an error.
  * `sender` ("client" or "server") is needed only for codes both sides use for different frames.
  */
-export function decode(data: Uint8Array, ctx?: Context, sender?: "client" | "server"): Frame {
+export function decode(
+  data: Uint8Array<ArrayBuffer>,
+  ctx?: Context,
+  sender?: "client" | "server",
+): Frame {
   const r = new Reader(data, 0);
   const frame = _decodeFrame(r, data.length, ctx, sender);
   if (r.pos !== data.length) {
-    throw new TrailingBytes(
-      `${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`,
-    );
+    throw new TrailingBytes(`${data.length - r.pos} bytes after the end of a ${frameName(frame)}`);
   }
   return frame;
 }
@@ -5158,7 +5241,7 @@ export function decode(data: Uint8Array, ctx?: Context, sender?: "client" | "ser
  * `data[pos:end]`; returns it and the position after it.
  */
 export function decodeStartupAt(
-  data: Uint8Array,
+  data: Uint8Array<ArrayBuffer>,
   pos: number,
   end: number,
   ctx?: Context,
@@ -5174,26 +5257,35 @@ export function decodeStartupAt(
  * Decode exactly one startup frame (`new StreamDecoder({ startup: true })` reads one from a
  * stream).
  */
-export function decodeStartup(data: Uint8Array, ctx?: Context): Frame {
+export function decodeStartup(data: Uint8Array<ArrayBuffer>, ctx?: Context): Frame {
   const r = new Reader(data, 0);
   const frame = _decodeStartupFrame(r, data.length, ctx);
   if (r.pos !== data.length) {
-    throw new TrailingBytes(
-      `${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`,
-    );
+    throw new TrailingBytes(`${data.length - r.pos} bytes after the end of a ${frameName(frame)}`);
   }
   return frame;
 }
 
-/** The bytes of `frame` without the transport prefix. */
-export function encode(frame: Frame, ctx?: Context): Uint8Array {
+/**
+ * The bytes of `frame` without the transport prefix: a view of a slab that later encodes
+ * share (no copy). To post them to a worker, use `encodeOwned`.
+ */
+export function encode(frame: Frame, ctx?: Context): Uint8Array<ArrayBuffer> {
   const w = Writer.shared();
   frame._write(w, ctx);
   return w.finish();
 }
 
+/**
+ * The bytes of `frame` in an ArrayBuffer of their own (a copy): safe to transfer to a
+ * worker, and a structured clone copies only them, not `encode`'s 64 KiB slab.
+ */
+export function encodeOwned(frame: Frame, ctx?: Context): Uint8Array<ArrayBuffer> {
+  return encode(frame, ctx).slice();
+}
+
 /** The bytes of `frame` as sent on a byte stream (with its transport framing). */
-export function frameBytes(frame: Frame, ctx?: Context): Uint8Array {
+export function frameBytes(frame: Frame, ctx?: Context): Uint8Array<ArrayBuffer> {
   return encode(frame, ctx); // frames of this protocol delimit themselves
 }
 

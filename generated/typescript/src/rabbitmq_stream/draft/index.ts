@@ -19,6 +19,7 @@ import {
   Truncated,
   UnknownFrameType,
   Writer,
+  frameName,
   readVarU64,
   readVarint,
   utf8,
@@ -161,13 +162,13 @@ export class Property {
 /** The fields of a PublishedMessage; each one left out takes its default. */
 export interface PublishedMessageInit {
   publishingId?: bigint;
-  message?: Uint8Array | null;
+  message?: Uint8Array<ArrayBuffer> | null;
 }
 
 /** 'PublishedMessage => PublishingId Message' */
 export class PublishedMessage {
   publishingId: bigint;
-  message: Uint8Array | null;
+  message: Uint8Array<ArrayBuffer> | null;
 
   constructor(init: PublishedMessageInit = {}) {
     this.publishingId = init.publishingId ?? 0n;
@@ -514,12 +515,12 @@ export class OffsetSpecTimestamp {
 
 /** The fields of a SimpleEntry; each one left out takes its default. */
 export interface SimpleEntryInit {
-  data?: Uint8Array;
+  data?: Uint8Array<ArrayBuffer>;
 }
 
 /** One message; the leading bit 0 marks a simple entry. */
 export class SimpleEntry {
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
 
   constructor(init: SimpleEntryInit = {}) {
     this.data = init.data ?? new Uint8Array(0);
@@ -553,14 +554,14 @@ export class SimpleEntry {
 export interface SubEntryBatchInit {
   compression?: CompressionType;
   numRecords?: number;
-  data?: Uint8Array;
+  data?: Uint8Array<ArrayBuffer>;
 }
 
 /** A batch of messages, possibly compressed; the leading bit 1 marks it. */
 export class SubEntryBatch {
   compression: CompressionType;
   numRecords: number;
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
 
   constructor(init: SubEntryBatchInit = {}) {
     this.compression = init.compression ?? CompressionType.NONE;
@@ -636,7 +637,7 @@ export class OsirisChunk {
 
   /** @internal */
   _write(w: Writer, ctx: Context | undefined): void {
-    let raw_entries: Uint8Array;
+    let raw_entries: Uint8Array<ArrayBuffer>;
     {
       const sub = new Writer();
       for (const item of this.entries) {
@@ -726,7 +727,9 @@ export interface PublishInit {
  * Code: 0, 0; sent by: client.
  */
 export class Publish {
-  static readonly FRAME_TYPE = FrameType.PUBLISH;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Publish";
+  static readonly FRAME_TYPE: FrameType.PUBLISH = 0;
   static readonly SENDER = "client";
 
   stream: string | null;
@@ -744,7 +747,7 @@ export class Publish {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -812,7 +815,9 @@ export interface PublishConfirmInit {
  * Code: 1, 0; sent by: server.
  */
 export class PublishConfirm {
-  static readonly FRAME_TYPE = FrameType.PUBLISH_CONFIRM;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "PublishConfirm";
+  static readonly FRAME_TYPE: FrameType.PUBLISH_CONFIRM = 0x10000;
   static readonly SENDER = "server";
 
   publisherId: number;
@@ -828,7 +833,7 @@ export class PublishConfirm {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -894,7 +899,9 @@ export interface SubscribeRequestInit {
  * Code: 2, 0; sent by: client.
  */
 export class SubscribeRequest {
-  static readonly FRAME_TYPE = FrameType.SUBSCRIBE_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "SubscribeRequest";
+  static readonly FRAME_TYPE: FrameType.SUBSCRIBE_REQUEST = 0x20000;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -916,7 +923,7 @@ export class SubscribeRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -998,7 +1005,9 @@ export interface SubscribeResponseInit {
  * Code: 2, 0; sent by: server.
  */
 export class SubscribeResponse {
-  static readonly FRAME_TYPE = FrameType.SUBSCRIBE_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "SubscribeResponse";
+  static readonly FRAME_TYPE: FrameType.SUBSCRIBE_RESPONSE = 0x20000;
   static readonly SENDER = "server";
 
   correlationId: number;
@@ -1014,7 +1023,7 @@ export class SubscribeResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1069,7 +1078,9 @@ export interface DeliverInit {
  * Code: 3, 0; sent by: server.
  */
 export class Deliver {
-  static readonly FRAME_TYPE = FrameType.DELIVER;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Deliver";
+  static readonly FRAME_TYPE: FrameType.DELIVER = 0x30000;
   static readonly SENDER = "server";
 
   subscriptionId: number;
@@ -1085,7 +1096,7 @@ export class Deliver {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1130,7 +1141,9 @@ export interface CreditRequestInit {
  * Code: 4, 0; sent by: client.
  */
 export class CreditRequest {
-  static readonly FRAME_TYPE = FrameType.CREDIT_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "CreditRequest";
+  static readonly FRAME_TYPE: FrameType.CREDIT_REQUEST = 0x40000;
   static readonly SENDER = "client";
 
   subscriptionId: number;
@@ -1146,7 +1159,7 @@ export class CreditRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1197,7 +1210,9 @@ export interface CreditResponseInit {
  * Code: 4, 0; sent by: server.
  */
 export class CreditResponse {
-  static readonly FRAME_TYPE = FrameType.CREDIT_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "CreditResponse";
+  static readonly FRAME_TYPE: FrameType.CREDIT_RESPONSE = 0x40000;
   static readonly SENDER = "server";
 
   responseCode: number;
@@ -1213,7 +1228,7 @@ export class CreditResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1264,7 +1279,9 @@ export interface UnsubscribeRequestInit {
  * Code: 5, 0; sent by: client.
  */
 export class UnsubscribeRequest {
-  static readonly FRAME_TYPE = FrameType.UNSUBSCRIBE_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "UnsubscribeRequest";
+  static readonly FRAME_TYPE: FrameType.UNSUBSCRIBE_REQUEST = 0x50000;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -1280,7 +1297,7 @@ export class UnsubscribeRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1335,7 +1352,9 @@ export interface UnsubscribeResponseInit {
  * Code: 5, 0; sent by: server.
  */
 export class UnsubscribeResponse {
-  static readonly FRAME_TYPE = FrameType.UNSUBSCRIBE_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "UnsubscribeResponse";
+  static readonly FRAME_TYPE: FrameType.UNSUBSCRIBE_RESPONSE = 0x50000;
   static readonly SENDER = "server";
 
   correlationId: number;
@@ -1351,7 +1370,7 @@ export class UnsubscribeResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1406,7 +1425,9 @@ export interface PublishErrorInit {
  * Code: 6, 0; sent by: server.
  */
 export class PublishError {
-  static readonly FRAME_TYPE = FrameType.PUBLISH_ERROR;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "PublishError";
+  static readonly FRAME_TYPE: FrameType.PUBLISH_ERROR = 0x60000;
   static readonly SENDER = "server";
 
   publisherId: number;
@@ -1422,7 +1443,7 @@ export class PublishError {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1478,7 +1499,9 @@ export interface MetadataUpdateInit {
  * Code: 7, 0; sent by: server.
  */
 export class MetadataUpdate {
-  static readonly FRAME_TYPE = FrameType.METADATA_UPDATE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "MetadataUpdate";
+  static readonly FRAME_TYPE: FrameType.METADATA_UPDATE = 0x70000;
   static readonly SENDER = "server";
 
   code: number;
@@ -1494,7 +1517,7 @@ export class MetadataUpdate {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1551,7 +1574,9 @@ export interface MetadataRequestInit {
  * Code: 8, 0; sent by: client.
  */
 export class MetadataRequest {
-  static readonly FRAME_TYPE = FrameType.METADATA_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "MetadataRequest";
+  static readonly FRAME_TYPE: FrameType.METADATA_REQUEST = 0x80000;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -1567,7 +1592,7 @@ export class MetadataRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1643,7 +1668,9 @@ export interface MetadataResponseInit {
  * Code: 8, 0; sent by: server.
  */
 export class MetadataResponse {
-  static readonly FRAME_TYPE = FrameType.METADATA_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "MetadataResponse";
+  static readonly FRAME_TYPE: FrameType.METADATA_RESPONSE = 0x80000;
   static readonly SENDER = "server";
 
   correlationId: number;
@@ -1661,7 +1688,7 @@ export class MetadataResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1734,7 +1761,9 @@ export interface SaslHandshakeRequestInit {
  * Code: 9, 0; sent by: client.
  */
 export class SaslHandshakeRequest {
-  static readonly FRAME_TYPE = FrameType.SASL_HANDSHAKE_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "SaslHandshakeRequest";
+  static readonly FRAME_TYPE: FrameType.SASL_HANDSHAKE_REQUEST = 0x90000;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -1748,7 +1777,7 @@ export class SaslHandshakeRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1799,7 +1828,9 @@ export interface SaslHandshakeResponseInit {
  * Code: 9, 0; sent by: server.
  */
 export class SaslHandshakeResponse {
-  static readonly FRAME_TYPE = FrameType.SASL_HANDSHAKE_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "SaslHandshakeResponse";
+  static readonly FRAME_TYPE: FrameType.SASL_HANDSHAKE_RESPONSE = 0x90000;
   static readonly SENDER = "server";
 
   correlationId: number;
@@ -1817,7 +1848,7 @@ export class SaslHandshakeResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1889,7 +1920,7 @@ export class SaslHandshakeResponse {
 export interface SaslAuthenticateRequestInit {
   correlationId?: number;
   mechanism?: string | null;
-  saslOpaqueData?: Uint8Array | null;
+  saslOpaqueData?: Uint8Array<ArrayBuffer> | null;
 }
 
 /**
@@ -1901,12 +1932,14 @@ export interface SaslAuthenticateRequestInit {
  * Code: 10, 0; sent by: client.
  */
 export class SaslAuthenticateRequest {
-  static readonly FRAME_TYPE = FrameType.SASL_AUTHENTICATE_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "SaslAuthenticateRequest";
+  static readonly FRAME_TYPE: FrameType.SASL_AUTHENTICATE_REQUEST = 0xa0000;
   static readonly SENDER = "client";
 
   correlationId: number;
   mechanism: string | null;
-  saslOpaqueData: Uint8Array | null;
+  saslOpaqueData: Uint8Array<ArrayBuffer> | null;
 
   constructor(init: SaslAuthenticateRequestInit = {}) {
     this.correlationId = init.correlationId ?? 0;
@@ -1919,7 +1952,7 @@ export class SaslAuthenticateRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1986,7 +2019,7 @@ export class SaslAuthenticateRequest {
 export interface SaslAuthenticateResponseInit {
   correlationId?: number;
   responseCode?: number;
-  saslOpaqueData?: Uint8Array | null;
+  saslOpaqueData?: Uint8Array<ArrayBuffer> | null;
 }
 
 /**
@@ -1998,12 +2031,14 @@ export interface SaslAuthenticateResponseInit {
  * Code: 10, 0; sent by: server.
  */
 export class SaslAuthenticateResponse {
-  static readonly FRAME_TYPE = FrameType.SASL_AUTHENTICATE_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "SaslAuthenticateResponse";
+  static readonly FRAME_TYPE: FrameType.SASL_AUTHENTICATE_RESPONSE = 0xa0000;
   static readonly SENDER = "server";
 
   correlationId: number;
   responseCode: number;
-  saslOpaqueData: Uint8Array | null;
+  saslOpaqueData: Uint8Array<ArrayBuffer> | null;
 
   constructor(init: SaslAuthenticateResponseInit = {}) {
     this.correlationId = init.correlationId ?? 0;
@@ -2016,7 +2051,7 @@ export class SaslAuthenticateResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -2090,7 +2125,9 @@ export interface TuneInit {
  * Code: 11, 0; sent by: any.
  */
 export class Tune {
-  static readonly FRAME_TYPE = FrameType.TUNE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Tune";
+  static readonly FRAME_TYPE: FrameType.TUNE = 0xb0000;
   static readonly SENDER = "any";
 
   frameMax: number;
@@ -2106,7 +2143,7 @@ export class Tune {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -2161,7 +2198,9 @@ export interface OpenRequestInit {
  * Code: 12, 0; sent by: client.
  */
 export class OpenRequest {
-  static readonly FRAME_TYPE = FrameType.OPEN_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "OpenRequest";
+  static readonly FRAME_TYPE: FrameType.OPEN_REQUEST = 0xc0000;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -2177,7 +2216,7 @@ export class OpenRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -2240,7 +2279,9 @@ export interface OpenResponseInit {
  * Code: 12, 0; sent by: server.
  */
 export class OpenResponse {
-  static readonly FRAME_TYPE = FrameType.OPEN_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "OpenResponse";
+  static readonly FRAME_TYPE: FrameType.OPEN_RESPONSE = 0xc0000;
   static readonly SENDER = "server";
 
   correlationId: number;
@@ -2256,7 +2297,7 @@ export class OpenResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -2313,7 +2354,9 @@ export interface CloseRequestInit {
  * Code: 13, 0; sent by: client.
  */
 export class CloseRequest {
-  static readonly FRAME_TYPE = FrameType.CLOSE_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "CloseRequest";
+  static readonly FRAME_TYPE: FrameType.CLOSE_REQUEST = 0xd0000;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -2331,7 +2374,7 @@ export class CloseRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -2400,7 +2443,9 @@ export interface CloseResponseInit {
  * Code: 13, 0; sent by: server.
  */
 export class CloseResponse {
-  static readonly FRAME_TYPE = FrameType.CLOSE_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "CloseResponse";
+  static readonly FRAME_TYPE: FrameType.CLOSE_RESPONSE = 0xd0000;
   static readonly SENDER = "server";
 
   correlationId: number;
@@ -2416,7 +2461,7 @@ export class CloseResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -2469,7 +2514,9 @@ export interface HeartbeatInit {
  * Code: 14, 0; sent by: any.
  */
 export class Heartbeat {
-  static readonly FRAME_TYPE = FrameType.HEARTBEAT;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Heartbeat";
+  static readonly FRAME_TYPE: FrameType.HEARTBEAT = 0xe0000;
   static readonly SENDER = "any";
 
   constructor(init: HeartbeatInit = {}) {
@@ -2480,7 +2527,7 @@ export class Heartbeat {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -2514,7 +2561,9 @@ export interface PeerPropertiesRequestInit {
  * Code: 15, 0; sent by: client.
  */
 export class PeerPropertiesRequest {
-  static readonly FRAME_TYPE = FrameType.PEER_PROPERTIES_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "PeerPropertiesRequest";
+  static readonly FRAME_TYPE: FrameType.PEER_PROPERTIES_REQUEST = 0xf0000;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -2530,7 +2579,7 @@ export class PeerPropertiesRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -2593,7 +2642,9 @@ export interface PeerPropertiesResponseInit {
  * Code: 15, 0; sent by: server.
  */
 export class PeerPropertiesResponse {
-  static readonly FRAME_TYPE = FrameType.PEER_PROPERTIES_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "PeerPropertiesResponse";
+  static readonly FRAME_TYPE: FrameType.PEER_PROPERTIES_RESPONSE = 0xf0000;
   static readonly SENDER = "server";
 
   correlationId: number;
@@ -2611,7 +2662,7 @@ export class PeerPropertiesResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -2683,7 +2734,9 @@ export interface CommitOffsetInit {
  * Code: 16, 0; sent by: client.
  */
 export class CommitOffset {
-  static readonly FRAME_TYPE = FrameType.COMMIT_OFFSET;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "CommitOffset";
+  static readonly FRAME_TYPE: FrameType.COMMIT_OFFSET = 0x100000;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -2703,7 +2756,7 @@ export class CommitOffset {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -2793,7 +2846,9 @@ export interface QueryOffsetRequestInit {
  * Code: 17, 0; sent by: client.
  */
 export class QueryOffsetRequest {
-  static readonly FRAME_TYPE = FrameType.QUERY_OFFSET_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "QueryOffsetRequest";
+  static readonly FRAME_TYPE: FrameType.QUERY_OFFSET_REQUEST = 0x110000;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -2811,7 +2866,7 @@ export class QueryOffsetRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -2890,7 +2945,9 @@ export interface QueryOffsetResponseInit {
  * Code: 17, 0; sent by: server.
  */
 export class QueryOffsetResponse {
-  static readonly FRAME_TYPE = FrameType.QUERY_OFFSET_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "QueryOffsetResponse";
+  static readonly FRAME_TYPE: FrameType.QUERY_OFFSET_RESPONSE = 0x110000;
   static readonly SENDER = "server";
 
   correlationId: number;
@@ -2908,7 +2965,7 @@ export class QueryOffsetResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -2971,7 +3028,9 @@ export interface CreateRequestInit {
  * Code: 998, 0; sent by: client.
  */
 export class CreateRequest {
-  static readonly FRAME_TYPE = FrameType.CREATE_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "CreateRequest";
+  static readonly FRAME_TYPE: FrameType.CREATE_REQUEST = 0x3e60000;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -2989,7 +3048,7 @@ export class CreateRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -3063,7 +3122,9 @@ export interface CreateResponseInit {
  * Code: 998, 0; sent by: server.
  */
 export class CreateResponse {
-  static readonly FRAME_TYPE = FrameType.CREATE_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "CreateResponse";
+  static readonly FRAME_TYPE: FrameType.CREATE_RESPONSE = 0x3e60000;
   static readonly SENDER = "server";
 
   correlationId: number;
@@ -3079,7 +3140,7 @@ export class CreateResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -3134,7 +3195,9 @@ export interface DeleteRequestInit {
  * Code: 999, 0; sent by: client.
  */
 export class DeleteRequest {
-  static readonly FRAME_TYPE = FrameType.DELETE_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "DeleteRequest";
+  static readonly FRAME_TYPE: FrameType.DELETE_REQUEST = 0x3e70000;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -3150,7 +3213,7 @@ export class DeleteRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -3212,7 +3275,9 @@ export interface DeleteResponseInit {
  * Code: 999, 0; sent by: server.
  */
 export class DeleteResponse {
-  static readonly FRAME_TYPE = FrameType.DELETE_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "DeleteResponse";
+  static readonly FRAME_TYPE: FrameType.DELETE_RESPONSE = 0x3e70000;
   static readonly SENDER = "server";
 
   correlationId: number;
@@ -3228,7 +3293,7 @@ export class DeleteResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -3359,7 +3424,7 @@ function _decodePublishedMessage(
 
   pos += 8;
 
-  let v_message: Uint8Array | null;
+  let v_message: Uint8Array<ArrayBuffer> | null;
   {
     let n: number;
     if (end - pos < 4) throw new Truncated("PublishedMessage.message: input ends", pos + 4);
@@ -3612,7 +3677,7 @@ function _decodeSimpleEntry(r: Reader, end: number, ctx: Context | undefined): S
 
   pos += 4;
 
-  let v_data: Uint8Array;
+  let v_data: Uint8Array<ArrayBuffer>;
   {
     let n: number;
     n = v_size;
@@ -3651,7 +3716,7 @@ function _decodeSubEntryBatch(r: Reader, end: number, ctx: Context | undefined):
 
   pos += 7;
 
-  let v_data: Uint8Array;
+  let v_data: Uint8Array<ArrayBuffer>;
   {
     let n: number;
     n = v_length;
@@ -4416,7 +4481,7 @@ function _decodeSaslAuthenticateRequest(
     }
   }
 
-  let v_saslOpaqueData: Uint8Array | null;
+  let v_saslOpaqueData: Uint8Array<ArrayBuffer> | null;
   {
     let n: number;
     if (end - pos < 4) {
@@ -4467,7 +4532,7 @@ function _decodeSaslAuthenticateResponse(
 
   pos += 6;
 
-  let v_saslOpaqueData: Uint8Array | null;
+  let v_saslOpaqueData: Uint8Array<ArrayBuffer> | null;
   {
     let n: number;
     if (end - pos < 4) {
@@ -5202,7 +5267,7 @@ function _decodeFrame(
 
 /** Decode one frame from `data[pos:end]`; returns it and the position after it. */
 export function decodeAt(
-  data: Uint8Array,
+  data: Uint8Array<ArrayBuffer>,
   pos: number,
   end: number,
   ctx?: Context,
@@ -5217,26 +5282,39 @@ export function decodeAt(
  * Decode exactly one frame (without the transport prefix); trailing bytes are an error.
  * `sender` ("client" or "server") is needed only for codes both sides use for different frames.
  */
-export function decode(data: Uint8Array, ctx?: Context, sender?: "client" | "server"): Frame {
+export function decode(
+  data: Uint8Array<ArrayBuffer>,
+  ctx?: Context,
+  sender?: "client" | "server",
+): Frame {
   const r = new Reader(data, 0);
   const frame = _decodeFrame(r, data.length, ctx, sender);
   if (r.pos !== data.length) {
-    throw new TrailingBytes(
-      `${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`,
-    );
+    throw new TrailingBytes(`${data.length - r.pos} bytes after the end of a ${frameName(frame)}`);
   }
   return frame;
 }
 
-/** The bytes of `frame` without the transport prefix. */
-export function encode(frame: Frame, ctx?: Context): Uint8Array {
+/**
+ * The bytes of `frame` without the transport prefix: a view of a slab that later encodes
+ * share (no copy). To post them to a worker, use `encodeOwned`.
+ */
+export function encode(frame: Frame, ctx?: Context): Uint8Array<ArrayBuffer> {
   const w = Writer.shared();
   frame._write(w, ctx);
   return w.finish();
 }
 
+/**
+ * The bytes of `frame` in an ArrayBuffer of their own (a copy): safe to transfer to a
+ * worker, and a structured clone copies only them, not `encode`'s 64 KiB slab.
+ */
+export function encodeOwned(frame: Frame, ctx?: Context): Uint8Array<ArrayBuffer> {
+  return encode(frame, ctx).slice();
+}
+
 /** The bytes of `frame` as sent on a byte stream (with its transport framing). */
-export function frameBytes(frame: Frame, ctx?: Context): Uint8Array {
+export function frameBytes(frame: Frame, ctx?: Context): Uint8Array<ArrayBuffer> {
   const w = Writer.shared();
   const at = w.reserve(4);
   frame._write(w, ctx);

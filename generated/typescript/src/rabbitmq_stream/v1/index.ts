@@ -19,6 +19,7 @@ import {
   Truncated,
   UnknownFrameType,
   Writer,
+  frameName,
   readVarU64,
   readVarint,
   utf8,
@@ -211,12 +212,12 @@ export class Property {
 
 /** The fields of a SimpleEntry; each one left out takes its default. */
 export interface SimpleEntryInit {
-  data?: Uint8Array;
+  data?: Uint8Array<ArrayBuffer>;
 }
 
 /** One message; the top bit 0 marks a simple entry. */
 export class SimpleEntry {
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
 
   constructor(init: SimpleEntryInit = {}) {
     this.data = init.data ?? new Uint8Array(0);
@@ -251,7 +252,7 @@ export interface SubEntryBatchInit {
   compression?: CompressionType;
   numRecords?: number;
   uncompressedLength?: number;
-  data?: Uint8Array;
+  data?: Uint8Array<ArrayBuffer>;
 }
 
 /** A batch of messages stored as one entry; the top bit 1 marks it. */
@@ -259,7 +260,7 @@ export class SubEntryBatch {
   compression: CompressionType;
   numRecords: number;
   uncompressedLength: number;
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
 
   constructor(init: SubEntryBatchInit = {}) {
     this.compression = init.compression ?? CompressionType.NONE;
@@ -353,14 +354,14 @@ export class PublishedMessage {
 export interface PublishedMessageV2Init {
   publishingId?: bigint;
   filterValue?: string | null;
-  message?: Uint8Array | null;
+  message?: Uint8Array<ArrayBuffer> | null;
 }
 
 /** One published message with its filter value (Publish version 2). */
 export class PublishedMessageV2 {
   publishingId: bigint;
   filterValue: string | null;
-  message: Uint8Array | null;
+  message: Uint8Array<ArrayBuffer> | null;
 
   constructor(init: PublishedMessageV2Init = {}) {
     this.publishingId = init.publishingId ?? 0n;
@@ -845,7 +846,7 @@ export interface OsirisChunkInit {
   chunkCrc?: number;
   trailerLength?: number;
   bloomSize?: number;
-  data?: Uint8Array;
+  data?: Uint8Array<ArrayBuffer>;
 }
 
 /** One osiris chunk (48-byte header, then the entries). */
@@ -859,7 +860,7 @@ export class OsirisChunk {
   chunkCrc: number;
   trailerLength: number;
   bloomSize: number;
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
 
   constructor(init: OsirisChunkInit = {}) {
     this.chunkType = init.chunkType ?? 0;
@@ -998,7 +999,9 @@ export interface DeclarePublisherRequestInit {
  * Code: 1, 1; sent by: client.
  */
 export class DeclarePublisherRequest {
-  static readonly FRAME_TYPE = FrameType.DECLARE_PUBLISHER_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "DeclarePublisherRequest";
+  static readonly FRAME_TYPE: FrameType.DECLARE_PUBLISHER_REQUEST = 0x10001;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -1018,7 +1021,7 @@ export class DeclarePublisherRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1101,7 +1104,9 @@ export interface DeclarePublisherResponseInit {
  * Code: 32769, 1; sent by: server.
  */
 export class DeclarePublisherResponse {
-  static readonly FRAME_TYPE = FrameType.DECLARE_PUBLISHER_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "DeclarePublisherResponse";
+  static readonly FRAME_TYPE: FrameType.DECLARE_PUBLISHER_RESPONSE = 0x80010001;
   static readonly SENDER = "server";
 
   correlationId: number;
@@ -1117,7 +1122,7 @@ export class DeclarePublisherResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1172,7 +1177,9 @@ export interface PublishInit {
  * Code: 2, 1; sent by: client.
  */
 export class Publish {
-  static readonly FRAME_TYPE = FrameType.PUBLISH;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Publish";
+  static readonly FRAME_TYPE: FrameType.PUBLISH = 0x20001;
   static readonly SENDER = "client";
 
   publisherId: number;
@@ -1188,7 +1195,7 @@ export class Publish {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1245,7 +1252,9 @@ export interface PublishV2Init {
  * Code: 2, 2; sent by: client.
  */
 export class PublishV2 {
-  static readonly FRAME_TYPE = FrameType.PUBLISH_V2;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "PublishV2";
+  static readonly FRAME_TYPE: FrameType.PUBLISH_V2 = 0x20002;
   static readonly SENDER = "client";
 
   publisherId: number;
@@ -1261,7 +1270,7 @@ export class PublishV2 {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1317,7 +1326,9 @@ export interface PublishConfirmInit {
  * Code: 3, 1; sent by: server.
  */
 export class PublishConfirm {
-  static readonly FRAME_TYPE = FrameType.PUBLISH_CONFIRM;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "PublishConfirm";
+  static readonly FRAME_TYPE: FrameType.PUBLISH_CONFIRM = 0x30001;
   static readonly SENDER = "server";
 
   publisherId: number;
@@ -1333,7 +1344,7 @@ export class PublishConfirm {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1394,7 +1405,9 @@ export interface PublishErrorInit {
  * Code: 4, 1; sent by: server.
  */
 export class PublishError {
-  static readonly FRAME_TYPE = FrameType.PUBLISH_ERROR;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "PublishError";
+  static readonly FRAME_TYPE: FrameType.PUBLISH_ERROR = 0x40001;
   static readonly SENDER = "server";
 
   publisherId: number;
@@ -1410,7 +1423,7 @@ export class PublishError {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1468,7 +1481,9 @@ export interface QueryPublisherSequenceRequestInit {
  * Code: 5, 1; sent by: client.
  */
 export class QueryPublisherSequenceRequest {
-  static readonly FRAME_TYPE = FrameType.QUERY_PUBLISHER_SEQUENCE_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "QueryPublisherSequenceRequest";
+  static readonly FRAME_TYPE: FrameType.QUERY_PUBLISHER_SEQUENCE_REQUEST = 0x50001;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -1486,7 +1501,7 @@ export class QueryPublisherSequenceRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1566,7 +1581,9 @@ export interface QueryPublisherSequenceResponseInit {
  * Code: 32773, 1; sent by: server.
  */
 export class QueryPublisherSequenceResponse {
-  static readonly FRAME_TYPE = FrameType.QUERY_PUBLISHER_SEQUENCE_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "QueryPublisherSequenceResponse";
+  static readonly FRAME_TYPE: FrameType.QUERY_PUBLISHER_SEQUENCE_RESPONSE = 0x80050001;
   static readonly SENDER = "server";
 
   correlationId: number;
@@ -1584,7 +1601,7 @@ export class QueryPublisherSequenceResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1649,7 +1666,9 @@ export interface DeletePublisherRequestInit {
  * Code: 6, 1; sent by: client.
  */
 export class DeletePublisherRequest {
-  static readonly FRAME_TYPE = FrameType.DELETE_PUBLISHER_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "DeletePublisherRequest";
+  static readonly FRAME_TYPE: FrameType.DELETE_PUBLISHER_REQUEST = 0x60001;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -1665,7 +1684,7 @@ export class DeletePublisherRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1720,7 +1739,9 @@ export interface DeletePublisherResponseInit {
  * Code: 32774, 1; sent by: server.
  */
 export class DeletePublisherResponse {
-  static readonly FRAME_TYPE = FrameType.DELETE_PUBLISHER_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "DeletePublisherResponse";
+  static readonly FRAME_TYPE: FrameType.DELETE_PUBLISHER_RESPONSE = 0x80060001;
   static readonly SENDER = "server";
 
   correlationId: number;
@@ -1736,7 +1757,7 @@ export class DeletePublisherResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1796,7 +1817,9 @@ export interface SubscribeRequestInit {
  * Code: 7, 1; sent by: client.
  */
 export class SubscribeRequest {
-  static readonly FRAME_TYPE = FrameType.SUBSCRIBE_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "SubscribeRequest";
+  static readonly FRAME_TYPE: FrameType.SUBSCRIBE_REQUEST = 0x70001;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -1820,7 +1843,7 @@ export class SubscribeRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1912,7 +1935,9 @@ export interface SubscribeResponseInit {
  * Code: 32775, 1; sent by: server.
  */
 export class SubscribeResponse {
-  static readonly FRAME_TYPE = FrameType.SUBSCRIBE_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "SubscribeResponse";
+  static readonly FRAME_TYPE: FrameType.SUBSCRIBE_RESPONSE = 0x80070001;
   static readonly SENDER = "server";
 
   correlationId: number;
@@ -1928,7 +1953,7 @@ export class SubscribeResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1981,7 +2006,9 @@ export interface DeliverInit {
  * Code: 8, 1; sent by: server.
  */
 export class Deliver {
-  static readonly FRAME_TYPE = FrameType.DELIVER;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Deliver";
+  static readonly FRAME_TYPE: FrameType.DELIVER = 0x80001;
   static readonly SENDER = "server";
 
   subscriptionId: number;
@@ -1997,7 +2024,7 @@ export class Deliver {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -2044,7 +2071,9 @@ export interface DeliverV2Init {
  * Code: 8, 2; sent by: server.
  */
 export class DeliverV2 {
-  static readonly FRAME_TYPE = FrameType.DELIVER_V2;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "DeliverV2";
+  static readonly FRAME_TYPE: FrameType.DELIVER_V2 = 0x80002;
   static readonly SENDER = "server";
 
   subscriptionId: number;
@@ -2062,7 +2091,7 @@ export class DeliverV2 {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -2112,7 +2141,9 @@ export interface CreditRequestInit {
  * Code: 9, 1; sent by: client.
  */
 export class CreditRequest {
-  static readonly FRAME_TYPE = FrameType.CREDIT_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "CreditRequest";
+  static readonly FRAME_TYPE: FrameType.CREDIT_REQUEST = 0x90001;
   static readonly SENDER = "client";
 
   subscriptionId: number;
@@ -2128,7 +2159,7 @@ export class CreditRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -2178,7 +2209,9 @@ export interface CreditResponseInit {
  * Code: 32777, 1; sent by: server.
  */
 export class CreditResponse {
-  static readonly FRAME_TYPE = FrameType.CREDIT_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "CreditResponse";
+  static readonly FRAME_TYPE: FrameType.CREDIT_RESPONSE = 0x80090001;
   static readonly SENDER = "server";
 
   responseCode: number;
@@ -2194,7 +2227,7 @@ export class CreditResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -2245,7 +2278,9 @@ export interface StoreOffsetInit {
  * Code: 10, 1; sent by: client.
  */
 export class StoreOffset {
-  static readonly FRAME_TYPE = FrameType.STORE_OFFSET;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "StoreOffset";
+  static readonly FRAME_TYPE: FrameType.STORE_OFFSET = 0xa0001;
   static readonly SENDER = "client";
 
   reference: string | null;
@@ -2263,7 +2298,7 @@ export class StoreOffset {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -2333,7 +2368,9 @@ export interface QueryOffsetRequestInit {
  * Code: 11, 1; sent by: client.
  */
 export class QueryOffsetRequest {
-  static readonly FRAME_TYPE = FrameType.QUERY_OFFSET_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "QueryOffsetRequest";
+  static readonly FRAME_TYPE: FrameType.QUERY_OFFSET_REQUEST = 0xb0001;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -2351,7 +2388,7 @@ export class QueryOffsetRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -2428,7 +2465,9 @@ export interface QueryOffsetResponseInit {
  * Code: 32779, 1; sent by: server.
  */
 export class QueryOffsetResponse {
-  static readonly FRAME_TYPE = FrameType.QUERY_OFFSET_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "QueryOffsetResponse";
+  static readonly FRAME_TYPE: FrameType.QUERY_OFFSET_RESPONSE = 0x800b0001;
   static readonly SENDER = "server";
 
   correlationId: number;
@@ -2446,7 +2485,7 @@ export class QueryOffsetResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -2504,7 +2543,9 @@ export interface UnsubscribeRequestInit {
  * Code: 12, 1; sent by: client.
  */
 export class UnsubscribeRequest {
-  static readonly FRAME_TYPE = FrameType.UNSUBSCRIBE_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "UnsubscribeRequest";
+  static readonly FRAME_TYPE: FrameType.UNSUBSCRIBE_REQUEST = 0xc0001;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -2520,7 +2561,7 @@ export class UnsubscribeRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -2572,7 +2613,9 @@ export interface UnsubscribeResponseInit {
  * Code: 32780, 1; sent by: server.
  */
 export class UnsubscribeResponse {
-  static readonly FRAME_TYPE = FrameType.UNSUBSCRIBE_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "UnsubscribeResponse";
+  static readonly FRAME_TYPE: FrameType.UNSUBSCRIBE_RESPONSE = 0x800c0001;
   static readonly SENDER = "server";
 
   correlationId: number;
@@ -2588,7 +2631,7 @@ export class UnsubscribeResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -2642,7 +2685,9 @@ export interface CreateRequestInit {
  * Code: 13, 1; sent by: client.
  */
 export class CreateRequest {
-  static readonly FRAME_TYPE = FrameType.CREATE_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "CreateRequest";
+  static readonly FRAME_TYPE: FrameType.CREATE_REQUEST = 0xd0001;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -2660,7 +2705,7 @@ export class CreateRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -2732,7 +2777,9 @@ export interface CreateResponseInit {
  * Code: 32781, 1; sent by: server.
  */
 export class CreateResponse {
-  static readonly FRAME_TYPE = FrameType.CREATE_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "CreateResponse";
+  static readonly FRAME_TYPE: FrameType.CREATE_RESPONSE = 0x800d0001;
   static readonly SENDER = "server";
 
   correlationId: number;
@@ -2748,7 +2795,7 @@ export class CreateResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -2801,7 +2848,9 @@ export interface DeleteRequestInit {
  * Code: 14, 1; sent by: client.
  */
 export class DeleteRequest {
-  static readonly FRAME_TYPE = FrameType.DELETE_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "DeleteRequest";
+  static readonly FRAME_TYPE: FrameType.DELETE_REQUEST = 0xe0001;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -2817,7 +2866,7 @@ export class DeleteRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -2877,7 +2926,9 @@ export interface DeleteResponseInit {
  * Code: 32782, 1; sent by: server.
  */
 export class DeleteResponse {
-  static readonly FRAME_TYPE = FrameType.DELETE_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "DeleteResponse";
+  static readonly FRAME_TYPE: FrameType.DELETE_RESPONSE = 0x800e0001;
   static readonly SENDER = "server";
 
   correlationId: number;
@@ -2893,7 +2944,7 @@ export class DeleteResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -2946,7 +2997,9 @@ export interface MetadataRequestInit {
  * Code: 15, 1; sent by: client.
  */
 export class MetadataRequest {
-  static readonly FRAME_TYPE = FrameType.METADATA_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "MetadataRequest";
+  static readonly FRAME_TYPE: FrameType.METADATA_REQUEST = 0xf0001;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -2962,7 +3015,7 @@ export class MetadataRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -3036,7 +3089,9 @@ export interface MetadataResponseInit {
  * Code: 32783, 1; sent by: server.
  */
 export class MetadataResponse {
-  static readonly FRAME_TYPE = FrameType.METADATA_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "MetadataResponse";
+  static readonly FRAME_TYPE: FrameType.METADATA_RESPONSE = 0x800f0001;
   static readonly SENDER = "server";
 
   correlationId: number;
@@ -3054,7 +3109,7 @@ export class MetadataResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -3125,7 +3180,9 @@ export interface MetadataUpdateInit {
  * Code: 16, 1; sent by: server.
  */
 export class MetadataUpdate {
-  static readonly FRAME_TYPE = FrameType.METADATA_UPDATE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "MetadataUpdate";
+  static readonly FRAME_TYPE: FrameType.METADATA_UPDATE = 0x100001;
   static readonly SENDER = "server";
 
   code: number;
@@ -3141,7 +3198,7 @@ export class MetadataUpdate {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -3198,7 +3255,9 @@ export interface PeerPropertiesRequestInit {
  * Code: 17, 1; sent by: client.
  */
 export class PeerPropertiesRequest {
-  static readonly FRAME_TYPE = FrameType.PEER_PROPERTIES_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "PeerPropertiesRequest";
+  static readonly FRAME_TYPE: FrameType.PEER_PROPERTIES_REQUEST = 0x110001;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -3214,7 +3273,7 @@ export class PeerPropertiesRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -3277,7 +3336,9 @@ export interface PeerPropertiesResponseInit {
  * Code: 32785, 1; sent by: server.
  */
 export class PeerPropertiesResponse {
-  static readonly FRAME_TYPE = FrameType.PEER_PROPERTIES_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "PeerPropertiesResponse";
+  static readonly FRAME_TYPE: FrameType.PEER_PROPERTIES_RESPONSE = 0x80110001;
   static readonly SENDER = "server";
 
   correlationId: number;
@@ -3295,7 +3356,7 @@ export class PeerPropertiesResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -3361,7 +3422,9 @@ export interface SaslHandshakeRequestInit {
  * Code: 18, 1; sent by: client.
  */
 export class SaslHandshakeRequest {
-  static readonly FRAME_TYPE = FrameType.SASL_HANDSHAKE_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "SaslHandshakeRequest";
+  static readonly FRAME_TYPE: FrameType.SASL_HANDSHAKE_REQUEST = 0x120001;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -3375,7 +3438,7 @@ export class SaslHandshakeRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -3424,7 +3487,9 @@ export interface SaslHandshakeResponseInit {
  * Code: 32786, 1; sent by: server.
  */
 export class SaslHandshakeResponse {
-  static readonly FRAME_TYPE = FrameType.SASL_HANDSHAKE_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "SaslHandshakeResponse";
+  static readonly FRAME_TYPE: FrameType.SASL_HANDSHAKE_RESPONSE = 0x80120001;
   static readonly SENDER = "server";
 
   correlationId: number;
@@ -3442,7 +3507,7 @@ export class SaslHandshakeResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -3512,7 +3577,7 @@ export class SaslHandshakeResponse {
 export interface SaslAuthenticateRequestInit {
   correlationId?: number;
   mechanism?: string | null;
-  saslOpaqueData?: Uint8Array | null;
+  saslOpaqueData?: Uint8Array<ArrayBuffer> | null;
 }
 
 /**
@@ -3524,12 +3589,14 @@ export interface SaslAuthenticateRequestInit {
  * Code: 19, 1; sent by: client.
  */
 export class SaslAuthenticateRequest {
-  static readonly FRAME_TYPE = FrameType.SASL_AUTHENTICATE_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "SaslAuthenticateRequest";
+  static readonly FRAME_TYPE: FrameType.SASL_AUTHENTICATE_REQUEST = 0x130001;
   static readonly SENDER = "client";
 
   correlationId: number;
   mechanism: string | null;
-  saslOpaqueData: Uint8Array | null;
+  saslOpaqueData: Uint8Array<ArrayBuffer> | null;
 
   constructor(init: SaslAuthenticateRequestInit = {}) {
     this.correlationId = init.correlationId ?? 0;
@@ -3542,7 +3609,7 @@ export class SaslAuthenticateRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -3609,7 +3676,7 @@ export class SaslAuthenticateRequest {
 export interface SaslAuthenticateResponseInit {
   correlationId?: number;
   responseCode?: number;
-  saslOpaqueData?: (Uint8Array | null)[];
+  saslOpaqueData?: (Uint8Array<ArrayBuffer> | null)[];
 }
 
 /**
@@ -3622,12 +3689,14 @@ export interface SaslAuthenticateResponseInit {
  * Code: 32787, 1; sent by: server.
  */
 export class SaslAuthenticateResponse {
-  static readonly FRAME_TYPE = FrameType.SASL_AUTHENTICATE_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "SaslAuthenticateResponse";
+  static readonly FRAME_TYPE: FrameType.SASL_AUTHENTICATE_RESPONSE = 0x80130001;
   static readonly SENDER = "server";
 
   correlationId: number;
   responseCode: number;
-  saslOpaqueData: (Uint8Array | null)[];
+  saslOpaqueData: (Uint8Array<ArrayBuffer> | null)[];
 
   constructor(init: SaslAuthenticateResponseInit = {}) {
     this.correlationId = init.correlationId ?? 0;
@@ -3640,7 +3709,7 @@ export class SaslAuthenticateResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -3717,7 +3786,9 @@ export interface TuneInit {
  * Code: 20, 1; sent by: any.
  */
 export class Tune {
-  static readonly FRAME_TYPE = FrameType.TUNE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Tune";
+  static readonly FRAME_TYPE: FrameType.TUNE = 0x140001;
   static readonly SENDER = "any";
 
   frameMax: number;
@@ -3733,7 +3804,7 @@ export class Tune {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -3788,7 +3859,9 @@ export interface OpenRequestInit {
  * Code: 21, 1; sent by: client.
  */
 export class OpenRequest {
-  static readonly FRAME_TYPE = FrameType.OPEN_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "OpenRequest";
+  static readonly FRAME_TYPE: FrameType.OPEN_REQUEST = 0x150001;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -3804,7 +3877,7 @@ export class OpenRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -3867,7 +3940,9 @@ export interface OpenResponseInit {
  * Code: 32789, 1; sent by: server.
  */
 export class OpenResponse {
-  static readonly FRAME_TYPE = FrameType.OPEN_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "OpenResponse";
+  static readonly FRAME_TYPE: FrameType.OPEN_RESPONSE = 0x80150001;
   static readonly SENDER = "server";
 
   correlationId: number;
@@ -3885,7 +3960,7 @@ export class OpenResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -3951,7 +4026,9 @@ export interface CloseRequestInit {
  * Code: 22, 1; sent by: any.
  */
 export class CloseRequest {
-  static readonly FRAME_TYPE = FrameType.CLOSE_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "CloseRequest";
+  static readonly FRAME_TYPE: FrameType.CLOSE_REQUEST = 0x160001;
   static readonly SENDER = "any";
 
   correlationId: number;
@@ -3969,7 +4046,7 @@ export class CloseRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -4036,7 +4113,9 @@ export interface CloseResponseInit {
  * Code: 32790, 1; sent by: any.
  */
 export class CloseResponse {
-  static readonly FRAME_TYPE = FrameType.CLOSE_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "CloseResponse";
+  static readonly FRAME_TYPE: FrameType.CLOSE_RESPONSE = 0x80160001;
   static readonly SENDER = "any";
 
   correlationId: number;
@@ -4052,7 +4131,7 @@ export class CloseResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -4103,7 +4182,9 @@ export interface HeartbeatInit {
  * Code: 23, 1; sent by: any.
  */
 export class Heartbeat {
-  static readonly FRAME_TYPE = FrameType.HEARTBEAT;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Heartbeat";
+  static readonly FRAME_TYPE: FrameType.HEARTBEAT = 0x170001;
   static readonly SENDER = "any";
 
   constructor(init: HeartbeatInit = {}) {
@@ -4114,7 +4195,7 @@ export class Heartbeat {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -4148,7 +4229,9 @@ export interface RouteRequestInit {
  * Code: 24, 1; sent by: client.
  */
 export class RouteRequest {
-  static readonly FRAME_TYPE = FrameType.ROUTE_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "RouteRequest";
+  static readonly FRAME_TYPE: FrameType.ROUTE_REQUEST = 0x180001;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -4166,7 +4249,7 @@ export class RouteRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -4242,7 +4325,9 @@ export interface RouteResponseInit {
  * Code: 32792, 1; sent by: server.
  */
 export class RouteResponse {
-  static readonly FRAME_TYPE = FrameType.ROUTE_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "RouteResponse";
+  static readonly FRAME_TYPE: FrameType.ROUTE_RESPONSE = 0x80180001;
   static readonly SENDER = "server";
 
   correlationId: number;
@@ -4260,7 +4345,7 @@ export class RouteResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -4338,7 +4423,9 @@ export interface PartitionsRequestInit {
  * Code: 25, 1; sent by: client.
  */
 export class PartitionsRequest {
-  static readonly FRAME_TYPE = FrameType.PARTITIONS_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "PartitionsRequest";
+  static readonly FRAME_TYPE: FrameType.PARTITIONS_REQUEST = 0x190001;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -4354,7 +4441,7 @@ export class PartitionsRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -4417,7 +4504,9 @@ export interface PartitionsResponseInit {
  * Code: 32793, 1; sent by: server.
  */
 export class PartitionsResponse {
-  static readonly FRAME_TYPE = FrameType.PARTITIONS_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "PartitionsResponse";
+  static readonly FRAME_TYPE: FrameType.PARTITIONS_RESPONSE = 0x80190001;
   static readonly SENDER = "server";
 
   correlationId: number;
@@ -4435,7 +4524,7 @@ export class PartitionsResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -4516,7 +4605,9 @@ export interface ConsumerUpdateRequestInit {
  * Code: 26, 1; sent by: server.
  */
 export class ConsumerUpdateRequest {
-  static readonly FRAME_TYPE = FrameType.CONSUMER_UPDATE_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "ConsumerUpdateRequest";
+  static readonly FRAME_TYPE: FrameType.CONSUMER_UPDATE_REQUEST = 0x1a0001;
   static readonly SENDER = "server";
 
   correlationId: number;
@@ -4534,7 +4625,7 @@ export class ConsumerUpdateRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -4595,7 +4686,9 @@ export interface ConsumerUpdateResponseInit {
  * Code: 32794, 1; sent by: client.
  */
 export class ConsumerUpdateResponse {
-  static readonly FRAME_TYPE = FrameType.CONSUMER_UPDATE_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "ConsumerUpdateResponse";
+  static readonly FRAME_TYPE: FrameType.CONSUMER_UPDATE_RESPONSE = 0x801a0001;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -4613,7 +4706,7 @@ export class ConsumerUpdateResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -4670,7 +4763,9 @@ export interface ExchangeCommandVersionsRequestInit {
  * Code: 27, 1; sent by: client.
  */
 export class ExchangeCommandVersionsRequest {
-  static readonly FRAME_TYPE = FrameType.EXCHANGE_COMMAND_VERSIONS_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "ExchangeCommandVersionsRequest";
+  static readonly FRAME_TYPE: FrameType.EXCHANGE_COMMAND_VERSIONS_REQUEST = 0x1b0001;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -4686,7 +4781,7 @@ export class ExchangeCommandVersionsRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -4749,7 +4844,9 @@ export interface ExchangeCommandVersionsResponseInit {
  * Code: 32795, 1; sent by: server.
  */
 export class ExchangeCommandVersionsResponse {
-  static readonly FRAME_TYPE = FrameType.EXCHANGE_COMMAND_VERSIONS_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "ExchangeCommandVersionsResponse";
+  static readonly FRAME_TYPE: FrameType.EXCHANGE_COMMAND_VERSIONS_RESPONSE = 0x801b0001;
   static readonly SENDER = "server";
 
   correlationId: number;
@@ -4767,7 +4864,7 @@ export class ExchangeCommandVersionsResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -4837,7 +4934,9 @@ export interface StreamStatsRequestInit {
  * Code: 28, 1; sent by: client.
  */
 export class StreamStatsRequest {
-  static readonly FRAME_TYPE = FrameType.STREAM_STATS_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "StreamStatsRequest";
+  static readonly FRAME_TYPE: FrameType.STREAM_STATS_REQUEST = 0x1c0001;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -4853,7 +4952,7 @@ export class StreamStatsRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -4916,7 +5015,9 @@ export interface StreamStatsResponseInit {
  * Code: 32796, 1; sent by: server.
  */
 export class StreamStatsResponse {
-  static readonly FRAME_TYPE = FrameType.STREAM_STATS_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "StreamStatsResponse";
+  static readonly FRAME_TYPE: FrameType.STREAM_STATS_RESPONSE = 0x801c0001;
   static readonly SENDER = "server";
 
   correlationId: number;
@@ -4934,7 +5035,7 @@ export class StreamStatsResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -5003,7 +5104,9 @@ export interface CreateSuperStreamRequestInit {
  * Code: 29, 1; sent by: client.
  */
 export class CreateSuperStreamRequest {
-  static readonly FRAME_TYPE = FrameType.CREATE_SUPER_STREAM_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "CreateSuperStreamRequest";
+  static readonly FRAME_TYPE: FrameType.CREATE_SUPER_STREAM_REQUEST = 0x1d0001;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -5025,7 +5128,7 @@ export class CreateSuperStreamRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -5151,7 +5254,9 @@ export interface CreateSuperStreamResponseInit {
  * Code: 32797, 1; sent by: server.
  */
 export class CreateSuperStreamResponse {
-  static readonly FRAME_TYPE = FrameType.CREATE_SUPER_STREAM_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "CreateSuperStreamResponse";
+  static readonly FRAME_TYPE: FrameType.CREATE_SUPER_STREAM_RESPONSE = 0x801d0001;
   static readonly SENDER = "server";
 
   correlationId: number;
@@ -5167,7 +5272,7 @@ export class CreateSuperStreamResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -5222,7 +5327,9 @@ export interface DeleteSuperStreamRequestInit {
  * Code: 30, 1; sent by: client.
  */
 export class DeleteSuperStreamRequest {
-  static readonly FRAME_TYPE = FrameType.DELETE_SUPER_STREAM_REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "DeleteSuperStreamRequest";
+  static readonly FRAME_TYPE: FrameType.DELETE_SUPER_STREAM_REQUEST = 0x1e0001;
   static readonly SENDER = "client";
 
   correlationId: number;
@@ -5238,7 +5345,7 @@ export class DeleteSuperStreamRequest {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -5302,7 +5409,9 @@ export interface DeleteSuperStreamResponseInit {
  * Code: 32798, 1; sent by: server.
  */
 export class DeleteSuperStreamResponse {
-  static readonly FRAME_TYPE = FrameType.DELETE_SUPER_STREAM_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "DeleteSuperStreamResponse";
+  static readonly FRAME_TYPE: FrameType.DELETE_SUPER_STREAM_RESPONSE = 0x801e0001;
   static readonly SENDER = "server";
 
   correlationId: number;
@@ -5318,7 +5427,7 @@ export class DeleteSuperStreamResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -5474,7 +5583,7 @@ function _decodeSimpleEntry(r: Reader, end: number, ctx: Context | undefined): S
 
   pos += 4;
 
-  let v_data: Uint8Array;
+  let v_data: Uint8Array<ArrayBuffer>;
   {
     let n: number;
     n = v_size;
@@ -5518,7 +5627,7 @@ function _decodeSubEntryBatch(r: Reader, end: number, ctx: Context | undefined):
 
   pos += 11;
 
-  let v_data: Uint8Array;
+  let v_data: Uint8Array<ArrayBuffer>;
   {
     let n: number;
     n = v_length;
@@ -5595,7 +5704,7 @@ function _decodePublishedMessageV2(
     }
   }
 
-  let v_message: Uint8Array | null;
+  let v_message: Uint8Array<ArrayBuffer> | null;
   {
     let n: number;
     if (end - pos < 4) throw new Truncated("PublishedMessageV2.message: input ends", pos + 4);
@@ -5948,7 +6057,7 @@ function _decodeOsirisChunk(r: Reader, end: number, ctx: Context | undefined): O
 
   pos += 48;
 
-  let v_data: Uint8Array;
+  let v_data: Uint8Array<ArrayBuffer>;
   {
     let n: number;
     n = v_dataLength;
@@ -7391,7 +7500,7 @@ function _decodeSaslAuthenticateRequest(
     }
   }
 
-  let v_saslOpaqueData: Uint8Array | null;
+  let v_saslOpaqueData: Uint8Array<ArrayBuffer> | null;
   {
     let n: number;
     if (end - pos < 4) {
@@ -7442,11 +7551,11 @@ function _decodeSaslAuthenticateResponse(
 
   pos += 6;
 
-  let v_saslOpaqueData: (Uint8Array | null)[];
+  let v_saslOpaqueData: (Uint8Array<ArrayBuffer> | null)[];
   {
-    const items: (Uint8Array | null)[] = [];
+    const items: (Uint8Array<ArrayBuffer> | null)[] = [];
     while (pos < end) {
-      let item: Uint8Array | null;
+      let item: Uint8Array<ArrayBuffer> | null;
       {
         let n: number;
         if (end - pos < 4) {
@@ -8722,7 +8831,7 @@ function _decodeFrame(
 
 /** Decode one frame from `data[pos:end]`; returns it and the position after it. */
 export function decodeAt(
-  data: Uint8Array,
+  data: Uint8Array<ArrayBuffer>,
   pos: number,
   end: number,
   ctx?: Context,
@@ -8737,26 +8846,39 @@ export function decodeAt(
  * Decode exactly one frame (without the transport prefix); trailing bytes are an error.
  * `sender` ("client" or "server") is needed only for codes both sides use for different frames.
  */
-export function decode(data: Uint8Array, ctx?: Context, sender?: "client" | "server"): Frame {
+export function decode(
+  data: Uint8Array<ArrayBuffer>,
+  ctx?: Context,
+  sender?: "client" | "server",
+): Frame {
   const r = new Reader(data, 0);
   const frame = _decodeFrame(r, data.length, ctx, sender);
   if (r.pos !== data.length) {
-    throw new TrailingBytes(
-      `${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`,
-    );
+    throw new TrailingBytes(`${data.length - r.pos} bytes after the end of a ${frameName(frame)}`);
   }
   return frame;
 }
 
-/** The bytes of `frame` without the transport prefix. */
-export function encode(frame: Frame, ctx?: Context): Uint8Array {
+/**
+ * The bytes of `frame` without the transport prefix: a view of a slab that later encodes
+ * share (no copy). To post them to a worker, use `encodeOwned`.
+ */
+export function encode(frame: Frame, ctx?: Context): Uint8Array<ArrayBuffer> {
   const w = Writer.shared();
   frame._write(w, ctx);
   return w.finish();
 }
 
+/**
+ * The bytes of `frame` in an ArrayBuffer of their own (a copy): safe to transfer to a
+ * worker, and a structured clone copies only them, not `encode`'s 64 KiB slab.
+ */
+export function encodeOwned(frame: Frame, ctx?: Context): Uint8Array<ArrayBuffer> {
+  return encode(frame, ctx).slice();
+}
+
 /** The bytes of `frame` as sent on a byte stream (with its transport framing). */
-export function frameBytes(frame: Frame, ctx?: Context): Uint8Array {
+export function frameBytes(frame: Frame, ctx?: Context): Uint8Array<ArrayBuffer> {
   const w = Writer.shared();
   const at = w.reserve(4);
   frame._write(w, ctx);

@@ -20,6 +20,7 @@ import {
   Truncated,
   UnknownFrameType,
   Writer,
+  frameName,
   mpBigInt,
   mpBool,
   mpBytes,
@@ -105,7 +106,9 @@ export interface ClientHelloInit {
  * Code: 1; sent by: client.
  */
 export class ClientHello {
-  static readonly FRAME_TYPE = FrameType.CLIENT_HELLO;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "ClientHello";
+  static readonly FRAME_TYPE: FrameType.CLIENT_HELLO = 1;
   static readonly SENDER = "client";
 
   /** Protocol version; 'The protocol version is currently version 0.' */
@@ -123,7 +126,7 @@ export class ClientHello {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -185,7 +188,9 @@ export interface ServerHelloInit {
  * Code: 2; sent by: server.
  */
 export class ServerHello {
-  static readonly FRAME_TYPE = FrameType.SERVER_HELLO;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "ServerHello";
+  static readonly FRAME_TYPE: FrameType.SERVER_HELLO = 2;
   static readonly SENDER = "server";
 
   /** Protocol version (0). */
@@ -203,7 +208,7 @@ export class ServerHello {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -265,7 +270,9 @@ export interface GoodbyeInit {
  * Code: 3; sent by: any.
  */
 export class Goodbye {
-  static readonly FRAME_TYPE = FrameType.GOODBYE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Goodbye";
+  static readonly FRAME_TYPE: FrameType.GOODBYE = 3;
   static readonly SENDER = "any";
 
   /** Free-text reason (UTF-8, varint byte length). */
@@ -280,7 +287,7 @@ export class Goodbye {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -323,7 +330,9 @@ export interface SubscribeInit {
  * Code: 4; sent by: any.
  */
 export class Subscribe {
-  static readonly FRAME_TYPE = FrameType.SUBSCRIBE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Subscribe";
+  static readonly FRAME_TYPE: FrameType.SUBSCRIBE = 4;
   static readonly SENDER = "any";
 
   /**
@@ -347,7 +356,7 @@ export class Subscribe {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -411,7 +420,9 @@ export interface RequestInit {
  * Code: 5; sent by: any.
  */
 export class Request {
-  static readonly FRAME_TYPE = FrameType.REQUEST;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Request";
+  static readonly FRAME_TYPE: FrameType.REQUEST = 5;
   static readonly SENDER = "any";
 
   /** Subscriber Id. */
@@ -429,7 +440,7 @@ export class Request {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -475,7 +486,9 @@ export interface CancelInit {
  * Code: 6; sent by: any.
  */
 export class Cancel {
-  static readonly FRAME_TYPE = FrameType.CANCEL;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Cancel";
+  static readonly FRAME_TYPE: FrameType.CANCEL = 6;
   static readonly SENDER = "any";
 
   /** Subscriber Id. */
@@ -490,7 +503,7 @@ export class Cancel {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -533,7 +546,9 @@ export interface SubscribedInit {
  * Code: 7; sent by: any.
  */
 export class Subscribed {
-  static readonly FRAME_TYPE = FrameType.SUBSCRIBED;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Subscribed";
+  static readonly FRAME_TYPE: FrameType.SUBSCRIBED = 7;
   static readonly SENDER = "any";
 
   /** Subscriber Id. */
@@ -551,7 +566,7 @@ export class Subscribed {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -591,7 +606,7 @@ export class Subscribed {
 /** The fields of a OnNext; each one left out takes its default. */
 export interface OnNextInit {
   subscriber?: bigint;
-  element?: Uint8Array;
+  element?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -604,13 +619,15 @@ export interface OnNextInit {
  * Code: 8; sent by: any.
  */
 export class OnNext {
-  static readonly FRAME_TYPE = FrameType.ON_NEXT;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "OnNext";
+  static readonly FRAME_TYPE: FrameType.ON_NEXT = 8;
   static readonly SENDER = "any";
 
   /** Subscriber Id. */
   subscriber: bigint;
   /** The element's serialized bytes. */
-  element: Uint8Array;
+  element: Uint8Array<ArrayBuffer>;
 
   constructor(init: OnNextInit = {}) {
     this.subscriber = init.subscriber ?? 0n;
@@ -622,7 +639,7 @@ export class OnNext {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -678,7 +695,9 @@ export interface OnCompleteInit {
  * Code: 9; sent by: any.
  */
 export class OnComplete {
-  static readonly FRAME_TYPE = FrameType.ON_COMPLETE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "OnComplete";
+  static readonly FRAME_TYPE: FrameType.ON_COMPLETE = 9;
   static readonly SENDER = "any";
 
   /** Subscriber Id. */
@@ -693,7 +712,7 @@ export class OnComplete {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -734,7 +753,9 @@ export interface OnErrorInit {
  * Code: 10; sent by: any.
  */
 export class OnError {
-  static readonly FRAME_TYPE = FrameType.ON_ERROR;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "OnError";
+  static readonly FRAME_TYPE: FrameType.ON_ERROR = 0xa;
   static readonly SENDER = "any";
 
   /** Subscriber Id. */
@@ -752,7 +773,7 @@ export class OnError {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -791,7 +812,7 @@ export class OnError {
 /** The fields of a OnNextPacked; each one left out takes its default. */
 export interface OnNextPackedInit {
   subscriber?: bigint;
-  elements?: Uint8Array[];
+  elements?: Uint8Array<ArrayBuffer>[];
 }
 
 /**
@@ -806,13 +827,15 @@ export interface OnNextPackedInit {
  * Code: 11; sent by: any.
  */
 export class OnNextPacked {
-  static readonly FRAME_TYPE = FrameType.ON_NEXT_PACKED;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "OnNextPacked";
+  static readonly FRAME_TYPE: FrameType.ON_NEXT_PACKED = 0xb;
   static readonly SENDER = "any";
 
   /** Subscriber Id. */
   subscriber: bigint;
   /** The elements, each exactly ctx.element_size bytes. */
-  elements: Uint8Array[];
+  elements: Uint8Array<ArrayBuffer>[];
 
   constructor(init: OnNextPackedInit = {}) {
     this.subscriber = init.subscriber ?? 0n;
@@ -824,7 +847,7 @@ export class OnNextPacked {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -873,7 +896,7 @@ export class OnNextPacked {
 export interface OnNextPartInit {
   subscriber?: bigint;
   elementId?: bigint;
-  data?: Uint8Array;
+  data?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -886,7 +909,9 @@ export interface OnNextPartInit {
  * Code: 12; sent by: any.
  */
 export class OnNextPart {
-  static readonly FRAME_TYPE = FrameType.ON_NEXT_PART;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "OnNextPart";
+  static readonly FRAME_TYPE: FrameType.ON_NEXT_PART = 0xc;
   static readonly SENDER = "any";
 
   /** Subscriber Id. */
@@ -894,7 +919,7 @@ export class OnNextPart {
   /** Element Id 'assigned by the Publisher'. */
   elementId: bigint;
   /** This part's bytes. */
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
 
   constructor(init: OnNextPartInit = {}) {
     this.subscriber = init.subscriber ?? 0n;
@@ -907,7 +932,7 @@ export class OnNextPart {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -958,7 +983,7 @@ export class OnNextPart {
 export interface OnNextLastPartInit {
   subscriber?: bigint;
   elementId?: bigint;
-  data?: Uint8Array;
+  data?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -971,7 +996,9 @@ export interface OnNextLastPartInit {
  * Code: 13; sent by: any.
  */
 export class OnNextLastPart {
-  static readonly FRAME_TYPE = FrameType.ON_NEXT_LAST_PART;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "OnNextLastPart";
+  static readonly FRAME_TYPE: FrameType.ON_NEXT_LAST_PART = 0xd;
   static readonly SENDER = "any";
 
   /** Subscriber Id. */
@@ -979,7 +1006,7 @@ export class OnNextLastPart {
   /** Element Id, as in the preceding OnNextPart messages. */
   elementId: bigint;
   /** The last part's bytes. */
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
 
   constructor(init: OnNextLastPartInit = {}) {
     this.subscriber = init.subscriber ?? 0n;
@@ -992,7 +1019,7 @@ export class OnNextLastPart {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1273,7 +1300,7 @@ function _decodeOnNext(r: Reader, end: number, ctx: Context | undefined): OnNext
   v_subscriber = readVarint(r, end);
   pos = r.pos;
 
-  let v_element: Uint8Array;
+  let v_element: Uint8Array<ArrayBuffer>;
   {
     let n: number;
     n = Number(ctx === undefined ? 0n : ctx.elementSize.get(v_subscriber) ?? 0n);
@@ -1347,9 +1374,9 @@ function _decodeOnNextPacked(r: Reader, end: number, ctx: Context | undefined): 
   v_subscriber = readVarint(r, end);
   pos = r.pos;
 
-  let v_elements: Uint8Array[];
+  let v_elements: Uint8Array<ArrayBuffer>[];
   {
-    const items: Uint8Array[] = [];
+    const items: Uint8Array<ArrayBuffer>[] = [];
     const size = Number(ctx === undefined ? 0n : ctx.elementSize.get(v_subscriber) ?? 0n);
     if (size <= 0) {
       throw new InvalidValue(`OnNextPacked.elements: element size must be positive, is ${size}`);
@@ -1369,7 +1396,7 @@ function _decodeOnNextPacked(r: Reader, end: number, ctx: Context | undefined): 
       );
     }
     for (let i = 0; i < count; i++) {
-      let item: Uint8Array;
+      let item: Uint8Array<ArrayBuffer>;
       if (size > end - pos) {
         throw new Truncated("OnNextPacked.elements: input ends inside an element", pos + size);
       }
@@ -1397,7 +1424,7 @@ function _decodeOnNextPart(r: Reader, end: number, ctx: Context | undefined): On
   v_elementId = readVarint(r, end);
   pos = r.pos;
 
-  let v_data: Uint8Array;
+  let v_data: Uint8Array<ArrayBuffer>;
   {
     let n: number;
     {
@@ -1431,7 +1458,7 @@ function _decodeOnNextLastPart(r: Reader, end: number, ctx: Context | undefined)
   v_elementId = readVarint(r, end);
   pos = r.pos;
 
-  let v_data: Uint8Array;
+  let v_data: Uint8Array<ArrayBuffer>;
   {
     let n: number;
     {
@@ -1503,7 +1530,7 @@ function _decodeFrame(
 
 /** Decode one frame from `data[pos:end]`; returns it and the position after it. */
 export function decodeAt(
-  data: Uint8Array,
+  data: Uint8Array<ArrayBuffer>,
   pos: number,
   end: number,
   ctx?: Context,
@@ -1518,26 +1545,39 @@ export function decodeAt(
  * Decode exactly one frame (without the transport prefix); trailing bytes are an error.
  * `sender` ("client" or "server") is needed only for codes both sides use for different frames.
  */
-export function decode(data: Uint8Array, ctx?: Context, sender?: "client" | "server"): Frame {
+export function decode(
+  data: Uint8Array<ArrayBuffer>,
+  ctx?: Context,
+  sender?: "client" | "server",
+): Frame {
   const r = new Reader(data, 0);
   const frame = _decodeFrame(r, data.length, ctx, sender);
   if (r.pos !== data.length) {
-    throw new TrailingBytes(
-      `${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`,
-    );
+    throw new TrailingBytes(`${data.length - r.pos} bytes after the end of a ${frameName(frame)}`);
   }
   return frame;
 }
 
-/** The bytes of `frame` without the transport prefix. */
-export function encode(frame: Frame, ctx?: Context): Uint8Array {
+/**
+ * The bytes of `frame` without the transport prefix: a view of a slab that later encodes
+ * share (no copy). To post them to a worker, use `encodeOwned`.
+ */
+export function encode(frame: Frame, ctx?: Context): Uint8Array<ArrayBuffer> {
   const w = Writer.shared();
   frame._write(w, ctx);
   return w.finish();
 }
 
+/**
+ * The bytes of `frame` in an ArrayBuffer of their own (a copy): safe to transfer to a
+ * worker, and a structured clone copies only them, not `encode`'s 64 KiB slab.
+ */
+export function encodeOwned(frame: Frame, ctx?: Context): Uint8Array<ArrayBuffer> {
+  return encode(frame, ctx).slice();
+}
+
 /** The bytes of `frame` as sent on a byte stream (with its transport framing). */
-export function frameBytes(frame: Frame, ctx?: Context): Uint8Array {
+export function frameBytes(frame: Frame, ctx?: Context): Uint8Array<ArrayBuffer> {
   return encode(frame, ctx); // frames of this protocol delimit themselves
 }
 
@@ -1565,7 +1605,7 @@ export function trackContext(frame: Frame, ctx: Context): void {
 }
 
 /** The MessagePack encoding of `frame`: the array [code, field, ...]. */
-export function encodeMsgpack(frame: Frame): Uint8Array {
+export function encodeMsgpack(frame: Frame): Uint8Array<ArrayBuffer> {
   return mpPack(frame._msgpack());
 }
 
@@ -1748,7 +1788,7 @@ function _fromMsgpack(obj: unknown, ctx: Context | undefined): Frame {
 }
 
 /** Decode exactly one MessagePack-encoded frame. */
-export function decodeMsgpack(data: Uint8Array, ctx?: Context): Frame {
+export function decodeMsgpack(data: Uint8Array<ArrayBuffer>, ctx?: Context): Frame {
   return _fromMsgpack(mpUnpack(data), ctx);
 }
 

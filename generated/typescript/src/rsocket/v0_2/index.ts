@@ -18,6 +18,7 @@ import {
   Truncated,
   UnknownFrameType,
   Writer,
+  frameName,
   readVarU64,
   readVarint,
   utf8,
@@ -93,11 +94,11 @@ export interface SetupInit {
   minorVersion?: number;
   keepaliveInterval?: number;
   maxLifetime?: number;
-  resumeToken?: Uint8Array;
+  resumeToken?: Uint8Array<ArrayBuffer>;
   metadataMimeType?: string;
   dataMimeType?: string;
-  metadata?: Uint8Array | null;
-  data?: Uint8Array;
+  metadata?: Uint8Array<ArrayBuffer> | null;
+  data?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -108,7 +109,9 @@ export interface SetupInit {
  * Code: 1; sent by: any.
  */
 export class Setup {
-  static readonly FRAME_TYPE = FrameType.SETUP;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Setup";
+  static readonly FRAME_TYPE: FrameType.SETUP = 1;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -130,15 +133,15 @@ export class Setup {
   /** Milliseconds without KEEPALIVE before the peer is assumed dead. */
   maxLifetime: number;
   /** 128-bit resume identification token (zeros if unsupported). */
-  resumeToken: Uint8Array;
+  resumeToken: Uint8Array<ArrayBuffer>;
   /** MIME type of metadata. */
   metadataMimeType: string;
   /** MIME type of data. */
   dataMimeType: string;
   /** Setup metadata. */
-  metadata: Uint8Array | null;
+  metadata: Uint8Array<ArrayBuffer> | null;
   /** Setup data. */
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
 
   constructor(init: SetupInit = {}) {
     this.streamId = init.streamId ?? 0;
@@ -162,7 +165,7 @@ export class Setup {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -273,7 +276,7 @@ export interface LeaseInit {
   ignore?: boolean;
   ttl?: number;
   numberOfRequests?: number;
-  metadata?: Uint8Array | null;
+  metadata?: Uint8Array<ArrayBuffer> | null;
 }
 
 /**
@@ -284,7 +287,9 @@ export interface LeaseInit {
  * Code: 2; sent by: any.
  */
 export class Lease {
-  static readonly FRAME_TYPE = FrameType.LEASE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Lease";
+  static readonly FRAME_TYPE: FrameType.LEASE = 2;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -296,7 +301,7 @@ export class Lease {
   /** Requests that may be sent until the next LEASE. */
   numberOfRequests: number;
   /** Lease metadata. */
-  metadata: Uint8Array | null;
+  metadata: Uint8Array<ArrayBuffer> | null;
 
   constructor(init: LeaseInit = {}) {
     this.streamId = init.streamId ?? 0;
@@ -311,7 +316,7 @@ export class Lease {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -376,7 +381,7 @@ export interface KeepaliveInit {
   ignore?: boolean;
   respond?: boolean;
   lastReceivedPosition?: bigint;
-  data?: Uint8Array;
+  data?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -387,7 +392,9 @@ export interface KeepaliveInit {
  * Code: 3; sent by: any.
  */
 export class Keepalive {
-  static readonly FRAME_TYPE = FrameType.KEEPALIVE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Keepalive";
+  static readonly FRAME_TYPE: FrameType.KEEPALIVE = 3;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -399,7 +406,7 @@ export class Keepalive {
   /** Resume last received position (0 when unsupported). */
   lastReceivedPosition: bigint;
   /** Data echoed back by the peer. */
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
 
   constructor(init: KeepaliveInit = {}) {
     this.streamId = init.streamId ?? 0;
@@ -414,7 +421,7 @@ export class Keepalive {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -462,8 +469,8 @@ export interface RequestResponseInit {
   streamId?: number;
   ignore?: boolean;
   follows?: boolean;
-  metadata?: Uint8Array | null;
-  data?: Uint8Array;
+  metadata?: Uint8Array<ArrayBuffer> | null;
+  data?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -474,7 +481,9 @@ export interface RequestResponseInit {
  * Code: 4; sent by: any.
  */
 export class RequestResponse {
-  static readonly FRAME_TYPE = FrameType.REQUEST_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "RequestResponse";
+  static readonly FRAME_TYPE: FrameType.REQUEST_RESPONSE = 4;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -484,9 +493,9 @@ export class RequestResponse {
   /** flag 0x20 */
   follows: boolean;
   /** Request metadata. */
-  metadata: Uint8Array | null;
+  metadata: Uint8Array<ArrayBuffer> | null;
   /** Request data. */
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
 
   constructor(init: RequestResponseInit = {}) {
     this.streamId = init.streamId ?? 0;
@@ -501,7 +510,7 @@ export class RequestResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -549,8 +558,8 @@ export interface RequestFnfInit {
   streamId?: number;
   ignore?: boolean;
   follows?: boolean;
-  metadata?: Uint8Array | null;
-  data?: Uint8Array;
+  metadata?: Uint8Array<ArrayBuffer> | null;
+  data?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -561,7 +570,9 @@ export interface RequestFnfInit {
  * Code: 5; sent by: any.
  */
 export class RequestFnf {
-  static readonly FRAME_TYPE = FrameType.REQUEST_FNF;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "RequestFnf";
+  static readonly FRAME_TYPE: FrameType.REQUEST_FNF = 5;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -571,9 +582,9 @@ export class RequestFnf {
   /** flag 0x20 */
   follows: boolean;
   /** Request metadata. */
-  metadata: Uint8Array | null;
+  metadata: Uint8Array<ArrayBuffer> | null;
   /** Request data. */
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
 
   constructor(init: RequestFnfInit = {}) {
     this.streamId = init.streamId ?? 0;
@@ -588,7 +599,7 @@ export class RequestFnf {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -635,8 +646,8 @@ export interface RequestStreamInit {
   ignore?: boolean;
   follows?: boolean;
   initialRequestN?: number;
-  metadata?: Uint8Array | null;
-  data?: Uint8Array;
+  metadata?: Uint8Array<ArrayBuffer> | null;
+  data?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -647,7 +658,9 @@ export interface RequestStreamInit {
  * Code: 6; sent by: any.
  */
 export class RequestStream {
-  static readonly FRAME_TYPE = FrameType.REQUEST_STREAM;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "RequestStream";
+  static readonly FRAME_TYPE: FrameType.REQUEST_STREAM = 6;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -659,9 +672,9 @@ export class RequestStream {
   /** Initial number of items requested. */
   initialRequestN: number;
   /** Request metadata. */
-  metadata: Uint8Array | null;
+  metadata: Uint8Array<ArrayBuffer> | null;
   /** Request data. */
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
 
   constructor(init: RequestStreamInit = {}) {
     this.streamId = init.streamId ?? 0;
@@ -677,7 +690,7 @@ export class RequestStream {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -741,8 +754,8 @@ export interface RequestChannelInit {
   follows?: boolean;
   complete?: boolean;
   initialRequestN?: number | null;
-  metadata?: Uint8Array | null;
-  data?: Uint8Array;
+  metadata?: Uint8Array<ArrayBuffer> | null;
+  data?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -754,7 +767,9 @@ export interface RequestChannelInit {
  * Code: 7; sent by: any.
  */
 export class RequestChannel {
-  static readonly FRAME_TYPE = FrameType.REQUEST_CHANNEL;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "RequestChannel";
+  static readonly FRAME_TYPE: FrameType.REQUEST_CHANNEL = 7;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -768,9 +783,9 @@ export class RequestChannel {
   /** Initial request N for the channel (present iff N). */
   initialRequestN: number | null;
   /** Request metadata. */
-  metadata: Uint8Array | null;
+  metadata: Uint8Array<ArrayBuffer> | null;
   /** Request data. */
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
 
   constructor(init: RequestChannelInit = {}) {
     this.streamId = init.streamId ?? 0;
@@ -787,7 +802,7 @@ export class RequestChannel {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -858,7 +873,9 @@ export interface RequestNInit {
  * Code: 8; sent by: any.
  */
 export class RequestN {
-  static readonly FRAME_TYPE = FrameType.REQUEST_N;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "RequestN";
+  static readonly FRAME_TYPE: FrameType.REQUEST_N = 8;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -879,7 +896,7 @@ export class RequestN {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -923,7 +940,7 @@ export class RequestN {
 export interface CancelInit {
   streamId?: number;
   ignore?: boolean;
-  metadata?: Uint8Array | null;
+  metadata?: Uint8Array<ArrayBuffer> | null;
 }
 
 /**
@@ -934,7 +951,9 @@ export interface CancelInit {
  * Code: 9; sent by: any.
  */
 export class Cancel {
-  static readonly FRAME_TYPE = FrameType.CANCEL;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Cancel";
+  static readonly FRAME_TYPE: FrameType.CANCEL = 9;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -942,7 +961,7 @@ export class Cancel {
   /** flag 0x80 */
   ignore: boolean;
   /** Cancel metadata. */
-  metadata: Uint8Array | null;
+  metadata: Uint8Array<ArrayBuffer> | null;
 
   constructor(init: CancelInit = {}) {
     this.streamId = init.streamId ?? 0;
@@ -955,7 +974,7 @@ export class Cancel {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -999,8 +1018,8 @@ export interface ResponseInit {
   follows?: boolean;
   next?: boolean;
   complete?: boolean;
-  metadata?: Uint8Array | null;
-  data?: Uint8Array;
+  metadata?: Uint8Array<ArrayBuffer> | null;
+  data?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -1011,7 +1030,9 @@ export interface ResponseInit {
  * Code: 10; sent by: any.
  */
 export class Response {
-  static readonly FRAME_TYPE = FrameType.RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Response";
+  static readonly FRAME_TYPE: FrameType.RESPONSE = 0xa;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -1025,9 +1046,9 @@ export class Response {
   /** flag 0x8 */
   complete: boolean;
   /** Response metadata. */
-  metadata: Uint8Array | null;
+  metadata: Uint8Array<ArrayBuffer> | null;
   /** Response data. */
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
 
   constructor(init: ResponseInit = {}) {
     this.streamId = init.streamId ?? 0;
@@ -1044,7 +1065,7 @@ export class Response {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1094,8 +1115,8 @@ export interface ErrorInit {
   streamId?: number;
   ignore?: boolean;
   errorCode?: number;
-  metadata?: Uint8Array | null;
-  data?: Uint8Array;
+  metadata?: Uint8Array<ArrayBuffer> | null;
+  data?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -1105,8 +1126,10 @@ export interface ErrorInit {
  *
  * Code: 11; sent by: any.
  */
-export class Error {
-  static readonly FRAME_TYPE = FrameType.ERROR;
+export class ErrorFrame {
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Error";
+  static readonly FRAME_TYPE: FrameType.ERROR = 0xb;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -1116,9 +1139,9 @@ export class Error {
   /** Type of error. */
   errorCode: number;
   /** Error metadata. */
-  metadata: Uint8Array | null;
+  metadata: Uint8Array<ArrayBuffer> | null;
   /** Error data (usually a UTF-8 message). */
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
 
   constructor(init: ErrorInit = {}) {
     this.streamId = init.streamId ?? 0;
@@ -1133,7 +1156,7 @@ export class Error {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1192,7 +1215,7 @@ export class Error {
 export interface MetadataPushInit {
   streamId?: number;
   ignore?: boolean;
-  metadata?: Uint8Array;
+  metadata?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -1203,7 +1226,9 @@ export interface MetadataPushInit {
  * Code: 12; sent by: any.
  */
 export class MetadataPush {
-  static readonly FRAME_TYPE = FrameType.METADATA_PUSH;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "MetadataPush";
+  static readonly FRAME_TYPE: FrameType.METADATA_PUSH = 0xc;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -1211,7 +1236,7 @@ export class MetadataPush {
   /** flag 0x80 */
   ignore: boolean;
   /** Connection metadata. */
-  metadata: Uint8Array;
+  metadata: Uint8Array<ArrayBuffer>;
 
   constructor(init: MetadataPushInit = {}) {
     this.streamId = init.streamId ?? 0;
@@ -1224,7 +1249,7 @@ export class MetadataPush {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1262,7 +1287,7 @@ export class MetadataPush {
 export interface ResumeInit {
   streamId?: number;
   ignore?: boolean;
-  resumeToken?: Uint8Array;
+  resumeToken?: Uint8Array<ArrayBuffer>;
   lastReceivedPosition?: bigint;
 }
 
@@ -1275,7 +1300,9 @@ export interface ResumeInit {
  * Code: 13; sent by: any.
  */
 export class Resume {
-  static readonly FRAME_TYPE = FrameType.RESUME;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Resume";
+  static readonly FRAME_TYPE: FrameType.RESUME = 0xd;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -1283,7 +1310,7 @@ export class Resume {
   /** flag 0x80 */
   ignore: boolean;
   /** 128-bit token of the original SETUP. */
-  resumeToken: Uint8Array;
+  resumeToken: Uint8Array<ArrayBuffer>;
   /** Last implied position the client received from the server. */
   lastReceivedPosition: bigint;
 
@@ -1299,7 +1326,7 @@ export class Resume {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1363,7 +1390,9 @@ export interface ResumeOkInit {
  * Code: 14; sent by: any.
  */
 export class ResumeOk {
-  static readonly FRAME_TYPE = FrameType.RESUME_OK;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "ResumeOk";
+  static readonly FRAME_TYPE: FrameType.RESUME_OK = 0xe;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -1384,7 +1413,7 @@ export class ResumeOk {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1428,8 +1457,8 @@ export interface ExtInit {
   streamId?: number;
   ignore?: boolean;
   extendedType?: number;
-  metadata?: Uint8Array | null;
-  data?: Uint8Array;
+  metadata?: Uint8Array<ArrayBuffer> | null;
+  data?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -1441,7 +1470,9 @@ export interface ExtInit {
  * Code: 255; sent by: any.
  */
 export class Ext {
-  static readonly FRAME_TYPE = FrameType.EXT;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Ext";
+  static readonly FRAME_TYPE: FrameType.EXT = 0xff;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -1451,9 +1482,9 @@ export class Ext {
   /** Extended type. */
   extendedType: number;
   /** Extension metadata. */
-  metadata: Uint8Array | null;
+  metadata: Uint8Array<ArrayBuffer> | null;
   /** Extension data. */
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
 
   constructor(init: ExtInit = {}) {
     this.streamId = init.streamId ?? 0;
@@ -1468,7 +1499,7 @@ export class Ext {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1528,15 +1559,18 @@ export class Ext {
  * Decoded only when its ignore flag is set: the receiver should ignore it.
  */
 export class UnknownFrame {
+  static readonly NAME = "UnknownFrame";
   /** The unknown type code. */
   code: number;
   streamId: number;
   /** All flag bits as received. */
   flags: number;
   /** The frame's bytes after the header. */
-  body: Uint8Array;
+  body: Uint8Array<ArrayBuffer>;
 
-  constructor(init: { code?: number; streamId?: number; flags?: number; body?: Uint8Array } = {}) {
+  constructor(
+    init: { code?: number; streamId?: number; flags?: number; body?: Uint8Array<ArrayBuffer> } = {},
+  ) {
     this.code = init.code ?? 0;
     this.streamId = init.streamId ?? 0;
     this.flags = init.flags ?? 0;
@@ -1544,7 +1578,7 @@ export class UnknownFrame {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1590,7 +1624,7 @@ export type Frame =
   | RequestN
   | Cancel
   | Response
-  | Error
+  | ErrorFrame
   | MetadataPush
   | Resume
   | ResumeOk
@@ -1622,7 +1656,7 @@ function _decodeSetup(
 
   pos += 12;
 
-  let v_resumeToken: Uint8Array;
+  let v_resumeToken: Uint8Array<ArrayBuffer>;
   {
     let n: number;
     n = 0x10;
@@ -1663,7 +1697,7 @@ function _decodeSetup(
     pos += n;
   }
 
-  let v_metadata: Uint8Array | null = null;
+  let v_metadata: Uint8Array<ArrayBuffer> | null = null;
   if ((flags & 0x40) !== 0) {
     {
       let n: number;
@@ -1678,7 +1712,7 @@ function _decodeSetup(
     }
   }
 
-  let v_data: Uint8Array;
+  let v_data: Uint8Array<ArrayBuffer>;
   v_data = data.subarray(pos, end);
   pos = end;
 
@@ -1720,7 +1754,7 @@ function _decodeLease(
 
   pos += 8;
 
-  let v_metadata: Uint8Array | null = null;
+  let v_metadata: Uint8Array<ArrayBuffer> | null = null;
   if ((flags & 0x40) !== 0) {
     {
       let n: number;
@@ -1759,7 +1793,7 @@ function _decodeKeepalive(
 
   pos += 8;
 
-  let v_data: Uint8Array;
+  let v_data: Uint8Array<ArrayBuffer>;
   v_data = data.subarray(pos, end);
   pos = end;
 
@@ -1782,7 +1816,7 @@ function _decodeRequestResponse(
 ): RequestResponse {
   const data = r.data;
   let pos = r.pos;
-  let v_metadata: Uint8Array | null = null;
+  let v_metadata: Uint8Array<ArrayBuffer> | null = null;
   if ((flags & 0x40) !== 0) {
     {
       let n: number;
@@ -1800,7 +1834,7 @@ function _decodeRequestResponse(
     }
   }
 
-  let v_data: Uint8Array;
+  let v_data: Uint8Array<ArrayBuffer>;
   v_data = data.subarray(pos, end);
   pos = end;
 
@@ -1823,7 +1857,7 @@ function _decodeRequestFnf(
 ): RequestFnf {
   const data = r.data;
   let pos = r.pos;
-  let v_metadata: Uint8Array | null = null;
+  let v_metadata: Uint8Array<ArrayBuffer> | null = null;
   if ((flags & 0x40) !== 0) {
     {
       let n: number;
@@ -1838,7 +1872,7 @@ function _decodeRequestFnf(
     }
   }
 
-  let v_data: Uint8Array;
+  let v_data: Uint8Array<ArrayBuffer>;
   v_data = data.subarray(pos, end);
   pos = end;
 
@@ -1872,7 +1906,7 @@ function _decodeRequestStream(
 
   pos += 4;
 
-  let v_metadata: Uint8Array | null = null;
+  let v_metadata: Uint8Array<ArrayBuffer> | null = null;
   if ((flags & 0x40) !== 0) {
     {
       let n: number;
@@ -1890,7 +1924,7 @@ function _decodeRequestStream(
     }
   }
 
-  let v_data: Uint8Array;
+  let v_data: Uint8Array<ArrayBuffer>;
   v_data = data.subarray(pos, end);
   pos = end;
 
@@ -1927,7 +1961,7 @@ function _decodeRequestChannel(
     }
   }
 
-  let v_metadata: Uint8Array | null = null;
+  let v_metadata: Uint8Array<ArrayBuffer> | null = null;
   if ((flags & 0x40) !== 0) {
     {
       let n: number;
@@ -1945,7 +1979,7 @@ function _decodeRequestChannel(
     }
   }
 
-  let v_data: Uint8Array;
+  let v_data: Uint8Array<ArrayBuffer>;
   v_data = data.subarray(pos, end);
   pos = end;
 
@@ -1992,7 +2026,7 @@ function _decodeCancel(
 ): Cancel {
   const data = r.data;
   let pos = r.pos;
-  let v_metadata: Uint8Array | null = null;
+  let v_metadata: Uint8Array<ArrayBuffer> | null = null;
   if ((flags & 0x40) !== 0) {
     {
       let n: number;
@@ -2020,7 +2054,7 @@ function _decodeResponse(
 ): Response {
   const data = r.data;
   let pos = r.pos;
-  let v_metadata: Uint8Array | null = null;
+  let v_metadata: Uint8Array<ArrayBuffer> | null = null;
   if ((flags & 0x40) !== 0) {
     {
       let n: number;
@@ -2035,7 +2069,7 @@ function _decodeResponse(
     }
   }
 
-  let v_data: Uint8Array;
+  let v_data: Uint8Array<ArrayBuffer>;
   v_data = data.subarray(pos, end);
   pos = end;
 
@@ -2057,7 +2091,7 @@ function _decodeError(
   ctx: Context | undefined,
   v_streamId: number,
   flags: number,
-): Error {
+): ErrorFrame {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("Error: input ends inside the frame", pos + 4);
@@ -2066,7 +2100,7 @@ function _decodeError(
 
   pos += 4;
 
-  let v_metadata: Uint8Array | null = null;
+  let v_metadata: Uint8Array<ArrayBuffer> | null = null;
   if ((flags & 0x40) !== 0) {
     {
       let n: number;
@@ -2081,12 +2115,12 @@ function _decodeError(
     }
   }
 
-  let v_data: Uint8Array;
+  let v_data: Uint8Array<ArrayBuffer>;
   v_data = data.subarray(pos, end);
   pos = end;
 
   r.pos = pos;
-  return new Error({
+  return new ErrorFrame({
     streamId: v_streamId,
     ignore: (flags & 0x80) !== 0,
     errorCode: v_errorCode,
@@ -2104,7 +2138,7 @@ function _decodeMetadataPush(
 ): MetadataPush {
   const data = r.data;
   let pos = r.pos;
-  let v_metadata: Uint8Array;
+  let v_metadata: Uint8Array<ArrayBuffer>;
   {
     let n: number;
     if (end - pos < 3) throw new Truncated("MetadataPush.metadata: input ends", pos + 3);
@@ -2134,7 +2168,7 @@ function _decodeResume(
 ): Resume {
   const data = r.data;
   let pos = r.pos;
-  let v_resumeToken: Uint8Array;
+  let v_resumeToken: Uint8Array<ArrayBuffer>;
   {
     let n: number;
     n = 0x10;
@@ -2197,7 +2231,7 @@ function _decodeExt(
 
   pos += 4;
 
-  let v_metadata: Uint8Array | null = null;
+  let v_metadata: Uint8Array<ArrayBuffer> | null = null;
   if ((flags & 0x40) !== 0) {
     {
       let n: number;
@@ -2212,7 +2246,7 @@ function _decodeExt(
     }
   }
 
-  let v_data: Uint8Array;
+  let v_data: Uint8Array<ArrayBuffer>;
   v_data = data.subarray(pos, end);
   pos = end;
 
@@ -2293,7 +2327,7 @@ function _decodeFrame(
 
 /** Decode one frame from `data[pos:end]`; returns it and the position after it. */
 export function decodeAt(
-  data: Uint8Array,
+  data: Uint8Array<ArrayBuffer>,
   pos: number,
   end: number,
   ctx?: Context,
@@ -2308,26 +2342,39 @@ export function decodeAt(
  * Decode exactly one frame (without the transport prefix); trailing bytes are an error.
  * `sender` ("client" or "server") is needed only for codes both sides use for different frames.
  */
-export function decode(data: Uint8Array, ctx?: Context, sender?: "client" | "server"): Frame {
+export function decode(
+  data: Uint8Array<ArrayBuffer>,
+  ctx?: Context,
+  sender?: "client" | "server",
+): Frame {
   const r = new Reader(data, 0);
   const frame = _decodeFrame(r, data.length, ctx, sender);
   if (r.pos !== data.length) {
-    throw new TrailingBytes(
-      `${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`,
-    );
+    throw new TrailingBytes(`${data.length - r.pos} bytes after the end of a ${frameName(frame)}`);
   }
   return frame;
 }
 
-/** The bytes of `frame` without the transport prefix. */
-export function encode(frame: Frame, ctx?: Context): Uint8Array {
+/**
+ * The bytes of `frame` without the transport prefix: a view of a slab that later encodes
+ * share (no copy). To post them to a worker, use `encodeOwned`.
+ */
+export function encode(frame: Frame, ctx?: Context): Uint8Array<ArrayBuffer> {
   const w = Writer.shared();
   frame._write(w, ctx);
   return w.finish();
 }
 
+/**
+ * The bytes of `frame` in an ArrayBuffer of their own (a copy): safe to transfer to a
+ * worker, and a structured clone copies only them, not `encode`'s 64 KiB slab.
+ */
+export function encodeOwned(frame: Frame, ctx?: Context): Uint8Array<ArrayBuffer> {
+  return encode(frame, ctx).slice();
+}
+
 /** The bytes of `frame` as sent on a byte stream (with its transport framing). */
-export function frameBytes(frame: Frame, ctx?: Context): Uint8Array {
+export function frameBytes(frame: Frame, ctx?: Context): Uint8Array<ArrayBuffer> {
   const w = Writer.shared();
   const at = w.reserve(3);
   frame._write(w, ctx);

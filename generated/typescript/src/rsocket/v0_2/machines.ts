@@ -38,7 +38,7 @@ import {
   RequestN,
   Cancel,
   Response,
-  Error,
+  ErrorFrame,
   MetadataPush,
   Resume,
   ResumeOk,
@@ -57,7 +57,7 @@ export interface ConnectionClientHandlers {
   /** Connection keepalive; R asks the peer to echo it back with the same data. */
   onConnectionKeepalive(frame: Keepalive, ...context: unknown[]): unknown;
   /** Error at connection (stream id 0) or stream level. */
-  onConnectionError(frame: Error, ...context: unknown[]): unknown;
+  onConnectionError(frame: ErrorFrame, ...context: unknown[]): unknown;
   /** Asynchronous connection-level metadata (stream id 0). */
   onConnectionMetadataPush(frame: MetadataPush, ...context: unknown[]): unknown;
   /** Sent in response to RESUME when resuming is possible. */
@@ -79,7 +79,7 @@ export interface ConnectionServerHandlers {
   /** Connection keepalive; R asks the peer to echo it back with the same data. */
   onConnectionKeepalive(frame: Keepalive, ...context: unknown[]): unknown;
   /** Error at connection (stream id 0) or stream level. */
-  onConnectionError(frame: Error, ...context: unknown[]): unknown;
+  onConnectionError(frame: ErrorFrame, ...context: unknown[]): unknown;
   /** Asynchronous connection-level metadata (stream id 0). */
   onConnectionMetadataPush(frame: MetadataPush, ...context: unknown[]): unknown;
   /** Replaces SETUP to resume a previous session (optional feature). */
@@ -99,7 +99,7 @@ export interface StreamRequesterHandlers {
   /** Response to a request (NEXT and/or COMPLETE). */
   onStreamResponse(frame: Response, ...context: unknown[]): unknown;
   /** Error at connection (stream id 0) or stream level. */
-  onStreamError(frame: Error, ...context: unknown[]): unknown;
+  onStreamError(frame: ErrorFrame, ...context: unknown[]): unknown;
 }
 
 /**
@@ -153,7 +153,7 @@ function guard5(frame: Lease): boolean {
 }
 
 /** Error [stream_id=0, error_code in {CONNECTION_ERROR, CONNECTION_ERROR_NO_RETRY}] */
-function guard6(frame: Error): boolean {
+function guard6(frame: ErrorFrame): boolean {
   return frame.streamId === 0 && (
     frame.errorCode === ErrorCode.CONNECTION_ERROR ||
     frame.errorCode === ErrorCode.CONNECTION_ERROR_NO_RETRY
@@ -161,12 +161,12 @@ function guard6(frame: Error): boolean {
 }
 
 /** Error [stream_id!=0] */
-function guard7(frame: Error): boolean {
+function guard7(frame: ErrorFrame): boolean {
   return frame.streamId !== 0;
 }
 
 /** Error [stream_id=0] */
-function guard8(frame: Error): boolean {
+function guard8(frame: ErrorFrame): boolean {
   return frame.streamId === 0;
 }
 
@@ -176,7 +176,7 @@ function guard9(frame: ResumeOk): boolean {
 }
 
 /** Error [stream_id=0, error_code in {INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP}] */
-function guard10(frame: Error): boolean {
+function guard10(frame: ErrorFrame): boolean {
   return frame.streamId === 0 && (
     frame.errorCode === ErrorCode.INVALID_SETUP ||
     frame.errorCode === ErrorCode.UNSUPPORTED_SETUP ||
@@ -185,7 +185,7 @@ function guard10(frame: Error): boolean {
 }
 
 /** Error [stream_id=0, error_code in {INVALID_SETUP, CONNECTION_ERROR}] */
-function guard11(frame: Error): boolean {
+function guard11(frame: ErrorFrame): boolean {
   return frame.streamId === 0 && (
     frame.errorCode === ErrorCode.INVALID_SETUP ||
     frame.errorCode === ErrorCode.CONNECTION_ERROR
@@ -251,7 +251,7 @@ function guard22(frame: Response): boolean {
  * Error [error_code not in {RESERVED, INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP,
  * CONNECTION_ERROR, CONNECTION_ERROR_NO_RETRY, RESERVED_FOR_EXTENSION}]
  */
-function guard23(frame: Error): boolean {
+function guard23(frame: ErrorFrame): boolean {
   return (
     frame.errorCode !== ErrorCode.RESERVED &&
     frame.errorCode !== ErrorCode.INVALID_SETUP &&
@@ -435,13 +435,13 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.AWAITING_LEASE, Lease, [
         [guard5, ConnectionState.AWAITING_LEASE],
       ]],
-      [ConnectionState.SETUP_SENT, Error, [
+      [ConnectionState.SETUP_SENT, ErrorFrame, [
         [guard6, ConnectionState.CLOSED],
       ]],
-      [ConnectionState.AWAITING_LEASE, Error, [
+      [ConnectionState.AWAITING_LEASE, ErrorFrame, [
         [guard6, ConnectionState.CLOSED],
       ]],
-      [ConnectionState.ESTABLISHED, Error, [
+      [ConnectionState.ESTABLISHED, ErrorFrame, [
         [guard6, ConnectionState.CLOSED],
       ]],
       [ConnectionState.SETUP_SENT, Ext, [
@@ -461,7 +461,7 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       ]],
     ]),
     server: table<ConnectionState>([
-      [ConnectionState.NEW, Error, [
+      [ConnectionState.NEW, ErrorFrame, [
         [guard11, ConnectionState.CLOSED],
       ]],
       [ConnectionState.NEW, ANY, [
@@ -471,11 +471,11 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
             "emit any RESPONSE frames.'",
         )],
       ]],
-      [ConnectionState.AWAITING_LEASE, Error, [
+      [ConnectionState.AWAITING_LEASE, ErrorFrame, [
         [guard10, ConnectionState.CLOSED],
         [guard6, ConnectionState.CLOSED],
       ]],
-      [ConnectionState.ESTABLISHED, Error, [
+      [ConnectionState.ESTABLISHED, ErrorFrame, [
         [guard10, ConnectionState.CLOSED],
         [guard6, ConnectionState.CLOSED],
       ]],
@@ -510,7 +510,7 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.RESUME_RECEIVED, ResumeOk, [
         [guard9, ConnectionState.ESTABLISHED],
       ]],
-      [ConnectionState.RESUME_RECEIVED, Error, [
+      [ConnectionState.RESUME_RECEIVED, ErrorFrame, [
         [guard6, ConnectionState.CLOSED],
       ]],
       [ConnectionState.RESUME_RECEIVED, ANY, [
@@ -550,7 +550,7 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.AWAITING_LEASE, Lease, [
         [guard5, ConnectionState.AWAITING_LEASE],
       ]],
-      [ConnectionState.SETUP_SENT, Error, [
+      [ConnectionState.SETUP_SENT, ErrorFrame, [
         [guard6, ConnectionState.CLOSED],
       ]],
       [ConnectionState.AWAITING_LEASE, Ext, [
@@ -596,11 +596,11 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.SETUP_SENT, RequestChannel, [
         [null, ConnectionState.ESTABLISHED],
       ]],
-      [ConnectionState.SETUP_SENT, Error, [
+      [ConnectionState.SETUP_SENT, ErrorFrame, [
         [guard7, ConnectionState.ESTABLISHED],
         [guard8, ConnectionState.CLOSED],
       ]],
-      [ConnectionState.AWAITING_LEASE, Error, [
+      [ConnectionState.AWAITING_LEASE, ErrorFrame, [
         [guard8, ConnectionState.CLOSED],
       ]],
       [ConnectionState.SETUP_SENT, Keepalive, [
@@ -618,7 +618,7 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.RESUMING, ResumeOk, [
         [guard9, ConnectionState.ESTABLISHED],
       ]],
-      [ConnectionState.RESUMING, Error, [
+      [ConnectionState.RESUMING, ErrorFrame, [
         [guard8, ConnectionState.CLOSED],
       ]],
       [ConnectionState.RESUMING, ANY, [
@@ -627,7 +627,7 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.ESTABLISHED, Setup, [
         [null, IGNORE],
       ]],
-      [ConnectionState.ESTABLISHED, Error, [
+      [ConnectionState.ESTABLISHED, ErrorFrame, [
         [guard10, IGNORE],
         [guard6, ConnectionState.CLOSED],
       ]],
@@ -715,11 +715,11 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.ESTABLISHED, Setup, [
         [null, IGNORE],
       ]],
-      [ConnectionState.AWAITING_LEASE, Error, [
+      [ConnectionState.AWAITING_LEASE, ErrorFrame, [
         [guard10, IGNORE],
         [guard6, ConnectionState.CLOSED],
       ]],
-      [ConnectionState.ESTABLISHED, Error, [
+      [ConnectionState.ESTABLISHED, ErrorFrame, [
         [guard10, IGNORE],
         [guard6, ConnectionState.CLOSED],
       ]],
@@ -810,7 +810,7 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
     client: new Map<FrameClass, string>([
       [Lease, "onConnectionLease"],
       [Keepalive, "onConnectionKeepalive"],
-      [Error, "onConnectionError"],
+      [ErrorFrame, "onConnectionError"],
       [MetadataPush, "onConnectionMetadataPush"],
       [ResumeOk, "onConnectionResumeOk"],
       [Ext, "onConnectionExt"],
@@ -819,7 +819,7 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [Setup, "onConnectionSetup"],
       [Lease, "onConnectionLease"],
       [Keepalive, "onConnectionKeepalive"],
-      [Error, "onConnectionError"],
+      [ErrorFrame, "onConnectionError"],
       [MetadataPush, "onConnectionMetadataPush"],
       [Resume, "onConnectionResume"],
       [Ext, "onConnectionExt"],
@@ -831,7 +831,7 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
     return new Map<FrameClass, BoundHandler>([
       [Lease, (frame, ...context) => h.onConnectionLease(frame as Lease, ...context)],
       [Keepalive, (frame, ...context) => h.onConnectionKeepalive(frame as Keepalive, ...context)],
-      [Error, (frame, ...context) => h.onConnectionError(frame as Error, ...context)],
+      [ErrorFrame, (frame, ...context) => h.onConnectionError(frame as ErrorFrame, ...context)],
       [
         MetadataPush,
         (frame, ...context) => h.onConnectionMetadataPush(frame as MetadataPush, ...context),
@@ -847,7 +847,7 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [Setup, (frame, ...context) => h.onConnectionSetup(frame as Setup, ...context)],
       [Lease, (frame, ...context) => h.onConnectionLease(frame as Lease, ...context)],
       [Keepalive, (frame, ...context) => h.onConnectionKeepalive(frame as Keepalive, ...context)],
-      [Error, (frame, ...context) => h.onConnectionError(frame as Error, ...context)],
+      [ErrorFrame, (frame, ...context) => h.onConnectionError(frame as ErrorFrame, ...context)],
       [
         MetadataPush,
         (frame, ...context) => h.onConnectionMetadataPush(frame as MetadataPush, ...context),
@@ -1155,10 +1155,10 @@ export class RequestResponseMachine extends StateMachine<RequestResponseState> {
           "Seed: 'RS -> RQ: RESPONSE'",
         )],
       ]],
-      [RequestResponseState.IDLE, Error, [
+      [RequestResponseState.IDLE, ErrorFrame, [
         [guard23, RequestResponseState.CLOSED],
       ]],
-      [RequestResponseState.OPEN, Error, [
+      [RequestResponseState.OPEN, ErrorFrame, [
         [guard23, RequestResponseState.CLOSED],
       ]],
       [RequestResponseState.IDLE, ANY, [
@@ -1182,7 +1182,7 @@ export class RequestResponseMachine extends StateMachine<RequestResponseState> {
       [RequestResponseState.OPEN, Response, [
         [null, RequestResponseState.CLOSED],
       ]],
-      [RequestResponseState.OPEN, Error, [
+      [RequestResponseState.OPEN, ErrorFrame, [
         [guard23, RequestResponseState.CLOSED],
       ]],
       [RequestResponseState.IDLE, ANY, [
@@ -1216,7 +1216,7 @@ export class RequestResponseMachine extends StateMachine<RequestResponseState> {
   static readonly HANDLERS: Handlers = {
     requester: new Map<FrameClass, string>([
       [Response, "onStreamResponse"],
-      [Error, "onStreamError"],
+      [ErrorFrame, "onStreamError"],
     ]),
     responder: new Map<FrameClass, string>([
       [RequestResponse, "onStreamRequestResponse"],
@@ -1228,7 +1228,7 @@ export class RequestResponseMachine extends StateMachine<RequestResponseState> {
   static bindRequester(h: StreamRequesterHandlers): BoundHandlers {
     return new Map<FrameClass, BoundHandler>([
       [Response, (frame, ...context) => h.onStreamResponse(frame as Response, ...context)],
-      [Error, (frame, ...context) => h.onStreamError(frame as Error, ...context)],
+      [ErrorFrame, (frame, ...context) => h.onStreamError(frame as ErrorFrame, ...context)],
     ]);
   }
 
@@ -1405,10 +1405,10 @@ export class RequestStreamMachine extends StateMachine<RequestStreamState> {
           "",
         )],
       ]],
-      [RequestStreamState.IDLE, Error, [
+      [RequestStreamState.IDLE, ErrorFrame, [
         [guard23, RequestStreamState.CLOSED],
       ]],
-      [RequestStreamState.OPEN, Error, [
+      [RequestStreamState.OPEN, ErrorFrame, [
         [guard23, RequestStreamState.CLOSED],
       ]],
       [RequestStreamState.IDLE, ANY, [
@@ -1434,7 +1434,7 @@ export class RequestStreamMachine extends StateMachine<RequestStreamState> {
         [guard26, RequestStreamState.OPEN],
         [guard27, IGNORE],
       ]],
-      [RequestStreamState.OPEN, Error, [
+      [RequestStreamState.OPEN, ErrorFrame, [
         [guard23, RequestStreamState.CLOSED],
       ]],
       [RequestStreamState.IDLE, ANY, [
@@ -1471,7 +1471,7 @@ export class RequestStreamMachine extends StateMachine<RequestStreamState> {
   static readonly HANDLERS: Handlers = {
     requester: new Map<FrameClass, string>([
       [Response, "onStreamResponse"],
-      [Error, "onStreamError"],
+      [ErrorFrame, "onStreamError"],
     ]),
     responder: new Map<FrameClass, string>([
       [RequestStream, "onStreamRequestStream"],
@@ -1484,7 +1484,7 @@ export class RequestStreamMachine extends StateMachine<RequestStreamState> {
   static bindRequester(h: StreamRequesterHandlers): BoundHandlers {
     return new Map<FrameClass, BoundHandler>([
       [Response, (frame, ...context) => h.onStreamResponse(frame as Response, ...context)],
-      [Error, (frame, ...context) => h.onStreamError(frame as Error, ...context)],
+      [ErrorFrame, (frame, ...context) => h.onStreamError(frame as ErrorFrame, ...context)],
     ]);
   }
 
@@ -1604,13 +1604,13 @@ export class RequestChannelMachine extends StateMachine<RequestChannelState> {
           "",
         )],
       ]],
-      [RequestChannelState.OPEN, Error, [
+      [RequestChannelState.OPEN, ErrorFrame, [
         [guard23, RequestChannelState.CLOSED],
       ]],
-      [RequestChannelState.HALF_CLOSED_REMOTE, Error, [
+      [RequestChannelState.HALF_CLOSED_REMOTE, ErrorFrame, [
         [guard23, RequestChannelState.CLOSED],
       ]],
-      [RequestChannelState.IDLE, Error, [
+      [RequestChannelState.IDLE, ErrorFrame, [
         [guard23, RequestChannelState.CLOSED],
       ]],
       [RequestChannelState.OPEN, RequestN, [
@@ -1651,10 +1651,10 @@ export class RequestChannelMachine extends StateMachine<RequestChannelState> {
         [guard26, RequestChannelState.HALF_CLOSED_LOCAL],
         [guard27, IGNORE],
       ]],
-      [RequestChannelState.OPEN, Error, [
+      [RequestChannelState.OPEN, ErrorFrame, [
         [guard23, RequestChannelState.CLOSED],
       ]],
-      [RequestChannelState.HALF_CLOSED_LOCAL, Error, [
+      [RequestChannelState.HALF_CLOSED_LOCAL, ErrorFrame, [
         [guard23, RequestChannelState.CLOSED],
       ]],
       [RequestChannelState.OPEN, RequestN, [
@@ -1712,7 +1712,7 @@ export class RequestChannelMachine extends StateMachine<RequestChannelState> {
     requester: new Map<FrameClass, string>([
       [RequestN, "onStreamRequestN"],
       [Response, "onStreamResponse"],
-      [Error, "onStreamError"],
+      [ErrorFrame, "onStreamError"],
     ]),
     responder: new Map<FrameClass, string>([
       [RequestChannel, "onStreamRequestChannel"],
@@ -1726,7 +1726,7 @@ export class RequestChannelMachine extends StateMachine<RequestChannelState> {
     return new Map<FrameClass, BoundHandler>([
       [RequestN, (frame, ...context) => h.onStreamRequestN(frame as RequestN, ...context)],
       [Response, (frame, ...context) => h.onStreamResponse(frame as Response, ...context)],
-      [Error, (frame, ...context) => h.onStreamError(frame as Error, ...context)],
+      [ErrorFrame, (frame, ...context) => h.onStreamError(frame as ErrorFrame, ...context)],
     ]);
   }
 

@@ -18,6 +18,7 @@ import {
   Truncated,
   UnknownFrameType,
   Writer,
+  frameName,
   readVarU64,
   readVarint,
   utf8,
@@ -143,11 +144,11 @@ export interface SetupInit {
   minorVersion?: number;
   keepaliveInterval?: number;
   maxLifetime?: number;
-  resumeToken?: Uint8Array | null;
+  resumeToken?: Uint8Array<ArrayBuffer> | null;
   metadataMimeType?: string;
   dataMimeType?: string;
-  metadata?: Uint8Array | null;
-  data?: Uint8Array;
+  metadata?: Uint8Array<ArrayBuffer> | null;
+  data?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -158,7 +159,9 @@ export interface SetupInit {
  * Code: 1; sent by: any.
  */
 export class Setup {
-  static readonly FRAME_TYPE = FrameType.SETUP;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Setup";
+  static readonly FRAME_TYPE: FrameType.SETUP = 1;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -176,15 +179,15 @@ export class Setup {
   /** Milliseconds without KEEPALIVE before the peer is assumed dead. */
   maxLifetime: number;
   /** Resume identification token (present iff R). */
-  resumeToken: Uint8Array | null;
+  resumeToken: Uint8Array<ArrayBuffer> | null;
   /** MIME type of metadata. */
   metadataMimeType: string;
   /** MIME type of data. */
   dataMimeType: string;
   /** Setup metadata. */
-  metadata: Uint8Array | null;
+  metadata: Uint8Array<ArrayBuffer> | null;
   /** Setup data. */
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
 
   constructor(init: SetupInit = {}) {
     this.streamId = init.streamId ?? 0;
@@ -206,7 +209,7 @@ export class Setup {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -314,7 +317,7 @@ export interface LeaseInit {
   ignore?: boolean;
   ttl?: number;
   numberOfRequests?: number;
-  metadata?: Uint8Array | null;
+  metadata?: Uint8Array<ArrayBuffer> | null;
 }
 
 /**
@@ -325,7 +328,9 @@ export interface LeaseInit {
  * Code: 2; sent by: any.
  */
 export class Lease {
-  static readonly FRAME_TYPE = FrameType.LEASE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Lease";
+  static readonly FRAME_TYPE: FrameType.LEASE = 2;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -337,7 +342,7 @@ export class Lease {
   /** Requests that may be sent until the next LEASE. */
   numberOfRequests: number;
   /** Lease metadata (rest of the frame). */
-  metadata: Uint8Array | null;
+  metadata: Uint8Array<ArrayBuffer> | null;
 
   constructor(init: LeaseInit = {}) {
     this.streamId = init.streamId ?? 0;
@@ -352,7 +357,7 @@ export class Lease {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -413,7 +418,7 @@ export interface KeepaliveInit {
   ignore?: boolean;
   respond?: boolean;
   lastReceivedPosition?: bigint;
-  data?: Uint8Array;
+  data?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -424,7 +429,9 @@ export interface KeepaliveInit {
  * Code: 3; sent by: any.
  */
 export class Keepalive {
-  static readonly FRAME_TYPE = FrameType.KEEPALIVE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Keepalive";
+  static readonly FRAME_TYPE: FrameType.KEEPALIVE = 3;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -436,7 +443,7 @@ export class Keepalive {
   /** Resume last received position (0 when unsupported). */
   lastReceivedPosition: bigint;
   /** Data echoed back by the peer. */
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
 
   constructor(init: KeepaliveInit = {}) {
     this.streamId = init.streamId ?? 0;
@@ -451,7 +458,7 @@ export class Keepalive {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -499,8 +506,8 @@ export interface RequestResponseInit {
   streamId?: number;
   ignore?: boolean;
   follows?: boolean;
-  metadata?: Uint8Array | null;
-  data?: Uint8Array;
+  metadata?: Uint8Array<ArrayBuffer> | null;
+  data?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -511,7 +518,9 @@ export interface RequestResponseInit {
  * Code: 4; sent by: any.
  */
 export class RequestResponse {
-  static readonly FRAME_TYPE = FrameType.REQUEST_RESPONSE;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "RequestResponse";
+  static readonly FRAME_TYPE: FrameType.REQUEST_RESPONSE = 4;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -521,9 +530,9 @@ export class RequestResponse {
   /** flag 0x80 */
   follows: boolean;
   /** Request metadata. */
-  metadata: Uint8Array | null;
+  metadata: Uint8Array<ArrayBuffer> | null;
   /** Request data. */
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
 
   constructor(init: RequestResponseInit = {}) {
     this.streamId = init.streamId ?? 0;
@@ -538,7 +547,7 @@ export class RequestResponse {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -586,8 +595,8 @@ export interface RequestFnfInit {
   streamId?: number;
   ignore?: boolean;
   follows?: boolean;
-  metadata?: Uint8Array | null;
-  data?: Uint8Array;
+  metadata?: Uint8Array<ArrayBuffer> | null;
+  data?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -598,7 +607,9 @@ export interface RequestFnfInit {
  * Code: 5; sent by: any.
  */
 export class RequestFnf {
-  static readonly FRAME_TYPE = FrameType.REQUEST_FNF;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "RequestFnf";
+  static readonly FRAME_TYPE: FrameType.REQUEST_FNF = 5;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -608,9 +619,9 @@ export class RequestFnf {
   /** flag 0x80 */
   follows: boolean;
   /** Request metadata. */
-  metadata: Uint8Array | null;
+  metadata: Uint8Array<ArrayBuffer> | null;
   /** Request data. */
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
 
   constructor(init: RequestFnfInit = {}) {
     this.streamId = init.streamId ?? 0;
@@ -625,7 +636,7 @@ export class RequestFnf {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -672,8 +683,8 @@ export interface RequestStreamInit {
   ignore?: boolean;
   follows?: boolean;
   initialRequestN?: number;
-  metadata?: Uint8Array | null;
-  data?: Uint8Array;
+  metadata?: Uint8Array<ArrayBuffer> | null;
+  data?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -684,7 +695,9 @@ export interface RequestStreamInit {
  * Code: 6; sent by: any.
  */
 export class RequestStream {
-  static readonly FRAME_TYPE = FrameType.REQUEST_STREAM;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "RequestStream";
+  static readonly FRAME_TYPE: FrameType.REQUEST_STREAM = 6;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -696,9 +709,9 @@ export class RequestStream {
   /** Initial number of items requested. */
   initialRequestN: number;
   /** Request metadata. */
-  metadata: Uint8Array | null;
+  metadata: Uint8Array<ArrayBuffer> | null;
   /** Request data. */
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
 
   constructor(init: RequestStreamInit = {}) {
     this.streamId = init.streamId ?? 0;
@@ -714,7 +727,7 @@ export class RequestStream {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -778,8 +791,8 @@ export interface RequestChannelInit {
   follows?: boolean;
   complete?: boolean;
   initialRequestN?: number;
-  metadata?: Uint8Array | null;
-  data?: Uint8Array;
+  metadata?: Uint8Array<ArrayBuffer> | null;
+  data?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -790,7 +803,9 @@ export interface RequestChannelInit {
  * Code: 7; sent by: any.
  */
 export class RequestChannel {
-  static readonly FRAME_TYPE = FrameType.REQUEST_CHANNEL;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "RequestChannel";
+  static readonly FRAME_TYPE: FrameType.REQUEST_CHANNEL = 7;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -804,9 +819,9 @@ export class RequestChannel {
   /** Initial request N for the channel. */
   initialRequestN: number;
   /** Request metadata. */
-  metadata: Uint8Array | null;
+  metadata: Uint8Array<ArrayBuffer> | null;
   /** Request data. */
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
 
   constructor(init: RequestChannelInit = {}) {
     this.streamId = init.streamId ?? 0;
@@ -823,7 +838,7 @@ export class RequestChannel {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -895,7 +910,9 @@ export interface RequestNInit {
  * Code: 8; sent by: any.
  */
 export class RequestN {
-  static readonly FRAME_TYPE = FrameType.REQUEST_N;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "RequestN";
+  static readonly FRAME_TYPE: FrameType.REQUEST_N = 8;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -916,7 +933,7 @@ export class RequestN {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -970,7 +987,9 @@ export interface CancelInit {
  * Code: 9; sent by: any.
  */
 export class Cancel {
-  static readonly FRAME_TYPE = FrameType.CANCEL;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Cancel";
+  static readonly FRAME_TYPE: FrameType.CANCEL = 9;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -988,7 +1007,7 @@ export class Cancel {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1021,8 +1040,8 @@ export interface PayloadInit {
   follows?: boolean;
   complete?: boolean;
   next?: boolean;
-  metadata?: Uint8Array | null;
-  data?: Uint8Array;
+  metadata?: Uint8Array<ArrayBuffer> | null;
+  data?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -1033,7 +1052,9 @@ export interface PayloadInit {
  * Code: 10; sent by: any.
  */
 export class Payload {
-  static readonly FRAME_TYPE = FrameType.PAYLOAD;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Payload";
+  static readonly FRAME_TYPE: FrameType.PAYLOAD = 0xa;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -1047,9 +1068,9 @@ export class Payload {
   /** flag 0x20 */
   next: boolean;
   /** Payload metadata. */
-  metadata: Uint8Array | null;
+  metadata: Uint8Array<ArrayBuffer> | null;
   /** Payload data. */
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
 
   constructor(init: PayloadInit = {}) {
     this.streamId = init.streamId ?? 0;
@@ -1066,7 +1087,7 @@ export class Payload {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1116,7 +1137,7 @@ export interface ErrorInit {
   streamId?: number;
   ignore?: boolean;
   errorCode?: number;
-  data?: Uint8Array;
+  data?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -1126,8 +1147,10 @@ export interface ErrorInit {
  *
  * Code: 11; sent by: any.
  */
-export class Error {
-  static readonly FRAME_TYPE = FrameType.ERROR;
+export class ErrorFrame {
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Error";
+  static readonly FRAME_TYPE: FrameType.ERROR = 0xb;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -1137,7 +1160,7 @@ export class Error {
   /** Type of error. */
   errorCode: number;
   /** Error data (usually a UTF-8 message). */
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
 
   constructor(init: ErrorInit = {}) {
     this.streamId = init.streamId ?? 0;
@@ -1151,7 +1174,7 @@ export class Error {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1199,7 +1222,7 @@ export class Error {
 export interface MetadataPushInit {
   streamId?: number;
   ignore?: boolean;
-  metadata?: Uint8Array;
+  metadata?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -1210,7 +1233,9 @@ export interface MetadataPushInit {
  * Code: 12; sent by: any.
  */
 export class MetadataPush {
-  static readonly FRAME_TYPE = FrameType.METADATA_PUSH;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "MetadataPush";
+  static readonly FRAME_TYPE: FrameType.METADATA_PUSH = 0xc;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -1218,7 +1243,7 @@ export class MetadataPush {
   /** flag 0x200 */
   ignore: boolean;
   /** Connection metadata (rest of the frame). */
-  metadata: Uint8Array;
+  metadata: Uint8Array<ArrayBuffer>;
 
   constructor(init: MetadataPushInit = {}) {
     this.streamId = init.streamId ?? 0;
@@ -1231,7 +1256,7 @@ export class MetadataPush {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1267,7 +1292,7 @@ export interface ResumeInit {
   ignore?: boolean;
   majorVersion?: number;
   minorVersion?: number;
-  resumeToken?: Uint8Array;
+  resumeToken?: Uint8Array<ArrayBuffer>;
   lastReceivedServerPosition?: bigint;
   firstAvailableClientPosition?: bigint;
 }
@@ -1280,7 +1305,9 @@ export interface ResumeInit {
  * Code: 13; sent by: any.
  */
 export class Resume {
-  static readonly FRAME_TYPE = FrameType.RESUME;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Resume";
+  static readonly FRAME_TYPE: FrameType.RESUME = 0xd;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -1292,7 +1319,7 @@ export class Resume {
   /** Minor version of the protocol. */
   minorVersion: number;
   /** Token of the original SETUP. */
-  resumeToken: Uint8Array;
+  resumeToken: Uint8Array<ArrayBuffer>;
   /** Last implied position the client received from the server. */
   lastReceivedServerPosition: bigint;
   /** Earliest position the client can rewind to. */
@@ -1313,7 +1340,7 @@ export class Resume {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1400,7 +1427,9 @@ export interface ResumeOkInit {
  * Code: 14; sent by: any.
  */
 export class ResumeOk {
-  static readonly FRAME_TYPE = FrameType.RESUME_OK;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "ResumeOk";
+  static readonly FRAME_TYPE: FrameType.RESUME_OK = 0xe;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -1421,7 +1450,7 @@ export class ResumeOk {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1465,8 +1494,8 @@ export interface ExtInit {
   streamId?: number;
   ignore?: boolean;
   extendedType?: number;
-  metadata?: Uint8Array | null;
-  data?: Uint8Array;
+  metadata?: Uint8Array<ArrayBuffer> | null;
+  data?: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -1477,7 +1506,9 @@ export interface ExtInit {
  * Code: 63; sent by: any.
  */
 export class Ext {
-  static readonly FRAME_TYPE = FrameType.EXT;
+  /** Python's class name, for messages (a static string survives minifying). */
+  static readonly NAME = "Ext";
+  static readonly FRAME_TYPE: FrameType.EXT = 0x3f;
   static readonly SENDER = "any";
 
   /** Stream identifier; 0 means the whole connection. */
@@ -1487,9 +1518,9 @@ export class Ext {
   /** Extended type. */
   extendedType: number;
   /** Extension metadata. */
-  metadata: Uint8Array | null;
+  metadata: Uint8Array<ArrayBuffer> | null;
   /** Extension data. */
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
 
   constructor(init: ExtInit = {}) {
     this.streamId = init.streamId ?? 0;
@@ -1504,7 +1535,7 @@ export class Ext {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1564,15 +1595,18 @@ export class Ext {
  * Decoded only when its ignore flag is set: the receiver should ignore it.
  */
 export class UnknownFrame {
+  static readonly NAME = "UnknownFrame";
   /** The unknown type code. */
   code: number;
   streamId: number;
   /** All flag bits as received. */
   flags: number;
   /** The frame's bytes after the header. */
-  body: Uint8Array;
+  body: Uint8Array<ArrayBuffer>;
 
-  constructor(init: { code?: number; streamId?: number; flags?: number; body?: Uint8Array } = {}) {
+  constructor(
+    init: { code?: number; streamId?: number; flags?: number; body?: Uint8Array<ArrayBuffer> } = {},
+  ) {
     this.code = init.code ?? 0;
     this.streamId = init.streamId ?? 0;
     this.flags = init.flags ?? 0;
@@ -1580,7 +1614,7 @@ export class UnknownFrame {
   }
 
   /** The frame's bytes, without the transport's length prefix. */
-  toBytes(ctx?: Context): Uint8Array {
+  toBytes(ctx?: Context): Uint8Array<ArrayBuffer> {
     return encode(this, ctx);
   }
 
@@ -1626,7 +1660,7 @@ export type Frame =
   | RequestN
   | Cancel
   | Payload
-  | Error
+  | ErrorFrame
   | MetadataPush
   | Resume
   | ResumeOk
@@ -1668,7 +1702,7 @@ function _decodeSetup(
 
   pos += 12;
 
-  let v_resumeToken: Uint8Array | null = null;
+  let v_resumeToken: Uint8Array<ArrayBuffer> | null = null;
   if ((flags & 0x80) !== 0) {
     {
       let n: number;
@@ -1712,7 +1746,7 @@ function _decodeSetup(
     pos += n;
   }
 
-  let v_metadata: Uint8Array | null = null;
+  let v_metadata: Uint8Array<ArrayBuffer> | null = null;
   if ((flags & 0x100) !== 0) {
     {
       let n: number;
@@ -1727,7 +1761,7 @@ function _decodeSetup(
     }
   }
 
-  let v_data: Uint8Array;
+  let v_data: Uint8Array<ArrayBuffer>;
   v_data = data.subarray(pos, end);
   pos = end;
 
@@ -1769,7 +1803,7 @@ function _decodeLease(
 
   pos += 8;
 
-  let v_metadata: Uint8Array | null = null;
+  let v_metadata: Uint8Array<ArrayBuffer> | null = null;
   if ((flags & 0x100) !== 0) {
     v_metadata = data.subarray(pos, end);
     pos = end;
@@ -1800,7 +1834,7 @@ function _decodeKeepalive(
 
   pos += 8;
 
-  let v_data: Uint8Array;
+  let v_data: Uint8Array<ArrayBuffer>;
   v_data = data.subarray(pos, end);
   pos = end;
 
@@ -1823,7 +1857,7 @@ function _decodeRequestResponse(
 ): RequestResponse {
   const data = r.data;
   let pos = r.pos;
-  let v_metadata: Uint8Array | null = null;
+  let v_metadata: Uint8Array<ArrayBuffer> | null = null;
   if ((flags & 0x100) !== 0) {
     {
       let n: number;
@@ -1841,7 +1875,7 @@ function _decodeRequestResponse(
     }
   }
 
-  let v_data: Uint8Array;
+  let v_data: Uint8Array<ArrayBuffer>;
   v_data = data.subarray(pos, end);
   pos = end;
 
@@ -1864,7 +1898,7 @@ function _decodeRequestFnf(
 ): RequestFnf {
   const data = r.data;
   let pos = r.pos;
-  let v_metadata: Uint8Array | null = null;
+  let v_metadata: Uint8Array<ArrayBuffer> | null = null;
   if ((flags & 0x100) !== 0) {
     {
       let n: number;
@@ -1879,7 +1913,7 @@ function _decodeRequestFnf(
     }
   }
 
-  let v_data: Uint8Array;
+  let v_data: Uint8Array<ArrayBuffer>;
   v_data = data.subarray(pos, end);
   pos = end;
 
@@ -1914,7 +1948,7 @@ function _decodeRequestStream(
 
   pos += 4;
 
-  let v_metadata: Uint8Array | null = null;
+  let v_metadata: Uint8Array<ArrayBuffer> | null = null;
   if ((flags & 0x100) !== 0) {
     {
       let n: number;
@@ -1932,7 +1966,7 @@ function _decodeRequestStream(
     }
   }
 
-  let v_data: Uint8Array;
+  let v_data: Uint8Array<ArrayBuffer>;
   v_data = data.subarray(pos, end);
   pos = end;
 
@@ -1968,7 +2002,7 @@ function _decodeRequestChannel(
 
   pos += 4;
 
-  let v_metadata: Uint8Array | null = null;
+  let v_metadata: Uint8Array<ArrayBuffer> | null = null;
   if ((flags & 0x100) !== 0) {
     {
       let n: number;
@@ -1986,7 +2020,7 @@ function _decodeRequestChannel(
     }
   }
 
-  let v_data: Uint8Array;
+  let v_data: Uint8Array<ArrayBuffer>;
   v_data = data.subarray(pos, end);
   pos = end;
 
@@ -2051,7 +2085,7 @@ function _decodePayload(
 ): Payload {
   const data = r.data;
   let pos = r.pos;
-  let v_metadata: Uint8Array | null = null;
+  let v_metadata: Uint8Array<ArrayBuffer> | null = null;
   if ((flags & 0x100) !== 0) {
     {
       let n: number;
@@ -2066,7 +2100,7 @@ function _decodePayload(
     }
   }
 
-  let v_data: Uint8Array;
+  let v_data: Uint8Array<ArrayBuffer>;
   v_data = data.subarray(pos, end);
   pos = end;
 
@@ -2088,7 +2122,7 @@ function _decodeError(
   ctx: Context | undefined,
   v_streamId: number,
   flags: number,
-): Error {
+): ErrorFrame {
   const data = r.data;
   let pos = r.pos;
   if (end - pos < 4) throw new Truncated("Error: input ends inside the frame", pos + 4);
@@ -2097,12 +2131,12 @@ function _decodeError(
 
   pos += 4;
 
-  let v_data: Uint8Array;
+  let v_data: Uint8Array<ArrayBuffer>;
   v_data = data.subarray(pos, end);
   pos = end;
 
   r.pos = pos;
-  return new Error({
+  return new ErrorFrame({
     streamId: v_streamId,
     ignore: (flags & 0x200) !== 0,
     errorCode: v_errorCode,
@@ -2119,7 +2153,7 @@ function _decodeMetadataPush(
 ): MetadataPush {
   const data = r.data;
   let pos = r.pos;
-  let v_metadata: Uint8Array;
+  let v_metadata: Uint8Array<ArrayBuffer>;
   v_metadata = data.subarray(pos, end);
   pos = end;
 
@@ -2147,7 +2181,7 @@ function _decodeResume(
 
   pos += 4;
 
-  let v_resumeToken: Uint8Array;
+  let v_resumeToken: Uint8Array<ArrayBuffer>;
   {
     let n: number;
     if (end - pos < 2) throw new Truncated("Resume.resumeToken: input ends", pos + 2);
@@ -2223,7 +2257,7 @@ function _decodeExt(
 
   pos += 4;
 
-  let v_metadata: Uint8Array | null = null;
+  let v_metadata: Uint8Array<ArrayBuffer> | null = null;
   if ((flags & 0x100) !== 0) {
     {
       let n: number;
@@ -2238,7 +2272,7 @@ function _decodeExt(
     }
   }
 
-  let v_data: Uint8Array;
+  let v_data: Uint8Array<ArrayBuffer>;
   v_data = data.subarray(pos, end);
   pos = end;
 
@@ -2320,7 +2354,7 @@ function _decodeFrame(
 
 /** Decode one frame from `data[pos:end]`; returns it and the position after it. */
 export function decodeAt(
-  data: Uint8Array,
+  data: Uint8Array<ArrayBuffer>,
   pos: number,
   end: number,
   ctx?: Context,
@@ -2335,26 +2369,39 @@ export function decodeAt(
  * Decode exactly one frame (without the transport prefix); trailing bytes are an error.
  * `sender` ("client" or "server") is needed only for codes both sides use for different frames.
  */
-export function decode(data: Uint8Array, ctx?: Context, sender?: "client" | "server"): Frame {
+export function decode(
+  data: Uint8Array<ArrayBuffer>,
+  ctx?: Context,
+  sender?: "client" | "server",
+): Frame {
   const r = new Reader(data, 0);
   const frame = _decodeFrame(r, data.length, ctx, sender);
   if (r.pos !== data.length) {
-    throw new TrailingBytes(
-      `${data.length - r.pos} bytes after the end of a ${frame.constructor.name}`,
-    );
+    throw new TrailingBytes(`${data.length - r.pos} bytes after the end of a ${frameName(frame)}`);
   }
   return frame;
 }
 
-/** The bytes of `frame` without the transport prefix. */
-export function encode(frame: Frame, ctx?: Context): Uint8Array {
+/**
+ * The bytes of `frame` without the transport prefix: a view of a slab that later encodes
+ * share (no copy). To post them to a worker, use `encodeOwned`.
+ */
+export function encode(frame: Frame, ctx?: Context): Uint8Array<ArrayBuffer> {
   const w = Writer.shared();
   frame._write(w, ctx);
   return w.finish();
 }
 
+/**
+ * The bytes of `frame` in an ArrayBuffer of their own (a copy): safe to transfer to a
+ * worker, and a structured clone copies only them, not `encode`'s 64 KiB slab.
+ */
+export function encodeOwned(frame: Frame, ctx?: Context): Uint8Array<ArrayBuffer> {
+  return encode(frame, ctx).slice();
+}
+
 /** The bytes of `frame` as sent on a byte stream (with its transport framing). */
-export function frameBytes(frame: Frame, ctx?: Context): Uint8Array {
+export function frameBytes(frame: Frame, ctx?: Context): Uint8Array<ArrayBuffer> {
   const w = Writer.shared();
   const at = w.reserve(3);
   frame._write(w, ctx);

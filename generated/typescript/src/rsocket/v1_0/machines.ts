@@ -38,7 +38,7 @@ import {
   RequestN,
   Cancel,
   Payload,
-  Error,
+  ErrorFrame,
   MetadataPush,
   Resume,
   ResumeOk,
@@ -57,7 +57,7 @@ export interface ConnectionClientHandlers {
   /** Connection keepalive; R asks the peer to echo it back with the same data. */
   onConnectionKeepalive(frame: Keepalive, ...context: unknown[]): unknown;
   /** Error at connection (stream id 0) or stream level. */
-  onConnectionError(frame: Error, ...context: unknown[]): unknown;
+  onConnectionError(frame: ErrorFrame, ...context: unknown[]): unknown;
   /** Asynchronous connection-level metadata (stream id 0). */
   onConnectionMetadataPush(frame: MetadataPush, ...context: unknown[]): unknown;
   /** Sent in response to RESUME when resuming is possible. */
@@ -79,7 +79,7 @@ export interface ConnectionServerHandlers {
   /** Connection keepalive; R asks the peer to echo it back with the same data. */
   onConnectionKeepalive(frame: Keepalive, ...context: unknown[]): unknown;
   /** Error at connection (stream id 0) or stream level. */
-  onConnectionError(frame: Error, ...context: unknown[]): unknown;
+  onConnectionError(frame: ErrorFrame, ...context: unknown[]): unknown;
   /** Asynchronous connection-level metadata (stream id 0). */
   onConnectionMetadataPush(frame: MetadataPush, ...context: unknown[]): unknown;
   /** Replaces SETUP to resume a previous session (optional feature). */
@@ -99,7 +99,7 @@ export interface StreamRequesterHandlers {
   /** Payload on a stream (onNext and/or onComplete). */
   onStreamPayload(frame: Payload, ...context: unknown[]): unknown;
   /** Error at connection (stream id 0) or stream level. */
-  onStreamError(frame: Error, ...context: unknown[]): unknown;
+  onStreamError(frame: ErrorFrame, ...context: unknown[]): unknown;
 }
 
 /**
@@ -123,7 +123,7 @@ export interface StreamResponderHandlers {
   /** Payload on a stream (onNext and/or onComplete). */
   onStreamPayload(frame: Payload, ...context: unknown[]): unknown;
   /** Error at connection (stream id 0) or stream level. */
-  onStreamError(frame: Error, ...context: unknown[]): unknown;
+  onStreamError(frame: ErrorFrame, ...context: unknown[]): unknown;
 }
 
 /** Setup [stream_id=0, !lease] */
@@ -157,22 +157,22 @@ function guard5(frame: Lease): boolean {
 }
 
 /** Error [stream_id=0, error_code=CONNECTION_ERROR] */
-function guard6(frame: Error): boolean {
+function guard6(frame: ErrorFrame): boolean {
   return frame.streamId === 0 && frame.errorCode === ErrorCode.CONNECTION_ERROR;
 }
 
 /** Error [stream_id=0, error_code=CONNECTION_CLOSE] */
-function guard7(frame: Error): boolean {
+function guard7(frame: ErrorFrame): boolean {
   return frame.streamId === 0 && frame.errorCode === ErrorCode.CONNECTION_CLOSE;
 }
 
 /** Error [stream_id!=0] */
-function guard8(frame: Error): boolean {
+function guard8(frame: ErrorFrame): boolean {
   return frame.streamId !== 0;
 }
 
 /** Error [stream_id=0] */
-function guard9(frame: Error): boolean {
+function guard9(frame: ErrorFrame): boolean {
   return frame.streamId === 0;
 }
 
@@ -185,7 +185,7 @@ function guard10(frame: ResumeOk): boolean {
  * Error [stream_id=0, error_code in {INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP,
  * REJECTED_RESUME}]
  */
-function guard11(frame: Error): boolean {
+function guard11(frame: ErrorFrame): boolean {
   return frame.streamId === 0 && (
     frame.errorCode === ErrorCode.INVALID_SETUP ||
     frame.errorCode === ErrorCode.UNSUPPORTED_SETUP ||
@@ -195,7 +195,7 @@ function guard11(frame: Error): boolean {
 }
 
 /** Error [stream_id=0, error_code in {INVALID_SETUP, CONNECTION_ERROR}] */
-function guard12(frame: Error): boolean {
+function guard12(frame: ErrorFrame): boolean {
   return frame.streamId === 0 && (
     frame.errorCode === ErrorCode.INVALID_SETUP ||
     frame.errorCode === ErrorCode.CONNECTION_ERROR
@@ -203,7 +203,7 @@ function guard12(frame: Error): boolean {
 }
 
 /** Error [stream_id=0, error_code in {INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP}] */
-function guard13(frame: Error): boolean {
+function guard13(frame: ErrorFrame): boolean {
   return frame.streamId === 0 && (
     frame.errorCode === ErrorCode.INVALID_SETUP ||
     frame.errorCode === ErrorCode.UNSUPPORTED_SETUP ||
@@ -212,7 +212,7 @@ function guard13(frame: Error): boolean {
 }
 
 /** Error [stream_id=0, error_code in {REJECTED_RESUME, CONNECTION_ERROR}] */
-function guard14(frame: Error): boolean {
+function guard14(frame: ErrorFrame): boolean {
   return frame.streamId === 0 && (
     frame.errorCode === ErrorCode.REJECTED_RESUME ||
     frame.errorCode === ErrorCode.CONNECTION_ERROR
@@ -278,7 +278,7 @@ function guard25(frame: Payload): boolean {
  * Error [error_code not in {RESERVED, INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP,
  * REJECTED_RESUME, CONNECTION_ERROR, CONNECTION_CLOSE, RESERVED_FOR_EXTENSION}]
  */
-function guard26(frame: Error): boolean {
+function guard26(frame: ErrorFrame): boolean {
   return (
     frame.errorCode !== ErrorCode.RESERVED &&
     frame.errorCode !== ErrorCode.INVALID_SETUP &&
@@ -469,15 +469,15 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.AWAITING_LEASE, Lease, [
         [guard5, ConnectionState.AWAITING_LEASE],
       ]],
-      [ConnectionState.AWAITING_LEASE, Error, [
+      [ConnectionState.AWAITING_LEASE, ErrorFrame, [
         [guard6, ConnectionState.CLOSED],
         [guard7, ConnectionState.CLOSING],
       ]],
-      [ConnectionState.ESTABLISHED, Error, [
+      [ConnectionState.ESTABLISHED, ErrorFrame, [
         [guard6, ConnectionState.CLOSED],
         [guard7, ConnectionState.CLOSING],
       ]],
-      [ConnectionState.CLOSING, Error, [
+      [ConnectionState.CLOSING, ErrorFrame, [
         [guard6, ConnectionState.CLOSED],
       ]],
       [ConnectionState.CLOSING, RequestResponse, [
@@ -532,7 +532,7 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
           "",
         )],
       ]],
-      [ConnectionState.SETUP_SENT, Error, [
+      [ConnectionState.SETUP_SENT, ErrorFrame, [
         [guard6, ConnectionState.CLOSED],
         [guard7, ConnectionState.CLOSING],
       ]],
@@ -545,7 +545,7 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       ]],
     ]),
     server: table<ConnectionState>([
-      [ConnectionState.NEW, Error, [
+      [ConnectionState.NEW, ErrorFrame, [
         [guard12, ConnectionState.CLOSED],
       ]],
       [ConnectionState.NEW, ANY, [
@@ -555,12 +555,12 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
             "MUST NOT emit any PAYLOAD frames.'",
         )],
       ]],
-      [ConnectionState.AWAITING_LEASE, Error, [
+      [ConnectionState.AWAITING_LEASE, ErrorFrame, [
         [guard13, ConnectionState.CLOSED],
         [guard6, ConnectionState.CLOSED],
         [guard7, ConnectionState.CLOSING],
       ]],
-      [ConnectionState.ESTABLISHED, Error, [
+      [ConnectionState.ESTABLISHED, ErrorFrame, [
         [guard13, ConnectionState.CLOSED],
         [guard6, ConnectionState.CLOSED],
         [guard7, ConnectionState.CLOSING],
@@ -596,7 +596,7 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.RESUME_RECEIVED, ResumeOk, [
         [guard10, ConnectionState.ESTABLISHED],
       ]],
-      [ConnectionState.RESUME_RECEIVED, Error, [
+      [ConnectionState.RESUME_RECEIVED, ErrorFrame, [
         [guard14, ConnectionState.CLOSED],
       ]],
       [ConnectionState.RESUME_RECEIVED, ANY, [
@@ -636,7 +636,7 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.AWAITING_LEASE, Lease, [
         [guard5, ConnectionState.AWAITING_LEASE],
       ]],
-      [ConnectionState.CLOSING, Error, [
+      [ConnectionState.CLOSING, ErrorFrame, [
         [guard6, ConnectionState.CLOSED],
       ]],
       [ConnectionState.CLOSING, RequestResponse, [
@@ -726,11 +726,11 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.SETUP_SENT, RequestChannel, [
         [null, ConnectionState.ESTABLISHED],
       ]],
-      [ConnectionState.SETUP_SENT, Error, [
+      [ConnectionState.SETUP_SENT, ErrorFrame, [
         [guard8, ConnectionState.ESTABLISHED],
         [guard9, ConnectionState.CLOSED],
       ]],
-      [ConnectionState.AWAITING_LEASE, Error, [
+      [ConnectionState.AWAITING_LEASE, ErrorFrame, [
         [guard9, ConnectionState.CLOSED],
       ]],
       [ConnectionState.SETUP_SENT, Keepalive, [
@@ -748,7 +748,7 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.RESUMING, ResumeOk, [
         [guard10, ConnectionState.ESTABLISHED],
       ]],
-      [ConnectionState.RESUMING, Error, [
+      [ConnectionState.RESUMING, ErrorFrame, [
         [guard9, ConnectionState.CLOSED],
       ]],
       [ConnectionState.RESUMING, ANY, [
@@ -757,7 +757,7 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.ESTABLISHED, Setup, [
         [null, IGNORE],
       ]],
-      [ConnectionState.ESTABLISHED, Error, [
+      [ConnectionState.ESTABLISHED, ErrorFrame, [
         [guard11, IGNORE],
         [guard6, ConnectionState.CLOSED],
         [guard7, ConnectionState.CLOSING],
@@ -822,7 +822,7 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.CLOSING, Lease, [
         [guard5, ConnectionState.CLOSING],
       ]],
-      [ConnectionState.CLOSING, Error, [
+      [ConnectionState.CLOSING, ErrorFrame, [
         [guard7, ConnectionState.CLOSING],
         [guard6, ConnectionState.CLOSED],
       ]],
@@ -877,12 +877,12 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.ESTABLISHED, Setup, [
         [null, IGNORE],
       ]],
-      [ConnectionState.AWAITING_LEASE, Error, [
+      [ConnectionState.AWAITING_LEASE, ErrorFrame, [
         [guard11, IGNORE],
         [guard6, ConnectionState.CLOSED],
         [guard7, ConnectionState.CLOSING],
       ]],
-      [ConnectionState.ESTABLISHED, Error, [
+      [ConnectionState.ESTABLISHED, ErrorFrame, [
         [guard11, IGNORE],
         [guard6, ConnectionState.CLOSED],
         [guard7, ConnectionState.CLOSING],
@@ -971,7 +971,7 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [ConnectionState.CLOSING, Lease, [
         [guard5, ConnectionState.CLOSING],
       ]],
-      [ConnectionState.CLOSING, Error, [
+      [ConnectionState.CLOSING, ErrorFrame, [
         [guard7, ConnectionState.CLOSING],
         [guard6, ConnectionState.CLOSED],
       ]],
@@ -1005,7 +1005,7 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
     client: new Map<FrameClass, string>([
       [Lease, "onConnectionLease"],
       [Keepalive, "onConnectionKeepalive"],
-      [Error, "onConnectionError"],
+      [ErrorFrame, "onConnectionError"],
       [MetadataPush, "onConnectionMetadataPush"],
       [ResumeOk, "onConnectionResumeOk"],
       [Ext, "onConnectionExt"],
@@ -1014,7 +1014,7 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [Setup, "onConnectionSetup"],
       [Lease, "onConnectionLease"],
       [Keepalive, "onConnectionKeepalive"],
-      [Error, "onConnectionError"],
+      [ErrorFrame, "onConnectionError"],
       [MetadataPush, "onConnectionMetadataPush"],
       [Resume, "onConnectionResume"],
       [Ext, "onConnectionExt"],
@@ -1026,7 +1026,7 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
     return new Map<FrameClass, BoundHandler>([
       [Lease, (frame, ...context) => h.onConnectionLease(frame as Lease, ...context)],
       [Keepalive, (frame, ...context) => h.onConnectionKeepalive(frame as Keepalive, ...context)],
-      [Error, (frame, ...context) => h.onConnectionError(frame as Error, ...context)],
+      [ErrorFrame, (frame, ...context) => h.onConnectionError(frame as ErrorFrame, ...context)],
       [
         MetadataPush,
         (frame, ...context) => h.onConnectionMetadataPush(frame as MetadataPush, ...context),
@@ -1042,7 +1042,7 @@ export class ConnectionMachine extends StateMachine<ConnectionState> {
       [Setup, (frame, ...context) => h.onConnectionSetup(frame as Setup, ...context)],
       [Lease, (frame, ...context) => h.onConnectionLease(frame as Lease, ...context)],
       [Keepalive, (frame, ...context) => h.onConnectionKeepalive(frame as Keepalive, ...context)],
-      [Error, (frame, ...context) => h.onConnectionError(frame as Error, ...context)],
+      [ErrorFrame, (frame, ...context) => h.onConnectionError(frame as ErrorFrame, ...context)],
       [
         MetadataPush,
         (frame, ...context) => h.onConnectionMetadataPush(frame as MetadataPush, ...context),
@@ -1327,10 +1327,10 @@ export class RequestResponseMachine extends StateMachine<RequestResponseState> {
           "Request Response: 'RS -> RQ: PAYLOAD with COMPLETE'",
         )],
       ]],
-      [RequestResponseState.IDLE, Error, [
+      [RequestResponseState.IDLE, ErrorFrame, [
         [guard26, RequestResponseState.CLOSED],
       ]],
-      [RequestResponseState.OPEN, Error, [
+      [RequestResponseState.OPEN, ErrorFrame, [
         [guard26, RequestResponseState.CLOSED],
       ]],
       [RequestResponseState.IDLE, ANY, [
@@ -1354,7 +1354,7 @@ export class RequestResponseMachine extends StateMachine<RequestResponseState> {
       [RequestResponseState.OPEN, Payload, [
         [null, RequestResponseState.CLOSED],
       ]],
-      [RequestResponseState.OPEN, Error, [
+      [RequestResponseState.OPEN, ErrorFrame, [
         [guard26, RequestResponseState.CLOSED],
       ]],
       [RequestResponseState.IDLE, ANY, [
@@ -1388,7 +1388,7 @@ export class RequestResponseMachine extends StateMachine<RequestResponseState> {
   static readonly HANDLERS: Handlers = {
     requester: new Map<FrameClass, string>([
       [Payload, "onStreamPayload"],
-      [Error, "onStreamError"],
+      [ErrorFrame, "onStreamError"],
     ]),
     responder: new Map<FrameClass, string>([
       [RequestResponse, "onStreamRequestResponse"],
@@ -1400,7 +1400,7 @@ export class RequestResponseMachine extends StateMachine<RequestResponseState> {
   static bindRequester(h: StreamRequesterHandlers): BoundHandlers {
     return new Map<FrameClass, BoundHandler>([
       [Payload, (frame, ...context) => h.onStreamPayload(frame as Payload, ...context)],
-      [Error, (frame, ...context) => h.onStreamError(frame as Error, ...context)],
+      [ErrorFrame, (frame, ...context) => h.onStreamError(frame as ErrorFrame, ...context)],
     ]);
   }
 
@@ -1577,10 +1577,10 @@ export class RequestStreamMachine extends StateMachine<RequestStreamState> {
           "PAYLOAD Frame: 'A PAYLOAD MUST NOT have both (C)complete and (N)ext empty (false).'",
         )],
       ]],
-      [RequestStreamState.IDLE, Error, [
+      [RequestStreamState.IDLE, ErrorFrame, [
         [guard26, RequestStreamState.CLOSED],
       ]],
-      [RequestStreamState.OPEN, Error, [
+      [RequestStreamState.OPEN, ErrorFrame, [
         [guard26, RequestStreamState.CLOSED],
       ]],
       [RequestStreamState.IDLE, ANY, [
@@ -1606,7 +1606,7 @@ export class RequestStreamMachine extends StateMachine<RequestStreamState> {
         [guard29, RequestStreamState.OPEN],
         [guard30, IGNORE],
       ]],
-      [RequestStreamState.OPEN, Error, [
+      [RequestStreamState.OPEN, ErrorFrame, [
         [guard26, RequestStreamState.CLOSED],
       ]],
       [RequestStreamState.IDLE, ANY, [
@@ -1643,7 +1643,7 @@ export class RequestStreamMachine extends StateMachine<RequestStreamState> {
   static readonly HANDLERS: Handlers = {
     requester: new Map<FrameClass, string>([
       [Payload, "onStreamPayload"],
-      [Error, "onStreamError"],
+      [ErrorFrame, "onStreamError"],
     ]),
     responder: new Map<FrameClass, string>([
       [RequestStream, "onStreamRequestStream"],
@@ -1656,7 +1656,7 @@ export class RequestStreamMachine extends StateMachine<RequestStreamState> {
   static bindRequester(h: StreamRequesterHandlers): BoundHandlers {
     return new Map<FrameClass, BoundHandler>([
       [Payload, (frame, ...context) => h.onStreamPayload(frame as Payload, ...context)],
-      [Error, (frame, ...context) => h.onStreamError(frame as Error, ...context)],
+      [ErrorFrame, (frame, ...context) => h.onStreamError(frame as ErrorFrame, ...context)],
     ]);
   }
 
@@ -1745,13 +1745,13 @@ export class RequestChannelMachine extends StateMachine<RequestChannelState> {
       [RequestChannelState.HALF_CLOSED_LOCAL, RequestN, [
         [null, RequestChannelState.HALF_CLOSED_LOCAL],
       ]],
-      [RequestChannelState.OPEN, Error, [
+      [RequestChannelState.OPEN, ErrorFrame, [
         [guard26, RequestChannelState.CLOSED],
       ]],
-      [RequestChannelState.HALF_CLOSED_LOCAL, Error, [
+      [RequestChannelState.HALF_CLOSED_LOCAL, ErrorFrame, [
         [guard26, RequestChannelState.CLOSED],
       ]],
-      [RequestChannelState.HALF_CLOSED_REMOTE, Error, [
+      [RequestChannelState.HALF_CLOSED_REMOTE, ErrorFrame, [
         [guard26, RequestChannelState.CLOSED],
       ]],
       [RequestChannelState.OPEN, Cancel, [
@@ -1826,16 +1826,16 @@ export class RequestChannelMachine extends StateMachine<RequestChannelState> {
       [RequestChannelState.HALF_CLOSED_LOCAL, RequestN, [
         [null, RequestChannelState.HALF_CLOSED_LOCAL],
       ]],
-      [RequestChannelState.OPEN, Error, [
+      [RequestChannelState.OPEN, ErrorFrame, [
         [guard26, RequestChannelState.CLOSED],
       ]],
-      [RequestChannelState.HALF_CLOSED_LOCAL, Error, [
+      [RequestChannelState.HALF_CLOSED_LOCAL, ErrorFrame, [
         [guard26, RequestChannelState.CLOSED],
       ]],
-      [RequestChannelState.HALF_CLOSED_REMOTE, Error, [
+      [RequestChannelState.HALF_CLOSED_REMOTE, ErrorFrame, [
         [guard26, RequestChannelState.CLOSED],
       ]],
-      [RequestChannelState.IDLE, Error, [
+      [RequestChannelState.IDLE, ErrorFrame, [
         [guard26, RequestChannelState.CLOSED],
       ]],
       [RequestChannelState.IDLE, ANY, [
@@ -1890,13 +1890,13 @@ export class RequestChannelMachine extends StateMachine<RequestChannelState> {
       [RequestChannelState.HALF_CLOSED_REMOTE, RequestN, [
         [null, RequestChannelState.HALF_CLOSED_REMOTE],
       ]],
-      [RequestChannelState.OPEN, Error, [
+      [RequestChannelState.OPEN, ErrorFrame, [
         [guard26, RequestChannelState.CLOSED],
       ]],
-      [RequestChannelState.HALF_CLOSED_LOCAL, Error, [
+      [RequestChannelState.HALF_CLOSED_LOCAL, ErrorFrame, [
         [guard26, RequestChannelState.CLOSED],
       ]],
-      [RequestChannelState.HALF_CLOSED_REMOTE, Error, [
+      [RequestChannelState.HALF_CLOSED_REMOTE, ErrorFrame, [
         [guard26, RequestChannelState.CLOSED],
       ]],
       [RequestChannelState.IDLE, ANY, [
@@ -1936,13 +1936,13 @@ export class RequestChannelMachine extends StateMachine<RequestChannelState> {
       [RequestChannelState.HALF_CLOSED_REMOTE, RequestN, [
         [null, RequestChannelState.HALF_CLOSED_REMOTE],
       ]],
-      [RequestChannelState.OPEN, Error, [
+      [RequestChannelState.OPEN, ErrorFrame, [
         [guard26, RequestChannelState.CLOSED],
       ]],
-      [RequestChannelState.HALF_CLOSED_LOCAL, Error, [
+      [RequestChannelState.HALF_CLOSED_LOCAL, ErrorFrame, [
         [guard26, RequestChannelState.CLOSED],
       ]],
-      [RequestChannelState.HALF_CLOSED_REMOTE, Error, [
+      [RequestChannelState.HALF_CLOSED_REMOTE, ErrorFrame, [
         [guard26, RequestChannelState.CLOSED],
       ]],
       [RequestChannelState.OPEN, Cancel, [
@@ -1975,14 +1975,14 @@ export class RequestChannelMachine extends StateMachine<RequestChannelState> {
     requester: new Map<FrameClass, string>([
       [RequestN, "onStreamRequestN"],
       [Payload, "onStreamPayload"],
-      [Error, "onStreamError"],
+      [ErrorFrame, "onStreamError"],
     ]),
     responder: new Map<FrameClass, string>([
       [RequestChannel, "onStreamRequestChannel"],
       [RequestN, "onStreamRequestN"],
       [Cancel, "onStreamCancel"],
       [Payload, "onStreamPayload"],
-      [Error, "onStreamError"],
+      [ErrorFrame, "onStreamError"],
     ]),
   };
 
@@ -1991,7 +1991,7 @@ export class RequestChannelMachine extends StateMachine<RequestChannelState> {
     return new Map<FrameClass, BoundHandler>([
       [RequestN, (frame, ...context) => h.onStreamRequestN(frame as RequestN, ...context)],
       [Payload, (frame, ...context) => h.onStreamPayload(frame as Payload, ...context)],
-      [Error, (frame, ...context) => h.onStreamError(frame as Error, ...context)],
+      [ErrorFrame, (frame, ...context) => h.onStreamError(frame as ErrorFrame, ...context)],
     ]);
   }
 
@@ -2005,7 +2005,7 @@ export class RequestChannelMachine extends StateMachine<RequestChannelState> {
       [RequestN, (frame, ...context) => h.onStreamRequestN(frame as RequestN, ...context)],
       [Cancel, (frame, ...context) => h.onStreamCancel(frame as Cancel, ...context)],
       [Payload, (frame, ...context) => h.onStreamPayload(frame as Payload, ...context)],
-      [Error, (frame, ...context) => h.onStreamError(frame as Error, ...context)],
+      [ErrorFrame, (frame, ...context) => h.onStreamError(frame as ErrorFrame, ...context)],
     ]);
   }
 
