@@ -28,12 +28,12 @@ from wirestream.runtime.bpmux.events import (
     InnerOpened,
     ItemReceived,
     MainCreditReceived,
-    MessageReceived,
+    BpmuxMessageReceived,
     MinimumReceived,
     PeerClosed,
     RequestAborted,
     RequestCancelled,
-    RequestReceived,
+    BpmuxRequestReceived,
     ResponseErrorReceived,
     ResponseReceived,
 )
@@ -59,13 +59,13 @@ __all__ = [
     "InvalidInnerId",
     "ItemReceived",
     "MainCreditReceived",
-    "MessageReceived",
+    "BpmuxMessageReceived",
     "MinimumReceived",
     "OutboundCredit",
     "PeerClosed",
     "RequestAborted",
     "RequestCancelled",
-    "RequestReceived",
+    "BpmuxRequestReceived",
     "ResponseErrorReceived",
     "ResponseReceived",
     "charge_of",
@@ -73,7 +73,7 @@ __all__ = [
 
 # The asyncio peer (runtime.bpmux.aio): connect / serve, every pattern, two-level credit.
 from wirestream.runtime.bpmux.aio import (  # noqa: E402
-    ApplicationError,
+    BpmuxApplicationError,
     BpmuxPeer,
     BpmuxServer,
     Duplex,
@@ -85,5 +85,5 @@ from wirestream.runtime.bpmux.aio import (  # noqa: E402
     serve,
 )
 
-__all__ += ["connect", "serve", "BpmuxPeer", "BpmuxServer", "Handler", "ApplicationError",
+__all__ += ["connect", "serve", "BpmuxPeer", "BpmuxServer", "Handler", "BpmuxApplicationError",
             "ItemStream", "ItemWriter", "Duplex", "MessageStream"]  # fmt: skip

@@ -160,10 +160,10 @@ class BpmuxConnection(InnerStreamsPart, RequestsPart):
             self._receive_on_outbound(InnerCancel(inner_id), events)
 
     def on_connection_message(self, frame: Message, events: list[ev.Event]) -> None:
-        events.append(ev.MessageReceived(frame.payload))
+        events.append(ev.BpmuxMessageReceived(frame.payload))
 
     def on_connection_messages(self, frame: Messages, events: list[ev.Event]) -> None:
-        events.extend(ev.MessageReceived(payload) for payload in frame.payloads)
+        events.extend(ev.BpmuxMessageReceived(payload) for payload in frame.payloads)
 
     def on_connection_requests(self, frame: Requests, events: list[ev.Event]) -> None:
         # L43: "The reqests are assigned consecutive ids, starting from `initial_req_id`."

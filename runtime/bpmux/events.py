@@ -25,12 +25,12 @@ __all__ = [
     "InnerRefused",
     "ItemReceived",
     "MainCreditReceived",
-    "MessageReceived",
+    "BpmuxMessageReceived",
     "MinimumReceived",
     "PeerClosed",
     "RequestAborted",
     "RequestCancelled",
-    "RequestReceived",
+    "BpmuxRequestReceived",
     "ResponseErrorReceived",
     "ResponseReceived",
 ]
@@ -64,14 +64,14 @@ class PeerClosed:
 
 
 @dataclass(frozen=True, slots=True)
-class MessageReceived:
+class BpmuxMessageReceived:
     """A one-shot message (Message, or one entry of Messages)."""
 
     payload: bytes
 
 
 @dataclass(frozen=True, slots=True)
-class RequestReceived:
+class BpmuxRequestReceived:
     """A request to answer with ``respond`` or ``respond_error``."""
 
     req_id: int
@@ -200,8 +200,8 @@ Event = Union[
     MainCreditReceived,
     MinimumReceived,
     PeerClosed,
-    MessageReceived,
-    RequestReceived,
+    BpmuxMessageReceived,
+    BpmuxRequestReceived,
     ResponseReceived,
     ResponseErrorReceived,
     RequestCancelled,

@@ -75,7 +75,7 @@ class RequestsPart(BpmuxEngineCore):
 
     def on_request_request(self, frame: Request, events: list[ev.Event]) -> None:
         self._peer_next_req_id = max(self._peer_next_req_id, frame.req_id + 1)
-        events.append(ev.RequestReceived(frame.req_id, frame.payload))
+        events.append(ev.BpmuxRequestReceived(frame.req_id, frame.payload))
 
     def on_request_request_cancel(self, frame: RequestCancel, events: list[ev.Event]) -> None:
         events.append(ev.RequestCancelled(frame.req_id))

@@ -107,7 +107,7 @@ from wirestream.runtime.rabbitmq_stream.features import (
 )
 from wirestream.runtime.rabbitmq_stream.errors import MechanismNotOffered, ResponseError
 from wirestream.runtime.rabbitmq_stream.events import (
-    ConnectionClosed,
+    BrokerConnectionClosed,
     ConnectionFailed,
     ConnectionOpened,
     ConnectionTimedOut,
@@ -261,7 +261,7 @@ class ClientConnection:
         )
         self.close_correlation_id: int | None = None
         """The correlation id of our CloseRequest (``close``): its CloseResponse ends the
-        connection with ``ConnectionClosed(by_peer=False)``."""
+        connection with ``BrokerConnectionClosed(by_peer=False)``."""
         self.heartbeat = 0  # negotiated seconds; valid once open
         self.server_properties: dict[str, str | None] = {}
         self._opened: ConnectionOpened | None = None  # held while versions are exchanged
@@ -288,7 +288,7 @@ class ClientConnection:
     @property
     def closed(self) -> bool:
         """No command may follow: the connection is over, or our CloseRequest is out
-        (``close``; its CloseResponse, still read, then reports ``ConnectionClosed``)."""
+        (``close``; its CloseResponse, still read, then reports ``BrokerConnectionClosed``)."""
         return self._connection.state in _CLOSING
 
     @property
@@ -344,7 +344,9 @@ class ClientConnection:
         events: list[Event] = []
         if not data:
             if self._connection.state is not ConnectionState.CLOSED:
-                self._terminate(events, ConnectionClosed(None, "transport closed", by_peer=True))
+                self._terminate(
+                    events, BrokerConnectionClosed(None, "transport closed", by_peer=True)
+                )
             return events
         if self._connection.state is ConnectionState.CLOSED:
             self.ignored_frames += 1
@@ -532,7 +534,7 @@ class ClientConnection:
     def close(self, code: int = ResponseCode.OK, reason: str = "") -> list[Event]:
         """Close the connection: queue CloseRequest ('Close' From 'Client & Server',
         Expects response? 'Yes'; its correlation id is ``close_correlation_id``) and end
-        what it leaves unanswered; ``ConnectionClosed`` follows from ``receive_data``
+        what it leaves unanswered; ``BrokerConnectionClosed`` follows from ``receive_data``
         when the CloseResponse arrives.
 
         Returns the events of what ends now: the table ignores every frame but the
@@ -553,13 +555,15 @@ class ClientConnection:
         # broker's own correlation id (its id space, not ours).
         self._outbox.send(CloseResponse(frame.correlation_id, ResponseCode.OK))
         self._terminate(
-            events, ConnectionClosed(frame.closing_code, frame.closing_reason or "", by_peer=True)
+            events,
+            BrokerConnectionClosed(frame.closing_code, frame.closing_reason or "", by_peer=True),
         )
 
     def on_connection_close_response(self, frame: CloseResponse, events: list[Event]) -> None:
         request = self._outbox.take_pending(frame)
         self._terminate(
-            events, ConnectionClosed(request.closing_code, request.closing_reason or "", False)
+            events,
+            BrokerConnectionClosed(request.closing_code, request.closing_reason or "", False),
         )
 
     def _fail_connection(self, error: RemoteProtocolError, events: list[Event]) -> None:
@@ -574,7 +578,7 @@ class ClientConnection:
         if self._connection.allows_send(close):
             self._outbox.send(close)
         if self._connection.state is not ConnectionState.CLOSED:
-            self._terminate(events, ConnectionClosed(code, str(error), by_peer=False))
+            self._terminate(events, BrokerConnectionClosed(code, str(error), by_peer=False))
 
     def _terminate(self, events: list[Event], final: Event) -> None:
         """The connection is over: every outstanding thing fails, then ``final``."""

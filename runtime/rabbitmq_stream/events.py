@@ -18,7 +18,7 @@ __all__ = [
     "ConnectionOpened",
     "ConnectionFailed",
     "SaslChallenge",
-    "ConnectionClosed",
+    "BrokerConnectionClosed",
     "ConnectionTimedOut",
     "RequestFailed",
     "StreamCreated",
@@ -85,7 +85,7 @@ class SaslChallenge(Event):
 
 
 @dataclass(frozen=True, slots=True)
-class ConnectionClosed(Event):
+class BrokerConnectionClosed(Event):
     """The connection is over. ``by_peer``: the broker closed it (CloseRequest, or EOF
     when ``code`` is None)."""
 

@@ -16,7 +16,7 @@ from wirestream.runtime.rsio.errors import (
     UnsupportedVersion,
 )
 from wirestream.runtime.rsio.events import (
-    ConnectionClosed,
+    RsioConnectionClosed,
     DemandReceived,
     ElementReceived,
     Event,
@@ -44,7 +44,7 @@ __all__ = [
     "Event",
     "HelloReceived",
     "GoodbyeReceived",
-    "ConnectionClosed",
+    "RsioConnectionClosed",
     "SubscriptionStarted",
     "ElementReceived",
     "SubscriptionCompleted",

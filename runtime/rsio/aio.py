@@ -84,7 +84,7 @@ from wirestream.runtime.limits import ConnectionLimits
 from wirestream.runtime.rsio.engine import RsioConfig, RsioConnection
 from wirestream.runtime.rsio.errors import ElementSizeError, StreamError, TransportClosed
 from wirestream.runtime.rsio.events import (
-    ConnectionClosed,
+    RsioConnectionClosed,
     DemandReceived,
     ElementReceived,
     Event,
@@ -340,8 +340,8 @@ class RsioPeer:
                 self._ending = ConnectionLost(f"the peer said goodbye: {event.reason!r}",
                                               reason="goodbye")  # fmt: skip
                 self._end_streams(self._ending)
-            elif kind is ConnectionClosed:
-                assert isinstance(event, ConnectionClosed)
+            elif kind is RsioConnectionClosed:
+                assert isinstance(event, RsioConnectionClosed)
                 self._on_connection_closed(event)
 
     def _on_subscription_failed(self, event: SubscriptionFailed) -> None:
@@ -356,7 +356,7 @@ class RsioPeer:
         else:
             sink.fail(cause)
 
-    def _on_connection_closed(self, event: ConnectionClosed) -> None:
+    def _on_connection_closed(self, event: RsioConnectionClosed) -> None:
         """The engine is done (goodbyes exchanged, an unsupported version): write what it
         queued and close the transport."""
         if isinstance(event.cause, TransportClosed):

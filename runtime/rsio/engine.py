@@ -36,7 +36,7 @@ which adds the connection's handlers and binds the generated dispatch.
 
 A hello with a version we do not speak is not a violation but the end of the
 connection: the machine moves to ``rejecting``, we send goodbye, every stream ends, and
-``receive_data`` returns ``ConnectionClosed(cause=UnsupportedVersion)`` ("it MUST send
+``receive_data`` returns ``RsioConnectionClosed(cause=UnsupportedVersion)`` ("it MUST send
 a goodbye message ... and close the connection").
 
 How peer violations are answered (the seed prescribes nothing for them):
@@ -61,7 +61,12 @@ from typing import Any, Literal
 import wirestream.generated.rsio.v0 as rsio
 from wirestream.generated.rsio.v0.machines import ConnectionState
 from wirestream.runtime.machine import Dispatch
-from wirestream.runtime.rsio.events import ConnectionClosed, Event, GoodbyeReceived, HelloReceived
+from wirestream.runtime.rsio.events import (
+    RsioConnectionClosed,
+    Event,
+    GoodbyeReceived,
+    HelloReceived,
+)
 from wirestream.runtime.rsio.framing import Encoding
 from wirestream.runtime.rsio.engine_core import (
     PROTOCOL_VERSION,
@@ -122,4 +127,4 @@ class RsioConnection(SubscriberSide, PublisherSide):
         self._end_all_streams(f"goodbye received: {frame.reason}", None, events)
         if self._connection.state is ConnectionState.GOODBYE_RECEIVED:
             self._send(rsio.Goodbye(frame.reason))  # the acknowledgement
-        events.append(ConnectionClosed(frame.reason))
+        events.append(RsioConnectionClosed(frame.reason))

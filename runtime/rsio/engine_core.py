@@ -29,7 +29,7 @@ from wirestream.runtime.limits import DEFAULT_MAX_STREAMS
 from wirestream.runtime.machine import Dispatch, MachineRegistry, StateMachine, send_all
 from wirestream.runtime.rsio.errors import TransportClosed, UnsupportedVersion
 from wirestream.runtime.rsio.events import (
-    ConnectionClosed,
+    RsioConnectionClosed,
     Event,
     SubscriptionCancelled,
     SubscriptionFailed,
@@ -332,7 +332,7 @@ class RsioEngineCore:
         self._send(rsio.Goodbye(str(error)))  # rejecting -> closed: no wait for an answer
         self._end_all_streams(str(error), error, events)
         self._transport_closed = True
-        events.append(ConnectionClosed(str(error), error))
+        events.append(RsioConnectionClosed(str(error), error))
 
     def _fail_connection(self, error: RemoteProtocolError, events: list[Event]) -> None:
         """A connection-level violation: goodbye with the reason, then closed at once."""
@@ -342,7 +342,7 @@ class RsioEngineCore:
             self._send(goodbye)
         self._end_all_streams(reason, error, events)
         self._transport_closed = True
-        events.append(ConnectionClosed(reason, error))
+        events.append(RsioConnectionClosed(reason, error))
 
     def _transport_ended(self) -> list[Event]:
         """EOF: "When the underlying transport is closed, both sides should release all
@@ -353,5 +353,5 @@ class RsioEngineCore:
             return events
         error = TransportClosed("the transport was closed")
         self._end_all_streams(str(error), error, events)
-        events.append(ConnectionClosed(str(error), error))
+        events.append(RsioConnectionClosed(str(error), error))
         return events

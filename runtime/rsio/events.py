@@ -4,7 +4,7 @@
 subscriber and a publisher on the same connection ("The protocol is fully
 bidirectional"), so the events are grouped by the local role they concern:
 
-- connection: ``HelloReceived``, ``GoodbyeReceived``, ``ConnectionClosed``;
+- connection: ``HelloReceived``, ``GoodbyeReceived``, ``RsioConnectionClosed``;
 - our subscriptions (we subscribed, the peer publishes): ``SubscriptionStarted``,
   ``ElementReceived``, ``SubscriptionCompleted``, ``SubscriptionFailed``;
 - our publications (the peer subscribed to us): ``SubscribeReceived``,
@@ -24,7 +24,7 @@ from wirestream.runtime.errors import ProtocolError
 __all__ = [
     "HelloReceived",
     "GoodbyeReceived",
-    "ConnectionClosed",
+    "RsioConnectionClosed",
     "SubscriptionStarted",
     "ElementReceived",
     "SubscriptionCompleted",
@@ -55,7 +55,7 @@ class GoodbyeReceived:
 
 
 @dataclass(frozen=True, slots=True)
-class ConnectionClosed:
+class RsioConnectionClosed:
     """The connection is over: goodbyes exchanged, transport EOF, or a protocol error
     (``cause``).  The application closes the transport after ``data_to_send()``."""
 
@@ -136,7 +136,7 @@ class SubscriptionCancelled:
 Event = Union[
     HelloReceived,
     GoodbyeReceived,
-    ConnectionClosed,
+    RsioConnectionClosed,
     SubscriptionStarted,
     ElementReceived,
     SubscriptionCompleted,

@@ -62,7 +62,7 @@ from wirestream.runtime.rsocket.lease_waiters import LeaseQueue
 from wirestream.runtime.rsocket.options import ClientSetup, Limits, SetupPolicy
 from wirestream.runtime.rsocket.versions import get_version
 from wirestream.runtime.rsocket.resume import ResumableSession
-from wirestream.runtime.rsocket.errors import ApplicationError, StreamError
+from wirestream.runtime.rsocket.errors import ApplicationError, RSocketStreamError
 from wirestream.runtime.rsocket.events import (
     ConnectionEstablished,
     ErrorReceived,
@@ -104,7 +104,7 @@ class RSocketPeer(PeerConnection):
     async def request_response(
         self, data: bytes | str, metadata: bytes | None = None
     ) -> RSocketPayload:
-        """Send a request, wait for its one response (``StreamError`` on ERROR)."""
+        """Send a request, wait for its one response (``RSocketStreamError`` on ERROR)."""
         await self._ready(request=True)
         await self._lease_waiters.admit()
         stream_id = self.engine.request_response(_bytes(data), metadata, now=self._loop.time())
@@ -290,7 +290,7 @@ class RSocketPeer(PeerConnection):
         except (StreamCancelled, TransportError):
             return
         except ProtocolError as error:
-            if isinstance(error, StreamError) and stream_id not in self.engine.open_streams:
+            if isinstance(error, RSocketStreamError) and stream_id not in self.engine.open_streams:
                 return  # the peer ended the stream with ERROR
             self._end_with_error(stream_id, error)
             return
@@ -394,7 +394,7 @@ class RSocketPeer(PeerConnection):
         if event.error_code == self.engine.version.application_error:
             call.fail(ApplicationError(message))
         else:
-            call.fail(StreamError(event.error_code, message))
+            call.fail(RSocketStreamError(event.error_code, message))
 
     def _on_canceled(self, event: StreamCanceled) -> None:
         call = self._calls.get(event.stream_id)
@@ -416,7 +416,7 @@ class RSocketPeer(PeerConnection):
             return  # the connection ended: on_closed fails the call with the real cause
         call = self._calls.pop(event.stream_id, None)
         if call is not None:
-            call.fail(StreamError(event.error_code, event.message))
+            call.fail(RSocketStreamError(event.error_code, event.message))
 
     def _event_handlers(self) -> dict[type, Callable[[Any], None]]:
         return {

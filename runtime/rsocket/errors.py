@@ -123,7 +123,7 @@ class InvalidMetadataText(MalformedMetadata, InvalidString):
 # --- what the asyncio peer (runtime.rsocket.peer) raises to applications ------------
 
 
-class StreamError(errors.StreamError):
+class RSocketStreamError(errors.StreamError):
     """The peer ended a stream with ERROR ``error_code`` (APPLICATION_ERROR, REJECTED,
     CANCELED, INVALID ...), or the engine ended it because the peer broke a stream rule.
     ``str()`` is the peer's message.  The shared ``wirestream.runtime.errors.StreamError``
@@ -134,7 +134,7 @@ class StreamError(errors.StreamError):
         self.error_code = error_code
 
 
-class ApplicationError(StreamError):
+class ApplicationError(RSocketStreamError):
     """ERROR[APPLICATION_ERROR]: the peer's handler failed.  Raise it in a handler to send
     one with your message (any other exception is sent as one with ``str(exception)``)."""
 

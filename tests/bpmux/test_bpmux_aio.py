@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from wirestream.generated.bpmux.rel import MainCredit
 from wirestream.runtime.aio import Listener, StreamCancelled, Transport, listen
 from wirestream.runtime.bpmux.aio import (
-    ApplicationError,
+    BpmuxApplicationError,
     BpmuxPeer,
     BpmuxServer,
     Handler,
@@ -54,7 +54,7 @@ class Echo(Handler):
 
     async def on_request(self, data: bytes) -> bytes:
         if data == b"fail":
-            raise ApplicationError(b"failed on purpose")
+            raise BpmuxApplicationError(b"failed on purpose")
         if data == b"crash":
             raise KeyError("boom")
         return data.upper()
@@ -62,7 +62,7 @@ class Echo(Handler):
     async def on_stream(self, data: bytes, writer: ItemWriter) -> AsyncIterator[bytes]:
         if data == b"error":
             yield b"first"
-            raise ApplicationError(b"stream broke")
+            raise BpmuxApplicationError(b"stream broke")
         for i in range(int(data)):
             yield str(i).encode()
 
@@ -138,10 +138,10 @@ def test_request_gets_the_handlers_reply() -> None:
 def test_handler_error_becomes_an_error_reply_raised_as_application_error() -> None:
     async def main() -> None:
         async with pair(Echo()) as (server, client, _):
-            with pytest.raises(ApplicationError) as chosen:
+            with pytest.raises(BpmuxApplicationError) as chosen:
                 await client.request(b"fail")
             assert chosen.value.payload == b"failed on purpose"
-            with pytest.raises(ApplicationError) as crashed:
+            with pytest.raises(BpmuxApplicationError) as crashed:
                 await client.request(b"crash")
             assert crashed.value.payload == b"KeyError: 'boom'"
             assert await client.request(b"after") == b"AFTER"  # the connection lives on
@@ -176,13 +176,13 @@ def test_a_handler_factory_gets_the_peer_and_can_call_back() -> None:
 def test_default_handler_refuses_requests_streams_and_duplexes() -> None:
     async def main() -> None:
         async with pair(Handler()) as (server, client, _):
-            with pytest.raises(ApplicationError, match="no request handler"):
+            with pytest.raises(BpmuxApplicationError, match="no request handler"):
                 await client.request(b"x")
-            with pytest.raises(ApplicationError, match="no stream handler"):
+            with pytest.raises(BpmuxApplicationError, match="no stream handler"):
                 async for _ in await client.open_stream(b"x"):
                     pass
             duplex = await client.open_duplex(b"x")
-            with pytest.raises(ApplicationError, match="no duplex handler"):
+            with pytest.raises(BpmuxApplicationError, match="no duplex handler"):
                 async for _ in duplex:
                     pass
 
@@ -202,7 +202,7 @@ def test_stream_error_is_raised_after_the_items_before_it() -> None:
     async def main() -> None:
         async with pair(Echo()) as (server, client, _):
             got = []
-            with pytest.raises(ApplicationError) as broke:
+            with pytest.raises(BpmuxApplicationError) as broke:
                 async for item in await client.open_stream(b"error"):
                     got.append(item)
             assert got == [b"first"] and broke.value.payload == b"stream broke"

@@ -21,7 +21,7 @@ import yaml
 
 import wirestream.generated.bpmux.rel as codec
 from wirestream.generated.bpmux.rel import Frame, InnerItem, MainCredit, Request
-from wirestream.runtime.bpmux import BpmuxConnection, ItemReceived, RequestReceived
+from wirestream.runtime.bpmux import BpmuxConnection, ItemReceived, BpmuxRequestReceived
 from wirestream.runtime.errors import UnexpectedFrame
 from tests.support.protocols import IDL, generate_into
 
@@ -110,7 +110,7 @@ def engine_on(machines: ModuleType | None) -> Spied:
 
 
 def _request(conn: BpmuxConnection) -> tuple[Frame, object]:
-    return Request(0, b"q"), RequestReceived(0, b"q")
+    return Request(0, b"q"), BpmuxRequestReceived(0, b"q")
 
 
 def _item(conn: BpmuxConnection) -> tuple[Frame, object]:

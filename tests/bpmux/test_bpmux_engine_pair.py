@@ -25,10 +25,10 @@ from wirestream.runtime.bpmux import (
     InnerKind,
     InnerOpened,
     ItemReceived,
-    MessageReceived,
+    BpmuxMessageReceived,
     PeerClosed,
     RequestCancelled,
-    RequestReceived,
+    BpmuxRequestReceived,
     ResponseErrorReceived,
     ResponseReceived,
 )
@@ -59,8 +59,8 @@ def test_message_both_ways() -> None:
     a.send_message(b"to b")
     b.send_message(b"to a")
     events_a, events_b = shuttle(a, b)
-    assert only(events_b, MessageReceived) == [MessageReceived(b"to b")]
-    assert only(events_a, MessageReceived) == [MessageReceived(b"to a")]
+    assert only(events_b, BpmuxMessageReceived) == [BpmuxMessageReceived(b"to b")]
+    assert only(events_a, BpmuxMessageReceived) == [BpmuxMessageReceived(b"to a")]
 
 
 def test_request_response_and_error_both_directions() -> None:
@@ -68,10 +68,13 @@ def test_request_response_and_error_both_directions() -> None:
     first, second = a.send_request(b"q1"), a.send_request(b"q2")
     mine = b.send_request(b"from b")
     events_a, events_b = shuttle(a, b)
-    assert only(events_b, RequestReceived) == [RequestReceived(first, b"q1"),
-                                               RequestReceived(second, b"q2")]  # fmt: skip
+    assert only(events_b, BpmuxRequestReceived) == [BpmuxRequestReceived(first, b"q1"),
+                                               BpmuxRequestReceived(second, b"q2")]  # fmt: skip
     # Per-direction req_id namespaces: both sides used id 0.
-    assert only(events_a, RequestReceived) == [RequestReceived(mine, b"from b")] and mine == 0
+    assert (
+        only(events_a, BpmuxRequestReceived) == [BpmuxRequestReceived(mine, b"from b")]
+        and mine == 0
+    )
     b.respond(first, b"r1")
     b.respond_error(second, b"e2")
     a.respond(mine, b"ra")
@@ -190,7 +193,9 @@ def test_queued_messages_leave_as_one_messages_packet() -> None:
         a.send_message(bytes([n]))
     packets, events = wire(a, b)
     assert packets == [Messages([bytes([n]) for n in range(5)])]
-    assert only(events, MessageReceived) == [MessageReceived(bytes([n])) for n in range(5)]
+    assert only(events, BpmuxMessageReceived) == [
+        BpmuxMessageReceived(bytes([n])) for n in range(5)
+    ]
 
 
 def test_queued_requests_leave_as_one_requests_packet() -> None:
@@ -198,7 +203,7 @@ def test_queued_requests_leave_as_one_requests_packet() -> None:
     ids = [a.send_request(b"q%d" % n) for n in range(3)]
     packets, events = wire(a, b)
     assert packets == [Requests(ids[0], [b"q0", b"q1", b"q2"])]
-    assert only(events, RequestReceived) == [RequestReceived(i, b"q%d" % n)
+    assert only(events, BpmuxRequestReceived) == [BpmuxRequestReceived(i, b"q%d" % n)
                                              for n, i in enumerate(ids)]  # fmt: skip
 
 
@@ -287,8 +292,8 @@ def test_close_both_sides_then_done() -> None:
     b.send_message(b"b may still send")  # a's Close binds only a
     b.send_close()
     events_a, _ = shuttle(a, b)
-    assert only(events_a, MessageReceived, PeerClosed) == [
-        MessageReceived(b"b may still send"), PeerClosed()]  # fmt: skip
+    assert only(events_a, BpmuxMessageReceived, PeerClosed) == [
+        BpmuxMessageReceived(b"b may still send"), PeerClosed()]  # fmt: skip
     assert not a.done
     b.respond(req_id, b"answer after both closes")
     events_a, _ = shuttle(a, b)

@@ -54,12 +54,12 @@ from wirestream.runtime.bpmux import (
     InvalidInnerId,
     ItemReceived,
     MainCreditReceived,
-    MessageReceived,
+    BpmuxMessageReceived,
     MinimumReceived,
     PeerClosed,
     RequestAborted,
     RequestCancelled,
-    RequestReceived,
+    BpmuxRequestReceived,
     ResponseErrorReceived,
     ResponseReceived,
 )
@@ -172,7 +172,7 @@ def test_top_level_packet_beyond_credit_is_protocol_error() -> None:
     with pytest.raises(PeerExceededDemand) as caught:
         feed(conn, Message(b"12345"), Message(b"67890"))
     assert isinstance(caught.value, RemoteProtocolError)
-    assert MessageReceived(b"12345") in caught.value.events
+    assert BpmuxMessageReceived(b"12345") in caught.value.events
     assert caught.value.events[-1] == ConnectionEnded(False, str(caught.value))
 
 
@@ -182,7 +182,7 @@ def test_unknown_packet_skipped_and_stream_continues() -> None:
     conn = engine()
     data = UnknownFrame(0x63, b"future").to_bytes() + Message(b"after").to_bytes()
     assert conn.receive_data(data[:4]) == []
-    assert conn.receive_data(data[4:]) == [MessageReceived(b"after")]
+    assert conn.receive_data(data[4:]) == [BpmuxMessageReceived(b"after")]
     assert conn.unknown_packets_skipped == 1
 
 
@@ -374,7 +374,7 @@ def test_message_delivered_once_no_reply() -> None:
     """L37: "Send a message to the peer (one-shot, unidirectional)" -- one event, and
     nothing is sent back (credit grants aside)."""
     conn = engine(auto_credit=False)
-    assert feed(conn, Message(b"hi")) == [MessageReceived(b"hi")]
+    assert feed(conn, Message(b"hi")) == [BpmuxMessageReceived(b"hi")]
     assert sent(conn) == []
 
 
@@ -383,8 +383,8 @@ def test_messages_batch_delivers_each_payload() -> None:
     charged is the one batch packet (DECISION)."""
     conn = engine(auto_credit=False, initial_credit=100)
     batch = Messages([b"a", b"", b"ccc"])
-    assert feed(conn, batch) == [MessageReceived(b"a"), MessageReceived(b""),
-                                 MessageReceived(b"ccc")]  # fmt: skip
+    assert feed(conn, batch) == [BpmuxMessageReceived(b"a"), BpmuxMessageReceived(b""),
+                                 BpmuxMessageReceived(b"ccc")]  # fmt: skip
     assert conn.peer_top_level_credit == 100 - size(batch)
     assert feed(conn, Messages([])) == []  # B6: an empty batch is legal and costs its header
 
@@ -423,7 +423,7 @@ def test_requests_batch_assigns_consecutive_ids() -> None:
     """L43: "The reqests are assigned consecutive ids, starting from `initial_req_id`." """
     conn = engine()
     assert feed(conn, Requests(7, [b"a", b"b", b"c"])) == [
-        RequestReceived(7, b"a"), RequestReceived(8, b"b"), RequestReceived(9, b"c")]  # fmt: skip
+        BpmuxRequestReceived(7, b"a"), BpmuxRequestReceived(8, b"b"), BpmuxRequestReceived(9, b"c")]  # fmt: skip
     conn.respond(8, b"eight")
     assert sent(conn) == [Response(8, b"eight")]
     assert conn.open_requests() == ([], [7, 9])
@@ -814,7 +814,7 @@ def test_decode_error_handles_packets_before_it() -> None:
     bad = bytes([4, 0xF8, 0x05]) + bytes(5)  # Message whose length is non-canonical
     with pytest.raises(NonCanonical) as caught:
         conn.receive_data(Message(b"ok").to_bytes() + bad)
-    assert caught.value.events[0] == MessageReceived(b"ok")
+    assert caught.value.events[0] == BpmuxMessageReceived(b"ok")
     assert isinstance(caught.value.events[-1], ConnectionEnded)
 
 
@@ -891,7 +891,7 @@ def test_closed_after_eof_and_after_a_violation() -> None:
     failed = engine()
     with pytest.raises(UnexpectedFrame) as caught:
         feed(failed, Message(b"before"), Response(7, b"?"))
-    assert failed.closed and caught.value.events[0] == MessageReceived(b"before")
+    assert failed.closed and caught.value.events[0] == BpmuxMessageReceived(b"before")
 
 
 def test_engine_follows_the_generated_table(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,7 +16,7 @@ import pytest
 from wirestream.generated.bpmux.rel import InnerError, MainCredit, Message
 from wirestream.runtime.aio import HIGH_WATER, memory_pair
 from wirestream.runtime.bpmux import events as ev
-from wirestream.runtime.bpmux.aio import ApplicationError, BpmuxPeer, Handler, ItemWriter
+from wirestream.runtime.bpmux.aio import BpmuxApplicationError, BpmuxPeer, Handler, ItemWriter
 from wirestream.runtime.bpmux.aio import connect, serve
 from wirestream.runtime.bpmux.engine import BpmuxConnection
 from wirestream.runtime.errors import ConnectionLost, FrameTimeout, HandshakeTimeout, IdleTimeout
@@ -145,14 +145,14 @@ def test_inner_streams_beyond_max_streams_are_refused_and_the_connection_lives_o
             async with connect(server.url) as client:
                 held = [await client.open_stream(b"hold") for _ in range(2)]
                 refused = await client.open_stream(b"third")
-                with pytest.raises(ApplicationError, match="too many inner streams .limit 2."):
+                with pytest.raises(BpmuxApplicationError, match="too many inner streams .limit 2."):
                     async for _ in refused:
                         pass
                 sink = await client.open_sink(b"a sink")  # the peer's items: InnerCancel
                 async with asyncio.timeout(5):
                     await sink.wait_cancelled()
                 duplex = await client.open_duplex(b"a duplex")  # both
-                with pytest.raises(ApplicationError):
+                with pytest.raises(BpmuxApplicationError):
                     async for _ in duplex:
                         pass
                 async with asyncio.timeout(5):

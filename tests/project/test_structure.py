@@ -17,7 +17,7 @@ import pytest
 
 from wirestream.runtime import errors
 from wirestream.runtime.aio import StreamCancelled
-from wirestream.runtime.bpmux import ApplicationError as BpmuxApplicationError
+from wirestream.runtime.bpmux import BpmuxApplicationError
 from wirestream.runtime.rsio import errors as rsio_errors
 from wirestream.runtime.rsocket import errors as rsocket_errors
 
@@ -102,9 +102,9 @@ def test_no_import_circles() -> None:
 def test_one_stream_error_for_every_protocol() -> None:
     """``except wirestream.runtime.errors.StreamError`` catches each protocol's."""
     assert rsio_errors.StreamError is errors.StreamError
-    assert issubclass(rsocket_errors.StreamError, errors.StreamError)
+    assert issubclass(rsocket_errors.RSocketStreamError, errors.StreamError)
     assert issubclass(rsocket_errors.ApplicationError, errors.StreamError)
-    error = rsocket_errors.StreamError(0x201, "boom")
+    error = rsocket_errors.RSocketStreamError(0x201, "boom")
     assert (error.error_code, error.message, str(error)) == (0x201, "boom", "boom")
     assert rsio_errors.StreamError("gone").message == "gone"
     # BPMUX's error answer (ResponseError / InnerError payload) is one too
@@ -198,3 +198,19 @@ def test_no_runtime_class_or_module_is_too_long() -> None:
                 if size > MAX_CLASS_LINES:
                     long.append(f"{rel}: class {node.name}, {size} lines")
     assert not long
+
+
+def test_no_two_public_classes_share_a_name() -> None:
+    """A name in the public API means one class: ``ConnectionClosed`` is RSocket's, and
+    the other protocols' say whose they are (``RsioConnectionClosed``,
+    ``BrokerConnectionClosed``...), so a reader, an import or the API reference never
+    has to guess which one is meant."""
+    owners: dict[str, list[str]] = {}
+    for name, path in _modules().items():
+        if not name.startswith("wirestream.runtime."):
+            continue
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                owners.setdefault(node.name, []).append(name)
+    shared = {cls: mods for cls, mods in owners.items() if len(mods) > 1}
+    assert not shared, shared

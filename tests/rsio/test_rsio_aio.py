@@ -475,7 +475,7 @@ def test_the_events_before_a_violation_reach_the_peer_once(monkeypatch: pytest.M
 
     run(main())
     assert delivered.count(rsio.ElementReceived(0, b"a")) == 1
-    closed = [e for e in delivered if isinstance(e, rsio.ConnectionClosed)]
+    closed = [e for e in delivered if isinstance(e, rsio.RsioConnectionClosed)]
     assert len(closed) == 1 and isinstance(closed[0].cause, DecodeError)
 
 

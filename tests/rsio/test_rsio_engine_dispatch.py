@@ -32,7 +32,7 @@ from wirestream.generated.rsio.v0.machines import (
 )
 from wirestream.runtime.errors import UnexpectedFrame
 from wirestream.runtime.rsio import (
-    ConnectionClosed,
+    RsioConnectionClosed,
     DemandReceived,
     ElementReceived,
     GoodbyeReceived,
@@ -156,7 +156,7 @@ def test_connection_scope_goodbye_ignored(engine: type[Recording]) -> None:
     server.receive_data(client.data_to_send())  # answers hello, then goodbye
     events = client.receive_data(server.data_to_send())
     if engine is Recording:
-        assert events == [GoodbyeReceived("bye"), ConnectionClosed("bye")]
+        assert events == [GoodbyeReceived("bye"), RsioConnectionClosed("bye")]
         assert client.handled == ["on_connection_goodbye"]
         assert client.state is ConnectionState.CLOSED
         return

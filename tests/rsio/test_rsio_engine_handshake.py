@@ -12,7 +12,7 @@ import pytest
 import wirestream.generated.rsio.v0 as rsio
 from wirestream.runtime.errors import IllegalSend, UnexpectedFrame, UnknownFrameType
 from wirestream.runtime.rsio import (
-    ConnectionClosed,
+    RsioConnectionClosed,
     GoodbyeReceived,
     HelloReceived,
     RsioConnection,
@@ -90,7 +90,7 @@ def test_unsupported_hello_version_sends_goodbye_then_closes(role: str) -> None:
     engine = RsioConnection(role)  # type: ignore[arg-type]
     hello = rsio.ClientHello(1, []) if role == "server" else rsio.ServerHello(1, [])
     (closed,) = engine.receive_data(rsio.encode(hello))
-    assert isinstance(closed, ConnectionClosed)
+    assert isinstance(closed, RsioConnectionClosed)
     assert isinstance(closed.cause, UnsupportedVersion)
     sent = frames(engine.data_to_send())
     assert len(sent) == 1 and isinstance(sent[0], rsio.Goodbye)
@@ -198,10 +198,10 @@ def test_goodbye_initiator_waits_for_goodbye_ack_then_closes(encoding: str) -> N
     client.close("done")
     assert client.state is ConnectionState.GOODBYE_SENT and not client.closed
     events_server = server.receive_data(client.data_to_send())
-    assert events_server == [GoodbyeReceived("done"), ConnectionClosed("done")]
+    assert events_server == [GoodbyeReceived("done"), RsioConnectionClosed("done")]
     assert server.closed
     events_client = client.receive_data(server.data_to_send())
-    assert isinstance(events_client[-1], ConnectionClosed)
+    assert isinstance(events_client[-1], RsioConnectionClosed)
     assert client.closed and client.state is ConnectionState.CLOSED
 
 
@@ -269,11 +269,11 @@ def test_transport_eof_terminates_all_subscriptions(encoding: str) -> None:
     ours = client.subscribe("up")
     shuttle(client, server)
     events = server.receive_data(b"")
-    assert [type(e) for e in events] == [SubscriptionCancelled, ConnectionClosed]
+    assert [type(e) for e in events] == [SubscriptionCancelled, RsioConnectionClosed]
     assert events[0].subscriber == ours  # type: ignore[union-attr]
     assert isinstance(events[1].cause, TransportClosed)  # type: ignore[union-attr]
     events = client.receive_data(b"")
-    assert [type(e) for e in events] == [SubscriptionFailed, ConnectionClosed]
+    assert [type(e) for e in events] == [SubscriptionFailed, RsioConnectionClosed]
     assert server.closed and client.closed
     assert server.publication_state(ours).value == "idle"
 
@@ -288,4 +288,4 @@ def test_decode_error_keeps_frames_decoded_before_it() -> None:
     events = caught.value.events
     assert events[0] == SubscribeReceived(4, "p", 2)
     assert isinstance(events[1], SubscriptionCancelled) and events[1].subscriber == 4
-    assert isinstance(events[-1], ConnectionClosed)
+    assert isinstance(events[-1], RsioConnectionClosed)

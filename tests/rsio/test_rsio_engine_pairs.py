@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from wirestream.generated.rsio.v0.machines import ConnectionState, SubscriptionState
 from wirestream.runtime.errors import DemandExceeded
 from wirestream.runtime.rsio import (
-    ConnectionClosed,
+    RsioConnectionClosed,
     DemandReceived,
     ElementReceived,
     GoodbyeReceived,
@@ -153,7 +153,7 @@ def test_both_directions_at_once_then_goodbye(encoding: str) -> None:
     client.close("bye")
     events_client, events_server = shuttle(client, server)
     assert events_server[0] == GoodbyeReceived("bye")
-    assert isinstance(events_server[-1], ConnectionClosed)
+    assert isinstance(events_server[-1], RsioConnectionClosed)
     assert client.state is server.state is ConnectionState.CLOSED
 
 

@@ -32,7 +32,7 @@ from wirestream.runtime.limits import ConnectionLimits
 from wirestream.runtime.rsocket import RSocketPayload, RSocketHandler, connect, serve
 from wirestream.runtime.rsocket.aio import RSocketPeer, RSocketServer
 from wirestream.runtime.rsocket.engine import RSocketConnection
-from wirestream.runtime.rsocket.errors import StreamError
+from wirestream.runtime.rsocket.errors import RSocketStreamError
 from wirestream.runtime.rsocket.options import Limits
 from wirestream.runtime.rsocket.versions import get_version
 from tests.support.aio_support import run
@@ -271,11 +271,11 @@ def test_a_request_beyond_max_streams_gets_ERROR_REJECTED_and_the_connection_liv
             async with connect(server.url) as client:
                 held = [asyncio.create_task(client.request_response(b"hold")) for _ in range(2)]
                 await asyncio.sleep(0.05)
-                with pytest.raises(StreamError) as refused:
+                with pytest.raises(RSocketStreamError) as refused:
                     await client.request_response(b"now")
                 assert refused.value.error_code == REJECTED
                 assert "too many streams (limit 2)" in str(refused.value)
-                with pytest.raises(StreamError) as refused_stream:
+                with pytest.raises(RSocketStreamError) as refused_stream:
                     async for _ in client.request_stream(b"more"):
                         pass
                 assert refused_stream.value.error_code == REJECTED

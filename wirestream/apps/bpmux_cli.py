@@ -47,7 +47,7 @@ from wirestream.apps.cli_common import (
     to_bytes,
     within,
 )
-from wirestream.runtime.bpmux.aio import ApplicationError, Handler, ItemStream, ItemWriter
+from wirestream.runtime.bpmux.aio import BpmuxApplicationError, Handler, ItemStream, ItemWriter
 from wirestream.runtime.bpmux.aio import BpmuxServer, connect, serve
 from wirestream.runtime.errors import ProtocolError, RemoteProtocolError, TransportError
 
@@ -75,7 +75,7 @@ class EchoHandler(Handler):
     async def _count(data: bytes) -> AsyncIterator[bytes]:
         shown = data.decode("ascii", "replace").strip()
         if not (shown.isascii() and shown.isdigit()):
-            raise ApplicationError(b"stream data must be a decimal count")
+            raise BpmuxApplicationError(b"stream data must be a decimal count")
         for i in range(int(shown)):
             yield b"%d" % i
 
@@ -169,7 +169,7 @@ async def _client(args: argparse.Namespace) -> int:
                 await within(args.timeout, sink.end())
     except BrokenPipeError:
         return EXIT_OK
-    except ApplicationError as answered:
+    except BpmuxApplicationError as answered:
         error(f"the server answered an error: {text(answered.payload)}")
         return EXIT_FAILED
     except TransportError as lost:  # (before TimeoutError: TransportTimeout is one too)

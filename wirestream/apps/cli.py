@@ -80,7 +80,7 @@ from wirestream.codegen import cli as codegen_cli
 from wirestream.runtime.aio import InboundStream, parse_url
 from wirestream.runtime.errors import ProtocolError, TransportError
 from wirestream.apps.demo_responder import EchoResponder
-from wirestream.runtime.rsocket.errors import SetupRejected, StreamError
+from wirestream.runtime.rsocket.errors import SetupRejected, RSocketStreamError
 from wirestream.runtime.rsocket.fragmentation import MIN_MTU
 from wirestream.runtime.rsocket.handler import RSocketPayload
 from wirestream.runtime.limits import ConnectionLimits
@@ -439,7 +439,7 @@ async def _client(args: argparse.Namespace) -> int:
         name = _error_name(args.version, error.error_code)
         _error(f"the server rejected the connection: {name}: {error}")
         return EXIT_FAILED
-    except StreamError as error:
+    except RSocketStreamError as error:
         _error(f"the server answered ERROR {_error_name(args.version, error.error_code)}: "
                f"{error.message}")  # fmt: skip
         return EXIT_FAILED

@@ -6,7 +6,7 @@ serve the other's through a ``Handler``::
 
     async with connect("tcp://127.0.0.1:7000") as peer:
         await peer.send_message(b"hello")              # waits for top-level credit
-        reply = await peer.request(b"ping")            # ApplicationError on an error reply
+        reply = await peer.request(b"ping")            # BpmuxApplicationError on an error reply
         async for item in await peer.open_stream(b"ticks"):   # inner credit follows consumption
             ...
         async with await peer.open_sink(b"upload") as sink:
@@ -59,13 +59,13 @@ DECISIONS where the seed is silent:
   and the EOF that follows is a clean end (``error`` None).
 - ``close()`` sends Close and CancelAll (``cancel=False``: Close only, open things
   drain), waits for that end at most ``close_timeout``, then closes the transport.
-- An error answer's payload is the ``ApplicationError`` payload, or
+- An error answer's payload is the ``BpmuxApplicationError`` payload, or
   ``"<type>: <message>"`` for any other exception.
 - A handler factory is called with the ``BpmuxPeer``, so a handler can call back.
 
 Modules: ``peer`` (``BpmuxPeer``: the engine under ``EngineDriver``, events to handles
 and tasks, credit handed back), ``handles`` (what the application holds: ``ItemStream``,
-``ItemWriter``, ``Duplex``, ``MessageStream``, ``ApplicationError``), ``handler``
+``ItemWriter``, ``Duplex``, ``MessageStream``, ``BpmuxApplicationError``), ``handler``
 (``Handler``), ``gate`` (``CreditGate``), ``connect`` (``connect``, ``serve``,
 ``BpmuxServer``).
 """
@@ -73,7 +73,7 @@ and tasks, credit handed back), ``handles`` (what the application holds: ``ItemS
 from wirestream.runtime.bpmux.aio.connect import BpmuxServer, HandlerFactory, connect, serve
 from wirestream.runtime.bpmux.aio.handler import Handler, StreamResult
 from wirestream.runtime.bpmux.aio.handles import (
-    ApplicationError,
+    BpmuxApplicationError,
     Duplex,
     ItemStream,
     ItemWriter,
@@ -82,7 +82,7 @@ from wirestream.runtime.bpmux.aio.handles import (
 from wirestream.runtime.bpmux.aio.peer import DEFAULT_CREDIT, DEFAULT_STREAM_CREDIT, BpmuxPeer
 
 __all__ = [
-    "ApplicationError",
+    "BpmuxApplicationError",
     "BpmuxPeer",
     "BpmuxServer",
     "Duplex",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, Awaitable
 from typing import Union
 
-from wirestream.runtime.bpmux.aio.handles import ApplicationError, ItemStream, ItemWriter
+from wirestream.runtime.bpmux.aio.handles import BpmuxApplicationError, ItemStream, ItemWriter
 
 __all__ = ["Handler", "StreamResult", "handles_messages"]
 
@@ -19,7 +19,7 @@ class Handler:
     - ``on_message(data)``: if overridden, messages go here, one at a time in order
       (each one's credit back when it returns); otherwise to ``peer.messages()``.
     - ``on_request(data) -> bytes``: raise to answer with ResponseError
-      (``ApplicationError`` to pick the payload).  Default: an error answer.
+      (``BpmuxApplicationError`` to pick the payload).  Default: an error answer.
     - ``on_stream(data, writer)``: the peer opened a stream, we send.  Send with
       ``writer`` or return (or be) an async iterable of items; the stream is ended when
       it returns, failed (InnerError) when it raises.  Default: InnerError.
@@ -35,7 +35,7 @@ class Handler:
         raise NotImplementedError
 
     async def on_request(self, data: bytes) -> bytes:
-        raise ApplicationError(b"no request handler")
+        raise BpmuxApplicationError(b"no request handler")
 
     def on_stream(self, data: bytes, writer: ItemWriter) -> StreamResult:
         return writer.fail(b"no stream handler")

@@ -1,6 +1,6 @@
 """What the application holds of a BPMUX connection: ``ItemStream`` (items the peer
 sends us), ``ItemWriter`` (items we send), ``Duplex`` (both), ``MessageStream`` (the
-peer's messages), and ``ApplicationError`` (an error answer).
+peer's messages), and ``BpmuxApplicationError`` (an error answer).
 
 They know nothing of the peer object: the peer hands each one the engine and callbacks,
 so the peer (``peer.BpmuxPeer``) builds them and they never import it.
@@ -18,7 +18,7 @@ from wirestream.runtime.bpmux.engine import BpmuxConnection
 from wirestream.runtime.errors import StreamError
 
 __all__ = [
-    "ApplicationError",
+    "BpmuxApplicationError",
     "Duplex",
     "ItemStream",
     "ItemWriter",
@@ -27,11 +27,11 @@ __all__ = [
 ]
 
 
-class ApplicationError(StreamError):
+class BpmuxApplicationError(StreamError):
     """An error answer: a ResponseError to a request (L49) or an InnerError ending a
     stream (L69), with its ``payload``.  Raise it in a handler to choose the payload;
     any other exception is answered with ``"<type>: <message>"``.  A ``StreamError``
-    like every protocol's (RSocket's ``ApplicationError`` too): ``message`` is the
+    like every protocol's (RSocket's ``BpmuxApplicationError`` too): ``message`` is the
     payload as text."""
 
     def __init__(self, payload: bytes | str) -> None:
@@ -40,7 +40,7 @@ class ApplicationError(StreamError):
 
 
 def error_payload(error: BaseException) -> bytes:
-    if isinstance(error, ApplicationError):
+    if isinstance(error, BpmuxApplicationError):
         return error.payload
     return f"{type(error).__name__}: {error}".encode()
 
@@ -53,7 +53,7 @@ class ItemStream(InboundStream[bytes]):
     Its inner credit follows consumption: ``credit`` bytes up front, handed back as items
     are taken, so never more than ``credit`` bytes are buffered (``buffered_bytes``).
     ``break``, ``aclose()``, leaving ``async with`` or cancelling the consuming task
-    sends InnerCancel once.  An InnerError from the peer raises ``ApplicationError``; the
+    sends InnerCancel once.  An InnerError from the peer raises ``BpmuxApplicationError``; the
     connection's end raises its error (``ConnectionLost``, ``RemoteProtocolError``).
     """
 
@@ -148,7 +148,7 @@ class ItemWriter:
         await self._finish(lambda: engine.end_items(inner_id))
 
     async def fail(self, error: BaseException | bytes | str) -> None:
-        """InnerError (L69) with ``error``'s payload (see ``ApplicationError``)."""
+        """InnerError (L69) with ``error``'s payload (see ``BpmuxApplicationError``)."""
         if isinstance(error, BaseException):
             payload = error_payload(error)
         else:

@@ -21,7 +21,7 @@ from wirestream.runtime.bpmux import events as ev
 from wirestream.runtime.bpmux.aio.gate import CreditGate
 from wirestream.runtime.bpmux.aio.handler import Handler, handles_messages
 from wirestream.runtime.bpmux.aio.handles import (
-    ApplicationError,
+    BpmuxApplicationError,
     Duplex,
     ItemStream,
     ItemWriter,
@@ -173,7 +173,7 @@ class BpmuxPeer:
 
     async def request(self, data: bytes) -> bytes:
         """Request (L41) and its Response (L47); a ResponseError (L49) raises
-        ``ApplicationError``.  Cancelling the caller sends RequestCancel (L45)."""
+        ``BpmuxApplicationError``.  Cancelling the caller sends RequestCancel (L45)."""
         engine = self.engine
         future: asyncio.Future[bytes] = self._loop.create_future()
 
@@ -307,8 +307,7 @@ class BpmuxPeer:
         await self.close()
 
     def _send_close(self) -> None:
-        # an engine that ended (e.g. failed on the packet after the peer's Close, in the
-        # same read) sends nothing more: its Close would raise ConnectionClosedError
+        # an ended engine (failed on a packet after the peer's Close) sends no Close
         if not self._close_sent and not self._closed and not self.engine.closed:
             self._close_sent = True
             self.engine.send_close()
@@ -361,14 +360,14 @@ class BpmuxPeer:
         if self.close_on_peer_close:
             self._send_close()
 
-    def _on_message(self, event: ev.MessageReceived) -> None:
+    def _on_message(self, event: ev.BpmuxMessageReceived) -> None:
         cost = self._take_top(_packet_size(event.payload))
         self._messages.append((event.payload, cost))
         waiter = self._message_waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    def _on_request(self, event: ev.RequestReceived) -> None:
+    def _on_request(self, event: ev.BpmuxRequestReceived) -> None:
         cost = self._take_top(_packet_size(event.payload, event.req_id))
         task = self._spawn(self._respond(event.req_id, event.payload, cost),
                            f"bpmux request {event.req_id}")  # fmt: skip
@@ -381,7 +380,7 @@ class BpmuxPeer:
         if isinstance(event, ev.ResponseReceived):
             future.set_result(event.payload)
         else:
-            future.set_exception(ApplicationError(event.payload))
+            future.set_exception(BpmuxApplicationError(event.payload))
 
     def _on_request_cancelled(self, event: ev.RequestCancelled) -> None:
         task = self._responders.pop(event.req_id, None)
@@ -426,7 +425,7 @@ class BpmuxPeer:
         if isinstance(event, ev.InnerEnded):
             flow.items.complete()
         else:
-            flow.items.fail(ApplicationError(event.payload))
+            flow.items.fail(BpmuxApplicationError(event.payload))
         self._forget_flow(flow)
 
     def _on_inner_credit(self, event: ev.InnerCreditReceived) -> None:
@@ -465,8 +464,8 @@ class BpmuxPeer:
     _handlers: dict[type, Callable[[BpmuxPeer, Any], None]] = {
         ev.MainCreditReceived: _on_main_credit,
         ev.PeerClosed: _on_peer_closed,
-        ev.MessageReceived: _on_message,
-        ev.RequestReceived: _on_request,
+        ev.BpmuxMessageReceived: _on_message,
+        ev.BpmuxRequestReceived: _on_request,
         ev.ResponseReceived: _on_response,
         ev.ResponseErrorReceived: _on_response,
         ev.RequestCancelled: _on_request_cancelled,
@@ -662,7 +661,7 @@ class BpmuxPeer:
                 await writer.end()
         except (StreamCancelled, asyncio.CancelledError):
             pass
-        except ApplicationError as error:  # an error answer (the handler's or the peer's)
+        except BpmuxApplicationError as error:  # an error answer (the handler's or the peer's)
             await self._fail_flow(writer, error, event.inner_id)
         except ProtocolError as error:
             if not self._closed:

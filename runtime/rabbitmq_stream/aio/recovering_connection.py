@@ -41,7 +41,7 @@ from wirestream.runtime.rabbitmq_stream.events import (
     ChunkDelivered,
     ChunkFailed,
     ChunkSkipped,
-    ConnectionClosed,
+    BrokerConnectionClosed,
     ConnectionFailed,
     ConnectionOpened,
     ConnectionTimedOut,
@@ -127,7 +127,7 @@ class RecoveringConnection:
             ConnectionOpened: self._on_opened,
             ConnectionFailed: self._on_failed,
             SaslChallenge: self._on_challenge,
-            ConnectionClosed: self._on_connection_end,
+            BrokerConnectionClosed: self._on_connection_end,
             ConnectionTimedOut: self._on_connection_end,
             PublishConfirmed: self._to_producer,
             PublishErrored: self._to_producer,
@@ -290,7 +290,7 @@ class RecoveringConnection:
                 continue
             if isinstance(event, RequestFailed):
                 if event.error is None:
-                    # The connection ended (the engine's _terminate; ConnectionClosed /
+                    # The connection ended (the engine's _terminate; BrokerConnectionClosed /
                     # ConnectionTimedOut or the transport's end follows): leave it to
                     # _on_driver_closed, which fails it with why the connection ended.
                     waiting[event.correlation_id] = future
@@ -308,7 +308,7 @@ class RecoveringConnection:
             reason="eof",
         )
 
-    def _on_connection_end(self, event: ConnectionClosed | ConnectionTimedOut) -> None:
+    def _on_connection_end(self, event: BrokerConnectionClosed | ConnectionTimedOut) -> None:
         """The engine is closed: by the broker (CloseRequest), by our CloseRequest's
         answer, by heartbeat silence, or because the transport ended."""
         if self._ending is not None:
@@ -503,7 +503,7 @@ class RecoveringConnection:
         driver = self._driver
         if driver is not None and not driver.closed and self.engine.is_open:
             self._closed_by_us = self._loop.create_future()
-            # What the CloseRequest leaves unanswered ends now; ConnectionClosed
+            # What the CloseRequest leaves unanswered ends now; BrokerConnectionClosed
             # (_on_connection_end) follows with the broker's CloseResponse.
             self._on_events(self.engine.close())
             self.wakeup()
