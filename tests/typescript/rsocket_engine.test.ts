@@ -10,7 +10,7 @@ import { test } from "node:test";
 import {
   Cancel,
   ErrorCode,
-  Error as ErrorFrame,
+  ErrorFrame,
   Ext,
   Keepalive,
   MetadataPush,
@@ -39,14 +39,14 @@ import {
 } from "@wirestream/rsocket";
 
 const enc = new TextEncoder();
-const bytes = (text: string): Uint8Array => enc.encode(text);
+const bytes = (text: string): Uint8Array<ArrayBuffer> => enc.encode(text);
 const dec = new TextDecoder();
 
 function frames(engine: RSocketEngine): Frame[] {
   return engine.dataToSend().map((wire) => decode(wire.subarray(3)));
 }
 
-function wire(...list: Frame[]): Uint8Array {
+function wire(...list: Frame[]): Uint8Array<ArrayBuffer> {
   const parts = list.map((frame) => frameBytes(frame).slice());
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;

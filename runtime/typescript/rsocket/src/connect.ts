@@ -23,8 +23,8 @@ export interface ConnectOptions {
   resumeTimeout?: number;
   metadataMimeType?: string;
   dataMimeType?: string;
-  setupData?: Uint8Array;
-  setupMetadata?: Uint8Array | null;
+  setupData?: Uint8Array<ArrayBuffer>;
+  setupMetadata?: Uint8Array<ArrayBuffer> | null;
   /** Answers the server's requests to us. */
   handler?: RSocketHandler;
   /** Items granted at first on each stream (default 256). */

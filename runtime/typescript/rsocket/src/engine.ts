@@ -21,7 +21,7 @@
 
 import {
   ErrorCode,
-  Error as ErrorFrame,
+  ErrorFrame,
   Ext,
   Keepalive,
   Lease,
@@ -117,13 +117,13 @@ export class RSocketEngine
   }
 
   /** KEEPALIVE with R (the server "MAY" initiate one "upon application request"). */
-  sendKeepalive(data: Uint8Array = EMPTY): void {
+  sendKeepalive(data: Uint8Array<ArrayBuffer> = EMPTY): void {
     const frame = new Keepalive({ respond: true, lastReceivedPosition: this.position(), data });
     this.conn.send(frame);
     this.emit(frame);
   }
 
-  metadataPush(metadata: Uint8Array): void {
+  metadataPush(metadata: Uint8Array<ArrayBuffer>): void {
     const frame = new MetadataPush({ metadata });
     this.conn.send(frame);
     this.emit(frame);
@@ -133,7 +133,7 @@ export class RSocketEngine
   sendLease(
     ttl: number,
     numberOfRequests: number,
-    metadata: Uint8Array | null = null,
+    metadata: Uint8Array<ArrayBuffer> | null = null,
     now?: number,
   ): void {
     if (now !== undefined) {
@@ -148,8 +148,8 @@ export class RSocketEngine
   /** Queue an EXT frame; `ignore` sets the I flag. */
   sendExt(
     extendedType: number,
-    data: Uint8Array = EMPTY,
-    metadata: Uint8Array | null = null,
+    data: Uint8Array<ArrayBuffer> = EMPTY,
+    metadata: Uint8Array<ArrayBuffer> | null = null,
     ignore = true,
     streamId = 0,
   ): void {
@@ -163,7 +163,7 @@ export class RSocketEngine
    * CONNECTION_CLOSE waits for the open streams: with that code this is
    * `closeGracefully` when no stream is open, a LocalProtocolError while one is.
    */
-  close(errorCode: number = ErrorCode.CONNECTION_ERROR, message: Uint8Array = EMPTY): Event[] {
+  close(errorCode: number = ErrorCode.CONNECTION_ERROR, message: Uint8Array<ArrayBuffer> = EMPTY): Event[] {
     if (errorCode === ErrorCode.CONNECTION_CLOSE && !this.closing) {
       if (this.streams.size > 0) {
         throw new LocalProtocolError(
@@ -195,7 +195,7 @@ export class RSocketEngine
    * connection. New requests MAY not be accepted." ConnectionClosed(graceful) follows
    * once no stream is left.
    */
-  closeGracefully(message: Uint8Array = EMPTY): Event[] {
+  closeGracefully(message: Uint8Array<ArrayBuffer> = EMPTY): Event[] {
     const code = ErrorCode.CONNECTION_CLOSE;
     const frame = new ErrorFrame({ streamId: 0, errorCode: code, data: message });
     this.conn.send(frame); // IllegalSend before SETUP, after close, or if already closing
@@ -210,7 +210,7 @@ export class RSocketEngine
 
   /** Feed bytes from the transport (an empty array: EOF); the events they cause. `now`:
    * the caller's clock in milliseconds. */
-  receiveData(data: Uint8Array, now?: number): Event[] {
+  receiveData(data: Uint8Array<ArrayBuffer>, now?: number): Event[] {
     if (now !== undefined) {
       this.now = now;
     }

@@ -9,7 +9,7 @@
 import {
   Cancel,
   ErrorCode,
-  Error as ErrorFrame,
+  ErrorFrame,
   Keepalive,
   MAX_FRAME_SIZE,
   Payload,
@@ -61,11 +61,11 @@ export interface ClientSetup {
   maxLifetime?: number;
   metadataMimeType?: string;
   dataMimeType?: string;
-  metadata?: Uint8Array | null;
-  data?: Uint8Array;
+  metadata?: Uint8Array<ArrayBuffer> | null;
+  data?: Uint8Array<ArrayBuffer>;
   lease?: boolean;
   /** Ask for a resumable session with this token (the R flag). */
-  resumeToken?: Uint8Array | null;
+  resumeToken?: Uint8Array<ArrayBuffer> | null;
 }
 
 /** Sizes and limits either side keeps (Python's Limits). */
@@ -95,7 +95,7 @@ export interface EngineOptions {
   extensions?: Iterable<number>;
   /** (server) The session a RESUME's token names (null: unknown); without it, a SETUP
    * asking for resumption is refused with REJECTED_SETUP and a RESUME with REJECTED_RESUME. */
-  resumeLookup?: (token: Uint8Array) => ResumableSession | null;
+  resumeLookup?: (token: Uint8Array<ArrayBuffer>) => ResumableSession | null;
 }
 
 /** Request-n credit one way of a stream; MAX_N is unbounded ("2^31-1 ... unbounded"). */
@@ -298,19 +298,19 @@ export abstract class EngineCore {
   /** Streams aborted while a fragmented message was arriving: until its last fragment. */
   protected readonly discarding = new Map<number, FragmentsMachine>();
   protected nextId: number;
-  protected outConnection: Uint8Array[] = [];
-  protected outStreams: Uint8Array[] = [];
+  protected outConnection: Uint8Array<ArrayBuffer>[] = [];
+  protected outStreams: Uint8Array<ArrayBuffer>[] = [];
   protected now = 0;
   protected setupInForce: SetupInfo | null = null;
   protected readonly leases = new Leases();
   protected readonly keepalive = new KeepaliveTimer();
   protected readonly resumeBufferSize: number;
   protected sizes: number[] = [];
-  protected readonly resumeLookup: ((token: Uint8Array) => ResumableSession | null) | null;
+  protected readonly resumeLookup: ((token: Uint8Array<ArrayBuffer>) => ResumableSession | null) | null;
   protected log: ResumeLog | null = null;
-  protected resumeToken: Uint8Array | null = null;
+  protected resumeToken: Uint8Array<ArrayBuffer> | null = null;
   protected resumeForbidden = false;
-  protected closingEvent: { errorCode: number; message: Uint8Array; byPeer: boolean } | null = null;
+  protected closingEvent: { errorCode: number; message: Uint8Array<ArrayBuffer>; byPeer: boolean } | null = null;
 
   constructor(role: "client" | "server", options: EngineOptions = {}) {
     if (role === "server" && options.setup !== undefined) {
@@ -412,7 +412,7 @@ export abstract class EngineCore {
 
   /** Every frame queued since the last call, each with its 3-byte length prefix
    * (stream-0 frames first: "Frames with Stream ID 0 SHOULD have a higher priority"). */
-  dataToSend(): Uint8Array[] {
+  dataToSend(): Uint8Array<ArrayBuffer>[] {
     if (this.outConnection.length === 0 && this.outStreams.length === 0) {
       return [];
     }

@@ -21,10 +21,10 @@ export interface SetupInfo {
   readonly maxLifetime: number;
   readonly metadataMimeType: string;
   readonly dataMimeType: string;
-  readonly metadata: Uint8Array | null;
-  readonly data: Uint8Array;
+  readonly metadata: Uint8Array<ArrayBuffer> | null;
+  readonly data: Uint8Array<ArrayBuffer>;
   readonly lease: boolean;
-  readonly resumeToken: Uint8Array | null;
+  readonly resumeToken: Uint8Array<ArrayBuffer> | null;
 }
 
 export type Event =
@@ -32,20 +32,20 @@ export type Event =
   | {
       readonly type: "ConnectionRejected";
       readonly errorCode: number;
-      readonly message: Uint8Array;
+      readonly message: Uint8Array<ArrayBuffer>;
       readonly byPeer: boolean;
     }
   | {
       readonly type: "ConnectionClosing";
       readonly errorCode: number;
-      readonly message: Uint8Array;
+      readonly message: Uint8Array<ArrayBuffer>;
       readonly byPeer: boolean;
     }
   | {
       readonly type: "ConnectionClosed";
       /** null: the transport ended (EOF), no ERROR frame. */
       readonly errorCode: number | null;
-      readonly message: Uint8Array;
+      readonly message: Uint8Array<ArrayBuffer>;
       readonly byPeer: boolean;
       readonly graceful: boolean;
       /** The transport ended under a resumable session: its streams wait for a RESUME. */
@@ -62,16 +62,16 @@ export type Event =
       readonly type: "RequestReceived";
       readonly streamId: number;
       readonly model: InteractionModel;
-      readonly data: Uint8Array;
-      readonly metadata: Uint8Array | null;
+      readonly data: Uint8Array<ArrayBuffer>;
+      readonly metadata: Uint8Array<ArrayBuffer> | null;
       readonly initialN: number;
       readonly complete: boolean;
     }
   | {
       readonly type: "PayloadReceived";
       readonly streamId: number;
-      readonly data: Uint8Array;
-      readonly metadata: Uint8Array | null;
+      readonly data: Uint8Array<ArrayBuffer>;
+      readonly metadata: Uint8Array<ArrayBuffer> | null;
       readonly complete: boolean;
     }
   | { readonly type: "StreamCompleted"; readonly streamId: number }
@@ -79,7 +79,7 @@ export type Event =
       readonly type: "ErrorReceived";
       readonly streamId: number;
       readonly errorCode: number;
-      readonly data: Uint8Array;
+      readonly data: Uint8Array<ArrayBuffer>;
     }
   | { readonly type: "StreamCanceled"; readonly streamId: number }
   | { readonly type: "RequestNReceived"; readonly streamId: number; readonly n: number }
@@ -89,21 +89,21 @@ export type Event =
       readonly errorCode: number;
       readonly why: string;
     }
-  | { readonly type: "MetadataPushReceived"; readonly metadata: Uint8Array }
+  | { readonly type: "MetadataPushReceived"; readonly metadata: Uint8Array<ArrayBuffer> }
   | {
       readonly type: "LeaseReceived";
       readonly ttl: number;
       readonly numberOfRequests: number;
-      readonly metadata: Uint8Array | null;
+      readonly metadata: Uint8Array<ArrayBuffer> | null;
     }
-  | { readonly type: "KeepaliveReceived"; readonly data: Uint8Array; readonly respond: boolean }
+  | { readonly type: "KeepaliveReceived"; readonly data: Uint8Array<ArrayBuffer>; readonly respond: boolean }
   | {
       /** An EXT frame of an extended type the application declared (`extensions`). */
       readonly type: "ExtReceived";
       readonly streamId: number;
       readonly extendedType: number;
-      readonly data: Uint8Array;
-      readonly metadata: Uint8Array | null;
+      readonly data: Uint8Array<ArrayBuffer>;
+      readonly metadata: Uint8Array<ArrayBuffer> | null;
       readonly ignore: boolean;
     };
 

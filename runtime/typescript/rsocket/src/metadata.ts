@@ -103,7 +103,7 @@ export class InvalidMetadataText extends MalformedMetadata {
 /** One entry of composite metadata; `reservedId`: a well-known id no table defines. */
 export interface MetadataEntry {
   readonly mimeType: string;
-  readonly content: Uint8Array;
+  readonly content: Uint8Array<ArrayBuffer>;
   readonly reservedId?: number | null;
 }
 
@@ -115,7 +115,7 @@ export function reservedTypeName(typeId: number): string {
 const utf8 = new TextEncoder();
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
-function encodeType(type: string | number): Uint8Array {
+function encodeType(type: string | number): Uint8Array<ArrayBuffer> {
   if (typeof type === "number") {
     if (!Number.isInteger(type) || type < 0 || type > ID_OR_LENGTH_MASK) {
       throw new EncodeError(`MIME type id ${type} is not a 7-bit well-known id (0..127)`);
@@ -146,7 +146,7 @@ function encodeType(type: string | number): Uint8Array {
   return out;
 }
 
-function concat(parts: readonly Uint8Array[]): Uint8Array {
+function concat(parts: readonly Uint8Array<ArrayBuffer>[]): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
   let at = 0;
   for (const part of parts) {
@@ -158,12 +158,12 @@ function concat(parts: readonly Uint8Array[]): Uint8Array {
 
 /** Composite metadata holding `entries` in order: [mimeType, content] or decoded entries. */
 export function encodeComposite(
-  entries: Iterable<readonly [string | number, Uint8Array] | MetadataEntry>,
-): Uint8Array {
-  const parts: Uint8Array[] = [];
+  entries: Iterable<readonly [string | number, Uint8Array<ArrayBuffer>] | MetadataEntry>,
+): Uint8Array<ArrayBuffer> {
+  const parts: Uint8Array<ArrayBuffer>[] = [];
   for (const entry of entries) {
     let mime: string | number;
-    let content: Uint8Array;
+    let content: Uint8Array<ArrayBuffer>;
     if ("mimeType" in entry) {
       mime = entry.reservedId ?? entry.mimeType;
       content = entry.content;
@@ -186,7 +186,7 @@ export function encodeComposite(
 }
 
 /** The entries of composite metadata, in order ("The order ... MUST be preserved"). */
-export function decodeComposite(data: Uint8Array): MetadataEntry[] {
+export function decodeComposite(data: Uint8Array<ArrayBuffer>): MetadataEntry[] {
   const entries: MetadataEntry[] = [];
   let offset = 0;
   while (offset < data.length) {
@@ -249,8 +249,8 @@ export function decodeComposite(data: Uint8Array): MetadataEntry[] {
 }
 
 /** Routing metadata (a ROUTING entry's content): each tag as a 1-byte length and UTF-8. */
-export function encodeRoute(...tags: string[]): Uint8Array {
-  const parts: Uint8Array[] = [];
+export function encodeRoute(...tags: string[]): Uint8Array<ArrayBuffer> {
+  const parts: Uint8Array<ArrayBuffer>[] = [];
   for (const tag of tags) {
     const raw = utf8.encode(tag);
     if (raw.length < 1 || raw.length > MAX_TAG_LENGTH) {
@@ -270,7 +270,7 @@ export function encodeRoute(...tags: string[]): Uint8Array {
 }
 
 /** The tags of routing metadata ("Any number of complete tag payloads"). */
-export function decodeRoute(data: Uint8Array): string[] {
+export function decodeRoute(data: Uint8Array<ArrayBuffer>): string[] {
   const tags: string[] = [];
   let offset = 0;
   while (offset < data.length) {
@@ -300,7 +300,7 @@ export function decodeRoute(data: Uint8Array): string[] {
 
 /** Composite metadata with one routing entry (send it with COMPOSITE_METADATA as the
  * connection's metadata MIME type). */
-export function route(...tags: string[]): Uint8Array {
+export function route(...tags: string[]): Uint8Array<ArrayBuffer> {
   if (tags.length === 0) {
     throw new EncodeError("route() needs at least one tag");
   }
@@ -308,7 +308,7 @@ export function route(...tags: string[]): Uint8Array {
 }
 
 /** Every tag of every routing entry of composite metadata, in order. */
-export function routesOf(metadata: Uint8Array | readonly MetadataEntry[]): string[] {
+export function routesOf(metadata: Uint8Array<ArrayBuffer> | readonly MetadataEntry[]): string[] {
   const entries = metadata instanceof Uint8Array ? decodeComposite(metadata) : metadata;
   return entries
     .filter((entry) => entry.mimeType === ROUTING && (entry.reservedId ?? null) === null)
@@ -316,6 +316,6 @@ export function routesOf(metadata: Uint8Array | readonly MetadataEntry[]): strin
 }
 
 /** The first route of composite metadata, or null. */
-export function findRoute(metadata: Uint8Array | readonly MetadataEntry[]): string | null {
+export function findRoute(metadata: Uint8Array<ArrayBuffer> | readonly MetadataEntry[]): string | null {
   return routesOf(metadata)[0] ?? null;
 }

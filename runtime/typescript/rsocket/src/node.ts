@@ -35,12 +35,12 @@ export class TcpTransport implements Transport {
 
   start(sink: TransportSink): void {
     this.sink = sink;
-    this.socket.on("data", (chunk: Buffer) => sink.data(chunk));
+    this.socket.on("data", (chunk: Buffer) => sink.data(view(chunk)));
     this.socket.on("error", (error: Error) => this.end(new ConnectionLost(error.message, "reset")));
     this.socket.on("close", () => this.end(null));
   }
 
-  send(frames: readonly Uint8Array[]): void {
+  send(frames: readonly Uint8Array<ArrayBuffer>[]): void {
     if (this.ended || this.socket.destroyed) return;
     if (frames.length === 1) {
       this.socket.write(frames[0]!);
@@ -87,7 +87,7 @@ export class NodeWebSocketTransport implements Transport {
     this.socket.on("close", () => this.end(null));
   }
 
-  send(frames: readonly Uint8Array[]): void {
+  send(frames: readonly Uint8Array<ArrayBuffer>[]): void {
     if (this.ended || this.socket.readyState !== WebSocket.OPEN) return;
     for (const frame of frames) {
       this.socket.send(frame.subarray(3), { binary: true });
@@ -194,7 +194,7 @@ export interface ServeOptions {
   onConnection?: (peer: RSocketPeer) => void;
 }
 
-function hex(bytes: Uint8Array): string {
+function hex(bytes: Uint8Array<ArrayBuffer>): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
@@ -232,7 +232,7 @@ export async function serve(
     const engine = new RSocketEngine("server", {
       ...(resume
         ? {
-            resumeLookup: (token: Uint8Array) => {
+            resumeLookup: (token: Uint8Array<ArrayBuffer>) => {
               const owner = sessions.get(hex(token));
               return owner === undefined ? null : owner.engine.session();
             },
@@ -361,4 +361,10 @@ export async function serve(
     };
   }
   throw new ConnectionLost(`cannot serve ${scheme}: (tcp, ws)`, "unsupported");
+}
+
+/** A socket's Buffer as the byte view the engine takes (no copy): Node reads sockets into
+ * ordinary ArrayBuffers, never shared ones, so the narrower type holds. */
+function view(chunk: Buffer): Uint8Array<ArrayBuffer> {
+  return new Uint8Array(chunk.buffer as ArrayBuffer, chunk.byteOffset, chunk.byteLength);
 }

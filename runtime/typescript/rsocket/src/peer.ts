@@ -46,7 +46,7 @@ export interface RSocketHandler {
     inbound: AsyncIterable<RSocketPayload>,
     signal: AbortSignal,
   ): Source;
-  metadataPush?(metadata: Uint8Array): Promise<void> | void;
+  metadataPush?(metadata: Uint8Array<ArrayBuffer>): Promise<void> | void;
 }
 
 export interface StreamOptions {
@@ -64,7 +64,7 @@ interface StreamSide {
   requestN(): void;
 }
 
-function streamError(errorCode: number, data: Uint8Array): StreamError {
+function streamError(errorCode: number, data: Uint8Array<ArrayBuffer>): StreamError {
   const message = decoder.decode(data);
   return errorCode === ErrorCode.APPLICATION_ERROR
     ? new ApplicationError(message)
@@ -145,7 +145,7 @@ export class RSocketPeer extends PeerConnection {
     this.flush();
   }
 
-  async metadataPush(metadata: Uint8Array): Promise<void> {
+  async metadataPush(metadata: Uint8Array<ArrayBuffer>): Promise<void> {
     this.checkOpen();
     this.engine.metadataPush(metadata);
     this.flush();

@@ -40,7 +40,7 @@ export interface PeerOptions {
   /** (server) Keep a resumable session when its transport is lost, for `resumeTimeout`. */
   keepSessions?: boolean;
   /** (server) The peer whose session a RESUME on this connection continued. */
-  sessionOwner?: (token: Uint8Array) => PeerConnection | null;
+  sessionOwner?: (token: Uint8Array<ArrayBuffer>) => PeerConnection | null;
 }
 
 /** What a peer that handed its connection over keeps as its transport: nothing. */
@@ -68,7 +68,7 @@ export abstract class PeerConnection {
   protected resumedWaiters: (() => void)[] = [];
   protected attempt: { resolve: () => void; reject: (error: Error) => void } | null = null;
   protected readonly keepSessions: boolean;
-  protected readonly sessionOwner: ((token: Uint8Array) => PeerConnection | null) | null;
+  protected readonly sessionOwner: ((token: Uint8Array<ArrayBuffer>) => PeerConnection | null) | null;
   protected expiry: ReturnType<typeof setTimeout> | null = null;
   protected ended = false;
   protected resolveClosed: () => void = () => {};
@@ -305,7 +305,7 @@ export abstract class PeerConnection {
     );
   }
 
-  protected receive(chunk: Uint8Array): void {
+  protected receive(chunk: Uint8Array<ArrayBuffer>): void {
     if (this.ended) return;
     let events: Event[];
     const before = this.engine.framesReceived;

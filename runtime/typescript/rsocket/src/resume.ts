@@ -17,7 +17,7 @@ export class ResumeLog {
   sentPosition = 0;
   receivedPosition = 0;
   /** [start position, wire bytes with the length prefix], oldest first. */
-  private frames: [number, Uint8Array][] = [];
+  private frames: [number, Uint8Array<ArrayBuffer>][] = [];
   private head = 0;
   private buffered = 0;
 
@@ -34,7 +34,7 @@ export class ResumeLog {
   }
 
   /** Record a tracked frame we sent (`wire` with its 3-byte length prefix). */
-  sent(wire: Uint8Array): void {
+  sent(wire: Uint8Array<ArrayBuffer>): void {
     this.frames.push([this.sentPosition, wire]);
     this.sentPosition += wire.length - 3;
     this.buffered += wire.length;
@@ -60,7 +60,7 @@ export class ResumeLog {
 
   /** The frames to send again so the peer continues at `peerPosition`; null when that is
    * not a position we can resume from. */
-  replayFrom(peerPosition: number): Uint8Array[] | null {
+  replayFrom(peerPosition: number): Uint8Array<ArrayBuffer>[] | null {
     if (peerPosition < this.firstAvailable || peerPosition > this.sentPosition) {
       return null;
     }
@@ -83,7 +83,7 @@ export class ResumeLog {
 
 /** What survives a lost transport when resumption was negotiated. */
 export interface ResumableSession {
-  readonly token: Uint8Array;
+  readonly token: Uint8Array<ArrayBuffer>;
   readonly setup: SetupInfo;
   readonly log: ResumeLog;
   /** The engine state a new engine adopts (streams, ids). */

@@ -12,21 +12,21 @@ import { MAX_N } from "./engine.js";
 
 /** One message of a stream: data and optional metadata. */
 export interface RSocketPayload {
-  readonly data: Uint8Array;
-  readonly metadata: Uint8Array | null;
+  readonly data: Uint8Array<ArrayBuffer>;
+  readonly metadata: Uint8Array<ArrayBuffer> | null;
 }
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-function bytes(value: string | Uint8Array): Uint8Array {
+function bytes(value: string | Uint8Array<ArrayBuffer>): Uint8Array<ArrayBuffer> {
   return typeof value === "string" ? encoder.encode(value) : value;
 }
 
 /** A payload from text or bytes. */
 export function payload(
-  data: string | Uint8Array = "",
-  metadata: string | Uint8Array | null = null,
+  data: string | Uint8Array<ArrayBuffer> = "",
+  metadata: string | Uint8Array<ArrayBuffer> | null = null,
 ): RSocketPayload {
   return { data: bytes(data), metadata: metadata === null ? null : bytes(metadata) };
 }

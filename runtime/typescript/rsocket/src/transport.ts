@@ -11,7 +11,7 @@ import { ConnectionLost, TransportTimeout } from "@wirestream/runtime";
 /** Where a transport delivers what it receives. */
 export interface TransportSink {
   /** Bytes in RSocket's length-prefixed framing. */
-  data(chunk: Uint8Array): void;
+  data(chunk: Uint8Array<ArrayBuffer>): void;
   /** The transport ended (null: cleanly). Called once. */
   closed(error: Error | null): void;
 }
@@ -20,13 +20,13 @@ export interface Transport {
   /** Start delivering to `sink` (called once, before anything is sent). */
   start(sink: TransportSink): void;
   /** Send frames, each with its 3-byte length prefix. */
-  send(frames: readonly Uint8Array[]): void;
+  send(frames: readonly Uint8Array<ArrayBuffer>[]): void;
   /** Close the transport; `sink.closed` follows. */
   close(): void;
 }
 
 /** A frame received as one message, in the engine's length-prefixed framing. */
-export function withPrefix(message: Uint8Array): Uint8Array {
+export function withPrefix(message: Uint8Array<ArrayBuffer>): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(message.length + 3);
   out[0] = message.length >>> 16;
   out[1] = message.length >>> 8;
@@ -89,7 +89,7 @@ export class BrowserWebSocketTransport implements Transport {
     this.socket.onerror = () => this.fail(new ConnectionLost("WebSocket error", "reset"));
   }
 
-  send(frames: readonly Uint8Array[]): void {
+  send(frames: readonly Uint8Array<ArrayBuffer>[]): void {
     if (this.ended) {
       return;
     }
