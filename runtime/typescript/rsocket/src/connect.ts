@@ -3,6 +3,7 @@
  * here; TCP and Node's WebSocket in `@wirestream/rsocket/node`).
  */
 
+import type { Bytes } from "./bytes.js";
 import { ConnectionLost } from "@wirestream/runtime";
 
 import { RSocketEngine, type Limits } from "./engine.js";
@@ -23,8 +24,8 @@ export interface ConnectOptions {
   resumeTimeout?: number;
   metadataMimeType?: string;
   dataMimeType?: string;
-  setupData?: Uint8Array<ArrayBuffer>;
-  setupMetadata?: Uint8Array<ArrayBuffer> | null;
+  setupData?: Bytes;
+  setupMetadata?: Bytes | null;
   /** Answers the server's requests to us. */
   handler?: RSocketHandler;
   /** Items granted at first on each stream (default 256). */

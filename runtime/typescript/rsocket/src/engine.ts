@@ -19,6 +19,7 @@
  * RemoteProtocolError from `receiveData` (`dataToSend()` still yields the ERROR).
  */
 
+import type { Bytes } from "./bytes.js";
 import {
   ErrorCode,
   ErrorFrame,
@@ -117,13 +118,13 @@ export class RSocketEngine
   }
 
   /** KEEPALIVE with R (the server "MAY" initiate one "upon application request"). */
-  sendKeepalive(data: Uint8Array<ArrayBuffer> = EMPTY): void {
+  sendKeepalive(data: Bytes = EMPTY): void {
     const frame = new Keepalive({ respond: true, lastReceivedPosition: this.position(), data });
     this.conn.send(frame);
     this.emit(frame);
   }
 
-  metadataPush(metadata: Uint8Array<ArrayBuffer>): void {
+  metadataPush(metadata: Bytes): void {
     const frame = new MetadataPush({ metadata });
     this.conn.send(frame);
     this.emit(frame);
@@ -133,7 +134,7 @@ export class RSocketEngine
   sendLease(
     ttl: number,
     numberOfRequests: number,
-    metadata: Uint8Array<ArrayBuffer> | null = null,
+    metadata: Bytes | null = null,
     now?: number,
   ): void {
     if (now !== undefined) {
@@ -148,8 +149,8 @@ export class RSocketEngine
   /** Queue an EXT frame; `ignore` sets the I flag. */
   sendExt(
     extendedType: number,
-    data: Uint8Array<ArrayBuffer> = EMPTY,
-    metadata: Uint8Array<ArrayBuffer> | null = null,
+    data: Bytes = EMPTY,
+    metadata: Bytes | null = null,
     ignore = true,
     streamId = 0,
   ): void {
@@ -163,7 +164,7 @@ export class RSocketEngine
    * CONNECTION_CLOSE waits for the open streams: with that code this is
    * `closeGracefully` when no stream is open, a LocalProtocolError while one is.
    */
-  close(errorCode: number = ErrorCode.CONNECTION_ERROR, message: Uint8Array<ArrayBuffer> = EMPTY): Event[] {
+  close(errorCode: number = ErrorCode.CONNECTION_ERROR, message: Bytes = EMPTY): Event[] {
     if (errorCode === ErrorCode.CONNECTION_CLOSE && !this.closing) {
       if (this.streams.size > 0) {
         throw new LocalProtocolError(
@@ -195,7 +196,7 @@ export class RSocketEngine
    * connection. New requests MAY not be accepted." ConnectionClosed(graceful) follows
    * once no stream is left.
    */
-  closeGracefully(message: Uint8Array<ArrayBuffer> = EMPTY): Event[] {
+  closeGracefully(message: Bytes = EMPTY): Event[] {
     const code = ErrorCode.CONNECTION_CLOSE;
     const frame = new ErrorFrame({ streamId: 0, errorCode: code, data: message });
     this.conn.send(frame); // IllegalSend before SETUP, after close, or if already closing
@@ -210,7 +211,7 @@ export class RSocketEngine
 
   /** Feed bytes from the transport (an empty array: EOF); the events they cause. `now`:
    * the caller's clock in milliseconds. */
-  receiveData(data: Uint8Array<ArrayBuffer>, now?: number): Event[] {
+  receiveData(data: Bytes, now?: number): Event[] {
     if (now !== undefined) {
       this.now = now;
     }

@@ -6,6 +6,7 @@
  * (stream_engine.ts), the connection's `RSocketEngine` (engine.ts): the class to use.
  */
 
+import type { Bytes } from "./bytes.js";
 import {
   Cancel,
   ErrorCode,
@@ -61,11 +62,11 @@ export interface ClientSetup {
   maxLifetime?: number;
   metadataMimeType?: string;
   dataMimeType?: string;
-  metadata?: Uint8Array<ArrayBuffer> | null;
-  data?: Uint8Array<ArrayBuffer>;
+  metadata?: Bytes | null;
+  data?: Bytes;
   lease?: boolean;
   /** Ask for a resumable session with this token (the R flag). */
-  resumeToken?: Uint8Array<ArrayBuffer> | null;
+  resumeToken?: Bytes | null;
 }
 
 /** Sizes and limits either side keeps (Python's Limits). */
@@ -95,7 +96,7 @@ export interface EngineOptions {
   extensions?: Iterable<number>;
   /** (server) The session a RESUME's token names (null: unknown); without it, a SETUP
    * asking for resumption is refused with REJECTED_SETUP and a RESUME with REJECTED_RESUME. */
-  resumeLookup?: (token: Uint8Array<ArrayBuffer>) => ResumableSession | null;
+  resumeLookup?: (token: Bytes) => ResumableSession | null;
 }
 
 /** Request-n credit one way of a stream; MAX_N is unbounded ("2^31-1 ... unbounded"). */
@@ -298,19 +299,19 @@ export abstract class EngineCore {
   /** Streams aborted while a fragmented message was arriving: until its last fragment. */
   protected readonly discarding = new Map<number, FragmentsMachine>();
   protected nextId: number;
-  protected outConnection: Uint8Array<ArrayBuffer>[] = [];
-  protected outStreams: Uint8Array<ArrayBuffer>[] = [];
+  protected outConnection: Bytes[] = [];
+  protected outStreams: Bytes[] = [];
   protected now = 0;
   protected setupInForce: SetupInfo | null = null;
   protected readonly leases = new Leases();
   protected readonly keepalive = new KeepaliveTimer();
   protected readonly resumeBufferSize: number;
   protected sizes: number[] = [];
-  protected readonly resumeLookup: ((token: Uint8Array<ArrayBuffer>) => ResumableSession | null) | null;
+  protected readonly resumeLookup: ((token: Bytes) => ResumableSession | null) | null;
   protected log: ResumeLog | null = null;
-  protected resumeToken: Uint8Array<ArrayBuffer> | null = null;
+  protected resumeToken: Bytes | null = null;
   protected resumeForbidden = false;
-  protected closingEvent: { errorCode: number; message: Uint8Array<ArrayBuffer>; byPeer: boolean } | null = null;
+  protected closingEvent: { errorCode: number; message: Bytes; byPeer: boolean } | null = null;
 
   constructor(role: "client" | "server", options: EngineOptions = {}) {
     if (role === "server" && options.setup !== undefined) {
@@ -412,7 +413,7 @@ export abstract class EngineCore {
 
   /** Every frame queued since the last call, each with its 3-byte length prefix
    * (stream-0 frames first: "Frames with Stream ID 0 SHOULD have a higher priority"). */
-  dataToSend(): Uint8Array<ArrayBuffer>[] {
+  dataToSend(): Bytes[] {
     if (this.outConnection.length === 0 && this.outStreams.length === 0) {
       return [];
     }

@@ -4,6 +4,8 @@
  * applications await.
  */
 
+import type { Bytes } from "./bytes.js";
+
 /** The four interaction models (Python's InteractionModel values). */
 export type InteractionModel =
   | "request_response"
@@ -21,10 +23,10 @@ export interface SetupInfo {
   readonly maxLifetime: number;
   readonly metadataMimeType: string;
   readonly dataMimeType: string;
-  readonly metadata: Uint8Array<ArrayBuffer> | null;
-  readonly data: Uint8Array<ArrayBuffer>;
+  readonly metadata: Bytes | null;
+  readonly data: Bytes;
   readonly lease: boolean;
-  readonly resumeToken: Uint8Array<ArrayBuffer> | null;
+  readonly resumeToken: Bytes | null;
 }
 
 export type Event =
@@ -32,20 +34,20 @@ export type Event =
   | {
       readonly type: "ConnectionRejected";
       readonly errorCode: number;
-      readonly message: Uint8Array<ArrayBuffer>;
+      readonly message: Bytes;
       readonly byPeer: boolean;
     }
   | {
       readonly type: "ConnectionClosing";
       readonly errorCode: number;
-      readonly message: Uint8Array<ArrayBuffer>;
+      readonly message: Bytes;
       readonly byPeer: boolean;
     }
   | {
       readonly type: "ConnectionClosed";
       /** null: the transport ended (EOF), no ERROR frame. */
       readonly errorCode: number | null;
-      readonly message: Uint8Array<ArrayBuffer>;
+      readonly message: Bytes;
       readonly byPeer: boolean;
       readonly graceful: boolean;
       /** The transport ended under a resumable session: its streams wait for a RESUME. */
@@ -62,16 +64,16 @@ export type Event =
       readonly type: "RequestReceived";
       readonly streamId: number;
       readonly model: InteractionModel;
-      readonly data: Uint8Array<ArrayBuffer>;
-      readonly metadata: Uint8Array<ArrayBuffer> | null;
+      readonly data: Bytes;
+      readonly metadata: Bytes | null;
       readonly initialN: number;
       readonly complete: boolean;
     }
   | {
       readonly type: "PayloadReceived";
       readonly streamId: number;
-      readonly data: Uint8Array<ArrayBuffer>;
-      readonly metadata: Uint8Array<ArrayBuffer> | null;
+      readonly data: Bytes;
+      readonly metadata: Bytes | null;
       readonly complete: boolean;
     }
   | { readonly type: "StreamCompleted"; readonly streamId: number }
@@ -79,7 +81,7 @@ export type Event =
       readonly type: "ErrorReceived";
       readonly streamId: number;
       readonly errorCode: number;
-      readonly data: Uint8Array<ArrayBuffer>;
+      readonly data: Bytes;
     }
   | { readonly type: "StreamCanceled"; readonly streamId: number }
   | { readonly type: "RequestNReceived"; readonly streamId: number; readonly n: number }
@@ -89,21 +91,21 @@ export type Event =
       readonly errorCode: number;
       readonly why: string;
     }
-  | { readonly type: "MetadataPushReceived"; readonly metadata: Uint8Array<ArrayBuffer> }
+  | { readonly type: "MetadataPushReceived"; readonly metadata: Bytes }
   | {
       readonly type: "LeaseReceived";
       readonly ttl: number;
       readonly numberOfRequests: number;
-      readonly metadata: Uint8Array<ArrayBuffer> | null;
+      readonly metadata: Bytes | null;
     }
-  | { readonly type: "KeepaliveReceived"; readonly data: Uint8Array<ArrayBuffer>; readonly respond: boolean }
+  | { readonly type: "KeepaliveReceived"; readonly data: Bytes; readonly respond: boolean }
   | {
       /** An EXT frame of an extended type the application declared (`extensions`). */
       readonly type: "ExtReceived";
       readonly streamId: number;
       readonly extendedType: number;
-      readonly data: Uint8Array<ArrayBuffer>;
-      readonly metadata: Uint8Array<ArrayBuffer> | null;
+      readonly data: Bytes;
+      readonly metadata: Bytes | null;
       readonly ignore: boolean;
     };
 

@@ -5,6 +5,7 @@
  * The F-flag sequence rules are the generated `fragments` machine's.
  */
 
+import type { Bytes } from "./bytes.js";
 import {
   Payload,
   RequestChannel,
@@ -23,12 +24,12 @@ export type Request = RequestResponse | RequestFnf | RequestStream | RequestChan
 /** A frame that carries a message (and so may be fragmented). */
 export type Message = Request | Payload;
 
-type Piece = [Uint8Array<ArrayBuffer> | null, Uint8Array<ArrayBuffer>];
+type Piece = [Bytes | null, Bytes];
 
 /** Cut (metadata, data) into per-frame pieces, metadata first. */
 export function split(
-  metadata: Uint8Array<ArrayBuffer> | null,
-  data: Uint8Array<ArrayBuffer>,
+  metadata: Bytes | null,
+  data: Bytes,
   firstOverhead: number,
   nextOverhead: number,
   mtu: number,
@@ -39,7 +40,7 @@ export function split(
   let overhead = firstOverhead;
   for (;;) {
     let room = mtu - overhead;
-    let pieceMd: Uint8Array<ArrayBuffer> | null = null;
+    let pieceMd: Bytes | null = null;
     if (mdLeft !== null) {
       room -= METADATA_LENGTH_SIZE;
       pieceMd = mdLeft.subarray(0, room);
@@ -49,7 +50,7 @@ export function split(
         mdLeft = null;
       }
     }
-    let pieceData: Uint8Array<ArrayBuffer> = new Uint8Array(0);
+    let pieceData: Bytes = new Uint8Array(0);
     if (mdLeft === null && room > 0) {
       pieceData = dataLeft.subarray(0, room);
       dataLeft = dataLeft.subarray(pieceData.length);
@@ -112,8 +113,8 @@ function copyOf<F extends Message>(frame: F): F {
 /** The fragments of one message received so far, bounded by `limit` bytes. */
 export class Reassembly {
   size = 0;
-  private readonly metadata: Uint8Array<ArrayBuffer>[] = [];
-  private readonly data: Uint8Array<ArrayBuffer>[] = [];
+  private readonly metadata: Bytes[] = [];
+  private readonly data: Bytes[] = [];
   private hasMetadata = false;
   private hasData = false;
 
@@ -122,7 +123,7 @@ export class Reassembly {
     readonly first: Message,
   ) {}
 
-  add(metadata: Uint8Array<ArrayBuffer> | null, data: Uint8Array<ArrayBuffer>): void {
+  add(metadata: Bytes | null, data: Bytes): void {
     this.size += data.length + (metadata !== null ? metadata.length : 0);
     if (this.size > this.limit) {
       throw new ReassemblyLimitExceeded(
@@ -160,7 +161,7 @@ export class Reassembly {
   }
 }
 
-export function concat(parts: readonly Uint8Array<ArrayBuffer>[]): Uint8Array<ArrayBuffer> {
+export function concat(parts: readonly Bytes[]): Bytes {
   if (parts.length === 1) {
     return parts[0]!;
   }

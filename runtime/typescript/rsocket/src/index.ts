@@ -4,6 +4,7 @@
  * uses no Node API; TCP and the Node WebSocket server are in `@wirestream/rsocket/node`.
  */
 
+export type { Bytes } from "./bytes.js";
 export * from "./engine.js";
 export * from "./errors.js";
 export type * from "./events.js";

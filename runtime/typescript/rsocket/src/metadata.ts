@@ -10,6 +10,7 @@
  * (`reservedId`), not refused. Decoders throw MalformedMetadata leaves, encoders EncodeError.
  */
 
+import type { Bytes } from "./bytes.js";
 import { DecodeError, EncodeError } from "@wirestream/runtime";
 
 export const COMPOSITE_METADATA = "message/x.rsocket.composite-metadata.v0";
@@ -103,7 +104,7 @@ export class InvalidMetadataText extends MalformedMetadata {
 /** One entry of composite metadata; `reservedId`: a well-known id no table defines. */
 export interface MetadataEntry {
   readonly mimeType: string;
-  readonly content: Uint8Array<ArrayBuffer>;
+  readonly content: Bytes;
   readonly reservedId?: number | null;
 }
 
@@ -115,7 +116,7 @@ export function reservedTypeName(typeId: number): string {
 const utf8 = new TextEncoder();
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
-function encodeType(type: string | number): Uint8Array<ArrayBuffer> {
+function encodeType(type: string | number): Bytes {
   if (typeof type === "number") {
     if (!Number.isInteger(type) || type < 0 || type > ID_OR_LENGTH_MASK) {
       throw new EncodeError(`MIME type id ${type} is not a 7-bit well-known id (0..127)`);
@@ -146,7 +147,7 @@ function encodeType(type: string | number): Uint8Array<ArrayBuffer> {
   return out;
 }
 
-function concat(parts: readonly Uint8Array<ArrayBuffer>[]): Uint8Array<ArrayBuffer> {
+function concat(parts: readonly Bytes[]): Bytes {
   const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
   let at = 0;
   for (const part of parts) {
@@ -158,12 +159,12 @@ function concat(parts: readonly Uint8Array<ArrayBuffer>[]): Uint8Array<ArrayBuff
 
 /** Composite metadata holding `entries` in order: [mimeType, content] or decoded entries. */
 export function encodeComposite(
-  entries: Iterable<readonly [string | number, Uint8Array<ArrayBuffer>] | MetadataEntry>,
-): Uint8Array<ArrayBuffer> {
-  const parts: Uint8Array<ArrayBuffer>[] = [];
+  entries: Iterable<readonly [string | number, Bytes] | MetadataEntry>,
+): Bytes {
+  const parts: Bytes[] = [];
   for (const entry of entries) {
     let mime: string | number;
-    let content: Uint8Array<ArrayBuffer>;
+    let content: Bytes;
     if ("mimeType" in entry) {
       mime = entry.reservedId ?? entry.mimeType;
       content = entry.content;
@@ -186,7 +187,7 @@ export function encodeComposite(
 }
 
 /** The entries of composite metadata, in order ("The order ... MUST be preserved"). */
-export function decodeComposite(data: Uint8Array<ArrayBuffer>): MetadataEntry[] {
+export function decodeComposite(data: Bytes): MetadataEntry[] {
   const entries: MetadataEntry[] = [];
   let offset = 0;
   while (offset < data.length) {
@@ -249,8 +250,8 @@ export function decodeComposite(data: Uint8Array<ArrayBuffer>): MetadataEntry[] 
 }
 
 /** Routing metadata (a ROUTING entry's content): each tag as a 1-byte length and UTF-8. */
-export function encodeRoute(...tags: string[]): Uint8Array<ArrayBuffer> {
-  const parts: Uint8Array<ArrayBuffer>[] = [];
+export function encodeRoute(...tags: string[]): Bytes {
+  const parts: Bytes[] = [];
   for (const tag of tags) {
     const raw = utf8.encode(tag);
     if (raw.length < 1 || raw.length > MAX_TAG_LENGTH) {
@@ -270,7 +271,7 @@ export function encodeRoute(...tags: string[]): Uint8Array<ArrayBuffer> {
 }
 
 /** The tags of routing metadata ("Any number of complete tag payloads"). */
-export function decodeRoute(data: Uint8Array<ArrayBuffer>): string[] {
+export function decodeRoute(data: Bytes): string[] {
   const tags: string[] = [];
   let offset = 0;
   while (offset < data.length) {
@@ -300,7 +301,7 @@ export function decodeRoute(data: Uint8Array<ArrayBuffer>): string[] {
 
 /** Composite metadata with one routing entry (send it with COMPOSITE_METADATA as the
  * connection's metadata MIME type). */
-export function route(...tags: string[]): Uint8Array<ArrayBuffer> {
+export function route(...tags: string[]): Bytes {
   if (tags.length === 0) {
     throw new EncodeError("route() needs at least one tag");
   }
@@ -308,7 +309,7 @@ export function route(...tags: string[]): Uint8Array<ArrayBuffer> {
 }
 
 /** Every tag of every routing entry of composite metadata, in order. */
-export function routesOf(metadata: Uint8Array<ArrayBuffer> | readonly MetadataEntry[]): string[] {
+export function routesOf(metadata: Bytes | readonly MetadataEntry[]): string[] {
   const entries = metadata instanceof Uint8Array ? decodeComposite(metadata) : metadata;
   return entries
     .filter((entry) => entry.mimeType === ROUTING && (entry.reservedId ?? null) === null)
@@ -316,6 +317,6 @@ export function routesOf(metadata: Uint8Array<ArrayBuffer> | readonly MetadataEn
 }
 
 /** The first route of composite metadata, or null. */
-export function findRoute(metadata: Uint8Array<ArrayBuffer> | readonly MetadataEntry[]): string | null {
+export function findRoute(metadata: Bytes | readonly MetadataEntry[]): string | null {
   return routesOf(metadata)[0] ?? null;
 }

@@ -10,6 +10,7 @@
  * ```
  */
 
+import type { Bytes } from "./bytes.js";
 import * as net from "node:net";
 
 import { ConnectionLost, HandshakeTimeout, TransportTimeout } from "@wirestream/runtime";
@@ -40,7 +41,7 @@ export class TcpTransport implements Transport {
     this.socket.on("close", () => this.end(null));
   }
 
-  send(frames: readonly Uint8Array<ArrayBuffer>[]): void {
+  send(frames: readonly Bytes[]): void {
     if (this.ended || this.socket.destroyed) return;
     if (frames.length === 1) {
       this.socket.write(frames[0]!);
@@ -87,7 +88,7 @@ export class NodeWebSocketTransport implements Transport {
     this.socket.on("close", () => this.end(null));
   }
 
-  send(frames: readonly Uint8Array<ArrayBuffer>[]): void {
+  send(frames: readonly Bytes[]): void {
     if (this.ended || this.socket.readyState !== WebSocket.OPEN) return;
     for (const frame of frames) {
       this.socket.send(frame.subarray(3), { binary: true });
@@ -194,7 +195,7 @@ export interface ServeOptions {
   onConnection?: (peer: RSocketPeer) => void;
 }
 
-function hex(bytes: Uint8Array<ArrayBuffer>): string {
+function hex(bytes: Bytes): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
@@ -232,7 +233,7 @@ export async function serve(
     const engine = new RSocketEngine("server", {
       ...(resume
         ? {
-            resumeLookup: (token: Uint8Array<ArrayBuffer>) => {
+            resumeLookup: (token: Bytes) => {
               const owner = sessions.get(hex(token));
               return owner === undefined ? null : owner.engine.session();
             },
@@ -365,6 +366,6 @@ export async function serve(
 
 /** A socket's Buffer as the byte view the engine takes (no copy): Node reads sockets into
  * ordinary ArrayBuffers, never shared ones, so the narrower type holds. */
-function view(chunk: Buffer): Uint8Array<ArrayBuffer> {
+function view(chunk: Buffer): Bytes {
   return new Uint8Array(chunk.buffer as ArrayBuffer, chunk.byteOffset, chunk.byteLength);
 }

@@ -15,6 +15,7 @@
  * connection's end, or a timeout).
  */
 
+import type { Bytes } from "./bytes.js";
 import { ErrorCode } from "@wirestream/generated/rsocket/v1_0";
 
 import { ProtocolError, StreamCancelled } from "@wirestream/runtime";
@@ -46,7 +47,7 @@ export interface RSocketHandler {
     inbound: AsyncIterable<RSocketPayload>,
     signal: AbortSignal,
   ): Source;
-  metadataPush?(metadata: Uint8Array<ArrayBuffer>): Promise<void> | void;
+  metadataPush?(metadata: Bytes): Promise<void> | void;
 }
 
 export interface StreamOptions {
@@ -64,7 +65,7 @@ interface StreamSide {
   requestN(): void;
 }
 
-function streamError(errorCode: number, data: Uint8Array<ArrayBuffer>): StreamError {
+function streamError(errorCode: number, data: Bytes): StreamError {
   const message = decoder.decode(data);
   return errorCode === ErrorCode.APPLICATION_ERROR
     ? new ApplicationError(message)
@@ -145,7 +146,7 @@ export class RSocketPeer extends PeerConnection {
     this.flush();
   }
 
-  async metadataPush(metadata: Uint8Array<ArrayBuffer>): Promise<void> {
+  async metadataPush(metadata: Bytes): Promise<void> {
     this.checkOpen();
     this.engine.metadataPush(metadata);
     this.flush();

@@ -5,6 +5,7 @@
  * it to the connection that resumes it). `RSocketPeer` (peer.ts) adds the streams.
  */
 
+import type { Bytes } from "./bytes.js";
 import {
   ConnectionLost,
   FrameTimeout,
@@ -40,7 +41,7 @@ export interface PeerOptions {
   /** (server) Keep a resumable session when its transport is lost, for `resumeTimeout`. */
   keepSessions?: boolean;
   /** (server) The peer whose session a RESUME on this connection continued. */
-  sessionOwner?: (token: Uint8Array<ArrayBuffer>) => PeerConnection | null;
+  sessionOwner?: (token: Bytes) => PeerConnection | null;
 }
 
 /** What a peer that handed its connection over keeps as its transport: nothing. */
@@ -68,7 +69,7 @@ export abstract class PeerConnection {
   protected resumedWaiters: (() => void)[] = [];
   protected attempt: { resolve: () => void; reject: (error: Error) => void } | null = null;
   protected readonly keepSessions: boolean;
-  protected readonly sessionOwner: ((token: Uint8Array<ArrayBuffer>) => PeerConnection | null) | null;
+  protected readonly sessionOwner: ((token: Bytes) => PeerConnection | null) | null;
   protected expiry: ReturnType<typeof setTimeout> | null = null;
   protected ended = false;
   protected resolveClosed: () => void = () => {};
@@ -305,7 +306,7 @@ export abstract class PeerConnection {
     );
   }
 
-  protected receive(chunk: Uint8Array<ArrayBuffer>): void {
+  protected receive(chunk: Bytes): void {
     if (this.ended) return;
     let events: Event[];
     const before = this.engine.framesReceived;

@@ -6,6 +6,7 @@
  * "used to update state for possible retransmission, such as trimming a retransmit buffer".
  */
 
+import type { Bytes } from "./bytes.js";
 import type { SetupInfo } from "./events.js";
 
 /**
@@ -17,7 +18,7 @@ export class ResumeLog {
   sentPosition = 0;
   receivedPosition = 0;
   /** [start position, wire bytes with the length prefix], oldest first. */
-  private frames: [number, Uint8Array<ArrayBuffer>][] = [];
+  private frames: [number, Bytes][] = [];
   private head = 0;
   private buffered = 0;
 
@@ -34,7 +35,7 @@ export class ResumeLog {
   }
 
   /** Record a tracked frame we sent (`wire` with its 3-byte length prefix). */
-  sent(wire: Uint8Array<ArrayBuffer>): void {
+  sent(wire: Bytes): void {
     this.frames.push([this.sentPosition, wire]);
     this.sentPosition += wire.length - 3;
     this.buffered += wire.length;
@@ -60,7 +61,7 @@ export class ResumeLog {
 
   /** The frames to send again so the peer continues at `peerPosition`; null when that is
    * not a position we can resume from. */
-  replayFrom(peerPosition: number): Uint8Array<ArrayBuffer>[] | null {
+  replayFrom(peerPosition: number): Bytes[] | null {
     if (peerPosition < this.firstAvailable || peerPosition > this.sentPosition) {
       return null;
     }
@@ -83,7 +84,7 @@ export class ResumeLog {
 
 /** What survives a lost transport when resumption was negotiated. */
 export interface ResumableSession {
-  readonly token: Uint8Array<ArrayBuffer>;
+  readonly token: Bytes;
   readonly setup: SetupInfo;
   readonly log: ResumeLog;
   /** The engine state a new engine adopts (streams, ids). */

@@ -6,6 +6,7 @@
  * requests with their lease and stream limits, items with their request-n credit.
  */
 
+import type { Bytes } from "./bytes.js";
 import {
   Cancel,
   ErrorCode,
@@ -73,18 +74,18 @@ export abstract class StreamEngine
 
   // ================================================================ requests
 
-  requestResponse(data: Uint8Array<ArrayBuffer>, metadata: Uint8Array<ArrayBuffer> | null = null, now?: number): number {
+  requestResponse(data: Bytes, metadata: Bytes | null = null, now?: number): number {
     return this.open("request_response", new RequestResponse({ data, metadata }), null, null, now);
   }
 
-  fireAndForget(data: Uint8Array<ArrayBuffer>, metadata: Uint8Array<ArrayBuffer> | null = null, now?: number): number {
+  fireAndForget(data: Bytes, metadata: Bytes | null = null, now?: number): number {
     return this.open("fire_and_forget", new RequestFnf({ data, metadata }), null, null, now);
   }
 
   /** Open a stream and grant the responder `initialN` items (1..2^31-1). */
   requestStream(
-    data: Uint8Array<ArrayBuffer>,
-    metadata: Uint8Array<ArrayBuffer> | null = null,
+    data: Bytes,
+    metadata: Bytes | null = null,
     initialN = MAX_N,
     now?: number,
   ): number {
@@ -97,8 +98,8 @@ export abstract class StreamEngine
   /** Open a channel whose first message is (data, metadata); more may follow once the
    * responder grants REQUEST_N. */
   requestChannel(
-    data: Uint8Array<ArrayBuffer>,
-    metadata: Uint8Array<ArrayBuffer> | null = null,
+    data: Bytes,
+    metadata: Bytes | null = null,
     initialN = MAX_N,
     complete = false,
     now?: number,
@@ -164,8 +165,8 @@ export abstract class StreamEngine
    * (DemandExceeded otherwise), except for a request-response answer. */
   sendNext(
     streamId: number,
-    data: Uint8Array<ArrayBuffer>,
-    metadata: Uint8Array<ArrayBuffer> | null = null,
+    data: Bytes,
+    metadata: Bytes | null = null,
     complete = false,
   ): void {
     const stream = this.get(streamId);
@@ -194,7 +195,7 @@ export abstract class StreamEngine
   }
 
   /** End the stream with ERROR (a stream error code: APPLICATION_ERROR, REJECTED ...). */
-  sendError(streamId: number, errorCode: number, message: string | Uint8Array<ArrayBuffer> = EMPTY): void {
+  sendError(streamId: number, errorCode: number, message: string | Bytes = EMPTY): void {
     const stream = this.get(streamId);
     const data = typeof message === "string" ? utf8.encode(message) : message;
     const frame = new ErrorFrame({ streamId, errorCode, data });

@@ -6,27 +6,28 @@
  * AbortSignal cancels.
  */
 
+import type { Bytes } from "./bytes.js";
 import { StreamCancelled } from "@wirestream/runtime";
 
 import { MAX_N } from "./engine.js";
 
 /** One message of a stream: data and optional metadata. */
 export interface RSocketPayload {
-  readonly data: Uint8Array<ArrayBuffer>;
-  readonly metadata: Uint8Array<ArrayBuffer> | null;
+  readonly data: Bytes;
+  readonly metadata: Bytes | null;
 }
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-function bytes(value: string | Uint8Array<ArrayBuffer>): Uint8Array<ArrayBuffer> {
+function bytes(value: string | Bytes): Bytes {
   return typeof value === "string" ? encoder.encode(value) : value;
 }
 
 /** A payload from text or bytes. */
 export function payload(
-  data: string | Uint8Array<ArrayBuffer> = "",
-  metadata: string | Uint8Array<ArrayBuffer> | null = null,
+  data: string | Bytes = "",
+  metadata: string | Bytes | null = null,
 ): RSocketPayload {
   return { data: bytes(data), metadata: metadata === null ? null : bytes(metadata) };
 }

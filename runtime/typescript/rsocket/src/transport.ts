@@ -6,12 +6,13 @@
  * strips the prefix when sending and adds it when receiving.
  */
 
+import type { Bytes } from "./bytes.js";
 import { ConnectionLost, TransportTimeout } from "@wirestream/runtime";
 
 /** Where a transport delivers what it receives. */
 export interface TransportSink {
   /** Bytes in RSocket's length-prefixed framing. */
-  data(chunk: Uint8Array<ArrayBuffer>): void;
+  data(chunk: Bytes): void;
   /** The transport ended (null: cleanly). Called once. */
   closed(error: Error | null): void;
 }
@@ -20,13 +21,13 @@ export interface Transport {
   /** Start delivering to `sink` (called once, before anything is sent). */
   start(sink: TransportSink): void;
   /** Send frames, each with its 3-byte length prefix. */
-  send(frames: readonly Uint8Array<ArrayBuffer>[]): void;
+  send(frames: readonly Bytes[]): void;
   /** Close the transport; `sink.closed` follows. */
   close(): void;
 }
 
 /** A frame received as one message, in the engine's length-prefixed framing. */
-export function withPrefix(message: Uint8Array<ArrayBuffer>): Uint8Array<ArrayBuffer> {
+export function withPrefix(message: Bytes): Bytes {
   const out = new Uint8Array(message.length + 3);
   out[0] = message.length >>> 16;
   out[1] = message.length >>> 8;
@@ -89,7 +90,7 @@ export class BrowserWebSocketTransport implements Transport {
     this.socket.onerror = () => this.fail(new ConnectionLost("WebSocket error", "reset"));
   }
 
-  send(frames: readonly Uint8Array<ArrayBuffer>[]): void {
+  send(frames: readonly Bytes[]): void {
     if (this.ended) {
       return;
     }
