@@ -22,7 +22,7 @@ from wirestream.runtime.rabbitmq_stream import (
     AuthenticationError,
     ChunkDelivered,
     ClientConnection,
-    ConnectionClosed,
+    BrokerConnectionClosed,
     ConnectionFailed,
     ConnectionOpened,
     CreditOnConsumption,
@@ -91,7 +91,7 @@ class Driver:
     def close(self) -> None:
         if self.client.is_open:
             self.client.close()
-            self.until(ConnectionClosed)
+            self.until(BrokerConnectionClosed)
         self.sock.close()
 
 

@@ -34,7 +34,7 @@ from wirestream.runtime.errors import FrameTooLarge, IllegalSend, UnexpectedFram
 from wirestream.runtime.rabbitmq_stream import (
     AuthenticationError,
     ClientConnection,
-    ConnectionClosed,
+    BrokerConnectionClosed,
     ConnectionFailed,
     ConnectionOpened,
     ConnectionTimedOut,
@@ -250,7 +250,7 @@ def test_broker_frame_out_of_handshake_order_is_protocol_error() -> None:
     with pytest.raises(UnexpectedFrame) as info:
         client.receive_data(frame_bytes(Tune(1024, 10)))
     assert client.state is ConnectionState.CLOSED
-    assert isinstance(info.value.events[-1], ConnectionClosed)  # type: ignore[attr-defined]
+    assert isinstance(info.value.events[-1], BrokerConnectionClosed)  # type: ignore[attr-defined]
 
 
 def test_handshake_command_after_open_refused_locally() -> None:
@@ -275,7 +275,7 @@ def test_close_request_answered_with_close_response() -> None:
     assert client.closed and client.state is ConnectionState.CLOSE_SENT
     cid = client.close_correlation_id
     events, _ = shuttle(client, broker)
-    assert events == [ConnectionClosed(ResponseCode.OK, "done", by_peer=False)]
+    assert events == [BrokerConnectionClosed(ResponseCode.OK, "done", by_peer=False)]
     assert broker.frames[-1] == CloseRequest(cid, ResponseCode.OK, "done")
     assert client.state is ConnectionState.CLOSED and client.closed
 
@@ -295,7 +295,7 @@ def test_close_ends_what_its_request_leaves_unanswered() -> None:
                       PublishAbandoned(0, (1, 2), "connection closed")]  # fmt: skip
     assert client.outstanding_requests == {client.close_correlation_id: "CloseRequest"}
     events, _ = shuttle(client, broker)
-    assert events == [ConnectionClosed(ResponseCode.OK, "", by_peer=False)]
+    assert events == [BrokerConnectionClosed(ResponseCode.OK, "", by_peer=False)]
 
 
 def test_server_close_answered_with_its_correlation_id() -> None:
@@ -309,7 +309,7 @@ def test_server_close_answered_with_its_correlation_id() -> None:
     broker.close(ResponseCode.UNKNOWN_FRAME, "unknown frame")
     events = client.receive_data(broker.data_to_send())
     assert events == [PublishAbandoned(0, (1,), "connection closed"),
-                      ConnectionClosed(ResponseCode.UNKNOWN_FRAME, "unknown frame", by_peer=True)]  # fmt: skip
+                      BrokerConnectionClosed(ResponseCode.UNKNOWN_FRAME, "unknown frame", by_peer=True)]  # fmt: skip
     broker.receive_data(client.data_to_send())
     assert broker.frames[-1] == CloseResponse(1, ResponseCode.OK)
     assert broker.connection.state is ConnectionState.CLOSED
@@ -328,7 +328,7 @@ def test_frames_after_own_close_request_ignored() -> None:
     with pytest.raises(IllegalSend, match="closing"):
         client.create_stream("s")
     events, _ = shuttle(client, broker)
-    assert isinstance(events[-1], ConnectionClosed)
+    assert isinstance(events[-1], BrokerConnectionClosed)
 
 
 def test_crossing_close_requests_both_answered() -> None:
@@ -340,7 +340,7 @@ def test_crossing_close_requests_both_answered() -> None:
     out_client, out_broker = client.data_to_send(), broker.data_to_send()
     events = client.receive_data(out_broker)
     broker.receive_data(out_client)
-    assert isinstance(events[-1], ConnectionClosed) and events[-1].by_peer
+    assert isinstance(events[-1], BrokerConnectionClosed) and events[-1].by_peer
     assert isinstance(broker.frames[-1], CloseRequest)
     assert client.receive_data(broker.data_to_send()) == []  # the broker's answer, late
     broker.receive_data(client.data_to_send())
@@ -359,7 +359,7 @@ def test_eof_fails_everything_outstanding() -> None:
     events = client.receive_data(b"")
     assert events == [RequestFailed(cid, "CreateRequest", None),
                       PublishAbandoned(0, (1, 2), "connection closed"),
-                      ConnectionClosed(None, "transport closed", by_peer=True)]  # fmt: skip
+                      BrokerConnectionClosed(None, "transport closed", by_peer=True)]  # fmt: skip
     assert client.receive_data(b"") == []
 
 
@@ -463,7 +463,7 @@ def test_response_with_unknown_correlation_id_is_protocol_error() -> None:
         client.receive_data(frame_bytes(CreateResponse(pending + 100, ResponseCode.OK)))
     events = info.value.events  # type: ignore[attr-defined]
     assert events[0] == RequestFailed(pending, "CreateRequest", None)
-    assert isinstance(events[-1], ConnectionClosed)
+    assert isinstance(events[-1], BrokerConnectionClosed)
     assert client.state is ConnectionState.CLOSED
     broker = TestBroker()
     broker.connection.state = ConnectionState.OPEN

@@ -35,7 +35,7 @@ from wirestream.runtime.errors import UnexpectedFrame
 from wirestream.runtime.machine import StateMachine
 from wirestream.runtime.rabbitmq_stream import (
     ClientConnection,
-    ConnectionClosed,
+    BrokerConnectionClosed,
     PartitionsReceived,
     PublishConfirmed,
     RouteReceived,
@@ -141,7 +141,7 @@ def test_a_connection_row_is_what_lets_route_response_reach_its_handler(edited: 
     with pytest.raises(UnexpectedFrame, match="can't receive RouteResponse") as refused:
         client.receive_data(response)
     assert client.ran == []
-    assert isinstance(refused.value.events[-1], ConnectionClosed)  # CloseRequest 13 queued
+    assert isinstance(refused.value.events[-1], BrokerConnectionClosed)  # CloseRequest 13 queued
     assert client.closed
 
 
