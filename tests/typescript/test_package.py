@@ -31,6 +31,7 @@ BROWSER = ROOT / "tests" / "typescript" / "dist" / "browser.js"
 PACKAGES = {
     "@wirestream/runtime": "runtime/typescript",
     "@wirestream/generated": "generated/typescript",
+    "@wirestream/rsocket": "runtime/typescript/rsocket",
 }
 
 # What checks.mjs must see wherever it runs (ESM, CommonJS, minified in Chromium).
@@ -128,6 +129,16 @@ def bundle(node: str, app: Path, entry: str, out: Path) -> str:
     run([str(ESBUILD), entry, "--bundle", "--minify", "--format=esm", "--platform=browser",
          f"--outfile={out}"], f"esbuild {entry}", cwd=app)  # fmt: skip
     return out.read_text(encoding="utf-8")
+
+
+def test_the_rsocket_client_bundles_for_the_browser(node: str, app: Path, tmp_path: Path) -> None:
+    """``@wirestream/rsocket``'s browser entry (the global WebSocket) bundles from its
+    tarball with no Node module; ``/node`` is the Node entry (TCP, ``ws``)."""
+    (app / "client.mjs").write_text(
+        'import { connect } from "@wirestream/rsocket";\nglobalThis.connect = connect;\n'
+    )
+    text = bundle(node, app, "client.mjs", tmp_path / "client.js")
+    assert "node:" not in text and "WebSocket" in text
 
 
 def test_minified_browser_bundle_in_chromium(node: str, app: Path, tmp_path: Path) -> None:
