@@ -35,6 +35,8 @@ from wirestream.runtime.rsocket import (
     serve,
 )
 from wirestream.apps.demo_responder import EchoResponder, parse_count
+from wirestream.generated.rsocket.v1_0 import decode
+from wirestream.runtime.capture.reader import iter_records
 from wirestream.runtime.rsocket.errors import ApplicationError
 from wirestream.runtime.rsocket.metadata import ROUTING, route
 from tests.support.aio_support import run
@@ -546,6 +548,57 @@ def test_serve_with_lease_grants_leasing_clients_n_requests_per_ttl() -> None:
         _, err = server.communicate(timeout=15)
     assert server.returncode == 0
     assert err == ""
+
+
+def test_serve_capture_records_every_frame_read_and_sent_in_the_servers_order(
+    tmp_path: Path,
+) -> None:
+    """``wirestream rsocket serve --capture PATH``: each frame the server read (the
+    client's) and sent (its own), in the order it did so, in PATH.000000.wscap, complete
+    once the server has stopped."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    root = Path(__file__).resolve().parents[2]
+    server = subprocess.Popen([sys.executable, "-m", "wirestream", "rsocket", "serve",
+                               "--port", "0", "--capture", str(tmp_path / "served.wscap")],
+                              env=env, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)  # fmt: skip
+    try:
+        url = _readline(server).split()[-1]
+
+        async def client() -> None:
+            async with connect(url) as rs:
+                assert (await rs.request_response(b"hello")).data == b"hello"
+                assert [p.data async for p in rs.request_stream(b"2")] == [b"0", b"1"]
+
+        run(client())
+    finally:
+        server.send_signal(signal.SIGINT)
+        _, err = server.communicate(timeout=15)
+    assert (server.returncode, err) == (0, "")
+    seen = []
+    for record in iter_records(tmp_path / "served.000000.wscap"):
+        frame = decode(record.frame)
+        data = getattr(frame, "data", b"")
+        seen.append((record.sender, type(frame).__name__, frame.stream_id, data))
+    assert seen == [
+        ("client", "Setup", 0, b""),
+        ("client", "RequestResponse", 1, b"hello"),
+        ("server", "Payload", 1, b"hello"),
+        ("client", "RequestStream", 3, b"2"),
+        ("server", "Payload", 3, b"0"),
+        ("server", "Payload", 3, b"1"),
+        ("server", "Payload", 3, b""),  # COMPLETE
+        ("client", "Error", 0, b"bye"),  # CONNECTION_CLOSE
+    ]
+
+
+def test_serve_capture_in_a_folder_that_cannot_be_written_is_exit_1(
+    tmp_path: Path, capsys: Capture
+) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    assert main(["rsocket", "serve", "--port", "0", "--capture", str(blocked / "x.wscap")]) == 1
+    assert "cannot write the capture" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("lease", ["60000", "0,5", "5,0", "x,1", f"1,{1 << 31}"])

@@ -16,12 +16,18 @@
  * whose expression is evaluated in the page once it has loaded, and its value is the
  * result. The result is printed as JSON on stdout with the page's console errors and uncaught
  * exceptions, and the exit code is 1 when the page failed or timed out.
+ *
+ * A page that needs the test to act at a point of its run (cut its connection) calls
+ * `await wirestreamSignal(what)`: `{"signal": what}` is printed on a line of its own at
+ * once, and the call returns the next line the test writes on stdin. The report is
+ * always the last line.
  */
 
 import { readFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { extname, join, normalize } from "node:path";
+import { createInterface, type Interface } from "node:readline";
 
 import { chromium, type Page } from "playwright-core";
 
@@ -89,6 +95,7 @@ async function main(argv: string[]): Promise<number> {
       if (message.type() === "error") report.console.push(message.text());
     });
     tab.on("pageerror", (error) => report.console.push(`uncaught: ${error.message}`));
+    await tab.exposeFunction("wirestreamSignal", signal);
     await tab.goto(origin + page);
     if (probe !== undefined) {
       report.result = await tab.evaluate(probe);
@@ -103,9 +110,26 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     await browser.close();
     server.close();
+    lines?.close();
   }
   process.stdout.write(JSON.stringify(report) + "\n");
   return report.error === null && report.console.length === 0 ? 0 : 1;
+}
+
+let stdin: AsyncIterator<string> | null = null;
+let lines: Interface | null = null;
+
+/** The page's `wirestreamSignal(what)`: tell the test, return its answer. stdin is read
+ * only once a page signals (the other pages' tests give none). */
+async function signal(what: string): Promise<string> {
+  process.stdout.write(JSON.stringify({ signal: what }) + "\n");
+  if (lines === null) {
+    lines = createInterface({ input: process.stdin });
+    stdin = lines[Symbol.asyncIterator]();
+  }
+  const answer = await stdin!.next();
+  if (answer.done === true) throw new Error(`stdin ended before the answer to ${what}`);
+  return answer.value;
 }
 
 /** Wait for the page's `wirestreamResult` or `wirestreamError`. */

@@ -15,7 +15,7 @@ sub-command per protocol: ``rsocket`` (below), ``rabbitmq``
     wirestream rsocket serve [--host H] [--port P] [--transport tcp|ws] [--version 1.0|0.2]
                              [--resume] [--mtu N] [--handshake-timeout S] [--idle-timeout S]
                              [--frame-timeout S] [--max-connections N] [--max-streams N]
-                             [--lease TTL,N]
+                             [--lease TTL,N] [--capture PATH]
     wirestream rsocket request URL DATA
     wirestream rsocket fnf URL DATA
     wirestream rsocket stream URL DATA [--limit-rate N] [--take K]
@@ -30,7 +30,10 @@ exits 0.  Its limits (``wirestream.runtime.limits``; README "Limits") default to
 library's; ``0`` switches one off; a connection dropped or refused by one is one line on
 stderr (``wirestream: HandshakeTimeout: ...``).  ``--lease TTL,N`` grants clients that ask
 for leasing (SETUP with the L flag) N requests per TTL milliseconds, renewed at half the
-TTL; without it such a SETUP is refused with ERROR[UNSUPPORTED_SETUP].
+TTL; without it such a SETUP is refused with ERROR[UNSUPPORTED_SETUP].  ``--capture PATH``
+records every frame of every connection, as the server sent and read them, in capture
+files (``PATH.000000.wscap`` ...; ``wirestream capture decode``): what the server did,
+seen from the server, for a peer under test that cannot be looked into (a browser).
 
 The client commands talk to any RSocket server (``tcp://``, ``tls://``, ``unix://``,
 ``ws://``, ``wss://`` URLs).  DATA ``-`` reads the data from stdin.  A channel's first
@@ -78,6 +81,7 @@ from wirestream.apps.cli_common import (
 from wirestream.apps import bpmux_cli, capture_cli, rabbitmq_cli, rsio_cli
 from wirestream.codegen import cli as codegen_cli
 from wirestream.runtime.aio import InboundStream, parse_url
+from wirestream.runtime.capture.writer import CaptureWriter
 from wirestream.runtime.errors import ProtocolError, TransportError
 from wirestream.apps.demo_responder import EchoResponder
 from wirestream.runtime.rsocket.errors import SetupRejected, RSocketStreamError
@@ -293,6 +297,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve_.add_argument("--lease", type=_lease, metavar="TTL,N",
                         help="grant clients that ask for leasing N requests per TTL ms, "
                              "renewed at half the TTL (default: refuse such clients)")  # fmt: skip
+    serve_.add_argument("--capture", metavar="PATH",
+                        help="record every frame of every connection in capture files "
+                             "PATH.000000.wscap ... (read: wirestream capture decode)")  # fmt: skip
 
     request = commands.add_parser("request", help="request-response: print the one answer")
     _add_connection_options(request)
@@ -338,13 +345,36 @@ async def _serve(args: argparse.Namespace) -> int:
     def show(payload: RSocketPayload) -> None:
         print(f"fire-and-forget: {_text(payload.data)}", flush=True)
 
+    limits = Limits(mtu=args.mtu, handshake_timeout=args.handshake_timeout,
+                    idle_timeout=args.idle_timeout, frame_timeout=args.frame_timeout,
+                    max_connections=args.max_connections,
+                    max_streams=args.max_streams)  # fmt: skip
     try:
-        limits = Limits(mtu=args.mtu, handshake_timeout=args.handshake_timeout,
-                        idle_timeout=args.idle_timeout, frame_timeout=args.frame_timeout,
-                        max_connections=args.max_connections,
-                        max_streams=args.max_streams)  # fmt: skip
+        capture = _capture_writer(args.capture, args.version)
+    except OSError as error:
+        _error(f"cannot write the capture {args.capture}: {error.strerror or error}")
+        return EXIT_FAILED
+    try:
+        return await _serve_until_signalled(url, args, limits, capture, show)
+    finally:
+        if capture is not None:
+            capture.close()  # its last records are in its buffer until then
+
+
+def _capture_writer(path: str | None, version: str) -> CaptureWriter | None:
+    if path is None:
+        return None
+    # One file however long the server runs: a test or a debugging session reads it whole.
+    return CaptureWriter(path, f"rsocket/{version}", max_file_bytes=None)
+
+
+async def _serve_until_signalled(url: str, args: argparse.Namespace, limits: Limits,
+                                 capture: CaptureWriter | None,
+                                 show: Callable[[RSocketPayload], None]) -> int:  # fmt: skip
+    try:
         server = await serve(url, EchoResponder(show), version=args.version,
-                             resume=args.resume, limits=limits, lease=args.lease)  # fmt: skip
+                             resume=args.resume, limits=limits, lease=args.lease,
+                             capture=capture)  # fmt: skip
     except OSError as error:
         _error(f"cannot listen on {url}: {error.strerror or error}")
         return EXIT_FAILED
