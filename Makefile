@@ -18,7 +18,8 @@ venv: $(STAMP)
 
 # The Node side (npm workspaces runtime/typescript, runtime/typescript/rsocket and
 # generated/typescript: TypeScript, @msgpack/msgpack, ws for the Node WebSocket server,
-# rsocket-core for the interop tests, esbuild and playwright-core for the browser tests)
+# rsocket-core 0.0.27 for the identity tests, rsocket-js 1.0.0-alpha.3 (rsocket-*-1 aliases)
+# for the interop tests and bench, esbuild and playwright-core for the browser tests)
 # is installed exactly as package-lock.json pins it, again whenever the lockfile or a
 # package.json changes.
 NODE_STAMP := node_modules/.installed
