@@ -109,7 +109,10 @@ const acceptor = {
       if (!/^[0-9]+$/.test(raw)) {
         setImmediate(() =>
           subscriber.onError(
-            new RSocketError(ErrorCodes.APPLICATION_ERROR, "request-stream data must be a decimal count"),
+            new RSocketError(
+              ErrorCodes.APPLICATION_ERROR,
+              "request-stream data must be a decimal count",
+            ),
           ),
         );
         return { request(): void {}, cancel(): void {}, onExtension(): void {} };
@@ -207,6 +210,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  process.stderr.write(`${text}\n`);
   process.exit(1);
 });
