@@ -18,7 +18,8 @@ venv: $(STAMP)
 
 # The Node side (npm workspaces runtime/typescript, runtime/typescript/rsocket and
 # generated/typescript: TypeScript, @msgpack/msgpack, ws for the Node WebSocket server,
-# rsocket-core for the interop tests, esbuild and playwright-core for the browser tests)
+# rsocket-core 0.0.27 for the identity tests, rsocket-js 1.0.0-alpha.3 (rsocket-*-1 aliases)
+# for the interop tests and bench, esbuild and playwright-core for the browser tests)
 # is installed exactly as package-lock.json pins it, again whenever the lockfile or a
 # package.json changes.
 NODE_STAMP := node_modules/.installed
@@ -208,12 +209,16 @@ soak: venv broker
 # rsocket_rust 0.7.5) and puts it against the generated Python decode in the same run.
 # bench/typescript_codec.ts (built by ts-build: the root tsconfig references bench/) puts
 # the generated TypeScript codec against rsocket-js in the same Node run.
+# bench/rsocket_clients.ts (built by ts-build too) puts the @wirestream/rsocket client against
+# rsocket-js 1.0.0-alpha.3's on the same Node server (ours, then rsocket-js's) in one run:
+# request-stream and 64-in-flight request-response throughput, memory per idle connection.
 # bench.rabbitmq_codecs runs the Java stream client (java-peers) beside ours, per codec.
 bench: venv native broker ts-build java-peers
 	$(BIN)/python -m bench.codec
 	$(BIN)/python -m bench.rust_ratios
 	$(BIN)/python -m bench.families
 	node bench/dist/typescript_codec.js
+	node bench/dist/rsocket_clients.js
 	$(BIN)/python -m bench.rsocket_runtime
 	$(BIN)/python -m bench.rsio_stream
 	$(BIN)/python -m bench.rabbitmq_runtime

@@ -82,6 +82,19 @@ const scenarios: Record<string, (rs: RSocketPeer) => Promise<unknown>> = {
     const answer = await rs.requestResponse(payload("after"));
     return { after: text(answer) };
   },
+  async metadata_push_then_request(rs) {
+    // For peers that may drop the connection on METADATA_PUSH (rsocket-js 1.0.0-alpha.3):
+    // what a request after it got, and how the connection ended.
+    await rs.metadataPush(new TextEncoder().encode("push-from-typescript"));
+    let after: string | null = null;
+    let requestError: string | null = null;
+    try {
+      after = text(await rs.requestResponse(payload("after")));
+    } catch (error) {
+      requestError = (error as Error).message;
+    }
+    return { after, requestError, connectionError: rs.error?.message ?? null };
+  },
   async cancel(rs) {
     const got: string[] = [];
     for await (const item of rs.requestStream(payload("1000000"), { limitRate: 8 })) {
