@@ -229,10 +229,13 @@ bench: venv native broker ts-build java-peers
 
 # The main job: ticker -> Spark Structured Streaming -> Parquet under out/demo/.
 # SOURCE=rsocket (default: in-process RSocket ticker, nothing to install) or rabbitmq.
+# LIVE=1 also serves a page on 127.0.0.1 (its URL is printed) that draws the windows as
+# Spark closes them, fed over RSocket-over-WebSocket, until Ctrl-C (its script is the
+# committed bundle of wirestream/apps/demo_web: no Node needed).
 SOURCE ?= rsocket
 demo: generate native
 	$(if $(filter rabbitmq,$(SOURCE)),tools/broker.sh start)
-	$(BIN)/python -m wirestream.apps.demo --source $(SOURCE)
+	$(BIN)/python -m wirestream.apps.demo --source $(SOURCE) $(if $(filter 1 yes true,$(LIVE)),--live)
 
 # The demo pages' scripts (wirestream/apps/demo_web/*.js, committed) from their
 # TypeScript sources, with the pinned esbuild: after a change to them or to the
