@@ -284,6 +284,11 @@ def test_make_demo_live_draws_every_window_written_and_stops_on_ctrl_c(
         url = demo.wait_for(r"live chart: (http://\S+)", 120).group(1)
         drawn = report_of(in_chromium(node, url, tmp_path), 480)
         demo.wait_for(r"the live chart stays at", 60)
+        # While it serves the page, Spark (its JVM, their Python workers) has gone.
+        deadline = time.monotonic() + STOP_DEADLINE
+        while len(left_of(demo.process.pid)) > 1 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert len(left_of(demo.process.pid)) == 1, left_of(demo.process.pid)
         code = demo.interrupt()
     finally:
         demo.kill()

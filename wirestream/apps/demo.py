@@ -220,6 +220,17 @@ def _run(args: argparse.Namespace) -> int:
     recording.join()
     query: Any = None
     close_ticker: Callable[[], None] | None = None
+    spark_up = True
+
+    def stop_spark() -> None:  # once: a second spark.stop() would call the ended JVM
+        nonlocal spark_up
+        if spark_up:
+            spark_up = False
+            try:
+                spark.stop()
+            finally:
+                end_jvm()
+
     seen = Watched(False)
     try:
         if args.source == "rsocket":
@@ -262,7 +273,7 @@ def _run(args: argparse.Namespace) -> int:
             if live is not None:
                 live.publish(windows)
                 live.finish()
-        spark.stop()
+        stop_spark()  # not needed by the page: the JVM is not kept while it is served
         if live is not None and seen.ok:
             clock.say(f"the live chart stays at {live.url} (the query has ended): Ctrl-C stops")
             while not interrupts.stop.wait(0.5):
@@ -270,16 +281,17 @@ def _run(args: argparse.Namespace) -> int:
             clock.say("Ctrl-C: stopped")
     finally:
         # Whatever ended the run (the end, Ctrl-C, an error): nothing is left running.
-        if query is not None:
-            query.stop()
-        if close_ticker is not None:
-            close_ticker()
-        if live is not None:
-            live.close()
-        background.close()
-        spark.stop()
-        end_jvm()
-        interrupts.restore()
+        # Every step runs even if one before it fails (ExitStack: last registered first).
+        with contextlib.ExitStack() as cleanup:
+            cleanup.callback(interrupts.restore)
+            cleanup.callback(stop_spark)
+            cleanup.callback(background.close)
+            if live is not None:
+                cleanup.callback(live.close)
+            if close_ticker is not None:
+                cleanup.callback(close_ticker)
+            if query is not None:
+                cleanup.callback(query.stop)
     if not seen.ok and interrupts.stop.is_set():
         return 130
     return 0 if seen.ok else 1
