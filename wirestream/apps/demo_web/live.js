@@ -6732,7 +6732,8 @@
         if (update.final) {
           say("final", `the demo's query has ended: ${windows.size} windows`);
         } else {
-          say("live", `live: ${windows.size} windows so far (${updates} updates)`);
+          const times = updates === 1 ? "1 update" : `${updates} updates`;
+          say("live", `live: ${windows.size} windows so far (${times})`);
         }
       }
     } finally {

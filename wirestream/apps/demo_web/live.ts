@@ -53,7 +53,8 @@ async function follow(feed: string): Promise<void> {
       if (update.final) {
         say("final", `the demo's query has ended: ${windows.size} windows`);
       } else {
-        say("live", `live: ${windows.size} windows so far (${updates} updates)`);
+        const times = updates === 1 ? "1 update" : `${updates} updates`;
+        say("live", `live: ${windows.size} windows so far (${times})`);
       }
     }
   } finally {
