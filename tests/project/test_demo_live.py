@@ -313,6 +313,47 @@ def test_ctrl_c_while_spark_runs_stops_the_demo_cleanly(tmp_path: Path) -> None:
     assert "stopped (Ctrl-C)" in demo.output, demo.output
 
 
+INTERRUPTED = """
+import os, signal, sys, time
+from wirestream.apps.demo import Interrupts
+interrupts = Interrupts(deadline=float(sys.argv[1]))
+print("ready", flush=True)
+interrupts.stop.wait(60)  # the first Ctrl-C: a stop that never finishes
+print("stopping", flush=True)
+time.sleep(60)
+print("not ended", flush=True)
+"""
+
+
+@pytest.mark.parametrize("how", ["a second Ctrl-C", "the deadline"])
+def test_a_stop_that_hangs_is_ended_by_a_second_ctrl_c_or_the_deadline(how: str) -> None:
+    """The demo's Ctrl-C handling (``Interrupts``) on a stop that never ends: the first
+    SIGINT only asks to stop; a second one ends the process at once, and without one the
+    deadline does (1 s here), both with exit code 130."""
+    deadline = "1" if how == "the deadline" else "60"
+    process = subprocess.Popen([sys.executable, "-c", INTERRUPTED, deadline], cwd=ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert process.stdout is not None and process.stdout.readline() == "ready\n"
+        process.send_signal(signal.SIGINT)
+        said = [process.stdout.readline() for _ in range(3)]  # the handler's note first
+        assert said[-1] == "stopping\n", said
+        started = time.monotonic()
+        if how == "a second Ctrl-C":
+            process.send_signal(signal.SIGINT)
+        code = process.wait(30)
+        took = time.monotonic() - started
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert code == 130
+    assert took < 20, took
+    assert process.stdout.read() == ""  # it never got past the hang
+    why = "a second Ctrl-C" if how == "a second Ctrl-C" else "still stopping after 1 s"
+    assert f"{why}: exiting now" in process.stderr.read()
+
+
 def left_of(group: int) -> list[str]:
     """Processes still in the process group ``group`` (the demo's: Spark's JVM, its
     Python workers): their command lines."""
