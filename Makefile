@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PY_DIRS := setup.py wirestream/__init__.py wirestream/__main__.py wirestream/apps codegen runtime generated tests bench
 
-.PHONY: native docs venv node-deps java-peers tshark chromium generate check-generated lint typecheck pytest ts-build ts-test test fuzz fuzz-rust mutate soak bench demo clean broker broker-stop broker-installed servers-installed servers servers-stop
+.PHONY: native docs venv node-deps java-peers tshark chromium generate check-generated lint typecheck pytest ts-build ts-test test fuzz fuzz-rust mutate soak bench demo demo-web clean broker broker-stop broker-installed servers-installed servers servers-stop
 
 # The venv is (re)built whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -229,10 +229,20 @@ bench: venv native broker ts-build java-peers
 
 # The main job: ticker -> Spark Structured Streaming -> Parquet under out/demo/.
 # SOURCE=rsocket (default: in-process RSocket ticker, nothing to install) or rabbitmq.
+# LIVE=1 also serves a page on 127.0.0.1 (its URL is printed) that draws the windows as
+# Spark closes them, fed over RSocket-over-WebSocket, until Ctrl-C (its script is the
+# committed bundle of wirestream/apps/demo_web: no Node needed).
 SOURCE ?= rsocket
 demo: generate native
 	$(if $(filter rabbitmq,$(SOURCE)),tools/broker.sh start)
-	$(BIN)/python -m wirestream.apps.demo --source $(SOURCE)
+	$(BIN)/python -m wirestream.apps.demo --source $(SOURCE) $(if $(filter 1 yes true,$(LIVE)),--live)
+
+# The demo pages' scripts (wirestream/apps/demo_web/*.js, committed) from their
+# TypeScript sources, with the pinned esbuild: after a change to them or to the
+# @wirestream packages the live page bundles (tests/project/test_demo_live.py fails
+# until then).
+demo-web: ts-build
+	$(BIN)/python -m wirestream.apps.demo_web
 
 # A private RabbitMQ node (stream plugin, loopback only), kept running for a session of
 # work (benchmarks, demos, repeated test runs); the test session then uses it and leaves

@@ -83,6 +83,9 @@ def test_the_wheel_installs_exactly_one_top_level_package(wheel: Path) -> None:
     for name in ("package.json", "tsconfig.json", "src/index.ts", "src/wire.ts"):
         assert runtime + name in names, name
     assert not any(n.startswith(runtime) and "/dist/" in n for n in names)
+    # the demo pages' committed scripts, which the demo's charts inline
+    for name in ("static.js", "live.js"):
+        assert f"wirestream/apps/demo_web/{name}" in names, name
 
 
 @pytest.fixture(scope="module")

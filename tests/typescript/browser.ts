@@ -7,6 +7,9 @@
  *   node tests/typescript/dist/browser.js <folder> <page>[?query] [--screenshot out.png]
  *                                         [--evaluate probe.js]
  *
+ * A page given as a full URL (`http://127.0.0.1:<port>/`, e.g. the live chart `make demo
+ * LIVE=1` serves itself) is loaded from there instead (the folder is not served from).
+ *
  * The folder's files are served over HTTP on 127.0.0.1 (a port of its own, as a dev
  * server would: no file:// restrictions on modules and workers, and Chromium's local
  * network access checks let a loopback page open a WebSocket to 127.0.0.1, which a
@@ -96,7 +99,7 @@ async function main(argv: string[]): Promise<number> {
     });
     tab.on("pageerror", (error) => report.console.push(`uncaught: ${error.message}`));
     await tab.exposeFunction("wirestreamSignal", signal);
-    await tab.goto(origin + page);
+    await tab.goto(/^https?:\/\//.test(page) ? page : origin + page);
     if (probe !== undefined) {
       report.result = await tab.evaluate(probe);
     } else {

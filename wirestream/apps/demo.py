@@ -4,6 +4,7 @@ per-symbol event-time windows -> Parquet, with progress while it runs.
     make demo                   # the ticker is an in-process RSocket server (no broker)
     make demo SOURCE=rabbitmq   # the ticker publishes to a RabbitMQ stream on the
                                 # project's broker (`make demo` starts it)
+    make demo LIVE=1            # also a page drawing the windows as Spark closes them
 
 1. The ticker (``wirestream.apps.ticker``) serves deterministic msgpack trades on an
    RSocket request-stream at tcp://127.0.0.1:<free port>, in a background thread of this
@@ -23,6 +24,13 @@ per-symbol event-time windows -> Parquet, with progress while it runs.
    path is the demo's last line (``demo_chart``).  Everything lands under
    ``out/demo/``; Spark's own console output (its startup notes, WARN lines) goes to
    ``out/demo/spark.log`` instead of between the demo's lines.
+5. With ``--live`` (``make demo LIVE=1``), before Spark starts, a page on 127.0.0.1 whose
+   URL is printed: the same chart, drawn as each micro-batch closes windows, fed over
+   RSocket-over-WebSocket (``demo_live``); it is served until Ctrl-C.
+
+Ctrl-C stops the demo in order (the query, the ticker, the servers, Spark and its JVM:
+nothing is left running) and exits 130 unless the run had finished; a second Ctrl-C, or
+``STOP_DEADLINE`` seconds of stopping, exits at once.
 """
 
 from __future__ import annotations
@@ -32,12 +40,15 @@ import contextlib
 import datetime
 import os
 import shutil
+import signal
+import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from wirestream.runtime.spark.background import BackgroundLoop
@@ -166,15 +177,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "out" / "demo")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds before giving up")
+    parser.add_argument("--live", action="store_true",
+                        help="also serve a page drawing the windows as Spark closes them "
+                        "(on 127.0.0.1; its URL is printed) until Ctrl-C")  # fmt: skip
+    parser.add_argument("--live-port", type=int, default=0, help="the live page's port (0: any)")
     args = parser.parse_args(argv)
+    try:
+        return _run(args)
+    except KeyboardInterrupt:  # before Spark is up (then Ctrl-C is ours: Interrupts)
+        print("\nCtrl-C: stopped", flush=True)
+        return 130
+
+
+def _run(args: argparse.Namespace) -> int:
     clock = Clock()
     out: Path = args.out / args.source
     shutil.rmtree(out, ignore_errors=True)
+    title = f"wirestream demo: {args.ticks:,} trades via {args.source}, windows per symbol"
     print(f"wirestream demo: ticker -> {args.source} -> Spark Structured Streaming -> Parquet")
 
     tape: list[bytes] = []
     recording = threading.Thread(target=lambda: tape.extend(ticks(args.ticks)), daemon=True)
     recording.start()  # the market is made while Spark starts
+    background = BackgroundLoop("demo ticker")
+    live = None
+    if args.live:  # up before Spark, so the page can be opened while Spark starts
+        from wirestream.apps.demo_live import LiveChart
+
+        live = LiveChart(background, f"{title} (live)", port=args.live_port)
+        clock.say(f"live chart: {live.url} (fed over RSocket at {live.feed_url}; Ctrl-C stops)")
     from wirestream.runtime.spark import session
 
     if args.master.startswith("local"):
@@ -184,37 +215,147 @@ def main(argv: list[str] | None = None) -> int:
         # Errors only, no console progress bars: the demo prints its own progress.
         spark = session(args.master, app_name="wirestream-demo", log_level="ERROR",
                         conf=SHORT_JOB_CONF)  # fmt: skip
+    interrupts = Interrupts()  # after the session: SparkContext installs a SIGINT handler
     clock.say(f"Spark {spark.version} {args.master} up (its own output: {_shown(log)})")
     recording.join()
-    background = BackgroundLoop("demo ticker")
-    if args.source == "rsocket":
-        options, close_ticker = rsocket_ticker(background, args.ticks, tape)
-        clock.say(f"ticker serving {args.ticks:,} msgpack trades at {options['uri']} (RSocket)")
-        source_format = "rsocket"
-    else:
-        options, close_ticker = rabbitmq_ticker(background, args.ticks, args.uri, clock.say, tape)
-        source_format = "rabbitmq_stream"
-    query = start_query(spark, source_format, options, out, args.batch)
-    seen = watch(query, args.ticks, args.timeout, clock)
-    query.stop()
-    close_ticker()
-    background.close()
-    if seen.ok:
-        trades, seconds = seen.steady
-        clock.say(
-            f"{seen.rate:,.0f} trades/s through the windows: {trades:,} trades in "
-            f"{seconds:.1f} s after the first micro-batch, which took {seen.warm_up:.1f} s "
-            "(Spark compiles the query and starts its Python workers in it)"
-        )
-        summarise(spark, out / "windows", clock)
-        chart = write_chart(
-            windows_from_rows(spark.read.parquet(str(out / "windows")).collect()),
-            out / "windows.html",
-            f"wirestream demo: {args.ticks:,} trades via {args.source}, windows per symbol",
-        )
-        print(f"\nchart of the windows: {chart.resolve()}")
-    spark.stop()
+    query: Any = None
+    close_ticker: Callable[[], None] | None = None
+    spark_up = True
+
+    def stop_spark() -> None:  # once: a second spark.stop() would call the ended JVM
+        nonlocal spark_up
+        if spark_up:
+            spark_up = False
+            try:
+                spark.stop()
+            finally:
+                end_jvm()
+
+    seen = Watched(False)
+    try:
+        if args.source == "rsocket":
+            options, close_ticker = rsocket_ticker(background, args.ticks, tape)
+            clock.say(f"ticker serving {args.ticks:,} msgpack trades at {options['uri']} (RSocket)")
+            source_format = "rsocket"
+        else:
+            options, close_ticker = rabbitmq_ticker(
+                background, args.ticks, args.uri, clock.say, tape
+            )
+            source_format = "rabbitmq_stream"
+        query = start_query(spark, source_format, options, out, args.batch)
+        on_written: Callable[[int], None] | None = None
+        if live is not None:
+            chart = live
+
+            def publish_written(written: int) -> None:
+                # Every window written so far (the page gets the new ones): Spark reads
+                # the sink's committed files, as the chart at the end does.
+                chart.publish(windows_from_rows(spark.read.parquet(str(out / "windows")).collect()))
+
+            on_written = publish_written
+
+        seen = watch(query, args.ticks, args.timeout, clock, interrupts.stop, on_written)
+        stopping, query = query, None  # stopped here, or by ``finally`` if this fails
+        stopping.stop()
+        closing, close_ticker = close_ticker, None
+        closing()
+        if seen.ok:
+            trades, seconds = seen.steady
+            clock.say(
+                f"{seen.rate:,.0f} trades/s through the windows: {trades:,} trades in "
+                f"{seconds:.1f} s after the first micro-batch, which took {seen.warm_up:.1f} s "
+                "(Spark compiles the query and starts its Python workers in it)"
+            )
+            summarise(spark, out / "windows", clock)
+            windows = windows_from_rows(spark.read.parquet(str(out / "windows")).collect())
+            chart_path = write_chart(windows, out / "windows.html", title)
+            print(f"\nchart of the windows: {chart_path.resolve()}", flush=True)
+            if live is not None:
+                live.publish(windows)
+                live.finish()
+        stop_spark()  # not needed by the page: the JVM is not kept while it is served
+        if live is not None and seen.ok:
+            clock.say(f"the live chart stays at {live.url} (the query has ended): Ctrl-C stops")
+            while not interrupts.stop.wait(0.5):
+                pass
+            clock.say("Ctrl-C: stopped")
+    finally:
+        # Whatever ended the run (the end, Ctrl-C, an error): nothing is left running.
+        # Every step runs even if one before it fails (ExitStack: last registered first).
+        with contextlib.ExitStack() as cleanup:
+            cleanup.callback(interrupts.restore)
+            cleanup.callback(stop_spark)
+            cleanup.callback(background.close)
+            if live is not None:
+                cleanup.callback(live.close)
+            if close_ticker is not None:
+                cleanup.callback(close_ticker)
+            if query is not None:
+                cleanup.callback(query.stop)
+    if not seen.ok and interrupts.stop.is_set():
+        return 130
     return 0 if seen.ok else 1
+
+
+JVM_EXIT_TIMEOUT = 15.0
+
+
+def end_jvm() -> None:
+    """Spark's JVM, ended before the demo returns: ``spark.stop()`` keeps it (a later
+    session in this process would reuse it), and on its own it goes only after this
+    process has exited (pyspark's gateway exits when its stdin, a pipe from here, closes),
+    so it would outlive the demo for a while.  Closing that pipe ends it now (its Python
+    workers end with it); one that does not exit in time is killed."""
+    from pyspark import SparkContext
+
+    process = getattr(SparkContext._gateway, "proc", None)
+    if not isinstance(process, subprocess.Popen):
+        return  # no JVM of ours (a gateway given by PYSPARK_GATEWAY_PORT)
+    if process.stdin is not None:
+        process.stdin.close()
+    try:
+        process.wait(JVM_EXIT_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    SparkContext._gateway = None
+    SparkContext._jvm = None
+
+
+STOP_DEADLINE = 30.0
+"""Seconds the demo may take to stop after Ctrl-C (the query, the servers, Spark) before
+it exits anyway."""
+
+
+class Interrupts:
+    """Ctrl-C, handled: the first sets ``stop`` (the demo winds down in order: query
+    stopped, servers closed, Spark stopped) and starts ``deadline``; a second Ctrl-C, or
+    the deadline, ends the process at once.  Spark's JVM ends with it: it exits when its
+    stdin, a pipe from this process, closes (pyspark's gateway)."""
+
+    def __init__(self, deadline: float = STOP_DEADLINE) -> None:
+        self.stop = threading.Event()
+        self._deadline = deadline
+        self._previous = signal.signal(signal.SIGINT, self._on_sigint)
+
+    def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
+        if self.stop.is_set():
+            _exit_now("a second Ctrl-C")
+        self.stop.set()
+        print("\nCtrl-C: stopping (the query, the servers, Spark); Ctrl-C again exits at once",
+              flush=True)  # fmt: skip
+        timer = threading.Timer(self._deadline, _exit_now,
+                                args=(f"still stopping after {self._deadline:.0f} s",))  # fmt: skip
+        timer.daemon = True
+        timer.start()
+
+    def restore(self) -> None:
+        signal.signal(signal.SIGINT, self._previous)
+
+
+def _exit_now(why: str) -> None:
+    print(f"{why}: exiting now", file=sys.stderr, flush=True)
+    os._exit(130)
 
 
 def _shown(path: Path) -> Path:
@@ -297,18 +438,31 @@ class Watched:
         return self.ok
 
 
-def watch(query: Any, expected: int, timeout: float, clock: Clock) -> Watched:
+def watch(
+    query: Any,
+    expected: int,
+    timeout: float,
+    clock: Clock,
+    stop: threading.Event | None = None,
+    on_written: Callable[[int], None] | None = None,
+) -> Watched:
     """Print each micro-batch's progress until every trade is in and a batch has run on
-    the final watermark (append mode writes a window once the watermark passes it).
+    the final watermark (append mode writes a window once the watermark passes it), or
+    ``stop`` is set (Ctrl-C).  ``on_written(windows)``: after each batch that wrote
+    windows, with how many are written so far.
 
     Each batch's start and end come from Spark's own progress reports."""
     total, seen_batch, settled, closed = 0, -1, 0, 0
     batches: list[tuple[int, float, float]] = []
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        if stop is not None and stop.is_set():
+            clock.say(f"stopped (Ctrl-C) with {total:,}/{expected:,} trades in")
+            return Watched(False, batches)
         if query.exception() is not None:
             clock.say(f"query failed: {query.exception()}")
             return Watched(False)
+        written = closed
         for progress in query.recentProgress:
             if progress["batchId"] <= seen_batch:
                 continue
@@ -330,6 +484,8 @@ def watch(query: Any, expected: int, timeout: float, clock: Clock) -> Watched:
             )
             if total >= expected and rows == 0:
                 settled += 1
+        if on_written is not None and closed > written:
+            on_written(closed)
         if settled:
             return Watched(True, batches)
         time.sleep(0.2)

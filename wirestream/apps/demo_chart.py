@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime
 import html
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,17 @@ from typing import Any
 
 import msgpack
 
-__all__ = ["Window", "render_chart", "windows_from_rows", "windows_from_ticks", "write_chart"]
+from wirestream.apps.demo_web import script
+
+__all__ = [
+    "Window",
+    "render_chart",
+    "render_live_page",
+    "window_json",
+    "windows_from_rows",
+    "windows_from_ticks",
+    "write_chart",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,14 +87,25 @@ def windows_from_ticks(payloads: Iterable[bytes], watermark: float = 10.0) -> li
     )  # fmt: skip
 
 
+def window_json(window: Window) -> dict[str, Any]:
+    """A window as both pages' script reads it (chart.ts ``ChartWindow``): ``start`` in
+    epoch milliseconds, VWAP rounded to 6 places."""
+    return {"symbol": window.symbol, "start": int(window.start.timestamp() * 1000),
+            "trades": window.trades, "volume": window.volume, "vwap": round(window.vwap, 6),
+            "low": window.low, "high": window.high}  # fmt: skip
+
+
 def render_chart(windows: Sequence[Window], title: str) -> str:
-    """The page: the windows as JSON in the page, drawn by its inline script."""
-    data = [{"symbol": w.symbol, "start": int(w.start.timestamp() * 1000), "trades": w.trades,
-             "volume": w.volume, "vwap": round(w.vwap, 6), "low": w.low, "high": w.high}
-            for w in windows]  # fmt: skip
-    # JSON inside <script>: "</" would end the element, so it is escaped.
-    payload = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
-    return _PAGE.replace("{{title}}", html.escape(title)).replace("{{windows}}", payload)
+    """The static page: the windows as JSON in the page, drawn by its inline script
+    (demo_web/static.js, built from chart.ts: the live page's drawing code too)."""
+    return _page(title, [window_json(w) for w in windows], "static.js", feed=None)
+
+
+def render_live_page(title: str, feed: str) -> str:
+    """The live page (demo_live.py serves it): no windows yet, the feed's WebSocket URL
+    on its root element, and the script that follows the feed and draws what arrives
+    (demo_web/live.js: chart.ts's drawing and ``@wirestream/rsocket``'s client)."""
+    return _page(title, [], "live.js", feed=feed)
 
 
 def write_chart(windows: Sequence[Window], path: Path, title: str) -> Path:
@@ -92,8 +114,18 @@ def write_chart(windows: Sequence[Window], path: Path, title: str) -> Path:
     return path
 
 
+def _page(title: str, data: list[dict[str, Any]], bundle: str, feed: str | None) -> str:
+    # JSON inside <script>: "</" would end the element, so it is escaped.
+    payload = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
+    root = "" if feed is None else f' data-feed="{html.escape(feed)}"'
+    # One pass, so nothing a value holds is read as a placeholder.
+    values = {"title": html.escape(title), "windows": payload, "script": script(bundle),
+              "feed": root}  # fmt: skip
+    return re.sub(r"\{\{(\w+)\}\}", lambda m: values[m.group(1)], _PAGE)
+
+
 _PAGE = """<!doctype html>
-<html lang="en">
+<html lang="en"{{feed}}>
 <head>
 <meta charset="utf-8">
 <title>{{title}}</title>
@@ -103,6 +135,7 @@ _PAGE = """<!doctype html>
          background: #fff; }
   h1 { font-size: 18px; margin: 0 0 4px; }
   p.note { margin: 0 0 16px; color: #666; }
+  p.note:empty { display: none; }
   .panels { display: grid; grid-template-columns: repeat(auto-fill, minmax(540px, 1fr));
             gap: 16px; }
   figure { margin: 0; border: 1px solid #ddd; border-radius: 4px; padding: 8px; }
@@ -127,78 +160,11 @@ _PAGE = """<!doctype html>
 <rect class="band-key" x="64" y="1" width="18" height="12"/><text x="86" y="11">low..high</text>
 <rect class="volume-key" x="158" y="1" width="18" height="12"/><text x="180" y="11">volume</text>
 </svg></p>
+<p class="note" id="status"></p>
 <div class="panels" id="panels"></div>
 <script type="application/json" id="windows">{{windows}}</script>
 <script>
-"use strict";
-(() => {
-  const SVG = "http://www.w3.org/2000/svg";
-  const W = 540, PRICE_H = 190, VOL_H = 60, GAP = 18, LEFT = 52, RIGHT = 8, TOP = 6;
-  const windows = JSON.parse(document.getElementById("windows").textContent);
-  const bySymbol = new Map();
-  for (const w of windows) {
-    if (!bySymbol.has(w.symbol)) bySymbol.set(w.symbol, []);
-    bySymbol.get(w.symbol).push(w);
-  }
-  const el = (name, attrs, parent) => {
-    const node = document.createElementNS(SVG, name);
-    for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
-    if (parent) parent.appendChild(node);
-    return node;
-  };
-  const text = (parent, x, y, content, anchor) => {
-    el("text", { x, y, class: "axis", "text-anchor": anchor || "start" }, parent).textContent = content;
-  };
-  const hhmm = (ms) => new Date(ms).toISOString().slice(11, 16);
-  const minute = 60000;
-  const panels = document.getElementById("panels");
-  for (const [symbol, rows] of [...bySymbol].sort((a, b) => a[0] < b[0] ? -1 : 1)) {
-    rows.sort((a, b) => a.start - b.start);
-    const t0 = rows[0].start, t1 = rows[rows.length - 1].start + minute;
-    const lo = Math.min(...rows.map((r) => r.low)), hi = Math.max(...rows.map((r) => r.high));
-    const span = hi - lo || 1;
-    const vmax = Math.max(...rows.map((r) => r.volume)) || 1;
-    const plotW = W - LEFT - RIGHT;
-    const x = (ms) => LEFT + ((ms - t0) / (t1 - t0)) * plotW;
-    const mid = (r) => x(r.start + minute / 2);
-    const y = (price) => TOP + (1 - (price - lo) / span) * PRICE_H;
-    const volTop = TOP + PRICE_H + GAP;
-    const figure = document.createElement("figure");
-    const caption = document.createElement("figcaption");
-    const trades = rows.reduce((n, r) => n + r.trades, 0);
-    caption.textContent = symbol;
-    const detail = document.createElement("span");
-    detail.textContent = `${rows.length} windows, ${trades.toLocaleString("en")} trades`;
-    caption.appendChild(detail);
-    figure.appendChild(caption);
-    const svg = el("svg", { viewBox: `0 0 ${W} ${volTop + VOL_H + 16}`, "data-symbol": symbol });
-    for (const p of [lo, (lo + hi) / 2, hi]) {
-      el("line", { x1: LEFT, x2: W - RIGHT, y1: y(p), y2: y(p), class: "grid" }, svg);
-      text(svg, LEFT - 4, y(p) + 3, p.toFixed(2), "end");
-    }
-    const upper = rows.map((r) => `${mid(r).toFixed(2)},${y(r.high).toFixed(2)}`);
-    const lower = rows.map((r) => `${mid(r).toFixed(2)},${y(r.low).toFixed(2)}`).reverse();
-    el("polygon", { class: "band", points: upper.concat(lower).join(" ") }, svg);
-    el("polyline", { class: "vwap",
-                     points: rows.map((r) => `${mid(r).toFixed(2)},${y(r.vwap).toFixed(2)}`).join(" ") }, svg);
-    const barW = Math.max(1, plotW / ((t1 - t0) / minute) - 1);
-    for (const r of rows) {
-      const h = (r.volume / vmax) * VOL_H;
-      el("rect", { class: "volume", x: (x(r.start) + 0.5).toFixed(2), y: (volTop + VOL_H - h).toFixed(2),
-                   width: barW.toFixed(2), height: h.toFixed(2) }, svg)
-        .appendChild(document.createElementNS(SVG, "title")).textContent =
-          `${hhmm(r.start)} VWAP ${r.vwap.toFixed(4)} low ${r.low} high ${r.high} volume ${r.volume}`;
-    }
-    text(svg, LEFT - 4, volTop + VOL_H, "0", "end");
-    text(svg, LEFT - 4, volTop + 8, vmax.toLocaleString("en"), "end");
-    text(svg, LEFT, volTop + VOL_H + 13, `${hhmm(t0)} UTC`);
-    text(svg, W - RIGHT, volTop + VOL_H + 13, hhmm(t1), "end");
-    figure.appendChild(svg);
-    panels.appendChild(figure);
-  }
-  document.documentElement.dataset.drawn = String(windows.length);
-})();
-</script>
+{{script}}</script>
 </body>
 </html>
 """
