@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::columns::{Column, Kind};
 use crate::ffi::{Node, Shell};
-use crate::log::{FrameLog as Log, Mode, Protocol, Stop, COMMON};
+use crate::log::{FrameLog as Log, Mode, Protocol, Stop, COMMON, CONSTANT};
 
 /// A column's name, Arrow type (`Kind::name`) and nullability, as `layout` gives it.
 type Field = (&'static str, &'static str, bool);
@@ -49,6 +49,55 @@ struct FrameLog {
     /// Zeros, shared by the batches (never written once made): the values of a frame
     /// column no row of a batch holds (all null), and the address of empty buffers.
     zeros: Arc<Vec<u8>>,
+    /// The columns of one value (`log::CONSTANT`), shared by the batches like `zeros`.
+    constants: Vec<Constant>,
+}
+
+/// A string column of one value in every row: its offsets and data for the most rows a
+/// batch has had, shared by every batch (a batch of fewer rows reads a prefix), where
+/// writing them row by row cost ~10% of a batch's export.
+struct Constant {
+    value: &'static [u8],
+    rows: usize,
+    offsets: Arc<Vec<u8>>,
+    data: Arc<Vec<u8>>,
+}
+
+impl Constant {
+    fn new(value: &'static [u8]) -> Self {
+        Constant {
+            value,
+            rows: 0,
+            offsets: Arc::new(0i32.to_ne_bytes().to_vec()),
+            data: Arc::new(Vec::new()),
+        }
+    }
+
+    fn node(&mut self, rows: usize, shared: &mut Vec<Arc<Vec<u8>>>, empty: usize) -> Node {
+        if rows > self.rows {
+            let mut offsets = Vec::with_capacity(4 * (rows + 1));
+            for row in 0..=rows {
+                // rows <= ROW_LIMIT and short values: far below i32::MAX
+                offsets.extend_from_slice(&((row * self.value.len()) as i32).to_ne_bytes());
+            }
+            self.offsets = Arc::new(offsets);
+            self.data = Arc::new(self.value.repeat(rows));
+            self.rows = rows;
+        }
+        shared.push(self.offsets.clone());
+        shared.push(self.data.clone());
+        let data = if self.data.is_empty() {
+            empty
+        } else {
+            self.data.as_ptr() as usize
+        };
+        Node {
+            length: rows,
+            null_count: 0,
+            buffers: vec![0, self.offsets.as_ptr() as usize, data],
+            children: Vec::new(),
+        }
+    }
 }
 
 /// Spare buffers by slot (`Slots`): what dropped batches gave back, for the next ones.
@@ -64,7 +113,8 @@ const SPARES: usize = 2;
 struct Memory {
     owned: Vec<(usize, Vec<u8>)>,
     pool: Pool,
-    _zeros: Arc<Vec<u8>>,
+    /// Buffers shared with other batches (zeros, the constant columns'): read only.
+    _shared: Vec<Arc<Vec<u8>>>,
 }
 
 impl Drop for Memory {
@@ -171,12 +221,17 @@ impl FrameLog {
                     .iter()
                     .map(|(_, f)| 1 + f.len())
                     .sum::<usize>());
+        let log = Log::new(found, mode);
         Ok(FrameLog {
-            log: Log::new(found, mode),
             pool: Arc::new(Mutex::new(vec![Vec::new(); slots])),
             window: Vec::new(),
             shell: Shell::new(),
             zeros: Arc::new(vec![0; 64]),
+            constants: CONSTANT
+                .iter()
+                .map(|&index| Constant::new(log.constant(index).unwrap_or_default()))
+                .collect(),
+            log,
         })
     }
 
@@ -301,9 +356,13 @@ impl FrameLog {
         let kinds = self.log.protocol.columns;
         let (common, frames) = self.log.columns();
         let mut children = Vec::with_capacity(common.len() + frames.len());
+        let mut shared = vec![self.zeros.clone()];
         let mut slot = 0;
-        for c in common.iter_mut() {
-            children.push(out.column(slot, rows, c));
+        for (index, c) in common.iter_mut().enumerate() {
+            match CONSTANT.iter().position(|&i| i == index) {
+                Some(k) => children.push(self.constants[k].node(rows, &mut shared, zeros)),
+                None => children.push(out.column(slot, rows, c)),
+            }
             slot += 3;
         }
         for (s, (_, fields)) in frames.iter_mut().zip(kinds) {
@@ -348,7 +407,7 @@ impl FrameLog {
         let memory = Memory {
             owned: out.owned,
             pool: self.pool.clone(),
-            _zeros: self.zeros.clone(),
+            _shared: shared,
         };
         (rows, self.shell.export(batch, memory))
     }

@@ -47,6 +47,10 @@ pub const COMMON: [(&str, Kind, bool); 9] = [
     ("length", Kind::Int32, false),
 ];
 
+/// The common columns of one value in every row (protocol, version): left empty by the
+/// frame log, exported as shared buffers (`FrameLog::constant`).
+pub const CONSTANT: [usize; 2] = [3, 4];
+
 /// `frame_type` of a frame that did not decode (PERMISSIVE).
 pub const MALFORMED: &str = "MALFORMED";
 
@@ -198,7 +202,8 @@ impl FrameLog {
         c[0].i64((timestamp_ns / 1000) as i64);
         c[1].i64(connection as i64);
         c[2].bytes(if flags & FLAG_OUT != 0 { b"out" } else { b"in" });
-        // c[3] and c[4], protocol and version, are the same in every row: `finish`.
+        // c[3] and c[4], protocol and version, are the same in every row: never written
+        // here, the export shares one copy of their buffers between batches (`CONSTANT`).
         c[5].bytes(head.frame_type.as_bytes());
         match head.stream_id {
             Some(id) => c[6].i64(id),
@@ -314,14 +319,21 @@ impl FrameLog {
     /// then `clear`. Returns the number of rows.
     pub fn finish(&mut self) -> usize {
         let rows = self.rows;
-        self.common[3].repeat_bytes(self.protocol.protocol.as_bytes(), rows);
-        self.common[4].repeat_bytes(self.protocol.version.as_bytes(), rows);
         for frame in &mut self.frames {
             if !frame.validity.is_empty() {
                 frame.finish(rows); // a frame column no row holds stays empty: all null
             }
         }
         rows
+    }
+
+    /// The value of common column `index` in every row, when it is one of `CONSTANT`.
+    pub fn constant(&self, index: usize) -> Option<&'static [u8]> {
+        match index {
+            3 => Some(self.protocol.protocol.as_bytes()),
+            4 => Some(self.protocol.version.as_bytes()),
+            _ => None,
+        }
     }
 
     /// The common columns, then the frame columns (each with its fields).
