@@ -8,7 +8,9 @@ encoded by:
 * a hand-written Rust loop for this one frame type (the floor);
 * ``rsocket_rust`` 0.7.5 (its length codec's ``split_to`` then ``Frame::decode``; ``write_to``);
 
-all three timed by ``bench/rust`` (``cargo run --release -- --json``, built here), and
+all three timed by ``bench/rust`` (``cargo run --release -- --json``, built here; each loop
+observes the decoded frame, and the rounds of the six figures are interleaved so that the
+machine's load slows them alike), and
 * the generated Python codec (``wirestream.generated.rsocket.v1_0.decode``/``encode``),
   timed here as bench/codec.py times it.
 

@@ -12,13 +12,6 @@ MAX_FRAME_LENGTH: Final[int]
 ROW_LIMIT: Final[int]
 
 Field = tuple[str, str, bool]
-Lent = tuple[int, int]
-"""A buffer's address and size: memory a ``Batch`` owns."""
-Column = tuple[Lent | None, int, list[Lent]]
-FrameColumn = tuple[Lent, int, list[Column]] | None
-
-class Batch:
-    """The memory of one batch's buffers (``pa.foreign_buffer``'s ``base``)."""
 
 class FrameLog:
     def __init__(self, protocol: str, mode: str) -> None: ...
@@ -32,4 +25,5 @@ class FrameLog:
     ) -> tuple[int, int, str | None]: ...
     def fits(self, length: int) -> bool: ...
     def add(self, frame: bytes, timestamp_ns: int, connection: int, flags: int) -> str | None: ...
-    def take(self) -> tuple[int, Batch, list[Column], list[FrameColumn]]: ...
+    def export(self) -> tuple[int, int]:
+        """(rows, address of the batch's Arrow C Data Interface ``ArrowArray``)."""

@@ -78,53 +78,21 @@ class NativeFrameLog:
             raise RuntimeError("wirestream._native is not built: run `make native`")
         self.log: FrameLog = _native.FrameLog(protocol, mode)
         self.schema = arrow_schema
-        self.nulls: dict[tuple[int, int], Any] = {}
-        """The all-null array of a frame column no row of a batch holds, by (column,
-        rows): arrays are immutable, so batches of the same size share one."""
         _check_layout(self.log.layout(), arrow_schema, protocol)
 
     def rows(self) -> int:
         return self.log.rows()
 
     def batch(self) -> Any:
-        """The rows written so far as a record batch (the builder starts afresh).  Its
-        buffers are the extension's memory, lent to pyarrow (``pa.foreign_buffer`` with
-        the extension's ``Batch`` as their base: it keeps the memory until pyarrow lets
-        go, then gives it back for later batches): no copy."""
+        """The rows written so far as a record batch (the builder starts afresh).  The
+        extension exports it through the Arrow C Data Interface and pyarrow imports it in
+        one call, with the Spark schema it was checked against (``_check_layout``): its
+        buffers are the extension's memory, lent (no copy), given back when pyarrow lets
+        go of the batch."""
         import pyarrow as pa
 
-        rows, owner, common, frames = self.log.take()
-        empty = pa.py_buffer(b"")  # a buffer of no bytes (no address to lend)
-
-        def buffer(lent: tuple[int, int] | None) -> Any:
-            if lent is None:
-                return None
-            address, size = lent
-            return pa.foreign_buffer(address, size, base=owner) if size else empty
-
-        def array(kind: Any, column: Any) -> Any:
-            validity, nulls, buffers = column
-            return pa.Array.from_buffers(
-                kind, rows, [buffer(validity), *map(buffer, buffers)], null_count=nulls
-            )
-
-        types = self.schema.types
-        arrays = [array(t, c) for t, c in zip(types, common)]
-        for k, (kind, column) in enumerate(zip(types[len(common) :], frames)):
-            if column is None:
-                nulls = self.nulls.get((k, rows))
-                if nulls is None:
-                    nulls = self.nulls[k, rows] = pa.nulls(rows, type=kind)
-                arrays.append(nulls)
-                continue
-            validity, null_count, fields = column
-            children = [array(f.type, c) for f, c in zip(kind, fields)]
-            arrays.append(
-                pa.Array.from_buffers(
-                    kind, rows, [buffer(validity)], null_count=null_count, children=children
-                )
-            )
-        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+        _, address = self.log.export()
+        return pa.RecordBatch._import_from_c(address, self.schema)
 
 
 def _check_layout(layout: Any, arrow_schema: Any, protocol: str) -> None:

@@ -119,6 +119,35 @@ def assert_same(got: Any, expected: Any, what: object) -> None:
     assert got.equals(expected), what
 
 
+def test_batches_are_whole_arrow_and_outlive_the_frame_log(
+    tmp_path: Path, corpus: list[tuple[str, bytes]]
+) -> None:
+    """The batches cross the Arrow C Data Interface (one ArrowArray tree each): every
+    buffer is as long as its layout needs (``validate(full=True)`` reads them all,
+    offsets and UTF-8 included), frame columns no row of a batch holds are nulls, and a
+    batch kept after the frame log and the later batches are gone still holds its rows
+    (its memory is the batch's until pyarrow releases it)."""
+    (path,) = record(tmp_path / "corpus.wscap", [data for _, data in corpus])
+    log = native.NativeFrameLog(NAME, "PERMISSIVE", arrow_schema())
+    failed = _failed(FrameLogRows(NAME, "PERMISSIVE"), str(path))
+    batches = list(native.native_batches(path, 0, None, log, 97, failed))
+    first = batches[0].to_pylist()
+    for batch in batches:
+        batch.validate(full=True)
+        for name in ("setup", "lease", "resume"):  # columns most batches of 97 lack
+            column = batch.column(name)
+            held = [t == name.upper() for t in batch.column("frame_type").to_pylist()]
+            assert [v is not None for v in column.to_pylist()] == held
+    kept = batches[0]
+    del log, batches
+    for _ in native.native_batches(  # later batches take the recycled buffers
+        path, 0, None, native.NativeFrameLog(NAME, "PERMISSIVE", arrow_schema()), 97, failed
+    ):
+        pass
+    assert kept.to_pylist() == first
+    assert_same(pa.Table.from_batches([kept]), pure(path, "PERMISSIVE", rows=97).slice(0, 97), 97)
+
+
 @pytest.mark.parametrize("mode", ["PERMISSIVE", "DROPMALFORMED"])
 def test_every_corpus_input_gives_the_same_rows(
     tmp_path: Path, corpus: list[tuple[str, bytes]], mode: str

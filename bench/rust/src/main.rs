@@ -3,7 +3,7 @@
 //! encode with the generated crate, with a hand-written loop (what one would write for this
 //! one frame type: the floor) and with `rsocket_rust` 0.7.5 (its `Frame::decode` after the
 //! `split_to` its length codec does; its `write_to`). Best of ROUNDS rounds of N frames,
-//! one core. `--json` prints the ns per frame as one JSON object (bench/rust_ratios.py).
+//! one core, the rounds of the six figures interleaved. `--json` prints the ns per frame as one JSON object (bench/rust_ratios.py).
 #![forbid(unsafe_code)]
 
 use std::hint::black_box;
@@ -17,16 +17,30 @@ use wirestream_rsocket_v1_0::{Frame, Frames, Payload};
 const N: usize = 200_000;
 const ROUNDS: usize = 7;
 
-/// The best time of `round` (given a fresh input from `setup`) in ns per frame.
-fn best<T>(mut setup: impl FnMut() -> T, mut round: impl FnMut(T)) -> f64 {
-    let mut best = f64::INFINITY;
-    for _ in 0..ROUNDS {
+/// One figure's timed round: ns per frame (its setup done before the clock starts).
+type Round<'a> = Box<dyn FnMut() -> f64 + 'a>;
+
+/// A round of `round(setup())`, timed without its setup.
+fn timed<'a, T>(mut setup: impl FnMut() -> T + 'a, mut round: impl FnMut(T) + 'a) -> Round<'a> {
+    Box::new(move || {
         let input = setup();
         let start = Instant::now();
         round(input);
-        best = best.min(start.elapsed().as_secs_f64());
+        start.elapsed().as_secs_f64() * 1e9 / N as f64
+    })
+}
+
+/// The best of ROUNDS rounds of each figure, the rounds interleaved (one round of each
+/// figure, then the next): on a shared machine a burst of other work then slows every
+/// figure alike, not only the few timed during it, so the ratios hold under load.
+fn best_interleaved(rounds: &mut [(&'static str, Round<'_>)]) -> Vec<(&'static str, f64)> {
+    let mut best = vec![f64::INFINITY; rounds.len()];
+    for _ in 0..ROUNDS {
+        for (b, (_, round)) in best.iter_mut().zip(rounds.iter_mut()) {
+            *b = b.min(round());
+        }
     }
-    best * 1e9 / N as f64
+    rounds.iter().map(|(name, _)| *name).zip(best).collect()
 }
 
 /// The hand-written decoder of a PAYLOAD: the frame's fields as borrowed slices.
@@ -72,7 +86,13 @@ fn hand_encode(w: &mut Vec<u8>, h: &Hand<'_>) {
 }
 
 fn main() {
-    let json = std::env::args().any(|a| a == "--json");
+    let args: Vec<String> = std::env::args().collect();
+    let json = args.iter().any(|a| a == "--json");
+    // `--only NAME`: time that figure alone (for a profiler such as cachegrind)
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1).cloned());
     let metadata = [7u8; 16];
     let data = [b'x'; 100];
     let frame = Frame::Payload(Payload {
@@ -104,92 +124,101 @@ fn main() {
     );
     let hand = hand_decode(&bytes).expect("hand-decodes");
 
-    let mut figures: Vec<(&str, f64)> = Vec::new();
-    figures.push((
-        "decode_generated",
-        best(
-            || (),
-            |()| {
-                for f in Frames::new(black_box(&stream)) {
-                    black_box(f.is_ok());
-                }
-            },
-        ),
-    ));
-    figures.push((
-        "decode_hand",
-        best(
-            || (),
-            |()| {
-                let mut rest = black_box(&stream[..]);
-                while let Some((len, tail)) = rest.split_at_checked(3) {
-                    let len =
-                        usize::from(len[0]) << 16 | usize::from(len[1]) << 8 | usize::from(len[2]);
-                    let Some((frame, next)) = tail.split_at_checked(len) else {
-                        break;
-                    };
-                    black_box(hand_decode(frame).is_some());
-                    rest = next;
-                }
-            },
-        ),
-    ));
-    figures.push((
-        "decode_rsocket_rust",
-        best(
-            || BytesMut::from(&stream[..]),
-            |mut buf| {
-                while buf.len() >= 3 {
-                    let len =
-                        usize::from(buf[0]) << 16 | usize::from(buf[1]) << 8 | usize::from(buf[2]);
-                    buf.advance(3);
-                    let mut one = buf.split_to(len);
-                    black_box(TheirFrame::decode(&mut one).is_ok());
-                }
-            },
-        ),
-    ));
     let mut out = Vec::with_capacity(prefixed.len() * N);
-    figures.push((
-        "encode_generated",
-        best(
-            || (),
-            |()| {
-                out.clear();
-                for _ in 0..N {
-                    black_box(&frame).write(&mut out, None).expect("encodes");
-                }
-                black_box(out.len());
-            },
-        ),
-    ));
-    figures.push((
-        "encode_hand",
-        best(
-            || (),
-            |()| {
-                out.clear();
-                for _ in 0..N {
-                    hand_encode(&mut out, black_box(&hand));
-                }
-                black_box(out.len());
-            },
-        ),
-    ));
+    let mut hand_out = Vec::with_capacity(prefixed.len() * N);
     let mut their_out = BytesMut::with_capacity(prefixed.len() * N);
-    figures.push((
-        "encode_rsocket_rust",
-        best(
-            || (),
-            |()| {
-                their_out.clear();
-                for _ in 0..N {
-                    black_box(&their_frame).write_to(&mut their_out);
-                }
-                black_box(their_out.len());
-            },
+    let mut rounds: Vec<(&'static str, Round<'_>)> = vec![
+        (
+            "decode_generated",
+            timed(
+                || (),
+                |()| {
+                    for f in Frames::new(black_box(&stream)) {
+                        black_box(&f);
+                    }
+                },
+            ),
         ),
-    ));
+        (
+            "decode_hand",
+            timed(
+                || (),
+                |()| {
+                    let mut rest = black_box(&stream[..]);
+                    while let Some((len, tail)) = rest.split_at_checked(3) {
+                        let len = usize::from(len[0]) << 16
+                            | usize::from(len[1]) << 8
+                            | usize::from(len[2]);
+                        let Some((frame, next)) = tail.split_at_checked(len) else {
+                            break;
+                        };
+                        black_box(&hand_decode(frame));
+                        rest = next;
+                    }
+                },
+            ),
+        ),
+        (
+            "decode_rsocket_rust",
+            timed(
+                || BytesMut::from(&stream[..]),
+                |mut buf| {
+                    while buf.len() >= 3 {
+                        let len = usize::from(buf[0]) << 16
+                            | usize::from(buf[1]) << 8
+                            | usize::from(buf[2]);
+                        buf.advance(3);
+                        let mut one = buf.split_to(len);
+                        black_box(TheirFrame::decode(&mut one).is_ok());
+                    }
+                },
+            ),
+        ),
+        (
+            "encode_generated",
+            timed(
+                || (),
+                |()| {
+                    out.clear();
+                    for _ in 0..N {
+                        black_box(&frame).write(&mut out, None).expect("encodes");
+                    }
+                    black_box(out.len());
+                },
+            ),
+        ),
+        (
+            "encode_hand",
+            timed(
+                || (),
+                |()| {
+                    hand_out.clear();
+                    for _ in 0..N {
+                        hand_encode(&mut hand_out, black_box(&hand));
+                    }
+                    black_box(hand_out.len());
+                },
+            ),
+        ),
+        (
+            "encode_rsocket_rust",
+            timed(
+                || (),
+                |()| {
+                    their_out.clear();
+                    for _ in 0..N {
+                        black_box(&their_frame).write_to(&mut their_out);
+                    }
+                    black_box(their_out.len());
+                },
+            ),
+        ),
+    ];
+    if let Some(only) = &only {
+        rounds.retain(|(name, _)| name == only);
+        assert!(!rounds.is_empty(), "--only {only}: no such figure");
+    }
+    let figures = best_interleaved(&mut rounds);
 
     if json {
         let fields: Vec<String> = figures

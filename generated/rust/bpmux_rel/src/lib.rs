@@ -1334,110 +1334,135 @@ pub fn track_context(frame: &Frame<'_>, ctx: &mut Context) {
         _ => {}
     }
 }
+/// Decode one frame from `data[*at..end]`, and set `*at` to the position after it.
 #[allow(unused_variables)]
 fn decode_frame<'a>(
     data: &'a [u8],
-    mut pos: usize,
+    at: &mut usize,
     end: usize,
     ctx: Option<&Context>,
     sender: Option<Sender>,
-) -> Result<(Frame<'a>, usize), ProtocolError> {
+) -> Result<Frame<'a>, ProtocolError> {
+    let mut pos = *at;
     if end - pos < 1 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 1) as u64,
         });
     }
-    let v_packet_type: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let v_packet_type: u8 = b[0];
     pos += 1;
     let key: u32 = u32::from(v_packet_type);
     match key {
         0 => {
             let (f, next) = decode_main_credit(data, pos, end, ctx)?;
-            return Ok((Frame::MainCredit(f), next));
+            *at = next;
+            return Ok(Frame::MainCredit(f));
         }
         1 => {
             let (f, next) = decode_close(data, pos, end, ctx)?;
-            return Ok((Frame::Close(f), next));
+            *at = next;
+            return Ok(Frame::Close(f));
         }
         2 => {
             let (f, next) = decode_minimum(data, pos, end, ctx)?;
-            return Ok((Frame::Minimum(f), next));
+            *at = next;
+            return Ok(Frame::Minimum(f));
         }
         3 => {
             let (f, next) = decode_cancel_all(data, pos, end, ctx)?;
-            return Ok((Frame::CancelAll(f), next));
+            *at = next;
+            return Ok(Frame::CancelAll(f));
         }
         4 => {
             let (f, next) = decode_message(data, pos, end, ctx)?;
-            return Ok((Frame::Message(f), next));
+            *at = next;
+            return Ok(Frame::Message(f));
         }
         5 => {
             let (f, next) = decode_messages(data, pos, end, ctx)?;
-            return Ok((Frame::Messages(f), next));
+            *at = next;
+            return Ok(Frame::Messages(f));
         }
         6 => {
             let (f, next) = decode_request(data, pos, end, ctx)?;
-            return Ok((Frame::Request(f), next));
+            *at = next;
+            return Ok(Frame::Request(f));
         }
         7 => {
             let (f, next) = decode_requests(data, pos, end, ctx)?;
-            return Ok((Frame::Requests(f), next));
+            *at = next;
+            return Ok(Frame::Requests(f));
         }
         8 => {
             let (f, next) = decode_request_cancel(data, pos, end, ctx)?;
-            return Ok((Frame::RequestCancel(f), next));
+            *at = next;
+            return Ok(Frame::RequestCancel(f));
         }
         9 => {
             let (f, next) = decode_response(data, pos, end, ctx)?;
-            return Ok((Frame::Response(f), next));
+            *at = next;
+            return Ok(Frame::Response(f));
         }
         0xa => {
             let (f, next) = decode_response_error(data, pos, end, ctx)?;
-            return Ok((Frame::ResponseError(f), next));
+            *at = next;
+            return Ok(Frame::ResponseError(f));
         }
         0xb => {
             let (f, next) = decode_create_stream(data, pos, end, ctx)?;
-            return Ok((Frame::CreateStream(f), next));
+            *at = next;
+            return Ok(Frame::CreateStream(f));
         }
         0xc => {
             let (f, next) = decode_create_sink(data, pos, end, ctx)?;
-            return Ok((Frame::CreateSink(f), next));
+            *at = next;
+            return Ok(Frame::CreateSink(f));
         }
         0xd => {
             let (f, next) = decode_greedy_sink(data, pos, end, ctx)?;
-            return Ok((Frame::GreedySink(f), next));
+            *at = next;
+            return Ok(Frame::GreedySink(f));
         }
         0xe => {
             let (f, next) = decode_create_duplex(data, pos, end, ctx)?;
-            return Ok((Frame::CreateDuplex(f), next));
+            *at = next;
+            return Ok(Frame::CreateDuplex(f));
         }
         0xf => {
             let (f, next) = decode_greedy_duplex(data, pos, end, ctx)?;
-            return Ok((Frame::GreedyDuplex(f), next));
+            *at = next;
+            return Ok(Frame::GreedyDuplex(f));
         }
         0x10 => {
             let (f, next) = decode_inner_credit(data, pos, end, ctx)?;
-            return Ok((Frame::InnerCredit(f), next));
+            *at = next;
+            return Ok(Frame::InnerCredit(f));
         }
         0x11 => {
             let (f, next) = decode_inner_cancel(data, pos, end, ctx)?;
-            return Ok((Frame::InnerCancel(f), next));
+            *at = next;
+            return Ok(Frame::InnerCancel(f));
         }
         0x12 => {
             let (f, next) = decode_inner_item(data, pos, end, ctx)?;
-            return Ok((Frame::InnerItem(f), next));
+            *at = next;
+            return Ok(Frame::InnerItem(f));
         }
         0x13 => {
             let (f, next) = decode_inner_items(data, pos, end, ctx)?;
-            return Ok((Frame::InnerItems(f), next));
+            *at = next;
+            return Ok(Frame::InnerItems(f));
         }
         0x14 => {
             let (f, next) = decode_inner_end(data, pos, end, ctx)?;
-            return Ok((Frame::InnerEnd(f), next));
+            *at = next;
+            return Ok(Frame::InnerEnd(f));
         }
         0x15 => {
             let (f, next) = decode_inner_error(data, pos, end, ctx)?;
-            return Ok((Frame::InnerError(f), next));
+            *at = next;
+            return Ok(Frame::InnerError(f));
         }
         _ => {}
     }
@@ -1450,13 +1475,11 @@ fn decode_frame<'a>(
         });
     }
     let length = length as usize;
-    Ok((
-        Frame::UnknownFrame(UnknownFrame {
-            code: key,
-            body: &data[pos..pos + length],
-        }),
-        pos + length,
-    ))
+    *at = pos + length;
+    Ok(Frame::UnknownFrame(UnknownFrame {
+        code: key,
+        body: &data[pos..pos + length],
+    }))
 }
 
 /// Any frame of this protocol version.
@@ -1733,7 +1756,9 @@ pub fn decode_at<'a>(
     if pos > end || end > data.len() {
         return Err(ProtocolError::Truncated { needed: end as u64 });
     }
-    decode_frame(data, pos, end, ctx, sender)
+    let mut at = pos;
+    let frame = decode_frame(data, &mut at, end, ctx, sender)?;
+    Ok((frame, at))
 }
 
 /// Decode exactly one frame (without the transport prefix); trailing bytes are an error.
@@ -1744,11 +1769,12 @@ pub fn decode_with<'a>(
     ctx: Option<&Context>,
     sender: Option<Sender>,
 ) -> Result<Frame<'a>, ProtocolError> {
-    let (frame, end) = decode_frame(data, 0, data.len(), ctx, sender)?;
-    if end != data.len() {
+    let mut end = 0;
+    let decoded = decode_frame(data, &mut end, data.len(), ctx, sender);
+    if decoded.is_ok() && end != data.len() {
         return Err(ProtocolError::TrailingBytes);
     }
-    Ok(frame)
+    decoded // returned as it is: no move of the frame out of a Result and into another
 }
 
 /// Decode exactly one frame (without the transport prefix); trailing bytes are an error.
@@ -1765,9 +1791,10 @@ pub fn encode(frame: &Frame<'_>) -> Result<Vec<u8>, ProtocolError> {
 /// (`frame`: its bytes without transport framing, for [`decode`]; `consumed`: the bytes to
 /// drop from the stream), `Ok(None)` while only part of a frame has arrived.
 pub fn split(stream: &[u8]) -> Result<Option<(&[u8], usize)>, ProtocolError> {
-    match decode_frame(stream, 0, stream.len(), None, None) {
-        Ok((_, end)) if end > MAX_FRAME_SIZE => Err(ProtocolError::FrameTooLarge),
-        Ok((_, end)) => Ok(Some((&stream[..end], end))),
+    let mut end = 0;
+    match decode_frame(stream, &mut end, stream.len(), None, None) {
+        Ok(_) if end > MAX_FRAME_SIZE => Err(ProtocolError::FrameTooLarge),
+        Ok(_) => Ok(Some((&stream[..end], end))),
         Err(ProtocolError::Truncated { needed }) if needed > MAX_FRAME_SIZE as u64 => {
             Err(ProtocolError::FrameTooLarge)
         }

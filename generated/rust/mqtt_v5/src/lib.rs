@@ -342,11 +342,12 @@ fn decode_payload_format_indicator(
             needed: (pos + 2) as u64,
         });
     }
-    let v_id: u8 = data[pos];
+    let b = &data[pos..pos + 2];
+    let v_id: u8 = b[0];
     if v_id != 1 {
         return Err(ProtocolError::InvalidValue);
     }
-    let v_value: u8 = data[pos + 1];
+    let v_value: u8 = b[1];
     if v_value > 1 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -382,12 +383,12 @@ fn decode_message_expiry_interval(
             needed: (pos + 5) as u64,
         });
     }
-    let v_id: u8 = data[pos];
+    let b = &data[pos..pos + 5];
+    let v_id: u8 = b[0];
     if v_id != 2 {
         return Err(ProtocolError::InvalidValue);
     }
-    let v_value: u32 =
-        u32::from_be_bytes([data[pos + 1], data[pos + 2], data[pos + 3], data[pos + 4]]);
+    let v_value: u32 = u32::from_be_bytes([b[1], b[2], b[3], b[4]]);
     pos += 5;
     Ok((MessageExpiryInterval { value: v_value }, pos))
 }
@@ -417,7 +418,8 @@ fn decode_content_type<'a>(
             needed: (pos + 1) as u64,
         });
     }
-    let v_id: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let v_id: u8 = b[0];
     if v_id != 3 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -427,7 +429,8 @@ fn decode_content_type<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: u16 = u16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     if n > (end - pos) as i128 {
@@ -482,7 +485,8 @@ fn decode_response_topic<'a>(
             needed: (pos + 1) as u64,
         });
     }
-    let v_id: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let v_id: u8 = b[0];
     if v_id != 8 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -492,7 +496,8 @@ fn decode_response_topic<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: u16 = u16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     if n > (end - pos) as i128 {
@@ -547,7 +552,8 @@ fn decode_correlation_data<'a>(
             needed: (pos + 1) as u64,
         });
     }
-    let v_id: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let v_id: u8 = b[0];
     if v_id != 9 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -557,7 +563,8 @@ fn decode_correlation_data<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: u16 = u16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     if n > (end - pos) as i128 {
@@ -602,7 +609,8 @@ fn decode_subscription_identifier(
             needed: (pos + 1) as u64,
         });
     }
-    let v_id: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let v_id: u8 = b[0];
     if v_id != 0xb {
         return Err(ProtocolError::InvalidValue);
     }
@@ -645,12 +653,12 @@ fn decode_session_expiry_interval(
             needed: (pos + 5) as u64,
         });
     }
-    let v_id: u8 = data[pos];
+    let b = &data[pos..pos + 5];
+    let v_id: u8 = b[0];
     if v_id != 0x11 {
         return Err(ProtocolError::InvalidValue);
     }
-    let v_value: u32 =
-        u32::from_be_bytes([data[pos + 1], data[pos + 2], data[pos + 3], data[pos + 4]]);
+    let v_value: u32 = u32::from_be_bytes([b[1], b[2], b[3], b[4]]);
     pos += 5;
     Ok((SessionExpiryInterval { value: v_value }, pos))
 }
@@ -680,7 +688,8 @@ fn decode_assigned_client_identifier<'a>(
             needed: (pos + 1) as u64,
         });
     }
-    let v_id: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let v_id: u8 = b[0];
     if v_id != 0x12 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -690,7 +699,8 @@ fn decode_assigned_client_identifier<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: u16 = u16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     if n > (end - pos) as i128 {
@@ -745,11 +755,12 @@ fn decode_server_keep_alive(
             needed: (pos + 3) as u64,
         });
     }
-    let v_id: u8 = data[pos];
+    let b = &data[pos..pos + 3];
+    let v_id: u8 = b[0];
     if v_id != 0x13 {
         return Err(ProtocolError::InvalidValue);
     }
-    let v_value: u16 = u16::from_be_bytes([data[pos + 1], data[pos + 2]]);
+    let v_value: u16 = u16::from_be_bytes([b[1], b[2]]);
     pos += 3;
     Ok((ServerKeepAlive { value: v_value }, pos))
 }
@@ -779,7 +790,8 @@ fn decode_authentication_method<'a>(
             needed: (pos + 1) as u64,
         });
     }
-    let v_id: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let v_id: u8 = b[0];
     if v_id != 0x15 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -789,7 +801,8 @@ fn decode_authentication_method<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: u16 = u16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     if n > (end - pos) as i128 {
@@ -844,7 +857,8 @@ fn decode_authentication_data<'a>(
             needed: (pos + 1) as u64,
         });
     }
-    let v_id: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let v_id: u8 = b[0];
     if v_id != 0x16 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -854,7 +868,8 @@ fn decode_authentication_data<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: u16 = u16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     if n > (end - pos) as i128 {
@@ -899,11 +914,12 @@ fn decode_request_problem_information(
             needed: (pos + 2) as u64,
         });
     }
-    let v_id: u8 = data[pos];
+    let b = &data[pos..pos + 2];
+    let v_id: u8 = b[0];
     if v_id != 0x17 {
         return Err(ProtocolError::InvalidValue);
     }
-    let v_value: u8 = data[pos + 1];
+    let v_value: u8 = b[1];
     if v_value > 1 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -939,12 +955,12 @@ fn decode_will_delay_interval(
             needed: (pos + 5) as u64,
         });
     }
-    let v_id: u8 = data[pos];
+    let b = &data[pos..pos + 5];
+    let v_id: u8 = b[0];
     if v_id != 0x18 {
         return Err(ProtocolError::InvalidValue);
     }
-    let v_value: u32 =
-        u32::from_be_bytes([data[pos + 1], data[pos + 2], data[pos + 3], data[pos + 4]]);
+    let v_value: u32 = u32::from_be_bytes([b[1], b[2], b[3], b[4]]);
     pos += 5;
     Ok((WillDelayInterval { value: v_value }, pos))
 }
@@ -974,11 +990,12 @@ fn decode_request_response_information(
             needed: (pos + 2) as u64,
         });
     }
-    let v_id: u8 = data[pos];
+    let b = &data[pos..pos + 2];
+    let v_id: u8 = b[0];
     if v_id != 0x19 {
         return Err(ProtocolError::InvalidValue);
     }
-    let v_value: u8 = data[pos + 1];
+    let v_value: u8 = b[1];
     if v_value > 1 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -1014,7 +1031,8 @@ fn decode_response_information<'a>(
             needed: (pos + 1) as u64,
         });
     }
-    let v_id: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let v_id: u8 = b[0];
     if v_id != 0x1a {
         return Err(ProtocolError::InvalidValue);
     }
@@ -1024,7 +1042,8 @@ fn decode_response_information<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: u16 = u16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     if n > (end - pos) as i128 {
@@ -1079,7 +1098,8 @@ fn decode_server_reference<'a>(
             needed: (pos + 1) as u64,
         });
     }
-    let v_id: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let v_id: u8 = b[0];
     if v_id != 0x1c {
         return Err(ProtocolError::InvalidValue);
     }
@@ -1089,7 +1109,8 @@ fn decode_server_reference<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: u16 = u16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     if n > (end - pos) as i128 {
@@ -1144,7 +1165,8 @@ fn decode_reason_string<'a>(
             needed: (pos + 1) as u64,
         });
     }
-    let v_id: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let v_id: u8 = b[0];
     if v_id != 0x1f {
         return Err(ProtocolError::InvalidValue);
     }
@@ -1154,7 +1176,8 @@ fn decode_reason_string<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: u16 = u16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     if n > (end - pos) as i128 {
@@ -1209,11 +1232,12 @@ fn decode_receive_maximum(
             needed: (pos + 3) as u64,
         });
     }
-    let v_id: u8 = data[pos];
+    let b = &data[pos..pos + 3];
+    let v_id: u8 = b[0];
     if v_id != 0x21 {
         return Err(ProtocolError::InvalidValue);
     }
-    let v_value: u16 = u16::from_be_bytes([data[pos + 1], data[pos + 2]]);
+    let v_value: u16 = u16::from_be_bytes([b[1], b[2]]);
     if v_value < 1 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -1249,11 +1273,12 @@ fn decode_topic_alias_maximum(
             needed: (pos + 3) as u64,
         });
     }
-    let v_id: u8 = data[pos];
+    let b = &data[pos..pos + 3];
+    let v_id: u8 = b[0];
     if v_id != 0x22 {
         return Err(ProtocolError::InvalidValue);
     }
-    let v_value: u16 = u16::from_be_bytes([data[pos + 1], data[pos + 2]]);
+    let v_value: u16 = u16::from_be_bytes([b[1], b[2]]);
     pos += 3;
     Ok((TopicAliasMaximum { value: v_value }, pos))
 }
@@ -1283,11 +1308,12 @@ fn decode_topic_alias(
             needed: (pos + 3) as u64,
         });
     }
-    let v_id: u8 = data[pos];
+    let b = &data[pos..pos + 3];
+    let v_id: u8 = b[0];
     if v_id != 0x23 {
         return Err(ProtocolError::InvalidValue);
     }
-    let v_value: u16 = u16::from_be_bytes([data[pos + 1], data[pos + 2]]);
+    let v_value: u16 = u16::from_be_bytes([b[1], b[2]]);
     if v_value < 1 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -1323,11 +1349,12 @@ fn decode_maximum_qos(
             needed: (pos + 2) as u64,
         });
     }
-    let v_id: u8 = data[pos];
+    let b = &data[pos..pos + 2];
+    let v_id: u8 = b[0];
     if v_id != 0x24 {
         return Err(ProtocolError::InvalidValue);
     }
-    let v_value: u8 = data[pos + 1];
+    let v_value: u8 = b[1];
     if v_value > 1 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -1363,11 +1390,12 @@ fn decode_retain_available(
             needed: (pos + 2) as u64,
         });
     }
-    let v_id: u8 = data[pos];
+    let b = &data[pos..pos + 2];
+    let v_id: u8 = b[0];
     if v_id != 0x25 {
         return Err(ProtocolError::InvalidValue);
     }
-    let v_value: u8 = data[pos + 1];
+    let v_value: u8 = b[1];
     if v_value > 1 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -1404,7 +1432,8 @@ fn decode_user_property<'a>(
             needed: (pos + 1) as u64,
         });
     }
-    let v_id: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let v_id: u8 = b[0];
     if v_id != 0x26 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -1414,7 +1443,8 @@ fn decode_user_property<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: u16 = u16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     if n > (end - pos) as i128 {
@@ -1437,7 +1467,8 @@ fn decode_user_property<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: u16 = u16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     if n > (end - pos) as i128 {
@@ -1509,12 +1540,12 @@ fn decode_maximum_packet_size(
             needed: (pos + 5) as u64,
         });
     }
-    let v_id: u8 = data[pos];
+    let b = &data[pos..pos + 5];
+    let v_id: u8 = b[0];
     if v_id != 0x27 {
         return Err(ProtocolError::InvalidValue);
     }
-    let v_value: u32 =
-        u32::from_be_bytes([data[pos + 1], data[pos + 2], data[pos + 3], data[pos + 4]]);
+    let v_value: u32 = u32::from_be_bytes([b[1], b[2], b[3], b[4]]);
     if v_value < 1 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -1550,11 +1581,12 @@ fn decode_wildcard_subscription_available(
             needed: (pos + 2) as u64,
         });
     }
-    let v_id: u8 = data[pos];
+    let b = &data[pos..pos + 2];
+    let v_id: u8 = b[0];
     if v_id != 0x28 {
         return Err(ProtocolError::InvalidValue);
     }
-    let v_value: u8 = data[pos + 1];
+    let v_value: u8 = b[1];
     if v_value > 1 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -1590,11 +1622,12 @@ fn decode_subscription_identifier_available(
             needed: (pos + 2) as u64,
         });
     }
-    let v_id: u8 = data[pos];
+    let b = &data[pos..pos + 2];
+    let v_id: u8 = b[0];
     if v_id != 0x29 {
         return Err(ProtocolError::InvalidValue);
     }
-    let v_value: u8 = data[pos + 1];
+    let v_value: u8 = b[1];
     if v_value > 1 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -1630,11 +1663,12 @@ fn decode_shared_subscription_available(
             needed: (pos + 2) as u64,
         });
     }
-    let v_id: u8 = data[pos];
+    let b = &data[pos..pos + 2];
+    let v_id: u8 = b[0];
     if v_id != 0x2a {
         return Err(ProtocolError::InvalidValue);
     }
-    let v_value: u8 = data[pos + 1];
+    let v_value: u8 = b[1];
     if v_value > 1 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -1674,7 +1708,8 @@ fn decode_subscription<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: u16 = u16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     if n > (end - pos) as i128 {
@@ -1697,7 +1732,8 @@ fn decode_subscription<'a>(
             needed: (pos + 1) as u64,
         });
     }
-    let w1_0: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let w1_0: u8 = b[0];
     let v_reserved = (w1_0 >> 6) & 3;
     if v_reserved != 0 {
         return Err(ProtocolError::InvalidValue);
@@ -1977,20 +2013,20 @@ fn decode_connect<'a>(
             needed: (pos + 10) as u64,
         });
     }
-    let v_protocol_name_length: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 10];
+    let v_protocol_name_length: u16 = u16::from_be_bytes([b[0], b[1]]);
     if v_protocol_name_length != 4 {
         return Err(ProtocolError::InvalidValue);
     }
-    let v_protocol_name: u32 =
-        u32::from_be_bytes([data[pos + 2], data[pos + 3], data[pos + 4], data[pos + 5]]);
+    let v_protocol_name: u32 = u32::from_be_bytes([b[2], b[3], b[4], b[5]]);
     if v_protocol_name != 0x4d51_5454 {
         return Err(ProtocolError::InvalidValue);
     }
-    let v_protocol_version: u8 = data[pos + 6];
+    let v_protocol_version: u8 = b[6];
     if v_protocol_version != 5 {
         return Err(ProtocolError::InvalidValue);
     }
-    let w100_7: u8 = data[pos + 7];
+    let w100_7: u8 = b[7];
     let v_username_flag = (w100_7 >> 7) & 1 != 0;
     let v_password_flag = (w100_7 >> 6) & 1 != 0;
     let v_will_retain = (w100_7 >> 5) & 1 != 0;
@@ -2005,7 +2041,7 @@ fn decode_connect<'a>(
     if v_reserved != 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    let v_keep_alive: u16 = u16::from_be_bytes([data[pos + 8], data[pos + 9]]);
+    let v_keep_alive: u16 = u16::from_be_bytes([b[8], b[9]]);
     pos += 10;
     let mut items = Vec::new();
     let (length_raw, next) = wirestream_runtime::read_vbi(data, pos, end)?;
@@ -2041,7 +2077,8 @@ fn decode_connect<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: u16 = u16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     if n > (end - pos) as i128 {
@@ -2099,7 +2136,8 @@ fn decode_connect<'a>(
                 needed: (pos + 2) as u64,
             });
         }
-        let n_raw: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+        let b = &data[pos..pos + 2];
+        let n_raw: u16 = u16::from_be_bytes([b[0], b[1]]);
         pos += 2;
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
@@ -2127,7 +2165,8 @@ fn decode_connect<'a>(
                 needed: (pos + 2) as u64,
             });
         }
-        let n_raw: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+        let b = &data[pos..pos + 2];
+        let n_raw: u16 = u16::from_be_bytes([b[0], b[1]]);
         pos += 2;
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
@@ -2149,7 +2188,8 @@ fn decode_connect<'a>(
                 needed: (pos + 2) as u64,
             });
         }
-        let n_raw: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+        let b = &data[pos..pos + 2];
+        let n_raw: u16 = u16::from_be_bytes([b[0], b[1]]);
         pos += 2;
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
@@ -2177,7 +2217,8 @@ fn decode_connect<'a>(
                 needed: (pos + 2) as u64,
             });
         }
-        let n_raw: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+        let b = &data[pos..pos + 2];
+        let n_raw: u16 = u16::from_be_bytes([b[0], b[1]]);
         pos += 2;
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
@@ -2387,13 +2428,14 @@ fn decode_connack<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let w100_0: u8 = data[pos];
+    let b = &data[pos..pos + 2];
+    let w100_0: u8 = b[0];
     let v_reserved = (w100_0 >> 1) & 0x7f;
     if v_reserved != 0 {
         return Err(ProtocolError::InvalidValue);
     }
     let v_session_present = w100_0 & 1 != 0;
-    let v_reason_code: u8 = data[pos + 1];
+    let v_reason_code: u8 = b[1];
     let v_reason_code = match ReasonCode::from_code(v_reason_code) {
         Some(e) => e,
         None => return Err(ProtocolError::InvalidValue),
@@ -2517,7 +2559,8 @@ fn decode_publish<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: u16 = u16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     if n > (end - pos) as i128 {
@@ -2541,7 +2584,8 @@ fn decode_publish<'a>(
                 needed: (pos + 2) as u64,
             });
         }
-        let v_packet_id: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+        let b = &data[pos..pos + 2];
+        let v_packet_id: u16 = u16::from_be_bytes([b[0], b[1]]);
         pos += 2;
         if v_packet_id < 1 {
             return Err(ProtocolError::InvalidValue);
@@ -2695,7 +2739,8 @@ fn decode_puback<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let v_packet_id: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let v_packet_id: u16 = u16::from_be_bytes([b[0], b[1]]);
     if v_packet_id < 1 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -2840,7 +2885,8 @@ fn decode_pubrec<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let v_packet_id: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let v_packet_id: u16 = u16::from_be_bytes([b[0], b[1]]);
     if v_packet_id < 1 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -2985,7 +3031,8 @@ fn decode_pubrel<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let v_packet_id: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let v_packet_id: u16 = u16::from_be_bytes([b[0], b[1]]);
     if v_packet_id < 1 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -3130,7 +3177,8 @@ fn decode_pubcomp<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let v_packet_id: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let v_packet_id: u16 = u16::from_be_bytes([b[0], b[1]]);
     if v_packet_id < 1 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -3275,7 +3323,8 @@ fn decode_subscribe<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let v_packet_id: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let v_packet_id: u16 = u16::from_be_bytes([b[0], b[1]]);
     if v_packet_id < 1 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -3409,7 +3458,8 @@ fn decode_suback<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let v_packet_id: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let v_packet_id: u16 = u16::from_be_bytes([b[0], b[1]]);
     if v_packet_id < 1 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -3547,7 +3597,8 @@ fn decode_unsubscribe<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let v_packet_id: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let v_packet_id: u16 = u16::from_be_bytes([b[0], b[1]]);
     if v_packet_id < 1 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -3588,7 +3639,8 @@ fn decode_unsubscribe<'a>(
                 needed: (pos + 2) as u64,
             });
         }
-        let n_raw: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+        let b = &data[pos..pos + 2];
+        let n_raw: u16 = u16::from_be_bytes([b[0], b[1]]);
         pos += 2;
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
@@ -3712,7 +3764,8 @@ fn decode_unsuback<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let v_packet_id: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let v_packet_id: u16 = u16::from_be_bytes([b[0], b[1]]);
     if v_packet_id < 1 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -4196,20 +4249,23 @@ fn whole<T>(
         Err(error) => Err(error),
     }
 }
+/// Decode one frame from `data[*at..end]`, and set `*at` to the position after it.
 #[allow(unused_variables)]
 fn decode_frame<'a>(
     data: &'a [u8],
-    mut pos: usize,
+    at: &mut usize,
     end: usize,
     ctx: Option<&Context>,
     sender: Option<Sender>,
-) -> Result<(Frame<'a>, usize), ProtocolError> {
+) -> Result<Frame<'a>, ProtocolError> {
+    let mut pos = *at;
     if end - pos < 1 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 1) as u64,
         });
     }
-    let w0_0: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let w0_0: u8 = b[0];
     let v_packet_type = (w0_0 >> 4) & 0xf;
     let flags = w0_0 & 0xf;
     pos += 1;
@@ -4229,63 +4285,78 @@ fn decode_frame<'a>(
     match key {
         1 => {
             let (f, next) = whole(decode_connect(data, pos, end, ctx, flags), end)?;
-            return Ok((Frame::Connect(f), next));
+            *at = next;
+            return Ok(Frame::Connect(f));
         }
         2 => {
             let (f, next) = whole(decode_connack(data, pos, end, ctx, flags), end)?;
-            return Ok((Frame::Connack(f), next));
+            *at = next;
+            return Ok(Frame::Connack(f));
         }
         3 => {
             let (f, next) = whole(decode_publish(data, pos, end, ctx, flags), end)?;
-            return Ok((Frame::Publish(f), next));
+            *at = next;
+            return Ok(Frame::Publish(f));
         }
         4 => {
             let (f, next) = whole(decode_puback(data, pos, end, ctx, flags), end)?;
-            return Ok((Frame::Puback(f), next));
+            *at = next;
+            return Ok(Frame::Puback(f));
         }
         5 => {
             let (f, next) = whole(decode_pubrec(data, pos, end, ctx, flags), end)?;
-            return Ok((Frame::Pubrec(f), next));
+            *at = next;
+            return Ok(Frame::Pubrec(f));
         }
         6 => {
             let (f, next) = whole(decode_pubrel(data, pos, end, ctx, flags), end)?;
-            return Ok((Frame::Pubrel(f), next));
+            *at = next;
+            return Ok(Frame::Pubrel(f));
         }
         7 => {
             let (f, next) = whole(decode_pubcomp(data, pos, end, ctx, flags), end)?;
-            return Ok((Frame::Pubcomp(f), next));
+            *at = next;
+            return Ok(Frame::Pubcomp(f));
         }
         8 => {
             let (f, next) = whole(decode_subscribe(data, pos, end, ctx, flags), end)?;
-            return Ok((Frame::Subscribe(f), next));
+            *at = next;
+            return Ok(Frame::Subscribe(f));
         }
         9 => {
             let (f, next) = whole(decode_suback(data, pos, end, ctx, flags), end)?;
-            return Ok((Frame::Suback(f), next));
+            *at = next;
+            return Ok(Frame::Suback(f));
         }
         0xa => {
             let (f, next) = whole(decode_unsubscribe(data, pos, end, ctx, flags), end)?;
-            return Ok((Frame::Unsubscribe(f), next));
+            *at = next;
+            return Ok(Frame::Unsubscribe(f));
         }
         0xb => {
             let (f, next) = whole(decode_unsuback(data, pos, end, ctx, flags), end)?;
-            return Ok((Frame::Unsuback(f), next));
+            *at = next;
+            return Ok(Frame::Unsuback(f));
         }
         0xc => {
             let (f, next) = whole(decode_pingreq(data, pos, end, ctx, flags), end)?;
-            return Ok((Frame::Pingreq(f), next));
+            *at = next;
+            return Ok(Frame::Pingreq(f));
         }
         0xd => {
             let (f, next) = whole(decode_pingresp(data, pos, end, ctx, flags), end)?;
-            return Ok((Frame::Pingresp(f), next));
+            *at = next;
+            return Ok(Frame::Pingresp(f));
         }
         0xe => {
             let (f, next) = whole(decode_disconnect(data, pos, end, ctx, flags), end)?;
-            return Ok((Frame::Disconnect(f), next));
+            *at = next;
+            return Ok(Frame::Disconnect(f));
         }
         0xf => {
             let (f, next) = whole(decode_auth(data, pos, end, ctx, flags), end)?;
-            return Ok((Frame::Auth(f), next));
+            *at = next;
+            return Ok(Frame::Auth(f));
         }
         _ => {}
     }
@@ -4492,7 +4563,9 @@ pub fn decode_at<'a>(
     if pos > end || end > data.len() {
         return Err(ProtocolError::Truncated { needed: end as u64 });
     }
-    decode_frame(data, pos, end, ctx, sender)
+    let mut at = pos;
+    let frame = decode_frame(data, &mut at, end, ctx, sender)?;
+    Ok((frame, at))
 }
 
 /// Decode exactly one frame (without the transport prefix); trailing bytes are an error.
@@ -4503,11 +4576,12 @@ pub fn decode_with<'a>(
     ctx: Option<&Context>,
     sender: Option<Sender>,
 ) -> Result<Frame<'a>, ProtocolError> {
-    let (frame, end) = decode_frame(data, 0, data.len(), ctx, sender)?;
-    if end != data.len() {
+    let mut end = 0;
+    let decoded = decode_frame(data, &mut end, data.len(), ctx, sender);
+    if decoded.is_ok() && end != data.len() {
         return Err(ProtocolError::TrailingBytes);
     }
-    Ok(frame)
+    decoded // returned as it is: no move of the frame out of a Result and into another
 }
 
 /// Decode exactly one frame (without the transport prefix); trailing bytes are an error.
@@ -4524,9 +4598,10 @@ pub fn encode(frame: &Frame<'_>) -> Result<Vec<u8>, ProtocolError> {
 /// (`frame`: its bytes without transport framing, for [`decode`]; `consumed`: the bytes to
 /// drop from the stream), `Ok(None)` while only part of a frame has arrived.
 pub fn split(stream: &[u8]) -> Result<Option<(&[u8], usize)>, ProtocolError> {
-    match decode_frame(stream, 0, stream.len(), None, None) {
-        Ok((_, end)) if end > MAX_FRAME_SIZE => Err(ProtocolError::FrameTooLarge),
-        Ok((_, end)) => Ok(Some((&stream[..end], end))),
+    let mut end = 0;
+    match decode_frame(stream, &mut end, stream.len(), None, None) {
+        Ok(_) if end > MAX_FRAME_SIZE => Err(ProtocolError::FrameTooLarge),
+        Ok(_) => Ok(Some((&stream[..end], end))),
         Err(ProtocolError::Truncated { needed }) if needed > MAX_FRAME_SIZE as u64 => {
             Err(ProtocolError::FrameTooLarge)
         }

@@ -340,7 +340,8 @@ fn decode_field<'a>(
             needed: (pos + 1) as u64,
         });
     }
-    let v_code: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let v_code: u8 = b[0];
     if v_code < 1 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -411,19 +412,13 @@ fn decode_field_description<'a>(
             needed: (pos + 18) as u64,
         });
     }
-    let v_table_oid: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_column_number: i16 = i16::from_be_bytes([data[pos + 4], data[pos + 5]]);
-    let v_type_oid: u32 =
-        u32::from_be_bytes([data[pos + 6], data[pos + 7], data[pos + 8], data[pos + 9]]);
-    let v_type_size: i16 = i16::from_be_bytes([data[pos + 10], data[pos + 11]]);
-    let v_type_modifier: i32 = i32::from_be_bytes([
-        data[pos + 12],
-        data[pos + 13],
-        data[pos + 14],
-        data[pos + 15],
-    ]);
-    let v_format: u16 = u16::from_be_bytes([data[pos + 16], data[pos + 17]]);
+    let b = &data[pos..pos + 18];
+    let v_table_oid: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_column_number: i16 = i16::from_be_bytes([b[4], b[5]]);
+    let v_type_oid: u32 = u32::from_be_bytes([b[6], b[7], b[8], b[9]]);
+    let v_type_size: i16 = i16::from_be_bytes([b[10], b[11]]);
+    let v_type_modifier: i32 = i32::from_be_bytes([b[12], b[13], b[14], b[15]]);
+    let v_format: u16 = u16::from_be_bytes([b[16], b[17]]);
     let v_format = match FormatCode::from_code(v_format) {
         Some(e) => e,
         None => return Err(ProtocolError::InvalidValue),
@@ -610,10 +605,9 @@ fn decode_cancel_request(
             needed: (pos + 8) as u64,
         });
     }
-    let v_process_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_secret_key: u32 =
-        u32::from_be_bytes([data[pos + 4], data[pos + 5], data[pos + 6], data[pos + 7]]);
+    let b = &data[pos..pos + 8];
+    let v_process_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_secret_key: u32 = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
     pos += 8;
     Ok((
         CancelRequest {
@@ -665,8 +659,8 @@ fn decode_authentication<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_auth_type: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_auth_type: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     let v_auth_type = match AuthType::from_code(v_auth_type) {
         Some(e) => e,
         None => return Err(ProtocolError::InvalidValue),
@@ -820,10 +814,9 @@ fn decode_backend_key_data(
             needed: (pos + 8) as u64,
         });
     }
-    let v_process_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_secret_key: u32 =
-        u32::from_be_bytes([data[pos + 4], data[pos + 5], data[pos + 6], data[pos + 7]]);
+    let b = &data[pos..pos + 8];
+    let v_process_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_secret_key: u32 = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
     pos += 8;
     Ok((
         BackendKeyData {
@@ -980,7 +973,8 @@ fn decode_copy_in_response(
             needed: (pos + 1) as u64,
         });
     }
-    let v_format: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let v_format: u8 = b[0];
     let v_format = match CopyFormat::from_code(v_format) {
         Some(e) => e,
         None => return Err(ProtocolError::InvalidValue),
@@ -992,7 +986,8 @@ fn decode_copy_in_response(
             needed: (pos + 2) as u64,
         });
     }
-    let count_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let count_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -1011,7 +1006,8 @@ fn decode_copy_in_response(
                 needed: (pos + 2) as u64,
             });
         }
-        let item: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+        let b = &data[pos..pos + 2];
+        let item: u16 = u16::from_be_bytes([b[0], b[1]]);
         pos += 2;
         let item = match FormatCode::from_code(item) {
             Some(e) => e,
@@ -1078,7 +1074,8 @@ fn decode_copy_out_response(
             needed: (pos + 1) as u64,
         });
     }
-    let v_format: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let v_format: u8 = b[0];
     let v_format = match CopyFormat::from_code(v_format) {
         Some(e) => e,
         None => return Err(ProtocolError::InvalidValue),
@@ -1090,7 +1087,8 @@ fn decode_copy_out_response(
             needed: (pos + 2) as u64,
         });
     }
-    let count_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let count_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -1109,7 +1107,8 @@ fn decode_copy_out_response(
                 needed: (pos + 2) as u64,
             });
         }
-        let item: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+        let b = &data[pos..pos + 2];
+        let item: u16 = u16::from_be_bytes([b[0], b[1]]);
         pos += 2;
         let item = match FormatCode::from_code(item) {
             Some(e) => e,
@@ -1176,7 +1175,8 @@ fn decode_copy_both_response(
             needed: (pos + 1) as u64,
         });
     }
-    let v_format: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let v_format: u8 = b[0];
     let v_format = match CopyFormat::from_code(v_format) {
         Some(e) => e,
         None => return Err(ProtocolError::InvalidValue),
@@ -1188,7 +1188,8 @@ fn decode_copy_both_response(
             needed: (pos + 2) as u64,
         });
     }
-    let count_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let count_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -1207,7 +1208,8 @@ fn decode_copy_both_response(
                 needed: (pos + 2) as u64,
             });
         }
-        let item: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+        let b = &data[pos..pos + 2];
+        let item: u16 = u16::from_be_bytes([b[0], b[1]]);
         pos += 2;
         let item = match FormatCode::from_code(item) {
             Some(e) => e,
@@ -1274,7 +1276,8 @@ fn decode_data_row<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let count_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let count_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -1293,8 +1296,8 @@ fn decode_data_row<'a>(
                 needed: (pos + 4) as u64,
             });
         }
-        let n_raw: i32 =
-            i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+        let b = &data[pos..pos + 4];
+        let n_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
         pos += 4;
         let n = i128::from(n_raw);
         let item = if n == -1 {
@@ -1487,7 +1490,8 @@ fn decode_function_call_response<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let n_raw: i32 = i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let n_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let n = i128::from(n_raw);
     let v_result = if n == -1 {
@@ -1560,8 +1564,8 @@ fn decode_negotiate_protocol_version<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_newest_version: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_newest_version: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -1569,8 +1573,8 @@ fn decode_negotiate_protocol_version<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count.saturating_mul(1) > (end - pos) as i128 {
@@ -1765,8 +1769,8 @@ fn decode_notification_response<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_process_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_process_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let Some(stop) = data[pos..end].iter().position(|&b| b == 0) else {
         return Err(ProtocolError::InvalidValue);
@@ -1845,7 +1849,8 @@ fn decode_parameter_description(
             needed: (pos + 2) as u64,
         });
     }
-    let count_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let count_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -1864,8 +1869,8 @@ fn decode_parameter_description(
                 needed: (pos + 4) as u64,
             });
         }
-        let item: u32 =
-            u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+        let b = &data[pos..pos + 4];
+        let item: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
         pos += 4;
         items.push(item);
     }
@@ -2053,7 +2058,8 @@ fn decode_ready_for_query(
             needed: (pos + 1) as u64,
         });
     }
-    let v_status: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let v_status: u8 = b[0];
     let v_status = match TransactionStatus::from_code(v_status) {
         Some(e) => e,
         None => return Err(ProtocolError::InvalidValue),
@@ -2099,7 +2105,8 @@ fn decode_row_description<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let count_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let count_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -2273,7 +2280,8 @@ fn decode_bind<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let count_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let count_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -2292,7 +2300,8 @@ fn decode_bind<'a>(
                 needed: (pos + 2) as u64,
             });
         }
-        let item: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+        let b = &data[pos..pos + 2];
+        let item: u16 = u16::from_be_bytes([b[0], b[1]]);
         pos += 2;
         let item = match FormatCode::from_code(item) {
             Some(e) => e,
@@ -2307,7 +2316,8 @@ fn decode_bind<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let count_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let count_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -2326,8 +2336,8 @@ fn decode_bind<'a>(
                 needed: (pos + 4) as u64,
             });
         }
-        let n_raw: i32 =
-            i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+        let b = &data[pos..pos + 4];
+        let n_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
         pos += 4;
         let n = i128::from(n_raw);
         let item = if n == -1 {
@@ -2374,7 +2384,8 @@ fn decode_bind<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let count_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let count_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -2393,7 +2404,8 @@ fn decode_bind<'a>(
                 needed: (pos + 2) as u64,
             });
         }
-        let item: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+        let b = &data[pos..pos + 2];
+        let item: u16 = u16::from_be_bytes([b[0], b[1]]);
         pos += 2;
         let item = match FormatCode::from_code(item) {
             Some(e) => e,
@@ -2509,7 +2521,8 @@ fn decode_close<'a>(
             needed: (pos + 1) as u64,
         });
     }
-    let v_target: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let v_target: u8 = b[0];
     let v_target = match Target::from_code(v_target) {
         Some(e) => e,
         None => return Err(ProtocolError::InvalidValue),
@@ -2623,7 +2636,8 @@ fn decode_describe<'a>(
             needed: (pos + 1) as u64,
         });
     }
-    let v_target: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let v_target: u8 = b[0];
     let v_target = match Target::from_code(v_target) {
         Some(e) => e,
         None => return Err(ProtocolError::InvalidValue),
@@ -2700,8 +2714,8 @@ fn decode_execute<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_max_rows: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_max_rows: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     Ok((
         Execute {
@@ -2787,8 +2801,8 @@ fn decode_function_call<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_function_oid: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_function_oid: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let mut items = Vec::new();
     if end - pos < 2 {
@@ -2796,7 +2810,8 @@ fn decode_function_call<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let count_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let count_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -2815,7 +2830,8 @@ fn decode_function_call<'a>(
                 needed: (pos + 2) as u64,
             });
         }
-        let item: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+        let b = &data[pos..pos + 2];
+        let item: u16 = u16::from_be_bytes([b[0], b[1]]);
         pos += 2;
         let item = match FormatCode::from_code(item) {
             Some(e) => e,
@@ -2830,7 +2846,8 @@ fn decode_function_call<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let count_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let count_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -2849,8 +2866,8 @@ fn decode_function_call<'a>(
                 needed: (pos + 4) as u64,
             });
         }
-        let n_raw: i32 =
-            i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+        let b = &data[pos..pos + 4];
+        let n_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
         pos += 4;
         let n = i128::from(n_raw);
         let item = if n == -1 {
@@ -2896,7 +2913,8 @@ fn decode_function_call<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let v_result_format: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let v_result_format: u16 = u16::from_be_bytes([b[0], b[1]]);
     let v_result_format = match FormatCode::from_code(v_result_format) {
         Some(e) => e,
         None => return Err(ProtocolError::InvalidValue),
@@ -3008,7 +3026,8 @@ fn decode_parse<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let count_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let count_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -3027,8 +3046,8 @@ fn decode_parse<'a>(
                 needed: (pos + 4) as u64,
             });
         }
-        let item: u32 =
-            u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+        let b = &data[pos..pos + 4];
+        let item: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
         pos += 4;
         items.push(item);
     }
@@ -3136,8 +3155,8 @@ fn decode_password<'a>(
                 needed: (pos + 4) as u64,
             });
         }
-        let n_raw: i32 =
-            i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+        let b = &data[pos..pos + 4];
+        let n_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
         pos += 4;
         let n = i128::from(n_raw);
         if n < 0 {
@@ -3393,22 +3412,24 @@ fn whole<T>(
         Err(error) => Err(error),
     }
 }
+/// Decode one frame from `data[*at..end]`, and set `*at` to the position after it.
 #[allow(unused_variables)]
 fn decode_frame<'a>(
     data: &'a [u8],
-    mut pos: usize,
+    at: &mut usize,
     end: usize,
     ctx: Option<&Context>,
     sender: Option<Sender>,
-) -> Result<(Frame<'a>, usize), ProtocolError> {
+) -> Result<Frame<'a>, ProtocolError> {
+    let mut pos = *at;
     if end - pos < 5 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 5) as u64,
         });
     }
-    let v_message_type: u8 = data[pos];
-    let v_length: u32 =
-        u32::from_be_bytes([data[pos + 1], data[pos + 2], data[pos + 3], data[pos + 4]]);
+    let b = &data[pos..pos + 5];
+    let v_message_type: u8 = b[0];
+    let v_length: u32 = u32::from_be_bytes([b[1], b[2], b[3], b[4]]);
     pos += 5;
     let frame_end: i128 = (pos - 4) as i128 + i128::from(v_length) + 0_i128;
     if frame_end < pos as i128 {
@@ -3425,270 +3446,334 @@ fn decode_frame<'a>(
         None => match key {
             0x52 => {
                 let (f, next) = whole(decode_authentication(data, pos, end, ctx), end)?;
-                return Ok((Frame::Authentication(f), next));
+                *at = next;
+                return Ok(Frame::Authentication(f));
             }
             0x4b => {
                 let (f, next) = whole(decode_backend_key_data(data, pos, end, ctx), end)?;
-                return Ok((Frame::BackendKeyData(f), next));
+                *at = next;
+                return Ok(Frame::BackendKeyData(f));
             }
             0x32 => {
                 let (f, next) = whole(decode_bind_complete(data, pos, end, ctx), end)?;
-                return Ok((Frame::BindComplete(f), next));
+                *at = next;
+                return Ok(Frame::BindComplete(f));
             }
             0x33 => {
                 let (f, next) = whole(decode_close_complete(data, pos, end, ctx), end)?;
-                return Ok((Frame::CloseComplete(f), next));
+                *at = next;
+                return Ok(Frame::CloseComplete(f));
             }
             0x43 => return Err(ProtocolError::AmbiguousFrameType),
             0x47 => {
                 let (f, next) = whole(decode_copy_in_response(data, pos, end, ctx), end)?;
-                return Ok((Frame::CopyInResponse(f), next));
+                *at = next;
+                return Ok(Frame::CopyInResponse(f));
             }
             0x48 => return Err(ProtocolError::AmbiguousFrameType),
             0x57 => {
                 let (f, next) = whole(decode_copy_both_response(data, pos, end, ctx), end)?;
-                return Ok((Frame::CopyBothResponse(f), next));
+                *at = next;
+                return Ok(Frame::CopyBothResponse(f));
             }
             0x44 => return Err(ProtocolError::AmbiguousFrameType),
             0x49 => {
                 let (f, next) = whole(decode_empty_query_response(data, pos, end, ctx), end)?;
-                return Ok((Frame::EmptyQueryResponse(f), next));
+                *at = next;
+                return Ok(Frame::EmptyQueryResponse(f));
             }
             0x45 => return Err(ProtocolError::AmbiguousFrameType),
             0x56 => {
                 let (f, next) = whole(decode_function_call_response(data, pos, end, ctx), end)?;
-                return Ok((Frame::FunctionCallResponse(f), next));
+                *at = next;
+                return Ok(Frame::FunctionCallResponse(f));
             }
             0x76 => {
                 let (f, next) = whole(decode_negotiate_protocol_version(data, pos, end, ctx), end)?;
-                return Ok((Frame::NegotiateProtocolVersion(f), next));
+                *at = next;
+                return Ok(Frame::NegotiateProtocolVersion(f));
             }
             0x6e => {
                 let (f, next) = whole(decode_no_data(data, pos, end, ctx), end)?;
-                return Ok((Frame::NoData(f), next));
+                *at = next;
+                return Ok(Frame::NoData(f));
             }
             0x4e => {
                 let (f, next) = whole(decode_notice_response(data, pos, end, ctx), end)?;
-                return Ok((Frame::NoticeResponse(f), next));
+                *at = next;
+                return Ok(Frame::NoticeResponse(f));
             }
             0x41 => {
                 let (f, next) = whole(decode_notification_response(data, pos, end, ctx), end)?;
-                return Ok((Frame::NotificationResponse(f), next));
+                *at = next;
+                return Ok(Frame::NotificationResponse(f));
             }
             0x74 => {
                 let (f, next) = whole(decode_parameter_description(data, pos, end, ctx), end)?;
-                return Ok((Frame::ParameterDescription(f), next));
+                *at = next;
+                return Ok(Frame::ParameterDescription(f));
             }
             0x53 => return Err(ProtocolError::AmbiguousFrameType),
             0x31 => {
                 let (f, next) = whole(decode_parse_complete(data, pos, end, ctx), end)?;
-                return Ok((Frame::ParseComplete(f), next));
+                *at = next;
+                return Ok(Frame::ParseComplete(f));
             }
             0x73 => {
                 let (f, next) = whole(decode_portal_suspended(data, pos, end, ctx), end)?;
-                return Ok((Frame::PortalSuspended(f), next));
+                *at = next;
+                return Ok(Frame::PortalSuspended(f));
             }
             0x5a => {
                 let (f, next) = whole(decode_ready_for_query(data, pos, end, ctx), end)?;
-                return Ok((Frame::ReadyForQuery(f), next));
+                *at = next;
+                return Ok(Frame::ReadyForQuery(f));
             }
             0x54 => {
                 let (f, next) = whole(decode_row_description(data, pos, end, ctx), end)?;
-                return Ok((Frame::RowDescription(f), next));
+                *at = next;
+                return Ok(Frame::RowDescription(f));
             }
             0x64 => {
                 let (f, next) = whole(decode_copy_data(data, pos, end, ctx), end)?;
-                return Ok((Frame::CopyData(f), next));
+                *at = next;
+                return Ok(Frame::CopyData(f));
             }
             0x63 => {
                 let (f, next) = whole(decode_copy_done(data, pos, end, ctx), end)?;
-                return Ok((Frame::CopyDone(f), next));
+                *at = next;
+                return Ok(Frame::CopyDone(f));
             }
             0x42 => {
                 let (f, next) = whole(decode_bind(data, pos, end, ctx), end)?;
-                return Ok((Frame::Bind(f), next));
+                *at = next;
+                return Ok(Frame::Bind(f));
             }
             0x66 => {
                 let (f, next) = whole(decode_copy_fail(data, pos, end, ctx), end)?;
-                return Ok((Frame::CopyFail(f), next));
+                *at = next;
+                return Ok(Frame::CopyFail(f));
             }
             0x46 => {
                 let (f, next) = whole(decode_function_call(data, pos, end, ctx), end)?;
-                return Ok((Frame::FunctionCall(f), next));
+                *at = next;
+                return Ok(Frame::FunctionCall(f));
             }
             0x50 => {
                 let (f, next) = whole(decode_parse(data, pos, end, ctx), end)?;
-                return Ok((Frame::Parse(f), next));
+                *at = next;
+                return Ok(Frame::Parse(f));
             }
             0x70 => {
                 let (f, next) = whole(decode_password(data, pos, end, ctx), end)?;
-                return Ok((Frame::Password(f), next));
+                *at = next;
+                return Ok(Frame::Password(f));
             }
             0x51 => {
                 let (f, next) = whole(decode_query(data, pos, end, ctx), end)?;
-                return Ok((Frame::Query(f), next));
+                *at = next;
+                return Ok(Frame::Query(f));
             }
             0x58 => {
                 let (f, next) = whole(decode_terminate(data, pos, end, ctx), end)?;
-                return Ok((Frame::Terminate(f), next));
+                *at = next;
+                return Ok(Frame::Terminate(f));
             }
             _ => {}
         },
         Some(Sender::Client) => match key {
             0x43 => {
                 let (f, next) = whole(decode_close(data, pos, end, ctx), end)?;
-                return Ok((Frame::Close(f), next));
+                *at = next;
+                return Ok(Frame::Close(f));
             }
             0x48 => {
                 let (f, next) = whole(decode_flush(data, pos, end, ctx), end)?;
-                return Ok((Frame::Flush(f), next));
+                *at = next;
+                return Ok(Frame::Flush(f));
             }
             0x44 => {
                 let (f, next) = whole(decode_describe(data, pos, end, ctx), end)?;
-                return Ok((Frame::Describe(f), next));
+                *at = next;
+                return Ok(Frame::Describe(f));
             }
             0x45 => {
                 let (f, next) = whole(decode_execute(data, pos, end, ctx), end)?;
-                return Ok((Frame::Execute(f), next));
+                *at = next;
+                return Ok(Frame::Execute(f));
             }
             0x53 => {
                 let (f, next) = whole(decode_sync(data, pos, end, ctx), end)?;
-                return Ok((Frame::Sync(f), next));
+                *at = next;
+                return Ok(Frame::Sync(f));
             }
             0x64 => {
                 let (f, next) = whole(decode_copy_data(data, pos, end, ctx), end)?;
-                return Ok((Frame::CopyData(f), next));
+                *at = next;
+                return Ok(Frame::CopyData(f));
             }
             0x63 => {
                 let (f, next) = whole(decode_copy_done(data, pos, end, ctx), end)?;
-                return Ok((Frame::CopyDone(f), next));
+                *at = next;
+                return Ok(Frame::CopyDone(f));
             }
             0x42 => {
                 let (f, next) = whole(decode_bind(data, pos, end, ctx), end)?;
-                return Ok((Frame::Bind(f), next));
+                *at = next;
+                return Ok(Frame::Bind(f));
             }
             0x66 => {
                 let (f, next) = whole(decode_copy_fail(data, pos, end, ctx), end)?;
-                return Ok((Frame::CopyFail(f), next));
+                *at = next;
+                return Ok(Frame::CopyFail(f));
             }
             0x46 => {
                 let (f, next) = whole(decode_function_call(data, pos, end, ctx), end)?;
-                return Ok((Frame::FunctionCall(f), next));
+                *at = next;
+                return Ok(Frame::FunctionCall(f));
             }
             0x50 => {
                 let (f, next) = whole(decode_parse(data, pos, end, ctx), end)?;
-                return Ok((Frame::Parse(f), next));
+                *at = next;
+                return Ok(Frame::Parse(f));
             }
             0x70 => {
                 let (f, next) = whole(decode_password(data, pos, end, ctx), end)?;
-                return Ok((Frame::Password(f), next));
+                *at = next;
+                return Ok(Frame::Password(f));
             }
             0x51 => {
                 let (f, next) = whole(decode_query(data, pos, end, ctx), end)?;
-                return Ok((Frame::Query(f), next));
+                *at = next;
+                return Ok(Frame::Query(f));
             }
             0x58 => {
                 let (f, next) = whole(decode_terminate(data, pos, end, ctx), end)?;
-                return Ok((Frame::Terminate(f), next));
+                *at = next;
+                return Ok(Frame::Terminate(f));
             }
             _ => {}
         },
         Some(Sender::Server) => match key {
             0x52 => {
                 let (f, next) = whole(decode_authentication(data, pos, end, ctx), end)?;
-                return Ok((Frame::Authentication(f), next));
+                *at = next;
+                return Ok(Frame::Authentication(f));
             }
             0x4b => {
                 let (f, next) = whole(decode_backend_key_data(data, pos, end, ctx), end)?;
-                return Ok((Frame::BackendKeyData(f), next));
+                *at = next;
+                return Ok(Frame::BackendKeyData(f));
             }
             0x32 => {
                 let (f, next) = whole(decode_bind_complete(data, pos, end, ctx), end)?;
-                return Ok((Frame::BindComplete(f), next));
+                *at = next;
+                return Ok(Frame::BindComplete(f));
             }
             0x33 => {
                 let (f, next) = whole(decode_close_complete(data, pos, end, ctx), end)?;
-                return Ok((Frame::CloseComplete(f), next));
+                *at = next;
+                return Ok(Frame::CloseComplete(f));
             }
             0x43 => {
                 let (f, next) = whole(decode_command_complete(data, pos, end, ctx), end)?;
-                return Ok((Frame::CommandComplete(f), next));
+                *at = next;
+                return Ok(Frame::CommandComplete(f));
             }
             0x47 => {
                 let (f, next) = whole(decode_copy_in_response(data, pos, end, ctx), end)?;
-                return Ok((Frame::CopyInResponse(f), next));
+                *at = next;
+                return Ok(Frame::CopyInResponse(f));
             }
             0x48 => {
                 let (f, next) = whole(decode_copy_out_response(data, pos, end, ctx), end)?;
-                return Ok((Frame::CopyOutResponse(f), next));
+                *at = next;
+                return Ok(Frame::CopyOutResponse(f));
             }
             0x57 => {
                 let (f, next) = whole(decode_copy_both_response(data, pos, end, ctx), end)?;
-                return Ok((Frame::CopyBothResponse(f), next));
+                *at = next;
+                return Ok(Frame::CopyBothResponse(f));
             }
             0x44 => {
                 let (f, next) = whole(decode_data_row(data, pos, end, ctx), end)?;
-                return Ok((Frame::DataRow(f), next));
+                *at = next;
+                return Ok(Frame::DataRow(f));
             }
             0x49 => {
                 let (f, next) = whole(decode_empty_query_response(data, pos, end, ctx), end)?;
-                return Ok((Frame::EmptyQueryResponse(f), next));
+                *at = next;
+                return Ok(Frame::EmptyQueryResponse(f));
             }
             0x45 => {
                 let (f, next) = whole(decode_error_response(data, pos, end, ctx), end)?;
-                return Ok((Frame::ErrorResponse(f), next));
+                *at = next;
+                return Ok(Frame::ErrorResponse(f));
             }
             0x56 => {
                 let (f, next) = whole(decode_function_call_response(data, pos, end, ctx), end)?;
-                return Ok((Frame::FunctionCallResponse(f), next));
+                *at = next;
+                return Ok(Frame::FunctionCallResponse(f));
             }
             0x76 => {
                 let (f, next) = whole(decode_negotiate_protocol_version(data, pos, end, ctx), end)?;
-                return Ok((Frame::NegotiateProtocolVersion(f), next));
+                *at = next;
+                return Ok(Frame::NegotiateProtocolVersion(f));
             }
             0x6e => {
                 let (f, next) = whole(decode_no_data(data, pos, end, ctx), end)?;
-                return Ok((Frame::NoData(f), next));
+                *at = next;
+                return Ok(Frame::NoData(f));
             }
             0x4e => {
                 let (f, next) = whole(decode_notice_response(data, pos, end, ctx), end)?;
-                return Ok((Frame::NoticeResponse(f), next));
+                *at = next;
+                return Ok(Frame::NoticeResponse(f));
             }
             0x41 => {
                 let (f, next) = whole(decode_notification_response(data, pos, end, ctx), end)?;
-                return Ok((Frame::NotificationResponse(f), next));
+                *at = next;
+                return Ok(Frame::NotificationResponse(f));
             }
             0x74 => {
                 let (f, next) = whole(decode_parameter_description(data, pos, end, ctx), end)?;
-                return Ok((Frame::ParameterDescription(f), next));
+                *at = next;
+                return Ok(Frame::ParameterDescription(f));
             }
             0x53 => {
                 let (f, next) = whole(decode_parameter_status(data, pos, end, ctx), end)?;
-                return Ok((Frame::ParameterStatus(f), next));
+                *at = next;
+                return Ok(Frame::ParameterStatus(f));
             }
             0x31 => {
                 let (f, next) = whole(decode_parse_complete(data, pos, end, ctx), end)?;
-                return Ok((Frame::ParseComplete(f), next));
+                *at = next;
+                return Ok(Frame::ParseComplete(f));
             }
             0x73 => {
                 let (f, next) = whole(decode_portal_suspended(data, pos, end, ctx), end)?;
-                return Ok((Frame::PortalSuspended(f), next));
+                *at = next;
+                return Ok(Frame::PortalSuspended(f));
             }
             0x5a => {
                 let (f, next) = whole(decode_ready_for_query(data, pos, end, ctx), end)?;
-                return Ok((Frame::ReadyForQuery(f), next));
+                *at = next;
+                return Ok(Frame::ReadyForQuery(f));
             }
             0x54 => {
                 let (f, next) = whole(decode_row_description(data, pos, end, ctx), end)?;
-                return Ok((Frame::RowDescription(f), next));
+                *at = next;
+                return Ok(Frame::RowDescription(f));
             }
             0x64 => {
                 let (f, next) = whole(decode_copy_data(data, pos, end, ctx), end)?;
-                return Ok((Frame::CopyData(f), next));
+                *at = next;
+                return Ok(Frame::CopyData(f));
             }
             0x63 => {
                 let (f, next) = whole(decode_copy_done(data, pos, end, ctx), end)?;
-                return Ok((Frame::CopyDone(f), next));
+                *at = next;
+                return Ok(Frame::CopyDone(f));
             }
             _ => {}
         },
@@ -3698,20 +3783,20 @@ fn decode_frame<'a>(
 #[allow(unused_variables)]
 fn decode_startup_frame<'a>(
     data: &'a [u8],
-    mut pos: usize,
+    at: &mut usize,
     end: usize,
     ctx: Option<&Context>,
-) -> Result<(Frame<'a>, usize), ProtocolError> {
+) -> Result<Frame<'a>, ProtocolError> {
+    let mut pos = *at;
     let start = pos;
     if end - pos < 8 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 8) as u64,
         });
     }
-    let v_length: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_request_code: u32 =
-        u32::from_be_bytes([data[pos + 4], data[pos + 5], data[pos + 6], data[pos + 7]]);
+    let b = &data[pos..pos + 8];
+    let v_length: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_request_code: u32 = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
     pos += 8;
     let frame_end: i128 = (start) as i128 + i128::from(v_length) + 0_i128;
     if frame_end < pos as i128 {
@@ -3727,19 +3812,23 @@ fn decode_startup_frame<'a>(
     match key {
         0x3_0000 => {
             let (f, next) = whole(decode_startup_message(data, pos, end, ctx), end)?;
-            return Ok((Frame::StartupMessage(f), next));
+            *at = next;
+            return Ok(Frame::StartupMessage(f));
         }
         0x4d2_162f => {
             let (f, next) = whole(decode_ssl_request(data, pos, end, ctx), end)?;
-            return Ok((Frame::SslRequest(f), next));
+            *at = next;
+            return Ok(Frame::SslRequest(f));
         }
         0x4d2_1630 => {
             let (f, next) = whole(decode_gssenc_request(data, pos, end, ctx), end)?;
-            return Ok((Frame::GssencRequest(f), next));
+            *at = next;
+            return Ok(Frame::GssencRequest(f));
         }
         0x4d2_162e => {
             let (f, next) = whole(decode_cancel_request(data, pos, end, ctx), end)?;
-            return Ok((Frame::CancelRequest(f), next));
+            *at = next;
+            return Ok(Frame::CancelRequest(f));
         }
         _ => {}
     }
@@ -4196,7 +4285,9 @@ pub fn decode_at<'a>(
     if pos > end || end > data.len() {
         return Err(ProtocolError::Truncated { needed: end as u64 });
     }
-    decode_frame(data, pos, end, ctx, sender)
+    let mut at = pos;
+    let frame = decode_frame(data, &mut at, end, ctx, sender)?;
+    Ok((frame, at))
 }
 
 /// Decode exactly one frame (without the transport prefix); trailing bytes are an error.
@@ -4207,11 +4298,12 @@ pub fn decode_with<'a>(
     ctx: Option<&Context>,
     sender: Option<Sender>,
 ) -> Result<Frame<'a>, ProtocolError> {
-    let (frame, end) = decode_frame(data, 0, data.len(), ctx, sender)?;
-    if end != data.len() {
+    let mut end = 0;
+    let decoded = decode_frame(data, &mut end, data.len(), ctx, sender);
+    if decoded.is_ok() && end != data.len() {
         return Err(ProtocolError::TrailingBytes);
     }
-    Ok(frame)
+    decoded // returned as it is: no move of the frame out of a Result and into another
 }
 
 /// Decode exactly one frame (without the transport prefix); trailing bytes are an error.
@@ -4225,11 +4317,12 @@ pub fn decode_startup<'a>(
     data: &'a [u8],
     ctx: Option<&Context>,
 ) -> Result<Frame<'a>, ProtocolError> {
-    let (frame, end) = decode_startup_frame(data, 0, data.len(), ctx)?;
-    if end != data.len() {
+    let mut end = 0;
+    let decoded = decode_startup_frame(data, &mut end, data.len(), ctx);
+    if decoded.is_ok() && end != data.len() {
         return Err(ProtocolError::TrailingBytes);
     }
-    Ok(frame)
+    decoded
 }
 
 /// Encode `frame` (without the transport prefix).
@@ -4241,9 +4334,10 @@ pub fn encode(frame: &Frame<'_>) -> Result<Vec<u8>, ProtocolError> {
 /// (`frame`: its bytes without transport framing, for [`decode`]; `consumed`: the bytes to
 /// drop from the stream), `Ok(None)` while only part of a frame has arrived.
 pub fn split(stream: &[u8]) -> Result<Option<(&[u8], usize)>, ProtocolError> {
-    match decode_frame(stream, 0, stream.len(), None, None) {
-        Ok((_, end)) if end > MAX_FRAME_SIZE => Err(ProtocolError::FrameTooLarge),
-        Ok((_, end)) => Ok(Some((&stream[..end], end))),
+    let mut end = 0;
+    match decode_frame(stream, &mut end, stream.len(), None, None) {
+        Ok(_) if end > MAX_FRAME_SIZE => Err(ProtocolError::FrameTooLarge),
+        Ok(_) => Ok(Some((&stream[..end], end))),
         Err(ProtocolError::Truncated { needed }) if needed > MAX_FRAME_SIZE as u64 => {
             Err(ProtocolError::FrameTooLarge)
         }

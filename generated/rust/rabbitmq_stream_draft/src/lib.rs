@@ -211,7 +211,8 @@ fn decode_property<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_key = if n == -1 {
@@ -239,7 +240,8 @@ fn decode_property<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_value = if n == -1 {
@@ -322,23 +324,16 @@ fn decode_published_message<'a>(
             needed: (pos + 8) as u64,
         });
     }
-    let v_publishing_id: i64 = i64::from_be_bytes([
-        data[pos],
-        data[pos + 1],
-        data[pos + 2],
-        data[pos + 3],
-        data[pos + 4],
-        data[pos + 5],
-        data[pos + 6],
-        data[pos + 7],
-    ]);
+    let b = &data[pos..pos + 8];
+    let v_publishing_id: i64 = i64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
     pos += 8;
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
         });
     }
-    let n_raw: i32 = i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let n_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let n = i128::from(n_raw);
     let v_message = if n == -1 {
@@ -406,17 +401,9 @@ fn decode_publishing_error(
             needed: (pos + 10) as u64,
         });
     }
-    let v_publishing_id: i64 = i64::from_be_bytes([
-        data[pos],
-        data[pos + 1],
-        data[pos + 2],
-        data[pos + 3],
-        data[pos + 4],
-        data[pos + 5],
-        data[pos + 6],
-        data[pos + 7],
-    ]);
-    let v_code: i16 = i16::from_be_bytes([data[pos + 8], data[pos + 9]]);
+    let b = &data[pos..pos + 10];
+    let v_publishing_id: i64 = i64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+    let v_code: i16 = i16::from_be_bytes([b[8], b[9]]);
     pos += 10;
     Ok((
         PublishingError {
@@ -455,14 +442,16 @@ fn decode_broker<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let v_reference: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let v_reference: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_host = if n == -1 {
@@ -490,7 +479,8 @@ fn decode_broker<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_port: i32 = i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_port: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     Ok((
         Broker {
@@ -545,7 +535,8 @@ fn decode_stream_metadata<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_stream = if n == -1 {
@@ -573,8 +564,9 @@ fn decode_stream_metadata<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_response_code: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
-    let v_leader_reference: i16 = i16::from_be_bytes([data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_response_code: i16 = i16::from_be_bytes([b[0], b[1]]);
+    let v_leader_reference: i16 = i16::from_be_bytes([b[2], b[3]]);
     pos += 4;
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -582,8 +574,8 @@ fn decode_stream_metadata<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -602,7 +594,8 @@ fn decode_stream_metadata<'a>(
                 needed: (pos + 2) as u64,
             });
         }
-        let item: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+        let b = &data[pos..pos + 2];
+        let item: i16 = i16::from_be_bytes([b[0], b[1]]);
         pos += 2;
         items.push(item);
     }
@@ -668,7 +661,8 @@ fn decode_offset_spec_first(
             needed: (pos + 2) as u64,
         });
     }
-    let v_offset_type: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let v_offset_type: i16 = i16::from_be_bytes([b[0], b[1]]);
     if v_offset_type != 0 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -697,7 +691,8 @@ fn decode_offset_spec_last(
             needed: (pos + 2) as u64,
         });
     }
-    let v_offset_type: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let v_offset_type: i16 = i16::from_be_bytes([b[0], b[1]]);
     if v_offset_type != 1 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -726,7 +721,8 @@ fn decode_offset_spec_next(
             needed: (pos + 2) as u64,
         });
     }
-    let v_offset_type: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let v_offset_type: i16 = i16::from_be_bytes([b[0], b[1]]);
     if v_offset_type != 2 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -757,20 +753,12 @@ fn decode_offset_spec_offset(
             needed: (pos + 10) as u64,
         });
     }
-    let v_offset_type: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 10];
+    let v_offset_type: i16 = i16::from_be_bytes([b[0], b[1]]);
     if v_offset_type != 3 {
         return Err(ProtocolError::InvalidValue);
     }
-    let v_offset: u64 = u64::from_be_bytes([
-        data[pos + 2],
-        data[pos + 3],
-        data[pos + 4],
-        data[pos + 5],
-        data[pos + 6],
-        data[pos + 7],
-        data[pos + 8],
-        data[pos + 9],
-    ]);
+    let v_offset: u64 = u64::from_be_bytes([b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9]]);
     pos += 10;
     Ok((OffsetSpecOffset { offset: v_offset }, pos))
 }
@@ -800,20 +788,12 @@ fn decode_offset_spec_timestamp(
             needed: (pos + 10) as u64,
         });
     }
-    let v_offset_type: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 10];
+    let v_offset_type: i16 = i16::from_be_bytes([b[0], b[1]]);
     if v_offset_type != 4 {
         return Err(ProtocolError::InvalidValue);
     }
-    let v_timestamp: i64 = i64::from_be_bytes([
-        data[pos + 2],
-        data[pos + 3],
-        data[pos + 4],
-        data[pos + 5],
-        data[pos + 6],
-        data[pos + 7],
-        data[pos + 8],
-        data[pos + 9],
-    ]);
+    let v_timestamp: i64 = i64::from_be_bytes([b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9]]);
     pos += 10;
     Ok((
         OffsetSpecTimestamp {
@@ -848,7 +828,8 @@ fn decode_simple_entry<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let w0_0: u32 = u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let w0_0: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     let v_entry_type = ((w0_0 >> 31) & 1) as u8;
     if v_entry_type != 0 {
         return Err(ProtocolError::InvalidValue);
@@ -908,7 +889,8 @@ fn decode_sub_entry_batch<'a>(
             needed: (pos + 7) as u64,
         });
     }
-    let w0_0: u8 = data[pos];
+    let b = &data[pos..pos + 7];
+    let w0_0: u8 = b[0];
     let v_entry_type = (w0_0 >> 7) & 1;
     if v_entry_type != 1 {
         return Err(ProtocolError::InvalidValue);
@@ -918,9 +900,8 @@ fn decode_sub_entry_batch<'a>(
         Some(e) => e,
         None => return Err(ProtocolError::InvalidValue),
     };
-    let v_num_records: u16 = u16::from_be_bytes([data[pos + 1], data[pos + 2]]);
-    let v_length: u32 =
-        u32::from_be_bytes([data[pos + 3], data[pos + 4], data[pos + 5], data[pos + 6]]);
+    let v_num_records: u16 = u16::from_be_bytes([b[1], b[2]]);
+    let v_length: u32 = u32::from_be_bytes([b[3], b[4], b[5], b[6]]);
     pos += 7;
     let n: i128 = i128::from(v_length);
     if n < 0 {
@@ -989,7 +970,8 @@ fn decode_osiris_chunk<'a>(
             needed: (pos + 31) as u64,
         });
     }
-    let w0_0: u8 = data[pos];
+    let b = &data[pos..pos + 31];
+    let w0_0: u8 = b[0];
     let v_magic = (w0_0 >> 4) & 0xf;
     if v_magic != 5 {
         return Err(ProtocolError::InvalidValue);
@@ -998,41 +980,13 @@ fn decode_osiris_chunk<'a>(
     if v_format_version != 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    let v_num_entries: u16 = u16::from_be_bytes([data[pos + 1], data[pos + 2]]);
-    let v_num_records: u32 =
-        u32::from_be_bytes([data[pos + 3], data[pos + 4], data[pos + 5], data[pos + 6]]);
-    let v_epoch: u64 = u64::from_be_bytes([
-        data[pos + 7],
-        data[pos + 8],
-        data[pos + 9],
-        data[pos + 10],
-        data[pos + 11],
-        data[pos + 12],
-        data[pos + 13],
-        data[pos + 14],
-    ]);
-    let v_chunk_first_offset: u64 = u64::from_be_bytes([
-        data[pos + 15],
-        data[pos + 16],
-        data[pos + 17],
-        data[pos + 18],
-        data[pos + 19],
-        data[pos + 20],
-        data[pos + 21],
-        data[pos + 22],
-    ]);
-    let v_chunk_crc: i32 = i32::from_be_bytes([
-        data[pos + 23],
-        data[pos + 24],
-        data[pos + 25],
-        data[pos + 26],
-    ]);
-    let v_data_length: u32 = u32::from_be_bytes([
-        data[pos + 27],
-        data[pos + 28],
-        data[pos + 29],
-        data[pos + 30],
-    ]);
+    let v_num_entries: u16 = u16::from_be_bytes([b[1], b[2]]);
+    let v_num_records: u32 = u32::from_be_bytes([b[3], b[4], b[5], b[6]]);
+    let v_epoch: u64 = u64::from_be_bytes([b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14]]);
+    let v_chunk_first_offset: u64 =
+        u64::from_be_bytes([b[15], b[16], b[17], b[18], b[19], b[20], b[21], b[22]]);
+    let v_chunk_crc: i32 = i32::from_be_bytes([b[23], b[24], b[25], b[26]]);
+    let v_data_length: u32 = u32::from_be_bytes([b[27], b[28], b[29], b[30]]);
     pos += 31;
     let mut items = Vec::new();
     let length: i128 = i128::from(v_data_length);
@@ -1223,7 +1177,8 @@ fn decode_publish<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_stream = if n == -1 {
@@ -1251,7 +1206,8 @@ fn decode_publish<'a>(
             needed: (pos + 1) as u64,
         });
     }
-    let v_publisher_id: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let v_publisher_id: u8 = b[0];
     pos += 1;
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -1259,8 +1215,8 @@ fn decode_publish<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -1359,7 +1315,8 @@ fn decode_publish_confirm(
             needed: (pos + 1) as u64,
         });
     }
-    let v_publisher_id: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let v_publisher_id: u8 = b[0];
     pos += 1;
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -1367,8 +1324,8 @@ fn decode_publish_confirm(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -1387,16 +1344,8 @@ fn decode_publish_confirm(
                 needed: (pos + 8) as u64,
             });
         }
-        let item: i64 = i64::from_be_bytes([
-            data[pos],
-            data[pos + 1],
-            data[pos + 2],
-            data[pos + 3],
-            data[pos + 4],
-            data[pos + 5],
-            data[pos + 6],
-            data[pos + 7],
-        ]);
+        let b = &data[pos..pos + 8];
+        let item: i64 = i64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
         pos += 8;
         items.push(item);
     }
@@ -1452,16 +1401,17 @@ fn decode_subscribe_request<'a>(
             needed: (pos + 5) as u64,
         });
     }
-    let v_correlation_id: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_subscription_id: u8 = data[pos + 4];
+    let b = &data[pos..pos + 5];
+    let v_correlation_id: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_subscription_id: u8 = b[4];
     pos += 5;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_stream = if n == -1 {
@@ -1491,7 +1441,8 @@ fn decode_subscribe_request<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let v_credit: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let v_credit: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     Ok((
         SubscribeRequest {
@@ -1551,9 +1502,9 @@ fn decode_subscribe_response(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: i16 = i16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: i16 = i16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     Ok((
         SubscribeResponse {
@@ -1593,7 +1544,8 @@ fn decode_deliver<'a>(
             needed: (pos + 1) as u64,
         });
     }
-    let v_subscription_id: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let v_subscription_id: u8 = b[0];
     pos += 1;
     let (v_chunk, next) = decode_osiris_chunk(data, pos, end, ctx)?;
     pos = next;
@@ -1634,8 +1586,9 @@ fn decode_credit_request(
             needed: (pos + 3) as u64,
         });
     }
-    let v_subscription_id: u8 = data[pos];
-    let v_credit: i16 = i16::from_be_bytes([data[pos + 1], data[pos + 2]]);
+    let b = &data[pos..pos + 3];
+    let v_subscription_id: u8 = b[0];
+    let v_credit: i16 = i16::from_be_bytes([b[1], b[2]]);
     pos += 3;
     Ok((
         CreditRequest {
@@ -1675,8 +1628,9 @@ fn decode_credit_response(
             needed: (pos + 3) as u64,
         });
     }
-    let v_response_code: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
-    let v_subscription_id: u8 = data[pos + 2];
+    let b = &data[pos..pos + 3];
+    let v_response_code: i16 = i16::from_be_bytes([b[0], b[1]]);
+    let v_subscription_id: u8 = b[2];
     pos += 3;
     Ok((
         CreditResponse {
@@ -1716,9 +1670,9 @@ fn decode_unsubscribe_request(
             needed: (pos + 5) as u64,
         });
     }
-    let v_correlation_id: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_subscription_id: u8 = data[pos + 4];
+    let b = &data[pos..pos + 5];
+    let v_correlation_id: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_subscription_id: u8 = b[4];
     pos += 5;
     Ok((
         UnsubscribeRequest {
@@ -1758,9 +1712,9 @@ fn decode_unsubscribe_response(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: i16 = i16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: i16 = i16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     Ok((
         UnsubscribeResponse {
@@ -1800,7 +1754,8 @@ fn decode_publish_error(
             needed: (pos + 1) as u64,
         });
     }
-    let v_publisher_id: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let v_publisher_id: u8 = b[0];
     pos += 1;
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -1808,8 +1763,8 @@ fn decode_publish_error(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -1893,14 +1848,16 @@ fn decode_metadata_update<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let v_code: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let v_code: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_stream = if n == -1 {
@@ -1973,8 +1930,8 @@ fn decode_metadata_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_correlation_id: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_correlation_id: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -1982,8 +1939,8 @@ fn decode_metadata_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -2002,7 +1959,8 @@ fn decode_metadata_request<'a>(
                 needed: (pos + 2) as u64,
             });
         }
-        let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+        let b = &data[pos..pos + 2];
+        let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
         pos += 2;
         let n = i128::from(n_raw);
         let item = if n == -1 {
@@ -2107,8 +2065,8 @@ fn decode_metadata_response<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_correlation_id: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_correlation_id: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -2116,8 +2074,8 @@ fn decode_metadata_response<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -2160,8 +2118,8 @@ fn decode_metadata_response<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -2256,8 +2214,8 @@ fn decode_sasl_handshake_request(
             needed: (pos + 4) as u64,
         });
     }
-    let v_correlation_id: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_correlation_id: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     Ok((
         SaslHandshakeRequest {
@@ -2295,9 +2253,9 @@ fn decode_sasl_handshake_response<'a>(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: i16 = i16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: i16 = i16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -2305,8 +2263,8 @@ fn decode_sasl_handshake_response<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -2325,7 +2283,8 @@ fn decode_sasl_handshake_response<'a>(
                 needed: (pos + 2) as u64,
             });
         }
-        let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+        let b = &data[pos..pos + 2];
+        let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
         pos += 2;
         let n = i128::from(n_raw);
         let item = if n == -1 {
@@ -2433,15 +2392,16 @@ fn decode_sasl_authenticate_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_correlation_id: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_correlation_id: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_mechanism = if n == -1 {
@@ -2469,7 +2429,8 @@ fn decode_sasl_authenticate_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let n_raw: i32 = i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let n_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let n = i128::from(n_raw);
     let v_sasl_opaque_data = if n == -1 {
@@ -2555,16 +2516,17 @@ fn decode_sasl_authenticate_response<'a>(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: i16 = i16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: i16 = i16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
         });
     }
-    let n_raw: i32 = i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let n_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let n = i128::from(n_raw);
     let v_sasl_opaque_data = if n == -1 {
@@ -2637,10 +2599,9 @@ fn decode_tune(
             needed: (pos + 8) as u64,
         });
     }
-    let v_frame_max: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_heartbeat: i32 =
-        i32::from_be_bytes([data[pos + 4], data[pos + 5], data[pos + 6], data[pos + 7]]);
+    let b = &data[pos..pos + 8];
+    let v_frame_max: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_heartbeat: i32 = i32::from_be_bytes([b[4], b[5], b[6], b[7]]);
     pos += 8;
     Ok((
         Tune {
@@ -2680,15 +2641,16 @@ fn decode_open_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_correlation_id: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_correlation_id: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_virtual_host = if n == -1 {
@@ -2761,9 +2723,9 @@ fn decode_open_response(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: i16 = i16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: i16 = i16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     Ok((
         OpenResponse {
@@ -2804,16 +2766,17 @@ fn decode_close_request<'a>(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_closing_code: i16 = i16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_closing_code: i16 = i16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_closing_reason = if n == -1 {
@@ -2889,9 +2852,9 @@ fn decode_close_response(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: i16 = i16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: i16 = i16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     Ok((
         CloseResponse {
@@ -2951,8 +2914,8 @@ fn decode_peer_properties_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_correlation_id: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_correlation_id: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -2960,8 +2923,8 @@ fn decode_peer_properties_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -3046,9 +3009,9 @@ fn decode_peer_properties_response<'a>(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: i16 = i16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: i16 = i16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -3056,8 +3019,8 @@ fn decode_peer_properties_response<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -3146,15 +3109,16 @@ fn decode_commit_offset<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_correlation_id: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_correlation_id: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_reference = if n == -1 {
@@ -3182,7 +3146,8 @@ fn decode_commit_offset<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_stream = if n == -1 {
@@ -3210,16 +3175,8 @@ fn decode_commit_offset<'a>(
             needed: (pos + 8) as u64,
         });
     }
-    let v_offset: i64 = i64::from_be_bytes([
-        data[pos],
-        data[pos + 1],
-        data[pos + 2],
-        data[pos + 3],
-        data[pos + 4],
-        data[pos + 5],
-        data[pos + 6],
-        data[pos + 7],
-    ]);
+    let b = &data[pos..pos + 8];
+    let v_offset: i64 = i64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
     pos += 8;
     Ok((
         CommitOffset {
@@ -3290,15 +3247,16 @@ fn decode_query_offset_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_correlation_id: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_correlation_id: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_reference = if n == -1 {
@@ -3326,7 +3284,8 @@ fn decode_query_offset_request<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_stream = if n == -1 {
@@ -3415,19 +3374,10 @@ fn decode_query_offset_response(
             needed: (pos + 14) as u64,
         });
     }
-    let v_correlation_id: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: i16 = i16::from_be_bytes([data[pos + 4], data[pos + 5]]);
-    let v_offset: i64 = i64::from_be_bytes([
-        data[pos + 6],
-        data[pos + 7],
-        data[pos + 8],
-        data[pos + 9],
-        data[pos + 10],
-        data[pos + 11],
-        data[pos + 12],
-        data[pos + 13],
-    ]);
+    let b = &data[pos..pos + 14];
+    let v_correlation_id: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: i16 = i16::from_be_bytes([b[4], b[5]]);
+    let v_offset: i64 = i64::from_be_bytes([b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13]]);
     pos += 14;
     Ok((
         QueryOffsetResponse {
@@ -3471,15 +3421,16 @@ fn decode_create_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_correlation_id: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_correlation_id: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_stream = if n == -1 {
@@ -3508,8 +3459,8 @@ fn decode_create_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -3608,9 +3559,9 @@ fn decode_create_response(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: i16 = i16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: i16 = i16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     Ok((
         CreateResponse {
@@ -3650,15 +3601,16 @@ fn decode_delete_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_correlation_id: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_correlation_id: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_stream = if n == -1 {
@@ -3731,9 +3683,9 @@ fn decode_delete_response(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: i16 = i16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: i16 = i16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     Ok((
         DeleteResponse {
@@ -3771,65 +3723,76 @@ pub fn track_context(frame: &Frame<'_>, ctx: &mut Context) {
         _ => {}
     }
 }
+/// Decode one frame from `data[*at..end]`, and set `*at` to the position after it.
 #[allow(unused_variables)]
 fn decode_frame<'a>(
     data: &'a [u8],
-    mut pos: usize,
+    at: &mut usize,
     end: usize,
     ctx: Option<&Context>,
     sender: Option<Sender>,
-) -> Result<(Frame<'a>, usize), ProtocolError> {
+) -> Result<Frame<'a>, ProtocolError> {
+    let mut pos = *at;
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
         });
     }
-    let v_key: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
-    let v_version: u16 = u16::from_be_bytes([data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_key: u16 = u16::from_be_bytes([b[0], b[1]]);
+    let v_version: u16 = u16::from_be_bytes([b[2], b[3]]);
     pos += 4;
     let key: u64 = u64::from(v_key) * 0x1_0000 + u64::from(v_version);
     match sender {
         None => match key {
             0 => {
                 let (f, next) = decode_publish(data, pos, end, ctx)?;
-                return Ok((Frame::Publish(f), next));
+                *at = next;
+                return Ok(Frame::Publish(f));
             }
             0x1_0000 => {
                 let (f, next) = decode_publish_confirm(data, pos, end, ctx)?;
-                return Ok((Frame::PublishConfirm(f), next));
+                *at = next;
+                return Ok(Frame::PublishConfirm(f));
             }
             0x2_0000 => return Err(ProtocolError::AmbiguousFrameType),
             0x3_0000 => {
                 let (f, next) = decode_deliver(data, pos, end, ctx)?;
-                return Ok((Frame::Deliver(f), next));
+                *at = next;
+                return Ok(Frame::Deliver(f));
             }
             0x4_0000 => return Err(ProtocolError::AmbiguousFrameType),
             0x5_0000 => return Err(ProtocolError::AmbiguousFrameType),
             0x6_0000 => {
                 let (f, next) = decode_publish_error(data, pos, end, ctx)?;
-                return Ok((Frame::PublishError(f), next));
+                *at = next;
+                return Ok(Frame::PublishError(f));
             }
             0x7_0000 => {
                 let (f, next) = decode_metadata_update(data, pos, end, ctx)?;
-                return Ok((Frame::MetadataUpdate(f), next));
+                *at = next;
+                return Ok(Frame::MetadataUpdate(f));
             }
             0x8_0000 => return Err(ProtocolError::AmbiguousFrameType),
             0x9_0000 => return Err(ProtocolError::AmbiguousFrameType),
             0xa_0000 => return Err(ProtocolError::AmbiguousFrameType),
             0xb_0000 => {
                 let (f, next) = decode_tune(data, pos, end, ctx)?;
-                return Ok((Frame::Tune(f), next));
+                *at = next;
+                return Ok(Frame::Tune(f));
             }
             0xc_0000 => return Err(ProtocolError::AmbiguousFrameType),
             0xd_0000 => return Err(ProtocolError::AmbiguousFrameType),
             0xe_0000 => {
                 let (f, next) = decode_heartbeat(data, pos, end, ctx)?;
-                return Ok((Frame::Heartbeat(f), next));
+                *at = next;
+                return Ok(Frame::Heartbeat(f));
             }
             0xf_0000 => return Err(ProtocolError::AmbiguousFrameType),
             0x10_0000 => {
                 let (f, next) = decode_commit_offset(data, pos, end, ctx)?;
-                return Ok((Frame::CommitOffset(f), next));
+                *at = next;
+                return Ok(Frame::CommitOffset(f));
             }
             0x11_0000 => return Err(ProtocolError::AmbiguousFrameType),
             0x3e6_0000 => return Err(ProtocolError::AmbiguousFrameType),
@@ -3839,142 +3802,176 @@ fn decode_frame<'a>(
         Some(Sender::Client) => match key {
             0 => {
                 let (f, next) = decode_publish(data, pos, end, ctx)?;
-                return Ok((Frame::Publish(f), next));
+                *at = next;
+                return Ok(Frame::Publish(f));
             }
             0x2_0000 => {
                 let (f, next) = decode_subscribe_request(data, pos, end, ctx)?;
-                return Ok((Frame::SubscribeRequest(f), next));
+                *at = next;
+                return Ok(Frame::SubscribeRequest(f));
             }
             0x4_0000 => {
                 let (f, next) = decode_credit_request(data, pos, end, ctx)?;
-                return Ok((Frame::CreditRequest(f), next));
+                *at = next;
+                return Ok(Frame::CreditRequest(f));
             }
             0x5_0000 => {
                 let (f, next) = decode_unsubscribe_request(data, pos, end, ctx)?;
-                return Ok((Frame::UnsubscribeRequest(f), next));
+                *at = next;
+                return Ok(Frame::UnsubscribeRequest(f));
             }
             0x8_0000 => {
                 let (f, next) = decode_metadata_request(data, pos, end, ctx)?;
-                return Ok((Frame::MetadataRequest(f), next));
+                *at = next;
+                return Ok(Frame::MetadataRequest(f));
             }
             0x9_0000 => {
                 let (f, next) = decode_sasl_handshake_request(data, pos, end, ctx)?;
-                return Ok((Frame::SaslHandshakeRequest(f), next));
+                *at = next;
+                return Ok(Frame::SaslHandshakeRequest(f));
             }
             0xa_0000 => {
                 let (f, next) = decode_sasl_authenticate_request(data, pos, end, ctx)?;
-                return Ok((Frame::SaslAuthenticateRequest(f), next));
+                *at = next;
+                return Ok(Frame::SaslAuthenticateRequest(f));
             }
             0xb_0000 => {
                 let (f, next) = decode_tune(data, pos, end, ctx)?;
-                return Ok((Frame::Tune(f), next));
+                *at = next;
+                return Ok(Frame::Tune(f));
             }
             0xc_0000 => {
                 let (f, next) = decode_open_request(data, pos, end, ctx)?;
-                return Ok((Frame::OpenRequest(f), next));
+                *at = next;
+                return Ok(Frame::OpenRequest(f));
             }
             0xd_0000 => {
                 let (f, next) = decode_close_request(data, pos, end, ctx)?;
-                return Ok((Frame::CloseRequest(f), next));
+                *at = next;
+                return Ok(Frame::CloseRequest(f));
             }
             0xe_0000 => {
                 let (f, next) = decode_heartbeat(data, pos, end, ctx)?;
-                return Ok((Frame::Heartbeat(f), next));
+                *at = next;
+                return Ok(Frame::Heartbeat(f));
             }
             0xf_0000 => {
                 let (f, next) = decode_peer_properties_request(data, pos, end, ctx)?;
-                return Ok((Frame::PeerPropertiesRequest(f), next));
+                *at = next;
+                return Ok(Frame::PeerPropertiesRequest(f));
             }
             0x10_0000 => {
                 let (f, next) = decode_commit_offset(data, pos, end, ctx)?;
-                return Ok((Frame::CommitOffset(f), next));
+                *at = next;
+                return Ok(Frame::CommitOffset(f));
             }
             0x11_0000 => {
                 let (f, next) = decode_query_offset_request(data, pos, end, ctx)?;
-                return Ok((Frame::QueryOffsetRequest(f), next));
+                *at = next;
+                return Ok(Frame::QueryOffsetRequest(f));
             }
             0x3e6_0000 => {
                 let (f, next) = decode_create_request(data, pos, end, ctx)?;
-                return Ok((Frame::CreateRequest(f), next));
+                *at = next;
+                return Ok(Frame::CreateRequest(f));
             }
             0x3e7_0000 => {
                 let (f, next) = decode_delete_request(data, pos, end, ctx)?;
-                return Ok((Frame::DeleteRequest(f), next));
+                *at = next;
+                return Ok(Frame::DeleteRequest(f));
             }
             _ => {}
         },
         Some(Sender::Server) => match key {
             0x1_0000 => {
                 let (f, next) = decode_publish_confirm(data, pos, end, ctx)?;
-                return Ok((Frame::PublishConfirm(f), next));
+                *at = next;
+                return Ok(Frame::PublishConfirm(f));
             }
             0x2_0000 => {
                 let (f, next) = decode_subscribe_response(data, pos, end, ctx)?;
-                return Ok((Frame::SubscribeResponse(f), next));
+                *at = next;
+                return Ok(Frame::SubscribeResponse(f));
             }
             0x3_0000 => {
                 let (f, next) = decode_deliver(data, pos, end, ctx)?;
-                return Ok((Frame::Deliver(f), next));
+                *at = next;
+                return Ok(Frame::Deliver(f));
             }
             0x4_0000 => {
                 let (f, next) = decode_credit_response(data, pos, end, ctx)?;
-                return Ok((Frame::CreditResponse(f), next));
+                *at = next;
+                return Ok(Frame::CreditResponse(f));
             }
             0x5_0000 => {
                 let (f, next) = decode_unsubscribe_response(data, pos, end, ctx)?;
-                return Ok((Frame::UnsubscribeResponse(f), next));
+                *at = next;
+                return Ok(Frame::UnsubscribeResponse(f));
             }
             0x6_0000 => {
                 let (f, next) = decode_publish_error(data, pos, end, ctx)?;
-                return Ok((Frame::PublishError(f), next));
+                *at = next;
+                return Ok(Frame::PublishError(f));
             }
             0x7_0000 => {
                 let (f, next) = decode_metadata_update(data, pos, end, ctx)?;
-                return Ok((Frame::MetadataUpdate(f), next));
+                *at = next;
+                return Ok(Frame::MetadataUpdate(f));
             }
             0x8_0000 => {
                 let (f, next) = decode_metadata_response(data, pos, end, ctx)?;
-                return Ok((Frame::MetadataResponse(f), next));
+                *at = next;
+                return Ok(Frame::MetadataResponse(f));
             }
             0x9_0000 => {
                 let (f, next) = decode_sasl_handshake_response(data, pos, end, ctx)?;
-                return Ok((Frame::SaslHandshakeResponse(f), next));
+                *at = next;
+                return Ok(Frame::SaslHandshakeResponse(f));
             }
             0xa_0000 => {
                 let (f, next) = decode_sasl_authenticate_response(data, pos, end, ctx)?;
-                return Ok((Frame::SaslAuthenticateResponse(f), next));
+                *at = next;
+                return Ok(Frame::SaslAuthenticateResponse(f));
             }
             0xb_0000 => {
                 let (f, next) = decode_tune(data, pos, end, ctx)?;
-                return Ok((Frame::Tune(f), next));
+                *at = next;
+                return Ok(Frame::Tune(f));
             }
             0xc_0000 => {
                 let (f, next) = decode_open_response(data, pos, end, ctx)?;
-                return Ok((Frame::OpenResponse(f), next));
+                *at = next;
+                return Ok(Frame::OpenResponse(f));
             }
             0xd_0000 => {
                 let (f, next) = decode_close_response(data, pos, end, ctx)?;
-                return Ok((Frame::CloseResponse(f), next));
+                *at = next;
+                return Ok(Frame::CloseResponse(f));
             }
             0xe_0000 => {
                 let (f, next) = decode_heartbeat(data, pos, end, ctx)?;
-                return Ok((Frame::Heartbeat(f), next));
+                *at = next;
+                return Ok(Frame::Heartbeat(f));
             }
             0xf_0000 => {
                 let (f, next) = decode_peer_properties_response(data, pos, end, ctx)?;
-                return Ok((Frame::PeerPropertiesResponse(f), next));
+                *at = next;
+                return Ok(Frame::PeerPropertiesResponse(f));
             }
             0x11_0000 => {
                 let (f, next) = decode_query_offset_response(data, pos, end, ctx)?;
-                return Ok((Frame::QueryOffsetResponse(f), next));
+                *at = next;
+                return Ok(Frame::QueryOffsetResponse(f));
             }
             0x3e6_0000 => {
                 let (f, next) = decode_create_response(data, pos, end, ctx)?;
-                return Ok((Frame::CreateResponse(f), next));
+                *at = next;
+                return Ok(Frame::CreateResponse(f));
             }
             0x3e7_0000 => {
                 let (f, next) = decode_delete_response(data, pos, end, ctx)?;
-                return Ok((Frame::DeleteResponse(f), next));
+                *at = next;
+                return Ok(Frame::DeleteResponse(f));
             }
             _ => {}
         },
@@ -4359,7 +4356,9 @@ pub fn decode_at<'a>(
     if pos > end || end > data.len() {
         return Err(ProtocolError::Truncated { needed: end as u64 });
     }
-    decode_frame(data, pos, end, ctx, sender)
+    let mut at = pos;
+    let frame = decode_frame(data, &mut at, end, ctx, sender)?;
+    Ok((frame, at))
 }
 
 /// Decode exactly one frame (without the transport prefix); trailing bytes are an error.
@@ -4370,11 +4369,12 @@ pub fn decode_with<'a>(
     ctx: Option<&Context>,
     sender: Option<Sender>,
 ) -> Result<Frame<'a>, ProtocolError> {
-    let (frame, end) = decode_frame(data, 0, data.len(), ctx, sender)?;
-    if end != data.len() {
+    let mut end = 0;
+    let decoded = decode_frame(data, &mut end, data.len(), ctx, sender);
+    if decoded.is_ok() && end != data.len() {
         return Err(ProtocolError::TrailingBytes);
     }
-    Ok(frame)
+    decoded // returned as it is: no move of the frame out of a Result and into another
 }
 
 /// Decode exactly one frame (without the transport prefix); trailing bytes are an error.

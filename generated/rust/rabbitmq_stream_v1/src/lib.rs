@@ -268,7 +268,8 @@ fn decode_property<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_key = if n == -1 {
@@ -296,7 +297,8 @@ fn decode_property<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_value = if n == -1 {
@@ -378,7 +380,8 @@ fn decode_simple_entry<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let w0_0: u32 = u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let w0_0: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     let v_entry_type = ((w0_0 >> 31) & 1) as u8;
     if v_entry_type != 0 {
         return Err(ProtocolError::InvalidValue);
@@ -439,7 +442,8 @@ fn decode_sub_entry_batch<'a>(
             needed: (pos + 11) as u64,
         });
     }
-    let w0_0: u8 = data[pos];
+    let b = &data[pos..pos + 11];
+    let w0_0: u8 = b[0];
     let v_entry_type = (w0_0 >> 7) & 1;
     if v_entry_type != 1 {
         return Err(ProtocolError::InvalidValue);
@@ -449,11 +453,9 @@ fn decode_sub_entry_batch<'a>(
         Some(e) => e,
         None => return Err(ProtocolError::InvalidValue),
     };
-    let v_num_records: u16 = u16::from_be_bytes([data[pos + 1], data[pos + 2]]);
-    let v_uncompressed_length: u32 =
-        u32::from_be_bytes([data[pos + 3], data[pos + 4], data[pos + 5], data[pos + 6]]);
-    let v_length: u32 =
-        u32::from_be_bytes([data[pos + 7], data[pos + 8], data[pos + 9], data[pos + 10]]);
+    let v_num_records: u16 = u16::from_be_bytes([b[1], b[2]]);
+    let v_uncompressed_length: u32 = u32::from_be_bytes([b[3], b[4], b[5], b[6]]);
+    let v_length: u32 = u32::from_be_bytes([b[7], b[8], b[9], b[10]]);
     pos += 11;
     let n: i128 = i128::from(v_length);
     if n < 0 {
@@ -521,16 +523,8 @@ fn decode_published_message<'a>(
             needed: (pos + 8) as u64,
         });
     }
-    let v_publishing_id: u64 = u64::from_be_bytes([
-        data[pos],
-        data[pos + 1],
-        data[pos + 2],
-        data[pos + 3],
-        data[pos + 4],
-        data[pos + 5],
-        data[pos + 6],
-        data[pos + 7],
-    ]);
+    let b = &data[pos..pos + 8];
+    let v_publishing_id: u64 = u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
     pos += 8;
     let (v_entry, next) = decode_entry(data, pos, end, ctx)?;
     pos = next;
@@ -570,23 +564,16 @@ fn decode_published_message_v2<'a>(
             needed: (pos + 8) as u64,
         });
     }
-    let v_publishing_id: u64 = u64::from_be_bytes([
-        data[pos],
-        data[pos + 1],
-        data[pos + 2],
-        data[pos + 3],
-        data[pos + 4],
-        data[pos + 5],
-        data[pos + 6],
-        data[pos + 7],
-    ]);
+    let b = &data[pos..pos + 8];
+    let v_publishing_id: u64 = u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
     pos += 8;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_filter_value = if n == -1 {
@@ -614,7 +601,8 @@ fn decode_published_message_v2<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let n_raw: i32 = i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let n_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let n = i128::from(n_raw);
     let v_message = if n == -1 {
@@ -697,17 +685,9 @@ fn decode_publishing_error(
             needed: (pos + 10) as u64,
         });
     }
-    let v_publishing_id: u64 = u64::from_be_bytes([
-        data[pos],
-        data[pos + 1],
-        data[pos + 2],
-        data[pos + 3],
-        data[pos + 4],
-        data[pos + 5],
-        data[pos + 6],
-        data[pos + 7],
-    ]);
-    let v_code: u16 = u16::from_be_bytes([data[pos + 8], data[pos + 9]]);
+    let b = &data[pos..pos + 10];
+    let v_publishing_id: u64 = u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+    let v_code: u16 = u16::from_be_bytes([b[8], b[9]]);
     pos += 10;
     Ok((
         PublishingError {
@@ -746,14 +726,16 @@ fn decode_broker<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let v_reference: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let v_reference: u16 = u16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_host = if n == -1 {
@@ -781,7 +763,8 @@ fn decode_broker<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_port: u32 = u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_port: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     Ok((
         Broker {
@@ -836,7 +819,8 @@ fn decode_stream_metadata<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_stream = if n == -1 {
@@ -864,8 +848,9 @@ fn decode_stream_metadata<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_response_code: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
-    let v_leader_reference: u16 = u16::from_be_bytes([data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_response_code: u16 = u16::from_be_bytes([b[0], b[1]]);
+    let v_leader_reference: u16 = u16::from_be_bytes([b[2], b[3]]);
     pos += 4;
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -873,8 +858,8 @@ fn decode_stream_metadata<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -893,7 +878,8 @@ fn decode_stream_metadata<'a>(
                 needed: (pos + 2) as u64,
             });
         }
-        let item: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+        let b = &data[pos..pos + 2];
+        let item: u16 = u16::from_be_bytes([b[0], b[1]]);
         pos += 2;
         items.push(item);
     }
@@ -963,9 +949,10 @@ fn decode_command_version(
             needed: (pos + 6) as u64,
         });
     }
-    let v_key: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
-    let v_min_version: u16 = u16::from_be_bytes([data[pos + 2], data[pos + 3]]);
-    let v_max_version: u16 = u16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_key: u16 = u16::from_be_bytes([b[0], b[1]]);
+    let v_min_version: u16 = u16::from_be_bytes([b[2], b[3]]);
+    let v_max_version: u16 = u16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     Ok((
         CommandVersion {
@@ -1006,7 +993,8 @@ fn decode_statistic<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_key = if n == -1 {
@@ -1034,16 +1022,8 @@ fn decode_statistic<'a>(
             needed: (pos + 8) as u64,
         });
     }
-    let v_value: i64 = i64::from_be_bytes([
-        data[pos],
-        data[pos + 1],
-        data[pos + 2],
-        data[pos + 3],
-        data[pos + 4],
-        data[pos + 5],
-        data[pos + 6],
-        data[pos + 7],
-    ]);
+    let b = &data[pos..pos + 8];
+    let v_value: i64 = i64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
     pos += 8;
     Ok((
         Statistic {
@@ -1090,7 +1070,8 @@ fn decode_offset_spec_none(
             needed: (pos + 2) as u64,
         });
     }
-    let v_offset_type: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let v_offset_type: u16 = u16::from_be_bytes([b[0], b[1]]);
     if v_offset_type != 0 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -1119,7 +1100,8 @@ fn decode_offset_spec_first(
             needed: (pos + 2) as u64,
         });
     }
-    let v_offset_type: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let v_offset_type: u16 = u16::from_be_bytes([b[0], b[1]]);
     if v_offset_type != 1 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -1148,7 +1130,8 @@ fn decode_offset_spec_last(
             needed: (pos + 2) as u64,
         });
     }
-    let v_offset_type: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let v_offset_type: u16 = u16::from_be_bytes([b[0], b[1]]);
     if v_offset_type != 2 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -1177,7 +1160,8 @@ fn decode_offset_spec_next(
             needed: (pos + 2) as u64,
         });
     }
-    let v_offset_type: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let v_offset_type: u16 = u16::from_be_bytes([b[0], b[1]]);
     if v_offset_type != 3 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -1208,20 +1192,12 @@ fn decode_offset_spec_offset(
             needed: (pos + 10) as u64,
         });
     }
-    let v_offset_type: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 10];
+    let v_offset_type: u16 = u16::from_be_bytes([b[0], b[1]]);
     if v_offset_type != 4 {
         return Err(ProtocolError::InvalidValue);
     }
-    let v_offset: u64 = u64::from_be_bytes([
-        data[pos + 2],
-        data[pos + 3],
-        data[pos + 4],
-        data[pos + 5],
-        data[pos + 6],
-        data[pos + 7],
-        data[pos + 8],
-        data[pos + 9],
-    ]);
+    let v_offset: u64 = u64::from_be_bytes([b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9]]);
     pos += 10;
     Ok((OffsetSpecOffset { offset: v_offset }, pos))
 }
@@ -1251,20 +1227,12 @@ fn decode_offset_spec_timestamp(
             needed: (pos + 10) as u64,
         });
     }
-    let v_offset_type: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 10];
+    let v_offset_type: u16 = u16::from_be_bytes([b[0], b[1]]);
     if v_offset_type != 5 {
         return Err(ProtocolError::InvalidValue);
     }
-    let v_timestamp: i64 = i64::from_be_bytes([
-        data[pos + 2],
-        data[pos + 3],
-        data[pos + 4],
-        data[pos + 5],
-        data[pos + 6],
-        data[pos + 7],
-        data[pos + 8],
-        data[pos + 9],
-    ]);
+    let v_timestamp: i64 = i64::from_be_bytes([b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9]]);
     pos += 10;
     Ok((
         OffsetSpecTimestamp {
@@ -1308,7 +1276,8 @@ fn decode_osiris_chunk<'a>(
             needed: (pos + 48) as u64,
         });
     }
-    let w0_0: u8 = data[pos];
+    let b = &data[pos..pos + 48];
+    let w0_0: u8 = b[0];
     let v_magic = (w0_0 >> 4) & 0xf;
     if v_magic != 5 {
         return Err(ProtocolError::InvalidValue);
@@ -1317,64 +1286,18 @@ fn decode_osiris_chunk<'a>(
     if v_format_version != 0 {
         return Err(ProtocolError::InvalidValue);
     }
-    let v_chunk_type: i8 = data[pos + 1] as i8;
-    let v_num_entries: u16 = u16::from_be_bytes([data[pos + 2], data[pos + 3]]);
-    let v_num_records: u32 =
-        u32::from_be_bytes([data[pos + 4], data[pos + 5], data[pos + 6], data[pos + 7]]);
-    let v_timestamp: i64 = i64::from_be_bytes([
-        data[pos + 8],
-        data[pos + 9],
-        data[pos + 10],
-        data[pos + 11],
-        data[pos + 12],
-        data[pos + 13],
-        data[pos + 14],
-        data[pos + 15],
-    ]);
-    let v_epoch: u64 = u64::from_be_bytes([
-        data[pos + 16],
-        data[pos + 17],
-        data[pos + 18],
-        data[pos + 19],
-        data[pos + 20],
-        data[pos + 21],
-        data[pos + 22],
-        data[pos + 23],
-    ]);
-    let v_chunk_first_offset: u64 = u64::from_be_bytes([
-        data[pos + 24],
-        data[pos + 25],
-        data[pos + 26],
-        data[pos + 27],
-        data[pos + 28],
-        data[pos + 29],
-        data[pos + 30],
-        data[pos + 31],
-    ]);
-    let v_chunk_crc: u32 = u32::from_be_bytes([
-        data[pos + 32],
-        data[pos + 33],
-        data[pos + 34],
-        data[pos + 35],
-    ]);
-    let v_data_length: u32 = u32::from_be_bytes([
-        data[pos + 36],
-        data[pos + 37],
-        data[pos + 38],
-        data[pos + 39],
-    ]);
-    let v_trailer_length: u32 = u32::from_be_bytes([
-        data[pos + 40],
-        data[pos + 41],
-        data[pos + 42],
-        data[pos + 43],
-    ]);
-    let w0_44: u32 = u32::from_be_bytes([
-        data[pos + 44],
-        data[pos + 45],
-        data[pos + 46],
-        data[pos + 47],
-    ]);
+    let v_chunk_type: i8 = b[1] as i8;
+    let v_num_entries: u16 = u16::from_be_bytes([b[2], b[3]]);
+    let v_num_records: u32 = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
+    let v_timestamp: i64 =
+        i64::from_be_bytes([b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]]);
+    let v_epoch: u64 = u64::from_be_bytes([b[16], b[17], b[18], b[19], b[20], b[21], b[22], b[23]]);
+    let v_chunk_first_offset: u64 =
+        u64::from_be_bytes([b[24], b[25], b[26], b[27], b[28], b[29], b[30], b[31]]);
+    let v_chunk_crc: u32 = u32::from_be_bytes([b[32], b[33], b[34], b[35]]);
+    let v_data_length: u32 = u32::from_be_bytes([b[36], b[37], b[38], b[39]]);
+    let v_trailer_length: u32 = u32::from_be_bytes([b[40], b[41], b[42], b[43]]);
+    let w0_44: u32 = u32::from_be_bytes([b[44], b[45], b[46], b[47]]);
     let v_bloom_size = ((w0_44 >> 24) & 0xff) as u8;
     pos += 48;
     let n: i128 = i128::from(v_data_length);
@@ -1624,16 +1547,17 @@ fn decode_declare_publisher_request<'a>(
             needed: (pos + 5) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_publisher_id: u8 = data[pos + 4];
+    let b = &data[pos..pos + 5];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_publisher_id: u8 = b[4];
     pos += 5;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_publisher_reference = if n == -1 {
@@ -1661,7 +1585,8 @@ fn decode_declare_publisher_request<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_stream = if n == -1 {
@@ -1752,9 +1677,9 @@ fn decode_declare_publisher_response(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: u16 = u16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: u16 = u16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     Ok((
         DeclarePublisherResponse {
@@ -1794,7 +1719,8 @@ fn decode_publish<'a>(
             needed: (pos + 1) as u64,
         });
     }
-    let v_publisher_id: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let v_publisher_id: u8 = b[0];
     pos += 1;
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -1802,8 +1728,8 @@ fn decode_publish<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -1887,7 +1813,8 @@ fn decode_publish_v2<'a>(
             needed: (pos + 1) as u64,
         });
     }
-    let v_publisher_id: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let v_publisher_id: u8 = b[0];
     pos += 1;
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -1895,8 +1822,8 @@ fn decode_publish_v2<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -1980,7 +1907,8 @@ fn decode_publish_confirm(
             needed: (pos + 1) as u64,
         });
     }
-    let v_publisher_id: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let v_publisher_id: u8 = b[0];
     pos += 1;
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -1988,8 +1916,8 @@ fn decode_publish_confirm(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -2008,16 +1936,8 @@ fn decode_publish_confirm(
                 needed: (pos + 8) as u64,
             });
         }
-        let item: u64 = u64::from_be_bytes([
-            data[pos],
-            data[pos + 1],
-            data[pos + 2],
-            data[pos + 3],
-            data[pos + 4],
-            data[pos + 5],
-            data[pos + 6],
-            data[pos + 7],
-        ]);
+        let b = &data[pos..pos + 8];
+        let item: u64 = u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
         pos += 8;
         items.push(item);
     }
@@ -2070,7 +1990,8 @@ fn decode_publish_error(
             needed: (pos + 1) as u64,
         });
     }
-    let v_publisher_id: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let v_publisher_id: u8 = b[0];
     pos += 1;
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -2078,8 +1999,8 @@ fn decode_publish_error(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -2164,15 +2085,16 @@ fn decode_query_publisher_sequence_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_publisher_reference = if n == -1 {
@@ -2200,7 +2122,8 @@ fn decode_query_publisher_sequence_request<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_stream = if n == -1 {
@@ -2289,19 +2212,10 @@ fn decode_query_publisher_sequence_response(
             needed: (pos + 14) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: u16 = u16::from_be_bytes([data[pos + 4], data[pos + 5]]);
-    let v_sequence: u64 = u64::from_be_bytes([
-        data[pos + 6],
-        data[pos + 7],
-        data[pos + 8],
-        data[pos + 9],
-        data[pos + 10],
-        data[pos + 11],
-        data[pos + 12],
-        data[pos + 13],
-    ]);
+    let b = &data[pos..pos + 14];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: u16 = u16::from_be_bytes([b[4], b[5]]);
+    let v_sequence: u64 = u64::from_be_bytes([b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13]]);
     pos += 14;
     Ok((
         QueryPublisherSequenceResponse {
@@ -2344,9 +2258,9 @@ fn decode_delete_publisher_request(
             needed: (pos + 5) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_publisher_id: u8 = data[pos + 4];
+    let b = &data[pos..pos + 5];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_publisher_id: u8 = b[4];
     pos += 5;
     Ok((
         DeletePublisherRequest {
@@ -2386,9 +2300,9 @@ fn decode_delete_publisher_response(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: u16 = u16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: u16 = u16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     Ok((
         DeletePublisherResponse {
@@ -2432,16 +2346,17 @@ fn decode_subscribe_request<'a>(
             needed: (pos + 5) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_subscription_id: u8 = data[pos + 4];
+    let b = &data[pos..pos + 5];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_subscription_id: u8 = b[4];
     pos += 5;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_stream = if n == -1 {
@@ -2471,7 +2386,8 @@ fn decode_subscribe_request<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let v_credit: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let v_credit: u16 = u16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -2479,8 +2395,8 @@ fn decode_subscribe_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -2587,9 +2503,9 @@ fn decode_subscribe_response(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: u16 = u16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: u16 = u16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     Ok((
         SubscribeResponse {
@@ -2629,7 +2545,8 @@ fn decode_deliver<'a>(
             needed: (pos + 1) as u64,
         });
     }
-    let v_subscription_id: u8 = data[pos];
+    let b = &data[pos..pos + 1];
+    let v_subscription_id: u8 = b[0];
     pos += 1;
     let (v_chunk, next) = decode_osiris_chunk(data, pos, end, ctx)?;
     pos = next;
@@ -2671,17 +2588,10 @@ fn decode_deliver_v2<'a>(
             needed: (pos + 9) as u64,
         });
     }
-    let v_subscription_id: u8 = data[pos];
-    let v_committed_chunk_id: u64 = u64::from_be_bytes([
-        data[pos + 1],
-        data[pos + 2],
-        data[pos + 3],
-        data[pos + 4],
-        data[pos + 5],
-        data[pos + 6],
-        data[pos + 7],
-        data[pos + 8],
-    ]);
+    let b = &data[pos..pos + 9];
+    let v_subscription_id: u8 = b[0];
+    let v_committed_chunk_id: u64 =
+        u64::from_be_bytes([b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8]]);
     pos += 9;
     let (v_chunk, next) = decode_osiris_chunk(data, pos, end, ctx)?;
     pos = next;
@@ -2725,8 +2635,9 @@ fn decode_credit_request(
             needed: (pos + 3) as u64,
         });
     }
-    let v_subscription_id: u8 = data[pos];
-    let v_credit: u16 = u16::from_be_bytes([data[pos + 1], data[pos + 2]]);
+    let b = &data[pos..pos + 3];
+    let v_subscription_id: u8 = b[0];
+    let v_credit: u16 = u16::from_be_bytes([b[1], b[2]]);
     pos += 3;
     Ok((
         CreditRequest {
@@ -2766,8 +2677,9 @@ fn decode_credit_response(
             needed: (pos + 3) as u64,
         });
     }
-    let v_response_code: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
-    let v_subscription_id: u8 = data[pos + 2];
+    let b = &data[pos..pos + 3];
+    let v_response_code: u16 = u16::from_be_bytes([b[0], b[1]]);
+    let v_subscription_id: u8 = b[2];
     pos += 3;
     Ok((
         CreditResponse {
@@ -2808,7 +2720,8 @@ fn decode_store_offset<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_reference = if n == -1 {
@@ -2836,7 +2749,8 @@ fn decode_store_offset<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_stream = if n == -1 {
@@ -2864,16 +2778,8 @@ fn decode_store_offset<'a>(
             needed: (pos + 8) as u64,
         });
     }
-    let v_offset: u64 = u64::from_be_bytes([
-        data[pos],
-        data[pos + 1],
-        data[pos + 2],
-        data[pos + 3],
-        data[pos + 4],
-        data[pos + 5],
-        data[pos + 6],
-        data[pos + 7],
-    ]);
+    let b = &data[pos..pos + 8];
+    let v_offset: u64 = u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
     pos += 8;
     Ok((
         StoreOffset {
@@ -2941,15 +2847,16 @@ fn decode_query_offset_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_reference = if n == -1 {
@@ -2977,7 +2884,8 @@ fn decode_query_offset_request<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_stream = if n == -1 {
@@ -3066,19 +2974,10 @@ fn decode_query_offset_response(
             needed: (pos + 14) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: u16 = u16::from_be_bytes([data[pos + 4], data[pos + 5]]);
-    let v_offset: u64 = u64::from_be_bytes([
-        data[pos + 6],
-        data[pos + 7],
-        data[pos + 8],
-        data[pos + 9],
-        data[pos + 10],
-        data[pos + 11],
-        data[pos + 12],
-        data[pos + 13],
-    ]);
+    let b = &data[pos..pos + 14];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: u16 = u16::from_be_bytes([b[4], b[5]]);
+    let v_offset: u64 = u64::from_be_bytes([b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13]]);
     pos += 14;
     Ok((
         QueryOffsetResponse {
@@ -3121,9 +3020,9 @@ fn decode_unsubscribe_request(
             needed: (pos + 5) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_subscription_id: u8 = data[pos + 4];
+    let b = &data[pos..pos + 5];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_subscription_id: u8 = b[4];
     pos += 5;
     Ok((
         UnsubscribeRequest {
@@ -3163,9 +3062,9 @@ fn decode_unsubscribe_response(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: u16 = u16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: u16 = u16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     Ok((
         UnsubscribeResponse {
@@ -3206,15 +3105,16 @@ fn decode_create_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_stream = if n == -1 {
@@ -3243,8 +3143,8 @@ fn decode_create_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -3343,9 +3243,9 @@ fn decode_create_response(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: u16 = u16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: u16 = u16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     Ok((
         CreateResponse {
@@ -3385,15 +3285,16 @@ fn decode_delete_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_stream = if n == -1 {
@@ -3466,9 +3367,9 @@ fn decode_delete_response(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: u16 = u16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: u16 = u16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     Ok((
         DeleteResponse {
@@ -3508,8 +3409,8 @@ fn decode_metadata_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -3517,8 +3418,8 @@ fn decode_metadata_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -3537,7 +3438,8 @@ fn decode_metadata_request<'a>(
                 needed: (pos + 2) as u64,
             });
         }
-        let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+        let b = &data[pos..pos + 2];
+        let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
         pos += 2;
         let n = i128::from(n_raw);
         let item = if n == -1 {
@@ -3642,8 +3544,8 @@ fn decode_metadata_response<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -3651,8 +3553,8 @@ fn decode_metadata_response<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -3695,8 +3597,8 @@ fn decode_metadata_response<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -3792,14 +3694,16 @@ fn decode_metadata_update<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let v_code: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let v_code: u16 = u16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_stream = if n == -1 {
@@ -3872,8 +3776,8 @@ fn decode_peer_properties_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -3881,8 +3785,8 @@ fn decode_peer_properties_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -3967,9 +3871,9 @@ fn decode_peer_properties_response<'a>(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: u16 = u16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: u16 = u16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -3977,8 +3881,8 @@ fn decode_peer_properties_response<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -4064,8 +3968,8 @@ fn decode_sasl_handshake_request(
             needed: (pos + 4) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     Ok((
         SaslHandshakeRequest {
@@ -4103,9 +4007,9 @@ fn decode_sasl_handshake_response<'a>(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: u16 = u16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: u16 = u16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -4113,8 +4017,8 @@ fn decode_sasl_handshake_response<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -4133,7 +4037,8 @@ fn decode_sasl_handshake_response<'a>(
                 needed: (pos + 2) as u64,
             });
         }
-        let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+        let b = &data[pos..pos + 2];
+        let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
         pos += 2;
         let n = i128::from(n_raw);
         let item = if n == -1 {
@@ -4241,15 +4146,16 @@ fn decode_sasl_authenticate_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_mechanism = if n == -1 {
@@ -4277,7 +4183,8 @@ fn decode_sasl_authenticate_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let n_raw: i32 = i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let n_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let n = i128::from(n_raw);
     let v_sasl_opaque_data = if n == -1 {
@@ -4363,9 +4270,9 @@ fn decode_sasl_authenticate_response<'a>(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: u16 = u16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: u16 = u16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     let mut items = Vec::new();
     while pos < end {
@@ -4374,8 +4281,8 @@ fn decode_sasl_authenticate_response<'a>(
                 needed: (pos + 4) as u64,
             });
         }
-        let n_raw: i32 =
-            i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+        let b = &data[pos..pos + 4];
+        let n_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
         pos += 4;
         let n = i128::from(n_raw);
         let item = if n == -1 {
@@ -4456,10 +4363,9 @@ fn decode_tune(
             needed: (pos + 8) as u64,
         });
     }
-    let v_frame_max: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_heartbeat: u32 =
-        u32::from_be_bytes([data[pos + 4], data[pos + 5], data[pos + 6], data[pos + 7]]);
+    let b = &data[pos..pos + 8];
+    let v_frame_max: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_heartbeat: u32 = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
     pos += 8;
     Ok((
         Tune {
@@ -4499,15 +4405,16 @@ fn decode_open_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_virtual_host = if n == -1 {
@@ -4581,9 +4488,9 @@ fn decode_open_response<'a>(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: u16 = u16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: u16 = u16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -4591,8 +4498,8 @@ fn decode_open_response<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -4680,16 +4587,17 @@ fn decode_close_request<'a>(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_closing_code: u16 = u16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_closing_code: u16 = u16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_closing_reason = if n == -1 {
@@ -4765,9 +4673,9 @@ fn decode_close_response(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: u16 = u16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: u16 = u16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     Ok((
         CloseResponse {
@@ -4828,15 +4736,16 @@ fn decode_route_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_routing_key = if n == -1 {
@@ -4864,7 +4773,8 @@ fn decode_route_request<'a>(
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_super_stream = if n == -1 {
@@ -4953,9 +4863,9 @@ fn decode_route_response<'a>(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: u16 = u16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: u16 = u16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -4963,8 +4873,8 @@ fn decode_route_response<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -4983,7 +4893,8 @@ fn decode_route_response<'a>(
                 needed: (pos + 2) as u64,
             });
         }
-        let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+        let b = &data[pos..pos + 2];
+        let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
         pos += 2;
         let n = i128::from(n_raw);
         let item = if n == -1 {
@@ -5090,15 +5001,16 @@ fn decode_partitions_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_super_stream = if n == -1 {
@@ -5172,9 +5084,9 @@ fn decode_partitions_response<'a>(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: u16 = u16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: u16 = u16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -5182,8 +5094,8 @@ fn decode_partitions_response<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -5202,7 +5114,8 @@ fn decode_partitions_response<'a>(
                 needed: (pos + 2) as u64,
             });
         }
-        let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+        let b = &data[pos..pos + 2];
+        let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
         pos += 2;
         let n = i128::from(n_raw);
         let item = if n == -1 {
@@ -5310,10 +5223,10 @@ fn decode_consumer_update_request(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_subscription_id: u8 = data[pos + 4];
-    let v_active: u8 = data[pos + 5];
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_subscription_id: u8 = b[4];
+    let v_active: u8 = b[5];
     if v_active > 1 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -5363,9 +5276,9 @@ fn decode_consumer_update_response(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: u16 = u16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: u16 = u16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     let (v_offset_specification, next) =
         decode_consumer_update_offset_specification(data, pos, end, ctx)?;
@@ -5410,8 +5323,8 @@ fn decode_exchange_command_versions_request(
             needed: (pos + 4) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -5419,8 +5332,8 @@ fn decode_exchange_command_versions_request(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -5505,9 +5418,9 @@ fn decode_exchange_command_versions_response(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: u16 = u16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: u16 = u16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -5515,8 +5428,8 @@ fn decode_exchange_command_versions_response(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -5603,15 +5516,16 @@ fn decode_stream_stats_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_stream = if n == -1 {
@@ -5685,9 +5599,9 @@ fn decode_stream_stats_response<'a>(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: u16 = u16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: u16 = u16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     let mut items = Vec::new();
     if end - pos < 4 {
@@ -5695,8 +5609,8 @@ fn decode_stream_stats_response<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -5786,15 +5700,16 @@ fn decode_create_super_stream_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_name = if n == -1 {
@@ -5823,8 +5738,8 @@ fn decode_create_super_stream_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -5843,7 +5758,8 @@ fn decode_create_super_stream_request<'a>(
                 needed: (pos + 2) as u64,
             });
         }
-        let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+        let b = &data[pos..pos + 2];
+        let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
         pos += 2;
         let n = i128::from(n_raw);
         let item = if n == -1 {
@@ -5893,8 +5809,8 @@ fn decode_create_super_stream_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -5913,7 +5829,8 @@ fn decode_create_super_stream_request<'a>(
                 needed: (pos + 2) as u64,
             });
         }
-        let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+        let b = &data[pos..pos + 2];
+        let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
         pos += 2;
         let n = i128::from(n_raw);
         let item = if n == -1 {
@@ -5963,8 +5880,8 @@ fn decode_create_super_stream_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let count_raw: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let count_raw: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let count = i128::from(count_raw);
     if count < 0 {
@@ -6113,9 +6030,9 @@ fn decode_create_super_stream_response(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: u16 = u16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: u16 = u16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     Ok((
         CreateSuperStreamResponse {
@@ -6155,15 +6072,16 @@ fn decode_delete_super_stream_request<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: i16 = i16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: i16 = i16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     let v_name = if n == -1 {
@@ -6236,9 +6154,9 @@ fn decode_delete_super_stream_response(
             needed: (pos + 6) as u64,
         });
     }
-    let v_correlation_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_response_code: u16 = u16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_correlation_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_response_code: u16 = u16::from_be_bytes([b[4], b[5]]);
     pos += 6;
     Ok((
         DeleteSuperStreamResponse {
@@ -6276,492 +6194,610 @@ pub fn track_context(frame: &Frame<'_>, ctx: &mut Context) {
         _ => {}
     }
 }
+/// Decode one frame from `data[*at..end]`, and set `*at` to the position after it.
 #[allow(unused_variables)]
 fn decode_frame<'a>(
     data: &'a [u8],
-    mut pos: usize,
+    at: &mut usize,
     end: usize,
     ctx: Option<&Context>,
     sender: Option<Sender>,
-) -> Result<(Frame<'a>, usize), ProtocolError> {
+) -> Result<Frame<'a>, ProtocolError> {
+    let mut pos = *at;
     if end - pos < 4 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 4) as u64,
         });
     }
-    let v_key: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
-    let v_version: u16 = u16::from_be_bytes([data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_key: u16 = u16::from_be_bytes([b[0], b[1]]);
+    let v_version: u16 = u16::from_be_bytes([b[2], b[3]]);
     pos += 4;
     let key: u64 = u64::from(v_key) * 0x1_0000 + u64::from(v_version);
     match sender {
         None => match key {
             0x1_0001 => {
                 let (f, next) = decode_declare_publisher_request(data, pos, end, ctx)?;
-                return Ok((Frame::DeclarePublisherRequest(f), next));
+                *at = next;
+                return Ok(Frame::DeclarePublisherRequest(f));
             }
             0x8001_0001 => {
                 let (f, next) = decode_declare_publisher_response(data, pos, end, ctx)?;
-                return Ok((Frame::DeclarePublisherResponse(f), next));
+                *at = next;
+                return Ok(Frame::DeclarePublisherResponse(f));
             }
             0x2_0001 => {
                 let (f, next) = decode_publish(data, pos, end, ctx)?;
-                return Ok((Frame::Publish(f), next));
+                *at = next;
+                return Ok(Frame::Publish(f));
             }
             0x2_0002 => {
                 let (f, next) = decode_publish_v2(data, pos, end, ctx)?;
-                return Ok((Frame::PublishV2(f), next));
+                *at = next;
+                return Ok(Frame::PublishV2(f));
             }
             0x3_0001 => {
                 let (f, next) = decode_publish_confirm(data, pos, end, ctx)?;
-                return Ok((Frame::PublishConfirm(f), next));
+                *at = next;
+                return Ok(Frame::PublishConfirm(f));
             }
             0x4_0001 => {
                 let (f, next) = decode_publish_error(data, pos, end, ctx)?;
-                return Ok((Frame::PublishError(f), next));
+                *at = next;
+                return Ok(Frame::PublishError(f));
             }
             0x5_0001 => {
                 let (f, next) = decode_query_publisher_sequence_request(data, pos, end, ctx)?;
-                return Ok((Frame::QueryPublisherSequenceRequest(f), next));
+                *at = next;
+                return Ok(Frame::QueryPublisherSequenceRequest(f));
             }
             0x8005_0001 => {
                 let (f, next) = decode_query_publisher_sequence_response(data, pos, end, ctx)?;
-                return Ok((Frame::QueryPublisherSequenceResponse(f), next));
+                *at = next;
+                return Ok(Frame::QueryPublisherSequenceResponse(f));
             }
             0x6_0001 => {
                 let (f, next) = decode_delete_publisher_request(data, pos, end, ctx)?;
-                return Ok((Frame::DeletePublisherRequest(f), next));
+                *at = next;
+                return Ok(Frame::DeletePublisherRequest(f));
             }
             0x8006_0001 => {
                 let (f, next) = decode_delete_publisher_response(data, pos, end, ctx)?;
-                return Ok((Frame::DeletePublisherResponse(f), next));
+                *at = next;
+                return Ok(Frame::DeletePublisherResponse(f));
             }
             0x7_0001 => {
                 let (f, next) = decode_subscribe_request(data, pos, end, ctx)?;
-                return Ok((Frame::SubscribeRequest(f), next));
+                *at = next;
+                return Ok(Frame::SubscribeRequest(f));
             }
             0x8007_0001 => {
                 let (f, next) = decode_subscribe_response(data, pos, end, ctx)?;
-                return Ok((Frame::SubscribeResponse(f), next));
+                *at = next;
+                return Ok(Frame::SubscribeResponse(f));
             }
             0x8_0001 => {
                 let (f, next) = decode_deliver(data, pos, end, ctx)?;
-                return Ok((Frame::Deliver(f), next));
+                *at = next;
+                return Ok(Frame::Deliver(f));
             }
             0x8_0002 => {
                 let (f, next) = decode_deliver_v2(data, pos, end, ctx)?;
-                return Ok((Frame::DeliverV2(f), next));
+                *at = next;
+                return Ok(Frame::DeliverV2(f));
             }
             0x9_0001 => {
                 let (f, next) = decode_credit_request(data, pos, end, ctx)?;
-                return Ok((Frame::CreditRequest(f), next));
+                *at = next;
+                return Ok(Frame::CreditRequest(f));
             }
             0x8009_0001 => {
                 let (f, next) = decode_credit_response(data, pos, end, ctx)?;
-                return Ok((Frame::CreditResponse(f), next));
+                *at = next;
+                return Ok(Frame::CreditResponse(f));
             }
             0xa_0001 => {
                 let (f, next) = decode_store_offset(data, pos, end, ctx)?;
-                return Ok((Frame::StoreOffset(f), next));
+                *at = next;
+                return Ok(Frame::StoreOffset(f));
             }
             0xb_0001 => {
                 let (f, next) = decode_query_offset_request(data, pos, end, ctx)?;
-                return Ok((Frame::QueryOffsetRequest(f), next));
+                *at = next;
+                return Ok(Frame::QueryOffsetRequest(f));
             }
             0x800b_0001 => {
                 let (f, next) = decode_query_offset_response(data, pos, end, ctx)?;
-                return Ok((Frame::QueryOffsetResponse(f), next));
+                *at = next;
+                return Ok(Frame::QueryOffsetResponse(f));
             }
             0xc_0001 => {
                 let (f, next) = decode_unsubscribe_request(data, pos, end, ctx)?;
-                return Ok((Frame::UnsubscribeRequest(f), next));
+                *at = next;
+                return Ok(Frame::UnsubscribeRequest(f));
             }
             0x800c_0001 => {
                 let (f, next) = decode_unsubscribe_response(data, pos, end, ctx)?;
-                return Ok((Frame::UnsubscribeResponse(f), next));
+                *at = next;
+                return Ok(Frame::UnsubscribeResponse(f));
             }
             0xd_0001 => {
                 let (f, next) = decode_create_request(data, pos, end, ctx)?;
-                return Ok((Frame::CreateRequest(f), next));
+                *at = next;
+                return Ok(Frame::CreateRequest(f));
             }
             0x800d_0001 => {
                 let (f, next) = decode_create_response(data, pos, end, ctx)?;
-                return Ok((Frame::CreateResponse(f), next));
+                *at = next;
+                return Ok(Frame::CreateResponse(f));
             }
             0xe_0001 => {
                 let (f, next) = decode_delete_request(data, pos, end, ctx)?;
-                return Ok((Frame::DeleteRequest(f), next));
+                *at = next;
+                return Ok(Frame::DeleteRequest(f));
             }
             0x800e_0001 => {
                 let (f, next) = decode_delete_response(data, pos, end, ctx)?;
-                return Ok((Frame::DeleteResponse(f), next));
+                *at = next;
+                return Ok(Frame::DeleteResponse(f));
             }
             0xf_0001 => {
                 let (f, next) = decode_metadata_request(data, pos, end, ctx)?;
-                return Ok((Frame::MetadataRequest(f), next));
+                *at = next;
+                return Ok(Frame::MetadataRequest(f));
             }
             0x800f_0001 => {
                 let (f, next) = decode_metadata_response(data, pos, end, ctx)?;
-                return Ok((Frame::MetadataResponse(f), next));
+                *at = next;
+                return Ok(Frame::MetadataResponse(f));
             }
             0x10_0001 => {
                 let (f, next) = decode_metadata_update(data, pos, end, ctx)?;
-                return Ok((Frame::MetadataUpdate(f), next));
+                *at = next;
+                return Ok(Frame::MetadataUpdate(f));
             }
             0x11_0001 => {
                 let (f, next) = decode_peer_properties_request(data, pos, end, ctx)?;
-                return Ok((Frame::PeerPropertiesRequest(f), next));
+                *at = next;
+                return Ok(Frame::PeerPropertiesRequest(f));
             }
             0x8011_0001 => {
                 let (f, next) = decode_peer_properties_response(data, pos, end, ctx)?;
-                return Ok((Frame::PeerPropertiesResponse(f), next));
+                *at = next;
+                return Ok(Frame::PeerPropertiesResponse(f));
             }
             0x12_0001 => {
                 let (f, next) = decode_sasl_handshake_request(data, pos, end, ctx)?;
-                return Ok((Frame::SaslHandshakeRequest(f), next));
+                *at = next;
+                return Ok(Frame::SaslHandshakeRequest(f));
             }
             0x8012_0001 => {
                 let (f, next) = decode_sasl_handshake_response(data, pos, end, ctx)?;
-                return Ok((Frame::SaslHandshakeResponse(f), next));
+                *at = next;
+                return Ok(Frame::SaslHandshakeResponse(f));
             }
             0x13_0001 => {
                 let (f, next) = decode_sasl_authenticate_request(data, pos, end, ctx)?;
-                return Ok((Frame::SaslAuthenticateRequest(f), next));
+                *at = next;
+                return Ok(Frame::SaslAuthenticateRequest(f));
             }
             0x8013_0001 => {
                 let (f, next) = decode_sasl_authenticate_response(data, pos, end, ctx)?;
-                return Ok((Frame::SaslAuthenticateResponse(f), next));
+                *at = next;
+                return Ok(Frame::SaslAuthenticateResponse(f));
             }
             0x14_0001 => {
                 let (f, next) = decode_tune(data, pos, end, ctx)?;
-                return Ok((Frame::Tune(f), next));
+                *at = next;
+                return Ok(Frame::Tune(f));
             }
             0x8014_0001 => {
                 let (f, next) = decode_tune(data, pos, end, ctx)?;
-                return Ok((Frame::Tune(f), next));
+                *at = next;
+                return Ok(Frame::Tune(f));
             }
             0x15_0001 => {
                 let (f, next) = decode_open_request(data, pos, end, ctx)?;
-                return Ok((Frame::OpenRequest(f), next));
+                *at = next;
+                return Ok(Frame::OpenRequest(f));
             }
             0x8015_0001 => {
                 let (f, next) = decode_open_response(data, pos, end, ctx)?;
-                return Ok((Frame::OpenResponse(f), next));
+                *at = next;
+                return Ok(Frame::OpenResponse(f));
             }
             0x16_0001 => {
                 let (f, next) = decode_close_request(data, pos, end, ctx)?;
-                return Ok((Frame::CloseRequest(f), next));
+                *at = next;
+                return Ok(Frame::CloseRequest(f));
             }
             0x8016_0001 => {
                 let (f, next) = decode_close_response(data, pos, end, ctx)?;
-                return Ok((Frame::CloseResponse(f), next));
+                *at = next;
+                return Ok(Frame::CloseResponse(f));
             }
             0x17_0001 => {
                 let (f, next) = decode_heartbeat(data, pos, end, ctx)?;
-                return Ok((Frame::Heartbeat(f), next));
+                *at = next;
+                return Ok(Frame::Heartbeat(f));
             }
             0x18_0001 => return Err(ProtocolError::AmbiguousFrameType),
             0x8018_0001 => {
                 let (f, next) = decode_route_response(data, pos, end, ctx)?;
-                return Ok((Frame::RouteResponse(f), next));
+                *at = next;
+                return Ok(Frame::RouteResponse(f));
             }
             0x19_0001 => return Err(ProtocolError::AmbiguousFrameType),
             0x8019_0001 => {
                 let (f, next) = decode_partitions_response(data, pos, end, ctx)?;
-                return Ok((Frame::PartitionsResponse(f), next));
+                *at = next;
+                return Ok(Frame::PartitionsResponse(f));
             }
             0x1a_0001 => {
                 let (f, next) = decode_consumer_update_request(data, pos, end, ctx)?;
-                return Ok((Frame::ConsumerUpdateRequest(f), next));
+                *at = next;
+                return Ok(Frame::ConsumerUpdateRequest(f));
             }
             0x801a_0001 => {
                 let (f, next) = decode_consumer_update_response(data, pos, end, ctx)?;
-                return Ok((Frame::ConsumerUpdateResponse(f), next));
+                *at = next;
+                return Ok(Frame::ConsumerUpdateResponse(f));
             }
             0x1b_0001 => {
                 let (f, next) = decode_exchange_command_versions_request(data, pos, end, ctx)?;
-                return Ok((Frame::ExchangeCommandVersionsRequest(f), next));
+                *at = next;
+                return Ok(Frame::ExchangeCommandVersionsRequest(f));
             }
             0x801b_0001 => {
                 let (f, next) = decode_exchange_command_versions_response(data, pos, end, ctx)?;
-                return Ok((Frame::ExchangeCommandVersionsResponse(f), next));
+                *at = next;
+                return Ok(Frame::ExchangeCommandVersionsResponse(f));
             }
             0x1c_0001 => {
                 let (f, next) = decode_stream_stats_request(data, pos, end, ctx)?;
-                return Ok((Frame::StreamStatsRequest(f), next));
+                *at = next;
+                return Ok(Frame::StreamStatsRequest(f));
             }
             0x801c_0001 => {
                 let (f, next) = decode_stream_stats_response(data, pos, end, ctx)?;
-                return Ok((Frame::StreamStatsResponse(f), next));
+                *at = next;
+                return Ok(Frame::StreamStatsResponse(f));
             }
             0x1d_0001 => {
                 let (f, next) = decode_create_super_stream_request(data, pos, end, ctx)?;
-                return Ok((Frame::CreateSuperStreamRequest(f), next));
+                *at = next;
+                return Ok(Frame::CreateSuperStreamRequest(f));
             }
             0x801d_0001 => {
                 let (f, next) = decode_create_super_stream_response(data, pos, end, ctx)?;
-                return Ok((Frame::CreateSuperStreamResponse(f), next));
+                *at = next;
+                return Ok(Frame::CreateSuperStreamResponse(f));
             }
             0x1e_0001 => {
                 let (f, next) = decode_delete_super_stream_request(data, pos, end, ctx)?;
-                return Ok((Frame::DeleteSuperStreamRequest(f), next));
+                *at = next;
+                return Ok(Frame::DeleteSuperStreamRequest(f));
             }
             0x801e_0001 => {
                 let (f, next) = decode_delete_super_stream_response(data, pos, end, ctx)?;
-                return Ok((Frame::DeleteSuperStreamResponse(f), next));
+                *at = next;
+                return Ok(Frame::DeleteSuperStreamResponse(f));
             }
             _ => {}
         },
         Some(Sender::Client) => match key {
             0x1_0001 => {
                 let (f, next) = decode_declare_publisher_request(data, pos, end, ctx)?;
-                return Ok((Frame::DeclarePublisherRequest(f), next));
+                *at = next;
+                return Ok(Frame::DeclarePublisherRequest(f));
             }
             0x2_0001 => {
                 let (f, next) = decode_publish(data, pos, end, ctx)?;
-                return Ok((Frame::Publish(f), next));
+                *at = next;
+                return Ok(Frame::Publish(f));
             }
             0x2_0002 => {
                 let (f, next) = decode_publish_v2(data, pos, end, ctx)?;
-                return Ok((Frame::PublishV2(f), next));
+                *at = next;
+                return Ok(Frame::PublishV2(f));
             }
             0x5_0001 => {
                 let (f, next) = decode_query_publisher_sequence_request(data, pos, end, ctx)?;
-                return Ok((Frame::QueryPublisherSequenceRequest(f), next));
+                *at = next;
+                return Ok(Frame::QueryPublisherSequenceRequest(f));
             }
             0x6_0001 => {
                 let (f, next) = decode_delete_publisher_request(data, pos, end, ctx)?;
-                return Ok((Frame::DeletePublisherRequest(f), next));
+                *at = next;
+                return Ok(Frame::DeletePublisherRequest(f));
             }
             0x7_0001 => {
                 let (f, next) = decode_subscribe_request(data, pos, end, ctx)?;
-                return Ok((Frame::SubscribeRequest(f), next));
+                *at = next;
+                return Ok(Frame::SubscribeRequest(f));
             }
             0x9_0001 => {
                 let (f, next) = decode_credit_request(data, pos, end, ctx)?;
-                return Ok((Frame::CreditRequest(f), next));
+                *at = next;
+                return Ok(Frame::CreditRequest(f));
             }
             0xa_0001 => {
                 let (f, next) = decode_store_offset(data, pos, end, ctx)?;
-                return Ok((Frame::StoreOffset(f), next));
+                *at = next;
+                return Ok(Frame::StoreOffset(f));
             }
             0xb_0001 => {
                 let (f, next) = decode_query_offset_request(data, pos, end, ctx)?;
-                return Ok((Frame::QueryOffsetRequest(f), next));
+                *at = next;
+                return Ok(Frame::QueryOffsetRequest(f));
             }
             0xc_0001 => {
                 let (f, next) = decode_unsubscribe_request(data, pos, end, ctx)?;
-                return Ok((Frame::UnsubscribeRequest(f), next));
+                *at = next;
+                return Ok(Frame::UnsubscribeRequest(f));
             }
             0xd_0001 => {
                 let (f, next) = decode_create_request(data, pos, end, ctx)?;
-                return Ok((Frame::CreateRequest(f), next));
+                *at = next;
+                return Ok(Frame::CreateRequest(f));
             }
             0xe_0001 => {
                 let (f, next) = decode_delete_request(data, pos, end, ctx)?;
-                return Ok((Frame::DeleteRequest(f), next));
+                *at = next;
+                return Ok(Frame::DeleteRequest(f));
             }
             0xf_0001 => {
                 let (f, next) = decode_metadata_request(data, pos, end, ctx)?;
-                return Ok((Frame::MetadataRequest(f), next));
+                *at = next;
+                return Ok(Frame::MetadataRequest(f));
             }
             0x11_0001 => {
                 let (f, next) = decode_peer_properties_request(data, pos, end, ctx)?;
-                return Ok((Frame::PeerPropertiesRequest(f), next));
+                *at = next;
+                return Ok(Frame::PeerPropertiesRequest(f));
             }
             0x12_0001 => {
                 let (f, next) = decode_sasl_handshake_request(data, pos, end, ctx)?;
-                return Ok((Frame::SaslHandshakeRequest(f), next));
+                *at = next;
+                return Ok(Frame::SaslHandshakeRequest(f));
             }
             0x13_0001 => {
                 let (f, next) = decode_sasl_authenticate_request(data, pos, end, ctx)?;
-                return Ok((Frame::SaslAuthenticateRequest(f), next));
+                *at = next;
+                return Ok(Frame::SaslAuthenticateRequest(f));
             }
             0x14_0001 => {
                 let (f, next) = decode_tune(data, pos, end, ctx)?;
-                return Ok((Frame::Tune(f), next));
+                *at = next;
+                return Ok(Frame::Tune(f));
             }
             0x8014_0001 => {
                 let (f, next) = decode_tune(data, pos, end, ctx)?;
-                return Ok((Frame::Tune(f), next));
+                *at = next;
+                return Ok(Frame::Tune(f));
             }
             0x15_0001 => {
                 let (f, next) = decode_open_request(data, pos, end, ctx)?;
-                return Ok((Frame::OpenRequest(f), next));
+                *at = next;
+                return Ok(Frame::OpenRequest(f));
             }
             0x16_0001 => {
                 let (f, next) = decode_close_request(data, pos, end, ctx)?;
-                return Ok((Frame::CloseRequest(f), next));
+                *at = next;
+                return Ok(Frame::CloseRequest(f));
             }
             0x8016_0001 => {
                 let (f, next) = decode_close_response(data, pos, end, ctx)?;
-                return Ok((Frame::CloseResponse(f), next));
+                *at = next;
+                return Ok(Frame::CloseResponse(f));
             }
             0x17_0001 => {
                 let (f, next) = decode_heartbeat(data, pos, end, ctx)?;
-                return Ok((Frame::Heartbeat(f), next));
+                *at = next;
+                return Ok(Frame::Heartbeat(f));
             }
             0x18_0001 => {
                 let (f, next) = decode_route_request(data, pos, end, ctx)?;
-                return Ok((Frame::RouteRequest(f), next));
+                *at = next;
+                return Ok(Frame::RouteRequest(f));
             }
             0x19_0001 => {
                 let (f, next) = decode_partitions_request(data, pos, end, ctx)?;
-                return Ok((Frame::PartitionsRequest(f), next));
+                *at = next;
+                return Ok(Frame::PartitionsRequest(f));
             }
             0x801a_0001 => {
                 let (f, next) = decode_consumer_update_response(data, pos, end, ctx)?;
-                return Ok((Frame::ConsumerUpdateResponse(f), next));
+                *at = next;
+                return Ok(Frame::ConsumerUpdateResponse(f));
             }
             0x1b_0001 => {
                 let (f, next) = decode_exchange_command_versions_request(data, pos, end, ctx)?;
-                return Ok((Frame::ExchangeCommandVersionsRequest(f), next));
+                *at = next;
+                return Ok(Frame::ExchangeCommandVersionsRequest(f));
             }
             0x1c_0001 => {
                 let (f, next) = decode_stream_stats_request(data, pos, end, ctx)?;
-                return Ok((Frame::StreamStatsRequest(f), next));
+                *at = next;
+                return Ok(Frame::StreamStatsRequest(f));
             }
             0x1d_0001 => {
                 let (f, next) = decode_create_super_stream_request(data, pos, end, ctx)?;
-                return Ok((Frame::CreateSuperStreamRequest(f), next));
+                *at = next;
+                return Ok(Frame::CreateSuperStreamRequest(f));
             }
             0x1e_0001 => {
                 let (f, next) = decode_delete_super_stream_request(data, pos, end, ctx)?;
-                return Ok((Frame::DeleteSuperStreamRequest(f), next));
+                *at = next;
+                return Ok(Frame::DeleteSuperStreamRequest(f));
             }
             _ => {}
         },
         Some(Sender::Server) => match key {
             0x8001_0001 => {
                 let (f, next) = decode_declare_publisher_response(data, pos, end, ctx)?;
-                return Ok((Frame::DeclarePublisherResponse(f), next));
+                *at = next;
+                return Ok(Frame::DeclarePublisherResponse(f));
             }
             0x3_0001 => {
                 let (f, next) = decode_publish_confirm(data, pos, end, ctx)?;
-                return Ok((Frame::PublishConfirm(f), next));
+                *at = next;
+                return Ok(Frame::PublishConfirm(f));
             }
             0x4_0001 => {
                 let (f, next) = decode_publish_error(data, pos, end, ctx)?;
-                return Ok((Frame::PublishError(f), next));
+                *at = next;
+                return Ok(Frame::PublishError(f));
             }
             0x8005_0001 => {
                 let (f, next) = decode_query_publisher_sequence_response(data, pos, end, ctx)?;
-                return Ok((Frame::QueryPublisherSequenceResponse(f), next));
+                *at = next;
+                return Ok(Frame::QueryPublisherSequenceResponse(f));
             }
             0x8006_0001 => {
                 let (f, next) = decode_delete_publisher_response(data, pos, end, ctx)?;
-                return Ok((Frame::DeletePublisherResponse(f), next));
+                *at = next;
+                return Ok(Frame::DeletePublisherResponse(f));
             }
             0x8007_0001 => {
                 let (f, next) = decode_subscribe_response(data, pos, end, ctx)?;
-                return Ok((Frame::SubscribeResponse(f), next));
+                *at = next;
+                return Ok(Frame::SubscribeResponse(f));
             }
             0x8_0001 => {
                 let (f, next) = decode_deliver(data, pos, end, ctx)?;
-                return Ok((Frame::Deliver(f), next));
+                *at = next;
+                return Ok(Frame::Deliver(f));
             }
             0x8_0002 => {
                 let (f, next) = decode_deliver_v2(data, pos, end, ctx)?;
-                return Ok((Frame::DeliverV2(f), next));
+                *at = next;
+                return Ok(Frame::DeliverV2(f));
             }
             0x8009_0001 => {
                 let (f, next) = decode_credit_response(data, pos, end, ctx)?;
-                return Ok((Frame::CreditResponse(f), next));
+                *at = next;
+                return Ok(Frame::CreditResponse(f));
             }
             0x800b_0001 => {
                 let (f, next) = decode_query_offset_response(data, pos, end, ctx)?;
-                return Ok((Frame::QueryOffsetResponse(f), next));
+                *at = next;
+                return Ok(Frame::QueryOffsetResponse(f));
             }
             0x800c_0001 => {
                 let (f, next) = decode_unsubscribe_response(data, pos, end, ctx)?;
-                return Ok((Frame::UnsubscribeResponse(f), next));
+                *at = next;
+                return Ok(Frame::UnsubscribeResponse(f));
             }
             0x800d_0001 => {
                 let (f, next) = decode_create_response(data, pos, end, ctx)?;
-                return Ok((Frame::CreateResponse(f), next));
+                *at = next;
+                return Ok(Frame::CreateResponse(f));
             }
             0x800e_0001 => {
                 let (f, next) = decode_delete_response(data, pos, end, ctx)?;
-                return Ok((Frame::DeleteResponse(f), next));
+                *at = next;
+                return Ok(Frame::DeleteResponse(f));
             }
             0x800f_0001 => {
                 let (f, next) = decode_metadata_response(data, pos, end, ctx)?;
-                return Ok((Frame::MetadataResponse(f), next));
+                *at = next;
+                return Ok(Frame::MetadataResponse(f));
             }
             0x10_0001 => {
                 let (f, next) = decode_metadata_update(data, pos, end, ctx)?;
-                return Ok((Frame::MetadataUpdate(f), next));
+                *at = next;
+                return Ok(Frame::MetadataUpdate(f));
             }
             0x8011_0001 => {
                 let (f, next) = decode_peer_properties_response(data, pos, end, ctx)?;
-                return Ok((Frame::PeerPropertiesResponse(f), next));
+                *at = next;
+                return Ok(Frame::PeerPropertiesResponse(f));
             }
             0x8012_0001 => {
                 let (f, next) = decode_sasl_handshake_response(data, pos, end, ctx)?;
-                return Ok((Frame::SaslHandshakeResponse(f), next));
+                *at = next;
+                return Ok(Frame::SaslHandshakeResponse(f));
             }
             0x8013_0001 => {
                 let (f, next) = decode_sasl_authenticate_response(data, pos, end, ctx)?;
-                return Ok((Frame::SaslAuthenticateResponse(f), next));
+                *at = next;
+                return Ok(Frame::SaslAuthenticateResponse(f));
             }
             0x14_0001 => {
                 let (f, next) = decode_tune(data, pos, end, ctx)?;
-                return Ok((Frame::Tune(f), next));
+                *at = next;
+                return Ok(Frame::Tune(f));
             }
             0x8014_0001 => {
                 let (f, next) = decode_tune(data, pos, end, ctx)?;
-                return Ok((Frame::Tune(f), next));
+                *at = next;
+                return Ok(Frame::Tune(f));
             }
             0x8015_0001 => {
                 let (f, next) = decode_open_response(data, pos, end, ctx)?;
-                return Ok((Frame::OpenResponse(f), next));
+                *at = next;
+                return Ok(Frame::OpenResponse(f));
             }
             0x16_0001 => {
                 let (f, next) = decode_close_request(data, pos, end, ctx)?;
-                return Ok((Frame::CloseRequest(f), next));
+                *at = next;
+                return Ok(Frame::CloseRequest(f));
             }
             0x8016_0001 => {
                 let (f, next) = decode_close_response(data, pos, end, ctx)?;
-                return Ok((Frame::CloseResponse(f), next));
+                *at = next;
+                return Ok(Frame::CloseResponse(f));
             }
             0x17_0001 => {
                 let (f, next) = decode_heartbeat(data, pos, end, ctx)?;
-                return Ok((Frame::Heartbeat(f), next));
+                *at = next;
+                return Ok(Frame::Heartbeat(f));
             }
             0x18_0001 => {
                 let (f, next) = decode_route_response(data, pos, end, ctx)?;
-                return Ok((Frame::RouteResponse(f), next));
+                *at = next;
+                return Ok(Frame::RouteResponse(f));
             }
             0x8018_0001 => {
                 let (f, next) = decode_route_response(data, pos, end, ctx)?;
-                return Ok((Frame::RouteResponse(f), next));
+                *at = next;
+                return Ok(Frame::RouteResponse(f));
             }
             0x19_0001 => {
                 let (f, next) = decode_partitions_response(data, pos, end, ctx)?;
-                return Ok((Frame::PartitionsResponse(f), next));
+                *at = next;
+                return Ok(Frame::PartitionsResponse(f));
             }
             0x8019_0001 => {
                 let (f, next) = decode_partitions_response(data, pos, end, ctx)?;
-                return Ok((Frame::PartitionsResponse(f), next));
+                *at = next;
+                return Ok(Frame::PartitionsResponse(f));
             }
             0x1a_0001 => {
                 let (f, next) = decode_consumer_update_request(data, pos, end, ctx)?;
-                return Ok((Frame::ConsumerUpdateRequest(f), next));
+                *at = next;
+                return Ok(Frame::ConsumerUpdateRequest(f));
             }
             0x801b_0001 => {
                 let (f, next) = decode_exchange_command_versions_response(data, pos, end, ctx)?;
-                return Ok((Frame::ExchangeCommandVersionsResponse(f), next));
+                *at = next;
+                return Ok(Frame::ExchangeCommandVersionsResponse(f));
             }
             0x801c_0001 => {
                 let (f, next) = decode_stream_stats_response(data, pos, end, ctx)?;
-                return Ok((Frame::StreamStatsResponse(f), next));
+                *at = next;
+                return Ok(Frame::StreamStatsResponse(f));
             }
             0x801d_0001 => {
                 let (f, next) = decode_create_super_stream_response(data, pos, end, ctx)?;
-                return Ok((Frame::CreateSuperStreamResponse(f), next));
+                *at = next;
+                return Ok(Frame::CreateSuperStreamResponse(f));
             }
             0x801e_0001 => {
                 let (f, next) = decode_delete_super_stream_response(data, pos, end, ctx)?;
-                return Ok((Frame::DeleteSuperStreamResponse(f), next));
+                *at = next;
+                return Ok(Frame::DeleteSuperStreamResponse(f));
             }
             _ => {}
         },
@@ -7366,7 +7402,9 @@ pub fn decode_at<'a>(
     if pos > end || end > data.len() {
         return Err(ProtocolError::Truncated { needed: end as u64 });
     }
-    decode_frame(data, pos, end, ctx, sender)
+    let mut at = pos;
+    let frame = decode_frame(data, &mut at, end, ctx, sender)?;
+    Ok((frame, at))
 }
 
 /// Decode exactly one frame (without the transport prefix); trailing bytes are an error.
@@ -7377,11 +7415,12 @@ pub fn decode_with<'a>(
     ctx: Option<&Context>,
     sender: Option<Sender>,
 ) -> Result<Frame<'a>, ProtocolError> {
-    let (frame, end) = decode_frame(data, 0, data.len(), ctx, sender)?;
-    if end != data.len() {
+    let mut end = 0;
+    let decoded = decode_frame(data, &mut end, data.len(), ctx, sender);
+    if decoded.is_ok() && end != data.len() {
         return Err(ProtocolError::TrailingBytes);
     }
-    Ok(frame)
+    decoded // returned as it is: no move of the frame out of a Result and into another
 }
 
 /// Decode exactly one frame (without the transport prefix); trailing bytes are an error.

@@ -911,69 +911,84 @@ pub fn track_context(frame: &Frame<'_>, ctx: &mut Context) {
         _ => {}
     }
 }
+/// Decode one frame from `data[*at..end]`, and set `*at` to the position after it.
 #[allow(unused_variables)]
 fn decode_frame<'a>(
     data: &'a [u8],
-    mut pos: usize,
+    at: &mut usize,
     end: usize,
     ctx: Option<&Context>,
     sender: Option<Sender>,
-) -> Result<(Frame<'a>, usize), ProtocolError> {
+) -> Result<Frame<'a>, ProtocolError> {
+    let mut pos = *at;
     let (v_message_type, next) = wirestream_runtime::read_varint(data, pos, end)?;
     pos = next;
     let key: u64 = v_message_type;
     match key {
         1 => {
             let (f, next) = decode_client_hello(data, pos, end, ctx)?;
-            return Ok((Frame::ClientHello(f), next));
+            *at = next;
+            return Ok(Frame::ClientHello(f));
         }
         2 => {
             let (f, next) = decode_server_hello(data, pos, end, ctx)?;
-            return Ok((Frame::ServerHello(f), next));
+            *at = next;
+            return Ok(Frame::ServerHello(f));
         }
         3 => {
             let (f, next) = decode_goodbye(data, pos, end, ctx)?;
-            return Ok((Frame::Goodbye(f), next));
+            *at = next;
+            return Ok(Frame::Goodbye(f));
         }
         4 => {
             let (f, next) = decode_subscribe(data, pos, end, ctx)?;
-            return Ok((Frame::Subscribe(f), next));
+            *at = next;
+            return Ok(Frame::Subscribe(f));
         }
         5 => {
             let (f, next) = decode_request(data, pos, end, ctx)?;
-            return Ok((Frame::Request(f), next));
+            *at = next;
+            return Ok(Frame::Request(f));
         }
         6 => {
             let (f, next) = decode_cancel(data, pos, end, ctx)?;
-            return Ok((Frame::Cancel(f), next));
+            *at = next;
+            return Ok(Frame::Cancel(f));
         }
         7 => {
             let (f, next) = decode_subscribed(data, pos, end, ctx)?;
-            return Ok((Frame::Subscribed(f), next));
+            *at = next;
+            return Ok(Frame::Subscribed(f));
         }
         8 => {
             let (f, next) = decode_on_next(data, pos, end, ctx)?;
-            return Ok((Frame::OnNext(f), next));
+            *at = next;
+            return Ok(Frame::OnNext(f));
         }
         9 => {
             let (f, next) = decode_on_complete(data, pos, end, ctx)?;
-            return Ok((Frame::OnComplete(f), next));
+            *at = next;
+            return Ok(Frame::OnComplete(f));
         }
         0xa => {
             let (f, next) = decode_on_error(data, pos, end, ctx)?;
-            return Ok((Frame::OnError(f), next));
+            *at = next;
+            return Ok(Frame::OnError(f));
         }
         0xb => {
             let (f, next) = decode_on_next_packed(data, pos, end, ctx)?;
-            return Ok((Frame::OnNextPacked(f), next));
+            *at = next;
+            return Ok(Frame::OnNextPacked(f));
         }
         0xc => {
             let (f, next) = decode_on_next_part(data, pos, end, ctx)?;
-            return Ok((Frame::OnNextPart(f), next));
+            *at = next;
+            return Ok(Frame::OnNextPart(f));
         }
         0xd => {
             let (f, next) = decode_on_next_last_part(data, pos, end, ctx)?;
-            return Ok((Frame::OnNextLastPart(f), next));
+            *at = next;
+            return Ok(Frame::OnNextLastPart(f));
         }
         _ => {}
     }
@@ -1160,7 +1175,9 @@ pub fn decode_at<'a>(
     if pos > end || end > data.len() {
         return Err(ProtocolError::Truncated { needed: end as u64 });
     }
-    decode_frame(data, pos, end, ctx, sender)
+    let mut at = pos;
+    let frame = decode_frame(data, &mut at, end, ctx, sender)?;
+    Ok((frame, at))
 }
 
 /// Decode exactly one frame (without the transport prefix); trailing bytes are an error.
@@ -1171,11 +1188,12 @@ pub fn decode_with<'a>(
     ctx: Option<&Context>,
     sender: Option<Sender>,
 ) -> Result<Frame<'a>, ProtocolError> {
-    let (frame, end) = decode_frame(data, 0, data.len(), ctx, sender)?;
-    if end != data.len() {
+    let mut end = 0;
+    let decoded = decode_frame(data, &mut end, data.len(), ctx, sender);
+    if decoded.is_ok() && end != data.len() {
         return Err(ProtocolError::TrailingBytes);
     }
-    Ok(frame)
+    decoded // returned as it is: no move of the frame out of a Result and into another
 }
 
 /// Decode exactly one frame (without the transport prefix); trailing bytes are an error.
@@ -1192,9 +1210,10 @@ pub fn encode(frame: &Frame<'_>) -> Result<Vec<u8>, ProtocolError> {
 /// (`frame`: its bytes without transport framing, for [`decode`]; `consumed`: the bytes to
 /// drop from the stream), `Ok(None)` while only part of a frame has arrived.
 pub fn split(stream: &[u8]) -> Result<Option<(&[u8], usize)>, ProtocolError> {
-    match decode_frame(stream, 0, stream.len(), None, None) {
-        Ok((_, end)) if end > MAX_FRAME_SIZE => Err(ProtocolError::FrameTooLarge),
-        Ok((_, end)) => Ok(Some((&stream[..end], end))),
+    let mut end = 0;
+    match decode_frame(stream, &mut end, stream.len(), None, None) {
+        Ok(_) if end > MAX_FRAME_SIZE => Err(ProtocolError::FrameTooLarge),
+        Ok(_) => Ok(Some((&stream[..end], end))),
         Err(ProtocolError::Truncated { needed }) if needed > MAX_FRAME_SIZE as u64 => {
             Err(ProtocolError::FrameTooLarge)
         }

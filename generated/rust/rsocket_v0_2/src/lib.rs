@@ -211,12 +211,11 @@ fn decode_setup<'a>(
             needed: (pos + 12) as u64,
         });
     }
-    let v_major_version: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
-    let v_minor_version: u16 = u16::from_be_bytes([data[pos + 2], data[pos + 3]]);
-    let v_keepalive_interval: u32 =
-        u32::from_be_bytes([data[pos + 4], data[pos + 5], data[pos + 6], data[pos + 7]]);
-    let v_max_lifetime: u32 =
-        u32::from_be_bytes([data[pos + 8], data[pos + 9], data[pos + 10], data[pos + 11]]);
+    let b = &data[pos..pos + 12];
+    let v_major_version: u16 = u16::from_be_bytes([b[0], b[1]]);
+    let v_minor_version: u16 = u16::from_be_bytes([b[2], b[3]]);
+    let v_keepalive_interval: u32 = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
+    let v_max_lifetime: u32 = u32::from_be_bytes([b[8], b[9], b[10], b[11]]);
     pos += 12;
     let n: i128 = 0x10i128;
     if n < 0 {
@@ -277,9 +276,8 @@ fn decode_setup<'a>(
                 needed: (pos + 3) as u64,
             });
         }
-        let n_raw: u32 = (u32::from(data[pos]) << 16)
-            | (u32::from(data[pos + 1]) << 8)
-            | u32::from(data[pos + 2]);
+        let b = &data[pos..pos + 3];
+        let n_raw: u32 = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         pos += 3;
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
@@ -401,9 +399,9 @@ fn decode_lease<'a>(
             needed: (pos + 8) as u64,
         });
     }
-    let v_ttl: u32 = u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let v_number_of_requests: u32 =
-        u32::from_be_bytes([data[pos + 4], data[pos + 5], data[pos + 6], data[pos + 7]]);
+    let b = &data[pos..pos + 8];
+    let v_ttl: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let v_number_of_requests: u32 = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
     pos += 8;
     let v_metadata = if flags & 0x40 != 0 {
         if end - pos < 3 {
@@ -411,9 +409,8 @@ fn decode_lease<'a>(
                 needed: (pos + 3) as u64,
             });
         }
-        let n_raw: u32 = (u32::from(data[pos]) << 16)
-            | (u32::from(data[pos + 1]) << 8)
-            | u32::from(data[pos + 2]);
+        let b = &data[pos..pos + 3];
+        let n_raw: u32 = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         pos += 3;
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
@@ -496,16 +493,9 @@ fn decode_keepalive<'a>(
             needed: (pos + 8) as u64,
         });
     }
-    let v_last_received_position: u64 = u64::from_be_bytes([
-        data[pos],
-        data[pos + 1],
-        data[pos + 2],
-        data[pos + 3],
-        data[pos + 4],
-        data[pos + 5],
-        data[pos + 6],
-        data[pos + 7],
-    ]);
+    let b = &data[pos..pos + 8];
+    let v_last_received_position: u64 =
+        u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
     pos += 8;
     let v_data = &data[pos..end];
     pos = end;
@@ -566,9 +556,8 @@ fn decode_request_response<'a>(
                 needed: (pos + 3) as u64,
             });
         }
-        let n_raw: u32 = (u32::from(data[pos]) << 16)
-            | (u32::from(data[pos + 1]) << 8)
-            | u32::from(data[pos + 2]);
+        let b = &data[pos..pos + 3];
+        let n_raw: u32 = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         pos += 3;
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
@@ -653,9 +642,8 @@ fn decode_request_fnf<'a>(
                 needed: (pos + 3) as u64,
             });
         }
-        let n_raw: u32 = (u32::from(data[pos]) << 16)
-            | (u32::from(data[pos + 1]) << 8)
-            | u32::from(data[pos + 2]);
+        let b = &data[pos..pos + 3];
+        let n_raw: u32 = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         pos += 3;
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
@@ -741,8 +729,8 @@ fn decode_request_stream<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_initial_request_n: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_initial_request_n: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     if v_initial_request_n < 1 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -753,9 +741,8 @@ fn decode_request_stream<'a>(
                 needed: (pos + 3) as u64,
             });
         }
-        let n_raw: u32 = (u32::from(data[pos]) << 16)
-            | (u32::from(data[pos + 1]) << 8)
-            | u32::from(data[pos + 2]);
+        let b = &data[pos..pos + 3];
+        let n_raw: u32 = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         pos += 3;
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
@@ -850,8 +837,8 @@ fn decode_request_channel<'a>(
                 needed: (pos + 4) as u64,
             });
         }
-        let v_initial_request_n: i32 =
-            i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+        let b = &data[pos..pos + 4];
+        let v_initial_request_n: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
         pos += 4;
         if v_initial_request_n < 1 {
             return Err(ProtocolError::InvalidValue);
@@ -866,9 +853,8 @@ fn decode_request_channel<'a>(
                 needed: (pos + 3) as u64,
             });
         }
-        let n_raw: u32 = (u32::from(data[pos]) << 16)
-            | (u32::from(data[pos + 1]) << 8)
-            | u32::from(data[pos + 2]);
+        let b = &data[pos..pos + 3];
+        let n_raw: u32 = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         pos += 3;
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
@@ -961,8 +947,8 @@ fn decode_request_n(
             needed: (pos + 4) as u64,
         });
     }
-    let v_request_n: i32 =
-        i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_request_n: i32 = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     if v_request_n < 1 {
         return Err(ProtocolError::InvalidValue);
     }
@@ -1018,9 +1004,8 @@ fn decode_cancel<'a>(
                 needed: (pos + 3) as u64,
             });
         }
-        let n_raw: u32 = (u32::from(data[pos]) << 16)
-            | (u32::from(data[pos + 1]) << 8)
-            | u32::from(data[pos + 2]);
+        let b = &data[pos..pos + 3];
+        let n_raw: u32 = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         pos += 3;
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
@@ -1102,9 +1087,8 @@ fn decode_response<'a>(
                 needed: (pos + 3) as u64,
             });
         }
-        let n_raw: u32 = (u32::from(data[pos]) << 16)
-            | (u32::from(data[pos + 1]) << 8)
-            | u32::from(data[pos + 2]);
+        let b = &data[pos..pos + 3];
+        let n_raw: u32 = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         pos += 3;
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
@@ -1192,8 +1176,8 @@ fn decode_error<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_error_code: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_error_code: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let v_metadata = if flags & 0x40 != 0 {
         if end - pos < 3 {
@@ -1201,9 +1185,8 @@ fn decode_error<'a>(
                 needed: (pos + 3) as u64,
             });
         }
-        let n_raw: u32 = (u32::from(data[pos]) << 16)
-            | (u32::from(data[pos + 1]) << 8)
-            | u32::from(data[pos + 2]);
+        let b = &data[pos..pos + 3];
+        let n_raw: u32 = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         pos += 3;
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
@@ -1284,8 +1267,8 @@ fn decode_metadata_push<'a>(
             needed: (pos + 3) as u64,
         });
     }
-    let n_raw: u32 =
-        (u32::from(data[pos]) << 16) | (u32::from(data[pos + 1]) << 8) | u32::from(data[pos + 2]);
+    let b = &data[pos..pos + 3];
+    let n_raw: u32 = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
     pos += 3;
     let n = i128::from(n_raw);
     if n > (end - pos) as i128 {
@@ -1364,16 +1347,9 @@ fn decode_resume<'a>(
             needed: (pos + 8) as u64,
         });
     }
-    let v_last_received_position: u64 = u64::from_be_bytes([
-        data[pos],
-        data[pos + 1],
-        data[pos + 2],
-        data[pos + 3],
-        data[pos + 4],
-        data[pos + 5],
-        data[pos + 6],
-        data[pos + 7],
-    ]);
+    let b = &data[pos..pos + 8];
+    let v_last_received_position: u64 =
+        u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
     pos += 8;
     Ok((
         Resume {
@@ -1428,16 +1404,9 @@ fn decode_resume_ok(
             needed: (pos + 8) as u64,
         });
     }
-    let v_last_received_position: u64 = u64::from_be_bytes([
-        data[pos],
-        data[pos + 1],
-        data[pos + 2],
-        data[pos + 3],
-        data[pos + 4],
-        data[pos + 5],
-        data[pos + 6],
-        data[pos + 7],
-    ]);
+    let b = &data[pos..pos + 8];
+    let v_last_received_position: u64 =
+        u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
     pos += 8;
     Ok((
         ResumeOk {
@@ -1490,8 +1459,8 @@ fn decode_ext<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_extended_type: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_extended_type: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let v_metadata = if flags & 0x40 != 0 {
         if end - pos < 3 {
@@ -1499,9 +1468,8 @@ fn decode_ext<'a>(
                 needed: (pos + 3) as u64,
             });
         }
-        let n_raw: u32 = (u32::from(data[pos]) << 16)
-            | (u32::from(data[pos + 1]) << 8)
-            | u32::from(data[pos + 2]);
+        let b = &data[pos..pos + 3];
+        let n_raw: u32 = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         pos += 3;
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
@@ -1603,22 +1571,24 @@ pub fn track_context(frame: &Frame<'_>, ctx: &mut Context) {
         _ => {}
     }
 }
+/// Decode one frame from `data[*at..end]`, and set `*at` to the position after it.
 #[allow(unused_variables)]
 fn decode_frame<'a>(
     data: &'a [u8],
-    mut pos: usize,
+    at: &mut usize,
     end: usize,
     ctx: Option<&Context>,
     sender: Option<Sender>,
-) -> Result<(Frame<'a>, usize), ProtocolError> {
+) -> Result<Frame<'a>, ProtocolError> {
+    let mut pos = *at;
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 6) as u64,
         });
     }
-    let v_stream_id: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
-    let w0_4: u16 = u16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let b = &data[pos..pos + 6];
+    let v_stream_id: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let w0_4: u16 = u16::from_be_bytes([b[4], b[5]]);
     let v_frame_type = ((w0_4 >> 8) & 0xff) as u8;
     let flags = (w0_4 & 0xff) as u8;
     pos += 6;
@@ -1626,76 +1596,89 @@ fn decode_frame<'a>(
     match key {
         1 => {
             let (f, next) = decode_setup(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::Setup(f), next));
+            *at = next;
+            return Ok(Frame::Setup(f));
         }
         2 => {
             let (f, next) = decode_lease(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::Lease(f), next));
+            *at = next;
+            return Ok(Frame::Lease(f));
         }
         3 => {
             let (f, next) = decode_keepalive(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::Keepalive(f), next));
+            *at = next;
+            return Ok(Frame::Keepalive(f));
         }
         4 => {
             let (f, next) = decode_request_response(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::RequestResponse(f), next));
+            *at = next;
+            return Ok(Frame::RequestResponse(f));
         }
         5 => {
             let (f, next) = decode_request_fnf(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::RequestFnf(f), next));
+            *at = next;
+            return Ok(Frame::RequestFnf(f));
         }
         6 => {
             let (f, next) = decode_request_stream(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::RequestStream(f), next));
+            *at = next;
+            return Ok(Frame::RequestStream(f));
         }
         7 => {
             let (f, next) = decode_request_channel(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::RequestChannel(f), next));
+            *at = next;
+            return Ok(Frame::RequestChannel(f));
         }
         8 => {
             let (f, next) = decode_request_n(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::RequestN(f), next));
+            *at = next;
+            return Ok(Frame::RequestN(f));
         }
         9 => {
             let (f, next) = decode_cancel(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::Cancel(f), next));
+            *at = next;
+            return Ok(Frame::Cancel(f));
         }
         0xa => {
             let (f, next) = decode_response(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::Response(f), next));
+            *at = next;
+            return Ok(Frame::Response(f));
         }
         0xb => {
             let (f, next) = decode_error(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::Error(f), next));
+            *at = next;
+            return Ok(Frame::Error(f));
         }
         0xc => {
             let (f, next) = decode_metadata_push(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::MetadataPush(f), next));
+            *at = next;
+            return Ok(Frame::MetadataPush(f));
         }
         0xd => {
             let (f, next) = decode_resume(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::Resume(f), next));
+            *at = next;
+            return Ok(Frame::Resume(f));
         }
         0xe => {
             let (f, next) = decode_resume_ok(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::ResumeOk(f), next));
+            *at = next;
+            return Ok(Frame::ResumeOk(f));
         }
         0xff => {
             let (f, next) = decode_ext(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::Ext(f), next));
+            *at = next;
+            return Ok(Frame::Ext(f));
         }
         _ => {}
     }
     if flags & 0x80 != 0 {
-        Ok((
-            Frame::UnknownFrame(UnknownFrame {
-                code: key,
-                stream_id: v_stream_id,
-                flags,
-                body: &data[pos..end],
-            }),
-            end,
-        ))
+        *at = end;
+        Ok(Frame::UnknownFrame(UnknownFrame {
+            code: key,
+            stream_id: v_stream_id,
+            flags,
+            body: &data[pos..end],
+        }))
     } else {
         Err(ProtocolError::UnknownFrameType)
     }
@@ -1912,7 +1895,9 @@ pub fn decode_at<'a>(
     if pos > end || end > data.len() {
         return Err(ProtocolError::Truncated { needed: end as u64 });
     }
-    decode_frame(data, pos, end, ctx, sender)
+    let mut at = pos;
+    let frame = decode_frame(data, &mut at, end, ctx, sender)?;
+    Ok((frame, at))
 }
 
 /// Decode exactly one frame (without the transport prefix); trailing bytes are an error.
@@ -1923,11 +1908,12 @@ pub fn decode_with<'a>(
     ctx: Option<&Context>,
     sender: Option<Sender>,
 ) -> Result<Frame<'a>, ProtocolError> {
-    let (frame, end) = decode_frame(data, 0, data.len(), ctx, sender)?;
-    if end != data.len() {
+    let mut end = 0;
+    let decoded = decode_frame(data, &mut end, data.len(), ctx, sender);
+    if decoded.is_ok() && end != data.len() {
         return Err(ProtocolError::TrailingBytes);
     }
-    Ok(frame)
+    decoded // returned as it is: no move of the frame out of a Result and into another
 }
 
 /// Decode exactly one frame (without the transport prefix); trailing bytes are an error.

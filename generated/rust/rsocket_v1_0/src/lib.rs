@@ -307,16 +307,15 @@ fn decode_setup<'a>(
             needed: (pos + 12) as u64,
         });
     }
-    let v_major_version: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
-    let v_minor_version: u16 = u16::from_be_bytes([data[pos + 2], data[pos + 3]]);
-    let w100_4: u32 =
-        u32::from_be_bytes([data[pos + 4], data[pos + 5], data[pos + 6], data[pos + 7]]);
+    let b = &data[pos..pos + 12];
+    let v_major_version: u16 = u16::from_be_bytes([b[0], b[1]]);
+    let v_minor_version: u16 = u16::from_be_bytes([b[2], b[3]]);
+    let w100_4: u32 = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
     let v_keepalive_interval = w100_4 & 0x7fff_ffff;
     if v_keepalive_interval < 1 {
         return Err(ProtocolError::InvalidValue);
     }
-    let w100_8: u32 =
-        u32::from_be_bytes([data[pos + 8], data[pos + 9], data[pos + 10], data[pos + 11]]);
+    let w100_8: u32 = u32::from_be_bytes([b[8], b[9], b[10], b[11]]);
     let v_max_lifetime = w100_8 & 0x7fff_ffff;
     if v_max_lifetime < 1 {
         return Err(ProtocolError::InvalidValue);
@@ -328,7 +327,8 @@ fn decode_setup<'a>(
                 needed: (pos + 2) as u64,
             });
         }
-        let n_raw: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+        let b = &data[pos..pos + 2];
+        let n_raw: u16 = u16::from_be_bytes([b[0], b[1]]);
         pos += 2;
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
@@ -390,9 +390,8 @@ fn decode_setup<'a>(
                 needed: (pos + 3) as u64,
             });
         }
-        let n_raw: u32 = (u32::from(data[pos]) << 16)
-            | (u32::from(data[pos + 1]) << 8)
-            | u32::from(data[pos + 2]);
+        let b = &data[pos..pos + 3];
+        let n_raw: u32 = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         pos += 3;
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
@@ -529,10 +528,10 @@ fn decode_lease<'a>(
             needed: (pos + 8) as u64,
         });
     }
-    let w100_0: u32 = u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 8];
+    let w100_0: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     let v_ttl = w100_0 & 0x7fff_ffff;
-    let w100_4: u32 =
-        u32::from_be_bytes([data[pos + 4], data[pos + 5], data[pos + 6], data[pos + 7]]);
+    let w100_4: u32 = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
     let v_number_of_requests = w100_4 & 0x7fff_ffff;
     pos += 8;
     let v_metadata = if flags & 0x100 != 0 {
@@ -616,16 +615,8 @@ fn decode_keepalive<'a>(
             needed: (pos + 8) as u64,
         });
     }
-    let w100_0: u64 = u64::from_be_bytes([
-        data[pos],
-        data[pos + 1],
-        data[pos + 2],
-        data[pos + 3],
-        data[pos + 4],
-        data[pos + 5],
-        data[pos + 6],
-        data[pos + 7],
-    ]);
+    let b = &data[pos..pos + 8];
+    let w100_0: u64 = u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
     let v_last_received_position = w100_0 & 0x7fff_ffff_ffff_ffff;
     pos += 8;
     let v_data = &data[pos..end];
@@ -695,9 +686,8 @@ fn decode_request_response<'a>(
                 needed: (pos + 3) as u64,
             });
         }
-        let n_raw: u32 = (u32::from(data[pos]) << 16)
-            | (u32::from(data[pos + 1]) << 8)
-            | u32::from(data[pos + 2]);
+        let b = &data[pos..pos + 3];
+        let n_raw: u32 = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         pos += 3;
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
@@ -786,9 +776,8 @@ fn decode_request_fnf<'a>(
                 needed: (pos + 3) as u64,
             });
         }
-        let n_raw: u32 = (u32::from(data[pos]) << 16)
-            | (u32::from(data[pos + 1]) << 8)
-            | u32::from(data[pos + 2]);
+        let b = &data[pos..pos + 3];
+        let n_raw: u32 = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         pos += 3;
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
@@ -878,7 +867,8 @@ fn decode_request_stream<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let w100_0: u32 = u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let w100_0: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     let v_initial_request_n = w100_0 & 0x7fff_ffff;
     if v_initial_request_n < 1 {
         return Err(ProtocolError::InvalidValue);
@@ -890,9 +880,8 @@ fn decode_request_stream<'a>(
                 needed: (pos + 3) as u64,
             });
         }
-        let n_raw: u32 = (u32::from(data[pos]) << 16)
-            | (u32::from(data[pos + 1]) << 8)
-            | u32::from(data[pos + 2]);
+        let b = &data[pos..pos + 3];
+        let n_raw: u32 = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         pos += 3;
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
@@ -991,7 +980,8 @@ fn decode_request_channel<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let w100_0: u32 = u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let w100_0: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     let v_initial_request_n = w100_0 & 0x7fff_ffff;
     if v_initial_request_n < 1 {
         return Err(ProtocolError::InvalidValue);
@@ -1003,9 +993,8 @@ fn decode_request_channel<'a>(
                 needed: (pos + 3) as u64,
             });
         }
-        let n_raw: u32 = (u32::from(data[pos]) << 16)
-            | (u32::from(data[pos + 1]) << 8)
-            | u32::from(data[pos + 2]);
+        let b = &data[pos..pos + 3];
+        let n_raw: u32 = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         pos += 3;
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
@@ -1098,7 +1087,8 @@ fn decode_request_n(
             needed: (pos + 4) as u64,
         });
     }
-    let w100_0: u32 = u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let w100_0: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     let v_request_n = w100_0 & 0x7fff_ffff;
     if v_request_n < 1 {
         return Err(ProtocolError::InvalidValue);
@@ -1209,9 +1199,8 @@ fn decode_payload<'a>(
                 needed: (pos + 3) as u64,
             });
         }
-        let n_raw: u32 = (u32::from(data[pos]) << 16)
-            | (u32::from(data[pos + 1]) << 8)
-            | u32::from(data[pos + 2]);
+        let b = &data[pos..pos + 3];
+        let n_raw: u32 = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         pos += 3;
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
@@ -1301,8 +1290,8 @@ fn decode_error<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_error_code: u32 =
-        u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_error_code: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     pos += 4;
     let v_data = &data[pos..end];
     pos = end;
@@ -1416,15 +1405,17 @@ fn decode_resume<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let v_major_version: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
-    let v_minor_version: u16 = u16::from_be_bytes([data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let v_major_version: u16 = u16::from_be_bytes([b[0], b[1]]);
+    let v_minor_version: u16 = u16::from_be_bytes([b[2], b[3]]);
     pos += 4;
     if end - pos < 2 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 2) as u64,
         });
     }
-    let n_raw: u16 = u16::from_be_bytes([data[pos], data[pos + 1]]);
+    let b = &data[pos..pos + 2];
+    let n_raw: u16 = u16::from_be_bytes([b[0], b[1]]);
     pos += 2;
     let n = i128::from(n_raw);
     if n > (end - pos) as i128 {
@@ -1441,27 +1432,10 @@ fn decode_resume<'a>(
             needed: (pos + 16) as u64,
         });
     }
-    let w102_0: u64 = u64::from_be_bytes([
-        data[pos],
-        data[pos + 1],
-        data[pos + 2],
-        data[pos + 3],
-        data[pos + 4],
-        data[pos + 5],
-        data[pos + 6],
-        data[pos + 7],
-    ]);
+    let b = &data[pos..pos + 16];
+    let w102_0: u64 = u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
     let v_last_received_server_position = w102_0 & 0x7fff_ffff_ffff_ffff;
-    let w102_8: u64 = u64::from_be_bytes([
-        data[pos + 8],
-        data[pos + 9],
-        data[pos + 10],
-        data[pos + 11],
-        data[pos + 12],
-        data[pos + 13],
-        data[pos + 14],
-        data[pos + 15],
-    ]);
+    let w102_8: u64 = u64::from_be_bytes([b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]]);
     let v_first_available_client_position = w102_8 & 0x7fff_ffff_ffff_ffff;
     pos += 16;
     Ok((
@@ -1540,16 +1514,8 @@ fn decode_resume_ok(
             needed: (pos + 8) as u64,
         });
     }
-    let w100_0: u64 = u64::from_be_bytes([
-        data[pos],
-        data[pos + 1],
-        data[pos + 2],
-        data[pos + 3],
-        data[pos + 4],
-        data[pos + 5],
-        data[pos + 6],
-        data[pos + 7],
-    ]);
+    let b = &data[pos..pos + 8];
+    let w100_0: u64 = u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
     let v_last_received_client_position = w100_0 & 0x7fff_ffff_ffff_ffff;
     pos += 8;
     Ok((
@@ -1611,7 +1577,8 @@ fn decode_ext<'a>(
             needed: (pos + 4) as u64,
         });
     }
-    let w100_0: u32 = u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 4];
+    let w100_0: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     let v_extended_type = w100_0 & 0x7fff_ffff;
     if v_extended_type < 1 {
         return Err(ProtocolError::InvalidValue);
@@ -1623,9 +1590,8 @@ fn decode_ext<'a>(
                 needed: (pos + 3) as u64,
             });
         }
-        let n_raw: u32 = (u32::from(data[pos]) << 16)
-            | (u32::from(data[pos + 1]) << 8)
-            | u32::from(data[pos + 2]);
+        let b = &data[pos..pos + 3];
+        let n_raw: u32 = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         pos += 3;
         let n = i128::from(n_raw);
         if n > (end - pos) as i128 {
@@ -1745,22 +1711,25 @@ pub fn track_context(frame: &Frame<'_>, ctx: &mut Context) {
         _ => {}
     }
 }
+/// Decode one frame from `data[*at..end]`, and set `*at` to the position after it.
 #[allow(unused_variables)]
 fn decode_frame<'a>(
     data: &'a [u8],
-    mut pos: usize,
+    at: &mut usize,
     end: usize,
     ctx: Option<&Context>,
     sender: Option<Sender>,
-) -> Result<(Frame<'a>, usize), ProtocolError> {
+) -> Result<Frame<'a>, ProtocolError> {
+    let mut pos = *at;
     if end - pos < 6 {
         return Err(ProtocolError::Truncated {
             needed: (pos + 6) as u64,
         });
     }
-    let w0_0: u32 = u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let b = &data[pos..pos + 6];
+    let w0_0: u32 = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     let v_stream_id = w0_0 & 0x7fff_ffff;
-    let w0_4: u16 = u16::from_be_bytes([data[pos + 4], data[pos + 5]]);
+    let w0_4: u16 = u16::from_be_bytes([b[4], b[5]]);
     let v_frame_type = ((w0_4 >> 10) & 0x3f) as u8;
     let flags = w0_4 & 0x3ff;
     pos += 6;
@@ -1768,76 +1737,89 @@ fn decode_frame<'a>(
     match key {
         1 => {
             let (f, next) = decode_setup(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::Setup(f), next));
+            *at = next;
+            return Ok(Frame::Setup(f));
         }
         2 => {
             let (f, next) = decode_lease(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::Lease(f), next));
+            *at = next;
+            return Ok(Frame::Lease(f));
         }
         3 => {
             let (f, next) = decode_keepalive(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::Keepalive(f), next));
+            *at = next;
+            return Ok(Frame::Keepalive(f));
         }
         4 => {
             let (f, next) = decode_request_response(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::RequestResponse(f), next));
+            *at = next;
+            return Ok(Frame::RequestResponse(f));
         }
         5 => {
             let (f, next) = decode_request_fnf(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::RequestFnf(f), next));
+            *at = next;
+            return Ok(Frame::RequestFnf(f));
         }
         6 => {
             let (f, next) = decode_request_stream(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::RequestStream(f), next));
+            *at = next;
+            return Ok(Frame::RequestStream(f));
         }
         7 => {
             let (f, next) = decode_request_channel(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::RequestChannel(f), next));
+            *at = next;
+            return Ok(Frame::RequestChannel(f));
         }
         8 => {
             let (f, next) = decode_request_n(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::RequestN(f), next));
+            *at = next;
+            return Ok(Frame::RequestN(f));
         }
         9 => {
             let (f, next) = decode_cancel(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::Cancel(f), next));
+            *at = next;
+            return Ok(Frame::Cancel(f));
         }
         0xa => {
             let (f, next) = decode_payload(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::Payload(f), next));
+            *at = next;
+            return Ok(Frame::Payload(f));
         }
         0xb => {
             let (f, next) = decode_error(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::Error(f), next));
+            *at = next;
+            return Ok(Frame::Error(f));
         }
         0xc => {
             let (f, next) = decode_metadata_push(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::MetadataPush(f), next));
+            *at = next;
+            return Ok(Frame::MetadataPush(f));
         }
         0xd => {
             let (f, next) = decode_resume(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::Resume(f), next));
+            *at = next;
+            return Ok(Frame::Resume(f));
         }
         0xe => {
             let (f, next) = decode_resume_ok(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::ResumeOk(f), next));
+            *at = next;
+            return Ok(Frame::ResumeOk(f));
         }
         0x3f => {
             let (f, next) = decode_ext(data, pos, end, ctx, v_stream_id, flags)?;
-            return Ok((Frame::Ext(f), next));
+            *at = next;
+            return Ok(Frame::Ext(f));
         }
         _ => {}
     }
     if flags & 0x200 != 0 {
-        Ok((
-            Frame::UnknownFrame(UnknownFrame {
-                code: key,
-                stream_id: v_stream_id,
-                flags,
-                body: &data[pos..end],
-            }),
-            end,
-        ))
+        *at = end;
+        Ok(Frame::UnknownFrame(UnknownFrame {
+            code: key,
+            stream_id: v_stream_id,
+            flags,
+            body: &data[pos..end],
+        }))
     } else {
         Err(ProtocolError::UnknownFrameType)
     }
@@ -2054,7 +2036,9 @@ pub fn decode_at<'a>(
     if pos > end || end > data.len() {
         return Err(ProtocolError::Truncated { needed: end as u64 });
     }
-    decode_frame(data, pos, end, ctx, sender)
+    let mut at = pos;
+    let frame = decode_frame(data, &mut at, end, ctx, sender)?;
+    Ok((frame, at))
 }
 
 /// Decode exactly one frame (without the transport prefix); trailing bytes are an error.
@@ -2065,11 +2049,12 @@ pub fn decode_with<'a>(
     ctx: Option<&Context>,
     sender: Option<Sender>,
 ) -> Result<Frame<'a>, ProtocolError> {
-    let (frame, end) = decode_frame(data, 0, data.len(), ctx, sender)?;
-    if end != data.len() {
+    let mut end = 0;
+    let decoded = decode_frame(data, &mut end, data.len(), ctx, sender);
+    if decoded.is_ok() && end != data.len() {
         return Err(ProtocolError::TrailingBytes);
     }
-    Ok(frame)
+    decoded // returned as it is: no move of the frame out of a Result and into another
 }
 
 /// Decode exactly one frame (without the transport prefix); trailing bytes are an error.

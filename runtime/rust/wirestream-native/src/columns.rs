@@ -190,23 +190,6 @@ impl Column {
         self.valid();
     }
 
-    /// `value` in every row up to `len` (a column of one value: written at once).
-    pub fn repeat_bytes(&mut self, value: &[u8], len: usize) {
-        if let Values::Var { offsets, data } = &mut self.values {
-            data.reserve(value.len() * len.saturating_sub(self.len));
-            for _ in self.len..len {
-                data.extend_from_slice(value);
-                offsets.extend_from_slice(&(data.len() as i32).to_ne_bytes());
-            }
-        }
-        if let Some(bits) = &mut self.validity {
-            for _ in self.len..len {
-                bits.push(true);
-            }
-        }
-        self.len = self.len.max(len);
-    }
-
     /// A null (the column must be nullable) or, padding a struct's absent rows, a zero.
     #[inline]
     pub fn null(&mut self) {

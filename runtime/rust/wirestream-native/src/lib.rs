@@ -7,9 +7,13 @@
 //! (`wirestream.runtime.capture.format`), lengths are checked before any slice, and the
 //! codecs return errors; what goes wrong is reported to Python, which raises the same
 //! `ProtocolError` classes as the pure-Python path.
-#![forbid(unsafe_code)]
+//!
+//! Unsafe code is denied but in `ffi` (the Arrow C Data Interface, which is raw pointers
+//! and a C callback by definition).
+#![deny(unsafe_code)]
 
 mod columns;
+mod ffi;
 mod log;
 mod rsocket_v1_0;
 
@@ -17,8 +21,9 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::sync::{Arc, Mutex};
 
-use crate::columns::Column;
-use crate::log::{FrameLog as Log, Mode, Protocol, Stop, COMMON};
+use crate::columns::{Column, Kind};
+use crate::ffi::{Node, Shell};
+use crate::log::{FrameLog as Log, Mode, Protocol, Stop, COMMON, CONSTANT};
 
 /// A column's name, Arrow type (`Kind::name`) and nullability, as `layout` gives it.
 type Field = (&'static str, &'static str, bool);
@@ -39,6 +44,60 @@ struct FrameLog {
     pool: Pool,
     /// `scan_file`'s read buffer, kept from call to call.
     window: Vec<u8>,
+    /// Where `export` puts a batch's `ArrowArray` for pyarrow to move it out.
+    shell: Shell,
+    /// Zeros, shared by the batches (never written once made): the values of a frame
+    /// column no row of a batch holds (all null), and the address of empty buffers.
+    zeros: Arc<Vec<u8>>,
+    /// The columns of one value (`log::CONSTANT`), shared by the batches like `zeros`.
+    constants: Vec<Constant>,
+}
+
+/// A string column of one value in every row: its offsets and data for the most rows a
+/// batch has had, shared by every batch (a batch of fewer rows reads a prefix), where
+/// writing them row by row cost ~10% of a batch's export.
+struct Constant {
+    value: &'static [u8],
+    rows: usize,
+    offsets: Arc<Vec<u8>>,
+    data: Arc<Vec<u8>>,
+}
+
+impl Constant {
+    fn new(value: &'static [u8]) -> Self {
+        Constant {
+            value,
+            rows: 0,
+            offsets: Arc::new(0i32.to_ne_bytes().to_vec()),
+            data: Arc::new(Vec::new()),
+        }
+    }
+
+    fn node(&mut self, rows: usize, shared: &mut Vec<Arc<Vec<u8>>>, empty: usize) -> Node {
+        if rows > self.rows {
+            let mut offsets = Vec::with_capacity(4 * (rows + 1));
+            for row in 0..=rows {
+                // rows <= ROW_LIMIT and short values: far below i32::MAX
+                offsets.extend_from_slice(&((row * self.value.len()) as i32).to_ne_bytes());
+            }
+            self.offsets = Arc::new(offsets);
+            self.data = Arc::new(self.value.repeat(rows));
+            self.rows = rows;
+        }
+        shared.push(self.offsets.clone());
+        shared.push(self.data.clone());
+        let data = if self.data.is_empty() {
+            empty
+        } else {
+            self.data.as_ptr() as usize
+        };
+        Node {
+            length: rows,
+            null_count: 0,
+            buffers: vec![0, self.offsets.as_ptr() as usize, data],
+            children: Vec::new(),
+        }
+    }
 }
 
 /// Spare buffers by slot (`Slots`): what dropped batches gave back, for the next ones.
@@ -48,21 +107,19 @@ type Pool = Arc<Mutex<Vec<Vec<Vec<u8>>>>>;
 /// hands) recycle everything; a caller that keeps batches makes the others fresh.
 const SPARES: usize = 2;
 
-/// The memory of one record batch's buffers, owned here and lent to pyarrow
-/// (`pa.foreign_buffer(address, size, base=<this>)`): no copy into Python objects, and when
-/// pyarrow lets go of the batch the buffers go back to the frame log's pool.
-#[pyclass(module = "wirestream._native", frozen)]
-struct Batch {
-    owned: Mutex<Vec<(usize, Vec<u8>)>>,
+/// The memory of one record batch's buffers, owned here and lent to pyarrow (through the
+/// C Data Interface, `ffi`): no copy into Python objects, and when pyarrow releases the
+/// batch's last array the buffers go back to the frame log's pool.
+struct Memory {
+    owned: Vec<(usize, Vec<u8>)>,
     pool: Pool,
+    /// Buffers shared with other batches (zeros, the constant columns'): read only.
+    _shared: Vec<Arc<Vec<u8>>>,
 }
 
-impl Drop for Batch {
+impl Drop for Memory {
     fn drop(&mut self) {
-        let owned = match self.owned.get_mut() {
-            Ok(owned) => core::mem::take(owned),
-            Err(_) => return,
-        };
+        let owned = core::mem::take(&mut self.owned);
         if let Ok(mut pool) = self.pool.lock() {
             for (slot, mut buffer) in owned {
                 if let Some(spares) = pool.get_mut(slot) {
@@ -76,14 +133,13 @@ impl Drop for Batch {
     }
 }
 
-/// A buffer as Python sees it: (address, size); the `Batch` keeps its memory.
-type Lent = (usize, usize);
-
 /// Moves buffers out of the columns into a batch, numbering them by slot: every column's
 /// three possible buffers have fixed slots, so a buffer comes back to the column it left.
 struct Exporter<'a> {
     pool: &'a Pool,
     owned: Vec<(usize, Vec<u8>)>,
+    /// The address of an empty buffer (the zeros: never NULL, aligned).
+    empty: usize,
 }
 
 impl Exporter<'_> {
@@ -95,21 +151,45 @@ impl Exporter<'_> {
             .unwrap_or_default()
     }
 
-    fn lend(&mut self, slot: usize, buffer: Vec<u8>) -> Lent {
-        let lent = (buffer.as_ptr() as usize, buffer.len());
+    /// The buffer's address (its memory moves to the batch; a `Vec`'s heap memory stays
+    /// where it is).
+    fn lend(&mut self, slot: usize, buffer: Vec<u8>) -> usize {
+        if buffer.is_empty() {
+            self.owned.push((slot, buffer)); // back to the pool with its capacity
+            return self.empty;
+        }
+        let address = buffer.as_ptr() as usize;
         self.owned.push((slot, buffer));
-        lent
+        address
     }
 
-    fn column(&mut self, base: usize, c: &mut Column) -> (Option<Lent>, usize, Vec<Lent>) {
-        let (validity, nulls, buffers) = c.export(|k| self.spare(base + k));
-        let validity = validity.map(|v| self.lend(base, v));
-        let buffers = buffers
-            .into_iter()
-            .enumerate()
-            .map(|(k, b)| self.lend(base + 1 + k, b))
-            .collect();
-        (validity, nulls, buffers)
+    fn column(&mut self, base: usize, rows: usize, c: &mut Column) -> Node {
+        let (validity, null_count, buffers) = c.export(|k| self.spare(base + k));
+        let mut addresses = vec![validity.map_or(0, |v| self.lend(base, v))];
+        for (k, b) in buffers.into_iter().enumerate() {
+            addresses.push(self.lend(base + 1 + k, b));
+        }
+        Node {
+            length: rows,
+            null_count,
+            buffers: addresses,
+            children: Vec::new(),
+        }
+    }
+}
+
+/// A field of a frame column no row of the batch holds: `rows` zeros (its struct's
+/// validity hides them), in `kind`'s layout, without a validity bitmap.
+fn zero_field(kind: Kind, rows: usize, zeros: usize) -> Node {
+    let buffers = match kind {
+        Kind::Binary | Kind::Utf8 => vec![0, zeros, zeros], // offsets all 0, no data
+        _ => vec![0, zeros],
+    };
+    Node {
+        length: rows,
+        null_count: 0,
+        buffers,
+        children: Vec::new(),
     }
 }
 
@@ -141,10 +221,17 @@ impl FrameLog {
                     .iter()
                     .map(|(_, f)| 1 + f.len())
                     .sum::<usize>());
+        let log = Log::new(found, mode);
         Ok(FrameLog {
-            log: Log::new(found, mode),
             pool: Arc::new(Mutex::new(vec![Vec::new(); slots])),
             window: Vec::new(),
+            shell: Shell::new(),
+            zeros: Arc::new(vec![0; 64]),
+            constants: CONSTANT
+                .iter()
+                .map(|&index| Constant::new(log.constant(index).unwrap_or_default()))
+                .collect(),
+            log,
         })
     }
 
@@ -248,57 +335,81 @@ impl FrameLog {
         Ok(self.log.add(frame, timestamp_ns, connection, flags).err())
     }
 
-    /// The batch's buffers, lent, and an empty builder for the next: `(rows, batch,
-    /// common, frames)`: `batch` owns the memory (pass it as `base` to
-    /// `pa.foreign_buffer`); a column is `(validity or None, null count, [buffers])`, each
-    /// buffer `(address, size)`; a frame column `(validity, null count, [field columns])`,
-    /// or None when no row holds it.
-    #[allow(clippy::type_complexity)]
-    fn take(
-        &mut self,
-    ) -> (
-        usize,
-        Batch,
-        Vec<(Option<Lent>, usize, Vec<Lent>)>,
-        Vec<Option<(Lent, usize, Vec<(Option<Lent>, usize, Vec<Lent>)>)>>,
-    ) {
+    /// The rows written so far as one Arrow C Data Interface struct array (a record
+    /// batch of the frame log's columns, in `layout`'s order), and an empty builder for
+    /// the next: `(rows, address)`, `address` that of the `ArrowArray` to import
+    /// (`pa.RecordBatch._import_from_c(address, schema)`), valid until the next call. The
+    /// buffers are the extension's memory, lent: no copy.
+    fn export(&mut self) -> (usize, usize) {
         let rows = self.log.finish();
+        // zeros for every layout of `rows` values: 8-byte values, 4-byte offsets (+1)
+        let need = 8 * rows + 8;
+        if self.zeros.len() < need {
+            self.zeros = Arc::new(vec![0; need.next_power_of_two()]);
+        }
+        let zeros = self.zeros.as_ptr() as usize;
         let mut out = Exporter {
             pool: &self.pool,
             owned: Vec::new(),
+            empty: zeros,
         };
+        let kinds = self.log.protocol.columns;
         let (common, frames) = self.log.columns();
+        let mut children = Vec::with_capacity(common.len() + frames.len());
+        let mut shared = vec![self.zeros.clone()];
         let mut slot = 0;
-        let mut common_out = Vec::with_capacity(common.len());
-        for c in common.iter_mut() {
-            common_out.push(out.column(slot, c));
+        for (index, c) in common.iter_mut().enumerate() {
+            match CONSTANT.iter().position(|&i| i == index) {
+                Some(k) => children.push(self.constants[k].node(rows, &mut shared, zeros)),
+                None => children.push(out.column(slot, rows, c)),
+            }
             slot += 3;
         }
-        let mut frames_out = Vec::with_capacity(frames.len());
-        for s in frames.iter_mut() {
+        for (s, (_, fields)) in frames.iter_mut().zip(kinds) {
             let base = slot;
             slot += 3 * (1 + s.fields.len());
             if s.validity.is_empty() {
-                frames_out.push(None); // no row holds it: all null (pa.nulls)
+                // no row holds it: a struct of nulls over zeros
+                children.push(Node {
+                    length: rows,
+                    null_count: rows,
+                    buffers: vec![zeros],
+                    children: fields
+                        .iter()
+                        .map(|&(_, kind, _)| zero_field(kind, rows, zeros))
+                        .collect(),
+                });
                 continue;
             }
-            let nulls = s.validity.zeros();
+            let null_count = s.validity.zeros();
             let spare = out.spare(base);
             let validity = out.lend(base, s.validity.swap(spare));
             let fields = s
                 .fields
                 .iter_mut()
                 .enumerate()
-                .map(|(f, c)| out.column(base + 3 * (1 + f), c))
+                .map(|(f, c)| out.column(base + 3 * (1 + f), rows, c))
                 .collect();
-            frames_out.push(Some((validity, nulls, fields)));
+            children.push(Node {
+                length: rows,
+                null_count,
+                buffers: vec![validity],
+                children: fields,
+            });
         }
         self.log.clear();
-        let batch = Batch {
-            owned: Mutex::new(out.owned),
-            pool: self.pool.clone(),
+        let batch = Node {
+            length: rows,
+            null_count: 0,
+            buffers: vec![0],
+            children,
         };
-        (rows, batch, common_out, frames_out)
+        let memory = Memory {
+            owned: out.owned,
+            pool: self.pool.clone(),
+            _shared: shared,
+        };
+        (rows, self.shell.export(batch, memory))
     }
 }
 
@@ -309,7 +420,6 @@ fn protocol_names() -> Vec<&'static str> {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<FrameLog>()?;
-    m.add_class::<Batch>()?;
     m.add("PROTOCOLS", protocol_names())?;
     m.add("SCAN_CAREFUL", CAREFUL)?;
     m.add("SCAN_FULL", FULL)?;
