@@ -11,6 +11,7 @@
 
 mod columns;
 mod log;
+mod rabbitmq_chunk;
 mod rsocket_v1_0;
 
 use pyo3::exceptions::PyValueError;
@@ -310,6 +311,7 @@ fn protocol_names() -> Vec<&'static str> {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<FrameLog>()?;
     m.add_class::<Batch>()?;
+    m.add_function(wrap_pyfunction!(rabbitmq_chunk::rabbitmq_chunk_records, m)?)?;
     m.add("PROTOCOLS", protocol_names())?;
     m.add("SCAN_CAREFUL", CAREFUL)?;
     m.add("SCAN_FULL", FULL)?;
