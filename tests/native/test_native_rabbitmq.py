@@ -1,4 +1,5 @@
-"""The native RabbitMQ chunk split gives the pure-Python path's records and errors.
+"""The native RabbitMQ chunk split gives the pure-Python path's records and errors (and
+the native Publish encoder its bytes and errors).
 
 ``chunk_records`` checks a chunk's CRC-32 and splits its entries in Rust where
 ``wirestream._native`` is built (runtime/rust/wirestream-native/src/rabbitmq_chunk.rs),
@@ -41,6 +42,7 @@ from wirestream.runtime.rabbitmq_stream.chunk import (
     python_chunk_records,
     sub_entry_batch,
 )
+from wirestream.runtime.rabbitmq_stream.publish_frames import encode_publish, native_publish
 
 TESTS = Path(__file__).resolve().parent.parent
 FUZZ_CORPORA = [TESTS / "fuzz" / "corpus" / name
@@ -198,3 +200,37 @@ def test_a_native_split_that_ignored_the_crc_would_be_caught(
     assert outcome(python_chunk_records, chunk)[0] == "ChunkCrcMismatch"
     assert outcome(lambda c: chunk_records(c, split=careless), chunk)[0] == "records"
     assert chunk_module.chunk_records is chunk_records
+
+
+def test_native_publish_frames_are_the_python_ones_bytes_and_errors() -> None:
+    """``encode_publish`` in Rust writes the Python loop's bytes, frames split at the same
+    places; what it gives up on (a message over the limit, not bytes) the Python loop
+    encodes or refuses with its own error."""
+    assert native_publish is not None, "wirestream._native is not built: run `make native`"
+    rng = random.Random(6)
+    cases = 0
+    for _ in range(600):
+        count = rng.randrange(0, 40)
+        messages: list[Any] = [rng.randbytes(rng.choice([0, 1, 5, 100, 300])) for _ in range(count)]
+        if messages and rng.random() < 0.1:
+            messages[rng.randrange(count)] = bytearray(b"not bytes")
+        first = rng.choice([0, 1, 1 << 32, (1 << 64) - count - 1])
+        ids = list(range(first, first + count))
+        limit = rng.choice([13 + 12, 13 + 12 + 100, 200, 1_000, 4_096, 0xFFFFFFFF])
+        publisher = rng.choice([0, 7, 255])
+
+        def encoded(native: Any) -> tuple[str, Any]:
+            try:
+                return "bytes", encode_publish(limit, publisher, ids, messages, native=native)
+            except ProtocolError as error:
+                return type(error).__name__, str(error)
+
+        expected = encoded(None)
+        assert encoded(native_publish) == expected, (limit, publisher, ids[:1], count)
+        cases += expected[0] == "bytes"
+    assert cases >= 200
+    one = [b"a" * 10, b"b" * 10]
+    assert native_publish(4_096, 1, [5, 6], one) == encode_publish(
+        4_096, 1, [5, 6], one, native=None
+    )
+    assert native_publish(30, 1, [5, 6], one) is None  # a message fits no frame: Python's call

@@ -312,6 +312,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<FrameLog>()?;
     m.add_class::<Batch>()?;
     m.add_function(wrap_pyfunction!(rabbitmq_chunk::rabbitmq_chunk_records, m)?)?;
+    m.add_function(wrap_pyfunction!(
+        rabbitmq_chunk::rabbitmq_encode_publish,
+        m
+    )?)?;
     m.add("PROTOCOLS", protocol_names())?;
     m.add("SCAN_CAREFUL", CAREFUL)?;
     m.add("SCAN_FULL", FULL)?;

@@ -146,3 +146,65 @@ mod tests {
         assert!(split(&data, 1, 2).is_none());
     }
 }
+
+/// 'Publish => Key Version PublisherId PublishedMessages': size, key 0x0002, version 1,
+/// publisher id, count.
+const PUBLISH_OVERHEAD: usize = 4 + 2 + 2 + 1 + 4;
+
+/// Publish frames of simple entries, at most `limit` bytes each: the bytes of
+/// `wirestream.runtime.rabbitmq_stream.publish_frames.encode_publish`, or None when a
+/// message is not `bytes`, an id is missing, or a message fits no frame (the Python path
+/// then raises its precise error). Each entry is 'PublishingId => uint64' and
+/// `<<0:1, Size:31>>`, then the message.
+#[pyfunction]
+pub fn rabbitmq_encode_publish<'py>(
+    py: Python<'py>,
+    limit: u64,
+    publisher_id: u8,
+    ids: Vec<u64>,
+    messages: &Bound<'py, PyList>,
+) -> Option<Bound<'py, PyBytes>> {
+    if ids.len() != messages.len() {
+        return None;
+    }
+    let mut bodies: Vec<Bound<'py, PyBytes>> = Vec::with_capacity(messages.len());
+    for message in messages.iter() {
+        bodies.push(message.cast_into::<PyBytes>().ok()?);
+    }
+    let mut out: Vec<u8> = Vec::new();
+    let (mut head, mut size, mut count) = (0usize, PUBLISH_OVERHEAD as u64, 0u32);
+    for (pid, body) in ids.iter().zip(&bodies) {
+        let message = body.as_bytes();
+        let entry = 12 + message.len() as u64;
+        if PUBLISH_OVERHEAD as u64 + entry > limit || message.len() > 0x7FFF_FFFF {
+            return None;
+        }
+        if count > 0 && size + entry > limit {
+            close_frame(&mut out, head, size, publisher_id, count);
+            (size, count) = (PUBLISH_OVERHEAD as u64, 0);
+        }
+        if count == 0 {
+            head = out.len();
+            out.resize(head + PUBLISH_OVERHEAD, 0);
+        }
+        out.extend_from_slice(&pid.to_be_bytes());
+        out.extend_from_slice(&(message.len() as u32).to_be_bytes());
+        out.extend_from_slice(message);
+        size += entry;
+        count += 1;
+    }
+    if count > 0 {
+        close_frame(&mut out, head, size, publisher_id, count);
+    }
+    Some(PyBytes::new(py, &out))
+}
+
+/// Writes the header of the frame that starts at `head` once its size is known.
+fn close_frame(out: &mut [u8], head: usize, size: u64, publisher_id: u8, count: u32) {
+    let header = &mut out[head..head + PUBLISH_OVERHEAD];
+    header[0..4].copy_from_slice(&((size - 4) as u32).to_be_bytes());
+    header[4..6].copy_from_slice(&0x0002u16.to_be_bytes());
+    header[6..8].copy_from_slice(&1u16.to_be_bytes());
+    header[8] = publisher_id;
+    header[9..13].copy_from_slice(&count.to_be_bytes());
+}
