@@ -16,7 +16,9 @@ with a round of N/10 per codec first.
 
 Ours, with the same message size, sub-entry size, count and codec: a producer with
 ``sub_entry_size`` + ``compression``, ``send_many`` of 1,000 (our batch API), confirmed
-per message; a consumer ``async for message in consumer`` reading ``message.body``.
+per message; a consumer ``async for message in consumer`` reading ``message.body``; and
+a consumer ``async for batch in consumer.batches()`` reading ``batch.bodies`` (issue 28:
+the batch API, target >= 1.0x Java's consume rate on every codec).
 Both sides wrap bodies in an AMQP 1.0 Data section. Bodies are ``BODY_SIZE`` bytes: the
 message's index (8 bytes), then a stretch of one word text that moves with the index,
 cut the same way on both sides (a batch of 100 compresses 5:1 with gzip and zstd,
@@ -39,7 +41,7 @@ import uuid
 from pathlib import Path
 
 from bench.broker import broker_up
-from bench.rabbitmq_runtime import read_rate
+from bench.rabbitmq_runtime import batch_read_rate, read_rate
 from bench.rstream_baseline import HOST, PORT
 from wirestream.runtime.rabbitmq_stream.aio import connect
 
@@ -70,8 +72,8 @@ def body(index: int, source: bytes, size: int = BODY_SIZE) -> bytes:
     return index.to_bytes(8, "big") + source[start : start + size - 8]
 
 
-async def ours(codec: str, n: int) -> tuple[float, float]:
-    """(publish, consume) messages/s on a fresh stream."""
+async def ours(codec: str, n: int) -> tuple[float, float, float]:
+    """(publish, consume, consume with batches()) messages/s on a fresh stream."""
     source = text()
     bodies = [body(i, source) for i in range(n)]
     async with await connect(URI, connection_name="bench-wirestream-codecs") as client:
@@ -94,9 +96,10 @@ async def ours(codec: str, n: int) -> tuple[float, float]:
                 raise RuntimeError(f"{codec}: not every message confirmed")
             await producer.close()
             consume = await read_rate(client, stream, n, BODY_SIZE, f"{codec}: ")
+            batches = await batch_read_rate(client, stream, n, BODY_SIZE, f"{codec}: ")
         finally:
             await client.delete_stream(stream, missing_ok=True)
-    return publish, consume
+    return publish, consume, batches
 
 
 def java(n: int) -> dict[str, tuple[float, float]]:
@@ -116,15 +119,17 @@ def run_all(n: int) -> dict[str, dict[str, float]]:
     runs: dict[tuple[str, str, str], list[float]] = {}
     for _ in range(REPEATS):  # alternate, so both sides share the machine's moods
         for codec in CODECS:
-            publish, consume = asyncio.run(ours(codec, n))
+            publish, consume, batches = asyncio.run(ours(codec, n))
             runs.setdefault(("ours", codec, "publish"), []).append(publish)
             runs.setdefault(("ours", codec, "consume"), []).append(consume)
+            runs.setdefault(("ours", codec, "batches"), []).append(batches)
         for codec, (publish, consume) in java(n).items():
             runs.setdefault(("java", codec, "publish"), []).append(publish)
             runs.setdefault(("java", codec, "consume"), []).append(consume)
     best = {key: max(values) for key, values in runs.items()}
     print(f"  {'codec':<7} {'publish: ours':>14} {'Java':>10} {'ours/Java':>10}"
-          f"   {'consume: ours':>14} {'Java':>10} {'ours/Java':>10}")  # fmt: skip
+          f"   {'consume: ours':>14} {'Java':>10} {'ours/Java':>10}"
+          f"   {'batches()':>10} {'/Java':>6}")  # fmt: skip
     ratios: dict[str, dict[str, float]] = {}
     for codec in CODECS:
         row = [codec]
@@ -133,7 +138,11 @@ def run_all(n: int) -> dict[str, dict[str, float]]:
             mine, theirs = best[("ours", codec, kind)], best[("java", codec, kind)]
             ratios[codec][kind] = mine / theirs
             row += [f"{mine:>14,.0f}", f"{theirs:>10,.0f}", f"{mine / theirs:>9.2f}x"]
-        print(f"  {row[0]:<7} {row[1]} {row[2]} {row[3]}   {row[4]} {row[5]} {row[6]}")
+        batches, theirs = best[("ours", codec, "batches")], best[("java", codec, "consume")]
+        ratios[codec]["batches"] = batches / theirs
+        row += [f"{batches:>10,.0f}", f"{batches / theirs:>5.2f}x"]
+        print(f"  {row[0]:<7} {row[1]} {row[2]} {row[3]}   {row[4]} {row[5]} {row[6]}"
+              f"   {row[7]} {row[8]}")  # fmt: skip
     return ratios
 
 

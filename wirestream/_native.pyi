@@ -1,7 +1,8 @@
 """Type stub of the Rust extension ``wirestream._native`` (runtime/rust/wirestream-native),
-built by ``make native``; read through ``wirestream.runtime.capture.native`` only."""
+built by ``make native``; read through ``wirestream.runtime.capture.native`` (captures) and
+``wirestream.runtime.rabbitmq_stream.chunk`` (RabbitMQ chunks) only."""
 
-from typing import Final
+from typing import Any, Final
 
 PROTOCOLS: Final[list[str]]
 SCAN_CAREFUL: Final[int]
@@ -27,3 +28,7 @@ class FrameLog:
     def add(self, frame: bytes, timestamp_ns: int, connection: int, flags: int) -> str | None: ...
     def export(self) -> tuple[int, int]:
         """(rows, address of the batch's Arrow C Data Interface ``ArrowArray``)."""
+
+def rabbitmq_chunk_records(
+    data: bytes, crc: int, num_entries: int, num_records: int
+) -> tuple[list[Any], bool] | None: ...

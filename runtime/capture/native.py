@@ -6,7 +6,8 @@ writes the Arrow buffers of the protocol's Spark frame log (``FRAME_LOG_SCHEMA``
 ``NativeFrameLog`` assembles them into a ``pyarrow.RecordBatch`` of exactly the schema's
 types, with no cast and no Python object per frame.
 
-This module is the one place that imports the extension.  Where it is not built (no Rust
+This module is the one place that imports the extension for captures (RabbitMQ chunks:
+``wirestream.runtime.rabbitmq_stream.chunk``).  Where it is not built (no Rust
 on the machine) or does not decode the protocol, ``available`` says False and the callers
 (the Spark capture source, ``wirestream capture stats``) take the pure-Python path; setting
 ``WIRESTREAM_NATIVE=0`` in the environment forces that path everywhere.  Both paths give

@@ -4,13 +4,18 @@
 out in as few frames as frame_max allows, each at most ``limit`` bytes. ``encode_publish``
 and ``encode_sub_entries`` write the bytes directly: building a frame object per message
 cost more than the broker's work per message (tests/rabbitmq_stream/test_rabbitmq_stream_engine_publish.py
-proves the bytes identical to ``frame_bytes``).
+proves the bytes identical to ``frame_bytes``). Where ``wirestream._native`` is built,
+``encode_publish`` writes them in Rust (runtime/rust/wirestream-native/src/rabbitmq_chunk.rs),
+a fast path that gives up (None) on anything but plain fitting messages, which the Python
+loop then encodes or refuses (tests/native/test_native_rabbitmq.py: the same bytes and
+errors). ``WIRESTREAM_NATIVE=0`` switches it off.
 """
 
 from __future__ import annotations
 
+import os
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from wirestream.generated.rabbitmq_stream.v1 import (
@@ -48,6 +53,24 @@ def entry_fits(frame_max: int, message_size: int, filter_value: str | None = Non
     return _PUBLISH_OVERHEAD + 12 + message_size <= frame_max
 
 
+NativePublish = Callable[[int, int, list[int], list[bytes]], "bytes | None"]
+
+
+def _load_native_publish() -> NativePublish | None:
+    if os.environ.get("WIRESTREAM_NATIVE", "1") == "0":
+        return None
+    try:
+        from wirestream import _native
+    except ImportError:  # not built: `make native` (needs cargo)
+        return None
+    encode: NativePublish | None = getattr(_native, "rabbitmq_encode_publish", None)
+    return encode
+
+
+native_publish: Final[NativePublish | None] = _load_native_publish()
+"""The native ``encode_publish``, when built."""
+
+
 def _check_last_id(ids: list[int]) -> None:
     if ids and ids[-1] > 0xFFFFFFFFFFFFFFFF:
         raise PublishingIdNotIncreasing(
@@ -56,12 +79,24 @@ def _check_last_id(ids: list[int]) -> None:
 
 
 def encode_publish(
-    limit: int, publisher_id: int, ids: list[int], messages: Sequence[bytes]
+    limit: int,
+    publisher_id: int,
+    ids: list[int],
+    messages: Sequence[bytes],
+    *,
+    native: NativePublish | None = native_publish,
 ) -> bytes:
     """Publish frames of simple entries, at most ``limit`` bytes each: the bytes
     ``frame_bytes(Publish(publisher_id, [PublishedMessage(id, SimpleEntry(m))...]))``
-    gives, written directly."""
+    gives, written directly (``native``: the Rust fast path; None: Python only)."""
     _check_last_id(ids)
+    if native is not None and type(messages) is list and type(ids) is list:
+        try:
+            data = native(limit, publisher_id, ids, messages)
+        except (OverflowError, TypeError):  # an id or publisher id out of range: below
+            data = None
+        if data is not None:
+            return data
     frames: list[bytes] = []
     parts: list[bytes] = []
     size = _PUBLISH_OVERHEAD

@@ -12,13 +12,15 @@
                 break
 
 ``Client`` (connection, streams, offsets, recovery), ``Producer`` (publishing ids,
-confirms, deduplication), ``Consumer`` (offsets, credit, ``async for``),
+confirms, deduplication), ``Consumer`` (offsets, credit, ``async for``, a chunk at a
+time with ``batches()``),
 ``SuperStreamProducer`` / ``SuperStreamConsumer`` (a super stream's partitions).
 """
 
 from wirestream.runtime.rabbitmq_stream.aio.client import Client, Metadata, connect
 from wirestream.runtime.rabbitmq_stream.aio.consumer import (
     Consumer,
+    MessageBatch,
     OffsetLike,
     PostFilter,
     ReceivedMessage,
@@ -46,6 +48,7 @@ __all__ = [
     "Compression",
     "FilterValue",
     "Consumer",
+    "MessageBatch",
     "ReceivedMessage",
     "Run",
     "OffsetLike",

@@ -15,6 +15,7 @@
 mod columns;
 mod ffi;
 mod log;
+mod rabbitmq_chunk;
 mod rsocket_v1_0;
 
 use pyo3::exceptions::PyValueError;
@@ -420,6 +421,11 @@ fn protocol_names() -> Vec<&'static str> {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<FrameLog>()?;
+    m.add_function(wrap_pyfunction!(rabbitmq_chunk::rabbitmq_chunk_records, m)?)?;
+    m.add_function(wrap_pyfunction!(
+        rabbitmq_chunk::rabbitmq_encode_publish,
+        m
+    )?)?;
     m.add("PROTOCOLS", protocol_names())?;
     m.add("SCAN_CAREFUL", CAREFUL)?;
     m.add("SCAN_FULL", FULL)?;
