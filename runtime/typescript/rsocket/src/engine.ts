@@ -291,10 +291,10 @@ export class RSocketEngine
     }
     let stream = this.streams.get(streamId);
     if (stream === undefined) {
-      const discarding = this.discarding.get(streamId);
+      const discarding = this.discarding?.get(streamId);
       if (discarding !== undefined) {
         if (!isMessage(frame) || discarding.receive(frame) === FragmentsState.WHOLE) {
-          this.discarding.delete(streamId);
+          this.discarding!.delete(streamId);
         }
         this.ignoredFrames += 1;
         return;
@@ -438,7 +438,7 @@ export class RSocketEngine
     const state = session.state as AdoptedState;
     this.streams = state.streams;
     for (const stream of this.streams.values()) {
-      stream.handlers = this.streamHandlers[stream.role][stream.model]; // ours from now on
+      stream.handlers = this.handlersFor(stream.role, stream.model); // ours from now on
     }
     this.nextId = state.nextId();
     this.setupInForce = session.setup;
