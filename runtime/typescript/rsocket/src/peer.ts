@@ -97,47 +97,44 @@ export class RSocketPeer extends PeerConnection {
 
   // ================================================================ requester
 
-  async requestResponse(
+  requestResponse(
     request: RSocketPayload,
     options: { signal?: AbortSignal } = {},
   ): Promise<RSocketPayload> {
-    await this.ready(options.signal);
+    const signal = options.signal;
+    // Ready now (the common case: established, not resuming, no lease awaited): sent at
+    // once, without an async function's frame and an awaited promise per request.
+    if (signal === undefined && this.sendsNow()) {
+      try {
+        return this.sendRequestResponse(request, undefined);
+      } catch (error) {
+        return Promise.reject(error instanceof Error ? error : new ProtocolError(String(error)));
+      }
+    }
+    return this.ready(signal).then(() => this.sendRequestResponse(request, signal));
+  }
+
+  private sendRequestResponse(
+    request: RSocketPayload,
+    signal: AbortSignal | undefined,
+  ): Promise<RSocketPayload> {
     const streamId = this.engine.requestResponse(request.data, request.metadata, now());
     this.flush();
     return new Promise<RSocketPayload>((resolve, reject) => {
-      const signal = options.signal;
-      const onAbort = (): void => {
-        if (this.sides.delete(streamId)) {
-          this.command(() => this.engine.cancel(streamId));
-        }
-        reject(
-          signal?.reason instanceof Error
-            ? signal.reason
-            : new StreamCancelled("the request was aborted"),
-        );
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      const done = (): void => {
-        signal?.removeEventListener("abort", onAbort);
-        this.sides.delete(streamId);
-      };
-      this.sides.set(streamId, {
-        payload: (item) => {
-          done();
-          resolve(item);
-        },
-        complete: () => {
-          done();
-          resolve({ data: new Uint8Array(0), metadata: null });
-        },
-        error: (error) => {
-          done();
-          reject(error);
-        },
-        canceled: () => {},
-        requestN: () => {},
-      });
+      this.sides.set(streamId, new AnswerSide(this, streamId, resolve, reject, signal));
     });
+  }
+
+  /** (AnswerSide) The request-response on `streamId` was aborted by its signal. */
+  abandon(streamId: number): void {
+    if (this.sides.delete(streamId)) {
+      this.command(() => this.engine.cancel(streamId));
+    }
+  }
+
+  /** (AnswerSide) The request-response on `streamId` has its answer. */
+  settled(streamId: number): void {
+    this.sides.delete(streamId);
   }
 
   async fireAndForget(request: RSocketPayload): Promise<void> {
@@ -415,8 +412,69 @@ export class RSocketPeer extends PeerConnection {
   }
 }
 
-/** Items a publisher sends before it lets timers and I/O run. */
+/** The side of one request-response: its promise's resolvers (one object per request,
+ * not five closures). */
+class AnswerSide implements StreamSide {
+  private readonly onAbort: (() => void) | null = null;
+
+  constructor(
+    private readonly peer: RSocketPeer,
+    private readonly streamId: number,
+    private readonly resolve: (answer: RSocketPayload) => void,
+    private readonly reject: (error: Error) => void,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    if (signal !== undefined) {
+      const onAbort = (): void => {
+        peer.abandon(streamId);
+        reject(
+          signal.reason instanceof Error
+            ? signal.reason
+            : new StreamCancelled("the request was aborted"),
+        );
+      };
+      this.onAbort = onAbort;
+      signal.addEventListener("abort", onAbort, { once: true });
+    }
+  }
+
+  payload(item: RSocketPayload): void {
+    this.done();
+    this.resolve(item);
+  }
+
+  complete(): void {
+    this.done();
+    this.resolve({ data: new Uint8Array(0), metadata: null });
+  }
+
+  error(error: Error): void {
+    this.done();
+    this.reject(error);
+  }
+
+  canceled(): void {}
+
+  requestN(): void {}
+
+  private done(): void {
+    if (this.onAbort !== null) this.signal?.removeEventListener("abort", this.onAbort);
+    this.peer.settled(this.streamId);
+  }
+}
+
+/** Items a publisher sends without waiting before it lets timers and I/O run. */
 const YIELD_EVERY = 256;
+
+/** Resolves once pending I/O had its turn: Node's setImmediate (after the poll phase),
+ * else (browsers) a zero-delay timer. */
+function yieldToIo(): Promise<void> {
+  const immediate = (globalThis as { setImmediate?: (run: () => void) => unknown }).setImmediate;
+  return new Promise((resolve) => {
+    if (immediate !== undefined) immediate(resolve);
+    else setTimeout(resolve, 0);
+  });
+}
 
 /**
  * Pulls items from a source only while the peer's REQUEST_N credit allows, and sends
@@ -459,12 +517,17 @@ class OutboundPump {
           peer.isOpen(streamId) &&
           (peer.parked || peer.engine.outboundCredit(streamId) < 1)
         ) {
+          sent = 0; // waiting for credit lets I/O run: the count starts again
           await new Promise<void>((resolve) => {
             this.waiter = resolve;
           });
         }
         if (this.stopped || !peer.isOpen(streamId)) return;
-        const result = await this.source.next();
+        // A synchronous source (a generator) is not awaited: the items its credit allows
+        // are sent in one go and leave in one transport write (flush() coalesces per
+        // microtask); an `await` per item made that a write, and a syscall, per item.
+        const next = this.source.next();
+        const result = isPromise(next) ? await next : next;
         if (this.stopped || this.controller.signal.aborted || !peer.isOpen(streamId)) return;
         if (result.done === true) {
           peer.command(() => peer.engine.sendComplete(streamId));
@@ -473,10 +536,13 @@ class OutboundPump {
         const item = result.value;
         peer.command(() => peer.engine.sendNext(streamId, item.data, item.metadata));
         sent += 1;
-        if (sent % YIELD_EVERY === 0) {
+        if (sent >= YIELD_EVERY) {
           // A source that never waits, under a large grant, would run in microtasks only:
-          // let the transport write and read (a CANCEL, say) between batches.
-          await new Promise((resolve) => setTimeout(resolve, 0));
+          // let the transport write and read (a CANCEL, say) between batches. Not
+          // setTimeout(0): Node makes that at least 1 ms, which capped a stream at
+          // YIELD_EVERY items per millisecond.
+          sent = 0;
+          await yieldToIo();
         }
       }
     } catch (error) {
@@ -486,6 +552,10 @@ class OutboundPump {
       peer.command(() => peer.engine.sendError(streamId, code, message));
     }
   }
+}
+
+function isPromise<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | null)?.then === "function";
 }
 
 export { MAX_N };
