@@ -198,19 +198,22 @@ export type StreamContext = [Stream, Event[]];
 /** A connection frame's handler context: the state before the frame, and the events. */
 export type ConnectionContext = [ConnectionState, Event[]];
 
-/** Apply `frame` to `machine`, then its bound handler; false when the machine ignored it. */
+/** Apply `frame` to `machine`, then its bound handler with the context (the stream or the
+ * state before, and the events); false when the machine ignored it. Two fixed context
+ * arguments, not a rest parameter: this runs once per frame received. */
 export function dispatch(
   machine: StateMachine<string>,
   handlers: BoundHandlers,
   frame: Frame,
-  ...context: unknown[]
+  subject: unknown,
+  events: Event[],
 ): boolean {
   if (machine.receive(frame) === IGNORE) {
     return false;
   }
   const handler = handlers.get(frame.constructor as FrameClass);
   if (handler !== undefined) {
-    handler(frame, ...context);
+    handler(frame, subject, events);
   }
   return true;
 }
