@@ -54,7 +54,6 @@ import { ResumeLog, type ResumableSession } from "./resume.js";
 import {
   EMPTY,
   type Limits,
-  type EngineOptions,
   modelOf,
   movesPosition,
   isMessage,
@@ -79,12 +78,18 @@ export class RSocketEngine
   extends StreamEngine
   implements ConnectionClientHandlers, ConnectionServerHandlers
 {
-  protected readonly connHandlers: BoundHandlers;
+  /** The connection machine's bound handlers, bound at the first stream-0 frame received
+   * (an idle client may never get one: a Map of closures less per connection). */
+  private boundConnHandlers: BoundHandlers | null = null;
 
-  constructor(role: "client" | "server", options: EngineOptions = {}) {
-    super(role, options);
-    this.connHandlers =
-      role === "client" ? ConnectionMachine.bindClient(this) : ConnectionMachine.bindServer(this);
+  protected get connHandlers(): BoundHandlers {
+    if (this.boundConnHandlers === null) {
+      this.boundConnHandlers =
+        this.role === "client"
+          ? ConnectionMachine.bindClient(this)
+          : ConnectionMachine.bindServer(this);
+    }
+    return this.boundConnHandlers;
   }
 
   // ================================================================ connection commands

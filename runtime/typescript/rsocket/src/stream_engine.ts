@@ -35,7 +35,6 @@ import { type Request } from "./fragmentation.js";
 import {
   MAX_N,
   EMPTY,
-  type EngineOptions,
   Credit,
   type StreamMachineClass,
   MACHINES,
@@ -53,14 +52,13 @@ export abstract class StreamEngine
   /** Each (role, model)'s bound handlers, bound on first use: a connection that only ever
    * makes request-responses binds one table of the eight (each a Map of closures), which
    * keeps an idle connection small. */
-  private readonly bound: Record<"requester" | "responder", Partial<Record<InteractionModel, BoundHandlers>>> = {
+  private readonly bound: Record<
+    "requester" | "responder",
+    Partial<Record<InteractionModel, BoundHandlers>>
+  > = {
     requester: {},
     responder: {},
   };
-
-  constructor(role: "client" | "server", options: EngineOptions = {}) {
-    super(role, options);
-  }
 
   protected handlersFor(
     streamRole: "requester" | "responder",
