@@ -15,9 +15,13 @@
 // client's own cost, which the rate hides when the server (or the machine's load) limits.
 // Three servers are measured in turn: ours (@wirestream/rsocket/node `serve`), rsocket-js
 // 1.0.0-alpha.3's RSocketServer, and a minimal hand-written responder ("wire": PAYLOAD
-// frames pre-encoded, one write per REQUEST_N's worth). A CPU profile of our client against
-// the first two shows it idle 3/4 of the time: they, not the clients, set the rate there.
-// Against "wire" the clients are the bottleneck. The issue's targets are the ratios (>= 2x).
+// frames pre-encoded, one write per REQUEST_N's worth). Which one sets the rate: against
+// "wire", the clients (it outruns both). rsocket-js's server is slower than either client
+// (both read ~1x there on request-stream). Our server was too until it stopped writing each
+// streamed item on its own and making an AbortSignal per request-response (issue 29); it
+// now outruns rsocket-js's client. On request-stream both clients pay ~0.5 us of CPU per
+// item under the same request(n) window, so the rate there follows the round trip per
+// REQUEST_N more than the client. The issue's targets are the ratios (>= 2x).
 // Timing: the two clients interleaved in each of REPEATS rounds after a warm-up round; the
 // best round is reported (the median beside it). Before timing, each client's answers are
 // checked (the stream's count and item bytes, the echo). The exit status is 0 whatever the

@@ -7,6 +7,7 @@ import type { Bytes } from "./bytes.js";
 import { ConnectionLost } from "@wirestream/runtime";
 
 import { RSocketEngine, type Limits } from "./engine.js";
+import { EMPTY } from "./engine_core.js";
 import { ResumeNotAllowed } from "./errors.js";
 import { RSocketPeer, type RSocketHandler } from "./peer.js";
 import { BrowserWebSocketTransport, type Transport } from "./transport.js";
@@ -60,7 +61,7 @@ export function startClient(
       maxLifetime: options.maxLifetime ?? 90_000,
       metadataMimeType: options.metadataMimeType ?? "application/octet-stream",
       dataMimeType: options.dataMimeType ?? "application/octet-stream",
-      data: options.setupData ?? new Uint8Array(0),
+      data: options.setupData ?? EMPTY,
       metadata: options.setupMetadata ?? null,
       lease: options.lease ?? false,
       resumeToken: resume ? crypto.getRandomValues(new Uint8Array(16)) : null,

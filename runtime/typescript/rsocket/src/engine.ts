@@ -54,7 +54,6 @@ import { ResumeLog, type ResumableSession } from "./resume.js";
 import {
   EMPTY,
   type Limits,
-  type EngineOptions,
   modelOf,
   movesPosition,
   isMessage,
@@ -79,12 +78,18 @@ export class RSocketEngine
   extends StreamEngine
   implements ConnectionClientHandlers, ConnectionServerHandlers
 {
-  protected readonly connHandlers: BoundHandlers;
+  /** The connection machine's bound handlers, bound at the first stream-0 frame received
+   * (an idle client may never get one: a Map of closures less per connection). */
+  private boundConnHandlers: BoundHandlers | null = null;
 
-  constructor(role: "client" | "server", options: EngineOptions = {}) {
-    super(role, options);
-    this.connHandlers =
-      role === "client" ? ConnectionMachine.bindClient(this) : ConnectionMachine.bindServer(this);
+  protected get connHandlers(): BoundHandlers {
+    if (this.boundConnHandlers === null) {
+      this.boundConnHandlers =
+        this.role === "client"
+          ? ConnectionMachine.bindClient(this)
+          : ConnectionMachine.bindServer(this);
+    }
+    return this.boundConnHandlers;
   }
 
   // ================================================================ connection commands
@@ -291,10 +296,10 @@ export class RSocketEngine
     }
     let stream = this.streams.get(streamId);
     if (stream === undefined) {
-      const discarding = this.discarding.get(streamId);
+      const discarding = this.discarding?.get(streamId);
       if (discarding !== undefined) {
         if (!isMessage(frame) || discarding.receive(frame) === FragmentsState.WHOLE) {
-          this.discarding.delete(streamId);
+          this.discarding!.delete(streamId);
         }
         this.ignoredFrames += 1;
         return;
@@ -438,7 +443,7 @@ export class RSocketEngine
     const state = session.state as AdoptedState;
     this.streams = state.streams;
     for (const stream of this.streams.values()) {
-      stream.handlers = this.streamHandlers[stream.role][stream.model]; // ours from now on
+      stream.handlers = this.handlersFor(stream.role, stream.model); // ours from now on
     }
     this.nextId = state.nextId();
     this.setupInForce = session.setup;

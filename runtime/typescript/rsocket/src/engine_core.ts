@@ -54,6 +54,7 @@ import { ResumeLog, type ResumableSession } from "./resume.js";
 export const MAX_N = 0x7fffffff;
 export const FIXED_PART_MAX = 16;
 export const EMPTY = new Uint8Array(0);
+const NO_EXTENSIONS: ReadonlySet<number> = new Set();
 const utf8 = new TextEncoder();
 
 /** What the client's SETUP says (times in milliseconds, as on the wire). */
@@ -197,19 +198,22 @@ export type StreamContext = [Stream, Event[]];
 /** A connection frame's handler context: the state before the frame, and the events. */
 export type ConnectionContext = [ConnectionState, Event[]];
 
-/** Apply `frame` to `machine`, then its bound handler; false when the machine ignored it. */
+/** Apply `frame` to `machine`, then its bound handler with the context (the stream or the
+ * state before, and the events); false when the machine ignored it. Two fixed context
+ * arguments, not a rest parameter: this runs once per frame received. */
 export function dispatch(
   machine: StateMachine<string>,
   handlers: BoundHandlers,
   frame: Frame,
-  ...context: unknown[]
+  subject: unknown,
+  events: Event[],
 ): boolean {
   if (machine.receive(frame) === IGNORE) {
     return false;
   }
   const handler = handlers.get(frame.constructor as FrameClass);
   if (handler !== undefined) {
-    handler(frame, ...context);
+    handler(frame, subject, events);
   }
   return true;
 }
@@ -284,10 +288,11 @@ export abstract class EngineCore {
   framesReceived = 0;
 
   protected readonly conn: ConnectionMachine;
-  protected abstract readonly streamHandlers: Record<
-    "requester" | "responder",
-    Record<InteractionModel, BoundHandlers>
-  >;
+  /** The bound handlers of a stream of `model` where we play `role` (StreamEngine's). */
+  protected abstract handlersFor(
+    role: "requester" | "responder",
+    model: InteractionModel,
+  ): BoundHandlers;
   protected readonly decoder: StreamDecoder;
   protected readonly mtu: number;
   protected readonly maxReassembly: number;
@@ -297,7 +302,9 @@ export abstract class EngineCore {
   protected readonly extensions: ReadonlySet<number>;
   protected streams = new Map<number, Stream>();
   /** Streams aborted while a fragmented message was arriving: until its last fragment. */
-  protected readonly discarding = new Map<number, FragmentsMachine>();
+  /** (Made on first use, as `extensions` is shared when empty: an idle connection's size
+   * is what a client with many connections pays per connection.) */
+  protected discarding: Map<number, FragmentsMachine> | null = null;
   protected nextId: number;
   protected outConnection: Bytes[] = [];
   protected outStreams: Bytes[] = [];
@@ -343,7 +350,8 @@ export abstract class EngineCore {
     this.resumeBufferSize = limits.resumeBufferSize ?? 1024 * 1024;
     this.setupPolicy = options.setupPolicy ?? null;
     this.leasing = options.leasing ?? false;
-    this.extensions = new Set(options.extensions ?? []);
+    this.extensions =
+      options.extensions === undefined ? NO_EXTENSIONS : new Set(options.extensions);
     this.nextId = role === "client" ? 1 : 2;
     this.conn = new ConnectionMachine(role);
     if (role === "client") {
@@ -503,7 +511,7 @@ export abstract class EngineCore {
       stream.reassembly = null;
       this.abortStream(stream, ErrorCode.INVALID, error.message, events, stream.opened);
       if (machine.state !== FragmentsState.WHOLE) {
-        this.discarding.set(stream.streamId, machine);
+        (this.discarding ??= new Map()).set(stream.streamId, machine);
       }
       return null;
     }
@@ -521,7 +529,7 @@ export abstract class EngineCore {
       model,
       role,
       new MACHINES[model](role),
-      this.streamHandlers[role][model],
+      this.handlersFor(role, model),
     );
   }
 

@@ -21,6 +21,7 @@ import { RSocketEngine, type Limits, type SetupPolicy } from "./engine.js";
 import { ApplicationError } from "./errors.js";
 import type { SetupInfo } from "./events.js";
 import { RSocketPeer, type RSocketHandler } from "./peer.js";
+import type { RSocketPayload } from "./streams.js";
 import { withPrefix, type Transport, type TransportSink } from "./transport.js";
 
 export * from "./index.js";
@@ -251,13 +252,19 @@ export async function serve(
     const missing = (what: string): never => {
       throw new ApplicationError(`no handler for ${what}`);
     };
+    const requestResponse = (p: RSocketPayload, s: AbortSignal) => {
+      const h = current();
+      return h.requestResponse === undefined
+        ? missing("request-response")
+        : h.requestResponse(p, s);
+    };
+    // The peer passes a signal of its own only to a handler declared with that parameter
+    // (RSocketHandler.requestResponse): the proxy declares what the handler does.
+    Object.defineProperty(requestResponse, "length", {
+      get: () => current().requestResponse?.length ?? 2,
+    });
     const proxy: RSocketHandler = {
-      requestResponse: (p, s) => {
-        const h = current();
-        return h.requestResponse === undefined
-          ? missing("request-response")
-          : h.requestResponse(p, s);
-      },
+      requestResponse,
       fireAndForget: (p) => current().fireAndForget?.(p),
       requestStream: (p, s) => {
         const h = current();

@@ -74,6 +74,8 @@ export abstract class PeerConnection {
   protected ended = false;
   protected resolveClosed: () => void = () => {};
   protected timer: ReturnType<typeof setTimeout> | null = null;
+  /** When the armed `timer` fires. */
+  protected timerAt = 0;
   protected flushQueued = false;
   protected readonly idleTimeout: number | null;
   protected readonly frameTimeout: number | null;
@@ -140,6 +142,11 @@ export abstract class PeerConnection {
       await this.waitFor(this.leaseWaiters, signal);
       this.checkOpen();
     }
+  }
+
+  /** Whether a request may go out at once (what `ready` would not wait for). */
+  protected sendsNow(): boolean {
+    return !this.ended && !this.parked && this.engine.state !== ConnectionState.AWAITING_LEASE;
   }
 
   /** Resolves once the peer confirmed the SETUP (client) or it was accepted (server). */
@@ -268,42 +275,63 @@ export abstract class PeerConnection {
     this.schedule();
   }
 
+  /**
+   * Arm the timer for the earliest deadline (the engine's keepalive, idle, frame). A timer
+   * already armed for no later than that stays: it is called after every read and write,
+   * and a clearTimeout + setTimeout pair each time was a visible cost per read; a timer
+   * that fires before anything is due finds nothing to do and arms the next one.
+   */
   protected schedule(): void {
-    if (this.timer !== null) {
-      clearTimeout(this.timer);
-      this.timer = null;
-    }
-    if (this.ended) return;
-    const idle =
-      this.idleTimeout !== null && !this.parked ? this.lastFrameAt + this.idleTimeout : null;
-    const frame =
-      this.frameTimeout !== null && this.frameStartedAt !== null && !this.parked
-        ? this.frameStartedAt + this.frameTimeout
-        : null;
-    const deadlines = [this.engine.getTimer(), idle, frame].filter(
-      (deadline): deadline is number => deadline !== null,
-    );
-    if (deadlines.length === 0) return;
-    this.timer = setTimeout(
-      () => {
+    const deadline = this.ended ? null : this.nextDeadline();
+    if (deadline === null) {
+      if (this.timer !== null) {
+        clearTimeout(this.timer);
         this.timer = null;
-        if (this.ended) return;
-        const at = now();
-        if (frame !== null && at >= frame) {
-          const limit = this.frameTimeout! / 1000;
-          this.abort(new FrameTimeout(`a frame begun ${limit} s ago is not complete`, limit));
-          return;
-        }
-        if (idle !== null && at >= idle) {
-          const limit = this.idleTimeout! / 1000;
-          this.abort(new IdleTimeout(`no whole frame from the peer for ${limit} s`, limit));
-          return;
-        }
-        this.onEvents(this.engine.handleTimer(at));
-        this.flushNow();
-      },
-      Math.max(0, Math.min(...deadlines) - now()),
-    );
+      }
+      return;
+    }
+    if (this.timer !== null) {
+      if (this.timerAt <= deadline) return;
+      clearTimeout(this.timer);
+    }
+    this.timerAt = deadline;
+    this.timer = setTimeout(() => this.onTimer(), Math.max(0, deadline - now()));
+  }
+
+  private idleDeadline(): number | null {
+    return this.idleTimeout !== null && !this.parked ? this.lastFrameAt + this.idleTimeout : null;
+  }
+
+  private frameDeadline(): number | null {
+    return this.frameTimeout !== null && this.frameStartedAt !== null && !this.parked
+      ? this.frameStartedAt + this.frameTimeout
+      : null;
+  }
+
+  private nextDeadline(): number | null {
+    const earliest = (a: number | null, b: number | null): number | null =>
+      a === null ? b : b === null ? a : Math.min(a, b);
+    return earliest(this.engine.getTimer(), earliest(this.idleDeadline(), this.frameDeadline()));
+  }
+
+  private onTimer(): void {
+    this.timer = null;
+    if (this.ended) return;
+    const at = now();
+    const frame = this.frameDeadline();
+    if (frame !== null && at >= frame) {
+      const limit = this.frameTimeout! / 1000;
+      this.abort(new FrameTimeout(`a frame begun ${limit} s ago is not complete`, limit));
+      return;
+    }
+    const idle = this.idleDeadline();
+    if (idle !== null && at >= idle) {
+      const limit = this.idleTimeout! / 1000;
+      this.abort(new IdleTimeout(`no whole frame from the peer for ${limit} s`, limit));
+      return;
+    }
+    this.onEvents(this.engine.handleTimer(at));
+    this.flushNow();
   }
 
   protected receive(chunk: Bytes): void {

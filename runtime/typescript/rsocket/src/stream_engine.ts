@@ -35,7 +35,6 @@ import { type Request } from "./fragmentation.js";
 import {
   MAX_N,
   EMPTY,
-  type EngineOptions,
   Credit,
   type StreamMachineClass,
   MACHINES,
@@ -50,26 +49,29 @@ export abstract class StreamEngine
   extends EngineCore
   implements StreamRequesterHandlers, StreamResponderHandlers
 {
-  protected readonly streamHandlers: Record<
+  /** Each (role, model)'s bound handlers, bound on first use: a connection that only ever
+   * makes request-responses binds one table of the eight (each a Map of closures), which
+   * keeps an idle connection small. */
+  private readonly bound: Record<
     "requester" | "responder",
-    Record<InteractionModel, BoundHandlers>
-  >;
+    Partial<Record<InteractionModel, BoundHandlers>>
+  > = {
+    requester: {},
+    responder: {},
+  };
 
-  constructor(role: "client" | "server", options: EngineOptions = {}) {
-    super(role, options);
-    const bind = (
-      streamRole: "requester" | "responder",
-    ): Record<InteractionModel, BoundHandlers> => {
-      const out: Partial<Record<InteractionModel, BoundHandlers>> = {};
-      for (const [model, cls] of Object.entries(MACHINES) as [
-        InteractionModel,
-        StreamMachineClass,
-      ][]) {
-        out[model] = streamRole === "requester" ? cls.bindRequester(this) : cls.bindResponder(this);
-      }
-      return out as Record<InteractionModel, BoundHandlers>;
-    };
-    this.streamHandlers = { requester: bind("requester"), responder: bind("responder") };
+  protected handlersFor(
+    streamRole: "requester" | "responder",
+    model: InteractionModel,
+  ): BoundHandlers {
+    const cache = this.bound[streamRole];
+    let handlers = cache[model];
+    if (handlers === undefined) {
+      const cls: StreamMachineClass = MACHINES[model];
+      handlers = streamRole === "requester" ? cls.bindRequester(this) : cls.bindResponder(this);
+      cache[model] = handlers;
+    }
+    return handlers;
   }
 
   // ================================================================ requests

@@ -100,18 +100,19 @@ export class Inbound implements AsyncIterableIterator<RSocketPayload> {
     this.wake();
   }
 
-  async next(): Promise<IteratorResult<RSocketPayload, undefined>> {
+  next(): Promise<IteratorResult<RSocketPayload, undefined>> {
+    // An item already buffered (most are: a read delivers a batch) is handed out without
+    // an async function's frame and extra promise; only an empty queue waits.
+    if (this.head < this.queue.length) {
+      return Promise.resolve({ value: this.take(), done: false });
+    }
+    return this.wait();
+  }
+
+  private async wait(): Promise<IteratorResult<RSocketPayload, undefined>> {
     for (;;) {
       if (this.head < this.queue.length) {
-        const item = this.queue[this.head]!;
-        this.queue[this.head] = undefined as unknown as RSocketPayload;
-        this.head += 1;
-        if (this.head > 1024 && this.head * 2 > this.queue.length) {
-          this.queue.splice(0, this.head);
-          this.head = 0;
-        }
-        this.consumedOne();
-        return { value: item, done: false };
+        return { value: this.take(), done: false };
       }
       if (this.error !== null) {
         throw this.error;
@@ -123,6 +124,18 @@ export class Inbound implements AsyncIterableIterator<RSocketPayload> {
         this.waiter = { resolve };
       });
     }
+  }
+
+  private take(): RSocketPayload {
+    const item = this.queue[this.head]!;
+    this.queue[this.head] = undefined as unknown as RSocketPayload;
+    this.head += 1;
+    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue.splice(0, this.head);
+      this.head = 0;
+    }
+    this.consumedOne();
+    return item;
   }
 
   async return(): Promise<IteratorResult<RSocketPayload, undefined>> {
