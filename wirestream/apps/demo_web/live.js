@@ -4335,6 +4335,7 @@
   var MAX_N = 2147483647;
   var FIXED_PART_MAX = 16;
   var EMPTY2 = new Uint8Array(0);
+  var NO_EXTENSIONS = /* @__PURE__ */ new Set();
   var utf82 = new TextEncoder();
   var Credit = class {
     value;
@@ -4409,13 +4410,13 @@
   function isMessage(frame) {
     return frame instanceof Payload || modelOf(frame) !== null;
   }
-  function dispatch(machine, handlers, frame, ...context) {
+  function dispatch(machine, handlers, frame, subject, events) {
     if (machine.receive(frame) === IGNORE) {
       return false;
     }
     const handler = handlers.get(frame.constructor);
     if (handler !== void 0) {
-      handler(frame, ...context);
+      handler(frame, subject, events);
     }
     return true;
   }
@@ -4482,7 +4483,9 @@
     extensions;
     streams = /* @__PURE__ */ new Map();
     /** Streams aborted while a fragmented message was arriving: until its last fragment. */
-    discarding = /* @__PURE__ */ new Map();
+    /** (Made on first use, as `extensions` is shared when empty: an idle connection's size
+     * is what a client with many connections pays per connection.) */
+    discarding = null;
     nextId;
     outConnection = [];
     outStreams = [];
@@ -4520,7 +4523,7 @@
       this.resumeBufferSize = limits.resumeBufferSize ?? 1024 * 1024;
       this.setupPolicy = options.setupPolicy ?? null;
       this.leasing = options.leasing ?? false;
-      this.extensions = new Set(options.extensions ?? []);
+      this.extensions = options.extensions === void 0 ? NO_EXTENSIONS : new Set(options.extensions);
       this.nextId = role === "client" ? 1 : 2;
       this.conn = new ConnectionMachine(role);
       if (role === "client") {
@@ -4661,7 +4664,7 @@
         stream.reassembly = null;
         this.abortStream(stream, ErrorCode.INVALID, error.message, events, stream.opened);
         if (machine.state !== FragmentsState.WHOLE) {
-          this.discarding.set(stream.streamId, machine);
+          (this.discarding ??= /* @__PURE__ */ new Map()).set(stream.streamId, machine);
         }
         return null;
       }
@@ -4669,7 +4672,7 @@
       return pending.whole(frame);
     }
     newStream(streamId, model, role) {
-      return new Stream(streamId, model, role, new MACHINES[model](role), this.streamHandlers[role][model]);
+      return new Stream(streamId, model, role, new MACHINES[model](role), this.handlersFor(role, model));
     }
     get(streamId) {
       const stream = this.streams.get(streamId);
@@ -4762,17 +4765,22 @@
   // runtime/typescript/rsocket/dist/stream_engine.js
   var utf83 = new TextEncoder();
   var StreamEngine = class extends EngineCore {
-    streamHandlers;
-    constructor(role, options = {}) {
-      super(role, options);
-      const bind = (streamRole) => {
-        const out = {};
-        for (const [model, cls] of Object.entries(MACHINES)) {
-          out[model] = streamRole === "requester" ? cls.bindRequester(this) : cls.bindResponder(this);
-        }
-        return out;
-      };
-      this.streamHandlers = { requester: bind("requester"), responder: bind("responder") };
+    /** Each (role, model)'s bound handlers, bound on first use: a connection that only ever
+     * makes request-responses binds one table of the eight (each a Map of closures), which
+     * keeps an idle connection small. */
+    bound = {
+      requester: {},
+      responder: {}
+    };
+    handlersFor(streamRole, model) {
+      const cache = this.bound[streamRole];
+      let handlers = cache[model];
+      if (handlers === void 0) {
+        const cls = MACHINES[model];
+        handlers = streamRole === "requester" ? cls.bindRequester(this) : cls.bindResponder(this);
+        cache[model] = handlers;
+      }
+      return handlers;
     }
     // ================================================================ requests
     requestResponse(data, metadata = null, now2) {
@@ -5022,10 +5030,14 @@
   // runtime/typescript/rsocket/dist/engine.js
   var utf84 = new TextEncoder();
   var RSocketEngine = class _RSocketEngine extends StreamEngine {
-    connHandlers;
-    constructor(role, options = {}) {
-      super(role, options);
-      this.connHandlers = role === "client" ? ConnectionMachine.bindClient(this) : ConnectionMachine.bindServer(this);
+    /** The connection machine's bound handlers, bound at the first stream-0 frame received
+     * (an idle client may never get one: a Map of closures less per connection). */
+    boundConnHandlers = null;
+    get connHandlers() {
+      if (this.boundConnHandlers === null) {
+        this.boundConnHandlers = this.role === "client" ? ConnectionMachine.bindClient(this) : ConnectionMachine.bindServer(this);
+      }
+      return this.boundConnHandlers;
     }
     // ================================================================ connection commands
     /** (client) Queue the SETUP: "Immediately upon successful connection, the client MUST
@@ -5206,7 +5218,7 @@
       }
       let stream = this.streams.get(streamId);
       if (stream === void 0) {
-        const discarding = this.discarding.get(streamId);
+        const discarding = this.discarding?.get(streamId);
         if (discarding !== void 0) {
           if (!isMessage(frame) || discarding.receive(frame) === FragmentsState.WHOLE) {
             this.discarding.delete(streamId);
@@ -5335,7 +5347,7 @@
       const state = session.state;
       this.streams = state.streams;
       for (const stream of this.streams.values()) {
-        stream.handlers = this.streamHandlers[stream.role][stream.model];
+        stream.handlers = this.handlersFor(stream.role, stream.model);
       }
       this.nextId = state.nextId();
       this.setupInForce = session.setup;
@@ -5598,18 +5610,16 @@
       this.error = error;
       this.wake();
     }
-    async next() {
+    next() {
+      if (this.head < this.queue.length) {
+        return Promise.resolve({ value: this.take(), done: false });
+      }
+      return this.wait();
+    }
+    async wait() {
       for (; ; ) {
         if (this.head < this.queue.length) {
-          const item = this.queue[this.head];
-          this.queue[this.head] = void 0;
-          this.head += 1;
-          if (this.head > 1024 && this.head * 2 > this.queue.length) {
-            this.queue.splice(0, this.head);
-            this.head = 0;
-          }
-          this.consumedOne();
-          return { value: item, done: false };
+          return { value: this.take(), done: false };
         }
         if (this.error !== null) {
           throw this.error;
@@ -5621,6 +5631,17 @@
           this.waiter = { resolve };
         });
       }
+    }
+    take() {
+      const item = this.queue[this.head];
+      this.queue[this.head] = void 0;
+      this.head += 1;
+      if (this.head > 1024 && this.head * 2 > this.queue.length) {
+        this.queue.splice(0, this.head);
+        this.head = 0;
+      }
+      this.consumedOne();
+      return item;
     }
     async return() {
       if (!this.finished) {
@@ -5773,6 +5794,8 @@
     resolveClosed = () => {
     };
     timer = null;
+    /** When the armed `timer` fires. */
+    timerAt = 0;
     flushQueued = false;
     idleTimeout;
     frameTimeout;
@@ -5826,6 +5849,10 @@
         await this.waitFor(this.leaseWaiters, signal);
         this.checkOpen();
       }
+    }
+    /** Whether a request may go out at once (what `ready` would not wait for). */
+    sendsNow() {
+      return !this.ended && !this.parked && this.engine.state !== ConnectionState.AWAITING_LEASE;
     }
     /** Resolves once the peer confirmed the SETUP (client) or it was accepted (server). */
     async established(signal) {
@@ -5934,36 +5961,58 @@
       }
       this.schedule();
     }
+    /**
+     * Arm the timer for the earliest deadline (the engine's keepalive, idle, frame). A timer
+     * already armed for no later than that stays: it is called after every read and write,
+     * and a clearTimeout + setTimeout pair each time was a visible cost per read; a timer
+     * that fires before anything is due finds nothing to do and arms the next one.
+     */
     schedule() {
-      if (this.timer !== null) {
-        clearTimeout(this.timer);
-        this.timer = null;
+      const deadline = this.ended ? null : this.nextDeadline();
+      if (deadline === null) {
+        if (this.timer !== null) {
+          clearTimeout(this.timer);
+          this.timer = null;
+        }
+        return;
       }
+      if (this.timer !== null) {
+        if (this.timerAt <= deadline)
+          return;
+        clearTimeout(this.timer);
+      }
+      this.timerAt = deadline;
+      this.timer = setTimeout(() => this.onTimer(), Math.max(0, deadline - now()));
+    }
+    idleDeadline() {
+      return this.idleTimeout !== null && !this.parked ? this.lastFrameAt + this.idleTimeout : null;
+    }
+    frameDeadline() {
+      return this.frameTimeout !== null && this.frameStartedAt !== null && !this.parked ? this.frameStartedAt + this.frameTimeout : null;
+    }
+    nextDeadline() {
+      const earliest = (a, b) => a === null ? b : b === null ? a : Math.min(a, b);
+      return earliest(this.engine.getTimer(), earliest(this.idleDeadline(), this.frameDeadline()));
+    }
+    onTimer() {
+      this.timer = null;
       if (this.ended)
         return;
-      const idle = this.idleTimeout !== null && !this.parked ? this.lastFrameAt + this.idleTimeout : null;
-      const frame = this.frameTimeout !== null && this.frameStartedAt !== null && !this.parked ? this.frameStartedAt + this.frameTimeout : null;
-      const deadlines = [this.engine.getTimer(), idle, frame].filter((deadline) => deadline !== null);
-      if (deadlines.length === 0)
+      const at = now();
+      const frame = this.frameDeadline();
+      if (frame !== null && at >= frame) {
+        const limit = this.frameTimeout / 1e3;
+        this.abort(new FrameTimeout(`a frame begun ${limit} s ago is not complete`, limit));
         return;
-      this.timer = setTimeout(() => {
-        this.timer = null;
-        if (this.ended)
-          return;
-        const at = now();
-        if (frame !== null && at >= frame) {
-          const limit = this.frameTimeout / 1e3;
-          this.abort(new FrameTimeout(`a frame begun ${limit} s ago is not complete`, limit));
-          return;
-        }
-        if (idle !== null && at >= idle) {
-          const limit = this.idleTimeout / 1e3;
-          this.abort(new IdleTimeout(`no whole frame from the peer for ${limit} s`, limit));
-          return;
-        }
-        this.onEvents(this.engine.handleTimer(at));
-        this.flushNow();
-      }, Math.max(0, Math.min(...deadlines) - now()));
+      }
+      const idle = this.idleDeadline();
+      if (idle !== null && at >= idle) {
+        const limit = this.idleTimeout / 1e3;
+        this.abort(new IdleTimeout(`no whole frame from the peer for ${limit} s`, limit));
+        return;
+      }
+      this.onEvents(this.engine.handleTimer(at));
+      this.flushNow();
     }
     receive(chunk) {
       if (this.ended)
@@ -6237,42 +6286,33 @@
       this.limitRate = options.limitRate ?? DEFAULT_LIMIT_RATE;
     }
     // ================================================================ requester
-    async requestResponse(request, options = {}) {
-      await this.ready(options.signal);
+    requestResponse(request, options = {}) {
+      const signal = options.signal;
+      if (signal === void 0 && this.sendsNow()) {
+        try {
+          return this.sendRequestResponse(request, void 0);
+        } catch (error) {
+          return Promise.reject(error instanceof Error ? error : new ProtocolError(String(error)));
+        }
+      }
+      return this.ready(signal).then(() => this.sendRequestResponse(request, signal));
+    }
+    sendRequestResponse(request, signal) {
       const streamId = this.engine.requestResponse(request.data, request.metadata, now());
       this.flush();
       return new Promise((resolve, reject) => {
-        const signal = options.signal;
-        const onAbort = () => {
-          if (this.sides.delete(streamId)) {
-            this.command(() => this.engine.cancel(streamId));
-          }
-          reject(signal?.reason instanceof Error ? signal.reason : new StreamCancelled("the request was aborted"));
-        };
-        signal?.addEventListener("abort", onAbort, { once: true });
-        const done = () => {
-          signal?.removeEventListener("abort", onAbort);
-          this.sides.delete(streamId);
-        };
-        this.sides.set(streamId, {
-          payload: (item) => {
-            done();
-            resolve(item);
-          },
-          complete: () => {
-            done();
-            resolve({ data: new Uint8Array(0), metadata: null });
-          },
-          error: (error) => {
-            done();
-            reject(error);
-          },
-          canceled: () => {
-          },
-          requestN: () => {
-          }
-        });
+        this.sides.set(streamId, new AnswerSide(this, streamId, resolve, reject, signal));
       });
+    }
+    /** (AnswerSide) The request-response on `streamId` was aborted by its signal. */
+    abandon(streamId) {
+      if (this.sides.delete(streamId)) {
+        this.command(() => this.engine.cancel(streamId));
+      }
+    }
+    /** (AnswerSide) The request-response on `streamId` has its answer. */
+    settled(streamId) {
+      this.sides.delete(streamId);
     }
     async fireAndForget(request) {
       await this.ready();
@@ -6323,7 +6363,7 @@
         }
       };
       if (outbound !== null) {
-        pump = new OutboundPump(this, streamId, iterate(outbound), new AbortController());
+        pump = new OutboundPump(this, streamId, iterate(outbound), new LazyAbort());
       }
       this.sides.set(streamId, {
         payload: (item, complete) => {
@@ -6357,9 +6397,9 @@
       const handler = this.handler;
       const request = { data: event.data, metadata: event.metadata };
       const streamId = event.streamId;
-      const controller = new AbortController();
+      const controller = new LazyAbort();
       const fail = (error) => {
-        if (!this.engine.openStreams.has(streamId) || controller.signal.aborted) {
+        if (!this.engine.openStreams.has(streamId) || controller.aborted) {
           return;
         }
         const code = error instanceof StreamError2 ? error.errorCode : ErrorCode.APPLICATION_ERROR;
@@ -6381,9 +6421,11 @@
             this.sides.delete(streamId);
             return;
           }
-          Promise.resolve().then(() => handler.requestResponse(request, controller.signal)).then((answer) => {
+          const respond = handler.requestResponse;
+          const signal = respond.length >= 2 ? controller.signal : neverAborted();
+          Promise.resolve().then(() => respond.call(handler, request, signal)).then((answer) => {
             this.sides.delete(streamId);
-            if (!controller.signal.aborted && this.engine.openStreams.has(streamId)) {
+            if (!controller.aborted && this.engine.openStreams.has(streamId)) {
               this.command(() => this.engine.sendNext(streamId, answer.data, answer.metadata, true));
             }
           }, (error) => {
@@ -6505,7 +6547,84 @@
         side.requestN();
     }
   };
+  var LazyAbort = class {
+    aborted = false;
+    controller = null;
+    reason = void 0;
+    get signal() {
+      if (this.controller === null) {
+        this.controller = new AbortController();
+        if (this.aborted)
+          this.controller.abort(this.reason);
+      }
+      return this.controller.signal;
+    }
+    abort(reason) {
+      if (this.aborted)
+        return;
+      this.aborted = true;
+      this.reason = reason;
+      this.controller?.abort(reason);
+    }
+  };
+  var never = null;
+  function neverAborted() {
+    return never ??= new AbortController().signal;
+  }
+  var AnswerSide = class {
+    peer;
+    streamId;
+    resolve;
+    reject;
+    signal;
+    onAbort = null;
+    constructor(peer, streamId, resolve, reject, signal) {
+      this.peer = peer;
+      this.streamId = streamId;
+      this.resolve = resolve;
+      this.reject = reject;
+      this.signal = signal;
+      if (signal !== void 0) {
+        const onAbort = () => {
+          peer.abandon(streamId);
+          reject(signal.reason instanceof Error ? signal.reason : new StreamCancelled("the request was aborted"));
+        };
+        this.onAbort = onAbort;
+        signal.addEventListener("abort", onAbort, { once: true });
+      }
+    }
+    payload(item) {
+      this.done();
+      this.resolve(item);
+    }
+    complete() {
+      this.done();
+      this.resolve({ data: new Uint8Array(0), metadata: null });
+    }
+    error(error) {
+      this.done();
+      this.reject(error);
+    }
+    canceled() {
+    }
+    requestN() {
+    }
+    done() {
+      if (this.onAbort !== null)
+        this.signal?.removeEventListener("abort", this.onAbort);
+      this.peer.settled(this.streamId);
+    }
+  };
   var YIELD_EVERY = 256;
+  function yieldToIo() {
+    const immediate = globalThis.setImmediate;
+    return new Promise((resolve) => {
+      if (immediate !== void 0)
+        immediate(resolve);
+      else
+        setTimeout(resolve, 0);
+    });
+  }
   var OutboundPump = class {
     peer;
     streamId;
@@ -6540,14 +6659,16 @@
       try {
         for (; ; ) {
           while (!this.stopped && peer.isOpen(streamId) && (peer.parked || peer.engine.outboundCredit(streamId) < 1)) {
+            sent = 0;
             await new Promise((resolve) => {
               this.waiter = resolve;
             });
           }
           if (this.stopped || !peer.isOpen(streamId))
             return;
-          const result = await this.source.next();
-          if (this.stopped || this.controller.signal.aborted || !peer.isOpen(streamId))
+          const next = this.source.next();
+          const result = isPromise(next) ? await next : next;
+          if (this.stopped || this.controller.aborted || !peer.isOpen(streamId))
             return;
           if (result.done === true) {
             peer.command(() => peer.engine.sendComplete(streamId));
@@ -6556,8 +6677,9 @@
           const item = result.value;
           peer.command(() => peer.engine.sendNext(streamId, item.data, item.metadata));
           sent += 1;
-          if (sent % YIELD_EVERY === 0) {
-            await new Promise((resolve) => setTimeout(resolve, 0));
+          if (sent >= YIELD_EVERY) {
+            sent = 0;
+            await yieldToIo();
           }
         }
       } catch (error) {
@@ -6569,6 +6691,9 @@
       }
     }
   };
+  function isPromise(value) {
+    return typeof value?.then === "function";
+  }
 
   // runtime/typescript/rsocket/dist/connect.js
   function startClient(transport, options = {}, dial = null) {
@@ -6583,7 +6708,7 @@
         maxLifetime: options.maxLifetime ?? 9e4,
         metadataMimeType: options.metadataMimeType ?? "application/octet-stream",
         dataMimeType: options.dataMimeType ?? "application/octet-stream",
-        data: options.setupData ?? new Uint8Array(0),
+        data: options.setupData ?? EMPTY2,
         metadata: options.setupMetadata ?? null,
         lease: options.lease ?? false,
         resumeToken: resume ? crypto.getRandomValues(new Uint8Array(16)) : null
