@@ -142,6 +142,15 @@ class RSocketEngineCore:
         self._leases = Leases()
         self._keepalive = KeepaliveTimer()
         self._log: ResumeLog | None = None
+        # The wire length of each frame of the last ``feed`` (``_track_positions``) and
+        # of the frame being handled: a resumable connection's received positions.
+        self._frame_sizes: list[int] | None = None
+        self._wire_size = 0
+        if resume_lookup is not None:
+            # A server that resumes sessions may get a SETUP with a token (or a RESUME)
+            # followed, in the same read, by frames whose positions count: sizes from
+            # the first byte.
+            self._track_positions()
         self._resume_token: bytes | None = None
         self._resume_forbidden = False
         self.ignored_frames = 0
@@ -222,6 +231,14 @@ class RSocketEngineCore:
         if silent is not None:
             events.append(ConnectionDead(silent))
         return events
+
+    def _track_positions(self) -> None:
+        """Have the splitter report each frame's length (without the 3-byte prefix) for
+        the implied positions of a resumable connection (``_receive``)."""
+        if self._frame_sizes is None:
+            sizes: list[int] = []
+            self._frame_sizes = sizes
+            self._decoder.after_frame = lambda frame, size: sizes.append(size)
 
     def _position(self) -> int:
         # KEEPALIVE "Last Received Position ... (optional. Set to all 0s when not supported.)"
