@@ -229,6 +229,12 @@ class Dispatch:
             bound[frame] = handler
         self._handlers = bound
 
+    def release(self) -> None:
+        """Forget the handlers (bound methods of the engine that holds this dispatch: a
+        reference cycle) once the engine is done receiving; ``receive`` then still
+        applies frames to the machine and calls nothing."""
+        self._handlers = {}
+
     def handles(self, frame: type) -> bool:
         """Whether a handler takes ``frame`` (a frame class) once the machine lets it in."""
         return frame in self._handlers

@@ -549,7 +549,7 @@ class RSocketConnection(StreamEngine):
         self._streams = session.streams
         self._open_streams = session.streams.entries
         for stream in session.streams.values():  # handled by this engine from now on
-            stream.dispatch = self._stream_dispatch[stream.role][stream.model]
+            stream.dispatch = self._dispatch_of(stream.role, stream.model)
         self._ids = session.ids
         self._log = session.log
         self._resume_token = session.token

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any, Final
 
+from wirestream.runtime.errors import LocalProtocolError
 from wirestream.runtime.machine import Dispatch, MachineRegistry, StateMachine
 from wirestream.runtime.rsocket.bindings import bind_connection, bind_stream
 from wirestream.runtime.rsocket.errors import UnknownStream
@@ -40,6 +41,8 @@ Frame = Any  # a frame of the chosen version's generated codec
 
 FIXED_PART_MAX: Final = 16  # header + the largest fixed request field, rounded up
 STREAM_ROLES: Final = ("requester", "responder")
+_CHECKED: set[tuple[type, Version]] = set()
+"""Engine classes and versions of which an engine bound every stream dispatch."""
 DEFAULT_LIMITS: Final = Limits()
 
 
@@ -111,11 +114,20 @@ class RSocketEngineCore:
             role,
             bind_connection(machines.ConnectionMachine, role, self),
         )
+        # A stream dispatch is bound when a stream of its role and model first needs it
+        # (``_dispatch_of``): most connections use one or two of the eight, and binding
+        # them all was a third of an engine's construction.  The first engine of each
+        # class and version binds all eight, so that one missing a handler still fails
+        # when it is built (``Dispatch``), not when the peer first opens such a stream.
         self._stream_dispatch: dict[str, dict[InteractionModel, Dispatch]] = {
-            stream_role: {model: Dispatch(cls, stream_role, bind_stream(cls, stream_role, self))
-                          for model, cls in self._stream_machines.items()}
-            for stream_role in STREAM_ROLES
-        }  # fmt: skip
+            stream_role: {} for stream_role in STREAM_ROLES
+        }
+        checked = (type(self), v)
+        if checked not in _CHECKED:
+            for stream_role in STREAM_ROLES:
+                for model in self._stream_machines:
+                    self._dispatch_of(stream_role, model)
+            _CHECKED.add(checked)
 
         # Open streams, of four models: each Stream holds its model's machine (the
         # registry never makes stand-ins: an unknown id has no machine until a REQUEST_*
@@ -240,6 +252,19 @@ class RSocketEngineCore:
             self._frame_sizes = sizes
             self._decoder.after_frame = lambda frame, size: sizes.append(size)
 
+    def release(self) -> None:
+        """Drop the handler tables of a connection that is over for good (closed, and
+        not to be resumed): the generated dispatch binds this engine's methods, a
+        reference cycle (engine -> Dispatch -> bound method -> engine) that only the
+        cycle collector would free.  A closed engine hands no frame to a handler
+        (``receive_data`` ignores them), so nothing changes but when it is freed."""
+        if not self._conn.terminated:
+            raise LocalProtocolError("release() is for a closed connection")
+        self._connection.release()
+        for by_model in self._stream_dispatch.values():
+            for dispatch in by_model.values():
+                dispatch.release()
+
     def _position(self) -> int:
         # KEEPALIVE "Last Received Position ... (optional. Set to all 0s when not supported.)"
         return self._log.received_position if self._log is not None else 0
@@ -269,8 +294,18 @@ class RSocketEngineCore:
 
     def _new_stream(self, stream_id: int, model: InteractionModel, role: str) -> Stream:
         """A stream of ``model`` seen as ``role``: its machine and generated dispatch."""
-        return Stream(stream_id, model, role, self._stream_machines[model](role),
-                      self._stream_dispatch[role][model])  # fmt: skip
+        dispatch = self._stream_dispatch[role].get(model) or self._dispatch_of(role, model)
+        return Stream(stream_id, model, role, self._stream_machines[model](role), dispatch)
+
+    def _dispatch_of(self, role: str, model: InteractionModel) -> Dispatch:
+        """The generated dispatch of ``model``'s machine as ``role``, bound to this
+        engine (once)."""
+        by_model = self._stream_dispatch[role]
+        dispatch = by_model.get(model)
+        if dispatch is None:
+            cls = self._stream_machines[model]
+            dispatch = by_model[model] = Dispatch(cls, role, bind_stream(cls, role, self))
+        return dispatch
 
     def _get(self, stream_id: int) -> Stream:
         stream = self._open_streams.get(stream_id)
