@@ -105,8 +105,11 @@ class RSocketPeer(PeerConnection):
         self, data: bytes | str, metadata: bytes | None = None
     ) -> RSocketPayload:
         """Send a request, wait for its one response (``RSocketStreamError`` on ERROR)."""
-        await self._ready(request=True)
-        await self._lease_waiters.admit()
+        self._check_open(request=True)
+        if not self._connected:
+            await self._ready(request=True)
+        if self._lease_waiters.queue is not None:  # (``admit`` returns at once without)
+            await self._lease_waiters.admit()
         stream_id = self.engine.request_response(_bytes(data), metadata, now=self._loop.time())
         future: asyncio.Future[RSocketPayload] = self._loop.create_future()
         self._calls[stream_id] = _Call(future=future)
@@ -279,7 +282,18 @@ class RSocketPeer(PeerConnection):
             self.driver.wakeup()
 
     def _backed_up(self) -> bool:
-        return self.driver.backed_up()
+        # Asked after every item a publisher sends: the transport's buffer grows only
+        # when the driver writes to it, so while no write happened since it last had
+        # room, it still has (it can only have drained meanwhile).
+        driver = self.driver
+        writes = driver.writes
+        if writes == self._room_at_write and driver is self._room_driver:
+            return False
+        if driver.backed_up():
+            return True
+        self._room_at_write = writes
+        self._room_driver = driver
+        return False
 
     async def _publish(self, stream_id: int, call: _Call,
                        source: Callable[[], AsyncIterable[PayloadLike]]) -> None:  # fmt: skip

@@ -102,6 +102,7 @@ class RSocketEngineCore:
 
         self._request_models: dict[type, InteractionModel] = v.request_models
         self._payload: Any = v.payload
+        self._channel_messages_are_requests = v.channel_requester_messages_are_requests
         self._fragmentable = frozenset({v.payload, *self._request_models})
         self._position_frames = v.position_frames
         # The generated dispatch, bound once: stream 0 -> on_connection_<frame>; a
@@ -197,7 +198,7 @@ class RSocketEngineCore:
 
     @property
     def open_streams(self) -> Mapping[int, Stream]:
-        return self._streams.entries
+        return self._open_streams  # the registry's entries (kept in step: ``_adopt``)
 
     @property
     def buffered_bytes(self) -> int:

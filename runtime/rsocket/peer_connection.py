@@ -150,6 +150,9 @@ class PeerConnection:
         self.limit_rate = limit_rate
         self._calls: dict[int, _Call] = {}
         self._unwritten = 0  # payload bytes sent by publishers since the last forced write
+        # The driver and its write count when its transport last had room (``_backed_up``)
+        self._room_driver: EngineDriver[Event] | None = None
+        self._room_at_write = -1
         self._tasks: set[asyncio.Task[Any]] = set()
         self._one_way: set[asyncio.Task[None]] = set()  # not cancelled by the end
         self._reconnect = reconnect
