@@ -529,7 +529,8 @@ class PeerConnection:
         self.driver.rebind(_no_events, _no_close)
         self._dispatch = {}
         self._lease_waiters.release()
-        self.engine.release()
+        if self.engine.closed:  # (it is, but a release must never raise from the end)
+            self.engine.release()
 
     async def _resume_session(self) -> None:
         """(client) Dial again and RESUME until resumed, rejected, or out of time."""
