@@ -14,9 +14,13 @@ in this one process, so both implementations pay for both ends on the same core)
   helper (the way its examples publish) and with a hand-written Publisher that emits
   synchronously inside ``request(n)`` (its fastest path).
 * request-response req/s: sequential round trips, and 64 requests in flight.
+* connect/close ms: ``async with connect(url): pass`` against our server (TCP connect,
+  SETUP, ERROR[CONNECTION_CLOSE], the client's transport closed), beside the same cycle in bare
+  asyncio (``open_connection`` to a server that closes on EOF): the floor under it.
 
-Targets: ours/rsocket-py >= 5x for request-stream and >= 3x for request-response,
-comparing like with like: each library's idiomatic publisher for streams, and the
+Targets (issue 30): ours/rsocket-py >= 10x for request-stream and >= 5x for
+request-response; a connect/close cycle <= 0.3 ms.  (Issue 4's were 5x and 3x.)
+Ratios compare like with like: each library's idiomatic publisher for streams, and the
 64-in-flight figure for request-response (sequential figures are printed too).  The
 ratios against rsocket-py's hand-written publisher are printed beside them.
 """
@@ -43,8 +47,10 @@ from bench.rsocket_py_baseline import (
 )
 from wirestream.runtime.rsocket import RSocketPayload, RSocketHandler, connect, serve
 
-STREAM_TARGET = 5.0
-RESPONSE_TARGET = 3.0
+STREAM_TARGET = 10.0
+RESPONSE_TARGET = 5.0
+CYCLE_TARGET_MS = 0.3
+N_CYCLES = 1_000  # connect/close cycles per run
 N_OUR_ITEMS = 100_000  # ours is faster: a longer run for a steadier figure
 
 
@@ -106,6 +112,49 @@ async def bench_our_request_response(url: str, n_requests: int,
     return 1 / best
 
 
+async def bench_our_connect_close(url: str, n_cycles: int = N_CYCLES) -> float:
+    """Seconds per ``async with connect(url): pass`` (best of ``REPEATS``)."""
+    best = float("inf")
+    for attempt in range(REPEATS + 1):
+        count = n_cycles if attempt else 50
+        start = time.perf_counter()
+        for _ in range(count):
+            async with connect(url):
+                pass
+        elapsed = time.perf_counter() - start
+        if attempt:
+            best = min(best, elapsed / count)
+    return best
+
+
+async def bench_bare_connect_close(n_cycles: int = N_CYCLES) -> float:
+    """Seconds per TCP connect and close in plain asyncio streams (best of ``REPEATS``):
+    the server reads to EOF and closes, the client closes and waits for it."""
+
+    async def serve_one(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read()
+        writer.close()  # not waited for: a task still waiting would be cancelled at the end
+
+    server = await asyncio.start_server(serve_one, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    best = float("inf")
+    try:
+        for attempt in range(REPEATS + 1):
+            count = n_cycles if attempt else 50
+            start = time.perf_counter()
+            for _ in range(count):
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.close()
+                await writer.wait_closed()
+            elapsed = time.perf_counter() - start
+            if attempt:
+                best = min(best, elapsed / count)
+    finally:
+        server.close()
+        await server.wait_closed()
+    return best
+
+
 @dataclass
 class Row:
     figure: str
@@ -128,7 +177,23 @@ class Row:
                 f" {self.ratio:>6.2f}x{verdict}")  # fmt: skip
 
 
-async def measure() -> list[Row]:
+@dataclass
+class CycleRow:
+    """A cost per connection (lower is better), beside bare asyncio's."""
+
+    figure: str
+    ours_ms: float
+    bare_ms: float
+    target_ms: float
+
+    def line(self) -> str:
+        verdict = "PASS" if self.ours_ms <= self.target_ms else "MISS"
+        return (f"{self.figure:<52} {self.ours_ms:>10.3f} {self.bare_ms:>10.3f} {'ms':<6}"
+                f" {self.ours_ms / self.bare_ms:>6.2f}x  target <= {self.target_ms} ms: "
+                f"{verdict}")  # fmt: skip
+
+
+async def measure() -> list[Row | CycleRow]:
     py_generator = await start_py_bench_server(stream_publisher="generator")
     py_direct = await start_py_bench_server(stream_publisher="direct")
     ours = await serve("tcp://127.0.0.1:0", BenchResponder())
@@ -141,6 +206,8 @@ async def measure() -> list[Row]:
         rr_ours_conc = await bench_our_request_response(ours.url, N_CONCURRENT * 2, CONCURRENCY)
         rr_py_conc = await bench_py_request_response(py_direct.url, N_CONCURRENT,
                                                      concurrency=CONCURRENCY)  # fmt: skip
+        cycle_ours = await bench_our_connect_close(ours.url)
+        cycle_bare = await bench_bare_connect_close()
     finally:
         ours.close()
         await ours.wait_closed()
@@ -154,13 +221,18 @@ async def measure() -> list[Row]:
         Row(f"request-response ({CONCURRENCY} in flight)", rr_ours_conc, rr_py_conc,
             RESPONSE_TARGET, "req/s"),
         Row("request-response (sequential)", rr_ours_seq, rr_py_seq, None, "req/s"),
+        CycleRow("connect/close cycle (vs bare asyncio streams)", cycle_ours * 1e3,
+                 cycle_bare * 1e3, CYCLE_TARGET_MS),
     ]  # fmt: skip
 
 
 def main() -> int:
     rows = asyncio.run(measure())
     print("RSocket 1.0 over loopback TCP, 100-byte payloads, client and server in one process")
-    print(f"{'':<52} {'ours':>10} {'rsocket-py':>10} {'':<6} {'ratio':>7}")
+    print(
+        f"{'':<52} {'ours':>10} {'rsocket-py':>10} {'':<6} {'ratio':>7}"
+        "  (connect/close: the second column is bare asyncio)"
+    )
     for row in rows:
         print(row.line())
     return 0
@@ -170,4 +242,11 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["BenchResponder", "bench_our_request_stream", "bench_our_request_response", "main"]
+__all__ = [
+    "BenchResponder",
+    "bench_bare_connect_close",
+    "bench_our_connect_close",
+    "bench_our_request_response",
+    "bench_our_request_stream",
+    "main",
+]

@@ -84,13 +84,16 @@ class Window:
         self.granted += amount
 
     def can_consume(self, amount: int = 1) -> bool:
-        return self.unbounded or amount <= self.available
+        # ``unbounded`` spelled out: once per item, a property call was a fifth of it
+        if amount <= self.available:
+            return True
+        return self.unbounded_at_cap and self.available >= self.cap
 
     def consume(self, amount: int = 1) -> None:
         """Spend ``amount`` (a sent/received item count or byte count)."""
         if amount < 0:
             raise ValueError("amount must not be negative")
-        if self.unbounded:
+        if self.unbounded_at_cap and self.available >= self.cap:  # ``unbounded``
             self.consumed += amount
             return
         if amount > self.available:

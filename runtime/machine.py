@@ -122,8 +122,20 @@ class StateMachine(Generic[S]):
         Raises ``IllegalSend`` when the table forbids it.  A row that says ignore
         leaves the state as it is (sending is harmless, the peer will drop it).
         """
-        outcome = self._lookup(self._send, frame)
-        if isinstance(outcome, Illegal) or outcome is None:
+        # ``_lookup`` inlined (here and in ``receive``): once per frame sent or received
+        table = self._send
+        outcome: Outcome[S] | None = None
+        rows = table.get((self.state, type(frame)))
+        if rows is not None:
+            for guard, result in rows:
+                if guard is None or guard(frame):
+                    outcome = result
+                    break
+        if outcome is None:
+            rows = table.get((self.state, ANY))
+            if rows is not None:
+                outcome = rows[0][1]
+        if outcome is None or isinstance(outcome, Illegal):
             raise self._error(IllegalSend, "send", frame, outcome)
         if not isinstance(outcome, Ignore):
             self.state = outcome
@@ -134,8 +146,19 @@ class StateMachine(Generic[S]):
 
         Raises ``UnexpectedFrame`` when the peer broke the machine's rules.
         """
-        outcome = self._lookup(self._receive, frame)
-        if isinstance(outcome, Illegal) or outcome is None:
+        table = self._receive
+        outcome: Outcome[S] | None = None
+        rows = table.get((self.state, type(frame)))
+        if rows is not None:
+            for guard, result in rows:
+                if guard is None or guard(frame):
+                    outcome = result
+                    break
+        if outcome is None:
+            rows = table.get((self.state, ANY))
+            if rows is not None:
+                outcome = rows[0][1]
+        if outcome is None or isinstance(outcome, Illegal):
             raise self._error(UnexpectedFrame, "receive", frame, outcome)
         if isinstance(outcome, Ignore):
             return outcome
@@ -228,6 +251,12 @@ class Dispatch:
                 )
             bound[frame] = handler
         self._handlers = bound
+
+    def release(self) -> None:
+        """Forget the handlers (bound methods of the engine that holds this dispatch: a
+        reference cycle) once the engine is done receiving; ``receive`` then still
+        applies frames to the machine and calls nothing."""
+        self._handlers = {}
 
     def handles(self, frame: type) -> bool:
         """Whether a handler takes ``frame`` (a frame class) once the machine lets it in."""

@@ -62,6 +62,9 @@ class PlannedCondition:
     values: tuple[PlannedValue, ...] = ()
     bits: int = 0  # the integer type's value bits, for "values" (64: a wide integer)
     text: str = field(default="", compare=False)  # as written in the IDL
+    # For "flag": the flag's bit in the frame's flags word (0: unknown), so a target that
+    # stores the flags as one integer tests the bit instead of calling an accessor.
+    mask: int = 0
 
 
 @dataclass
@@ -293,7 +296,9 @@ class MachinesTarget:
             present = self.presence_field(frame.items, condition.name)
             if present is not None:
                 return PlannedCondition(present, "present", clear, text=condition.text)
-            return PlannedCondition(condition.name, "flag", clear, text=condition.text)
+            mask = {**self.proto.common_flags, **frame.flags}.get(condition.name, 0)
+            return PlannedCondition(condition.name, "flag", clear, mask=mask,
+                                    text=condition.text)  # fmt: skip
         int_field = _int_fields([*self.proto.header, *frame.items]).get(condition.name)
         values = tuple(self.value(int_field, v) for v in condition.values)
         bits = int_field.type.bits if int_field is not None else 0

@@ -83,6 +83,9 @@ class EngineDriver(Generic[EventT]):
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: float | None = None
         self._write_scheduled = False
+        self.writes = 0
+        """Writes to the transport so far: its buffer grows only with one (``backed_up``
+        callers may skip asking again while this has not moved since it said no)."""
         self._reader: asyncio.Task[None] | None = None
         self._closed = False
         self._eof_fed = False
@@ -255,6 +258,7 @@ class EngineDriver(Generic[EventT]):
         self._write_scheduled = False
         data = self.engine.data_to_send()
         if data and not self.transport.is_closing:
+            self.writes += 1
             try:
                 self.transport.write(data)
             except ConnectionLost as lost:

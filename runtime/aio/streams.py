@@ -305,6 +305,11 @@ class OutboundDemand:
     def stopped(self) -> bool:
         return self._stopped is not None
 
+    def ready(self) -> bool:
+        """Whether one item may be sent now (``wait()`` would return at once), without
+        making a coroutine: ``pump`` asks this first, once per item."""
+        return self._stopped is None and self._can_send()
+
     async def wait(self) -> None:
         """Return once one item may be sent; raise ``StreamCancelled`` (or the connection's
         error) once the stream is over for the publisher."""
@@ -333,7 +338,8 @@ async def pump(
     sent = 0
     try:
         while True:
-            await demand.wait()
+            if not demand.ready():
+                await demand.wait()
             try:
                 item = await anext(iterator)
             except StopAsyncIteration:

@@ -105,8 +105,11 @@ class RSocketPeer(PeerConnection):
         self, data: bytes | str, metadata: bytes | None = None
     ) -> RSocketPayload:
         """Send a request, wait for its one response (``RSocketStreamError`` on ERROR)."""
-        await self._ready(request=True)
-        await self._lease_waiters.admit()
+        self._check_open(request=True)
+        if not self._connected:
+            await self._ready(request=True)
+        if self._lease_waiters.queue is not None:  # (``admit`` returns at once without)
+            await self._lease_waiters.admit()
         stream_id = self.engine.request_response(_bytes(data), metadata, now=self._loop.time())
         future: asyncio.Future[RSocketPayload] = self._loop.create_future()
         self._calls[stream_id] = _Call(future=future)
@@ -141,8 +144,8 @@ class RSocketPeer(PeerConnection):
             return self.engine.request_stream(body, metadata, initial_n=rate,
                                               now=self._loop.time())  # fmt: skip
 
-        if self._lease_waiters.must_wait():
-            return self._open_when_leased(open_stream, rate, low_tide, None)
+        if not self._connected or self._lease_waiters.must_wait():
+            return self._open_later(open_stream, rate, low_tide, None)
         stream_id = open_stream()
         stream: InboundStream[RSocketPayload] = InboundStream(
             functools.partial(self._request_n, stream_id),
@@ -174,8 +177,8 @@ class RSocketPeer(PeerConnection):
                                                complete=outbound is None,
                                                now=self._loop.time())  # fmt: skip
 
-        if self._lease_waiters.must_wait():
-            return self._open_when_leased(open_channel, rate, low_tide, outbound)
+        if not self._connected or self._lease_waiters.must_wait():
+            return self._open_later(open_channel, rate, low_tide, outbound)
         stream_id = open_channel()
         stream: InboundStream[RSocketPayload] = InboundStream(
             functools.partial(self._request_n, stream_id),
@@ -190,13 +193,15 @@ class RSocketPeer(PeerConnection):
         self.driver.wakeup()
         return stream
 
-    def _open_when_leased(self, open_stream: Callable[[], int], rate: int,
-                          low_tide: int | None,
-                          outbound: AsyncIterable[PayloadLike] | None,
-                          ) -> InboundStream[RSocketPayload]:  # fmt: skip
-        """A stream or channel whose request waits in the lease queue (``LeaseQueue``):
-        the stream is returned now and its request goes when a LEASE allows it; a
-        refusal (queue full, deadline passed, the connection's end) fails the stream."""
+    def _open_later(self, open_stream: Callable[[], int], rate: int, low_tide: int | None,
+                    outbound: AsyncIterable[PayloadLike] | None,
+                    ) -> InboundStream[RSocketPayload]:  # fmt: skip
+        """A stream or channel whose request cannot go yet: a resumable session waiting
+        for its transport ("The client must NOT send any other frame types until
+        resumption succeeds"), or a request waiting in the lease queue (``LeaseQueue``).
+        The stream is returned now and its request goes once the session resumed and a
+        LEASE allows it; the session's end (not resumed within ``resume_timeout``,
+        rejected) or a refusal (queue full, deadline passed) fails the stream."""
         opened: list[int] = []
 
         def request_n(n: int) -> None:
@@ -277,7 +282,18 @@ class RSocketPeer(PeerConnection):
             self.driver.wakeup()
 
     def _backed_up(self) -> bool:
-        return self.driver.backed_up()
+        # Asked after every item a publisher sends: the transport's buffer grows only
+        # when the driver writes to it, so while no write happened since it last had
+        # room, it still has (it can only have drained meanwhile).
+        driver = self.driver
+        writes = driver.writes
+        if writes == self._room_at_write and driver is self._room_driver:
+            return False
+        if driver.backed_up():
+            return True
+        self._room_at_write = writes
+        self._room_driver = driver
+        return False
 
     async def _publish(self, stream_id: int, call: _Call,
                        source: Callable[[], AsyncIterable[PayloadLike]]) -> None:  # fmt: skip

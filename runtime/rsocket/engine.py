@@ -135,6 +135,7 @@ class RSocketConnection(StreamEngine):
         if setup.resume_token is not None:
             self._log = ResumeLog(self.limits.resume_buffer_size)
             self._resume_token = setup.resume_token
+            self._track_positions()
         self._leases.restart(setup.lease)
         self._keepalive.start(now, setup, sends=True)
 
@@ -287,8 +288,21 @@ class RSocketConnection(StreamEngine):
                 frames, failure = error.frames, error
             self.frames_received += len(frames)
             try:
-                for frame in frames:
-                    self._handle_frame(frame, events)
+                sizes = self._frame_sizes
+                if sizes is None:
+                    for frame in frames:
+                        self._handle_frame(frame, events)
+                else:
+                    # A resumable connection counts implied positions from the length
+                    # the splitter read off the wire (``_track_positions``), in step
+                    # with the frames (the decoder's failure drops none: ``frames`` are
+                    # the ones decoded before it, and so are their sizes).
+                    try:
+                        for frame, size in zip(frames, sizes):
+                            self._wire_size = size
+                            self._handle_frame(frame, events)
+                    finally:
+                        sizes.clear()
             except RemoteProtocolError as error:
                 error.events = events
                 self._fail_connection(error)
@@ -331,7 +345,9 @@ class RSocketConnection(StreamEngine):
             return
         log = self._log
         if log is not None and kind in self._position_frames:
-            log.received(len(frame.to_bytes()))
+            # "calculated based on the length of encoded frames without the frame length
+            # field": the length prefix the splitter read, not a re-encoding.
+            log.received(self._wire_size)
         if self._conn.state in self._watch_all and kind not in self._request_models:
             self._observe(frame, events)
         stream = self._open_streams.get(stream_id)
@@ -533,10 +549,11 @@ class RSocketConnection(StreamEngine):
         self._streams = session.streams
         self._open_streams = session.streams.entries
         for stream in session.streams.values():  # handled by this engine from now on
-            stream.dispatch = self._stream_dispatch[stream.role][stream.model]
+            stream.dispatch = self._dispatch_of(stream.role, stream.model)
         self._ids = session.ids
         self._log = session.log
         self._resume_token = session.token
+        self._track_positions()
         # "Leasing semantics are NOT assumed to carry over from previous connections when
         # resuming. LEASE semantics MUST be restarted upon a new connection by sending a
         # LEASE frame from the server."

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any, Final
 
+from wirestream.runtime.errors import LocalProtocolError
 from wirestream.runtime.machine import Dispatch, MachineRegistry, StateMachine
 from wirestream.runtime.rsocket.bindings import bind_connection, bind_stream
 from wirestream.runtime.rsocket.errors import UnknownStream
@@ -40,6 +41,8 @@ Frame = Any  # a frame of the chosen version's generated codec
 
 FIXED_PART_MAX: Final = 16  # header + the largest fixed request field, rounded up
 STREAM_ROLES: Final = ("requester", "responder")
+_CHECKED: set[tuple[type, Version]] = set()
+"""Engine classes and versions of which an engine bound every stream dispatch."""
 DEFAULT_LIMITS: Final = Limits()
 
 
@@ -99,6 +102,7 @@ class RSocketEngineCore:
 
         self._request_models: dict[type, InteractionModel] = v.request_models
         self._payload: Any = v.payload
+        self._channel_messages_are_requests = v.channel_requester_messages_are_requests
         self._fragmentable = frozenset({v.payload, *self._request_models})
         self._position_frames = v.position_frames
         # The generated dispatch, bound once: stream 0 -> on_connection_<frame>; a
@@ -111,11 +115,20 @@ class RSocketEngineCore:
             role,
             bind_connection(machines.ConnectionMachine, role, self),
         )
+        # A stream dispatch is bound when a stream of its role and model first needs it
+        # (``_dispatch_of``): most connections use one or two of the eight, and binding
+        # them all was a third of an engine's construction.  The first engine of each
+        # class and version binds all eight, so that one missing a handler still fails
+        # when it is built (``Dispatch``), not when the peer first opens such a stream.
         self._stream_dispatch: dict[str, dict[InteractionModel, Dispatch]] = {
-            stream_role: {model: Dispatch(cls, stream_role, bind_stream(cls, stream_role, self))
-                          for model, cls in self._stream_machines.items()}
-            for stream_role in STREAM_ROLES
-        }  # fmt: skip
+            stream_role: {} for stream_role in STREAM_ROLES
+        }
+        checked = (type(self), v)
+        if checked not in _CHECKED:
+            for stream_role in STREAM_ROLES:
+                for model in self._stream_machines:
+                    self._dispatch_of(stream_role, model)
+            _CHECKED.add(checked)
 
         # Open streams, of four models: each Stream holds its model's machine (the
         # registry never makes stand-ins: an unknown id has no machine until a REQUEST_*
@@ -142,6 +155,15 @@ class RSocketEngineCore:
         self._leases = Leases()
         self._keepalive = KeepaliveTimer()
         self._log: ResumeLog | None = None
+        # The wire length of each frame of the last ``feed`` (``_track_positions``) and
+        # of the frame being handled: a resumable connection's received positions.
+        self._frame_sizes: list[int] | None = None
+        self._wire_size = 0
+        if resume_lookup is not None:
+            # A server that resumes sessions may get a SETUP with a token (or a RESUME)
+            # followed, in the same read, by frames whose positions count: sizes from
+            # the first byte.
+            self._track_positions()
         self._resume_token: bytes | None = None
         self._resume_forbidden = False
         self.ignored_frames = 0
@@ -176,7 +198,7 @@ class RSocketEngineCore:
 
     @property
     def open_streams(self) -> Mapping[int, Stream]:
-        return self._streams.entries
+        return self._open_streams  # the registry's entries (kept in step: ``_adopt``)
 
     @property
     def buffered_bytes(self) -> int:
@@ -223,6 +245,27 @@ class RSocketEngineCore:
             events.append(ConnectionDead(silent))
         return events
 
+    def _track_positions(self) -> None:
+        """Have the splitter report each frame's length (without the 3-byte prefix) for
+        the implied positions of a resumable connection (``_receive``)."""
+        if self._frame_sizes is None:
+            sizes: list[int] = []
+            self._frame_sizes = sizes
+            self._decoder.after_frame = lambda frame, size: sizes.append(size)
+
+    def release(self) -> None:
+        """Drop the handler tables of a connection that is over for good (closed, and
+        not to be resumed): the generated dispatch binds this engine's methods, a
+        reference cycle (engine -> Dispatch -> bound method -> engine) that only the
+        cycle collector would free.  A closed engine hands no frame to a handler
+        (``receive_data`` ignores them), so nothing changes but when it is freed."""
+        if not self._conn.terminated:
+            raise LocalProtocolError("release() is for a closed connection")
+        self._connection.release()
+        for by_model in self._stream_dispatch.values():
+            for dispatch in by_model.values():
+                dispatch.release()
+
     def _position(self) -> int:
         # KEEPALIVE "Last Received Position ... (optional. Set to all 0s when not supported.)"
         return self._log.received_position if self._log is not None else 0
@@ -252,8 +295,18 @@ class RSocketEngineCore:
 
     def _new_stream(self, stream_id: int, model: InteractionModel, role: str) -> Stream:
         """A stream of ``model`` seen as ``role``: its machine and generated dispatch."""
-        return Stream(stream_id, model, role, self._stream_machines[model](role),
-                      self._stream_dispatch[role][model])  # fmt: skip
+        dispatch = self._stream_dispatch[role].get(model) or self._dispatch_of(role, model)
+        return Stream(stream_id, model, role, self._stream_machines[model](role), dispatch)
+
+    def _dispatch_of(self, role: str, model: InteractionModel) -> Dispatch:
+        """The generated dispatch of ``model``'s machine as ``role``, bound to this
+        engine (once)."""
+        by_model = self._stream_dispatch[role]
+        dispatch = by_model.get(model)
+        if dispatch is None:
+            cls = self._stream_machines[model]
+            dispatch = by_model[model] = Dispatch(cls, role, bind_stream(cls, role, self))
+        return dispatch
 
     def _get(self, stream_id: int) -> Stream:
         stream = self._open_streams.get(stream_id)

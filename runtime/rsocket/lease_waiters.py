@@ -113,9 +113,18 @@ class LeaseWaiters:
                 future.set_result(None)
                 requests -= 1
 
+    def release(self) -> None:
+        """The connection is over for good: drop ``allows`` (a bound method of the peer
+        that holds this object, a reference cycle); nothing is allowed any more."""
+        self._allows = _nothing_allowed
+
     def fail(self, error: BaseException) -> None:
         """The connection ended: every waiter fails with why."""
         waiting, self._waiting = self._waiting, deque()
         for future in waiting:
             if not future.done():
                 future.set_exception(error)
+
+
+def _nothing_allowed() -> bool:
+    return False

@@ -27,7 +27,7 @@ from wirestream.runtime.rsocket.events import (
 from wirestream.runtime.rsocket.fragmentation import Reassembly
 from wirestream.runtime.rsocket.streams import Stream
 
-from wirestream.runtime.rsocket.engine_core import RSocketEngineCore, Frame
+from wirestream.runtime.rsocket.engine_core import FIXED_PART_MAX, RSocketEngineCore, Frame
 from wirestream.runtime.rsocket.frames import (
     CancelFrame,
     ErrorFrame,
@@ -107,17 +107,27 @@ class StreamEngine(RSocketEngineCore):
         """Send one item (PAYLOAD with N, plus C when ``complete``).  A request-response
         answer must have ``complete=True``.  Needs credit from the peer (``DemandExceeded``
         otherwise)."""
-        stream = self._get(stream_id)
-        frame = self.version.message(stream_id, stream.is_channel_requester, data, metadata,
-                                     True, complete)  # fmt: skip
+        stream = self._open_streams.get(stream_id)
+        if stream is None:
+            stream = self._get(stream_id)  # raises UnknownStream
+        if self._channel_messages_are_requests and stream.is_channel_requester:
+            frame = self.version.message(stream_id, True, data, metadata, True, complete)
+        else:  # PAYLOAD with N (``Version.message``, built here: once per item)
+            frame = self._payload(stream_id=stream_id, metadata=metadata, data=data, next=True,
+                                  complete=complete)  # fmt: skip
         outbound = stream.outbound
         if outbound is not None and not outbound.can_consume(1):
             outbound.consume(1)  # raises DemandExceeded: the peer has not requested more
-        state = stream.machine.send(frame)
+        machine = stream.machine
+        state = machine.send(frame)
         if outbound is not None:
             outbound.consume(1)
-        self._transmit(stream, frame)
-        if state in stream.machine.TERMINAL:
+        body = len(data) if metadata is None else len(data) + len(metadata) + 3
+        if body + FIXED_PART_MAX <= self._mtu:  # ``_transmit``'s common case, inline
+            self._emit(frame)
+        else:
+            self._transmit(stream, frame)
+        if state in machine.TERMINAL:
             self._open_streams.pop(stream_id, None)
 
     def send_complete(self, stream_id: int) -> None:

@@ -8,6 +8,7 @@ small builder of ``Version`` (h11 keeps its per-role differences as tables the s
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from types import ModuleType
 from typing import Any, Final
 
@@ -74,9 +75,9 @@ class Version:
     invalid: int
     application_error: int
 
-    # --- frame classes (looked up once) ------------------------------------------------
+    # --- frame classes (looked up once; shared by every engine: not to be mutated) -----
 
-    @property
+    @cached_property
     def request_models(self) -> dict[type, InteractionModel]:
         c = self.codec
         return {
@@ -86,7 +87,7 @@ class Version:
             c.RequestChannel: InteractionModel.REQUEST_CHANNEL,
         }
 
-    @property
+    @cached_property
     def stream_machines(self) -> dict[InteractionModel, type]:
         m = self.machines
         return {
@@ -96,7 +97,7 @@ class Version:
             InteractionModel.REQUEST_CHANNEL: m.RequestChannelMachine,
         }
 
-    @property
+    @cached_property
     def position_frames(self) -> frozenset[type]:
         """Frames with implied positions (resumption): 1.0 "REQUEST_RESPONSE,
         REQUEST_FNF, REQUEST_STREAM, REQUEST_CHANNEL, REQUEST_N, CANCEL, ERROR, or

@@ -78,6 +78,44 @@ def test_implied_position_is_byte_length_of_tracked_frames(version: str) -> None
     assert s.session().log.received_position == c.session().log.sent_position
 
 
+def test_received_positions_come_from_the_wire_length_not_a_re_encoding(
+    version: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The receiver counts each tracked frame by the length prefix the splitter read (the
+    position is "the length of encoded frames without the frame length field"): with
+    every frame class's encoder broken after the bytes were made, the positions still
+    add up, both ways, and from a server's first read (fails when a received frame is
+    re-encoded to count it)."""
+    c, s, _ = resumable_pair(version)
+    sid = c.request_stream(b"abc", b"m", initial_n=5)
+    s.receive_data(c.data_to_send())
+    for n in range(3):
+        s.send_next(sid, b"item %d" % n, b"md" if n else None)
+    s.send_complete(sid)
+    c.request_response(b"rr")
+    from_server, from_client = s.data_to_send(), c.data_to_send()
+    # A SETUP and a request in one read: the server counts the request, though it had no
+    # session yet when the read was split into frames.
+    c2 = engine("client", version, resume_token=TOKEN)
+    s2 = engine("server", version, resume_lookup={}.get)
+    c2.connect()
+    c2.request_response(b"first")
+    setup_and_request = c2.data_to_send()
+
+    def no_encoding(frame: object, ctx: object = None) -> bytes:
+        raise AssertionError(f"re-encoded a received {type(frame).__name__}")
+
+    for cls in vars(codec(version)).values():
+        if isinstance(cls, type) and "to_bytes" in vars(cls):
+            monkeypatch.setattr(cls, "to_bytes", no_encoding)
+    c.receive_data(from_server)
+    s.receive_data(from_client)
+    assert c.session().log.received_position == s.session().log.sent_position
+    assert s.session().log.received_position == c.session().log.sent_position
+    s2.receive_data(setup_and_request)
+    assert s2.session().log.received_position == c2.session().log.sent_position > 0
+
+
 def test_keepalive_position_trims_resume_buffer(version: str) -> None:
     """Keepalive Position Field: 'This information MAY be used to update state for possible
     retransmission, such as trimming a retransmit buffer'."""

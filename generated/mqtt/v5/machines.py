@@ -163,12 +163,12 @@ def _guard_1(frame: Connack) -> bool:
 
 def _guard_2(frame: Publish) -> bool:
     """Publish [qos=EXACTLY_ONCE, !dup]"""
-    return frame.qos == 2 and not frame.dup
+    return frame.qos == 2 and frame._flags & 0x8 == 0
 
 
 def _guard_3(frame: Publish) -> bool:
     """Publish [qos=EXACTLY_ONCE, dup]"""
-    return frame.qos == 2 and frame.dup
+    return frame.qos == 2 and frame._flags & 0x8 != 0
 
 
 def _guard_4(frame: Pubrec) -> bool:

@@ -149,12 +149,12 @@ class StreamResponderHandlers(Protocol):
 
 def _guard_0(frame: Setup) -> bool:
     """Setup [stream_id=0, !lease]"""
-    return frame.stream_id == 0 and not frame.lease
+    return frame.stream_id == 0 and frame._flags & 0x20 == 0
 
 
 def _guard_1(frame: Setup) -> bool:
     """Setup [stream_id=0, lease]"""
-    return frame.stream_id == 0 and frame.lease
+    return frame.stream_id == 0 and frame._flags & 0x20 != 0
 
 
 def _guard_2(frame: Resume) -> bool:
@@ -219,57 +219,57 @@ def _guard_11(frame: Error) -> bool:
 
 def _guard_12(frame: RequestResponse) -> bool:
     """RequestResponse [follows]"""
-    return frame.follows
+    return frame._flags & 0x20 != 0
 
 
 def _guard_13(frame: RequestResponse) -> bool:
     """RequestResponse [!follows]"""
-    return not frame.follows
+    return frame._flags & 0x20 == 0
 
 
 def _guard_14(frame: RequestFnf) -> bool:
     """RequestFnf [follows]"""
-    return frame.follows
+    return frame._flags & 0x20 != 0
 
 
 def _guard_15(frame: RequestFnf) -> bool:
     """RequestFnf [!follows]"""
-    return not frame.follows
+    return frame._flags & 0x20 == 0
 
 
 def _guard_16(frame: RequestStream) -> bool:
     """RequestStream [follows]"""
-    return frame.follows
+    return frame._flags & 0x20 != 0
 
 
 def _guard_17(frame: RequestStream) -> bool:
     """RequestStream [!follows]"""
-    return not frame.follows
+    return frame._flags & 0x20 == 0
 
 
 def _guard_18(frame: RequestChannel) -> bool:
     """RequestChannel [follows]"""
-    return frame.follows
+    return frame._flags & 0x20 != 0
 
 
 def _guard_19(frame: RequestChannel) -> bool:
     """RequestChannel [!follows]"""
-    return not frame.follows
+    return frame._flags & 0x20 == 0
 
 
 def _guard_20(frame: Response) -> bool:
     """Response [follows, !complete]"""
-    return frame.follows and not frame.complete
+    return frame._flags & 0x20 != 0 and frame._flags & 0x8 == 0
 
 
 def _guard_21(frame: Response) -> bool:
     """Response [!follows]"""
-    return not frame.follows
+    return frame._flags & 0x20 == 0
 
 
 def _guard_22(frame: Response) -> bool:
     """Response [follows, complete]"""
-    return frame.follows and frame.complete
+    return frame._flags & 0x20 != 0 and frame._flags & 0x8 != 0
 
 
 def _guard_23(frame: Error) -> bool:
@@ -288,32 +288,32 @@ def _guard_23(frame: Error) -> bool:
 
 def _guard_24(frame: Response) -> bool:
     """Response [complete]"""
-    return frame.complete
+    return frame._flags & 0x8 != 0
 
 
 def _guard_25(frame: Response) -> bool:
     """Response [!complete]"""
-    return not frame.complete
+    return frame._flags & 0x8 == 0
 
 
 def _guard_26(frame: Response) -> bool:
     """Response [!complete, next]"""
-    return not frame.complete and frame.next
+    return frame._flags & 0x8 == 0 and frame._flags & 0x10 != 0
 
 
 def _guard_27(frame: Response) -> bool:
     """Response [!complete, !next]"""
-    return not frame.complete and not frame.next
+    return frame._flags & 0x8 == 0 and frame._flags & 0x10 == 0
 
 
 def _guard_28(frame: RequestChannel) -> bool:
     """RequestChannel [!complete]"""
-    return not frame.complete
+    return frame._flags & 0x10 == 0
 
 
 def _guard_29(frame: RequestChannel) -> bool:
     """RequestChannel [complete]"""
-    return frame.complete
+    return frame._flags & 0x10 != 0
 
 
 class ConnectionState(enum.Enum):

@@ -155,12 +155,12 @@ class StreamResponderHandlers(Protocol):
 
 def _guard_0(frame: Setup) -> bool:
     """Setup [stream_id=0, !lease]"""
-    return frame.stream_id == 0 and not frame.lease
+    return frame.stream_id == 0 and frame._flags & 0x40 == 0
 
 
 def _guard_1(frame: Setup) -> bool:
     """Setup [stream_id=0, lease]"""
-    return frame.stream_id == 0 and frame.lease
+    return frame.stream_id == 0 and frame._flags & 0x40 != 0
 
 
 def _guard_2(frame: Resume) -> bool:
@@ -246,57 +246,57 @@ def _guard_14(frame: Error) -> bool:
 
 def _guard_15(frame: RequestResponse) -> bool:
     """RequestResponse [follows]"""
-    return frame.follows
+    return frame._flags & 0x80 != 0
 
 
 def _guard_16(frame: RequestFnf) -> bool:
     """RequestFnf [follows]"""
-    return frame.follows
+    return frame._flags & 0x80 != 0
 
 
 def _guard_17(frame: RequestStream) -> bool:
     """RequestStream [follows]"""
-    return frame.follows
+    return frame._flags & 0x80 != 0
 
 
 def _guard_18(frame: RequestChannel) -> bool:
     """RequestChannel [follows]"""
-    return frame.follows
+    return frame._flags & 0x80 != 0
 
 
 def _guard_19(frame: RequestResponse) -> bool:
     """RequestResponse [!follows]"""
-    return not frame.follows
+    return frame._flags & 0x80 == 0
 
 
 def _guard_20(frame: RequestFnf) -> bool:
     """RequestFnf [!follows]"""
-    return not frame.follows
+    return frame._flags & 0x80 == 0
 
 
 def _guard_21(frame: RequestStream) -> bool:
     """RequestStream [!follows]"""
-    return not frame.follows
+    return frame._flags & 0x80 == 0
 
 
 def _guard_22(frame: RequestChannel) -> bool:
     """RequestChannel [!follows]"""
-    return not frame.follows
+    return frame._flags & 0x80 == 0
 
 
 def _guard_23(frame: Payload) -> bool:
     """Payload [follows, !complete]"""
-    return frame.follows and not frame.complete
+    return frame._flags & 0x80 != 0 and frame._flags & 0x40 == 0
 
 
 def _guard_24(frame: Payload) -> bool:
     """Payload [!follows]"""
-    return not frame.follows
+    return frame._flags & 0x80 == 0
 
 
 def _guard_25(frame: Payload) -> bool:
     """Payload [follows, complete]"""
-    return frame.follows and frame.complete
+    return frame._flags & 0x80 != 0 and frame._flags & 0x40 != 0
 
 
 def _guard_26(frame: Error) -> bool:
@@ -316,32 +316,32 @@ def _guard_26(frame: Error) -> bool:
 
 def _guard_27(frame: Payload) -> bool:
     """Payload [complete]"""
-    return frame.complete
+    return frame._flags & 0x40 != 0
 
 
 def _guard_28(frame: Payload) -> bool:
     """Payload [!complete]"""
-    return not frame.complete
+    return frame._flags & 0x40 == 0
 
 
 def _guard_29(frame: Payload) -> bool:
     """Payload [!complete, next]"""
-    return not frame.complete and frame.next
+    return frame._flags & 0x40 == 0 and frame._flags & 0x20 != 0
 
 
 def _guard_30(frame: Payload) -> bool:
     """Payload [!complete, !next]"""
-    return not frame.complete and not frame.next
+    return frame._flags & 0x40 == 0 and frame._flags & 0x20 == 0
 
 
 def _guard_31(frame: RequestChannel) -> bool:
     """RequestChannel [!complete]"""
-    return not frame.complete
+    return frame._flags & 0x40 == 0
 
 
 def _guard_32(frame: RequestChannel) -> bool:
     """RequestChannel [complete]"""
-    return frame.complete
+    return frame._flags & 0x40 != 0
 
 
 class ConnectionState(enum.Enum):
