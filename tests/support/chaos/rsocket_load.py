@@ -61,9 +61,9 @@ async def _streams(
                 spec.request(), limit_rate=8 if slow else rng.choice((32, 256))
             )
         except ProtocolError as error:
-            # a resumable session refuses a new request while it resumes (IllegalSend:
-            # "the client must NOT send any other frame until resumption succeeds"): the
-            # stream never existed, nothing of it is lost (docs/soak.md: left open)
+            # a request made while a resumable session resumes waits for RESUME_OK ("the
+            # client must NOT send any other frame until resumption succeeds") and fails
+            # typed when the resumption does: the stream never existed, nothing is lost
             soak.ledger.failure(f"{name} request", error)
             return
         await consume(soak.ledger, name, stream, _data, spec, rng=rng, slow=slow,
