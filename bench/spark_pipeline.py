@@ -10,7 +10,9 @@ Figures, all in one run on this machine:
   REQUEST_N every 64 -- read by the ``wirestream`` source into the full frame log and
   forced through Spark's ``noop`` sink (every column materialised, nothing written).
   Spark ``local[1]`` against ``local[2]`` (scaling; target >= 1.6x), the Arrow path
-  against the row path (``arrow=false``), and a plain Python loop over the generated
+  against the row path (``arrow=false``), the native path (``wirestream._native``, the
+  default where it is built) against the pure-Python Arrow path (``native=false``;
+  issue 28's target >= 2x), and a plain Python loop over the generated
   codec (``scan_records`` -> ``decode`` -> ``frame_row``, one core, no Spark) as the
   floor; ``local[2]`` against that loop is issue 18's target (>= 1.5x).  Also an
   analysis query, ``groupBy("frame_type").count()``, whose scaling is the same decode
@@ -39,6 +41,7 @@ FRAMES = 1_000_000
 REPEATS = 3
 TARGET_SCALING = 1.6
 TARGET_VS_LOOP = 1.5  # issue 18: Spark local[2] against the plain one-core loop
+TARGET_VS_PURE = 2.0  # issue 28: the native path against the pure-Python one, full frame log
 
 
 def write_capture(path: Path, frames: int) -> int:
@@ -100,9 +103,10 @@ def spark_decode(master: str, path: Path, frames: int) -> dict[str, float]:
     spark = quiet_session(f"bench-{master}", master)
     try:
 
-        def read(arrow: bool) -> Callable[[], None]:
+        def read(arrow: bool, native: bool = True) -> Callable[[], None]:
             def run() -> None:
                 df = spark.read.format("wirestream").option("arrow", str(arrow).lower())
+                df = df.option("native", str(native).lower())
                 df.load(str(path)).write.format("noop").mode("overwrite").save()
 
             return run
@@ -114,6 +118,8 @@ def spark_decode(master: str, path: Path, frames: int) -> dict[str, float]:
         result = {"arrow": frames / best_of(read(True)), "analysis": frames / best_of(count_types)}
         if master == "local[2]":
             result["rows"] = frames / best_of(read(False), repeats=1)
+            # issue 28: the Rust extension's batches against the pure-Python Arrow path
+            result["pure"] = frames / best_of(read(True, native=False))
             tiny = path / "_tiny"  # "_": not one of the capture's files
             tiny.mkdir()
             write_capture(tiny / "rsocket.wscap", 2)
@@ -130,7 +136,8 @@ def spark_decode(master: str, path: Path, frames: int) -> dict[str, float]:
 
 def capture_figures(frames: int = FRAMES) -> dict[str, float]:
     """Capture decoding: frames/s of the plain loop (``loop``), of Spark ``local[1]`` and
-    ``local[2]`` on the Arrow path (``local1``, ``local2``), of the row path (``rows``) and
+    ``local[2]`` on the Arrow path (``local1``, ``local2``), of the row path (``rows``), of
+    the pure-Python Arrow path (``pure``; ``vs_pure`` = local2 / pure) and
     of the analysis query (``analysis1``, ``analysis2``); ``vs_loop`` (local[2] / loop, the
     issue-18 target ``TARGET_VS_LOOP``), ``scaling`` (local[2] / local[1]); per-frame and
     fixed costs: ``read_us`` (CPU us per frame of a task's read, in-process),
@@ -157,6 +164,8 @@ def capture_figures(frames: int = FRAMES) -> dict[str, float]:
         "local1": one["arrow"],
         "local2": two["arrow"],
         "rows": two["rows"],
+        "pure": two["pure"],
+        "vs_pure": two["arrow"] / two["pure"],
         "analysis1": one["analysis"],
         "analysis2": two["analysis"],
         "scaling": two["arrow"] / one["arrow"],
@@ -179,7 +188,9 @@ def main(argv: list[str]) -> int:
     print(f"  Spark local[1], Arrow path:                       {c['local1']:10,.0f} frames/s")
     print(f"  Spark local[2], Arrow path:                       {c['local2']:10,.0f} frames/s")
     print(f"  Spark local[2], row path (arrow=false):           {c['rows']:10,.0f} frames/s")
+    print(f"  Spark local[2], pure-Python Arrow (native=false): {c['pure']:10,.0f} frames/s")
     print(f"  local[2] / plain loop: {verdict(c['vs_loop'], TARGET_VS_LOOP)}")
+    print(f"  local[2] native / pure-Python Arrow path: {verdict(c['vs_pure'], TARGET_VS_PURE)}")
     print(f"  scaling local[2] / local[1]: {verdict(c['scaling'], TARGET_SCALING)}")
     print(f"  Spark local[1] / local[2], groupBy(frame_type).count(): {c['analysis1']:,.0f} / "
           f"{c['analysis2']:,.0f} frames/s")  # fmt: skip

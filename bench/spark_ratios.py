@@ -62,7 +62,7 @@ def demo_rate() -> float:
 
 def main(argv: list[str]) -> int:
     from bench import spark_sink, spark_streaming
-    from bench.spark_pipeline import capture_figures
+    from bench.spark_pipeline import TARGET_VS_PURE, capture_figures
 
     ticks = int(argv[1]) if len(argv) > 1 else spark_streaming.TICKS
     started = time.perf_counter()
@@ -75,6 +75,9 @@ def main(argv: list[str]) -> int:
     rows.append(Row("captures -> frame log, Spark local[2]", capture["local2"], "frames/s",
                     f"plain one-core loop {capture['loop']:,.0f} frames/s",
                     capture["vs_loop"], 1.5))  # fmt: skip
+    rows.append(Row("captures -> frame log, local[2], native", capture["local2"], "frames/s",
+                    f"pure-Python Arrow path {capture['pure']:,.0f} frames/s",
+                    capture["vs_pure"], TARGET_VS_PURE))  # fmt: skip
 
     say(f"streaming sources: {ticks:,} msgpack trades", started)
     tape = spark_streaming.record_tape(ticks)
