@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.crosslang import corpus
+from tests.support.crosslang_corpus import corpus_subset
 from tests.support.protocols import ROOT, VERSIONS
 from tests.typescript import machine_cases
 from wirestream.codegen.frontend.build import load_protocol
@@ -99,9 +100,10 @@ def test_cargo_fmt_clippy_test_doc() -> None:
 
 
 @pytest.fixture(scope="module")
-def corpus_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("rust-corpus")
-    corpus.write(out, [v for v in corpus.VARIANTS if v.name in COVERED])
+def corpus_dir(crosslang_corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The covered versions' part of the session's corpus (tests/support/crosslang_corpus.py:
+    written once, for TypeScript too), and the runner built."""
+    out = corpus_subset(crosslang_corpus, COVERED, tmp_path_factory.mktemp("rust-corpus"))
     ok(cargo("build", "--release", "--quiet", "-p", "wirestream-corpus"))
     return out
 
