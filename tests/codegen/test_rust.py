@@ -27,7 +27,14 @@ from wirestream.codegen.tree import load_unit, units
 from wirestream.codegen.targets.rust.render import render_rust
 
 WORKSPACE = ROOT / "generated" / "rust"
-RUNNER = WORKSPACE / "target" / "release" / "wirestream-corpus"
+# The runners are built in the dev profile, not release: `cargo test` (in
+# test_cargo_fmt_clippy_test_doc) has built every crate in it already, so only the two
+# binaries compile, where release (thin LTO, one codegen unit) compiled every crate a second
+# time: ~64 s of CPU against ~18 s on a cold target (docs/install.md, "Where make test's time
+# goes"). Their job here is correctness, not speed (the inputs are counted, not timed), and
+# the dev profile's overflow checks make an arithmetic overflow in a codec a panic -- a
+# difference, a finding -- where release would wrap. `make fuzz-rust` keeps release.
+RUNNER = WORKSPACE / "target" / "debug" / "wirestream-corpus"
 # The versions the Rust target spells today; every other one is refused by name.
 COVERED = (
     "rsocket_v1_0",
@@ -104,7 +111,7 @@ def corpus_dir(crosslang_corpus: Path, tmp_path_factory: pytest.TempPathFactory)
     """The covered versions' part of the session's corpus (tests/support/crosslang_corpus.py:
     written once, for TypeScript too), and the runner built."""
     out = corpus_subset(crosslang_corpus, COVERED, tmp_path_factory.mktemp("rust-corpus"))
-    ok(cargo("build", "--release", "--quiet", "-p", "wirestream-corpus"))
+    ok(cargo("build", "--quiet", "-p", "wirestream-corpus"))
     return out
 
 
@@ -172,7 +179,7 @@ def machine_cases_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
         )
     out = tmp_path_factory.mktemp("rust-machines") / "machines.json"
     out.write_text(json.dumps(cases), encoding="utf-8")
-    ok(cargo("build", "--release", "--quiet", "-p", "wirestream-corpus"))
+    ok(cargo("build", "--quiet", "-p", "wirestream-corpus"))
     return out
 
 
@@ -226,13 +233,13 @@ def test_the_machine_runner_notices_a_difference(
 
 # --- fuzzing: the corpus replayed, and a short mutation run --------------------------------
 
-FUZZER = WORKSPACE / "target" / "release" / "wirestream-fuzz"
+FUZZER = WORKSPACE / "target" / "debug" / "wirestream-fuzz"  # dev profile, as RUNNER
 # the Python harness's committed corpus (same input layout), and what the Rust runs added
 FUZZ_CORPORA = (ROOT / "tests" / "fuzz" / "corpus", ROOT / "tests" / "fuzz" / "rust")
 
 
 def fuzz(tmp_path: Path, *args: str) -> dict[str, str]:
-    ok(cargo("build", "--release", "--quiet", "-p", "wirestream-fuzz"))
+    ok(cargo("build", "--quiet", "-p", "wirestream-fuzz"))
     corpora = [a for c in FUZZ_CORPORA for a in ("--corpus", str(c))]
     done = subprocess.run([str(FUZZER), *corpora, "--findings", str(tmp_path), *args],
                           capture_output=True, text=True, check=False, timeout=600)  # fmt: skip
