@@ -30,10 +30,11 @@ WORKSPACE = ROOT / "generated" / "rust"
 # The runners are built in the dev profile, not release: `cargo test` (in
 # test_cargo_fmt_clippy_test_doc) has built every crate in it already, so only the two
 # binaries compile, where release (thin LTO, one codegen unit) compiled every crate a second
-# time: ~64 s of CPU against ~18 s on a cold target (docs/install.md, "Where make test's time
-# goes"). Their job here is correctness, not speed (the inputs are counted, not timed), and
-# the dev profile's overflow checks make an arithmetic overflow in a codec a panic -- a
-# difference, a finding -- where release would wrap. `make fuzz-rust` keeps release.
+# time: ~64 s of CPU against ~18 s on a cold target, ~10 s of it given back by slower runs
+# (docs/install.md, "Where make test's time goes"). Their job here is correctness, not
+# speed (the inputs are counted, not timed), and the dev profile's overflow checks make an
+# arithmetic overflow in a codec a panic -- a difference, a finding -- where release would
+# wrap. `make fuzz-rust` keeps release.
 RUNNER = WORKSPACE / "target" / "debug" / "wirestream-corpus"
 # The versions the Rust target spells today; every other one is refused by name.
 COVERED = (
