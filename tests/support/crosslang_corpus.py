@@ -17,12 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.crosslang import corpus
-
 
 @pytest.fixture(scope="session")
 def crosslang_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The whole corpus: every variant's file and ``index.json``."""
+    # imported here: every session imports this module (tests/conftest.py), and the corpus
+    # module brings in every generated package and hypothesis (~0.4 s)
+    from tests.crosslang import corpus
+
     out = tmp_path_factory.mktemp("crosslang-corpus")
     corpus.write(out)
     return out
