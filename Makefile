@@ -152,7 +152,10 @@ ts-test: venv ts-build
 	WIRESTREAM_CORPUS=$$corpus WIRESTREAM_PYTHON=$(BIN)/python node --test $(TS_TESTS); \
 	rc=$$?; rm -rf $$corpus; exit $$rc
 
-test: venv native check-generated docs lint typecheck ts-test pytest
+# ts-build, not ts-test: pytest runs every node:test suite itself (tests/typescript/test_typescript.py,
+# corpus.test.ts through tests/crosslang/test_crosslang.py), so ts-test here ran each suite
+# twice and wrote the cross-language corpus once more; tsc -b still fails early, before pytest.
+test: venv native check-generated docs lint typecheck ts-build pytest
 
 # The documentation site (mkdocs.yml) into the git-ignored site/: --strict fails on any
 # warning (a broken link, a missing page, an API object that does not resolve).

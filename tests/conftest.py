@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.support.crosslang_corpus import crosslang_corpus  # noqa: F401  (the fixture)
 from tests.support.rabbitmq_broker import rabbitmq_broker  # noqa: F401  (the fixture)
 from tests.support.servers import mariadb_server, mosquitto_server, postgresql_server  # noqa: F401
 from tests.support.spark_connect import connect_server, spark_connect  # noqa: F401  (fixtures)

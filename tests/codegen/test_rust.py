@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.crosslang import corpus
+from tests.support.crosslang_corpus import corpus_subset
 from tests.support.protocols import ROOT, VERSIONS
 from tests.typescript import machine_cases
 from wirestream.codegen.frontend.build import load_protocol
@@ -26,7 +27,15 @@ from wirestream.codegen.tree import load_unit, units
 from wirestream.codegen.targets.rust.render import render_rust
 
 WORKSPACE = ROOT / "generated" / "rust"
-RUNNER = WORKSPACE / "target" / "release" / "wirestream-corpus"
+# The runners are built in the dev profile, not release: `cargo test` (in
+# test_cargo_fmt_clippy_test_doc) has built every crate in it already, so only the two
+# binaries compile, where release (thin LTO, one codegen unit) compiled every crate a second
+# time: ~64 s of CPU against ~18 s on a cold target, ~10 s of it given back by slower runs
+# (docs/install.md, "Where make test's time goes"). Their job here is correctness, not
+# speed (the inputs are counted, not timed), and the dev profile's overflow checks make an
+# arithmetic overflow in a codec a panic -- a difference, a finding -- where release would
+# wrap. `make fuzz-rust` keeps release.
+RUNNER = WORKSPACE / "target" / "debug" / "wirestream-corpus"
 # The versions the Rust target spells today; every other one is refused by name.
 COVERED = (
     "rsocket_v1_0",
@@ -99,10 +108,11 @@ def test_cargo_fmt_clippy_test_doc() -> None:
 
 
 @pytest.fixture(scope="module")
-def corpus_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("rust-corpus")
-    corpus.write(out, [v for v in corpus.VARIANTS if v.name in COVERED])
-    ok(cargo("build", "--release", "--quiet", "-p", "wirestream-corpus"))
+def corpus_dir(crosslang_corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The covered versions' part of the session's corpus (tests/support/crosslang_corpus.py:
+    written once, for TypeScript too), and the runner built."""
+    out = corpus_subset(crosslang_corpus, COVERED, tmp_path_factory.mktemp("rust-corpus"))
+    ok(cargo("build", "--quiet", "-p", "wirestream-corpus"))
     return out
 
 
@@ -170,7 +180,7 @@ def machine_cases_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
         )
     out = tmp_path_factory.mktemp("rust-machines") / "machines.json"
     out.write_text(json.dumps(cases), encoding="utf-8")
-    ok(cargo("build", "--release", "--quiet", "-p", "wirestream-corpus"))
+    ok(cargo("build", "--quiet", "-p", "wirestream-corpus"))
     return out
 
 
@@ -224,13 +234,13 @@ def test_the_machine_runner_notices_a_difference(
 
 # --- fuzzing: the corpus replayed, and a short mutation run --------------------------------
 
-FUZZER = WORKSPACE / "target" / "release" / "wirestream-fuzz"
+FUZZER = WORKSPACE / "target" / "debug" / "wirestream-fuzz"  # dev profile, as RUNNER
 # the Python harness's committed corpus (same input layout), and what the Rust runs added
 FUZZ_CORPORA = (ROOT / "tests" / "fuzz" / "corpus", ROOT / "tests" / "fuzz" / "rust")
 
 
 def fuzz(tmp_path: Path, *args: str) -> dict[str, str]:
-    ok(cargo("build", "--release", "--quiet", "-p", "wirestream-fuzz"))
+    ok(cargo("build", "--quiet", "-p", "wirestream-fuzz"))
     corpora = [a for c in FUZZ_CORPORA for a in ("--corpus", str(c))]
     done = subprocess.run([str(FUZZER), *corpora, "--findings", str(tmp_path), *args],
                           capture_output=True, text=True, check=False, timeout=600)  # fmt: skip
@@ -264,7 +274,11 @@ def test_byte_identity_with_rsocket_rust() -> None:
     spec pinned (METADATA_PUSH without its M flag; panics on EXT, on an unknown type with
     IGNORE and on an overlong metadata length; the stream id's reserved bit kept)."""
     manifest = ROOT / "bench" / "rust" / "Cargo.toml"
-    done = cargo("test", "--release", "--quiet", "--manifest-path", str(manifest))
+    # The dev profile, as the runners above: the identity is a matter of bytes, not speed.
+    # On a cold target (bench/rust/target: rsocket_rust and its dependencies) `cargo test`
+    # took 32 s of CPU against 76 s with --release (thin LTO, one codegen unit); the same
+    # tests pass in both. `make bench` keeps its release build.
+    done = cargo("test", "--quiet", "--manifest-path", str(manifest))
     ok(done)
     # rsocket_rust_identity.rs and codec_features.rs (the bytes and tokio-util features)
     assert done.stdout.count("2 passed") == 2 and " failed" not in done.stdout.replace(

@@ -29,10 +29,10 @@ TS_TEST = ROOT / "tests" / "typescript" / "dist" / "corpus.test.js"
 
 
 @pytest.fixture(scope="module")
-def corpus_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("corpus")
-    corpus.write(out)
-    return out
+def corpus_dir(crosslang_corpus: Path) -> Path:
+    """The session's corpus (tests/support/crosslang_corpus.py: written once, read here and
+    by the Rust target's tests)."""
+    return crosslang_corpus
 
 
 def _load(corpus_dir: Path, variant: corpus.Variant) -> dict[str, Any]:
