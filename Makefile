@@ -92,12 +92,12 @@ servers-installed:
 broker-installed:
 	@tools/broker.sh install
 
-# wirestream._native (runtime/rust/wirestream-native: the capture -> Arrow batch decoder the
+# wirestream.runtime._native (runtime/rust/wirestream-native: the capture -> Arrow batch decoder the
 # capture Spark source uses; docs/rust.md): built with maturin (the `native` extra) into
-# wirestream/_native.abi3.so (git-ignored) whenever its crate, the generated codecs it uses
+# runtime/_native.abi3.so (git-ignored) whenever its crate, the generated codecs it uses
 # or the support crate change. Without cargo it is not built and the pure-Python path is
 # used (tools/native.sh says so); `make test` needs cargo anyway (check-generated).
-NATIVE := wirestream/_native.abi3.so
+NATIVE := runtime/_native.abi3.so
 NATIVE_SOURCES := $(shell find runtime/rust/wirestream-native runtime/rust/wirestream-runtime \
 	generated/rust/rsocket_v1_0 -path '*/target' -prune -o -type f -print 2>/dev/null)
 $(NATIVE): $(STAMP) $(NATIVE_SOURCES)

@@ -7,7 +7,7 @@ over 4 connections, read from the page cache on one core, best of 3, in the same
 rates are of this process's CPU time (``time.process_time``), so that other work on a
 shared machine does not count (the wall-clock rate of the native path is shown too):
 
-- ``native``: ``FrameLogRows.native_batches`` (``wirestream._native``: record checks,
+- ``native``: ``FrameLogRows.native_batches`` (``wirestream.runtime._native``: record checks,
   decode and the frame log's Arrow buffers in Rust; ``make native``), record batches of
   the Spark frame log, as the capture source's tasks make them;
 - ``arrow (Python)``: ``FrameLogRows.batches``, the pure-Python Arrow path (the source's
@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     n = int(args[0]) if args else FRAMES
     if not native.available(NAME):
-        print("native capture -> Arrow: wirestream._native is not built (make native); skipped")
+        print("native capture -> Arrow: wirestream.runtime._native is not built (make native); skipped")
         return 1
     schema = spark_module(FrameLogRows(NAME).protocol).FRAME_LOG_SCHEMA
     with tempfile.TemporaryDirectory(prefix="wirestream-bench-native-") as folder:
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         loop, got_loop, _ = best(by_plain_loop, slow_runs)
         if not got == got_arrow == got_loop == n:
             raise RuntimeError(f"frames: native {got}, arrow {got_arrow}, loop {got_loop}, not {n}")
-    print(f"  native (wirestream._native)   {fast:>12,.0f} frames/s  "
+    print(f"  native (wirestream.runtime._native)   {fast:>12,.0f} frames/s  "
           f"{1e9 / fast:6.1f} ns/frame  {fast * size / n / 1e9:.2f} GB/s "
           f"(wall clock {fast_wall:,.0f} frames/s)")  # fmt: skip
     print(f"  arrow (pure Python)           {arrow:>12,.0f} frames/s  {1e9 / arrow:6.0f} ns/frame")

@@ -10,7 +10,7 @@ Figures, all in one run on this machine:
   REQUEST_N every 64 -- read by the ``wirestream`` source into the full frame log and
   forced through Spark's ``noop`` sink (every column materialised, nothing written).
   Spark ``local[1]`` against ``local[2]`` (scaling; target >= 1.6x), the Arrow path
-  against the row path (``arrow=false``), the native path (``wirestream._native``, the
+  against the row path (``arrow=false``), the native path (``wirestream.runtime._native``, the
   default where it is built) against the pure-Python Arrow path (``native=false``;
   issue 28's target >= 2x), and a plain Python loop over the generated
   codec (``scan_records`` -> ``decode`` -> ``frame_row``, one core, no Spark) as the

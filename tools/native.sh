@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# `make native`: build wirestream._native (runtime/rust/wirestream-native) with maturin as one
-# abi3 wheel and put its module into wirestream/ of this checkout, where `import
-# wirestream._native` finds it (git-ignored: built, never committed). Without cargo it says
+# `make native`: build wirestream.runtime._native (runtime/rust/wirestream-native) with maturin as one
+# abi3 wheel and put its module into runtime/ of this checkout, where `import
+# wirestream.runtime._native` finds it (git-ignored: built, never committed). Without cargo it says
 # so and stops: wirestream.runtime.capture.native then takes the pure-Python path.
 # Usage: tools/native.sh [PYTHON]   (default: .venv/bin/python, which has maturin: the
 # `native` extra of pyproject.toml)
@@ -11,7 +11,7 @@ PY="${1:-$ROOT/.venv/bin/python}"
 CRATE="$ROOT/runtime/rust/wirestream-native"
 
 if ! command -v cargo >/dev/null 2>&1; then
-    echo "cargo missing: wirestream._native not built; the pure-Python path is used (docs/rust.md)"
+    echo "cargo missing: wirestream.runtime._native not built; the pure-Python path is used (docs/rust.md)"
     exit 0
 fi
 out="$(mktemp -d)"
@@ -22,8 +22,8 @@ if ! "$PY" -m maturin build --release --locked -i "$PY" \
     exit 1
 fi
 # The wheel holds the module as _native/_native.abi3.so; the checkout imports it as
-# wirestream/_native.abi3.so (written whole, then renamed: a running import never sees half).
-"$PY" - "$out" "$ROOT/wirestream" <<'PY'
+# runtime/_native.abi3.so (written whole, then renamed: a running import never sees half).
+"$PY" - "$out" "$ROOT/runtime" <<'PY'
 import sys, zipfile
 from pathlib import Path
 

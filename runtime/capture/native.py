@@ -1,6 +1,6 @@
 """Native batch decoding: capture records -> frame-log record batches, in Rust.
 
-``wirestream._native`` (``runtime/rust/wirestream-native``, built by ``make native``; docs/rust.md,
+``wirestream.runtime._native`` (``runtime/rust/wirestream-native``, built by ``make native``; docs/rust.md,
 "Native batch decoding") reads a capture's records with the generated Rust codecs and
 writes the Arrow buffers of the protocol's Spark frame log (``FRAME_LOG_SCHEMA``);
 ``NativeFrameLog`` assembles them into a ``pyarrow.RecordBatch`` of exactly the schema's
@@ -31,11 +31,11 @@ from wirestream.runtime.capture.format import (
 from wirestream.runtime.capture.reader import _Records
 
 if TYPE_CHECKING:
-    from wirestream._native import FrameLog
+    from wirestream.runtime._native import FrameLog
 
 _native: ModuleType | None
 try:
-    from wirestream import _native
+    from wirestream.runtime import _native
 except ImportError:  # not built: `make native` (needs cargo); the pure-Python path is used
     _native = None
 
@@ -76,7 +76,7 @@ class NativeFrameLog:
 
     def __init__(self, protocol: str, mode: str, arrow_schema: Any) -> None:
         if _native is None:
-            raise RuntimeError("wirestream._native is not built: run `make native`")
+            raise RuntimeError("wirestream.runtime._native is not built: run `make native`")
         self.log: FrameLog = _native.FrameLog(protocol, mode)
         self.schema = arrow_schema
         _check_layout(self.log.layout(), arrow_schema, protocol)
@@ -110,7 +110,7 @@ def _check_layout(layout: Any, arrow_schema: Any, protocol: str) -> None:
     if built != expected:
         wrong = next((b, e) for b, e in zip(built + [None], expected + [None]) if b != e)
         raise RuntimeError(
-            f"wirestream._native's frame log of {protocol} is not the Spark schema's "
+            f"wirestream.runtime._native's frame log of {protocol} is not the Spark schema's "
             f"(built {wrong[0]}, schema {wrong[1]}): rebuild it with `make native`"
         )
 

@@ -19,7 +19,7 @@ messages, each behind a uint32 size, compressed as CompType says). Here:
 - compression: the five codecs of the Java client (none, gzip, snappy, lz4, zstd), in
   ``wirestream.runtime.rabbitmq_stream.compression``; a sub-entry batch never inflates
   beyond its declared size, which ``max_batch_size`` bounds (``BatchTooLarge``);
-- natively where ``wirestream._native`` is built (``make native``): the CRC and the split
+- natively where ``wirestream.runtime._native`` is built (``make native``): the CRC and the split
   in Rust (runtime/rust/wirestream-native/src/rabbitmq_chunk.rs; issue 28 measured 245 us
   per 1,000-entry chunk here against 10 us there), sub-entry batches still decompressed
   here. It is a fast path, not a judge: a chunk it does not find exactly right goes
@@ -80,7 +80,7 @@ def _load_native_split() -> NativeSplit | None:
     if os.environ.get("WIRESTREAM_NATIVE", "1") == "0":
         return None
     try:
-        from wirestream import _native
+        from wirestream.runtime import _native
     except ImportError:  # not built: `make native` (needs cargo)
         return None
     split: NativeSplit | None = getattr(_native, "rabbitmq_chunk_records", None)

@@ -4,7 +4,7 @@
 out in as few frames as frame_max allows, each at most ``limit`` bytes. ``encode_publish``
 and ``encode_sub_entries`` write the bytes directly: building a frame object per message
 cost more than the broker's work per message (tests/rabbitmq_stream/test_rabbitmq_stream_engine_publish.py
-proves the bytes identical to ``frame_bytes``). Where ``wirestream._native`` is built,
+proves the bytes identical to ``frame_bytes``). Where ``wirestream.runtime._native`` is built,
 ``encode_publish`` writes them in Rust (runtime/rust/wirestream-native/src/rabbitmq_chunk.rs),
 a fast path that gives up (None) on anything but plain fitting messages, which the Python
 loop then encodes or refuses (tests/native/test_native_rabbitmq.py: the same bytes and
@@ -60,7 +60,7 @@ def _load_native_publish() -> NativePublish | None:
     if os.environ.get("WIRESTREAM_NATIVE", "1") == "0":
         return None
     try:
-        from wirestream import _native
+        from wirestream.runtime import _native
     except ImportError:  # not built: `make native` (needs cargo)
         return None
     encode: NativePublish | None = getattr(_native, "rabbitmq_encode_publish", None)

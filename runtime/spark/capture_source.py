@@ -70,7 +70,7 @@ Options:
     column by column (the fast path); ``false``: one Python tuple per row (the row path,
     for comparison).
 ``native``
-    ``true`` (default): where the Rust extension ``wirestream._native`` is built (``make
+    ``true`` (default): where the Rust extension ``wirestream.runtime._native`` is built (``make
     native``; docs/rust.md) and decodes the protocol, a capture file's batches are read
     and built by it (``wirestream.runtime.capture.native``: the same rows and errors, no
     Python object per frame; a pcap file's frames, once its TCP streams are reassembled in

@@ -1,4 +1,4 @@
-"""``wirestream._native`` gives the pure-Python path's rows and errors.
+"""``wirestream.runtime._native`` gives the pure-Python path's rows and errors.
 
 The capture source reads a ``.wscap`` file natively where the extension is built
 (``wirestream.runtime.capture.native``; ``make native``, which ``make test`` runs first).
@@ -42,7 +42,7 @@ NAME = "rsocket/1.0"
 def test_the_extension_is_built_and_decodes_rsocket() -> None:
     # `make test` builds it (make native) before the tests: a missing one is a build
     # failure to fix, not a reason to test less.
-    assert native._native is not None, "wirestream._native is not built: run `make native`"
+    assert native._native is not None, "wirestream.runtime._native is not built: run `make native`"
     assert NAME in native.native_protocols()
     assert native.available(NAME)
 

@@ -2,7 +2,7 @@
 the native Publish encoder its bytes and errors).
 
 ``chunk_records`` checks a chunk's CRC-32 and splits its entries in Rust where
-``wirestream._native`` is built (runtime/rust/wirestream-native/src/rabbitmq_chunk.rs),
+``wirestream.runtime._native`` is built (runtime/rust/wirestream-native/src/rabbitmq_chunk.rs),
 decompressing sub-entry batches of every codec in Python; ``python_chunk_records`` is the
 reference. Here both read the same chunks -- every Deliver of the committed fuzz corpora
 (as they are, and with their CRC made right so the checks behind it are reached), chunks
@@ -54,7 +54,7 @@ MUTATIONS = 4_000
 
 def test_the_extension_splits_chunks() -> None:
     # `make test` builds it (make native) first: a missing one is a build failure.
-    assert native_split is not None, "wirestream._native is not built: run `make native`"
+    assert native_split is not None, "wirestream.runtime._native is not built: run `make native`"
     chunk = osiris_chunk(7, [SimpleEntry(b"a"), SimpleEntry(b""), SimpleEntry(b"bc")])
     assert native_split(chunk.data, chunk.chunk_crc, 3, 3) == ([b"a", b"", b"bc"], False)
     # chunk_records takes the native path by default
@@ -206,7 +206,7 @@ def test_native_publish_frames_are_the_python_ones_bytes_and_errors() -> None:
     """``encode_publish`` in Rust writes the Python loop's bytes, frames split at the same
     places; what it gives up on (a message over the limit, not bytes) the Python loop
     encodes or refuses with its own error."""
-    assert native_publish is not None, "wirestream._native is not built: run `make native`"
+    assert native_publish is not None, "wirestream.runtime._native is not built: run `make native`"
     rng = random.Random(6)
     cases = 0
     for _ in range(600):

@@ -172,10 +172,10 @@ def test_arrow_and_row_paths_agree_on_a_real_capture(
 def test_the_native_and_pure_paths_agree_through_spark(
     spark: SparkSession, rsocket_capture: tuple[Path, bytes, bytes], tmp_path: Path, mode: str
 ) -> None:
-    """RSocket 1.0 captures are read by wirestream._native (built by `make native` before the
+    """RSocket 1.0 captures are read by wirestream.runtime._native (built by `make native` before the
     tests); native=false is the pure-Python path: the same rows, split or not, and the same
     malformed rows (tests/native: every corpus input, and the errors)."""
-    assert native.available("rsocket/1.0"), "wirestream._native is not built: make native"
+    assert native.available("rsocket/1.0"), "wirestream.runtime._native is not built: make native"
     path = rsocket_capture[0]
     fast = read(spark, path, maxPartitionBytes="2000", mode=mode).collect()
     pure = read(spark, path, maxPartitionBytes="2000", mode=mode, native="false").collect()

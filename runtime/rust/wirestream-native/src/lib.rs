@@ -1,4 +1,4 @@
-//! `wirestream._native`: capture records decoded by the generated Rust codecs into the
+//! `wirestream.runtime._native`: capture records decoded by the generated Rust codecs into the
 //! Arrow buffers of the Spark frame log (`generated/<protocol>/<version>/spark.py`), which
 //! `wirestream.runtime.capture.native` assembles into a `pyarrow.RecordBatch` of exactly
 //! the Spark schema's types (no cast). docs/rust.md, "Native batch decoding".
@@ -39,7 +39,7 @@ const FRAME_CRC: u8 = 2;
 const MALFORMED: u8 = 3;
 
 /// One protocol's frame log, built a batch at a time.
-#[pyclass(module = "wirestream._native")]
+#[pyclass(module = "wirestream.runtime._native")]
 struct FrameLog {
     log: Log,
     pool: Pool,
