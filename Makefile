@@ -134,8 +134,9 @@ lint: venv
 typecheck: venv
 	tools/typecheck.sh
 
+# --durations: every run (CI's too) ends with its 25 slowest tests, where make test's time goes
 pytest: venv native node-deps java-peers tshark chromium servers-installed broker-installed
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --durations=25
 
 # runtime/, generated/ and tests/typescript -> their dist/ (tsc -b: incremental, strict).
 ts-build: node-deps
