@@ -348,7 +348,12 @@ class CorpusSpell:
           "match decoded {",
           "Ok(f) => { let tracked = if track { let mut running = ctx.clone().unwrap_or_default(); "
           "track_context(&f, &mut running); Some(context_json(&running)) } else { None }; "
-          "Ok((frame_json(&f), f.encode_with(ctx.as_ref()).map_err(|e| e.class_name()), tracked)) }",
+          "let encoded = f.encode_with(ctx.as_ref()).map_err(|e| e.class_name()); "
+          # the owned form (feature `owned`) must give the same fields and bytes back
+          "let owned = f.clone().into_owned(); let view = owned.as_view(); "
+          "if frame_json(&view) != frame_json(&f) || owned.encode_with(ctx.as_ref()).map_err(|e| e.class_name()) != encoded "
+          "|| owned.class_name() != f.class_name() { return Err((\"<owned form differs>\", None)); } "
+          "Ok((frame_json(&f), encoded, tracked)) }",
           "Err(ProtocolError::Truncated { needed }) => Err((\"Truncated\", Some(needed))),",
           "Err(e) => Err((e.class_name(), None)), } }",
           "pub fn build_encode(v: &Value, ctx: &Value) -> Result<Result<Vec<u8>, &'static str>, String> {",

@@ -16,12 +16,15 @@ from wirestream.codegen.targets.rust.codec import (
     RUNTIME_CRATE,
     TOOLCHAIN,
     Refused,
+    Spell,
     crate_name,
     render_crate,
+    rustfmt,
 )
 from wirestream.codegen.targets.rust.corpus import render_corpus
 from wirestream.codegen.targets.rust.fuzz import render_fuzz
 from wirestream.codegen.targets.rust.machines import render_machines
+from wirestream.codegen.targets.rust.owned import render_owned
 
 DIR = "rust"  # the cargo workspace's folder under --out
 
@@ -56,6 +59,7 @@ def render_rust(protos: list[Protocol], log: bool = True) -> dict[str, str]:
         machines_plan = MachinesTarget(proto).plan()
         try:
             crate = render_crate(plan, render_machines(plan, machines_plan))
+            crate["src/owned.rs"] = rustfmt(render_owned(Spell(plan)))
         except Refused as error:
             if len(protos) == 1:
                 raise

@@ -555,11 +555,16 @@ pub fn decode(
             } else {
                 None
             };
-            Ok((
-                frame_json(&f),
-                f.encode_with(ctx.as_ref()).map_err(|e| e.class_name()),
-                tracked,
-            ))
+            let encoded = f.encode_with(ctx.as_ref()).map_err(|e| e.class_name());
+            let owned = f.clone().into_owned();
+            let view = owned.as_view();
+            if frame_json(&view) != frame_json(&f)
+                || owned.encode_with(ctx.as_ref()).map_err(|e| e.class_name()) != encoded
+                || owned.class_name() != f.class_name()
+            {
+                return Err(("<owned form differs>", None));
+            }
+            Ok((frame_json(&f), encoded, tracked))
         }
         Err(ProtocolError::Truncated { needed }) => Err(("Truncated", Some(needed))),
         Err(e) => Err((e.class_name(), None)),

@@ -24,6 +24,10 @@ extern crate std;
 
 use alloc::vec::Vec;
 
+/// Owned forms of the frames (`Vec<u8>` and `String` fields): `frame.into_owned()`.
+#[cfg(feature = "owned")]
+pub mod owned;
+
 /// Default limit of a frame's size in bytes (transport prefix excluded).
 pub const MAX_FRAME_SIZE: usize = 0x100_0000;
 /// Bytes of the big-endian length prefix before each frame on a byte stream; 0: frames delimit themselves.

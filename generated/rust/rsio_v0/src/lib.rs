@@ -26,6 +26,10 @@ extern crate std;
 
 use alloc::vec::Vec;
 
+/// Owned forms of the frames (`Vec<u8>` and `String` fields): `frame.into_owned()`.
+#[cfg(feature = "owned")]
+pub mod owned;
+
 pub mod machines;
 
 /// Default limit of a frame's size in bytes (transport prefix excluded).
