@@ -194,7 +194,14 @@ def owned_files(out: Path, targets: tuple[str, ...]) -> list[str]:
     owned: list[Path] = []
     ts = out / TS_DIR
     if "python" in targets:
-        owned += [p for p in [*out.rglob("*.py"), *out.rglob("*.md")] if ts not in p.parents]
+        # not under the npm package nor the cargo workspace (whose target/ holds cargo's
+        # own files, e.g. the licence .md files of `cargo doc`)
+        other = (ts, out / RUST_DIR)
+        owned += [
+            p
+            for p in [*out.rglob("*.py"), *out.rglob("*.md")]
+            if not any(o in p.parents for o in other)
+        ]
     if "typescript" in targets and ts.is_dir():
         owned += [*(ts / "src").rglob("*.ts"), *(ts / "runtime" / "src").rglob("*.ts")]
         owned += [p for name in ("package.json", "tsconfig.json", "README.md")

@@ -150,6 +150,18 @@ def test_only_touches_that_protocols_own_files(tree: Path) -> None:
     assert main(check) == 0
 
 
+def test_cargos_own_files_under_the_rust_workspace_are_not_the_generators(tree: Path) -> None:
+    """``cargo doc`` writes Markdown licences under ``<out>/rust/target/``: neither ``check``
+    (as "not generated from any IDL") nor ``generate`` (as stale) may claim them."""
+    licence = tree / "out" / "rust" / "target" / "doc" / "static.files" / "LICENSE-0a1b.md"
+    licence.parent.mkdir(parents=True)
+    licence.write_text("cargo's\n", encoding="utf-8")
+    out, idl = str(tree / "out"), str(tree / "idl")
+    assert main(["check", "--idl", idl, "--out", out, "--package", OPTIONS.package]) == 0
+    report = generate(tree)
+    assert report.removed == [] and licence.read_text(encoding="utf-8") == "cargo's\n"
+
+
 def test_only_removes_the_files_of_a_deleted_version_of_that_protocol(tree: Path) -> None:
     (tree / "idl" / "toy" / "v2.yaml").unlink()
     before = snapshot(tree / "out")
