@@ -8,8 +8,9 @@ types, with no cast and no Python object per frame.
 
 This module is the one place that imports the extension for captures (RabbitMQ chunks:
 ``wirestream.runtime.rabbitmq_stream.chunk``).  Where it is not built (no Rust
-on the machine) or does not decode the protocol, ``available`` says False and the callers
-(the Spark capture source, ``wirestream capture stats``) take the pure-Python path; setting
+on the machine) or does not decode the protocol, ``available`` says False and the caller
+(the Spark capture source) takes the pure-Python path (``wirestream capture`` always does:
+its ``stats`` count by sender, and the frame log keeps a record's direction, not its side); setting
 ``WIRESTREAM_NATIVE=0`` in the environment forces that path everywhere.  Both paths give
 the same rows and raise the same errors (``tests/native/test_native_capture.py``): the
 records are checked by the same careful path (``reader._Records``), and a frame the Rust
