@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import ssl
-import subprocess
 import tempfile
 from pathlib import Path
 
@@ -22,20 +21,7 @@ from wirestream.runtime.aio import (
 )
 from wirestream.runtime.errors import ConnectionLost, ProtocolError, TransportTimeout
 from tests.support.aio_support import run
-
-
-def _tls_contexts(tmp: Path) -> tuple[ssl.SSLContext, ssl.SSLContext]:
-    key, cert = tmp / "key.pem", tmp / "cert.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
-         "-out", str(cert), "-days", "1", "-subj", "/CN=localhost",
-         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
-        check=True, capture_output=True,
-    )  # fmt: skip
-    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    server.load_cert_chain(cert, key)
-    client = ssl.create_default_context(cafile=str(cert))
-    return server, client
+from tests.support.tls_support import tls_contexts
 
 
 async def _echo(transport: Transport) -> None:
@@ -74,12 +60,12 @@ def test_unix_socket_echoes_bytes() -> None:
 
 
 def test_tls_echoes_bytes_with_a_verified_certificate(tmp_path: Path) -> None:
-    server, client = _tls_contexts(tmp_path)
+    server, client = tls_contexts(tmp_path)
     run(_round_trip("tls://127.0.0.1:0", server_ssl=server, client_ssl=client))
 
 
 def test_wss_echoes_bytes(tmp_path: Path) -> None:
-    server, client = _tls_contexts(tmp_path)
+    server, client = tls_contexts(tmp_path)
     run(_round_trip("wss://127.0.0.1:0/", server_ssl=server, client_ssl=client))
 
 

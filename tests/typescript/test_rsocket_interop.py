@@ -23,14 +23,18 @@ import json
 import os
 import re
 import signal
+import ssl
 import sys
+import tempfile
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.support.aio_support import run
 from tests.support.tcp_proxy import TcpProxy
+from tests.support.tls_support import self_signed_certificate
 from tests.support.typescript_support import ROOT
 from wirestream.apps.demo_responder import EchoResponder
 from wirestream.runtime.rsocket import (
@@ -50,6 +54,8 @@ SERVER = ROOT / "tests" / "typescript" / "dist" / "rsocket" / "server.js"
 STEP = 60.0  # seconds for one node process (a cold start on a busy 2-core machine)
 
 TRANSPORTS = ["tcp", "ws"]
+# the Node socket transports beyond TCP (a smaller set of scenarios: the same TcpTransport)
+SOCKET_TRANSPORTS = ["tls", "unix"]
 # A: the client's transports; "browser-ws" is the browser entry's WebSocket transport.
 CLIENT_TRANSPORTS = ["tcp", "ws", "browser-ws"]
 
@@ -67,13 +73,19 @@ def client_env(browser: bool) -> dict[str, str]:
 
 
 async def ts_client(
-    node: str, url: str, scenario: str, mtu: int | None = None, browser: bool = False
+    node: str,
+    url: str,
+    scenario: str,
+    mtu: int | None = None,
+    browser: bool = False,
+    env: dict[str, str] | None = None,
 ) -> Any:
-    """Run one scenario of the TypeScript client against ``url``; what it printed."""
+    """Run one scenario of the TypeScript client against ``url``; what it printed.
+    ``env``: more of its environment (``WIRESTREAM_TLS_CA``)."""
     process = await asyncio.create_subprocess_exec(
         *client_args(node, url, scenario, mtu, browser),
         cwd=ROOT,
-        env=client_env(browser),
+        env={**client_env(browser), **(env or {})},
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -316,8 +328,12 @@ async def start_ts_server(
     mtu: int | None = None,
     lease: int | None = None,
     resume: bool = False,
+    url: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> TypeScriptServer:
-    args = [node, str(SERVER), f"{transport}://127.0.0.1:0"]
+    """``url``: where to listen instead of ``transport``://127.0.0.1:0; ``env``: more of its
+    environment (``WIRESTREAM_TLS_CERT``, ``WIRESTREAM_TLS_KEY``)."""
+    args = [node, str(SERVER), url or f"{transport}://127.0.0.1:0"]
     if mtu is not None or lease is not None:
         args.append(str(mtu) if mtu is not None else "-")
     if lease is not None:
@@ -325,7 +341,7 @@ async def start_ts_server(
     process = await asyncio.create_subprocess_exec(
         *args,
         cwd=ROOT,
-        env={**os.environ, "WIRESTREAM_SERVE_RESUME": "1" if resume else "0"},
+        env={**os.environ, "WIRESTREAM_SERVE_RESUME": "1" if resume else "0", **(env or {})},
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -604,3 +620,110 @@ def test_python_client_cancels_an_unbounded_stream_of_the_ts_server(node: str) -
         assert answer.data == b"still-open"
 
     run(with_ts_server(node, "tcp", body), 60)
+
+
+# ---------------------------------------------------------------------------- TLS, Unix
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A self-signed certificate (and its key) for 127.0.0.1, shared by the TLS tests."""
+    return self_signed_certificate(tmp_path_factory.mktemp("tls"))
+
+
+@pytest.mark.parametrize("transport", SOCKET_TRANSPORTS)
+def test_ts_client_over_tls_and_unix_sockets(
+    node: str, transport: str, certificate: tuple[Path, Path]
+) -> None:
+    """The Node transports beyond TCP and WebSocket, against the Python server: TLS (the
+    client verifies the server's certificate against the CA it is given, by name) and a
+    Unix domain socket; a request-response and a 10,000-item stream under request-n."""
+    cert, key = certificate
+    server_ssl = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_ssl.load_cert_chain(cert, key)
+
+    async def scenario() -> tuple[Any, Any]:
+        with tempfile.TemporaryDirectory() as folder:
+            url = f"unix://{folder}/rsocket.sock" if transport == "unix" else "tls://127.0.0.1:0"
+            server = await serve(
+                url, EchoResponder(), ssl=server_ssl if transport == "tls" else None
+            )
+            env = {"WIRESTREAM_TLS_CA": str(cert)}
+            try:
+                answer = await ts_client(node, server.url, "request_response", env=env)
+                stream = await ts_client(node, server.url, "request_stream_backpressure", env=env)
+            finally:
+                server.close()
+                await server.wait_closed()
+            return answer, stream
+
+    answer, stream = run(scenario(), 120)
+    assert answer == {"data": "hello", "metadata": b"md-1".hex()}
+    assert (stream["count"], stream["inOrder"]) == (10_000, True)
+
+
+def test_ts_client_refuses_a_tls_server_it_does_not_trust(node: str, tmp_path: Path) -> None:
+    """tls:// verifies by default: a server whose certificate is not from the CA the client
+    was given is refused (ConnectionLost naming the certificate problem), no SETUP sent."""
+    (tmp_path / "server").mkdir()
+    (tmp_path / "other").mkdir()
+    cert, key = self_signed_certificate(tmp_path / "server")
+    other, _ = self_signed_certificate(tmp_path / "other")
+    server_ssl = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_ssl.load_cert_chain(cert, key)
+
+    async def scenario() -> tuple[int | None, bytes]:
+        server = await serve("tls://127.0.0.1:0", EchoResponder(), ssl=server_ssl)
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *client_args(node, server.url, "request_response", None, False),
+                cwd=ROOT,
+                env={**client_env(False), "WIRESTREAM_TLS_CA": str(other)},
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
+            _, err = await asyncio.wait_for(process.communicate(), STEP)
+            return process.returncode, err
+        finally:
+            server.close()
+            await server.wait_closed()
+
+    code, err = run(scenario(), 90)
+    assert code == 1
+    assert b"ConnectionLost" in err and b"certificate" in err
+
+
+@pytest.mark.parametrize("transport", SOCKET_TRANSPORTS)
+def test_python_client_against_ts_server_over_tls_and_unix_sockets(
+    node: str, transport: str, certificate: tuple[Path, Path]
+) -> None:
+    """The TypeScript server on TLS (its certificate from the PEM files it is given) and on
+    a Unix domain socket (the socket file gone once it stops), the Python client on it."""
+    cert, key = certificate
+    client_ssl = ssl.create_default_context(cafile=str(cert))
+
+    async def scenario() -> tuple[bytes, int, bool]:
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "rsocket.sock"
+            server = await start_ts_server(
+                node,
+                transport,
+                url=f"unix://{path}" if transport == "unix" else None,
+                env={"WIRESTREAM_TLS_CERT": str(cert), "WIRESTREAM_TLS_KEY": str(key)},
+            )
+            try:
+                ssl_context = client_ssl if transport == "tls" else None
+                async with await connect(server.url, ssl=ssl_context) as peer:
+                    answer = await peer.request_response(b"hello")
+                    count = 0
+                    async for item in peer.request_stream(b"10000", limit_rate=32):
+                        assert item.data == b"%d" % count
+                        count += 1
+            finally:
+                err = await stop(server)
+            assert "Error" not in err, err
+            return answer.data, count, path.exists()
+
+    data, count, left = run(scenario(), 120)
+    assert (data, count) == (b"hello", 10_000)
+    assert not left

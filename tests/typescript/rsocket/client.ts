@@ -1,10 +1,13 @@
 // One scenario of the TypeScript RSocket client (@wirestream/rsocket/node) against a real
 // server, driven by tests/typescript/test_rsocket_interop.py:
 //   node tests/typescript/dist/rsocket/client.js URL SCENARIO [MTU]
+// WIRESTREAM_TLS_CA: a PEM file the tls:// server's certificate is checked against.
 // WIRESTREAM_BROWSER_WS=1 connects with the browser entry (`@wirestream/rsocket`'s
 // `connect` on the global WebSocket: node --experimental-websocket on Node 20).
 // prints one JSON object with what it saw (the pytest side asserts on it and on what the
 // server saw). Exits non-zero with the error on stderr; every wait is bounded (WAIT_MS).
+
+import { readFileSync } from "node:fs";
 
 import { connect as browserConnect } from "@wirestream/rsocket";
 import {
@@ -255,7 +258,10 @@ async function main(): Promise<void> {
     throw new Error(`usage: client.js URL (${Object.keys(scenarios).join("|")}) [MTU]`);
   }
   const limits = mtuArg !== undefined ? { mtu: Number(mtuArg) } : {};
-  const options = { keepalive: 1_000, limits, ...CONNECT[scenario!] };
+  // WIRESTREAM_TLS_CA: the PEM file of the certificate authority a tls:// server's is from
+  const ca = process.env["WIRESTREAM_TLS_CA"];
+  const tls = ca !== undefined ? { tls: { ca: readFileSync(ca) } } : {};
+  const options = { keepalive: 1_000, limits, ...tls, ...CONNECT[scenario!] };
   const dial = process.env["WIRESTREAM_BROWSER_WS"] === "1" ? browserConnect : connect;
   const rs = await within(dial(url, options), "connecting");
   const result = await within(run(rs), scenario!);

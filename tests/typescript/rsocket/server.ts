@@ -2,11 +2,14 @@
 // responder does (wirestream/apps/demo_responder.py), for the Python client to test:
 //   node tests/typescript/dist/rsocket/server.js URL [MTU] [LEASE_REQUESTS]
 // (with LEASE_REQUESTS it grants leases of that many requests for a minute; with
-// WIRESTREAM_SERVE_RESUME=1 it keeps resumable sessions); "closed: ERROR_NAME" (or
+// WIRESTREAM_SERVE_RESUME=1 it keeps resumable sessions; a tls:// URL takes its PEM files
+// from WIRESTREAM_TLS_CERT and WIRESTREAM_TLS_KEY); "closed: ERROR_NAME" (or
 // "closed: cleanly") when a connection ends, and "refused: N" (connections beyond
 // maxConnections) when it stops
 // prints "listening on URL", then one line per fire-and-forget ("fire-and-forget: TEXT")
 // and metadata push ("metadata-push: TEXT"); stops on SIGTERM or when stdin closes.
+
+import { readFileSync } from "node:fs";
 
 import {
   ApplicationError,
@@ -68,6 +71,15 @@ async function main(): Promise<void> {
       limits: mtuArg !== undefined && mtuArg !== "-" ? { mtu: Number(mtuArg) } : {},
       ...(leaseArg !== undefined ? { lease: [60_000, Number(leaseArg)] as const } : {}),
       resume: process.env["WIRESTREAM_SERVE_RESUME"] === "1",
+      // WIRESTREAM_TLS_CERT / _KEY: PEM files, for a tls:// URL
+      ...(process.env["WIRESTREAM_TLS_CERT"] !== undefined
+        ? {
+            tls: {
+              cert: readFileSync(process.env["WIRESTREAM_TLS_CERT"]),
+              key: readFileSync(process.env["WIRESTREAM_TLS_KEY"] ?? ""),
+            },
+          }
+        : {}),
       ...limits,
       onConnection: (peer) => {
         void peer.closed.then(() => {

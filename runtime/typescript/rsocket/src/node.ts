@@ -1,7 +1,8 @@
 /**
- * @wirestream/rsocket/node: RSocket over Node's TCP (client and server) and WebSocket
- * (client and server, with the `ws` package: Node 20 has no WebSocket server and its
- * client is behind a flag).
+ * @wirestream/rsocket/node: RSocket over Node's TCP, TLS and Unix domain sockets (client
+ * and server: `tcp://host:port`, `tls://host:port`, `unix:///path/to/socket`, the URLs of
+ * the Python runtime) and WebSocket (client and server, with the `ws` package: Node 20 has
+ * no WebSocket server and its client is behind a flag).
  *
  * ```ts
  * import { connect, serve } from "@wirestream/rsocket/node";
@@ -12,6 +13,7 @@
 
 import type { Bytes } from "./bytes.js";
 import * as net from "node:net";
+import * as tls from "node:tls";
 
 import { ConnectionLost, HandshakeTimeout, TransportTimeout } from "@wirestream/runtime";
 import { WebSocket, WebSocketServer, type RawData } from "ws";
@@ -108,20 +110,49 @@ export class NodeWebSocketTransport implements Transport {
   }
 }
 
-function parse(url: string): { scheme: string; host: string; port: number } {
+function parse(url: string): { scheme: string; host: string; port: number; path: string } {
   const parsed = new URL(url);
   const scheme = parsed.protocol.replace(/:$/, "").toLowerCase();
   const host = parsed.hostname.replace(/^\[|\]$/g, "");
+  // unix:///tmp/x.sock (as Python's endpoints): the socket's path, no host or port
+  const path = scheme === "unix" ? decodeURIComponent(parsed.host + parsed.pathname) : "";
+  if (scheme === "unix" && path === "") {
+    throw new ConnectionLost(`${url}: a unix URL needs a path (unix:///tmp/x.sock)`, "unsupported");
+  }
   return {
     scheme,
     host,
     port: Number(parsed.port || (scheme === "wss" ? 443 : scheme === "ws" ? 80 : 7878)),
+    path,
   };
 }
 
-/** Open a transport to `url`: tcp://host:port, ws:// or wss://. */
-export function openTransport(url: string, timeout = 10_000): Promise<Transport> {
-  const { scheme, host, port } = parse(url);
+/** A socket connecting (TCP, TLS or Unix) as the transport once it is connected. */
+function dialSocket(
+  socket: net.Socket,
+  event: "connect" | "secureConnect",
+  url: string,
+  settle: (error: Error | null, transport?: Transport) => void,
+): () => void {
+  socket.once(event, () => {
+    socket.removeAllListeners("error");
+    settle(null, new TcpTransport(socket));
+  });
+  socket.once("error", (error) =>
+    settle(new ConnectionLost(`cannot connect to ${url}: ${error.message}`, "refused")),
+  );
+  return () => socket.destroy();
+}
+
+/** Open a transport to `url`: tcp://host:port, tls://host:port (`tlsOptions`: Node's, e.g.
+ * `ca` for a private certificate authority; the server's name is checked against the
+ * host), unix:///path, ws:// or wss://. */
+export function openTransport(
+  url: string,
+  timeout = 10_000,
+  tlsOptions: tls.ConnectionOptions = {},
+): Promise<Transport> {
+  const { scheme, host, port, path } = parse(url);
   return new Promise<Transport>((resolve, reject) => {
     let settled = false;
     const settle = (error: Error | null, transport?: Transport): void => {
@@ -137,15 +168,14 @@ export function openTransport(url: string, timeout = 10_000): Promise<Transport>
       settle(new TransportTimeout(`connecting to ${url} took longer than ${timeout} ms`));
     }, timeout);
     if (scheme === "tcp") {
-      const socket = net.connect({ host, port });
-      abandon = () => socket.destroy();
-      socket.once("connect", () => {
-        socket.removeAllListeners("error");
-        settle(null, new TcpTransport(socket));
-      });
-      socket.once("error", (error) =>
-        settle(new ConnectionLost(`cannot connect to ${url}: ${error.message}`, "refused")),
-      );
+      abandon = dialSocket(net.connect({ host, port }), "connect", url, settle);
+    } else if (scheme === "tls") {
+      // SNI only for names (RFC 6066, 3: "Literal IPv4 and IPv6 addresses are not permitted")
+      const servername = net.isIP(host) === 0 ? { servername: host } : {};
+      const socket = tls.connect({ host, port, ...servername, ...tlsOptions });
+      abandon = dialSocket(socket, "secureConnect", url, settle);
+    } else if (scheme === "unix") {
+      abandon = dialSocket(net.connect({ path }), "connect", url, settle);
     } else if (scheme === "ws" || scheme === "wss") {
       const socket = new WebSocket(url);
       abandon = () => socket.terminate();
@@ -157,14 +187,26 @@ export function openTransport(url: string, timeout = 10_000): Promise<Transport>
         settle(new ConnectionLost(`cannot connect to ${url}: ${error.message}`, "refused")),
       );
     } else {
-      settle(new ConnectionLost(`unsupported transport ${scheme}: (tcp, ws, wss)`, "unsupported"));
+      settle(
+        new ConnectionLost(
+          `unsupported transport ${scheme}: (tcp, tls, unix, ws, wss)`,
+          "unsupported",
+        ),
+      );
     }
   });
 }
 
-/** Connect to `url` (tcp://, ws://, wss://) and send SETUP. */
-export async function connect(url: string, options: ConnectOptions = {}): Promise<RSocketPeer> {
-  const dial = (): Promise<Transport> => openTransport(url, options.timeout);
+/** What `connect` takes in Node: the options of every transport, and TLS's. */
+export interface NodeConnectOptions extends ConnectOptions {
+  /** For tls:// URLs: Node's TLS options (`ca`, `cert`/`key` for a client certificate,
+   * `rejectUnauthorized`...); the default verifies the server against the system's CAs. */
+  tls?: tls.ConnectionOptions;
+}
+
+/** Connect to `url` (tcp://, tls://, unix://, ws://, wss://) and send SETUP. */
+export async function connect(url: string, options: NodeConnectOptions = {}): Promise<RSocketPeer> {
+  const dial = (): Promise<Transport> => openTransport(url, options.timeout, options.tls);
   return startClient(await dial(), options, dial);
 }
 
@@ -194,6 +236,8 @@ export interface ServeOptions {
   maxConnections?: number;
   /** Called with each accepted connection's peer (its `closed` and `error` say how it ended). */
   onConnection?: (peer: RSocketPeer) => void;
+  /** For tls:// URLs (required there): Node's TLS server options, at least `key` and `cert`. */
+  tls?: tls.TlsOptions;
 }
 
 function hex(bytes: Bytes): string {
@@ -201,7 +245,7 @@ function hex(bytes: Bytes): string {
 }
 
 export interface Server {
-  /** Where it listens: tcp://host:port or ws://host:port. */
+  /** Where it listens: tcp://host:port, tls://host:port, unix:///path or ws://host:port. */
   readonly url: string;
   readonly port: number;
   /** The connections open now. */
@@ -212,13 +256,17 @@ export interface Server {
   close(): Promise<void>;
 }
 
-/** Serve RSocket on `url` (tcp://host:port or ws://host:port; port 0 picks one). */
+/** Serve RSocket on `url` (tcp://host:port, tls://host:port, unix:///path or
+ * ws://host:port; port 0 picks one). */
 export async function serve(
   url: string,
   handler: HandlerFactory,
   options: ServeOptions = {},
 ): Promise<Server> {
-  const { scheme, host, port } = parse(url);
+  const { scheme, host, port, path } = parse(url);
+  if (scheme === "tls" && (options.tls?.key === undefined || options.tls.cert === undefined)) {
+    throw new ConnectionLost("serving tls:// needs options.tls with its key and cert", "unsupported");
+  }
   const peers = new Set<RSocketPeer>();
   /** Resumable sessions by token: the peer that owns each. */
   const sessions = new Map<string, RSocketPeer>();
@@ -327,15 +375,19 @@ export async function serve(
       peers.delete(peer);
     });
   };
-  if (scheme === "tcp") {
-    const server = net.createServer((socket) => accept(new TcpTransport(socket)));
+  if (scheme === "tcp" || scheme === "tls" || scheme === "unix") {
+    const server =
+      scheme === "tls"
+        ? tls.createServer(options.tls ?? {}, (socket) => accept(new TcpTransport(socket)))
+        : net.createServer((socket) => accept(new TcpTransport(socket)));
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
-      server.listen(port, host, () => resolve());
+      if (scheme === "unix") server.listen(path, () => resolve());
+      else server.listen(port, host, () => resolve());
     });
-    const bound = (server.address() as net.AddressInfo).port;
+    const bound = scheme === "unix" ? 0 : (server.address() as net.AddressInfo).port;
     return {
-      url: `tcp://${host}:${bound}`,
+      url: scheme === "unix" ? `unix://${path}` : `${scheme}://${host}:${bound}`,
       port: bound,
       peers,
       get refused() {
@@ -343,6 +395,7 @@ export async function serve(
       },
       close: async () => {
         await Promise.all([...peers].map((peer) => peer.close(0)));
+        // (a Unix server's socket file: Node removes it on close)
         await new Promise<void>((resolve) => server.close(() => resolve()));
       },
     };
@@ -368,7 +421,7 @@ export async function serve(
       },
     };
   }
-  throw new ConnectionLost(`cannot serve ${scheme}: (tcp, ws)`, "unsupported");
+  throw new ConnectionLost(`cannot serve ${scheme}: (tcp, tls, unix, ws)`, "unsupported");
 }
 
 /** A socket's Buffer as the byte view the engine takes (no copy): Node reads sockets into
