@@ -727,3 +727,72 @@ def test_python_client_against_ts_server_over_tls_and_unix_sockets(
     data, count, left = run(scenario(), 120)
     assert (data, count) == (b"hello", 10_000)
     assert not left
+
+
+# ---------------------------------------------------------------------------- EXT
+
+
+class ExtResponder(EchoResponder):
+    """The demo responder that also takes EXT frames of extended type 0x100."""
+
+    extensions = frozenset({0x100})
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.exts: list[tuple[int, RSocketPayload, int]] = []
+        self.ext_arrived = asyncio.Event()
+
+    async def on_ext(self, extended_type: int, payload: RSocketPayload, stream_id: int) -> None:
+        self.exts.append((extended_type, payload, stream_id))
+        self.ext_arrived.set()
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_ts_client_ext_both_ways(node: str, transport: str) -> None:
+    """EXT (Extension Frame): the TypeScript client declares the types its onExt takes
+    (connect's handler.extensions) and sends one with the I flag clear, which the Python
+    server takes because it declared it; the server's EXT of the client's type reaches the
+    client's onExt with its data, metadata and stream id."""
+
+    async def scenario() -> tuple[Any, ExtResponder]:
+        responder = ExtResponder()
+        server = await serve(f"{transport}://127.0.0.1:0", responder)
+        try:
+            client = asyncio.create_task(ts_client(node, server.url, "ext"))
+            await asyncio.wait_for(responder.ext_arrived.wait(), STEP)
+            (peer,) = server.peers
+            await peer.send_ext(0x101, b"ext-from-python", b"pm", ignore=False)
+            result = await client
+        finally:
+            server.close()
+            await server.wait_closed()
+        return result, responder
+
+    result, responder = run(scenario(), 90)
+    [(extended_type, payload, stream_id)] = responder.exts
+    assert (extended_type, payload.data, payload.metadata, stream_id) == (
+        0x100,
+        b"ext-from-typescript",
+        b"m",
+        0,
+    )
+    assert result["answer"] == "after-ext"
+    assert result["got"] == [
+        {"type": 0x101, "data": "ext-from-python", "metadata": b"pm".hex(), "stream": 0}
+    ]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_python_client_ext_to_ts_server(node: str, transport: str) -> None:
+    """The TypeScript server's handler declares EXT 0x100 (serve takes a handler object's
+    extensions): the Python client's EXT with the I flag clear reaches its onExt, and the
+    connection goes on."""
+
+    async def body(peer: RSocketPeer) -> bytes:
+        await peer.send_ext(0x100, b"ext-from-python", ignore=False)
+        answer = await peer.request_response(b"after-ext")
+        return answer.data
+
+    data, lines = run(with_ts_server(node, transport, body, pushed=1), 90)
+    assert data == b"after-ext"
+    assert lines == ["ext: 0x100 ext-from-python stream 0"]

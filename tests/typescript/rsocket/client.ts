@@ -17,6 +17,7 @@ import {
   route,
   payload,
   text,
+  type RSocketHandler,
   type RSocketPayload,
   type RSocketPeer,
   StreamError,
@@ -43,7 +44,28 @@ async function* numbered(from: number, to: number): AsyncGenerator<RSocketPayloa
   }
 }
 
+/** The "ext" scenario's handler: it takes EXT 0x101 (and records each). */
+const extGot: Array<{ type: number; data: string; metadata: string | null; stream: number }> =
+  [];
+let extArrived: () => void = () => {};
+const extArrival = new Promise<void>((resolve) => (extArrived = resolve));
+const EXT_HANDLER: RSocketHandler = {
+  extensions: [0x101],
+  onExt(type, item, streamId) {
+    extGot.push({ type, data: text(item), metadata: hex(item.metadata), stream: streamId });
+    extArrived();
+  },
+};
+
 const scenarios: Record<string, (rs: RSocketPeer) => Promise<unknown>> = {
+  /** EXT both ways: ours (I flag clear: the server must take it), then the server's. */
+  async ext(rs) {
+    const data = new TextEncoder().encode("ext-from-typescript");
+    await rs.sendExt(0x100, data, { metadata: new TextEncoder().encode("m"), ignore: false });
+    const answer = await rs.requestResponse(payload("after-ext"));
+    await within(extArrival, "the server's EXT");
+    return { answer: text(answer), got: extGot };
+  },
   async request_response(rs) {
     const answer = await rs.requestResponse(payload("hello", "md-1"));
     return { data: text(answer), metadata: hex(answer.metadata) };
@@ -243,8 +265,10 @@ const CONNECT: Record<
     resume?: boolean;
     metadataMimeType?: string;
     idleTimeout?: number;
+    handler?: RSocketHandler;
   }
 > = {
+  ext: { handler: EXT_HANDLER },
   lease: { lease: true },
   keepalive_dead_peer: { keepalive: 200, maxLifetime: 1_000 },
   resume: { resume: true },

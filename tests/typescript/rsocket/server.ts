@@ -7,7 +7,8 @@
 // "closed: cleanly") when a connection ends, and "refused: N" (connections beyond
 // maxConnections) when it stops
 // prints "listening on URL", then one line per fire-and-forget ("fire-and-forget: TEXT")
-// and metadata push ("metadata-push: TEXT"); stops on SIGTERM or when stdin closes.
+// and metadata push ("metadata-push: TEXT") and EXT of extended type 0x100 ("ext: 0x100 TEXT
+// stream N"); stops on SIGTERM or when stdin closes.
 
 import { readFileSync } from "node:fs";
 
@@ -65,6 +66,10 @@ async function main(): Promise<void> {
       requestChannel: (first, inbound) => echo(first, inbound),
       metadataPush: (metadata) => {
         process.stdout.write(`metadata-push: ${new TextDecoder().decode(metadata)}\n`);
+      },
+      extensions: [0x100],
+      onExt: (type, item, streamId) => {
+        process.stdout.write(`ext: 0x${type.toString(16)} ${text(item)} stream ${streamId}\n`);
       },
     },
     {

@@ -6324,6 +6324,13 @@
       this.engine.metadataPush(metadata);
       this.flush();
     }
+    /** Send an EXT frame; `ignore` sets its I flag ("Can the frame be ignored if not
+     * understood?"), default true; `streamId` 0 is the connection's. */
+    async sendExt(extendedType, data = EMPTY2, options = {}) {
+      await this.ready();
+      this.engine.sendExt(extendedType, data, options.metadata ?? null, options.ignore ?? true, options.streamId ?? 0);
+      this.flush();
+    }
     /** The responder's items, as they are consumed (REQUEST_N follows consumption). */
     requestStream(request, options = {}) {
       const inbound = new Inbound(options.limitRate ?? this.limitRate, options.signal);
@@ -6525,6 +6532,15 @@
           this.sides.get(event.streamId)?.error(new StreamError2(event.errorCode, event.why));
           this.sides.delete(event.streamId);
           break;
+        case "ExtReceived": {
+          const onExt = this.handler.onExt;
+          if (onExt !== void 0) {
+            const item = { data: event.data, metadata: event.metadata };
+            void Promise.resolve().then(() => onExt.call(this.handler, event.extendedType, item, event.streamId)).catch(() => {
+            });
+          }
+          break;
+        }
         case "MetadataPushReceived": {
           const push = this.handler.metadataPush;
           if (push !== void 0) {
@@ -6713,7 +6729,9 @@
         lease: options.lease ?? false,
         resumeToken: resume ? crypto.getRandomValues(new Uint8Array(16)) : null
       },
-      ...options.limits !== void 0 ? { limits: options.limits } : {}
+      ...options.limits !== void 0 ? { limits: options.limits } : {},
+      // the EXT types our handler's onExt takes (others without the I flag end the connection)
+      ...options.handler?.extensions !== void 0 ? { extensions: options.handler.extensions } : {}
     });
     const peer = new RSocketPeer(engine, transport, options.handler ?? {}, {
       ...options.limitRate !== void 0 ? { limitRate: options.limitRate } : {},

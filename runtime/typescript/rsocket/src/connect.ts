@@ -67,6 +67,10 @@ export function startClient(
       resumeToken: resume ? crypto.getRandomValues(new Uint8Array(16)) : null,
     },
     ...(options.limits !== undefined ? { limits: options.limits } : {}),
+    // the EXT types our handler's onExt takes (others without the I flag end the connection)
+    ...(options.handler?.extensions !== undefined
+      ? { extensions: options.handler.extensions }
+      : {}),
   });
   const peer = new RSocketPeer(engine, transport, options.handler ?? {}, {
     ...(options.limitRate !== undefined ? { limitRate: options.limitRate } : {}),

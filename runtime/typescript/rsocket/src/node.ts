@@ -236,6 +236,10 @@ export interface ServeOptions {
   maxConnections?: number;
   /** Called with each accepted connection's peer (its `closed` and `error` say how it ended). */
   onConnection?: (peer: RSocketPeer) => void;
+  /** EXT extended types the connections' handlers take (`onExt`), besides those a handler
+   * object declares itself (`RSocketHandler.extensions`): a handler factory's connections
+   * are set up before it is called, so it declares them here. */
+  extensions?: Iterable<number>;
   /** For tls:// URLs (required there): Node's TLS server options, at least `key` and `cert`. */
   tls?: tls.TlsOptions;
 }
@@ -272,6 +276,8 @@ export async function serve(
   const sessions = new Map<string, RSocketPeer>();
   const resume = options.resume ?? false;
   const maxConnections = options.maxConnections ?? 4096;
+  const extensions = new Set<number>(options.extensions ?? []);
+  if (typeof handler !== "function") for (const type of handler.extensions ?? []) extensions.add(type);
   let refused = 0;
   const accept = (transport: Transport): void => {
     if (maxConnections > 0 && peers.size >= maxConnections) {
@@ -291,6 +297,7 @@ export async function serve(
       ...(options.limits !== undefined ? { limits: options.limits } : {}),
       ...(options.setupPolicy !== undefined ? { setupPolicy: options.setupPolicy } : {}),
       leasing: options.lease !== undefined,
+      ...(extensions.size > 0 ? { extensions } : {}),
     });
     // The connection's handler, made from its SETUP when the first request needs it
     // (requests may arrive in the same read as the SETUP).
@@ -325,6 +332,7 @@ export async function serve(
           : h.requestChannel(p, i, s);
       },
       metadataPush: (m) => current().metadataPush?.(m),
+      onExt: (type, p, streamId) => current().onExt?.(type, p, streamId),
     };
     const peer = new RSocketPeer(engine, transport, proxy, {
       ...(options.limitRate !== undefined ? { limitRate: options.limitRate } : {}),

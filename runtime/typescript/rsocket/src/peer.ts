@@ -21,6 +21,7 @@ import { ErrorCode } from "@wirestream/generated/rsocket/v1_0";
 import { ProtocolError, StreamCancelled } from "@wirestream/runtime";
 
 import { MAX_N, RSocketEngine } from "./engine.js";
+import { EMPTY } from "./engine_core.js";
 import { ApplicationError, StreamError } from "./errors.js";
 import type { Event, EventOf } from "./events.js";
 import { Inbound, type RSocketPayload } from "./streams.js";
@@ -51,6 +52,12 @@ export interface RSocketHandler {
     signal: AbortSignal,
   ): Source;
   metadataPush?(metadata: Bytes): Promise<void> | void;
+  /** The EXT extended types `onExt` understands: the engine hands those to it, and
+   * refuses any other EXT without the I flag (as Python's `RSocketHandler.extensions`). */
+  readonly extensions?: Iterable<number>;
+  /** An EXT frame of one of `extensions` (`streamId` 0: the connection's); runs to its end
+   * like fire-and-forget (what it throws is dropped, as there is no one to answer). */
+  onExt?(extendedType: number, payload: RSocketPayload, streamId: number): Promise<void> | void;
 }
 
 export interface StreamOptions {
@@ -149,6 +156,24 @@ export class RSocketPeer extends PeerConnection {
   async metadataPush(metadata: Bytes): Promise<void> {
     this.checkOpen();
     this.engine.metadataPush(metadata);
+    this.flush();
+  }
+
+  /** Send an EXT frame; `ignore` sets its I flag ("Can the frame be ignored if not
+   * understood?"), default true; `streamId` 0 is the connection's. */
+  async sendExt(
+    extendedType: number,
+    data: Bytes = EMPTY,
+    options: { metadata?: Bytes | null; streamId?: number; ignore?: boolean } = {},
+  ): Promise<void> {
+    await this.ready();
+    this.engine.sendExt(
+      extendedType,
+      data,
+      options.metadata ?? null,
+      options.ignore ?? true,
+      options.streamId ?? 0,
+    );
     this.flush();
   }
 
@@ -394,6 +419,16 @@ export class RSocketPeer extends PeerConnection {
         this.sides.get(event.streamId)?.error(new StreamError(event.errorCode, event.why));
         this.sides.delete(event.streamId);
         break;
+      case "ExtReceived": {
+        const onExt = this.handler.onExt;
+        if (onExt !== undefined) {
+          const item: RSocketPayload = { data: event.data, metadata: event.metadata };
+          void Promise.resolve()
+            .then(() => onExt.call(this.handler, event.extendedType, item, event.streamId))
+            .catch(() => {});
+        }
+        break;
+      }
       case "MetadataPushReceived": {
         const push = this.handler.metadataPush;
         if (push !== undefined) {
