@@ -16,7 +16,7 @@ import os
 import re
 
 from tests.support.aio_support import run
-from tests.support.limits_support import SLACK, RawPeer
+from tests.support.limits_support import SLACK, RawPeer, silent_server
 from tests.support.typescript_support import ROOT
 from tests.typescript.test_rsocket_interop import SERVER, STEP, TypeScriptServer, stop, ts_client
 from wirestream.runtime.rsocket import RSocketConnection, serve
@@ -147,6 +147,36 @@ def test_ts_client_idle_timeout_against_a_quiet_python_server(node: str) -> None
     assert isinstance(result, dict)
     assert (result["error"], result["limit"]) == ("IdleTimeout", 0.5)
     assert 450 <= result["afterMs"] < 5_000
+
+
+def test_ts_client_against_a_silent_server_ends_with_HandshakeTimeout(node: str) -> None:
+    """The server owes nothing before the answer to the first KEEPALIVE: the TypeScript
+    client gives it one keepalive interval (100 ms) plus handshakeTimeout (200 ms), then
+    ends the connection with HandshakeTimeout (limit in seconds, as Python's)."""
+
+    async def main() -> object:
+        async with silent_server() as url:
+            return await ts_client(node, url, "handshake_timeout")
+
+    result = run(main())
+    assert isinstance(result, dict)
+    assert (result["error"], result["limit"]) == ("HandshakeTimeout", 0.3)
+    assert 270 <= result["afterMs"] < 300 + SLACK * 1000
+
+
+def test_ts_client_against_python_gets_its_first_frame_in_time(node: str) -> None:
+    """The Python server answers the first KEEPALIVE: the first-frame wait ends well and the
+    connection lives on past the deadline (0.6 s, twice it)."""
+
+    async def main() -> object:
+        server = await serve("tcp://127.0.0.1:0", EchoResponder())
+        try:
+            return await ts_client(node, server.url, "first_frame_in_time")
+        finally:
+            server.close()
+            await server.wait_closed()
+
+    assert run(main()) == {"answer": "still here", "error": None}
 
 
 def test_connections_beyond_max_connections_are_closed_at_once_and_counted(node: str) -> None:

@@ -171,6 +171,25 @@ const scenarios: Record<string, (rs: RSocketPeer) => Promise<unknown>> = {
     }
     return { answers, fourth, isNoLease: fourth === NoLease.name };
   },
+  async handshake_timeout(rs) {
+    // A silent server: our first KEEPALIVE (100 ms) goes unanswered; the first frame was due
+    // at 100 + 200 ms.
+    const started = performance.now();
+    try {
+      await rs.requestResponse(payload("anyone?"));
+      return { error: null };
+    } catch (error) {
+      const e = error as Error & { limit?: number };
+      const afterMs = Math.round(performance.now() - started);
+      return { error: e.name, limit: e.limit ?? null, afterMs };
+    }
+  },
+  async first_frame_in_time(rs) {
+    // A real server answers our first KEEPALIVE: the connection outlives the deadline.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const answer = await rs.requestResponse(payload("still here"));
+    return { answer: text(answer), error: rs.error?.name ?? null };
+  },
   async idle_timeout(rs) {
     // Nothing is asked of the server and our KEEPALIVE is a minute away: no frame comes.
     const started = performance.now();
@@ -265,6 +284,7 @@ const CONNECT: Record<
     resume?: boolean;
     metadataMimeType?: string;
     idleTimeout?: number;
+    handshakeTimeout?: number;
     handler?: RSocketHandler;
   }
 > = {
@@ -273,6 +293,8 @@ const CONNECT: Record<
   keepalive_dead_peer: { keepalive: 200, maxLifetime: 1_000 },
   resume: { resume: true },
   idle_timeout: { keepalive: 60_000, idleTimeout: 500 },
+  handshake_timeout: { keepalive: 100, handshakeTimeout: 200 },
+  first_frame_in_time: { keepalive: 100, handshakeTimeout: 200 },
   routing: { metadataMimeType: COMPOSITE_METADATA },
 };
 

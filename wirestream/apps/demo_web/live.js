@@ -117,6 +117,14 @@
   var TransportTimeout = class extends TransportError {
     name = "TransportTimeout";
   };
+  var HandshakeTimeout = class extends TransportTimeout {
+    name = "HandshakeTimeout";
+    limit;
+    constructor(message, limit = null) {
+      super(message);
+      this.limit = limit;
+    }
+  };
   var IdleTimeout = class extends TransportTimeout {
     name = "IdleTimeout";
     limit;
@@ -5802,6 +5810,9 @@
     /** When the last whole frame arrived, and when the one still arriving began. */
     lastFrameAt = now();
     frameStartedAt = null;
+    /** When the peer's first whole frame is due (null: not due, or it came). */
+    firstFrameDue;
+    firstFrameTimeout;
     leaseWaiters = [];
     establishedWaiters = [];
     constructor(engine, transport, options = {}) {
@@ -5814,6 +5825,8 @@
       this.idleTimeout = options.idleTimeout ?? null;
       this.frameTimeout = options.frameTimeout === void 0 ? 6e4 : options.frameTimeout;
       this.sessionOwner = options.sessionOwner ?? null;
+      this.firstFrameTimeout = options.firstFrameTimeout ?? null;
+      this.firstFrameDue = this.firstFrameTimeout === null ? null : now() + this.firstFrameTimeout;
       this.closed = new Promise((resolve) => {
         this.resolveClosed = resolve;
       });
@@ -5992,13 +6005,19 @@
     }
     nextDeadline() {
       const earliest = (a, b) => a === null ? b : b === null ? a : Math.min(a, b);
-      return earliest(this.engine.getTimer(), earliest(this.idleDeadline(), this.frameDeadline()));
+      const limits = earliest(this.idleDeadline(), this.frameDeadline());
+      return earliest(this.engine.getTimer(), earliest(this.firstFrameDue, limits));
     }
     onTimer() {
       this.timer = null;
       if (this.ended)
         return;
       const at = now();
+      if (this.firstFrameDue !== null && at >= this.firstFrameDue) {
+        const limit = this.firstFrameTimeout / 1e3;
+        this.abort(new HandshakeTimeout(`no frame from the peer within ${limit} s`, limit));
+        return;
+      }
       const frame = this.frameDeadline();
       if (frame !== null && at >= frame) {
         const limit = this.frameTimeout / 1e3;
@@ -6024,6 +6043,7 @@
         events = this.engine.receiveData(chunk, at);
         const buffered = this.engine.bufferedBytes > 0;
         if (this.engine.framesReceived > before) {
+          this.firstFrameDue = null;
           this.lastFrameAt = at;
           this.frameStartedAt = buffered ? at : null;
         } else if (buffered) {
@@ -6739,7 +6759,8 @@
       ...options.limits !== void 0 ? { limits: options.limits } : {},
       reconnect: resume ? dial : null,
       ...options.idleTimeout !== void 0 ? { idleTimeout: options.idleTimeout } : {},
-      ...options.frameTimeout !== void 0 ? { frameTimeout: options.frameTimeout } : {}
+      ...options.frameTimeout !== void 0 ? { frameTimeout: options.frameTimeout } : {},
+      firstFrameTimeout: firstFrameDue(options)
     });
     engine.connect(performance.now());
     if (options.lease === true) {
@@ -6747,6 +6768,11 @@
     }
     peer.flush();
     return peer;
+  }
+  function firstFrameDue(options) {
+    const handshake = options.handshakeTimeout === void 0 ? 1e4 : options.handshakeTimeout;
+    const interval = options.keepalive ?? 2e4;
+    return handshake === null || interval === 0 ? null : handshake + interval;
   }
   async function connect(url, options = {}) {
     const scheme = url.split(":", 1)[0].toLowerCase();

@@ -34,6 +34,11 @@ export interface ConnectOptions {
   limits?: Limits;
   /** Milliseconds to open the transport. */
   timeout?: number;
+  /** Milliseconds, past one keepalive interval, by which the server's first frame is due
+   * (HandshakeTimeout ends the connection otherwise; default 10 000, Python's; null: never).
+   * The server owes nothing before the answer to our first KEEPALIVE (no SETUP_OK in
+   * RSocket), hence the interval on top. */
+  handshakeTimeout?: number | null;
   /** Milliseconds without a whole frame from the server before the connection ends
    * (IdleTimeout; default: never). */
   idleTimeout?: number | null;
@@ -79,6 +84,7 @@ export function startClient(
     reconnect: resume ? dial : null,
     ...(options.idleTimeout !== undefined ? { idleTimeout: options.idleTimeout } : {}),
     ...(options.frameTimeout !== undefined ? { frameTimeout: options.frameTimeout } : {}),
+    firstFrameTimeout: firstFrameDue(options),
   });
   engine.connect(performance.now());
   if (options.lease === true) {
@@ -88,6 +94,14 @@ export function startClient(
   }
   peer.flush();
   return peer;
+}
+
+/** When the server's first frame is due, in ms from now (null: never): the handshake limit
+ * plus one keepalive interval (no keepalives: not due), as Python's client. */
+function firstFrameDue(options: ConnectOptions): number | null {
+  const handshake = options.handshakeTimeout === undefined ? 10_000 : options.handshakeTimeout;
+  const interval = options.keepalive ?? 20_000;
+  return handshake === null || interval === 0 ? null : handshake + interval;
 }
 
 /** Connect to `url` (ws:// or wss://) with the environment's WebSocket and send SETUP. */

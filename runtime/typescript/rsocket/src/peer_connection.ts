@@ -9,6 +9,7 @@ import type { Bytes } from "./bytes.js";
 import {
   ConnectionLost,
   FrameTimeout,
+  HandshakeTimeout,
   IdleTimeout,
   ProtocolError,
   StreamCancelled,
@@ -36,6 +37,9 @@ export interface PeerOptions {
   /** Milliseconds a frame the peer began may take to complete (FrameTimeout; default
    * 60 000; null: never). */
   frameTimeout?: number | null;
+  /** Milliseconds from now until the peer's first whole frame is due (HandshakeTimeout
+   * ends the connection otherwise; default: not due). */
+  firstFrameTimeout?: number | null;
   /** The limits a resumed engine keeps. */
   limits?: Limits;
   /** (server) Keep a resumable session when its transport is lost, for `resumeTimeout`. */
@@ -82,6 +86,9 @@ export abstract class PeerConnection {
   /** When the last whole frame arrived, and when the one still arriving began. */
   protected lastFrameAt = now();
   protected frameStartedAt: number | null = null;
+  /** When the peer's first whole frame is due (null: not due, or it came). */
+  protected firstFrameDue: number | null;
+  protected readonly firstFrameTimeout: number | null;
   protected leaseWaiters: (() => void)[] = [];
   protected establishedWaiters: (() => void)[] = [];
 
@@ -95,6 +102,8 @@ export abstract class PeerConnection {
     this.idleTimeout = options.idleTimeout ?? null;
     this.frameTimeout = options.frameTimeout === undefined ? 60_000 : options.frameTimeout;
     this.sessionOwner = options.sessionOwner ?? null;
+    this.firstFrameTimeout = options.firstFrameTimeout ?? null;
+    this.firstFrameDue = this.firstFrameTimeout === null ? null : now() + this.firstFrameTimeout;
     this.closed = new Promise((resolve) => {
       this.resolveClosed = resolve;
     });
@@ -311,13 +320,19 @@ export abstract class PeerConnection {
   private nextDeadline(): number | null {
     const earliest = (a: number | null, b: number | null): number | null =>
       a === null ? b : b === null ? a : Math.min(a, b);
-    return earliest(this.engine.getTimer(), earliest(this.idleDeadline(), this.frameDeadline()));
+    const limits = earliest(this.idleDeadline(), this.frameDeadline());
+    return earliest(this.engine.getTimer(), earliest(this.firstFrameDue, limits));
   }
 
   private onTimer(): void {
     this.timer = null;
     if (this.ended) return;
     const at = now();
+    if (this.firstFrameDue !== null && at >= this.firstFrameDue) {
+      const limit = this.firstFrameTimeout! / 1000;
+      this.abort(new HandshakeTimeout(`no frame from the peer within ${limit} s`, limit));
+      return;
+    }
     const frame = this.frameDeadline();
     if (frame !== null && at >= frame) {
       const limit = this.frameTimeout! / 1000;
@@ -345,6 +360,7 @@ export abstract class PeerConnection {
       // clock) and how long the one still arriving has taken.
       const buffered = this.engine.bufferedBytes > 0;
       if (this.engine.framesReceived > before) {
+        this.firstFrameDue = null;
         this.lastFrameAt = at;
         this.frameStartedAt = buffered ? at : null;
       } else if (buffered) {
