@@ -46,6 +46,7 @@ COVERED = (
     "rsio_v0",
     "mqtt_v5",
     "postgresql_v3",
+    "mysql_v10",
 )
 
 
