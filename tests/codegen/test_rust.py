@@ -21,7 +21,7 @@ from tests.crosslang import corpus
 from tests.support.crosslang_corpus import corpus_subset
 from tests.support.protocols import ROOT, VERSIONS
 from tests.typescript import machine_cases
-from wirestream.codegen.frontend.build import load_protocol
+from wirestream.codegen.frontend.build import load_protocol, load_protocol_text
 from wirestream.codegen.cli import generate_tree
 from wirestream.codegen.tree import load_unit, units
 from wirestream.codegen.targets.rust.render import render_rust
@@ -36,7 +36,7 @@ WORKSPACE = ROOT / "generated" / "rust"
 # arithmetic overflow in a codec a panic -- a difference, a finding -- where release would
 # wrap. `make fuzz-rust` keeps release.
 RUNNER = WORKSPACE / "target" / "debug" / "wirestream-corpus"
-# The versions the Rust target spells today; every other one is refused by name.
+# The versions the Rust target spells: every one in idl/ (test_every_protocol_version_has_a_crate).
 COVERED = (
     "rsocket_v1_0",
     "rsocket_v0_2",
@@ -46,6 +46,7 @@ COVERED = (
     "rsio_v0",
     "mqtt_v5",
     "postgresql_v3",
+    "mysql_v10",
 )
 
 
@@ -75,12 +76,29 @@ def test_the_committed_workspace_is_what_the_idl_generates() -> None:
     assert 'channel = "1.95.0"' in toolchain
 
 
+def test_every_protocol_version_has_a_crate() -> None:
+    names = sorted(f"{u.protocol}_{u.version}" for u in units(ROOT / "idl"))
+    assert sorted(COVERED) == names
+    assert "Not generated yet" not in (WORKSPACE / "Cargo.toml").read_text()
+
+
 def test_refused_constructs_are_named() -> None:
+    """Every IDL is spelled today; a construct the target does not spell (here an IDL edited
+    to use one) is refused naming the version and the construct, never spelled wrongly, and
+    the workspace says which version it left out."""
     protos = {f"{u.protocol}_{u.version}": load_unit(u) for u in units(ROOT / "idl")}
-    with pytest.raises(NotImplementedError, match=r"mysql/v10: context values set only by"):
-        render_rust([protos["mysql_v10"]])
-    manifest = (WORKSPACE / "Cargo.toml").read_text()
-    assert "# - Rust target: mysql/v10: context values set only by the caller" in manifest
+    text = (ROOT / "idl" / "mysql" / "v10.yaml").read_text(encoding="utf-8")
+    divided = text.replace(
+        '"(ctx.column_count + 9) / 8"', '"(ctx.column_count + 9) / ctx.param_count"'
+    )
+    assert divided != text
+    broken = load_protocol_text(divided, "idl/mysql/v10.yaml")
+    refusal = r"mysql/v10: a division by a value that may be 0 in .* \(BinaryRow.null_bitmap\)"
+    with pytest.raises(NotImplementedError, match=refusal):
+        render_rust([broken])
+    files = render_rust([protos["rsio_v0"], broken], log=False)
+    assert "rsio_v0/src/lib.rs" in files and not any(f.startswith("mysql_v10/") for f in files)
+    assert "# - Rust target: mysql/v10: a division by a value" in files["Cargo.toml"]
 
 
 def test_crates_are_no_std_and_forbid_unsafe() -> None:

@@ -22,7 +22,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wirestream.codegen.frontend.model import Cond, IntType
+from wirestream.codegen.frontend.model import WILDCARD, Cond, IntType
 from wirestream.codegen.plan.codec import (
     ArrayStep,
     AttrPlan,
@@ -73,6 +73,13 @@ class Refused(NotImplementedError):
 def refuse(plan: CodecPlan, what: str, where: str = "") -> Refused:
     at = f" ({where})" if where else ""
     return Refused(f"Rust target: {plan.protocol}/{plan.version}: {what}{at} is not supported yet")
+
+
+def type_name(name: str) -> str:
+    """A frame's struct name: its IDL name, or with ``Frame`` after it when the IDL name is
+    one the generated code uses itself (MySQL's ``Ok`` and ``Err`` are ``OkFrame`` and
+    ``ErrFrame``; the ``Frame`` variant and ``class_name`` keep the IDL name)."""
+    return f"{name}Frame" if name in _RESERVED else name
 
 
 def ident(name: str) -> str:
@@ -161,7 +168,7 @@ def read_at(itype: IntType, at: str) -> str:
 
 
 _VAR_READ = {"varint": "read_varint", "varu64": "read_varu64", "vbi": "read_vbi",
-             "zigzag": "read_zigzag"}  # fmt: skip
+             "zigzag": "read_zigzag", "lenenc": "read_lenenc"}  # fmt: skip
 
 
 def write_int(itype: IntType, value: str) -> str:
@@ -218,6 +225,7 @@ class Spell:
         self.structs = {s.name: s for s in plan.structs}
         self.unions = {u.name: u for u in plan.unions}
         self.enums = {e.name: e for e in plan.enums}
+        self.frame_ids = {id(f) for f in plan.frames}
         self.check_supported()
         self.current_ints: dict[str, IntPlan] = {}
         self.borrows: dict[str, bool] = {}
@@ -228,24 +236,32 @@ class Spell:
 
     def check_supported(self) -> None:
         m = self.m
-        for ctx in m.context:
-            if ctx.keyed_by is None and not ctx.set_by:
-                raise refuse(m, "context values set only by the caller", ctx.name)
-        if m.selects:
-            raise refuse(m, "frames chosen by select:")
-        if m.wildcards:
-            raise refuse(m, "frame codes ending in '*'")
+        if m.wildcards and m.sender_tables:
+            raise refuse(m, "frame codes ending in '*' with codes both sides use")
+        if m.wildcards and m.frame_length is None:
+            raise refuse(m, "frame codes ending in '*' without a frame length in the header")
+        for item in m.header_steps:
+            st = item.step
+            if isinstance(st, IntStep) and st.value.peek and (
+                    st.value.type.size != 1 or item.optional or m.frame_length is None):  # fmt: skip
+                raise refuse(m, "a peeked header value other than one byte of a framed body",
+                             st.value.name)  # fmt: skip
         if m.frame_length is not None and m.unknown not in ("error",):
             raise refuse(
                 m, f"a frame length in the header with the unknown-frame policy {m.unknown!r}"
             )
         if m.unknown not in ("error", "ignore_if_flag", "skip_length"):
             raise refuse(m, f"the unknown-frame policy {m.unknown!r}")
-        for rec in [*m.structs, *m.frames]:
+        for rec in m.structs:
             if rec.name in _RESERVED:
                 raise refuse(m, f"a record named {rec.name!r} (a name the Rust code uses)")
+        names = [type_name(f.name) for f in m.frames] + [s.name for s in m.structs]
+        for f in m.frames:
+            if names.count(type_name(f.name)) > 1:
+                raise refuse(m, f"a frame named {f.name!r} beside a record named "
+                             f"{type_name(f.name)!r}")  # fmt: skip
         for e in m.enums:
-            if e.name in _RESERVED:
+            if e.name in _RESERVED or e.name in names:
                 raise refuse(m, f"an enum named {e.name!r} (a name the Rust code uses)")
 
     def record_borrows(self, name: str) -> bool:
@@ -320,7 +336,8 @@ class Spell:
         return any(self.attr_borrows(a) for a in rec.attrs)
 
     def rec_type(self, rec: RecordPlan, life: str = "'a") -> str:
-        return f"{rec.name}<{life}>" if self.record_borrows_attrs(rec) else rec.name
+        name = type_name(rec.name) if id(rec) in self.frame_ids else rec.name
+        return f"{name}<{life}>" if self.record_borrows_attrs(rec) else name
 
     def gen(self, rec: RecordPlan) -> str:
         return "<'a>" if self.record_borrows_attrs(rec) else ""
@@ -336,7 +353,7 @@ class Spell:
     def expr(self, plan: ExprPlan, scope: str, values: dict[str, str], where: str) -> str:
         """A size or count expression as an ``i128`` (no overflow for any 64-bit operands)."""
         if plan.tree is not None:
-            raise refuse(self.m, f"the size expression '{plan.text}'", where)
+            return self.number(plan.tree.tree, scope, values, self.current_ints, plan.text, where)
         parts: list[str] = []
         for index, term in enumerate(plan.terms):
             if index:
@@ -375,6 +392,8 @@ class Spell:
                              plan.name)  # fmt: skip
             return found.pop()
 
+        if not plan.set_by:  # set only by the caller (MySQL's phase): a u32, as a key part
+            return (field_type(plan.keyed_by) if plan.keyed_by else None), "u32"
         setters = {field_type(field) for _, field in plan.set_by}
         if len(setters) != 1:
             raise refuse(self.m, "a context value set from fields of several types", plan.name)
@@ -460,6 +479,9 @@ class Spell:
             return f"i128::from({self.ctx_value(node.name, scope, values)})"
         left, right = (self.number(arg, scope, values, ints, text, where) for arg in node.args)
         if op == "/":
+            divisor = node.args[1]
+            if divisor.op != "lit" or divisor.value == 0:
+                raise refuse(self.m, f"a division by a value that may be 0 in '{text}'", where)
             return f"{left}.div_euclid({right})"
         return f"({left} {op} {right})"
 
@@ -621,12 +643,15 @@ class Spell:
             self.check_forbid(c, b, name, "InvalidString" if b.string else "InvalidValue")
             return
         if b.size is not None and b.length is not None:
-            c(f"let n: i128 = {self.expr(b.size, 'decode', {}, where)};",
+            c(f"let n: i128 = {unparen(self.expr(b.size, 'decode', {}, where))};",
               "let n = if n <= 0 {")  # fmt: skip
             self.read_int(c, b.length, "n_raw", end, where)
             c("i128::from(n_raw) } else { n };")
         elif b.size is not None:
-            c(f"let n: i128 = {self.expr(b.size, 'decode', {}, where)};")
+            c(f"let n: i128 = {unparen(self.expr(b.size, 'decode', {}, where))};")
+        elif b.nullable and b.length is not None and b.length.flavour == "lenenc":
+            c(f"let (n_raw, next) = wirestream_runtime::read_lenenc_or_null(data, pos, {end})?;",
+              "pos = next;", "let n: i128 = n_raw.map_or(-1, i128::from);")  # fmt: skip
         else:
             assert b.length is not None
             self.read_size(c, b.length, "n", end, where)
@@ -791,7 +816,8 @@ class Spell:
 
     def construct(self, rec: RecordPlan) -> str:
         fields = ", ".join(f"{ident(a.name)}: {self.attr_value(a)}" for a in rec.attrs)
-        return f"{rec.name} {{ {fields} }}"
+        name = type_name(rec.name) if id(rec) in self.frame_ids else rec.name
+        return f"{name} {{ {fields} }}"
 
     # --- encoding ---
 
@@ -872,9 +898,12 @@ class Spell:
                      where: str) -> None:  # fmt: skip
         if b.nullable:
             assert b.length is not None
-            c(
-                f"match {value} {{ None => {{ {write_int(b.length, '-1_' + itype_rust(b.length))} }} Some(v) => {{"
+            null = (
+                "w.push(0xFB);"  # a length-encoded integer's NULL
+                if b.length.flavour == "lenenc"
+                else write_int(b.length, "-1_" + itype_rust(b.length))
             )
+            c(f"match {value} {{ None => {{ {null} }} Some(v) => {{")
             value = "v"
         if b.forbid:
             c(f"let checked = {value};")
@@ -984,11 +1013,15 @@ class Spell:
             if isinstance(s, FixedRun):
                 self.encode_run(c, s, owner, values)
                 continue
+            if isinstance(s, IntStep) and s.value.peek:
+                continue  # the body's first byte, peeked: the body writes it
             if isinstance(s, IntStep) and s.value.const is not None:
-                if item.optional:
-                    raise refuse(self.m, "a constant behind a condition", f"{owner}.{item.name}")
+                if item.optional:  # written when its condition holds
+                    c(f"if {self.present(item, owner, values)} {{")
                 self.encode_value(c, s, f"{lit(s.value.const)}_{value_rust(s.value)}", owner,
                                   values)  # fmt: skip
+                if item.optional:
+                    c("}")
                 continue
             if isinstance(s, IntStep) and s.value.name in values:
                 self.encode_value(c, s, values[s.value.name], owner, values)
@@ -1027,6 +1060,18 @@ class Spell:
                 if isinstance(s, BytesStep) and not s.nullable:
                     value = f"self.{ident(item.name)}"
                 self.encode_value(c, s, value, owner, values)
+
+    def present(self, item: ItemStep, owner: str, values: dict[str, str]) -> str:
+        """The test, when encoding, that an optional item without an attribute (a constant)
+        is there."""
+        if item.flag is not None:
+            return f"flags & {lit(item.mask)} != 0"
+        if item.bit is not None:
+            return values.get(item.bit, f"self.{ident(item.bit)}")
+        assert item.when is not None
+        if item.more:
+            raise refuse(self.m, "a constant present while bytes remain", f"{owner}.{item.name}")
+        return self.cond(item.when, "encode", values, self.current_ints, f"{owner}.{item.name}")
 
     def derivations(self, c: Code, rec: RecordPlan, values: dict[str, str]) -> None:
         for d in rec.derivations:
@@ -1187,7 +1232,12 @@ class Spell:
         head_disc = m.startup.discriminator if f.startup and m.startup else m.discriminator
         head_length = m.startup.frame_length if f.startup and m.startup else m.frame_length
         for name, code in zip(head_disc, f.code):
-            values[name] = f"{lit(code)}_{value_rust(self.header_int(name, head_steps))}"
+            # a caller's context value, a wildcard and a peeked byte are not written here
+            if name.startswith("ctx.") or code == WILDCARD:
+                continue
+            part = self.header_int(name, head_steps)
+            if not part.peek:
+                values[name] = f"{lit(code)}_{value_rust(part)}"
         if m.has_flags and not f.startup:
             ftype = self.flags_type()
             parts = [lit(f.set_flags)] if f.set_flags else []
@@ -1214,6 +1264,7 @@ class Spell:
             c("let mut body = Vec::new();", "{ let w = &mut body;")
             self.encode_steps(c, f.steps, f.name, values)
             c("}")
+            self.claims(c, f)
             length = self.header_int(fl.field, head_steps)
             k = fl.counted - fl.adjust
             c(f"let flen = body.len() as i128 + {k}_i128;")
@@ -1226,6 +1277,40 @@ class Spell:
             self.encode_steps(c, m.header_steps, f.name, values)
             self.encode_steps(c, f.steps, f.name, values)
         c("Ok(())", "}", "}")
+
+    def claims(self, c: Code, f: RecordPlan) -> None:
+        """A frame whose code ends in '*' takes any other first byte: its body must not begin
+        with one the codes beside it take (with their ``select:``, if any), as Python's
+        encoder checks."""
+        if f.startup or not f.code or f.code[-1] != WILDCARD:
+            return
+        selects = self.select_numbers()
+        args = "".join(f", self.{ident(v.name)}" for v in self.m.header_values)
+        args += ", flags" if self.m.has_flags else ""
+        tests = []
+        for e in self.m.decoders:
+            if e.code[:-1] != f.code[:-1]:
+                continue
+            test = f"first == {lit(e.code[-1])}"
+            if e.code in selects:
+                test = f"({test} && select_{selects[e.code]}(0, body.len(), ctx{args}))"
+            tests.append(test)
+        if tests:
+            c("// a frame that takes any other first byte must not begin with one a sibling takes",
+              "let first: i16 = body.first().map_or(-1, |&b| i16::from(b));",
+              f"if {' || '.join(tests)} {{ return Err(ProtocolError::EncodeError); }}")  # fmt: skip
+
+    def select_numbers(self) -> dict[tuple[int, ...], int]:
+        """The frames decoded only when their ``select:`` holds: code -> its function's number."""
+        return {code: n for n, (code, _, _) in enumerate(self.m.selects, start=1)}
+
+    def select_defs(self, c: Code) -> None:
+        ints = self.rec_ints(None)
+        for n, (_, f, cond) in enumerate(self.m.selects, start=1):
+            c(f"/// {f.name} only when {cond.text} (`pos`: after the header, `end`: the frame's).",
+              "#[allow(unused_variables)]",
+              f"fn select_{n}(pos: usize, end: usize, ctx: Option<&Context>{self.frame_hdr_params()}) -> bool {{",
+              self.cond(cond, "decode", {}, ints, f.name), "}")  # fmt: skip
 
     # --- the whole crate ---
 
@@ -1250,18 +1335,25 @@ class Spell:
         c("_ => None,", "}", "}", "}")
 
     def table(self, c: Code, entries: list[DecoderEntry], startup: bool = False) -> None:
+        selects = {} if startup else self.select_numbers()
         c("match key {")
         for e in entries:
             code = lit(self.code_key(e.code))
             if e.frame is None:
                 c(f"{code} => return Err(ProtocolError::AmbiguousFrameType),")
                 continue
-            call = f"decode_{fn(e.frame.name)}(data, pos, end, ctx{self.frame_hdr_args(startup)})"
-            if self.m.frame_length is not None or startup:
-                call = f"whole({call}, end)"
-            c(f"{code} => {{ let (f, next) = {call}?; *at = next; "
-              f"return Ok(Frame::{e.frame.name}(f)); }}")  # fmt: skip
+            guard = ""
+            if e.code in selects:  # only when its select: holds; else what is left
+                guard = f" if select_{selects[e.code]}(pos, end, ctx{self.frame_hdr_args()})"
+            c(f"{code}{guard} => {{ {self.call(e.frame, startup)} }}")
         c("_ => {}", "}")
+
+    def call(self, frame: RecordPlan, startup: bool = False) -> str:
+        """Decode ``frame`` and return it from ``decode_frame``."""
+        call = f"decode_{fn(frame.name)}(data, pos, end, ctx{self.frame_hdr_args(startup)})"
+        if self.m.frame_length is not None or startup:
+            call = f"whole({call}, end)"
+        return f"let (f, next) = {call}?; *at = next; return Ok(Frame::{frame.name}(f));"
 
     def header_decode(self, c: Code) -> None:
         m = self.m
@@ -1278,20 +1370,40 @@ class Spell:
         fl = m.frame_length
         if fl is not None and fl.back is None:
             c("let start = pos;")
+        peeked = [item for item in m.header_steps
+                  if isinstance(item.step, IntStep) and item.step.value.peek]  # fmt: skip
         for si, item in enumerate(m.header_steps):
-            if isinstance(item.step, IntStep) and item.step.value.peek:
-                raise refuse(m, "peeked header bytes", item.name)
-            self.decode_step(c, item, "header", si)
+            if not any(item is p for p in peeked):
+                self.decode_step(c, item, "header", si)
         if fl is not None:
             base = "start" if fl.back is None else (f"pos - {fl.back}" if fl.back else "pos")
             c(f"let frame_end: i128 = ({base}) as i128 + i128::from({var(fl.field)}) + {fl.adjust}_i128;",
               "if frame_end < pos as i128 { return Err(ProtocolError::InvalidValue); }",
               f"if frame_end > end as i128 {{ {self.truncated('frame_end')} }}",
               "let end = frame_end as usize;")  # fmt: skip
+        for item in peeked:  # the body's first byte, not consumed (-1: an empty body)
+            assert isinstance(item.step, IntStep)
+            c(f"let {var(item.step.value.name)}: i16 = if pos < end {{ i16::from(data[pos]) }} "
+              "else { -1 };")  # fmt: skip
         key = self.key_type()
-        parts = [var(n) if value_rust(self.header_int(n)) == key else f"{key}::from({var(n)})"
-                 for n in m.discriminator]  # fmt: skip
+        parts = []
+        missing = []  # peeked parts: no key (u64::MAX matches no code) when the body is empty
+        for kind, name, _ in m.key_parts or [("field", n, 0) for n in m.discriminator]:
+            if kind == "ctx":
+                parts.append(f"{key}::from({self.ctx_value(name, 'decode', {})})")
+            elif self.header_int(name).peek:
+                parts.append(f"({var(name)} as {key})")
+                missing.append(f"{var(name)} < 0")
+            elif value_rust(self.header_int(name)) == key:
+                parts.append(var(name))
+            else:
+                parts.append(f"{key}::from({var(name)})")
+        if m.wildcards and len(parts) > 1:
+            c(f"let key0: {key} = {parts[0]};")
+            parts[0] = "key0"
         joined = parts[0] if len(parts) == 1 else f"{parts[0]} * 0x1_0000 + {parts[1]}"
+        if missing:
+            joined = f"if {' || '.join(missing)} {{ {key}::MAX }} else {{ {joined} }}"
         c(f"let key: {key} = {joined};")
         if m.sender_tables:
             c("match sender {", "None => {")
@@ -1303,6 +1415,14 @@ class Spell:
             c("}", "}")
         else:
             self.table(c, m.decoders)
+        if m.wildcards:  # frames whose code ends in "*": any other value of the code's last part
+            if len(m.discriminator) == 1:
+                c(self.call(m.wildcards[0][1]))
+            else:
+                c("match key0 {")
+                for prefix, f in m.wildcards:
+                    c(f"{lit(self.code_key(prefix))} => {{ {self.call(f)} }}")
+                c("_ => {}", "}")
         header_fields = "".join(f"{ident(v.name)}: {var(v.name)}, " for v in m.header_values)
         code = "key" if m.single_code else "[" + ", ".join(parts) + "]"
         flags = "flags, " if m.has_flags else ""
@@ -1475,6 +1595,7 @@ class Spell:
         self.unknown_def(c)
         self.context_def(c)
         self.whole_def(c)
+        self.select_defs(c)
         self.header_decode(c)
         self.startup_decode(c)
         return c.text()

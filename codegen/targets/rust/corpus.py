@@ -21,6 +21,7 @@ from wirestream.codegen.targets.rust.codec import (
     ident,
     int_rust,
     itype_rust,
+    type_name,
     value_rust,
 )
 
@@ -197,7 +198,7 @@ class CorpusSpell:
         typ = self.sp.rec_type(rec, "'static")
         c(f"fn {name}_from(v: &Value) -> Result<{typ}, String> {{",
           f"let m = record(v, \"{rec.name}\")?;",
-          f"Ok({rec.name} {{")  # fmt: skip
+          f"Ok({type_name(rec.name) if id(rec) in self.sp.frame_ids else rec.name} {{")  # fmt: skip
         for a in rec.attrs:
             got = f'field(m, "{a.name}")?'
             if a.optional or a.nullable:

@@ -21,7 +21,14 @@ or changes fails there.
 from __future__ import annotations
 
 from wirestream.codegen.plan.codec import AttrPlan, ElementPlan, RecordPlan
-from wirestream.codegen.targets.rust.codec import Code, Spell, doc_lines, ident, value_type
+from wirestream.codegen.targets.rust.codec import (
+    Code,
+    Spell,
+    doc_lines,
+    ident,
+    type_name,
+    value_type,
+)
 
 
 class Owned:
@@ -146,8 +153,9 @@ class Owned:
 
     # --- items ---
 
-    def record(self, c: Code, rec: RecordPlan) -> None:
-        name = rec.name
+    def record(self, c: Code, rec: RecordPlan, name: str) -> None:
+        """``name``: the struct's Rust name (a frame named like a Rust built-in, MySQL's
+        ``Ok``, is ``OkFrame`` in both forms)."""
         c(f"/// The owned form of [`super::{name}`].",
           "#[derive(Debug, Clone, PartialEq)]", f"pub struct {name} {{")  # fmt: skip
         for a in rec.attrs:
@@ -204,6 +212,11 @@ class Owned:
           "pub fn as_view(&self) -> super::UnknownFrame<'_> {", "super::UnknownFrame {",
           *(f"{f}: self.{f}," for f in fields), "body: &self.body,", "}", "}", "}")  # fmt: skip
 
+    @staticmethod
+    def frame_type(name: str) -> str:
+        """A ``Frame`` variant's struct (``UnknownFrame`` is the crate's own name)."""
+        return name if name == "UnknownFrame" else type_name(name)
+
     def frame(self, c: Code) -> None:
         m = self.m
         names = [f.name for f in m.frames] + (["UnknownFrame"] if m.unknown != "error" else [])
@@ -211,11 +224,11 @@ class Owned:
           "/// buffer it was decoded from (queues, channels, maps).",
           "#[derive(Debug, Clone, PartialEq)]", "pub enum Frame {")  # fmt: skip
         for n in names:
-            c(f"{n}({n}),")
+            c(f"{n}({self.frame_type(n)}),")
         c("}", "impl From<&super::Frame<'_>> for Frame {",
           "fn from(v: &super::Frame<'_>) -> Self {", "match v {")  # fmt: skip
         for n in names:
-            conv = f"{n}::from(x)" if self.frame_borrows[n] else "x.clone()"
+            conv = f"{self.frame_type(n)}::from(x)" if self.frame_borrows[n] else "x.clone()"
             c(f"super::Frame::{n}(x) => Frame::{n}({conv}),")
         c("}", "}", "}", "impl Frame {",
           "/// The borrowed form, borrowing from `self`: what `encode` and the machines take.",
@@ -253,7 +266,7 @@ class Owned:
                 if ref is not None and not self.sp.record_borrows(ref):
                     names.add(ref)
             if not self.frame_borrows.get(rec.name, True):
-                names.add(rec.name)
+                names.add(type_name(rec.name))
         for u in m.unions:
             names.update(v for _, v in u.variants if not self.sp.record_borrows(v))
         return names
@@ -276,13 +289,13 @@ class Owned:
         borrowing = {r.name for r in [*m.structs, *m.frames] if self.sp.record_borrows_attrs(r)}
         for s in m.structs:
             if s.name in borrowing:
-                self.record(c, s)
+                self.record(c, s, s.name)
         for u in m.unions:
             if self.sp.record_borrows(u.name):
                 self.union(c, u.name, u.variants)
         for f in m.frames:
             if f.name in borrowing:
-                self.record(c, f)
+                self.record(c, f, type_name(f.name))
         self.unknown(c)
         self.frame(c)
         return c.text()

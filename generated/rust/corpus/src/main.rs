@@ -19,6 +19,7 @@ use std::process::ExitCode;
 
 mod bpmux_rel;
 mod mqtt_v5;
+mod mysql_v10;
 mod postgresql_v3;
 mod rabbitmq_stream_draft;
 mod rabbitmq_stream_v1;
@@ -166,6 +167,7 @@ fn codec(module: &str) -> Option<(Decode, Build)> {
     match module {
         "bpmux/rel" => Some((bpmux_rel::decode, bpmux_rel::build_encode)),
         "mqtt/v5" => Some((mqtt_v5::decode, mqtt_v5::build_encode)),
+        "mysql/v10" => Some((mysql_v10::decode, mysql_v10::build_encode)),
         "postgresql/v3" => Some((postgresql_v3::decode, postgresql_v3::build_encode)),
         "rabbitmq_stream/draft" => Some((
             rabbitmq_stream_draft::decode,
@@ -318,6 +320,24 @@ fn machines_of(module: &str) -> Option<MachineOutcome> {
         }),
         "mqtt/v5" => Some(|c, r, s, send, data, sender, ctx| {
             mqtt_v5::machine_outcome(c, r, s, send, data, sender, ctx).map(|(o, handler)| {
+                (
+                    o.map_err(|e| {
+                        json::machine_error(
+                            e.class_name(),
+                            &e.to_string(),
+                            e.machine,
+                            e.role,
+                            e.state,
+                            e.frame,
+                            e.spec,
+                        )
+                    }),
+                    handler,
+                )
+            })
+        }),
+        "mysql/v10" => Some(|c, r, s, send, data, sender, ctx| {
+            mysql_v10::machine_outcome(c, r, s, send, data, sender, ctx).map(|(o, handler)| {
                 (
                     o.map_err(|e| {
                         json::machine_error(

@@ -30,6 +30,7 @@ use std::time::Instant;
 
 mod bpmux_rel;
 mod mqtt_v5;
+mod mysql_v10;
 mod postgresql_v3;
 mod rabbitmq_stream_draft;
 mod rabbitmq_stream_v1;
@@ -89,6 +90,7 @@ type Check = fn(&[u8], &mut Signature) -> Result<(), String>;
 const CRATES: &[(&str, &str, Check)] = &[
     ("bpmux_rel", bpmux_rel::CORPUS, bpmux_rel::check),
     ("mqtt_v5", mqtt_v5::CORPUS, mqtt_v5::check),
+    ("mysql_v10", mysql_v10::CORPUS, mysql_v10::check),
     ("postgresql_v3", postgresql_v3::CORPUS, postgresql_v3::check),
     (
         "rabbitmq_stream_draft",

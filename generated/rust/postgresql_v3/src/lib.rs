@@ -4338,8 +4338,19 @@ pub fn encode(frame: &Frame<'_>) -> Result<Vec<u8>, ProtocolError> {
 /// (`frame`: its bytes without transport framing, for [`decode`]; `consumed`: the bytes to
 /// drop from the stream), `Ok(None)` while only part of a frame has arrived.
 pub fn split(stream: &[u8]) -> Result<Option<(&[u8], usize)>, ProtocolError> {
+    split_with(stream, None, None)
+}
+
+/// [`split`] where what a frame is depends on the connection's context (and the side that
+/// sent it): `ctx` as the frame at the start of `stream` is to be decoded with (MySQL: the
+/// `phase` the receiver is in).
+pub fn split_with<'a>(
+    stream: &'a [u8],
+    ctx: Option<&Context>,
+    sender: Option<Sender>,
+) -> Result<Option<(&'a [u8], usize)>, ProtocolError> {
     let mut end = 0;
-    match decode_frame(stream, &mut end, stream.len(), None, None) {
+    match decode_frame(stream, &mut end, stream.len(), ctx, sender) {
         Ok(_) if end > MAX_FRAME_SIZE => Err(ProtocolError::FrameTooLarge),
         Ok(_) => Ok(Some((&stream[..end], end))),
         Err(ProtocolError::Truncated { needed }) if needed > MAX_FRAME_SIZE as u64 => {

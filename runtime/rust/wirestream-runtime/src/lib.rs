@@ -196,6 +196,89 @@ pub fn write_vbi(w: &mut Vec<u8>, mut value: u32) -> bool {
     true
 }
 
+/// A MySQL length-encoded integer at `data[pos..end]`, or `None` for its NULL (`0xFB`): the
+/// value and the position after it. A first byte below `0xFB` is the value; `0xFC`, `0xFD`
+/// and `0xFE` announce 2, 3 and 8 little-endian bytes, which must hold a value the shorter
+/// forms cannot (shortest form only); `0xFF` is no valid first byte.
+///
+/// ```
+/// use wirestream_runtime::{read_lenenc_or_null, VarError};
+/// assert_eq!(read_lenenc_or_null(&[0xFC, 0xFB, 0x00], 0, 3), Ok((Some(251), 3)));
+/// assert_eq!(read_lenenc_or_null(&[0xFB], 0, 1), Ok((None, 1)));
+/// assert_eq!(read_lenenc_or_null(&[0xFC, 0x05, 0x00], 0, 3), Err(VarError::NonCanonical));
+/// assert_eq!(read_lenenc_or_null(&[0xFD, 0x00], 0, 2), Err(VarError::Truncated { needed: 4 }));
+/// ```
+pub fn read_lenenc_or_null(
+    data: &[u8],
+    pos: usize,
+    end: usize,
+) -> Result<(Option<u64>, usize), VarError> {
+    if pos >= end {
+        return Err(short(pos));
+    }
+    let first = data[pos];
+    let (size, least): (usize, u64) = match first {
+        0..=0xFA => return Ok((Some(u64::from(first)), pos + 1)),
+        0xFB => return Ok((None, pos + 1)),
+        0xFC => (2, 0xFB),
+        0xFD => (3, 1 << 16),
+        0xFE => (8, 1 << 24),
+        0xFF => return Err(VarError::InvalidValue),
+    };
+    if end - pos - 1 < size {
+        return Err(VarError::Truncated {
+            needed: (pos + 1 + size) as u64,
+        });
+    }
+    let stop = pos + 1 + size;
+    let value = data[pos + 1..stop]
+        .iter()
+        .rev()
+        .fold(0u64, |acc, &b| (acc << 8) | u64::from(b));
+    if value < least {
+        return Err(VarError::NonCanonical);
+    }
+    Ok((Some(value), stop))
+}
+
+/// A MySQL length-encoded integer where NULL (`0xFB`) is not allowed (`InvalidValue`).
+///
+/// ```
+/// use wirestream_runtime::{read_lenenc, VarError};
+/// assert_eq!(read_lenenc(&[0xFD, 0x00, 0x00, 0x01], 0, 4), Ok((1 << 16, 4)));
+/// assert_eq!(read_lenenc(&[0xFB], 0, 1), Err(VarError::InvalidValue));
+/// assert_eq!(read_lenenc(&[0xFF], 0, 1), Err(VarError::InvalidValue));
+/// ```
+pub fn read_lenenc(data: &[u8], pos: usize, end: usize) -> Result<(u64, usize), VarError> {
+    match read_lenenc_or_null(data, pos, end)? {
+        (Some(value), next) => Ok((value, next)),
+        (None, _) => Err(VarError::InvalidValue),
+    }
+}
+
+/// Append `value` as a MySQL length-encoded integer, in its shortest form.
+///
+/// ```
+/// let mut w = Vec::new();
+/// wirestream_runtime::write_lenenc(&mut w, 251);
+/// assert_eq!(w, [0xFC, 0xFB, 0x00]);
+/// ```
+pub fn write_lenenc(w: &mut Vec<u8>, value: u64) {
+    let bytes = value.to_le_bytes();
+    if value < 0xFB {
+        w.push(value as u8);
+    } else if value < 1 << 16 {
+        w.push(0xFC);
+        w.extend_from_slice(&bytes[..2]);
+    } else if value < 1 << 24 {
+        w.push(0xFD);
+        w.extend_from_slice(&bytes[..3]);
+    } else {
+        w.push(0xFE);
+        w.extend_from_slice(&bytes);
+    }
+}
+
 /// Why a byte stream cannot be split into frames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SplitError {
@@ -290,6 +373,9 @@ mod tests {
             let mut w = Vec::new();
             write_varu64(&mut w, value);
             assert_eq!(read_varu64(&w, 0, w.len()), Ok((value, w.len())));
+            let mut w = Vec::new();
+            write_lenenc(&mut w, value);
+            assert_eq!(read_lenenc(&w, 0, w.len()), Ok((value, w.len())));
         }
         for value in [0i64, -1, 1, i64::MIN, i64::MAX] {
             let mut w = Vec::new();
@@ -310,6 +396,41 @@ mod tests {
         assert_eq!(
             read_varu64(&[0xFF, 0], 0, 2),
             Err(VarError::Truncated { needed: 9 })
+        );
+    }
+
+    #[test]
+    fn length_encoded_integers_are_canonical() {
+        for (value, size) in [
+            (0xFAu64, 1),
+            (0xFB, 3),
+            (0xFFFF, 3),
+            (1 << 16, 4),
+            ((1 << 24) - 1, 4),
+            (1 << 24, 9),
+        ] {
+            let mut w = Vec::new();
+            write_lenenc(&mut w, value);
+            assert_eq!(w.len(), size, "{value}");
+        }
+        // each longer form of a value a shorter one holds
+        assert_eq!(
+            read_lenenc(&[0xFC, 0xFA, 0], 0, 3),
+            Err(VarError::NonCanonical)
+        );
+        assert_eq!(
+            read_lenenc(&[0xFD, 0xFF, 0xFF, 0], 0, 4),
+            Err(VarError::NonCanonical)
+        );
+        let long = [0xFE, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0, 0];
+        assert_eq!(read_lenenc(&long, 0, 9), Err(VarError::NonCanonical));
+        assert_eq!(
+            read_lenenc(&[0xFE, 0, 0], 0, 3),
+            Err(VarError::Truncated { needed: 9 })
+        );
+        assert_eq!(
+            read_lenenc(&[], 0, 0),
+            Err(VarError::Truncated { needed: 1 })
         );
     }
 
