@@ -17,6 +17,7 @@ mod ffi;
 mod log;
 mod rabbitmq_chunk;
 mod rsocket_v1_0;
+mod sql_rows;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -426,6 +427,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         rabbitmq_chunk::rabbitmq_encode_publish,
         m
     )?)?;
+    m.add_function(wrap_pyfunction!(sql_rows::postgresql_data_row, m)?)?;
+    m.add_function(wrap_pyfunction!(sql_rows::mysql_text_row, m)?)?;
     m.add("PROTOCOLS", protocol_names())?;
     m.add("SCAN_CAREFUL", CAREFUL)?;
     m.add("SCAN_FULL", FULL)?;
