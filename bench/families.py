@@ -37,12 +37,18 @@ PostgreSQL 3.0, pg8000 1.31.6:
   bool; int8, int4, text, varchar, numeric, float8, bool and a NULL text. pg8000's
   ``CoreConnection.handle_DATA_ROW(body, context)`` (body after the type byte and length;
   the context prepared as ``handle_ROW_DESCRIPTION`` leaves it) splits the row and runs
-  each column's converter, appending the row to ``context.rows``. pg8000 has no split
-  without conversion, so the target row compares the same work: ours is
-  ``decode(message, sender="server")`` + the same converters (pg8000's own ``PG_TYPES``
-  functions) on ``bytes.decode()`` of each value + the append. Info rows: ours decode only
-  (values as bytes); and the protocol-level parse to str: pg8000 with every column typed
-  text (its converter ``string_in``) against ours decode + ``bytes.decode()`` per value;
+  each column's converter, appending the row to ``context.rows``. The target row compares
+  the same work: ours is ``wirestream.runtime.postgresql.rows.RowDecoder.decode(message)``
+  (the decoder made once from the column types, as pg8000's context is) + the append;
+  it gives the values pg8000 gives, of the same types (checked). Labelled ``[native]``
+  when ``wirestream.runtime._native`` is built (the split and conversion in Rust, the
+  Python path deciding any row it does not find exactly right), ``[Python: no _native]``
+  when not. Info rows: ``RowDecoder.python_decode`` (the pure-Python path: the generated
+  decoder + ``wirestream.runtime.rows.convert``); ours ``decode(message,
+  sender="server")`` + pg8000's own ``PG_TYPES`` converters on ``bytes.decode()`` of each
+  value + the append (the earlier target row); ours decode only (values as bytes); and
+  the protocol-level parse to str: pg8000 with every column typed text (its converter
+  ``string_in``) against ours decode + ``bytes.decode()`` per value;
 * encode, per query, the messages pg8000 writes (``_flush`` calls and every read left out):
   ``run(sql)`` = ``send_QUERY``: Query; ``run(sql, params)`` = ``execute_unnamed``'s writes:
   Parse, Flush, Sync, Describe, Flush, Sync, Bind, Flush, Execute, Flush, Sync;
@@ -58,9 +64,13 @@ MySQL 10, PyMySQL 1.2.4:
   BIGINT, INT, VARCHAR, VARCHAR, DECIMAL, DOUBLE, TINYINT, NULL VARCHAR). PyMySQL's
   ``MySQLResult._read_row_from_packet(packet)`` on a fresh ``MysqlPacket(payload)``
   (made outside the timing; converters set up as ``_get_descriptions`` does) -> a tuple of
-  converted values; ours ``decode(packet, ctx)`` (``ctx.phase = TEXT_ROWS``,
-  ``ctx.column_count`` set; header included) + the same decode/converter per column ->
-  the same tuple. Info rows as for PostgreSQL (PyMySQL with every column a utf8 VARCHAR);
+  converted values; ours ``wirestream.runtime.mysql.rows.TextRowDecoder.decode(packet)``
+  (header included; the decoder made once from the column types) -> the same tuple, of
+  the same types (checked), ``[native]`` or ``[Python: no _native]`` as for PostgreSQL.
+  Info rows: ``TextRowDecoder.python_decode``; ours ``decode(packet, ctx)``
+  (``ctx.phase = TEXT_ROWS``, ``ctx.column_count`` set) + PyMySQL's decode/converter per
+  column (the earlier target row); and as for PostgreSQL (PyMySQL with every column a
+  utf8 VARCHAR);
 * encode: COM_QUERY for three statements; PyMySQL ``Connection._execute_command(
   COM_QUERY, sql)`` (``defer_connect=True``, ``_sock.sendall`` stubbed) against ours
   ``encode(ComQuery(query=sql))``; both from the str.
@@ -89,6 +99,8 @@ from typing import Any
 import wirestream.generated.mqtt.v5 as mq
 import wirestream.generated.mysql.v10 as my
 import wirestream.generated.postgresql.v3 as pg
+from wirestream.runtime.mysql.rows import TextRowDecoder, native_text_row
+from wirestream.runtime.postgresql.rows import RowDecoder, native_data_row
 
 REPEATS = 15
 LOOP_SECONDS = 0.03  # each timed loop makes about this many calls (found by a short run)
@@ -453,6 +465,11 @@ PG_ROWS: dict[str, list[tuple[str, str | None]]] = {
     ],
 }
 
+PG_OIDS = {"int8": 20, "int4": 23, "text": 25, "varchar": 1043, "numeric": 1700,
+           "float8": 701, "bool": 16}  # fmt: skip
+PG_PATH = "[native]" if native_data_row is not None else "[Python: no _native]"
+MY_PATH = "[native]" if native_text_row is not None else "[Python: no _native]"
+
 PG_SQL = "SELECT id, name, email, balance FROM accounts WHERE id = 42"
 PG_SQL_PARAMS = "SELECT id, name, email, balance FROM accounts WHERE id = $1 AND active = $2"
 PG_PARAMS = ("42", "true")  # what pg8000's make_params makes of (42, True)
@@ -495,6 +512,14 @@ def bench_postgresql() -> list[Verdict]:
         )
         conn.handle_DATA_ROW(body, context)
         conn.handle_DATA_ROW(body, text_context)
+        decoder = RowDecoder.from_types([PG_OIDS[t] for t, _ in columns])
+        decoded: list[list[Any]] = []
+        ours_decoded(decoder.decode, wire, decoded)
+        ours_decoded(decoder.python_decode, wire, decoded)
+        if decoded != [context.rows[-1]] * 2 or any(
+            type(a) is not type(b) for row in decoded for a, b in zip(row, context.rows[-1])
+        ):
+            warn(f"PostgreSQL DataRow {name}: RowDecoder's values and pg8000's differ")
         ours_rows: list[list[Any]] = []
         ours_row(wire, funcs, ours_rows)
         ours_text_rows: list[list[Any]] = []
@@ -506,6 +531,16 @@ def bench_postgresql() -> list[Verdict]:
 
         def ours_calls(n: int, wire: bytes = wire, funcs: Any = funcs) -> list[tuple[Any, ...]]:
             return [(wire, funcs, [])] * n  # one rows list per loop, as pg8000's context.rows
+
+        def decoder_calls(
+            n: int, read: Callable[[bytes], Any] = decoder.decode, wire: bytes = wire
+        ) -> list[tuple[Any, ...]]:
+            return [(read, wire, [])] * n
+
+        def python_calls(
+            n: int, read: Callable[[bytes], Any] = decoder.python_decode, wire: bytes = wire
+        ) -> list[tuple[Any, ...]]:
+            return [(read, wire, [])] * n
 
         def ours_text_calls(n: int, wire: bytes = wire) -> list[tuple[Any, ...]]:
             return [(wire, [])] * n
@@ -523,13 +558,27 @@ def bench_postgresql() -> list[Verdict]:
                 name,
                 [
                     Contender(
-                        "ours   decode() + pg8000's converters + append",
+                        f"ours   RowDecoder.decode(message) + append {PG_PATH}",
+                        ours_decoded,
+                        decoder_calls,
+                        1,
+                        theirs_name,
+                    ),
+                    Contender(theirs_name, conn.handle_DATA_ROW, pg8000_calls),
+                    Contender(
+                        "ours   RowDecoder.python_decode + append (info)",
+                        ours_decoded,
+                        python_calls,
+                        1,
+                        theirs_name,
+                    ),
+                    Contender(
+                        "ours   decode() + pg8000's converters + append (info)",
                         ours_row,
                         ours_calls,
                         1,
                         theirs_name,
                     ),
-                    Contender(theirs_name, conn.handle_DATA_ROW, pg8000_calls),
                     Contender(
                         "ours   decode() only, values as bytes (info)",
                         pg.decode,
@@ -639,6 +688,11 @@ def bench_postgresql() -> list[Verdict]:
         " and Execute from bytes made at import)"
     )
     return [dec, enc]
+
+
+def ours_decoded(read: Callable[[bytes], Any], data: bytes, rows: list[Any]) -> None:
+    """A row read by ``RowDecoder`` / ``TextRowDecoder``, appended as pg8000 does."""
+    rows.append(read(data))
 
 
 def ours_row(data: bytes, funcs: list[Callable[[str], Any]], rows: list[list[Any]]) -> None:
@@ -762,6 +816,11 @@ def bench_mysql() -> list[Verdict]:
             warn(f"MySQL TextRow {name}: our decode does not read back the row")
         if name.startswith("8") and not isinstance(theirs[4], Decimal):
             warn("MySQL TextRow: DECIMAL did not convert to Decimal")
+        decoder = TextRowDecoder.from_types([getattr(FIELD_TYPE, t) for t, _ in columns])
+        for read in (decoder.decode, decoder.python_decode):
+            row = read(wire)
+            if row != theirs or any(type(a) is not type(b) for a, b in zip(row, theirs)):
+                warn(f"MySQL TextRow {name}: TextRowDecoder's values and PyMySQL's differ")
 
         def packets(n: int, payload: bytes = payload) -> list[tuple[Any, ...]]:
             return [(MysqlPacket(payload, encoding),) for _ in range(n)]
@@ -771,14 +830,24 @@ def bench_mysql() -> list[Verdict]:
                 name,
                 [
                     Contender(
-                        "ours   decode() + PyMySQL's decode/converters",
-                        ours_my_row,
-                        same((wire, ctx, convs)),
+                        f"ours   TextRowDecoder.decode(packet) {MY_PATH}",
+                        decoder.decode,
+                        same((wire,)),
                     ),
                     Contender(
                         "PyMySQL MySQLResult._read_row_from_packet(packet)",
                         result._read_row_from_packet,
                         packets,
+                    ),
+                    Contender(
+                        "ours   TextRowDecoder.python_decode (info)",
+                        decoder.python_decode,
+                        same((wire,)),
+                    ),
+                    Contender(
+                        "ours   decode() + PyMySQL's decode/converters (info)",
+                        ours_my_row,
+                        same((wire, ctx, convs)),
                     ),
                     Contender(
                         "ours   decode() only, values as bytes (info)",
@@ -799,8 +868,9 @@ def bench_mysql() -> list[Verdict]:
             )
         )
     for v in decode_variants:
-        v.contenders[0].baseline = v.contenders[2].baseline = v.contenders[1].name
-        v.contenders[3].baseline = v.contenders[4].name
+        for c in v.contenders[:5]:
+            c.baseline = v.contenders[1].name if c is not v.contenders[1] else None
+        v.contenders[5].baseline = v.contenders[6].name
 
     # ---- encode ----
     def ours_query(sql: str, sock: Any = capture) -> None:

@@ -1,6 +1,7 @@
 """Type stub of the Rust extension ``wirestream._native`` (runtime/rust/wirestream-native),
-built by ``make native``; read through ``wirestream.runtime.capture.native`` (captures) and
-``wirestream.runtime.rabbitmq_stream.chunk`` (RabbitMQ chunks) only."""
+built by ``make native``; read through ``wirestream.runtime.capture.native`` (captures),
+``wirestream.runtime.rabbitmq_stream.chunk`` (RabbitMQ chunks) and
+``wirestream.runtime.postgresql.rows`` / ``wirestream.runtime.mysql.rows`` (rows) only."""
 
 from typing import Any, Final
 
@@ -32,3 +33,5 @@ class FrameLog:
 def rabbitmq_chunk_records(
     data: bytes, crc: int, num_entries: int, num_records: int
 ) -> tuple[list[Any], bool] | None: ...
+def postgresql_data_row(data: object, kinds: bytes) -> list[Any] | None: ...
+def mysql_text_row(data: object, kinds: bytes) -> tuple[Any, ...] | None: ...
