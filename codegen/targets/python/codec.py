@@ -22,6 +22,7 @@ from pathlib import Path
 import ast
 import io
 import re
+import struct
 import tokenize
 from typing import NamedTuple
 
@@ -66,6 +67,43 @@ def literal(value: int) -> str:
 
 def is_literal(source: str) -> bool:
     return INT_LITERAL.fullmatch(source) is not None
+
+
+def int_value(source: str) -> int:
+    """The value of an integer literal (``is_literal``)."""
+    return int(source, 0)
+
+
+def hex_bytes(data: bytes) -> str:
+    """``data`` as a ``bytes`` literal of ``\\xNN`` escapes (wire bytes read as bytes)."""
+    return 'b"' + "".join(f"\\x{byte:02x}" for byte in data) + '"'
+
+
+def packed(value: int, itype: IntType) -> str:
+    """The bytes of ``value`` as ``itype`` on the wire, as a ``bytes`` literal: a
+    constant the generator packs once rather than the encoder at every call."""
+    if itype.name in ("u24", "u24le"):
+        data = value.to_bytes(3, "little" if itype.little else "big", signed=False)
+    else:
+        data = struct.pack(("<" if itype.little else ">") + int_format(itype), value)
+    return hex_bytes(data)
+
+
+def pack_literals(args: list[str], fmt: str, little: bool) -> str:
+    """The bytes of a run of constants (integer literals) as a ``bytes`` literal."""
+    return hex_bytes(struct.pack(("<" if little else ">") + fmt, *(int_value(a) for a in args)))
+
+
+def fold_head(head: str, body: str) -> str:
+    """A frame's header steps (``head``, writing to ``out``) and the return of the
+    header followed by ``body``: when the header is one ``out.append(X)`` after its
+    checks, ``return X + body`` (one concatenation, no second list and join)."""
+    lines = head.rstrip("\n").split("\n")
+    appends = [n for n, line in enumerate(lines) if "out.append(" in line]
+    last = lines[-1]
+    if appends == [len(lines) - 1] and last.startswith("out.append(") and last.endswith(")"):
+        return "\n".join([*lines[:-1], f"return {last[len('out.append('):-1]} + {body}"]) + "\n"
+    return f'out = []\n{head.rstrip()}\nout.append({body})\nreturn b"".join(out)\n'
 
 
 def braced(source: str) -> str:
@@ -431,6 +469,8 @@ def has_terminated_arrays(plan: CodecPlan) -> bool:
 _ENV = environment(
     Path(__file__).parent / "templates",
     filters=dict(lit=literal, braced=braced, part=part, doc_lines=doc_lines,
+                 int_value=int_value, packed=packed, fold_head=fold_head,
+                 pack_literals=pack_literals,
                  code_key=code_key, table_key=table_key, entry=dict_entry,
                  tuple_repr=tuple_repr, exports=exports, snake=lower_snake,
                  struct=struct_const, run_format=run_format, expr=expr, py_attr=py_attr,

@@ -160,7 +160,7 @@ class MainCredit:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((0,)))
+        out.append(b"\x00")
         out.append(_support.write_varu64(self.credit))
         return b"".join(out)
 
@@ -195,9 +195,17 @@ class Close:
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
-        out: list[bytes] = []
-        out.append(bytes((1,)))
-        return b"".join(out)
+        return _CLOSE_BYTES
+
+
+def _close_bytes() -> bytes:
+
+    out: list[bytes] = []
+    out.append(b"\x01")
+    return b"".join(out)
+
+
+_CLOSE_BYTES = _close_bytes()
 
 
 class Minimum:
@@ -236,7 +244,7 @@ class Minimum:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((2,)))
+        out.append(b"\x02")
         out.append(_support.write_varu64(self.min_credit))
         return b"".join(out)
 
@@ -270,9 +278,17 @@ class CancelAll:
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
-        out: list[bytes] = []
-        out.append(bytes((3,)))
-        return b"".join(out)
+        return _CANCEL_ALL_BYTES
+
+
+def _cancel_all_bytes() -> bytes:
+
+    out: list[bytes] = []
+    out.append(b"\x03")
+    return b"".join(out)
+
+
+_CANCEL_ALL_BYTES = _cancel_all_bytes()
 
 
 class Message:
@@ -310,7 +326,7 @@ class Message:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((4,)))
+        out.append(b"\x04")
         _raw_payload = self.payload
         _len_payload = len(_raw_payload)
         out.append(_support.write_varu64(_len_payload))
@@ -354,7 +370,7 @@ class Messages:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((5,)))
+        out.append(b"\x05")
         _parts_payloads: list[bytes] = []
         for _item_payloads in self.payloads:
             _raw_payloads = _item_payloads
@@ -417,7 +433,7 @@ class Request:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((6,)))
+        out.append(b"\x06")
         out.append(_support.write_varu64(self.req_id))
         _raw_payload = self.payload
         _len_payload = len(_raw_payload)
@@ -478,7 +494,7 @@ class Requests:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((7,)))
+        out.append(b"\x07")
         out.append(_support.write_varu64(self.initial_req_id))
         _parts_payloads: list[bytes] = []
         for _item_payloads in self.payloads:
@@ -528,7 +544,7 @@ class RequestCancel:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((8,)))
+        out.append(b"\x08")
         out.append(_support.write_varu64(self.req_id))
         return b"".join(out)
 
@@ -583,7 +599,7 @@ class Response:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((9,)))
+        out.append(b"\x09")
         out.append(_support.write_varu64(self.req_id))
         _raw_payload = self.payload
         _len_payload = len(_raw_payload)
@@ -643,7 +659,7 @@ class ResponseError:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((0xA,)))
+        out.append(b"\x0a")
         out.append(_support.write_varu64(self.req_id))
         _raw_payload = self.payload
         _len_payload = len(_raw_payload)
@@ -712,7 +728,7 @@ class CreateStream:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((0xB,)))
+        out.append(b"\x0b")
         out.append(_support.write_varu64(self.inner_id))
         out.append(_support.write_varu64(self.credit))
         _raw_payload = self.payload
@@ -773,7 +789,7 @@ class CreateSink:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((0xC,)))
+        out.append(b"\x0c")
         out.append(_support.write_varu64(self.inner_id))
         _raw_payload = self.payload
         _len_payload = len(_raw_payload)
@@ -849,7 +865,7 @@ class GreedySink:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((0xD,)))
+        out.append(b"\x0d")
         out.append(_support.write_varu64(self.inner_id))
         _raw_payload = self.payload
         _len_payload = len(_raw_payload)
@@ -928,7 +944,7 @@ class CreateDuplex:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((0xE,)))
+        out.append(b"\x0e")
         out.append(_support.write_varu64(self.inner_id))
         out.append(_support.write_varu64(self.credit))
         _raw_payload = self.payload
@@ -1013,7 +1029,7 @@ class GreedyDuplex:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((0xF,)))
+        out.append(b"\x0f")
         out.append(_support.write_varu64(self.inner_id))
         out.append(_support.write_varu64(self.credit))
         _raw_payload = self.payload
@@ -1082,7 +1098,7 @@ class InnerCredit:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((0x10,)))
+        out.append(b"\x10")
         out.append(_support.write_varu64(self.inner_id))
         out.append(_support.write_varu64(self.credit))
         return b"".join(out)
@@ -1122,7 +1138,7 @@ class InnerCancel:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((0x11,)))
+        out.append(b"\x11")
         out.append(_support.write_varu64(self.inner_id))
         return b"".join(out)
 
@@ -1177,7 +1193,7 @@ class InnerItem:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((0x12,)))
+        out.append(b"\x12")
         out.append(_support.write_varu64(self.inner_id))
         _raw_payload = self.payload
         _len_payload = len(_raw_payload)
@@ -1236,7 +1252,7 @@ class InnerItems:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((0x13,)))
+        out.append(b"\x13")
         out.append(_support.write_varu64(self.inner_id))
         _parts_payloads: list[bytes] = []
         for _item_payloads in self.payloads:
@@ -1285,7 +1301,7 @@ class InnerEnd:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((0x14,)))
+        out.append(b"\x14")
         out.append(_support.write_varu64(self.inner_id))
         return b"".join(out)
 
@@ -1340,7 +1356,7 @@ class InnerError:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((0x15,)))
+        out.append(b"\x15")
         out.append(_support.write_varu64(self.inner_id))
         _raw_payload = self.payload
         _len_payload = len(_raw_payload)

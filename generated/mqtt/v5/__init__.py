@@ -318,10 +318,10 @@ class ContentType:
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
 
-        out.append(bytes((3,)))
+        out.append(b"\x03")
         if self.value is not None and ("\x00" in self.value):
             raise EncodeError("ContentType.value: holds a character the protocol forbids")
-        _raw_value = self.value.encode("utf-8")
+        _raw_value = self.value.encode()
         _len_value = len(_raw_value)
         if not 0 <= _len_value <= 0xFFFF:
             raise EncodeError(f"ContentType.value length: {_len_value!r} is outside 0..0xffff")
@@ -355,10 +355,10 @@ class ResponseTopic:
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
 
-        out.append(bytes((8,)))
+        out.append(b"\x08")
         if self.value is not None and ("\x00" in self.value):
             raise EncodeError("ResponseTopic.value: holds a character the protocol forbids")
-        _raw_value = self.value.encode("utf-8")
+        _raw_value = self.value.encode()
         _len_value = len(_raw_value)
         if not 0 <= _len_value <= 0xFFFF:
             raise EncodeError(f"ResponseTopic.value length: {_len_value!r} is outside 0..0xffff")
@@ -392,7 +392,7 @@ class CorrelationData:
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
 
-        out.append(bytes((9,)))
+        out.append(b"\x09")
         _raw_value = self.value
         _len_value = len(_raw_value)
         if not 0 <= _len_value <= 0xFFFF:
@@ -427,7 +427,7 @@ class SubscriptionIdentifier:
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
 
-        out.append(bytes((0xB,)))
+        out.append(b"\x0b")
         if not 1 <= self.value <= 0xFFFFFFF:
             raise EncodeError(
                 f"SubscriptionIdentifier.value: {self.value!r} is outside 1..0xfffffff"
@@ -495,12 +495,12 @@ class AssignedClientIdentifier:
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
 
-        out.append(bytes((0x12,)))
+        out.append(b"\x12")
         if self.value is not None and ("\x00" in self.value):
             raise EncodeError(
                 "AssignedClientIdentifier.value: holds a character the protocol forbids"
             )
-        _raw_value = self.value.encode("utf-8")
+        _raw_value = self.value.encode()
         _len_value = len(_raw_value)
         if not 0 <= _len_value <= 0xFFFF:
             raise EncodeError(
@@ -568,10 +568,10 @@ class AuthenticationMethod:
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
 
-        out.append(bytes((0x15,)))
+        out.append(b"\x15")
         if self.value is not None and ("\x00" in self.value):
             raise EncodeError("AuthenticationMethod.value: holds a character the protocol forbids")
-        _raw_value = self.value.encode("utf-8")
+        _raw_value = self.value.encode()
         _len_value = len(_raw_value)
         if not 0 <= _len_value <= 0xFFFF:
             raise EncodeError(
@@ -607,7 +607,7 @@ class AuthenticationData:
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
 
-        out.append(bytes((0x16,)))
+        out.append(b"\x16")
         _raw_value = self.value
         _len_value = len(_raw_value)
         if not 0 <= _len_value <= 0xFFFF:
@@ -740,10 +740,10 @@ class ResponseInformation:
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
 
-        out.append(bytes((0x1A,)))
+        out.append(b"\x1a")
         if self.value is not None and ("\x00" in self.value):
             raise EncodeError("ResponseInformation.value: holds a character the protocol forbids")
-        _raw_value = self.value.encode("utf-8")
+        _raw_value = self.value.encode()
         _len_value = len(_raw_value)
         if not 0 <= _len_value <= 0xFFFF:
             raise EncodeError(
@@ -779,10 +779,10 @@ class ServerReference:
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
 
-        out.append(bytes((0x1C,)))
+        out.append(b"\x1c")
         if self.value is not None and ("\x00" in self.value):
             raise EncodeError("ServerReference.value: holds a character the protocol forbids")
-        _raw_value = self.value.encode("utf-8")
+        _raw_value = self.value.encode()
         _len_value = len(_raw_value)
         if not 0 <= _len_value <= 0xFFFF:
             raise EncodeError(f"ServerReference.value length: {_len_value!r} is outside 0..0xffff")
@@ -816,10 +816,10 @@ class ReasonString:
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
 
-        out.append(bytes((0x1F,)))
+        out.append(b"\x1f")
         if self.value is not None and ("\x00" in self.value):
             raise EncodeError("ReasonString.value: holds a character the protocol forbids")
-        _raw_value = self.value.encode("utf-8")
+        _raw_value = self.value.encode()
         _len_value = len(_raw_value)
         if not 0 <= _len_value <= 0xFFFF:
             raise EncodeError(f"ReasonString.value length: {_len_value!r} is outside 0..0xffff")
@@ -1028,10 +1028,10 @@ class UserProperty:
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
 
-        out.append(bytes((0x26,)))
+        out.append(b"\x26")
         if self.key is not None and ("\x00" in self.key):
             raise EncodeError("UserProperty.key: holds a character the protocol forbids")
-        _raw_key = self.key.encode("utf-8")
+        _raw_key = self.key.encode()
         _len_key = len(_raw_key)
         if not 0 <= _len_key <= 0xFFFF:
             raise EncodeError(f"UserProperty.key length: {_len_key!r} is outside 0..0xffff")
@@ -1039,7 +1039,7 @@ class UserProperty:
         out.append(_raw_key)
         if self.value is not None and ("\x00" in self.value):
             raise EncodeError("UserProperty.value: holds a character the protocol forbids")
-        _raw_value = self.value.encode("utf-8")
+        _raw_value = self.value.encode()
         _len_value = len(_raw_value)
         if not 0 <= _len_value <= 0xFFFF:
             raise EncodeError(f"UserProperty.value length: {_len_value!r} is outside 0..0xffff")
@@ -1255,7 +1255,7 @@ class Subscription:
 
         if self.topic_filter is not None and ("\x00" in self.topic_filter):
             raise EncodeError("Subscription.topic_filter: holds a character the protocol forbids")
-        _raw_topic_filter = self.topic_filter.encode("utf-8")
+        _raw_topic_filter = self.topic_filter.encode()
         _len_topic_filter = len(_raw_topic_filter)
         if not 0 <= _len_topic_filter <= 0xFFFF:
             raise EncodeError(
@@ -1472,7 +1472,7 @@ class Connect:
         out.append(_joined_properties)
         if self.client_id is not None and ("\x00" in self.client_id):
             raise EncodeError("Connect.client_id: holds a character the protocol forbids")
-        _raw_client_id = self.client_id.encode("utf-8")
+        _raw_client_id = self.client_id.encode()
         _len_client_id = len(_raw_client_id)
         if not 0 <= _len_client_id <= 0xFFFF:
             raise EncodeError(f"Connect.client_id length: {_len_client_id!r} is outside 0..0xffff")
@@ -1495,7 +1495,7 @@ class Connect:
         if _opt_will_topic is not None:
             if _opt_will_topic is not None and ("\x00" in _opt_will_topic):
                 raise EncodeError("Connect.will_topic: holds a character the protocol forbids")
-            _raw_will_topic = _opt_will_topic.encode("utf-8")
+            _raw_will_topic = _opt_will_topic.encode()
             _len_will_topic = len(_raw_will_topic)
             if not 0 <= _len_will_topic <= 0xFFFF:
                 raise EncodeError(
@@ -1522,7 +1522,7 @@ class Connect:
         if _opt_username is not None:
             if _opt_username is not None and ("\x00" in _opt_username):
                 raise EncodeError("Connect.username: holds a character the protocol forbids")
-            _raw_username = _opt_username.encode("utf-8")
+            _raw_username = _opt_username.encode()
             _len_username = len(_raw_username)
             if not 0 <= _len_username <= 0xFFFF:
                 raise EncodeError(
@@ -1754,7 +1754,7 @@ class Publish:
         out: list[bytes] = []
         if self.topic_name is not None and ("\x00" in self.topic_name):
             raise EncodeError("Publish.topic_name: holds a character the protocol forbids")
-        _raw_topic_name = self.topic_name.encode("utf-8")
+        _raw_topic_name = self.topic_name.encode()
         _len_topic_name = len(_raw_topic_name)
         if not 0 <= _len_topic_name <= 0xFFFF:
             raise EncodeError(
@@ -2430,7 +2430,7 @@ class Unsubscribe:
                 raise EncodeError(
                     "Unsubscribe.topic_filters: holds a character the protocol forbids"
                 )
-            _raw_topic_filters = _item_topic_filters.encode("utf-8")
+            _raw_topic_filters = _item_topic_filters.encode()
             _len_topic_filters = len(_raw_topic_filters)
             if not 0 <= _len_topic_filters <= 0xFFFF:
                 raise EncodeError(
@@ -2565,14 +2565,21 @@ class Pingreq:
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
-        flags = 0
-        out: list[bytes] = []
-        _body = b"".join(out)
-        out = []
-        out.append(bytes(((0xC << 4) | flags,)))
-        out.append(_support.write_vbi(len(_body)))
-        out.append(_body)
-        return b"".join(out)
+        return _PINGREQ_BYTES
+
+
+def _pingreq_bytes() -> bytes:
+    flags = 0
+    out: list[bytes] = []
+    _body = b"".join(out)
+    out = []
+    out.append(bytes(((0xC << 4) | flags,)))
+    out.append(_support.write_vbi(len(_body)))
+    out.append(_body)
+    return b"".join(out)
+
+
+_PINGREQ_BYTES = _pingreq_bytes()
 
 
 class Pingresp:
@@ -2602,14 +2609,21 @@ class Pingresp:
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
-        flags = 0
-        out: list[bytes] = []
-        _body = b"".join(out)
-        out = []
-        out.append(bytes(((0xD << 4) | flags,)))
-        out.append(_support.write_vbi(len(_body)))
-        out.append(_body)
-        return b"".join(out)
+        return _PINGRESP_BYTES
+
+
+def _pingresp_bytes() -> bytes:
+    flags = 0
+    out: list[bytes] = []
+    _body = b"".join(out)
+    out = []
+    out.append(bytes(((0xD << 4) | flags,)))
+    out.append(_support.write_vbi(len(_body)))
+    out.append(_body)
+    return b"".join(out)
+
+
+_PINGRESP_BYTES = _pingresp_bytes()
 
 
 class Disconnect:

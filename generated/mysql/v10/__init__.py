@@ -296,11 +296,11 @@ class ConnectAttribute:
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
 
-        _raw_key = self.key.encode("utf-8")
+        _raw_key = self.key.encode()
         _len_key = len(_raw_key)
         out.append(_support.write_lenenc(_len_key))
         out.append(_raw_key)
-        _raw_value = self.value.encode("utf-8")
+        _raw_value = self.value.encode()
         _len_value = len(_raw_value)
         out.append(_support.write_lenenc(_len_value))
         out.append(_raw_value)
@@ -513,9 +513,9 @@ class HandshakeV10:
                 "auth-plugin-data - 8))"
             )
         out: list[bytes] = []
-        out.append(bytes((0xA,)))
-        _raw_server_version = self.server_version.encode("utf-8")
-        if _raw_server_version.find(0) >= 0:
+        out.append(b"\x0a")
+        _raw_server_version = self.server_version.encode()
+        if 0 in _raw_server_version:
             raise EncodeError("HandshakeV10.server_version: holds its terminator byte 0")
         out.append(_raw_server_version)
         out.append(b"\x00")
@@ -606,13 +606,12 @@ class HandshakeV10:
                 "& 0x8"
             )
         if _opt_auth_plugin_name is not None:
-            _raw_auth_plugin_name = _opt_auth_plugin_name.encode("utf-8")
-            if _raw_auth_plugin_name.find(0) >= 0:
+            _raw_auth_plugin_name = _opt_auth_plugin_name.encode()
+            if 0 in _raw_auth_plugin_name:
                 raise EncodeError("HandshakeV10.auth_plugin_name: holds its terminator byte 0")
             out.append(_raw_auth_plugin_name)
             out.append(b"\x00")
         _body = b"".join(out)
-        out = []
         _int_payload_length = len(_body)
         if not 0 <= _int_payload_length <= 0xFFFFFF:
             raise EncodeError(
@@ -621,11 +620,10 @@ class HandshakeV10:
         _int_sequence_id = self.sequence_id
         if not 0 <= _int_sequence_id <= 0xFF:
             raise EncodeError(f"HandshakeV10.sequence_id: {_int_sequence_id!r} is outside 0..0xff")
-        out.append(
+        return (
             _SLE_HBB.pack(_int_payload_length & 0xFFFF, _int_payload_length >> 16, _int_sequence_id)
+            + _body
         )
-        out.append(_body)
-        return b"".join(out)
 
 
 class AuthSwitchRequest:
@@ -688,16 +686,15 @@ class AuthSwitchRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((0xFE,)))
-        _raw_plugin_name = self.plugin_name.encode("utf-8")
-        if _raw_plugin_name.find(0) >= 0:
+        out.append(b"\xfe")
+        _raw_plugin_name = self.plugin_name.encode()
+        if 0 in _raw_plugin_name:
             raise EncodeError("AuthSwitchRequest.plugin_name: holds its terminator byte 0")
         out.append(_raw_plugin_name)
         out.append(b"\x00")
         _raw_plugin_data = self.plugin_data
         out.append(_raw_plugin_data)
         _body = b"".join(out)
-        out = []
         _int_payload_length = len(_body)
         if not 0 <= _int_payload_length <= 0xFFFFFF:
             raise EncodeError(
@@ -708,11 +705,10 @@ class AuthSwitchRequest:
             raise EncodeError(
                 f"AuthSwitchRequest.sequence_id: {_int_sequence_id!r} is outside 0..0xff"
             )
-        out.append(
+        return (
             _SLE_HBB.pack(_int_payload_length & 0xFFFF, _int_payload_length >> 16, _int_sequence_id)
+            + _body
         )
-        out.append(_body)
-        return b"".join(out)
 
 
 class AuthMoreData:
@@ -763,11 +759,10 @@ class AuthMoreData:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((1,)))
+        out.append(b"\x01")
         _raw_data = self.data
         out.append(_raw_data)
         _body = b"".join(out)
-        out = []
         _int_payload_length = len(_body)
         if not 0 <= _int_payload_length <= 0xFFFFFF:
             raise EncodeError(
@@ -776,11 +771,10 @@ class AuthMoreData:
         _int_sequence_id = self.sequence_id
         if not 0 <= _int_sequence_id <= 0xFF:
             raise EncodeError(f"AuthMoreData.sequence_id: {_int_sequence_id!r} is outside 0..0xff")
-        out.append(
+        return (
             _SLE_HBB.pack(_int_payload_length & 0xFFFF, _int_payload_length >> 16, _int_sequence_id)
+            + _body
         )
-        out.append(_body)
-        return b"".join(out)
 
 
 class Ok:
@@ -880,7 +874,7 @@ class Ok:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((0,)))
+        out.append(b"\x00")
         out.append(_support.write_lenenc(self.affected_rows))
         out.append(_support.write_lenenc(self.last_insert_id))
         _opt_status_flags = self.status_flags
@@ -905,7 +899,7 @@ class Ok:
             out.append(_SLE_H.pack(_opt_warnings))
         _opt_info = self.info
         if _opt_info is not None:
-            _raw_info = _opt_info.encode("utf-8")
+            _raw_info = _opt_info.encode()
             _len_info = len(_raw_info)
             out.append(_support.write_lenenc(_len_info))
             out.append(_raw_info)
@@ -924,18 +918,16 @@ class Ok:
             _raw_session_state = _opt_session_state
             out.append(_raw_session_state)
         _body = b"".join(out)
-        out = []
         _int_payload_length = len(_body)
         if not 0 <= _int_payload_length <= 0xFFFFFF:
             raise EncodeError(f"Ok.payload_length: {_int_payload_length!r} is outside 0..0xffffff")
         _int_sequence_id = self.sequence_id
         if not 0 <= _int_sequence_id <= 0xFF:
             raise EncodeError(f"Ok.sequence_id: {_int_sequence_id!r} is outside 0..0xff")
-        out.append(
+        return (
             _SLE_HBB.pack(_int_payload_length & 0xFFFF, _int_payload_length >> 16, _int_sequence_id)
+            + _body
         )
-        out.append(_body)
-        return b"".join(out)
 
 
 class Err:
@@ -1014,9 +1006,7 @@ class Err:
             raise EncodeError(f"Err.error_code: {_int_error_code!r} is outside 0..0xffff")
         out.append(_SLE_BH.pack(0xFF, _int_error_code))
         if (ctx.capabilities if ctx is not None else 0) & 0x200:
-            if not 0 <= 0x23 <= 0xFF:
-                raise EncodeError(f"Err.sql_state_marker: {0x23!r} is outside 0..0xff")
-            out.append(bytes((0x23,)))
+            out.append(b"\x23")
         _opt_sql_state = self.sql_state
         if bool((ctx.capabilities if ctx is not None else 0) & 0x200) != (
             _opt_sql_state is not None
@@ -1025,7 +1015,7 @@ class Err:
                 "Err.sql_state: must be present exactly when ctx.capabilities & 0x200"
             )
         if _opt_sql_state is not None:
-            _raw_sql_state = _opt_sql_state.encode("utf-8")
+            _raw_sql_state = _opt_sql_state.encode()
             _n_sql_state = 5
             if len(_raw_sql_state) != _n_sql_state:
                 raise EncodeError(
@@ -1033,21 +1023,19 @@ class Err:
                     f"{_n_sql_state}"
                 )
             out.append(_raw_sql_state)
-        _raw_error_message = self.error_message.encode("utf-8")
+        _raw_error_message = self.error_message.encode()
         out.append(_raw_error_message)
         _body = b"".join(out)
-        out = []
         _int_payload_length = len(_body)
         if not 0 <= _int_payload_length <= 0xFFFFFF:
             raise EncodeError(f"Err.payload_length: {_int_payload_length!r} is outside 0..0xffffff")
         _int_sequence_id = self.sequence_id
         if not 0 <= _int_sequence_id <= 0xFF:
             raise EncodeError(f"Err.sequence_id: {_int_sequence_id!r} is outside 0..0xff")
-        out.append(
+        return (
             _SLE_HBB.pack(_int_payload_length & 0xFFFF, _int_payload_length >> 16, _int_sequence_id)
+            + _body
         )
-        out.append(_body)
-        return b"".join(out)
 
 
 class Eof:
@@ -1110,7 +1098,7 @@ class Eof:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((0xFE,)))
+        out.append(b"\xfe")
         _opt_warnings = self.warnings
         if bool((ctx.capabilities if ctx is not None else 0) & 0x200) != (
             _opt_warnings is not None
@@ -1132,18 +1120,16 @@ class Eof:
                 raise EncodeError(f"Eof.status_flags: {_opt_status_flags!r} is outside 0..0xffff")
             out.append(_SLE_H.pack(_opt_status_flags))
         _body = b"".join(out)
-        out = []
         _int_payload_length = len(_body)
         if not 0 <= _int_payload_length <= 0xFFFFFF:
             raise EncodeError(f"Eof.payload_length: {_int_payload_length!r} is outside 0..0xffffff")
         _int_sequence_id = self.sequence_id
         if not 0 <= _int_sequence_id <= 0xFF:
             raise EncodeError(f"Eof.sequence_id: {_int_sequence_id!r} is outside 0..0xff")
-        out.append(
+        return (
             _SLE_HBB.pack(_int_payload_length & 0xFFFF, _int_payload_length >> 16, _int_sequence_id)
+            + _body
         )
-        out.append(_body)
-        return b"".join(out)
 
 
 class ColumnCount:
@@ -1207,7 +1193,6 @@ class ColumnCount:
             raise EncodeError(
                 f"ColumnCount: its body would read as another frame (first byte {_claim[-1]:#x})"
             )
-        out = []
         _int_payload_length = len(_body)
         if not 0 <= _int_payload_length <= 0xFFFFFF:
             raise EncodeError(
@@ -1216,11 +1201,10 @@ class ColumnCount:
         _int_sequence_id = self.sequence_id
         if not 0 <= _int_sequence_id <= 0xFF:
             raise EncodeError(f"ColumnCount.sequence_id: {_int_sequence_id!r} is outside 0..0xff")
-        out.append(
+        return (
             _SLE_HBB.pack(_int_payload_length & 0xFFFF, _int_payload_length >> 16, _int_sequence_id)
+            + _body
         )
-        out.append(_body)
-        return b"".join(out)
 
 
 class BinaryColumnCount:
@@ -1289,7 +1273,6 @@ class BinaryColumnCount:
                 "BinaryColumnCount: its body would read as another frame (first byte "
                 f"{_claim[-1]:#x})"
             )
-        out = []
         _int_payload_length = len(_body)
         if not 0 <= _int_payload_length <= 0xFFFFFF:
             raise EncodeError(
@@ -1300,11 +1283,10 @@ class BinaryColumnCount:
             raise EncodeError(
                 f"BinaryColumnCount.sequence_id: {_int_sequence_id!r} is outside 0..0xff"
             )
-        out.append(
+        return (
             _SLE_HBB.pack(_int_payload_length & 0xFFFF, _int_payload_length >> 16, _int_sequence_id)
+            + _body
         )
-        out.append(_body)
-        return b"".join(out)
 
 
 class ColumnDefinition:
@@ -1437,24 +1419,24 @@ class ColumnDefinition:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_I.pack(0x3646566))
-        _raw_schema = self.schema.encode("utf-8")
+        out.append(b"\x03\x64\x65\x66")
+        _raw_schema = self.schema.encode()
         _len_schema = len(_raw_schema)
         out.append(_support.write_lenenc(_len_schema))
         out.append(_raw_schema)
-        _raw_table = self.table.encode("utf-8")
+        _raw_table = self.table.encode()
         _len_table = len(_raw_table)
         out.append(_support.write_lenenc(_len_table))
         out.append(_raw_table)
-        _raw_org_table = self.org_table.encode("utf-8")
+        _raw_org_table = self.org_table.encode()
         _len_org_table = len(_raw_org_table)
         out.append(_support.write_lenenc(_len_org_table))
         out.append(_raw_org_table)
-        _raw_name = self.name.encode("utf-8")
+        _raw_name = self.name.encode()
         _len_name = len(_raw_name)
         out.append(_support.write_lenenc(_len_name))
         out.append(_raw_name)
-        _raw_org_name = self.org_name.encode("utf-8")
+        _raw_org_name = self.org_name.encode()
         _len_org_name = len(_raw_org_name)
         out.append(_support.write_lenenc(_len_org_name))
         out.append(_raw_org_name)
@@ -1493,7 +1475,6 @@ class ColumnDefinition:
             )
         )
         _body = b"".join(out)
-        out = []
         _int_payload_length = len(_body)
         if not 0 <= _int_payload_length <= 0xFFFFFF:
             raise EncodeError(
@@ -1504,11 +1485,10 @@ class ColumnDefinition:
             raise EncodeError(
                 f"ColumnDefinition.sequence_id: {_int_sequence_id!r} is outside 0..0xff"
             )
-        out.append(
+        return (
             _SLE_HBB.pack(_int_payload_length & 0xFFFF, _int_payload_length >> 16, _int_sequence_id)
+            + _body
         )
-        out.append(_body)
-        return b"".join(out)
 
 
 class TextRow:
@@ -1577,7 +1557,6 @@ class TextRow:
             raise EncodeError(
                 f"TextRow: its body would read as another frame (first byte {_claim[-1]:#x})"
             )
-        out = []
         _int_payload_length = len(_body)
         if not 0 <= _int_payload_length <= 0xFFFFFF:
             raise EncodeError(
@@ -1586,11 +1565,10 @@ class TextRow:
         _int_sequence_id = self.sequence_id
         if not 0 <= _int_sequence_id <= 0xFF:
             raise EncodeError(f"TextRow.sequence_id: {_int_sequence_id!r} is outside 0..0xff")
-        out.append(
+        return (
             _SLE_HBB.pack(_int_payload_length & 0xFFFF, _int_payload_length >> 16, _int_sequence_id)
+            + _body
         )
-        out.append(_body)
-        return b"".join(out)
 
 
 class StmtPrepareOk:
@@ -1695,7 +1673,6 @@ class StmtPrepareOk:
                 )
             out.append(_SLE_H.pack(_opt_warning_count))
         _body = b"".join(out)
-        out = []
         _int_payload_length = len(_body)
         if not 0 <= _int_payload_length <= 0xFFFFFF:
             raise EncodeError(
@@ -1704,11 +1681,10 @@ class StmtPrepareOk:
         _int_sequence_id = self.sequence_id
         if not 0 <= _int_sequence_id <= 0xFF:
             raise EncodeError(f"StmtPrepareOk.sequence_id: {_int_sequence_id!r} is outside 0..0xff")
-        out.append(
+        return (
             _SLE_HBB.pack(_int_payload_length & 0xFFFF, _int_payload_length >> 16, _int_sequence_id)
+            + _body
         )
-        out.append(_body)
-        return b"".join(out)
 
 
 class BinaryRow:
@@ -1769,7 +1745,7 @@ class BinaryRow:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((0,)))
+        out.append(b"\x00")
         _raw_null_bitmap = self.null_bitmap
         _n_null_bitmap = ((ctx.column_count if ctx is not None else 0) + 9) // 8
         if len(_raw_null_bitmap) != _n_null_bitmap:
@@ -1781,7 +1757,6 @@ class BinaryRow:
         _raw_values = self.values
         out.append(_raw_values)
         _body = b"".join(out)
-        out = []
         _int_payload_length = len(_body)
         if not 0 <= _int_payload_length <= 0xFFFFFF:
             raise EncodeError(
@@ -1790,11 +1765,10 @@ class BinaryRow:
         _int_sequence_id = self.sequence_id
         if not 0 <= _int_sequence_id <= 0xFF:
             raise EncodeError(f"BinaryRow.sequence_id: {_int_sequence_id!r} is outside 0..0xff")
-        out.append(
+        return (
             _SLE_HBB.pack(_int_payload_length & 0xFFFF, _int_payload_length >> 16, _int_sequence_id)
+            + _body
         )
-        out.append(_body)
-        return b"".join(out)
 
 
 class HandshakeResponse41:
@@ -1974,8 +1948,8 @@ class HandshakeResponse41:
                 "outside 0..0xffffffff"
             )
         out.append(_SLE_I.pack(_int_extended_capabilities))
-        _raw_username = self.username.encode("utf-8")
-        if _raw_username.find(0) >= 0:
+        _raw_username = self.username.encode()
+        if 0 in _raw_username:
             raise EncodeError("HandshakeResponse41.username: holds its terminator byte 0")
         out.append(_raw_username)
         out.append(b"\x00")
@@ -2012,8 +1986,8 @@ class HandshakeResponse41:
                 "HandshakeResponse41.database: must be present exactly when client_flag & 0x8"
             )
         if _opt_database is not None:
-            _raw_database = _opt_database.encode("utf-8")
-            if _raw_database.find(0) >= 0:
+            _raw_database = _opt_database.encode()
+            if 0 in _raw_database:
                 raise EncodeError("HandshakeResponse41.database: holds its terminator byte 0")
             out.append(_raw_database)
             out.append(b"\x00")
@@ -2024,8 +1998,8 @@ class HandshakeResponse41:
                 "client_flag & 0x80000"
             )
         if _opt_client_plugin_name is not None:
-            _raw_client_plugin_name = _opt_client_plugin_name.encode("utf-8")
-            if _raw_client_plugin_name.find(0) >= 0:
+            _raw_client_plugin_name = _opt_client_plugin_name.encode()
+            if 0 in _raw_client_plugin_name:
                 raise EncodeError(
                     "HandshakeResponse41.client_plugin_name: holds its terminator byte 0"
                 )
@@ -2053,7 +2027,6 @@ class HandshakeResponse41:
                 "HandshakeResponse41: its body would read as another frame (first byte "
                 f"{_claim[-1]:#x})"
             )
-        out = []
         _int_payload_length = len(_body)
         if not 0 <= _int_payload_length <= 0xFFFFFF:
             raise EncodeError(
@@ -2065,11 +2038,10 @@ class HandshakeResponse41:
             raise EncodeError(
                 f"HandshakeResponse41.sequence_id: {_int_sequence_id!r} is outside 0..0xff"
             )
-        out.append(
+        return (
             _SLE_HBB.pack(_int_payload_length & 0xFFFF, _int_payload_length >> 16, _int_sequence_id)
+            + _body
         )
-        out.append(_body)
-        return b"".join(out)
 
 
 class AuthSwitchResponse:
@@ -2131,7 +2103,6 @@ class AuthSwitchResponse:
                 "AuthSwitchResponse: its body would read as another frame (first byte "
                 f"{_claim[-1]:#x})"
             )
-        out = []
         _int_payload_length = len(_body)
         if not 0 <= _int_payload_length <= 0xFFFFFF:
             raise EncodeError(
@@ -2142,11 +2113,10 @@ class AuthSwitchResponse:
             raise EncodeError(
                 f"AuthSwitchResponse.sequence_id: {_int_sequence_id!r} is outside 0..0xff"
             )
-        out.append(
+        return (
             _SLE_HBB.pack(_int_payload_length & 0xFFFF, _int_payload_length >> 16, _int_sequence_id)
+            + _body
         )
-        out.append(_body)
-        return b"".join(out)
 
 
 class ComQuit:
@@ -2182,9 +2152,8 @@ class ComQuit:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((1,)))
+        out.append(b"\x01")
         _body = b"".join(out)
-        out = []
         _int_payload_length = len(_body)
         if not 0 <= _int_payload_length <= 0xFFFFFF:
             raise EncodeError(
@@ -2193,11 +2162,10 @@ class ComQuit:
         _int_sequence_id = self.sequence_id
         if not 0 <= _int_sequence_id <= 0xFF:
             raise EncodeError(f"ComQuit.sequence_id: {_int_sequence_id!r} is outside 0..0xff")
-        out.append(
+        return (
             _SLE_HBB.pack(_int_payload_length & 0xFFFF, _int_payload_length >> 16, _int_sequence_id)
+            + _body
         )
-        out.append(_body)
-        return b"".join(out)
 
 
 class ComInitDb:
@@ -2248,11 +2216,10 @@ class ComInitDb:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((2,)))
-        _raw_schema = self.schema.encode("utf-8")
+        out.append(b"\x02")
+        _raw_schema = self.schema.encode()
         out.append(_raw_schema)
         _body = b"".join(out)
-        out = []
         _int_payload_length = len(_body)
         if not 0 <= _int_payload_length <= 0xFFFFFF:
             raise EncodeError(
@@ -2261,11 +2228,10 @@ class ComInitDb:
         _int_sequence_id = self.sequence_id
         if not 0 <= _int_sequence_id <= 0xFF:
             raise EncodeError(f"ComInitDb.sequence_id: {_int_sequence_id!r} is outside 0..0xff")
-        out.append(
+        return (
             _SLE_HBB.pack(_int_payload_length & 0xFFFF, _int_payload_length >> 16, _int_sequence_id)
+            + _body
         )
-        out.append(_body)
-        return b"".join(out)
 
 
 class ComQuery:
@@ -2316,11 +2282,10 @@ class ComQuery:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((3,)))
-        _raw_query = self.query.encode("utf-8")
+        out.append(b"\x03")
+        _raw_query = self.query.encode()
         out.append(_raw_query)
         _body = b"".join(out)
-        out = []
         _int_payload_length = len(_body)
         if not 0 <= _int_payload_length <= 0xFFFFFF:
             raise EncodeError(
@@ -2329,11 +2294,10 @@ class ComQuery:
         _int_sequence_id = self.sequence_id
         if not 0 <= _int_sequence_id <= 0xFF:
             raise EncodeError(f"ComQuery.sequence_id: {_int_sequence_id!r} is outside 0..0xff")
-        out.append(
+        return (
             _SLE_HBB.pack(_int_payload_length & 0xFFFF, _int_payload_length >> 16, _int_sequence_id)
+            + _body
         )
-        out.append(_body)
-        return b"".join(out)
 
 
 class ComPing:
@@ -2369,9 +2333,8 @@ class ComPing:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((0xE,)))
+        out.append(b"\x0e")
         _body = b"".join(out)
-        out = []
         _int_payload_length = len(_body)
         if not 0 <= _int_payload_length <= 0xFFFFFF:
             raise EncodeError(
@@ -2380,11 +2343,10 @@ class ComPing:
         _int_sequence_id = self.sequence_id
         if not 0 <= _int_sequence_id <= 0xFF:
             raise EncodeError(f"ComPing.sequence_id: {_int_sequence_id!r} is outside 0..0xff")
-        out.append(
+        return (
             _SLE_HBB.pack(_int_payload_length & 0xFFFF, _int_payload_length >> 16, _int_sequence_id)
+            + _body
         )
-        out.append(_body)
-        return b"".join(out)
 
 
 class ComStmtPrepare:
@@ -2435,11 +2397,10 @@ class ComStmtPrepare:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(bytes((0x16,)))
-        _raw_query = self.query.encode("utf-8")
+        out.append(b"\x16")
+        _raw_query = self.query.encode()
         out.append(_raw_query)
         _body = b"".join(out)
-        out = []
         _int_payload_length = len(_body)
         if not 0 <= _int_payload_length <= 0xFFFFFF:
             raise EncodeError(
@@ -2450,11 +2411,10 @@ class ComStmtPrepare:
             raise EncodeError(
                 f"ComStmtPrepare.sequence_id: {_int_sequence_id!r} is outside 0..0xff"
             )
-        out.append(
+        return (
             _SLE_HBB.pack(_int_payload_length & 0xFFFF, _int_payload_length >> 16, _int_sequence_id)
+            + _body
         )
-        out.append(_body)
-        return b"".join(out)
 
 
 class ComStmtExecute:
@@ -2613,7 +2573,6 @@ class ComStmtExecute:
             _raw_values = _opt_values
             out.append(_raw_values)
         _body = b"".join(out)
-        out = []
         _int_payload_length = len(_body)
         if not 0 <= _int_payload_length <= 0xFFFFFF:
             raise EncodeError(
@@ -2624,11 +2583,10 @@ class ComStmtExecute:
             raise EncodeError(
                 f"ComStmtExecute.sequence_id: {_int_sequence_id!r} is outside 0..0xff"
             )
-        out.append(
+        return (
             _SLE_HBB.pack(_int_payload_length & 0xFFFF, _int_payload_length >> 16, _int_sequence_id)
+            + _body
         )
-        out.append(_body)
-        return b"".join(out)
 
 
 class ComStmtClose:
@@ -2686,7 +2644,6 @@ class ComStmtClose:
             )
         out.append(_SLE_BI.pack(0x19, _int_statement_id))
         _body = b"".join(out)
-        out = []
         _int_payload_length = len(_body)
         if not 0 <= _int_payload_length <= 0xFFFFFF:
             raise EncodeError(
@@ -2695,11 +2652,10 @@ class ComStmtClose:
         _int_sequence_id = self.sequence_id
         if not 0 <= _int_sequence_id <= 0xFF:
             raise EncodeError(f"ComStmtClose.sequence_id: {_int_sequence_id!r} is outside 0..0xff")
-        out.append(
+        return (
             _SLE_HBB.pack(_int_payload_length & 0xFFFF, _int_payload_length >> 16, _int_sequence_id)
+            + _body
         )
-        out.append(_body)
-        return b"".join(out)
 
 
 Frame = (

@@ -295,13 +295,13 @@ class Parameter:
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
 
-        _raw_name = self.name.encode("utf-8")
-        if _raw_name.find(0) >= 0:
+        _raw_name = self.name.encode()
+        if 0 in _raw_name:
             raise EncodeError("Parameter.name: holds its terminator byte 0")
         out.append(_raw_name)
         out.append(b"\x00")
-        _raw_value = self.value.encode("utf-8")
-        if _raw_value.find(0) >= 0:
+        _raw_value = self.value.encode()
+        if 0 in _raw_value:
             raise EncodeError("Parameter.value: holds its terminator byte 0")
         out.append(_raw_value)
         out.append(b"\x00")
@@ -352,8 +352,8 @@ class Field:
         if not 1 <= _int_code <= 0xFF:
             raise EncodeError(f"Field.code: {_int_code!r} is outside 1..0xff")
         out.append(bytes((_int_code,)))
-        _raw_value = self.value.encode("utf-8")
-        if _raw_value.find(0) >= 0:
+        _raw_value = self.value.encode()
+        if 0 in _raw_value:
             raise EncodeError("Field.value: holds its terminator byte 0")
         out.append(_raw_value)
         out.append(b"\x00")
@@ -449,8 +449,8 @@ class FieldDescription:
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
 
-        _raw_name = self.name.encode("utf-8")
-        if _raw_name.find(0) >= 0:
+        _raw_name = self.name.encode()
+        if 0 in _raw_name:
             raise EncodeError("FieldDescription.name: holds its terminator byte 0")
         out.append(_raw_name)
         out.append(b"\x00")
@@ -543,13 +543,10 @@ class StartupMessage:
             out.append(_one_parameters)
         out.append(b"\x00")
         _body = b"".join(out)
-        out = []
         _int_length = len(_body) + 8
         if not 0 <= _int_length <= 0xFFFFFFFF:
             raise EncodeError(f"StartupMessage.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_II.pack(_int_length, 0x30000))
-        out.append(_body)
-        return b"".join(out)
+        return _S_II.pack(_int_length, 0x30000) + _body
 
 
 class SslRequest:
@@ -580,15 +577,20 @@ class SslRequest:
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
-        out: list[bytes] = []
-        _body = b"".join(out)
-        out = []
-        _int_length = len(_body) + 8
-        if not 0 <= _int_length <= 0xFFFFFFFF:
-            raise EncodeError(f"SslRequest.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_II.pack(_int_length, 0x4D2162F))
-        out.append(_body)
-        return b"".join(out)
+        return _SSL_REQUEST_BYTES
+
+
+def _ssl_request_bytes() -> bytes:
+
+    out: list[bytes] = []
+    _body = b"".join(out)
+    _int_length = len(_body) + 8
+    if not 0 <= _int_length <= 0xFFFFFFFF:
+        raise EncodeError(f"SslRequest.length: {_int_length!r} is outside 0..0xffffffff")
+    return _S_II.pack(_int_length, 0x4D2162F) + _body
+
+
+_SSL_REQUEST_BYTES = _ssl_request_bytes()
 
 
 class GssencRequest:
@@ -619,15 +621,20 @@ class GssencRequest:
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
-        out: list[bytes] = []
-        _body = b"".join(out)
-        out = []
-        _int_length = len(_body) + 8
-        if not 0 <= _int_length <= 0xFFFFFFFF:
-            raise EncodeError(f"GssencRequest.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_II.pack(_int_length, 0x4D21630))
-        out.append(_body)
-        return b"".join(out)
+        return _GSSENC_REQUEST_BYTES
+
+
+def _gssenc_request_bytes() -> bytes:
+
+    out: list[bytes] = []
+    _body = b"".join(out)
+    _int_length = len(_body) + 8
+    if not 0 <= _int_length <= 0xFFFFFFFF:
+        raise EncodeError(f"GssencRequest.length: {_int_length!r} is outside 0..0xffffffff")
+    return _S_II.pack(_int_length, 0x4D21630) + _body
+
+
+_GSSENC_REQUEST_BYTES = _gssenc_request_bytes()
 
 
 class CancelRequest:
@@ -691,13 +698,10 @@ class CancelRequest:
             )
         out.append(_S_II.pack(_int_process_id, _int_secret_key))
         _body = b"".join(out)
-        out = []
         _int_length = len(_body) + 8
         if not 0 <= _int_length <= 0xFFFFFFFF:
             raise EncodeError(f"CancelRequest.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_II.pack(_int_length, 0x4D2162E))
-        out.append(_body)
-        return b"".join(out)
+        return _S_II.pack(_int_length, 0x4D2162E) + _body
 
 
 class Authentication:
@@ -801,8 +805,8 @@ class Authentication:
             for _each_mechanisms in _opt_mechanisms:
                 _el_mechanisms: list[bytes] = []
                 for _item_mechanisms in (_each_mechanisms,):
-                    _raw_mechanisms = _item_mechanisms.encode("utf-8")
-                    if _raw_mechanisms.find(0) >= 0:
+                    _raw_mechanisms = _item_mechanisms.encode()
+                    if 0 in _raw_mechanisms:
                         raise EncodeError("Authentication.mechanisms: holds its terminator byte 0")
                     _el_mechanisms.append(_raw_mechanisms)
                     _el_mechanisms.append(b"\x00")
@@ -825,13 +829,10 @@ class Authentication:
             _raw_data = _opt_data
             out.append(_raw_data)
         _body = b"".join(out)
-        out = []
         _int_length = len(_body) + 4
         if not 0 <= _int_length <= 0xFFFFFFFF:
             raise EncodeError(f"Authentication.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x52, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _S_BI.pack(0x52, _int_length) + _body
 
 
 class BackendKeyData:
@@ -895,13 +896,10 @@ class BackendKeyData:
             )
         out.append(_S_II.pack(_int_process_id, _int_secret_key))
         _body = b"".join(out)
-        out = []
         _int_length = len(_body) + 4
         if not 0 <= _int_length <= 0xFFFFFFFF:
             raise EncodeError(f"BackendKeyData.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x4B, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _S_BI.pack(0x4B, _int_length) + _body
 
 
 class BindComplete:
@@ -932,15 +930,20 @@ class BindComplete:
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
-        out: list[bytes] = []
-        _body = b"".join(out)
-        out = []
-        _int_length = len(_body) + 4
-        if not 0 <= _int_length <= 0xFFFFFFFF:
-            raise EncodeError(f"BindComplete.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x32, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _BIND_COMPLETE_BYTES
+
+
+def _bind_complete_bytes() -> bytes:
+
+    out: list[bytes] = []
+    _body = b"".join(out)
+    _int_length = len(_body) + 4
+    if not 0 <= _int_length <= 0xFFFFFFFF:
+        raise EncodeError(f"BindComplete.length: {_int_length!r} is outside 0..0xffffffff")
+    return _S_BI.pack(0x32, _int_length) + _body
+
+
+_BIND_COMPLETE_BYTES = _bind_complete_bytes()
 
 
 class CloseComplete:
@@ -971,15 +974,20 @@ class CloseComplete:
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
-        out: list[bytes] = []
-        _body = b"".join(out)
-        out = []
-        _int_length = len(_body) + 4
-        if not 0 <= _int_length <= 0xFFFFFFFF:
-            raise EncodeError(f"CloseComplete.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x33, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _CLOSE_COMPLETE_BYTES
+
+
+def _close_complete_bytes() -> bytes:
+
+    out: list[bytes] = []
+    _body = b"".join(out)
+    _int_length = len(_body) + 4
+    if not 0 <= _int_length <= 0xFFFFFFFF:
+        raise EncodeError(f"CloseComplete.length: {_int_length!r} is outside 0..0xffffffff")
+    return _S_BI.pack(0x33, _int_length) + _body
+
+
+_CLOSE_COMPLETE_BYTES = _close_complete_bytes()
 
 
 class CommandComplete:
@@ -1016,19 +1024,16 @@ class CommandComplete:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        _raw_tag = self.tag.encode("utf-8")
-        if _raw_tag.find(0) >= 0:
+        _raw_tag = self.tag.encode()
+        if 0 in _raw_tag:
             raise EncodeError("CommandComplete.tag: holds its terminator byte 0")
         out.append(_raw_tag)
         out.append(b"\x00")
         _body = b"".join(out)
-        out = []
         _int_length = len(_body) + 4
         if not 0 <= _int_length <= 0xFFFFFFFF:
             raise EncodeError(f"CommandComplete.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x43, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _S_BI.pack(0x43, _int_length) + _body
 
 
 class CopyInResponse:
@@ -1105,13 +1110,10 @@ class CopyInResponse:
                 )
             out.append(_S_H.pack(_item_column_formats))
         _body = b"".join(out)
-        out = []
         _int_length = len(_body) + 4
         if not 0 <= _int_length <= 0xFFFFFFFF:
             raise EncodeError(f"CopyInResponse.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x47, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _S_BI.pack(0x47, _int_length) + _body
 
 
 class CopyOutResponse:
@@ -1188,13 +1190,10 @@ class CopyOutResponse:
                 )
             out.append(_S_H.pack(_item_column_formats))
         _body = b"".join(out)
-        out = []
         _int_length = len(_body) + 4
         if not 0 <= _int_length <= 0xFFFFFFFF:
             raise EncodeError(f"CopyOutResponse.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x48, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _S_BI.pack(0x48, _int_length) + _body
 
 
 class CopyBothResponse:
@@ -1272,13 +1271,10 @@ class CopyBothResponse:
                 )
             out.append(_S_H.pack(_item_column_formats))
         _body = b"".join(out)
-        out = []
         _int_length = len(_body) + 4
         if not 0 <= _int_length <= 0xFFFFFFFF:
             raise EncodeError(f"CopyBothResponse.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x57, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _S_BI.pack(0x57, _int_length) + _body
 
 
 class DataRow:
@@ -1320,9 +1316,7 @@ class DataRow:
         out.append(_S_h.pack(len(self.values)))
         for _item_values in self.values:
             if _item_values is None:
-                if not -2147483648 <= -1 <= 0x7FFFFFFF:
-                    raise EncodeError(f"DataRow.values: {-1!r} is outside -2147483648..0x7fffffff")
-                out.append(_S_i.pack(-1))
+                out.append(b"\xff\xff\xff\xff")
             else:
                 _raw_values = _item_values
                 _len_values = len(_raw_values)
@@ -1333,13 +1327,10 @@ class DataRow:
                 out.append(_S_i.pack(_len_values))
                 out.append(_raw_values)
         _body = b"".join(out)
-        out = []
         _int_length = len(_body) + 4
         if not 0 <= _int_length <= 0xFFFFFFFF:
             raise EncodeError(f"DataRow.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x44, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _S_BI.pack(0x44, _int_length) + _body
 
 
 class EmptyQueryResponse:
@@ -1370,17 +1361,20 @@ class EmptyQueryResponse:
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
-        out: list[bytes] = []
-        _body = b"".join(out)
-        out = []
-        _int_length = len(_body) + 4
-        if not 0 <= _int_length <= 0xFFFFFFFF:
-            raise EncodeError(
-                f"EmptyQueryResponse.length: {_int_length!r} is outside 0..0xffffffff"
-            )
-        out.append(_S_BI.pack(0x49, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _EMPTY_QUERY_RESPONSE_BYTES
+
+
+def _empty_query_response_bytes() -> bytes:
+
+    out: list[bytes] = []
+    _body = b"".join(out)
+    _int_length = len(_body) + 4
+    if not 0 <= _int_length <= 0xFFFFFFFF:
+        raise EncodeError(f"EmptyQueryResponse.length: {_int_length!r} is outside 0..0xffffffff")
+    return _S_BI.pack(0x49, _int_length) + _body
+
+
+_EMPTY_QUERY_RESPONSE_BYTES = _empty_query_response_bytes()
 
 
 class ErrorResponse:
@@ -1429,13 +1423,10 @@ class ErrorResponse:
             out.append(_one_fields)
         out.append(b"\x00")
         _body = b"".join(out)
-        out = []
         _int_length = len(_body) + 4
         if not 0 <= _int_length <= 0xFFFFFFFF:
             raise EncodeError(f"ErrorResponse.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x45, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _S_BI.pack(0x45, _int_length) + _body
 
 
 class FunctionCallResponse:
@@ -1473,11 +1464,7 @@ class FunctionCallResponse:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         if self.result is None:
-            if not -2147483648 <= -1 <= 0x7FFFFFFF:
-                raise EncodeError(
-                    f"FunctionCallResponse.result: {-1!r} is outside -2147483648..0x7fffffff"
-                )
-            out.append(_S_i.pack(-1))
+            out.append(b"\xff\xff\xff\xff")
         else:
             _raw_result = self.result
             _len_result = len(_raw_result)
@@ -1488,15 +1475,12 @@ class FunctionCallResponse:
             out.append(_S_i.pack(_len_result))
             out.append(_raw_result)
         _body = b"".join(out)
-        out = []
         _int_length = len(_body) + 4
         if not 0 <= _int_length <= 0xFFFFFFFF:
             raise EncodeError(
                 f"FunctionCallResponse.length: {_int_length!r} is outside 0..0xffffffff"
             )
-        out.append(_S_BI.pack(0x56, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _S_BI.pack(0x56, _int_length) + _body
 
 
 class NegotiateProtocolVersion:
@@ -1566,23 +1550,20 @@ class NegotiateProtocolVersion:
             )
         out.append(_S_I.pack(len(self.unrecognized)))
         for _item_unrecognized in self.unrecognized:
-            _raw_unrecognized = _item_unrecognized.encode("utf-8")
-            if _raw_unrecognized.find(0) >= 0:
+            _raw_unrecognized = _item_unrecognized.encode()
+            if 0 in _raw_unrecognized:
                 raise EncodeError(
                     "NegotiateProtocolVersion.unrecognized: holds its terminator byte 0"
                 )
             out.append(_raw_unrecognized)
             out.append(b"\x00")
         _body = b"".join(out)
-        out = []
         _int_length = len(_body) + 4
         if not 0 <= _int_length <= 0xFFFFFFFF:
             raise EncodeError(
                 f"NegotiateProtocolVersion.length: {_int_length!r} is outside 0..0xffffffff"
             )
-        out.append(_S_BI.pack(0x76, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _S_BI.pack(0x76, _int_length) + _body
 
 
 class NoData:
@@ -1613,15 +1594,20 @@ class NoData:
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
-        out: list[bytes] = []
-        _body = b"".join(out)
-        out = []
-        _int_length = len(_body) + 4
-        if not 0 <= _int_length <= 0xFFFFFFFF:
-            raise EncodeError(f"NoData.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x6E, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _NO_DATA_BYTES
+
+
+def _no_data_bytes() -> bytes:
+
+    out: list[bytes] = []
+    _body = b"".join(out)
+    _int_length = len(_body) + 4
+    if not 0 <= _int_length <= 0xFFFFFFFF:
+        raise EncodeError(f"NoData.length: {_int_length!r} is outside 0..0xffffffff")
+    return _S_BI.pack(0x6E, _int_length) + _body
+
+
+_NO_DATA_BYTES = _no_data_bytes()
 
 
 class NoticeResponse:
@@ -1670,13 +1656,10 @@ class NoticeResponse:
             out.append(_one_fields)
         out.append(b"\x00")
         _body = b"".join(out)
-        out = []
         _int_length = len(_body) + 4
         if not 0 <= _int_length <= 0xFFFFFFFF:
             raise EncodeError(f"NoticeResponse.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x4E, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _S_BI.pack(0x4E, _int_length) + _body
 
 
 class NotificationResponse:
@@ -1744,26 +1727,23 @@ class NotificationResponse:
                 f"NotificationResponse.process_id: {_int_process_id!r} is outside 0..0xffffffff"
             )
         out.append(_S_I.pack(_int_process_id))
-        _raw_channel = self.channel.encode("utf-8")
-        if _raw_channel.find(0) >= 0:
+        _raw_channel = self.channel.encode()
+        if 0 in _raw_channel:
             raise EncodeError("NotificationResponse.channel: holds its terminator byte 0")
         out.append(_raw_channel)
         out.append(b"\x00")
-        _raw_payload = self.payload.encode("utf-8")
-        if _raw_payload.find(0) >= 0:
+        _raw_payload = self.payload.encode()
+        if 0 in _raw_payload:
             raise EncodeError("NotificationResponse.payload: holds its terminator byte 0")
         out.append(_raw_payload)
         out.append(b"\x00")
         _body = b"".join(out)
-        out = []
         _int_length = len(_body) + 4
         if not 0 <= _int_length <= 0xFFFFFFFF:
             raise EncodeError(
                 f"NotificationResponse.length: {_int_length!r} is outside 0..0xffffffff"
             )
-        out.append(_S_BI.pack(0x41, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _S_BI.pack(0x41, _int_length) + _body
 
 
 class ParameterDescription:
@@ -1813,15 +1793,12 @@ class ParameterDescription:
                 )
             out.append(_S_I.pack(_item_type_oids))
         _body = b"".join(out)
-        out = []
         _int_length = len(_body) + 4
         if not 0 <= _int_length <= 0xFFFFFFFF:
             raise EncodeError(
                 f"ParameterDescription.length: {_int_length!r} is outside 0..0xffffffff"
             )
-        out.append(_S_BI.pack(0x74, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _S_BI.pack(0x74, _int_length) + _body
 
 
 class ParameterStatus:
@@ -1873,24 +1850,21 @@ class ParameterStatus:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        _raw_name = self.name.encode("utf-8")
-        if _raw_name.find(0) >= 0:
+        _raw_name = self.name.encode()
+        if 0 in _raw_name:
             raise EncodeError("ParameterStatus.name: holds its terminator byte 0")
         out.append(_raw_name)
         out.append(b"\x00")
-        _raw_value = self.value.encode("utf-8")
-        if _raw_value.find(0) >= 0:
+        _raw_value = self.value.encode()
+        if 0 in _raw_value:
             raise EncodeError("ParameterStatus.value: holds its terminator byte 0")
         out.append(_raw_value)
         out.append(b"\x00")
         _body = b"".join(out)
-        out = []
         _int_length = len(_body) + 4
         if not 0 <= _int_length <= 0xFFFFFFFF:
             raise EncodeError(f"ParameterStatus.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x53, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _S_BI.pack(0x53, _int_length) + _body
 
 
 class ParseComplete:
@@ -1921,15 +1895,20 @@ class ParseComplete:
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
-        out: list[bytes] = []
-        _body = b"".join(out)
-        out = []
-        _int_length = len(_body) + 4
-        if not 0 <= _int_length <= 0xFFFFFFFF:
-            raise EncodeError(f"ParseComplete.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x31, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _PARSE_COMPLETE_BYTES
+
+
+def _parse_complete_bytes() -> bytes:
+
+    out: list[bytes] = []
+    _body = b"".join(out)
+    _int_length = len(_body) + 4
+    if not 0 <= _int_length <= 0xFFFFFFFF:
+        raise EncodeError(f"ParseComplete.length: {_int_length!r} is outside 0..0xffffffff")
+    return _S_BI.pack(0x31, _int_length) + _body
+
+
+_PARSE_COMPLETE_BYTES = _parse_complete_bytes()
 
 
 class PortalSuspended:
@@ -1960,15 +1939,20 @@ class PortalSuspended:
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
-        out: list[bytes] = []
-        _body = b"".join(out)
-        out = []
-        _int_length = len(_body) + 4
-        if not 0 <= _int_length <= 0xFFFFFFFF:
-            raise EncodeError(f"PortalSuspended.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x73, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _PORTAL_SUSPENDED_BYTES
+
+
+def _portal_suspended_bytes() -> bytes:
+
+    out: list[bytes] = []
+    _body = b"".join(out)
+    _int_length = len(_body) + 4
+    if not 0 <= _int_length <= 0xFFFFFFFF:
+        raise EncodeError(f"PortalSuspended.length: {_int_length!r} is outside 0..0xffffffff")
+    return _S_BI.pack(0x73, _int_length) + _body
+
+
+_PORTAL_SUSPENDED_BYTES = _portal_suspended_bytes()
 
 
 class ReadyForQuery:
@@ -2012,13 +1996,10 @@ class ReadyForQuery:
             raise EncodeError(f"ReadyForQuery.status: {_int_status!r} is not a TransactionStatus")
         out.append(bytes((_int_status,)))
         _body = b"".join(out)
-        out = []
         _int_length = len(_body) + 4
         if not 0 <= _int_length <= 0xFFFFFFFF:
             raise EncodeError(f"ReadyForQuery.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x5A, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _S_BI.pack(0x5A, _int_length) + _body
 
 
 class RowDescription:
@@ -2063,13 +2044,10 @@ class RowDescription:
         for _item_fields in self.fields:
             _item_fields._write(out, ctx)
         _body = b"".join(out)
-        out = []
         _int_length = len(_body) + 4
         if not 0 <= _int_length <= 0xFFFFFFFF:
             raise EncodeError(f"RowDescription.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x54, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _S_BI.pack(0x54, _int_length) + _body
 
 
 class CopyData:
@@ -2109,13 +2087,10 @@ class CopyData:
         _raw_data = self.data
         out.append(_raw_data)
         _body = b"".join(out)
-        out = []
         _int_length = len(_body) + 4
         if not 0 <= _int_length <= 0xFFFFFFFF:
             raise EncodeError(f"CopyData.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x64, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _S_BI.pack(0x64, _int_length) + _body
 
 
 class CopyDone:
@@ -2146,15 +2121,20 @@ class CopyDone:
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
-        out: list[bytes] = []
-        _body = b"".join(out)
-        out = []
-        _int_length = len(_body) + 4
-        if not 0 <= _int_length <= 0xFFFFFFFF:
-            raise EncodeError(f"CopyDone.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x63, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _COPY_DONE_BYTES
+
+
+def _copy_done_bytes() -> bytes:
+
+    out: list[bytes] = []
+    _body = b"".join(out)
+    _int_length = len(_body) + 4
+    if not 0 <= _int_length <= 0xFFFFFFFF:
+        raise EncodeError(f"CopyDone.length: {_int_length!r} is outside 0..0xffffffff")
+    return _S_BI.pack(0x63, _int_length) + _body
+
+
+_COPY_DONE_BYTES = _copy_done_bytes()
 
 
 class Bind:
@@ -2238,13 +2218,13 @@ class Bind:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        _raw_portal = self.portal.encode("utf-8")
-        if _raw_portal.find(0) >= 0:
+        _raw_portal = self.portal.encode()
+        if 0 in _raw_portal:
             raise EncodeError("Bind.portal: holds its terminator byte 0")
         out.append(_raw_portal)
         out.append(b"\x00")
-        _raw_statement = self.statement.encode("utf-8")
-        if _raw_statement.find(0) >= 0:
+        _raw_statement = self.statement.encode()
+        if 0 in _raw_statement:
             raise EncodeError("Bind.statement: holds its terminator byte 0")
         out.append(_raw_statement)
         out.append(b"\x00")
@@ -2271,9 +2251,7 @@ class Bind:
         out.append(_S_h.pack(len(self.parameters)))
         for _item_parameters in self.parameters:
             if _item_parameters is None:
-                if not -2147483648 <= -1 <= 0x7FFFFFFF:
-                    raise EncodeError(f"Bind.parameters: {-1!r} is outside -2147483648..0x7fffffff")
-                out.append(_S_i.pack(-1))
+                out.append(b"\xff\xff\xff\xff")
             else:
                 _raw_parameters = _item_parameters
                 _len_parameters = len(_raw_parameters)
@@ -2299,13 +2277,10 @@ class Bind:
                 )
             out.append(_S_H.pack(_item_result_formats))
         _body = b"".join(out)
-        out = []
         _int_length = len(_body) + 4
         if not 0 <= _int_length <= 0xFFFFFFFF:
             raise EncodeError(f"Bind.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x42, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _S_BI.pack(0x42, _int_length) + _body
 
 
 class Close:
@@ -2363,19 +2338,16 @@ class Close:
         if _int_target not in _TARGET_VALUES:
             raise EncodeError(f"Close.target: {_int_target!r} is not a Target")
         out.append(bytes((_int_target,)))
-        _raw_name = self.name.encode("utf-8")
-        if _raw_name.find(0) >= 0:
+        _raw_name = self.name.encode()
+        if 0 in _raw_name:
             raise EncodeError("Close.name: holds its terminator byte 0")
         out.append(_raw_name)
         out.append(b"\x00")
         _body = b"".join(out)
-        out = []
         _int_length = len(_body) + 4
         if not 0 <= _int_length <= 0xFFFFFFFF:
             raise EncodeError(f"Close.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x43, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _S_BI.pack(0x43, _int_length) + _body
 
 
 class CopyFail:
@@ -2412,19 +2384,16 @@ class CopyFail:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        _raw_message = self.message.encode("utf-8")
-        if _raw_message.find(0) >= 0:
+        _raw_message = self.message.encode()
+        if 0 in _raw_message:
             raise EncodeError("CopyFail.message: holds its terminator byte 0")
         out.append(_raw_message)
         out.append(b"\x00")
         _body = b"".join(out)
-        out = []
         _int_length = len(_body) + 4
         if not 0 <= _int_length <= 0xFFFFFFFF:
             raise EncodeError(f"CopyFail.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x66, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _S_BI.pack(0x66, _int_length) + _body
 
 
 class Describe:
@@ -2482,19 +2451,16 @@ class Describe:
         if _int_target not in _TARGET_VALUES:
             raise EncodeError(f"Describe.target: {_int_target!r} is not a Target")
         out.append(bytes((_int_target,)))
-        _raw_name = self.name.encode("utf-8")
-        if _raw_name.find(0) >= 0:
+        _raw_name = self.name.encode()
+        if 0 in _raw_name:
             raise EncodeError("Describe.name: holds its terminator byte 0")
         out.append(_raw_name)
         out.append(b"\x00")
         _body = b"".join(out)
-        out = []
         _int_length = len(_body) + 4
         if not 0 <= _int_length <= 0xFFFFFFFF:
             raise EncodeError(f"Describe.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x44, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _S_BI.pack(0x44, _int_length) + _body
 
 
 class Execute:
@@ -2546,8 +2512,8 @@ class Execute:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        _raw_portal = self.portal.encode("utf-8")
-        if _raw_portal.find(0) >= 0:
+        _raw_portal = self.portal.encode()
+        if 0 in _raw_portal:
             raise EncodeError("Execute.portal: holds its terminator byte 0")
         out.append(_raw_portal)
         out.append(b"\x00")
@@ -2556,13 +2522,10 @@ class Execute:
             raise EncodeError(f"Execute.max_rows: {_int_max_rows!r} is outside 0..0xffffffff")
         out.append(_S_I.pack(_int_max_rows))
         _body = b"".join(out)
-        out = []
         _int_length = len(_body) + 4
         if not 0 <= _int_length <= 0xFFFFFFFF:
             raise EncodeError(f"Execute.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x45, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _S_BI.pack(0x45, _int_length) + _body
 
 
 class Flush:
@@ -2593,15 +2556,20 @@ class Flush:
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
-        out: list[bytes] = []
-        _body = b"".join(out)
-        out = []
-        _int_length = len(_body) + 4
-        if not 0 <= _int_length <= 0xFFFFFFFF:
-            raise EncodeError(f"Flush.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x48, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _FLUSH_BYTES
+
+
+def _flush_bytes() -> bytes:
+
+    out: list[bytes] = []
+    _body = b"".join(out)
+    _int_length = len(_body) + 4
+    if not 0 <= _int_length <= 0xFFFFFFFF:
+        raise EncodeError(f"Flush.length: {_int_length!r} is outside 0..0xffffffff")
+    return _S_BI.pack(0x48, _int_length) + _body
+
+
+_FLUSH_BYTES = _flush_bytes()
 
 
 class FunctionCall:
@@ -2707,11 +2675,7 @@ class FunctionCall:
         out.append(_S_h.pack(len(self.arguments)))
         for _item_arguments in self.arguments:
             if _item_arguments is None:
-                if not -2147483648 <= -1 <= 0x7FFFFFFF:
-                    raise EncodeError(
-                        f"FunctionCall.arguments: {-1!r} is outside -2147483648..0x7fffffff"
-                    )
-                out.append(_S_i.pack(-1))
+                out.append(b"\xff\xff\xff\xff")
             else:
                 _raw_arguments = _item_arguments
                 _len_arguments = len(_raw_arguments)
@@ -2733,13 +2697,10 @@ class FunctionCall:
             )
         out.append(_S_H.pack(_int_result_format))
         _body = b"".join(out)
-        out = []
         _int_length = len(_body) + 4
         if not 0 <= _int_length <= 0xFFFFFFFF:
             raise EncodeError(f"FunctionCall.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x46, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _S_BI.pack(0x46, _int_length) + _body
 
 
 class Parse:
@@ -2803,13 +2764,13 @@ class Parse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        _raw_statement = self.statement.encode("utf-8")
-        if _raw_statement.find(0) >= 0:
+        _raw_statement = self.statement.encode()
+        if 0 in _raw_statement:
             raise EncodeError("Parse.statement: holds its terminator byte 0")
         out.append(_raw_statement)
         out.append(b"\x00")
-        _raw_query = self.query.encode("utf-8")
-        if _raw_query.find(0) >= 0:
+        _raw_query = self.query.encode()
+        if 0 in _raw_query:
             raise EncodeError("Parse.query: holds its terminator byte 0")
         out.append(_raw_query)
         out.append(b"\x00")
@@ -2825,13 +2786,10 @@ class Parse:
                 )
             out.append(_S_I.pack(_item_parameter_types))
         _body = b"".join(out)
-        out = []
         _int_length = len(_body) + 4
         if not 0 <= _int_length <= 0xFFFFFFFF:
             raise EncodeError(f"Parse.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x50, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _S_BI.pack(0x50, _int_length) + _body
 
 
 class Password:
@@ -2917,8 +2875,8 @@ class Password:
                 "ctx.auth_request == 5"
             )
         if _opt_password is not None:
-            _raw_password = _opt_password.encode("utf-8")
-            if _raw_password.find(0) >= 0:
+            _raw_password = _opt_password.encode()
+            if 0 in _raw_password:
                 raise EncodeError("Password.password: holds its terminator byte 0")
             out.append(_raw_password)
             out.append(b"\x00")
@@ -2930,8 +2888,8 @@ class Password:
                 "Password.mechanism: must be present exactly when ctx.auth_request == 10"
             )
         if _opt_mechanism is not None:
-            _raw_mechanism = _opt_mechanism.encode("utf-8")
-            if _raw_mechanism.find(0) >= 0:
+            _raw_mechanism = _opt_mechanism.encode()
+            if 0 in _raw_mechanism:
                 raise EncodeError("Password.mechanism: holds its terminator byte 0")
             out.append(_raw_mechanism)
             out.append(b"\x00")
@@ -2971,13 +2929,10 @@ class Password:
             _raw_data = _opt_data
             out.append(_raw_data)
         _body = b"".join(out)
-        out = []
         _int_length = len(_body) + 4
         if not 0 <= _int_length <= 0xFFFFFFFF:
             raise EncodeError(f"Password.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x70, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _S_BI.pack(0x70, _int_length) + _body
 
 
 class Query:
@@ -3014,19 +2969,16 @@ class Query:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        _raw_query = self.query.encode("utf-8")
-        if _raw_query.find(0) >= 0:
+        _raw_query = self.query.encode()
+        if 0 in _raw_query:
             raise EncodeError("Query.query: holds its terminator byte 0")
         out.append(_raw_query)
         out.append(b"\x00")
         _body = b"".join(out)
-        out = []
         _int_length = len(_body) + 4
         if not 0 <= _int_length <= 0xFFFFFFFF:
             raise EncodeError(f"Query.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x51, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _S_BI.pack(0x51, _int_length) + _body
 
 
 class Sync:
@@ -3057,15 +3009,20 @@ class Sync:
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
-        out: list[bytes] = []
-        _body = b"".join(out)
-        out = []
-        _int_length = len(_body) + 4
-        if not 0 <= _int_length <= 0xFFFFFFFF:
-            raise EncodeError(f"Sync.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x53, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _SYNC_BYTES
+
+
+def _sync_bytes() -> bytes:
+
+    out: list[bytes] = []
+    _body = b"".join(out)
+    _int_length = len(_body) + 4
+    if not 0 <= _int_length <= 0xFFFFFFFF:
+        raise EncodeError(f"Sync.length: {_int_length!r} is outside 0..0xffffffff")
+    return _S_BI.pack(0x53, _int_length) + _body
+
+
+_SYNC_BYTES = _sync_bytes()
 
 
 class Terminate:
@@ -3096,15 +3053,20 @@ class Terminate:
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
-        out: list[bytes] = []
-        _body = b"".join(out)
-        out = []
-        _int_length = len(_body) + 4
-        if not 0 <= _int_length <= 0xFFFFFFFF:
-            raise EncodeError(f"Terminate.length: {_int_length!r} is outside 0..0xffffffff")
-        out.append(_S_BI.pack(0x58, _int_length))
-        out.append(_body)
-        return b"".join(out)
+        return _TERMINATE_BYTES
+
+
+def _terminate_bytes() -> bytes:
+
+    out: list[bytes] = []
+    _body = b"".join(out)
+    _int_length = len(_body) + 4
+    if not 0 <= _int_length <= 0xFFFFFFFF:
+        raise EncodeError(f"Terminate.length: {_int_length!r} is outside 0..0xffffffff")
+    return _S_BI.pack(0x58, _int_length) + _body
+
+
+_TERMINATE_BYTES = _terminate_bytes()
 
 
 Frame = (

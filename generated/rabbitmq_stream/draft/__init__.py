@@ -256,22 +256,18 @@ class Property:
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
 
         if self.key is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"Property.key: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_key = self.key.encode("utf-8")
+            _raw_key = self.key.encode()
             _len_key = len(_raw_key)
             if not 0 <= _len_key <= 0x7FFF:
                 raise EncodeError(f"Property.key length: {_len_key!r} is outside 0..0x7fff")
             out.append(_S_h.pack(_len_key))
             out.append(_raw_key)
         if self.value is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"Property.value: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_value = self.value.encode("utf-8")
+            _raw_value = self.value.encode()
             _len_value = len(_raw_value)
             if not 0 <= _len_value <= 0x7FFF:
                 raise EncodeError(f"Property.value length: {_len_value!r} is outside 0..0x7fff")
@@ -328,11 +324,7 @@ class PublishedMessage:
             )
         out.append(_S_q.pack(_int_publishing_id))
         if self.message is None:
-            if not -2147483648 <= -1 <= 0x7FFFFFFF:
-                raise EncodeError(
-                    f"PublishedMessage.message: {-1!r} is outside -2147483648..0x7fffffff"
-                )
-            out.append(_S_i.pack(-1))
+            out.append(b"\xff\xff\xff\xff")
         else:
             _raw_message = self.message
             _len_message = len(_raw_message)
@@ -450,11 +442,9 @@ class Broker:
             raise EncodeError(f"Broker.reference: {_int_reference!r} is outside -32768..0x7fff")
         out.append(_S_h.pack(_int_reference))
         if self.host is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"Broker.host: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_host = self.host.encode("utf-8")
+            _raw_host = self.host.encode()
             _len_host = len(_raw_host)
             if not 0 <= _len_host <= 0x7FFF:
                 raise EncodeError(f"Broker.host length: {_len_host!r} is outside 0..0x7fff")
@@ -532,11 +522,9 @@ class StreamMetadata:
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
 
         if self.stream is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"StreamMetadata.stream: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_stream = self.stream.encode("utf-8")
+            _raw_stream = self.stream.encode()
             _len_stream = len(_raw_stream)
             if not 0 <= _len_stream <= 0x7FFF:
                 raise EncodeError(
@@ -591,7 +579,7 @@ class OffsetSpecFirst:
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
 
-        out.append(_S_h.pack(0))
+        out.append(b"\x00\x00")
 
 
 class OffsetSpecLast:
@@ -614,7 +602,7 @@ class OffsetSpecLast:
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
 
-        out.append(_S_h.pack(1))
+        out.append(b"\x00\x01")
 
 
 class OffsetSpecNext:
@@ -637,7 +625,7 @@ class OffsetSpecNext:
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
 
-        out.append(_S_h.pack(2))
+        out.append(b"\x00\x02")
 
 
 class OffsetSpecOffset:
@@ -1005,13 +993,11 @@ class Publish:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0, 0))
+        out.append(b"\x00\x00\x00\x00")
         if self.stream is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"Publish.stream: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_stream = self.stream.encode("utf-8")
+            _raw_stream = self.stream.encode()
             _len_stream = len(_raw_stream)
             if not 0 <= _len_stream <= 0x7FFF:
                 raise EncodeError(f"Publish.stream length: {_len_stream!r} is outside 0..0x7fff")
@@ -1083,7 +1069,7 @@ class PublishConfirm:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(1, 0))
+        out.append(b"\x00\x01\x00\x00")
         _int_publisher_id = self.publisher_id
         if not 0 <= _int_publisher_id <= 0xFF:
             raise EncodeError(
@@ -1189,7 +1175,7 @@ class SubscribeRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(2, 0))
+        out.append(b"\x00\x02\x00\x00")
         _int_correlation_id = self.correlation_id
         if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
@@ -1203,11 +1189,9 @@ class SubscribeRequest:
             )
         out.append(_S_iB.pack(_int_correlation_id, _int_subscription_id))
         if self.stream is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"SubscribeRequest.stream: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_stream = self.stream.encode("utf-8")
+            _raw_stream = self.stream.encode()
             _len_stream = len(_raw_stream)
             if not 0 <= _len_stream <= 0x7FFF:
                 raise EncodeError(
@@ -1275,7 +1259,7 @@ class SubscribeResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(2, 0))
+        out.append(b"\x00\x02\x00\x00")
         _int_correlation_id = self.correlation_id
         if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
@@ -1339,7 +1323,7 @@ class Deliver:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(3, 0))
+        out.append(b"\x00\x03\x00\x00")
         _int_subscription_id = self.subscription_id
         if not 0 <= _int_subscription_id <= 0xFF:
             raise EncodeError(
@@ -1398,7 +1382,7 @@ class CreditRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(4, 0))
+        out.append(b"\x00\x04\x00\x00")
         _int_subscription_id = self.subscription_id
         if not 0 <= _int_subscription_id <= 0xFF:
             raise EncodeError(
@@ -1463,7 +1447,7 @@ class CreditResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(4, 0))
+        out.append(b"\x00\x04\x00\x00")
         _int_response_code = self.response_code
         if not -32768 <= _int_response_code <= 0x7FFF:
             raise EncodeError(
@@ -1530,7 +1514,7 @@ class UnsubscribeRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(5, 0))
+        out.append(b"\x00\x05\x00\x00")
         _int_correlation_id = self.correlation_id
         if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
@@ -1598,7 +1582,7 @@ class UnsubscribeResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(5, 0))
+        out.append(b"\x00\x05\x00\x00")
         _int_correlation_id = self.correlation_id
         if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
@@ -1668,7 +1652,7 @@ class PublishError:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(6, 0))
+        out.append(b"\x00\x06\x00\x00")
         _int_publisher_id = self.publisher_id
         if not 0 <= _int_publisher_id <= 0xFF:
             raise EncodeError(
@@ -1734,17 +1718,15 @@ class MetadataUpdate:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(7, 0))
+        out.append(b"\x00\x07\x00\x00")
         _int_code = self.code
         if not -32768 <= _int_code <= 0x7FFF:
             raise EncodeError(f"MetadataUpdate.code: {_int_code!r} is outside -32768..0x7fff")
         out.append(_S_h.pack(_int_code))
         if self.stream is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"MetadataUpdate.stream: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_stream = self.stream.encode("utf-8")
+            _raw_stream = self.stream.encode()
             _len_stream = len(_raw_stream)
             if not 0 <= _len_stream <= 0x7FFF:
                 raise EncodeError(
@@ -1803,7 +1785,7 @@ class MetadataRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(8, 0))
+        out.append(b"\x00\x08\x00\x00")
         _int_correlation_id = self.correlation_id
         if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
@@ -1818,11 +1800,9 @@ class MetadataRequest:
         out.append(_S_i.pack(len(self.streams)))
         for _item_streams in self.streams:
             if _item_streams is None:
-                if not -32768 <= -1 <= 0x7FFF:
-                    raise EncodeError(f"MetadataRequest.streams: {-1!r} is outside -32768..0x7fff")
-                out.append(_S_h.pack(-1))
+                out.append(b"\xff\xff")
             else:
-                _raw_streams = _item_streams.encode("utf-8")
+                _raw_streams = _item_streams.encode()
                 _len_streams = len(_raw_streams)
                 if not 0 <= _len_streams <= 0x7FFF:
                     raise EncodeError(
@@ -1897,7 +1877,7 @@ class MetadataResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(8, 0))
+        out.append(b"\x00\x08\x00\x00")
         _int_correlation_id = self.correlation_id
         if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
@@ -1957,7 +1937,7 @@ class SaslHandshakeRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(9, 0))
+        out.append(b"\x00\x09\x00\x00")
         _int_correlation_id = self.correlation_id
         if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
@@ -2032,7 +2012,7 @@ class SaslHandshakeResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(9, 0))
+        out.append(b"\x00\x09\x00\x00")
         _int_correlation_id = self.correlation_id
         if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
@@ -2054,13 +2034,9 @@ class SaslHandshakeResponse:
         out.append(_S_i.pack(len(self.mechanisms)))
         for _item_mechanisms in self.mechanisms:
             if _item_mechanisms is None:
-                if not -32768 <= -1 <= 0x7FFF:
-                    raise EncodeError(
-                        f"SaslHandshakeResponse.mechanisms: {-1!r} is outside -32768..0x7fff"
-                    )
-                out.append(_S_h.pack(-1))
+                out.append(b"\xff\xff")
             else:
-                _raw_mechanisms = _item_mechanisms.encode("utf-8")
+                _raw_mechanisms = _item_mechanisms.encode()
                 _len_mechanisms = len(_raw_mechanisms)
                 if not 0 <= _len_mechanisms <= 0x7FFF:
                     raise EncodeError(
@@ -2136,7 +2112,7 @@ class SaslAuthenticateRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0xA, 0))
+        out.append(b"\x00\x0a\x00\x00")
         _int_correlation_id = self.correlation_id
         if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
@@ -2145,13 +2121,9 @@ class SaslAuthenticateRequest:
             )
         out.append(_S_i.pack(_int_correlation_id))
         if self.mechanism is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(
-                    f"SaslAuthenticateRequest.mechanism: {-1!r} is outside -32768..0x7fff"
-                )
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_mechanism = self.mechanism.encode("utf-8")
+            _raw_mechanism = self.mechanism.encode()
             _len_mechanism = len(_raw_mechanism)
             if not 0 <= _len_mechanism <= 0x7FFF:
                 raise EncodeError(
@@ -2161,12 +2133,7 @@ class SaslAuthenticateRequest:
             out.append(_S_h.pack(_len_mechanism))
             out.append(_raw_mechanism)
         if self.sasl_opaque_data is None:
-            if not -2147483648 <= -1 <= 0x7FFFFFFF:
-                raise EncodeError(
-                    f"SaslAuthenticateRequest.sasl_opaque_data: {-1!r} is outside "
-                    "-2147483648..0x7fffffff"
-                )
-            out.append(_S_i.pack(-1))
+            out.append(b"\xff\xff\xff\xff")
         else:
             _raw_sasl_opaque_data = self.sasl_opaque_data
             _len_sasl_opaque_data = len(_raw_sasl_opaque_data)
@@ -2241,7 +2208,7 @@ class SaslAuthenticateResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0xA, 0))
+        out.append(b"\x00\x0a\x00\x00")
         _int_correlation_id = self.correlation_id
         if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
@@ -2256,12 +2223,7 @@ class SaslAuthenticateResponse:
             )
         out.append(_S_ih.pack(_int_correlation_id, _int_response_code))
         if self.sasl_opaque_data is None:
-            if not -2147483648 <= -1 <= 0x7FFFFFFF:
-                raise EncodeError(
-                    f"SaslAuthenticateResponse.sasl_opaque_data: {-1!r} is outside "
-                    "-2147483648..0x7fffffff"
-                )
-            out.append(_S_i.pack(-1))
+            out.append(b"\xff\xff\xff\xff")
         else:
             _raw_sasl_opaque_data = self.sasl_opaque_data
             _len_sasl_opaque_data = len(_raw_sasl_opaque_data)
@@ -2325,7 +2287,7 @@ class Tune:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0xB, 0))
+        out.append(b"\x00\x0b\x00\x00")
         _int_frame_max = self.frame_max
         if not -2147483648 <= _int_frame_max <= 0x7FFFFFFF:
             raise EncodeError(
@@ -2391,7 +2353,7 @@ class OpenRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0xC, 0))
+        out.append(b"\x00\x0c\x00\x00")
         _int_correlation_id = self.correlation_id
         if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
@@ -2400,11 +2362,9 @@ class OpenRequest:
             )
         out.append(_S_i.pack(_int_correlation_id))
         if self.virtual_host is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"OpenRequest.virtual_host: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_virtual_host = self.virtual_host.encode("utf-8")
+            _raw_virtual_host = self.virtual_host.encode()
             _len_virtual_host = len(_raw_virtual_host)
             if not 0 <= _len_virtual_host <= 0x7FFF:
                 raise EncodeError(
@@ -2466,7 +2426,7 @@ class OpenResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0xC, 0))
+        out.append(b"\x00\x0c\x00\x00")
         _int_correlation_id = self.correlation_id
         if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
@@ -2543,7 +2503,7 @@ class CloseRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0xD, 0))
+        out.append(b"\x00\x0d\x00\x00")
         _int_correlation_id = self.correlation_id
         if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
@@ -2557,11 +2517,9 @@ class CloseRequest:
             )
         out.append(_S_ih.pack(_int_correlation_id, _int_closing_code))
         if self.closing_reason is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"CloseRequest.closing_reason: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_closing_reason = self.closing_reason.encode("utf-8")
+            _raw_closing_reason = self.closing_reason.encode()
             _len_closing_reason = len(_raw_closing_reason)
             if not 0 <= _len_closing_reason <= 0x7FFF:
                 raise EncodeError(
@@ -2624,7 +2582,7 @@ class CloseResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0xD, 0))
+        out.append(b"\x00\x0d\x00\x00")
         _int_correlation_id = self.correlation_id
         if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
@@ -2667,9 +2625,17 @@ class Heartbeat:
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
-        out: list[bytes] = []
-        out.append(_S_HH.pack(0xE, 0))
-        return b"".join(out)
+        return _HEARTBEAT_BYTES
+
+
+def _heartbeat_bytes() -> bytes:
+
+    out: list[bytes] = []
+    out.append(b"\x00\x0e\x00\x00")
+    return b"".join(out)
+
+
+_HEARTBEAT_BYTES = _heartbeat_bytes()
 
 
 class PeerPropertiesRequest:
@@ -2726,7 +2692,7 @@ class PeerPropertiesRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0xF, 0))
+        out.append(b"\x00\x0f\x00\x00")
         _int_correlation_id = self.correlation_id
         if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
@@ -2809,7 +2775,7 @@ class PeerPropertiesResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0xF, 0))
+        out.append(b"\x00\x0f\x00\x00")
         _int_correlation_id = self.correlation_id
         if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
@@ -2906,7 +2872,7 @@ class CommitOffset:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x10, 0))
+        out.append(b"\x00\x10\x00\x00")
         _int_correlation_id = self.correlation_id
         if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
@@ -2915,11 +2881,9 @@ class CommitOffset:
             )
         out.append(_S_i.pack(_int_correlation_id))
         if self.reference is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"CommitOffset.reference: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_reference = self.reference.encode("utf-8")
+            _raw_reference = self.reference.encode()
             _len_reference = len(_raw_reference)
             if not 0 <= _len_reference <= 0x7FFF:
                 raise EncodeError(
@@ -2928,11 +2892,9 @@ class CommitOffset:
             out.append(_S_h.pack(_len_reference))
             out.append(_raw_reference)
         if self.stream is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"CommitOffset.stream: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_stream = self.stream.encode("utf-8")
+            _raw_stream = self.stream.encode()
             _len_stream = len(_raw_stream)
             if not 0 <= _len_stream <= 0x7FFF:
                 raise EncodeError(
@@ -3011,7 +2973,7 @@ class QueryOffsetRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x11, 0))
+        out.append(b"\x00\x11\x00\x00")
         _int_correlation_id = self.correlation_id
         if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
@@ -3020,11 +2982,9 @@ class QueryOffsetRequest:
             )
         out.append(_S_i.pack(_int_correlation_id))
         if self.reference is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"QueryOffsetRequest.reference: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_reference = self.reference.encode("utf-8")
+            _raw_reference = self.reference.encode()
             _len_reference = len(_raw_reference)
             if not 0 <= _len_reference <= 0x7FFF:
                 raise EncodeError(
@@ -3033,11 +2993,9 @@ class QueryOffsetRequest:
             out.append(_S_h.pack(_len_reference))
             out.append(_raw_reference)
         if self.stream is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"QueryOffsetRequest.stream: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_stream = self.stream.encode("utf-8")
+            _raw_stream = self.stream.encode()
             _len_stream = len(_raw_stream)
             if not 0 <= _len_stream <= 0x7FFF:
                 raise EncodeError(
@@ -3107,7 +3065,7 @@ class QueryOffsetResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x11, 0))
+        out.append(b"\x00\x11\x00\x00")
         _int_correlation_id = self.correlation_id
         if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
@@ -3193,7 +3151,7 @@ class CreateRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x3E6, 0))
+        out.append(b"\x03\xe6\x00\x00")
         _int_correlation_id = self.correlation_id
         if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
@@ -3202,11 +3160,9 @@ class CreateRequest:
             )
         out.append(_S_i.pack(_int_correlation_id))
         if self.stream is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"CreateRequest.stream: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_stream = self.stream.encode("utf-8")
+            _raw_stream = self.stream.encode()
             _len_stream = len(_raw_stream)
             if not 0 <= _len_stream <= 0x7FFF:
                 raise EncodeError(
@@ -3276,7 +3232,7 @@ class CreateResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x3E6, 0))
+        out.append(b"\x03\xe6\x00\x00")
         _int_correlation_id = self.correlation_id
         if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
@@ -3340,7 +3296,7 @@ class DeleteRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x3E7, 0))
+        out.append(b"\x03\xe7\x00\x00")
         _int_correlation_id = self.correlation_id
         if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(
@@ -3349,11 +3305,9 @@ class DeleteRequest:
             )
         out.append(_S_i.pack(_int_correlation_id))
         if self.stream is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"DeleteRequest.stream: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_stream = self.stream.encode("utf-8")
+            _raw_stream = self.stream.encode()
             _len_stream = len(_raw_stream)
             if not 0 <= _len_stream <= 0x7FFF:
                 raise EncodeError(
@@ -3416,7 +3370,7 @@ class DeleteResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x3E7, 0))
+        out.append(b"\x03\xe7\x00\x00")
         _int_correlation_id = self.correlation_id
         if not -2147483648 <= _int_correlation_id <= 0x7FFFFFFF:
             raise EncodeError(

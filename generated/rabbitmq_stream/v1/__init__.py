@@ -349,22 +349,18 @@ class Property:
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
 
         if self.key is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"Property.key: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_key = self.key.encode("utf-8")
+            _raw_key = self.key.encode()
             _len_key = len(_raw_key)
             if not 0 <= _len_key <= 0x7FFF:
                 raise EncodeError(f"Property.key length: {_len_key!r} is outside 0..0x7fff")
             out.append(_S_h.pack(_len_key))
             out.append(_raw_key)
         if self.value is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"Property.value: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_value = self.value.encode("utf-8")
+            _raw_value = self.value.encode()
             _len_value = len(_raw_value)
             if not 0 <= _len_value <= 0x7FFF:
                 raise EncodeError(f"Property.value length: {_len_value!r} is outside 0..0x7fff")
@@ -613,13 +609,9 @@ class PublishedMessageV2:
             )
         out.append(_S_Q.pack(_int_publishing_id))
         if self.filter_value is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(
-                    f"PublishedMessageV2.filter_value: {-1!r} is outside -32768..0x7fff"
-                )
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_filter_value = self.filter_value.encode("utf-8")
+            _raw_filter_value = self.filter_value.encode()
             _len_filter_value = len(_raw_filter_value)
             if not 0 <= _len_filter_value <= 0x7FFF:
                 raise EncodeError(
@@ -629,11 +621,7 @@ class PublishedMessageV2:
             out.append(_S_h.pack(_len_filter_value))
             out.append(_raw_filter_value)
         if self.message is None:
-            if not -2147483648 <= -1 <= 0x7FFFFFFF:
-                raise EncodeError(
-                    f"PublishedMessageV2.message: {-1!r} is outside -2147483648..0x7fffffff"
-                )
-            out.append(_S_i.pack(-1))
+            out.append(b"\xff\xff\xff\xff")
         else:
             _raw_message = self.message
             _len_message = len(_raw_message)
@@ -751,11 +739,9 @@ class Broker:
             raise EncodeError(f"Broker.reference: {_int_reference!r} is outside 0..0xffff")
         out.append(_S_H.pack(_int_reference))
         if self.host is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"Broker.host: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_host = self.host.encode("utf-8")
+            _raw_host = self.host.encode()
             _len_host = len(_raw_host)
             if not 0 <= _len_host <= 0x7FFF:
                 raise EncodeError(f"Broker.host length: {_len_host!r} is outside 0..0x7fff")
@@ -833,11 +819,9 @@ class StreamMetadata:
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
 
         if self.stream is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"StreamMetadata.stream: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_stream = self.stream.encode("utf-8")
+            _raw_stream = self.stream.encode()
             _len_stream = len(_raw_stream)
             if not 0 <= _len_stream <= 0x7FFF:
                 raise EncodeError(
@@ -980,11 +964,9 @@ class Statistic:
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
 
         if self.key is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"Statistic.key: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_key = self.key.encode("utf-8")
+            _raw_key = self.key.encode()
             _len_key = len(_raw_key)
             if not 0 <= _len_key <= 0x7FFF:
                 raise EncodeError(f"Statistic.key length: {_len_key!r} is outside 0..0x7fff")
@@ -1019,7 +1001,7 @@ class OffsetSpecNone:
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
 
-        out.append(_S_H.pack(0))
+        out.append(b"\x00\x00")
 
 
 class OffsetSpecFirst:
@@ -1042,7 +1024,7 @@ class OffsetSpecFirst:
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
 
-        out.append(_S_H.pack(1))
+        out.append(b"\x00\x01")
 
 
 class OffsetSpecLast:
@@ -1065,7 +1047,7 @@ class OffsetSpecLast:
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
 
-        out.append(_S_H.pack(2))
+        out.append(b"\x00\x02")
 
 
 class OffsetSpecNext:
@@ -1088,7 +1070,7 @@ class OffsetSpecNext:
 
     def _write(self, out: list[bytes], ctx: Context | None) -> None:
 
-        out.append(_S_H.pack(3))
+        out.append(b"\x00\x03")
 
 
 class OffsetSpecOffset:
@@ -1408,7 +1390,7 @@ class DeclarePublisherRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(1, 1))
+        out.append(b"\x00\x01\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -1422,13 +1404,9 @@ class DeclarePublisherRequest:
             )
         out.append(_S_IB.pack(_int_correlation_id, _int_publisher_id))
         if self.publisher_reference is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(
-                    f"DeclarePublisherRequest.publisher_reference: {-1!r} is outside -32768..0x7fff"
-                )
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_publisher_reference = self.publisher_reference.encode("utf-8")
+            _raw_publisher_reference = self.publisher_reference.encode()
             _len_publisher_reference = len(_raw_publisher_reference)
             if not 0 <= _len_publisher_reference <= 0x7FFF:
                 raise EncodeError(
@@ -1438,13 +1416,9 @@ class DeclarePublisherRequest:
             out.append(_S_h.pack(_len_publisher_reference))
             out.append(_raw_publisher_reference)
         if self.stream is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(
-                    f"DeclarePublisherRequest.stream: {-1!r} is outside -32768..0x7fff"
-                )
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_stream = self.stream.encode("utf-8")
+            _raw_stream = self.stream.encode()
             _len_stream = len(_raw_stream)
             if not 0 <= _len_stream <= 0x7FFF:
                 raise EncodeError(
@@ -1507,7 +1481,7 @@ class DeclarePublisherResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x8001, 1))
+        out.append(b"\x80\x01\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -1577,7 +1551,7 @@ class Publish:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(2, 1))
+        out.append(b"\x00\x02\x00\x01")
         _int_publisher_id = self.publisher_id
         if not 0 <= _int_publisher_id <= 0xFF:
             raise EncodeError(f"Publish.publisher_id: {_int_publisher_id!r} is outside 0..0xff")
@@ -1647,7 +1621,7 @@ class PublishV2:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(2, 2))
+        out.append(b"\x00\x02\x00\x02")
         _int_publisher_id = self.publisher_id
         if not 0 <= _int_publisher_id <= 0xFF:
             raise EncodeError(f"PublishV2.publisher_id: {_int_publisher_id!r} is outside 0..0xff")
@@ -1714,7 +1688,7 @@ class PublishConfirm:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(3, 1))
+        out.append(b"\x00\x03\x00\x01")
         _int_publisher_id = self.publisher_id
         if not 0 <= _int_publisher_id <= 0xFF:
             raise EncodeError(
@@ -1790,7 +1764,7 @@ class PublishError:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(4, 1))
+        out.append(b"\x00\x04\x00\x01")
         _int_publisher_id = self.publisher_id
         if not 0 <= _int_publisher_id <= 0xFF:
             raise EncodeError(
@@ -1872,7 +1846,7 @@ class QueryPublisherSequenceRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(5, 1))
+        out.append(b"\x00\x05\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -1881,14 +1855,9 @@ class QueryPublisherSequenceRequest:
             )
         out.append(_S_I.pack(_int_correlation_id))
         if self.publisher_reference is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(
-                    f"QueryPublisherSequenceRequest.publisher_reference: {-1!r} is outside "
-                    "-32768..0x7fff"
-                )
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_publisher_reference = self.publisher_reference.encode("utf-8")
+            _raw_publisher_reference = self.publisher_reference.encode()
             _len_publisher_reference = len(_raw_publisher_reference)
             if not 0 <= _len_publisher_reference <= 0x7FFF:
                 raise EncodeError(
@@ -1898,13 +1867,9 @@ class QueryPublisherSequenceRequest:
             out.append(_S_h.pack(_len_publisher_reference))
             out.append(_raw_publisher_reference)
         if self.stream is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(
-                    f"QueryPublisherSequenceRequest.stream: {-1!r} is outside -32768..0x7fff"
-                )
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_stream = self.stream.encode("utf-8")
+            _raw_stream = self.stream.encode()
             _len_stream = len(_raw_stream)
             if not 0 <= _len_stream <= 0x7FFF:
                 raise EncodeError(
@@ -1975,7 +1940,7 @@ class QueryPublisherSequenceResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x8005, 1))
+        out.append(b"\x80\x05\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -2050,7 +2015,7 @@ class DeletePublisherRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(6, 1))
+        out.append(b"\x00\x06\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -2118,7 +2083,7 @@ class DeletePublisherResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x8006, 1))
+        out.append(b"\x80\x06\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -2227,7 +2192,7 @@ class SubscribeRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(7, 1))
+        out.append(b"\x00\x07\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -2240,11 +2205,9 @@ class SubscribeRequest:
             )
         out.append(_S_IB.pack(_int_correlation_id, _int_subscription_id))
         if self.stream is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"SubscribeRequest.stream: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_stream = self.stream.encode("utf-8")
+            _raw_stream = self.stream.encode()
             _len_stream = len(_raw_stream)
             if not 0 <= _len_stream <= 0x7FFF:
                 raise EncodeError(
@@ -2320,7 +2283,7 @@ class SubscribeResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x8007, 1))
+        out.append(b"\x80\x07\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -2384,7 +2347,7 @@ class Deliver:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(8, 1))
+        out.append(b"\x00\x08\x00\x01")
         _int_subscription_id = self.subscription_id
         if not 0 <= _int_subscription_id <= 0xFF:
             raise EncodeError(
@@ -2459,7 +2422,7 @@ class DeliverV2:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(8, 2))
+        out.append(b"\x00\x08\x00\x02")
         _int_subscription_id = self.subscription_id
         if not 0 <= _int_subscription_id <= 0xFF:
             raise EncodeError(
@@ -2524,7 +2487,7 @@ class CreditRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(9, 1))
+        out.append(b"\x00\x09\x00\x01")
         _int_subscription_id = self.subscription_id
         if not 0 <= _int_subscription_id <= 0xFF:
             raise EncodeError(
@@ -2588,7 +2551,7 @@ class CreditResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x8009, 1))
+        out.append(b"\x80\x09\x00\x01")
         _int_response_code = self.response_code
         if not 0 <= _int_response_code <= 0xFFFF:
             raise EncodeError(
@@ -2663,13 +2626,11 @@ class StoreOffset:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0xA, 1))
+        out.append(b"\x00\x0a\x00\x01")
         if self.reference is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"StoreOffset.reference: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_reference = self.reference.encode("utf-8")
+            _raw_reference = self.reference.encode()
             _len_reference = len(_raw_reference)
             if not 0 <= _len_reference <= 0x7FFF:
                 raise EncodeError(
@@ -2678,11 +2639,9 @@ class StoreOffset:
             out.append(_S_h.pack(_len_reference))
             out.append(_raw_reference)
         if self.stream is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"StoreOffset.stream: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_stream = self.stream.encode("utf-8")
+            _raw_stream = self.stream.encode()
             _len_stream = len(_raw_stream)
             if not 0 <= _len_stream <= 0x7FFF:
                 raise EncodeError(
@@ -2760,7 +2719,7 @@ class QueryOffsetRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0xB, 1))
+        out.append(b"\x00\x0b\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -2769,11 +2728,9 @@ class QueryOffsetRequest:
             )
         out.append(_S_I.pack(_int_correlation_id))
         if self.reference is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"QueryOffsetRequest.reference: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_reference = self.reference.encode("utf-8")
+            _raw_reference = self.reference.encode()
             _len_reference = len(_raw_reference)
             if not 0 <= _len_reference <= 0x7FFF:
                 raise EncodeError(
@@ -2782,11 +2739,9 @@ class QueryOffsetRequest:
             out.append(_S_h.pack(_len_reference))
             out.append(_raw_reference)
         if self.stream is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"QueryOffsetRequest.stream: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_stream = self.stream.encode("utf-8")
+            _raw_stream = self.stream.encode()
             _len_stream = len(_raw_stream)
             if not 0 <= _len_stream <= 0x7FFF:
                 raise EncodeError(
@@ -2856,7 +2811,7 @@ class QueryOffsetResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x800B, 1))
+        out.append(b"\x80\x0b\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -2928,7 +2883,7 @@ class UnsubscribeRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0xC, 1))
+        out.append(b"\x00\x0c\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -2996,7 +2951,7 @@ class UnsubscribeResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x800C, 1))
+        out.append(b"\x80\x0c\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -3075,7 +3030,7 @@ class CreateRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0xD, 1))
+        out.append(b"\x00\x0d\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -3083,11 +3038,9 @@ class CreateRequest:
             )
         out.append(_S_I.pack(_int_correlation_id))
         if self.stream is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"CreateRequest.stream: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_stream = self.stream.encode("utf-8")
+            _raw_stream = self.stream.encode()
             _len_stream = len(_raw_stream)
             if not 0 <= _len_stream <= 0x7FFF:
                 raise EncodeError(
@@ -3157,7 +3110,7 @@ class CreateResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x800D, 1))
+        out.append(b"\x80\x0d\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -3220,7 +3173,7 @@ class DeleteRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0xE, 1))
+        out.append(b"\x00\x0e\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -3228,11 +3181,9 @@ class DeleteRequest:
             )
         out.append(_S_I.pack(_int_correlation_id))
         if self.stream is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"DeleteRequest.stream: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_stream = self.stream.encode("utf-8")
+            _raw_stream = self.stream.encode()
             _len_stream = len(_raw_stream)
             if not 0 <= _len_stream <= 0x7FFF:
                 raise EncodeError(
@@ -3295,7 +3246,7 @@ class DeleteResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x800E, 1))
+        out.append(b"\x80\x0e\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -3358,7 +3309,7 @@ class MetadataRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0xF, 1))
+        out.append(b"\x00\x0f\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -3372,11 +3323,9 @@ class MetadataRequest:
         out.append(_S_i.pack(len(self.streams)))
         for _item_streams in self.streams:
             if _item_streams is None:
-                if not -32768 <= -1 <= 0x7FFF:
-                    raise EncodeError(f"MetadataRequest.streams: {-1!r} is outside -32768..0x7fff")
-                out.append(_S_h.pack(-1))
+                out.append(b"\xff\xff")
             else:
-                _raw_streams = _item_streams.encode("utf-8")
+                _raw_streams = _item_streams.encode()
                 _len_streams = len(_raw_streams)
                 if not 0 <= _len_streams <= 0x7FFF:
                     raise EncodeError(
@@ -3451,7 +3400,7 @@ class MetadataResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x800F, 1))
+        out.append(b"\x80\x0f\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -3524,17 +3473,15 @@ class MetadataUpdate:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x10, 1))
+        out.append(b"\x00\x10\x00\x01")
         _int_code = self.code
         if not 0 <= _int_code <= 0xFFFF:
             raise EncodeError(f"MetadataUpdate.code: {_int_code!r} is outside 0..0xffff")
         out.append(_S_H.pack(_int_code))
         if self.stream is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"MetadataUpdate.stream: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_stream = self.stream.encode("utf-8")
+            _raw_stream = self.stream.encode()
             _len_stream = len(_raw_stream)
             if not 0 <= _len_stream <= 0x7FFF:
                 raise EncodeError(
@@ -3599,7 +3546,7 @@ class PeerPropertiesRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x11, 1))
+        out.append(b"\x00\x11\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -3682,7 +3629,7 @@ class PeerPropertiesResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x8011, 1))
+        out.append(b"\x80\x11\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -3740,7 +3687,7 @@ class SaslHandshakeRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x12, 1))
+        out.append(b"\x00\x12\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -3815,7 +3762,7 @@ class SaslHandshakeResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x8012, 1))
+        out.append(b"\x80\x12\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -3836,13 +3783,9 @@ class SaslHandshakeResponse:
         out.append(_S_i.pack(len(self.mechanisms)))
         for _item_mechanisms in self.mechanisms:
             if _item_mechanisms is None:
-                if not -32768 <= -1 <= 0x7FFF:
-                    raise EncodeError(
-                        f"SaslHandshakeResponse.mechanisms: {-1!r} is outside -32768..0x7fff"
-                    )
-                out.append(_S_h.pack(-1))
+                out.append(b"\xff\xff")
             else:
-                _raw_mechanisms = _item_mechanisms.encode("utf-8")
+                _raw_mechanisms = _item_mechanisms.encode()
                 _len_mechanisms = len(_raw_mechanisms)
                 if not 0 <= _len_mechanisms <= 0x7FFF:
                     raise EncodeError(
@@ -3918,7 +3861,7 @@ class SaslAuthenticateRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x13, 1))
+        out.append(b"\x00\x13\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -3927,13 +3870,9 @@ class SaslAuthenticateRequest:
             )
         out.append(_S_I.pack(_int_correlation_id))
         if self.mechanism is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(
-                    f"SaslAuthenticateRequest.mechanism: {-1!r} is outside -32768..0x7fff"
-                )
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_mechanism = self.mechanism.encode("utf-8")
+            _raw_mechanism = self.mechanism.encode()
             _len_mechanism = len(_raw_mechanism)
             if not 0 <= _len_mechanism <= 0x7FFF:
                 raise EncodeError(
@@ -3943,12 +3882,7 @@ class SaslAuthenticateRequest:
             out.append(_S_h.pack(_len_mechanism))
             out.append(_raw_mechanism)
         if self.sasl_opaque_data is None:
-            if not -2147483648 <= -1 <= 0x7FFFFFFF:
-                raise EncodeError(
-                    f"SaslAuthenticateRequest.sasl_opaque_data: {-1!r} is outside "
-                    "-2147483648..0x7fffffff"
-                )
-            out.append(_S_i.pack(-1))
+            out.append(b"\xff\xff\xff\xff")
         else:
             _raw_sasl_opaque_data = self.sasl_opaque_data
             _len_sasl_opaque_data = len(_raw_sasl_opaque_data)
@@ -4027,7 +3961,7 @@ class SaslAuthenticateResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x8013, 1))
+        out.append(b"\x80\x13\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -4043,12 +3977,7 @@ class SaslAuthenticateResponse:
         out.append(_S_IH.pack(_int_correlation_id, _int_response_code))
         for _item_sasl_opaque_data in self.sasl_opaque_data:
             if _item_sasl_opaque_data is None:
-                if not -2147483648 <= -1 <= 0x7FFFFFFF:
-                    raise EncodeError(
-                        f"SaslAuthenticateResponse.sasl_opaque_data: {-1!r} is outside "
-                        "-2147483648..0x7fffffff"
-                    )
-                out.append(_S_i.pack(-1))
+                out.append(b"\xff\xff\xff\xff")
             else:
                 _raw_sasl_opaque_data = _item_sasl_opaque_data
                 _len_sasl_opaque_data = len(_raw_sasl_opaque_data)
@@ -4112,7 +4041,7 @@ class Tune:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x14, 1))
+        out.append(b"\x00\x14\x00\x01")
         _int_frame_max = self.frame_max
         if not 0 <= _int_frame_max <= 0xFFFFFFFF:
             raise EncodeError(f"Tune.frame_max: {_int_frame_max!r} is outside 0..0xffffffff")
@@ -4174,7 +4103,7 @@ class OpenRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x15, 1))
+        out.append(b"\x00\x15\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -4182,11 +4111,9 @@ class OpenRequest:
             )
         out.append(_S_I.pack(_int_correlation_id))
         if self.virtual_host is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"OpenRequest.virtual_host: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_virtual_host = self.virtual_host.encode("utf-8")
+            _raw_virtual_host = self.virtual_host.encode()
             _len_virtual_host = len(_raw_virtual_host)
             if not 0 <= _len_virtual_host <= 0x7FFF:
                 raise EncodeError(
@@ -4262,7 +4189,7 @@ class OpenResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x8015, 1))
+        out.append(b"\x80\x15\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -4346,7 +4273,7 @@ class CloseRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x16, 1))
+        out.append(b"\x00\x16\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -4359,11 +4286,9 @@ class CloseRequest:
             )
         out.append(_S_IH.pack(_int_correlation_id, _int_closing_code))
         if self.closing_reason is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"CloseRequest.closing_reason: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_closing_reason = self.closing_reason.encode("utf-8")
+            _raw_closing_reason = self.closing_reason.encode()
             _len_closing_reason = len(_raw_closing_reason)
             if not 0 <= _len_closing_reason <= 0x7FFF:
                 raise EncodeError(
@@ -4426,7 +4351,7 @@ class CloseResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x8016, 1))
+        out.append(b"\x80\x16\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -4468,9 +4393,17 @@ class Heartbeat:
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
-        out: list[bytes] = []
-        out.append(_S_HH.pack(0x17, 1))
-        return b"".join(out)
+        return _HEARTBEAT_BYTES
+
+
+def _heartbeat_bytes() -> bytes:
+
+    out: list[bytes] = []
+    out.append(b"\x00\x17\x00\x01")
+    return b"".join(out)
+
+
+_HEARTBEAT_BYTES = _heartbeat_bytes()
 
 
 class RouteRequest:
@@ -4536,7 +4469,7 @@ class RouteRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x18, 1))
+        out.append(b"\x00\x18\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -4544,11 +4477,9 @@ class RouteRequest:
             )
         out.append(_S_I.pack(_int_correlation_id))
         if self.routing_key is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"RouteRequest.routing_key: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_routing_key = self.routing_key.encode("utf-8")
+            _raw_routing_key = self.routing_key.encode()
             _len_routing_key = len(_raw_routing_key)
             if not 0 <= _len_routing_key <= 0x7FFF:
                 raise EncodeError(
@@ -4557,11 +4488,9 @@ class RouteRequest:
             out.append(_S_h.pack(_len_routing_key))
             out.append(_raw_routing_key)
         if self.super_stream is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"RouteRequest.super_stream: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_super_stream = self.super_stream.encode("utf-8")
+            _raw_super_stream = self.super_stream.encode()
             _len_super_stream = len(_raw_super_stream)
             if not 0 <= _len_super_stream <= 0x7FFF:
                 raise EncodeError(
@@ -4635,7 +4564,7 @@ class RouteResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x8018, 1))
+        out.append(b"\x80\x18\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -4654,11 +4583,9 @@ class RouteResponse:
         out.append(_S_i.pack(len(self.streams)))
         for _item_streams in self.streams:
             if _item_streams is None:
-                if not -32768 <= -1 <= 0x7FFF:
-                    raise EncodeError(f"RouteResponse.streams: {-1!r} is outside -32768..0x7fff")
-                out.append(_S_h.pack(-1))
+                out.append(b"\xff\xff")
             else:
-                _raw_streams = _item_streams.encode("utf-8")
+                _raw_streams = _item_streams.encode()
                 _len_streams = len(_raw_streams)
                 if not 0 <= _len_streams <= 0x7FFF:
                     raise EncodeError(
@@ -4720,7 +4647,7 @@ class PartitionsRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x19, 1))
+        out.append(b"\x00\x19\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -4729,13 +4656,9 @@ class PartitionsRequest:
             )
         out.append(_S_I.pack(_int_correlation_id))
         if self.super_stream is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(
-                    f"PartitionsRequest.super_stream: {-1!r} is outside -32768..0x7fff"
-                )
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_super_stream = self.super_stream.encode("utf-8")
+            _raw_super_stream = self.super_stream.encode()
             _len_super_stream = len(_raw_super_stream)
             if not 0 <= _len_super_stream <= 0x7FFF:
                 raise EncodeError(
@@ -4811,7 +4734,7 @@ class PartitionsResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x8019, 1))
+        out.append(b"\x80\x19\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -4831,13 +4754,9 @@ class PartitionsResponse:
         out.append(_S_i.pack(len(self.streams)))
         for _item_streams in self.streams:
             if _item_streams is None:
-                if not -32768 <= -1 <= 0x7FFF:
-                    raise EncodeError(
-                        f"PartitionsResponse.streams: {-1!r} is outside -32768..0x7fff"
-                    )
-                out.append(_S_h.pack(-1))
+                out.append(b"\xff\xff")
             else:
-                _raw_streams = _item_streams.encode("utf-8")
+                _raw_streams = _item_streams.encode()
                 _len_streams = len(_raw_streams)
                 if not 0 <= _len_streams <= 0x7FFF:
                     raise EncodeError(
@@ -4908,7 +4827,7 @@ class ConsumerUpdateRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x1A, 1))
+        out.append(b"\x00\x1a\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -4995,7 +4914,7 @@ class ConsumerUpdateResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x801A, 1))
+        out.append(b"\x80\x1a\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -5066,7 +4985,7 @@ class ExchangeCommandVersionsRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x1B, 1))
+        out.append(b"\x00\x1b\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -5149,7 +5068,7 @@ class ExchangeCommandVersionsResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x801B, 1))
+        out.append(b"\x80\x1b\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -5222,7 +5141,7 @@ class StreamStatsRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x1C, 1))
+        out.append(b"\x00\x1c\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -5231,11 +5150,9 @@ class StreamStatsRequest:
             )
         out.append(_S_I.pack(_int_correlation_id))
         if self.stream is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(f"StreamStatsRequest.stream: {-1!r} is outside -32768..0x7fff")
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_stream = self.stream.encode("utf-8")
+            _raw_stream = self.stream.encode()
             _len_stream = len(_raw_stream)
             if not 0 <= _len_stream <= 0x7FFF:
                 raise EncodeError(
@@ -5307,7 +5224,7 @@ class StreamStatsResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x801C, 1))
+        out.append(b"\x80\x1c\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -5411,7 +5328,7 @@ class CreateSuperStreamRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x1D, 1))
+        out.append(b"\x00\x1d\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -5420,13 +5337,9 @@ class CreateSuperStreamRequest:
             )
         out.append(_S_I.pack(_int_correlation_id))
         if self.name is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(
-                    f"CreateSuperStreamRequest.name: {-1!r} is outside -32768..0x7fff"
-                )
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_name = self.name.encode("utf-8")
+            _raw_name = self.name.encode()
             _len_name = len(_raw_name)
             if not 0 <= _len_name <= 0x7FFF:
                 raise EncodeError(
@@ -5442,13 +5355,9 @@ class CreateSuperStreamRequest:
         out.append(_S_i.pack(len(self.partitions)))
         for _item_partitions in self.partitions:
             if _item_partitions is None:
-                if not -32768 <= -1 <= 0x7FFF:
-                    raise EncodeError(
-                        f"CreateSuperStreamRequest.partitions: {-1!r} is outside -32768..0x7fff"
-                    )
-                out.append(_S_h.pack(-1))
+                out.append(b"\xff\xff")
             else:
-                _raw_partitions = _item_partitions.encode("utf-8")
+                _raw_partitions = _item_partitions.encode()
                 _len_partitions = len(_raw_partitions)
                 if not 0 <= _len_partitions <= 0x7FFF:
                     raise EncodeError(
@@ -5465,13 +5374,9 @@ class CreateSuperStreamRequest:
         out.append(_S_i.pack(len(self.binding_keys)))
         for _item_binding_keys in self.binding_keys:
             if _item_binding_keys is None:
-                if not -32768 <= -1 <= 0x7FFF:
-                    raise EncodeError(
-                        f"CreateSuperStreamRequest.binding_keys: {-1!r} is outside -32768..0x7fff"
-                    )
-                out.append(_S_h.pack(-1))
+                out.append(b"\xff\xff")
             else:
-                _raw_binding_keys = _item_binding_keys.encode("utf-8")
+                _raw_binding_keys = _item_binding_keys.encode()
                 _len_binding_keys = len(_raw_binding_keys)
                 if not 0 <= _len_binding_keys <= 0x7FFF:
                     raise EncodeError(
@@ -5543,7 +5448,7 @@ class CreateSuperStreamResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x801D, 1))
+        out.append(b"\x80\x1d\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -5610,7 +5515,7 @@ class DeleteSuperStreamRequest:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x1E, 1))
+        out.append(b"\x00\x1e\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(
@@ -5619,13 +5524,9 @@ class DeleteSuperStreamRequest:
             )
         out.append(_S_I.pack(_int_correlation_id))
         if self.name is None:
-            if not -32768 <= -1 <= 0x7FFF:
-                raise EncodeError(
-                    f"DeleteSuperStreamRequest.name: {-1!r} is outside -32768..0x7fff"
-                )
-            out.append(_S_h.pack(-1))
+            out.append(b"\xff\xff")
         else:
-            _raw_name = self.name.encode("utf-8")
+            _raw_name = self.name.encode()
             _len_name = len(_raw_name)
             if not 0 <= _len_name <= 0x7FFF:
                 raise EncodeError(
@@ -5688,7 +5589,7 @@ class DeleteSuperStreamResponse:
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
-        out.append(_S_HH.pack(0x801E, 1))
+        out.append(b"\x80\x1e\x00\x01")
         _int_correlation_id = self.correlation_id
         if not 0 <= _int_correlation_id <= 0xFFFFFFFF:
             raise EncodeError(

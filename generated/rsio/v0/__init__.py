@@ -310,7 +310,7 @@ class Goodbye:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_support.write_varint(3))
-        _raw_reason = self.reason.encode("utf-8")
+        _raw_reason = self.reason.encode()
         _len_reason = len(_raw_reason)
         out.append(_support.write_varint(_len_reason))
         out.append(_raw_reason)
@@ -384,7 +384,7 @@ class Subscribe:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
         out.append(_support.write_varint(4))
-        _raw_publisher = self.publisher.encode("utf-8")
+        _raw_publisher = self.publisher.encode()
         _len_publisher = len(_raw_publisher)
         out.append(_support.write_varint(_len_publisher))
         out.append(_raw_publisher)
@@ -766,7 +766,7 @@ class OnError:
         out: list[bytes] = []
         out.append(_support.write_varint(0xA))
         out.append(_support.write_varint(self.subscriber))
-        _raw_error = self.error.encode("utf-8")
+        _raw_error = self.error.encode()
         _len_error = len(_raw_error)
         out.append(_support.write_varint(_len_error))
         out.append(_raw_error)

@@ -394,7 +394,7 @@ class Setup:
                 )
             out.append(_S_H.pack(_len_resume_token))
             out.append(_raw_resume_token)
-        _raw_metadata_mime_type = self.metadata_mime_type.encode("utf-8")
+        _raw_metadata_mime_type = self.metadata_mime_type.encode()
         _len_metadata_mime_type = len(_raw_metadata_mime_type)
         if not 0 <= _len_metadata_mime_type <= 0xFF:
             raise EncodeError(
@@ -402,7 +402,7 @@ class Setup:
             )
         out.append(bytes((_len_metadata_mime_type,)))
         out.append(_raw_metadata_mime_type)
-        _raw_data_mime_type = self.data_mime_type.encode("utf-8")
+        _raw_data_mime_type = self.data_mime_type.encode()
         _len_data_mime_type = len(_raw_data_mime_type)
         if not 0 <= _len_data_mime_type <= 0xFF:
             raise EncodeError(
