@@ -19,7 +19,7 @@ from typing import Any
 
 from wirestream.runtime.errors import InvalidString, InvalidValue
 
-__all__ = ["Kind", "convert", "load_native"]
+__all__ = ["Kind", "convert", "converter", "load_native"]
 
 
 class Kind(IntEnum):
@@ -120,6 +120,28 @@ def convert(kinds: Sequence[Kind], values: Sequence[bytes | None], what: str) ->
                 f"{what}: column {column} is not a {kind.name} value: {raw[:40]!r}"
             ) from None
     return out
+
+
+_FAILURES = (UnicodeDecodeError, ValueError, InvalidOperation, OverflowError)
+
+
+def converter(kinds: Sequence[Kind], what: str) -> Callable[[Sequence[bytes | None]], list[Any]]:
+    """``convert`` for these kinds, the conversions looked up once: a row that converts
+    is one list comprehension; one that does not goes through ``convert``, which names
+    the column and raises its error."""
+    kinds = tuple(kinds)
+    functions = [CONVERSIONS[kind] for kind in kinds]
+    count = len(functions)
+
+    def run(values: Sequence[bytes | None]) -> list[Any]:
+        if len(values) == count:
+            try:
+                return [None if v is None else f(v) for f, v in zip(functions, values)]
+            except _FAILURES:
+                pass
+        return convert(kinds, values, what)
+
+    return run
 
 
 def load_native(name: str) -> Callable[[Any, bytes], Any] | None:

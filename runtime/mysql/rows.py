@@ -43,7 +43,7 @@ from wirestream.generated.mysql.v10 import (
     decode,
 )
 from wirestream.runtime.errors import InvalidValue
-from wirestream.runtime.rows import Kind, convert, load_native
+from wirestream.runtime.rows import Kind, converter, load_native
 
 __all__ = ["TextRowDecoder", "BINARY_CHARSET", "column_kind", "native_text_row"]
 
@@ -81,7 +81,7 @@ def column_kind(column_type: int, character_set: int = 0) -> Kind:
 class TextRowDecoder:
     """Text result-set row packets of one result set -> tuples of Python values."""
 
-    __slots__ = ("kinds", "_kinds", "_ctx", "_native")
+    __slots__ = ("kinds", "_kinds", "_ctx", "_native", "_convert")
 
     def __init__(self, columns: Iterable[ColumnDefinition]) -> None:
         """``columns``: the result's column definitions (their type and charset)."""
@@ -91,6 +91,7 @@ class TextRowDecoder:
         self._kinds = bytes(self.kinds)
         self._ctx = Context(phase=Phase.TEXT_ROWS, column_count=len(self.kinds))
         self._native = native_text_row
+        self._convert = converter(self.kinds, "TextRow")
 
     @classmethod
     def from_types(
@@ -118,8 +119,8 @@ class TextRowDecoder:
         frame = decode(data, self._ctx)
         if not isinstance(frame, TextRow):
             raise InvalidValue(f"a {type(frame).__name__} where a text row was expected")
-        return tuple(convert(self.kinds, frame.values, "TextRow"))
+        return tuple(self._convert(frame.values))
 
     def values(self, frame: TextRow) -> tuple[Any, ...]:
         """The values of a text row already decoded."""
-        return tuple(convert(self.kinds, frame.values, "TextRow"))
+        return tuple(self._convert(frame.values))

@@ -38,7 +38,7 @@ from typing import Any, Final
 
 from wirestream.generated.postgresql.v3 import DataRow, FieldDescription, FormatCode, decode
 from wirestream.runtime.errors import InvalidValue
-from wirestream.runtime.rows import Kind, convert, load_native
+from wirestream.runtime.rows import Kind, converter, load_native
 
 __all__ = ["RowDecoder", "column_kind", "native_data_row"]
 
@@ -81,13 +81,14 @@ def column_kind(type_oid: int, format_code: int = 0) -> Kind:
 class RowDecoder:
     """DataRow messages of one result set -> lists of Python values."""
 
-    __slots__ = ("kinds", "_kinds", "_native")
+    __slots__ = ("kinds", "_kinds", "_native", "_convert")
 
     def __init__(self, fields: Iterable[FieldDescription]) -> None:
         """``fields``: the result's RowDescription fields (their type OID and format)."""
         self.kinds: tuple[Kind, ...] = tuple(column_kind(f.type_oid, f.format) for f in fields)
         self._kinds = bytes(self.kinds)
         self._native = native_data_row
+        self._convert = converter(self.kinds, "DataRow")
 
     @classmethod
     def from_types(cls, type_oids: Sequence[int], formats: Sequence[int] = ()) -> RowDecoder:
@@ -115,8 +116,8 @@ class RowDecoder:
         frame = decode(data, None, "server")
         if not isinstance(frame, DataRow):
             raise InvalidValue(f"a {type(frame).__name__} where a DataRow was expected")
-        return convert(self.kinds, frame.values, "DataRow")
+        return self._convert(frame.values)
 
     def values(self, frame: DataRow) -> list[Any]:
         """The values of a DataRow already decoded."""
-        return convert(self.kinds, frame.values, "DataRow")
+        return self._convert(frame.values)

@@ -28,7 +28,7 @@ import wirestream.generated.postgresql.v3 as pg
 from wirestream.runtime.errors import ProtocolError
 from wirestream.runtime.mysql.rows import TextRowDecoder, native_text_row
 from wirestream.runtime.postgresql.rows import RowDecoder, native_data_row
-from wirestream.runtime.rows import Kind
+from wirestream.runtime.rows import Kind, converter
 
 CORPUS = Path(__file__).resolve().parent.parent / "fuzz" / "corpus"
 MUTATIONS = 3_000
@@ -64,6 +64,7 @@ def pg_row(values: list[bytes | None]) -> bytes:
 def pg_decoder(kinds: tuple[Kind, ...]) -> RowDecoder:
     decoder = RowDecoder([])
     decoder.kinds, decoder._kinds = kinds, bytes(kinds)
+    decoder._convert = converter(kinds, "DataRow")
     return decoder
 
 
@@ -210,6 +211,7 @@ def my_decoder(kinds: tuple[Kind, ...]) -> TextRowDecoder:
     decoder = TextRowDecoder([])
     decoder.kinds, decoder._kinds = kinds, bytes(kinds)
     decoder._ctx = my.Context(phase=my.Phase.TEXT_ROWS, column_count=len(kinds))
+    decoder._convert = converter(kinds, "TextRow")
     return decoder
 
 
