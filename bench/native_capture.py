@@ -68,7 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     n = int(args[0]) if args else FRAMES
     if not native.available(NAME):
-        print("native capture -> Arrow: wirestream.runtime._native is not built (make native); skipped")
+        print(
+            "native capture -> Arrow: wirestream.runtime._native is not built (make native); skipped"
+        )
         return 1
     schema = spark_module(FrameLogRows(NAME).protocol).FRAME_LOG_SCHEMA
     with tempfile.TemporaryDirectory(prefix="wirestream-bench-native-") as folder:
