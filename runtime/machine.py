@@ -144,14 +144,12 @@ class StateMachine(Generic[S]):
         table = self._send
         outcome: Outcome[S] | None = None
         rows = table.get((self.state, type(frame)))
-        if rows:  # (never empty; were a key's rows empty, the ANY rows would decide)
-            # The common row first: no guard, a state (what the loop below decides too).
-            first_guard, first = rows[0]
-            if first_guard is None and type(first) not in _NOT_STATES:
-                self.state = first  # type: ignore[assignment]
-                return self.state
+        if rows is not None:
             for guard, result in rows:
                 if guard is None or guard(frame):
+                    if type(result) not in _NOT_STATES:  # a state: the common row, at once
+                        self.state = result  # type: ignore[assignment]
+                        return self.state
                     outcome = result
                     break
         if outcome is None:
@@ -172,13 +170,12 @@ class StateMachine(Generic[S]):
         table = self._receive
         outcome: Outcome[S] | None = None
         rows = table.get((self.state, type(frame)))
-        if rows:
-            first_guard, first = rows[0]  # the common row first, as in ``send``
-            if first_guard is None and type(first) not in _NOT_STATES:
-                self.state = first  # type: ignore[assignment]
-                return self.state
+        if rows is not None:
             for guard, result in rows:
                 if guard is None or guard(frame):
+                    if type(result) not in _NOT_STATES:  # a state (as in ``send``)
+                        self.state = result  # type: ignore[assignment]
+                        return self.state
                     outcome = result
                     break
         if outcome is None:
