@@ -23,6 +23,10 @@ request-response; a connect/close cycle <= 0.3 ms.  (Issue 4's were 5x and 3x.)
 Ratios compare like with like: each library's idiomatic publisher for streams, and the
 64-in-flight figure for request-response (sequential figures are printed too).  The
 ratios against rsocket-py's hand-written publisher are printed beside them.
+
+On a shared machine these ratios move by 2x from run to run; ``bench.rsocket_instructions``
+counts the instructions one request, item or connection of ours costs (valgrind), the
+figure to compare a change with its parent by (docs/rsocket.md, "Speed").
 """
 
 from __future__ import annotations

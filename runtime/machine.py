@@ -20,7 +20,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, ItemsView, Iterator, Mapping, ValuesView
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final, Generic, TypeVar, Union
+from typing import Any, ClassVar, Final, Generic, Self, TypeVar, Union
 
 from wirestream.runtime.errors import IllegalSend, UnexpectedFrame
 
@@ -73,6 +73,10 @@ class Illegal:
     spec: str = ""
 
 
+_NOT_STATES: Final = frozenset({Ignore, Illegal})
+"""The outcomes that are not a state (``send`` and ``receive`` test a row's outcome's
+type against them: one set lookup instead of two ``isinstance`` calls)."""
+
 Guard = Callable[[Any], bool]
 Outcome = Union[S, Ignore, Illegal]
 Rows = tuple[tuple[Union[Guard, None], Outcome[S]], ...]
@@ -104,6 +108,20 @@ class StateMachine(Generic[S]):
         self._send: Table[S] = self.SEND[role]
         self._receive: Table[S] = self.RECEIVE[role]
 
+    @classmethod
+    def fresh(cls, role: str) -> Self:
+        """A new instance in ``role``'s initial state: ``cls(role)`` in one call, for the
+        engines that make one per stream (a generated ``__init__`` only names the roles
+        for mypy and calls this class's)."""
+        if role not in cls.ROLES:
+            raise ValueError(f"{cls.NAME}: unknown role {role!r} (roles: {cls.ROLES})")
+        machine = object.__new__(cls)
+        machine.role = role
+        machine.state = cls.INITIAL[role]
+        machine._send = cls.SEND[role]
+        machine._receive = cls.RECEIVE[role]
+        return machine
+
     @property
     def terminated(self) -> bool:
         return self.state in self.TERMINAL
@@ -129,6 +147,9 @@ class StateMachine(Generic[S]):
         if rows is not None:
             for guard, result in rows:
                 if guard is None or guard(frame):
+                    if type(result) not in _NOT_STATES:  # a state: the common row, at once
+                        self.state = result  # type: ignore[assignment]
+                        return self.state
                     outcome = result
                     break
         if outcome is None:
@@ -152,6 +173,9 @@ class StateMachine(Generic[S]):
         if rows is not None:
             for guard, result in rows:
                 if guard is None or guard(frame):
+                    if type(result) not in _NOT_STATES:  # a state (as in ``send``)
+                        self.state = result  # type: ignore[assignment]
+                        return self.state
                     outcome = result
                     break
         if outcome is None:
@@ -238,19 +262,18 @@ class Dispatch:
     def __init__(self, machine: type[StateMachine[Any]], role: str,
                  handlers: Handlers) -> None:  # fmt: skip
         self.machine = machine
-        names = machine.HANDLERS[role]
-        bound: dict[type, Callable[..., object]] = {}
-        for frame, handler in handlers.items():
-            if not callable(handler):
-                name = names.get(frame, f"on_<{machine.SCOPE}>_<{frame.__name__}>")
-                raise TypeError(
-                    f"no method {name}() for {frame.__name__}, which the {role} of machine "
-                    f"{machine.NAME!r} receives (IDL scope {machine.SCOPE!r}); add it, or "
-                    "list the frame under the machine's 'observes:' when another machine "
-                    "handles it"
-                )
-            bound[frame] = handler
-        self._handlers = bound
+        if not all(map(callable, handlers.values())):  # (one pass in C: once per engine)
+            names = machine.HANDLERS[role]
+            for frame, handler in handlers.items():
+                if not callable(handler):
+                    name = names.get(frame, f"on_<{machine.SCOPE}>_<{frame.__name__}>")
+                    raise TypeError(
+                        f"no method {name}() for {frame.__name__}, which the {role} of "
+                        f"machine {machine.NAME!r} receives (IDL scope {machine.SCOPE!r}); "
+                        "add it, or list the frame under the machine's 'observes:' when "
+                        "another machine handles it"
+                    )
+        self._handlers: dict[type, Callable[..., object]] = dict(handlers)
 
     def release(self) -> None:
         """Forget the handlers (bound methods of the engine that holds this dispatch: a

@@ -5,16 +5,20 @@ task costs a task object and a loop iteration per request; Python 3.12's
 ``asyncio.eager_task_factory`` exists for this reason.  On 3.11 we do the same by hand:
 step the coroutine once; if it finished, no task was needed; if it is waiting on a future,
 hand the suspended coroutine to a task through ``_Resumed``, which gives the task the
-future it is already waiting on and then forwards every send/throw.
+future it is already waiting on and then forwards every send/throw.  A caller that steps
+the coroutine itself (the RSocket responder answers a request-response handler that
+finished at once without a coroutine of its own) awaits the rest through ``Continued``.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Generator
-from typing import Any
+from collections.abc import Awaitable, Coroutine, Generator
+from typing import Any, TypeVar
 
-__all__ = ["start_eagerly"]
+__all__ = ["Continued", "start_eagerly"]
+
+T = TypeVar("T")
 
 
 _STARTED = object()
@@ -47,6 +51,40 @@ class _Resumed(Coroutine[Any, Any, None]):
 
     def __await__(self) -> Generator[Any, None, None]:
         raise TypeError("run by a task, not awaited")
+
+
+class Continued(Awaitable[T]):
+    """The rest of an already started coroutine, to ``await`` from another coroutine:
+    ``yield from`` by hand (the first value handed up is the one the coroutine already
+    yielded, ``waiting_on``; then every send and throw goes to the coroutine).  What a
+    caller that stepped a coroutine itself (to learn whether it finishes at once) awaits
+    when it did not."""
+
+    __slots__ = ("_coroutine", "_waiting_on")
+
+    def __init__(self, coroutine: Coroutine[Any, Any, T], waiting_on: Any) -> None:
+        self._coroutine = coroutine
+        self._waiting_on = waiting_on
+
+    def __await__(self) -> Generator[Any, Any, T]:
+        coroutine = self._coroutine
+        pending = self._waiting_on
+        while True:
+            try:
+                sent = yield pending
+            except GeneratorExit:
+                coroutine.close()
+                raise
+            except BaseException as error:  # cancellation included: the coroutine decides
+                try:
+                    pending = coroutine.throw(error)
+                except StopIteration as done:
+                    return done.value  # type: ignore[no-any-return]
+            else:
+                try:
+                    pending = coroutine.send(sent)
+                except StopIteration as done:
+                    return done.value  # type: ignore[no-any-return]
 
 
 def start_eagerly(

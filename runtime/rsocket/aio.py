@@ -37,9 +37,10 @@ import functools
 import os
 import ssl as ssl_module
 from collections.abc import AsyncIterable, Awaitable, Callable, Generator
-from types import TracebackType
+from types import CoroutineType, TracebackType
 from typing import Any
 
+from wirestream.runtime.aio.eager import Continued
 from wirestream.runtime.capture import CaptureWriter, tap, tap_accepted
 from wirestream.runtime.aio import (
     InboundStream,
@@ -105,12 +106,14 @@ class RSocketPeer(PeerConnection):
         self, data: bytes | str, metadata: bytes | None = None
     ) -> RSocketPayload:
         """Send a request, wait for its one response (``RSocketStreamError`` on ERROR)."""
-        self._check_open(request=True)
+        if self._closing or self._finished.is_set():  # (what ``_check_open`` raises for)
+            self._check_open(request=True)
         if not self._connected:
             await self._ready(request=True)
         if self._lease_waiters.queue is not None:  # (``admit`` returns at once without)
             await self._lease_waiters.admit()
-        stream_id = self.engine.request_response(_bytes(data), metadata, now=self._loop.time())
+        body = data if type(data) is bytes else _bytes(data)
+        stream_id = self.engine.request_response(body, metadata, now=self._loop.time())
         future: asyncio.Future[RSocketPayload] = self._loop.create_future()
         self._calls[stream_id] = _Call(future=future)
         self.driver.wakeup()
@@ -346,9 +349,7 @@ class RSocketPeer(PeerConnection):
                 self.driver.wakeup()
             return
         if model is InteractionModel.REQUEST_RESPONSE:
-            call = _Call()
-            self._calls[stream_id] = call
-            call.task = self._spawn_eagerly(self._respond(stream_id, payload))
+            self._respond_eagerly(stream_id, payload)
         elif model is InteractionModel.FIRE_AND_FORGET:
             self._spawn_one_way(handler.fire_and_forget(payload))
         elif model is InteractionModel.REQUEST_STREAM:
@@ -378,10 +379,49 @@ class RSocketPeer(PeerConnection):
         """A channel responder stops reading the requester's side: nothing to send (the
         responder has no CANCEL); items still arriving are dropped with the sink."""
 
-    async def _respond(self, stream_id: int, payload: RSocketPayload) -> None:
+    def _respond_eagerly(self, stream_id: int, payload: RSocketPayload) -> None:
+        """Answer a request-response: the handler runs at once until it first waits
+        (``wirestream.runtime.aio.eager``).  One that answers without waiting (most: an
+        echo, a lookup) is answered here, with no coroutine or task of ours; one that
+        waits goes on in a task (``_respond``), which a CANCEL or the end cancels."""
         try:
-            result = await self.handler.request_response(payload)
-            answer = as_payload(result)
+            work = self.handler.request_response(payload)
+            if type(work) is not CoroutineType:  # another awaitable: the general path
+                respond = self._respond(stream_id, work)
+                self._track_response(stream_id, self._spawn_eagerly(respond))
+                return
+            try:
+                waiting_on = work.send(None)
+            except StopIteration as done:
+                result = done.value
+                answer = result if type(result) is RSocketPayload else as_payload(result)
+            else:
+                rest = Continued(work, waiting_on)
+                task = self._loop.create_task(self._respond(stream_id, rest))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+                self._track_response(stream_id, task)
+                return
+        except asyncio.CancelledError:
+            return  # (as ``_respond``)
+        except Exception as error:
+            self._end_with_error(stream_id, error)
+            return
+        self._answer(stream_id, answer)
+
+    def _track_response(self, stream_id: int, task: asyncio.Task[None] | None) -> None:
+        """A request-response handler that waits: its task is what a CANCEL or the end
+        cancels.  (One that answered at once needs no entry: a _Call without a task,
+        future, sink or demand is inert.)"""
+        if task is not None:
+            call = _Call()
+            call.task = task
+            self._calls[stream_id] = call
+
+    async def _respond(self, stream_id: int, work: Awaitable[PayloadLike]) -> None:
+        try:
+            result = await work
+            answer = result if type(result) is RSocketPayload else as_payload(result)
         except asyncio.CancelledError:
             return  # the requester canceled
         except Exception as error:
@@ -389,6 +429,9 @@ class RSocketPeer(PeerConnection):
             return
         finally:
             self._calls.pop(stream_id, None)
+        self._answer(stream_id, answer)
+
+    def _answer(self, stream_id: int, answer: RSocketPayload) -> None:
         if stream_id in self.engine.open_streams:
             self.engine.send_next(stream_id, answer.data, answer.metadata, complete=True)
             self.driver.wakeup()

@@ -352,7 +352,7 @@ class RSocketConnection(StreamEngine):
             self._observe(frame, events)
         stream = self._open_streams.get(stream_id)
         if stream is None:
-            discarding = self._discarding.get(stream_id)
+            discarding = self._discarding_entries.get(stream_id)
             if discarding is not None:
                 self._discard_fragment(stream_id, discarding, frame)
                 return
@@ -377,7 +377,7 @@ class RSocketConnection(StreamEngine):
         ``observes:``): establishment, and which REQUEST_* may open a stream now."""
         before = self._conn.state
         outcome = self._conn.receive(frame)
-        if outcome is self._CS.ESTABLISHED and before in self._setup_phase:
+        if before in self._setup_phase and outcome is self._CS.ESTABLISHED:
             self._confirm_setup(events, len(events))
         return outcome
 
@@ -608,7 +608,7 @@ class RSocketConnection(StreamEngine):
             self.ignored_frames += 1
             return
         stream = self._new_stream(frame.stream_id, model, "responder")
-        self._streams.add(frame.stream_id, stream)
+        self._open_streams[frame.stream_id] = stream  # (``self._streams.add``)
         if frame.follows:
             stream.receive_fragments = self._fragments_machine("receiver")
             cap = self.limits.max_streams
@@ -619,7 +619,9 @@ class RSocketConnection(StreamEngine):
             if whole is None:
                 return
             frame = whole
-        self._stream_receive(stream, frame, events)
+        # (``_stream_receive``, inline)
+        if not stream.dispatch.receive(stream.machine, frame, stream, events):
+            self._ignored_on(stream, frame)
 
     def _refuse_fragmented(self, stream: Stream, frame: Frame, cap: int,
                            events: list[Event]) -> None:  # fmt: skip

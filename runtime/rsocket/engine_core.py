@@ -11,8 +11,9 @@ generated handler protocol of both versions (``bindings``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Mapping
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from wirestream.runtime.errors import LocalProtocolError
 from wirestream.runtime.machine import Dispatch, MachineRegistry, StateMachine
@@ -44,6 +45,30 @@ STREAM_ROLES: Final = ("requester", "responder")
 _CHECKED: set[tuple[type, Version]] = set()
 """Engine classes and versions of which an engine bound every stream dispatch."""
 DEFAULT_LIMITS: Final = Limits()
+
+
+class _VersionStates(NamedTuple):
+    """What an engine derives from its version's machines and frames (``_states_of``)."""
+
+    peer_completed: Any
+    watch_all: frozenset[Any]
+    setup_phase: frozenset[Any]
+    closing: Any
+    fragmentable: frozenset[type]
+
+
+@functools.cache
+def _states_of(v: Version) -> _VersionStates:
+    """The states and frame sets every engine of ``v`` keeps (enum members are slow to
+    look up: made once per version, not per connection)."""
+    cs = v.machines.ConnectionState
+    return _VersionStates(
+        peer_completed=v.machines.RequestChannelState.HALF_CLOSED_REMOTE,
+        watch_all=frozenset({cs.NEW, cs.SETUP_SENT}),
+        setup_phase=frozenset({cs.SETUP_SENT, cs.AWAITING_LEASE}),
+        closing=getattr(cs, "CLOSING", None),
+        fragmentable=frozenset({v.payload, *v.request_models}),
+    )
 
 
 class RSocketEngineCore:
@@ -89,21 +114,22 @@ class RSocketEngineCore:
         self._FS = machines.FragmentsState
         self._fragments_machine = machines.FragmentsMachine
         self._stream_machines = v.stream_machines
+        states = _states_of(v)  # (the same for every engine of the version: made once)
         # A channel whose peer sent COMPLETE: no REQUEST_N may follow (``request``).
-        self._peer_completed = machines.RequestChannelState.HALF_CLOSED_REMOTE
+        self._peer_completed = states.peer_completed
         # While `new` (server) or `setup_sent` (client) the connection machine sees every
         # frame (IDL M1); leaving `setup_sent` / `awaiting_lease` for `established`
         # confirms the client's SETUP (M2).
-        self._watch_all = frozenset({self._CS.NEW, self._CS.SETUP_SENT})
-        self._setup_phase = frozenset({self._CS.SETUP_SENT, self._CS.AWAITING_LEASE})
+        self._watch_all = states.watch_all
+        self._setup_phase = states.setup_phase
         # 1.0 only (IDL M8): ERROR[CONNECTION_CLOSE] sent or received, streams draining.
-        self._closing: Any = getattr(self._CS, "CLOSING", None)
+        self._closing: Any = states.closing
         self._closing_event: ConnectionClosing | None = None
 
         self._request_models: dict[type, InteractionModel] = v.request_models
         self._payload: Any = v.payload
         self._channel_messages_are_requests = v.channel_requester_messages_are_requests
-        self._fragmentable = frozenset({v.payload, *self._request_models})
+        self._fragmentable = states.fragmentable
         self._position_frames = v.position_frames
         # The generated dispatch, bound once: stream 0 -> on_connection_<frame>; a
         # stream's frames -> on_stream_<frame>, per stream role and model (each Stream
@@ -144,6 +170,7 @@ class RSocketEngineCore:
         self._discarding: MachineRegistry[int, StateMachine[Any]] = MachineRegistry(
             machines.FragmentsMachine, "receiver"
         )
+        self._discarding_entries = self._discarding.entries  # (for ``_handle_frame``)
         self._ids = StreamIds(1 if role == "client" else 2, reuse=limits.reuse_stream_ids)
         self._out_connection: list[bytes] = []  # stream 0 goes first (QoS, "Frames with
         self._out_streams: list[bytes] = []  # Stream ID 0 SHOULD have a higher priority")
@@ -296,7 +323,7 @@ class RSocketEngineCore:
     def _new_stream(self, stream_id: int, model: InteractionModel, role: str) -> Stream:
         """A stream of ``model`` seen as ``role``: its machine and generated dispatch."""
         dispatch = self._stream_dispatch[role].get(model) or self._dispatch_of(role, model)
-        return Stream(stream_id, model, role, self._stream_machines[model](role), dispatch)
+        return Stream(stream_id, model, role, self._stream_machines[model].fresh(role), dispatch)
 
     def _dispatch_of(self, role: str, model: InteractionModel) -> Dispatch:
         """The generated dispatch of ``model``'s machine as ``role``, bound to this

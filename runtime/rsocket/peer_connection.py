@@ -42,6 +42,7 @@ from wirestream.runtime.rsocket.events import (
     LeaseReceived,
     MetadataPushReceived,
     PayloadReceived,
+    StreamCompleted,
 )
 from wirestream.runtime.rsocket.handler import RSocketPayload, RSocketHandler
 
@@ -348,6 +349,10 @@ class PeerConnection:
                     if not call.future.done():
                         call.future.set_result(RSocketPayload(event.data, event.metadata))
                     del calls[event.stream_id]
+                continue
+            if type(event) is StreamCompleted and event.stream_id not in calls:
+                # A request-response answered just above: nothing left to tell or forget
+                # (``RSocketPeer._on_completed`` with no call does nothing else).
                 continue
             dispatch[type(event)](event)
             adopter = self._adopter

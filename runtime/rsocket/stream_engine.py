@@ -77,26 +77,29 @@ class StreamEngine(RSocketEngineCore):
               outbound: Window | None, now: float | None) -> int:  # fmt: skip
         if now is not None:
             self._now = now
-        if self.closing:
+        closing = self._closing
+        if closing is not None and self._conn.state is closing:  # (``self.closing``)
             raise NoNewRequests(
                 "the connection is closing (ERROR[CONNECTION_CLOSE]): 'New requests MAY not be"
                 " accepted'"
             )
         self._conn.send(frame)  # IllegalSend before SETUP, while awaiting a LEASE, after close
         leases = self._leases
-        if leases.required:
+        required = leases.required
+        if required:
             leases.check_request(self._now)  # NoLease
-        streams = self._streams
-        stream_id = self._ids.allocate(streams.entries)
+        streams = self._open_streams
+        stream_id = self._ids.allocate(streams)
         frame.stream_id = stream_id
         stream = self._new_stream(stream_id, model, "requester")
-        state = stream.machine.send(frame)
-        if leases.required:
+        machine = stream.machine
+        state = machine.send(frame)
+        if required:
             leases.spend_request()
         stream.inbound = inbound
         stream.outbound = outbound
-        if state not in stream.machine.TERMINAL:
-            streams.add(stream_id, stream)
+        if state not in machine.TERMINAL:
+            streams[stream_id] = stream  # (``self._streams.add``)
         self._transmit(stream, frame, opening=True)
         return stream_id
 
@@ -199,22 +202,25 @@ class StreamEngine(RSocketEngineCore):
         """A whole request the stream's machine took: the lease, then the application."""
         stream.opened = True
         machine = stream.machine
+        terminated = machine.state in machine.TERMINAL  # (``machine.terminated``)
         leases = self._leases
         refusal = None
-        if self.closing:
+        closing = self._closing
+        if closing is not None and self._conn.state is closing:  # (``self.closing``)
             # CONNECTION_CLOSE: "New requests MAY not be accepted" (REJECTED: "The
             # Responder guarantees that it didn't process the request").
             refusal = "the connection is closing (ERROR[CONNECTION_CLOSE])"
         elif leases.required and not leases.admit(self._now):
             refusal = "request exceeds the LEASE"
         if refusal is not None:
-            if machine.terminated:  # fire-and-forget: "MAY not be processed"
+            if terminated:  # fire-and-forget: "MAY not be processed"
                 self._streams.forget(stream.stream_id)
                 return
             self._abort_stream(stream, self.version.rejected, refusal, events, notify=False)
             return
         cap = self.limits.max_streams
-        if cap is not None and not machine.terminated and self._peer_streams_exceed(cap):
+        if (cap is not None and not terminated and len(self._open_streams) > cap
+                and self._peer_streams_exceed(cap)):  # fmt: skip
             # Limits.max_streams: REJECTED "guarantees that it didn't process the request";
             # the connection goes on.
             self._abort_stream(stream, self.version.rejected, f"too many streams (limit {cap})",
@@ -231,8 +237,8 @@ class StreamEngine(RSocketEngineCore):
             stream.inbound = Window.inbound_window(cap=RSOCKET_MAX_N)
         events.append(RequestReceived(stream.stream_id, model, frame.data, frame.metadata, n,
                                       bool(getattr(frame, "complete", False))))  # fmt: skip
-        if machine.terminated:
-            self._streams.forget(stream.stream_id)
+        if terminated:
+            self._open_streams.pop(stream.stream_id, None)  # (``self._streams.forget``)
 
     def _peer_streams_exceed(self, cap: int) -> bool:
         """Whether the peer has more than ``cap`` streams open (the new one included).

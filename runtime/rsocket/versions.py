@@ -17,6 +17,7 @@ import wirestream.generated.rsocket.v0_2.machines as machines_v0_2
 import wirestream.generated.rsocket.v1_0 as codec_v1_0
 import wirestream.generated.rsocket.v1_0.machines as machines_v1_0
 
+from wirestream.runtime.machine import StateMachine
 from wirestream.runtime.rsocket.events import InteractionModel, SetupInfo
 
 __all__ = [
@@ -88,7 +89,7 @@ class Version:
         }
 
     @cached_property
-    def stream_machines(self) -> dict[InteractionModel, type]:
+    def stream_machines(self) -> dict[InteractionModel, type[StateMachine[Any]]]:
         m = self.machines
         return {
             InteractionModel.REQUEST_RESPONSE: m.RequestResponseMachine,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import tempfile
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -532,3 +533,48 @@ def test_a_setup_with_a_token_in_use_is_rejected_and_the_session_it_names_lives_
                     assert first.resumptions == 1
 
     run(main(), 30)
+
+
+def test_a_request_response_handler_answers_whether_or_not_it_waits() -> None:
+    """The responder runs a handler at once and gives it a task only if it waits: each
+    kind is answered, its exception (before or after waiting) becomes ERROR, and a
+    handler that returns another awaitable than a coroutine runs too."""
+
+    class Kinds(RSocketHandler):
+        def request_response(self, payload: RSocketPayload) -> Any:
+            return getattr(self, payload.data.decode())()
+
+        async def now(self) -> bytes:
+            return b"now"
+
+        async def later(self) -> RSocketPayload:
+            await asyncio.sleep(0.01)
+            await asyncio.sleep(0)
+            return RSocketPayload(b"later", b"meta")
+
+        async def fails_now(self) -> bytes:
+            raise ValueError("at once")
+
+        async def fails_later(self) -> bytes:
+            await asyncio.sleep(0)
+            raise ValueError("after waiting")
+
+        def future(self) -> asyncio.Future[bytes]:
+            future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+            asyncio.get_running_loop().call_soon(future.set_result, b"future")
+            return future
+
+    async def main() -> None:
+        async with await serve("tcp://127.0.0.1:0", Kinds()) as server:
+            async with connect(server.url) as rs:
+                assert (await rs.request_response(b"now")).data == b"now"
+                assert await rs.request_response(b"later") == RSocketPayload(b"later", b"meta")
+                assert (await rs.request_response(b"future")).data == b"future"
+                for kind, message in ((b"fails_now", "at once"),
+                                      (b"fails_later", "after waiting")):  # fmt: skip
+                    with pytest.raises(ApplicationError, match=message):
+                        await rs.request_response(kind)
+                (peer,) = server.peers
+                assert not peer._calls  # every handler's entry is gone once it answered
+
+    run(main())

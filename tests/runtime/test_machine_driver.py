@@ -152,3 +152,15 @@ def test_negated_and_flag_conditions_and_the_wildcard_fallback(tmp_path: Path) -
         "peer": {codec.Hello: "on_connection_hello", codec.Bye: "on_connection_bye"}
     }
     assert machines.SessionMachine.SCOPE == "connection"
+
+
+def test_fresh_makes_the_machine_the_constructor_makes_and_refuses_an_unknown_role() -> None:
+    """``StateMachine.fresh(role)`` (one call per stream on the engines' hot paths) is
+    ``cls(role)``: the role's initial state and tables; an unknown role is refused alike."""
+    for role in ConnectionMachine.ROLES:
+        made, fresh = ConnectionMachine(role), ConnectionMachine.fresh(role)
+        assert type(fresh) is ConnectionMachine
+        assert (fresh.role, fresh.state) == (made.role, made.state)
+        assert fresh._send is made._send and fresh._receive is made._receive
+    with pytest.raises(ValueError, match="unknown role"):
+        ConnectionMachine.fresh("observer")
