@@ -16,7 +16,8 @@ alternate so both see the same machine load):
   (more work), so the ratios are conservative.
 * consume: from subscribing at offset first until ``N`` messages reached the application,
   every offset checked. rstream: its callback with raw bytes. Ours: ``async for message
-  in consumer`` reading ``message.body`` (the AMQP Data section decoded per message); and
+  in consumer`` reading ``message.body`` (every message's AMQP Data section decoded: a
+  chunk's in one pass when the first of its messages is read); and
   ``async for batch in consumer.batches()`` reading ``batch.bodies`` (issue 28's batch
   API: a chunk at a time, every body decoded all the same).
 

@@ -44,6 +44,7 @@ from wirestream.runtime.rabbitmq_stream.amqp import (
     UInt,
     ULong,
     UShort,
+    data_bodies,
     decode_body,
     decode_message,
     decode_value,
@@ -665,6 +666,23 @@ def test_decode_body_agrees_with_decode_message(message: AmqpMessage) -> None:
 def test_encode_body_and_decode_body_round_trip_any_bytes(body: bytes) -> None:
     assert decode_body(encode_body(body)) == body
     assert decode_message(encode_body(body)).body == body
+
+
+@given(st.lists(st.one_of(st.binary(max_size=300).map(encode_body), st.binary(max_size=12))))
+def test_data_bodies_gives_decode_body_or_leaves_the_record_to_it(records: list[bytes]) -> None:
+    """A consumer decodes a chunk's bodies at once (issue 30): every body it gives is
+    the one ``decode_body`` gives, and a record it does not give (None) is left to
+    ``decode_body``, which answers or refuses it when ``body`` is read; a plain Data
+    section of up to 255 bytes is always given."""
+    bodies = data_bodies(records)
+    assert len(bodies) == len(records)
+    for record, body in zip(records, bodies):
+        if body is not None:
+            assert body == decode_body(record)
+        elif len(record) - 5 < 256 and record[:5] == encode_body(record[5:])[:5]:
+            raise AssertionError(f"{record!r}: a one-section body left undecoded")
+    short = [encode_body(b""), encode_body(b"hi"), H("005375a0"), H("005375a00268")]
+    assert data_bodies(short) == [b"", b"hi", None, None]
 
 
 # --- robustness: arbitrary and mutated bytes give AmqpDecodeError only --------------------

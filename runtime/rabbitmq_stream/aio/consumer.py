@@ -46,6 +46,7 @@ from wirestream.generated.rabbitmq_stream.v1.machines import SubscriptionState
 from wirestream.runtime.errors import ConnectionLost, LocalProtocolError, ProtocolError
 from wirestream.runtime.rabbitmq_stream.aio.link import Link
 from wirestream.runtime.rabbitmq_stream.aio.messages import MessageBatch, ReceivedMessage
+from wirestream.runtime.rabbitmq_stream.amqp import data_bodies
 from wirestream.runtime.rabbitmq_stream.credit import CreditOnConsumption
 from wirestream.runtime.rabbitmq_stream.errors import ResponseError
 from wirestream.runtime.rabbitmq_stream.events import (
@@ -137,6 +138,8 @@ def subscription_properties(
     return properties
 
 
+_new_message = object.__new__
+
 PostFilter = Callable[[ReceivedMessage], bool]
 """A filtering consumer's predicate: True keeps the message (Java's ``postFilter``)."""
 
@@ -200,6 +203,10 @@ class Consumer:
         self._chunks: deque[tuple[int, int, list[bytes]]] = deque()
         self._read = 0
         self._buffered = 0  # messages in _chunks not yet read
+        # The records of the chunk ``async for`` reads and their bodies, decoded at once
+        # where they are one Data section (else None: decoded when read).
+        self._decoded: list[bytes] | None = None
+        self._bodies: list[bytes] | list[bytes | None] = []
         self._withheld = 0  # chunks whose credit waits for the application
         self._next_offset: int | None = None  # after the last message received
         self.last_offset: int | None = None  # the last message handed to the application
@@ -318,6 +325,7 @@ class Consumer:
 
     def _drop_buffered(self) -> None:
         self._chunks.clear()
+        self._decoded, self._bodies = None, []
         self._buffered = self._read = 0
         if self._withheld:
             self._release_withheld()
@@ -411,21 +419,33 @@ class Consumer:
         return self
 
     async def __anext__(self) -> ReceivedMessage:
+        # Per message: the interpreter's work is the cost (issue 30), so no call that
+        # can be spared: a chunk's bodies are decoded at once when its first message is
+        # read, and the message is built here rather than by ``__init__``.
         if not self._buffered:  # tested here: an await per message costs ~10% of it
             await self._until_buffered()
         first, timestamp, records = self._chunks[0]
+        if records is not self._decoded:  # the first message read from this chunk
+            self._decoded = records
+            self._bodies = records if self.raw else data_bodies(records)
         index = self._read
-        data = records[index]
         if index + 1 == len(records):
             self._chunks.popleft()
             self._read = 0
         else:
             self._read = index + 1
         self._buffered -= 1
-        offset = self.last_offset = first + index
+        message = _new_message(ReceivedMessage)
+        message.offset = self.last_offset = first + index
+        message.timestamp = timestamp
+        message.data = records[index]
+        message.stream = self.stream
+        body = self._bodies[index]
+        if body is not None:  # else decoded (or refused) when read, as ever
+            message.body = body
         if self._withheld and self._buffered < self.max_buffered:
             self._release_withheld()
-        return ReceivedMessage(offset, timestamp, data, self.raw, self.stream)
+        return message
 
     async def next_run(self, limit: int) -> Run:
         """The next messages as one run of consecutive records of one chunk, ``limit`` at
@@ -520,6 +540,7 @@ class Consumer:
         finally:
             self.client.detach_consumer(self.subscription_id)
             self._chunks.clear()
+            self._decoded, self._bodies = None, []
             self._buffered = self._read = 0
 
     async def __aenter__(self) -> Consumer:

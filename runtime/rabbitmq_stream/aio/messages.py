@@ -6,7 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from wirestream.runtime.rabbitmq_stream.amqp import AmqpMessage, decode_body, decode_message
+from wirestream.runtime.rabbitmq_stream.amqp import (
+    AmqpMessage,
+    data_bodies,
+    decode_body,
+    decode_message,
+)
 
 __all__ = ["MessageBatch", "ReceivedMessage"]
 
@@ -17,7 +22,12 @@ class ReceivedMessage:
     ``amqp`` the whole decoded AMQP message (properties, annotations...); ``stream`` the
     stream it was read from (for a super stream consumer: the partition)."""
 
-    __slots__ = ("offset", "timestamp", "data", "_raw", "stream")
+    __slots__ = ("offset", "timestamp", "data", "stream", "body")
+
+    body: bytes
+    """Set when known (a raw consumer's record; a body the consumer decoded with its
+    chunk); else decoded from ``data`` when first read (``__getattr__``), which raises
+    ``AmqpDecodeError`` there, at each read, for a body that is not binary data."""
 
     def __init__(
         self, offset: int, timestamp: int, data: bytes, raw: bool, stream: str = ""
@@ -25,12 +35,17 @@ class ReceivedMessage:
         self.offset = offset
         self.timestamp = timestamp  # the chunk's, ms since the epoch
         self.data = data
-        self._raw = raw
         self.stream = stream
+        if raw:
+            self.body = data
 
-    @property
-    def body(self) -> bytes:
-        return self.data if self._raw else decode_body(self.data)
+    def __getattr__(self, name: str) -> bytes:
+        # Only for attributes not set: ``body`` before it is decoded (a slot read
+        # costs nothing; a property costs a call per message, issue 30).
+        if name != "body":
+            raise AttributeError(f"'ReceivedMessage' object has no attribute {name!r}")
+        body = self.body = decode_body(self.data)
+        return body
 
     @property
     def amqp(self) -> AmqpMessage:
@@ -74,7 +89,14 @@ class MessageBatch:
     def bodies(self) -> list[bytes]:
         """Each message's body (``ReceivedMessage.body``), in offset order; decoded on
         each access (``AmqpDecodeError`` for a body that is not binary data)."""
-        return list(self.records) if self._raw else list(map(decode_body, self.records))
+        if self._raw:
+            return list(self.records)
+        # One pass for the plain Data sections, decode_body for the others (in offset
+        # order: the first that is not binary data raises, as ever).
+        return [
+            decode_body(data) if body is None else body
+            for data, body in zip(self.records, data_bodies(self.records))
+        ]
 
     def __iter__(self) -> Iterator[ReceivedMessage]:
         first, timestamp, raw, stream = self.first_offset, self.timestamp, self._raw, self.stream

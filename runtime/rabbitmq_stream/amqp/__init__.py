@@ -47,6 +47,7 @@ from wirestream.runtime.rabbitmq_stream.amqp.message import (
     AmqpValue,
     Body,
     Data,
+    data_bodies,
     decode_body,
     decode_message,
     encode_body,
@@ -118,5 +119,6 @@ __all__ = [
     "encode_message",
     "decode_message",
     "encode_body",
+    "data_bodies",
     "decode_body",
 ]

@@ -235,6 +235,17 @@ def decode_body(data: bytes) -> bytes:
     return _decode_body_sections(data)
 
 
+def data_bodies(records: list[bytes]) -> list[bytes | None]:
+    """``decode_body`` of each record at once where the record is exactly one Data
+    section of up to 255 bytes (the common case: what ``encode_body`` makes), else None:
+    a consumer decodes a chunk's bodies in one pass and leaves the others to
+    ``decode_body`` when ``body`` is read (which checks them, and raises there)."""
+    return [
+        data[5:] if data[:4] == _DATA8 and len(data) > 4 and data[4] == len(data) - 5 else None
+        for data in records
+    ]
+
+
 def _decode_body_sections(data: bytes) -> bytes:
     parts: list[bytes] = []
     for code, value, at in iter_sections(data):
