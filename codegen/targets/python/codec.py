@@ -193,6 +193,20 @@ def int_format(itype: IntType) -> str:
     return STRUCT_CODES[itype.name]
 
 
+def plain_array_format(e: ElementPlan) -> str | None:
+    """The ``struct`` format of one element of an array of plain fixed-width integers (no
+    constant, range, enum or bool to check; the one-byte and three-byte types aside), read
+    all at once as ``<order><count><code>``; None for any other element."""
+    if e.kind != "int" or e.fixed_size is not None or e.value is None:
+        return None
+    v, t = e.value, e.value.type
+    if t.size is None or t.name in ("u8", "u24", "u24le") or v.const is not None:
+        return None
+    if v.lo != t.min or v.hi != t.max or v.enum is not None or v.boolean:
+        return None
+    return ("<" if t.little else ">") + "%d" + int_format(t)
+
+
 def run_format(run: FixedRun) -> str:
     codes = []
     for unit in run.units:
@@ -478,7 +492,7 @@ _ENV = environment(
                  cond=cond, st_float=st_float, chr=chr, bytes_repr=lambda v: repr(bytes(v)),
                  has_terminated_arrays=has_terminated_arrays,
                  frame_length_value=frame_length_value,
-                 st_bytes=st_bytes, pyrepr=repr),
+                 st_bytes=st_bytes, pyrepr=repr, plain_array_format=plain_array_format),
     tests=dict(literal=is_literal),
     max_items=STRATEGY_MAX_ITEMS,
 )  # fmt: skip

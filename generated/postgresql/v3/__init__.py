@@ -3657,12 +3657,9 @@ def _decode_parameter_description(
             "bytes left",
             needed=pos + _count_type_oids * 4,
         )
-    for _ in range(_count_type_oids):
-        if end - pos < 4:
-            raise Truncated("ParameterDescription.type_oids: input ends", needed=pos + 4)
-        (_item_type_oids,) = _S_I.unpack_from(data, pos)
-        pos += 4
-        v_type_oids.append(_item_type_oids)
+    # plain integers, all there (checked above): one unpack reads them
+    v_type_oids = list(struct.unpack_from(">%dI" % _count_type_oids, data, pos))
+    pos += _count_type_oids * 4
     frame = _new(ParameterDescription)
     frame.type_oids = v_type_oids
     return frame, pos
@@ -4058,12 +4055,9 @@ def _decode_parse(data: bytes, pos: int, end: int, ctx: Context | None) -> tuple
             "bytes left",
             needed=pos + _count_parameter_types * 4,
         )
-    for _ in range(_count_parameter_types):
-        if end - pos < 4:
-            raise Truncated("Parse.parameter_types: input ends", needed=pos + 4)
-        (_item_parameter_types,) = _S_I.unpack_from(data, pos)
-        pos += 4
-        v_parameter_types.append(_item_parameter_types)
+    # plain integers, all there (checked above): one unpack reads them
+    v_parameter_types = list(struct.unpack_from(">%dI" % _count_parameter_types, data, pos))
+    pos += _count_parameter_types * 4
     frame = _new(Parse)
     frame.statement = v_statement
     frame.query = v_query

@@ -5896,12 +5896,9 @@ def _decode_StreamMetadata(
             f"declared, {end - pos} bytes left",
             needed=pos + _count_replicas_references * 2,
         )
-    for _ in range(_count_replicas_references):
-        if end - pos < 2:
-            raise Truncated("StreamMetadata.replicas_references: input ends", needed=pos + 2)
-        (_item_replicas_references,) = _S_H.unpack_from(data, pos)
-        pos += 2
-        v_replicas_references.append(_item_replicas_references)
+    # plain integers, all there (checked above): one unpack reads them
+    v_replicas_references = list(struct.unpack_from(">%dH" % _count_replicas_references, data, pos))
+    pos += _count_replicas_references * 2
     return StreamMetadata(v_stream, v_response_code, v_leader_reference, v_replicas_references), pos
 
 
@@ -6275,12 +6272,9 @@ def _decode_publish_confirm(
             f"{end - pos} bytes left",
             needed=pos + _count_publishing_ids * 8,
         )
-    for _ in range(_count_publishing_ids):
-        if end - pos < 8:
-            raise Truncated("PublishConfirm.publishing_ids: input ends", needed=pos + 8)
-        (_item_publishing_ids,) = _S_Q.unpack_from(data, pos)
-        pos += 8
-        v_publishing_ids.append(_item_publishing_ids)
+    # plain integers, all there (checked above): one unpack reads them
+    v_publishing_ids = list(struct.unpack_from(">%dQ" % _count_publishing_ids, data, pos))
+    pos += _count_publishing_ids * 8
     frame = _new(PublishConfirm)
     frame.publisher_id = v_publisher_id
     frame.publishing_ids = v_publishing_ids
