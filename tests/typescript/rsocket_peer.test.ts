@@ -118,3 +118,63 @@ test("test_request_response_handler_without_signal_is_answered", async () => {
     await server.close();
   }
 });
+
+test("test_batches_hand_out_every_item_in_order_and_demand_follows_consumption", async () => {
+  // Inbound.batches(): arrays of what arrived, each counted as consumed when handed out;
+  // a consumer that stops asking leaves at most limitRate items granted and buffered.
+  const server = await serve("tcp://127.0.0.1:0", {
+    requestStream: function* () {
+      for (let i = 0; i < 1000; i++) {
+        yield { data: new Uint8Array([i >> 8, i & 0xff]), metadata: null };
+      }
+    },
+  });
+  const rs = await connect(server.url);
+  try {
+    const inbound = rs.requestStream({ data: new Uint8Array(0), metadata: null }, { limitRate: 16 });
+    const batches = inbound.batches();
+    const first = await batches.next();
+    assert.equal(first.done, false);
+    const seen: number[] = [];
+    for (const item of first.value!) seen.push((item.data[0]! << 8) | item.data[1]!);
+    // Not asking for more: what the peer may send is what the first array released.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.ok(inbound.buffered <= 16, `${inbound.buffered} buffered, limitRate 16`);
+    for await (const items of { [Symbol.asyncIterator]: () => batches }) {
+      assert.ok(items.length >= 1 && items.length <= 16, `an array of ${items.length}`);
+      for (const item of items) seen.push((item.data[0]! << 8) | item.data[1]!);
+    }
+    assert.deepEqual(
+      seen,
+      Array.from({ length: 1000 }, (_, i) => i),
+    );
+  } finally {
+    await rs.close(0);
+    await server.close();
+  }
+});
+
+test("test_batches_break_cancels_the_stream", async () => {
+  let aborted = false;
+  const server = await serve("tcp://127.0.0.1:0", {
+    requestStream: function* (_request, signal) {
+      signal.addEventListener("abort", () => {
+        aborted = true;
+      });
+      for (;;) yield { data: new Uint8Array([1]), metadata: null };
+    },
+  });
+  const rs = await connect(server.url);
+  try {
+    const inbound = rs.requestStream({ data: new Uint8Array(0), metadata: null }, { limitRate: 8 });
+    for await (const items of inbound.batches()) {
+      assert.ok(items.length >= 1);
+      break;
+    }
+    assert.equal(inbound.finished, true);
+    await until(() => aborted);
+  } finally {
+    await rs.close(0);
+    await server.close();
+  }
+});

@@ -5622,12 +5622,31 @@
       if (this.head < this.queue.length) {
         return Promise.resolve({ value: this.take(), done: false });
       }
-      return this.wait();
+      return this.wait(() => this.take());
     }
-    async wait() {
+    /**
+     * The items as arrays: each array is every item that had arrived and was not handed out
+     * when it was asked for (at least one; so at most `limitRate`), counted as consumed as
+     * it is handed out, as one item is by `next()`. One `await` per array instead of one
+     * per item, for a consumer that can take them so. `break` cancels, as with `next()`.
+     */
+    batches() {
+      const batches = {
+        next: () => {
+          if (this.head < this.queue.length) {
+            return Promise.resolve({ value: this.takeAll(), done: false });
+          }
+          return this.wait(() => this.takeAll());
+        },
+        return: () => this.return().then(() => ({ value: void 0, done: true })),
+        [Symbol.asyncIterator]: () => batches
+      };
+      return batches;
+    }
+    async wait(take) {
       for (; ; ) {
         if (this.head < this.queue.length) {
-          return { value: this.take(), done: false };
+          return { value: take(), done: false };
         }
         if (this.error !== null) {
           throw this.error;
@@ -5640,6 +5659,14 @@
         });
       }
     }
+    /** Every buffered item (the queue itself when none was taken from it: no copy). */
+    takeAll() {
+      const items = this.head === 0 ? this.queue : this.queue.slice(this.head);
+      this.queue = [];
+      this.head = 0;
+      this.consumedMany(items.length);
+      return items;
+    }
     take() {
       const item = this.queue[this.head];
       this.queue[this.head] = void 0;
@@ -5648,7 +5675,7 @@
         this.queue.splice(0, this.head);
         this.head = 0;
       }
-      this.consumedOne();
+      this.consumedMany(1);
       return item;
     }
     async return() {
@@ -5663,11 +5690,11 @@
     [Symbol.asyncIterator]() {
       return this;
     }
-    consumedOne() {
+    consumedMany(count) {
       if (this.limitRate === MAX_N || this.finished) {
         return;
       }
-      this.consumed += 1;
+      this.consumed += count;
       if (this.consumed >= this.replenishAt) {
         const n = this.consumed;
         this.consumed = 0;

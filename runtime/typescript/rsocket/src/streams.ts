@@ -3,7 +3,8 @@
  * (twin of runtime/aio.py's InboundStream): the peer is granted `limitRate` items at
  * first, then as many as were consumed each time half of that is, so at most
  * `limitRate` items are ever buffered. `return()` (a `break` out of `for await`) or the
- * AbortSignal cancels.
+ * AbortSignal cancels. `batches()` hands the same items out as arrays: each what had
+ * arrived when it was asked for (at least one), counted as consumed as it is handed out.
  */
 
 import type { Bytes } from "./bytes.js";
@@ -46,7 +47,7 @@ export interface InboundOwner {
 }
 
 export class Inbound implements AsyncIterableIterator<RSocketPayload> {
-  private readonly queue: RSocketPayload[] = [];
+  private queue: RSocketPayload[] = [];
   private head = 0;
   private done = false;
   private error: Error | null = null;
@@ -106,13 +107,33 @@ export class Inbound implements AsyncIterableIterator<RSocketPayload> {
     if (this.head < this.queue.length) {
       return Promise.resolve({ value: this.take(), done: false });
     }
-    return this.wait();
+    return this.wait(() => this.take());
   }
 
-  private async wait(): Promise<IteratorResult<RSocketPayload, undefined>> {
+  /**
+   * The items as arrays: each array is every item that had arrived and was not handed out
+   * when it was asked for (at least one; so at most `limitRate`), counted as consumed as
+   * it is handed out, as one item is by `next()`. One `await` per array instead of one
+   * per item, for a consumer that can take them so. `break` cancels, as with `next()`.
+   */
+  batches(): AsyncIterableIterator<readonly RSocketPayload[]> {
+    const batches: AsyncIterableIterator<readonly RSocketPayload[]> = {
+      next: () => {
+        if (this.head < this.queue.length) {
+          return Promise.resolve({ value: this.takeAll(), done: false });
+        }
+        return this.wait(() => this.takeAll());
+      },
+      return: () => this.return().then(() => ({ value: undefined, done: true as const })),
+      [Symbol.asyncIterator]: () => batches,
+    };
+    return batches;
+  }
+
+  private async wait<T>(take: () => T): Promise<IteratorResult<T, undefined>> {
     for (;;) {
       if (this.head < this.queue.length) {
-        return { value: this.take(), done: false };
+        return { value: take(), done: false };
       }
       if (this.error !== null) {
         throw this.error;
@@ -126,6 +147,15 @@ export class Inbound implements AsyncIterableIterator<RSocketPayload> {
     }
   }
 
+  /** Every buffered item (the queue itself when none was taken from it: no copy). */
+  private takeAll(): RSocketPayload[] {
+    const items = this.head === 0 ? this.queue : this.queue.slice(this.head);
+    this.queue = [];
+    this.head = 0;
+    this.consumedMany(items.length);
+    return items;
+  }
+
   private take(): RSocketPayload {
     const item = this.queue[this.head]!;
     this.queue[this.head] = undefined as unknown as RSocketPayload;
@@ -134,7 +164,7 @@ export class Inbound implements AsyncIterableIterator<RSocketPayload> {
       this.queue.splice(0, this.head);
       this.head = 0;
     }
-    this.consumedOne();
+    this.consumedMany(1);
     return item;
   }
 
@@ -152,11 +182,11 @@ export class Inbound implements AsyncIterableIterator<RSocketPayload> {
     return this;
   }
 
-  private consumedOne(): void {
+  private consumedMany(count: number): void {
     if (this.limitRate === MAX_N || this.finished) {
       return;
     }
-    this.consumed += 1;
+    this.consumed += count;
     if (this.consumed >= this.replenishAt) {
       const n = this.consumed;
       this.consumed = 0;
