@@ -645,9 +645,12 @@ class FrameLogRows:
             if picks is not None:
                 batch = batch.select(picks)
             if wanted is not None:
-                batch = batch.filter(pc.is_in(batch.column("frame_type"), value_set=wanted))
-                if not batch.num_rows:
+                keep = pc.is_in(batch.column("frame_type"), value_set=wanted)
+                kept = keep.true_count
+                if not kept:
                     continue
+                if kept < batch.num_rows:  # a copy of the kept columns: only when needed
+                    batch = batch.filter(keep)
             yield batch
 
     def batches(
