@@ -12,7 +12,9 @@ Figures, all in one run on this machine:
   Spark ``local[1]`` against ``local[2]`` (scaling; target >= 1.6x), the Arrow path
   against the row path (``arrow=false``), the native path (``wirestream.runtime._native``, the
   default where it is built) against the pure-Python Arrow path (``native=false``;
-  issue 28's target >= 2x), and a plain Python loop over the generated
+  issue 28's target >= 2x), the lean frame log (``frameTypes=PAYLOAD,REQUEST_N``: the
+  same rows, 2 struct columns instead of 16) natively against that pure path (issue 28's
+  target >= 4x) and against its own pure path, and a plain Python loop over the generated
   codec (``scan_records`` -> ``decode`` -> ``frame_row``, one core, no Spark) as the
   floor; ``local[2]`` against that loop is issue 18's target (>= 1.5x).  Also an
   analysis query, ``groupBy("frame_type").count()``, whose scaling is the same decode
@@ -42,6 +44,8 @@ REPEATS = 3
 TARGET_SCALING = 1.6
 TARGET_VS_LOOP = 1.5  # issue 18: Spark local[2] against the plain one-core loop
 TARGET_VS_PURE = 2.0  # issue 28: the native path against the pure-Python one, full frame log
+TARGET_LEAN_VS_PURE = 4.0  # issue 28: native, lean frame log, against today's pure path (full)
+LEAN = {"frameTypes": "PAYLOAD,REQUEST_N"}  # the capture's frame types: the same rows
 
 
 def write_capture(path: Path, frames: int) -> int:
@@ -103,10 +107,10 @@ def spark_decode(master: str, path: Path, frames: int) -> dict[str, float]:
     spark = quiet_session(f"bench-{master}", master)
     try:
 
-        def read(arrow: bool, native: bool = True) -> Callable[[], None]:
+        def read(arrow: bool, native: bool = True, **options: str) -> Callable[[], None]:
             def run() -> None:
                 df = spark.read.format("wirestream").option("arrow", str(arrow).lower())
-                df = df.option("native", str(native).lower())
+                df = df.option("native", str(native).lower()).options(**options)
                 df.load(str(path)).write.format("noop").mode("overwrite").save()
 
             return run
@@ -120,6 +124,9 @@ def spark_decode(master: str, path: Path, frames: int) -> dict[str, float]:
             result["rows"] = frames / best_of(read(False), repeats=1)
             # issue 28: the Rust extension's batches against the pure-Python Arrow path
             result["pure"] = frames / best_of(read(True, native=False))
+            # the lean frame log (frameTypes: 2 struct columns, not 16), both paths
+            result["lean"] = frames / best_of(read(True, **LEAN))
+            result["pure_lean"] = frames / best_of(read(True, native=False, **LEAN))
             tiny = path / "_tiny"  # "_": not one of the capture's files
             tiny.mkdir()
             write_capture(tiny / "rsocket.wscap", 2)
@@ -166,6 +173,10 @@ def capture_figures(frames: int = FRAMES) -> dict[str, float]:
         "rows": two["rows"],
         "pure": two["pure"],
         "vs_pure": two["arrow"] / two["pure"],
+        "lean": two["lean"],
+        "pure_lean": two["pure_lean"],
+        "lean_vs_pure": two["lean"] / two["pure"],
+        "lean_vs_pure_lean": two["lean"] / two["pure_lean"],
         "analysis1": one["analysis"],
         "analysis2": two["analysis"],
         "scaling": two["arrow"] / one["arrow"],
@@ -189,8 +200,13 @@ def main(argv: list[str]) -> int:
     print(f"  Spark local[2], Arrow path:                       {c['local2']:10,.0f} frames/s")
     print(f"  Spark local[2], row path (arrow=false):           {c['rows']:10,.0f} frames/s")
     print(f"  Spark local[2], pure-Python Arrow (native=false): {c['pure']:10,.0f} frames/s")
+    print(f"  Spark local[2], lean frame log ({LEAN}), native: {c['lean']:10,.0f} frames/s")
+    print(f"  Spark local[2], lean frame log, native=false:     {c['pure_lean']:10,.0f} frames/s")
     print(f"  local[2] / plain loop: {verdict(c['vs_loop'], TARGET_VS_LOOP)}")
     print(f"  local[2] native / pure-Python Arrow path: {verdict(c['vs_pure'], TARGET_VS_PURE)}")
+    print(f"  local[2] native lean / pure-Python Arrow path (full): "
+          f"{verdict(c['lean_vs_pure'], TARGET_LEAN_VS_PURE)}; "
+          f"native lean / pure lean: {c['lean_vs_pure_lean']:.2f}x")  # fmt: skip
     print(f"  scaling local[2] / local[1]: {verdict(c['scaling'], TARGET_SCALING)}")
     print(f"  Spark local[1] / local[2], groupBy(frame_type).count(): {c['analysis1']:,.0f} / "
           f"{c['analysis2']:,.0f} frames/s")  # fmt: skip

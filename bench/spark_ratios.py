@@ -62,7 +62,7 @@ def demo_rate() -> float:
 
 def main(argv: list[str]) -> int:
     from bench import spark_sink, spark_streaming
-    from bench.spark_pipeline import TARGET_VS_PURE, capture_figures
+    from bench.spark_pipeline import TARGET_LEAN_VS_PURE, TARGET_VS_PURE, capture_figures
 
     ticks = int(argv[1]) if len(argv) > 1 else spark_streaming.TICKS
     started = time.perf_counter()
@@ -78,6 +78,9 @@ def main(argv: list[str]) -> int:
     rows.append(Row("captures -> frame log, local[2], native", capture["local2"], "frames/s",
                     f"pure-Python Arrow path {capture['pure']:,.0f} frames/s",
                     capture["vs_pure"], TARGET_VS_PURE))  # fmt: skip
+    rows.append(Row("captures -> lean frame log, local[2], native", capture["lean"], "frames/s",
+                    f"pure-Python Arrow path {capture['pure']:,.0f} frames/s",
+                    capture["lean_vs_pure"], TARGET_LEAN_VS_PURE))  # fmt: skip
 
     say(f"streaming sources: {ticks:,} msgpack trades", started)
     tape = spark_streaming.record_tape(ticks)
@@ -95,6 +98,9 @@ def main(argv: list[str]) -> int:
             rows.append(Row("rabbitmq_stream -> Spark streaming (AvailableNow)", stream["spark"],
                             "rows/s", f"our consumer {stream['raw']:,.0f} msg/s",
                             stream["spark"] / stream["raw"], 0.5))  # fmt: skip
+            rows.append(Row("rabbitmq_stream -> Spark, bytes payload", stream["spark_bytes"],
+                            "rows/s", f"consumer.batches() {stream['batches']:,.0f} msg/s",
+                            stream["spark_bytes"] / stream["batches"], 0.6))  # fmt: skip
             say("rabbitmq_stream sink vs our raw producer (confirmed)", started)
             sink = spark_sink.sink_figures(spark, progress=lambda text: say(text, started))
             rows.append(Row("Spark -> rabbitmq_stream sink (df.write)", sink["sink"], "rows/s",

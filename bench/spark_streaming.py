@@ -12,6 +12,9 @@ decoded into ``symbol string, price double, qty long, ts timestamp``.
 * ``rabbitmq_stream`` source: a stream holding the trades.  Raw: our consumer from offset
   first until the last message, ``async for`` reading each ``message.body``.  Spark: one
   ``Trigger.AvailableNow`` query over the whole stream (partitions of 50,000 offsets).
+  Also (issue 28) our consumer's ``consumer.batches()`` reading each batch's ``bodies``
+  against the same query with ``payloadFormat`` bytes (the bodies as they are: the same
+  work on both sides; target >= 0.6).
 * ``rsocket`` / ``rsio`` sources: the trades served by the ticker in this process
   (RSocket request-stream / rsio publisher).  Raw: our client in another process (as
   Spark's driver is), draining one request-stream / subscription.  Spark: budgets of
@@ -115,16 +118,32 @@ async def raw_consume(stream: str, n: int) -> float:
     return n / elapsed
 
 
-def spark_rabbitmq(spark: Any, stream: str, n: int) -> float:
-    """Rows/s: one AvailableNow query over the stream, from start until it ends."""
-    frame = (
-        spark.readStream.format("rabbitmq_stream")
-        .option("uri", URI)
-        .option("stream", stream)
-        .option("payloadFormat", "msgpack")
-        .option("payloadSchema", TICK_SCHEMA)
-        .load()
-    )
+async def raw_consume_batches(stream: str, n: int) -> float:
+    """Messages/s: our consumer's ``batches()`` from offset first until ``n`` bodies."""
+    from wirestream.runtime.rabbitmq_stream.aio import connect
+
+    async with await connect(URI) as client:
+        start = time.perf_counter()
+        read = 0
+        async with asyncio.timeout(600):
+            consumer = await client.consumer(stream, "first")
+            async for batch in consumer.batches():
+                read += len(batch.bodies)
+                if read >= n:
+                    break
+        elapsed = time.perf_counter() - start
+        await consumer.close()
+    return n / elapsed
+
+
+def spark_rabbitmq(spark: Any, stream: str, n: int, msgpack: bool = True) -> float:
+    """Rows/s: one AvailableNow query over the stream, from start until it ends
+    (payloads decoded as trades, or ``msgpack=False``: the bodies as bytes)."""
+    frame = spark.readStream.format("rabbitmq_stream").option("uri", URI)
+    frame = frame.option("stream", stream)
+    if msgpack:
+        frame = frame.option("payloadFormat", "msgpack").option("payloadSchema", TICK_SCHEMA)
+    frame = frame.load()
     start = time.perf_counter()
     query = (
         frame.writeStream.format("noop")
@@ -149,13 +168,18 @@ def rabbitmq_figures(spark: Any, tape: Sequence[bytes]) -> dict[str, float]:
         asyncio.run(fill_stream(warm, tape[:WARM_UP]))
         spark_rabbitmq(spark, warm, WARM_UP)
         asyncio.run(fill_stream(stream, tape))
-        raw, source = [], []
+        raw, source, batches, as_bytes = [], [], [], []
         for _ in range(REPEATS):
             raw.append(asyncio.run(raw_consume(stream, len(tape))))
             print(f"    raw consumer            {raw[-1]:>10,.0f} msg/s", flush=True)
             source.append(spark_rabbitmq(spark, stream, len(tape)))
             print(f"    rabbitmq_stream source  {source[-1]:>10,.0f} rows/s", flush=True)
-        return {"raw": max(raw), "spark": max(source)}
+            batches.append(asyncio.run(raw_consume_batches(stream, len(tape))))
+            print(f"    consumer.batches()      {batches[-1]:>10,.0f} msg/s", flush=True)
+            as_bytes.append(spark_rabbitmq(spark, stream, len(tape), msgpack=False))
+            print(f"    source, bytes payload   {as_bytes[-1]:>10,.0f} rows/s", flush=True)
+        return {"raw": max(raw), "spark": max(source), "batches": max(batches),
+                "spark_bytes": max(as_bytes)}  # fmt: skip
     finally:
         for name in (stream, warm):
             asyncio.run(delete_stream(name))
@@ -293,6 +317,8 @@ def main(argv: list[str]) -> int:
     if len(argv) > 1 and argv[1] == "--raw":
         print(asyncio.run(_raw_client(argv[2], argv[3], int(argv[4]))))
         return 0
+    if len(argv) > 1 and argv[1] == "--rabbitmq":
+        return rabbitmq_main(int(argv[2]) if len(argv) > 2 else TICKS)
     from bench.spark_support import broker_up, quiet_session
 
     n = int(argv[1]) if len(argv) > 1 else TICKS
@@ -303,6 +329,23 @@ def main(argv: list[str]) -> int:
             print(live_figures(spark, protocol, tape))
         if broker_up():
             print(rabbitmq_figures(spark, tape))
+    finally:
+        spark.stop()
+    return 0
+
+
+def rabbitmq_main(n: int) -> int:
+    """``python -m bench.spark_streaming --rabbitmq [TICKS]``: the RabbitMQ rows only."""
+    from bench.spark_support import quiet_session
+
+    tape = record_tape(n)
+    spark = quiet_session("bench-streaming")
+    try:
+        figures = rabbitmq_figures(spark, tape)
+        print(figures)
+        print(f"source / consumer: {figures['spark'] / figures['raw']:.2f}x; "
+              f"source (bytes) / consumer.batches(): "
+              f"{figures['spark_bytes'] / figures['batches']:.2f}x (target >= 0.6)")  # fmt: skip
     finally:
         spark.stop()
     return 0

@@ -76,6 +76,25 @@ Options:
     Python object per frame; a pcap file's frames, once its TCP streams are reassembled in
     Python); ``false``: the pure-Python path always, as ``arrow=false`` does.
 
+``frameTypes``
+    the frame types to read, comma-separated, as ``frame_type`` names them
+    (``PAYLOAD,REQUEST_N``; any case): rows of other frame types are left out by the
+    source, before Spark sees them (in PERMISSIVE mode ``MALFORMED`` rows stay).  Default:
+    every frame type.
+``schema``
+    ``full``: the protocol's whole ``FRAME_LOG_SCHEMA``, the same columns whatever the
+    files hold (one struct column per frame type of the protocol); ``lean``: only the
+    columns a row can have a value in -- the common columns but the protocol's
+    ``NULL_COLUMNS`` (``stream_id`` and ``flags`` where its frames have none), and the
+    struct columns of ``frameTypes`` only.  Default: ``lean`` when ``frameTypes`` is
+    given, else ``full``, which keeps every read of a protocol's captures the same
+    columns (tables appended to, unions, queries naming any column) as before the option.
+    Frame logs of different schemas (or protocols) union with
+    ``unionByName(other, allowMissingColumns=True)``.  Spark's Python data sources cannot
+    prune columns (PySpark 4.x offers filter pushdown alone, and only with
+    ``spark.sql.python.filterPushdown.enabled``): a ``select`` after ``load`` still has every
+    column built and sent to the JVM, so name the columns here.
+
 A connection id at or above 2**63 (not from ``CaptureWriter``, whose ids fit) shows as
 its two's complement in the ``long`` column.  The frame log has no column for the
 tapped side (client or server), so ``direction`` alone does not say who sent a frame;
@@ -126,8 +145,9 @@ __all__ = ["WirestreamCaptureSource", "CaptureReader", "CapturePartition", "MALF
 SOURCE: Final = "wirestream"
 OPTIONS: Final = (
     "protocol", "maxPartitionBytes", "minPartitions", "mode", "arrow", "serverPort", "midstream",
-    "native",
+    "native", "frameTypes", "schema",
 )  # fmt: skip
+SCHEMAS: Final = ("full", "lean")
 MODES: Final = ("FAILFAST", "PERMISSIVE", "DROPMALFORMED")
 DEFAULT_MAX_PARTITION_BYTES: Final = 64 * 1024 * 1024
 BATCH_ROWS: Final = 10_000
@@ -210,6 +230,38 @@ class Plan:
     arrow: bool
     midstream: bool = False
     native: bool = True
+    frame_types: tuple[str, ...] = ()
+    """the ``frameTypes`` (upper case); empty: every frame type"""
+    lean: bool = False
+
+
+def frame_types_of(protocol: CaptureProtocol, given: str | None) -> tuple[str, ...]:
+    """The ``frameTypes`` option's frame types, checked against the protocol's."""
+    if given is None:
+        return ()
+    known = [column.upper() for column in spark_module(protocol).FRAME_COLUMNS]
+    wanted = tuple(dict.fromkeys(t.strip().upper() for t in given.split(",") if t.strip()))
+    unknown = [t for t in wanted if t not in known]
+    if unknown or not wanted:
+        raise SparkOptionError(
+            f"{SOURCE}: option frameTypes={given!r}: {', '.join(unknown) or 'none given'} "
+            f"{'is' if len(unknown) == 1 else 'are'} not a frame type of {protocol.name}; "
+            f"accepted: {', '.join(known)}"
+        )
+    return wanted
+
+
+def frame_log_schema(protocol_name: str, lean: bool, frame_types: Sequence[str] = ()) -> StructType:
+    """The frame log the source reads: the protocol's ``FRAME_LOG_SCHEMA``, or (``lean``)
+    the columns a row can have a value in (module docstring: ``schema``)."""
+    spark = spark_module(get_protocol(protocol_name))
+    full: StructType = spark.FRAME_LOG_SCHEMA
+    if not lean:
+        return full
+    common = len(spark.COMMON_COLUMNS)
+    wanted = {t.lower() for t in frame_types} or set(spark.FRAME_COLUMNS)
+    kept = [f for f in full.fields[:common] if f.name not in spark.NULL_COLUMNS]
+    return StructType(kept + [f for f in full.fields[common:] if f.name in wanted])
 
 
 def make_plan(given: Any) -> Plan:
@@ -234,6 +286,11 @@ def make_plan(given: Any) -> Plan:
         raise SparkOptionError(f"{SOURCE}: option serverPort={server_port} is not 0..65535")
     midstream = options.flag("midstream", False)
     use_native = options.flag("native", True)
+    schema_choice = options.optional("schema")
+    if schema_choice is not None and schema_choice.lower() not in SCHEMAS:
+        raise SparkOptionError(
+            f"{SOURCE}: option schema={schema_choice!r} is not one of {', '.join(SCHEMAS)}"
+        )
     files = resolve_files(_paths(options))
     planned: list[tuple[str, int, str, int]] = []
     for path in files:
@@ -273,9 +330,10 @@ def make_plan(given: Any) -> Plan:
             )
         planned.append((path, os.path.getsize(path), WSCAP, 0))
     assert protocol is not None
-    return Plan(
-        protocol.name, tuple(planned), max_bytes, min_partitions, mode, arrow, midstream, use_native
-    )
+    frame_types = frame_types_of(protocol, options.optional("frameTypes"))
+    lean = (schema_choice or ("lean" if frame_types else "full")).lower() == "lean"
+    return Plan(protocol.name, tuple(planned), max_bytes, min_partitions, mode, arrow,
+                midstream, use_native, frame_types, lean)  # fmt: skip
 
 
 def piece_bytes(sizes: Sequence[int], max_bytes: int, min_partitions: int) -> int:
@@ -300,16 +358,16 @@ class WirestreamCaptureSource(DataSource):
         # Spark calls this at load(): checking everything here makes a bad option, a
         # missing path or a protocol mismatch fail before the query starts.
         plan = make_plan(self.options)
-        schema: StructType = spark_module(get_protocol(plan.protocol)).FRAME_LOG_SCHEMA
-        return schema
+        return frame_log_schema(plan.protocol, plan.lean, plan.frame_types)
 
     def reader(self, schema: StructType) -> CaptureReader:
         plan = make_plan(self.options)
-        expected = spark_module(get_protocol(plan.protocol)).FRAME_LOG_SCHEMA
+        expected = frame_log_schema(plan.protocol, plan.lean, plan.frame_types)
         if [f.name for f in schema.fields] != [f.name for f in expected.fields]:
             raise SparkOptionError(
                 f"{SOURCE}: the schema is the protocol's frame log ({plan.protocol}); "
-                "do not give one with .schema(...)"
+                "do not give one with .schema(...): choose its columns with the options "
+                "schema and frameTypes"
             )
         return CaptureReader(plan, schema)
 
@@ -352,23 +410,24 @@ class CaptureReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         assert isinstance(partition, CapturePartition)
-        rows = FrameLogRows(self.plan.protocol, self.plan.mode)
+        rows = FrameLogRows(self.plan.protocol, self.plan.mode, self.plan.frame_types)
         if partition.kind == PCAP:
             reader = PcapReader(partition.path, self.plan.protocol,
                                 server_port=partition.server_port,
                                 midstream=self.plan.midstream)  # fmt: skip
             if self.plan.arrow and self.plan.native and native.available(self.plan.protocol):
-                return rows.native_batches(partition.path, records=pcap_raw_records(reader))
+                return rows.native_batches(partition.path, schema=self.schema,
+                                           records=pcap_raw_records(reader))  # fmt: skip
             if self.plan.arrow:
                 return rows.batches(pcap_chunks(reader, BATCH_ROWS), self.schema, partition.path)
-            return rows.tuples(pcap_raw_records(reader), partition.path)
+            return rows.tuples(pcap_raw_records(reader), partition.path, self.schema)
         if self.plan.arrow and self.plan.native and native.available(self.plan.protocol):
             return rows.native_batches(partition.path, partition.start, partition.end, self.schema)
         if self.plan.arrow:
             chunks = scan_chunks(partition.path, partition.start, partition.end, BATCH_ROWS)
             return rows.batches(chunks, self.schema, partition.path)
         records = scan_records(partition.path, partition.start, partition.end)
-        return rows.tuples(records, partition.path)
+        return rows.tuples(records, partition.path, self.schema)
 
 
 # --- pcap files (executor side) ------------------------------------------------------
@@ -409,7 +468,9 @@ class FrameLogRows:
     Arrow batches.  Both loops are written out flat: they run once per frame, millions of
     times, and every attribute lookup and call shows in the benchmark."""
 
-    def __init__(self, protocol_name: str, mode: str = "FAILFAST") -> None:
+    def __init__(
+        self, protocol_name: str, mode: str = "FAILFAST", frame_types: Sequence[str] = ()
+    ) -> None:
         protocol = get_protocol(protocol_name)
         spark = spark_module(protocol)
         self.protocol = protocol
@@ -417,6 +478,14 @@ class FrameLogRows:
         self.frame_row: Callable[[Any], Any] = spark.frame_row
         self.names: tuple[str, str] = (spark.PROTOCOL, spark.VERSION)
         self.frame_columns = len(spark.FRAME_COLUMNS)
+        self.full: StructType = spark.FRAME_LOG_SCHEMA
+        # frameTypes: the frame columns whose rows are kept (-1: MALFORMED rows, kept).
+        self.kept: frozenset[int] | None = None
+        self.kept_types: list[str] = []
+        if frame_types:
+            columns = [c.upper() for c in spark.FRAME_COLUMNS]
+            self.kept = frozenset([-1, *(columns.index(t.upper()) for t in frame_types)])
+            self.kept_types = [MALFORMED, *(t.upper() for t in frame_types)]
         self.decode = self._decoder()
         # A stateless binary codec's decode, called directly: no wrapper per frame.
         self.plain: Callable[[bytes], Any] | None = None
@@ -448,8 +517,30 @@ class FrameLogRows:
                 f"{self.protocol.name}: {error}"
             ) from error
 
-    def tuples(self, records: Iterator[RawRecord], path: str) -> Iterator[tuple[Any, ...]]:
-        """The row path: one tuple per record."""
+    def picks(self, schema: Any) -> list[int] | None:
+        """Where ``schema``'s columns (a projection of the full frame log's: ``schema``
+        lean) are in the full one; None when it is the full one."""
+        names = self.full.names
+        wanted = list(schema.names)
+        return None if wanted == names else [names.index(name) for name in wanted]
+
+    def tuples(
+        self, records: Iterator[RawRecord], path: str, schema: StructType | None = None
+    ) -> Iterator[tuple[Any, ...]]:
+        """The row path: one tuple per record, of ``schema``'s columns (default: the full
+        frame log)."""
+        picks = None if schema is None else self.picks(schema)
+        if picks is None and self.kept is None:
+            return self.full_tuples(records, path)
+        kept = set(self.kept_types)
+        return (
+            row if picks is None else tuple(row[k] for k in picks)
+            for row in self.full_tuples(records, path)
+            if not kept or row[5] in kept
+        )
+
+    def full_tuples(self, records: Iterator[RawRecord], path: str) -> Iterator[tuple[Any, ...]]:
+        """``tuples`` of the full frame log, every frame type."""
         protocol, version = self.names
         empty = (None,) * self.frame_columns
         decode, frame_row = self.decode, self.frame_row
@@ -513,8 +604,9 @@ class FrameLogRows:
         ``records`` (a pcap file's, ``pcap_raw_records``), those are decoded instead."""
         from pyspark.sql.pandas.types import to_arrow_schema
 
-        frame_log = spark_module(self.protocol).FRAME_LOG_SCHEMA if schema is None else schema
-        arrow_schema = to_arrow_schema(frame_log, timezone="UTC")
+        # The extension builds the full frame log (its layout is checked against it); a
+        # lean schema is its projection, zero-copy (``lean``).
+        arrow_schema = to_arrow_schema(self.full, timezone="UTC")
         log = native.NativeFrameLog(self.protocol.name, self.mode, arrow_schema)
 
         def failed(
@@ -533,8 +625,33 @@ class FrameLogRows:
                 ) from error
 
         if records is not None:
-            return native.record_batches(records, log, BATCH_ROWS, failed)
-        return native.native_batches(path, start, end, log, BATCH_ROWS, failed)
+            batches = native.record_batches(records, log, BATCH_ROWS, failed)
+        else:
+            batches = native.native_batches(path, start, end, log, BATCH_ROWS, failed)
+        picks = None if schema is None else self.picks(schema)
+        if picks is None and self.kept is None:
+            return batches
+        return self.lean(batches, picks)
+
+    def lean(self, batches: Iterator[Any], picks: list[int] | None) -> Iterator[Any]:
+        """Full frame-log batches as ``frameTypes`` and a lean schema want them: the
+        columns ``picks`` (a zero-copy selection), then the rows of the kept frame types
+        (one filter kernel a batch, over the kept columns only)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        wanted = pa.array(self.kept_types, pa.string()) if self.kept is not None else None
+        for batch in batches:
+            if picks is not None:
+                batch = batch.select(picks)
+            if wanted is not None:
+                keep = pc.is_in(batch.column("frame_type"), value_set=wanted)
+                kept = keep.true_count
+                if not kept:
+                    continue
+                if kept < batch.num_rows:  # a copy of the kept columns: only when needed
+                    batch = batch.filter(keep)
+            yield batch
 
     def batches(
         self, chunks: Iterator[RecordChunk], schema: StructType, path: str
@@ -549,6 +666,7 @@ class FrameLogRows:
         from pyspark.sql.pandas.types import to_arrow_schema
 
         arrow_schema = to_arrow_schema(schema, timezone="UTC")
+        self.layout = (to_arrow_schema(self.full, timezone="UTC").types, self.picks(schema))
         constants = (
             pa.array(["in", "out"], pa.string()),
             pa.scalar(1000, pa.uint64()),
@@ -569,7 +687,7 @@ class FrameLogRows:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        types = arrow_schema.types
+        types, picks = self.layout  # the full frame log's; which of its columns
         common, frame_types = types[:9], types[9:]
         directions, thousand, out_bit, protocol, version = constants
         decoded, whole = self.decode_chunk(chunk, path)
@@ -584,6 +702,12 @@ class FrameLogRows:
             rows = [_MALFORMED_ROW if d is None else frame_row(d) for d in decoded]
         else:
             rows = list(map(frame_row, decoded))
+        if self.kept is not None:  # frameTypes: the other frame types' rows left out
+            kept = self.kept
+            pairs = [(h, r) for h, r in zip(headers, rows) if r[3] in kept]
+            if not pairs:
+                return None
+            headers, rows = [p[0] for p in pairs], [p[1] for p in pairs]
         n = len(rows)
         _, lengths, timestamps, connections, flags, _, _ = zip(*headers)
         kinds, stream_ids, frame_flags, columns, values = zip(*rows)
@@ -601,7 +725,11 @@ class FrameLogRows:
         ]
         present = set(columns)
         column_of = pa.array(columns, pa.int32()) if len(present) > 1 else None
-        for column, kind_type in enumerate(frame_types):
+        wanted = range(len(frame_types)) if picks is None else [k - 9 for k in picks if k >= 9]
+        if picks is not None:
+            arrays = [arrays[k] for k in picks if k < 9]
+        for column in wanted:
+            kind_type = frame_types[column]
             if column not in present:
                 arrays.append(pa.nulls(n, type=kind_type))
             elif column_of is None:
@@ -611,6 +739,9 @@ class FrameLogRows:
                 others = pc.not_equal(column_of, column)
                 arrays.append(pa.array(values, type=kind_type, mask=others))
         return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
+
+    layout: tuple[Any, list[int] | None] = ((), None)
+    """``batches``' full frame-log Arrow types and ``picks`` of its schema, for ``batch``."""
 
 
 _MALFORMED_ROW: Final = (MALFORMED, None, None, -1, None)

@@ -31,6 +31,7 @@ from wirestream.runtime.errors import DecodeError, ProtocolError
 from wirestream.runtime.spark.capture_source import (
     MODES,
     FrameLogRows,
+    frame_log_schema,
     pcap_chunks,
     pcap_raw_records,
     spark_module,
@@ -214,6 +215,42 @@ def test_a_pcap_of_the_corpus_gives_the_same_rows_and_errors(
     else:
         assert_same(native_outcome, pure_outcome, mode)
         assert native_outcome.num_rows > 5_000
+
+
+LEAN_CASES = [(), ("PAYLOAD", "REQUEST_N", "ERROR"), ("SETUP",), ("UNKNOWN_FRAME", "EXT")]
+
+
+@pytest.mark.parametrize("mode", ["PERMISSIVE", "DROPMALFORMED"])
+@pytest.mark.parametrize("frame_types", LEAN_CASES)
+def test_lean_frame_logs_give_the_same_rows_natively(
+    tmp_path: Path, corpus: list[tuple[str, bytes]], mode: str, frame_types: tuple[str, ...]
+) -> None:
+    """The options schema=lean and frameTypes: the extension's full batches projected and
+    filtered (FrameLogRows.lean) hold the pure path's rows, which build only the lean
+    columns; capture files and a pcap file, batches of 97 rows and of 10,000."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    (path,) = record(tmp_path / "corpus.wscap", [data for _, data in corpus])
+    pcapng = tmp_path / "corpus.pcapng"
+    write_pcapng(path, pcapng)
+    lean = frame_log_schema(NAME, True, frame_types)
+    lean_arrow = to_arrow_schema(lean, timezone="UTC")
+    assert len(lean.names) < len(arrow_schema().names) or not frame_types
+    rows = FrameLogRows(NAME, mode, frame_types)
+    for chunk in (97, 10_000):
+        expected = pa.Table.from_batches(
+            rows.batches(scan_chunks(path, records_per_chunk=chunk), lean, str(path)), lean_arrow
+        )
+        kinds = set(expected.column("frame_type").to_pylist())
+        assert kinds <= {*frame_types, "MALFORMED"} or not frame_types
+        assert expected.num_rows > (0 if frame_types else 5_000)
+        got = pa.Table.from_batches(rows.native_batches(str(path), schema=lean), lean_arrow)
+        assert_same(got, expected, (mode, frame_types, chunk))
+    records = pcap_raw_records(PcapReader(pcapng))
+    got = pa.Table.from_batches(
+        rows.native_batches(str(pcapng), schema=lean, records=records), lean_arrow
+    )
+    assert_same(got, expected, (mode, frame_types, "pcap"))
 
 
 def test_every_refused_input_gets_the_python_error_class(corpus: list[tuple[str, bytes]]) -> None:

@@ -22,7 +22,13 @@ from tests.support.protocols import VERSIONS, Version
 from wirestream.runtime.capture import PROTOCOLS, CaptureWriter, get_protocol
 from wirestream.runtime.capture.reader import scan_chunks, scan_records
 from wirestream.runtime.errors import DecodeError
-from wirestream.runtime.spark.capture_source import MODES, FrameLogRows, piece_bytes, spark_module
+from wirestream.runtime.spark.capture_source import (
+    MODES,
+    FrameLogRows,
+    frame_log_schema,
+    piece_bytes,
+    spark_module,
+)
 
 
 def version_of(name: str) -> Version:
@@ -135,3 +141,62 @@ def test_partitions_are_equal_pieces_a_multiple_of_min_partitions() -> None:
     assert piece_bytes([10, 10, 10], 64 * mib, 2) == 15  # files cut at 15 bytes
     assert piece_bytes([1000], 64 * mib, 3) == 334
     assert piece_bytes([0], 64 * mib, 2) == 1
+
+
+# --- the lean frame log (options schema and frameTypes) ------------------------------
+
+
+def lean_tables(name: str, mode: str, path: Path, frame_types: tuple[str, ...], chunk: int) -> Any:
+    """(row path, column path) tables of the lean frame log of ``frame_types``."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    lean = frame_log_schema(name, True, frame_types)
+    arrow_schema = to_arrow_schema(lean, timezone="UTC")
+    rows = FrameLogRows(name, mode, frame_types)
+    tuples = list(rows.tuples(scan_records(path), str(path), lean))
+    by_rows = pa.Table.from_arrays(
+        [pa.array([t[k] for t in tuples], type=f.type) for k, f in enumerate(arrow_schema)],
+        schema=arrow_schema,
+    )
+    chunks = scan_chunks(path, records_per_chunk=chunk)
+    batches = list(FrameLogRows(name, mode, frame_types).batches(chunks, lean, str(path)))
+    return by_rows, pa.Table.from_batches(batches, schema=arrow_schema)
+
+
+@pytest.mark.parametrize("name", CAPTURE_DECODABLE)
+def test_the_null_columns_are_null_in_every_row_and_frame_type_names_its_column(
+    tmp_path: Path, name: str
+) -> None:
+    """What the lean frame log leaves out, NULL_COLUMNS (from the IDL's ``frame_log`` and
+    the codec's flags), is null in every row of the golden vectors; and a row's
+    ``frame_type`` is its frame column's name in upper case (``frameTypes`` relies on it)."""
+    spark = spark_module(get_protocol(name))
+    full = row_table(name, "DROPMALFORMED", write(tmp_path, name, recorded_frames(name)))
+    for column in spark.NULL_COLUMNS:
+        assert full.column(column).null_count == full.num_rows, column
+    for row in full.to_pylist():
+        (held,) = [c for c in spark.FRAME_COLUMNS if row[c] is not None]
+        assert row["frame_type"] == held.upper()
+
+
+@pytest.mark.parametrize("name", CAPTURE_DECODABLE)
+@pytest.mark.parametrize("mode", ["PERMISSIVE", "DROPMALFORMED"])
+def test_the_lean_frame_log_is_the_full_ones_rows_of_its_frame_types_and_columns(
+    tmp_path: Path, name: str, mode: str
+) -> None:
+    path = write(tmp_path, name, recorded_frames(name))
+    full = row_table(name, mode, path)
+    present = sorted(set(full.column("frame_type").to_pylist()) - {"MALFORMED"})
+    for frame_types in ((), tuple(present[:2]), tuple(present[-1:])):
+        lean = frame_log_schema(name, True, frame_types)
+        kept = set(frame_types) | {"MALFORMED"}
+        expected = [
+            {k: row[k] for k in lean.names}
+            for row in full.to_pylist()
+            if not frame_types or row["frame_type"] in kept
+        ]
+        assert expected
+        for chunk in (1, 3, 10_000):
+            by_rows, by_columns = lean_tables(name, mode, path, frame_types, chunk)
+            assert by_rows.to_pylist() == expected, (frame_types, chunk)
+            assert by_columns.equals(by_rows), (frame_types, chunk)

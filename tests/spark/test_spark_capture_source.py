@@ -387,3 +387,55 @@ def test_a_file_that_is_no_capture_is_an_error_at_load_and_hidden_files_are_skip
     (tmp_path / "notes.txt").write_text("not a capture")
     with pytest.raises(Exception, match=r"notes.txt: offset 0: not a capture file"):
         read(spark, tmp_path)
+
+
+def test_frame_types_read_their_rows_in_the_lean_frame_log(
+    spark: SparkSession, rsocket_capture: tuple[Path, bytes, bytes]
+) -> None:
+    """frameTypes keeps those frame types' rows and (schema lean, its default then) their
+    columns only; natively and not, split or not, as the full frame log's rows say."""
+    path = rsocket_capture[0]
+    full = read(spark, path).collect()
+    kinds = sorted({r.frame_type for r in full})
+    assert "PAYLOAD" in kinds and len(kinds) > 2
+    wanted = ["PAYLOAD", kinds[0] if kinds[0] != "PAYLOAD" else kinds[1]]
+    common = [c for c in FRAME_LOG_NAMES[:9]]
+    columns = [*common, *(t.lower() for t in wanted)]
+    expected = [tuple(r[c] for c in columns) for r in full if r.frame_type in wanted]
+    for native_path in ("true", "false"):
+        for arrow in ("true", "false"):
+            df = read(spark, path, frameTypes=",".join(wanted).lower(), native=native_path,
+                      arrow=arrow, maxPartitionBytes="2000")  # fmt: skip
+            assert df.schema.fieldNames() == columns
+            assert [tuple(r) for r in df.collect()] == expected, (native_path, arrow)
+    df = read(spark, path, frameTypes="PAYLOAD", schema="full")
+    assert df.schema.fieldNames() == FRAME_LOG_NAMES
+    assert {r.frame_type for r in df.collect()} == {"PAYLOAD"}
+    lean_all = read(spark, path, schema="lean")  # RSocket sets every common column
+    assert lean_all.schema.fieldNames() == FRAME_LOG_NAMES
+    assert [tuple(r) for r in lean_all.collect()] == [tuple(r) for r in full]
+
+
+def test_a_lean_frame_log_leaves_out_the_common_columns_its_protocol_never_sets(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    from wirestream.generated.rabbitmq_stream import v1 as rabbit
+
+    frame = rabbit.encode(rabbit.Heartbeat())
+    with CaptureWriter(tmp_path / "r.wscap", "rabbitmq_stream/1", max_file_bytes=None) as cap:
+        cap.record(1, "out", frame, side="client")
+    lean = read(spark, tmp_path, schema="lean")
+    names = lean.schema.fieldNames()
+    assert "stream_id" not in names and "flags" not in names and "heartbeat" in names
+    assert read(spark, tmp_path).schema.fieldNames()[6:8] == ["stream_id", "flags"]
+    assert [r.frame_type for r in lean.collect()] == ["HEARTBEAT"]
+
+
+def test_bad_frame_types_and_schema_options_are_errors_at_load(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    small_capture(tmp_path, [request_n(1)])
+    with pytest.raises(Exception, match=r"frameTypes='PAYLOAD,NOPE': NOPE is not a frame type"):
+        read(spark, tmp_path, frameTypes="PAYLOAD,NOPE")
+    with pytest.raises(Exception, match=r"schema='slim' is not one of full, lean"):
+        read(spark, tmp_path, schema="slim")

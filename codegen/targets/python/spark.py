@@ -113,6 +113,7 @@ class SparkModule:
     frame_log: SparkSchema
     common_columns: list[str]
     frame_columns: list[str]
+    null_columns: list[str]  # common columns no frame of the protocol sets
     functions: list[list[str]]  # converters: struct, union and frame row functions
     rows: list[tuple[str, str]]  # (frame class, its row function)
     exports: list[str]
@@ -464,8 +465,9 @@ class SparkTarget:
             *(s.name for s in proto.structs),
             *(u.name for u in proto.unions),
         })  # fmt: skip
-        exports = ["COMMON_COLUMNS", "FRAME_COLUMNS", "FRAME_LOG_SCHEMA", "FrameRow", "PROTOCOL",
-                   "VERSION", "frame_row", *(s.name for s in schemas)]  # fmt: skip
+        exports = ["COMMON_COLUMNS", "FRAME_COLUMNS", "FRAME_LOG_SCHEMA", "FrameRow",
+                   "NULL_COLUMNS", "PROTOCOL", "VERSION", "frame_row",
+                   *(s.name for s in schemas)]  # fmt: skip
         return SparkModule(
             source=proto.source,
             title=proto.title,
@@ -480,6 +482,10 @@ class SparkTarget:
             frame_log=SparkSchema("FRAME_LOG_SCHEMA", "The frame log", log_fields),
             common_columns=[name for name, _, _ in COMMON_COLUMNS],
             frame_columns=[lower_snake(name) for name, _, _, _ in frames],
+            null_columns=[
+                *(["stream_id"] if self.proto.stream_id_field is None else []),
+                *([] if self.has_flags else ["flags"]),
+            ],
             functions=functions,
             rows=rows,
             exports=sorted(exports),

@@ -15,6 +15,7 @@ imports neither pyspark nor this module, so the codecs work without Spark.
     length
   then FRAME_COLUMNS: one nullable struct column per frame type (its snake_case name,
   of the frame's schema); in a row, only the column of the row's frame type is set.
+  NULL_COLUMNS: the common columns no frame of this protocol sets.
 - ``frame_row(frame)`` -> ``(frame_type, stream_id, flags, column, values)``: ``values``
   (nested structs as tuples, lists as lists) go in the frame column ``column`` indexes.
   frame_type: the frame class's name in UPPER_SNAKE, as its ``FrameType`` member is named
@@ -135,6 +136,7 @@ __all__ = [
     "NOTICE_RESPONSE_SCHEMA",
     "NOTIFICATION_RESPONSE_SCHEMA",
     "NO_DATA_SCHEMA",
+    "NULL_COLUMNS",
     "PARAMETER_DESCRIPTION_SCHEMA",
     "PARAMETER_SCHEMA",
     "PARAMETER_STATUS_SCHEMA",
@@ -643,6 +645,10 @@ FRAME_COLUMNS: Final[tuple[str, ...]] = (
     "terminate",
 )
 """The frame log's per-frame-type columns, after COMMON_COLUMNS; ``frame_row`` indexes them."""
+
+NULL_COLUMNS: Final[tuple[str, ...]] = ("stream_id", "flags")
+"""The common columns no frame of this protocol sets (null in every row): the lean frame
+log leaves them out."""
 
 
 def _struct_parameter(value: Parameter) -> tuple[Any, ...]:

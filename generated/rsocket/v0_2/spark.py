@@ -15,6 +15,7 @@ imports neither pyspark nor this module, so the codecs work without Spark.
     length
   then FRAME_COLUMNS: one nullable struct column per frame type (its snake_case name,
   of the frame's schema); in a row, only the column of the row's frame type is set.
+  NULL_COLUMNS: the common columns no frame of this protocol sets.
 - ``frame_row(frame)`` -> ``(frame_type, stream_id, flags, column, values)``: ``values``
   (nested structs as tuples, lists as lists) go in the frame column ``column`` indexes.
   frame_type: the frame class's name in UPPER_SNAKE, as its ``FrameType`` member is named
@@ -90,6 +91,7 @@ __all__ = [
     "KEEPALIVE_SCHEMA",
     "LEASE_SCHEMA",
     "METADATA_PUSH_SCHEMA",
+    "NULL_COLUMNS",
     "PROTOCOL",
     "REQUEST_CHANNEL_SCHEMA",
     "REQUEST_FNF_SCHEMA",
@@ -369,6 +371,10 @@ FRAME_COLUMNS: Final[tuple[str, ...]] = (
     "unknown_frame",
 )
 """The frame log's per-frame-type columns, after COMMON_COLUMNS; ``frame_row`` indexes them."""
+
+NULL_COLUMNS: Final[tuple[str, ...]] = ()
+"""The common columns no frame of this protocol sets (null in every row): the lean frame
+log leaves them out."""
 
 
 def _row_setup(frame: Setup) -> FrameRow:
