@@ -135,9 +135,9 @@ def test_a_silent_peer_never_reaches_the_protocol_past_handshake_timeout(
 ) -> None:
     """Before the protocol's first frame there is TLS's handshake or WebSocket's opening
     handshake: a peer silent there is dropped after ``handshake_timeout`` too."""
-    from tests.runtime.test_aio_transport import _tls_contexts
+    from tests.support.tls_support import tls_contexts
 
-    server_ssl = _tls_contexts(tmp_path)[0] if scheme in ("tls", "wss") else None
+    server_ssl = tls_contexts(tmp_path)[0] if scheme in ("tls", "wss") else None
 
     async def main() -> float:
         reached: list[Transport] = []
