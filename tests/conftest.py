@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.support import shared_services
 from tests.support.crosslang_corpus import crosslang_corpus  # noqa: F401  (the fixture)
 from tests.support.rabbitmq_broker import rabbitmq_broker  # noqa: F401  (the fixture)
 from tests.support.servers import mariadb_server, mosquitto_server, postgresql_server  # noqa: F401
@@ -51,6 +52,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "rabbitmq_broker" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.broker)
+
+
+# Under pytest-xdist (``make test`` runs ``-n 2 --dist loadfile``) the servers and the
+# broker are shared by the worker processes: a worker starts one when it needs it and it
+# is not running (under a lock), none stops one, and the controller stops, at the end,
+# those that were not running when the run began (tests/support/shared_services.py).
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if shared_services.is_controller(session.config):
+        session.config.stash[_RUNNING_BEFORE] = shared_services.running()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    before = session.config.stash.get(_RUNNING_BEFORE, None)
+    if before is not None:
+        shared_services.stop_all_but(before)
+
+
+_RUNNING_BEFORE = pytest.StashKey[frozenset[str]]()
 
 
 # One SparkSession for the whole test run (each start costs seconds): local[2] -- two

@@ -12,13 +12,28 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 TREE="${XDG_CACHE_HOME:-$HOME/.cache}/wirestream/package-tree/$(printf %s "$ROOT" | cksum | cut -d" " -f1)"
 PKG="$TREE/wirestream"
 
-rm -rf "$TREE"
+# Brought up to date in place, one process at a time (pytest-xdist's workers make it at
+# once, and one may read it while another checks it): a link already right is left alone.
 mkdir -p "$PKG"
+exec 9>"$TREE.lock"
+flock 9
+link() {
+    if [ "$(readlink "$2" 2>/dev/null)" != "$1" ]; then
+        rm -rf "$2"
+        ln -s "$1" "$2"
+    fi
+}
+for existing in "$PKG"/* "$PKG"/.[!.]*; do
+    [ -L "$existing" ] || [ -e "$existing" ] || continue
+    name="$(basename "$existing")"
+    case "$name" in codegen | generated | runtime) continue ;; esac
+    [ -e "$ROOT/wirestream/$name" ] && [ "$name" != __pycache__ ] || rm -rf "$existing"
+done
 for entry in "$ROOT"/wirestream/*; do
     case "$(basename "$entry")" in __pycache__) continue ;; esac
-    ln -s "$entry" "$PKG/$(basename "$entry")"
+    link "$entry" "$PKG/$(basename "$entry")"
 done
 for part in codegen generated runtime; do
-    ln -s "$ROOT/$part" "$PKG/$part"
+    link "$ROOT/$part" "$PKG/$part"
 done
 echo "$TREE"

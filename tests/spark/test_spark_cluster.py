@@ -27,7 +27,13 @@ from wirestream.runtime.capture import CaptureWriter
 from wirestream.runtime.rsocket import serve
 from wirestream.runtime.spark.background import BackgroundLoop
 from tests.support.rabbitmq_stream_client_support import PORT
-from tests.support.spark_cluster import ClusterDriver, SparkCluster, broker_clients, descendants
+from tests.support.spark_cluster import (
+    ClusterDriver,
+    SparkCluster,
+    broker_clients,
+    broker_connected,
+    descendants,
+)
 from tests.spark.test_spark_rsocket_source import Numbers, NumbersHandler
 
 pytestmark = pytest.mark.spark_cluster
@@ -91,12 +97,18 @@ def kill_an_executor_mid_task(cluster: SparkCluster, app_id: str, timeout: float
     its Python workers (a task reading or publishing: mid-task, not between batches).
     Returns its PID."""
     deadline = time.monotonic() + timeout
+    # A task holds its connection for milliseconds: each round must be quick, also while
+    # another test process loads the machine (make test runs two). The executors are found
+    # once (a scan of every process's command line), and the process tree is walked only
+    # while some connection to the broker is open at all.
+    executors = cluster.wait_for_executors(2, app_id)
     while time.monotonic() < deadline:
-        for executor in cluster.wait_for_executors(2, app_id):
-            if broker_clients(PORT, descendants(executor.pid)):
-                os.kill(executor.pid, signal.SIGKILL)
-                return executor.pid
-        time.sleep(0.02)
+        if broker_connected(PORT):
+            for executor in executors:
+                if broker_clients(PORT, descendants(executor.pid)):
+                    os.kill(executor.pid, signal.SIGKILL)
+                    return executor.pid
+        time.sleep(0.002)
     raise AssertionError("no executor held a broker connection: nothing to kill mid-task")
 
 

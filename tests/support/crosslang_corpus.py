@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import shared_services
+
 
 @pytest.fixture(scope="session")
 def crosslang_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -25,8 +27,19 @@ def crosslang_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # module brings in every generated package and hypothesis (~0.4 s)
     from tests.crosslang import corpus
 
-    out = tmp_path_factory.mktemp("crosslang-corpus")
-    corpus.write(out)
+    # Under pytest-xdist, written once for all workers: in the folder their temporary
+    # folders share, by whichever asks first, the others waiting on the lock.
+    root = tmp_path_factory.getbasetemp()
+    if shared_services.in_worker():
+        root = root.parent
+    out = root / "crosslang-corpus"
+    with shared_services.start_lock(f"corpus-{root.name}"):
+        if not (out / "index.json").exists():
+            partial = root / "crosslang-corpus.partial"
+            shutil.rmtree(partial, ignore_errors=True)
+            partial.mkdir()
+            corpus.write(partial)
+            partial.rename(out)
     return out
 
 

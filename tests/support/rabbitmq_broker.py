@@ -37,6 +37,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import shared_services
+
 __all__ = [
     "BROKER_DIR",
     "HOST",
@@ -46,6 +48,7 @@ __all__ = [
     "BrokerStartError",
     "answers",
     "rabbitmq_broker",
+    "stop",
 ]
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -157,13 +160,21 @@ def rabbitmq_broker() -> Iterator[Broker]:
     started = False
     if not (answers(STREAM_PORT) and answers(TLS_PORT)):
         try:
-            started = _start()
+            with shared_services.start_lock("broker"):  # one xdist worker starts it
+                started = _start()
         except BrokerStartError as error:
             pytest.fail(str(error), pytrace=False)
+    if shared_services.in_worker():
+        started = False  # another worker may use it: the controller stops it at the end
     try:
         yield Broker(HOST, STREAM_PORT, TLS_PORT, BROKER_DIR)
     finally:
         if started:
-            done = _script("stop", STOP_TIMEOUT)
-            if done.returncode != 0:
-                raise BrokerStartError(f"tools/broker.sh stop:\n{done.stdout}{done.stderr}")
+            stop()
+
+
+def stop() -> None:
+    """Stop the broker (``tools/broker.sh stop``)."""
+    done = _script("stop", STOP_TIMEOUT)
+    if done.returncode != 0:
+        raise BrokerStartError(f"tools/broker.sh stop:\n{done.stdout}{done.stderr}")

@@ -44,6 +44,8 @@ from typing import NamedTuple
 
 import pytest
 
+from tests.support import shared_services
+
 __all__ = [
     "HOST",
     "MARIADB_DATABASE",
@@ -62,6 +64,7 @@ __all__ = [
     "PG_SOCKET_DIR",
     "PG_TRUST",
     "PG_USERS",
+    "PORTS",
     "PgUser",
     "Server",
     "ServerStartError",
@@ -71,6 +74,7 @@ __all__ = [
     "postgresql_server",
     "raw_socket",
     "running",
+    "stop",
 ]
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -111,7 +115,7 @@ MARIADB_USER = "wsuser"
 MARIADB_PASSWORD = "wspass"
 MARIADB_SOCKET = SERVERS_DIR / "mariadb" / "mariadb.sock"
 
-_PORTS = {"mosquitto": MQTT_PORT, "postgresql": PG_PORT, "mariadb": MARIADB_PORT}
+PORTS = {"mosquitto": MQTT_PORT, "postgresql": PG_PORT, "mariadb": MARIADB_PORT}
 _NOT_INSTALLED = 3  # tools/servers.sh's exit status for a missing package
 
 
@@ -147,7 +151,7 @@ def answers(port: int, host: str = HOST) -> bool:
 def raw_socket(name: str, timeout: float = CONNECT_TIMEOUT) -> socket.socket:
     """A TCP socket connected to the server ``name`` (mosquitto, postgresql, mariadb),
     which must be running (use its fixture first)."""
-    return Server(name, HOST, _PORTS[name]).connect(timeout)
+    return Server(name, HOST, PORTS[name]).connect(timeout)
 
 
 def _script(command: str, name: str, timeout: float) -> subprocess.CompletedProcess[str]:
@@ -191,7 +195,8 @@ def _start(name: str) -> bool:
     return "already running" not in done.stdout
 
 
-def _stop(name: str) -> None:
+def stop(name: str) -> None:
+    """Stop the server ``name`` (``tools/servers.sh stop``)."""
     done = _script("stop", name, STOP_TIMEOUT)
     if done.returncode != 0:
         raise ServerStartError(f"tools/servers.sh stop {name}:\n{done.stdout}{done.stderr}")
@@ -200,19 +205,22 @@ def _stop(name: str) -> None:
 def running(name: str) -> Iterator[Server]:
     """The server ``name``, started unless it answers already; stopped after the
     generator ends only when started here (the body of the session fixtures)."""
-    port = _PORTS[name]
+    port = PORTS[name]
     if answers(port):
         started = False
     else:
         try:
-            started = _start(name)
+            with shared_services.start_lock(name):  # (servers.sh locks too; the broker not)
+                started = _start(name)
         except ServerStartError as error:
             pytest.fail(str(error), pytrace=False)
+    if shared_services.in_worker():
+        started = False  # another worker may use it: the controller stops it at the end
     try:
         yield Server(name, HOST, port)
     finally:
         if started:
-            _stop(name)
+            stop(name)
 
 
 @pytest.fixture(scope="session")

@@ -54,6 +54,7 @@ __all__ = [
     "Executor",
     "SparkCluster",
     "broker_clients",
+    "broker_connected",
     "cluster_driver",
     "descendants",
     "free_port",
@@ -138,6 +139,12 @@ def _socket_inodes(port: int) -> set[str]:
         if fields[2] == remote and fields[3] == "01":  # 01: ESTABLISHED
             inodes.add(fields[9])
     return inodes
+
+
+def broker_connected(port: int) -> bool:
+    """Whether any process holds a connection to 127.0.0.1:``port`` now (one read of
+    /proc/net/tcp: cheap enough to poll)."""
+    return bool(_socket_inodes(port))
 
 
 def broker_clients(port: int, among: set[int]) -> set[int]:
