@@ -6,10 +6,10 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
-use crate::columns::{Column, Kind, StructColumn};
+use crate::columns::{Column, Field, Kind, StructColumn};
 
 /// A frame column: its name and its fields (name, Arrow kind, nullable).
-pub type FrameColumn = (&'static str, &'static [(&'static str, Kind, bool)]);
+pub type FrameColumn = (&'static str, &'static [Field]);
 
 /// What the common columns hold for a decoded frame (`frame_row`'s first three values).
 pub struct Head {
