@@ -219,6 +219,9 @@ class Writer:
         if kind in ("struct", "union"):
             assert shape.record is not None
             tail = ", scratch" if self.uses_scratch(shape.record) else ""
+            if kind == "union":  # the union's column: `variants` (columns.rs)
+                target = col if col.startswith("l") else f"&mut {col}"
+                return [f"{record_fn(shape)}({target}, {reference}{tail});"]
             return [f"{record_fn(shape)}({col}.fields(), {reference}{tail});"]
         assert kind == "list" and shape.element is not None
         items, v = f"l{depth}", f"v{depth}"
@@ -243,18 +246,17 @@ class Writer:
                 out += self.put(f"c[{index}]", value, f"v.{ident(value.name)}", False,
                                 value.nullable, 0)  # fmt: skip
             return out
-        variants = self.target.variants(record)
-        out = ["match v {"]
-        for index, struct in enumerate(variants):
+        # Only the variant set is written (and caught up with the rows it was null in);
+        # the others are padded at export (`Column::variants`).
+        out = ["let (row, c) = column.variants();", "match v {"]
+        for index, struct in enumerate(self.target.variants(record)):
             tail = ", scratch" if self.uses_scratch(struct.name) else ""
-            out.append(f"codec::{record.name}::{struct.name}(x) => {{")
-            for other in range(len(variants)):
-                if other == index:
-                    out.append(f"{record_fn(Shape('struct', record=struct.name))}"
-                               f"(c[{other}].fields(), x{tail});")  # fmt: skip
-                else:
-                    out.append(f"c[{other}].null();")
-            out.append("}")
+            out += [
+                f"codec::{record.name}::{struct.name}(x) => {{",
+                f"c[{index}].pad(row);",
+                f"{record_fn(Shape('struct', record=struct.name))}(c[{index}].fields(), x{tail});",
+                "}",
+            ]
         return [*out, "}"]
 
     def record_function(self, name: str) -> list[str]:
@@ -263,7 +265,8 @@ class Writer:
         kind = "struct" if isinstance(record, Struct) else "union"
         param = "_v" if isinstance(record, Struct) and not self.values(record.items) else "v"
         tail = ", scratch: &mut String" if self.uses_scratch(name) else ""
-        return [f"fn {kind}_{lower_snake(name)}(c: &mut [Column], {param}: "
+        columns = "c: &mut [Column]" if kind == "struct" else "column: &mut Column"
+        return [f"fn {kind}_{lower_snake(name)}({columns}, {param}: "
                 f"&codec::{self.spell.named_elided(name)}{tail}) {{",
                 *body, "}"]  # fmt: skip
 

@@ -540,789 +540,115 @@ fn struct_subscription(c: &mut [Column], v: &codec::Subscription<'_>, scratch: &
     c[3].bool(v.no_local);
     c[4].bytes(qo_s_name(v.qos as i128, scratch).as_bytes());
 }
-fn union_property(c: &mut [Column], v: &codec::Property<'_>) {
+fn union_property(column: &mut Column, v: &codec::Property<'_>) {
+    let (row, c) = column.variants();
     match v {
         codec::Property::PayloadFormatIndicator(x) => {
+            c[0].pad(row);
             struct_payload_format_indicator(c[0].fields(), x);
-            c[1].null();
-            c[2].null();
-            c[3].null();
-            c[4].null();
-            c[5].null();
-            c[6].null();
-            c[7].null();
-            c[8].null();
-            c[9].null();
-            c[10].null();
-            c[11].null();
-            c[12].null();
-            c[13].null();
-            c[14].null();
-            c[15].null();
-            c[16].null();
-            c[17].null();
-            c[18].null();
-            c[19].null();
-            c[20].null();
-            c[21].null();
-            c[22].null();
-            c[23].null();
-            c[24].null();
-            c[25].null();
-            c[26].null();
         }
         codec::Property::MessageExpiryInterval(x) => {
-            c[0].null();
+            c[1].pad(row);
             struct_message_expiry_interval(c[1].fields(), x);
-            c[2].null();
-            c[3].null();
-            c[4].null();
-            c[5].null();
-            c[6].null();
-            c[7].null();
-            c[8].null();
-            c[9].null();
-            c[10].null();
-            c[11].null();
-            c[12].null();
-            c[13].null();
-            c[14].null();
-            c[15].null();
-            c[16].null();
-            c[17].null();
-            c[18].null();
-            c[19].null();
-            c[20].null();
-            c[21].null();
-            c[22].null();
-            c[23].null();
-            c[24].null();
-            c[25].null();
-            c[26].null();
         }
         codec::Property::ContentType(x) => {
-            c[0].null();
-            c[1].null();
+            c[2].pad(row);
             struct_content_type(c[2].fields(), x);
-            c[3].null();
-            c[4].null();
-            c[5].null();
-            c[6].null();
-            c[7].null();
-            c[8].null();
-            c[9].null();
-            c[10].null();
-            c[11].null();
-            c[12].null();
-            c[13].null();
-            c[14].null();
-            c[15].null();
-            c[16].null();
-            c[17].null();
-            c[18].null();
-            c[19].null();
-            c[20].null();
-            c[21].null();
-            c[22].null();
-            c[23].null();
-            c[24].null();
-            c[25].null();
-            c[26].null();
         }
         codec::Property::ResponseTopic(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
+            c[3].pad(row);
             struct_response_topic(c[3].fields(), x);
-            c[4].null();
-            c[5].null();
-            c[6].null();
-            c[7].null();
-            c[8].null();
-            c[9].null();
-            c[10].null();
-            c[11].null();
-            c[12].null();
-            c[13].null();
-            c[14].null();
-            c[15].null();
-            c[16].null();
-            c[17].null();
-            c[18].null();
-            c[19].null();
-            c[20].null();
-            c[21].null();
-            c[22].null();
-            c[23].null();
-            c[24].null();
-            c[25].null();
-            c[26].null();
         }
         codec::Property::CorrelationData(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
-            c[3].null();
+            c[4].pad(row);
             struct_correlation_data(c[4].fields(), x);
-            c[5].null();
-            c[6].null();
-            c[7].null();
-            c[8].null();
-            c[9].null();
-            c[10].null();
-            c[11].null();
-            c[12].null();
-            c[13].null();
-            c[14].null();
-            c[15].null();
-            c[16].null();
-            c[17].null();
-            c[18].null();
-            c[19].null();
-            c[20].null();
-            c[21].null();
-            c[22].null();
-            c[23].null();
-            c[24].null();
-            c[25].null();
-            c[26].null();
         }
         codec::Property::SubscriptionIdentifier(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
-            c[3].null();
-            c[4].null();
+            c[5].pad(row);
             struct_subscription_identifier(c[5].fields(), x);
-            c[6].null();
-            c[7].null();
-            c[8].null();
-            c[9].null();
-            c[10].null();
-            c[11].null();
-            c[12].null();
-            c[13].null();
-            c[14].null();
-            c[15].null();
-            c[16].null();
-            c[17].null();
-            c[18].null();
-            c[19].null();
-            c[20].null();
-            c[21].null();
-            c[22].null();
-            c[23].null();
-            c[24].null();
-            c[25].null();
-            c[26].null();
         }
         codec::Property::SessionExpiryInterval(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
-            c[3].null();
-            c[4].null();
-            c[5].null();
+            c[6].pad(row);
             struct_session_expiry_interval(c[6].fields(), x);
-            c[7].null();
-            c[8].null();
-            c[9].null();
-            c[10].null();
-            c[11].null();
-            c[12].null();
-            c[13].null();
-            c[14].null();
-            c[15].null();
-            c[16].null();
-            c[17].null();
-            c[18].null();
-            c[19].null();
-            c[20].null();
-            c[21].null();
-            c[22].null();
-            c[23].null();
-            c[24].null();
-            c[25].null();
-            c[26].null();
         }
         codec::Property::AssignedClientIdentifier(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
-            c[3].null();
-            c[4].null();
-            c[5].null();
-            c[6].null();
+            c[7].pad(row);
             struct_assigned_client_identifier(c[7].fields(), x);
-            c[8].null();
-            c[9].null();
-            c[10].null();
-            c[11].null();
-            c[12].null();
-            c[13].null();
-            c[14].null();
-            c[15].null();
-            c[16].null();
-            c[17].null();
-            c[18].null();
-            c[19].null();
-            c[20].null();
-            c[21].null();
-            c[22].null();
-            c[23].null();
-            c[24].null();
-            c[25].null();
-            c[26].null();
         }
         codec::Property::ServerKeepAlive(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
-            c[3].null();
-            c[4].null();
-            c[5].null();
-            c[6].null();
-            c[7].null();
+            c[8].pad(row);
             struct_server_keep_alive(c[8].fields(), x);
-            c[9].null();
-            c[10].null();
-            c[11].null();
-            c[12].null();
-            c[13].null();
-            c[14].null();
-            c[15].null();
-            c[16].null();
-            c[17].null();
-            c[18].null();
-            c[19].null();
-            c[20].null();
-            c[21].null();
-            c[22].null();
-            c[23].null();
-            c[24].null();
-            c[25].null();
-            c[26].null();
         }
         codec::Property::AuthenticationMethod(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
-            c[3].null();
-            c[4].null();
-            c[5].null();
-            c[6].null();
-            c[7].null();
-            c[8].null();
+            c[9].pad(row);
             struct_authentication_method(c[9].fields(), x);
-            c[10].null();
-            c[11].null();
-            c[12].null();
-            c[13].null();
-            c[14].null();
-            c[15].null();
-            c[16].null();
-            c[17].null();
-            c[18].null();
-            c[19].null();
-            c[20].null();
-            c[21].null();
-            c[22].null();
-            c[23].null();
-            c[24].null();
-            c[25].null();
-            c[26].null();
         }
         codec::Property::AuthenticationData(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
-            c[3].null();
-            c[4].null();
-            c[5].null();
-            c[6].null();
-            c[7].null();
-            c[8].null();
-            c[9].null();
+            c[10].pad(row);
             struct_authentication_data(c[10].fields(), x);
-            c[11].null();
-            c[12].null();
-            c[13].null();
-            c[14].null();
-            c[15].null();
-            c[16].null();
-            c[17].null();
-            c[18].null();
-            c[19].null();
-            c[20].null();
-            c[21].null();
-            c[22].null();
-            c[23].null();
-            c[24].null();
-            c[25].null();
-            c[26].null();
         }
         codec::Property::RequestProblemInformation(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
-            c[3].null();
-            c[4].null();
-            c[5].null();
-            c[6].null();
-            c[7].null();
-            c[8].null();
-            c[9].null();
-            c[10].null();
+            c[11].pad(row);
             struct_request_problem_information(c[11].fields(), x);
-            c[12].null();
-            c[13].null();
-            c[14].null();
-            c[15].null();
-            c[16].null();
-            c[17].null();
-            c[18].null();
-            c[19].null();
-            c[20].null();
-            c[21].null();
-            c[22].null();
-            c[23].null();
-            c[24].null();
-            c[25].null();
-            c[26].null();
         }
         codec::Property::WillDelayInterval(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
-            c[3].null();
-            c[4].null();
-            c[5].null();
-            c[6].null();
-            c[7].null();
-            c[8].null();
-            c[9].null();
-            c[10].null();
-            c[11].null();
+            c[12].pad(row);
             struct_will_delay_interval(c[12].fields(), x);
-            c[13].null();
-            c[14].null();
-            c[15].null();
-            c[16].null();
-            c[17].null();
-            c[18].null();
-            c[19].null();
-            c[20].null();
-            c[21].null();
-            c[22].null();
-            c[23].null();
-            c[24].null();
-            c[25].null();
-            c[26].null();
         }
         codec::Property::RequestResponseInformation(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
-            c[3].null();
-            c[4].null();
-            c[5].null();
-            c[6].null();
-            c[7].null();
-            c[8].null();
-            c[9].null();
-            c[10].null();
-            c[11].null();
-            c[12].null();
+            c[13].pad(row);
             struct_request_response_information(c[13].fields(), x);
-            c[14].null();
-            c[15].null();
-            c[16].null();
-            c[17].null();
-            c[18].null();
-            c[19].null();
-            c[20].null();
-            c[21].null();
-            c[22].null();
-            c[23].null();
-            c[24].null();
-            c[25].null();
-            c[26].null();
         }
         codec::Property::ResponseInformation(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
-            c[3].null();
-            c[4].null();
-            c[5].null();
-            c[6].null();
-            c[7].null();
-            c[8].null();
-            c[9].null();
-            c[10].null();
-            c[11].null();
-            c[12].null();
-            c[13].null();
+            c[14].pad(row);
             struct_response_information(c[14].fields(), x);
-            c[15].null();
-            c[16].null();
-            c[17].null();
-            c[18].null();
-            c[19].null();
-            c[20].null();
-            c[21].null();
-            c[22].null();
-            c[23].null();
-            c[24].null();
-            c[25].null();
-            c[26].null();
         }
         codec::Property::ServerReference(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
-            c[3].null();
-            c[4].null();
-            c[5].null();
-            c[6].null();
-            c[7].null();
-            c[8].null();
-            c[9].null();
-            c[10].null();
-            c[11].null();
-            c[12].null();
-            c[13].null();
-            c[14].null();
+            c[15].pad(row);
             struct_server_reference(c[15].fields(), x);
-            c[16].null();
-            c[17].null();
-            c[18].null();
-            c[19].null();
-            c[20].null();
-            c[21].null();
-            c[22].null();
-            c[23].null();
-            c[24].null();
-            c[25].null();
-            c[26].null();
         }
         codec::Property::ReasonString(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
-            c[3].null();
-            c[4].null();
-            c[5].null();
-            c[6].null();
-            c[7].null();
-            c[8].null();
-            c[9].null();
-            c[10].null();
-            c[11].null();
-            c[12].null();
-            c[13].null();
-            c[14].null();
-            c[15].null();
+            c[16].pad(row);
             struct_reason_string(c[16].fields(), x);
-            c[17].null();
-            c[18].null();
-            c[19].null();
-            c[20].null();
-            c[21].null();
-            c[22].null();
-            c[23].null();
-            c[24].null();
-            c[25].null();
-            c[26].null();
         }
         codec::Property::ReceiveMaximum(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
-            c[3].null();
-            c[4].null();
-            c[5].null();
-            c[6].null();
-            c[7].null();
-            c[8].null();
-            c[9].null();
-            c[10].null();
-            c[11].null();
-            c[12].null();
-            c[13].null();
-            c[14].null();
-            c[15].null();
-            c[16].null();
+            c[17].pad(row);
             struct_receive_maximum(c[17].fields(), x);
-            c[18].null();
-            c[19].null();
-            c[20].null();
-            c[21].null();
-            c[22].null();
-            c[23].null();
-            c[24].null();
-            c[25].null();
-            c[26].null();
         }
         codec::Property::TopicAliasMaximum(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
-            c[3].null();
-            c[4].null();
-            c[5].null();
-            c[6].null();
-            c[7].null();
-            c[8].null();
-            c[9].null();
-            c[10].null();
-            c[11].null();
-            c[12].null();
-            c[13].null();
-            c[14].null();
-            c[15].null();
-            c[16].null();
-            c[17].null();
+            c[18].pad(row);
             struct_topic_alias_maximum(c[18].fields(), x);
-            c[19].null();
-            c[20].null();
-            c[21].null();
-            c[22].null();
-            c[23].null();
-            c[24].null();
-            c[25].null();
-            c[26].null();
         }
         codec::Property::TopicAlias(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
-            c[3].null();
-            c[4].null();
-            c[5].null();
-            c[6].null();
-            c[7].null();
-            c[8].null();
-            c[9].null();
-            c[10].null();
-            c[11].null();
-            c[12].null();
-            c[13].null();
-            c[14].null();
-            c[15].null();
-            c[16].null();
-            c[17].null();
-            c[18].null();
+            c[19].pad(row);
             struct_topic_alias(c[19].fields(), x);
-            c[20].null();
-            c[21].null();
-            c[22].null();
-            c[23].null();
-            c[24].null();
-            c[25].null();
-            c[26].null();
         }
         codec::Property::MaximumQos(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
-            c[3].null();
-            c[4].null();
-            c[5].null();
-            c[6].null();
-            c[7].null();
-            c[8].null();
-            c[9].null();
-            c[10].null();
-            c[11].null();
-            c[12].null();
-            c[13].null();
-            c[14].null();
-            c[15].null();
-            c[16].null();
-            c[17].null();
-            c[18].null();
-            c[19].null();
+            c[20].pad(row);
             struct_maximum_qos(c[20].fields(), x);
-            c[21].null();
-            c[22].null();
-            c[23].null();
-            c[24].null();
-            c[25].null();
-            c[26].null();
         }
         codec::Property::RetainAvailable(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
-            c[3].null();
-            c[4].null();
-            c[5].null();
-            c[6].null();
-            c[7].null();
-            c[8].null();
-            c[9].null();
-            c[10].null();
-            c[11].null();
-            c[12].null();
-            c[13].null();
-            c[14].null();
-            c[15].null();
-            c[16].null();
-            c[17].null();
-            c[18].null();
-            c[19].null();
-            c[20].null();
+            c[21].pad(row);
             struct_retain_available(c[21].fields(), x);
-            c[22].null();
-            c[23].null();
-            c[24].null();
-            c[25].null();
-            c[26].null();
         }
         codec::Property::UserProperty(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
-            c[3].null();
-            c[4].null();
-            c[5].null();
-            c[6].null();
-            c[7].null();
-            c[8].null();
-            c[9].null();
-            c[10].null();
-            c[11].null();
-            c[12].null();
-            c[13].null();
-            c[14].null();
-            c[15].null();
-            c[16].null();
-            c[17].null();
-            c[18].null();
-            c[19].null();
-            c[20].null();
-            c[21].null();
+            c[22].pad(row);
             struct_user_property(c[22].fields(), x);
-            c[23].null();
-            c[24].null();
-            c[25].null();
-            c[26].null();
         }
         codec::Property::MaximumPacketSize(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
-            c[3].null();
-            c[4].null();
-            c[5].null();
-            c[6].null();
-            c[7].null();
-            c[8].null();
-            c[9].null();
-            c[10].null();
-            c[11].null();
-            c[12].null();
-            c[13].null();
-            c[14].null();
-            c[15].null();
-            c[16].null();
-            c[17].null();
-            c[18].null();
-            c[19].null();
-            c[20].null();
-            c[21].null();
-            c[22].null();
+            c[23].pad(row);
             struct_maximum_packet_size(c[23].fields(), x);
-            c[24].null();
-            c[25].null();
-            c[26].null();
         }
         codec::Property::WildcardSubscriptionAvailable(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
-            c[3].null();
-            c[4].null();
-            c[5].null();
-            c[6].null();
-            c[7].null();
-            c[8].null();
-            c[9].null();
-            c[10].null();
-            c[11].null();
-            c[12].null();
-            c[13].null();
-            c[14].null();
-            c[15].null();
-            c[16].null();
-            c[17].null();
-            c[18].null();
-            c[19].null();
-            c[20].null();
-            c[21].null();
-            c[22].null();
-            c[23].null();
+            c[24].pad(row);
             struct_wildcard_subscription_available(c[24].fields(), x);
-            c[25].null();
-            c[26].null();
         }
         codec::Property::SubscriptionIdentifierAvailable(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
-            c[3].null();
-            c[4].null();
-            c[5].null();
-            c[6].null();
-            c[7].null();
-            c[8].null();
-            c[9].null();
-            c[10].null();
-            c[11].null();
-            c[12].null();
-            c[13].null();
-            c[14].null();
-            c[15].null();
-            c[16].null();
-            c[17].null();
-            c[18].null();
-            c[19].null();
-            c[20].null();
-            c[21].null();
-            c[22].null();
-            c[23].null();
-            c[24].null();
+            c[25].pad(row);
             struct_subscription_identifier_available(c[25].fields(), x);
-            c[26].null();
         }
         codec::Property::SharedSubscriptionAvailable(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
-            c[3].null();
-            c[4].null();
-            c[5].null();
-            c[6].null();
-            c[7].null();
-            c[8].null();
-            c[9].null();
-            c[10].null();
-            c[11].null();
-            c[12].null();
-            c[13].null();
-            c[14].null();
-            c[15].null();
-            c[16].null();
-            c[17].null();
-            c[18].null();
-            c[19].null();
-            c[20].null();
-            c[21].null();
-            c[22].null();
-            c[23].null();
-            c[24].null();
-            c[25].null();
+            c[26].pad(row);
             struct_shared_subscription_available(c[26].fields(), x);
         }
     }
@@ -1346,7 +672,7 @@ fn row(
             c[3].i32(f.keep_alive as i32);
             if let Some(l0) = c[4].items() {
                 for v0 in &f.properties {
-                    union_property(l0.fields(), v0);
+                    union_property(l0, v0);
                 }
             }
             c[4].close();
@@ -1355,7 +681,7 @@ fn row(
                 Some(v0) => {
                     if let Some(l1) = c[6].items() {
                         for v1 in v0 {
-                            union_property(l1.fields(), v1);
+                            union_property(l1, v1);
                         }
                     }
                     c[6].close();
@@ -1398,7 +724,7 @@ fn row(
             c[1].bytes(reason_code_name(f.reason_code as i128, scratch).as_bytes());
             if let Some(l0) = c[2].items() {
                 for v0 in &f.properties {
-                    union_property(l0.fields(), v0);
+                    union_property(l0, v0);
                 }
             }
             c[2].close();
@@ -1422,7 +748,7 @@ fn row(
             }
             if let Some(l0) = c[5].items() {
                 for v0 in &f.properties {
-                    union_property(l0.fields(), v0);
+                    union_property(l0, v0);
                 }
             }
             c[5].close();
@@ -1450,7 +776,7 @@ fn row(
                 Some(v0) => {
                     if let Some(l1) = c[2].items() {
                         for v1 in v0 {
-                            union_property(l1.fields(), v1);
+                            union_property(l1, v1);
                         }
                     }
                     c[2].close();
@@ -1476,7 +802,7 @@ fn row(
                 Some(v0) => {
                     if let Some(l1) = c[2].items() {
                         for v1 in v0 {
-                            union_property(l1.fields(), v1);
+                            union_property(l1, v1);
                         }
                     }
                     c[2].close();
@@ -1502,7 +828,7 @@ fn row(
                 Some(v0) => {
                     if let Some(l1) = c[2].items() {
                         for v1 in v0 {
-                            union_property(l1.fields(), v1);
+                            union_property(l1, v1);
                         }
                     }
                     c[2].close();
@@ -1528,7 +854,7 @@ fn row(
                 Some(v0) => {
                     if let Some(l1) = c[2].items() {
                         for v1 in v0 {
-                            union_property(l1.fields(), v1);
+                            union_property(l1, v1);
                         }
                     }
                     c[2].close();
@@ -1546,7 +872,7 @@ fn row(
             c[0].i32(f.packet_id as i32);
             if let Some(l0) = c[1].items() {
                 for v0 in &f.properties {
-                    union_property(l0.fields(), v0);
+                    union_property(l0, v0);
                 }
             }
             c[1].close();
@@ -1567,7 +893,7 @@ fn row(
             c[0].i32(f.packet_id as i32);
             if let Some(l0) = c[1].items() {
                 for v0 in &f.properties {
-                    union_property(l0.fields(), v0);
+                    union_property(l0, v0);
                 }
             }
             c[1].close();
@@ -1588,7 +914,7 @@ fn row(
             c[0].i32(f.packet_id as i32);
             if let Some(l0) = c[1].items() {
                 for v0 in &f.properties {
-                    union_property(l0.fields(), v0);
+                    union_property(l0, v0);
                 }
             }
             c[1].close();
@@ -1609,7 +935,7 @@ fn row(
             c[0].i32(f.packet_id as i32);
             if let Some(l0) = c[1].items() {
                 for v0 in &f.properties {
-                    union_property(l0.fields(), v0);
+                    union_property(l0, v0);
                 }
             }
             c[1].close();
@@ -1655,7 +981,7 @@ fn row(
                 Some(v0) => {
                     if let Some(l1) = c[1].items() {
                         for v1 in v0 {
-                            union_property(l1.fields(), v1);
+                            union_property(l1, v1);
                         }
                     }
                     c[1].close();
@@ -1680,7 +1006,7 @@ fn row(
                 Some(v0) => {
                     if let Some(l1) = c[1].items() {
                         for v1 in v0 {
-                            union_property(l1.fields(), v1);
+                            union_property(l1, v1);
                         }
                     }
                     c[1].close();

@@ -487,58 +487,45 @@ fn struct_osiris_chunk(c: &mut [Column], v: &codec::OsirisChunk<'_>, scratch: &m
     c[4].i32(v.chunk_crc as i32);
     if let Some(l0) = c[5].items() {
         for v0 in &v.entries {
-            union_entry(l0.fields(), v0, scratch);
+            union_entry(l0, v0, scratch);
         }
     }
     c[5].close();
 }
-fn union_entry(c: &mut [Column], v: &codec::Entry<'_>, scratch: &mut String) {
+fn union_entry(column: &mut Column, v: &codec::Entry<'_>, scratch: &mut String) {
+    let (row, c) = column.variants();
     match v {
         codec::Entry::SimpleEntry(x) => {
+            c[0].pad(row);
             struct_simple_entry(c[0].fields(), x);
-            c[1].null();
         }
         codec::Entry::SubEntryBatch(x) => {
-            c[0].null();
+            c[1].pad(row);
             struct_sub_entry_batch(c[1].fields(), x, scratch);
         }
     }
 }
-fn union_offset_specification(c: &mut [Column], v: &codec::OffsetSpecification) {
+fn union_offset_specification(column: &mut Column, v: &codec::OffsetSpecification) {
+    let (row, c) = column.variants();
     match v {
         codec::OffsetSpecification::OffsetSpecFirst(x) => {
+            c[0].pad(row);
             struct_offset_spec_first(c[0].fields(), x);
-            c[1].null();
-            c[2].null();
-            c[3].null();
-            c[4].null();
         }
         codec::OffsetSpecification::OffsetSpecLast(x) => {
-            c[0].null();
+            c[1].pad(row);
             struct_offset_spec_last(c[1].fields(), x);
-            c[2].null();
-            c[3].null();
-            c[4].null();
         }
         codec::OffsetSpecification::OffsetSpecNext(x) => {
-            c[0].null();
-            c[1].null();
+            c[2].pad(row);
             struct_offset_spec_next(c[2].fields(), x);
-            c[3].null();
-            c[4].null();
         }
         codec::OffsetSpecification::OffsetSpecOffset(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
+            c[3].pad(row);
             struct_offset_spec_offset(c[3].fields(), x);
-            c[4].null();
         }
         codec::OffsetSpecification::OffsetSpecTimestamp(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
-            c[3].null();
+            c[4].pad(row);
             struct_offset_spec_timestamp(c[4].fields(), x);
         }
     }
@@ -600,7 +587,7 @@ fn row(
                 }
                 None => c[2].null(),
             }
-            union_offset_specification(c[3].fields(), &f.offset_specification);
+            union_offset_specification(&mut c[3], &f.offset_specification);
             c[4].i32(f.credit as i32);
             Head {
                 frame_type: "SUBSCRIBE_REQUEST",

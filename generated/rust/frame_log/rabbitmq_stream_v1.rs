@@ -734,7 +734,7 @@ fn struct_published_message(
     scratch: &mut String,
 ) {
     c[0].i128(v.publishing_id as i128);
-    union_entry(c[1].fields(), &v.entry, scratch);
+    union_entry(&mut c[1], &v.entry, scratch);
 }
 fn struct_published_message_v2(c: &mut [Column], v: &codec::PublishedMessageV2<'_>) {
     c[0].i128(v.publishing_id as i128);
@@ -825,108 +825,72 @@ fn struct_osiris_chunk(c: &mut [Column], v: &codec::OsirisChunk<'_>, scratch: &m
     c[8].i32(v.bloom_size as i32);
     c[9].bytes(v.data);
 }
-fn union_entry(c: &mut [Column], v: &codec::Entry<'_>, scratch: &mut String) {
+fn union_entry(column: &mut Column, v: &codec::Entry<'_>, scratch: &mut String) {
+    let (row, c) = column.variants();
     match v {
         codec::Entry::SimpleEntry(x) => {
+            c[0].pad(row);
             struct_simple_entry(c[0].fields(), x);
-            c[1].null();
         }
         codec::Entry::SubEntryBatch(x) => {
-            c[0].null();
+            c[1].pad(row);
             struct_sub_entry_batch(c[1].fields(), x, scratch);
         }
     }
 }
-fn union_offset_specification(c: &mut [Column], v: &codec::OffsetSpecification) {
+fn union_offset_specification(column: &mut Column, v: &codec::OffsetSpecification) {
+    let (row, c) = column.variants();
     match v {
         codec::OffsetSpecification::OffsetSpecFirst(x) => {
+            c[0].pad(row);
             struct_offset_spec_first(c[0].fields(), x);
-            c[1].null();
-            c[2].null();
-            c[3].null();
-            c[4].null();
         }
         codec::OffsetSpecification::OffsetSpecLast(x) => {
-            c[0].null();
+            c[1].pad(row);
             struct_offset_spec_last(c[1].fields(), x);
-            c[2].null();
-            c[3].null();
-            c[4].null();
         }
         codec::OffsetSpecification::OffsetSpecNext(x) => {
-            c[0].null();
-            c[1].null();
+            c[2].pad(row);
             struct_offset_spec_next(c[2].fields(), x);
-            c[3].null();
-            c[4].null();
         }
         codec::OffsetSpecification::OffsetSpecOffset(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
+            c[3].pad(row);
             struct_offset_spec_offset(c[3].fields(), x);
-            c[4].null();
         }
         codec::OffsetSpecification::OffsetSpecTimestamp(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
-            c[3].null();
+            c[4].pad(row);
             struct_offset_spec_timestamp(c[4].fields(), x);
         }
     }
 }
 fn union_consumer_update_offset_specification(
-    c: &mut [Column],
+    column: &mut Column,
     v: &codec::ConsumerUpdateOffsetSpecification,
 ) {
+    let (row, c) = column.variants();
     match v {
         codec::ConsumerUpdateOffsetSpecification::OffsetSpecNone(x) => {
+            c[0].pad(row);
             struct_offset_spec_none(c[0].fields(), x);
-            c[1].null();
-            c[2].null();
-            c[3].null();
-            c[4].null();
-            c[5].null();
         }
         codec::ConsumerUpdateOffsetSpecification::OffsetSpecFirst(x) => {
-            c[0].null();
+            c[1].pad(row);
             struct_offset_spec_first(c[1].fields(), x);
-            c[2].null();
-            c[3].null();
-            c[4].null();
-            c[5].null();
         }
         codec::ConsumerUpdateOffsetSpecification::OffsetSpecLast(x) => {
-            c[0].null();
-            c[1].null();
+            c[2].pad(row);
             struct_offset_spec_last(c[2].fields(), x);
-            c[3].null();
-            c[4].null();
-            c[5].null();
         }
         codec::ConsumerUpdateOffsetSpecification::OffsetSpecNext(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
+            c[3].pad(row);
             struct_offset_spec_next(c[3].fields(), x);
-            c[4].null();
-            c[5].null();
         }
         codec::ConsumerUpdateOffsetSpecification::OffsetSpecOffset(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
-            c[3].null();
+            c[4].pad(row);
             struct_offset_spec_offset(c[4].fields(), x);
-            c[5].null();
         }
         codec::ConsumerUpdateOffsetSpecification::OffsetSpecTimestamp(x) => {
-            c[0].null();
-            c[1].null();
-            c[2].null();
-            c[3].null();
-            c[4].null();
+            c[5].pad(row);
             struct_offset_spec_timestamp(c[5].fields(), x);
         }
     }
@@ -1096,7 +1060,7 @@ fn row(
                 }
                 None => c[2].null(),
             }
-            union_offset_specification(c[3].fields(), &f.offset_specification);
+            union_offset_specification(&mut c[3], &f.offset_specification);
             c[4].i32(f.credit as i32);
             if let Some(l0) = c[5].items() {
                 for v0 in &f.properties {
@@ -1618,7 +1582,7 @@ fn row(
             let c = columns[45].row(row);
             c[0].i64(f.correlation_id as i64);
             c[1].bytes(response_code_name(f.response_code as i128, scratch).as_bytes());
-            union_consumer_update_offset_specification(c[2].fields(), &f.offset_specification);
+            union_consumer_update_offset_specification(&mut c[2], &f.offset_specification);
             Head {
                 frame_type: "CONSUMER_UPDATE_RESPONSE",
                 stream_id: None,

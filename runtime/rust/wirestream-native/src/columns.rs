@@ -262,13 +262,35 @@ impl Column {
     }
 
     /// A struct row: the struct is valid, and its fields (returned) are set by the
-    /// caller in order, every field once.
+    /// caller in order, every field once. The fields catch up first with the rows where
+    /// the struct was null (`pad` leaves them behind: a union's variants are null in
+    /// most rows, and padding each of their fields row by row cost more than the rest).
     #[inline]
     pub fn fields(&mut self) -> &mut [Column] {
+        let len = self.len;
         self.valid();
         match &mut self.values {
-            Values::Struct { children } => children,
+            Values::Struct { children } => {
+                for child in children.iter_mut() {
+                    child.pad(len);
+                }
+                children
+            }
             _ => &mut [],
+        }
+    }
+
+    /// A union's row (a struct of one nullable struct per variant, one of them set): the
+    /// union is valid; its row's index and its variants' columns, left behind by the rows
+    /// they were not set in: the caller catches the one it sets up (`pad(row)`, then
+    /// `fields()`), the export the others, all at once -- not one null per variant a row.
+    #[inline]
+    pub fn variants(&mut self) -> (usize, &mut [Column]) {
+        let row = self.len;
+        self.valid();
+        match &mut self.values {
+            Values::Struct { children } => (row, children),
+            _ => (row, &mut []),
         }
     }
 
@@ -327,23 +349,10 @@ impl Column {
         match &mut self.values {
             Values::Fixed { width, data } => data.resize(len * *width, 0),
             Values::Bits(bits) => bits.pad(len),
-            Values::Var { offsets, data } => {
-                let end = (data.len() as i32).to_ne_bytes();
-                for _ in self.len..len {
-                    offsets.extend_from_slice(&end);
-                }
-            }
-            Values::List { offsets, child } => {
-                let end = (child.len as i32).to_ne_bytes();
-                for _ in self.len..len {
-                    offsets.extend_from_slice(&end);
-                }
-            }
-            Values::Struct { children } => {
-                for child in children {
-                    child.pad(len);
-                }
-            }
+            Values::Var { offsets, data } => repeat_offset(offsets, data.len(), len - self.len),
+            Values::List { offsets, child } => repeat_offset(offsets, child.len, len - self.len),
+            // the fields catch up later, all at once (`fields`, `export`)
+            Values::Struct { .. } => {}
         }
         if let Some(bits) = &mut self.validity {
             bits.pad(len);
@@ -365,6 +374,11 @@ impl Column {
         mut spare: impl FnMut(usize) -> Vec<u8>,
     ) -> (Option<Vec<u8>>, usize, Vec<Vec<u8>>) {
         let nulls = self.null_count();
+        if let Values::Struct { children } = &mut self.values {
+            for child in children.iter_mut() {
+                child.pad(self.len); // the rows `pad` left them behind by
+            }
+        }
         let validity = self.validity.as_mut().map(|bits| bits.swap(spare(0)));
         let buffers = match &mut self.values {
             Values::Fixed { data, .. } => vec![core::mem::replace(data, spare(1))],
@@ -383,6 +397,23 @@ impl Column {
         };
         self.len = 0;
         (validity, nulls, buffers)
+    }
+}
+
+/// `count` more offsets of `end` (the rows of empty values).
+#[inline]
+fn repeat_offset(offsets: &mut Vec<u8>, end: usize, count: usize) {
+    // a batch holds at most DATA_LIMIT bytes and ROW_LIMIT rows: within i32
+    if end == 0 {
+        // a column nothing was written to yet (a union's unused variants): a memset
+        offsets.resize(offsets.len() + 4 * count, 0);
+        return;
+    }
+    let end = (end as i32).to_ne_bytes();
+    if count == 1 {
+        offsets.extend_from_slice(&end);
+    } else {
+        offsets.extend(end.iter().copied().cycle().take(4 * count));
     }
 }
 
