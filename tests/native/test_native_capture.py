@@ -8,7 +8,7 @@ frames; the mappings are generated: generated/rust/frame_log), as a capture file
 pcapng, and for RSocket 1.0 also frames larger than the reader's window, and corrupt, torn
 and split files -- and must give equal Arrow tables in every mode, the same error class
 for every refused frame, and the same exception, message and all, where they fail. No Spark session: this is the executor side
-of a task (``FrameLogRows``). About 30 seconds, half of it building the corpus.
+of a task (``FrameLogRows``). About a minute, a third of it building the corpora.
 """
 
 from __future__ import annotations
