@@ -46,11 +46,12 @@ from wirestream.runtime.spark.capture_source import (
 
 NAME = "rsocket/1.0"
 
-# Every version the extension decodes (generated/rust/frame_log); the contextual ones
-# (their frames decode with what earlier frames announced) read through the pure path.
-NATIVE = ["bpmux/rel", "mqtt/5", "rabbitmq_stream/1", "rabbitmq_stream/draft", "rsocket/0.2",
-          NAME]  # fmt: skip
-PURE_ONLY = ["mysql/10", "postgresql/3", "rsio/0", "rsio/0+msgpack"]
+# Every version the extension decodes (generated/rust/frame_log): all in their binary
+# encoding, the contextual ones (MySQL, PostgreSQL, rsio) with each connection's context.
+NATIVE = ["bpmux/rel", "mqtt/5", "mysql/10", "postgresql/3", "rabbitmq_stream/1",
+          "rabbitmq_stream/draft", "rsio/0", "rsocket/0.2", NAME]  # fmt: skip
+# Rust does not spell Reactive Streams' MessagePack encoding.
+PURE_ONLY = ["rsio/0+msgpack"]
 
 
 def test_the_extension_is_built_and_decodes_rsocket() -> None:
@@ -61,7 +62,7 @@ def test_the_extension_is_built_and_decodes_rsocket() -> None:
     assert native.available(NAME)
 
 
-def test_every_non_contextual_version_is_decoded_natively() -> None:
+def test_every_binary_version_is_decoded_natively() -> None:
     assert sorted(native.native_protocols()) == sorted(NATIVE)
     assert all(native.available(name) for name in NATIVE)
     assert not any(native.available(name) for name in PURE_ONLY)
@@ -497,7 +498,8 @@ def test_every_versions_corpus_gives_the_same_rows(tmp_path: Path, name: str, mo
                      senders=[sender for _, _, sender in cases])  # fmt: skip
     expected = pure(path, mode, name=name)
     kinds = set(expected.column("frame_type").to_pylist())
-    assert len(kinds) > 3, kinds
+    # (MySQL's frames mostly need the phase a real connection's order sets: few decode)
+    assert len(kinds - {"MALFORMED"}) >= 2, kinds
     got = natively(path, mode, name=name)
     for batch in got.to_batches():
         batch.validate(full=True)
@@ -555,7 +557,8 @@ def test_every_versions_failfast_raises_the_pure_paths_error(tmp_path: Path, nam
         assert str(by_native.value) == str(by_pure.value), error_name
         assert type(by_native.value.__cause__) is type(by_pure.value.__cause__)
         raised.add(type(by_pure.value.__cause__).__name__)
-    assert len(raised) >= 2, raised
+    # a contextual version's good frames change the context the bad ones meet: fewer kinds
+    assert len(raised) >= (1 if get_protocol(name).contextual else 2), raised
 
 
 def _sent_by(rows: FrameLogRows, data: bytes, sender: str | None) -> str | None:

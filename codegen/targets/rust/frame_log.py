@@ -129,8 +129,6 @@ class Writer:
     def __init__(self, proto: Protocol) -> None:
         self.proto = proto
         plan = plan_codec(proto)
-        if plan.context:
-            raise refuse(proto, "a contextual version (NEEDS_CONTEXT)")
         self.plan = plan
         self.spell = Spell(plan)
         self.target = FrameLogTarget(proto)
@@ -356,7 +354,10 @@ class Writer:
         for name in self.records:
             if name in self.schemas:  # used by the frame log
                 functions += self.record_function(name)
-        sender = "sender(flags)" if self.plan.sender_tables else "None"
+        # A contextual version decodes as `RecordDecoder` does: with the context of the
+        # record's (connection, direction), fed in record order, and no sender.
+        contextual = bool(self.plan.context)
+        sender = "sender(flags)" if self.plan.sender_tables and not contextual else "None"
         name = f"{proto.protocol}/{user_version(proto.version)}"
         crate = f"wirestream_{proto.protocol}_{proto.version}"
         lines = [
@@ -374,7 +375,7 @@ class Writer:
             f"use {crate}::{{self as codec, Frame}};",
             "",
             f"use crate::columns::{{{'Column, ' if functions else ''}Field, Kind, StructColumn}};",
-            "use crate::log::{Head, Protocol};",
+            "use crate::log::{Head, Protocol, State};",
             "",
             f"/// {proto.title} in the frame log.",
             "pub static PROTOCOL: Protocol = Protocol {",
@@ -412,7 +413,7 @@ class Writer:
                 "}",
                 "}",
             ]
-        if self.plan.sender_tables:
+        if self.plan.sender_tables and not contextual:
             lines += [
                 "/// Who sent a recorded frame (the capture record's direction and side bits:",
                 "/// `wirestream.runtime.capture.format`), as `capture_source._sender`.",
@@ -423,13 +424,36 @@ class Writer:
                 "}",
             ]
         lines += functions
-        flags_param = "flags" if self.plan.sender_tables else "_flags"
+        flags_param = "flags" if sender != "None" or contextual else "_flags"
         scratch = "scratch" if any("scratch" in a for a in arms) else "_scratch"
+        state = ("connection", "state") if contextual else ("_connection", "_state")
+        decode = [
+            f"let frame = codec::decode_with(data, None, {sender}).map_err(|e| e.class_name())?;"
+        ]
+        if contextual:
+            lines += [
+                "/// Each (connection, direction)'s context, fed in record order, as",
+                "/// `wirestream.runtime.capture.protocols.RecordDecoder` keeps them.",
+                "type Contexts = std::collections::HashMap<(u64, bool), codec::Context>;",
+            ]
+            decode = [
+                "if !state.as_ref().is_some_and(|s| s.is::<Contexts>()) {",
+                "*state = Some(Box::new(Contexts::new()));",
+                "}",
+                "let Some(contexts) = state.as_mut().and_then(|s| s.downcast_mut::<Contexts>()) "
+                "else {",
+                'return Err("DecodeError"); // never: made just above',
+                "};",
+                "let ctx = contexts.entry((connection, flags & 0x01 != 0)).or_default();",
+                "let frame = codec::decode_with(data, Some(ctx), None).map_err(|e| e.class_name())?;",
+                "codec::track_context(&frame, ctx);",
+            ]
         lines += [
             "/// Decode `data` and write its frame column's row; the frame log's head of the row.",
-            f"fn row(data: &[u8], {flags_param}: u8, columns: &mut [StructColumn], row: usize, "
+            f"fn row(data: &[u8], {flags_param}: u8, {state[0]}: u64, {state[1]}: &mut State, "
+            f"columns: &mut [StructColumn], row: usize, "
             f"{scratch}: &mut String) -> Result<Head, &'static str> {{",
-            f"let frame = codec::decode_with(data, None, {sender}).map_err(|e| e.class_name())?;",
+            *decode,
             "// Every column index below is COLUMNS' order (the frame log's FRAME_COLUMNS).",
             "Ok(match frame {",
             *arms,

@@ -15,7 +15,7 @@
 use wirestream_bpmux_rel::{self as codec, Frame};
 
 use crate::columns::{Field, Kind, StructColumn};
-use crate::log::{Head, Protocol};
+use crate::log::{Head, Protocol, State};
 
 /// BPMUX bpmux/rel (reliable ordered channel) in the frame log.
 pub static PROTOCOL: Protocol = Protocol {
@@ -164,6 +164,8 @@ const COLUMNS: &[(&str, &[Field])] = &[
 fn row(
     data: &[u8],
     _flags: u8,
+    _connection: u64,
+    _state: &mut State,
     columns: &mut [StructColumn],
     row: usize,
     _scratch: &mut String,

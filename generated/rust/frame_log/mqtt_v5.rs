@@ -15,7 +15,7 @@
 use wirestream_mqtt_v5::{self as codec, Frame};
 
 use crate::columns::{Column, Field, Kind, StructColumn};
-use crate::log::{Head, Protocol};
+use crate::log::{Head, Protocol, State};
 
 /// MQTT 5.0 in the frame log.
 pub static PROTOCOL: Protocol = Protocol {
@@ -657,6 +657,8 @@ fn union_property(column: &mut Column, v: &codec::Property<'_>) {
 fn row(
     data: &[u8],
     _flags: u8,
+    _connection: u64,
+    _state: &mut State,
     columns: &mut [StructColumn],
     row: usize,
     scratch: &mut String,

@@ -15,7 +15,7 @@
 use wirestream_rabbitmq_stream_draft::{self as codec, Frame};
 
 use crate::columns::{Column, Field, Kind, StructColumn};
-use crate::log::{Head, Protocol};
+use crate::log::{Head, Protocol, State};
 
 /// RabbitMQ Stream protocol (2020 draft) in the frame log.
 pub static PROTOCOL: Protocol = Protocol {
@@ -534,6 +534,8 @@ fn union_offset_specification(column: &mut Column, v: &codec::OffsetSpecificatio
 fn row(
     data: &[u8],
     flags: u8,
+    _connection: u64,
+    _state: &mut State,
     columns: &mut [StructColumn],
     row: usize,
     scratch: &mut String,

@@ -15,7 +15,7 @@
 use wirestream_rabbitmq_stream_v1::{self as codec, Frame};
 
 use crate::columns::{Column, Field, Kind, StructColumn};
-use crate::log::{Head, Protocol};
+use crate::log::{Head, Protocol, State};
 
 /// RabbitMQ Stream protocol (v1) in the frame log.
 pub static PROTOCOL: Protocol = Protocol {
@@ -899,6 +899,8 @@ fn union_consumer_update_offset_specification(
 fn row(
     data: &[u8],
     flags: u8,
+    _connection: u64,
+    _state: &mut State,
     columns: &mut [StructColumn],
     row: usize,
     scratch: &mut String,

@@ -15,7 +15,7 @@
 use wirestream_rsocket_v0_2::{self as codec, Frame};
 
 use crate::columns::{Field, Kind, StructColumn};
-use crate::log::{Head, Protocol};
+use crate::log::{Head, Protocol, State};
 
 /// ReactiveSocket 0.2 in the frame log.
 pub static PROTOCOL: Protocol = Protocol {
@@ -218,6 +218,8 @@ fn error_code_name(code: i128, scratch: &mut String) -> &str {
 fn row(
     data: &[u8],
     _flags: u8,
+    _connection: u64,
+    _state: &mut State,
     columns: &mut [StructColumn],
     row: usize,
     scratch: &mut String,

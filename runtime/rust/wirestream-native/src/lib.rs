@@ -19,16 +19,22 @@ mod rabbitmq_chunk;
 mod sql_rows;
 
 // The frame log of each version decoded natively, generated from the same plan as its
-// `spark.py` (codegen/targets/rust/frame_log.py). Versions not here (contextual ones:
-// generated/rust/Cargo.toml lists why) read through the pure-Python path.
+// `spark.py` (codegen/targets/rust/frame_log.py): every version in its binary encoding
+// (`rsio/0+msgpack`, which Rust does not spell, reads through the pure-Python path).
 #[path = "../../../../generated/rust/frame_log/bpmux_rel.rs"]
 mod bpmux_rel;
 #[path = "../../../../generated/rust/frame_log/mqtt_v5.rs"]
 mod mqtt_v5;
+#[path = "../../../../generated/rust/frame_log/mysql_v10.rs"]
+mod mysql_v10;
+#[path = "../../../../generated/rust/frame_log/postgresql_v3.rs"]
+mod postgresql_v3;
 #[path = "../../../../generated/rust/frame_log/rabbitmq_stream_draft.rs"]
 mod rabbitmq_stream_draft;
 #[path = "../../../../generated/rust/frame_log/rabbitmq_stream_v1.rs"]
 mod rabbitmq_stream_v1;
+#[path = "../../../../generated/rust/frame_log/rsio_v0.rs"]
+mod rsio_v0;
 #[path = "../../../../generated/rust/frame_log/rsocket_v0_2.rs"]
 mod rsocket_v0_2;
 #[path = "../../../../generated/rust/frame_log/rsocket_v1_0.rs"]
@@ -46,11 +52,14 @@ use crate::log::{FrameLog as Log, Mode, Protocol, Stop, COMMON, CONSTANT};
 type Field = (&'static str, String, bool);
 
 /// The protocol versions decoded natively.
-static PROTOCOLS: [&Protocol; 6] = [
+static PROTOCOLS: [&Protocol; 9] = [
     &bpmux_rel::PROTOCOL,
     &mqtt_v5::PROTOCOL,
+    &mysql_v10::PROTOCOL,
+    &postgresql_v3::PROTOCOL,
     &rabbitmq_stream_draft::PROTOCOL,
     &rabbitmq_stream_v1::PROTOCOL,
+    &rsio_v0::PROTOCOL,
     &rsocket_v0_2::PROTOCOL,
     &rsocket_v1_0::PROTOCOL,
 ];
