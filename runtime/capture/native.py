@@ -6,11 +6,11 @@ writes the Arrow buffers of the protocol's Spark frame log (``FRAME_LOG_SCHEMA``
 ``NativeFrameLog`` assembles them into a ``pyarrow.RecordBatch`` of exactly the schema's
 types, with no cast and no Python object per frame.
 
-It decodes every protocol version whose frames decode on their own (``native_protocols``:
-RSocket 1.0 and 0.2, BPMUX rel, MQTT 5, RabbitMQ Stream 1 and draft), each through a
-frame-log mapping generated from the same plan as its ``spark.py``
-(``generated/rust/frame_log``); the contextual versions (MySQL, PostgreSQL, Reactive
-Streams) read through the pure-Python path.
+It decodes every protocol version in its binary encoding (``native_protocols``: all but
+``rsio/0+msgpack``), each through a frame-log mapping generated from the same plan as its
+``spark.py`` (``generated/rust/frame_log``); a contextual version (MySQL, PostgreSQL,
+Reactive Streams) with each connection's context, fed in record order as
+``RecordDecoder`` feeds it.
 
 This module is the one place that imports the extension for captures (RabbitMQ chunks:
 ``wirestream.runtime.rabbitmq_stream.chunk``).  Where it is not built (no Rust

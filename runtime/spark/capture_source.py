@@ -74,7 +74,8 @@ Options:
     native``; docs/rust.md) and decodes the protocol, a capture file's batches are read
     and built by it (``wirestream.runtime.capture.native``: the same rows and errors, no
     Python object per frame; a pcap file's frames, once its TCP streams are reassembled in
-    Python); ``false``: the pure-Python path always, as ``arrow=false`` does.
+    Python, but a contextual protocol's in FAILFAST); ``false``: the pure-Python path
+    always, as ``arrow=false`` does.
 
 ``frameTypes``
     the frame types to read, comma-separated, as ``frame_type`` names them

@@ -10,10 +10,10 @@ same types.
 Everything is decided by the Spark target's plan (``SparkTarget``, ``python/spark.py``):
 this module subclasses it so that each value it plans also says what it is (``Shape``), and
 spells that in Rust; names, types, nullability, enum names and flag bits are the plan's.
-A version this does not map is refused (``Refused``) and read by the pure-Python path:
-contextual versions (``NEEDS_CONTEXT``: the FAILFAST path re-decodes a refused frame in
-Python, which needs the context of the frames before it) and constructs without an Arrow
-kind here (floats, a multi-part frame code).
+A contextual version (``NEEDS_CONTEXT``) keeps each (connection, direction)'s context in
+the frame log's ``State`` and feeds it in record order, as ``RecordDecoder`` does (no
+sender, as there). A version with a construct this does not map (floats, a multi-part
+frame code: none today) is refused (``Refused``) and read by the pure-Python path.
 """
 
 from __future__ import annotations
