@@ -600,3 +600,42 @@ def test_every_versions_pcap_gives_the_same_rows(tmp_path: Path, name: str) -> N
     )
     assert_same(got, expected, name)
     assert got.num_rows > 50
+
+
+CONTEXTUAL = [name for name in NATIVE if get_protocol(name).contextual]
+
+
+@pytest.mark.parametrize("name", CONTEXTUAL)
+def test_contextual_versions_decode_with_each_connections_context(
+    tmp_path: Path, name: str
+) -> None:
+    """The corpus' tracking frames (those that change the context, encoded in step with
+    it) and then every other input, on one connection and direction: the extension keeps
+    the context in record order as the pure path's ``RecordDecoder`` does, so both decode
+    (or refuse) the same frames, in PERMISSIVE and in FAILFAST."""
+    module = get_protocol(name).codec_module.removeprefix("wirestream.generated.")
+    (variant,) = [v for v in VARIANTS if v.name == module.replace(".", "_")]
+    tracking = [bytes.fromhex(case["bytes"]) for case in build(variant)["tracking"]]
+    assert tracking, name
+    frames = [*tracking, *(data for _, data, _ in corpus_of(name))]
+    with CaptureWriter(tmp_path / "one.wscap", name, max_file_bytes=None) as capture:
+        for n, frame in enumerate(frames):
+            capture.record(7, "in", frame, timestamp_ns=n)
+    path = Path(capture.path)
+    expected = pure(path, "PERMISSIVE", name=name)
+    types = expected.column("frame_type").to_pylist()
+    assert types.count("MALFORMED") < len(types), name
+    assert_same(natively(path, "PERMISSIVE", name=name), expected, name)
+    assert_same(natively(path, "PERMISSIVE", rows=97, name=name),
+                pure(path, "PERMISSIVE", rows=97, name=name), name)  # fmt: skip
+    outcomes = []
+    for read in ("pure", "native"):
+        try:
+            if read == "pure":
+                pure(path, "FAILFAST", name=name)
+            else:
+                list(FrameLogRows(name, "FAILFAST").native_batches(str(path)))
+            outcomes.append("rows")
+        except DecodeError as error:
+            outcomes.append(f"{error}")
+    assert outcomes[0] == outcomes[1], name
