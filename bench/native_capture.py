@@ -16,6 +16,10 @@ shared machine does not count (the wall-clock rate of the native path is shown t
   no Arrow at all (the floor of any Python reader; bench.spark_pipeline's loop).
 
 Targets (issue 28): native >= 10M frames/s and >= 20x the plain loop.
+
+Then the same three paths on MQTT 5 PUBLISH frames (QoS 1, a topic, two properties, 100 B
+payload; 1/4 as many frames): a frame log with a list of a union of structs per row, read
+through the generated mapping (generated/rust/frame_log/mqtt_v5.rs).
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from wirestream.generated.mqtt import v5 as mqtt
+from wirestream.generated.mqtt.v5.spark import frame_row as mqtt_frame_row
 from wirestream.generated.rsocket import v1_0 as rsocket
 from wirestream.generated.rsocket.v1_0.spark import frame_row
 from wirestream.runtime.capture import CaptureWriter, native
@@ -38,14 +44,16 @@ RUNS = 3
 TARGET_RATE = 10_000_000
 TARGET_VS_LOOP = 20.0
 NAME = "rsocket/1.0"
+MQTT = "mqtt/5"
 
 
-def write_capture(path: Path, n: int) -> Path:
-    frame = rsocket.encode(
-        rsocket.Payload(stream_id=1, metadata=b"m" * 16, data=b"x" * 100, next=True)
-    )
+def write_capture(path: Path, n: int, name: str = NAME, frame: bytes | None = None) -> Path:
+    if frame is None:
+        frame = rsocket.encode(
+            rsocket.Payload(stream_id=1, metadata=b"m" * 16, data=b"x" * 100, next=True)
+        )
     start = 1_700_000_000_000_000_000
-    with CaptureWriter(path, NAME, max_file_bytes=None) as capture:
+    with CaptureWriter(path, name, max_file_bytes=None) as capture:
         for i in range(n):
             capture.record(1 + i % CONNECTIONS, "out" if i % 2 else "in", frame,
                            timestamp_ns=start + i * 1_000)  # fmt: skip
@@ -110,7 +118,49 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  native: {fast / 1e6:.1f}M frames/s (target >= {TARGET_RATE / 1e6:.0f}M: {rate_ok}); "
           f"{fast / loop:.1f}x the plain loop (target >= {TARGET_VS_LOOP:.0f}x: {ratio_ok}), "
           f"{fast / arrow:.1f}x the pure Arrow path")  # fmt: skip
+    if native.available(MQTT):
+        compare_mqtt(max(1, n // 4))
     return 0
+
+
+def compare_mqtt(n: int) -> None:
+    """The three paths on MQTT 5 PUBLISH frames, in the same run."""
+    frame = mqtt.encode(
+        mqtt.Publish(qos=mqtt.QoS.AT_LEAST_ONCE, topic_name="sensors/room1/temp", packet_id=7,
+                     properties=[mqtt.MessageExpiryInterval(60),
+                                 mqtt.ContentType("application/json")],
+                     payload=b"x" * 100)
+    )  # fmt: skip
+    schema = spark_module(FrameLogRows(MQTT).protocol).FRAME_LOG_SCHEMA
+    with tempfile.TemporaryDirectory(prefix="wirestream-bench-native-") as folder:
+        path = write_capture(Path(folder) / "mqtt.wscap", n, MQTT, frame)
+
+        def by_native() -> int:
+            return sum(b.num_rows for b in FrameLogRows(MQTT).native_batches(str(path)))
+
+        def by_python_arrow() -> int:
+            chunks = scan_chunks(path, records_per_chunk=BATCH_ROWS)
+            return sum(b.num_rows for b in FrameLogRows(MQTT).batches(chunks, schema, str(path)))
+
+        def by_plain_loop() -> int:
+            count = 0
+            decode = mqtt.decode
+            for _, _, _, _, data in scan_records(path):
+                mqtt_frame_row(decode(data))
+                count += 1
+            return count
+
+        print(f"capture -> Arrow, {n:,} MQTT 5 PUBLISH frames ({len(frame)} B: two properties, "
+              f"100 B payload), one core, best of {RUNS}")  # fmt: skip
+        fast, got, _ = best(by_native)
+        arrow, got_arrow, _ = best(by_python_arrow, 1)
+        loop, got_loop, _ = best(by_plain_loop, 1)
+        if not got == got_arrow == got_loop == n:
+            raise RuntimeError(f"frames: native {got}, arrow {got_arrow}, loop {got_loop}, not {n}")
+    print(f"  native                        {fast:>12,.0f} frames/s  {1e9 / fast:6.1f} ns/frame")
+    print(f"  arrow (pure Python)           {arrow:>12,.0f} frames/s  {1e9 / arrow:6.0f} ns/frame")
+    print(f"  plain loop (decode+frame_row) {loop:>12,.0f} frames/s  {1e9 / loop:6.0f} ns/frame")
+    print(f"  native: {fast / loop:.1f}x the plain loop, {fast / arrow:.1f}x the pure Arrow path")
 
 
 if __name__ == "__main__":

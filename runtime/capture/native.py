@@ -6,6 +6,12 @@ writes the Arrow buffers of the protocol's Spark frame log (``FRAME_LOG_SCHEMA``
 ``NativeFrameLog`` assembles them into a ``pyarrow.RecordBatch`` of exactly the schema's
 types, with no cast and no Python object per frame.
 
+It decodes every protocol version in its binary encoding (``native_protocols``: all but
+``rsio/0+msgpack``), each through a frame-log mapping generated from the same plan as its
+``spark.py`` (``generated/rust/frame_log``); a contextual version (MySQL, PostgreSQL,
+Reactive Streams) with each connection's context, fed in record order as
+``RecordDecoder`` feeds it.
+
 This module is the one place that imports the extension for captures (RabbitMQ chunks:
 ``wirestream.runtime.rabbitmq_stream.chunk``).  Where it is not built (no Rust
 on the machine) or does not decode the protocol, ``available`` says False and the caller

@@ -74,7 +74,8 @@ Options:
     native``; docs/rust.md) and decodes the protocol, a capture file's batches are read
     and built by it (``wirestream.runtime.capture.native``: the same rows and errors, no
     Python object per frame; a pcap file's frames, once its TCP streams are reassembled in
-    Python); ``false``: the pure-Python path always, as ``arrow=false`` does.
+    Python, but a contextual protocol's in FAILFAST); ``false``: the pure-Python path
+    always, as ``arrow=false`` does.
 
 ``frameTypes``
     the frame types to read, comma-separated, as ``frame_type`` names them
@@ -415,7 +416,8 @@ class CaptureReader(DataSourceReader):
             reader = PcapReader(partition.path, self.plan.protocol,
                                 server_port=partition.server_port,
                                 midstream=self.plan.midstream)  # fmt: skip
-            if self.plan.arrow and self.plan.native and native.available(self.plan.protocol):
+            if (self.plan.arrow and self.plan.native and native.available(self.plan.protocol)
+                    and not rows.replays_pcap()):  # fmt: skip
                 return rows.native_batches(partition.path, schema=self.schema,
                                            records=pcap_raw_records(reader))  # fmt: skip
             if self.plan.arrow:
@@ -606,6 +608,11 @@ class FrameLogRows:
 
         # The extension builds the full frame log (its layout is checked against it); a
         # lean schema is its projection, zero-copy (``lean``).
+        if records is not None and self.replays_pcap():
+            raise ValueError(
+                f"{self.protocol.name} in FAILFAST: a pcap file's records are read by the "
+                "pure-Python path (a refused frame's error needs the frames before it)"
+            )
         arrow_schema = to_arrow_schema(self.full, timezone="UTC")
         log = native.NativeFrameLog(self.protocol.name, self.mode, arrow_schema)
 
@@ -613,9 +620,21 @@ class FrameLogRows:
             offset: int, timestamp: int, connection: int, flags: int, frame: bytes, name: str
         ) -> None:
             # FAILFAST: the Python codec decodes the frame again, so that the error raised
-            # is the pure path's own, message and all.
+            # is the pure path's own, message and all. A contextual codec first decodes the
+            # records before it (from the range's start, as the pure path did), so that its
+            # contexts are the ones the extension decoded the frame with.
+            decode = self.decode
+            if self.protocol.contextual:
+                decode = self._decoder()
+                for before in scan_records(path, start, offset):
+                    if before[0] >= offset:
+                        break
+                    try:
+                        decode(before[4], before[2], before[3])
+                    except ProtocolError:
+                        pass  # as the extension: a frame that does not decode sets nothing
             try:
-                self.decode(frame, connection, flags)
+                decode(frame, connection, flags)
             except ProtocolError as error:
                 if type(error).__name__ == name:
                     self.malformed(error, path, (offset, timestamp, connection, flags, frame))
@@ -632,6 +651,12 @@ class FrameLogRows:
         if picks is None and self.kept is None:
             return batches
         return self.lean(batches, picks)
+
+    def replays_pcap(self) -> bool:
+        """Whether a pcap file's records must take the pure-Python path: in FAILFAST, a
+        contextual protocol's refused frame is decoded again in Python after the frames
+        before it (``native_batches``), which a pcap file's stream cannot give again."""
+        return self.mode == "FAILFAST" and self.protocol.contextual
 
     def lean(self, batches: Iterator[Any], picks: list[int] | None) -> Iterator[Any]:
         """Full frame-log batches as ``frameTypes`` and a lean schema want them: the

@@ -3,12 +3,12 @@
 The capture source reads a ``.wscap`` file natively where the extension is built
 (``wirestream.runtime.capture.native``; ``make native``, which ``make test`` runs first).
 Here the two paths read the same captures -- every input of the cross-language corpus of
-RSocket 1.0 (golden, golden errors, differential and 10,000 mutated frames), as a capture
-file and as a pcapng, frames larger than the reader's window, and corrupt, torn and split
-files -- and must give equal Arrow
-tables in every mode, the same error class for every refused frame, and the same
-exception, message and all, where they fail. No Spark session: this is the executor side
-of a task (``FrameLogRows``). About 30 seconds, half of it building the corpus.
+every protocol version decoded natively (golden, golden errors, differential and mutated
+frames; the mappings are generated: generated/rust/frame_log), as a capture file and as a
+pcapng, and for RSocket 1.0 also frames larger than the reader's window, and corrupt, torn
+and split files -- and must give equal Arrow tables in every mode, the same error class
+for every refused frame, and the same exception, message and all, where they fail. No Spark session: this is the executor side
+of a task (``FrameLogRows``). About a minute, a third of it building the corpora.
 """
 
 from __future__ import annotations
@@ -24,7 +24,14 @@ import pytest
 from tests.crosslang.corpus import VARIANTS, build
 from wirestream.generated.rsocket import v1_0 as codec
 from wirestream.runtime.capture import CaptureWriter, get_protocol, native, plan_ranges
-from wirestream.runtime.capture.format import RECORD_HEADER_SIZE, CaptureError
+from wirestream.runtime.capture.format import (
+    FLAG_OUT,
+    FLAG_SERVER,
+    RECORD_HEADER_SIZE,
+    CaptureError,
+    Direction,
+    Side,
+)
 from wirestream.runtime.capture.pcap import PcapReader, write_pcapng
 from wirestream.runtime.capture.reader import scan_chunks
 from wirestream.runtime.errors import DecodeError, ProtocolError
@@ -39,6 +46,13 @@ from wirestream.runtime.spark.capture_source import (
 
 NAME = "rsocket/1.0"
 
+# Every version the extension decodes (generated/rust/frame_log): all in their binary
+# encoding, the contextual ones (MySQL, PostgreSQL, rsio) with each connection's context.
+NATIVE = ["bpmux/rel", "mqtt/5", "mysql/10", "postgresql/3", "rabbitmq_stream/1",
+          "rabbitmq_stream/draft", "rsio/0", "rsocket/0.2", NAME]  # fmt: skip
+# Rust does not spell Reactive Streams' MessagePack encoding.
+PURE_ONLY = ["rsio/0+msgpack"]
+
 
 def test_the_extension_is_built_and_decodes_rsocket() -> None:
     # `make test` builds it (make native) before the tests: a missing one is a build
@@ -48,52 +62,111 @@ def test_the_extension_is_built_and_decodes_rsocket() -> None:
     assert native.available(NAME)
 
 
+def test_every_binary_version_is_decoded_natively() -> None:
+    assert sorted(native.native_protocols()) == sorted(NATIVE)
+    assert all(native.available(name) for name in NATIVE)
+    assert not any(native.available(name) for name in PURE_ONLY)
+
+
 def test_the_environment_switch_forces_the_pure_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(native.ENV, "0")
     assert not native.available(NAME)
-    assert not native.available("rabbitmq_stream/1")  # not decoded natively (yet)
+    assert not native.available("rabbitmq_stream/1")
 
 
 @pytest.fixture(scope="module")
 def corpus() -> list[tuple[str, bytes]]:
     """(kind, bytes) of every input of the RSocket 1.0 corpus, in the corpus' order."""
-    (variant,) = [v for v in VARIANTS if v.name == "rsocket_v1_0"]
-    content = build(variant)
-    kinds = ("golden", "golden_errors", "differential", "mutations")
-    return [(kind, bytes.fromhex(case["bytes"])) for kind in kinds for case in content[kind]]
+    return [(kind, data) for kind, data, _ in corpus_of(NAME)]
 
 
-def record(path: Path, frames: list[bytes], max_file_bytes: int | None = None) -> list[Path]:
-    with CaptureWriter(path, NAME, max_file_bytes=max_file_bytes) as capture:
+_CORPORA: dict[str, list[tuple[str, bytes, str | None]]] = {}
+
+
+def corpus_of(name: str) -> list[tuple[str, bytes, str | None]]:
+    """(kind, bytes, sender) of every input of the corpus of protocol ``name``."""
+    if name not in _CORPORA:
+        module = get_protocol(name).codec_module.removeprefix("wirestream.generated.")
+        (variant,) = [v for v in VARIANTS if v.name == module.replace(".", "_")]
+        content = build(variant)
+        kinds = ("golden", "golden_errors", "differential", "mutations")
+        _CORPORA[name] = [(kind, bytes.fromhex(case["bytes"]), case.get("sender"))
+                          for kind in kinds for case in content[kind]]  # fmt: skip
+    return _CORPORA[name]
+
+
+def direction_of(n: int) -> Direction:
+    return "out" if n % 3 else "in"
+
+
+def side_of(direction: Direction, sender: str | None) -> Side:
+    """The recording side whose record flags say ``sender`` sent the frame
+    (``capture_source._sender``); the client's when no sender is needed."""
+    if sender is None:
+        return "client"
+    if direction == "out":
+        return sender
+    return "client" if sender == "server" else "server"
+
+
+def flags_of(n: int, sender: str | None) -> int:
+    direction = direction_of(n)
+    return (FLAG_OUT if direction == "out" else 0) | (
+        FLAG_SERVER if side_of(direction, sender) == "server" else 0
+    )
+
+
+def record(
+    path: Path,
+    frames: list[bytes],
+    max_file_bytes: int | None = None,
+    name: str = NAME,
+    senders: list[str | None] | None = None,
+) -> list[Path]:
+    with CaptureWriter(path, name, max_file_bytes=max_file_bytes) as capture:
         for n, frame in enumerate(frames):
+            direction = direction_of(n)
+            side = side_of(direction, senders[n] if senders else None)
             # Connection ids and times past 2**63 (two's complement in the long column).
-            capture.record((n * 0x9E3779B97F4A7C15) % (1 << 64), "out" if n % 3 else "in",
-                           frame, timestamp_ns=(n * 0x61C8864680B583EB) % (1 << 64))  # fmt: skip
+            capture.record((n * 0x9E3779B97F4A7C15) % (1 << 64), direction, frame, side=side,
+                           timestamp_ns=(n * 0x61C8864680B583EB) % (1 << 64))  # fmt: skip
         return list(capture.files)
 
 
-def arrow_schema() -> Any:
+def arrow_schema(name: str = NAME) -> Any:
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    return to_arrow_schema(spark_module(get_protocol(NAME)).FRAME_LOG_SCHEMA, timezone="UTC")
+    return to_arrow_schema(spark_module(get_protocol(name)).FRAME_LOG_SCHEMA, timezone="UTC")
 
 
-def pure(path: Path, mode: str, rows: int = 10_000, start: int = 0, end: int | None = None) -> Any:
-    schema = spark_module(get_protocol(NAME)).FRAME_LOG_SCHEMA
+def pure(
+    path: Path,
+    mode: str,
+    rows: int = 10_000,
+    start: int = 0,
+    end: int | None = None,
+    name: str = NAME,
+) -> Any:
+    schema = spark_module(get_protocol(name)).FRAME_LOG_SCHEMA
     chunks = scan_chunks(path, start, end, rows)
-    batches = list(FrameLogRows(NAME, mode).batches(chunks, schema, str(path)))
-    return pa.Table.from_batches(batches, schema=arrow_schema())
+    batches = list(FrameLogRows(name, mode).batches(chunks, schema, str(path)))
+    return pa.Table.from_batches(batches, schema=arrow_schema(name))
 
 
 def natively(
-    path: Path, mode: str, rows: int = 10_000, start: int = 0, end: int | None = None
+    path: Path,
+    mode: str,
+    rows: int = 10_000,
+    start: int = 0,
+    end: int | None = None,
+    name: str = NAME,
 ) -> Any:
-    log = native.NativeFrameLog(NAME, mode, arrow_schema())
-    rows_of = FrameLogRows(NAME, mode)
+    log = native.NativeFrameLog(name, mode, arrow_schema(name))
+    rows_of = FrameLogRows(name, mode)
     failed = _failed(rows_of, str(path))
     batches = list(native.native_batches(path, start, end, log, rows, failed))
     assert all(b.num_rows <= rows for b in batches)
-    return pa.Table.from_batches(batches, schema=arrow_schema())
+    return pa.Table.from_batches(batches, schema=arrow_schema(name))
 
 
 def _failed(rows: FrameLogRows, path: str) -> native.Failure:
@@ -408,3 +481,161 @@ def test_a_stale_extension_layout_is_refused() -> None:
     wrong = schema.set(6, pa.field("stream_id", pa.int32(), True))
     with pytest.raises(RuntimeError, match="make native"):
         native.NativeFrameLog(NAME, "FAILFAST", wrong)
+
+
+# --- every version decoded natively: the generated mappings (generated/rust/frame_log) ----
+
+
+@pytest.mark.parametrize("mode", ["PERMISSIVE", "DROPMALFORMED"])
+@pytest.mark.parametrize("name", NATIVE)
+def test_every_versions_corpus_gives_the_same_rows(tmp_path: Path, name: str, mode: str) -> None:
+    """Every column of every frame type (lists, nested structs, unions, decimals, enum
+    names, flag bits) as the generated ``frame_row`` makes it, over the whole corpus:
+    batches of 10,000 rows and of 97 (frame columns absent from a batch), and the
+    source's own path; every batch whole Arrow (``validate(full=True)``)."""
+    cases = corpus_of(name)
+    (path,) = record(tmp_path / "corpus.wscap", [data for _, data, _ in cases], name=name,
+                     senders=[sender for _, _, sender in cases])  # fmt: skip
+    expected = pure(path, mode, name=name)
+    kinds = set(expected.column("frame_type").to_pylist())
+    # (MySQL's frames mostly need the phase a real connection's order sets: few decode)
+    assert len(kinds - {"MALFORMED"}) >= 2, kinds
+    got = natively(path, mode, name=name)
+    for batch in got.to_batches():
+        batch.validate(full=True)
+    assert_same(got, expected, (name, mode, 10_000))
+    assert_same(natively(path, mode, rows=97, name=name), pure(path, mode, rows=97, name=name),
+                (name, mode, 97))  # fmt: skip
+    source = FrameLogRows(name, mode).native_batches(str(path))
+    assert_same(pa.Table.from_batches(list(source), schema=arrow_schema(name)), expected, mode)
+
+
+@pytest.mark.parametrize("name", NATIVE)
+def test_every_versions_refused_inputs_get_the_python_error_class(name: str) -> None:
+    assert native._native is not None
+    log = native._native.FrameLog(name, "FAILFAST")
+    rows = FrameLogRows(name, "FAILFAST")
+    refused = 0
+    for n, (kind, data, sender) in enumerate(corpus_of(name)):
+        flags = flags_of(n, sender)
+        try:
+            rows.decode(data, 0, flags)
+            expected = None
+        except ProtocolError as error:
+            expected = type(error).__name__
+        assert log.add(data, 0, 0, flags) == expected, (name, kind, data.hex())
+        refused += expected is not None
+    assert refused > 100
+    assert log.rows() == len(corpus_of(name)) - refused
+
+
+@pytest.mark.parametrize("name", NATIVE)
+def test_every_versions_failfast_raises_the_pure_paths_error(tmp_path: Path, name: str) -> None:
+    """The first refused input of every error class, after good frames: the same
+    DecodeError, message and cause."""
+    cases = corpus_of(name)
+    rows = FrameLogRows(name, "FAILFAST")
+    golden = [(data, _sent_by(rows, data, sender)) for kind, data, sender in cases
+              if kind == "golden"]  # fmt: skip
+    good = [(data, sender) for data, sender in golden if sender is not None]
+    firsts: dict[str, tuple[bytes, str | None]] = {}
+    for n, (_, data, sender) in enumerate(cases):
+        try:
+            rows.decode(data, 0, flags_of(len(good), sender))
+        except ProtocolError as error:
+            firsts.setdefault(type(error).__name__, (data, sender))
+    assert len(firsts) >= 2, firsts
+    raised: set[str] = set()
+    for n, (error_name, bad) in enumerate(sorted(firsts.items())):
+        frames = [*good, bad, *good]
+        (path,) = record(tmp_path / f"bad{n}.wscap", [d for d, _ in frames], name=name,
+                         senders=[s for _, s in frames])  # fmt: skip
+        with pytest.raises(DecodeError) as by_pure:
+            pure(path, "FAILFAST", name=name)
+        with pytest.raises(DecodeError) as by_native:
+            list(FrameLogRows(name, "FAILFAST").native_batches(str(path)))
+        assert str(by_native.value) == str(by_pure.value), error_name
+        assert type(by_native.value.__cause__) is type(by_pure.value.__cause__)
+        raised.add(type(by_pure.value.__cause__).__name__)
+    # a contextual version's good frames change the context the bad ones meet: fewer kinds
+    assert len(raised) >= (1 if get_protocol(name).contextual else 2), raised
+
+
+def _sent_by(rows: FrameLogRows, data: bytes, sender: str | None) -> str | None:
+    """The side whose frame ``data`` decodes as (``sender`` when the corpus names one;
+    recorded with the flags that say so: ``flags_of``), None when it decodes as neither's."""
+    for side in [sender] if sender else ["client", "server"]:
+        try:
+            rows.decode(data, 0, flags_of(0, side))
+        except ProtocolError:
+            continue
+        return side
+    return None
+
+
+PCAP_PORT = 47_000  # the synthesized server's (BPMUX and MQTT have no well-known port here)
+
+
+@pytest.mark.parametrize("name", NATIVE)
+def test_every_versions_pcap_gives_the_same_rows(tmp_path: Path, name: str) -> None:
+    """A pcapng of the corpus: TCP streams reassembled and cut in Python (by the length
+    prefix, or by decoding self-delimiting frames), each frame then written by the
+    extension with its record's flags (the sender RabbitMQ needs)."""
+    cases = corpus_of(name)
+    (capture,) = record(tmp_path / "corpus.wscap", [data for _, data, _ in cases], name=name,
+                        senders=[sender for _, _, sender in cases])  # fmt: skip
+    pcapng = tmp_path / "corpus.pcapng"
+    write_pcapng(capture, pcapng, server_port=PCAP_PORT)
+    schema = spark_module(get_protocol(name)).FRAME_LOG_SCHEMA
+    rows = FrameLogRows(name, "PERMISSIVE")
+    expected = pa.Table.from_batches(
+        rows.batches(
+            pcap_chunks(PcapReader(pcapng, name, server_port=PCAP_PORT), 997), schema, str(pcapng)
+        ),
+        schema=arrow_schema(name),
+    )
+    records = pcap_raw_records(PcapReader(pcapng, name, server_port=PCAP_PORT))
+    got = pa.Table.from_batches(
+        rows.native_batches(str(pcapng), records=records), schema=arrow_schema(name)
+    )
+    assert_same(got, expected, name)
+    assert got.num_rows > 50
+
+
+CONTEXTUAL = [name for name in NATIVE if get_protocol(name).contextual]
+
+
+@pytest.mark.parametrize("name", CONTEXTUAL)
+def test_contextual_versions_decode_with_each_connections_context(
+    tmp_path: Path, name: str
+) -> None:
+    """The corpus' tracking frames (those that change the context, encoded in step with
+    it) and then every other input, on one connection and direction: the extension keeps
+    the context in record order as the pure path's ``RecordDecoder`` does, so both decode
+    (or refuse) the same frames, in PERMISSIVE and in FAILFAST."""
+    module = get_protocol(name).codec_module.removeprefix("wirestream.generated.")
+    (variant,) = [v for v in VARIANTS if v.name == module.replace(".", "_")]
+    tracking = [bytes.fromhex(case["bytes"]) for case in build(variant)["tracking"]]
+    assert tracking, name
+    frames = [*tracking, *(data for _, data, _ in corpus_of(name))]
+    with CaptureWriter(tmp_path / "one.wscap", name, max_file_bytes=None) as capture:
+        for n, frame in enumerate(frames):
+            capture.record(7, "in", frame, timestamp_ns=n)
+    path = Path(capture.path)
+    expected = pure(path, "PERMISSIVE", name=name)
+    types = expected.column("frame_type").to_pylist()
+    assert types.count("MALFORMED") < len(types), name
+    assert_same(natively(path, "PERMISSIVE", name=name), expected, name)
+    assert_same(natively(path, "PERMISSIVE", rows=97, name=name),
+                pure(path, "PERMISSIVE", rows=97, name=name), name)  # fmt: skip
+    outcomes = []
+    for read in ("pure", "native"):
+        try:
+            if read == "pure":
+                pure(path, "FAILFAST", name=name)
+            else:
+                list(FrameLogRows(name, "FAILFAST").native_batches(str(path)))
+            outcomes.append("rows")
+        except DecodeError as error:
+            outcomes.append(f"{error}")
+    assert outcomes[0] == outcomes[1], name

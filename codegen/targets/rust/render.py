@@ -22,6 +22,8 @@ from wirestream.codegen.targets.rust.codec import (
     rustfmt,
 )
 from wirestream.codegen.targets.rust.corpus import render_corpus
+from wirestream.codegen.targets.rust.frame_log import DIR as FRAME_LOG_DIR
+from wirestream.codegen.targets.rust.frame_log import render_frame_log
 from wirestream.codegen.targets.rust.fuzz import render_fuzz
 from wirestream.codegen.targets.rust.machines import render_machines
 from wirestream.codegen.targets.rust.owned import render_owned
@@ -39,6 +41,8 @@ def rust_owned(root: Path) -> list[Path]:
     ]
     for crate in sorted(p for p in root.iterdir() if (p / "Cargo.toml").is_file()):
         owned += [crate / "Cargo.toml", *(crate / "src").rglob("*.rs")]
+    if (root / FRAME_LOG_DIR).is_dir():
+        owned += sorted((root / FRAME_LOG_DIR).glob("*.rs"))
     return owned
 
 
@@ -53,6 +57,7 @@ def render_rust(protos: list[Protocol], log: bool = True) -> dict[str, str]:
         return files  # an empty tree: no workspace
     members = []
     refused: list[str] = []
+    native_refused: list[str] = []
     for proto in protos:
         plan = plan_codec(proto)
         folder = f"{plan.protocol}_{plan.version}"
@@ -70,6 +75,14 @@ def render_rust(protos: list[Protocol], log: bool = True) -> dict[str, str]:
         for rel, text in crate.items():
             files[f"{folder}/{rel}"] = text
         members.append((folder, crate_name(plan), plan, machines_plan))
+        # The frame-log mapping of the native extension (frame_log.py): a version it does
+        # not map is read by the pure-Python path, as the workspace manifest lists.
+        try:
+            files[f"{FRAME_LOG_DIR}/{folder}.rs"] = render_frame_log(proto)
+        except Refused as error:
+            native_refused.append(str(error))
+            if log:
+                print(f"{error}: not generated", file=sys.stderr)
     if not members:
         raise Refused("; ".join(refused))
     files.update(render_corpus([(m, machines) for _, _, m, machines in members]))
@@ -79,6 +92,7 @@ def render_rust(protos: list[Protocol], log: bool = True) -> dict[str, str]:
         runtime=RUNTIME_CRATE,
         edition=EDITION,
         refused=refused,
+        native_refused=native_refused,
     )
     files["rust-toolchain.toml"] = _ENV.get_template("rust-toolchain.toml.j2").render(
         toolchain=TOOLCHAIN

@@ -69,19 +69,51 @@ pub enum Kind {
     Bool,
     Binary,
     Utf8,
+    /// Spark's DecimalType(20, 0): 16-byte two's complement integers.
+    Decimal,
+    /// Spark's ArrayType: the element's field (named `element`, as pyspark names it).
+    List(&'static Field),
+    /// A nested StructType.
+    Struct(&'static [Field]),
 }
 
+/// A field of a struct or list: name, kind, nullable.
+pub type Field = (&'static str, Kind, bool);
+
 impl Kind {
-    pub fn name(self) -> &'static str {
+    /// The type as pyarrow prints it (`str(pa.DataType)`), nested types included.
+    pub fn name(self) -> String {
         match self {
-            Kind::Int32 => "int32",
-            Kind::Int64 => "int64",
-            Kind::TimestampMicros => "timestamp[us, tz=UTC]",
-            Kind::Bool => "bool",
-            Kind::Binary => "binary",
-            Kind::Utf8 => "string",
+            Kind::Int32 => "int32".into(),
+            Kind::Int64 => "int64".into(),
+            Kind::TimestampMicros => "timestamp[us, tz=UTC]".into(),
+            Kind::Bool => "bool".into(),
+            Kind::Binary => "binary".into(),
+            Kind::Utf8 => "string".into(),
+            Kind::Decimal => "decimal128(20, 0)".into(),
+            Kind::List(field) => format!("list<{}>", field_name(field)),
+            Kind::Struct(fields) => {
+                let inner: Vec<String> = fields.iter().map(field_name).collect();
+                format!("struct<{}>", inner.join(", "))
+            }
         }
     }
+
+    /// Buffer slots a column of this kind takes in a batch (`Exporter`): three of its
+    /// own (validity and up to two buffers), then its children's.
+    pub fn slots(self) -> usize {
+        3 + match self {
+            Kind::List(field) => field.1.slots(),
+            Kind::Struct(fields) => fields.iter().map(|f| f.1.slots()).sum(),
+            _ => 0,
+        }
+    }
+}
+
+fn field_name(field: &Field) -> String {
+    let (name, kind, nullable) = *field;
+    let tail = if nullable { "" } else { " not null" };
+    format!("{name}: {}{tail}", kind.name())
 }
 
 enum Values {
@@ -96,6 +128,15 @@ enum Values {
     Var {
         offsets: Vec<u8>,
         data: Vec<u8>,
+    },
+    /// A list: 32-bit offsets into its one child (the elements of every row).
+    List {
+        offsets: Vec<u8>,
+        child: Box<Column>,
+    },
+    /// A struct: one child per field, as long as the struct.
+    Struct {
+        children: Vec<Column>,
     },
 }
 
@@ -117,6 +158,20 @@ impl Column {
             Kind::Int64 | Kind::TimestampMicros => Values::Fixed {
                 width: 8,
                 data: Vec::new(),
+            },
+            Kind::Decimal => Values::Fixed {
+                width: 16,
+                data: Vec::new(),
+            },
+            Kind::List(&(_, element, nullable)) => Values::List {
+                offsets: 0i32.to_ne_bytes().to_vec(),
+                child: Box::new(Column::new(element, nullable)),
+            },
+            Kind::Struct(fields) => Values::Struct {
+                children: fields
+                    .iter()
+                    .map(|&(_, kind, nullable)| Column::new(kind, nullable))
+                    .collect(),
             },
             Kind::Bool => Values::Bits(Bits::default()),
             Kind::Binary | Kind::Utf8 => Values::Var {
@@ -142,6 +197,11 @@ impl Column {
                 offsets.truncate(4); // the first offset, 0
                 data.clear();
             }
+            Values::List { offsets, child } => {
+                offsets.truncate(4);
+                child.clear();
+            }
+            Values::Struct { children } => children.iter_mut().for_each(Column::clear),
         }
         if let Some(bits) = &mut self.validity {
             bits.clear();
@@ -174,6 +234,90 @@ impl Column {
     }
 
     #[inline]
+    pub fn i128(&mut self, value: i128) {
+        if let Values::Fixed { data, .. } = &mut self.values {
+            data.extend_from_slice(&value.to_ne_bytes());
+        }
+        self.valid();
+    }
+
+    /// The element column of a list column (None for other kinds): the caller writes a
+    /// row's elements into it, then `close`s the row.
+    #[inline]
+    pub fn items(&mut self) -> Option<&mut Column> {
+        match &mut self.values {
+            Values::List { child, .. } => Some(child),
+            _ => None,
+        }
+    }
+
+    /// The end of a list row: its elements are those written since the last row.
+    #[inline]
+    pub fn close(&mut self) {
+        if let Values::List { offsets, child } = &mut self.values {
+            // a batch holds at most DATA_LIMIT bytes: far fewer than i32::MAX elements
+            offsets.extend_from_slice(&(child.len as i32).to_ne_bytes());
+        }
+        self.valid();
+    }
+
+    /// A struct row: the struct is valid, and its fields (returned) are set by the
+    /// caller in order, every field once. The fields catch up first with the rows where
+    /// the struct was null (`pad` leaves them behind: a union's variants are null in
+    /// most rows, and padding each of their fields row by row cost more than the rest).
+    #[inline]
+    pub fn fields(&mut self) -> &mut [Column] {
+        let len = self.len;
+        self.valid();
+        match &mut self.values {
+            Values::Struct { children } => {
+                for child in children.iter_mut() {
+                    child.pad(len);
+                }
+                children
+            }
+            _ => &mut [],
+        }
+    }
+
+    /// A union's row (a struct of one nullable struct per variant, one of them set): the
+    /// union is valid; its row's index and its variants' columns, left behind by the rows
+    /// they were not set in: the caller catches the one it sets up (`pad(row)`, then
+    /// `fields()`), the export the others, all at once -- not one null per variant a row.
+    #[inline]
+    pub fn variants(&mut self) -> (usize, &mut [Column]) {
+        let row = self.len;
+        self.valid();
+        match &mut self.values {
+            Values::Struct { children } => (row, children),
+            _ => (row, &mut []),
+        }
+    }
+
+    /// Values written (rows, or a list's elements).
+    pub fn length(&self) -> usize {
+        self.len
+    }
+
+    /// The child columns (a list's elements, a struct's fields).
+    pub fn children(&mut self) -> &mut [Column] {
+        match &mut self.values {
+            Values::List { child, .. } => core::slice::from_mut(&mut **child),
+            Values::Struct { children } => children,
+            _ => &mut [],
+        }
+    }
+
+    /// Buffer slots of this column and its children (`Kind::slots`).
+    pub fn slots(&self) -> usize {
+        3 + match &self.values {
+            Values::List { child, .. } => child.slots(),
+            Values::Struct { children } => children.iter().map(Column::slots).sum(),
+            _ => 0,
+        }
+    }
+
+    #[inline]
     pub fn bool(&mut self, value: bool) {
         if let Values::Bits(bits) = &mut self.values {
             bits.push(value);
@@ -196,14 +340,6 @@ impl Column {
         self.pad(self.len + 1);
     }
 
-    #[inline]
-    pub fn opt_bytes(&mut self, value: Option<&[u8]>) {
-        match value {
-            Some(value) => self.bytes(value),
-            None => self.null(),
-        }
-    }
-
     /// Null (zero, empty) values up to `len` rows.
     #[inline]
     pub fn pad(&mut self, len: usize) {
@@ -213,12 +349,10 @@ impl Column {
         match &mut self.values {
             Values::Fixed { width, data } => data.resize(len * *width, 0),
             Values::Bits(bits) => bits.pad(len),
-            Values::Var { offsets, data } => {
-                let end = (data.len() as i32).to_ne_bytes();
-                for _ in self.len..len {
-                    offsets.extend_from_slice(&end);
-                }
-            }
+            Values::Var { offsets, data } => repeat_offset(offsets, data.len(), len - self.len),
+            Values::List { offsets, child } => repeat_offset(offsets, child.len, len - self.len),
+            // the fields catch up later, all at once (`fields`, `export`)
+            Values::Struct { .. } => {}
         }
         if let Some(bits) = &mut self.validity {
             bits.pad(len);
@@ -230,8 +364,9 @@ impl Column {
         self.validity.as_ref().map_or(0, Bits::zeros)
     }
 
-    /// The column's buffers moved out for a batch -- validity (when nullable) and the
-    /// value buffers in Arrow's order -- with its null count; `spare(k)` gives the empty
+    /// The column's own buffers moved out for a batch -- validity (when nullable) and the
+    /// value buffers in Arrow's order (a struct has none, a list its offsets) -- with its
+    /// null count (its children export theirs: `children`); `spare(k)` gives the empty
     /// buffer that takes the place of buffer `k` (0 validity, 1 values or offsets, 2
     /// data): one a dropped batch gave back, whose memory is already paged in.
     pub fn export(
@@ -239,6 +374,11 @@ impl Column {
         mut spare: impl FnMut(usize) -> Vec<u8>,
     ) -> (Option<Vec<u8>>, usize, Vec<Vec<u8>>) {
         let nulls = self.null_count();
+        if let Values::Struct { children } = &mut self.values {
+            for child in children.iter_mut() {
+                child.pad(self.len); // the rows `pad` left them behind by
+            }
+        }
         let validity = self.validity.as_mut().map(|bits| bits.swap(spare(0)));
         let buffers = match &mut self.values {
             Values::Fixed { data, .. } => vec![core::mem::replace(data, spare(1))],
@@ -248,9 +388,32 @@ impl Column {
                 offsets.extend_from_slice(&0i32.to_ne_bytes());
                 vec![taken, core::mem::replace(data, spare(2))]
             }
+            Values::List { offsets, .. } => {
+                let taken = core::mem::replace(offsets, spare(1));
+                offsets.extend_from_slice(&0i32.to_ne_bytes());
+                vec![taken]
+            }
+            Values::Struct { .. } => Vec::new(),
         };
         self.len = 0;
         (validity, nulls, buffers)
+    }
+}
+
+/// `count` more offsets of `end` (the rows of empty values).
+#[inline]
+fn repeat_offset(offsets: &mut Vec<u8>, end: usize, count: usize) {
+    // a batch holds at most DATA_LIMIT bytes and ROW_LIMIT rows: within i32
+    if end == 0 {
+        // a column nothing was written to yet (a union's unused variants): a memset
+        offsets.resize(offsets.len() + 4 * count, 0);
+        return;
+    }
+    let end = (end as i32).to_ne_bytes();
+    if count == 1 {
+        offsets.extend_from_slice(&end);
+    } else {
+        offsets.extend(end.iter().copied().cycle().take(4 * count));
     }
 }
 
@@ -263,7 +426,7 @@ pub struct StructColumn {
 }
 
 impl StructColumn {
-    pub fn new(fields: &[(&'static str, Kind, bool)]) -> Self {
+    pub fn new(fields: &[Field]) -> Self {
         StructColumn {
             validity: Bits::default(),
             fields: fields

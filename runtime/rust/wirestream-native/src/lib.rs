@@ -16,8 +16,29 @@ mod columns;
 mod ffi;
 mod log;
 mod rabbitmq_chunk;
-mod rsocket_v1_0;
 mod sql_rows;
+
+// The frame log of each version decoded natively, generated from the same plan as its
+// `spark.py` (codegen/targets/rust/frame_log.py): every version in its binary encoding
+// (`rsio/0+msgpack`, which Rust does not spell, reads through the pure-Python path).
+#[path = "../../../../generated/rust/frame_log/bpmux_rel.rs"]
+mod bpmux_rel;
+#[path = "../../../../generated/rust/frame_log/mqtt_v5.rs"]
+mod mqtt_v5;
+#[path = "../../../../generated/rust/frame_log/mysql_v10.rs"]
+mod mysql_v10;
+#[path = "../../../../generated/rust/frame_log/postgresql_v3.rs"]
+mod postgresql_v3;
+#[path = "../../../../generated/rust/frame_log/rabbitmq_stream_draft.rs"]
+mod rabbitmq_stream_draft;
+#[path = "../../../../generated/rust/frame_log/rabbitmq_stream_v1.rs"]
+mod rabbitmq_stream_v1;
+#[path = "../../../../generated/rust/frame_log/rsio_v0.rs"]
+mod rsio_v0;
+#[path = "../../../../generated/rust/frame_log/rsocket_v0_2.rs"]
+mod rsocket_v0_2;
+#[path = "../../../../generated/rust/frame_log/rsocket_v1_0.rs"]
+mod rsocket_v1_0;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -28,10 +49,20 @@ use crate::ffi::{Node, Shell};
 use crate::log::{FrameLog as Log, Mode, Protocol, Stop, COMMON, CONSTANT};
 
 /// A column's name, Arrow type (`Kind::name`) and nullability, as `layout` gives it.
-type Field = (&'static str, &'static str, bool);
+type Field = (&'static str, String, bool);
 
 /// The protocol versions decoded natively.
-static PROTOCOLS: [&Protocol; 1] = [&rsocket_v1_0::PROTOCOL];
+static PROTOCOLS: [&Protocol; 9] = [
+    &bpmux_rel::PROTOCOL,
+    &mqtt_v5::PROTOCOL,
+    &mysql_v10::PROTOCOL,
+    &postgresql_v3::PROTOCOL,
+    &rabbitmq_stream_draft::PROTOCOL,
+    &rabbitmq_stream_v1::PROTOCOL,
+    &rsio_v0::PROTOCOL,
+    &rsocket_v0_2::PROTOCOL,
+    &rsocket_v1_0::PROTOCOL,
+];
 
 /// Why `scan` stopped, as Python sees it (`wirestream.runtime.capture.native`).
 const CAREFUL: u8 = 0;
@@ -165,17 +196,27 @@ impl Exporter<'_> {
         address
     }
 
-    fn column(&mut self, base: usize, rows: usize, c: &mut Column) -> Node {
+    /// Column `c` and its children (a list's elements, a struct's fields), whose slots
+    /// follow its own three (`Column::slots`).
+    fn column(&mut self, base: usize, c: &mut Column) -> Node {
+        let length = c.length();
         let (validity, null_count, buffers) = c.export(|k| self.spare(base + k));
         let mut addresses = vec![validity.map_or(0, |v| self.lend(base, v))];
         for (k, b) in buffers.into_iter().enumerate() {
             addresses.push(self.lend(base + 1 + k, b));
         }
+        let mut slot = base + 3;
+        let mut children = Vec::new();
+        for child in c.children() {
+            let slots = child.slots();
+            children.push(self.column(slot, child));
+            slot += slots;
+        }
         Node {
-            length: rows,
+            length,
             null_count,
             buffers: addresses,
-            children: Vec::new(),
+            children,
         }
     }
 }
@@ -183,15 +224,24 @@ impl Exporter<'_> {
 /// A field of a frame column no row of the batch holds: `rows` zeros (its struct's
 /// validity hides them), in `kind`'s layout, without a validity bitmap.
 fn zero_field(kind: Kind, rows: usize, zeros: usize) -> Node {
-    let buffers = match kind {
-        Kind::Binary | Kind::Utf8 => vec![0, zeros, zeros], // offsets all 0, no data
-        _ => vec![0, zeros],
+    let (buffers, children) = match kind {
+        Kind::Binary | Kind::Utf8 => (vec![0, zeros, zeros], Vec::new()), // offsets all 0
+        // empty lists (offsets all 0) of no elements
+        Kind::List(&(_, element, _)) => (vec![0, zeros], vec![zero_field(element, 0, zeros)]),
+        Kind::Struct(fields) => (
+            vec![0],
+            fields
+                .iter()
+                .map(|&(_, kind, _)| zero_field(kind, rows, zeros))
+                .collect(),
+        ),
+        _ => (vec![0, zeros], Vec::new()),
     };
     Node {
         length: rows,
         null_count: 0,
         buffers,
-        children: Vec::new(),
+        children,
     }
 }
 
@@ -216,13 +266,12 @@ impl FrameLog {
                 )))
             }
         };
-        let slots = 3
-            * (COMMON.len()
-                + found
-                    .columns
-                    .iter()
-                    .map(|(_, f)| 1 + f.len())
-                    .sum::<usize>());
+        let slots = 3 * COMMON.len()
+            + found
+                .columns
+                .iter()
+                .map(|(_, f)| 3 + f.iter().map(|g| g.1.slots()).sum::<usize>())
+                .sum::<usize>();
         let log = Log::new(found, mode);
         Ok(FrameLog {
             pool: Arc::new(Mutex::new(vec![Vec::new(); slots])),
@@ -344,8 +393,8 @@ impl FrameLog {
     /// buffers are the extension's memory, lent: no copy.
     fn export(&mut self) -> (usize, usize) {
         let rows = self.log.finish();
-        // zeros for every layout of `rows` values: 8-byte values, 4-byte offsets (+1)
-        let need = 8 * rows + 8;
+        // zeros for every layout of `rows` values: 16-byte values, 4-byte offsets (+1)
+        let need = 16 * rows + 16;
         if self.zeros.len() < need {
             self.zeros = Arc::new(vec![0; need.next_power_of_two()]);
         }
@@ -363,13 +412,13 @@ impl FrameLog {
         for (index, c) in common.iter_mut().enumerate() {
             match CONSTANT.iter().position(|&i| i == index) {
                 Some(k) => children.push(self.constants[k].node(rows, &mut shared, zeros)),
-                None => children.push(out.column(slot, rows, c)),
+                None => children.push(out.column(slot, c)),
             }
             slot += 3;
         }
         for (s, (_, fields)) in frames.iter_mut().zip(kinds) {
             let base = slot;
-            slot += 3 * (1 + s.fields.len());
+            slot += 3 + fields.iter().map(|f| f.1.slots()).sum::<usize>();
             if s.validity.is_empty() {
                 // no row holds it: a struct of nulls over zeros
                 children.push(Node {
@@ -386,11 +435,15 @@ impl FrameLog {
             let null_count = s.validity.zeros();
             let spare = out.spare(base);
             let validity = out.lend(base, s.validity.swap(spare));
+            let mut at = base + 3;
             let fields = s
                 .fields
                 .iter_mut()
-                .enumerate()
-                .map(|(f, c)| out.column(base + 3 * (1 + f), rows, c))
+                .map(|c| {
+                    let node = out.column(at, c);
+                    at += c.slots();
+                    node
+                })
                 .collect();
             children.push(Node {
                 length: rows,

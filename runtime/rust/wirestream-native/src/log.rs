@@ -6,10 +6,10 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
-use crate::columns::{Column, Kind, StructColumn};
+use crate::columns::{Column, Field, Kind, StructColumn};
 
 /// A frame column: its name and its fields (name, Arrow kind, nullable).
-pub type FrameColumn = (&'static str, &'static [(&'static str, Kind, bool)]);
+pub type FrameColumn = (&'static str, &'static [Field]);
 
 /// What the common columns hold for a decoded frame (`frame_row`'s first three values).
 pub struct Head {
@@ -18,10 +18,22 @@ pub struct Head {
     pub flags: Option<i32>,
 }
 
-/// Decodes one frame and writes its frame column's row (`row`: the row's index); the
-/// error is Python's `ProtocolError` class name of why the frame does not decode.
-pub type RowFn =
-    fn(&[u8], u8, &mut [StructColumn], usize, &mut String) -> Result<Head, &'static str>;
+/// What a version keeps from frame to frame: the contexts of a contextual version's
+/// connections (its generated module makes and reads it; None until the first frame).
+pub type State = Option<Box<dyn core::any::Any + Send + Sync>>;
+
+/// Decodes one frame (its record's flags and connection id) and writes its frame column's
+/// row (`row`: the row's index); the error is Python's `ProtocolError` class name of why
+/// the frame does not decode.
+pub type RowFn = fn(
+    &[u8],
+    u8,
+    u64,
+    &mut State,
+    &mut [StructColumn],
+    usize,
+    &mut String,
+) -> Result<Head, &'static str>;
 
 /// A protocol version the extension decodes natively.
 pub struct Protocol {
@@ -132,6 +144,8 @@ pub struct FrameLog {
     rows: usize,
     data: usize,
     scratch: String,
+    /// The version's state from frame to frame (`State`), in record order.
+    state: State,
     /// A fresh CRC-32 hasher, cloned for each checksum: `crc32fast::hash` makes a new one
     /// each call, detecting the CPU's features again (~15% of the checksum's cost on
     /// records of ~160 bytes, measured with cachegrind).
@@ -161,6 +175,7 @@ impl FrameLog {
             rows: 0,
             data: 0,
             scratch: String::new(),
+            state: None,
             crc: crc32fast::Hasher::new(),
         }
     }
@@ -185,8 +200,16 @@ impl FrameLog {
         flags: u8,
     ) -> Result<(), &'static str> {
         let row = self.rows;
-        let head = match (self.protocol.row)(frame, flags, &mut self.frames, row, &mut self.scratch)
-        {
+        let decoded = (self.protocol.row)(
+            frame,
+            flags,
+            connection,
+            &mut self.state,
+            &mut self.frames,
+            row,
+            &mut self.scratch,
+        );
+        let head = match decoded {
             Ok(head) => head,
             Err(class) => match self.mode {
                 Mode::FailFast => return Err(class),
