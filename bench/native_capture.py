@@ -72,6 +72,37 @@ def best(work: Callable[[], int], runs: int = RUNS) -> tuple[float, int, float]:
     return max(rates), count, max(walls)
 
 
+def three_paths(
+    name: str, path: Path, n: int, decode: Callable[[bytes], object],
+    row: Callable[[object], object], slow_runs: int,
+) -> tuple[tuple[float, int, float], float, float]:  # fmt: skip
+    """The native path's ``best``, then the pure Arrow path's and the plain loop's rates
+    (``slow_runs`` runs each), over the capture ``path`` of ``n`` frames of ``name``;
+    every path must count ``n``."""
+    schema = spark_module(FrameLogRows(name).protocol).FRAME_LOG_SCHEMA
+
+    def by_native() -> int:
+        return sum(b.num_rows for b in FrameLogRows(name).native_batches(str(path)))
+
+    def by_python_arrow() -> int:
+        chunks = scan_chunks(path, records_per_chunk=BATCH_ROWS)
+        return sum(b.num_rows for b in FrameLogRows(name).batches(chunks, schema, str(path)))
+
+    def by_plain_loop() -> int:
+        count = 0
+        for _, _, _, _, frame in scan_records(path):
+            row(decode(frame))
+            count += 1
+        return count
+
+    fast = best(by_native)
+    arrow, got_arrow, _ = best(by_python_arrow, slow_runs)
+    loop, got_loop, _ = best(by_plain_loop, slow_runs)
+    if not fast[1] == got_arrow == got_loop == n:
+        raise RuntimeError(f"frames: native {fast[1]}, arrow {got_arrow}, loop {got_loop}, not {n}")
+    return fast, arrow, loop
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     n = int(args[0]) if args else FRAMES
@@ -80,34 +111,15 @@ def main(argv: list[str] | None = None) -> int:
             "native capture -> Arrow: wirestream.runtime._native is not built (make native); skipped"
         )
         return 1
-    schema = spark_module(FrameLogRows(NAME).protocol).FRAME_LOG_SCHEMA
     with tempfile.TemporaryDirectory(prefix="wirestream-bench-native-") as folder:
         path = write_capture(Path(folder) / "cap.wscap", n)
         size = path.stat().st_size
-
-        def by_native() -> int:
-            return sum(b.num_rows for b in FrameLogRows(NAME).native_batches(str(path)))
-
-        def by_python_arrow() -> int:
-            chunks = scan_chunks(path, records_per_chunk=BATCH_ROWS)
-            return sum(b.num_rows for b in FrameLogRows(NAME).batches(chunks, schema, str(path)))
-
-        def by_plain_loop() -> int:
-            count = 0
-            decode = rsocket.decode
-            for _, _, _, _, frame in scan_records(path):
-                frame_row(decode(frame))
-                count += 1
-            return count
-
         print(f"capture -> Arrow, {n:,} RSocket PAYLOAD frames (16 B metadata, 100 B data), "
               f"{size / 1e6:.0f} MB, one core, best of {RUNS}")  # fmt: skip
-        fast, got, fast_wall = best(by_native)
         slow_runs = 1 if n >= 1_000_000 else RUNS  # the Python paths take seconds a run
-        arrow, got_arrow, _ = best(by_python_arrow, slow_runs)
-        loop, got_loop, _ = best(by_plain_loop, slow_runs)
-        if not got == got_arrow == got_loop == n:
-            raise RuntimeError(f"frames: native {got}, arrow {got_arrow}, loop {got_loop}, not {n}")
+        (fast, _, fast_wall), arrow, loop = three_paths(
+            NAME, path, n, rsocket.decode, frame_row, slow_runs
+        )
     print(f"  native (wirestream.runtime._native)   {fast:>12,.0f} frames/s  "
           f"{1e9 / fast:6.1f} ns/frame  {fast * size / n / 1e9:.2f} GB/s "
           f"(wall clock {fast_wall:,.0f} frames/s)")  # fmt: skip
@@ -131,32 +143,11 @@ def compare_mqtt(n: int) -> None:
                                  mqtt.ContentType("application/json")],
                      payload=b"x" * 100)
     )  # fmt: skip
-    schema = spark_module(FrameLogRows(MQTT).protocol).FRAME_LOG_SCHEMA
     with tempfile.TemporaryDirectory(prefix="wirestream-bench-native-") as folder:
         path = write_capture(Path(folder) / "mqtt.wscap", n, MQTT, frame)
-
-        def by_native() -> int:
-            return sum(b.num_rows for b in FrameLogRows(MQTT).native_batches(str(path)))
-
-        def by_python_arrow() -> int:
-            chunks = scan_chunks(path, records_per_chunk=BATCH_ROWS)
-            return sum(b.num_rows for b in FrameLogRows(MQTT).batches(chunks, schema, str(path)))
-
-        def by_plain_loop() -> int:
-            count = 0
-            decode = mqtt.decode
-            for _, _, _, _, data in scan_records(path):
-                mqtt_frame_row(decode(data))
-                count += 1
-            return count
-
         print(f"capture -> Arrow, {n:,} MQTT 5 PUBLISH frames ({len(frame)} B: two properties, "
               f"100 B payload), one core, best of {RUNS}")  # fmt: skip
-        fast, got, _ = best(by_native)
-        arrow, got_arrow, _ = best(by_python_arrow, 1)
-        loop, got_loop, _ = best(by_plain_loop, 1)
-        if not got == got_arrow == got_loop == n:
-            raise RuntimeError(f"frames: native {got}, arrow {got_arrow}, loop {got_loop}, not {n}")
+        (fast, _, _), arrow, loop = three_paths(MQTT, path, n, mqtt.decode, mqtt_frame_row, 1)
     print(f"  native                        {fast:>12,.0f} frames/s  {1e9 / fast:6.1f} ns/frame")
     print(f"  arrow (pure Python)           {arrow:>12,.0f} frames/s  {1e9 / arrow:6.0f} ns/frame")
     print(f"  plain loop (decode+frame_row) {loop:>12,.0f} frames/s  {1e9 / loop:6.0f} ns/frame")
