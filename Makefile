@@ -136,12 +136,18 @@ typecheck: venv
 
 # --durations: every run (CI's too) ends with its 25 slowest tests, where make test's time goes
 # Two worker processes (pytest-xdist), a test file each at a time: most tests wait on
-# sockets, servers and child processes, so two keep both cores busy (18.5 min against 48
-# in one process). The servers and the broker are shared by the workers
-# (tests/support/shared_services.py). PYTEST_WORKERS=0: one process, as before.
+# sockets, servers and child processes, so two keep both cores busy (about 25 min against
+# 48 in one process). The servers and the broker are shared by the workers
+# (tests/support/shared_services.py). Then the tests marked `alone` (they need the machine
+# to themselves), in one process. PYTEST_WORKERS=0: everything in one process, as before.
 PYTEST_WORKERS ?= 2
 pytest: venv native node-deps java-peers tshark chromium servers-installed broker-installed
-	$(BIN)/pytest -q --durations=25 $(if $(filter-out 0,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadfile)
+ifeq ($(PYTEST_WORKERS),0)
+	$(BIN)/pytest -q --durations=25
+else
+	$(BIN)/pytest -q --durations=25 -n $(PYTEST_WORKERS) --dist loadfile -m "not alone"
+	$(BIN)/pytest -q -m alone
+endif
 
 # runtime/, generated/ and tests/typescript -> their dist/ (tsc -b: incremental, strict).
 ts-build: node-deps
