@@ -136,8 +136,8 @@ typecheck: venv
 
 # --durations: every run (CI's too) ends with its 25 slowest tests, where make test's time goes
 # Two worker processes (pytest-xdist), a test file each at a time: most tests wait on
-# sockets, servers and child processes, so two keep both cores busy (about 25 min against
-# 48 in one process). The servers and the broker are shared by the workers
+# sockets, servers and child processes, so two keep both cores busy (22 min against 48 in
+# one process). The servers and the broker are shared by the workers
 # (tests/support/shared_services.py). Then the tests marked `alone` (they need the machine
 # to themselves), in one process. PYTEST_WORKERS=0: everything in one process, as before.
 PYTEST_WORKERS ?= 2
