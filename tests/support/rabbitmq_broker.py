@@ -160,12 +160,9 @@ def rabbitmq_broker() -> Iterator[Broker]:
     started = False
     if not (answers(STREAM_PORT) and answers(TLS_PORT)):
         try:
-            with shared_services.start_lock("broker"):  # one xdist worker starts it
-                started = _start()
+            started = shared_services.start("broker", _start)
         except BrokerStartError as error:
             pytest.fail(str(error), pytrace=False)
-    if shared_services.in_worker():
-        started = False  # another worker may use it: the controller stops it at the end
     try:
         yield Broker(HOST, STREAM_PORT, TLS_PORT, BROKER_DIR)
     finally:

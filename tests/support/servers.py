@@ -210,12 +210,9 @@ def running(name: str) -> Iterator[Server]:
         started = False
     else:
         try:
-            with shared_services.start_lock(name):  # (servers.sh locks too; the broker not)
-                started = _start(name)
+            started = shared_services.start(name, lambda: _start(name))
         except ServerStartError as error:
             pytest.fail(str(error), pytrace=False)
-    if shared_services.in_worker():
-        started = False  # another worker may use it: the controller stops it at the end
     try:
         yield Server(name, HOST, port)
     finally:

@@ -21,13 +21,13 @@ from __future__ import annotations
 import fcntl
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-__all__ = ["in_worker", "is_controller", "running", "start_lock", "stop_all_but"]
+__all__ = ["in_worker", "is_controller", "running", "start", "start_lock", "stop_all_but"]
 
 LOCK_DIR = Path(tempfile.gettempdir())
 
@@ -52,6 +52,15 @@ def start_lock(name: str) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(file, fcntl.LOCK_UN)
+
+
+def start(name: str, start_it: Callable[[], bool]) -> bool:
+    """Start the service ``name`` with ``start_it`` (True when it started it, False when it
+    found it running) under its lock; whether this session is to stop it at its end: never
+    in a worker (the other may use it: the controller stops it)."""
+    with start_lock(name):
+        started = start_it()
+    return started and not in_worker()
 
 
 def running() -> frozenset[str]:
