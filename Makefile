@@ -94,12 +94,12 @@ broker-installed:
 
 # wirestream.runtime._native (runtime/rust/wirestream-native: the capture -> Arrow batch decoder the
 # capture Spark source uses; docs/rust.md): built with maturin (the `native` extra) into
-# runtime/_native.abi3.so (git-ignored) whenever its crate, the generated codecs it uses
-# or the support crate change. Without cargo it is not built and the pure-Python path is
+# runtime/_native.abi3.so (git-ignored) whenever its crate, the generated Rust it includes
+# (the codecs, frame_log/, py_pack/) or the support crate change. Without cargo it is not built and the pure-Python path is
 # used (tools/native.sh says so); `make test` needs cargo anyway (check-generated).
 NATIVE := runtime/_native.abi3.so
 NATIVE_SOURCES := $(shell find runtime/rust/wirestream-native runtime/rust/wirestream-runtime \
-	generated/rust/rsocket_v1_0 -path '*/target' -prune -o -type f -print 2>/dev/null)
+	generated/rust -path '*/target' -prune -o -type f \( -name '*.rs' -o -name 'Cargo.*' \) -print 2>/dev/null)
 $(NATIVE): $(STAMP) $(NATIVE_SOURCES)
 	tools/native.sh $(BIN)/python
 

@@ -7,8 +7,10 @@ MessagePack boundary. Keeping them here, once, keeps generated modules readable.
 
 from __future__ import annotations
 
+import os
 import struct
-from typing import Callable, Generic, TypeVar
+from types import ModuleType
+from typing import Any, Callable, Generic, TypeVar
 
 import msgpack
 
@@ -31,6 +33,35 @@ C = TypeVar("C")
 U64_MAX = 0xFFFFFFFFFFFFFFFF
 
 # --- unsigned LEB128 (protobuf varint) ------------------------------------------
+
+
+def native_module() -> ModuleType | None:
+    """``wirestream.runtime._native`` (runtime/rust/wirestream-native), or None where it is
+    not built (``make native``, which needs cargo) or ``WIRESTREAM_NATIVE=0`` switches the
+    native paths off: every one of them has a pure-Python path that gives the same results."""
+    if os.environ.get("WIRESTREAM_NATIVE", "1") == "0":
+        return None
+    try:
+        from wirestream.runtime import _native
+    except ImportError:
+        return None
+    return _native
+
+
+def use_native_packers(module: str, fingerprint: str, frames: tuple[type, ...]) -> None:
+    """Put the native ``pack`` of each of ``module``'s frame classes in place of its Python
+    one (codegen/targets/rust/py_pack.py), where the extension has packers for ``module``
+    built from the same plan (``fingerprint``: not those of an IDL edited since ``make
+    native``). The Python one stays as ``_pack_python``: the native one returns to it for
+    whatever it does not take, so both give the same bytes and the same errors."""
+    native = native_module()
+    built: Any = getattr(native, "packers", {}).get(module)
+    if built is None or built[0] != fingerprint:
+        return
+    for cls in frames:
+        pack = built[1].get(cls.__name__)
+        if pack is not None:
+            setattr(cls, "pack", staticmethod(pack))
 
 
 def read_varint(data: bytes, pos: int, end: int) -> tuple[int, int]:

@@ -10,13 +10,13 @@ raises the same error, on both paths (tests/native/test_native_rows.py).
 
 from __future__ import annotations
 
-import os
 import struct
 from collections.abc import Callable, Sequence
 from decimal import Decimal, InvalidOperation
 from enum import IntEnum
 from typing import Any
 
+from wirestream.runtime._support import native_module
 from wirestream.runtime.errors import InvalidString, InvalidValue
 
 __all__ = ["Kind", "convert", "converter", "load_native"]
@@ -148,11 +148,6 @@ def load_native(name: str) -> Callable[[Any, bytes], Any] | None:
     """The extension's function ``name`` (``data, kinds`` -> values or None); None where
     ``wirestream.runtime._native`` is not built (or built before it had one) or
     ``WIRESTREAM_NATIVE=0``."""
-    if os.environ.get("WIRESTREAM_NATIVE", "1") == "0":
-        return None
-    try:
-        from wirestream.runtime import _native
-    except ImportError:  # not built: `make native` (needs cargo)
-        return None
+    _native = native_module()
     function: Callable[[Any, bytes], Any] | None = getattr(_native, name, None)
     return function

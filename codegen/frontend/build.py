@@ -44,7 +44,18 @@ from wirestream.codegen.frontend.model import (
 )
 from wirestream.codegen.frontend.reader import LOWER, PASCAL, UPPER, NodeReader
 
-RESERVED_NAMES = {"self", "to_bytes", "to_msgpack", "more", "and", "or", "not", "flags"}
+RESERVED_NAMES = {
+    "self",
+    "to_bytes",
+    "to_msgpack",
+    "pack",
+    "ctx",
+    "more",
+    "and",
+    "or",
+    "not",
+    "flags",
+}
 DEFAULT_MAX_FRAME_SIZE = 16777215
 FRAME_COUNTS = ("after_header", "after_length", "from_length", "frame")
 

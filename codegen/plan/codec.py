@@ -20,6 +20,7 @@ Kaitai Struct compiler keeps format semantics once and a translator per language
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Union
@@ -1037,3 +1038,11 @@ def item_name(item: Item) -> str:
 def plan_codec(proto: Protocol) -> CodecPlan:
     """The language-neutral plan of ``proto``'s codec."""
     return Planner(proto).plan()
+
+
+def layout_fingerprint(plan: CodecPlan) -> str:
+    """A digest of everything ``plan`` decides. Code generated in another language from the
+    same plan carries the same one, so a module that uses native code built earlier (the
+    native ``pack``, codegen/targets/rust/py_pack.py) can tell a build of another layout --
+    an IDL edited and regenerated since ``make native`` -- and not use it."""
+    return hashlib.sha256(repr(plan).encode()).hexdigest()[:16]

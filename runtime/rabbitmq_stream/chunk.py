@@ -30,7 +30,6 @@ messages, each behind a uint32 size, compressed as CompType says). Here:
 
 from __future__ import annotations
 
-import os
 import struct
 import zlib
 from collections.abc import Callable, Sequence
@@ -43,6 +42,7 @@ from wirestream.generated.rabbitmq_stream.v1 import (
     SimpleEntry,
     SubEntryBatch,
 )
+from wirestream.runtime._support import native_module
 from wirestream.runtime.rabbitmq_stream.compression import compress, decompress
 from wirestream.runtime.rabbitmq_stream.errors import (
     BatchTooLarge,
@@ -77,12 +77,7 @@ NativeSplit = Callable[[bytes, int, int, int], "tuple[list[Any], bool] | None"]
 def _load_native_split() -> NativeSplit | None:
     """The extension's ``rabbitmq_chunk_records``; None where it is not built (or built
     before it had one) or ``WIRESTREAM_NATIVE=0`` (the capture reader's switch too)."""
-    if os.environ.get("WIRESTREAM_NATIVE", "1") == "0":
-        return None
-    try:
-        from wirestream.runtime import _native
-    except ImportError:  # not built: `make native` (needs cargo)
-        return None
+    _native = native_module()
     split: NativeSplit | None = getattr(_native, "rabbitmq_chunk_records", None)
     return split
 

@@ -13,7 +13,6 @@ errors). ``WIRESTREAM_NATIVE=0`` switches it off.
 
 from __future__ import annotations
 
-import os
 import struct
 from collections.abc import Callable, Sequence
 from typing import Final
@@ -24,6 +23,7 @@ from wirestream.generated.rabbitmq_stream.v1 import (
     SubEntryBatch,
     frame_bytes,
 )
+from wirestream.runtime._support import native_module
 from wirestream.runtime.rabbitmq_stream.errors import MessageTooLarge, PublishingIdNotIncreasing
 
 __all__ = ["encode_publish", "encode_publish_v2", "encode_sub_entries", "entry_fits"]
@@ -57,12 +57,7 @@ NativePublish = Callable[[int, int, list[int], list[bytes]], "bytes | None"]
 
 
 def _load_native_publish() -> NativePublish | None:
-    if os.environ.get("WIRESTREAM_NATIVE", "1") == "0":
-        return None
-    try:
-        from wirestream.runtime import _native
-    except ImportError:  # not built: `make native` (needs cargo)
-        return None
+    _native = native_module()
     encode: NativePublish | None = getattr(_native, "rabbitmq_encode_publish", None)
     return encode
 

@@ -44,6 +44,7 @@ from wirestream.codegen.plan.codec import (
     FloatPlan,
     FrameLengthPlan,
     IntPlan,
+    layout_fingerprint,
     lower_snake,
 )
 from wirestream.codegen.targets.python.tidy import LINE_LENGTH
@@ -524,7 +525,8 @@ def render_codec(plan: CodecPlan) -> str:
     # encoded_enums: the closed enums whose values the encoders check (the module defines
     # their value sets after the enums, so the code is rendered first)
     source = _ENV.get_template("codec.py.j2").render(m=plan, structs=StructFormats(),
-                                                     encoded_enums=[])  # fmt: skip
+                                                     encoded_enums=[],
+                                                     fingerprint=layout_fingerprint(plan))  # fmt: skip
     return drop_blank_lines_in_functions(source)
 
 

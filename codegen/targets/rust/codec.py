@@ -1261,9 +1261,14 @@ class Spell:
         self.rules(c, f, "encode", values)
         if head_length is not None:
             fl = head_length
-            c("let mut body = Vec::new();", "{ let w = &mut body;")
+            # the body's bytes and strings sized up front (no regrowth while it is written),
+            # and the whole frame's room reserved once the body's size is known
+            sized = [f"self.{ident(a.name)}.len()" for a in f.attrs
+                     if a.kind in ("bytes", "string") and not (a.optional or a.nullable)]  # fmt: skip
+            c(f"let mut body = Vec::with_capacity({' + '.join(['16', *sized])});",
+              "{ let w = &mut body;")  # fmt: skip
             self.encode_steps(c, f.steps, f.name, values)
-            c("}")
+            c("}", "w.reserve(body.len() + 16);")
             self.claims(c, f)
             length = self.header_int(fl.field, head_steps)
             k = fl.counted - fl.adjust

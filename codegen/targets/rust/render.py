@@ -27,6 +27,8 @@ from wirestream.codegen.targets.rust.frame_log import render_frame_log
 from wirestream.codegen.targets.rust.fuzz import render_fuzz
 from wirestream.codegen.targets.rust.machines import render_machines
 from wirestream.codegen.targets.rust.owned import render_owned
+from wirestream.codegen.targets.rust.py_pack import DIR as PY_PACK_DIR
+from wirestream.codegen.targets.rust.py_pack import render_py_pack
 
 DIR = "rust"  # the cargo workspace's folder under --out
 
@@ -41,8 +43,9 @@ def rust_owned(root: Path) -> list[Path]:
     ]
     for crate in sorted(p for p in root.iterdir() if (p / "Cargo.toml").is_file()):
         owned += [crate / "Cargo.toml", *(crate / "src").rglob("*.rs")]
-    if (root / FRAME_LOG_DIR).is_dir():
-        owned += sorted((root / FRAME_LOG_DIR).glob("*.rs"))
+    for modules in (FRAME_LOG_DIR, PY_PACK_DIR):
+        if (root / modules).is_dir():
+            owned += sorted((root / modules).glob("*.rs"))
     return owned
 
 
@@ -74,6 +77,8 @@ def render_rust(protos: list[Protocol], log: bool = True) -> dict[str, str]:
             continue
         for rel, text in crate.items():
             files[f"{folder}/{rel}"] = text
+        # The native `pack` of each frame class (py_pack.py), for the extension.
+        files[f"{PY_PACK_DIR}/{folder}.rs"] = render_py_pack(plan)
         members.append((folder, crate_name(plan), plan, machines_plan))
         # The frame-log mapping of the native extension (frame_log.py): a version it does
         # not map is read by the pure-Python path, as the workspace manifest lists.

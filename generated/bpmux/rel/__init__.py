@@ -157,6 +157,14 @@ class MainCredit:
     def __repr__(self) -> str:
         return f"MainCredit(credit={self.credit!r})"
 
+    @staticmethod
+    def pack(credit: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``MainCredit(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return MainCredit(credit).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -192,6 +200,14 @@ class Close:
 
     def __repr__(self) -> str:
         return f"Close()"
+
+    @staticmethod
+    def pack(ctx: Context | None = None) -> bytes:
+        """The bytes ``Close(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Close().to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -241,6 +257,14 @@ class Minimum:
     def __repr__(self) -> str:
         return f"Minimum(min_credit={self.min_credit!r})"
 
+    @staticmethod
+    def pack(min_credit: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``Minimum(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Minimum(min_credit).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -275,6 +299,14 @@ class CancelAll:
 
     def __repr__(self) -> str:
         return f"CancelAll()"
+
+    @staticmethod
+    def pack(ctx: Context | None = None) -> bytes:
+        """The bytes ``CancelAll(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return CancelAll().to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -323,6 +355,14 @@ class Message:
     def __repr__(self) -> str:
         return f"Message(payload={self.payload!r})"
 
+    @staticmethod
+    def pack(payload: bytes = b"", ctx: Context | None = None) -> bytes:
+        """The bytes ``Message(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Message(payload).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -366,6 +406,14 @@ class Messages:
 
     def __repr__(self) -> str:
         return f"Messages(payloads={self.payloads!r})"
+
+    @staticmethod
+    def pack(payloads: list[bytes] | None = None, ctx: Context | None = None) -> bytes:
+        """The bytes ``Messages(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Messages(payloads).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -430,6 +478,14 @@ class Request:
     def __repr__(self) -> str:
         return f"Request(req_id={self.req_id!r}, payload={self.payload!r})"
 
+    @staticmethod
+    def pack(req_id: int = 0, payload: bytes = b"", ctx: Context | None = None) -> bytes:
+        """The bytes ``Request(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Request(req_id, payload).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -491,6 +547,16 @@ class Requests:
     def __repr__(self) -> str:
         return f"Requests(initial_req_id={self.initial_req_id!r}, payloads={self.payloads!r})"
 
+    @staticmethod
+    def pack(
+        initial_req_id: int = 0, payloads: list[bytes] | None = None, ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``Requests(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Requests(initial_req_id, payloads).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -540,6 +606,14 @@ class RequestCancel:
 
     def __repr__(self) -> str:
         return f"RequestCancel(req_id={self.req_id!r})"
+
+    @staticmethod
+    def pack(req_id: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``RequestCancel(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return RequestCancel(req_id).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -595,6 +669,14 @@ class Response:
 
     def __repr__(self) -> str:
         return f"Response(req_id={self.req_id!r}, payload={self.payload!r})"
+
+    @staticmethod
+    def pack(req_id: int = 0, payload: bytes = b"", ctx: Context | None = None) -> bytes:
+        """The bytes ``Response(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Response(req_id, payload).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -655,6 +737,14 @@ class ResponseError:
 
     def __repr__(self) -> str:
         return f"ResponseError(req_id={self.req_id!r}, payload={self.payload!r})"
+
+    @staticmethod
+    def pack(req_id: int = 0, payload: bytes = b"", ctx: Context | None = None) -> bytes:
+        """The bytes ``ResponseError(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return ResponseError(req_id, payload).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -725,6 +815,16 @@ class CreateStream:
             f"payload={self.payload!r})"
         )
 
+    @staticmethod
+    def pack(
+        inner_id: int = 0, credit: int = 0, payload: bytes = b"", ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``CreateStream(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return CreateStream(inner_id, credit, payload).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -785,6 +885,14 @@ class CreateSink:
 
     def __repr__(self) -> str:
         return f"CreateSink(inner_id={self.inner_id!r}, payload={self.payload!r})"
+
+    @staticmethod
+    def pack(inner_id: int = 0, payload: bytes = b"", ctx: Context | None = None) -> bytes:
+        """The bytes ``CreateSink(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return CreateSink(inner_id, payload).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -861,6 +969,19 @@ class GreedySink:
             f"GreedySink(inner_id={self.inner_id!r}, payload={self.payload!r}, "
             f"items={self.items!r})"
         )
+
+    @staticmethod
+    def pack(
+        inner_id: int = 0,
+        payload: bytes = b"",
+        items: list[bytes] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``GreedySink(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return GreedySink(inner_id, payload, items).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -940,6 +1061,16 @@ class CreateDuplex:
             f"CreateDuplex(inner_id={self.inner_id!r}, credit={self.credit!r}, "
             f"payload={self.payload!r})"
         )
+
+    @staticmethod
+    def pack(
+        inner_id: int = 0, credit: int = 0, payload: bytes = b"", ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``CreateDuplex(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return CreateDuplex(inner_id, credit, payload).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1026,6 +1157,20 @@ class GreedyDuplex:
             f"payload={self.payload!r}, items={self.items!r})"
         )
 
+    @staticmethod
+    def pack(
+        inner_id: int = 0,
+        credit: int = 0,
+        payload: bytes = b"",
+        items: list[bytes] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``GreedyDuplex(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return GreedyDuplex(inner_id, credit, payload, items).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -1095,6 +1240,14 @@ class InnerCredit:
     def __repr__(self) -> str:
         return f"InnerCredit(inner_id={self.inner_id!r}, credit={self.credit!r})"
 
+    @staticmethod
+    def pack(inner_id: int = 0, credit: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``InnerCredit(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return InnerCredit(inner_id, credit).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -1134,6 +1287,14 @@ class InnerCancel:
 
     def __repr__(self) -> str:
         return f"InnerCancel(inner_id={self.inner_id!r})"
+
+    @staticmethod
+    def pack(inner_id: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``InnerCancel(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return InnerCancel(inner_id).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1189,6 +1350,14 @@ class InnerItem:
 
     def __repr__(self) -> str:
         return f"InnerItem(inner_id={self.inner_id!r}, payload={self.payload!r})"
+
+    @staticmethod
+    def pack(inner_id: int = 0, payload: bytes = b"", ctx: Context | None = None) -> bytes:
+        """The bytes ``InnerItem(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return InnerItem(inner_id, payload).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1249,6 +1418,16 @@ class InnerItems:
     def __repr__(self) -> str:
         return f"InnerItems(inner_id={self.inner_id!r}, payloads={self.payloads!r})"
 
+    @staticmethod
+    def pack(
+        inner_id: int = 0, payloads: list[bytes] | None = None, ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``InnerItems(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return InnerItems(inner_id, payloads).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -1297,6 +1476,14 @@ class InnerEnd:
 
     def __repr__(self) -> str:
         return f"InnerEnd(inner_id={self.inner_id!r})"
+
+    @staticmethod
+    def pack(inner_id: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``InnerEnd(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return InnerEnd(inner_id).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1352,6 +1539,14 @@ class InnerError:
 
     def __repr__(self) -> str:
         return f"InnerError(inner_id={self.inner_id!r}, payload={self.payload!r})"
+
+    @staticmethod
+    def pack(inner_id: int = 0, payload: bytes = b"", ctx: Context | None = None) -> bytes:
+        """The bytes ``InnerError(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return InnerError(inner_id, payload).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1415,6 +1610,35 @@ class UnknownFrame:
         out.append(self.body)
         return b"".join(out)
 
+
+_support.use_native_packers(
+    __name__,
+    "7dff4cf964dca048",
+    (
+        MainCredit,
+        Close,
+        Minimum,
+        CancelAll,
+        Message,
+        Messages,
+        Request,
+        Requests,
+        RequestCancel,
+        Response,
+        ResponseError,
+        CreateStream,
+        CreateSink,
+        GreedySink,
+        CreateDuplex,
+        GreedyDuplex,
+        InnerCredit,
+        InnerCancel,
+        InnerItem,
+        InnerItems,
+        InnerEnd,
+        InnerError,
+    ),
+)
 
 Frame = (
     MainCredit

@@ -1418,6 +1418,39 @@ class Connect:
             f"password={self.password!r})"
         )
 
+    @staticmethod
+    def pack(
+        will_retain: bool = False,
+        will_qos: QoS = QoS.AT_MOST_ONCE,
+        clean_start: bool = False,
+        keep_alive: int = 0,
+        properties: list[Property] | None = None,
+        client_id: str = "",
+        will_properties: list[Property] | None = None,
+        will_topic: str | None = None,
+        will_payload: bytes | None = None,
+        username: str | None = None,
+        password: bytes | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Connect(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Connect(
+            will_retain,
+            will_qos,
+            clean_start,
+            keep_alive,
+            properties,
+            client_id,
+            will_properties,
+            will_topic,
+            will_payload,
+            username,
+            password,
+        ).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         flags = 0
@@ -1608,6 +1641,19 @@ class Connack:
             f"reason_code={self.reason_code!r}, properties={self.properties!r})"
         )
 
+    @staticmethod
+    def pack(
+        session_present: bool = False,
+        reason_code: ReasonCode = ReasonCode.SUCCESS,
+        properties: list[Property] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Connack(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Connack(session_present, reason_code, properties).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         flags = 0
@@ -1738,6 +1784,23 @@ class Publish:
     def retain(self, value: bool) -> None:
         self._flags = self._flags | 1 if value else self._flags & ~1
 
+    @staticmethod
+    def pack(
+        dup: bool = False,
+        retain: bool = False,
+        qos: QoS = QoS.AT_MOST_ONCE,
+        topic_name: str = "",
+        packet_id: int | None = None,
+        properties: list[Property] | None = None,
+        payload: bytes = b"",
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Publish(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Publish(dup, retain, qos, topic_name, packet_id, properties, payload).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags
@@ -1845,6 +1908,19 @@ class Puback:
             f"properties={self.properties!r})"
         )
 
+    @staticmethod
+    def pack(
+        packet_id: int = 1,
+        reason_code: ReasonCode | None = None,
+        properties: list[Property] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Puback(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Puback(packet_id, reason_code, properties).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         flags = 0
@@ -1940,6 +2016,19 @@ class Pubrec:
             f"Pubrec(packet_id={self.packet_id!r}, reason_code={self.reason_code!r}, "
             f"properties={self.properties!r})"
         )
+
+    @staticmethod
+    def pack(
+        packet_id: int = 1,
+        reason_code: ReasonCode | None = None,
+        properties: list[Property] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Pubrec(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Pubrec(packet_id, reason_code, properties).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2037,6 +2126,19 @@ class Pubrel:
             f"properties={self.properties!r})"
         )
 
+    @staticmethod
+    def pack(
+        packet_id: int = 1,
+        reason_code: ReasonCode | None = None,
+        properties: list[Property] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Pubrel(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Pubrel(packet_id, reason_code, properties).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         flags = 2
@@ -2132,6 +2234,19 @@ class Pubcomp:
             f"Pubcomp(packet_id={self.packet_id!r}, reason_code={self.reason_code!r}, "
             f"properties={self.properties!r})"
         )
+
+    @staticmethod
+    def pack(
+        packet_id: int = 1,
+        reason_code: ReasonCode | None = None,
+        properties: list[Property] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Pubcomp(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Pubcomp(packet_id, reason_code, properties).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2229,6 +2344,19 @@ class Subscribe:
             f"subscriptions={self.subscriptions!r})"
         )
 
+    @staticmethod
+    def pack(
+        packet_id: int = 1,
+        properties: list[Property] | None = None,
+        subscriptions: list[Subscription] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Subscribe(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Subscribe(packet_id, properties, subscriptions).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         flags = 2
@@ -2316,6 +2444,19 @@ class Suback:
             f"Suback(packet_id={self.packet_id!r}, properties={self.properties!r}, "
             f"reason_codes={self.reason_codes!r})"
         )
+
+    @staticmethod
+    def pack(
+        packet_id: int = 1,
+        properties: list[Property] | None = None,
+        reason_codes: list[ReasonCode] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Suback(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Suback(packet_id, properties, reason_codes).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2406,6 +2547,19 @@ class Unsubscribe:
             f"Unsubscribe(packet_id={self.packet_id!r}, properties={self.properties!r}, "
             f"topic_filters={self.topic_filters!r})"
         )
+
+    @staticmethod
+    def pack(
+        packet_id: int = 1,
+        properties: list[Property] | None = None,
+        topic_filters: list[str] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Unsubscribe(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Unsubscribe(packet_id, properties, topic_filters).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2506,6 +2660,19 @@ class Unsuback:
             f"reason_codes={self.reason_codes!r})"
         )
 
+    @staticmethod
+    def pack(
+        packet_id: int = 1,
+        properties: list[Property] | None = None,
+        reason_codes: list[ReasonCode] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Unsuback(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Unsuback(packet_id, properties, reason_codes).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         flags = 0
@@ -2563,6 +2730,14 @@ class Pingreq:
     def __repr__(self) -> str:
         return f"Pingreq()"
 
+    @staticmethod
+    def pack(ctx: Context | None = None) -> bytes:
+        """The bytes ``Pingreq(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Pingreq().to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         return _PINGREQ_BYTES
@@ -2606,6 +2781,14 @@ class Pingresp:
 
     def __repr__(self) -> str:
         return f"Pingresp()"
+
+    @staticmethod
+    def pack(ctx: Context | None = None) -> bytes:
+        """The bytes ``Pingresp(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Pingresp().to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2672,6 +2855,18 @@ class Disconnect:
 
     def __repr__(self) -> str:
         return f"Disconnect(reason_code={self.reason_code!r}, properties={self.properties!r})"
+
+    @staticmethod
+    def pack(
+        reason_code: ReasonCode | None = None,
+        properties: list[Property] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Disconnect(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Disconnect(reason_code, properties).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2756,6 +2951,18 @@ class Auth:
     def __repr__(self) -> str:
         return f"Auth(reason_code={self.reason_code!r}, properties={self.properties!r})"
 
+    @staticmethod
+    def pack(
+        reason_code: ReasonCode | None = None,
+        properties: list[Property] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Auth(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Auth(reason_code, properties).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         flags = 0
@@ -2787,6 +2994,28 @@ class Auth:
         out.append(_body)
         return b"".join(out)
 
+
+_support.use_native_packers(
+    __name__,
+    "03041a01def5c61a",
+    (
+        Connect,
+        Connack,
+        Publish,
+        Puback,
+        Pubrec,
+        Pubrel,
+        Pubcomp,
+        Subscribe,
+        Suback,
+        Unsubscribe,
+        Unsuback,
+        Pingreq,
+        Pingresp,
+        Disconnect,
+        Auth,
+    ),
+)
 
 Property = (
     PayloadFormatIndicator

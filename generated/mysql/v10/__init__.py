@@ -504,6 +504,43 @@ class HandshakeV10:
             f"auth_plugin_name={self.auth_plugin_name!r})"
         )
 
+    @staticmethod
+    def pack(
+        sequence_id: int = 0,
+        server_version: str = "",
+        thread_id: int = 0,
+        auth_plugin_data_1: bytes = bytes(8),
+        capability_flags_1: int = 0,
+        character_set: int = 0,
+        status_flags: int = 0,
+        capability_flags_2: int = 0,
+        auth_plugin_data_length: int = 0,
+        reserved: bytes = bytes(6),
+        extended_capabilities: int = 0,
+        auth_plugin_data_2: bytes | None = None,
+        auth_plugin_name: str | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``HandshakeV10(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return HandshakeV10(
+            sequence_id,
+            server_version,
+            thread_id,
+            auth_plugin_data_1,
+            capability_flags_1,
+            character_set,
+            status_flags,
+            capability_flags_2,
+            auth_plugin_data_length,
+            reserved,
+            extended_capabilities,
+            auth_plugin_data_2,
+            auth_plugin_name,
+        ).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         if not ((not (self.capability_flags_1 & 0x8000)) or (self.auth_plugin_data_length >= 0x15)):
@@ -683,6 +720,19 @@ class AuthSwitchRequest:
             f"plugin_name={self.plugin_name!r}, plugin_data={self.plugin_data!r})"
         )
 
+    @staticmethod
+    def pack(
+        sequence_id: int = 0,
+        plugin_name: str = "",
+        plugin_data: bytes = b"",
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``AuthSwitchRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return AuthSwitchRequest(sequence_id, plugin_name, plugin_data).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -755,6 +805,14 @@ class AuthMoreData:
 
     def __repr__(self) -> str:
         return f"AuthMoreData(sequence_id={self.sequence_id!r}, data={self.data!r})"
+
+    @staticmethod
+    def pack(sequence_id: int = 0, data: bytes = b"", ctx: Context | None = None) -> bytes:
+        """The bytes ``AuthMoreData(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return AuthMoreData(sequence_id, data).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -870,6 +928,25 @@ class Ok:
             f"warnings={self.warnings!r}, info={self.info!r}, "
             f"session_state={self.session_state!r})"
         )
+
+    @staticmethod
+    def pack(
+        sequence_id: int = 0,
+        affected_rows: int = 0,
+        last_insert_id: int = 0,
+        status_flags: int | None = None,
+        warnings: int | None = None,
+        info: str | None = None,
+        session_state: bytes | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Ok(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Ok(
+            sequence_id, affected_rows, last_insert_id, status_flags, warnings, info, session_state
+        ).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -998,6 +1075,20 @@ class Err:
             f"sql_state={self.sql_state!r}, error_message={self.error_message!r})"
         )
 
+    @staticmethod
+    def pack(
+        sequence_id: int = 0,
+        error_code: int = 0,
+        sql_state: str | None = None,
+        error_message: str = "",
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Err(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Err(sequence_id, error_code, sql_state, error_message).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -1095,6 +1186,19 @@ class Eof:
             f"status_flags={self.status_flags!r})"
         )
 
+    @staticmethod
+    def pack(
+        sequence_id: int = 0,
+        warnings: int | None = None,
+        status_flags: int | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Eof(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Eof(sequence_id, warnings, status_flags).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -1177,6 +1281,14 @@ class ColumnCount:
     def __repr__(self) -> str:
         return f"ColumnCount(sequence_id={self.sequence_id!r}, column_count={self.column_count!r})"
 
+    @staticmethod
+    def pack(sequence_id: int = 0, column_count: int = 1, ctx: Context | None = None) -> bytes:
+        """The bytes ``ColumnCount(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return ColumnCount(sequence_id, column_count).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -1254,6 +1366,14 @@ class BinaryColumnCount:
             f"BinaryColumnCount(sequence_id={self.sequence_id!r}, "
             f"column_count={self.column_count!r})"
         )
+
+    @staticmethod
+    def pack(sequence_id: int = 0, column_count: int = 1, ctx: Context | None = None) -> bytes:
+        """The bytes ``BinaryColumnCount(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return BinaryColumnCount(sequence_id, column_count).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1416,6 +1536,39 @@ class ColumnDefinition:
             f"column_flags={self.column_flags!r}, decimals={self.decimals!r})"
         )
 
+    @staticmethod
+    def pack(
+        sequence_id: int = 0,
+        schema: str = "",
+        table: str = "",
+        org_table: str = "",
+        name: str = "",
+        org_name: str = "",
+        character_set: int = 0,
+        column_length: int = 0,
+        column_type: int = 0,
+        column_flags: int = 0,
+        decimals: int = 0,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``ColumnDefinition(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return ColumnDefinition(
+            sequence_id,
+            schema,
+            table,
+            org_table,
+            name,
+            org_name,
+            character_set,
+            column_length,
+            column_type,
+            column_flags,
+            decimals,
+        ).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -1536,6 +1689,16 @@ class TextRow:
     def __repr__(self) -> str:
         return f"TextRow(sequence_id={self.sequence_id!r}, values={self.values!r})"
 
+    @staticmethod
+    def pack(
+        sequence_id: int = 0, values: list[bytes | None] | None = None, ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``TextRow(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return TextRow(sequence_id, values).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -1648,6 +1811,23 @@ class StmtPrepareOk:
             f"num_params={self.num_params!r}, warning_count={self.warning_count!r})"
         )
 
+    @staticmethod
+    def pack(
+        sequence_id: int = 0,
+        statement_id: int = 0,
+        num_columns: int = 0,
+        num_params: int = 0,
+        warning_count: int | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``StmtPrepareOk(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return StmtPrepareOk(
+            sequence_id, statement_id, num_columns, num_params, warning_count
+        ).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -1741,6 +1921,19 @@ class BinaryRow:
             f"BinaryRow(sequence_id={self.sequence_id!r}, null_bitmap={self.null_bitmap!r}, "
             f"values={self.values!r})"
         )
+
+    @staticmethod
+    def pack(
+        sequence_id: int = 0,
+        null_bitmap: bytes = b"",
+        values: bytes = b"",
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``BinaryRow(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return BinaryRow(sequence_id, null_bitmap, values).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1907,6 +2100,41 @@ class HandshakeResponse41:
             f"auth_response_short={self.auth_response_short!r}, database={self.database!r}, "
             f"client_plugin_name={self.client_plugin_name!r}, attributes={self.attributes!r})"
         )
+
+    @staticmethod
+    def pack(
+        sequence_id: int = 0,
+        client_flag: int = 0,
+        max_packet_size: int = 0,
+        character_set: int = 0,
+        filler: bytes = bytes(19),
+        extended_capabilities: int = 0,
+        username: str = "",
+        auth_response: bytes | None = None,
+        auth_response_short: bytes | None = None,
+        database: str | None = None,
+        client_plugin_name: str | None = None,
+        attributes: list[ConnectAttribute] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``HandshakeResponse41(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return HandshakeResponse41(
+            sequence_id,
+            client_flag,
+            max_packet_size,
+            character_set,
+            filler,
+            extended_capabilities,
+            username,
+            auth_response,
+            auth_response_short,
+            database,
+            client_plugin_name,
+            attributes,
+        ).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2089,6 +2317,14 @@ class AuthSwitchResponse:
     def __repr__(self) -> str:
         return f"AuthSwitchResponse(sequence_id={self.sequence_id!r}, data={self.data!r})"
 
+    @staticmethod
+    def pack(sequence_id: int = 0, data: bytes = b"", ctx: Context | None = None) -> bytes:
+        """The bytes ``AuthSwitchResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return AuthSwitchResponse(sequence_id, data).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -2148,6 +2384,14 @@ class ComQuit:
 
     def __repr__(self) -> str:
         return f"ComQuit(sequence_id={self.sequence_id!r})"
+
+    @staticmethod
+    def pack(sequence_id: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``ComQuit(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return ComQuit(sequence_id).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2212,6 +2456,14 @@ class ComInitDb:
 
     def __repr__(self) -> str:
         return f"ComInitDb(sequence_id={self.sequence_id!r}, schema={self.schema!r})"
+
+    @staticmethod
+    def pack(sequence_id: int = 0, schema: str = "", ctx: Context | None = None) -> bytes:
+        """The bytes ``ComInitDb(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return ComInitDb(sequence_id, schema).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2279,6 +2531,14 @@ class ComQuery:
     def __repr__(self) -> str:
         return f"ComQuery(sequence_id={self.sequence_id!r}, query={self.query!r})"
 
+    @staticmethod
+    def pack(sequence_id: int = 0, query: str = "", ctx: Context | None = None) -> bytes:
+        """The bytes ``ComQuery(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return ComQuery(sequence_id, query).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -2329,6 +2589,14 @@ class ComPing:
 
     def __repr__(self) -> str:
         return f"ComPing(sequence_id={self.sequence_id!r})"
+
+    @staticmethod
+    def pack(sequence_id: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``ComPing(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return ComPing(sequence_id).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2393,6 +2661,14 @@ class ComStmtPrepare:
 
     def __repr__(self) -> str:
         return f"ComStmtPrepare(sequence_id={self.sequence_id!r}, query={self.query!r})"
+
+    @staticmethod
+    def pack(sequence_id: int = 0, query: str = "", ctx: Context | None = None) -> bytes:
+        """The bytes ``ComStmtPrepare(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return ComStmtPrepare(sequence_id, query).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2510,6 +2786,31 @@ class ComStmtExecute:
             f"null_bitmap={self.null_bitmap!r}, new_params_bound={self.new_params_bound!r}, "
             f"parameter_types={self.parameter_types!r}, values={self.values!r})"
         )
+
+    @staticmethod
+    def pack(
+        sequence_id: int = 0,
+        statement_id: int = 0,
+        cursor_flags: int = 0,
+        null_bitmap: bytes | None = None,
+        new_params_bound: int | None = None,
+        parameter_types: list[ParameterType] | None = None,
+        values: bytes | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``ComStmtExecute(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return ComStmtExecute(
+            sequence_id,
+            statement_id,
+            cursor_flags,
+            null_bitmap,
+            new_params_bound,
+            parameter_types,
+            values,
+        ).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2634,6 +2935,14 @@ class ComStmtClose:
     def __repr__(self) -> str:
         return f"ComStmtClose(sequence_id={self.sequence_id!r}, statement_id={self.statement_id!r})"
 
+    @staticmethod
+    def pack(sequence_id: int = 0, statement_id: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``ComStmtClose(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return ComStmtClose(sequence_id, statement_id).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -2657,6 +2966,34 @@ class ComStmtClose:
             + _body
         )
 
+
+_support.use_native_packers(
+    __name__,
+    "7c405f59f3bbd23e",
+    (
+        HandshakeV10,
+        AuthSwitchRequest,
+        AuthMoreData,
+        Ok,
+        Err,
+        Eof,
+        ColumnCount,
+        BinaryColumnCount,
+        ColumnDefinition,
+        TextRow,
+        StmtPrepareOk,
+        BinaryRow,
+        HandshakeResponse41,
+        AuthSwitchResponse,
+        ComQuit,
+        ComInitDb,
+        ComQuery,
+        ComPing,
+        ComStmtPrepare,
+        ComStmtExecute,
+        ComStmtClose,
+    ),
+)
 
 Frame = (
     HandshakeV10

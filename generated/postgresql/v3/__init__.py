@@ -528,6 +528,14 @@ class StartupMessage:
     def __repr__(self) -> str:
         return f"StartupMessage(parameters={self.parameters!r})"
 
+    @staticmethod
+    def pack(parameters: list[Parameter] | None = None, ctx: Context | None = None) -> bytes:
+        """The bytes ``StartupMessage(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return StartupMessage(parameters).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -575,6 +583,14 @@ class SslRequest:
     def __repr__(self) -> str:
         return f"SslRequest()"
 
+    @staticmethod
+    def pack(ctx: Context | None = None) -> bytes:
+        """The bytes ``SslRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return SslRequest().to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         return _SSL_REQUEST_BYTES
@@ -618,6 +634,14 @@ class GssencRequest:
 
     def __repr__(self) -> str:
         return f"GssencRequest()"
+
+    @staticmethod
+    def pack(ctx: Context | None = None) -> bytes:
+        """The bytes ``GssencRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return GssencRequest().to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -682,6 +706,14 @@ class CancelRequest:
 
     def __repr__(self) -> str:
         return f"CancelRequest(process_id={self.process_id!r}, secret_key={self.secret_key!r})"
+
+    @staticmethod
+    def pack(process_id: int = 0, secret_key: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``CancelRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return CancelRequest(process_id, secret_key).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -772,6 +804,20 @@ class Authentication:
             f"Authentication(auth_type={self.auth_type!r}, salt={self.salt!r}, "
             f"mechanisms={self.mechanisms!r}, data={self.data!r})"
         )
+
+    @staticmethod
+    def pack(
+        auth_type: AuthType = AuthType.OK,
+        salt: bytes | None = None,
+        mechanisms: list[str] | None = None,
+        data: bytes | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Authentication(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Authentication(auth_type, salt, mechanisms, data).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -881,6 +927,14 @@ class BackendKeyData:
     def __repr__(self) -> str:
         return f"BackendKeyData(process_id={self.process_id!r}, secret_key={self.secret_key!r})"
 
+    @staticmethod
+    def pack(process_id: int = 0, secret_key: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``BackendKeyData(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return BackendKeyData(process_id, secret_key).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -928,6 +982,14 @@ class BindComplete:
     def __repr__(self) -> str:
         return f"BindComplete()"
 
+    @staticmethod
+    def pack(ctx: Context | None = None) -> bytes:
+        """The bytes ``BindComplete(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return BindComplete().to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         return _BIND_COMPLETE_BYTES
@@ -971,6 +1033,14 @@ class CloseComplete:
 
     def __repr__(self) -> str:
         return f"CloseComplete()"
+
+    @staticmethod
+    def pack(ctx: Context | None = None) -> bytes:
+        """The bytes ``CloseComplete(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return CloseComplete().to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1020,6 +1090,14 @@ class CommandComplete:
 
     def __repr__(self) -> str:
         return f"CommandComplete(tag={self.tag!r})"
+
+    @staticmethod
+    def pack(tag: str = "", ctx: Context | None = None) -> bytes:
+        """The bytes ``CommandComplete(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return CommandComplete(tag).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1083,6 +1161,18 @@ class CopyInResponse:
 
     def __repr__(self) -> str:
         return f"CopyInResponse(format={self.format!r}, column_formats={self.column_formats!r})"
+
+    @staticmethod
+    def pack(
+        format: CopyFormat = CopyFormat.TEXT,
+        column_formats: list[FormatCode] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``CopyInResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return CopyInResponse(format, column_formats).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1164,6 +1254,18 @@ class CopyOutResponse:
     def __repr__(self) -> str:
         return f"CopyOutResponse(format={self.format!r}, column_formats={self.column_formats!r})"
 
+    @staticmethod
+    def pack(
+        format: CopyFormat = CopyFormat.TEXT,
+        column_formats: list[FormatCode] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``CopyOutResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return CopyOutResponse(format, column_formats).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -1244,6 +1346,18 @@ class CopyBothResponse:
     def __repr__(self) -> str:
         return f"CopyBothResponse(format={self.format!r}, column_formats={self.column_formats!r})"
 
+    @staticmethod
+    def pack(
+        format: CopyFormat = CopyFormat.TEXT,
+        column_formats: list[FormatCode] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``CopyBothResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return CopyBothResponse(format, column_formats).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -1308,6 +1422,14 @@ class DataRow:
     def __repr__(self) -> str:
         return f"DataRow(values={self.values!r})"
 
+    @staticmethod
+    def pack(values: list[bytes | None] | None = None, ctx: Context | None = None) -> bytes:
+        """The bytes ``DataRow(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return DataRow(values).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -1359,6 +1481,14 @@ class EmptyQueryResponse:
     def __repr__(self) -> str:
         return f"EmptyQueryResponse()"
 
+    @staticmethod
+    def pack(ctx: Context | None = None) -> bytes:
+        """The bytes ``EmptyQueryResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return EmptyQueryResponse().to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         return _EMPTY_QUERY_RESPONSE_BYTES
@@ -1407,6 +1537,14 @@ class ErrorResponse:
 
     def __repr__(self) -> str:
         return f"ErrorResponse(fields={self.fields!r})"
+
+    @staticmethod
+    def pack(fields: list[Field] | None = None, ctx: Context | None = None) -> bytes:
+        """The bytes ``ErrorResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return ErrorResponse(fields).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1459,6 +1597,14 @@ class FunctionCallResponse:
 
     def __repr__(self) -> str:
         return f"FunctionCallResponse(result={self.result!r})"
+
+    @staticmethod
+    def pack(result: bytes | None = None, ctx: Context | None = None) -> bytes:
+        """The bytes ``FunctionCallResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return FunctionCallResponse(result).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1533,6 +1679,17 @@ class NegotiateProtocolVersion:
             f"unrecognized={self.unrecognized!r})"
         )
 
+    @staticmethod
+    def pack(
+        newest_version: int = 0, unrecognized: list[str] | None = None, ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``NegotiateProtocolVersion(...).to_bytes(ctx)`` gives, without keeping the
+        frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return NegotiateProtocolVersion(newest_version, unrecognized).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -1592,6 +1749,14 @@ class NoData:
     def __repr__(self) -> str:
         return f"NoData()"
 
+    @staticmethod
+    def pack(ctx: Context | None = None) -> bytes:
+        """The bytes ``NoData(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return NoData().to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         return _NO_DATA_BYTES
@@ -1640,6 +1805,14 @@ class NoticeResponse:
 
     def __repr__(self) -> str:
         return f"NoticeResponse(fields={self.fields!r})"
+
+    @staticmethod
+    def pack(fields: list[Field] | None = None, ctx: Context | None = None) -> bytes:
+        """The bytes ``NoticeResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return NoticeResponse(fields).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1718,6 +1891,16 @@ class NotificationResponse:
             f"payload={self.payload!r})"
         )
 
+    @staticmethod
+    def pack(
+        process_id: int = 0, channel: str = "", payload: str = "", ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``NotificationResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return NotificationResponse(process_id, channel, payload).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -1776,6 +1959,14 @@ class ParameterDescription:
 
     def __repr__(self) -> str:
         return f"ParameterDescription(type_oids={self.type_oids!r})"
+
+    @staticmethod
+    def pack(type_oids: list[int] | None = None, ctx: Context | None = None) -> bytes:
+        """The bytes ``ParameterDescription(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return ParameterDescription(type_oids).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1847,6 +2038,14 @@ class ParameterStatus:
     def __repr__(self) -> str:
         return f"ParameterStatus(name={self.name!r}, value={self.value!r})"
 
+    @staticmethod
+    def pack(name: str = "", value: str = "", ctx: Context | None = None) -> bytes:
+        """The bytes ``ParameterStatus(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return ParameterStatus(name, value).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -1893,6 +2092,14 @@ class ParseComplete:
     def __repr__(self) -> str:
         return f"ParseComplete()"
 
+    @staticmethod
+    def pack(ctx: Context | None = None) -> bytes:
+        """The bytes ``ParseComplete(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return ParseComplete().to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         return _PARSE_COMPLETE_BYTES
@@ -1936,6 +2143,14 @@ class PortalSuspended:
 
     def __repr__(self) -> str:
         return f"PortalSuspended()"
+
+    @staticmethod
+    def pack(ctx: Context | None = None) -> bytes:
+        """The bytes ``PortalSuspended(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return PortalSuspended().to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1986,6 +2201,16 @@ class ReadyForQuery:
     def __repr__(self) -> str:
         return f"ReadyForQuery(status={self.status!r})"
 
+    @staticmethod
+    def pack(
+        status: TransactionStatus = TransactionStatus.IDLE, ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``ReadyForQuery(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return ReadyForQuery(status).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -2032,6 +2257,14 @@ class RowDescription:
 
     def __repr__(self) -> str:
         return f"RowDescription(fields={self.fields!r})"
+
+    @staticmethod
+    def pack(fields: list[FieldDescription] | None = None, ctx: Context | None = None) -> bytes:
+        """The bytes ``RowDescription(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return RowDescription(fields).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2081,6 +2314,14 @@ class CopyData:
     def __repr__(self) -> str:
         return f"CopyData(data={self.data!r})"
 
+    @staticmethod
+    def pack(data: bytes = b"", ctx: Context | None = None) -> bytes:
+        """The bytes ``CopyData(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return CopyData(data).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -2118,6 +2359,14 @@ class CopyDone:
 
     def __repr__(self) -> str:
         return f"CopyDone()"
+
+    @staticmethod
+    def pack(ctx: Context | None = None) -> bytes:
+        """The bytes ``CopyDone(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return CopyDone().to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2214,6 +2463,21 @@ class Bind:
             f"parameter_formats={self.parameter_formats!r}, parameters={self.parameters!r}, "
             f"result_formats={self.result_formats!r})"
         )
+
+    @staticmethod
+    def pack(
+        portal: str = "",
+        statement: str = "",
+        parameter_formats: list[FormatCode] | None = None,
+        parameters: list[bytes | None] | None = None,
+        result_formats: list[FormatCode] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Bind(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Bind(portal, statement, parameter_formats, parameters, result_formats).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2329,6 +2593,16 @@ class Close:
     def __repr__(self) -> str:
         return f"Close(target={self.target!r}, name={self.name!r})"
 
+    @staticmethod
+    def pack(
+        target: Target = Target.STATEMENT, name: str = "", ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``Close(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Close(target, name).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -2380,6 +2654,14 @@ class CopyFail:
 
     def __repr__(self) -> str:
         return f"CopyFail(message={self.message!r})"
+
+    @staticmethod
+    def pack(message: str = "", ctx: Context | None = None) -> bytes:
+        """The bytes ``CopyFail(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return CopyFail(message).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2441,6 +2723,16 @@ class Describe:
 
     def __repr__(self) -> str:
         return f"Describe(target={self.target!r}, name={self.name!r})"
+
+    @staticmethod
+    def pack(
+        target: Target = Target.STATEMENT, name: str = "", ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``Describe(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Describe(target, name).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2509,6 +2801,14 @@ class Execute:
     def __repr__(self) -> str:
         return f"Execute(portal={self.portal!r}, max_rows={self.max_rows!r})"
 
+    @staticmethod
+    def pack(portal: str = "", max_rows: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``Execute(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Execute(portal, max_rows).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -2553,6 +2853,14 @@ class Flush:
 
     def __repr__(self) -> str:
         return f"Flush()"
+
+    @staticmethod
+    def pack(ctx: Context | None = None) -> bytes:
+        """The bytes ``Flush(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Flush().to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2641,6 +2949,20 @@ class FunctionCall:
             f"argument_formats={self.argument_formats!r}, arguments={self.arguments!r}, "
             f"result_format={self.result_format!r})"
         )
+
+    @staticmethod
+    def pack(
+        function_oid: int = 0,
+        argument_formats: list[FormatCode] | None = None,
+        arguments: list[bytes | None] | None = None,
+        result_format: FormatCode = FormatCode.TEXT,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``FunctionCall(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return FunctionCall(function_oid, argument_formats, arguments, result_format).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2761,6 +3083,19 @@ class Parse:
             f"parameter_types={self.parameter_types!r})"
         )
 
+    @staticmethod
+    def pack(
+        statement: str = "",
+        query: str = "",
+        parameter_types: list[int] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Parse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Parse(statement, query, parameter_types).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -2861,6 +3196,20 @@ class Password:
             f"Password(password={self.password!r}, mechanism={self.mechanism!r}, "
             f"initial_response={self.initial_response!r}, data={self.data!r})"
         )
+
+    @staticmethod
+    def pack(
+        password: str | None = None,
+        mechanism: str | None = None,
+        initial_response: bytes | None = None,
+        data: bytes | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Password(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Password(password, mechanism, initial_response, data).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2966,6 +3315,14 @@ class Query:
     def __repr__(self) -> str:
         return f"Query(query={self.query!r})"
 
+    @staticmethod
+    def pack(query: str = "", ctx: Context | None = None) -> bytes:
+        """The bytes ``Query(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Query(query).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -3006,6 +3363,14 @@ class Sync:
 
     def __repr__(self) -> str:
         return f"Sync()"
+
+    @staticmethod
+    def pack(ctx: Context | None = None) -> bytes:
+        """The bytes ``Sync(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Sync().to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -3051,6 +3416,14 @@ class Terminate:
     def __repr__(self) -> str:
         return f"Terminate()"
 
+    @staticmethod
+    def pack(ctx: Context | None = None) -> bytes:
+        """The bytes ``Terminate(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Terminate().to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         return _TERMINATE_BYTES
@@ -3068,6 +3441,53 @@ def _terminate_bytes() -> bytes:
 
 _TERMINATE_BYTES = _terminate_bytes()
 
+
+_support.use_native_packers(
+    __name__,
+    "1a3dec07f503457c",
+    (
+        StartupMessage,
+        SslRequest,
+        GssencRequest,
+        CancelRequest,
+        Authentication,
+        BackendKeyData,
+        BindComplete,
+        CloseComplete,
+        CommandComplete,
+        CopyInResponse,
+        CopyOutResponse,
+        CopyBothResponse,
+        DataRow,
+        EmptyQueryResponse,
+        ErrorResponse,
+        FunctionCallResponse,
+        NegotiateProtocolVersion,
+        NoData,
+        NoticeResponse,
+        NotificationResponse,
+        ParameterDescription,
+        ParameterStatus,
+        ParseComplete,
+        PortalSuspended,
+        ReadyForQuery,
+        RowDescription,
+        CopyData,
+        CopyDone,
+        Bind,
+        Close,
+        CopyFail,
+        Describe,
+        Execute,
+        Flush,
+        FunctionCall,
+        Parse,
+        Password,
+        Query,
+        Sync,
+        Terminate,
+    ),
+)
 
 Frame = (
     StartupMessage

@@ -990,6 +990,19 @@ class Publish:
             f"published_messages={self.published_messages!r})"
         )
 
+    @staticmethod
+    def pack(
+        stream: str | None = None,
+        publisher_id: int = 0,
+        published_messages: list[PublishedMessage] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Publish(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Publish(stream, publisher_id, published_messages).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -1065,6 +1078,16 @@ class PublishConfirm:
             f"PublishConfirm(publisher_id={self.publisher_id!r}, "
             f"publishing_ids={self.publishing_ids!r})"
         )
+
+    @staticmethod
+    def pack(
+        publisher_id: int = 0, publishing_ids: list[int] | None = None, ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``PublishConfirm(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return PublishConfirm(publisher_id, publishing_ids).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1172,6 +1195,23 @@ class SubscribeRequest:
             f"offset_specification={self.offset_specification!r}, credit={self.credit!r})"
         )
 
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        subscription_id: int = 0,
+        stream: str | None = None,
+        offset_specification: OffsetSpecification | None = None,
+        credit: int = 0,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``SubscribeRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return SubscribeRequest(
+            correlation_id, subscription_id, stream, offset_specification, credit
+        ).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -1256,6 +1296,14 @@ class SubscribeResponse:
             f"response_code={self.response_code!r})"
         )
 
+    @staticmethod
+    def pack(correlation_id: int = 0, response_code: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``SubscribeResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return SubscribeResponse(correlation_id, response_code).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -1320,6 +1368,16 @@ class Deliver:
     def __repr__(self) -> str:
         return f"Deliver(subscription_id={self.subscription_id!r}, chunk={self.chunk!r})"
 
+    @staticmethod
+    def pack(
+        subscription_id: int = 0, chunk: OsirisChunk | None = None, ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``Deliver(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Deliver(subscription_id, chunk).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -1378,6 +1436,14 @@ class CreditRequest:
 
     def __repr__(self) -> str:
         return f"CreditRequest(subscription_id={self.subscription_id!r}, credit={self.credit!r})"
+
+    @staticmethod
+    def pack(subscription_id: int = 0, credit: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``CreditRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return CreditRequest(subscription_id, credit).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1443,6 +1509,14 @@ class CreditResponse:
             f"CreditResponse(response_code={self.response_code!r}, "
             f"subscription_id={self.subscription_id!r})"
         )
+
+    @staticmethod
+    def pack(response_code: int = 0, subscription_id: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``CreditResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return CreditResponse(response_code, subscription_id).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1511,6 +1585,16 @@ class UnsubscribeRequest:
             f"subscription_id={self.subscription_id!r})"
         )
 
+    @staticmethod
+    def pack(
+        correlation_id: int = 0, subscription_id: int = 0, ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``UnsubscribeRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return UnsubscribeRequest(correlation_id, subscription_id).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -1578,6 +1662,14 @@ class UnsubscribeResponse:
             f"UnsubscribeResponse(correlation_id={self.correlation_id!r}, "
             f"response_code={self.response_code!r})"
         )
+
+    @staticmethod
+    def pack(correlation_id: int = 0, response_code: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``UnsubscribeResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return UnsubscribeResponse(correlation_id, response_code).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1649,6 +1741,18 @@ class PublishError:
             f"publishing_errors={self.publishing_errors!r})"
         )
 
+    @staticmethod
+    def pack(
+        publisher_id: int = 0,
+        publishing_errors: list[PublishingError] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``PublishError(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return PublishError(publisher_id, publishing_errors).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -1714,6 +1818,14 @@ class MetadataUpdate:
 
     def __repr__(self) -> str:
         return f"MetadataUpdate(code={self.code!r}, stream={self.stream!r})"
+
+    @staticmethod
+    def pack(code: int = 0, stream: str | None = None, ctx: Context | None = None) -> bytes:
+        """The bytes ``MetadataUpdate(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return MetadataUpdate(code, stream).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1781,6 +1893,16 @@ class MetadataRequest:
 
     def __repr__(self) -> str:
         return f"MetadataRequest(correlation_id={self.correlation_id!r}, streams={self.streams!r})"
+
+    @staticmethod
+    def pack(
+        correlation_id: int = 0, streams: list[str | None] | None = None, ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``MetadataRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return MetadataRequest(correlation_id, streams).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1874,6 +1996,19 @@ class MetadataResponse:
             f"stream_metadata={self.stream_metadata!r})"
         )
 
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        brokers: list[Broker] | None = None,
+        stream_metadata: list[StreamMetadata] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``MetadataResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return MetadataResponse(correlation_id, brokers, stream_metadata).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -1933,6 +2068,14 @@ class SaslHandshakeRequest:
 
     def __repr__(self) -> str:
         return f"SaslHandshakeRequest(correlation_id={self.correlation_id!r})"
+
+    @staticmethod
+    def pack(correlation_id: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``SaslHandshakeRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return SaslHandshakeRequest(correlation_id).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2008,6 +2151,19 @@ class SaslHandshakeResponse:
             f"SaslHandshakeResponse(correlation_id={self.correlation_id!r}, "
             f"response_code={self.response_code!r}, mechanisms={self.mechanisms!r})"
         )
+
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        response_code: int = 0,
+        mechanisms: list[str | None] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``SaslHandshakeResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return SaslHandshakeResponse(correlation_id, response_code, mechanisms).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2109,6 +2265,20 @@ class SaslAuthenticateRequest:
             f"mechanism={self.mechanism!r}, sasl_opaque_data={self.sasl_opaque_data!r})"
         )
 
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        mechanism: str | None = None,
+        sasl_opaque_data: bytes | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``SaslAuthenticateRequest(...).to_bytes(ctx)`` gives, without keeping the
+        frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return SaslAuthenticateRequest(correlation_id, mechanism, sasl_opaque_data).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -2205,6 +2375,22 @@ class SaslAuthenticateResponse:
             f"response_code={self.response_code!r}, sasl_opaque_data={self.sasl_opaque_data!r})"
         )
 
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        response_code: int = 0,
+        sasl_opaque_data: bytes | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``SaslAuthenticateResponse(...).to_bytes(ctx)`` gives, without keeping the
+        frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return SaslAuthenticateResponse(correlation_id, response_code, sasl_opaque_data).to_bytes(
+            ctx
+        )
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -2284,6 +2470,14 @@ class Tune:
     def __repr__(self) -> str:
         return f"Tune(frame_max={self.frame_max!r}, heartbeat={self.heartbeat!r})"
 
+    @staticmethod
+    def pack(frame_max: int = 0, heartbeat: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``Tune(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Tune(frame_max, heartbeat).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -2349,6 +2543,16 @@ class OpenRequest:
             f"OpenRequest(correlation_id={self.correlation_id!r}, "
             f"virtual_host={self.virtual_host!r})"
         )
+
+    @staticmethod
+    def pack(
+        correlation_id: int = 0, virtual_host: str | None = None, ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``OpenRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return OpenRequest(correlation_id, virtual_host).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2422,6 +2626,14 @@ class OpenResponse:
             f"OpenResponse(correlation_id={self.correlation_id!r}, "
             f"response_code={self.response_code!r})"
         )
+
+    @staticmethod
+    def pack(correlation_id: int = 0, response_code: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``OpenResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return OpenResponse(correlation_id, response_code).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2499,6 +2711,19 @@ class CloseRequest:
             f"CloseRequest(correlation_id={self.correlation_id!r}, "
             f"closing_code={self.closing_code!r}, closing_reason={self.closing_reason!r})"
         )
+
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        closing_code: int = 0,
+        closing_reason: str | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``CloseRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return CloseRequest(correlation_id, closing_code, closing_reason).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2579,6 +2804,14 @@ class CloseResponse:
             f"response_code={self.response_code!r})"
         )
 
+    @staticmethod
+    def pack(correlation_id: int = 0, response_code: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``CloseResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return CloseResponse(correlation_id, response_code).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -2622,6 +2855,14 @@ class Heartbeat:
 
     def __repr__(self) -> str:
         return f"Heartbeat()"
+
+    @staticmethod
+    def pack(ctx: Context | None = None) -> bytes:
+        """The bytes ``Heartbeat(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Heartbeat().to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2688,6 +2929,18 @@ class PeerPropertiesRequest:
             f"PeerPropertiesRequest(correlation_id={self.correlation_id!r}, "
             f"peer_properties={self.peer_properties!r})"
         )
+
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        peer_properties: list[Property] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``PeerPropertiesRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return PeerPropertiesRequest(correlation_id, peer_properties).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2771,6 +3024,19 @@ class PeerPropertiesResponse:
             f"PeerPropertiesResponse(correlation_id={self.correlation_id!r}, "
             f"response_code={self.response_code!r}, peer_properties={self.peer_properties!r})"
         )
+
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        response_code: int = 0,
+        peer_properties: list[Property] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``PeerPropertiesResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return PeerPropertiesResponse(correlation_id, response_code, peer_properties).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2868,6 +3134,20 @@ class CommitOffset:
             f"CommitOffset(correlation_id={self.correlation_id!r}, reference={self.reference!r}, "
             f"stream={self.stream!r}, offset={self.offset!r})"
         )
+
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        reference: str | None = None,
+        stream: str | None = None,
+        offset: int = 0,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``CommitOffset(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return CommitOffset(correlation_id, reference, stream, offset).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2970,6 +3250,19 @@ class QueryOffsetRequest:
             f"reference={self.reference!r}, stream={self.stream!r})"
         )
 
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        reference: str | None = None,
+        stream: str | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``QueryOffsetRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return QueryOffsetRequest(correlation_id, reference, stream).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -3062,6 +3355,16 @@ class QueryOffsetResponse:
             f"response_code={self.response_code!r}, offset={self.offset!r})"
         )
 
+    @staticmethod
+    def pack(
+        correlation_id: int = 0, response_code: int = 0, offset: int = 0, ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``QueryOffsetResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return QueryOffsetResponse(correlation_id, response_code, offset).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -3148,6 +3451,19 @@ class CreateRequest:
             f"arguments={self.arguments!r})"
         )
 
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        stream: str | None = None,
+        arguments: list[Property] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``CreateRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return CreateRequest(correlation_id, stream, arguments).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -3229,6 +3545,14 @@ class CreateResponse:
             f"response_code={self.response_code!r})"
         )
 
+    @staticmethod
+    def pack(correlation_id: int = 0, response_code: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``CreateResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return CreateResponse(correlation_id, response_code).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -3292,6 +3616,16 @@ class DeleteRequest:
 
     def __repr__(self) -> str:
         return f"DeleteRequest(correlation_id={self.correlation_id!r}, stream={self.stream!r})"
+
+    @staticmethod
+    def pack(
+        correlation_id: int = 0, stream: str | None = None, ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``DeleteRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return DeleteRequest(correlation_id, stream).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -3367,6 +3701,14 @@ class DeleteResponse:
             f"response_code={self.response_code!r})"
         )
 
+    @staticmethod
+    def pack(correlation_id: int = 0, response_code: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``DeleteResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return DeleteResponse(correlation_id, response_code).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -3385,6 +3727,45 @@ class DeleteResponse:
         out.append(_S_ih.pack(_int_correlation_id, _int_response_code))
         return b"".join(out)
 
+
+_support.use_native_packers(
+    __name__,
+    "760bca1f1dd0353a",
+    (
+        Publish,
+        PublishConfirm,
+        SubscribeRequest,
+        SubscribeResponse,
+        Deliver,
+        CreditRequest,
+        CreditResponse,
+        UnsubscribeRequest,
+        UnsubscribeResponse,
+        PublishError,
+        MetadataUpdate,
+        MetadataRequest,
+        MetadataResponse,
+        SaslHandshakeRequest,
+        SaslHandshakeResponse,
+        SaslAuthenticateRequest,
+        SaslAuthenticateResponse,
+        Tune,
+        OpenRequest,
+        OpenResponse,
+        CloseRequest,
+        CloseResponse,
+        Heartbeat,
+        PeerPropertiesRequest,
+        PeerPropertiesResponse,
+        CommitOffset,
+        QueryOffsetRequest,
+        QueryOffsetResponse,
+        CreateRequest,
+        CreateResponse,
+        DeleteRequest,
+        DeleteResponse,
+    ),
+)
 
 Entry = SimpleEntry | SubEntryBatch
 OffsetSpecification = (

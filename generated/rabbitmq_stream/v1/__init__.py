@@ -1387,6 +1387,23 @@ class DeclarePublisherRequest:
             f"publisher_reference={self.publisher_reference!r}, stream={self.stream!r})"
         )
 
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        publisher_id: int = 0,
+        publisher_reference: str | None = None,
+        stream: str | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``DeclarePublisherRequest(...).to_bytes(ctx)`` gives, without keeping the
+        frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return DeclarePublisherRequest(
+            correlation_id, publisher_id, publisher_reference, stream
+        ).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -1478,6 +1495,15 @@ class DeclarePublisherResponse:
             f"response_code={self.response_code!r})"
         )
 
+    @staticmethod
+    def pack(correlation_id: int = 0, response_code: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``DeclarePublisherResponse(...).to_bytes(ctx)`` gives, without keeping the
+        frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return DeclarePublisherResponse(correlation_id, response_code).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -1547,6 +1573,18 @@ class Publish:
             f"Publish(publisher_id={self.publisher_id!r}, "
             f"published_messages={self.published_messages!r})"
         )
+
+    @staticmethod
+    def pack(
+        publisher_id: int = 0,
+        published_messages: list[PublishedMessage] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Publish(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Publish(publisher_id, published_messages).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1618,6 +1656,18 @@ class PublishV2:
             f"published_messages={self.published_messages!r})"
         )
 
+    @staticmethod
+    def pack(
+        publisher_id: int = 0,
+        published_messages: list[PublishedMessageV2] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``PublishV2(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return PublishV2(publisher_id, published_messages).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -1684,6 +1734,16 @@ class PublishConfirm:
             f"PublishConfirm(publisher_id={self.publisher_id!r}, "
             f"publishing_ids={self.publishing_ids!r})"
         )
+
+    @staticmethod
+    def pack(
+        publisher_id: int = 0, publishing_ids: list[int] | None = None, ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``PublishConfirm(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return PublishConfirm(publisher_id, publishing_ids).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1760,6 +1820,18 @@ class PublishError:
             f"PublishError(publisher_id={self.publisher_id!r}, "
             f"publishing_errors={self.publishing_errors!r})"
         )
+
+    @staticmethod
+    def pack(
+        publisher_id: int = 0,
+        publishing_errors: list[PublishingError] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``PublishError(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return PublishError(publisher_id, publishing_errors).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1842,6 +1914,22 @@ class QueryPublisherSequenceRequest:
             f"QueryPublisherSequenceRequest(correlation_id={self.correlation_id!r}, "
             f"publisher_reference={self.publisher_reference!r}, stream={self.stream!r})"
         )
+
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        publisher_reference: str | None = None,
+        stream: str | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``QueryPublisherSequenceRequest(...).to_bytes(ctx)`` gives, without keeping the
+        frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return QueryPublisherSequenceRequest(correlation_id, publisher_reference, stream).to_bytes(
+            ctx
+        )
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1937,6 +2025,20 @@ class QueryPublisherSequenceResponse:
             f"response_code={self.response_code!r}, sequence={self.sequence!r})"
         )
 
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        response_code: int = 0,
+        sequence: int = 0,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``QueryPublisherSequenceResponse(...).to_bytes(ctx)`` gives, without keeping
+        the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return QueryPublisherSequenceResponse(correlation_id, response_code, sequence).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -2012,6 +2114,14 @@ class DeletePublisherRequest:
             f"publisher_id={self.publisher_id!r})"
         )
 
+    @staticmethod
+    def pack(correlation_id: int = 0, publisher_id: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``DeletePublisherRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return DeletePublisherRequest(correlation_id, publisher_id).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -2079,6 +2189,15 @@ class DeletePublisherResponse:
             f"DeletePublisherResponse(correlation_id={self.correlation_id!r}, "
             f"response_code={self.response_code!r})"
         )
+
+    @staticmethod
+    def pack(correlation_id: int = 0, response_code: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``DeletePublisherResponse(...).to_bytes(ctx)`` gives, without keeping the
+        frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return DeletePublisherResponse(correlation_id, response_code).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2189,6 +2308,24 @@ class SubscribeRequest:
             f"properties={self.properties!r})"
         )
 
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        subscription_id: int = 0,
+        stream: str | None = None,
+        offset_specification: OffsetSpecification | None = None,
+        credit: int = 0,
+        properties: list[Property] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``SubscribeRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return SubscribeRequest(
+            correlation_id, subscription_id, stream, offset_specification, credit, properties
+        ).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -2280,6 +2417,14 @@ class SubscribeResponse:
             f"response_code={self.response_code!r})"
         )
 
+    @staticmethod
+    def pack(correlation_id: int = 0, response_code: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``SubscribeResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return SubscribeResponse(correlation_id, response_code).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -2343,6 +2488,16 @@ class Deliver:
 
     def __repr__(self) -> str:
         return f"Deliver(subscription_id={self.subscription_id!r}, chunk={self.chunk!r})"
+
+    @staticmethod
+    def pack(
+        subscription_id: int = 0, chunk: OsirisChunk | None = None, ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``Deliver(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Deliver(subscription_id, chunk).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2419,6 +2574,19 @@ class DeliverV2:
             f"committed_chunk_id={self.committed_chunk_id!r}, chunk={self.chunk!r})"
         )
 
+    @staticmethod
+    def pack(
+        subscription_id: int = 0,
+        committed_chunk_id: int = 0,
+        chunk: OsirisChunk | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``DeliverV2(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return DeliverV2(subscription_id, committed_chunk_id, chunk).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -2484,6 +2652,14 @@ class CreditRequest:
     def __repr__(self) -> str:
         return f"CreditRequest(subscription_id={self.subscription_id!r}, credit={self.credit!r})"
 
+    @staticmethod
+    def pack(subscription_id: int = 0, credit: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``CreditRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return CreditRequest(subscription_id, credit).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -2547,6 +2723,14 @@ class CreditResponse:
             f"CreditResponse(response_code={self.response_code!r}, "
             f"subscription_id={self.subscription_id!r})"
         )
+
+    @staticmethod
+    def pack(response_code: int = 0, subscription_id: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``CreditResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return CreditResponse(response_code, subscription_id).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2622,6 +2806,19 @@ class StoreOffset:
             f"StoreOffset(reference={self.reference!r}, stream={self.stream!r}, "
             f"offset={self.offset!r})"
         )
+
+    @staticmethod
+    def pack(
+        reference: str | None = None,
+        stream: str | None = None,
+        offset: int = 0,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``StoreOffset(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return StoreOffset(reference, stream, offset).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2716,6 +2913,19 @@ class QueryOffsetRequest:
             f"reference={self.reference!r}, stream={self.stream!r})"
         )
 
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        reference: str | None = None,
+        stream: str | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``QueryOffsetRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return QueryOffsetRequest(correlation_id, reference, stream).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -2808,6 +3018,16 @@ class QueryOffsetResponse:
             f"response_code={self.response_code!r}, offset={self.offset!r})"
         )
 
+    @staticmethod
+    def pack(
+        correlation_id: int = 0, response_code: int = 0, offset: int = 0, ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``QueryOffsetResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return QueryOffsetResponse(correlation_id, response_code, offset).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -2880,6 +3100,16 @@ class UnsubscribeRequest:
             f"subscription_id={self.subscription_id!r})"
         )
 
+    @staticmethod
+    def pack(
+        correlation_id: int = 0, subscription_id: int = 0, ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``UnsubscribeRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return UnsubscribeRequest(correlation_id, subscription_id).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -2947,6 +3177,14 @@ class UnsubscribeResponse:
             f"UnsubscribeResponse(correlation_id={self.correlation_id!r}, "
             f"response_code={self.response_code!r})"
         )
+
+    @staticmethod
+    def pack(correlation_id: int = 0, response_code: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``UnsubscribeResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return UnsubscribeResponse(correlation_id, response_code).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -3026,6 +3264,19 @@ class CreateRequest:
             f"CreateRequest(correlation_id={self.correlation_id!r}, stream={self.stream!r}, "
             f"arguments={self.arguments!r})"
         )
+
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        stream: str | None = None,
+        arguments: list[Property] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``CreateRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return CreateRequest(correlation_id, stream, arguments).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -3107,6 +3358,14 @@ class CreateResponse:
             f"response_code={self.response_code!r})"
         )
 
+    @staticmethod
+    def pack(correlation_id: int = 0, response_code: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``CreateResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return CreateResponse(correlation_id, response_code).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -3169,6 +3428,16 @@ class DeleteRequest:
 
     def __repr__(self) -> str:
         return f"DeleteRequest(correlation_id={self.correlation_id!r}, stream={self.stream!r})"
+
+    @staticmethod
+    def pack(
+        correlation_id: int = 0, stream: str | None = None, ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``DeleteRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return DeleteRequest(correlation_id, stream).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -3243,6 +3512,14 @@ class DeleteResponse:
             f"response_code={self.response_code!r})"
         )
 
+    @staticmethod
+    def pack(correlation_id: int = 0, response_code: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``DeleteResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return DeleteResponse(correlation_id, response_code).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -3305,6 +3582,16 @@ class MetadataRequest:
 
     def __repr__(self) -> str:
         return f"MetadataRequest(correlation_id={self.correlation_id!r}, streams={self.streams!r})"
+
+    @staticmethod
+    def pack(
+        correlation_id: int = 0, streams: list[str | None] | None = None, ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``MetadataRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return MetadataRequest(correlation_id, streams).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -3397,6 +3684,19 @@ class MetadataResponse:
             f"stream_metadata={self.stream_metadata!r})"
         )
 
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        brokers: list[Broker] | None = None,
+        stream_metadata: list[StreamMetadata] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``MetadataResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return MetadataResponse(correlation_id, brokers, stream_metadata).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -3470,6 +3770,14 @@ class MetadataUpdate:
     def __repr__(self) -> str:
         return f"MetadataUpdate(code={self.code!r}, stream={self.stream!r})"
 
+    @staticmethod
+    def pack(code: int = 0, stream: str | None = None, ctx: Context | None = None) -> bytes:
+        """The bytes ``MetadataUpdate(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return MetadataUpdate(code, stream).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -3542,6 +3850,18 @@ class PeerPropertiesRequest:
             f"PeerPropertiesRequest(correlation_id={self.correlation_id!r}, "
             f"peer_properties={self.peer_properties!r})"
         )
+
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        peer_properties: list[Property] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``PeerPropertiesRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return PeerPropertiesRequest(correlation_id, peer_properties).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -3626,6 +3946,19 @@ class PeerPropertiesResponse:
             f"response_code={self.response_code!r}, peer_properties={self.peer_properties!r})"
         )
 
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        response_code: int = 0,
+        peer_properties: list[Property] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``PeerPropertiesResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return PeerPropertiesResponse(correlation_id, response_code, peer_properties).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -3683,6 +4016,14 @@ class SaslHandshakeRequest:
 
     def __repr__(self) -> str:
         return f"SaslHandshakeRequest(correlation_id={self.correlation_id!r})"
+
+    @staticmethod
+    def pack(correlation_id: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``SaslHandshakeRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return SaslHandshakeRequest(correlation_id).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -3758,6 +4099,19 @@ class SaslHandshakeResponse:
             f"SaslHandshakeResponse(correlation_id={self.correlation_id!r}, "
             f"response_code={self.response_code!r}, mechanisms={self.mechanisms!r})"
         )
+
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        response_code: int = 0,
+        mechanisms: list[str | None] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``SaslHandshakeResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return SaslHandshakeResponse(correlation_id, response_code, mechanisms).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -3857,6 +4211,20 @@ class SaslAuthenticateRequest:
             f"SaslAuthenticateRequest(correlation_id={self.correlation_id!r}, "
             f"mechanism={self.mechanism!r}, sasl_opaque_data={self.sasl_opaque_data!r})"
         )
+
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        mechanism: str | None = None,
+        sasl_opaque_data: bytes | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``SaslAuthenticateRequest(...).to_bytes(ctx)`` gives, without keeping the
+        frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return SaslAuthenticateRequest(correlation_id, mechanism, sasl_opaque_data).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -3958,6 +4326,22 @@ class SaslAuthenticateResponse:
             f"response_code={self.response_code!r}, sasl_opaque_data={self.sasl_opaque_data!r})"
         )
 
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        response_code: int = 0,
+        sasl_opaque_data: list[bytes | None] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``SaslAuthenticateResponse(...).to_bytes(ctx)`` gives, without keeping the
+        frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return SaslAuthenticateResponse(correlation_id, response_code, sasl_opaque_data).to_bytes(
+            ctx
+        )
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -4038,6 +4422,14 @@ class Tune:
     def __repr__(self) -> str:
         return f"Tune(frame_max={self.frame_max!r}, heartbeat={self.heartbeat!r})"
 
+    @staticmethod
+    def pack(frame_max: int = 0, heartbeat: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``Tune(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Tune(frame_max, heartbeat).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -4099,6 +4491,16 @@ class OpenRequest:
             f"OpenRequest(correlation_id={self.correlation_id!r}, "
             f"virtual_host={self.virtual_host!r})"
         )
+
+    @staticmethod
+    def pack(
+        correlation_id: int = 0, virtual_host: str | None = None, ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``OpenRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return OpenRequest(correlation_id, virtual_host).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -4186,6 +4588,19 @@ class OpenResponse:
             f"connection_properties={self.connection_properties!r})"
         )
 
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        response_code: int = 0,
+        connection_properties: list[Property] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``OpenResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return OpenResponse(correlation_id, response_code, connection_properties).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -4270,6 +4685,19 @@ class CloseRequest:
             f"closing_code={self.closing_code!r}, closing_reason={self.closing_reason!r})"
         )
 
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        closing_code: int = 0,
+        closing_reason: str | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``CloseRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return CloseRequest(correlation_id, closing_code, closing_reason).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -4348,6 +4776,14 @@ class CloseResponse:
             f"response_code={self.response_code!r})"
         )
 
+    @staticmethod
+    def pack(correlation_id: int = 0, response_code: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``CloseResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return CloseResponse(correlation_id, response_code).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -4390,6 +4826,14 @@ class Heartbeat:
 
     def __repr__(self) -> str:
         return f"Heartbeat()"
+
+    @staticmethod
+    def pack(ctx: Context | None = None) -> bytes:
+        """The bytes ``Heartbeat(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Heartbeat().to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -4465,6 +4909,19 @@ class RouteRequest:
             f"RouteRequest(correlation_id={self.correlation_id!r}, "
             f"routing_key={self.routing_key!r}, super_stream={self.super_stream!r})"
         )
+
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        routing_key: str | None = None,
+        super_stream: str | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``RouteRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return RouteRequest(correlation_id, routing_key, super_stream).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -4561,6 +5018,19 @@ class RouteResponse:
             f"response_code={self.response_code!r}, streams={self.streams!r})"
         )
 
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        response_code: int = 0,
+        streams: list[str | None] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``RouteResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return RouteResponse(correlation_id, response_code, streams).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -4643,6 +5113,16 @@ class PartitionsRequest:
             f"PartitionsRequest(correlation_id={self.correlation_id!r}, "
             f"super_stream={self.super_stream!r})"
         )
+
+    @staticmethod
+    def pack(
+        correlation_id: int = 0, super_stream: str | None = None, ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``PartitionsRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return PartitionsRequest(correlation_id, super_stream).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -4730,6 +5210,19 @@ class PartitionsResponse:
             f"PartitionsResponse(correlation_id={self.correlation_id!r}, "
             f"response_code={self.response_code!r}, streams={self.streams!r})"
         )
+
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        response_code: int = 0,
+        streams: list[str | None] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``PartitionsResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return PartitionsResponse(correlation_id, response_code, streams).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -4824,6 +5317,19 @@ class ConsumerUpdateRequest:
             f"subscription_id={self.subscription_id!r}, active={self.active!r})"
         )
 
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        subscription_id: int = 0,
+        active: int = 0,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``ConsumerUpdateRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return ConsumerUpdateRequest(correlation_id, subscription_id, active).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -4911,6 +5417,21 @@ class ConsumerUpdateResponse:
             f"offset_specification={self.offset_specification!r})"
         )
 
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        response_code: int = 0,
+        offset_specification: ConsumerUpdateOffsetSpecification | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``ConsumerUpdateResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return ConsumerUpdateResponse(correlation_id, response_code, offset_specification).to_bytes(
+            ctx
+        )
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -4981,6 +5502,19 @@ class ExchangeCommandVersionsRequest:
             f"ExchangeCommandVersionsRequest(correlation_id={self.correlation_id!r}, "
             f"commands={self.commands!r})"
         )
+
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        commands: list[CommandVersion] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``ExchangeCommandVersionsRequest(...).to_bytes(ctx)`` gives, without keeping
+        the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return ExchangeCommandVersionsRequest(correlation_id, commands).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -5065,6 +5599,22 @@ class ExchangeCommandVersionsResponse:
             f"response_code={self.response_code!r}, commands={self.commands!r})"
         )
 
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        response_code: int = 0,
+        commands: list[CommandVersion] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``ExchangeCommandVersionsResponse(...).to_bytes(ctx)`` gives, without keeping
+        the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return ExchangeCommandVersionsResponse(correlation_id, response_code, commands).to_bytes(
+            ctx
+        )
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -5137,6 +5687,16 @@ class StreamStatsRequest:
 
     def __repr__(self) -> str:
         return f"StreamStatsRequest(correlation_id={self.correlation_id!r}, stream={self.stream!r})"
+
+    @staticmethod
+    def pack(
+        correlation_id: int = 0, stream: str | None = None, ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``StreamStatsRequest(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return StreamStatsRequest(correlation_id, stream).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -5220,6 +5780,19 @@ class StreamStatsResponse:
             f"StreamStatsResponse(correlation_id={self.correlation_id!r}, "
             f"response_code={self.response_code!r}, stats={self.stats!r})"
         )
+
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        response_code: int = 0,
+        stats: list[Statistic] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``StreamStatsResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return StreamStatsResponse(correlation_id, response_code, stats).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -5324,6 +5897,24 @@ class CreateSuperStreamRequest:
             f"name={self.name!r}, partitions={self.partitions!r}, "
             f"binding_keys={self.binding_keys!r}, arguments={self.arguments!r})"
         )
+
+    @staticmethod
+    def pack(
+        correlation_id: int = 0,
+        name: str | None = None,
+        partitions: list[str | None] | None = None,
+        binding_keys: list[str | None] | None = None,
+        arguments: list[Property] | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``CreateSuperStreamRequest(...).to_bytes(ctx)`` gives, without keeping the
+        frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return CreateSuperStreamRequest(
+            correlation_id, name, partitions, binding_keys, arguments
+        ).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -5445,6 +6036,15 @@ class CreateSuperStreamResponse:
             f"response_code={self.response_code!r})"
         )
 
+    @staticmethod
+    def pack(correlation_id: int = 0, response_code: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``CreateSuperStreamResponse(...).to_bytes(ctx)`` gives, without keeping the
+        frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return CreateSuperStreamResponse(correlation_id, response_code).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -5511,6 +6111,15 @@ class DeleteSuperStreamRequest:
         return (
             f"DeleteSuperStreamRequest(correlation_id={self.correlation_id!r}, name={self.name!r})"
         )
+
+    @staticmethod
+    def pack(correlation_id: int = 0, name: str | None = None, ctx: Context | None = None) -> bytes:
+        """The bytes ``DeleteSuperStreamRequest(...).to_bytes(ctx)`` gives, without keeping the
+        frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return DeleteSuperStreamRequest(correlation_id, name).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -5586,6 +6195,15 @@ class DeleteSuperStreamResponse:
             f"response_code={self.response_code!r})"
         )
 
+    @staticmethod
+    def pack(correlation_id: int = 0, response_code: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``DeleteSuperStreamResponse(...).to_bytes(ctx)`` gives, without keeping the
+        frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return DeleteSuperStreamResponse(correlation_id, response_code).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -5605,6 +6223,67 @@ class DeleteSuperStreamResponse:
         out.append(_S_IH.pack(_int_correlation_id, _int_response_code))
         return b"".join(out)
 
+
+_support.use_native_packers(
+    __name__,
+    "8f17ff00775b213b",
+    (
+        DeclarePublisherRequest,
+        DeclarePublisherResponse,
+        Publish,
+        PublishV2,
+        PublishConfirm,
+        PublishError,
+        QueryPublisherSequenceRequest,
+        QueryPublisherSequenceResponse,
+        DeletePublisherRequest,
+        DeletePublisherResponse,
+        SubscribeRequest,
+        SubscribeResponse,
+        Deliver,
+        DeliverV2,
+        CreditRequest,
+        CreditResponse,
+        StoreOffset,
+        QueryOffsetRequest,
+        QueryOffsetResponse,
+        UnsubscribeRequest,
+        UnsubscribeResponse,
+        CreateRequest,
+        CreateResponse,
+        DeleteRequest,
+        DeleteResponse,
+        MetadataRequest,
+        MetadataResponse,
+        MetadataUpdate,
+        PeerPropertiesRequest,
+        PeerPropertiesResponse,
+        SaslHandshakeRequest,
+        SaslHandshakeResponse,
+        SaslAuthenticateRequest,
+        SaslAuthenticateResponse,
+        Tune,
+        OpenRequest,
+        OpenResponse,
+        CloseRequest,
+        CloseResponse,
+        Heartbeat,
+        RouteRequest,
+        RouteResponse,
+        PartitionsRequest,
+        PartitionsResponse,
+        ConsumerUpdateRequest,
+        ConsumerUpdateResponse,
+        ExchangeCommandVersionsRequest,
+        ExchangeCommandVersionsResponse,
+        StreamStatsRequest,
+        StreamStatsResponse,
+        CreateSuperStreamRequest,
+        CreateSuperStreamResponse,
+        DeleteSuperStreamRequest,
+        DeleteSuperStreamResponse,
+    ),
+)
 
 Entry = SimpleEntry | SubEntryBatch
 OffsetSpecification = (

@@ -177,6 +177,16 @@ class ClientHello:
     def __repr__(self) -> str:
         return f"ClientHello(version={self.version!r}, extensions={self.extensions!r})"
 
+    @staticmethod
+    def pack(
+        version: int = 0, extensions: list[int] | None = None, ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``ClientHello(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return ClientHello(version, extensions).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -249,6 +259,16 @@ class ServerHello:
     def __repr__(self) -> str:
         return f"ServerHello(version={self.version!r}, extensions={self.extensions!r})"
 
+    @staticmethod
+    def pack(
+        version: int = 0, extensions: list[int] | None = None, ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``ServerHello(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return ServerHello(version, extensions).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -305,6 +325,14 @@ class Goodbye:
 
     def __repr__(self) -> str:
         return f"Goodbye(reason={self.reason!r})"
+
+    @staticmethod
+    def pack(reason: str = "", ctx: Context | None = None) -> bytes:
+        """The bytes ``Goodbye(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Goodbye(reason).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -379,6 +407,19 @@ class Subscribe:
             f"Subscribe(publisher={self.publisher!r}, subscriber={self.subscriber!r}, "
             f"initial_demand={self.initial_demand!r})"
         )
+
+    @staticmethod
+    def pack(
+        publisher: str = "",
+        subscriber: int = 0,
+        initial_demand: int = 0,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Subscribe(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Subscribe(publisher, subscriber, initial_demand).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -459,6 +500,14 @@ class Request:
     def __repr__(self) -> str:
         return f"Request(subscriber={self.subscriber!r}, demand={self.demand!r})"
 
+    @staticmethod
+    def pack(subscriber: int = 0, demand: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``Request(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Request(subscriber, demand).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -509,6 +558,14 @@ class Cancel:
 
     def __repr__(self) -> str:
         return f"Cancel(subscriber={self.subscriber!r})"
+
+    @staticmethod
+    def pack(subscriber: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``Cancel(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Cancel(subscriber).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -573,6 +630,14 @@ class Subscribed:
 
     def __repr__(self) -> str:
         return f"Subscribed(subscriber={self.subscriber!r}, element_size={self.element_size!r})"
+
+    @staticmethod
+    def pack(subscriber: int = 0, element_size: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``Subscribed(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Subscribed(subscriber, element_size).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -642,6 +707,14 @@ class OnNext:
     def __repr__(self) -> str:
         return f"OnNext(subscriber={self.subscriber!r}, element={self.element!r})"
 
+    @staticmethod
+    def pack(subscriber: int = 0, element: bytes = b"", ctx: Context | None = None) -> bytes:
+        """The bytes ``OnNext(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return OnNext(subscriber, element).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -698,6 +771,14 @@ class OnComplete:
 
     def __repr__(self) -> str:
         return f"OnComplete(subscriber={self.subscriber!r})"
+
+    @staticmethod
+    def pack(subscriber: int = 0, ctx: Context | None = None) -> bytes:
+        """The bytes ``OnComplete(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return OnComplete(subscriber).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -760,6 +841,14 @@ class OnError:
 
     def __repr__(self) -> str:
         return f"OnError(subscriber={self.subscriber!r}, error={self.error!r})"
+
+    @staticmethod
+    def pack(subscriber: int = 0, error: str = "", ctx: Context | None = None) -> bytes:
+        """The bytes ``OnError(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return OnError(subscriber, error).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -829,6 +918,16 @@ class OnNextPacked:
 
     def __repr__(self) -> str:
         return f"OnNextPacked(subscriber={self.subscriber!r}, elements={self.elements!r})"
+
+    @staticmethod
+    def pack(
+        subscriber: int = 0, elements: list[bytes] | None = None, ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``OnNextPacked(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return OnNextPacked(subscriber, elements).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -912,6 +1011,16 @@ class OnNextPart:
             f"data={self.data!r})"
         )
 
+    @staticmethod
+    def pack(
+        subscriber: int = 0, element_id: int = 0, data: bytes = b"", ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``OnNextPart(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return OnNextPart(subscriber, element_id, data).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -994,6 +1103,16 @@ class OnNextLastPart:
             f"data={self.data!r})"
         )
 
+    @staticmethod
+    def pack(
+        subscriber: int = 0, element_id: int = 0, data: bytes = b"", ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``OnNextLastPart(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return OnNextLastPart(subscriber, element_id, data).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         out: list[bytes] = []
@@ -1018,6 +1137,26 @@ class OnNextLastPart:
             )
         return [0xD, self.subscriber, self.element_id, self.data]
 
+
+_support.use_native_packers(
+    __name__,
+    "49886eb1d0659010",
+    (
+        ClientHello,
+        ServerHello,
+        Goodbye,
+        Subscribe,
+        Request,
+        Cancel,
+        Subscribed,
+        OnNext,
+        OnComplete,
+        OnError,
+        OnNextPacked,
+        OnNextPart,
+        OnNextLastPart,
+    ),
+)
 
 Frame = (
     ClientHello

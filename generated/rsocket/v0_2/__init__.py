@@ -322,6 +322,45 @@ class Setup:
     def resume(self, value: bool) -> None:
         self._flags = self._flags | 8 if value else self._flags & ~8
 
+    @staticmethod
+    def pack(
+        stream_id: int = 0,
+        ignore: bool = False,
+        lease: bool = False,
+        strict: bool = False,
+        resume: bool = False,
+        major_version: int = 0,
+        minor_version: int = 2,
+        keepalive_interval: int = 0,
+        max_lifetime: int = 0,
+        resume_token: bytes = bytes(16),
+        metadata_mime_type: str = "",
+        data_mime_type: str = "",
+        metadata: bytes | None = None,
+        data: bytes = b"",
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Setup(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Setup(
+            stream_id,
+            ignore,
+            lease,
+            strict,
+            resume,
+            major_version,
+            minor_version,
+            keepalive_interval,
+            max_lifetime,
+            resume_token,
+            metadata_mime_type,
+            data_mime_type,
+            metadata,
+            data,
+        ).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags
@@ -475,6 +514,21 @@ class Lease:
     def ignore(self, value: bool) -> None:
         self._flags = self._flags | 0x80 if value else self._flags & ~0x80
 
+    @staticmethod
+    def pack(
+        stream_id: int = 0,
+        ignore: bool = False,
+        ttl: int = 0,
+        number_of_requests: int = 0,
+        metadata: bytes | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Lease(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Lease(stream_id, ignore, ttl, number_of_requests, metadata).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags
@@ -597,6 +651,21 @@ class Keepalive:
     def respond(self, value: bool) -> None:
         self._flags = self._flags | 0x20 if value else self._flags & ~0x20
 
+    @staticmethod
+    def pack(
+        stream_id: int = 0,
+        ignore: bool = False,
+        respond: bool = False,
+        last_received_position: int = 0,
+        data: bytes = b"",
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Keepalive(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Keepalive(stream_id, ignore, respond, last_received_position, data).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags
@@ -705,6 +774,21 @@ class RequestResponse:
     @follows.setter
     def follows(self, value: bool) -> None:
         self._flags = self._flags | 0x20 if value else self._flags & ~0x20
+
+    @staticmethod
+    def pack(
+        stream_id: int = 0,
+        ignore: bool = False,
+        follows: bool = False,
+        metadata: bytes | None = None,
+        data: bytes = b"",
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``RequestResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return RequestResponse(stream_id, ignore, follows, metadata, data).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -821,6 +905,21 @@ class RequestFnf:
     @follows.setter
     def follows(self, value: bool) -> None:
         self._flags = self._flags | 0x20 if value else self._flags & ~0x20
+
+    @staticmethod
+    def pack(
+        stream_id: int = 0,
+        ignore: bool = False,
+        follows: bool = False,
+        metadata: bytes | None = None,
+        data: bytes = b"",
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``RequestFnf(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return RequestFnf(stream_id, ignore, follows, metadata, data).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -944,6 +1043,24 @@ class RequestStream:
     @follows.setter
     def follows(self, value: bool) -> None:
         self._flags = self._flags | 0x20 if value else self._flags & ~0x20
+
+    @staticmethod
+    def pack(
+        stream_id: int = 0,
+        ignore: bool = False,
+        follows: bool = False,
+        initial_request_n: int = 1,
+        metadata: bytes | None = None,
+        data: bytes = b"",
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``RequestStream(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return RequestStream(
+            stream_id, ignore, follows, initial_request_n, metadata, data
+        ).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1091,6 +1208,25 @@ class RequestChannel:
     def complete(self, value: bool) -> None:
         self._flags = self._flags | 0x10 if value else self._flags & ~0x10
 
+    @staticmethod
+    def pack(
+        stream_id: int = 0,
+        ignore: bool = False,
+        follows: bool = False,
+        complete: bool = False,
+        initial_request_n: int | None = None,
+        metadata: bytes | None = None,
+        data: bytes = b"",
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``RequestChannel(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return RequestChannel(
+            stream_id, ignore, follows, complete, initial_request_n, metadata, data
+        ).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags
@@ -1192,6 +1328,16 @@ class RequestN:
     def ignore(self, value: bool) -> None:
         self._flags = self._flags | 0x80 if value else self._flags & ~0x80
 
+    @staticmethod
+    def pack(
+        stream_id: int = 0, ignore: bool = False, request_n: int = 1, ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``RequestN(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return RequestN(stream_id, ignore, request_n).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags
@@ -1272,6 +1418,19 @@ class Cancel:
     @ignore.setter
     def ignore(self, value: bool) -> None:
         self._flags = self._flags | 0x80 if value else self._flags & ~0x80
+
+    @staticmethod
+    def pack(
+        stream_id: int = 0,
+        ignore: bool = False,
+        metadata: bytes | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Cancel(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Cancel(stream_id, ignore, metadata).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1415,6 +1574,23 @@ class Response:
     def complete(self, value: bool) -> None:
         self._flags = self._flags | 8 if value else self._flags & ~8
 
+    @staticmethod
+    def pack(
+        stream_id: int = 0,
+        ignore: bool = False,
+        follows: bool = False,
+        next: bool = False,
+        complete: bool = False,
+        metadata: bytes | None = None,
+        data: bytes = b"",
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Response(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Response(stream_id, ignore, follows, next, complete, metadata, data).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags
@@ -1525,6 +1701,21 @@ class Error:
     def ignore(self, value: bool) -> None:
         self._flags = self._flags | 0x80 if value else self._flags & ~0x80
 
+    @staticmethod
+    def pack(
+        stream_id: int = 0,
+        ignore: bool = False,
+        error_code: int = 0,
+        metadata: bytes | None = None,
+        data: bytes = b"",
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Error(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Error(stream_id, ignore, error_code, metadata, data).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags
@@ -1617,6 +1808,16 @@ class MetadataPush:
     @ignore.setter
     def ignore(self, value: bool) -> None:
         self._flags = self._flags | 0x80 if value else self._flags & ~0x80
+
+    @staticmethod
+    def pack(
+        stream_id: int = 0, ignore: bool = False, metadata: bytes = b"", ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``MetadataPush(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return MetadataPush(stream_id, ignore, metadata).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1718,6 +1919,20 @@ class Resume:
     def ignore(self, value: bool) -> None:
         self._flags = self._flags | 0x80 if value else self._flags & ~0x80
 
+    @staticmethod
+    def pack(
+        stream_id: int = 0,
+        ignore: bool = False,
+        resume_token: bytes = bytes(16),
+        last_received_position: int = 0,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Resume(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Resume(stream_id, ignore, resume_token, last_received_position).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags
@@ -1809,6 +2024,19 @@ class ResumeOk:
     @ignore.setter
     def ignore(self, value: bool) -> None:
         self._flags = self._flags | 0x80 if value else self._flags & ~0x80
+
+    @staticmethod
+    def pack(
+        stream_id: int = 0,
+        ignore: bool = False,
+        last_received_position: int = 0,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``ResumeOk(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return ResumeOk(stream_id, ignore, last_received_position).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1915,6 +2143,21 @@ class Ext:
     def ignore(self, value: bool) -> None:
         self._flags = self._flags | 0x80 if value else self._flags & ~0x80
 
+    @staticmethod
+    def pack(
+        stream_id: int = 0,
+        ignore: bool = False,
+        extended_type: int = 0,
+        metadata: bytes | None = None,
+        data: bytes = b"",
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Ext(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Ext(stream_id, ignore, extended_type, metadata, data).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags
@@ -2018,6 +2261,28 @@ class UnknownFrame:
         out.append(self.body)
         return b"".join(out)
 
+
+_support.use_native_packers(
+    __name__,
+    "075ba4da665d3f77",
+    (
+        Setup,
+        Lease,
+        Keepalive,
+        RequestResponse,
+        RequestFnf,
+        RequestStream,
+        RequestChannel,
+        RequestN,
+        Cancel,
+        Response,
+        Error,
+        MetadataPush,
+        Resume,
+        ResumeOk,
+        Ext,
+    ),
+)
 
 Frame = (
     Setup

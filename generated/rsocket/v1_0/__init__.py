@@ -351,6 +351,41 @@ class Setup:
     def lease(self, value: bool) -> None:
         self._flags = self._flags | 0x40 if value else self._flags & ~0x40
 
+    @staticmethod
+    def pack(
+        stream_id: int = 0,
+        ignore: bool = False,
+        lease: bool = False,
+        major_version: int = 1,
+        minor_version: int = 0,
+        keepalive_interval: int = 1,
+        max_lifetime: int = 1,
+        resume_token: bytes | None = None,
+        metadata_mime_type: str = "",
+        data_mime_type: str = "",
+        metadata: bytes | None = None,
+        data: bytes = b"",
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Setup(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Setup(
+            stream_id,
+            ignore,
+            lease,
+            major_version,
+            minor_version,
+            keepalive_interval,
+            max_lifetime,
+            resume_token,
+            metadata_mime_type,
+            data_mime_type,
+            metadata,
+            data,
+        ).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags
@@ -510,6 +545,21 @@ class Lease:
     def ignore(self, value: bool) -> None:
         self._flags = self._flags | 0x200 if value else self._flags & ~0x200
 
+    @staticmethod
+    def pack(
+        stream_id: int = 0,
+        ignore: bool = False,
+        ttl: int = 0,
+        number_of_requests: int = 0,
+        metadata: bytes | None = None,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Lease(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Lease(stream_id, ignore, ttl, number_of_requests, metadata).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags
@@ -626,6 +676,21 @@ class Keepalive:
     def respond(self, value: bool) -> None:
         self._flags = self._flags | 0x80 if value else self._flags & ~0x80
 
+    @staticmethod
+    def pack(
+        stream_id: int = 0,
+        ignore: bool = False,
+        respond: bool = False,
+        last_received_position: int = 0,
+        data: bytes = b"",
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Keepalive(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Keepalive(stream_id, ignore, respond, last_received_position, data).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags
@@ -734,6 +799,21 @@ class RequestResponse:
     @follows.setter
     def follows(self, value: bool) -> None:
         self._flags = self._flags | 0x80 if value else self._flags & ~0x80
+
+    @staticmethod
+    def pack(
+        stream_id: int = 0,
+        ignore: bool = False,
+        follows: bool = False,
+        metadata: bytes | None = None,
+        data: bytes = b"",
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``RequestResponse(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return RequestResponse(stream_id, ignore, follows, metadata, data).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -850,6 +930,21 @@ class RequestFnf:
     @follows.setter
     def follows(self, value: bool) -> None:
         self._flags = self._flags | 0x80 if value else self._flags & ~0x80
+
+    @staticmethod
+    def pack(
+        stream_id: int = 0,
+        ignore: bool = False,
+        follows: bool = False,
+        metadata: bytes | None = None,
+        data: bytes = b"",
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``RequestFnf(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return RequestFnf(stream_id, ignore, follows, metadata, data).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -973,6 +1068,24 @@ class RequestStream:
     @follows.setter
     def follows(self, value: bool) -> None:
         self._flags = self._flags | 0x80 if value else self._flags & ~0x80
+
+    @staticmethod
+    def pack(
+        stream_id: int = 0,
+        ignore: bool = False,
+        follows: bool = False,
+        initial_request_n: int = 1,
+        metadata: bytes | None = None,
+        data: bytes = b"",
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``RequestStream(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return RequestStream(
+            stream_id, ignore, follows, initial_request_n, metadata, data
+        ).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1121,6 +1234,25 @@ class RequestChannel:
     def complete(self, value: bool) -> None:
         self._flags = self._flags | 0x40 if value else self._flags & ~0x40
 
+    @staticmethod
+    def pack(
+        stream_id: int = 0,
+        ignore: bool = False,
+        follows: bool = False,
+        complete: bool = False,
+        initial_request_n: int = 1,
+        metadata: bytes | None = None,
+        data: bytes = b"",
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``RequestChannel(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return RequestChannel(
+            stream_id, ignore, follows, complete, initial_request_n, metadata, data
+        ).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags
@@ -1219,6 +1351,16 @@ class RequestN:
     def ignore(self, value: bool) -> None:
         self._flags = self._flags | 0x200 if value else self._flags & ~0x200
 
+    @staticmethod
+    def pack(
+        stream_id: int = 0, ignore: bool = False, request_n: int = 1, ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``RequestN(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return RequestN(stream_id, ignore, request_n).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags
@@ -1287,6 +1429,14 @@ class Cancel:
     @ignore.setter
     def ignore(self, value: bool) -> None:
         self._flags = self._flags | 0x200 if value else self._flags & ~0x200
+
+    @staticmethod
+    def pack(stream_id: int = 0, ignore: bool = False, ctx: Context | None = None) -> bytes:
+        """The bytes ``Cancel(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Cancel(stream_id, ignore).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1418,6 +1568,23 @@ class Payload:
     def next(self, value: bool) -> None:
         self._flags = self._flags | 0x20 if value else self._flags & ~0x20
 
+    @staticmethod
+    def pack(
+        stream_id: int = 0,
+        ignore: bool = False,
+        follows: bool = False,
+        complete: bool = False,
+        next: bool = False,
+        metadata: bytes | None = None,
+        data: bytes = b"",
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Payload(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Payload(stream_id, ignore, follows, complete, next, metadata, data).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags
@@ -1516,6 +1683,20 @@ class Error:
     def ignore(self, value: bool) -> None:
         self._flags = self._flags | 0x200 if value else self._flags & ~0x200
 
+    @staticmethod
+    def pack(
+        stream_id: int = 0,
+        ignore: bool = False,
+        error_code: int = 0,
+        data: bytes = b"",
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Error(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Error(stream_id, ignore, error_code, data).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags
@@ -1596,6 +1777,16 @@ class MetadataPush:
     @ignore.setter
     def ignore(self, value: bool) -> None:
         self._flags = self._flags | 0x200 if value else self._flags & ~0x200
+
+    @staticmethod
+    def pack(
+        stream_id: int = 0, ignore: bool = False, metadata: bytes = b"", ctx: Context | None = None
+    ) -> bytes:
+        """The bytes ``MetadataPush(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return MetadataPush(stream_id, ignore, metadata).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -1716,6 +1907,31 @@ class Resume:
     def ignore(self, value: bool) -> None:
         self._flags = self._flags | 0x200 if value else self._flags & ~0x200
 
+    @staticmethod
+    def pack(
+        stream_id: int = 0,
+        ignore: bool = False,
+        major_version: int = 1,
+        minor_version: int = 0,
+        resume_token: bytes = b"",
+        last_received_server_position: int = 0,
+        first_available_client_position: int = 0,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Resume(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Resume(
+            stream_id,
+            ignore,
+            major_version,
+            minor_version,
+            resume_token,
+            last_received_server_position,
+            first_available_client_position,
+        ).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags
@@ -1823,6 +2039,19 @@ class ResumeOk:
     def ignore(self, value: bool) -> None:
         self._flags = self._flags | 0x200 if value else self._flags & ~0x200
 
+    @staticmethod
+    def pack(
+        stream_id: int = 0,
+        ignore: bool = False,
+        last_received_client_position: int = 0,
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``ResumeOk(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return ResumeOk(stream_id, ignore, last_received_client_position).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
+
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
         flags = self._flags
@@ -1926,6 +2155,21 @@ class Ext:
     @ignore.setter
     def ignore(self, value: bool) -> None:
         self._flags = self._flags | 0x200 if value else self._flags & ~0x200
+
+    @staticmethod
+    def pack(
+        stream_id: int = 0,
+        ignore: bool = False,
+        extended_type: int = 1,
+        metadata: bytes | None = None,
+        data: bytes = b"",
+        ctx: Context | None = None,
+    ) -> bytes:
+        """The bytes ``Ext(...).to_bytes(ctx)`` gives, without keeping the frame:
+        natively where ``make native`` built it (the same bytes and errors)."""
+        return Ext(stream_id, ignore, extended_type, metadata, data).to_bytes(ctx)
+
+    _pack_python = pack  # what the native pack returns to (_support.use_native_packers)
 
     def to_bytes(self, ctx: Context | None = None) -> bytes:
         """The frame's bytes, without the transport's length prefix."""
@@ -2032,6 +2276,28 @@ class UnknownFrame:
         out.append(self.body)
         return b"".join(out)
 
+
+_support.use_native_packers(
+    __name__,
+    "6220469eebf721b7",
+    (
+        Setup,
+        Lease,
+        Keepalive,
+        RequestResponse,
+        RequestFnf,
+        RequestStream,
+        RequestChannel,
+        RequestN,
+        Cancel,
+        Payload,
+        Error,
+        MetadataPush,
+        Resume,
+        ResumeOk,
+        Ext,
+    ),
+)
 
 Frame = (
     Setup

@@ -2272,7 +2272,7 @@ impl<'a> Connect<'a> {
         if !(self.will_properties.is_some() || !self.will_retain) {
             return Err(ProtocolError::EncodeError);
         }
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16 + self.client_id.len());
         {
             let w = &mut body;
             w.extend_from_slice(&(4_u16).to_be_bytes());
@@ -2392,6 +2392,7 @@ impl<'a> Connect<'a> {
                 w.extend_from_slice(raw);
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xfff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -2488,7 +2489,7 @@ impl<'a> Connack<'a> {
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         #[allow(unused_mut)]
         let mut flags: u8 = 0;
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             let word: u8 = (0_u8 << 1) | (if self.session_present { 1 } else { 0 });
@@ -2514,6 +2515,7 @@ impl<'a> Connack<'a> {
                 w.extend_from_slice(&sub);
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xfff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -2658,7 +2660,7 @@ impl<'a> Publish<'a> {
         if !((i128::from(self.qos as u8) > 0_i128) || !(flags & 8 != 0)) {
             return Err(ProtocolError::EncodeError);
         }
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16 + self.topic_name.len() + self.payload.len());
         {
             let w = &mut body;
             let checked = self.topic_name;
@@ -2703,6 +2705,7 @@ impl<'a> Publish<'a> {
             let raw: &[u8] = self.payload;
             w.extend_from_slice(raw);
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xfff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -2813,7 +2816,7 @@ impl<'a> Puback<'a> {
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         #[allow(unused_mut)]
         let mut flags: u8 = 0;
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             let i = self.packet_id;
@@ -2849,6 +2852,7 @@ impl<'a> Puback<'a> {
                 }
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xfff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -2959,7 +2963,7 @@ impl<'a> Pubrec<'a> {
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         #[allow(unused_mut)]
         let mut flags: u8 = 0;
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             let i = self.packet_id;
@@ -2995,6 +2999,7 @@ impl<'a> Pubrec<'a> {
                 }
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xfff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -3105,7 +3110,7 @@ impl<'a> Pubrel<'a> {
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         #[allow(unused_mut)]
         let mut flags: u8 = 2;
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             let i = self.packet_id;
@@ -3141,6 +3146,7 @@ impl<'a> Pubrel<'a> {
                 }
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xfff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -3251,7 +3257,7 @@ impl<'a> Pubcomp<'a> {
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         #[allow(unused_mut)]
         let mut flags: u8 = 0;
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             let i = self.packet_id;
@@ -3287,6 +3293,7 @@ impl<'a> Pubcomp<'a> {
                 }
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xfff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -3386,7 +3393,7 @@ impl<'a> Subscribe<'a> {
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         #[allow(unused_mut)]
         let mut flags: u8 = 2;
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             let i = self.packet_id;
@@ -3422,6 +3429,7 @@ impl<'a> Subscribe<'a> {
                 }
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xfff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -3527,7 +3535,7 @@ impl<'a> Suback<'a> {
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         #[allow(unused_mut)]
         let mut flags: u8 = 0;
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             let i = self.packet_id;
@@ -3561,6 +3569,7 @@ impl<'a> Suback<'a> {
                 }
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xfff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -3682,7 +3691,7 @@ impl<'a> Unsubscribe<'a> {
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         #[allow(unused_mut)]
         let mut flags: u8 = 2;
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             let i = self.packet_id;
@@ -3728,6 +3737,7 @@ impl<'a> Unsubscribe<'a> {
                 }
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xfff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -3833,7 +3843,7 @@ impl<'a> Unsuback<'a> {
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         #[allow(unused_mut)]
         let mut flags: u8 = 0;
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             let i = self.packet_id;
@@ -3867,6 +3877,7 @@ impl<'a> Unsuback<'a> {
                 }
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xfff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -3905,10 +3916,11 @@ impl Pingreq {
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         #[allow(unused_mut)]
         let mut flags: u8 = 0;
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xfff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -3947,10 +3959,11 @@ impl Pingresp {
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         #[allow(unused_mut)]
         let mut flags: u8 = 0;
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xfff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -4048,7 +4061,7 @@ impl<'a> Disconnect<'a> {
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         #[allow(unused_mut)]
         let mut flags: u8 = 0;
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             if let Some(v) = &self.reason_code {
@@ -4079,6 +4092,7 @@ impl<'a> Disconnect<'a> {
                 }
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xfff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -4176,7 +4190,7 @@ impl<'a> Auth<'a> {
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
         #[allow(unused_mut)]
         let mut flags: u8 = 0;
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             if let Some(v) = &self.reason_code {
@@ -4207,6 +4221,7 @@ impl<'a> Auth<'a> {
                 }
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xfff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);

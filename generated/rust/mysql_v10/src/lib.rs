@@ -574,7 +574,9 @@ impl<'a> HandshakeV10<'a> {
         {
             return Err(ProtocolError::EncodeError);
         }
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(
+            16 + self.server_version.len() + self.auth_plugin_data_1.len() + self.reserved.len(),
+        );
         {
             let w = &mut body;
             w.push(0xa_u8);
@@ -635,6 +637,7 @@ impl<'a> HandshakeV10<'a> {
                 w.push(0);
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -699,7 +702,7 @@ fn decode_auth_switch_request<'a>(
 impl<'a> AuthSwitchRequest<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16 + self.plugin_name.len() + self.plugin_data.len());
         {
             let w = &mut body;
             w.push(0xfe_u8);
@@ -712,6 +715,7 @@ impl<'a> AuthSwitchRequest<'a> {
             let raw: &[u8] = self.plugin_data;
             w.extend_from_slice(raw);
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -765,13 +769,14 @@ fn decode_auth_more_data<'a>(
 impl<'a> AuthMoreData<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16 + self.data.len());
         {
             let w = &mut body;
             w.push(1_u8);
             let raw: &[u8] = self.data;
             w.extend_from_slice(raw);
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -890,7 +895,7 @@ fn decode_ok<'a>(
 impl<'a> OkFrame<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             w.push(0_u8);
@@ -933,6 +938,7 @@ impl<'a> OkFrame<'a> {
                 w.extend_from_slice(raw);
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -1031,7 +1037,7 @@ fn decode_err<'a>(
 impl<'a> ErrFrame<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16 + self.error_message.len());
         {
             let w = &mut body;
             w.push(0xff_u8);
@@ -1056,6 +1062,7 @@ impl<'a> ErrFrame<'a> {
             let raw: &[u8] = self.error_message.as_bytes();
             w.extend_from_slice(raw);
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -1135,7 +1142,7 @@ fn decode_eof(
 impl Eof {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             w.push(0xfe_u8);
@@ -1158,6 +1165,7 @@ impl Eof {
                 w.extend_from_slice(&(i).to_le_bytes());
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -1203,7 +1211,7 @@ fn decode_column_count(
 impl ColumnCount {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             let i = self.column_count;
@@ -1212,6 +1220,7 @@ impl ColumnCount {
             }
             wirestream_runtime::write_lenenc(w, i);
         }
+        w.reserve(body.len() + 16);
         // a frame that takes any other first byte must not begin with one a sibling takes
         let first: i16 = body.first().map_or(-1, |&b| i16::from(b));
         if first == 0 || first == 0xff {
@@ -1262,7 +1271,7 @@ fn decode_binary_column_count(
 impl BinaryColumnCount {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             let i = self.column_count;
@@ -1271,6 +1280,7 @@ impl BinaryColumnCount {
             }
             wirestream_runtime::write_lenenc(w, i);
         }
+        w.reserve(body.len() + 16);
         // a frame that takes any other first byte must not begin with one a sibling takes
         let first: i16 = body.first().map_or(-1, |&b| i16::from(b));
         if first == 0 || first == 0xff {
@@ -1441,7 +1451,13 @@ fn decode_column_definition<'a>(
 impl<'a> ColumnDefinition<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(
+            16 + self.schema.len()
+                + self.table.len()
+                + self.org_table.len()
+                + self.name.len()
+                + self.org_name.len(),
+        );
         {
             let w = &mut body;
             w.extend_from_slice(&(0x364_6566_u32).to_be_bytes());
@@ -1479,6 +1495,7 @@ impl<'a> ColumnDefinition<'a> {
             w.push(i);
             w.extend_from_slice(&(0_u16).to_le_bytes());
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -1573,7 +1590,7 @@ fn decode_text_row<'a>(
 impl<'a> TextRow<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             {
@@ -1596,6 +1613,7 @@ impl<'a> TextRow<'a> {
                 }
             }
         }
+        w.reserve(body.len() + 16);
         // a frame that takes any other first byte must not begin with one a sibling takes
         let first: i16 = body.first().map_or(-1, |&b| i16::from(b));
         if first == 0xff || (first == 0xfe && select_2(0, body.len(), ctx, self.sequence_id)) {
@@ -1678,7 +1696,7 @@ fn decode_stmt_prepare_ok(
 impl StmtPrepareOk {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             w.push(0_u8);
@@ -1694,6 +1712,7 @@ impl StmtPrepareOk {
                 w.extend_from_slice(&(i).to_le_bytes());
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -1763,7 +1782,7 @@ fn decode_binary_row<'a>(
 impl<'a> BinaryRow<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16 + self.null_bitmap.len() + self.values.len());
         {
             let w = &mut body;
             w.push(0_u8);
@@ -1777,6 +1796,7 @@ impl<'a> BinaryRow<'a> {
             let raw: &[u8] = self.values;
             w.extend_from_slice(raw);
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -1986,7 +2006,7 @@ impl<'a> HandshakeResponse41<'a> {
         if !((i128::from(self.client_flag) & 0x200_i128) != 0) {
             return Err(ProtocolError::EncodeError);
         }
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16 + self.filler.len() + self.username.len());
         {
             let w = &mut body;
             let i = self.client_flag;
@@ -2076,6 +2096,7 @@ impl<'a> HandshakeResponse41<'a> {
                 }
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -2118,12 +2139,13 @@ fn decode_auth_switch_response<'a>(
 impl<'a> AuthSwitchResponse<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16 + self.data.len());
         {
             let w = &mut body;
             let raw: &[u8] = self.data;
             w.extend_from_slice(raw);
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -2173,11 +2195,12 @@ fn decode_com_quit(
 impl ComQuit {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             w.push(1_u8);
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -2234,13 +2257,14 @@ fn decode_com_init_db<'a>(
 impl<'a> ComInitDb<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16 + self.schema.len());
         {
             let w = &mut body;
             w.push(2_u8);
             let raw: &[u8] = self.schema.as_bytes();
             w.extend_from_slice(raw);
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -2297,13 +2321,14 @@ fn decode_com_query<'a>(
 impl<'a> ComQuery<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16 + self.query.len());
         {
             let w = &mut body;
             w.push(3_u8);
             let raw: &[u8] = self.query.as_bytes();
             w.extend_from_slice(raw);
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -2353,11 +2378,12 @@ fn decode_com_ping(
 impl ComPing {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             w.push(0xe_u8);
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -2414,13 +2440,14 @@ fn decode_com_stmt_prepare<'a>(
 impl<'a> ComStmtPrepare<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16 + self.query.len());
         {
             let w = &mut body;
             w.push(0x16_u8);
             let raw: &[u8] = self.query.as_bytes();
             w.extend_from_slice(raw);
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -2572,7 +2599,7 @@ fn decode_com_stmt_execute<'a>(
 impl<'a> ComStmtExecute<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             w.push(0x17_u8);
@@ -2633,6 +2660,7 @@ impl<'a> ComStmtExecute<'a> {
                 w.extend_from_slice(raw);
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -2685,13 +2713,14 @@ fn decode_com_stmt_close(
 impl ComStmtClose {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             w.push(0x19_u8);
             let i = self.statement_id;
             w.extend_from_slice(&(i).to_le_bytes());
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 0_i128;
         if !(0_i128..=0xff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);

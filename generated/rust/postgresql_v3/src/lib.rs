@@ -501,7 +501,7 @@ fn decode_startup_message<'a>(
 impl<'a> StartupMessage<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             {
@@ -520,6 +520,7 @@ impl<'a> StartupMessage<'a> {
                 w.push(0);
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 8_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -546,10 +547,11 @@ fn decode_ssl_request(
 impl SslRequest {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 8_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -576,10 +578,11 @@ fn decode_gssenc_request(
 impl GssencRequest {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 8_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -624,7 +627,7 @@ fn decode_cancel_request(
 impl CancelRequest {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             let i = self.process_id;
@@ -632,6 +635,7 @@ impl CancelRequest {
             let i = self.secret_key;
             w.extend_from_slice(&(i).to_be_bytes());
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 8_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -737,7 +741,7 @@ fn decode_authentication<'a>(
 impl<'a> Authentication<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             let i = self.auth_type as u32;
@@ -789,6 +793,7 @@ impl<'a> Authentication<'a> {
                 w.extend_from_slice(raw);
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -833,7 +838,7 @@ fn decode_backend_key_data(
 impl BackendKeyData {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             let i = self.process_id;
@@ -841,6 +846,7 @@ impl BackendKeyData {
             let i = self.secret_key;
             w.extend_from_slice(&(i).to_be_bytes());
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -867,10 +873,11 @@ fn decode_bind_complete(
 impl BindComplete {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -897,10 +904,11 @@ fn decode_close_complete(
 impl CloseComplete {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -938,7 +946,7 @@ fn decode_command_complete<'a>(
 impl<'a> CommandComplete<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16 + self.tag.len());
         {
             let w = &mut body;
             let raw: &[u8] = self.tag.as_bytes();
@@ -948,6 +956,7 @@ impl<'a> CommandComplete<'a> {
             w.extend_from_slice(raw);
             w.push(0);
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -1031,7 +1040,7 @@ fn decode_copy_in_response(
 impl CopyInResponse {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             let i = self.format as u8;
@@ -1049,6 +1058,7 @@ impl CopyInResponse {
                 }
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -1132,7 +1142,7 @@ fn decode_copy_out_response(
 impl CopyOutResponse {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             let i = self.format as u8;
@@ -1150,6 +1160,7 @@ impl CopyOutResponse {
                 }
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -1233,7 +1244,7 @@ fn decode_copy_both_response(
 impl CopyBothResponse {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             let i = self.format as u8;
@@ -1251,6 +1262,7 @@ impl CopyBothResponse {
                 }
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -1347,7 +1359,7 @@ fn decode_data_row<'a>(
 impl<'a> DataRow<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             {
@@ -1375,6 +1387,7 @@ impl<'a> DataRow<'a> {
                 }
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -1401,10 +1414,11 @@ fn decode_empty_query_response(
 impl EmptyQueryResponse {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -1447,7 +1461,7 @@ fn decode_error_response<'a>(
 impl<'a> ErrorResponse<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             {
@@ -1466,6 +1480,7 @@ impl<'a> ErrorResponse<'a> {
                 w.push(0);
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -1520,7 +1535,7 @@ fn decode_function_call_response<'a>(
 impl<'a> FunctionCallResponse<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             match self.result {
@@ -1538,6 +1553,7 @@ impl<'a> FunctionCallResponse<'a> {
                 }
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -1630,7 +1646,7 @@ fn decode_negotiate_protocol_version<'a>(
 impl<'a> NegotiateProtocolVersion<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             let i = self.newest_version;
@@ -1652,6 +1668,7 @@ impl<'a> NegotiateProtocolVersion<'a> {
                 }
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -1678,10 +1695,11 @@ fn decode_no_data(
 impl NoData {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -1724,7 +1742,7 @@ fn decode_notice_response<'a>(
 impl<'a> NoticeResponse<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             {
@@ -1743,6 +1761,7 @@ impl<'a> NoticeResponse<'a> {
                 w.push(0);
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -1806,7 +1825,7 @@ fn decode_notification_response<'a>(
 impl<'a> NotificationResponse<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16 + self.channel.len() + self.payload.len());
         {
             let w = &mut body;
             let i = self.process_id;
@@ -1824,6 +1843,7 @@ impl<'a> NotificationResponse<'a> {
             w.extend_from_slice(raw);
             w.push(0);
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -1889,7 +1909,7 @@ fn decode_parameter_description(
 impl ParameterDescription {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             {
@@ -1905,6 +1925,7 @@ impl ParameterDescription {
                 }
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -1958,7 +1979,7 @@ fn decode_parameter_status<'a>(
 impl<'a> ParameterStatus<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16 + self.name.len() + self.value.len());
         {
             let w = &mut body;
             let raw: &[u8] = self.name.as_bytes();
@@ -1974,6 +1995,7 @@ impl<'a> ParameterStatus<'a> {
             w.extend_from_slice(raw);
             w.push(0);
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -2000,10 +2022,11 @@ fn decode_parse_complete(
 impl ParseComplete {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -2030,10 +2053,11 @@ fn decode_portal_suspended(
 impl PortalSuspended {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -2074,12 +2098,13 @@ fn decode_ready_for_query(
 impl ReadyForQuery {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             let i = self.status as u8;
             w.push(i);
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -2152,7 +2177,7 @@ fn decode_row_description<'a>(
 impl<'a> RowDescription<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             {
@@ -2167,6 +2192,7 @@ impl<'a> RowDescription<'a> {
                 }
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -2197,12 +2223,13 @@ fn decode_copy_data<'a>(
 impl<'a> CopyData<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16 + self.data.len());
         {
             let w = &mut body;
             let raw: &[u8] = self.data;
             w.extend_from_slice(raw);
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -2229,10 +2256,11 @@ fn decode_copy_done(
 impl CopyDone {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -2432,7 +2460,7 @@ fn decode_bind<'a>(
 impl<'a> Bind<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16 + self.portal.len() + self.statement.len());
         {
             let w = &mut body;
             let raw: &[u8] = self.portal.as_bytes();
@@ -2496,6 +2524,7 @@ impl<'a> Bind<'a> {
                 }
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -2552,7 +2581,7 @@ fn decode_close<'a>(
 impl<'a> Close<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16 + self.name.len());
         {
             let w = &mut body;
             let i = self.target as u8;
@@ -2564,6 +2593,7 @@ impl<'a> Close<'a> {
             w.extend_from_slice(raw);
             w.push(0);
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -2601,7 +2631,7 @@ fn decode_copy_fail<'a>(
 impl<'a> CopyFail<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16 + self.message.len());
         {
             let w = &mut body;
             let raw: &[u8] = self.message.as_bytes();
@@ -2611,6 +2641,7 @@ impl<'a> CopyFail<'a> {
             w.extend_from_slice(raw);
             w.push(0);
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -2667,7 +2698,7 @@ fn decode_describe<'a>(
 impl<'a> Describe<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16 + self.name.len());
         {
             let w = &mut body;
             let i = self.target as u8;
@@ -2679,6 +2710,7 @@ impl<'a> Describe<'a> {
             w.extend_from_slice(raw);
             w.push(0);
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -2732,7 +2764,7 @@ fn decode_execute<'a>(
 impl<'a> Execute<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16 + self.portal.len());
         {
             let w = &mut body;
             let raw: &[u8] = self.portal.as_bytes();
@@ -2744,6 +2776,7 @@ impl<'a> Execute<'a> {
             let i = self.max_rows;
             w.extend_from_slice(&(i).to_be_bytes());
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -2770,10 +2803,11 @@ fn decode_flush(
 impl Flush {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -2937,7 +2971,7 @@ fn decode_function_call<'a>(
 impl<'a> FunctionCall<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             let i = self.function_oid;
@@ -2981,6 +3015,7 @@ impl<'a> FunctionCall<'a> {
             let i = self.result_format as u16;
             w.extend_from_slice(&(i).to_be_bytes());
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -3068,7 +3103,7 @@ fn decode_parse<'a>(
 impl<'a> Parse<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16 + self.statement.len() + self.query.len());
         {
             let w = &mut body;
             let raw: &[u8] = self.statement.as_bytes();
@@ -3096,6 +3131,7 @@ impl<'a> Parse<'a> {
                 }
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -3203,7 +3239,7 @@ fn decode_password<'a>(
 impl<'a> Password<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
             if ((i128::from(ctx.map_or(0_u32, |c| c.auth_request)) == 3_i128)
@@ -3260,6 +3296,7 @@ impl<'a> Password<'a> {
                 w.extend_from_slice(raw);
             }
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -3297,7 +3334,7 @@ fn decode_query<'a>(
 impl<'a> Query<'a> {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16 + self.query.len());
         {
             let w = &mut body;
             let raw: &[u8] = self.query.as_bytes();
@@ -3307,6 +3344,7 @@ impl<'a> Query<'a> {
             w.extend_from_slice(raw);
             w.push(0);
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -3333,10 +3371,11 @@ fn decode_sync(
 impl Sync {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);
@@ -3363,10 +3402,11 @@ fn decode_terminate(
 impl Terminate {
     #[allow(unused_variables)]
     fn write(&self, w: &mut Vec<u8>, ctx: Option<&Context>) -> Result<(), ProtocolError> {
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(16);
         {
             let w = &mut body;
         }
+        w.reserve(body.len() + 16);
         let flen = body.len() as i128 + 4_i128;
         if !(0_i128..=0xffff_ffff_i128).contains(&flen) {
             return Err(ProtocolError::EncodeError);

@@ -15,6 +15,7 @@
 mod columns;
 mod ffi;
 mod log;
+mod pack;
 mod rabbitmq_chunk;
 mod sql_rows;
 
@@ -39,6 +40,27 @@ mod rsio_v0;
 mod rsocket_v0_2;
 #[path = "../../../../generated/rust/frame_log/rsocket_v1_0.rs"]
 mod rsocket_v1_0;
+
+// The native `pack` of each generated Python frame class (codegen/targets/rust/py_pack.py):
+// every version the Rust target spells.
+#[path = "../../../../generated/rust/py_pack/bpmux_rel.rs"]
+mod pack_bpmux_rel;
+#[path = "../../../../generated/rust/py_pack/mqtt_v5.rs"]
+mod pack_mqtt_v5;
+#[path = "../../../../generated/rust/py_pack/mysql_v10.rs"]
+mod pack_mysql_v10;
+#[path = "../../../../generated/rust/py_pack/postgresql_v3.rs"]
+mod pack_postgresql_v3;
+#[path = "../../../../generated/rust/py_pack/rabbitmq_stream_draft.rs"]
+mod pack_rabbitmq_stream_draft;
+#[path = "../../../../generated/rust/py_pack/rabbitmq_stream_v1.rs"]
+mod pack_rabbitmq_stream_v1;
+#[path = "../../../../generated/rust/py_pack/rsio_v0.rs"]
+mod pack_rsio_v0;
+#[path = "../../../../generated/rust/py_pack/rsocket_v0_2.rs"]
+mod pack_rsocket_v0_2;
+#[path = "../../../../generated/rust/py_pack/rsocket_v1_0.rs"]
+mod pack_rsocket_v1_0;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -472,6 +494,28 @@ fn protocol_names() -> Vec<&'static str> {
     PROTOCOLS.iter().map(|p| p.name).collect()
 }
 
+/// `packers`: the native `pack` functions by generated Python module, then frame class
+/// (`wirestream.runtime._support.use_native_packers` puts them in place).
+fn packers<'py>(m: &Bound<'py, PyModule>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let all = pyo3::types::PyDict::new(m.py());
+    all.set_item(pack_bpmux_rel::MODULE, pack_bpmux_rel::packers(m)?)?;
+    all.set_item(pack_mqtt_v5::MODULE, pack_mqtt_v5::packers(m)?)?;
+    all.set_item(pack_mysql_v10::MODULE, pack_mysql_v10::packers(m)?)?;
+    all.set_item(pack_postgresql_v3::MODULE, pack_postgresql_v3::packers(m)?)?;
+    all.set_item(
+        pack_rabbitmq_stream_draft::MODULE,
+        pack_rabbitmq_stream_draft::packers(m)?,
+    )?;
+    all.set_item(
+        pack_rabbitmq_stream_v1::MODULE,
+        pack_rabbitmq_stream_v1::packers(m)?,
+    )?;
+    all.set_item(pack_rsio_v0::MODULE, pack_rsio_v0::packers(m)?)?;
+    all.set_item(pack_rsocket_v0_2::MODULE, pack_rsocket_v0_2::packers(m)?)?;
+    all.set_item(pack_rsocket_v1_0::MODULE, pack_rsocket_v1_0::packers(m)?)?;
+    Ok(all)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<FrameLog>()?;
@@ -482,6 +526,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?)?;
     m.add_function(wrap_pyfunction!(sql_rows::postgresql_data_row, m)?)?;
     m.add_function(wrap_pyfunction!(sql_rows::mysql_text_row, m)?)?;
+    m.add("packers", packers(m)?)?;
     m.add("PROTOCOLS", protocol_names())?;
     m.add("SCAN_CAREFUL", CAREFUL)?;
     m.add("SCAN_FULL", FULL)?;
