@@ -54,9 +54,11 @@ PostgreSQL 3.0, pg8000 1.31.6:
   Parse, Flush, Sync, Describe, Flush, Sync, Bind, Flush, Execute, Flush, Sync;
   ``PreparedStatement.run`` = ``execute_named``'s writes: Bind, Flush, Execute, Flush, Sync.
   pg8000's functions are called in the order those methods call them; the parameters are
-  given as the text ``make_params`` produces (not timed on either side). Ours builds the
-  same frames from the same str values and ``encode()``s each one, the constant ones
-  (Flush, Sync, Execute) too -- pg8000 writes those from bytes it made at import.
+  given as the text ``make_params`` produces (not timed on either side). Ours makes each
+  message with its frame class's ``pack`` from the same str values (``[native]`` where the
+  extension is built: codegen/targets/rust/py_pack.py), and, as pg8000 does with its
+  FLUSH_MSG, SYNC_MSG and EXECUTE_MSG, makes Flush, Sync and ``Execute("", 0)`` once
+  beforehand (with ``pack``). Info: the same frames built as objects, each ``encode()``d.
 
 MySQL 10, PyMySQL 1.2.4:
 
@@ -73,7 +75,8 @@ MySQL 10, PyMySQL 1.2.4:
   utf8 VARCHAR);
 * encode: COM_QUERY for three statements; PyMySQL ``Connection._execute_command(
   COM_QUERY, sql)`` (``defer_connect=True``, ``_sock.sendall`` stubbed) against ours
-  ``encode(ComQuery(query=sql))``; both from the str.
+  ``ComQuery.pack(query=sql)`` (``[native]`` as above); both from the str. Info:
+  ``encode(ComQuery(query=sql))``.
 
 Before timing, each pair is checked to produce identical bytes / equal values; any
 difference is printed as a WARNING and listed in the summary.
@@ -469,6 +472,7 @@ PG_OIDS = {"int8": 20, "int4": 23, "text": 25, "varchar": 1043, "numeric": 1700,
            "float8": 701, "bool": 16}  # fmt: skip
 PG_PATH = "[native]" if native_data_row is not None else "[Python: no _native]"
 MY_PATH = "[native]" if native_text_row is not None else "[Python: no _native]"
+PACK_PATH = "[native]" if "builtin" in type(my.ComQuery.pack).__name__ else "[Python: no _native]"
 
 PG_SQL = "SELECT id, name, email, balance FROM accounts WHERE id = 42"
 PG_SQL_PARAMS = "SELECT id, name, email, balance FROM accounts WHERE id = $1 AND active = $2"
@@ -632,14 +636,19 @@ def bench_postgresql() -> list[Verdict]:
             (ours_fns["named"], (PG_STATEMENT, PG_PARAMS)),
         ),
     }
+    frame_fns = ours_pg_frame_writers(capture)
     for kind, ((theirs_fn, theirs_args), (ours_fn, ours_args)) in checks.items():
         theirs_fn(*theirs_args)
         theirs_bytes = capture.take()
         ours_fn(*ours_args)
         if capture.take() != theirs_bytes:
             warn(f"PostgreSQL {kind} query: our messages' bytes != pg8000's")
+        frame_fns[kind](*ours_args)
+        if capture.take() != theirs_bytes:
+            warn(f"PostgreSQL {kind} query: our frames' bytes != pg8000's")
     conn._sock = _NullSocket()
     ours_fns = ours_pg_writers(conn._sock)
+    frame_fns = ours_pg_frame_writers(conn._sock)
     labels = {
         "simple": "Query",
         "unnamed": "Parse..Sync, 11",
@@ -653,13 +662,20 @@ def bench_postgresql() -> list[Verdict]:
                 labels[kind],
                 [
                     Contender(
-                        "ours   encode() of each frame, built from the values",
+                        f"ours   Frame.pack(values) of each message {PACK_PATH}",
                         ours_fns[kind],
                         same(ours_args),
                         1,
                         theirs_name,
                     ),
                     Contender(theirs_name, theirs_fn, same(theirs_args)),
+                    Contender(
+                        "ours   encode(Frame(values)) of each (info)",
+                        frame_fns[kind],
+                        same(ours_args),
+                        1,
+                        theirs_name,
+                    ),
                 ],
             )
         )
@@ -685,7 +701,7 @@ def bench_postgresql() -> list[Verdict]:
     print(
         "  (op = one query's messages: run(sql) = Query; run(sql, params) = execute_unnamed's"
         " 11 messages; PreparedStatement.run = execute_named's 5. pg8000 writes Flush, Sync"
-        " and Execute from bytes made at import)"
+        " and Execute from bytes made at import; ours too, with pack)"
     )
     return [dec, enc]
 
@@ -707,7 +723,44 @@ def ours_text_row(data: bytes, rows: list[list[Any]]) -> None:
 
 
 def ours_pg_writers(sock: Any) -> dict[str, Callable[..., None]]:
-    """Our frames for what pg8000 writes per query, encoded one by one into ``sock``."""
+    """What pg8000 writes per query, each message by its frame class's ``pack`` (native
+    where built) into ``sock``."""
+    statement_target = pg.Target.STATEMENT
+    query, parse, bind, describe = pg.Query.pack, pg.Parse.pack, pg.Bind.pack, pg.Describe.pack
+    # the messages of one value each, made once, as pg8000 makes FLUSH_MSG, SYNC_MSG and
+    # EXECUTE_MSG at import
+    flush, sync, execute = pg.Flush.pack(), pg.Sync.pack(), pg.Execute.pack("", 0)
+
+    def simple(sql: str) -> None:
+        sock.write(query(sql))
+
+    def unnamed(statement: str, params: tuple[str | None, ...]) -> None:
+        write = sock.write
+        write(parse("", statement))
+        write(flush)
+        write(sync)
+        write(describe(statement_target, ""))
+        write(flush)
+        write(sync)
+        write(bind("", "", None, [None if p is None else p.encode() for p in params]))
+        write(flush)
+        write(execute)
+        write(flush)
+        write(sync)
+
+    def named(statement: str, params: tuple[str | None, ...]) -> None:
+        write = sock.write
+        write(bind("", statement, None, [None if p is None else p.encode() for p in params]))
+        write(flush)
+        write(execute)
+        write(flush)
+        write(sync)
+
+    return {"simple": simple, "unnamed": unnamed, "named": named}
+
+
+def ours_pg_frame_writers(sock: Any) -> dict[str, Callable[..., None]]:
+    """The same messages as frame objects, each encoded (``encode(Frame(...))``)."""
     encode = pg.encode
     statement_target = pg.Target.STATEMENT
 
@@ -873,18 +926,25 @@ def bench_mysql() -> list[Verdict]:
         v.contenders[5].baseline = v.contenders[6].name
 
     # ---- encode ----
-    def ours_query(sql: str, sock: Any = capture) -> None:
+    def ours_pack(sql: str, sock: Any = capture) -> None:
+        sock.sendall(my.ComQuery.pack(query=sql))
+
+    def ours_frame(sql: str, sock: Any = capture) -> None:
         sock.sendall(my.encode(my.ComQuery(query=sql)))
 
     for name, sql in MY_SQL.items():
         conn._execute_command(COMMAND.COM_QUERY, sql)
         theirs_bytes = capture.take()
-        ours_query(sql)
-        if capture.take() != theirs_bytes:
-            warn(f"MySQL COM_QUERY {name}: ours != PyMySQL _execute_command")
+        for ours in (ours_pack, ours_frame):
+            ours(sql)
+            if capture.take() != theirs_bytes:
+                warn(f"MySQL COM_QUERY {name}: {ours.__name__} != PyMySQL _execute_command")
     conn._sock = sock = _NullSocket()
 
-    def ours_query_null(sql: str) -> None:
+    def ours_pack_null(sql: str) -> None:
+        sock.sendall(my.ComQuery.pack(query=sql))
+
+    def ours_frame_null(sql: str) -> None:
         sock.sendall(my.encode(my.ComQuery(query=sql)))
 
     encode_variants = [
@@ -892,8 +952,8 @@ def bench_mysql() -> list[Verdict]:
             name,
             [
                 Contender(
-                    "ours   encode(ComQuery(query=sql))",
-                    ours_query_null,
+                    f"ours   ComQuery.pack(query=sql) {PACK_PATH}",
+                    ours_pack_null,
                     same((sql,)),
                 ),
                 Contender(
@@ -901,12 +961,17 @@ def bench_mysql() -> list[Verdict]:
                     conn._execute_command,
                     same((COMMAND.COM_QUERY, sql)),
                 ),
+                Contender(
+                    "ours   encode(ComQuery(query=sql)) (info)",
+                    ours_frame_null,
+                    same((sql,)),
+                ),
             ],
         )
         for name, sql in MY_SQL.items()
     ]
     for v in encode_variants:
-        v.contenders[0].baseline = v.contenders[1].name
+        v.contenders[0].baseline = v.contenders[2].baseline = v.contenders[1].name
 
     measure(decode_variants)
     measure(encode_variants)
