@@ -48,20 +48,31 @@ def native_module() -> ModuleType | None:
     return _native
 
 
-def use_native_packers(module: str, fingerprint: str, frames: tuple[type, ...]) -> None:
+NativeBytes = Callable[[object, bool], "bytes | None"]
+
+
+def use_native_packers(
+    module: str, fingerprint: str, frames: tuple[type, ...]
+) -> NativeBytes | None:
     """Put the native ``pack`` of each of ``module``'s frame classes in place of its Python
     one (codegen/targets/rust/py_pack.py), where the extension has packers for ``module``
     built from the same plan (``fingerprint``: not those of an IDL edited since ``make
     native``). The Python one stays as ``_pack_python``: the native one returns to it for
-    whatever it does not take, so both give the same bytes and the same errors."""
+    whatever it does not take, so both give the same bytes and the same errors.
+
+    Returns the native bytes of a frame object (``(frame, framed)`` -> its bytes, with the
+    transport framing when ``framed``, or None where the module's ``encode`` and
+    ``frame_bytes`` go on in Python), or None."""
     native = native_module()
     built: Any = getattr(native, "packers", {}).get(module)
     if built is None or built[0] != fingerprint:
-        return
+        return None
     for cls in frames:
         pack = built[1].get(cls.__name__)
         if pack is not None:
             setattr(cls, "pack", staticmethod(pack))
+    object_bytes: NativeBytes = built[1]["object_bytes"]
+    return object_bytes
 
 
 def read_varint(data: bytes, pos: int, end: int) -> tuple[int, int]:

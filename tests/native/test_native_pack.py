@@ -83,6 +83,18 @@ def test_native_pack_gives_the_bytes_of_to_bytes(version: str, data: st.DataObje
     assert cls.pack(*values) == expected
     assert cls.pack(**dict(zip(cls.__match_args__, values))) == expected
     assert cls._pack_python(*values) == expected
+    assert module.encode(frame) == expected
+    assert module.frame_bytes(frame) == python_path(module, module.frame_bytes, frame)
+
+
+def python_path(module: ModuleType, function: Any, *args: Any) -> tuple[str, object] | Any:
+    """``function(*args)`` with the module's native frame bytes switched off."""
+    native_bytes = module._native_bytes
+    module._native_bytes = None
+    try:
+        return function(*args)
+    finally:
+        module._native_bytes = native_bytes
 
 
 # Arguments of every kind that are wrong somewhere: out of every integer range, the wrong
@@ -107,6 +119,36 @@ def test_native_pack_raises_what_python_raises(version: str) -> None:
         assert outcome(cls.pack, ctx=object()) == outcome(cls._pack_python, ctx=object())
 
 
+@pytest.mark.parametrize("version", VERSIONS)
+def test_native_encode_of_a_frame_object_raises_what_python_raises(version: str) -> None:
+    """``encode(frame)`` and ``frame_bytes(frame)`` natively (a frame object's attributes
+    read in Rust) against the Python path, with each attribute of each frame set to each
+    bad value: the same bytes, or the same exception and message."""
+    module, packers = version_of(VERSIONS[version])
+    assert module._native_bytes is not None
+    for plan in packers.frames():
+        cls = getattr(module, plan.name)
+        stored = [n for n in cls.__slots__]  # the attributes as kept (flags in _flags)
+        for name in stored:
+            for bad in BAD:
+                frame = cls()
+                setattr(frame, name, bad)
+                for function in (module.encode, module.frame_bytes):
+                    got = outcome(function, frame)
+                    want = python_path(module, outcome, function, frame)
+                    assert got == want, (plan.name, name, bad, function.__name__)
+
+
+def test_native_encode_of_a_frame_object_is_only_for_its_own_module() -> None:
+    """A frame of another version's class (same class name) is not this module's to
+    encode natively: the Python path encodes it by its own ``to_bytes``."""
+    v1, _ = version_of(VERSIONS["rsocket/v1_0"])
+    v02, _ = version_of(VERSIONS["rsocket/v0_2"])
+    other = v02.RequestN(stream_id=1, request_n=5)
+    assert v1._native_bytes(other, False) is None
+    assert v1.encode(other) == other.to_bytes() != v1.RequestN(stream_id=1, request_n=5).to_bytes()
+
+
 def test_native_pack_of_another_layout_is_not_used() -> None:
     """A module whose plan is not the one the extension was built from (an IDL edited since
     ``make native``) keeps its Python ``pack``."""
@@ -118,20 +160,22 @@ def test_native_pack_of_another_layout_is_not_used() -> None:
         def pack() -> bytes:
             return b"python"
 
-    _support.use_native_packers(module.__name__, "0" * 16, (Query,))
+    assert _support.use_native_packers(module.__name__, "0" * 16, (Query,)) is None
     assert Query.pack() == b"python"
-    _support.use_native_packers("some.other.package.postgresql.v3", fingerprint, (Query,))
+    other = "some.other.package.postgresql.v3"
+    assert _support.use_native_packers(other, fingerprint, (Query,)) is None
     assert Query.pack() == b"python"
-    _support.use_native_packers(module.__name__, fingerprint, (Query,))
+    assert _support.use_native_packers(module.__name__, fingerprint, (Query,)) is not None
     assert native(Query.pack)
 
 
 def test_wirestream_native_0_keeps_every_pack_python() -> None:
     script = (
         "import wirestream.generated.mysql.v10 as my\n"
-        "print(type(my.ComQuery.pack).__name__, my.ComQuery.pack(query='SELECT 1').hex())\n"
+        "print(type(my.ComQuery.pack).__name__, my.ComQuery.pack(query='SELECT 1').hex(),"
+        " my._native_bytes)\n"
     )
     env = {**os.environ, "WIRESTREAM_NATIVE": "0"}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           env=env, check=True, timeout=60)  # fmt: skip
-    assert done.stdout.split() == ["function", "0900000003" + b"SELECT 1".hex()]
+    assert done.stdout.split() == ["function", "0900000003" + b"SELECT 1".hex(), "None"]

@@ -120,13 +120,24 @@ class Packers:
         size = a.fixed_default or 0
         return "P::bytes(o)", f"&[0u8; {size}][..]"
 
-    def field(self, c: Code, a: AttrPlan) -> str:
-        """The field's value in the frame literal (lines a list needs go to ``c``)."""
+    def field(self, c: Code, a: AttrPlan, of_object: bool = False) -> str:
+        """The field's value in the frame literal (lines a list needs go to ``c``);
+        ``of_object``: read from a frame object's attributes, not from ``pack``'s arguments
+        (a flag from the ``_flags`` slot the Python class keeps them in)."""
         arg = ident(a.name)
+        if of_object:
+            if a.kind == "bool":
+                return f"(__flags & {lit(a.flag_mask)}) != 0"
+            c(f"let {arg} = P::Arg::Given(__object.getattr(pyo3::intern!(__object.py(), "
+              f'"{a.name}")).ok()?);')  # fmt: skip
         if a.kind == "array":
             assert a.element is not None
             held = "__held_" + a.name
-            c(f"let {held} = {arg}.items()?;")
+            if of_object and not (a.optional or a.nullable):
+                # an attribute None is not the empty list there: the Python encoder refuses it
+                c(f"let {held} = Some({arg}.items()??);")
+            else:
+                c(f"let {held} = {arg}.items()?;")
             each = (
                 f"items.iter().map(|o| {self.element_conv(a.element)}).collect::<Option<Vec<_>>>()?"
             )
@@ -161,6 +172,40 @@ class Packers:
         args = [f'("{a.name}", &{ident(a.name)})' for a in f.attrs] + ['("ctx", &ctx)']
         c(f'P::fallback(__py, MODULE, "{f.name}", &[{", ".join(args)}])', "}")
 
+    def object_encoder(self, c: Code, f: RecordPlan) -> None:
+        """``object_<frame>``: a frame object's bytes, from its attributes."""
+        c(f"/// A `{f.name}` object's bytes (`__framed`: with the transport framing), or None.",
+          f"fn object_{lower_snake(f.name)}(__object: &Bound<'_, PyAny>, __framed: bool) "
+          "-> Option<Vec<u8>> {")  # fmt: skip
+        masks = [a.flag_mask for a in f.attrs if a.kind == "bool"]
+        if masks:
+            # bits no flag of the frame names: the Python encoder writes them (or fails)
+            known = 0
+            for mask in masks:
+                known |= mask
+            c("let __flags: u64 = __object.getattr(pyo3::intern!(__object.py(), \"_flags\"))"
+              ".ok()?.extract().ok()?;",
+              f"if __flags & !{lit(known)} != 0 {{ return None; }}")  # fmt: skip
+        values = [f"{ident(a.name)}: {self.field(c, a, of_object=True)}" for a in f.attrs]
+        c(f"let __frame = codec::Frame::{f.name}(codec::{type_name(f.name)} "
+          f"{{ {', '.join(values)} }});",
+          "if __framed { __frame.frame_bytes().ok() } else { __frame.encode().ok() }",
+          "}")  # fmt: skip
+
+    def object_bytes(self, c: Code, frames: list[RecordPlan]) -> None:
+        c("/// The module's `encode(frame)` (`framed` false) or `frame_bytes(frame)` (true),",
+          "/// natively: None for a frame of a class without a native encoder, of another",
+          "/// module, or anything the fast path does not take -- the Python function decides.",
+          "#[pyfunction]",
+          "fn object_bytes<'py>(frame: &Bound<'py, PyAny>, framed: bool) "
+          "-> Option<Bound<'py, PyBytes>> {",
+          "let cls = frame.get_type();",
+          "if cls.module().ok()?.to_str().ok()? != MODULE { return None; }",
+          "let bytes = match cls.name().ok()?.to_str().ok()? {")  # fmt: skip
+        for f in frames:
+            c(f'"{f.name}" => object_{lower_snake(f.name)}(frame, framed),')
+        c("_ => None,", "}?;", "Some(PyBytes::new(frame.py(), &bytes))", "}")
+
     def render(self) -> str:
         m = self.m
         crate = crate_name(m).replace("-", "_")
@@ -189,12 +234,15 @@ class Packers:
         frames = self.frames()
         for f in frames:
             self.packer(c, f)
+            self.object_encoder(c, f)
+        self.object_bytes(c, frames)
         c("/// The fingerprint and the packers by frame class name.",
           "pub fn packers<'py>(m: &Bound<'py, PyModule>) -> PyResult<(&'static str, Bound<'py, PyDict>)> {",
           "let packers = PyDict::new(m.py());")  # fmt: skip
         for f in frames:
             c(f'packers.set_item("{f.name}", wrap_pyfunction!(pack_{lower_snake(f.name)}, m)?)?;')
-        c("Ok((FINGERPRINT, packers))", "}")
+        c('packers.set_item("object_bytes", wrap_pyfunction!(object_bytes, m)?)?;',
+          "Ok((FINGERPRINT, packers))", "}")  # fmt: skip
         return rustfmt(c.text())
 
 

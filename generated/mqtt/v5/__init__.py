@@ -2995,7 +2995,9 @@ class Auth:
         return b"".join(out)
 
 
-_support.use_native_packers(
+# the native pack of each frame class, and a frame object's bytes natively (encode,
+# frame_bytes), where the extension is built from this plan: the same bytes and errors
+_native_bytes = _support.use_native_packers(
     __name__,
     "03041a01def5c61a",
     (
@@ -4523,11 +4525,19 @@ def decode(
 
 def encode(frame: Frame, ctx: Context | None = None) -> bytes:
     """The bytes of ``frame`` without the transport prefix."""
+    if ctx is None and _native_bytes is not None:
+        wire = _native_bytes(frame, False)
+        if wire is not None:
+            return wire
     return frame.to_bytes(ctx)
 
 
 def frame_bytes(frame: Frame, ctx: Context | None = None) -> bytes:
     """The bytes of ``frame`` as sent on a byte stream (with its transport framing)."""
+    if ctx is None and _native_bytes is not None:
+        wire = _native_bytes(frame, True)
+        if wire is not None:
+            return wire
     body = frame.to_bytes(ctx)
     return body  # frames of this protocol delimit themselves
 

@@ -1138,7 +1138,9 @@ class OnNextLastPart:
         return [0xD, self.subscriber, self.element_id, self.data]
 
 
-_support.use_native_packers(
+# the native pack of each frame class, and a frame object's bytes natively (encode,
+# frame_bytes), where the extension is built from this plan: the same bytes and errors
+_native_bytes = _support.use_native_packers(
     __name__,
     "49886eb1d0659010",
     (
@@ -1617,11 +1619,19 @@ def decode(
 
 def encode(frame: Frame, ctx: Context | None = None) -> bytes:
     """The bytes of ``frame`` without the transport prefix."""
+    if ctx is None and _native_bytes is not None:
+        wire = _native_bytes(frame, False)
+        if wire is not None:
+            return wire
     return frame.to_bytes(ctx)
 
 
 def frame_bytes(frame: Frame, ctx: Context | None = None) -> bytes:
     """The bytes of ``frame`` as sent on a byte stream (with its transport framing)."""
+    if ctx is None and _native_bytes is not None:
+        wire = _native_bytes(frame, True)
+        if wire is not None:
+            return wire
     body = frame.to_bytes(ctx)
     return body  # frames of this protocol delimit themselves
 

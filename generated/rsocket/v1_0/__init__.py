@@ -2277,7 +2277,9 @@ class UnknownFrame:
         return b"".join(out)
 
 
-_support.use_native_packers(
+# the native pack of each frame class, and a frame object's bytes natively (encode,
+# frame_bytes), where the extension is built from this plan: the same bytes and errors
+_native_bytes = _support.use_native_packers(
     __name__,
     "6220469eebf721b7",
     (
@@ -2810,11 +2812,19 @@ def decode(
 
 def encode(frame: Frame, ctx: Context | None = None) -> bytes:
     """The bytes of ``frame`` without the transport prefix."""
+    if ctx is None and _native_bytes is not None:
+        wire = _native_bytes(frame, False)
+        if wire is not None:
+            return wire
     return frame.to_bytes(ctx)
 
 
 def frame_bytes(frame: Frame, ctx: Context | None = None) -> bytes:
     """The bytes of ``frame`` as sent on a byte stream (with its transport framing)."""
+    if ctx is None and _native_bytes is not None:
+        wire = _native_bytes(frame, True)
+        if wire is not None:
+            return wire
     body = frame.to_bytes(ctx)
     if len(body) > 16777215:
         raise EncodeError(f"a frame of {len(body)} bytes does not fit the 24-bit length prefix")

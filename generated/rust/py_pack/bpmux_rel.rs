@@ -51,6 +51,22 @@ fn pack_main_credit<'py>(
         &[("credit", &credit), ("ctx", &ctx)],
     )
 }
+/// A `MainCredit` object's bytes (`__framed`: with the transport framing), or None.
+fn object_main_credit(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let credit = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "credit"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::MainCredit(codec::MainCredit {
+        credit: credit.or(0_u64, |o| P::int::<u64>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `Close.pack`: the bytes of a Close with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -67,6 +83,15 @@ fn pack_close<'py>(__py: Python<'py>, ctx: P::Arg<'py>) -> PyResult<Bound<'py, P
         }
     }
     P::fallback(__py, MODULE, "Close", &[("ctx", &ctx)])
+}
+/// A `Close` object's bytes (`__framed`: with the transport framing), or None.
+fn object_close(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __frame = codec::Frame::Close(codec::Close {});
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `Minimum.pack`: the bytes of a Minimum with these fields.
 #[pyfunction]
@@ -96,6 +121,22 @@ fn pack_minimum<'py>(
         &[("min_credit", &min_credit), ("ctx", &ctx)],
     )
 }
+/// A `Minimum` object's bytes (`__framed`: with the transport framing), or None.
+fn object_minimum(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let min_credit = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "min_credit"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::Minimum(codec::Minimum {
+        min_credit: min_credit.or(0_u64, |o| P::int::<u64>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `CancelAll.pack`: the bytes of a CancelAll with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -112,6 +153,15 @@ fn pack_cancel_all<'py>(__py: Python<'py>, ctx: P::Arg<'py>) -> PyResult<Bound<'
         }
     }
     P::fallback(__py, MODULE, "CancelAll", &[("ctx", &ctx)])
+}
+/// A `CancelAll` object's bytes (`__framed`: with the transport framing), or None.
+fn object_cancel_all(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __frame = codec::Frame::CancelAll(codec::CancelAll {});
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `Message.pack`: the bytes of a Message with these fields.
 #[pyfunction]
@@ -140,6 +190,22 @@ fn pack_message<'py>(
         "Message",
         &[("payload", &payload), ("ctx", &ctx)],
     )
+}
+/// A `Message` object's bytes (`__framed`: with the transport framing), or None.
+fn object_message(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let payload = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "payload"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::Message(codec::Message {
+        payload: payload.or(&[0u8; 0][..], |o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `Messages.pack`: the bytes of a Messages with these fields.
 #[pyfunction]
@@ -176,6 +242,29 @@ fn pack_messages<'py>(
         &[("payloads", &payloads), ("ctx", &ctx)],
     )
 }
+/// A `Messages` object's bytes (`__framed`: with the transport framing), or None.
+fn object_messages(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let payloads = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "payloads"))
+            .ok()?,
+    );
+    let __held_payloads = Some(payloads.items()??);
+    let __frame = codec::Frame::Messages(codec::Messages {
+        payloads: match &__held_payloads {
+            None => Vec::new(),
+            Some(items) => items
+                .iter()
+                .map(|o| P::bytes(o))
+                .collect::<Option<Vec<_>>>()?,
+        },
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `Request.pack`: the bytes of a Request with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -205,6 +294,28 @@ fn pack_request<'py>(
         "Request",
         &[("req_id", &req_id), ("payload", &payload), ("ctx", &ctx)],
     )
+}
+/// A `Request` object's bytes (`__framed`: with the transport framing), or None.
+fn object_request(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let req_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "req_id"))
+            .ok()?,
+    );
+    let payload = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "payload"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::Request(codec::Request {
+        req_id: req_id.or(0_u64, |o| P::int::<u64>(o))?,
+        payload: payload.or(&[0u8; 0][..], |o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `Requests.pack`: the bytes of a Requests with these fields.
 #[pyfunction]
@@ -247,6 +358,35 @@ fn pack_requests<'py>(
         ],
     )
 }
+/// A `Requests` object's bytes (`__framed`: with the transport framing), or None.
+fn object_requests(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let initial_req_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "initial_req_id"))
+            .ok()?,
+    );
+    let payloads = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "payloads"))
+            .ok()?,
+    );
+    let __held_payloads = Some(payloads.items()??);
+    let __frame = codec::Frame::Requests(codec::Requests {
+        initial_req_id: initial_req_id.or(0_u64, |o| P::int::<u64>(o))?,
+        payloads: match &__held_payloads {
+            None => Vec::new(),
+            Some(items) => items
+                .iter()
+                .map(|o| P::bytes(o))
+                .collect::<Option<Vec<_>>>()?,
+        },
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `RequestCancel.pack`: the bytes of a RequestCancel with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -274,6 +414,22 @@ fn pack_request_cancel<'py>(
         "RequestCancel",
         &[("req_id", &req_id), ("ctx", &ctx)],
     )
+}
+/// A `RequestCancel` object's bytes (`__framed`: with the transport framing), or None.
+fn object_request_cancel(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let req_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "req_id"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::RequestCancel(codec::RequestCancel {
+        req_id: req_id.or(0_u64, |o| P::int::<u64>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `Response.pack`: the bytes of a Response with these fields.
 #[pyfunction]
@@ -305,6 +461,28 @@ fn pack_response<'py>(
         &[("req_id", &req_id), ("payload", &payload), ("ctx", &ctx)],
     )
 }
+/// A `Response` object's bytes (`__framed`: with the transport framing), or None.
+fn object_response(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let req_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "req_id"))
+            .ok()?,
+    );
+    let payload = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "payload"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::Response(codec::Response {
+        req_id: req_id.or(0_u64, |o| P::int::<u64>(o))?,
+        payload: payload.or(&[0u8; 0][..], |o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `ResponseError.pack`: the bytes of a ResponseError with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -334,6 +512,28 @@ fn pack_response_error<'py>(
         "ResponseError",
         &[("req_id", &req_id), ("payload", &payload), ("ctx", &ctx)],
     )
+}
+/// A `ResponseError` object's bytes (`__framed`: with the transport framing), or None.
+fn object_response_error(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let req_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "req_id"))
+            .ok()?,
+    );
+    let payload = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "payload"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::ResponseError(codec::ResponseError {
+        req_id: req_id.or(0_u64, |o| P::int::<u64>(o))?,
+        payload: payload.or(&[0u8; 0][..], |o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `CreateStream.pack`: the bytes of a CreateStream with these fields.
 #[pyfunction]
@@ -372,6 +572,34 @@ fn pack_create_stream<'py>(
         ],
     )
 }
+/// A `CreateStream` object's bytes (`__framed`: with the transport framing), or None.
+fn object_create_stream(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let inner_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "inner_id"))
+            .ok()?,
+    );
+    let credit = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "credit"))
+            .ok()?,
+    );
+    let payload = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "payload"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::CreateStream(codec::CreateStream {
+        inner_id: inner_id.or(0_u64, |o| P::int::<u64>(o))?,
+        credit: credit.or(0_u64, |o| P::int::<u64>(o))?,
+        payload: payload.or(&[0u8; 0][..], |o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `CreateSink.pack`: the bytes of a CreateSink with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -405,6 +633,28 @@ fn pack_create_sink<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `CreateSink` object's bytes (`__framed`: with the transport framing), or None.
+fn object_create_sink(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let inner_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "inner_id"))
+            .ok()?,
+    );
+    let payload = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "payload"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::CreateSink(codec::CreateSink {
+        inner_id: inner_id.or(0_u64, |o| P::int::<u64>(o))?,
+        payload: payload.or(&[0u8; 0][..], |o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `GreedySink.pack`: the bytes of a GreedySink with these fields.
 #[pyfunction]
@@ -450,6 +700,41 @@ fn pack_greedy_sink<'py>(
         ],
     )
 }
+/// A `GreedySink` object's bytes (`__framed`: with the transport framing), or None.
+fn object_greedy_sink(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let inner_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "inner_id"))
+            .ok()?,
+    );
+    let payload = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "payload"))
+            .ok()?,
+    );
+    let items = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "items"))
+            .ok()?,
+    );
+    let __held_items = Some(items.items()??);
+    let __frame = codec::Frame::GreedySink(codec::GreedySink {
+        inner_id: inner_id.or(0_u64, |o| P::int::<u64>(o))?,
+        payload: payload.or(&[0u8; 0][..], |o| P::bytes(o))?,
+        items: match &__held_items {
+            None => Vec::new(),
+            Some(items) => items
+                .iter()
+                .map(|o| P::bytes(o))
+                .collect::<Option<Vec<_>>>()?,
+        },
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `CreateDuplex.pack`: the bytes of a CreateDuplex with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -486,6 +771,34 @@ fn pack_create_duplex<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `CreateDuplex` object's bytes (`__framed`: with the transport framing), or None.
+fn object_create_duplex(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let inner_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "inner_id"))
+            .ok()?,
+    );
+    let credit = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "credit"))
+            .ok()?,
+    );
+    let payload = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "payload"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::CreateDuplex(codec::CreateDuplex {
+        inner_id: inner_id.or(0_u64, |o| P::int::<u64>(o))?,
+        credit: credit.or(0_u64, |o| P::int::<u64>(o))?,
+        payload: payload.or(&[0u8; 0][..], |o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `GreedyDuplex.pack`: the bytes of a GreedyDuplex with these fields.
 #[pyfunction]
@@ -534,6 +847,47 @@ fn pack_greedy_duplex<'py>(
         ],
     )
 }
+/// A `GreedyDuplex` object's bytes (`__framed`: with the transport framing), or None.
+fn object_greedy_duplex(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let inner_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "inner_id"))
+            .ok()?,
+    );
+    let credit = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "credit"))
+            .ok()?,
+    );
+    let payload = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "payload"))
+            .ok()?,
+    );
+    let items = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "items"))
+            .ok()?,
+    );
+    let __held_items = Some(items.items()??);
+    let __frame = codec::Frame::GreedyDuplex(codec::GreedyDuplex {
+        inner_id: inner_id.or(0_u64, |o| P::int::<u64>(o))?,
+        credit: credit.or(0_u64, |o| P::int::<u64>(o))?,
+        payload: payload.or(&[0u8; 0][..], |o| P::bytes(o))?,
+        items: match &__held_items {
+            None => Vec::new(),
+            Some(items) => items
+                .iter()
+                .map(|o| P::bytes(o))
+                .collect::<Option<Vec<_>>>()?,
+        },
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `InnerCredit.pack`: the bytes of a InnerCredit with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -564,6 +918,28 @@ fn pack_inner_credit<'py>(
         &[("inner_id", &inner_id), ("credit", &credit), ("ctx", &ctx)],
     )
 }
+/// A `InnerCredit` object's bytes (`__framed`: with the transport framing), or None.
+fn object_inner_credit(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let inner_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "inner_id"))
+            .ok()?,
+    );
+    let credit = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "credit"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::InnerCredit(codec::InnerCredit {
+        inner_id: inner_id.or(0_u64, |o| P::int::<u64>(o))?,
+        credit: credit.or(0_u64, |o| P::int::<u64>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `InnerCancel.pack`: the bytes of a InnerCancel with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -591,6 +967,22 @@ fn pack_inner_cancel<'py>(
         "InnerCancel",
         &[("inner_id", &inner_id), ("ctx", &ctx)],
     )
+}
+/// A `InnerCancel` object's bytes (`__framed`: with the transport framing), or None.
+fn object_inner_cancel(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let inner_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "inner_id"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::InnerCancel(codec::InnerCancel {
+        inner_id: inner_id.or(0_u64, |o| P::int::<u64>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `InnerItem.pack`: the bytes of a InnerItem with these fields.
 #[pyfunction]
@@ -625,6 +1017,28 @@ fn pack_inner_item<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `InnerItem` object's bytes (`__framed`: with the transport framing), or None.
+fn object_inner_item(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let inner_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "inner_id"))
+            .ok()?,
+    );
+    let payload = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "payload"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::InnerItem(codec::InnerItem {
+        inner_id: inner_id.or(0_u64, |o| P::int::<u64>(o))?,
+        payload: payload.or(&[0u8; 0][..], |o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `InnerItems.pack`: the bytes of a InnerItems with these fields.
 #[pyfunction]
@@ -667,6 +1081,35 @@ fn pack_inner_items<'py>(
         ],
     )
 }
+/// A `InnerItems` object's bytes (`__framed`: with the transport framing), or None.
+fn object_inner_items(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let inner_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "inner_id"))
+            .ok()?,
+    );
+    let payloads = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "payloads"))
+            .ok()?,
+    );
+    let __held_payloads = Some(payloads.items()??);
+    let __frame = codec::Frame::InnerItems(codec::InnerItems {
+        inner_id: inner_id.or(0_u64, |o| P::int::<u64>(o))?,
+        payloads: match &__held_payloads {
+            None => Vec::new(),
+            Some(items) => items
+                .iter()
+                .map(|o| P::bytes(o))
+                .collect::<Option<Vec<_>>>()?,
+        },
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `InnerEnd.pack`: the bytes of a InnerEnd with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -694,6 +1137,22 @@ fn pack_inner_end<'py>(
         "InnerEnd",
         &[("inner_id", &inner_id), ("ctx", &ctx)],
     )
+}
+/// A `InnerEnd` object's bytes (`__framed`: with the transport framing), or None.
+fn object_inner_end(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let inner_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "inner_id"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::InnerEnd(codec::InnerEnd {
+        inner_id: inner_id.or(0_u64, |o| P::int::<u64>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `InnerError.pack`: the bytes of a InnerError with these fields.
 #[pyfunction]
@@ -729,6 +1188,64 @@ fn pack_inner_error<'py>(
         ],
     )
 }
+/// A `InnerError` object's bytes (`__framed`: with the transport framing), or None.
+fn object_inner_error(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let inner_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "inner_id"))
+            .ok()?,
+    );
+    let payload = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "payload"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::InnerError(codec::InnerError {
+        inner_id: inner_id.or(0_u64, |o| P::int::<u64>(o))?,
+        payload: payload.or(&[0u8; 0][..], |o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
+/// The module's `encode(frame)` (`framed` false) or `frame_bytes(frame)` (true),
+/// natively: None for a frame of a class without a native encoder, of another
+/// module, or anything the fast path does not take -- the Python function decides.
+#[pyfunction]
+fn object_bytes<'py>(frame: &Bound<'py, PyAny>, framed: bool) -> Option<Bound<'py, PyBytes>> {
+    let cls = frame.get_type();
+    if cls.module().ok()?.to_str().ok()? != MODULE {
+        return None;
+    }
+    let bytes = match cls.name().ok()?.to_str().ok()? {
+        "MainCredit" => object_main_credit(frame, framed),
+        "Close" => object_close(frame, framed),
+        "Minimum" => object_minimum(frame, framed),
+        "CancelAll" => object_cancel_all(frame, framed),
+        "Message" => object_message(frame, framed),
+        "Messages" => object_messages(frame, framed),
+        "Request" => object_request(frame, framed),
+        "Requests" => object_requests(frame, framed),
+        "RequestCancel" => object_request_cancel(frame, framed),
+        "Response" => object_response(frame, framed),
+        "ResponseError" => object_response_error(frame, framed),
+        "CreateStream" => object_create_stream(frame, framed),
+        "CreateSink" => object_create_sink(frame, framed),
+        "GreedySink" => object_greedy_sink(frame, framed),
+        "CreateDuplex" => object_create_duplex(frame, framed),
+        "GreedyDuplex" => object_greedy_duplex(frame, framed),
+        "InnerCredit" => object_inner_credit(frame, framed),
+        "InnerCancel" => object_inner_cancel(frame, framed),
+        "InnerItem" => object_inner_item(frame, framed),
+        "InnerItems" => object_inner_items(frame, framed),
+        "InnerEnd" => object_inner_end(frame, framed),
+        "InnerError" => object_inner_error(frame, framed),
+        _ => None,
+    }?;
+    Some(PyBytes::new(frame.py(), &bytes))
+}
 /// The fingerprint and the packers by frame class name.
 pub fn packers<'py>(m: &Bound<'py, PyModule>) -> PyResult<(&'static str, Bound<'py, PyDict>)> {
     let packers = PyDict::new(m.py());
@@ -754,5 +1271,6 @@ pub fn packers<'py>(m: &Bound<'py, PyModule>) -> PyResult<(&'static str, Bound<'
     packers.set_item("InnerItems", wrap_pyfunction!(pack_inner_items, m)?)?;
     packers.set_item("InnerEnd", wrap_pyfunction!(pack_inner_end, m)?)?;
     packers.set_item("InnerError", wrap_pyfunction!(pack_inner_error, m)?)?;
+    packers.set_item("object_bytes", wrap_pyfunction!(object_bytes, m)?)?;
     Ok((FINGERPRINT, packers))
 }

@@ -40,6 +40,15 @@ fn pack_pingreq<'py>(__py: Python<'py>, ctx: P::Arg<'py>) -> PyResult<Bound<'py,
     }
     P::fallback(__py, MODULE, "Pingreq", &[("ctx", &ctx)])
 }
+/// A `Pingreq` object's bytes (`__framed`: with the transport framing), or None.
+fn object_pingreq(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __frame = codec::Frame::Pingreq(codec::Pingreq {});
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `Pingresp.pack`: the bytes of a Pingresp with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -57,10 +66,36 @@ fn pack_pingresp<'py>(__py: Python<'py>, ctx: P::Arg<'py>) -> PyResult<Bound<'py
     }
     P::fallback(__py, MODULE, "Pingresp", &[("ctx", &ctx)])
 }
+/// A `Pingresp` object's bytes (`__framed`: with the transport framing), or None.
+fn object_pingresp(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __frame = codec::Frame::Pingresp(codec::Pingresp {});
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
+/// The module's `encode(frame)` (`framed` false) or `frame_bytes(frame)` (true),
+/// natively: None for a frame of a class without a native encoder, of another
+/// module, or anything the fast path does not take -- the Python function decides.
+#[pyfunction]
+fn object_bytes<'py>(frame: &Bound<'py, PyAny>, framed: bool) -> Option<Bound<'py, PyBytes>> {
+    let cls = frame.get_type();
+    if cls.module().ok()?.to_str().ok()? != MODULE {
+        return None;
+    }
+    let bytes = match cls.name().ok()?.to_str().ok()? {
+        "Pingreq" => object_pingreq(frame, framed),
+        "Pingresp" => object_pingresp(frame, framed),
+        _ => None,
+    }?;
+    Some(PyBytes::new(frame.py(), &bytes))
+}
 /// The fingerprint and the packers by frame class name.
 pub fn packers<'py>(m: &Bound<'py, PyModule>) -> PyResult<(&'static str, Bound<'py, PyDict>)> {
     let packers = PyDict::new(m.py());
     packers.set_item("Pingreq", wrap_pyfunction!(pack_pingreq, m)?)?;
     packers.set_item("Pingresp", wrap_pyfunction!(pack_pingresp, m)?)?;
+    packers.set_item("object_bytes", wrap_pyfunction!(object_bytes, m)?)?;
     Ok((FINGERPRINT, packers))
 }

@@ -90,6 +90,94 @@ fn pack_handshake_v10<'py>(
         ],
     )
 }
+/// A `HandshakeV10` object's bytes (`__framed`: with the transport framing), or None.
+fn object_handshake_v10(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let sequence_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "sequence_id"))
+            .ok()?,
+    );
+    let server_version = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "server_version"))
+            .ok()?,
+    );
+    let thread_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "thread_id"))
+            .ok()?,
+    );
+    let auth_plugin_data_1 = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "auth_plugin_data_1"))
+            .ok()?,
+    );
+    let capability_flags_1 = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "capability_flags_1"))
+            .ok()?,
+    );
+    let character_set = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "character_set"))
+            .ok()?,
+    );
+    let status_flags = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "status_flags"))
+            .ok()?,
+    );
+    let capability_flags_2 = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "capability_flags_2"))
+            .ok()?,
+    );
+    let auth_plugin_data_length = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "auth_plugin_data_length"))
+            .ok()?,
+    );
+    let reserved = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "reserved"))
+            .ok()?,
+    );
+    let extended_capabilities = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "extended_capabilities"))
+            .ok()?,
+    );
+    let auth_plugin_data_2 = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "auth_plugin_data_2"))
+            .ok()?,
+    );
+    let auth_plugin_name = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "auth_plugin_name"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::HandshakeV10(codec::HandshakeV10 {
+        sequence_id: sequence_id.or(0_u8, |o| P::int::<u8>(o))?,
+        server_version: server_version.or("", |o| P::string(o))?,
+        thread_id: thread_id.or(0_u32, |o| P::int::<u32>(o))?,
+        auth_plugin_data_1: auth_plugin_data_1.or(&[0u8; 8][..], |o| P::bytes(o))?,
+        capability_flags_1: capability_flags_1.or(0_u16, |o| P::int::<u16>(o))?,
+        character_set: character_set.or(0_u8, |o| P::int::<u8>(o))?,
+        status_flags: status_flags.or(0_u16, |o| P::int::<u16>(o))?,
+        capability_flags_2: capability_flags_2.or(0_u16, |o| P::int::<u16>(o))?,
+        auth_plugin_data_length: auth_plugin_data_length.or(0_u8, |o| P::int::<u8>(o))?,
+        reserved: reserved.or(&[0u8; 6][..], |o| P::bytes(o))?,
+        extended_capabilities: extended_capabilities.or(0_u32, |o| P::int::<u32>(o))?,
+        auth_plugin_data_2: auth_plugin_data_2.opt(|o| P::bytes(o))?,
+        auth_plugin_name: auth_plugin_name.opt(|o| P::string(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `AuthSwitchRequest.pack`: the bytes of a AuthSwitchRequest with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -127,6 +215,34 @@ fn pack_auth_switch_request<'py>(
         ],
     )
 }
+/// A `AuthSwitchRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_auth_switch_request(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let sequence_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "sequence_id"))
+            .ok()?,
+    );
+    let plugin_name = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "plugin_name"))
+            .ok()?,
+    );
+    let plugin_data = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "plugin_data"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::AuthSwitchRequest(codec::AuthSwitchRequest {
+        sequence_id: sequence_id.or(0_u8, |o| P::int::<u8>(o))?,
+        plugin_name: plugin_name.or("", |o| P::string(o))?,
+        plugin_data: plugin_data.or(&[0u8; 0][..], |o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `AuthMoreData.pack`: the bytes of a AuthMoreData with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -160,6 +276,28 @@ fn pack_auth_more_data<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `AuthMoreData` object's bytes (`__framed`: with the transport framing), or None.
+fn object_auth_more_data(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let sequence_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "sequence_id"))
+            .ok()?,
+    );
+    let data = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "data"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::AuthMoreData(codec::AuthMoreData {
+        sequence_id: sequence_id.or(0_u8, |o| P::int::<u8>(o))?,
+        data: data.or(&[0u8; 0][..], |o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `ColumnCount.pack`: the bytes of a ColumnCount with these fields.
 #[pyfunction]
@@ -195,6 +333,28 @@ fn pack_column_count<'py>(
         ],
     )
 }
+/// A `ColumnCount` object's bytes (`__framed`: with the transport framing), or None.
+fn object_column_count(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let sequence_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "sequence_id"))
+            .ok()?,
+    );
+    let column_count = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "column_count"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::ColumnCount(codec::ColumnCount {
+        sequence_id: sequence_id.or(0_u8, |o| P::int::<u8>(o))?,
+        column_count: column_count.or(1_u64, |o| P::int::<u64>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `BinaryColumnCount.pack`: the bytes of a BinaryColumnCount with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -228,6 +388,28 @@ fn pack_binary_column_count<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `BinaryColumnCount` object's bytes (`__framed`: with the transport framing), or None.
+fn object_binary_column_count(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let sequence_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "sequence_id"))
+            .ok()?,
+    );
+    let column_count = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "column_count"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::BinaryColumnCount(codec::BinaryColumnCount {
+        sequence_id: sequence_id.or(0_u8, |o| P::int::<u8>(o))?,
+        column_count: column_count.or(1_u64, |o| P::int::<u64>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `ColumnDefinition.pack`: the bytes of a ColumnDefinition with these fields.
 #[pyfunction]
@@ -290,6 +472,82 @@ fn pack_column_definition<'py>(
         ],
     )
 }
+/// A `ColumnDefinition` object's bytes (`__framed`: with the transport framing), or None.
+fn object_column_definition(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let sequence_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "sequence_id"))
+            .ok()?,
+    );
+    let schema = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "schema"))
+            .ok()?,
+    );
+    let table = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "table"))
+            .ok()?,
+    );
+    let org_table = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "org_table"))
+            .ok()?,
+    );
+    let name = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "name"))
+            .ok()?,
+    );
+    let org_name = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "org_name"))
+            .ok()?,
+    );
+    let character_set = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "character_set"))
+            .ok()?,
+    );
+    let column_length = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "column_length"))
+            .ok()?,
+    );
+    let column_type = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "column_type"))
+            .ok()?,
+    );
+    let column_flags = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "column_flags"))
+            .ok()?,
+    );
+    let decimals = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "decimals"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::ColumnDefinition(codec::ColumnDefinition {
+        sequence_id: sequence_id.or(0_u8, |o| P::int::<u8>(o))?,
+        schema: schema.or("", |o| P::string(o))?,
+        table: table.or("", |o| P::string(o))?,
+        org_table: org_table.or("", |o| P::string(o))?,
+        name: name.or("", |o| P::string(o))?,
+        org_name: org_name.or("", |o| P::string(o))?,
+        character_set: character_set.or(0_u16, |o| P::int::<u16>(o))?,
+        column_length: column_length.or(0_u32, |o| P::int::<u32>(o))?,
+        column_type: column_type.or(0_u8, |o| P::int::<u8>(o))?,
+        column_flags: column_flags.or(0_u16, |o| P::int::<u16>(o))?,
+        decimals: decimals.or(0_u8, |o| P::int::<u8>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `StmtPrepareOk.pack`: the bytes of a StmtPrepareOk with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -333,6 +591,46 @@ fn pack_stmt_prepare_ok<'py>(
         ],
     )
 }
+/// A `StmtPrepareOk` object's bytes (`__framed`: with the transport framing), or None.
+fn object_stmt_prepare_ok(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let sequence_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "sequence_id"))
+            .ok()?,
+    );
+    let statement_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "statement_id"))
+            .ok()?,
+    );
+    let num_columns = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "num_columns"))
+            .ok()?,
+    );
+    let num_params = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "num_params"))
+            .ok()?,
+    );
+    let warning_count = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "warning_count"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::StmtPrepareOk(codec::StmtPrepareOk {
+        sequence_id: sequence_id.or(0_u8, |o| P::int::<u8>(o))?,
+        statement_id: statement_id.or(0_u32, |o| P::int::<u32>(o))?,
+        num_columns: num_columns.or(0_u16, |o| P::int::<u16>(o))?,
+        num_params: num_params.or(0_u16, |o| P::int::<u16>(o))?,
+        warning_count: warning_count.opt(|o| P::int::<u16>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `AuthSwitchResponse.pack`: the bytes of a AuthSwitchResponse with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -367,6 +665,28 @@ fn pack_auth_switch_response<'py>(
         ],
     )
 }
+/// A `AuthSwitchResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_auth_switch_response(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let sequence_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "sequence_id"))
+            .ok()?,
+    );
+    let data = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "data"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::AuthSwitchResponse(codec::AuthSwitchResponse {
+        sequence_id: sequence_id.or(0_u8, |o| P::int::<u8>(o))?,
+        data: data.or(&[0u8; 0][..], |o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `ComQuit.pack`: the bytes of a ComQuit with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -394,6 +714,22 @@ fn pack_com_quit<'py>(
         "ComQuit",
         &[("sequence_id", &sequence_id), ("ctx", &ctx)],
     )
+}
+/// A `ComQuit` object's bytes (`__framed`: with the transport framing), or None.
+fn object_com_quit(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let sequence_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "sequence_id"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::ComQuit(codec::ComQuit {
+        sequence_id: sequence_id.or(0_u8, |o| P::int::<u8>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `ComInitDb.pack`: the bytes of a ComInitDb with these fields.
 #[pyfunction]
@@ -429,6 +765,28 @@ fn pack_com_init_db<'py>(
         ],
     )
 }
+/// A `ComInitDb` object's bytes (`__framed`: with the transport framing), or None.
+fn object_com_init_db(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let sequence_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "sequence_id"))
+            .ok()?,
+    );
+    let schema = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "schema"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::ComInitDb(codec::ComInitDb {
+        sequence_id: sequence_id.or(0_u8, |o| P::int::<u8>(o))?,
+        schema: schema.or("", |o| P::string(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `ComQuery.pack`: the bytes of a ComQuery with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -463,6 +821,28 @@ fn pack_com_query<'py>(
         ],
     )
 }
+/// A `ComQuery` object's bytes (`__framed`: with the transport framing), or None.
+fn object_com_query(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let sequence_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "sequence_id"))
+            .ok()?,
+    );
+    let query = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "query"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::ComQuery(codec::ComQuery {
+        sequence_id: sequence_id.or(0_u8, |o| P::int::<u8>(o))?,
+        query: query.or("", |o| P::string(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `ComPing.pack`: the bytes of a ComPing with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -490,6 +870,22 @@ fn pack_com_ping<'py>(
         "ComPing",
         &[("sequence_id", &sequence_id), ("ctx", &ctx)],
     )
+}
+/// A `ComPing` object's bytes (`__framed`: with the transport framing), or None.
+fn object_com_ping(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let sequence_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "sequence_id"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::ComPing(codec::ComPing {
+        sequence_id: sequence_id.or(0_u8, |o| P::int::<u8>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `ComStmtPrepare.pack`: the bytes of a ComStmtPrepare with these fields.
 #[pyfunction]
@@ -525,6 +921,28 @@ fn pack_com_stmt_prepare<'py>(
         ],
     )
 }
+/// A `ComStmtPrepare` object's bytes (`__framed`: with the transport framing), or None.
+fn object_com_stmt_prepare(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let sequence_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "sequence_id"))
+            .ok()?,
+    );
+    let query = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "query"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::ComStmtPrepare(codec::ComStmtPrepare {
+        sequence_id: sequence_id.or(0_u8, |o| P::int::<u8>(o))?,
+        query: query.or("", |o| P::string(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `ComStmtClose.pack`: the bytes of a ComStmtClose with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -559,6 +977,56 @@ fn pack_com_stmt_close<'py>(
         ],
     )
 }
+/// A `ComStmtClose` object's bytes (`__framed`: with the transport framing), or None.
+fn object_com_stmt_close(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let sequence_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "sequence_id"))
+            .ok()?,
+    );
+    let statement_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "statement_id"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::ComStmtClose(codec::ComStmtClose {
+        sequence_id: sequence_id.or(0_u8, |o| P::int::<u8>(o))?,
+        statement_id: statement_id.or(0_u32, |o| P::int::<u32>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
+/// The module's `encode(frame)` (`framed` false) or `frame_bytes(frame)` (true),
+/// natively: None for a frame of a class without a native encoder, of another
+/// module, or anything the fast path does not take -- the Python function decides.
+#[pyfunction]
+fn object_bytes<'py>(frame: &Bound<'py, PyAny>, framed: bool) -> Option<Bound<'py, PyBytes>> {
+    let cls = frame.get_type();
+    if cls.module().ok()?.to_str().ok()? != MODULE {
+        return None;
+    }
+    let bytes = match cls.name().ok()?.to_str().ok()? {
+        "HandshakeV10" => object_handshake_v10(frame, framed),
+        "AuthSwitchRequest" => object_auth_switch_request(frame, framed),
+        "AuthMoreData" => object_auth_more_data(frame, framed),
+        "ColumnCount" => object_column_count(frame, framed),
+        "BinaryColumnCount" => object_binary_column_count(frame, framed),
+        "ColumnDefinition" => object_column_definition(frame, framed),
+        "StmtPrepareOk" => object_stmt_prepare_ok(frame, framed),
+        "AuthSwitchResponse" => object_auth_switch_response(frame, framed),
+        "ComQuit" => object_com_quit(frame, framed),
+        "ComInitDb" => object_com_init_db(frame, framed),
+        "ComQuery" => object_com_query(frame, framed),
+        "ComPing" => object_com_ping(frame, framed),
+        "ComStmtPrepare" => object_com_stmt_prepare(frame, framed),
+        "ComStmtClose" => object_com_stmt_close(frame, framed),
+        _ => None,
+    }?;
+    Some(PyBytes::new(frame.py(), &bytes))
+}
 /// The fingerprint and the packers by frame class name.
 pub fn packers<'py>(m: &Bound<'py, PyModule>) -> PyResult<(&'static str, Bound<'py, PyDict>)> {
     let packers = PyDict::new(m.py());
@@ -591,5 +1059,6 @@ pub fn packers<'py>(m: &Bound<'py, PyModule>) -> PyResult<(&'static str, Bound<'
         wrap_pyfunction!(pack_com_stmt_prepare, m)?,
     )?;
     packers.set_item("ComStmtClose", wrap_pyfunction!(pack_com_stmt_close, m)?)?;
+    packers.set_item("object_bytes", wrap_pyfunction!(object_bytes, m)?)?;
     Ok((FINGERPRINT, packers))
 }

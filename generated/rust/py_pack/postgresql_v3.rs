@@ -40,6 +40,15 @@ fn pack_ssl_request<'py>(__py: Python<'py>, ctx: P::Arg<'py>) -> PyResult<Bound<
     }
     P::fallback(__py, MODULE, "SslRequest", &[("ctx", &ctx)])
 }
+/// A `SslRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_ssl_request(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __frame = codec::Frame::SslRequest(codec::SslRequest {});
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `GssencRequest.pack`: the bytes of a GssencRequest with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -56,6 +65,15 @@ fn pack_gssenc_request<'py>(__py: Python<'py>, ctx: P::Arg<'py>) -> PyResult<Bou
         }
     }
     P::fallback(__py, MODULE, "GssencRequest", &[("ctx", &ctx)])
+}
+/// A `GssencRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_gssenc_request(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __frame = codec::Frame::GssencRequest(codec::GssencRequest {});
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `CancelRequest.pack`: the bytes of a CancelRequest with these fields.
 #[pyfunction]
@@ -90,6 +108,28 @@ fn pack_cancel_request<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `CancelRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_cancel_request(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let process_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "process_id"))
+            .ok()?,
+    );
+    let secret_key = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "secret_key"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::CancelRequest(codec::CancelRequest {
+        process_id: process_id.or(0_u32, |o| P::int::<u32>(o))?,
+        secret_key: secret_key.or(0_u32, |o| P::int::<u32>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `Authentication.pack`: the bytes of a Authentication with these fields.
 #[pyfunction]
@@ -142,6 +182,51 @@ fn pack_authentication<'py>(
         ],
     )
 }
+/// A `Authentication` object's bytes (`__framed`: with the transport framing), or None.
+fn object_authentication(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let auth_type = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "auth_type"))
+            .ok()?,
+    );
+    let salt = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "salt"))
+            .ok()?,
+    );
+    let mechanisms = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "mechanisms"))
+            .ok()?,
+    );
+    let __held_mechanisms = mechanisms.items()?;
+    let data = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "data"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::Authentication(codec::Authentication {
+        auth_type: auth_type.or(codec::AuthType::OK, |o| {
+            codec::AuthType::from_code(P::int::<u32>(o)?)
+        })?,
+        salt: salt.opt(|o| P::bytes(o))?,
+        mechanisms: match &__held_mechanisms {
+            None => None,
+            Some(items) => Some(
+                items
+                    .iter()
+                    .map(|o| P::string(o))
+                    .collect::<Option<Vec<_>>>()?,
+            ),
+        },
+        data: data.opt(|o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `BackendKeyData.pack`: the bytes of a BackendKeyData with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -176,6 +261,28 @@ fn pack_backend_key_data<'py>(
         ],
     )
 }
+/// A `BackendKeyData` object's bytes (`__framed`: with the transport framing), or None.
+fn object_backend_key_data(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let process_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "process_id"))
+            .ok()?,
+    );
+    let secret_key = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "secret_key"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::BackendKeyData(codec::BackendKeyData {
+        process_id: process_id.or(0_u32, |o| P::int::<u32>(o))?,
+        secret_key: secret_key.or(0_u32, |o| P::int::<u32>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `BindComplete.pack`: the bytes of a BindComplete with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -193,6 +300,15 @@ fn pack_bind_complete<'py>(__py: Python<'py>, ctx: P::Arg<'py>) -> PyResult<Boun
     }
     P::fallback(__py, MODULE, "BindComplete", &[("ctx", &ctx)])
 }
+/// A `BindComplete` object's bytes (`__framed`: with the transport framing), or None.
+fn object_bind_complete(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __frame = codec::Frame::BindComplete(codec::BindComplete {});
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `CloseComplete.pack`: the bytes of a CloseComplete with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -209,6 +325,15 @@ fn pack_close_complete<'py>(__py: Python<'py>, ctx: P::Arg<'py>) -> PyResult<Bou
         }
     }
     P::fallback(__py, MODULE, "CloseComplete", &[("ctx", &ctx)])
+}
+/// A `CloseComplete` object's bytes (`__framed`: with the transport framing), or None.
+fn object_close_complete(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __frame = codec::Frame::CloseComplete(codec::CloseComplete {});
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `CommandComplete.pack`: the bytes of a CommandComplete with these fields.
 #[pyfunction]
@@ -237,6 +362,18 @@ fn pack_command_complete<'py>(
         "CommandComplete",
         &[("tag", &tag), ("ctx", &ctx)],
     )
+}
+/// A `CommandComplete` object's bytes (`__framed`: with the transport framing), or None.
+fn object_command_complete(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let tag = P::Arg::Given(__object.getattr(pyo3::intern!(__object.py(), "tag")).ok()?);
+    let __frame = codec::Frame::CommandComplete(codec::CommandComplete {
+        tag: tag.or("", |o| P::string(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `CopyInResponse.pack`: the bytes of a CopyInResponse with these fields.
 #[pyfunction]
@@ -281,6 +418,37 @@ fn pack_copy_in_response<'py>(
         ],
     )
 }
+/// A `CopyInResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_copy_in_response(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let format = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "format"))
+            .ok()?,
+    );
+    let column_formats = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "column_formats"))
+            .ok()?,
+    );
+    let __held_column_formats = Some(column_formats.items()??);
+    let __frame = codec::Frame::CopyInResponse(codec::CopyInResponse {
+        format: format.or(codec::CopyFormat::TEXT, |o| {
+            codec::CopyFormat::from_code(P::int::<u8>(o)?)
+        })?,
+        column_formats: match &__held_column_formats {
+            None => Vec::new(),
+            Some(items) => items
+                .iter()
+                .map(|o| codec::FormatCode::from_code(P::int::<u16>(o)?))
+                .collect::<Option<Vec<_>>>()?,
+        },
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `CopyOutResponse.pack`: the bytes of a CopyOutResponse with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -323,6 +491,37 @@ fn pack_copy_out_response<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `CopyOutResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_copy_out_response(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let format = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "format"))
+            .ok()?,
+    );
+    let column_formats = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "column_formats"))
+            .ok()?,
+    );
+    let __held_column_formats = Some(column_formats.items()??);
+    let __frame = codec::Frame::CopyOutResponse(codec::CopyOutResponse {
+        format: format.or(codec::CopyFormat::TEXT, |o| {
+            codec::CopyFormat::from_code(P::int::<u8>(o)?)
+        })?,
+        column_formats: match &__held_column_formats {
+            None => Vec::new(),
+            Some(items) => items
+                .iter()
+                .map(|o| codec::FormatCode::from_code(P::int::<u16>(o)?))
+                .collect::<Option<Vec<_>>>()?,
+        },
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `CopyBothResponse.pack`: the bytes of a CopyBothResponse with these fields.
 #[pyfunction]
@@ -367,6 +566,37 @@ fn pack_copy_both_response<'py>(
         ],
     )
 }
+/// A `CopyBothResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_copy_both_response(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let format = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "format"))
+            .ok()?,
+    );
+    let column_formats = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "column_formats"))
+            .ok()?,
+    );
+    let __held_column_formats = Some(column_formats.items()??);
+    let __frame = codec::Frame::CopyBothResponse(codec::CopyBothResponse {
+        format: format.or(codec::CopyFormat::TEXT, |o| {
+            codec::CopyFormat::from_code(P::int::<u8>(o)?)
+        })?,
+        column_formats: match &__held_column_formats {
+            None => Vec::new(),
+            Some(items) => items
+                .iter()
+                .map(|o| codec::FormatCode::from_code(P::int::<u16>(o)?))
+                .collect::<Option<Vec<_>>>()?,
+        },
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `DataRow.pack`: the bytes of a DataRow with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -408,6 +638,35 @@ fn pack_data_row<'py>(
         &[("values", &values), ("ctx", &ctx)],
     )
 }
+/// A `DataRow` object's bytes (`__framed`: with the transport framing), or None.
+fn object_data_row(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let values = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "values"))
+            .ok()?,
+    );
+    let __held_values = Some(values.items()??);
+    let __frame = codec::Frame::DataRow(codec::DataRow {
+        values: match &__held_values {
+            None => Vec::new(),
+            Some(items) => items
+                .iter()
+                .map(|o| {
+                    if o.is_none() {
+                        Some(None)
+                    } else {
+                        P::bytes(o).map(Some)
+                    }
+                })
+                .collect::<Option<Vec<_>>>()?,
+        },
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `EmptyQueryResponse.pack`: the bytes of a EmptyQueryResponse with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -427,6 +686,15 @@ fn pack_empty_query_response<'py>(
         }
     }
     P::fallback(__py, MODULE, "EmptyQueryResponse", &[("ctx", &ctx)])
+}
+/// A `EmptyQueryResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_empty_query_response(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __frame = codec::Frame::EmptyQueryResponse(codec::EmptyQueryResponse {});
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `FunctionCallResponse.pack`: the bytes of a FunctionCallResponse with these fields.
 #[pyfunction]
@@ -455,6 +723,22 @@ fn pack_function_call_response<'py>(
         "FunctionCallResponse",
         &[("result", &result), ("ctx", &ctx)],
     )
+}
+/// A `FunctionCallResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_function_call_response(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let result = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "result"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::FunctionCallResponse(codec::FunctionCallResponse {
+        result: result.opt(|o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `NegotiateProtocolVersion.pack`: the bytes of a NegotiateProtocolVersion with these fields.
 #[pyfunction]
@@ -499,6 +783,38 @@ fn pack_negotiate_protocol_version<'py>(
         ],
     )
 }
+/// A `NegotiateProtocolVersion` object's bytes (`__framed`: with the transport framing), or None.
+fn object_negotiate_protocol_version(
+    __object: &Bound<'_, PyAny>,
+    __framed: bool,
+) -> Option<Vec<u8>> {
+    let newest_version = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "newest_version"))
+            .ok()?,
+    );
+    let unrecognized = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "unrecognized"))
+            .ok()?,
+    );
+    let __held_unrecognized = Some(unrecognized.items()??);
+    let __frame = codec::Frame::NegotiateProtocolVersion(codec::NegotiateProtocolVersion {
+        newest_version: newest_version.or(0_u32, |o| P::int::<u32>(o))?,
+        unrecognized: match &__held_unrecognized {
+            None => Vec::new(),
+            Some(items) => items
+                .iter()
+                .map(|o| P::string(o))
+                .collect::<Option<Vec<_>>>()?,
+        },
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `NoData.pack`: the bytes of a NoData with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -515,6 +831,15 @@ fn pack_no_data<'py>(__py: Python<'py>, ctx: P::Arg<'py>) -> PyResult<Bound<'py,
         }
     }
     P::fallback(__py, MODULE, "NoData", &[("ctx", &ctx)])
+}
+/// A `NoData` object's bytes (`__framed`: with the transport framing), or None.
+fn object_no_data(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __frame = codec::Frame::NoData(codec::NoData {});
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `NotificationResponse.pack`: the bytes of a NotificationResponse with these fields.
 #[pyfunction]
@@ -553,6 +878,34 @@ fn pack_notification_response<'py>(
         ],
     )
 }
+/// A `NotificationResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_notification_response(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let process_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "process_id"))
+            .ok()?,
+    );
+    let channel = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "channel"))
+            .ok()?,
+    );
+    let payload = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "payload"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::NotificationResponse(codec::NotificationResponse {
+        process_id: process_id.or(0_u32, |o| P::int::<u32>(o))?,
+        channel: channel.or("", |o| P::string(o))?,
+        payload: payload.or("", |o| P::string(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `ParameterDescription.pack`: the bytes of a ParameterDescription with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -588,6 +941,29 @@ fn pack_parameter_description<'py>(
         &[("type_oids", &type_oids), ("ctx", &ctx)],
     )
 }
+/// A `ParameterDescription` object's bytes (`__framed`: with the transport framing), or None.
+fn object_parameter_description(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let type_oids = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "type_oids"))
+            .ok()?,
+    );
+    let __held_type_oids = Some(type_oids.items()??);
+    let __frame = codec::Frame::ParameterDescription(codec::ParameterDescription {
+        type_oids: match &__held_type_oids {
+            None => Vec::new(),
+            Some(items) => items
+                .iter()
+                .map(|o| P::int::<u32>(o))
+                .collect::<Option<Vec<_>>>()?,
+        },
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `ParameterStatus.pack`: the bytes of a ParameterStatus with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -618,6 +994,28 @@ fn pack_parameter_status<'py>(
         &[("name", &name), ("value", &value), ("ctx", &ctx)],
     )
 }
+/// A `ParameterStatus` object's bytes (`__framed`: with the transport framing), or None.
+fn object_parameter_status(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let name = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "name"))
+            .ok()?,
+    );
+    let value = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "value"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::ParameterStatus(codec::ParameterStatus {
+        name: name.or("", |o| P::string(o))?,
+        value: value.or("", |o| P::string(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `ParseComplete.pack`: the bytes of a ParseComplete with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -634,6 +1032,15 @@ fn pack_parse_complete<'py>(__py: Python<'py>, ctx: P::Arg<'py>) -> PyResult<Bou
         }
     }
     P::fallback(__py, MODULE, "ParseComplete", &[("ctx", &ctx)])
+}
+/// A `ParseComplete` object's bytes (`__framed`: with the transport framing), or None.
+fn object_parse_complete(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __frame = codec::Frame::ParseComplete(codec::ParseComplete {});
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `PortalSuspended.pack`: the bytes of a PortalSuspended with these fields.
 #[pyfunction]
@@ -654,6 +1061,15 @@ fn pack_portal_suspended<'py>(
         }
     }
     P::fallback(__py, MODULE, "PortalSuspended", &[("ctx", &ctx)])
+}
+/// A `PortalSuspended` object's bytes (`__framed`: with the transport framing), or None.
+fn object_portal_suspended(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __frame = codec::Frame::PortalSuspended(codec::PortalSuspended {});
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `ReadyForQuery.pack`: the bytes of a ReadyForQuery with these fields.
 #[pyfunction]
@@ -685,6 +1101,24 @@ fn pack_ready_for_query<'py>(
         &[("status", &status), ("ctx", &ctx)],
     )
 }
+/// A `ReadyForQuery` object's bytes (`__framed`: with the transport framing), or None.
+fn object_ready_for_query(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let status = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "status"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::ReadyForQuery(codec::ReadyForQuery {
+        status: status.or(codec::TransactionStatus::IDLE, |o| {
+            codec::TransactionStatus::from_code(P::int::<u8>(o)?)
+        })?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `CopyData.pack`: the bytes of a CopyData with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -708,6 +1142,22 @@ fn pack_copy_data<'py>(
     }
     P::fallback(__py, MODULE, "CopyData", &[("data", &data), ("ctx", &ctx)])
 }
+/// A `CopyData` object's bytes (`__framed`: with the transport framing), or None.
+fn object_copy_data(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let data = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "data"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::CopyData(codec::CopyData {
+        data: data.or(&[0u8; 0][..], |o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `CopyDone.pack`: the bytes of a CopyDone with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -724,6 +1174,15 @@ fn pack_copy_done<'py>(__py: Python<'py>, ctx: P::Arg<'py>) -> PyResult<Bound<'p
         }
     }
     P::fallback(__py, MODULE, "CopyDone", &[("ctx", &ctx)])
+}
+/// A `CopyDone` object's bytes (`__framed`: with the transport framing), or None.
+fn object_copy_done(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __frame = codec::Frame::CopyDone(codec::CopyDone {});
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `Bind.pack`: the bytes of a Bind with these fields.
 #[pyfunction]
@@ -795,6 +1254,73 @@ fn pack_bind<'py>(
         ],
     )
 }
+/// A `Bind` object's bytes (`__framed`: with the transport framing), or None.
+fn object_bind(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let portal = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "portal"))
+            .ok()?,
+    );
+    let statement = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "statement"))
+            .ok()?,
+    );
+    let parameter_formats = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "parameter_formats"))
+            .ok()?,
+    );
+    let __held_parameter_formats = Some(parameter_formats.items()??);
+    let parameters = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "parameters"))
+            .ok()?,
+    );
+    let __held_parameters = Some(parameters.items()??);
+    let result_formats = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "result_formats"))
+            .ok()?,
+    );
+    let __held_result_formats = Some(result_formats.items()??);
+    let __frame = codec::Frame::Bind(codec::Bind {
+        portal: portal.or("", |o| P::string(o))?,
+        statement: statement.or("", |o| P::string(o))?,
+        parameter_formats: match &__held_parameter_formats {
+            None => Vec::new(),
+            Some(items) => items
+                .iter()
+                .map(|o| codec::FormatCode::from_code(P::int::<u16>(o)?))
+                .collect::<Option<Vec<_>>>()?,
+        },
+        parameters: match &__held_parameters {
+            None => Vec::new(),
+            Some(items) => items
+                .iter()
+                .map(|o| {
+                    if o.is_none() {
+                        Some(None)
+                    } else {
+                        P::bytes(o).map(Some)
+                    }
+                })
+                .collect::<Option<Vec<_>>>()?,
+        },
+        result_formats: match &__held_result_formats {
+            None => Vec::new(),
+            Some(items) => items
+                .iter()
+                .map(|o| codec::FormatCode::from_code(P::int::<u16>(o)?))
+                .collect::<Option<Vec<_>>>()?,
+        },
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `Close.pack`: the bytes of a Close with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -827,6 +1353,30 @@ fn pack_close<'py>(
         &[("target", &target), ("name", &name), ("ctx", &ctx)],
     )
 }
+/// A `Close` object's bytes (`__framed`: with the transport framing), or None.
+fn object_close(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let target = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "target"))
+            .ok()?,
+    );
+    let name = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "name"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::Close(codec::Close {
+        target: target.or(codec::Target::STATEMENT, |o| {
+            codec::Target::from_code(P::int::<u8>(o)?)
+        })?,
+        name: name.or("", |o| P::string(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `CopyFail.pack`: the bytes of a CopyFail with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -854,6 +1404,22 @@ fn pack_copy_fail<'py>(
         "CopyFail",
         &[("message", &message), ("ctx", &ctx)],
     )
+}
+/// A `CopyFail` object's bytes (`__framed`: with the transport framing), or None.
+fn object_copy_fail(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let message = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "message"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::CopyFail(codec::CopyFail {
+        message: message.or("", |o| P::string(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `Describe.pack`: the bytes of a Describe with these fields.
 #[pyfunction]
@@ -887,6 +1453,30 @@ fn pack_describe<'py>(
         &[("target", &target), ("name", &name), ("ctx", &ctx)],
     )
 }
+/// A `Describe` object's bytes (`__framed`: with the transport framing), or None.
+fn object_describe(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let target = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "target"))
+            .ok()?,
+    );
+    let name = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "name"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::Describe(codec::Describe {
+        target: target.or(codec::Target::STATEMENT, |o| {
+            codec::Target::from_code(P::int::<u8>(o)?)
+        })?,
+        name: name.or("", |o| P::string(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `Execute.pack`: the bytes of a Execute with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -917,6 +1507,28 @@ fn pack_execute<'py>(
         &[("portal", &portal), ("max_rows", &max_rows), ("ctx", &ctx)],
     )
 }
+/// A `Execute` object's bytes (`__framed`: with the transport framing), or None.
+fn object_execute(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let portal = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "portal"))
+            .ok()?,
+    );
+    let max_rows = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "max_rows"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::Execute(codec::Execute {
+        portal: portal.or("", |o| P::string(o))?,
+        max_rows: max_rows.or(0_u32, |o| P::int::<u32>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `Flush.pack`: the bytes of a Flush with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -933,6 +1545,15 @@ fn pack_flush<'py>(__py: Python<'py>, ctx: P::Arg<'py>) -> PyResult<Bound<'py, P
         }
     }
     P::fallback(__py, MODULE, "Flush", &[("ctx", &ctx)])
+}
+/// A `Flush` object's bytes (`__framed`: with the transport framing), or None.
+fn object_flush(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __frame = codec::Frame::Flush(codec::Flush {});
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `FunctionCall.pack`: the bytes of a FunctionCall with these fields.
 #[pyfunction]
@@ -996,6 +1617,62 @@ fn pack_function_call<'py>(
         ],
     )
 }
+/// A `FunctionCall` object's bytes (`__framed`: with the transport framing), or None.
+fn object_function_call(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let function_oid = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "function_oid"))
+            .ok()?,
+    );
+    let argument_formats = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "argument_formats"))
+            .ok()?,
+    );
+    let __held_argument_formats = Some(argument_formats.items()??);
+    let arguments = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "arguments"))
+            .ok()?,
+    );
+    let __held_arguments = Some(arguments.items()??);
+    let result_format = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "result_format"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::FunctionCall(codec::FunctionCall {
+        function_oid: function_oid.or(0_u32, |o| P::int::<u32>(o))?,
+        argument_formats: match &__held_argument_formats {
+            None => Vec::new(),
+            Some(items) => items
+                .iter()
+                .map(|o| codec::FormatCode::from_code(P::int::<u16>(o)?))
+                .collect::<Option<Vec<_>>>()?,
+        },
+        arguments: match &__held_arguments {
+            None => Vec::new(),
+            Some(items) => items
+                .iter()
+                .map(|o| {
+                    if o.is_none() {
+                        Some(None)
+                    } else {
+                        P::bytes(o).map(Some)
+                    }
+                })
+                .collect::<Option<Vec<_>>>()?,
+        },
+        result_format: result_format.or(codec::FormatCode::TEXT, |o| {
+            codec::FormatCode::from_code(P::int::<u16>(o)?)
+        })?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `Parse.pack`: the bytes of a Parse with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -1040,6 +1717,41 @@ fn pack_parse<'py>(
         ],
     )
 }
+/// A `Parse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_parse(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let statement = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "statement"))
+            .ok()?,
+    );
+    let query = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "query"))
+            .ok()?,
+    );
+    let parameter_types = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "parameter_types"))
+            .ok()?,
+    );
+    let __held_parameter_types = Some(parameter_types.items()??);
+    let __frame = codec::Frame::Parse(codec::Parse {
+        statement: statement.or("", |o| P::string(o))?,
+        query: query.or("", |o| P::string(o))?,
+        parameter_types: match &__held_parameter_types {
+            None => Vec::new(),
+            Some(items) => items
+                .iter()
+                .map(|o| P::int::<u32>(o))
+                .collect::<Option<Vec<_>>>()?,
+        },
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `Query.pack`: the bytes of a Query with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -1063,6 +1775,22 @@ fn pack_query<'py>(
     }
     P::fallback(__py, MODULE, "Query", &[("query", &query), ("ctx", &ctx)])
 }
+/// A `Query` object's bytes (`__framed`: with the transport framing), or None.
+fn object_query(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let query = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "query"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::Query(codec::Query {
+        query: query.or("", |o| P::string(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `Sync.pack`: the bytes of a Sync with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -1080,6 +1808,15 @@ fn pack_sync<'py>(__py: Python<'py>, ctx: P::Arg<'py>) -> PyResult<Bound<'py, Py
     }
     P::fallback(__py, MODULE, "Sync", &[("ctx", &ctx)])
 }
+/// A `Sync` object's bytes (`__framed`: with the transport framing), or None.
+fn object_sync(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __frame = codec::Frame::Sync(codec::Sync {});
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `Terminate.pack`: the bytes of a Terminate with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -1096,6 +1833,64 @@ fn pack_terminate<'py>(__py: Python<'py>, ctx: P::Arg<'py>) -> PyResult<Bound<'p
         }
     }
     P::fallback(__py, MODULE, "Terminate", &[("ctx", &ctx)])
+}
+/// A `Terminate` object's bytes (`__framed`: with the transport framing), or None.
+fn object_terminate(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __frame = codec::Frame::Terminate(codec::Terminate {});
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
+/// The module's `encode(frame)` (`framed` false) or `frame_bytes(frame)` (true),
+/// natively: None for a frame of a class without a native encoder, of another
+/// module, or anything the fast path does not take -- the Python function decides.
+#[pyfunction]
+fn object_bytes<'py>(frame: &Bound<'py, PyAny>, framed: bool) -> Option<Bound<'py, PyBytes>> {
+    let cls = frame.get_type();
+    if cls.module().ok()?.to_str().ok()? != MODULE {
+        return None;
+    }
+    let bytes = match cls.name().ok()?.to_str().ok()? {
+        "SslRequest" => object_ssl_request(frame, framed),
+        "GssencRequest" => object_gssenc_request(frame, framed),
+        "CancelRequest" => object_cancel_request(frame, framed),
+        "Authentication" => object_authentication(frame, framed),
+        "BackendKeyData" => object_backend_key_data(frame, framed),
+        "BindComplete" => object_bind_complete(frame, framed),
+        "CloseComplete" => object_close_complete(frame, framed),
+        "CommandComplete" => object_command_complete(frame, framed),
+        "CopyInResponse" => object_copy_in_response(frame, framed),
+        "CopyOutResponse" => object_copy_out_response(frame, framed),
+        "CopyBothResponse" => object_copy_both_response(frame, framed),
+        "DataRow" => object_data_row(frame, framed),
+        "EmptyQueryResponse" => object_empty_query_response(frame, framed),
+        "FunctionCallResponse" => object_function_call_response(frame, framed),
+        "NegotiateProtocolVersion" => object_negotiate_protocol_version(frame, framed),
+        "NoData" => object_no_data(frame, framed),
+        "NotificationResponse" => object_notification_response(frame, framed),
+        "ParameterDescription" => object_parameter_description(frame, framed),
+        "ParameterStatus" => object_parameter_status(frame, framed),
+        "ParseComplete" => object_parse_complete(frame, framed),
+        "PortalSuspended" => object_portal_suspended(frame, framed),
+        "ReadyForQuery" => object_ready_for_query(frame, framed),
+        "CopyData" => object_copy_data(frame, framed),
+        "CopyDone" => object_copy_done(frame, framed),
+        "Bind" => object_bind(frame, framed),
+        "Close" => object_close(frame, framed),
+        "CopyFail" => object_copy_fail(frame, framed),
+        "Describe" => object_describe(frame, framed),
+        "Execute" => object_execute(frame, framed),
+        "Flush" => object_flush(frame, framed),
+        "FunctionCall" => object_function_call(frame, framed),
+        "Parse" => object_parse(frame, framed),
+        "Query" => object_query(frame, framed),
+        "Sync" => object_sync(frame, framed),
+        "Terminate" => object_terminate(frame, framed),
+        _ => None,
+    }?;
+    Some(PyBytes::new(frame.py(), &bytes))
 }
 /// The fingerprint and the packers by frame class name.
 pub fn packers<'py>(m: &Bound<'py, PyModule>) -> PyResult<(&'static str, Bound<'py, PyDict>)> {
@@ -1171,5 +1966,6 @@ pub fn packers<'py>(m: &Bound<'py, PyModule>) -> PyResult<(&'static str, Bound<'
     packers.set_item("Query", wrap_pyfunction!(pack_query, m)?)?;
     packers.set_item("Sync", wrap_pyfunction!(pack_sync, m)?)?;
     packers.set_item("Terminate", wrap_pyfunction!(pack_terminate, m)?)?;
+    packers.set_item("object_bytes", wrap_pyfunction!(object_bytes, m)?)?;
     Ok((FINGERPRINT, packers))
 }

@@ -64,6 +64,35 @@ fn pack_publish_confirm<'py>(
         ],
     )
 }
+/// A `PublishConfirm` object's bytes (`__framed`: with the transport framing), or None.
+fn object_publish_confirm(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let publisher_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "publisher_id"))
+            .ok()?,
+    );
+    let publishing_ids = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "publishing_ids"))
+            .ok()?,
+    );
+    let __held_publishing_ids = Some(publishing_ids.items()??);
+    let __frame = codec::Frame::PublishConfirm(codec::PublishConfirm {
+        publisher_id: publisher_id.or(0_u8, |o| P::int::<u8>(o))?,
+        publishing_ids: match &__held_publishing_ids {
+            None => Vec::new(),
+            Some(items) => items
+                .iter()
+                .map(|o| P::int::<i64>(o))
+                .collect::<Option<Vec<_>>>()?,
+        },
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `SubscribeResponse.pack`: the bytes of a SubscribeResponse with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -97,6 +126,28 @@ fn pack_subscribe_response<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `SubscribeResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_subscribe_response(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let response_code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "response_code"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::SubscribeResponse(codec::SubscribeResponse {
+        correlation_id: correlation_id.or(0_i32, |o| P::int::<i32>(o))?,
+        response_code: response_code.or(0_i16, |o| P::int::<i16>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `CreditRequest.pack`: the bytes of a CreditRequest with these fields.
 #[pyfunction]
@@ -132,6 +183,28 @@ fn pack_credit_request<'py>(
         ],
     )
 }
+/// A `CreditRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_credit_request(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let subscription_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "subscription_id"))
+            .ok()?,
+    );
+    let credit = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "credit"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::CreditRequest(codec::CreditRequest {
+        subscription_id: subscription_id.or(0_u8, |o| P::int::<u8>(o))?,
+        credit: credit.or(0_i16, |o| P::int::<i16>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `CreditResponse.pack`: the bytes of a CreditResponse with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -165,6 +238,28 @@ fn pack_credit_response<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `CreditResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_credit_response(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let response_code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "response_code"))
+            .ok()?,
+    );
+    let subscription_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "subscription_id"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::CreditResponse(codec::CreditResponse {
+        response_code: response_code.or(0_i16, |o| P::int::<i16>(o))?,
+        subscription_id: subscription_id.or(0_u8, |o| P::int::<u8>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `UnsubscribeRequest.pack`: the bytes of a UnsubscribeRequest with these fields.
 #[pyfunction]
@@ -200,6 +295,28 @@ fn pack_unsubscribe_request<'py>(
         ],
     )
 }
+/// A `UnsubscribeRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_unsubscribe_request(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let subscription_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "subscription_id"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::UnsubscribeRequest(codec::UnsubscribeRequest {
+        correlation_id: correlation_id.or(0_i32, |o| P::int::<i32>(o))?,
+        subscription_id: subscription_id.or(0_u8, |o| P::int::<u8>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `UnsubscribeResponse.pack`: the bytes of a UnsubscribeResponse with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -234,6 +351,28 @@ fn pack_unsubscribe_response<'py>(
         ],
     )
 }
+/// A `UnsubscribeResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_unsubscribe_response(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let response_code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "response_code"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::UnsubscribeResponse(codec::UnsubscribeResponse {
+        correlation_id: correlation_id.or(0_i32, |o| P::int::<i32>(o))?,
+        response_code: response_code.or(0_i16, |o| P::int::<i16>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `MetadataUpdate.pack`: the bytes of a MetadataUpdate with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -263,6 +402,28 @@ fn pack_metadata_update<'py>(
         "MetadataUpdate",
         &[("code", &code), ("stream", &stream), ("ctx", &ctx)],
     )
+}
+/// A `MetadataUpdate` object's bytes (`__framed`: with the transport framing), or None.
+fn object_metadata_update(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "code"))
+            .ok()?,
+    );
+    let stream = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "stream"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::MetadataUpdate(codec::MetadataUpdate {
+        code: code.or(0_i16, |o| P::int::<i16>(o))?,
+        stream: stream.opt(|o| P::string(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `MetadataRequest.pack`: the bytes of a MetadataRequest with these fields.
 #[pyfunction]
@@ -311,6 +472,41 @@ fn pack_metadata_request<'py>(
         ],
     )
 }
+/// A `MetadataRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_metadata_request(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let streams = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "streams"))
+            .ok()?,
+    );
+    let __held_streams = Some(streams.items()??);
+    let __frame = codec::Frame::MetadataRequest(codec::MetadataRequest {
+        correlation_id: correlation_id.or(0_i32, |o| P::int::<i32>(o))?,
+        streams: match &__held_streams {
+            None => Vec::new(),
+            Some(items) => items
+                .iter()
+                .map(|o| {
+                    if o.is_none() {
+                        Some(None)
+                    } else {
+                        P::string(o).map(Some)
+                    }
+                })
+                .collect::<Option<Vec<_>>>()?,
+        },
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `SaslHandshakeRequest.pack`: the bytes of a SaslHandshakeRequest with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -338,6 +534,22 @@ fn pack_sasl_handshake_request<'py>(
         "SaslHandshakeRequest",
         &[("correlation_id", &correlation_id), ("ctx", &ctx)],
     )
+}
+/// A `SaslHandshakeRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_sasl_handshake_request(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::SaslHandshakeRequest(codec::SaslHandshakeRequest {
+        correlation_id: correlation_id.or(0_i32, |o| P::int::<i32>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `SaslHandshakeResponse.pack`: the bytes of a SaslHandshakeResponse with these fields.
 #[pyfunction]
@@ -389,6 +601,47 @@ fn pack_sasl_handshake_response<'py>(
         ],
     )
 }
+/// A `SaslHandshakeResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_sasl_handshake_response(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let response_code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "response_code"))
+            .ok()?,
+    );
+    let mechanisms = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "mechanisms"))
+            .ok()?,
+    );
+    let __held_mechanisms = Some(mechanisms.items()??);
+    let __frame = codec::Frame::SaslHandshakeResponse(codec::SaslHandshakeResponse {
+        correlation_id: correlation_id.or(0_i32, |o| P::int::<i32>(o))?,
+        response_code: response_code.or(0_i16, |o| P::int::<i16>(o))?,
+        mechanisms: match &__held_mechanisms {
+            None => Vec::new(),
+            Some(items) => items
+                .iter()
+                .map(|o| {
+                    if o.is_none() {
+                        Some(None)
+                    } else {
+                        P::string(o).map(Some)
+                    }
+                })
+                .collect::<Option<Vec<_>>>()?,
+        },
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `SaslAuthenticateRequest.pack`: the bytes of a SaslAuthenticateRequest with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -425,6 +678,37 @@ fn pack_sasl_authenticate_request<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `SaslAuthenticateRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_sasl_authenticate_request(
+    __object: &Bound<'_, PyAny>,
+    __framed: bool,
+) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let mechanism = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "mechanism"))
+            .ok()?,
+    );
+    let sasl_opaque_data = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "sasl_opaque_data"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::SaslAuthenticateRequest(codec::SaslAuthenticateRequest {
+        correlation_id: correlation_id.or(0_i32, |o| P::int::<i32>(o))?,
+        mechanism: mechanism.opt(|o| P::string(o))?,
+        sasl_opaque_data: sasl_opaque_data.opt(|o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `SaslAuthenticateResponse.pack`: the bytes of a SaslAuthenticateResponse with these fields.
 #[pyfunction]
@@ -465,6 +749,37 @@ fn pack_sasl_authenticate_response<'py>(
         ],
     )
 }
+/// A `SaslAuthenticateResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_sasl_authenticate_response(
+    __object: &Bound<'_, PyAny>,
+    __framed: bool,
+) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let response_code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "response_code"))
+            .ok()?,
+    );
+    let sasl_opaque_data = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "sasl_opaque_data"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::SaslAuthenticateResponse(codec::SaslAuthenticateResponse {
+        correlation_id: correlation_id.or(0_i32, |o| P::int::<i32>(o))?,
+        response_code: response_code.or(0_i16, |o| P::int::<i16>(o))?,
+        sasl_opaque_data: sasl_opaque_data.opt(|o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `Tune.pack`: the bytes of a Tune with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -498,6 +813,28 @@ fn pack_tune<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `Tune` object's bytes (`__framed`: with the transport framing), or None.
+fn object_tune(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let frame_max = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "frame_max"))
+            .ok()?,
+    );
+    let heartbeat = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "heartbeat"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::Tune(codec::Tune {
+        frame_max: frame_max.or(0_i32, |o| P::int::<i32>(o))?,
+        heartbeat: heartbeat.or(0_i32, |o| P::int::<i32>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `OpenRequest.pack`: the bytes of a OpenRequest with these fields.
 #[pyfunction]
@@ -533,6 +870,28 @@ fn pack_open_request<'py>(
         ],
     )
 }
+/// A `OpenRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_open_request(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let virtual_host = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "virtual_host"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::OpenRequest(codec::OpenRequest {
+        correlation_id: correlation_id.or(0_i32, |o| P::int::<i32>(o))?,
+        virtual_host: virtual_host.opt(|o| P::string(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `OpenResponse.pack`: the bytes of a OpenResponse with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -566,6 +925,28 @@ fn pack_open_response<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `OpenResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_open_response(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let response_code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "response_code"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::OpenResponse(codec::OpenResponse {
+        correlation_id: correlation_id.or(0_i32, |o| P::int::<i32>(o))?,
+        response_code: response_code.or(0_i16, |o| P::int::<i16>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `CloseRequest.pack`: the bytes of a CloseRequest with these fields.
 #[pyfunction]
@@ -604,6 +985,34 @@ fn pack_close_request<'py>(
         ],
     )
 }
+/// A `CloseRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_close_request(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let closing_code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "closing_code"))
+            .ok()?,
+    );
+    let closing_reason = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "closing_reason"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::CloseRequest(codec::CloseRequest {
+        correlation_id: correlation_id.or(0_i32, |o| P::int::<i32>(o))?,
+        closing_code: closing_code.or(0_i16, |o| P::int::<i16>(o))?,
+        closing_reason: closing_reason.opt(|o| P::string(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `CloseResponse.pack`: the bytes of a CloseResponse with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -638,6 +1047,28 @@ fn pack_close_response<'py>(
         ],
     )
 }
+/// A `CloseResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_close_response(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let response_code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "response_code"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::CloseResponse(codec::CloseResponse {
+        correlation_id: correlation_id.or(0_i32, |o| P::int::<i32>(o))?,
+        response_code: response_code.or(0_i16, |o| P::int::<i16>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `Heartbeat.pack`: the bytes of a Heartbeat with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -654,6 +1085,15 @@ fn pack_heartbeat<'py>(__py: Python<'py>, ctx: P::Arg<'py>) -> PyResult<Bound<'p
         }
     }
     P::fallback(__py, MODULE, "Heartbeat", &[("ctx", &ctx)])
+}
+/// A `Heartbeat` object's bytes (`__framed`: with the transport framing), or None.
+fn object_heartbeat(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __frame = codec::Frame::Heartbeat(codec::Heartbeat {});
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `CommitOffset.pack`: the bytes of a CommitOffset with these fields.
 #[pyfunction]
@@ -695,6 +1135,40 @@ fn pack_commit_offset<'py>(
         ],
     )
 }
+/// A `CommitOffset` object's bytes (`__framed`: with the transport framing), or None.
+fn object_commit_offset(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let reference = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "reference"))
+            .ok()?,
+    );
+    let stream = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "stream"))
+            .ok()?,
+    );
+    let offset = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "offset"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::CommitOffset(codec::CommitOffset {
+        correlation_id: correlation_id.or(0_i32, |o| P::int::<i32>(o))?,
+        reference: reference.opt(|o| P::string(o))?,
+        stream: stream.opt(|o| P::string(o))?,
+        offset: offset.or(0_i64, |o| P::int::<i64>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `QueryOffsetRequest.pack`: the bytes of a QueryOffsetRequest with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -731,6 +1205,34 @@ fn pack_query_offset_request<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `QueryOffsetRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_query_offset_request(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let reference = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "reference"))
+            .ok()?,
+    );
+    let stream = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "stream"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::QueryOffsetRequest(codec::QueryOffsetRequest {
+        correlation_id: correlation_id.or(0_i32, |o| P::int::<i32>(o))?,
+        reference: reference.opt(|o| P::string(o))?,
+        stream: stream.opt(|o| P::string(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `QueryOffsetResponse.pack`: the bytes of a QueryOffsetResponse with these fields.
 #[pyfunction]
@@ -769,6 +1271,34 @@ fn pack_query_offset_response<'py>(
         ],
     )
 }
+/// A `QueryOffsetResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_query_offset_response(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let response_code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "response_code"))
+            .ok()?,
+    );
+    let offset = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "offset"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::QueryOffsetResponse(codec::QueryOffsetResponse {
+        correlation_id: correlation_id.or(0_i32, |o| P::int::<i32>(o))?,
+        response_code: response_code.or(0_i16, |o| P::int::<i16>(o))?,
+        offset: offset.or(0_i64, |o| P::int::<i64>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `CreateResponse.pack`: the bytes of a CreateResponse with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -802,6 +1332,28 @@ fn pack_create_response<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `CreateResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_create_response(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let response_code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "response_code"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::CreateResponse(codec::CreateResponse {
+        correlation_id: correlation_id.or(0_i32, |o| P::int::<i32>(o))?,
+        response_code: response_code.or(0_i16, |o| P::int::<i16>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `DeleteRequest.pack`: the bytes of a DeleteRequest with these fields.
 #[pyfunction]
@@ -837,6 +1389,28 @@ fn pack_delete_request<'py>(
         ],
     )
 }
+/// A `DeleteRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_delete_request(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let stream = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "stream"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::DeleteRequest(codec::DeleteRequest {
+        correlation_id: correlation_id.or(0_i32, |o| P::int::<i32>(o))?,
+        stream: stream.opt(|o| P::string(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `DeleteResponse.pack`: the bytes of a DeleteResponse with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -870,6 +1444,66 @@ fn pack_delete_response<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `DeleteResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_delete_response(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let response_code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "response_code"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::DeleteResponse(codec::DeleteResponse {
+        correlation_id: correlation_id.or(0_i32, |o| P::int::<i32>(o))?,
+        response_code: response_code.or(0_i16, |o| P::int::<i16>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
+/// The module's `encode(frame)` (`framed` false) or `frame_bytes(frame)` (true),
+/// natively: None for a frame of a class without a native encoder, of another
+/// module, or anything the fast path does not take -- the Python function decides.
+#[pyfunction]
+fn object_bytes<'py>(frame: &Bound<'py, PyAny>, framed: bool) -> Option<Bound<'py, PyBytes>> {
+    let cls = frame.get_type();
+    if cls.module().ok()?.to_str().ok()? != MODULE {
+        return None;
+    }
+    let bytes = match cls.name().ok()?.to_str().ok()? {
+        "PublishConfirm" => object_publish_confirm(frame, framed),
+        "SubscribeResponse" => object_subscribe_response(frame, framed),
+        "CreditRequest" => object_credit_request(frame, framed),
+        "CreditResponse" => object_credit_response(frame, framed),
+        "UnsubscribeRequest" => object_unsubscribe_request(frame, framed),
+        "UnsubscribeResponse" => object_unsubscribe_response(frame, framed),
+        "MetadataUpdate" => object_metadata_update(frame, framed),
+        "MetadataRequest" => object_metadata_request(frame, framed),
+        "SaslHandshakeRequest" => object_sasl_handshake_request(frame, framed),
+        "SaslHandshakeResponse" => object_sasl_handshake_response(frame, framed),
+        "SaslAuthenticateRequest" => object_sasl_authenticate_request(frame, framed),
+        "SaslAuthenticateResponse" => object_sasl_authenticate_response(frame, framed),
+        "Tune" => object_tune(frame, framed),
+        "OpenRequest" => object_open_request(frame, framed),
+        "OpenResponse" => object_open_response(frame, framed),
+        "CloseRequest" => object_close_request(frame, framed),
+        "CloseResponse" => object_close_response(frame, framed),
+        "Heartbeat" => object_heartbeat(frame, framed),
+        "CommitOffset" => object_commit_offset(frame, framed),
+        "QueryOffsetRequest" => object_query_offset_request(frame, framed),
+        "QueryOffsetResponse" => object_query_offset_response(frame, framed),
+        "CreateResponse" => object_create_response(frame, framed),
+        "DeleteRequest" => object_delete_request(frame, framed),
+        "DeleteResponse" => object_delete_response(frame, framed),
+        _ => None,
+    }?;
+    Some(PyBytes::new(frame.py(), &bytes))
 }
 /// The fingerprint and the packers by frame class name.
 pub fn packers<'py>(m: &Bound<'py, PyModule>) -> PyResult<(&'static str, Bound<'py, PyDict>)> {
@@ -928,5 +1562,6 @@ pub fn packers<'py>(m: &Bound<'py, PyModule>) -> PyResult<(&'static str, Bound<'
     packers.set_item("CreateResponse", wrap_pyfunction!(pack_create_response, m)?)?;
     packers.set_item("DeleteRequest", wrap_pyfunction!(pack_delete_request, m)?)?;
     packers.set_item("DeleteResponse", wrap_pyfunction!(pack_delete_response, m)?)?;
+    packers.set_item("object_bytes", wrap_pyfunction!(object_bytes, m)?)?;
     Ok((FINGERPRINT, packers))
 }

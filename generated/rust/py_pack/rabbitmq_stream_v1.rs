@@ -63,6 +63,43 @@ fn pack_declare_publisher_request<'py>(
         ],
     )
 }
+/// A `DeclarePublisherRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_declare_publisher_request(
+    __object: &Bound<'_, PyAny>,
+    __framed: bool,
+) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let publisher_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "publisher_id"))
+            .ok()?,
+    );
+    let publisher_reference = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "publisher_reference"))
+            .ok()?,
+    );
+    let stream = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "stream"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::DeclarePublisherRequest(codec::DeclarePublisherRequest {
+        correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+        publisher_id: publisher_id.or(0_u8, |o| P::int::<u8>(o))?,
+        publisher_reference: publisher_reference.opt(|o| P::string(o))?,
+        stream: stream.opt(|o| P::string(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `DeclarePublisherResponse.pack`: the bytes of a DeclarePublisherResponse with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -98,6 +135,31 @@ fn pack_declare_publisher_response<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `DeclarePublisherResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_declare_publisher_response(
+    __object: &Bound<'_, PyAny>,
+    __framed: bool,
+) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let response_code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "response_code"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::DeclarePublisherResponse(codec::DeclarePublisherResponse {
+        correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+        response_code: response_code.or(0_u16, |o| P::int::<u16>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `PublishConfirm.pack`: the bytes of a PublishConfirm with these fields.
 #[pyfunction]
@@ -140,6 +202,35 @@ fn pack_publish_confirm<'py>(
         ],
     )
 }
+/// A `PublishConfirm` object's bytes (`__framed`: with the transport framing), or None.
+fn object_publish_confirm(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let publisher_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "publisher_id"))
+            .ok()?,
+    );
+    let publishing_ids = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "publishing_ids"))
+            .ok()?,
+    );
+    let __held_publishing_ids = Some(publishing_ids.items()??);
+    let __frame = codec::Frame::PublishConfirm(codec::PublishConfirm {
+        publisher_id: publisher_id.or(0_u8, |o| P::int::<u8>(o))?,
+        publishing_ids: match &__held_publishing_ids {
+            None => Vec::new(),
+            Some(items) => items
+                .iter()
+                .map(|o| P::int::<u64>(o))
+                .collect::<Option<Vec<_>>>()?,
+        },
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `QueryPublisherSequenceRequest.pack`: the bytes of a QueryPublisherSequenceRequest with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -178,6 +269,38 @@ fn pack_query_publisher_sequence_request<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `QueryPublisherSequenceRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_query_publisher_sequence_request(
+    __object: &Bound<'_, PyAny>,
+    __framed: bool,
+) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let publisher_reference = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "publisher_reference"))
+            .ok()?,
+    );
+    let stream = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "stream"))
+            .ok()?,
+    );
+    let __frame =
+        codec::Frame::QueryPublisherSequenceRequest(codec::QueryPublisherSequenceRequest {
+            correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+            publisher_reference: publisher_reference.opt(|o| P::string(o))?,
+            stream: stream.opt(|o| P::string(o))?,
+        });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `QueryPublisherSequenceResponse.pack`: the bytes of a QueryPublisherSequenceResponse with these fields.
 #[pyfunction]
@@ -218,6 +341,38 @@ fn pack_query_publisher_sequence_response<'py>(
         ],
     )
 }
+/// A `QueryPublisherSequenceResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_query_publisher_sequence_response(
+    __object: &Bound<'_, PyAny>,
+    __framed: bool,
+) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let response_code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "response_code"))
+            .ok()?,
+    );
+    let sequence = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "sequence"))
+            .ok()?,
+    );
+    let __frame =
+        codec::Frame::QueryPublisherSequenceResponse(codec::QueryPublisherSequenceResponse {
+            correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+            response_code: response_code.or(0_u16, |o| P::int::<u16>(o))?,
+            sequence: sequence.or(0_u64, |o| P::int::<u64>(o))?,
+        });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `DeletePublisherRequest.pack`: the bytes of a DeletePublisherRequest with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -251,6 +406,28 @@ fn pack_delete_publisher_request<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `DeletePublisherRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_delete_publisher_request(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let publisher_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "publisher_id"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::DeletePublisherRequest(codec::DeletePublisherRequest {
+        correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+        publisher_id: publisher_id.or(0_u8, |o| P::int::<u8>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `DeletePublisherResponse.pack`: the bytes of a DeletePublisherResponse with these fields.
 #[pyfunction]
@@ -286,6 +463,31 @@ fn pack_delete_publisher_response<'py>(
         ],
     )
 }
+/// A `DeletePublisherResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_delete_publisher_response(
+    __object: &Bound<'_, PyAny>,
+    __framed: bool,
+) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let response_code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "response_code"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::DeletePublisherResponse(codec::DeletePublisherResponse {
+        correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+        response_code: response_code.or(0_u16, |o| P::int::<u16>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `SubscribeResponse.pack`: the bytes of a SubscribeResponse with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -319,6 +521,28 @@ fn pack_subscribe_response<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `SubscribeResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_subscribe_response(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let response_code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "response_code"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::SubscribeResponse(codec::SubscribeResponse {
+        correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+        response_code: response_code.or(0_u16, |o| P::int::<u16>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `CreditRequest.pack`: the bytes of a CreditRequest with these fields.
 #[pyfunction]
@@ -354,6 +578,28 @@ fn pack_credit_request<'py>(
         ],
     )
 }
+/// A `CreditRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_credit_request(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let subscription_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "subscription_id"))
+            .ok()?,
+    );
+    let credit = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "credit"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::CreditRequest(codec::CreditRequest {
+        subscription_id: subscription_id.or(0_u8, |o| P::int::<u8>(o))?,
+        credit: credit.or(0_u16, |o| P::int::<u16>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `CreditResponse.pack`: the bytes of a CreditResponse with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -387,6 +633,28 @@ fn pack_credit_response<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `CreditResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_credit_response(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let response_code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "response_code"))
+            .ok()?,
+    );
+    let subscription_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "subscription_id"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::CreditResponse(codec::CreditResponse {
+        response_code: response_code.or(0_u16, |o| P::int::<u16>(o))?,
+        subscription_id: subscription_id.or(0_u8, |o| P::int::<u8>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `StoreOffset.pack`: the bytes of a StoreOffset with these fields.
 #[pyfunction]
@@ -425,6 +693,34 @@ fn pack_store_offset<'py>(
         ],
     )
 }
+/// A `StoreOffset` object's bytes (`__framed`: with the transport framing), or None.
+fn object_store_offset(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let reference = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "reference"))
+            .ok()?,
+    );
+    let stream = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "stream"))
+            .ok()?,
+    );
+    let offset = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "offset"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::StoreOffset(codec::StoreOffset {
+        reference: reference.opt(|o| P::string(o))?,
+        stream: stream.opt(|o| P::string(o))?,
+        offset: offset.or(0_u64, |o| P::int::<u64>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `QueryOffsetRequest.pack`: the bytes of a QueryOffsetRequest with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -461,6 +757,34 @@ fn pack_query_offset_request<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `QueryOffsetRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_query_offset_request(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let reference = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "reference"))
+            .ok()?,
+    );
+    let stream = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "stream"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::QueryOffsetRequest(codec::QueryOffsetRequest {
+        correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+        reference: reference.opt(|o| P::string(o))?,
+        stream: stream.opt(|o| P::string(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `QueryOffsetResponse.pack`: the bytes of a QueryOffsetResponse with these fields.
 #[pyfunction]
@@ -499,6 +823,34 @@ fn pack_query_offset_response<'py>(
         ],
     )
 }
+/// A `QueryOffsetResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_query_offset_response(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let response_code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "response_code"))
+            .ok()?,
+    );
+    let offset = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "offset"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::QueryOffsetResponse(codec::QueryOffsetResponse {
+        correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+        response_code: response_code.or(0_u16, |o| P::int::<u16>(o))?,
+        offset: offset.or(0_u64, |o| P::int::<u64>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `UnsubscribeRequest.pack`: the bytes of a UnsubscribeRequest with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -532,6 +884,28 @@ fn pack_unsubscribe_request<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `UnsubscribeRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_unsubscribe_request(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let subscription_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "subscription_id"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::UnsubscribeRequest(codec::UnsubscribeRequest {
+        correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+        subscription_id: subscription_id.or(0_u8, |o| P::int::<u8>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `UnsubscribeResponse.pack`: the bytes of a UnsubscribeResponse with these fields.
 #[pyfunction]
@@ -567,6 +941,28 @@ fn pack_unsubscribe_response<'py>(
         ],
     )
 }
+/// A `UnsubscribeResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_unsubscribe_response(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let response_code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "response_code"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::UnsubscribeResponse(codec::UnsubscribeResponse {
+        correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+        response_code: response_code.or(0_u16, |o| P::int::<u16>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `CreateResponse.pack`: the bytes of a CreateResponse with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -600,6 +996,28 @@ fn pack_create_response<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `CreateResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_create_response(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let response_code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "response_code"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::CreateResponse(codec::CreateResponse {
+        correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+        response_code: response_code.or(0_u16, |o| P::int::<u16>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `DeleteRequest.pack`: the bytes of a DeleteRequest with these fields.
 #[pyfunction]
@@ -635,6 +1053,28 @@ fn pack_delete_request<'py>(
         ],
     )
 }
+/// A `DeleteRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_delete_request(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let stream = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "stream"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::DeleteRequest(codec::DeleteRequest {
+        correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+        stream: stream.opt(|o| P::string(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `DeleteResponse.pack`: the bytes of a DeleteResponse with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -668,6 +1108,28 @@ fn pack_delete_response<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `DeleteResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_delete_response(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let response_code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "response_code"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::DeleteResponse(codec::DeleteResponse {
+        correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+        response_code: response_code.or(0_u16, |o| P::int::<u16>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `MetadataRequest.pack`: the bytes of a MetadataRequest with these fields.
 #[pyfunction]
@@ -716,6 +1178,41 @@ fn pack_metadata_request<'py>(
         ],
     )
 }
+/// A `MetadataRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_metadata_request(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let streams = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "streams"))
+            .ok()?,
+    );
+    let __held_streams = Some(streams.items()??);
+    let __frame = codec::Frame::MetadataRequest(codec::MetadataRequest {
+        correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+        streams: match &__held_streams {
+            None => Vec::new(),
+            Some(items) => items
+                .iter()
+                .map(|o| {
+                    if o.is_none() {
+                        Some(None)
+                    } else {
+                        P::string(o).map(Some)
+                    }
+                })
+                .collect::<Option<Vec<_>>>()?,
+        },
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `MetadataUpdate.pack`: the bytes of a MetadataUpdate with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -746,6 +1243,28 @@ fn pack_metadata_update<'py>(
         &[("code", &code), ("stream", &stream), ("ctx", &ctx)],
     )
 }
+/// A `MetadataUpdate` object's bytes (`__framed`: with the transport framing), or None.
+fn object_metadata_update(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "code"))
+            .ok()?,
+    );
+    let stream = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "stream"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::MetadataUpdate(codec::MetadataUpdate {
+        code: code.or(0_u16, |o| P::int::<u16>(o))?,
+        stream: stream.opt(|o| P::string(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `SaslHandshakeRequest.pack`: the bytes of a SaslHandshakeRequest with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -773,6 +1292,22 @@ fn pack_sasl_handshake_request<'py>(
         "SaslHandshakeRequest",
         &[("correlation_id", &correlation_id), ("ctx", &ctx)],
     )
+}
+/// A `SaslHandshakeRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_sasl_handshake_request(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::SaslHandshakeRequest(codec::SaslHandshakeRequest {
+        correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `SaslHandshakeResponse.pack`: the bytes of a SaslHandshakeResponse with these fields.
 #[pyfunction]
@@ -824,6 +1359,47 @@ fn pack_sasl_handshake_response<'py>(
         ],
     )
 }
+/// A `SaslHandshakeResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_sasl_handshake_response(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let response_code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "response_code"))
+            .ok()?,
+    );
+    let mechanisms = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "mechanisms"))
+            .ok()?,
+    );
+    let __held_mechanisms = Some(mechanisms.items()??);
+    let __frame = codec::Frame::SaslHandshakeResponse(codec::SaslHandshakeResponse {
+        correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+        response_code: response_code.or(0_u16, |o| P::int::<u16>(o))?,
+        mechanisms: match &__held_mechanisms {
+            None => Vec::new(),
+            Some(items) => items
+                .iter()
+                .map(|o| {
+                    if o.is_none() {
+                        Some(None)
+                    } else {
+                        P::string(o).map(Some)
+                    }
+                })
+                .collect::<Option<Vec<_>>>()?,
+        },
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `SaslAuthenticateRequest.pack`: the bytes of a SaslAuthenticateRequest with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -860,6 +1436,37 @@ fn pack_sasl_authenticate_request<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `SaslAuthenticateRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_sasl_authenticate_request(
+    __object: &Bound<'_, PyAny>,
+    __framed: bool,
+) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let mechanism = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "mechanism"))
+            .ok()?,
+    );
+    let sasl_opaque_data = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "sasl_opaque_data"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::SaslAuthenticateRequest(codec::SaslAuthenticateRequest {
+        correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+        mechanism: mechanism.opt(|o| P::string(o))?,
+        sasl_opaque_data: sasl_opaque_data.opt(|o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `SaslAuthenticateResponse.pack`: the bytes of a SaslAuthenticateResponse with these fields.
 #[pyfunction]
@@ -913,6 +1520,50 @@ fn pack_sasl_authenticate_response<'py>(
         ],
     )
 }
+/// A `SaslAuthenticateResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_sasl_authenticate_response(
+    __object: &Bound<'_, PyAny>,
+    __framed: bool,
+) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let response_code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "response_code"))
+            .ok()?,
+    );
+    let sasl_opaque_data = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "sasl_opaque_data"))
+            .ok()?,
+    );
+    let __held_sasl_opaque_data = Some(sasl_opaque_data.items()??);
+    let __frame = codec::Frame::SaslAuthenticateResponse(codec::SaslAuthenticateResponse {
+        correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+        response_code: response_code.or(0_u16, |o| P::int::<u16>(o))?,
+        sasl_opaque_data: match &__held_sasl_opaque_data {
+            None => Vec::new(),
+            Some(items) => items
+                .iter()
+                .map(|o| {
+                    if o.is_none() {
+                        Some(None)
+                    } else {
+                        P::bytes(o).map(Some)
+                    }
+                })
+                .collect::<Option<Vec<_>>>()?,
+        },
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `Tune.pack`: the bytes of a Tune with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -947,6 +1598,28 @@ fn pack_tune<'py>(
         ],
     )
 }
+/// A `Tune` object's bytes (`__framed`: with the transport framing), or None.
+fn object_tune(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let frame_max = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "frame_max"))
+            .ok()?,
+    );
+    let heartbeat = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "heartbeat"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::Tune(codec::Tune {
+        frame_max: frame_max.or(0_u32, |o| P::int::<u32>(o))?,
+        heartbeat: heartbeat.or(0_u32, |o| P::int::<u32>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `OpenRequest.pack`: the bytes of a OpenRequest with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -980,6 +1653,28 @@ fn pack_open_request<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `OpenRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_open_request(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let virtual_host = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "virtual_host"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::OpenRequest(codec::OpenRequest {
+        correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+        virtual_host: virtual_host.opt(|o| P::string(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `CloseRequest.pack`: the bytes of a CloseRequest with these fields.
 #[pyfunction]
@@ -1018,6 +1713,34 @@ fn pack_close_request<'py>(
         ],
     )
 }
+/// A `CloseRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_close_request(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let closing_code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "closing_code"))
+            .ok()?,
+    );
+    let closing_reason = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "closing_reason"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::CloseRequest(codec::CloseRequest {
+        correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+        closing_code: closing_code.or(0_u16, |o| P::int::<u16>(o))?,
+        closing_reason: closing_reason.opt(|o| P::string(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `CloseResponse.pack`: the bytes of a CloseResponse with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -1052,6 +1775,28 @@ fn pack_close_response<'py>(
         ],
     )
 }
+/// A `CloseResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_close_response(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let response_code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "response_code"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::CloseResponse(codec::CloseResponse {
+        correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+        response_code: response_code.or(0_u16, |o| P::int::<u16>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `Heartbeat.pack`: the bytes of a Heartbeat with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -1068,6 +1813,15 @@ fn pack_heartbeat<'py>(__py: Python<'py>, ctx: P::Arg<'py>) -> PyResult<Bound<'p
         }
     }
     P::fallback(__py, MODULE, "Heartbeat", &[("ctx", &ctx)])
+}
+/// A `Heartbeat` object's bytes (`__framed`: with the transport framing), or None.
+fn object_heartbeat(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __frame = codec::Frame::Heartbeat(codec::Heartbeat {});
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `RouteRequest.pack`: the bytes of a RouteRequest with these fields.
 #[pyfunction]
@@ -1105,6 +1859,34 @@ fn pack_route_request<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `RouteRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_route_request(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let routing_key = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "routing_key"))
+            .ok()?,
+    );
+    let super_stream = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "super_stream"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::RouteRequest(codec::RouteRequest {
+        correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+        routing_key: routing_key.opt(|o| P::string(o))?,
+        super_stream: super_stream.opt(|o| P::string(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `RouteResponse.pack`: the bytes of a RouteResponse with these fields.
 #[pyfunction]
@@ -1156,6 +1938,47 @@ fn pack_route_response<'py>(
         ],
     )
 }
+/// A `RouteResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_route_response(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let response_code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "response_code"))
+            .ok()?,
+    );
+    let streams = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "streams"))
+            .ok()?,
+    );
+    let __held_streams = Some(streams.items()??);
+    let __frame = codec::Frame::RouteResponse(codec::RouteResponse {
+        correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+        response_code: response_code.or(0_u16, |o| P::int::<u16>(o))?,
+        streams: match &__held_streams {
+            None => Vec::new(),
+            Some(items) => items
+                .iter()
+                .map(|o| {
+                    if o.is_none() {
+                        Some(None)
+                    } else {
+                        P::string(o).map(Some)
+                    }
+                })
+                .collect::<Option<Vec<_>>>()?,
+        },
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `PartitionsRequest.pack`: the bytes of a PartitionsRequest with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -1189,6 +2012,28 @@ fn pack_partitions_request<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `PartitionsRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_partitions_request(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let super_stream = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "super_stream"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::PartitionsRequest(codec::PartitionsRequest {
+        correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+        super_stream: super_stream.opt(|o| P::string(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `PartitionsResponse.pack`: the bytes of a PartitionsResponse with these fields.
 #[pyfunction]
@@ -1240,6 +2085,47 @@ fn pack_partitions_response<'py>(
         ],
     )
 }
+/// A `PartitionsResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_partitions_response(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let response_code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "response_code"))
+            .ok()?,
+    );
+    let streams = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "streams"))
+            .ok()?,
+    );
+    let __held_streams = Some(streams.items()??);
+    let __frame = codec::Frame::PartitionsResponse(codec::PartitionsResponse {
+        correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+        response_code: response_code.or(0_u16, |o| P::int::<u16>(o))?,
+        streams: match &__held_streams {
+            None => Vec::new(),
+            Some(items) => items
+                .iter()
+                .map(|o| {
+                    if o.is_none() {
+                        Some(None)
+                    } else {
+                        P::string(o).map(Some)
+                    }
+                })
+                .collect::<Option<Vec<_>>>()?,
+        },
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `ConsumerUpdateRequest.pack`: the bytes of a ConsumerUpdateRequest with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -1277,6 +2163,34 @@ fn pack_consumer_update_request<'py>(
         ],
     )
 }
+/// A `ConsumerUpdateRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_consumer_update_request(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let subscription_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "subscription_id"))
+            .ok()?,
+    );
+    let active = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "active"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::ConsumerUpdateRequest(codec::ConsumerUpdateRequest {
+        correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+        subscription_id: subscription_id.or(0_u8, |o| P::int::<u8>(o))?,
+        active: active.or(0_u8, |o| P::int::<u8>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `StreamStatsRequest.pack`: the bytes of a StreamStatsRequest with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -1310,6 +2224,28 @@ fn pack_stream_stats_request<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `StreamStatsRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_stream_stats_request(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let stream = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "stream"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::StreamStatsRequest(codec::StreamStatsRequest {
+        correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+        stream: stream.opt(|o| P::string(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `CreateSuperStreamResponse.pack`: the bytes of a CreateSuperStreamResponse with these fields.
 #[pyfunction]
@@ -1347,6 +2283,31 @@ fn pack_create_super_stream_response<'py>(
         ],
     )
 }
+/// A `CreateSuperStreamResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_create_super_stream_response(
+    __object: &Bound<'_, PyAny>,
+    __framed: bool,
+) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let response_code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "response_code"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::CreateSuperStreamResponse(codec::CreateSuperStreamResponse {
+        correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+        response_code: response_code.or(0_u16, |o| P::int::<u16>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `DeleteSuperStreamRequest.pack`: the bytes of a DeleteSuperStreamRequest with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -1383,6 +2344,31 @@ fn pack_delete_super_stream_request<'py>(
         ],
     )
 }
+/// A `DeleteSuperStreamRequest` object's bytes (`__framed`: with the transport framing), or None.
+fn object_delete_super_stream_request(
+    __object: &Bound<'_, PyAny>,
+    __framed: bool,
+) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let name = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "name"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::DeleteSuperStreamRequest(codec::DeleteSuperStreamRequest {
+        correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+        name: name.opt(|o| P::string(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `DeleteSuperStreamResponse.pack`: the bytes of a DeleteSuperStreamResponse with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -1418,6 +2404,83 @@ fn pack_delete_super_stream_response<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `DeleteSuperStreamResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_delete_super_stream_response(
+    __object: &Bound<'_, PyAny>,
+    __framed: bool,
+) -> Option<Vec<u8>> {
+    let correlation_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "correlation_id"))
+            .ok()?,
+    );
+    let response_code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "response_code"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::DeleteSuperStreamResponse(codec::DeleteSuperStreamResponse {
+        correlation_id: correlation_id.or(0_u32, |o| P::int::<u32>(o))?,
+        response_code: response_code.or(0_u16, |o| P::int::<u16>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
+/// The module's `encode(frame)` (`framed` false) or `frame_bytes(frame)` (true),
+/// natively: None for a frame of a class without a native encoder, of another
+/// module, or anything the fast path does not take -- the Python function decides.
+#[pyfunction]
+fn object_bytes<'py>(frame: &Bound<'py, PyAny>, framed: bool) -> Option<Bound<'py, PyBytes>> {
+    let cls = frame.get_type();
+    if cls.module().ok()?.to_str().ok()? != MODULE {
+        return None;
+    }
+    let bytes = match cls.name().ok()?.to_str().ok()? {
+        "DeclarePublisherRequest" => object_declare_publisher_request(frame, framed),
+        "DeclarePublisherResponse" => object_declare_publisher_response(frame, framed),
+        "PublishConfirm" => object_publish_confirm(frame, framed),
+        "QueryPublisherSequenceRequest" => object_query_publisher_sequence_request(frame, framed),
+        "QueryPublisherSequenceResponse" => object_query_publisher_sequence_response(frame, framed),
+        "DeletePublisherRequest" => object_delete_publisher_request(frame, framed),
+        "DeletePublisherResponse" => object_delete_publisher_response(frame, framed),
+        "SubscribeResponse" => object_subscribe_response(frame, framed),
+        "CreditRequest" => object_credit_request(frame, framed),
+        "CreditResponse" => object_credit_response(frame, framed),
+        "StoreOffset" => object_store_offset(frame, framed),
+        "QueryOffsetRequest" => object_query_offset_request(frame, framed),
+        "QueryOffsetResponse" => object_query_offset_response(frame, framed),
+        "UnsubscribeRequest" => object_unsubscribe_request(frame, framed),
+        "UnsubscribeResponse" => object_unsubscribe_response(frame, framed),
+        "CreateResponse" => object_create_response(frame, framed),
+        "DeleteRequest" => object_delete_request(frame, framed),
+        "DeleteResponse" => object_delete_response(frame, framed),
+        "MetadataRequest" => object_metadata_request(frame, framed),
+        "MetadataUpdate" => object_metadata_update(frame, framed),
+        "SaslHandshakeRequest" => object_sasl_handshake_request(frame, framed),
+        "SaslHandshakeResponse" => object_sasl_handshake_response(frame, framed),
+        "SaslAuthenticateRequest" => object_sasl_authenticate_request(frame, framed),
+        "SaslAuthenticateResponse" => object_sasl_authenticate_response(frame, framed),
+        "Tune" => object_tune(frame, framed),
+        "OpenRequest" => object_open_request(frame, framed),
+        "CloseRequest" => object_close_request(frame, framed),
+        "CloseResponse" => object_close_response(frame, framed),
+        "Heartbeat" => object_heartbeat(frame, framed),
+        "RouteRequest" => object_route_request(frame, framed),
+        "RouteResponse" => object_route_response(frame, framed),
+        "PartitionsRequest" => object_partitions_request(frame, framed),
+        "PartitionsResponse" => object_partitions_response(frame, framed),
+        "ConsumerUpdateRequest" => object_consumer_update_request(frame, framed),
+        "StreamStatsRequest" => object_stream_stats_request(frame, framed),
+        "CreateSuperStreamResponse" => object_create_super_stream_response(frame, framed),
+        "DeleteSuperStreamRequest" => object_delete_super_stream_request(frame, framed),
+        "DeleteSuperStreamResponse" => object_delete_super_stream_response(frame, framed),
+        _ => None,
+    }?;
+    Some(PyBytes::new(frame.py(), &bytes))
 }
 /// The fingerprint and the packers by frame class name.
 pub fn packers<'py>(m: &Bound<'py, PyModule>) -> PyResult<(&'static str, Bound<'py, PyDict>)> {
@@ -1529,5 +2592,6 @@ pub fn packers<'py>(m: &Bound<'py, PyModule>) -> PyResult<(&'static str, Bound<'
         "DeleteSuperStreamResponse",
         wrap_pyfunction!(pack_delete_super_stream_response, m)?,
     )?;
+    packers.set_item("object_bytes", wrap_pyfunction!(object_bytes, m)?)?;
     Ok((FINGERPRINT, packers))
 }

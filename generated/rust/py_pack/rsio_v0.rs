@@ -64,6 +64,35 @@ fn pack_client_hello<'py>(
         ],
     )
 }
+/// A `ClientHello` object's bytes (`__framed`: with the transport framing), or None.
+fn object_client_hello(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let version = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "version"))
+            .ok()?,
+    );
+    let extensions = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "extensions"))
+            .ok()?,
+    );
+    let __held_extensions = Some(extensions.items()??);
+    let __frame = codec::Frame::ClientHello(codec::ClientHello {
+        version: version.or(0_u64, |o| P::int::<u64>(o))?,
+        extensions: match &__held_extensions {
+            None => Vec::new(),
+            Some(items) => items
+                .iter()
+                .map(|o| P::int::<u64>(o))
+                .collect::<Option<Vec<_>>>()?,
+        },
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `ServerHello.pack`: the bytes of a ServerHello with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -105,6 +134,35 @@ fn pack_server_hello<'py>(
         ],
     )
 }
+/// A `ServerHello` object's bytes (`__framed`: with the transport framing), or None.
+fn object_server_hello(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let version = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "version"))
+            .ok()?,
+    );
+    let extensions = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "extensions"))
+            .ok()?,
+    );
+    let __held_extensions = Some(extensions.items()??);
+    let __frame = codec::Frame::ServerHello(codec::ServerHello {
+        version: version.or(0_u64, |o| P::int::<u64>(o))?,
+        extensions: match &__held_extensions {
+            None => Vec::new(),
+            Some(items) => items
+                .iter()
+                .map(|o| P::int::<u64>(o))
+                .collect::<Option<Vec<_>>>()?,
+        },
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `Goodbye.pack`: the bytes of a Goodbye with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -132,6 +190,22 @@ fn pack_goodbye<'py>(
         "Goodbye",
         &[("reason", &reason), ("ctx", &ctx)],
     )
+}
+/// A `Goodbye` object's bytes (`__framed`: with the transport framing), or None.
+fn object_goodbye(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let reason = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "reason"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::Goodbye(codec::Goodbye {
+        reason: reason.or("", |o| P::string(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `Subscribe.pack`: the bytes of a Subscribe with these fields.
 #[pyfunction]
@@ -170,6 +244,34 @@ fn pack_subscribe<'py>(
         ],
     )
 }
+/// A `Subscribe` object's bytes (`__framed`: with the transport framing), or None.
+fn object_subscribe(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let publisher = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "publisher"))
+            .ok()?,
+    );
+    let subscriber = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "subscriber"))
+            .ok()?,
+    );
+    let initial_demand = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "initial_demand"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::Subscribe(codec::Subscribe {
+        publisher: publisher.or("", |o| P::string(o))?,
+        subscriber: subscriber.or(0_u64, |o| P::int::<u64>(o))?,
+        initial_demand: initial_demand.or(0_u64, |o| P::int::<u64>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `Request.pack`: the bytes of a Request with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -204,6 +306,28 @@ fn pack_request<'py>(
         ],
     )
 }
+/// A `Request` object's bytes (`__framed`: with the transport framing), or None.
+fn object_request(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let subscriber = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "subscriber"))
+            .ok()?,
+    );
+    let demand = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "demand"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::Request(codec::Request {
+        subscriber: subscriber.or(0_u64, |o| P::int::<u64>(o))?,
+        demand: demand.or(0_u64, |o| P::int::<u64>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `Cancel.pack`: the bytes of a Cancel with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -231,6 +355,22 @@ fn pack_cancel<'py>(
         "Cancel",
         &[("subscriber", &subscriber), ("ctx", &ctx)],
     )
+}
+/// A `Cancel` object's bytes (`__framed`: with the transport framing), or None.
+fn object_cancel(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let subscriber = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "subscriber"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::Cancel(codec::Cancel {
+        subscriber: subscriber.or(0_u64, |o| P::int::<u64>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `Subscribed.pack`: the bytes of a Subscribed with these fields.
 #[pyfunction]
@@ -266,6 +406,28 @@ fn pack_subscribed<'py>(
         ],
     )
 }
+/// A `Subscribed` object's bytes (`__framed`: with the transport framing), or None.
+fn object_subscribed(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let subscriber = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "subscriber"))
+            .ok()?,
+    );
+    let element_size = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "element_size"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::Subscribed(codec::Subscribed {
+        subscriber: subscriber.or(0_u64, |o| P::int::<u64>(o))?,
+        element_size: element_size.or(0_u64, |o| P::int::<u64>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `OnComplete.pack`: the bytes of a OnComplete with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -293,6 +455,22 @@ fn pack_on_complete<'py>(
         "OnComplete",
         &[("subscriber", &subscriber), ("ctx", &ctx)],
     )
+}
+/// A `OnComplete` object's bytes (`__framed`: with the transport framing), or None.
+fn object_on_complete(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let subscriber = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "subscriber"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::OnComplete(codec::OnComplete {
+        subscriber: subscriber.or(0_u64, |o| P::int::<u64>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `OnError.pack`: the bytes of a OnError with these fields.
 #[pyfunction]
@@ -327,6 +505,28 @@ fn pack_on_error<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `OnError` object's bytes (`__framed`: with the transport framing), or None.
+fn object_on_error(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let subscriber = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "subscriber"))
+            .ok()?,
+    );
+    let error = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "error"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::OnError(codec::OnError {
+        subscriber: subscriber.or(0_u64, |o| P::int::<u64>(o))?,
+        error: error.or("", |o| P::string(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `OnNextPart.pack`: the bytes of a OnNextPart with these fields.
 #[pyfunction]
@@ -365,6 +565,34 @@ fn pack_on_next_part<'py>(
         ],
     )
 }
+/// A `OnNextPart` object's bytes (`__framed`: with the transport framing), or None.
+fn object_on_next_part(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let subscriber = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "subscriber"))
+            .ok()?,
+    );
+    let element_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "element_id"))
+            .ok()?,
+    );
+    let data = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "data"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::OnNextPart(codec::OnNextPart {
+        subscriber: subscriber.or(0_u64, |o| P::int::<u64>(o))?,
+        element_id: element_id.or(0_u64, |o| P::int::<u64>(o))?,
+        data: data.or(&[0u8; 0][..], |o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `OnNextLastPart.pack`: the bytes of a OnNextLastPart with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -402,6 +630,59 @@ fn pack_on_next_last_part<'py>(
         ],
     )
 }
+/// A `OnNextLastPart` object's bytes (`__framed`: with the transport framing), or None.
+fn object_on_next_last_part(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let subscriber = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "subscriber"))
+            .ok()?,
+    );
+    let element_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "element_id"))
+            .ok()?,
+    );
+    let data = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "data"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::OnNextLastPart(codec::OnNextLastPart {
+        subscriber: subscriber.or(0_u64, |o| P::int::<u64>(o))?,
+        element_id: element_id.or(0_u64, |o| P::int::<u64>(o))?,
+        data: data.or(&[0u8; 0][..], |o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
+/// The module's `encode(frame)` (`framed` false) or `frame_bytes(frame)` (true),
+/// natively: None for a frame of a class without a native encoder, of another
+/// module, or anything the fast path does not take -- the Python function decides.
+#[pyfunction]
+fn object_bytes<'py>(frame: &Bound<'py, PyAny>, framed: bool) -> Option<Bound<'py, PyBytes>> {
+    let cls = frame.get_type();
+    if cls.module().ok()?.to_str().ok()? != MODULE {
+        return None;
+    }
+    let bytes = match cls.name().ok()?.to_str().ok()? {
+        "ClientHello" => object_client_hello(frame, framed),
+        "ServerHello" => object_server_hello(frame, framed),
+        "Goodbye" => object_goodbye(frame, framed),
+        "Subscribe" => object_subscribe(frame, framed),
+        "Request" => object_request(frame, framed),
+        "Cancel" => object_cancel(frame, framed),
+        "Subscribed" => object_subscribed(frame, framed),
+        "OnComplete" => object_on_complete(frame, framed),
+        "OnError" => object_on_error(frame, framed),
+        "OnNextPart" => object_on_next_part(frame, framed),
+        "OnNextLastPart" => object_on_next_last_part(frame, framed),
+        _ => None,
+    }?;
+    Some(PyBytes::new(frame.py(), &bytes))
+}
 /// The fingerprint and the packers by frame class name.
 pub fn packers<'py>(m: &Bound<'py, PyModule>) -> PyResult<(&'static str, Bound<'py, PyDict>)> {
     let packers = PyDict::new(m.py());
@@ -419,5 +700,6 @@ pub fn packers<'py>(m: &Bound<'py, PyModule>) -> PyResult<(&'static str, Bound<'
         "OnNextLastPart",
         wrap_pyfunction!(pack_on_next_last_part, m)?,
     )?;
+    packers.set_item("object_bytes", wrap_pyfunction!(object_bytes, m)?)?;
     Ok((FINGERPRINT, packers))
 }

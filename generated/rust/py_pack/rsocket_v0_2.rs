@@ -93,6 +93,88 @@ fn pack_setup<'py>(
         ],
     )
 }
+/// A `Setup` object's bytes (`__framed`: with the transport framing), or None.
+fn object_setup(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __flags: u64 = __object
+        .getattr(pyo3::intern!(__object.py(), "_flags"))
+        .ok()?
+        .extract()
+        .ok()?;
+    if __flags & !0xb8 != 0 {
+        return None;
+    }
+    let stream_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "stream_id"))
+            .ok()?,
+    );
+    let major_version = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "major_version"))
+            .ok()?,
+    );
+    let minor_version = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "minor_version"))
+            .ok()?,
+    );
+    let keepalive_interval = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "keepalive_interval"))
+            .ok()?,
+    );
+    let max_lifetime = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "max_lifetime"))
+            .ok()?,
+    );
+    let resume_token = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "resume_token"))
+            .ok()?,
+    );
+    let metadata_mime_type = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "metadata_mime_type"))
+            .ok()?,
+    );
+    let data_mime_type = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "data_mime_type"))
+            .ok()?,
+    );
+    let metadata = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "metadata"))
+            .ok()?,
+    );
+    let data = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "data"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::Setup(codec::Setup {
+        stream_id: stream_id.or(0_u32, |o| P::int::<u32>(o))?,
+        ignore: (__flags & 0x80) != 0,
+        lease: (__flags & 0x20) != 0,
+        strict: (__flags & 0x10) != 0,
+        resume: (__flags & 8) != 0,
+        major_version: major_version.or(0_u16, |o| P::int::<u16>(o))?,
+        minor_version: minor_version.or(2_u16, |o| P::int::<u16>(o))?,
+        keepalive_interval: keepalive_interval.or(0_u32, |o| P::int::<u32>(o))?,
+        max_lifetime: max_lifetime.or(0_u32, |o| P::int::<u32>(o))?,
+        resume_token: resume_token.or(&[0u8; 16][..], |o| P::bytes(o))?,
+        metadata_mime_type: metadata_mime_type.or("", |o| P::string(o))?,
+        data_mime_type: data_mime_type.or("", |o| P::string(o))?,
+        metadata: metadata.opt(|o| P::bytes(o))?,
+        data: data.or(&[0u8; 0][..], |o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `Lease.pack`: the bytes of a Lease with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -135,6 +217,45 @@ fn pack_lease<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `Lease` object's bytes (`__framed`: with the transport framing), or None.
+fn object_lease(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __flags: u64 = __object
+        .getattr(pyo3::intern!(__object.py(), "_flags"))
+        .ok()?
+        .extract()
+        .ok()?;
+    if __flags & !0x80 != 0 {
+        return None;
+    }
+    let stream_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "stream_id"))
+            .ok()?,
+    );
+    let ttl = P::Arg::Given(__object.getattr(pyo3::intern!(__object.py(), "ttl")).ok()?);
+    let number_of_requests = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "number_of_requests"))
+            .ok()?,
+    );
+    let metadata = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "metadata"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::Lease(codec::Lease {
+        stream_id: stream_id.or(0_u32, |o| P::int::<u32>(o))?,
+        ignore: (__flags & 0x80) != 0,
+        ttl: ttl.or(0_u32, |o| P::int::<u32>(o))?,
+        number_of_requests: number_of_requests.or(0_u32, |o| P::int::<u32>(o))?,
+        metadata: metadata.opt(|o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `Keepalive.pack`: the bytes of a Keepalive with these fields.
 #[pyfunction]
@@ -179,6 +300,44 @@ fn pack_keepalive<'py>(
         ],
     )
 }
+/// A `Keepalive` object's bytes (`__framed`: with the transport framing), or None.
+fn object_keepalive(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __flags: u64 = __object
+        .getattr(pyo3::intern!(__object.py(), "_flags"))
+        .ok()?
+        .extract()
+        .ok()?;
+    if __flags & !0xa0 != 0 {
+        return None;
+    }
+    let stream_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "stream_id"))
+            .ok()?,
+    );
+    let last_received_position = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "last_received_position"))
+            .ok()?,
+    );
+    let data = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "data"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::Keepalive(codec::Keepalive {
+        stream_id: stream_id.or(0_u32, |o| P::int::<u32>(o))?,
+        ignore: (__flags & 0x80) != 0,
+        respond: (__flags & 0x20) != 0,
+        last_received_position: last_received_position.or(0_u64, |o| P::int::<u64>(o))?,
+        data: data.or(&[0u8; 0][..], |o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `RequestResponse.pack`: the bytes of a RequestResponse with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -222,6 +381,44 @@ fn pack_request_response<'py>(
         ],
     )
 }
+/// A `RequestResponse` object's bytes (`__framed`: with the transport framing), or None.
+fn object_request_response(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __flags: u64 = __object
+        .getattr(pyo3::intern!(__object.py(), "_flags"))
+        .ok()?
+        .extract()
+        .ok()?;
+    if __flags & !0xa0 != 0 {
+        return None;
+    }
+    let stream_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "stream_id"))
+            .ok()?,
+    );
+    let metadata = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "metadata"))
+            .ok()?,
+    );
+    let data = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "data"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::RequestResponse(codec::RequestResponse {
+        stream_id: stream_id.or(0_u32, |o| P::int::<u32>(o))?,
+        ignore: (__flags & 0x80) != 0,
+        follows: (__flags & 0x20) != 0,
+        metadata: metadata.opt(|o| P::bytes(o))?,
+        data: data.or(&[0u8; 0][..], |o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `RequestFnf.pack`: the bytes of a RequestFnf with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -264,6 +461,44 @@ fn pack_request_fnf<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `RequestFnf` object's bytes (`__framed`: with the transport framing), or None.
+fn object_request_fnf(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __flags: u64 = __object
+        .getattr(pyo3::intern!(__object.py(), "_flags"))
+        .ok()?
+        .extract()
+        .ok()?;
+    if __flags & !0xa0 != 0 {
+        return None;
+    }
+    let stream_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "stream_id"))
+            .ok()?,
+    );
+    let metadata = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "metadata"))
+            .ok()?,
+    );
+    let data = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "data"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::RequestFnf(codec::RequestFnf {
+        stream_id: stream_id.or(0_u32, |o| P::int::<u32>(o))?,
+        ignore: (__flags & 0x80) != 0,
+        follows: (__flags & 0x20) != 0,
+        metadata: metadata.opt(|o| P::bytes(o))?,
+        data: data.or(&[0u8; 0][..], |o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `RequestStream.pack`: the bytes of a RequestStream with these fields.
 #[pyfunction]
@@ -310,6 +545,50 @@ fn pack_request_stream<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `RequestStream` object's bytes (`__framed`: with the transport framing), or None.
+fn object_request_stream(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __flags: u64 = __object
+        .getattr(pyo3::intern!(__object.py(), "_flags"))
+        .ok()?
+        .extract()
+        .ok()?;
+    if __flags & !0xa0 != 0 {
+        return None;
+    }
+    let stream_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "stream_id"))
+            .ok()?,
+    );
+    let initial_request_n = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "initial_request_n"))
+            .ok()?,
+    );
+    let metadata = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "metadata"))
+            .ok()?,
+    );
+    let data = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "data"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::RequestStream(codec::RequestStream {
+        stream_id: stream_id.or(0_u32, |o| P::int::<u32>(o))?,
+        ignore: (__flags & 0x80) != 0,
+        follows: (__flags & 0x20) != 0,
+        initial_request_n: initial_request_n.or(1_i32, |o| P::int::<i32>(o))?,
+        metadata: metadata.opt(|o| P::bytes(o))?,
+        data: data.or(&[0u8; 0][..], |o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `RequestChannel.pack`: the bytes of a RequestChannel with these fields.
 #[pyfunction]
@@ -360,6 +639,51 @@ fn pack_request_channel<'py>(
         ],
     )
 }
+/// A `RequestChannel` object's bytes (`__framed`: with the transport framing), or None.
+fn object_request_channel(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __flags: u64 = __object
+        .getattr(pyo3::intern!(__object.py(), "_flags"))
+        .ok()?
+        .extract()
+        .ok()?;
+    if __flags & !0xb0 != 0 {
+        return None;
+    }
+    let stream_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "stream_id"))
+            .ok()?,
+    );
+    let initial_request_n = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "initial_request_n"))
+            .ok()?,
+    );
+    let metadata = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "metadata"))
+            .ok()?,
+    );
+    let data = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "data"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::RequestChannel(codec::RequestChannel {
+        stream_id: stream_id.or(0_u32, |o| P::int::<u32>(o))?,
+        ignore: (__flags & 0x80) != 0,
+        follows: (__flags & 0x20) != 0,
+        complete: (__flags & 0x10) != 0,
+        initial_request_n: initial_request_n.opt(|o| P::int::<i32>(o))?,
+        metadata: metadata.opt(|o| P::bytes(o))?,
+        data: data.or(&[0u8; 0][..], |o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `RequestN.pack`: the bytes of a RequestN with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -397,6 +721,37 @@ fn pack_request_n<'py>(
         ],
     )
 }
+/// A `RequestN` object's bytes (`__framed`: with the transport framing), or None.
+fn object_request_n(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __flags: u64 = __object
+        .getattr(pyo3::intern!(__object.py(), "_flags"))
+        .ok()?
+        .extract()
+        .ok()?;
+    if __flags & !0x80 != 0 {
+        return None;
+    }
+    let stream_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "stream_id"))
+            .ok()?,
+    );
+    let request_n = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "request_n"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::RequestN(codec::RequestN {
+        stream_id: stream_id.or(0_u32, |o| P::int::<u32>(o))?,
+        ignore: (__flags & 0x80) != 0,
+        request_n: request_n.or(1_i32, |o| P::int::<i32>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `Cancel.pack`: the bytes of a Cancel with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -433,6 +788,37 @@ fn pack_cancel<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `Cancel` object's bytes (`__framed`: with the transport framing), or None.
+fn object_cancel(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __flags: u64 = __object
+        .getattr(pyo3::intern!(__object.py(), "_flags"))
+        .ok()?
+        .extract()
+        .ok()?;
+    if __flags & !0x80 != 0 {
+        return None;
+    }
+    let stream_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "stream_id"))
+            .ok()?,
+    );
+    let metadata = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "metadata"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::Cancel(codec::Cancel {
+        stream_id: stream_id.or(0_u32, |o| P::int::<u32>(o))?,
+        ignore: (__flags & 0x80) != 0,
+        metadata: metadata.opt(|o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `Response.pack`: the bytes of a Response with these fields.
 #[pyfunction]
@@ -483,6 +869,46 @@ fn pack_response<'py>(
         ],
     )
 }
+/// A `Response` object's bytes (`__framed`: with the transport framing), or None.
+fn object_response(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __flags: u64 = __object
+        .getattr(pyo3::intern!(__object.py(), "_flags"))
+        .ok()?
+        .extract()
+        .ok()?;
+    if __flags & !0xb8 != 0 {
+        return None;
+    }
+    let stream_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "stream_id"))
+            .ok()?,
+    );
+    let metadata = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "metadata"))
+            .ok()?,
+    );
+    let data = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "data"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::Response(codec::Response {
+        stream_id: stream_id.or(0_u32, |o| P::int::<u32>(o))?,
+        ignore: (__flags & 0x80) != 0,
+        follows: (__flags & 0x20) != 0,
+        next: (__flags & 0x10) != 0,
+        complete: (__flags & 8) != 0,
+        metadata: metadata.opt(|o| P::bytes(o))?,
+        data: data.or(&[0u8; 0][..], |o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `Error.pack`: the bytes of a Error with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -526,6 +952,49 @@ fn pack_error<'py>(
         ],
     )
 }
+/// A `Error` object's bytes (`__framed`: with the transport framing), or None.
+fn object_error(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __flags: u64 = __object
+        .getattr(pyo3::intern!(__object.py(), "_flags"))
+        .ok()?
+        .extract()
+        .ok()?;
+    if __flags & !0x80 != 0 {
+        return None;
+    }
+    let stream_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "stream_id"))
+            .ok()?,
+    );
+    let error_code = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "error_code"))
+            .ok()?,
+    );
+    let metadata = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "metadata"))
+            .ok()?,
+    );
+    let data = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "data"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::Error(codec::Error {
+        stream_id: stream_id.or(0_u32, |o| P::int::<u32>(o))?,
+        ignore: (__flags & 0x80) != 0,
+        error_code: error_code.or(0_u32, |o| P::int::<u32>(o))?,
+        metadata: metadata.opt(|o| P::bytes(o))?,
+        data: data.or(&[0u8; 0][..], |o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `MetadataPush.pack`: the bytes of a MetadataPush with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -562,6 +1031,37 @@ fn pack_metadata_push<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `MetadataPush` object's bytes (`__framed`: with the transport framing), or None.
+fn object_metadata_push(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __flags: u64 = __object
+        .getattr(pyo3::intern!(__object.py(), "_flags"))
+        .ok()?
+        .extract()
+        .ok()?;
+    if __flags & !0x80 != 0 {
+        return None;
+    }
+    let stream_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "stream_id"))
+            .ok()?,
+    );
+    let metadata = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "metadata"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::MetadataPush(codec::MetadataPush {
+        stream_id: stream_id.or(0_u32, |o| P::int::<u32>(o))?,
+        ignore: (__flags & 0x80) != 0,
+        metadata: metadata.or(&[0u8; 0][..], |o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `Resume.pack`: the bytes of a Resume with these fields.
 #[pyfunction]
@@ -603,6 +1103,43 @@ fn pack_resume<'py>(
         ],
     )
 }
+/// A `Resume` object's bytes (`__framed`: with the transport framing), or None.
+fn object_resume(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __flags: u64 = __object
+        .getattr(pyo3::intern!(__object.py(), "_flags"))
+        .ok()?
+        .extract()
+        .ok()?;
+    if __flags & !0x80 != 0 {
+        return None;
+    }
+    let stream_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "stream_id"))
+            .ok()?,
+    );
+    let resume_token = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "resume_token"))
+            .ok()?,
+    );
+    let last_received_position = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "last_received_position"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::Resume(codec::Resume {
+        stream_id: stream_id.or(0_u32, |o| P::int::<u32>(o))?,
+        ignore: (__flags & 0x80) != 0,
+        resume_token: resume_token.or(&[0u8; 16][..], |o| P::bytes(o))?,
+        last_received_position: last_received_position.or(0_u64, |o| P::int::<u64>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
 /// `ResumeOk.pack`: the bytes of a ResumeOk with these fields.
 #[pyfunction]
 #[pyo3(name = "pack")]
@@ -639,6 +1176,37 @@ fn pack_resume_ok<'py>(
             ("ctx", &ctx),
         ],
     )
+}
+/// A `ResumeOk` object's bytes (`__framed`: with the transport framing), or None.
+fn object_resume_ok(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __flags: u64 = __object
+        .getattr(pyo3::intern!(__object.py(), "_flags"))
+        .ok()?
+        .extract()
+        .ok()?;
+    if __flags & !0x80 != 0 {
+        return None;
+    }
+    let stream_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "stream_id"))
+            .ok()?,
+    );
+    let last_received_position = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "last_received_position"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::ResumeOk(codec::ResumeOk {
+        stream_id: stream_id.or(0_u32, |o| P::int::<u32>(o))?,
+        ignore: (__flags & 0x80) != 0,
+        last_received_position: last_received_position.or(0_u64, |o| P::int::<u64>(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
 }
 /// `Ext.pack`: the bytes of a Ext with these fields.
 #[pyfunction]
@@ -683,6 +1251,78 @@ fn pack_ext<'py>(
         ],
     )
 }
+/// A `Ext` object's bytes (`__framed`: with the transport framing), or None.
+fn object_ext(__object: &Bound<'_, PyAny>, __framed: bool) -> Option<Vec<u8>> {
+    let __flags: u64 = __object
+        .getattr(pyo3::intern!(__object.py(), "_flags"))
+        .ok()?
+        .extract()
+        .ok()?;
+    if __flags & !0x80 != 0 {
+        return None;
+    }
+    let stream_id = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "stream_id"))
+            .ok()?,
+    );
+    let extended_type = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "extended_type"))
+            .ok()?,
+    );
+    let metadata = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "metadata"))
+            .ok()?,
+    );
+    let data = P::Arg::Given(
+        __object
+            .getattr(pyo3::intern!(__object.py(), "data"))
+            .ok()?,
+    );
+    let __frame = codec::Frame::Ext(codec::Ext {
+        stream_id: stream_id.or(0_u32, |o| P::int::<u32>(o))?,
+        ignore: (__flags & 0x80) != 0,
+        extended_type: extended_type.or(0_u32, |o| P::int::<u32>(o))?,
+        metadata: metadata.opt(|o| P::bytes(o))?,
+        data: data.or(&[0u8; 0][..], |o| P::bytes(o))?,
+    });
+    if __framed {
+        __frame.frame_bytes().ok()
+    } else {
+        __frame.encode().ok()
+    }
+}
+/// The module's `encode(frame)` (`framed` false) or `frame_bytes(frame)` (true),
+/// natively: None for a frame of a class without a native encoder, of another
+/// module, or anything the fast path does not take -- the Python function decides.
+#[pyfunction]
+fn object_bytes<'py>(frame: &Bound<'py, PyAny>, framed: bool) -> Option<Bound<'py, PyBytes>> {
+    let cls = frame.get_type();
+    if cls.module().ok()?.to_str().ok()? != MODULE {
+        return None;
+    }
+    let bytes = match cls.name().ok()?.to_str().ok()? {
+        "Setup" => object_setup(frame, framed),
+        "Lease" => object_lease(frame, framed),
+        "Keepalive" => object_keepalive(frame, framed),
+        "RequestResponse" => object_request_response(frame, framed),
+        "RequestFnf" => object_request_fnf(frame, framed),
+        "RequestStream" => object_request_stream(frame, framed),
+        "RequestChannel" => object_request_channel(frame, framed),
+        "RequestN" => object_request_n(frame, framed),
+        "Cancel" => object_cancel(frame, framed),
+        "Response" => object_response(frame, framed),
+        "Error" => object_error(frame, framed),
+        "MetadataPush" => object_metadata_push(frame, framed),
+        "Resume" => object_resume(frame, framed),
+        "ResumeOk" => object_resume_ok(frame, framed),
+        "Ext" => object_ext(frame, framed),
+        _ => None,
+    }?;
+    Some(PyBytes::new(frame.py(), &bytes))
+}
 /// The fingerprint and the packers by frame class name.
 pub fn packers<'py>(m: &Bound<'py, PyModule>) -> PyResult<(&'static str, Bound<'py, PyDict>)> {
     let packers = PyDict::new(m.py());
@@ -704,5 +1344,6 @@ pub fn packers<'py>(m: &Bound<'py, PyModule>) -> PyResult<(&'static str, Bound<'
     packers.set_item("Resume", wrap_pyfunction!(pack_resume, m)?)?;
     packers.set_item("ResumeOk", wrap_pyfunction!(pack_resume_ok, m)?)?;
     packers.set_item("Ext", wrap_pyfunction!(pack_ext, m)?)?;
+    packers.set_item("object_bytes", wrap_pyfunction!(object_bytes, m)?)?;
     Ok((FINGERPRINT, packers))
 }
