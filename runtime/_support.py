@@ -53,7 +53,7 @@ NativeBytes = Callable[[object, bool], "bytes | None"]
 
 def use_native_packers(
     module: str, fingerprint: str, frames: tuple[type, ...]
-) -> NativeBytes | None:
+) -> tuple[NativeBytes | None, frozenset[type]]:
     """Put the native ``pack`` of each of ``module``'s frame classes in place of its Python
     one (codegen/targets/rust/py_pack.py), where the extension has packers for ``module``
     built from the same plan (``fingerprint``: not those of an IDL edited since ``make
@@ -62,17 +62,21 @@ def use_native_packers(
 
     Returns the native bytes of a frame object (``(frame, framed)`` -> its bytes, with the
     transport framing when ``framed``, or None where the module's ``encode`` and
-    ``frame_bytes`` go on in Python), or None."""
+    ``frame_bytes`` go on in Python) and the classes it encodes (the module's functions
+    ask it for those only: a frame of another class would cost them a call for nothing),
+    or ``(None, frozenset())``."""
     native = native_module()
     built: Any = getattr(native, "packers", {}).get(module)
     if built is None or built[0] != fingerprint:
-        return None
+        return None, frozenset()
+    packed = []
     for cls in frames:
         pack = built[1].get(cls.__name__)
         if pack is not None:
             setattr(cls, "pack", staticmethod(pack))
+            packed.append(cls)
     object_bytes: NativeBytes = built[1]["object_bytes"]
-    return object_bytes
+    return object_bytes, frozenset(packed)
 
 
 def read_varint(data: bytes, pos: int, end: int) -> tuple[int, int]:

@@ -160,12 +160,12 @@ def test_native_pack_of_another_layout_is_not_used() -> None:
         def pack() -> bytes:
             return b"python"
 
-    assert _support.use_native_packers(module.__name__, "0" * 16, (Query,)) is None
+    assert _support.use_native_packers(module.__name__, "0" * 16, (Query,))[0] is None
     assert Query.pack() == b"python"
     other = "some.other.package.postgresql.v3"
-    assert _support.use_native_packers(other, fingerprint, (Query,)) is None
+    assert _support.use_native_packers(other, fingerprint, (Query,))[0] is None
     assert Query.pack() == b"python"
-    assert _support.use_native_packers(module.__name__, fingerprint, (Query,)) is not None
+    assert _support.use_native_packers(module.__name__, fingerprint, (Query,))[0] is not None
     assert native(Query.pack)
 
 

@@ -3443,8 +3443,9 @@ _TERMINATE_BYTES = _terminate_bytes()
 
 
 # the native pack of each frame class, and a frame object's bytes natively (encode,
-# frame_bytes), where the extension is built from this plan: the same bytes and errors
-_native_bytes = _support.use_native_packers(
+# frame_bytes) for the classes that have one, where the extension is built from this
+# plan: the same bytes and errors
+_native_bytes, _native_classes = _support.use_native_packers(
     __name__,
     "1a3dec07f503457c",
     (
@@ -4781,7 +4782,7 @@ def decode(
 
 def encode(frame: Frame, ctx: Context | None = None) -> bytes:
     """The bytes of ``frame`` without the transport prefix."""
-    if ctx is None and _native_bytes is not None:
+    if ctx is None and type(frame) in _native_classes and _native_bytes is not None:
         wire = _native_bytes(frame, False)
         if wire is not None:
             return wire
@@ -4790,7 +4791,7 @@ def encode(frame: Frame, ctx: Context | None = None) -> bytes:
 
 def frame_bytes(frame: Frame, ctx: Context | None = None) -> bytes:
     """The bytes of ``frame`` as sent on a byte stream (with its transport framing)."""
-    if ctx is None and _native_bytes is not None:
+    if ctx is None and type(frame) in _native_classes and _native_bytes is not None:
         wire = _native_bytes(frame, True)
         if wire is not None:
             return wire

@@ -3729,8 +3729,9 @@ class DeleteResponse:
 
 
 # the native pack of each frame class, and a frame object's bytes natively (encode,
-# frame_bytes), where the extension is built from this plan: the same bytes and errors
-_native_bytes = _support.use_native_packers(
+# frame_bytes) for the classes that have one, where the extension is built from this
+# plan: the same bytes and errors
+_native_bytes, _native_classes = _support.use_native_packers(
     __name__,
     "760bca1f1dd0353a",
     (
@@ -5188,7 +5189,7 @@ def decode(
 
 def encode(frame: Frame, ctx: Context | None = None) -> bytes:
     """The bytes of ``frame`` without the transport prefix."""
-    if ctx is None and _native_bytes is not None:
+    if ctx is None and type(frame) in _native_classes and _native_bytes is not None:
         wire = _native_bytes(frame, False)
         if wire is not None:
             return wire
@@ -5197,7 +5198,7 @@ def encode(frame: Frame, ctx: Context | None = None) -> bytes:
 
 def frame_bytes(frame: Frame, ctx: Context | None = None) -> bytes:
     """The bytes of ``frame`` as sent on a byte stream (with its transport framing)."""
-    if ctx is None and _native_bytes is not None:
+    if ctx is None and type(frame) in _native_classes and _native_bytes is not None:
         wire = _native_bytes(frame, True)
         if wire is not None:
             return wire

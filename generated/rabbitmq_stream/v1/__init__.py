@@ -6225,8 +6225,9 @@ class DeleteSuperStreamResponse:
 
 
 # the native pack of each frame class, and a frame object's bytes natively (encode,
-# frame_bytes), where the extension is built from this plan: the same bytes and errors
-_native_bytes = _support.use_native_packers(
+# frame_bytes) for the classes that have one, where the extension is built from this
+# plan: the same bytes and errors
+_native_bytes, _native_classes = _support.use_native_packers(
     __name__,
     "8f17ff00775b213b",
     (
@@ -8726,7 +8727,7 @@ def decode(
 
 def encode(frame: Frame, ctx: Context | None = None) -> bytes:
     """The bytes of ``frame`` without the transport prefix."""
-    if ctx is None and _native_bytes is not None:
+    if ctx is None and type(frame) in _native_classes and _native_bytes is not None:
         wire = _native_bytes(frame, False)
         if wire is not None:
             return wire
@@ -8735,7 +8736,7 @@ def encode(frame: Frame, ctx: Context | None = None) -> bytes:
 
 def frame_bytes(frame: Frame, ctx: Context | None = None) -> bytes:
     """The bytes of ``frame`` as sent on a byte stream (with its transport framing)."""
-    if ctx is None and _native_bytes is not None:
+    if ctx is None and type(frame) in _native_classes and _native_bytes is not None:
         wire = _native_bytes(frame, True)
         if wire is not None:
             return wire
