@@ -30,17 +30,23 @@ SLACK = 1.5
 class RawPeer:
     """A raw TCP connection to ``url`` (``await RawPeer.open(url)``)."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, opened_at: float
+    ) -> None:
         self.reader = reader
         self.writer = writer
-        self.opened_at = time.monotonic()
+        self.opened_at = opened_at
         self.received = bytearray()
 
     @classmethod
     async def open(cls, url: str) -> RawPeer:
         endpoint = parse_url(url)
+        # the clock starts before the dial: a server in the same loop accepts (and starts
+        # its timeout) before open_connection returns here, so a clock started after it
+        # saw a 0.3 s handshake timeout fire after 0.2998 s
+        opened_at = time.monotonic()
         reader, writer = await asyncio.open_connection(endpoint.host, endpoint.port)
-        return cls(reader, writer)
+        return cls(reader, writer, opened_at)
 
     def send(self, data: bytes) -> None:
         self.writer.write(data)
