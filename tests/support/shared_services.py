@@ -1,13 +1,13 @@
 """The servers and the broker when pytest-xdist runs the suite in several processes.
 
-``make test`` runs ``pytest -n 2 --dist loadfile``: two worker processes, each with its own
+``make test`` runs ``pytest -n 3 --dist loadfile``: three worker processes, each with its own
 session fixtures. The real servers (``tests/support/servers.py``) and the RabbitMQ broker
 (``tests/support/rabbitmq_broker.py``) listen on fixed ports, so there is one of each for
 the whole run, whichever process needs it first:
 
 * a worker starts a service when a test needs it and it does not answer, holding a lock
   (``start_lock``) so that two workers never start the same one at once (the second finds
-  it answering), and never stops one: the other worker may still be using it;
+  it answering), and never stops one: another worker may still be using it;
 * the controller (the process that runs no test) notes which services answered when the
   run began (``running``) and stops the others at its end (``stop_all_but``), after every
   worker has finished.
