@@ -54,10 +54,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.broker)
 
 
-# Under pytest-xdist (``make test`` runs ``-n 3 --dist loadfile``) the servers and the
-# broker are shared by the worker processes: a worker starts one when it needs it and it
-# is not running (under a lock), none stops one, and the controller stops, at the end,
-# those that were not running when the run began (tests/support/shared_services.py).
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """``--dist loadfile`` with every Spark file in one worker (tests/support/scheduling.py)."""
     if config.getvalue("dist") != "loadfile":
@@ -67,6 +63,10 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return OneSparkWorker(config, log)
 
 
+# Under pytest-xdist (``make test`` runs ``-n 3 --dist loadfile``) the servers and the
+# broker are shared by the worker processes: a worker starts one when it needs it and it
+# is not running (under a lock), none stops one, and the controller stops, at the end,
+# those that were not running when the run began (tests/support/shared_services.py).
 def pytest_sessionstart(session: pytest.Session) -> None:
     if shared_services.is_controller(session.config):
         session.config.stash[_RUNNING_BEFORE] = shared_services.running()
