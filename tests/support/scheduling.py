@@ -7,9 +7,10 @@ the run starts one Spark JVM, and one Spark Connect server, instead of one per w
 Each start costs ~15-30 s of a loaded 2-core machine's time, and each JVM keeps its
 threads busy for as long as it lives.
 
-That unit (~800 s of a ~2,800 s run, over 400 tests) is handed out first: xdist's
-``--loadscope-reorder`` (its default) queues units by their number of tests, and only
-``tests/codegen/test_vectors.py`` (a few seconds) has more.
+That unit (~800 s of a ~2,800 s run, over 400 tests) is handed out at the start, second:
+xdist's ``--loadscope-reorder`` (its default) queues units by their number of tests, and
+only ``tests/codegen/test_vectors.py`` (a few seconds) has more. A file outside
+``SPARK_FILES`` that uses ``spark`` still works; it only starts its worker's own JVM.
 """
 
 from __future__ import annotations
