@@ -1340,6 +1340,7 @@ pub fn track_context(frame: &Frame<'_>, ctx: &mut Context) {
 }
 /// Decode one frame from `data[*at..end]`, and set `*at` to the position after it.
 #[allow(unused_variables)]
+#[inline(always)]
 fn decode_frame<'a>(
     data: &'a [u8],
     at: &mut usize,

@@ -2828,6 +2828,7 @@ fn select_7(pos: usize, end: usize, ctx: Option<&Context>, v_sequence_id: u8) ->
 }
 /// Decode one frame from `data[*at..end]`, and set `*at` to the position after it.
 #[allow(unused_variables)]
+#[inline(always)]
 fn decode_frame<'a>(
     data: &'a [u8],
     at: &mut usize,

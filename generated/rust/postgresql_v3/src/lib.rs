@@ -3458,6 +3458,7 @@ fn whole<T>(
 }
 /// Decode one frame from `data[*at..end]`, and set `*at` to the position after it.
 #[allow(unused_variables)]
+#[inline(always)]
 fn decode_frame<'a>(
     data: &'a [u8],
     at: &mut usize,
