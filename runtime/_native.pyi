@@ -30,6 +30,21 @@ class FrameLog:
     def export(self) -> tuple[int, int]:
         """(rows, address of the batch's Arrow C Data Interface ``ArrowArray``)."""
 
+    def count(self) -> None: ...
+    def counts(
+        self,
+    ) -> tuple[
+        int,
+        int,
+        int,
+        tuple[int, int] | None,
+        list[tuple[str, bool, int, int]],
+        list[tuple[int, bool, int, int, int, int]],
+    ]:
+        """(frames, bytes, malformed, (first, last) ns, kinds, connections)."""
+
+    def discard(self) -> None: ...
+
 def rabbitmq_chunk_records(
     data: bytes, crc: int, num_entries: int, num_records: int
 ) -> tuple[list[Any], bool] | None: ...

@@ -15,9 +15,9 @@ Reactive Streams) with each connection's context, fed in record order as
 This module is the one place that imports the extension for captures (RabbitMQ chunks:
 ``wirestream.runtime.rabbitmq_stream.chunk``).  Where it is not built (no Rust
 on the machine) or does not decode the protocol, ``available`` says False and the caller
-(the Spark capture source) takes the pure-Python path (``wirestream capture`` always does:
-its ``stats`` count by sender, and the frame log keeps a record's direction, not its side); setting
-``WIRESTREAM_NATIVE=0`` in the environment forces that path everywhere.  Both paths give
+(the Spark capture source, ``wirestream capture stats``: ``count_records``) takes the
+pure-Python path; setting ``WIRESTREAM_NATIVE=0`` in the environment forces that path
+everywhere.  Both paths give
 the same rows and raise the same errors (``tests/native/test_native_capture.py``): the
 records are checked by the same careful path (``reader._Records``), and a frame the Rust
 codec refuses is decoded again by the Python codec, whose exception is the one raised.
@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from wirestream.runtime.capture.format import (
     MAX_FILE_HEADER_SIZE,
@@ -50,6 +50,7 @@ __all__ = [
     "ENV",
     "NativeFrameLog",
     "available",
+    "count_records",
     "native_batches",
     "native_protocols",
     "record_batches",
@@ -59,6 +60,8 @@ ENV: Final = "WIRESTREAM_NATIVE"
 """``WIRESTREAM_NATIVE=0``: never use the extension (the pure-Python path everywhere)."""
 
 _U64_MAX: Final = (1 << 64) - 1
+
+T = TypeVar("T")
 
 Failure = Callable[[int, int, int, int, bytes, str], None]
 """(offset, timestamp_ns, connection id, flags, frame, class name) of a frame the native
@@ -134,11 +137,25 @@ def native_batches(
     of up to ``rows_per_batch`` rows: the extension reads the file and runs the fast path
     (``scan_file``), ``reader._Records`` the careful one where it stops (a torn or bad
     record, the range's end), so every check and every error is the pure path's."""
+    return _scan(path, start, end, log.log, rows_per_batch, failed, log.batch)
+
+
+def _scan(
+    path: str | os.PathLike[str],
+    start: int,
+    end: int | None,
+    log: FrameLog,
+    rows_per_batch: int,
+    failed: Failure,
+    take: Callable[[], T],
+) -> Iterator[T]:
+    """``native_batches``' reading, each full batch's rows handed to ``take`` (which
+    exports them, or drops them: ``count_records``)."""
     if rows_per_batch < 1:
         raise ValueError(f"rows_per_batch must be positive, not {rows_per_batch}")
     assert _native is not None
     name = str(path)
-    scan_file = log.log.scan_file
+    scan_file = log.scan_file
     with open(path, "rb", buffering=0) as file:
         fd = file.fileno()
         header = parse_file_header(os.pread(fd, MAX_FILE_HEADER_SIZE, 0), name)
@@ -154,7 +171,7 @@ def native_batches(
             next_pos, why, class_name = scan_file(name, pos, stop, header.sync, room)
             if why == _native.SCAN_FULL:
                 pos = next_pos
-                yield log.batch()
+                yield take()
                 continue
             if why == _native.SCAN_FRAME_CRC:
                 raise records.corrupt(next_pos, "frame CRC mismatch")
@@ -181,7 +198,7 @@ def native_batches(
                 break
             checked = pos
         if log.rows():
-            yield log.batch()
+            yield take()
 
 
 def record_batches(
@@ -194,12 +211,23 @@ def record_batches(
     connection id, flags, frame)``, a pcap file's (``pcap_raw_records``) -- of up to
     ``rows_per_batch`` rows: each frame decoded and written by the extension (frames are
     at most ``MAX_FRAME_LENGTH``: the pcap reader's deframers refuse longer ones)."""
+    return _add(records, log.log, rows_per_batch, failed, log.batch)
+
+
+def _add(
+    records: Iterable[tuple[int, int, int, int, bytes]],
+    log: FrameLog,
+    rows_per_batch: int,
+    failed: Failure,
+    take: Callable[[], T],
+) -> Iterator[T]:
+    """``record_batches``' adding, each full batch's rows handed to ``take``."""
     if rows_per_batch < 1:
         raise ValueError(f"rows_per_batch must be positive, not {rows_per_batch}")
-    add, fits, rows = log.log.add, log.log.fits, log.log.rows
+    add, fits, rows = log.add, log.fits, log.rows
     for offset, timestamp, connection, flags, frame in records:
         if rows() >= rows_per_batch or not fits(len(frame)):
-            yield log.batch()
+            yield take()
         class_name = add(frame, timestamp, connection, flags)
         if class_name is not None:
             failed(offset, timestamp, connection, flags, frame, class_name)
@@ -208,4 +236,49 @@ def record_batches(
                 offset=offset,
             )
     if rows():
-        yield log.batch()
+        yield take()
+
+
+Counts = tuple[
+    int,
+    int,
+    int,
+    tuple[int, int] | None,
+    list[tuple[str, bool, int, int]],
+    list[tuple[int, bool, int, int, int, int]],
+]
+"""What ``count_records`` counts: (frames, bytes, malformed, (first, last) record time in
+ns or None, per frame type and sender ``(frame_type, sent by the server, frames, bytes)``,
+per connection ``(id, tapped side is the server, frames, bytes, first, last)``), each list
+in the order its keys were first seen."""
+
+
+def count_records(
+    protocol: str,
+    paths: Iterable[str | os.PathLike[str]] = (),
+    records: Iterable[tuple[int, int, int, int, bytes]] | None = None,
+) -> Counts:
+    """``wirestream capture stats``' counts of the capture files ``paths`` (or of
+    ``records``, a pcap file's: ``(offset, timestamp_ns, connection id, flags, frame)``),
+    every frame decoded by the extension (``available(protocol)`` must say so), none kept:
+    a frame that does not decode counts as MALFORMED (PERMISSIVE), a corrupt record raises
+    ``CaptureError`` as reading it in Python does (the same careful path)."""
+    if _native is None:
+        raise RuntimeError("wirestream.runtime._native is not built: run `make native`")
+    log: FrameLog = _native.FrameLog(protocol, "PERMISSIVE")
+    log.count()
+
+    def never(*_: object) -> None:  # PERMISSIVE: no frame is refused
+        raise AssertionError("a PERMISSIVE frame log refused a frame")
+
+    for path in paths:
+        for _ in _scan(path, 0, None, log, _COUNT_ROWS, never, log.discard):
+            pass
+    if records is not None:
+        for _ in _add(records, log, _COUNT_ROWS, never, log.discard):
+            pass
+    return log.counts()
+
+
+_COUNT_ROWS: Final = 10_000
+"""Rows ``count_records`` lets the frame log build before dropping them."""

@@ -54,7 +54,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO, Final
 
-from wirestream.runtime.capture.format import Side
+from wirestream.runtime.capture.format import FLAG_OUT, FLAG_SERVER, Side
 from wirestream.runtime.capture.pcap_files import (
     BYTE_ORDER_MAGIC,
     IF_DESCRIPTION,
@@ -70,7 +70,7 @@ from wirestream.runtime.capture.pcap_files import (
     sniff,
 )
 from wirestream.runtime.capture.protocols import CaptureProtocol, get_protocol
-from wirestream.runtime.capture.reader import CaptureRecord, iter_records, read_header
+from wirestream.runtime.capture.reader import CaptureRecord, RawRecord, iter_records, read_header
 from wirestream.runtime.capture.tcp_segments import Malformed, parse_segment
 from wirestream.runtime.capture.tcp_streams import (
     DEFAULT_MAX_PENDING_BYTES,
@@ -85,6 +85,7 @@ __all__ = [
     "PcapReader",
     "Problem",
     "iter_pcap_records",
+    "pcap_raw_records",
     "is_pcap",
     "described_capture",
     "WELL_KNOWN_PORTS",
@@ -588,3 +589,13 @@ def iter_pcap_records(
 ) -> Iterator[CaptureRecord]:
     """The records of the pcap or pcapng file at ``path`` (``PcapReader``)."""
     return iter(PcapReader(path, protocol, server_port=server_port, midstream=midstream))
+
+
+def pcap_raw_records(reader: PcapReader) -> Iterator[RawRecord]:
+    """A pcap file's records as ``reader.scan_records``' tuples (the offset: of the packet
+    that completed the frame; the flags as a capture file's record has them)."""
+    for record in reader:
+        flags = (FLAG_OUT if record.direction == "out" else 0) | (
+            FLAG_SERVER if record.side == "server" else 0
+        )
+        yield record.offset, record.timestamp_ns, record.connection_id, flags, record.frame

@@ -128,7 +128,12 @@ from wirestream.runtime.capture import (
 )
 from wirestream.runtime.capture import native
 from wirestream.runtime.capture.format import FLAG_OUT, FLAG_SERVER
-from wirestream.runtime.capture.pcap import PcapReader, described_capture, is_pcap
+from wirestream.runtime.capture.pcap import (
+    PcapReader,
+    described_capture,
+    is_pcap,
+    pcap_raw_records,
+)
 from wirestream.runtime.capture.reader import (
     RawRecord,
     RecordChunk,
@@ -433,16 +438,6 @@ class CaptureReader(DataSourceReader):
 
 
 # --- pcap files (executor side) ------------------------------------------------------
-
-
-def pcap_raw_records(reader: PcapReader) -> Iterator[RawRecord]:
-    """A pcap file's records as ``scan_records`` tuples (the offset: of the packet that
-    completed the frame)."""
-    for record in reader:
-        flags = (FLAG_OUT if record.direction == "out" else 0) | (
-            FLAG_SERVER if record.side == "server" else 0
-        )
-        yield record.offset, record.timestamp_ns, record.connection_id, flags, record.frame
 
 
 def pcap_chunks(reader: PcapReader, records_per_chunk: int) -> Iterator[RecordChunk]:

@@ -17,6 +17,10 @@ import wirestream.generated.rabbitmq_stream.v1 as rabbitmq_codec
 from tests.support.aio_support import run
 from tests.support.pcap_support import Flow, frames_stream, write_pcap
 from wirestream.apps.capture_cli import frame_fields, frame_type_name
+from wirestream.generated.postgresql import v3 as pg
+from wirestream.generated.postgresql.v3 import spark as pg_spark
+from wirestream.generated.rabbitmq_stream import draft
+from wirestream.generated.rabbitmq_stream.draft import spark as draft_spark
 from wirestream.apps.cli import main
 from wirestream.apps.demo_responder import EchoResponder
 from wirestream.runtime.capture import CaptureWriter, capture_files, get_protocol, iter_records
@@ -238,3 +242,19 @@ def test_the_console_script_stops_quietly_when_the_reader_has_seen_enough(tmp_pa
     )  # fmt: skip
     assert len(pipeline.stdout.splitlines()) == 1
     assert pipeline.stderr == "" and pipeline.returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("frame", "name"),
+    [
+        (pg.Close(name="s1"), "CLOSE"),  # 'C' from the client; 'C' from the server is
+        (pg.CommandComplete(tag="SELECT 1"), "COMMAND_COMPLETE"),  # CommandComplete
+        (draft.SubscribeRequest(subscription_id=1), "SUBSCRIBE_REQUEST"),  # one key for
+        (draft.SubscribeResponse(correlation_id=1), "SUBSCRIBE_RESPONSE"),  # both
+    ],
+)
+def test_frame_type_names_the_frame_not_the_code_it_shares(frame: Any, name: str) -> None:
+    """``decode`` and ``stats`` name a frame as the Spark frame log does (its frame's name):
+    two frames that share a code (one from each side) keep their own names."""
+    spark = pg_spark if type(frame).__module__ == pg.__name__ else draft_spark
+    assert frame_type_name(frame) == name == spark.frame_row(frame)[0]

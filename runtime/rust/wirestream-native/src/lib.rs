@@ -13,6 +13,7 @@
 #![deny(unsafe_code)]
 
 mod columns;
+mod counts;
 mod ffi;
 mod log;
 mod pack;
@@ -376,6 +377,65 @@ impl FrameLog {
             Stop::FrameCrc => (pos, FRAME_CRC, None),
             Stop::Malformed(class) => (pos, MALFORMED, Some(class)),
         }
+    }
+
+    /// From now on, count every row written as `wirestream capture stats` counts records
+    /// (`counts`).
+    fn count(&mut self) {
+        self.log.counts.get_or_insert_with(Default::default);
+    }
+
+    /// What `count` counted: `(frames, bytes, malformed, span, kinds, connections)`;
+    /// `span` `(first, last)` record time in ns (None before any record), `kinds`
+    /// `(frame_type, sent by the server, frames, bytes)` and `connections` `(id, tapped
+    /// side is the server, frames, bytes, first, last)`, each in the order first seen.
+    #[allow(clippy::type_complexity)]
+    fn counts(
+        &self,
+    ) -> PyResult<(
+        u64,
+        u64,
+        u64,
+        Option<(u64, u64)>,
+        Vec<(&'static str, bool, u64, u64)>,
+        Vec<(u64, bool, u64, u64, u64, u64)>,
+    )> {
+        let Some(c) = &self.log.counts else {
+            return Err(PyValueError::new_err("nothing counted: call count() first"));
+        };
+        let kinds = c
+            .kinds
+            .iter()
+            .map(|k| (k.frame_type, k.by_server, k.frames, k.bytes))
+            .collect();
+        let connections = c
+            .connections
+            .iter()
+            .map(|k| {
+                (
+                    k.id,
+                    k.server_side,
+                    k.frames,
+                    k.bytes,
+                    k.first_ns,
+                    k.last_ns,
+                )
+            })
+            .collect();
+        Ok((
+            c.frames,
+            c.bytes,
+            c.malformed,
+            c.span_ns,
+            kinds,
+            connections,
+        ))
+    }
+
+    /// Drop the rows written so far (a caller that only `count`s): the builder starts
+    /// afresh, its memory kept.
+    fn discard(&mut self) {
+        self.log.clear();
     }
 
     /// Whether a record of `length` frame bytes fits in the batch being built (else:
