@@ -15,6 +15,19 @@ ROW_LIMIT: Final[int]
 
 Field = tuple[str, str, bool]
 
+# What `FrameLog.counts` gives (`wirestream capture stats`): (frames, bytes, malformed,
+# (first, last) record time in ns or None, per frame type and sender `(frame_type, sent
+# by the server, frames, bytes)`, per connection `(id, tapped side is the server,
+# frames, bytes, first, last)`), each list in the order its keys were first seen.
+Counts = tuple[
+    int,
+    int,
+    int,
+    tuple[int, int] | None,
+    list[tuple[str, bool, int, int]],
+    list[tuple[int, bool, int, int, int, int]],
+]
+
 class FrameLog:
     def __init__(self, protocol: str, mode: str) -> None: ...
     def layout(self) -> tuple[list[Field], list[tuple[str, list[Field]]]]: ...
@@ -31,18 +44,7 @@ class FrameLog:
         """(rows, address of the batch's Arrow C Data Interface ``ArrowArray``)."""
 
     def count(self) -> None: ...
-    def counts(
-        self,
-    ) -> tuple[
-        int,
-        int,
-        int,
-        tuple[int, int] | None,
-        list[tuple[str, bool, int, int]],
-        list[tuple[int, bool, int, int, int, int]],
-    ]:
-        """(frames, bytes, malformed, (first, last) ns, kinds, connections)."""
-
+    def counts(self) -> Counts: ...
     def discard(self) -> None: ...
 
 def rabbitmq_chunk_records(

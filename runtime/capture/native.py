@@ -38,7 +38,7 @@ from wirestream.runtime.capture.format import (
 from wirestream.runtime.capture.reader import _Records
 
 if TYPE_CHECKING:
-    from wirestream.runtime._native import FrameLog
+    from wirestream.runtime._native import Counts, FrameLog
 
 _native: ModuleType | None
 try:
@@ -239,20 +239,6 @@ def _add(
         yield take()
 
 
-Counts = tuple[
-    int,
-    int,
-    int,
-    tuple[int, int] | None,
-    list[tuple[str, bool, int, int]],
-    list[tuple[int, bool, int, int, int, int]],
-]
-"""What ``count_records`` counts: (frames, bytes, malformed, (first, last) record time in
-ns or None, per frame type and sender ``(frame_type, sent by the server, frames, bytes)``,
-per connection ``(id, tapped side is the server, frames, bytes, first, last)``), each list
-in the order its keys were first seen."""
-
-
 def count_records(
     protocol: str,
     paths: Iterable[str | os.PathLike[str]] = (),
@@ -260,9 +246,10 @@ def count_records(
 ) -> Counts:
     """``wirestream capture stats``' counts of the capture files ``paths`` (or of
     ``records``, a pcap file's: ``(offset, timestamp_ns, connection id, flags, frame)``),
-    every frame decoded by the extension (``available(protocol)`` must say so), none kept:
-    a frame that does not decode counts as MALFORMED (PERMISSIVE), a corrupt record raises
-    ``CaptureError`` as reading it in Python does (the same careful path)."""
+    every frame decoded by the extension (``available(protocol)`` must say so), none kept
+    (``_native.Counts`` says what the tuple holds): a frame that does not decode counts as
+    MALFORMED (PERMISSIVE), a corrupt record raises ``CaptureError`` as reading it in
+    Python does (the same careful path)."""
     if _native is None:
         raise RuntimeError("wirestream.runtime._native is not built: run `make native`")
     log: FrameLog = _native.FrameLog(protocol, "PERMISSIVE")
