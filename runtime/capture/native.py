@@ -17,10 +17,10 @@ This module is the one place that imports the extension for captures (RabbitMQ c
 on the machine) or does not decode the protocol, ``available`` says False and the caller
 (the Spark capture source, ``wirestream capture stats``: ``count_records``) takes the
 pure-Python path; setting ``WIRESTREAM_NATIVE=0`` in the environment forces that path
-everywhere.  Both paths give
-the same rows and raise the same errors (``tests/native/test_native_capture.py``): the
-records are checked by the same careful path (``reader._Records``), and a frame the Rust
-codec refuses is decoded again by the Python codec, whose exception is the one raised.
+everywhere.  Both paths give the same rows and raise the same errors
+(``tests/native/test_native_capture.py``): the records are checked by the same careful
+path (``reader._Records``), and a frame the Rust codec refuses is decoded again by the
+Python codec, whose exception is the one raised.
 """
 
 from __future__ import annotations
@@ -239,6 +239,10 @@ def _add(
         yield take()
 
 
+_COUNT_ROWS: Final = 10_000
+"""Rows ``count_records`` lets the frame log build before dropping them."""
+
+
 def count_records(
     protocol: str,
     paths: Iterable[str | os.PathLike[str]] = (),
@@ -265,7 +269,3 @@ def count_records(
         for _ in _add(records, log, _COUNT_ROWS, never, log.discard):
             pass
     return log.counts()
-
-
-_COUNT_ROWS: Final = 10_000
-"""Rows ``count_records`` lets the frame log build before dropping them."""
