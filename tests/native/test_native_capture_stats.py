@@ -39,6 +39,14 @@ def both_paths(
     return natively, purely
 
 
+def corpus_capture(folder: Path, name: str, max_file_bytes: int | None = None) -> list[Path]:
+    """The corpus of ``name`` recorded in ``folder``, each frame with its sender's flags."""
+    cases = corpus_of(name)
+    return record(folder / "corpus.wscap", [data for _, data, _ in cases], name=name,
+                  senders=[sender for _, _, sender in cases],
+                  max_file_bytes=max_file_bytes)  # fmt: skip
+
+
 @pytest.mark.parametrize("name", NATIVE)
 def test_stats_of_every_native_versions_corpus_are_the_pure_paths(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
@@ -46,9 +54,7 @@ def test_stats_of_every_native_versions_corpus_are_the_pure_paths(
 ) -> None:  # fmt: skip
     cases = corpus_of(name)
     # two rotated files: the counts run on across files (connections, first and last)
-    files = record(tmp_path / "corpus.wscap", [data for _, data, _ in cases], name=name,
-                   senders=[sender for _, _, sender in cases],
-                   max_file_bytes=RECORD_HEADER_SIZE * len(cases))  # fmt: skip
+    files = corpus_capture(tmp_path, name, max_file_bytes=RECORD_HEADER_SIZE * len(cases))
     assert len(files) > 1
     natively, purely = both_paths(capsys, monkeypatch, str(tmp_path / "corpus.wscap"))
     assert natively == purely
@@ -63,9 +69,7 @@ def test_stats_of_every_native_versions_pcap_are_the_pure_paths(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
     name: str,
 ) -> None:  # fmt: skip
-    cases = corpus_of(name)
-    (capture,) = record(tmp_path / "corpus.wscap", [data for _, data, _ in cases], name=name,
-                        senders=[sender for _, _, sender in cases])  # fmt: skip
+    (capture,) = corpus_capture(tmp_path, name)
     pcapng = tmp_path / "corpus.pcapng"
     write_pcapng(capture, pcapng, server_port=PCAP_PORT)
     natively, purely = both_paths(capsys, monkeypatch, str(pcapng), "--protocol", name,
