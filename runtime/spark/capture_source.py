@@ -143,7 +143,7 @@ from wirestream.runtime.capture.reader import (
 )
 from wirestream.runtime.errors import DecodeError, ProtocolError
 from wirestream.runtime.spark.errors import SparkOptionError
-from wirestream.runtime.spark.gc_pause import cyclic_gc_paused
+from wirestream.runtime.spark.gc_pause import cyclic_gc_paused, freeze_survivors
 from wirestream.runtime.spark.options import Options
 
 __all__ = ["WirestreamCaptureSource", "CaptureReader", "CapturePartition", "MALFORMED"]
@@ -416,6 +416,7 @@ class CaptureReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         assert isinstance(partition, CapturePartition)
+        freeze_survivors()  # runtime/spark/gc_pause.py
         rows = FrameLogRows(self.plan.protocol, self.plan.mode, self.plan.frame_types)
         if partition.kind == PCAP:
             reader = PcapReader(partition.path, self.plan.protocol,

@@ -73,7 +73,7 @@ from wirestream.runtime.errors import TransportTimeout
 from wirestream.runtime.flow import RSOCKET_MAX_N
 from wirestream.runtime.spark.background import BackgroundLoop
 from wirestream.runtime.spark.errors import DataLossError, SparkOptionError
-from wirestream.runtime.spark.gc_pause import cyclic_gc_paused
+from wirestream.runtime.spark.gc_pause import cyclic_gc_paused, freeze_survivors
 from wirestream.runtime.spark.options import Options
 from wirestream.runtime.spark.payload import PayloadDecoder, payload_ddl
 
@@ -526,6 +526,7 @@ class LiveStreamReader(DataSourceStreamReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         """Decode one partition's payloads into an Arrow batch of the schema's columns."""
         assert isinstance(partition, LiveRows), type(partition)
+        freeze_survivors()  # runtime/spark/gc_pause.py
         schema = self.schema
         decoder = PayloadDecoder(Options(self.source, self.options, self.known),
                                  schema["payload"].dataType)  # fmt: skip

@@ -102,7 +102,7 @@ from wirestream.runtime.spark.payload import (
     payload_ddl,
 )
 from wirestream.runtime.spark.background import BackgroundLoop
-from wirestream.runtime.spark.gc_pause import cyclic_gc_paused
+from wirestream.runtime.spark.gc_pause import cyclic_gc_paused, freeze_survivors
 from wirestream.runtime.spark.rabbitmq_broker import (
     MESSAGE_FORMATS,
     SOURCE,
@@ -408,6 +408,7 @@ class RabbitMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, OffsetRange), partition
+        freeze_survivors()  # runtime/spark/gc_pause.py
         return read_range(partition, self.schema)
 
     def commit(self, end: dict[str, Any]) -> None:
@@ -446,6 +447,7 @@ class RabbitMQStreamBatchReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, OffsetRange), partition
+        freeze_survivors()  # runtime/spark/gc_pause.py
         return read_range(partition, self.schema)
 
 
