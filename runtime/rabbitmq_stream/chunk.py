@@ -85,6 +85,14 @@ def _load_native_split() -> NativeSplit | None:
 native_split: Final[NativeSplit | None] = _load_native_split()
 """The native CRC check and split, when built (``chunk_records`` uses it)."""
 
+BatchSplit = Callable[["bytes | bytearray", int], "list[bytes] | None"]
+
+native_batch_split: Final[BatchSplit | None] = getattr(
+    native_module(), "rabbitmq_batch_records", None
+)
+"""The native split of an uncompressed sub-entry batch into its records, when built:
+``chunk_records``' native path uses it (None from it: the Python split, which raises)."""
+
 
 def encode_entries(entries: Sequence[Entry]) -> bytes:
     """Entries as osiris lays them out in a chunk (what ``OsirisChunk.data`` holds)."""
@@ -182,7 +190,7 @@ def chunk_records(
                 batch = SubEntryBatch(kind, num_records, uncompressed, payload)
                 # A batch that fails raises here what the Python path raises for it: the
                 # entries before it are sound (checked natively), so it is the first error.
-                records.extend(_batch_records(batch, max_batch_size))
+                records.extend(_batch_records(batch, max_batch_size, native_batch_split))
             return records
     return python_chunk_records(chunk, max_batch_size=max_batch_size)
 
@@ -232,13 +240,21 @@ def python_chunk_records(
     return records
 
 
-def _batch_records(batch: SubEntryBatch, max_batch_size: int) -> list[bytes]:
+def _batch_records(
+    batch: SubEntryBatch, max_batch_size: int, split: BatchSplit | None = None
+) -> list[bytes]:
+    """The records of ``batch``; ``split``: the native split of its uncompressed bytes
+    (the loop below only where it says None: a malformed batch, whose error it raises)."""
     if batch.uncompressed_length > max_batch_size:
         raise BatchTooLarge(
             f"a sub-entry batch of {batch.uncompressed_length} bytes uncompressed exceeds "
             f"the limit of {max_batch_size}"
         )
     raw = decompress(batch.compression, batch.data, batch.uncompressed_length)
+    if split is not None:
+        found = split(raw, batch.num_records)
+        if found is not None:
+            return found
     records: list[bytes] = []
     view = memoryview(raw)  # a record is one copy out of ``raw``, whatever its type
     pos, end = 0, len(raw)

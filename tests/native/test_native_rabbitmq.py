@@ -36,8 +36,18 @@ from wirestream.generated.rabbitmq_stream.v1 import (
 )
 from wirestream.runtime.errors import ProtocolError
 from wirestream.runtime.rabbitmq_stream import chunk as chunk_module
+from wirestream.runtime.rabbitmq_stream.amqp import message as amqp_message
+from wirestream.runtime.rabbitmq_stream.amqp import (
+    AmqpMessage,
+    AmqpValue,
+    data_bodies,
+    encode_body,
+    encode_message,
+    python_data_bodies,
+)
 from wirestream.runtime.rabbitmq_stream.chunk import (
     chunk_records,
+    native_batch_split,
     native_split,
     python_chunk_records,
     sub_entry_batch,
@@ -59,6 +69,13 @@ def test_the_extension_splits_chunks() -> None:
     assert native_split(chunk.data, chunk.chunk_crc, 3, 3) == ([b"a", b"", b"bc"], False)
     # chunk_records takes the native path by default
     assert chunk_records.__kwdefaults__["split"] is native_split
+    # and splits a sub-entry batch's records natively once it is uncompressed
+    assert native_batch_split is not None
+    raw = b"".join(struct.pack(">I", len(m)) + m for m in (b"a", b"", b"bc"))
+    assert native_batch_split(raw, 3) == [b"a", b"", b"bc"]
+    assert native_batch_split(bytearray(raw), 3) == [b"a", b"", b"bc"]
+    assert native_batch_split(raw, 2) is None  # the count: Python's split raises
+    assert native_batch_split(raw[:-1], 3) is None  # a record overruns
 
 
 def test_the_native_path_never_judges(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -200,6 +217,35 @@ def test_a_native_split_that_ignored_the_crc_would_be_caught(
     assert outcome(python_chunk_records, chunk)[0] == "ChunkCrcMismatch"
     assert outcome(lambda c: chunk_records(c, split=careless), chunk)[0] == "records"
     assert chunk_module.chunk_records is chunk_records
+
+
+def test_native_and_python_data_bodies_agree_on_every_record() -> None:
+    """``data_bodies`` (natively: ``amqp_data_bodies``) gives ``python_data_bodies``' list:
+    the body of each record that is one Data section of up to 255 bytes, None for the
+    others (Data of 256 bytes and more, amqp-value, sections before the body), on built
+    records and thousands of mutations of them (bytes flipped, cut, added)."""
+    assert amqp_message._native_data_bodies is not None, "make native"
+    rng = random.Random(31)
+    records = [encode_body(rng.randbytes(n)) for n in (0, 1, 100, 254, 255, 256, 1000)]
+    records += [encode_body(rng.randbytes(rng.randrange(300))) for _ in range(400)]
+    records += [encode_message(AmqpMessage(body=AmqpValue("text"))),
+                encode_message(AmqpMessage(body=b"x", application_properties={"k": 1}))]  # fmt: skip
+    records += [b"", b"\x00", b"\x00\x53\x75\xa0"]
+    for _ in range(MUTATIONS):
+        data = bytearray(rng.choice(records))
+        how = rng.randrange(3)
+        if how == 0 and data:
+            data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
+        elif how == 1 and data:
+            del data[rng.randrange(len(data)) :]
+        else:
+            data[rng.randrange(len(data) + 1) : 0] = rng.randbytes(rng.randrange(1, 4))
+        records.append(bytes(data))
+    expected = python_data_bodies(records)
+    assert data_bodies(records) == expected
+    assert 200 <= sum(body is not None for body in expected) <= len(records) - 200
+    # a list holding anything but bytes is the Python function's
+    assert amqp_message._native_data_bodies([b"a", bytearray(b"b")]) is None
 
 
 def test_native_publish_frames_are_the_python_ones_bytes_and_errors() -> None:

@@ -93,9 +93,11 @@ class MessageBatch:
             return list(self.records)
         # One pass for the plain Data sections, decode_body for the others (in offset
         # order: the first that is not binary data raises, as ever).
+        bodies = data_bodies(self.records)
+        if None not in bodies:  # every one a plain Data section: the common case
+            return bodies  # type: ignore[return-value]  # None is not in it
         return [
-            decode_body(data) if body is None else body
-            for data, body in zip(self.records, data_bodies(self.records))
+            decode_body(data) if body is None else body for data, body in zip(self.records, bodies)
         ]
 
     def __iter__(self) -> Iterator[ReceivedMessage]:

@@ -48,6 +48,7 @@ from wirestream.runtime.rabbitmq_stream.amqp.message import (
     Body,
     Data,
     data_bodies,
+    python_data_bodies,
     decode_body,
     decode_message,
     encode_body,
@@ -120,5 +121,6 @@ __all__ = [
     "decode_message",
     "encode_body",
     "data_bodies",
+    "python_data_bodies",
     "decode_body",
 ]

@@ -580,6 +580,8 @@ fn packers<'py>(m: &Bound<'py, PyModule>) -> PyResult<Bound<'py, pyo3::types::Py
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<FrameLog>()?;
     m.add_function(wrap_pyfunction!(rabbitmq_chunk::rabbitmq_chunk_records, m)?)?;
+    m.add_function(wrap_pyfunction!(rabbitmq_chunk::rabbitmq_batch_records, m)?)?;
+    m.add_function(wrap_pyfunction!(rabbitmq_chunk::amqp_data_bodies, m)?)?;
     m.add_function(wrap_pyfunction!(
         rabbitmq_chunk::rabbitmq_encode_publish,
         m

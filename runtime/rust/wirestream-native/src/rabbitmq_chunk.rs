@@ -14,7 +14,7 @@
 //! (tests/native/test_native_rabbitmq.py proves both on corpus and mutated chunks).
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyTuple};
+use pyo3::types::{PyByteArray, PyBytes, PyList, PyTuple};
 
 /// The largest compression type of a sub-entry batch (the Java client's `Compression`:
 /// 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd).
@@ -113,6 +113,80 @@ pub fn rabbitmq_chunk_records<'py>(
     Ok(Some((PyList::new(py, items)?, batches)))
 }
 
+/// The records of a sub-entry batch once uncompressed: `raw` is `<<Size:32, Record>>`
+/// repeated, exactly `num_records` times, or None (a size overrunning `raw`, bytes left
+/// over, another count: the Python path splits it again and raises its precise error).
+fn batch_records(raw: &[u8], num_records: usize) -> Option<Vec<(usize, usize)>> {
+    let mut spans = Vec::with_capacity(num_records.min(raw.len() / 4));
+    let mut pos = 0usize;
+    while pos < raw.len() {
+        let size = word(raw, pos)? as usize;
+        let start = pos + 4;
+        let stop = start.checked_add(size).filter(|&s| s <= raw.len())?;
+        spans.push((start, stop));
+        pos = stop;
+    }
+    (spans.len() == num_records).then_some(spans)
+}
+
+/// A `bytes` per record of an uncompressed sub-entry batch `raw` (`bytes`, or the
+/// `bytearray` a codec inflates into: copied first, as Python code may resize it while
+/// the records are made), or None for the Python path (`batch_records`).
+#[pyfunction]
+pub fn rabbitmq_batch_records<'py>(
+    py: Python<'py>,
+    raw: &Bound<'py, PyAny>,
+    num_records: usize,
+) -> PyResult<Option<Bound<'py, PyList>>> {
+    let copied: Vec<u8>;
+    let data: &[u8] = if let Ok(bytes) = raw.cast::<PyBytes>() {
+        bytes.as_bytes()
+    } else if let Ok(array) = raw.cast::<PyByteArray>() {
+        copied = array.to_vec();
+        &copied
+    } else {
+        return Ok(None);
+    };
+    let Some(spans) = batch_records(data, num_records) else {
+        return Ok(None);
+    };
+    let records = spans
+        .into_iter()
+        .map(|(start, stop)| PyBytes::new(py, &data[start..stop]));
+    Ok(Some(PyList::new(py, records)?))
+}
+
+/// An AMQP 1.0 message that is exactly one Data section of up to 255 bytes (what the
+/// clients write: `0x00 0x53 0x75` "amqp:data:binary", then vbin8 `0xa0 Len Bytes`): its
+/// body; anything else None (`decode_body` decides).
+fn data8_body(message: &[u8]) -> Option<&[u8]> {
+    match message {
+        [0x00, 0x53, 0x75, 0xa0, len, body @ ..] if usize::from(*len) == body.len() => Some(body),
+        _ => None,
+    }
+}
+
+/// `wirestream.runtime.rabbitmq_stream.amqp.data_bodies` of a list of `bytes`: each
+/// record's body where it is one Data section of up to 255 bytes, else None; None for a
+/// list holding anything but `bytes` (the Python function then runs).
+#[pyfunction]
+pub fn amqp_data_bodies<'py>(
+    py: Python<'py>,
+    records: &Bound<'py, PyList>,
+) -> PyResult<Option<Bound<'py, PyList>>> {
+    let mut bodies: Vec<Bound<'py, PyAny>> = Vec::with_capacity(records.len());
+    for record in records.iter() {
+        let Ok(record) = record.cast::<PyBytes>() else {
+            return Ok(None);
+        };
+        bodies.push(match data8_body(record.as_bytes()) {
+            Some(body) => PyBytes::new(py, body).into_any(),
+            None => py.None().into_bound(py),
+        });
+    }
+    Ok(Some(PyList::new(py, bodies)?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,6 +206,31 @@ mod tests {
         assert!(split(&data, 2, 3).is_none());
         assert!(split(&data, 3, 4).is_none());
         assert!(split(&data[..data.len() - 1], 3, 3).is_none());
+    }
+
+    #[test]
+    fn batch_records_are_exactly_the_declared_count() {
+        let raw = [simple(b"ab"), simple(b""), simple(b"xyz")].concat();
+        assert_eq!(
+            batch_records(&raw, 3),
+            Some(vec![(4, 6), (10, 10), (14, 17)])
+        );
+        assert!(batch_records(&raw, 2).is_none());
+        assert!(batch_records(&raw, 4).is_none());
+        assert!(batch_records(&raw[..raw.len() - 1], 3).is_none()); // a size overruns
+        assert!(batch_records(&raw[..raw.len() - 5], 2).is_none()); // inside a size
+        assert_eq!(batch_records(&[], 0), Some(vec![]));
+    }
+
+    #[test]
+    fn a_data8_body_is_the_whole_rest_of_one_data_section() {
+        assert_eq!(data8_body(b"\x00\x53\x75\xa0\x02hi"), Some(&b"hi"[..]));
+        assert_eq!(data8_body(b"\x00\x53\x75\xa0\x00"), Some(&b""[..]));
+        assert_eq!(data8_body(b"\x00\x53\x75\xa0\x03hi"), None); // short
+        assert_eq!(data8_body(b"\x00\x53\x75\xa0\x01hi"), None); // a second section
+        assert_eq!(data8_body(b"\x00\x53\x75\xb0\x00\x00\x00\x02hi"), None); // vbin32
+        assert_eq!(data8_body(b"\x00\x53\x77\xa1\x02hi"), None); // amqp-value
+        assert_eq!(data8_body(b"\x00\x53\x75\xa0"), None);
     }
 
     #[test]
