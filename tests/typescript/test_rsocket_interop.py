@@ -47,7 +47,24 @@ from wirestream.runtime.rsocket import (
     connect,
     serve,
 )
-from wirestream.runtime.rsocket.metadata import ROUTING, encode_composite, encode_route, route
+from wirestream.runtime.rsocket.metadata import (
+    AUTHENTICATION,
+    DATA_MIME_TYPE,
+    ROUTING,
+    SimpleAuth,
+    decode_accept_mime_types,
+    decode_auth,
+    decode_composite,
+    decode_data_mime_type,
+    encode_accept_mime_types,
+    encode_auth,
+    encode_bearer_auth,
+    encode_composite,
+    encode_data_mime_type,
+    encode_route,
+    encode_simple_auth,
+    route,
+)
 
 CLIENT = ROOT / "tests" / "typescript" / "dist" / "rsocket" / "client.js"
 SERVER = ROOT / "tests" / "typescript" / "dist" / "rsocket" / "server.js"
@@ -547,7 +564,7 @@ def test_ts_composite_metadata_and_routing_bytes_match_python(node: str) -> None
     do (well-known ids as one byte with M set, other names as length-1 and US-ASCII, a
     reserved id kept, 24-bit lengths, 1-byte tag lengths)."""
     got = run(metadata_codec(node, "encode"))
-    assert got == {
+    assert {k: got[k] for k in ("route", "route_two_tags", "encode_route", "composite")} == {
         "route": route("orders.get").hex(),
         "route_two_tags": route("a", "bé").hex(),
         "encode_route": encode_route("x", "y" * 255).hex(),
@@ -579,6 +596,82 @@ def test_ts_decodes_python_composite_metadata(node: str) -> None:
         "routes": ["one", "two"],
     }
     assert run(metadata_codec(node, "decode", data[:-1].hex())) == {"error": "MetadataTruncated"}
+
+
+def test_ts_auth_and_mime_metadata_bytes_match_python(node: str) -> None:
+    """Security/Simple.md, Bearer.md, WellKnownAuthTypes.md and
+    PerStreamDataMimeTypesDefinition.md: the TypeScript encoders write Python's bytes (A/M
+    flag and id for well-known types, length-1 and name for others, the 16-bit username
+    length, UTF-8 credentials)."""
+    got = run(metadata_codec(node, "encode"))
+    assert {k: v for k, v in got.items() if "auth" in k or "mime" in k} == {
+        "simple_auth": encode_simple_auth("alice", "pässwörd").hex(),
+        "bearer_auth": encode_bearer_auth("tøken.😀").hex(),
+        "custom_auth": encode_auth("x-hmac", b"\x01\x02\xff").hex(),
+        "reserved_auth": encode_auth(5, b"\x09").hex(),
+        "data_mime": encode_data_mime_type("application/json").hex(),
+        "data_mime_custom": encode_data_mime_type("application/x.custom+cbor").hex(),
+        "accept_mimes": encode_accept_mime_types(["text/plain", "x/y", 0x50]).hex(),
+    }
+
+
+def test_ts_decodes_python_auth_and_mime_metadata(node: str) -> None:
+    """What Python's encoders wrote, TypeScript reads to the same values; bytes that break
+    an extension's layout are the same MalformedMetadata leaf on both sides."""
+
+    def ts(mode: str, data: bytes) -> Any:
+        return run(metadata_codec(node, mode, data.hex()))
+
+    assert ts("auth", encode_simple_auth("bob", "pw")) == {
+        "kind": "simple", "username": "bob", "password": "pw",
+    }  # fmt: skip
+    assert ts("auth", encode_bearer_auth("jwt.x.y")) == {"kind": "bearer", "token": "jwt.x.y"}
+    assert ts("auth", encode_auth("x-hmac", b"\x00\x01")) == {
+        "kind": "unknown", "authType": "x-hmac", "payload": "0001", "reservedId": None,
+    }  # fmt: skip
+    assert ts("auth", encode_auth(9, b"")) == {
+        "kind": "unknown", "authType": "unknown/9", "payload": "", "reservedId": 9,
+    }  # fmt: skip
+    assert ts("mime", encode_data_mime_type("text/x-custom")) == {"value": "text/x-custom"}
+    accepted = encode_accept_mime_types(["application/json", 0x60, "a/b"])
+    assert ts("accept", accepted) == {"value": ["application/json", "unknown/96", "a/b"]}
+    for mode, data, decoder in (
+        ("auth", b"\x80\x00\x05abc", decode_auth),  # username past the end
+        ("auth", b"\x80\x00\x01u\xff", decode_auth),  # password not UTF-8
+        ("auth", b"\x00\xff", decode_auth),  # type name not US-ASCII
+        ("mime", b"\x85\x85", decode_data_mime_type),  # one MIME type, then more bytes
+        ("accept", b"\x85\x09ab", decode_accept_mime_types),  # name past the end
+    ):
+        with pytest.raises(Exception) as python_error:
+            decoder(data)
+        assert ts(mode, data) == {"error": type(python_error.value).__name__}, data
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_ts_client_auth_and_mime_metadata_reach_python_router(node: str, transport: str) -> None:
+    """Authentication.md and PerStreamDataMimeTypesDefinition.md end to end: the TypeScript
+    client's composite metadata (a route, simple credentials, the data MIME type and the
+    accepted ones) is read by a Python Router's handler with Python's decoders."""
+    router = Router()
+
+    @router.response("whoami")
+    async def whoami(payload: RSocketPayload) -> bytes:
+        entries = {e.mime_type: e.content for e in decode_composite(payload.metadata or b"")}
+        auth = decode_auth(entries[AUTHENTICATION])
+        assert isinstance(auth, SimpleAuth)
+        accepted = decode_accept_mime_types(entries["message/x.rsocket.accept-mime-types.v0"])
+        data_mime = decode_data_mime_type(entries[DATA_MIME_TYPE])
+        return f"{auth.username}:{auth.password}:{data_mime}:{','.join(accepted)}".encode()
+
+    async def scenario() -> Any:
+        server = await serve(f"{transport}://127.0.0.1:0", router)
+        try:
+            return await ts_client(node, server.url, "auth_metadata")
+        finally:
+            server.close()
+
+    answer = run(scenario())["answer"]
+    assert answer == "alice:s3cret:application/json:text/plain,application/x.custom"
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

@@ -11,8 +11,19 @@ import { readFileSync } from "node:fs";
 
 import { connect as browserConnect } from "@wirestream/rsocket";
 import {
+  ACCEPT_MIME_TYPES,
+  APPLICATION_JSON,
+  AUTHENTICATION,
   COMPOSITE_METADATA,
+  DATA_MIME_TYPE,
+  ROUTING,
+  TEXT_PLAIN,
   connect,
+  encodeAcceptMimeTypes,
+  encodeComposite,
+  encodeDataMimeType,
+  encodeRoute,
+  encodeSimpleAuth,
   NoLease,
   route,
   payload,
@@ -261,6 +272,19 @@ const scenarios: Record<string, (rs: RSocketPeer) => Promise<unknown>> = {
     }
     return { answer: text(answer), unrouted };
   },
+  async auth_metadata(rs) {
+    // Authentication.md and PerStreamDataMimeTypesDefinition.md: simple credentials, the
+    // data's MIME type and the accepted ones, beside a route, to the Python Router's
+    // "whoami" (which decodes them with Python's metadata module).
+    const metadata = encodeComposite([
+      [ROUTING, encodeRoute("whoami")],
+      [AUTHENTICATION, encodeSimpleAuth("alice", "s3cret")],
+      [DATA_MIME_TYPE, encodeDataMimeType(APPLICATION_JSON)],
+      [ACCEPT_MIME_TYPES, encodeAcceptMimeTypes([TEXT_PLAIN, "application/x.custom"])],
+    ]);
+    const answer = await rs.requestResponse(payload("{}", metadata));
+    return { answer: text(answer) };
+  },
   async application_error(rs) {
     try {
       for await (const _ of rs.requestStream(payload("not a number"))) {
@@ -296,6 +320,7 @@ const CONNECT: Record<
   handshake_timeout: { keepalive: 100, handshakeTimeout: 200 },
   first_frame_in_time: { keepalive: 100, handshakeTimeout: 200 },
   routing: { metadataMimeType: COMPOSITE_METADATA },
+  auth_metadata: { metadataMimeType: COMPOSITE_METADATA },
 };
 
 async function main(): Promise<void> {

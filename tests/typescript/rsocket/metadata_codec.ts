@@ -1,14 +1,26 @@
-// The TypeScript metadata extensions (@wirestream/rsocket: composite metadata, routing) as
-// tests/typescript/test_rsocket_interop.py compares them with Python's metadata module:
+// The TypeScript metadata extensions (@wirestream/rsocket: composite metadata, routing,
+// authentication, per-stream data MIME types) as tests/typescript/test_rsocket_interop.py
+// compares them with Python's metadata module:
 //   node tests/typescript/dist/rsocket/metadata_codec.js encode
 //     prints {name: hex} for fixed values;
 //   node tests/typescript/dist/rsocket/metadata_codec.js decode HEX
-//     prints the composite entries of HEX (and the routes in them), or the error's name.
+//     prints the composite entries of HEX (and the routes in them), or the error's name;
+//   node tests/typescript/dist/rsocket/metadata_codec.js auth|mime|accept HEX
+//     prints what decodeAuth, decodeDataMimeType or decodeAcceptMimeTypes reads in HEX,
+//     or the error's name.
 
 import {
+  decodeAcceptMimeTypes,
+  decodeAuth,
   decodeComposite,
+  decodeDataMimeType,
+  encodeAcceptMimeTypes,
+  encodeAuth,
+  encodeBearerAuth,
   encodeComposite,
+  encodeDataMimeType,
   encodeRoute,
+  encodeSimpleAuth,
   route,
   routesOf,
 } from "@wirestream/rsocket";
@@ -30,6 +42,13 @@ if (mode === "encode") {
         ["message/x.rsocket.routing.v0", encodeRoute("r")],
       ]),
     ),
+    simple_auth: hex(encodeSimpleAuth("alice", "pässwörd")),
+    bearer_auth: hex(encodeBearerAuth("tøken.😀")),
+    custom_auth: hex(encodeAuth("x-hmac", Uint8Array.of(1, 2, 255))),
+    reserved_auth: hex(encodeAuth(5, Uint8Array.of(9))),
+    data_mime: hex(encodeDataMimeType("application/json")),
+    data_mime_custom: hex(encodeDataMimeType("application/x.custom+cbor")),
+    accept_mimes: hex(encodeAcceptMimeTypes(["text/plain", "x/y", 0x50])),
   };
   process.stdout.write(JSON.stringify(out) + "\n");
 } else if (mode === "decode" && input !== undefined) {
@@ -40,7 +59,21 @@ if (mode === "encode") {
   } catch (error) {
     process.stdout.write(JSON.stringify({ error: (error as Error).name }) + "\n");
   }
+} else if ((mode === "auth" || mode === "mime" || mode === "accept") && input !== undefined) {
+  const data = Buffer.from(input, "hex");
+  try {
+    if (mode === "auth") {
+      const auth = decodeAuth(data);
+      const shown = auth.kind === "unknown" ? { ...auth, payload: hex(auth.payload) } : auth;
+      process.stdout.write(JSON.stringify(shown) + "\n");
+    } else {
+      const value = mode === "mime" ? decodeDataMimeType(data) : decodeAcceptMimeTypes(data);
+      process.stdout.write(JSON.stringify({ value }) + "\n");
+    }
+  } catch (error) {
+    process.stdout.write(JSON.stringify({ error: (error as Error).name }) + "\n");
+  }
 } else {
-  process.stderr.write("usage: metadata_codec.js encode | decode HEX\n");
+  process.stderr.write("usage: metadata_codec.js encode | (decode|auth|mime|accept) HEX\n");
   process.exit(2);
 }

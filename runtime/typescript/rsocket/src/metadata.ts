@@ -1,15 +1,27 @@
 /**
- * RSocket metadata extensions, sans-I/O (twin of runtime/rsocket/metadata.py): well-known
- * MIME types, composite metadata (`message/x.rsocket.composite-metadata.v0`) and routing
- * (`message/x.rsocket.routing.v0`). A client that wants a server's router to find
- * "orders.get" sends `metadata: route("orders.get")`; a server reads it with
- * `findRoute(metadata)`.
+ * RSocket metadata extensions, sans-I/O (twin of runtime/rsocket/metadata.py), from the
+ * rsocket/rsocket repository's `Extensions/*.md` (all "incubating, version 0"):
+ * - well-known MIME types (`WellKnownMimeTypes.md`): a 7-bit id for common types;
+ * - composite metadata (`CompositeMetadata.md`): typed entries in one metadata field,
+ *   `message/x.rsocket.composite-metadata.v0`;
+ * - routing (`Routing.md`): a list of tags, `message/x.rsocket.routing.v0`;
+ * - authentication (`Security/Authentication.md`, `Simple.md`, `Bearer.md`,
+ *   `WellKnownAuthTypes.md`): `message/x.rsocket.authentication.v0`;
+ * - per-stream data MIME types (`PerStreamDataMimeTypesDefinition.md`):
+ *   `message/x.rsocket.mime-type.v0` and `message/x.rsocket.accept-mime-types.v0`.
  *
- * As in Python (and rsocket-java/js), a MIME type name is written with its length minus one
- * (names are 1..128 bytes), and a well-known id this table does not define is kept
- * (`reservedId`), not refused. Decoders throw MalformedMetadata leaves, encoders EncodeError.
+ * A client that wants a server's router to find "orders.get" sends
+ * `metadata: route("orders.get")`; a server reads it with `findRoute(metadata)`. Several
+ * entries go in one call:
+ * ```ts
+ * encodeComposite([[ROUTING, encodeRoute("orders.get")], [AUTHENTICATION, encodeBearerAuth(t)]]);
+ * ```
+ *
+ * As in Python (and rsocket-java/js), a MIME (or authentication) type name is written with
+ * its length minus one (names are 1..128 bytes), and a well-known id this table does not
+ * define is kept (`reservedId`), not refused. Decoders throw MalformedMetadata leaves,
+ * encoders EncodeError.
  */
-
 import type { Bytes } from "./bytes.js";
 import { DecodeError, EncodeError } from "@wirestream/runtime";
 
@@ -69,9 +81,36 @@ export const WELL_KNOWN_MIME_TYPES: ReadonlyMap<number, string> = new Map([
   [0x7e, "message/x.rsocket.routing.v0"],
   [0x7f, "message/x.rsocket.composite-metadata.v0"],
 ]);
-const WELL_KNOWN_MIME_IDS: ReadonlyMap<string, number> = new Map(
+/** MIME type -> id (exact, case-sensitive match, as rsocket-java's `fromString`). */
+export const WELL_KNOWN_MIME_IDS: ReadonlyMap<string, number> = new Map(
   [...WELL_KNOWN_MIME_TYPES].map(([id, name]) => [name, id]),
 );
+
+export const APPLICATION_CBOR = "application/cbor";
+export const APPLICATION_JSON = "application/json";
+export const APPLICATION_OCTET_STREAM = "application/octet-stream";
+export const APPLICATION_PROTOBUF = "application/vnd.google.protobuf";
+export const TEXT_PLAIN = "text/plain";
+export const DATA_MIME_TYPE = "message/x.rsocket.mime-type.v0";
+export const ACCEPT_MIME_TYPES = "message/x.rsocket.accept-mime-types.v0";
+export const AUTHENTICATION = "message/x.rsocket.authentication.v0";
+export const TRACING_ZIPKIN = "message/x.rsocket.tracing-zipkin.v0";
+
+/** Security/WellKnownAuthTypes.md "Mappings" (`simple` replaced the earlier `basic`). */
+export const WELL_KNOWN_AUTH_TYPES: ReadonlyMap<number, string> = new Map([
+  [0x00, "simple"],
+  [0x01, "bearer"],
+]);
+export const WELL_KNOWN_AUTH_IDS: ReadonlyMap<string, number> = new Map(
+  [...WELL_KNOWN_AUTH_TYPES].map(([id, name]) => [name, id]),
+);
+export const AUTH_SIMPLE = "simple";
+export const AUTH_BEARER = "bearer";
+/** Simple.md "Username Length: (16 bits = max value 2^16-1 = 65535)" (rsocket/rsocket#292
+ * widened it from 8 bits; rsocket-java#938 and rsocket-py follow). */
+export const MAX_USERNAME_LENGTH = 0xffff;
+
+/** The M (or A) flag: "a well known value represented by a unique integer". */
 const WELL_KNOWN_FLAG = 0x80;
 const ID_OR_LENGTH_MASK = 0x7f;
 
@@ -91,12 +130,19 @@ export class MetadataTruncated extends MalformedMetadata {
   }
 }
 
-/** A MIME type name is not US-ASCII, or is null terminated. */
+/** Bytes follow a value the extension defines as the whole payload (the one MIME type of
+ * `message/x.rsocket.mime-type.v0`). */
+export class MetadataTrailingBytes extends MalformedMetadata {
+  override name = "MetadataTrailingBytes";
+}
+
+/** A MIME type or authentication type name is not US-ASCII, or is null terminated
+ * ("This SHOULD be a US-ASCII string ... The string MUST NOT be null terminated"). */
 export class InvalidMimeTypeName extends MalformedMetadata {
   override name = "InvalidMimeTypeName";
 }
 
-/** A routing tag is not UTF-8, or is null terminated. */
+/** A routing tag, username, password or bearer token is not UTF-8, or is null terminated. */
 export class InvalidMetadataText extends MalformedMetadata {
   override name = "InvalidMetadataText";
 }
@@ -108,43 +154,111 @@ export interface MetadataEntry {
   readonly reservedId?: number | null;
 }
 
-/** The name given to a well-known id that no table here defines. */
+/** The name given to a well-known id that no table here defines (`"unknown/<id>"`); the
+ * id itself is kept in `reservedId`. */
 export function reservedTypeName(typeId: number): string {
   return `unknown/${typeId}`;
 }
 
 const utf8 = new TextEncoder();
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-function encodeType(type: string | number): Bytes {
+// --- the "M/A | ID/Len | name" header shared by composite, auth and data MIME types ---
+
+/** One byte for a well-known type (flag set), else length - 1 and the US-ASCII name. */
+function encodeType(type: string | number, ids: ReadonlyMap<string, number>, what: string): Bytes {
   if (typeof type === "number") {
     if (!Number.isInteger(type) || type < 0 || type > ID_OR_LENGTH_MASK) {
-      throw new EncodeError(`MIME type id ${type} is not a 7-bit well-known id (0..127)`);
+      throw new EncodeError(`${what} id ${type} is not a 7-bit well-known id (0..127)`);
     }
     return Uint8Array.of(WELL_KNOWN_FLAG | type);
   }
-  const known = WELL_KNOWN_MIME_IDS.get(type);
+  const known = ids.get(type);
   if (known !== undefined) {
     return Uint8Array.of(WELL_KNOWN_FLAG | known);
   }
   if (!/^[\x00-\x7f]*$/.test(type)) {
-    throw new EncodeError(`MIME type ${JSON.stringify(type)} is not US-ASCII`);
+    throw new EncodeError(`${what} ${JSON.stringify(type)} is not US-ASCII`);
   }
   if (type.length < 1 || type.length > MAX_TYPE_NAME_LENGTH) {
     throw new EncodeError(
-      `MIME type ${JSON.stringify(type)} is ${type.length} bytes; ` +
+      `${what} ${JSON.stringify(type)} is ${type.length} bytes; ` +
         `a name is 1..${MAX_TYPE_NAME_LENGTH} bytes`,
     );
   }
   if (type.endsWith("\0")) {
     throw new EncodeError(
-      `MIME type ${JSON.stringify(type)} is null terminated (the spec says MUST NOT)`,
+      `${what} ${JSON.stringify(type)} is null terminated (the spec says MUST NOT)`,
     );
   }
   const out = new Uint8Array(type.length + 1);
   out[0] = type.length - 1;
   out.set(utf8.encode(type), 1);
   return out;
+}
+
+/** The header at `offset`: [name, reserved id or null, offset after it]. */
+function decodeType(
+  data: Bytes,
+  offset: number,
+  names: ReadonlyMap<number, string>,
+  what: string,
+): [string, number | null, number] {
+  if (offset >= data.length) {
+    throw new MetadataTruncated(`${what}: no ID/Len byte at offset ${offset}`, offset + 1);
+  }
+  const first = data[offset]!;
+  if ((first & WELL_KNOWN_FLAG) !== 0) {
+    const id = first & ID_OR_LENGTH_MASK;
+    const known = names.get(id);
+    return known === undefined ? [reservedTypeName(id), id, offset + 1] : [known, null, offset + 1];
+  }
+  const start = offset + 1;
+  const end = start + (first & ID_OR_LENGTH_MASK) + 1; // length - 1 on the wire
+  if (end > data.length) {
+    throw new MetadataTruncated(
+      `${what}: name of ${end - start} bytes at offset ${start} runs past the end ` +
+        `(${data.length} bytes)`,
+      end,
+    );
+  }
+  const raw = data.subarray(start, end);
+  if (raw.some((byte) => byte > 0x7f)) {
+    throw new InvalidMimeTypeName(`${what} at offset ${start} is not US-ASCII`);
+  }
+  const name = String.fromCharCode(...raw);
+  if (name.endsWith("\0")) {
+    throw new InvalidMimeTypeName(`${what} at offset ${start} is null terminated`);
+  }
+  return [name, null, end];
+}
+
+/** A string's UTF-8 bytes; refused when it cannot be UTF-8 (a lone surrogate, which
+ * TextEncoder would silently replace) or is null terminated ("MUST NOT"). */
+function encodeText(value: string, what: string): Bytes {
+  if (LONE_SURROGATE.test(value)) {
+    throw new EncodeError(`${what} ${JSON.stringify(value)} cannot be encoded as UTF-8`);
+  }
+  if (value.endsWith("\0")) {
+    throw new EncodeError(
+      `${what} ${JSON.stringify(value)} is null terminated (the spec says MUST NOT)`,
+    );
+  }
+  return utf8.encode(value);
+}
+
+function decodeText(raw: Bytes, what: string): string {
+  let text: string;
+  try {
+    text = strictUtf8.decode(raw);
+  } catch {
+    throw new InvalidMetadataText(`${what} is not UTF-8`);
+  }
+  if (text.endsWith("\0")) {
+    throw new InvalidMetadataText(`${what} ${JSON.stringify(text)} is null terminated`);
+  }
+  return text;
 }
 
 function concat(parts: readonly Bytes[]): Bytes {
@@ -177,7 +291,7 @@ export function encodeComposite(
           `the 24-bit Metadata Length allows ${MAX_ENTRY_LENGTH}`,
       );
     }
-    parts.push(encodeType(mime));
+    parts.push(encodeType(mime, WELL_KNOWN_MIME_IDS, "MIME type"));
     parts.push(
       Uint8Array.of(content.length >>> 16, (content.length >>> 8) & 0xff, content.length & 0xff),
     );
@@ -191,41 +305,13 @@ export function decodeComposite(data: Bytes): MetadataEntry[] {
   const entries: MetadataEntry[] = [];
   let offset = 0;
   while (offset < data.length) {
-    const first = data[offset]!;
-    let mimeType: string;
-    let reservedId: number | null = null;
-    if ((first & WELL_KNOWN_FLAG) !== 0) {
-      const id = first & ID_OR_LENGTH_MASK;
-      const known = WELL_KNOWN_MIME_TYPES.get(id);
-      if (known === undefined) {
-        reservedId = id;
-      }
-      mimeType = known ?? reservedTypeName(id);
-      offset += 1;
-    } else {
-      const start = offset + 1;
-      const end = start + (first & ID_OR_LENGTH_MASK) + 1; // length - 1 on the wire
-      if (end > data.length) {
-        throw new MetadataTruncated(
-          `composite metadata MIME type: name of ${end - start} bytes at offset ${start} ` +
-            `runs past the end (${data.length} bytes)`,
-          end,
-        );
-      }
-      const raw = data.subarray(start, end);
-      if (raw.some((byte) => byte > 0x7f)) {
-        throw new InvalidMimeTypeName(
-          `composite metadata MIME type at offset ${start} is not US-ASCII`,
-        );
-      }
-      mimeType = String.fromCharCode(...raw);
-      if (mimeType.endsWith("\0")) {
-        throw new InvalidMimeTypeName(
-          `composite metadata MIME type at offset ${start} is null terminated`,
-        );
-      }
-      offset = end;
-    }
+    const [mimeType, reservedId, after] = decodeType(
+      data,
+      offset,
+      WELL_KNOWN_MIME_TYPES,
+      "composite metadata MIME type",
+    );
+    offset = after;
     if (offset + 3 > data.length) {
       throw new MetadataTruncated(
         `composite metadata entry ${JSON.stringify(mimeType)}: the 24-bit Metadata Length at ` +
@@ -253,16 +339,11 @@ export function decodeComposite(data: Bytes): MetadataEntry[] {
 export function encodeRoute(...tags: string[]): Bytes {
   const parts: Bytes[] = [];
   for (const tag of tags) {
-    const raw = utf8.encode(tag);
+    const raw = encodeText(tag, "routing tag");
     if (raw.length < 1 || raw.length > MAX_TAG_LENGTH) {
       throw new EncodeError(
         `routing tag ${JSON.stringify(tag)} is ${raw.length} bytes in UTF-8; ` +
           `a tag is 1..${MAX_TAG_LENGTH}`,
-      );
-    }
-    if (tag.endsWith("\0")) {
-      throw new EncodeError(
-        `routing tag ${JSON.stringify(tag)} is null terminated (the spec says MUST NOT)`,
       );
     }
     parts.push(Uint8Array.of(raw.length), raw);
@@ -284,15 +365,7 @@ export function decodeRoute(data: Bytes): string[] {
         end,
       );
     }
-    let tag: string;
-    try {
-      tag = strictUtf8.decode(data.subarray(start, end));
-    } catch {
-      throw new InvalidMetadataText(`routing tag at offset ${start} is not UTF-8`);
-    }
-    if (tag.endsWith("\0")) {
-      throw new InvalidMetadataText(`routing tag at offset ${start} is null terminated`);
-    }
+    const tag = decodeText(data.subarray(start, end), `routing tag at offset ${start}`);
     tags.push(tag);
     offset = end;
   }
@@ -319,4 +392,138 @@ export function routesOf(metadata: Bytes | readonly MetadataEntry[]): string[] {
 /** The first route of composite metadata, or null. */
 export function findRoute(metadata: Bytes | readonly MetadataEntry[]): string | null {
   return routesOf(metadata)[0] ?? null;
+}
+
+// --- authentication ------------------------------------------------------------------
+
+/** `simple` authentication (Security/Simple.md): username and password. */
+export interface SimpleAuth {
+  readonly kind: "simple";
+  readonly username: string;
+  readonly password: string;
+}
+
+/** `bearer` authentication (Security/Bearer.md): one token. */
+export interface BearerAuth {
+  readonly kind: "bearer";
+  readonly token: string;
+}
+
+/** An authentication type this module does not decode: a custom type name, or a
+ * well-known id the table does not define (`reservedId` set, `authType` then
+ * `reservedTypeName(id)`); `payload` is left undecoded. */
+export interface UnknownAuth {
+  readonly kind: "unknown";
+  readonly authType: string;
+  readonly payload: Bytes;
+  readonly reservedId: number | null;
+}
+
+export type Authentication = SimpleAuth | BearerAuth | UnknownAuth;
+
+/** Authentication metadata (an AUTHENTICATION entry's content) of any type: a well-known
+ * type (name or id) as one byte with the A flag set, another as its length-prefixed
+ * US-ASCII name, then the payload. */
+export function encodeAuth(authType: string | number, payload: Bytes): Bytes {
+  return concat([encodeType(authType, WELL_KNOWN_AUTH_IDS, "authentication type"), payload]);
+}
+
+/** `simple` authentication metadata: 16-bit username length, username, password. */
+export function encodeSimpleAuth(username: string, password: string): Bytes {
+  const user = encodeText(username, "username");
+  if (user.length > MAX_USERNAME_LENGTH) {
+    throw new EncodeError(
+      `username is ${user.length} bytes in UTF-8; Username Length allows ${MAX_USERNAME_LENGTH}`,
+    );
+  }
+  const secret = encodeText(password, "password");
+  return encodeAuth(
+    AUTH_SIMPLE,
+    concat([Uint8Array.of(user.length >>> 8, user.length & 0xff), user, secret]),
+  );
+}
+
+/** `bearer` authentication metadata: the UTF-8 token. */
+export function encodeBearerAuth(token: string): Bytes {
+  return encodeAuth(AUTH_BEARER, encodeText(token, "bearer token"));
+}
+
+/** Authentication metadata: simple, bearer or unknown. A well-known type spelled as its
+ * name ("simple") decodes like its id. */
+export function decodeAuth(data: Bytes): Authentication {
+  const [authType, reservedId, offset] = decodeType(
+    data,
+    0,
+    WELL_KNOWN_AUTH_TYPES,
+    "authentication type",
+  );
+  const payload = data.subarray(offset);
+  if (reservedId === null && authType === AUTH_SIMPLE) {
+    if (payload.length < 2) {
+      throw new MetadataTruncated(
+        "simple authentication: the 16-bit Username Length is cut off " +
+          `(${payload.length} of 2 bytes)`,
+        offset + 2,
+      );
+    }
+    const end = 2 + ((payload[0]! << 8) | payload[1]!);
+    if (end > payload.length) {
+      throw new MetadataTruncated(
+        `simple authentication: a username of ${end - 2} bytes runs past the end ` +
+          `(${payload.length - 2} bytes follow the length)`,
+        offset + end,
+      );
+    }
+    return {
+      kind: "simple",
+      username: decodeText(payload.subarray(2, end), "username"),
+      password: decodeText(payload.subarray(end), "password"),
+    };
+  }
+  if (reservedId === null && authType === AUTH_BEARER) {
+    return { kind: "bearer", token: decodeText(payload, "bearer token") };
+  }
+  return { kind: "unknown", authType, payload, reservedId };
+}
+
+// --- per-stream data MIME types ------------------------------------------------------
+
+/** `message/x.rsocket.mime-type.v0` content: the one data MIME type of this stream
+ * (well-known by name or id as one byte, others as a length-prefixed name). */
+export function encodeDataMimeType(mimeType: string | number): Bytes {
+  return encodeType(mimeType, WELL_KNOWN_MIME_IDS, "data MIME type");
+}
+
+/** The data MIME type `message/x.rsocket.mime-type.v0` content declares (a reserved
+ * well-known id gives `reservedTypeName(id)`). */
+export function decodeDataMimeType(data: Bytes): string {
+  const [mimeType, , end] = decodeType(data, 0, WELL_KNOWN_MIME_TYPES, "data MIME type");
+  if (end !== data.length) {
+    throw new MetadataTrailingBytes(
+      `data MIME type ${JSON.stringify(mimeType)} is followed by ${data.length - end} more ` +
+        "bytes; message/x.rsocket.mime-type.v0 holds exactly one MIME type",
+    );
+  }
+  return mimeType;
+}
+
+/** `message/x.rsocket.accept-mime-types.v0` content: the data MIME types the requester
+ * accepts, in order. */
+export function encodeAcceptMimeTypes(mimeTypes: Iterable<string | number>): Bytes {
+  return concat(
+    [...mimeTypes].map((m) => encodeType(m, WELL_KNOWN_MIME_IDS, "accepted MIME type")),
+  );
+}
+
+/** The accepted data MIME types of `message/x.rsocket.accept-mime-types.v0`. */
+export function decodeAcceptMimeTypes(data: Bytes): string[] {
+  const mimeTypes: string[] = [];
+  let offset = 0;
+  while (offset < data.length) {
+    const what = "accepted MIME type";
+    const [mimeType, , after] = decodeType(data, offset, WELL_KNOWN_MIME_TYPES, what);
+    mimeTypes.push(mimeType);
+    offset = after;
+  }
+  return mimeTypes;
 }
