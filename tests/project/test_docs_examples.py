@@ -553,10 +553,11 @@ TS_CONFIG = {
 }  # fmt: skip
 
 
-def run_typescript(example: Example, node: str) -> None:
+def run_typescript(example: Example, node: str, cwd: Path) -> None:
     """The block compiled by tsc (strict, as tests/typescript) against the workspace
-    packages the ``node`` fixture built, then run by node. It is written in a folder of
-    the checkout, so that `@wirestream/...` resolves through its node_modules."""
+    packages the ``node`` fixture built, then run by node in ``cwd`` (the page's folder:
+    what it writes, later blocks read). It is written in a folder of the checkout, so that
+    `@wirestream/...` resolves through its node_modules."""
     from tests.support.typescript_support import TSC, run
 
     folder = Path(tempfile.mkdtemp(prefix="example-", dir=ROOT / "out" / "doc-examples"))
@@ -564,7 +565,7 @@ def run_typescript(example: Example, node: str) -> None:
         (folder / "example.ts").write_text(example.code, encoding="utf-8")
         (folder / "tsconfig.json").write_text(json.dumps(TS_CONFIG), encoding="utf-8")
         run([node, str(TSC), "-p", str(folder)], f"{example.where}: tsc")
-        run([node, str(folder / "example.js")], f"{example.where}: node")
+        run([node, str(folder / "example.js")], f"{example.where}: node", cwd=cwd)
     finally:
         shutil.rmtree(folder)
 
@@ -600,7 +601,7 @@ def run_example(example: Example, tmp_path: Path, globs: dict[str, Any],
         (tmp_path / example.title).write_text(example.code, encoding="utf-8")  # what blocks read
     elif example.lang == "ts":
         (ROOT / "out" / "doc-examples").mkdir(parents=True, exist_ok=True)  # /out/: ignored
-        run_typescript(example, request.getfixturevalue("node"))
+        run_typescript(example, request.getfixturevalue("node"), tmp_path)
     elif example.lang == "python":
         source = example.code
         with ExitStack() as stack:

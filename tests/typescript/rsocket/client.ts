@@ -11,6 +11,7 @@ import { readFileSync } from "node:fs";
 
 import { connect as browserConnect } from "@wirestream/rsocket";
 import {
+  CaptureWriter,
   ACCEPT_MIME_TYPES,
   APPLICATION_JSON,
   AUTHENTICATION,
@@ -332,13 +333,23 @@ async function main(): Promise<void> {
   // WIRESTREAM_TLS_CA: the PEM file of the certificate authority a tls:// server's is from
   const ca = process.env["WIRESTREAM_TLS_CA"];
   const tls = ca !== undefined ? { tls: { ca: readFileSync(ca) } } : {};
-  const options = { keepalive: 1_000, limits, ...tls, ...CONNECT[scenario!] };
+  // WIRESTREAM_CAPTURE: record the connection's frames to capture files of that name
+  const capturePath = process.env["WIRESTREAM_CAPTURE"];
+  const capture = capturePath !== undefined ? new CaptureWriter(capturePath) : undefined;
+  const options = {
+    keepalive: 1_000,
+    limits,
+    ...tls,
+    ...(capture !== undefined ? { capture } : {}),
+    ...CONNECT[scenario!],
+  };
   const dial = process.env["WIRESTREAM_BROWSER_WS"] === "1" ? browserConnect : connect;
   const rs = await within(dial(url, options), "connecting");
   const result = await within(run(rs), scenario!);
   if (scenario !== "keepalive_dead_peer" && scenario !== "idle_timeout") {
     await within(rs.close(), "closing");
   }
+  capture?.close();
   process.stdout.write(JSON.stringify(result) + "\n");
 }
 

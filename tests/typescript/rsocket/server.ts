@@ -3,7 +3,8 @@
 //   node tests/typescript/dist/rsocket/server.js URL [MTU] [LEASE_REQUESTS]
 // (with LEASE_REQUESTS it grants leases of that many requests for a minute; with
 // WIRESTREAM_SERVE_RESUME=1 it keeps resumable sessions; a tls:// URL takes its PEM files
-// from WIRESTREAM_TLS_CERT and WIRESTREAM_TLS_KEY); "closed: ERROR_NAME" (or
+// from WIRESTREAM_TLS_CERT and WIRESTREAM_TLS_KEY; with WIRESTREAM_CAPTURE=PATH it records
+// every frame to capture files of that name); "closed: ERROR_NAME" (or
 // "closed: cleanly") when a connection ends, and "refused: N" (connections beyond
 // maxConnections) when it stops
 // prints "listening on URL", then one line per fire-and-forget ("fire-and-forget: TEXT")
@@ -14,6 +15,7 @@ import { readFileSync } from "node:fs";
 
 import {
   ApplicationError,
+  CaptureWriter,
   payload,
   serve,
   text,
@@ -47,6 +49,9 @@ async function main(): Promise<void> {
     frameTimeout?: number;
     maxConnections?: number;
   };
+  // WIRESTREAM_CAPTURE: record every connection's frames to capture files of that name
+  const capturePath = process.env["WIRESTREAM_CAPTURE"];
+  const capture = capturePath !== undefined ? new CaptureWriter(capturePath) : undefined;
   const server = await serve(
     url ?? "tcp://127.0.0.1:0",
     {
@@ -86,8 +91,10 @@ async function main(): Promise<void> {
           }
         : {}),
       ...limits,
+      ...(capture !== undefined ? { capture } : {}),
       onConnection: (peer) => {
         void peer.closed.then(() => {
+          capture?.flush(); // what the connection carried is on disk once it has ended
           process.stdout.write(`closed: ${peer.error?.name ?? "cleanly"}\n`);
         });
       },
@@ -96,7 +103,10 @@ async function main(): Promise<void> {
   process.stdout.write(`listening on ${server.url}\n`);
   const stop = (): void => {
     process.stdout.write(`refused: ${server.refused}\n`);
-    void server.close().then(() => process.exit(0));
+    void server.close().then(() => {
+      capture?.close();
+      process.exit(0);
+    });
   };
   process.on("SIGTERM", stop);
   process.stdin.on("end", stop);

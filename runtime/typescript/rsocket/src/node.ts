@@ -18,6 +18,7 @@ import * as tls from "node:tls";
 import { ConnectionLost, HandshakeTimeout, TransportTimeout } from "@wirestream/runtime";
 import { WebSocket, WebSocketServer, type RawData } from "ws";
 
+import { tap, type CaptureWriter } from "./capture.js";
 import { startClient, type ConnectOptions } from "./connect.js";
 import { RSocketEngine, type Limits, type SetupPolicy } from "./engine.js";
 import { ApplicationError } from "./errors.js";
@@ -27,6 +28,14 @@ import type { RSocketPayload } from "./streams.js";
 import { withPrefix, type Transport, type TransportSink } from "./transport.js";
 
 export * from "./index.js";
+export {
+  CaptureWriter,
+  CapturedTransport,
+  DEFAULT_MAX_FILE_BYTES,
+  captureFiles,
+  tap,
+  type CaptureOptions,
+} from "./capture.js";
 
 /** A TCP socket as a transport: frames behind their 24-bit length, as RSocket over TCP. */
 export class TcpTransport implements Transport {
@@ -202,11 +211,15 @@ export interface NodeConnectOptions extends ConnectOptions {
   /** For tls:// URLs: Node's TLS options (`ca`, `cert`/`key` for a client certificate,
    * `rejectUnauthorized`...); the default verifies the server against the system's CAs. */
   tls?: tls.ConnectionOptions;
+  /** Record every frame of the connection (each transport, resumed ones too) to this
+   * capture, as the client side. */
+  capture?: CaptureWriter;
 }
 
 /** Connect to `url` (tcp://, tls://, unix://, ws://, wss://) and send SETUP. */
 export async function connect(url: string, options: NodeConnectOptions = {}): Promise<RSocketPeer> {
-  const dial = (): Promise<Transport> => openTransport(url, options.timeout, options.tls);
+  const dial = async (): Promise<Transport> =>
+    tap(await openTransport(url, options.timeout, options.tls), options.capture, "client");
   return startClient(await dial(), options, dial);
 }
 
@@ -242,6 +255,8 @@ export interface ServeOptions {
   extensions?: Iterable<number>;
   /** For tls:// URLs (required there): Node's TLS server options, at least `key` and `cert`. */
   tls?: tls.TlsOptions;
+  /** Record every frame of every connection to this capture, as the server side. */
+  capture?: CaptureWriter;
 }
 
 function hex(bytes: Bytes): string {
@@ -279,12 +294,13 @@ export async function serve(
   const extensions = new Set<number>(options.extensions ?? []);
   if (typeof handler !== "function") for (const type of handler.extensions ?? []) extensions.add(type);
   let refused = 0;
-  const accept = (transport: Transport): void => {
+  const accept = (accepted: Transport): void => {
     if (maxConnections > 0 && peers.size >= maxConnections) {
       refused += 1; // the limit of Python's serve: closed before anything is read
-      transport.close();
+      accepted.close();
       return;
     }
+    const transport = tap(accepted, options.capture, "server");
     const engine = new RSocketEngine("server", {
       ...(resume
         ? {
