@@ -6,6 +6,7 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { inspect } from "node:util";
 
 import { DecodeError, EncodeError } from "@wirestream/runtime";
 import {
@@ -87,6 +88,13 @@ function onlyMalformed(decoder: (data: Uint8Array<ArrayBuffer>) => unknown, seed
 
 // --- authentication ------------------------------------------------------------------
 
+/** Every field of a decoded authentication, the unlisted credentials included. */
+function shown(auth: Authentication): Record<string, unknown> {
+  if (auth.kind === "simple") return { ...auth, password: auth.password };
+  if (auth.kind === "bearer") return { ...auth, token: auth.token };
+  return { ...auth, payload: auth.payload };
+}
+
 test("test_well_known_auth_table_is_simple_0_bearer_1", () => {
   assert.deepEqual([...WELL_KNOWN_AUTH_TYPES], [[0, "simple"], [1, "bearer"]]);
   assert.deepEqual([...WELL_KNOWN_AUTH_IDS], [["simple", 0], ["bearer", 1]]);
@@ -98,7 +106,7 @@ test("test_simple_auth_round_trip", () => {
     const username = randomText(next, 20).replace(/\0$/, "");
     const password = randomText(next, 20).replace(/\0$/, "");
     const want: Authentication = { kind: "simple", username, password };
-    assert.deepEqual(decodeAuth(encodeSimpleAuth(username, password)), want);
+    assert.deepEqual(shown(decodeAuth(encodeSimpleAuth(username, password))), want);
   }
 });
 
@@ -106,7 +114,7 @@ test("test_bearer_auth_round_trip", () => {
   const next = random(2);
   for (let i = 0; i < 500; i++) {
     const token = randomText(next, 40).replace(/\0$/, "");
-    assert.deepEqual(decodeAuth(encodeBearerAuth(token)), { kind: "bearer", token });
+    assert.deepEqual(shown(decodeAuth(encodeBearerAuth(token))), { kind: "bearer", token });
   }
 });
 
@@ -115,7 +123,7 @@ test("test_custom_auth_type_round_trip", () => {
   for (let i = 0; i < 500; i++) {
     const authType = `x-${Math.floor(next() * 1e6)}`.repeat(1 + Math.floor(next() * 10));
     const payload = randomBytes(next, 40);
-    const got = decodeAuth(encodeAuth(authType, payload));
+    const got = shown(decodeAuth(encodeAuth(authType, payload)));
     assert.deepEqual(got, { kind: "unknown", authType, payload, reservedId: null });
   }
 });
@@ -130,16 +138,16 @@ test("test_bearer_auth_is_a_flag_id_1_then_token", () => {
 });
 
 test("test_well_known_auth_type_spelled_as_a_name_decodes_like_its_id", () => {
-  assert.deepEqual(decodeAuth(bytes([0x05], "simple", [0x00, 0x01], "up")), {
+  assert.deepEqual(shown(decodeAuth(bytes([0x05], "simple", [0x00, 0x01], "up"))), {
     kind: "simple",
     username: "u",
     password: "p",
   });
-  assert.deepEqual(decodeAuth(bytes([0x05], "bearert")), { kind: "bearer", token: "t" });
+  assert.deepEqual(shown(decodeAuth(bytes([0x05], "bearert"))), { kind: "bearer", token: "t" });
 });
 
 test("test_auth_reserved_well_known_id_is_kept_as_unknown_auth", () => {
-  assert.deepEqual(decodeAuth(bytes([0x85], "xyz")), {
+  assert.deepEqual(shown(decodeAuth(bytes([0x85], "xyz"))), {
     kind: "unknown",
     authType: "unknown/5",
     payload: bytes("xyz"),
@@ -149,7 +157,7 @@ test("test_auth_reserved_well_known_id_is_kept_as_unknown_auth", () => {
 
 test("test_simple_auth_username_of_65535_bytes_is_the_longest", () => {
   const user = "u".repeat(0xffff);
-  assert.deepEqual(decodeAuth(encodeSimpleAuth(user, "p")), {
+  assert.deepEqual(shown(decodeAuth(encodeSimpleAuth(user, "p"))), {
     kind: "simple",
     username: user,
     password: "p",
@@ -157,6 +165,18 @@ test("test_simple_auth_username_of_65535_bytes_is_the_longest", () => {
   assert.throws(() => encodeSimpleAuth(user + "u", "p"), (e: unknown) => {
     return e instanceof EncodeError && e.message.includes("65535");
   });
+});
+
+test("test_auth_values_keep_secrets_out_of_repr", () => {
+  const simple = decodeAuth(encodeSimpleAuth("bob", "hunter2"));
+  const bearer = decodeAuth(encodeBearerAuth("s3cret"));
+  for (const [auth, secret] of [[simple, "hunter2"], [bearer, "s3cret"]] as const) {
+    assert.ok(!inspect(auth).includes(secret), inspect(auth));
+    assert.ok(!JSON.stringify(auth).includes(secret));
+    assert.ok(!`${Object.values(auth).join()}`.includes(secret));
+  }
+  assert.equal(simple.kind === "simple" && simple.password, "hunter2"); // read as any field
+  assert.ok(inspect(simple).includes("bob"));
 });
 
 test("test_encode_auth_refuses_a_null_terminated_password", () => {
@@ -171,7 +191,7 @@ test("test_encode_auth_refuses_a_string_with_a_lone_surrogate", () => {
     return e instanceof EncodeError && e.message.includes("UTF-8");
   });
   assert.throws(() => encodeSimpleAuth("a\udc00", "p"), EncodeError);
-  assert.deepEqual(decodeAuth(encodeBearerAuth("😀")), { kind: "bearer", token: "😀" });
+  assert.deepEqual(shown(decodeAuth(encodeBearerAuth("😀"))), { kind: "bearer", token: "😀" });
 });
 
 test("test_malformed_auth_empty_metadata_is_truncated", () => {
@@ -232,7 +252,7 @@ test("test_auth_travels_in_composite_metadata_beside_a_route", () => {
   assert.equal(findRoute(entries), "orders.get");
   assert.equal(entries[1]!.mimeType, AUTHENTICATION);
   assert.equal(metadata[entries[0]!.content.length + 4], 0x80 | 0x7c); // one byte, M set
-  assert.deepEqual(decodeAuth(entries[1]!.content), { kind: "bearer", token: "s3cret" });
+  assert.deepEqual(shown(decodeAuth(entries[1]!.content)), { kind: "bearer", token: "s3cret" });
 });
 
 // --- per-stream data MIME types ------------------------------------------------------

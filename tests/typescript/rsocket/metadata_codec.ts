@@ -64,7 +64,13 @@ if (mode === "encode") {
   try {
     if (mode === "auth") {
       const auth = decodeAuth(data);
-      const shown = auth.kind === "unknown" ? { ...auth, payload: hex(auth.payload) } : auth;
+      // the credentials are unlisted properties (JSON leaves them out): named here
+      const shown =
+        auth.kind === "simple"
+          ? { ...auth, password: auth.password }
+          : auth.kind === "bearer"
+            ? { ...auth, token: auth.token }
+            : { ...auth, payload: hex(auth.payload) };
       process.stdout.write(JSON.stringify(shown) + "\n");
     } else {
       const value = mode === "mime" ? decodeDataMimeType(data) : decodeAcceptMimeTypes(data);

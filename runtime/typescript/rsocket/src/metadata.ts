@@ -396,7 +396,8 @@ export function findRoute(metadata: Bytes | readonly MetadataEntry[]): string | 
 
 // --- authentication ------------------------------------------------------------------
 
-/** `simple` authentication (Security/Simple.md): username and password. */
+/** `simple` authentication (Security/Simple.md): username and password (a property that
+ * logging and JSON leave out, as `token` and `payload` below). */
 export interface SimpleAuth {
   readonly kind: "simple";
   readonly username: string;
@@ -420,6 +421,17 @@ export interface UnknownAuth {
 }
 
 export type Authentication = SimpleAuth | BearerAuth | UnknownAuth;
+
+/** `fields` plus `key`, a property read as any other but not listed: console.log,
+ * util.inspect and JSON.stringify leave credentials out (Python keeps them out of repr). */
+function withUnlisted<T extends object, K extends string, V>(
+  fields: T,
+  key: K,
+  value: V,
+): T & Readonly<Record<K, V>> {
+  return Object.defineProperty(fields, key, { value, enumerable: false }) as T &
+    Readonly<Record<K, V>>;
+}
 
 /** Authentication metadata (an AUTHENTICATION entry's content) of any type: a well-known
  * type (name or id) as one byte with the A flag set, another as its length-prefixed
@@ -474,16 +486,15 @@ export function decodeAuth(data: Bytes): Authentication {
         offset + end,
       );
     }
-    return {
-      kind: "simple",
-      username: decodeText(payload.subarray(2, end), "username"),
-      password: decodeText(payload.subarray(end), "password"),
-    };
+    const username = decodeText(payload.subarray(2, end), "username");
+    const password = decodeText(payload.subarray(end), "password");
+    return withUnlisted({ kind: "simple" as const, username }, "password", password);
   }
   if (reservedId === null && authType === AUTH_BEARER) {
-    return { kind: "bearer", token: decodeText(payload, "bearer token") };
+    const token = decodeText(payload, "bearer token");
+    return withUnlisted({ kind: "bearer" as const }, "token", token);
   }
-  return { kind: "unknown", authType, payload, reservedId };
+  return withUnlisted({ kind: "unknown" as const, authType, reservedId }, "payload", payload);
 }
 
 // --- per-stream data MIME types ------------------------------------------------------
