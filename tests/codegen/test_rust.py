@@ -129,13 +129,15 @@ def test_frame_logs_are_generated_for_every_version() -> None:
     assert "no native frame log" not in (WORKSPACE / "Cargo.toml").read_text(encoding="utf-8")
 
 
-def test_the_extension_with_its_frame_logs_is_clippy_clean() -> None:
+def test_the_extension_with_its_frame_logs_is_clippy_clean_and_its_unit_tests_pass() -> None:
     """The generated frame-log modules compile only inside the extension: clippy -D
-    warnings and rustfmt over that crate (its own workspace, its own target)."""
+    warnings and rustfmt over that crate (its own workspace, its own target), and its Rust
+    unit tests (columns, RabbitMQ chunks, SQL rows) run."""
     env = {**os.environ, **CARGO_ENV}
     for args in (
         ["fmt", "--check"],
         ["clippy", "--locked", "--all-targets", "--", "-D", "warnings"],
+        ["test", "--locked", "--quiet"],
     ):
         done = subprocess.run(["cargo", *args], cwd=NATIVE_CRATE, capture_output=True, text=True,
                               env=env, check=False, timeout=900)  # fmt: skip
