@@ -165,6 +165,28 @@ test("test_max_files_keeps_only_the_newest", () => {
   assert.deepEqual(left.flatMap((f) => parse(f).records.map((r) => r.frame[0])), [4, 5]);
 });
 
+test("test_a_frame_whose_memory_is_reused_after_record_is_recorded_as_it_was", () => {
+  // A read buffer or an encoder's pool is written again once record returns: the writer
+  // copies the frame then, not when it flushes.
+  const writer = new CaptureWriter(path.join(folder(), "reuse.wscap"));
+  const pool = Buffer.from("first");
+  writer.record(1n, "out", pool);
+  pool.write("other");
+  writer.record(1n, "out", pool);
+  writer.close();
+  assert.deepEqual(parse(writer.path).records.map((r) => r.frame.toString()), ["first", "other"]);
+});
+
+test("test_records_larger_than_the_buffer_go_to_the_file_in_order", () => {
+  const writer = new CaptureWriter(path.join(folder(), "large.wscap"), { bufferBytes: 64 });
+  const sizes = [10, 100, 5, 31, 200, 0, 64];
+  sizes.forEach((n, i) => writer.record(1n, "in", Buffer.alloc(n, i + 1)));
+  writer.close();
+  const frames = parse(writer.path).records.map((r) => r.frame);
+  assert.deepEqual(frames.map((f) => f.length), sizes);
+  assert.ok(frames.every((f, i) => f.every((b) => b === i + 1)));
+});
+
 test("test_record_refuses_a_frame_over_the_format_maximum", () => {
   const dir = folder();
   const writer = new CaptureWriter(path.join(dir, "o.wscap"));

@@ -163,7 +163,9 @@ export class CaptureWriter {
   /** 31 random bits: ids stay below 2^63, a signed 64-bit column (Spark's long). */
   private readonly writerId = BigInt(crypto.randomBytes(4).readUInt32BE(0) >>> 1);
   private connections = 0;
-  private buffer: Uint8Array[] = [];
+  /** Records not written yet: copied in as they are recorded (a frame's memory may be
+   * reused by its owner once `record` returns: a read buffer, an encoder's pool). */
+  private buffer = Buffer.alloc(0);
   private buffered = 0;
   private fd: number | null = null;
   private fileSize = 0;
@@ -226,12 +228,14 @@ export class CaptureWriter {
     }
   }
 
+  private writeAll(data: Uint8Array): void {
+    let at = 0;
+    while (at < data.length) at += fs.writeSync(this.fd!, data, at);
+  }
+
   private writeBuffer(): void {
     if (this.fd === null || this.buffered === 0) return;
-    const data = Buffer.concat(this.buffer, this.buffered);
-    let at = 0;
-    while (at < data.length) at += fs.writeSync(this.fd, data, at);
-    this.buffer = [];
+    this.writeAll(this.buffer.subarray(0, this.buffered));
     this.buffered = 0;
   }
 
@@ -268,12 +272,22 @@ export class CaptureWriter {
     }
     const when = options.timestampNs ?? this.clock();
     const side = options.side ?? "client";
-    this.buffer.push(encodeRecordHeader(this.sync, when, connectionId, direction, side, frame));
-    this.buffer.push(frame);
-    this.buffered += size;
+    const header = encodeRecordHeader(this.sync, when, connectionId, direction, side, frame);
     this.fileSize += size;
     this.fileRecords += 1;
     this.records += 1;
+    if (this.buffered + size > this.buffer.length) {
+      this.writeBuffer();
+      if (size > this.bufferBytes) {
+        this.writeAll(header); // larger than the buffer: straight to the file, now
+        this.writeAll(frame);
+        return;
+      }
+      if (this.buffer.length < this.bufferBytes) this.buffer = Buffer.allocUnsafe(this.bufferBytes);
+    }
+    this.buffer.set(header, this.buffered);
+    this.buffer.set(frame, this.buffered + RECORD_HEADER_SIZE);
+    this.buffered += size;
     if (this.buffered >= this.bufferBytes) this.writeBuffer();
   }
 
