@@ -11,11 +11,11 @@ import { readFileSync } from "node:fs";
 
 import { connect as browserConnect } from "@wirestream/rsocket";
 import {
-  CaptureWriter,
   ACCEPT_MIME_TYPES,
   APPLICATION_JSON,
   AUTHENTICATION,
   COMPOSITE_METADATA,
+  CaptureWriter,
   DATA_MIME_TYPE,
   ROUTING,
   TEXT_PLAIN,
