@@ -19,12 +19,13 @@
 // of its CPU per item). Against "wire" the clients set the rate. Two more request-stream
 // rows: ours with `.batches()` (arrays; the targets are on the per-item `for await`), and
 // a "floor" that only splits frames and sends REQUEST_N, the least any client pays.
-// Measured 2026-11-28, load average 7.4 on 2 shared cores, wire server, request-stream:
-// ours 854k items/s (0.94 us CPU/item), rsocket-js 812k (1.02 us) = 1.05x (target 2x
-// missed); .batches() 1.25M (0.65 us) = 1.54x; floor 3.0M (0.19 us). Per item, ours is
-// ~0.2 us of socket reads and REQUEST_N writes, ~0.3 us of decode/machines/peer, ~0.25 us
-// of the `for await` itself (a bare for await over a ready queue costs that in Node 20):
-// 2x over rsocket-js's synchronous onNext callback would need the last two near zero.
+// Measured 2026-11-28 on a quiet machine (load 0.07), wire server, request-stream: ours
+// 1,586,538 items/s (0.69 us CPU/item), rsocket-js 1,484,340 (0.72 us) = 1.07x (target 2x
+// missed); .batches() 1.38x; floor 2.48x (0.28 us). Per item, every client pays ~0.2 us
+// of REQUEST_N writes (one per 128 items, ~28 us of CPU per write on this VM); ours then
+// ~0.09 us of `for await`, ~0.15 us of decode/machines/peer, ~0.05 us of collector:
+// 2x over rsocket-js's synchronous onNext callback would leave ~0.05 us for all but the
+// writes and the await (docs/typescript.md).
 // Request-response (64 in flight) is 4.2x on wire, 2.8x on ours.
 // Timing: the two clients interleaved in each of REPEATS rounds after a warm-up round; the
 // best round is reported (the median beside it). Before timing, each client's answers are
