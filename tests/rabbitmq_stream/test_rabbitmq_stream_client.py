@@ -128,20 +128,6 @@ def confirmed_ids(cap: FrameCapture, publisher_id: int) -> list[int]:
     ]
 
 
-def list_stream_connections() -> list[dict[str, object]]:
-    """``list_stream_connections``, asked again when 3.10.8 trips over a connection
-    that is mid-handshake (another test's): its reader has no clause for the info call
-    in that state (``function_clause`` in ``rabbit_stream_reader:peer_properties_exchanged``),
-    that connection dies, and the listing fails; the next listing works."""
-    for attempt in range(3):
-        try:
-            return ctl.list_stream_connections()
-        except ctl.BrokerCtlError as error:
-            if "function_clause" not in error.stderr or attempt == 2:
-                raise
-    raise AssertionError("unreachable")
-
-
 async def publish_chunks(producer: Producer, chunks: Sequence[Sequence[bytes]]) -> None:
     """Publish each group and wait for its confirms before the next: the broker's
     writer is idle when each group arrives, so each becomes one chunk (tests that rely
@@ -237,7 +223,7 @@ def test_connection_name_and_client_properties_are_listed_by_the_broker() -> Non
 
     async def main() -> None:
         async with await connect(URI, connection_name=name):
-            rows = await asyncio.to_thread(list_stream_connections)
+            rows = await asyncio.to_thread(ctl.list_stream_connections)
         [row] = [r for r in rows if ctl.client_property(r, "connection_name") == name]
         assert ctl.client_property(row, "product") == "wirestream"
         assert (row["user"], row["vhost"]) == ("guest", "/")

@@ -407,3 +407,38 @@ def test_broker_ctl_error_carries_the_cli_stderr(broker: None) -> None:
     with pytest.raises(ctl.BrokerCtlError, match="stream_not_found") as failure:
         ctl.delete_super_stream(_name("missing"))
     assert failure.value.returncode != 0
+
+
+def test_a_listing_that_trips_over_a_handshake_is_asked_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """3.10.8 fails a listing while any stream connection is mid-handshake (module
+    ``rabbitmq_broker_ctl``, ``LISTING_PATIENCE``): the listing is asked again, backing
+    off; any other failure, or one that lasts past the patience, is raised."""
+    crash = "{:badrpc, {:EXIT, {{:function_clause, [{:rabbit_stream_reader, :tcp_connected"
+    answers: list[str | ctl.BrokerCtlError] = [
+        ctl.BrokerCtlError(["rabbitmq-streams"], 70, crash),
+        ctl.BrokerCtlError(["rabbitmq-streams"], 70, crash),
+        '[{"conn_name": "a"}]',
+    ]
+    slept: list[float] = []
+
+    def tool(*args: Any, **options: Any) -> str:
+        answer = answers.pop(0)
+        if isinstance(answer, ctl.BrokerCtlError):
+            raise answer
+        return answer
+
+    monkeypatch.setattr(ctl, "run_tool", tool)
+    monkeypatch.setattr(ctl.time, "sleep", slept.append)
+    assert ctl.list_stream_connections() == [{"conn_name": "a"}]
+    assert slept == [0.1, 0.2]
+
+    answers[:] = [ctl.BrokerCtlError(["rabbitmq-streams"], 69, "Error: nodedown")]
+    with pytest.raises(ctl.BrokerCtlError, match="nodedown"):
+        ctl.list_stream_connections()
+
+    monkeypatch.setattr(ctl, "LISTING_PATIENCE", 0.0)
+    answers[:] = [ctl.BrokerCtlError(["rabbitmq-streams"], 70, crash)]
+    with pytest.raises(ctl.BrokerCtlError, match="function_clause"):
+        ctl.list_stream_connections()

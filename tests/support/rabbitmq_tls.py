@@ -18,14 +18,12 @@ tests/support/rabbitmq_broker.py),
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import ssl
 import subprocess
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 from tests.support.rabbitmq_broker import BROKER_DIR
 
@@ -99,15 +97,4 @@ def stream_connections(*columns: str) -> list[dict[str, Any]]:
     peer_cert_subject, ...``."""
     from tests.support import rabbitmq_broker_ctl
 
-    with mock.patch.object(rabbitmq_broker_ctl, "ENV_FILE", BROKER_DIR / "env.sh"):
-        out = rabbitmq_broker_ctl.run_tool(
-            "rabbitmq-streams",
-            "list_stream_connections",
-            "--formatter",
-            "json",
-            "--silent",
-            *columns,
-        )
-    rows = json.loads(out) if out.strip() else []
-    assert isinstance(rows, list), out
-    return rows
+    return rabbitmq_broker_ctl.list_stream_connections(columns, env_file=BROKER_DIR / "env.sh")
